@@ -1,0 +1,285 @@
+"""Tensor creation: from data, filled, ranges and random, each with dtype= and requires_grad=.
+
+Random numbers come from one NumPy generator that `manual_seed` resets (the streams differ from
+torch's, so tests compare on identical inputs, not on seeds).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from . import _dtype as D
+from ._tensor import Tensor, _wrap
+
+
+class Generator:
+    """A random-number generator (torch.Generator): `manual_seed`, and use as `generator=`."""
+
+    def __init__(self, device: str = "cpu") -> None:
+        self._rng = np.random.default_rng()
+        self._seed = None
+
+    def manual_seed(self, seed: int) -> Generator:
+        self._seed = int(seed)
+        self._rng = np.random.default_rng(int(seed))
+        return self
+
+    def initial_seed(self) -> int:
+        return self._seed
+
+    def get_state(self) -> dict:
+        return self._rng.bit_generator.state
+
+    def set_state(self, state: dict) -> None:
+        self._rng.bit_generator.state = state
+
+
+default_generator = Generator()
+
+
+def manual_seed(seed: int) -> Generator:
+    """Seed the default generator (reproducible within retrograd)."""
+    return default_generator.manual_seed(seed)
+
+
+def seed() -> int:
+    s = int(np.random.SeedSequence().entropy % (2**63))
+    manual_seed(s)
+    return s
+
+
+def initial_seed() -> int:
+    return default_generator.initial_seed()
+
+
+def _rng(generator: Generator | None) -> np.random.Generator:
+    return (generator or default_generator)._rng
+
+
+def _finish(data: np.ndarray, requires_grad: bool) -> Tensor:
+    t = _wrap(data)
+    if requires_grad:
+        if data.dtype.kind not in "fc":
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+        t._requires_grad = True
+    return t
+
+
+def _shape(size: Sequence) -> tuple[int, ...]:
+    """Accept f(2, 3), f((2, 3)), f([2, 3]) and f(torch.Size([2, 3]))."""
+    if len(size) == 1 and not isinstance(size[0], (int, np.integer)):
+        size = tuple(size[0])
+    for s in size:
+        if not isinstance(s, (int, np.integer)) and not (isinstance(s, Tensor) and s.ndim == 0):
+            raise TypeError(f"empty(): argument 'size' must be tuple of ints, but found element of type "
+                            f"{type(s).__name__}")
+    out = tuple(int(s) for s in size)
+    if any(s < 0 for s in out):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(out)}: {list(out)}")
+    return out
+
+
+def _np_dtype(dtype: D.dtype | None, default: D.dtype | None = None) -> np.dtype:
+    if dtype is None:
+        return (default or D.defaults.floating).np
+    if isinstance(dtype, D.dtype):
+        return dtype.np
+    return D.from_numpy_dtype(np.dtype(dtype)).np
+
+
+def _infer(data: Any) -> np.ndarray:
+    """Nested Python data to an array with torch's dtypes (floats -> default, ints -> int64)."""
+    if isinstance(data, Tensor):
+        return data._data.copy()
+    if isinstance(data, np.ndarray):
+        D.from_numpy_dtype(data.dtype)
+        return data.copy()
+    if isinstance(data, (list, tuple)) and any(isinstance(v, Tensor) for v in _flat(data)):
+        data = _unwrap(data)
+    arr = np.array(data)
+    if arr.dtype == object:
+        raise TypeError("can't convert data of mixed or ragged types to a tensor")
+    kind = arr.dtype.kind
+    if kind == "f" and not _has_numpy_float(data):
+        arr = arr.astype(D.defaults.floating.np)
+    elif kind == "c" and not _has_numpy_float(data):
+        arr = arr.astype(D.default_complex().np)
+    elif kind in "iu" and arr.dtype != np.uint8 and not _has_numpy_float(data):
+        arr = arr.astype(np.int64)
+    elif kind not in "biufc":
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    if arr.size == 0 and kind == "f":
+        arr = arr.astype(D.defaults.floating.np)
+    return arr
+
+
+def _flat(data: Any) -> list:
+    out, stack = [], [data]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (list, tuple)):
+            stack.extend(v)
+        else:
+            out.append(v)
+    return out
+
+
+def _unwrap(data: Any) -> Any:
+    if isinstance(data, (list, tuple)):
+        return [_unwrap(v) for v in data]
+    if isinstance(data, Tensor):
+        return data._data.tolist() if data.ndim else data._data.item()
+    return data
+
+
+def _has_numpy_float(data: Any) -> bool:
+    return isinstance(data, np.generic)
+
+
+def tensor(data: Any, *, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False,
+           pin_memory: bool = False) -> Tensor:
+    """A new leaf tensor holding a copy of `data` (floats are float32 by default, ints int64)."""
+    arr = _infer(data)
+    if dtype is not None:
+        arr = arr.astype(_np_dtype(dtype))
+    return _finish(np.ascontiguousarray(arr) if arr.ndim else arr.reshape(()), requires_grad)
+
+
+def as_tensor(data: Any, dtype: D.dtype | None = None, device: Any = None) -> Tensor:
+    """Like tensor(), but shares memory with a tensor or NumPy array of the right dtype."""
+    if isinstance(data, Tensor):
+        return data if dtype is None or data.dtype is dtype else data.to(dtype)
+    if isinstance(data, np.ndarray) and (dtype is None or data.dtype == _np_dtype(dtype)):
+        D.from_numpy_dtype(data.dtype)
+        return _wrap(data)
+    return tensor(data, dtype=dtype)
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A tensor sharing memory with `array` (changes show through both ways)."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+    D.from_numpy_dtype(array.dtype)
+    return _wrap(array)
+
+
+def _filled(fill: Any, size: Sequence, dtype: D.dtype | None, requires_grad: bool, default: D.dtype | None = None
+            ) -> Tensor:
+    return _finish(np.full(_shape(size), fill, dtype=_np_dtype(dtype, default)), requires_grad)
+
+
+def zeros(*size: Any, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False,
+          out: Any = None, layout: Any = None) -> Tensor:
+    return _finish(np.zeros(_shape(size), dtype=_np_dtype(dtype)), requires_grad)
+
+
+def ones(*size: Any, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False,
+         out: Any = None, layout: Any = None) -> Tensor:
+    return _finish(np.ones(_shape(size), dtype=_np_dtype(dtype)), requires_grad)
+
+
+def empty(*size: Any, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False,
+          out: Any = None, layout: Any = None, memory_format: Any = None) -> Tensor:
+    return _finish(np.empty(_shape(size), dtype=_np_dtype(dtype)), requires_grad)
+
+
+def full(size: Sequence[int], fill_value: Any, *, dtype: D.dtype | None = None, device: Any = None,
+         requires_grad: bool = False) -> Tensor:
+    """A tensor of `size` filled with fill_value (its dtype inferred from the value, as torch)."""
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    default = D.scalar_dtype(fill_value) if dtype is None else None
+    return _filled(fill_value, (size,) if not isinstance(size, int) else (size,), dtype, requires_grad, default)
+
+
+def eye(n: int, m: int | None = None, *, dtype: D.dtype | None = None, device: Any = None,
+        requires_grad: bool = False) -> Tensor:
+    return _finish(np.eye(n, n if m is None else m, dtype=_np_dtype(dtype)), requires_grad)
+
+
+def arange(start: float, end: float | None = None, step: float = 1, *, dtype: D.dtype | None = None,
+           device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Values start, start+step, ... below end; int64 when all arguments are integers."""
+    if end is None:
+        start, end = 0, start
+    values = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    if dtype is None:
+        dtype = D.int64 if all(isinstance(v, int) for v in values) else D.defaults.floating
+    n = max(int(np.ceil((values[1] - values[0]) / values[2])), 0)
+    data = (values[0] + np.arange(n, dtype=np.float64 if dtype.category >= 2 else np.int64) * values[2])
+    return _finish(data.astype(_np_dtype(dtype)), requires_grad)
+
+
+def linspace(start: float, end: float, steps: int, *, dtype: D.dtype | None = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:
+    return _finish(np.linspace(start, end, steps, dtype=np.float64).astype(_np_dtype(dtype)), requires_grad)
+
+
+def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype: D.dtype | None = None,
+             device: Any = None, requires_grad: bool = False) -> Tensor:
+    return _finish(np.logspace(start, end, steps, base=base).astype(_np_dtype(dtype)), requires_grad)
+
+
+def rand(*size: Any, generator: Generator | None = None, dtype: D.dtype | None = None, device: Any = None,
+         requires_grad: bool = False) -> Tensor:
+    """Uniform samples from [0, 1)."""
+    return _finish(_rng(generator).random(_shape(size)).astype(_np_dtype(dtype)), requires_grad)
+
+
+def randn(*size: Any, generator: Generator | None = None, dtype: D.dtype | None = None, device: Any = None,
+          requires_grad: bool = False) -> Tensor:
+    """Standard normal samples."""
+    return _finish(_rng(generator).standard_normal(_shape(size)).astype(_np_dtype(dtype)), requires_grad)
+
+
+def randint(low: int, high: int | None = None, size: Sequence[int] = (), *, generator: Generator | None = None,
+            dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Integers uniform in [low, high) (int64 by default)."""
+    if high is None:
+        low, high = 0, low
+    data = _rng(generator).integers(low, high, size=_shape((size,)) if not isinstance(size, int) else (size,))
+    return _finish(data.astype(_np_dtype(dtype, D.int64)), requires_grad)
+
+
+def randperm(n: int, *, generator: Generator | None = None, dtype: D.dtype | None = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:
+    return _finish(_rng(generator).permutation(n).astype(_np_dtype(dtype, D.int64)), requires_grad)
+
+
+def normal(mean: float | Tensor = 0.0, std: float | Tensor = 1.0, size: Sequence[int] | None = None, *,
+           generator: Generator | None = None, dtype: D.dtype | None = None) -> Tensor:
+    m = mean._data if isinstance(mean, Tensor) else mean
+    s = std._data if isinstance(std, Tensor) else std
+    shape = tuple(size) if size is not None else np.broadcast_shapes(np.shape(m), np.shape(s))
+    out_dtype = mean.dtype if isinstance(mean, Tensor) else (std.dtype if isinstance(std, Tensor) else dtype)
+    return _finish(_rng(generator).normal(m, s, size=shape).astype(_np_dtype(out_dtype)), False)
+
+
+def _like(fn: Any) -> Any:
+    def like(input: Tensor, *, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False,
+             memory_format: Any = None, layout: Any = None) -> Tensor:
+        return fn(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+
+    like.__name__ = fn.__name__ + "_like"
+    like.__doc__ = f"{fn.__name__}() with the shape (and by default the dtype) of `input`."
+    return like
+
+
+zeros_like = _like(zeros)
+ones_like = _like(ones)
+empty_like = _like(empty)
+rand_like = _like(rand)
+randn_like = _like(randn)
+
+
+def full_like(input: Tensor, fill_value: Any, *, dtype: D.dtype | None = None, device: Any = None,
+              requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+    return full(input.shape, fill_value, dtype=dtype or input.dtype, requires_grad=requires_grad)
+
+
+def randint_like(input: Tensor, low: int, high: int | None = None, *, dtype: D.dtype | None = None,
+                 requires_grad: bool = False) -> Tensor:
+    return randint(low, high, input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)

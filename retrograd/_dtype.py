@@ -1,0 +1,145 @@
+"""dtype objects, the default dtype and torch's type-promotion rules.
+
+A `dtype` wraps a NumPy dtype and prints as torch does (`torch.float32`). Promotion follows
+torch, not NumPy: an int64 tensor times a float32 tensor is float32, and Python scalars or
+0-d tensors only promote a result when they belong to a higher category (bool < int < float
+< complex) than the dimensioned tensors.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class dtype:  # noqa: N801 - torch spells it in lower case
+    """A tensor element type, e.g. `retrograd.float32`."""
+
+    __slots__ = ("name", "np", "is_floating_point", "is_complex", "is_signed", "itemsize", "category")
+
+    def __init__(self, name: str, np_dtype: type, category: int) -> None:
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self.category = category  # 0 bool, 1 integer, 2 floating, 3 complex
+        self.is_floating_point = category == 2
+        self.is_complex = category == 3
+        self.is_signed = self.np.kind in "ifc"
+        self.itemsize = self.np.itemsize
+
+    def __repr__(self) -> str:
+        return f"torch.{self.name}"
+
+    def __reduce__(self) -> str:
+        return self.name
+
+    def to_real(self) -> dtype:
+        """The real dtype of the same precision (complex64 -> float32)."""
+        return {complex64: float32, complex128: float64}.get(self, self)
+
+    def to_complex(self) -> dtype:
+        """The complex dtype of the same precision (float64 -> complex128)."""
+        return {float16: complex64, float32: complex64, float64: complex128}.get(self, self)
+
+
+bool_ = dtype("bool", np.bool_, 0)
+uint8 = dtype("uint8", np.uint8, 1)
+int8 = dtype("int8", np.int8, 1)
+int16 = dtype("int16", np.int16, 1)
+int32 = dtype("int32", np.int32, 1)
+int64 = dtype("int64", np.int64, 1)
+float16 = dtype("float16", np.float16, 2)
+float32 = dtype("float32", np.float32, 2)
+float64 = dtype("float64", np.float64, 2)
+complex64 = dtype("complex64", np.complex64, 3)
+complex128 = dtype("complex128", np.complex128, 3)
+
+ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64, complex64, complex128)
+FROM_NUMPY: dict[np.dtype, dtype] = {d.np: d for d in ALL_DTYPES}
+ALIASES = {"half": float16, "float": float32, "double": float64, "short": int16, "int": int32,
+           "long": int64, "cfloat": complex64, "cdouble": complex128}
+
+
+class _Defaults:
+    """Process-wide default floating dtype (torch.set_default_dtype)."""
+
+    floating = float32
+
+
+defaults = _Defaults()
+
+
+def get_default_dtype() -> dtype:
+    """The dtype of `tensor([1.5])`: float32 unless changed."""
+    return defaults.floating
+
+
+def set_default_dtype(d: dtype) -> None:
+    """Change the default floating dtype (float32 or float64, as torch allows)."""
+    if d not in (float16, float32, float64):
+        raise TypeError("only floating-point types are supported as the default type")
+    defaults.floating = d
+
+
+def default_complex() -> dtype:
+    return complex128 if defaults.floating is float64 else complex64
+
+
+def from_numpy_dtype(np_dtype: np.dtype) -> dtype:
+    """The torch dtype of a NumPy dtype; TypeError for those torch lacks (strings, objects)."""
+    try:
+        return FROM_NUMPY[np_dtype]
+    except KeyError:
+        if np_dtype == np.uint16 or np_dtype == np.uint32 or np_dtype == np.uint64:
+            raise TypeError(f"can't convert np.ndarray of type numpy.{np_dtype} to a tensor") from None
+        raise TypeError(
+            f"can't convert np.ndarray of type numpy.{np_dtype}. The only supported types are: float64, "
+            "float32, float16, complex64, complex128, int64, int32, int16, int8, uint8, and bool."
+        ) from None
+
+
+def promote_types(a: dtype, b: dtype) -> dtype:
+    """torch.promote_types: the smallest dtype both a and b convert to without losing category."""
+    if a is b:
+        return a
+    if a.category != b.category:
+        hi, lo = (a, b) if a.category > b.category else (b, a)
+        if hi.is_complex and lo.is_floating_point and lo.itemsize > hi.itemsize // 2:
+            return lo.to_complex()
+        return hi
+    return FROM_NUMPY[np.promote_types(a.np, b.np)]
+
+
+def scalar_dtype(value: object) -> dtype:
+    """The dtype torch gives a Python number: bool, int64, the default float or complex."""
+    if isinstance(value, bool):
+        return bool_
+    if isinstance(value, int):
+        return int64
+    if isinstance(value, float):
+        return defaults.floating
+    if isinstance(value, complex):
+        return default_complex()
+    if isinstance(value, np.generic):
+        return from_numpy_dtype(value.dtype)
+    raise TypeError(f"unsupported scalar type {type(value).__name__}")
+
+
+def result_type(dims: list[dtype], zero_dims: list[dtype], scalars: list[dtype]) -> dtype:
+    """torch.result_type from the dtypes of dimensioned tensors, 0-d tensors and Python scalars."""
+
+    def fold(dtypes: list[dtype]) -> dtype | None:
+        out = None
+        for d in dtypes:
+            out = d if out is None else promote_types(out, d)
+        return out
+
+    def combine(higher: dtype | None, lower: dtype | None) -> dtype | None:
+        if higher is None:
+            return lower
+        if lower is None or lower.category <= higher.category:
+            return higher
+        if higher.is_floating_point and lower.is_complex:
+            return higher.to_complex()
+        return lower
+
+    out = combine(fold(dims), combine(fold(zero_dims), fold(scalars)))
+    return out if out is not None else defaults.floating

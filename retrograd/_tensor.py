@@ -1,0 +1,496 @@
+"""Tensor: a NumPy array plus the autograd attributes torch users know.
+
+The array lives in `_data`; `grad_fn` is the node that made the tensor (None for leaves);
+`_version` counts in-place changes so that backward can refuse stale saved values. Every
+computation is delegated to the op table (`retrograd.ops`); methods are attached there.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from . import _dtype as D
+from .autograd import grad_mode
+from .autograd.graph import AccumulateGrad, HookDict, RemovableHandle
+
+_ndarray = np.ndarray
+_generic = np.generic
+_new = object.__new__
+
+
+class Size(tuple):
+    """torch.Size: a tuple of ints that prints as `torch.Size([2, 3])`."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"torch.Size({list(self)})"
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
+class device:  # noqa: N801 - torch's name
+    """Where a tensor lives. retrograd computes on the CPU through NumPy."""
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, type: str = "cpu", index: int | None = None) -> None:  # noqa: A002
+        if isinstance(type, device):
+            type, index = type.type, type.index
+        name, _, idx = str(type).partition(":")
+        if name != "cpu":
+            raise RuntimeError(f"retrograd computes on the CPU only; device {type!r} is not available")
+        self.type = name
+        self.index = int(idx) if idx else index
+
+    def __repr__(self) -> str:
+        return f"device(type='{self.type}')"
+
+    def __str__(self) -> str:
+        return self.type
+
+    def __eq__(self, other: object) -> bool:
+        return str(self) == str(other)
+
+    def __hash__(self) -> int:
+        return hash(self.type)
+
+
+CPU = device("cpu")
+
+
+class Tensor:
+    """An n-dimensional array that can record the operations applied to it."""
+
+    __slots__ = ("_data", "_requires_grad", "grad_fn", "_output_nr", "_grad", "_version", "_base", "_extra",
+                 "__weakref__")
+    __array_ufunc__ = None  # NumPy operators defer to ours: `ndarray + tensor` gives a tensor
+    __array_priority__ = 1000
+
+    # ---- construction ---------------------------------------------------------------------
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """`Tensor(data)` or `Tensor(2, 3)` (uninitialised float32), as torch's legacy constructor."""
+        if len(args) == 1 and not isinstance(args[0], int):
+            data = np.array(args[0], dtype=D.defaults.floating.np)
+        else:
+            data = np.zeros(tuple(args), dtype=D.defaults.floating.np)
+        _init(self, data)
+
+    # ---- array facts ----------------------------------------------------------------------
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None) -> Size | int:
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    ndimension = dim
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return self._data.size
+
+    nelement = numel
+
+    @property
+    def dtype(self) -> D.dtype:
+        return D.FROM_NUMPY[self._data.dtype]
+
+    @property
+    def device(self) -> device:
+        return CPU
+
+    @property
+    def is_cuda(self) -> bool:
+        return False
+
+    def element_size(self) -> int:
+        return self._data.itemsize
+
+    def is_floating_point(self) -> bool:
+        return self._data.dtype.kind == "f"
+
+    def is_complex(self) -> bool:
+        return self._data.dtype.kind == "c"
+
+    def stride(self, dim: int | None = None) -> tuple | int:
+        strides = tuple(s // self._data.itemsize for s in self._data.strides)
+        return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim)]
+
+    def is_contiguous(self) -> bool:
+        return bool(self._data.flags.c_contiguous)
+
+    def data_ptr(self) -> int:
+        return self._data.__array_interface__["data"][0]
+
+    def item(self) -> Any:
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        return self._data.reshape(()).item()
+
+    def tolist(self) -> Any:
+        return self._data.tolist()
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The array itself (shared memory), refused while the tensor requires grad, as torch does."""
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        return self._data
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return self._data if dtype is None else self._data.astype(dtype)
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self) -> Iterator[Tensor]:
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self._data)
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
+    def __index__(self) -> int:
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        from ._printing import format_tensor
+
+        dt = self.dtype
+        shown = dt not in (D.defaults.floating, D.int64, D.bool_, D.default_complex())
+        extras = []
+        if self.grad_fn is not None:
+            extras.append(f"grad_fn=<{self.grad_fn.name()}>")
+        elif self._requires_grad:
+            extras.append("requires_grad=True")
+        return format_tensor(self._data, dtype_name=dt.name if shown else None, extras=extras)
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        if self._data.ndim == 0:
+            return format(self.item(), spec)
+        return format(repr(self), spec)
+
+    def __reduce_ex__(self, protocol: int) -> tuple:
+        return (_rebuild, (self._data, self._requires_grad))
+
+    def __deepcopy__(self, memo: dict) -> Tensor:
+        if not self.is_leaf:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                               "protocol at the moment.  If you were attempting to deepcopy a module, this may be "
+                               "because of a torch.nn.utils.weight_norm usage, see "
+                               "https://github.com/pytorch/pytorch/pull/103001")
+        out = type(self).__new__(type(self))
+        _init(out, self._data.copy())
+        out._requires_grad = self._requires_grad
+        if self._grad is not None:
+            out._grad = self._grad.__deepcopy__(memo)
+        memo[id(self)] = out
+        return out
+
+    # ---- autograd attributes --------------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        if self.grad_fn is not None:
+            if not flag:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+                    "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
+                )
+            return
+        if flag and self._data.dtype.kind not in "fc":
+            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        self._requires_grad = bool(flag)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        if self.grad_fn is not None and not requires_grad:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+                "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
+            )
+        if requires_grad and self._data.dtype.kind not in "fc":
+            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        if self.grad_fn is None:
+            self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def grad(self) -> Tensor | None:
+        if self.grad_fn is not None and not self.retains_grad and self._grad is None:
+            import warnings
+
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
+                "won't be populated during autograd.backward(). If you indeed want the .grad field to be populated "
+                "for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf "
+                "Tensor by mistake, make sure you access the leaf Tensor instead. See "
+                "github.com/pytorch/pytorch/pull/30531 for more informations.",
+                UserWarning,
+                stacklevel=2,
+            )
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
+            if value.dtype != self.dtype:
+                raise RuntimeError("assigned grad has data of a different type")
+            if value._data.shape != self._data.shape:
+                raise RuntimeError("assigned grad has data of a different size")
+        self._grad = value
+
+    @property
+    def data(self) -> Tensor:
+        """The same values without history and with a version counter of its own (unlike detach)."""
+        return _wrap(self._data)
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        self._data = value._data
+
+    @property
+    def retains_grad(self) -> bool:
+        fn = self.grad_fn
+        return fn is not None and bool(fn._retained) and self._output_nr in fn._retained
+
+    @property
+    def output_nr(self) -> int:
+        return self._output_nr
+
+    @property
+    def _version_number(self) -> int:
+        return self._version_value()
+
+    def _version_value(self) -> int:
+        return 0 if self._version is None else self._version[0]
+
+    def _counter(self) -> list:
+        """The version counter, shared with views and detached aliases (made on first need)."""
+        if self._version is None:
+            self._version = [0]
+        return self._version
+
+    def _bump_version(self) -> None:
+        self._counter()[0] += 1
+
+    def _accumulator(self) -> AccumulateGrad:
+        """The AccumulateGrad node of this leaf, kept while some graph uses it (weakly referenced)."""
+        extra = self._extra_dict()
+        ref = extra.get("acc")
+        acc = ref() if ref is not None else None
+        if acc is None:
+            acc = AccumulateGrad(self)
+            acc._tensor_hooks = {0: self._leaf_hooks()}
+            extra["acc"] = weakref.ref(acc)
+        return acc
+
+    def _extra_dict(self) -> dict:
+        if self._extra is None:
+            self._extra = {}
+        return self._extra
+
+    def _leaf_hooks(self) -> HookDict:
+        return self._extra_dict().setdefault("hooks", HookDict())
+
+    def _post_acc_hooks(self) -> HookDict | None:
+        return None if self._extra is None else self._extra.get("post_acc")
+
+    def detach(self) -> Tensor:
+        """The same memory and version counter, cut from the graph (requires_grad=False)."""
+        out = _wrap(self._data)
+        out._version = self._counter()
+        return out
+
+    def detach_(self) -> Tensor:
+        if self._extra is not None and self._extra.get("view_of") is not None:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self.grad_fn = None
+        self._requires_grad = False
+        return self
+
+    def retain_grad(self) -> None:
+        """Keep the gradient of this non-leaf in `.grad` after backward (a no-op on leaves)."""
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        fn = self.grad_fn
+        if fn is None:
+            return
+        if fn._retained is None:
+            fn._retained = {}
+        fn._retained[self._output_nr] = weakref.ref(self)
+
+    def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
+        """hook(grad) runs when the gradient of this tensor is computed; it may return a new one."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is None:
+            return self._leaf_hooks().add(hook)
+        return self.grad_fn._tensor_hook_dict(self._output_nr).add(hook)
+
+    def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]) -> RemovableHandle:
+        """hook(tensor) runs after a gradient was accumulated into this leaf's `.grad`."""
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        return self._extra_dict().setdefault("post_acc", HookDict()).add(hook)
+
+    def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None,
+                 create_graph: bool = False, inputs: Any = None) -> None:
+        """Accumulate d(self)/d(leaf) into each leaf's `.grad` (a vector-Jacobian product with `gradient`)."""
+        from .autograd import backward
+
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    # ---- in place -------------------------------------------------------------------------
+    def _check_inplace(self) -> None:
+        """torch refuses in-place changes to leaves that require grad while recording."""
+        if self._requires_grad and self.grad_fn is None and grad_mode._state.enabled:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        if grad_mode._state.inference is False and self._extra is not None and self._extra.get("inference"):
+            raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed.You can make "
+                               "a clone to get a normal tensor before doing inplace update.See "
+                               "https://github.com/pytorch/rfcs/pull/17 for more details.")
+
+    def _become(self, result: Tensor) -> Tensor:
+        """Finish an in-place op: write `result` (computed out of place from self) into self's memory
+        and take over its history, keeping what the new node saved of the old self valid."""
+        data = self._data
+        if result._data.shape != data.shape:
+            raise RuntimeError(
+                f"output with shape {list(data.shape)} doesn't match the broadcast shape {list(result._data.shape)}"
+            )
+        rdt = D.FROM_NUMPY[result._data.dtype]
+        if rdt.category > D.FROM_NUMPY[data.dtype].category:
+            names = {"float": "Float", "double": "Double", "long": "Long", "int": "Int", "bool": "Bool"}
+            raise RuntimeError(
+                f"result type {names.get(_legacy(rdt), rdt.name)} can't be cast to the desired output type "
+                f"{names.get(_legacy(self.dtype), self.dtype.name)}"
+            )
+        node = result.grad_fn
+        if node is not None:
+            _snapshot_saved_self(node, self)
+        if data.ndim == 0:
+            data[()] = result._data
+        else:
+            np.copyto(data, result._data, casting="unsafe")
+        self._bump_version()
+        if node is not None:
+            self.grad_fn = node
+            self._output_nr = result._output_nr
+            self._requires_grad = True
+            if getattr(node, "_result", None):
+                from .ops.registry import SavedOutput
+
+                node._result = (SavedOutput(self),)
+            view_of = None if self._extra is None else self._extra.get("view_of")
+            if view_of is not None:
+                from .ops.shape import rebase_view
+
+                rebase_view(self, view_of)
+        return self
+
+
+def _legacy(dt: D.dtype) -> str:
+    return {"float32": "float", "float64": "double", "int64": "long", "int32": "int", "bool": "bool"}.get(dt.name, "")
+
+
+def _snapshot_saved_self(node: Any, tensor: Tensor) -> None:
+    """If `node` saved `tensor` (about to be overwritten), keep a copy of its current value instead."""
+    saved = getattr(node, "_saved", None)
+    if not saved:
+        return
+    for i, s in enumerate(saved):
+        if s is tensor:
+            snap = _wrap(tensor._data.copy())
+            snap.grad_fn, snap._output_nr, snap._requires_grad = tensor.grad_fn, tensor._output_nr, tensor._requires_grad
+            snap._version = [node._versions[i]]
+            saved[i] = snap
+
+
+def _init(t: Tensor, data: np.ndarray) -> None:
+    t._data = data
+    t._requires_grad = False
+    t.grad_fn = None
+    t._output_nr = 0
+    t._grad = None
+    t._version = None
+    t._base = None
+    t._extra = None
+
+
+def _wrap(data: Any) -> Tensor:
+    """A new tensor around an array (NumPy scalars become 0-d arrays), with no history."""
+    if type(data) is not _ndarray:
+        data = np.asarray(data) if isinstance(data, _generic) or not hasattr(data, "__array_namespace__") else data
+    t = _new(Tensor)
+    t._data = data
+    t._requires_grad = False
+    t.grad_fn = None
+    t._output_nr = 0
+    t._grad = None
+    t._version = None
+    t._base = None
+    t._extra = None
+    return t
+
+
+def _wrap_many(arrays: tuple) -> tuple:
+    return tuple(_wrap(a) for a in arrays)
+
+
+def _rebuild(data: np.ndarray, requires_grad: bool) -> Tensor:
+    t = _wrap(data)
+    t._requires_grad = requires_grad
+    return t
+
+
+def _wrap_dim(dim: int, ndim: int) -> int:
+    """A dim in [-ndim, ndim) as a non-negative index, with torch's IndexError otherwise."""
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    return dim + n if dim < 0 else dim

@@ -1,0 +1,175 @@
+"""Graph nodes (what `tensor.grad_fn` points at), leaf accumulators and hooks.
+
+A node knows the nodes that produced its inputs (`next_functions`, as (node, output_nr) pairs)
+and how to turn gradients of its outputs into gradients of its inputs (`apply`). Leaves that
+require grad get an `AccumulateGrad` node, which adds what arrives into `.grad`. Nodes hold no
+reference back to their output tensors, so a graph is freed by reference counting alone.
+"""
+
+from __future__ import annotations
+
+import sys
+import weakref
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+
+NO_EDGE = (None, 0)
+
+
+class RemovableHandle:
+    """Returned by register_hook; `remove()` unregisters the hook."""
+
+    __slots__ = ("_hooks", "_key")
+
+    def __init__(self, hooks: dict, key: object) -> None:
+        self._hooks = weakref.ref(hooks) if hasattr(hooks, "__weakref__") else (lambda: hooks)
+        self._key = key
+
+    def remove(self) -> None:
+        hooks = self._hooks()
+        if hooks is not None:
+            hooks.pop(self._key, None)
+
+    def __enter__(self) -> RemovableHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.remove()
+
+
+class HookDict(dict):
+    """An insertion-ordered dict of hooks that handles can point at weakly."""
+
+    __slots__ = ("__weakref__",)
+    _next = 0
+
+    def add(self, fn: Callable) -> RemovableHandle:
+        HookDict._next += 1
+        self[HookDict._next] = fn
+        return RemovableHandle(self, HookDict._next)
+
+
+class Node:
+    """A step of the backward graph; subclasses define `apply(grads) -> grads of inputs`."""
+
+    __slots__ = ("next_functions", "_hooks", "_pre_hooks", "_tensor_hooks", "_retained", "_trace", "metadata",
+                 "__weakref__")
+
+    def __init__(self) -> None:
+        self._on_record()
+
+    def _on_record(self) -> None:
+        """Initialise the rarely used fields (hooks, anomaly trace) in one place."""
+        self._hooks = self._pre_hooks = self._tensor_hooks = self._retained = None
+        self._trace = anomaly_trace() if anomaly.enabled else None
+        self.metadata = None
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
+
+    def name(self) -> str:
+        """The node's type name, e.g. 'MulBackward0'."""
+        return type(self).__name__
+
+    def apply(self, grads: list) -> list:
+        raise NotImplementedError
+
+    def release(self) -> None:
+        """Free what was saved for backward (called after use unless retain_graph)."""
+
+    def register_hook(self, fn: Callable) -> RemovableHandle:
+        """fn(grad_inputs, grad_outputs) runs after this node; it may return new grad_inputs."""
+        if self._hooks is None:
+            self._hooks = HookDict()
+        return self._hooks.add(fn)
+
+    def register_prehook(self, fn: Callable) -> RemovableHandle:
+        """fn(grad_outputs) runs before this node; it may return new grad_outputs."""
+        if self._pre_hooks is None:
+            self._pre_hooks = HookDict()
+        return self._pre_hooks.add(fn)
+
+    def _tensor_hook_dict(self, output_nr: int) -> HookDict:
+        if self._tensor_hooks is None:
+            self._tensor_hooks = {}
+        return self._tensor_hooks.setdefault(output_nr, HookDict())
+
+    def __call__(self, *grads: Any) -> Any:
+        out = self.apply(list(grads))
+        return out[0] if len(out) == 1 else tuple(out)
+
+
+class AccumulateGrad(Node):
+    """The node of a leaf that requires grad: adds incoming gradients into `variable.grad`."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable: Tensor) -> None:
+        super().__init__()
+        self.variable = variable
+        self.next_functions = ()
+
+    def apply(self, grads: list) -> list:
+        accumulate_into(self.variable, grads[0])
+        return []
+
+
+def accumulate_into(tensor: Tensor, grad: Tensor | None) -> None:
+    """torch's accumulation: the first gradient is stored, later ones are added (in place
+    when no graph is being built, so `.grad` keeps its identity as in torch)."""
+    if grad is None:
+        return
+    from . import grad_mode
+
+    old = tensor._grad
+    if old is None:
+        tensor._grad = grad if grad_mode._state.enabled or _stealable(grad) else _copy_of(grad)
+    elif grad_mode._state.enabled:
+        tensor._grad = old + grad
+    else:
+        old._data += grad._data
+    hooks = tensor._post_acc_hooks()
+    if hooks:
+        for fn in list(hooks.values()):
+            fn(tensor)
+
+
+def _stealable(grad: Tensor) -> bool:
+    """True when nothing but the engine refers to `grad` or its memory, so `.grad` may keep it
+    without a copy (torch's rule too). References here: the engine's list, the argument of
+    accumulate_into, the argument of _stealable and getrefcount's own (plus `data` here for the array)."""
+    data = grad._data
+    return (data.base is None and grad._version is None and grad.grad_fn is None
+            and sys.getrefcount(grad) <= 4 and sys.getrefcount(data) <= 3)
+
+
+def _copy_of(grad: Tensor) -> Tensor:
+    from .._tensor import _wrap
+
+    return _wrap(grad._data.copy())
+
+
+def edge_of(tensor: Tensor) -> tuple:
+    """The (node, output_nr) edge that receives the gradient of `tensor`."""
+    fn = tensor.grad_fn
+    if fn is not None:
+        return (fn, tensor._output_nr)
+    return (tensor._accumulator(), 0)
+
+
+# Anomaly mode lives here because node creation is where it records forward tracebacks.
+class _Anomaly:
+    enabled = False
+    check_nan = True
+
+
+anomaly = _Anomaly()
+
+
+def anomaly_trace() -> list[str]:
+    import traceback
+
+    return traceback.format_stack()[:-3]

@@ -1,0 +1,317 @@
+"""The op table, by family, and the Tensor methods and operators that call it.
+
+Importing this package defines every row, compiles every formula (`finalize`) and attaches the
+methods, so `retrograd._tensor` itself stays free of op code.
+"""
+
+from __future__ import annotations
+
+import math
+import types
+from typing import Any
+
+from .. import _dtype as D
+from .._tensor import Tensor
+from . import indexing, linalg, nn, pointwise, reduction, shape
+from .indexing import (gather, getitem, index_select, masked_fill, masked_select, nonzero, scatter, scatter_add,
+                       setitem, take_along_dim)
+from .linalg import bmm, dot, ger, matmul, mm, mv, outer
+from .nn import binary_cross_entropy_with_logits, cross_entropy, log_softmax, mse_loss, nll_loss, softmax
+from .pointwise import (abs, add, clamp, clamp_max, clamp_min, clip, conj, cos, div, divide, eq, exp, ge, gt,
+                        isfinite, isinf, isnan, le, log, logical_and, logical_not, logical_or, logical_xor, lt,
+                        maximum, minimum, mul, ne, neg, pow, reciprocal, relu, rsub, sgn, sigmoid, sin, sqrt, sub,
+                        subtract, tanh, true_divide, where)
+from .reduction import all, amax, amin, any, argmax, argmin, max, mean, min, norm, sum, vector_norm
+from .registry import OPS, Op, apply, finalize
+from .shape import (broadcast_to, cat, chunk, clone, concat, concatenate, contiguous, expand, expand_as, flatten,
+                    movedim, moveaxis, narrow, permute, reshape, select, split, squeeze, stack, swapaxes, swapdims, t,
+                    transpose, unbind, unflatten, unsqueeze, view)
+
+multiply = mul
+negative = neg
+absolute = abs
+greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+
+
+def sign(input: Tensor) -> Tensor:
+    """-1, 0 or 1 by sign (gradient zero)."""
+    return sgn(input)
+
+
+def square(input: Tensor) -> Tensor:
+    return pow(input, 2)
+
+
+def to(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """Tensor.to(dtype) / to(device) / to(other): a copy in the graph (ToCopyBackward0) if the dtype changes."""
+    dtype = kwargs.get("dtype")
+    copy = kwargs.get("copy", False)
+    for a in args:
+        if isinstance(a, D.dtype):
+            dtype = a
+        elif isinstance(a, Tensor):
+            dtype = a.dtype
+        elif isinstance(a, str) or a is None or type(a).__name__ == "device":
+            from .._tensor import device
+
+            device(a or "cpu")
+    if dtype is None or dtype is input.dtype:
+        return clone(input) if copy else input
+    return apply(shape.to_copy, (input,), (dtype.np,))
+
+
+def type_as(input: Tensor, other: Tensor) -> Tensor:
+    return to(input, other.dtype)
+
+
+def _cast(dtype: D.dtype) -> Any:
+    def cast(self: Tensor, memory_format: Any = None) -> Tensor:
+        return to(self, dtype)
+
+    cast.__name__ = dtype.name
+    return cast
+
+
+def _type(self: Tensor, dtype: Any = None, **kwargs: Any) -> Any:
+    if dtype is None:
+        names = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
+                 "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
+                 "complex128": "ComplexDouble"}
+        return f"torch.{names[self.dtype.name]}Tensor"
+    if isinstance(dtype, str):
+        legacy = {"torch.FloatTensor": D.float32, "torch.DoubleTensor": D.float64, "torch.LongTensor": D.int64,
+                  "torch.IntTensor": D.int32, "torch.BoolTensor": D.bool_, "torch.HalfTensor": D.float16}
+        dtype = legacy[dtype]
+    return to(self, dtype)
+
+
+# ============================================================================================
+# Tensor methods and operators
+# ============================================================================================
+
+_METHODS = dict(
+    abs=abs, absolute=abs, add=add, all=all, amax=amax, amin=amin, any=any, argmax=argmax, argmin=argmin,
+    bmm=bmm, broadcast_to=broadcast_to, chunk=chunk, clamp=clamp, clamp_max=clamp_max, clamp_min=clamp_min,
+    clip=clip, clone=clone, conj=conj, contiguous=contiguous, cos=cos, div=div, divide=div, dot=dot, eq=eq,
+    exp=exp, expand=expand, expand_as=expand_as, flatten=flatten, gather=gather, ge=ge, ger=ger, gt=gt,
+    index_select=index_select, isfinite=isfinite, isinf=isinf, isnan=isnan, le=le, log=log,
+    log_softmax=log_softmax, logical_and=logical_and, logical_not=logical_not, logical_or=logical_or,
+    logical_xor=logical_xor, lt=lt, masked_fill=masked_fill, masked_select=masked_select, matmul=matmul,
+    max=max, maximum=maximum, mean=mean, min=min, minimum=minimum, mm=mm, movedim=movedim, moveaxis=moveaxis,
+    mul=mul, multiply=mul, mv=mv, narrow=narrow, ne=ne, neg=neg, negative=neg, nonzero=nonzero, norm=norm,
+    outer=outer, permute=permute, pow=pow, reciprocal=reciprocal, relu=relu, reshape=reshape, rsub=rsub,
+    scatter=scatter, scatter_add=scatter_add, select=select, sgn=sgn, sigmoid=sigmoid, sign=sign, sin=sin,
+    softmax=softmax, split=split, sqrt=sqrt, square=square, squeeze=squeeze, sub=sub, subtract=sub, sum=sum,
+    swapaxes=swapaxes, swapdims=swapdims, t=t, take_along_dim=take_along_dim, tanh=tanh, to=to,
+    transpose=transpose, true_divide=div, type_as=type_as, unbind=unbind, unflatten=unflatten,
+    unsqueeze=unsqueeze, view=view, where=lambda self, condition, other: where(condition, self, other),
+    float=_cast(D.float32), double=_cast(D.float64), half=_cast(D.float16), long=_cast(D.int64),
+    int=_cast(D.int32), short=_cast(D.int16), bool=_cast(D.bool_), byte=_cast(D.uint8), char=_cast(D.int8),
+    cfloat=_cast(D.complex64), cdouble=_cast(D.complex128), type=_type,
+    narrow_slice=shape.narrow_slice,
+    view_as=lambda self, other: view(self, other.shape),
+    reshape_as=lambda self, other: reshape(self, other.shape),
+    cpu=lambda self, *a, **k: self,
+    new_tensor=lambda self, data, dtype=None, requires_grad=False: _creation().tensor(
+        data, dtype=dtype or self.dtype, requires_grad=requires_grad),
+    new_zeros=lambda self, *size, dtype=None, requires_grad=False: _creation().zeros(
+        *size, dtype=dtype or self.dtype, requires_grad=requires_grad),
+    new_ones=lambda self, *size, dtype=None, requires_grad=False: _creation().ones(
+        *size, dtype=dtype or self.dtype, requires_grad=requires_grad),
+    new_full=lambda self, size, fill_value, dtype=None, requires_grad=False: _creation().full(
+        size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad),
+    new_empty=lambda self, *size, dtype=None, requires_grad=False: _creation().empty(
+        *size, dtype=dtype or self.dtype, requires_grad=requires_grad),
+)
+
+
+def _creation() -> Any:
+    from .. import _creation as c
+
+    return c
+
+
+def _inplace(fn: Any, name: str) -> Any:
+    """The in-place twin of an op: compute out of place, then write into self (Tensor._become)."""
+
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        self._check_inplace()
+        return self._become(fn(self, *args, **kwargs))
+
+    method.__name__ = name
+    method.__doc__ = f"In-place version of {fn.__name__ if hasattr(fn, '__name__') else name[:-1]}."
+    return method
+
+
+_INPLACE = ("abs", "add", "clamp", "clamp_min", "clamp_max", "clip", "cos", "div", "exp", "log", "masked_fill",
+            "mul", "neg", "pow", "reciprocal", "relu", "sigmoid", "sin", "sqrt", "sub", "tanh", "scatter",
+            "scatter_add", "sgn", "sign", "square", "true_divide", "divide", "multiply", "subtract", "negative")
+
+
+def _fill_(self: Tensor, value: Any) -> Tensor:
+    self._check_inplace()
+    if isinstance(value, Tensor) and value._requires_grad:
+        return self._become(apply(pointwise.mul, (value.expand(self.shape), 1)))
+    data = value._data if isinstance(value, Tensor) else value
+    self._data[...] = data
+    self._bump_version()
+    if self.grad_fn is not None:
+        self._become(apply(pointwise.mul, (self, 0)))
+    return self
+
+
+def _zero_(self: Tensor) -> Tensor:
+    return _fill_(self, 0)
+
+
+def _copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
+    """Write src (broadcast, cast) into self, keeping src's history (CopyBackwards in torch)."""
+    self._check_inplace()
+    src_t = src if isinstance(src, Tensor) else _creation().tensor(src)
+    value = src_t.expand(self.shape) if src_t._data.shape != self._data.shape else src_t
+    if value.dtype is not self.dtype:
+        value = to(value, self.dtype)
+    if value._requires_grad and value.grad_fn is not None or value._requires_grad:
+        return self._become(apply(_COPY, (value,)))
+    self._data[...] = value._data
+    self._bump_version()
+    if self.grad_fn is not None:  # the old history no longer reaches the new values
+        self.grad_fn, self._requires_grad = None, False
+    return self
+
+
+from .registry import defop  # noqa: E402
+
+
+@defop("copy_", node="CopyBackwards", self="grad", jvp="self_t")
+def _COPY(xp, src):  # noqa: N802
+    return src.copy()
+
+
+for _name, _fn in _METHODS.items():
+    setattr(Tensor, _name, _fn)
+for _name in _INPLACE:
+    setattr(Tensor, _name + "_", _inplace(_METHODS[_name], _name + "_"))
+Tensor.fill_ = _fill_
+Tensor.zero_ = _zero_
+Tensor.copy_ = _copy_
+Tensor.__getitem__ = getitem
+Tensor.__setitem__ = setitem
+Tensor.T = property(lambda self: permute(self, tuple(range(self.ndim - 1, -1, -1))) if self.ndim != 2
+                    else permute(self, (1, 0)))
+Tensor.mT = property(lambda self: transpose(self, -2, -1))
+Tensor.H = property(lambda self: conj(Tensor.T.fget(self)))
+Tensor.mH = property(lambda self: conj(transpose(self, -2, -1)))
+Tensor.real = property(lambda self: self if not self.is_complex() else _real(self))
+Tensor.imag = property(lambda self: _imag(self))
+
+
+def _real(x: Tensor) -> Tensor:
+    from .pointwise import real
+
+    return real(x)
+
+
+def _imag(x: Tensor) -> Tensor:
+    from .pointwise import imag
+
+    if not x.is_complex():
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return imag(x)
+
+
+def _binary(fn: Any, reverse: bool = False) -> Any:
+    if reverse:
+        def op(self: Tensor, other: Any) -> Tensor:
+            return fn(other, self) if isinstance(other, Tensor) else fn(_scalar_tensor(other, self), self)
+    else:
+        def op(self: Tensor, other: Any) -> Tensor:
+            if not isinstance(other, (Tensor, int, float, complex, bool)) and not hasattr(other, "dtype"):
+                return NotImplemented
+            return fn(self, other)
+    return op
+
+
+def _scalar_tensor(value: Any, like: Tensor) -> Any:
+    return value
+
+
+def _rsub(self: Tensor, other: Any) -> Tensor:
+    return rsub(self, other)
+
+
+def _rtruediv(self: Tensor, other: Any) -> Tensor:
+    return div(other, self)
+
+
+def _rpow(self: Tensor, other: Any) -> Tensor:
+    return pow(other, self)
+
+
+def _floordiv(self: Tensor, other: Any) -> Tensor:
+    return div(self, other, rounding_mode="floor")
+
+
+def _rfloordiv(self: Tensor, other: Any) -> Tensor:
+    return div(_creation().tensor(other, dtype=self.dtype) if not isinstance(other, Tensor) else other, self,
+               rounding_mode="floor")
+
+
+def _mod(self: Tensor, other: Any) -> Tensor:
+    from .pointwise import remainder
+
+    return remainder(self, other)
+
+
+Tensor.__add__ = Tensor.__radd__ = lambda self, other: add(self, other)
+Tensor.__sub__ = lambda self, other: sub(self, other)
+Tensor.__rsub__ = _rsub
+Tensor.__mul__ = Tensor.__rmul__ = lambda self, other: mul(self, other)
+Tensor.__truediv__ = lambda self, other: div(self, other)
+Tensor.__rtruediv__ = _rtruediv
+Tensor.__floordiv__ = _floordiv
+Tensor.__rfloordiv__ = _rfloordiv
+Tensor.__mod__ = _mod
+Tensor.__pow__ = lambda self, other: pow(self, other)
+Tensor.__rpow__ = _rpow
+Tensor.__matmul__ = lambda self, other: matmul(self, other)
+Tensor.__rmatmul__ = lambda self, other: matmul(other, self)
+Tensor.__neg__ = lambda self: neg(self)
+Tensor.__pos__ = lambda self: self
+Tensor.__abs__ = lambda self: abs(self)
+Tensor.__invert__ = lambda self: pointwise.bitwise_not(self)
+Tensor.__and__ = Tensor.__rand__ = lambda self, other: pointwise.bitwise_and(self, other)
+Tensor.__or__ = Tensor.__ror__ = lambda self, other: pointwise.bitwise_or(self, other)
+Tensor.__xor__ = Tensor.__rxor__ = lambda self, other: pointwise.bitwise_xor(self, other)
+Tensor.__eq__ = lambda self, other: eq(self, other) if isinstance(other, (Tensor, int, float, complex, bool)) \
+    else NotImplemented
+Tensor.__ne__ = lambda self, other: ne(self, other) if isinstance(other, (Tensor, int, float, complex, bool)) \
+    else NotImplemented
+Tensor.__lt__ = lambda self, other: lt(self, other)
+Tensor.__le__ = lambda self, other: le(self, other)
+Tensor.__gt__ = lambda self, other: gt(self, other)
+Tensor.__ge__ = lambda self, other: ge(self, other)
+Tensor.__iadd__ = lambda self, other: Tensor.add_(self, other)
+Tensor.__isub__ = lambda self, other: Tensor.sub_(self, other)
+Tensor.__imul__ = lambda self, other: Tensor.mul_(self, other)
+Tensor.__itruediv__ = lambda self, other: Tensor.div_(self, other)
+Tensor.__ipow__ = lambda self, other: Tensor.pow_(self, other)
+
+
+def _formula_namespace() -> dict:
+    """What formulas may call: the public op functions and each family's helpers."""
+    ns: dict = {"math": math, "Tensor": Tensor}
+    for module in (pointwise, reduction, shape, indexing, linalg, nn):
+        ns.update({k: v for k, v in vars(module).items() if not k.startswith("__")})
+    ns.update({k: v for k, v in globals().items() if not k.startswith("_") and callable(v)})
+    from .. import _creation
+
+    ns.update({k: v for k, v in vars(_creation).items() if not k.startswith("_")})
+    ns["sum"], ns["max"], ns["min"], ns["abs"], ns["pow"] = sum, max, min, abs, pow
+    ns["sum_to"] = shape.sum_to
+    return ns
+
+
+__all__ = [n for n, v in list(globals().items()) if not n.startswith("_") and not isinstance(v, types.ModuleType)
+           and n not in ("annotations", "Any", "D", "Op", "OPS", "apply", "finalize", "defop", "math", "Tensor")]
+del _name, _fn

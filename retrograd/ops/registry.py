@@ -1,0 +1,403 @@
+"""The rule table mechanism and the one choke point every differentiable op goes through.
+
+An op is declared once with `defop`: its NumPy forward (reached through the array namespace
+`xp`), one VJP formula per differentiable input, and optionally a JVP formula. Formulas are
+short Python expressions in PyTorch's derivatives.yaml vocabulary (`grad`, `result`, `self`,
+`other`, the op's parameters, `self_shape`), compiled once into functions that call
+differentiable retrograd ops, so every derivative can itself be differentiated. The names a
+formula mentions decide what the node saves: nothing else is kept alive.
+
+`apply` runs an op: promote inputs, run the forward, wrap the result and, only when recording
+and some input requires grad, attach a node. Broadcast reduction is not here nor in any rule:
+the engine sums each edge's gradient down to its input's shape (see Note [sum_to]).
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from .. import _dtype as D
+from .._tensor import Tensor, _wrap, _wrap_many
+from ..autograd import grad_mode
+from ..autograd.graph import NO_EDGE, Node, edge_of
+
+_ndarray = np.ndarray
+_grad_state = grad_mode._state
+
+
+def namespace(array: object) -> types.ModuleType:
+    """The array namespace (NumPy today, CuPy tomorrow) that computes on `array`."""
+    if type(array) is _ndarray:
+        return np
+    get = getattr(array, "__array_namespace__", None)
+    return np if get is None else get()
+
+
+class Op:
+    """One row of the rule table: forward, VJPs per input, JVP, and the node class it records."""
+
+    __slots__ = ("name", "forward", "inputs", "params", "vjp_src", "jvp_src", "promote", "node_class",
+                 "n_outputs", "differentiable_outputs", "variadic", "differentiable", "is_view", "saves_inputs", "saves_result",
+                 "vjps", "jvp", "__dict__")
+
+    def __init__(self, name: str, forward: Callable, inputs: Sequence[str], params: Sequence[str],
+                 vjp: dict[str, str], jvp: str | None, promote: str | None, node_name: str,
+                 n_outputs: int, differentiable_outputs: Sequence[int] | None, is_view: bool = False) -> None:
+        self.name = name
+        self.forward = forward
+        self.variadic = inputs[0].startswith("*") if inputs else False
+        self.inputs = tuple(i.lstrip("*") for i in inputs)
+        self.params = tuple(params)
+        self.vjp_src = {k: vjp[k] for k in self.inputs if k in vjp}
+        self.jvp_src = jvp
+        self.promote = promote
+        self.n_outputs = n_outputs  # -1: as many as the forward returns (split, unbind)
+        self.differentiable_outputs = None if differentiable_outputs is None else tuple(differentiable_outputs)
+        self.is_view = is_view
+        self.differentiable = tuple(n in self.vjp_src for n in self.inputs)
+        self.vjps: tuple | None = None  # compiled by finalize(), once every op is defined
+        self.jvp = None
+        names = set().union(*(self._referenced_names(src) for src in self.vjp_src.values()))
+        self.saves_inputs = tuple(i for i, n in enumerate(self.inputs) if n in names)
+        self.saves_result = "result" in names or "results" in names
+        forward_name = node_name[: node_name.index("Backward")] if "Backward" in node_name else node_name
+        self.node_class = type(node_name, (OpNode,), {"__slots__": (), "op": self, "forward_name": forward_name})
+
+    def __call__(self, *args: object) -> Tensor | tuple:
+        """Run the op: the leading arguments are its tensor inputs, the rest its parameters."""
+        k = 1 if self.variadic else len(self.inputs)
+        return apply(self, args[:k], args[k:])
+
+    def __get__(self, obj: object, objtype: type | None = None) -> object:
+        """Used as a Tensor attribute, the op binds like a method (`x.exp()`)."""
+        return self if obj is None else types.MethodType(self, obj)
+
+    def __repr__(self) -> str:
+        return f"<op {self.name}>"
+
+    def alias(self, name: str, node_name: str) -> Op:
+        """The same row under another node name (torch names some call paths differently)."""
+        inputs = [("*" if self.variadic else "") + i for i in self.inputs]
+        op = Op(name, self.forward, inputs, self.params, self.vjp_src, self.jvp_src, self.promote, node_name,
+                self.n_outputs, self.differentiable_outputs, self.is_view)
+        OPS[name] = op
+        return op
+
+    @staticmethod
+    def _referenced_names(source: str) -> set[str]:
+        """Every identifier a formula reads (including inside comprehensions)."""
+        if not source.strip():
+            return set()
+        names: set[str] = set()
+        todo = [compile(source, "<rule>", "eval")]
+        while todo:
+            code = todo.pop()
+            names.update(code.co_names)
+            names.update(code.co_varnames)
+            names.update(code.co_freevars)
+            todo.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+        return names
+
+    def compile(self, namespace: dict) -> None:
+        """Turn each formula into a function whose parameters are the names it reads."""
+        available = ("grad", "grads", "result", "results", *self.inputs, *self.params,
+                     *(f"{n}_shape" for n in self.inputs), *(f"{n}_dtype" for n in self.inputs))
+        rules = []
+        for name in self.inputs:
+            src = self.vjp_src.get(name)
+            if src is None:
+                rules.append(None)
+                continue
+            used = self._referenced_names(src)
+            args = tuple(a for a in available if a in used)
+            fn = eval(f"lambda {', '.join(args)}: ({src})", namespace)  # noqa: S307 - our own table
+            rules.append((fn, args, src))
+        self.vjps = tuple(rules)
+
+
+# Note [sum_to]
+# Broadcasting in the forward means a gradient can arrive with more or larger dimensions than
+# the input it belongs to. Rules never deal with this; OpNode.apply sums each gradient down to
+# its input's recorded shape and casts it to its dtype (`_fit`), the one place that does so.
+
+
+class OpNode(Node):
+    """A node recorded by `apply`: saved values plus the op's compiled VJP rules."""
+
+    __slots__ = ("_saved", "_versions", "_params", "_in_meta", "_out_meta", "_result")
+    op: Op
+    forward_name: str
+
+    def _unpack(self) -> dict:
+        """The values the rules may read, with torch's checks for freed and modified tensors."""
+        saved = self._saved
+        if saved is None:
+            raise RuntimeError(FREED_MESSAGE)
+        op = self.op
+        env = dict(zip(op.params, self._params))
+        for tensor, version, i in zip(saved, self._versions, op.saves_inputs):
+            tensor = tensor.unpack(self) if type(tensor) is SavedOutput else tensor
+            if version is not None and tensor._version_value() != version:
+                raise RuntimeError(modified_message(tensor, version, self))
+            env[op.inputs[i]] = tensor
+        if op.saves_result:
+            results = tuple(s.unpack(self) for s in self._result)
+            env["results"] = results
+            env["result"] = results[0]
+        for name, meta in zip(op.inputs, self._in_meta):
+            if meta is not None and type(meta) is tuple:
+                env[name + "_shape"], env[name + "_dtype"] = meta
+            elif meta is not None:
+                env[name + "_shape"] = [m[0] for m in meta]
+                env[name + "_dtype"] = [m[1] for m in meta]
+        return env
+
+    def apply(self, grads: list) -> list:
+        op = self.op
+        env = self._unpack()
+        if op.n_outputs == 1:
+            env["grad"] = grads[0]
+        else:
+            env["grads"] = tuple(self._materialize(grads))
+            env["grad"] = env["grads"][0]
+        out: list = []
+        for rule, meta, edge in zip(op.vjps, self._in_meta, self._input_edges()):
+            if op.variadic:
+                fn, args, _ = rule
+                gs = fn(*[env[a] for a in args])
+                out.extend(_fit(g, m) if e else None for g, m, e in zip(gs, meta, edge))
+            elif not edge or rule is None:
+                out.append(None)
+            else:
+                fn, args, _ = rule
+                out.append(_fit(fn(*[env[a] for a in args]), meta))
+        return out
+
+    def _input_edges(self) -> list:
+        """Per input: whether a gradient is wanted (a list of flags for a variadic input)."""
+        nf = self.next_functions
+        if self.op.variadic:
+            return [[e[0] is not None for e in nf]]
+        return [e[0] is not None for e in nf]
+
+    def _materialize(self, grads: list) -> list:
+        """Undefined gradients of a multi-output node become zeros, as torch's formulas expect."""
+        from .. import zeros
+
+        return [g if g is not None else zeros(shape, dtype=dt) for g, (shape, dt) in zip(grads, self._out_meta)]
+
+    def release(self) -> None:
+        self._saved = None
+        self._result = None
+
+    def rule_sources(self) -> list[str | None]:
+        """The formula text of each input's rule, as written in the table (for traces and docs)."""
+        return [None if r is None else r[2] for r in self.op.vjps]
+
+
+def _fit(grad: Tensor | None, meta: tuple | None) -> Tensor | None:
+    """Sum a gradient down to its input's shape and cast it to its dtype (Note [sum_to])."""
+    if grad is None or meta is None:
+        return grad
+    shape, dt = meta
+    if grad._data.shape != shape:
+        grad = sum_to(grad, shape)
+    if grad._data.dtype != dt:
+        if not D.FROM_NUMPY[dt].is_complex and grad._data.dtype.kind == "c":
+            grad = grad.real
+        grad = grad.to(D.FROM_NUMPY[dt]) if grad._data.dtype != dt else grad
+    return grad
+
+
+def sum_to(grad: Tensor, shape: tuple) -> Tensor:
+    """Reduce a broadcast gradient back to `shape` (the inverse of broadcasting)."""
+    lead = grad.ndim - len(shape)
+    dims = tuple(range(lead)) + tuple(i + lead for i, n in enumerate(shape) if n == 1 and grad.shape[i + lead] != 1)
+    if dims:
+        grad = grad.sum(dims, keepdim=True) if lead == 0 else grad.sum(dims, keepdim=True)
+    return grad.reshape(shape) if grad.shape != shape else grad
+
+
+FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after they "
+    "have already been freed). Saved intermediate values of the graph are freed when you call "
+    ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+    "graph a second time or if you need to access saved tensors after calling backward."
+)
+
+
+def modified_message(tensor: Tensor, expected: int, node: Node) -> str:
+    """torch's text for a saved tensor that an in-place op changed after it was saved."""
+    kind = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+            "complex64": "ComplexFloatTensor", "complex128": "ComplexDoubleTensor"}.get(tensor.dtype.name, "Tensor")
+    shape = ", ".join(str(n) for n in tensor.shape)
+    creator = tensor.grad_fn
+    origin = (f"output {tensor._output_nr} of {getattr(creator, 'forward_name', creator.name())}"
+              if creator is not None else "is a leaf Variable")
+    origin = f"which is {origin}," if creator is not None else "which is a leaf Variable,"
+    return (
+        f"one of the variables needed for gradient computation has been modified by an inplace operation: "
+        f"[torch.{kind} [{shape}]], {origin} is at version {tensor._version_value()}; expected version "
+        f"{expected} instead. Hint: enable anomaly detection to find the operation that failed to compute "
+        "its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False)."
+    )
+
+
+class SavedOutput:
+    """An op's own output kept for its backward without a tensor -> node -> tensor cycle."""
+
+    __slots__ = ("data", "counter", "version", "output_nr", "requires_grad")
+
+    def __init__(self, tensor: Tensor) -> None:
+        self.data = tensor._data
+        self.counter = tensor._counter()
+        self.version = self.counter[0]
+        self.output_nr = tensor._output_nr
+        self.requires_grad = tensor._requires_grad
+
+    def unpack(self, node: Node) -> Tensor:
+        t = _wrap(self.data)
+        t._version = self.counter
+        if self.counter[0] != self.version:
+            t.grad_fn, t._output_nr = node, self.output_nr
+            raise RuntimeError(modified_message(t, self.version, node))
+        if self.requires_grad:
+            t.grad_fn, t._output_nr, t._requires_grad = node, self.output_nr, True
+        return t
+
+
+# --------------------------------------------------------------------------------------------
+# The choke point
+# --------------------------------------------------------------------------------------------
+
+def _promote(op: Op, args: tuple) -> tuple[list, object]:
+    """Arrays (or Python scalars) for the forward, converted to torch's result dtype if needed."""
+    arrays = [a._data if isinstance(a, Tensor) else a for a in args]
+    mode = op.promote
+    if mode is None:
+        return arrays, None
+    dims, zeros, scalars = [], [], []
+    for a in args:
+        if isinstance(a, Tensor):
+            (dims if a._data.ndim else zeros).append(a.dtype)
+        elif a is not None:
+            scalars.append(D.scalar_dtype(a))
+    target = D.result_type(dims, zeros, scalars)
+    if mode == "float" and target.category < 2:
+        target = D.defaults.floating
+    np_target = target.np
+    arrays = [a.astype(np_target) if type(a) is _ndarray and a.dtype != np_target else a for a in arrays]
+    return arrays, target
+
+
+def apply(op: Op, args: tuple, params: tuple = ()) -> Tensor | tuple:
+    """Run `op` on tensors `args` with non-tensor `params`; record a node when autograd needs one."""
+    if op.variadic:
+        tensors = args[0]
+        arrays = [t._data for t in tensors]
+        result = op.forward(namespace(arrays[0]), arrays, *params)
+        flat = tensors
+    else:
+        arrays, _ = _promote(op, args)
+        result = op.forward(namespace(arrays[0]), *arrays, *params)
+        flat = args
+    if op.n_outputs == 1:
+        out = _wrap(result)
+        outs = (out,)
+    else:
+        outs = _wrap_many(result)
+        out = outs
+    if op.is_view:
+        _mark_views(op, flat[0], outs, params)
+    if not _grad_state.enabled:
+        return out
+    for t in flat:
+        if isinstance(t, Tensor) and t._requires_grad:
+            break
+    else:
+        return out
+    if op.vjps is None or not op.vjp_src:
+        return out  # no differentiable input: torch records nothing (e.g. comparisons)
+    _record(op, flat, params, outs)
+    return out
+
+
+def _mark_views(op: Op, source: Tensor, outs: tuple, params: tuple) -> None:
+    """Views share memory and the version counter with their base and remember how they were made."""
+    counter = source._counter()
+    base = source._base if source._base is not None else source
+    chain = source._extra.get("view_chain", ()) if source._base is not None else ()
+    single = op.n_outputs == 1
+    for i, o in enumerate(outs):
+        o._version = counter
+        o._base = base
+        o._extra = {"view_chain": chain + ((op, params, None if single else i),)}
+
+
+def _record(op: Op, inputs: Sequence, params: tuple, outs: tuple) -> None:
+    """Attach a node of `op` to its outputs (only reached when some input requires grad)."""
+    node = op.node_class()
+    if op.variadic:
+        node.next_functions = tuple(edge_of(t) if t._requires_grad else NO_EDGE for t in inputs)
+        node._in_meta = ([(t._data.shape, t._data.dtype) for t in inputs],)
+    else:
+        edges = []
+        meta = []
+        for t, wanted in zip(inputs, op.differentiable):
+            if wanted and isinstance(t, Tensor) and t._requires_grad:
+                edges.append(edge_of(t))
+                meta.append((t._data.shape, t._data.dtype))
+            else:
+                edges.append(NO_EDGE)
+                meta.append(None)
+        node.next_functions = tuple(edges)
+        node._in_meta = tuple(meta)
+    node._params = params
+    saved = [inputs[i] for i in op.saves_inputs]
+    node._saved = saved
+    node._versions = [t._version_value() if isinstance(t, Tensor) else None for t in saved]
+    for i in range(len(outs)) if op.differentiable_outputs is None else op.differentiable_outputs:
+        o = outs[i]
+        o.grad_fn = node
+        o._output_nr = i
+        o._requires_grad = True
+    node._result = tuple(SavedOutput(o) for o in outs) if op.saves_result else None
+    node._out_meta = tuple((o._data.shape, o.dtype) for o in outs) if op.n_outputs != 1 else None
+    node._on_record()
+
+
+# --------------------------------------------------------------------------------------------
+# Declaring ops
+# --------------------------------------------------------------------------------------------
+
+OPS: dict[str, Op] = {}
+
+
+def defop(name: str, *, inputs: Sequence[str] = ("self",), params: Sequence[str] = (), node: str | None = None,
+          promote: str | None = None, outputs: int = 1, differentiable_outputs: Sequence[int] | None = None,
+          view: bool = False, jvp: str | None = None, **vjp: str) -> Callable[[Callable], Op]:
+    """Declare a row of the rule table; the decorated function is the op's NumPy forward.
+
+    >>> @defop("exp", node="ExpBackward0", promote="float", self="grad * result.conj()")
+    ... def exp(xp, x): return xp.exp(x)
+    """
+
+    def register(forward: Callable) -> Op:
+        op = Op(name, forward, inputs, params, vjp, jvp, promote,
+                node or "".join(p.capitalize() for p in name.split("_")) + "Backward0",
+                outputs, differentiable_outputs, view)
+        if name in OPS:
+            raise ValueError(f"op {name!r} declared twice")
+        OPS[name] = op
+        return op
+
+    return register
+
+
+def finalize(namespace: dict) -> None:
+    """Compile every formula once all ops exist (formulas call each other)."""
+    for op in OPS.values():
+        op.compile(namespace)
