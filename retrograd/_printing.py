@@ -139,9 +139,7 @@ def _element(value: Any, formatters: _Formatters) -> str:
     return real_fmt.format(value.real) + sign + imag
 
 
-def _vector(
-    a: np.ndarray, indent: int, summarize: bool, formatters: _Formatters
-) -> str:
+def _vector(a: np.ndarray, indent: int, summarize: bool, formatters: _Formatters) -> str:
     """Render a 1-d array, wrapping rows at the line width."""
     real_fmt, imag_fmt = formatters
     element_length = real_fmt.width + 2
@@ -161,9 +159,7 @@ def _vector(
     return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
 
 
-def _nested(
-    a: np.ndarray, indent: int, summarize: bool, formatters: _Formatters
-) -> str:
+def _nested(a: np.ndarray, indent: int, summarize: bool, formatters: _Formatters) -> str:
     """Render an array of any rank as nested brackets."""
     if a.ndim == 0:
         return _element(a.item(), formatters)
@@ -174,10 +170,7 @@ def _nested(
     if summarize and count > 2 * edge:
         parts = [_nested(a[i], indent + 1, summarize, formatters) for i in range(edge)]
         parts.append("...")
-        parts += [
-            _nested(a[i], indent + 1, summarize, formatters)
-            for i in range(count - edge, count)
-        ]
+        parts += [_nested(a[i], indent + 1, summarize, formatters) for i in range(count - edge, count)]
     else:
         parts = [_nested(a[i], indent + 1, summarize, formatters) for i in range(count)]
     return "[" + ("," + "\n" * (a.ndim - 1) + " " * (indent + 1)).join(parts) + "]"
@@ -194,11 +187,7 @@ def _displayed(a: np.ndarray) -> np.ndarray:
     if not edge:
         return a.reshape(-1)[:0]
     count = a.shape[0]
-    rows = (
-        [*range(edge), *range(count - edge, count)]
-        if count > 2 * edge
-        else range(count)
-    )
+    rows = [*range(edge), *range(count - edge, count)] if count > 2 * edge else range(count)
     return np.concatenate([_displayed(a[i]) for i in rows])
 
 
@@ -231,9 +220,7 @@ def _with_suffixes(text: str, suffixes: Sequence[str], indent: int) -> str:
     return "".join(parts)
 
 
-def format_tensor(
-    data: np.ndarray, *, dtype_name: str | None, extras: Sequence[str] = ()
-) -> str:
+def format_tensor(data: np.ndarray, *, dtype_name: str | None, extras: Sequence[str] = ()) -> str:
     """Return torch's repr text for a tensor holding ``data``.
 
     ``dtype_name`` (e.g. ``"float64"``), when given, adds ``dtype=torch.<name>``;

@@ -191,7 +191,10 @@ class Tensor:
         from ._printing import format_tensor
 
         dt = self.dtype
-        shown = dt not in (D.defaults.floating, D.int64, D.bool_, D.default_complex())
+        if self._data.size == 0:
+            shown = dt is not D.defaults.floating  # torch names every other dtype of an empty tensor
+        else:
+            shown = dt not in (D.defaults.floating, D.int64, D.bool_, D.default_complex())
         extras = []
         if self.grad_fn is not None:
             extras.append(f"grad_fn=<{self.grad_fn.name()}>")

@@ -56,9 +56,7 @@ def _reset_options():
 
 def _dtype_name(t: torch.Tensor) -> str | None:
     """The dtype name torch shows in the repr of ``t``, or None when hidden."""
-    shown = (
-        t.dtype != torch.float32 if t.numel() == 0 else t.dtype not in DEFAULT_DTYPES
-    )
+    shown = t.dtype != torch.float32 if t.numel() == 0 else t.dtype not in DEFAULT_DTYPES
     return str(t.dtype).removeprefix("torch.") if shown else None
 
 
@@ -180,10 +178,7 @@ def test_grad_fn_suffix_and_dtype_order():
     t = torch.ones(2, 2, dtype=torch.float64, requires_grad=True) * 3
     got = format_tensor(t.detach().numpy(), dtype_name="float64", extras=_extras(t))
     assert got == repr(t)
-    assert got == (
-        "tensor([[3., 3.],\n        [3., 3.]], dtype=torch.float64, "
-        "grad_fn=<MulBackward0>)"
-    )
+    assert got == ("tensor([[3., 3.],\n        [3., 3.]], dtype=torch.float64, grad_fn=<MulBackward0>)")
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float16, np.complex128])
@@ -195,23 +190,15 @@ def test_suffix_wrapping(dtype):
             leaf = torch.from_numpy(a.copy()).requires_grad_()
             _check(a, requires_grad=True)
             t = leaf * 2
-            got = format_tensor(
-                a * 2, dtype_name=_dtype_name(t), extras=["grad_fn=<MulBackward0>"]
-            )
+            got = format_tensor(a * 2, dtype_name=_dtype_name(t), extras=["grad_fn=<MulBackward0>"])
             assert got == repr(t)
 
 
 def test_documented_examples():
-    assert format_tensor(_arr([1.0, 2.0], np.float32), dtype_name=None) == (
-        "tensor([1., 2.])"
-    )
-    assert format_tensor(_arr([True, False], np.bool_), dtype_name=None) == (
-        "tensor([ True, False])"
-    )
+    assert format_tensor(_arr([1.0, 2.0], np.float32), dtype_name=None) == ("tensor([1., 2.])")
+    assert format_tensor(_arr([True, False], np.bool_), dtype_name=None) == ("tensor([ True, False])")
     assert format_tensor(_arr(27.0, np.float32), dtype_name=None) == "tensor(27.)"
-    assert format_tensor(_arr([204.8, 0.1], np.float32), dtype_name=None) == (
-        "tensor([2.0480e+02, 1.0000e-01])"
-    )
+    assert format_tensor(_arr([204.8, 0.1], np.float32), dtype_name=None) == ("tensor([2.0480e+02, 1.0000e-01])")
     assert format_tensor(np.zeros((0, 3), np.int64), dtype_name="int64") == (
         "tensor([], size=(0, 3), dtype=torch.int64)"
     )

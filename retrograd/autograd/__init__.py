@@ -111,8 +111,9 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
 
 from .function import Function, FunctionCtx, once_differentiable  # noqa: E402
 from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: E402
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402
 from . import graph  # noqa: E402
 
-__all__ = ["Function", "FunctionCtx", "backward", "detect_anomaly", "enable_grad", "grad", "graph", "inference_mode",
+__all__ = ["Function", "FunctionCtx", "GradcheckError", "backward", "gradcheck", "gradgradcheck", "detect_anomaly", "enable_grad", "grad", "graph", "inference_mode",
            "is_grad_enabled", "is_inference_mode_enabled", "no_grad", "once_differentiable", "set_detect_anomaly",
            "set_grad_enabled"]
