@@ -18,7 +18,7 @@ from .ops import *  # noqa: F403 - the op table is the public namespace
 from .ops import __all__ as _ops_all
 from . import autograd  # noqa: E402
 from . import ops as _ops  # noqa: E402
-from . import nn  # noqa: E402
+from . import linalg, nn  # noqa: E402
 
 half, float, double = float16, float32, float64  # noqa: A001
 short, int, long = int16, int32, int64  # noqa: A001

@@ -6,26 +6,28 @@ methods, so `retrograd._tensor` itself stays free of op code.
 
 from __future__ import annotations
 
+import importlib
 import math
 import types
 from typing import Any
 
 from .. import _dtype as D
 from .._tensor import Tensor
-from . import indexing, linalg, nn, pointwise, reduction, shape
-from .indexing import (gather, getitem, index_select, masked_fill, masked_select, nonzero, scatter, scatter_add,
-                       setitem, take_along_dim)
-from .linalg import bmm, dot, ger, matmul, mm, mv, outer
-from .nn import binary_cross_entropy_with_logits, cross_entropy, log_softmax, mse_loss, nll_loss, softmax
-from .pointwise import (abs, add, clamp, clamp_max, clamp_min, clip, conj, cos, div, divide, eq, exp, ge, gt,
-                        isfinite, isinf, isnan, le, log, logical_and, logical_not, logical_or, logical_xor, lt,
-                        maximum, minimum, mul, ne, neg, pow, reciprocal, relu, rsub, sgn, sigmoid, sin, sqrt, sub,
-                        subtract, tanh, true_divide, where)
-from .reduction import all, amax, amin, any, argmax, argmin, max, mean, min, norm, sum, vector_norm
-from .registry import OPS, Op, apply, finalize
-from .shape import (broadcast_to, cat, chunk, clone, concat, concatenate, contiguous, expand, expand_as, flatten,
-                    movedim, moveaxis, narrow, permute, reshape, select, split, squeeze, stack, swapaxes, swapdims, t,
-                    transpose, unbind, unflatten, unsqueeze, view)
+from .registry import OPS, Op, apply, defop, finalize
+
+FAMILIES = ("pointwise", "activation", "complex", "reduction", "selection", "shape", "indexing", "linalg", "nn")
+_modules = []
+for _family in FAMILIES:
+    try:
+        _modules.append(importlib.import_module(f"{__name__}.{_family}"))
+    except ModuleNotFoundError as _e:  # a family not written yet
+        if _e.name != f"{__name__}.{_family}":
+            raise
+for _module in _modules:
+    for _name in getattr(_module, "__all__", ()):
+        globals()[_name] = getattr(_module, _name)
+pointwise, reduction, shape = (importlib.import_module(f"{__name__}.{m}") for m in ("pointwise", "reduction", "shape"))
+from .indexing import getitem, setitem  # noqa: E402
 
 multiply = mul
 negative = neg
@@ -89,7 +91,11 @@ def _type(self: Tensor, dtype: Any = None, **kwargs: Any) -> Any:
 # Tensor methods and operators
 # ============================================================================================
 
-_METHODS = dict(
+_METHODS: dict = {}
+for _module in _modules:
+    for _name in getattr(_module, "METHODS", ()):
+        _METHODS[_name] = getattr(_module, _name)
+_METHODS.update(
     abs=abs, absolute=abs, add=add, all=all, amax=amax, amin=amin, any=any, argmax=argmax, argmin=argmin,
     bmm=bmm, broadcast_to=broadcast_to, chunk=chunk, clamp=clamp, clamp_max=clamp_max, clamp_min=clamp_min,
     clip=clip, clone=clone, conj=conj, contiguous=contiguous, cos=cos, div=div, divide=div, dot=dot, eq=eq,
@@ -143,9 +149,11 @@ def _inplace(fn: Any, name: str) -> Any:
     return method
 
 
-_INPLACE = ("abs", "add", "clamp", "clamp_min", "clamp_max", "clip", "cos", "div", "exp", "log", "masked_fill",
+_INPLACE = ["abs", "add", "clamp", "clamp_min", "clamp_max", "clip", "cos", "div", "exp", "log", "masked_fill",
             "mul", "neg", "pow", "reciprocal", "relu", "sigmoid", "sin", "sqrt", "sub", "tanh", "scatter",
-            "scatter_add", "sgn", "sign", "square", "true_divide", "divide", "multiply", "subtract", "negative")
+            "scatter_add", "sgn", "sign", "square", "true_divide", "divide", "multiply", "subtract", "negative"]
+for _module in _modules:
+    _INPLACE += [n for n in getattr(_module, "INPLACE", ()) if n not in _INPLACE]
 
 
 def _fill_(self: Tensor, value: Any) -> Tensor:
@@ -301,7 +309,7 @@ Tensor.__ipow__ = lambda self, other: Tensor.pow_(self, other)
 def _formula_namespace() -> dict:
     """What formulas may call: the public op functions and each family's helpers."""
     ns: dict = {"math": math, "Tensor": Tensor}
-    for module in (pointwise, reduction, shape, indexing, linalg, nn):
+    for module in _modules:
         ns.update({k: v for k, v in vars(module).items() if not k.startswith("__")})
     ns.update({k: v for k, v in globals().items() if not k.startswith("_") and callable(v)})
     from .. import _creation
@@ -313,5 +321,7 @@ def _formula_namespace() -> dict:
 
 
 __all__ = [n for n, v in list(globals().items()) if not n.startswith("_") and not isinstance(v, types.ModuleType)
-           and n not in ("annotations", "Any", "D", "Op", "OPS", "apply", "finalize", "defop", "math", "Tensor")]
-del _name, _fn
+           and n not in ("annotations", "Any", "D", "Op", "OPS", "apply", "finalize", "defop", "math", "Tensor",
+                         "FAMILIES", "importlib", "types")]
+FUNCTIONAL = [n for m in _modules for n in getattr(m, "FUNCTIONAL", ())]  # names torch.nn.functional has
+LINALG = [n for m in _modules for n in getattr(m, "LINALG", ())]  # names torch.linalg has

@@ -316,3 +316,6 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     s_in, s_idx = list(shape), list(shape)
     s_in[d], s_idx[d] = input._data.shape[d], indices._data.shape[d]
     return gather(input.expand(s_in), d, _wrap(np.broadcast_to(indices._data, s_idx)))
+
+
+__all__ = ["gather", "index_select", "masked_fill", "masked_select", "nonzero", "scatter", "scatter_add", "take_along_dim"]

@@ -185,3 +185,6 @@ def conj(x: Tensor) -> Tensor:
     from .pointwise import conj as _conj
 
     return _conj(x)
+
+
+__all__ = ["bmm", "dot", "ger", "matmul", "mm", "mv", "outer"]

@@ -145,10 +145,10 @@ def bce_logits_input_grad(grad, x, t, w, pw, reduction):
 
 
 def bce_logits_target_grad(grad, x, t, w, pw, reduction):
-    from ..nn.functional import logsigmoid
+    from .pointwise import log, sigmoid
 
     g = reduced_grad(grad, reduction, x.shape, t.shape)
-    d = -x if pw is None else (pw - 1) * -logsigmoid(x) - x
+    d = -x if pw is None else (pw - 1) * -log(sigmoid(x)) - x
     return d * g * w if w is not None else d * g
 
 
@@ -292,3 +292,7 @@ def _class_view(weight: Tensor, input: Tensor) -> Tensor:
     shape = [1] * input._data.ndim
     shape[1 if input._data.ndim > 1 else 0] = -1
     return weight.reshape(shape)
+
+
+__all__ = ["log_softmax", "softmax"]
+FUNCTIONAL = ["binary_cross_entropy_with_logits", "cross_entropy", "log_softmax", "mse_loss", "nll_loss", "softmax"]

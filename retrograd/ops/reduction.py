@@ -344,3 +344,7 @@ def any(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
 
     a = input._data
     return _wrap(a.any() if dim is None else a.any(axis=_wrap_dim(dim, a.ndim), keepdims=keepdim))
+
+
+__all__ = ["all", "amax", "amin", "any", "argmax", "argmin", "max", "mean", "min", "norm", "sum"]
+LINALG = ["vector_norm"]

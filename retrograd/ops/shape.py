@@ -485,3 +485,6 @@ def movedim(input: Tensor, source: int | Sequence[int], destination: int | Seque
 
 
 moveaxis = movedim
+
+
+__all__ = ["broadcast_to", "cat", "chunk", "clone", "concat", "concatenate", "contiguous", "expand", "expand_as", "flatten", "movedim", "moveaxis", "narrow", "permute", "reshape", "select", "split", "squeeze", "stack", "swapaxes", "swapdims", "t", "transpose", "unbind", "unflatten", "unsqueeze", "view"]

@@ -69,7 +69,7 @@ class OpInfo:
         return target
 
 
-FAMILIES = ("pointwise", "reduction", "shape", "indexing", "linalg", "nn")
+FAMILIES = ("pointwise", "activation", "complex", "reduction", "selection", "shape", "indexing", "linalg", "nn")
 
 
 def all_ops() -> list[OpInfo]:

@@ -1,0 +1,27 @@
+"""Every public op has a row in the op database (or a stated reason why it needs none)."""
+
+import retrograd
+from opdb import all_ops
+
+# name -> why it has no op-database row
+EXEMPT = {
+    "conj_physical": "identity on real tensors; covered by the complex rows",
+}
+
+
+def covered_names() -> set[str]:
+    names = set()
+    for info in all_ops():
+        names.add(info.name.split(".")[-1])
+        names.update(info.aliases)
+    return names
+
+
+def public_ops() -> set[str]:
+    ops = retrograd.ops
+    return set(ops.__all__) | set(ops.FUNCTIONAL) | set(ops.LINALG)
+
+
+def test_every_public_op_has_a_row() -> None:
+    missing = sorted(public_ops() - covered_names() - set(EXEMPT))
+    assert not missing, f"public ops without an op-database row: {missing}"
