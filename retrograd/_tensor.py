@@ -1,7 +1,7 @@
 """Tensor: a NumPy array plus the autograd attributes torch users know.
 
 The array lives in `_data`; `grad_fn` is the node that made the tensor (None for leaves);
-`_version` counts in-place changes so that backward can refuse stale saved values. Every
+`_vc` counts in-place changes so that backward can refuse stale saved values. Every
 computation is delegated to the op table (`retrograd.ops`); methods are attached there.
 """
 
@@ -70,7 +70,7 @@ CPU = device("cpu")
 class Tensor:
     """An n-dimensional array that can record the operations applied to it."""
 
-    __slots__ = ("_data", "_requires_grad", "grad_fn", "_output_nr", "_grad", "_version", "_base", "_extra",
+    __slots__ = ("_data", "_requires_grad", "grad_fn", "_output_nr", "_grad", "_vc", "_base", "_extra",
                  "__weakref__")
     __array_ufunc__ = None  # NumPy operators defer to ours: `ndarray + tensor` gives a tensor
     __array_priority__ = 1000
@@ -251,7 +251,7 @@ class Tensor:
                 "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
             )
         if requires_grad and self._data.dtype.kind not in "fc":
-            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")  # torch's wording here
         if self.grad_fn is None:
             self._requires_grad = bool(requires_grad)
         return self
@@ -306,17 +306,18 @@ class Tensor:
         return self._output_nr
 
     @property
-    def _version_number(self) -> int:
+    def _version(self) -> int:
+        """How many in-place changes this tensor (or a view sharing its memory) has seen."""
         return self._version_value()
 
     def _version_value(self) -> int:
-        return 0 if self._version is None else self._version[0]
+        return 0 if self._vc is None else self._vc[0]
 
     def _counter(self) -> list:
         """The version counter, shared with views and detached aliases (made on first need)."""
-        if self._version is None:
-            self._version = [0]
-        return self._version
+        if self._vc is None:
+            self._vc = [0]
+        return self._vc
 
     def _bump_version(self) -> None:
         self._counter()[0] += 1
@@ -346,7 +347,7 @@ class Tensor:
     def detach(self) -> Tensor:
         """The same memory and version counter, cut from the graph (requires_grad=False)."""
         out = _wrap(self._data)
-        out._version = self._counter()
+        out._vc = self._counter()
         return out
 
     def detach_(self) -> Tensor:
@@ -450,7 +451,7 @@ def _snapshot_saved_self(node: Any, tensor: Tensor) -> None:
         if s is tensor:
             snap = _wrap(tensor._data.copy())
             snap.grad_fn, snap._output_nr, snap._requires_grad = tensor.grad_fn, tensor._output_nr, tensor._requires_grad
-            snap._version = [node._versions[i]]
+            snap._vc = [node._versions[i]]
             saved[i] = snap
 
 
@@ -460,7 +461,7 @@ def _init(t: Tensor, data: np.ndarray) -> None:
     t.grad_fn = None
     t._output_nr = 0
     t._grad = None
-    t._version = None
+    t._vc = None
     t._base = None
     t._extra = None
 
@@ -475,7 +476,7 @@ def _wrap(data: Any) -> Tensor:
     t.grad_fn = None
     t._output_nr = 0
     t._grad = None
-    t._version = None
+    t._vc = None
     t._base = None
     t._extra = None
     return t

@@ -212,7 +212,7 @@ def _alias(t: Any) -> Any:
     from .._tensor import _wrap
 
     out = _wrap(t._data)
-    out._version = t._counter()
+    out._vc = t._counter()
     return out
 
 

@@ -71,8 +71,9 @@ class Node:
         return f"<{type(self).__name__} object at {hex(id(self))}>"
 
     def name(self) -> str:
-        """The node's type name, e.g. 'MulBackward0'."""
+        """The node's name as torch reports it, e.g. 'MulBackward0'."""
         return type(self).__name__
+
 
     def apply(self, grads: list) -> list:
         raise NotImplementedError
@@ -106,6 +107,9 @@ class AccumulateGrad(Node):
     """The node of a leaf that requires grad: adds incoming gradients into `variable.grad`."""
 
     __slots__ = ("variable",)
+
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"
 
     def __init__(self, variable: Tensor) -> None:
         super().__init__()
@@ -142,7 +146,7 @@ def _stealable(grad: Tensor) -> bool:
     without a copy (torch's rule too). References here: the engine's list, the argument of
     accumulate_into, the argument of _stealable and getrefcount's own (plus `data` here for the array)."""
     data = grad._data
-    return (data.base is None and grad._version is None and grad.grad_fn is None
+    return (data.base is None and grad._vc is None and grad.grad_fn is None
             and sys.getrefcount(grad) <= 4 and sys.getrefcount(data) <= 3)
 
 

@@ -54,6 +54,7 @@ def matmul_nd(xp, a, b):
 
 
 matmul_vec_mat = matmul_nd.alias("matmul_vec_mat", "SqueezeBackward4")
+matmul_mat_batch = matmul_nd.alias("matmul_mat_batch", "CloneBackward0")  # torch: (b.mT @ a.mT).mT.contiguous()
 
 
 # ============================================================================================
@@ -171,7 +172,8 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({int(_prod(a2[:-1]))}x{ka} and "
                            f"{kb}x{other._data.shape[-1]})")
     _check_dtypes("matmul", input, other)
-    return apply(matmul_vec_mat if da == 1 and db == 2 else matmul_nd, (input, other))
+    op = matmul_vec_mat if da == 1 and db == 2 else matmul_mat_batch if da == 2 and db >= 3 else matmul_nd
+    return apply(op, (input, other))
 
 
 def _prod(values: tuple) -> int:

@@ -36,6 +36,9 @@ def namespace(array: object) -> types.ModuleType:
     return np if get is None else get()
 
 
+ENGINE_NODES = ("CopySlices", "CopyBackwards")
+
+
 class Op:
     """One row of the rule table: forward, VJPs per input, JVP, and the node class it records."""
 
@@ -64,7 +67,10 @@ class Op:
         self.saves_inputs = tuple(i for i, n in enumerate(self.inputs) if n in names)
         self.saves_result = "result" in names or "results" in names
         forward_name = node_name[: node_name.index("Backward")] if "Backward" in node_name else node_name
-        self.node_class = type(node_name, (OpNode,), {"__slots__": (), "op": self, "forward_name": forward_name})
+        attrs = {"__slots__": (), "op": self, "forward_name": forward_name}
+        if node_name in ENGINE_NODES:  # torch names these 'torch::autograd::<Name>'
+            attrs["name"] = lambda node: "torch::autograd::" + type(node).__name__
+        self.node_class = type(node_name, (OpNode,), attrs)
 
     def __call__(self, *args: object) -> Tensor | tuple:
         """Run the op: the leading arguments are its tensor inputs, the rest its parameters."""
@@ -260,7 +266,7 @@ class SavedOutput:
 
     def unpack(self, node: Node) -> Tensor:
         t = _wrap(self.data)
-        t._version = self.counter
+        t._vc = self.counter
         if self.counter[0] != self.version:
             t.grad_fn, t._output_nr = node, self.output_nr
             raise RuntimeError(modified_message(t, self.version, node))
@@ -293,6 +299,22 @@ def _promote(op: Op, args: tuple) -> tuple[list, object]:
     return arrays, target
 
 
+def _broadcast_error(arrays: list) -> RuntimeError | None:
+    """torch's message for shapes that do not broadcast (None if they do)."""
+    shapes = [a.shape for a in arrays if hasattr(a, "shape")]
+    if len(shapes) < 2:
+        return None
+    a, b = shapes[0], shapes[1]
+    n = max(len(a), len(b))
+    for i in range(1, n + 1):
+        x = a[-i] if i <= len(a) else 1
+        y = b[-i] if i <= len(b) else 1
+        if x != y and x != 1 and y != 1:
+            return RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
+                                f"non-singleton dimension {n - i}")
+    return None
+
+
 def apply(op: Op, args: tuple, params: tuple = ()) -> Tensor | tuple:
     """Run `op` on tensors `args` with non-tensor `params`; record a node when autograd needs one."""
     if op.variadic:
@@ -302,7 +324,10 @@ def apply(op: Op, args: tuple, params: tuple = ()) -> Tensor | tuple:
         flat = tensors
     else:
         arrays, _ = _promote(op, args)
-        result = op.forward(namespace(arrays[0]), *arrays, *params)
+        try:
+            result = op.forward(namespace(arrays[0]), *arrays, *params)
+        except ValueError as e:  # NumPy's broadcasting error, in torch's words
+            raise _broadcast_error(arrays) or e from None
         flat = args
     if op.n_outputs == 1:
         out = _wrap(result)
@@ -332,7 +357,7 @@ def _mark_views(op: Op, source: Tensor, outs: tuple, params: tuple) -> None:
     chain = source._extra.get("view_chain", ()) if source._base is not None else ()
     single = op.n_outputs == 1
     for i, o in enumerate(outs):
-        o._version = counter
+        o._vc = counter
         o._base = base
         o._extra = {"view_chain": chain + ((op, params, None if single else i),)}
 
