@@ -42,9 +42,9 @@ class device:  # noqa: N801 - torch's name
 
     __slots__ = ("type", "index")
 
-    def __init__(self, type: str = "cpu", index: int | None = None) -> None:  # noqa: A002
+    def __init__(self, type: str = "cpu", index: int | None = None) -> None:  # noqa: A002 - torch's name
         if isinstance(type, device):
-            type, index = type.type, type.index
+            type, index = type.type, type.index  # noqa: A001
         name, _, idx = str(type).partition(":")
         if name != "cpu":
             raise RuntimeError(f"retrograd computes on the CPU only; device {type!r} is not available")
@@ -280,7 +280,8 @@ class Tensor:
     def grad(self, value: Tensor | None) -> None:
         if value is not None:
             if not isinstance(value, Tensor):
-                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
+                raise TypeError("assigned grad expected to be a Tensor or None but got grad of type "
+                                f"{type(value).__name__}")
             if value.dtype != self.dtype:
                 raise RuntimeError("assigned grad has data of a different type")
             if value._data.shape != self._data.shape:
@@ -299,7 +300,7 @@ class Tensor:
     @property
     def retains_grad(self) -> bool:
         fn = self.grad_fn
-        return fn is not None and bool(fn._retained) and self._output_nr in fn._retained
+        return fn is not None and fn._hookset is not None and self._output_nr in fn._hookset.retained
 
     @property
     def output_nr(self) -> int:
@@ -329,7 +330,6 @@ class Tensor:
         acc = ref() if ref is not None else None
         if acc is None:
             acc = AccumulateGrad(self)
-            acc._tensor_hooks = {0: self._leaf_hooks()}
             extra["acc"] = weakref.ref(acc)
         return acc
 
@@ -364,9 +364,7 @@ class Tensor:
         fn = self.grad_fn
         if fn is None:
             return
-        if fn._retained is None:
-            fn._retained = {}
-        fn._retained[self._output_nr] = weakref.ref(self)
+        fn.hooks().retained[self._output_nr] = weakref.ref(self)
 
     def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
         """hook(grad) runs when the gradient of this tensor is computed; it may return a new one."""
@@ -450,7 +448,8 @@ def _snapshot_saved_self(node: Any, tensor: Tensor) -> None:
     for i, s in enumerate(saved):
         if s is tensor:
             snap = _wrap(tensor._data.copy())
-            snap.grad_fn, snap._output_nr, snap._requires_grad = tensor.grad_fn, tensor._output_nr, tensor._requires_grad
+            snap.grad_fn, snap._output_nr = tensor.grad_fn, tensor._output_nr
+            snap._requires_grad = tensor._requires_grad
             snap._vc = [node._versions[i]]
             saved[i] = snap
 

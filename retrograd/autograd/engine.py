@@ -1,8 +1,9 @@
 """The backward pass: one iterative walk over the graph, shared by backward() and autograd.grad().
 
-1. Find the nodes that lead to a target (every leaf for backward(), the given inputs otherwise)
-   with an explicit stack, no recursion, so a 1,000,000-node chain is fine.
-2. Count, for each such node, how many of its consumers will send it a gradient.
+1. Count, for every node reachable from the roots, how many edges point at it (its
+   dependencies), with an explicit stack: no recursion, so a 1,000,000-node chain is fine.
+2. When only some inputs are wanted (autograd.grad, backward(inputs=...)), keep only the nodes
+   that lead to one of them, and count dependencies among those.
 3. Start from the roots; a node runs once every consumer has sent its gradient (its count hits
    zero). Pending gradients wait in a dict and are dropped as soon as they are used.
 4. After a node runs, what it saved is released unless retain_graph.
@@ -14,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from . import grad_mode
-from .graph import AccumulateGrad, Node, accumulate_into, anomaly, edge_of
+from .graph import AccumulateGrad, HookSet, Node, accumulate_into, anomaly, edge_of
 
 
 def run_backward(outputs: Sequence, grad_outputs: Sequence, retain_graph: bool, create_graph: bool,
@@ -25,56 +26,45 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, retain_graph: bool, 
     capture=True (autograd.grad): return the gradient of each of `inputs`, touch no `.grad`.
     """
     roots = []
-    for i, (out, grad) in enumerate(zip(outputs, grad_outputs)):
+    for i, out in enumerate(outputs):
         if not out._requires_grad:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
-        roots.append((edge_of(out), grad))
+        roots.append(edge_of(out))
 
-    # targets: edge -> slot in the result list (capture) or the tensor whose .grad receives it
-    targets: dict[tuple, list] = {}
+    # Step 1: dependency counts over everything reachable.
+    deps: dict[Node, int] = {}
+    stack = []
+    for node, _ in roots:
+        if node not in deps:
+            deps[node] = 0
+            stack.append(node)
+    while stack:
+        for child, _ in stack.pop().next_functions:
+            if child is not None:
+                count = deps.get(child)
+                if count is None:
+                    deps[child] = 1
+                    stack.append(child)
+                else:
+                    deps[child] = count + 1
+
+    # Step 2: with explicit inputs, only nodes that lead to one of them run.
+    targets: dict[tuple, list[int]] = {}
     if inputs is not None:
         for k, t in enumerate(inputs):
-            edge = edge_of(t)
-            targets.setdefault((id(edge[0]), edge[1]), []).append(k)
-    target_nodes = {key[0] for key in targets}
-
-    # Steps 1-2: reachable nodes in post-order, which ones lead to a target, dependency counts.
-    root_nodes = list({id(e[0]): e[0] for e, _ in roots}.values())
-    order: list[Node] = []
-    seen: set[int] = set()
-    stack = [(n, False) for n in root_nodes]
-    while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            order.append(node)
-            continue
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        stack.append((node, True))
-        for child, _ in node.next_functions:
-            if child is not None and id(child) not in seen:
-                stack.append((child, False))
-    needed: set[int] = set()
-    for node in order:  # children come before parents in post-order
-        if inputs is None:
-            if type(node) is AccumulateGrad or any(c is not None and id(c) in needed for c, _ in node.next_functions):
-                needed.add(id(node))
-        elif id(node) in target_nodes or any(c is not None and id(c) in needed for c, _ in node.next_functions):
-            needed.add(id(node))
-    deps: dict[int, int] = {}
-    for node in order:
-        if id(node) in needed:
-            for child, _ in node.next_functions:
-                if child is not None and id(child) in needed:
-                    deps[id(child)] = deps.get(id(child), 0) + 1
+            node, nr = edge_of(t)
+            targets.setdefault((node, nr), []).append(k)
+        deps = _restrict(deps, roots, {node for node, _ in targets})
+    target_nodes = {node for node, _ in targets}
 
     # Step 3: run nodes as their counts reach zero.
-    buffers: dict[int, list] = {}
-    for (node, nr), grad in roots:
-        buf = buffers.setdefault(id(node), [None] * _n_outputs(node))
+    buffers: dict[Node, list] = {}
+    for (node, nr), grad in zip(roots, grad_outputs):
+        buf = buffers.get(node)
+        if buf is None:
+            buf = buffers[node] = [None] * _n_outputs(node)
         buf[nr] = grad if buf[nr] is None else buf[nr] + grad
-    ready = [n for n in root_nodes if deps.get(id(n), 0) == 0 and id(n) in needed]
+    ready = [node for node in buffers if deps.get(node) == 0]
     captured: list = [None] * (len(inputs) if inputs is not None else 0)
     state = grad_mode._state
     prev = state.enabled
@@ -82,63 +72,91 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, retain_graph: bool, 
     try:
         while ready:
             node = ready.pop()
-            grads = buffers.pop(id(node))
-            grads = _call_tensor_hooks(node, grads)
-            if id(node) in target_nodes:
-                for nr, g in enumerate(grads):
-                    for k in targets.get((id(node), nr), ()):
-                        if capture:
-                            captured[k] = g
-                        elif type(node) is not AccumulateGrad:
-                            accumulate_into(inputs[k], g)  # backward(inputs=[non_leaf]) fills its .grad
+            grads = buffers.pop(node)
+            if node._hookset is not None:
+                grads = _call_pre_hooks(node._hookset, grads)
+            if node in target_nodes:
+                _deliver(node, grads, targets, inputs, captured, capture)
             if type(node) is AccumulateGrad:
                 if not capture:
                     node.apply(grads)
                 continue
-            if inputs is not None and not any(c is not None and id(c) in needed for c, _ in node.next_functions):
-                continue
             outs = _run_node(node, grads, retain_graph)
             for (child, nr), g in zip(node.next_functions, outs):
-                if child is None or id(child) not in needed:
+                if child is None:
                     continue
+                count = deps.get(child)
+                if count is None:  # not on a path to a wanted input
+                    continue
+                buf = buffers.get(child)
+                if buf is None:
+                    buf = buffers[child] = [None] * _n_outputs(child)
                 if g is not None:
-                    buf = buffers.get(id(child))
-                    if buf is None:
-                        buf = buffers[id(child)] = [None] * _n_outputs(child)
                     buf[nr] = g if buf[nr] is None else buf[nr] + g
-                elif id(child) not in buffers:
-                    buffers[id(child)] = [None] * _n_outputs(child)
-                deps[id(child)] -= 1
-                if deps[id(child)] == 0:
+                if count == 1:
                     ready.append(child)
-            outs = g = grads = None  # drop references so AccumulateGrad may keep a gradient without copying
+                deps[child] = count - 1
+            outs = g = grads = buf = None  # drop references so AccumulateGrad may keep a gradient without copying
     finally:
         state.enabled = prev
     return captured if capture else None
 
 
+def _restrict(deps: dict, roots: list, wanted: set) -> dict:
+    """Dependency counts among the nodes that lead to a wanted node (children before parents)."""
+    order: list[Node] = []
+    seen: set = set()
+    stack = [(node, False) for node, _ in roots]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+        elif node not in seen:
+            seen.add(node)
+            stack.append((node, True))
+            stack.extend((c, False) for c, _ in node.next_functions if c is not None and c not in seen)
+    needed: set = set()
+    for node in order:
+        if node in wanted or any(c in needed for c, _ in node.next_functions if c is not None):
+            needed.add(node)
+    restricted = {node: 0 for node in needed}
+    for node in needed:
+        for child, _ in node.next_functions:
+            if child in needed:
+                restricted[child] += 1
+    return restricted
+
+
 def _n_outputs(node: Node) -> int:
     meta = getattr(node, "_out_meta", None)
-    return len(meta) if meta else getattr(node, "_n_outputs", 1)
+    return len(meta) if meta else 1
 
 
-def _call_tensor_hooks(node: Node, grads: list) -> list:
+def _deliver(node: Node, grads: list, targets: dict, inputs: Sequence, captured: list, capture: bool) -> None:
+    """Hand the gradient arriving for a wanted input to the caller (autograd.grad) or to its .grad
+    (backward(inputs=[non_leaf]); a leaf's AccumulateGrad does that itself)."""
+    for nr, g in enumerate(grads):
+        for k in targets.get((node, nr), ()):
+            if capture:
+                captured[k] = g
+            elif type(node) is not AccumulateGrad:
+                accumulate_into(inputs[k], g)
+
+
+def _call_pre_hooks(hs: HookSet, grads: list) -> list:
     """Hooks registered on the tensors this node produced, then retain_grad, then node pre-hooks."""
-    hooks = node._tensor_hooks
-    if hooks:
-        for nr, fns in hooks.items():
-            for fn in list(fns.values()):
-                if grads[nr] is not None:
-                    new = fn(grads[nr])
-                    if new is not None:
-                        grads[nr] = new
-    if node._retained:
-        for nr, ref in node._retained.items():
-            t = ref()
-            if t is not None and grads[nr] is not None:
-                t._grad = grads[nr].detach().clone() if t._grad is None else t._grad + grads[nr].detach()
-    if node._pre_hooks:
-        for fn in list(node._pre_hooks.values()):
+    for nr, fns in hs.tensor.items():
+        for fn in list(fns.values()):
+            if grads[nr] is not None:
+                new = fn(grads[nr])
+                if new is not None:
+                    grads[nr] = new
+    for nr, ref in hs.retained.items():
+        t = ref()
+        if t is not None and grads[nr] is not None:
+            t._grad = grads[nr].detach().clone() if t._grad is None else t._grad + grads[nr].detach()
+    if hs.pre:
+        for fn in list(hs.pre.values()):
             new = fn(tuple(grads))
             if new is not None:
                 grads = list(new)
@@ -147,14 +165,16 @@ def _call_tensor_hooks(node: Node, grads: list) -> list:
 
 def _run_node(node: Node, grads: list, retain_graph: bool) -> list:
     """Apply one node: its VJPs, then post-hooks and anomaly checks; free it unless retained."""
-    if all(g is None for g in grads):
-        outs = [None] * len(node.next_functions)
+    for g in grads:
+        if g is not None:
+            outs = node.apply(grads)
+            break
     else:
-        outs = node.apply(grads)
+        outs = [None] * len(node.next_functions)
     if not retain_graph:
         node.release()
-    if node._hooks:
-        for fn in list(node._hooks.values()):
+    if node._hookset is not None and node._hookset.post:
+        for fn in list(node._hookset.post.values()):
             new = fn(tuple(outs), tuple(grads))
             if new is not None:
                 outs = list(new)

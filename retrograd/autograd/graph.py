@@ -52,20 +52,27 @@ class HookDict(dict):
         return RemovableHandle(self, HookDict._next)
 
 
+class HookSet:
+    """The rarely used per-node extras (hooks, retain_grad, metadata), made on first use."""
+
+    __slots__ = ("post", "pre", "tensor", "retained", "metadata")
+
+    def __init__(self) -> None:
+        self.post: HookDict | None = None
+        self.pre: HookDict | None = None
+        self.tensor: dict[int, HookDict] = {}
+        self.retained: dict[int, weakref.ref] = {}
+        self.metadata: dict = {}
+
+
 class Node:
     """A step of the backward graph; subclasses define `apply(grads) -> grads of inputs`."""
 
-    __slots__ = ("next_functions", "_hooks", "_pre_hooks", "_tensor_hooks", "_retained", "_trace", "metadata",
-                 "__weakref__")
+    __slots__ = ("next_functions", "_hookset", "_trace", "__weakref__")
 
     def __init__(self) -> None:
-        self._on_record()
-
-    def _on_record(self) -> None:
-        """Initialise the rarely used fields (hooks, anomaly trace) in one place."""
-        self._hooks = self._pre_hooks = self._tensor_hooks = self._retained = None
+        self._hookset = None
         self._trace = anomaly_trace() if anomaly.enabled else None
-        self.metadata = None
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {hex(id(self))}>"
@@ -74,29 +81,37 @@ class Node:
         """The node's name as torch reports it, e.g. 'MulBackward0'."""
         return type(self).__name__
 
-
     def apply(self, grads: list) -> list:
         raise NotImplementedError
 
     def release(self) -> None:
         """Free what was saved for backward (called after use unless retain_graph)."""
 
+    def hooks(self) -> HookSet:
+        if self._hookset is None:
+            self._hookset = HookSet()
+        return self._hookset
+
+    @property
+    def metadata(self) -> dict:
+        return self.hooks().metadata
+
     def register_hook(self, fn: Callable) -> RemovableHandle:
         """fn(grad_inputs, grad_outputs) runs after this node; it may return new grad_inputs."""
-        if self._hooks is None:
-            self._hooks = HookDict()
-        return self._hooks.add(fn)
+        hs = self.hooks()
+        if hs.post is None:
+            hs.post = HookDict()
+        return hs.post.add(fn)
 
     def register_prehook(self, fn: Callable) -> RemovableHandle:
         """fn(grad_outputs) runs before this node; it may return new grad_outputs."""
-        if self._pre_hooks is None:
-            self._pre_hooks = HookDict()
-        return self._pre_hooks.add(fn)
+        hs = self.hooks()
+        if hs.pre is None:
+            hs.pre = HookDict()
+        return hs.pre.add(fn)
 
     def _tensor_hook_dict(self, output_nr: int) -> HookDict:
-        if self._tensor_hooks is None:
-            self._tensor_hooks = {}
-        return self._tensor_hooks.setdefault(output_nr, HookDict())
+        return self.hooks().tensor.setdefault(output_nr, HookDict())
 
     def __call__(self, *grads: Any) -> Any:
         out = self.apply(list(grads))
@@ -115,6 +130,7 @@ class AccumulateGrad(Node):
         super().__init__()
         self.variable = variable
         self.next_functions = ()
+        self.hooks().tensor[0] = variable._leaf_hooks()  # the leaf's own hooks run before accumulation
 
     def apply(self, grads: list) -> list:
         accumulate_into(self.variable, grads[0])

@@ -22,9 +22,10 @@ import numpy as np
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap, _wrap_many
 from ..autograd import grad_mode
-from ..autograd.graph import NO_EDGE, Node, edge_of
+from ..autograd.graph import NO_EDGE, Node, anomaly, anomaly_trace, edge_of
 
 _ndarray = np.ndarray
+_new = object.__new__
 _grad_state = grad_mode._state
 
 
@@ -43,8 +44,8 @@ class Op:
     """One row of the rule table: forward, VJPs per input, JVP, and the node class it records."""
 
     __slots__ = ("name", "forward", "inputs", "params", "vjp_src", "jvp_src", "promote", "node_class",
-                 "n_outputs", "differentiable_outputs", "variadic", "differentiable", "is_view", "saves_inputs", "saves_result",
-                 "vjps", "jvp", "__dict__")
+                 "n_outputs", "differentiable_outputs", "variadic", "differentiable", "is_view", "saves_inputs",
+                 "saves_result", "vjps", "jvp", "__dict__")
 
     def __init__(self, name: str, forward: Callable, inputs: Sequence[str], params: Sequence[str],
                  vjp: dict[str, str], jvp: str | None, promote: str | None, node_name: str,
@@ -61,7 +62,7 @@ class Op:
         self.differentiable_outputs = None if differentiable_outputs is None else tuple(differentiable_outputs)
         self.is_view = is_view
         self.differentiable = tuple(n in self.vjp_src for n in self.inputs)
-        self.vjps: tuple | None = None  # compiled by finalize(), once every op is defined
+        self.vjps: Callable | None = None  # the generated backward, made by finalize() once every op exists
         self.jvp = None
         names = set().union(*(self._referenced_names(src) for src in self.vjp_src.values()))
         self.saves_inputs = tuple(i for i, n in enumerate(self.inputs) if n in names)
@@ -108,20 +109,42 @@ class Op:
         return names
 
     def compile(self, namespace: dict) -> None:
-        """Turn each formula into a function whose parameters are the names it reads."""
-        available = ("grad", "grads", "result", "results", *self.inputs, *self.params,
-                     *(f"{n}_shape" for n in self.inputs), *(f"{n}_dtype" for n in self.inputs))
-        rules = []
-        for name in self.inputs:
-            src = self.vjp_src.get(name)
-            if src is None:
-                rules.append(None)
-                continue
-            used = self._referenced_names(src)
-            args = tuple(a for a in available if a in used)
-            fn = eval(f"lambda {', '.join(args)}: ({src})", namespace)  # noqa: S307 - our own table
-            rules.append((fn, args, src))
-        self.vjps = tuple(rules)
+        """Generate this op's backward: one function that unpacks exactly the saved values its
+        formulas read and evaluates each input's formula only when that input wants a gradient."""
+        used = set().union(*(self._referenced_names(src) for src in self.vjp_src.values()))
+        lines = ["def backward(node, grads):", "    nf = node.next_functions"]
+        if self.saves_inputs:
+            lines.append("    saved = node._unpack_saved()")
+            lines += [f"    {self.inputs[i]} = saved[{k}]" for k, i in enumerate(self.saves_inputs)]
+        if self.saves_result:
+            lines.append("    results = node._unpack_results()")
+            lines.append("    result = results[0]")
+        lines += [f"    {p} = node._params[{k}]" for k, p in enumerate(self.params) if p in used]
+        for k, name in enumerate(self.inputs):
+            for suffix, pos in (("_shape", 0), ("_dtype", 1)):
+                if name + suffix in used:
+                    meta = f"node._in_meta[{k}]"
+                    lines.append(f"    {name}{suffix} = [m[{pos}] for m in {meta}]" if self.variadic
+                                 else f"    {name}{suffix} = {meta}[{pos}]")
+        if self.n_outputs == 1:
+            lines.append("    grad = grads[0]")
+        else:
+            lines.append("    grads = node._materialize(grads)")
+            lines.append("    grad = grads[0]")
+        if self.variadic:
+            src = self.vjp_src.get(self.inputs[0])
+            lines.append(f"    return [None if e[0] is None else _fit(g, m) for g, m, e in "
+                         f"zip(({src}), node._in_meta[0], nf)]")
+        else:
+            outs = []
+            for k, name in enumerate(self.inputs):
+                src = self.vjp_src.get(name)
+                outs.append("None" if src is None
+                            else f"(None if nf[{k}][0] is None else _fit(({src}), node._in_meta[{k}]))")
+            lines.append(f"    return [{', '.join(outs)}]")
+        scope = dict(namespace, _fit=_fit)
+        exec("\n".join(lines), scope)  # noqa: S102 - generated from our own rule table
+        self.vjps = scope["backward"]
 
 
 # Note [sum_to]
@@ -131,77 +154,43 @@ class Op:
 
 
 class OpNode(Node):
-    """A node recorded by `apply`: saved values plus the op's compiled VJP rules."""
+    """A node recorded by `apply`: what its op's formulas read, and the generated backward."""
 
     __slots__ = ("_saved", "_versions", "_params", "_in_meta", "_out_meta", "_result")
     op: Op
     forward_name: str
 
-    def _unpack(self) -> dict:
-        """The values the rules may read, with torch's checks for freed and modified tensors."""
+    def apply(self, grads: list) -> list:
+        return self.op.vjps(self, grads)
+
+    def _unpack_saved(self) -> list:
+        """The saved inputs, with torch's errors for freed graphs and in-place changes since."""
         saved = self._saved
         if saved is None:
             raise RuntimeError(FREED_MESSAGE)
-        op = self.op
-        env = dict(zip(op.params, self._params))
-        for tensor, version, i in zip(saved, self._versions, op.saves_inputs):
-            tensor = tensor.unpack(self) if type(tensor) is SavedOutput else tensor
-            if version is not None and tensor._version_value() != version:
+        for tensor, version in zip(saved, self._versions):
+            if version is not None and (0 if tensor._vc is None else tensor._vc[0]) != version:
                 raise RuntimeError(modified_message(tensor, version, self))
-            env[op.inputs[i]] = tensor
-        if op.saves_result:
-            results = tuple(s.unpack(self) for s in self._result)
-            env["results"] = results
-            env["result"] = results[0]
-        for name, meta in zip(op.inputs, self._in_meta):
-            if meta is not None and type(meta) is tuple:
-                env[name + "_shape"], env[name + "_dtype"] = meta
-            elif meta is not None:
-                env[name + "_shape"] = [m[0] for m in meta]
-                env[name + "_dtype"] = [m[1] for m in meta]
-        return env
+        return saved
 
-    def apply(self, grads: list) -> list:
-        op = self.op
-        env = self._unpack()
-        if op.n_outputs == 1:
-            env["grad"] = grads[0]
-        else:
-            env["grads"] = tuple(self._materialize(grads))
-            env["grad"] = env["grads"][0]
-        out: list = []
-        for rule, meta, edge in zip(op.vjps, self._in_meta, self._input_edges()):
-            if op.variadic:
-                fn, args, _ = rule
-                gs = fn(*[env[a] for a in args])
-                out.extend(_fit(g, m) if e else None for g, m, e in zip(gs, meta, edge))
-            elif not edge or rule is None:
-                out.append(None)
-            else:
-                fn, args, _ = rule
-                out.append(_fit(fn(*[env[a] for a in args]), meta))
-        return out
+    def _unpack_results(self) -> tuple:
+        if self._saved is None:
+            raise RuntimeError(FREED_MESSAGE)
+        return tuple(s.unpack(self) for s in self._result)
 
-    def _input_edges(self) -> list:
-        """Per input: whether a gradient is wanted (a list of flags for a variadic input)."""
-        nf = self.next_functions
-        if self.op.variadic:
-            return [[e[0] is not None for e in nf]]
-        return [e[0] is not None for e in nf]
-
-    def _materialize(self, grads: list) -> list:
+    def _materialize(self, grads: list) -> tuple:
         """Undefined gradients of a multi-output node become zeros, as torch's formulas expect."""
         from .. import zeros
 
-        return [g if g is not None else zeros(shape, dtype=dt) for g, (shape, dt) in zip(grads, self._out_meta)]
+        return tuple(g if g is not None else zeros(shape, dtype=dt) for g, (shape, dt) in zip(grads, self._out_meta))
 
     def release(self) -> None:
         self._saved = None
         self._result = None
 
-    def rule_sources(self) -> list[str | None]:
+    def rule_sources(self) -> dict[str, str]:
         """The formula text of each input's rule, as written in the table (for traces and docs)."""
-        return [None if r is None else r[2] for r in self.op.vjps]
+        return dict(self.op.vjp_src)
 
 
 def _fit(grad: Tensor | None, meta: tuple | None) -> Tensor | None:
@@ -279,12 +268,30 @@ class SavedOutput:
 # The choke point
 # --------------------------------------------------------------------------------------------
 
-def _promote(op: Op, args: tuple) -> tuple[list, object]:
-    """Arrays (or Python scalars) for the forward, converted to torch's result dtype if needed."""
-    arrays = [a._data if isinstance(a, Tensor) else a for a in args]
+def _arrays(op: Op, args: tuple) -> list:
+    """The forward's arguments: arrays (or Python scalars), converted to torch's result dtype.
+
+    The common case, tensors of one dtype with scalars that do not raise its category, needs no
+    conversion: NumPy's own rules then agree with torch's."""
     mode = op.promote
     if mode is None:
-        return arrays, None
+        return [a._data if isinstance(a, Tensor) else a for a in args]
+    first = args[0]
+    if isinstance(first, Tensor):
+        dt = first._data.dtype
+        kind = dt.kind
+        if mode != "float" or kind in "fc":
+            for a in args:
+                if isinstance(a, Tensor):
+                    if a._data.dtype is not dt:
+                        break
+                elif type(a) is float:
+                    if kind not in "fc":
+                        break
+                elif type(a) is not int and a is not None:
+                    break
+            else:
+                return [a._data if isinstance(a, Tensor) else a for a in args]
     dims, zeros, scalars = [], [], []
     for a in args:
         if isinstance(a, Tensor):
@@ -295,8 +302,8 @@ def _promote(op: Op, args: tuple) -> tuple[list, object]:
     if mode == "float" and target.category < 2:
         target = D.defaults.floating
     np_target = target.np
-    arrays = [a.astype(np_target) if type(a) is _ndarray and a.dtype != np_target else a for a in arrays]
-    return arrays, target
+    return [(a._data if a._data.dtype == np_target else a._data.astype(np_target)) if isinstance(a, Tensor) else a
+            for a in args]
 
 
 def _broadcast_error(arrays: list) -> RuntimeError | None:
@@ -318,35 +325,29 @@ def _broadcast_error(arrays: list) -> RuntimeError | None:
 def apply(op: Op, args: tuple, params: tuple = ()) -> Tensor | tuple:
     """Run `op` on tensors `args` with non-tensor `params`; record a node when autograd needs one."""
     if op.variadic:
-        tensors = args[0]
-        arrays = [t._data for t in tensors]
+        inputs = args[0]
+        arrays = [t._data for t in inputs]
         result = op.forward(namespace(arrays[0]), arrays, *params)
-        flat = tensors
     else:
-        arrays, _ = _promote(op, args)
+        inputs = args
+        arrays = _arrays(op, args)
+        first = arrays[0]
         try:
-            result = op.forward(namespace(arrays[0]), *arrays, *params)
+            result = op.forward(np if type(first) is _ndarray else namespace(first), *arrays, *params)
         except ValueError as e:  # NumPy's broadcasting error, in torch's words
             raise _broadcast_error(arrays) or e from None
-        flat = args
     if op.n_outputs == 1:
         out = _wrap(result)
         outs = (out,)
     else:
-        outs = _wrap_many(result)
-        out = outs
+        out = outs = _wrap_many(result)
     if op.is_view:
-        _mark_views(op, flat[0], outs, params)
-    if not _grad_state.enabled:
-        return out
-    for t in flat:
-        if isinstance(t, Tensor) and t._requires_grad:
-            break
-    else:
-        return out
-    if op.vjps is None or not op.vjp_src:
-        return out  # no differentiable input: torch records nothing (e.g. comparisons)
-    _record(op, flat, params, outs)
+        _mark_views(op, inputs[0], outs, params)
+    if _grad_state.enabled and op.vjp_src:
+        for t in inputs:
+            if isinstance(t, Tensor) and t._requires_grad:
+                _record(op, inputs, params, outs)
+                break
     return out
 
 
@@ -364,34 +365,49 @@ def _mark_views(op: Op, source: Tensor, outs: tuple, params: tuple) -> None:
 
 def _record(op: Op, inputs: Sequence, params: tuple, outs: tuple) -> None:
     """Attach a node of `op` to its outputs (only reached when some input requires grad)."""
-    node = op.node_class()
+    node = _new(op.node_class)
+    node._hookset = None
+    node._trace = anomaly_trace() if anomaly.enabled else None
+    edges = []
+    meta = []
     if op.variadic:
-        node.next_functions = tuple(edge_of(t) if t._requires_grad else NO_EDGE for t in inputs)
-        node._in_meta = ([(t._data.shape, t._data.dtype) for t in inputs],)
+        for t in inputs:
+            edges.append(edge_of(t) if t._requires_grad else NO_EDGE)
+            meta.append((t._data.shape, t._data.dtype))
+        meta = [meta]
     else:
-        edges = []
-        meta = []
         for t, wanted in zip(inputs, op.differentiable):
-            if wanted and isinstance(t, Tensor) and t._requires_grad:
-                edges.append(edge_of(t))
+            if isinstance(t, Tensor):
+                edges.append(edge_of(t) if wanted and t._requires_grad else NO_EDGE)
                 meta.append((t._data.shape, t._data.dtype))
             else:
                 edges.append(NO_EDGE)
                 meta.append(None)
-        node.next_functions = tuple(edges)
-        node._in_meta = tuple(meta)
+    node.next_functions = tuple(edges)
+    node._in_meta = meta
     node._params = params
-    saved = [inputs[i] for i in op.saves_inputs]
-    node._saved = saved
-    node._versions = [t._version_value() if isinstance(t, Tensor) else None for t in saved]
-    for i in range(len(outs)) if op.differentiable_outputs is None else op.differentiable_outputs:
-        o = outs[i]
-        o.grad_fn = node
-        o._output_nr = i
-        o._requires_grad = True
+    if op.saves_inputs:
+        saved = node._saved = [inputs[i] for i in op.saves_inputs]
+        node._versions = [(0 if t._vc is None else t._vc[0]) if isinstance(t, Tensor) else None for t in saved]
+    else:
+        node._saved = _NOTHING
+        node._versions = _NOTHING
+    if op.differentiable_outputs is None:
+        for i, o in enumerate(outs):
+            o.grad_fn = node
+            o._output_nr = i
+            o._requires_grad = True
+    else:
+        for i in op.differentiable_outputs:
+            o = outs[i]
+            o.grad_fn = node
+            o._output_nr = i
+            o._requires_grad = True
     node._result = tuple(SavedOutput(o) for o in outs) if op.saves_result else None
     node._out_meta = tuple((o._data.shape, o.dtype) for o in outs) if op.n_outputs != 1 else None
-    node._on_record()
+
+
+_NOTHING: list = []  # shared by the nodes that save nothing (never mutated)
 
 
 # --------------------------------------------------------------------------------------------
