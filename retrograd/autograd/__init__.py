@@ -6,8 +6,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from .engine import run_backward
-from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
-                        set_grad_enabled)
+from .grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 
 
 def _tensors(value: Any) -> tuple:
@@ -109,11 +115,27 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     return tuple(result)
 
 
-from .function import Function, FunctionCtx, once_differentiable  # noqa: E402
-from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: E402
-from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402
 from . import graph  # noqa: E402
+from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: E402
+from .function import Function, FunctionCtx, once_differentiable  # noqa: E402
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402
 
-__all__ = ["Function", "FunctionCtx", "GradcheckError", "backward", "gradcheck", "gradgradcheck", "detect_anomaly", "enable_grad", "grad", "graph", "inference_mode",
-           "is_grad_enabled", "is_inference_mode_enabled", "no_grad", "once_differentiable", "set_detect_anomaly",
-           "set_grad_enabled"]
+__all__ = [
+    "Function",
+    "FunctionCtx",
+    "GradcheckError",
+    "backward",
+    "gradcheck",
+    "gradgradcheck",
+    "detect_anomaly",
+    "enable_grad",
+    "grad",
+    "graph",
+    "inference_mode",
+    "is_grad_enabled",
+    "is_inference_mode_enabled",
+    "no_grad",
+    "once_differentiable",
+    "set_detect_anomaly",
+    "set_grad_enabled",
+]
