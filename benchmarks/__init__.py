@@ -1,0 +1,13 @@
+"""The benchmark suite: retrograd against torch (and a hand-written NumPy floor) on the same workloads.
+
+`python -m benchmarks` runs every workload on every library, each (workload, library) pair in a
+fresh subprocess with the same thread settings, and prints a table of medians, ratios and peak
+memory; the full run also writes `benchmarks/RESULTS.md`. `python -m benchmarks --quick` is the
+smoke run CI uses (smaller sizes, fewer repeats, nothing written). `python -m benchmarks.profile`
+profiles the per-op workloads on retrograd (see `benchmarks/PROFILE.md`).
+
+- `workloads.py`  what is measured: each workload builds its cases for one library;
+- `floor.py`      the MLP step written by hand in NumPy (no graph), the floor for workload 3;
+- `harness.py`    how it is measured: timing, memory meters, the child-process entry point;
+- `report.py`     the driver: runs the children, renders the tables and RESULTS.md.
+"""

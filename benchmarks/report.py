@@ -1,0 +1,274 @@
+"""The driver: run each (workload, library) in its own child process, then print the tables.
+
+Children get the same thread settings through the environment (read by OpenBLAS, MKL and
+OpenMP when they load) and torch.set_num_threads; each prints one JSON line that the driver
+collects. The full run writes the report to benchmarks/RESULTS.md as well.
+"""
+
+from __future__ import annotations
+
+import datetime
+import importlib.util
+import json
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from .harness import RESULT_MARKER
+from .workloads import NUMPY, RETROGRAD, TORCH, WORKLOADS
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS_PATH = Path(__file__).resolve().parent / "RESULTS.md"
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
+                    "NUMEXPR_NUM_THREADS")
+
+# (workload, case) -> (baseline library, largest ratio retrograd / baseline), from the speed issue
+TIME_TARGETS = {
+    ("overhead", "forward + backward"): (TORCH, 1.0),
+    ("scalar", "forward + backward"): (TORCH, 1.0),
+    ("mlp", "step, batch 64"): (NUMPY, 1.05),
+    ("mlp", "step, batch 1024"): (NUMPY, 1.05),
+    ("cnn", "step, batch 64"): (TORCH, 1.5),
+    ("hvp", "grad of grad (autograd.grad, create_graph=True)"): (TORCH, 1.0),
+    ("hvp", "autograd.functional.hvp"): (TORCH, 1.0),
+    ("jacobian", "autograd.functional.jacobian, vectorize=True"): (TORCH, 1.0),
+}
+MEMORY_TARGETS = {("mlp", "step, batch 64"): 1.2, ("mlp", "step, batch 1024"): 1.2}  # vs the NumPy floor
+UNIT_SCALE = {"µs": 1e6, "ms": 1e3}
+NOISY = 0.2  # interquartile range above this fraction of the median gets a note
+
+
+# --------------------------------------------------------------------------------------------
+# Running the children
+# --------------------------------------------------------------------------------------------
+
+def run_child(lib: str, keys: list[str], quick: bool, threads: int) -> dict:
+    """One child process; on a crash every case of its workloads reads as an error."""
+    env = dict(os.environ, **{name: str(threads) for name in THREAD_VARIABLES})
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    cmd = [sys.executable, "-m", "benchmarks", "--child", lib, "--only", ",".join(keys), "--threads", str(threads)]
+    if quick:
+        cmd.append("--quick")
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=3600)
+    for line in reversed(proc.stdout.splitlines()):
+        if line.startswith(RESULT_MARKER):
+            return json.loads(line[len(RESULT_MARKER):])
+    reason = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1][:160]
+    return {"lib": lib, "results": {k: {"*": {"na": f"error (child failed: {reason})"}} for k in keys}, "env": {}}
+
+
+def run_suite(keys: list[str], libs: list[str], quick: bool, threads: int) -> tuple[dict, dict]:
+    """results[workload][case][lib] and each library's environment; children run one at a time."""
+    results: dict[str, dict[str, dict[str, Any]]] = {k: {} for k in keys}
+    envs: dict[str, dict] = {}
+    for lib in libs:
+        mine = [k for k in keys if lib in WORKLOADS[k].libs]
+        batches = [mine] if quick else [[k] for k in mine]  # quick: one child per library saves start-ups
+        for batch in batches:
+            if not batch:
+                continue
+            print(f"  running {', '.join(batch)} on {lib} ...", file=sys.stderr, flush=True)
+            payload = run_child(lib, batch, quick, threads)
+            envs[lib] = envs.get(lib) or payload["env"]
+            for key, cases in payload["results"].items():
+                for case, row in cases.items():
+                    results[key].setdefault(case, {})[lib] = row
+    return results, envs
+
+
+# --------------------------------------------------------------------------------------------
+# Rendering
+# --------------------------------------------------------------------------------------------
+
+def _number(value: float) -> str:
+    return f"{value:.0f}" if value >= 100 else f"{value:.1f}" if value >= 10 else f"{value:.2f}"
+
+
+def _time(row: dict | None) -> str:
+    if row is None:
+        return ""
+    if "na" in row:
+        return row["na"]
+    return _number(row["time"] * UNIT_SCALE[row["unit"].split("/")[0]])
+
+
+def _mib(n_bytes: int | None) -> str:
+    return "" if n_bytes is None else f"{n_bytes / 2**20:.2f}"
+
+
+def _ratio(a: dict | None, b: dict | None, field: str = "time") -> float | None:
+    if not a or not b or a.get(field) is None or not b.get(field):
+        return None
+    return a[field] / b[field]
+
+
+def _fmt_ratio(r: float | None) -> str:
+    return "" if r is None else f"{r:.2f}"
+
+
+def _unit(rows: dict) -> str:
+    return next((r["unit"] for r in rows.values() if "unit" in r), "")
+
+
+def time_table(results: dict) -> list[str]:
+    lines = ["| workload | case | unit | retrograd | torch | NumPy floor | retrograd / torch | retrograd / NumPy "
+             "| target | met |", "|---|---|---|---:|---:|---:|---:|---:|---|---|"]
+    for key, cases in results.items():
+        title = WORKLOADS[key].title
+        for case, rows in cases.items():
+            rg, th, fl = rows.get(RETROGRAD), rows.get(TORCH), rows.get(NUMPY)
+            vs_torch, vs_floor = _ratio(rg, th), _ratio(rg, fl)
+            target, met = "", ""
+            if (key, case) in TIME_TARGETS:
+                baseline, limit = TIME_TARGETS[(key, case)]
+                target = f"≤ {limit} vs {baseline}"
+                ratio = vs_torch if baseline == TORCH else vs_floor
+                met = "" if ratio is None else "yes" if ratio <= limit else "no"
+            lines.append(f"| {title} | {case} | {_unit(rows)} | {_time(rg)} | {_time(th)} | {_time(fl)} "
+                         f"| {_fmt_ratio(vs_torch)} | {_fmt_ratio(vs_floor)} | {target} | {met} |")
+            title = ""
+    return lines
+
+
+def memory_table(results: dict) -> list[str]:
+    lines = ["| workload | case | measure | retrograd (tracemalloc) | torch (profiler) | NumPy floor (tracemalloc) "
+             "| retrograd / torch | retrograd / NumPy | target | retrograd RSS | torch RSS | NumPy floor RSS |",
+             "|---|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|"]
+    for key, cases in results.items():
+        title = WORKLOADS[key].title
+        for case, rows in cases.items():
+            rg, th, fl = (rows.get(lib) or {} for lib in (RETROGRAD, TORCH, NUMPY))
+            if any("alloc_peak" in r or "rss_peak" in r for r in (rg, th, fl)):
+                vs_torch, vs_floor = _ratio(rg, th, "alloc_peak"), _ratio(rg, fl, "alloc_peak")
+                limit = MEMORY_TARGETS.get((key, case))
+                target = "" if limit is None else f"≤ {limit} vs numpy" + ("" if vs_floor is None else
+                                                                         " (yes)" if vs_floor <= limit else " (no)")
+                peaks = " | ".join(_mib(r.get("alloc_peak")) for r in (rg, th, fl))
+                rss = " | ".join(_mib(r.get("rss_peak")) for r in (rg, th, fl))
+                lines.append(f"| {title} | {case} | peak of one step | {peaks} | {_fmt_ratio(vs_torch)} "
+                             f"| {_fmt_ratio(vs_floor)} | {target} | {rss} |")
+                title = ""
+            rg_probe, th_probe = rg.get("probe", {}), th.get("probe", {})
+            for measure in rg_probe.get("tracemalloc", {}) or th_probe.get("rss", {}):
+                traced, rg_rss, th_rss = (p.get(kind, {}).get(measure) for p, kind in
+                                          ((rg_probe, "tracemalloc"), (rg_probe, "rss"), (th_probe, "rss")))
+                lines.append(f"| {title} | {case} | {measure} | {_mib(traced)} | | | | | "
+                             f"| {_mib(rg_rss)} | {_mib(th_rss)} | |")
+                title = case = ""
+    return lines
+
+
+def notes(results: dict) -> list[str]:
+    """Each case's notes (once, naming the libraries they apply to) and the rows whose quartiles are wide."""
+    found: dict[tuple, list[str]] = {}
+    for key, cases in results.items():
+        number = WORKLOADS[key].title.split(".")[0]
+        for case, rows in cases.items():
+            for lib, row in rows.items():
+                for note in row.get("notes", ()):
+                    found.setdefault((number, case, note), []).append(lib)
+                if "q1" in row and (row["q3"] - row["q1"]) / row["time"] > NOISY:
+                    scale = UNIT_SCALE[row["unit"].split("/")[0]]
+                    spread = f"noisy: quartiles {_number(row['q1'] * scale)} to {_number(row['q3'] * scale)}"
+                    found[(number, case, spread)] = [lib]
+    return [f"- {number}. {case} ({', '.join(libs)}): {note}" for (number, case, note), libs in found.items()]
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            return next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        return platform.processor() or "unknown"
+
+
+def _commit() -> str:
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                              check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "retrograd"], cwd=ROOT, capture_output=True,
+                               text=True).stdout.strip()
+        return head + (" + uncommitted changes in retrograd/" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def header(envs: dict, quick: bool, threads: int, command: str, load: tuple[float, float]) -> list[str]:
+    any_env = next(iter(envs.values()), {})
+    torch_env = envs.get(TORCH, {})
+    return [
+        "# Benchmark results: retrograd vs torch" + (" (quick mode: smaller sizes, 3 repeats)" if quick else ""),
+        "",
+        f"Generated by `{command}` on {datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}; do not edit by hand.",
+        "",
+        f"- machine: {_cpu_model()}, {os.cpu_count()} logical CPUs, {platform.system()} {platform.release()}",
+        f"- Python {any_env.get('python', platform.python_version())}, NumPy {any_env.get('numpy', '?')} "
+        f"({'; '.join(any_env.get('blas', []))}), torch {torch_env.get('torch', 'not installed')}",
+        f"- retrograd commit {_commit()}",
+        f"- load average (1 min) {load[0]:.2f} before the run, {load[1]:.2f} after (other work on the machine "
+        "shares its CPUs and shows as noise)",
+        f"- threads: {', '.join(f'{v}={threads}' for v in THREAD_VARIABLES)} in every child; torch "
+        f"{torch_env.get('torch_threads', 'n/a')}; pools in the torch child: "
+        f"{'; '.join(torch_env.get('blas', [])) or 'n/a'}",
+        "",
+        "Method: each (workload, library) runs in a fresh subprocess"
+        + (" (quick mode: one per library)" if quick else "")
+        + "; every row is the median of its repeats after warm-up calls, with Python's garbage collector on "
+        "(as users run). `forward + backward` rows and training steps include freeing the graph; "
+        "`forward only` and `backward only` rows do not (the graph is built, or dropped, outside the clock). "
+        "Peak memory of one warm step, above what was live before it: tracemalloc for retrograd and NumPy (exact: "
+        "Python objects and NumPy buffers), torch's profiler memory timeline for torch (tensor storage only; "
+        "tracemalloc cannot see C++ allocations). RSS: growth of the resident-set high-water mark over the first "
+        "step after setup, before any timing; memory touched earlier is reused first, so it understates small "
+        "peaks and includes one-time initialisation (a rough cross-check). Memory in MiB.",
+        "",
+    ]
+
+
+def render(results: dict, envs: dict, quick: bool, threads: int, command: str, load: tuple[float, float]) -> str:
+    lines = [*header(envs, quick, threads, command, load), "## Time", "", *time_table(results), "", "## Memory", "",
+             *memory_table(results), ""]
+    extra = notes(results)
+    if extra:
+        lines += ["## Notes", "", *extra, ""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """`python -m benchmarks [--quick] [--threads N] [--only a,b] [--libs retrograd,torch] [--output PATH]`."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="smoke run: small sizes, 3 repeats, nothing written")
+    parser.add_argument("--threads", type=int, default=1, help="BLAS/OpenMP/torch threads in every child (1)")
+    parser.add_argument("--only", default=",".join(WORKLOADS), help=f"workloads, from {','.join(WORKLOADS)}")
+    parser.add_argument("--libs", default=f"{RETROGRAD},{TORCH},{NUMPY}", help="libraries to run")
+    parser.add_argument("--output", help="where to write the report (default: RESULTS.md after a full run)")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    keys = [k for k in args.only.split(",") if k]
+    unknown = [k for k in keys if k not in WORKLOADS]
+    if unknown:
+        parser.error(f"unknown workload(s) {unknown}; choose from {list(WORKLOADS)}")
+    if args.child:
+        from .harness import child_main
+
+        child_main(args.child, keys, args.quick, args.threads)
+        return
+    libs = [lib for lib in args.libs.split(",") if lib]
+    if TORCH in libs and importlib.util.find_spec("torch") is None:
+        print("torch is not installed: its columns stay empty", file=sys.stderr)
+        libs.remove(TORCH)
+    load_before = os.getloadavg()[0]
+    results, envs = run_suite(keys, libs, args.quick, args.threads)
+    command = "python -m benchmarks " + " ".join(argv if argv is not None else sys.argv[1:])
+    text = render(results, envs, args.quick, args.threads, command.strip(), (load_before, os.getloadavg()[0]))
+    print(text)
+    complete = not args.quick and keys == list(WORKLOADS) and set(libs) == {RETROGRAD, TORCH, NUMPY}
+    output = args.output or (RESULTS_PATH if complete else None)
+    if output:
+        Path(output).write_text(text)
+        print(f"written to {output}", file=sys.stderr)
