@@ -9,6 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor, _wrap_dim
+from .conv import *  # noqa: F403 - the spatial kernels are this family's too (rows, helpers, public functions)
+from .conv import FUNCTIONAL_ONLY as _CONV_FUNCTIONAL
+from .conv import PUBLIC as _CONV_PUBLIC
 from .registry import apply, defop
 
 # ============================================================================================
@@ -294,5 +297,6 @@ def _class_view(weight: Tensor, input: Tensor) -> Tensor:
     return weight.reshape(shape)
 
 
-__all__ = ["log_softmax", "softmax"]
-FUNCTIONAL = ["binary_cross_entropy_with_logits", "cross_entropy", "log_softmax", "mse_loss", "nll_loss", "softmax"]
+__all__ = ["log_softmax", "softmax", *_CONV_PUBLIC]
+FUNCTIONAL = ["binary_cross_entropy_with_logits", "cross_entropy", "log_softmax", "mse_loss", "nll_loss", "softmax",
+              *_CONV_PUBLIC, *_CONV_FUNCTIONAL]

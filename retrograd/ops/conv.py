@@ -1,0 +1,1038 @@
+"""Rule table: the spatial kernels of the nn family (OPS.md section I): convolution, fold/unfold,
+pooling, padding, resampling and pixel shuffles. `ops/nn.py` re-exports everything public here.
+
+Every kernel works on the last d dims of its input (d = 1, 2 or 3), the dims before them being
+batch and channels, and is built from a few array-level mechanisms shared by all rows:
+
+- `_windows` / `_scatter_windows`: every receptive field as a strided view (`sliding_window_view`,
+  no copy), and its adjoint, one strided add per kernel offset (Note [im2col]);
+- `gather_dims` / `scatter_dims`: a gather of whole slices along several dims (reflection,
+  replication and circular padding, nearest upsampling) and its adjoint;
+- `separable_map`: one small matrix applied along each dim (linear, bilinear, bicubic and
+  trilinear upsampling, adaptive average pooling), whose adjoint is the same row with the
+  matrices transposed.
+
+Note [im2col]
+A convolution is a matrix product once each output position's receptive field is laid out as a
+row ("im2col"): `sliding_window_view` over the zero-padded input gives every window, stride and
+dilation are slices of that view, and one matmul per group does the arithmetic. Its adjoint
+("col2im") adds the rows back with one strided add per kernel offset: a loop over the kernel's
+offsets, never over pixels. Three linear maps cover every convolution and all its derivatives:
+    conv(x, w)      the convolution                          (N, C, *X) -> (N, F, *O)
+    conv_T(g, w)    its adjoint in x: transposed convolution (N, F, *O) -> (N, C, *X)
+    conv_w(g, x)    its adjoint in w: the weight gradient                -> (F, C/groups, *K)
+The `convolution` row computes conv or conv_T (`transposed`), `convolution_weight` computes conv_w,
+and the VJPs of each are the other two, so derivatives of every order stay within these two rows.
+A transposed convolution is conv_T with torch's weight layout (C_in, C_out/groups, *K), which is
+exactly the weight of the convolution it is the adjoint of.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import numpy as np
+
+from .._tensor import Tensor
+from .registry import apply, defop
+
+
+class Window(NamedTuple):
+    """Where a sliding kernel reads: per spatial dim its size, step, (low, high) zero padding and dilation."""
+
+    kernel: tuple[int, ...]
+    stride: tuple[int, ...]
+    padding: tuple[tuple[int, int], ...]
+    dilation: tuple[int, ...]
+
+
+# ============================================================================================
+# Array mechanisms (forwards only; Note [im2col])
+# ============================================================================================
+
+
+def _out_size(spatial: Sequence[int], win: Window) -> tuple[int, ...]:
+    """Number of window positions along each dim."""
+    return tuple((x + lo + hi - d * (k - 1) - 1) // s + 1
+                 for x, (lo, hi), d, k, s in zip(spatial, win.padding, win.dilation, win.kernel, win.stride))
+
+
+def _windows(xp, x, win: Window, out: Sequence[int], fill: float = 0.0):
+    """Every receptive field of x: shape (*lead, *O, *K), a strided view of the padded input."""
+    d = len(win.kernel)
+    if any(lo or hi for lo, hi in win.padding):
+        x = xp.pad(x, [(0, 0)] * (x.ndim - d) + list(win.padding), constant_values=fill)
+    extent = tuple(dl * (k - 1) + 1 for dl, k in zip(win.dilation, win.kernel))
+    view = xp.lib.stride_tricks.sliding_window_view(x, extent, axis=tuple(range(x.ndim - d, x.ndim)))
+    lead = (slice(None),) * (x.ndim - d)
+    return view[lead + tuple(slice(0, (o - 1) * s + 1, s) for o, s in zip(out, win.stride))
+                + tuple(slice(None, None, dl) for dl in win.dilation)]
+
+
+def _scatter_windows(xp, cols, spatial: Sequence[int], win: Window):
+    """The adjoint of `_windows`: add each window (*lead, *O, *K) back to its place in (*lead, *X)."""
+    d = len(win.kernel)
+    lead_shape = cols.shape[:cols.ndim - 2 * d]
+    out = cols.shape[len(lead_shape):len(lead_shape) + d]
+    padded = tuple(x + lo + hi for x, (lo, hi) in zip(spatial, win.padding))
+    buf = xp.zeros(lead_shape + padded, dtype=cols.dtype)
+    lead = (slice(None),) * len(lead_shape)
+    for offset in np.ndindex(*win.kernel):  # one strided add per kernel offset, never per pixel
+        target = tuple(slice(k * dl, k * dl + (o - 1) * s + 1, s)
+                       for k, dl, o, s in zip(offset, win.dilation, out, win.stride))
+        buf[lead + target] += cols[(Ellipsis, *offset)]
+    return buf[lead + tuple(slice(lo, lo + x) for x, (lo, _) in zip(spatial, win.padding))]
+
+
+def _group_columns(xp, x, win: Window, out: Sequence[int], groups: int):
+    """im2col: (N, C, *X) -> (groups, N*P, C/groups*K), one row per output position."""
+    n, c = x.shape[:2]
+    d = len(out)
+    cols = _windows(xp, x, win, out).reshape(n, groups, c // groups, *out, *win.kernel)
+    cols = cols.transpose(1, 0, *range(3, 3 + d), 2, *range(3 + d, 3 + 2 * d))
+    return cols.reshape(groups, n * math.prod(out), -1)
+
+
+def _ungroup_columns(xp, cols, shape: Sequence[int], win: Window, out: Sequence[int], groups: int):
+    """col2im: the adjoint of `_group_columns`, back to an input of `shape`."""
+    n, c = shape[:2]
+    d = len(out)
+    cols = cols.reshape(groups, n, *out, c // groups, *win.kernel)
+    cols = cols.transpose(1, 0, 2 + d, *range(2, 2 + d), *range(3 + d, 3 + 2 * d)).reshape(n, c, *out, *win.kernel)
+    return _scatter_windows(xp, cols, shape[2:], win)
+
+
+def _group_rows(g, groups: int):
+    """(N, F, *O) -> (groups, N*P, F/groups): the output-side layout of the grouped matmuls."""
+    n, f = g.shape[:2]
+    d = g.ndim - 2
+    g = g.reshape(n, groups, f // groups, *g.shape[2:])
+    return g.transpose(1, 0, *range(3, 3 + d), 2).reshape(groups, -1, f // groups)
+
+
+def _ungroup_rows(y, n: int, out: Sequence[int]):
+    """(groups, N*P, F/groups) -> (N, F, *O)."""
+    groups, _, fg = y.shape
+    d = len(out)
+    y = y.reshape(groups, n, *out, fg)
+    return y.transpose(1, 0, 2 + d, *range(2, 2 + d)).reshape(n, groups * fg, *out)
+
+
+def _conv(xp, x, w, win: Window, groups: int):
+    """conv(x, w): (N, C, *X) with (F, C/groups, *K) -> (N, F, *O)."""
+    out = _out_size(x.shape[2:], win)
+    cols = _group_columns(xp, x, win, out, groups)
+    y = xp.matmul(cols, w.reshape(groups, w.shape[0] // groups, -1).transpose(0, 2, 1))
+    return _ungroup_rows(y, x.shape[0], out)
+
+
+def _conv_transpose(xp, g, w, spatial: Sequence[int], win: Window, groups: int):
+    """conv_T(g, w): the adjoint of conv(., w), producing an input of spatial size `spatial`."""
+    cols = xp.matmul(_group_rows(g, groups), w.reshape(groups, w.shape[0] // groups, -1))
+    return _ungroup_columns(xp, cols, (g.shape[0], w.shape[1] * groups, *spatial), win, g.shape[2:], groups)
+
+
+def _conv_weight(xp, g, x, win: Window, groups: int):
+    """conv_w(g, x): the adjoint of conv(x, .), a weight of shape (F, C/groups, *K)."""
+    cols = _group_columns(xp, x, win, g.shape[2:], groups)
+    gw = xp.matmul(_group_rows(g, groups).transpose(0, 2, 1), cols)
+    return gw.reshape(g.shape[1], x.shape[1] // groups, *win.kernel)
+
+
+def _transposed_size(spatial: Sequence[int], win: Window, output_padding: Sequence[int]) -> tuple[int, ...]:
+    """Spatial size of conv_T's result: the input size of the convolution it is the adjoint of."""
+    return tuple((o - 1) * s - lo - hi + dl * (k - 1) + 1 + op for o, s, (lo, hi), dl, k, op
+                 in zip(spatial, win.stride, win.padding, win.dilation, win.kernel, output_padding))
+
+
+# ============================================================================================
+# Rows: convolution
+# ============================================================================================
+
+
+@defop("convolution", node="ConvolutionBackward0", inputs=("input", "weight", "bias"),
+       params=("win", "groups", "transposed", "output_padding"),
+       input="conv_input_grad(grad, weight, input_shape, win, groups, transposed)",
+       weight="conv_weight_grad(grad, input, win, groups, transposed)",
+       bias="grad.sum([0, *range(2, grad.ndim)])",
+       jvp="conv_jvp(input_t, weight_t, bias_t, input, weight, win, groups, transposed, output_padding)")
+def convolution_op(xp, x, w, b, win, groups, transposed, output_padding):
+    if transposed:
+        y = _conv_transpose(xp, x, w, _transposed_size(x.shape[2:], win, output_padding), win, groups)
+    else:
+        y = _conv(xp, x, w, win, groups)
+    if b is not None:
+        y += b.reshape(-1, *(1,) * (y.ndim - 2))
+    return y
+
+
+@defop("convolution_weight", node="ConvolutionBackwardBackward0", inputs=("grad_output", "input"),
+       params=("win", "groups"),
+       grad_output="convolution_op(input, grad, None, win, groups, False, None)",
+       input="conv_input_grad(grad_output, grad, input_shape, win, groups, False)",
+       jvp="convolution_weight(grad_output_t, input, win, groups) + convolution_weight(grad_output, input_t, win, "
+           "groups)")
+def convolution_weight(xp, g, x, win, groups):
+    return _conv_weight(xp, g, x, win, groups)
+
+
+# ============================================================================================
+# Rows: unfold / fold (im2col / col2im), pooling
+# ============================================================================================
+
+
+@defop("im2col", node="Im2ColBackward0", params=("win",), self="col2im_op(grad, self_shape[-2:], win)",
+       jvp="im2col_op(self_t, win)")
+def im2col_op(xp, x, win):
+    """(*batch, C, *X) -> (*batch, C * prod(kernel), L): each window as a column."""
+    d = len(win.kernel)
+    c = x.ndim - d - 1  # the channel axis
+    cols = _windows(xp, x, win, _out_size(x.shape[c + 1:], win))  # (*batch, C, *O, *K)
+    cols = cols.transpose(*range(c + 1), *range(c + 1 + d, c + 1 + 2 * d), *range(c + 1, c + 1 + d))
+    return cols.reshape(*x.shape[:c], x.shape[c] * math.prod(win.kernel), -1)
+
+
+@defop("col2im", node="Col2ImBackward0", params=("output_size", "win"), self="im2col_op(grad, win)",
+       jvp="col2im_op(self_t, output_size, win)")
+def col2im_op(xp, cols, output_size, win):
+    """The adjoint of im2col: add each column back to its window of an (*batch, C, *output_size) result."""
+    d = len(win.kernel)
+    c = cols.ndim - 2
+    out = _out_size(output_size, win)
+    cols = cols.reshape(*cols.shape[:c], -1, *win.kernel, *out)
+    cols = cols.transpose(*range(c + 1), *range(c + 1 + d, c + 1 + 2 * d), *range(c + 1, c + 1 + d))
+    return _scatter_windows(xp, cols, output_size, win)
+
+
+def _max_pool_forward(xp, x, win, out):
+    """Largest value of each window (NaN wins, first index on ties) and its flat index in the input plane."""
+    d = len(win.kernel)
+    lead = x.shape[:x.ndim - d]
+    fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    cols = _windows(xp, x, win, out, fill).reshape(*lead, *out, -1)
+    arg = xp.argmax(cols, axis=-1)
+    values = xp.take_along_axis(cols, arg[..., None], axis=-1)[..., 0]
+    offsets = np.unravel_index(arg, win.kernel)
+    flat = 0
+    for i, (k, size) in enumerate(zip(offsets, x.shape[x.ndim - d:])):
+        start = xp.arange(out[i]) * win.stride[i] - win.padding[i][0]
+        coord = start.reshape((-1,) + (1,) * (d - 1 - i)) + k * win.dilation[i]
+        flat = flat * size + coord
+    return values, xp.asarray(flat, dtype=np.int64)
+
+
+@defop("max_pool2d_with_indices", node="MaxPool2DWithIndicesBackward0", params=("win", "out"), outputs=2,
+       differentiable_outputs=(0,), self="max_pool_backward(grads[0], results[1], self_shape, len(out))",
+       jvp="(gather_pooled(self_t, results[1], len(out)), None)")
+def max_pool_op(xp, x, win, out):
+    return _max_pool_forward(xp, x, win, out)
+
+
+max_pool3d_op = max_pool_op.alias("max_pool3d_with_indices", "MaxPool3DWithIndicesBackward0")
+
+
+@defop("adaptive_max_pool2d", node="AdaptiveMaxPool2DBackward0", params=("out",), outputs=2,
+       differentiable_outputs=(0,), self="max_pool_backward(grads[0], results[1], self_shape, len(out))",
+       jvp="(gather_pooled(self_t, results[1], len(out)), None)")
+def adaptive_max_pool_op(xp, x, out):
+    d = len(out)
+    spatial = x.shape[x.ndim - d:]
+    coords = []  # per dim: (O, L) input coordinates, the shorter windows padded by repeating their last element
+    for size, o in zip(spatial, out):
+        start = (np.arange(o) * size) // o
+        end = -((-(np.arange(o) + 1) * size) // o)
+        length = int((end - start).max())
+        coords.append(np.minimum(start[:, None] + np.arange(length), end[:, None] - 1))
+    index = tuple(c.reshape((1,) * (2 * i) + c.shape + (1,) * (2 * (d - 1 - i))) for i, c in enumerate(coords))
+    cols = x[(Ellipsis, *index)]  # (*lead, O0, L0, O1, L1, ...)
+    lead = cols.ndim - 2 * d
+    cols = cols.transpose(*range(lead), *range(lead, lead + 2 * d, 2), *range(lead + 1, lead + 2 * d, 2))
+    cols = cols.reshape(*cols.shape[:lead + d], -1)
+    arg = xp.argmax(cols, axis=-1)
+    values = xp.take_along_axis(cols, arg[..., None], axis=-1)[..., 0]
+    offsets = np.unravel_index(arg, tuple(c.shape[1] for c in coords))
+    flat = 0
+    for i, (k, size) in enumerate(zip(offsets, spatial)):
+        rows = np.arange(out[i]).reshape((-1,) + (1,) * (d - 1 - i))
+        flat = flat * size + coords[i][rows, k]
+    return values, xp.asarray(flat, dtype=np.int64)
+
+
+adaptive_max_pool3d_op = adaptive_max_pool_op.alias("adaptive_max_pool3d", "AdaptiveMaxPool3DBackward0")
+
+
+@defop("avg_pool2d", node="AvgPool2DBackward0", params=("win", "out", "divisor"),
+       self="avg_pool_backward_op(grad, self_shape, win, divisor)", jvp="avg_pool_op(self_t, win, out, divisor)")
+def avg_pool_op(xp, x, win, out, divisor):
+    d = len(win.kernel)
+    sums = _windows(xp, x, win, out).sum(axis=tuple(range(x.ndim, x.ndim + d)))
+    return (sums / divisor).astype(x.dtype, copy=False)
+
+
+avg_pool3d_op = avg_pool_op.alias("avg_pool3d", "AvgPool3DBackward0")
+
+
+@defop("avg_pool_backward", node="AvgPool2DBackwardBackward0", inputs=("grad_output",),
+       params=("input_shape", "win", "divisor"),
+       grad_output="avg_pool_op(grad, win, grad_output_shape[len(grad_output_shape) - len(win.kernel):], divisor)",
+       jvp="avg_pool_backward_op(grad_output_t, input_shape, win, divisor)")
+def avg_pool_backward_op(xp, g, input_shape, win, divisor):
+    d = len(win.kernel)
+    share = (g / divisor).astype(g.dtype, copy=False)
+    cols = xp.broadcast_to(share.reshape(share.shape + (1,) * d), share.shape + win.kernel)
+    return _scatter_windows(xp, cols, input_shape[len(input_shape) - d:], win)
+
+
+# ============================================================================================
+# Rows: gathers and separable maps (padding, resampling), pixel shuffles
+# ============================================================================================
+
+
+@defop("gather_dims", node="ReflectionPad2DBackward0", params=("indices",),
+       self="scatter_dims_op(grad, self_shape, indices)", jvp="gather_dims_op(self_t, indices)")
+def gather_dims_op(xp, x, indices):
+    """Along each of the last len(indices) dims, take the slices at `indices[i]` (an index array per dim)."""
+    d = len(indices)
+    for i, index in enumerate(indices):
+        if index is not None:
+            x = xp.take(x, index, axis=x.ndim - d + i)
+    return x
+
+
+@defop("scatter_dims", node="ReflectionPad2DBackwardBackward0", inputs=("grad_output",),
+       params=("input_shape", "indices"), grad_output="gather_dims_op(grad, indices)",
+       jvp="scatter_dims_op(grad_output_t, input_shape, indices)")
+def scatter_dims_op(xp, g, input_shape, indices):
+    """The adjoint of `gather_dims`: add each slice back to the one it was taken from."""
+    d = len(indices)
+    for i in reversed(range(d)):
+        if indices[i] is None:
+            continue
+        axis = g.ndim - d + i
+        out = xp.zeros(g.shape[:axis] + (input_shape[len(input_shape) - d + i],) + g.shape[axis + 1:], dtype=g.dtype)
+        xp.add.at(out, (slice(None),) * axis + (indices[i],), g)
+        g = out
+    return g
+
+
+GATHER_NODES = {f"{kind}{d}d": gather_dims_op.alias(f"{kind}{d}d", f"{node}{d}DBackward0")
+                for kind, node in (("reflection_pad", "ReflectionPad"), ("replication_pad", "ReplicationPad"),
+                                   ("upsample_nearest", "UpsampleNearest"),
+                                   ("upsample_nearest_exact", "UpsampleNearestExact"))
+                for d in (1, 2, 3)}
+GATHER_NODES["circular_pad"] = gather_dims_op.alias("circular_pad", "CopySlices")
+
+
+@defop("separable_map", node="UpsampleBilinear2DBackward0", params=("matrices",),
+       self="separable_map_op(grad, transposed_matrices(matrices))", jvp="separable_map_op(self_t, matrices)")
+def separable_map_op(xp, x, matrices):
+    """Apply matrices[i] (O_i, X_i) along the i-th of the last len(matrices) dims."""
+    d = len(matrices)
+    for i, m in enumerate(matrices):
+        axis = x.ndim - d + i
+        x = xp.moveaxis(xp.tensordot(x, xp.asarray(m, dtype=x.dtype), axes=([axis], [1])), -1, axis)
+    return x
+
+
+SEPARABLE_NODES = {name: separable_map_op.alias(name, node) for name, node in (
+    ("upsample_linear1d", "UpsampleLinear1DBackward0"), ("upsample_bilinear2d", "UpsampleBilinear2DBackward0"),
+    ("upsample_bicubic2d", "UpsampleBicubic2DBackward0"), ("upsample_trilinear3d", "UpsampleTrilinear3DBackward0"),
+    ("adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0"), ("adaptive_avg_pool3d", "AdaptiveAvgPool3DBackward0"))}
+
+
+@defop("constant_pad_nd", node="ConstantPadNdBackward0", params=("pad", "value"),
+       self="constant_pad_nd_op(grad, tuple(-p for p in pad), 0)", jvp="constant_pad_nd_op(self_t, pad, 0)")
+def constant_pad_nd_op(xp, x, pad, value):
+    """torch's pad list: (last dim low, last dim high, dim -2 low, ...); negative entries crop."""
+    d = len(pad) // 2
+    pairs = [(pad[2 * (d - 1 - i)], pad[2 * (d - 1 - i) + 1]) for i in range(d)]
+    crop = tuple(slice(max(-lo, 0), x.shape[x.ndim - d + i] - max(-hi, 0)) for i, (lo, hi) in enumerate(pairs))
+    x = x[(Ellipsis, *crop)]
+    widths = [(0, 0)] * (x.ndim - d) + [(max(lo, 0), max(hi, 0)) for lo, hi in pairs]
+    return xp.pad(x, widths, constant_values=value)
+
+
+@defop("pixel_shuffle", params=("factor",), self="pixel_unshuffle_op(grad, factor)",
+       jvp="pixel_shuffle_op(self_t, factor)")
+def pixel_shuffle_op(xp, x, r):
+    *lead, c, h, w = x.shape
+    x = x.reshape(*lead, c // (r * r), r, r, h, w)
+    n = len(lead)
+    x = x.transpose(*range(n), n, n + 3, n + 1, n + 4, n + 2)
+    return x.reshape(*lead, c // (r * r), h * r, w * r)
+
+
+@defop("pixel_unshuffle", params=("factor",), self="pixel_shuffle_op(grad, factor)",
+       jvp="pixel_unshuffle_op(self_t, factor)")
+def pixel_unshuffle_op(xp, x, r):
+    *lead, c, h, w = x.shape
+    x = x.reshape(*lead, c, h // r, r, w // r, r)
+    n = len(lead)
+    x = x.transpose(*range(n), n, n + 2, n + 4, n + 1, n + 3)
+    return x.reshape(*lead, c * r * r, h // r, w // r)
+
+
+# ============================================================================================
+# Formula helpers
+# ============================================================================================
+
+
+def conv_input_grad(grad: Tensor, weight: Tensor, input_shape: tuple, win: Window, groups: int,
+                    transposed: bool) -> Tensor:
+    """d/d input: conv_T of the gradient for a convolution, conv for a transposed one."""
+    if transposed:
+        return convolution_op(grad, weight, None, win, groups, False, None)
+    size = _transposed_size(grad.shape[2:], win, (0,) * len(win.kernel))
+    return convolution_op(grad, weight, None, win, groups, True, tuple(x - s for x, s in zip(input_shape[2:], size)))
+
+
+def conv_weight_grad(grad: Tensor, input: Tensor, win: Window, groups: int, transposed: bool) -> Tensor:
+    """d/d weight: conv_w(grad, input), or conv_w(input, grad) for a transposed convolution."""
+    return convolution_weight(input, grad, win, groups) if transposed else convolution_weight(grad, input, win, groups)
+
+
+def conv_jvp(input_t: Tensor, weight_t: Tensor, bias_t: Tensor | None, input: Tensor, weight: Tensor, win: Window,
+             groups: int, transposed: bool, output_padding: tuple | None) -> Tensor:
+    """Forward mode of the bilinear convolution: conv(dx, w) + conv(x, dw) + db."""
+    out = (convolution_op(input_t, weight, None, win, groups, transposed, output_padding)
+           + convolution_op(input, weight_t, None, win, groups, transposed, output_padding))
+    if isinstance(bias_t, Tensor):
+        out = out + bias_t.reshape(-1, *(1,) * (out.ndim - 2))
+    return out
+
+
+def max_pool_backward(grad: Tensor, indices: Tensor, self_shape: tuple, d: int) -> Tensor:
+    """Each output's gradient goes to the input element it picked (accumulating where windows overlap)."""
+    from .. import zeros
+
+    lead = tuple(self_shape[:len(self_shape) - d])
+    flat = zeros((*lead, math.prod(self_shape[len(self_shape) - d:])), dtype=grad.dtype)
+    return flat.scatter_add(-1, indices.reshape(*lead, -1), grad.reshape(*lead, -1)).reshape(self_shape)
+
+
+def gather_pooled(t: Tensor, indices: Tensor, d: int) -> Tensor:
+    """The forward-mode counterpart of `max_pool_backward`: each output's tangent at its picked element."""
+    lead = tuple(t.shape[:t.ndim - d])
+    return t.reshape(*lead, -1).gather(-1, indices.reshape(*lead, -1)).reshape(indices.shape)
+
+
+def transposed_matrices(matrices: tuple) -> tuple:
+    return tuple(m.T for m in matrices)
+
+
+# ============================================================================================
+# Public functions: argument handling in torch's words
+# ============================================================================================
+
+
+def _ntuple(value: int | Sequence[int], d: int, name: str, op: str = "convolution") -> tuple[int, ...]:
+    """An int or a sequence of d ints, as d ints."""
+    if isinstance(value, (int, np.integer)):
+        return (int(value),) * d
+    value = tuple(int(v) for v in value)
+    if len(value) == 1:
+        return value * d
+    if len(value) != d:
+        raise RuntimeError(f"expected {name} to be a single integer value or a list of {d} values to match the "
+                           f"{op} dimensions, but got {name}={list(value)}")
+    return value
+
+
+def _batched(input: Tensor, d: int, name: str) -> tuple[Tensor, bool]:
+    """Inputs without a batch dim get one (removed again from the result, as torch does)."""
+    nd = input._data.ndim
+    if nd not in (d + 1, d + 2):
+        raise RuntimeError(f"Expected {d + 1}D (unbatched) or {d + 2}D (batched) input to {name}, but got input of "
+                           f"size: {list(input.shape)}")
+    return (input, False) if nd == d + 2 else (input.unsqueeze(0), True)
+
+
+def _shape_str(shape: Sequence[int]) -> str:
+    return " x ".join(str(n) for n in shape)
+
+
+def _conv_padding(padding: str | int | Sequence[int], d: int, stride: tuple, dilation: tuple,
+                  kernel: Sequence[int]) -> tuple[tuple[int, int], ...]:
+    """torch's padding argument ('valid', 'same', ints) as (low, high) pairs; 'same' puts an odd extra at the end."""
+    if isinstance(padding, str):
+        if padding == "valid":
+            return ((0, 0),) * d
+        if padding != "same":
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+        if any(s != 1 for s in stride):
+            raise RuntimeError("padding='same' is not supported for strided convolutions")
+        totals = [dl * (k - 1) for dl, k in zip(dilation, kernel)]
+        return tuple((t // 2, t - t // 2) for t in totals)
+    pads = _ntuple(padding, d, "padding")
+    if any(p < 0 for p in pads):
+        raise RuntimeError("negative padding is not supported")
+    return tuple((p, p) for p in pads)
+
+
+def _convolution(d: int, name: str, input: Tensor, weight: Tensor, bias: Tensor | None, stride: object,
+                 padding: object, dilation: object, groups: int, transposed: bool = False,
+                 output_padding: object = 0) -> Tensor:
+    """Checks and geometry shared by conv{1,2,3}d and conv_transpose{1,2,3}d."""
+    input, unbatched = _batched(input, d, name)
+    w = weight._data
+    if w.ndim != d + 2:
+        raise RuntimeError(f"expected stride to be a single integer value or a list of {w.ndim - 2} values to match "
+                           f"the convolution dimensions, but got stride={list(_ntuple(stride, d, 'stride'))}")
+    stride_t = _ntuple(stride, d, "stride")
+    dilation_t = _ntuple(dilation, d, "dilation")
+    if any(s <= 0 for s in stride_t):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(dl <= 0 for dl in dilation_t):
+        raise RuntimeError("dilation should be greater than zero")
+    kernel = w.shape[2:]
+    pads = _conv_padding(padding, d, stride_t, dilation_t, kernel)
+    channels = input._data.shape[1]
+    if transposed:
+        if channels != w.shape[0]:
+            raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected input"
+                               f"{list(input.shape)} to have {w.shape[0]} channels, but got {channels} channels "
+                               "instead")
+        out_channels = w.shape[1] * groups
+    else:
+        if channels != w.shape[1] * groups:
+            raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
+                               f"{list(input.shape)} to have {w.shape[1] * groups} channels, but got {channels} "
+                               "channels instead")
+        out_channels = w.shape[0]
+        padded = tuple(x + lo + hi for x, (lo, hi) in zip(input._data.shape[2:], pads))
+        extent = tuple(dl * (k - 1) + 1 for dl, k in zip(dilation_t, kernel))
+        if any(p < e for p, e in zip(padded, extent)):
+            raise RuntimeError(f"Calculated padded input size per channel: ({_shape_str(padded)}). Kernel size: "
+                               f"({_shape_str(extent)}). Kernel size can't be greater than actual input size")
+    if bias is not None and (bias._data.ndim != 1 or bias._data.shape[0] != out_channels):
+        raise RuntimeError(f"Given weight of size {list(weight.shape)}, expected bias to be 1-dimensional with "
+                           f"{out_channels} elements, but got bias of size {list(bias.shape)} instead")
+    win = Window(tuple(kernel), stride_t, pads, dilation_t)
+    extra = None
+    if transposed:
+        extra = _ntuple(output_padding, d, "output_padding")
+        if any(op >= s and op >= dl for op, s, dl in zip(extra, stride_t, dilation_t)):
+            names = ("height", "width") if d == 2 else ("depth", "height", "width") if d == 3 else ("width",)
+            raise RuntimeError("output padding must be smaller than either stride or dilation, but got "
+                               + " ".join(f"output_padding_{n}: {v}" for n, v in zip(names, extra)) + " "
+                               + " ".join(f"stride_{n}: {v}" for n, v in zip(names, stride_t)) + " "
+                               + " ".join(f"dilation_{n}: {v}" for n, v in zip(names, dilation_t)))
+    out = apply(convolution_op, (input, weight, bias), (win, groups, transposed, extra))
+    return out.squeeze(0) if unbatched else out
+
+
+def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: int | Sequence[int] = 1,
+           padding: str | int | Sequence[int] = 0, dilation: int | Sequence[int] = 1, groups: int = 1) -> Tensor:
+    """1-d convolution (cross-correlation) of (N, C, L) with (F, C/groups, K) weights."""
+    return _convolution(1, "conv1d", input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: int | Sequence[int] = 1,
+           padding: str | int | Sequence[int] = 0, dilation: int | Sequence[int] = 1, groups: int = 1) -> Tensor:
+    """2-d convolution of (N, C, H, W) with (F, C/groups, kH, kW) weights (one im2col matmul per group).
+
+    >>> conv2d(randn(2, 3, 5, 5), randn(4, 3, 3, 3), padding="same").shape
+    torch.Size([2, 4, 5, 5])
+    """
+    return _convolution(2, "conv2d", input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: int | Sequence[int] = 1,
+           padding: str | int | Sequence[int] = 0, dilation: int | Sequence[int] = 1, groups: int = 1) -> Tensor:
+    """3-d convolution of (N, C, D, H, W) with (F, C/groups, kD, kH, kW) weights."""
+    return _convolution(3, "conv3d", input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: int | Sequence[int] = 1,
+                     padding: int | Sequence[int] = 0, output_padding: int | Sequence[int] = 0, groups: int = 1,
+                     dilation: int | Sequence[int] = 1) -> Tensor:
+    """The adjoint of conv1d in its input ("deconvolution"); weight (C_in, C_out/groups, K)."""
+    return _convolution(1, "conv_transpose1d", input, weight, bias, stride, padding, dilation, groups, True,
+                        output_padding)
+
+
+def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: int | Sequence[int] = 1,
+                     padding: int | Sequence[int] = 0, output_padding: int | Sequence[int] = 0, groups: int = 1,
+                     dilation: int | Sequence[int] = 1) -> Tensor:
+    """The adjoint of conv2d in its input ("deconvolution"); weight (C_in, C_out/groups, kH, kW)."""
+    return _convolution(2, "conv_transpose2d", input, weight, bias, stride, padding, dilation, groups, True,
+                        output_padding)
+
+
+def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: int | Sequence[int] = 1,
+                     padding: int | Sequence[int] = 0, output_padding: int | Sequence[int] = 0, groups: int = 1,
+                     dilation: int | Sequence[int] = 1) -> Tensor:
+    """The adjoint of conv3d in its input; weight (C_in, C_out/groups, kD, kH, kW)."""
+    return _convolution(3, "conv_transpose3d", input, weight, bias, stride, padding, dilation, groups, True,
+                        output_padding)
+
+
+def _fold_window(kernel_size: object, dilation: object, padding: object, stride: object) -> Window:
+    pads = _ntuple(padding, 2, "padding", "im2col")
+    return Window(_ntuple(kernel_size, 2, "kernel_size", "im2col"), _ntuple(stride, 2, "stride", "im2col"),
+                  tuple((p, p) for p in pads), _ntuple(dilation, 2, "dilation", "im2col"))
+
+
+def unfold(input: Tensor, kernel_size: int | Sequence[int], dilation: int | Sequence[int] = 1,
+           padding: int | Sequence[int] = 0, stride: int | Sequence[int] = 1) -> Tensor:
+    """im2col: (N, C, H, W) -> (N, C*kH*kW, L), every sliding block as a column."""
+    if input._data.ndim not in (3, 4):
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero "
+                           f"dimensions for input, but got: {list(input.shape)}")
+    return apply(im2col_op, (input,), (_fold_window(kernel_size, dilation, padding, stride),))
+
+
+def fold(input: Tensor, output_size: int | Sequence[int], kernel_size: int | Sequence[int],
+         dilation: int | Sequence[int] = 1, padding: int | Sequence[int] = 0,
+         stride: int | Sequence[int] = 1) -> Tensor:
+    """col2im: (N, C*kH*kW, L) -> (N, C, *output_size), summing overlapping blocks (the adjoint of unfold)."""
+    win = _fold_window(kernel_size, dilation, padding, stride)
+    size = _ntuple(output_size, 2, "output_size", "col2im")
+    blocks = _out_size(size, win)
+    if input._data.ndim not in (2, 3) or input._data.shape[-1] != math.prod(blocks):
+        raise RuntimeError(
+            f"Given output_size=({', '.join(map(str, size))}), kernel_size=({', '.join(map(str, win.kernel))}), "
+            f"dilation=({', '.join(map(str, win.dilation))}), padding=({', '.join(str(p) for p, _ in win.padding)}), "
+            f"stride=({', '.join(map(str, win.stride))}), expected size of input's dimension {input._data.ndim - 1} "
+            f"to match the calculated number of sliding blocks {' * '.join(map(str, blocks))} = "
+            f"{math.prod(blocks)}, but got input.size({input._data.ndim - 1})={input._data.shape[-1]}.")
+    return apply(col2im_op, (input,), (size, win))
+
+
+def _pool_window(input: Tensor, d: int, kernel_size: object, stride: object, padding: object, dilation: object,
+                 ceil_mode: bool) -> tuple[Window, tuple[int, ...]]:
+    """torch's pooling geometry: output sizes (ceil_mode lets the last window hang over) and checks."""
+    kernel = _ntuple(kernel_size, d, "kernel_size", "pooling")
+    stride_t = kernel if stride is None or stride == [] or stride == () else _ntuple(stride, d, "stride", "pooling")
+    pads = _ntuple(padding, d, "padding", "pooling")
+    dil = _ntuple(dilation, d, "dilation", "pooling")
+    for p, k, dl in zip(pads, kernel, dil):
+        if p > (dl * (k - 1) + 1) // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p}, "
+                               f"kernel_size={k} and dilation={dl}")
+    spatial = input._data.shape[-d:]
+    out = []
+    for x, k, s, p, dl in zip(spatial, kernel, stride_t, pads, dil):
+        o = (x + 2 * p - dl * (k - 1) - 1 + (s - 1 if ceil_mode else 0)) // s + 1
+        if ceil_mode and (o - 1) * s >= x + p:
+            o -= 1
+        out.append(o)
+    if any(o <= 0 for o in out):
+        lead = input._data.shape[-d - 1] if input._data.ndim > d else 1
+        raise RuntimeError(f"Given input size: ({'x'.join(map(str, (lead, *spatial)))}). Calculated output size: "
+                           f"({'x'.join(map(str, (lead, *out)))}). Output size is too small")
+    # the high padding reaches as far as the last window (further than p under ceil_mode)
+    his = tuple(max((o - 1) * s + dl * (k - 1) + 1 - x - p, 0)
+                for o, s, dl, k, x, p in zip(out, stride_t, dil, kernel, spatial, pads))
+    return Window(kernel, stride_t, tuple(zip(pads, his)), dil), tuple(out)
+
+
+def _check_pool_input(input: Tensor, d: int, name: str) -> None:
+    if input._data.ndim not in (d + 1, d + 2):
+        raise RuntimeError(f"{name}: Expected {d + 1}D or {d + 2}D (batch mode) tensor with optional 0 dim batch size "
+                           f"for input, but got: {list(input.shape)}")
+
+
+def _max_pool(input: Tensor, d: int, kernel_size: object, stride: object, padding: object, dilation: object,
+              ceil_mode: bool, return_indices: bool) -> Tensor | tuple[Tensor, Tensor]:
+    win, out = _pool_window(input, d, kernel_size, stride, padding, dilation, ceil_mode)
+    values, indices = apply(max_pool_op if d == 2 else max_pool3d_op, (input,), (win, out))
+    return (values, indices) if return_indices else values
+
+
+def _as_2d(value: object, pad: int, name: str) -> tuple[int, int] | None:
+    """A 1-d kernel argument as torch's 1-d pools pass it to their 2-d version (height 1)."""
+    return None if value is None else (pad, *_ntuple(value, 1, name, "pooling"))
+
+
+def _on_2d(fn: object, input: Tensor, *args: object) -> Tensor | tuple:
+    """A 1-d kernel run as torch runs it: its 2-d version on an inserted height-1 dim (SqueezeBackward1)."""
+    out = fn(input.unsqueeze(-2), *args)
+    return tuple(o.squeeze(-2) for o in out) if isinstance(out, tuple) else out.squeeze(-2)
+
+
+def max_pool1d(input: Tensor, kernel_size: int | Sequence[int], stride: int | Sequence[int] | None = None,
+               padding: int | Sequence[int] = 0, dilation: int | Sequence[int] = 1, ceil_mode: bool = False,
+               return_indices: bool = False) -> Tensor | tuple[Tensor, Tensor]:
+    """Largest value of each window of (N, C, L); the gradient goes to the argmax."""
+    _check_pool_input(input, 1, "max_pool1d")
+    return _on_2d(_max_pool, input, 2, _as_2d(kernel_size, 1, "kernel_size"), _as_2d(stride, 1, "stride"),
+                  _as_2d(padding, 0, "padding"), _as_2d(dilation, 1, "dilation"), ceil_mode, return_indices)
+
+
+def max_pool2d(input: Tensor, kernel_size: int | Sequence[int], stride: int | Sequence[int] | None = None,
+               padding: int | Sequence[int] = 0, dilation: int | Sequence[int] = 1, ceil_mode: bool = False,
+               return_indices: bool = False) -> Tensor | tuple[Tensor, Tensor]:
+    """Largest value of each window of (N, C, H, W) (NaN wins, the first on ties); the gradient goes to it.
+
+    >>> max_pool2d(x, 2, return_indices=True)   # (values, flat indices into each H*W plane)
+    """
+    _check_pool_input(input, 2, "max_pool2d")
+    return _max_pool(input, 2, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool3d(input: Tensor, kernel_size: int | Sequence[int], stride: int | Sequence[int] | None = None,
+               padding: int | Sequence[int] = 0, dilation: int | Sequence[int] = 1, ceil_mode: bool = False,
+               return_indices: bool = False) -> Tensor | tuple[Tensor, Tensor]:
+    """Largest value of each window of (N, C, D, H, W); the gradient goes to the argmax."""
+    _check_pool_input(input, 3, "max_pool3d")
+    return _max_pool(input, 3, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool1d_with_indices(input: Tensor, kernel_size: int | Sequence[int], stride: object = None,
+                            padding: int | Sequence[int] = 0, dilation: int | Sequence[int] = 1,
+                            ceil_mode: bool = False, return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input: Tensor, kernel_size: int | Sequence[int], stride: object = None,
+                            padding: int | Sequence[int] = 0, dilation: int | Sequence[int] = 1,
+                            ceil_mode: bool = False, return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool3d_with_indices(input: Tensor, kernel_size: int | Sequence[int], stride: object = None,
+                            padding: int | Sequence[int] = 0, dilation: int | Sequence[int] = 1,
+                            ceil_mode: bool = False, return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def _avg_pool(input: Tensor, d: int, kernel_size: object, stride: object, padding: object, ceil_mode: bool,
+              count_include_pad: bool, divisor_override: int | None) -> Tensor:
+    win, out = _pool_window(input, d, kernel_size, stride, padding, 1, ceil_mode)
+    if divisor_override is not None:
+        if divisor_override == 0:
+            raise RuntimeError("divisor must be not zero")
+        divisor = float(divisor_override)
+    else:  # per dim, how many positions of each window count (torch's pool_size); the product over dims
+        divisor = np.ones((), dtype=np.float64)
+        for i, (x, (p, _), k, s, o) in enumerate(zip(input._data.shape[-d:], win.padding, win.kernel, win.stride,
+                                                       out)):
+            start = np.arange(o) * s - p
+            end = np.minimum(start + k, x + p)
+            counts = end - start if count_include_pad else np.minimum(end, x) - np.maximum(start, 0)
+            divisor = divisor * counts.reshape((-1,) + (1,) * (d - 1 - i))
+    return apply(avg_pool_op if d == 2 else avg_pool3d_op, (input,), (win, out, divisor))
+
+
+def avg_pool1d(input: Tensor, kernel_size: int | Sequence[int], stride: int | Sequence[int] | None = None,
+               padding: int | Sequence[int] = 0, ceil_mode: bool = False, count_include_pad: bool = True) -> Tensor:
+    """Mean of each window of (N, C, L)."""
+    _check_pool_input(input, 1, "avg_pool1d")
+    return _on_2d(_avg_pool, input, 2, _as_2d(kernel_size, 1, "kernel_size"), _as_2d(stride, 1, "stride"),
+                  _as_2d(padding, 0, "padding"), ceil_mode, count_include_pad, None)
+
+
+def avg_pool2d(input: Tensor, kernel_size: int | Sequence[int], stride: int | Sequence[int] | None = None,
+               padding: int | Sequence[int] = 0, ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: int | None = None) -> Tensor:
+    """Mean of each window of (N, C, H, W); count_include_pad decides whether zero padding counts."""
+    _check_pool_input(input, 2, "avg_pool2d")
+    return _avg_pool(input, 2, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+def avg_pool3d(input: Tensor, kernel_size: int | Sequence[int], stride: int | Sequence[int] | None = None,
+               padding: int | Sequence[int] = 0, ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: int | None = None) -> Tensor:
+    """Mean of each window of (N, C, D, H, W)."""
+    _check_pool_input(input, 3, "avg_pool3d")
+    return _avg_pool(input, 3, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+def _adaptive_size(input: Tensor, d: int, output_size: object, name: str) -> tuple[int, ...]:
+    """output_size as d ints; None entries keep the input's size."""
+    if input._data.ndim not in (d + 1, d + 2):
+        raise RuntimeError(f"{name}(): Expected {d + 1}D or {d + 2}D tensor, but got {list(input.shape)}")
+    sizes = (output_size,) * d if output_size is None or isinstance(output_size, (int, np.integer)) \
+        else tuple(output_size)
+    if len(sizes) != d:
+        raise RuntimeError(f"{name}: output_size must be {d}")
+    return tuple(x if o is None else int(o) for o, x in zip(sizes, input._data.shape[-d:]))
+
+
+def _averaging_matrix(size: int, out: int) -> np.ndarray:
+    """(out, size): row i averages the adaptive window floor(i*size/out) .. ceil((i+1)*size/out)."""
+    start = (np.arange(out) * size) // out
+    end = -((-(np.arange(out) + 1) * size) // out)
+    cols = np.arange(size)
+    inside = (cols >= start[:, None]) & (cols < end[:, None])
+    return inside / (end - start)[:, None]
+
+
+def _adaptive_avg_pool(input: Tensor, d: int, output_size: object) -> Tensor:
+    out = _adaptive_size(input, d, output_size, f"adaptive_avg_pool{d}d")
+    if all(o == 1 for o in out):  # torch takes the mean (MeanBackward1)
+        return input.mean(tuple(range(-d, 0)), keepdim=True)
+    matrices = tuple(_averaging_matrix(x, o) for x, o in zip(input._data.shape[-d:], out))
+    return apply(SEPARABLE_NODES[f"adaptive_avg_pool{d}d"], (input,), (matrices,))
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size: int | Sequence[int]) -> Tensor:
+    """Average over windows chosen so that (N, C, L) becomes (N, C, output_size)."""
+    _adaptive_size(input, 1, output_size, "adaptive_avg_pool1d")
+    return _on_2d(_adaptive_avg_pool, input, 2, (1, *_ntuple(output_size, 1, "output_size", "pooling")))
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size: int | Sequence[int | None]) -> Tensor:
+    """Average over windows chosen so that (N, C, H, W) becomes (N, C, *output_size)."""
+    return _adaptive_avg_pool(input, 2, output_size)
+
+
+def adaptive_avg_pool3d(input: Tensor, output_size: int | Sequence[int | None]) -> Tensor:
+    """Average over windows chosen so that (N, C, D, H, W) becomes (N, C, *output_size)."""
+    return _adaptive_avg_pool(input, 3, output_size)
+
+
+def _adaptive_max_pool(input: Tensor, d: int, output_size: object, return_indices: bool) -> Tensor | tuple:
+    out = _adaptive_size(input, d, output_size, f"adaptive_max_pool{d}d")
+    values, indices = apply(adaptive_max_pool_op if d == 2 else adaptive_max_pool3d_op, (input,), (out,))
+    return (values, indices) if return_indices else values
+
+
+def adaptive_max_pool1d(input: Tensor, output_size: int | Sequence[int],
+                        return_indices: bool = False) -> Tensor | tuple[Tensor, Tensor]:
+    """Largest value of adaptive windows of (N, C, L)."""
+    _adaptive_size(input, 1, output_size, "adaptive_max_pool1d")
+    return _on_2d(_adaptive_max_pool, input, 2, (1, *_ntuple(output_size, 1, "output_size", "pooling")),
+                  return_indices)
+
+
+def adaptive_max_pool2d(input: Tensor, output_size: int | Sequence[int | None],
+                        return_indices: bool = False) -> Tensor | tuple[Tensor, Tensor]:
+    """Largest value of adaptive windows of (N, C, H, W); the gradient goes to the argmax."""
+    return _adaptive_max_pool(input, 2, output_size, return_indices)
+
+
+def adaptive_max_pool3d(input: Tensor, output_size: int | Sequence[int | None],
+                        return_indices: bool = False) -> Tensor | tuple[Tensor, Tensor]:
+    """Largest value of adaptive windows of (N, C, D, H, W)."""
+    return _adaptive_max_pool(input, 3, output_size, return_indices)
+
+
+def adaptive_max_pool1d_with_indices(input: Tensor, output_size: int | Sequence[int],
+                                     return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    return adaptive_max_pool1d(input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input: Tensor, output_size: int | Sequence[int | None],
+                                     return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    return adaptive_max_pool2d(input, output_size, True)
+
+
+def adaptive_max_pool3d_with_indices(input: Tensor, output_size: int | Sequence[int | None],
+                                     return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    return adaptive_max_pool3d(input, output_size, True)
+
+
+# ---- padding --------------------------------------------------------------------------------
+
+def _source_index(size: int, lo: int, hi: int, mode: str) -> np.ndarray:
+    """For each padded position along one dim, the input position it copies."""
+    src = np.arange(-lo, size + hi)
+    if mode == "reflect":
+        src = np.abs(src)
+        return np.where(src >= size, 2 * (size - 1) - src, src)
+    if mode == "replicate":
+        return np.clip(src, 0, size - 1)
+    return src % size  # circular
+
+
+_PAD_NAMES = {"reflect": "reflection_pad", "replicate": "replication_pad"}
+
+
+def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float | None = None) -> Tensor:
+    """Pad the last len(pad)//2 dims: pad = (last_low, last_high, second_last_low, ...); negative crops.
+
+    Modes: 'constant' (value), 'reflect' (mirror without the edge), 'replicate' (repeat the edge),
+    'circular' (wrap around).
+    """
+    pad = [int(p) for p in pad]
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    d = len(pad) // 2
+    nd = input._data.ndim
+    if d > nd:
+        raise RuntimeError("Padding length should be less than or equal to two times the input dimension but got "
+                           f"padding length {len(pad)} and input of dimension {nd}")
+    if mode == "constant":
+        return apply(constant_pad_nd_op, (input,), (tuple(pad), 0 if value is None else value))
+    if mode not in ("reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if value is not None and value != 0:
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    if d not in (1, 2, 3) or nd not in (d + 1, d + 2):
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {nd}D input tensor.\nSupported combinations for "
+            "non-constant padding:\n  - 2D or 3D input: padding size = 2 (pads last dimension)\n  - 3D or 4D input: "
+            "padding size = 4 (pads last 2 dimensions)\n  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+    sizes = input._data.shape[-d:]
+    pairs = [(pad[2 * (d - 1 - i)], pad[2 * (d - 1 - i) + 1]) for i in range(d)]
+    for i, (x, (lo, hi)) in enumerate(zip(sizes, pairs)):
+        if mode == "reflect" and (lo >= x or hi >= x):
+            raise RuntimeError(f"Argument #{2 * (d - i)}: Padding size should be less than the corresponding input "
+                               f"dimension, but got: padding ({lo}, {hi}) at dimension {nd - d + i} of input "
+                               f"{list(input.shape)}")
+        if mode == "circular" and (lo > x or hi > x):
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+    indices = tuple(_source_index(x, lo, hi, mode) for x, (lo, hi) in zip(sizes, pairs))
+    op = GATHER_NODES["circular_pad"] if mode == "circular" else GATHER_NODES[f"{_PAD_NAMES[mode]}{d}d"]
+    return apply(op, (input,), (indices,))
+
+
+# ---- resampling -----------------------------------------------------------------------------
+
+_LINEAR_MODES = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+
+
+def _nearest_index(size: int, out: int, scale: float | None, exact: bool) -> np.ndarray:
+    """torch's nearest source index, in float32 arithmetic as its kernel computes it."""
+    dst = np.arange(out)
+    if not exact and out == size:
+        return dst
+    if not exact and out == 2 * size:
+        return dst >> 1
+    step = np.float32(1.0 / scale if scale is not None and scale > 0 else np.float32(size) / np.float32(out))
+    src = (dst + 0.5).astype(np.float32) * step if exact else dst.astype(np.float32) * step
+    return np.minimum(np.floor(src).astype(np.int64), size - 1)
+
+
+def _cubic_weights(t: np.ndarray) -> list[np.ndarray]:
+    """Keys' cubic convolution weights (A = -0.75) of the 4 taps around a fractional offset t."""
+    a = -0.75
+
+    def near(x: np.ndarray) -> np.ndarray:
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x: np.ndarray) -> np.ndarray:
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
+def _interpolation_matrix(size: int, out: int, scale: float | None, align_corners: bool, cubic: bool,
+                          dtype: np.dtype) -> np.ndarray:
+    """(out, size): the linear (or cubic) interpolation weights of each output position, torch's way."""
+    ft = dtype.type
+    if align_corners:
+        step = ft(size - 1) / ft(out - 1) if out > 1 else ft(0)
+        src = np.arange(out, dtype=dtype) * step
+    else:
+        step = ft(1.0 / scale) if scale is not None and scale > 0 else ft(size) / ft(out)
+        src = step * (np.arange(out, dtype=dtype) + ft(0.5)) - ft(0.5)
+        if not cubic:
+            src = np.maximum(src, ft(0))
+    m = np.zeros((out, size), dtype=dtype)
+    rows = np.arange(out)
+    base = np.floor(src).astype(np.int64)
+    if cubic:
+        t = src - base
+        for tap, w in enumerate(_cubic_weights(t)):
+            np.add.at(m, (rows, np.clip(base - 1 + tap, 0, size - 1)), w)
+        return m
+    base = np.minimum(base, size - 1)
+    frac = np.clip(src - base, 0, 1)
+    np.add.at(m, (rows, base), 1 - frac)
+    np.add.at(m, (rows, base + (base < size - 1)), frac)
+    return m
+
+
+def interpolate(input: Tensor, size: int | Sequence[int] | None = None,
+                scale_factor: float | Sequence[float] | None = None, mode: str = "nearest",
+                align_corners: bool | None = None, recompute_scale_factor: bool | None = None,
+                antialias: bool = False) -> Tensor:
+    """Resize the spatial dims: 'nearest', 'nearest-exact', 'linear', 'bilinear', 'bicubic', 'trilinear', 'area'."""
+    d = input._data.ndim - 2
+    if mode in ("nearest", "area", "nearest-exact") and align_corners is not None:
+        raise ValueError("align_corners option can only be set with the interpolating modes: "
+                         "linear | bilinear | bicubic | trilinear")
+    if mode in _LINEAR_MODES and _LINEAR_MODES[mode] != d:
+        raise NotImplementedError(f"Got {input._data.ndim}D input, but {mode} mode needs {_LINEAR_MODES[mode] + 2}D "
+                                  "input")
+    if antialias:
+        raise NotImplementedError("retrograd's interpolate has no antialias mode")
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    spatial = input._data.shape[2:]
+    if size is not None:
+        out = _ntuple(size, d, "size", "interpolate")
+        scales: tuple = (None,) * d
+    elif scale_factor is not None:
+        scales = tuple(float(s) for s in (scale_factor if isinstance(scale_factor, (list, tuple))
+                                          else (scale_factor,) * d))
+        if len(scales) != d:
+            raise ValueError(f"Input and scale_factor must have the same number of spatial dimensions, but got input "
+                             f"with spatial dimensions of {list(spatial)} and scale_factor of shape {list(scales)}.")
+        out = tuple(math.floor(x * s) for x, s in zip(spatial, scales))
+        if recompute_scale_factor:
+            scales = (None,) * d
+    else:
+        raise ValueError("either size or scale_factor should be defined")
+    if mode == "area":
+        return _adaptive_avg_pool(input, d, out) if d > 1 else adaptive_avg_pool1d(input, out)
+    if mode in ("nearest", "nearest-exact"):
+        exact = mode == "nearest-exact"
+        indices = tuple(_nearest_index(x, o, s, exact) for x, o, s in zip(spatial, out, scales))
+        name = f"upsample_nearest{'_exact' if exact else ''}{d}d"
+        return apply(GATHER_NODES[name], (input,), (indices,))
+    if mode not in _LINEAR_MODES:
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input._data.ndim}D) "
+                                  f"for the modes: nearest | linear | bilinear | bicubic | trilinear | area | "
+                                  f"nearest-exact (got {mode})")
+    dtype = input._data.dtype if input._data.dtype.kind == "f" else np.dtype(np.float32)
+    matrices = tuple(_interpolation_matrix(x, o, s, bool(align_corners), mode == "bicubic", dtype)
+                     for x, o, s in zip(spatial, out, scales))
+    name = {"linear": "upsample_linear1d", "bilinear": "upsample_bilinear2d", "bicubic": "upsample_bicubic2d",
+            "trilinear": "upsample_trilinear3d"}[mode]
+    return apply(SEPARABLE_NODES[name], (input,), (matrices,))
+
+
+def upsample(input: Tensor, size: int | Sequence[int] | None = None,
+             scale_factor: float | Sequence[float] | None = None, mode: str = "nearest",
+             align_corners: bool | None = None) -> Tensor:
+    """Deprecated spelling of interpolate."""
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input: Tensor, size: int | Sequence[int] | None = None,
+                     scale_factor: float | Sequence[float] | None = None) -> Tensor:
+    """Deprecated spelling of interpolate(..., mode='nearest')."""
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input: Tensor, size: int | Sequence[int] | None = None,
+                      scale_factor: float | Sequence[float] | None = None) -> Tensor:
+    """Deprecated spelling of interpolate(..., mode='bilinear', align_corners=True)."""
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """(*, C*r*r, H, W) -> (*, C, H*r, W*r)."""
+    c = input._data.shape[-3]
+    r = upscale_factor
+    if c % (r * r):
+        raise RuntimeError("pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
+                           f"upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
+    return apply(pixel_shuffle_op, (input,), (r,))
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
+    """(*, C, H*r, W*r) -> (*, C*r*r, H, W), the inverse of pixel_shuffle."""
+    h, w = input._data.shape[-2:]
+    r = downscale_factor
+    for name, n in (("height", h), ("width", w)):
+        if n % r:
+            raise RuntimeError(f"pixel_unshuffle expects {name} to be divisible by downscale_factor, but "
+                               f"input.size({-2 if name == 'height' else -1})={n} is not divisible by {r}")
+    return apply(pixel_unshuffle_op, (input,), (r,))
+
+
+PUBLIC = ["adaptive_avg_pool1d", "adaptive_max_pool1d", "avg_pool1d", "conv1d", "conv2d", "conv3d",
+          "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "max_pool1d", "max_pool2d", "max_pool3d",
+          "max_pool1d_with_indices", "pixel_shuffle", "pixel_unshuffle"]
+FUNCTIONAL_ONLY = ["adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool2d", "adaptive_max_pool3d",
+                   "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+                   "adaptive_max_pool3d_with_indices", "avg_pool2d", "avg_pool3d", "fold", "interpolate",
+                   "max_pool2d_with_indices", "max_pool3d_with_indices", "pad", "unfold", "upsample",
+                   "upsample_bilinear", "upsample_nearest"]
