@@ -19,6 +19,8 @@ from .ops import __all__ as _ops_all
 from . import autograd  # noqa: E402
 from . import ops as _ops  # noqa: E402
 from . import linalg, nn  # noqa: E402
+from . import optim, utils  # noqa: E402
+from .serialization import load, save  # noqa: E402
 
 half, float, double = float16, float32, float64  # noqa: A001
 short, int, long = int16, int32, int64  # noqa: A001

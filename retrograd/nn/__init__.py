@@ -1,5 +1,8 @@
-"""torch.nn for retrograd: functional ops (modules arrive with the training issue)."""
+"""torch.nn for retrograd: modules (layers, losses, containers), Parameter, init, functional and utils."""
 
-from . import functional
+from . import functional, init, utils
+from .modules import *  # noqa: F403 - the layers are the public namespace
+from .modules import __all__ as _modules_all
+from .parameter import Buffer, Parameter
 
-__all__ = ["functional"]
+__all__ = ["Buffer", "Parameter", "functional", "init", "utils", *_modules_all]

@@ -1,0 +1,348 @@
+"""Activation modules: thin wrappers that call `nn.functional` with their settings, and MultiheadAttention.
+
+Each pointwise activation is declared by the functional it calls and its settings in torch's
+argument order; one base class does the binding, the call and the repr for all of them.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ... import _creation as C
+from ..._tensor import Tensor
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .linear import NonDynamicallyQuantizableLinear
+from .module import Module, bind_settings
+
+
+class _Activation(Module):
+    """A module that applies `functional.<function>` with its settings (and `inplace` when it has one)."""
+
+    function: str
+    settings: tuple[tuple[str, Any], ...] = ()  # (name, default) in torch's positional order
+    has_inplace = False
+    required = 0  # how many leading settings have no default
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__()
+        settings = self.settings + ((("inplace", False),) if self.has_inplace else ())
+        for name, value in bind_settings(type(self).__name__, settings, args, kwargs, self.required).items():
+            setattr(self, name, value)
+
+    def forward(self, input: Tensor) -> Tensor:
+        args = [getattr(self, n) for n, _ in self.settings]
+        if self.has_inplace and self.inplace:
+            return getattr(F, self.function)(input, *args, True)
+        return getattr(F, self.function)(input, *args)
+
+    def extra_repr(self) -> str:
+        parts = [f"{n}={getattr(self, n)!r}" for n, _ in self.settings]
+        if self.has_inplace and self.inplace:
+            parts.append("inplace=True")
+        return ", ".join(parts)
+
+
+class ReLU(_Activation):
+    function, has_inplace = "relu", True
+
+
+class ReLU6(_Activation):
+    function, has_inplace = "relu6", True
+
+
+class LeakyReLU(_Activation):
+    function, settings, has_inplace = "leaky_relu", (("negative_slope", 0.01),), True
+
+
+class ELU(_Activation):
+    function, settings, has_inplace = "elu", (("alpha", 1.0),), True
+
+
+class CELU(_Activation):
+    function, settings, has_inplace = "celu", (("alpha", 1.0),), True
+
+
+class SELU(_Activation):
+    function, has_inplace = "selu", True
+
+
+class SiLU(_Activation):
+    function, has_inplace = "silu", True
+
+
+class Mish(_Activation):
+    function, has_inplace = "mish", True
+
+
+class Hardsigmoid(_Activation):
+    function, has_inplace = "hardsigmoid", True
+
+
+class Hardswish(_Activation):
+    function, has_inplace = "hardswish", True
+
+
+class Hardtanh(_Activation):
+    function, settings, has_inplace = "hardtanh", (("min_val", -1.0), ("max_val", 1.0)), True
+
+
+class Threshold(_Activation):
+    function, settings, has_inplace, required = "threshold", (("threshold", None), ("value", None)), True, 2
+
+
+class Softplus(_Activation):
+    function, settings = "softplus", (("beta", 1.0), ("threshold", 20.0))
+
+
+class Softsign(_Activation):
+    function = "softsign"
+
+
+class Tanhshrink(_Activation):
+    function = "tanhshrink"
+
+
+class Sigmoid(_Activation):
+    function = "sigmoid"
+
+
+class Tanh(_Activation):
+    function = "tanh"
+
+
+class LogSigmoid(_Activation):
+    function = "logsigmoid"
+
+
+class GLU(_Activation):
+    function, settings = "glu", (("dim", -1),)
+
+
+class Softmax(_Activation):
+    function, settings = "softmax", (("dim", None),)
+
+
+class LogSoftmax(_Activation):
+    function, settings = "log_softmax", (("dim", None),)
+
+
+class Softmin(_Activation):
+    function, settings = "softmin", (("dim", None),)
+
+
+class Hardshrink(_Activation):
+    function, settings = "hardshrink", (("lambd", 0.5),)
+
+    def extra_repr(self) -> str:
+        return f"{self.lambd}"
+
+
+class Softshrink(Hardshrink):
+    function = "softshrink"
+
+
+class GELU(Module):
+    """Gaussian error linear unit; approximate='tanh' uses the tanh formula."""
+
+    def __init__(self, approximate: str = "none") -> None:
+        super().__init__()
+        self.approximate = approximate
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.gelu(input, approximate=self.approximate)
+
+    def extra_repr(self) -> str:
+        return f"approximate={self.approximate!r}"
+
+
+class Softmax2d(Module):
+    """Softmax over the channel dimension of (C, H, W) or (N, C, H, W) inputs."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.dim() not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead")
+        return F.softmax(input, -3)
+
+
+class PReLU(Module):
+    """LeakyReLU with a learnt slope (one, or one per channel)."""
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        self.num_parameters = num_parameters
+        self.init = init
+        self.weight = Parameter(C.empty(num_parameters, dtype=dtype))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.constant_(self.weight, self.init)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"
+
+
+# --------------------------------------------------------------------------------------------
+# Attention
+# --------------------------------------------------------------------------------------------
+
+class MultiheadAttention(Module):
+    """Attention over `num_heads` heads of size embed_dim // num_heads, as torch.nn.MultiheadAttention.
+
+    forward(query, key, value) -> (output, weights averaged over heads or None)
+    """
+
+    def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
+                 add_bias_kv: bool = False, add_zero_attn: bool = False, kdim: int | None = None,
+                 vdim: int | None = None, batch_first: bool = False, device: Any = None, dtype: Any = None) -> None:
+        if embed_dim <= 0 or num_heads <= 0:
+            raise ValueError(f"embed_dim and num_heads must be greater than 0, got embed_dim={embed_dim} and "
+                             f"num_heads={num_heads} instead")
+        super().__init__()
+        self.embed_dim = embed_dim
+        self.kdim = kdim if kdim is not None else embed_dim
+        self.vdim = vdim if vdim is not None else embed_dim
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
+        self.num_heads = num_heads
+        self.dropout = dropout
+        self.batch_first = batch_first
+        self.head_dim = embed_dim // num_heads
+        if self.head_dim * num_heads != embed_dim:
+            raise AssertionError("embed_dim must be divisible by num_heads")
+        if self._qkv_same_embed_dim:
+            self.in_proj_weight = Parameter(C.empty(3 * embed_dim, embed_dim, dtype=dtype))
+            self.register_parameter("q_proj_weight", None)
+            self.register_parameter("k_proj_weight", None)
+            self.register_parameter("v_proj_weight", None)
+        else:
+            self.q_proj_weight = Parameter(C.empty(embed_dim, embed_dim, dtype=dtype))
+            self.k_proj_weight = Parameter(C.empty(embed_dim, self.kdim, dtype=dtype))
+            self.v_proj_weight = Parameter(C.empty(embed_dim, self.vdim, dtype=dtype))
+            self.register_parameter("in_proj_weight", None)
+        if bias:
+            self.in_proj_bias = Parameter(C.empty(3 * embed_dim, dtype=dtype))
+        else:
+            self.register_parameter("in_proj_bias", None)
+        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, dtype=dtype)
+        if add_bias_kv:
+            self.bias_k = Parameter(C.empty(1, 1, embed_dim, dtype=dtype))
+            self.bias_v = Parameter(C.empty(1, 1, embed_dim, dtype=dtype))
+        else:
+            self.bias_k = self.bias_v = None
+        self.add_zero_attn = add_zero_attn
+        self._reset_parameters()
+
+    def _reset_parameters(self) -> None:
+        if self._qkv_same_embed_dim:
+            init.xavier_uniform_(self.in_proj_weight)
+        else:
+            init.xavier_uniform_(self.q_proj_weight)
+            init.xavier_uniform_(self.k_proj_weight)
+            init.xavier_uniform_(self.v_proj_weight)
+        if self.in_proj_bias is not None:
+            init.constant_(self.in_proj_bias, 0.0)
+            init.constant_(self.out_proj.bias, 0.0)
+        if self.bias_k is not None:
+            init.xavier_normal_(self.bias_k)
+            init.xavier_normal_(self.bias_v)
+
+    def _projections(self) -> tuple:
+        e = self.embed_dim
+        b = self.in_proj_bias
+        bq, bk, bv = (None, None, None) if b is None else (b[:e], b[e:2 * e], b[2 * e:])
+        if self._qkv_same_embed_dim:
+            w = self.in_proj_weight
+            return (w[:e], bq), (w[e:2 * e], bk), (w[2 * e:], bv)
+        return (self.q_proj_weight, bq), (self.k_proj_weight, bk), (self.v_proj_weight, bv)
+
+    def forward(self, query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Tensor | None = None,
+                need_weights: bool = True, attn_mask: Tensor | None = None, average_attn_weights: bool = True,
+                is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
+        from ... import cat, zeros
+
+        batched = query.dim() == 3
+        if not batched:  # (L, E): a batch of one
+            query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+            if key_padding_mask is not None:
+                key_padding_mask = key_padding_mask.unsqueeze(0)
+        elif self.batch_first:
+            query, key, value = query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1)
+        tgt_len, bsz, _ = query.shape
+        heads, head_dim = self.num_heads, self.head_dim
+        (wq, bq), (wk, bk), (wv, bv) = self._projections()
+        q = F.linear(query, wq, bq)
+        k = F.linear(key, wk, bk)
+        v = F.linear(value, wv, bv)
+        if is_causal and attn_mask is None:
+            attn_mask = _causal_mask(tgt_len, key.shape[0])
+        if attn_mask is not None and attn_mask.dim() == 2:
+            attn_mask = attn_mask.unsqueeze(0)
+        if self.bias_k is not None:
+            k = cat([k, self.bias_k.expand(1, bsz, self.embed_dim)])
+            v = cat([v, self.bias_v.expand(1, bsz, self.embed_dim)])
+            attn_mask = _pad_last(attn_mask)
+            key_padding_mask = _pad_last(key_padding_mask)
+        q = q.reshape(tgt_len, bsz * heads, head_dim).transpose(0, 1)
+        k = k.reshape(k.shape[0], bsz * heads, head_dim).transpose(0, 1)
+        v = v.reshape(v.shape[0], bsz * heads, head_dim).transpose(0, 1)
+        if self.add_zero_attn:
+            k = cat([k, zeros(bsz * heads, 1, head_dim, dtype=k.dtype)], 1)
+            v = cat([v, zeros(bsz * heads, 1, head_dim, dtype=v.dtype)], 1)
+            attn_mask = _pad_last(attn_mask)
+            key_padding_mask = _pad_last(key_padding_mask)
+        src_len = k.shape[1]
+        scores = (q * math.sqrt(1.0 / head_dim)).bmm(k.transpose(1, 2))
+        if attn_mask is not None:
+            scores = _apply_mask(scores, attn_mask)
+        if key_padding_mask is not None:
+            mask = key_padding_mask.reshape(bsz, 1, 1, src_len).expand(bsz, heads, 1, src_len)
+            scores = _apply_mask(scores, mask.reshape(bsz * heads, 1, src_len))
+        weights = F.softmax(scores, -1)
+        if self.dropout > 0.0 and self.training:
+            weights = F.dropout(weights, p=self.dropout)
+        out = weights.bmm(v).transpose(0, 1).reshape(tgt_len * bsz, self.embed_dim)
+        out = F.linear(out, self.out_proj.weight, self.out_proj.bias).reshape(tgt_len, bsz, self.embed_dim)
+        if not batched:
+            out = out.squeeze(1)
+        elif self.batch_first:
+            out = out.transpose(0, 1)
+        if not need_weights:
+            return out, None
+        weights = weights.reshape(bsz, heads, tgt_len, src_len)
+        if average_attn_weights:
+            weights = weights.mean(1)
+        return out, (weights if batched else weights.squeeze(0))
+
+
+def _causal_mask(rows: int, cols: int) -> Tensor:
+    from ... import arange
+
+    return arange(cols).unsqueeze(0) > arange(rows).unsqueeze(1)
+
+
+def _pad_last(mask: Tensor | None) -> Tensor | None:
+    """A mask one column wider (the extra bias/zero key is never masked)."""
+    from ... import cat, zeros
+
+    if mask is None:
+        return None
+    return cat([mask, zeros(*mask.shape[:-1], 1, dtype=mask.dtype)], -1)
+
+
+def _apply_mask(scores: Tensor, mask: Tensor) -> Tensor:
+    """Boolean masks hide positions (True = not allowed); float masks are added."""
+    if mask.dtype.name == "bool":
+        return scores.masked_fill(mask, float("-inf"))
+    return scores + mask
+
+
+__all__ = [
+    "ReLU", "ReLU6", "LeakyReLU", "ELU", "CELU", "SELU", "SiLU", "Mish", "Hardsigmoid", "Hardswish", "Hardtanh",
+    "Threshold", "Softplus", "Softsign", "Tanhshrink", "Sigmoid", "Tanh", "LogSigmoid", "GLU", "Softmax",
+    "LogSoftmax", "Softmin", "Hardshrink", "Softshrink", "GELU", "Softmax2d", "PReLU", "MultiheadAttention",
+]

@@ -1,0 +1,707 @@
+"""nn.Module: the base class of every layer, holding parameters, buffers, submodules and hooks.
+
+Attributes are sorted on assignment: a Parameter goes to `_parameters`, a Module to `_modules`,
+a tensor assigned to a registered buffer name to `_buffers`; `__getattr__` looks them up again.
+Everything that walks the tree (named_parameters, state_dict, train, to, apply) goes through
+`named_modules`, so the traversal order is torch's (registration order, depth first).
+"""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+from collections import OrderedDict, namedtuple
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from ..._tensor import Tensor
+from ...autograd import grad_mode
+from ...autograd.function import Function
+from ...autograd.graph import HookDict, RemovableHandle
+from ..parameter import Buffer, Parameter
+
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What load_state_dict(strict=False) reports; prints as torch does when nothing is wrong."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
+def _addindent(text: str, spaces: int) -> str:
+    lines = text.split("\n")
+    if len(lines) == 1:
+        return text
+    return lines[0] + "\n" + "\n".join(" " * spaces + line for line in lines[1:])
+
+
+class Module:
+    """Base class for all neural network modules; subclasses define `forward`.
+
+    >>> class Net(Module):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.fc = Linear(4, 2)
+    ...     def forward(self, x):
+    ...         return self.fc(x).relu()
+    """
+
+    training: bool
+    _version: int = 1
+    call_super_init: bool = False
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if args or kwargs:
+            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected argument")
+        setattr_ = object.__setattr__
+        setattr_(self, "training", True)
+        setattr_(self, "_parameters", {})
+        setattr_(self, "_buffers", {})
+        setattr_(self, "_non_persistent_buffers_set", set())
+        setattr_(self, "_modules", {})
+        setattr_(self, "_forward_hooks", HookDict())
+        setattr_(self, "_forward_hooks_with_kwargs", {})
+        setattr_(self, "_forward_pre_hooks", HookDict())
+        setattr_(self, "_forward_pre_hooks_with_kwargs", {})
+        setattr_(self, "_backward_hooks", HookDict())
+        setattr_(self, "_backward_pre_hooks", HookDict())
+
+    forward: Callable[..., Any]
+
+    def _forward_unimplemented(self, *input: Any) -> None:
+        raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
+
+    forward = _forward_unimplemented
+
+    # ---- registration -----------------------------------------------------------------------
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        """Add a tensor that is part of the module's state but not a parameter (e.g. running_mean)."""
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        self._check_name(name, "buffer", self._buffers)
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
+                            "(torch Tensor or None required)")
+        if isinstance(tensor, Buffer):
+            persistent = tensor.persistent
+            tensor = tensor.detach()
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Add a parameter (listed by parameters(), saved in state_dict)."""
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign parameter before Module.__init__() call")
+        self._check_name(name, "parameter", self._parameters)
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{_type_name(param)}' object to parameter '{name}' "
+                            "(torch.nn.Parameter or None required)")
+        if param is not None and param.grad_fn is not None:
+            raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be created "
+                             f"explicitly. To express '{name}' as a function of another Tensor, compute the value in "
+                             "the forward() method.")
+        self._parameters[name] = param
+
+    def add_module(self, name: str, module: Module | None) -> None:
+        """Add a child module, reachable as an attribute `name`."""
+        if not isinstance(module, Module) and module is not None:
+            raise TypeError(f"{_type_name(module)} is not a Module subclass")
+        if not isinstance(name, str):
+            raise TypeError(f"module name should be a string. Got {_type_name(name)}")
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        if "." in name:
+            raise KeyError(f'module name can\'t contain ".", got: {name}')
+        if name == "":
+            raise KeyError('module name can\'t be empty string ""')
+        self._modules[name] = module
+
+    register_module = add_module
+
+    def _check_name(self, name: str, kind: str, table: dict) -> None:
+        if not isinstance(name, str):
+            raise TypeError(f"{kind} name should be a string. Got {_type_name(name)}")
+        if "." in name:
+            raise KeyError(f'{kind} name can\'t contain "."')
+        if name == "":
+            raise KeyError(f'{kind} name can\'t be empty string ""')
+        if hasattr(self, name) and name not in table:
+            raise KeyError(f"attribute '{name}' already exists")
+
+    def get_submodule(self, target: str) -> Module:
+        """The module at dotted path `target` ('' is self)."""
+        if target == "":
+            return self
+        mod = self
+        for item in target.split("."):
+            if not hasattr(mod, item):
+                raise AttributeError(f"{mod._get_name()} has no attribute `{item}`")
+            mod = getattr(mod, item)
+            if not isinstance(mod, Module):
+                raise AttributeError(f"`{item}` is not an nn.Module")
+        return mod
+
+    def get_parameter(self, target: str) -> Parameter:
+        """The parameter at dotted path `target`."""
+        module_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, name):
+            raise AttributeError(f"{mod._get_name()} has no attribute `{name}`")
+        param = getattr(mod, name)
+        if not isinstance(param, Parameter):
+            raise AttributeError(f"`{name}` is not an nn.Parameter")
+        return param
+
+    def get_buffer(self, target: str) -> Tensor:
+        """The buffer at dotted path `target`."""
+        module_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if name not in mod._buffers:
+            raise AttributeError(f"`{name}` is not a buffer")
+        return mod._buffers[name]
+
+    # ---- attribute routing ------------------------------------------------------------------
+    def __getattr__(self, name: str) -> Any:
+        d = self.__dict__
+        for table in ("_parameters", "_buffers", "_modules"):
+            if table in d and name in d[table]:
+                return d[table][name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        d = self.__dict__
+        params = d.get("_parameters")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            self._forget(name, "_buffers", "_modules")
+            self.register_parameter(name, value)
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign '{_type_name(value)}' as parameter '{name}' "
+                                "(torch.nn.Parameter or None expected)")
+            self.register_parameter(name, value)
+        elif isinstance(value, Module):
+            if "_modules" not in d:
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            self._forget(name, "_parameters", "_buffers")
+            d["_modules"][name] = value
+        elif "_modules" in d and name in d["_modules"]:
+            if value is not None:
+                raise TypeError(f"cannot assign '{_type_name(value)}' as child module '{name}' "
+                                "(torch.nn.Module or None expected)")
+            d["_modules"][name] = value
+        elif isinstance(value, Buffer) or ("_buffers" in d and name in d["_buffers"]):
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign '{_type_name(value)}' as buffer '{name}' "
+                                "(torch.Tensor or None expected)")
+            persistent = name not in d["_non_persistent_buffers_set"]
+            self._forget(name, "_parameters", "_modules")
+            d.pop(name, None)
+            self.register_buffer(name, value, persistent)
+        else:
+            object.__setattr__(self, name, value)
+
+    def _forget(self, name: str, *tables: str) -> None:
+        d = self.__dict__
+        d.pop(name, None)
+        for table in tables:
+            d.get(table, {}).pop(name, None)
+        if "_buffers" in tables:
+            d.get("_non_persistent_buffers_set", set()).discard(name)
+
+    def __delattr__(self, name: str) -> None:
+        for table in ("_parameters", "_buffers", "_modules"):
+            if name in self.__dict__.get(table, {}):
+                del self.__dict__[table][name]
+                self._non_persistent_buffers_set.discard(name)
+                return
+        object.__delattr__(self, name)
+
+    def __dir__(self) -> list:
+        keys = list(object.__dir__(self)) + list(self._parameters) + list(self._modules) + list(self._buffers)
+        return sorted(k for k in set(keys) if not k[0].isdigit())
+
+    def __getstate__(self) -> dict:
+        return dict(self.__dict__)
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+
+    # ---- traversal --------------------------------------------------------------------------
+    def named_modules(self, memo: set | None = None, prefix: str = "", remove_duplicate: bool = True
+                      ) -> Iterator[tuple[str, Module]]:
+        """(name, module) for self and every descendant, depth first in registration order."""
+        if memo is None:
+            memo = set()
+        if self in memo and remove_duplicate:
+            return
+        if remove_duplicate:
+            memo.add(self)
+        yield prefix, self
+        for name, module in self._modules.items():
+            if module is None:
+                continue
+            sub_prefix = prefix + ("." if prefix else "") + name
+            yield from module.named_modules(memo, sub_prefix, remove_duplicate)
+
+    def modules(self) -> Iterator[Module]:
+        for _, module in self.named_modules():
+            yield module
+
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        seen = set()
+        for name, module in self._modules.items():
+            if module is not None and module not in seen:
+                seen.add(module)
+                yield name, module
+
+    def children(self) -> Iterator[Module]:
+        for _, module in self.named_children():
+            yield module
+
+    def _named_members(self, table: str, prefix: str, recurse: bool, remove_duplicate: bool
+                       ) -> Iterator[tuple[str, Tensor]]:
+        seen: set[int] = set()
+        modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse \
+            else [(prefix, self)]
+        for module_prefix, module in modules:
+            for name, value in getattr(module, table).items():
+                if value is None or (remove_duplicate and id(value) in seen):
+                    continue
+                if remove_duplicate:
+                    seen.add(id(value))
+                yield module_prefix + ("." if module_prefix else "") + name, value
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+                         ) -> Iterator[tuple[str, Parameter]]:
+        """(dotted name, parameter) pairs, each parameter once."""
+        return self._named_members("_parameters", prefix, recurse, remove_duplicate)
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        """Every parameter of this module and (recurse=True) its descendants."""
+        for _, param in self.named_parameters(recurse=recurse):
+            yield param
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+                      ) -> Iterator[tuple[str, Tensor]]:
+        return self._named_members("_buffers", prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        for _, buf in self.named_buffers(recurse=recurse):
+            yield buf
+
+    # ---- modes and gradients ----------------------------------------------------------------
+    def train(self, mode: bool = True) -> Module:
+        """Set training mode (Dropout drops, BatchNorm uses batch statistics) here and below."""
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        for module in self.modules():
+            object.__setattr__(module, "training", mode)
+        return self
+
+    def eval(self) -> Module:
+        """Evaluation mode: train(False)."""
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the gradients of every parameter (to None by default, as torch 2 does)."""
+        for p in self.parameters():
+            if p.grad is None:
+                continue
+            if set_to_none:
+                p.grad = None
+            else:
+                if p.grad.grad_fn is not None:
+                    p.grad.detach_()
+                else:
+                    p.grad.requires_grad_(False)
+                p.grad.zero_()
+
+    # ---- conversion -------------------------------------------------------------------------
+    def _apply(self, fn: Callable[[Tensor], Tensor]) -> Module:
+        """Replace each parameter's data, its gradient's data and each buffer by fn of them."""
+        for module in self.modules():
+            for param in module._parameters.values():
+                if param is None:
+                    continue
+                with grad_mode.no_grad():
+                    param.data = fn(param)
+                if param._grad is not None:
+                    param._grad.data = fn(param._grad)
+            for name, buf in module._buffers.items():
+                if buf is not None:
+                    module._buffers[name] = fn(buf)
+        return self
+
+    def apply(self, fn: Callable[[Module], None]) -> Module:
+        """Call fn on every submodule (children first) and on self, e.g. for initialisation."""
+        for module in self.children():
+            module.apply(fn)
+        fn(self)
+        return self
+
+    def to(self, *args: Any, **kwargs: Any) -> Module:
+        """Cast floating-point parameters and buffers to a dtype (devices other than the CPU are refused)."""
+        from ... import _dtype as D
+        from ..._tensor import device
+
+        dtype = kwargs.get("dtype")
+        for a in (*args, kwargs.get("device"), kwargs.get("tensor")):
+            if isinstance(a, D.dtype):
+                dtype = a
+            elif isinstance(a, Tensor):
+                dtype = a.dtype
+            elif a is not None:
+                device(a)
+        if dtype is None:
+            return self
+        if not (dtype.is_floating_point or dtype.is_complex):
+            raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
+                            f"dtype={dtype}")
+        return self._apply(lambda t: t.to(dtype) if t.is_floating_point() or t.is_complex() else t)
+
+    def float(self) -> Module:
+        from ... import float32
+
+        return self._apply(lambda t: t.to(float32) if t.is_floating_point() else t)
+
+    def double(self) -> Module:
+        from ... import float64
+
+        return self._apply(lambda t: t.to(float64) if t.is_floating_point() else t)
+
+    def half(self) -> Module:
+        from ... import float16
+
+        return self._apply(lambda t: t.to(float16) if t.is_floating_point() else t)
+
+    def type(self, dst_type: Any) -> Module:
+        return self._apply(lambda t: t.to(dst_type))
+
+    def cpu(self) -> Module:
+        return self
+
+    def share_memory(self) -> Module:
+        return self
+
+    # ---- state ------------------------------------------------------------------------------
+    def state_dict(self, *args: Any, destination: dict | None = None, prefix: str = "", keep_vars: bool = False
+                   ) -> OrderedDict:
+        """Parameters and persistent buffers by dotted name (detached unless keep_vars)."""
+        if args:  # torch's deprecated positional form: (destination, prefix, keep_vars)
+            destination, prefix, keep_vars = (*args, *(destination, prefix, keep_vars)[len(args):])
+        if destination is None:
+            destination = OrderedDict()
+        self._save_to_state_dict(destination, prefix, keep_vars)
+        for name, module in self._modules.items():
+            if module is not None:
+                module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
+        return destination
+
+    def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
+        for name, param in self._parameters.items():
+            if param is not None:
+                destination[prefix + name] = param if keep_vars else param.detach()
+        for name, buf in self._buffers.items():
+            if buf is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = buf if keep_vars else buf.detach()
+
+    def load_state_dict(self, state_dict: dict, strict: bool = True, assign: bool = False) -> _IncompatibleKeys:
+        """Copy parameters and buffers from `state_dict` (strict: the keys must match exactly)."""
+        if not isinstance(state_dict, dict):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        state_dict = OrderedDict(state_dict)
+        missing: list[str] = []
+        unexpected: list[str] = []
+        errors: list[str] = []
+        for prefix, module in self.named_modules():
+            module._load_from_state_dict(state_dict, prefix + "." if prefix else "", missing, errors, assign)
+        expected = set(self.state_dict().keys())
+        unexpected = [k for k in state_dict if k not in expected]
+        if strict:
+            if unexpected:
+                errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in unexpected)))
+            if missing:
+                errors.insert(0, "Missing key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in missing)))
+        if errors:
+            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
+                self._get_name(), "\n\t".join(errors)))
+        return _IncompatibleKeys(missing, unexpected)
+
+    def _load_from_state_dict(self, state_dict: dict, prefix: str, missing: list, errors: list,
+                              assign: bool = False) -> None:
+        """Copy this module's own entries (not its children's); subclasses may add defaults first."""
+        persistent = {k: v for k, v in self._buffers.items() if k not in self._non_persistent_buffers_set}
+        for name, current in itertools.chain(self._parameters.items(), persistent.items()):
+            key = prefix + name
+            if current is None:
+                continue
+            if key not in state_dict:
+                missing.append(key)
+                continue
+            value = state_dict[key]
+            if not isinstance(value, Tensor):
+                errors.append(f'While copying the parameter named "{key}", expected torch.Tensor or Tensor-like '
+                              f"object from checkpoint but received {type(value)}")
+                continue
+            if value.shape != current.shape:
+                errors.append(f"size mismatch for {key}: copying a param with shape {value.shape} from checkpoint, "
+                              f"the shape in current model is {current.shape}.")
+                continue
+            if assign:
+                new = Parameter(value.detach(), current.requires_grad) if isinstance(current, Parameter) else value
+                setattr(self, name, new)
+            else:
+                with grad_mode.no_grad():
+                    current.copy_(value)
+
+    # ---- calling ----------------------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        for key, hook in list(self._forward_pre_hooks.items()):
+            if self._forward_pre_hooks_with_kwargs.get(key):
+                result = hook(self, args, kwargs)
+                if result is not None:
+                    args, kwargs = result
+            else:
+                result = hook(self, args)
+                if result is not None:
+                    args = result if isinstance(result, tuple) else (result,)
+        backward_hook = None
+        if self._backward_hooks or self._backward_pre_hooks:
+            backward_hook = _BackwardHook(self)
+            args = backward_hook.setup_input_hook(args)
+        output = self.forward(*args, **kwargs)
+        for key, hook in list(self._forward_hooks.items()):
+            if self._forward_hooks_with_kwargs.get(key):
+                result = hook(self, args, kwargs, output)
+            else:
+                result = hook(self, args, output)
+            if result is not None:
+                output = result
+        if backward_hook is not None:
+            output = backward_hook.setup_output_hook(output)
+        return output
+
+    _call_impl = __call__
+
+    def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False
+                                  ) -> RemovableHandle:
+        """hook(module, args) -> None or new args, run before forward."""
+        handle = _add_hook(self._forward_pre_hooks, hook, prepend)
+        if with_kwargs:
+            self._forward_pre_hooks_with_kwargs[handle._key] = True
+        return handle
+
+    def register_forward_hook(self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False,
+                              always_call: bool = False) -> RemovableHandle:
+        """hook(module, args, output) -> None or a new output, run after forward."""
+        handle = _add_hook(self._forward_hooks, hook, prepend)
+        if with_kwargs:
+            self._forward_hooks_with_kwargs[handle._key] = True
+        return handle
+
+    def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """hook(module, grad_input, grad_output) -> None or new grad_input, once the input gradients are known."""
+        return _add_hook(self._backward_hooks, hook, prepend)
+
+    def register_full_backward_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """hook(module, grad_output) -> None or new grad_output, before the module's gradients are computed."""
+        return _add_hook(self._backward_pre_hooks, hook, prepend)
+
+    # ---- printing ---------------------------------------------------------------------------
+    def _get_name(self) -> str:
+        return type(self).__name__
+
+    def extra_repr(self) -> str:
+        """The text between the parentheses of this module's repr (its configuration)."""
+        return ""
+
+    def __repr__(self) -> str:
+        lines = [line for line in self.extra_repr().split("\n") if line] if self.extra_repr() else []
+        children = [(name, repr(module)) for name, module in self._modules.items()]
+        children_lines = _grouped_child_lines(children)
+        lines += children_lines
+        main = self._get_name() + "("
+        if lines:
+            if len(lines) == 1 and not children_lines:
+                main += lines[0]
+            else:
+                main += "\n  " + "\n  ".join(lines) + "\n"
+        return main + ")"
+
+
+def _grouped_child_lines(children: list[tuple[str, str]]) -> list[str]:
+    """'(name): repr' per child, with runs of identical children written '(0-2): 3 x Linear(...)' as torch."""
+    lines = []
+    i = 0
+    while i < len(children):
+        j = i
+        while j + 1 < len(children) and children[j + 1][1] == children[i][1] and \
+                all(n.isdigit() for n in (children[i][0], children[j + 1][0])):
+            j += 1
+        text = _addindent(children[i][1], 2)
+        if j > i:
+            lines.append(f"({children[i][0]}-{children[j][0]}): {j - i + 1} x {text}")
+        else:
+            lines.append(f"({children[i][0]}): {text}")
+        i = j + 1
+    return lines
+
+
+def _type_name(value: Any) -> str:
+    if isinstance(value, Tensor):
+        return value.type()
+    return type(value).__name__
+
+
+def _add_hook(hooks: HookDict, fn: Callable, prepend: bool) -> RemovableHandle:
+    handle = hooks.add(fn)
+    if prepend:
+        items = list(hooks.items())
+        hooks.clear()
+        hooks.update([items[-1], *items[:-1]])
+    return handle
+
+
+# --------------------------------------------------------------------------------------------
+# Full backward hooks (torch's BackwardHook): identity nodes around the module's inputs and
+# outputs catch the gradients flowing through them.
+# --------------------------------------------------------------------------------------------
+
+class BackwardHookFunction(Function):
+    """Identity on tensors; its node (BackwardHookFunctionBackward) is where module hooks attach."""
+
+    @staticmethod
+    def forward(ctx: Any, *args: Tensor) -> tuple:
+        ctx.mark_non_differentiable(*[a for a in args if not a.requires_grad])
+        return args
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Tensor) -> tuple:
+        return grads
+
+
+class _BackwardHook:
+    """Calls a module's full backward (pre-)hooks with the gradients of its outputs and inputs."""
+
+    def __init__(self, module: Module) -> None:
+        self.module = module
+        self.grad_outputs: tuple | None = None
+        self.n_inputs = self.n_outputs = -1
+        self.input_index: list | None = None
+        self.output_index: list | None = None
+
+    @staticmethod
+    def _pack(indices: list, values: tuple, size: int) -> tuple:
+        res = [None] * size
+        for i, v in zip(indices, values):
+            res[i] = v
+        return tuple(res)
+
+    @staticmethod
+    def _wrap_tensors(args: tuple, on_node: Callable) -> tuple[tuple, list | None]:
+        index = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+        if not (any(args[i].requires_grad for i in index) and grad_mode.is_grad_enabled()):
+            return args, None
+        wrapped = BackwardHookFunction.apply(*[args[i] for i in index])
+        on_node(next(t.grad_fn for t in wrapped if t.grad_fn is not None))
+        out = list(args)
+        for i, t in zip(index, wrapped):
+            out[i] = t
+        return tuple(out), index
+
+    def setup_input_hook(self, args: tuple) -> tuple:
+        def input_hook(grad_input: tuple, _: tuple) -> tuple | None:
+            if self.grad_outputs is None:
+                return None
+            res = self._pack(self.input_index, grad_input, self.n_inputs)
+            for hook in list(self.module._backward_hooks.values()):
+                out = hook(self.module, res, self.grad_outputs)
+                if out is None:
+                    continue
+                if len(out) != len(res):
+                    raise RuntimeError(f"Backward hook returned an invalid number of grad_input, got {len(out)}, "
+                                       f"but expected {len(res)}")
+                res = out
+            self.grad_outputs = None
+            return tuple(res[i] for i in self.input_index)
+
+        res, self.input_index = self._wrap_tensors(args, lambda node: node.register_hook(input_hook))
+        self.n_inputs = len(args)
+        return res
+
+    def setup_output_hook(self, output: Any) -> Any:
+        def output_hook(_: tuple, grad_output: tuple) -> tuple | None:
+            self.grad_outputs = self._pack(self.output_index, grad_output, self.n_outputs)
+            for hook in list(self.module._backward_pre_hooks.values()):
+                new = hook(self.module, self.grad_outputs)
+                if new is None:
+                    continue
+                if len(new) != len(self.grad_outputs):
+                    raise RuntimeError(f"Backward pre hook returned an invalid number of grad_output, got {len(new)}, "
+                                       f"but expected {len(self.grad_outputs)}")
+                self.grad_outputs = tuple(new)
+            grad_outputs = self.grad_outputs
+            if self.input_index is None:
+                warnings.warn("Full backward hook is firing when gradients are computed with respect to module "
+                              "outputs since no inputs require gradients. See https://docs.pytorch.org/docs/main/"
+                              "generated/torch.nn.Module.html#torch.nn.Module.register_full_backward_hook for more "
+                              "details.", stacklevel=5)
+                grad_inputs = (None,) * self.n_inputs
+                for hook in list(self.module._backward_hooks.values()):
+                    res = hook(self.module, grad_inputs, self.grad_outputs)
+                    if res is not None and not (isinstance(res, tuple) and all(r is None for r in res)):
+                        raise RuntimeError("Backward hook for Modules where no input requires gradient should always "
+                                           "return None or None for all gradients.")
+                self.grad_outputs = None
+            return tuple(grad_outputs[i] for i in self.output_index)
+
+        single = not isinstance(output, tuple)
+        outputs = (output,) if single else output
+        res, self.output_index = self._wrap_tensors(outputs, lambda node: node.register_hook(output_hook))
+        self.n_outputs = len(outputs)
+        return res[0] if single else res
+
+
+def bind_settings(owner: str, settings: tuple[tuple[str, Any], ...], args: tuple, kwargs: dict,
+                  required: int = 0) -> dict:
+    """Bind constructor arguments to `settings` ((name, default) in torch's positional order), with
+    Python's TypeErrors; the first `required` settings have no default."""
+    names = [n for n, _ in settings]
+    if len(args) > len(names):
+        raise TypeError(f"{owner}.__init__() takes {len(names) + 1} positional arguments but {len(args) + 1} were "
+                        "given")
+    values = dict(settings)
+    values.update(zip(names, args))
+    for key, value in kwargs.items():
+        if key not in values:
+            raise TypeError(f"{owner}.__init__() got an unexpected keyword argument '{key}'")
+        if names.index(key) < len(args):
+            raise TypeError(f"{owner}.__init__() got multiple values for argument '{key}'")
+        values[key] = value
+    missing = [n for n in names[:required] if n not in kwargs and names.index(n) >= len(args)]
+    if missing:
+        raise TypeError(f"{owner}.__init__() missing {len(missing)} required positional argument(s): "
+                        + ", ".join(repr(m) for m in missing))
+    return values
+
+
+__all__ = [
+    "Module",
+]

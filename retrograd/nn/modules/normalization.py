@@ -1,0 +1,177 @@
+"""Normalisation layers: BatchNorm1d/2d/3d (with running statistics), LayerNorm and GroupNorm."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+from ... import _creation as C
+from ... import int64
+from ..._tensor import Tensor
+from ...autograd.grad_mode import no_grad
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+
+def _affine(module: Module, shape: tuple, affine: bool, bias: bool, dtype: Any) -> None:
+    """Register weight (ones) and bias (zeros) of `shape`, or None for both when not affine."""
+    if affine:
+        module.weight = Parameter(C.empty(*shape, dtype=dtype))
+        if bias:
+            module.bias = Parameter(C.empty(*shape, dtype=dtype))
+        else:
+            module.register_parameter("bias", None)
+    else:
+        module.register_parameter("weight", None)
+        module.register_parameter("bias", None)
+
+
+def _reset_affine(module: Module) -> None:
+    if module.weight is not None:
+        init.ones_(module.weight)
+    if module.bias is not None:
+        init.zeros_(module.bias)
+
+
+class _BatchNorm(Module):
+    """Normalises each channel over the batch (and spatial dims); keeps running mean and variance."""
+
+    _version = 2
+    input_dims: tuple[int, ...]
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, device: Any = None, dtype: Any = None, *, bias: bool = True
+                 ) -> None:
+        super().__init__()
+        self.num_features = num_features
+        self.eps = eps
+        self.momentum = momentum
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        _affine(self, (num_features,), affine, bias, dtype)
+        if track_running_stats:
+            self.register_buffer("running_mean", C.zeros(num_features, dtype=dtype))
+            self.register_buffer("running_var", C.ones(num_features, dtype=dtype))
+            self.register_buffer("num_batches_tracked", C.tensor(0, dtype=int64))
+        else:
+            self.register_buffer("running_mean", None)
+            self.register_buffer("running_var", None)
+            self.register_buffer("num_batches_tracked", None)
+        self.reset_parameters()
+
+    def reset_running_stats(self) -> None:
+        if self.track_running_stats:
+            with no_grad():
+                self.running_mean.zero_()
+                self.running_var.fill_(1)
+                self.num_batches_tracked.zero_()
+
+    def reset_parameters(self) -> None:
+        self.reset_running_stats()
+        _reset_affine(self)
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.dim() not in self.input_dims:
+            expected = " or ".join(f"{d}D" for d in self.input_dims)
+            raise ValueError(f"expected {expected} input (got {input.dim()}D input)")
+
+    def forward(self, input: Tensor) -> Tensor:
+        self._check_input_dim(input)
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
+            with no_grad():
+                self.num_batches_tracked.add_(1)
+            if self.momentum is None:  # cumulative moving average
+                factor = 1.0 / float(self.num_batches_tracked)
+        use_batch_stats = self.training or (self.running_mean is None and self.running_var is None)
+        keep = not self.training or self.track_running_stats
+        return F.batch_norm(input, self.running_mean if keep else None, self.running_var if keep else None,
+                            self.weight, self.bias, use_batch_stats, factor, self.eps)
+
+    def _load_from_state_dict(self, state_dict: dict, prefix: str, missing: list, errors: list,
+                              assign: bool = False) -> None:
+        key = prefix + "num_batches_tracked"
+        if self.track_running_stats and key not in state_dict:  # checkpoints from before the counter existed
+            state_dict[key] = self.num_batches_tracked if self.num_batches_tracked is not None else \
+                C.tensor(0, dtype=int64)
+        super()._load_from_state_dict(state_dict, prefix, missing, errors, assign)
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
+
+
+class BatchNorm1d(_BatchNorm):
+    """Batch normalisation of (N, C) or (N, C, L) inputs."""
+
+    input_dims = (2, 3)
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch normalisation of (N, C, H, W) inputs."""
+
+    input_dims = (4,)
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch normalisation of (N, C, D, H, W) inputs."""
+
+    input_dims = (5,)
+
+
+class LayerNorm(Module):
+    """Normalises over the last len(normalized_shape) dims of each sample, with elementwise affine."""
+
+    def __init__(self, normalized_shape: Any, eps: float = 1e-5, elementwise_affine: bool = True, bias: bool = True,
+                 device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        if isinstance(normalized_shape, numbers.Integral):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        _affine(self, self.normalized_shape, elementwise_affine, bias, dtype)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        _reset_affine(self)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
+                f"bias={self.bias is not None}")
+
+
+class GroupNorm(Module):
+    """Normalises groups of channels of each sample, with a per-channel affine."""
+
+    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True,
+                 device: Any = None, dtype: Any = None, *, bias: bool = True) -> None:
+        super().__init__()
+        if num_channels % num_groups != 0:
+            raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
+        self.num_groups = num_groups
+        self.num_channels = num_channels
+        self.eps = eps
+        self.affine = affine
+        _affine(self, (num_channels,), affine, bias, dtype)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        _reset_affine(self)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+                f"bias={self.bias is not None}")
+
+
+__all__ = [
+    "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm",
+]

@@ -1,0 +1,311 @@
+"""Recurrent layers: RNN, LSTM and GRU (multi-layer, bidirectional, batch_first) and their cells.
+
+One step function per kind of cell is shared by the cell module and the full layer; the layer
+projects the whole input sequence once (`F.linear` on (L, N, H_in)) and then loops over time.
+Parameter names, shapes, gate order (LSTM: i, f, g, o; GRU: r, z, n) and initialisation are torch's.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+from ... import _creation as C
+from ..._tensor import Tensor
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+_GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
+
+
+# --------------------------------------------------------------------------------------------
+# One time step of each cell; `x_proj` is x W_ih^T + b_ih, computed by the caller.
+# --------------------------------------------------------------------------------------------
+
+def _rnn_step(mode: str, x_proj: Tensor, state: Any, w_hh: Tensor, b_hh: Tensor | None,
+              w_hr: Tensor | None = None) -> Any:
+    """The next state: a tensor h, or (h, c) for LSTM."""
+    if mode == "LSTM":
+        h, c = state
+        gates = x_proj + F.linear(h, w_hh, b_hh)
+        i, f, g, o = gates.chunk(4, -1)
+        c = F.sigmoid(f) * c + F.sigmoid(i) * F.tanh(g)
+        h = F.sigmoid(o) * F.tanh(c)
+        return (h if w_hr is None else F.linear(h, w_hr)), c
+    h_proj = F.linear(state, w_hh, b_hh)
+    if mode == "GRU":
+        xr, xz, xn = x_proj.chunk(3, -1)
+        hr, hz, hn = h_proj.chunk(3, -1)
+        r = F.sigmoid(xr + hr)
+        z = F.sigmoid(xz + hz)
+        n = F.tanh(xn + r * hn)
+        return n + z * (state - n)
+    return F.tanh(x_proj + h_proj) if mode == "RNN_TANH" else F.relu(x_proj + h_proj)
+
+
+def _uniform_all(module: Module, hidden_size: int) -> None:
+    """Every weight and bias ~ U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)), as torch."""
+    bound = 1.0 / math.sqrt(hidden_size) if hidden_size > 0 else 0
+    for weight in module.parameters():
+        init.uniform_(weight, -bound, bound)
+
+
+class RNNBase(Module):
+    """The shared multi-layer recurrent layer; `mode` is RNN_TANH, RNN_RELU, LSTM or GRU."""
+
+    def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
+                 device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        if not 0 <= dropout <= 1 or isinstance(dropout, bool):
+            raise ValueError("dropout should be a number in range [0, 1] representing the probability of an "
+                             "element being zeroed")
+        if dropout > 0 and num_layers == 1:
+            warnings.warn("dropout option adds dropout after all but last recurrent layer, so non-zero dropout "
+                          f"expects num_layers greater than 1, but got dropout={dropout} and num_layers={num_layers}",
+                          stacklevel=3)
+        if not isinstance(hidden_size, int) or hidden_size <= 0:
+            raise ValueError("hidden_size must be an integer greater than zero")
+        if num_layers <= 0:
+            raise ValueError("num_layers must be greater than or equal to 1")
+        if proj_size < 0:
+            raise ValueError("proj_size should be a positive integer or zero to disable projections")
+        if proj_size >= hidden_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
+        if proj_size and mode != "LSTM":
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        self.mode = mode
+        self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
+        self.bias, self.batch_first, self.dropout = bias, batch_first, float(dropout)
+        self.bidirectional, self.proj_size = bidirectional, proj_size
+        directions = 2 if bidirectional else 1
+        gate_size = _GATES[mode] * hidden_size
+        real_hidden = proj_size if proj_size > 0 else hidden_size
+        self._flat_weights_names: list[str] = []
+        for layer in range(num_layers):
+            for direction in range(directions):
+                layer_input = input_size if layer == 0 else real_hidden * directions
+                suffix = f"_l{layer}" + ("_reverse" if direction == 1 else "")
+                shapes = [("weight_ih", (gate_size, layer_input)), ("weight_hh", (gate_size, real_hidden))]
+                if bias:
+                    shapes += [("bias_ih", (gate_size,)), ("bias_hh", (gate_size,))]
+                if proj_size > 0:
+                    shapes.append(("weight_hr", (proj_size, hidden_size)))
+                for name, shape in shapes:
+                    setattr(self, name + suffix, Parameter(C.empty(*shape, dtype=dtype)))
+                    self._flat_weights_names.append(name + suffix)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        _uniform_all(self, self.hidden_size)
+
+    @property
+    def all_weights(self) -> list[list[Parameter]]:
+        per = len(self._flat_weights_names) // (self.num_layers * (2 if self.bidirectional else 1))
+        names = self._flat_weights_names
+        return [[getattr(self, n) for n in names[i:i + per]] for i in range(0, len(names), per)]
+
+    def _weights(self, layer: int, direction: int) -> tuple:
+        suffix = f"_l{layer}" + ("_reverse" if direction == 1 else "")
+        get = self._parameters.get
+        return (get("weight_ih" + suffix), get("bias_ih" + suffix), get("weight_hh" + suffix),
+                get("bias_hh" + suffix), get("weight_hr" + suffix))
+
+    def _initial_state(self, input: Tensor, hx: Any, batch: int, batched: bool) -> list:
+        """Per (layer, direction): the initial state (h, or (h, c) for LSTM), checked against torch's shapes."""
+        directions = 2 if self.bidirectional else 1
+        real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
+        shapes = [(self.num_layers * directions, batch, real_hidden)]
+        if self.mode == "LSTM":
+            shapes.append((self.num_layers * directions, batch, self.hidden_size))
+        if hx is None:
+            states = [C.zeros(*s, dtype=input.dtype) for s in shapes]
+        else:
+            states = list(hx) if self.mode == "LSTM" else [hx]
+            if not batched:
+                states = [s.unsqueeze(1) for s in states]
+            for s, expected in zip(states, shapes):
+                if tuple(s.shape) != expected:
+                    raise RuntimeError(f"Expected hidden size {expected}, got {list(s.shape)}")
+        if self.mode == "LSTM":
+            return [(states[0][i], states[1][i]) for i in range(shapes[0][0])]
+        return [states[0][i] for i in range(shapes[0][0])]
+
+    def forward(self, input: Tensor, hx: Any = None) -> tuple:
+        from ... import cat, stack
+
+        batched = input.dim() == 3
+        if input.dim() not in (2, 3):
+            raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got {input.dim()}D instead")
+        if not batched:
+            input = input.unsqueeze(1)
+        elif self.batch_first:
+            input = input.transpose(0, 1)
+        seq_len, batch = input.shape[0], input.shape[1]
+        states = self._initial_state(input, hx, batch, batched)
+        directions = 2 if self.bidirectional else 1
+        finals = []
+        layer_input = input
+        for layer in range(self.num_layers):
+            outputs = []
+            for direction in range(directions):
+                w_ih, b_ih, w_hh, b_hh, w_hr = self._weights(layer, direction)
+                proj = F.linear(layer_input, w_ih, b_ih)
+                state = states[layer * directions + direction]
+                steps: list = [None] * seq_len
+                for t in (reversed(range(seq_len)) if direction == 1 else range(seq_len)):
+                    state = _rnn_step(self.mode, proj[t], state, w_hh, b_hh, w_hr)
+                    steps[t] = state[0] if self.mode == "LSTM" else state
+                outputs.append(stack(steps))
+                finals.append(state)
+            layer_input = outputs[0] if directions == 1 else cat(outputs, -1)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                layer_input = F.dropout(layer_input, self.dropout, True)
+        output = layer_input
+        if self.mode == "LSTM":
+            hidden: Any = (stack([h for h, _ in finals]), stack([c for _, c in finals]))
+        else:
+            hidden = stack(finals)
+        if not batched:
+            output = output.squeeze(1)
+            hidden = tuple(h.squeeze(1) for h in hidden) if self.mode == "LSTM" else hidden.squeeze(1)
+        elif self.batch_first:
+            output = output.transpose(0, 1)
+        return output, hidden
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size != 0:
+            s += f", proj_size={self.proj_size}"
+        if self.num_layers != 1:
+            s += f", num_layers={self.num_layers}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
+        if self.batch_first is not False:
+            s += f", batch_first={self.batch_first}"
+        if self.dropout != 0:
+            s += f", dropout={self.dropout}"
+        if self.bidirectional is not False:
+            s += f", bidirectional={self.bidirectional}"
+        return s
+
+
+class RNN(RNNBase):
+    """Elman RNN: h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh) (or relu)."""
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, nonlinearity: str = "tanh",
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
+                 device: Any = None, dtype: Any = None) -> None:
+        modes = {"tanh": "RNN_TANH", "relu": "RNN_RELU"}
+        if nonlinearity not in modes:
+            raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or 'relu'.")
+        self.nonlinearity = nonlinearity
+        super().__init__(modes[nonlinearity], input_size, hidden_size, num_layers, bias, batch_first, dropout,
+                         bidirectional, dtype=dtype)
+
+
+class LSTM(RNNBase):
+    """Long short-term memory; forward returns (output, (h_n, c_n))."""
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
+                 device: Any = None, dtype: Any = None) -> None:
+        super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
+                         proj_size, dtype=dtype)
+
+
+class GRU(RNNBase):
+    """Gated recurrent unit; forward returns (output, h_n)."""
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
+                 device: Any = None, dtype: Any = None) -> None:
+        super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
+                         dtype=dtype)
+
+
+class _Cell(Module):
+    """One step of a recurrent layer: weight_ih, weight_hh, bias_ih, bias_hh."""
+
+    mode: str
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, dtype: Any = None) -> None:
+        super().__init__()
+        self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
+        gate_size = _GATES[self.mode] * hidden_size
+        self.weight_ih = Parameter(C.empty(gate_size, input_size, dtype=dtype))
+        self.weight_hh = Parameter(C.empty(gate_size, hidden_size, dtype=dtype))
+        if bias:
+            self.bias_ih = Parameter(C.empty(gate_size, dtype=dtype))
+            self.bias_hh = Parameter(C.empty(gate_size, dtype=dtype))
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        _uniform_all(self, self.hidden_size)
+
+    def forward(self, input: Tensor, hx: Any = None) -> Any:
+        if input.dim() not in (1, 2):
+            raise ValueError(f"{type(self).__name__}: Expected input to be 1D or 2D, got {input.dim()}D instead")
+        batched = input.dim() == 2
+        if not batched:
+            input = input.unsqueeze(0)
+        if hx is None:
+            zeros = C.zeros(input.shape[0], self.hidden_size, dtype=input.dtype)
+            hx = (zeros, zeros) if self.mode == "LSTM" else zeros
+        elif not batched:
+            hx = tuple(h.unsqueeze(0) for h in hx) if self.mode == "LSTM" else hx.unsqueeze(0)
+        out = _rnn_step(self.mode, F.linear(input, self.weight_ih, self.bias_ih), hx, self.weight_hh, self.bias_hh)
+        if not batched:
+            out = tuple(o.squeeze(0) for o in out) if self.mode == "LSTM" else out.squeeze(0)
+        return out
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
+        if getattr(self, "nonlinearity", "tanh") != "tanh":
+            s += f", nonlinearity={self.nonlinearity}"
+        return s
+
+
+class RNNCell(_Cell):
+    """h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh) (or relu)."""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh",
+                 device: Any = None, dtype: Any = None) -> None:
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"Unknown nonlinearity: {nonlinearity}")
+        self.mode = "RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU"
+        super().__init__(input_size, hidden_size, bias, dtype)
+        self.nonlinearity = nonlinearity
+
+
+class LSTMCell(_Cell):
+    """One LSTM step; forward returns (h', c')."""
+
+    mode = "LSTM"
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__(input_size, hidden_size, bias, dtype)
+
+
+class GRUCell(_Cell):
+    """One GRU step."""
+
+    mode = "GRU"
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__(input_size, hidden_size, bias, dtype)
+
+
+__all__ = [
+    "RNNBase", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell",
+]

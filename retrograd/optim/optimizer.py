@@ -1,0 +1,180 @@
+"""The Optimizer base class: parameter groups, per-parameter state, zero_grad and state_dict.
+
+A subclass declares its defaults and `_update(param, grad, state, group)`, the update of one
+parameter written with in-place tensor ops; `step` runs it under no_grad for every parameter
+that has a gradient, group by group, in torch's order.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from .._tensor import Tensor
+from ..autograd.grad_mode import enable_grad, no_grad
+
+
+class _RequiredParameter:
+    """Marks a hyper-parameter that every parameter group must give (no default)."""
+
+    def __repr__(self) -> str:
+        return "<required parameter>"
+
+
+required = _RequiredParameter()
+
+
+class Optimizer:
+    """Base class of all optimisers: `Optimizer(params, defaults)`; params are tensors or dicts (groups)."""
+
+    def __init__(self, params: Iterable[Tensor] | Iterable[dict], defaults: dict) -> None:
+        self.defaults = defaults
+        if isinstance(params, Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
+                            f"but got {params.type()}")
+        self.state: defaultdict = defaultdict(dict)
+        self.param_groups: list[dict] = []
+        param_groups = list(params)
+        if len(param_groups) == 0:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(param_groups[0], dict):
+            param_groups = [{"params": param_groups}]
+        for group in param_groups:
+            self.add_param_group(group)
+
+    def add_param_group(self, param_group: dict) -> None:
+        """Add a group of parameters with its own hyper-parameters (missing ones come from the defaults)."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            param_group["params"] = [params]
+        elif isinstance(params, set):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, but the ordering of "
+                            "tensors in sets will change between runs. Please use a list instead.")
+        else:
+            param_group["params"] = list(params)
+        for param in param_group["params"]:
+            if not isinstance(param, Tensor):
+                raise TypeError(f"optimizer can only optimize Tensors, but one of the params is {type(param)}")
+            if not param.is_leaf:
+                raise ValueError("can't optimize a non-leaf Tensor")
+        for name, default in self.defaults.items():
+            if default is required and name not in param_group:
+                raise ValueError(f"parameter group didn't specify a value of required optimization parameter {name}")
+            param_group.setdefault(name, default)
+        if len({id(p) for p in param_group["params"]}) != len(param_group["params"]):
+            import warnings
+
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will "
+                          "cause an error; see github.com/pytorch/pytorch/issues/40967 for more information",
+                          stacklevel=3)
+        existing = {id(p) for group in self.param_groups for p in group["params"]}
+        if existing & {id(p) for p in param_group["params"]}:
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(param_group)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the gradients of all optimised parameters (to None by default)."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                else:
+                    if p.grad.grad_fn is not None:
+                        p.grad.detach_()
+                    else:
+                        p.grad.requires_grad_(False)
+                    p.grad.zero_()
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """One optimisation step; `closure` re-evaluates the model and returns the loss."""
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        with no_grad():
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is not None:
+                        self._update(p, p.grad, self.state[p], group)
+        return loss
+
+    def _update(self, param: Tensor, grad: Tensor, state: dict, group: dict) -> None:
+        raise NotImplementedError
+
+    # ---- saving and restoring -------------------------------------------------------------
+    def state_dict(self) -> dict:
+        """{'state': {index: per-parameter state}, 'param_groups': [group with params as indices]}."""
+        index: dict[int, int] = {}
+        groups = []
+        for group in self.param_groups:
+            packed = {k: v for k, v in group.items() if k != "params"}
+            packed["params"] = [index.setdefault(id(p), len(index)) for p in group["params"]]
+            groups.append(packed)
+        state = {index[id(p)]: s for p, s in self.state.items() if id(p) in index}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        """Restore state saved by state_dict(); tensors are cast to each parameter's dtype (step stays as saved)."""
+        state_dict = copy.deepcopy(state_dict)
+        saved_groups = state_dict["param_groups"]
+        if len(saved_groups) != len(self.param_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(g["params"]) != len(s["params"]) for g, s in zip(self.param_groups, saved_groups)):
+            raise ValueError("loaded state dict contains a parameter group that doesn't match the size of "
+                             "optimizer's group")
+        by_index = {i: p for g, s in zip(self.param_groups, saved_groups) for i, p in zip(s["params"], g["params"])}
+        self.state = defaultdict(dict)
+        for key, value in state_dict["state"].items():
+            if key in by_index:
+                param = by_index[key]
+                self.state[param] = {k: _cast_state(k, v, param) for k, v in value.items()}
+        self.param_groups = [{**s, "params": g["params"]} for g, s in zip(self.param_groups, saved_groups)]
+
+    def __getstate__(self) -> dict:
+        return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+
+    def __repr__(self) -> str:
+        text = self.__class__.__name__ + " ("
+        for i, group in enumerate(self.param_groups):
+            text += f"\nParameter Group {i}"
+            for key in sorted(group):
+                if key != "params":
+                    text += f"\n    {key}: {group[key]}"
+        return text + "\n)"
+
+
+def _cast_state(key: str, value: Any, param: Tensor) -> Any:
+    """Per-parameter state follows the parameter's dtype, except the step counter (torch's policy)."""
+    if key != "step" and isinstance(value, Tensor) and param.is_floating_point():
+        return value.to(param.dtype)
+    return value
+
+
+def _check(condition: bool, message: str) -> None:
+    """Raise torch's ValueError for an invalid hyper-parameter."""
+    if not condition:
+        raise ValueError(message)
+
+
+def _next_step(state: dict) -> float:
+    """Increment the per-parameter step counter (a float32 tensor, as torch keeps it) and return it."""
+    state["step"].add_(1)
+    return state["step"].item()
+
+
+def _direction(grad: Tensor, param: Tensor, group: dict) -> Tensor:
+    """The gradient after `maximize` (negated) and L2 `weight_decay` (plus weight_decay * param)."""
+    if group.get("maximize"):
+        grad = -grad
+    if group.get("weight_decay", 0) != 0 and not group.get("decoupled_weight_decay", False):
+        grad = grad.add(param, alpha=group["weight_decay"])
+    return grad
