@@ -171,7 +171,7 @@ def _as_function(info: OpInfo, sample: Sample):
     return fn, inputs
 
 
-@pytest.mark.parametrize("info,sample", [c for c in CASES if c.values[0].differentiable])
+@pytest.mark.parametrize("info,sample", [c for c in CASES if c.values[0].differentiable and c.values[1].gradcheck])
 def test_gradcheck(info: OpInfo, sample: Sample) -> None:
     fn, inputs = _as_function(info, sample)
     if not inputs:
@@ -179,7 +179,8 @@ def test_gradcheck(info: OpInfo, sample: Sample) -> None:
     assert retrograd.autograd.gradcheck(fn, inputs, eps=info.fd_eps, atol=1e-5, rtol=1e-3)
 
 
-@pytest.mark.parametrize("info,sample", [c for c in CASES if c.values[0].differentiable and c.values[0].gradgrad])
+@pytest.mark.parametrize("info,sample", [c for c in CASES if c.values[0].differentiable and c.values[0].gradgrad
+                                         and c.values[1].gradcheck])
 def test_gradgradcheck(info: OpInfo, sample: Sample) -> None:
     fn, inputs = _as_function(info, sample)
     if not inputs:

@@ -40,6 +40,7 @@ class Sample:
     args: tuple
     kwargs: dict = field(default_factory=dict)
     name: str = ""
+    gradcheck: bool = True  # False at a kink (ties, NaN): compared with torch's backward only
 
 
 @dataclass
