@@ -158,21 +158,33 @@ def peak_of_call(meter: Meter, case: Case) -> int:
 # Timing
 # --------------------------------------------------------------------------------------------
 
-def time_case(case: Case, quick: bool) -> dict:
-    """Median (and quartiles) of the per-unit time over the repeats, after the warm-up calls."""
-    warmup, repeats = (1, 3) if quick else (case.warmup, case.repeats)
+CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
+
+
+def time_case(case: Case, quick: bool, rounds: int = 1, clock: str = "cpu") -> dict:
+    """Per-unit times of the repeats (this round's share of them), after the warm-up calls.
+
+    The "cpu" clock is the process's CPU time (all its threads): unlike wall time it does not count
+    the time other processes held the CPU, so a shared machine measures the work itself."""
+    timer = CLOCKS[clock]
+    warmup, repeats = (1, 3) if quick else (case.warmup, max(2, -(-case.repeats // rounds)))
     for _ in range(warmup):
         out = case.run(case.prepare() if case.prepare else None)
         del out
     samples = []
     for _ in range(repeats):
         state = case.prepare() if case.prepare else None
-        start = time.perf_counter()
+        start = timer()
         out = case.run(state)
-        samples.append((time.perf_counter() - start) / case.per)
+        samples.append((timer() - start) / case.per)
         del out, state
+    return summarize(samples)
+
+
+def summarize(samples: list[float]) -> dict:
+    """Median and quartiles of per-unit times (also used to merge the rounds of a run)."""
     quartiles = statistics.quantiles(samples, n=4) if len(samples) > 1 else [samples[0]] * 3
-    return {"time": statistics.median(samples), "q1": quartiles[0], "q3": quartiles[2], "repeats": repeats}
+    return {"time": statistics.median(samples), "q1": quartiles[0], "q3": quartiles[2], "samples": samples}
 
 
 # --------------------------------------------------------------------------------------------
@@ -211,7 +223,8 @@ def _missing(case: Case, module: Any) -> str | None:
     return None
 
 
-def measure_workload(cases: list[Case], module: Any, meters: list[Meter], quick: bool) -> dict[str, dict]:
+def measure_workload(cases: list[Case], module: Any, meters: list[Meter], quick: bool, rounds: int,
+                     clock: str) -> dict[str, dict]:
     """Every reading of the table for a workload's cases, in three passes over them: RSS while the
     allocator is cold, then timing, then tracemalloc (which slows allocation down while it runs)."""
     rows: dict[str, dict] = {}
@@ -229,7 +242,7 @@ def measure_workload(cases: list[Case], module: Any, meters: list[Meter], quick:
                 row.setdefault("probe", {})[meter.kind] = case.probe(meter)
 
     def timed(case: Case, row: dict) -> None:
-        row.update(time_case(case, quick))
+        row.update(time_case(case, quick, rounds, clock))
 
     def warm(case: Case, row: dict) -> None:
         for meter in exact:
@@ -271,7 +284,7 @@ def environment(lib: str, threads: int) -> dict:
     return env
 
 
-def child_main(lib: str, workload_keys: list[str], quick: bool, threads: int) -> None:
+def child_main(lib: str, workload_keys: list[str], quick: bool, threads: int, rounds: int, clock: str) -> None:
     """Entry point of a child process: measure the given workloads on one library, print JSON."""
     from .workloads import WORKLOADS, Lib
 
@@ -292,7 +305,7 @@ def child_main(lib: str, workload_keys: list[str], quick: bool, threads: int) ->
     for key in workload_keys:
         workload = WORKLOADS[key]
         cases = workload.build(library, quick)
-        results[key] = measure_workload(cases, library.module, meters, quick)
+        results[key] = measure_workload(cases, library.module, meters, quick, rounds, clock)
         del cases
         gc.collect()
     payload = {"lib": lib, "results": results, "env": environment(lib, threads)}

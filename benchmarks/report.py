@@ -12,12 +12,12 @@ import importlib.util
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
-from .harness import RESULT_MARKER
+from .harness import RESULT_MARKER, summarize
 from .workloads import NUMPY, RETROGRAD, TORCH, WORKLOADS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,18 +38,19 @@ TIME_TARGETS = {
 }
 MEMORY_TARGETS = {("mlp", "step, batch 64"): 1.2, ("mlp", "step, batch 1024"): 1.2}  # vs the NumPy floor
 UNIT_SCALE = {"µs": 1e6, "ms": 1e3}
-NOISY = 0.2  # interquartile range above this fraction of the median gets a note
+NOISY = 0.3  # interquartile range above this fraction of the median gets a note
 
 
 # --------------------------------------------------------------------------------------------
 # Running the children
 # --------------------------------------------------------------------------------------------
 
-def run_child(lib: str, keys: list[str], quick: bool, threads: int) -> dict:
+def run_child(lib: str, keys: list[str], quick: bool, threads: int, rounds: int, clock: str) -> dict:
     """One child process; on a crash every case of its workloads reads as an error."""
     env = dict(os.environ, **{name: str(threads) for name in THREAD_VARIABLES})
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    cmd = [sys.executable, "-m", "benchmarks", "--child", lib, "--only", ",".join(keys), "--threads", str(threads)]
+    cmd = [sys.executable, "-m", "benchmarks", "--child", lib, "--only", ",".join(keys), "--threads", str(threads),
+           "--rounds", str(rounds), "--clock", clock]
     if quick:
         cmd.append("--quick")
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=3600)
@@ -60,23 +61,45 @@ def run_child(lib: str, keys: list[str], quick: bool, threads: int) -> dict:
     return {"lib": lib, "results": {k: {"*": {"na": f"error (child failed: {reason})"}} for k in keys}, "env": {}}
 
 
-def run_suite(keys: list[str], libs: list[str], quick: bool, threads: int) -> tuple[dict, dict]:
-    """results[workload][case][lib] and each library's environment; children run one at a time."""
-    results: dict[str, dict[str, dict[str, Any]]] = {k: {} for k in keys}
+def run_suite(keys: list[str], libs: list[str], quick: bool, threads: int, rounds: int,
+              clock: str) -> tuple[dict, dict]:
+    """results[workload][case][lib] and each library's environment.
+
+    Children run one at a time, libraries interleaved workload by workload and round by round (in
+    alternating order), so that load from other work on the machine falls on all of them alike."""
+    per_round: dict[str, dict[str, dict[str, list]]] = {k: {} for k in keys}
     envs: dict[str, dict] = {}
-    for lib in libs:
-        mine = [k for k in keys if lib in WORKLOADS[k].libs]
-        batches = [mine] if quick else [[k] for k in mine]  # quick: one child per library saves start-ups
-        for batch in batches:
+    for r in range(rounds):
+        order = libs if r % 2 == 0 else libs[::-1]
+        # quick: one child per library for all its workloads, which saves process start-ups
+        steps = ([(lib, [k for k in keys if lib in WORKLOADS[k].libs]) for lib in order] if quick else
+                 [(lib, [k]) for k in keys for lib in order if lib in WORKLOADS[k].libs])
+        for lib, batch in steps:
             if not batch:
                 continue
-            print(f"  running {', '.join(batch)} on {lib} ...", file=sys.stderr, flush=True)
-            payload = run_child(lib, batch, quick, threads)
+            print(f"  round {r + 1}/{rounds}: {', '.join(batch)} on {lib} ...", file=sys.stderr, flush=True)
+            payload = run_child(lib, batch, quick, threads, rounds, clock)
             envs[lib] = envs.get(lib) or payload["env"]
             for key, cases in payload["results"].items():
                 for case, row in cases.items():
-                    results[key].setdefault(case, {})[lib] = row
+                    per_round[key].setdefault(case, {}).setdefault(lib, []).append(row)
+    results = {key: {case: {lib: merge_rounds(rows) for lib, rows in libs_rows.items()}
+                     for case, libs_rows in cases.items()} for key, cases in per_round.items()}
     return results, envs
+
+
+def merge_rounds(rows: list[dict]) -> dict:
+    """One row from a case's rounds: all timing samples pooled, memory readings' medians."""
+    failed = [row for row in rows if "na" in row]
+    if failed:
+        return failed[0]
+    merged = dict(rows[0], **summarize([t for row in rows for t in row["samples"]]))
+    for field in ("alloc_peak", "rss_peak"):
+        if field in rows[0]:
+            merged[field] = statistics.median(row[field] for row in rows)
+    for kind, readings in rows[0].get("probe", {}).items():
+        merged["probe"][kind] = {m: statistics.median(row["probe"][kind][m] for row in rows) for m in readings}
+    return merged
 
 
 # --------------------------------------------------------------------------------------------
@@ -196,7 +219,8 @@ def _commit() -> str:
         return "unknown"
 
 
-def header(envs: dict, quick: bool, threads: int, command: str, load: tuple[float, float]) -> list[str]:
+def header(envs: dict, quick: bool, threads: int, rounds: int, clock: str, command: str,
+           load: tuple[float, float]) -> list[str]:
     any_env = next(iter(envs.values()), {})
     torch_env = envs.get(TORCH, {})
     return [
@@ -216,9 +240,14 @@ def header(envs: dict, quick: bool, threads: int, command: str, load: tuple[floa
         "",
         "Method: each (workload, library) runs in a fresh subprocess"
         + (" (quick mode: one per library)" if quick else "")
-        + "; every row is the median of its repeats after warm-up calls, with Python's garbage collector on "
-        "(as users run). `forward + backward` rows and training steps include freeing the graph; "
-        "`forward only` and `backward only` rows do not (the graph is built, or dropped, outside the clock). "
+        + f", in {rounds} round(s) that interleave the libraries (alternating their order) so that load from other "
+        "work falls on all of them alike. Every row is the median of all its repeats, pooled over the rounds "
+        "(each round after its own warm-up calls), with Python's garbage collector on, as users run. "
+        + ("Times are the process's CPU time (all its threads): unlike wall time, it leaves out the time other "
+           "processes held the CPU. " if clock == "cpu" else "Times are wall-clock. ")
+        + "`forward + backward` rows and training steps include freeing the graph; `forward only` and "
+        "`backward only` rows do not (the graph is built, or dropped, outside the clock).",
+        "",
         "Peak memory of one warm step, above what was live before it: tracemalloc for retrograd and NumPy (exact: "
         "Python objects and NumPy buffers), torch's profiler memory timeline for torch (tensor storage only; "
         "tracemalloc cannot see C++ allocations). RSS: growth of the resident-set high-water mark over the first "
@@ -228,9 +257,10 @@ def header(envs: dict, quick: bool, threads: int, command: str, load: tuple[floa
     ]
 
 
-def render(results: dict, envs: dict, quick: bool, threads: int, command: str, load: tuple[float, float]) -> str:
-    lines = [*header(envs, quick, threads, command, load), "## Time", "", *time_table(results), "", "## Memory", "",
-             *memory_table(results), ""]
+def render(results: dict, envs: dict, quick: bool, threads: int, rounds: int, clock: str, command: str,
+           load: tuple[float, float]) -> str:
+    lines = [*header(envs, quick, threads, rounds, clock, command, load), "## Time", "", *time_table(results), "",
+             "## Memory", "", *memory_table(results), ""]
     extra = notes(results)
     if extra:
         lines += ["## Notes", "", *extra, ""]
@@ -246,9 +276,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=1, help="BLAS/OpenMP/torch threads in every child (1)")
     parser.add_argument("--only", default=",".join(WORKLOADS), help=f"workloads, from {','.join(WORKLOADS)}")
     parser.add_argument("--libs", default=f"{RETROGRAD},{TORCH},{NUMPY}", help="libraries to run")
+    parser.add_argument("--rounds", type=int, help="interleaved rounds the repeats are spread over (3; quick: 1)")
+    parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
+                        help="process CPU time (default: robust to other load on the machine) or wall time")
     parser.add_argument("--output", help="where to write the report (default: RESULTS.md after a full run)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    rounds = args.rounds or (1 if args.quick else 3)
     keys = [k for k in args.only.split(",") if k]
     unknown = [k for k in keys if k not in WORKLOADS]
     if unknown:
@@ -256,16 +290,17 @@ def main(argv: list[str] | None = None) -> None:
     if args.child:
         from .harness import child_main
 
-        child_main(args.child, keys, args.quick, args.threads)
+        child_main(args.child, keys, args.quick, args.threads, rounds, args.clock)
         return
     libs = [lib for lib in args.libs.split(",") if lib]
     if TORCH in libs and importlib.util.find_spec("torch") is None:
         print("torch is not installed: its columns stay empty", file=sys.stderr)
         libs.remove(TORCH)
     load_before = os.getloadavg()[0]
-    results, envs = run_suite(keys, libs, args.quick, args.threads)
+    results, envs = run_suite(keys, libs, args.quick, args.threads, rounds, args.clock)
     command = "python -m benchmarks " + " ".join(argv if argv is not None else sys.argv[1:])
-    text = render(results, envs, args.quick, args.threads, command.strip(), (load_before, os.getloadavg()[0]))
+    text = render(results, envs, args.quick, args.threads, rounds, args.clock, command.strip(),
+                  (load_before, os.getloadavg()[0]))
     print(text)
     complete = not args.quick and keys == list(WORKLOADS) and set(libs) == {RETROGRAD, TORCH, NUMPY}
     output = args.output or (RESULTS_PATH if complete else None)

@@ -9,6 +9,7 @@ would make a CI smoke run slow.
 
 from __future__ import annotations
 
+import gc
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -349,6 +350,7 @@ def long_chain(lib: Lib, quick: bool) -> list[Case]:
         after = meter.now() - base
         peak = meter.peak() - base
         del y
+        gc.collect()
         return {"graph after forward": graph, "peak, forward + backward": peak,
                 "left after backward (output alive)": after, "left after del output": meter.now() - base}
 
