@@ -91,7 +91,7 @@ def draw_graph(tensor: Tensor | Iterable[Tensor], params: dict[str, Tensor] | No
             visit(out.grad_fn)
     while stack:  # an explicit stack: deep graphs do not hit the recursion limit
         node = stack.pop()
-        dot.node(str(id(node)), node.name())
+        dot.node(str(id(node)), type(node).__name__)
         variable = getattr(node, "variable", None)
         if isinstance(variable, Tensor):  # AccumulateGrad: draw the leaf it fills
             dot.node(f"leaf{id(variable)}", tensor_label(variable), fillcolor=_LEAF)

@@ -1,0 +1,78 @@
+"""Run an unchanged PyTorch script on retrograd: `python -m retrograd.run script.py [args...]`.
+
+An import hook answers `import torch` and every `torch.<sub>` import (torch.nn, torch.nn.functional,
+torch.optim, torch.optim.lr_scheduler, torch.autograd, torch.utils.data, ...) with the retrograd
+module of the same path, so the script's `import torch`, `import torch.nn as nn` and
+`from torch.autograd import grad` give retrograd without an edit. `-m module` runs a module
+instead of a file. A submodule retrograd lacks raises ImportError naming it. `install()` turns the hook on inside a
+running program (before torch is first imported).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import os
+import runpy
+import sys
+from types import ModuleType
+
+_PREFIX = "torch"
+
+
+class _TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds `torch` and `torch.*` and loads them as the retrograd module with the same path."""
+
+    def find_spec(self, fullname: str, path: object = None, target: object = None
+                  ) -> importlib.machinery.ModuleSpec | None:
+        if fullname != _PREFIX and not fullname.startswith(_PREFIX + "."):
+            return None
+        return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
+        target = "retrograd" + spec.name[len(_PREFIX):]
+        try:
+            return importlib.import_module(target)
+        except ModuleNotFoundError as error:
+            if error.name is not None and not target.startswith(error.name):
+                raise
+            raise ModuleNotFoundError(f"retrograd.run: {spec.name} has no retrograd counterpart ({target} does not "
+                                      "exist)", name=spec.name) from None
+
+    def exec_module(self, module: ModuleType) -> None:
+        """Nothing to run: the retrograd module is already imported."""
+
+
+_HOOK = _TorchAlias()
+
+
+def install() -> None:
+    """Make `import torch` (and its submodules) import retrograd from now on in this process."""
+    if _HOOK not in sys.meta_path:
+        sys.meta_path.insert(0, _HOOK)
+
+
+def main(argv: list[str]) -> int:
+    """`script.py args...` or `-m module args...`: run it as __main__ with torch mapped to retrograd."""
+    if not argv or argv[0] in ("-h", "--help"):
+        print("usage: python -m retrograd.run script.py [args...]\n"
+              "       python -m retrograd.run -m module [args...]\n"
+              "Runs a PyTorch script unchanged, with `import torch` answered by retrograd.")
+        return 0 if argv else 2
+    install()
+    if argv[0] == "-m":
+        if len(argv) < 2:
+            print("retrograd.run: -m needs a module name", file=sys.stderr)
+            return 2
+        sys.argv = argv[1:]
+        runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+    else:
+        sys.argv = list(argv)
+        sys.path[0] = os.path.dirname(os.path.abspath(argv[0]))  # as `python script.py` sets it
+        runpy.run_path(argv[0], run_name="__main__")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

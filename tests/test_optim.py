@@ -1,0 +1,312 @@
+"""Optimisers and lr schedules against torch: the same model, the same initial weights, the same steps.
+
+Each model is built in torch, its state_dict is copied into the retrograd twin through NumPy, and
+both are trained for several steps on the same batch; every parameter must then agree to float32
+tolerances, for every optimiser and option that torch's single-tensor code path has.
+"""
+
+import numpy as np
+import pytest
+import torch
+
+import retrograd
+
+STEPS = 6
+
+
+def mlp(lib):
+    nn = lib.nn
+    return nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 3))
+
+
+def cnn(lib):
+    nn = lib.nn
+    return nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(4, 4, 3), nn.Tanh(),
+                         nn.Flatten(), nn.Linear(4, 3))
+
+
+def bn_cnn(lib):
+    nn = lib.nn
+    return nn.Sequential(nn.Conv2d(1, 4, 3, padding=1, bias=False), nn.BatchNorm2d(4), nn.ReLU(), nn.AvgPool2d(2),
+                         nn.Flatten(), nn.Linear(36, 3))
+
+
+INPUTS = {mlp: (8, 6), cnn: (8, 1, 6, 6), bn_cnn: (8, 1, 6, 6)}
+
+
+def twin(build):
+    """A torch model and a retrograd model with torch's initial weights."""
+    torch.manual_seed(0)
+    t_model = build(torch)
+    r_model = build(retrograd)
+    r_model.load_state_dict({k: retrograd.tensor(v.detach().numpy()) for k, v in t_model.state_dict().items()})
+    return t_model, r_model
+
+
+def batch(build):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(INPUTS[build]).astype(np.float32)
+    y = rng.integers(0, 3, size=8)
+    return x, y
+
+
+OPTIMISERS = [
+    ("SGD", dict(lr=0.1)),
+    ("SGD", dict(lr=0.1, momentum=0.9)),
+    ("SGD", dict(lr=0.05, momentum=0.9, dampening=0.3, weight_decay=0.01)),
+    ("SGD", dict(lr=0.05, momentum=0.8, nesterov=True, weight_decay=0.1)),
+    ("SGD", dict(lr=0.05, momentum=0.5, maximize=True)),
+    ("Adam", dict(lr=0.01)),
+    ("Adam", dict(lr=0.01, betas=(0.8, 0.99), weight_decay=0.05, amsgrad=True)),
+    ("Adam", dict(lr=0.01, maximize=True, eps=1e-6)),
+    ("AdamW", dict(lr=0.01)),
+    ("AdamW", dict(lr=0.02, weight_decay=0.1, amsgrad=True)),
+    ("RMSprop", dict(lr=0.01)),
+    ("RMSprop", dict(lr=0.01, alpha=0.9, centered=True, momentum=0.5, weight_decay=0.01)),
+    ("RMSprop", dict(lr=0.005, momentum=0.9, maximize=True)),
+    ("Adagrad", dict(lr=0.1)),
+    ("Adagrad", dict(lr=0.1, lr_decay=0.01, weight_decay=0.01, initial_accumulator_value=0.1)),
+]
+
+
+def train(lib, model, optimizer, x, y, steps=STEPS):
+    xs, ys = lib.tensor(x), lib.tensor(y)
+    losses = []
+    for _ in range(steps):
+        optimizer.zero_grad()
+        loss = lib.nn.functional.cross_entropy(model(xs), ys)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+
+
+def assert_same_parameters(t_model, r_model, atol=2e-5, rtol=1e-4):
+    t_params = dict(t_model.named_parameters())
+    r_params = dict(r_model.named_parameters())
+    assert list(t_params) == list(r_params)
+    for name, p in t_params.items():
+        np.testing.assert_allclose(r_params[name].detach().numpy(), p.detach().numpy(), atol=atol, rtol=rtol,
+                                   err_msg=name)
+
+
+@pytest.mark.parametrize("build", [mlp, cnn, bn_cnn], ids=["mlp", "cnn", "bn_cnn"])
+@pytest.mark.parametrize("name,options", OPTIMISERS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(OPTIMISERS)])
+def test_training_matches_torch(build, name, options):
+    t_model, r_model = twin(build)
+    x, y = batch(build)
+    t_losses = train(torch, t_model, getattr(torch.optim, name)(t_model.parameters(), **options), x, y)
+    r_losses = train(retrograd, r_model, getattr(retrograd.optim, name)(r_model.parameters(), **options), x, y)
+    np.testing.assert_allclose(r_losses, t_losses, rtol=1e-4, atol=1e-5)
+    assert_same_parameters(t_model, r_model)
+    for (n, tb), (_, rb) in zip(t_model.named_buffers(), r_model.named_buffers()):
+        np.testing.assert_allclose(rb.numpy(), tb.numpy(), rtol=1e-4, atol=1e-5, err_msg=n)
+
+
+def test_param_groups_have_their_own_hyper_parameters():
+    t_model, r_model = twin(mlp)
+    x, y = batch(mlp)
+
+    def groups(model):
+        return [{"params": model[0].parameters(), "lr": 0.2, "momentum": 0.5},
+                {"params": list(model[2].parameters()) + list(model[4].parameters())}]
+
+    t_opt = torch.optim.SGD(groups(t_model), lr=0.05, momentum=0.9)
+    r_opt = retrograd.optim.SGD(groups(r_model), lr=0.05, momentum=0.9)
+    assert [g["lr"] for g in r_opt.param_groups] == [0.2, 0.05]
+    assert [g["momentum"] for g in r_opt.param_groups] == [0.5, 0.9]
+    train(torch, t_model, t_opt, x, y)
+    train(retrograd, r_model, r_opt, x, y)
+    assert_same_parameters(t_model, r_model)
+
+
+def test_add_param_group_and_frozen_parameters():
+    t_model, r_model = twin(mlp)
+    x, y = batch(mlp)
+    for lib, model in ((torch, t_model), (retrograd, r_model)):
+        model[0].weight.requires_grad_(False)
+        opt = lib.optim.Adam(model[2].parameters(), lr=0.01)
+        opt.add_param_group({"params": model[4].parameters(), "lr": 0.05})
+        train(lib, model, opt, x, y)
+    assert_same_parameters(t_model, r_model)
+
+
+def test_zero_grad_sets_none_or_zeros():
+    model = retrograd.nn.Linear(3, 2)
+    opt = retrograd.optim.SGD(model.parameters(), lr=0.1)
+    model(retrograd.ones(1, 3)).sum().backward()
+    opt.zero_grad(set_to_none=False)
+    assert all(p.grad is not None and not p.grad.any() for p in model.parameters())
+    model(retrograd.ones(1, 3)).sum().backward()
+    opt.zero_grad()
+    assert all(p.grad is None for p in model.parameters())
+
+
+def test_parameters_without_grad_are_skipped_and_keep_no_state():
+    a = retrograd.nn.Parameter(retrograd.ones(2))
+    b = retrograd.nn.Parameter(retrograd.ones(2))
+    opt = retrograd.optim.Adam([a, b], lr=0.1)
+    (a * 2).sum().backward()
+    opt.step()
+    assert b.tolist() == [1.0, 1.0]
+    assert b not in opt.state and a in opt.state
+
+
+def test_step_runs_the_closure_with_grad_enabled():
+    t_model, r_model = twin(mlp)
+    x, y = batch(mlp)
+    results = []
+    for lib, model in ((torch, t_model), (retrograd, r_model)):
+        opt = lib.optim.SGD(model.parameters(), lr=0.1)
+        xs, ys = lib.tensor(x), lib.tensor(y)
+
+        def closure(lib=lib, model=model, opt=opt, xs=xs, ys=ys):
+            opt.zero_grad()
+            loss = lib.nn.functional.cross_entropy(model(xs), ys)
+            loss.backward()
+            return loss
+
+        with lib.no_grad():
+            results.append(opt.step(closure).item())
+    np.testing.assert_allclose(results[1], results[0], rtol=1e-5)
+    assert_same_parameters(t_model, r_model)
+
+
+@pytest.mark.parametrize("name,options", [OPTIMISERS[2], OPTIMISERS[6], OPTIMISERS[11], OPTIMISERS[14]],
+                         ids=["SGD", "Adam", "RMSprop", "Adagrad"])
+def test_state_dict_round_trip_continues_training_exactly(name, options):
+    t_model, r_model = twin(mlp)
+    x, y = batch(mlp)
+    t_opt = getattr(torch.optim, name)(t_model.parameters(), **options)
+    r_opt = getattr(retrograd.optim, name)(r_model.parameters(), **options)
+    train(torch, t_model, t_opt, x, y, steps=3)
+    train(retrograd, r_model, r_opt, x, y, steps=3)
+    t_state, r_state = t_opt.state_dict(), r_opt.state_dict()
+    assert r_state["param_groups"] == t_state["param_groups"]
+    assert r_state["state"].keys() == t_state["state"].keys()
+    for key, t_entry in t_state["state"].items():
+        assert list(r_state["state"][key]) == list(t_entry)
+        for field, value in t_entry.items():
+            np.testing.assert_allclose(r_state["state"][key][field].numpy(), value.numpy(), rtol=1e-4, atol=1e-6)
+            assert r_state["state"][key][field].dtype.name == str(value.dtype).split(".")[1]
+    # a fresh optimiser, loaded from a saved and re-read state_dict, continues exactly
+    path = retrograd.serialization.io.BytesIO()
+    retrograd.save(r_state, path)
+    path.seek(0)
+    fresh = getattr(retrograd.optim, name)(r_model.parameters(), lr=123.0)
+    fresh.load_state_dict(retrograd.load(path))
+    assert fresh.param_groups[0]["lr"] == options["lr"]
+    train(torch, t_model, t_opt, x, y, steps=3)
+    train(retrograd, r_model, fresh, x, y, steps=3)
+    assert_same_parameters(t_model, r_model)
+
+
+def test_load_state_dict_checks_groups():
+    p = retrograd.nn.Parameter(retrograd.ones(2))
+    q = retrograd.nn.Parameter(retrograd.ones(2))
+    state = retrograd.optim.SGD([p], lr=0.1).state_dict()
+    with pytest.raises(ValueError, match="doesn't match the size of optimizer's group"):
+        retrograd.optim.SGD([p, q], lr=0.1).load_state_dict(state)
+    with pytest.raises(ValueError, match="different number of parameter groups"):
+        retrograd.optim.SGD([{"params": [p]}, {"params": [q]}], lr=0.1).load_state_dict(state)
+
+
+def errors(fn):
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001 - we compare whatever each library raises
+        return type(e).__name__, str(e)
+    return None
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, p: lib.optim.SGD([p], lr=-1),
+    lambda lib, p: lib.optim.SGD([p], lr=0.1, nesterov=True),
+    lambda lib, p: lib.optim.SGD([p], lr=0.1, momentum=-0.5),
+    lambda lib, p: lib.optim.Adam([p], betas=(1.0, 0.9)),
+    lambda lib, p: lib.optim.Adam([p], betas=(0.9, -0.1)),
+    lambda lib, p: lib.optim.Adam([p], eps=-1.0),
+    lambda lib, p: lib.optim.RMSprop([p], alpha=-1.0),
+    lambda lib, p: lib.optim.Adagrad([p], lr_decay=-1.0),
+    lambda lib, p: lib.optim.SGD([], lr=0.1),
+    lambda lib, p: lib.optim.SGD(p, lr=0.1),
+    lambda lib, p: lib.optim.SGD([{"params": {p}}], lr=0.1),
+    lambda lib, p: lib.optim.SGD([{"params": [p]}, {"params": [p]}], lr=0.1),
+    lambda lib, p: lib.optim.SGD([p * 2], lr=0.1),
+    lambda lib, p: lib.optim.lr_scheduler.ReduceLROnPlateau(lib.optim.SGD([p]), factor=2.0),
+    lambda lib, p: lib.optim.lr_scheduler.ReduceLROnPlateau(lib.optim.SGD([p]), mode="up"),
+], ids=lambda _: "")
+def test_errors_match_torch(call):
+    expected = errors(lambda: call(torch, torch.nn.Parameter(torch.ones(2))))
+    assert expected is not None
+    assert errors(lambda: call(retrograd, retrograd.nn.Parameter(retrograd.ones(2)))) == expected
+
+
+def test_repr_matches_torch():
+    t = torch.optim.AdamW([torch.nn.Parameter(torch.ones(1))], lr=0.5, amsgrad=True)
+    r = retrograd.optim.AdamW([retrograd.nn.Parameter(retrograd.ones(1))], lr=0.5, amsgrad=True)
+    assert repr(r) == repr(t)
+
+
+# --------------------------------------------------------------------------------------------
+# Learning-rate schedules
+# --------------------------------------------------------------------------------------------
+
+SCHEDULES = [
+    ("StepLR", dict(step_size=3, gamma=0.5)),
+    ("MultiStepLR", dict(milestones=[2, 5, 5, 9], gamma=0.3)),
+    ("ExponentialLR", dict(gamma=0.9)),
+    ("CosineAnnealingLR", dict(T_max=5, eta_min=0.01)),
+    ("LambdaLR", dict(lr_lambda=lambda epoch: 1 / (1 + epoch))),
+]
+
+
+def two_group_optimisers():
+    def groups(lib):
+        return [{"params": [lib.nn.Parameter(lib.ones(1))], "lr": 0.1},
+                {"params": [lib.nn.Parameter(lib.ones(1))], "lr": 0.3}]
+
+    return torch.optim.SGD(groups(torch), lr=0.1), retrograd.optim.SGD(groups(retrograd), lr=0.1)
+
+
+@pytest.mark.parametrize("name,options", SCHEDULES, ids=[n for n, _ in SCHEDULES])
+def test_schedules_match_torch(name, options):
+    t_opt, r_opt = two_group_optimisers()
+    t_sched = getattr(torch.optim.lr_scheduler, name)(t_opt, **options)
+    r_sched = getattr(retrograd.optim.lr_scheduler, name)(r_opt, **options)
+    assert r_sched.get_last_lr() == pytest.approx(t_sched.get_last_lr())
+    for _ in range(14):
+        t_opt.step()
+        r_opt.step()
+        t_sched.step()
+        r_sched.step()
+        assert r_sched.get_last_lr() == pytest.approx(t_sched.get_last_lr(), rel=1e-12)
+        assert [g["lr"] for g in r_opt.param_groups] == pytest.approx([g["lr"] for g in t_opt.param_groups])
+    assert r_sched.last_epoch == t_sched.last_epoch
+
+
+def test_scheduler_state_dict_resumes():
+    _, r_opt = two_group_optimisers()
+    sched = retrograd.optim.lr_scheduler.StepLR(r_opt, step_size=2, gamma=0.5)
+    for _ in range(3):
+        sched.step()
+    state = sched.state_dict()
+    assert "optimizer" not in state
+    _, other_opt = two_group_optimisers()
+    other = retrograd.optim.lr_scheduler.StepLR(other_opt, step_size=99)
+    other.load_state_dict(state)
+    assert other.step_size == 2 and other.last_epoch == 3
+
+
+def test_reduce_on_plateau_matches_torch():
+    metrics = [1.0, 0.9, 0.95, 0.95, 0.95, 0.94, 0.96, 0.5, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6]
+    for mode, sign in (("min", 1), ("max", -1)):
+        t_opt, r_opt = two_group_optimisers()
+        options = dict(mode=mode, factor=0.5, patience=2, cooldown=1, min_lr=[0.02, 0.0], threshold=0.02)
+        t_sched = torch.optim.lr_scheduler.ReduceLROnPlateau(t_opt, **options)
+        r_sched = retrograd.optim.lr_scheduler.ReduceLROnPlateau(r_opt, **options)
+        for m in metrics:
+            t_sched.step(sign * m)
+            r_sched.step(sign * m)
+            assert r_sched.get_last_lr() == pytest.approx(t_sched.get_last_lr())
+        assert r_sched.num_bad_epochs == t_sched.num_bad_epochs and r_sched.best == t_sched.best
