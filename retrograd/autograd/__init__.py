@@ -119,6 +119,7 @@ from . import graph  # noqa: E402
 from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: E402
 from .function import Function, FunctionCtx, once_differentiable  # noqa: E402
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402
+from .trace import trace  # noqa: E402
 
 __all__ = [
     "Function",
@@ -138,4 +139,5 @@ __all__ = [
     "once_differentiable",
     "set_detect_anomaly",
     "set_grad_enabled",
+    "trace",
 ]

@@ -67,6 +67,7 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, retain_graph: bool, 
     ready = [node for node in buffers if deps.get(node) == 0]
     captured: list = [None] * (len(inputs) if inputs is not None else 0)
     state = grad_mode._state
+    tracer = state.tracer
     prev = state.enabled
     state.enabled = create_graph
     try:
@@ -80,8 +81,12 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, retain_graph: bool, 
             if type(node) is AccumulateGrad:
                 if not capture:
                     node.apply(grads)
+                    if tracer is not None:
+                        tracer.node_ran(node, grads, None)
                 continue
             outs = _run_node(node, grads, retain_graph)
+            if tracer is not None:
+                tracer.node_ran(node, grads, outs)
             for (child, nr), g in zip(node.next_functions, outs):
                 if child is None:
                     continue

@@ -13,6 +13,7 @@ class _State(threading.local):
 
     enabled = True
     inference = False
+    tracer = None  # an autograd.trace recording this thread's backward passes
 
 
 _state = _State()
