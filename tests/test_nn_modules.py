@@ -1,0 +1,659 @@
+"""nn modules against torch: forward values, input and parameter gradients, buffers and reprs.
+
+Each case builds the same module in both libraries, copies torch's initial state into retrograd
+(state_dict through NumPy) and runs both on the same inputs; then the Module machinery itself
+(registration, state_dict, hooks, modes, containers, init, utils) is checked against torch.
+"""
+
+import copy
+import math
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import retrograd
+
+rng = np.random.default_rng(0)
+
+
+class Const:
+    """An input that does not require grad (indices, masks, targets)."""
+
+    def __init__(self, array):
+        self.array = np.asarray(array)
+
+
+def randn(*shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def to_lib(lib, value):
+    if isinstance(value, Const):
+        return lib.tensor(value.array)
+    if isinstance(value, np.ndarray):
+        return lib.tensor(value, requires_grad=True)
+    if isinstance(value, tuple):
+        return tuple(to_lib(lib, v) for v in value)
+    return value
+
+
+def tensors_in(value):
+    if isinstance(value, (tuple, list)):
+        return [t for v in value for t in tensors_in(v)]
+    return [value] if value is not None and hasattr(value, "shape") else []
+
+
+def copy_state(t_module, r_module):
+    r_module.load_state_dict({k: retrograd.tensor(v.detach().numpy()) for k, v in t_module.state_dict().items()})
+
+
+def run_case(name, args=(), kwargs=None, inputs=(), call=None, train=True, atol=1e-5, rtol=1e-4):
+    """Forward and backward of nn.<name>(*args, **kwargs) on `inputs` in both libraries, compared."""
+    kwargs = kwargs or {}
+    call = call or {}
+    torch.manual_seed(0)
+    t_mod = getattr(torch.nn, name)(*args, **{k: to_lib(torch, v) for k, v in kwargs.items()})
+    r_mod = getattr(retrograd.nn, name)(*args, **{k: to_lib(retrograd, v) for k, v in kwargs.items()})
+    assert repr(r_mod) == repr(t_mod)
+    assert [n for n, _ in r_mod.named_parameters()] == [n for n, _ in t_mod.named_parameters()]
+    assert list(r_mod.state_dict()) == list(t_mod.state_dict())
+    copy_state(t_mod, r_mod)
+    t_mod.train(train)
+    r_mod.train(train)
+    t_in = [to_lib(torch, x) for x in inputs]
+    r_in = [to_lib(retrograd, x) for x in inputs]
+    t_call = {k: to_lib(torch, v) for k, v in call.items()}
+    r_call = {k: to_lib(retrograd, v) for k, v in call.items()}
+    t_out = tensors_in(t_mod(*t_in, **t_call))
+    r_out = tensors_in(r_mod(*r_in, **r_call))
+    assert len(r_out) == len(t_out)
+    for r, t in zip(r_out, t_out):
+        assert tuple(r.shape) == tuple(t.shape)
+        assert r.dtype.name == str(t.dtype).split(".")[1]
+        np.testing.assert_allclose(r.detach().numpy(), t.detach().numpy(), atol=atol, rtol=rtol)
+    for (n, tb), (_, rb) in zip(t_mod.named_buffers(), r_mod.named_buffers()):
+        np.testing.assert_allclose(rb.numpy(), tb.numpy(), atol=atol, rtol=rtol, err_msg=n)
+    pairs = [(r, t) for r, t in zip(r_out, t_out) if t.requires_grad]
+    if not pairs:
+        return
+    cotangents = [randn(*t.shape) for _, t in pairs]
+    sum((t * torch.tensor(c)).sum() for (_, t), c in zip(pairs, cotangents)).backward()
+    sum((r * retrograd.tensor(c)).sum() for (r, _), c in zip(pairs, cotangents)).backward()
+    leaves = [(r, t) for r, t in zip(tensors_in(r_in) + tensors_in(list(r_call.values())),
+                                     tensors_in(t_in) + tensors_in(list(t_call.values()))) if t.requires_grad]
+    leaves += list(zip(r_mod.parameters(), t_mod.parameters()))
+    for r, t in leaves:
+        if t.grad is None:
+            assert r.grad is None or not r.grad.any()
+            continue
+        np.testing.assert_allclose(r.grad.numpy(), t.grad.numpy(), atol=atol, rtol=rtol)
+
+
+def case(name, *args, inputs=(), call=None, train=True, atol=1e-5, id=None, **kwargs):
+    return pytest.param(name, args, kwargs, inputs, call, train, atol, id=id or name)
+
+
+CASES = [
+    # ---- linear ----
+    case("Linear", 5, 3, inputs=[randn(4, 5)]),
+    case("Linear", 5, 3, bias=False, inputs=[randn(2, 3, 5)], id="Linear-nobias-3d"),
+    case("Linear", 5, 3, inputs=[randn(5)], id="Linear-1d"),
+    case("Bilinear", 3, 4, 2, inputs=[randn(5, 3), randn(5, 4)]),
+    case("Identity", 7, unused=1, inputs=[randn(2, 3)]),
+    case("Flatten", inputs=[randn(2, 3, 4)]),
+    case("Flatten", 0, 1, inputs=[randn(2, 3, 4)], id="Flatten-0-1"),
+    case("Unflatten", 1, (2, 3), inputs=[randn(4, 6)]),
+    # ---- convolution ----
+    case("Conv1d", 2, 4, 3, stride=2, padding=1, inputs=[randn(2, 2, 9)]),
+    case("Conv1d", 4, 4, 3, groups=2, dilation=2, padding="same", padding_mode="reflect", inputs=[randn(2, 4, 10)],
+         id="Conv1d-same-reflect"),
+    case("Conv2d", 2, 3, 3, inputs=[randn(2, 2, 7, 7)]),
+    case("Conv2d", 2, 4, (3, 2), stride=(2, 1), padding=(1, 0), groups=2, bias=False, inputs=[randn(2, 2, 7, 6)],
+         id="Conv2d-groups"),
+    case("Conv2d", 1, 2, 3, padding=1, padding_mode="circular", inputs=[randn(2, 1, 5, 5)], id="Conv2d-circular"),
+    case("Conv2d", 1, 2, 3, padding=2, dilation=2, padding_mode="replicate", inputs=[randn(1, 1, 6, 6)],
+         id="Conv2d-replicate"),
+    case("Conv2d", 2, 2, 3, padding="valid", inputs=[randn(2, 5, 5)], id="Conv2d-unbatched"),
+    case("ConvTranspose1d", 2, 3, 3, stride=2, inputs=[randn(2, 2, 5)]),
+    case("ConvTranspose2d", 2, 3, 3, stride=2, padding=1, output_padding=1, inputs=[randn(2, 2, 4, 4)]),
+    case("ConvTranspose2d", 4, 2, 3, stride=2, groups=2, dilation=2, inputs=[randn(1, 4, 3, 3)],
+         call={"output_size": [10, 10]}, id="ConvTranspose2d-output_size"),
+    # ---- pooling ----
+    case("MaxPool1d", 2, inputs=[randn(2, 3, 8)]),
+    case("MaxPool2d", 2, inputs=[randn(2, 3, 6, 6)]),
+    case("MaxPool2d", 3, stride=2, padding=1, ceil_mode=True, inputs=[randn(1, 2, 7, 7)], id="MaxPool2d-ceil"),
+    case("MaxPool2d", 2, return_indices=True, inputs=[randn(1, 2, 4, 4)], id="MaxPool2d-indices"),
+    case("AvgPool1d", 3, 2, 1, inputs=[randn(2, 3, 8)]),
+    case("AvgPool2d", 2, inputs=[randn(2, 3, 6, 6)]),
+    case("AvgPool2d", 3, stride=2, padding=1, count_include_pad=False, inputs=[randn(1, 2, 7, 7)],
+         id="AvgPool2d-exclude-pad"),
+    case("AdaptiveAvgPool1d", 3, inputs=[randn(2, 3, 8)]),
+    case("AdaptiveAvgPool2d", (2, 3), inputs=[randn(2, 3, 7, 8)]),
+    case("AdaptiveAvgPool2d", 1, inputs=[randn(2, 3, 5, 5)], id="AdaptiveAvgPool2d-global"),
+    case("AdaptiveMaxPool2d", 2, inputs=[randn(2, 3, 6, 6)]),
+    # ---- dropout (deterministic settings; statistics are tested below) ----
+    case("Dropout", 0.5, inputs=[randn(4, 5)], train=False, id="Dropout-eval"),
+    case("Dropout", 0.0, inputs=[randn(4, 5)], id="Dropout-p0"),
+    case("Dropout2d", 0.3, inputs=[randn(2, 3, 4, 4)], train=False, id="Dropout2d-eval"),
+    # ---- normalisation ----
+    case("BatchNorm1d", 3, inputs=[randn(6, 3)]),
+    case("BatchNorm1d", 3, inputs=[randn(4, 3, 5)], id="BatchNorm1d-3d"),
+    case("BatchNorm1d", 3, inputs=[randn(4, 3)], train=False, id="BatchNorm1d-eval"),
+    case("BatchNorm2d", 3, inputs=[randn(4, 3, 5, 5)]),
+    case("BatchNorm2d", 3, momentum=None, inputs=[randn(4, 3, 2, 2)], id="BatchNorm2d-cumulative"),
+    case("BatchNorm2d", 3, affine=False, inputs=[randn(2, 3, 4, 4)], id="BatchNorm2d-no-affine"),
+    case("BatchNorm2d", 3, track_running_stats=False, inputs=[randn(2, 3, 4, 4)], train=False,
+         id="BatchNorm2d-no-stats"),
+    case("LayerNorm", 5, inputs=[randn(3, 4, 5)]),
+    case("LayerNorm", (3, 4), elementwise_affine=False, inputs=[randn(2, 3, 4)], id="LayerNorm-no-affine"),
+    case("LayerNorm", 4, bias=False, inputs=[randn(2, 4)], id="LayerNorm-no-bias"),
+    case("GroupNorm", 2, 4, inputs=[randn(3, 4, 5)]),
+    case("GroupNorm", 1, 4, affine=False, inputs=[randn(2, 4, 3, 3)], id="GroupNorm-no-affine"),
+    # ---- embedding ----
+    case("Embedding", 10, 3, inputs=[Const([[1, 2, 4, 5], [4, 3, 2, 9]])]),
+    case("Embedding", 10, 3, padding_idx=0, inputs=[Const([[0, 2, 0, 5]])], id="Embedding-padding"),
+    # ---- recurrent ----
+    case("RNN", 3, 4, inputs=[randn(5, 2, 3)], atol=1e-5),
+    case("RNN", 3, 4, 2, nonlinearity="relu", batch_first=True, bidirectional=True,
+         inputs=[randn(2, 5, 3), randn(4, 2, 4)], id="RNN-relu-bi-2layer"),
+    case("LSTM", 3, 4, 2, inputs=[randn(5, 2, 3), (randn(2, 2, 4), randn(2, 2, 4))]),
+    case("LSTM", 3, 4, proj_size=2, bidirectional=True, inputs=[randn(5, 2, 3)], id="LSTM-proj-bi"),
+    case("LSTM", 3, 4, inputs=[randn(5, 3)], id="LSTM-unbatched"),
+    case("GRU", 3, 4, 2, bidirectional=True, bias=False, inputs=[randn(5, 2, 3)]),
+    case("GRU", 3, 4, batch_first=True, inputs=[randn(2, 5, 3), randn(1, 2, 4)], id="GRU-batch-first-h0"),
+    case("RNNCell", 3, 4, inputs=[randn(2, 3), randn(2, 4)]),
+    case("RNNCell", 3, 4, nonlinearity="relu", bias=False, inputs=[randn(3)], id="RNNCell-relu-unbatched"),
+    case("LSTMCell", 3, 4, inputs=[randn(2, 3), (randn(2, 4), randn(2, 4))]),
+    case("GRUCell", 3, 4, inputs=[randn(2, 3)]),
+    # ---- attention ----
+    case("MultiheadAttention", 4, 2, inputs=[randn(3, 2, 4), randn(5, 2, 4), randn(5, 2, 4)]),
+    case("MultiheadAttention", 4, 2, batch_first=True, inputs=[randn(2, 3, 4), randn(2, 5, 4), randn(2, 5, 4)],
+         call={"key_padding_mask": Const([[False, False, True, False, True], [False] * 5]),
+               "average_attn_weights": False}, id="MultiheadAttention-padding-mask"),
+    case("MultiheadAttention", 4, 1, kdim=3, vdim=5, inputs=[randn(3, 2, 4), randn(4, 2, 3), randn(4, 2, 5)],
+         call={"attn_mask": randn(3, 4)}, id="MultiheadAttention-kdim-float-mask"),
+    case("MultiheadAttention", 4, 2, add_bias_kv=True, add_zero_attn=True,
+         inputs=[randn(3, 4), randn(3, 4), randn(3, 4)], call={"attn_mask": Const(np.triu(np.ones((3, 3)), 1) > 0)},
+         id="MultiheadAttention-bias-kv-unbatched"),
+    case("MultiheadAttention", 4, 2, bias=False, inputs=[randn(3, 2, 4), randn(3, 2, 4), randn(3, 2, 4)],
+         call={"need_weights": False}, id="MultiheadAttention-no-weights"),
+    # ---- activations ----
+    *[case(n, *a, inputs=[randn(3, 4)], id=f"{n}{a}") for n, a in [
+        ("ReLU", ()), ("ReLU6", ()), ("LeakyReLU", (0.2,)), ("ELU", (0.5,)), ("CELU", (1.5,)), ("SELU", ()),
+        ("SiLU", ()), ("Mish", ()), ("Hardsigmoid", ()), ("Hardswish", ()), ("Hardtanh", (-0.5, 0.8)),
+        ("Threshold", (0.1, 20.0)), ("Softplus", (2, 5)), ("Softsign", ()), ("Tanhshrink", ()), ("Sigmoid", ()),
+        ("Tanh", ()), ("LogSigmoid", ()), ("GLU", ()), ("Softmax", (1,)), ("LogSoftmax", (0,)), ("Softmin", (1,)),
+        ("Hardshrink", (0.3,)), ("Softshrink", (0.3,)), ("GELU", ()), ("GELU", ("tanh",)), ("PReLU", ()),
+    ]],
+    case("PReLU", 3, inputs=[randn(2, 3, 4)], id="PReLU-channels"),
+    case("Softmax2d", inputs=[randn(2, 3, 4, 5)]),
+    # ---- losses ----
+    case("L1Loss", inputs=[randn(3, 4), randn(3, 4)]),
+    case("MSELoss", reduction="sum", inputs=[randn(3, 4), randn(3, 4)]),
+    case("CrossEntropyLoss", inputs=[randn(5, 4), Const([0, 3, 1, 1, 2])]),
+    case("CrossEntropyLoss", weight=Const(np.float32([1.0, 2.0, 0.5, 1.0])), label_smoothing=0.1, ignore_index=1,
+         inputs=[randn(5, 4), Const([0, 3, 1, 1, 2])], id="CrossEntropyLoss-weight-smoothing"),
+    case("CrossEntropyLoss", reduction="none", inputs=[randn(2, 4, 3), Const([[0, 3, 1], [1, 1, 2]])],
+         id="CrossEntropyLoss-spatial"),
+    case("NLLLoss", inputs=[randn(5, 4), Const([0, 3, 1, 1, 2])]),
+    case("BCELoss", inputs=[rng.uniform(0.05, 0.95, (3, 4)).astype(np.float32),
+                            Const(rng.uniform(0, 1, (3, 4)).astype(np.float32))]),
+    case("BCEWithLogitsLoss", pos_weight=Const(np.float32([1.0, 2.0, 0.5, 3.0])),
+         inputs=[randn(3, 4), Const(rng.uniform(0, 1, (3, 4)).astype(np.float32))]),
+    case("HuberLoss", delta=0.5, inputs=[randn(3, 4), randn(3, 4)]),
+    case("SmoothL1Loss", beta=0.5, inputs=[randn(3, 4), randn(3, 4)]),
+    case("KLDivLoss", reduction="batchmean", log_target=True, inputs=[randn(3, 4), randn(3, 4)]),
+    case("SoftMarginLoss", inputs=[randn(3, 4), Const(np.sign(randn(3, 4)))]),
+    case("MarginRankingLoss", 0.2, inputs=[randn(5), randn(5), Const(np.sign(randn(5)))]),
+    case("HingeEmbeddingLoss", 0.5, inputs=[randn(3, 4), Const(np.sign(randn(3, 4)))]),
+    case("CosineEmbeddingLoss", 0.1, inputs=[randn(3, 4), randn(3, 4), Const(np.sign(randn(3)))]),
+    case("PoissonNLLLoss", inputs=[randn(3, 4), Const(rng.uniform(0, 3, (3, 4)).astype(np.float32))]),
+    case("GaussianNLLLoss", inputs=[randn(3, 4), randn(3, 4), Const(rng.uniform(0.5, 2, (3, 4)).astype(np.float32))]),
+    case("TripletMarginLoss", margin=0.5, inputs=[randn(3, 4), randn(3, 4), randn(3, 4)]),
+    case("MultiMarginLoss", inputs=[randn(3, 4), Const([0, 3, 1])]),
+    case("MultiLabelSoftMarginLoss", inputs=[randn(3, 4), Const((randn(3, 4) > 0).astype(np.float32))]),
+]
+
+
+@pytest.mark.parametrize("name,args,kwargs,inputs,call,train,atol", CASES)
+def test_module_matches_torch(name, args, kwargs, inputs, call, train, atol):
+    run_case(name, args, kwargs, inputs, call, train, atol)
+
+
+def test_sequential_cnn_matches_torch():
+    def build(lib):
+        nn = lib.nn
+        return nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), nn.MaxPool2d(2),
+                             nn.Flatten(), nn.Dropout(0.0), nn.Linear(36, 10), nn.LogSoftmax(1))
+
+    torch.manual_seed(0)
+    t_model, r_model = build(torch), build(retrograd)
+    assert repr(r_model) == repr(t_model)
+    copy_state(t_model, r_model)
+    x = randn(5, 1, 6, 6)
+    t_out, r_out = t_model(torch.tensor(x)), r_model(retrograd.tensor(x))
+    np.testing.assert_allclose(r_out.detach().numpy(), t_out.detach().numpy(), atol=1e-5)
+    t_out.sum().backward()
+    r_out.sum().backward()
+    for (n, t), (_, r) in zip(t_model.named_parameters(), r_model.named_parameters()):
+        np.testing.assert_allclose(r.grad.numpy(), t.grad.numpy(), atol=1e-5, err_msg=n)
+
+
+# --------------------------------------------------------------------------------------------
+# The Module machinery
+# --------------------------------------------------------------------------------------------
+
+def composite(lib):
+    nn = lib.nn
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.features = nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2), nn.ReLU())
+            self.heads = nn.ModuleDict({"a": nn.Linear(2, 3), "b": nn.Linear(2, 1, bias=False)})
+            self.rnn = nn.LSTM(2, 3)
+            self.extra = nn.ParameterList([nn.Parameter(lib.ones(2)), nn.Parameter(lib.zeros(1, 2))])
+            self.scale = nn.Parameter(lib.ones(1))
+            self.register_buffer("steps", lib.zeros((), dtype=lib.int64))
+            self.register_buffer("scratch", lib.zeros(3), persistent=False)
+            self.shared = self.heads["a"]
+
+        def forward(self, x):
+            return self.heads["a"](self.features(x).mean((2, 3))) * self.scale
+
+    return Net()
+
+
+def test_registration_order_and_state_dict_match_torch():
+    t, r = composite(torch), composite(retrograd)
+    assert [n for n, _ in r.named_parameters()] == [n for n, _ in t.named_parameters()]
+    assert [n for n, _ in r.named_buffers()] == [n for n, _ in t.named_buffers()]
+    assert [n for n, _ in r.named_modules()] == [n for n, _ in t.named_modules()]
+    assert [n for n, _ in r.named_children()] == [n for n, _ in t.named_children()]
+    assert list(r.state_dict()) == list(t.state_dict())
+    assert [n for n, _ in r.named_parameters(remove_duplicate=False)] == \
+           [n for n, _ in t.named_parameters(remove_duplicate=False)]
+    assert [n for n, _ in r.named_parameters(prefix="m", recurse=False)] == \
+           [n for n, _ in t.named_parameters(prefix="m", recurse=False)]
+    assert repr(r) == repr(t)
+    state = r.state_dict()
+    assert not state["scale"].requires_grad and r.state_dict(keep_vars=True)["scale"] is r.scale
+    assert type(state).__name__ == "OrderedDict"
+
+
+def test_state_dict_round_trip_and_load_results():
+    t, r = composite(torch), composite(retrograd)
+    copy_state(t, r)
+    for (n, tp), (_, rp) in zip(t.state_dict().items(), r.state_dict().items()):
+        np.testing.assert_array_equal(rp.numpy(), tp.numpy(), err_msg=n)
+    fresh = composite(retrograd)
+    result = fresh.load_state_dict(r.state_dict())
+    assert repr(result) == "<All keys matched successfully>"
+    for (n, a), (_, b) in zip(fresh.state_dict().items(), r.state_dict().items()):
+        np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=n)
+
+
+def load_errors(lib, state_dict, **kwargs):
+    model = lib.nn.Sequential(lib.nn.Linear(2, 3), lib.nn.BatchNorm1d(3))
+    try:
+        return repr(model.load_state_dict(state_dict, **kwargs))
+    except RuntimeError as e:
+        return str(e)
+
+
+@pytest.mark.parametrize("entries,kwargs", [
+    ({"0.weight": (3, 3), "x": (1,)}, {}),
+    ({"0.weight": (3, 2), "0.bias": (3,), "1.weight": (3,), "1.bias": (3,), "1.running_mean": (3,),
+      "1.running_var": (3,)}, {}),
+    ({"0.weight": (3, 2), "y": (2,)}, {"strict": False}),
+    ({"0.weight": (2, 2)}, {"strict": False}),
+])
+def test_load_state_dict_reports_like_torch(entries, kwargs):
+    expected = load_errors(torch, {k: torch.zeros(s) for k, s in entries.items()}, **kwargs)
+    assert load_errors(retrograd, {k: retrograd.zeros(s) for k, s in entries.items()}, **kwargs) == expected
+
+
+def test_load_state_dict_assign_replaces_parameters():
+    model = retrograd.nn.Linear(2, 2)
+    weight = retrograd.ones(2, 2)
+    model.load_state_dict({"weight": weight, "bias": retrograd.zeros(2)}, assign=True)
+    assert isinstance(model.weight, retrograd.nn.Parameter) and model.weight.requires_grad
+    assert model.weight.tolist() == [[1.0, 1.0], [1.0, 1.0]]
+
+
+def attribute_errors(lib):
+    nn = lib.nn
+    out = []
+    model = nn.Linear(2, 3)
+    for action in (lambda: model.missing,
+                   lambda: setattr(model, "weight", lib.zeros(3, 2)),
+                   lambda: model.register_buffer("weight", lib.zeros(1)),
+                   lambda: model.register_parameter("a.b", None),
+                   lambda: model.register_buffer("buf", [1, 2]),
+                   lambda: model.add_module("bad", 3),
+                   lambda: setattr(nn.Sequential(nn.ReLU()), "0", 3),
+                   lambda: nn.Linear(2, 2).to(lib.int64)):
+        try:
+            action()
+            out.append(None)
+        except Exception as e:  # noqa: BLE001
+            out.append((type(e).__name__, str(e)))
+    return out
+
+
+def test_attribute_errors_match_torch():
+    assert attribute_errors(retrograd) == attribute_errors(torch)
+
+
+def test_assignment_moves_between_tables():
+    m = retrograd.nn.Module()
+    m.a = retrograd.nn.Parameter(retrograd.ones(1))
+    m.register_buffer("b", retrograd.ones(1))
+    m.b = retrograd.zeros(2)
+    assert m._buffers["b"].tolist() == [0.0, 0.0]
+    m.c = retrograd.nn.Linear(1, 1)
+    m.weight = retrograd.nn.Buffer(retrograd.ones(3), persistent=False)
+    assert "weight" in m._buffers and "weight" not in m.state_dict()
+    del m.a
+    assert "a" not in dict(m.named_parameters())
+    m.a = 5
+    assert m.a == 5 and "a" in dir(m) and "c" in dir(m)
+    m.c = None
+    assert list(m.children()) == []
+
+
+def test_train_eval_requires_grad_and_zero_grad():
+    model = composite(retrograd)
+    assert model.training and all(m.training for m in model.modules())
+    model.eval()
+    assert not any(m.training for m in model.modules())
+    model.train()
+    out = model(retrograd.randn(2, 1, 4, 4))
+    out.sum().backward()
+    assert model.scale.grad is not None
+    model.zero_grad(set_to_none=False)
+    assert model.scale.grad is not None and not model.scale.grad.any()
+    model.zero_grad()
+    assert all(p.grad is None for p in model.parameters())
+    model.requires_grad_(False)
+    assert not any(p.requires_grad for p in model.parameters())
+    with pytest.raises(ValueError, match="training mode is expected to be boolean"):
+        model.train("yes")
+
+
+def test_to_dtype_converts_floating_state_only():
+    model = composite(retrograd)
+    model(retrograd.randn(2, 1, 4, 4)).sum().backward()
+    weight = model.heads["a"].weight
+    assert model.to(retrograd.float64) is model
+    assert weight.dtype == retrograd.float64 and model.heads["a"].weight is weight
+    assert weight.grad.dtype == retrograd.float64
+    assert model.features[1].running_mean.dtype == retrograd.float64
+    assert model.steps.dtype == retrograd.int64 and model.features[1].num_batches_tracked.dtype == retrograd.int64
+    assert model(retrograd.randn(2, 1, 4, 4, dtype=retrograd.float64)).dtype == retrograd.float64
+    model.float()
+    assert weight.dtype == retrograd.float32
+
+
+def test_apply_and_get_submodule():
+    model = composite(retrograd)
+    seen = []
+    model.apply(lambda m: seen.append(type(m).__name__))
+    assert seen[-1] == "Net" and seen[0] == "Conv2d"
+    assert model.get_submodule("heads.a") is model.heads["a"]
+    assert model.get_parameter("heads.a.weight") is model.heads["a"].weight
+    assert model.get_buffer("features.1.running_mean") is model.features[1].running_mean
+    with pytest.raises(AttributeError):
+        model.get_submodule("heads.zzz")
+
+
+def test_deepcopy_gives_independent_parameters():
+    model = retrograd.nn.Sequential(retrograd.nn.Linear(2, 2), retrograd.nn.BatchNorm1d(2))
+    clone = copy.deepcopy(model)
+    assert all(isinstance(p, retrograd.nn.Parameter) for p in clone.parameters())
+    with retrograd.no_grad():
+        clone[0].weight.fill_(7.0)
+    assert not (model[0].weight == 7.0).any()
+
+
+def grads_seen_by_hooks(lib, no_input_grad=False):
+    torch.manual_seed(0)
+    t_model = torch.nn.Linear(3, 2)
+    model = lib.nn.Linear(3, 2)
+    if lib is retrograd:
+        copy_state(t_model, model)
+    else:
+        model = t_model
+    calls = []
+    model.register_forward_pre_hook(lambda m, args: (args[0] * 2,))
+    model.register_forward_hook(lambda m, args, out: out + 1)
+    model.register_full_backward_pre_hook(lambda m, grad_out: (grad_out[0] * 3,))
+    handle = model.register_full_backward_hook(
+        lambda m, grad_in, grad_out: calls.append(([None if g is None else g.numpy().copy() for g in grad_in],
+                                                   [g.numpy().copy() for g in grad_out])))
+    x = lib.tensor(np.arange(6, dtype=np.float32).reshape(2, 3), requires_grad=not no_input_grad)
+    out = model(x)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out.sum().backward()
+    handle.remove()
+    model(x).sum().backward()  # removed: no second call
+    return (out.detach().numpy(), calls, None if no_input_grad else x.grad.numpy(), model.weight.grad.numpy(),
+            [str(w.message)[:40] for w in caught])
+
+
+@pytest.mark.parametrize("no_input_grad", [False, True])
+def test_hooks_match_torch(no_input_grad):
+    t = grads_seen_by_hooks(torch, no_input_grad)
+    r = grads_seen_by_hooks(retrograd, no_input_grad)
+    np.testing.assert_allclose(r[0], t[0], rtol=1e-6)
+    assert len(r[1]) == len(t[1]) == 1
+    for r_group, t_group in zip(r[1][0], t[1][0]):
+        assert len(r_group) == len(t_group)
+        for a, b in zip(r_group, t_group):
+            assert (a is None) == (b is None)
+            if a is not None:
+                np.testing.assert_allclose(a, b, rtol=1e-6)
+    for a, b in zip(r[2:4], t[2:4]):
+        if b is not None:
+            np.testing.assert_allclose(a, b, rtol=1e-5)
+    assert r[4] == t[4]
+
+
+def test_forward_hooks_with_kwargs_prepend_and_removal():
+    model = retrograd.nn.Identity()
+    order = []
+    h1 = model.register_forward_hook(lambda m, a, o: order.append("first"))
+    model.register_forward_hook(lambda m, a, o: order.append("prepended"), prepend=True)
+    model.register_forward_pre_hook(lambda m, a, k: ((a[0] + 1,), k), with_kwargs=True)
+    model.register_forward_hook(lambda m, a, k, o: o * 10, with_kwargs=True)
+    assert model(retrograd.ones(1)).tolist() == [20.0]
+    assert order == ["prepended", "first"]
+    h1.remove()
+    model(retrograd.ones(1))
+    assert order == ["prepended", "first", "prepended"]
+
+
+# --------------------------------------------------------------------------------------------
+# Containers
+# --------------------------------------------------------------------------------------------
+
+def test_sequential_editing_matches_torch():
+    def edits(lib):
+        nn = lib.nn
+        s = nn.Sequential(nn.Linear(1, 2), nn.ReLU(), nn.Linear(2, 3))
+        s.append(nn.Tanh())
+        s.insert(1, nn.Sigmoid())
+        del s[0]
+        popped = s.pop(-1)
+        s[0] = nn.ReLU6()
+        s.extend([nn.Identity()])
+        return repr(s), repr(s[1:3]), len(s), type(popped).__name__, repr(s + nn.Sequential(nn.ELU()))
+
+    assert edits(retrograd) == edits(torch)
+    from collections import OrderedDict
+    named = retrograd.nn.Sequential(OrderedDict([("fc", retrograd.nn.Linear(1, 1)), ("act", retrograd.nn.ReLU())]))
+    assert [n for n, _ in named.named_children()] == ["fc", "act"] and named.fc is named[0]
+
+
+def test_module_list_dict_and_parameter_containers_match_torch():
+    def build(lib):
+        nn = lib.nn
+        ml = nn.ModuleList([nn.Linear(1, 1) for _ in range(3)])
+        ml.append(nn.ReLU())
+        ml.insert(0, nn.Tanh())
+        ml += [nn.Sigmoid()]
+        del ml[1]
+        md = nn.ModuleDict({"b": nn.ReLU(), "a": nn.Tanh()})
+        md["c"] = nn.Linear(2, 2)
+        md.pop("b")
+        pl = nn.ParameterList([lib.ones(2), nn.Parameter(lib.zeros(3, 1))])
+        pl.append(lib.ones(1))
+        pd = nn.ParameterDict({"w": lib.ones(2)})
+        pd["v"] = nn.Parameter(lib.zeros(1))
+        holder = nn.Module()
+        holder.ml, holder.md, holder.pl, holder.pd = ml, md, pl, pd
+        return (repr(ml), repr(md), len(ml), list(md.keys()), [n for n, _ in holder.named_parameters()],
+                [type(p).__name__ for p in pl], len(pd), "v" in pd, repr(pl))
+
+    r, t = build(retrograd), build(torch)
+    assert r == t
+
+
+# --------------------------------------------------------------------------------------------
+# Initialisation
+# --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args", [("linear",), ("conv2d",), ("sigmoid",), ("tanh",), ("relu",), ("leaky_relu",),
+                                  ("leaky_relu", 0.2), ("selu",)])
+def test_calculate_gain_matches_torch(args):
+    assert retrograd.nn.init.calculate_gain(*args) == torch.nn.init.calculate_gain(*args)
+
+
+def test_default_initialisation_follows_torch_bounds():
+    retrograd.manual_seed(0)
+    linear = retrograd.nn.Linear(400, 300)
+    bound = 1 / math.sqrt(400)  # kaiming_uniform_(a=sqrt(5)) and the bias rule give the same bound
+    for t in (linear.weight, linear.bias):
+        values = t.detach().numpy()
+        assert np.abs(values).max() <= bound and np.abs(values).max() > 0.95 * bound
+    assert abs(linear.weight.detach().numpy().std() - bound / math.sqrt(3)) < 0.01 * bound
+    conv = retrograd.nn.Conv2d(8, 16, 3)
+    assert np.abs(conv.weight.detach().numpy()).max() <= 1 / math.sqrt(8 * 9)
+    assert np.abs(conv.bias.detach().numpy()).max() <= 1 / math.sqrt(8 * 9)
+    emb = retrograd.nn.Embedding(500, 40, padding_idx=3).weight.detach().numpy()
+    assert abs(emb.std() - 1) < 0.05 and not emb[3].any()
+    lstm = retrograd.nn.LSTM(5, 16)
+    assert max(np.abs(p.detach().numpy()).max() for p in lstm.parameters()) <= 0.25
+    mha = retrograd.nn.MultiheadAttention(8, 2)
+    assert not mha.in_proj_bias.detach().numpy().any() and not mha.out_proj.bias.detach().numpy().any()
+    assert np.abs(mha.in_proj_weight.detach().numpy()).max() <= math.sqrt(6 / (8 + 24))
+    bn = retrograd.nn.BatchNorm1d(3)
+    assert bn.weight.tolist() == [1.0] * 3 and bn.bias.tolist() == [0.0] * 3 and bn.running_var.tolist() == [1.0] * 3
+
+
+def test_initialisation_is_reproducible_with_seeds_and_generators():
+    retrograd.manual_seed(3)
+    a = retrograd.nn.Linear(4, 4).weight.tolist()
+    retrograd.manual_seed(3)
+    assert retrograd.nn.Linear(4, 4).weight.tolist() == a
+    w1, w2 = retrograd.empty(3, 3), retrograd.empty(3, 3)
+    retrograd.nn.init.xavier_normal_(w1, generator=retrograd.Generator().manual_seed(1))
+    retrograd.nn.init.xavier_normal_(w2, generator=retrograd.Generator().manual_seed(1))
+    assert w1.tolist() == w2.tolist()
+
+
+def test_init_functions():
+    init = retrograd.nn.init
+    w = retrograd.nn.Parameter(retrograd.empty(64, 32))
+    assert init.orthogonal_(w, gain=2.0) is w
+    np.testing.assert_allclose(w.detach().numpy().T @ w.detach().numpy(), 4 * np.eye(32), atol=1e-4)
+    assert w.grad_fn is None and w.requires_grad
+    init.kaiming_normal_(w, mode="fan_out", nonlinearity="relu")
+    assert abs(w.detach().numpy().std() - math.sqrt(2 / 64)) < 0.02
+    init.trunc_normal_(w, std=1.0, a=-0.5, b=0.5)
+    assert np.abs(w.detach().numpy()).max() <= 0.5
+    init.constant_(w, 0.3)
+    assert (w.detach().numpy() == np.float32(0.3)).all()
+    for fn in ("eye_", "zeros_", "ones_"):
+        t_w, r_w = torch.empty(3, 4), retrograd.empty(3, 4)
+        getattr(torch.nn.init, fn)(t_w)
+        getattr(init, fn)(r_w)
+        np.testing.assert_array_equal(r_w.numpy(), t_w.numpy())
+    t_w, r_w = torch.empty(4, 2, 3, 3), retrograd.empty(4, 2, 3, 3)
+    torch.nn.init.dirac_(t_w, groups=2)
+    init.dirac_(r_w, groups=2)
+    np.testing.assert_array_equal(r_w.numpy(), t_w.numpy())
+    for lib in (torch, retrograd):
+        with pytest.raises(ValueError, match="Fan in and fan out can not be computed"):
+            lib.nn.init.xavier_uniform_(lib.empty(3))
+        with pytest.raises(ValueError, match="Mode x not supported"):
+            lib.nn.init.kaiming_uniform_(lib.empty(3, 4), mode="x")
+        with pytest.raises(ValueError, match="Unsupported nonlinearity foo"):
+            lib.nn.init.calculate_gain("foo")
+
+
+# --------------------------------------------------------------------------------------------
+# nn.utils and dropout
+# --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, float("inf")])
+def test_clip_grad_norm_matches_torch(norm_type):
+    grads = [randn(3, 4) * 3, randn(5)]
+    results = []
+    for lib in (torch, retrograd):
+        params = [lib.nn.Parameter(lib.zeros(*g.shape)) for g in grads]
+        for p, g in zip(params, grads):
+            p.grad = lib.tensor(g)
+        total = lib.nn.utils.clip_grad_norm_(params, max_norm=1.5, norm_type=norm_type)
+        results.append((total.item(), [p.grad.numpy().copy() for p in params]))
+    assert results[1][0] == pytest.approx(results[0][0], rel=1e-5)
+    for a, b in zip(results[1][1], results[0][1]):
+        np.testing.assert_allclose(a, b, rtol=1e-5)
+
+
+def test_clip_grad_value_and_vector_conversion_match_torch():
+    grads = [randn(3, 4) * 3, randn(5)]
+    outs = []
+    for lib in (torch, retrograd):
+        params = [lib.nn.Parameter(lib.tensor(g) + 1) for g in grads]
+        for p, g in zip(params, grads):
+            p.grad = lib.tensor(g)
+        lib.nn.utils.clip_grad_value_(params, 0.5)
+        vec = lib.nn.utils.parameters_to_vector(params)
+        assert vec.requires_grad and vec.shape == (17,)
+        lib.nn.utils.vector_to_parameters(vec.detach() * 2, params)
+        outs.append([p.grad.numpy().copy() for p in params] + [p.detach().numpy().copy() for p in params])
+    for a, b in zip(*outs):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+def test_clip_grad_norm_refuses_non_finite_when_asked():
+    p = retrograd.nn.Parameter(retrograd.ones(2))
+    p.grad = retrograd.tensor([float("inf"), 1.0])
+    with pytest.raises(RuntimeError, match="is non-finite, so it cannot be clipped"):
+        retrograd.nn.utils.clip_grad_norm_([p], 1.0, error_if_nonfinite=True)
+
+
+def test_dropout_in_training_zeroes_and_rescales():
+    retrograd.manual_seed(0)
+    drop = retrograd.nn.Dropout(0.25)
+    out = drop(retrograd.ones(200, 100)).numpy()
+    kept = out != 0
+    assert abs(1 - kept.mean() - 0.25) < 0.02
+    np.testing.assert_allclose(out[kept], 1 / 0.75, rtol=1e-6)
+    drop.eval()
+    assert (drop(retrograd.ones(3)).numpy() == 1).all()
+    with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1, but got 1.5"):
+        retrograd.nn.Dropout(1.5)
+
+
+def test_batchnorm_loads_checkpoints_without_the_counter_and_checks_dims():
+    bn = retrograd.nn.BatchNorm1d(2)
+    state = {k: v for k, v in bn.state_dict().items() if k != "num_batches_tracked"}
+    assert repr(bn.load_state_dict(state)) == "<All keys matched successfully>"
+    for lib in (torch, retrograd):
+        with pytest.raises(ValueError, match=r"expected 4D input \(got 3D input\)"):
+            lib.nn.BatchNorm2d(2)(lib.ones(2, 2, 2))
