@@ -224,8 +224,8 @@ def _max_pool_forward(xp, x, win, out):
 
 
 @defop("max_pool2d_with_indices", node="MaxPool2DWithIndicesBackward0", params=("win", "out"), outputs=2,
-       differentiable_outputs=(0,), self="max_pool_backward(grads[0], results[1], self_shape, len(out))",
-       jvp="(gather_pooled(self_t, results[1], len(out)), None)")
+       differentiable_outputs=(0,), self="max_pool_backward_op(grads[0], results[1]._data, self_shape, len(out))",
+       jvp="(pick_op(self_t, results[1]._data, len(out)), None)")
 def max_pool_op(xp, x, win, out):
     return _max_pool_forward(xp, x, win, out)
 
@@ -234,8 +234,8 @@ max_pool3d_op = max_pool_op.alias("max_pool3d_with_indices", "MaxPool3DWithIndic
 
 
 @defop("adaptive_max_pool2d", node="AdaptiveMaxPool2DBackward0", params=("out",), outputs=2,
-       differentiable_outputs=(0,), self="max_pool_backward(grads[0], results[1], self_shape, len(out))",
-       jvp="(gather_pooled(self_t, results[1], len(out)), None)")
+       differentiable_outputs=(0,), self="max_pool_backward_op(grads[0], results[1]._data, self_shape, len(out))",
+       jvp="(pick_op(self_t, results[1]._data, len(out)), None)")
 def adaptive_max_pool_op(xp, x, out):
     d = len(out)
     spatial = x.shape[x.ndim - d:]
@@ -261,6 +261,26 @@ def adaptive_max_pool_op(xp, x, out):
 
 
 adaptive_max_pool3d_op = adaptive_max_pool_op.alias("adaptive_max_pool3d", "AdaptiveMaxPool3DBackward0")
+
+
+@defop("max_pool_backward", node="MaxPool2DWithIndicesBackwardBackward0", inputs=("grad_output",),
+       params=("indices", "input_shape", "d"), grad_output="pick_op(grad, indices, d)",
+       jvp="max_pool_backward_op(grad_output_t, indices, input_shape, d)")
+def max_pool_backward_op(xp, g, indices, input_shape, d):
+    """Each output's gradient added to the input element it picked (`indices`: flat within each input plane)."""
+    planes = math.prod(input_shape[:len(input_shape) - d])
+    size = math.prod(input_shape[len(input_shape) - d:])
+    flat = (xp.arange(planes)[:, None] * size + indices.reshape(planes, -1)).reshape(-1)
+    total = xp.bincount(flat, weights=g.reshape(-1), minlength=planes * size)
+    return total.astype(g.dtype, copy=False).reshape(input_shape)
+
+
+@defop("pick", node="GatherBackward0", params=("indices", "d"),
+       self="max_pool_backward_op(grad, indices, self_shape, d)", jvp="pick_op(self_t, indices, d)")
+def pick_op(xp, x, indices, d):
+    """The adjoint of max_pool_backward: each input plane's element at `indices`."""
+    planes = math.prod(x.shape[:x.ndim - d])
+    return xp.take_along_axis(x.reshape(planes, -1), indices.reshape(planes, -1), axis=1).reshape(indices.shape)
 
 
 @defop("avg_pool2d", node="AvgPool2DBackward0", params=("win", "out", "divisor"),
@@ -401,21 +421,6 @@ def conv_jvp(input_t: Tensor, weight_t: Tensor, bias_t: Tensor | None, input: Te
     if isinstance(bias_t, Tensor):
         out = out + bias_t.reshape(-1, *(1,) * (out.ndim - 2))
     return out
-
-
-def max_pool_backward(grad: Tensor, indices: Tensor, self_shape: tuple, d: int) -> Tensor:
-    """Each output's gradient goes to the input element it picked (accumulating where windows overlap)."""
-    from .. import zeros
-
-    lead = tuple(self_shape[:len(self_shape) - d])
-    flat = zeros((*lead, math.prod(self_shape[len(self_shape) - d:])), dtype=grad.dtype)
-    return flat.scatter_add(-1, indices.reshape(*lead, -1), grad.reshape(*lead, -1)).reshape(self_shape)
-
-
-def gather_pooled(t: Tensor, indices: Tensor, d: int) -> Tensor:
-    """The forward-mode counterpart of `max_pool_backward`: each output's tangent at its picked element."""
-    lead = tuple(t.shape[:t.ndim - d])
-    return t.reshape(*lead, -1).gather(-1, indices.reshape(*lead, -1)).reshape(indices.shape)
 
 
 def transposed_matrices(matrices: tuple) -> tuple:
