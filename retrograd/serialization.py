@@ -51,7 +51,7 @@ def save(obj: Any, f: FileLike, pickle_module: Any = None, pickle_protocol: int 
         archive.writestr(_INDEX, json.dumps({"format": FORMAT, "version": VERSION, "object": structure}))
         for i, t in enumerate(tensors):
             array = io.BytesIO()
-            np.save(array, np.ascontiguousarray(t.detach().numpy()), allow_pickle=False)
+            np.save(array, t.detach().numpy(), allow_pickle=False)
             archive.writestr(f"tensors/{i}.npy", array.getvalue())
     data = buffer.getvalue()
     if isinstance(f, (str, os.PathLike)):

@@ -54,7 +54,12 @@ def default_collate(batch: list) -> Any:
         if any(len(e) != len(elem) for e in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
         transposed = [default_collate(list(samples)) for samples in zip(*batch)]
-        return tuple(transposed) if isinstance(elem, tuple) else transposed
+        if isinstance(elem, tuple):
+            return transposed  # torch gives a list for tuples (backwards compatibility)
+        try:
+            return type(elem)(transposed)
+        except TypeError:  # a sequence type that cannot be built from a list
+            return transposed
     raise TypeError(f"default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; found "
                     f"{type(elem)}")
 
@@ -65,9 +70,9 @@ def default_convert(data: Any) -> Any:
         return C.as_tensor(data)
     if isinstance(data, collections.abc.Mapping):
         return {k: default_convert(v) for k, v in data.items()}
-    if isinstance(data, tuple):
-        return tuple(default_convert(d) for d in data)
-    if isinstance(data, list):
+    if isinstance(data, tuple) and hasattr(data, "_fields"):
+        return type(data)(*(default_convert(d) for d in data))
+    if isinstance(data, (tuple, list)):  # a tuple becomes a list, as in torch
         return [default_convert(d) for d in data]
     return data
 

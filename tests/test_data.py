@@ -1,0 +1,166 @@
+"""retrograd.utils.data against torch.utils.data: datasets, samplers, batching, collation, shuffling."""
+
+from collections import namedtuple
+
+import numpy as np
+import pytest
+import torch
+import torch.utils.data as tdata
+
+import retrograd
+import retrograd.utils.data as rdata
+
+
+def as_numpy(batch):
+    """A batch as nested lists of NumPy arrays / Python values, comparable across the libraries."""
+    if isinstance(batch, (torch.Tensor, retrograd.Tensor)):
+        return ("tensor", str(batch.dtype).split(".")[-1], batch.numpy().tolist())
+    if isinstance(batch, dict):
+        return {k: as_numpy(v) for k, v in batch.items()}
+    if isinstance(batch, (tuple, list)):
+        return type(batch).__name__, [as_numpy(v) for v in batch]
+    return batch
+
+
+def loader_batches(lib_data, lib, dataset_fn, **kwargs):
+    return [as_numpy(b) for b in lib_data.DataLoader(dataset_fn(lib), **kwargs)]
+
+
+def tensor_dataset(lib):
+    return lib_data_of(lib).TensorDataset(lib.arange(20.0).reshape(10, 2), lib.arange(10))
+
+
+def lib_data_of(lib):
+    return tdata if lib is torch else rdata
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(batch_size=3),
+    dict(batch_size=3, drop_last=True),
+    dict(batch_size=10),
+    dict(batch_size=1),
+    dict(batch_size=None),
+    dict(batch_size=4, shuffle=False),
+])
+def test_sequential_batches_match_torch(kwargs):
+    assert loader_batches(rdata, retrograd, tensor_dataset, **kwargs) == \
+           loader_batches(tdata, torch, tensor_dataset, **kwargs)
+    assert len(rdata.DataLoader(tensor_dataset(retrograd), **kwargs)) == \
+           len(tdata.DataLoader(tensor_dataset(torch), **kwargs))
+
+
+Point = namedtuple("Point", "x y")
+
+
+class Records:
+    """A plain Python dataset of dicts, tuples, namedtuples, numbers, strings and arrays."""
+
+    def __init__(self, lib):
+        self.lib = lib
+
+    def __len__(self):
+        return 5
+
+    def __getitem__(self, i):
+        return {"id": i, "score": i / 2, "name": f"n{i}", "flag": i % 2 == 0,
+                "pair": (self.lib.tensor([i, i + 1.0]), np.arange(3) * i), "point": Point(i, float(i)),
+                "seq": [i, 2 * i]}
+
+
+def test_default_collate_matches_torch():
+    assert loader_batches(rdata, retrograd, Records, batch_size=2) == loader_batches(tdata, torch, Records,
+                                                                                      batch_size=2)
+
+
+def test_collate_errors_on_ragged_lists():
+    batch = [[1, 2], [1]]
+    for collate in (tdata.default_collate, rdata.default_collate):
+        with pytest.raises(RuntimeError, match="each element in list of batch should be of equal size"):
+            collate(batch)
+
+
+def test_shuffling_is_a_permutation_reproducible_by_generator():
+    def epoch(seed):
+        loader = rdata.DataLoader(tensor_dataset(retrograd), batch_size=4, shuffle=True,
+                                  generator=retrograd.Generator().manual_seed(seed))
+        return [int(v) for _, y in loader for v in y]
+
+    first = epoch(1)
+    assert sorted(first) == list(range(10)) and first != list(range(10))
+    assert epoch(1) == first and epoch(2) != first
+    loader = rdata.DataLoader(tensor_dataset(retrograd), batch_size=4, shuffle=True,
+                              generator=retrograd.Generator().manual_seed(1))
+    assert [int(v) for _, y in loader for v in y] != [int(v) for _, y in loader for v in y]  # new order per epoch
+    retrograd.manual_seed(5)
+    a = [int(v) for _, y in rdata.DataLoader(tensor_dataset(retrograd), batch_size=3, shuffle=True) for v in y]
+    retrograd.manual_seed(5)
+    b = [int(v) for _, y in rdata.DataLoader(tensor_dataset(retrograd), batch_size=3, shuffle=True) for v in y]
+    assert a == b
+
+
+def test_samplers_and_batch_sampler_match_torch():
+    assert list(rdata.BatchSampler(range(10), 3, drop_last=False)) == list(tdata.BatchSampler(range(10), 3, False))
+    assert list(rdata.BatchSampler(range(10), 3, drop_last=True)) == list(tdata.BatchSampler(range(10), 3, True))
+    assert len(rdata.BatchSampler(range(10), 3, True)) == 3
+    assert list(rdata.SequentialSampler(range(4))) == [0, 1, 2, 3]
+    draws = list(rdata.RandomSampler(range(5), replacement=True, num_samples=50))
+    assert len(draws) == 50 and set(draws) <= set(range(5))
+    longer = list(rdata.RandomSampler(range(6), num_samples=13))
+    assert len(longer) == 13 and sorted(longer[:12]) == sorted(list(range(6)) * 2)
+    assert sorted(rdata.SubsetRandomSampler([3, 7, 9])) == [3, 7, 9]
+    custom = rdata.DataLoader(tensor_dataset(retrograd), batch_sampler=[[0, 5], [9]])
+    assert [y.tolist() for _, y in custom] == [[0, 5], [9]]
+    for lib_data in (tdata, rdata):
+        with pytest.raises(ValueError, match="batch_size should be a positive integer value"):
+            lib_data.BatchSampler(range(3), 0, False)
+        with pytest.raises(ValueError, match="sampler option is mutually exclusive with shuffle"):
+            lib_data.DataLoader(range(3), sampler=[0, 1], shuffle=True)
+
+
+def test_datasets_subset_concat_and_random_split():
+    ds = tensor_dataset(retrograd)
+    x, y = ds[3]
+    assert x.tolist() == [6.0, 7.0] and y.item() == 3 and len(ds) == 10
+    sub = rdata.Subset(ds, [9, 0])
+    assert [s[1].item() for s in sub] == [9, 0]
+    both = rdata.ConcatDataset([sub, ds])
+    assert len(both) == 12 and both[1][1].item() == 0 and both[2][1].item() == 0 and both[-1][1].item() == 9
+    assert len(sub + ds) == 12
+    parts = rdata.random_split(ds, [0.5, 0.3, 0.2], generator=retrograd.Generator().manual_seed(0))
+    assert [len(p) for p in parts] == [5, 3, 2]
+    assert sorted(i for p in parts for i in p.indices) == list(range(10))
+    with pytest.raises(ValueError, match="Sum of input lengths does not equal the length of the input dataset"):
+        rdata.random_split(ds, [3, 3])
+    with pytest.raises(AssertionError, match="Size mismatch between tensors"):
+        rdata.TensorDataset(retrograd.ones(3), retrograd.ones(4))
+
+
+class Stream(rdata.IterableDataset):
+    def __iter__(self):
+        return iter(range(7))
+
+    def __len__(self):
+        return 7
+
+
+def test_iterable_datasets_batch_in_order():
+    assert [b.tolist() for b in rdata.DataLoader(Stream(), batch_size=3)] == [[0, 1, 2], [3, 4, 5], [6]]
+    assert [b.tolist() for b in rdata.DataLoader(Stream(), batch_size=3, drop_last=True)] == [[0, 1, 2], [3, 4, 5]]
+    assert len(rdata.DataLoader(Stream(), batch_size=3)) == 3
+    with pytest.raises(ValueError, match="expected unspecified shuffle"):
+        rdata.DataLoader(Stream(), shuffle=True)
+
+
+def test_loader_feeds_a_training_loop():
+    retrograd.manual_seed(0)
+    x = retrograd.randn(64, 3)
+    y = x @ retrograd.tensor([[1.0], [-2.0], [0.5]])
+    model = retrograd.nn.Linear(3, 1)
+    opt = retrograd.optim.SGD(model.parameters(), lr=0.1)
+    loader = rdata.DataLoader(rdata.TensorDataset(x, y), batch_size=16, shuffle=True)
+    for _ in range(30):
+        for xb, yb in loader:
+            opt.zero_grad()
+            retrograd.nn.functional.mse_loss(model(xb), yb).backward()
+            opt.step()
+    np.testing.assert_allclose(model.weight.detach().numpy(), [[1.0, -2.0, 0.5]], atol=1e-3)
