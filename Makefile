@@ -10,13 +10,21 @@ $(VENV)/.runtime: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[demo]'
+	@$(GRAPHVIZ)
 	touch $@
 
 $(VENV)/.test: $(VENV)/.runtime
 	$(PY) -m pip install -q -e '.[demo,test]'
 	touch $@
 
+# The demo draws its graph with the Graphviz program `dot`: installed here when missing and we are root.
+GRAPHVIZ = command -v dot >/dev/null 2>&1 || { if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	echo "installing Graphviz (dot) for the graph pictures"; { apt-get update -qq && apt-get install -y -qq graphviz \
+	>/dev/null; } || echo "note: apt-get could not install graphviz"; else echo "note: Graphviz's 'dot' is missing," \
+	"so graph pictures are written as DOT text only (apt-get install graphviz / brew install graphviz)"; fi; }
+
 demo: $(VENV)/.runtime
+	@$(GRAPHVIZ)
 	$(PY) -m retrograd demo
 
 test: $(VENV)/.test

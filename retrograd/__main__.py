@@ -195,7 +195,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("command", nargs="?", default="demo", choices=["demo"], help="what to run (default: demo)")
     parser.add_argument("--model", choices=["mlp", "cnn"], default="mlp", help="network to train (default: mlp)")
     parser.add_argument("--epochs", type=_positive(int), default=None,
-                        help="training epochs (default: 12 for mlp, 15 for cnn)")
+                        help="training epochs (default: 12 for mlp, 6 for cnn)")
     parser.add_argument("--batch-size", type=_positive(int), default=32, help="mini-batch size (default: 32)")
     parser.add_argument("--lr", type=_positive(float), default=None,
                         help="Adam learning rate (default: 0.003 for mlp, 0.01 for cnn)")
@@ -203,7 +203,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--out", type=Path, default=Path("demo_output"),
                         help="folder for loss_curve.png, graph.png/.dot and model.pt (default: ./demo_output)")
     args = parser.parse_args(argv)
-    epochs = args.epochs or (12 if args.model == "mlp" else 15)
+    epochs = args.epochs or (12 if args.model == "mlp" else 6)
     lr = args.lr or (0.003 if args.model == "mlp" else 0.01)
     train(args.model, epochs, args.batch_size, lr, args.seed, args.out)
     return 0

@@ -1,0 +1,112 @@
+"""`python -m retrograd.run script.py` runs an unchanged PyTorch training script on retrograd.
+
+The tutorial-style script below is run twice, once by Python with real torch and once through
+retrograd's import hook; apart from the last line (which library answered `import torch`) the
+two outputs must be identical: same losses, same gradients, same grad_fn names.
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+SCRIPT = '''
+import sys
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import torch.optim as optim
+from torch.autograd import grad
+from torch.optim.lr_scheduler import StepLR
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(2, 8)
+        self.fc2 = nn.Linear(8, 1)
+
+    def forward(self, x):
+        return self.fc2(torch.tanh(self.fc1(x)))
+
+
+# data: y = x0 * x1 on a grid, with no randomness so both libraries see the same numbers
+x = torch.tensor([[a / 5, b / 5] for a in range(-5, 6, 2) for b in range(-5, 6, 2)])
+y = (x[:, 0] * x[:, 1]).unsqueeze(1)
+model = Net()
+with torch.no_grad():
+    for p in model.parameters():
+        p.copy_(torch.linspace(-0.5, 0.5, p.numel()).reshape(p.shape))
+optimizer = optim.SGD(model.parameters(), lr=0.2, momentum=0.9)
+scheduler = StepLR(optimizer, step_size=3, gamma=0.5)
+loader = DataLoader(TensorDataset(x, y), batch_size=9)
+for epoch in range(6):
+    total = 0.0
+    for xb, yb in loader:
+        optimizer.zero_grad()
+        loss = F.mse_loss(model(xb), yb)
+        loss.backward()
+        optimizer.step()
+        total += loss.item()
+    scheduler.step()
+    print(f"epoch {epoch} loss {total / len(loader):.6f} lr {scheduler.get_last_lr()[0]:.4f}")
+print("grad_fn", loss.grad_fn.name(), model.fc1.weight.grad.shape)
+
+t = torch.tensor(2.0, requires_grad=True)
+(g,) = grad(t ** 3, t, create_graph=True)
+(h,) = grad(g, t)
+print("d/dt t^3 =", g.item(), " d2 =", h.item())
+print("args", sys.argv[1:])
+print(torch.__name__)
+'''
+
+
+def run(*command, cwd):
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = str(ROOT)
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture
+def script(tmp_path):
+    path = tmp_path / "train.py"
+    path.write_text(SCRIPT)
+    return path
+
+
+def test_torch_script_runs_unchanged_with_the_same_output(script, tmp_path):
+    real = run(sys.executable, str(script), "--flag", cwd=tmp_path)
+    assert real.returncode == 0, real.stderr
+    ours = run(sys.executable, "-m", "retrograd.run", str(script), "--flag", cwd=tmp_path)
+    assert ours.returncode == 0, ours.stderr
+    real_lines, our_lines = real.stdout.splitlines(), ours.stdout.splitlines()
+    assert real_lines[-1] == "torch" and our_lines[-1] == "retrograd"
+    assert our_lines[:-1] == real_lines[:-1]
+    assert "args ['--flag']" in our_lines
+
+
+def test_module_form_and_missing_submodules(tmp_path):
+    (tmp_path / "job.py").write_text("import torch.nn.functional as F\nimport torch\nprint(F.relu(torch.tensor([-1.0, "
+                                     "2.0])).tolist())\n")
+    ours = run(sys.executable, "-m", "retrograd.run", "-m", "job", cwd=tmp_path)
+    assert ours.returncode == 0, ours.stderr
+    assert ours.stdout.strip() == "[0.0, 2.0]"
+    (tmp_path / "cuda.py").write_text("import torch.distributed\n")
+    failed = run(sys.executable, "-m", "retrograd.run", str(tmp_path / "cuda.py"), cwd=tmp_path)
+    assert failed.returncode == 1
+    assert "torch.distributed has no retrograd counterpart" in failed.stderr
+    usage = run(sys.executable, "-m", "retrograd.run", cwd=tmp_path)
+    assert usage.returncode == 2 and "usage: python -m retrograd.run script.py" in usage.stdout
+
+
+def test_install_in_process():
+    code = ("import retrograd.run as r; r.install(); import torch, torch.optim as o, torch.utils.data as d; "
+            "print(torch.__name__, o.__name__, d.__name__)")
+    out = run(sys.executable, "-c", code, cwd=ROOT)
+    assert out.stdout.split() == ["retrograd", "retrograd.optim", "retrograd.utils.data"]
