@@ -1,0 +1,924 @@
+"""vmap: batched tensors, the batching rules of the op table, and the per-op loop fallback.
+
+Also `batched_grad`, the one vectorised backward pass behind `autograd.grad(is_grads_batched=
+True)`, `jacobian(vectorize=True)` and `func.jacrev`: the engine runs once, inside vmap, with a
+batch of cotangents, and every node's formulas run batched.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .._tensor import Tensor, _wrap_dim
+from . import forward_ad
+from .forward_ad import transforms
+
+_new = object.__new__
+
+# Note [batched tensors]
+# Under vmap a function sees BatchedTensors: tensors of the per-example ("logical") shape that
+# stand for the whole batch. Each wraps one plain ("physical") tensor holding the batch: one
+# leading dim per vmap level it is batched at (outermost level first; size 1 where it is only
+# broadcast along that level), then the logical dims. An op on a BatchedTensor goes to its
+# batching rule (`dispatch`), which re-expresses the op on the physical tensors (dims shifted
+# past the batch dims, batch dims aligned) and calls it once, through apply, on plain tensors.
+# So autograd records, and forward AD differentiates, the physical computation: a graph never
+# holds a BatchedTensor, and vmap composes with grad, vjp and jvp in any order.
+#
+# A BatchedTensor's `_data` is a `_BatchedView` of its first example: the code outside the op
+# table (argument checks, shape logic) reads its shape and dtype as for any tensor, but whatever
+# reads its values (or passes a derived array into an op) raises, instead of silently working on
+# one example. The same view, passed as an op parameter (an index or a mask), tells `dispatch`
+# that the parameter is batched.
+#
+# Rules exist for the elementwise families (pointwise, activations, complex; scalar and array
+# parameters broadcast), reductions and every op with `dim` parameters (dims shifted), shape ops
+# (view/reshape/expand/permute/squeeze/t and the backward helpers select/slice_backward),
+# matmul (mm, mv, dot, bmm, outer, batched matmul), indexing (index, index_put, gather,
+# scatter, scatter_add, masked_fill) and the mean/sum losses. Any other op falls back to a loop:
+# it runs once per example on slices of the physical tensors and the results are stacked (with
+# torch's performance warning); correct for every op whose output shape does not depend on data.
+
+
+class Level:
+    """One running vmap: its batch size and randomness mode; levels are ordered by `id`."""
+
+    __slots__ = ("id", "size", "randomness")
+
+    _next = 0
+
+    def __init__(self, size: int, randomness: str = "error") -> None:
+        Level._next += 1
+        self.id = Level._next
+        self.size = size
+        self.randomness = randomness
+
+    def __repr__(self) -> str:
+        return f"Level({self.id}, size={self.size})"
+
+
+def push_level(size: int, randomness: str = "error") -> Level:
+    """Start a vmap level of `size` examples."""
+    level = Level(size, randomness)
+    transforms.vmap = transforms.vmap + (level,)
+    transforms.update()
+    return level
+
+
+def pop_level(level: Level) -> None:
+    transforms.vmap = tuple(lv for lv in transforms.vmap if lv is not level)
+    transforms.update()
+
+
+def _sorted(levels: Any) -> tuple:
+    return tuple(sorted(levels, key=lambda lv: lv.id))
+
+
+# --------------------------------------------------------------------------------------------
+# The batched tensor and its guarded data
+# --------------------------------------------------------------------------------------------
+
+ITEM_MESSAGE = ("vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over calling .item() "
+                "on a Tensor, please try to rewrite what you're doing with other operations. If error is occurring "
+                "somewhere inside PyTorch internals, please file a bug report.")
+CONTROL_FLOW_MESSAGE = ("vmap: It looks like you're attempting to use a Tensor in some data-dependent control "
+                        "flow. We don't support that yet, please file an issue at "
+                        "https://github.com/pytorch/pytorch/issues .")
+
+
+def _values_error(what: str) -> RuntimeError:
+    return RuntimeError(f"vmap: {what} reads the values of a batched tensor outside the op table, which has no "
+                        "batching rule for it; rewrite it with tensor operations or compute it outside vmap.")
+
+
+class _BatchedView(np.ndarray):
+    """BatchedTensor._data: shape, dtype and strides of one example; reading values raises."""
+
+    levels: tuple | None = None   # set on the view a BatchedTensor owns; None on anything derived
+    physical: np.ndarray | None = None
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        raise _values_error(f"numpy.{ufunc.__name__}")
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        if func in (np.shape, np.ndim, np.size, np.result_type):
+            return super().__array_function__(func, types, args, kwargs)
+        raise _values_error(f"numpy.{func.__name__}")
+
+    def __repr__(self) -> str:
+        return f"<values of a batched tensor, shape {self.shape}>"
+
+    def __bool__(self) -> bool:
+        raise RuntimeError(CONTROL_FLOW_MESSAGE)
+
+
+def _refuse(name: str) -> Callable:
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if name in ("item", "__float__", "__int__", "__index__", "__complex__"):
+            raise RuntimeError(ITEM_MESSAGE)
+        raise _values_error(f"ndarray.{name}")
+
+    method.__name__ = name
+    return method
+
+
+for _name in ("item", "tolist", "tobytes", "__float__", "__int__", "__index__", "__complex__", "__getitem__",
+              "__setitem__", "__iter__", "all", "any", "argmax", "argmin", "argsort", "sort", "max", "min", "sum",
+              "prod", "mean", "std", "var", "cumsum", "cumprod", "nonzero", "astype", "copy", "fill", "round",
+              "clip", "dot", "take", "put", "repeat", "searchsorted", "trace", "diagonal", "compress", "choose"):
+    setattr(_BatchedView, _name, _refuse(_name))
+
+
+class BatchedTensor(Tensor):
+    """A tensor seen inside vmap: logical shape outside, the whole batch in `_physical`."""
+
+    __slots__ = ("_physical", "_levels")
+
+    def __repr__(self) -> str:
+        inner = repr(self._physical)
+        for i, level in reversed(list(enumerate(self._levels))):
+            body = "\n".join("    " + line for line in inner.split("\n"))
+            inner = f"BatchedTensor(lvl={level.id}, bdim={i}, value=\n{body}\n)"
+        return inner
+
+    __str__ = __repr__
+
+    def item(self) -> Any:
+        raise RuntimeError(ITEM_MESSAGE)
+
+    def tolist(self) -> Any:
+        raise RuntimeError(ITEM_MESSAGE)
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
+
+    def __bool__(self) -> bool:
+        raise RuntimeError(CONTROL_FLOW_MESSAGE)
+
+    def __float__(self) -> float:
+        raise RuntimeError(ITEM_MESSAGE)
+
+    __int__ = __index__ = __complex__ = __float__
+
+    def detach(self) -> Tensor:
+        return make(self._physical.detach(), self._levels)
+
+    @property
+    def data(self) -> Tensor:
+        return make(self._physical.data, self._levels)
+
+    @property
+    def _version(self) -> int:
+        return self._physical._version_value()
+
+    def _check_inplace(self) -> None:
+        self._physical._check_inplace()
+
+    def _become(self, result: Tensor) -> Tensor:
+        """An in-place op writes the whole batch into the physical tensor."""
+        extra = set(levels_of(result)) - set(self._levels)
+        if extra:
+            raise RuntimeError("vmap: inplace arithmetic(self, *extra_args) is not possible because there exists a "
+                               "Tensor `other` in extra_args that has more elements than `self`. This happened due to "
+                               "`other` being vmapped over but `self` not being vmapped over in a vmap. Please try to "
+                               "use out-of-place operators instead of inplace: e.g. instead of x.add_(y), do "
+                               "x = x.add(y)")
+        physical = self._physical
+        aligned = align(result, self._levels, ndim=self.ndim)
+        if aligned.shape != physical.shape:
+            aligned = aligned.expand(physical.shape)
+        physical._become(aligned)
+        return self
+
+
+def make(physical: Tensor, levels: Sequence[Level]) -> Tensor:
+    """The BatchedTensor at `levels` (sorted) whose leading physical dims are those levels."""
+    if not levels:
+        return physical
+    t = _new(BatchedTensor)
+    k = len(levels)
+    data = physical._data
+    if all(data.shape[:k]):
+        view = data[(0,) * k + (Ellipsis,)].view(_BatchedView)
+    else:
+        view = np.empty(data.shape[k:], data.dtype).view(_BatchedView)
+    view.levels = tuple(levels)
+    view.physical = data
+    t._data = view
+    t._physical = physical
+    t._levels = tuple(levels)
+    t._requires_grad = False  # as in torch: autograd sees the physical tensors, not these
+    t.grad_fn = None
+    t._output_nr = 0
+    t._grad = None
+    t._vc = None
+    t._base = None
+    t._extra = None
+    return t
+
+
+def is_batched(t: Any) -> bool:
+    return type(t) is BatchedTensor
+
+
+def levels_of(t: Any) -> tuple:
+    return t._levels if type(t) is BatchedTensor else ()
+
+
+def align(t: Tensor, levels: Sequence[Level], ndim: int | None = None, full: bool = False) -> Tensor:
+    """The physical tensor of `t` laid out for `levels`: one leading dim per level (size 1 where t
+    is not batched there, the level's size if `full`), then t's logical dims, padded on the left
+    with size-1 dims to `ndim`. `t` must not be batched at levels outside `levels`."""
+    own = levels_of(t)
+    physical = t._physical if own else t
+    logical = physical.shape[len(own):]
+    pad = (ndim if ndim is not None else len(logical)) - len(logical)
+    shape = []
+    it = iter(physical.shape[:len(own)])
+    own_ids = {lv.id for lv in own}
+    for level in levels:
+        shape.append(next(it) if level.id in own_ids else 1)
+    target = tuple(shape) + (1,) * pad + tuple(logical)
+    if target != tuple(physical.shape):
+        physical = physical.reshape(target)
+    if full:
+        sizes = tuple(lv.size for lv in levels) + target[len(levels):]
+        if sizes != target:
+            physical = physical.expand(sizes)
+    return physical
+
+
+def to_physical(t: Any, levels: Sequence[Level]) -> Any:
+    """Exit `levels` from `t`: a tensor of logical shape (sizes of levels..., *t.shape), still
+    batched at t's other levels (t is expanded along the levels it is not batched at)."""
+    own = levels_of(t)
+    ids = {lv.id for lv in levels}
+    rest = tuple(lv for lv in own if lv.id not in ids)
+    order = _sorted(rest + tuple(levels))
+    physical = align(t, order, full=False)
+    k = len(rest)
+    position = {lv.id: i for i, lv in enumerate(order)}
+    perm = [position[lv.id] for lv in rest] + [position[lv.id] for lv in levels]
+    perm += list(range(len(order), physical.ndim))
+    if perm != list(range(physical.ndim)):
+        physical = physical.permute(perm)
+    sizes = tuple(physical.shape[:k]) + tuple(lv.size for lv in levels) + tuple(physical.shape[k + len(levels):])
+    if sizes != tuple(physical.shape):
+        physical = physical.expand(sizes)
+    return make(physical, rest)
+
+
+def from_physical(t: Any, levels: Sequence[Level]) -> Tensor:
+    """Enter `levels` (sorted): t's leading logical dims become the batch dims of those levels."""
+    own = levels_of(t)
+    if not own:
+        return make(t, tuple(levels))
+    physical = t._physical
+    order = _sorted(own + tuple(levels))
+    current = own + tuple(levels)  # the physical order now
+    perm = [current.index(lv) for lv in order] + list(range(len(order), physical.ndim))
+    if perm != list(range(physical.ndim)):
+        physical = physical.permute(perm)
+    return make(physical, order)
+
+
+def make_dual(tensor: BatchedTensor, tangent: Tensor, level_id: int) -> Tensor:
+    """forward_ad.make_dual of a batched primal: the tangent goes on the physical tensor, in its
+    layout (it may stay batched at levels the primal is not batched at)."""
+    levels = tensor._levels
+    physical = align(tensor, levels, full=True)
+    return make(forward_ad.make_dual_at(physical, to_physical(tangent, levels), level_id), levels)
+
+
+def unpack_dual(tensor: BatchedTensor, level_id: int) -> Any:
+    """forward_ad.unpack_dual of a batched tensor: both parts batched as the tensor is."""
+    primal, tangent = forward_ad.unpack_dual_at(tensor._physical, level_id)
+    levels = tensor._levels
+    return forward_ad.UnpackedDualTensor(make(primal, levels), None if tangent is None else
+                                         from_physical(tangent, levels))
+
+
+# --------------------------------------------------------------------------------------------
+# Dispatch
+# --------------------------------------------------------------------------------------------
+
+def _param_levels(param: Any, found: dict) -> None:
+    if type(param) is _BatchedView:
+        if param.levels is None:
+            raise _values_error("an array derived from a batched tensor")
+        for lv in param.levels:
+            found[lv.id] = lv
+    elif type(param) is tuple or type(param) is list:
+        for p in param:
+            _param_levels(p, found)
+
+
+def dispatch(op: Any, args: tuple, params: tuple) -> Any:
+    """Run `op` through its batching rule if an input or parameter is batched, else NotImplemented."""
+    inputs = args[0] if op.variadic else args
+    found: dict = {}
+    for t in inputs:
+        if type(t) is BatchedTensor:
+            for lv in t._levels:
+                found[lv.id] = lv
+    for p in params:
+        _param_levels(p, found)
+    if not found:
+        return NotImplemented
+    levels = tuple(found[i] for i in sorted(found))
+    if transforms.levels:
+        lifted = [_lift_dual(t, levels) for t in inputs]
+        args = (lifted,) if op.variadic else tuple(lifted)
+    rule = _RULE_CACHE.get(op)
+    if rule is None:
+        rule = _RULE_CACHE[op] = _rule_for(op)
+    return rule(op, args, params, levels)
+
+
+def _lift_dual(t: Any, levels: tuple) -> Any:
+    """A plain input whose tangent is batched at `levels` (a jvp inside vmap) becomes a batched
+    input whose physical tangent has those levels exited, so rules only meet aligned tangents."""
+    if type(t) is BatchedTensor or not isinstance(t, Tensor):
+        return t
+    tangents = forward_ad.tangents_of(t)
+    if not tangents:
+        return t
+    ids = {lv.id for lv in levels}
+    batched = {lvl: tan for lvl, tan in tangents.items() if lvl in transforms.levels
+               and any(lv.id in ids for lv in levels_of(tan))}
+    if not batched:
+        return t
+    with forward_ad.hidden_levels():
+        physical = align(t, levels, full=True)
+    for lvl, tan in tangents.items():
+        if lvl in transforms.levels:
+            moved = to_physical(tan, levels) if lvl in batched else align(tan, levels, full=True)
+            forward_ad.set_tangent(physical, lvl, moved)
+    return make(physical, levels)
+
+
+def _wrap_outputs(out: Any, levels: tuple) -> Any:
+    if isinstance(out, tuple):
+        return type(out)(*(make(o, levels) for o in out)) if hasattr(out, "_fields") else \
+            tuple(make(o, levels) for o in out)
+    return make(out, levels)
+
+
+def _apply(op: Any, args: Any, params: tuple) -> Any:
+    from ..ops.registry import apply
+
+    return apply(op, args, params)
+
+
+# ---- elementwise ------------------------------------------------------------------------------
+
+def _elementwise(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+    """Broadcasting ops: batched operands get their batch dims in front of the common logical
+    rank; plain operands broadcast from the right as they are."""
+    ndims = [a.ndim for a in args if isinstance(a, Tensor)] + _array_ndims(params)
+    n = max(ndims) if ndims else 0
+    args = _common_dtype(op, args)
+    physical = tuple(align(a, levels, n) if type(a) is BatchedTensor else a for a in args)
+    return _wrap_outputs(_apply(op, physical, _align_params(params, levels, n)), levels)
+
+
+def _array_ndims(params: tuple) -> list:
+    return [p.ndim for p in params if isinstance(p, np.ndarray)]
+
+
+def _align_params(params: tuple, levels: tuple, ndim: int | None, full: bool = False) -> tuple:
+    """Batched array parameters laid out like align() lays out tensors."""
+    out = []
+    for p in params:
+        if type(p) is _BatchedView:
+            out.append(align(make(_plain(p.physical), p.levels), levels, ndim, full)._data)
+        elif type(p) is tuple and any(type(q) is _BatchedView for q in p):
+            out.append(tuple(_align_params(p, levels, ndim, full)))
+        else:
+            out.append(p)
+    return tuple(out)
+
+
+def _plain(array: np.ndarray) -> Tensor:
+    from .._tensor import _wrap
+
+    return _wrap(array)
+
+
+def _common_dtype(op: Any, args: tuple) -> tuple:
+    """Cast tensor operands to the dtype torch promotes their logical shapes to (a batched 0-d
+    tensor is not 0-d physically, which would change NumPy's promotion)."""
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    if op.promote is None or len({a.dtype for a in tensors}) < 2:
+        return args
+    from .. import _dtype as D
+
+    dims, zeros, scalars = [], [], []
+    for a in args:
+        if isinstance(a, Tensor):
+            (dims if a.ndim else zeros).append(a.dtype)
+        elif a is not None:
+            scalars.append(D.scalar_dtype(a))
+    target = D.result_type(dims, zeros, scalars)
+    if op.promote == "float" and target.category < 2:
+        target = D.defaults.floating
+    return tuple(a.to(target) if isinstance(a, Tensor) and a.dtype is not target else a for a in args)
+
+
+# ---- ops along dims -------------------------------------------------------------------------
+
+DIM_PARAMS = ("dim", "dims", "dim0", "dim1", "dim2")
+EXTRA_OUTPUT_DIMS = {"unsqueeze": 1, "stack": 1, "diag_embed": 1}  # their dims index the output
+
+
+def _shift(value: Any, k: int, ndim: int) -> Any:
+    """A logical dim (or dims, or None for all) as physical dims behind k batch dims."""
+    if value is None:
+        return tuple(range(k, k + ndim))
+    if isinstance(value, (tuple, list)):
+        return type(value)(_wrap_dim(d, max(ndim, 1)) + k for d in value)
+    return _wrap_dim(value, max(ndim, 1)) + k if ndim else value + k
+
+
+def _along_dims(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+    """Ops that act along `dim` parameters: every operand gets all batch dims, dims shift past them."""
+    k = len(levels)
+    inputs = args[0] if op.variadic else args
+    first = next(a for a in inputs if isinstance(a, Tensor))
+    dim_values = [p for name, p in zip(op.params, params) if name in DIM_PARAMS]
+    if first.ndim == 0 or any(isinstance(d, (tuple, list)) and not d for d in dim_values):
+        return _loop(op, args, params, levels)  # a 0-d input or an empty dim list: no dim to shift
+    ndim = first.ndim + EXTRA_OUTPUT_DIMS.get(op.name, 0)
+    physical = [align(a, levels, full=True) if isinstance(a, Tensor) else a for a in inputs]
+    new = tuple(_shift(p, k, ndim) if name in DIM_PARAMS else p for name, p in zip(op.params, params))
+    return _wrap_outputs(_apply(op, (physical,) if op.variadic else tuple(physical), new), levels)
+
+
+def _with_sizes(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+    """select_backward / slice_backward: the input size they rebuild gets the batch dims too."""
+    k = len(levels)
+    (g,) = args
+    sizes = tuple(lv.size for lv in levels)
+    ndim = len(params[0])
+    new = tuple(sizes + tuple(p) if name == "input_sizes" else _shift(p, k, ndim) if name in DIM_PARAMS else p
+                for name, p in zip(op.params, params))
+    return _wrap_outputs(_apply(op, (align(g, levels, full=True),), new), levels)
+
+
+def _whole(reduce: str) -> Callable:
+    """sum()/mean()/max()/min() of everything: the same reduction over the logical dims."""
+    def rule(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+        x = args[0]
+        p = align(x, levels, full=True)
+        dims = tuple(range(len(levels), p.ndim))
+        if not dims:
+            return make(p.clone() if reduce != "sum" or params[0] is None else p.to(_dtype_of(params[0])), levels)
+        if reduce == "sum":
+            out = p.sum(dims) if params[0] is None else p.sum(dims, dtype=_dtype_of(params[0]))
+        else:
+            out = getattr(p, reduce)(dims)
+        return make(out, levels)
+
+    return rule
+
+
+def _dtype_of(np_dtype: Any) -> Any:
+    from .. import _dtype as D
+
+    return D.FROM_NUMPY[np.dtype(np_dtype)]
+
+
+# ---- shape ops --------------------------------------------------------------------------------
+
+def _reshape(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+    p = align(args[0], levels)
+    return make(p.reshape(tuple(p.shape[:len(levels)]) + tuple(params[0])), levels)
+
+
+def _expand(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+    target = tuple(params[0])
+    p = align(args[0], levels, ndim=len(target))
+    return make(p.expand(tuple(p.shape[:len(levels)]) + target), levels)
+
+
+def _permute(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+    k = len(levels)
+    p = align(args[0], levels)
+    return make(p.permute(tuple(range(k)) + tuple(d + k for d in params[0])), levels)
+
+
+def _t(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+    k = len(levels)
+    p = align(args[0], levels)
+    return make(p.transpose(k, k + 1) if args[0].ndim == 2 else p.view(tuple(p.shape)), levels)
+
+
+def _squeeze_all(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+    k = len(levels)
+    x = args[0]
+    p = align(x, levels)
+    dims = tuple(d + k for d, n in enumerate(x.shape) if n == 1)
+    return make(p.squeeze(dims) if dims else p.view(tuple(p.shape)), levels)
+
+
+# ---- matmul ------------------------------------------------------------------------------------
+
+def _matmul(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+    """mm, mv, dot, bmm and matmul: vectors become matrices, batch dims broadcast in front."""
+    from ..ops.linalg import matmul
+
+    a, b = args
+    if op.name == "outer":
+        return a.unsqueeze(-1) * b.unsqueeze(-2)
+    va, vb = a.ndim == 1, b.ndim == 1
+    a2 = a.unsqueeze(0) if va else a
+    b2 = b.unsqueeze(-1) if vb else b
+    n = max(a2.ndim, b2.ndim)
+    pa = align(a2, levels, n) if type(a2) is BatchedTensor else a2
+    pb = align(b2, levels, n) if type(b2) is BatchedTensor else b2
+    out = make(matmul(pa, pb), levels)
+    if va:
+        out = out.squeeze(-2)
+    if vb:
+        out = out.squeeze(-1)
+    return out
+
+
+# ---- indexing -----------------------------------------------------------------------------------
+
+def _advanced_positions(key: tuple) -> list[int]:
+    return [i for i, k in enumerate(key) if isinstance(k, np.ndarray)]
+
+
+def _index(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+    """x[key] with a plain key: the key skips the batch dims; NumPy moves the result of
+    non-adjacent advanced indices to the front, so it is moved back behind the batch dims."""
+    key = params[0]
+    if _key_batched(key):
+        return _loop(op, args, params, levels)
+    k = len(levels)
+    p = align(args[0], levels, full=True)
+    out = _apply(op, (p,), ((slice(None),) * k + tuple(key),))
+    adv = _advanced_positions(key)
+    if adv and adv != list(range(adv[0], adv[-1] + 1)):
+        width = np.broadcast_shapes(*(np.nonzero(key[i])[0].shape if key[i].dtype == bool else key[i].shape
+                                      for i in adv))
+        out = out.movedim(tuple(range(len(width), len(width) + k)), tuple(range(k)))
+    return make(out, levels)
+
+
+def _key_batched(key: Any) -> bool:
+    return any(type(k) is _BatchedView for k in key)
+
+
+def _index_put(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+    """x[key] = values (accumulating or not) with a plain key whose advanced indices are adjacent."""
+    key, accumulate = params
+    adv = _advanced_positions(key)
+    if _key_batched(key) or (adv and adv != list(range(adv[0], adv[-1] + 1))):
+        return _loop(op, args, params, levels)
+    x, values = args
+    k = len(levels)
+    p = align(x, levels, full=True)
+    region = np.empty(x.shape, dtype=bool)[tuple(key)].shape
+    if isinstance(values, Tensor):
+        values = align(values.to(x.dtype) if values.dtype is not x.dtype else values, levels, len(region))
+    return make(_apply(op, (p, values), ((slice(None),) * k + tuple(key), accumulate)), levels)
+
+
+def _gather_scatter(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+    """gather / scatter / scatter_add: the index gets the batch dims like the tensors."""
+    dim, index = params
+    k = len(levels)
+    physical = tuple(align(a, levels, full=True) if isinstance(a, Tensor) else a for a in args)
+    if type(index) is _BatchedView:
+        index = _align_params((index,), levels, None, full=True)[0]
+    else:
+        index = np.broadcast_to(index, tuple(lv.size for lv in levels) + index.shape)
+    return make(_apply(op, physical, (dim + k, index)), levels)
+
+
+def _masked_fill(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+    """x.masked_fill(mask, value) is where(mask, value, x), an elementwise op."""
+    from ..ops.pointwise import where_op
+
+    x, value = args
+    if not isinstance(value, Tensor):
+        from .. import full
+
+        value = full((), value, dtype=x.dtype)
+    elif value.dtype is not x.dtype:
+        value = value.to(x.dtype)
+    return _elementwise(where_op, (value, x), params, levels)
+
+
+# ---- losses ---------------------------------------------------------------------------------------
+
+def _loss(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+    """mse / bce-with-logits: the unreduced loss is elementwise; mean or sum the logical dims."""
+    reduction = params[-1]
+    out = _elementwise(op, args, params[:-1] + ("none",), levels)
+    if reduction == "mean":
+        return out.mean()
+    if reduction == "sum":
+        return out.sum()
+    return out
+
+
+# ---- the fallback -------------------------------------------------------------------------------------
+
+def _loop(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+    """No batching rule: run the op once per example (on slices of the physical tensors, so
+    autograd still sees one graph) and stack the results."""
+    from ..ops.shape import stack
+
+    warnings.warn(f"There is a performance drop because we have not yet implemented the batching rule for "
+                  f"{op.name}. Please file us an issue on GitHub so that we can prioritize its implementation.",
+                  UserWarning, stacklevel=4)
+    sizes = tuple(lv.size for lv in levels)
+    count = math.prod(sizes)
+    if count == 0:
+        raise RuntimeError(f"vmap: the fallback for {op.name} cannot run over a batch of size 0")
+
+    def examples(value: Any) -> list:
+        if type(value) is BatchedTensor:
+            p = align(value, levels, full=True)
+            return list(p.reshape((count,) + tuple(p.shape[len(levels):])).unbind(0))
+        if type(value) is _BatchedView:
+            p = _align_params((value,), levels, None, full=True)[0]
+            return list(p.reshape((count,) + p.shape[len(levels):]))
+        if type(value) is list:
+            columns = [examples(v) for v in value]
+            return [[c[i] for c in columns] for i in range(count)]
+        if type(value) is tuple and any(type(v) is _BatchedView for v in value):
+            columns = [examples(v) for v in value]
+            return [tuple(c[i] for c in columns) for i in range(count)]
+        return [value] * count
+
+    arg_columns = [examples(a) for a in args]
+    param_columns = [examples(p) for p in params]
+    results = [_apply(op, tuple(c[i] for c in arg_columns), tuple(c[i] for c in param_columns))
+               for i in range(count)]
+    first = results[0]
+    if isinstance(first, tuple):
+        outs = tuple(_stack_examples(stack, [r[j] for r in results], sizes, op) for j in range(len(first)))
+        return _wrap_outputs(type(first)(*outs) if hasattr(first, "_fields") else outs, levels)
+    return make(_stack_examples(stack, results, sizes, op), levels)
+
+
+def _stack_examples(stack: Callable, tensors: list, sizes: tuple, op: Any) -> Tensor:
+    if len({t.shape for t in tensors}) > 1:
+        raise RuntimeError(f"vmap: We do not support batching operators that can output dynamic shape. Attempted to "
+                           f"vmap over {op.name}. Please file an issue at https://github.com/pytorch/pytorch/issues "
+                           "if you need this feature.")
+    out = stack(tensors, 0)
+    return out.reshape(sizes + tuple(out.shape[1:]))
+
+
+# ---- choosing a rule ---------------------------------------------------------------------------------
+
+ELEMENTWISE_FAMILIES = ("retrograd.ops.pointwise", "retrograd.ops.activation", "retrograd.ops.complex")
+NOT_ELEMENTWISE = {"prelu", "glu", "nll_loss"}
+RULES: dict[str, Callable] = {
+    "sum_all": _whole("sum"), "mean_all": _whole("mean"), "max_all": _whole("amax"), "min_all": _whole("amin"),
+    "view": _reshape, "_unsafe_view": _reshape, "expand": _expand, "permute": _permute, "t": _t,
+    "squeeze": _squeeze_all, "select_backward": _with_sizes, "slice_backward": _with_sizes,
+    "clone": _elementwise, "_to_copy": _elementwise, "copy_": _elementwise,
+    "mm": _matmul, "mv": _matmul, "dot": _matmul, "bmm": _matmul, "outer": _matmul, "matmul_nd": _matmul,
+    "matmul_vec_mat": _matmul,
+    "index": _index, "index_put": _index_put, "copy_slices_put": _index_put, "gather": _gather_scatter,
+    "scatter": _gather_scatter, "scatter_add": _gather_scatter, "masked_fill": _masked_fill,
+    "mse_loss": _loss, "binary_cross_entropy_with_logits": _loss,
+    "nll_loss": _loop, "copy_slices": _loop, "as_strided": _loop,
+}
+_RULE_CACHE: dict = {}
+
+
+def _rule_for(op: Any) -> Callable:
+    rule = RULES.get(op.name)
+    if rule is not None:
+        return rule
+    module = getattr(op.forward, "__module__", "")
+    has_dims = any(p in DIM_PARAMS for p in op.params)
+    if module in ELEMENTWISE_FAMILIES and not has_dims and op.name not in NOT_ELEMENTWISE:
+        return _elementwise
+    if has_dims and not op.name.endswith("_backward"):
+        return _along_dims
+    return _loop
+
+
+def batching_rule(op: Any) -> str:
+    """The name of the rule vmap uses for `op` ('_loop' when it has none)."""
+    return _rule_for(op).__qualname__.split(".")[0]
+
+
+# --------------------------------------------------------------------------------------------
+# vmap
+# --------------------------------------------------------------------------------------------
+
+def _flatten(tree: Any) -> tuple[list, Any]:
+    """Leaves of nested tuples/lists/dicts, and the structure to rebuild them."""
+    if isinstance(tree, (tuple, list)) and not hasattr(tree, "_fields"):
+        leaves, specs = [], []
+        for v in tree:
+            sub, spec = _flatten(v)
+            leaves += sub
+            specs.append(spec)
+        return leaves, (type(tree), specs)
+    if isinstance(tree, dict):
+        leaves, specs = [], []
+        for key in tree:
+            sub, spec = _flatten(tree[key])
+            leaves += sub
+            specs.append((key, spec))
+        return leaves, (dict, specs)
+    return [tree], None
+
+
+def _unflatten(leaves: list, spec: Any) -> Any:
+    it = iter(leaves)
+
+    def build(s: Any) -> Any:
+        if s is None:
+            return next(it)
+        kind, children = s
+        if kind is dict:
+            return {key: build(c) for key, c in children}
+        return kind(build(c) for c in children)
+
+    return build(spec)
+
+
+def _spec_text(spec: Any) -> str:
+    if spec is None:
+        return "*"
+    kind, children = spec
+    if kind is dict:
+        return "{" + ", ".join(f"{k!r}: {_spec_text(c)}" for k, c in children) + "}"
+    return f"TreeSpec({kind.__name__}, None, [{', '.join(_spec_text(c) for c in children)}])"
+
+
+def broadcast_prefix(prefix: Any, tree: Any, what: str, context: str) -> list:
+    """One value per leaf of `tree`, from `prefix` (a value, or a structure matching the tree's top)."""
+    leaves, spec = _flatten(tree)
+    if isinstance(prefix, (tuple, list, dict)) and not hasattr(prefix, "_fields"):
+        if spec is None or not _same_top(prefix, tree):
+            _, pspec = _flatten(prefix)
+            raise ValueError(f"{context}: {what} is not compatible with the structure of `{what[:-5]}s`. {what} has "
+                             f"structure {_spec_text(pspec)} but {what[:-5]}s has structure {_spec_text(spec)}.")
+        out: list = []
+        items = prefix.values() if isinstance(prefix, dict) else prefix
+        subtrees = tree.values() if isinstance(tree, dict) else tree
+        for p, sub in zip(items, subtrees):
+            out += broadcast_prefix(p, sub, what, context)
+        return out
+    return [prefix] * len(leaves)
+
+
+def _same_top(prefix: Any, tree: Any) -> bool:
+    if isinstance(prefix, dict):
+        return isinstance(tree, dict) and list(prefix) == list(tree)
+    return isinstance(tree, (tuple, list)) and not isinstance(tree, dict) and len(prefix) == len(tree)
+
+
+def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = "error", *,
+         chunk_size: int | None = None) -> Callable:
+    """Vectorise `func` over a dim of its inputs: `vmap(f)(xs)` is `stack([f(x) for x in xs])`,
+    computed in one batched pass (Note [batched tensors]).
+
+    >>> vmap(torch.dot)(torch.randn(5, 3), torch.randn(5, 3)).shape
+    torch.Size([5])
+    """
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. Got {randomness}")
+    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size <= 0):
+        raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
+
+    @functools.wraps(func)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        return _vmap_call(func, in_dims, out_dims, randomness, chunk_size, args, kwargs)
+
+    return wrapped
+
+
+def _name(func: Callable) -> str:
+    return getattr(func, "__name__", repr(func))
+
+
+def _vmap_call(func: Callable, in_dims: Any, out_dims: Any, randomness: str, chunk_size: int | None,
+               args: tuple, kwargs: dict) -> Any:
+    name = _name(func)
+    context = f"vmap({name}, in_dims={in_dims}, ...)(<inputs>)"
+    if not isinstance(in_dims, (int, tuple)) or isinstance(in_dims, bool):
+        raise ValueError(f"{context}: expected `in_dims` to be int or a (potentially nested) tuple matching the "
+                         f"structure of inputs, got: {type(in_dims)}.")
+    if isinstance(in_dims, tuple) and len(in_dims) != len(args):
+        raise ValueError(f"{context}: in_dims is not compatible with the structure of `inputs`. in_dims has "
+                         f"structure {_spec_text(_flatten(in_dims)[1])} but inputs has structure "
+                         f"{_spec_text(_flatten(args)[1])}.")
+    leaves, spec = _flatten(args)
+    dims = broadcast_prefix(in_dims, args, "in_dims", context)
+    size = None
+    sizes = []
+    for x, d in zip(leaves, dims):
+        if d is None:
+            continue
+        if not isinstance(d, int):
+            raise ValueError(f"{context}: in_dim must be an int or None, got {d!r}")
+        if not isinstance(x, Tensor):
+            raise ValueError(f"{context}: Got in_dim={d} for an input but the input is of type {type(x)}. We cannot "
+                             "vmap over non-Tensor arguments, please use None as the respective in_dim")
+        n = x.ndim
+        if not -n <= d < n:
+            raise ValueError(f"{context}: Got in_dim={d} for some input, but that input is a Tensor of dimensionality "
+                             f"{n} so expected in_dim to satisfy -{n} <= in_dim < {n}.")
+        sizes.append(x.shape[d])
+    if not sizes:
+        raise ValueError(f"{context}: at least one input must be a Tensor batched with an in_dim that is not None; "
+                         "got none.")
+    if len(set(sizes)) > 1:
+        raise ValueError(f"vmap: Expected all tensors to have the same size in the mapped dimension, got sizes "
+                         f"{sizes} for the mapped dimension")
+    size = sizes[0]
+    if chunk_size is not None and chunk_size < size:
+        return _chunked(func, leaves, dims, spec, out_dims, randomness, chunk_size, size, kwargs)
+    level = push_level(size, randomness)
+    try:
+        batched = [x if d is None else from_physical(x.movedim(d, 0), (level,)) for x, d in zip(leaves, dims)]
+        out = func(*_unflatten(batched, spec), **kwargs)
+        return _unwrap_outputs(out, level, out_dims, name)
+    finally:
+        pop_level(level)
+
+
+def _unwrap_outputs(out: Any, level: Level, out_dims: Any, name: str) -> Any:
+    context = f"vmap({name}, ..., out_dims={out_dims})(<inputs>)"
+    leaves, spec = _flatten(out)
+    if isinstance(out_dims, (tuple, list)) and not _same_top(out_dims, out):
+        raise ValueError(f"{context}: out_dims is not compatible with the structure of `outputs`. out_dims has "
+                         f"structure {_spec_text(_flatten(tuple(out_dims))[1])} but outputs has structure "
+                         f"{_spec_text(spec)}.")
+    dims = broadcast_prefix(out_dims, out, "out_dims", context)
+    result = []
+    for o, d in zip(leaves, dims):
+        if d is None:
+            if any(lv is level for lv in levels_of(o)):
+                raise ValueError(f"vmap({name}, ...): `{name}` can not return a BatchedTensor when out_dim is None")
+            result.append(o)
+            continue
+        if not isinstance(o, Tensor):
+            raise ValueError(f"vmap({name}, ...): `{name}` must only return Tensors, got type {type(o)}. Did you mean "
+                             "to set out_dims= to None for output?")
+        result.append(to_physical(o, (level,)).movedim(0, d))
+    return _unflatten(result, spec)
+
+
+def _chunked(func: Callable, leaves: list, dims: list, spec: Any, out_dims: Any, randomness: str, chunk_size: int,
+             size: int, kwargs: dict) -> Any:
+    """vmap over chunks of at most `chunk_size` examples, outputs concatenated along out_dims."""
+    from ..ops.shape import cat
+
+    starts = range(0, size, chunk_size)
+    pieces = []
+    for start in starts:
+        chunk = [x if d is None else x.narrow(d, start, min(chunk_size, size - start)) for x, d in zip(leaves, dims)]
+        in_dims = tuple(_unflatten(dims, spec))
+        fn = vmap(lambda *a: func(*a, **kwargs), in_dims, out_dims, randomness)
+        pieces.append(fn(*_unflatten(chunk, spec)))
+    out_leaves = [_flatten(p)[0] for p in pieces]
+    _, out_spec = _flatten(pieces[0])
+    odims = broadcast_prefix(out_dims, pieces[0], "out_dims", "vmap")
+    joined = [cat([p[i] for p in out_leaves], d) if d is not None else out_leaves[0][i] for i, d in enumerate(odims)]
+    return _unflatten(joined, out_spec)
+
+
+# --------------------------------------------------------------------------------------------
+# One vectorised backward pass
+# --------------------------------------------------------------------------------------------
+
+def batched_grad(outputs: Sequence, inputs: Sequence, grad_outputs: Sequence, retain_graph: bool,
+                 create_graph: bool) -> list:
+    """autograd.grad with a batch of cotangents (dim 0 of each grad_output): the engine runs once,
+    inside vmap, so every node's formulas run on batched gradients."""
+    from .engine import run_backward
+
+    sizes = {g.shape[0] for g in grad_outputs if g is not None}
+    if len(sizes) > 1:
+        raise ValueError(f"vmap: Expected all tensors to have the same size in the mapped dimension, got sizes "
+                         f"{[g.shape[0] for g in grad_outputs if g is not None]} for the mapped dimension")
+    level = push_level(sizes.pop() if sizes else 1)
+    try:
+        gos = [None if g is None else from_physical(g, (level,)) for g in grad_outputs]
+        grads = run_backward(outputs, gos, retain_graph, create_graph, inputs=inputs, capture=True)
+        return [None if g is None else to_physical(g, (level,)) for g in grads]
+    finally:
+        pop_level(level)

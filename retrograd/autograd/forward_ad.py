@@ -1,0 +1,290 @@
+"""Forward-mode AD: dual tensors that carry a tangent through every op of the table.
+
+    with forward_ad.dual_level():
+        y = f(forward_ad.make_dual(x, v))
+        jvp = forward_ad.unpack_dual(y).tangent      # J_f(x) @ v, in one forward pass
+
+Each op's JVP is the `jvp=` formula of its row, compiled by `registry.Op.compile` and run by
+`registry.apply` on the inputs' tangents (see Note [dual levels]). Tangents are ordinary
+retrograd tensors, so forward-over-reverse (a JVP of a backward) and reverse-over-forward (the
+gradient of a tangent) compose. This module also holds `transforms`, the one switch that
+`registry.apply` reads on every op: it stays off, and costs nothing, until a dual level is
+open, vmap runs or saved-tensor hooks are set.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections import namedtuple
+from typing import Any
+
+# Note [dual levels]
+# A level is a number unique for the life of the process, so tangents of a level that has
+# ended can never be mistaken for those of a new one. A tensor keeps its tangents in
+# `_extra["fw_grad"]`, a dict level -> tangent. `transforms.levels` lists the levels whose
+# tangents ops propagate now, outermost first. Levels nest (func.jvp inside func.jvp): the
+# tangent of level L is computed by running L's JVP formula with only the levels opened
+# before L visible, so the formula's own ops carry the outer tangents (the cross terms of
+# nested dual numbers) and never perturb L itself. torch's public `dual_level` allows one
+# level at a time; `func.jvp` nests freely.
+
+
+class _Transforms:
+    """What changes every op: open dual levels, running vmap levels, saved-tensor hooks."""
+
+    active = False                   # the flag registry.apply checks; true iff one of the below is set
+    levels: tuple = ()               # visible dual levels (ints), outermost first
+    vmap: tuple = ()                 # running vmap levels (batched.Level), outermost first
+    saved_hooks: tuple = ()          # (pack, unpack) pairs of saved_tensors_hooks, innermost last
+
+    def update(self) -> None:
+        self.active = bool(self.levels or self.vmap or self.saved_hooks)
+
+
+transforms = _Transforms()
+
+
+class _Level:
+    """An open dual level: its id and the tensors that received a tangent in it (to clear them)."""
+
+    __slots__ = ("id", "holders")
+
+    def __init__(self, level_id: int) -> None:
+        self.id = level_id
+        self.holders: list = []
+
+
+_open: list[_Level] = []    # every open level, outermost first
+_public: list[_Level] = []  # the levels opened through dual_level / enter_dual_level
+_counter = [0]
+
+
+def _push_level() -> int:
+    """Open a new (possibly nested) dual level and return its id."""
+    _counter[0] += 1
+    level = _Level(_counter[0])
+    _open.append(level)
+    transforms.levels = transforms.levels + (level.id,)
+    transforms.update()
+    return level.id
+
+
+def _pop_level(level_id: int) -> None:
+    """Close a level: its tangents disappear from every tensor that got one."""
+    level = next(lv for lv in _open if lv.id == level_id)
+    _open.remove(level)
+    transforms.levels = tuple(t for t in transforms.levels if t != level_id)
+    transforms.update()
+    for ref in level.holders:
+        t = ref()
+        if t is not None and t._extra is not None:
+            tangents = t._extra.get("fw_grad")
+            if tangents is not None:
+                tangents.pop(level_id, None)
+
+
+def enter_dual_level() -> int:
+    """Open the dual level that make_dual and unpack_dual use by default; returns its index (0)."""
+    if _public:
+        raise RuntimeError("Nested forward mode AD is not supported at the moment")
+    level_id = _push_level()
+    _public.append(next(lv for lv in _open if lv.id == level_id))
+    return len(_public) - 1
+
+
+def exit_dual_level(*, level: int | None = None) -> None:
+    """Close the current dual level: every tangent it gave is dropped."""
+    if not _public or (level is not None and level != len(_public) - 1):
+        raise RuntimeError("Dual level must be a positive number." if not _public else
+                           "Trying to exit a forward AD level that was not the last one that was created. "
+                           "This is not supported.")
+    _pop_level(_public.pop().id)
+
+
+class dual_level:  # noqa: N801 - torch's name
+    """Context manager for forward AD: tangents given by make_dual inside it live until it exits.
+
+    >>> with dual_level():
+    ...     y = make_dual(x, v).exp()
+    ...     unpack_dual(y).tangent   # exp(x) * v
+    """
+
+    def __enter__(self) -> int:
+        return enter_dual_level()
+
+    def __exit__(self, *exc: object) -> None:
+        exit_dual_level()
+
+
+def _level_id(level: int | None, what: str) -> int | None:
+    if level is None:
+        return _public[-1].id if _public else None
+    if 0 <= level < len(_public):
+        return _public[level].id
+    raise RuntimeError(f"Invalid level given to {what}")
+
+
+# ---- tangent storage ------------------------------------------------------------------------
+
+def get_tangent(tensor: Any, level_id: int) -> Any:
+    """The tangent of `tensor` at level `level_id`, or None."""
+    extra = getattr(tensor, "_extra", None)
+    if extra is None:
+        return None
+    tangents = extra.get("fw_grad")
+    return None if tangents is None else tangents.get(level_id)
+
+
+def set_tangent(tensor: Any, level_id: int, tangent: Any) -> None:
+    """Give `tensor` a tangent at level `level_id` (dropped when the level closes)."""
+    tangents = tensor._extra_dict().setdefault("fw_grad", {})
+    if level_id not in tangents:
+        level = next((lv for lv in _open if lv.id == level_id), None)
+        if level is not None:
+            level.holders.append(weakref.ref(tensor))
+    tangents[level_id] = tangent
+
+
+def tangents_of(tensor: Any) -> dict | None:
+    """All tangents of a tensor (level -> tangent), or None."""
+    extra = getattr(tensor, "_extra", None)
+    return None if extra is None else extra.get("fw_grad")
+
+
+class hidden_levels:  # noqa: N801
+    """Run with only the dual levels opened before `level_id` visible (Note [dual levels]);
+    with level_id=None, with no dual level visible at all."""
+
+    __slots__ = ("level_id", "prev")
+
+    def __init__(self, level_id: int | None = None) -> None:
+        self.level_id = level_id
+
+    def __enter__(self) -> None:
+        self.prev = transforms.levels
+        keep = () if self.level_id is None else tuple(lv for lv in self.prev if lv < self.level_id)
+        transforms.levels = keep
+        transforms.update()
+
+    def __exit__(self, *exc: object) -> None:
+        transforms.levels = self.prev
+        transforms.update()
+
+
+# ---- public API -----------------------------------------------------------------------------
+
+UnpackedDualTensor = namedtuple("UnpackedDualTensor", ["primal", "tangent"])
+
+
+def make_dual(tensor: Any, tangent: Any, *, level: int | None = None) -> Any:
+    """A view of `tensor` whose tangent at the current dual level is `tangent` (not copied).
+
+    >>> with dual_level():
+    ...     d = make_dual(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 0.0]))
+    """
+    level_id = _level_id(level, "_make_dual")
+    if level_id is None:
+        raise RuntimeError("Trying to create a dual Tensor for forward AD but no level exists, make sure to "
+                           "enter_dual_level() first.")
+    return make_dual_at(tensor, tangent, level_id)
+
+
+def make_dual_at(tensor: Any, tangent: Any, level_id: int) -> Any:
+    """make_dual at an internal level id (func.jvp opens levels of its own)."""
+    from ..ops import shape
+
+    if not (tensor.is_floating_point() or tensor.is_complex()):
+        raise ValueError(f"Expected primal to be floating point or complex, but got: {tensor.dtype}")
+    if not (tangent.is_floating_point() or tangent.is_complex()):
+        raise ValueError(f"Expected tangent to be floating point or complex, but got: {tangent.dtype}")
+    if tangent.shape != tensor.shape:
+        raise RuntimeError("Trying to set a forward gradient that has a different size than that of the original "
+                           f"Tensor, this is not supported. Tensor is of size {list(tensor.shape)} while the given "
+                           f"forward gradient is of size {list(tangent.shape)}.")
+    batched = _batched()
+    if batched.is_batched(tensor):
+        return batched.make_dual(tensor, tangent, level_id)
+    with hidden_levels(level_id):  # the view must not carry tensor's own tangent of this level
+        dual = shape.view(tensor, tuple(tensor.shape))
+    set_tangent(dual, level_id, tangent)
+    return dual
+
+
+def unpack_dual(tensor: Any, *, level: int | None = None) -> UnpackedDualTensor:
+    """(primal, tangent): a view of `tensor` without its tangent, and the tangent (None if none).
+
+    >>> with dual_level():
+    ...     p, t = unpack_dual(make_dual(x, v).sin())   # sin(x), cos(x) * v
+    """
+    level_id = _level_id(level, "_unpack_dual")
+    if level_id is None:
+        return UnpackedDualTensor(tensor, None)
+    return unpack_dual_at(tensor, level_id)
+
+
+def unpack_dual_at(tensor: Any, level_id: int) -> UnpackedDualTensor:
+    """unpack_dual at an internal level id."""
+    from ..ops.registry import apply
+
+    batched = _batched()
+    if batched.is_batched(tensor):
+        return batched.unpack_dual(tensor, level_id)
+    tangent = get_tangent(tensor, level_id)
+    if tangent is None:
+        return UnpackedDualTensor(tensor, None)
+    with hidden_levels(level_id):
+        primal = apply(_identity_op(), (tensor,), (tuple(tensor.shape),))
+    return UnpackedDualTensor(primal, tangent)
+
+
+def _batched() -> Any:
+    from . import batched
+
+    return batched
+
+
+_IDENTITY: list = []
+
+
+def _identity_op() -> Any:
+    """The view unpack_dual returns, recorded as torch's `torch::autograd::Identity` node."""
+    if not _IDENTITY:
+        from .. import ops
+        from ..ops.shape import view_op
+
+        op = view_op.alias("_unpack_dual_primal", "Identity")
+        op.node_class.name = lambda self: "torch::autograd::Identity"
+        op.compile(ops._formula_namespace())
+        _IDENTITY.append(op)
+    return _IDENTITY[0]
+
+
+# ---- custom Functions -----------------------------------------------------------------------
+
+def function_jvp(cls: type, ctx: Any, args: tuple, outputs: tuple) -> None:
+    """Tangents of a custom Function's outputs from its `jvp` staticmethod (one call per level).
+
+    `jvp(ctx, *input_tangents)` gets a tangent for every tensor input (zeros where it has
+    none) and None for the other inputs, and returns one tangent per output."""
+    from .. import zeros_like
+    from .._tensor import Tensor
+
+    for level_id in transforms.levels:
+        tangents = [get_tangent(a, level_id) if isinstance(a, Tensor) else None for a in args]
+        if all(t is None for t in tangents):
+            continue
+        from .function import Function
+
+        if cls.jvp is Function.jvp:
+            raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it "
+                                      "with forward mode AD.")
+        tangents = [t if t is not None or not isinstance(a, Tensor) else zeros_like(a) for a, t in zip(args, tangents)]
+        with hidden_levels(level_id):
+            result = cls.jvp(ctx, *tangents)
+        result = result if isinstance(result, tuple) else (result,)
+        for o, t in zip(outputs, result):
+            if isinstance(o, Tensor) and t is not None and (o.is_floating_point() or o.is_complex()):
+                set_tangent(o, level_id, t)
+
+
+__all__ = ["UnpackedDualTensor", "dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual"]
