@@ -1,35 +1,52 @@
-"""Rule table: reductions (OPS.md section D).
+"""Rule table: reductions and scans (OPS.md section D).
 
-Torch names the whole-tensor and the along-`dim` overloads differently (SumBackward0 vs
-SumBackward1, MaxBackward1 vs MaxBackward0), so each overload is its own row.
+Sums, means, products, extremes, moments (var/std), logsumexp, vector norms, cumulative scans
+and medians, with the public functions that reach them under torch's signatures. Torch names
+the whole-tensor and the along-`dim` overloads differently (SumBackward0 vs SumBackward1,
+MaxBackward1 vs MaxBackward0), so each overload is its own row. Ops that select one element per
+slice return `torch.return_types`-style named tuples (values, indices) built by `return_type`.
+
+Reduction rows take `dim` as a sorted tuple of non-negative dims (or None for "everything");
+a 0-d input is reduced over `()`, which leaves it as it is, exactly as torch treats a scalar.
 """
 
 from __future__ import annotations
 
+import builtins
 import math
+import warnings
 from collections import namedtuple
 from collections.abc import Sequence
+
+import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap_dim
 from .registry import apply, defop
 
 # ============================================================================================
-# Rows
+# Sums and means
 # ============================================================================================
 
 
 @defop("sum_all", node="SumBackward0", params=("dtype",), self="grad.expand(self_shape)",
-       jvp="self_t.sum()")
+       jvp="self_t.sum().to(result.dtype)")
 def sum_all(xp, x, dtype):
     return xp.sum(x, dtype=dtype)
 
 
 @defop("sum_dim", node="SumBackward1", params=("dim", "keepdim", "dtype"),
        self="restore_reduced_dims(grad, dim, keepdim, len(self_shape)).expand(self_shape)",
-       jvp="self_t.sum(dim, keepdim)")
+       jvp="self_t.sum(dim, keepdim).to(result.dtype)")
 def sum_dim(xp, x, dim, keepdim, dtype):
     return xp.sum(x, axis=dim, keepdims=keepdim, dtype=dtype)
+
+
+@defop("nansum", params=("dim", "keepdim", "dtype"),
+       self="where(isnan(self), 0.0, restore_reduced_dims(grad, dim, keepdim, self.ndim).expand(self_shape))",
+       jvp="where(isnan(self), 0.0, self_t).sum(dim, keepdim).to(result.dtype)")
+def nansum_op(xp, x, dim, keepdim, dtype):
+    return xp.nansum(x, axis=dim, keepdims=keepdim, dtype=dtype)
 
 
 @defop("mean_all", node="MeanBackward0", self="grad.expand(self_shape) / math.prod(self_shape)",
@@ -40,54 +57,136 @@ def mean_all(xp, x):
 
 @defop("mean_dim", node="MeanBackward1", params=("dim", "keepdim"),
        self="restore_reduced_dims(grad, dim, keepdim, len(self_shape)).expand(self_shape)"
-            " / math.prod(self_shape[d] for d in dim)",
+            " / reduced_numel(self_shape, dim)",
        jvp="self_t.mean(dim, keepdim)")
 def mean_dim(xp, x, dim, keepdim):
     return xp.mean(x, axis=dim, keepdims=keepdim)
 
 
+# ============================================================================================
+# Products (see Note [products with zeros])
+# ============================================================================================
+
+
+@defop("prod_all", node="ProdBackward0", params=("dtype",),
+       self="prod_backward(grad, self, result, None, False)",
+       jvp="product_jvp(self_t, self, result, None, False)")
+def prod_all(xp, x, dtype):
+    return xp.prod(x, dtype=dtype)
+
+
+@defop("prod_dim", node="ProdBackward1", params=("dim", "keepdim", "dtype"),
+       self="prod_backward(grad, self, result, dim, keepdim)",
+       jvp="product_jvp(self_t, self, result, dim, keepdim)")
+def prod_dim(xp, x, dim, keepdim, dtype):
+    return xp.prod(x, axis=dim if x.ndim else (), keepdims=keepdim, dtype=dtype)
+
+
+# ============================================================================================
+# Extremes: max/min over everything split the gradient among ties, along a dim it goes to the
+# returned index; amax/amin/aminmax split it among each slice's ties
+# ============================================================================================
+
+
 @defop("max_all", node="MaxBackward1", self="evenly_distribute_backward(grad, self, result)",
-       jvp="evenly_distribute_backward(self_t, self, result).sum()")
+       jvp="evenly_read_jvp(self_t, self, result)")
 def max_all(xp, x):
     return xp.max(x)
 
 
 @defop("min_all", node="MinBackward1", self="evenly_distribute_backward(grad, self, result)",
-       jvp="evenly_distribute_backward(self_t, self, result).sum()")
+       jvp="evenly_read_jvp(self_t, self, result)")
 def min_all(xp, x):
     return xp.min(x)
 
 
 @defop("max_dim", node="MaxBackward0", params=("dim", "keepdim"), outputs=2, differentiable_outputs=(0,),
-       self="value_selecting_reduction_backward(grads[0], dim, results[1], self_shape, keepdim)",
+       self="value_selecting_reduction_backward(grad, dim, results[1], self_shape, keepdim)",
        jvp="gather_reduced(self_t, dim, results[1], keepdim)")
 def max_dim(xp, x, dim, keepdim):
-    idx = xp.expand_dims(xp.argmax(x, axis=dim), dim)
-    values = xp.take_along_axis(x, idx, axis=dim)
-    return (values, idx) if keepdim else (values.squeeze(dim), idx.squeeze(dim))
+    return select_along(xp, x, dim, keepdim, lambda: xp.argmax(x, axis=dim, keepdims=True))
 
 
 @defop("min_dim", node="MinBackward0", params=("dim", "keepdim"), outputs=2, differentiable_outputs=(0,),
-       self="value_selecting_reduction_backward(grads[0], dim, results[1], self_shape, keepdim)",
+       self="value_selecting_reduction_backward(grad, dim, results[1], self_shape, keepdim)",
        jvp="gather_reduced(self_t, dim, results[1], keepdim)")
 def min_dim(xp, x, dim, keepdim):
-    idx = xp.expand_dims(xp.argmin(x, axis=dim), dim)
-    values = xp.take_along_axis(x, idx, axis=dim)
-    return (values, idx) if keepdim else (values.squeeze(dim), idx.squeeze(dim))
+    return select_along(xp, x, dim, keepdim, lambda: xp.argmin(x, axis=dim, keepdims=True))
 
 
 @defop("amax", params=("dim", "keepdim"),
        self="evenly_distribute_reduced(grad, self, result, dim, keepdim)",
-       jvp="evenly_distribute_reduced(self_t, self, result, dim, True).sum(dim, keepdim)")
+       jvp="amaxamin_jvp(self_t, self, result, dim, keepdim)")
 def amax_op(xp, x, dim, keepdim):
     return xp.max(x, axis=dim, keepdims=keepdim)
 
 
 @defop("amin", params=("dim", "keepdim"),
        self="evenly_distribute_reduced(grad, self, result, dim, keepdim)",
-       jvp="evenly_distribute_reduced(self_t, self, result, dim, True).sum(dim, keepdim)")
+       jvp="amaxamin_jvp(self_t, self, result, dim, keepdim)")
 def amin_op(xp, x, dim, keepdim):
     return xp.min(x, axis=dim, keepdims=keepdim)
+
+
+@defop("aminmax", params=("dim", "keepdim"), outputs=2,
+       self="evenly_distribute_reduced(grads[0], self, results[0], dim, keepdim)"
+            " + evenly_distribute_reduced(grads[1], self, results[1], dim, keepdim)",
+       jvp="(amaxamin_jvp(self_t, self, results[0], dim, keepdim),"
+           " amaxamin_jvp(self_t, self, results[1], dim, keepdim))")
+def aminmax_op(xp, x, dim, keepdim):
+    return xp.min(x, axis=dim, keepdims=keepdim), xp.max(x, axis=dim, keepdims=keepdim)
+
+
+# ============================================================================================
+# Moments: `dim` None means every element (torch's formula differs there when dof <= 0)
+# ============================================================================================
+
+
+@defop("var", params=("dim", "correction", "keepdim"),
+       self="var_backward(grad, self, dim, correction, keepdim)",
+       jvp="var_jvp(self_t, self, dim, correction, keepdim)")
+def var_op(xp, x, dim, correction, keepdim):
+    return variance(xp, x, dim, correction, keepdim)
+
+
+@defop("std", params=("dim", "correction", "keepdim"),
+       self="var_backward(std_to_var_grad(grad, result), self, dim, correction, keepdim)",
+       jvp="std_to_var_grad(var_jvp(self_t, self, dim, correction, keepdim), result)")
+def std_op(xp, x, dim, correction, keepdim):
+    return xp.sqrt(variance(xp, x, dim, correction, keepdim))
+
+
+@defop("var_mean", params=("dim", "correction", "keepdim"), outputs=2,
+       self="var_backward(grads[0], self, dim, correction, keepdim)"
+            " + mean_backward(grads[1], self_shape, dim, keepdim)",
+       jvp="(var_jvp(self_t, self, dim, correction, keepdim), self_t.mean(dim, keepdim))")
+def var_mean_op(xp, x, dim, correction, keepdim):
+    return variance(xp, x, dim, correction, keepdim), xp.mean(x, axis=dim, keepdims=keepdim)
+
+
+@defop("std_mean", params=("dim", "correction", "keepdim"), outputs=2,
+       self="var_backward(std_to_var_grad(grads[0], results[0]), self, dim, correction, keepdim)"
+            " + mean_backward(grads[1], self_shape, dim, keepdim)",
+       jvp="(std_to_var_grad(var_jvp(self_t, self, dim, correction, keepdim), results[0]),"
+           " self_t.mean(dim, keepdim))")
+def std_mean_op(xp, x, dim, correction, keepdim):
+    return xp.sqrt(variance(xp, x, dim, correction, keepdim)), xp.mean(x, axis=dim, keepdims=keepdim)
+
+
+# ============================================================================================
+# logsumexp and vector norms
+# ============================================================================================
+
+
+@defop("logsumexp", params=("dim", "keepdim"), promote="float",
+       self="logsumexp_backward(grad, self, result, dim, keepdim)",
+       jvp="logsumexp_jvp(self_t, self, dim, keepdim)")
+def logsumexp_op(xp, x, dim, keepdim):
+    shift = xp.max(x, axis=dim, keepdims=True, initial=-math.inf)
+    shift = xp.where(xp.isfinite(shift), shift, 0)  # all -inf (or inf) slices: no shift
+    with np.errstate(divide="ignore"):
+        out = xp.log(xp.sum(xp.exp(x - shift), axis=dim, keepdims=True)) + shift
+    return out if keepdim else out.reshape([n for i, n in enumerate(x.shape) if i not in dim])
 
 
 @defop("linalg_vector_norm", params=("ord", "dim", "keepdim"),
@@ -95,19 +194,184 @@ def amin_op(xp, x, dim, keepdim):
        jvp="norm_jvp(self_t, self, result, ord, dim, keepdim)")
 def vector_norm_op(xp, x, ord, dim, keepdim):  # noqa: A002
     a = xp.abs(x)
-    if ord == 2:
-        out = xp.sqrt(xp.sum((a * a), axis=dim, keepdims=keepdim))
-    elif ord == math.inf:
-        out = xp.max(a, axis=dim, keepdims=keepdim, initial=0)
-    elif ord == -math.inf:
-        out = xp.min(a, axis=dim, keepdims=keepdim)
-    elif ord == 0:
-        out = xp.sum(a != 0, axis=dim, keepdims=keepdim).astype(a.dtype)
-    elif ord == 1:
-        out = xp.sum(a, axis=dim, keepdims=keepdim)
+    with np.errstate(divide="ignore"):
+        if ord == 2:
+            out = xp.sqrt(xp.sum(a * a, axis=dim, keepdims=keepdim))
+        elif ord == math.inf:
+            out = xp.max(a, axis=dim, keepdims=keepdim, initial=0)
+        elif ord == -math.inf:
+            out = xp.min(a, axis=dim, keepdims=keepdim)
+        elif ord == 0:
+            out = xp.sum(a != 0, axis=dim, keepdims=keepdim)
+        elif ord == 1:
+            out = xp.sum(a, axis=dim, keepdims=keepdim)
+        else:
+            out = xp.sum(a**ord, axis=dim, keepdims=keepdim) ** (1.0 / ord)
+    return xp.asarray(out).astype(a.dtype, copy=False)
+
+
+# ============================================================================================
+# Scans
+# ============================================================================================
+
+
+@defop("cumsum", params=("dim", "dtype"), self="reversed_cumsum(grad, dim)",
+       jvp="self_t.cumsum(dim).to(result.dtype)")
+def cumsum_op(xp, x, dim, dtype):
+    return xp.cumsum(x.reshape(-1) if x.ndim == 0 else x, axis=dim, dtype=dtype).reshape(x.shape)
+
+
+@defop("cumprod", params=("dim", "dtype"), self="cumprod_backward(grad, self, result, dim)",
+       jvp="cumprod_jvp(self_t, self, result, dim)")
+def cumprod_op(xp, x, dim, dtype):
+    return xp.cumprod(x.reshape(-1) if x.ndim == 0 else x, axis=dim, dtype=dtype).reshape(x.shape)
+
+
+@defop("cummax", params=("dim",), outputs=2, differentiable_outputs=(0,),
+       self="cummaxmin_backward(grad, self_shape, results[1], dim)",
+       jvp="gather_reduced(self_t, dim, results[1], True)")
+def cummax_op(xp, x, dim):
+    return running_extreme(xp, x, dim, xp.maximum)
+
+
+@defop("cummin", params=("dim",), outputs=2, differentiable_outputs=(0,),
+       self="cummaxmin_backward(grad, self_shape, results[1], dim)",
+       jvp="gather_reduced(self_t, dim, results[1], True)")
+def cummin_op(xp, x, dim):
+    return running_extreme(xp, x, dim, xp.minimum)
+
+
+# ============================================================================================
+# Medians: over everything the gradient is split among ties; along a dim it goes to the index
+# ============================================================================================
+
+
+@defop("median_all", node="MedianBackward0", self="evenly_distribute_backward(grad, self, result)",
+       jvp="evenly_read_jvp(self_t, self, result)")
+def median_all(xp, x):
+    return median_along(xp, x.reshape(-1), 0, False, ignore_nan=False)[0]
+
+
+@defop("nanmedian_all", node="NanmedianBackward0", self="evenly_distribute_backward(grad, self, result)",
+       jvp="evenly_read_jvp(self_t, self, result)")
+def nanmedian_all(xp, x):
+    return median_along(xp, x.reshape(-1), 0, False, ignore_nan=True)[0]
+
+
+@defop("median_dim", node="MedianBackward1", params=("dim", "keepdim"), outputs=2, differentiable_outputs=(0,),
+       self="value_selecting_reduction_backward(grad, dim, results[1], self_shape, keepdim)",
+       jvp="gather_reduced(self_t, dim, results[1], keepdim)")
+def median_dim(xp, x, dim, keepdim):
+    return median_along(xp, x, dim, keepdim, ignore_nan=False)
+
+
+@defop("nanmedian_dim", node="NanmedianBackward1", params=("dim", "keepdim"), outputs=2,
+       differentiable_outputs=(0,),
+       self="value_selecting_reduction_backward(grad, dim, results[1], self_shape, keepdim)",
+       jvp="gather_reduced(self_t, dim, results[1], keepdim)")
+def nanmedian_dim(xp, x, dim, keepdim):
+    return median_along(xp, x, dim, keepdim, ignore_nan=True)
+
+
+# ============================================================================================
+# Indices, counts and logic: no gradient (no formula, so no node is ever recorded)
+# ============================================================================================
+
+
+@defop("argmax", params=("dim", "keepdim"))
+def argmax_op(xp, x, dim, keepdim):
+    return index_of_extreme(xp, x, dim, keepdim, xp.argmax)
+
+
+@defop("argmin", params=("dim", "keepdim"))
+def argmin_op(xp, x, dim, keepdim):
+    return index_of_extreme(xp, x, dim, keepdim, xp.argmin)
+
+
+@defop("count_nonzero", params=("dim",))
+def count_nonzero_op(xp, x, dim):
+    return xp.asarray(xp.count_nonzero(x, axis=dim), dtype=xp.int64)
+
+
+@defop("all", params=("dim", "keepdim"))
+def all_op(xp, x, dim, keepdim):
+    return xp.all(x, axis=dim, keepdims=keepdim)
+
+
+@defop("any", params=("dim", "keepdim"))
+def any_op(xp, x, dim, keepdim):
+    return xp.any(x, axis=dim, keepdims=keepdim)
+
+
+# ============================================================================================
+# Forward helpers (NumPy)
+# ============================================================================================
+
+
+def select_along(xp, x, dim: int, keepdim: bool, pick) -> tuple:
+    """(values, indices) of one element per slice along dim; `pick()` gives the kept-dim indices."""
+    if x.ndim == 0:
+        return x.copy(), xp.zeros((), dtype=xp.int64)
+    idx = pick()
+    values = xp.take_along_axis(x, idx, axis=dim)
+    return (values, idx) if keepdim else (values.squeeze(dim), idx.squeeze(dim))
+
+
+def index_of_extreme(xp, x, dim: int | Sequence[int] | None, keepdim: bool, find) -> object:
+    """argmax/argmin over one dim or several (flattened in order, as over everything)."""
+    if x.ndim == 0:
+        return xp.zeros((), dtype=xp.int64)
+    dims = tuple(range(x.ndim)) if dim is None else (dim,) if isinstance(dim, int) else tuple(dim)
+    kept = [d for d in range(x.ndim) if d not in dims]
+    moved = xp.transpose(x, kept + list(dims))
+    flat = moved.reshape(moved.shape[:len(kept)] + (math.prod(x.shape[d] for d in dims),))
+    out = find(flat, axis=-1)
+    return out.reshape([1 if d in dims else n for d, n in enumerate(x.shape)]) if keepdim else out
+
+
+def variance(xp, x, dim: tuple | None, correction: float, keepdim: bool):
+    """Sum of squared deviations over (count - correction), as torch: a divisor <= 0 gives inf/nan."""
+    deviation = x - xp.mean(x, axis=dim, keepdims=True)
+    squares = (deviation * xp.conj(deviation)).real if x.dtype.kind == "c" else deviation * deviation
+    divisor = builtins.max(reduced_numel(x.shape, dim) - correction, 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return xp.sum(squares, axis=dim, keepdims=keepdim) / xp.asarray(divisor, dtype=squares.dtype)
+
+
+def running_extreme(xp, x, dim: int, extreme) -> tuple:
+    """cummax/cummin: values and the index of the latest element equal to the running extreme.
+
+    An element takes over when it ties the extreme (so ties report the last index) or is NaN;
+    once NaN, the extreme stays NaN.
+    """
+    line = x.reshape(-1) if x.ndim == 0 else x
+    values = extreme.accumulate(line, axis=dim)
+    takes_over = (line == values) | (xp.isnan(line) if line.dtype.kind in "fc" else False)
+    positions = xp.arange(line.shape[dim]).reshape((-1,) + (1,) * (line.ndim - dim - 1))
+    indices = xp.maximum.accumulate(xp.where(takes_over, positions, 0), axis=dim)
+    return values.reshape(x.shape), indices.astype(xp.int64).reshape(x.shape)
+
+
+def median_along(xp, x, dim: int, keepdim: bool, ignore_nan: bool) -> tuple:
+    """torch's median: the lower middle of each slice in stable sorted order (equal values keep
+    their order, so ties resolve by position). median() returns a slice's first NaN if it has
+    one; nanmedian() takes the middle of the non-NaN values (and index 0 of an all-NaN slice).
+    An empty input has median NaN."""
+    if x.ndim == 0:
+        return x.copy(), xp.zeros((), dtype=xp.int64)
+    if x.size == 0 and x.ndim == 1:
+        return xp.asarray(math.nan, dtype=x.dtype), xp.zeros((), dtype=xp.int64)
+    nan = xp.isnan(x) if x.dtype.kind in "fc" else xp.zeros(x.shape, dtype=bool)
+    order = xp.argsort(x, axis=dim, kind="stable")  # NaN last
+    if ignore_nan:
+        valid = x.shape[dim] - xp.sum(nan, axis=dim, keepdims=True)
+        middle = xp.maximum(valid - 1, 0) // 2
     else:
-        out = xp.sum(a**ord, axis=dim, keepdims=keepdim) ** (1.0 / ord)
-    return out.astype(a.dtype, copy=False)
+        middle = xp.full(xp.sum(nan, axis=dim, keepdims=True).shape, (x.shape[dim] - 1) // 2)
+    idx = xp.take_along_axis(order, middle, axis=dim)
+    if not ignore_nan:
+        idx = xp.where(xp.any(nan, axis=dim, keepdims=True), xp.argmax(nan, axis=dim, keepdims=True), idx)
+    return select_along(xp, x, dim, keepdim, lambda: idx.astype(xp.int64))
 
 
 # ============================================================================================
@@ -115,39 +379,66 @@ def vector_norm_op(xp, x, ord, dim, keepdim):  # noqa: A002
 # ============================================================================================
 
 
-def restore_reduced_dims(grad: Tensor, dim: Sequence[int] | None, keepdim: bool, ndim: int) -> Tensor:
+def restore_reduced_dims(grad: Tensor, dim: int | Sequence[int] | None, keepdim: bool, ndim: int) -> Tensor:
     """Put back, as size-1 dims, the dims a reduction removed (so grad broadcasts to the input)."""
-    if keepdim:
+    if keepdim or ndim == 0:
         return grad
-    dims = range(ndim) if dim is None else sorted(dim)
+    dims = range(ndim) if dim is None else sorted(dim) if isinstance(dim, Sequence) else (dim,)
     for d in dims:
         grad = grad.unsqueeze(d)
     return grad
 
 
+def reduced_numel(shape: Sequence[int], dim: Sequence[int] | None) -> int:
+    """How many elements each output of a reduction over `dim` combines."""
+    return math.prod(shape) if dim is None else math.prod(shape[d] for d in dim)
+
+
+def mean_backward(grad: Tensor, self_shape: tuple, dim: Sequence[int] | None, keepdim: bool) -> Tensor:
+    """The gradient of a mean: grad spread evenly over the elements each output averaged."""
+    return restore_reduced_dims(grad, dim, keepdim, len(self_shape)).expand(self_shape) / reduced_numel(self_shape, dim)
+
+
 def evenly_distribute_backward(grad: Tensor, self: Tensor, result: Tensor) -> Tensor:
-    """max()/min() over everything: the gradient is split evenly among tied extremes (NaN counts)."""
+    """max()/min()/median() over everything: the gradient is split evenly among the elements
+    equal to the result (among the NaNs when the result is NaN)."""
     mask = (self == result) | (self.isnan() & result.isnan())
     return mask * (grad / mask.sum())
+
+
+def evenly_read_jvp(t: Tensor, self: Tensor, result: Tensor) -> Tensor:
+    """Tangent of max()/min()/median() over everything: the mean tangent of the elements equal to
+    the result (NaN when the result is NaN, as in torch)."""
+    mask = self == result
+    return (mask * (t / mask.sum())).sum()
 
 
 def evenly_distribute_reduced(grad: Tensor, self: Tensor, result: Tensor, dim: Sequence[int] | None,
                               keepdim: bool) -> Tensor:
     """amax/amin along dims: each slice's gradient split evenly among its tied extremes."""
     ndim = self.ndim
-    r = restore_reduced_dims(result, dim, keepdim, ndim)
-    g = restore_reduced_dims(grad, dim, keepdim, ndim)
-    mask = self == r
-    count = mask.sum(dim if dim is not None else tuple(range(ndim)), keepdim=True)
-    return mask * (g / count)
+    mask = self == restore_reduced_dims(result, dim, keepdim, ndim)
+    count = mask.sum(tuple(range(ndim)) if dim is None else dim, keepdim=True)
+    return mask * (restore_reduced_dims(grad, dim, keepdim, ndim) / count)
+
+
+def amaxamin_jvp(t: Tensor, self: Tensor, result: Tensor, dim: Sequence[int] | None, keepdim: bool) -> Tensor:
+    """Tangent of amax/amin: each slice's mean tangent over its tied extremes."""
+    from .pointwise import where
+
+    mask = self == restore_reduced_dims(result, dim, keepdim, self.ndim)
+    dims = tuple(range(self.ndim)) if dim is None else dim
+    return where(mask, t, 0.0).sum(dims, keepdim=keepdim) / mask.sum(dims, keepdim=keepdim)
 
 
 def value_selecting_reduction_backward(grad: Tensor, dim: int, indices: Tensor, self_shape: tuple,
                                        keepdim: bool) -> Tensor:
-    """max(dim)/min(dim)/median(dim)...: the gradient goes to the selected index only."""
+    """max(dim)/median(dim)/sort/topk/...: each gradient goes to the selected index only."""
     from .. import zeros
 
-    if not keepdim and len(self_shape) > 0:
+    if len(self_shape) == 0:
+        return grad
+    if not keepdim:
         grad = grad.unsqueeze(dim)
         indices = indices.unsqueeze(dim)
     return zeros(self_shape, dtype=grad.dtype).scatter(dim, indices, grad)
@@ -155,14 +446,154 @@ def value_selecting_reduction_backward(grad: Tensor, dim: int, indices: Tensor, 
 
 def gather_reduced(t: Tensor, dim: int, indices: Tensor, keepdim: bool) -> Tensor:
     """The forward-mode counterpart: pick each slice's tangent at the selected index."""
-    idx = indices if keepdim else indices.unsqueeze(dim)
-    out = t.gather(dim, idx)
+    if t.ndim == 0:
+        return t
+    out = t.gather(dim, indices if keepdim else indices.unsqueeze(dim))
     return out if keepdim else out.squeeze(dim)
+
+
+def cummaxmin_backward(grad: Tensor, self_shape: tuple, indices: Tensor, dim: int) -> Tensor:
+    """cummax/cummin: every output's gradient goes to the element it copied (they add up)."""
+    from .. import zeros
+
+    if len(self_shape) == 0:
+        return grad
+    return zeros(self_shape, dtype=grad.dtype).scatter_add(dim, indices, grad)
+
+
+def reversed_cumsum(t: Tensor, dim: int) -> Tensor:
+    """out[i] = sum of t[j] for j >= i along dim (the adjoint of cumsum)."""
+    from .. import arange
+
+    if t.ndim == 0 or t.shape[dim] <= 1:
+        return t
+    backwards = arange(t.shape[dim] - 1, -1, -1)
+    return t.index_select(dim, backwards).cumsum(dim).index_select(dim, backwards)
+
+
+# Note [products with zeros]
+# d prod(x) / dx_k is the product of the other elements. Dividing the result by x_k gives it only
+# when no element is zero, which is the fast path (torch's too). With zeros, cumprod_backward
+# works slice by slice on the first zero z: before z the division is safe for the outputs that
+# precede z; the contributions of outputs after z carry x_z as a factor, so they equal x_z times
+# the gradient of the same cumprod with x_z replaced by 1 (a recursion that ends when no zeros
+# are left). Written this way every derivative of every order is right, not only the value.
+# prod's gradient is the gradient of the last cumprod output.
+
+
+def cumprod_backward(grad: Tensor, self: Tensor, result: Tensor, dim: int) -> Tensor:
+    """The gradient of cumprod along dim, exact with any number of zeros (Note [products with zeros])."""
+    from .pointwise import conj, where
+
+    if self.ndim == 0 or self.shape[dim] <= 1:
+        return grad
+    zero = self == 0
+    if not zero.any():
+        return reversed_cumsum(grad * conj(result), dim) / conj(self)
+    zeros_so_far = zero.cumsum(dim)
+    first_zero = zero & (zeros_so_far == 1)
+    before = zeros_so_far == 0
+    unzeroed = where(first_zero, 1.0, self)
+    later = cumprod_backward(grad, unzeroed, unzeroed.cumprod(dim), dim)
+    early = where(before, reversed_cumsum(where(before, grad * conj(result), 0.0), dim)
+                  / conj(where(before, self, 1.0)), 0.0)
+    pivot = (self * first_zero).sum(dim, keepdim=True)  # x_z itself: 0, but kept in the graph
+    return where(first_zero, later, early + conj(pivot) * (later - early))
+
+
+def cumprod_jvp(t: Tensor, self: Tensor, result: Tensor, dim: int) -> Tensor:
+    """Tangent of cumprod: result * cumsum(t / x) before the first zero; from the first zero on,
+    only the zero's own tangent survives: cumprod of x with x_z replaced by t_z."""
+    from .pointwise import where
+
+    if self.ndim == 0:
+        return t
+    zero = self == 0
+    if not zero.any():
+        return (t / self).cumsum(dim) * result
+    first_zero = zero & (zero.cumsum(dim) == 1)
+    after = first_zero.cumsum(dim) > 0
+    return where(after, where(first_zero, t, self).cumprod(dim), (t / where(zero, 1.0, self)).cumsum(dim) * result)
+
+
+def prod_backward(grad: Tensor, self: Tensor, result: Tensor, dim: int | None, keepdim: bool) -> Tensor:
+    """The gradient of prod (over everything when dim is None), zero-safe (Note [products with zeros])."""
+    from .. import arange
+    from .pointwise import conj, where
+
+    if self.ndim == 0:
+        return grad
+    g = restore_reduced_dims(grad, dim, keepdim, self.ndim)
+    if self.numel() == 0:
+        return g.expand(self.shape)
+    if not (self == 0).any():
+        return g * conj(restore_reduced_dims(result, dim, keepdim, self.ndim) / self)
+    x, d = (self.reshape(-1), 0) if dim is None else (self, dim)
+    n = x.shape[d]
+    last = (arange(n) == n - 1).reshape([n if i == d else 1 for i in range(x.ndim)])
+    out = cumprod_backward(where(last, g.reshape([1] * x.ndim) if dim is None else g, 0.0), x, x.cumprod(d), d)
+    return out.reshape(self.shape)
+
+
+def product_jvp(t: Tensor, self: Tensor, result: Tensor, dim: int | None, keepdim: bool) -> Tensor:
+    """Tangent of prod: the tangent weighted by the product of the other elements."""
+    from .. import ones_like
+    from .pointwise import conj
+
+    weights = conj(prod_backward(ones_like(result), self, result, dim, keepdim))
+    return (weights * t).sum(tuple(range(self.ndim)) if dim is None else dim, keepdim=keepdim)
+
+
+def var_backward(grad: Tensor, self: Tensor, dim: Sequence[int] | None, correction: float, keepdim: bool) -> Tensor:
+    """2 / (N - correction) * (x - mean) * grad; over everything with N <= correction, torch gives
+    nan where x equals the mean and inf elsewhere."""
+    from .pointwise import where
+
+    dof = reduced_numel(self.shape, dim) - correction
+    if dim is None and dof <= 0:
+        return grad * where(self == self.mean(), math.nan, math.inf)
+    g = restore_reduced_dims(grad, dim, keepdim, self.ndim)
+    centered = self - (self.mean() if dim is None else self.mean(dim, keepdim=True))
+    return (2.0 / dof if dof else math.inf) * g * centered
+
+
+def var_jvp(t: Tensor, self: Tensor, dim: Sequence[int] | None, correction: float, keepdim: bool) -> Tensor:
+    """Tangent of var: 2 / (N - correction) * sum(Re(conj(x - mean) * t))."""
+    from .pointwise import conj
+
+    dof = reduced_numel(self.shape, dim) - correction
+    centered = self - (self.mean() if dim is None else self.mean(dim, keepdim=True))
+    dims = tuple(range(self.ndim)) if dim is None else dim
+    return (2.0 / dof if dof else math.inf) * (conj(centered) * t).real.sum(dims, keepdim=keepdim)
+
+
+def std_to_var_grad(grad: Tensor, std: Tensor) -> Tensor:
+    """d std = d var / (2 std), and 0 where std is 0 (torch's subgradient)."""
+    from .pointwise import where
+
+    return where(std == 0, 0.0, grad / (2 * std))
+
+
+def logsumexp_backward(grad: Tensor, self: Tensor, result: Tensor, dim: Sequence[int], keepdim: bool) -> Tensor:
+    """grad * softmax(self) along dim, as exp(self - result)."""
+    from .pointwise import conj, exp
+
+    ndim = self.ndim
+    g = restore_reduced_dims(grad, dim, keepdim, ndim)
+    return g * conj(exp(self - restore_reduced_dims(result, dim, keepdim, ndim)))
+
+
+def logsumexp_jvp(t: Tensor, self: Tensor, dim: Sequence[int], keepdim: bool) -> Tensor:
+    """Tangent of logsumexp: the softmax-weighted mean of the tangent (NaN over an empty dim, as in torch)."""
+    from .pointwise import exp
+
+    weights = exp(self - self.amax(dim, keepdim=True)) if self.numel() else exp(self)
+    return (weights * t).sum(dim, keepdim=keepdim) / weights.sum(dim, keepdim=keepdim)
 
 
 def norm_backward(grad: Tensor, self: Tensor, result: Tensor, ord: float, dim: Sequence[int] | None,
                   keepdim: bool) -> Tensor:  # noqa: A002
-    """Gradient of the vector p-norm, 0 where the norm is 0 (torch's subgradient)."""
+    """Gradient of the vector p-norm, with torch's choices at 0 (gradient 0 where the norm is 0)."""
     from .pointwise import sgn, where
 
     ndim = self.ndim
@@ -173,26 +604,50 @@ def norm_backward(grad: Tensor, self: Tensor, result: Tensor, ord: float, dim: S
     if ord == 1:
         return sgn(self) * g
     if ord == 2:
-        return self * where(r == 0, 0.0, g / r)
+        return g * where(r == 0, 0.0, self / r)
     if math.isinf(ord):
-        return evenly_distribute_reduced(grad, self.abs(), result, dim, keepdim) * sgn(self)
-    a = self.abs()
-    return sgn(self) * a.pow(ord - 1) * where(r == 0, 0.0, g / r.pow(ord - 1))
+        a = self.abs()
+        mask = (a == r) | a.isnan()
+        return sgn(self) * (mask * (g / mask.sum(tuple(range(ndim)) if dim is None else dim, keepdim=True)))
+    if ord < 1:
+        return where(self == 0, 0.0, sgn(self) * self.abs().pow(ord - 1)) * g * r.pow(1 - ord)
+    scale = where(r == 0, 0.0, g / r.pow(ord - 1))
+    if ord < 2:
+        return sgn(self) * self.abs().pow(ord - 1) * scale
+    return self * self.abs().pow(ord - 2) * scale
 
 
 def norm_jvp(t: Tensor, self: Tensor, result: Tensor, ord: float, dim: Sequence[int] | None,
              keepdim: bool) -> Tensor:  # noqa: A002
-    ones = result * 0 + 1
-    return (norm_backward(ones, self, result, ord, dim, keepdim) * t).sum(
-        tuple(range(self.ndim)) if dim is None else dim, keepdim=keepdim)
+    """Tangent of the p-norm: Re(sum(conj(d norm / dx) * t)), from the VJP with a unit cotangent."""
+    from .pointwise import conj
+
+    weights = norm_backward(result * 0 + 1, self, result, ord, dim, keepdim)
+    return (conj(weights) * t).real.sum(tuple(range(self.ndim)) if dim is None else dim, keepdim=keepdim)
 
 
 # ============================================================================================
 # Public functions
 # ============================================================================================
 
-return_types_max = namedtuple("max", ["values", "indices"])
-return_types_min = namedtuple("min", ["values", "indices"])
+
+def return_type(name: str, fields: Sequence[str]) -> type:
+    """A named tuple that prints like torch's `torch.return_types.<name>` (fields one per line)."""
+
+    def __repr__(self: tuple) -> str:  # noqa: N807
+        body = ",\n".join(f"{field}={value!r}" for field, value in zip(self._fields, self))
+        return f"torch.return_types.{name}(\n{body})"
+
+    return type(name, (namedtuple(name, fields),), {"__slots__": (), "__repr__": __repr__})
+
+
+return_types_max = return_type("max", ("values", "indices"))
+return_types_min = return_type("min", ("values", "indices"))
+return_types_aminmax = return_type("aminmax", ("min", "max"))
+return_types_cummax = return_type("cummax", ("values", "indices"))
+return_types_cummin = return_type("cummin", ("values", "indices"))
+return_types_median = return_type("median", ("values", "indices"))
+return_types_nanmedian = return_type("nanmedian", ("values", "indices"))
 
 
 def _dims(dim: int | Sequence[int] | None, ndim: int) -> tuple[int, ...] | None:
@@ -207,19 +662,54 @@ def _dims(dim: int | Sequence[int] | None, ndim: int) -> tuple[int, ...] | None:
     return out
 
 
-def _sum_dtype(input: Tensor, dtype: D.dtype | None) -> object:
+def _reduced_dims(dim: int | Sequence[int] | None, ndim: int) -> tuple[int, ...]:
+    """The dims a row reduces: `dim` normalised, every dim for None or (), none for a 0-d input."""
+    dims = _dims(dim, ndim)
+    if ndim == 0:
+        return ()
+    return tuple(range(ndim)) if not dims else dims
+
+
+def _whole(dim: object) -> bool:
+    """Whether `dim` asks for a reduction over everything (None or an empty list)."""
+    return dim is None or (not isinstance(dim, (int, Tensor)) and len(dim) == 0)
+
+
+def _legacy_name(dt: D.dtype) -> str:
+    return {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+            "float32": "Float", "float64": "Double"}.get(dt.name, dt.name)
+
+
+def _accumulate_dtype(input: Tensor, dtype: D.dtype | None) -> object:
+    """The NumPy dtype sums and products accumulate in: `dtype`, or int64 for integer/bool input."""
     if dtype is not None:
         return dtype.np
     return D.int64.np if input._data.dtype.kind in "biu" else None
 
 
+def _require_floating(input: Tensor, what: str) -> None:
+    if input._data.dtype.kind not in "fc":
+        raise RuntimeError(f"{what}(): could not infer output dtype. Input dtype must be either a floating point or "
+                           f"complex dtype. Got: {_legacy_name(input.dtype)}")
+
+
+def _require_nonempty_dim(input: Tensor, d: int, name: str) -> None:
+    if input.ndim and input.shape[d] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+
+
 def sum(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,  # noqa: A001
         dtype: D.dtype | None = None) -> Tensor:
-    """Sum over all elements or along `dim`."""
-    if dim is None or (not isinstance(dim, int) and not isinstance(dim, Tensor) and len(dim) == 0):
-        if dim is None or not keepdim:
-            return apply(sum_all, (input,), (_sum_dtype(input, dtype),))
-    return apply(sum_dim, (input,), (_dims(dim, input.ndim), keepdim, _sum_dtype(input, dtype)))
+    """Sum over all elements or along `dim` (int and bool inputs sum in int64)."""
+    if dim is None and not keepdim:
+        return apply(sum_all, (input,), (_accumulate_dtype(input, dtype),))
+    return apply(sum_dim, (input,), (_reduced_dims(dim, input.ndim), keepdim, _accumulate_dtype(input, dtype)))
+
+
+def nansum(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
+           dtype: D.dtype | None = None) -> Tensor:
+    """Sum treating NaN as zero (NaNs get no gradient)."""
+    return apply(nansum_op, (input,), (_reduced_dims(dim, input.ndim), keepdim, _accumulate_dtype(input, dtype)))
 
 
 def mean(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
@@ -227,19 +717,31 @@ def mean(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = 
     """Arithmetic mean over all elements or along `dim` (floating or complex input only)."""
     if dtype is not None:
         input = input.to(dtype)
-    if input._data.dtype.kind not in "fc":
-        raise RuntimeError(
-            "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. "
-            f"Got: {_legacy_name(input.dtype)}"
-        )
-    if dim is None:
+    _require_floating(input, "mean")
+    if dim is None and not keepdim:
         return apply(mean_all, (input,))
-    return apply(mean_dim, (input,), (_dims(dim, input.ndim), keepdim))
+    return apply(mean_dim, (input,), (_reduced_dims(dim, input.ndim), keepdim))
 
 
-def _legacy_name(dt: D.dtype) -> str:
-    return {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-            "float32": "Float", "float64": "Double"}.get(dt.name, dt.name)
+def nanmean(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
+            dtype: D.dtype | None = None) -> Tensor:
+    """Mean of the non-NaN elements (torch composes it: nansum / count, a DivBackward0 node)."""
+    if input._data.dtype.kind not in "fc":
+        raise RuntimeError("nanmean(): expected input to have floating point or complex dtype but got "
+                           f"{_legacy_name(input.dtype)}")
+    from .pointwise import isnan, logical_not
+
+    count = sum(logical_not(isnan(input)), dim, keepdim)
+    return nansum(input, dim, keepdim, dtype=dtype) / count
+
+
+def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype: D.dtype | None = None) -> Tensor:
+    """Product of all elements or along `dim`; the gradient is exact with zeros."""
+    if dim is None:
+        return apply(prod_all, (input,), (_accumulate_dtype(input, dtype),))
+    if not isinstance(dim, int):
+        raise TypeError(f"prod(): argument 'dim' must be int, not {type(dim).__name__}")
+    return apply(prod_dim, (input,), (_wrap_dim(dim, input.ndim), keepdim, _accumulate_dtype(input, dtype)))
 
 
 def _extreme(input: Tensor, dim: object, keepdim: bool, name: str, whole: object, along: object,
@@ -254,11 +756,7 @@ def _extreme(input: Tensor, dim: object, keepdim: bool, name: str, whole: object
                                "Specify the reduction dim with the 'dim' argument.")
         return apply(whole, (input,))
     d = _wrap_dim(int(dim), input.ndim)
-    if input._data.ndim and input._data.shape[d] == 0:
-        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
-    if input._data.ndim == 0:
-        values, indices = apply(along, (input.reshape(1),), (0, False))
-        return result_type(values.reshape(()), indices.reshape(()))
+    _require_nonempty_dim(input, d, name)
     return result_type(*apply(along, (input,), (d, keepdim)))
 
 
@@ -272,42 +770,106 @@ def min(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False) -
     return _extreme(input, dim, keepdim, "min", min_all, min_dim, return_types_min)
 
 
+def _extreme_dims(input: Tensor, dim: int | Sequence[int], name: str, prefix: str) -> tuple[int, ...] | None:
+    """amax/amin/aminmax's dims, with torch's errors for reductions over nothing."""
+    dims = _dims(dim, input.ndim) if not _whole(dim) else None
+    if dims is None:
+        if input._data.size == 0:
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                               "Specify the reduction dim with the 'dim' argument.")
+        return None
+    for d in dims:
+        if input.ndim and input.shape[d] == 0:
+            raise IndexError(f"{prefix} Expected reduction dim {d} to have non-zero size.")
+    return dims if input.ndim else ()
+
+
 def amax(input: Tensor, dim: int | Sequence[int] = (), keepdim: bool = False) -> Tensor:
     """Largest values along dims (all dims if empty); ties share the gradient evenly."""
-    dims = _dims(dim, input.ndim) if dim != () else None
-    return apply(amax_op, (input,), (dims, keepdim))
+    return apply(amax_op, (input,), (_extreme_dims(input, dim, "amax", "amax():"), keepdim))
 
 
 def amin(input: Tensor, dim: int | Sequence[int] = (), keepdim: bool = False) -> Tensor:
     """Smallest values along dims (all dims if empty); ties share the gradient evenly."""
-    dims = _dims(dim, input.ndim) if dim != () else None
-    return apply(amin_op, (input,), (dims, keepdim))
+    return apply(amin_op, (input,), (_extreme_dims(input, dim, "amin", "amin():"), keepdim))
+
+
+def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> tuple:
+    """(min, max) in one pass, over everything or along `dim`; ties share each gradient evenly."""
+    if dim is None and input._data.size == 0:
+        raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+                           "identity.")
+    dims = None if dim is None else _extreme_dims(input, dim, "aminmax", "aminmax:")
+    if dim is None and keepdim:
+        dims = tuple(range(input.ndim))
+    return return_types_aminmax(*apply(aminmax_op, (input,), (dims, keepdim)))
 
 
 def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
-    """Index of the largest value (no gradient)."""
-    from .._tensor import _wrap
-
-    xp_ = input._data
-    if dim is None:
-        out = xp_.argmax()
-        return _wrap(out.reshape((1,) * xp_.ndim) if keepdim else out)
-    d = _wrap_dim(dim, xp_.ndim)
-    out = xp_.argmax(axis=d, keepdims=keepdim) if xp_.ndim else xp_.argmax()
-    return _wrap(out)
+    """Index of the largest value, the first on ties (no gradient)."""
+    return _arg_extreme(input, dim, keepdim, "argmax", argmax_op)
 
 
 def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
-    """Index of the smallest value (no gradient)."""
-    from .._tensor import _wrap
+    """Index of the smallest value, the first on ties (no gradient)."""
+    return _arg_extreme(input, dim, keepdim, "argmin", argmin_op)
 
-    xp_ = input._data
+
+def _arg_extreme(input: Tensor, dim: int | None, keepdim: bool, name: str, op: object) -> Tensor:
     if dim is None:
-        out = xp_.argmin()
-        return _wrap(out.reshape((1,) * xp_.ndim) if keepdim else out)
-    d = _wrap_dim(dim, xp_.ndim)
-    out = xp_.argmin(axis=d, keepdims=keepdim) if xp_.ndim else xp_.argmin()
-    return _wrap(out)
+        if input._data.size == 0:
+            raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
+        return apply(op, (input,), (None, keepdim))
+    d = _wrap_dim(dim, input.ndim)
+    _require_nonempty_dim(input, d, name)
+    return apply(op, (input,), (d, keepdim))
+
+
+def _correction(name: str, input: Tensor, dim: object, unbiased: bool | None, correction: float | None,
+                keepdim: bool) -> tuple:
+    """Resolve var/std's overloads (dim, unbiased, keepdim | dim, correction=, keepdim=) to row params."""
+    if isinstance(dim, bool):  # torch.var(x, True): the legacy (input, unbiased) overload
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise TypeError(f"{name}() received an invalid combination of arguments - got both 'unbiased' and "
+                        "'correction'")
+    if input._data.dtype.kind not in "fc":
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    correction = (1 if unbiased is None or unbiased else 0) if correction is None else correction
+    dims = None if dim is None and not keepdim else _reduced_dims(dim, input.ndim)
+    if reduced_numel(input.shape, dims) - correction <= 0:
+        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
+                      "reduction factor (input numel divided by output numel).", UserWarning, stacklevel=3)
+    return dims, correction, keepdim
+
+
+def var(input: Tensor, dim: int | Sequence[int] | None = None, unbiased: bool | None = None, keepdim: bool = False,
+        *, correction: float | None = None) -> Tensor:
+    """Variance with divisor N - correction (correction=1 by default; unbiased=False means 0)."""
+    return apply(var_op, (input,), _correction("var", input, dim, unbiased, correction, keepdim))
+
+
+def std(input: Tensor, dim: int | Sequence[int] | None = None, unbiased: bool | None = None, keepdim: bool = False,
+        *, correction: float | None = None) -> Tensor:
+    """Standard deviation, the square root of var (gradient 0 where it is 0)."""
+    return apply(std_op, (input,), _correction("std", input, dim, unbiased, correction, keepdim))
+
+
+def var_mean(input: Tensor, dim: int | Sequence[int] | None = None, unbiased: bool | None = None,
+             keepdim: bool = False, *, correction: float | None = None) -> tuple[Tensor, Tensor]:
+    """(var, mean) in one node."""
+    return apply(var_mean_op, (input,), _correction("var_mean", input, dim, unbiased, correction, keepdim))
+
+
+def std_mean(input: Tensor, dim: int | Sequence[int] | None = None, unbiased: bool | None = None,
+             keepdim: bool = False, *, correction: float | None = None) -> tuple[Tensor, Tensor]:
+    """(std, mean) in one node."""
+    return apply(std_mean_op, (input,), _correction("std_mean", input, dim, unbiased, correction, keepdim))
+
+
+def logsumexp(input: Tensor, dim: int | Sequence[int], keepdim: bool = False) -> Tensor:
+    """log(sum(exp(x))) along dim, computed stably; its gradient is softmax(x) * grad."""
+    return apply(logsumexp_op, (input,), (_reduced_dims(dim, input.ndim), keepdim))
 
 
 def vector_norm(x: Tensor, ord: float = 2, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,  # noqa: A002
@@ -316,8 +878,10 @@ def vector_norm(x: Tensor, ord: float = 2, dim: int | Sequence[int] | None = Non
     if dtype is not None:
         x = x.to(dtype)
     if x._data.dtype.kind not in "fc":
-        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {_legacy_name(x.dtype)}")
-    return apply(vector_norm_op, (x,), (float(ord), _dims(dim, x.ndim), keepdim))
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. "
+                           f"Got {_legacy_name(x.dtype)}")
+    dims = None if _whole(dim) and not keepdim else _reduced_dims(dim, x.ndim)
+    return apply(vector_norm_op, (x,), (float(ord), dims, keepdim))
 
 
 def norm(input: Tensor, p: float | str | None = "fro", dim: int | Sequence[int] | None = None, keepdim: bool = False,
@@ -330,21 +894,64 @@ def norm(input: Tensor, p: float | str | None = "fro", dim: int | Sequence[int] 
     return vector_norm(input, p, dim, keepdim, dtype=dtype)
 
 
-def all(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+def cumsum(input: Tensor, dim: int, *, dtype: D.dtype | None = None) -> Tensor:
+    """Running sum along dim (int and bool inputs sum in int64)."""
+    return apply(cumsum_op, (input,), (_wrap_dim(dim, input.ndim), _accumulate_dtype(input, dtype)))
+
+
+def cumprod(input: Tensor, dim: int, *, dtype: D.dtype | None = None) -> Tensor:
+    """Running product along dim; the gradient is exact with zeros."""
+    return apply(cumprod_op, (input,), (_wrap_dim(dim, input.ndim), _accumulate_dtype(input, dtype)))
+
+
+def cummax(input: Tensor, dim: int) -> tuple:
+    """(values, indices) of the running maximum; ties take the later index."""
+    return return_types_cummax(*apply(cummax_op, (input,), (_wrap_dim(dim, input.ndim),)))
+
+
+def cummin(input: Tensor, dim: int) -> tuple:
+    """(values, indices) of the running minimum; ties take the later index."""
+    return return_types_cummin(*apply(cummin_op, (input,), (_wrap_dim(dim, input.ndim),)))
+
+
+def _median(input: Tensor, dim: int | None, keepdim: bool, name: str, whole: object, along: object,
+            result_type: type) -> Tensor | tuple:
+    if dim is None:
+        return apply(whole, (input,))
+    d = _wrap_dim(dim, input.ndim)
+    _require_nonempty_dim(input, d, name)
+    return result_type(*apply(along, (input,), (d, keepdim)))
+
+
+def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor | tuple:
+    """The lower median: of everything (ties share the gradient) or along dim (values, indices)."""
+    return _median(input, dim, keepdim, "median", median_all, median_dim, return_types_median)
+
+
+def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor | tuple:
+    """median ignoring NaNs."""
+    return _median(input, dim, keepdim, "nanmedian", nanmedian_all, nanmedian_dim, return_types_nanmedian)
+
+
+def count_nonzero(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
+    """Number of nonzero elements, over everything or along dims (int64, no gradient)."""
+    return apply(count_nonzero_op, (input,), (None if _whole(dim) else _reduced_dims(dim, input.ndim),))
+
+
+def all(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001
     """True where every element (along dim) is nonzero; bool result, no gradient."""
-    from .._tensor import _wrap
-
-    a = input._data
-    return _wrap(a.all() if dim is None else a.all(axis=_wrap_dim(dim, a.ndim), keepdims=keepdim))
+    return apply(all_op, (input,), (None if dim is None else _reduced_dims(dim, input.ndim), keepdim))
 
 
-def any(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+def any(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001
     """True where some element (along dim) is nonzero; bool result, no gradient."""
-    from .._tensor import _wrap
-
-    a = input._data
-    return _wrap(a.any() if dim is None else a.any(axis=_wrap_dim(dim, a.ndim), keepdims=keepdim))
+    return apply(any_op, (input,), (None if dim is None else _reduced_dims(dim, input.ndim), keepdim))
 
 
-__all__ = ["all", "amax", "amin", "any", "argmax", "argmin", "max", "mean", "min", "norm", "sum"]
+__all__ = ["all", "amax", "amin", "aminmax", "any", "argmax", "argmin", "count_nonzero", "cummax", "cummin",
+           "cumprod", "cumsum", "logsumexp", "max", "mean", "median", "min", "nanmean", "nanmedian", "nansum",
+           "norm", "prod", "std", "std_mean", "sum", "var", "var_mean"]
+METHODS = ["aminmax", "count_nonzero", "cummax", "cummin", "cumprod", "cumsum", "logsumexp", "median", "nanmean",
+           "nanmedian", "nansum", "prod", "std", "var"]
+INPLACE = ["cumsum", "cumprod"]
 LINALG = ["vector_norm"]

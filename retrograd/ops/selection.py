@@ -1,0 +1,383 @@
+"""Rule table: sorting and selection (OPS.md section E): sort, argsort, msort, topk, kthvalue, mode.
+
+The values are differentiable and each one's gradient goes back to the index it came from
+(value_selecting_reduction_backward); the indices are not. Which index torch reports among
+equal values is part of its output, so this module also models the C++ algorithms torch runs
+on CPU (Note [torch's order among equal values]).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from .._tensor import Tensor, _wrap_dim
+from .reduction import return_type
+from .registry import apply, defop
+
+# ============================================================================================
+# Rows
+# ============================================================================================
+
+
+@defop("sort", node="SortBackward0", params=("dim", "descending", "stable"), outputs=2,
+       differentiable_outputs=(0,),
+       self="value_selecting_reduction_backward(grad, dim, results[1], self_shape, True)",
+       jvp="gather_reduced(self_t, dim, results[1], True)")
+def sort_op(xp, x, dim, descending, stable):
+    return select_rows(xp, x, dim, True, lambda keys: sort_order(keys, descending, stable))
+
+
+# torch.sort(..., stable=...) is a separate overload with its own node name.
+sort_stable_op = sort_op.alias("sort_stable", "SortBackward1")
+
+
+@defop("argsort", params=("dim", "descending", "stable"))
+def argsort_op(xp, x, dim, descending, stable):
+    return sort_op.forward(xp, x, dim, descending, stable)[1]
+
+
+@defop("topk", params=("k", "dim", "largest", "sorted"), outputs=2, differentiable_outputs=(0,),
+       self="value_selecting_reduction_backward(grad, dim, results[1], self_shape, True)",
+       jvp="gather_reduced(self_t, dim, results[1], True)")
+def topk_op(xp, x, k, dim, largest, sorted):  # noqa: A002
+    return select_rows(xp, x, dim, True, lambda keys: topk_order(keys, k, largest, sorted))
+
+
+@defop("kthvalue", params=("k", "dim", "keepdim"), outputs=2, differentiable_outputs=(0,),
+       self="value_selecting_reduction_backward(grad, dim, results[1], self_shape, keepdim)",
+       jvp="gather_reduced(self_t, dim, results[1], keepdim)")
+def kthvalue_op(xp, x, k, dim, keepdim):
+    return select_rows(xp, x, dim, keepdim, lambda keys: kth_order(keys, k))
+
+
+@defop("mode", params=("dim", "keepdim"), outputs=2, differentiable_outputs=(0,),
+       self="value_selecting_reduction_backward(grad, dim, results[1], self_shape, keepdim)",
+       jvp="gather_reduced(self_t, dim, results[1], keepdim)")
+def mode_op(xp, x, dim, keepdim):
+    return select_rows(xp, x, dim, keepdim, mode_order)
+
+
+# ============================================================================================
+# Forward helpers: each slice along `dim` becomes a row of integer ranks
+# ============================================================================================
+
+
+def select_rows(xp, x, dim: int, keepdim: bool, choose: Callable[[np.ndarray], np.ndarray]) -> tuple:
+    """(values, indices) picked along dim. `choose` maps an (m, n) array of ranks, one row per
+    slice, to the (m, j) positions to pick; a kept dim of size 1 is squeezed unless keepdim."""
+    if x.ndim == 0:
+        return x.copy(), xp.zeros((), dtype=xp.int64)
+    moved = xp.moveaxis(x, dim, -1)
+    rows = moved.reshape(-1, moved.shape[-1])
+    ranks = xp.unique(rows, return_inverse=True)[1].reshape(rows.shape)  # NaNs share the top rank
+    picked = choose(ranks)
+    idx = xp.moveaxis(picked.reshape(moved.shape[:-1] + picked.shape[-1:]), -1, dim).astype(xp.int64)
+    values = xp.take_along_axis(x, idx, axis=dim)
+    return (values, idx) if keepdim else (values.squeeze(dim), idx.squeeze(dim))
+
+
+def has_ties(sorted_keys: np.ndarray, upto: int) -> np.ndarray:
+    """Per row: whether two of the first `upto` + 1 sorted keys are equal."""
+    j = min(upto, sorted_keys.shape[1] - 1)
+    return (sorted_keys[:, 1:j + 1] == sorted_keys[:, :j]).any(axis=1)
+
+
+def sort_order(ranks: np.ndarray, descending: bool, stable: bool) -> np.ndarray:
+    """Positions in sorted order. stable=False is std::sort, stable only up to 16 elements."""
+    keys = -ranks if descending else ranks
+    order = np.argsort(keys, axis=1, kind="stable")
+    n = keys.shape[1]
+    if not stable and n > 16:
+        for r in np.flatnonzero(has_ties(np.take_along_axis(keys, order, axis=1), n)):
+            order[r] = model_rows(keys[r], std_sort)
+    return order
+
+
+def topk_order(ranks: np.ndarray, k: int, largest: bool, sorted: bool) -> np.ndarray:  # noqa: A002
+    """The positions of the k best, as torch's std::partial_sort or nth_element (+ sort) leave them."""
+    keys = -ranks if largest else ranks
+    order = np.argsort(keys, axis=1, kind="stable")[:, :k]
+    n = keys.shape[1]
+    if k == 0:
+        return order
+    partial = k * 64 <= n
+    model = has_ties(np.sort(keys, axis=1), k)
+    if not sorted and not partial and k > 1:
+        model[:] = True  # nth_element leaves the first k - 1 in an order of its own
+    algorithm = (lambda a: std_partial_sort(a, k)) if partial else (lambda a: std_select_sorted(a, k, sorted))
+    for r in np.flatnonzero(model):
+        order[r] = model_rows(keys[r], algorithm)[:k]
+    return order
+
+
+def kth_order(ranks: np.ndarray, k: int) -> np.ndarray:
+    """The position of the k-th smallest, as torch's quickselect finds it among equal values."""
+    order = np.argsort(ranks, axis=1, kind="stable")[:, k - 1:k]
+    kth = np.take_along_axis(ranks, order, axis=1)
+    for r in np.flatnonzero((ranks == kth).sum(axis=1) > 1):
+        order[r, 0] = model_rows(ranks[r], lambda a: torch_quickselect(a, k - 1))[k - 1]
+    return order
+
+
+def mode_order(ranks: np.ndarray) -> np.ndarray:
+    """The position torch reports for each row's most frequent value (the smallest such value):
+    the last of its run after std::sort, which is its last occurrence up to 16 elements."""
+    m, n = ranks.shape
+    if m == 0:
+        return np.zeros((0, 1), dtype=np.int64)
+    width = int(ranks.max()) + 1
+    groups, counts = np.unique(ranks + width * np.arange(m)[:, None], return_counts=True)
+    row, key = np.divmod(groups, width)
+    first = np.lexsort((key, -counts, row))  # per row: highest count, then smallest key
+    best = first[np.r_[True, row[first][1:] != row[first][:-1]]]
+    mode_key, mode_count = key[best], counts[best]
+    hits = ranks == mode_key[:, None]
+    order = (n - 1 - np.argmax(hits[:, ::-1], axis=1))[:, None]
+    if n > 16:
+        for r in np.flatnonzero(mode_count > 1):
+            pairs = model_rows(ranks[r], std_sort)
+            order[r, 0] = pairs[np.flatnonzero(ranks[r][pairs] == mode_key[r])[-1]]
+    return order
+
+
+# Note [torch's order among equal values]
+# On CPU torch orders each slice with C++ algorithms that are not stable: sort(stable=False) is
+# libstdc++'s std::sort (introsort; insertion sort, which is stable, up to 16 elements); topk runs
+# std::partial_sort when k * 64 <= n, otherwise std::nth_element and then std::sort of the first
+# k - 1; mode std::sorts (value, index) pairs and reports the index at the end of the longest run;
+# kthvalue runs torch's own median-of-three quickselect. Among equal values the reported indices
+# are whatever those algorithms leave behind (and so is the gradient's destination). The models
+# below replay them on rows of integer ranks (NaN ranked above every number, as torch's NaN-aware
+# comparators order it) and are used only on rows where ties can change the answer; elsewhere
+# NumPy's stable sort gives the same positions much faster. A model runs in Python, so a large
+# slice with ties is slow.
+
+
+def model_rows(keys: np.ndarray, algorithm: Callable[[list], None]) -> np.ndarray:
+    """Run a model of a C++ algorithm on (key, position) pairs; return the positions in its order."""
+    pairs = list(zip(keys.tolist(), range(len(keys))))
+    algorithm(pairs)
+    return np.array([p for _, p in pairs], dtype=np.int64)
+
+
+def std_sort(a: list) -> None:
+    """std::sort: introsort with depth limit 2 log2(n), then a final insertion sort."""
+    n = len(a)
+    if n < 2:
+        return
+    _introsort_loop(a, 0, n, 2 * (n.bit_length() - 1))
+    _insertion_sort(a, 0, min(n, 16))
+    for i in range(16, n):
+        _unguarded_linear_insert(a, i)
+
+
+def std_partial_sort(a: list, k: int) -> None:
+    """std::partial_sort(begin, begin + k, end): heap-select the k smallest, then heap-sort them."""
+    _heap_select(a, 0, k, len(a))
+    _sort_heap(a, 0, k)
+
+
+def std_select_sorted(a: list, k: int, sorted: bool) -> None:  # noqa: A002
+    """torch's topk for k * 64 > n: std::nth_element at k - 1, then std::sort of the first k - 1."""
+    _nth_element(a, k - 1)
+    if sorted:
+        head = a[:k - 1]
+        std_sort(head)
+        a[:k - 1] = head
+
+
+def torch_quickselect(a: list, k: int) -> None:
+    """torch's quick_select_template (kthvalue): median-of-three Hoare selection of position k."""
+    lo, hi = 0, len(a) - 1
+    while hi > lo:
+        if hi == lo + 1:
+            if a[lo][0] > a[hi][0]:
+                a[lo], a[hi] = a[hi], a[lo]
+            return
+        mid = (lo + hi) >> 1
+        a[mid], a[lo + 1] = a[lo + 1], a[mid]
+        for i, j in ((lo + 1, hi), (lo, hi), (lo + 1, lo)):
+            if a[i][0] > a[j][0]:
+                a[i], a[j] = a[j], a[i]
+        i, j, pivot = lo + 1, hi, a[lo][0]
+        while True:
+            i += 1
+            while pivot > a[i][0]:
+                i += 1
+            j -= 1
+            while a[j][0] > pivot:
+                j -= 1
+            if j < i:
+                break
+            a[i], a[j] = a[j], a[i]
+        a[lo], a[j] = a[j], a[lo]
+        if j <= k:
+            lo = i
+        if j >= k:
+            hi = j - 1
+
+
+def _insertion_sort(a: list, first: int, last: int) -> None:
+    for i in range(first + 1, last):
+        if a[i][0] < a[first][0]:
+            a[first:i + 1] = [a[i]] + a[first:i]
+        else:
+            _unguarded_linear_insert(a, i)
+
+
+def _unguarded_linear_insert(a: list, i: int) -> None:
+    value = a[i]
+    while value[0] < a[i - 1][0]:
+        a[i] = a[i - 1]
+        i -= 1
+    a[i] = value
+
+
+def _partition_pivot(a: list, first: int, last: int) -> int:
+    """Move the median of (first + 1, middle, last - 1) to first, then partition around it."""
+    x, y, z = first + 1, first + (last - first) // 2, last - 1
+    if a[x][0] < a[y][0]:
+        median = y if a[y][0] < a[z][0] else z if a[x][0] < a[z][0] else x
+    else:
+        median = x if a[x][0] < a[z][0] else z if a[y][0] < a[z][0] else y
+    a[first], a[median] = a[median], a[first]
+    pivot, lo, hi = a[first][0], first + 1, last
+    while True:
+        while a[lo][0] < pivot:
+            lo += 1
+        hi -= 1
+        while pivot < a[hi][0]:
+            hi -= 1
+        if lo >= hi:
+            return lo
+        a[lo], a[hi] = a[hi], a[lo]
+        lo += 1
+
+
+def _introsort_loop(a: list, first: int, last: int, depth: int) -> None:
+    while last - first > 16:
+        if depth == 0:
+            _heap_select(a, first, last, last)
+            _sort_heap(a, first, last)
+            return
+        depth -= 1
+        cut = _partition_pivot(a, first, last)
+        _introsort_loop(a, cut, last, depth)
+        last = cut
+
+
+def _nth_element(a: list, nth: int) -> None:
+    first, last = 0, len(a)
+    if nth == last:
+        return
+    depth = 2 * (last.bit_length() - 1)
+    while last - first > 3:
+        if depth == 0:
+            _heap_select(a, first, nth + 1, last)
+            a[first], a[nth] = a[nth], a[first]
+            return
+        depth -= 1
+        cut = _partition_pivot(a, first, last)
+        if cut <= nth:
+            first = cut
+        else:
+            last = cut
+    _insertion_sort(a, first, last)
+
+
+def _adjust_heap(a: list, base: int, hole: int, length: int, value: tuple) -> None:
+    """Sift the hole down to a leaf along the larger children, then push `value` up from there."""
+    top, child = hole, hole
+    while child < (length - 1) // 2:
+        child = 2 * (child + 1)
+        if a[base + child][0] < a[base + child - 1][0]:
+            child -= 1
+        a[base + hole] = a[base + child]
+        hole = child
+    if length % 2 == 0 and child == (length - 2) // 2:
+        child = 2 * (child + 1)
+        a[base + hole] = a[base + child - 1]
+        hole = child - 1
+    parent = (hole - 1) // 2
+    while hole > top and a[base + parent][0] < value[0]:
+        a[base + hole] = a[base + parent]
+        hole, parent = parent, (parent - 1) // 2
+    a[base + hole] = value
+
+
+def _heap_select(a: list, first: int, middle: int, last: int) -> None:
+    length = middle - first
+    for parent in range((length - 2) // 2, -1, -1) if length > 1 else ():
+        _adjust_heap(a, first, parent, length, a[first + parent])
+    for i in range(middle, last):
+        if a[i][0] < a[first][0]:
+            value, a[i] = a[i], a[first]
+            _adjust_heap(a, first, 0, length, value)
+
+
+def _sort_heap(a: list, first: int, last: int) -> None:
+    while last - first > 1:
+        last -= 1
+        value, a[last] = a[last], a[first]
+        _adjust_heap(a, first, 0, last - first, value)
+
+
+# ============================================================================================
+# Public functions
+# ============================================================================================
+
+return_types_sort = return_type("sort", ("values", "indices"))
+return_types_topk = return_type("topk", ("values", "indices"))
+return_types_kthvalue = return_type("kthvalue", ("values", "indices"))
+return_types_mode = return_type("mode", ("values", "indices"))
+
+
+def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool | None = None) -> tuple:
+    """(values, indices) sorted along dim; ties as torch orders them (stable=True keeps input order)."""
+    op = sort_op if stable is None else sort_stable_op
+    d = _wrap_dim(dim, input.ndim)
+    return return_types_sort(*apply(op, (input,), (d, bool(descending), bool(stable))))
+
+
+def argsort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Tensor:
+    """The indices that sort input along dim (no gradient)."""
+    return apply(argsort_op, (input,), (_wrap_dim(dim, input.ndim), bool(descending), bool(stable)))
+
+
+def msort(input: Tensor) -> Tensor:
+    """Values sorted along the first dim."""
+    return sort(input, 0).values
+
+
+def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> tuple:  # noqa: A002
+    """The k largest (or smallest) values along dim and their indices."""
+    d = _wrap_dim(dim, input.ndim)
+    size = input.shape[d] if input.ndim else 1
+    if not 0 <= k <= size:
+        raise RuntimeError("selected index k out of range")
+    return return_types_topk(*apply(topk_op, (input,), (k, d, bool(largest), bool(sorted))))
+
+
+def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tuple:
+    """The k-th smallest value along dim (1-based) and its index."""
+    d = _wrap_dim(dim, input.ndim)
+    size = input.shape[d] if input.ndim else 1
+    if input.ndim and size == 0:
+        raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
+    if not 1 <= k <= size:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    return return_types_kthvalue(*apply(kthvalue_op, (input,), (k, d, keepdim)))
+
+
+def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> tuple:
+    """The most frequent value along dim (the smallest on ties) and the index torch reports for it."""
+    d = _wrap_dim(dim, input.ndim)
+    if input.ndim and input.shape[d] == 0:
+        raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
+    return return_types_mode(*apply(mode_op, (input,), (d, keepdim)))
+
+
+__all__ = ["argsort", "kthvalue", "mode", "msort", "sort", "topk"]
+METHODS = ["argsort", "kthvalue", "mode", "msort", "sort", "topk"]
