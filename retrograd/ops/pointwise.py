@@ -1,17 +1,35 @@
-"""Rule table: pointwise ops (OPS.md sections A, B and C).
+"""Rule table: pointwise ops (OPS.md sections A and B), comparisons and logic.
 
 Each row: `@defop(name, node=..., promote=..., <input>="VJP formula", jvp="JVP formula")` over
 the NumPy forward. Formulas read `grad`, `result`, the inputs and parameters by name and are
-written with `conj` so complex inputs follow torch's convention (conjugate Wirtinger).
+written with `conj` so complex inputs follow torch's convention (conjugate Wirtinger, see
+complex.py). The special functions NumPy lacks (erf, erfinv, lgamma, digamma, polygamma) are
+computed here in NumPy (Note [special functions without SciPy]).
+
+Where torch reaches one function through overloads with different node names (a tensor or a
+Python number as `other`: RemainderBackward1 / RemainderBackward0), each overload has its row
+and the public function picks one.
 """
 
 from __future__ import annotations
 
+import builtins
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from .._creation import zeros_like
 from .._tensor import Tensor
+from .complex import conj, conj_physical, imag, real  # noqa: F401 - conj for the helpers; real/imag: Tensor.real
 from .registry import Op, apply, defop
 
+_ZERO_VJP = "zeros_like(grad)"  # step functions (floor, sign, ...): the gradient is zero, not undefined
+_ZERO_JVP = "zeros_like(self_t)"
+_NOT_IMPLEMENTED = "NotImplemented"  # torch's node for derivatives it does not define
+
 # ============================================================================================
-# A. Unary
+# A. Unary: sign and rounding (gradient zero)
 # ============================================================================================
 
 
@@ -20,14 +38,112 @@ def neg(xp, x):
     return xp.negative(x)
 
 
+@defop("abs", self="grad * sgn(self)", jvp="handle_r_to_c(result, self_t * conj(sgn(self)))")
+def abs(xp, x):  # noqa: A001 - torch's name
+    return xp.abs(x)
+
+
+@defop("sgn", self="sgn_backward(grad, self, result)", jvp="sgn_backward(self_t, self, result)")
+def sgn(xp, x):
+    if x.dtype.kind == "c":
+        mag = xp.abs(x)
+        return xp.where(mag == 0, 0, x / xp.where(mag == 0, 1, mag)).astype(x.dtype)
+    return xp.sign(x) if x.dtype != bool else x.copy()
+
+
+@defop("sign", self=_ZERO_VJP, jvp=_ZERO_JVP)
+def sign(xp, x):
+    if x.dtype.kind == "c":
+        raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
+                                  "torch.sgn instead.")
+    return xp.sign(x) if x.dtype != bool else x.copy()
+
+
+def _rounding(ufunc: str) -> Callable:
+    """The forward of floor/ceil/trunc/round: integers pass unchanged (a copy), as in torch."""
+
+    def forward(xp, x):
+        return x.copy() if x.dtype.kind in "iub" else getattr(xp, ufunc)(x)
+
+    return forward
+
+
+floor = defop("floor", self=_ZERO_VJP, jvp=_ZERO_JVP)(_rounding("floor"))
+ceil = defop("ceil", self=_ZERO_VJP, jvp=_ZERO_JVP)(_rounding("ceil"))
+trunc = defop("trunc", self=_ZERO_VJP, jvp=_ZERO_JVP)(_rounding("trunc"))
+fix = trunc
+round_half_even = defop("round", self=_ZERO_VJP, jvp=_ZERO_JVP)(_rounding("rint"))
+
+
+@defop("round_decimals", node="RoundBackward1", params=("decimals",), self=_ZERO_VJP, jvp=_ZERO_JVP)
+def round_decimals(xp, x, decimals):
+    return x.copy() if x.dtype.kind in "iub" else xp.round(x, decimals)
+
+
+@defop("frac", self="grad", jvp="self_t")
+def frac(xp, x):
+    return x - xp.trunc(x)
+
+
+# ============================================================================================
+# A. Unary: exponentials, logarithms, powers
+# ============================================================================================
+
+
 @defop("exp", promote="float", self="grad * conj(result)", jvp="self_t * result")
 def exp(xp, x):
     return xp.exp(x)
 
 
+@defop("exp2", promote="float", self="grad * conj(result * math.log(2))", jvp="self_t * result * math.log(2)")
+def exp2(xp, x):
+    return xp.exp2(x)
+
+
+@defop("expm1", promote="float", self="grad * conj(result + 1)", jvp="self_t * (result + 1)")
+def expm1(xp, x):
+    return xp.expm1(x)
+
+
 @defop("log", promote="float", self="grad / conj(self)", jvp="self_t / self")
 def log(xp, x):
     return xp.log(x)
+
+
+@defop("log2", promote="float", self="grad / conj(self * math.log(2))", jvp="self_t / (self * math.log(2))")
+def log2(xp, x):
+    return xp.log2(x)
+
+
+@defop("log10", promote="float", self="grad / conj(self * math.log(10))", jvp="self_t / (self * math.log(10))")
+def log10(xp, x):
+    return xp.log10(x)
+
+
+@defop("log1p", node="Log1PBackward0", promote="float", self="grad / conj(self + 1)", jvp="self_t / (self + 1)")
+def log1p(xp, x):
+    return xp.log1p(x)
+
+
+@defop("sqrt", promote="float", self="grad / (2 * conj(result))", jvp="self_t / (2 * result)")
+def sqrt(xp, x):
+    return xp.sqrt(x)
+
+
+@defop("rsqrt", promote="float", self="-0.5 * grad * conj(result * result * result)",
+       jvp="-0.5 * self_t * result * result * result")
+def rsqrt(xp, x):
+    return 1 / xp.sqrt(x)
+
+
+@defop("reciprocal", promote="float", self="-grad * conj(result * result)", jvp="-self_t * result * result")
+def reciprocal(xp, x):
+    return xp.reciprocal(x)
+
+
+# ============================================================================================
+# A. Unary: trigonometric and hyperbolic
+# ============================================================================================
 
 
 @defop("sin", promote="float", self="grad * conj(cos(self))", jvp="self_t * cos(self)")
@@ -40,9 +156,57 @@ def cos(xp, x):
     return xp.cos(x)
 
 
+@defop("tan", promote="float", self="grad * conj(1 + result * result)", jvp="self_t * (1 + result * result)")
+def tan(xp, x):
+    return xp.tan(x)
+
+
+@defop("asin", promote="float", self="grad * conj(rsqrt(1 - self * self))", jvp="self_t * rsqrt(1 - self * self)")
+def asin(xp, x):
+    return xp.arcsin(x)
+
+
+@defop("acos", promote="float", self="-grad * conj(rsqrt(1 - self * self))", jvp="-self_t * rsqrt(1 - self * self)")
+def acos(xp, x):
+    return xp.arccos(x)
+
+
+@defop("atan", promote="float", self="grad / conj(1 + self * self)", jvp="self_t / (1 + self * self)")
+def atan(xp, x):
+    return xp.arctan(x)
+
+
+@defop("sinh", promote="float", self="grad * conj(cosh(self))", jvp="self_t * cosh(self)")
+def sinh(xp, x):
+    return xp.sinh(x)
+
+
+@defop("cosh", promote="float", self="grad * conj(sinh(self))", jvp="self_t * sinh(self)")
+def cosh(xp, x):
+    return xp.cosh(x)
+
+
 @defop("tanh", promote="float", self="tanh_backward(grad, result)", jvp="self_t * (1 - result * result)")
 def tanh(xp, x):
     return xp.tanh(x)
+
+
+@defop("asinh", promote="float", self="grad * conj(rsqrt(self * self + 1))", jvp="self_t * rsqrt(self * self + 1)")
+def asinh(xp, x):
+    return xp.arcsinh(x)
+
+
+@defop("acosh", promote="float", self="grad * conj(rsqrt(self * self - 1))", jvp="self_t * rsqrt(self * self - 1)")
+def acosh(xp, x):
+    return xp.arccosh(x)
+
+
+@defop("atanh", promote="float", self="grad / conj(1 - self * self)", jvp="self_t / (1 - self * self)")
+def atanh(xp, x):
+    return xp.arctanh(x)
+
+
+arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
 
 
 @defop("tanh_backward", inputs=("grad_output", "output"),
@@ -51,6 +215,11 @@ def tanh(xp, x):
        jvp="tanh_backward(grad_output_t, output) - 2 * grad_output * output * output_t")
 def tanh_backward(xp, g, r):
     return g * (1 - r * xp.conj(r))
+
+
+# ============================================================================================
+# A. Unary: sigmoid, logit, relu
+# ============================================================================================
 
 
 @defop("sigmoid", promote="float", self="sigmoid_backward(grad, result)", jvp="self_t * result * (1 - result)")
@@ -71,7 +240,16 @@ def sigmoid_backward(xp, g, r):
     return g * rc * (1 - rc)
 
 
-@defop("relu", node="ReluBackward0", self="threshold_backward(grad, result, 0)", jvp="threshold_backward(self_t, result, 0)")
+@defop("logit", params=("eps",), promote="float", self="logit_backward(grad, self, eps)",
+       jvp="logit_backward(self_t, self, eps)")
+def logit_op(xp, x, eps):
+    if eps is not None:
+        x = xp.clip(x, eps, 1 - eps)
+    return xp.log(x / (1 - x))
+
+
+@defop("relu", node="ReluBackward0", self="threshold_backward(grad, result, 0)",
+       jvp="threshold_backward(self_t, result, 0)")
 def relu(xp, x):
     return xp.maximum(x, 0).astype(x.dtype, copy=False)
 
@@ -83,33 +261,98 @@ def threshold_backward(xp, g, x, threshold):
     return xp.where(x <= threshold, xp.zeros((), g.dtype), g)
 
 
-@defop("abs", self="grad * sgn(self)", jvp="self_t * sgn(self)")
-def abs(xp, x):  # noqa: A001 - torch's name
-    return xp.abs(x)
+# ============================================================================================
+# A. Unary: special functions
+# ============================================================================================
 
 
-@defop("sgn", self="zeros_like(grad)", jvp="zeros_like(self_t)")
-def sgn(xp, x):
-    if x.dtype.kind == "c":
-        mag = xp.abs(x)
-        return xp.where(mag == 0, 0, x / xp.where(mag == 0, 1, mag)).astype(x.dtype)
-    return xp.sign(x)
+@defop("erf", promote="float", self="grad * (2 / math.sqrt(math.pi)) * exp(-self * self)",
+       jvp="self_t * (2 / math.sqrt(math.pi)) * exp(-self * self)")
+def erf(xp, x):
+    return _special(xp, _erf, x)
 
 
-@defop("sqrt", promote="float", self="grad / (2 * conj(result))", jvp="self_t / (2 * result)")
-def sqrt(xp, x):
-    return xp.sqrt(x)
+@defop("erfc", promote="float", self="-grad * (2 / math.sqrt(math.pi)) * exp(-self * self)",
+       jvp="-self_t * (2 / math.sqrt(math.pi)) * exp(-self * self)")
+def erfc(xp, x):
+    return _special(xp, _erfc, x)
 
 
-@defop("conj_physical", self="conj(grad)", jvp="conj(self_t)")
-def conj_physical(xp, x):
-    return xp.conj(x)
+@defop("erfinv", promote="float", self="grad * (math.sqrt(math.pi) / 2) * exp(result * result)",
+       jvp="self_t * (math.sqrt(math.pi) / 2) * exp(result * result)")
+def erfinv(xp, x):
+    return _special(xp, _erfinv, x)
+
+
+@defop("lgamma", promote="float", self="grad * digamma(self)", jvp="self_t * digamma(self)")
+def lgamma(xp, x):
+    return _special(xp, _lgamma, x)
+
+
+@defop("digamma", promote="float", self="grad * polygamma(1, self)", jvp="self_t * polygamma(1, self)")
+def digamma(xp, x):
+    return _special(xp, _polygamma, x, 0)
+
+
+@defop("polygamma", params=("n",), promote="float", self="grad * polygamma(n + 1, self)",
+       jvp="self_t * polygamma(n + 1, self)")
+def polygamma_op(xp, x, n):
+    return _special(xp, _polygamma, x, n)
+
+
+@defop("nan_to_num", params=("nan", "posinf", "neginf"), self="where(isfinite(self), grad, 0)",
+       jvp="where(isfinite(self), self_t, 0)")
+def nan_to_num_op(xp, x, nan, posinf, neginf):
+    if x.dtype.kind in "iub":
+        return x.copy()
+    return xp.nan_to_num(x, copy=True, nan=nan, posinf=posinf, neginf=neginf)
+
+
+# ============================================================================================
+# A. Unary: clamp (boundaries pass the gradient)
+# ============================================================================================
 
 
 @defop("clamp", node="ClampBackward1", params=("min", "max"),
        self="where(clamp_mask(self, min, max), grad, 0)",
        jvp="where(clamp_mask(self, min, max), self_t, 0)")
 def clamp_op(xp, x, lo, hi):
+    return _clip(xp, x, lo, hi)
+
+
+@defop("clamp_tensor", node="ClampBackward0", inputs=("self", "min", "max"), promote="binary",
+       self="where(clamp_mask(self, min, max), grad, 0)",
+       min="clamp_bound_grad(grad, self, min, max, True)",
+       max="clamp_bound_grad(grad, self, min, max, False)",
+       jvp="clamp_jvp(self, self_t, min, min_t, max, max_t)")
+def clamp_tensor(xp, x, lo, hi):
+    return _clip(xp, x, lo, hi)
+
+
+@defop("clamp_min", params=("min",), self="where(self >= min, grad, 0)", jvp="where(self >= min, self_t, 0)")
+def clamp_min_op(xp, x, lo):
+    return _clip(xp, x, lo, None)
+
+
+@defop("clamp_min_tensor", node="ClampMinBackward1", inputs=("self", "min"), promote="binary",
+       self="where(self >= min, grad, 0)", min="where(self < min, grad, 0)", jvp="where(self >= min, self_t, min_t)")
+def clamp_min_tensor(xp, x, lo):
+    return _clip(xp, x, lo, None)
+
+
+@defop("clamp_max", params=("max",), self="where(self <= max, grad, 0)", jvp="where(self <= max, self_t, 0)")
+def clamp_max_op(xp, x, hi):
+    return _clip(xp, x, None, hi)
+
+
+@defop("clamp_max_tensor", node="ClampMaxBackward1", inputs=("self", "max"), promote="binary",
+       self="where(self <= max, grad, 0)", max="where(self > max, grad, 0)", jvp="where(self <= max, self_t, max_t)")
+def clamp_max_tensor(xp, x, hi):
+    return _clip(xp, x, None, hi)
+
+
+def _clip(xp, x, lo, hi):
+    """max(x, lo) then min(., hi), as torch applies them (so hi wins when lo > hi); NaN stays."""
     out = x
     if lo is not None:
         out = xp.maximum(out, xp.asarray(lo, dtype=x.dtype))
@@ -118,8 +361,230 @@ def clamp_op(xp, x, lo, hi):
     return out if out is not x else x.copy()
 
 
+# Note [special functions without SciPy]
+# The runtime depends on NumPy only, so the functions NumPy lacks are computed here, in float64
+# whatever the input dtype (float32 results are rounded from it), on a flat copy:
+#   erf:     |x| < 1.5: erf(x) = 2/sqrt(pi) exp(-x^2) sum_n (2x^2)^n x / (1*3*...*(2n+1)), a series
+#            of positive terms (no cancellation); |x| >= 1.5: 1 - erfc(|x|), with erfc from
+#            Laplace's continued fraction erfc(x) = exp(-x^2)/sqrt(pi) / (x + (1/2)/(x + 1/(x +
+#            (3/2)/(x + ...)))) evaluated bottom-up at a fixed depth, exp(-x^2) split so that it
+#            keeps its relative accuracy for large x. erfc for |x| < 1.5 is 1 - erf(x).
+#   erfinv:  Winitzki's closed-form guess (relative error ~2e-3), then three Halley steps on
+#            erf(x) = y, written with erfc near |y| = 1 (no cancellation there). Cubic convergence.
+#   digamma, polygamma(n): for x > 0 the recurrence psi(x) = psi(x + 1) - 1/x moves x to >= 10
+#            (polygamma: the Hurwitz zeta psi^(n)(x) = (-1)^(n+1) n! zeta(n+1, x), summed
+#            directly up to x + k >= n + 11), then the asymptotic series with Bernoulli numbers;
+#            x < 0 by the reflection formula, psi^(n)(1 - x) + (-1)^(n+1) psi^(n)(x) = (-1)^n pi
+#            d^n/dx^n cot(pi x), the derivatives of cot as polynomials in cot.
+#   lgamma:  Taylor series about 1 and 2 for 0.5 <= x < 2.5 (exact zeros at 1 and 2; the series
+#            coefficients are zeta(k) and zeta(k) - 1, from the same Hurwitz zeta), Stirling's
+#            series after the recurrence for x >= 2.5, lgamma(x + 1) - log(x) below 0.5, and the
+#            reflection formula for x < 0.
+# Checked against torch in float64 (tests/test_complex.py's neighbour, tests/opdb/pointwise.py):
+# relative error below 1e-13 away from the zeros of lgamma and digamma (absolute there).
+# Poles: lgamma = inf, digamma(0) = -inf (+inf for -0.0) and NaN at negative integers as torch;
+# polygamma(n >= 1) = +-inf at every pole (torch returns huge finite values at some of them).
+
+_BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510, 43867 / 798)  # B2..B18
+_EULER_GAMMA = 0.57721566490153286061
+_ERF_SPLIT = 1.5
+_ERF_SERIES_TERMS = 45
+_ERFC_FRACTION_DEPTH = 100
+
+
+def _special(xp, fn: Callable, x, *args):
+    """Run a special function on a flat float64 copy of x; the result has x's shape and dtype."""
+    flat = x.astype(np.float64).reshape(-1)
+    with np.errstate(all="ignore"):
+        out = fn(xp, flat, *args)
+    return out.reshape(x.shape).astype(x.dtype, copy=False)
+
+
+def _erf_series(xp, x):
+    x2 = 2 * x * x
+    term = total = x
+    for n in range(_ERF_SERIES_TERMS):
+        term = term * x2 / (2 * n + 3)
+        total = total + term
+    return 2 / math.sqrt(math.pi) * xp.exp(-x * x) * total
+
+
+def _erfc_fraction(xp, x):
+    """erfc(x) for x >= 1.5 (continued fraction, evaluated from the bottom)."""
+    f = x
+    for k in range(_ERFC_FRACTION_DEPTH, 0, -1):
+        f = x + (k / 2) / f
+    capped = xp.minimum(x, 40.0)  # exp(-1600) underflows anyway; keeps inf out of the split below
+    hi = xp.trunc(capped * 4096) / 4096  # hi * hi is exact, so exp(-x^2) loses no relative accuracy
+    return xp.exp(-hi * hi) * xp.exp(-(capped - hi) * (capped + hi)) / math.sqrt(math.pi) / f
+
+
+def _erf(xp, x):
+    a = xp.abs(x)
+    near = a < _ERF_SPLIT
+    out = xp.empty_like(x)
+    out[near] = _erf_series(xp, x[near])
+    out[~near] = xp.copysign(1 - _erfc_fraction(xp, a[~near]), x[~near])
+    return out
+
+
+def _erfc(xp, x):
+    near = xp.abs(x) < _ERF_SPLIT
+    out = xp.empty_like(x)
+    out[near] = 1 - _erf_series(xp, x[near])
+    far = x[~near]
+    tail = _erfc_fraction(xp, xp.abs(far))
+    out[~near] = xp.where(far > 0, tail, 2 - tail)
+    return out
+
+
+def _erfinv(xp, y):
+    a = xp.abs(y)
+    k = 0.147  # Winitzki's constant
+    ln = xp.log((1 - a) * (1 + a))
+    b = 2 / (math.pi * k) + ln / 2
+    x = xp.sqrt(xp.sqrt(b * b - ln / k) - b)
+    for _ in range(3):
+        residual = xp.where(a < 0.5, _erf(xp, x) - a, (1 - a) - _erfc(xp, x))
+        step = residual / (2 / math.sqrt(math.pi) * xp.exp(-x * x))
+        x = xp.where(xp.isfinite(step), x - step / (1 + x * step), x)
+    x = xp.where(a == 1, xp.inf, xp.where(a > 1, xp.nan, x))
+    return xp.copysign(x, y)
+
+
+def _hurwitz_zeta(xp, s: int, q):
+    """zeta(s, q) = sum_k (q + k)^-s for an integer s >= 2 and q > 0 (Euler-Maclaurin)."""
+    cutoff = s + 11.0
+    a = q
+    total = xp.zeros_like(q)
+    while True:
+        low = a < cutoff
+        if not low.any():
+            break
+        total = total + xp.where(low, a ** -float(s), 0)
+        a = xp.where(low, a + 1, a)
+    tail = a ** (1.0 - s) / (s - 1) + a ** -float(s) / 2
+    rising, factorial, power, inv2 = float(s), 2.0, a ** (-s - 1.0), 1 / (a * a)
+    for j, b in enumerate(_BERNOULLI, start=1):  # B_2j / (2j)! * s (s+1) ... (s+2j-2) * a^(-s-2j+1)
+        tail = tail + b / factorial * rising * power
+        rising *= (s + 2 * j - 1) * (s + 2 * j)
+        factorial *= (2 * j + 1) * (2 * j + 2)
+        power = power * inv2
+    return total + tail
+
+
+def _digamma_positive(xp, x):
+    a = x
+    total = xp.zeros_like(x)
+    while True:
+        low = a < 10
+        if not low.any():
+            break
+        total = total - xp.where(low, 1 / a, 0)
+        a = xp.where(low, a + 1, a)
+    inv2 = 1 / (a * a)
+    series = xp.zeros_like(a)
+    for j in range(len(_BERNOULLI), 0, -1):
+        series = series * inv2 + _BERNOULLI[j - 1] / (2 * j)
+    return total + xp.log(a) - 0.5 / a - series * inv2
+
+
+def _polygamma_positive(xp, x, n: int):
+    if n == 0:
+        return _digamma_positive(xp, x)
+    return (-1) ** (n + 1) * math.factorial(n) * _hurwitz_zeta(xp, n + 1, x)
+
+
+def _cot_derivative_coefficients(n: int) -> list[float]:
+    """Coefficients (lowest first) of P_n with d^n/dx^n cot(x) = P_n(cot x): P_0 = c, P_k+1 = -(1 + c^2) P_k'."""
+    p = [0.0, 1.0]
+    for _ in range(n):
+        d = [k * c for k, c in enumerate(p)][1:] or [0.0]
+        p = [0.0] * (len(d) + 2)
+        for k, c in enumerate(d):
+            p[k] -= c
+            p[k + 2] -= c
+    return p
+
+
+def _polygamma(xp, x, n: int):
+    out = xp.full_like(x, xp.nan)
+    pos = x > 0
+    out[pos] = _polygamma_positive(xp, x[pos], n)
+    neg = (x < 0) & (x != xp.floor(x))
+    if neg.any():
+        xn = x[neg]
+        cot = 1 / xp.tan(math.pi * (xn - xp.round(xn)))
+        poly = xp.zeros_like(xn)
+        for c in reversed(_cot_derivative_coefficients(n)):
+            poly = poly * cot + c
+        out[neg] = (-1) ** n * _polygamma_positive(xp, 1 - xn, n) - math.pi ** (n + 1) * poly
+    poles = (x <= 0) & (x == xp.floor(x))
+    if n == 0:
+        out[x == 0] = xp.copysign(xp.inf, -x[x == 0])
+    else:
+        out[poles] = (-1) ** (n + 1) * xp.inf
+    out[x == xp.inf] = xp.inf if n == 0 else 0.0
+    return out
+
+
+_LGAMMA_SERIES_TERMS = 55
+_ZETA_SERIES: list[float] = []  # zeta(k) for k = 2, 3, ... (filled on first use)
+
+
+def _lgamma_series(xp, t, about: int):
+    """lgamma(about + t) for |t| <= 0.5 about 1 or 2: -gamma t + sum_k (-1)^k (zeta(k) - [about = 2]) t^k / k."""
+    if not _ZETA_SERIES:
+        ks = range(2, 2 + _LGAMMA_SERIES_TERMS)
+        _ZETA_SERIES.extend(float(_hurwitz_zeta(np, k, np.ones(1))[0]) for k in ks)
+    acc = xp.zeros_like(t)
+    for k in range(len(_ZETA_SERIES) + 1, 1, -1):
+        acc = (acc + (-1) ** k * (_ZETA_SERIES[k - 2] - (about - 1)) / k) * t
+    return (acc + (about - 1 - _EULER_GAMMA)) * t + 0.0  # + 0.0: lgamma(1) is +0, not -0
+
+
+def _lgamma_stirling(xp, x):
+    """lgamma for x >= 2.5: Stirling's series at x + k >= 10, less log(x (x+1) ... (x+k-1))."""
+    a = x
+    product = xp.ones_like(x)
+    while True:
+        low = a < 10
+        if not low.any():
+            break
+        product = xp.where(low, product * a, product)
+        a = xp.where(low, a + 1, a)
+    inv2 = 1 / (a * a)
+    series = xp.zeros_like(a)
+    for j in range(len(_BERNOULLI), 0, -1):
+        series = series * inv2 + _BERNOULLI[j - 1] / (2 * j * (2 * j - 1))
+    out = (a - 0.5) * xp.log(a) - a + 0.5 * math.log(2 * math.pi) + series / a - xp.log(product)
+    return xp.where(xp.isinf(x), xp.inf, out)
+
+
+def _lgamma_positive(xp, x):
+    out = xp.empty_like(x)
+    for lo, hi, value in ((0.0, 0.5, lambda v: _lgamma_series(xp, v, 1) - xp.log(v)),
+                          (0.5, 1.5, lambda v: _lgamma_series(xp, v - 1, 1)),
+                          (1.5, 2.5, lambda v: _lgamma_series(xp, v - 2, 2)),
+                          (2.5, xp.inf, lambda v: _lgamma_stirling(xp, v))):
+        part = (x >= lo) & (x < hi) if hi != xp.inf else x >= lo
+        out[part] = value(x[part])
+    return out
+
+
+def _lgamma(xp, x):
+    out = xp.full_like(x, xp.inf)
+    pos = x > 0
+    out[pos] = _lgamma_positive(xp, x[pos])
+    neg = (x < 0) & (x != xp.floor(x))
+    xn = x[neg]
+    out[neg] = xp.log(math.pi / xp.abs(xp.sin(math.pi * (xn - xp.round(xn))))) - _lgamma_positive(xp, 1 - xn)
+    out[xp.isnan(x)] = xp.nan
+    return out
+
+
 # ============================================================================================
-# B. Binary
+# B. Binary: arithmetic
 # ============================================================================================
 
 
@@ -127,20 +592,32 @@ def clamp_op(xp, x, lo, hi):
        self="grad", other="grad if alpha == 1 else grad * conj(alpha)",
        jvp="self_t + other_t * alpha")
 def add_op(xp, a, b, alpha):
-    return xp.add(a, b) if alpha == 1 else xp.add(a, xp.multiply(b, alpha))
+    return xp.add(a, b) if alpha == 1 else xp.add(a, _scaled(xp, b, alpha))
 
 
 @defop("sub", inputs=("self", "other"), params=("alpha",), promote="binary",
        self="grad", other="-grad if alpha == 1 else -grad * conj(alpha)",
        jvp="self_t - other_t * alpha")
 def sub_op(xp, a, b, alpha):
-    return xp.subtract(a, b) if alpha == 1 else xp.subtract(a, xp.multiply(b, alpha))
+    return xp.subtract(a, b) if alpha == 1 else xp.subtract(a, _scaled(xp, b, alpha))
 
 
-@defop("rsub", node="RsubBackward1", inputs=("self", "other"), params=("alpha",), promote="binary",
-       self="-grad if alpha == 1 else -grad * conj(alpha)", jvp="-self_t * alpha")
+@defop("rsub", node="RsubBackward0", inputs=("self", "other"), params=("alpha",), promote="binary",
+       self="-grad if alpha == 1 else -grad * conj(alpha)", other="grad",
+       jvp="other_t - self_t * alpha")
 def rsub_op(xp, a, b, alpha):
-    return xp.subtract(b, a) if alpha == 1 else xp.subtract(b, xp.multiply(a, alpha))
+    return xp.subtract(b, a) if alpha == 1 else xp.subtract(b, _scaled(xp, a, alpha))
+
+
+def _scaled(xp, value, alpha):
+    """alpha * value; a Python number stays one, so it does not promote the other operand."""
+    return xp.multiply(value, alpha) if hasattr(value, "dtype") else value * alpha
+
+
+@defop("rsub_scalar", node="RsubBackward1", inputs=("self", "other"), params=("alpha",), promote="binary",
+       self="-grad if alpha == 1 else -grad * conj(alpha)", jvp="-self_t * alpha")
+def rsub_scalar(xp, a, b, alpha):
+    return rsub_op.forward(xp, a, b, alpha)
 
 
 @defop("mul", inputs=("self", "other"), promote="binary",
@@ -155,6 +632,29 @@ def mul(xp, a, b):
        jvp="(self_t - other_t * result) / other")
 def div_op(xp, a, b):
     return xp.true_divide(a, b)
+
+
+@defop("div_rounding", node="DivBackward2", inputs=("self", "other"), params=("rounding_mode",), promote="binary",
+       self=_ZERO_VJP, other=_ZERO_VJP, jvp="zeros_like(result)")
+def div_rounding(xp, a, b, rounding_mode):
+    return _divide_rounded(xp, a, b, rounding_mode)
+
+
+@defop("floor_divide", node=_NOT_IMPLEMENTED, inputs=("self", "other"), promote="binary",
+       self="not_implemented('floor_divide')", other="not_implemented('floor_divide')",
+       jvp="not_implemented('floor_divide')")
+def floor_divide_op(xp, a, b):
+    return _divide_rounded(xp, a, b, "floor")
+
+
+def _divide_rounded(xp, a, b, rounding_mode):
+    """a / b rounded toward zero ('trunc') or down ('floor'); integer inputs give integers."""
+    if rounding_mode == "floor":
+        return xp.floor_divide(a, b)
+    if a.dtype.kind in "iub":  # promotion made both integral
+        q = xp.floor_divide(a, b)
+        return q + ((q < 0) & (q * b != a))  # floor -> trunc for negative quotients with a remainder
+    return xp.trunc(xp.true_divide(a, b))
 
 
 @defop("pow", node="PowBackward0", params=("exponent",), promote="binary",
@@ -179,18 +679,161 @@ def pow_scalar_base(xp, e, base):
     return xp.power(xp.asarray(base, dtype=e.dtype), e)
 
 
+@defop("remainder", node="RemainderBackward1", inputs=("self", "other"), promote="binary",
+       self="grad", other="-grad * div(self, other, rounding_mode='floor')",
+       jvp="self_t - other_t * div(self, other, rounding_mode='floor')")
+def remainder_op(xp, a, b):
+    return xp.remainder(a, b)
+
+
+@defop("remainder_scalar", node="RemainderBackward0", inputs=("self", "other"), promote="binary",
+       self="grad", jvp="self_t")
+def remainder_scalar(xp, a, b):
+    return xp.remainder(a, b)
+
+
+@defop("remainder_scalar_self", node=_NOT_IMPLEMENTED, inputs=("self", "other"), promote="binary",
+       other="not_implemented('remainder')", jvp="not_implemented('remainder')")
+def remainder_scalar_self(xp, a, b):
+    return xp.remainder(a, b)
+
+
+@defop("fmod", node="FmodBackward1", inputs=("self", "other"), promote="binary",
+       self="grad", other="-grad * div(self, other, rounding_mode='trunc')",
+       jvp="self_t - other_t * div(self, other, rounding_mode='trunc')")
+def fmod_op(xp, a, b):
+    return xp.fmod(a, b)
+
+
+@defop("fmod_scalar", node="FmodBackward0", inputs=("self", "other"), promote="binary", self="grad", jvp="self_t")
+def fmod_scalar(xp, a, b):
+    return xp.fmod(a, b)
+
+
+# ============================================================================================
+# B. Binary: maxima, angles, signs, logarithms
+# ============================================================================================
+
+
 @defop("maximum", inputs=("self", "other"), promote="binary",
        self="grad * tie_weight(self, other)", other="grad * tie_weight(other, self)",
        jvp="self_t * tie_weight(self, other) + other_t * tie_weight(other, self)")
-def maximum(xp, a, b):
+def maximum_op(xp, a, b):
     return xp.maximum(a, b)
 
 
 @defop("minimum", inputs=("self", "other"), promote="binary",
        self="grad * tie_weight(other, self)", other="grad * tie_weight(self, other)",
        jvp="self_t * tie_weight(other, self) + other_t * tie_weight(self, other)")
-def minimum(xp, a, b):
+def minimum_op(xp, a, b):
     return xp.minimum(a, b)
+
+
+@defop("fmax", inputs=("self", "other"), promote="binary",
+       self="where(fmax_keeps_self(self, other), grad, 0)", other="where(fmax_keeps_self(self, other), 0, grad)",
+       jvp="where((self > other) | isnan(other), self_t, other_t)")  # torch: ties take other's tangent here
+def fmax_op(xp, a, b):
+    return xp.fmax(a, b)
+
+
+@defop("fmin", inputs=("self", "other"), promote="binary",
+       self="where(fmin_keeps_self(self, other), grad, 0)", other="where(fmin_keeps_self(self, other), 0, grad)",
+       jvp="where(fmin_keeps_self(self, other), self_t, other_t)")
+def fmin_op(xp, a, b):
+    return xp.fmin(a, b)
+
+
+@defop("atan2", inputs=("self", "other"), promote="float",
+       self="grad * other / (self * self + other * other)", other="-grad * self / (self * self + other * other)",
+       jvp="(self_t * other - other_t * self) / (self * self + other * other)")
+def atan2_op(xp, a, b):
+    return xp.arctan2(a, b)
+
+
+@defop("hypot", inputs=("self", "other"), promote="float",
+       self="grad * self / result", other="grad * other / result",
+       jvp="(self_t * self + other_t * other) / result")
+def hypot_op(xp, a, b):
+    return xp.hypot(a, b)
+
+
+@defop("copysign", node="CopysignBackward0", inputs=("self", "other"), promote="float",
+       self="grad * sgn(result) * sgn(self)", other="zeros_like(other)", jvp="self_t * sgn(result) * sgn(self)")
+def copysign_op(xp, a, b):
+    return xp.copysign(a, b)
+
+
+@defop("copysign_scalar", node="CopysignBackward1", inputs=("self", "other"), promote="float",
+       self="grad * sgn(result) * sgn(self)", jvp="self_t * sgn(result) * sgn(self)")
+def copysign_scalar(xp, a, b):
+    return xp.copysign(a, b)
+
+
+@defop("xlogy", inputs=("self", "other"), promote="float",
+       self="where((self == 0) & (other <= 0), 0, xlogy(grad, other))", other="grad * self / other",
+       jvp="where((self == 0) & (other <= 0), 0, xlogy(self_t, other)) + other_t * self / other")
+def xlogy_op(xp, x, y):
+    x, y = _arrays(xp, x, y)
+    safe = xp.where(x == 0, 1, y)  # 0 * log(0) is 0; NaN in y still gives NaN below
+    return xp.where(y != y, y, xp.where(x == 0, 0, x * xp.log(safe)))
+
+
+xlogy_scalar_self = xlogy_op.alias("xlogy_scalar_self", "XlogyBackward1")
+xlogy_scalar_other = xlogy_op.alias("xlogy_scalar_other", "XlogyBackward2")
+
+
+@defop("logaddexp", inputs=("self", "other"), promote="float",
+       self="grad * sigmoid(self - other)", other="grad * sigmoid(other - self)",
+       jvp="self_t * sigmoid(self - other) + other_t * sigmoid(other - self)")
+def logaddexp_op(xp, a, b):
+    return xp.logaddexp(a, b)
+
+
+@defop("logaddexp2", inputs=("self", "other"), promote="float",
+       self="grad * sigmoid((self - other) * math.log(2))", other="grad * sigmoid((other - self) * math.log(2))",
+       jvp="self_t * sigmoid((self - other) * math.log(2)) + other_t * sigmoid((other - self) * math.log(2))")
+def logaddexp2_op(xp, a, b):
+    return xp.logaddexp2(a, b)
+
+
+# ============================================================================================
+# B. Ternary: lerp, addcmul, addcdiv, where
+# ============================================================================================
+
+
+@defop("lerp", node="LerpBackward0", inputs=("self", "end"), params=("weight",), promote="binary",
+       self="grad * conj(1 - weight)", end="grad * conj(weight)", jvp="self_t * (1 - weight) + end_t * weight")
+def lerp_scalar(xp, start, end, weight):
+    return _lerp(xp, start, end, weight)
+
+
+@defop("lerp_tensor", node="LerpBackward1", inputs=("self", "end", "weight"), promote="binary",
+       self="grad * conj(1 - weight)", end="grad * conj(weight)", weight="grad * conj(end - self)",
+       jvp="self_t * (1 - weight) + end_t * weight + weight_t * (end - self)")
+def lerp_tensor(xp, start, end, weight):
+    return _lerp(xp, start, end, weight)
+
+
+def _lerp(xp, start, end, weight):
+    """start + weight (end - start), computed from whichever end is nearer (torch's rounding)."""
+    diff = end - start
+    near_start = xp.abs(weight) < 0.5
+    return xp.where(near_start, start + weight * diff, end - diff * (1 - weight)).astype(diff.dtype, copy=False)
+
+
+@defop("addcmul", inputs=("self", "tensor1", "tensor2"), params=("value",), promote="binary",
+       self="grad", tensor1="grad * conj(tensor2 * value)", tensor2="grad * conj(tensor1 * value)",
+       jvp="self_t + value * (tensor1_t * tensor2 + tensor1 * tensor2_t)")
+def addcmul_op(xp, x, t1, t2, value):
+    return x + value * (t1 * t2)
+
+
+@defop("addcdiv", inputs=("self", "tensor1", "tensor2"), params=("value",), promote="binary",
+       self="grad", tensor1="grad * conj(value / tensor2)",
+       tensor2="-grad * conj(value * tensor1 / (tensor2 * tensor2))",
+       jvp="self_t + value * (tensor1_t / tensor2 - tensor1 * tensor2_t / (tensor2 * tensor2))")
+def addcdiv_op(xp, x, t1, t2, value):
+    return x + value * (t1 / t2)
 
 
 @defop("where", node="WhereBackward0", inputs=("self", "other"), params=("condition",), promote="binary",
@@ -205,19 +848,26 @@ def where_op(xp, a, b, condition):
 # ============================================================================================
 
 
-def _compare(name: str, ufunc: str) -> Op:
+def _no_grad_binary(name: str, ufunc: str) -> Op:
     def forward(xp, a, b):
         return getattr(xp, ufunc)(a, b)
 
     return defop(name, inputs=("self", "other"), promote="binary")(forward)
 
 
-for _name, _ufunc in (("eq", "equal"), ("ne", "not_equal"), ("lt", "less"), ("le", "less_equal"),
-                      ("gt", "greater"), ("ge", "greater_equal"), ("logical_and", "logical_and"),
-                      ("logical_or", "logical_or"), ("logical_xor", "logical_xor"),
-                      ("bitwise_and", "bitwise_and"), ("bitwise_or", "bitwise_or"),
-                      ("bitwise_xor", "bitwise_xor")):
-    globals()[_name] = _compare(_name, _ufunc)
+eq = _no_grad_binary("eq", "equal")
+ne = _no_grad_binary("ne", "not_equal")
+lt = _no_grad_binary("lt", "less")
+le = _no_grad_binary("le", "less_equal")
+gt = _no_grad_binary("gt", "greater")
+ge = _no_grad_binary("ge", "greater_equal")
+logical_and = _no_grad_binary("logical_and", "logical_and")
+logical_or = _no_grad_binary("logical_or", "logical_or")
+logical_xor = _no_grad_binary("logical_xor", "logical_xor")
+bitwise_and = _no_grad_binary("bitwise_and", "bitwise_and")
+bitwise_or = _no_grad_binary("bitwise_or", "bitwise_or")
+bitwise_xor = _no_grad_binary("bitwise_xor", "bitwise_xor")
+greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 
 
 @defop("logical_not")
@@ -245,9 +895,78 @@ def isfinite(xp, x):
     return xp.isfinite(x)
 
 
+@defop("isclose", inputs=("self", "other"), params=("rtol", "atol", "equal_nan"), promote="binary")
+def isclose_op(xp, a, b, rtol, atol, equal_nan):
+    return xp.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+
 # ============================================================================================
 # Public functions whose torch signature differs from their row
 # ============================================================================================
+
+
+def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001 - torch's name
+    """Round half to even, to `decimals` places (RoundBackward1 when decimals is given)."""
+    if decimals == 0:
+        return apply(round_half_even, (input,))
+    return apply(round_decimals, (input,), (decimals,))
+
+
+def logit(input: Tensor, eps: float | None = None) -> Tensor:
+    """log(p / (1 - p)); with eps, p is first clamped to [eps, 1 - eps]."""
+    if eps is not None and not isinstance(eps, (int, float)):
+        raise TypeError(f"logit(): argument 'eps' (position 2) must be float, not {type(eps).__name__}")
+    return apply(logit_op, (input,), (eps,))
+
+
+def polygamma(n: int, input: Tensor) -> Tensor:
+    """The n-th derivative of digamma; `x.polygamma(n)` is accepted too (torch's method order)."""
+    if isinstance(n, Tensor) and not isinstance(input, Tensor):
+        n, input = input, n
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    return apply(polygamma_op, (input,), (int(n),))
+
+
+def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:
+    """NaN -> nan, +inf -> posinf, -inf -> neginf (default: the dtype's largest / lowest values)."""
+    return apply(nan_to_num_op, (input,), (nan, posinf, neginf))
+
+
+def clamp(input: Tensor, min: Tensor | float | None = None, max: Tensor | float | None = None) -> Tensor:
+    """Limit values to [min, max]; the gradient passes where min <= x <= max (boundaries included).
+
+    Number bounds (0-d tensors count as numbers next to a number) record ClampBackward1; tensor
+    bounds ClampBackward0, whose bounds receive the gradient where they are the result."""
+    bounds = [b for b in (min, max) if b is not None]
+    if not bounds:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if builtins.all(isinstance(b, Tensor) for b in bounds):
+        return apply(clamp_tensor, (input, min, max))
+    if not builtins.all(_is_number(b) or isinstance(b, Tensor) and b.ndim == 0 for b in bounds):
+        got = ", ".join(["Tensor"] + [type(b).__name__ for b in (min, max) if b is not None])
+        raise TypeError(f"clamp() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                        " * (Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None)\n"
+                        " * (Tensor input, Number min = None, Number max = None, *, Tensor out = None)\n")
+    lo, hi = (b.item() if isinstance(b, Tensor) else b for b in (min, max))
+    return apply(clamp_op, (_promoted(input, lo, hi),), (lo, hi))
+
+
+clip = clamp
+
+
+def clamp_min(input: Tensor, min: Tensor | float) -> Tensor:
+    """max(input, min): ClampMinBackward1 for a tensor bound, ClampMinBackward0 for a number."""
+    if isinstance(min, Tensor):
+        return apply(clamp_min_tensor, (input, min))
+    return apply(clamp_min_op, (_promoted(input, min),), (min,))
+
+
+def clamp_max(input: Tensor, max: Tensor | float) -> Tensor:
+    """min(input, max): ClampMaxBackward1 for a tensor bound, ClampMaxBackward0 for a number."""
+    if isinstance(max, Tensor):
+        return apply(clamp_max_tensor, (input, max))
+    return apply(clamp_max_op, (_promoted(input, max),), (max,))
 
 
 def add(input: Tensor, other: Tensor | complex, *, alpha: complex = 1) -> Tensor:
@@ -265,27 +984,28 @@ subtract = sub
 
 def rsub(input: Tensor, other: Tensor | complex, *, alpha: complex = 1) -> Tensor:
     """other - alpha * input."""
-    if isinstance(other, Tensor):
-        return sub(other, input, alpha=alpha)
-    return apply(rsub_op, (input, other), (alpha,))
+    return apply(rsub_op if isinstance(other, Tensor) else rsub_scalar, (input, other), (alpha,))
 
 
 def div(input: Tensor | complex, other: Tensor | complex, *, rounding_mode: str | None = None) -> Tensor:
-    """True division (ints give floats); rounding_mode 'trunc' or 'floor' gives no gradient."""
+    """True division (ints give floats); rounding_mode 'trunc' or 'floor' gives a zero gradient."""
+    if rounding_mode not in (None, "trunc", "floor"):
+        raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                           f"'{rounding_mode}'")
     if not isinstance(input, Tensor):
-        return mul(reciprocal(other), input)
+        return mul(reciprocal(other), input) if rounding_mode is None else div(_like(other, input), other,
+                                                                               rounding_mode=rounding_mode)
     if rounding_mode is None:
         return apply(div_op, (input, other))
-    from .. import no_grad
-
-    with no_grad():
-        q = apply(div_op, (input, other))
-        q = q.trunc() if rounding_mode == "trunc" else q.floor()
-    dt = _binary_dtype(input, other)
-    return q if q.dtype is dt else q.to(dt)
+    return apply(div_rounding, (input, other), (rounding_mode,))
 
 
 divide = true_divide = div
+
+
+def floor_divide(input: Tensor, other: Tensor | float) -> Tensor:
+    """input / other rounded down; torch defines no derivative (backward raises)."""
+    return apply(floor_divide_op, (input, other))
 
 
 def pow(input: Tensor | complex, exponent: Tensor | complex) -> Tensor:  # noqa: A001 - torch's name
@@ -297,29 +1017,78 @@ def pow(input: Tensor | complex, exponent: Tensor | complex) -> Tensor:  # noqa:
     return apply(pow_scalar_base, (exponent,), (input,))
 
 
-def clamp(input: Tensor, min: float | None = None, max: float | None = None) -> Tensor:  # noqa: A002
-    """Limit values to [min, max]; the gradient passes where min <= x <= max (boundaries included)."""
-    if min is None and max is None:
-        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    if isinstance(min, Tensor) or isinstance(max, Tensor):
-        out = input
-        if min is not None:
-            out = maximum(out, min if isinstance(min, Tensor) else _full_as(out, min))
-        if max is not None:
-            out = minimum(out, max if isinstance(max, Tensor) else _full_as(out, max))
-        return out
-    return apply(clamp_op, (input,), (min, max))
+def remainder(input: Tensor | float, other: Tensor | float) -> Tensor:
+    """Python's modulus (the sign of the divisor): input - floor(input / other) * other."""
+    if not isinstance(input, Tensor):
+        return apply(remainder_scalar_self, (input, other))
+    return apply(remainder_op if isinstance(other, Tensor) else remainder_scalar, (input, other))
 
 
-clip = clamp
+def fmod(input: Tensor, other: Tensor | float) -> Tensor:
+    """C's fmod (the sign of the dividend): input - trunc(input / other) * other."""
+    return apply(fmod_op if isinstance(other, Tensor) else fmod_scalar, (input, other))
 
 
-def clamp_min(input: Tensor, min: float) -> Tensor:  # noqa: A002
-    return clamp(input, min=min)
+def copysign(input: Tensor, other: Tensor | float) -> Tensor:
+    """|input| with the sign of other (the gradient flows to input only)."""
+    return apply(copysign_op if isinstance(other, Tensor) else copysign_scalar, (input, other))
 
 
-def clamp_max(input: Tensor, max: float) -> Tensor:  # noqa: A002
-    return clamp(input, max=max)
+def xlogy(input: Tensor | float, other: Tensor | float) -> Tensor:
+    """input * log(other), and 0 where input == 0 (unless other is NaN)."""
+    if not isinstance(input, Tensor):
+        return apply(xlogy_scalar_self, (input, other))
+    return apply(xlogy_op if isinstance(other, Tensor) else xlogy_scalar_other, (input, other))
+
+
+def lerp(input: Tensor, end: Tensor, weight: Tensor | float) -> Tensor:
+    """input + weight * (end - input)."""
+    for name, t in (("end", end), ("weight", weight)):
+        if isinstance(t, Tensor) and t.dtype is not input.dtype:
+            raise RuntimeError(f"expected dtype {_legacy_name(input)} for `{name}` but got dtype {_legacy_name(t)}")
+    if isinstance(weight, Tensor):
+        return apply(lerp_tensor, (input, end, weight))
+    return apply(lerp_scalar, (input, end), (weight,))
+
+
+def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: complex = 1) -> Tensor:
+    """input + value * tensor1 * tensor2."""
+    return apply(addcmul_op, (input, tensor1, tensor2), (value,))
+
+
+def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: complex = 1) -> Tensor:
+    """input + value * tensor1 / tensor2 (floating point only)."""
+    if tensor1._data.dtype.kind in "iub" and tensor2._data.dtype.kind in "iub":
+        raise RuntimeError(
+            "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform a "
+            "true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + "
+            "value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * "
+            "tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the latter implementation: "
+            "(input + value * tensor1 / tensor2), for all dtypes.")
+    return apply(addcdiv_op, (input, tensor1, tensor2), (value,))
+
+
+def _tensor_pair(op: Op, name: str) -> Callable[[Tensor, Tensor], Tensor]:
+    """The public function of a binary op that torch accepts with two tensors only."""
+
+    def public(input: Tensor, other: Tensor) -> Tensor:
+        if not isinstance(other, Tensor):
+            raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
+        return apply(op, (input, other))
+
+    public.__name__ = public.__qualname__ = name
+    public.__doc__ = f"torch.{name}: elementwise over two broadcast tensors."
+    return public
+
+
+maximum = _tensor_pair(maximum_op, "maximum")
+minimum = _tensor_pair(minimum_op, "minimum")
+fmax = _tensor_pair(fmax_op, "fmax")
+fmin = _tensor_pair(fmin_op, "fmin")
+atan2 = arctan2 = _tensor_pair(atan2_op, "atan2")
+hypot = _tensor_pair(hypot_op, "hypot")
+logaddexp = _tensor_pair(logaddexp_op, "logaddexp")
+logaddexp2 = _tensor_pair(logaddexp2_op, "logaddexp2")
 
 
 def where(condition: Tensor, input: Tensor | complex | None = None, other: Tensor | complex | None = None) -> Tensor:
@@ -330,7 +1099,8 @@ def where(condition: Tensor, input: Tensor | complex | None = None, other: Tenso
         return nonzero(condition, as_tuple=True)
     cond = condition._data if isinstance(condition, Tensor) else condition
     if cond.dtype != bool:
-        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype {condition.dtype}")
+        raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor with dtype "
+                           f"{condition.dtype}")
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         from .. import tensor
 
@@ -338,25 +1108,50 @@ def where(condition: Tensor, input: Tensor | complex | None = None, other: Tenso
     return apply(where_op, (input, other), (cond,))
 
 
-def conj(input: Tensor | complex) -> Tensor | complex:
-    """The complex conjugate; real tensors are returned as they are (no copy, no node)."""
-    if isinstance(input, Tensor):
-        return apply(conj_physical, (input,)) if input._data.dtype.kind == "c" else input
-    return input.conjugate() if isinstance(input, complex) else input
+def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
+    """|input - other| <= atol + rtol * |other|, elementwise."""
+    return apply(isclose_op, (input, other), (rtol, atol, equal_nan))
 
 
-def reciprocal(input: Tensor) -> Tensor:
-    return apply(reciprocal_op, (input,))
+def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
+    """Whether every element is close (see isclose)."""
+    return bool(isclose(input, other, rtol, atol, equal_nan)._data.all())
 
 
-@defop("reciprocal", promote="float", self="-grad * conj(result * result)", jvp="-self_t * result * result")
-def reciprocal_op(xp, x):
-    return xp.reciprocal(x)
+def equal(input: Tensor, other: Tensor) -> bool:
+    """Whether both tensors have the same shape and the same values."""
+    return input.shape == other.shape and bool((input._data == other._data).all())
+
+
+multiply = mul
+negative = neg
+absolute = abs
 
 
 # ============================================================================================
 # Formula helpers: differentiable pieces the rules above share
 # ============================================================================================
+
+
+def handle_r_to_c(result: Tensor, value: Tensor) -> Tensor:
+    """The real part of `value` when the op's result is real (abs of a complex input)."""
+    return real(value) if value.is_complex() and not result.is_complex() else value
+
+
+def sgn_backward(grad: Tensor, self: Tensor, result: Tensor) -> Tensor:
+    """For complex z: (g - Re(g conj(s)) s) / |z| with s = z / |z|, 0 at z = 0; zero for real z."""
+    if not self.is_complex():
+        return zeros_like(grad)
+    magnitude = self.abs()
+    return where(magnitude == 0, 0, (grad - real(grad * conj(result)) * result) / magnitude)
+
+
+def logit_backward(grad: Tensor, self: Tensor, eps: float | None) -> Tensor:
+    """g / (x (1 - x)); NaN outside [0, 1] without eps, 0 outside [eps, 1 - eps] with it."""
+    local = grad / (self * (1 - self))
+    if eps is None:
+        return where((self < 0) | (self > 1), math.nan, local)
+    return where((self < eps) | (self > 1 - eps), 0, local)
 
 
 def pow_backward(grad: Tensor, self: Tensor, exponent: Tensor | complex) -> Tensor:
@@ -374,9 +1169,9 @@ def pow_exponent_backward(grad: Tensor, self: Tensor | complex, result: Tensor) 
         return where((self == 0) & (result == result), 0.0, grad * conj(result * log(self)))
     if self == 0:
         return grad * 0
-    import math
+    import cmath
 
-    return grad * conj(result * (math.log(self) if not isinstance(self, complex) else __import__("cmath").log(self)))
+    return grad * conj(result * (cmath.log(self) if isinstance(self, builtins.complex) else math.log(self)))
 
 
 def tie_weight(mine: Tensor, theirs: Tensor | complex) -> Tensor:
@@ -384,7 +1179,17 @@ def tie_weight(mine: Tensor, theirs: Tensor | complex) -> Tensor:
     return (mine > theirs) + 0.5 * (mine == theirs)
 
 
-def clamp_mask(x: Tensor, lo: float | None, hi: float | None) -> Tensor:
+def fmax_keeps_self(self: Tensor, other: Tensor) -> Tensor:
+    """Where fmax's result is self: self >= other, or other is NaN (ties go to self)."""
+    return (self >= other) | isnan(other)
+
+
+def fmin_keeps_self(self: Tensor, other: Tensor) -> Tensor:
+    """Where fmin's result is self: self <= other, or other is NaN (ties go to self)."""
+    return (self <= other) | isnan(other)
+
+
+def clamp_mask(x: Tensor, lo: Tensor | float | None, hi: Tensor | float | None) -> Tensor:
     """Where clamp passes the gradient: lo <= x <= hi (boundaries pass, as in torch)."""
     mask = None
     if lo is not None:
@@ -392,6 +1197,49 @@ def clamp_mask(x: Tensor, lo: float | None, hi: float | None) -> Tensor:
     if hi is not None:
         mask = (x <= hi) if mask is None else mask & (x <= hi)
     return mask
+
+
+def clamp_bound_grad(grad: Tensor, self: Tensor, lo: Tensor | None, hi: Tensor | None, for_min: bool) -> Tensor:
+    """The gradient of a tensor bound: where that bound is the result (with both bounds, max wins
+    where lo > hi)."""
+    if for_min:
+        taken = self < lo if hi is None else (self < lo) & (lo < hi)
+    else:
+        taken = self > hi if lo is None else (self > hi) | (hi < lo)
+    return where(taken, grad, 0)
+
+
+def clamp_jvp(self: Tensor, self_t: Tensor, lo: Tensor | None, lo_t: Tensor, hi: Tensor | None,
+              hi_t: Tensor) -> Tensor:
+    """The tangent of clamp with tensor bounds: that of whichever of self, min, max is the result."""
+    out = self_t
+    if lo is not None:
+        out = where(self < lo, lo_t, out)
+    if hi is not None:
+        out = where(self > hi, hi_t, out)
+        if lo is not None:
+            out = where(lo > hi, hi_t, out)
+    return out
+
+
+def not_implemented(name: str) -> None:
+    """torch's NotImplemented node: its backward raises."""
+    raise RuntimeError(f"derivative for aten::{name} is not implemented")
+
+
+# ============================================================================================
+# Dtype helpers
+# ============================================================================================
+
+
+def _arrays(xp, *values):
+    """Python numbers among a forward's operands as 0-d arrays of the (promoted) array dtype."""
+    dtype = next(v.dtype for v in values if hasattr(v, "dtype"))
+    return tuple(v if hasattr(v, "dtype") else xp.asarray(v, dtype=dtype) for v in values)
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (bool, int, float, builtins.complex, np.generic))
 
 
 def _binary_dtype(a: Tensor | complex, b: Tensor | complex) -> object:
@@ -406,11 +1254,54 @@ def _binary_dtype(a: Tensor | complex, b: Tensor | complex) -> object:
     return D.result_type(dims, zeros, scalars)
 
 
-def _full_as(t: Tensor, value: float) -> Tensor:
+def _promoted(input: Tensor, *bounds: float | None) -> Tensor:
+    """input cast to the dtype a number bound promotes it to (clamp(int_tensor, 0.5) is float)."""
+    dtype = input.dtype
+    for b in bounds:
+        if b is not None:
+            dtype = _binary_dtype(_like_dtype(input, dtype), b)
+    return input if dtype is input.dtype else input.to(dtype)
+
+
+def _like_dtype(input: Tensor, dtype: object) -> Tensor:
+    return input if dtype is input.dtype else input.detach().to(dtype)
+
+
+def _like(t: Tensor, value: complex) -> Tensor:
     from .. import full
 
-    return full((), value, dtype=t.dtype)
+    return full((), value, dtype=_binary_dtype(t, value))
 
 
-__all__ = ["abs", "add", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "clamp", "clamp_max", "clamp_min", "clip", "conj", "conj_physical", "cos", "div", "divide", "eq", "exp", "ge", "gt", "isfinite", "isinf", "isnan", "le", "log", "logical_and", "logical_not", "logical_or", "logical_xor", "lt", "maximum", "minimum", "mul", "ne", "neg", "pow", "reciprocal", "relu", "rsub", "sgn", "sigmoid", "sin", "sqrt", "sub", "subtract", "tanh", "true_divide", "where"]
-FUNCTIONAL = ["relu", "sigmoid", "tanh"]
+def _legacy_name(t: Tensor) -> str:
+    return {"float32": "float", "float64": "double", "float16": "half", "int64": "long", "int32": "int"}.get(
+        t.dtype.name, t.dtype.name)
+
+
+__all__ = [
+    "abs", "absolute", "acos", "acosh", "add", "addcdiv", "addcmul", "allclose", "arccos", "arccosh", "arcsin",
+    "arcsinh", "arctan", "arctan2", "arctanh", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_and",
+    "bitwise_not", "bitwise_or", "bitwise_xor", "ceil", "clamp", "clamp_max", "clamp_min", "clip", "copysign", "cos",
+    "cosh", "digamma", "div", "divide", "eq", "equal", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "fix",
+    "floor", "floor_divide", "fmax", "fmin", "fmod", "frac", "ge", "greater", "greater_equal", "gt", "hypot",
+    "isclose", "isfinite", "isinf", "isnan", "le", "lerp", "less", "less_equal", "lgamma", "log", "log10", "log1p",
+    "log2", "logaddexp", "logaddexp2", "logical_and", "logical_not", "logical_or", "logical_xor", "logit", "lt",
+    "maximum", "minimum", "mul", "multiply", "nan_to_num", "ne", "neg", "negative", "not_equal", "polygamma", "pow",
+    "reciprocal", "relu", "remainder", "round", "rsqrt", "rsub", "sgn", "sigmoid", "sign", "sin", "sinh", "sqrt",
+    "sub", "subtract", "tan", "tanh", "true_divide", "trunc", "where", "xlogy",
+]
+FUNCTIONAL = ["sigmoid", "tanh"]
+METHODS = [
+    "acos", "acosh", "addcdiv", "addcmul", "allclose", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2",
+    "arctanh", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor",
+    "ceil", "copysign", "cosh", "digamma", "equal", "erf", "erfc", "erfinv", "exp2", "expm1", "fix", "floor",
+    "floor_divide", "fmax", "fmin", "fmod", "frac", "greater", "greater_equal", "hypot", "isclose", "lerp", "less",
+    "less_equal", "lgamma", "log10", "log1p", "log2", "logaddexp", "logaddexp2", "logit", "nan_to_num", "not_equal",
+    "polygamma", "remainder", "round", "rsqrt", "sinh", "tan", "trunc", "xlogy",
+]
+INPLACE = [
+    "acos", "acosh", "addcdiv", "addcmul", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh",
+    "asin", "asinh", "atan", "atan2", "atanh", "ceil", "copysign", "cosh", "digamma", "erf", "erfc", "erfinv", "exp2",
+    "expm1", "fix", "floor", "floor_divide", "fmod", "frac", "hypot", "lerp", "lgamma", "log10", "log1p", "log2",
+    "logit", "nan_to_num", "polygamma", "remainder", "round", "rsqrt", "sinh", "tan", "trunc", "xlogy",
+]

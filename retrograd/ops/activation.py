@@ -1,0 +1,452 @@
+"""Rule table: activation functions (OPS.md section C) and their torch.nn.functional signatures.
+
+Each activation torch runs as one kernel has one row with its own node (EluBackward0,
+GeluBackward0, ...); tanhshrink and softsign are composites in torch too. The in-place forms
+(`inplace=True`, `F.elu_`) write the result into the input (`Tensor._become`). Where torch's
+in-place kernel saves its *result* instead of its input it records another node
+(ThresholdBackward1, LeakyReluBackward1, EluBackward1, CeluBackward1), and so do we; the others
+keep the out-of-place node, which then saves a snapshot of the input taken before the write.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._tensor import Tensor
+from .pointwise import erf, sigmoid, tanh, where
+from .pointwise import relu as _relu_row
+from .registry import Op, apply, defop
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+# ============================================================================================
+# Rows: threshold and the relu family
+# ============================================================================================
+
+
+@defop("threshold", params=("threshold", "value"), self="threshold_backward(grad, self, threshold)",
+       jvp="threshold_backward(self_t, self, threshold)")
+def threshold_op(xp, x, threshold, value):
+    return xp.where(x <= threshold, xp.asarray(value, dtype=x.dtype), x)
+
+
+# torch's threshold_ reads the input from before the write (a snapshot), under another node name
+threshold_inplace = threshold_op.alias("threshold_", "ThresholdBackward1")
+
+
+@defop("leaky_relu", params=("negative_slope",), self="leaky_relu_backward(grad, self, negative_slope)",
+       jvp="leaky_relu_backward(self_t, self, negative_slope)")
+def leaky_relu_op(xp, x, negative_slope):
+    return xp.where(x > 0, x, x * xp.asarray(negative_slope, dtype=x.dtype))
+
+
+@defop("leaky_relu_result", node="LeakyReluBackward1", params=("negative_slope",),
+       self="leaky_relu_backward(grad, result, negative_slope)",
+       jvp="leaky_relu_backward(self_t, result, negative_slope)")
+def leaky_relu_result(xp, x, negative_slope):
+    return leaky_relu_op.forward(xp, x, negative_slope)
+
+
+@defop("hardtanh", params=("min_val", "max_val"), self="hardtanh_backward(grad, self, min_val, max_val)",
+       jvp="hardtanh_backward(self_t, self, min_val, max_val)")
+def hardtanh_op(xp, x, min_val, max_val):
+    return xp.minimum(xp.maximum(x, xp.asarray(min_val, dtype=x.dtype)), xp.asarray(max_val, dtype=x.dtype))
+
+
+# the result is min_val / max_val exactly where the input was beyond them: same rule, reading the result
+@defop("hardtanh_result", node="HardtanhBackward0", params=("min_val", "max_val"),
+       self="hardtanh_backward(grad, result, min_val, max_val)",
+       jvp="hardtanh_backward(self_t, result, min_val, max_val)")
+def hardtanh_result(xp, x, min_val, max_val):
+    return hardtanh_op.forward(xp, x, min_val, max_val)
+
+
+# ============================================================================================
+# Rows: the exponential linear units (elu, selu and celu share one kernel, as in torch)
+# ============================================================================================
+
+
+@defop("elu", params=("alpha", "scale", "input_scale"),
+       self="elu_backward(grad, self, alpha, scale, input_scale)",
+       jvp="elu_backward(self_t, self, alpha, scale, input_scale)")
+def elu_op(xp, x, alpha, scale, input_scale):
+    negative = (scale * alpha) * xp.expm1(x * input_scale)
+    return xp.where(x > 0, x * scale, negative).astype(x.dtype, copy=False)
+
+
+@defop("elu_result", node="EluBackward1", params=("alpha", "scale", "input_scale"),
+       self="elu_backward_from_result(grad, result, alpha, scale, input_scale)",
+       jvp="elu_backward_from_result(self_t, result, alpha, scale, input_scale)")
+def elu_result(xp, x, alpha, scale, input_scale):
+    return elu_op.forward(xp, x, alpha, scale, input_scale)
+
+
+celu_op = elu_op.alias("celu", "CeluBackward0")
+celu_result = elu_result.alias("celu_result", "CeluBackward1")
+
+# ============================================================================================
+# Rows: smooth activations
+# ============================================================================================
+
+
+@defop("gelu", params=("approximate",), self="gelu_backward(grad, self, approximate)",
+       jvp="gelu_backward(self_t, self, approximate)")
+def gelu_op(xp, x, approximate):
+    if approximate == "tanh":
+        inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)
+        return 0.5 * x * (1 + xp.tanh(inner))
+    return 0.5 * x * (1 + erf.forward(xp, x * np.asarray(1 / math.sqrt(2), dtype=x.dtype)))
+
+
+@defop("silu", self="grad * silu_derivative(self)", jvp="self_t * silu_derivative(self)")
+def silu_op(xp, x):
+    return x * sigmoid.forward(xp, x)
+
+
+@defop("mish", self="grad * mish_derivative(self)", jvp="self_t * mish_derivative(self)")
+def mish_op(xp, x):
+    return x * xp.tanh(_softplus(xp, x, 1.0, 20.0))
+
+
+@defop("softplus", params=("beta", "threshold"), self="softplus_backward(grad, self, beta, threshold)",
+       jvp="softplus_backward(self_t, self, beta, threshold)")
+def softplus_op(xp, x, beta, threshold):
+    return _softplus(xp, x, beta, threshold)
+
+
+def _softplus(xp, x, beta, threshold):
+    """log(1 + exp(beta x)) / beta, computed without overflow; x itself above the threshold."""
+    bx = x * beta
+    smooth = (xp.maximum(bx, 0) + xp.log1p(xp.exp(-xp.abs(bx)))) / beta
+    return xp.where(bx > threshold, x, smooth).astype(x.dtype, copy=False)
+
+
+@defop("log_sigmoid", node="LogSigmoidBackward0", self="grad * sigmoid(-self)", jvp="self_t * sigmoid(-self)")
+def log_sigmoid_op(xp, x):
+    return (xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x)))).astype(x.dtype, copy=False)
+
+
+# ============================================================================================
+# Rows: piecewise-linear activations and shrinkage
+# ============================================================================================
+
+
+@defop("hardsigmoid", self="where((self > -3) & (self < 3), grad / 6, 0)",
+       jvp="where((self > -3) & (self < 3), self_t / 6, 0)")
+def hardsigmoid_op(xp, x):
+    return xp.minimum(xp.maximum(x + 3, 0), 6) / 6
+
+
+@defop("hardswish", self="grad * hardswish_derivative(self)", jvp="self_t * hardswish_derivative(self)")
+def hardswish_op(xp, x):
+    return x * xp.minimum(xp.maximum(x + 3, 0), 6) / 6
+
+
+@defop("softshrink", params=("lambd",), self="where(self.abs() > lambd, grad, 0)",
+       jvp="where(self.abs() > lambd, self_t, 0)")
+def softshrink_op(xp, x, lambd):
+    lam = xp.asarray(lambd, dtype=x.dtype)
+    return xp.where(x > lam, x - lam, xp.where(x < -lam, x + lam, xp.zeros((), x.dtype)))
+
+
+@defop("hardshrink", params=("lambd",), self="where(self.abs() > lambd, grad, 0)",
+       jvp="where(self.abs() > lambd, self_t, 0)")
+def hardshrink_op(xp, x, lambd):
+    return xp.where((x >= -lambd) & (x <= lambd), xp.zeros((), x.dtype), x)
+
+
+# ============================================================================================
+# Rows: gated and parametric
+# ============================================================================================
+
+
+@defop("glu", params=("dim",), self="glu_backward(grad, self, dim)", jvp="glu_jvp(self_t, self, dim)")
+def glu_op(xp, x, dim):
+    a, b = xp.split(x, 2, axis=dim)
+    return a * sigmoid.forward(xp, b)
+
+
+@defop("prelu", node="PreluKernelBackward0", inputs=("self", "weight"),
+       self="where(self > 0, grad, prelu_channels(weight, self.ndim) * grad)",
+       weight="prelu_weight_backward(grad, self, weight_shape)",
+       jvp="where(self >= 0, self_t, prelu_channels(weight, self.ndim) * self_t + "  # torch: >= here, > above
+           "prelu_channels(weight_t, self.ndim) * self)")
+def prelu_op(xp, x, w):
+    w = w.reshape(_channel_shape(w.size, x.ndim))
+    return xp.where(x > 0, x, w * x)
+
+
+def _channel_shape(count: int, ndim: int) -> tuple:
+    """prelu's weight broadcast along dim 1 (channels) of an input with ndim dims."""
+    return (count,) + (1,) * (ndim - 2) if ndim >= 2 and count > 1 else ()
+
+
+# ============================================================================================
+# Public functions: torch.nn.functional's signatures
+# ============================================================================================
+
+
+def _inplace(input: Tensor, op: Op, params: tuple = ()) -> Tensor:
+    """Run an activation row and write its result into `input` (torch's `inplace=True`)."""
+    input._check_inplace()
+    return input._become(apply(op, (input,), params))
+
+
+def _activation(out_of_place: Op, in_place: Op, input: Tensor, params: tuple, inplace: bool) -> Tensor:
+    return _inplace(input, in_place, params) if inplace else apply(out_of_place, (input,), params)
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """value where input <= threshold, else input."""
+    return _activation(threshold_op, threshold_inplace, input, (threshold, value), inplace)
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    """In-place threshold (ThresholdBackward1)."""
+    return _inplace(input, threshold_inplace, (threshold, value))
+
+
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """max(input, 0) (torch.relu's row, with F.relu's `inplace`)."""
+    return relu_(input) if inplace else apply(_relu_row, (input,))
+
+
+def relu_(input: Tensor) -> Tensor:
+    """In-place relu."""
+    return _inplace(input, _relu_row)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    """min(max(input, 0), 6): torch runs it as hardtanh(input, 0, 6)."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
+    """input clamped to [min_val, max_val]; unlike clamp, no gradient at the boundaries."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _activation(hardtanh_op, hardtanh_result, input, (min_val, max_val), inplace)
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """input where positive, else negative_slope * input."""
+    return _activation(leaky_relu_op, leaky_relu_result, input, (negative_slope,), inplace)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """input where positive, else alpha * (exp(input) - 1)."""
+    return _activation(elu_op, elu_result, input, (alpha, 1.0, 1.0), inplace)
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return elu(input, alpha, inplace=True)
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """scale * elu(input, alpha) with the self-normalising constants (EluBackward0 in torch)."""
+    return _activation(elu_op, elu_result, input, (_SELU_ALPHA, _SELU_SCALE, 1.0), inplace)
+
+
+def selu_(input: Tensor) -> Tensor:
+    return selu(input, inplace=True)
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """input where positive, else alpha * (exp(input / alpha) - 1)."""
+    return _activation(celu_op, celu_result, input, (alpha, 1.0, 1.0 / alpha), inplace)
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return celu(input, alpha, inplace=True)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """x * Phi(x), exactly (erf) or with torch's tanh approximation."""
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    return apply(gelu_op, (input,), (approximate,))
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * sigmoid(x)."""
+    return _activation(silu_op, silu_op, input, (), inplace)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * tanh(softplus(x))."""
+    return _activation(mish_op, mish_op, input, (), inplace)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """relu6(x + 3) / 6."""
+    return _activation(hardsigmoid_op, hardsigmoid_op, input, (), inplace)
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * relu6(x + 3) / 6."""
+    return _activation(hardswish_op, hardswish_op, input, (), inplace)
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """log(1 + exp(beta x)) / beta, and x where beta x > threshold."""
+    return apply(softplus_op, (input,), (beta, threshold))
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    """log(sigmoid(x)), without overflow."""
+    return apply(log_sigmoid_op, (input,))
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x - lambd above lambd, x + lambd below -lambd, 0 between."""
+    if lambd < 0:
+        largest = np.finfo(input._data.dtype).max if input._data.dtype.kind == "f" else np.finfo(np.float32).max
+        raise RuntimeError(f"lambda must be in range [0, {largest:g}] for input dtype "
+                           f"{_LEGACY.get(input.dtype.name, input.dtype.name)}, but found {lambd:g}")
+    return apply(softshrink_op, (input,), (lambd,))
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x where |x| > lambd, else 0."""
+    return apply(hardshrink_op, (input,), (lambd,))
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    """x - tanh(x) (a composite in torch: SubBackward0)."""
+    return input - tanh(input)
+
+
+def softsign(input: Tensor) -> Tensor:
+    """x / (1 + |x|) (a composite in torch: DivBackward0)."""
+    return input / (input.abs() + 1)
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """a * sigmoid(b) where a, b are the two halves of input along dim."""
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = dim + input.ndim if dim < 0 else dim
+    if input.shape[d] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {input.shape[d]}")
+    return apply(glu_op, (input,), (d,))
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """input where positive, else weight * input, weight per channel (dim 1) or shared."""
+    if not isinstance(weight, Tensor):
+        raise TypeError(f"prelu(): argument 'weight' (position 2) must be Tensor, not {type(weight).__name__}")
+    count = weight.numel()
+    channels = input.shape[1] if input.ndim >= 2 else 1
+    if count != 1 and count != channels:
+        raise RuntimeError("Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                           f"{count} and channel size = {channels}.")
+    return apply(prelu_op, (input, weight))
+
+
+_LEGACY = {"float32": "Float", "float64": "Double", "float16": "Half"}
+
+# ============================================================================================
+# Formula helpers
+# ============================================================================================
+
+
+def leaky_relu_backward(grad: Tensor, x: Tensor, negative_slope: float) -> Tensor:
+    """grad where x > 0, else negative_slope * grad (x: the input, or the result of the in-place form)."""
+    return where(x > 0, grad, grad * negative_slope)
+
+
+def hardtanh_backward(grad: Tensor, x: Tensor, min_val: float, max_val: float) -> Tensor:
+    """grad strictly inside (min_val, max_val), 0 at and beyond the boundaries."""
+    return where((x > min_val) & (x < max_val), grad, 0)
+
+
+def elu_backward(grad: Tensor, x: Tensor, alpha: float, scale: float, input_scale: float) -> Tensor:
+    """scale on the positive side, alpha scale input_scale exp(input_scale x) on the other."""
+    return where(x > 0, grad * scale, grad * (alpha * scale * input_scale) * (x * input_scale).exp())
+
+
+def elu_backward_from_result(grad: Tensor, result: Tensor, alpha: float, scale: float, input_scale: float) -> Tensor:
+    """elu_backward from the output y: input_scale (y + alpha scale) where y <= 0."""
+    return where(result > 0, grad * scale, grad * input_scale * (result + alpha * scale))
+
+
+def gelu_backward(grad: Tensor, x: Tensor, approximate: str) -> Tensor:
+    """d gelu: Phi(x) + x phi(x) exactly, or the derivative of torch's tanh approximation."""
+    if approximate == "tanh":
+        beta, kappa = math.sqrt(2 / math.pi), 0.044715
+        t = tanh(beta * (x + kappa * x * x * x))
+        return grad * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * beta * (1 + 3 * kappa * x * x))
+    cdf = 0.5 * (1 + erf(x * (1 / math.sqrt(2))))
+    pdf = (-0.5 * x * x).exp() * (1 / math.sqrt(2 * math.pi))
+    return grad * (cdf + x * pdf)
+
+
+def silu_derivative(x: Tensor) -> Tensor:
+    s = sigmoid(x)
+    return s * (1 + x * (1 - s))
+
+
+def mish_derivative(x: Tensor) -> Tensor:
+    t = tanh(softplus(x))
+    return t + x * sigmoid(x) * (1 - t * t)
+
+
+def softplus_backward(grad: Tensor, x: Tensor, beta: float, threshold: float) -> Tensor:
+    return where(x * beta > threshold, grad, grad * sigmoid(x * beta))
+
+
+def hardswish_derivative(x: Tensor) -> Tensor:
+    """0 up to -3, x / 3 + 1/2 between, 1 from 3 on (torch's choice at the joins)."""
+    return where(x <= -3, 0, where(x < 3, x / 3 + 0.5, 1))
+
+
+def glu_backward(grad: Tensor, x: Tensor, dim: int) -> Tensor:
+    a, b = x.chunk(2, dim)
+    gate = sigmoid(b)
+    return _cat([grad * gate, grad * a * gate * (1 - gate)], dim)
+
+
+def glu_jvp(x_t: Tensor, x: Tensor, dim: int) -> Tensor:
+    a, b = x.chunk(2, dim)
+    a_t, b_t = x_t.chunk(2, dim)
+    gate = sigmoid(b)
+    return a_t * gate + a * gate * (1 - gate) * b_t
+
+
+def prelu_channels(weight: Tensor, ndim: int) -> Tensor:
+    """The weight shaped to broadcast along the channel dim of an ndim input."""
+    return weight.reshape(_channel_shape(weight.numel(), ndim))
+
+
+def prelu_weight_backward(grad: Tensor, x: Tensor, weight_shape: tuple) -> Tensor:
+    """Sum of x * grad over the non-positive inputs, per channel (or over all for one weight)."""
+    contribution = where(x > 0, 0, x * grad)
+    if len(weight_shape) == 0 or weight_shape[0] == 1 or x.ndim < 2:
+        return contribution.sum().reshape(weight_shape)
+    return contribution.sum([d for d in range(x.ndim) if d != 1]).reshape(weight_shape)
+
+
+def _cat(tensors: list, dim: int) -> Tensor:
+    from .shape import cat
+
+    return cat(tensors, dim)
+
+
+__all__ = ["celu", "celu_", "hardshrink", "prelu", "relu_", "selu", "selu_", "threshold", "threshold_"]
+FUNCTIONAL = [
+    "celu", "celu_", "elu", "elu_", "gelu", "glu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "hardtanh_",
+    "leaky_relu", "leaky_relu_", "logsigmoid", "mish", "prelu", "relu", "relu6", "relu_", "selu", "selu_", "silu",
+    "softplus", "softshrink", "softsign", "tanhshrink", "threshold", "threshold_",
+]
+METHODS = ["hardshrink", "prelu"]

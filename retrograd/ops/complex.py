@@ -1,0 +1,203 @@
+"""Rule table: complex numbers (OPS.md section J).
+
+Gradients follow torch's convention for complex inputs: for a real-valued loss L of z = x + iy,
+z.grad = dL/dx + i dL/dy (the conjugate Wirtinger derivative, times two). Every rule therefore
+multiplies the incoming gradient by the *conjugate* of the local derivative, and a real input
+fed into a complex result receives the real part of its gradient (the engine casts, `_fit`).
+
+`real` and `imag` are views made as torch makes them: `view_as_real(z).select(-1, k)`, so their
+node is SelectBackward0 over ViewAsRealBackward0. retrograd has no lazy conjugate bit: `conj`
+conjugates at once (a copy, not a view) but records torch's node name, ConjBackward0.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+
+from .._creation import zeros_like
+from .._tensor import Tensor
+from .registry import apply, defop
+
+# ============================================================================================
+# Views between complex tensors and pairs of reals
+# ============================================================================================
+
+
+@defop("view_as_real", view=True, self="view_as_complex(grad.contiguous())", jvp="view_as_real(self_t)")
+def view_as_real_op(xp, z):
+    parts = z.real  # a view of the real parts; each imaginary part sits one real item further on
+    return xp.lib.stride_tricks.as_strided(parts, z.shape + (2,), z.strides + (parts.itemsize,))
+
+
+@defop("view_as_complex", view=True, self="view_as_real(grad.contiguous())", jvp="view_as_complex(self_t)")
+def view_as_complex_op(xp, x):
+    return x.view(COMPLEX_OF[x.dtype.name])[..., 0]
+
+
+COMPLEX_OF = {"float16": "complex64", "float32": "complex64", "float64": "complex128"}
+
+# ============================================================================================
+# Conjugation, angle, construction from parts
+# ============================================================================================
+
+
+@defop("conj", node="ConjBackward0", self="conj(grad)", jvp="conj(self_t)")
+def conj_op(xp, z):
+    return xp.conj(z)
+
+
+@defop("conj_physical", self="conj(grad)", jvp="conj(self_t)")
+def conj_physical_op(xp, z):
+    return xp.conj(z)
+
+
+@defop("angle", promote="float", self="angle_backward(grad, self)", jvp="angle_jvp(self_t, self)")
+def angle_op(xp, z):
+    if z.dtype.kind == "c":
+        return xp.angle(z)
+    # torch: pi for negative reals, 0 otherwise (also for -0.0), NaN stays NaN
+    return xp.where(z < 0, xp.asarray(math.pi, dtype=z.dtype), xp.where(z != z, z, 0)).astype(z.dtype, copy=False)
+
+
+@defop("polar", inputs=("abs", "angle"), abs="real(conj(grad) * sgn(result))",
+       angle="real(conj(grad) * result * 1j)",
+       jvp="abs_t * polar(ones_like(abs), angle) + angle_t * result * 1j")
+def polar_op(xp, r, theta):
+    return _from_parts(xp, r * xp.cos(theta), r * xp.sin(theta))
+
+
+@defop("complex", inputs=("re", "im"), re="real(grad)", im="imag(grad)", jvp="complex(re_t, im_t)")
+def complex_op(xp, re, im):
+    return _from_parts(xp, re, im)
+
+
+def _from_parts(xp, re, im):
+    """A complex array of the real dtype's precision from broadcast real and imaginary parts."""
+    shape = xp.broadcast_shapes(re.shape, im.shape)
+    out = xp.empty(shape, dtype=COMPLEX_OF[re.dtype.name])
+    out.real = re
+    out.imag = im
+    return out
+
+
+# ============================================================================================
+# Public functions
+# ============================================================================================
+
+
+def view_as_real(input: Tensor) -> Tensor:
+    """A real view of a complex tensor with a trailing dimension of 2 (real, imaginary)."""
+    if not input.is_complex():
+        raise RuntimeError("view_as_real is only supported for complex tensors")
+    return apply(view_as_real_op, (input,))
+
+
+def view_as_complex(input: Tensor) -> Tensor:
+    """A complex view of a real tensor whose last dimension holds (real, imaginary) pairs."""
+    data = input._data
+    if data.dtype.name not in COMPLEX_OF:
+        names = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+        raise RuntimeError("view_as_complex is only supported for half, float and double tensors, but got a tensor "
+                           f"of scalar type: {names.get(data.dtype.name, data.dtype.name)}")
+    if data.ndim == 0 or data.shape[-1] != 2:
+        raise RuntimeError("Tensor must have a last dimension of size 2")
+    if data.strides[-1] != data.itemsize:
+        raise RuntimeError("Tensor must have a last dimension with stride 1")
+    if any(s % (2 * data.itemsize) for s, n in zip(data.strides[:-1], data.shape[:-1]) if n > 1):
+        raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
+    return apply(view_as_complex_op, (input,))
+
+
+def real(input: Tensor) -> Tensor:
+    """The real part: a view for complex tensors, the tensor itself otherwise."""
+    if not input.is_complex():
+        return input
+    return view_as_real(input).select(-1, 0)
+
+
+def imag(input: Tensor) -> Tensor:
+    """The imaginary part of a complex tensor, as a view."""
+    if not input.is_complex():
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return view_as_real(input).select(-1, 1)
+
+
+def conj(input: Tensor | complex) -> Tensor | complex:
+    """The complex conjugate; real tensors (and real numbers) are returned as they are."""
+    if isinstance(input, Tensor):
+        return apply(conj_op, (input,)) if input._data.dtype.kind == "c" else input
+    return input.conjugate() if isinstance(input, builtins.complex) else input
+
+
+def conj_physical(input: Tensor) -> Tensor:
+    """The complex conjugate, always materialised (ConjPhysicalBackward0); real tensors as they are."""
+    return apply(conj_physical_op, (input,)) if input._data.dtype.kind == "c" else input
+
+
+def resolve_conj(input: Tensor) -> Tensor:
+    """The tensor itself: retrograd's `conj` already materialises, so nothing is left to resolve."""
+    return input
+
+
+def is_conj(input: Tensor) -> bool:
+    """Always False: retrograd keeps no lazy conjugate bit."""
+    return False
+
+
+def angle(input: Tensor) -> Tensor:
+    """The argument of each element (radians); for real tensors pi where negative, else 0."""
+    return apply(angle_op, (input,))
+
+
+def polar(abs: Tensor, angle: Tensor) -> Tensor:
+    """abs * (cos(angle) + i sin(angle)), elementwise."""
+    _check_parts(abs, angle)
+    return apply(polar_op, (abs, angle))
+
+
+def complex(real: Tensor, imag: Tensor) -> Tensor:
+    """real + i imag from two real tensors of the same floating dtype."""
+    _check_parts(real, imag)
+    return apply(complex_op, (real, imag))
+
+
+def _check_parts(a: Tensor, b: Tensor) -> None:
+    """torch's checks on the two real parts of `complex` and `polar`."""
+    legacy = {"float16": "Half", "float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
+              "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+    na, nb = a._data.dtype.name, b._data.dtype.name
+    if na not in COMPLEX_OF or nb not in COMPLEX_OF:
+        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got {legacy.get(na, na)} "
+                           f"and {legacy.get(nb, nb)}")
+    if na != nb:
+        raise RuntimeError(f"Expected object of scalar type {legacy[na]} but got scalar type {legacy[nb]} for "
+                           "second argument")
+
+
+# ============================================================================================
+# Formula helpers
+# ============================================================================================
+
+
+def angle_backward(grad: Tensor, self: Tensor) -> Tensor:
+    """d angle: i z / |z|^2 for complex z (0 at z = 0); nothing flows to a real input."""
+    from .pointwise import where
+
+    if not self.is_complex():
+        return zeros_like(self)
+    return where(self == 0, 0, grad * self / (self.abs() ** 2) * 1j)
+
+
+def angle_jvp(self_t: Tensor, self: Tensor) -> Tensor:
+    """Tangent of the angle: Im(conj(z) dz) / |z|^2, and 0 for real inputs."""
+    from .pointwise import where
+
+    if not self.is_complex():
+        return zeros_like(real(self_t))
+    return where(self == 0, 0, imag(conj(self) * self_t) / (self.abs() ** 2))
+
+
+__all__ = ["angle", "complex", "conj", "conj_physical", "imag", "polar", "real", "view_as_complex", "view_as_real"]
+METHODS = ["angle", "conj_physical", "resolve_conj", "is_conj"]
+INPLACE = ["conj_physical"]
