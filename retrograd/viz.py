@@ -38,20 +38,17 @@ def _saved_tensors(node: Any) -> list[tuple[str, Tensor]]:
     """(name, tensor) for what a backward node keeps for its gradient formulas: the inputs its
     formulas read (named as in the rule table) and its result, or a custom Function's saved_tensors."""
     op = getattr(node, "op", None)
-    if op is not None:
-        try:
-            saved = node._unpack_saved() if op.saves_inputs else []
-        except RuntimeError:  # already freed by a backward pass
-            return []
+    try:
+        if op is None:
+            tensors = getattr(node, "saved_tensors", ())
+            return [(f"saved[{i}]", t) for i, t in enumerate(tensors) if isinstance(t, Tensor)]
+        saved = node._unpack_saved() if op.saves_inputs else []
         pairs = [(op.inputs[i], t) for i, t in zip(op.saves_inputs, saved) if isinstance(t, Tensor)]
         results = getattr(node, "_result", None) or ()
-        pairs += [("result" if len(results) == 1 else f"result[{i}]", r.unpack(node)) for i, r in enumerate(results)]
-        return pairs
-    try:
-        tensors = getattr(node, "saved_tensors", ())
-    except RuntimeError:
+        return pairs + [("result" if len(results) == 1 else f"result[{i}]", r.unpack(node))
+                        for i, r in enumerate(results)]
+    except (RuntimeError, AttributeError, TypeError):  # freed by a backward pass, or a node kind we cannot read
         return []
-    return [(f"saved[{i}]", t) for i, t in enumerate(tensors) if isinstance(t, Tensor)]
 
 
 def draw_graph(tensor: Tensor | Iterable[Tensor], params: dict[str, Tensor] | None = None,

@@ -341,8 +341,8 @@ class Module:
                     continue
                 with grad_mode.no_grad():
                     param.data = fn(param)
-                if param._grad is not None:
-                    param._grad.data = fn(param._grad)
+                    if param.grad is not None:
+                        param.grad.data = fn(param.grad)
             for name, buf in module._buffers.items():
                 if buf is not None:
                     module._buffers[name] = fn(buf)
