@@ -8,6 +8,7 @@ on CPU (Note [torch's order among equal values]).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -70,7 +71,7 @@ def select_rows(xp, x, dim: int, keepdim: bool, choose: Callable[[np.ndarray], n
     if x.ndim == 0:
         return x.copy(), xp.zeros((), dtype=xp.int64)
     moved = xp.moveaxis(x, dim, -1)
-    rows = moved.reshape(-1, moved.shape[-1])
+    rows = moved.reshape(math.prod(moved.shape[:-1]), moved.shape[-1])
     ranks = xp.unique(rows, return_inverse=True)[1].reshape(rows.shape)  # NaNs share the top rank
     picked = choose(ranks)
     idx = xp.moveaxis(picked.reshape(moved.shape[:-1] + picked.shape[-1:]), -1, dim).astype(xp.int64)
