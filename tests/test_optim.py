@@ -5,6 +5,8 @@ both are trained for several steps on the same batch; every parameter must then 
 tolerances, for every optimiser and option that torch's single-tensor code path has.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -283,6 +285,12 @@ def test_schedules_match_torch(name, options):
         assert r_sched.get_last_lr() == pytest.approx(t_sched.get_last_lr(), rel=1e-12)
         assert [g["lr"] for g in r_opt.param_groups] == pytest.approx([g["lr"] for g in t_opt.param_groups])
     assert r_sched.last_epoch == t_sched.last_epoch
+    with pytest.warns(UserWarning, match="The epoch parameter in `scheduler.step\\(\\)` was not necessary"):
+        r_sched.step(3)  # a jump uses the closed form where torch has one
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t_sched.step(3)
+    assert r_sched.get_last_lr() == pytest.approx(t_sched.get_last_lr(), rel=1e-12)
 
 
 def test_scheduler_state_dict_resumes():
