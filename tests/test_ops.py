@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 
 import numpy as np
@@ -9,6 +10,7 @@ import pytest
 import torch
 
 import retrograd
+import retrograd.func  # noqa: F401 - vmap for the per-row checks
 from opdb import C, Dt, OpInfo, Sample, all_ops
 
 OPS = all_ops()
@@ -139,9 +141,9 @@ def test_backward(info: OpInfo, sample: Sample, dtype: str) -> None:
         assert_close(a, b, dtype, f"grad of input {k}", info)
 
 
-def _as_function(info: OpInfo, sample: Sample):
+def _as_function(info: OpInfo, sample: Sample, lib=retrograd, floating_only: bool = True):
     """A function of the differentiable inputs only (float64), for gradcheck."""
-    args, kwargs = build(retrograd, sample, "float64")
+    args, kwargs = build(lib, sample, "float64")
     slots = []
     for pos, v in enumerate(list(args) + list(kwargs.values())):
         if isinstance(v, list):
@@ -150,7 +152,7 @@ def _as_function(info: OpInfo, sample: Sample):
             slots.append((pos, None))
     keys = list(kwargs)
     n_args = len(args)
-    fn_target = info.resolve(retrograd)
+    fn_target = info.resolve(lib)
 
     def fn(*xs):
         vals = list(args) + [kwargs[k] for k in keys]
@@ -162,7 +164,7 @@ def _as_function(info: OpInfo, sample: Sample):
                 vals[pos][j] = x
         out = fn_target(*vals[:n_args], **dict(zip(keys, vals[n_args:])))
         outs = tensor_outputs(info, out)
-        return tuple(o for o in outs if o.dtype.is_floating_point or o.dtype.is_complex)
+        return tuple(o for o in outs if not floating_only or o.dtype.is_floating_point or o.dtype.is_complex)
 
     inputs = []
     for pos, j in slots:
@@ -186,3 +188,148 @@ def test_gradgradcheck(info: OpInfo, sample: Sample) -> None:
     if not inputs:
         return
     assert retrograd.autograd.gradgradcheck(fn, inputs, eps=info.fd_eps, atol=1e-5, rtol=1e-3)
+
+
+# --------------------------------------------------------------------------------------------
+# Forward mode and vmap, for every row
+# --------------------------------------------------------------------------------------------
+
+
+def _random_like(rng, t, lib):
+    """A random tensor of t's shape and dtype in `lib` (complex gets a random imaginary part)."""
+    values = rng.standard_normal(tuple(t.shape))
+    if t.dtype.is_complex:
+        values = values + 1j * rng.standard_normal(tuple(t.shape))
+    return lib.from_numpy(np.asarray(values).astype(str(t.dtype).split(".")[-1]))
+
+
+def _torch_jvp(info: OpInfo, sample: Sample, tangents: list):
+    """torch's forward-mode tangents for the row, or None where torch has no forward AD for it."""
+    import torch.autograd.forward_ad as fw
+
+    fn, inputs = _as_function(info, sample, lib=torch)
+    try:
+        with fw.dual_level():
+            outs = fn(*[fw.make_dual(x.detach(), torch.from_numpy(t.numpy().copy())) for x, t in zip(inputs, tangents)])
+            tangents = [fw.unpack_dual(o).tangent for o in outs]
+    except Exception:  # noqa: BLE001 - torch has no (working) forward AD for this call
+        return None
+    return [None if t is None or t._is_zerotensor() else t.detach().clone() for t in tangents]
+
+
+@pytest.mark.parametrize("info,sample", [c for c in CASES if c.values[0].differentiable])
+def test_forward_ad(info: OpInfo, sample: Sample) -> None:
+    """The row's JVP against central finite differences (away from kinks) and torch's forward AD."""
+    fw = retrograd.autograd.forward_ad
+    fn, inputs = _as_function(info, sample)
+    if not inputs:
+        return
+    rng = np.random.default_rng(2)
+    tangents = [_random_like(rng, x, retrograd) for x in inputs]
+    if not info.forward_ad:
+        with pytest.raises(NotImplementedError, match="Trying to use forward AD"), fw.dual_level():
+            fn(*[fw.make_dual(x, t) for x, t in zip(inputs, tangents)])
+        return
+    with fw.dual_level():
+        outs = fn(*[fw.make_dual(x, t) for x, t in zip(inputs, tangents)])
+        ours = [fw.unpack_dual(o).tangent for o in outs]
+    for k, (o, t) in enumerate(zip(outs, ours)):
+        if not o.requires_grad:
+            assert t is None, f"output {k} is not differentiable but has a tangent"
+            ours[k] = None
+        elif t is not None:
+            assert t.shape == o.shape and t.dtype == o.dtype, "tangent shape/dtype differ from the output's"
+    ours = [retrograd.zeros_like(o) if t is None else t for o, t in zip(outs, ours)]
+    differentiable = [o.requires_grad for o in outs]
+    numerical = [None] * len(outs)
+    if sample.gradcheck:  # central differences, for double-precision outputs away from kinks
+        eps = info.fd_eps
+        with retrograd.no_grad():
+            plus = fn(*[x + eps * t for x, t in zip(inputs, tangents)])
+            minus = fn(*[x - eps * t for x, t in zip(inputs, tangents)])
+        for k, (t, p, m) in enumerate(zip(ours, plus, minus)):
+            if differentiable[k] and p.dtype in (retrograd.float64, retrograd.complex128):
+                numerical[k] = (p.numpy() - m.numpy()) / (2 * eps)
+                np.testing.assert_allclose(t.detach().numpy(), numerical[k], atol=1e-5, rtol=1e-3,
+                                           err_msg=f"output {k}: JVP vs finite differences")
+    theirs = _torch_jvp(info, sample, tangents)
+    for k, (a, b) in enumerate(zip(ours, theirs or ())):
+        if not differentiable[k]:
+            continue
+        b = torch.zeros(tuple(a.shape), dtype=getattr(torch, str(a.dtype).split(".")[-1])) if b is None else b
+        if numerical[k] is not None and not np.allclose(b.numpy(), numerical[k], atol=1e-5, rtol=1e-3):
+            continue  # torch's own JVP disagrees with finite differences here; they decide
+        assert_close(a, b, "float64", f"output {k}: JVP vs torch", info)
+
+
+@contextlib.contextmanager
+def _no_batching_xfail(info: OpInfo):
+    """An op that has no batching rule and cannot use the loop fallback (its Python code reads
+    tensor values outside the op table, or it depends on memory layout): vmap refuses it loudly,
+    and the test reports an expected failure naming the op."""
+    try:
+        yield
+    except RuntimeError as e:
+        if "no batching rule" not in str(e):
+            raise
+        pytest.xfail(f"{info.name} cannot be batched: {e}")
+
+
+def _examples(info: OpInfo, sample: Sample, count: int) -> list:
+    """`count` samples like `sample` (same shapes and constants, other float values)."""
+    rng = np.random.default_rng(3)
+    others = [next(s for s in info.samples(rng) if s.name == sample.name) for _ in range(count - 1)]
+    return [sample] + others
+
+
+def _stack_inputs(per_example: list) -> list:
+    return [retrograd.stack([inputs[i].detach() for inputs in per_example]) for i in range(len(per_example[0]))]
+
+
+@pytest.mark.parametrize("info,sample", CASES)
+def test_vmap(info: OpInfo, sample: Sample) -> None:
+    """vmap over a batch of 3 examples gives what a Python loop over them gives."""
+    examples = _examples(info, sample, 3)
+    fn, _ = _as_function(info, examples[0], floating_only=False)
+    per_example = [_as_function(info, s, floating_only=False)[1] for s in examples]
+    if not per_example[0]:
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        looped = [fn(*[x.detach() for x in inputs]) for inputs in per_example]
+        with _no_batching_xfail(info):
+            batched = retrograd.func.vmap(fn)(*_stack_inputs(per_example))
+    assert len(batched) == len(looped[0])
+    for k, out in enumerate(batched):
+        expected = retrograd.stack([r[k] for r in looped])
+        assert out.shape == expected.shape and out.dtype == expected.dtype, f"output {k}: shape/dtype"
+        np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), atol=1e-12, rtol=1e-10,
+                                   equal_nan=True, err_msg=f"output {k}: vmap vs loop")
+
+
+@pytest.mark.parametrize("info,sample", [c for c in CASES if c.values[0].differentiable])
+def test_batched_backward(info: OpInfo, sample: Sample) -> None:
+    """One vectorised backward with a batch of cotangents (is_grads_batched) equals one backward
+    per cotangent: the row's VJP formulas run under vmap."""
+    fn, inputs = _as_function(info, sample)
+    if not inputs:
+        return
+    outs = fn(*inputs)
+    used = [o for o in outs if o.requires_grad]
+    if not used:
+        return
+    rng = np.random.default_rng(4)
+    cotangents = [retrograd.stack([_random_like(rng, o, retrograd) for _ in range(3)]) for o in used]
+    with warnings.catch_warnings(), _no_batching_xfail(info):
+        warnings.simplefilter("ignore")
+        batched = retrograd.autograd.grad(used, inputs, cotangents, retain_graph=True, allow_unused=True,
+                                          is_grads_batched=True)
+    for b in range(3):
+        single = retrograd.autograd.grad(used, inputs, [c[b] for c in cotangents], retain_graph=True,
+                                         allow_unused=True)
+        for k, (g_all, g) in enumerate(zip(batched, single)):
+            if g is None:
+                assert g_all is None or not np.any(g_all[b].numpy()), f"input {k}: unexpected gradient"
+                continue
+            np.testing.assert_allclose(g_all[b].numpy(), g.numpy(), atol=1e-12, rtol=1e-10,
+                                       err_msg=f"input {k}, cotangent {b}: batched vs single backward")

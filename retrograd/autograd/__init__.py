@@ -115,7 +115,7 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     return tuple(result)
 
 
-from . import graph  # noqa: E402
+from . import forward_ad, functional, graph  # noqa: E402
 from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: E402
 from .function import Function, FunctionCtx, once_differentiable  # noqa: E402
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402
@@ -130,6 +130,8 @@ __all__ = [
     "gradgradcheck",
     "detect_anomaly",
     "enable_grad",
+    "forward_ad",
+    "functional",
     "grad",
     "graph",
     "inference_mode",

@@ -93,8 +93,13 @@ CONTROL_FLOW_MESSAGE = ("vmap: It looks like you're attempting to use a Tensor i
 
 
 def _values_error(what: str) -> RuntimeError:
-    return RuntimeError(f"vmap: {what} reads the values of a batched tensor outside the op table, which has no "
-                        "batching rule for it; rewrite it with tensor operations or compute it outside vmap.")
+    return RuntimeError(f"vmap: {what} reads the values of a batched tensor outside the op table, so it has no "
+                        "batching rule; rewrite it with tensor operations or compute it outside vmap.")
+
+
+def _refused(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+    raise RuntimeError(f"vmap: {op.name} works on each example's memory layout (storage offsets and strides), so "
+                       "it has no batching rule; compute it outside vmap.")
 
 
 class _BatchedView(np.ndarray):
@@ -335,8 +340,8 @@ def dispatch(op: Any, args: tuple, params: tuple) -> Any:
     if not found:
         return NotImplemented
     levels = tuple(found[i] for i in sorted(found))
-    if transforms.levels:
-        lifted = [_lift_dual(t, levels) for t in inputs]
+    if transforms.levels and any(_tangent_crosses(t, levels) for t in inputs):
+        lifted = [lift(t, levels) if _tangent_crosses(t, levels) else t for t in inputs]
         args = (lifted,) if op.variadic else tuple(lifted)
     rule = _RULE_CACHE.get(op)
     if rule is None:
@@ -344,25 +349,34 @@ def dispatch(op: Any, args: tuple, params: tuple) -> Any:
     return rule(op, args, params, levels)
 
 
-def _lift_dual(t: Any, levels: tuple) -> Any:
-    """A plain input whose tangent is batched at `levels` (a jvp inside vmap) becomes a batched
-    input whose physical tangent has those levels exited, so rules only meet aligned tangents."""
-    if type(t) is BatchedTensor or not isinstance(t, Tensor):
-        return t
-    tangents = forward_ad.tangents_of(t)
+def _tangent_crosses(t: Any, levels: tuple) -> bool:
+    """Whether a tangent of `t` is batched at one of `levels` that t itself is not batched at: then
+    aligning t's physical tensor must move that tangent's batch dim too (`lift`)."""
+    if not isinstance(t, Tensor):
+        return False
+    own = levels_of(t)
+    tangents = forward_ad.tangents_of(t._physical if own else t)
     if not tangents:
-        return t
-    ids = {lv.id for lv in levels}
-    batched = {lvl: tan for lvl, tan in tangents.items() if lvl in transforms.levels
-               and any(lv.id in ids for lv in levels_of(tan))}
-    if not batched:
-        return t
+        return False
+    own_ids = {lv.id for lv in own}
+    wanted = {lv.id for lv in levels} - own_ids
+    return any(lvl in transforms.levels and any(lv.id in wanted for lv in levels_of(tan))
+               for lvl, tan in tangents.items())
+
+
+def lift(t: Tensor, levels: tuple) -> Tensor:
+    """`t` as a BatchedTensor at `levels` (it must not be batched elsewhere): expanded along the
+    levels it is not batched at, with its tangents moved into the new physical layout."""
+    own = levels_of(t)
+    tangents = forward_ad.tangents_of(t._physical if own else t) or {}
+    visible = {lvl: tan for lvl, tan in tangents.items() if lvl in transforms.levels}
+    if not visible:
+        return make(align(t, levels, full=True), levels)
     with forward_ad.hidden_levels():
         physical = align(t, levels, full=True)
-    for lvl, tan in tangents.items():
-        if lvl in transforms.levels:
-            moved = to_physical(tan, levels) if lvl in batched else align(tan, levels, full=True)
-            forward_ad.set_tangent(physical, lvl, moved)
+    if physical is not (t._physical if own else t):
+        for lvl, tan in visible.items():
+            forward_ad.set_tangent(physical, lvl, to_physical(from_physical(tan, own), levels))
     return make(physical, levels)
 
 
@@ -469,6 +483,8 @@ def _with_sizes(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
     (g,) = args
     sizes = tuple(lv.size for lv in levels)
     ndim = len(params[0])
+    if ndim == 0:
+        return _loop(op, args, params, levels)
     new = tuple(sizes + tuple(p) if name == "input_sizes" else _shift(p, k, ndim) if name in DIM_PARAMS else p
                 for name, p in zip(op.params, params))
     return _wrap_outputs(_apply(op, (align(g, levels, full=True),), new), levels)
@@ -596,15 +612,81 @@ def _index_put(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
 
 
 def _gather_scatter(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
-    """gather / scatter / scatter_add: the index gets the batch dims like the tensors."""
-    dim, index = params
+    """gather / scatter / scatter_add / scatter_reduce: the index gets the batch dims like the tensors."""
     k = len(levels)
     physical = tuple(align(a, levels, full=True) if isinstance(a, Tensor) else a for a in args)
-    if type(index) is _BatchedView:
-        index = _align_params((index,), levels, None, full=True)[0]
-    else:
-        index = np.broadcast_to(index, tuple(lv.size for lv in levels) + index.shape)
-    return make(_apply(op, physical, (dim + k, index)), levels)
+    new = []
+    for name, p in zip(op.params, params):
+        if name == "dim":
+            p = p + k
+        elif name == "index" and type(p) is _BatchedView:
+            p = _align_params((p,), levels, None, full=True)[0]
+        elif name == "index":
+            p = np.broadcast_to(p, tuple(lv.size for lv in levels) + p.shape)
+        new.append(p)
+    return make(_apply(op, physical, tuple(new)), levels)
+
+
+def _arg_extreme(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+    """argmax / argmin: with dim=None they index the flattened tensor, so flatten the logical dims."""
+    dim, keepdim = params
+    if dim is not None:
+        return _along_dims(op, args, params, levels)
+    k = len(levels)
+    x = args[0]
+    p = align(x, levels, full=True)
+    flat = p.reshape(tuple(p.shape[:k]) + (-1,))
+    out = _apply(op, (flat,), (k, False))
+    return make(out.reshape(tuple(out.shape) + (1,) * x.ndim) if keepdim else out, levels)
+
+
+def _einsum(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+    """One einsum step: each level gets a label of its own on the batched operands and the output."""
+    (equation,) = params
+    inputs, output = equation.split("->")
+    spare = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" if c not in equation]
+    lead = "".join(spare[:len(levels)])
+    labels = inputs.split(",")
+    physical, new_labels = [], []
+    for a, lab in zip(args, labels + [""] * (len(args) - len(labels))):
+        if type(a) is BatchedTensor:
+            physical.append(align(a, levels, full=True))
+            new_labels.append(lead + lab)
+        else:
+            physical.append(a)
+            new_labels.append(lab)
+    new_labels = new_labels[:len(labels)]
+    return make(_apply(op, tuple(physical), (f"{','.join(new_labels)}->{lead}{output}",)), levels)
+
+
+def _trailing_matrices(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+    """Linear algebra of one matrix argument: NumPy already treats leading dims as a batch."""
+    return _wrap_outputs(_apply(op, (align(args[0], levels, full=True),), params), levels)
+
+
+def _repeat(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+    (repeats,) = params
+    k = len(levels)
+    p = align(args[0], levels, ndim=len(repeats), full=True)
+    return make(_apply(op, (p,), ((1,) * k + tuple(repeats),)), levels)
+
+
+def _composite(build: Callable) -> Callable:
+    """A rule that re-expresses the op with other (batched) ops: build(*inputs, *params)."""
+    def rule(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+        return build(*args, *params)
+
+    return rule
+
+
+def _scaled_sum(product: Callable) -> Callable:
+    """addmm / addmv / baddbmm / addbmm: beta * self + alpha * product(a, b)."""
+    def build(self: Tensor, a: Tensor, b: Tensor, beta: complex, alpha: complex) -> Tensor:
+        out = product(a, b)
+        out = out if alpha == 1 else out * alpha
+        return out if beta == 0 else (self if beta == 1 else self * beta) + out
+
+    return _composite(build)
 
 
 def _masked_fill(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
@@ -698,7 +780,19 @@ RULES: dict[str, Callable] = {
     "index": _index, "index_put": _index_put, "copy_slices_put": _index_put, "gather": _gather_scatter,
     "scatter": _gather_scatter, "scatter_add": _gather_scatter, "masked_fill": _masked_fill,
     "mse_loss": _loss, "binary_cross_entropy_with_logits": _loss,
-    "nll_loss": _loop, "copy_slices": _loop, "as_strided": _loop,
+    "nll_loss": _loop, "copy_slices": _loop, "as_strided": _refused,
+    "alias": _elementwise, "repeat": _repeat, "einsum": _einsum,
+    "diagonal_backward": _with_sizes, "unfold_backward": _with_sizes,
+    "scatter_reduce": _gather_scatter, "scatter_value": _gather_scatter, "scatter_reduce_legacy": _gather_scatter,
+    "argmax": _arg_extreme, "argmin": _arg_extreme,
+    "vdot": _composite(lambda a, b: (a.conj() * b).sum()),
+    "trace": _composite(lambda x: x.diagonal(0, 0, 1).sum()),
+    "prod_all": _composite(lambda x, dtype: x.reshape(-1).prod(0) if dtype is None else
+                           x.reshape(-1).prod(0, dtype=_dtype_of(dtype))),
+    "addmm": _scaled_sum(lambda a, b: a.mm(b)), "addmv": _scaled_sum(lambda a, b: a.mv(b)),
+    "baddbmm": _scaled_sum(lambda a, b: a.bmm(b)), "addbmm": _scaled_sum(lambda a, b: a.bmm(b).sum(0)),
+    **dict.fromkeys(("linalg_cholesky_ex", "linalg_det", "linalg_eigh", "linalg_inv_ex", "linalg_matrix_exp",
+                     "linalg_pinv", "linalg_qr", "linalg_slogdet", "linalg_svd", "tril", "triu"), _trailing_matrices),
 }
 _RULE_CACHE: dict = {}
 
@@ -719,6 +813,67 @@ def _rule_for(op: Any) -> Callable:
 def batching_rule(op: Any) -> str:
     """The name of the rule vmap uses for `op` ('_loop' when it has none)."""
     return _rule_for(op).__qualname__.split(".")[0]
+
+
+# --------------------------------------------------------------------------------------------
+# Custom Functions under vmap
+# --------------------------------------------------------------------------------------------
+
+class VmapInfo:
+    """What a Function's `vmap` staticmethod learns about the level: batch size and randomness."""
+
+    def __init__(self, batch_size: int, randomness: str) -> None:
+        self.batch_size = batch_size
+        self.randomness = randomness
+
+
+def function_vmap(cls: type, args: tuple, kwargs: dict) -> Any:
+    """Function.apply on batched arguments: the Function's own `vmap` rule, one level at a time
+    (innermost first; the rule sees that level's batch dim, outer levels stay batched), or, with
+    generate_vmap_rule=True, the Function applied per example and the results stacked."""
+    from .function import Function
+
+    levels = _sorted({lv.id: lv for a in args for lv in levels_of(a)}.values())
+    if not levels:
+        return NotImplemented
+    if cls.setup_context is Function.setup_context:
+        raise RuntimeError("In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, jacrev, "
+                           "...), it must override the setup_context staticmethod. For more details, please see "
+                           "https://pytorch.org/docs/main/notes/extending.func.html")
+    level = levels[-1]
+    if "vmap" in _own_attributes(cls):
+        peeled = [to_physical(a, (level,)) if any(lv is level for lv in levels_of(a)) else a for a in args]
+        in_dims = tuple(0 if any(lv is level for lv in levels_of(a)) else None for a in args)
+        outputs, out_dims = cls.vmap(VmapInfo(level.size, level.randomness), in_dims, *peeled, **kwargs)
+        single = not isinstance(outputs, tuple)
+        outs = (outputs,) if single else outputs
+        dims = (out_dims,) * len(outs) if not isinstance(out_dims, tuple) else out_dims
+        wrapped = tuple(o if d is None else from_physical(o.movedim(d, 0), (level,)) for o, d in zip(outs, dims))
+        return wrapped[0] if single else wrapped
+    if not cls.generate_vmap_rule:
+        raise RuntimeError(f"You tried to vmap over {cls.__name__}, but it does not have vmap support. Please override "
+                           "and implement the vmap staticmethod or set generate_vmap_rule=True. For more details, "
+                           "please see https://pytorch.org/docs/main/notes/extending.func.html")
+    from ..ops.shape import stack
+
+    peeled = [to_physical(a, (level,)) if any(lv is level for lv in levels_of(a)) else a for a in args]
+    batchedness = [any(lv is level for lv in levels_of(a)) for a in args]
+    results = [cls.apply(*[a[i] if b else a for a, b in zip(peeled, batchedness)], **kwargs) for i in range(level.size)]
+    if isinstance(results[0], tuple):
+        return tuple(from_physical(stack([r[j] for r in results]), (level,)) for j in range(len(results[0])))
+    return from_physical(stack(results), (level,))
+
+
+def _own_attributes(cls: type) -> set:
+    """Names a Function subclass defines itself (not inherited from Function)."""
+    from .function import Function
+
+    names: set = set()
+    for klass in cls.__mro__:
+        if klass is Function:
+            break
+        names.update(vars(klass))
+    return names
 
 
 # --------------------------------------------------------------------------------------------

@@ -261,6 +261,31 @@ def _identity_op() -> Any:
 
 # ---- custom Functions -----------------------------------------------------------------------
 
+def function_apply(cls: type, ctx: Any, args: tuple, kwargs: dict) -> Any:
+    """Function.apply while a transform is in use: vmap goes to the Function's own rule; forward
+    runs with no dual level visible (as in torch), then `jvp` gives the outputs' tangents, and
+    saved-tensor hooks pack what ctx saved."""
+    from ..ops.registry import pack_function_saved
+
+    if transforms.vmap:
+        out = _batched().function_vmap(cls, args, kwargs)
+        if out is not NotImplemented:
+            return out
+    state = (transforms.levels, transforms.vmap)
+    transforms.levels = transforms.vmap = ()
+    transforms.update()
+    try:
+        out = cls._run(ctx, args, kwargs)
+    finally:
+        transforms.levels, transforms.vmap = state
+        transforms.update()
+    if transforms.levels:
+        function_jvp(cls, ctx, args, out if isinstance(out, tuple) else (out,))
+    if transforms.saved_hooks and ctx._saved:
+        pack_function_saved(ctx)
+    return out
+
+
 def function_jvp(cls: type, ctx: Any, args: tuple, outputs: tuple) -> None:
     """Tangents of a custom Function's outputs from its `jvp` staticmethod (one call per level).
 
@@ -279,8 +304,14 @@ def function_jvp(cls: type, ctx: Any, args: tuple, outputs: tuple) -> None:
             raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it "
                                       "with forward mode AD.")
         tangents = [t if t is not None or not isinstance(a, Tensor) else zeros_like(a) for a, t in zip(args, tangents)]
-        with hidden_levels(level_id):
-            result = cls.jvp(ctx, *tangents)
+        saved = ctx._saved
+        if hasattr(ctx, "saved_for_forward"):  # in jvp, ctx.saved_tensors are those saved for forward
+            ctx._saved = [(t, None) for t in ctx.saved_for_forward]
+        try:
+            with hidden_levels(level_id):
+                result = cls.jvp(ctx, *tangents)
+        finally:
+            ctx._saved = saved
         result = result if isinstance(result, tuple) else (result,)
         for o, t in zip(outputs, result):
             if isinstance(o, Tensor) and t is not None and (o.is_floating_point() or o.is_complex()):

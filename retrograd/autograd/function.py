@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from . import grad_mode
+from . import forward_ad, grad_mode
+from .forward_ad import transforms
 from .graph import NO_EDGE, Node, edge_of
 
 
@@ -163,9 +164,16 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        ctx = cls._backward_cls()
+        if transforms.active:  # forward AD, vmap or saved-tensor hooks in use (registry's Note [transforms])
+            return forward_ad.function_apply(cls, ctx, args, kwargs)
+        return cls._run(ctx, args, kwargs)
+
+    @classmethod
+    def _run(cls, ctx: Any, args: tuple, kwargs: dict) -> Any:
+        """Run forward and record ctx as the outputs' node (apply without transforms)."""
         from .._tensor import Tensor
 
-        ctx = cls._backward_cls()
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
         uses_setup = cls.setup_context is not Function.setup_context
         with grad_mode.no_grad():

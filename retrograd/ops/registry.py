@@ -15,18 +15,20 @@ the engine sums each edge's gradient down to its input's shape (see Note [sum_to
 from __future__ import annotations
 
 import types
+import weakref
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap, _wrap_many
-from ..autograd import grad_mode
+from ..autograd import forward_ad, grad_mode
 from ..autograd.graph import NO_EDGE, Node, anomaly, anomaly_trace, edge_of
 
 _ndarray = np.ndarray
 _new = object.__new__
 _grad_state = grad_mode._state
+_transforms = forward_ad.transforms
 
 
 def namespace(array: object) -> types.ModuleType:
@@ -37,7 +39,7 @@ def namespace(array: object) -> types.ModuleType:
     return np if get is None else get()
 
 
-ENGINE_NODES = ("CopySlices", "CopyBackwards")
+ENGINE_NODES = ("CopySlices", "CopyBackwards", "NotImplemented")
 
 
 class Op:
@@ -145,6 +147,39 @@ class Op:
         scope = dict(namespace, _fit=_fit)
         exec("\n".join(lines), scope)  # noqa: S102 - generated from our own rule table
         self.vjps = scope["backward"]
+        self.jvp = self._compile_jvp(namespace) if self.jvp_src else None
+
+    def _compile_jvp(self, namespace: dict) -> Callable:
+        """Generate jvp(inputs, tangents, params, results) -> output tangent(s) from the `jvp=`
+        formula; an input's tangent is None when it has none and becomes zeros only if read."""
+        try:
+            used = self._referenced_names(self.jvp_src)
+        except SyntaxError as e:
+            error = e
+
+            def broken(*args: object) -> None:
+                raise RuntimeError(f"the jvp formula of {self.name} does not compile: {error}")
+
+            return broken
+        lines = ["def jvp(inputs, tangents, params, results):"]
+        if self.variadic:
+            name = self.inputs[0]
+            lines.append(f"    {name} = inputs")
+            if name + "_t" in used:
+                lines.append(f"    {name}_t = [_zero_tangent(x) if t is None else t for x, t in zip(inputs, tangents)]")
+        else:
+            for k, name in enumerate(self.inputs):
+                lines.append(f"    {name} = inputs[{k}]")
+                if name + "_t" in used:
+                    lines.append(f"    {name}_t = _zero_tangent({name}) if tangents[{k}] is None else tangents[{k}]")
+                for suffix, attr in (("_shape", "shape"), ("_dtype", "dtype")):
+                    if name + suffix in used:
+                        lines.append(f"    {name}{suffix} = {name}._data.{attr}")
+        lines += [f"    {p} = params[{k}]" for k, p in enumerate(self.params) if p in used]
+        lines += ["    result = results[0]", f"    return ({self.jvp_src})"]
+        scope = dict(namespace, _zero_tangent=_zero_tangent)
+        exec("\n".join(lines), scope)  # noqa: S102 - generated from our own rule table
+        return scope["jvp"]
 
 
 # Note [sum_to]
@@ -199,6 +234,8 @@ def _fit(grad: Tensor | None, meta: tuple | None) -> Tensor | None:
         return grad
     shape, dt = meta
     if grad._data.shape != shape:
+        if _grad_state.tracer is not None:
+            _grad_state.tracer.note_sum(grad._data.shape, shape)
         grad = sum_to(grad, shape)
     if grad._data.dtype != dt:
         if not D.FROM_NUMPY[dt].is_complex and grad._data.dtype.kind == "c":
@@ -324,6 +361,8 @@ def _broadcast_error(arrays: list) -> RuntimeError | None:
 
 def apply(op: Op, args: tuple, params: tuple = ()) -> Tensor | tuple:
     """Run `op` on tensors `args` with non-tensor `params`; record a node when autograd needs one."""
+    if _transforms.active:  # forward AD, vmap or saved-tensor hooks in use (Note [transforms])
+        return _transformed_apply(op, args, params)
     if op.variadic:
         inputs = args[0]
         arrays = [t._data for t in inputs]
@@ -361,6 +400,8 @@ def _mark_views(op: Op, source: Tensor, outs: tuple, params: tuple) -> None:
         o._vc = counter
         o._base = base
         o._extra = {"view_chain": chain + ((op, params, None if single else i),)}
+    if base.grad_fn is not None and _grad_state.enabled:  # shape.rebase_view regenerates these after an in-place
+        base._extra_dict().setdefault("views", weakref.WeakSet()).update(outs)
 
 
 def _record(op: Op, inputs: Sequence, params: tuple, outs: tuple) -> None:
@@ -408,6 +449,201 @@ def _record(op: Op, inputs: Sequence, params: tuple, outs: tuple) -> None:
 
 
 _NOTHING: list = []  # shared by the nodes that save nothing (never mutated)
+
+
+# --------------------------------------------------------------------------------------------
+# Transforms: forward-mode AD, vmap and saved-tensor hooks
+# --------------------------------------------------------------------------------------------
+
+# Note [transforms]
+# Forward-mode AD (tangents), vmap (batched tensors) and saved-tensor hooks change what every
+# op does, yet most programs use none of them, so apply() pays for all three with one check of
+# `transforms.active` (forward_ad.py). When it is set, _transformed_apply runs instead:
+#   1. vmap: an op with a batched operand goes to its batching rule (autograd/batched.py), which
+#      calls apply again on plain tensors that hold the whole batch;
+#   2. the op runs as usual (the switch off for that call) and records its node;
+#   3. forward AD: at each dual level where an input has a tangent, the row's JVP formula gives
+#      the outputs' tangents (Note [dual levels]); it runs after recording, so a formula that
+#      reads `result` is differentiable through it (reverse-over-forward);
+#   4. the node's saved outputs keep their tangents (forward-over-reverse), and saved-tensor
+#      hooks pack what it saved.
+
+
+def _transformed_apply(op: Op, args: tuple, params: tuple) -> Tensor | tuple:
+    """apply() while a transform is in use (Note [transforms])."""
+    state = _transforms
+    if state.vmap:
+        from ..autograd import batched
+
+        out = batched.dispatch(op, args, params)
+        if out is not NotImplemented:
+            return out
+    state.active = False
+    try:
+        out = apply(op, args, params)
+    finally:
+        state.update()
+    outs = (out,) if op.n_outputs == 1 else out
+    if state.levels:
+        _propagate_tangents(op, args[0] if op.variadic else args, params, outs)
+    node = next((o.grad_fn for o in outs if o.grad_fn is not None), None)
+    if node is not None:
+        if node._result is not None and any(forward_ad.tangents_of(o) for o in outs):
+            node._result = tuple(_SavedWithTangents(s, forward_ad.tangents_of(o)) for s, o in zip(node._result, outs))
+        if state.saved_hooks:
+            _pack_saved(node)
+    return out
+
+
+def _propagate_tangents(op: Op, inputs: Sequence, params: tuple, outs: tuple) -> None:
+    """Give the outputs their tangent at every visible dual level where some input has one."""
+    for level in _transforms.levels:
+        tangents = [forward_ad.get_tangent(t, level) for t in inputs]
+        if all(t is None for t in tangents):
+            continue
+        if op.jvp is None:
+            if not op.vjp_src:
+                return  # not differentiable (comparisons, indices): no tangent either
+            raise NotImplementedError(f"Trying to use forward AD with {op.name} that does not support it because it "
+                                      "has not been implemented yet.")
+        with forward_ad.hidden_levels(level):
+            result = op.jvp(inputs, tangents, params, outs)
+            wanted = op.differentiable_outputs or range(len(outs))
+            if type(result) is not tuple and type(result) is not list:
+                result = (result,)
+            positions = range(len(outs)) if len(result) == len(outs) else wanted
+            for i, t in zip(positions, result):
+                o = outs[i]
+                if t is not None and i in wanted and o._data.dtype.kind in "fc":
+                    forward_ad.set_tangent(o, level, _fit_tangent(t, o))
+
+
+def _fit_tangent(t: Tensor | complex, out: Tensor) -> Tensor:
+    """A formula's tangent with its output's shape and dtype (0 for a constant output)."""
+    if not isinstance(t, Tensor):
+        from .. import full_like
+
+        return full_like(out, t)
+    if t._data.shape != out._data.shape:
+        t = t.expand(out._data.shape)
+    if t._data.dtype != out._data.dtype:
+        if t._data.dtype.kind == "c" and out._data.dtype.kind != "c":
+            t = t.real
+        t = t.to(out.dtype)
+    return t
+
+
+def _zero_tangent(x: object) -> Tensor | int:
+    """The tangent of an input that has none: zeros for a tensor, 0 for a number."""
+    if isinstance(x, Tensor):
+        from .. import zeros_like
+
+        return zeros_like(x)
+    return 0
+
+
+class _SavedWithTangents:
+    """A saved output that comes back from unpacking with the tangents its tensor had."""
+
+    __slots__ = ("saved", "tangents")
+
+    def __init__(self, saved: SavedOutput, tangents: dict | None) -> None:
+        self.saved = saved
+        self.tangents = tangents
+
+    def unpack(self, node: Node) -> Tensor:
+        t = self.saved.unpack(node)
+        if self.tangents:
+            t._extra_dict()["fw_grad"] = dict(self.tangents)
+        return t
+
+
+class _PackedSaved:
+    """A saved tensor as a saved_tensors_hooks pack hook returned it, unpacked on use."""
+
+    __slots__ = ("packed", "unpack_hook", "counter", "version", "output_nr", "requires_grad")
+
+    def __init__(self, tensor: Tensor, hooks: tuple, output_nr: int | None) -> None:
+        pack, self.unpack_hook = hooks
+        self.counter = tensor._counter()
+        self.version = self.counter[0]
+        state = _transforms.saved_hooks
+        _transforms.saved_hooks = ()  # ops inside a hook are not hooked themselves
+        _transforms.update()
+        try:
+            self.packed = pack(tensor)
+        finally:
+            _transforms.saved_hooks = state
+            _transforms.update()
+        if self.counter[0] != self.version:
+            raise RuntimeError("A saved tensor pack hook is modifying its input in place. Tensors provided as input "
+                               "to pack hook can not be modified by in-place operations as this can lead to "
+                               "unexpected side-effects. Please open an issue if you need to perform in-place "
+                               "operations on the input to a pack hook.")
+        self.output_nr = output_nr
+        self.requires_grad = tensor._requires_grad
+
+    def unpack(self, node: Node) -> Tensor:
+        t = self.unpack_hook(self.packed)
+        if not isinstance(t, Tensor):
+            raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
+                            f"{type(t).__name__}")
+        if self.counter[0] != self.version:
+            probe = _wrap(t._data)
+            probe._vc = self.counter
+            raise RuntimeError(modified_message(probe, self.version, node))
+        if self.output_nr is not None and self.requires_grad and t.grad_fn is not node:
+            t = _wrap(t._data)  # an output comes back as itself: its own node's output
+            t.grad_fn, t._output_nr, t._requires_grad = node, self.output_nr, True
+        return t
+
+
+def _pack_saved(node: OpNode) -> None:
+    """Pass what `node` saved through the innermost saved_tensors_hooks pair."""
+    hooks = _transforms.saved_hooks[-1]
+    if node._saved:
+        node._saved = [_PackedSaved(t, hooks, None) if isinstance(t, Tensor) else t for t in node._saved]
+        node.__class__ = _hooked_node_class(type(node))
+    if node._result is not None:
+        outs = [s.saved if type(s) is _SavedWithTangents else s for s in node._result]
+        node._result = tuple(_PackedSaved(s.unpack(node), hooks, s.output_nr) for s in outs)
+
+
+def pack_function_saved(ctx: Node) -> None:
+    """Pass what a custom Function's ctx saved through the innermost saved_tensors_hooks pair."""
+    hooks = _transforms.saved_hooks[-1]
+    packed = []
+    for item, version in ctx._saved:
+        if type(item) is SavedOutput:
+            item = _PackedSaved(item.unpack(ctx), hooks, item.output_nr)
+        elif isinstance(item, Tensor):
+            item = _PackedSaved(item, hooks, None)
+        packed.append((item, version))
+    ctx._saved = packed
+    ctx.__class__ = _hooked_node_class(type(ctx))
+
+
+_HOOKED: dict[type, type] = {}
+
+
+def _hooked_node_class(cls: type) -> type:
+    """`cls` with saved inputs unpacked through their hooks (same name, so grad_fn reads the same)."""
+    hooked = _HOOKED.get(cls)
+    if hooked is None:
+        def _unpack_saved(self: OpNode) -> list:
+            if self._saved is None:
+                raise RuntimeError(FREED_MESSAGE)
+            return [s.unpack(self) if type(s) is _PackedSaved else s for s in self._saved]
+
+        def saved_tensors(self: Node) -> tuple:
+            if self._saved is None:
+                raise RuntimeError(FREED_MESSAGE)
+            return tuple(s.unpack(self) if type(s) is _PackedSaved else s for s, _ in self._saved)
+
+        extra = {"_unpack_saved": _unpack_saved} if issubclass(cls, OpNode) else \
+            {"saved_tensors": property(saved_tensors), "saved_variables": property(saved_tensors)}
+        hooked = _HOOKED[cls] = type(cls.__name__, (cls,), {"__slots__": (), **extra})
+    return hooked
 
 
 # --------------------------------------------------------------------------------------------
