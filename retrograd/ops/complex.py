@@ -24,7 +24,7 @@ from .registry import apply, defop
 # ============================================================================================
 
 
-@defop("view_as_real", view=True, self="view_as_complex(grad.contiguous())", jvp="view_as_real(self_t)")
+@defop("view_as_real", view=True, self="view_as_complex_op(grad.contiguous())", jvp="view_as_real(self_t)")
 def view_as_real_op(xp, z):
     parts = z.real  # a view of the real parts; each imaginary part sits one real item further on
     return xp.lib.stride_tricks.as_strided(parts, z.shape + (2,), z.strides + (parts.itemsize,))
@@ -32,6 +32,8 @@ def view_as_real_op(xp, z):
 
 @defop("view_as_complex", view=True, self="view_as_real(grad.contiguous())", jvp="view_as_complex(self_t)")
 def view_as_complex_op(xp, x):
+    if x.size == 0:  # nothing to share; NumPy gives some empty arrays zero strides, which .view refuses
+        return xp.empty(x.shape[:-1], dtype=COMPLEX_OF[x.dtype.name])
     return x.view(COMPLEX_OF[x.dtype.name])[..., 0]
 
 
@@ -102,9 +104,10 @@ def view_as_complex(input: Tensor) -> Tensor:
                            f"of scalar type: {names.get(data.dtype.name, data.dtype.name)}")
     if data.ndim == 0 or data.shape[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")
-    if data.strides[-1] != data.itemsize:
+    # strides of empty tensors are not checked: NumPy gives some of them zero strides where torch's are regular
+    if data.size and data.strides[-1] != data.itemsize:
         raise RuntimeError("Tensor must have a last dimension with stride 1")
-    if any(s % (2 * data.itemsize) for s, n in zip(data.strides[:-1], data.shape[:-1]) if n > 1):
+    if data.size and any(s % (2 * data.itemsize) for s, n in zip(data.strides[:-1], data.shape[:-1]) if n > 1):
         raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
     return apply(view_as_complex_op, (input,))
 

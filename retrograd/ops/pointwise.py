@@ -209,12 +209,14 @@ def atanh(xp, x):
 arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
 
 
+# tanh_backward(g, r) = g * conj(1 - r^2): linear in g, a function of conj(r), so the gradient for r
+# is conj(grad) times d/d conj(r) (real inputs: the conjugates drop out)
 @defop("tanh_backward", inputs=("grad_output", "output"),
-       grad_output="tanh_backward(grad, output)",
-       output="-2 * grad * grad_output * conj(output)",
-       jvp="tanh_backward(grad_output_t, output) - 2 * grad_output * output * output_t")
+       grad_output="tanh_backward(grad, conj(output))",
+       output="-2 * conj(grad) * grad_output * conj(output)",
+       jvp="tanh_backward(grad_output_t, output) - 2 * grad_output * conj(output * output_t)")
 def tanh_backward(xp, g, r):
-    return g * (1 - r * xp.conj(r))
+    return g * xp.conj(1 - r * r)
 
 
 # ============================================================================================
@@ -231,10 +233,11 @@ def sigmoid(xp, x):
     return xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
 
 
+# sigmoid_backward(g, r) = g * conj(r (1 - r)): the same structure as tanh_backward
 @defop("sigmoid_backward", inputs=("grad_output", "output"),
-       grad_output="sigmoid_backward(grad, output)",
-       output="grad * grad_output * conj(1 - 2 * output)",
-       jvp="sigmoid_backward(grad_output_t, output) + grad_output * (1 - 2 * output) * output_t")
+       grad_output="sigmoid_backward(grad, conj(output))",
+       output="conj(grad) * grad_output * conj(1 - 2 * output)",
+       jvp="sigmoid_backward(grad_output_t, output) + grad_output * conj((1 - 2 * output) * output_t)")
 def sigmoid_backward(xp, g, r):
     rc = xp.conj(r)
     return g * rc * (1 - rc)

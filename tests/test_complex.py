@@ -1,0 +1,292 @@
+"""Complex tensors against torch: values, grad_fn names and gradients of real-valued losses.
+
+torch's convention for a real loss L of z = x + iy is z.grad = dL/dx + i dL/dy. Each op is
+checked three ways: forward values and node name against torch, the gradient against torch's,
+and the gradient against central finite differences taken separately along the real and the
+imaginary part of every element (retrograd's gradcheck works on real tensors only, so the
+complex check is done here).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import retrograd
+
+RNG = np.random.default_rng(0)
+
+
+def complex_array(*shape, low=0.5, high=2.0):
+    """Complex values of modulus in [low, high) (away from 0, where sgn, angle and abs have kinks)."""
+    modulus = RNG.uniform(low, high, size=shape)
+    angle = RNG.uniform(-np.pi, np.pi, size=shape)
+    return modulus * np.exp(1j * angle)
+
+
+def leaf(lib, array, dtype="complex128"):
+    return lib.tensor(np.asarray(array).astype(dtype), requires_grad=True)
+
+
+def losses(lib, out):
+    """Real-valued losses of a complex (or real) output."""
+    return {
+        "norm2": (out * out.conj()).real.sum() if out.is_complex() else (out * out).sum(),
+        "abs": out.abs().sum(),
+        "parts": (out.real * 0.7 - out.imag * 1.3).sum() if out.is_complex() else (0.7 * out).sum(),
+    }
+
+
+def numerical_grad(fn, arrays, k, eps=1e-6):
+    """dL/dx + i dL/dy for input k of a real scalar function of complex128 arrays."""
+    base = [np.array(a, dtype=np.complex128) for a in arrays]
+    grad = np.zeros_like(base[k])
+    for idx in np.ndindex(base[k].shape):
+        for direction in (1.0, 1j):
+            plus = [a.copy() for a in base]
+            minus = [a.copy() for a in base]
+            plus[k][idx] += eps * direction
+            minus[k][idx] -= eps * direction
+            slope = (fn(plus) - fn(minus)) / (2 * eps)
+            grad[idx] += slope * (1.0 if direction == 1.0 else 1j)
+    return grad
+
+
+UNARY = {
+    "neg": lambda m, z: -z,
+    "exp": lambda m, z: m.exp(z),
+    "log": lambda m, z: m.log(z),
+    "sin": lambda m, z: m.sin(z),
+    "cos": lambda m, z: m.cos(z),
+    "tan": lambda m, z: m.tan(z),
+    "sinh": lambda m, z: m.sinh(z),
+    "cosh": lambda m, z: m.cosh(z),
+    "tanh": lambda m, z: m.tanh(z),
+    "asin": lambda m, z: m.asin(z),
+    "atan": lambda m, z: m.atan(z),
+    "asinh": lambda m, z: m.asinh(z),
+    "sigmoid": lambda m, z: m.sigmoid(z),
+    "sqrt": lambda m, z: m.sqrt(z),
+    "rsqrt": lambda m, z: m.rsqrt(z),
+    "reciprocal": lambda m, z: m.reciprocal(z),
+    "expm1": lambda m, z: m.expm1(z),
+    "log1p": lambda m, z: m.log1p(z),
+    "log2": lambda m, z: m.log2(z),
+    "square": lambda m, z: m.square(z),
+    "pow_int": lambda m, z: z ** 3,
+    "pow_complex_exponent": lambda m, z: z ** (0.5 + 0.25j),
+    "abs": lambda m, z: m.abs(z),
+    "sgn": lambda m, z: m.sgn(z),
+    "angle": lambda m, z: m.angle(z),
+    "conj": lambda m, z: m.conj(z) * 1,
+    "conj_physical": lambda m, z: m.conj_physical(z),
+    "real": lambda m, z: m.real(z),
+    "imag": lambda m, z: m.imag(z),
+    "real_property": lambda m, z: z.real * z.imag,
+    "view_as_real": lambda m, z: m.view_as_real(z),
+    "mul_real_scalar": lambda m, z: z * 2.5,
+    "mul_complex_scalar": lambda m, z: z * (1 - 2j),
+    "add_alpha": lambda m, z: m.add(z, z * 1j, alpha=0.5 - 1j),
+    "rsub": lambda m, z: 1j - z,
+    "div_scalar_by": lambda m, z: (2 + 1j) / z,
+    "sum": lambda m, z: z.sum(0),
+    "mean": lambda m, z: z.mean(),
+}
+
+BINARY = {
+    "add": lambda m, a, b: a + b,
+    "sub": lambda m, a, b: a - b,
+    "mul": lambda m, a, b: a * b,
+    "div": lambda m, a, b: a / b,
+    "pow": lambda m, a, b: a ** b,
+    "where": lambda m, a, b: m.where(m.tensor([True, False, True]), a, b),
+    "mm": lambda m, a, b: a.reshape(3, 1) @ b.reshape(1, 3),
+    "dot": lambda m, a, b: a @ b,
+    "mv": lambda m, a, b: m.outer(a, b) @ b,
+    "matmul_batched": lambda m, a, b: (a.reshape(1, 3, 1) * b.reshape(1, 1, 3)).expand(2, 3, 3) @ b.reshape(3, 1),
+    "lerp": lambda m, a, b: m.lerp(a, b, 0.3),
+    "addcmul": lambda m, a, b: m.addcmul(a, a, b, value=0.5),
+    "addcdiv": lambda m, a, b: m.addcdiv(a, a, b, value=2),
+}
+
+
+def check_against_torch(fn, arrays, dtype="complex128", atol=1e-10, rtol=1e-8):
+    """Forward values, node name and every loss's gradients against torch; gradients against finite
+    differences too (complex128)."""
+    ours_in = [leaf(retrograd, a, dtype) for a in arrays]
+    theirs_in = [leaf(torch, a, dtype) for a in arrays]
+    ours, theirs = fn(retrograd, *ours_in), fn(torch, *theirs_in)
+    assert str(ours.dtype) == str(theirs.dtype)
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().resolve_conj().resolve_neg().numpy(),
+                               atol=atol, rtol=rtol)
+    assert (ours.grad_fn and ours.grad_fn.name()) == (theirs.grad_fn and theirs.grad_fn.name())
+    for name, loss in losses(retrograd, ours).items():
+        grads = retrograd.autograd.grad(loss, ours_in, retain_graph=True)
+        expected = torch.autograd.grad(losses(torch, theirs)[name], theirs_in, retain_graph=True)
+        for k, (g, e) in enumerate(zip(grads, expected)):
+            assert str(g.dtype) == str(e.dtype), f"{name}: grad dtype of input {k}"
+            np.testing.assert_allclose(g.numpy(), e.resolve_conj().numpy(), atol=atol, rtol=rtol,
+                                       err_msg=f"{name}: input {k}")
+            if dtype == "complex128":
+
+                def scalar(values: list, name: str = name) -> float:
+                    with retrograd.no_grad():
+                        out = fn(retrograd, *[retrograd.tensor(v) for v in values])
+                        return losses(retrograd, out)[name].item()
+
+                np.testing.assert_allclose(g.numpy(), numerical_grad(scalar, arrays, k), atol=1e-6, rtol=1e-5,
+                                           err_msg=f"{name}: input {k} vs finite differences")
+
+
+@pytest.mark.parametrize("dtype", ["complex128", "complex64"])
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_unary(name: str, dtype: str) -> None:
+    tol = {} if dtype == "complex128" else {"atol": 1e-4, "rtol": 1e-4}
+    check_against_torch(UNARY[name], [complex_array(2, 3)], dtype, **tol)
+
+
+@pytest.mark.parametrize("dtype", ["complex128", "complex64"])
+@pytest.mark.parametrize("name", sorted(BINARY))
+def test_binary(name: str, dtype: str) -> None:
+    tol = {} if dtype == "complex128" else {"atol": 1e-4, "rtol": 1e-4}
+    check_against_torch(BINARY[name], [complex_array(3), complex_array(3)], dtype, **tol)
+
+
+def test_complex_with_real_operand() -> None:
+    """A real tensor in a complex computation gets a real gradient: the real part of the complex one."""
+    z = complex_array(3)
+    x = RNG.uniform(-2, 2, size=3)
+    grads = []
+    for lib in (retrograd, torch):
+        zt, xt = leaf(lib, z), leaf(lib, x, "float64")
+        loss = ((zt * xt + xt.exp()) * (zt / (xt + 3j))).abs().sum()
+        loss.backward()
+        assert xt.grad.dtype == lib.float64 and zt.grad.dtype == lib.complex128
+        grads.append((zt.grad.numpy(), xt.grad.numpy()))
+    for ours, theirs in zip(*grads):
+        np.testing.assert_allclose(ours, theirs, atol=1e-12, rtol=1e-10)
+
+
+@pytest.mark.parametrize("name", ["polar", "complex"])
+def test_construction_from_real_parts(name: str) -> None:
+    """polar(abs, angle) and complex(real, imag): forward, node and gradients of both real inputs."""
+    r, theta = RNG.uniform(0.5, 2, size=(2, 3)), RNG.uniform(-3, 3, size=3)
+    results = []
+    for lib in (retrograd, torch):
+        a, b = leaf(lib, r, "float64"), leaf(lib, theta, "float64")
+        z = getattr(lib, name)(a, b)
+        assert z.dtype == lib.complex128 and z.grad_fn.name() == ("PolarBackward0" if name == "polar" else
+                                                                   "ComplexBackward0")
+        loss = (z * z * (0.3 - 1j)).real.sum() + z.abs().sum()
+        results.append([z.detach().numpy()] + [g.numpy() for g in lib.autograd.grad(loss, [a, b])])
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, atol=1e-12, rtol=1e-10)
+
+
+def test_view_as_complex_from_real_leaf() -> None:
+    data = RNG.standard_normal((3, 2))
+    results = []
+    for lib in (retrograd, torch):
+        x = leaf(lib, data, "float64")
+        z = lib.view_as_complex(x)
+        assert z.grad_fn.name() == "ViewAsComplexBackward0" and z.shape == (3,)
+        loss = (z * z).imag.sum() + (z.exp() * z.conj()).real.sum()
+        results.append(lib.autograd.grad(loss, x)[0].numpy())
+    np.testing.assert_allclose(*results, atol=1e-12, rtol=1e-10)
+
+
+def test_real_and_imag_are_select_views_of_view_as_real() -> None:
+    for lib in (retrograd, torch):
+        z = leaf(lib, complex_array(2, 3))
+        for part, index in ((z.real, 0), (lib.imag(z), 1)):
+            assert part.grad_fn.name() == "SelectBackward0"
+            assert part.grad_fn.next_functions[0][0].name() == "ViewAsRealBackward0"
+            assert part._base is z if lib is retrograd else part._is_view()
+            assert part.dtype == lib.float64
+            np.testing.assert_array_equal(part.detach().numpy(), lib.view_as_real(z).detach().numpy()[..., index])
+
+
+def test_real_view_shares_memory() -> None:
+    """Writing through z.real (without autograd) changes z, as in torch."""
+    for lib in (retrograd, torch):
+        z = lib.tensor([[1 + 2j, 3 - 1j]])
+        z.real.mul_(10)
+        z.imag[:, :1] = -5
+        np.testing.assert_array_equal(z.numpy(), [[10 - 5j, 30 - 1j]])
+
+
+def test_real_of_real_tensor_is_itself() -> None:
+    x = retrograd.tensor([1.0, 2.0], requires_grad=True)
+    assert retrograd.real(x) is x and x.real is x and retrograd.conj(x) is x and retrograd.conj_physical(x) is x
+
+
+def test_conj_node_and_double_conj() -> None:
+    z_data = complex_array(3)
+    for lib in (retrograd, torch):
+        z = leaf(lib, z_data)
+        assert lib.conj(z).grad_fn.name() == "ConjBackward0"
+        assert lib.conj_physical(z).grad_fn.name() == "ConjPhysicalBackward0"
+        np.testing.assert_array_equal(lib.conj(lib.conj(z)).detach().resolve_conj().numpy(), z_data)
+
+
+def test_sgn_of_real_has_zero_gradient() -> None:
+    """torch gives a ZeroTensor for real sgn; compare its values."""
+    for lib in (retrograd, torch):
+        x = leaf(lib, [-1.5, 0.5, 2.0], "float64")
+        (g,) = lib.autograd.grad(lib.sgn(x).sum(), x)
+        np.testing.assert_array_equal((lib.zeros(3, dtype=lib.float64) + g).numpy(), [0.0, 0.0, 0.0])
+
+
+def test_abs_and_angle_at_zero() -> None:
+    """abs and angle of a complex zero have gradient 0 (torch's subgradient choice)."""
+    results = []
+    for lib in (retrograd, torch):
+        z = leaf(lib, [0j, 1 + 1j, -2j])
+        loss = z.abs().sum() + z.angle().sum()
+        results.append(lib.autograd.grad(loss, z)[0].numpy())
+    np.testing.assert_allclose(*results, atol=1e-12)
+    np.testing.assert_array_equal(results[0][0], 0)
+
+
+def test_second_derivative_through_complex_ops() -> None:
+    """create_graph=True: the gradient of a complex computation is itself differentiable."""
+    z_data = complex_array(3)
+    results = []
+    for lib in (retrograd, torch):
+        z = leaf(lib, z_data)
+        loss = (lib.exp(z) * z.conj() + z * z).abs().sum()
+        (g,) = lib.autograd.grad(loss, z, create_graph=True)
+        (gg,) = lib.autograd.grad((g * g.conj()).real.sum(), z)
+        results.append((g.detach().numpy(), gg.numpy()))
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, atol=1e-10, rtol=1e-8)
+
+
+def test_empty_complex_tensors() -> None:
+    for lib in (retrograd, torch):
+        z = lib.zeros(0, 3, dtype=lib.complex128, requires_grad=True)
+        out = lib.view_as_real(z.exp())
+        assert tuple(out.shape) == (0, 3, 2)
+        (g,) = lib.autograd.grad(z.exp().real.sum() + z.abs().sum(), z)  # torch's ViewAsReal backward fails here
+        assert tuple(g.shape) == (0, 3) and g.dtype == lib.complex128
+        assert tuple(lib.view_as_complex(lib.zeros(0, 3, 2)).shape) == (0, 3)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.view_as_real(m.tensor([1.0, 2.0])),
+    lambda m: m.view_as_complex(m.tensor([1, 2])),
+    lambda m: m.view_as_complex(m.zeros(3, 3)),
+    lambda m: m.view_as_complex(m.zeros(2, 3).t()),
+    lambda m: m.imag(m.tensor([1.0])),
+    lambda m: m.complex(m.tensor([1, 2]), m.tensor([1, 2])),
+    lambda m: m.complex(m.tensor([1.0]), m.tensor([1.0], dtype=m.float64)),
+    lambda m: m.polar(m.tensor([1.0]), m.tensor([1.0], dtype=m.float64)),
+], ids=["view_as_real_of_real", "view_as_complex_of_int", "view_as_complex_size3", "view_as_complex_stride",
+        "imag_of_real", "complex_of_ints", "complex_mixed", "polar_mixed"])
+def test_errors_match_torch(call) -> None:
+    with pytest.raises(Exception) as theirs:
+        call(torch)
+    with pytest.raises(type(theirs.value)) as ours:
+        call(retrograd)
+    assert str(ours.value) == str(theirs.value)
