@@ -61,73 +61,82 @@ def mode_op(xp, x, dim, keepdim):
 
 
 # ============================================================================================
-# Forward helpers: each slice along `dim` becomes a row of integer ranks
+# Forward helpers: each slice along `dim` becomes a row
 # ============================================================================================
 
 
 def select_rows(xp, x, dim: int, keepdim: bool, choose: Callable[[np.ndarray], np.ndarray]) -> tuple:
-    """(values, indices) picked along dim. `choose` maps an (m, n) array of ranks, one row per
-    slice, to the (m, j) positions to pick; a kept dim of size 1 is squeezed unless keepdim."""
+    """(values, indices) picked along dim. `choose` maps the (m, n) array whose rows are the
+    slices to the (m, j) positions to pick; a kept dim of size 1 is squeezed unless keepdim."""
     if x.ndim == 0:
         return x.copy(), xp.zeros((), dtype=xp.int64)
     moved = xp.moveaxis(x, dim, -1)
-    rows = moved.reshape(math.prod(moved.shape[:-1]), moved.shape[-1])
-    ranks = xp.unique(rows, return_inverse=True)[1].reshape(rows.shape)  # NaNs share the top rank
-    picked = choose(ranks)
+    picked = choose(moved.reshape(math.prod(moved.shape[:-1]), moved.shape[-1]))
     idx = xp.moveaxis(picked.reshape(moved.shape[:-1] + picked.shape[-1:]), -1, dim).astype(xp.int64)
     values = xp.take_along_axis(x, idx, axis=dim)
     return (values, idx) if keepdim else (values.squeeze(dim), idx.squeeze(dim))
 
 
-def has_ties(sorted_keys: np.ndarray, upto: int) -> np.ndarray:
-    """Per row: whether two of the first `upto` + 1 sorted keys are equal."""
-    j = min(upto, sorted_keys.shape[1] - 1)
-    return (sorted_keys[:, 1:j + 1] == sorted_keys[:, :j]).any(axis=1)
+def stable_order(rows: np.ndarray, descending: bool) -> np.ndarray:
+    """Positions in stable sorted order, NaN counted as the largest value (as torch orders it)."""
+    if not descending:
+        return np.argsort(rows, axis=1, kind="stable")
+    n = rows.shape[1]  # a stable descending sort: the stable ascending sort of the reversed row, reversed
+    return n - 1 - np.argsort(rows[:, ::-1], axis=1, kind="stable")[:, ::-1]
 
 
-def sort_order(ranks: np.ndarray, descending: bool, stable: bool) -> np.ndarray:
+def equal(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a == b, with NaN equal to NaN (equal keys for torch's NaN-aware comparators)."""
+    same = a == b
+    return same | (np.isnan(a) & np.isnan(b)) if a.dtype.kind in "fc" else same
+
+
+def has_ties(sorted_rows: np.ndarray, upto: int) -> np.ndarray:
+    """Per row: whether two of the first `upto` + 1 sorted values are equal."""
+    j = min(upto, sorted_rows.shape[1] - 1)
+    return equal(sorted_rows[:, 1:j + 1], sorted_rows[:, :j]).any(axis=1)
+
+
+def sort_order(rows: np.ndarray, descending: bool, stable: bool) -> np.ndarray:
     """Positions in sorted order. stable=False is std::sort, stable only up to 16 elements."""
-    keys = -ranks if descending else ranks
-    order = np.argsort(keys, axis=1, kind="stable")
-    n = keys.shape[1]
-    if not stable and n > 16:
-        for r in np.flatnonzero(has_ties(np.take_along_axis(keys, order, axis=1), n)):
-            order[r] = model_rows(keys[r], std_sort)
+    order = stable_order(rows, descending)
+    if not stable and rows.shape[1] > 16:
+        for r in np.flatnonzero(has_ties(np.take_along_axis(rows, order, axis=1), rows.shape[1])):
+            order[r] = model_rows(rows[r], descending, std_sort)
     return order
 
 
-def topk_order(ranks: np.ndarray, k: int, largest: bool, sorted: bool) -> np.ndarray:  # noqa: A002
+def topk_order(rows: np.ndarray, k: int, largest: bool, sorted: bool) -> np.ndarray:  # noqa: A002
     """The positions of the k best, as torch's std::partial_sort or nth_element (+ sort) leave them."""
-    keys = -ranks if largest else ranks
-    order = np.argsort(keys, axis=1, kind="stable")[:, :k]
-    n = keys.shape[1]
+    order = stable_order(rows, largest)
     if k == 0:
-        return order
-    partial = k * 64 <= n
-    model = has_ties(np.sort(keys, axis=1), k)
+        return order[:, :0]
+    partial = k * 64 <= rows.shape[1]
+    model = has_ties(np.take_along_axis(rows, order, axis=1), k)
     if not sorted and not partial and k > 1:
         model[:] = True  # nth_element leaves the first k - 1 in an order of its own
     algorithm = (lambda a: std_partial_sort(a, k)) if partial else (lambda a: std_select_sorted(a, k, sorted))
     for r in np.flatnonzero(model):
-        order[r] = model_rows(keys[r], algorithm)[:k]
-    return order
+        order[r] = model_rows(rows[r], largest, algorithm)
+    return order[:, :k]
 
 
-def kth_order(ranks: np.ndarray, k: int) -> np.ndarray:
+def kth_order(rows: np.ndarray, k: int) -> np.ndarray:
     """The position of the k-th smallest, as torch's quickselect finds it among equal values."""
-    order = np.argsort(ranks, axis=1, kind="stable")[:, k - 1:k]
-    kth = np.take_along_axis(ranks, order, axis=1)
-    for r in np.flatnonzero((ranks == kth).sum(axis=1) > 1):
-        order[r, 0] = model_rows(ranks[r], lambda a: torch_quickselect(a, k - 1))[k - 1]
+    order = stable_order(rows, False)[:, k - 1:k]
+    kth = np.take_along_axis(rows, order, axis=1)
+    for r in np.flatnonzero(equal(rows, kth).sum(axis=1) > 1):
+        order[r, 0] = model_rows(rows[r], False, lambda a: torch_quickselect(a, k - 1))[k - 1]
     return order
 
 
-def mode_order(ranks: np.ndarray) -> np.ndarray:
+def mode_order(rows: np.ndarray) -> np.ndarray:
     """The position torch reports for each row's most frequent value (the smallest such value):
     the last of its run after std::sort, which is its last occurrence up to 16 elements."""
-    m, n = ranks.shape
+    m, n = rows.shape
     if m == 0:
         return np.zeros((0, 1), dtype=np.int64)
+    ranks = ranks_of(rows)
     width = int(ranks.max()) + 1
     groups, counts = np.unique(ranks + width * np.arange(m)[:, None], return_counts=True)
     row, key = np.divmod(groups, width)
@@ -138,7 +147,7 @@ def mode_order(ranks: np.ndarray) -> np.ndarray:
     order = (n - 1 - np.argmax(hits[:, ::-1], axis=1))[:, None]
     if n > 16:
         for r in np.flatnonzero(mode_count > 1):
-            pairs = model_rows(ranks[r], std_sort)
+            pairs = model_rows(ranks[r], False, std_sort)
             order[r, 0] = pairs[np.flatnonzero(ranks[r][pairs] == mode_key[r])[-1]]
     return order
 
@@ -156,9 +165,16 @@ def mode_order(ranks: np.ndarray) -> np.ndarray:
 # slice with ties is slow.
 
 
-def model_rows(keys: np.ndarray, algorithm: Callable[[list], None]) -> np.ndarray:
-    """Run a model of a C++ algorithm on (key, position) pairs; return the positions in its order."""
-    pairs = list(zip(keys.tolist(), range(len(keys))))
+def ranks_of(values: np.ndarray) -> np.ndarray:
+    """Equal values get equal integer ranks, ordered as the values are (NaNs share the top rank)."""
+    return np.unique(values, return_inverse=True)[1].reshape(values.shape)
+
+
+def model_rows(row: np.ndarray, descending: bool, algorithm: Callable[[list], None]) -> np.ndarray:
+    """Run a model of a C++ algorithm on (rank, position) pairs of one row, ranks negated for a
+    descending order (the models always put smaller keys first); return the positions it leaves."""
+    ranks = ranks_of(row)
+    pairs = list(zip((-ranks if descending else ranks).tolist(), range(len(row))))
     algorithm(pairs)
     return np.array([p for _, p in pairs], dtype=np.int64)
 
