@@ -28,6 +28,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 RESULT_MARKER = "BENCHMARK-RESULT "
+# read by OpenMP, MKL and OpenBLAS when they load: set before NumPy or torch is imported
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
+                    "NUMEXPR_NUM_THREADS")
 
 
 @dataclass

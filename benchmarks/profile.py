@@ -7,8 +7,9 @@ phase:
 - self time by part of the machinery (dispatch, _wrap, node creation, engine loop, generated
   backward, _fit, accumulation, NumPy kernels ...), from pyinstrument's samples (low overhead,
   so its shares hold for the unprofiled time) when pyinstrument is installed, and from cProfile
-  (exact call counts, but its per-call overhead inflates the Python-heavy parts);
+  (CPU time; exact call counts, but its per-call overhead inflates the call-heavy parts);
 - the functions with the most self time, with calls per op.
+`--micro` times the building blocks of one op alone instead.
 C functions (builtins, NumPy's methods) are charged to the Python function that called them;
 NumPy ufuncs are not functions to cProfile, so their time is already in their caller's.
 pyinstrument is not a dependency of the project: `pip install pyinstrument` to get its column.
@@ -19,15 +20,17 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import gc
 import os
 import pstats
 import sys
+import time
 from collections import defaultdict
 from collections.abc import Callable
 from types import CodeType
 from typing import Any
 
-from .harness import Case, time_case
+from .harness import THREAD_VARIABLES, Case, time_case
 
 CodeKey = tuple[str, int, str]  # (file, first line, name): how both profilers name a function
 
@@ -142,7 +145,7 @@ def pyinstrument_parts(run: Callable[[], list], table: dict[CodeKey, str]) -> di
     return parts
 
 
-def phases(quick: bool) -> list[tuple[str, Case, int]]:
+def phases(quick: bool, keys: list[str]) -> list[tuple[str, Case, int]]:
     """(name, case, ops per call) for the phases profiled, from the suite's own cases."""
     from .workloads import WORKLOADS, Lib
 
@@ -151,6 +154,8 @@ def phases(quick: bool) -> list[tuple[str, Case, int]]:
     for key, wanted in (("overhead", ("forward only (graph recorded)", "backward only", "forward, no_grad")),
                         ("scalar", ("forward only (graph recorded)", "backward only")),
                         ("mlp", ("step, batch 64", "step, batch 1024"))):
+        if key not in keys:
+            continue
         for case in WORKLOADS[key].build(lib, quick):
             if case.key in wanted:
                 out.append((f"{WORKLOADS[key].title.split(':')[0]}: {case.key}", case, case.per))
@@ -161,6 +166,9 @@ def report(name: str, case: Case, per: int, table: dict[CodeKey, str], seconds: 
     unit = case.unit.split("/")[1] if "/" in case.unit else "call"
     timing = time_case(case, quick=False)
     per_unit = timing["time"] * 1e6  # µs per op / node / step
+    gc.disable()
+    without_gc = time_case(case, quick=False)["time"] * 1e6
+    gc.enable()
     calls = max(1, int(seconds / (timing["time"] * per)))
 
     def runner() -> Callable[[], list]:
@@ -170,27 +178,89 @@ def report(name: str, case: Case, per: int, table: dict[CodeKey, str], seconds: 
 
     sampled = pyinstrument_parts(runner(), table)
     run = runner()
-    profile = cProfile.Profile()
+    profile = cProfile.Profile(time.process_time)
     profile.enable()
     outs = run()
     profile.disable()
     del outs, run
     traced, stats = cprofile_parts(profile, table)
     ops = calls * per
-    print(f"\n## {name}: {per_unit:.2f} µs/{unit} unprofiled ({calls} calls of {per} {unit}s)\n")
-    print(f"| part | pyinstrument share | µs/{unit} (share x unprofiled) | cProfile share | cProfile µs/{unit} |")
-    print("|---|---:|---:|---:|---:|")
+    print(f"\n## {name}: {per_unit:.2f} µs/{unit} unprofiled, CPU time ({without_gc:.2f} with the garbage "
+          f"collector off; profiled: {calls} calls of {per} {unit}s)\n")
+    print(f"| part | pyinstrument share | µs/{unit} (share x unprofiled) | cProfile share |")
+    print("|---|---:|---:|---:|")
     traced_total = sum(traced.values())
     sampled_total = sum(sampled.values()) if sampled else 0
     for part in sorted(traced, key=lambda p: -(sampled or traced).get(p, 0)):
         share = sampled.get(part, 0) / sampled_total if sampled else None
         shown = "" if share is None else f"{share:.1%} | {share * per_unit:.2f}"
-        print(f"| {part} | {shown or ' | '} | {traced[part] / traced_total:.1%} | {traced[part] / ops * 1e6:.2f} |")
-    print(f"\ntop {top} functions by self time (cProfile; calls per {unit}):\n")
+        print(f"| {part} | {shown or ' | '} | {traced[part] / traced_total:.1%} |")
+    print(f"\ntop {top} functions by self time (cProfile share, which inflates call-heavy code; calls per {unit}):\n")
     rows = sorted(stats.stats.items(), key=lambda kv: -kv[1][2])[:top]
     for (path, line, fn), (_, ncalls, tottime, _, _) in rows:
         where = "C" if path == "~" else f"{os.path.basename(path)}:{line}"
-        print(f"  {tottime / ops * 1e6:7.2f} µs  {ncalls / ops:6.2f} calls  {fn}  ({where})")
+        print(f"  {tottime / traced_total:6.1%}  {ncalls / ops:7.2f} calls  {fn}  ({where})")
+
+
+def micro() -> None:
+    """The building blocks of one op, timed alone (CPU time, µs per call): the floor each part
+    of the machinery could reach and what NumPy itself costs."""
+    import timeit
+
+    import numpy as np
+
+    import retrograd as torch
+    from retrograd import _tensor
+    from retrograd.autograd import graph
+    from retrograd.ops import registry
+    from retrograd.ops.pointwise import add_op
+
+    a = np.ones(4, dtype=np.float32)
+    x = torch.tensor(a, requires_grad=True)
+    c = torch.tensor(a)
+    y = x * 1.0  # a non-leaf
+    y_plain = torch.tensor(a)
+    zero_d, scalar = a[0:1].reshape(()), np.float32(1)
+
+    def empty() -> None:
+        pass
+
+    def fresh_leaf() -> Any:
+        t = torch.tensor(a, requires_grad=True)
+        return t._accumulator()
+
+    def accumulate_twice() -> None:
+        t = torch.tensor(a, requires_grad=True)
+        graph.accumulate_into(t, _tensor._wrap(a.copy()))
+        graph.accumulate_into(t, _tensor._wrap(a.copy()))
+
+    def no_grad_add() -> Any:
+        with torch.no_grad():
+            return y + c
+
+    blocks: list[tuple[str, Callable[[], Any]]] = [
+        ("empty Python function call", empty),
+        ("np.add((4,), (4,))", lambda: np.add(a, a)),
+        ("np.tanh((4,))", lambda: np.tanh(a)),
+        ("np.multiply(0-d, 0-d) (returns a NumPy scalar)", lambda: np.multiply(zero_d, zero_d)),
+        ("np.asarray(NumPy scalar)", lambda: np.asarray(scalar)),
+        ("_wrap(array)", lambda: _tensor._wrap(a)),
+        ("edge_of(non-leaf)", lambda: graph.edge_of(y)),
+        ("SavedOutput(tensor)", lambda: registry.SavedOutput(y)),
+        ("new leaf + its AccumulateGrad", fresh_leaf),
+        ("new leaf + accumulate_into twice", accumulate_twice),
+        ("apply(add_op), nothing requires grad", lambda: registry.apply(add_op, (y_plain, c), (1,))),
+        ("y + c, nothing requires grad", lambda: y_plain + c),
+        ("y + c under no_grad (incl. the context manager)", no_grad_add),
+        ("y + c, recorded (AddBackward0)", lambda: y + c),
+        ("torch.tanh(y), recorded (saves its result)", lambda: torch.tanh(y)),
+    ]
+    print("\n## building blocks (CPU time per call, µs)\n")
+    for label, fn in blocks:
+        timer = timeit.Timer(fn, timer=time.process_time)
+        n, _ = timer.autorange()
+        best = min(timer.repeat(5, n)) / n
+        print(f"  {best * 1e6:7.3f}  {label}")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -199,14 +269,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seconds", type=float, default=2.0, help="profiled time per phase (2)")
     parser.add_argument("--top", type=int, default=15, help="functions listed per phase (15)")
     parser.add_argument("--quick", action="store_true", help="the suite's quick sizes")
+    parser.add_argument("--micro", action="store_true", help="only time the building blocks of one op")
+    parser.add_argument("--only", default="overhead,scalar,mlp", help="workloads to profile (overhead,scalar,mlp)")
     args = parser.parse_args(argv)
-    from .report import THREAD_VARIABLES
-
     for variable in THREAD_VARIABLES:  # as in the suite; read when NumPy loads its BLAS, which is not yet
         os.environ.setdefault(variable, "1")
+    if args.micro:
+        micro()
+        return
     table = categories()
     print(f"# retrograd profile (python {sys.version.split()[0]})")
-    for name, case, per in phases(args.quick):
+    for name, case, per in phases(args.quick, args.only.split(",")):
         report(name, case, per, table, args.seconds, args.top)
 
 

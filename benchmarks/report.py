@@ -17,13 +17,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .harness import RESULT_MARKER, summarize
+from .harness import RESULT_MARKER, THREAD_VARIABLES, summarize
 from .workloads import NUMPY, RETROGRAD, TORCH, WORKLOADS
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS_PATH = Path(__file__).resolve().parent / "RESULTS.md"
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
-                    "NUMEXPR_NUM_THREADS")
 
 # (workload, case) -> (baseline library, largest ratio retrograd / baseline), from the speed issue
 TIME_TARGETS = {

@@ -188,10 +188,11 @@ def _linear(lib: Lib, notes: list[str]) -> Callable:
 
 
 def _sgd(lib: Lib, params: list) -> None:
-    """Plain SGD, then the gradients are dropped (zero_grad(set_to_none=True))."""
+    """SGD as torch.optim.SGD's single-tensor path does it (`add_` with alpha, no temporary), then
+    the gradients are dropped as zero_grad(set_to_none=True) does."""
     with lib.module.no_grad():
         for p in params:
-            p -= LEARNING_RATE * p.grad
+            p.add_(p.grad, alpha=-LEARNING_RATE)
             p.grad = None
 
 
