@@ -5,6 +5,7 @@ from .ops import _modules
 
 for _module in _modules:
     for _name in getattr(_module, "LINALG", ()):
-        globals()[_name] = getattr(_module, _name)
+        # where torch.<name> and torch.linalg.<name> differ (svd, cross, ...) a family keeps the latter as linalg_<name>
+        globals()[_name] = getattr(_module, "linalg_" + _name, None) or getattr(_module, _name)
 
 __all__ = list(_NAMES)

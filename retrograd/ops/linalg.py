@@ -1,18 +1,50 @@
-"""Rule table: linear algebra (OPS.md section H).
+"""Rule table: linear algebra (OPS.md section H) — products, inverses, solvers, decompositions, norms.
 
-`matmul` is composed the way torch composes it, so its node is torch's: DotBackward0 (1-d @ 1-d),
-MvBackward0 (2-d @ 1-d), SqueezeBackward4 (1-d @ 2-d), MmBackward0 (2-d @ 2-d) and
-UnsafeViewBackward0 for batched shapes, where one fused row broadcasts the batch dims (the engine
-sums them back, Note [sum_to]).
+What lives here, top to bottom:
+  - rows: matrix products (mm ... einsum), inverses and determinants, linear solvers,
+    decompositions (cholesky, qr, svd, eigh), pinv / lstsq and the matrix exponential;
+  - formula helpers: the backward and forward-mode rules of those rows, written with
+    differentiable ops only (so every rule can be differentiated again), after torch's
+    derivatives.yaml / FunctionsManual;
+  - NumPy kernels that NumPy lacks (LU pivots for `info`, triangular solves, expm);
+  - public functions with torch's signatures, argument checks and error texts, and the
+    composites torch builds from the rows (matmul, tensordot, kron, multi_dot, logdet,
+    matrix_power, matrix_norm, norm, cond).
+
+`matmul` records the node torch records for each shape case (see Note [matmul nodes]).
+Functions torch has twice with different signatures (torch.svd / torch.linalg.svd,
+torch.cross / torch.linalg.cross, torch.slogdet / torch.linalg.slogdet, torch.norm /
+torch.linalg.norm) keep their torch.linalg version here as `linalg_<name>`; retrograd.linalg
+exports it under the plain name.
 """
+
+# torch.linalg's own argument names (A, B, UPLO) and the usual matrix notation (U, S, Vh, gA):
+# ruff: noqa: N803, N806
 
 from __future__ import annotations
 
-from .._tensor import Tensor
+import math
+import string
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .. import _dtype as D
+from .._tensor import Tensor, _wrap, _wrap_dim
+from .pointwise import log, where
+from .reduction import _legacy_name, amax, amin, return_type, vector_norm
 from .registry import apply, defop
+from .shape import cat, diag_embed, diagonal, stack, tril, triu, unsafe_view
+
+
+class LinAlgError(RuntimeError):
+    """torch.linalg.LinAlgError: a matrix was singular or not positive-definite."""
+
 
 # ============================================================================================
-# Rows
+# Rows: matrix products
 # ============================================================================================
 
 
@@ -34,6 +66,12 @@ def dot_op(xp, a, b):
     return xp.dot(a, b)
 
 
+@defop("vdot", inputs=("self", "other"), self="conj(grad) * other", other="grad * self",
+       jvp="vdot(self_t, other) + vdot(self, other_t)")
+def vdot_op(xp, a, b):
+    return xp.vdot(a, b)
+
+
 @defop("bmm", inputs=("self", "mat2"), self="grad.bmm(conj(mat2).transpose(1, 2))",
        mat2="conj(self).transpose(1, 2).bmm(grad)", jvp="self_t.bmm(mat2) + self.bmm(mat2_t)")
 def bmm_op(xp, a, b):
@@ -46,6 +84,14 @@ def outer_op(xp, a, b):
     return xp.multiply.outer(a, b)
 
 
+# Note [matmul nodes]
+# torch.matmul reaches different kernels by shape (aten/native/LinearAlgebra.cpp, _matmul_impl),
+# so the node a user sees differs: DotBackward0 (1-d @ 1-d), MvBackward0, SqueezeBackward4
+# (1-d @ 2-d), MmBackward0, UnsafeViewBackward0 (folded into mm/mv or batched through bmm),
+# and, when a matrix multiplies a batch from the left through the transposed fold,
+# CloneBackward0 (or TransposeBackward0 when the transposed result is already contiguous).
+# One fused row does every case beyond 2-d; `matmul` picks the alias whose node torch shows.
+# Batch broadcasting is summed back by the engine (Note [sum_to]).
 @defop("matmul_nd", node="UnsafeViewBackward0", inputs=("self", "other"),
        self="matmul_grad_left(grad, other, len(self_shape))", other="matmul_grad_right(grad, self, len(other_shape))",
        jvp="matmul(self_t, other) + matmul(self, other_t)")
@@ -54,17 +100,225 @@ def matmul_nd(xp, a, b):
 
 
 matmul_vec_mat = matmul_nd.alias("matmul_vec_mat", "SqueezeBackward4")
-matmul_mat_batch = matmul_nd.alias("matmul_mat_batch", "CloneBackward0")  # torch: (b.mT @ a.mT).mT.contiguous()
+matmul_folded_clone = matmul_nd.alias("matmul_folded_clone", "CloneBackward0")
+matmul_folded_transpose = matmul_nd.alias("matmul_folded_transpose", "TransposeBackward0")
+
+
+@defop("addmm", inputs=("self", "mat1", "mat2"), params=("beta", "alpha"),
+       self="scale_by(grad, beta)", mat1="scale_by(grad.mm(conj(mat2).t()), alpha)",
+       mat2="scale_by(conj(mat1).t().mm(grad), alpha)",
+       jvp="self_t * beta + (mat1_t.mm(mat2) + mat1.mm(mat2_t)) * alpha")
+def addmm_op(xp, c, a, b, beta, alpha):
+    return add_scaled(xp, c, xp.matmul(a, b), beta, alpha)
+
+
+@defop("addmv", inputs=("self", "mat", "vec"), params=("beta", "alpha"),
+       self="scale_by(grad, beta)", mat="scale_by(outer(grad, conj(vec)), alpha)",
+       vec="scale_by(conj(mat).t().mv(grad), alpha)",
+       jvp="self_t * beta + (mat_t.mv(vec) + mat.mv(vec_t)) * alpha")
+def addmv_op(xp, c, a, v, beta, alpha):
+    return add_scaled(xp, c, xp.matmul(a, v), beta, alpha)
+
+
+@defop("baddbmm", inputs=("self", "batch1", "batch2"), params=("beta", "alpha"),
+       self="scale_by(grad, beta)", batch1="scale_by(grad.bmm(conj(batch2).transpose(1, 2)), alpha)",
+       batch2="scale_by(conj(batch1).transpose(1, 2).bmm(grad), alpha)",
+       jvp="self_t * beta + (batch1_t.bmm(batch2) + batch1.bmm(batch2_t)) * alpha")
+def baddbmm_op(xp, c, a, b, beta, alpha):
+    return add_scaled(xp, c, xp.matmul(a, b), beta, alpha)
+
+
+@defop("addbmm", inputs=("self", "batch1", "batch2"), params=("beta", "alpha"),
+       self="scale_by(grad, beta)",
+       batch1="scale_by(grad.expand(batch1_shape[:1] + grad.shape).bmm(conj(batch2).transpose(1, 2)), alpha)",
+       batch2="scale_by(conj(batch1).transpose(1, 2).bmm(grad.expand(batch2_shape[:1] + grad.shape)), alpha)",
+       jvp="self_t * beta + (batch1_t.bmm(batch2) + batch1.bmm(batch2_t)).sum(0) * alpha")
+def addbmm_op(xp, c, a, b, beta, alpha):
+    return add_scaled(xp, c, xp.matmul(a, b).sum(0), beta, alpha)
+
+
+@defop("trace", self="trace_backward(grad, self_shape)", jvp="trace(self_t)")
+def trace_op(xp, x):
+    return xp.trace(x)
+
+
+@defop("linalg_cross", inputs=("self", "other"), params=("dim",), promote="binary",
+       self="linalg_cross(conj(other), grad, dim=dim)", other="linalg_cross(grad, conj(self), dim=dim)",
+       jvp="linalg_cross(self_t, other, dim=dim) + linalg_cross(self, other_t, dim=dim)")
+def cross_op(xp, a, b, dim):
+    return xp.cross(a, b, axis=dim)
+
+
+# einsum contracts its operands pairwise, left to right, as torch does; each step is one row
+# with one or two operands and an explicit equation over single letters (ellipses already
+# spelled out by `einsum`). torch's final node depends on how it lowers the equation
+# (ViewBackward0, PermuteBackward0, SumBackward1, ...); ours is always EinsumBackward0.
+@defop("einsum", inputs=("self", "other"), params=("equation",),
+       self="einsum_operand_grad(grad, equation, 0, self.shape, other)",
+       other="einsum_operand_grad(grad, equation, 1, other.shape, self)",
+       jvp="einsum_pair(equation, self_t, other) + (0 if other is None else einsum_pair(equation, self, other_t))")
+def einsum_op(xp, a, b, equation):
+    return xp.einsum(equation, a) if b is None else xp.einsum(equation, a, b)
 
 
 # ============================================================================================
-# Formula helpers
+# Rows: inverse, determinants, linear solvers
 # ============================================================================================
+
+
+@defop("linalg_inv_ex", outputs=2, differentiable_outputs=(0,),
+       self="-matmul(result.mH, matmul(grad, result.mH))", jvp="-matmul(matmul(result, self_t), result)")
+def inv_ex_op(xp, a):
+    return batched_or_singular(xp, a, xp.linalg.inv)
+
+
+@defop("linalg_det", self="det_backward(grad, result, self)", jvp="det_jvp(self_t, result, self)")
+def det_op(xp, a):
+    return xp.linalg.det(a)
+
+
+@defop("linalg_slogdet", outputs=2,
+       self="slogdet_backward(grads[0], grads[1], self, results[0])", jvp="slogdet_jvp(self_t, self, results[0])")
+def slogdet_op(xp, a):
+    return tuple(xp.linalg.slogdet(a))
+
+
+@defop("linalg_solve_ex", inputs=("A", "B"), params=("left", "vector"), outputs=2, differentiable_outputs=(0,),
+       A="solve_grad_a(grad, A, result, left, vector)", B="solve_grad_b(grad, A, left)",
+       jvp="solve_jvp(A_t, B_t, A, result, left, vector)")
+def solve_ex_op(xp, a, b, left, vector):
+    if vector:
+        b = b[..., None]
+    if not left:  # X A = B  <=>  A^T X^T = B^T
+        a, b = xp.swapaxes(a, -1, -2), xp.swapaxes(b, -1, -2)
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+
+    def solve_all(m: np.ndarray) -> np.ndarray:
+        return xp.linalg.solve(xp.broadcast_to(m, batch + m.shape[-2:]), xp.broadcast_to(b, batch + b.shape[-2:]))
+
+    x, info = batched_or_singular(xp, a, solve_all)  # info belongs to A's own batch, as in torch
+    if not left:
+        x = xp.swapaxes(x, -1, -2)
+    return (x[..., 0] if vector else x), info
+
+
+@defop("linalg_solve_triangular", inputs=("self", "B"), params=("upper", "left", "unitriangular"),
+       self="solve_triangular_grad_a(grad, self, result, upper, left, unitriangular)",
+       B="solve_triangular(self.mH, grad, upper=not upper, left=left, unitriangular=unitriangular)",
+       jvp="solve_triangular_jvp(self_t, B_t, self, result, upper, left, unitriangular)")
+def solve_triangular_op(xp, a, b, upper, left, unitriangular):
+    return triangular_solve_kernel(xp, a, b, upper, left, unitriangular)
+
+
+@defop("triangular_solve", inputs=("self", "A"), params=("upper", "transpose", "unitriangular"), outputs=2,
+       self="triangular_solve_grad_b(grads[0], A, upper, transpose, unitriangular)",
+       A="triangular_solve_grad_a(grads, A, results[0], upper, transpose, unitriangular)",
+       jvp="triangular_solve_jvp(self_t, A_t, A, results[0], upper, transpose, unitriangular)")
+def triangular_solve_op(xp, b, a, upper, transpose, unitriangular):
+    coefficient = xp.swapaxes(a, -1, -2) if transpose else a
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    x = triangular_solve_kernel(xp, coefficient, b, upper != transpose, True, unitriangular)
+    return xp.broadcast_to(x, batch + x.shape[-2:]).copy(), xp.broadcast_to(a, batch + a.shape[-2:]).copy()
+
+
+@defop("cholesky_solve", inputs=("self", "input2"), params=("upper",),
+       self="cholesky_solve(grad, input2, upper)", input2="cholesky_solve_grad_factor(grad, input2, result, upper)",
+       jvp="cholesky_solve_jvp(self_t, input2_t, input2, result, upper)")
+def cholesky_solve_op(xp, b, factor, upper):
+    lower = xp.conj(xp.swapaxes(factor, -1, -2)) if upper else factor
+    y = triangular_solve_kernel(xp, lower, b, False, True, False)
+    return triangular_solve_kernel(xp, xp.conj(xp.swapaxes(lower, -1, -2)), y, True, True, False)
+
+
+# ============================================================================================
+# Rows: decompositions, pseudo-inverse, least squares, matrix exponential
+# ============================================================================================
+
+
+@defop("linalg_cholesky_ex", params=("upper",), outputs=2, differentiable_outputs=(0,),
+       self="cholesky_backward(grad, result, upper)", jvp="cholesky_jvp(self_t, result, upper)")
+def cholesky_ex_op(xp, a, upper):
+    factor, info = cholesky_kernel(xp, a)
+    return (xp.conj(xp.swapaxes(factor, -1, -2)) if upper else factor), info
+
+
+@defop("linalg_qr", params=("mode",), outputs=2,
+       self="qr_backward(grads[0], grads[1], results[0], results[1], mode)",
+       jvp="qr_jvp(self_t, results[0], results[1], mode)")
+def qr_op(xp, a, mode):
+    if mode == "r":
+        return xp.zeros((0,), a.dtype), xp.linalg.qr(a, mode="r")
+    q, r = xp.linalg.qr(a, mode=mode)
+    return q, r
+
+
+@defop("linalg_svd", params=("full_matrices",), outputs=3,
+       self="svd_backward(grads, results, full_matrices)", jvp="svd_jvp(self_t, results, full_matrices)")
+def svd_op(xp, a, full_matrices):
+    u, s, vh = xp.linalg.svd(a, full_matrices=full_matrices)
+    return u, s, vh
+
+
+@defop("linalg_eigh", params=("UPLO",), outputs=2,
+       self="eigh_backward(grads[0], grads[1], results[0], results[1])",
+       jvp="eigh_jvp(self_t, results[0], results[1])")
+def eigh_op(xp, a, uplo):
+    w, v = xp.linalg.eigh(a, UPLO=uplo)
+    return w, v
+
+
+@defop("linalg_pinv", params=("atol", "rtol", "hermitian"),
+       self="pinv_backward(grad, result, self)", jvp="pinv_jvp(self, result, self_t)")
+def pinv_op(xp, a, atol, rtol, hermitian):
+    if hermitian:
+        w, v = xp.linalg.eigh(a)
+        scale = xp.abs(w)
+        left, right = v, xp.conj(xp.swapaxes(v, -1, -2))
+    else:
+        left, w, right = xp.linalg.svd(a, full_matrices=False)
+        scale = w
+        left, right = xp.conj(xp.swapaxes(right, -1, -2)), xp.conj(xp.swapaxes(left, -1, -2))
+    top = scale.max(axis=-1, keepdims=True, initial=0.0)
+    keep = scale > xp.maximum(atol, rtol * top)
+    inverse = xp.where(keep, 1 / xp.where(keep, w, 1), 0).astype(a.dtype)
+    return xp.matmul(left * inverse[..., None, :], right)
+
+
+@defop("linalg_lstsq", inputs=("self", "b"), params=("rcond", "driver", "vector"), outputs=4,
+       differentiable_outputs=(0, 1),
+       self="lstsq_grad_a(grads[0], grads[1], self, b, results[0], vector)",
+       b="lstsq_grad_b(grads[0], grads[1], self, b, results[0], vector)",
+       jvp="lstsq_jvp(self_t, b_t, self, b, results[0], results[1], vector)")
+def lstsq_op(xp, a, b, rcond, driver, vector):
+    return lstsq_kernel(xp, a, b[..., None] if vector else b, rcond, driver, vector)
+
+
+@defop("linalg_matrix_exp", self="matrix_exp_differential(self, grad, adjoint=True)",
+       jvp="matrix_exp_differential(self, self_t, adjoint=False)")
+def matrix_exp_op(xp, a):
+    return expm_kernel(xp, a)
+
+
+# torch.linalg.matrix_power(A, 0) copies identities into a clone of A: the result depends on A
+# only through that copy, whose node (torch::autograd::CopyBackwards) sends it a zero gradient.
+@defop("matrix_power_zero", node="CopyBackwards", self="grad * 0", jvp="self_t * 0")
+def matrix_power_zero(xp, a):
+    return xp.broadcast_to(xp.eye(a.shape[-1], dtype=a.dtype), a.shape).copy()
+
+
+# ============================================================================================
+# Formula helpers: products
+# ============================================================================================
+
+
+def scale_by(grad: Tensor, factor: complex) -> Tensor:
+    """grad * conj(factor), skipping the multiplication when factor is 1 (torch's maybe_multiply)."""
+    return grad if factor == 1 else grad * factor.conjugate()
 
 
 def matmul_grad_left(grad: Tensor, other: Tensor, self_ndim: int) -> Tensor:
     """d(a @ b)/da for any matmul shapes; extra batch dims are summed away by the engine."""
-    other = conj(other)
+    other = other.conj()
     if other.ndim == 1:
         return grad.unsqueeze(-1) * other
     if self_ndim == 1:
@@ -74,7 +328,7 @@ def matmul_grad_left(grad: Tensor, other: Tensor, self_ndim: int) -> Tensor:
 
 def matmul_grad_right(grad: Tensor, self: Tensor, other_ndim: int) -> Tensor:
     """d(a @ b)/db for any matmul shapes."""
-    self = conj(self)
+    self = self.conj()
     if self.ndim == 1:
         return self.unsqueeze(-1) * grad.unsqueeze(-2) if other_ndim > 1 else grad.unsqueeze(-1) * self
     if other_ndim == 1:
@@ -82,17 +336,679 @@ def matmul_grad_right(grad: Tensor, self: Tensor, other_ndim: int) -> Tensor:
     return matmul(self.mT, grad)
 
 
+def trace_backward(grad: Tensor, shape: tuple) -> Tensor:
+    """The gradient of trace: grad on the diagonal, zeros elsewhere."""
+    return grad * eye_of(shape[-2], shape[-1], grad)
+
+
+def einsum_pair(equation: str, a: Tensor, b: Tensor | None) -> Tensor:
+    """One contraction step of einsum (one or two operands, single-letter labels)."""
+    return apply(einsum_op, (a, b), (equation,))
+
+
+def einsum_operand_grad(grad: Tensor, equation: str, which: int, shape: tuple, other: Tensor | None) -> Tensor:
+    """The gradient of one operand of an einsum step: an einsum of grad with the other operand.
+
+    Labels the operand repeats (a diagonal) are placed back on the diagonal with identity masks;
+    labels only it has were summed in the forward, so its gradient is constant along them.
+    """
+    inputs, out = equation.split("->")
+    labels = inputs.split(",")
+    mine, theirs = labels[which], (labels[1 - which] if other is not None else "")
+    unique = "".join(dict.fromkeys(mine))
+    wanted = "".join(c for c in unique if c in out or c in theirs)
+    if other is not None:
+        spec = f"{out},{theirs}->{wanted}"
+        g = einsum_pair(spec, grad, other) if which == 0 else einsum_pair(f"{theirs},{out}->{wanted}", other, grad)
+    else:
+        g = einsum_pair(f"{out}->{wanted}", grad, None)
+    size = {c: n for c, n in zip(mine, shape)}
+    for i, c in enumerate(unique):  # labels summed only here: broadcast
+        if c not in wanted:
+            g = g.unsqueeze(i)
+    g = g.expand(tuple(size[c] for c in unique))
+    # lay the unique labels out as the operand's dims, repeated labels as size-1 dims masked by eye
+    first = {}
+    view_shape = []
+    for i, c in enumerate(mine):
+        view_shape.append(size[c] if c not in first else 1)
+        first.setdefault(c, i)
+    g = g.reshape(tuple(view_shape)) if len(mine) != len(unique) else g
+    for i, c in enumerate(mine):
+        if first[c] != i:
+            mask_shape = [1] * len(mine)
+            mask_shape[first[c]] = mask_shape[i] = size[c]
+            g = g * eye_of(size[c], size[c], g).reshape(tuple(mask_shape))
+    return g
+
+
 # ============================================================================================
-# Public functions
+# Formula helpers: shared pieces
 # ============================================================================================
 
 
-def _check_dtypes(name: str, a: Tensor, b: Tensor) -> None:
+def eye_of(n: int, m: int, like: Tensor) -> Tensor:
+    """An n x m identity of like's dtype (a constant)."""
+    return _wrap(np.eye(n, m, dtype=like._data.dtype))
+
+
+def diag_of(x: Tensor) -> Tensor:
+    """The main diagonal of the last two dims."""
+    return diagonal(x, 0, -2, -1)
+
+
+def triangle(x: Tensor, upper: bool, offset: int = 0) -> Tensor:
+    """triu(x, offset) or tril(x, offset)."""
+    return triu(x, offset) if upper else tril(x, offset)
+
+
+def solved_triangle(x: Tensor, upper: bool, unitriangular: bool) -> Tensor:
+    """The part of a matrix a triangular solve reads: its triangle, without the diagonal when unit."""
+    return triangle(x, upper, (1 if upper else -1) * int(unitriangular))
+
+
+def grad_defined(g: Tensor) -> bool:
+    """Whether a cotangent carries anything: an output nobody used arrives as zeros, which we treat
+    like torch's undefined gradient (the two are equivalent, and skipping avoids 0/0 in svd/eigh)."""
+    return bool(g._data.any())
+
+
+def batch_mask(mask: Tensor) -> Tensor:
+    """A per-matrix flag (...) as a (..., 1, 1) mask that broadcasts over matrices."""
+    return mask.unsqueeze(-1).unsqueeze(-1)
+
+
+# ============================================================================================
+# Formula helpers: determinants and solvers
+# ============================================================================================
+
+
+def det_backward(grad: Tensor, det: Tensor, A: Tensor) -> Tensor:
+    """grad * adj(A)^H: grad conj(det) A^-H on invertible matrices and, where |det| < 100 eps, the
+    adjugate through the SVD (differentiable again, as torch's create_graph path).
+
+    det and A^-1 come from the same LU factorisation (NumPy's det and inv both factor A), so their
+    product stays accurate for ill-conditioned matrices, as torch's lu_solve does. Unlike torch's
+    first-order backward we do not return 0 for a determinant that rounds to exactly 0: the
+    gradient there is the adjugate too.
+    """
+    if A.numel() == 0:
+        return A * 0
+    n = A.shape[-1]
+    scaled = (grad * det.conj()).unsqueeze(-1).unsqueeze(-1)
+    singular = abs(det) < 100 * np.finfo(det._data.dtype).eps
+    if not singular._data.any():
+        return scaled * inv(A).mH
+    through_svd = det_backward_singular(grad, A)
+    if singular._data.all():
+        return through_svd
+    mask = batch_mask(singular)
+    return where(mask, through_svd, scaled * inv(where(mask, eye_of(n, n, A), A)).mH)
+
+
+def det_backward_singular(grad: Tensor, A: Tensor) -> Tensor:
+    """With A = U S Vh, det A = det U det Vh prod S, so the gradient is U diag(alpha prod_{j!=i} S_j) Vh."""
+    U, S, Vh = linalg_svd(A)
+    alpha = (det(U) * det(Vh)).conj() * grad
+    return matmul(U * (products_of_others(S) * alpha.unsqueeze(-1)).unsqueeze(-2), Vh)
+
+
+def products_of_others(s: Tensor) -> Tensor:
+    """out[..., i] = prod_{j != i} s[..., j] by prefix and suffix products: no division, so it stays
+    accurate, and differentiable again, when some s are zero or tiny (singular matrices)."""
+    cols = s.unbind(-1)
+    ones = cols[0] * 0 + 1
+    before, after = [ones], [ones]
+    for c in cols[:-1]:
+        before.append(before[-1] * c)
+    for c in reversed(cols[1:]):
+        after.append(after[-1] * c)
+    return stack([b * a for b, a in zip(before, reversed(after))], -1)
+
+
+def det_jvp(A_t: Tensor, det: Tensor, A: Tensor) -> Tensor:
+    """d det = tr(adj(A) dA), which is det * tr(A^-1 dA) on invertible matrices."""
+    adjugate_h = det_backward(det * 0 + 1, det, A)
+    return (adjugate_h.conj() * A_t).sum((-2, -1))
+
+
+def slogdet_backward(grad_sign: Tensor, grad_logabsdet: Tensor, A: Tensor, sign: Tensor) -> Tensor:
+    """(g_logabsdet - i Im(conj(g_sign) sign)) A^-H; the sign of a real matrix has no gradient."""
+    g = grad_logabsdet
+    if A.is_complex():
+        g = g - 1j * (grad_sign.conj() * sign).imag
+    n = A.shape[-1]
+    return solve(A.mH, diag_embed(g.unsqueeze(-1).expand(g.shape + (n,))))
+
+
+def slogdet_jvp(A_t: Tensor, A: Tensor, sign: Tensor) -> tuple:
+    """(sign * i Im tr(A^-1 dA), Re tr(A^-1 dA)); the sign of a real matrix is locally constant."""
+    trace_term = diag_of(solve(A, A_t)).sum(-1)
+    if A.is_complex():
+        return sign * 1j * trace_term.imag, trace_term.real
+    return sign * 0, trace_term
+
+
+def as_matrix(x: Tensor, vector: bool) -> Tensor:
+    return x.unsqueeze(-1) if vector else x
+
+
+def as_vector(x: Tensor, vector: bool) -> Tensor:
+    return x.squeeze(-1) if vector else x
+
+
+def solve_grad_b(grad: Tensor, A: Tensor, left: bool) -> Tensor:
+    """gB = A^-H gX (left) or gX A^-H (right)."""
+    return solve(A.mH, grad, left=left)
+
+
+def solve_grad_a(grad: Tensor, A: Tensor, X: Tensor, left: bool, vector: bool) -> Tensor:
+    """gA = -gB X^H (left) or -X^H gB (right)."""
+    gB = as_matrix(solve(A.mH, grad, left=left), vector)
+    X = as_matrix(X, vector)
+    return -matmul(gB, X.mH) if left else -matmul(X.mH, gB)
+
+
+def solve_jvp(A_t: Tensor, B_t: Tensor, A: Tensor, X: Tensor, left: bool, vector: bool) -> Tensor:
+    """dX = A^-1 (dB - dA X) (left) or (dB - X dA) A^-1 (right)."""
+    X = as_matrix(X, vector)
+    rhs = as_matrix(B_t, vector) - (matmul(A_t, X) if left else matmul(X, A_t))
+    return as_vector(solve(A, rhs, left=left), vector)
+
+
+def solve_triangular_grad_a(grad: Tensor, A: Tensor, X: Tensor, upper: bool, left: bool,
+                            unitriangular: bool) -> Tensor:
+    """-gB X^H (left) or -X^H gB, restricted to the triangle the solve reads."""
+    gB = solve_triangular(A.mH, grad, upper=not upper, left=left, unitriangular=unitriangular)
+    gA = -matmul(gB, X.mH) if left else -matmul(X.mH, gB)
+    return solved_triangle(gA, upper, unitriangular)
+
+
+def solve_triangular_jvp(A_t: Tensor, B_t: Tensor, A: Tensor, X: Tensor, upper: bool, left: bool,
+                         unitriangular: bool) -> Tensor:
+    """A^-1 (dB - tri(dA) X) (left) or (dB - X tri(dA)) A^-1."""
+    A_t = solved_triangle(A_t, upper, unitriangular)
+    rhs = B_t - (matmul(A_t, X) if left else matmul(X, A_t))
+    return solve_triangular(A, rhs, upper=upper, left=left, unitriangular=unitriangular)
+
+
+def triangular_solve_grad_b(grad_x: Tensor, A: Tensor, upper: bool, transpose: bool, unitriangular: bool) -> Tensor:
+    """gb = op(A)^-H gx."""
+    return apply(triangular_solve_op, (grad_x, A.conj()), (upper, not transpose, unitriangular))[0]
+
+
+def triangular_solve_grad_a(grads: tuple, A: Tensor, X: Tensor, upper: bool, transpose: bool,
+                            unitriangular: bool) -> Tensor:
+    """The solve's gradient in A's triangle plus the gradient of the returned copy of A."""
+    grad_x, grad_copy = grads
+    gb = triangular_solve_grad_b(grad_x, A, upper, transpose, unitriangular)
+    gA = -matmul(X.conj(), gb.mT) if transpose else -matmul(gb, X.mH)
+    return solved_triangle(gA, upper, unitriangular) + grad_copy
+
+
+def triangular_solve_jvp(b_t: Tensor, A_t: Tensor, A: Tensor, X: Tensor, upper: bool, transpose: bool,
+                         unitriangular: bool) -> tuple:
+    """(op(A)^-1 (db - op(tri(dA)) X), dA): the solve reads only A's triangle, the copy all of A."""
+    A_tri = solved_triangle(A_t, upper, unitriangular)
+    rhs = b_t - matmul(A_tri.mT if transpose else A_tri, X)
+    return apply(triangular_solve_op, (rhs, A), (upper, transpose, unitriangular))[0], A_t
+
+
+def cholesky_solve_grad_factor(grad: Tensor, factor: Tensor, X: Tensor, upper: bool) -> Tensor:
+    """-(S + S^H) U (upper) or -L (S + S^H) (lower), S = (A^-1 gX) X^H."""
+    common = matmul(cholesky_solve(grad, factor, upper), X.mH)
+    common = common + common.mH
+    return -matmul(factor, common) if upper else -matmul(common, factor)
+
+
+def cholesky_solve_jvp(B_t: Tensor, factor_t: Tensor, factor: Tensor, X: Tensor, upper: bool) -> Tensor:
+    """A^-1 (dB - dA X) with dA = dU^H U + U^H dU (upper) or dL L^H + L dL^H."""
+    dK = matmul(factor_t.mH, factor) if upper else matmul(factor_t, factor.mH)
+    return cholesky_solve(B_t - matmul(dK + dK.mH, X), factor, upper)
+
+
+# ============================================================================================
+# Formula helpers: decompositions
+# ============================================================================================
+
+
+def cholesky_backward(grad: Tensor, factor: Tensor, upper: bool) -> Tensor:
+    """gA = L^-H phi(L^H gL) L^-1 with phi = tril with halved diagonal, made Hermitian (Murray 2016)."""
+    L, gL = (factor.mH, grad.mH) if upper else (factor, grad)
+    phi = tril(matmul(L.mH, gL))
+    phi = 0.5 * (phi + tril(phi, -1).mH)
+    gA = solve_triangular(L.mH, phi, upper=True, left=True)
+    return solve_triangular(L, gA, upper=False, left=False)
+
+
+def cholesky_jvp(A_t: Tensor, factor: Tensor, upper: bool) -> Tensor:
+    """dL = L phi(L^-1 dA L^-H) with phi = tril with halved diagonal."""
+    L = factor.mH if upper else factor
+    inner = solve_triangular(L, solve_triangular(L, A_t, upper=False, left=True).mH, upper=False, left=True).mH
+    phi = tril(inner) - 0.5 * diag_embed(diag_of(inner))
+    dL = matmul(L, phi)
+    return dL.mH if upper else dL
+
+
+def qr_check_differentiable(mode: str, m: int, n: int) -> None:
+    if mode == "r":
+        raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. Please use "
+                           "linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr.")
+    if mode == "complete" and m > n:
+        raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and nrows > ncols.")
+
+
+def qr_backward(gQ: Tensor, gR: Tensor, Q: Tensor, R: Tensor, mode: str) -> Tensor:
+    """torch's linalg_qr_backward: gA = (gQ + Q syminvadj(triu(gR R^H - Q^H gQ))) R^-H for m >= n,
+    and the trilImInv form on the leading square block for m < n."""
+    m, n = Q.shape[-2], R.shape[-1]
+    qr_check_differentiable(mode, m, n)
+    M = matmul(gR, R.mH) - matmul(Q.mH, gQ)
+    if m >= n:
+        upper = triu(M)
+        sym = upper + upper.mH
+        sym = sym - 0.5 * diag_embed(diag_of(sym).real if sym.is_complex() else diag_of(sym))
+        gA = matmul(Q, sym) + gQ
+        return solve_triangular(R.mH, gA, upper=False, left=False)
+    skew = tril(-M - (-M).mH)
+    if skew.is_complex():
+        skew = skew - 0.5j * diag_embed(diag_of(skew).imag)
+    gA = solve_triangular(R.narrow(-1, 0, m).mH, matmul(Q, skew), upper=False, left=False)
+    gA = cat([gA, gA.new_zeros(*gA.shape[:-1], n - m)], -1)
+    return gA + matmul(Q, gR)
+
+
+def qr_jvp(A_t: Tensor, Q: Tensor, R: Tensor, mode: str) -> tuple:
+    """torch's linalg_qr_jvp (dQ, dR)."""
+    m, n = A_t.shape[-2], A_t.shape[-1]
+    qr_check_differentiable(mode, m, n)
+    if m >= n:
+        dA_Rinv = solve_triangular(R, A_t, upper=True, left=False)
+        sym = matmul(Q.mH, dA_Rinv)
+        sym = sym + sym.mH
+        dR = triu(sym) - 0.5 * diag_embed(diag_of(sym))
+        dQ = dA_Rinv - matmul(Q, dR)
+        return dQ, matmul(dR, R)
+    QhdA = matmul(Q.mH, A_t)
+    X = solve_triangular(R.narrow(-1, 0, m), QhdA.narrow(-1, 0, m), upper=True, left=False)
+    if X.is_complex():
+        lower = tril(X)
+        lower = lower - diag_embed(diag_of(lower).real)
+        dQ = lower - lower.mH
+        dQ = dQ - 0.5 * diag_embed(diag_of(dQ))
+    else:
+        lower = tril(X, -1)
+        dQ = lower - lower.mT
+    dR = QhdA - matmul(dQ, R)
+    return matmul(Q, dQ), dR
+
+
+def svd_backward(grads: tuple, results: tuple, full_matrices: bool) -> Tensor:
+    """torch's svd_backward: gA = U [(skew(U^H gU) / E) S + S (skew(V^H gV) / E) + diag(gS)] V^H,
+    plus the terms for rectangular A; only the first k = min(m, n) singular vectors count."""
+    gU, gS, gVh = grads
+    U, S, Vh = results
+    k = S.shape[-1]
+    if full_matrices:
+        gU, U = gU.narrow(-1, 0, k), U.narrow(-1, 0, k)
+        gVh, Vh = gVh.narrow(-2, 0, k), Vh.narrow(-2, 0, k)
+    m, n = U.shape[-2], Vh.shape[-1]
+    has_U, has_V = grad_defined(gU), grad_defined(gVh)
+    if not has_U and not has_V:
+        return matmul(U, gS.unsqueeze(-1) * Vh) if m >= n else matmul(U * gS.unsqueeze(-2), Vh)
+    skew_U = skew(matmul(U.mH, gU)) if has_U else None
+    skew_V = skew(matmul(Vh, gVh.mH)) if has_V else None
+    if U.is_complex():
+        svd_check_gauge(skew_U, skew_V, S)
+    S2 = S * S
+    E = S2.unsqueeze(-2) - S2.unsqueeze(-1) + eye_of(k, k, S)
+    if has_U and has_V:
+        inner = (skew_U * S.unsqueeze(-2) + S.unsqueeze(-1) * skew_V) / E
+    elif has_U:
+        inner = (skew_U / E) * S.unsqueeze(-2)
+    else:
+        inner = S.unsqueeze(-1) * (skew_V / E)
+    inner = inner + diag_embed(gS)
+    if U.is_complex() and has_U and has_V:
+        inner = inner + diag_embed(diag_of(skew_U) / (2 * S))
+    if m > n and has_U:
+        gU_Sinv = gU / S.unsqueeze(-2)
+        gA = matmul(U, inner) + gU_Sinv - matmul(U, matmul(U.mH, gU_Sinv))
+        return matmul(gA, Vh)
+    if m < n and has_V:
+        Sinv_gVh = gVh / S.unsqueeze(-1)
+        gA = matmul(inner, Vh) + Sinv_gVh - matmul(matmul(Sinv_gVh, Vh.mH), Vh)
+        return matmul(U, gA)
+    return matmul(U, matmul(inner, Vh)) if m >= n else matmul(matmul(U, inner), Vh)
+
+
+def skew(X: Tensor) -> Tensor:
+    return X - X.mH
+
+
+def svd_check_gauge(skew_U: Tensor | None, skew_V: Tensor | None, S: Tensor) -> None:
+    """A loss of complex singular vectors must not depend on their phases (torch's check)."""
+    im_U = np.zeros(S.shape) if skew_U is None else np.diagonal(skew_U._data, 0, -2, -1).imag
+    im_V = np.zeros(S.shape) if skew_V is None else np.diagonal(skew_V._data, 0, -2, -1).imag
+    if not np.allclose(im_U, -im_V, rtol=1e-2, atol=1e-2):
+        raise RuntimeError("svd_backward: The singular vectors in the complex case are specified up to multiplication "
+                           "by e^{i phi}. The specified loss function depends on this phase term, making it "
+                           "ill-defined.")
+
+
+def svd_jvp(A_t: Tensor, results: tuple, full_matrices: bool) -> tuple:
+    """torch's linalg_svd_jvp (dU, dS, dVh), with dP = U^H dA V and E_jk = S_k^2 - S_j^2."""
+    U, S, Vh = results
+    m, n, k = A_t.shape[-2], A_t.shape[-1], S.shape[-1]
+    if full_matrices:
+        U, Vh = U.narrow(-1, 0, k), Vh.narrow(-2, 0, k)
+    V = Vh.mH
+    dP = matmul(matmul(U.mH, A_t), V)
+    dS = diag_of(dP).real if dP.is_complex() else diag_of(dP)
+    dX = dP - diag_embed(dS)
+    S2 = S * S
+    E = S2.unsqueeze(-2) - S2.unsqueeze(-1) + eye_of(k, k, S)
+    sym_U = dX * S.unsqueeze(-2)
+    dU_inner = (sym_U + sym_U.mH) / E
+    sym_V = dX * (-S).unsqueeze(-1)
+    dVh_inner = (sym_V + sym_V.mH) / E
+    if dP.is_complex():
+        imag_part = diag_embed(diag_of(dX) / (2 * S))
+        dU_inner, dVh_inner = dU_inner + imag_part, dVh_inner + imag_part
+    dU = matmul(U, dU_inner)
+    dVh = matmul(dVh_inner, Vh)
+    if m > n:
+        dAVSinv = matmul(A_t, V / S.unsqueeze(-2))
+        dU = dU + dAVSinv - matmul(U, matmul(U.mH, dAVSinv))
+        if full_matrices:
+            dU = cat([dU, dU.new_zeros(*dU.shape[:-1], m - n)], -1)
+    if m < n:
+        UhdASinv = matmul(U.mH / S.unsqueeze(-1), A_t)
+        dVh = dVh + UhdASinv - matmul(matmul(UhdASinv, V), Vh)
+        if full_matrices:
+            dVh = cat([dVh, dVh.new_zeros(*dVh.shape[:-2], n - m, n)], -2)
+    return dU, dS, dVh
+
+
+def eigh_backward(gL: Tensor, gV: Tensor, L: Tensor, V: Tensor) -> Tensor:
+    """torch's eig backward for Hermitian A: gA = V (diag(gL) + skewH(V^H gV) / E) V^H."""
+    if not grad_defined(gV):
+        return matmul(V * gL.unsqueeze(-2), V.mH)
+    VhgV = matmul(V.mH, gV)
+    if V.is_complex() and not np.allclose(np.diagonal(VhgV._data, 0, -2, -1).imag, 0, rtol=1e-2, atol=1e-2):
+        raise RuntimeError("linalg_eigh_backward: The eigenvectors in the complex case are specified up to "
+                           "multiplication by e^{i phi}. The specified loss function depends on this quantity, so "
+                           "it is ill-defined.")
+    n = L.shape[-1]
+    VhgV = 0.5 * (VhgV - VhgV.mH)
+    E = L.unsqueeze(-2) - L.unsqueeze(-1) + eye_of(n, n, L)
+    inner = VhgV / E * (1 - eye_of(n, n, L)) + diag_embed(gL)
+    return matmul(V, matmul(inner, V.mH))
+
+
+def eigh_jvp(A_t: Tensor, L: Tensor, V: Tensor) -> tuple:
+    """(dL, dV) = (diag(V^H dA V), V ((V^H dA V) / E off the diagonal)); dA is taken Hermitian."""
+    dP = matmul(matmul(V.mH, A_t), V)
+    dL = diag_of(dP).real if dP.is_complex() else diag_of(dP)
+    n = L.shape[-1]
+    off = 1 - eye_of(n, n, L)
+    E = L.unsqueeze(-2) - L.unsqueeze(-1) + eye_of(n, n, L)
+    return dL, matmul(V, dP / E * off)
+
+
+def pinv_backward(grad: Tensor, pinvA: Tensor, A: Tensor) -> Tensor:
+    """torch's pinv_backward (Golub & Pereyra), arranged to multiply the smallest matrices."""
+    m, n = A.shape[-2], A.shape[-1]
+    pinvAh, gradh = pinvA.mH, grad.mH
+    if m <= n:
+        K = matmul(gradh, pinvA)
+        KpinvAh = matmul(K, pinvAh)
+        return (-matmul(pinvA, K).mH + KpinvAh - matmul(matmul(A, pinvA), KpinvAh)
+                + matmul(matmul(pinvAh, pinvA), gradh - matmul(K, A)))
+    K = matmul(pinvA, gradh)
+    pinvAhK = matmul(pinvAh, K)
+    return (-matmul(K, pinvA).mH + matmul(matmul(gradh - matmul(A, K), pinvA), pinvAh) + pinvAhK
+            - matmul(matmul(pinvAhK, pinvA), A))
+
+
+def pinv_jvp(A: Tensor, pinvA: Tensor, A_t: Tensor) -> Tensor:
+    """d(A+) = -A+ dA A+ + A+ A+^H dA^H (I - A A+) + (I - A+ A) dA^H A+^H A+."""
+    dAh = A_t.mH
+    first = -matmul(matmul(pinvA, A_t), pinvA)
+    left_null = dAh - matmul(dAh, matmul(A, pinvA))
+    right_null = dAh - matmul(matmul(pinvA, A), dAh)
+    return (first + matmul(matmul(pinvA, pinvA.mH), left_null)
+            + matmul(right_null, matmul(pinvA.mH, pinvA)))
+
+
+def lstsq_grad_a(gX: Tensor, gL: Tensor, A: Tensor, B: Tensor, X: Tensor, vector: bool) -> Tensor:
+    """Through the pseudo-inverse for the solution, 2 (gL r) X^H for the residuals (Danskin)."""
+    B, X, gX = as_matrix(B, vector), as_matrix(X, vector), as_matrix(gX, vector)
+    gA = pinv_backward(matmul(gX, B.mH), pinv(A), A)
+    if gL.numel():
+        gA = gA + 2 * matmul(gL.unsqueeze(-2) * (matmul(A, X) - B), X.mH)
+    return gA
+
+
+def lstsq_grad_b(gX: Tensor, gL: Tensor, A: Tensor, B: Tensor, X: Tensor, vector: bool) -> Tensor:
+    """pinv(A)^H gX, and -2 gL r from the residuals."""
+    gB = matmul(pinv(A).mH, as_matrix(gX, vector))
+    if gL.numel():
+        gB = gB - 2 * gL.unsqueeze(-2) * (matmul(A, as_matrix(X, vector)) - as_matrix(B, vector))
+    return as_vector(gB, vector)
+
+
+def lstsq_jvp(A_t: Tensor, B_t: Tensor, A: Tensor, B: Tensor, X: Tensor, residuals: Tensor, vector: bool) -> tuple:
+    """(d(A+) B + A+ dB, 2 Re sum(r * conj(dA X - dB))) — residuals only where computed."""
+    B, B_t, X = as_matrix(B, vector), as_matrix(B_t, vector), as_matrix(X, vector)
+    pinvA = pinv(A)
+    dX = as_vector(matmul(pinv_jvp(A, pinvA, A_t), B) + matmul(pinvA, B_t), vector)
+    if residuals.numel() == 0:
+        return dX, residuals * 0
+    r = matmul(A, X) - B
+    dr = matmul(A_t, X) - B_t
+    return dX, 2 * (r * dr.conj()).real.sum(-2)
+
+
+def matrix_exp_differential(A: Tensor, G: Tensor, adjoint: bool) -> Tensor:
+    """The Fréchet derivative of exp at A along G (or its adjoint): exp([[A, G], [0, A]]) top-right block
+    (Mathias 1996), with A -> A^H for the adjoint."""
+    A = A.mH if adjoint else A
+    n = A.shape[-1]
+    top = cat([A, G], -1)
+    bottom = cat([A * 0, A], -1)
+    return matrix_exp(cat([top, bottom], -2)).narrow(-2, 0, n).narrow(-1, n, n)
+
+
+# ============================================================================================
+# NumPy kernels (forwards NumPy has no function for)
+# ============================================================================================
+
+
+def add_scaled(xp: Any, c: np.ndarray, product: np.ndarray, beta: complex, alpha: complex) -> np.ndarray:
+    """beta * c + alpha * product; c is ignored (nan and inf included) when beta is 0, as in BLAS."""
+    out = product if alpha == 1 else product * alpha
+    if beta == 0:
+        return xp.broadcast_to(out, xp.broadcast_shapes(c.shape, out.shape)).astype(product.dtype)
+    return (out + (c if beta == 1 else c * beta)).astype(product.dtype, copy=False)
+
+
+def lu_info(xp: Any, a: np.ndarray) -> np.ndarray:
+    """LAPACK getrf's `info` per matrix: the 1-based index of the first zero pivot of a partially
+    pivoted LU (0 when the matrix is invertible)."""
+    a = xp.array(a, copy=True)
+    n = a.shape[-1]
+    info = xp.zeros(a.shape[:-2], dtype=np.int32)
+    rows = xp.arange(n)
+    for k in range(n):
+        pivot = xp.argmax(xp.abs(a[..., k:, k]), axis=-1) + k
+        order = xp.broadcast_to(rows, a.shape[:-1]).copy()
+        order[..., k] = pivot
+        np.put_along_axis(order, pivot[..., None], k, axis=-1)
+        a = np.take_along_axis(a, order[..., None], axis=-2)
+        head = a[..., k, k]
+        zero = head == 0
+        info = xp.where((info == 0) & zero, k + 1, info)
+        factors = a[..., k + 1:, k] / xp.where(zero, 1, head)[..., None]
+        a[..., k + 1:, k + 1:] -= factors[..., :, None] * a[..., k, None, k + 1:]
+    return info
+
+
+def batched_or_singular(xp: Any, a: np.ndarray, solve_fn: Callable) -> tuple:
+    """solve_fn over a batch of matrices, plus torch's `info`; singular matrices give nan results
+    instead of stopping the whole batch."""
+    try:
+        return solve_fn(a), xp.zeros(a.shape[:-2], dtype=np.int32)
+    except np.linalg.LinAlgError:
+        info = lu_info(xp, a)
+        singular = (info > 0)[..., None, None]
+        out = solve_fn(xp.where(singular, xp.eye(a.shape[-1], dtype=a.dtype), a))
+        return xp.where(singular, xp.asarray(math.nan, dtype=out.dtype), out), info
+
+
+def triangular_solve_kernel(xp: Any, a: np.ndarray, b: np.ndarray, upper: bool, left: bool,
+                            unitriangular: bool) -> np.ndarray:
+    """Solve with the triangle of `a` only (its other half is never read, as in LAPACK trtrs)."""
+    n = a.shape[-1]
+    keep = ~np.tri(n, n, -1, dtype=bool) if upper else np.tri(n, n, 0, dtype=bool)
+    tri = xp.where(keep, a, xp.zeros((), a.dtype))
+    if unitriangular:
+        tri = xp.where(np.eye(n, dtype=bool), xp.ones((), a.dtype), tri)
+    if not left:
+        tri, b = xp.swapaxes(tri, -1, -2), xp.swapaxes(b, -1, -2)
+    batch = np.broadcast_shapes(tri.shape[:-2], b.shape[:-2])
+    x = xp.linalg.solve(xp.broadcast_to(tri, batch + tri.shape[-2:]), xp.broadcast_to(b, batch + b.shape[-2:]))
+    return xp.swapaxes(x, -1, -2) if not left else x
+
+
+def cholesky_kernel(xp: Any, a: np.ndarray) -> tuple:
+    """Lower Cholesky factors and torch's `info` (the order of the first leading minor that is not
+    positive-definite); factors of failing matrices are nan."""
+    try:
+        return xp.linalg.cholesky(a), xp.zeros(a.shape[:-2], dtype=np.int32)
+    except np.linalg.LinAlgError:
+        pass
+    n = a.shape[-1]
+    flat = a.reshape((-1, n, n))
+    info = np.zeros(len(flat), dtype=np.int32)
+    for i, m in enumerate(flat):
+        for order in range(1, n + 1):
+            try:
+                xp.linalg.cholesky(m[:order, :order])
+            except np.linalg.LinAlgError:
+                info[i] = order
+                break
+    info = info.reshape(a.shape[:-2])
+    failing = (info > 0)[..., None, None]
+    factor = xp.linalg.cholesky(xp.where(failing, xp.eye(n, dtype=a.dtype), a))
+    return xp.where(failing, xp.asarray(math.nan, dtype=a.dtype), factor), info
+
+
+# Padé [13/13] coefficients and the 1-norm bound up to which they are accurate to double
+# precision without scaling (Higham, "The scaling and squaring method for the matrix
+# exponential revisited", 2005).
+_EXPM_PADE13 = (64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0,
+                129060195264000.0, 10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0,
+                40840800.0, 960960.0, 16380.0, 182.0, 1.0)
+_EXPM_THETA13 = 5.371920351148152
+
+
+def expm_kernel(xp: Any, a: np.ndarray) -> np.ndarray:
+    """exp(A) by scaling and squaring with the [13/13] Padé approximant, per matrix of a batch."""
+    n = a.shape[-1]
+    if a.size == 0:
+        return a.copy()
+    norm1 = xp.abs(a).sum(axis=-2).max(axis=-1).astype(np.float64)
+    squarings = xp.maximum(0, xp.ceil(xp.log2(xp.maximum(norm1, 1e-300) / _EXPM_THETA13))).astype(int)
+    scaled = a / (2.0 ** squarings)[..., None, None].astype(a.dtype)
+    b = _EXPM_PADE13
+    eye = xp.eye(n, dtype=a.dtype)
+    a2 = scaled @ scaled
+    a4 = a2 @ a2
+    a6 = a4 @ a2
+    u = scaled @ (a6 @ (b[13] * a6 + b[11] * a4 + b[9] * a2) + b[7] * a6 + b[5] * a4 + b[3] * a2 + b[1] * eye)
+    v = a6 @ (b[12] * a6 + b[10] * a4 + b[8] * a2) + b[6] * a6 + b[4] * a4 + b[2] * a2 + b[0] * eye
+    r = xp.linalg.solve(v - u, v + u)
+    for step in range(int(squarings.max(initial=0))):
+        r = xp.where((step < squarings)[..., None, None], r @ r, r)
+    return r.astype(a.dtype, copy=False)
+
+
+LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
+
+
+def lstsq_kernel(xp: Any, a: np.ndarray, b: np.ndarray, rcond: float | None, driver: str, vector: bool) -> tuple:
+    """(solution, residuals, rank, singular_values) shaped as torch's LAPACK drivers return them:
+    gelsy gives the rank, gelsd/gelss the rank and singular values, gels neither; residuals
+    exist when m > n, the driver is not gelsy and every matrix has full rank."""
+    m, n = a.shape[-2:]
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a = xp.broadcast_to(a, batch + a.shape[-2:])
+    b = xp.broadcast_to(b, batch + b.shape[-2:])
+    cutoff = rcond if rcond is not None and rcond > 0 else np.finfo(a.dtype).eps * max(m, n)
+    solution = xp.empty(batch + (n, b.shape[-1]), dtype=a.dtype)
+    ranks = np.zeros(batch, dtype=np.int64)
+    values = np.zeros(batch + (min(m, n),), dtype=np.finfo(a.dtype).dtype)
+    for idx in np.ndindex(*batch):
+        x, _, rank, sv = xp.linalg.lstsq(a[idx], b[idx], rcond=cutoff)
+        solution[idx], ranks[idx], values[idx] = x, rank, sv
+    full_rank = bool((ranks == min(m, n)).all())
+    if m > n and driver != "gelsy" and full_rank:
+        residuals = (xp.abs(xp.matmul(a, solution) - b) ** 2).sum(axis=-2)
+    else:
+        residuals = xp.zeros((0,), dtype=values.dtype)
+    rank = ranks if driver != "gels" else np.zeros((0,), dtype=np.int64)
+    singular_values = values if driver in ("gelsd", "gelss") else np.zeros((0,), dtype=values.dtype)
+    return (solution[..., 0] if vector else solution), residuals.astype(values.dtype), rank, singular_values
+
+
+# ============================================================================================
+# Public functions: checks shared by many
+# ============================================================================================
+
+
+def _check_float(name: str, *tensors: Tensor) -> None:
+    for t in tensors:
+        if t._data.dtype.kind not in "fc":
+            raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
+                               f"{_legacy_name(t.dtype)}")
+
+
+def _check_matrix(name: str, A: Tensor, square: bool = True, arg: str = "A") -> None:
+    """At least 2 dims (and square), floating point, in torch's words."""
+    if A._data.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor {arg} must have at least 2 dimensions.")
+    if square and A._data.shape[-1] != A._data.shape[-2]:
+        rows, cols = A._data.shape[-2:]
+        raise RuntimeError(f"{name}: {arg} must be batches of square matrices, but they are {rows} by {cols} matrices")
+    _check_float(name, A)
+
+
+def _check_same_dtype(name: str, A: Tensor, B: Tensor) -> None:
+    if A._data.dtype != B._data.dtype:
+        raise RuntimeError(f"{name}: Expected A and B to have the same dtype, but found A of type "
+                           f"{_legacy_name(A.dtype)} and B of type {_legacy_name(B.dtype)} instead")
+
+
+def _raise_info(name: str, info: np.ndarray, message: Callable[[int], str]) -> None:
+    """torch's LinAlgError for the first failing matrix, naming its batch element when batched."""
+    failing = np.argwhere(info > 0)
+    if len(failing) == 0:
+        return
+    where_ = failing[0]
+    batch = f"(Batch element {int(np.ravel_multi_index(tuple(where_), info.shape))}): " if info.ndim else ""
+    raise LinAlgError(f"{name}: {batch}{message(int(info[tuple(where_)]))}")
+
+
+def _mm_dtypes(a: Tensor, b: Tensor, first: str = "m1", second: str = "m2") -> None:
     if a._data.dtype != b._data.dtype:
-        from .reduction import _legacy_name
+        raise RuntimeError(f"expected {first} and {second} to have the same dtype, but got: "
+                           f"{_legacy_name(a.dtype).lower()} != {_legacy_name(b.dtype).lower()}")
 
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_legacy_name(a.dtype).lower()} != "
-                           f"{_legacy_name(b.dtype).lower()}")
+
+# ============================================================================================
+# Public functions: products
+# ============================================================================================
 
 
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
@@ -102,7 +1018,7 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
     if input._data.shape[1] != mat2._data.shape[0]:
         (n, k), (k2, m) = input._data.shape, mat2._data.shape
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and {k2}x{m})")
-    _check_dtypes("mm", input, mat2)
+    _mm_dtypes(input, mat2)
     return apply(mm_op, (input, mat2))
 
 
@@ -114,42 +1030,89 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
     if input._data.shape[1] != vec._data.shape[0]:
         raise RuntimeError(f"size mismatch, got input ({input._data.shape[0]}), mat ({input._data.shape[0]}x"
                            f"{input._data.shape[1]}), vec ({vec._data.shape[0]})")
-    _check_dtypes("mv", input, vec)
+    _mm_dtypes(input, vec)
     return apply(mv_op, (input, vec))
+
+
+def _check_vectors(name: str, a: Tensor, b: Tensor) -> None:
+    if a._data.ndim != 1 or b._data.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {a._data.ndim}D and {b._data.ndim}D tensors")
+    if a._data.shape != b._data.shape:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{a._data.shape[0]}] and src "
+                           f"[{b._data.shape[0]}] to have the same number of elements, but got "
+                           f"{a._data.shape[0]} and {b._data.shape[0]} elements respectively")
+    if a._data.dtype != b._data.dtype:
+        raise RuntimeError(f"{name} : expected both vectors to have same dtype, but found "
+                           f"{_legacy_name(a.dtype)} and {_legacy_name(b.dtype)}")
 
 
 def dot(input: Tensor, tensor: Tensor) -> Tensor:
     """Inner product of two 1-d tensors."""
-    if input._data.ndim != 1 or tensor._data.ndim != 1:
-        raise RuntimeError(f"1D tensors expected, but got {input._data.ndim}D and {tensor._data.ndim}D tensors")
-    if input._data.shape != tensor._data.shape:
-        raise RuntimeError(f"inconsistent tensor size, expected tensor [{input._data.shape[0]}] and src "
-                           f"[{tensor._data.shape[0]}] to have the same number of elements, but got "
-                           f"{input._data.shape[0]} and {tensor._data.shape[0]} elements respectively")
-    if input._data.dtype != tensor._data.dtype:
-        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {input.dtype.name.capitalize()} "
-                           f"and {tensor.dtype.name.capitalize()}")
+    _check_vectors("dot", input, tensor)
     return apply(dot_op, (input, tensor))
+
+
+def vdot(input: Tensor, other: Tensor) -> Tensor:
+    """Inner product conjugating the first vector: sum(conj(input) * other)."""
+    _check_vectors("vdot", input, other)
+    return apply(vdot_op, (input, other))
+
+
+def _check_batches(a: Tensor, b: Tensor) -> None:
+    if a._data.ndim != 3 or b._data.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor" if a._data.ndim != 3 else "batch2 must be a 3D tensor")
+    (batch, _, k), (batch2, k2, _) = a._data.shape, b._data.shape
+    if batch != batch2 or k != k2:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{batch}, {k}] but got: "
+                           f"[{batch2}, {k2}].")
 
 
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     """Batched matrix product of (b, n, m) and (b, m, p) tensors."""
-    if input._data.ndim != 3 or mat2._data.ndim != 3:
-        raise RuntimeError(f"batch1 must be a 3D tensor" if input._data.ndim != 3 else "batch2 must be a 3D tensor")
-    (b, n, k), (b2, k2, m) = input._data.shape, mat2._data.shape
-    if b != b2 or k != k2:
-        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{b}, {k}] but got: "
-                           f"[{b2}, {k2}].")
-    _check_dtypes("bmm", input, mat2)
+    _check_batches(input, mat2)
+    _mm_dtypes(input, mat2)
     return apply(bmm_op, (input, mat2))
 
 
 def outer(input: Tensor, vec2: Tensor) -> Tensor:
-    """Outer product of two 1-d tensors."""
+    """Outer product of two 1-d tensors (torch records it as a broadcast multiplication)."""
+    for name, v in (("self", input), ("vec2", vec2)):
+        if v._data.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {v._data.ndim}-D")
     return apply(outer_op, (input, vec2))
 
 
 ger = outer
+
+
+def _matmul_row(a: Tensor, b: Tensor) -> object:
+    """The row (and so the node name) torch's _matmul_impl ends in for these operands (Note [matmul nodes])."""
+    da, db = a._data.ndim, b._data.ndim
+    if da == 3 and db == 3 and a._data.shape[0] != b._data.shape[0]:
+        if a._data.shape[0] == 1 and a._requires_grad:
+            da = 2
+        elif b._data.shape[0] == 1 and b._requires_grad:
+            return matmul_nd
+    if da == 2 and db >= 3 and a._requires_grad:  # folded through b^T (torch's should_fold)
+        rows, cols = a._data.shape[-2], b._data.shape[-1]
+        return matmul_folded_transpose if rows == 1 or cols == 1 or b._data.size == 0 else matmul_folded_clone
+    return matmul_nd
+
+
+def _matmul_shape_error(a: Tensor, b: Tensor) -> RuntimeError:
+    """The message of the kernel torch would have reached (mm, mv or bmm) for mismatched shapes."""
+    sa, sb = a._data.shape, b._data.shape
+    if len(sb) == 1:
+        rows = math.prod(sa[:-1])
+        return RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{sa[-1]}), vec ({sb[0]})")
+    if len(sa) == 1:
+        return RuntimeError(f"size mismatch, got input ({sb[-1]}), mat ({sb[-1]}x{sb[-2]}), vec ({sa[0]})")
+    if len(sb) == 2:
+        return RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({math.prod(sa[:-1])}x{sa[-1]} and "
+                            f"{sb[0]}x{sb[1]})")
+    batch = math.prod(np.broadcast_shapes(sa[:-2], sb[:-2]))
+    return RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{batch}, {sa[-1]}] but got: "
+                        f"[{batch}, {sb[-2]}].")
 
 
 def matmul(input: Tensor, other: Tensor) -> Tensor:
@@ -163,30 +1126,672 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
         return mv(input, other)
     if da == 2 and db == 2:
         return mm(input, other)
-    ka = input._data.shape[-1]
-    kb = other._data.shape[-2] if db > 1 else other._data.shape[0]
-    if ka != kb:
-        if da == 1:
-            raise RuntimeError(f"size mismatch, got input ({ka}), mat ({ka}x{other._data.shape[-1]}), vec ({kb})")
-        a2 = input._data.shape if da > 1 else (1, ka)
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({int(_prod(a2[:-1]))}x{ka} and "
-                           f"{kb}x{other._data.shape[-1]})")
-    _check_dtypes("matmul", input, other)
-    op = matmul_vec_mat if da == 1 and db == 2 else matmul_mat_batch if da == 2 and db >= 3 else matmul_nd
-    return apply(op, (input, other))
+    inner_a = input._data.shape[-1]
+    inner_b = other._data.shape[-2] if db > 1 else other._data.shape[0]
+    if inner_a != inner_b:
+        raise _matmul_shape_error(input, other)
+    _mm_dtypes(input, other)
+    if da == 1 and db == 2:
+        return apply(matmul_vec_mat, (input, other))
+    _check_batch_broadcast(input._data.shape[:-2], other._data.shape[:-2] if db > 1 else ())
+    return apply(_matmul_row(input, other), (input, other))
 
 
-def _prod(values: tuple) -> int:
-    out = 1
-    for v in values:
-        out *= v
-    return out
+def _check_batch_broadcast(a: tuple, b: tuple) -> None:
+    """Batch dims must broadcast (torch's message names the sizes and the dim)."""
+    n = max(len(a), len(b))
+    for i in range(1, n + 1):
+        x, y = (a[-i] if i <= len(a) else 1), (b[-i] if i <= len(b) else 1)
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton "
+                               f"dimension {n - i}")
 
 
-def conj(x: Tensor) -> Tensor:
-    from .pointwise import conj as _conj
+def _check_scaled_product(self: Tensor, mat: Tensor, other: Tensor) -> None:
+    if self._data.dtype != other._data.dtype or mat._data.dtype != other._data.dtype:
+        culprit = self if self._data.dtype != other._data.dtype else mat
+        raise RuntimeError(f"{'self' if culprit is self else 'mat1'} and mat2 must have the same dtype, but got "
+                           f"{_legacy_name(culprit.dtype)} and {_legacy_name(other.dtype)}")
 
-    return _conj(x)
+
+def _check_broadcast(input: Tensor, shape: tuple) -> None:
+    """`input` must broadcast to the product's shape (torch's expand message otherwise)."""
+    src = input._data.shape
+    if len(src) > len(shape):
+        raise RuntimeError(f"The expanded size of the tensor ({shape[0] if shape else 0}) must match the existing size "
+                           f"({src[0]}) at non-singleton dimension 0.  Target sizes: {list(shape)}.  Tensor sizes: "
+                           f"{list(src)}")
+    for i in range(1, len(src) + 1):
+        if src[-i] != 1 and src[-i] != shape[-i]:
+            raise RuntimeError(f"The expanded size of the tensor ({shape[-i]}) must match the existing size "
+                               f"({src[-i]}) at non-singleton dimension {len(shape) - i}.  Target sizes: "
+                               f"{list(shape)}.  Tensor sizes: {list(src)}")
 
 
-__all__ = ["bmm", "dot", "ger", "matmul", "mm", "mv", "outer"]
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: complex = 1, alpha: complex = 1) -> Tensor:
+    """beta * input + alpha * (mat1 @ mat2); input broadcasts (the bias of a linear layer)."""
+    for name, m in (("mat1", mat1), ("mat2", mat2)):
+        if m._data.ndim != 2:
+            raise RuntimeError(f"{name} must be a matrix, got {m._data.ndim}-D tensor")
+    if mat1._data.shape[1] != mat2._data.shape[0]:
+        (n, k), (k2, p) = mat1._data.shape, mat2._data.shape
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and {k2}x{p})")
+    _check_scaled_product(input, mat1, mat2)
+    _check_broadcast(input, (mat1._data.shape[0], mat2._data.shape[1]))
+    return apply(addmm_op, (input, mat1, mat2), (beta, alpha))
+
+
+def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: complex = 1, alpha: complex = 1) -> Tensor:
+    """beta * input + alpha * (mat @ vec)."""
+    if mat._data.ndim != 2 or vec._data.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {input._data.ndim}, {mat._data.ndim}, "
+                           f"{vec._data.ndim}")
+    if mat._data.shape[1] != vec._data.shape[0] or input._data.shape not in ((), (1,), (mat._data.shape[0],)):
+        raise RuntimeError(f"size mismatch, got input ({input._data.shape[0] if input._data.ndim else 1}), mat "
+                           f"({mat._data.shape[0]}x{mat._data.shape[1]}), vec ({vec._data.shape[0]})")
+    _check_scaled_product(input, mat, vec)
+    return apply(addmv_op, (input, mat, vec), (beta, alpha))
+
+
+def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: complex = 1, alpha: complex = 1) -> Tensor:
+    """beta * input + alpha * (batch1 @ batch2), batch by batch."""
+    _check_batches(batch1, batch2)
+    _check_scaled_product(input, batch1, batch2)
+    _check_broadcast(input, batch1._data.shape[:2] + batch2._data.shape[2:])
+    return apply(baddbmm_op, (input, batch1, batch2), (beta, alpha))
+
+
+def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: complex = 1, alpha: complex = 1) -> Tensor:
+    """beta * input + alpha * sum_b (batch1[b] @ batch2[b])."""
+    for name, b in (("batch1", batch1), ("batch2", batch2)):
+        if b._data.ndim != 3:
+            raise RuntimeError(f"{name} must be a 3D tensor")
+    if batch1._data.shape[0] != batch2._data.shape[0]:
+        raise RuntimeError(f"batch1 and batch2 must have same number of batches, got {batch1._data.shape[0]} and "
+                           f"{batch2._data.shape[0]}")
+    if batch1._data.shape[2] != batch2._data.shape[1]:
+        (_, n, k), (_, k2, p) = batch1._data.shape, batch2._data.shape
+        raise RuntimeError(f"Incompatible matrix sizes for bmm ({n}x{k} and {k2}x{p})")
+    _check_scaled_product(input, batch1, batch2)
+    _check_broadcast(input, (batch1._data.shape[1], batch2._data.shape[2]))
+    return apply(addbmm_op, (input, batch1, batch2), (beta, alpha))
+
+
+def trace(input: Tensor) -> Tensor:
+    """Sum of the main diagonal of a matrix."""
+    if input._data.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input._data.ndim}")
+    return apply(trace_op, (input,))
+
+
+def linalg_cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
+    """torch.linalg.cross: the cross product of 3-vectors along `dim` (batch dims broadcast)."""
+    if input._data.ndim != other._data.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    d = _wrap_dim(dim, input._data.ndim)
+    if input._data.shape[d] != 3 or other._data.shape[d] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input._data.shape[d]} and "
+                           f"{other._data.shape[d]}")
+    np.broadcast_shapes(input._data.shape, other._data.shape)
+    return apply(cross_op, (input, other), (d,))
+
+
+def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
+    """torch.cross: linalg.cross, where dim defaults to the first dimension of size 3."""
+    if dim is None:
+        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
+                      "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree "
+                      "with that of linalg.cross in a future release.", UserWarning, stacklevel=2)
+        dim = next((i for i, n in enumerate(input._data.shape) if n == 3), None)
+        if dim is None:
+            raise RuntimeError("no dimension of size 3 in input")
+    return linalg_cross(input, other, dim=dim)
+
+
+def kron(input: Tensor, other: Tensor) -> Tensor:
+    """Kronecker product: every element of input scales a copy of other (UnsafeViewBackward0, as torch)."""
+    ndim = max(input._data.ndim, other._data.ndim)
+    sa = (1,) * (ndim - input._data.ndim) + input._data.shape
+    sb = (1,) * (ndim - other._data.ndim) + other._data.shape
+    a = input.reshape(tuple(n for d in sa for n in (d, 1)))
+    b = other.reshape(tuple(n for d in sb for n in (1, d)))
+    return apply(unsafe_view, (a * b,), (tuple(x * y for x, y in zip(sa, sb)),))
+
+
+def tensordot(a: Tensor, b: Tensor, dims: int | Sequence = 2, out: None = None) -> Tensor:
+    """Contract dims of a with dims of b: permute, fold to matrices, mm, unfold (as torch)."""
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        dims_a, dims_b = list(range(-dims, 0)), list(range(dims))
+    else:
+        dims_a, dims_b = ([d] if isinstance(d, int) else list(d) for d in dims)
+    if len(dims_a) != len(dims_b):
+        raise RuntimeError("both dimension lists should have same length")
+    for da_, db_ in zip(dims_a, dims_b):
+        if a._data.shape[da_] != b._data.shape[db_]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size {a._data.shape[da_]} in dim "
+                               f"{da_} and second has size {b._data.shape[db_]} in dim {db_}")
+    dims_a = [_wrap_dim(d, a._data.ndim) for d in dims_a]
+    dims_b = [_wrap_dim(d, b._data.ndim) for d in dims_b]
+    free_a = [d for d in range(a._data.ndim) if d not in dims_a]
+    free_b = [d for d in range(b._data.ndim) if d not in dims_b]
+    size = math.prod(a._data.shape[d] for d in dims_a)
+    left = a.permute(*free_a, *dims_a).reshape(math.prod(a._data.shape[d] for d in free_a), size)
+    right = b.permute(*dims_b, *free_b).reshape(size, math.prod(b._data.shape[d] for d in free_b))
+    shape = tuple(a._data.shape[d] for d in free_a) + tuple(b._data.shape[d] for d in free_b)
+    return mm(left, right).reshape(shape)
+
+
+def _chain_order(shapes: list) -> list:
+    """Optimal parenthesisation of a matrix chain (classic dynamic programme): split[i][j]."""
+    n = len(shapes)
+    p = [shapes[0][0]] + [s[1] for s in shapes]
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = math.inf
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + p[i] * p[k + 1] * p[j + 1]
+                if c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, k
+    return split
+
+
+def multi_dot(tensors: Sequence[Tensor]) -> Tensor:
+    """A chain of matrix products in the cheapest order; the ends may be vectors (torch.linalg.multi_dot)."""
+    n = len(tensors)
+    if n < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {n}")
+    first, last = tensors[0], tensors[-1]
+    for which, t in (("first", first), ("last", last)):
+        if t._data.ndim not in (1, 2):
+            raise RuntimeError(f"multi_dot(): the {which} tensor must be 1D or 2D but got {t._data.ndim}D")
+    for i, t in enumerate(tensors[1:-1], 1):
+        if t._data.ndim != 2:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t._data.ndim}D")
+    for i, t in enumerate(tensors[1:], 1):
+        if t._data.dtype != first._data.dtype:
+            raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but tensor 0 is "
+                               f"{_legacy_name(first.dtype)} and tensor {i} {_legacy_name(t.dtype)}")
+    out_shape = ([] if first._data.ndim == 1 else [first._data.shape[0]]) + \
+                ([] if last._data.ndim == 1 else [last._data.shape[-1]])
+    mats = list(tensors)
+    mats[0] = first.unsqueeze(0) if first._data.ndim == 1 else first
+    mats[-1] = last.unsqueeze(-1) if last._data.ndim == 1 else last
+    for i in range(1, n):
+        if mats[i - 1]._data.shape[1] != mats[i]._data.shape[0]:
+            raise RuntimeError(f"multi_dot(): tensors {i - 1} and {i} with shapes {list(mats[i - 1]._data.shape)} and "
+                               f"{list(mats[i]._data.shape)} cannot be multiplied")
+    split = _chain_order([m._data.shape for m in mats])
+
+    def product(i: int, j: int) -> Tensor:
+        return mats[i] if i == j else mm(product(i, split[i][j]), product(split[i][j] + 1, j))
+
+    return product(0, n - 1).view(tuple(out_shape))
+
+
+def chain_matmul(*matrices: Tensor) -> Tensor:
+    """Deprecated torch.chain_matmul: multi_dot of 2-d matrices (a single one is cloned)."""
+    warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
+                  "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than multiple "
+                  "parameters.", UserWarning, stacklevel=2)
+    for m in matrices:
+        if m._data.ndim != 2:
+            raise RuntimeError(f"Tensor dimension is {m._data.ndim}, expected 2 instead.")
+    if len(matrices) == 1:
+        return matrices[0].clone()
+    return multi_dot(matrices)
+
+
+# ============================================================================================
+# Public functions: einsum
+# ============================================================================================
+
+
+def _sublist_equation(args: tuple) -> tuple[str, list]:
+    """einsum(op1, [0, 1], op2, [1, 2], [0, 2]) -> ('ab,bc->ac', [op1, op2]); labels keep their order."""
+    def letters(sub: Sequence) -> str:
+        return "".join("..." if s is Ellipsis else string.ascii_letters[(s + 26) % 52] for s in sub)
+
+    pairs = len(args) // 2
+    equation = ",".join(letters(args[2 * i + 1]) for i in range(pairs))
+    if len(args) % 2:
+        equation += "->" + letters(args[-1])
+    return equation, [args[2 * i] for i in range(pairs)]
+
+
+def _einsum_parse(equation: str, operands: list) -> tuple[list[str], str, list[Tensor]]:
+    """Explicit single-letter labels per operand and for the output; ellipsis dims become fresh
+    letters and their operands are unsqueezed/expanded to the broadcast shape."""
+    equation = equation.replace(" ", "")
+    lhs, arrow, rhs = equation.partition("->")
+    terms = lhs.split(",")
+    if len(terms) > len(operands):
+        raise RuntimeError("einsum(): fewer operands were provided than specified in the equation")
+    if len(terms) < len(operands):
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation")
+    used = set(equation) - set(".,->")
+    spare = [c for c in string.ascii_letters if c not in used]
+    ranks = []
+    for term, op in zip(terms, operands):
+        named = len(term.replace("...", ""))
+        if "..." not in term and named != op._data.ndim or named > op._data.ndim:
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({named}) does not match the "
+                               f"number of dimensions ({op._data.ndim}) for operand {len(ranks)}"
+                               + ("" if "..." in term else " and no ellipsis was given"))
+        ranks.append(op._data.ndim - named if "..." in term else 0)
+    width = max(ranks, default=0)
+    ellipsis = "".join(spare[:width])
+    batch_shapes = [op._data.shape[term.index("..."):term.index("...") + r] if "..." in term else ()
+                    for term, op, r in zip(terms, operands, ranks)]
+    batch = np.broadcast_shapes(*batch_shapes) if batch_shapes else ()
+    labels, prepared = [], []
+    for term, op, r in zip(terms, operands, ranks):
+        if "..." in term:
+            at = term.index("...")
+            for _ in range(width - r):
+                op = op.unsqueeze(at)
+            target = op._data.shape[:at] + batch + op._data.shape[at + width:]
+            op = op.expand(target) if target != op._data.shape else op
+            term = term.replace("...", ellipsis)
+        labels.append(term)
+        prepared.append(op)
+    if arrow:
+        out = rhs.replace("...", ellipsis)
+        for c in out:
+            if out.count(c) > 1:
+                raise RuntimeError(f"einsum(): output subscript {c} appears more than once in the output")
+    else:
+        counts = "".join(labels)
+        out = ellipsis + "".join(sorted(c for c in set(counts) if counts.count(c) == 1 and c not in ellipsis))
+    sizes: dict = {}
+    for i, (term, op) in enumerate(zip(labels, prepared)):
+        for c, n in zip(term, op._data.shape):
+            if sizes.setdefault(c, n) != n:
+                raise RuntimeError(f"einsum(): subscript {c} has size {n} for operand {i} which does not broadcast "
+                                   f"with previously seen size {sizes[c]}")
+    return labels, out, prepared
+
+
+def einsum(*args: Any) -> Tensor:
+    """Einstein summation: einsum('ij,jk->ik', a, b), einsum(eq, [a, b]) or the sublist form.
+
+    >>> einsum("bij,bjk->bik", x, y)   # batched matrix product
+    """
+    if isinstance(args[0], str):
+        equation, operands = args[0], list(args[1:])
+        if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+            operands = list(operands[0])
+    else:
+        equation, operands = _sublist_equation(args)
+    labels, out, operands = _einsum_parse(equation, operands)
+    result, result_labels = operands[0], labels[0]
+    if len(operands) == 1:
+        return einsum_pair(f"{result_labels}->{out}", result, None)
+    for i in range(1, len(operands)):
+        later = set(out).union(*labels[i + 1:])
+        both = result_labels + labels[i]
+        keep = out if i == len(operands) - 1 else "".join(dict.fromkeys(c for c in both if c in later))
+        result = einsum_pair(f"{result_labels},{labels[i]}->{keep}", result, operands[i])
+        result_labels = keep
+    return result
+
+
+# ============================================================================================
+# Public functions: inverse, determinants, solvers
+# ============================================================================================
+
+linalg_inv_ex_result = return_type("linalg_inv_ex", "inverse info")
+linalg_slogdet_result = return_type("linalg_slogdet", "sign logabsdet")
+slogdet_result = return_type("slogdet", "sign logabsdet")
+linalg_solve_ex_result = return_type("linalg_solve_ex", "result info")
+linalg_cholesky_ex_result = return_type("linalg_cholesky_ex", "L info")
+linalg_qr_result = return_type("linalg_qr", "Q R")
+linalg_svd_result = return_type("linalg_svd", "U S Vh")
+svd_result = return_type("svd", "U S V")
+linalg_eigh_result = return_type("linalg_eigh", "eigenvalues eigenvectors")
+linalg_lstsq_result = return_type("linalg_lstsq", "solution residuals rank singular_values")
+triangular_solve_result = return_type("triangular_solve", "solution cloned_coefficient")
+
+
+def _singular_pivot(order: int) -> str:
+    return (f"The diagonal element {order} is zero, the inversion could not be completed because the input matrix "
+            "is singular.")
+
+
+def inv_ex(A: Tensor, *, check_errors: bool = False) -> tuple:
+    """(inverse, info): info[i] > 0 marks a singular matrix instead of raising."""
+    _check_matrix("linalg.inv", A)
+    inverse, info = apply(inv_ex_op, (A,))
+    if check_errors:
+        _raise_info("linalg.inv", info._data, _singular_pivot)
+    return linalg_inv_ex_result(inverse, info)
+
+
+def inv(A: Tensor) -> Tensor:
+    """The inverse of a (batch of) square matrices; raises LinAlgError for singular ones."""
+    return inv_ex(A, check_errors=True)[0]
+
+
+def inverse(input: Tensor) -> Tensor:
+    """torch.inverse: linalg.inv."""
+    return inv(input)
+
+
+def det(A: Tensor) -> Tensor:
+    """The determinant; its gradient is defined for singular matrices too (through the adjugate)."""
+    _check_matrix("linalg.det", A)
+    return apply(det_op, (A,))
+
+
+def linalg_slogdet(A: Tensor) -> tuple:
+    """torch.linalg.slogdet: (sign, log|det|), for determinants that over- or underflow."""
+    _check_matrix("linalg.slogdet", A)
+    return linalg_slogdet_result(*apply(slogdet_op, (A,)))
+
+
+def slogdet(input: Tensor) -> tuple:
+    """torch.slogdet: linalg.slogdet under torch.return_types.slogdet."""
+    return slogdet_result(*linalg_slogdet(input))
+
+
+def logdet(input: Tensor) -> Tensor:
+    """log det, nan for a negative determinant (composed from slogdet as torch does)."""
+    _check_matrix("logdet", input)
+    sign, logabsdet = linalg_slogdet(input)
+    if input.is_complex():
+        return log(sign) + logabsdet
+    return where(sign == -1, math.nan, logabsdet)
+
+
+def _is_vector_rhs(A: Tensor, B: Tensor) -> bool:
+    """torch treats B as a (batch of) vector(s) when it is 1-d or has A's shape without the last dim."""
+    return B._data.ndim == 1 or (B._data.ndim == A._data.ndim - 1 and B._data.shape == A._data.shape[:-1])
+
+
+def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False) -> tuple:
+    """(result, info) of solving AX = B (left) or XA = B; info > 0 marks singular matrices."""
+    _check_matrix("linalg.solve", A)
+    _check_same_dtype("linalg.solve", A, B)
+    vector = _is_vector_rhs(A, B)
+    if vector and not left:
+        raise RuntimeError("linalg.solve: Vector broadcasting of the left hand side is not supported for left=False. "
+                           "In this case linalg.solve is equivalent to B / A.squeeze(-1)")
+    n = A._data.shape[-1]
+    rows = B._data.shape[-1] if vector else B._data.shape[-2 if left else -1]
+    if rows != n:
+        b_rows, b_cols = (B._data.shape[-1], 1) if vector else B._data.shape[-2:]
+        equation = "AX = B" if left else "XA = B"
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation {equation} ({n}x{n} and "
+                           f"{b_rows}x{b_cols})")
+    result, info = apply(solve_ex_op, (A, B), (left, vector))
+    if check_errors and (info._data > 0).any():
+        raise LinAlgError("torch.linalg.solve: The solver failed because the input matrix is singular.")
+    return linalg_solve_ex_result(result, info)
+
+
+def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
+    """The solution X of AX = B (or XA = B with left=False); B may be a (batch of) vector(s)."""
+    return solve_ex(A, B, left=left, check_errors=True)[0]
+
+
+def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True, unitriangular: bool = False) -> Tensor:
+    """Solve AX = B (or XA = B) reading only A's upper or lower triangle."""
+    _check_matrix("linalg.solve_triangular", A)
+    if B._data.ndim < 2:
+        raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 dimensions.")
+    _check_same_dtype("linalg.solve_triangular", A, B)
+    n = A._data.shape[-1]
+    if B._data.shape[-2 if left else -1] != n:
+        equation = "AX = B" if left else "XA = B"
+        raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the equation {equation} "
+                           f"({n}x{n} and {B._data.shape[-2]}x{B._data.shape[-1]})")
+    return apply(solve_triangular_op, (A, B), (upper, left, unitriangular))
+
+
+def triangular_solve(input: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,
+                     unitriangular: bool = False) -> tuple:
+    """Deprecated torch.triangular_solve: (solution of op(A) X = input, a copy of A)."""
+    warnings.warn("torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangularand will be removed "
+                  "in a future PyTorch release.\ntorch.linalg.solve_triangular has its arguments reversed and does not "
+                  "return a copy of one of the inputs.\nX = torch.triangular_solve(B, A).solution\nshould be replaced "
+                  "with\nX = torch.linalg.solve_triangular(A, B).", UserWarning, stacklevel=2)
+    for name, t in (("b", input), ("A", A)):
+        if t._data.ndim < 2:
+            raise RuntimeError(f"torch.triangular_solve: The input tensor {name} must have at least 2 dimensions.")
+    if A._data.shape[-1] != A._data.shape[-2] or A._data.shape[-1] != input._data.shape[-2]:
+        raise RuntimeError(f"Incompatible matrix sizes for triangular_solve: each A matrix is {A._data.shape[-2]} by "
+                           f"{A._data.shape[-1]} but each b matrix is {input._data.shape[-2]} by "
+                           f"{input._data.shape[-1]}")
+    return triangular_solve_result(*apply(triangular_solve_op, (input, A), (upper, transpose, unitriangular)))
+
+
+def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False) -> Tensor:
+    """Solve A X = input given A's Cholesky factor input2 (lower, or upper with upper=True)."""
+    for name, t in (("b", input), ("u", input2)):
+        if t._data.ndim < 2:
+            raise RuntimeError(f"{name} should have at least 2 dimensions, but has {t._data.ndim} dimensions instead")
+    n = input2._data.shape[-1]
+    if input2._data.shape[-2] != n or input._data.shape[-2] != n:
+        raise RuntimeError(f"Incompatible matrix sizes for cholesky_solve: each A matrix is {input2._data.shape[-2]} "
+                           f"by {n} but each b matrix is {input._data.shape[-2]} by {input._data.shape[-1]}")
+    _check_float("cholesky_solve", input, input2)
+    return apply(cholesky_solve_op, (input, input2), (upper,))
+
+
+# ============================================================================================
+# Public functions: decompositions, pseudo-inverse, least squares, matrix functions
+# ============================================================================================
+
+
+def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -> tuple:
+    """(L, info) with A = L L^H; info > 0 is the order of a leading minor that is not positive-definite."""
+    _check_matrix("linalg.cholesky", A)
+    factor, info = apply(cholesky_ex_op, (A,), (upper,))
+    if check_errors:
+        _raise_info("linalg.cholesky", info._data,
+                    lambda order: "The factorization could not be completed because the input is not positive-"
+                                  f"definite (the leading minor of order {order} is not positive-definite).")
+    return linalg_cholesky_ex_result(factor, info)
+
+
+def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
+    """The Cholesky factor of a Hermitian positive-definite matrix (lower, or upper = L^H)."""
+    return cholesky_ex(A, upper=upper, check_errors=True)[0]
+
+
+def qr(A: Tensor, mode: str = "reduced") -> tuple:
+    """A = QR with orthonormal Q and upper-triangular R (mode 'reduced', 'complete' or 'r')."""
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', or "
+                           "'complete'")
+    _check_matrix("linalg.qr", A, square=False)
+    return linalg_qr_result(*apply(qr_op, (A,), (mode,)))
+
+
+def linalg_svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None) -> tuple:
+    """torch.linalg.svd: A = U diag(S) Vh, singular values in descending order."""
+    _check_matrix("linalg.svd", A, square=False)
+    return linalg_svd_result(*apply(svd_op, (A,), (full_matrices,)))
+
+
+def svdvals(A: Tensor, *, driver: str | None = None) -> Tensor:
+    """The singular values (the node keeps U and Vh for the gradient, as torch's does)."""
+    _check_matrix("linalg.svdvals", A, square=False)
+    return apply(svd_op, (A,), (False,))[1]
+
+
+def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> tuple:
+    """torch.svd: (U, S, V) with V = Vh^H; without compute_uv, U and V are zero-filled."""
+    if not compute_uv:
+        _check_matrix("linalg.svd", input, square=False)
+        m, n = input._data.shape[-2:]
+        batch = input._data.shape[:-2]
+        return svd_result(_wrap(np.zeros(batch + (m, m), input._data.dtype)), svdvals(input),
+                          _wrap(np.zeros(batch + (n, n), input._data.dtype)))
+    U, S, Vh = linalg_svd(input, full_matrices=not some)
+    return svd_result(U, S, Vh.mH)
+
+
+def _check_uplo(UPLO: str) -> None:
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+
+
+def eigh(A: Tensor, UPLO: str = "L") -> tuple:  # noqa: N803 - torch's name
+    """Eigenvalues (ascending) and orthonormal eigenvectors of a Hermitian matrix (reads one triangle)."""
+    _check_uplo(UPLO)
+    _check_matrix("linalg.eigh", A)
+    return linalg_eigh_result(*apply(eigh_op, (A,), (UPLO,)))
+
+
+def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:  # noqa: N803 - torch's name
+    """Eigenvalues of a Hermitian matrix (the node keeps the eigenvectors for the gradient)."""
+    _check_uplo(UPLO)
+    _check_matrix("linalg.eigvalsh", A)
+    return apply(eigh_op, (A,), (UPLO,))[0]
+
+
+def _tolerance(value: float | Tensor | None, default: float) -> float | np.ndarray:
+    """A tolerance as pinv's kernel takes it: a number, or per-matrix values shaped (..., 1)."""
+    if value is None:
+        return default
+    return value._data[..., None] if isinstance(value, Tensor) else value
+
+
+def pinv(A: Tensor, rcond: float | Tensor | None = None, hermitian: bool = False, *,
+         atol: float | Tensor | None = None, rtol: float | Tensor | None = None) -> Tensor:
+    """The Moore-Penrose pseudo-inverse: singular values at most max(atol, rtol * largest) count as
+    zero; rtol defaults to eps * max(m, n) unless a positive atol is given (rcond is rtol)."""
+    _check_matrix("linalg.pinv", A, square=False)
+    if rcond is not None:
+        rtol = rcond
+    atol_given = atol is not None and (isinstance(atol, Tensor) or atol > 0)
+    default_rtol = 0.0 if atol_given else np.finfo(A._data.dtype).eps * max(A._data.shape[-2:])
+    return apply(pinv_op, (A,), (_tolerance(atol, 0.0), _tolerance(rtol, default_rtol), hermitian))
+
+
+def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
+    """torch.pinverse: linalg.pinv with a relative cut-off rcond."""
+    return pinv(input, rcond)
+
+
+def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | None = None) -> tuple:
+    """Least-squares solution of AX = B with torch's (solution, residuals, rank, singular_values)."""
+    driver = driver or "gelsy"
+    if driver not in LSTSQ_DRIVERS:
+        raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
+    _check_matrix("torch.linalg.lstsq", A, square=False, arg="input")
+    if not 0 <= A._data.ndim - B._data.ndim <= 1:
+        raise RuntimeError("torch.linalg.lstsq: input.dim() must be greater or equal to other.dim() and "
+                           "(input.dim() - other.dim()) <= 1")
+    vector = B._data.ndim == A._data.ndim - 1
+    if (B._data.shape[-1] if vector else B._data.shape[-2]) != A._data.shape[-2]:
+        raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
+    if A._data.dtype != B._data.dtype:
+        raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same dtype, but got input's "
+                           f"dtype {A.dtype} and other's dtype {B.dtype}")
+    return linalg_lstsq_result(*apply(lstsq_op, (A, B), (rcond, driver, vector)))
+
+
+def matrix_exp(A: Tensor) -> Tensor:
+    """The matrix exponential (scaling and squaring with a Padé approximant)."""
+    _check_matrix("linalg.matrix_exp", A)
+    return apply(matrix_exp_op, (A,))
+
+
+def matrix_power(A: Tensor, n: int) -> Tensor:
+    """A^n by repeated squaring; n < 0 inverts first, n == 0 gives identities (zero gradient), as torch."""
+    _check_matrix("linalg.matrix_power", A)
+    if n == 0:
+        return apply(matrix_power_zero, (A,))
+    if n < 0:
+        A, n = inv(A), -n
+        if n == 1:
+            return A
+    elif n == 1:
+        return A.clone()
+    if n in (2, 3):
+        return matmul(A, A) if n == 2 else matmul(matmul(A, A), A)
+    result = square = None
+    while n:
+        square = A if square is None else matmul(square, square)
+        if n % 2:
+            result = square if result is None else matmul(result, square)
+        n //= 2
+    return result
+
+
+def _backshift(dims: Sequence[int], ndim: int) -> list[int]:
+    """The permutation moving `dims` to the end (matrix norms work on the last two dims)."""
+    return [i for i in range(ndim) if i not in dims] + list(dims)
+
+
+def matrix_norm(A: Tensor, ord: float | str = "fro", dim: Sequence[int] = (-2, -1), keepdim: bool = False, *,  # noqa: A002
+                dtype: D.dtype | None = None) -> Tensor:
+    """'fro', 'nuc', ±2 (largest/smallest singular value), ±1 (max/min column sum), ±inf (row sum)."""
+    if A._data.ndim < 2:
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
+    dims = [_wrap_dim(d, A._data.ndim) for d in dim]
+    if len(dims) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, dim))}")
+    if dims[0] == dims[1]:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dims[0]}, {dims[1]})")
+    if ord not in ("fro", "nuc") and (isinstance(ord, str) or abs(ord) not in (1, 2, math.inf)):
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    _check_float("linalg.matrix_norm", A)
+    if ord == "fro":
+        return vector_norm(A, 2, dims, keepdim, dtype=dtype)
+    if dtype is not None:
+        A = A.to(dtype)
+    if ord == "nuc" or abs(ord) == 2:
+        perm = _backshift(dims, A._data.ndim)
+        values = svdvals(A.permute(*perm))
+        result = values.sum(-1, keepdim=keepdim) if ord == "nuc" else (amax if ord > 0 else amin)(values, -1, keepdim)
+        if keepdim:
+            result = result.unsqueeze(-1).permute(*sorted(range(len(perm)), key=perm.__getitem__))
+        return result
+    first, second = dims if abs(ord) == 1 else dims[::-1]
+    if not keepdim and first < second:
+        second -= 1
+    return (amax if ord > 0 else amin)(vector_norm(A, 1, first, keepdim), second, keepdim)
+
+
+def linalg_norm(A: Tensor, ord: float | str | None = None, dim: int | Sequence[int] | None = None,  # noqa: A002
+                keepdim: bool = False, *, dtype: D.dtype | None = None) -> Tensor:
+    """torch.linalg.norm: a matrix norm for ord over two dims (or 2-d input), else a vector norm."""
+    if dim is not None:
+        dim = (dim,) if isinstance(dim, int) else tuple(dim)
+        if len(dim) not in (1, 2):
+            raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got {list(dim)}")
+    elif ord is not None and A._data.ndim not in (1, 2):
+        raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got "
+                           f"{A._data.ndim}D.")
+    if ord is not None and (len(dim) == 2 if dim is not None else A._data.ndim == 2):
+        return matrix_norm(A, ord, dim or (0, 1), keepdim, dtype=dtype)
+    return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+
+
+def cond(A: Tensor, p: float | str | None = None) -> Tensor:
+    """The condition number: sigma_max / sigma_min for p in (None, 2, -2), else norm(A) * norm(A^-1)."""
+    if p is None or p in (2, -2):
+        _check_matrix("linalg.cond", A, square=False)
+        values = svdvals(A)
+        largest, smallest = values.narrow(-1, 0, 1), values.narrow(-1, values.shape[-1] - 1, 1)
+        return (smallest / largest if p == -2 else largest / smallest).squeeze(-1)
+    _check_matrix(f"linalg.cond(ord={p})", A)
+    return matrix_norm(A, p) * matrix_norm(inv(A), p)
+
+
+__all__ = ["addbmm", "addmm", "addmv", "baddbmm", "bmm", "chain_matmul", "cholesky_solve", "cross", "det", "dot",
+           "einsum", "ger", "inverse", "kron", "logdet", "matmul", "matrix_exp", "matrix_power", "mm", "mv", "outer",
+           "pinverse", "slogdet", "svd", "tensordot", "trace", "triangular_solve", "vdot"]
+METHODS = ["addbmm", "addmm", "addmv", "baddbmm", "cholesky_solve", "cross", "det", "inverse", "kron", "logdet",
+           "matrix_exp", "matrix_power", "pinverse", "slogdet", "svd", "trace", "triangular_solve", "vdot"]
+INPLACE = ["addbmm", "addmm", "addmv", "baddbmm"]
+LINALG = ["cholesky", "cholesky_ex", "cond", "cross", "det", "eigh", "eigvalsh", "inv", "inv_ex", "lstsq", "matmul",
+          "matrix_exp", "matrix_norm", "matrix_power", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve",
+          "solve_ex", "solve_triangular", "svd", "svdvals"]

@@ -1,0 +1,406 @@
+"""Op database rows: linear algebra (OPS.md H): products, einsum, inverses, determinants, solvers,
+decompositions, pseudo-inverse, least squares, matrix functions and matrix norms.
+
+Matrices that get inverted or solved against are well conditioned (`invertible`: diagonally
+dominant; `spd`: X X^T + n I). Ops that assume a Hermitian input (cholesky, eigh, pinv with
+hermitian=True) run on `a + a.mT`, so that finite differences stay on Hermitian matrices, as
+torch's OpInfo does. Decompositions defined only up to signs (qr, svd, eigh) are compared through
+gauge-fixed outputs (each singular/eigen vector flipped so that a chosen entry is positive),
+and separately, without gradients, through their raw invariant outputs so that the node names
+are checked too.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import OpInfo, Sample, noncontig, rand
+
+
+def invertible(rng, *shape):
+    """Diagonally dominant matrices (condition number of a few units)."""
+    n = shape[-1]
+    return rand(rng, *shape, low=-1.0, high=1.0) + n * np.eye(n)
+
+
+def spd(rng, *shape):
+    """Symmetric positive-definite matrices X X^T + n I."""
+    x = rand(rng, *shape)
+    return x @ np.swapaxes(x, -1, -2) + shape[-1] * np.eye(shape[-1])
+
+
+def half_spd(rng, *shape):
+    """Half of an SPD matrix: `a + a.mT` (as the Hermitian rows call) is SPD again."""
+    return spd(rng, *shape) / 2
+
+
+def hermitian(op):
+    """Call `op` on a + a.mT (a Hermitian input that finite differences keep Hermitian)."""
+    def call(m, a, *args, **kwargs):
+        return op(m)(a + a.mT, *args, **kwargs)
+    return call
+
+
+def column_signs(m, x, row=0):
+    """Signs of one row of x, used to fix the sign gauge of singular/eigen vectors (no gradient)."""
+    return m.sgn(x.detach().narrow(-2, row, 1))
+
+
+# ============================================================================================
+# Products
+# ============================================================================================
+
+
+def mm_samples(rng):
+    return [Sample((rand(rng, 2, 3), rand(rng, 3, 4)), name="2d"),
+            Sample((noncontig(rand(rng, 2, 3)), rand(rng, 3, 2)), name="noncontig"),
+            Sample((rand(rng, 2, 0), rand(rng, 0, 3)), name="empty_inner"),
+            Sample((rand(rng, 1, 1), rand(rng, 1, 5)), name="size1")]
+
+
+def matmul_samples(rng):
+    shapes = [((3,), (3,), "1d_1d"), ((2, 3), (3,), "2d_1d"), ((3,), (3, 4), "1d_2d"), ((2, 3), (3, 4), "2d_2d"),
+              ((2, 2, 3), (3,), "3d_1d"), ((3,), (2, 3, 4), "1d_3d"), ((2, 2, 3), (3, 4), "3d_2d_fold"),
+              ((2, 3), (2, 3, 4), "2d_3d_clone"), ((1, 3), (2, 3, 4), "2d_3d_transpose"),
+              ((2, 3), (2, 3, 1), "2d_3d_column"), ((2, 2, 3), (2, 3, 4), "3d_3d"),
+              ((2, 1, 2, 3), (5, 3, 4), "broadcast_batch"), ((1, 2, 3), (2, 3, 4), "batch1_squeezed"),
+              ((2, 2, 3), (1, 3, 4), "batch2_squeezed"), ((2, 2, 2, 3), (3, 2), "4d_2d"),
+              ((4, 1, 3), (3,), "3d_vector")]
+    samples = [Sample((rand(rng, *a), rand(rng, *b)), name=name) for a, b, name in shapes]
+    samples.append(Sample((noncontig(rand(rng, 3, 2, 2)), rand(rng, 2, 3)), name="noncontig_3d_2d"))
+    return samples
+
+
+def addmm_samples(rng):
+    return [Sample((rand(rng, 4), rand(rng, 2, 3), rand(rng, 3, 4)), name="bias_broadcast"),
+            Sample((rand(rng, 2, 4), rand(rng, 2, 3), rand(rng, 3, 4)), {"beta": 0.5, "alpha": -2.0}, "scaled"),
+            Sample((rand(rng, 2, 1), noncontig(rand(rng, 2, 3)), rand(rng, 3, 4)), {"beta": 0.0}, "beta0"),
+            Sample((rand(rng), rand(rng, 2, 3), rand(rng, 3, 4)), name="0d_bias")]
+
+
+def addmv_samples(rng):
+    return [Sample((rand(rng, 2), rand(rng, 2, 3), rand(rng, 3)), name="plain"),
+            Sample((rand(rng, 1), rand(rng, 2, 3), rand(rng, 3)), {"beta": 2.0, "alpha": 0.5}, "scaled_broadcast"),
+            Sample((rand(rng), noncontig(rand(rng, 2, 3)), rand(rng, 3)), {"beta": 0.0}, "beta0")]
+
+
+def baddbmm_samples(rng):
+    return [Sample((rand(rng, 2, 2, 4), rand(rng, 2, 2, 3), rand(rng, 2, 3, 4)), name="plain"),
+            Sample((rand(rng, 4), rand(rng, 2, 2, 3), rand(rng, 2, 3, 4)), {"beta": 0.5, "alpha": 3.0}, "broadcast")]
+
+
+def addbmm_samples(rng):
+    return [Sample((rand(rng, 2, 4), rand(rng, 3, 2, 3), rand(rng, 3, 3, 4)), name="plain"),
+            Sample((rand(rng, 4), rand(rng, 3, 2, 3), rand(rng, 3, 3, 4)), {"beta": -1.0, "alpha": 0.5}, "broadcast")]
+
+
+def cross_samples(dim_kw):
+    def samples(rng):
+        return [Sample((rand(rng, 2, 3), rand(rng, 2, 3)), {dim_kw: 1}, "rows"),
+                Sample((rand(rng, 1, 3), rand(rng, 4, 3)), {dim_kw: -1}, "broadcast"),
+                Sample((rand(rng, 3, 2), noncontig(rand(rng, 3, 2))), {dim_kw: 0}, "dim0_noncontig")]
+    return samples
+
+
+def einsum_samples(rng):
+    cases = [("ij,jk->ik", [(2, 3), (3, 4)], "matmul"), ("bij,bjk->bik", [(2, 2, 3), (2, 3, 4)], "bmm"),
+             ("ii->i", [(3, 3)], "diagonal"), ("ii", [(3, 3)], "trace_implicit"), ("ij->", [(2, 3)], "sum"),
+             ("ij->ji", [(2, 3)], "transpose"), ("i,i", [(4,), (4,)], "dot_implicit"),
+             ("i,j->ij", [(2,), (3,)], "outer"), ("ij,jk", [(2, 3), (3, 2)], "implicit_matmul"),
+             ("...ij,...jk->...ik", [(2, 1, 2, 3), (4, 3, 2)], "ellipsis_broadcast"),
+             ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 2)], "three_operands"),
+             ("iij,kj->ik", [(2, 2, 3), (4, 3)], "diagonal_and_contract"), ("ij,k->ijk", [(2, 3), (2,)], "sum_free")]
+    return [Sample((eq, *[rand(rng, *s) for s in shapes]), name=name) for eq, shapes, name in cases]
+
+
+# ============================================================================================
+# Inverses, determinants, solvers
+# ============================================================================================
+
+
+def inverse_samples(rng):
+    return [Sample((invertible(rng, 3, 3),), name="3x3"),
+            Sample((invertible(rng, 2, 3, 3),), name="batched"),
+            Sample((noncontig(invertible(rng, 3, 3)),), name="noncontig"),
+            Sample((invertible(rng, 1, 1),), name="1x1")]
+
+
+# Rank 2 (third row = first + second) with a determinant that rounds to a tiny nonzero number in
+# both libraries and both precisions; there torch's first-order gradient is the adjugate too (where
+# the determinant rounds to exactly 0, torch's first-order backward returns 0 instead).
+SINGULAR = np.array([[1.5, -0.4, 0.7], [0.2, 1.1, -0.9], [1.7, 0.7, -0.2]])
+
+
+def det_samples(rng):
+    mixed = np.stack([invertible(rng, 3, 3), SINGULAR])
+    return [Sample((rand(rng, 3, 3),), name="3x3"),
+            Sample((invertible(rng, 2, 2, 2),), name="batched"),
+            Sample((SINGULAR.copy(),), name="singular"),
+            Sample((mixed,), name="batch_singular_and_not"),
+            Sample((noncontig(rand(rng, 3, 3)),), name="noncontig"),
+            Sample((rand(rng, 1, 1),), name="1x1")]
+
+
+def slogdet_samples(rng):
+    negative = invertible(rng, 3, 3)
+    negative[[0, 1]] = negative[[1, 0]]
+    return [Sample((invertible(rng, 3, 3),), name="positive"), Sample((negative,), name="negative"),
+            Sample((invertible(rng, 2, 3, 3),), name="batched")]
+
+
+def solve_samples(rng):
+    return [Sample((invertible(rng, 3, 3), rand(rng, 3, 2)), name="matrix_rhs"),
+            Sample((invertible(rng, 3, 3), rand(rng, 3)), name="vector_rhs"),
+            Sample((invertible(rng, 2, 3, 3), rand(rng, 3, 2)), name="broadcast_A_batch"),
+            Sample((invertible(rng, 3, 3), rand(rng, 2, 3, 1)), name="broadcast_B_batch"),
+            Sample((invertible(rng, 2, 3, 3), rand(rng, 2, 3)), name="batched_vectors"),
+            Sample((invertible(rng, 3, 3), rand(rng, 2, 3)), {"left": False}, "right"),
+            Sample((noncontig(invertible(rng, 3, 3)), noncontig(rand(rng, 3, 2))), name="noncontig")]
+
+
+def solve_triangular_samples(rng):
+    return [Sample((invertible(rng, 3, 3), rand(rng, 3, 2)), {"upper": True}, "upper"),
+            Sample((invertible(rng, 3, 3), rand(rng, 3, 2)), {"upper": False}, "lower"),
+            Sample((invertible(rng, 2, 3, 3), rand(rng, 2, 3)), {"upper": True, "left": False}, "right_batched"),
+            Sample((invertible(rng, 3, 3), rand(rng, 3, 2)), {"upper": False, "unitriangular": True}, "unit"),
+            Sample((invertible(rng, 3, 3), rand(rng, 2, 3, 2)), {"upper": True}, "broadcast_B")]
+
+
+def triangular_solve_samples(rng):
+    return [Sample((rand(rng, 3, 2), invertible(rng, 3, 3)), name="upper"),
+            Sample((rand(rng, 3, 2), invertible(rng, 3, 3), False), name="lower"),
+            Sample((rand(rng, 2, 3, 2), invertible(rng, 3, 3)), {"transpose": True}, "transpose_batched"),
+            Sample((rand(rng, 3, 1), invertible(rng, 3, 3)), {"unitriangular": True}, "unit")]
+
+
+def cholesky_solve_samples(rng):
+    return [Sample((rand(rng, 3, 2), invertible(rng, 3, 3)), name="lower"),
+            Sample((rand(rng, 3, 2), invertible(rng, 3, 3), True), name="upper"),
+            Sample((rand(rng, 2, 3, 1), invertible(rng, 3, 3)), name="batched_rhs")]
+
+
+def triangular_factor(m, b, factor, upper=False):
+    """cholesky_solve reads only the factor's triangle; differentiate through that triangle."""
+    return m.cholesky_solve(b, factor.triu() if upper else factor.tril(), upper)
+
+
+# ============================================================================================
+# Decompositions
+# ============================================================================================
+
+
+def hermitian_samples(rng):
+    return [Sample((half_spd(rng, 3, 3),), name="3x3"), Sample((half_spd(rng, 2, 3, 3),), name="batched"),
+            Sample((half_spd(rng, 1, 1),), name="1x1")]
+
+
+def cholesky_samples(rng):
+    return hermitian_samples(rng) + [Sample((half_spd(rng, 3, 3),), {"upper": True}, "upper")]
+
+
+def rectangular_samples(rng):
+    return [Sample((rand(rng, 3, 3),), name="square"), Sample((rand(rng, 4, 3),), name="tall"),
+            Sample((rand(rng, 3, 4),), name="wide"), Sample((rand(rng, 2, 3, 2),), name="batched"),
+            Sample((noncontig(rand(rng, 2, 4)),), name="noncontig")]
+
+
+def qr_samples(rng):
+    return rectangular_samples(rng) + [Sample((rand(rng, 3, 3), "complete"), name="complete_square"),
+                                       Sample((rand(rng, 2, 4), "complete"), name="complete_wide")]
+
+
+def qr_gauge_fixed(m, a, mode="reduced"):
+    """Q and R with R's diagonal made positive (the QR decomposition is unique up to those signs)."""
+    q, r = m.linalg.qr(a, mode)
+    k = min(a.shape[-2:])
+    d = m.sgn(r.detach().diagonal(0, -2, -1))
+    return q.narrow(-1, 0, k) * d.unsqueeze(-2), r * d.unsqueeze(-1)
+
+
+def svd_samples(rng):
+    return rectangular_samples(rng) + [Sample((rand(rng, 4, 3), True), name="full_tall"),
+                                       Sample((rand(rng, 2, 3), True), name="full_wide")]
+
+
+def svd_gauge_fixed(m, a, full_matrices=False):
+    """U, S, Vh with each pair of singular vectors flipped so that U's first row is positive;
+    only the first min(m, n) vectors, the ones the decomposition determines."""
+    U, S, Vh = m.linalg.svd(a, full_matrices)
+    k = S.shape[-1]
+    U, Vh = U.narrow(-1, 0, k), Vh.narrow(-2, 0, k)
+    s = column_signs(m, U)
+    return U * s, S, Vh * s.mT
+
+
+def torch_svd_gauge_fixed(m, a, some=True):
+    U, S, V = m.svd(a, some)
+    k = S.shape[-1]
+    U, V = U.narrow(-1, 0, k), V.narrow(-1, 0, k)
+    s = column_signs(m, U)
+    return U * s, S, V * s
+
+
+def eigh_gauge_fixed(m, a, UPLO="L"):  # noqa: N803
+    L, V = m.linalg.eigh(a + a.mT, UPLO)
+    return L, V * column_signs(m, V)
+
+
+def lstsq_samples(rng):
+    return [Sample((rand(rng, 4, 3), rand(rng, 4, 2)), name="tall"),
+            Sample((rand(rng, 3, 4), rand(rng, 3, 2)), name="wide"),
+            Sample((rand(rng, 4, 3), rand(rng, 4)), name="vector"),
+            Sample((rand(rng, 2, 4, 3), rand(rng, 1, 4, 2)), name="batched_broadcast"),
+            Sample((rand(rng, 2, 4, 3), rand(rng, 2, 4)), name="batched_vectors"),
+            Sample((rand(rng, 4, 3), rand(rng, 4, 2)), {"driver": "gelsd"}, "gelsd_residuals"),
+            Sample((rand(rng, 4, 2), rand(rng, 4)), {"driver": "gels"}, "gels_vector_residuals"),
+            Sample((rand(rng, 3, 2), rand(rng, 3, 2)), {"driver": "gelss"}, "gelss")]
+
+
+def lstsq_differentiable(result):
+    """The solution and the residuals (rank and singular values carry no gradient)."""
+    return result.solution, result.residuals
+
+
+# ============================================================================================
+# Matrix functions and norms
+# ============================================================================================
+
+
+def matrix_exp_samples(rng):
+    return [Sample((rand(rng, 3, 3, low=-1.0, high=1.0),), name="3x3"),
+            Sample((rand(rng, 2, 2, 2),), name="batched"),
+            Sample((rand(rng, 3, 3) * 3,), name="large_norm_squaring"),
+            Sample((noncontig(rand(rng, 3, 3)),), name="noncontig"),
+            Sample((rand(rng, 1, 1),), name="1x1")]
+
+
+def matrix_power_samples(rng):
+    return [Sample((rand(rng, 3, 3, low=-1.0, high=1.0), n), name=f"n{n}") for n in (0, 1, 2, 3, 6)] + \
+           [Sample((invertible(rng, 3, 3), n), name=f"neg{-n}") for n in (-1, -3)] + \
+           [Sample((rand(rng, 2, 3, 3, low=-1.0, high=1.0), 5), name="batched")]
+
+
+def matrix_norm_samples(rng):
+    ords = [("fro", "fro"), ("nuc", "nuc"), (2, "2"), (-2, "neg2"), (1, "1"), (-1, "neg1"), (math.inf, "inf"),
+            (-math.inf, "neginf")]
+    samples = [Sample((rand(rng, 3, 4),), {"ord": o}, name) for o, name in ords]
+    return samples + [Sample((rand(rng, 2, 3, 3),), {"ord": "nuc", "keepdim": True}, "nuc_keepdim_batched"),
+                      Sample((rand(rng, 3, 2, 4),), {"ord": 2, "dim": (0, 2), "keepdim": True}, "2_dims_keepdim"),
+                      Sample((rand(rng, 3, 2, 4),), {"ord": 1, "dim": (2, 0)}, "1_dims_reversed"),
+                      Sample((rand(rng, 3, 2, 4),), {"ord": -math.inf, "dim": (0, 1), "keepdim": True},
+                             "neginf_keepdim")]
+
+
+def norm_samples(rng):
+    return [Sample((rand(rng, 3, 4),), name="default_2d"), Sample((rand(rng, 2, 3, 4),), name="default_3d"),
+            Sample((rand(rng, 3, 4), "nuc"), name="nuc"), Sample((rand(rng, 3, 4), 2), name="spectral"),
+            Sample((rand(rng, 4), 3), name="vector_ord3"), Sample((rand(rng, 2, 3, 4), 1, (0, 2)), name="matrix_dims"),
+            Sample((rand(rng, 2, 3), None, 1, True), name="vector_dim_keepdim")]
+
+
+def cond_samples(rng):
+    return [Sample((invertible(rng, 3, 3),), name="default"), Sample((rand(rng, 3, 4),), name="rectangular"),
+            Sample((invertible(rng, 2, 3, 3), -2), name="neg2_batched"),
+            Sample((invertible(rng, 3, 3), "nuc"), name="nuc")]
+
+
+def cond_nan_to_num_samples(rng):
+    return [Sample((invertible(rng, 3, 3), p), name=str(p)) for p in ("fro", 1, -math.inf)]
+
+
+OPS = [
+    # products
+    OpInfo("mm", mm_samples, method=True),
+    OpInfo("bmm", lambda rng: [Sample((rand(rng, 2, 2, 3), rand(rng, 2, 3, 4)), name="3d"),
+                               Sample((noncontig(rand(rng, 2, 2, 3)), rand(rng, 2, 3, 2)), name="noncontig")],
+           method=True),
+    OpInfo("matmul", matmul_samples, method=True),
+    OpInfo("linalg.matmul", lambda rng: [Sample((rand(rng, 2, 2, 3), rand(rng, 3, 4)), name="3d_2d")]),
+    OpInfo("mv", lambda rng: [Sample((rand(rng, 3, 4), rand(rng, 4)), name="plain"),
+                              Sample((noncontig(rand(rng, 3, 4)), rand(rng, 4)), name="noncontig")], method=True),
+    OpInfo("dot", lambda rng: [Sample((rand(rng, 5), rand(rng, 5)), name="plain")], method=True),
+    OpInfo("vdot", lambda rng: [Sample((rand(rng, 5), rand(rng, 5)), name="plain")], method=True),
+    OpInfo("outer", lambda rng: [Sample((rand(rng, 3), rand(rng, 4)), name="plain")], method=True),
+    OpInfo("ger", lambda rng: [Sample((rand(rng, 2), rand(rng, 3)), name="plain")], method=True),
+    OpInfo("addmm", addmm_samples, method=True),
+    OpInfo("addmv", addmv_samples, method=True),
+    OpInfo("baddbmm", baddbmm_samples, method=True),
+    OpInfo("addbmm", addbmm_samples, method=True),
+    OpInfo("trace", lambda rng: [Sample((rand(rng, 3, 3),), name="square"), Sample((rand(rng, 2, 4),), name="wide"),
+                                 Sample((noncontig(rand(rng, 4, 3)),), name="noncontig")], method=True),
+    OpInfo("cross", cross_samples("dim"), method=True),
+    OpInfo("linalg.cross", cross_samples("dim")),
+    OpInfo("kron", lambda rng: [Sample((rand(rng, 2, 2), rand(rng, 3, 1)), name="2d"),
+                                Sample((rand(rng, 2), rand(rng, 3)), name="1d"),
+                                Sample((rand(rng, 2, 1, 2), rand(rng, 2, 2)), name="mixed_ndim")], method=True),
+    OpInfo("tensordot", lambda rng: [Sample((rand(rng, 2, 3, 4), rand(rng, 3, 4, 2)), name="dims2"),
+                                     Sample((rand(rng, 3, 2, 4), rand(rng, 2, 3)), {"dims": ([1, 0], [0, 1])}, "lists"),
+                                     Sample((rand(rng, 2, 3), rand(rng, 2)), {"dims": 0}, "outer")]),
+    # torch lowers einsum to views, permutes and bmm, so its last node depends on the equation
+    # (ViewBackward0, PermuteBackward0, SumBackward1, ...); ours is one EinsumBackward0 per contraction
+    OpInfo("einsum", einsum_samples, skip_grad_fn=True),
+    OpInfo("einsum", lambda rng: [Sample((rand(rng, 2, 3), [0, 1], rand(rng, 3, 4), [1, 2], [0, 2]), name="sublist")],
+           skip_grad_fn=True, aliases=("einsum_sublist",)),
+    OpInfo("chain_matmul", lambda rng: [Sample((rand(rng, 2, 3), rand(rng, 3, 4), rand(rng, 4, 2)), name="three"),
+                                        Sample((rand(rng, 2, 3),), name="single")]),
+    OpInfo("linalg.multi_dot", lambda rng: [
+        Sample(([rand(rng, 2, 3), rand(rng, 3, 4)],), name="two"),
+        Sample(([rand(rng, 3), rand(rng, 3, 4), rand(rng, 4, 2)],), name="vector_first"),
+        Sample(([rand(rng, 2, 3), rand(rng, 3, 1), rand(rng, 1, 4), rand(rng, 4)],), name="four_vector_last"),
+        Sample(([rand(rng, 3), rand(rng, 3)],), name="vectors")]),
+    # inverses, determinants, solvers
+    OpInfo("linalg.inv", inverse_samples),
+    OpInfo("inverse", inverse_samples, method=True),
+    OpInfo("linalg.inv_ex", inverse_samples),
+    OpInfo("linalg.det", det_samples),
+    OpInfo("det", det_samples, method=True),
+    OpInfo("linalg.slogdet", slogdet_samples),
+    OpInfo("slogdet", slogdet_samples, method=True),
+    OpInfo("logdet", lambda rng: [Sample((spd(rng, 3, 3),), name="spd"), Sample((spd(rng, 2, 2, 2),), name="batched")],
+           method=True),
+    OpInfo("linalg.solve", solve_samples),
+    OpInfo("linalg.solve_ex", solve_samples),
+    OpInfo("linalg.solve_triangular", solve_triangular_samples),
+    OpInfo("triangular_solve", triangular_solve_samples, method=True),
+    OpInfo("cholesky_solve", cholesky_solve_samples, call=triangular_factor),
+    # decompositions
+    OpInfo("linalg.cholesky", cholesky_samples, call=hermitian(lambda m: m.linalg.cholesky)),
+    OpInfo("linalg.cholesky_ex", cholesky_samples, call=hermitian(lambda m: m.linalg.cholesky_ex)),
+    OpInfo("linalg.qr", qr_samples, call=qr_gauge_fixed),
+    OpInfo("linalg.qr", lambda rng: [Sample((rand(rng, 4, 3),), name="tall"), Sample((rand(rng, 3, 4),), name="wide")],
+           outputs=lambda r: (r.R.abs(),), differentiable=False, aliases=("linalg.qr_raw",)),
+    OpInfo("linalg.svd", svd_samples, call=svd_gauge_fixed),
+    OpInfo("linalg.svd", rectangular_samples, outputs=lambda r: (r.S,), differentiable=False,
+           aliases=("linalg.svd_raw",)),
+    OpInfo("svd", rectangular_samples, call=torch_svd_gauge_fixed),
+    OpInfo("svd", lambda rng: [Sample((rand(rng, 4, 3), False), name="full")], outputs=lambda r: (r.S,),
+           differentiable=False, aliases=("svd_raw",)),
+    OpInfo("svd", lambda rng: [Sample((rand(rng, 3, 4), True, False), name="no_uv")], aliases=("svd_no_uv",)),
+    OpInfo("linalg.svdvals", rectangular_samples),
+    OpInfo("linalg.eigh", hermitian_samples, call=eigh_gauge_fixed),
+    OpInfo("linalg.eigh", lambda rng: [Sample((half_spd(rng, 3, 3), "U"), name="upper")], call=eigh_gauge_fixed,
+           aliases=("linalg.eigh_upper",)),
+    OpInfo("linalg.eigh", lambda rng: [Sample((spd(rng, 3, 3),), name="raw")], outputs=lambda r: (r.eigenvalues,),
+           differentiable=False, aliases=("linalg.eigh_raw",)),
+    OpInfo("linalg.eigvalsh", hermitian_samples, call=hermitian(lambda m: m.linalg.eigvalsh)),
+    OpInfo("linalg.pinv", rectangular_samples),
+    OpInfo("linalg.pinv", hermitian_samples, call=hermitian(lambda m: lambda a: m.linalg.pinv(a, hermitian=True)),
+           aliases=("linalg.pinv_hermitian",)),
+    OpInfo("pinverse", lambda rng: [Sample((rand(rng, 4, 3),), name="tall")], method=True),
+    OpInfo("linalg.lstsq", lstsq_samples, outputs=lstsq_differentiable),
+    OpInfo("linalg.lstsq", lstsq_samples, differentiable=False, aliases=("linalg.lstsq_all_outputs",)),
+    # matrix functions and norms
+    OpInfo("linalg.matrix_exp", matrix_exp_samples),
+    OpInfo("matrix_exp", matrix_exp_samples, method=True),
+    OpInfo("linalg.matrix_power", matrix_power_samples),
+    OpInfo("matrix_power", matrix_power_samples, method=True),
+    OpInfo("linalg.matrix_norm", matrix_norm_samples),
+    OpInfo("linalg.norm", norm_samples),
+    OpInfo("linalg.cond", cond_samples),
+    # torch ends these in nan_to_num (NanToNumBackward0; it matters only for singular inputs), and its
+    # backward fails (the inverse it saved was filled in place), so only the values are compared
+    OpInfo("linalg.cond", cond_nan_to_num_samples, skip_grad_fn=True, differentiable=False,
+           aliases=("linalg.cond_inverse_norms",)),
+]
