@@ -241,6 +241,25 @@ def test_sequential_cnn_matches_torch():
         np.testing.assert_allclose(r.grad.numpy(), t.grad.numpy(), atol=1e-5, err_msg=n)
 
 
+def test_inplace_activations_in_a_network_match_torch():
+    def build(lib):
+        nn = lib.nn
+        return nn.Sequential(nn.Linear(3, 4), nn.ReLU(inplace=True), nn.Linear(4, 2), nn.Dropout(0.0, inplace=True),
+                             nn.ELU(inplace=True))
+
+    torch.manual_seed(0)
+    t_model, r_model = build(torch), build(retrograd)
+    copy_state(t_model, r_model)
+    x = randn(5, 3)
+    t_out, r_out = t_model(torch.tensor(x)), r_model(retrograd.tensor(x))
+    assert r_out.grad_fn.name() == t_out.grad_fn.name()
+    np.testing.assert_allclose(r_out.detach().numpy(), t_out.detach().numpy(), atol=1e-6)
+    t_out.sum().backward()
+    r_out.sum().backward()
+    for t, r in zip(t_model.parameters(), r_model.parameters()):
+        np.testing.assert_allclose(r.grad.numpy(), t.grad.numpy(), atol=1e-6)
+
+
 # --------------------------------------------------------------------------------------------
 # The Module machinery
 # --------------------------------------------------------------------------------------------
