@@ -249,13 +249,19 @@ def test_abs_and_angle_at_zero() -> None:
     np.testing.assert_array_equal(results[0][0], 0)
 
 
-def test_second_derivative_through_complex_ops() -> None:
+@pytest.mark.parametrize("fn", [
+    lambda m, z: m.exp(z) * z.conj() + z * z,
+    lambda m, z: m.tanh(z) * (0.3 + 2j),
+    lambda m, z: m.sigmoid(z) / (z + 3),
+    lambda m, z: m.sqrt(z) * m.log(z).conj(),
+], ids=["exp_conj_mul", "tanh", "sigmoid_div", "sqrt_log"])
+def test_second_derivative_through_complex_ops(fn) -> None:
     """create_graph=True: the gradient of a complex computation is itself differentiable."""
     z_data = complex_array(3)
     results = []
     for lib in (retrograd, torch):
         z = leaf(lib, z_data)
-        loss = (lib.exp(z) * z.conj() + z * z).abs().sum()
+        loss = fn(lib, z).abs().sum() + (fn(lib, z) * (1 - 0.5j)).real.sum()
         (g,) = lib.autograd.grad(loss, z, create_graph=True)
         (gg,) = lib.autograd.grad((g * g.conj()).real.sum(), z)
         results.append((g.detach().numpy(), gg.numpy()))
