@@ -85,16 +85,17 @@ class trace:  # noqa: N801 - used like torch's context managers
         else:
             names = list(getattr(getattr(node, "op", None), "inputs", ())) or [f"input{i}" for i in
                                                                                 range(len(node.next_functions))]
-            sums = iter(self._pending_sums)
+            sums = list(self._pending_sums)  # in input order; each is claimed by the first edge it fits
             for i, ((child, _), g) in enumerate(zip(node.next_functions, outs or ())):
                 if child is None or g is None:
                     continue
                 in_meta = getattr(node, "_in_meta", None)
                 summed = None
                 if in_meta and i < len(in_meta) and isinstance(in_meta[i], tuple):
-                    for frm, to in sums:
+                    for k, (frm, to) in enumerate(sums):
                         if to == tuple(g.shape):
                             summed = frm
+                            del sums[k]
                             break
                 step.passed.append(Edge(names[i] if i < len(names) else f"input{i}", self.node_label(child),
                                         id(child), tuple(g.shape), _short(g), summed))
