@@ -54,6 +54,8 @@ def _make_grads(outputs: Sequence, grads: Sequence, is_grads_batched: bool = Fal
             raise RuntimeError(f"For complex Tensors, both grad_output and output are required to have the same "
                                f"dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {g.dtype} and output[{i}] "
                                f"has a dtype of {o.dtype}.")
+        if g._data.dtype != o._data.dtype:  # torch's engine casts a given gradient to its output's dtype
+            g = g.to(o.dtype)
         out.append(g)
     return out
 

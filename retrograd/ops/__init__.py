@@ -11,10 +11,15 @@ import math
 import types
 from typing import Any
 
+import numpy as np_
+
 from .. import _dtype as D
 from .._tensor import Tensor
+from ..autograd.forward_ad import transforms as _transforms
+from ..autograd.grad_mode import _state as _grad_state
 from .registry import OPS, Op, apply, defop, finalize
 
+_NUMBERS = (int, float, complex, bool)  # before the op table's `complex` (torch.complex) shadows the builtin
 FAMILIES = ("pointwise", "activation", "complex", "reduction", "selection", "shape", "indexing", "linalg", "nn")
 _modules = []
 for _family in FAMILIES:
@@ -33,11 +38,6 @@ multiply = mul
 negative = neg
 absolute = abs
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
-
-
-def sign(input: Tensor) -> Tensor:
-    """-1, 0 or 1 by sign (gradient zero)."""
-    return sgn(input)
 
 
 def square(input: Tensor) -> Tensor:
@@ -59,7 +59,7 @@ def to(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
             device(a or "cpu")
     if dtype is None or dtype is input.dtype:
         return clone(input) if copy else input
-    return apply(shape.to_copy, (input,), (dtype.np,))
+    return shape.cast(input, dtype)
 
 
 def type_as(input: Tensor, other: Tensor) -> Tensor:
@@ -137,16 +137,65 @@ def _creation() -> Any:
     return c
 
 
+_UFUNC_INPLACE = {"add": "add", "sub": "subtract", "subtract": "subtract", "mul": "multiply",
+                  "multiply": "multiply", "div": "true_divide", "divide": "true_divide", "true_divide": "true_divide"}
+
+
 def _inplace(fn: Any, name: str) -> Any:
-    """The in-place twin of an op: compute out of place, then write into self (Tensor._become)."""
+    """The in-place twin of an op: compute out of place, then write into self (Tensor._become).
+
+    Arithmetic that autograd need not record (optimizer steps under no_grad) writes straight
+    into self's memory instead: no temporaries, no node."""
+    ufunc = _UFUNC_INPLACE.get(name[:-1])
 
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         self._check_inplace()
+        if ufunc is not None and _direct_inplace(self, ufunc, args, kwargs):
+            return self
         return self._become(fn(self, *args, **kwargs))
 
     method.__name__ = name
     method.__doc__ = f"In-place version of {fn.__name__ if hasattr(fn, '__name__') else name[:-1]}."
     return method
+
+
+def _direct_inplace(self: Tensor, ufunc: str, args: tuple, kwargs: dict) -> bool:
+    """Do `self <op>= other` in place with NumPy when nothing needs recording; False otherwise."""
+    if len(args) != 1 or (kwargs and set(kwargs) != {"alpha"}) or forward_ad_active():
+        return False
+    other = args[0]
+    data = self._data
+    if isinstance(other, Tensor):
+        if other._data.dtype != data.dtype or (_grad_enabled() and (other._requires_grad or self._requires_grad)):
+            return False
+        if ufunc == "true_divide" and data.dtype.kind not in "fc":
+            return False
+        value = other._data
+    elif type(other) in (int, float) and data.dtype.kind in "fc" and not (_grad_enabled() and self._requires_grad):
+        value = other
+    else:
+        return False
+    if data.ndim == 0 or not data.flags.writeable:
+        return False
+    alpha = kwargs.get("alpha", 1)
+    if alpha != 1:
+        if ufunc not in ("add", "subtract"):
+            return False
+        value = value * alpha  # one temporary, the size of `other`
+    try:
+        getattr(np_, ufunc)(data, value, out=data)
+    except ValueError:
+        return False  # shapes that do not broadcast into self: the general path raises torch's error
+    self._bump_version()
+    return True
+
+
+def _grad_enabled() -> bool:
+    return _grad_state.enabled
+
+
+def forward_ad_active() -> bool:
+    return _transforms.active
 
 
 _INPLACE = ["abs", "add", "clamp", "clamp_min", "clamp_max", "clip", "cos", "div", "exp", "log", "masked_fill",
@@ -156,22 +205,6 @@ for _module in _modules:
     _INPLACE += [n for n in getattr(_module, "INPLACE", ()) if n not in _INPLACE]
 
 
-def _fill_(self: Tensor, value: Any) -> Tensor:
-    self._check_inplace()
-    if isinstance(value, Tensor) and value._requires_grad:
-        return self._become(apply(pointwise.mul, (value.expand(self.shape), 1)))
-    data = value._data if isinstance(value, Tensor) else value
-    self._data[...] = data
-    self._bump_version()
-    if self.grad_fn is not None:
-        self._become(apply(pointwise.mul, (self, 0)))
-    return self
-
-
-def _zero_(self: Tensor) -> Tensor:
-    return _fill_(self, 0)
-
-
 def _copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
     """Write src (broadcast, cast) into self, keeping src's history (CopyBackwards in torch)."""
     self._check_inplace()
@@ -179,20 +212,16 @@ def _copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
     value = src_t.expand(self.shape) if src_t._data.shape != self._data.shape else src_t
     if value.dtype is not self.dtype:
         value = to(value, self.dtype)
-    if value._requires_grad and value.grad_fn is not None or value._requires_grad:
-        return self._become(apply(_COPY, (value,)))
+    if value._requires_grad or self._requires_grad:
+        return self._become(apply(_COPY, (self, value)))
     self._data[...] = value._data
     self._bump_version()
-    if self.grad_fn is not None:  # the old history no longer reaches the new values
-        self.grad_fn, self._requires_grad = None, False
     return self
 
 
-from .registry import defop  # noqa: E402
 
-
-@defop("copy_", node="CopyBackwards", self="grad", jvp="self_t")
-def _COPY(xp, src):  # noqa: N802
+@defop("copy_", node="CopyBackwards", inputs=("self", "src"), self="zeros_like(grad)", src="grad", jvp="src_t")
+def _COPY(xp, dst, src):  # noqa: N802
     return src.copy()
 
 
@@ -200,8 +229,6 @@ for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _fn)
 for _name in _INPLACE:
     setattr(Tensor, _name + "_", _inplace(_METHODS[_name], _name + "_"))
-Tensor.fill_ = _fill_
-Tensor.zero_ = _zero_
 Tensor.copy_ = _copy_
 Tensor.__getitem__ = getitem
 Tensor.__setitem__ = setitem
@@ -234,7 +261,7 @@ def _binary(fn: Any, reverse: bool = False) -> Any:
             return fn(other, self) if isinstance(other, Tensor) else fn(_scalar_tensor(other, self), self)
     else:
         def op(self: Tensor, other: Any) -> Tensor:
-            if not isinstance(other, (Tensor, int, float, complex, bool)) and not hasattr(other, "dtype"):
+            if not isinstance(other, (Tensor, *_NUMBERS)) and not hasattr(other, "dtype"):
                 return NotImplemented
             return fn(self, other)
     return op
@@ -257,12 +284,12 @@ def _rpow(self: Tensor, other: Any) -> Tensor:
 
 
 def _floordiv(self: Tensor, other: Any) -> Tensor:
-    return div(self, other, rounding_mode="floor")
+    return pointwise.floor_divide(self, other)
 
 
 def _rfloordiv(self: Tensor, other: Any) -> Tensor:
-    return div(_creation().tensor(other, dtype=self.dtype) if not isinstance(other, Tensor) else other, self,
-               rounding_mode="floor")
+    return pointwise.floor_divide(_creation().tensor(other, dtype=self.dtype) if not isinstance(other, Tensor)
+                                  else other, self)
 
 
 def _mod(self: Tensor, other: Any) -> Tensor:
@@ -291,9 +318,9 @@ Tensor.__invert__ = lambda self: pointwise.bitwise_not(self)
 Tensor.__and__ = Tensor.__rand__ = lambda self, other: pointwise.bitwise_and(self, other)
 Tensor.__or__ = Tensor.__ror__ = lambda self, other: pointwise.bitwise_or(self, other)
 Tensor.__xor__ = Tensor.__rxor__ = lambda self, other: pointwise.bitwise_xor(self, other)
-Tensor.__eq__ = lambda self, other: eq(self, other) if isinstance(other, (Tensor, int, float, complex, bool)) \
+Tensor.__eq__ = lambda self, other: eq(self, other) if isinstance(other, (Tensor, *_NUMBERS)) \
     else NotImplemented
-Tensor.__ne__ = lambda self, other: ne(self, other) if isinstance(other, (Tensor, int, float, complex, bool)) \
+Tensor.__ne__ = lambda self, other: ne(self, other) if isinstance(other, (Tensor, *_NUMBERS)) \
     else NotImplemented
 Tensor.__lt__ = lambda self, other: lt(self, other)
 Tensor.__le__ = lambda self, other: le(self, other)
