@@ -6,8 +6,9 @@ the whole-tensor and the along-`dim` overloads differently (SumBackward0 vs SumB
 MaxBackward1 vs MaxBackward0), so each overload is its own row. Ops that select one element per
 slice return `torch.return_types`-style named tuples (values, indices) built by `return_type`.
 
-Reduction rows take `dim` as a sorted tuple of non-negative dims (or None for "everything");
-a 0-d input is reduced over `()`, which leaves it as it is, exactly as torch treats a scalar.
+Rows that reduce several dims take `dim` as a sorted tuple of non-negative dims (None for
+"everything"; a 0-d input is reduced over `()`, which leaves it as it is, as torch treats a
+scalar); rows along one dim (max(dim), prod(dim), the scans, median(dim)) take an int.
 """
 
 from __future__ import annotations
@@ -56,9 +57,7 @@ def mean_all(xp, x):
 
 
 @defop("mean_dim", node="MeanBackward1", params=("dim", "keepdim"),
-       self="restore_reduced_dims(grad, dim, keepdim, len(self_shape)).expand(self_shape)"
-            " / reduced_numel(self_shape, dim)",
-       jvp="self_t.mean(dim, keepdim)")
+       self="mean_backward(grad, self_shape, dim, keepdim)", jvp="self_t.mean(dim, keepdim)")
 def mean_dim(xp, x, dim, keepdim):
     return xp.mean(x, axis=dim, keepdims=keepdim)
 
