@@ -14,7 +14,7 @@ $(VENV)/.runtime: pyproject.toml
 	touch $@
 
 $(VENV)/.test: $(VENV)/.runtime
-	$(PY) -m pip install -q -e '.[demo,test]'
+	$(PY) -m pip install -q -e '.[demo,test,docs]'
 	touch $@
 
 # The demo draws its graph with the Graphviz program `dot`: installed here when missing and we are root.
