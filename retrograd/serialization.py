@@ -7,11 +7,13 @@ written by torch.save, or a damaged archive is refused with a RuntimeError sayin
 
 Note [the structure description]
 Every value is a JSON object with a one-letter kind, so dict keys that are not strings (an
-optimizer's state is keyed by int) and tuples vs lists survive the round trip:
+optimizer's state is keyed by int) and tuples vs lists survive the round trip::
+
   {"n": null} None | {"b": true} bool | {"i": 3} int | {"f": "1.5"} float (repr, so nan, inf
   and every bit survive) | {"s": "x"} str | {"l": [...]} list | {"t": [...]} tuple |
   {"d": [[key, value], ...], "o": true if an OrderedDict} dict | {"T": 0, "g": bool, "p": bool}
   a tensor stored as tensors/0.npy (requires_grad, and whether it was an nn.Parameter).
+
 The same tensor object saved twice is stored once and loads as one object.
 """
 

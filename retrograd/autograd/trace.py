@@ -1,4 +1,4 @@
-"""Watch a backward pass: which node ran, the rule it applied, and the gradients it passed on.
+"""Watch a backward pass: which node ran, the rule it applied, and the gradients it passed on::
 
     with retrograd.autograd.trace(names={"w": w, "b": b}) as t:
         loss.backward()

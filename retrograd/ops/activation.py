@@ -318,7 +318,7 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
-    """x where |x| > lambd, else 0."""
+    """x where ``|x| > lambd``, else 0."""
     return apply(hardshrink_op, (input,), (lambd,))
 
 
@@ -328,7 +328,7 @@ def tanhshrink(input: Tensor) -> Tensor:
 
 
 def softsign(input: Tensor) -> Tensor:
-    """x / (1 + |x|) (a composite in torch: DivBackward0)."""
+    """``x / (1 + |x|)`` (a composite in torch: DivBackward0)."""
     return input / (input.abs() + 1)
 
 

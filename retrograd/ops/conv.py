@@ -592,7 +592,7 @@ def unfold(input: Tensor, kernel_size: int | Sequence[int], dilation: int | Sequ
 def fold(input: Tensor, output_size: int | Sequence[int], kernel_size: int | Sequence[int],
          dilation: int | Sequence[int] = 1, padding: int | Sequence[int] = 0,
          stride: int | Sequence[int] = 1) -> Tensor:
-    """col2im: (N, C*kH*kW, L) -> (N, C, *output_size), summing overlapping blocks (the adjoint of unfold)."""
+    """col2im: ``(N, C*kH*kW, L) -> (N, C, *output_size)``, summing overlapping blocks (the adjoint of unfold)."""
     win = _fold_window(kernel_size, dilation, padding, stride)
     size = _ntuple(output_size, 2, "output_size", "col2im")
     blocks = _out_size(size, win)
@@ -781,12 +781,12 @@ def adaptive_avg_pool1d(input: Tensor, output_size: int | Sequence[int]) -> Tens
 
 
 def adaptive_avg_pool2d(input: Tensor, output_size: int | Sequence[int | None]) -> Tensor:
-    """Average over windows chosen so that (N, C, H, W) becomes (N, C, *output_size)."""
+    """Average over windows chosen so that ``(N, C, H, W)`` becomes ``(N, C, *output_size)``."""
     return _adaptive_avg_pool(input, 2, output_size)
 
 
 def adaptive_avg_pool3d(input: Tensor, output_size: int | Sequence[int | None]) -> Tensor:
-    """Average over windows chosen so that (N, C, D, H, W) becomes (N, C, *output_size)."""
+    """Average over windows chosen so that ``(N, C, D, H, W)`` becomes ``(N, C, *output_size)``."""
     return _adaptive_avg_pool(input, 3, output_size)
 
 

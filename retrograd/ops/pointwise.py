@@ -1033,7 +1033,7 @@ def fmod(input: Tensor, other: Tensor | float) -> Tensor:
 
 
 def copysign(input: Tensor, other: Tensor | float) -> Tensor:
-    """|input| with the sign of other (the gradient flows to input only)."""
+    """``|input|`` with the sign of other (the gradient flows to input only)."""
     return apply(copysign_op if isinstance(other, Tensor) else copysign_scalar, (input, other))
 
 
@@ -1112,7 +1112,7 @@ def where(condition: Tensor, input: Tensor | complex | None = None, other: Tenso
 
 
 def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
-    """|input - other| <= atol + rtol * |other|, elementwise."""
+    """``|input - other| <= atol + rtol * |other|``, elementwise."""
     return apply(isclose_op, (input, other), (rtol, atol, equal_nan))
 
 

@@ -54,7 +54,7 @@ class Adam(Optimizer):
 
 
 class AdamW(Adam):
-    """Adam with decoupled weight decay: p *= 1 - lr * weight_decay before the Adam step."""
+    """Adam with decoupled weight decay: ``p *= 1 - lr * weight_decay`` before the Adam step."""
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 1e-2, amsgrad: bool = False, *, maximize: bool = False,
