@@ -1033,11 +1033,11 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     return apply(pixel_unshuffle_op, (input,), (r,))
 
 
-PUBLIC = ["adaptive_avg_pool1d", "adaptive_max_pool1d", "avg_pool1d", "conv1d", "conv2d", "conv3d",
+PUBLIC = ["adaptive_avg_pool1d", "avg_pool1d", "conv1d", "conv2d", "conv3d",
           "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "max_pool1d", "max_pool2d", "max_pool3d",
           "max_pool1d_with_indices", "pixel_shuffle", "pixel_unshuffle"]
-FUNCTIONAL_ONLY = ["adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool2d", "adaptive_max_pool3d",
-                   "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+FUNCTIONAL_ONLY = ["adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d",
+                   "adaptive_max_pool3d", "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
                    "adaptive_max_pool3d_with_indices", "avg_pool2d", "avg_pool3d", "fold", "interpolate",
                    "max_pool2d_with_indices", "max_pool3d_with_indices", "pad", "unfold", "upsample",
                    "upsample_bilinear", "upsample_nearest"]

@@ -1,21 +1,52 @@
-"""Rule table: neural-network kernels and losses (OPS.md section I).
+"""Rule table: neural-network kernels and losses (OPS.md section I), with torch.nn.functional's signatures.
 
-Hot ops get one fused node each (softmax, log_softmax, the losses), as torch has, instead of a
-chain of small ones: one node is also one Python call in backward.
+Hot ops get one fused node each, as torch has, instead of a chain of small ones (one node is also one
+Python call in backward): softmax, log_softmax, linear (addmm), the normalisations (one standardisation
+row serves layer, group and batch norm under their three node names), nll_loss, the elementwise losses,
+embedding and attention. What torch composes (cross_entropy = log_softmax + nll_loss, l1_loss, kl_div,
+cosine_similarity, rms_norm, the margin losses, ...) is composed here from the same pieces, so every
+grad_fn name is torch's. The spatial kernels (convolution, pooling, padding, resampling) live in conv.py
+and are part of this family: everything public there is re-exported here.
+
+Arguments torch treats as non-differentiable (class weights, index targets, masks) are row parameters or
+inputs without a formula; passing one that requires grad raises torch's error.
 """
 
 from __future__ import annotations
 
+import math
+import warnings
+from collections.abc import Sequence
+from typing import NamedTuple
+
 import numpy as np
 
-from .._tensor import Tensor, _wrap_dim
+from .. import _creation
+from .._tensor import Tensor, _wrap, _wrap_dim
 from .conv import *  # noqa: F403 - the spatial kernels are this family's too (rows, helpers, public functions)
 from .conv import FUNCTIONAL_ONLY as _CONV_FUNCTIONAL
 from .conv import PUBLIC as _CONV_PUBLIC
+from .conv import avg_pool2d, avg_pool3d, pad
+from .linalg import addmm, matmul
+from .pointwise import div_op, log, log1p, sigmoid, where
+from .reduction import vector_norm_op
 from .registry import apply, defop
 
+
+class NormAxes(NamedTuple):
+    """How a normalisation standardises: statistics over `dims` of the input seen as `layout`; weight and
+    bias (of shape `params`) broadcast as `affine`; `frozen` = (mean, var) arrays in the layout to use
+    instead of the input's statistics (batch norm in eval mode)."""
+
+    layout: tuple[int, ...]
+    dims: tuple[int, ...]
+    affine: tuple[int, ...]
+    params: tuple[int, ...]
+    frozen: tuple | None = None
+
+
 # ============================================================================================
-# Rows
+# Rows: softmax family
 # ============================================================================================
 
 
@@ -56,11 +87,117 @@ def log_softmax_backward_data(xp, g, r, dim):
     return g - xp.exp(r) * xp.sum(g, axis=dim, keepdims=True)
 
 
+# ============================================================================================
+# Rows: normalisation, embedding, attention
+# ============================================================================================
+
+
+@defop("native_layer_norm", node="NativeLayerNormBackward0", inputs=("input", "weight", "bias"),
+       params=("axes", "eps"),
+       input="norm_input_grad(grad, input, weight, axes, eps)",
+       weight="sum_to(grad * standardized(input, axes, eps)[0].reshape(input.shape), axes.affine)"
+              ".reshape(axes.params)",
+       bias="sum_to(grad, axes.affine).reshape(axes.params)",
+       jvp="standardize_jvp(input_t, weight_t, bias_t, input, weight, axes, eps)")
+def native_norm_op(xp, x, w, b, axes, eps):
+    """Standardise over axes.dims of x seen as axes.layout, then scale and shift (layer/group/batch norm)."""
+    xs = x.reshape(axes.layout)
+    if axes.frozen is None:
+        mean = xs.mean(axis=axes.dims, keepdims=True)
+        var = xs.var(axis=axes.dims, keepdims=True)
+    else:
+        mean, var = axes.frozen
+    y = ((xs - mean) / xp.sqrt(var + eps)).reshape(x.shape)
+    if w is not None:
+        y = y * w.reshape(axes.affine)
+    if b is not None:
+        y = y + b.reshape(axes.affine)
+    return y.astype(x.dtype, copy=False)
+
+
+native_group_norm_op = native_norm_op.alias("native_group_norm", "NativeGroupNormBackward0")
+native_batch_norm_op = native_norm_op.alias("native_batch_norm", "NativeBatchNormBackward0")
+
+
+@defop("embedding", inputs=("weight",), params=("indices", "padding_idx", "scale_grad_by_freq"),
+       weight="embedding_backward_op(grad, indices, weight_shape[0], padding_idx, scale_grad_by_freq)",
+       jvp="embedding_op(weight_t, indices, None, False)")
+def embedding_op(xp, w, indices, padding_idx, scale_grad_by_freq):
+    return xp.take(w, indices, axis=0)
+
+
+@defop("embedding_dense_backward", node="EmbeddingDenseBackwardBackward0", inputs=("grad_output",),
+       params=("indices", "num_weights", "padding_idx", "scale_grad_by_freq"),
+       grad_output="embedding_op(grad, indices, None, False) * embedding_row_scale(indices, num_weights, "
+                   "padding_idx, scale_grad_by_freq, grad.dtype)",
+       jvp="embedding_backward_op(grad_output_t, indices, num_weights, padding_idx, scale_grad_by_freq)")
+def embedding_backward_op(xp, g, indices, num_weights, padding_idx, scale_grad_by_freq):
+    """Each looked-up row's gradient added into its weight row (padding_idx gets none)."""
+    flat = indices.reshape(-1)
+    rows = g.reshape(flat.size, -1) * _row_scale(flat, num_weights, padding_idx, scale_grad_by_freq)[:, None]
+    out = xp.zeros((num_weights, rows.shape[1]), dtype=g.dtype)
+    xp.add.at(out, flat, rows.astype(g.dtype, copy=False))
+    return out
+
+
+@defop("_scaled_dot_product_flash_attention_for_cpu", node="ScaledDotProductFlashAttentionForCpuBackward0",
+       inputs=("query", "key", "value"), params=("mask", "scale"),
+       query="attention_grads(grad, query, key, value, mask, scale)[0]",
+       key="attention_grads(grad, query, key, value, mask, scale)[1]",
+       value="attention_grads(grad, query, key, value, mask, scale)[2]",
+       jvp="attention_jvp(query_t, key_t, value_t, query, key, value, mask, scale)")
+def attention_op(xp, q, k, v, mask, scale):
+    """softmax(q @ k^T * scale + mask) @ v; `mask` is additive (-inf where masked) or None."""
+    s = xp.matmul(q, xp.swapaxes(k, -1, -2)) * scale
+    if mask is not None:
+        s = s + mask
+    return xp.matmul(softmax_op.forward(xp, s, s.ndim - 1), v).astype(q.dtype, copy=False)
+
+
+# ============================================================================================
+# Rows: losses
+# ============================================================================================
+
+
+@defop("nll_loss", node="NllLossBackward0", inputs=("self",), params=("target", "weight", "reduction", "ignore_index"),
+       self="nll_loss_backward(grad, self_shape, target, weight, reduction, ignore_index)",
+       jvp="nll_loss_op(self_t, target, weight, reduction, ignore_index)")
+def nll_loss_op(xp, x, target, weight, reduction, ignore_index):
+    cls = 1 if x.ndim > 1 else 0
+    safe = xp.where(target == ignore_index, 0, target)
+    picked = xp.take_along_axis(x, xp.expand_dims(safe, cls), axis=cls).squeeze(cls)
+    w = _sample_weights(target, weight, ignore_index, x.dtype)
+    loss = -picked * w
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return xp.sum(loss)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (xp.sum(loss) / xp.sum(w)).astype(x.dtype)
+
+
+nll_loss2d_op = nll_loss_op.alias("nll_loss2d", "NllLoss2DBackward0")
+
+
+@defop("binary_cross_entropy", inputs=("self", "target", "weight"), params=("reduction",),
+       self="bce_input_grad(grad, self, target, weight, reduction)",
+       target="bce_target_grad(grad, self, target, weight, reduction)",
+       jvp="loss_reduce(bce_input_grad(1, self, target, weight, 'none') * self_t"
+           " + bce_target_grad(1, self, target, weight, 'none') * target_t, reduction)")
+def bce_op(xp, x, t, w, reduction):
+    with np.errstate(divide="ignore"):
+        loss = (t - 1) * xp.maximum(xp.log1p(-x), -100) - t * xp.maximum(xp.log(x), -100)
+    if w is not None:
+        loss = loss * w
+    return _reduce(xp, loss.astype(x.dtype, copy=False), reduction)
+
+
 @defop("binary_cross_entropy_with_logits", inputs=("self", "target", "weight", "pos_weight"),
        params=("reduction",),
        self="bce_logits_input_grad(grad, self, target, weight, pos_weight, reduction)",
        target="bce_logits_target_grad(grad, self, target, weight, pos_weight, reduction)",
-       jvp="bce_logits_jvp(self_t, target_t, self, target, weight, pos_weight, reduction)")
+       jvp="loss_reduce(bce_logits_input_grad(1, self, target, weight, pos_weight, 'none') * self_t"
+           " + bce_logits_target_grad(1, self, target, weight, pos_weight, 'none') * target_t, reduction)")
 def bce_with_logits_op(xp, x, t, w, pw, reduction):
     log_sig_neg = xp.logaddexp(0, -x)  # log(1 + exp(-x)), stable for |x| large
     if pw is None:
@@ -81,21 +218,85 @@ def mse_loss_op(xp, x, t, reduction):
     return _reduce(xp, d * d, reduction)
 
 
-@defop("nll_loss", node="NllLossBackward0", inputs=("self",), params=("target", "weight", "reduction", "ignore_index"),
-       self="nll_loss_backward(grad, self_shape, self_dtype, target, weight, reduction, ignore_index)",
-       jvp="nll_loss_forward_t(self_t, target, weight, reduction, ignore_index)")
-def nll_loss_op(xp, x, target, weight, reduction, ignore_index):
-    picked, w = _nll_pick(xp, x, target, weight, ignore_index)
-    loss = -picked * w
-    if reduction == "none":
-        return loss
-    if reduction == "sum":
-        return xp.sum(loss)
-    return (xp.sum(loss) / xp.sum(w)).astype(x.dtype)
+@defop("smooth_l1_loss", inputs=("self", "target"), params=("reduction", "beta"),
+       self="smooth_l1_slope(self - target, beta) * reduced_grad(grad, reduction, self_shape, target_shape)",
+       target="-smooth_l1_slope(self - target, beta) * reduced_grad(grad, reduction, self_shape, target_shape)",
+       jvp="loss_reduce(smooth_l1_slope(self - target, beta) * (self_t - target_t), reduction)")
+def smooth_l1_loss_op(xp, x, t, reduction, beta):
+    d = xp.abs(x - t)
+    return _reduce(xp, xp.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta).astype(d.dtype, copy=False), reduction)
+
+
+@defop("huber_loss", inputs=("self", "target"), params=("reduction", "delta"),
+       self="huber_slope(self - target, delta) * reduced_grad(grad, reduction, self_shape, target_shape)",
+       target="-huber_slope(self - target, delta) * reduced_grad(grad, reduction, self_shape, target_shape)",
+       jvp="loss_reduce(huber_slope(self - target, delta) * (self_t - target_t), reduction)")
+def huber_loss_op(xp, x, t, reduction, delta):
+    d = xp.abs(x - t)
+    return _reduce(xp, xp.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)).astype(d.dtype, copy=False),
+                   reduction)
+
+
+@defop("soft_margin_loss", inputs=("self", "target"), params=("reduction",),
+       self="-target * sigmoid(-target * self) * reduced_grad(grad, reduction, self_shape, target_shape)",
+       jvp="loss_reduce(-target * sigmoid(-target * self) * self_t, reduction)")
+def soft_margin_loss_op(xp, x, t, reduction):
+    return _reduce(xp, xp.log1p(xp.exp(-t * x)).astype(x.dtype, copy=False), reduction)
+
+
+@defop("multi_margin_loss", inputs=("self", "weight"), params=("target", "p", "margin", "reduction"),
+       self="margin_coefficients(self, target, p, margin, weight) * per_sample(grad, reduction, target.shape)",
+       jvp="loss_reduce((margin_coefficients(self, target, p, margin, weight) * self_t).sum(-1), reduction)")
+def multi_margin_loss_op(xp, x, w, target, p, margin, reduction):
+    terms = _margin_terms(xp, x, target, margin)
+    loss = xp.maximum(terms, 0) ** p
+    if w is not None:
+        loss = loss * w[target][..., None]
+    return _reduce(xp, (loss.sum(-1) / x.shape[-1]).astype(x.dtype, copy=False), reduction)
+
+
+@defop("multilabel_margin_loss", inputs=("self",), params=("target", "reduction"),
+       self="multilabel_margin_coefficients(self, target) * per_sample(grad, reduction, self_shape[:-1])",
+       jvp="loss_reduce((multilabel_margin_coefficients(self, target) * self_t).sum(-1), reduction)")
+def multilabel_margin_loss_op(xp, x, target, reduction):
+    hinge, _, _ = _multilabel_hinges(x, target)
+    return _reduce(xp, (xp.maximum(hinge, 0).sum((-2, -1)) / x.shape[-1]).astype(x.dtype, copy=False), reduction)
+
+
+@defop("cdist", node="CdistBackward0", inputs=("x1", "x2"), params=("p",),
+       x1="cdist_grad(grad, x1, x2, result, p)", x2="cdist_grad(grad.mT, x2, x1, result.mT, p)",
+       jvp="(cdist_slope(x1, x2, result, p) * (x1_t.unsqueeze(-2) - x2_t.unsqueeze(-3))).sum(-1)")
+def cdist_op(xp, a, b, p):
+    diff = xp.abs(a[..., :, None, :] - b[..., None, :, :])
+    if p == 0:
+        return (diff != 0).sum(-1).astype(a.dtype)
+    if math.isinf(p):
+        return diff.max(-1, initial=0)
+    if p == 1:
+        return diff.sum(-1)
+    if p == 2:
+        return xp.sqrt((diff * diff).sum(-1))
+    return (diff ** p).sum(-1) ** (1.0 / p)
+
+
+@defop("_euclidean_dist", node="EuclideanDistBackward0", inputs=("x1", "x2"),
+       x1="euclidean_dist_grads(grad, x1, x2, result)[0]", x2="euclidean_dist_grads(grad, x1, x2, result)[1]",
+       jvp="euclidean_dist_jvp(x1_t, x2_t, x1, x2, result)")
+def euclidean_dist_op(xp, a, b):
+    """Distances through one matmul, torch's way for large inputs: |a|^2 - 2 a.b + |b|^2, clamped at 0."""
+    sq_a = (a * a).sum(-1, keepdims=True)
+    sq_b = (b * b).sum(-1, keepdims=True)
+    d2 = xp.matmul(a, xp.swapaxes(b, -1, -2)) * -2 + sq_a + xp.swapaxes(sq_b, -1, -2)
+    return xp.sqrt(xp.maximum(d2, 0))
+
+
+# torch's nn composites reach these pointwise/reduction rows through overloads with their own node names
+div_by_number_op = div_op.alias("div_by_number", "DivBackward1")
+norm_op = vector_norm_op.alias("norm_dim", "NormBackward1")
 
 
 # ============================================================================================
-# Helpers (forward on arrays; formulas in retrograd ops)
+# Array helpers (forwards)
 # ============================================================================================
 
 
@@ -107,25 +308,57 @@ def _reduce(xp, loss, reduction: str):
     return loss
 
 
-def _nll_pick(xp, x, target, weight, ignore_index):
-    """Per-sample -log-probability pick and weight (0 where target == ignore_index)."""
-    cls_dim = 1 if x.ndim > 1 else 0
+def _sample_weights(target: np.ndarray, weight: np.ndarray | None, ignore_index: int, dtype: np.dtype) -> np.ndarray:
+    """Each sample's class weight, 0 where the target is ignore_index."""
     valid = target != ignore_index
-    safe = xp.where(valid, target, 0)
-    if x.ndim == 1:
-        picked = x[safe]
-    else:
-        picked = xp.take_along_axis(x, xp.expand_dims(safe, cls_dim), axis=cls_dim).squeeze(cls_dim)
-    w = weight[safe] if weight is not None else xp.ones(safe.shape, dtype=x.dtype)
-    return picked, xp.where(valid, w, 0).astype(x.dtype)
+    w = weight[np.where(valid, target, 0)] if weight is not None else np.ones(target.shape, dtype=dtype)
+    return np.where(valid, w, 0).astype(dtype)
+
+
+def _row_scale(flat: np.ndarray, num_weights: int, padding_idx: int | None, by_freq: bool) -> np.ndarray:
+    """Per looked-up index: 0 for padding_idx, 1 / count with scale_grad_by_freq, else 1."""
+    scale = np.ones(flat.shape, dtype=np.float64)
+    if by_freq:
+        scale = scale / np.bincount(flat, minlength=num_weights)[flat]
+    if padding_idx is not None:
+        scale = np.where(flat == padding_idx, 0.0, scale)
+    return scale
+
+
+def _margin_terms(xp, x, target, margin):
+    """margin - x[y] + x[i] for every class i, and 0 at the target class itself."""
+    picked = xp.take_along_axis(x, target[..., None], axis=-1)
+    terms = margin - picked + x
+    return xp.where(xp.arange(x.shape[-1]) == target[..., None], 0, terms)
+
+
+def _multilabel_hinges(x, target):
+    """1 - x[y_j] + x[i] for every listed target j (up to the first -1) and every non-target class i."""
+    listed = np.cumprod(target >= 0, axis=-1).astype(bool)  # the entries before the first -1
+    safe = np.where(listed, target, 0)
+    is_target = ((safe[..., :, None] == np.arange(x.shape[-1])) & listed[..., :, None]).any(-2)
+    pairs = listed[..., :, None] & ~is_target[..., None, :]
+    picked = np.take_along_axis(x, safe, axis=-1)
+    hinge = np.where(pairs, 1 - picked[..., :, None] + x[..., None, :], 0)
+    return hinge, pairs, safe
+
+
+# ============================================================================================
+# Formula helpers: differentiable pieces the rules above share
+# ============================================================================================
 
 
 def reduced_grad(grad: Tensor, reduction: str, *shapes: tuple) -> Tensor:
     """The incoming gradient spread over the elements a 'mean'/'sum' reduction combined."""
     if reduction == "mean":
-        n = np.prod(np.broadcast_shapes(*shapes), dtype=np.int64)
-        return grad / int(n) if n else grad * float("nan")
+        n = math.prod(np.broadcast_shapes(*shapes))
+        return grad / n if n else grad * float("nan")
     return grad
+
+
+def per_sample(grad: Tensor, reduction: str, shape: tuple) -> Tensor:
+    """Each sample's share of the incoming gradient, with a trailing dim to broadcast over its classes."""
+    return reduced_grad(grad, reduction, shape) if reduction != "none" else grad.unsqueeze(-1)
 
 
 def loss_reduce(loss: Tensor, reduction: str) -> Tensor:
@@ -136,167 +369,1017 @@ def loss_reduce(loss: Tensor, reduction: str) -> Tensor:
     return loss
 
 
-def bce_logits_input_grad(grad, x, t, w, pw, reduction):
-    from .. import sigmoid
+def constant(array: np.ndarray | float, dtype: object) -> Tensor:
+    """A constant tensor (no grad) of `dtype` for a formula."""
+    return _wrap(np.asarray(array, dtype=dtype.np if hasattr(dtype, "np") else dtype))
 
+
+def standardized(input: Tensor, axes: NormAxes, eps: float) -> tuple[Tensor, Tensor]:
+    """(x - mean) * invstd in the statistics layout, and invstd; constant statistics when frozen."""
+    xs = input.reshape(axes.layout)
+    if axes.frozen is not None:
+        mean, var = axes.frozen
+        invstd = constant(1 / np.sqrt(var + eps), input.dtype)
+        return (xs - constant(mean, input.dtype)) * invstd, invstd
+    centered = xs - xs.mean(axes.dims, keepdim=True)
+    invstd = ((centered * centered).mean(axes.dims, keepdim=True) + eps) ** -0.5
+    return centered * invstd, invstd
+
+
+def _through_statistics(t: Tensor, xhat: Tensor, axes: NormAxes) -> Tensor:
+    """A cotangent or tangent (in the layout) passed through the mean and variance of the statistics."""
+    if axes.frozen is not None:
+        return t
+    return t - t.mean(axes.dims, keepdim=True) - xhat * (t * xhat).mean(axes.dims, keepdim=True)
+
+
+def norm_input_grad(grad: Tensor, input: Tensor, weight: Tensor | None, axes: NormAxes, eps: float) -> Tensor:
+    """invstd * (g' - mean(g') - xhat * mean(g' * xhat)), g' = grad * weight (batch statistics)."""
+    xhat, invstd = standardized(input, axes, eps)
+    g = grad if weight is None else grad * weight.reshape(axes.affine)
+    return (_through_statistics(g.reshape(axes.layout), xhat, axes) * invstd).reshape(input.shape)
+
+
+def standardize_jvp(input_t: Tensor, weight_t: Tensor | None, bias_t: Tensor | None, input: Tensor,
+                    weight: Tensor | None, axes: NormAxes, eps: float) -> Tensor:
+    xhat, invstd = standardized(input, axes, eps)
+    out = (_through_statistics(input_t.reshape(axes.layout), xhat, axes) * invstd).reshape(input.shape)
+    if weight is not None:
+        out = out * weight.reshape(axes.affine)
+        if isinstance(weight_t, Tensor):
+            out = out + xhat.reshape(input.shape) * weight_t.reshape(axes.affine)
+    if isinstance(bias_t, Tensor):
+        out = out + bias_t.reshape(axes.affine)
+    return out
+
+
+def embedding_row_scale(indices: np.ndarray, num_weights: int, padding_idx: int | None, by_freq: bool,
+                        dtype: object) -> Tensor:
+    scale = _row_scale(indices.reshape(-1), num_weights, padding_idx, by_freq)
+    return constant(scale.reshape(*indices.shape, 1), dtype)
+
+
+def attention_probs(query: Tensor, key: Tensor, mask: np.ndarray | None, scale: float) -> Tensor:
+    scores = matmul(query, key.mT) * scale
+    if mask is not None:
+        scores = scores + constant(mask, query.dtype)
+    return softmax(scores, -1)
+
+
+def attention_grads(grad: Tensor, query: Tensor, key: Tensor, value: Tensor, mask: np.ndarray | None,
+                    scale: float) -> tuple[Tensor, Tensor, Tensor]:
+    """(dq, dk, dv) of softmax(q k^T s + mask) v, through the attention probabilities P."""
+    probs = attention_probs(query, key, mask, scale)
+    d_scores = softmax_backward_data(matmul(grad, value.mT), probs, probs.ndim - 1) * scale
+    return matmul(d_scores, key), matmul(d_scores.mT, query), matmul(probs.mT, grad)
+
+
+def attention_jvp(query_t: Tensor, key_t: Tensor, value_t: Tensor, query: Tensor, key: Tensor, value: Tensor,
+                  mask: np.ndarray | None, scale: float) -> Tensor:
+    probs = attention_probs(query, key, mask, scale)
+    d_scores = (matmul(query_t, key.mT) + matmul(query, key_t.mT)) * scale
+    d_probs = probs * (d_scores - (d_scores * probs).sum(-1, keepdim=True))
+    return matmul(d_probs, value) + matmul(probs, value_t)
+
+
+def nll_loss_backward(grad: Tensor, shape: tuple, target: np.ndarray, weight: np.ndarray | None, reduction: str,
+                      ignore_index: int) -> Tensor:
+    """-w[t] * grad at each target position (divided by the total weight for 'mean'), zero elsewhere."""
+    from .. import zeros
+
+    w = _sample_weights(target, weight, ignore_index, grad._data.dtype)
+    if reduction == "mean":
+        with np.errstate(invalid="ignore", divide="ignore"):
+            w = w / w.sum()
+    g = grad * constant(-w, grad.dtype)
+    cls = 1 if len(shape) > 1 else 0
+    index = np.expand_dims(np.where(target == ignore_index, 0, target), cls)
+    return zeros(shape, dtype=grad.dtype).scatter(cls, _wrap(index), g.unsqueeze(cls))
+
+
+def bce_input_grad(grad: Tensor | float, x: Tensor, t: Tensor, w: Tensor | None, reduction: str) -> Tensor:
+    """(x - t) / max(x (1 - x), 1e-12) * w, torch's clamped slope."""
+    from .pointwise import clamp_min
+
+    g = reduced_grad(grad, reduction, x.shape)
+    d = (x - t) / clamp_min((1 - x) * x, 1e-12) * g
+    return d * w if w is not None else d
+
+
+def bce_target_grad(grad: Tensor | float, x: Tensor, t: Tensor, w: Tensor | None, reduction: str) -> Tensor:
+    """-logit(x) * w."""
+    g = reduced_grad(grad, reduction, x.shape)
+    d = (log1p(-x) - log(x)) * g
+    return d * w if w is not None else d
+
+
+def bce_logits_input_grad(grad: Tensor | float, x: Tensor, t: Tensor, w: Tensor | None, pw: Tensor | None,
+                          reduction: str) -> Tensor:
     g = reduced_grad(grad, reduction, x.shape, t.shape)
-    if pw is None:
-        d = sigmoid(x) - t
-    else:
-        d = (pw * t + 1 - t) * sigmoid(x) - pw * t
+    d = sigmoid(x) - t if pw is None else (pw * t + 1 - t) * sigmoid(x) - pw * t
     return d * g * w if w is not None else d * g
 
 
-def bce_logits_target_grad(grad, x, t, w, pw, reduction):
-    from .pointwise import log, sigmoid
-
+def bce_logits_target_grad(grad: Tensor | float, x: Tensor, t: Tensor, w: Tensor | None, pw: Tensor | None,
+                           reduction: str) -> Tensor:
     g = reduced_grad(grad, reduction, x.shape, t.shape)
     d = -x if pw is None else (pw - 1) * -log(sigmoid(x)) - x
     return d * g * w if w is not None else d * g
 
 
-def bce_logits_jvp(x_t, t_t, x, t, w, pw, reduction):
-    from .. import ones
-
-    one = ones((), dtype=x.dtype)
-    gi = bce_logits_input_grad(one, x, t, w, pw, "none")
-    out = gi * x_t
-    if t_t is not None:
-        out = out + bce_logits_target_grad(one, x, t, w, pw, "none") * t_t
-    return loss_reduce(out, reduction)
+def smooth_l1_slope(d: Tensor, beta: float) -> Tensor:
+    """d/beta inside (-beta, beta), sign(d) outside."""
+    return where(d.abs() < beta, d / beta, d.sgn())
 
 
-def nll_loss_backward(grad, shape, dtype, target, weight, reduction, ignore_index):
-    """-w[t] * grad at each target position (divided by the total weight for 'mean')."""
+def huber_slope(d: Tensor, delta: float) -> Tensor:
+    """d inside (-delta, delta), delta * sign(d) outside."""
+    return where(d.abs() < delta, d, delta * d.sgn())
+
+
+def margin_coefficients(x: Tensor, target: np.ndarray, p: int, margin: float, weight: Tensor | None) -> Tensor:
+    """d loss / d x of multi_margin_loss per sample: slope of each active hinge, minus their sum at the target."""
     from .. import zeros
-    from .._tensor import _wrap
 
-    xp = np
-    _, w = _nll_pick(xp, np.zeros(shape, dtype), target, weight, ignore_index)
-    scale = _wrap(-w)
-    if reduction == "mean":
-        total = w.sum()
-        scale = scale / _wrap(total)
-    g = grad * scale if reduction != "none" else grad * scale
-    cls_dim = 1 if len(shape) > 1 else 0
-    safe = np.where(target != ignore_index, target, 0)
-    out = zeros(shape, dtype=g.dtype)
-    if len(shape) == 1:
-        return out.scatter(0, _wrap(safe.reshape(1)), g.reshape(1))
-    return out.scatter(cls_dim, _wrap(np.expand_dims(safe, cls_dim)), g.unsqueeze(cls_dim))
+    cls = x.shape[-1]
+    index = _wrap(target[..., None])
+    terms = margin - x.gather(-1, index) + x
+    active = constant(((terms._data > 0) & (np.arange(cls) != target[..., None])), x.dtype)
+    slope = active if p == 1 else 2 * terms * active
+    if weight is not None:
+        slope = slope * weight[_wrap(target)].unsqueeze(-1)
+    slope = slope / cls
+    return slope - zeros(x.shape, dtype=x.dtype).scatter(-1, index, slope.sum(-1, keepdim=True))
 
 
-def nll_loss_forward_t(x_t, target, weight, reduction, ignore_index):
-    return apply(nll_loss_op, (x_t,), (target, weight, reduction, ignore_index))
+def multilabel_margin_coefficients(x: Tensor, target: np.ndarray) -> Tensor:
+    """d loss / d x of multilabel_margin_loss per sample (piecewise constant: the count of active hinges)."""
+    hinge, pairs, safe = _multilabel_hinges(x._data, target)
+    active = (pairs & (hinge > 0)).astype(x._data.dtype)
+    coef = active.sum(-2)
+    np.add.at(coef, (*np.indices(safe.shape, sparse=True)[:-1], safe), -active.sum(-1))
+    return constant(coef / x.shape[-1], x.dtype)
+
+
+def cdist_slope(x1: Tensor, x2: Tensor, result: Tensor, p: float) -> Tensor:
+    """d dist[i, j] / d x1[i] for every pair: (..., P, R, M), zero where the distance is zero."""
+    diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    dist = result.unsqueeze(-1)
+    if p == 0:
+        return diff * 0
+    if p == 1:
+        return diff.sgn()
+    if math.isinf(p):
+        return diff.sgn() * (diff.abs() == dist)
+    safe = where(dist == 0, 1, dist)
+    if p == 2:
+        return where(dist == 0, 0, diff / safe)
+    return where(dist == 0, 0, diff.sgn() * diff.abs() ** (p - 1) / safe ** (p - 1))
+
+
+def cdist_grad(grad: Tensor, x1: Tensor, x2: Tensor, result: Tensor, p: float) -> Tensor:
+    return (cdist_slope(x1, x2, result, p) * grad.unsqueeze(-1)).sum(-2)
+
+
+def euclidean_dist_grads(grad: Tensor, x1: Tensor, x2: Tensor, result: Tensor) -> tuple[Tensor, Tensor]:
+    ratio = where(result == 0, 0, grad / where(result == 0, 1, result))
+    return (x1 * ratio.sum(-1, keepdim=True) - matmul(ratio, x2),
+            x2 * ratio.sum(-2).unsqueeze(-1) - matmul(ratio.mT, x1))
+
+
+def euclidean_dist_jvp(x1_t: Tensor, x2_t: Tensor, x1: Tensor, x2: Tensor, result: Tensor) -> Tensor:
+    """d|x1_i - x2_j| = (x1_i - x2_j) . (dx1_i - dx2_j) / dist."""
+    cross = (x1 * x1_t).sum(-1, keepdim=True) + (x2 * x2_t).sum(-1).unsqueeze(-2)
+    cross = cross - matmul(x1_t, x2.mT) - matmul(x1, x2_t.mT)
+    return where(result == 0, 0, cross / where(result == 0, 1, result))
 
 
 # ============================================================================================
-# Public functions
+# Public functions: argument handling in torch's words
 # ============================================================================================
 
 
-def softmax(input: Tensor, dim: int | None = None, dtype: object = None) -> Tensor:
+def _not_differentiable(function: str, **tensors: Tensor | None) -> None:
+    for name, t in tensors.items():
+        if isinstance(t, Tensor) and t.requires_grad:
+            raise RuntimeError(f"The function '{function}' is not differentiable with respect to argument '{name}'. "
+                               "This input cannot have requires_grad True.")
+
+
+def _reduction(size_average: bool | None, reduce: bool | None, reduction: str) -> str:
+    """The reduction, honouring the deprecated size_average/reduce flags as torch does."""
+    if size_average is not None or reduce is not None:
+        warnings.warn("size_average and reduce args will be deprecated, please use reduction='"
+                      f"{_legacy_reduction(size_average, reduce)}' instead.", UserWarning, stacklevel=3)
+        return _legacy_reduction(size_average, reduce)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
+
+
+def _legacy_reduction(size_average: bool | None, reduce: bool | None) -> str:
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    return ("mean" if size_average else "sum") if reduce else "none"
+
+
+def _warn_size(input: Tensor, target: Tensor) -> None:
+    if tuple(target.shape) != tuple(input.shape):
+        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
+                      "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
+                      "same size.", UserWarning, stacklevel=3)
+
+
+def _implicit_dim(ndim: int) -> int:
+    """torch's legacy choice of softmax dim when none is given."""
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+# ---- softmax family -------------------------------------------------------------------------
+
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: object = None) -> Tensor:
     """exp(x) / sum(exp(x)) along dim, computed stably."""
     if dtype is not None:
         input = input.to(dtype)
-    if dim is None:
-        dim = 0 if input.ndim in (0, 1, 3) else 1  # torch's legacy implicit-dim choice
+    dim = _implicit_dim(input.ndim) if dim is None else dim
     return apply(softmax_op, (input,), (_wrap_dim(dim, input._data.ndim),))
 
 
-def log_softmax(input: Tensor, dim: int | None = None, dtype: object = None) -> Tensor:
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: object = None) -> Tensor:
     """log(softmax(x)) along dim, computed stably."""
     if dtype is not None:
         input = input.to(dtype)
-    if dim is None:
-        dim = 0 if input.ndim in (0, 1, 3) else 1
+    dim = _implicit_dim(input.ndim) if dim is None else dim
     return apply(log_softmax_op, (input,), (_wrap_dim(dim, input._data.ndim),))
 
 
-def _check_reduction(reduction: str) -> None:
-    if reduction not in ("none", "mean", "sum"):
-        raise ValueError(f"{reduction} is not a valid value for reduction")
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: object = None) -> Tensor:
+    """softmax(-x) along dim."""
+    if dtype is not None:
+        input = input.to(dtype)
+    return softmax(-input, _implicit_dim(input.ndim) if dim is None else dim)
 
 
-def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
-                                     size_average: bool | None = None, reduce: bool | None = None,
-                                     reduction: str = "mean", pos_weight: Tensor | None = None) -> Tensor:
-    """Sigmoid + binary cross-entropy in one stable node."""
-    _check_reduction(reduction)
-    if target._data.shape != input._data.shape:
-        raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
-    return apply(bce_with_logits_op, (input, target, weight, pos_weight), (reduction,))
+def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1) -> Tensor:
+    """softmax((logits + Gumbel noise) / tau); hard=True gives one-hot samples with the soft gradient."""
+    uniform = _creation.rand(*logits.shape, dtype=logits.dtype)
+    gumbels = -(-uniform.log()).log()  # -log(Exponential(1))
+    soft = softmax((logits + gumbels) / tau, dim)
+    if not hard:
+        return soft
+    index = soft.max(dim, keepdim=True)[1]
+    hard_one = _creation.zeros_like(logits).scatter(dim, index, 1.0)
+    return hard_one - soft.detach() + soft
 
 
-def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
-             reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
-    """Mean (or sum, or per-element) squared error."""
-    _check_reduction(reduction)
-    if target._data.shape != input._data.shape:
-        import warnings
+# ---- linear layers --------------------------------------------------------------------------
 
-        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
-                      "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
-                      "same size.", UserWarning, stacklevel=2)
-    return apply(mse_loss_op, (input, target), (reduction,))
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """input @ weight.T + bias: one fused addmm (AddmmBackward0) as torch, for any number of leading dims.
+
+    >>> linear(randn(8, 4), randn(3, 4), randn(3)).grad_fn
+    <AddmmBackward0 object at ...>
+    """
+    if bias is None:
+        return matmul(input, weight.t())
+    nd = input._data.ndim
+    if nd == 2:
+        return addmm(bias, input, weight.t())
+    if input._data.flags.c_contiguous and bias._data.ndim == 1:  # flatten the leading dims, as torch does
+        flat = input.reshape(math.prod(input.shape[:-1]), input.shape[-1])
+        return addmm(bias, flat, weight.t()).view(*input.shape[:-1], weight.shape[0])
+    return matmul(input, weight.t()) + bias
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """y_k = x1 . W_k . x2 + b_k over the last dims."""
+    if input1.ndim != input2.ndim:
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.ndim} and {input2.ndim}")
+    for a, b in zip(input1.shape[:-1], input2.shape[:-1]):
+        if a != b:
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match: got {a} and {b}")
+    out_f, n1, n2 = weight.shape
+    if input1.shape[-1] != n1:
+        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got {input1.shape[-1]} but "
+                           f"expected {n1}")
+    if input2.shape[-1] != n2:
+        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got {input2.shape[-1]} but "
+                           f"expected {n2}")
+    if bias is not None and bias.shape[0] != out_f:
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got {bias.shape[0]} but expected "
+                           f"{out_f}")
+    x1 = input1.reshape(-1, n1)
+    x2 = input2.reshape(-1, n2)
+    mixed = x1.mm(weight.permute(1, 0, 2).reshape(n1, out_f * n2)).view(-1, out_f, n2)
+    out = (mixed * x2.unsqueeze(1)).sum(-1).reshape(*input1.shape[:-1], out_f)
+    return out + bias if bias is not None else out
+
+
+# ---- embedding, one_hot ---------------------------------------------------------------------
+
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,
+              norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    """Rows of `weight` at the indices `input`; padding_idx's row gets no gradient; max_norm renormalises
+    the looked-up rows of weight in place (no gradient), as torch does. The gradient is always dense."""
+    indices = input._data
+    if indices.dtype.kind not in "iu":
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got torch.{_legacy(input)}Tensor instead (while checking arguments for "
+                           "embedding)")
+    n = weight.shape[0]
+    if padding_idx is not None:
+        if not -n <= padding_idx < n:
+            raise AssertionError("Padding_idx must be within num_embeddings")
+        padding_idx %= n
+    if indices.size and (indices.max() >= n or indices.min() < 0):
+        raise IndexError("index out of range in self")
+    if max_norm is not None:
+        _renorm_rows(weight, np.unique(indices), max_norm, norm_type)
+    return apply(embedding_op, (weight,), (indices.astype(np.int64), padding_idx, scale_grad_by_freq))
+
+
+def _renorm_rows(weight: Tensor, rows: np.ndarray, max_norm: float, norm_type: float) -> None:
+    """torch.embedding_renorm_: scale the given rows down to max_norm, in place and outside autograd."""
+    data = weight._data
+    norms = np.linalg.norm(data[rows], ord=norm_type, axis=1)
+    scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+    data[rows] *= scale[:, None].astype(data.dtype)
+    weight._bump_version()
+
+
+def _legacy(t: Tensor) -> str:
+    from .reduction import _legacy_name
+
+    return _legacy_name(t.dtype)
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """int64 one-hot encoding along a new last dim (no gradient)."""
+    idx = tensor._data
+    if idx.dtype != np.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if idx.size and idx.min() < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if num_classes == -1:
+        num_classes = int(idx.max()) + 1 if idx.size else 0
+    elif idx.size and idx.max() >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    return _wrap((idx[..., None] == np.arange(num_classes)).astype(np.int64))
+
+
+# ---- dropout --------------------------------------------------------------------------------
+
+def _check_p(p: float) -> None:
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _keep_mask(input: Tensor, p: float, feature: bool) -> np.ndarray:
+    """Bernoulli(1 - p) draws from retrograd's generator: per element, or per (sample, channel) for features."""
+    shape = input.shape if not feature else (*input.shape[:2], *(1,) * (input.ndim - 2))
+    return (_creation.rand(*shape, dtype=input.dtype)._data < 1 - p).astype(input._data.dtype)
+
+
+def _dropout(input: Tensor, p: float, training: bool, inplace: bool, feature: bool = False,
+             alpha: bool = False) -> Tensor:
+    """torch's _dropout_impl: input * noise (MulBackward0), plus an affine shift for alpha dropout."""
+    _check_p(p)
+    if p == 0 or not training or input.numel() == 0:
+        return input
+    if p == 1:
+        noise = constant(0.0, input.dtype)
+        return input.mul_(noise) if inplace else input * noise
+    keep = _keep_mask(input, p, feature)
+    if not alpha:
+        noise = constant(keep / (1 - p), input.dtype)
+        return input.mul_(noise) if inplace else input * noise
+    selu_alpha = 1.7580993408473766  # -SELU's lower bound: dropped units are set there, then re-standardised
+    a = 1.0 / math.sqrt((selu_alpha * selu_alpha * p + 1) * (1 - p))
+    shift = constant((keep - 1) * selu_alpha * a + selu_alpha * a * p, input.dtype)
+    scaled = input.mul_(constant(keep * a, input.dtype)) if inplace else input * constant(keep * a, input.dtype)
+    return scaled.add_(shift) if inplace else scaled + shift
+
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero each element with probability p and scale the rest by 1/(1-p) (training only).
+
+    Draws come from retrograd's default generator (`retrograd.manual_seed` makes them repeatable).
+    """
+    return _dropout(input, p, training, inplace)
+
+
+def _on_batch_of_one(fn: object, input: Tensor, unbatched: bool) -> Tensor:
+    """Run fn on input with a batch dim added (and removed again) when it has none, as torch does."""
+    return fn(input.unsqueeze(0)).squeeze(0) if unbatched else fn(input)
+
+
+def _warn_dims(name: str, input: Tensor, dims: tuple[int, int], d: int) -> None:
+    if input.ndim not in dims:
+        warnings.warn(f"{name}: Received a {input.ndim}-D input to {name}, which is deprecated and will result in "
+                      "an error in a future release. To retain the behavior and silence this warning, please use "
+                      f"dropout instead. Note that {name} exists to provide channel-wise dropout on inputs with {d} "
+                      f"spatial dimensions, a channel dimension, and an optional batch dimension (i.e. {dims[0]}D or "
+                      f"{dims[1]}D inputs).", UserWarning, stacklevel=3)
+
+
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero whole channels of (N, C, L) or (C, L) with probability p."""
+    _check_p(p)
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D input. Note that "
+                           "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, a "
+                           "channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
+    return _on_batch_of_one(lambda t: _dropout(t, p, training, inplace, True), input, input.ndim == 2)
+
+
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero whole channels of (N, C, H, W) with probability p (a 3-d input is taken as (N, C, L), as torch)."""
+    _check_p(p)
+    _warn_dims("dropout2d", input, (3, 4), 2)
+    if input.ndim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
+                      "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel dim. "
+                      "This behavior will change in a future release to interpret the input as one without a batch "
+                      "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout behavior, please "
+                      "switch to using dropout1d instead.", UserWarning, stacklevel=2)
+    return _dropout(input, p, training, inplace, True)
+
+
+def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) with probability p."""
+    _check_p(p)
+    _warn_dims("dropout3d", input, (4, 5), 3)
+    return _on_batch_of_one(lambda t: _dropout(t, p, training, inplace, True), input, input.ndim != 5)
+
+
+def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
+    """Dropout for SELU networks: keeps mean and variance (dropped units go to SELU's lower bound)."""
+    return _dropout(input, p, training, inplace, alpha=True)
+
+
+def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
+    """alpha_dropout of whole channels."""
+    _check_p(p)
+    return _dropout(input, p, training, inplace, feature=True, alpha=True)
+
+
+# ---- normalisation --------------------------------------------------------------------------
+
+def _channel_view(shape: Sequence[int]) -> tuple[int, ...]:
+    """(1, C, 1, ...): a per-channel weight against an (N, C, ...) input."""
+    return (1, shape[1], *(1,) * (len(shape) - 2))
+
+
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None, weight: Tensor | None = None,
+               bias: Tensor | None = None, training: bool = False, momentum: float = 0.1,
+               eps: float = 1e-5) -> Tensor:
+    """Normalise each channel of (N, C, ...) by its batch statistics (training) or the running ones.
+
+    In training the running statistics are updated in place: r = (1 - momentum) r + momentum * stat,
+    with the unbiased variance, as torch does.
+    """
+    x = input._data
+    channels = x.shape[1] if x.ndim > 1 else 1
+    dims = (0, *range(2, x.ndim))
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
+                    ("bias", bias)):
+        if t is not None and t.numel() != channels:
+            raise RuntimeError(f"{name} should contain {channels} elements not {t.numel()}")
+    if training:
+        count = x.size // channels
+        if count <= 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
+        frozen = None
+        if running_mean is not None or running_var is not None:
+            _update_running(running_mean, running_var, x.mean(axis=dims), x.var(axis=dims, ddof=1), momentum)
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
+        shape = _channel_view(x.shape)
+        frozen = (running_mean._data.reshape(shape).copy(), running_var._data.reshape(shape).copy())
+    axes = NormAxes(tuple(x.shape), dims, _channel_view(x.shape), (channels,), frozen)
+    return apply(native_batch_norm_op, (input, weight, bias), (axes, eps))
+
+
+def _update_running(running_mean: Tensor | None, running_var: Tensor | None, mean: np.ndarray, var: np.ndarray,
+                    momentum: float) -> None:
+    for running, stat in ((running_mean, mean), (running_var, var)):
+        if running is not None:
+            running._data *= 1 - momentum
+            running._data += (momentum * stat).astype(running._data.dtype)
+            running._bump_version()
+
+
+def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var: Tensor | None = None,
+                  weight: Tensor | None = None, bias: Tensor | None = None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalise each (sample, channel) plane: batch_norm of the input viewed as (1, N*C, ...), as torch."""
+    x = input._data
+    if use_input_stats and math.prod(x.shape[2:]) <= 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
+    n, c = x.shape[:2]
+    flat = input.contiguous().view(1, n * c, *x.shape[2:])
+
+    def repeat(t: Tensor | None) -> Tensor | None:
+        return None if t is None else t.unsqueeze(0).expand(n, c).reshape(n * c)
+
+    if use_input_stats:
+        if running_mean is not None or running_var is not None:
+            dims = tuple(range(2, x.ndim))
+            stats_mean = x.mean(axis=dims).mean(axis=0)
+            stats_var = x.var(axis=dims, ddof=1).mean(axis=0)
+            _update_running(running_mean, running_var, stats_mean, stats_var, momentum)
+        out = batch_norm(flat, None, None, repeat(weight), repeat(bias), True, momentum, eps)
+    else:
+        out = batch_norm(flat, repeat(running_mean), repeat(running_var), repeat(weight), repeat(bias), False,
+                         momentum, eps)
+    return out.view(*x.shape)
+
+
+def _normalized_shape(input: Tensor, normalized_shape: int | Sequence[int], name: str) -> tuple[int, ...]:
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    k = len(shape)
+    if k == 0 or tuple(input.shape[input.ndim - k:]) != shape or input.ndim < k:
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*, "
+                           f"{', '.join(map(str, shape))}], but got input of size{input.shape}")
+    return shape
+
+
+def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Standardise over the last len(normalized_shape) dims, then scale and shift: one fused node.
+
+    >>> layer_norm(x, (x.shape[-1],), weight, bias)
+    """
+    shape = _normalized_shape(input, normalized_shape, "layer_norm")
+    k = len(shape)
+    axes = NormAxes(tuple(input.shape), tuple(range(input.ndim - k, input.ndim)), shape, shape)
+    return apply(native_norm_op, (input, weight, bias), (axes, eps))
+
+
+def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,
+               eps: float = 1e-5) -> Tensor:
+    """Standardise each group of channels of (N, C, ...) per sample, then scale and shift per channel."""
+    if input.ndim < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.ndim}")
+    n, c = input.shape[:2]
+    if c % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
+                           f"shape {input.shape} and num_groups={num_groups}")
+    axes = NormAxes((n, num_groups, -1), (2,), _channel_view(input.shape), (c,))
+    return apply(native_group_norm_op, (input, weight, bias), (axes, eps))
+
+
+def rms_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | None = None,
+             eps: float | None = None) -> Tensor:
+    """x / sqrt(mean(x^2) + eps) over the last dims, times weight (composed, as torch)."""
+    shape = _normalized_shape(input, normalized_shape, "rms_norm")
+    if eps is None:
+        eps = float(np.finfo(input._data.dtype).eps)
+    dims = tuple(range(-len(shape), 0))
+    out = input * (input.pow(2).mean(dims, keepdim=True) + eps).rsqrt()
+    return out * weight if weight is not None else out
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Tensor | None = None) -> Tensor:
+    """input / max(||input||_p, eps) along dim."""
+    from .pointwise import clamp_min
+
+    denom = clamp_min(apply(norm_op, (input,), (float(p), (_wrap_dim(dim, input.ndim),), True)), eps)
+    return input / denom.expand_as(input)
+
+
+def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> Tensor:
+    """Divide each element by a power of the mean square of `size` neighbouring channels (composed, as torch)."""
+    dim = input.ndim
+    if dim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {dim} dimensions)")
+    if input.numel() == 0:
+        return input
+    div = input * input
+    if dim == 3:
+        div = pad(div.unsqueeze(1), (0, 0, size // 2, (size - 1) // 2))
+        div = avg_pool2d(div, (size, 1), stride=1).squeeze(1)
+    else:
+        sizes = input.shape
+        div = pad(div.view(sizes[0], 1, sizes[1], sizes[2], -1), (0, 0, 0, 0, size // 2, (size - 1) // 2))
+        div = avg_pool3d(div, (size, 1, 1), stride=1).squeeze(1).view(*sizes)
+    return input / (div * alpha + k).pow(beta)
+
+
+# ---- attention ------------------------------------------------------------------------------
+
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
+                                 dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
+                                 enable_gqa: bool = False) -> Tensor:
+    """softmax(q k^T * scale + mask) v. Like torch on the CPU: one fused node for 4-d inputs without dropout
+    (ScaledDotProductFlashAttentionForCpuBackward0), torch's math composition otherwise."""
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
+    if enable_gqa and query.shape[-3] != key.shape[-3]:
+        repeat = query.shape[-3] // key.shape[-3]
+        key = key.repeat_interleave(repeat, -3)
+        value = value.repeat_interleave(repeat, -3)
+    length, source = query.shape[-2], key.shape[-2]
+    mask = None
+    if is_causal:
+        mask = np.where(np.tril(np.ones((length, source), dtype=bool)), 0.0, -np.inf)
+    elif attn_mask is not None:
+        m = attn_mask._data
+        mask = np.where(m, 0.0, -np.inf) if m.dtype == bool else m
+    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    fused = (query.ndim == 4 and key.ndim == 4 and value.ndim == 4 and dropout_p == 0.0
+             and query.shape[-1] == key.shape[-1] == value.shape[-1] and length > 0 and source > 0
+             and not (attn_mask is not None and attn_mask.requires_grad))
+    if fused:
+        return apply(attention_op, (query, key, value),
+                     (None if mask is None else mask.astype(query._data.dtype), scale))
+    # torch's math path: both sides scaled by sqrt(scale), additive mask, softmax, dropout, matmul
+    root = math.sqrt(abs(scale))
+    scores = matmul(query * (root if scale >= 0 else -root), key.mT * root)
+    if attn_mask is not None and attn_mask._data.dtype != bool:
+        scores = scores + attn_mask
+    elif mask is not None:
+        scores = scores + constant(mask, scores.dtype)
+    probs = softmax(scores, -1)
+    if mask is not None and np.isinf(mask).all(-1).any():  # _safe_softmax: fully masked rows give zeros
+        probs = probs.masked_fill(_wrap(np.broadcast_to(np.isinf(mask).all(-1, keepdims=True), probs.shape)), 0.0)
+    if dropout_p > 0.0:
+        probs = dropout(probs, dropout_p, True)
+    return matmul(probs, value)
+
+
+# ---- distances ------------------------------------------------------------------------------
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """``x1 . x2 / (max(|x1|, eps) max(|x2|, eps))`` along dim; each input is divided by its norm first, as torch."""
+    a, b = _broadcast_pair(x1, x2)
+    d = _wrap_dim(dim, a.ndim)
+
+    def unit(t: Tensor) -> Tensor:
+        norm = apply(vector_norm_op, (t,), (2.0, (d,), True)).clone()
+        np.maximum(norm._data, eps, out=norm._data)  # torch clamps the norm without recording it
+        return t / norm
+
+    return (unit(a) * unit(b)).sum(d)
+
+
+def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
+    """||x1 - x2 + eps||_p over the last dim."""
+    diff = x1 - x2 + eps
+    return apply(norm_op, (diff,), (float(p), (max(diff.ndim - 1, 0),), keepdim))
+
+
+def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
+          compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
+    """p-norm distance between each row of x1 (..., P, M) and each row of x2 (..., R, M)."""
+    if x1.ndim < 2 or x2.ndim < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X{1 if x1.ndim < 2 else 2} got: "
+                           f"{min(x1.ndim, x2.ndim)}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    modes = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist")
+    if compute_mode not in modes:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    rows1, rows2 = x1.shape[-2], x2.shape[-2]
+    use_mm = p == 2 and (compute_mode == modes[1] or (compute_mode == modes[0] and (rows1 > 25 or rows2 > 25)))
+    if not use_mm:
+        return apply(cdist_op, (x1, x2), (float(p),))
+    batch = np.broadcast_shapes(tuple(x1.shape[:-2]), tuple(x2.shape[:-2]))
+    a = x1.expand(*batch, rows1, x1.shape[-1]).reshape(-1, rows1, x1.shape[-1]) if batch else x1
+    b = x2.expand(*batch, rows2, x2.shape[-1]).reshape(-1, rows2, x2.shape[-1]) if batch else x2
+    return apply(euclidean_dist_op, (a, b)).view(*batch, rows1, rows2)
+
+
+# ---- losses ---------------------------------------------------------------------------------
+
+def _check_target_classes(target: np.ndarray, classes: int, ignore_index: int) -> None:
+    valid = target[target != ignore_index]
+    if valid.size and (valid.max() >= classes or valid.min() < 0):
+        raise IndexError(f"Target {int(valid.max() if valid.max() >= classes else valid.min())} is out of bounds.")
 
 
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
              ignore_index: int = -100, reduce: bool | None = None, reduction: str = "mean") -> Tensor:
-    """Negative log-likelihood of class indices given log-probabilities (N, C) or (C,)."""
-    _check_reduction(reduction)
+    """Negative log-likelihood of class indices given log-probabilities (C,), (N, C) or (N, C, d1, ...)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _not_differentiable("nll_loss_forward", weight=weight)
     t = target._data
+    x = input._data
     if t.dtype.kind not in "iu":
-        raise RuntimeError(f"expected scalar type Long but found {target.dtype.name.capitalize()}")
-    n_cls = input._data.shape[1 if input._data.ndim > 1 else 0]
-    valid = t[t != ignore_index]
-    if valid.size and (valid.max() >= n_cls or valid.min() < 0):
-        raise IndexError(f"Target {int(valid.max() if valid.max() >= n_cls else valid.min())} is out of bounds.")
-    if input._data.ndim > 1 and t.shape[0] != input._data.shape[0]:
-        raise ValueError(f"Expected input batch_size ({input._data.shape[0]}) to match target batch_size "
-                         f"({t.shape[0]}).")
-    w = weight._data if weight is not None else None
-    return apply(nll_loss_op, (input,), (t.astype(np.int64), w, reduction, ignore_index))
+        raise RuntimeError(f"expected scalar type Long but found {_legacy(target)}")
+    if x.ndim < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {x.ndim})")
+    if x.ndim > 1 and t.shape[:1] != x.shape[:1]:
+        raise ValueError(f"Expected input batch_size ({x.shape[0]}) to match target batch_size ({t.shape[0]}).")
+    if x.ndim > 2 and t.shape != x.shape[:1] + x.shape[2:]:
+        raise RuntimeError(f"size mismatch (got input: {list(x.shape)} , target: {list(t.shape)}")
+    _check_target_classes(t, x.shape[1 if x.ndim > 1 else 0], ignore_index)
+    w = None if weight is None else weight._data.astype(x.dtype)
+    params = (t.astype(np.int64), w, reduction, ignore_index)
+    if x.ndim <= 2:
+        return apply(nll_loss_op, (input,), params)
+    loss = apply(nll_loss2d_op, (input,), params)  # torch views K-d inputs as 2-d images, and views back
+    return loss.view(*t.shape) if reduction == "none" and x.ndim != 4 else loss
 
 
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
                   ignore_index: int = -100, reduce: bool | None = None, reduction: str = "mean",
                   label_smoothing: float = 0.0) -> Tensor:
-    """log_softmax over the class dim followed by nll_loss (class indices or probabilities)."""
-    cls_dim = 1 if input._data.ndim > 1 else 0
-    logp = log_softmax(input, cls_dim)
+    """log_softmax over the class dim then nll_loss, for class indices or class probabilities, with label
+    smoothing (composed as torch composes it, so the nodes are LogSoftmaxBackward0 + NllLossBackward0)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    cls = 1 if input.ndim > 1 else 0
+    classes = input.shape[cls]
+    logp = log_softmax(input, cls)
+    weight_view = None if weight is None else weight.reshape(*(classes if i == cls else 1 for i in range(input.ndim)))
     if target._data.dtype.kind == "f":  # class probabilities
-        t = target
-        if label_smoothing:
-            t = t * (1 - label_smoothing) + label_smoothing / input._data.shape[cls_dim]
-        per = -(logp * t if weight is None else logp * t * _class_view(weight, input)).sum(cls_dim)
-        if reduction == "mean":
-            return per.sum() / (input._data.size // input._data.shape[cls_dim])
-        return per.sum() if reduction == "sum" else per
+        if label_smoothing > 0:
+            target = target * (1 - label_smoothing) + label_smoothing / classes
+        per = logp * target if weight_view is None else logp * target * weight_view
+        if reduction == "none":
+            return -per.sum(cls)
+        if reduction == "sum":
+            return -per.sum()
+        return apply(div_by_number_op, (-per.sum(), input.numel() // classes if input.numel() else 0))
     loss = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
-    if not label_smoothing:
+    if label_smoothing == 0:
         return loss
-    n_cls = input._data.shape[cls_dim]
-    valid = Tensor.__new__(Tensor)
-    from .._tensor import _wrap
-
-    valid = _wrap((target._data != ignore_index).astype(input._data.dtype))
-    smooth = -(logp if weight is None else logp * _class_view(weight, input)).sum(cls_dim) * valid
+    ignored = target._data == ignore_index
+    smooth = -(logp if weight_view is None else logp * weight_view).sum(cls)
+    smooth = where(_wrap(ignored), 0.0, smooth)
     if reduction == "mean":
-        denom = valid.sum() if weight is None else (_wrap(weight._data[np.where(target._data != ignore_index,
-                                                                                target._data, 0)]) * valid).sum()
-        smooth = smooth.sum() / denom
+        if weight is None:
+            smooth = smooth.sum() / int((~ignored).sum())
+        else:
+            smooth = smooth.sum() / weight[_wrap(target._data[~ignored])].sum()
     elif reduction == "sum":
         smooth = smooth.sum()
-    return (1 - label_smoothing) * loss + (label_smoothing / n_cls) * smooth
+    return (1 - label_smoothing) * loss + smooth * (label_smoothing / classes)
 
 
-def _class_view(weight: Tensor, input: Tensor) -> Tensor:
-    shape = [1] * input._data.ndim
-    shape[1 if input._data.ndim > 1 else 0] = -1
-    return weight.reshape(shape)
+def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                         size_average: bool | None = None, reduce: bool | None = None,
+                         reduction: str = "mean") -> Tensor:
+    """-w (t log x + (1 - t) log(1 - x)) with the logs clamped at -100, as torch."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
+                         f"({input.shape}) is deprecated. Please ensure they have the same size.")
+    _not_differentiable("binary_cross_entropy", weight=weight)
+    x = input._data
+    if x.size and ((x < 0) | (x > 1)).any():
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    if x.size and ((target._data < 0) | (target._data > 1)).any():
+        raise RuntimeError("all elements of target should be between 0 and 1")
+    if weight is not None:
+        weight = weight.expand(*np.broadcast_shapes(tuple(target.shape), tuple(weight.shape)))
+    return apply(bce_op, (input, target, weight), (reduction,))
 
 
-__all__ = ["log_softmax", "softmax", *_CONV_PUBLIC]
-FUNCTIONAL = ["binary_cross_entropy_with_logits", "cross_entropy", "log_softmax", "mse_loss", "nll_loss", "softmax",
-              *_CONV_PUBLIC, *_CONV_FUNCTIONAL]
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                     size_average: bool | None = None, reduce: bool | None = None,
+                                     reduction: str = "mean", pos_weight: Tensor | None = None) -> Tensor:
+    """Sigmoid + binary cross-entropy in one stable node; pos_weight scales the positive term."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    _not_differentiable("binary_cross_entropy_with_logits", weight=weight, pos_weight=pos_weight)
+    return apply(bce_with_logits_op, (input, target, weight, pos_weight), (reduction,))
+
+
+def _weighted(loss: Tensor, input: Tensor, weight: Tensor, reduction: str, mean_by_weight: bool) -> Tensor:
+    """The weighted forms of mse/l1/huber loss, as torch.nn.functional writes them."""
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+    loss = loss * weight
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    return loss.sum() / weight.sum() if mean_by_weight else loss.mean()
+
+
+def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
+             reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
+    """Mean (or sum, or per-element) squared error."""
+    _warn_size(input, target)
+    reduction = _reduction(size_average, reduce, reduction)
+    if weight is not None:
+        return _weighted((input - target).pow(2), input, weight, reduction, True)
+    return apply(mse_loss_op, (input, target), (reduction,))
+
+
+def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
+            reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
+    """Mean (or sum, or per-element) absolute error (composed: abs then the reduction)."""
+    _warn_size(input, target)
+    reduction = _reduction(size_average, reduce, reduction)
+    diff = (input - target).abs()
+    if weight is not None:
+        return _weighted(diff, input, weight, reduction, True)
+    return loss_reduce(diff, reduction)
+
+
+def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
+                   reduction: str = "mean", beta: float = 1.0) -> Tensor:
+    """Quadratic below beta, linear above (beta = 0 is l1_loss)."""
+    _warn_size(input, target)
+    reduction = _reduction(size_average, reduce, reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    if beta == 0.0:
+        return l1_loss(input, target, reduction=reduction)
+    a, b = _broadcast_pair(input, target)
+    return apply(smooth_l1_loss_op, (a, b), (reduction, float(beta)))
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
+               weight: Tensor | None = None) -> Tensor:
+    """Quadratic below delta, delta-scaled linear above."""
+    _warn_size(input, target)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    a, b = _broadcast_pair(input, target)
+    if weight is not None:
+        return _weighted(apply(huber_loss_op, (a, b), ("none", float(delta))), input, weight, reduction, False)
+    return apply(huber_loss_op, (a, b), (_reduction(None, None, reduction), float(delta)))
+
+
+def _broadcast_pair(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
+    shape = np.broadcast_shapes(tuple(a.shape), tuple(b.shape))
+    return (a if tuple(a.shape) == shape else a.expand(*shape)), (b if tuple(b.shape) == shape else b.expand(*shape))
+
+
+def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
+           reduction: str = "mean", log_target: bool = False) -> Tensor:
+    """KL(target || exp(input)) pointwise: target (log target - input); 'batchmean' divides by the batch size."""
+    if size_average is not None or reduce is not None:
+        reduction = _reduction(size_average, reduce, reduction)
+    elif reduction == "mean":
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                      "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                      "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                      UserWarning, stacklevel=2)
+    elif reduction not in ("batchmean", "none", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    from .pointwise import xlogy
+
+    loss = target.exp() * (target - input) if log_target else xlogy(target, target) - target * input
+    if reduction == "batchmean":
+        return loss.sum() / input.shape[0] if input.ndim else loss.sum()
+    return loss_reduce(loss, reduction)
+
+
+def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
+                     reduction: str = "mean") -> Tensor:
+    """log(1 + exp(-y x)) for labels y = +-1."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _not_differentiable("soft_margin_loss", target=target)
+    return apply(soft_margin_loss_op, (input, target), (reduction,))
+
+
+def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                size_average: bool | None = None, reduce: bool | None = None,
+                                reduction: str = "mean") -> Tensor:
+    """Per-class logistic loss averaged over the classes (composed, as torch)."""
+    from .activation import logsigmoid
+
+    reduction = _reduction(size_average, reduce, reduction)
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    loss = loss.sum(input.ndim - 1) / input.shape[-1]
+    return loss_reduce(loss, reduction)
+
+
+def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0, weight: Tensor | None = None,
+                      size_average: bool | None = None, reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+    """Multi-class hinge loss: sum over wrong classes of max(0, margin - x[y] + x[i])^p, over C."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    _not_differentiable("multi_margin_loss", weight=weight)
+    t = target._data.astype(np.int64)
+    if input.ndim not in (1, 2) or t.shape != tuple(input.shape[:-1]):
+        raise RuntimeError(f"inconsistent target size, expected {list(input.shape[:-1])} but got {list(t.shape)}")
+    _check_target_classes(t, input.shape[-1], -100)
+    return apply(multi_margin_loss_op, (input, weight), (t, p, float(margin), reduction))
+
+
+def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
+                           reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+    """Hinge loss between every listed target class (up to the first -1) and every other class, over C."""
+    reduction = _reduction(size_average, reduce, reduction)
+    t = target._data.astype(np.int64)
+    if t.shape != tuple(input.shape):
+        raise RuntimeError(f"inconsistent target size: {list(t.shape)} for input of size: {list(input.shape)}")
+    return apply(multilabel_margin_loss_op, (input,), (t, reduction))
+
+
+def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
+                        size_average: bool | None = None, reduce: bool | None = None,
+                        reduction: str = "mean") -> Tensor:
+    """max(0, -y (x1 - x2) + margin)."""
+    from .pointwise import clamp_min
+
+    reduction = _reduction(size_average, reduce, reduction)
+    if not (input1.ndim == input2.ndim == target.ndim):
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+                           f"input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} ")
+    return loss_reduce(clamp_min(-target * (input1 - input2) + margin, 0), reduction)
+
+
+def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, size_average: bool | None = None,
+                         reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+    """x where y = 1, max(0, margin - x) where y = -1."""
+    from .pointwise import clamp_min
+
+    reduction = _reduction(size_average, reduce, reduction)
+    zero = constant(0.0, input.dtype)
+    margin_part = where(target != 1, clamp_min(margin - input, 0), zero)
+    self_part = where(target != -1, input, zero)
+    return loss_reduce(margin_part + self_part, reduction)
+
+
+def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
+                          size_average: bool | None = None, reduce: bool | None = None,
+                          reduction: str = "mean") -> Tensor:
+    """1 - cos(x1, x2) where y = 1, max(0, cos(x1, x2) - margin) where y = -1."""
+    from .pointwise import clamp_min
+
+    reduction = _reduction(size_average, reduce, reduction)
+    dim = input1.ndim - 1
+    prod = (input1 * input2).sum(dim)
+    mag1 = (input1 * input1).sum(dim) + 1e-12
+    mag2 = (input2 * input2).sum(dim) + 1e-12
+    cos = prod / (mag1 * mag2).sqrt()
+    zero = constant(0.0, cos.dtype)
+    loss = where(target == 1, 1 - cos, zero) + where(target == -1, clamp_min(cos - margin, 0), zero)
+    return loss_reduce(loss, reduction)
+
+
+def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0, p: float = 2,
+                        eps: float = 1e-6, swap: bool = False, size_average: bool | None = None,
+                        reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+    """max(0, margin + d(a, p) - d(a, n)) with pairwise distances (d(p, n) if smaller and swap)."""
+    from .pointwise import clamp_min, minimum
+
+    reduction = _reduction(size_average, reduce, reduction)
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = minimum(d_neg, pairwise_distance(positive, negative, p, eps))
+    return loss_reduce(clamp_min(margin + d_pos - d_neg, 0), reduction)
+
+
+def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,
+                     size_average: bool | None = None, eps: float = 1e-8, reduce: bool | None = None,
+                     reduction: str = "mean") -> Tensor:
+    """exp(x) - t x (log_input) or x - t log(x + eps), plus Stirling's term when full."""
+    reduction = _reduction(size_average, reduce, reduction)
+    loss = input.exp() - target * input if log_input else input - target * log(input + eps)
+    if full:
+        stirling = target * log(target) - target + 0.5 * log(2 * math.pi * target)
+        loss = loss + stirling.masked_fill(_wrap(target._data <= 1), 0)
+    return loss_reduce(loss, reduction)
+
+
+def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: bool = False, eps: float = 1e-6,
+                      reduction: str = "mean") -> Tensor:
+    """0.5 (log var + (x - t)^2 / var) (+ 0.5 log 2 pi when full); var is clamped at eps without gradient."""
+    if isinstance(var, float):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = var * _creation.ones_like(input)
+    elif (var._data < 0).any():
+        raise ValueError("var has negative entry/entries")
+    if tuple(var.shape) != tuple(input.shape):
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            var = var.unsqueeze(-1)
+        elif not (input.ndim == var.ndim and sum(v for i, v in zip(input.shape, var.shape) if i != v) == 1):
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    var = var.clone()
+    np.maximum(var._data, eps, out=var._data)  # torch clamps under no_grad: the gradient ignores the clamp
+    loss = 0.5 * (log(var) + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return loss_reduce(loss, reduction)
+
+
+__all__ = ["bilinear", "cdist", "cosine_similarity", "group_norm", "layer_norm", "log_softmax", "pairwise_distance",
+           "rms_norm", "softmax", *_CONV_PUBLIC]
+FUNCTIONAL = ["alpha_dropout", "batch_norm", "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+              "cosine_embedding_loss", "cosine_similarity", "cross_entropy", "dropout", "dropout1d", "dropout2d",
+              "dropout3d", "embedding", "feature_alpha_dropout", "gaussian_nll_loss", "group_norm", "gumbel_softmax",
+              "hinge_embedding_loss", "huber_loss", "instance_norm", "kl_div", "l1_loss", "layer_norm", "linear",
+              "local_response_norm", "log_softmax", "margin_ranking_loss", "mse_loss", "multi_margin_loss",
+              "multilabel_margin_loss", "multilabel_soft_margin_loss", "nll_loss", "normalize", "one_hot",
+              "pairwise_distance", "poisson_nll_loss", "rms_norm", "scaled_dot_product_attention", "smooth_l1_loss",
+              "soft_margin_loss", "softmax", "softmin", "triplet_margin_loss", *_CONV_PUBLIC, *_CONV_FUNCTIONAL]

@@ -10,11 +10,30 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import C, OpInfo, Sample, distinct, noncontig, positive, rand
+from . import C, Dt, OpInfo, Sample, distinct, noncontig, positive, rand
 
 
 def F(name: str) -> str:
     return f"nn.functional.{name}"
+
+
+def same_dtype(name: str):
+    """Call F.<name> with its float constants (class weights, float targets and masks) in the input's dtype,
+    as torch's kernels require."""
+    def cast(v, dtype):
+        is_constant = hasattr(v, "dtype") and v.dtype.is_floating_point and not v.requires_grad
+        return v.to(dtype) if is_constant else v
+
+    def call(m, x, *args, **kwargs):
+        args = [cast(a, x.dtype) for a in args]
+        kwargs = {k: cast(v, x.dtype) for k, v in kwargs.items()}
+        return getattr(m.nn.functional, name)(x, *args, **kwargs)
+    return call
+
+
+def cast_row(name: str, samples, **kwargs) -> OpInfo:
+    """The row of F.<name>, called with its float constants in the input's dtype (see same_dtype)."""
+    return OpInfo(F(name), samples, call=same_dtype(name), **kwargs)
 
 
 # ============================================================================================
@@ -182,6 +201,243 @@ def interpolate_samples(rng):
 
 
 # ============================================================================================
+# Softmax family, linear layers, embedding, dropout
+# ============================================================================================
+
+
+def softmax_samples(rng):
+    return [Sample((rand(rng, 3, 4), 1), name="dim1"),
+            Sample((rand(rng, 2, 3, 4), -1), name="last"),
+            Sample((rand(rng), 0), name="0d"),
+            Sample((rand(rng, 0, 3), 1), name="empty"),
+            Sample((noncontig(rand(rng, 4, 3)), 0), name="noncontig"),
+            Sample((rand(rng, 3, 4),), {"dim": 0, "dtype": Dt("float64")}, "dtype")]
+
+
+def linear_samples(rng):
+    return [Sample((rand(rng, 3, 4), rand(rng, 5, 4), rand(rng, 5)), name="2d_bias"),
+            Sample((rand(rng, 3, 4), rand(rng, 5, 4)), name="2d"),
+            Sample((rand(rng, 2, 3, 4), rand(rng, 5, 4), rand(rng, 5)), name="3d_bias"),
+            Sample((noncontig(rand(rng, 2, 3, 4)), rand(rng, 5, 4), rand(rng, 5)), name="noncontig_bias"),
+            Sample((rand(rng, 4), rand(rng, 5, 4), rand(rng, 5)), name="1d_bias"),
+            Sample((rand(rng, 2, 2, 3, 4), rand(rng, 5, 4)), name="4d")]
+
+
+def bilinear_samples(rng):
+    return [Sample((rand(rng, 3, 4), rand(rng, 3, 2), rand(rng, 5, 4, 2), rand(rng, 5)), name="bias"),
+            Sample((rand(rng, 2, 3, 4), rand(rng, 2, 3, 2), rand(rng, 3, 4, 2)), name="3d")]
+
+
+def embedding_samples(rng):
+    idx = C(np.array([[1, 3, 0], [3, 3, 4]]))
+    return [Sample((idx, rand(rng, 5, 3)), name="2d"),
+            # torch's conventions: the gradient is scaled by 1/frequency and padding_idx's row gets none,
+            # which finite differences do not see
+            Sample((C(np.array([2, 0, 2, 1])), rand(rng, 4, 2)), {"scale_grad_by_freq": True}, "scale_by_freq",
+                   gradcheck=False),
+            Sample((idx, rand(rng, 5, 3)), {"padding_idx": 3}, "padding_idx", gradcheck=False),
+            Sample((idx, rand(rng, 5, 3)), {"max_norm": 1.0}, "max_norm", gradcheck=False)]
+
+
+def dropout_statistics(name: str, p: float, n: int = 20000):
+    """Mean over n draws of dropout(x): ~x for every mask (and gradient ~1), whatever the generator."""
+    def call(m, x, **kwargs):
+        m.manual_seed(0)
+        fn = getattr(m.nn.functional, name)
+        return fn(x.expand(n, *x.shape), p, **kwargs).mean(0)
+    return call
+
+
+def dropout_samples(rng):
+    return [Sample((rand(rng, 3, 4),), {"p": 0.0}, "p0"),
+            Sample((rand(rng, 3, 4),), {"p": 1.0}, "p1"),
+            Sample((rand(rng, 3, 4),), {"p": 0.4, "training": False}, "eval")]
+
+
+def feature_dropout_samples(d):
+    def samples(rng):
+        shape = (2, 3, *(2,) * d)
+        return [Sample((rand(rng, *shape),), {"p": 0.0}, "p0"),
+                Sample((rand(rng, *shape),), {"p": 1.0}, "p1"),
+                Sample((rand(rng, *shape[1:]),), {"p": 1.0}, "unbatched_p1"),
+                Sample((rand(rng, *shape),), {"p": 0.5, "training": False}, "eval")]
+    return samples
+
+
+def statistics_samples(shape):
+    return lambda rng: [Sample((rand(rng, *shape),), name="mean_of_draws")]
+
+
+# ============================================================================================
+# Normalisation
+# ============================================================================================
+
+
+def _as_input_dtype(x, *stats):
+    return [None if s is None else s.to(x.dtype) for s in stats]
+
+
+def batch_norm_call(m, x, rm, rv, *args, **kwargs):
+    """The output and the running statistics it updated in place (kept in the input's dtype, as torch needs)."""
+    rm, rv = _as_input_dtype(x, rm, rv)
+    return m.nn.functional.batch_norm(x, rm, rv, *args, **kwargs), rm, rv
+
+
+def batch_norm_samples(rng):
+    rm, rv = C(rand(rng, 3)), C(positive(rng, 3))
+    return [Sample((rand(rng, 4, 3, 2), rm, rv, rand(rng, 3), rand(rng, 3)), {"training": True, "momentum": 0.3},
+                   "train_affine"),
+            Sample((rand(rng, 4, 3), rm, rv), {"training": True}, "train_2d"),
+            Sample((rand(rng, 2, 3, 2, 2), rm, rv, rand(rng, 3), rand(rng, 3)), name="eval_affine"),
+            Sample((rand(rng, 2, 3, 2), None, None), {"training": True, "eps": 1e-3}, "train_no_stats")]
+
+
+def instance_norm_call(m, x, rm, rv, *args, **kwargs):
+    rm, rv = _as_input_dtype(x, rm, rv)
+    return m.nn.functional.instance_norm(x, rm, rv, *args, **kwargs), rm, rv
+
+
+def instance_norm_samples(rng):
+    rm, rv = C(rand(rng, 3)), C(positive(rng, 3))
+    return [Sample((rand(rng, 2, 3, 4), None, None), name="plain"),
+            Sample((rand(rng, 2, 3, 2, 2), rm, rv, rand(rng, 3), rand(rng, 3)), {"momentum": 0.2}, "stats_affine"),
+            Sample((rand(rng, 2, 3, 3), rm, rv), {"use_input_stats": False}, "running")]
+
+
+def layer_norm_samples(rng):
+    return [Sample((rand(rng, 2, 3, 4), (4,), rand(rng, 4), rand(rng, 4)), name="affine"),
+            Sample((rand(rng, 2, 3, 4), (3, 4)), name="two_dims"),
+            Sample((noncontig(rand(rng, 3, 4)), [4], rand(rng, 4)), {"eps": 1e-3}, "noncontig_weight")]
+
+
+def group_norm_samples(rng):
+    return [Sample((rand(rng, 2, 4, 3), 2, rand(rng, 4), rand(rng, 4)), name="affine"),
+            Sample((rand(rng, 2, 6, 2, 2), 3), name="4d"),
+            Sample((rand(rng, 3, 4), 4, rand(rng, 4)), {"eps": 1e-3}, "2d_weight")]
+
+
+def rms_norm_samples(rng):
+    return [Sample((rand(rng, 2, 3, 4), (4,), rand(rng, 4)), name="weight"),
+            Sample((rand(rng, 3, 4), (3, 4)), {"eps": 1e-3}, "eps")]
+
+
+# ============================================================================================
+# Losses
+# ============================================================================================
+
+REDUCTIONS = ("mean", "sum", "none")
+
+
+def away_from(rng, base, *shape, gap: float = 0.15):
+    """base + values at least `gap` away from 0 (keeps |x - target| off a loss's kink)."""
+    step = rng.uniform(gap, 1.5, size=shape) * rng.choice([-1.0, 1.0], size=shape)
+    return np.asarray(base + step)
+
+
+def nll_loss_samples(rng):
+    target = C(np.array([1, 0, 4]))
+    ignored = C(np.array([1, -100, 4, 2]))
+    weight = C(positive(rng, 5))
+    out = [Sample((rand(rng, 3, 5), target), {"reduction": r}, r) for r in REDUCTIONS]
+    return out + [
+        Sample((rand(rng, 4, 5), ignored), {"weight": weight}, "weight_ignore"),
+        Sample((rand(rng, 4, 5), C(np.array([1, 3, 4, 3]))), {"ignore_index": 3, "reduction": "sum"}, "ignore_3"),
+        Sample((rand(rng, 5), C(np.array(2))), name="1d"),
+        Sample((rand(rng, 2, 4, 3), C(np.array([[1, 0, 3], [2, 2, -100]]))), {"reduction": "none", "weight":
+                                                                            C(positive(rng, 4))}, "3d_none"),
+        Sample((rand(rng, 2, 3, 2, 2), C(rng.integers(0, 3, (2, 2, 2)))), name="4d_mean"),
+        Sample((rand(rng, 2, 3, 2, 1, 2), C(rng.integers(0, 3, (2, 2, 1, 2)))), {"reduction": "none"}, "5d_none"),
+    ]
+
+
+def cross_entropy_samples(rng):
+    target = C(np.array([1, 0, 4, -100]))
+    probs = rng.dirichlet(np.ones(5), size=4)
+    out = [Sample((rand(rng, 4, 5), target), {"reduction": r}, r) for r in REDUCTIONS]
+    out += [Sample((rand(rng, 4, 5), target), {"reduction": r, "label_smoothing": 0.2, "weight": C(positive(rng, 5))},
+                   f"smoothing_weight_{r}") for r in REDUCTIONS]
+    out += [Sample((rand(rng, 4, 5), probs), {"reduction": r}, f"probabilities_{r}") for r in REDUCTIONS]
+    return out + [
+        Sample((rand(rng, 4, 5), probs), {"weight": C(positive(rng, 5)), "label_smoothing": 0.1}, "prob_smooth"),
+        Sample((rand(rng, 2, 3, 2, 2), C(rng.integers(0, 3, (2, 2, 2)))), {"label_smoothing": 0.1}, "4d_smoothing"),
+        Sample((rand(rng, 2, 4, 3), C(np.array([[1, 0, 3], [2, 2, 1]]))), {"reduction": "none"}, "3d_none"),
+        Sample((rand(rng, 5), C(np.array(3))), name="1d"),
+    ]
+
+
+def bce_samples(rng):
+    x = lambda *s: rng.uniform(0.05, 0.95, size=s)  # noqa: E731
+    return [Sample((x(3, 4), rng.uniform(0, 1, (3, 4))), {"reduction": r}, r) for r in REDUCTIONS] + [
+        Sample((x(3, 4), rng.uniform(0, 1, (3, 4))), {"weight": C(positive(rng, 4))}, "weight_broadcast"),
+        Sample((x(5), C(rng.integers(0, 2, 5).astype(np.float64))), {"reduction": "sum"}, "hard_targets")]
+
+
+def bce_logits_samples(rng):
+    return [Sample((rand(rng, 3, 4), rng.uniform(0, 1, (3, 4))), {"reduction": r}, r) for r in REDUCTIONS] + [
+        Sample((rand(rng, 3, 4), rng.uniform(0, 1, (3, 4))), {"weight": C(positive(rng, 3, 4)),
+                                                               "pos_weight": C(positive(rng, 4))}, "weights")]
+
+
+def regression_samples(gap: float = 0.15, **kwargs):
+    """Pairs (x, t) with |x - t| away from the kinks at 0 and at +-1 (beta/delta = 1)."""
+    def samples(rng):
+        t = rand(rng, 3, 4)
+        close = t + rng.uniform(0.2, 0.8, size=(3, 4)) * rng.choice([-1.0, 1.0], size=(3, 4))
+        far = t + rng.uniform(1.2, 2.0, size=(3, 4)) * rng.choice([-1.0, 1.0], size=(3, 4))
+        mixed = np.where(rng.random((3, 4)) < 0.5, close, far)
+        out = [Sample((mixed, t), {"reduction": r, **kwargs}, r) for r in REDUCTIONS]
+        return out + [Sample((away_from(rng, 0.0, 4, gap=gap), rand(rng, 3, 1) * 0), kwargs, "broadcast_target")]
+    return samples
+
+
+def weighted_regression_samples(rng):
+    t = rand(rng, 3, 4)
+    x = t + rng.uniform(0.2, 0.8, size=(3, 4)) * rng.choice([-1.0, 1.0], size=(3, 4))
+    return [Sample((x, t), {"weight": C(positive(rng, 3, 4)), "reduction": r}, f"weight_{r}") for r in REDUCTIONS]
+
+
+def kl_div_samples(rng):
+    out = [Sample((rand(rng, 3, 4), positive(rng, 3, 4)), {"reduction": r}, r)
+           for r in ("mean", "sum", "none", "batchmean")]
+    return out + [Sample((rand(rng, 3, 4), rand(rng, 3, 4)), {"log_target": True, "reduction": "batchmean"},
+                         "log_target")]
+
+
+def signs(rng, *shape):
+    return C(rng.choice([-1.0, 1.0], size=shape))
+
+
+def margin_samples(rng):
+    x = rand(rng, 3, 4)
+    t = rng.integers(0, 4, 3)
+    picked = x[np.arange(3), t]
+    x = np.where(np.abs(1 - picked[:, None] + x) < 0.15, x + 0.4, x)  # hinges away from their kink
+    x[np.arange(3), t] = picked
+    return [Sample((x, C(t)), {"reduction": r}, r) for r in REDUCTIONS] + [
+        Sample((x, C(t)), {"p": 2, "margin": 1.0, "weight": C(positive(rng, 4))}, "p2_weight"),
+        Sample((x[0], C(np.array(t[0]))), {"margin": 1.0}, "1d")]
+
+
+def multilabel_margin_samples(rng):
+    x = distinct(rng, 3, 4) * 0.3
+    t = C(np.array([[3, 0, -1, 1], [1, 2, 3, 0], [-1, 0, 0, 0]]))
+    return [Sample((x, t), {"reduction": r}, r) for r in REDUCTIONS]
+
+
+def attention_samples(rng):
+    q, k, v = rand(rng, 1, 2, 3, 4), rand(rng, 1, 2, 5, 4), rand(rng, 1, 2, 5, 4)
+    return [
+        Sample((q, k, v), name="fused"),
+        Sample((rand(rng, 1, 2, 3, 4), rand(rng, 1, 2, 3, 4), rand(rng, 1, 2, 3, 4)), {"is_causal": True}, "causal"),
+        Sample((q, k, v), {"attn_mask": C(np.array([[True, False, True, True, False], [True, True, False, True, True],
+                                                    [False, True, True, True, True]]))}, "bool_mask"),
+        Sample((q, k, v), {"attn_mask": C(rand(rng, 3, 5)), "scale": 0.3}, "float_mask_scale"),
+        Sample((rand(rng, 2, 3, 4), rand(rng, 2, 5, 4), rand(rng, 2, 5, 3)), name="math_3d"),
+        Sample((q, k, rand(rng, 1, 2, 5, 2)), {"is_causal": True}, "math_value_dim"),
+    ]
+
+
+# ============================================================================================
 # Rows
 # ============================================================================================
 
@@ -222,4 +478,102 @@ OPS = [
                                             Sample((rand(rng, 9, 2, 2), 3), name="unbatched")]),
     OpInfo(F("pixel_unshuffle"), lambda rng: [Sample((rand(rng, 2, 2, 4, 6), 2), name="batched"),
                                               Sample((rand(rng, 1, 6, 3), 3), name="unbatched")]),
+
+    # softmax family, linear layers, embedding
+    OpInfo(F("softmax"), softmax_samples, aliases=("softmax",)),
+    OpInfo(F("log_softmax"), softmax_samples, aliases=("log_softmax",)),
+    OpInfo(F("softmin"), softmax_samples),
+    # hard samples: straight-through gradient (the soft one), which finite differences of one-hots do not see
+    OpInfo(F("gumbel_softmax"), lambda rng: [Sample((rand(rng, 5),), name="hard_frequencies", gradcheck=False)],
+           atol=0.03,
+           call=lambda m, x: (m.manual_seed(0), m.nn.functional.gumbel_softmax(x.expand(20000, 5), hard=True)
+                              .mean(0))[1]),
+    OpInfo(F("linear"), linear_samples),
+    OpInfo(F("bilinear"), bilinear_samples, aliases=("bilinear",)),
+    OpInfo(F("embedding"), embedding_samples),
+    OpInfo(F("one_hot"), lambda rng: [Sample((C(np.array([[1, 0], [3, 2]])),), name="inferred"),
+                                      Sample((C(np.array([2, 0])), 5), name="num_classes")], differentiable=False),
+    # dropout: the deterministic cases, then statistics of many draws (the masks differ from torch's)
+    OpInfo(F("dropout"), dropout_samples),
+    OpInfo(F("dropout"), statistics_samples((3, 4)), call=dropout_statistics("dropout", 0.3), atol=0.05,
+           aliases=("dropout_statistics",)),
+    OpInfo(F("dropout1d"), feature_dropout_samples(1)),
+    OpInfo(F("dropout2d"), feature_dropout_samples(2)),
+    OpInfo(F("dropout3d"), feature_dropout_samples(3)),
+    OpInfo(F("dropout2d"), statistics_samples((2, 3, 2, 2)), call=dropout_statistics("dropout2d", 0.4), atol=0.07,
+           aliases=("dropout2d_statistics",)),
+    OpInfo(F("alpha_dropout"), lambda rng: [Sample((rand(rng, 3, 4),), {"p": 1.0, "training": True}, "p1"),
+                                            Sample((rand(rng, 3, 4),), {"p": 0.5}, "eval")]),
+    OpInfo(F("alpha_dropout"), statistics_samples((3, 4)), call=dropout_statistics("alpha_dropout", 0.2),
+           atol=0.05, aliases=("alpha_dropout_statistics",)),
+    OpInfo(F("feature_alpha_dropout"), lambda rng: [Sample((rand(rng, 2, 3, 2),), {"p": 1.0, "training": True}, "p1"),
+                                                    Sample((rand(rng, 2, 3, 2),), {"p": 0.5}, "eval")]),
+    # normalisation
+    OpInfo(F("batch_norm"), batch_norm_samples, call=batch_norm_call),
+    OpInfo(F("instance_norm"), instance_norm_samples, call=instance_norm_call),
+    OpInfo(F("layer_norm"), layer_norm_samples, aliases=("layer_norm",)),
+    OpInfo(F("group_norm"), group_norm_samples, aliases=("group_norm",)),
+    OpInfo(F("rms_norm"), rms_norm_samples, aliases=("rms_norm",)),
+    OpInfo(F("normalize"), lambda rng: [Sample((rand(rng, 3, 4),), name="p2"),
+                                        Sample((rand(rng, 2, 3, 4),), {"p": 1.0, "dim": -1}, "p1_last")]),
+    OpInfo(F("local_response_norm"), lambda rng: [Sample((rand(rng, 2, 4, 3), 3), name="3d"),
+                                                  Sample((rand(rng, 1, 5, 2, 2), 2), {"alpha": 0.1, "k": 2.0},
+                                                         "4d")]),
+    # losses
+    cast_row("nll_loss", nll_loss_samples),
+    cast_row("cross_entropy", cross_entropy_samples),
+    cast_row("binary_cross_entropy", bce_samples),
+    cast_row("binary_cross_entropy_with_logits", bce_logits_samples),
+    OpInfo(F("mse_loss"), regression_samples()),
+    cast_row("mse_loss", weighted_regression_samples, aliases=("mse_loss_weight",)),
+    OpInfo(F("l1_loss"), regression_samples()),
+    cast_row("l1_loss", weighted_regression_samples, aliases=("l1_loss_weight",)),
+    OpInfo(F("smooth_l1_loss"), regression_samples()),
+    OpInfo(F("smooth_l1_loss"), regression_samples(beta=0.5), aliases=("smooth_l1_loss_beta",)),
+    OpInfo(F("huber_loss"), regression_samples(delta=0.5)),
+    cast_row("huber_loss", weighted_regression_samples, aliases=("huber_loss_weight",)),
+    OpInfo(F("kl_div"), kl_div_samples),
+    cast_row("soft_margin_loss", lambda rng: [Sample((rand(rng, 3, 4), signs(rng, 3, 4)), {"reduction": r}, r)
+                                               for r in REDUCTIONS]),
+    cast_row("multilabel_soft_margin_loss", lambda rng: [
+        Sample((rand(rng, 3, 4), C(rng.integers(0, 2, (3, 4)).astype(np.float64))), {"reduction": r}, r)
+        for r in REDUCTIONS] + [Sample((rand(rng, 3, 4), C(rng.random((3, 4)))), {"weight": C(positive(rng, 4))},
+                                       "weight")]),
+    cast_row("multi_margin_loss", margin_samples),
+    OpInfo(F("multilabel_margin_loss"), multilabel_margin_samples),
+    cast_row("margin_ranking_loss", lambda rng: [
+        Sample((rand(rng, 5), away_from(rng, 0.0, 5), C(np.ones(5))), {"reduction": r}, r) for r in REDUCTIONS] + [
+        Sample((rand(rng, 5), rand(rng, 5), signs(rng, 5)), {"margin": 5.0}, "margin")]),
+    cast_row("hinge_embedding_loss", lambda rng: [
+        Sample((away_from(rng, 1.0, 3, 4), signs(rng, 3, 4)), {"reduction": r}, r) for r in REDUCTIONS]),
+    cast_row("cosine_embedding_loss", lambda rng: [
+        Sample((rand(rng, 3, 4), rand(rng, 3, 4), signs(rng, 3)), {"reduction": r, "margin": -1.0}, r)
+        for r in REDUCTIONS]),
+    OpInfo(F("triplet_margin_loss"), lambda rng: [
+        Sample((rand(rng, 3, 4), rand(rng, 3, 4), rand(rng, 3, 4)), {"margin": 4.0}, "margin"),
+        Sample((rand(rng, 3, 4), rand(rng, 3, 4), rand(rng, 3, 4)), {"margin": 4.0, "swap": True, "p": 1,
+                                                                     "reduction": "none"}, "swap_p1")]),
+    cast_row("poisson_nll_loss", lambda rng: [
+        Sample((rand(rng, 3, 4), positive(rng, 3, 4)), {"reduction": r}, r) for r in REDUCTIONS] + [
+        Sample((positive(rng, 3, 4), C(positive(rng, 3, 4) * 2)), {"log_input": False, "full": True}, "full")]),
+    OpInfo(F("gaussian_nll_loss"), lambda rng: [
+        Sample((rand(rng, 3, 4), rand(rng, 3, 4), positive(rng, 3, 4)), {"reduction": r}, r) for r in REDUCTIONS] + [
+        Sample((rand(rng, 3, 4), rand(rng, 3, 4), positive(rng, 3)), {"full": True}, "homoscedastic"),
+        Sample((rand(rng, 3, 4), rand(rng, 3, 4), 0.5), name="float_var")]),
+    # distances, attention
+    OpInfo(F("cosine_similarity"), lambda rng: [Sample((rand(rng, 3, 4), rand(rng, 3, 4)), name="dim1"),
+                                                Sample((rand(rng, 2, 3), rand(rng, 3)), {"dim": -1}, "broadcast")],
+           aliases=("cosine_similarity",)),
+    OpInfo(F("pairwise_distance"), lambda rng: [Sample((rand(rng, 3, 4), rand(rng, 3, 4)), name="p2"),
+                                                Sample((rand(rng, 3, 4), away_from(rng, 0.0, 3, 4)),
+                                                       {"p": 1.0, "keepdim": True}, "p1_keepdim")],
+           aliases=("pairwise_distance",)),
+    OpInfo("cdist", lambda rng: [Sample((rand(rng, 3, 4), rand(rng, 5, 4)), name="p2"),
+                                 Sample((rand(rng, 2, 3, 2), rand(rng, 4, 2)), {"p": 1.0}, "p1_broadcast"),
+                                 Sample((rand(rng, 3, 2), rand(rng, 4, 2)), {"p": 3.0}, "p3"),
+                                 Sample((distinct(rng, 3, 2), distinct(rng, 2, 2) + 0.1), {"p": float("inf")}, "pinf"),
+                                 Sample((rand(rng, 26, 2), rand(rng, 3, 2)), name="matmul_path"),
+                                 Sample((rand(rng, 2, 26, 2), rand(rng, 3, 2)), name="matmul_path_batched")],
+           atol=1e-4),
+    cast_row("scaled_dot_product_attention", attention_samples, atol=1e-4),
 ]
