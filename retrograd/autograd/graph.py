@@ -159,11 +159,23 @@ def accumulate_into(tensor: Tensor, grad: Tensor | None) -> None:
 
 def _stealable(grad: Tensor) -> bool:
     """True when nothing but the engine refers to `grad` or its memory, so `.grad` may keep it
-    without a copy (torch's rule too). References here: the engine's list, the argument of
-    accumulate_into, the argument of _stealable and getrefcount's own (plus `data` here for the array)."""
+    without a copy (torch's rule too). References counted here: the engine's list, the argument
+    of accumulate_into, the argument of _stealable and getrefcount's own (plus `data`/`base`).
+    A whole-array view of an otherwise unreferenced array (the transpose that `x @ w.t()`'s
+    backward hands to w) is kept as well."""
     data = grad._data
-    return (data.base is None and grad._vc is None and grad.grad_fn is None
-            and sys.getrefcount(grad) <= 4 and sys.getrefcount(data) <= 3)
+    if grad.grad_fn is not None or sys.getrefcount(grad) > 4:
+        return False
+    base = data.base
+    if base is None:
+        return sys.getrefcount(data) <= 3
+    owner = grad._base  # the tensor the view was taken of, if it still wraps the same array
+    allowed = 4 if owner is not None and owner._data is base else 3
+    if (type(base) is type(data) and base.base is None and base.size == data.size
+            and sys.getrefcount(base) <= allowed and sys.getrefcount(data) <= 3):
+        grad._base = grad._extra = None  # the kept gradient stands alone: no view history
+        return True
+    return False
 
 
 def _copy_of(grad: Tensor) -> Tensor:
@@ -190,6 +202,10 @@ anomaly = _Anomaly()
 
 
 def anomaly_trace() -> list[str]:
+    """The stack of the forward call being recorded, as traceback lines, without retrograd's own
+    frames (torch's trace shows the caller's code only)."""
+    import os
     import traceback
 
-    return traceback.format_stack()[:-3]
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return traceback.format_list([f for f in traceback.extract_stack() if not f.filename.startswith(package)])
