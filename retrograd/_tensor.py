@@ -285,7 +285,9 @@ class Tensor:
             if value.dtype != self.dtype:
                 raise RuntimeError("assigned grad has data of a different type")
             if value._data.shape != self._data.shape:
-                raise RuntimeError("assigned grad has data of a different size")
+                raise RuntimeError(f"attempting to assign a gradient of size '{list(value._data.shape)}' to a tensor "
+                                   f"of size '{list(self._data.shape)}'. Please ensure that the gradient and the "
+                                   "tensor are the same size")
         self._grad = value
 
     @property
@@ -351,8 +353,12 @@ class Tensor:
         return out
 
     def detach_(self) -> Tensor:
-        if self._extra is not None and self._extra.get("view_of") is not None:
-            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        if self._base is not None and self._requires_grad:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are using "
+                               "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as "
+                               "True, gradients are views of DDP buckets, and hence detach_() cannot be called on these "
+                               "gradients. To fix this error, please refer to the Optimizer.zero_grad() function in "
+                               "torch/optim/optimizer.py as the solution.")
         self.grad_fn = None
         self._requires_grad = False
         return self
@@ -392,6 +398,10 @@ class Tensor:
         """torch refuses in-place changes to leaves that require grad while recording."""
         if self._requires_grad and self.grad_fn is None and grad_mode._state.enabled:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        if self._base is not None:
+            from .ops.shape import check_inplace_view
+
+            check_inplace_view(self)
         if grad_mode._state.inference is False and self._extra is not None and self._extra.get("inference"):
             raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed.You can make "
                                "a clone to get a normal tensor before doing inplace update.See "
@@ -420,6 +430,11 @@ class Tensor:
         else:
             np.copyto(data, result._data, casting="unsafe")
         self._bump_version()
+        if result._extra is not None and result._extra.get("fw_grad"):  # forward AD: self takes the new tangent
+            from .autograd.forward_ad import set_tangent
+
+            for level_id, tangent in result._extra["fw_grad"].items():
+                set_tangent(self, level_id, tangent)
         if node is not None:
             self.grad_fn = node
             self._output_nr = result._output_nr
@@ -428,11 +443,11 @@ class Tensor:
                 from .ops.registry import SavedOutput
 
                 node._result = (SavedOutput(self),)
-            view_of = None if self._extra is None else self._extra.get("view_of")
-            if view_of is not None:
-                from .ops.shape import rebase_view
+        if (node is not None or result._extra is not None and result._extra.get("fw_grad")) and (
+                self._base is not None or self._extra is not None):  # a view, or a base that may have views
+            from .ops.shape import rebase_view
 
-                rebase_view(self, view_of)
+            rebase_view(self)
         return self
 
 
