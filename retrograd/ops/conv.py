@@ -17,13 +17,15 @@ A convolution is a matrix product once each output position's receptive field is
 row ("im2col"): `sliding_window_view` over the zero-padded input gives every window, stride and
 dilation are slices of that view, and one matmul per group does the arithmetic. Its adjoint
 ("col2im") adds the rows back with one strided add per kernel offset: a loop over the kernel's
-offsets, never over pixels. Three linear maps cover every convolution and all its derivatives:
+offsets, never over pixels. Three linear maps cover every convolution and all its derivatives::
+
     conv(x, w)      the convolution                          (N, C, *X) -> (N, F, *O)
     conv_T(g, w)    its adjoint in x: transposed convolution (N, F, *O) -> (N, C, *X)
     conv_w(g, x)    its adjoint in w: the weight gradient                -> (F, C/groups, *K)
+
 The `convolution` row computes conv or conv_T (`transposed`), `convolution_weight` computes conv_w,
 and the VJPs of each are the other two, so derivatives of every order stay within these two rows.
-A transposed convolution is conv_T with torch's weight layout (C_in, C_out/groups, *K), which is
+A transposed convolution is conv_T with torch's weight layout ``(C_in, C_out/groups, *K)``, which is
 exactly the weight of the convolution it is the adjoint of.
 """
 
