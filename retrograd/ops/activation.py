@@ -21,6 +21,7 @@ from .registry import Op, apply, defop
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
+_LEGACY = {"float32": "Float", "float64": "Double", "float16": "Half"}  # torch's dtype names in messages
 
 # ============================================================================================
 # Rows: threshold and the relu family
@@ -353,8 +354,6 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
                            f"{count} and channel size = {channels}.")
     return apply(prelu_op, (input, weight))
 
-
-_LEGACY = {"float32": "Float", "float64": "Double", "float16": "Half"}
 
 # ============================================================================================
 # Formula helpers

@@ -183,6 +183,16 @@ UNARY = [
         Sample((rand(rng, 3), C(np.array(-0.5)), 0.5), name="0d_tensor_and_number"),
         kink(np.array([1.0, 2.0, 3.0, 0.5]), np.array([1.0, 3.0, 2.0, 0.0]), np.array([2.0, 1.0, 2.0, 0.5]),
              name="ties_and_crossed_bounds")], method=True, aliases=("clamp_tensor",)),
+    # in-place forms that torch records under their own node (AsinhBackward1, ...), on a clone of the leaf;
+    # torch defines no derivative for the in-place inverse hyperbolics (their backward raises)
+    OpInfo("asinh_", unary_samples(), call=lambda m, x: x.clone().asinh_(), aliases=("asinh_inplace",),
+           differentiable=False),
+    OpInfo("acosh_", unary_samples(ABOVE_ONE), call=lambda m, x: x.clone().arccosh_(), aliases=("acosh_inplace",),
+           differentiable=False),
+    OpInfo("atanh_", unary_samples(OPEN_UNIT), call=lambda m, x: x.clone().atanh_(), aliases=("atanh_inplace",),
+           differentiable=False),
+    OpInfo("polygamma_", unary_samples(positive), call=lambda m, x: x.clone().polygamma_(2),
+           aliases=("polygamma_inplace",)),
     OpInfo("clamp_min", lambda rng: [
         Sample((away_from_ties(rng, 3, 4), 0.0), name="number"),
         Sample((rand(rng, 3, 4), uniform(-0.5, 0.5)(rng, 4)), name="tensor"),
