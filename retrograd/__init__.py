@@ -20,6 +20,9 @@ from . import autograd  # noqa: E402
 from . import ops as _ops  # noqa: E402
 from . import linalg, nn  # noqa: E402
 from . import optim, utils  # noqa: E402
+from . import func  # noqa: E402
+from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: E402
+from .func import vmap  # noqa: E402
 from .serialization import load, save  # noqa: E402
 
 half, float, double = float16, float32, float64  # noqa: A001

@@ -164,7 +164,7 @@ def _call_pre_hooks(hs: HookSet, grads: list) -> list:
         for fn in list(hs.pre.values()):
             new = fn(tuple(grads))
             if new is not None:
-                grads = list(new)
+                grads = _hook_result(fn, new, len(grads))
     return grads
 
 
@@ -172,7 +172,14 @@ def _run_node(node: Node, grads: list, retain_graph: bool) -> list:
     """Apply one node: its VJPs, then post-hooks and anomaly checks; free it unless retained."""
     for g in grads:
         if g is not None:
-            outs = node.apply(grads)
+            try:
+                outs = node.apply(grads)
+            except Exception:
+                if anomaly.enabled:  # torch shows where the failing node was created
+                    from .anomaly_mode import report
+
+                    report(node)
+                raise
             break
     else:
         outs = [None] * len(node.next_functions)
@@ -182,9 +189,18 @@ def _run_node(node: Node, grads: list, retain_graph: bool) -> list:
         for fn in list(node._hookset.post.values()):
             new = fn(tuple(outs), tuple(grads))
             if new is not None:
-                outs = list(new)
+                outs = _hook_result(fn, new, len(outs))
     if anomaly.enabled:
         from .anomaly_mode import check_node_outputs
 
         check_node_outputs(node, outs)
     return outs
+
+
+def _hook_result(fn: object, new: object, expected: int) -> list:
+    """What a node hook returned, with torch's error when it has the wrong number of gradients."""
+    new = list(new)
+    if len(new) != expected:
+        raise RuntimeError(f"hook '{getattr(fn, '__name__', fn)}' has returned an incorrect number of values (got "
+                           f"{len(new)}, but expected {expected})")
+    return new

@@ -8,10 +8,11 @@ reference back to their output tensors, so a graph is freed by reference countin
 
 from __future__ import annotations
 
+import os
 import sys
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -201,11 +202,93 @@ class _Anomaly:
 anomaly = _Anomaly()
 
 
-def anomaly_trace() -> list[str]:
-    """The stack of the forward call being recorded, as traceback lines, without retrograd's own
-    frames (torch's trace shows the caller's code only)."""
-    import os
+_PACKAGE = __file__[: -len(os.path.join("autograd", "graph.py"))]  # retrograd's own directory
+
+
+def anomaly_trace() -> list:
+    """The stack of the forward call being recorded, without retrograd's own frames (torch's trace
+    shows the caller's code only); source lines are read only if the trace is ever shown."""
+    import sys
     import traceback
 
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return traceback.format_list([f for f in traceback.extract_stack() if not f.filename.startswith(package)])
+    frames = traceback.StackSummary.extract(traceback.walk_stack(sys._getframe(1)), lookup_lines=False)
+    return [f for f in reversed(frames) if not f.filename.startswith(_PACKAGE)]
+
+
+# --------------------------------------------------------------------------------------------
+# Saved-tensor hooks
+# --------------------------------------------------------------------------------------------
+
+_hooks_disabled: list[str] = []  # messages of the open disable_saved_tensors_hooks blocks
+
+
+class saved_tensors_hooks:  # noqa: N801 - torch's name
+    """Inside, every tensor an op saves for backward goes through pack_hook, and whatever it
+    returned through unpack_hook when backward needs it (the innermost pair applies).
+
+    >>> with saved_tensors_hooks(lambda x: x.detach().clone(), lambda x: x):
+    ...     y = a * b   # a and b are saved as clones
+    """
+
+    def __init__(self, pack_hook: Callable[[Tensor], Any], unpack_hook: Callable[[Any], Tensor]) -> None:
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self) -> saved_tensors_hooks:
+        from .forward_ad import transforms
+
+        if _hooks_disabled:
+            raise RuntimeError(_hooks_disabled[-1])
+        transforms.saved_hooks = transforms.saved_hooks + ((self.pack_hook, self.unpack_hook),)
+        transforms.update()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        from .forward_ad import transforms
+
+        transforms.saved_hooks = transforms.saved_hooks[:-1]
+        transforms.update()
+
+
+class save_on_cpu(saved_tensors_hooks):  # noqa: N801
+    """Saved tensors are kept on the CPU and moved back to their device for backward (everything
+    is on the CPU here, so they are kept as they are)."""
+
+    def __init__(self, pin_memory: bool = False, device_type: str = "cuda") -> None:
+        super().__init__(lambda t: (t.device, t.cpu()), lambda packed: packed[1].to(packed[0]))
+
+
+class disable_saved_tensors_hooks:  # noqa: N801
+    """Inside, setting saved-tensor hooks (or entering while some are set) raises `error_message`."""
+
+    def __init__(self, error_message: str) -> None:
+        self.error_message = error_message
+
+    def __enter__(self) -> None:
+        from .forward_ad import transforms
+
+        if transforms.saved_hooks:
+            raise RuntimeError(self.error_message)
+        _hooks_disabled.append(self.error_message)
+
+    def __exit__(self, *exc: object) -> None:
+        _hooks_disabled.pop()
+
+
+class GradientEdge(NamedTuple):
+    """Where the gradient of a tensor goes: a node and which of its outputs."""
+
+    node: Node
+    output_nr: int
+
+
+def get_gradient_edge(tensor: Tensor) -> GradientEdge:
+    """The edge of the graph that receives `tensor`'s gradient (its AccumulateGrad for a leaf)."""
+    if not tensor.requires_grad:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does not require gradients")
+    return GradientEdge(*edge_of(tensor))
+
+
+def increment_version(tensor: Tensor) -> None:
+    """Mark `tensor` as modified in place (saved copies of it become stale)."""
+    tensor._bump_version()

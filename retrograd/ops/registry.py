@@ -47,7 +47,7 @@ class Op:
 
     __slots__ = ("name", "forward", "inputs", "params", "vjp_src", "jvp_src", "promote", "node_class",
                  "n_outputs", "differentiable_outputs", "variadic", "differentiable", "is_view", "saves_inputs",
-                 "saves_result", "vjps", "jvp", "__dict__")
+                 "saves_result", "readers", "vjps", "jvp", "__dict__")
 
     def __init__(self, name: str, forward: Callable, inputs: Sequence[str], params: Sequence[str],
                  vjp: dict[str, str], jvp: str | None, promote: str | None, node_name: str,
@@ -68,6 +68,10 @@ class Op:
         self.jvp = None
         names = set().union(*(self._referenced_names(src) for src in self.vjp_src.values()))
         self.saves_inputs = tuple(i for i, n in enumerate(self.inputs) if n in names)
+        # for each saved input, the inputs whose formula reads it: it is kept only if one of them wants a gradient
+        self.readers = tuple(tuple(j for j, name in enumerate(self.inputs) if name in self.vjp_src
+                                   and self.inputs[i] in self._referenced_names(self.vjp_src[name]))
+                             for i in self.saves_inputs)
         self.saves_result = "result" in names or "results" in names
         forward_name = node_name[: node_name.index("Backward")] if "Backward" in node_name else node_name
         attrs = {"__slots__": (), "op": self, "forward_name": forward_name}
@@ -267,12 +271,11 @@ def modified_message(tensor: Tensor, expected: int, node: Node) -> str:
             "complex64": "ComplexFloatTensor", "complex128": "ComplexDoubleTensor"}.get(tensor.dtype.name, "Tensor")
     shape = ", ".join(str(n) for n in tensor.shape)
     creator = tensor.grad_fn
-    origin = (f"output {tensor._output_nr} of {getattr(creator, 'forward_name', creator.name())}"
-              if creator is not None else "is a leaf Variable")
-    origin = f"which is {origin}," if creator is not None else "which is a leaf Variable,"
+    origin = f", which is output {tensor._output_nr} of {getattr(creator, 'forward_name', creator.name())}," \
+        if creator is not None else ""  # torch names no origin for a leaf
     return (
         f"one of the variables needed for gradient computation has been modified by an inplace operation: "
-        f"[torch.{kind} [{shape}]], {origin} is at version {tensor._version_value()}; expected version "
+        f"[torch.{kind} [{shape}]]{origin} is at version {tensor._version_value()}; expected version "
         f"{expected} instead. Hint: enable anomaly detection to find the operation that failed to compute "
         "its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False)."
     )
@@ -428,8 +431,18 @@ def _record(op: Op, inputs: Sequence, params: tuple, outs: tuple) -> None:
     node._in_meta = meta
     node._params = params
     if op.saves_inputs:
-        saved = node._saved = [inputs[i] for i in op.saves_inputs]
-        node._versions = [(0 if t._vc is None else t._vc[0]) if isinstance(t, Tensor) else None for t in saved]
+        # save only what the formulas of inputs that want a gradient read (torch's rule): a value
+        # no formula will use must not make backward fail when it is later changed in place
+        saved = node._saved = []
+        versions = node._versions = []
+        for i, readers in zip(op.saves_inputs, op.readers):
+            t = inputs[i]
+            if op.variadic or any(edges[j][0] is not None for j in readers):
+                saved.append(t)
+                versions.append((0 if t._vc is None else t._vc[0]) if isinstance(t, Tensor) else None)
+            else:
+                saved.append(None)
+                versions.append(None)
     else:
         node._saved = _NOTHING
         node._versions = _NOTHING
@@ -570,14 +583,17 @@ class _PackedSaved:
         state = _transforms.saved_hooks
         _transforms.saved_hooks = ()  # ops inside a hook are not hooked themselves
         _transforms.update()
+        recording = _grad_state.enabled
+        _grad_state.enabled = False  # nor recorded, as in torch
         try:
             self.packed = pack(tensor)
         finally:
+            _grad_state.enabled = recording
             _transforms.saved_hooks = state
             _transforms.update()
         if self.counter[0] != self.version:
             raise RuntimeError("A saved tensor pack hook is modifying its input in place. Tensors provided as input "
-                               "to pack hook can not be modified by in-place operations as this can lead to "
+                               "to pack hook cannot be modified by in-place operations as this can lead to "
                                "unexpected side-effects. Please open an issue if you need to perform in-place "
                                "operations on the input to a pack hook.")
         self.output_nr = output_nr
@@ -599,14 +615,42 @@ class _PackedSaved:
 
 
 def _pack_saved(node: OpNode) -> None:
-    """Pass what `node` saved through the innermost saved_tensors_hooks pair."""
+    """Pass what `node` saved through the innermost saved_tensors_hooks pair, in torch's order."""
     hooks = _transforms.saved_hooks[-1]
+    saved = list(node._saved)
+    results = list(node._result or ())
+    for kind, k in _pack_order(type(node).op):
+        if kind == "input" and isinstance(saved[k], Tensor):
+            saved[k] = _PackedSaved(saved[k], hooks, None)
+        elif kind == "result":  # every output, where the formulas first read `result`
+            for j, r in enumerate(results):
+                s = r.saved if type(r) is _SavedWithTangents else r
+                results[j] = _PackedSaved(s.unpack(node), hooks, s.output_nr)
     if node._saved:
-        node._saved = [_PackedSaved(t, hooks, None) if isinstance(t, Tensor) else t for t in node._saved]
+        node._saved = saved
         node.__class__ = _hooked_node_class(type(node))
     if node._result is not None:
-        outs = [s.saved if type(s) is _SavedWithTangents else s for s in node._result]
-        node._result = tuple(_PackedSaved(s.unpack(node), hooks, s.output_nr) for s in outs)
+        node._result = tuple(results)
+
+
+def _pack_order(op: Op) -> list[tuple[str, int]]:
+    """What a node of `op` saves, in the order torch saves (and unpacks) it: by first mention in
+    the formulas, taken input by input (torch's generated code saves in that order)."""
+    order = op.__dict__.get("_pack_order")
+    if order is None:
+        import re
+
+        text = " ".join(op.vjp_src[n] for n in op.inputs if n in op.vjp_src)
+
+        def first(name: str) -> int:
+            found = re.search(rf"\b{name}\b", text)
+            return found.start() if found else len(text)
+
+        items = [(first(op.inputs[i]), "input", k) for k, i in enumerate(op.saves_inputs)]
+        if op.saves_result:
+            items.append((min(first("result"), first("results")), "result", 0))
+        order = op._pack_order = [(kind, k) for _, kind, k in sorted(items)]
+    return order
 
 
 def pack_function_saved(ctx: Node) -> None:
@@ -633,7 +677,11 @@ def _hooked_node_class(cls: type) -> type:
         def _unpack_saved(self: OpNode) -> list:
             if self._saved is None:
                 raise RuntimeError(FREED_MESSAGE)
-            return [s.unpack(self) if type(s) is _PackedSaved else s for s in self._saved]
+            out = list(self._saved)
+            for kind, k in _pack_order(type(self).op):
+                if kind == "input" and type(out[k]) is _PackedSaved:
+                    out[k] = out[k].unpack(self)
+            return out
 
         def saved_tensors(self: Node) -> tuple:
             if self._saved is None:
