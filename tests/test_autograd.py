@@ -111,6 +111,20 @@ def saved_input_modified(L):
 
 
 @scenario
+def saved_only_when_needed(L):
+    x = L.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 1
+    z = y * 2  # the scalar needs no gradient, so y is not saved: changing y later is fine
+    y.add_(1)
+    z.sum().backward()
+    b = L.tensor([3.0, 4.0])
+    w = x * 1
+    v = w * b  # b is read by w's formula: changing b breaks backward
+    b.add_(1)
+    return [x.grad, raises(lambda: v.sum().backward())]
+
+
+@scenario
 def inplace_keeps_history(L):
     x = L.tensor([1.0, 2.0, 3.0], requires_grad=True)
     w = L.tensor([0.5, -1.0, 2.0], requires_grad=True)
