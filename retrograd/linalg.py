@@ -2,6 +2,7 @@
 
 from .ops import LINALG as _NAMES
 from .ops import _modules
+from .ops.linalg import LinAlgError  # noqa: F401 - torch.linalg.LinAlgError, raised for singular matrices
 
 for _module in _modules:
     for _name in getattr(_module, "LINALG", ()):

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from .. import _dtype as D
+from .._creation import ones_like
 from .._tensor import Tensor, _wrap, _wrap_dim
 from .pointwise import log, where
 from .reduction import _legacy_name, amax, amin, return_type, vector_norm
@@ -347,7 +348,7 @@ def einsum_pair(equation: str, a: Tensor, b: Tensor | None) -> Tensor:
 
 
 def einsum_operand_grad(grad: Tensor, equation: str, which: int, shape: tuple, other: Tensor | None) -> Tensor:
-    """The gradient of one operand of an einsum step: an einsum of grad with the other operand.
+    """The gradient of one operand of an einsum step: an einsum of grad with the other operand (conjugated).
 
     Labels the operand repeats (a diagonal) are placed back on the diagonal with identity masks;
     labels only it has were summed in the forward, so its gradient is constant along them.
@@ -357,11 +358,12 @@ def einsum_operand_grad(grad: Tensor, equation: str, which: int, shape: tuple, o
     mine, theirs = labels[which], (labels[1 - which] if other is not None else "")
     unique = "".join(dict.fromkeys(mine))
     wanted = "".join(c for c in unique if c in out or c in theirs)
-    if other is not None:
-        spec = f"{out},{theirs}->{wanted}"
-        g = einsum_pair(spec, grad, other) if which == 0 else einsum_pair(f"{theirs},{out}->{wanted}", other, grad)
-    else:
+    if other is None:
         g = einsum_pair(f"{out}->{wanted}", grad, None)
+    elif which == 0:
+        g = einsum_pair(f"{out},{theirs}->{wanted}", grad, other.conj())
+    else:
+        g = einsum_pair(f"{theirs},{out}->{wanted}", other.conj(), grad)
     size = {c: n for c, n in zip(mine, shape)}
     for i, c in enumerate(unique):  # labels summed only here: broadcast
         if c not in wanted:
@@ -397,14 +399,9 @@ def diag_of(x: Tensor) -> Tensor:
     return diagonal(x, 0, -2, -1)
 
 
-def triangle(x: Tensor, upper: bool, offset: int = 0) -> Tensor:
-    """triu(x, offset) or tril(x, offset)."""
-    return triu(x, offset) if upper else tril(x, offset)
-
-
 def solved_triangle(x: Tensor, upper: bool, unitriangular: bool) -> Tensor:
     """The part of a matrix a triangular solve reads: its triangle, without the diagonal when unit."""
-    return triangle(x, upper, (1 if upper else -1) * int(unitriangular))
+    return triu(x, int(unitriangular)) if upper else tril(x, -int(unitriangular))
 
 
 def grad_defined(g: Tensor) -> bool:
@@ -457,7 +454,7 @@ def products_of_others(s: Tensor) -> Tensor:
     """out[..., i] = prod_{j != i} s[..., j] by prefix and suffix products: no division, so it stays
     accurate, and differentiable again, when some s are zero or tiny (singular matrices)."""
     cols = s.unbind(-1)
-    ones = cols[0] * 0 + 1
+    ones = ones_like(cols[0])
     before, after = [ones], [ones]
     for c in cols[:-1]:
         before.append(before[-1] * c)
@@ -468,7 +465,7 @@ def products_of_others(s: Tensor) -> Tensor:
 
 def det_jvp(A_t: Tensor, det: Tensor, A: Tensor) -> Tensor:
     """d det = tr(adj(A) dA), which is det * tr(A^-1 dA) on invertible matrices."""
-    adjugate_h = det_backward(det * 0 + 1, det, A)
+    adjugate_h = det_backward(ones_like(det), det, A)
     return (adjugate_h.conj() * A_t).sum((-2, -1))
 
 
@@ -1100,19 +1097,22 @@ def _matmul_row(a: Tensor, b: Tensor) -> object:
 
 
 def _matmul_shape_error(a: Tensor, b: Tensor) -> RuntimeError:
-    """The message of the kernel torch would have reached (mm, mv or bmm) for mismatched shapes."""
+    """The message of the kernel torch reaches for mismatched shapes: mm/mv on a folded operand
+    (a batch times a matrix, or a matrix/vector that requires grad times a batch), else bmm."""
     sa, sb = a._data.shape, b._data.shape
-    if len(sb) == 1:
+    if len(sa) >= 3 and len(sb) <= 2:
         rows = math.prod(sa[:-1])
-        return RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{sa[-1]}), vec ({sb[0]})")
-    if len(sa) == 1:
-        return RuntimeError(f"size mismatch, got input ({sb[-1]}), mat ({sb[-1]}x{sb[-2]}), vec ({sa[0]})")
-    if len(sb) == 2:
-        return RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({math.prod(sa[:-1])}x{sa[-1]} and "
-                            f"{sb[0]}x{sb[1]})")
+        if len(sb) == 1:
+            return RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{sa[-1]}), vec ({sb[0]})")
+        return RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{sa[-1]} and {sb[0]}x{sb[1]})")
+    if len(sa) <= 2 and a._requires_grad:  # b^T folded against a^T
+        rows = math.prod(sb[:-2]) * sb[-1]
+        if len(sa) == 1:
+            return RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{sb[-2]}), vec ({sa[0]})")
+        return RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{sb[-2]} and {sa[1]}x{sa[0]})")
     batch = math.prod(np.broadcast_shapes(sa[:-2], sb[:-2]))
     return RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{batch}, {sa[-1]}] but got: "
-                        f"[{batch}, {sb[-2]}].")
+                        f"[{batch}, {sb[-2] if len(sb) > 1 else sb[0]}].")
 
 
 def matmul(input: Tensor, other: Tensor) -> Tensor:
@@ -1517,11 +1517,8 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = Fa
     _check_matrix("linalg.solve", A)
     _check_same_dtype("linalg.solve", A, B)
     vector = _is_vector_rhs(A, B)
-    if vector and not left:
-        raise RuntimeError("linalg.solve: Vector broadcasting of the left hand side is not supported for left=False. "
-                           "In this case linalg.solve is equivalent to B / A.squeeze(-1)")
     n = A._data.shape[-1]
-    rows = B._data.shape[-1] if vector else B._data.shape[-2 if left else -1]
+    rows = (B._data.shape[-1] if left else 1) if vector else B._data.shape[-2 if left else -1]
     if rows != n:
         b_rows, b_cols = (B._data.shape[-1], 1) if vector else B._data.shape[-2:]
         equation = "AX = B" if left else "XA = B"
@@ -1620,7 +1617,7 @@ def linalg_svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = No
 
 def svdvals(A: Tensor, *, driver: str | None = None) -> Tensor:
     """The singular values (the node keeps U and Vh for the gradient, as torch's does)."""
-    _check_matrix("linalg.svdvals", A, square=False)
+    _check_matrix("linalg.svd", A, square=False)
     return apply(svd_op, (A,), (False,))[1]
 
 
@@ -1651,7 +1648,7 @@ def eigh(A: Tensor, UPLO: str = "L") -> tuple:  # noqa: N803 - torch's name
 def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:  # noqa: N803 - torch's name
     """Eigenvalues of a Hermitian matrix (the node keeps the eigenvectors for the gradient)."""
     _check_uplo(UPLO)
-    _check_matrix("linalg.eigvalsh", A)
+    _check_matrix("linalg.eigh", A)
     return apply(eigh_op, (A,), (UPLO,))[0]
 
 
@@ -1666,7 +1663,10 @@ def pinv(A: Tensor, rcond: float | Tensor | None = None, hermitian: bool = False
          atol: float | Tensor | None = None, rtol: float | Tensor | None = None) -> Tensor:
     """The Moore-Penrose pseudo-inverse: singular values at most max(atol, rtol * largest) count as
     zero; rtol defaults to eps * max(m, n) unless a positive atol is given (rcond is rtol)."""
-    _check_matrix("linalg.pinv", A, square=False)
+    if A._data.ndim < 2 or A._data.dtype.kind not in "fc":
+        described = f"{_legacy_name(A.dtype)}{{{list(A._data.shape)}}}"
+        raise RuntimeError(f"linalg.pinv({described}): expected a tensor with 2 or more dimensions of float, double, "
+                           "cfloat or cdouble types")
     if rcond is not None:
         rtol = rcond
     atol_given = atol is not None and (isinstance(atol, Tensor) or atol > 0)
@@ -1776,14 +1776,21 @@ def linalg_norm(A: Tensor, ord: float | str | None = None, dim: int | Sequence[i
 
 
 def cond(A: Tensor, p: float | str | None = None) -> Tensor:
-    """The condition number: sigma_max / sigma_min for p in (None, 2, -2), else norm(A) * norm(A^-1)."""
+    """The condition number: sigma_max / sigma_min for p in (None, 2, -2), else norm(A) * norm(A^-1)
+    (inf for singular matrices)."""
     if p is None or p in (2, -2):
         _check_matrix("linalg.cond", A, square=False)
         values = svdvals(A)
         largest, smallest = values.narrow(-1, 0, 1), values.narrow(-1, values.shape[-1] - 1, 1)
         return (smallest / largest if p == -2 else largest / smallest).squeeze(-1)
     _check_matrix(f"linalg.cond(ord={p})", A)
-    return matrix_norm(A, p) * matrix_norm(inv(A), p)
+    inverse, info = inv_ex(A)
+    singular = info > 0
+    if not singular._data.any():
+        return matrix_norm(A, p) * matrix_norm(inverse, p)
+    n = A.shape[-1]
+    safe_inverse = inv(where(batch_mask(singular), eye_of(n, n, A), A))
+    return where(singular, math.inf, matrix_norm(A, p) * matrix_norm(safe_inverse, p))
 
 
 __all__ = ["addbmm", "addmm", "addmv", "baddbmm", "bmm", "chain_matmul", "cholesky_solve", "cross", "det", "dot",

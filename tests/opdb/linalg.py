@@ -306,8 +306,10 @@ def cond_samples(rng):
             Sample((invertible(rng, 3, 3), "nuc"), name="nuc")]
 
 
-def cond_nan_to_num_samples(rng):
-    return [Sample((invertible(rng, 3, 3), p), name=str(p)) for p in ("fro", 1, -math.inf)]
+def cond_inverse_norm_samples(rng):
+    singular = np.stack([invertible(rng, 2, 2), np.ones((2, 2))])
+    return [Sample((invertible(rng, 3, 3), p), name=str(p)) for p in ("fro", 1, -math.inf)] + \
+           [Sample((singular, p), name=f"singular_{p}") for p in ("fro", "nuc")]
 
 
 OPS = [
@@ -399,8 +401,9 @@ OPS = [
     OpInfo("linalg.matrix_norm", matrix_norm_samples),
     OpInfo("linalg.norm", norm_samples),
     OpInfo("linalg.cond", cond_samples),
-    # torch ends these in nan_to_num (NanToNumBackward0; it matters only for singular inputs), and its
-    # backward fails (the inverse it saved was filled in place), so only the values are compared
-    OpInfo("linalg.cond", cond_nan_to_num_samples, skip_grad_fn=True, differentiable=False,
+    # through norm(A) * norm(A^-1): torch ends in nan_to_num (NanToNumBackward0) for most orders and
+    # its backward fails (the inverse it saved was filled in place), so only the values are compared,
+    # singular matrices (cond = inf) included
+    OpInfo("linalg.cond", cond_inverse_norm_samples, skip_grad_fn=True, differentiable=False,
            aliases=("linalg.cond_inverse_norms",)),
 ]
