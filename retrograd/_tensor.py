@@ -46,6 +46,8 @@ class device:  # noqa: N801 - torch's name
         if isinstance(type, device):
             type, index = type.type, type.index  # noqa: A001
         name, _, idx = str(type).partition(":")
+        if name == "cuda":
+            raise AssertionError("Torch not compiled with CUDA enabled")  # torch's words on a CPU-only build
         if name != "cpu":
             raise RuntimeError(f"retrograd computes on the CPU only; device {type!r} is not available")
         self.type = name
