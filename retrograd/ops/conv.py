@@ -62,7 +62,7 @@ def _out_size(spatial: Sequence[int], win: Window) -> tuple[int, ...]:
 
 
 def _windows(xp, x, win: Window, out: Sequence[int], fill: float = 0.0):
-    """Every receptive field of x: shape (*lead, *O, *K), a strided view of the padded input."""
+    """Every receptive field of x: shape (*lead, *O, *K), a strided view of the padded input (no copy)."""
     d = len(win.kernel)
     if any(lo or hi for lo, hi in win.padding):
         x = xp.pad(x, [(0, 0)] * (x.ndim - d) + list(win.padding), constant_values=fill)
@@ -73,74 +73,52 @@ def _windows(xp, x, win: Window, out: Sequence[int], fill: float = 0.0):
                 + tuple(slice(None, None, dl) for dl in win.dilation)]
 
 
+def _columns(xp, x, win: Window, out: Sequence[int]):
+    """im2col: (*lead, *X) -> (*lead, *K, *O), each kernel offset's view of the input laid out contiguously
+    (one copy of the window view; output positions innermost, so the copy runs along input rows)."""
+    d = len(win.kernel)
+    view = _windows(xp, x, win, out)
+    n = view.ndim - 2 * d
+    return xp.ascontiguousarray(view.transpose(*range(n), *range(n + d, n + 2 * d), *range(n, n + d)))
+
+
 def _scatter_windows(xp, cols, spatial: Sequence[int], win: Window):
-    """The adjoint of `_windows`: add each window (*lead, *O, *K) back to its place in (*lead, *X)."""
+    """col2im, the adjoint of `_columns`: add (*lead, *K, *O) back to the places in (*lead, *X) they came from."""
     d = len(win.kernel)
     lead_shape = cols.shape[:cols.ndim - 2 * d]
-    out = cols.shape[len(lead_shape):len(lead_shape) + d]
+    out = cols.shape[cols.ndim - d:]
     padded = tuple(x + lo + hi for x, (lo, hi) in zip(spatial, win.padding))
     buf = xp.zeros(lead_shape + padded, dtype=cols.dtype)
     lead = (slice(None),) * len(lead_shape)
     for offset in np.ndindex(*win.kernel):  # one strided add per kernel offset, never per pixel
         target = tuple(slice(k * dl, k * dl + (o - 1) * s + 1, s)
                        for k, dl, o, s in zip(offset, win.dilation, out, win.stride))
-        buf[lead + target] += cols[(Ellipsis, *offset)]
+        buf[lead + target] += cols[lead + offset]
     return buf[lead + tuple(slice(lo, lo + x) for x, (lo, _) in zip(spatial, win.padding))]
 
 
-def _group_columns(xp, x, win: Window, out: Sequence[int], groups: int):
-    """im2col: (N, C, *X) -> (groups, N*P, C/groups*K), one row per output position."""
-    n, c = x.shape[:2]
-    d = len(out)
-    cols = _windows(xp, x, win, out).reshape(n, groups, c // groups, *out, *win.kernel)
-    cols = cols.transpose(1, 0, *range(3, 3 + d), 2, *range(3 + d, 3 + 2 * d))
-    return cols.reshape(groups, n * math.prod(out), -1)
-
-
-def _ungroup_columns(xp, cols, shape: Sequence[int], win: Window, out: Sequence[int], groups: int):
-    """col2im: the adjoint of `_group_columns`, back to an input of `shape`."""
-    n, c = shape[:2]
-    d = len(out)
-    cols = cols.reshape(groups, n, *out, c // groups, *win.kernel)
-    cols = cols.transpose(1, 0, 2 + d, *range(2, 2 + d), *range(3 + d, 3 + 2 * d)).reshape(n, c, *out, *win.kernel)
-    return _scatter_windows(xp, cols, shape[2:], win)
-
-
-def _group_rows(g, groups: int):
-    """(N, F, *O) -> (groups, N*P, F/groups): the output-side layout of the grouped matmuls."""
-    n, f = g.shape[:2]
-    d = g.ndim - 2
-    g = g.reshape(n, groups, f // groups, *g.shape[2:])
-    return g.transpose(1, 0, *range(3, 3 + d), 2).reshape(groups, -1, f // groups)
-
-
-def _ungroup_rows(y, n: int, out: Sequence[int]):
-    """(groups, N*P, F/groups) -> (N, F, *O)."""
-    groups, _, fg = y.shape
-    d = len(out)
-    y = y.reshape(groups, n, *out, fg)
-    return y.transpose(1, 0, 2 + d, *range(2, 2 + d)).reshape(n, groups * fg, *out)
-
-
 def _conv(xp, x, w, win: Window, groups: int):
-    """conv(x, w): (N, C, *X) with (F, C/groups, *K) -> (N, F, *O)."""
+    """conv(x, w): (N, C, *X) with (F, C/groups, *K) -> (N, F, *O), one matmul per sample and group."""
     out = _out_size(x.shape[2:], win)
-    cols = _group_columns(xp, x, win, out, groups)
-    y = xp.matmul(cols, w.reshape(groups, w.shape[0] // groups, -1).transpose(0, 2, 1))
-    return _ungroup_rows(y, x.shape[0], out)
+    cols = _columns(xp, x, win, out).reshape(x.shape[0], groups, -1, math.prod(out))  # (N, G, C/G*K, P)
+    y = xp.matmul(w.reshape(groups, w.shape[0] // groups, -1), cols)  # (N, G, F/G, P)
+    return y.reshape(x.shape[0], w.shape[0], *out)
 
 
 def _conv_transpose(xp, g, w, spatial: Sequence[int], win: Window, groups: int):
     """conv_T(g, w): the adjoint of conv(., w), producing an input of spatial size `spatial`."""
-    cols = xp.matmul(_group_rows(g, groups), w.reshape(groups, w.shape[0] // groups, -1))
-    return _ungroup_columns(xp, cols, (g.shape[0], w.shape[1] * groups, *spatial), win, g.shape[2:], groups)
+    n = g.shape[0]
+    rows = g.reshape(n, groups, g.shape[1] // groups, -1)  # (N, G, F/G, P)
+    cols = xp.matmul(w.reshape(groups, w.shape[0] // groups, -1).transpose(0, 2, 1), rows)  # (N, G, C/G*K, P)
+    return _scatter_windows(xp, cols.reshape(n, w.shape[1] * groups, *win.kernel, *g.shape[2:]), spatial, win)
 
 
 def _conv_weight(xp, g, x, win: Window, groups: int):
     """conv_w(g, x): the adjoint of conv(x, .), a weight of shape (F, C/groups, *K)."""
-    cols = _group_columns(xp, x, win, g.shape[2:], groups)
-    gw = xp.matmul(_group_rows(g, groups).transpose(0, 2, 1), cols)
-    return gw.reshape(g.shape[1], x.shape[1] // groups, *win.kernel)
+    n = x.shape[0]
+    cols = _columns(xp, x, win, g.shape[2:]).reshape(n, groups, -1, math.prod(g.shape[2:]))
+    rows = g.reshape(n, groups, g.shape[1] // groups, -1)
+    return xp.matmul(rows, cols.transpose(0, 1, 3, 2)).sum(0).reshape(g.shape[1], x.shape[1] // groups, *win.kernel)
 
 
 def _transposed_size(spatial: Sequence[int], win: Window, output_padding: Sequence[int]) -> tuple[int, ...]:
@@ -190,44 +168,48 @@ def convolution_weight(xp, g, x, win, groups):
 def im2col_op(xp, x, win):
     """(*batch, C, *X) -> (*batch, C * prod(kernel), L): each window as a column."""
     d = len(win.kernel)
-    c = x.ndim - d - 1  # the channel axis
-    cols = _windows(xp, x, win, _out_size(x.shape[c + 1:], win))  # (*batch, C, *O, *K)
-    cols = cols.transpose(*range(c + 1), *range(c + 1 + d, c + 1 + 2 * d), *range(c + 1, c + 1 + d))
-    return cols.reshape(*x.shape[:c], x.shape[c] * math.prod(win.kernel), -1)
+    out = _out_size(x.shape[x.ndim - d:], win)
+    return _columns(xp, x, win, out).reshape(*x.shape[:x.ndim - d - 1], -1, math.prod(out))
 
 
 @defop("col2im", node="Col2ImBackward0", params=("output_size", "win"), self="im2col_op(grad, win)",
        jvp="col2im_op(self_t, output_size, win)")
 def col2im_op(xp, cols, output_size, win):
     """The adjoint of im2col: add each column back to its window of an (*batch, C, *output_size) result."""
-    d = len(win.kernel)
-    c = cols.ndim - 2
-    out = _out_size(output_size, win)
-    cols = cols.reshape(*cols.shape[:c], -1, *win.kernel, *out)
-    cols = cols.transpose(*range(c + 1), *range(c + 1 + d, c + 1 + 2 * d), *range(c + 1, c + 1 + d))
+    cols = cols.reshape(*cols.shape[:-2], -1, *win.kernel, *_out_size(output_size, win))
     return _scatter_windows(xp, cols, output_size, win)
 
 
 def _max_pool_forward(xp, x, win, out):
-    """Largest value of each window (NaN wins, first index on ties) and its flat index in the input plane."""
+    """Largest value of each window and its flat index in the input plane, as torch picks it: the first
+    of tied maxima, the last NaN, and never a padding position (an all -inf window points at its first
+    real element)."""
     d = len(win.kernel)
-    lead = x.shape[:x.ndim - d]
-    fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
-    cols = _windows(xp, x, win, out, fill).reshape(*lead, *out, -1)
-    arg = xp.argmax(cols, axis=-1)
-    values = xp.take_along_axis(cols, arg[..., None], axis=-1)[..., 0]
-    offsets = np.unravel_index(arg, win.kernel)
+    view = _windows(xp, x, win, out, -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min)
+    offsets = list(np.ndindex(*win.kernel))
+    planes = [view[(Ellipsis, *offset)] for offset in offsets]  # one strided view per kernel offset
+    best = planes[0].copy()
+    for plane in planes[1:]:
+        xp.maximum(best, plane, out=best)  # NaN propagates, as torch's max pooling does
+    arg = xp.zeros(best.shape, dtype=np.int64)
+    for k in range(len(planes) - 1, 0, -1):  # backwards, so the first tied maximum wins
+        arg = xp.where(planes[k] == best, k, arg)
+    if x.dtype.kind == "f" and xp.isnan(best).any():
+        for k, plane in enumerate(planes):
+            arg = xp.where(plane != plane, k, arg)
     flat = 0
-    for i, (k, size) in enumerate(zip(offsets, x.shape[x.ndim - d:])):
-        start = xp.arange(out[i]) * win.stride[i] - win.padding[i][0]
-        coord = start.reshape((-1,) + (1,) * (d - 1 - i)) + k * win.dilation[i]
-        flat = flat * size + coord
-    return values, xp.asarray(flat, dtype=np.int64)
+    for i, size in enumerate(x.shape[x.ndim - d:]):
+        step = xp.asarray([offset[i] * win.dilation[i] for offset in offsets])
+        start = (xp.arange(out[i]) * win.stride[i] - win.padding[i][0]).reshape((-1,) + (1,) * (d - 1 - i))
+        coord = start + xp.take(step, arg)
+        flat = flat * size + (xp.clip(coord, 0, size - 1) if win.padding[i][0] else coord)
+    return best, flat
 
 
 @defop("max_pool2d_with_indices", node="MaxPool2DWithIndicesBackward0", params=("win", "out"), outputs=2,
-       differentiable_outputs=(0,), self="max_pool_backward_op(grads[0], results[1]._data, self_shape, len(out))",
-       jvp="(pick_op(self_t, results[1]._data, len(out)), None)")
+       differentiable_outputs=(0,),
+       self="max_pool_backward_op(grads[0], results[1]._data, self_shape, len(out), windows_overlap(win))",
+       jvp="(pick_op(self_t, results[1]._data, len(out), False), None)")
 def max_pool_op(xp, x, win, out):
     return _max_pool_forward(xp, x, win, out)
 
@@ -236,8 +218,9 @@ max_pool3d_op = max_pool_op.alias("max_pool3d_with_indices", "MaxPool3DWithIndic
 
 
 @defop("adaptive_max_pool2d", node="AdaptiveMaxPool2DBackward0", params=("out",), outputs=2,
-       differentiable_outputs=(0,), self="max_pool_backward_op(grads[0], results[1]._data, self_shape, len(out))",
-       jvp="(pick_op(self_t, results[1]._data, len(out)), None)")
+       differentiable_outputs=(0,),
+       self="max_pool_backward_op(grads[0], results[1]._data, self_shape, len(out), True)",
+       jvp="(pick_op(self_t, results[1]._data, len(out), True), None)")
 def adaptive_max_pool_op(xp, x, out):
     d = len(out)
     spatial = x.shape[x.ndim - d:]
@@ -266,20 +249,25 @@ adaptive_max_pool3d_op = adaptive_max_pool_op.alias("adaptive_max_pool3d", "Adap
 
 
 @defop("max_pool_backward", node="MaxPool2DWithIndicesBackwardBackward0", inputs=("grad_output",),
-       params=("indices", "input_shape", "d"), grad_output="pick_op(grad, indices, d)",
-       jvp="max_pool_backward_op(grad_output_t, indices, input_shape, d)")
-def max_pool_backward_op(xp, g, indices, input_shape, d):
-    """Each output's gradient added to the input element it picked (`indices`: flat within each input plane)."""
+       params=("indices", "input_shape", "d", "repeats"), grad_output="pick_op(grad, indices, d, repeats)",
+       jvp="max_pool_backward_op(grad_output_t, indices, input_shape, d, repeats)")
+def max_pool_backward_op(xp, g, indices, input_shape, d, repeats):
+    """Each output's gradient added to the input element it picked (`indices`: flat within each input plane);
+    `repeats`: whether windows overlap, so that one element may be picked more than once."""
     planes = math.prod(input_shape[:len(input_shape) - d])
     size = math.prod(input_shape[len(input_shape) - d:])
     flat = (xp.arange(planes)[:, None] * size + indices.reshape(planes, -1)).reshape(-1)
-    total = xp.bincount(flat, weights=g.reshape(-1), minlength=planes * size)
-    return total.astype(g.dtype, copy=False).reshape(input_shape)
+    if repeats:
+        total = xp.bincount(flat, weights=g.reshape(-1), minlength=planes * size).astype(g.dtype, copy=False)
+    else:
+        total = xp.zeros(planes * size, dtype=g.dtype)
+        total[flat] = g.reshape(-1)
+    return total.reshape(input_shape)
 
 
-@defop("pick", node="GatherBackward0", params=("indices", "d"),
-       self="max_pool_backward_op(grad, indices, self_shape, d)", jvp="pick_op(self_t, indices, d)")
-def pick_op(xp, x, indices, d):
+@defop("pick", node="GatherBackward0", params=("indices", "d", "repeats"),
+       self="max_pool_backward_op(grad, indices, self_shape, d, repeats)", jvp="pick_op(self_t, indices, d, repeats)")
+def pick_op(xp, x, indices, d, repeats):
     """The adjoint of max_pool_backward: each input plane's element at `indices`."""
     planes = math.prod(x.shape[:x.ndim - d])
     return xp.take_along_axis(x.reshape(planes, -1), indices.reshape(planes, -1), axis=1).reshape(indices.shape)
@@ -288,8 +276,11 @@ def pick_op(xp, x, indices, d):
 @defop("avg_pool2d", node="AvgPool2DBackward0", params=("win", "out", "divisor"),
        self="avg_pool_backward_op(grad, self_shape, win, divisor)", jvp="avg_pool_op(self_t, win, out, divisor)")
 def avg_pool_op(xp, x, win, out, divisor):
-    d = len(win.kernel)
-    sums = _windows(xp, x, win, out).sum(axis=tuple(range(x.ndim, x.ndim + d)))
+    view = _windows(xp, x, win, out)
+    offsets = np.ndindex(*win.kernel)
+    sums = view[(Ellipsis, *next(offsets))].copy()
+    for offset in offsets:
+        sums += view[(Ellipsis, *offset)]
     return (sums / divisor).astype(x.dtype, copy=False)
 
 
@@ -303,7 +294,8 @@ avg_pool3d_op = avg_pool_op.alias("avg_pool3d", "AvgPool3DBackward0")
 def avg_pool_backward_op(xp, g, input_shape, win, divisor):
     d = len(win.kernel)
     share = (g / divisor).astype(g.dtype, copy=False)
-    cols = xp.broadcast_to(share.reshape(share.shape + (1,) * d), share.shape + win.kernel)
+    lead, out = share.shape[:share.ndim - d], share.shape[share.ndim - d:]
+    cols = xp.broadcast_to(share.reshape(*lead, *(1,) * d, *out), (*lead, *win.kernel, *out))
     return _scatter_windows(xp, cols, input_shape[len(input_shape) - d:], win)
 
 
@@ -423,6 +415,11 @@ def conv_jvp(input_t: Tensor, weight_t: Tensor, bias_t: Tensor | None, input: Te
     if isinstance(bias_t, Tensor):
         out = out + bias_t.reshape(-1, *(1,) * (out.ndim - 2))
     return out
+
+
+def windows_overlap(win: Window) -> bool:
+    """Whether neighbouring windows share input elements (a stride shorter than the kernel's extent)."""
+    return any(s < dl * (k - 1) + 1 for s, dl, k in zip(win.stride, win.dilation, win.kernel))
 
 
 def transposed_matrices(matrices: tuple) -> tuple:
