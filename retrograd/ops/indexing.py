@@ -2,35 +2,44 @@
 
 `x[key]` is split the way torch splits it, so grad_fn names match: integers become `select`,
 slices `slice`, None `unsqueeze` (all views), and tensor/list/bool indices one `index` op whose
-backward accumulates into duplicate positions (`x[[0, 0]]` gives grad 2 at 0).
+backward accumulates into duplicate positions (`x[[0, 0]]` gives grad 2 at 0). `x[key] = v`
+takes the same views and writes through them (`copy_`, `fill_` or `index_put_`), so the base
+records CopySlices (see shape.py, Note [in-place through views]).
+
+Index tensors are not inputs of the rows but parameters (NumPy int64 or bool arrays): they
+never carry a gradient, and formulas pass them on to other rows as they are.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
 
+from .. import _dtype as D
 from .._tensor import Tensor, _wrap, _wrap_dim
+from ..autograd import grad_mode
+from ..autograd.forward_ad import transforms as _transforms
 from .registry import apply, defop
+from .shape import _legacy_name, alias_op, select, slice_op, unsqueeze
 
 # ============================================================================================
-# Rows
+# Advanced indexing: index, index_put
 # ============================================================================================
 
 
-@defop("index", params=("indices",), self="index_put_zeros(grad, self_shape, indices)",
+@defop("index", params=("indices",), self="index_backward(grad, self_shape, indices)",
        jvp="index_op(self_t, indices)")
 def index_op(xp, x, indices):
     return x[indices]
 
 
 @defop("index_put", node="IndexPutBackward0", inputs=("self", "values"), params=("indices", "accumulate"),
-       self="grad if accumulate else masked_at(grad, indices)", values="index_op(grad, indices)",
-       jvp="index_put(self_t, values_t, indices, accumulate)")
-def index_put(xp, x, values, indices, accumulate):
+       self="grad if accumulate else index_put_op(grad, 0.0, indices, False)", values="index_op(grad, indices)",
+       jvp="index_put_op(self_t, values_t, indices, accumulate)")
+def index_put_op(xp, x, values, indices, accumulate):
     out = x.copy()
-    values = xp.asarray(values, dtype=x.dtype)
     if accumulate:
         xp.add.at(out, indices, values)
     else:
@@ -38,44 +47,227 @@ def index_put(xp, x, values, indices, accumulate):
     return out
 
 
-# `x[basic] = v` is the same computation; torch names its node CopySlices.
-copy_slices_put = index_put.alias("copy_slices_put", "CopySlices")
+# ============================================================================================
+# Along one dim: index_select, index_add, index_copy, index_fill
+# ============================================================================================
 
 
-@defop("gather", params=("dim", "index"), self="zeros_scatter_add(grad, self_shape, dim, index)",
-       jvp="self_t.gather(dim, index)")
+@defop("index_select", params=("dim", "index"), self="index_select_backward(grad, self_shape, dim, index)",
+       jvp="index_select_op(self_t, dim, index)")
+def index_select_op(xp, x, dim, index):
+    return xp.take(x, index, axis=dim) if x.ndim else x.reshape(1)[index].reshape(())
+
+
+@defop("index_add", inputs=("self", "source"), params=("dim", "index", "alpha"), self="grad",
+       source="scale_by_alpha(index_select_op(grad, dim, index), alpha)",
+       jvp="index_add_op(self_t, source_t, dim, index, alpha)")
+def index_add_op(xp, x, source, dim, index, alpha):
+    out = x.copy()
+    xp.add.at(_along(out, dim), index, _along(source * alpha if alpha != 1 else source, dim))
+    return out
+
+
+@defop("index_copy", inputs=("self", "source"), params=("dim", "index"), self="index_fill_op(grad, dim, index, 0)",
+       source="index_select_op(grad, dim, index)", jvp="index_copy_op(self_t, source_t, dim, index)")
+def index_copy_op(xp, x, source, dim, index):
+    out = x.copy()
+    _along(out, dim)[index] = _along(source, dim)
+    return out
+
+
+@defop("index_fill", params=("dim", "index", "value"), self="index_fill_op(grad, dim, index, 0)",
+       jvp="index_fill_op(self_t, dim, index, 0)")
+def index_fill_op(xp, x, dim, index, value):
+    out = x.copy()
+    _along(out, dim)[index] = value
+    return out
+
+
+@defop("index_fill_tensor", node="IndexFillBackward1", inputs=("self", "value"), params=("dim", "index"),
+       self="index_fill_op(grad, dim, index, 0)", value="index_select_op(grad, dim, np.unique(index)).sum()",
+       jvp="index_fill_tensor_op(self_t, value_t, dim, index)")
+def index_fill_tensor_op(xp, x, value, dim, index):
+    if x.ndim == 0:
+        return xp.asarray(value, dtype=x.dtype).copy()
+    chosen = np.zeros(x.shape[dim], dtype=bool)
+    chosen[index] = True
+    chosen = chosen.reshape((-1,) + (1,) * (x.ndim - dim - 1))
+    value = value.reshape(value.shape + (1,) * (x.ndim - value.ndim))  # leading dims (vmap's) align with x's
+    return xp.where(chosen, value.astype(x.dtype, copy=False), x)
+
+
+def _along(x, dim):
+    """x with `dim` moved first (a view; 0-d tensors count as 1-d)."""
+    return np.moveaxis(x.reshape(1) if x.ndim == 0 else x, dim, 0)
+
+
+# ============================================================================================
+# Along one dim, index per element: gather, scatter, scatter_add, scatter_reduce
+# ============================================================================================
+
+
+@defop("gather", params=("dim", "index"), self="gather_backward(grad, self_shape, dim, index)",
+       jvp="gather_op(self_t, dim, index)")
 def gather_op(xp, x, dim, index):
-    return xp.take_along_axis(x, index, axis=dim)
+    unit = dim == x.ndim  # a 0-d tensor (as vmap also passes one, batched): gather along a unit trailing dim
+    if unit:
+        x, index = x[..., None], index[..., None]
+    leading = tuple(slice(None) if i == dim else slice(0, n) for i, n in enumerate(index.shape))
+    out = xp.take_along_axis(x[leading], index, axis=dim)  # torch reads only the part the index covers
+    return out[..., 0] if unit else out
 
 
-@defop("scatter", node="ScatterBackward0", inputs=("self", "src"), params=("dim", "index"),
-       self="grad.scatter(dim, index, 0)", src="grad.gather(dim, index)",
-       jvp="self_t.scatter(dim, index, src_t)")
+@defop("scatter", inputs=("self", "src"), params=("dim", "index"), self="scatter_value_op(grad, dim, index, 0)",
+       src="gather_op(grad, dim, index)", jvp="scatter_op(self_t, src_t, dim, index)")
 def scatter_op(xp, x, src, dim, index):
     out = x.copy()
-    if isinstance(src, np.ndarray) and src.shape != index.shape:
-        src = src[tuple(slice(0, n) for n in index.shape)]
-    xp.put_along_axis(out, index, src, axis=dim)
+    target, places, src = _scatter_target(out, src, dim, index)
+    target[places] = src
     return out
 
 
-@defop("scatter_add", inputs=("self", "src"), params=("dim", "index"),
-       self="grad", src="grad.gather(dim, index)", jvp="self_t.scatter_add(dim, index, src_t)")
+@defop("scatter_value", node="ScatterBackward1", params=("dim", "index", "value"),
+       self="scatter_value_op(grad, dim, index, 0)", jvp="scatter_value_op(self_t, dim, index, 0)")
+def scatter_value_op(xp, x, dim, index, value):
+    out = x.copy()
+    target, places, _ = _scatter_target(out, None, dim, index)
+    target[places] = value
+    return out
+
+
+@defop("scatter_add", inputs=("self", "src"), params=("dim", "index"), self="grad", src="gather_op(grad, dim, index)",
+       jvp="scatter_add_op(self_t, src_t, dim, index)")
 def scatter_add_op(xp, x, src, dim, index):
     out = x.copy()
-    if src.shape != index.shape:
-        src = src[tuple(slice(0, n) for n in index.shape)]
-    idx = list(np.indices(index.shape, sparse=True))
-    idx[dim] = index
-    xp.add.at(out, tuple(idx), src)
+    target, places, src = _scatter_target(out, src, dim, index)
+    xp.add.at(target, places, src)
     return out
 
 
-@defop("masked_fill", inputs=("self", "value"), params=("mask",), promote=None,
-       self="grad.masked_fill(mask, 0)", value="grad.masked_select(mask).sum() if value_shape == () else None",
-       jvp="self_t.masked_fill(mask, 0)")
+# torch has no derivative for scatter(..., reduce=): its node is torch::autograd::NotImplemented
+@defop("scatter_reduce_legacy", node="NotImplemented", inputs=("self", "src"), params=("dim", "index", "reduce"),
+       self="derivative_not_implemented('aten::scatter')", src="derivative_not_implemented('aten::scatter')")
+def scatter_reduce_legacy(xp, x, src, dim, index, reduce):
+    out = x.copy()
+    target, places, src = _scatter_target(out, src, dim, index)
+    (xp.add if reduce == "add" else xp.multiply).at(target, places, src)
+    return out
+
+
+scatter_reduce_legacy.node_class.name = lambda node: "torch::autograd::NotImplemented"
+
+_IDENTITY = {"sum": 0, "mean": 0, "prod": 1, "amax": -np.inf, "amin": np.inf}
+
+
+@defop("scatter_reduce", inputs=("self", "src"), params=("dim", "index", "reduce", "include_self"),
+       self="scatter_reduce_backward(grad, self, src, result, dim, index, reduce, include_self)[0]",
+       src="scatter_reduce_backward(grad, self, src, result, dim, index, reduce, include_self)[1]",
+       jvp="scatter_reduce_tangent(self, self_t, src, src_t, result, dim, index, reduce, include_self)")
+def scatter_reduce_op(xp, x, src, dim, index, reduce, include_self):
+    out = x.copy()
+    target, places, src = _scatter_target(out, src, dim, index)
+    if not include_self:
+        target[places] = _IDENTITY[reduce]
+    {"sum": xp.add, "mean": xp.add, "prod": xp.multiply, "amax": xp.maximum, "amin": xp.minimum}[reduce].at(
+        target, places, src)
+    if reduce == "mean":
+        target /= _scatter_counts(x.shape, dim, index, include_self).reshape(target.shape)
+    return out
+
+
+def _scatter_target(out: np.ndarray, src: object, dim: int, index: np.ndarray) -> tuple:
+    """(view of out, the NumPy key that sends element i of `index` to out[..., index[i], ...] along
+    dim, the part of src the index covers). A 0-d tensor (dim one past its dims, also as vmap
+    batches one) gets a unit trailing dim."""
+    if dim == out.ndim:
+        out, index = out[..., None], index[..., None]
+        if isinstance(src, np.ndarray) and src.ndim:
+            src = src[..., None]
+    places = list(np.indices(index.shape, sparse=True))
+    places[dim] = index
+    if isinstance(src, np.ndarray) and src.ndim and src.shape != index.shape:
+        src = src[tuple(slice(0, n) for n in index.shape)]  # torch reads only the part the index covers
+    return out, tuple(places), src
+
+
+def _scatter_counts(shape: tuple, dim: int, index: np.ndarray, include_self: bool) -> np.ndarray:
+    """How many values scatter_reduce combined into each place (at least 1, as torch divides by it)."""
+    counts = np.full(shape, 1 if include_self else 0, dtype=np.int64)
+    target, places, _ = _scatter_target(counts, None, dim, index)
+    np.add.at(target, places, 1)
+    return np.maximum(counts, 1)
+
+
+# ============================================================================================
+# Masks and flat positions: masked_fill, masked_select, masked_scatter, take, put
+# ============================================================================================
+
+
+@defop("masked_fill", inputs=("self", "value"), params=("mask",), self="masked_fill_op(grad, 0.0, mask)",
+       value="masked_fill_op(grad, 0.0, ~mask).sum()", jvp="masked_fill_op(self_t, value_t, mask)")
 def masked_fill_op(xp, x, value, mask):
-    return xp.where(mask, xp.asarray(value, dtype=x.dtype), x)
+    return xp.where(mask, xp.asarray(value).astype(x.dtype, copy=False), x)
+
+
+# torch names the node of a tensor value MaskedFillBackward1 (a number: MaskedFillBackward0)
+masked_fill_tensor_op = masked_fill_op.alias("masked_fill_tensor", "MaskedFillBackward1")
+
+
+@defop("masked_select", params=("mask",), self="masked_select_backward(grad, self_shape, mask)",
+       jvp="masked_select_op(self_t, mask)")
+def masked_select_op(xp, x, mask):
+    shape = np.broadcast_shapes(x.shape, mask.shape)
+    return xp.broadcast_to(x, shape)[xp.broadcast_to(mask, shape)]
+
+
+@defop("masked_scatter", inputs=("self", "source"), params=("mask",), self="masked_fill_op(grad, 0.0, mask)",
+       source="masked_scatter_source_grad(grad, mask, source_shape)",
+       jvp="masked_scatter_op(self_t, source_t, mask)")
+def masked_scatter_op(xp, x, source, mask):
+    shape = np.broadcast_shapes(x.shape, mask.shape)
+    out = xp.broadcast_to(x, shape).copy()
+    where = xp.broadcast_to(mask, shape)
+    out[where] = source.reshape(-1)[: int(where.sum())]
+    return out
+
+
+@defop("take", params=("index",), self="take_backward(grad, self_shape, index)", jvp="take_op(self_t, index)")
+def take_op(xp, x, index):
+    return x.reshape(-1)[index]
+
+
+@defop("put", inputs=("self", "source"), params=("index", "accumulate"),
+       self="grad if accumulate else put_op(grad, zeros(source_shape, dtype=grad.dtype), index, False)",
+       source="take_op(grad, index).reshape(source_shape)", jvp="put_op(self_t, source_t, index, accumulate)")
+def put_op(xp, x, source, index, accumulate):
+    out = x.copy()
+    flat, places, values = out.reshape(-1), index.reshape(-1), xp.asarray(source).reshape(-1)
+    if accumulate:
+        xp.add.at(flat, places, values)
+    else:
+        flat[places] = values
+    return out
+
+
+# ============================================================================================
+# Fills (what x[key] = scalar writes through its view)
+# ============================================================================================
+
+
+@defop("fill", node="FillBackward2", params=("value",), self="zeros_like(grad)", jvp="zeros_like(self_t)")
+def fill_op(xp, x, value):
+    return xp.full_like(x, value)
+
+
+@defop("fill_tensor", node="FillBackward3", inputs=("self", "value"), self="zeros_like(grad)", value="grad.sum()",
+       jvp="cast_to(value_t, self_dtype).expand(self_shape)")
+def fill_tensor_op(xp, x, value):
+    return xp.full_like(x, value)
+
+
+@defop("zero", node="ZeroBackward0", self="zeros_like(grad)", jvp="zeros_like(self_t)")
+def zero_op(xp, x):
+    return xp.zeros_like(x)
 
 
 # ============================================================================================
@@ -83,220 +275,620 @@ def masked_fill_op(xp, x, value, mask):
 # ============================================================================================
 
 
-def index_put_zeros(grad: Tensor, shape: tuple, indices: tuple) -> Tensor:
+def index_backward(grad: Tensor, shape: tuple, indices: tuple) -> Tensor:
     """The adjoint of indexing: grad added into zeros at the indexed places (duplicates add up)."""
     from .. import zeros
 
-    return apply(index_put, (zeros(shape, dtype=grad.dtype), grad), (indices, True))
+    return index_put_op(zeros(shape, dtype=grad.dtype), grad, indices, True)
 
 
-def masked_at(grad: Tensor, indices: tuple) -> Tensor:
-    """grad with the indexed places set to zero (what an overwritten region receives)."""
-    return apply(index_put, (grad, 0.0), (indices, False))
-
-
-def zeros_scatter_add(grad: Tensor, shape: tuple, dim: int, index: np.ndarray) -> Tensor:
+def index_select_backward(grad: Tensor, shape: tuple, dim: int, index: np.ndarray) -> Tensor:
     from .. import zeros
 
-    return apply(scatter_add_op, (zeros(shape, dtype=grad.dtype), grad), (dim, index))
+    return index_add_op(zeros(shape, dtype=grad.dtype), grad, dim, index, 1)
+
+
+def gather_backward(grad: Tensor, shape: tuple, dim: int, index: np.ndarray) -> Tensor:
+    from .. import zeros
+
+    return scatter_add_op(zeros(shape, dtype=grad.dtype), grad, dim, index)
+
+
+def take_backward(grad: Tensor, shape: tuple, index: np.ndarray) -> Tensor:
+    from .. import zeros
+
+    return put_op(zeros(shape, dtype=grad.dtype), grad, index, True)
+
+
+def masked_select_backward(grad: Tensor, shape: tuple, mask: np.ndarray) -> Tensor:
+    """grad put back at the masked places of a zero tensor of the broadcast shape."""
+    from .. import zeros
+
+    return masked_scatter_op(zeros(np.broadcast_shapes(shape, mask.shape), dtype=grad.dtype), grad, mask)
+
+
+def masked_scatter_source_grad(grad: Tensor, mask: np.ndarray, source_shape: tuple) -> Tensor:
+    """The gradient at the masked places, in source's order, padded with zeros to source's size."""
+    from .. import zeros
+    from .shape import cat
+
+    picked = masked_select_op(grad, mask)
+    rest = int(np.prod(source_shape)) - picked._data.size
+    return cat([picked, zeros(rest, dtype=grad.dtype)]).reshape(source_shape)
+
+
+def scale_by_alpha(t: Tensor, alpha: complex) -> Tensor:
+    """t * conj(alpha), skipped for alpha == 1 (torch's maybe_multiply)."""
+    return t if alpha == 1 else t * (alpha.conjugate() if isinstance(alpha, complex) else alpha)
+
+
+def derivative_not_implemented(name: str) -> None:
+    raise RuntimeError(f"derivative for {name} is not implemented")
+
+
+def scatter_reduce_backward(grad: Tensor, self: Tensor, src: Tensor, result: Tensor, dim: int, index: np.ndarray,
+                            reduce: str, include_self: bool) -> tuple[Tensor, Tensor]:
+    """Gradients of scatter_reduce for (self, src), as torch defines them (ties share evenly)."""
+    if reduce == "sum":
+        grad_self, grad_src = grad, gather_op(grad, dim, index)
+    elif reduce == "mean":
+        counts = _scatter_counts(tuple(self.shape), dim, index, include_self)
+        grad_self = grad / _wrap(counts.astype(grad._data.dtype))
+        grad_src = gather_op(grad_self, dim, index)
+    elif reduce == "prod":
+        grad_self, grad_src = _scatter_prod_backward(grad, self, src, result, dim, index, include_self)
+    else:  # amax, amin: the gradient is shared among the values equal to the result
+        self_wins = (self == result).to(grad.dtype)
+        src_wins = (src == gather_op(result, dim, index)).to(grad.dtype)
+        shared = grad / scatter_add_op(self_wins, src_wins, dim, index)
+        grad_self, grad_src = self_wins * shared, src_wins * gather_op(shared, dim, index)
+    if not include_self:
+        grad_self = scatter_value_op(grad_self, dim, index, 0)
+    return grad_self, grad_src
+
+
+def _scatter_prod_backward(grad: Tensor, self: Tensor, src: Tensor, result: Tensor, dim: int, index: np.ndarray,
+                           include_self: bool) -> tuple[Tensor, Tensor]:
+    """The product rule without dividing by zero: a lone zero factor gets the product of the others."""
+    self_nonzero = self.masked_fill(self == 0, 1)
+    grad_self = grad * scatter_reduce_op(self_nonzero, src, dim, index, "prod", include_self) / self_nonzero
+    src_zero = src == 0
+    zeros_per_place = scatter_add_op(self.new_zeros(self.shape), src_zero.to(self.dtype), dim, index)
+    lone_zero = src_zero & (gather_op(zeros_per_place, dim, index) == 1)
+    others = scatter_reduce_op(self, src.masked_fill(lone_zero, 1), dim, index, "prod", include_self)
+    from .pointwise import where
+
+    grad_src = where(lone_zero, gather_op(grad * others, dim, index),
+                     gather_op(grad * result, dim, index) / src.masked_fill(src_zero, 1))
+    return grad_self, grad_src
+
+
+def scatter_reduce_tangent(self: Tensor, self_t: Tensor, src: Tensor, src_t: Tensor, result: Tensor, dim: int,
+                           index: np.ndarray, reduce: str, include_self: bool) -> Tensor:
+    """The JVP of scatter_reduce: linear for sum/mean, the winners' mean tangent for amax/amin, and
+    for prod the sum over factors of (tangent x product of the other factors)."""
+    def reduced(a: Tensor, b: Tensor, how: str) -> Tensor:
+        return scatter_reduce_op(a, b, dim, index, how, include_self)
+
+    if reduce in ("sum", "mean"):
+        return reduced(self_t, src_t, reduce)
+    if reduce == "prod":
+        return _prod_tangent(reduced, self, self_t, src, src_t)
+    self_wins = (self == result).to(self_t.dtype)
+    src_wins = (src == gather_op(result, dim, index)).to(self_t.dtype)
+    return reduced(self_t * self_wins, src_t * src_wins, "sum") / reduced(self_wins, src_wins, "sum")
+
+
+def _prod_tangent(reduced, self: Tensor, self_t: Tensor, src: Tensor, src_t: Tensor) -> Tensor:
+    """d(prod) = prod(nonzero factors) * (sum of t/x with no zero factor; the zero's t with one; 0 with more)."""
+    from .pointwise import where
+
+    def split(x: Tensor, x_t: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        zero = x == 0
+        nonzero = x.masked_fill(zero, 1)
+        return nonzero, zero.to(x_t.dtype), (x_t / nonzero).masked_fill(zero, 0), x_t.masked_fill(~zero, 0)
+
+    self_nz, self_zero, self_rate, self_zt = split(self, self_t)
+    src_nz, src_zero, src_rate, src_zt = split(src, src_t)
+    zeros = reduced(self_zero, src_zero, "sum")
+    rate = where(zeros == 0, reduced(self_rate, src_rate, "sum"),
+                 where(zeros == 1, reduced(self_zt, src_zt, "sum"), 0.0))
+    return reduced(self_nz, src_nz, "prod") * rate
 
 
 # ============================================================================================
-# Public functions
+# Public functions: x[key] and x[key] = value
 # ============================================================================================
 
 
-def _as_index(value: object) -> object:
-    """An index array for NumPy from a tensor, list or array (ints as int64, masks as bool)."""
+def _sequence_as_tuple(key: object) -> bool:
+    """torch's (NumPy's old) rule: a list holding a sequence, slice, tensor, None or Ellipsis is a tuple."""
+    if not isinstance(key, (list, tuple)) or len(key) >= 32:
+        return False
+    for item in key:
+        if isinstance(item, (Tensor, list, tuple, slice, np.ndarray)) or item is None or item is Ellipsis:
+            warnings.warn("Using a non-tuple sequence for multidimensional indexing is deprecated and will be "
+                          "changed in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be "
+                          "interpreted as tensor index, x[torch.tensor(seq)], which will result either in an error or "
+                          "a different result", UserWarning, stacklevel=4)
+            return True
+    return False
+
+
+def _as_index(value: object) -> np.ndarray:
+    """An index array from a tensor, list or array: integers as int64, masks as bool."""
     if isinstance(value, Tensor):
         arr = value._data
     else:
         arr = np.asarray(value)
         if arr.dtype == object:
             arr = np.asarray([v._data if isinstance(v, Tensor) else v for v in value])
-    if arr.dtype.kind not in "biu":
-        if arr.size == 0:
+    if arr.dtype == np.uint8:
+        warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead.",
+                      UserWarning, stacklevel=4)
+        return arr.astype(bool)
+    if arr.dtype.kind == "b":
+        return arr
+    if arr.dtype.kind not in "iu":
+        if arr.size == 0 and not isinstance(value, Tensor):
             return arr.astype(np.int64)
         raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-    return arr
+    return arr.astype(np.int64, copy=False)
 
 
-def _is_advanced(k: object) -> bool:
-    return isinstance(k, (Tensor, list, np.ndarray, tuple)) or (isinstance(k, np.generic) and k.dtype == bool) \
-        or isinstance(k, bool)
+def _parse_key(key: object) -> list:
+    """The entries of an indexing key: None, Ellipsis, slice, int, bool or an index array."""
+    if not isinstance(key, tuple):
+        key = tuple(key) if _sequence_as_tuple(key) else (key,)
+    entries = []
+    for k in key:
+        if k is None or k is Ellipsis or isinstance(k, slice):
+            entries.append(k)
+        elif isinstance(k, (bool, np.bool_)):
+            entries.append(bool(k))
+        elif isinstance(k, (int, np.integer)):
+            entries.append(int(k))
+        elif isinstance(k, Tensor) and k._data.ndim == 0 and k._data.dtype.kind in "iub":
+            entries.append(bool(k._data) if k._data.dtype.kind == "b" else int(k._data))
+        elif isinstance(k, (Tensor, list, tuple, np.ndarray)):
+            entries.append(_as_index(k))
+        else:
+            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
+                             f"valid indices (got {type(k).__name__})")
+    return entries
+
+
+def _index_views(x: Tensor, entries: list, lone_slice: bool) -> tuple[Tensor, tuple | None]:
+    """Apply the basic entries as views (select, slice, unsqueeze) the way torch does; return the
+    view and the key of the advanced entries over the view's dims (None if there are none)."""
+    ndim = x._data.ndim
+    specified = sum(e.ndim if isinstance(e, np.ndarray) and e.dtype == bool else 1 for e in entries
+                    if e is not None and e is not Ellipsis and not isinstance(e, bool))
+    if specified > ndim:
+        if ndim == 0 and len(entries) == 1 and isinstance(entries[0], int):
+            raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in "
+                             "C++ to convert a 0-dim tensor to a number")
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    out, dim = x, 0
+    advanced: list = []  # one entry per dim of `out` up to the last advanced one
+    for e in entries:
+        if e is Ellipsis:
+            skip = ndim - specified
+            advanced += [slice(None)] * skip
+            dim += skip
+        elif e is None or isinstance(e, bool):
+            out = unsqueeze(out, dim)
+            advanced.append(np.array([e]) if isinstance(e, bool) else slice(None))
+            dim += 1
+        elif isinstance(e, int):
+            size = out._data.shape[dim]
+            if not -size <= e < size:
+                raise IndexError(f"index {e} is out of bounds for dimension {dim} with size {size}")
+            out = select(out, dim, e)
+        elif isinstance(e, slice):
+            size = out._data.shape[dim]
+            start, stop, step = e.indices(size)
+            if step <= 0:
+                raise ValueError("step must be greater than zero")
+            if lone_slice or (start, stop, step) != (0, size, 1):
+                out = apply(slice_op, (out,), (dim, start, max(stop, start), step))
+            advanced.append(slice(None))
+            dim += 1
+        else:
+            _check_index(e, out._data.shape, dim)
+            advanced.append(e)
+            dim += e.ndim if e.dtype == bool else 1
+    if not any(isinstance(a, np.ndarray) for a in advanced):
+        return out, None
+    while isinstance(advanced[-1], slice):
+        advanced.pop()
+    arrays = [a for a in advanced if isinstance(a, np.ndarray)]
+    shapes = [a.shape if a.dtype != bool else (int(a.sum()),) for a in arrays]
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes "
+                         + ", ".join(str(list(s)) for s in shapes)) from None
+    return out, tuple(advanced)
+
+
+def _check_index(index: np.ndarray, shape: tuple, dim: int) -> None:
+    """torch's bounds check of an index array (or shape check of a mask) at `dim`."""
+    if index.dtype == bool:
+        for j, n in enumerate(index.shape):
+            if dim + j >= len(shape) or n != shape[dim + j]:
+                raise IndexError(f"The shape of the mask {list(index.shape)} at index {j} does not match the shape of "
+                                 f"the indexed tensor {list(shape)} at index {dim + j}")
+        return
+    size = shape[dim]
+    if index.size and (index.max() >= size or index.min() < -size):
+        bad = int(index.max() if index.max() >= size else index.min())
+        raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
 
 
 def getitem(self: Tensor, key: object) -> Tensor:
     """x[key] with torch's decomposition into select / slice / unsqueeze views and one index op."""
-    if not isinstance(key, tuple):
-        key = (key,)
-    key = tuple(_as_index(k) if isinstance(k, (Tensor, list, np.ndarray)) else k for k in key)
-    consumed = 0
-    for k in key:
-        if isinstance(k, np.ndarray):
-            consumed += k.ndim if k.dtype == bool else 1
-        elif k is not None and k is not Ellipsis and not isinstance(k, bool):
-            consumed += 1
-    if consumed > self._data.ndim:
-        raise IndexError(f"too many indices for tensor of dimension {self._data.ndim}")
-    for pos, k in enumerate(key):
-        if k is Ellipsis:
-            key = key[:pos] + (slice(None),) * (self._data.ndim - consumed) + key[pos + 1:]
-            break
-    out = self
-    dim = 0
-    advanced: list = []  # the key for the final index op, over out's dims
-    has_advanced = False
-    for k in key:
-        if k is None:
-            out = out.unsqueeze(dim)
-            advanced.append(slice(None))
-            dim += 1
-        elif isinstance(k, bool) or (isinstance(k, (int, np.integer)) and not isinstance(k, bool)):
-            if isinstance(k, bool):
-                out = out.unsqueeze(dim)
-                advanced.append(np.array([True]) if k else np.array([False]))
-                has_advanced = True
-                dim += 1
-                continue
-            size = out._data.shape[dim]
-            if not -size <= k < size:
-                raise IndexError(f"index {k} is out of bounds for dimension {dim} with size {size}")
-            out = out.select(dim, int(k))
-        elif isinstance(k, slice):
-            size = out._data.shape[dim]
-            start, stop, step = k.indices(size)
-            if step <= 0:
-                raise ValueError("step must be greater than zero")
-            if (start, stop, step) != (0, size, 1):
-                out = apply(_slice_op(), (out,), (dim, start, max(stop, start), step))
-            advanced.append(slice(None))
-            dim += 1
-        else:
-            advanced.append(k)
-            has_advanced = True
-            dim += k.ndim if k.dtype == bool else 1
-    if has_advanced:
-        out = apply(index_op, (out,), (_normalise_index(tuple(advanced), out._data.shape),))
-    elif out is self:
-        out = apply(_view_alias(), (self,), (self._data.shape,))
-    return out
+    out, advanced = _index_views(self, _parse_key(key), lone_slice=isinstance(key, slice))
+    if advanced is not None:
+        return apply(index_op, (out,), (advanced,))
+    return apply(alias_op, (out,)) if out is self else out
 
 
-def _slice_op() -> object:
-    from .shape import slice_op
+def fill_(self: Tensor, value: Tensor | complex) -> Tensor:
+    """Set every element to value, in place (FillBackward2 for a number, FillBackward3 for a 0-d tensor)."""
+    self._check_inplace()
+    if isinstance(value, Tensor) and value._data.ndim:
+        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value._data.ndim} "
+                           "dimensions.")
+    if _recorded(self, value):
+        if isinstance(value, Tensor):
+            return self._become(apply(fill_tensor_op, (self, value)))
+        return self._become(apply(fill_op, (self,), (value,)))
+    self._data[...] = value._data if isinstance(value, Tensor) else value
+    self._bump_version()
+    return self
 
-    return slice_op
+
+def zero_(self: Tensor) -> Tensor:
+    """Set every element to zero, in place (ZeroBackward0)."""
+    self._check_inplace()
+    if _recorded(self, None):
+        return self._become(apply(zero_op, (self,)))
+    self._data[...] = 0
+    self._bump_version()
+    return self
 
 
-def _view_alias() -> object:
-    from .shape import view_op
-
-    return view_op
-
-
-def _normalise_index(key: tuple, shape: tuple) -> tuple:
-    """Bounds-check integer index arrays with torch's message and drop trailing full slices."""
-    dim = 0
-    for k in key:
-        if isinstance(k, np.ndarray) and k.dtype != bool:
-            size = shape[dim]
-            if k.size and (k.max() >= size or k.min() < -size):
-                bad = int(k.max() if k.max() >= size else k.min())
-                raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
-            dim += 1
-        elif isinstance(k, np.ndarray):
-            if k.shape != shape[dim:dim + k.ndim]:
-                raise IndexError(f"The shape of the mask {list(k.shape)} at index {dim} does not match the shape of "
-                                 f"the indexed tensor {list(shape[dim:dim + k.ndim])} at index {dim}")
-            dim += k.ndim
-        else:
-            dim += 1
-    while key and isinstance(key[-1], slice):
-        key = key[:-1]
-    return key
+def _recorded(self: Tensor, value: object) -> bool:
+    """Whether an in-place write must go through the op table (a node or a tangent to record)."""
+    if _transforms.active:
+        return True
+    return grad_mode._state.enabled and (self._requires_grad or isinstance(value, Tensor) and value._requires_grad)
 
 
 def setitem(self: Tensor, key: object, value: Tensor | complex) -> None:
-    """x[key] = value, in place: CopySlices for basic keys, IndexPutBackward0 for advanced ones."""
-    self._check_inplace()
-    if not isinstance(key, tuple):
-        key = (key,)
-    np_key = tuple(_as_index(k) if _is_advanced(k) and not isinstance(k, bool) else k for k in key)
-    advanced = any(isinstance(k, np.ndarray) for k in np_key)
-    if isinstance(value, Tensor) and value._data.dtype != self._data.dtype:
-        value = value.to(self.dtype)
-    target_shape = np.empty(self._data.shape, dtype=bool)[np_key].shape
+    """x[key] = value, in place: a write through the views of `key` (CopySlices on x), or
+    ``index_put_`` for advanced keys (IndexPutBackward0)."""
+    if key is False:
+        return
+    if not isinstance(value, (Tensor, bool, int, float, complex, np.number)):
+        raise TypeError(f"can't assign a {_type_name(value)} to a {_legacy_name(self.dtype)}")
+    target, advanced = _index_views(self, _parse_key(key), lone_slice=False)
+    if isinstance(value, Tensor) and value._data.ndim:
+        value = _drop_leading_ones(value)
+    if advanced is not None:
+        _index_put_inplace(target, advanced, value, False)
+    elif isinstance(value, Tensor):
+        target.copy_(value)
+    else:
+        fill_(target, _wrap(np.asarray(value, dtype=self._data.dtype)))  # torch fills with a 0-d tensor
+
+
+def _type_name(value: object) -> str:
+    kind = type(value)
+    return kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
+
+
+def _drop_leading_ones(value: Tensor) -> Tensor:
+    """torch strips leading size-1 dims of an assigned value before broadcasting it."""
+    shape = value._data.shape
+    k = 0
+    while k < len(shape) and shape[k] == 1:
+        k += 1
+    return value.view(shape[k:]) if k else value
+
+
+# ============================================================================================
+# Public functions: index_put, index_select, index_add, index_copy, index_fill
+# ============================================================================================
+
+
+def _dtype_word(dt: D.dtype) -> str:
+    return _legacy_name(dt)[6:-6]
+
+
+def _put_key(self: Tensor, indices: Sequence) -> tuple:
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError("index_put(): argument 'indices' must be tuple of Tensors")
+    for i, idx in enumerate(indices):
+        if not isinstance(idx, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 1, but got {type(idx).__name__}")
+    key = tuple(_as_index(idx) for idx in indices)
+    if len(key) > self._data.ndim and not any(isinstance(k, np.ndarray) and k.dtype == bool for k in key):
+        raise IndexError(f"too many indices for tensor of dimension {self._data.ndim} (got {len(key)})")
+    dim = 0
+    for k in key:
+        _check_index(k, self._data.shape, dim)
+        dim += k.ndim if k.dtype == bool else 1
+    return key
+
+
+def _put_values(self: Tensor, key: tuple, values: Tensor | complex) -> Tensor | complex:
+    """Values for index_put: same dtype as self and broadcastable to the indexed shape."""
+    if not isinstance(values, Tensor):
+        return values
+    if values.dtype is not self.dtype:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{_dtype_word(self.dtype)} for the destination and {_dtype_word(values.dtype)} for the "
+                           "source.")
+    target = np.empty(self._data.shape, dtype=bool)[key].shape
+    try:
+        np.broadcast_shapes(values._data.shape, target)
+    except ValueError:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
+                           f"indexing result of shape {list(target)}") from None
+    return values
+
+
+def index_put(input: Tensor, indices: Sequence[Tensor], values: Tensor, accumulate: bool = False) -> Tensor:
+    """A copy of input with values written (or added, accumulate=True) at the indexed places."""
+    key = _put_key(input, indices)
+    return apply(index_put_op, (input, _put_values(input, key, values)), (key, bool(accumulate)))
+
+
+def index_put_(input: Tensor, indices: Sequence[Tensor], values: Tensor, accumulate: bool = False) -> Tensor:
+    """In-place index_put (IndexPutBackward0, or CopySlices on the base when input is a view)."""
+    return _index_put_inplace(input, _put_key(input, indices), values, bool(accumulate))
+
+
+def _index_put_inplace(target: Tensor, key: tuple, values: Tensor | complex, accumulate: bool) -> Tensor:
+    target._check_inplace()
+    return target._become(apply(index_put_op, (target, _put_values(target, key, values)), (key, accumulate)))
+
+
+def _index_vector(index: Tensor, what: str) -> np.ndarray:
+    arr = index._data if isinstance(index, Tensor) else np.asarray(index)
+    if arr.ndim > 1:
+        raise IndexError(f"{what}(): Index is supposed to be a vector")
+    if arr.dtype.kind not in "iu":
+        raise RuntimeError(f"{what}(): Expected dtype int32 or int64 for index")
+    return arr.reshape(-1).astype(np.int64, copy=False)
+
+
+def _check_along(index: np.ndarray, size: int, dim: int, error: type = IndexError, what: str = "",
+                 negative: bool = False) -> None:
+    """torch's bounds check for an index along dim (some ops also take negative indices)."""
+    low = -size if negative else 0
+    if index.size and (index.max() >= size or index.min() < low):
+        bad = int(index.max() if index.max() >= size else index.min())
+        raise error(f"{what}index {bad} is out of bounds for dimension {dim} with size {size}")
+
+
+def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    """The slices at `index` along dim (IndexSelectBackward0)."""
+    d = _wrap_dim(dim, input._data.ndim)
+    idx = _index_vector(index, "index_select")
+    if input._data.ndim == 0 and idx.size != 1:
+        raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {idx.size} value(s)")
+    size = input._data.shape[d] if input._data.ndim else 1
+    if idx.size and (idx.max() >= size or idx.min() < 0):
+        bad = int(idx.max() if idx.max() >= size else idx.min())
+        raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={size}")
+    return apply(index_select_op, (input,), (d, idx))
+
+
+def _along_source(input: Tensor, dim: int, index: Tensor, source: Tensor, what: str) -> tuple[int, np.ndarray]:
+    d = _wrap_dim(dim, input._data.ndim)
+    arr = index._data
+    if arr.ndim > 1:
+        raise IndexError(f"{what}(): Index is supposed to be a vector, but got dim: {arr.ndim} with type: "
+                         f"{_dtype_word(index.dtype)} and size: {list(arr.shape)}")
+    idx = arr.reshape(-1).astype(np.int64, copy=False)
+    n = source._data.shape[d] if source._data.ndim else 1
+    if idx.size != n:
+        raise RuntimeError(f"{what}(): Number of indices ({idx.size}) should be equal to source.size(dim): ({n}), "
+                           f"for dim: {d}")
+    if source.dtype is not input.dtype:
+        raise RuntimeError(f"{what}(): self ({_dtype_word(input.dtype)}) and source ({_dtype_word(source.dtype)}) "
+                           "must have the same scalar type")
+    _check_along(idx, input._data.shape[d] if input._data.ndim else 1, d, RuntimeError)
+    return d, idx
+
+
+def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: complex = 1) -> Tensor:
+    """A copy of input with alpha * source added at `index` along dim (duplicates add up)."""
+    d, idx = _along_source(input, dim, index, source, "index_add_")
+    return apply(index_add_op, (input, source), (d, idx, alpha))
+
+
+def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    """A copy of input with the slices of source written at `index` along dim."""
+    d = _wrap_dim(dim, input._data.ndim)
+    idx = index._data.reshape(-1).astype(np.int64, copy=False)
+    n = source._data.shape[d] if source._data.ndim else 1
+    if idx.size != n:
+        raise IndexError(f"index_copy_(): Number of indices ({idx.size}) should be equal to source.size(dim) ({n})")
+    _check_along(idx, input._data.shape[d] if input._data.ndim else 1, d, IndexError, "index_copy_(): ")
+    return apply(index_copy_op, (input, source), (d, idx))
+
+
+def index_fill(input: Tensor, dim: int, index: Tensor, value: Tensor | complex) -> Tensor:
+    """A copy of input with the slices at `index` along dim set to value."""
+    d = _wrap_dim(dim, input._data.ndim)
+    idx = _index_vector(index, "index_fill_")
+    size = input._data.shape[d] if input._data.ndim else 1
+    _check_along(idx, size, d, negative=True)
+    idx = idx % size if idx.size else idx
     if isinstance(value, Tensor):
-        try:
-            np.broadcast_shapes(value._data.shape, target_shape)
-        except ValueError:
-            raise RuntimeError(f"shape mismatch: value tensor of shape {list(value.shape)} cannot be broadcast to "
-                               f"indexing result of shape {list(target_shape)}") from None
-    op = index_put if advanced else copy_slices_put
-    self._become(apply(op, (self, value), (np_key, False)))
+        if value._data.ndim:
+            raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                               f"{value._data.ndim} dimension(s).")
+        return apply(index_fill_tensor_op, (input, value), (d, idx))
+    return apply(index_fill_op, (input,), (d, idx, value))
+
+
+# ============================================================================================
+# Public functions: gather, scatter, scatter_add, scatter_reduce
+# ============================================================================================
+
+
+def _scatter_index(input: Tensor, dim: int, index: Tensor, src: Tensor | None, what: str) -> tuple[int, np.ndarray]:
+    """Check a gather/scatter index the way torch does; return the wrapped dim and the index array."""
+    d = _wrap_dim(dim, input._data.ndim)
+    idx = index._data
+    if idx.dtype != np.int64:
+        raise RuntimeError(f"{what}(): Expected dtype int64 for index")
+    if idx.ndim != input._data.ndim and idx.size:
+        raise RuntimeError("Index tensor must have the same number of dimensions as "
+                           + ("input tensor" if what == "gather" else "self tensor"))
+    sizes = input._data.shape
+    for i in range(min(idx.ndim, len(sizes))):
+        if i != d and idx.shape[i] > sizes[i]:
+            if what == "gather":
+                raise RuntimeError(f"Size does not match at dimension {i} expected index {list(idx.shape)} to be no "
+                                   f"larger than self {list(sizes)} apart from dimension {d}")
+            raise RuntimeError(f"Expected index {list(idx.shape)} to be no larger than self {list(sizes)} apart from "
+                               f"dimension {d} and to be no larger size than src {list(src.shape)}")
+        if src is not None and idx.shape[i] > src._data.shape[i]:
+            raise RuntimeError(f"Expected index {list(idx.shape)} to be no larger than self {list(sizes)} apart from "
+                               f"dimension {d} and to be no larger size than src {list(src.shape)}")
+    _check_along(idx, sizes[d] if sizes else 1, d, RuntimeError)
+    return d, idx
 
 
 def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
     """out[i][j] = input[index[i][j]][j] (for dim=0): values picked along dim."""
-    d = _wrap_dim(dim, input._data.ndim)
-    idx = index._data
-    if idx.dtype != np.int64:
-        raise RuntimeError("gather(): Expected dtype int64 for index")
-    if idx.ndim != input._data.ndim:
-        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
-    sizes = input._data.shape
-    for i in range(idx.ndim):
-        if i != d and idx.shape[i] > sizes[i]:
-            raise RuntimeError(f"Size does not match at dimension {i} expected index {list(idx.shape)} to be no "
-                               f"larger than self {list(sizes)} apart from dimension {d}")
-    if any(idx.shape[i] < sizes[i] for i in range(idx.ndim) if i != d):  # torch reads only the leading part
-        input = input[tuple(slice(0, n) if i != d else slice(None) for i, n in enumerate(idx.shape))]
+    d, idx = _scatter_index(input, dim, index, None, "gather")
     return apply(gather_op, (input,), (d, idx))
 
 
-def scatter(input: Tensor, dim: int, index: Tensor, src: Tensor | float = None, *, value: float | None = None,
-            reduce: str | None = None) -> Tensor:
-    """A copy of input with src (or value) written at index along dim."""
+def scatter(input: Tensor, dim: int, index: Tensor, src: Tensor | complex | None = None, *,
+            value: complex | None = None, reduce: str | None = None) -> Tensor:
+    """A copy of input with src (or value) written at index along dim (reduce: 'add'/'multiply' combine)."""
     if src is None:
         src = value
-    d = _wrap_dim(dim, input._data.ndim)
+    tensor_src = src if isinstance(src, Tensor) else None
+    if tensor_src is not None and tensor_src.dtype is not input.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    d, idx = _scatter_index(input, dim, index, tensor_src, "scatter")
     if reduce is not None:
-        raise NotImplementedError("scatter(reduce=...) is not supported; use scatter_reduce")
-    return apply(scatter_op, (input, src), (d, index._data if isinstance(index, Tensor) else index))
+        if reduce not in ("add", "multiply"):
+            raise RuntimeError(f"reduce argument must be either add or multiply. Got {reduce}")
+        return apply(scatter_reduce_legacy, (input, src), (d, idx, reduce))
+    if tensor_src is None:
+        return apply(scatter_value_op, (input,), (d, idx, src))
+    return apply(scatter_op, (input, src), (d, idx))
 
 
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """A copy of input with src added at index along dim (duplicates add up)."""
+    if src.dtype is not input.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    d, idx = _scatter_index(input, dim, index, src, "scatter")
+    return apply(scatter_add_op, (input, src), (d, idx))
+
+
+def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
+                   include_self: bool = True) -> Tensor:
+    """A copy of input where each place also reduces (sum/prod/mean/amax/amin) the src values sent to it."""
+    if reduce not in ("sum", "prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    if src.dtype is not input.dtype:
+        raise RuntimeError("scatter_reduce(): Expected self.dtype to be equal to src.dtype")
+    d, idx = _scatter_index(input, dim, index, src, "scatter")
+    return apply(scatter_reduce_op, (input, src), (d, idx, reduce, bool(include_self)))
+
+
+def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
+    """Values picked along dim at `indices`, with input and indices broadcast (gather), or from
+    the flattened input when dim is None."""
+    if dim is None:
+        return gather(input.reshape(-1), 0, indices.reshape(-1))
     d = _wrap_dim(dim, input._data.ndim)
-    return apply(scatter_add_op, (input, src), (d, index._data if isinstance(index, Tensor) else index))
+    if input._data.ndim != indices._data.ndim:
+        raise RuntimeError("torch.take_along_dim(): input and indices should have the same number of dimensions, "
+                           f"but got {input._data.ndim} dimensions for input, and {indices._data.ndim} dimensions for "
+                           "indices")
+    shape = list(np.broadcast_shapes(input._data.shape[:d] + (1,) + input._data.shape[d + 1:],
+                                     indices._data.shape[:d] + (1,) + indices._data.shape[d + 1:]))
+    s_in, s_idx = list(shape), list(shape)
+    s_in[d], s_idx[d] = input._data.shape[d], indices._data.shape[d]
+    if tuple(s_in) != input._data.shape:
+        input = input.expand(s_in)
+    return gather(input, d, _wrap(np.broadcast_to(indices._data, s_idx)))
 
 
-def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
-    """The slices at `index` along dim."""
-    d = _wrap_dim(dim, input._data.ndim)
-    idx = _as_index(index)
-    if idx.ndim > 1:
-        raise IndexError("index_select(): Index is supposed to be a vector")
-    return apply(index_op, (input,), (_normalise_index((slice(None),) * d + (idx.reshape(-1),), input._data.shape),))
+# ============================================================================================
+# Public functions: masks, take, put, nonzero
+# ============================================================================================
 
 
-def masked_fill(input: Tensor, mask: Tensor, value: Tensor | float) -> Tensor:
+def _bool_mask(mask: Tensor, what: str) -> np.ndarray:
+    if mask._data.dtype != bool:
+        raise RuntimeError(f"{what} only supports boolean masks, but got mask with dtype {mask.dtype}"
+                           if what == "masked_fill_" else f"{what}: expected BoolTensor for mask")
+    return mask._data
+
+
+def masked_fill(input: Tensor, mask: Tensor, value: Tensor | complex) -> Tensor:
     """input with `value` where mask is True (no gradient through the masked places)."""
-    m = mask._data
-    if m.dtype != bool:
-        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype}")
-    if isinstance(value, Tensor) and value._data.ndim != 0:
-        raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
-                           f"{value._data.ndim} dimension(s).")
+    m = _bool_mask(mask, "masked_fill_")
+    if isinstance(value, Tensor):
+        if value._data.ndim != 0:
+            raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                               f"{value._data.ndim} dimension(s).")
+        return apply(masked_fill_tensor_op, (input, value), (m,))
     return apply(masked_fill_op, (input, value), (m,))
 
 
 def masked_select(input: Tensor, mask: Tensor) -> Tensor:
-    """The elements where mask is True, as a 1-d tensor."""
-    shape = np.broadcast_shapes(input._data.shape, mask._data.shape)
-    x = input.expand(shape) if input._data.shape != shape else input
-    return apply(index_op, (x,), ((np.broadcast_to(mask._data, shape),),))
+    """The elements where mask is True (input and mask broadcast together), as a 1-d tensor."""
+    return apply(masked_select_op, (input,), (_bool_mask(mask, "masked_select"),))
+
+
+def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    """input with the masked places filled, in order, by source's leading elements."""
+    m = _bool_mask(mask, "masked_scatter_")
+    if int(np.broadcast_to(m, np.broadcast_shapes(m.shape, input._data.shape)).sum()) > source._data.size:
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    return apply(masked_scatter_op, (input, source), (m,))
+
+
+def _flat_index(input: Tensor, index: Tensor) -> np.ndarray:
+    idx = index._data
+    if idx.dtype != np.int64:
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got {_dtype_word(index.dtype)}")
+    n = input._data.size
+    if idx.size and (idx.max() >= n or idx.min() < -n):
+        bad = int(idx.max() if idx.max() >= n else idx.min())
+        raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} elements.")
+    return idx
+
+
+def take(input: Tensor, index: Tensor) -> Tensor:
+    """The elements of the flattened input at `index`, in index's shape."""
+    return apply(take_op, (input,), (_flat_index(input, index),))
+
+
+def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+    """A copy of input with source written (or added) at flat positions `index`."""
+    if source._data.size != index._data.size:
+        raise IndexError(f"put_(): Expected source and index to have the same number of elements, but got "
+                         f"source.numel() = {source._data.size}, index.numel() = {index._data.size}")
+    if source.dtype is not input.dtype:
+        raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got self.dtype = "
+                           f"{_dtype_word(input.dtype)} and source.dtype = {_dtype_word(source.dtype)}")
+    return apply(put_op, (input, source), (_flat_index(input, index), bool(accumulate)))
 
 
 def nonzero(input: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:
@@ -304,18 +896,19 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, 
     idx = np.nonzero(input._data if input._data.ndim else input._data.reshape(1))
     if as_tuple:
         return tuple(_wrap(i.astype(np.int64)) for i in idx)
-    return _wrap(np.stack(idx, axis=1).astype(np.int64) if idx else np.zeros((0, 0), np.int64))
+    if input._data.ndim == 0:
+        return _wrap(np.zeros((int(bool(input._data)), 0), np.int64))
+    return _wrap(np.stack(idx, axis=1).astype(np.int64))
 
 
-def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
-    if dim is None:
-        return gather(input.reshape(-1), 0, indices.reshape(-1))
-    d = _wrap_dim(dim, input._data.ndim)
-    shape = list(np.broadcast_shapes(input._data.shape[:d] + (1,) + input._data.shape[d + 1:],
-                                     indices._data.shape[:d] + (1,) + indices._data.shape[d + 1:]))
-    s_in, s_idx = list(shape), list(shape)
-    s_in[d], s_idx[d] = input._data.shape[d], indices._data.shape[d]
-    return gather(input.expand(s_in), d, _wrap(np.broadcast_to(indices._data, s_idx)))
+def argwhere(input: Tensor) -> Tensor:
+    """nonzero(input) as an (n, ndim) tensor."""
+    return nonzero(input)
 
 
-__all__ = ["gather", "index_select", "masked_fill", "masked_select", "nonzero", "scatter", "scatter_add", "take_along_dim"]
+__all__ = ["argwhere", "gather", "index_add", "index_copy", "index_fill", "index_put", "index_put_", "index_select",
+           "masked_fill", "masked_scatter", "masked_select", "nonzero", "put", "scatter", "scatter_add",
+           "scatter_reduce", "take", "take_along_dim"]
+METHODS = ["fill_", "index_add", "index_copy", "index_fill", "index_put", "index_put_", "masked_scatter", "put",
+           "scatter_reduce", "take", "zero_"]
+INPLACE = ["index_add", "index_copy", "index_fill", "masked_scatter", "put", "scatter_reduce"]

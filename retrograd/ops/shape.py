@@ -1,25 +1,28 @@
 """Rule table: shape and view ops (OPS.md section F), as adjoint pairs.
 
 View ops (`view=True`) return NumPy views that share memory and the version counter with their
-input, and remember how they were made (`view_chain`), so an in-place change through a view
-rewrites the base's history (`rebase_view`, torch's CopySlices).
+input and remember how they were made (`view_chain`). An in-place change through a view is
+recorded on the view's base by `rebase_view` (Note [in-place through views]).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
 
-from .._tensor import Tensor, _wrap_dim
+from .. import _dtype as D
+from .._tensor import Tensor, _wrap, _wrap_dim
+from ..autograd import grad_mode
 from .registry import apply, defop
 
 # ============================================================================================
-# Rows
+# Views: reshape, transpose, squeeze, expand, alias
 # ============================================================================================
 
 
-@defop("view", params=("shape",), view=True, self="grad.reshape(self_shape)", jvp="self_t.view(shape)")
+@defop("view", params=("shape",), view=True, self="grad.reshape(self_shape)", jvp="self_t.reshape(shape)")
 def view_op(xp, x, shape):
     out = x.view()
     try:
@@ -35,13 +38,18 @@ def view_op(xp, x, shape):
 @defop("_unsafe_view", node="UnsafeViewBackward0", params=("shape",), self="grad.reshape(self_shape)",
        jvp="self_t.reshape(shape)")
 def unsafe_view(xp, x, shape):
-    return xp.reshape(x, shape).copy() if not x.flags.c_contiguous else xp.reshape(x, shape)
+    return xp.reshape(x, shape)
+
+
+@defop("alias", node="AliasBackward0", view=True, self="grad", jvp="self_t")
+def alias_op(xp, x):
+    return x.view()
 
 
 @defop("transpose", params=("dim0", "dim1"), view=True, self="grad.transpose(dim0, dim1)",
        jvp="self_t.transpose(dim0, dim1)")
 def transpose_op(xp, x, dim0, dim1):
-    return xp.swapaxes(x, dim0, dim1)
+    return xp.swapaxes(x, dim0, dim1) if x.ndim else x.view()
 
 
 @defop("t", node="TBackward0", view=True, self="grad.t()", jvp="self_t.t()")
@@ -79,7 +87,15 @@ def unsqueeze_op(xp, x, dim):
 
 @defop("expand", params=("shape",), view=True, self="sum_to(grad, self_shape)", jvp="self_t.expand(shape)")
 def expand_op(xp, x, shape):
-    return xp.broadcast_to(x, shape)
+    lead = len(shape) - x.ndim
+    strides = (0,) * lead + tuple(0 if n == 1 and m != 1 else s
+                                  for n, m, s in zip(x.shape, shape[lead:], x.strides))
+    return np.lib.stride_tricks.as_strided(x, shape, strides, writeable=x.flags.writeable)
+
+
+# ============================================================================================
+# Copies: clone, casts
+# ============================================================================================
 
 
 @defop("clone", params=("memory_format",), self="grad", jvp="self_t.clone()")
@@ -87,16 +103,23 @@ def clone_op(xp, x, memory_format):
     return x.copy()
 
 
-@defop("_to_copy", node="ToCopyBackward0", params=("dtype",), self="grad.to(self_dtype)", jvp="self_t.to(dtype)")
+@defop("_to_copy", node="ToCopyBackward0", params=("dtype",), self="cast_to(grad, self_dtype)",
+       jvp="cast_to(self_t, dtype)")
 def to_copy(xp, x, dtype):
     return x.astype(dtype)
 
 
+# ============================================================================================
+# Joining and splitting
+# ============================================================================================
+
+
 @defop("cat", inputs=("*tensors",), params=("dim",),
-       tensors="grad.split([s[dim] if len(s) else 0 for s in tensors_shape], dim)",
-       jvp="cat(tensors_t, dim)")
+       tensors="cat_backward(grad, tensors_shape, dim)",
+       jvp="cat_op(tensors_t, dim)")
 def cat_op(xp, arrays, dim):
-    return xp.concatenate(arrays, axis=dim)
+    ndim = max(a.ndim for a in arrays)
+    return xp.concatenate([a for a in arrays if a.ndim == ndim], axis=dim)  # torch skips 1-d empty tensors
 
 
 @defop("stack", inputs=("*tensors",), params=("dim",), tensors="grad.unbind(dim)", jvp="stack(tensors_t, dim)")
@@ -106,24 +129,47 @@ def stack_op(xp, arrays, dim):
 
 @defop("unbind", params=("dim",), view=True, outputs=-1, self="stack(grads, dim)", jvp="self_t.unbind(dim)")
 def unbind_op(xp, x, dim):
-    return tuple(xp.moveaxis(x, dim, 0))
+    moved = xp.moveaxis(x, dim, 0)
+    return tuple(moved[i, ...] for i in range(moved.shape[0]))  # `...` keeps 0-d results views, not scalars
 
 
-@defop("split_with_sizes", node="SplitBackward0", params=("sizes", "dim"), view=True, outputs=-1,
-       self="cat(grads, dim)", jvp="self_t.split(sizes, dim)")
-def split_op(xp, x, sizes, dim):
+@defop("split", node="SplitBackward0", params=("split_size", "dim"), view=True, outputs=-1,
+       self="cat(grads, dim)", jvp="split_op(self_t, split_size, dim)")
+def split_op(xp, x, split_size, dim):
+    return _split_at(xp, x, _chunk_sizes(x.shape[dim], split_size), dim)
+
+
+@defop("split_with_sizes", node="SplitWithSizesBackward0", params=("sizes", "dim"), view=True, outputs=-1,
+       self="cat(grads, dim)", jvp="split_with_sizes_op(self_t, sizes, dim)")
+def split_with_sizes_op(xp, x, sizes, dim):
+    return _split_at(xp, x, sizes, dim)
+
+
+def _chunk_sizes(n: int, size: int) -> list[int]:
+    """Sizes of split(size) along a dim of length n: full chunks, then the remainder (one chunk when n is 0)."""
+    if n == 0:
+        return [0]
+    return [size] * (n // size) + ([n % size] if n % size else [])
+
+
+def _split_at(xp, x, sizes, dim):
     bounds = np.cumsum(sizes)[:-1].tolist()
     return tuple(xp.split(x, bounds, axis=dim))
 
 
+# ============================================================================================
+# Select, slice and their adjoints
+# ============================================================================================
+
+
 @defop("select", params=("dim", "index"), view=True, self="select_backward(grad, self_shape, dim, index)",
-       jvp="self_t.select(dim, index)")
+       jvp="select_op(self_t, dim, index)")
 def select_op(xp, x, dim, index):
-    return x[(slice(None),) * dim + (index,)]
+    return x[(slice(None),) * dim + (index, Ellipsis)]  # `...` keeps a 0-d result a view, not a scalar
 
 
 @defop("select_backward", node="SelectBackwardBackward0", inputs=("grad_output",),
-       params=("input_sizes", "dim", "index"), grad_output="grad.select(dim, index)",
+       params=("input_sizes", "dim", "index"), grad_output="select_op(grad, dim, index)",
        jvp="select_backward(grad_output_t, input_sizes, dim, index)")
 def select_backward(xp, g, input_sizes, dim, index):
     out = xp.zeros(input_sizes, dtype=g.dtype)
@@ -132,7 +178,7 @@ def select_backward(xp, g, input_sizes, dim, index):
 
 
 @defop("slice", params=("dim", "start", "end", "step"), view=True,
-       self="slice_backward(grad, self_shape, dim, start, end, step)", jvp="self_t.narrow_slice(dim, start, end, step)")
+       self="slice_backward(grad, self_shape, dim, start, end, step)", jvp="slice_op(self_t, dim, start, end, step)")
 def slice_op(xp, x, dim, start, end, step):
     return x[(slice(None),) * dim + (slice(start, end, step),)]
 
@@ -147,10 +193,307 @@ def slice_backward(xp, g, input_sizes, dim, start, end, step):
     return out
 
 
-@defop("copy_slices", node="CopySlices", inputs=("self", "src"), params=("chain", "keep"),
-       self="grad * keep", src="replay_view(chain, grad)", jvp="self_t * keep + scatter_view(chain, src_t, self_t)")
-def copy_slices(xp, base, src, chain, keep):
-    return base  # the write already happened through the view; this node only records it
+# ============================================================================================
+# Rearranging copies: repeat, flip, roll, rot90
+# ============================================================================================
+
+
+@defop("repeat", params=("repeats",), self="repeat_backward(grad, repeats, self_shape)",
+       jvp="repeat_op(self_t, repeats)")
+def repeat_op(xp, x, repeats):
+    return xp.tile(x.reshape((1,) * (len(repeats) - x.ndim) + x.shape), repeats)
+
+
+@defop("flip", params=("dims",), self="flip_op(grad, dims)", jvp="flip_op(self_t, dims)")
+def flip_op(xp, x, dims):
+    return xp.flip(x, dims).copy() if x.ndim else x.copy()
+
+
+@defop("roll", params=("shifts", "dims"), self="roll_op(grad, tuple(-s for s in shifts), dims)",
+       jvp="roll_op(self_t, shifts, dims)")
+def roll_op(xp, x, shifts, dims):
+    return xp.roll(x, shifts, dims) if dims else xp.roll(x, shifts[0])
+
+
+@defop("rot90", params=("k", "dims"), self="rot90_op(grad, -k, dims)", jvp="rot90_op(self_t, k, dims)")
+def rot90_op(xp, x, k, dims):
+    return xp.rot90(x, k, dims).copy()
+
+
+# ============================================================================================
+# Diagonals and triangles
+# ============================================================================================
+
+_DIAGONAL_VJP = "diagonal_backward(grad, self_shape, offset, dim1, dim2)"
+_DIAGONAL_JVP = "diagonal_op(self_t, offset, dim1, dim2)"
+
+
+@defop("diagonal", params=("offset", "dim1", "dim2"), view=True, self=_DIAGONAL_VJP, jvp=_DIAGONAL_JVP)
+def diagonal_op(xp, x, offset, dim1, dim2):
+    return _writable_diagonal(xp, x, offset, dim1, dim2)
+
+
+# torch.diag of a matrix is diagonal_copy: the same rule, a copy rather than a view
+@defop("diagonal_copy", node="DiagonalBackward0_copy", params=("offset", "dim1", "dim2"),
+       self=_DIAGONAL_VJP, jvp=_DIAGONAL_JVP)
+def diagonal_copy(xp, x, offset, dim1, dim2):
+    return xp.diagonal(x, offset, dim1, dim2).copy()
+
+
+@defop("diagonal_backward", node="DiagonalBackwardBackward0", inputs=("grad_output",),
+       params=("input_sizes", "offset", "dim1", "dim2"), grad_output="diagonal_op(grad, offset, dim1, dim2)",
+       jvp="diagonal_backward(grad_output_t, input_sizes, offset, dim1, dim2)")
+def diagonal_backward(xp, g, input_sizes, offset, dim1, dim2):
+    out = xp.zeros(input_sizes, dtype=g.dtype)
+    _writable_diagonal(xp, out, offset, dim1, dim2)[...] = g
+    return out
+
+
+@defop("diag_embed", params=("offset", "dim1", "dim2"), self="diagonal_op(grad, offset, dim1, dim2)",
+       jvp="diag_embed_op(self_t, offset, dim1, dim2)")
+def diag_embed_op(xp, x, offset, dim1, dim2):
+    n = (x.shape[-1] if x.ndim else 1) + abs(offset)
+    shape = list(x.shape[:-1])
+    for d in sorted((dim1, dim2)):
+        shape.insert(d, n)
+    out = xp.zeros(shape, dtype=x.dtype)
+    _writable_diagonal(xp, out, offset, dim1, dim2)[...] = x
+    return out
+
+
+def _writable_diagonal(xp, x, offset, dim1, dim2):
+    d = xp.diagonal(x, offset, dim1, dim2)
+    if x.flags.writeable:
+        d.flags.writeable = True  # NumPy hands out read-only diagonals; torch's are ordinary views
+    return d
+
+
+@defop("tril", params=("diagonal",), self="tril_op(grad, diagonal)", jvp="tril_op(self_t, diagonal)")
+def tril_op(xp, x, diagonal):
+    return xp.tril(x, diagonal)
+
+
+@defop("triu", params=("diagonal",), self="triu_op(grad, diagonal)", jvp="triu_op(self_t, diagonal)")
+def triu_op(xp, x, diagonal):
+    return xp.triu(x, diagonal)
+
+
+# ============================================================================================
+# Strided views: as_strided, unfold
+# ============================================================================================
+
+
+@defop("as_strided", params=("size", "stride", "storage_offset", "geometry"), view=True,
+       self="as_strided_backward(grad, geometry)", jvp="as_strided_tangent(self_t, geometry)")
+def as_strided_op(xp, x, size, stride, storage_offset, geometry):
+    return geometry.window(size, stride, storage_offset)
+
+
+@defop("unfold", params=("dim", "size", "step"), view=True,
+       self="unfold_backward(grad, self_shape, dim, size, step)", jvp="self_t.unfold(dim, size, step)")
+def unfold_op(xp, x, dim, size, step):
+    if x.ndim == 0:
+        return x.reshape(1)
+    count = (x.shape[dim] - size) // step + 1
+    shape = x.shape[:dim] + (count,) + x.shape[dim + 1:] + (size,)
+    strides = x.strides[:dim] + (x.strides[dim] * step,) + x.strides[dim + 1:] + (x.strides[dim],)
+    return np.lib.stride_tricks.as_strided(x, shape, strides, writeable=x.flags.writeable)
+
+
+@defop("unfold_backward", node="UnfoldBackwardBackward0", inputs=("grad_in",),
+       params=("input_sizes", "dim", "size", "step"), grad_in="grad.unfold(dim, size, step)",
+       jvp="unfold_backward(grad_in_t, input_sizes, dim, size, step)")
+def unfold_backward(xp, g, input_sizes, dim, size, step):
+    if not input_sizes:
+        return g.reshape(())
+    out = xp.zeros(input_sizes, dtype=g.dtype)
+    moved, windows = xp.moveaxis(out, dim, 0), xp.moveaxis(g, dim, 0)
+    starts = np.arange(windows.shape[0]) * step
+    for k in range(size):  # within one offset k the windows touch distinct places
+        moved[starts + k] += windows[..., k]
+    return out
+
+
+# ============================================================================================
+# In-place through views (Note [in-place through views])
+# ============================================================================================
+
+
+@defop("copy_slices", node="CopySlices", inputs=("self", "src"), params=("region",),
+       self="erase_at(grad, region)", src="take_op(grad, region)", jvp="put_op(self_t, src_t, region, False)")
+def copy_slices(xp, base, src, region):
+    return base  # the write already went through the view's memory; this node only records it
+
+
+# Note [in-place through views]
+# An in-place op on a view v of base b (v shares b's memory) changes b too. torch records it as
+# CopySlices on b: the gradient of the new b is split into the part outside v's region, which goes
+# to b's old history, and the part inside, which goes through the in-place op's node (whose input
+# is v's old history, itself a view of b's old history). Here `region` holds, for each element of
+# v, its flat position in b, so both parts are a take/put (layout independent, differentiable).
+# Afterwards every live view of b (v included) gets a fresh history from the new b: an as_strided
+# view (AsStridedBackward0), as torch regenerates it. Views register on their base in
+# registry._mark_views; only views of bases that take part in a graph are tracked.
+
+
+def rebase_view(tensor: Tensor) -> None:
+    """After an in-place op gave `tensor` a new node (or tangent): record the write on its base
+    (CopySlices) when `tensor` is a view, then regenerate the history of the base's live views
+    (Note above)."""
+    base = tensor._base
+    if base is not None:
+        region = _Geometry(base).region_of(tensor._data)
+        _take_over(base, apply(copy_slices, (base, tensor), (region,)))
+        _regenerate(tensor, base)
+    else:
+        base = tensor
+    views = None if base._extra is None else base._extra.get("views")
+    if views and base._requires_grad:
+        for v in list(views):
+            if v is not tensor:
+                _regenerate(v, base)
+
+
+def _regenerate(view: Tensor, base: Tensor) -> None:
+    storage = _Geometry(base)
+    size, stride, offset = storage.describe(view._data)
+    geometry = _AsStrided(storage, base._data, size, stride, offset)
+    _take_over(view, apply(as_strided_op, (base,), (size, stride, offset, geometry)))
+
+
+def _take_over(tensor: Tensor, fresh: Tensor) -> None:
+    """`tensor` (whose memory `fresh` shares) takes fresh's history and forward-AD tangents."""
+    if fresh.grad_fn is not None:
+        tensor.grad_fn, tensor._output_nr, tensor._requires_grad = fresh.grad_fn, fresh._output_nr, True
+    tangents = None if fresh._extra is None else fresh._extra.get("fw_grad")
+    if tangents:
+        from ..autograd.forward_ad import set_tangent
+
+        for level, tangent in tangents.items():
+            set_tangent(tensor, level, tangent)
+
+
+def check_inplace_view(view: Tensor) -> None:
+    """torch's refusals for an in-place write to a view (called by Tensor._check_inplace)."""
+    if grad_mode._state.enabled:
+        base = view._base
+        if base._requires_grad and base.grad_fn is None:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+        chain = view._extra.get("view_chain", ()) if view._extra else ()
+        if view._requires_grad and any(output is not None for _, _, output in chain):
+            fn = view.grad_fn
+            raise RuntimeError(
+                f"Output {view._output_nr} of {getattr(fn, 'forward_name', fn.name())} is a view and is being "
+                "modified inplace. This view is the output of a function that returns multiple views. Such functions "
+                "do not allow the output views to be modified inplace. You should replace the inplace operation by an "
+                "out-of-place one."
+            )
+        if base._requires_grad and not view._requires_grad:
+            raise RuntimeError(
+                "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that "
+                "this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both "
+                "the view and the inplace either both inside the no_grad block (if you don't want the inplace to be "
+                "tracked) or both outside (if you want the inplace to be tracked)."
+            )
+    data = view._data
+    if any(s == 0 and n > 1 for n, s in zip(data.shape, data.strides)):
+        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
+                           "memory location. Please clone() the tensor before performing the operation.")
+
+
+class _Geometry:
+    """The memory of a base tensor seen as torch's flat storage: element positions counted from
+    the lowest address any of its elements has (NumPy arrays may start anywhere in a buffer)."""
+
+    __slots__ = ("owner", "origin", "numel", "item", "_cache")
+
+    def __init__(self, base: Tensor) -> None:
+        arr = base._data
+        self.owner = arr
+        self.item = arr.itemsize
+        low = high = _address(arr)
+        for n, s in zip(arr.shape, arr.strides):
+            if n == 0:
+                low = high = _address(arr)
+                break
+            low, high = low + min(0, (n - 1) * s), high + max(0, (n - 1) * s)
+        self.origin = low
+        self.numel = (high - low) // self.item + 1 if arr.size else 0
+        self._cache: dict = {}
+
+    def describe(self, arr: np.ndarray) -> tuple[tuple, tuple, int]:
+        """(size, stride, storage_offset) of an array that lives in this storage."""
+        return arr.shape, tuple(s // self.item for s in arr.strides), (_address(arr) - self.origin) // self.item
+
+    def positions(self, size: Sequence[int], stride: Sequence[int], offset: int) -> np.ndarray:
+        """The storage position of every element of a strided view (an int64 array of shape `size`)."""
+        pos = np.full(tuple(size), offset, dtype=np.int64)
+        for d, (n, s) in enumerate(zip(size, stride)):
+            pos += (np.arange(n, dtype=np.int64) * s).reshape((n,) + (1,) * (len(size) - d - 1))
+        return pos
+
+    def base_positions(self) -> np.ndarray:
+        if "base" not in self._cache:
+            self._cache["base"] = self.positions(*self.describe(self.owner))
+        return self._cache["base"]
+
+    def region_of(self, arr: np.ndarray) -> np.ndarray:
+        """For each element of `arr` (a view of the base), its flat index in the base."""
+        pos = self.positions(*self.describe(arr))
+        if self.owner.flags.c_contiguous:
+            return pos
+        where = np.full(self.numel, -1, dtype=np.int64)
+        where[self.base_positions().reshape(-1)] = np.arange(self.owner.size)
+        return where[pos]
+
+    def window(self, size: tuple, stride: tuple, offset: int) -> np.ndarray:
+        """A NumPy view of the storage with torch's (size, stride, storage_offset)."""
+        interface = {"data": (self.origin + offset * self.item, not self.owner.flags.writeable),
+                     "shape": tuple(size), "strides": tuple(s * self.item for s in stride),
+                     "typestr": self.owner.dtype.str, "descr": self.owner.dtype.descr, "version": 3}
+        return np.asarray(_Memory(interface, self.owner))
+
+
+class _Memory:
+    """Exposes part of an array's memory to NumPy and keeps the array alive while viewed."""
+
+    __slots__ = ("__array_interface__", "owner")
+
+    def __init__(self, interface: dict, owner: np.ndarray) -> None:
+        self.__array_interface__ = interface
+        self.owner = owner
+
+
+def _address(arr: np.ndarray) -> int:
+    return arr.__array_interface__["data"][0]
+
+
+class _AsStrided:
+    """as_strided's parameters resolved against its input's storage (what its rules need; the
+    element positions are computed only when a rule asks)."""
+
+    __slots__ = ("storage", "size", "stride", "offset", "source")
+
+    def __init__(self, storage: _Geometry, source: np.ndarray, size: tuple, stride: tuple, offset: int) -> None:
+        self.storage, self.size, self.stride, self.offset = storage, size, stride, offset
+        self.source = storage.describe(source)
+
+    def window(self, size: tuple, stride: tuple, offset: int) -> np.ndarray:
+        return self.storage.window(size, stride, offset)
+
+    def input_positions(self) -> np.ndarray:
+        return self.storage.positions(*self.source)
+
+    def output_positions(self) -> np.ndarray:
+        return self.storage.positions(self.size, self.stride, self.offset)
+
+    def input_counts(self) -> np.ndarray | None:
+        """How many input elements share each input element's memory (None when none overlap)."""
+        if all(s != 0 or n <= 1 for n, s in zip(self.source[0], self.source[1])):
+            return None
+        pos = self.input_positions()
+        counts = np.bincount(pos.reshape(-1), minlength=self.storage.numel)
+        return counts[pos] if counts.size and counts.max() > 1 else None
 
 
 # ============================================================================================
@@ -172,57 +515,70 @@ def sum_to(grad: Tensor, shape: Sequence[int]) -> Tensor:
     return _sum_to(grad, tuple(shape))
 
 
-def replay_view(chain: tuple, t: Tensor) -> Tensor:
-    """Apply to `t` the view ops that made a view from its base."""
-    for op, params, output in chain:
-        t = apply(op, (t,), params)
-        if output is not None:
-            t = t[output]
-    return t
+def cast_to(t: Tensor, dtype: np.dtype) -> Tensor:
+    """`t` converted to a NumPy dtype (a ToCopyBackward0 node when it changes)."""
+    return t if t._data.dtype == dtype else apply(to_copy, (t,), (dtype,))
 
 
-def scatter_view(chain: tuple, src: Tensor, base: Tensor) -> Tensor:
-    out = base.clone()
-    from ..autograd import grad_mode
+def cat_backward(grad: Tensor, shapes: list, dim: int) -> list[Tensor]:
+    """grad split back into the inputs' pieces (the 1-d empty inputs cat skipped get empty zeros)."""
+    from .. import zeros
 
-    with grad_mode.no_grad():
-        replay_view(chain, out)._data[...] = src._data
-    return out
-
-
-def rebase_view(view: Tensor) -> None:
-    """After an in-place op wrote through `view`, record the write on its base (CopySlices) and
-    regenerate the view's own history from the new base, as torch does."""
-    from .. import no_grad
-
-    base = view._base
-    chain = view._extra["view_chain"]
-    with no_grad():
-        mask = np.zeros(base._data.shape, dtype=bool)
-        region = replay_view(chain, _tensor_of(mask))
-        region._data[...] = True
-    keep = _tensor_of((~mask).astype(base._data.dtype))
-    node_holder = apply(copy_slices, (base, view), (chain, keep))
-    base.grad_fn, base._output_nr, base._requires_grad = node_holder.grad_fn, 0, True
-    fresh = replay_view(chain, base)
-    view.grad_fn, view._output_nr = fresh.grad_fn, fresh._output_nr
+    pieces = grad.split([s[dim] if len(s) == grad.ndim else 0 for s in shapes], dim)
+    return [p if len(s) == grad.ndim else zeros(s, dtype=grad.dtype) for p, s in zip(pieces, shapes)]
 
 
-def _tensor_of(array: np.ndarray) -> Tensor:
-    from .._tensor import _wrap
+def repeat_backward(grad: Tensor, repeats: tuple, self_shape: tuple) -> Tensor:
+    """Sum the gradient over the tiles: view it as (r0, s0, r1, s1, ...) and sum the r axes."""
+    padded = (1,) * (len(repeats) - len(self_shape)) + tuple(self_shape)
+    tiled = [n for pair in zip(repeats, padded) for n in pair]
+    return grad.reshape(tiled).sum(tuple(range(0, len(tiled), 2))).reshape(self_shape)
 
-    return _wrap(array)
+
+def as_strided_backward(grad: Tensor, geometry: _AsStrided) -> Tensor:
+    """Add the gradient into the storage at the output's places, read it back at the input's
+    (divided by how many input elements share a place, as torch does for overlapping inputs)."""
+    from .. import zeros
+    from .indexing import index_add_op, take_op
+
+    storage = zeros(geometry.storage.numel, dtype=grad.dtype)
+    storage = index_add_op(storage, grad.reshape(-1), 0, geometry.output_positions().reshape(-1), 1)
+    out = take_op(storage, geometry.input_positions())
+    counts = geometry.input_counts()
+    return out if counts is None else out / _wrap(counts.astype(grad._data.dtype))
+
+
+def as_strided_tangent(tangent: Tensor, geometry: _AsStrided) -> Tensor:
+    """The input's tangent laid into the storage, read through the strided window."""
+    from .. import zeros
+    from .indexing import put_op, take_op
+
+    storage = put_op(zeros(geometry.storage.numel, dtype=tangent.dtype), tangent, geometry.input_positions(), False)
+    return take_op(storage, geometry.output_positions())
+
+
+def erase_at(grad: Tensor, region: np.ndarray) -> Tensor:
+    """grad with the places in `region` (flat indices) set to zero."""
+    from .. import zeros
+    from .indexing import put_op
+
+    return put_op(grad, zeros(region.shape, dtype=grad.dtype), region, False)
 
 
 # ============================================================================================
-# Public functions
+# Public functions: views
 # ============================================================================================
+
+
+def _sizes(args: tuple) -> tuple:
+    """A shape given as varargs `f(2, 3)` or as one sequence `f((2, 3))`."""
+    if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
+        return tuple(int(s) for s in args[0])
+    return tuple(int(s) for s in args)
 
 
 def _infer_shape(shape: Sequence[int], numel: int) -> tuple[int, ...]:
     """Resolve a single -1 in a target shape, with torch's error for impossible shapes."""
-    if len(shape) == 1 and not isinstance(shape[0], int):
-        shape = tuple(shape[0])
     shape = tuple(int(s) for s in shape)
     if shape.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
@@ -239,23 +595,45 @@ def _infer_shape(shape: Sequence[int], numel: int) -> tuple[int, ...]:
     return shape
 
 
+def _dim_list(dims: int | Sequence[int], ndim: int) -> tuple[int, ...]:
+    """Dims wrapped to [0, ndim), refusing repeats with torch's message."""
+    dims = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
+    wrapped = tuple(_wrap_dim(int(d), ndim) for d in dims)
+    for i, d in enumerate(wrapped):
+        if d in wrapped[:i]:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    return wrapped
+
+
+def _legacy_name(dt: D.dtype) -> str:
+    """torch's legacy tensor type name (torch.FloatTensor) used in some error texts."""
+    names = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
+             "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
+             "complex128": "ComplexDouble"}
+    return f"torch.{names.get(dt.name, dt.name)}Tensor"
+
+
 def view(input: Tensor, *shape: int) -> Tensor:
     """The same memory seen with another shape (no copy; errors when impossible)."""
-    if len(shape) == 1 and not isinstance(shape[0], (int, Sequence)):
+    if len(shape) == 1 and isinstance(shape[0], D.dtype):
         return input.to(shape[0])
-    return apply(view_op, (input,), (_infer_shape(shape, input._data.size),))
+    return apply(view_op, (input,), (_infer_shape(_sizes(shape), input._data.size),))
 
 
 def reshape(input: Tensor, *shape: int) -> Tensor:
     """A view when the memory layout allows it, else a copy (UnsafeViewBackward0), as torch."""
-    target = _infer_shape(shape, input._data.size)
-    arr = input._data
-    trial = arr.view()
+    target = _infer_shape(_sizes(shape), input._data.size)
+    trial = input._data.view()
     try:
         trial.shape = target
     except AttributeError:
-        return apply(unsafe_view, (input.clone(),), (target,))
+        return apply(unsafe_view, (clone(input),), (target,))
     return apply(view_op, (input,), (target,))
+
+
+def ravel(input: Tensor) -> Tensor:
+    """The elements as a 1-d tensor (a view when contiguous, else a copy)."""
+    return view(contiguous(input), -1)
 
 
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
@@ -269,17 +647,20 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if s == e:
         return input
-    n = 1
-    for d in shape[s:e + 1]:
-        n *= d
-    return reshape(input, shape[:s] + (n,) + shape[e + 1:])
+    return reshape(input, shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:])
 
 
 def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
+    """Split dim into several dims of the given sizes (one may be -1)."""
     shape = input._data.shape
     d = _wrap_dim(dim, len(shape))
-    sizes = _infer_shape(tuple(sizes), shape[d])
-    return view(input, shape[:d] + sizes + shape[d + 1:])
+    sizes = tuple(int(s) for s in sizes)
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    if -1 not in sizes and math.prod(sizes) != shape[d]:
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {dim} "
+                           f"({shape[d]}) in the input tensor")
+    return view(input, shape[:d] + _infer_shape(sizes, shape[d]) + shape[d + 1:])
 
 
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
@@ -288,7 +669,14 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     return apply(transpose_op, (input,), (_wrap_dim(dim0, n), _wrap_dim(dim1, n)))
 
 
-swapaxes = swapdims = transpose
+def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:
+    """NumPy's name for transpose."""
+    return transpose(input, axis0, axis1)
+
+
+def swapdims(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    """Another name for transpose."""
+    return transpose(input, dim0, dim1)
 
 
 def t(input: Tensor) -> Tensor:
@@ -300,14 +688,40 @@ def t(input: Tensor) -> Tensor:
 
 def permute(input: Tensor, *dims: int) -> Tensor:
     """Reorder dims (a view)."""
-    if len(dims) == 1 and not isinstance(dims[0], int):
-        dims = tuple(dims[0])
+    dims = _sizes(dims)
     n = input._data.ndim
     if len(dims) != n:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
                            f"length of the desired ordering of dimensions i.e. input.dim() = {n} is not equal to "
                            f"len(dims) = {len(dims)}")
-    return apply(permute_op, (input,), (tuple(_wrap_dim(d, n) for d in dims),))
+    wrapped = tuple(_wrap_dim(d, n) for d in dims)
+    if len(set(wrapped)) != n:
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return apply(permute_op, (input,), (wrapped,))
+
+
+def movedim(input: Tensor, source: int | Sequence[int], destination: int | Sequence[int]) -> Tensor:
+    """Move dims to new positions (a permute)."""
+    n = input._data.ndim
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) should contain the "
+                           f"same number of dims as destination ({dst} dims)")
+    src_w = [_wrap_dim(s, n) for s in src]
+    dst_w = [_wrap_dim(s, n) for s in dst]
+    for name, given, wrapped in (("source", src, src_w), ("destination", dst, dst_w)):
+        if len(set(wrapped)) != len(wrapped):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({given})")
+    order = [i for i in range(n) if i not in src_w]
+    for d, s in sorted(zip(dst_w, src_w)):
+        order.insert(d, s)
+    return permute(input, order)
+
+
+def moveaxis(input: Tensor, source: int | Sequence[int], destination: int | Sequence[int]) -> Tensor:
+    """NumPy's name for movedim."""
+    return movedim(input, source, destination)
 
 
 def squeeze(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
@@ -315,9 +729,9 @@ def squeeze(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
     n = input._data.ndim
     if dim is None:
         return apply(squeeze_all, (input,))
-    if isinstance(dim, int):
-        return apply(squeeze_dim, (input,), (_wrap_dim(dim, n),))
-    return apply(squeeze_dims, (input,), (tuple(_wrap_dim(d, n) for d in dim),))
+    if isinstance(dim, (int, np.integer)):
+        return apply(squeeze_dim, (input,), (_wrap_dim(int(dim), n),))
+    return apply(squeeze_dims, (input,), (_dim_list(dim, n),))
 
 
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
@@ -327,19 +741,18 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
 
 def expand(input: Tensor, *sizes: int) -> Tensor:
     """Broadcast size-1 dims to `sizes` without copying (-1 keeps a dim)."""
-    if len(sizes) == 1 and not isinstance(sizes[0], int):
-        sizes = tuple(sizes[0])
+    sizes = _sizes(sizes)
     shape = input._data.shape
     lead = len(sizes) - len(shape)
     if lead < 0:
-        raise RuntimeError(f"expand(torch.FloatTensor{{{list(shape)}}}, size={list(sizes)}): the number of sizes "
-                           "provided (%d) must be greater or equal to the number of dimensions in the tensor (%d)"
-                           % (len(sizes), len(shape)))
+        raise RuntimeError(f"expand({_legacy_name(input.dtype)}{{{list(shape)}}}, size={list(sizes)}): the number "
+                           f"of sizes provided ({len(sizes)}) must be greater or equal to the number of dimensions in "
+                           f"the tensor ({len(shape)})")
     target = []
     for i, s in enumerate(sizes):
         if i < lead:
             if s < 0:
-                raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a leading, non-existing "
+                raise RuntimeError(f"The expanded size of the tensor ({s}) isn't allowed in a leading, non-existing "
                                    f"dimension {i}")
             target.append(s)
             continue
@@ -355,11 +768,104 @@ def expand(input: Tensor, *sizes: int) -> Tensor:
 
 
 def expand_as(input: Tensor, other: Tensor) -> Tensor:
+    """expand to other's shape."""
     return expand(input, other.shape)
 
 
 def broadcast_to(input: Tensor, size: Sequence[int]) -> Tensor:
+    """expand to `size` (NumPy's name)."""
     return expand(input, tuple(size))
+
+
+def select(input: Tensor, dim: int, index: int) -> Tensor:
+    """The slice at `index` along `dim`, removing the dim (a view)."""
+    if input._data.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = _wrap_dim(dim, input._data.ndim)
+    size = input._data.shape[d]
+    index = int(index)
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(input.shape)} at "
+                         f"dimension {d}")
+    return apply(select_op, (input,), (d, index + size if index < 0 else index))
+
+
+def narrow(input: Tensor, dim: int, start: int | Tensor, length: int) -> Tensor:
+    """Elements start..start+length along dim (a view)."""
+    if input._data.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    d = _wrap_dim(dim, input._data.ndim)
+    size = input._data.shape[d]
+    start = int(start)
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
+    if start < 0:
+        start += size
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    return apply(slice_op, (input,), (d, start, start + length, 1))
+
+
+def narrow_slice(input: Tensor, dim: int, start: int | None, end: int | None, step: int | None) -> Tensor:
+    """A basic slice start:end:step along dim (a view; the bounds as Python's slice takes them)."""
+    return apply(slice_op, (input,), (dim, start, end, step))
+
+
+def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """The diagonal of the (dim1, dim2) planes, as a last dim (a view)."""
+    n = input._data.ndim
+    d1, d2 = _wrap_dim(dim1, n), _wrap_dim(dim2, n)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return apply(diagonal_op, (input,), (offset, d1, d2))
+
+
+def as_strided(input: Tensor, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None) -> Tensor:
+    """A view of input's storage with the given size, stride and offset (in elements)."""
+    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: {list(stride)}")
+    base = input._base if input._base is not None else input
+    storage = _Geometry(base)
+    offset = storage.describe(input._data)[2] if storage_offset is None else int(storage_offset)
+    needed = 0 if 0 in size else offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1
+    if needed > storage.numel:
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and "
+                           f"itemsize {storage.item} requiring a storage size of {needed * storage.item} are out of "
+                           f"bounds for storage of size {storage.numel * storage.item}")
+    geometry = _AsStrided(storage, input._data, size, stride, offset)
+    return apply(as_strided_op, (input,), (size, stride, offset, geometry))
+
+
+def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """Tensor.unfold: every window of `size` elements along `dimension`, `step` apart, as a new last dim."""
+    n = input._data.ndim
+    d = _wrap_dim(dimension, n)
+    length = input._data.shape[d] if n else 1
+    if size > length:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {length} but size is {size}")
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    return apply(unfold_op, (input,), (d, size, step))
+
+
+def cast(input: Tensor, dtype: D.dtype) -> Tensor:
+    """input converted to `dtype` (ToCopyBackward0); integer and bool results carry no gradient, as in torch."""
+    if dtype.category < 2:
+        with grad_mode.no_grad():
+            return apply(to_copy, (input,), (dtype.np,))
+    return apply(to_copy, (input,), (dtype.np,))
+
+
+def detach(input: Tensor) -> Tensor:
+    """The same memory without history (requires_grad=False)."""
+    return input.detach()
 
 
 def contiguous(input: Tensor, memory_format: object = None) -> Tensor:
@@ -372,44 +878,128 @@ def clone(input: Tensor, *, memory_format: object = None) -> Tensor:
     return apply(clone_op, (input,), (memory_format,))
 
 
+# ============================================================================================
+# Public functions: at least n dims
+# ============================================================================================
+
+
+def _at_least(tensors: tuple, ndim: int) -> Tensor | tuple[Tensor, ...]:
+    single = len(tensors) == 1 and isinstance(tensors[0], Tensor)
+    items = tensors if single or len(tensors) != 1 else tuple(tensors[0])
+    out = tuple(_raise_rank(t, ndim) for t in items)
+    return out[0] if single else out
+
+
+def _raise_rank(x: Tensor, ndim: int) -> Tensor:
+    """torch's atleast_nd for one tensor: 0-d reshapes, 1-d and 2-d unsqueeze, others pass through."""
+    n = x._data.ndim
+    if n >= ndim:
+        return x
+    if n == 0:
+        return reshape(x, (1,) * ndim)
+    if n == 1 and ndim == 3:
+        return unsqueeze(unsqueeze(x, 0), -1)
+    return unsqueeze(x, 0 if n == 1 else -1)
+
+
+def atleast_1d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
+    """Each input as at least a 1-d tensor."""
+    return _at_least(tensors, 1)
+
+
+def atleast_2d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
+    """Each input as at least a 2-d tensor (1-d becomes a row)."""
+    return _at_least(tensors, 2)
+
+
+def atleast_3d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
+    """Each input as at least a 3-d tensor."""
+    return _at_least(tensors, 3)
+
+
+# ============================================================================================
+# Public functions: joining and splitting
+# ============================================================================================
+
+
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Join tensors along an existing dim (1-d empty tensors are skipped, as torch allows)."""
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    for i, t in enumerate(tensors):
+        if t._data.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
     ref = next((t for t in tensors if t._data.shape != (0,)), tensors[0])
     d = _wrap_dim(dim, ref._data.ndim)
-    kept = [t for t in tensors if t._data.shape != (0,) or t is ref]
-    for i, t in enumerate(kept):
+    for i, t in enumerate(tensors):
+        if t._data.shape == (0,) and t is not ref:
+            continue
         if t._data.ndim != ref._data.ndim:
             raise RuntimeError(f"Tensors must have same number of dimensions: got {ref._data.ndim} and {t._data.ndim}")
         for k, (a, b) in enumerate(zip(ref._data.shape, t._data.shape)):
             if k != d and a != b:
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size {a} but got "
                                    f"size {b} for tensor number {i} in the list.")
-    kept = _promote_all(kept)
-    return apply(cat_op, (kept,), (d,))
+    return apply(cat_op, (_promote_all(tensors),), (d,))
 
 
-concat = concatenate = cat
+def concat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """Another name for cat."""
+    return cat(tensors, dim)
+
+
+def concatenate(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
+    """NumPy's name for cat."""
+    return cat(tensors, axis)
+
+
+def _stacking(name: str, tensors: Sequence[Tensor]) -> list[Tensor]:
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
+    return tensors
+
+
+def hstack(tensors: Sequence[Tensor]) -> Tensor:
+    """Join along dim 1 (dim 0 for 1-d inputs)."""
+    tensors = list(atleast_1d(_stacking("hstack", tensors)))
+    return cat(tensors, 0 if tensors[0]._data.ndim == 1 else 1)
+
+
+def vstack(tensors: Sequence[Tensor]) -> Tensor:
+    """Join along dim 0, 1-d inputs becoming rows."""
+    return cat(list(atleast_2d(_stacking("vstack", tensors))), 0)
+
+
+def row_stack(tensors: Sequence[Tensor]) -> Tensor:
+    """Another name for vstack."""
+    return vstack(tensors)
+
+
+def dstack(tensors: Sequence[Tensor]) -> Tensor:
+    """Join along dim 2 (depth), after atleast_3d."""
+    return cat(list(atleast_3d(_stacking("dstack", tensors))), 2)
+
+
+def column_stack(tensors: Sequence[Tensor]) -> Tensor:
+    """Join as columns: 0-d and 1-d inputs become (n, 1) columns, then hstack."""
+    tensors = _stacking("column_stack", tensors)
+    return hstack([reshape(t, t._data.size, 1) if t._data.ndim <= 1 else t for t in tensors])
 
 
 def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Join same-shaped tensors along a new dim."""
-    tensors = list(tensors)
-    if not tensors:
-        raise RuntimeError("stack expects a non-empty TensorList")
+    tensors = _stacking("stack", tensors)
     for i, t in enumerate(tensors):
         if t._data.shape != tensors[0]._data.shape:
-            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(tensors[0].shape)} at entry 0 "
-                               f"and {list(t.shape)} at entry {i}")
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(tensors[0].shape)} at "
+                               f"entry 0 and {list(t.shape)} at entry {i}")
     tensors = _promote_all(tensors)
     return apply(stack_op, (tensors,), (_wrap_dim(dim, tensors[0]._data.ndim + 1),))
 
 
 def _promote_all(tensors: list[Tensor]) -> list[Tensor]:
-    from .. import _dtype as D
-
     dt = tensors[0].dtype
     for t in tensors[1:]:
         dt = D.promote_types(dt, t.dtype)
@@ -418,73 +1008,222 @@ def _promote_all(tensors: list[Tensor]) -> list[Tensor]:
 
 def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     """Split into the slices along `dim`, removing it."""
+    if input._data.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    return apply(unbind_op, (input,), (_wrap_dim(dim, input._data.ndim),))
+
+
+def _split_dim(input: Tensor, dim: int, name: str = "split") -> tuple[int, int]:
+    if input._data.ndim == 0:
+        raise RuntimeError(f"{name} expects at least a 1-dimensional tensor")
     d = _wrap_dim(dim, input._data.ndim)
-    return apply(unbind_op, (input,), (d,))
+    return d, input._data.shape[d]
 
 
-def split(input: Tensor, split_size_or_sections: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
+def split(tensor: Tensor, split_size_or_sections: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
     """Chunks of `split_size` along dim (the last may be smaller), or of the given sizes."""
-    d = _wrap_dim(dim, input._data.ndim)
-    n = input._data.shape[d]
-    if isinstance(split_size_or_sections, int):
-        size = split_size_or_sections
-        sizes = [size] * (n // size) + ([n % size] if n % size else []) if size > 0 else [n]
-        if n == 0:
-            sizes = [0]
-    else:
-        sizes = [int(s) for s in split_size_or_sections]
-        if sum(sizes) != n:
-            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
-                               f"dimension {d}), but got split_sizes={sizes}")
-    return apply(split_op, (input,), (tuple(sizes), d))
+    if not isinstance(split_size_or_sections, (int, np.integer)):
+        return split_with_sizes(tensor, split_size_or_sections, dim)
+    d, n = _split_dim(tensor, dim)
+    size = int(split_size_or_sections)
+    if size < 0:
+        raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
+    if size == 0 and n != 0:
+        raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
+    return apply(split_op, (tensor,), (size, d))
+
+
+def split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
+    """Chunks of the given sizes along dim (they must add up to its length)."""
+    d, n = _split_dim(input, dim)
+    sizes = tuple(int(s) for s in split_sizes)
+    if sum(sizes) != n or any(s < 0 for s in sizes):
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
+                           f"dimension {d}), but got split_sizes={list(sizes)}")
+    return apply(split_with_sizes_op, (input,), (sizes, d))
 
 
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     """Split into `chunks` nearly equal parts (ceil-sized, as torch)."""
+    if input._data.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     n = input._data.shape[_wrap_dim(dim, input._data.ndim)]
-    size = max(-(-n // chunks), 1)
-    return split(input, size, dim)
+    return split(input, max(-(-n // chunks), 1), dim)
 
 
-def select(input: Tensor, dim: int, index: int) -> Tensor:
-    """The slice at `index` along `dim`, removing the dim (a view)."""
+def tensor_split(input: Tensor, indices_or_sections: int | Sequence[int] | Tensor, dim: int = 0) -> tuple[Tensor, ...]:
+    """Split into `sections` parts whose sizes differ by at most one, or at the given indices (slice views)."""
+    if input._data.ndim == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
+    arg = indices_or_sections
+    if isinstance(arg, Tensor):
+        if arg._data.dtype != np.int64:
+            raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to have dtype of long, but got "
+                               f"{_legacy_name(arg.dtype)[6:-6]}")
+        if arg._data.ndim > 1:
+            raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
+                               f"one-dimensional tensor, but got a tensor with {arg._data.ndim} dims")
+        arg = int(arg._data) if arg._data.ndim == 0 else arg._data.tolist()
     d = _wrap_dim(dim, input._data.ndim)
-    size = input._data.shape[d]
-    if not -size <= index < size:
-        raise IndexError(f"select(): index {index} out of range for tensor of size {list(input.shape)} at "
-                         f"dimension {d}")
-    return apply(select_op, (input,), (d, index + size if index < 0 else index))
+    n = input._data.shape[d]
+    if isinstance(arg, (int, np.integer)):
+        if arg <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {arg}")
+        q, r = divmod(n, int(arg))
+        sizes = [q + 1] * r + [q] * (int(arg) - r)
+        bounds = list(zip(np.cumsum([0] + sizes[:-1]).tolist(), np.cumsum(sizes).tolist()))
+    else:
+        cuts = [0] + [int(i) for i in arg] + [n]
+        bounds = []
+        for a, b in zip(cuts[:-1], cuts[1:]):
+            start, stop, _ = slice(a, b).indices(n)
+            bounds.append((start, max(start, stop)))
+    return tuple(apply(slice_op, (input,), (d, s, e, 1)) for s, e in bounds)
 
 
-def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
-    """Elements start..start+length along dim (a view)."""
-    d = _wrap_dim(dim, input._data.ndim)
-    size = input._data.shape[d]
-    if start < 0:
-        start += size
-    if start < 0 or start + length > size:
-        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
-    return apply(slice_op, (input,), (d, start, start + length, 1))
+# ============================================================================================
+# Public functions: copies that rearrange
+# ============================================================================================
 
 
-def narrow_slice(input: Tensor, dim: int, start: int | None, end: int | None, step: int | None) -> Tensor:
-    return apply(slice_op, (input,), (dim, start, end, step))
+def repeat(input: Tensor, *sizes: int) -> Tensor:
+    """Tile the tensor sizes[i] times along each dim (extra leading sizes add dims)."""
+    sizes = _sizes(sizes)
+    shape = input._data.shape
+    if len(sizes) < len(shape):
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor")
+    padded = (1,) * (len(sizes) - len(shape)) + shape
+    target = [n * r for n, r in zip(padded, sizes)]
+    if any(s < 0 for s in target):
+        bad = next(s for s in target if s < 0)
+        raise RuntimeError(f"Trying to create tensor with negative dimension {bad}: {target}")
+    return apply(repeat_op, (input,), (sizes,))
 
 
-def movedim(input: Tensor, source: int | Sequence[int], destination: int | Sequence[int]) -> Tensor:
-    """Move dims to new positions (a permute)."""
+def tile(input: Tensor, dims: Sequence[int]) -> Tensor:
+    """repeat, with dims padded by leading ones when shorter than the tensor's rank."""
+    dims = tuple(dims)
+    return repeat(input, (1,) * (input._data.ndim - len(dims)) + dims)
+
+
+def repeat_interleave(input: Tensor, repeats: int | Tensor | None = None, dim: int | None = None, *,
+                      output_size: int | None = None) -> Tensor:
+    """Repeat each element (or slice along dim) repeats[i] times, keeping them together."""
+    if repeats is None:  # repeat_interleave(counts): the index of each count, repeated
+        counts = input._data
+        return _wrap(np.repeat(np.arange(counts.size, dtype=np.int64), counts))
+    if dim is None:
+        input, d = flatten(input), 0
+    else:
+        d = _wrap_dim(dim, input._data.ndim)
+    if isinstance(repeats, (int, np.integer)):
+        if repeats < 0:
+            raise RuntimeError("Repeats must be non-negative")
+        wide = unsqueeze(input, d + 1)
+        shape = list(wide._data.shape)
+        shape[d + 1] = int(repeats)
+        return flatten(clone(expand(wide, shape)), d, d + 1)
+    n = input._data.shape[d]
+    counts = repeats._data.reshape(-1)
+    if counts.size == 1:
+        counts = np.broadcast_to(counts, (n,))
+    if counts.size != n:
+        raise RuntimeError(f"repeats must have the same size as input along dim, but got repeats.size(0) = "
+                           f"{counts.size} and input.size({d}) = {n}")
+    if (counts < 0).any():
+        raise RuntimeError("repeats can not be negative")
+    from .indexing import index_select
+
+    return index_select(input, d, _wrap(np.repeat(np.arange(n, dtype=np.int64), counts)))
+
+
+def flip(input: Tensor, dims: int | Sequence[int], *more_dims: int) -> Tensor:
+    """Reverse the order of elements along the given dims (a copy)."""
+    dims = _sizes((dims, *more_dims)) if more_dims else _sizes((dims,))
+    return apply(flip_op, (input,), (_dim_list(dims, input._data.ndim),))
+
+
+def fliplr(input: Tensor) -> Tensor:
+    """flip along dim 1 (left/right)."""
+    if input._data.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return flip(input, 1)
+
+
+def flipud(input: Tensor) -> Tensor:
+    """flip along dim 0 (up/down)."""
+    if input._data.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return flip(input, 0)
+
+
+def roll(input: Tensor, shifts: int | Sequence[int], dims: int | Sequence[int] | None = None) -> Tensor:
+    """Shift elements cyclically along dims (over the flattened tensor when dims is None)."""
+    shifts = (shifts,) if isinstance(shifts, (int, np.integer)) else tuple(shifts)
+    dims = () if dims is None else (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
+    if len(shifts) != len(dims) and not (not dims and len(shifts) == 1):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
     n = input._data.ndim
-    src = [source] if isinstance(source, int) else list(source)
-    dst = [destination] if isinstance(destination, int) else list(destination)
-    src = [_wrap_dim(s, n) for s in src]
-    dst = [_wrap_dim(s, n) for s in dst]
-    order = [i for i in range(n) if i not in src]
-    for d, s in sorted(zip(dst, src)):
-        order.insert(d, s)
-    return permute(input, order)
+    return apply(roll_op, (input,), (tuple(int(s) for s in shifts), tuple(_wrap_dim(d, n) for d in dims)))
 
 
-moveaxis = movedim
+def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
+    """Rotate by 90 degrees k times in the plane of dims, from the first towards the second."""
+    dims = tuple(dims)
+    n = input._data.ndim
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if n < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {n}")
+    d0, d1 = _wrap_dim(dims[0], n), _wrap_dim(dims[1], n)
+    if d0 == d1:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {dims[0]} and dim1 = {dims[1]}")
+    return apply(rot90_op, (input,), (k % 4, (d0, d1)))
 
 
-__all__ = ["broadcast_to", "cat", "chunk", "clone", "concat", "concatenate", "contiguous", "expand", "expand_as", "flatten", "movedim", "moveaxis", "narrow", "permute", "reshape", "select", "split", "squeeze", "stack", "swapaxes", "swapdims", "t", "transpose", "unbind", "unflatten", "unsqueeze", "view"]
+def diag(input: Tensor, diagonal: int = 0) -> Tensor:
+    """A 1-d input becomes a diagonal matrix; a matrix gives its diagonal (a copy)."""
+    n = input._data.ndim
+    if n == 1:
+        return apply(diag_embed_op, (input,), (diagonal, 0, 1))
+    if n != 2:
+        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {n}D")
+    return apply(diagonal_copy, (input,), (diagonal, 0, 1))
+
+
+def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """Place the last dim of input on the diagonal of the (dim1, dim2) planes of a new tensor."""
+    n = input._data.ndim + 1
+    d1, d2 = _wrap_dim(dim1, n), _wrap_dim(dim2, n)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return apply(diag_embed_op, (input,), (offset, d1, d2))
+
+
+def _triangle(op: object, name: str, input: Tensor, diagonal: int) -> Tensor:
+    if input._data.ndim < 2:
+        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+    return apply(op, (input,), (int(diagonal),))
+
+
+def tril(input: Tensor, diagonal: int = 0) -> Tensor:
+    """The lower triangle of the last two dims (elements above `diagonal` zeroed)."""
+    return _triangle(tril_op, "tril", input, diagonal)
+
+
+def triu(input: Tensor, diagonal: int = 0) -> Tensor:
+    """The upper triangle of the last two dims (elements below `diagonal` zeroed)."""
+    return _triangle(triu_op, "triu", input, diagonal)
+
+
+__all__ = ["as_strided", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_to", "cat", "chunk", "clone",
+           "column_stack", "concat", "concatenate", "contiguous", "detach", "diag", "diag_embed", "diagonal", "dstack",
+           "expand", "expand_as", "flatten", "flip", "fliplr", "flipud", "hstack", "movedim", "moveaxis", "narrow",
+           "permute", "ravel", "repeat_interleave", "reshape", "roll", "rot90", "row_stack", "select", "split",
+           "split_with_sizes", "squeeze", "stack", "swapaxes", "swapdims", "t", "tensor_split", "tile", "transpose",
+           "tril", "triu", "unbind", "unflatten", "unsqueeze", "view", "vstack"]
+METHODS = ["as_strided", "diag", "diag_embed", "diagonal", "flip", "fliplr", "flipud", "ravel", "repeat",
+           "repeat_interleave", "roll", "rot90", "split_with_sizes", "tensor_split", "tile", "tril", "triu", "unfold"]
+INPLACE = ["tril", "triu"]
