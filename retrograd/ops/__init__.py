@@ -161,7 +161,7 @@ def _inplace(fn: Any, name: str) -> Any:
 
 def _direct_inplace(self: Tensor, ufunc: str, args: tuple, kwargs: dict) -> bool:
     """Do `self <op>= other` in place with NumPy when nothing needs recording; False otherwise."""
-    if len(args) != 1 or (kwargs and set(kwargs) != {"alpha"}) or forward_ad_active():
+    if len(args) != 1 or (kwargs and set(kwargs) != {"alpha"}) or _forward_ad_active():
         return False
     other = args[0]
     data = self._data
@@ -194,7 +194,7 @@ def _grad_enabled() -> bool:
     return _grad_state.enabled
 
 
-def forward_ad_active() -> bool:
+def _forward_ad_active() -> bool:
     return _transforms.active
 
 
