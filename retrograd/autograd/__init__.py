@@ -60,6 +60,24 @@ def _make_grads(outputs: Sequence, grads: Sequence, is_grads_batched: bool = Fal
     return out
 
 
+# Note [create_graph cycles]
+# A graph keeps no reference from a node to the tensors it produced (an output saved for backward
+# is kept as a SavedOutput: its data and version, not the tensor), and a leaf reaches its
+# AccumulateGrad only through a weak reference. So every graph, including those that
+# create_graph=True builds for higher derivatives, is freed by reference counting alone, as soon
+# as the caller drops its tensors. The one cycle is torch's too: backward(create_graph=True)
+# stores in leaf.grad a gradient whose graph leads back to the leaf (leaf -> .grad -> grad_fn ->
+# ... -> AccumulateGrad -> leaf). As torch does, backward warns, and resetting .grad to None
+# breaks the cycle; autograd.grad(create_graph=True) returns the gradient instead and makes none.
+
+CREATE_GRAPH_CYCLE_WARNING = (
+    "Using backward() with create_graph=True will create a reference cycle between the parameter and its gradient "
+    "which can cause a memory leak. We recommend using autograd.grad when creating the graph to avoid this. If you "
+    "have to use this function, make sure to reset the .grad fields of your parameters to None after use to break "
+    "the cycle and avoid the leak."
+)
+
+
 def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None = None, create_graph: bool = False,
              grad_variables: Any = None, inputs: Any = None) -> None:
     """Accumulate the gradients of `tensors` (weighted by grad_tensors) into the leaves' `.grad`."""
@@ -75,6 +93,10 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
     grads = _make_grads(outputs, grads)
     if retain_graph is None:
         retain_graph = create_graph
+    if create_graph:
+        import warnings
+
+        warnings.warn(CREATE_GRAPH_CYCLE_WARNING, UserWarning, stacklevel=3)  # Note [create_graph cycles]
     run_backward(outputs, grads, retain_graph, create_graph, inputs=input_list, capture=False)
 
 

@@ -1,0 +1,260 @@
+"""Higher derivatives against torch: seed 004's second derivative, third derivatives of every row
+of the op database, gradient penalties that train, and graphs freed by reference counting alone
+(Note [create_graph cycles])."""
+
+from __future__ import annotations
+
+import gc
+import warnings
+import weakref
+
+import numpy as np
+import pytest
+import torch
+from opdb import OpInfo, Sample
+from test_ops import CASES, _as_function, _random_like
+
+import retrograd
+
+
+def values(t, digits=10):
+    return None if t is None else np.round(t.detach().numpy().astype(np.float64), digits).tolist()
+
+
+# ---- seed 004 ------------------------------------------------------------------------------------
+
+def test_seed_004_grad_examples():
+    """The autograd.grad cell of seed 004: a sum, a vector output with grad_outputs, and the second
+    derivative of x ** 2 through create_graph=True (2 everywhere)."""
+    def cell(lib):
+        x = lib.tensor(np.random.default_rng(4).random((3, 4)), dtype=lib.float32)
+        x.requires_grad_()
+        y = lib.sum(x)
+        grad1 = lib.autograd.grad(outputs=y, inputs=x)
+        y = x[:, 0] + x[:, 1]
+        grad2 = lib.autograd.grad(outputs=y, inputs=x, grad_outputs=lib.ones_like(y))
+        y = x ** 2
+        grad3 = lib.autograd.grad(outputs=y, inputs=x, grad_outputs=lib.ones_like(y), create_graph=True)
+        grad4 = lib.autograd.grad(outputs=grad3, inputs=x, grad_outputs=lib.ones_like(y))
+        return [repr(g) for g in grad1 + grad2 + grad4], grad3[0].grad_fn.name(), grad3[0].requires_grad
+
+    assert cell(retrograd) == cell(torch)
+
+
+def test_seed_004_backward_example():
+    def cell(lib):
+        x = lib.tensor(1.0, requires_grad=True)
+        y = lib.tensor(2.0, requires_grad=True)
+        z = x ** 2 + y
+        z.backward()
+        return repr(z), repr(x.grad), repr(y.grad)
+
+    assert cell(retrograd) == cell(torch)
+
+
+# ---- third derivatives through the table --------------------------------------------------------
+
+def second_order(lib, info: OpInfo, sample: Sample):
+    """(inputs, s2) with s2(x) = <w2, d/dx <w1, d/dx <v, f(x)>>> for random v, w1, w2 (None when the
+    row has no second derivative to take)."""
+    fn, inputs = _as_function(info, sample, lib=lib)
+    rng = np.random.default_rng(7)
+
+    def s2(*xs):
+        outs = [o for o in fn(*xs) if o.requires_grad]
+        if not outs:
+            return None
+        g1 = lib.autograd.grad(outs, xs, [_random_like(np.random.default_rng(8), o, lib) for o in outs],
+                               create_graph=True, allow_unused=True)
+        level = np.random.default_rng(9)
+        pairs = [(g, _random_like(level, x, lib)) for g, x in zip(g1, xs) if g is not None and g.requires_grad]
+        if not pairs:
+            return None
+        s1 = sum((g * w).sum() for g, w in pairs)
+        g2 = lib.autograd.grad(s1.real if s1.is_complex() else s1, xs, create_graph=True, allow_unused=True)
+        level = np.random.default_rng(10)
+        pairs = [(g, _random_like(level, x, lib)) for g, x in zip(g2, xs) if g is not None and g.requires_grad]
+        if not pairs:
+            return None
+        total = sum((g * w).sum() for g, w in pairs)
+        return total.real if total.is_complex() else total
+
+    del rng
+    return inputs, s2
+
+
+def third_derivative(lib, info: OpInfo, sample: Sample):
+    """The gradient of s2: a third-order VJP, zeros where an input is unused."""
+    inputs, s2 = second_order(lib, info, sample)
+    if not inputs:
+        return None
+    total = s2(*inputs)
+    if total is None or not total.requires_grad:
+        return None
+    grads = lib.autograd.grad(total, inputs, allow_unused=True)
+    return [np.zeros(tuple(x.shape)) if g is None else g.detach().numpy() for g, x in zip(grads, inputs)]
+
+
+def finite_difference_third(info: OpInfo, sample: Sample, eps: float = 1e-6):
+    """The gradient of s2 by central differences of retrograd's second-order function."""
+    inputs, s2 = second_order(retrograd, info, sample)
+    out = []
+    for x in inputs:
+        data = x.detach().numpy()
+        grad = np.zeros(data.shape, dtype=data.dtype)
+        for idx in np.ndindex(data.shape):
+            original = data[idx]
+            data[idx] = original + eps
+            plus = float(s2(*inputs).real)
+            data[idx] = original - eps
+            minus = float(s2(*inputs).real)
+            data[idx] = original
+            grad[idx] = (plus - minus) / (2 * eps)
+        out.append(grad)
+    return out
+
+
+THIRD_ORDER = [c for c in CASES if c.values[0].differentiable and c.values[0].gradgrad and c.values[1].gradcheck]
+
+
+@pytest.mark.parametrize("info,sample", THIRD_ORDER)
+def test_third_derivative_matches_torch(info: OpInfo, sample: Sample):
+    """Every row differentiated three times (create_graph all the way) equals torch's third
+    derivative; where torch has none, or where the two disagree, central differences of the
+    second derivative decide."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ours = third_derivative(retrograd, info, sample)
+        try:
+            theirs = third_derivative(torch, info, sample)
+        except (RuntimeError, NotImplementedError) as e:
+            if "not implemented" not in str(e):
+                raise
+            theirs = "torch has no third derivative here"
+    if ours is None or theirs is None:  # no graph left at third order: the derivative is zero
+        assert all(np.allclose(g, 0, atol=1e-10) for g in (ours or theirs or []) if not isinstance(g, str))
+        return
+    if not isinstance(theirs, str) and all(np.allclose(a, b, rtol=1e-7, atol=1e-8) for a, b in zip(ours, theirs)):
+        return
+    numerical = finite_difference_third(info, sample)
+    for k, (a, n) in enumerate(zip(ours, numerical)):
+        np.testing.assert_allclose(a, n, rtol=1e-3, atol=1e-4, err_msg=f"input {k}: third derivative")
+
+
+def test_grad_of_grad_of_grad_of_a_composition():
+    def scenario(lib):
+        x = lib.tensor(np.array([0.3, -1.2, 2.0]), requires_grad=True)
+        y = (x.sin() * x.exp() + x.tanh() ** 3).sum()
+        (g1,) = lib.autograd.grad(y, x, create_graph=True)
+        (g2,) = lib.autograd.grad(g1.sum(), x, create_graph=True)
+        (g3,) = lib.autograd.grad(g2.sum(), x, create_graph=True)
+        (g4,) = lib.autograd.grad(g3.sum(), x)
+        return [values(g) for g in (g1, g2, g3, g4)]
+
+    assert scenario(retrograd) == scenario(torch)
+
+
+# ---- gradient penalties ------------------------------------------------------------------------------
+
+def gradient_penalty_training(lib, steps=5):
+    """A critic trained with a WGAN-GP style penalty: the loss reads the gradient of the critic
+    with respect to its input (create_graph=True), so the update differentiates through it."""
+    rng = np.random.default_rng(11)
+    w1 = lib.tensor(rng.standard_normal((4, 8)) * 0.5, dtype=lib.float64, requires_grad=True)
+    w2 = lib.tensor(rng.standard_normal((8, 1)) * 0.5, dtype=lib.float64, requires_grad=True)
+    real = lib.tensor(rng.standard_normal((16, 4)) + 1, dtype=lib.float64)
+    fake = lib.tensor(rng.standard_normal((16, 4)), dtype=lib.float64)
+    alpha = lib.tensor(rng.random((16, 1)), dtype=lib.float64)
+    history = []
+    for _ in range(steps):
+        def critic(x):
+            return (x @ w1).tanh() @ w2
+
+        mixed = (alpha * real + (1 - alpha) * fake).requires_grad_()
+        (g,) = lib.autograd.grad(critic(mixed).sum(), mixed, create_graph=True)
+        penalty = ((g.pow(2).sum(1) + 1e-12).sqrt() - 1).pow(2).mean()
+        loss = critic(fake).mean() - critic(real).mean() + 10 * penalty
+        w1.grad = w2.grad = None
+        loss.backward()
+        with lib.no_grad():
+            w1 -= 0.05 * w1.grad
+            w2 -= 0.05 * w2.grad
+        history.append(penalty.item())
+    return history, values(w1), values(w2)
+
+
+def test_gradient_penalty_trains_as_in_torch():
+    ours, theirs = gradient_penalty_training(retrograd), gradient_penalty_training(torch)
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-10)
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-10, atol=1e-12)
+    assert ours[0][-1] < ours[0][0]  # the penalty goes down: the second-order term trains
+
+
+# ---- Note [create_graph cycles] -----------------------------------------------------------------
+
+@pytest.fixture
+def gc_off():
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def test_create_graph_results_free_their_graph_without_gc(gc_off):
+    w = retrograd.tensor([0.5, -0.25, 1.0], dtype=retrograd.float64, requires_grad=True)
+    nodes = []
+    for _ in range(3):
+        x = retrograd.tensor([1.0, 2.0, 3.0], dtype=retrograd.float64, requires_grad=True)
+        y = ((x * w).tanh() ** 2).sum()
+        (g,) = retrograd.autograd.grad(y, x, create_graph=True)
+        penalty = (g * g).sum()
+        nodes.append(weakref.ref(g.grad_fn))
+        nodes.append(weakref.ref(penalty.grad_fn))
+        (dw,) = retrograd.autograd.grad(penalty, w)
+        del x, y, g, penalty, dw
+    assert all(ref() is None for ref in nodes)  # freed by reference counting, gc never ran
+
+
+def test_backward_create_graph_cycle_warns_and_breaks_with_grad_none(gc_off):
+    def scenario(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            (x * x * x).sum().backward(create_graph=True)
+        return [str(w.message) for w in caught], values(x.grad), x.grad.requires_grad, x
+
+    messages, grad, needs_grad, x = scenario(retrograd)
+    expected = scenario(torch)
+    assert (grad, needs_grad) == expected[1:3]
+    assert len(messages) == len(expected[0]) == 1 and expected[0][0].startswith(messages[0])
+    node = weakref.ref(x.grad.grad_fn)
+    assert node() is not None
+    x.grad = None  # breaks leaf -> .grad -> graph -> AccumulateGrad -> leaf
+    assert node() is None
+
+
+def test_double_backward_memory_is_steady(gc_off):
+    """Many gradient-penalty steps with gc disabled: nothing accumulates."""
+    import tracemalloc
+
+    w = retrograd.tensor(np.random.default_rng(0).standard_normal((64, 64)), requires_grad=True)
+
+    def step():
+        x = retrograd.tensor(np.random.default_rng(1).standard_normal((32, 64)), requires_grad=True)
+        (g,) = retrograd.autograd.grad((x @ w).tanh().sum(), x, create_graph=True)
+        (g * g).sum().backward()
+        w.grad = None
+
+    for _ in range(3):
+        step()
+    tracemalloc.start()
+    step()
+    first = tracemalloc.get_traced_memory()[0]
+    for _ in range(20):
+        step()
+    last = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    assert last - first < 64 * 64 * 8  # less than one weight matrix after 20 more steps
