@@ -1,7 +1,8 @@
 """Every public op has a row in the op database (or a stated reason why it needs none)."""
 
-import retrograd
 from opdb import all_ops
+
+import retrograd
 
 # name -> why it has no op-database row
 EXEMPT = {

@@ -8,10 +8,10 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from opdb import C, Dt, OpInfo, Sample, all_ops
 
 import retrograd
 import retrograd.func  # noqa: F401 - vmap for the per-row checks
-from opdb import C, Dt, OpInfo, Sample, all_ops
 
 OPS = all_ops()
 TOL = {"float32": (1e-5, 1e-4), "float64": (1e-10, 1e-7)}  # (atol, rtol), written once per dtype
@@ -22,7 +22,8 @@ def _cases() -> list:
     for info in OPS:
         rng = np.random.default_rng(abs(hash(info.name + "".join(info.aliases))) % 2**32)
         for sample in info.samples(rng):
-            cases.append(pytest.param(info, sample, id=f"{info.aliases[0] if info.aliases else info.name}-{sample.name}"))
+            name = info.aliases[0] if info.aliases else info.name
+            cases.append(pytest.param(info, sample, id=f"{name}-{sample.name}"))
     return cases
 
 
