@@ -627,16 +627,16 @@ def _put_values(self: Tensor, key: tuple, values: Tensor | complex) -> Tensor | 
     """Values for index_put: same dtype as self and broadcastable to the indexed shape."""
     if not isinstance(values, Tensor):
         return values
-    if values.dtype is not self.dtype:
-        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
-                           f"{_dtype_word(self.dtype)} for the destination and {_dtype_word(values.dtype)} for the "
-                           "source.")
     target = np.empty(self._data.shape, dtype=bool)[key].shape
     try:
         np.broadcast_shapes(values._data.shape, target)
     except ValueError:
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
                            f"indexing result of shape {list(target)}") from None
+    if values.dtype is not self.dtype:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{_dtype_word(self.dtype)} for the destination and {_dtype_word(values.dtype)} for the "
+                           "source.")
     return values
 
 

@@ -402,7 +402,7 @@ def _mark_views(op: Op, source: Tensor, outs: tuple, params: tuple) -> None:
     for i, o in enumerate(outs):
         o._vc = counter
         o._base = base
-        o._extra = {"view_chain": chain + ((op, params, None if single else i),)}
+        o._extra = {"view_chain": chain + ((op, params, None if single else i, _grad_state.enabled),)}
     if base.grad_fn is not None and _grad_state.enabled:  # shape.rebase_view regenerates these after an in-place
         base._extra_dict().setdefault("views", weakref.WeakSet()).update(outs)
 

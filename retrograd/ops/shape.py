@@ -380,7 +380,8 @@ def check_inplace_view(view: Tensor) -> None:
         if base._requires_grad and base.grad_fn is None:
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
         chain = view._extra.get("view_chain", ()) if view._extra else ()
-        if view._requires_grad and any(output is not None for _, _, output in chain):
+        op, _, output, made_with_grad = chain[-1] if chain else (None, None, None, True)
+        if view._requires_grad and any(entry[2] is not None for entry in chain):
             fn = view.grad_fn
             raise RuntimeError(
                 f"Output {view._output_nr} of {getattr(fn, 'forward_name', fn.name())} is a view and is being "
@@ -389,11 +390,14 @@ def check_inplace_view(view: Tensor) -> None:
                 "out-of-place one."
             )
         if base._requires_grad and not view._requires_grad:
+            which = ("A view was created in no_grad mode" if not made_with_grad else
+                     f"Output {output or 0} of {op.node_class.forward_name} is a view of a view which was created in "
+                     "no_grad mode")
             raise RuntimeError(
-                "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that "
-                "this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both "
-                "the view and the inplace either both inside the no_grad block (if you don't want the inplace to be "
-                "tracked) or both outside (if you want the inplace to be tracked)."
+                f"{which} and is being modified inplace with grad mode enabled. Given that this use case is ambiguous "
+                "and error-prone, it is forbidden. You can clarify your code by moving both the view and the inplace "
+                "either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside "
+                "(if you want the inplace to be tracked)."
             )
     data = view._data
     if any(s == 0 and n > 1 for n, s in zip(data.shape, data.strides)):

@@ -1,0 +1,385 @@
+"""In-place writes through views, scenario by scenario, against torch.
+
+A view shares memory with its base, so writing into it changes the base: torch records that on the
+base as CopySlices and regenerates the view's history (AsStridedBackward0). Each scenario is a
+function of the library (`torch` or `retrograd`) that returns what it observed: values,
+gradients, grad_fn names, version counters, and the type and text of the errors torch raises
+(for leaf views, outputs of multi-output views, expanded views, views made in no_grad).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import retrograd
+
+X = np.arange(12.0).reshape(3, 4) / 4 - 1  # no zeros among the products below, no ties
+
+
+def observe(value):
+    """Something comparable: tensors become (dtype, shape, values rounded to 1e-9)."""
+    if hasattr(value, "detach") and hasattr(value, "dtype"):
+        arr = value.detach().numpy().astype(np.float64)
+        return ("tensor", str(value.dtype), tuple(value.shape), np.round(arr, 9).tolist())
+    if isinstance(value, (list, tuple)):
+        return [observe(v) for v in value]
+    return value
+
+
+def outcome(fn) -> object:
+    """fn()'s observations, or the type and message of what it raised."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return observe(fn())
+    except Exception as e:  # noqa: BLE001 - the type and text are what is compared
+        return ("raised", type(e).__name__, str(e))
+
+
+def leaf(L, array=X):
+    return L.tensor(array, dtype=L.float64, requires_grad=True)
+
+
+def name(t) -> str | None:
+    return None if t.grad_fn is None else t.grad_fn.name()
+
+
+SCENARIOS = {}
+
+
+def scenario(fn):
+    SCENARIOS[fn.__name__] = fn
+    return fn
+
+
+# ---- writes through a view reach the base's gradient ------------------------------------------
+
+
+@scenario
+def mul_through_select(L):
+    x = leaf(L)
+    y = x * 1
+    v = y[0]
+    v.mul_(2)
+    seen = [name(y), name(v), v._version, y._version, y]
+    (y * y).sum().backward()
+    return seen + [x.grad]
+
+
+@scenario
+def setitem_tensor(L):
+    x, w = leaf(L), leaf(L, np.linspace(-1, 1, 4))
+    y = x * 1
+    y[0] = w * 3
+    (y * y).sum().backward()
+    return [name(y), y, x.grad, w.grad]
+
+
+@scenario
+def add_through_slice(L):
+    x, z = leaf(L), leaf(L, np.ones((3, 3)) / 3)
+    y = x * 1
+    v = y[:, 1:]
+    v.add_(z)
+    (y * y).sum().backward()
+    return [name(y), name(v), x.grad, z.grad]
+
+
+@scenario
+def zero_through_transposed_view(L):
+    x = leaf(L)
+    y = x * 1
+    v = y.t()[0]
+    v.zero_()
+    (y * y).sum().backward()
+    return [name(y), name(v), y, x.grad]
+
+
+@scenario
+def view_of_view_and_the_view_between(L):
+    x = leaf(L)
+    y = x * 1
+    w = y[1:]
+    v = w[0]
+    v.mul_(3)
+    seen = [name(y), name(w), name(v), v._base is y, w._base is y]
+    ((y * y).sum() + (w ** 3).sum() + v.sum()).backward()
+    return seen + [x.grad]
+
+
+@scenario
+def base_changed_after_view_taken(L):
+    x = leaf(L)
+    y = x * 1
+    v = y[0]
+    y.mul_(2)
+    seen = [name(v), v]
+    (v * v).sum().backward()
+    return seen + [x.grad]
+
+
+@scenario
+def several_writes_through_one_view(L):
+    x = leaf(L)
+    y = x * 1
+    v = y[1]
+    v.mul_(2)
+    v.add_(v * 2)
+    v[0] = -1.0
+    (y ** 2).sum().backward()
+    return [name(y), v._version, x.grad]
+
+
+@scenario
+def transposed_slice_of_view(L):
+    x = leaf(L)
+    y = x * 1
+    y.t()[1:, :2].mul_(y[2, 1].clone())
+    (y * y).sum().backward()
+    return [name(y), y, x.grad]
+
+
+@scenario
+def factor_saved_from_the_written_base(L):
+    x = leaf(L)
+    y = x * 1
+    y.t()[1:, :2].mul_(y[2, 0])  # mul_ saved y[2, 0], a view of y, which the write then changed
+    return (y * y).sum().backward()
+
+
+@scenario
+def diagonal_and_as_strided_views(L):
+    x = leaf(L)
+    y = x * 1
+    y.diagonal().mul_(5)
+    y.as_strided((2, 2), (4, 1), 2).add_(1)
+    (y * y).sum().backward()
+    return [name(y), y, x.grad]
+
+
+@scenario
+def narrow_and_unfold_views(L):
+    x = leaf(L)
+    y = x * 1
+    y.narrow(1, 1, 2).mul_(-1)
+    y.unfold(1, 2, 2)[..., 0].add_(10)
+    (y * y).sum().backward()
+    return [name(y), y, x.grad]
+
+
+@scenario
+def copy_into_views(L):
+    x, w = leaf(L), leaf(L, np.linspace(-1, 1, 4))
+    y = x * 1
+    y[0].copy_(L.zeros(4, dtype=L.float64))  # a constant: no gradient reaches x[0]
+    y[1].copy_(w)
+    z = L.zeros(3, 4, dtype=L.float64)  # a base without history gets one from the write
+    z[2].copy_(x[1] * 2)
+    ((y * y).sum() + (z * z).sum()).backward()
+    return [name(y), name(z), z.requires_grad, x.grad, w.grad]
+
+
+@scenario
+def fill_and_zero(L):
+    x, s = leaf(L), L.tensor(0.5, dtype=L.float64, requires_grad=True)
+    a, b, c = x * 1, x * 2, x * 3
+    a.fill_(2.0)
+    b.fill_(s)
+    c.zero_()
+    c[1].fill_(s)
+    seen = [name(a), name(b), name(c), a, b, c]
+    (a.sum() + (b * x).sum() + (c * c).sum()).backward()
+    return seen + [x.grad, s.grad]
+
+
+@scenario
+def in_place_ops_on_views(L):
+    x, src = leaf(L), leaf(L, np.ones((2, 2)))
+    y = x * 1
+    y[1:].index_add_(1, L.tensor([0, 0]), src)
+    y[:, 2:].masked_fill_(L.tensor([True, False]), 7.0)
+    y[0].scatter_add_(0, L.tensor([3, 3]), src[0])
+    (y * y).sum().backward()
+    return [name(y), y, x.grad, src.grad]
+
+
+@scenario
+def second_order_through_copy_slices(L):
+    x = leaf(L)
+    y = x * x
+    y[0].mul_(x[1])
+    (g,) = L.autograd.grad((y ** 2).sum(), x, create_graph=True)
+    g.sum().backward()
+    return [g, x.grad]
+
+
+@scenario
+def forward_ad_through_view(L):
+    fw = L.autograd.forward_ad
+    with fw.dual_level():
+        x = fw.make_dual(L.tensor(X), L.ones(3, 4, dtype=L.float64))
+        y = x * 1
+        y[0].mul_(y[1])
+        y[:, 3] = 2.0
+        return [y, fw.unpack_dual(y).tangent]
+
+
+@scenario
+def saved_value_changed_through_view(L):
+    x = leaf(L)
+    e = (x * 1).exp()
+    e[0].mul_(2)
+    return e.sum().backward()
+
+
+@scenario
+def no_grad_writes_through_views_of_a_leaf(L):
+    x = leaf(L)
+    with L.no_grad():
+        x[0].mul_(2)
+        x[1] = 0.5
+        x.t()[2].zero_()
+    return [x, x._version, x.requires_grad, name(x)]
+
+
+@scenario
+def detached_alias_shares_version(L):
+    x = leaf(L)
+    y = x * 1
+    d = y.detach()
+    d.mul_(2)
+    return [y._version, name(y), d.requires_grad, y]
+
+
+# ---- x[key] = value ------------------------------------------------------------------------
+
+
+@scenario
+def setitem_kinds(L):
+    x, w = leaf(L), leaf(L, np.array([[0.5], [-2.0]]))
+    names, ys = [], []
+    for key, value in [(([0, 0],), w), ((L.tensor([True, False, True]),), 0.0), ((0, [1, 2]), w[:, 0]),
+                       ((Ellipsis,), 2.0), ((slice(None),), w[0]), ((slice(None), [1]), w[0]), ((None, 1), 3.0),
+                       ((True,), w[0]), ((slice(1, None), slice(None, None, 2)), w)]:
+        y = x * 1
+        y[key] = value
+        names.append(name(y))
+        ys.append(y)
+    sum(((y * y).sum() for y in ys), L.zeros((), dtype=L.float64)).backward()
+    return names + ys + [x.grad, w.grad]
+
+
+@scenario
+def setitem_on_a_tensor_without_history(L):
+    w = L.tensor(2.0, dtype=L.float64, requires_grad=True)
+    y = L.zeros(3, dtype=L.float64)
+    y[0] = w
+    y[1] = w * 3
+    z = L.zeros(3, dtype=L.float64)
+    z[[2]] = w
+    seen = [name(y), name(z), y, z]
+    (y.sum() + z.sum()).backward()
+    return seen + [w.grad]
+
+
+@scenario
+def setitem_value_shapes(L):
+    y = L.zeros(3, 4, dtype=L.float64)
+    y[0] = L.ones(1, 4, dtype=L.float64)       # leading size-1 dims are dropped
+    y[1:] = L.arange(4.0, dtype=L.float64)     # broadcast
+    y[2, 1:3] = L.tensor(7, dtype=L.int64)     # cast
+    return [y]
+
+
+@pytest.mark.parametrize("key, value", [
+    ("basic_mismatch", "torch.ones(5)"), ("basic_rank", "torch.ones(2, 1, 4)"), ("advanced_mismatch", "torch.ones(3)"),
+    ("advanced_dtype", "torch.ones(4, dtype=torch.float32)"), ("list", "[1.0, 2.0, 3.0, 4.0]"),
+])
+def test_setitem_errors(key: str, value: str) -> None:
+    def attempt(L):
+        y = L.zeros(3, 4, dtype=L.float64)
+        v = eval(value, {"torch": L})  # noqa: S307 - our own expressions
+        if key.startswith("advanced"):
+            y[[0, 1]] = v
+        else:
+            y[0] = v
+    ours, theirs = outcome(lambda: attempt(retrograd)), outcome(lambda: attempt(torch))
+    assert ours == theirs
+
+
+# ---- what torch refuses ----------------------------------------------------------------------
+
+
+@scenario
+def view_of_a_leaf(L):
+    x = leaf(L)
+    return [outcome(lambda: x[0].mul_(2)), outcome(lambda: x.t().zero_()), outcome(lambda: x.__setitem__(0, 1.0)),
+            outcome(lambda: x[0:1].expand(3, 4).mul_(2)), x._version]
+
+
+@scenario
+def leaf_itself(L):
+    x = leaf(L)
+    return [outcome(lambda: x.mul_(2)), outcome(lambda: x.__setitem__([0], 1.0))]
+
+
+@scenario
+def outputs_of_multi_output_views(L):
+    y = leaf(L) * 1
+    a, b = y.split(2)
+    c = y.split([1, 2])[1]
+    parts = y.unbind()
+    first = y.chunk(3, 1)[0]
+    return [outcome(lambda: a.mul_(2)), outcome(lambda: b.add_(1)), outcome(lambda: c.zero_()),
+            outcome(lambda: parts[1].mul_(2)), outcome(lambda: first.div_(2)),
+            outcome(lambda: parts[0][1:].mul_(2)), outcome(lambda: parts[2].view(2, 2).mul_(2)),
+            outcome(lambda: a.__setitem__(0, 1.0)), y._version]
+
+
+@scenario
+def multi_output_views_without_grad(L):
+    z = L.zeros(4, dtype=L.float64)
+    a, b = z.split(2)
+    a.add_(1)
+    y = leaf(L) * 1
+    with L.no_grad():
+        y.unbind()[0].mul_(0)
+    return [z, y]
+
+
+@scenario
+def expanded_views(L):
+    y = leaf(L) * 1
+    base = L.zeros(3, 1, dtype=L.float64)
+    big = y.expand(2, 3, 4)
+    big[1].mul_(2)  # one slice of an expanded view does not overlap itself: allowed
+    with L.no_grad():
+        in_no_grad = outcome(lambda: y[0:1].expand(3, 4).mul_(2))
+    return [outcome(lambda: y[0:1].expand(3, 4).mul_(2)), outcome(lambda: base.expand(3, 4).add_(1)),
+            outcome(lambda: y.expand(2, 3, 4).__setitem__((slice(None), 0), 1.0)), in_no_grad, name(y), y]
+
+
+@scenario
+def view_made_in_no_grad(L):
+    y = leaf(L) * 1
+    with L.no_grad():
+        v = y[0]
+    return [outcome(lambda: v.mul_(2)), outcome(lambda: v.__setitem__(0, 5.0))]
+
+
+@scenario
+def detach_in_place_on_a_view(L):
+    y = leaf(L) * 1
+    v = y[0]
+    return [outcome(lambda: v.detach_()), outcome(lambda: L.zeros(3)[0].detach_().requires_grad)]
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_same_as_torch(name: str) -> None:
+    ours = outcome(lambda: SCENARIOS[name](retrograd))
+    theirs = outcome(lambda: SCENARIOS[name](torch))
+    assert ours == theirs
