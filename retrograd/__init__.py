@@ -4,75 +4,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import (  # noqa: E402  # noqa: E402
-    _dtype,
-    autograd,  # noqa: E402
-    func,  # noqa: E402
-    linalg,
-    nn,
-    optim,
-    utils,
-)
-from . import ops as _ops  # noqa: E402
-from ._creation import (
-    Generator,
-    arange,
-    as_tensor,
-    default_generator,
-    empty,
-    empty_like,
-    eye,
-    from_numpy,
-    full,
-    full_like,
-    initial_seed,
-    linspace,
-    logspace,
-    manual_seed,
-    normal,
-    ones,
-    ones_like,
-    rand,
-    rand_like,
-    randint,
-    randint_like,
-    randn,
-    randn_like,
-    randperm,
-    seed,
-    tensor,
-    zeros,
-    zeros_like,
-)
-from ._dtype import bool_ as bool  # noqa: A004
-from ._dtype import (
-    complex64,
-    complex128,
-    dtype,
-    float16,
-    float32,
-    float64,
-    get_default_dtype,
-    int8,
-    int16,
-    int32,
-    int64,
-    set_default_dtype,
-    uint8,
-)
+from . import _dtype
+from ._creation import (Generator, arange, as_tensor, default_generator, empty, empty_like, eye, from_numpy, full,
+                        full_like, initial_seed, linspace, logspace, manual_seed, normal, ones, ones_like, rand,
+                        rand_like, randint, randint_like, randn, randn_like, randperm, seed, tensor, zeros,
+                        zeros_like)
+from ._dtype import (bool_ as bool, complex64, complex128, dtype, float16, float32, float64, get_default_dtype,  # noqa: A004
+                     int8, int16, int32, int64, set_default_dtype, uint8)
 from ._tensor import Size, Tensor, device
-from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: E402
-from .autograd.grad_mode import (
-    enable_grad,
-    inference_mode,
-    is_grad_enabled,
-    is_inference_mode_enabled,
-    no_grad,
-    set_grad_enabled,
-)
-from .func import vmap  # noqa: E402
+from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
+                                 set_grad_enabled)
 from .ops import *  # noqa: F403 - the op table is the public namespace
 from .ops import __all__ as _ops_all
+from . import autograd  # noqa: E402
+from . import ops as _ops  # noqa: E402
+from . import linalg, nn  # noqa: E402
+from . import optim, utils  # noqa: E402
+from . import func  # noqa: E402
+from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: E402
+from .func import vmap  # noqa: E402
 from .serialization import load, save  # noqa: E402
 
 half, float, double = float16, float32, float64  # noqa: A001
