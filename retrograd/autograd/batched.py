@@ -97,24 +97,67 @@ def _values_error(what: str) -> RuntimeError:
                         "batching rule; rewrite it with tensor operations or compute it outside vmap.")
 
 
+def _dynamic_shape_error(name: str) -> RuntimeError:
+    return RuntimeError(f"vmap: We do not support batching operators that can output dynamic shape. Attempted to vmap "
+                        f"over aten::{name}. Please file an issue at https://github.com/pytorch/pytorch/issues if you "
+                        "need this feature.")
+
+
 def _refused(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
     raise RuntimeError(f"vmap: {op.name} works on each example's memory layout (storage offsets and strides), so "
                        "it has no batching rule; compute it outside vmap.")
 
 
 class _BatchedView(np.ndarray):
-    """BatchedTensor._data: shape, dtype and strides of one example; reading values raises."""
+    """BatchedTensor._data: shape, dtype and strides of one example (Note [batched tensors]).
 
-    levels: tuple | None = None   # set on the view a BatchedTensor owns; None on anything derived
+    Code outside the op table may still check argument values: NumPy ufuncs, astype and copy stay
+    batched (they give views like this one), and whole-array any/all/min/max and boolean-mask
+    selection see every example at once, which is what a check needs (it fails if any example is
+    invalid). Anything else that reads values raises."""
+
+    levels: tuple | None = None   # set on views of a batch; None on arrays derived by other means
     physical: np.ndarray | None = None
 
+    def _whole(self) -> np.ndarray:
+        if self.levels is None:
+            raise _values_error("an array derived from a batched tensor")
+        return self.physical
+
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        raise _values_error(f"numpy.{ufunc.__name__}")
+        if method != "__call__" or "out" in kwargs:
+            raise _values_error(f"numpy.{ufunc.__name__}.{method}")
+        views = [x for x in inputs if type(x) is _BatchedView]
+        for v in views:
+            v._whole()
+        levels = _sorted({lv.id: lv for v in views for lv in v.levels}.values())
+        ndim = max(np.ndim(x) for x in inputs)
+        arrays = [_align_params((x,), levels, ndim)[0] if type(x) is _BatchedView else x for x in inputs]
+        result = ufunc(*[x.view(np.ndarray) if isinstance(x, np.ndarray) else x for x in arrays], **kwargs)
+        return tuple(batch_view(r, levels) for r in result) if isinstance(result, tuple) else \
+            batch_view(result, levels)
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
         if func in (np.shape, np.ndim, np.size, np.result_type):
             return super().__array_function__(func, types, args, kwargs)
+        if func in (np.nonzero, np.argwhere, np.flatnonzero, np.unique):
+            raise _dynamic_shape_error(func.__name__)
         raise _values_error(f"numpy.{func.__name__}")
+
+    def astype(self, dtype: Any, *args: Any, **kwargs: Any) -> _BatchedView:
+        return batch_view(self._whole().astype(dtype, *args, **kwargs), self.levels)
+
+    def copy(self, *args: Any, **kwargs: Any) -> _BatchedView:
+        return batch_view(self._whole().copy(), self.levels)
+
+    def __getitem__(self, key: Any) -> Any:
+        if type(key) is _BatchedView and key.dtype == bool:  # a check's selection, over every example
+            self._whole(), key._whole()
+            levels = _sorted({lv.id: lv for lv in self.levels + key.levels}.values())
+            ndim = max(self.ndim, key.ndim)
+            data, mask = (_align_params((v,), levels, ndim, full=True)[0].view(np.ndarray) for v in (self, key))
+            return data[mask]
+        raise _values_error("ndarray.__getitem__")
 
     def __repr__(self) -> str:
         return f"<values of a batched tensor, shape {self.shape}>"
@@ -123,20 +166,48 @@ class _BatchedView(np.ndarray):
         raise RuntimeError(CONTROL_FLOW_MESSAGE)
 
 
+def _whole_reduction(name: str) -> Callable:
+    def method(self: _BatchedView, axis: Any = None, *args: Any, **kwargs: Any) -> Any:
+        if axis is not None or args or kwargs:
+            raise _values_error(f"ndarray.{name} along an axis")
+        return getattr(self._whole().view(np.ndarray), name)()
+
+    method.__name__ = name
+    return method
+
+
+for _name in ("any", "all", "min", "max"):
+    setattr(_BatchedView, _name, _whole_reduction(_name))
+
+
+def batch_view(physical: np.ndarray, levels: Sequence[Level]) -> np.ndarray:
+    """The _BatchedView of a physical array whose leading dims are `levels` (sorted)."""
+    k = len(levels)
+    if all(physical.shape[:k]):
+        view = physical[(0,) * k + (Ellipsis,)].view(_BatchedView)
+    else:
+        view = np.empty(physical.shape[k:], physical.dtype).view(_BatchedView)
+    view.levels = tuple(levels)
+    view.physical = physical
+    return view
+
+
 def _refuse(name: str) -> Callable:
     def method(self: Any, *args: Any, **kwargs: Any) -> Any:
         if name in ("item", "__float__", "__int__", "__index__", "__complex__"):
             raise RuntimeError(ITEM_MESSAGE)
+        if name == "nonzero":
+            raise _dynamic_shape_error(name)
         raise _values_error(f"ndarray.{name}")
 
     method.__name__ = name
     return method
 
 
-for _name in ("item", "tolist", "tobytes", "__float__", "__int__", "__index__", "__complex__", "__getitem__",
-              "__setitem__", "__iter__", "all", "any", "argmax", "argmin", "argsort", "sort", "max", "min", "sum",
-              "prod", "mean", "std", "var", "cumsum", "cumprod", "nonzero", "astype", "copy", "fill", "round",
-              "clip", "dot", "take", "put", "repeat", "searchsorted", "trace", "diagonal", "compress", "choose"):
+for _name in ("item", "tolist", "tobytes", "__float__", "__int__", "__index__", "__complex__", "__setitem__",
+              "__iter__", "argmax", "argmin", "argsort", "sort", "sum", "prod", "mean", "std", "var", "cumsum",
+              "cumprod", "nonzero", "fill", "round", "clip", "dot", "take", "put", "repeat", "searchsorted", "trace",
+              "diagonal", "compress", "choose"):
     setattr(_BatchedView, _name, _refuse(_name))
 
 
@@ -210,15 +281,7 @@ def make(physical: Tensor, levels: Sequence[Level]) -> Tensor:
     if not levels:
         return physical
     t = _new(BatchedTensor)
-    k = len(levels)
-    data = physical._data
-    if all(data.shape[:k]):
-        view = data[(0,) * k + (Ellipsis,)].view(_BatchedView)
-    else:
-        view = np.empty(data.shape[k:], data.dtype).view(_BatchedView)
-    view.levels = tuple(levels)
-    view.physical = data
-    t._data = view
+    t._data = batch_view(physical._data, levels)
     t._physical = physical
     t._levels = tuple(levels)
     t._requires_grad = False  # as in torch: autograd sees the physical tensors, not these
@@ -330,6 +393,9 @@ def _param_levels(param: Any, found: dict) -> None:
 def dispatch(op: Any, args: tuple, params: tuple) -> Any:
     """Run `op` through its batching rule if an input or parameter is batched, else NotImplemented."""
     inputs = args[0] if op.variadic else args
+    if any(_holds_batch(t) for t in inputs):
+        inputs = [rewrap(t) for t in inputs]
+        args = (inputs,) if op.variadic else tuple(inputs)
     found: dict = {}
     for t in inputs:
         if type(t) is BatchedTensor:
@@ -347,6 +413,20 @@ def dispatch(op: Any, args: tuple, params: tuple) -> Any:
     if rule is None:
         rule = _RULE_CACHE[op] = _rule_for(op)
     return rule(op, args, params, levels)
+
+
+def _holds_batch(t: Any) -> bool:
+    """A plain tensor around batched values (made from a BatchedTensor's data by NumPy code)."""
+    return type(t) is Tensor and type(t._data) is _BatchedView and t._data.levels is not None
+
+
+def rewrap(t: Any) -> Any:
+    """Such a tensor as the BatchedTensor it stands for (anything else as it is)."""
+    if not _holds_batch(t):
+        return t
+    from .._tensor import _wrap
+
+    return make(_wrap(t._data.physical), t._data.levels)
 
 
 def _tangent_crosses(t: Any, levels: tuple) -> bool:
@@ -966,7 +1046,7 @@ def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = 
 
 
 def _name(func: Callable) -> str:
-    return getattr(func, "__name__", repr(func))
+    return getattr(func, "__name__", None) or getattr(func, "name", None) or repr(func)
 
 
 def _vmap_call(func: Callable, in_dims: Any, out_dims: Any, randomness: str, chunk_size: int | None,
@@ -1024,7 +1104,7 @@ def _unwrap_outputs(out: Any, level: Level, out_dims: Any, name: str) -> Any:
                          f"{_spec_text(spec)}.")
     dims = broadcast_prefix(out_dims, out, "out_dims", context)
     result = []
-    for o, d in zip(leaves, dims):
+    for o, d in zip([rewrap(x) for x in leaves], dims):
         if d is None:
             if any(lv is level for lv in levels_of(o)):
                 raise ValueError(f"vmap({name}, ...): `{name}` can not return a BatchedTensor when out_dim is None")

@@ -173,7 +173,7 @@ def grad_and_value(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: 
                                f"{output.ndim} dims. Maybe you wanted to use the vjp or jacrev APIs instead?")
         from .. import ones_like
 
-        grads = _engine_grads([output], [ones_like(output)], core, retain=False)
+        grads = _engine_grads([output], [ones_like(output)], core, retain=keep)
         grads = [_cut(g, keep) for g in grads]
         tree = _unflatten(grads, _flatten(diff)[1])
         result = tree[0] if isinstance(argnums, int) else tree
@@ -485,7 +485,7 @@ def _check_strict(module: Any, values: dict) -> None:
             parts.append("Unexpected key(s): " + ", ".join(f"'{n}'" for n in unexpected) + ".")
         if missing:
             parts.append("Missing key(s): " + ", ".join(f"'{n}'" for n in missing) + ".")
-        raise RuntimeError(f"Error(s) in reusing the passed in parameters and buffers for {type(module).__name__}:"
+        raise RuntimeError(f"Error(s) in reparametrizing for {type(module).__name__}:"
                            "\n\t" + "\n\t".join(parts))
 
 

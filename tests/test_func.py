@@ -1,0 +1,337 @@
+"""torch.func against torch: grad, grad_and_value, vjp, jvp, jacrev, jacfwd, hessian and vmap on
+their documentation examples, in every nesting order, on small networks (per-example gradients,
+Jacobians and Hessians to 1e-10 in float64), with functional_call, custom Functions, and torch's
+error texts."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import retrograd
+
+RNG = np.random.default_rng(0)
+
+
+def t(lib, array):
+    return lib.tensor(np.asarray(array, dtype=np.float64))
+
+
+def structure(value):
+    if isinstance(value, (tuple, list)):
+        return (type(value).__name__, [structure(v) for v in value])
+    if isinstance(value, dict):
+        return {k: structure(v) for k, v in value.items()}
+    if hasattr(value, "detach"):
+        return (tuple(value.shape), str(value.dtype), np.round(value.detach().numpy(), 10).tolist())
+    return value
+
+
+def outcome(fn):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return ("ok", structure(fn()))
+        except Exception as e:  # noqa: BLE001 - compared with torch's
+            return (type(e).__name__, str(e))
+
+
+def same(scenario):
+    ours, theirs = outcome(lambda: scenario(retrograd)), outcome(lambda: scenario(torch))
+    assert ours == theirs
+    return ours
+
+
+X = RNG.standard_normal(5)
+M = RNG.standard_normal((3, 5))
+N = RNG.standard_normal((3, 5))
+
+
+# ---- documentation examples ----------------------------------------------------------------------
+
+DOCS = {
+    "grad_sin": lambda L: L.func.grad(lambda x: L.sin(x))(t(L, 0.7)),
+    "grad_grad_sin": lambda L: L.func.grad(L.func.grad(lambda x: L.sin(x)))(t(L, 0.7)),
+    "grad_argnums": lambda L: L.func.grad(lambda x, y: (x * y.exp()).sum(), argnums=(0, 1))(t(L, X), t(L, X + 1)),
+    "grad_has_aux": lambda L: L.func.grad(lambda x: (x.sin().sum(), {"cos": x.cos()}), has_aux=True)(t(L, X)),
+    "grad_pytree": lambda L: L.func.grad(lambda d: (d["a"] * d["b"]).sum())({"a": t(L, X), "b": t(L, X + 1)}),
+    "grad_and_value": lambda L: L.func.grad_and_value(lambda x: (x ** 2).sum())(t(L, X)),
+    "vjp": lambda L: L.func.vjp(L.sin, t(L, X))[1](t(L, np.ones(5))),
+    "vjp_tuple_outputs": lambda L: L.func.vjp(lambda x: (x.sin(), x.cos()), t(L, X))[1]((t(L, X), t(L, X))),
+    "vjp_has_aux": lambda L: L.func.vjp(lambda x: (x.sin(), x.cos()), t(L, X), has_aux=True)[2],
+    "jvp": lambda L: L.func.jvp(L.sin, (t(L, X),), (t(L, np.ones(5)),)),
+    "jvp_two_inputs": lambda L: L.func.jvp(lambda x, y: x * y, (t(L, X), t(L, X + 1)), (t(L, X), t(L, X))),
+    "jacrev": lambda L: L.func.jacrev(L.sin)(t(L, X)),
+    "jacrev_argnums": lambda L: L.func.jacrev(lambda x, y: x.sin() * y, argnums=(0, 1))(t(L, X), t(L, X)),
+    "jacrev_outputs": lambda L: L.func.jacrev(lambda x: (x.sin(), x.sum()))(t(L, X)),
+    "jacrev_has_aux": lambda L: L.func.jacrev(lambda x: (x.sin(), x.cos()), has_aux=True)(t(L, X)),
+    "jacrev_chunk": lambda L: L.func.jacrev(L.sin, chunk_size=2)(t(L, X)),
+    "jacfwd": lambda L: L.func.jacfwd(L.sin)(t(L, X)),
+    "jacfwd_argnums": lambda L: L.func.jacfwd(lambda x, y: x.sin() * y, argnums=1)(t(L, X), t(L, X)),
+    "jacfwd_has_aux": lambda L: L.func.jacfwd(lambda x: (x.sin(), x.cos()), has_aux=True)(t(L, X)),
+    "hessian": lambda L: L.func.hessian(lambda x: (x.sin() * x).sum())(t(L, X)),
+    "vmap_dot": lambda L: L.func.vmap(L.dot)(t(L, M), t(L, N)),
+    "vmap_in_dims": lambda L: L.func.vmap(L.mv, in_dims=(None, 0))(t(L, M.T @ M), t(L, N)),
+    "vmap_in_dim_1": lambda L: L.func.vmap(L.sum, in_dims=1)(t(L, M)),
+    "vmap_out_dims": lambda L: L.func.vmap(lambda x: (x, x.sum()), out_dims=(1, 0))(t(L, M)),
+    "vmap_nested": lambda L: L.func.vmap(L.func.vmap(L.dot))(t(L, M[None].repeat(2, 0)), t(L, N[None].repeat(2, 0))),
+    "vmap_kwargs": lambda L: L.func.vmap(lambda x, scale=1.0: x * scale)(t(L, M), scale=3.0),
+    "vmap_chunk": lambda L: L.func.vmap(lambda x: x.exp().sum(), chunk_size=2)(t(L, M)),
+    "vmap_unbatched_output": lambda L: L.func.vmap(lambda x: t(L, X))(t(L, M)),
+    "vmap_dict": lambda L: L.func.vmap(lambda d: d["a"] + d["b"])({"a": t(L, M), "b": t(L, N)}),
+    "torch_vmap": lambda L: L.vmap(L.outer)(t(L, M), t(L, N)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DOCS))
+def test_documentation_examples(name):
+    assert same(DOCS[name])[0] == "ok"
+
+
+# ---- nesting -----------------------------------------------------------------------------------------
+
+def scalar_fn(x):
+    return (x.sin() * x.exp()).sum() + (x.tanh() ** 3).sum()
+
+
+TRANSFORMS = ["jacrev", "jacfwd"]
+
+
+@pytest.mark.parametrize("outer", TRANSFORMS)
+@pytest.mark.parametrize("inner", TRANSFORMS)
+def test_second_derivatives_in_every_order(outer, inner):
+    same(lambda L: getattr(L.func, outer)(getattr(L.func, inner)(scalar_fn))(t(L, X)))
+
+
+@pytest.mark.parametrize("transform", ["grad", "jacrev", "jacfwd", "hessian"])
+def test_vmap_of_transforms(transform):
+    same(lambda L: L.func.vmap(getattr(L.func, transform)(scalar_fn))(t(L, M)))
+
+
+def test_transforms_of_vmap():
+    same(lambda L: L.func.jacrev(L.func.vmap(lambda x: (x.sin() * x).sum()))(t(L, M)))
+    same(lambda L: L.func.grad(lambda x: L.func.vmap(lambda r: (r.cos() * r).sum())(x).sum())(t(L, M)))
+    same(lambda L: L.func.jacfwd(L.func.vmap(L.sin))(t(L, M)))
+
+
+def test_third_order_and_grad_of_grad_of_grad():
+    same(lambda L: L.func.grad(L.func.grad(L.func.grad(lambda x: x.sin() * x.exp())))(t(L, 0.3)))
+    same(lambda L: L.func.jacfwd(L.func.jacrev(L.func.jacrev(scalar_fn)))(t(L, X[:3])))
+
+
+# ---- networks: per-example gradients, Jacobians, Hessians -----------------------------------------
+
+def mlp(L):
+    model = L.nn.Sequential(L.nn.Linear(3, 6), L.nn.Tanh(), L.nn.Linear(6, 2)).double()
+    rng = np.random.default_rng(5)
+    with L.no_grad():
+        for p in model.parameters():
+            p.copy_(L.tensor(rng.standard_normal(tuple(p.shape))))
+    return model
+
+
+DATA = RNG.standard_normal((4, 3))
+TARGET = np.array([0, 1, 1, 0])
+
+
+def test_per_example_gradients_with_functional_call():
+    """The torch.func tutorial's per-sample gradients: vmap(grad(loss)) over a batch, with the
+    model's parameters passed through functional_call."""
+    def scenario(L):
+        model = mlp(L)
+        params = {k: v.detach() for k, v in model.named_parameters()}
+
+        def loss(p, x, y):
+            out = L.func.functional_call(model, p, (x.unsqueeze(0),))
+            return L.nn.functional.cross_entropy(out, y.unsqueeze(0))
+
+        return L.func.vmap(L.func.grad(loss), in_dims=(None, 0, 0))(params, t(L, DATA), L.tensor(TARGET))
+
+    ours = outcome(lambda: scenario(retrograd))
+    theirs = outcome(lambda: scenario(torch))
+    assert ours[0] == "ok" and ours[1].keys() == theirs[1].keys()
+    for k in ours[1]:
+        np.testing.assert_allclose(ours[1][k][2], theirs[1][k][2], rtol=1e-10, atol=1e-12)
+
+
+def test_network_jacobian_and_hessian_to_1e_10():
+    def scenario(L):
+        model = mlp(L)
+        params = {k: v.detach() for k, v in model.named_parameters()}
+        x = t(L, DATA)
+        jac_x = L.func.jacrev(lambda inp: model(inp))(x)
+        jac_fwd = L.func.jacfwd(lambda inp: model(inp))(x)
+        hess = L.func.hessian(lambda p: L.func.functional_call(model, p, (x,)).pow(2).sum())(params)
+        return jac_x, jac_fwd, hess
+
+    ours, theirs = outcome(lambda: scenario(retrograd)), outcome(lambda: scenario(torch))
+    assert ours[0] == theirs[0] == "ok"
+
+    def close(a, b):
+        if isinstance(a, tuple) and len(a) == 3 and isinstance(a[0], tuple) and isinstance(a[1], str):
+            assert a[:2] == b[:2]
+            np.testing.assert_allclose(a[2], b[2], rtol=1e-10, atol=1e-10)
+        elif isinstance(a, dict):
+            assert a.keys() == b.keys()
+            for k in a:
+                close(a[k], b[k])
+        else:
+            for u, v in zip(a[1], b[1]):
+                close(u, v)
+
+    close(ours[1], theirs[1])
+
+
+def test_functional_call_details():
+    def scenario(L):
+        model = L.nn.Linear(3, 2).double()
+        with L.no_grad():
+            model.bias.copy_(t(L, RNG_B[::-1].copy()))
+        x = t(L, DATA)
+        w, b = t(L, RNG_W), t(L, RNG_B)
+        out = L.func.functional_call(model, {"weight": w, "bias": b}, (x,))
+        partial = L.func.functional_call(model, {"weight": w}, x)
+        strict = outcome(lambda: L.func.functional_call(model, {"weight": w}, (x,), strict=True))
+        split = L.func.functional_call(model, ({"weight": w}, {"bias": b}), (x,))
+        return out, partial, strict, split, model.weight.shape, model.weight is not w
+
+    assert same(scenario)[0] == "ok"
+
+
+RNG_W = RNG.standard_normal((2, 3))
+RNG_B = RNG.standard_normal(2)
+
+
+# ---- custom Functions -----------------------------------------------------------------------------
+
+def custom(L):
+    class Cube(L.autograd.Function):
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(x):
+            return x ** 3
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            (x,) = inputs
+            ctx.save_for_backward(x)
+            ctx.save_for_forward(x)
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 3 * g * x ** 2
+
+        @staticmethod
+        def jvp(ctx, x_t):
+            (x,) = ctx.saved_tensors
+            return 3 * x_t * x ** 2
+
+    class Scale(L.autograd.Function):
+        @staticmethod
+        def forward(x, k):
+            return x * k
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.k = inputs[1]
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * ctx.k, None
+
+        @staticmethod
+        def vmap(info, in_dims, x, k):
+            return Scale.apply(x, k), in_dims[0]
+
+    class NoRule(L.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x * 2
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            pass
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    class OldStyle(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    return Cube, Scale, NoRule, OldStyle
+
+
+def test_custom_functions_under_transforms():
+    same(lambda L: L.func.vmap(custom(L)[0].apply)(t(L, M)))
+    same(lambda L: L.func.jacrev(custom(L)[0].apply)(t(L, X)))
+    same(lambda L: L.func.jacfwd(custom(L)[0].apply)(t(L, X)))
+    same(lambda L: L.func.vmap(L.func.grad(lambda x: custom(L)[0].apply(x).sum()))(t(L, M)))
+    same(lambda L: L.func.vmap(custom(L)[1].apply, in_dims=(0, None))(t(L, M), 3.0))
+
+
+def test_custom_function_without_vmap_support_errors():
+    assert same(lambda L: L.func.vmap(custom(L)[2].apply)(t(L, M)))[0] == "RuntimeError"
+    assert same(lambda L: L.func.vmap(custom(L)[3].apply)(t(L, M)))[0] == "RuntimeError"
+
+
+# ---- errors -------------------------------------------------------------------------------------
+
+ERRORS = {
+    "grad_not_scalar": lambda L: L.func.grad(lambda x: x)(t(L, X)),
+    "grad_argnum_out_of_range": lambda L: L.func.grad(lambda x: x.sum(), argnums=1)(t(L, X)),
+    "grad_argnums_repeated": lambda L: L.func.grad(lambda x: x.sum(), argnums=(0, 0))(t(L, X)),
+    "grad_argnums_type": lambda L: L.func.grad(lambda x: x.sum(), argnums=1.5)(t(L, X)),
+    "grad_aux_not_pair": lambda L: L.func.grad(lambda x: x.sum(), has_aux=True)(t(L, X)),
+    "grad_non_tensor": lambda L: L.func.grad(lambda x: x.sum())(1.0),
+    "jvp_primals_not_tuple": lambda L: L.func.jvp(L.sin, t(L, X), t(L, X)),
+    "jvp_structure": lambda L: L.func.jvp(L.sin, (t(L, X),), (t(L, X), t(L, X))),
+    "jvp_tangent_size": lambda L: L.func.jvp(L.sin, (t(L, X),), (t(L, M),)),
+    "jvp_tangent_type": lambda L: L.func.jvp(L.sin, (t(L, X),), (1.0,)),
+    "jvp_output_type": lambda L: L.func.jvp(lambda x: 1, (t(L, X),), (t(L, X),)),
+    "vjp_non_tensor": lambda L: L.func.vjp(L.sin, 1.0),
+    "vjp_cotangent_shape": lambda L: L.func.vjp(L.sin, t(L, X))[1](t(L, M)),
+    "vmap_sizes": lambda L: L.func.vmap(L.add)(t(L, M), t(L, M[:2])),
+    "vmap_in_dims_structure": lambda L: L.func.vmap(L.sin, in_dims=(0, 0))(t(L, M)),
+    "vmap_non_tensor": lambda L: L.func.vmap(lambda a, b: a, in_dims=(0, 0))(t(L, M), 1),
+    "vmap_in_dim_range": lambda L: L.func.vmap(L.sin, in_dims=3)(t(L, M)),
+    "vmap_in_dims_type": lambda L: L.func.vmap(L.sin, in_dims=1.5)(t(L, M)),
+    "vmap_none_in_dims": lambda L: L.func.vmap(L.sin, in_dims=None)(t(L, M)),
+    "vmap_returns_int": lambda L: L.func.vmap(lambda a: 1)(t(L, M)),
+    "vmap_out_dims_structure": lambda L: L.func.vmap(lambda a: (a, a), out_dims=(0,))(t(L, M)),
+    "vmap_out_dim_range": lambda L: L.func.vmap(lambda a: a, out_dims=2)(t(L, M)),
+    "vmap_item": lambda L: L.func.vmap(lambda a: a.sum().item())(t(L, M)),
+    "vmap_control_flow": lambda L: L.func.vmap(lambda a: a if bool(a.sum() > 0) else -a)(t(L, M)),
+    "vmap_randomness_value": lambda L: L.func.vmap(L.sin, randomness="sometimes")(t(L, M)),
+    "vmap_nonzero": lambda L: L.func.vmap(L.nonzero)(t(L, M)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ERRORS))
+def test_errors_match_torch(name):
+    ours, theirs = outcome(lambda: ERRORS[name](retrograd)), outcome(lambda: ERRORS[name](torch))
+    assert ours[0] == theirs[0] != "ok"
+    if "TreeSpec" not in theirs[1]:  # torch prints its pytree specs, which we render more simply
+        assert ours[1].split("\n")[0] == theirs[1].split("\n")[0]
+
+
+def test_is_grads_batched_is_one_vectorised_pass():
+    """autograd.grad(is_grads_batched=True) equals one backward per cotangent, computed in a single
+    engine run (the torch documentation's use: rows of a Jacobian at once)."""
+    def scenario(L):
+        x = L.tensor(X, requires_grad=True)
+        y = (x.sin() * x.exp()).cumsum(0)
+        return L.autograd.grad(y, x, L.eye(5, dtype=L.float64), is_grads_batched=True)
+
+    assert same(scenario)[0] == "ok"
