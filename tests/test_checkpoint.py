@@ -155,3 +155,27 @@ def test_checkpoint_saves_memory():
     x.grad = None
     deep(x).sum().backward()
     assert np.allclose(g.numpy(), x.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_context_fn_wraps_both_runs():
+    import contextlib
+
+    log = []
+
+    def context_fn():
+        @contextlib.contextmanager
+        def tag(name):
+            log.append(f"enter {name}")
+            yield
+            log.append(f"exit {name}")
+
+        return tag("forward"), tag("recompute")
+
+    def scenario(lib):
+        log.clear()
+        x = lib.tensor(X, requires_grad=True)
+        y = lib.utils.checkpoint.checkpoint(lambda t: t.exp().sum(), x, use_reentrant=False, context_fn=context_fn)
+        y.backward()
+        return list(log), values(x.grad)
+
+    assert scenario(retrograd) == scenario(torch)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
+from contextlib import nullcontext
 from typing import Any
 
 from .. import _creation
@@ -28,11 +29,17 @@ def _set_rng_state(state: dict) -> None:
     _creation.default_generator.set_state(state)
 
 
+class _Recomputed(Exception):  # noqa: N818 - a signal, not an error
+    """Raised inside the recomputation once every saved tensor is back, to stop it early."""
+
+
 class _Recomputation:
     """One checkpointed call: tickets handed out in forward, tensors recomputed on first need."""
 
-    def __init__(self, fn: Callable, args: tuple, kwargs: dict, rng_state: dict | None, check: bool) -> None:
+    def __init__(self, fn: Callable, args: tuple, kwargs: dict, rng_state: dict | None, check: bool,
+                 recompute_context: Any) -> None:
         self.fn, self.args, self.kwargs, self.rng_state, self.check = fn, args, kwargs, rng_state, check
+        self.recompute_context = recompute_context
         self.metadata: list[tuple] = []   # (shape, dtype) of each tensor saved in the first run
         self.recomputed: list | None = None
 
@@ -46,18 +53,23 @@ class _Recomputation:
         return self.recomputed[ticket]
 
     def _recompute(self) -> None:
+        """Rerun fn until it has saved as many tensors as the first run did (then stop, as torch)."""
         saved: list = []
 
         def keep(tensor: Tensor) -> Tensor:
             saved.append(tensor)
+            if len(saved) == len(self.metadata):
+                raise _Recomputed
             return tensor
 
         state = _rng_state() if self.rng_state is not None else None
         if self.rng_state is not None:
             _set_rng_state(self.rng_state)
         try:
-            with grad_mode.enable_grad(), saved_tensors_hooks(keep, lambda t: t):
+            with grad_mode.enable_grad(), self.recompute_context, saved_tensors_hooks(keep, lambda t: t):
                 self.fn(*self.args, **self.kwargs)
+        except _Recomputed:
+            pass
         finally:
             if state is not None:
                 _set_rng_state(state)
@@ -132,6 +144,7 @@ def checkpoint(function: Callable, *args: Any, use_reentrant: bool | None = None
                **kwargs: Any) -> Any:
     """Run `function(*args, **kwargs)` without keeping what its ops save for backward; backward
     recomputes it. Memory for the segment's activations is traded for one more forward.
+    `context_fn` returns two context managers, entered around the first run and the recomputation.
 
     >>> y = checkpoint(block, x, use_reentrant=False)   # block's intermediates are not kept
     """
@@ -153,9 +166,10 @@ def checkpoint(function: Callable, *args: Any, use_reentrant: bool | None = None
             warnings.warn("None of the inputs have requires_grad=True. Gradients will be None", UserWarning,
                           stacklevel=2)
         return CheckpointFunction.apply(function, preserve_rng_state, *args)
+    forward_context, recompute_context = context_fn() if context_fn is not None else (nullcontext(), nullcontext())
     frame = _Recomputation(function, args, kwargs, _rng_state() if preserve_rng_state else None,
-                           determinism_check == "default")
-    with saved_tensors_hooks(frame.pack, frame.unpack):
+                           determinism_check == "default", recompute_context)
+    with forward_context, saved_tensors_hooks(frame.pack, frame.unpack):
         return function(*args, **kwargs)
 
 
