@@ -32,6 +32,7 @@ exactly the weight of the convolution it is the adjoint of.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -39,6 +40,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from .registry import apply, defop
+from .shape import stack
 
 
 class Window(NamedTuple):
@@ -389,6 +391,111 @@ def pixel_unshuffle_op(xp, x, r):
 
 
 # ============================================================================================
+# Rows: affine grids and grid sampling
+# ============================================================================================
+
+
+@defop("affine_grid_generator", inputs=("theta",), params=("base",),
+       theta="matmul(grad.reshape(grad.shape[0], -1, grad.shape[-1]).mT, constant_like(base, grad).flatten(0, -2))",
+       jvp="affine_grid_generator_op(theta_t, base)")
+def affine_grid_generator_op(xp, theta, base):
+    """Each point of the base grid (*size, k), homogeneous coordinates, mapped by each theta (N, k-1, k)."""
+    points = xp.matmul(xp.asarray(base, dtype=theta.dtype).reshape(-1, base.shape[-1]), theta.transpose(0, 2, 1))
+    return points.reshape(theta.shape[0], *base.shape[:-1], theta.shape[1])
+
+
+@defop("grid_sampler_2d", node="GridSampler2DBackward0", inputs=("input", "grid"),
+       params=("mode", "padding_mode", "align_corners"),
+       input="grid_sample_input_grad(grad, input, grid, mode, padding_mode, align_corners)",
+       grid="grid_sample_grid_grad(grad, input, grid, mode, padding_mode, align_corners)",
+       jvp="grid_sample_jvp(input_t, grid_t, input, grid, mode, padding_mode, align_corners)")
+def grid_sampler_op(xp, x, grid, mode, padding_mode, align_corners):
+    n, c = x.shape[:2]
+    out = xp.zeros((n, c, grid.shape[1] * grid.shape[2]), dtype=x.dtype)
+    flat_x = x.reshape(n, c, -1)
+    for corner in _grid_corners(xp, grid, x.shape[2:], mode, padding_mode, align_corners):
+        picked = xp.take_along_axis(flat_x, corner.index[:, None, :], axis=2)
+        out += picked * (corner.weight * corner.inside)[:, None, :]
+    return out.reshape(n, c, *grid.shape[1:3])
+
+
+class _Corner(NamedTuple):
+    """One of the input points a grid sample reads: flat index (N, P), whether it is inside the input, its
+    interpolation weight, and the weight's slopes along x and y (per unit of source coordinate)."""
+
+    index: np.ndarray
+    inside: np.ndarray
+    weight: object
+    slope_x: object
+    slope_y: object
+
+
+def _reflect(coord, low2: int, high2: int):
+    """torch's reflect_coordinates: fold coord into [low2/2, high2/2]; also d(result)/d(coord) (+-1)."""
+    if low2 == high2:
+        return np.zeros_like(coord), np.zeros_like(coord)
+    low, span = low2 / 2, (high2 - low2) / 2
+    shifted = coord - low
+    sign = np.where(shifted < 0, -1.0, 1.0)
+    shifted = np.abs(shifted)
+    extra = np.fmod(shifted, span)
+    odd = np.floor(shifted / span) % 2 == 1
+    return np.where(odd, span - extra + low, extra + low), np.where(odd, -sign, sign)
+
+
+def _source(coord, size: int, padding_mode: str, align_corners: bool):
+    """torch's grid_sampler_compute_source_index: the input coordinate a grid value points at, and its
+    derivative with respect to the grid value."""
+    scale = (size - 1) / 2 if align_corners else size / 2
+    coord = ((coord + 1) * (size - 1) / 2) if align_corners else (((coord + 1) * size - 1) / 2)
+    slope = np.full(coord.shape, scale)
+    if padding_mode == "reflection":
+        coord, sign = _reflect(coord, 0, 2 * (size - 1)) if align_corners else _reflect(coord, -1, 2 * size - 1)
+        slope = slope * sign
+    if padding_mode in ("border", "reflection"):
+        inside = (coord > 0) & (coord < size - 1)
+        coord, slope = np.clip(coord, 0, size - 1), np.where(inside, slope, 0.0)
+    return coord, slope
+
+
+def _grid_corners(xp, grid, spatial, mode: str, padding_mode: str, align_corners: bool, as_tensors: bool = False):
+    """The input points each grid position reads, with weights: 4 for bilinear, 1 for nearest. With
+    `as_tensors`, `grid` is a Tensor and weights and slopes are differentiable functions of it."""
+    h, w = spatial
+    values = grid._data if as_tensors else grid
+    ix, dx = _source(values[..., 0].reshape(len(values), -1), w, padding_mode, align_corners)
+    iy, dy = _source(values[..., 1].reshape(len(values), -1), h, padding_mode, align_corners)
+    if as_tensors:  # the same coordinates as functions of the grid (their slopes are piecewise constant)
+        gx, gy = grid[..., 0].reshape(len(values), -1), grid[..., 1].reshape(len(values), -1)
+        ix = gx * constant_like(dx, grid) + constant_like(ix - values[..., 0].reshape(len(values), -1) * dx, grid)
+        iy = gy * constant_like(dy, grid) + constant_like(iy - values[..., 1].reshape(len(values), -1) * dy, grid)
+    base_x, base_y = (ix._data, iy._data) if as_tensors else (ix, iy)
+    if mode == "nearest":
+        cx, cy = np.rint(base_x).astype(np.int64), np.rint(base_y).astype(np.int64)
+        one = constant_like(np.ones(cx.shape), grid) if as_tensors else 1.0
+        return [_Corner(*_flat_index(cx, cy, h, w), one, 0.0, 0.0)]
+    x0, y0 = np.floor(base_x), np.floor(base_y)
+    if as_tensors:
+        x0, y0 = constant_like(x0, grid), constant_like(y0, grid)
+    corners = []
+    for ox, oy in ((0, 0), (1, 0), (0, 1), (1, 1)):
+        wx = ix - x0 if ox else x0 + 1 - ix
+        wy = iy - y0 if oy else y0 + 1 - iy
+        sx, sy = (1.0 if ox else -1.0) * dx, (1.0 if oy else -1.0) * dy
+        if as_tensors:
+            sx, sy = constant_like(sx, grid), constant_like(sy, grid)
+        cx = (x0._data if as_tensors else x0).astype(np.int64) + ox
+        cy = (y0._data if as_tensors else y0).astype(np.int64) + oy
+        corners.append(_Corner(*_flat_index(cx, cy, h, w), wx * wy, sx * wy, sy * wx))
+    return corners
+
+
+def _flat_index(cx, cy, h: int, w: int):
+    inside = (cx >= 0) & (cx < w) & (cy >= 0) & (cy < h)
+    return np.where(inside, cy * w + cx, 0), inside
+
+
+# ============================================================================================
 # Formula helpers
 # ============================================================================================
 
@@ -415,6 +522,63 @@ def conv_jvp(input_t: Tensor, weight_t: Tensor, bias_t: Tensor | None, input: Te
     if isinstance(bias_t, Tensor):
         out = out + bias_t.reshape(-1, *(1,) * (out.ndim - 2))
     return out
+
+
+def constant_like(array: np.ndarray, like: Tensor) -> Tensor:
+    """A constant tensor (no grad) in `like`'s dtype."""
+    from .._tensor import _wrap
+
+    return _wrap(np.asarray(array, dtype=like._data.dtype))
+
+
+def _corner_values(input: Tensor, corner: _Corner) -> Tensor:
+    """input at a corner's points, (N, C, P), zero outside."""
+    n, c = input.shape[:2]
+    index = constant_like(corner.index, input).long().unsqueeze(1).expand(n, c, corner.index.shape[1])
+    return input.reshape(n, c, -1).gather(2, index) * constant_like(corner.inside, input).unsqueeze(1)
+
+
+def grid_sample_input_grad(grad: Tensor, input: Tensor, grid: Tensor, mode: str, padding_mode: str,
+                           align_corners: bool) -> Tensor:
+    """Each output's gradient spread back to the points it read, by their weights."""
+    from .. import zeros
+
+    n, c = input.shape[:2]
+    g = grad.reshape(n, c, -1)
+    total = zeros((n, c, math.prod(input.shape[2:])), dtype=grad.dtype)
+    for corner in _grid_corners(np, grid, input.shape[2:], mode, padding_mode, align_corners, True):
+        index = constant_like(corner.index, input).long().unsqueeze(1).expand(n, c, corner.index.shape[1])
+        share = g * (corner.weight * constant_like(corner.inside, grid)).unsqueeze(1)
+        total = total.scatter_add(2, index, share)
+    return total.reshape(input.shape)
+
+
+def grid_sample_grid_grad(grad: Tensor, input: Tensor, grid: Tensor, mode: str, padding_mode: str,
+                          align_corners: bool) -> Tensor:
+    """d out / d grid: the corner values times the weights' slopes, summed over channels."""
+    g = grad.reshape(*grad.shape[:2], -1)
+    gx = gy = 0
+    for corner in _grid_corners(np, grid, input.shape[2:], mode, padding_mode, align_corners, True):
+        if isinstance(corner.slope_x, float):
+            continue  # nearest: piecewise constant in the grid
+        read = (g * _corner_values(input, corner)).sum(1)
+        gx = gx + read * corner.slope_x
+        gy = gy + read * corner.slope_y
+    if isinstance(gx, int):
+        return grid * 0
+    return stack([gx, gy], -1).reshape(grid.shape)
+
+
+def grid_sample_jvp(input_t: Tensor, grid_t: Tensor, input: Tensor, grid: Tensor, mode: str, padding_mode: str,
+                    align_corners: bool) -> Tensor:
+    n, c = input.shape[:2]
+    out = 0
+    tx, ty = grid_t[..., 0].reshape(n, -1), grid_t[..., 1].reshape(n, -1)
+    for corner in _grid_corners(np, grid, input.shape[2:], mode, padding_mode, align_corners, True):
+        out = out + _corner_values(input_t, corner) * corner.weight.unsqueeze(1)
+        if not isinstance(corner.slope_x, float):
+            out = out + _corner_values(input, corner) * (corner.slope_x * tx + corner.slope_y * ty).unsqueeze(1)
+    return out.reshape(n, c, *grid.shape[1:3])
 
 
 def windows_overlap(win: Window) -> bool:
@@ -1032,11 +1196,74 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     return apply(pixel_unshuffle_op, (input,), (r,))
 
 
+def _align_corners_default(align_corners: bool | None) -> bool:
+    if align_corners is None:
+        warnings.warn("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
+                      "Please specify align_corners=True if the old behavior is desired. See the documentation of "
+                      "grid_sample for details.", UserWarning, stacklevel=3)
+        return False
+    return align_corners
+
+
+def _grid_steps(n: int, align_corners: bool) -> np.ndarray:
+    """n positions spanning [-1, 1] (pixel corners with align_corners, pixel centres without)."""
+    if n <= 1:
+        return np.zeros(n)
+    steps = np.linspace(-1.0, 1.0, n)
+    return steps if align_corners else steps * (n - 1) / n
+
+
+def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None = None) -> Tensor:
+    """The sampling grid (N, H, W, 2) (or (N, D, H, W, 3)) of the affine maps theta (N, 2, 3) (or (N, 3, 4))."""
+    align_corners = _align_corners_default(align_corners)
+    if not theta.is_floating_point():
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    size = [int(n) for n in size]
+    d = len(size) - 2
+    if d not in (2, 3):
+        raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
+                                  f"respectively. Got size {size}.")
+    if theta.ndim != 3 or tuple(theta.shape[-2:]) != (d, d + 1):
+        raise ValueError(f"Expected a batch of {d}D affine matrices of shape Nx{d}x{d + 1} for size {size}. Got "
+                         f"{theta.shape}.")
+    spatial = size[2:]
+    if align_corners and min(spatial) == 1:
+        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
+                      "align_corners=True. This is not an intended use case of affine_grid. See the documentation "
+                      "of affine_grid for details.", UserWarning, stacklevel=2)
+    elif min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    axes = [_grid_steps(n, align_corners) for n in spatial]  # (D,) H, W
+    mesh = np.meshgrid(*axes, indexing="ij")
+    base = np.stack([*reversed(mesh), np.ones_like(mesh[0])], axis=-1)  # x first, then y (then z), then 1
+    return apply(affine_grid_generator_op, (theta,), (base.astype(theta._data.dtype),))
+
+
+def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",
+                align_corners: bool | None = None) -> Tensor:
+    """Sample input (N, C, H, W) at the points grid (N, Ho, Wo, 2) in [-1, 1] ('bilinear' or 'nearest';
+    padding 'zeros', 'border' or 'reflection'). 'bicubic' and 5-d inputs are not implemented."""
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', but "
+                         f"got: '{mode}'")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+                         f"'reflection', but got: '{padding_mode}'")
+    align_corners = _align_corners_default(align_corners)
+    if mode == "bicubic" or input.ndim != 4:
+        raise NotImplementedError("retrograd's grid_sample supports 4-d inputs with mode 'bilinear' or 'nearest'")
+    if grid.ndim != 4 or grid.shape[-1] != 2 or grid.shape[0] != input.shape[0]:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size 2 in last dimension and the same batch size "
+                           f"as input, but got grid with sizes {list(grid.shape)}")
+    return apply(grid_sampler_op, (input, grid), (mode, padding_mode, align_corners))
+
+
 PUBLIC = ["adaptive_avg_pool1d", "avg_pool1d", "conv1d", "conv2d", "conv3d",
           "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "max_pool1d", "max_pool2d", "max_pool3d",
           "max_pool1d_with_indices", "pixel_shuffle", "pixel_unshuffle"]
 FUNCTIONAL_ONLY = ["adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d",
                    "adaptive_max_pool3d", "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
-                   "adaptive_max_pool3d_with_indices", "avg_pool2d", "avg_pool3d", "fold", "interpolate",
+                   "adaptive_max_pool3d_with_indices", "affine_grid", "avg_pool2d", "avg_pool3d", "fold",
+                   "grid_sample", "interpolate",
                    "max_pool2d_with_indices", "max_pool3d_with_indices", "pad", "unfold", "upsample",
                    "upsample_bilinear", "upsample_nearest"]

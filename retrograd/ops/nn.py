@@ -26,7 +26,7 @@ from .._tensor import Tensor, _wrap, _wrap_dim
 from .conv import *  # noqa: F403 - the spatial kernels are this family's too (rows, helpers, public functions)
 from .conv import FUNCTIONAL_ONLY as _CONV_FUNCTIONAL
 from .conv import PUBLIC as _CONV_PUBLIC
-from .conv import avg_pool2d, avg_pool3d, pad
+from .conv import avg_pool2d, avg_pool3d, constant_like, pad
 from .linalg import addmm, matmul
 from .pointwise import div_op, log, log1p, sigmoid, where
 from .reduction import vector_norm_op
@@ -369,18 +369,13 @@ def loss_reduce(loss: Tensor, reduction: str) -> Tensor:
     return loss
 
 
-def constant(array: np.ndarray | float, dtype: object) -> Tensor:
-    """A constant tensor (no grad) of `dtype` for a formula."""
-    return _wrap(np.asarray(array, dtype=dtype.np if hasattr(dtype, "np") else dtype))
-
-
 def standardized(input: Tensor, axes: NormAxes, eps: float) -> tuple[Tensor, Tensor]:
     """(x - mean) * invstd in the statistics layout, and invstd; constant statistics when frozen."""
     xs = input.reshape(axes.layout)
     if axes.frozen is not None:
         mean, var = axes.frozen
-        invstd = constant(1 / np.sqrt(var + eps), input.dtype)
-        return (xs - constant(mean, input.dtype)) * invstd, invstd
+        invstd = constant_like(1 / np.sqrt(var + eps), input)
+        return (xs - constant_like(mean, input)) * invstd, invstd
     centered = xs - xs.mean(axes.dims, keepdim=True)
     invstd = ((centered * centered).mean(axes.dims, keepdim=True) + eps) ** -0.5
     return centered * invstd, invstd
@@ -416,13 +411,13 @@ def standardize_jvp(input_t: Tensor, weight_t: Tensor | None, bias_t: Tensor | N
 def embedding_row_scale(indices: np.ndarray, num_weights: int, padding_idx: int | None, by_freq: bool,
                         dtype: object) -> Tensor:
     scale = _row_scale(indices.reshape(-1), num_weights, padding_idx, by_freq)
-    return constant(scale.reshape(*indices.shape, 1), dtype)
+    return _wrap(scale.reshape(*indices.shape, 1).astype(dtype.np))
 
 
 def attention_probs(query: Tensor, key: Tensor, mask: np.ndarray | None, scale: float) -> Tensor:
     scores = matmul(query, key.mT) * scale
     if mask is not None:
-        scores = scores + constant(mask, query.dtype)
+        scores = scores + constant_like(mask, query)
     return softmax(scores, -1)
 
 
@@ -451,7 +446,7 @@ def nll_loss_backward(grad: Tensor, shape: tuple, target: np.ndarray, weight: np
     if reduction == "mean":
         with np.errstate(invalid="ignore", divide="ignore"):
             w = w / w.sum()
-    g = grad * constant(-w, grad.dtype)
+    g = grad * constant_like(-w, grad)
     cls = 1 if len(shape) > 1 else 0
     index = np.expand_dims(np.where(target == ignore_index, 0, target), cls)
     return zeros(shape, dtype=grad.dtype).scatter(cls, _wrap(index), g.unsqueeze(cls))
@@ -504,7 +499,7 @@ def margin_coefficients(x: Tensor, target: np.ndarray, p: int, margin: float, we
     cls = x.shape[-1]
     index = _wrap(target[..., None])
     terms = margin - x.gather(-1, index) + x
-    active = constant(((terms._data > 0) & (np.arange(cls) != target[..., None])), x.dtype)
+    active = constant_like((terms._data > 0) & (np.arange(cls) != target[..., None]), x)
     slope = active if p == 1 else 2 * terms * active
     if weight is not None:
         slope = slope * weight[_wrap(target)].unsqueeze(-1)
@@ -518,7 +513,7 @@ def multilabel_margin_coefficients(x: Tensor, target: np.ndarray) -> Tensor:
     active = (pairs & (hinge > 0)).astype(x._data.dtype)
     coef = active.sum(-2)
     np.add.at(coef, (*np.indices(safe.shape, sparse=True)[:-1], safe), -active.sum(-1))
-    return constant(coef / x.shape[-1], x.dtype)
+    return constant_like(coef / x.shape[-1], x)
 
 
 def cdist_slope(x1: Tensor, x2: Tensor, result: Tensor, p: float) -> Tensor:
@@ -747,16 +742,16 @@ def _dropout(input: Tensor, p: float, training: bool, inplace: bool, feature: bo
     if p == 0 or not training or input.numel() == 0:
         return input
     if p == 1:
-        noise = constant(0.0, input.dtype)
+        noise = constant_like(0.0, input)
         return input.mul_(noise) if inplace else input * noise
     keep = _keep_mask(input, p, feature)
     if not alpha:
-        noise = constant(keep / (1 - p), input.dtype)
+        noise = constant_like(keep / (1 - p), input)
         return input.mul_(noise) if inplace else input * noise
     selu_alpha = 1.7580993408473766  # -SELU's lower bound: dropped units are set there, then re-standardised
     a = 1.0 / math.sqrt((selu_alpha * selu_alpha * p + 1) * (1 - p))
-    shift = constant((keep - 1) * selu_alpha * a + selu_alpha * a * p, input.dtype)
-    scaled = input.mul_(constant(keep * a, input.dtype)) if inplace else input * constant(keep * a, input.dtype)
+    shift = constant_like((keep - 1) * selu_alpha * a + selu_alpha * a * p, input)
+    scaled = input.mul_(constant_like(keep * a, input)) if inplace else input * constant_like(keep * a, input)
     return scaled.add_(shift) if inplace else scaled + shift
 
 
@@ -1000,7 +995,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     if attn_mask is not None and attn_mask._data.dtype != bool:
         scores = scores + attn_mask
     elif mask is not None:
-        scores = scores + constant(mask, scores.dtype)
+        scores = scores + constant_like(mask, scores)
     probs = softmax(scores, -1)
     if mask is not None and np.isinf(mask).all(-1).any():  # _safe_softmax: fully masked rows give zeros
         probs = probs.masked_fill(_wrap(np.broadcast_to(np.isinf(mask).all(-1, keepdims=True), probs.shape)), 0.0)
@@ -1300,7 +1295,7 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, siz
     from .pointwise import clamp_min
 
     reduction = _reduction(size_average, reduce, reduction)
-    zero = constant(0.0, input.dtype)
+    zero = constant_like(0.0, input)
     margin_part = where(target != 1, clamp_min(margin - input, 0), zero)
     self_part = where(target != -1, input, zero)
     return loss_reduce(margin_part + self_part, reduction)
@@ -1318,7 +1313,7 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
     mag1 = (input1 * input1).sum(dim) + 1e-12
     mag2 = (input2 * input2).sum(dim) + 1e-12
     cos = prod / (mag1 * mag2).sqrt()
-    zero = constant(0.0, cos.dtype)
+    zero = constant_like(0.0, cos)
     loss = where(target == 1, 1 - cos, zero) + where(target == -1, clamp_min(cos - margin, 0), zero)
     return loss_reduce(loss, reduction)
 

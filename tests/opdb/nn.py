@@ -200,6 +200,23 @@ def interpolate_samples(rng):
     ]
 
 
+def grid_sample_samples(rng):
+    out = []
+    for mode in ("bilinear", "nearest"):
+        for padding in ("zeros", "border", "reflection"):
+            for corners in (False, True):
+                out.append(Sample((rand(rng, 2, 3, 4, 5), rng.uniform(-1.6, 1.6, (2, 3, 2, 2))),
+                                  {"mode": mode, "padding_mode": padding, "align_corners": corners},
+                                  f"{mode}_{padding}_{'corners' if corners else 'centers'}"))
+    return out
+
+
+def affine_grid_samples(rng):
+    return [Sample((rand(rng, 2, 2, 3), (2, 3, 4, 5)), {"align_corners": False}, "2d"),
+            Sample((rand(rng, 1, 2, 3), (1, 1, 3, 2)), {"align_corners": True}, "2d_corners"),
+            Sample((rand(rng, 2, 3, 4), (2, 1, 2, 3, 2)), {"align_corners": False}, "3d")]
+
+
 # ============================================================================================
 # Softmax family, linear layers, embedding, dropout
 # ============================================================================================
@@ -474,6 +491,8 @@ OPS = [
     OpInfo(F("upsample"), lambda rng: [Sample((rand(rng, 1, 2, 3, 3),), {"scale_factor": 2, "mode": "bilinear"})]),
     OpInfo(F("upsample_nearest"), lambda rng: [Sample((rand(rng, 1, 2, 3, 3),), {"size": 5})]),
     OpInfo(F("upsample_bilinear"), lambda rng: [Sample((rand(rng, 1, 2, 3, 3),), {"scale_factor": 2})]),
+    OpInfo(F("affine_grid"), affine_grid_samples),
+    OpInfo(F("grid_sample"), grid_sample_samples),
     OpInfo(F("pixel_shuffle"), lambda rng: [Sample((rand(rng, 2, 8, 3, 2), 2), name="batched"),
                                             Sample((rand(rng, 9, 2, 2), 3), name="unbatched")]),
     OpInfo(F("pixel_unshuffle"), lambda rng: [Sample((rand(rng, 2, 2, 4, 6), 2), name="batched"),
