@@ -494,22 +494,30 @@ def _index_views(x: Tensor, entries: list, lone_slice: bool) -> tuple[Tensor, tu
                 out = apply(slice_op, (out,), (dim, start, max(stop, start), step))
             advanced.append(slice(None))
             dim += 1
-        else:
-            _check_index(e, out._data.shape, dim)
+        else:  # checked only if NumPy refuses it (_explain_index_error)
             advanced.append(e)
             dim += e.ndim if e.dtype == bool else 1
     if not any(isinstance(a, np.ndarray) for a in advanced):
         return out, None
     while isinstance(advanced[-1], slice):
         advanced.pop()
-    arrays = [a for a in advanced if isinstance(a, np.ndarray)]
-    shapes = [a.shape if a.dtype != bool else (int(a.sum()),) for a in arrays]
+    return out, tuple(advanced)
+
+
+def _explain_index_error(key: tuple, shape: tuple) -> None:
+    """Raise torch's IndexError for an advanced key that NumPy refused (an index out of bounds, a
+    mask of the wrong shape, index arrays that do not broadcast); return if none applies."""
+    dim = 0
+    for k in key:
+        if isinstance(k, np.ndarray):
+            _check_index(k, shape, dim)
+        dim += k.ndim if isinstance(k, np.ndarray) and k.dtype == bool else 1
+    shapes = [a.shape if a.dtype != bool else (int(a.sum()),) for a in key if isinstance(a, np.ndarray)]
     try:
         np.broadcast_shapes(*shapes)
     except ValueError:
         raise IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes "
                          + ", ".join(str(list(s)) for s in shapes)) from None
-    return out, tuple(advanced)
 
 
 def _check_index(index: np.ndarray, shape: tuple, dim: int) -> None:
@@ -529,9 +537,13 @@ def _check_index(index: np.ndarray, shape: tuple, dim: int) -> None:
 def getitem(self: Tensor, key: object) -> Tensor:
     """x[key] with torch's decomposition into select / slice / unsqueeze views and one index op."""
     out, advanced = _index_views(self, _parse_key(key), lone_slice=isinstance(key, slice))
-    if advanced is not None:
+    if advanced is None:
+        return apply(alias_op, (out,)) if out is self else out
+    try:
         return apply(index_op, (out,), (advanced,))
-    return apply(alias_op, (out,)) if out is self else out
+    except IndexError:
+        _explain_index_error(advanced, out._data.shape)
+        raise
 
 
 def fill_(self: Tensor, value: Tensor | complex) -> Tensor:
@@ -574,6 +586,8 @@ def setitem(self: Tensor, key: object, value: Tensor | complex) -> None:
     if not isinstance(value, (Tensor, bool, int, float, complex, np.number)):
         raise TypeError(f"can't assign a {_type_name(value)} to a {_legacy_name(self.dtype)}")
     target, advanced = _index_views(self, _parse_key(key), lone_slice=False)
+    if target is not self:
+        target._extra_dict()["discarded"] = True  # no one sees this view after the write: no need to regenerate it
     if isinstance(value, Tensor) and value._data.ndim:
         value = _drop_leading_ones(value)
     if advanced is not None:
@@ -616,10 +630,6 @@ def _put_key(self: Tensor, indices: Sequence) -> tuple:
     key = tuple(_as_index(idx) for idx in indices)
     if len(key) > self._data.ndim and not any(isinstance(k, np.ndarray) and k.dtype == bool for k in key):
         raise IndexError(f"too many indices for tensor of dimension {self._data.ndim} (got {len(key)})")
-    dim = 0
-    for k in key:
-        _check_index(k, self._data.shape, dim)
-        dim += k.ndim if k.dtype == bool else 1
     return key
 
 
@@ -642,8 +652,7 @@ def _put_values(self: Tensor, key: tuple, values: Tensor | complex) -> Tensor | 
 
 def index_put(input: Tensor, indices: Sequence[Tensor], values: Tensor, accumulate: bool = False) -> Tensor:
     """A copy of input with values written (or added, accumulate=True) at the indexed places."""
-    key = _put_key(input, indices)
-    return apply(index_put_op, (input, _put_values(input, key, values)), (key, bool(accumulate)))
+    return _index_put(input, _put_key(input, indices), values, bool(accumulate))
 
 
 def index_put_(input: Tensor, indices: Sequence[Tensor], values: Tensor, accumulate: bool = False) -> Tensor:
@@ -653,7 +662,15 @@ def index_put_(input: Tensor, indices: Sequence[Tensor], values: Tensor, accumul
 
 def _index_put_inplace(target: Tensor, key: tuple, values: Tensor | complex, accumulate: bool) -> Tensor:
     target._check_inplace()
-    return target._become(apply(index_put_op, (target, _put_values(target, key, values)), (key, accumulate)))
+    return target._become(_index_put(target, key, values, accumulate))
+
+
+def _index_put(target: Tensor, key: tuple, values: Tensor | complex, accumulate: bool) -> Tensor:
+    try:
+        return apply(index_put_op, (target, _put_values(target, key, values)), (key, accumulate))
+    except IndexError:
+        _explain_index_error(key, target._data.shape)
+        raise
 
 
 def _index_vector(index: Tensor, what: str) -> np.ndarray:

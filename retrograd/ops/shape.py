@@ -342,9 +342,10 @@ def rebase_view(tensor: Tensor) -> None:
     (Note above)."""
     base = tensor._base
     if base is not None:
-        region = _Geometry(base).region_of(tensor._data)
+        region = _storage(base).region_of(tensor._data)
         _take_over(base, apply(copy_slices, (base, tensor), (region,)))
-        _regenerate(tensor, base)
+        if not tensor._extra_dict().get("discarded"):
+            _regenerate(tensor, base)
     else:
         base = tensor
     views = None if base._extra is None else base._extra.get("views")
@@ -355,10 +356,19 @@ def rebase_view(tensor: Tensor) -> None:
 
 
 def _regenerate(view: Tensor, base: Tensor) -> None:
-    storage = _Geometry(base)
+    storage = _storage(base)
     size, stride, offset = storage.describe(view._data)
     geometry = _AsStrided(storage, base._data, size, stride, offset)
     _take_over(view, apply(as_strided_op, (base,), (size, stride, offset, geometry)))
+
+
+def _storage(base: Tensor) -> _Geometry:
+    """The base's storage geometry, kept on the base while its array stays the same."""
+    extra = base._extra_dict()
+    storage = extra.get("storage")
+    if storage is None or storage.owner is not base._data:
+        storage = extra["storage"] = _Geometry(base)
+    return storage
 
 
 def _take_over(tensor: Tensor, fresh: Tensor) -> None:
@@ -429,6 +439,11 @@ class _Geometry:
         """(size, stride, storage_offset) of an array that lives in this storage."""
         return arr.shape, tuple(s // self.item for s in arr.strides), (_address(arr) - self.origin) // self.item
 
+    def describe_owner(self) -> tuple[tuple, tuple, int]:
+        if "owner" not in self._cache:
+            self._cache["owner"] = self.describe(self.owner)
+        return self._cache["owner"]
+
     def positions(self, size: Sequence[int], stride: Sequence[int], offset: int) -> np.ndarray:
         """The storage position of every element of a strided view (an int64 array of shape `size`)."""
         pos = np.full(tuple(size), offset, dtype=np.int64)
@@ -438,7 +453,7 @@ class _Geometry:
 
     def base_positions(self) -> np.ndarray:
         if "base" not in self._cache:
-            self._cache["base"] = self.positions(*self.describe(self.owner))
+            self._cache["base"] = self.positions(*self.describe_owner())
         return self._cache["base"]
 
     def region_of(self, arr: np.ndarray) -> np.ndarray:
@@ -452,10 +467,13 @@ class _Geometry:
 
     def window(self, size: tuple, stride: tuple, offset: int) -> np.ndarray:
         """A NumPy view of the storage with torch's (size, stride, storage_offset)."""
-        interface = {"data": (self.origin + offset * self.item, not self.owner.flags.writeable),
-                     "shape": tuple(size), "strides": tuple(s * self.item for s in stride),
-                     "typestr": self.owner.dtype.str, "descr": self.owner.dtype.descr, "version": 3}
-        return np.asarray(_Memory(interface, self.owner))
+        strides = tuple(s * self.item for s in stride)
+        owner = self.owner
+        if owner.flags.c_contiguous and owner.size:  # the owner is the storage itself: the quick way
+            return np.ndarray(tuple(size), owner.dtype, buffer=owner, offset=offset * self.item, strides=strides)
+        interface = {"data": (self.origin + offset * self.item, not owner.flags.writeable), "shape": tuple(size),
+                     "strides": strides, "typestr": owner.dtype.str, "version": 3}
+        return np.asarray(_Memory(interface, owner))
 
 
 class _Memory:
@@ -480,7 +498,7 @@ class _AsStrided:
 
     def __init__(self, storage: _Geometry, source: np.ndarray, size: tuple, stride: tuple, offset: int) -> None:
         self.storage, self.size, self.stride, self.offset = storage, size, stride, offset
-        self.source = storage.describe(source)
+        self.source = storage.describe(source) if source is not storage.owner else storage.describe_owner()
 
     def window(self, size: tuple, stride: tuple, offset: int) -> np.ndarray:
         return self.storage.window(size, stride, offset)
@@ -833,8 +851,7 @@ def as_strided(input: Tensor, size: Sequence[int], stride: Sequence[int], storag
         raise RuntimeError("mismatch in length of strides and shape")
     if any(s < 0 for s in stride):
         raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: {list(stride)}")
-    base = input._base if input._base is not None else input
-    storage = _Geometry(base)
+    storage = _storage(input._base if input._base is not None else input)
     offset = storage.describe(input._data)[2] if storage_offset is None else int(storage_offset)
     needed = 0 if 0 in size else offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1
     if needed > storage.numel:
