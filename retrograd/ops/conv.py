@@ -798,9 +798,17 @@ def _pool_window(input: Tensor, d: int, kernel_size: object, stride: object, pad
 
 
 def _check_pool_input(input: Tensor, d: int, name: str) -> None:
-    if input._data.ndim not in (d + 1, d + 2):
-        raise RuntimeError(f"{name}: Expected {d + 1}D or {d + 2}D (batch mode) tensor with optional 0 dim batch size "
-                           f"for input, but got: {list(input.shape)}")
+    """torch's messages for a pooling input with the wrong number of dims."""
+    nd = input._data.ndim
+    if nd in (d + 1, d + 2):
+        return
+    if name == "max_pool1d":
+        raise RuntimeError("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for "
+                           f"input, but got:{list(input.shape)}")
+    if name == "avg_pool1d":
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {nd}-dimensional tensor for argument #1 'self' "
+                           "(while checking arguments for avg_pool1d)")
+    raise RuntimeError(f"non-empty {d + 1}D or {d + 2}D (batch mode) tensor expected for input")
 
 
 def _max_pool(input: Tensor, d: int, kernel_size: object, stride: object, padding: object, dilation: object,
@@ -912,7 +920,8 @@ def avg_pool3d(input: Tensor, kernel_size: int | Sequence[int], stride: int | Se
 def _adaptive_size(input: Tensor, d: int, output_size: object, name: str) -> tuple[int, ...]:
     """output_size as d ints; None entries keep the input's size."""
     if input._data.ndim not in (d + 1, d + 2):
-        raise RuntimeError(f"{name}(): Expected {d + 1}D or {d + 2}D tensor, but got {list(input.shape)}")
+        got = "but got:" if "max" in name else "but got"
+        raise RuntimeError(f"{name}(): Expected {d + 1}D or {d + 2}D tensor, {got} {list(input.shape)}")
     sizes = (output_size,) * d if output_size is None or isinstance(output_size, (int, np.integer)) \
         else tuple(output_size)
     if len(sizes) != d:
@@ -1037,10 +1046,10 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
             "padding size = 4 (pads last 2 dimensions)\n  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
     sizes = input._data.shape[-d:]
     pairs = [(pad[2 * (d - 1 - i)], pad[2 * (d - 1 - i) + 1]) for i in range(d)]
-    for i, (x, (lo, hi)) in enumerate(zip(sizes, pairs)):
+    for i, (x, (lo, hi)) in reversed(list(enumerate(zip(sizes, pairs)))):  # the last dim first, as torch
         if mode == "reflect" and (lo >= x or hi >= x):
-            raise RuntimeError(f"Argument #{2 * (d - i)}: Padding size should be less than the corresponding input "
-                               f"dimension, but got: padding ({lo}, {hi}) at dimension {nd - d + i} of input "
+            raise RuntimeError(f"Argument #{4 + 2 * (d - 1 - i)}: Padding size should be less than the corresponding "
+                               f"input dimension, but got: padding ({lo}, {hi}) at dimension {nd - d + i} of input "
                                f"{list(input.shape)}")
         if mode == "circular" and (lo > x or hi > x):
             raise RuntimeError("Padding value causes wrapping around more than once.")
@@ -1218,13 +1227,13 @@ def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None =
     align_corners = _align_corners_default(align_corners)
     if not theta.is_floating_point():
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
-    size = [int(n) for n in size]
+    given, size = size, [int(n) for n in size]
     d = len(size) - 2
     if d not in (2, 3):
         raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
                                   f"respectively. Got size {size}.")
     if theta.ndim != 3 or tuple(theta.shape[-2:]) != (d, d + 1):
-        raise ValueError(f"Expected a batch of {d}D affine matrices of shape Nx{d}x{d + 1} for size {size}. Got "
+        raise ValueError(f"Expected a batch of {d}D affine matrices of shape Nx{d}x{d + 1} for size {given}. Got "
                          f"{theta.shape}.")
     spatial = size[2:]
     if align_corners and min(spatial) == 1:

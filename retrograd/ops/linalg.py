@@ -988,10 +988,13 @@ def _check_same_dtype(name: str, A: Tensor, B: Tensor) -> None:
 
 
 def _raise_info(name: str, info: np.ndarray, message: Callable[[int], str]) -> None:
-    """torch's LinAlgError for the first failing matrix, naming its batch element when batched."""
-    failing = np.argwhere(info > 0)
-    if len(failing) == 0:
+    """torch's LinAlgError for the first failing matrix, naming its batch element when batched.
+    Under vmap `info` is a batched view: any() sees every example, `physical` holds them all."""
+    if not (info > 0).any():
         return
+    whole = getattr(info, "physical", None)
+    info = np.asarray(info if whole is None else whole)
+    failing = np.argwhere(info > 0)
     where_ = failing[0]
     batch = f"(Batch element {int(np.ravel_multi_index(tuple(where_), info.shape))}): " if info.ndim else ""
     raise LinAlgError(f"{name}: {batch}{message(int(info[tuple(where_)]))}")

@@ -896,7 +896,7 @@ def _normalized_shape(input: Tensor, normalized_shape: int | Sequence[int], name
     k = len(shape)
     if k == 0 or tuple(input.shape[input.ndim - k:]) != shape or input.ndim < k:
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*, "
-                           f"{', '.join(map(str, shape))}], but got input of size{input.shape}")
+                           f"{', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
     return shape
 
 
@@ -920,7 +920,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
     n, c = input.shape[:2]
     if c % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
-                           f"shape {input.shape} and num_groups={num_groups}")
+                           f"shape {list(input.shape)} and num_groups={num_groups}")
     axes = NormAxes((n, num_groups, -1), (2,), _channel_view(input.shape), (c,))
     return apply(native_group_norm_op, (input, weight, bias), (axes, eps))
 
@@ -969,23 +969,24 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
                                  enable_gqa: bool = False) -> Tensor:
     """softmax(q k^T * scale + mask) v. Like torch on the CPU: one fused node for 4-d inputs without dropout
     (ScaledDotProductFlashAttentionForCpuBackward0), torch's math composition otherwise."""
-    if is_causal and attn_mask is not None:
-        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
     if enable_gqa and query.shape[-3] != key.shape[-3]:
         repeat = query.shape[-3] // key.shape[-3]
         key = key.repeat_interleave(repeat, -3)
         value = value.repeat_interleave(repeat, -3)
     length, source = query.shape[-2], key.shape[-2]
-    mask = None
-    if is_causal:
-        mask = np.where(np.tril(np.ones((length, source), dtype=bool)), 0.0, -np.inf)
-    elif attn_mask is not None:
-        m = attn_mask._data
-        mask = np.where(m, 0.0, -np.inf) if m.dtype == bool else m
-    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
     fused = (query.ndim == 4 and key.ndim == 4 and value.ndim == 4 and dropout_p == 0.0
              and query.shape[-1] == key.shape[-1] == value.shape[-1] and length > 0 and source > 0
              and not (attn_mask is not None and attn_mask.requires_grad))
+    if is_causal and attn_mask is not None and not fused:  # the fused kernel applies both, the math path refuses
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
+    mask = None
+    if attn_mask is not None:
+        m = attn_mask._data
+        mask = np.where(m, 0.0, -np.inf) if m.dtype == bool else m
+    if is_causal:
+        causal = np.where(np.tril(np.ones((length, source), dtype=bool)), 0.0, -np.inf)
+        mask = causal if mask is None else mask + causal
+    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
     if fused:
         return apply(attention_op, (query, key, value),
                      (None if mask is None else mask.astype(query._data.dtype), scale))
@@ -1063,8 +1064,8 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     _not_differentiable("nll_loss_forward", weight=weight)
     t = target._data
     x = input._data
-    if t.dtype.kind not in "iu":
-        raise RuntimeError(f"expected scalar type Long but found {_legacy(target)}")
+    if t.dtype not in (np.int64, np.uint8):
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_legacy(target)}")
     if x.ndim < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {x.ndim})")
     if x.ndim > 1 and t.shape[:1] != x.shape[:1]:

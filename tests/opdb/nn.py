@@ -449,6 +449,7 @@ def attention_samples(rng):
         Sample((q, k, v), {"attn_mask": C(np.array([[True, False, True, True, False], [True, True, False, True, True],
                                                     [False, True, True, True, True]]))}, "bool_mask"),
         Sample((q, k, v), {"attn_mask": C(rand(rng, 3, 5)), "scale": 0.3}, "float_mask_scale"),
+        Sample((q, k, v), {"attn_mask": C(rand(rng, 3, 5)), "is_causal": True}, "mask_and_causal"),
         Sample((rand(rng, 2, 3, 4), rand(rng, 2, 5, 4), rand(rng, 2, 5, 3)), name="math_3d"),
         Sample((q, k, rand(rng, 1, 2, 5, 2)), {"is_causal": True}, "math_value_dim"),
     ]
