@@ -244,7 +244,7 @@ class Tensor:
             return
         if flag and self._data.dtype.kind not in "fc":
             raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
-        self._requires_grad = bool(flag)
+        self._requires_grad = bool(flag) or self._made_in_no_grad()
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         if self.grad_fn is not None and not requires_grad:
@@ -255,7 +255,7 @@ class Tensor:
         if requires_grad and self._data.dtype.kind not in "fc":
             raise RuntimeError("only Tensors of floating point dtype can require gradients")  # torch's wording here
         if self.grad_fn is None:
-            self._requires_grad = bool(requires_grad)
+            self._requires_grad = bool(requires_grad) or self._made_in_no_grad()
         return self
 
     @property
@@ -327,15 +327,22 @@ class Tensor:
     def _bump_version(self) -> None:
         self._counter()[0] += 1
 
-    def _accumulator(self) -> AccumulateGrad:
-        """The AccumulateGrad node of this leaf, kept while some graph uses it (weakly referenced)."""
+    def _accumulator(self) -> AccumulateGrad | None:
+        """The AccumulateGrad node of this leaf, kept while some graph uses it (weakly referenced); None
+        for a view made in no_grad (torch gives it none: gradients stop there)."""
         extra = self._extra_dict()
         ref = extra.get("acc")
         acc = ref() if ref is not None else None
         if acc is None:
+            if self._made_in_no_grad():
+                return None
             acc = AccumulateGrad(self)
             extra["acc"] = weakref.ref(acc)
         return acc
+
+    def _made_in_no_grad(self) -> bool:
+        """A view made in no_grad of a tensor that requires grad: it requires grad whatever its own flag says."""
+        return self._extra is not None and "no_grad_view" in self._extra
 
     def _extra_dict(self) -> dict:
         if self._extra is None:
@@ -399,7 +406,7 @@ class Tensor:
     # ---- in place -------------------------------------------------------------------------
     def _check_inplace(self) -> None:
         """torch refuses in-place changes to leaves that require grad while recording."""
-        if self._requires_grad and self.grad_fn is None and grad_mode._state.enabled:
+        if self._requires_grad and self.grad_fn is None and self._base is None and grad_mode._state.enabled:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
         if self._base is not None:
             from .ops.shape import check_inplace_view
@@ -451,6 +458,10 @@ class Tensor:
             from .ops.shape import rebase_view
 
             rebase_view(self)
+        elif self._base is not None or self._extra is not None and "views" in self._extra:
+            from .ops.shape import regenerate_after_untracked_write
+
+            regenerate_after_untracked_write(self)
         return self
 
 

@@ -1,9 +1,14 @@
-"""CI profile of the differential fuzzer: a fixed-seed hypothesis run of 500 short programs (tests/fuzz)."""
+"""CI profile of the differential fuzzer: a fixed-seed hypothesis run of 500 short programs (tests/fuzz), the
+shrunk programs that once found a mismatch, and the view/no_grad scenarios behind them, against torch."""
 
 import warnings
 
-from fuzz import Program, check, programs
+import pytest
+import torch
+from fuzz import Program, Step, check, programs
 from hypothesis import HealthCheck, given, seed, settings
+
+import retrograd
 
 
 @seed(20261121)
@@ -14,3 +19,91 @@ def test_torch_and_retrograd_agree_on_random_programs(program: Program) -> None:
         warnings.simplefilter("ignore")
         difference = check(program)
     assert difference is None, difference
+
+
+# ---- shrunk programs from `python -m tests.fuzz` runs, each with what differed before its fix ----
+REGRESSIONS = {
+    # in-place under no_grad on a view of a leaf: torch regenerates the view's node (AsStridedBackward0)
+    "no_grad_inplace_on_view_of_leaf": Program(
+        inputs=(((), "float32", False), ((), "float32", False), ((), "float32", True)), seed=0,
+        steps=(Step("abs", 0, 0, False), Step("abs", 0, 0, False), Step("abs", 0, 0, False),
+               Step("squeeze", 2, 0, False), Step("inplace_mul", 6, 0, True))),
+    # the same on a view of a non-leaf (the write is a NumPy in-place ufunc, no _become)
+    "no_grad_inplace_on_view_of_nonleaf": Program(
+        inputs=(((), "float32", True),), seed=0,
+        steps=(Step("abs", 0, 0, False), Step("transpose", 0, 0, False), Step("inplace_mul", 2, 0, True))),
+    # `x[..., 1:]` of an empty dim: SliceBackward0, not an alias (torch skips only slices written from 0)
+    "slice_from_one_of_empty_dim": Program(
+        inputs=(((0,), "float32", True),), seed=0, steps=(Step("abs", 0, 0, False), Step("slice", 0, 0, False))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REGRESSIONS))
+def test_fuzz_regression(name: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        difference = check(REGRESSIONS[name])
+    assert difference is None, difference
+
+
+# ---- views made under no_grad and in-place writes under no_grad, observed in both libraries ----
+def _name(t) -> str | None:
+    return None if t.grad_fn is None else t.grad_fn.name()
+
+
+def _outcome(fn) -> object:
+    try:
+        return fn()
+    except Exception as e:  # noqa: BLE001 - the type and text are what is compared
+        return ("raised", type(e).__name__, str(e))
+
+
+def no_grad_view_of_leaf(L):
+    x = L.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    with L.no_grad():
+        v = x[1:]
+    w = v[0]  # a view of it made with grad: it has a node, but gradients still stop at v
+    y = (v * 2).sum()
+    y.backward()
+    v.requires_grad_(False)  # cannot be switched off: its base requires grad
+    return [v.requires_grad, v.is_leaf, _name(v), _name(y), x.grad, v.grad, w.requires_grad, _name(w),
+            _outcome(lambda: L.autograd.grad((v * 2).sum(), [v])), _outcome(lambda: v.mul_(2)),
+            _outcome(lambda: w.mul_(2)), v.detach().requires_grad]
+
+
+def no_grad_view_of_nonleaf(L):
+    x = L.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 2
+    with L.no_grad():
+        v = y.unsqueeze(0)
+        parts = y.unbind()
+    return [v.requires_grad, v.is_leaf, _name(v), parts[0].requires_grad,
+            _outcome(lambda: parts[0].mul_(2)), _outcome(lambda: v.add_(1))]
+
+
+def no_grad_writes_regenerate_views(L):
+    x = L.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 2
+    v, w = y[1:], y[:2]
+    with L.no_grad():
+        v.mul_(2)
+    seen = [_name(v), _name(w), _name(y)]
+    (v * w).sum().backward()
+    z = x * 3
+    u = z[1:].t()
+    with L.no_grad():
+        z.sigmoid_()
+    return seen + [x.grad.tolist(), _name(u), _name(z)]
+
+
+def leaf_view_made_with_requires_grad(L):
+    v = L.zeros(3)[1:]
+    v.requires_grad_()
+    return _outcome(lambda: v.mul_(2))
+
+
+@pytest.mark.parametrize("scenario", [no_grad_view_of_leaf, no_grad_view_of_nonleaf, no_grad_writes_regenerate_views,
+                                      leaf_view_made_with_requires_grad], ids=lambda f: f.__name__)
+def test_views_and_no_grad_as_torch(scenario) -> None:
+    ours, theirs = scenario(retrograd), scenario(torch)
+    assert str(ours) == str(theirs)

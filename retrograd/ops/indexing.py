@@ -12,6 +12,7 @@ never carry a gradient, and formulas pass them on to other rows as they are.
 
 from __future__ import annotations
 
+import operator
 import warnings
 from collections.abc import Sequence
 
@@ -490,7 +491,9 @@ def _index_views(x: Tensor, entries: list, lone_slice: bool) -> tuple[Tensor, tu
             start, stop, step = e.indices(size)
             if step <= 0:
                 raise ValueError("step must be greater than zero")
-            if lone_slice or (start, stop, step) != (0, size, 1):
+            # torch keeps the dim as it is only for a slice written from 0 (`-n:` and `1:` of an empty dim slice)
+            from_zero = e.start is None or operator.index(e.start) == 0
+            if lone_slice or not from_zero or (stop, step) != (size, 1):
                 out = apply(slice_op, (out,), (dim, start, max(stop, start), step))
             advanced.append(slice(None))
             dim += 1

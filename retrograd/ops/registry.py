@@ -405,6 +405,10 @@ def _mark_views(op: Op, source: Tensor, outs: tuple, params: tuple) -> None:
         o._extra = {"view_chain": chain + ((op, params, None if single else i, _grad_state.enabled),)}
     if base.grad_fn is not None and _grad_state.enabled:  # shape.rebase_view regenerates these after an in-place
         base._extra_dict().setdefault("views", weakref.WeakSet()).update(outs)
+    elif source._requires_grad and not _grad_state.enabled:
+        for o in outs:  # torch: made in no_grad, it requires grad, has no history and no AccumulateGrad
+            o._requires_grad = True
+            o._extra["no_grad_view"] = True
 
 
 def _record(op: Op, inputs: Sequence, params: tuple, outs: tuple) -> None:

@@ -355,6 +355,23 @@ def rebase_view(tensor: Tensor) -> None:
                 _regenerate(v, base)
 
 
+def regenerate_after_untracked_write(tensor: Tensor) -> None:
+    """After an in-place op that recorded nothing (under no_grad) on `tensor`, a view or a base with
+    tracked views: torch regenerates the history of each view whose version moved on, from its base's
+    unchanged history (AsStridedBackward0); views made in no_grad keep none. Views of a leaf are not
+    tracked, so only `tensor` itself is regenerated there."""
+    base = tensor._base if tensor._base is not None else tensor
+    if not base._requires_grad:
+        return
+    views = set(base._extra.get("views", ())) if base._extra else set()
+    if tensor is not base and not tensor._extra_dict().get("discarded"):
+        views.add(tensor)
+    with grad_mode.enable_grad():
+        for v in views:
+            if all(entry[3] for entry in v._extra.get("view_chain", ())):
+                _regenerate(v, base)
+
+
 def _regenerate(view: Tensor, base: Tensor) -> None:
     storage = _storage(base)
     size, stride, offset = storage.describe(view._data)
@@ -384,22 +401,12 @@ def _take_over(tensor: Tensor, fresh: Tensor) -> None:
 
 
 def check_inplace_view(view: Tensor) -> None:
-    """torch's refusals for an in-place write to a view (called by Tensor._check_inplace)."""
-    if grad_mode._state.enabled:
-        base = view._base
-        if base._requires_grad and base.grad_fn is None:
-            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+    """torch's refusals for an in-place write to a view (called by Tensor._check_inplace), in torch's
+    order: how the view was made (no_grad, multi-output) first, then views of leaves."""
+    if grad_mode._state.enabled and view._requires_grad:
         chain = view._extra.get("view_chain", ()) if view._extra else ()
         op, _, output, made_with_grad = chain[-1] if chain else (None, None, None, True)
-        if view._requires_grad and any(entry[2] is not None for entry in chain):
-            fn = view.grad_fn
-            raise RuntimeError(
-                f"Output {view._output_nr} of {getattr(fn, 'forward_name', fn.name())} is a view and is being "
-                "modified inplace. This view is the output of a function that returns multiple views. Such functions "
-                "do not allow the output views to be modified inplace. You should replace the inplace operation by an "
-                "out-of-place one."
-            )
-        if base._requires_grad and not view._requires_grad:
+        if not all(entry[3] for entry in chain):
             which = ("A view was created in no_grad mode" if not made_with_grad else
                      f"Output {output or 0} of {op.node_class.forward_name} is a view of a view which was created in "
                      "no_grad mode")
@@ -409,6 +416,16 @@ def check_inplace_view(view: Tensor) -> None:
                 "either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside "
                 "(if you want the inplace to be tracked)."
             )
+        if view.grad_fn is not None and any(entry[2] is not None for entry in chain):
+            fn = view.grad_fn
+            raise RuntimeError(
+                f"Output {view._output_nr} of {getattr(fn, 'forward_name', fn.name())} is a view and is being "
+                "modified inplace. This view is the output of a function that returns multiple views. Such functions "
+                "do not allow the output views to be modified inplace. You should replace the inplace operation by an "
+                "out-of-place one."
+            )
+        if view._base.grad_fn is None:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
     data = view._data
     if any(s == 0 and n > 1 for n, s in zip(data.shape, data.strides)):
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
