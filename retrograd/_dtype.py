@@ -56,6 +56,13 @@ ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64
 FROM_NUMPY: dict[np.dtype, dtype] = {d.np: d for d in ALL_DTYPES}
 ALIASES = {"half": float16, "float": float32, "double": float64, "short": int16, "int": int32,
            "long": int64, "cfloat": complex64, "cdouble": complex128}
+# How torch's error texts name element types: the ScalarType ("Float") and the C++ type ("float")
+SCALAR_TYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
+                     "float16": "Half", "float32": "Float", "float64": "Double", "complex64": "ComplexFloat",
+                     "complex128": "ComplexDouble"}
+CPP_TYPE_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
+                  "int32": "int", "int64": "long int", "float16": "c10::Half", "float32": "float", "float64": "double",
+                  "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 
 
 class _Defaults:

@@ -284,8 +284,16 @@ class Tensor:
             if not isinstance(value, Tensor):
                 raise TypeError("assigned grad expected to be a Tensor or None but got grad of type "
                                 f"{type(value).__name__}")
-            if value.dtype != self.dtype:
-                raise RuntimeError("assigned grad has data of a different type")
+            if value is self:
+                raise RuntimeError("can't assign Variable as its own grad")
+            if value._data.dtype != self._data.dtype:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{D.CPP_TYPE_NAMES[value.dtype.name]}' to a tensor "
+                    f"with grad_dtype '{D.SCALAR_TYPE_NAMES[self.dtype.name]}'. The gradient must match the tensor's "
+                    "grad_dtype (defaults to the tensor's dtype). You can set the tensor's grad_dtype attribute with a "
+                    "specific dtype, or None to allow any dtype. Set grad_dtype with caution. Diverging the dtypes of "
+                    "a tensor and its gradient may break downstream systems that assume they match."
+                )
             if value._data.shape != self._data.shape:
                 raise RuntimeError(f"attempting to assign a gradient of size '{list(value._data.shape)}' to a tensor "
                                    f"of size '{list(self._data.shape)}'. Please ensure that the gradient and the "
@@ -433,6 +441,10 @@ class Tensor:
                 f"{names.get(_legacy(self.dtype), self.dtype.name)}"
             )
         node = result.grad_fn
+        if node is not None and self._base is not None and not self._requires_grad:  # another input requires grad
+            from .ops.shape import check_inplace_view
+
+            check_inplace_view(self, other_requires_grad=True)
         if node is not None:
             _snapshot_saved_self(node, self)
         if data.ndim == 0:

@@ -58,6 +58,16 @@ def _grad_set(lib):
     return {"x": x}
 
 
+def _no_grad_views(lib):
+    x = _leaf(lib)
+    y = x * 1
+    plain = lib.zeros(3)
+    with lib.no_grad():
+        env = {"x": x, "y": y, "plain": plain, "v": x[1:], "parts": y.unbind(), "plain_view": plain[:]}
+    env["plain_parts"] = plain.split(1)
+    env["flagged"] = lib.zeros(3)[1:].requires_grad_()
+    return env
+
 # name -> (setup(lib) -> dict of tensors, action(lib, env))
 CASES = {
     # ---- the error texts of OPS.md ----
@@ -87,11 +97,31 @@ CASES = {
     "reshape_bad_size": (_pair, lambda lib, e: e["b"].reshape(5, -1)),
     "cat_dim_mismatch": (_pair, lambda lib, e: lib.cat([e["a"], e["b"]])),
     "index_out_of_range": (_pair, lambda lib, e: e["a"][5]),
-    # Not yet matched, left out until fixed: `tensor + "x"` (torch: TypeError "unsupported operand type(s) for +:
-    # 'Tensor' and 'str'"), `exp([1.0])` (torch: TypeError "exp(): argument 'input' (position 1) must be Tensor,
-    # not list"), `.to("cuda")` (torch: AssertionError "Torch not compiled with CUDA enabled").
+    "add_str": (_pair, lambda lib, e: e["a"] + "x"),
+    "radd_str": (_pair, lambda lib, e: "x" + e["a"]),
+    "mul_str": (_pair, lambda lib, e: e["a"] * "x"),
+    "sub_none": (_pair, lambda lib, e: e["a"] - None),
+    "div_list": (_pair, lambda lib, e: e["a"] / [1.0, 2.0, 3.0]),
+    "pow_str": (_pair, lambda lib, e: e["a"] ** "x"),
+    "matmul_str": (_pair, lambda lib, e: e["b"] @ "x"),
+    "lt_str": (_pair, lambda lib, e: e["a"] < "x"),
+    "add_object": (_pair, lambda lib, e: e["a"] + object()),
+    "to_cuda": (_pair, lambda lib, e: e["a"].to("cuda")),
     "grad_wrong_shape": (_pair, lambda lib, e: (e["a"] * 2).backward(lib.ones(4))),
     "assign_grad_wrong_shape": (_pair, lambda lib, e: setattr(e["a"], "grad", lib.ones(4))),
+    "assign_grad_wrong_dtype": (_pair, lambda lib, e: setattr(e["a"], "grad", lib.ones(3, dtype=lib.float64))),
+    "assign_grad_int_dtype": (_pair, lambda lib, e: setattr(e["b"], "grad", lib.ones(2, 2, dtype=lib.int64))),
+    "assign_grad_to_int": (_ints, lambda lib, e: setattr(e["i"], "grad", lib.ones(3))),
+    "assign_grad_complex": (_pair, lambda lib, e: setattr(e["a"], "grad", lib.ones(3, dtype=lib.complex128))),
+    "assign_grad_itself": (_pair, lambda lib, e: setattr(e["a"], "grad", e["a"])),
+    "assign_grad_list": (_pair, lambda lib, e: setattr(e["a"], "grad", [1.0, 2.0, 3.0])),
+    # ---- views made in no_grad, written in place with grad mode enabled ----
+    "no_grad_view_of_leaf_inplace": (_no_grad_views, lambda lib, e: e["v"].mul_(2)),
+    "view_of_no_grad_view_inplace": (_no_grad_views, lambda lib, e: e["v"][0].mul_(2)),
+    "no_grad_unbind_inplace": (_no_grad_views, lambda lib, e: e["parts"][0].add_(1)),
+    "no_grad_view_other_requires_grad": (_no_grad_views, lambda lib, e: e["plain_view"].add_(e["x"])),
+    "split_view_other_requires_grad": (_no_grad_views, lambda lib, e: e["plain_parts"][0].add_(e["x"][:1])),
+    "requires_grad_view_inplace": (_no_grad_views, lambda lib, e: e["flagged"].mul_(2)),
     "backward_int_grad_shape": (_grad_set, lambda lib, e: (e["x"] * 2).sum().backward(lib.ones(2))),
 }
 

@@ -302,34 +302,50 @@ def _mod(self: Tensor, other: Any) -> Tensor:
     return remainder(self, other)
 
 
-Tensor.__add__ = Tensor.__radd__ = lambda self, other: add(self, other)
-Tensor.__sub__ = lambda self, other: sub(self, other)
-Tensor.__rsub__ = _rsub
-Tensor.__mul__ = Tensor.__rmul__ = lambda self, other: mul(self, other)
-Tensor.__truediv__ = lambda self, other: div(self, other)
-Tensor.__rtruediv__ = _rtruediv
-Tensor.__floordiv__ = _floordiv
-Tensor.__rfloordiv__ = _rfloordiv
-Tensor.__mod__ = _mod
-Tensor.__pow__ = lambda self, other: pow(self, other)
-Tensor.__rpow__ = _rpow
-Tensor.__matmul__ = lambda self, other: matmul(self, other)
-Tensor.__rmatmul__ = lambda self, other: matmul(other, self)
+def _operator(fn: Any) -> Any:
+    """A binary operator method calling `fn(self, other)`. An operand that is no tensor, number or array gets
+    NotImplemented, so Python raises its own TypeError as torch does ("unsupported operand type(s) for +: 'Tensor'
+    and 'str'"); that is looked at only once `fn` has failed."""
+
+    def method(self: Tensor, other: Any) -> Any:
+        try:
+            return fn(self, other)
+        except (TypeError, AttributeError):
+            if isinstance(other, (Tensor, *_NUMBERS, np_.ndarray, np_.generic)):
+                raise
+            return NotImplemented
+
+    return method
+
+
+Tensor.__add__ = Tensor.__radd__ = _operator(add)
+Tensor.__sub__ = _operator(sub)
+Tensor.__rsub__ = _operator(_rsub)
+Tensor.__mul__ = Tensor.__rmul__ = _operator(mul)
+Tensor.__truediv__ = _operator(div)
+Tensor.__rtruediv__ = _operator(_rtruediv)
+Tensor.__floordiv__ = _operator(_floordiv)
+Tensor.__rfloordiv__ = _operator(_rfloordiv)
+Tensor.__mod__ = _operator(_mod)
+Tensor.__pow__ = _operator(pow)
+Tensor.__rpow__ = _operator(_rpow)
+Tensor.__matmul__ = _operator(matmul)
+Tensor.__rmatmul__ = _operator(lambda self, other: matmul(other, self))
 Tensor.__neg__ = lambda self: neg(self)
 Tensor.__pos__ = lambda self: self
 Tensor.__abs__ = lambda self: abs(self)
 Tensor.__invert__ = lambda self: pointwise.bitwise_not(self)
-Tensor.__and__ = Tensor.__rand__ = lambda self, other: pointwise.bitwise_and(self, other)
-Tensor.__or__ = Tensor.__ror__ = lambda self, other: pointwise.bitwise_or(self, other)
-Tensor.__xor__ = Tensor.__rxor__ = lambda self, other: pointwise.bitwise_xor(self, other)
+Tensor.__and__ = Tensor.__rand__ = _operator(pointwise.bitwise_and)
+Tensor.__or__ = Tensor.__ror__ = _operator(pointwise.bitwise_or)
+Tensor.__xor__ = Tensor.__rxor__ = _operator(pointwise.bitwise_xor)
 Tensor.__eq__ = lambda self, other: eq(self, other) if isinstance(other, (Tensor, *_NUMBERS)) \
     else NotImplemented
 Tensor.__ne__ = lambda self, other: ne(self, other) if isinstance(other, (Tensor, *_NUMBERS)) \
     else NotImplemented
-Tensor.__lt__ = lambda self, other: lt(self, other)
-Tensor.__le__ = lambda self, other: le(self, other)
-Tensor.__gt__ = lambda self, other: gt(self, other)
-Tensor.__ge__ = lambda self, other: ge(self, other)
+Tensor.__lt__ = _operator(lt)
+Tensor.__le__ = _operator(le)
+Tensor.__gt__ = _operator(gt)
+Tensor.__ge__ = _operator(ge)
 Tensor.__iadd__ = lambda self, other: Tensor.add_(self, other)
 Tensor.__isub__ = lambda self, other: Tensor.sub_(self, other)
 Tensor.__imul__ = lambda self, other: Tensor.mul_(self, other)

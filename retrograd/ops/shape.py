@@ -400,31 +400,30 @@ def _take_over(tensor: Tensor, fresh: Tensor) -> None:
             set_tangent(tensor, level, tangent)
 
 
-def check_inplace_view(view: Tensor) -> None:
-    """torch's refusals for an in-place write to a view (called by Tensor._check_inplace), in torch's
-    order: how the view was made (no_grad, multi-output) first, then views of leaves."""
-    if grad_mode._state.enabled and view._requires_grad:
-        chain = view._extra.get("view_chain", ()) if view._extra else ()
-        op, _, output, made_with_grad = chain[-1] if chain else (None, None, None, True)
-        if not all(entry[3] for entry in chain):
-            which = ("A view was created in no_grad mode" if not made_with_grad else
-                     f"Output {output or 0} of {op.node_class.forward_name} is a view of a view which was created in "
-                     "no_grad mode")
-            raise RuntimeError(
-                f"{which} and is being modified inplace with grad mode enabled. Given that this use case is ambiguous "
-                "and error-prone, it is forbidden. You can clarify your code by moving both the view and the inplace "
-                "either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside "
-                "(if you want the inplace to be tracked)."
-            )
-        if view.grad_fn is not None and any(entry[2] is not None for entry in chain):
+def check_inplace_view(view: Tensor, other_requires_grad: bool = False) -> None:
+    """torch's refusals for an in-place write to a view (called by Tensor._check_inplace, and by
+    Tensor._become when only another input of the op requires grad), in torch's order: how the view
+    was made (in no_grad, by a multi-output op) first, then views of leaves."""
+    if grad_mode._state.enabled and (view._requires_grad or other_requires_grad):
+        made = None  # torch's creation meta: the latest of "no_grad" / "multi-output" along the view chain
+        for _, _, output, made_with_grad in view._extra.get("view_chain", ()) if view._extra else ():
+            made = "no_grad" if not made_with_grad else "multi" if output is not None else made
+        if made is not None:
             fn = view.grad_fn
-            raise RuntimeError(
-                f"Output {view._output_nr} of {getattr(fn, 'forward_name', fn.name())} is a view and is being "
-                "modified inplace. This view is the output of a function that returns multiple views. Such functions "
-                "do not allow the output views to be modified inplace. You should replace the inplace operation by an "
-                "out-of-place one."
-            )
-        if view._base.grad_fn is None:
+            if fn is None:
+                head = "A view was created in no_grad mode and is being modified inplace with grad mode enabled."
+            else:
+                head = f"Output {view._output_nr} of {getattr(fn, 'forward_name', fn.name())} is a view" + (
+                    " of a view which was created in no_grad mode and is being modified inplace with grad mode "
+                    "enabled." if made == "no_grad" else " and is being modified inplace.")
+            raise RuntimeError(head + (
+                " This view is the output of a function that returns multiple views. Such functions do not allow the "
+                "output views to be modified inplace. You should replace the inplace operation by an out-of-place one."
+                if made == "multi" else
+                " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
+                "moving both the view and the inplace either both inside the no_grad block (if you don't want the "
+                "inplace to be tracked) or both outside (if you want the inplace to be tracked)."))
+        if view._requires_grad and view._base.grad_fn is None:
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
     data = view._data
     if any(s == 0 and n > 1 for n, s in zip(data.shape, data.strides)):
