@@ -14,9 +14,10 @@ the engine sums each edge's gradient down to its input's shape (see Note [sum_to
 
 from __future__ import annotations
 
+import linecache
 import types
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -47,7 +48,7 @@ class Op:
 
     __slots__ = ("name", "forward", "inputs", "params", "vjp_src", "jvp_src", "promote", "node_class",
                  "n_outputs", "differentiable_outputs", "variadic", "differentiable", "is_view", "saves_inputs",
-                 "saves_result", "readers", "vjps", "jvp", "__dict__")
+                 "saves_result", "readers", "vjps", "jvp", "run", "arity", "__dict__")
 
     def __init__(self, name: str, forward: Callable, inputs: Sequence[str], params: Sequence[str],
                  vjp: dict[str, str], jvp: str | None, promote: str | None, node_name: str,
@@ -66,6 +67,9 @@ class Op:
         self.differentiable = tuple(n in self.vjp_src for n in self.inputs)
         self.vjps: Callable | None = None  # the generated backward, made by finalize() once every op exists
         self.jvp = None
+        self.arity = 1 if self.variadic else len(self.inputs)  # how many leading arguments are tensor inputs
+        # the entry point apply() calls: generic until finalize() generates this op's own (Note [entry points])
+        self.run: Callable[[tuple, tuple], Tensor | tuple] = lambda args, params: _apply_generic(self, args, params)
         names = set().union(*(self._referenced_names(src) for src in self.vjp_src.values()))
         self.saves_inputs = tuple(i for i, n in enumerate(self.inputs) if n in names)
         # for each saved input, the inputs whose formula reads it: it is kept only if one of them wants a gradient
@@ -81,8 +85,8 @@ class Op:
 
     def __call__(self, *args: object) -> Tensor | tuple:
         """Run the op: the leading arguments are its tensor inputs, the rest its parameters."""
-        k = 1 if self.variadic else len(self.inputs)
-        return apply(self, args[:k], args[k:])
+        k = self.arity
+        return self.run(args[:k], args[k:])
 
     def __get__(self, obj: object, objtype: type | None = None) -> object:
         """Used as a Tensor attribute, the op binds like a method (`x.exp()`)."""
@@ -122,7 +126,13 @@ class Op:
         if self.saves_inputs:
             lines.append("    saved = node._unpack_saved()")
             lines += [f"    {self.inputs[i]} = saved[{k}]" for k, i in enumerate(self.saves_inputs)]
-        if self.saves_result:
+        if self.saves_result and self.n_outputs == 1:  # one output: unpacked inline (the common case)
+            lines.append("    if node._saved is None:")
+            lines.append("        raise RuntimeError(FREED_MESSAGE)")
+            lines.append("    result = node._result[0].unpack(node)")
+            if "results" in used:
+                lines.append("    results = (result,)")
+        elif self.saves_result:
             lines.append("    results = node._unpack_results()")
             lines.append("    result = results[0]")
         lines += [f"    {p} = node._params[{k}]" for k, p in enumerate(self.params) if p in used]
@@ -148,10 +158,12 @@ class Op:
                 outs.append("None" if src is None
                             else f"(None if nf[{k}][0] is None else _fit(({src}), node._in_meta[{k}]))")
             lines.append(f"    return [{', '.join(outs)}]")
-        scope = dict(namespace, _fit=_fit)
+        scope = dict(namespace, _fit=_fit, FREED_MESSAGE=FREED_MESSAGE)
         exec("\n".join(lines), scope)  # noqa: S102 - generated from our own rule table
         self.vjps = scope["backward"]
         self.jvp = self._compile_jvp(namespace) if self.jvp_src else None
+        if not self.variadic:
+            self.run = _generate(f"run of {self.name}", self._run_source(), op=self)
 
     def _compile_jvp(self, namespace: dict) -> Callable:
         """Generate jvp(inputs, tangents, params, results) -> output tangent(s) from the `jvp=`
@@ -184,6 +196,100 @@ class Op:
         scope = dict(namespace, _zero_tangent=_zero_tangent)
         exec("\n".join(lines), scope)  # noqa: S102 - generated from our own rule table
         return scope["jvp"]
+
+    def _run_source(self) -> list[str]:
+        """The source of this op's entry point: `_apply_generic` and `_record` unrolled for its fixed
+        inputs, with the node's fields written straight (Note [entry points])."""
+        xs = [f"x{k}" for k in range(len(self.inputs))]
+        ds = [f"d{k}" for k in range(len(self.inputs))]
+        lines = ["def run(args, params):",
+                 "    if _transforms.active:  # Note [transforms]",
+                 "        return _transformed_apply(op, args, params)",
+                 f"    {_names(xs)} = args"]
+        if self.promote is None:
+            lines += [f"    {d} = {x}._data if isinstance({x}, Tensor) else {x}" for x, d in zip(xs, ds)]
+        else:  # the common case inline (one dtype, scalars that keep its category), else _arrays
+            floating = " and x0._data.dtype.kind in 'fc'" if self.promote == "float" else ""
+            lines += [f"    if isinstance(x0, Tensor){floating}:", "        d0 = x0._data"]
+            if len(xs) == 1:
+                lines += ["    else:", "        d0, = _arrays(op, args)"]
+            else:
+                lines += ["        dt = d0.dtype", "        fc = dt.kind in 'fc'", "        same = True"]
+            for x, d in zip(xs[1:], ds[1:]):
+                lines += [f"        if isinstance({x}, Tensor):",
+                          f"            {d} = {x}._data",
+                          f"            same = same and {d}.dtype is dt",
+                          "        else:",
+                          f"            {d} = {x}",
+                          f"            same = same and (type({x}) is int or {x} is None or fc and type({x}) is float)"]
+            if len(xs) > 1:
+                lines += ["    else:",
+                          "        same = False",
+                          "    if not same:",
+                          f"        {_names(ds)} = _arrays(op, args)"]
+        lines += ["    try:",
+                  f"        result = forward(np if type(d0) is _ndarray else namespace(d0), {', '.join(ds)}, *params)",
+                  "    except ValueError as e:  # NumPy's broadcasting error, in torch's words",
+                  f"        raise _broadcast_error([{', '.join(ds)}]) or e from None"]
+        single = self.n_outputs == 1
+        lines.append("    out = _wrap(result)" if single else "    out = outs = _wrap_many(result)")
+        if self.is_view:
+            lines.append(f"    _mark_views(op, x0, {'(out,)' if single else 'outs'}, params)")
+        if self.vjp_src:
+            lines.append("    if _grad_state.enabled and (" + " or ".join(
+                f"isinstance({x}, Tensor) and {x}._requires_grad" for x in xs) + "):")
+            lines += ["        " + line for line in self._record_source(xs)]
+        lines.append("    return out")
+        return lines
+
+    def _record_source(self, xs: list[str]) -> list[str]:
+        """The body of `_record` for this op's fixed inputs and outputs (run by the entry point)."""
+        lines = ["node = _new(node_class)",
+                 "node._hookset = None",
+                 "node._trace = anomaly_trace() if anomaly.enabled else None"]
+        for k, x in enumerate(xs):  # edge and (shape, dtype) of each input
+            edge = (f"(({x}.grad_fn, {x}._output_nr) if {x}.grad_fn is not None else ({x}._accumulator(), 0)) "
+                    f"if {x}._requires_grad else NO_EDGE") if self.differentiable[k] else "NO_EDGE"
+            lines += [f"if isinstance({x}, Tensor):",
+                      f"    e{k} = {edge}",
+                      f"    m{k} = ({x}._data.shape, {x}._data.dtype)",
+                      "else:",
+                      f"    e{k} = NO_EDGE",
+                      f"    m{k} = None"]
+        lines += [f"node.next_functions = ({_names(f'e{k}' for k in range(len(xs)))})",
+                  f"node._in_meta = ({_names(f'm{k}' for k in range(len(xs)))})",
+                  "node._params = params"]
+        if self.saves_inputs:  # only what the formulas of inputs that want a gradient read (torch's rule)
+            for k, (i, readers) in enumerate(zip(self.saves_inputs, self.readers)):
+                x = xs[i]
+                lines += [f"if {' or '.join(f'e{j}[0] is not None' for j in readers)}:",
+                          f"    s{k} = {x}",
+                          f"    v{k} = (0 if {x}._vc is None else {x}._vc[0]) if isinstance({x}, Tensor) else None",
+                          "else:",
+                          f"    s{k} = v{k} = None"]
+            n = len(self.saves_inputs)
+            lines += [f"node._saved = [{', '.join(f's{k}' for k in range(n))}]",
+                      f"node._versions = ({_names(f'v{k}' for k in range(n))})"]
+        else:
+            lines.append("node._saved = node._versions = _NOTHING")
+        if self.n_outputs == 1 and self.differentiable_outputs is None:
+            lines += ["out.grad_fn = node", "out._output_nr = 0", "out._requires_grad = True"]
+            if self.saves_result:
+                lines.append("node._result = (SavedOutput(out),)")
+        else:
+            positions = "range(len(outs))" if self.differentiable_outputs is None else repr(self.differentiable_outputs)
+            lines += ["outs = (out,)"] * (self.n_outputs == 1) + [f"for i in {positions}:",
+                      "    o = outs[i]",
+                      "    o.grad_fn = node",
+                      "    o._output_nr = i",
+                      "    o._requires_grad = True"]
+            if self.saves_result:
+                lines.append("node._result = tuple([SavedOutput(o) for o in outs])")
+        if not self.saves_result:
+            lines.append("node._result = None")
+        lines.append("node._out_meta = None" if self.n_outputs == 1 else
+                     "node._out_meta = tuple([(o._data.shape, o.dtype) for o in outs])")
+        return lines
 
 
 # Note [sum_to]
@@ -364,6 +470,40 @@ def _broadcast_error(arrays: list) -> RuntimeError | None:
 
 def apply(op: Op, args: tuple, params: tuple = ()) -> Tensor | tuple:
     """Run `op` on tensors `args` with non-tensor `params`; record a node when autograd needs one."""
+    return op.run(args, params)
+
+
+# Note [entry points]
+# Every op goes through the same steps: promote the inputs, run the NumPy forward, wrap the
+# result and, when recording and some input requires grad, attach a node that holds exactly what
+# the op's formulas read. Written once for any op (_apply_generic and _record below, the reference
+# and what variadic ops such as cat use), those steps spend most of a small op's time looping over
+# inputs, zipping with per-op tables and building lists. So finalize() also generates each
+# fixed-arity op's own entry point, `op.run`: the same steps unrolled for its inputs, with its
+# tables (which inputs are differentiable, which are saved and for whom, whether the result is
+# saved) folded into straight-line code. `Op._run_source` writes it; to read the code generated
+# for an op, `print("\n".join(OPS["add"]._run_source()))`.
+
+
+def _names(names: Iterable[str]) -> str:
+    """Names as a tuple display without its parentheses: 'a, b', or 'a,' for one."""
+    names = list(names)
+    return ", ".join(names) + ("," if len(names) == 1 else "")
+
+
+def _generate(name: str, lines: list[str], **scope: object) -> Callable:
+    """Compile generated source into a function named `run` in a scope of this module's globals."""
+    source = "\n".join(lines) + "\n"
+    filename = f"{__file__}<{name}>"  # under the package directory: anomaly traces skip its frames
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # readable tracebacks
+    op = scope["op"]
+    namespace = dict(globals(), forward=op.forward, node_class=op.node_class, **scope)
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - generated from our own rule table
+    return namespace["run"]
+
+
+def _apply_generic(op: Op, args: tuple, params: tuple = ()) -> Tensor | tuple:
+    """apply() for any op, with loops over its inputs (the reference for Note [entry points])."""
     if _transforms.active:  # forward AD, vmap or saved-tensor hooks in use (Note [transforms])
         return _transformed_apply(op, args, params)
     if op.variadic:
