@@ -66,8 +66,12 @@ def _out_size(spatial: Sequence[int], win: Window) -> tuple[int, ...]:
 def _windows(xp, x, win: Window, out: Sequence[int], fill: float = 0.0):
     """Every receptive field of x: shape (*lead, *O, *K), a strided view of the padded input (no copy)."""
     d = len(win.kernel)
-    if any(lo or hi for lo, hi in win.padding):
-        x = xp.pad(x, [(0, 0)] * (x.ndim - d) + list(win.padding), constant_values=fill)
+    if any(lo or hi for lo, hi in win.padding):  # a filled buffer and one copy: cheaper than xp.pad
+        spatial = x.shape[x.ndim - d:]
+        padded = xp.full(x.shape[:x.ndim - d] + tuple(n + lo + hi for n, (lo, hi) in zip(spatial, win.padding)),
+                         fill, dtype=x.dtype)
+        padded[(Ellipsis, *(slice(lo, lo + n) for n, (lo, _) in zip(spatial, win.padding)))] = x
+        x = padded
     extent = tuple(dl * (k - 1) + 1 for dl, k in zip(win.dilation, win.kernel))
     view = xp.lib.stride_tricks.sliding_window_view(x, extent, axis=tuple(range(x.ndim - d, x.ndim)))
     lead = (slice(None),) * (x.ndim - d)
@@ -188,23 +192,29 @@ def _max_pool_forward(xp, x, win, out):
     real element)."""
     d = len(win.kernel)
     view = _windows(xp, x, win, out, -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min)
-    offsets = list(np.ndindex(*win.kernel))
-    planes = [view[(Ellipsis, *offset)] for offset in offsets]  # one strided view per kernel offset
+    planes = [view[(Ellipsis, *offset)] for offset in np.ndindex(*win.kernel)]  # one strided view per offset
     best = planes[0].copy()
     for plane in planes[1:]:
         xp.maximum(best, plane, out=best)  # NaN propagates, as torch's max pooling does
-    arg = xp.zeros(best.shape, dtype=np.int64)
-    for k in range(len(planes) - 1, 0, -1):  # backwards, so the first tied maximum wins
-        arg = xp.where(planes[k] == best, k, arg)
+    # the first maximum's offset = how many leading planes miss the maximum (cheaper than a where per plane)
+    missed = planes[0] != best
+    arg = missed.astype(np.int64)
+    for plane in planes[1:-1]:
+        missed &= plane != best
+        arg += missed
     if x.dtype.kind == "f" and xp.isnan(best).any():
         for k, plane in enumerate(planes):
             arg = xp.where(plane != plane, k, arg)
+    spatial = x.shape[x.ndim - d:]
+    starts = [(xp.arange(o) * s - lo).reshape((-1,) + (1,) * (d - 1 - i))
+              for i, (o, s, (lo, _)) in enumerate(zip(out, win.stride, win.padding))]
+    if not any(lo for lo, _ in win.padding):  # no window reaches outside: flat = window start + offset's flat
+        row = [math.prod(spatial[i + 1:]) for i in range(d)]  # flat step of each spatial dim
+        offsets = sum(i * dl * r for i, dl, r in zip(np.indices(win.kernel).reshape(d, -1), win.dilation, row))
+        return best, sum(start * r for start, r in zip(starts, row)) + xp.asarray(offsets).take(arg)
     flat = 0
-    for i, size in enumerate(x.shape[x.ndim - d:]):
-        step = xp.asarray([offset[i] * win.dilation[i] for offset in offsets])
-        start = (xp.arange(out[i]) * win.stride[i] - win.padding[i][0]).reshape((-1,) + (1,) * (d - 1 - i))
-        coord = start + xp.take(step, arg)
-        flat = flat * size + (xp.clip(coord, 0, size - 1) if win.padding[i][0] else coord)
+    for size, start, offset, dilation in zip(spatial, starts, np.unravel_index(arg, win.kernel), win.dilation):
+        flat = flat * size + xp.clip(start + offset * dilation, 0, size - 1)
     return best, flat
 
 
