@@ -62,7 +62,7 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, retain_graph: bool, 
     for (node, nr), grad in zip(roots, grad_outputs):
         buf = buffers.get(node)
         if buf is None:
-            buf = buffers[node] = [None] * _n_outputs(node)
+            buf = buffers[node] = [None] * (len(node._out_meta) if node._out_meta else 1)
         buf[nr] = grad if buf[nr] is None else buf[nr] + grad
     ready = [node for node in buffers if deps.get(node) == 0]
     captured: list = [None] * (len(inputs) if inputs is not None else 0)
@@ -74,16 +74,24 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, retain_graph: bool, 
         while ready:
             node = ready.pop()
             grads = buffers.pop(node)
-            if node._hookset is not None:
-                grads = _call_pre_hooks(node._hookset, grads)
-            if node in target_nodes:
-                _deliver(node, grads, targets, inputs, captured, capture)
+            hooks = node._hookset
             if type(node) is AccumulateGrad:
+                if hooks is None and node.has_leaf_hooks():
+                    hooks = node.hooks()
+                if hooks is not None:
+                    grads = _call_pre_hooks(hooks, grads)
+                if target_nodes and node in target_nodes:
+                    _deliver(node, grads, targets, inputs, captured, capture)
                 if not capture:
-                    node.apply(grads)
+                    accumulate_into(node.variable, grads[0])
                     if tracer is not None:
                         tracer.node_ran(node, grads, None)
+                grads = None  # only the engine's references are left: accumulate_into may have kept the gradient
                 continue
+            if hooks is not None:
+                grads = _call_pre_hooks(hooks, grads)
+            if target_nodes and node in target_nodes:
+                _deliver(node, grads, targets, inputs, captured, capture)
             outs = _run_node(node, grads, retain_graph)
             if tracer is not None:
                 tracer.node_ran(node, grads, outs)
@@ -95,8 +103,13 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, retain_graph: bool, 
                     continue
                 buf = buffers.get(child)
                 if buf is None:
-                    buf = buffers[child] = [None] * _n_outputs(child)
-                if g is not None:
+                    meta = child._out_meta
+                    if not meta:  # one output: its buffer is made full
+                        buffers[child] = [g]
+                    else:
+                        buf = buffers[child] = [None] * len(meta)
+                        buf[nr] = g
+                elif g is not None:
                     buf[nr] = g if buf[nr] is None else buf[nr] + g
                 if count == 1:
                     ready.append(child)
@@ -130,11 +143,6 @@ def _restrict(deps: dict, roots: list, wanted: set) -> dict:
             if child in needed:
                 restricted[child] += 1
     return restricted
-
-
-def _n_outputs(node: Node) -> int:
-    meta = getattr(node, "_out_meta", None)
-    return len(meta) if meta else 1
 
 
 def _deliver(node: Node, grads: list, targets: dict, inputs: Sequence, captured: list, capture: bool) -> None:

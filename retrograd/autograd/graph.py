@@ -14,6 +14,8 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from .grad_mode import _state as _grad_state
+
 if TYPE_CHECKING:
     from .._tensor import Tensor
 
@@ -70,6 +72,7 @@ class Node:
     """A step of the backward graph; subclasses define `apply(grads) -> grads of inputs`."""
 
     __slots__ = ("next_functions", "_hookset", "_trace", "__weakref__")
+    _out_meta: tuple | None = None  # (shape, dtype) of each output of a multi-output node; None for one output
 
     def __init__(self) -> None:
         self._hookset = None
@@ -131,7 +134,19 @@ class AccumulateGrad(Node):
         super().__init__()
         self.variable = variable
         self.next_functions = ()
-        self.hooks().tensor[0] = variable._leaf_hooks()  # the leaf's own hooks run before accumulation
+
+    def hooks(self) -> HookSet:
+        """The node's hooks; the leaf's own tensor hooks run first, before accumulation (the
+        HookSet is made only when some hook exists: most leaves have none)."""
+        if self._hookset is None:
+            self._hookset = HookSet()
+            self._hookset.tensor[0] = self.variable._leaf_hooks()
+        return self._hookset
+
+    def has_leaf_hooks(self) -> bool:
+        """Whether hooks were registered on the leaf itself (the engine then runs them through hooks())."""
+        extra = self.variable._extra
+        return extra is not None and bool(extra.get("hooks"))
 
     def apply(self, grads: list) -> list:
         accumulate_into(self.variable, grads[0])
@@ -143,12 +158,10 @@ def accumulate_into(tensor: Tensor, grad: Tensor | None) -> None:
     when no graph is being built, so `.grad` keeps its identity as in torch)."""
     if grad is None:
         return
-    from . import grad_mode
-
     old = tensor._grad
     if old is None:
-        tensor._grad = grad if grad_mode._state.enabled or _stealable(grad) else _copy_of(grad)
-    elif grad_mode._state.enabled:
+        tensor._grad = grad if _grad_state.enabled or _stealable(grad) else _copy_of(grad)
+    elif _grad_state.enabled:
         tensor._grad = old + grad
     else:
         old._data += grad._data
