@@ -181,9 +181,15 @@ def _direct_inplace(self: Tensor, ufunc: str, args: tuple, kwargs: dict) -> bool
     if alpha != 1:
         if ufunc not in ("add", "subtract"):
             return False
-        value = value * alpha  # one temporary, the size of `other`
+        if type(value) is np_.ndarray and value.shape == data.shape and value.flags.c_contiguous \
+                and data.flags.c_contiguous:
+            _scaled_add(data, value, -alpha if ufunc == "subtract" else alpha)
+            ufunc = None
+        else:
+            value = value * alpha  # one temporary, the size of `other`
     try:
-        getattr(np_, ufunc)(data, value, out=data)
+        if ufunc is not None:
+            getattr(np_, ufunc)(data, value, out=data)
     except ValueError:
         return False  # shapes that do not broadcast into self: the general path raises torch's error
     self._bump_version()
@@ -192,6 +198,23 @@ def _direct_inplace(self: Tensor, ufunc: str, args: tuple, kwargs: dict) -> bool
 
         regenerate_after_untracked_write(self)
     return True
+
+
+_SCALED_ADD_BLOCK = 16384  # elements per block: the scratch stays in cache
+
+
+def _scaled_add(data: Any, value: Any, alpha: Any) -> None:
+    """data += alpha * value for same-shape contiguous arrays, a block at a time: NumPy has no fused
+    multiply-add, and this keeps the scaled operand in a small scratch instead of a temporary the size
+    of `value` (an optimizer step's add_(grad, alpha=-lr) then allocates nothing large)."""
+    flat, other = data.reshape(-1), value.reshape(-1)
+    size = flat.size if flat.size < _SCALED_ADD_BLOCK else _SCALED_ADD_BLOCK  # (`min` is an op in this module)
+    scratch = np_.empty(size, data.dtype)
+    for start in range(0, flat.size, _SCALED_ADD_BLOCK):
+        block = flat[start:start + _SCALED_ADD_BLOCK]
+        part = scratch[:block.size]
+        np_.multiply(other[start:start + block.size], alpha, out=part)
+        np_.add(block, part, out=block)
 
 
 def _grad_enabled() -> bool:
