@@ -86,7 +86,11 @@ class Op:
     def __call__(self, *args: object) -> Tensor | tuple:
         """Run the op: the leading arguments are its tensor inputs, the rest its parameters."""
         k = self.arity
-        return self.run(args[:k], args[k:])
+        try:
+            return self.run(args[:k], args[k:])
+        except (TypeError, AttributeError):
+            refuse_non_tensors(self, args[:k])
+            raise
 
     def __get__(self, obj: object, objtype: type | None = None) -> object:
         """Used as a Tensor attribute, the op binds like a method (`x.exp()`)."""
@@ -252,12 +256,14 @@ class Op:
                     f"if {x}._requires_grad else NO_EDGE") if self.differentiable[k] else "NO_EDGE"
             lines += [f"if isinstance({x}, Tensor):",
                       f"    e{k} = {edge}",
-                      f"    m{k} = ({x}._data.shape, {x}._data.dtype)",
+                      f"    shape{k} = {x}._data.shape",
+                      f"    dtype{k} = {x}._data.dtype",
                       "else:",
                       f"    e{k} = NO_EDGE",
-                      f"    m{k} = None"]
+                      f"    shape{k} = dtype{k} = None"]
+        facts = _names(f"shape{k}, dtype{k}" for k in range(len(xs)))
         lines += [f"node.next_functions = ({_names(f'e{k}' for k in range(len(xs)))})",
-                  f"node._in_meta = ({_names(f'm{k}' for k in range(len(xs)))})",
+                  f"node._in_meta = _META.get(({facts})) or _intern_meta(({facts}))",
                   "node._params = params"]
         if self.saves_inputs:  # only what the formulas of inputs that want a gradient read (torch's rule)
             for k, (i, readers) in enumerate(zip(self.saves_inputs, self.readers)):
@@ -269,7 +275,7 @@ class Op:
                           f"    s{k} = v{k} = None"]
             n = len(self.saves_inputs)
             lines += [f"node._saved = [{', '.join(f's{k}' for k in range(n))}]",
-                      f"node._versions = ({_names(f'v{k}' for k in range(n))})"]
+                      f"node._versions = _intern_versions(({_names(f'v{k}' for k in range(n))}))"]
         else:
             lines.append("node._saved = node._versions = _NOTHING")
         if self.n_outputs == 1 and self.differentiable_outputs is None:
@@ -470,7 +476,26 @@ def _broadcast_error(arrays: list) -> RuntimeError | None:
 
 def apply(op: Op, args: tuple, params: tuple = ()) -> Tensor | tuple:
     """Run `op` on tensors `args` with non-tensor `params`; record a node when autograd needs one."""
-    return op.run(args, params)
+    try:
+        return op.run(args, params)
+    except (TypeError, AttributeError):
+        refuse_non_tensors(op, args)
+        raise
+
+
+def refuse_non_tensors(op: Op, inputs: tuple) -> None:
+    """After `op` failed with a TypeError or AttributeError: torch's TypeError if one of its tensor inputs is
+    something else (a number is accepted after the first input, an optional input may be None)."""
+    if op.variadic:
+        for i, t in enumerate(inputs[0] if isinstance(inputs[0], (list, tuple)) else ()):
+            if not isinstance(t, Tensor):
+                raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}") from None
+        return
+    for position, (name, value) in enumerate(zip(op.inputs, inputs), 1):
+        if isinstance(value, Tensor) or position > 1 and (value is None or type(value) in (bool, int, float, complex)):
+            continue
+        raise TypeError(f"{op.name}(): argument '{'input' if name == 'self' else name}' (position {position}) must be "
+                        f"Tensor, not {type(value).__name__}") from None
 
 
 # Note [entry points]
@@ -500,6 +525,39 @@ def _generate(name: str, lines: list[str], **scope: object) -> Callable:
     namespace = dict(globals(), forward=op.forward, node_class=op.node_class, **scope)
     exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - generated from our own rule table
     return namespace["run"]
+
+
+# Note [interned metadata]
+# Every recorded node keeps each input's (shape, dtype) for _fit and the versions of what it saved:
+# small tuples of numbers, yet each new tuple is an object the garbage collector tracks, and a graph
+# that stays alive (a training step's forward, a long chain) makes the collector run more often
+# the more tracked objects it allocates. Nearly every node of a program repeats a few shapes and
+# versions, so the generated entry points share one tuple per distinct value (the lookup key is
+# freed at once: no net allocation). The tables are emptied when they grow large.
+
+_META: dict[tuple, tuple] = {}
+_VERSIONS: dict[tuple, tuple] = {}
+_INTERNED_MAX = 4096
+
+
+def _intern_meta(facts: tuple) -> tuple:
+    """The shared `_in_meta` for (shape0, dtype0, shape1, dtype1, ...): one (shape, dtype) pair per
+    input, None for an input that is not a tensor (Note [interned metadata])."""
+    if len(_META) >= _INTERNED_MAX:
+        _META.clear()
+    meta = _META[facts] = tuple(None if facts[k + 1] is None else (facts[k], facts[k + 1])
+                                for k in range(0, len(facts), 2))
+    return meta
+
+
+def _intern_versions(versions: tuple) -> tuple:
+    """The shared tuple equal to `versions` (Note [interned metadata])."""
+    shared = _VERSIONS.get(versions)
+    if shared is None:
+        if len(_VERSIONS) >= _INTERNED_MAX:
+            _VERSIONS.clear()
+        shared = _VERSIONS[versions] = versions
+    return shared
 
 
 def _apply_generic(op: Op, args: tuple, params: tuple = ()) -> Tensor | tuple:

@@ -426,7 +426,7 @@ def check_inplace_view(view: Tensor, other_requires_grad: bool = False) -> None:
         if view._requires_grad and view._base.grad_fn is None:
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
     data = view._data
-    if any(s == 0 and n > 1 for n, s in zip(data.shape, data.strides)):
+    if data.size and any(s == 0 and n > 1 for n, s in zip(data.shape, data.strides)):  # torch lets empty ones be
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
                            "memory location. Please clone() the tensor before performing the operation.")
 

@@ -72,10 +72,16 @@ BINARY: dict[str, Callable[..., Any]] = {
     "clone_inplace_mul": lambda lib, x, y: x.clone().mul_(y),
 }
 OPS = sorted(UNARY) + sorted(BINARY)
-# Known mismatch, not yet fixed (reported): a view taken under no_grad of a tensor that requires grad keeps
-# requires_grad=True in torch 2.13 (`with no_grad(): x.expand(2)`), retrograd returns requires_grad=False. Until the
-# view machinery follows torch, view steps run outside no_grad.
 VIEWS = {"permute_rev", "transpose", "reshape_flat", "unsqueeze", "squeeze", "slice", "expand"}
+SAME_MEMORY = VIEWS | {"detach", "inplace_mul", "inplace_sigmoid", "inplace_add"}  # the result shares x's memory
+INPLACE = {"inplace_mul", "inplace_sigmoid", "inplace_add"}
+# Left out on purpose (a torch quirk retrograd does not reproduce, listed under the README's Limits): once memory
+# seen by a view made under no_grad is written in place (under no_grad, or through its base or another view), torch
+# raises "A view was created in no_grad mode and its base or another view of its base has been modified inplace
+# with grad mode enabled" the next time that view's grad_fn is read or the view is used, even when the write and
+# the read both happen under no_grad; retrograd keeps the view usable without history. Such writes are skipped
+# (recorded as skipped in both traces), except an in-place step with grad enabled on such a view itself, which
+# both libraries refuse at once.
 
 
 @dataclass(frozen=True)
@@ -124,17 +130,28 @@ def run(program: Program, lib: Any) -> list[tuple]:
     pool = [lib.tensor(rng.standard_normal(shape).astype(dtype), requires_grad=rg)
             for shape, dtype, rg in program.inputs]
     leaves = [t for t in pool if t.requires_grad]
+    memory = list(range(len(pool)))  # which input's memory each pool entry shares (decided by op, not by library)
+    no_grad_views: set[int] = set()  # pool entries that are views made under no_grad (or views of those)
+    tainted: set[int] = set()  # memories seen by such a view
     trace: list[tuple] = []
     try:
         for step in program.steps:
-            x, y = pool[step.a % len(pool)], pool[step.b % len(pool)]
+            a, b = step.a % len(pool), step.b % len(pool)
+            x, y = pool[a], pool[b]
+            if step.op in INPLACE and memory[a] in tainted and (step.no_grad or a not in no_grad_views):
+                trace.append(("skipped", step.op))
+                continue
             fn = UNARY.get(step.op) or BINARY[step.op]
             args = (x,) if step.op in UNARY else (x, y)
-            if step.no_grad and step.op not in VIEWS:
+            if step.no_grad:
                 with lib.no_grad():
                     out = fn(lib, *args)
             else:
                 out = fn(lib, *args)
+            memory.append(memory[a] if step.op in SAME_MEMORY else len(pool))
+            if step.op in VIEWS and (step.no_grad or a in no_grad_views):
+                no_grad_views.add(len(pool))
+                tainted.add(memory[a])
             pool.append(out)
             trace.append(_record(out))
         trace.extend(_derivatives(lib, pool, leaves))
@@ -165,8 +182,11 @@ def _second_order_record(grad: Any) -> tuple:
     return _record(grad)
 
 
-def compare(expected: list[tuple], got: list[tuple]) -> str | None:
-    """The first difference between torch's trace and retrograd's, described in words; None when they agree."""
+def compare(expected: list[tuple], got: list[tuple], single_precision: bool = False) -> str | None:
+    """The first difference between torch's trace and retrograd's, described in words; None when they agree.
+    With `single_precision` (some input is float32), float64 values are compared at float32's tolerance too: they
+    may come through float32 steps (a float64 leaf's gradient through a float32 one), where the order in which the
+    engine sums gradients (not specified by torch) changes the last float32 bits."""
     def meta(record: tuple) -> tuple:
         return record[:-1] if record[0] == "tensor" else record
 
@@ -174,7 +194,8 @@ def compare(expected: list[tuple], got: list[tuple]) -> str | None:
         if meta(e) != meta(g):
             return f"record {i}: torch {meta(e)} vs retrograd {meta(g)}"
         if e[0] == "tensor":
-            tol = {"rtol": 1e-4, "atol": 1e-5} if e[1] == "float32" else {"rtol": 1e-9, "atol": 1e-11}
+            loose = single_precision or e[1] == "float32"
+            tol = {"rtol": 1e-4, "atol": 1e-5} if loose else {"rtol": 1e-9, "atol": 1e-11}
             if not np.allclose(g[-1], e[-1], equal_nan=True, **tol):
                 return f"record {i}: values differ: torch {e[-1]!r} vs retrograd {g[-1]!r}"
     if len(expected) != len(got):
@@ -188,4 +209,5 @@ def check(program: Program) -> str | None:
 
     import retrograd
 
-    return compare(run(program, torch), run(program, retrograd))
+    single = any(dtype == "float32" for _, dtype, _ in program.inputs)
+    return compare(run(program, torch), run(program, retrograd), single_precision=single)
