@@ -35,6 +35,9 @@ def view_op(xp, x, shape):
     return out
 
 
+reshape_alias_op = view_op.alias("_reshape_alias", "ReshapeAliasBackward0")  # reshape's view of strided memory
+
+
 @defop("_unsafe_view", node="UnsafeViewBackward0", params=("shape",), self="grad.reshape(self_shape)",
        jvp="self_t.reshape(shape)")
 def unsafe_view(xp, x, shape):
@@ -659,14 +662,17 @@ def view(input: Tensor, *shape: int) -> Tensor:
 
 
 def reshape(input: Tensor, *shape: int) -> Tensor:
-    """A view when the memory layout allows it, else a copy (UnsafeViewBackward0), as torch."""
+    """As torch: a view of contiguous memory (ViewBackward0), a view of other strided memory when the layout
+    allows it (ReshapeAliasBackward0), else a copy (UnsafeViewBackward0)."""
     target = _infer_shape(_sizes(shape), input._data.size)
+    if input._data.flags.c_contiguous:
+        return apply(view_op, (input,), (target,))
     trial = input._data.view()
     try:
         trial.shape = target
     except AttributeError:
         return apply(unsafe_view, (clone(input),), (target,))
-    return apply(view_op, (input,), (target,))
+    return apply(reshape_alias_op, (input,), (target,))
 
 
 def ravel(input: Tensor) -> Tensor:
