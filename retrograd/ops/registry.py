@@ -275,7 +275,8 @@ class Op:
                           f"    s{k} = v{k} = None"]
             n = len(self.saves_inputs)
             lines += [f"node._saved = [{', '.join(f's{k}' for k in range(n))}]",
-                      f"node._versions = _intern_versions(({_names(f'v{k}' for k in range(n))}))"]
+                      f"versions = ({_names(f'v{k}' for k in range(n))})",
+                      "node._versions = _VERSIONS.get(versions) or _intern_versions(versions)"]
         else:
             lines.append("node._saved = node._versions = _NOTHING")
         if self.n_outputs == 1 and self.differentiable_outputs is None:
@@ -531,9 +532,11 @@ def _generate(name: str, lines: list[str], **scope: object) -> Callable:
 # Every recorded node keeps each input's (shape, dtype) for _fit and the versions of what it saved:
 # small tuples of numbers, yet each new tuple is an object the garbage collector tracks, and a graph
 # that stays alive (a training step's forward, a long chain) makes the collector run more often
-# the more tracked objects it allocates. Nearly every node of a program repeats a few shapes and
-# versions, so the generated entry points share one tuple per distinct value (the lookup key is
-# freed at once: no net allocation). The tables are emptied when they grow large.
+# the more tracked objects it allocates. Nearly every node of a program repeats a few shapes, and
+# nearly every saved tensor is at version 0, so the generated entry points share one tuple per
+# distinct value (the lookup key is freed at once: no net allocation). Versions are shared only
+# when all are 0 (None: not saved), so that parameters updated in place every step do not fill the
+# table; the shape table is emptied when it grows large.
 
 _META: dict[tuple, tuple] = {}
 _VERSIONS: dict[tuple, tuple] = {}
@@ -551,13 +554,11 @@ def _intern_meta(facts: tuple) -> tuple:
 
 
 def _intern_versions(versions: tuple) -> tuple:
-    """The shared tuple equal to `versions` (Note [interned metadata])."""
-    shared = _VERSIONS.get(versions)
-    if shared is None:
-        if len(_VERSIONS) >= _INTERNED_MAX:
-            _VERSIONS.clear()
-        shared = _VERSIONS[versions] = versions
-    return shared
+    """The shared tuple equal to `versions` if all are 0 or None, else `versions` itself (Note
+    [interned metadata]); called when the table does not hold it yet."""
+    if not any(versions):
+        _VERSIONS[versions] = versions
+    return versions
 
 
 def _apply_generic(op: Op, args: tuple, params: tuple = ()) -> Tensor | tuple:
