@@ -51,10 +51,21 @@ REGRESSIONS = {
     "norm_of_norm_second_derivative_noise": Program(
         inputs=(((), "float32", True),), seed=0,
         steps=(Step("norm", 0, 0, False), Step("norm", 0, 0, False), Step("abs", 1, 0, False))),
+    "norm_of_small_norm_second_derivative_noise": Program(
+        inputs=(((), "float32", True),), seed=1220,
+        steps=(Step("norm", 0, 0, False), Step("norm", 0, 0, False), Step("abs", 1, 0, False))),
     # reshape of non-contiguous memory that can be viewed: ReshapeAliasBackward0 (retrograd said ViewBackward0)
     "reshape_of_expanded_scalar": Program(
         inputs=(((), "float32", True),), seed=0,
         steps=(Step("expand", 0, 0, False), Step("reshape_flat", 1, 0, False))),
+    # batch dims that do not broadcast, with mismatched inner sizes too: torch's broadcast RuntimeError first
+    "matmul_batch_mismatch_before_inner": Program(
+        inputs=(((0, 0, 2), "float32", False),), seed=0,
+        steps=(Step("permute_rev", 0, 0, False), Step("matmul", 0, 1, False))),
+    # in-place on max(dim).values: its backward reads only the indices (retrograd checked the values' version)
+    "inplace_on_max_dim_values": Program(
+        inputs=(((), "float32", True),), seed=0,
+        steps=(Step("max_dim", 0, 0, False), Step("inplace_mul", 1, 0, False))),
 }
 
 

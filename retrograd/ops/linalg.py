@@ -1113,6 +1113,7 @@ def _matmul_shape_error(a: Tensor, b: Tensor) -> RuntimeError:
         if len(sa) == 1:
             return RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{sb[-2]}), vec ({sa[0]})")
         return RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{sb[-2]} and {sa[1]}x{sa[0]})")
+    _check_batch_broadcast(sa[:-2], sb[:-2])  # torch expands the batch dims before it checks the product's sizes
     batch = math.prod(np.broadcast_shapes(sa[:-2], sb[:-2]))
     return RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{batch}, {sa[-1]}] but got: "
                         f"[{batch}, {sb[-2] if len(sb) > 1 else sb[0]}].")

@@ -87,7 +87,7 @@ class Op:
         """Run the op: the leading arguments are its tensor inputs, the rest its parameters."""
         k = self.arity
         try:
-            return self.run(args[:k], args[k:])
+            return self.run(args, ()) if len(args) == k else self.run(args[:k], args[k:])
         except (TypeError, AttributeError):
             refuse_non_tensors(self, args[:k])
             raise
@@ -127,9 +127,21 @@ class Op:
         formulas read and evaluates each input's formula only when that input wants a gradient."""
         used = set().union(*(self._referenced_names(src) for src in self.vjp_src.values()))
         lines = ["def backward(node, grads):", "    nf = node.next_functions"]
-        if self.saves_inputs:
+        if self.saves_inputs and self.variadic:
             lines.append("    saved = node._unpack_saved()")
-            lines += [f"    {self.inputs[i]} = saved[{k}]" for k, i in enumerate(self.saves_inputs)]
+        elif self.saves_inputs:  # _unpack_saved inline, unless saved-tensor hooks packed them
+            lines += ["    if node._packed:",
+                      "        saved = node._unpack_saved()",
+                      "    else:",
+                      "        saved = node._saved",
+                      "        if saved is None:",
+                      "            raise RuntimeError(FREED_MESSAGE)",
+                      "        versions = node._versions"]
+            for k in range(len(self.saves_inputs)):
+                lines += [f"        if versions[{k}] is not None and "
+                          f"(0 if saved[{k}]._vc is None else saved[{k}]._vc[0]) != versions[{k}]:",
+                          f"            raise RuntimeError(modified_message(saved[{k}], versions[{k}], node))"]
+        lines += [f"    {self.inputs[i]} = saved[{k}]" for k, i in enumerate(self.saves_inputs)]
         if self.saves_result and self.n_outputs == 1:  # one output: unpacked inline (the common case)
             lines.append("    if node._saved is None:")
             lines.append("        raise RuntimeError(FREED_MESSAGE)")
@@ -138,7 +150,8 @@ class Op:
                 lines.append("    results = (result,)")
         elif self.saves_result:
             lines.append("    results = node._unpack_results()")
-            lines.append("    result = results[0]")
+            if "result" in used:
+                lines.append("    result = results[0]")
         lines += [f"    {p} = node._params[{k}]" for k, p in enumerate(self.params) if p in used]
         for k, name in enumerate(self.inputs):
             for suffix, pos in (("_shape", 0), ("_dtype", 1)):
@@ -155,16 +168,22 @@ class Op:
             src = self.vjp_src.get(self.inputs[0])
             lines.append(f"    return [None if e[0] is None else _fit(g, m) for g, m, e in "
                          f"zip(({src}), node._in_meta[0], nf)]")
-        else:
-            outs = []
+        else:  # each wanted gradient, then _fit's test inline (it is called only when there is work)
             for k, name in enumerate(self.inputs):
                 src = self.vjp_src.get(name)
-                outs.append("None" if src is None
-                            else f"(None if nf[{k}][0] is None else _fit(({src}), node._in_meta[{k}]))")
+                if src is None:
+                    continue
+                lines += [f"    g{k} = None if nf[{k}][0] is None else ({src})",
+                          f"    if g{k} is not None:",
+                          f"        meta = node._in_meta[{k}]",
+                          f"        if meta is not None and (g{k}._data.shape != meta[0] "
+                          f"or g{k}._data.dtype != meta[1]):",
+                          f"            g{k} = _fit(g{k}, meta)"]
+            outs = [f"g{k}" if name in self.vjp_src else "None" for k, name in enumerate(self.inputs)]
             lines.append(f"    return [{', '.join(outs)}]")
-        scope = dict(namespace, _fit=_fit, FREED_MESSAGE=FREED_MESSAGE)
+        scope = dict(namespace, _fit=_fit, FREED_MESSAGE=FREED_MESSAGE, modified_message=modified_message)
         exec("\n".join(lines), scope)  # noqa: S102 - generated from our own rule table
-        self.vjps = scope["backward"]
+        self.vjps = self.node_class.apply = scope["backward"]  # the node's apply(grads) is the generated backward
         self.jvp = self._compile_jvp(namespace) if self.jvp_src else None
         if not self.variadic:
             self.run = _generate(f"run of {self.name}", self._run_source(), op=self)
@@ -311,9 +330,11 @@ class OpNode(Node):
     __slots__ = ("_saved", "_versions", "_params", "_in_meta", "_out_meta", "_result")
     op: Op
     forward_name: str
+    _packed = False  # True in the classes of nodes whose saved tensors went through saved-tensor hooks
 
     def apply(self, grads: list) -> list:
-        return self.op.vjps(self, grads)
+        """The op's generated backward; compile() installs it as each node class's own `apply`."""
+        return type(self).op.vjps(self, grads)
 
     def _unpack_saved(self) -> list:
         """The saved inputs, with torch's errors for freed graphs and in-place changes since."""
@@ -325,10 +346,10 @@ class OpNode(Node):
                 raise RuntimeError(modified_message(tensor, version, self))
         return saved
 
-    def _unpack_results(self) -> tuple:
+    def _unpack_results(self) -> _SavedResults:
         if self._saved is None:
             raise RuntimeError(FREED_MESSAGE)
-        return tuple(s.unpack(self) for s in self._result)
+        return _SavedResults(self)
 
     def _materialize(self, grads: list) -> tuple:
         """Undefined gradients of a multi-output node become zeros, as torch's formulas expect."""
@@ -420,6 +441,23 @@ class SavedOutput:
 # --------------------------------------------------------------------------------------------
 # The choke point
 # --------------------------------------------------------------------------------------------
+
+class _SavedResults(Sequence):
+    """The outputs a multi-output node saved, each unpacked (and checked for in-place changes) only when a
+    formula reads it: torch saves only those (max.dim's backward reads the indices, so its values may change)."""
+
+    __slots__ = ("node",)
+
+    def __init__(self, node: Node) -> None:
+        self.node = node
+
+    def __len__(self) -> int:
+        return len(self.node._result)
+
+    def __getitem__(self, i: int | slice) -> Tensor | tuple:
+        saved = self.node._result[i]
+        return tuple(s.unpack(self.node) for s in saved) if isinstance(i, slice) else saved.unpack(self.node)
+
 
 def _arrays(op: Op, args: tuple) -> list:
     """The forward's arguments: arrays (or Python scalars), converted to torch's result dtype.
@@ -891,7 +929,7 @@ def _hooked_node_class(cls: type) -> type:
                 raise RuntimeError(FREED_MESSAGE)
             return tuple(s.unpack(self) if type(s) is _PackedSaved else s for s, _ in self._saved)
 
-        extra = {"_unpack_saved": _unpack_saved} if issubclass(cls, OpNode) else \
+        extra = {"_unpack_saved": _unpack_saved, "_packed": True} if issubclass(cls, OpNode) else \
             {"saved_tensors": property(saved_tensors), "saved_variables": property(saved_tensors)}
         hooked = _HOOKED[cls] = type(cls.__name__, (cls,), {"__slots__": (), **extra})
     return hooked

@@ -179,9 +179,10 @@ def _second_order_record(grad: Any, leaf: Any) -> tuple:
     # Known difference (README Limits): where the second-order path exists but carries only zeros (relu/amax
     # backward differentiated again), torch returns a zeros tensor and retrograd may return None; None reads as
     # zeros here. Values are compared with the tolerance, as a second derivative that is zero in exact arithmetic
-    # (softmax's, |x|'s) comes out as rounding noise in either library.
+    # (softmax's, |x|'s) comes out as rounding noise in either library, noise that grows as 1/|x| for |x|'s: in
+    # float32 these records get a wider absolute tolerance (compare).
     values = np.zeros(tuple(leaf.shape)) if grad is None else grad.detach().clone().numpy()
-    return ("tensor", str(leaf.dtype).split(".")[-1], tuple(leaf.shape), False, True, None, values)
+    return ("grad2", str(leaf.dtype).split(".")[-1], tuple(leaf.shape), False, True, None, values)
 
 
 def compare(expected: list[tuple], got: list[tuple], single_precision: bool = False) -> str | None:
@@ -190,14 +191,16 @@ def compare(expected: list[tuple], got: list[tuple], single_precision: bool = Fa
     may come through float32 steps (a float64 leaf's gradient through a float32 one), where the order in which the
     engine sums gradients (not specified by torch) changes the last float32 bits."""
     def meta(record: tuple) -> tuple:
-        return record[:-1] if record[0] == "tensor" else record
+        return record[:-1] if record[0] in ("tensor", "grad2") else record
 
     for i, (e, g) in enumerate(zip(expected, got)):
         if meta(e) != meta(g):
             return f"record {i}: torch {meta(e)} vs retrograd {meta(g)}"
-        if e[0] == "tensor":
+        if e[0] in ("tensor", "grad2"):
             loose = single_precision or e[1] == "float32"
             tol = {"rtol": 1e-4, "atol": 1e-5} if loose else {"rtol": 1e-9, "atol": 1e-11}
+            if loose and e[0] == "grad2":
+                tol["atol"] = 1e-3
             if not np.allclose(g[-1], e[-1], equal_nan=True, **tol):
                 return f"record {i}: values differ: torch {e[-1]!r} vs retrograd {g[-1]!r}"
     if len(expected) != len(got):
