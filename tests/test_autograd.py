@@ -47,6 +47,27 @@ def scenario(fn):
 
 
 @scenario
+def stored_gradient_layout(L):
+    """AccumulateGrad's layout contract: .grad has the leaf's strides (a copy when the incoming gradient
+    has others), never shares the caller's gradient memory, and under create_graph is a recorded copy."""
+    w = L.ones(3, 2, requires_grad=True)
+    (L.ones(4, 2) @ w.t()).sum().backward()
+    wt = L.ones(2, 3).t().requires_grad_()
+    (wt * 2).sum().backward()
+    v = L.ones(6, requires_grad=True)
+    g = L.ones(2, 3)
+    v.view(2, 3).backward(g)
+    v.grad.add_(1.0)
+    x = L.tensor([1.0, 2.0], requires_grad=True)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        (x * x).sum().backward(create_graph=True)
+    names = [None if f is None else f.name() for f, _ in x.grad.grad_fn.next_functions]
+    return [w.grad.stride(), w.grad.is_contiguous(), wt.grad.stride(), g, x.grad.grad_fn.name(), names]
+
+
+@scenario
 def accumulation_and_zeroing(L):
     x = L.tensor([1.0, 2.0, 3.0], requires_grad=True)
     y = (x * x).sum()

@@ -160,7 +160,12 @@ def accumulate_into(tensor: Tensor, grad: Tensor | None) -> None:
         return
     old = tensor._grad
     if old is None:
-        tensor._grad = grad if _grad_state.enabled or _stealable(grad) else _copy_of(grad)
+        if _grad_state.enabled:  # a differentiable copy (CopyBackwards), as torch stores it
+            tensor._grad = _copy_of(grad, tensor._data, differentiable=True)
+        elif _obeys_layout(grad._data, tensor._data) and _stealable(grad):
+            tensor._grad = grad
+        else:
+            tensor._grad = _copy_of(grad, tensor._data)
     elif _grad_state.enabled:
         tensor._grad = old + grad
     else:
@@ -175,8 +180,8 @@ def _stealable(grad: Tensor) -> bool:
     """True when nothing but the engine refers to `grad` or its memory, so `.grad` may keep it
     without a copy (torch's rule too). References counted here: the engine's list, the argument
     of accumulate_into, the argument of _stealable and getrefcount's own (plus `data`/`base`).
-    A whole-array view of an otherwise unreferenced array (the transpose that `x @ w.t()`'s
-    backward hands to w) is kept as well."""
+    A whole-array view of an otherwise unreferenced array (a reshape of a fresh gradient) is kept
+    as well; the caller also checks torch's layout contract (`_obeys_layout`)."""
     data = grad._data
     if grad.grad_fn is not None or sys.getrefcount(grad) > 4:
         return False
@@ -192,10 +197,31 @@ def _stealable(grad: Tensor) -> bool:
     return False
 
 
-def _copy_of(grad: Tensor) -> Tensor:
+def _obeys_layout(grad: Any, variable: Any) -> bool:
+    """torch's layout contract for a stored gradient: the strides `_copy_of` would give it (the
+    variable's own when it is dense), ignoring dims of size 1."""
+    target = variable.strides if variable.flags.c_contiguous or variable.flags.f_contiguous \
+        else _xp(variable).empty_like(variable).strides
+    return all(g == t for n, g, t in zip(grad.shape, grad.strides, target) if n != 1)
+
+
+def _copy_of(grad: Tensor, variable: Any, differentiable: bool = False) -> Tensor:
+    """A copy of `grad` laid out like `variable` (torch's clone_obey_contract); under create_graph
+    it is recorded (copy_, CopyBackwards), so the stored gradient has torch's grad_fn."""
     from .._tensor import _wrap
 
-    return _wrap(grad._data.copy())
+    copy = _wrap(_xp(variable).empty_like(variable, dtype=grad._data.dtype))
+    if differentiable:
+        return copy.copy_(grad)
+    copy._data[...] = grad._data
+    return copy
+
+
+def _xp(array: Any) -> Any:
+    """The array namespace of `array` (the registry's seam to NumPy or another array library)."""
+    from ..ops.registry import namespace
+
+    return namespace(array)
 
 
 def edge_of(tensor: Tensor) -> tuple:
