@@ -761,7 +761,7 @@ def _composite(build: Callable) -> Callable:
 
 def _scaled_sum(product: Callable) -> Callable:
     """addmm / addmv / baddbmm / addbmm: beta * self + alpha * product(a, b)."""
-    def build(self: Tensor, a: Tensor, b: Tensor, beta: complex, alpha: complex) -> Tensor:
+    def build(self: Tensor, a: Tensor, b: Tensor, beta: complex, alpha: complex, *layout: bool) -> Tensor:
         out = product(a, b)
         out = out if alpha == 1 else out * alpha
         return out if beta == 0 else (self if beta == 1 else self * beta) + out

@@ -49,9 +49,9 @@ class LinAlgError(RuntimeError):
 # ============================================================================================
 
 
-@defop("mm", inputs=("self", "mat2"), self="grad.mm(conj(mat2).t())", mat2="conj(self).t().mm(grad)",
-       jvp="self_t.mm(mat2) + self.mm(mat2_t)")
-def mm_op(xp, a, b):
+@defop("mm", inputs=("self", "mat2"), params=("mat2_transposed",), self="grad.mm(conj(mat2).t())",
+       mat2="mat2_grad(grad, self, mat2_transposed)", jvp="self_t.mm(mat2) + self.mm(mat2_t)")
+def mm_op(xp, a, b, mat2_transposed):
     return xp.matmul(a, b)
 
 
@@ -105,11 +105,11 @@ matmul_folded_clone = matmul_nd.alias("matmul_folded_clone", "CloneBackward0")
 matmul_folded_transpose = matmul_nd.alias("matmul_folded_transpose", "TransposeBackward0")
 
 
-@defop("addmm", inputs=("self", "mat1", "mat2"), params=("beta", "alpha"),
+@defop("addmm", inputs=("self", "mat1", "mat2"), params=("beta", "alpha", "mat2_transposed"),
        self="scale_by(grad, beta)", mat1="scale_by(grad.mm(conj(mat2).t()), alpha)",
-       mat2="scale_by(conj(mat1).t().mm(grad), alpha)",
+       mat2="scale_by(mat2_grad(grad, mat1, mat2_transposed), alpha)",
        jvp="self_t * beta + (mat1_t.mm(mat2) + mat1.mm(mat2_t)) * alpha")
-def addmm_op(xp, c, a, b, beta, alpha):
+def addmm_op(xp, c, a, b, beta, alpha, mat2_transposed):
     return add_scaled(xp, c, xp.matmul(a, b), beta, alpha)
 
 
@@ -315,6 +315,21 @@ def matrix_power_zero(xp, a):
 def scale_by(grad: Tensor, factor: complex) -> Tensor:
     """grad * conj(factor), skipping the multiplication when factor is 1 (torch's maybe_multiply)."""
     return grad if factor == 1 else grad * factor.conjugate()
+
+
+def mat2_grad(grad: Tensor, mat1: Tensor, mat2_transposed: bool) -> Tensor:
+    """d(mat1 @ mat2)/d mat2 computed in mat2's own layout (torch's mm_mat2_backward): for a transposed
+    matrix (the weight of x @ w.t()) the gradient's transpose is contiguous, so `.grad` keeps it as is."""
+    mat1 = mat1.conj()
+    if mat2_transposed:
+        return grad.t().mm(mat1).t()
+    return mat1.t().mm(grad)
+
+
+def is_transposed(matrix: Tensor) -> bool:
+    """A column-major 2-d tensor (strides (1, rows) in elements), as torch tests it."""
+    data = matrix._data
+    return data.strides == (data.itemsize, data.itemsize * data.shape[0])
 
 
 def matmul_grad_left(grad: Tensor, other: Tensor, self_ndim: int) -> Tensor:
@@ -1019,7 +1034,7 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
         (n, k), (k2, m) = input._data.shape, mat2._data.shape
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and {k2}x{m})")
     _mm_dtypes(input, mat2)
-    return apply(mm_op, (input, mat2))
+    return apply(mm_op, (input, mat2), (is_transposed(mat2),))
 
 
 def mv(input: Tensor, vec: Tensor) -> Tensor:
@@ -1182,7 +1197,7 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: complex = 1, alpha
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and {k2}x{p})")
     _check_scaled_product(input, mat1, mat2)
     _check_broadcast(input, (mat1._data.shape[0], mat2._data.shape[1]))
-    return apply(addmm_op, (input, mat1, mat2), (beta, alpha))
+    return apply(addmm_op, (input, mat1, mat2), (beta, alpha, is_transposed(mat2)))
 
 
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: complex = 1, alpha: complex = 1) -> Tensor:
