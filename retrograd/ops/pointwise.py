@@ -261,7 +261,21 @@ def relu(xp, x):
        grad_output="threshold_backward(grad, self, threshold)",
        jvp="threshold_backward(grad_output_t, self, threshold)")
 def threshold_backward(xp, g, x, threshold):
-    return xp.where(x <= threshold, xp.zeros((), g.dtype), g)
+    return zero_where(xp, x <= threshold, g)
+
+
+_UNSIGNED = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def zero_where(xp, mask, values):
+    """where(mask, 0, values), bit for bit (NaN and inf in `values` kept, +0.0 written), by masking the
+    values' bits: branch-free, several times faster than xp.where on a random mask (ReLU's backward)."""
+    word = _UNSIGNED.get(values.dtype.itemsize)
+    if word is None or values.dtype.kind not in "fc" or mask.shape != values.shape:
+        return xp.where(mask, xp.zeros((), values.dtype), values)
+    keep = mask.astype(word)
+    keep -= 1  # True -> 0, False -> all ones
+    return (values.view(word) & keep).view(values.dtype)
 
 
 # ============================================================================================
