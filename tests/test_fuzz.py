@@ -66,6 +66,10 @@ REGRESSIONS = {
     "inplace_on_max_dim_values": Program(
         inputs=(((), "float32", True),), seed=0,
         steps=(Step("max_dim", 0, 0, False), Step("inplace_mul", 1, 0, False))),
+    # cat's gradient for a 1-d empty input is fresh zeros, without history (retrograd's was a piece of the graph)
+    "cat_of_empty_1d_double_backward": Program(
+        inputs=(((0,), "float32", True), ((), "float32", False), ((), "float32", False)), seed=0,
+        steps=(Step("abs", 1, 0, False), Step("cat", 0, 0, False), Step("abs", 4, 0, False))),
 }
 
 

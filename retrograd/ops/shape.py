@@ -562,11 +562,18 @@ def cast_to(t: Tensor, dtype: np.dtype) -> Tensor:
 
 
 def cat_backward(grad: Tensor, shapes: list, dim: int) -> list[Tensor]:
-    """grad split back into the inputs' pieces (the 1-d empty inputs cat skipped get empty zeros)."""
+    """Each input's piece of grad, narrowed out as torch does (SliceBackward0 when differentiated again); 1-d
+    empty inputs get fresh empty zeros (torch's rule, whether or not cat skipped them)."""
     from .. import zeros
 
-    pieces = grad.split([s[dim] if len(s) == grad.ndim else 0 for s in shapes], dim)
-    return [p if len(s) == grad.ndim else zeros(s, dtype=grad.dtype) for p, s in zip(pieces, shapes)]
+    pieces, offset = [], 0
+    for s in shapes:
+        if len(s) == 1 and s[0] == 0:
+            pieces.append(zeros(0, dtype=grad.dtype))
+        else:
+            pieces.append(grad.narrow(dim, offset, s[dim]))
+            offset += s[dim]
+    return pieces
 
 
 def repeat_backward(grad: Tensor, repeats: tuple, self_shape: tuple) -> Tensor:
