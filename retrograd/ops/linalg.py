@@ -36,7 +36,7 @@ from .._creation import ones_like
 from .._tensor import Tensor, _wrap, _wrap_dim
 from .pointwise import log, where
 from .reduction import _legacy_name, amax, amin, return_type, vector_norm
-from .registry import apply, defop
+from .registry import apply, defop, namespace
 from .shape import cat, diag_embed, diagonal, stack, tril, triu, unsafe_view
 
 
@@ -1812,6 +1812,30 @@ def cond(A: Tensor, p: float | str | None = None) -> Tensor:
     return where(singular, math.inf, matrix_norm(A, p) * matrix_norm(safe_inverse, p))
 
 
+def matrix_rank(A: Tensor, tol: float | None = None, hermitian: bool = False, *, atol: float | Tensor | None = None,
+                rtol: float | Tensor | None = None) -> Tensor:
+    """The number of singular values above max(atol, rtol * largest) (int64, no gradient); rtol defaults to
+    eps * max(m, n) unless only a positive atol is given; `tol` is the older spelling of atol."""
+    if A._data.ndim < 2:
+        raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at least 2 dimensions.")
+    if A._data.dtype.kind not in "fc":
+        raise RuntimeError("This function doesn't handle types other than float and double")
+    if hermitian:
+        _check_matrix("linalg.eigh", A)
+    data = A._data
+    xp = namespace(data)
+    values = xp.abs(xp.linalg.eigvalsh(data)) if hermitian else xp.linalg.svd(data, compute_uv=False)
+    atol = tol if atol is None else atol
+    atol_value = 0.0 if atol is None else (atol._data if isinstance(atol, Tensor) else atol)
+    if rtol is None:
+        eps = np.finfo(values.dtype).eps * max(data.shape[-2:])
+        rtol = 0.0 if atol is not None and np.all(np.asarray(atol_value) > 0) else eps
+    rtol_value = rtol._data if isinstance(rtol, Tensor) else rtol
+    largest = values.max(axis=-1, initial=0.0)
+    threshold = xp.maximum(atol_value, rtol_value * largest)
+    return _wrap(xp.sum(values > threshold[..., None], axis=-1).astype(np.int64))
+
+
 __all__ = ["addbmm", "addmm", "addmv", "baddbmm", "bmm", "chain_matmul", "cholesky_solve", "cross", "det", "dot",
            "einsum", "ger", "inverse", "kron", "logdet", "matmul", "matrix_exp", "matrix_power", "mm", "mv", "outer",
            "pinverse", "slogdet", "svd", "tensordot", "trace", "triangular_solve", "vdot"]
@@ -1819,5 +1843,5 @@ METHODS = ["addbmm", "addmm", "addmv", "baddbmm", "cholesky_solve", "cross", "de
            "matrix_exp", "matrix_power", "pinverse", "slogdet", "svd", "trace", "triangular_solve", "vdot"]
 INPLACE = ["addbmm", "addmm", "addmv", "baddbmm"]
 LINALG = ["cholesky", "cholesky_ex", "cond", "cross", "det", "eigh", "eigvalsh", "inv", "inv_ex", "lstsq", "matmul",
-          "matrix_exp", "matrix_norm", "matrix_power", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve",
-          "solve_ex", "solve_triangular", "svd", "svdvals"]
+          "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet",
+          "solve", "solve_ex", "solve_triangular", "svd", "svdvals"]

@@ -206,6 +206,17 @@ def rectangular_samples(rng):
             Sample((noncontig(rand(rng, 2, 4)),), name="noncontig")]
 
 
+def matrix_rank_samples(rng):
+    deficient = rand(rng, 2, 4, 3)
+    deficient[0, :, 2] = deficient[0, :, 0]
+    symmetric = rand(rng, 3, 3)
+    return rectangular_samples(rng) + [
+        Sample((deficient,), name="deficient"), Sample((deficient,), {"atol": 1.0}, "atol"),
+        Sample((deficient,), {"rtol": 0.5}, "rtol"), Sample((deficient,), {"atol": 0.1, "rtol": 0.6}, "atol_rtol"),
+        Sample((deficient, 0.5), name="tol"), Sample((np.zeros((0, 3)),), name="empty"),
+        Sample((symmetric + symmetric.T,), {"hermitian": True}, "hermitian")]
+
+
 def qr_samples(rng):
     return rectangular_samples(rng) + [Sample((rand(rng, 3, 3), "complete"), name="complete_square"),
                                        Sample((rand(rng, 2, 4), "complete"), name="complete_wide")]
@@ -381,6 +392,7 @@ OPS = [
            differentiable=False, aliases=("svd_raw",)),
     OpInfo("svd", lambda rng: [Sample((rand(rng, 3, 4), True, False), name="no_uv")], aliases=("svd_no_uv",)),
     OpInfo("linalg.svdvals", rectangular_samples),
+    OpInfo("linalg.matrix_rank", matrix_rank_samples, differentiable=False),
     OpInfo("linalg.eigh", hermitian_samples, call=eigh_gauge_fixed),
     OpInfo("linalg.eigh", lambda rng: [Sample((half_spd(rng, 3, 3), "U"), name="upper")], call=eigh_gauge_fixed,
            aliases=("linalg.eigh_upper",)),
