@@ -68,6 +68,25 @@ def stored_gradient_layout(L):
 
 
 @scenario
+def in_place_comparisons(L):
+    """eq_ and kin write the comparison in self's dtype, recorded with zero gradients (EqBackward1 for a
+    tensor, LtBackward0 for a number); leaves and shapes that do not broadcast into self are refused."""
+    x = L.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 2
+    y.eq_(L.tensor([2.0, 0.0, 6.0]))
+    z = x * 2
+    z.lt_(3.5)
+    (z.sum() + y.sum()).backward()
+    ints = L.tensor([1, 2, 3])
+    ints.ge_(2)
+    floats = L.tensor([1.0, 2.0, 3.0])
+    floats.greater_(1.5).less_equal_(0.5)
+    names = [None if f is None else f.name() for f, _ in y.grad_fn.next_functions]
+    return [y, y.grad_fn.name(), names, z, z.grad_fn.name(), x.grad, ints, floats, raises(lambda: x.gt_(1)),
+            raises(lambda: floats.le_(L.ones(2, 3)))]
+
+
+@scenario
 def accumulation_and_zeroing(L):
     x = L.tensor([1.0, 2.0, 3.0], requires_grad=True)
     y = (x * x).sum()

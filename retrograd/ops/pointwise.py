@@ -1169,6 +1169,35 @@ atanh_ = arctanh_ = _in_place_as(_underivable_in_place(atanh, "AtanhBackward1"))
 polygamma_ = _in_place_as(polygamma_op.alias("polygamma_", "PolygammaBackward1"))
 
 
+def _comparison_in_place(name: str, ufunc: str) -> Callable:
+    """Tensor.eq_ and its kin: the comparison written into self in self's dtype. torch records it with zero
+    gradients, under <Name>Backward0 when `other` is a number and <Name>Backward1 when it is a tensor."""
+    node = f"{name.capitalize()}Backward"
+
+    def forward(xp, a, b):
+        return getattr(xp, ufunc)(a, b).astype(a.dtype)
+
+    with_tensor = defop(f"{name}_", node=node + "1", inputs=("self", "other"), self="zeros_like(grad)",
+                        other="zeros_like(grad)", jvp="zeros_like(self_t)")(forward)
+    with_number = with_tensor.alias(f"{name}_scalar_", node + "0")
+
+    def method(self: Tensor, other: Tensor | complex) -> Tensor:
+        self._check_inplace()
+        return self._become(apply(with_tensor if isinstance(other, Tensor) else with_number, (self, other)))
+
+    method.__name__ = f"{name}_"
+    method.__doc__ = f"In-place {name}: self = ({name}(self, other)) as self's dtype, with zero gradients."
+    return method
+
+
+eq_ = _comparison_in_place("eq", "equal")
+ne_ = not_equal_ = _comparison_in_place("ne", "not_equal")
+lt_ = less_ = _comparison_in_place("lt", "less")
+le_ = less_equal_ = _comparison_in_place("le", "less_equal")
+gt_ = greater_ = _comparison_in_place("gt", "greater")
+ge_ = greater_equal_ = _comparison_in_place("ge", "greater_equal")
+
+
 # ============================================================================================
 # Formula helpers: differentiable pieces the rules above share
 # ============================================================================================
@@ -1334,6 +1363,7 @@ __all__ = [
 FUNCTIONAL = ["sigmoid", "tanh"]
 METHODS = [
     "acosh_", "arccosh_", "arcsinh_", "arctanh_", "asinh_", "atanh_", "polygamma_",  # own in-place nodes
+    "eq_", "ge_", "greater_", "greater_equal_", "gt_", "le_", "less_", "less_equal_", "lt_", "ne_", "not_equal_",
     "acos", "acosh", "addcdiv", "addcmul", "allclose", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2",
     "arctanh", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor",
     "ceil", "copysign", "cosh", "digamma", "equal", "erf", "erfc", "erfinv", "exp2", "expm1", "fix", "floor",
