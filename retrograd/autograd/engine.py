@@ -92,7 +92,14 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, retain_graph: bool, 
                 grads = _call_pre_hooks(hooks, grads)
             if target_nodes and node in target_nodes:
                 _deliver(node, grads, targets, inputs, captured, capture)
-            outs = _run_node(node, grads, retain_graph)
+            if hooks is None and grads[0] is not None and not anomaly.enabled:  # the common node, inline
+                outs = node.apply(grads)
+                if not retain_graph:
+                    node.release()
+                if node._hookset is not None:  # registered while it ran
+                    outs = _call_post_hooks(node, outs, grads)
+            else:
+                outs = _run_node(node, grads, retain_graph)
             if tracer is not None:
                 tracer.node_ran(node, grads, outs)
             for (child, nr), g in zip(node.next_functions, outs):
@@ -193,15 +200,22 @@ def _run_node(node: Node, grads: list, retain_graph: bool) -> list:
         outs = [None] * len(node.next_functions)
     if not retain_graph:
         node.release()
-    if node._hookset is not None and node._hookset.post:
-        for fn in list(node._hookset.post.values()):
-            new = fn(tuple(outs), tuple(grads))
-            if new is not None:
-                outs = _hook_result(fn, new, len(outs))
+    if node._hookset is not None:
+        outs = _call_post_hooks(node, outs, grads)
     if anomaly.enabled:
         from .anomaly_mode import check_node_outputs
 
         check_node_outputs(node, outs)
+    return outs
+
+
+def _call_post_hooks(node: Node, outs: list, grads: list) -> list:
+    """The node's post-hooks, each given (grad_inputs, grad_outputs); one may return new grad_inputs."""
+    if node._hookset.post:
+        for fn in list(node._hookset.post.values()):
+            new = fn(tuple(outs), tuple(grads))
+            if new is not None:
+                outs = _hook_result(fn, new, len(outs))
     return outs
 
 
