@@ -70,6 +70,11 @@ REGRESSIONS = {
     "cat_of_empty_1d_double_backward": Program(
         inputs=(((0,), "float32", True), ((), "float32", False), ((), "float32", False)), seed=0,
         steps=(Step("abs", 1, 0, False), Step("cat", 0, 0, False), Step("abs", 4, 0, False))),
+    # a no_grad write into a leaf regenerates its views (retrograd tracked views of non-leaves only), and
+    # as_strided's gradient for an empty output is fresh zeros, without history
+    "empty_regenerated_view_double_backward": Program(
+        inputs=(((0,), "float32", True),), seed=0,
+        steps=(Step("slice", 0, 0, False), Step("inplace_mul", 0, 0, True), Step("abs", 1, 0, False))),
 }
 
 
@@ -128,7 +133,10 @@ def no_grad_writes_regenerate_views(L):
     u = z[1:].t()
     with L.no_grad():
         z.sigmoid_()
-    return seen + [x.grad.tolist(), _name(u), _name(z)]
+    leaf_view = x[1:]
+    with L.no_grad():
+        x.mul_(2)
+    return seen + [x.grad.tolist(), _name(u), _name(z), _name(leaf_view)]
 
 
 def leaf_view_made_with_requires_grad(L):

@@ -640,7 +640,7 @@ def _mark_views(op: Op, source: Tensor, outs: tuple, params: tuple) -> None:
         o._vc = counter
         o._base = base
         o._extra = {"view_chain": chain + ((op, params, None if single else i, _grad_state.enabled),)}
-    if base.grad_fn is not None and _grad_state.enabled:  # shape.rebase_view regenerates these after an in-place
+    if base._requires_grad and _grad_state.enabled:  # shape.rebase_view regenerates these after an in-place
         base._extra_dict().setdefault("views", weakref.WeakSet()).update(outs)
     elif source._requires_grad and not _grad_state.enabled:
         for o in outs:  # torch: made in no_grad, it requires grad, has no history and no AccumulateGrad

@@ -361,8 +361,7 @@ def rebase_view(tensor: Tensor) -> None:
 def regenerate_after_untracked_write(tensor: Tensor) -> None:
     """After an in-place op that recorded nothing (under no_grad) on `tensor`, a view or a base with
     tracked views: torch regenerates the history of each view whose version moved on, from its base's
-    unchanged history (AsStridedBackward0); views made in no_grad keep none. Views of a leaf are not
-    tracked, so only `tensor` itself is regenerated there."""
+    unchanged history (AsStridedBackward0); views made in no_grad keep none."""
     base = tensor._base if tensor._base is not None else tensor
     if not base._requires_grad:
         return
@@ -589,6 +588,8 @@ def as_strided_backward(grad: Tensor, geometry: _AsStrided) -> Tensor:
     from .. import zeros
     from .indexing import index_add_op, take_op
 
+    if 0 in geometry.size:  # torch: fresh zeros in the input's shape, without history
+        return zeros(geometry.source[0], dtype=grad.dtype)
     storage = zeros(geometry.storage.numel, dtype=grad.dtype)
     storage = index_add_op(storage, grad.reshape(-1), 0, geometry.output_positions().reshape(-1), 1)
     out = take_op(storage, geometry.input_positions())
