@@ -641,7 +641,11 @@ def _mark_views(op: Op, source: Tensor, outs: tuple, params: tuple) -> None:
         o._base = base
         o._extra = {"view_chain": chain + ((op, params, None if single else i, _grad_state.enabled),)}
     if base._requires_grad and _grad_state.enabled:  # shape.rebase_view regenerates these after an in-place
-        base._extra_dict().setdefault("views", weakref.WeakSet()).update(outs)
+        extra = base._extra_dict()
+        views = extra.get("views")
+        if views is None:
+            views = extra["views"] = weakref.WeakSet()
+        views.update(outs)
     elif source._requires_grad and not _grad_state.enabled:
         for o in outs:  # torch: made in no_grad, it requires grad, has no history and no AccumulateGrad
             o._requires_grad = True
