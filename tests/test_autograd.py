@@ -87,6 +87,27 @@ def in_place_comparisons(L):
 
 
 @scenario
+def random_sampling(L):
+    """The in-place samplers on a tensor that requires grad: torch's nodes, dtypes, zero gradients, errors
+    (draws differ between libraries, so only point masses and facts about the draws are compared)."""
+    x = L.rand(3, requires_grad=True)
+    samples = [(x * 1).normal_(), (x * 1).normal_(2.0, 3.0), (x * 1).uniform_(-1, 1), (x * 1).exponential_(),
+               (x * 1).random_(), (x * 1).random_(5), (x * 1).random_(2, 5), (x * 1).bernoulli_(0.3),
+               (x * 1).bernoulli_(L.full((3,), 0.5)), L.bernoulli(x), L.bernoulli(x, 0.3), L.normal(x, x)]
+    sum(s.sum() for s in samples[:-2] + samples[-1:]).backward()
+    ints = L.zeros(4, dtype=L.int64).random_(10)
+    floats = L.zeros(1000).uniform_(-1, 1)
+    misuse = [lambda: x.normal_(), lambda: L.zeros(3, dtype=L.int64).normal_(), lambda: L.zeros(3).uniform_(2, 1),
+              lambda: L.zeros(3, dtype=L.int64).exponential_(), lambda: L.zeros(3).bernoulli_(1.5),
+              lambda: L.multinomial(L.tensor([-1.0, 2.0]), 1), lambda: L.multinomial(L.tensor([1.0, 2.0]), 3),
+              lambda: L.func.vmap(L.bernoulli)(L.rand(2, 3)), lambda: L.bernoulli(x, 0.3).sum().backward()]
+    return [[(str(s.dtype), s.grad_fn.name()) for s in samples], x.grad, str(ints.dtype),
+            bool(((ints >= 0) & (ints < 10)).all()), bool(((floats >= -1) & (floats < 1)).all()),
+            L.multinomial(L.tensor([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]]), 1), L.bernoulli(L.tensor([0.0, 1.0])),
+            L.func.vmap(L.bernoulli, randomness="different")(L.ones(2, 3)), [raises(f) for f in misuse]]
+
+
+@scenario
 def accumulation_and_zeroing(L):
     x = L.tensor([1.0, 2.0, 3.0], requires_grad=True)
     y = (x * x).sum()

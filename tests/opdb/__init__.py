@@ -70,7 +70,8 @@ class OpInfo:
         return target
 
 
-FAMILIES = ("pointwise", "activation", "complex", "reduction", "selection", "shape", "indexing", "linalg", "nn")
+FAMILIES = ("pointwise", "activation", "complex", "reduction", "selection", "shape", "indexing", "linalg", "nn",
+            "random")
 
 
 def all_ops() -> list[OpInfo]:

@@ -1,0 +1,250 @@
+"""Rule table: random sampling (OPS.md section K).
+
+The draws come from retrograd's generator (`manual_seed` seeds it): the numbers differ from
+torch's, the distributions and everything autograd shows do not. A sample has no gradient, but
+torch records the samplers on tensors that require grad, with zero gradients, under their own
+nodes (`NormalBackward0` for `x.normal_()`, `BernoulliBackward1` for `x.bernoulli_(p_tensor)`,
+...). Every row here is one mechanism, `_sampler_row`: its forward runs the `draw` it is given
+(a closure over the arguments and the generator) and every input's gradient is zeros.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .. import _dtype as D
+from .._creation import Generator, _rng
+from .._tensor import Tensor, _wrap
+from ..autograd.forward_ad import transforms
+from .reduction import _legacy_name
+from .registry import Op, apply, defop
+
+RANDOMNESS_ERROR = ("vmap: called random operation while in randomness error mode. Please either use the 'same' or "
+                    "'different' randomness flags on vmap or perform the randomness operation out of vmap")
+
+
+def _sampler_row(name: str, node: str, inputs: tuple = ("self",)) -> Op:
+    """A row whose forward is `draw(xp, *arrays)` and whose gradients (and tangent) are zeros."""
+    formulas = {i: "zeros_like(grad)" for i in inputs}
+
+    def forward(xp, *arrays_then_draw):
+        *arrays, draw = arrays_then_draw
+        return draw(xp, *arrays)
+
+    return defop(name, node=node, inputs=inputs, params=("draw",), jvp="zeros_like(result)", **formulas)(forward)
+
+
+# ============================================================================================
+# Rows
+# ============================================================================================
+
+normal_in_place = _sampler_row("normal_", "NormalBackward0")
+uniform_in_place = _sampler_row("uniform_", "UniformBackward0")
+exponential_in_place = _sampler_row("exponential_", "ExponentialBackward0")
+random_in_place = (_sampler_row("random_from_to_", "RandomBackward0"), _sampler_row("random_to_", "RandomBackward1"),
+                   _sampler_row("random_", "RandomBackward2"))
+bernoulli_in_place_tensor = _sampler_row("bernoulli_tensor_", "BernoulliBackward1", ("self", "p"))
+bernoulli_in_place_number = _sampler_row("bernoulli_", "BernoulliBackward2")
+bernoulli_op = _sampler_row("bernoulli", "BernoulliBackward0")
+bernoulli_p_op = defop("bernoulli_p", node="NotImplemented", params=("draw",),
+                       self="derivative_not_implemented('aten::bernoulli')")(lambda xp, x, draw: draw(xp, x))
+normal_ops = {(True, False): _sampler_row("normal_tensor_float", "NormalBackward1", ("mean",)),
+              (False, True): _sampler_row("normal_float_tensor", "NormalBackward2", ("std",)),
+              (True, True): _sampler_row("normal_tensor_tensor", "NormalBackward3", ("mean", "std"))}
+poisson_op = _sampler_row("poisson", "PoissonBackward0")
+
+
+# ============================================================================================
+# Draws and argument checks
+# ============================================================================================
+
+
+def _generator(generator: Generator | None) -> np.random.Generator:
+    """The NumPy generator behind `generator`; torch's error inside vmap(randomness='error'). Under
+    randomness='different' each example draws its own numbers (the loop fallback); 'same' is not built."""
+    modes = {level.randomness for level in transforms.vmap}
+    if "error" in modes:
+        raise RuntimeError(RANDOMNESS_ERROR)
+    if "same" in modes:
+        raise NotImplementedError("retrograd's vmap draws each example's numbers separately: randomness='same' "
+                                  "is not supported for random operations")
+    return _rng(generator)
+
+
+def _number(value: float) -> str:
+    return f"{float(value):g}"
+
+
+def _require_float(self: Tensor, kernel: str) -> None:
+    if self._data.dtype.kind not in "fc":
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_legacy_name(self.dtype)}\'')
+
+
+def _in_place(self: Tensor, row: Op, draw: Callable, others: tuple = ()) -> Tensor:
+    """Write a draw into self, recorded under `row` when autograd is watching."""
+    self._check_inplace()
+    return self._become(apply(row, (self, *others), (draw,)))
+
+
+def _random_bounds(dtype: np.dtype) -> int:
+    """random_()'s default upper end: every integer the dtype holds exactly (2**mantissa for floats)."""
+    if dtype.kind == "f":
+        return 2 ** (np.finfo(dtype).nmant + 1) + 1
+    if dtype.kind == "b":
+        return 2
+    return int(np.iinfo(dtype).max)
+
+
+# ============================================================================================
+# Public functions and Tensor methods
+# ============================================================================================
+
+
+def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Generator | None = None) -> Tensor:
+    """Fill self with samples of N(mean, std^2)."""
+    _require_float(self, "normal_kernel_cpu")
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {_number(std)}")
+    rng = _generator(generator)
+    return _in_place(self, normal_in_place, lambda xp, x: (mean + std * rng.standard_normal(x.shape)).astype(x.dtype))
+
+
+def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Generator | None = None, **bounds: float
+             ) -> Tensor:
+    """Fill self with samples of U[a, b) (torch's keywords `from` and `to` are accepted too)."""
+    a, b = bounds.get("from", a), bounds.get("to", b)
+    _require_float(self, "check_uniform_bounds")
+    if a > b:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={_number(a)} > "
+                           f"to={_number(b)}")
+    rng = _generator(generator)
+    return _in_place(self, uniform_in_place, lambda xp, x: rng.uniform(a, b, x.shape).astype(x.dtype))
+
+
+def exponential_(self: Tensor, lambd: float = 1.0, *, generator: Generator | None = None) -> Tensor:
+    """Fill self with samples of Exp(lambd)."""
+    if self._data.dtype.kind not in "fc":
+        raise RuntimeError(f"Exponential distribution is a continuous probability distribution. dtype must be a "
+                           f"floating point but you specified {_legacy_name(self.dtype)}")
+    if lambd <= 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_number(lambd)}")
+    rng = _generator(generator)
+    return _in_place(self, exponential_in_place, lambda xp, x: rng.exponential(1 / lambd, x.shape).astype(x.dtype))
+
+
+def random_(self: Tensor, *bounds: int, generator: Generator | None = None, **named: int) -> Tensor:
+    """Fill self with integers: random_(from, to) in [from, to), random_(to) in [0, to), random_() in
+    [0, 2**mantissa] for floats and [0, max] for integers."""
+    bounds = bounds + tuple(named[k] for k in ("from", "to") if k in named)
+    if len(bounds) == 2:
+        low, high = bounds
+        row = random_in_place[0]
+    elif len(bounds) == 1:
+        low, high = 0, bounds[0]
+        row = random_in_place[1]
+    else:
+        low, high = 0, _random_bounds(self._data.dtype)
+        row = random_in_place[2]
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    rng = _generator(generator)
+    return _in_place(self, row, lambda xp, x: rng.integers(low, high, x.shape).astype(x.dtype))
+
+
+def bernoulli_(self: Tensor, p: float | Tensor = 0.5, *, generator: Generator | None = None) -> Tensor:
+    """Fill self with 1 (probability p) or 0; p a number or a tensor broadcastable to self."""
+    rng = _generator(generator)
+    if isinstance(p, Tensor):
+        return _in_place(self, bernoulli_in_place_tensor,
+                         lambda xp, x, q: (rng.random(x.shape) < q).astype(x.dtype), (p,))
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_number(p)}")
+    return _in_place(self, bernoulli_in_place_number, lambda xp, x: (rng.random(x.shape) < p).astype(x.dtype))
+
+
+def bernoulli(input: Tensor, p: float | None = None, *, generator: Generator | None = None) -> Tensor:
+    """1 with probability input (elementwise), else 0; with a number p, every element uses p."""
+    rng = _generator(generator)
+    if p is not None:
+        return apply(bernoulli_p_op, (input,), (lambda xp, x: (rng.random(x.shape) < p).astype(x.dtype),))
+    data = input._data
+    if (data < 0).any() or (data > 1).any():
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message "
+                           "be improved?  If so, please report an enhancement request to PyTorch.)")
+    return apply(bernoulli_op, (input,), (lambda xp, x: (rng.random(x.shape) < x).astype(x.dtype),))
+
+
+def normal(mean: Tensor | float, std: Tensor | float = 1.0, size: Any = None, *, generator: Generator | None = None,
+           dtype: D.dtype | None = None, requires_grad: bool = False) -> Tensor:
+    """Samples of N(mean, std^2): mean and std tensors broadcast; with two numbers, `size` gives the shape."""
+    rng = _generator(generator)
+    tensors = (isinstance(mean, Tensor), isinstance(std, Tensor))
+    if not any(tensors):
+        shape = tuple(size) if size is not None else ()
+        dt = (dtype or D.get_default_dtype()).np
+        out = _wrap((mean + std * rng.standard_normal(shape)).astype(dt))
+        return out.requires_grad_() if requires_grad else out
+    if tensors[1] and (std._data < 0).any():
+        raise RuntimeError("normal expects all elements of std >= 0.0")
+    if not tensors[1] and std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {_number(std)}")
+    inputs = tuple(t for t in (mean, std) if isinstance(t, Tensor))
+
+    def draw(xp: Any, *arrays: np.ndarray) -> np.ndarray:
+        m = arrays[0] if tensors[0] else mean
+        s = arrays[-1] if tensors[1] else std
+        shape = np.broadcast_shapes(np.shape(m), np.shape(s))
+        return (m + s * rng.standard_normal(shape)).astype(arrays[0].dtype)
+
+    if all(tensors) and mean._data.shape != std._data.shape:
+        np_shapes = (mean._data.shape, std._data.shape)
+        try:
+            np.broadcast_shapes(*np_shapes)
+        except ValueError:
+            for i, (x, y) in enumerate(zip(reversed(np_shapes[0]), reversed(np_shapes[1]))):
+                if x != y and 1 not in (x, y):
+                    raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
+                                       f"non-singleton dimension {max(len(np_shapes[0]), len(np_shapes[1])) - 1 - i}"
+                                       ) from None
+    return apply(normal_ops[tensors], inputs, (draw,))
+
+
+def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
+    """Samples of Poisson(input) (elementwise rates)."""
+    rng = _generator(generator)
+    return apply(poisson_op, (input,), (lambda xp, x: rng.poisson(x).astype(x.dtype),))
+
+
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
+                generator: Generator | None = None) -> Tensor:
+    """Indices drawn from the categories of each row of probabilities (int64, no gradient)."""
+    data = input._data
+    if data.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if data.dtype.kind != "f":
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
+                           f"{_legacy_name(input.dtype)}")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if not replacement and num_samples > data.shape[-1]:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    if not np.isfinite(data).all() or (data < 0).any():
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    rows = data.reshape(-1, data.shape[-1]).astype(np.float64)
+    totals = rows.sum(axis=1)
+    if (totals <= 0).any():
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    if not replacement and ((rows > 0).sum(axis=1) < num_samples).any():
+        raise RuntimeError("invalid multinomial distribution (with replacement=False, not enough non-negative "
+                           "category to sample)")
+    rng = _generator(generator)
+    picks = [rng.choice(rows.shape[1], num_samples, replace=replacement, p=row / total)
+             for row, total in zip(rows, totals)]
+    return _wrap(np.asarray(picks, dtype=np.int64).reshape(*data.shape[:-1], num_samples))
+
+
+__all__ = ["bernoulli", "multinomial", "normal", "poisson"]
+METHODS = ["bernoulli", "bernoulli_", "exponential_", "multinomial", "normal_", "random_", "uniform_"]
