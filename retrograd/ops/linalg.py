@@ -268,6 +268,14 @@ def eigh_op(xp, a, uplo):
     return w, v
 
 
+@defop("linalg_eig", outputs=2, self="eig_backward(grads[0], grads[1], results[0], results[1], self_dtype)",
+       jvp="eig_jvp(self_t, results[0], results[1])")
+def eig_op(xp, a):
+    values, vectors = xp.linalg.eig(a)  # real when every eigenvalue is: torch's results are always complex
+    complex_dtype = np.result_type(a.dtype, np.complex64)
+    return values.astype(complex_dtype, copy=False), vectors.astype(complex_dtype, copy=False)
+
+
 @defop("linalg_pinv", params=("atol", "rtol", "hermitian"),
        self="pinv_backward(grad, result, self)", jvp="pinv_jvp(self, result, self_t)")
 def pinv_op(xp, a, atol, rtol, hermitian):
@@ -756,6 +764,35 @@ def eigh_backward(gL: Tensor, gV: Tensor, L: Tensor, V: Tensor) -> Tensor:
     E = L.unsqueeze(-2) - L.unsqueeze(-1) + eye_of(n, n, L)
     inner = VhgV / E * (1 - eye_of(n, n, L)) + diag_embed(gL)
     return matmul(V, matmul(inner, V.mH))
+
+
+def eig_backward(gL: Tensor, gV: Tensor, L: Tensor, V: Tensor, A_dtype: Any) -> Tensor:
+    """torch's eig backward: gA = V^-H (diag(gL) + P(V^H gV) / conj(E)) V^H, with E_ij = L_j - L_i off the
+    diagonal and P removing what the unit-norm gauge of V's columns does not determine."""
+    n = L.shape[-1]
+    off = 1 - eye_of(n, n, L)
+    inner = diag_embed(gL)
+    if grad_defined(gV):
+        VhgV = matmul(V.mH, gV)
+        if not np.allclose(np.diagonal(VhgV._data, 0, -2, -1).imag, 0, rtol=1e-2, atol=1e-2):
+            raise RuntimeError("linalg_eig_backward: The eigenvectors in the complex case are specified up to "
+                               "multiplication by e^{i phi}. The specified loss function depends on this quantity, "
+                               "so it is ill-defined.")
+        VhgV = VhgV - matmul(V.mH, V * diag_of(VhgV).real.unsqueeze(-2))
+        Lc = L.conj()
+        E = Lc.unsqueeze(-2) - Lc.unsqueeze(-1) + eye_of(n, n, L)
+        inner = inner + VhgV / E * off
+    gA = solve(V.mH, matmul(inner, V.mH))
+    return gA if A_dtype.kind == "c" else gA.real
+
+
+def eig_jvp(A_t: Tensor, L: Tensor, V: Tensor) -> tuple:
+    """(dL, dV) = (diag(dP), V (dP / E off the diagonal) minus its component along V's gauge), dP = V^-1 dA V."""
+    n = L.shape[-1]
+    dP = solve(V, matmul(A_t.to(V.dtype), V))
+    E = L.unsqueeze(-2) - L.unsqueeze(-1) + eye_of(n, n, L)
+    dV = matmul(V, dP / E * (1 - eye_of(n, n, L)))
+    return diag_of(dP), dV - V * diag_of(matmul(V.mH, dV)).real.unsqueeze(-2)
 
 
 def eigh_jvp(A_t: Tensor, L: Tensor, V: Tensor) -> tuple:
@@ -1472,6 +1509,7 @@ linalg_qr_result = return_type("linalg_qr", "Q R")
 linalg_svd_result = return_type("linalg_svd", "U S Vh")
 svd_result = return_type("svd", "U S V")
 linalg_eigh_result = return_type("linalg_eigh", "eigenvalues eigenvectors")
+linalg_eig_result = return_type("linalg_eig", "eigenvalues eigenvectors")
 linalg_lstsq_result = return_type("linalg_lstsq", "solution residuals rank singular_values")
 triangular_solve_result = return_type("triangular_solve", "solution cloned_coefficient")
 
@@ -1664,6 +1702,24 @@ def eigh(A: Tensor, UPLO: str = "L") -> tuple:  # noqa: N803 - torch's name
     return linalg_eigh_result(*apply(eigh_op, (A,), (UPLO,)))
 
 
+def _check_eig_input(A: Tensor) -> None:
+    if A._data.dtype.kind not in "fc":
+        raise RuntimeError(f"Unknown Complex ScalarType for {_legacy_name(A.dtype)}")
+    _check_matrix("linalg.eig", A)
+
+
+def eig(A: Tensor) -> tuple:
+    """torch.linalg.eig: complex eigenvalues and unit-norm eigenvectors (columns) of a square matrix."""
+    _check_eig_input(A)
+    return linalg_eig_result(*apply(eig_op, (A,)))
+
+
+def eigvals(A: Tensor) -> Tensor:
+    """The complex eigenvalues (the node keeps the eigenvectors for the gradient, as torch's does)."""
+    _check_eig_input(A)
+    return apply(eig_op, (A,))[0]
+
+
 def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:  # noqa: N803 - torch's name
     """Eigenvalues of a Hermitian matrix (the node keeps the eigenvectors for the gradient)."""
     _check_uplo(UPLO)
@@ -1842,6 +1898,6 @@ __all__ = ["addbmm", "addmm", "addmv", "baddbmm", "bmm", "chain_matmul", "choles
 METHODS = ["addbmm", "addmm", "addmv", "baddbmm", "cholesky_solve", "cross", "det", "inverse", "kron", "logdet",
            "matrix_exp", "matrix_power", "pinverse", "slogdet", "svd", "trace", "triangular_solve", "vdot"]
 INPLACE = ["addbmm", "addmm", "addmv", "baddbmm"]
-LINALG = ["cholesky", "cholesky_ex", "cond", "cross", "det", "eigh", "eigvalsh", "inv", "inv_ex", "lstsq", "matmul",
-          "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet",
-          "solve", "solve_ex", "solve_triangular", "svd", "svdvals"]
+LINALG = ["cholesky", "cholesky_ex", "cond", "cross", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv", "inv_ex",
+          "lstsq", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv",
+          "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals"]

@@ -196,7 +196,8 @@ def asinh(xp, x):
     return xp.arcsinh(x)
 
 
-@defop("acosh", promote="float", self="grad * conj(rsqrt(self * self - 1))", jvp="self_t * rsqrt(self * self - 1)")
+@defop("acosh", promote="float", self="grad / conj(sqrt(self - 1) * sqrt(self + 1))",  # principal branch, as torch
+       jvp="self_t / (sqrt(self - 1) * sqrt(self + 1))")
 def acosh(xp, x):
     return xp.arccosh(x)
 
@@ -677,7 +678,7 @@ def _divide_rounded(xp, a, b, rounding_mode):
 
 @defop("pow", node="PowBackward0", params=("exponent",), promote="binary",
        self="pow_backward(grad, self, exponent)",
-       jvp="pow_backward(self_t, self, exponent)")
+       jvp="conj(pow_backward(conj(self_t), self, exponent))")  # auto_element_wise: holomorphic
 def pow_scalar(xp, x, exponent):
     return xp.power(x, exponent)
 
@@ -685,14 +686,14 @@ def pow_scalar(xp, x, exponent):
 @defop("pow_tensor", node="PowBackward1", inputs=("self", "exponent"), promote="binary",
        self="pow_backward(grad, self, exponent)",
        exponent="pow_exponent_backward(grad, self, result)",
-       jvp="pow_backward(self_t, self, exponent) + pow_exponent_backward(exponent_t, self, result)")
+       jvp="conj(pow_backward(conj(self_t), self, exponent) + pow_exponent_backward(conj(exponent_t), self, result))")
 def pow_tensor(xp, x, e):
     return xp.power(x, e)
 
 
 @defop("pow_scalar_base", node="PowBackward2", inputs=("exponent",), params=("self",), promote="binary",
        exponent="pow_exponent_backward(grad, self, result)",
-       jvp="pow_exponent_backward(exponent_t, self, result)")
+       jvp="conj(pow_exponent_backward(conj(exponent_t), self, result))")
 def pow_scalar_base(xp, e, base):
     return xp.power(xp.asarray(base, dtype=e.dtype), e)
 

@@ -258,6 +258,25 @@ def eigh_gauge_fixed(m, a, UPLO="L"):  # noqa: N803
     return L, V * column_signs(m, V)
 
 
+def eig_samples(rng):
+    """General square matrices (complex-conjugate eigenvalue pairs included), batched, and 1 x 1."""
+    return [Sample((rand(rng, 3, 3),), name="3x3"), Sample((rand(rng, 2, 4, 4),), name="batched"),
+            Sample((rand(rng, 1, 1),), name="1x1")]
+
+
+def eig_matrix_function(m, a):
+    """V diag(exp(L)) V^-1 (= matrix_exp(A)): reads eigenvalues and eigenvectors, yet depends on neither
+    their order nor the phase of each eigenvector, which LAPACK builds may choose differently."""
+    L, V = m.linalg.eig(a)
+    return m.view_as_real(m.matmul(V * m.exp(L).unsqueeze(-2), m.linalg.inv(V)))
+
+
+def eigvals_power_sums(m, a):
+    """sum(L^k) for k = 1..3: symmetric in the eigenvalues, so independent of their order."""
+    L = m.linalg.eigvals(a)
+    return m.view_as_real(m.stack([(L ** k).sum(-1) for k in (1, 2, 3)], -1))
+
+
 def lstsq_samples(rng):
     return [Sample((rand(rng, 4, 3), rand(rng, 4, 2)), name="tall"),
             Sample((rand(rng, 3, 4), rand(rng, 3, 2)), name="wide"),
@@ -399,6 +418,8 @@ OPS = [
     OpInfo("linalg.eigh", lambda rng: [Sample((spd(rng, 3, 3),), name="raw")], outputs=lambda r: (r.eigenvalues,),
            differentiable=False, aliases=("linalg.eigh_raw",)),
     OpInfo("linalg.eigvalsh", hermitian_samples, call=hermitian(lambda m: m.linalg.eigvalsh)),
+    OpInfo("linalg.eig", eig_samples, call=eig_matrix_function),
+    OpInfo("linalg.eigvals", eig_samples, call=eigvals_power_sums),
     OpInfo("linalg.pinv", rectangular_samples),
     OpInfo("linalg.pinv", hermitian_samples, call=hermitian(lambda m: lambda a: m.linalg.pinv(a, hermitian=True)),
            aliases=("linalg.pinv_hermitian",)),
