@@ -224,12 +224,16 @@ def test_backward_create_graph_cycle_warns_and_breaks_with_grad_none(gc_off):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             (x * x * x).sum().backward(create_graph=True)
-        return [str(w.message) for w in caught], values(x.grad), x.grad.requires_grad, x
+        nodes = [x.grad.grad_fn.name()] + [None if f is None else f.name() for f, _ in x.grad.grad_fn.next_functions]
+        return [str(w.message) for w in caught], values(x.grad), x.grad.requires_grad, nodes, x
 
-    messages, grad, needs_grad, x = scenario(retrograd)
+    messages, grad, needs_grad, nodes, x = scenario(retrograd)
     expected = scenario(torch)
-    assert (grad, needs_grad) == expected[1:3]
-    assert len(messages) == len(expected[0]) == 1 and expected[0][0].startswith(messages[0])
+    assert (grad, needs_grad, nodes) == expected[1:4]  # .grad is a recorded copy: torch::autograd::CopyBackwards
+    # torch warns once per process: an earlier test in this worker may have used up its warning
+    assert len(messages) == 1 and messages[0].startswith("Using backward() with create_graph=True will create a "
+                                                         "reference cycle between the parameter and its gradient")
+    assert not expected[0] or expected[0][0].startswith(messages[0])
     node = weakref.ref(x.grad.grad_fn)
     assert node() is not None
     x.grad = None  # breaks leaf -> .grad -> graph -> AccumulateGrad -> leaf

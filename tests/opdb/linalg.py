@@ -258,9 +258,21 @@ def eigh_gauge_fixed(m, a, UPLO="L"):  # noqa: N803
     return L, V * column_signs(m, V)
 
 
+def well_separated(rng, *batch_and_n):
+    """P D P^-1 with P near the identity and D holding well-separated eigenvalues, a complex-conjugate pair
+    (1 +- 2i, from a rotation block) among them: the eigenvectors are well conditioned, so float32 results
+    do not hang on rounding."""
+    *batch, n = batch_and_n
+    D = np.diag(np.linspace(-3.0, 3.0, n)).astype(float)
+    if n >= 3:
+        D[:2, :2] = [[1.0, 2.0], [-2.0, 1.0]]
+    P = np.eye(n) + 0.3 * rng.standard_normal((*batch, n, n))
+    return P @ D @ np.linalg.inv(P)
+
+
 def eig_samples(rng):
     """General square matrices (complex-conjugate eigenvalue pairs included), batched, and 1 x 1."""
-    return [Sample((rand(rng, 3, 3),), name="3x3"), Sample((rand(rng, 2, 4, 4),), name="batched"),
+    return [Sample((well_separated(rng, 3, 3),), name="3x3"), Sample((well_separated(rng, 2, 4, 4),), name="batched"),
             Sample((rand(rng, 1, 1),), name="1x1")]
 
 
