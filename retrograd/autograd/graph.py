@@ -200,8 +200,11 @@ def _stealable(grad: Tensor) -> bool:
 def _obeys_layout(grad: Any, variable: Any) -> bool:
     """torch's layout contract for a stored gradient: the strides `_copy_of` would give it (the
     variable's own when it is dense), ignoring dims of size 1."""
-    target = variable.strides if variable.flags.c_contiguous or variable.flags.f_contiguous \
-        else _xp(variable).empty_like(variable).strides
+    flags = variable.flags
+    dense = flags.c_contiguous or flags.f_contiguous
+    if dense and grad.strides == variable.strides:  # the common case, decided without a loop
+        return True
+    target = variable.strides if dense else _xp(variable).empty_like(variable).strides
     return all(g == t for n, g, t in zip(grad.shape, grad.strides, target) if n != 1)
 
 
