@@ -266,7 +266,7 @@ def well_separated(rng, *batch_and_n):
     D = np.diag(np.linspace(-3.0, 3.0, n)).astype(float)
     if n >= 3:
         D[:2, :2] = [[1.0, 2.0], [-2.0, 1.0]]
-    P = np.eye(n) + 0.3 * rng.standard_normal((*batch, n, n))
+    P = np.eye(n) + 0.1 * rng.standard_normal((*batch, n, n))
     return P @ D @ np.linalg.inv(P)
 
 
