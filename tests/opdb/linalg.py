@@ -217,6 +217,17 @@ def matrix_rank_samples(rng):
         Sample((symmetric + symmetric.T,), {"hermitian": True}, "hermitian")]
 
 
+def pinv_samples(rng):
+    """rectangular_samples with the leading diagonal raised by 2: singular values away from zero, so the
+    gradient (which grows like 1/sigma_min^2) is not dominated by float32 rounding of a near-singular matrix."""
+    samples = rectangular_samples(rng)
+    for sample in samples:
+        a = sample.args[0]
+        k = min(a.shape[-2:])
+        a[..., range(k), range(k)] += 2.0
+    return samples
+
+
 def qr_samples(rng):
     return rectangular_samples(rng) + [Sample((rand(rng, 3, 3), "complete"), name="complete_square"),
                                        Sample((rand(rng, 2, 4), "complete"), name="complete_wide")]
@@ -432,7 +443,7 @@ OPS = [
     OpInfo("linalg.eigvalsh", hermitian_samples, call=hermitian(lambda m: m.linalg.eigvalsh)),
     OpInfo("linalg.eig", eig_samples, call=eig_matrix_function),
     OpInfo("linalg.eigvals", eig_samples, call=eigvals_power_sums),
-    OpInfo("linalg.pinv", rectangular_samples),
+    OpInfo("linalg.pinv", pinv_samples),
     OpInfo("linalg.pinv", hermitian_samples, call=hermitian(lambda m: lambda a: m.linalg.pinv(a, hermitian=True)),
            aliases=("linalg.pinv_hermitian",)),
     OpInfo("pinverse", lambda rng: [Sample((rand(rng, 4, 3),), name="tall")], method=True),
