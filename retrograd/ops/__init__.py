@@ -180,20 +180,18 @@ def _direct_inplace(self: Tensor, ufunc: str, args: tuple, kwargs: dict) -> bool
     if data.ndim == 0 or not data.flags.writeable:
         return False
     alpha = kwargs.get("alpha", 1)
-    if alpha != 1:
-        if ufunc not in ("add", "subtract"):
-            return False
-        if type(value) is np_.ndarray and value.shape == data.shape and value.flags.c_contiguous \
-                and data.flags.c_contiguous:
-            _scaled_add(data, value, -alpha if ufunc == "subtract" else alpha)
-            ufunc = None
-        else:
+    if alpha != 1 and ufunc not in ("add", "subtract"):
+        return False
+    if alpha != 1 and type(value) is np_.ndarray and value.shape == data.shape and value.flags.c_contiguous \
+            and data.flags.c_contiguous:
+        _scaled_add(data, value, -alpha if ufunc == "subtract" else alpha)
+    else:
+        if alpha != 1:
             value = value * alpha  # one temporary, the size of `other`
-    try:
-        if ufunc is not None:
+        try:
             getattr(np_, ufunc)(data, value, out=data)
-    except ValueError:
-        return False  # shapes that do not broadcast into self: the general path raises torch's error
+        except ValueError:
+            return False  # shapes that do not broadcast into self: the general path raises torch's error
     self._bump_version()
     if self._base is not None or self._extra is not None and "views" in self._extra:
         from .shape import regenerate_after_untracked_write

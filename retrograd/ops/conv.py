@@ -63,15 +63,22 @@ def _out_size(spatial: Sequence[int], win: Window) -> tuple[int, ...]:
                  for x, (lo, hi), d, k, s in zip(spatial, win.padding, win.dilation, win.kernel, win.stride))
 
 
+def _padded(xp, x, pairs: Sequence[tuple[int, int]], fill: float):
+    """x with (low, high) >= 0 elements of `fill` around each of its last len(pairs) dims: a filled buffer
+    and one copy, cheaper than xp.pad."""
+    d = len(pairs)
+    spatial = x.shape[x.ndim - d:]
+    out = xp.full(x.shape[:x.ndim - d] + tuple(n + lo + hi for n, (lo, hi) in zip(spatial, pairs)), fill,
+                  dtype=x.dtype)
+    out[(Ellipsis, *(slice(lo, lo + n) for n, (lo, _) in zip(spatial, pairs)))] = x
+    return out
+
+
 def _windows(xp, x, win: Window, out: Sequence[int], fill: float = 0.0):
     """Every receptive field of x: shape (*lead, *O, *K), a strided view of the padded input (no copy)."""
     d = len(win.kernel)
-    if any(lo or hi for lo, hi in win.padding):  # a filled buffer and one copy: cheaper than xp.pad
-        spatial = x.shape[x.ndim - d:]
-        padded = xp.full(x.shape[:x.ndim - d] + tuple(n + lo + hi for n, (lo, hi) in zip(spatial, win.padding)),
-                         fill, dtype=x.dtype)
-        padded[(Ellipsis, *(slice(lo, lo + n) for n, (lo, _) in zip(spatial, win.padding)))] = x
-        x = padded
+    if any(lo or hi for lo, hi in win.padding):
+        x = _padded(xp, x, win.padding, fill)
     extent = tuple(dl * (k - 1) + 1 for dl, k in zip(win.dilation, win.kernel))
     view = xp.lib.stride_tricks.sliding_window_view(x, extent, axis=tuple(range(x.ndim - d, x.ndim)))
     lead = (slice(None),) * (x.ndim - d)
@@ -375,9 +382,7 @@ def constant_pad_nd_op(xp, x, pad, value):
     d = len(pad) // 2
     pairs = [(pad[2 * (d - 1 - i)], pad[2 * (d - 1 - i) + 1]) for i in range(d)]
     crop = tuple(slice(max(-lo, 0), x.shape[x.ndim - d + i] - max(-hi, 0)) for i, (lo, hi) in enumerate(pairs))
-    x = x[(Ellipsis, *crop)]
-    widths = [(0, 0)] * (x.ndim - d) + [(max(lo, 0), max(hi, 0)) for lo, hi in pairs]
-    return xp.pad(x, widths, constant_values=value)
+    return _padded(xp, x[(Ellipsis, *crop)], [(max(lo, 0), max(hi, 0)) for lo, hi in pairs], value)
 
 
 @defop("pixel_shuffle", params=("factor",), self="pixel_unshuffle_op(grad, factor)",

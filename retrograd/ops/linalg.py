@@ -755,15 +755,20 @@ def eigh_backward(gL: Tensor, gV: Tensor, L: Tensor, V: Tensor) -> Tensor:
     if not grad_defined(gV):
         return matmul(V * gL.unsqueeze(-2), V.mH)
     VhgV = matmul(V.mH, gV)
-    if V.is_complex() and not np.allclose(np.diagonal(VhgV._data, 0, -2, -1).imag, 0, rtol=1e-2, atol=1e-2):
-        raise RuntimeError("linalg_eigh_backward: The eigenvectors in the complex case are specified up to "
-                           "multiplication by e^{i phi}. The specified loss function depends on this quantity, so "
-                           "it is ill-defined.")
+    _check_eigenvector_phase("linalg_eigh_backward", VhgV)
     n = L.shape[-1]
     VhgV = 0.5 * (VhgV - VhgV.mH)
     E = L.unsqueeze(-2) - L.unsqueeze(-1) + eye_of(n, n, L)
     inner = VhgV / E * (1 - eye_of(n, n, L)) + diag_embed(gL)
     return matmul(V, matmul(inner, V.mH))
+
+
+def _check_eigenvector_phase(name: str, VhgV: Tensor) -> None:
+    """torch's refusal of a loss that depends on the free phase of complex eigenvectors (V^H gV has an
+    imaginary diagonal)."""
+    if VhgV.is_complex() and not np.allclose(np.diagonal(VhgV._data, 0, -2, -1).imag, 0, rtol=1e-2, atol=1e-2):
+        raise RuntimeError(f"{name}: The eigenvectors in the complex case are specified up to multiplication by "
+                           "e^{i phi}. The specified loss function depends on this quantity, so it is ill-defined.")
 
 
 def eig_backward(gL: Tensor, gV: Tensor, L: Tensor, V: Tensor, A_dtype: Any) -> Tensor:
@@ -774,10 +779,7 @@ def eig_backward(gL: Tensor, gV: Tensor, L: Tensor, V: Tensor, A_dtype: Any) -> 
     inner = diag_embed(gL)
     if grad_defined(gV):
         VhgV = matmul(V.mH, gV)
-        if not np.allclose(np.diagonal(VhgV._data, 0, -2, -1).imag, 0, rtol=1e-2, atol=1e-2):
-            raise RuntimeError("linalg_eig_backward: The eigenvectors in the complex case are specified up to "
-                               "multiplication by e^{i phi}. The specified loss function depends on this quantity, "
-                               "so it is ill-defined.")
+        _check_eigenvector_phase("linalg_eig_backward", VhgV)
         VhgV = VhgV - matmul(V.mH, V * diag_of(VhgV).real.unsqueeze(-2))
         Lc = L.conj()
         E = Lc.unsqueeze(-2) - Lc.unsqueeze(-1) + eye_of(n, n, L)

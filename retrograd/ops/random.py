@@ -196,19 +196,9 @@ def normal(mean: Tensor | float, std: Tensor | float = 1.0, size: Any = None, *,
     def draw(xp: Any, *arrays: np.ndarray) -> np.ndarray:
         m = arrays[0] if tensors[0] else mean
         s = arrays[-1] if tensors[1] else std
-        shape = np.broadcast_shapes(np.shape(m), np.shape(s))
+        shape = np.broadcast_shapes(np.shape(m), np.shape(s))  # a ValueError becomes torch's error in apply
         return (m + s * rng.standard_normal(shape)).astype(arrays[0].dtype)
 
-    if all(tensors) and mean._data.shape != std._data.shape:
-        np_shapes = (mean._data.shape, std._data.shape)
-        try:
-            np.broadcast_shapes(*np_shapes)
-        except ValueError:
-            for i, (x, y) in enumerate(zip(reversed(np_shapes[0]), reversed(np_shapes[1]))):
-                if x != y and 1 not in (x, y):
-                    raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
-                                       f"non-singleton dimension {max(len(np_shapes[0]), len(np_shapes[1])) - 1 - i}"
-                                       ) from None
     return apply(normal_ops[tensors], inputs, (draw,))
 
 
@@ -221,6 +211,7 @@ def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
                 generator: Generator | None = None) -> Tensor:
     """Indices drawn from the categories of each row of probabilities (int64, no gradient)."""
+    rng = _generator(generator)
     data = input._data
     if data.ndim not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
@@ -240,7 +231,6 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     if not replacement and ((rows > 0).sum(axis=1) < num_samples).any():
         raise RuntimeError("invalid multinomial distribution (with replacement=False, not enough non-negative "
                            "category to sample)")
-    rng = _generator(generator)
     picks = [rng.choice(rows.shape[1], num_samples, replace=replacement, p=row / total)
              for row, total in zip(rows, totals)]
     return _wrap(np.asarray(picks, dtype=np.int64).reshape(*data.shape[:-1], num_samples))
