@@ -2,8 +2,8 @@
 
 1. Count, for every node reachable from the roots, how many edges point at it (its
    dependencies), with an explicit stack: no recursion, so a 1,000,000-node chain is fine.
-2. When only some inputs are wanted (autograd.grad, backward(inputs=...)), keep only the nodes
-   that lead to one of them, and count dependencies among those.
+2. When only some inputs are wanted (autograd.grad, backward(inputs=...)), count only the nodes
+   that lead to one of them.
 3. Start from the roots; a node runs once every consumer has sent its gradient (its count hits
    zero). Pending gradients wait in a dict and are dropped as soon as they are used.
 4. After a node runs, what it saved is released unless retain_graph.
@@ -31,30 +31,16 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, retain_graph: bool, 
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
         roots.append(edge_of(out))
 
-    # Step 1: dependency counts over everything reachable.
-    deps: dict[Node, int] = {}
-    stack = []
-    for node, _ in roots:
-        if node not in deps:
-            deps[node] = 0
-            stack.append(node)
-    while stack:
-        for child, _ in stack.pop().next_functions:
-            if child is not None:
-                count = deps.get(child)
-                if count is None:
-                    deps[child] = 1
-                    stack.append(child)
-                else:
-                    deps[child] = count + 1
-
-    # Step 2: with explicit inputs, only nodes that lead to one of them run.
+    # Steps 1 and 2: dependency counts over everything reachable, or with explicit inputs over the
+    # nodes that lead to one of them.
     targets: dict[tuple, list[int]] = {}
-    if inputs is not None:
+    if inputs is None:
+        deps = _dependencies(roots)
+    else:
         for k, t in enumerate(inputs):
             node, nr = edge_of(t)
             targets.setdefault((node, nr), []).append(k)
-        deps = _restrict(deps, roots, {node for node, _ in targets})
+        deps = _dependencies_towards(roots, {node for node, _ in targets})
     target_nodes = {node for node, _ in targets}
 
     # Step 3: run nodes as their counts reach zero.
@@ -127,29 +113,51 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, retain_graph: bool, 
     return captured if capture else None
 
 
-def _restrict(deps: dict, roots: list, wanted: set) -> dict:
-    """Dependency counts among the nodes that lead to a wanted node (children before parents)."""
-    order: list[Node] = []
-    seen: set = set()
-    stack = [(node, False) for node, _ in roots]
+def _dependencies(roots: list) -> dict:
+    """For every node reachable from the roots, how many edges point at it (explicit stack, no recursion)."""
+    deps: dict[Node, int] = {}
+    stack = []
+    for node, _ in roots:
+        if node not in deps:
+            deps[node] = 0
+            stack.append(node)
     while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            order.append(node)
-        elif node not in seen:
-            seen.add(node)
-            stack.append((node, True))
-            stack.extend((c, False) for c, _ in node.next_functions if c is not None and c not in seen)
-    needed: set = set()
-    for node in order:
-        if node in wanted or any(c in needed for c, _ in node.next_functions if c is not None):
-            needed.add(node)
-    restricted = {node: 0 for node in needed}
-    for node in needed:
+        for child, _ in stack.pop().next_functions:
+            if child is not None:
+                count = deps.get(child)
+                if count is None:
+                    deps[child] = 1
+                    stack.append(child)
+                else:
+                    deps[child] = count + 1
+    return deps
+
+
+def _dependencies_towards(roots: list, wanted: set) -> dict:
+    """Dependency counts among the nodes that lead to a wanted node. Every consumer of such a node
+    leads there too, so its count is its full count of consumers: one walk down records each node's
+    consumers, one walk back up from the wanted nodes marks the ones needed."""
+    consumers: dict[Node, list] = {node: [] for node, _ in roots}
+    stack = list(consumers)
+    while stack:
+        node = stack.pop()
         for child, _ in node.next_functions:
-            if child in needed:
-                restricted[child] += 1
-    return restricted
+            if child is not None:
+                seen = consumers.get(child)
+                if seen is None:
+                    consumers[child] = [node]
+                    stack.append(child)
+                else:
+                    seen.append(node)
+    deps: dict[Node, int] = {}
+    stack = [node for node in wanted if node in consumers]
+    while stack:
+        node = stack.pop()
+        if node not in deps:
+            above = consumers[node]
+            deps[node] = len(above)
+            stack.extend(above)
+    return deps
 
 
 def _deliver(node: Node, grads: list, targets: dict, inputs: Sequence, captured: list, capture: bool) -> None:
