@@ -4,8 +4,8 @@ pooling, padding, resampling and pixel shuffles. `ops/nn.py` re-exports everythi
 Every kernel works on the last d dims of its input (d = 1, 2 or 3), the dims before them being
 batch and channels, and is built from a few array-level mechanisms shared by all rows:
 
-- `_windows` / `_scatter_windows`: every receptive field as a strided view (`sliding_window_view`,
-  no copy), and its adjoint, one strided add per kernel offset (Note [im2col]);
+- `_windows` / `_scatter_windows`: every receptive field as a strided view (no copy), and its
+  adjoint, one strided add per kernel offset (Note [im2col]);
 - `gather_dims` / `scatter_dims`: a gather of whole slices along several dims (reflection,
   replication and circular padding, nearest upsampling) and its adjoint;
 - `separable_map`: one small matrix applied along each dim (linear, bilinear, bicubic and
@@ -14,8 +14,8 @@ batch and channels, and is built from a few array-level mechanisms shared by all
 
 Note [im2col]
 A convolution is a matrix product once each output position's receptive field is laid out as a
-row ("im2col"): `sliding_window_view` over the zero-padded input gives every window, stride and
-dilation are slices of that view, and one matmul per group does the arithmetic. Its adjoint
+row ("im2col"): a strided view of the zero-padded input gives every window (stride and dilation
+are its steps), and one matmul per group does the arithmetic. Its adjoint
 ("col2im") adds the rows back with one strided add per kernel offset: a loop over the kernel's
 offsets, never over pixels. Three linear maps cover every convolution and all its derivatives::
 
@@ -26,7 +26,22 @@ offsets, never over pixels. Three linear maps cover every convolution and all it
 The `convolution` row computes conv or conv_T (`transposed`), `convolution_weight` computes conv_w,
 and the VJPs of each are the other two, so derivatives of every order stay within these two rows.
 A transposed convolution is conv_T with torch's weight layout ``(C_in, C_out/groups, *K)``, which is
-exactly the weight of the convolution it is the adjoint of.
+exactly the weight of the convolution it is the adjoint of. With stride 1, conv_T is itself a
+convolution (by the flipped kernel, channels swapped within each group, padding widened to the
+kernel's extent), so it reads windows instead of adding them back.
+
+Note [flat rows]
+Copying the window view runs one inner loop per output row, which costs more than the row itself
+for small images. With stride 1, a kernel offset's window is one contiguous run of the padded input
+flattened per plane, if each output row is taken as long as a padded row: the extra positions at
+the end of each row read into the next row and are junk, cropped after the matmul (which also adds
+the bias). The copy then runs one loop per (plane, offset); a spare padded row at the end keeps the
+last junk positions inside the buffer.
+
+Note [batch parts]
+The kernels run the batch in parts whose im2col columns take about `_PART_BYTES`: the columns of a
+whole batch are several times the input (9x for a 3x3 kernel), and allocating them fresh costs a
+page fault per 4 KiB, more than the copy itself; parts stay in the cache and reuse the same memory.
 """
 
 from __future__ import annotations
@@ -75,15 +90,15 @@ def _padded(xp, x, pairs: Sequence[tuple[int, int]], fill: float):
 
 
 def _windows(xp, x, win: Window, out: Sequence[int], fill: float = 0.0):
-    """Every receptive field of x: shape (*lead, *O, *K), a strided view of the padded input (no copy)."""
+    """Every receptive field of x: shape (*lead, *O, *K), a read-only strided view of the padded input (no copy)."""
     d = len(win.kernel)
     if any(lo or hi for lo, hi in win.padding):
         x = _padded(xp, x, win.padding, fill)
-    extent = tuple(dl * (k - 1) + 1 for dl, k in zip(win.dilation, win.kernel))
-    view = xp.lib.stride_tricks.sliding_window_view(x, extent, axis=tuple(range(x.ndim - d, x.ndim)))
-    lead = (slice(None),) * (x.ndim - d)
-    return view[lead + tuple(slice(0, (o - 1) * s + 1, s) for o, s in zip(out, win.stride))
-                + tuple(slice(None, None, dl) for dl in win.dilation)]
+    lead, steps = x.strides[:x.ndim - d], x.strides[x.ndim - d:]
+    return xp.lib.stride_tricks.as_strided(
+        x, x.shape[:x.ndim - d] + tuple(out) + tuple(win.kernel),
+        lead + tuple(t * s for t, s in zip(steps, win.stride)) + tuple(t * dl for t, dl in zip(steps, win.dilation)),
+        writeable=False)
 
 
 def _columns(xp, x, win: Window, out: Sequence[int]):
@@ -95,43 +110,111 @@ def _columns(xp, x, win: Window, out: Sequence[int]):
     return xp.ascontiguousarray(view.transpose(*range(n), *range(n + d, n + 2 * d), *range(n, n + d)))
 
 
-def _scatter_windows(xp, cols, spatial: Sequence[int], win: Window):
-    """col2im, the adjoint of `_columns`: add (*lead, *K, *O) back to the places in (*lead, *X) they came from."""
+def _add_windows(buf, cols, win: Window) -> None:
+    """col2im into a padded buffer: add (*lead, *K, *O) to the places of (*lead, *padded X) they came from."""
     d = len(win.kernel)
-    lead_shape = cols.shape[:cols.ndim - 2 * d]
+    lead = (slice(None),) * (cols.ndim - 2 * d)
     out = cols.shape[cols.ndim - d:]
-    padded = tuple(x + lo + hi for x, (lo, hi) in zip(spatial, win.padding))
-    buf = xp.zeros(lead_shape + padded, dtype=cols.dtype)
-    lead = (slice(None),) * len(lead_shape)
     for offset in np.ndindex(*win.kernel):  # one strided add per kernel offset, never per pixel
         target = tuple(slice(k * dl, k * dl + (o - 1) * s + 1, s)
                        for k, dl, o, s in zip(offset, win.dilation, out, win.stride))
         buf[lead + target] += cols[lead + offset]
-    return buf[lead + tuple(slice(lo, lo + x) for x, (lo, _) in zip(spatial, win.padding))]
 
 
-def _conv(xp, x, w, win: Window, groups: int):
-    """conv(x, w): (N, C, *X) with (F, C/groups, *K) -> (N, F, *O), one matmul per sample and group."""
+def _unpadded(buf, spatial: Sequence[int], win: Window):
+    """The part of a padded buffer that is the input (a view)."""
+    return buf[(Ellipsis, *(slice(lo, lo + x) for x, (lo, _) in zip(spatial, win.padding)))]
+
+
+def _scatter_windows(xp, cols, spatial: Sequence[int], win: Window):
+    """col2im, the adjoint of `_columns`: add (*lead, *K, *O) back to the places in (*lead, *X) they came from."""
+    d = len(win.kernel)
+    padded = tuple(x + lo + hi for x, (lo, hi) in zip(spatial, win.padding))
+    buf = xp.zeros(cols.shape[:cols.ndim - 2 * d] + padded, dtype=cols.dtype)
+    _add_windows(buf, cols, win)
+    return _unpadded(buf, spatial, win)
+
+
+def _flat_columns(xp, x, win: Window, out: Sequence[int]):
+    """im2col for stride 1 (Note [flat rows]): (*lead, *X) -> ((*lead, *K, L), grid), each kernel offset's
+    window one contiguous run of the flattened padded input; L = prod(grid) positions on the grid
+    (out[0], *padded[1:]), of which those past `out` in the trailing dims are junk to crop."""
+    d = len(win.kernel)
+    pairs = [(lo, hi + (i == 0 and d > 1)) for i, (lo, hi) in enumerate(win.padding)]  # a spare row for the junk
+    buf = _padded(xp, x, pairs, 0.0)
+    lead, padded = buf.shape[:buf.ndim - d], buf.shape[buf.ndim - d:]
+    rows = buf.reshape(*lead, -1)
+    pitch = [math.prod(padded[i + 1:]) * buf.itemsize for i in range(d)]
+    grid = (out[0], *padded[1:])
+    view = xp.lib.stride_tricks.as_strided(
+        rows, (*lead, *win.kernel, math.prod(grid)),
+        rows.strides[:-1] + tuple(dl * p for dl, p in zip(win.dilation, pitch)) + (buf.itemsize,), writeable=False)
+    return xp.ascontiguousarray(view), grid
+
+
+def _batch_parts(n: int, sample_bytes: int) -> list[slice]:
+    """Note [batch parts]: slices of the batch whose temporaries take about _PART_BYTES each."""
+    step = max(1, _PART_BYTES // max(sample_bytes, 1))
+    return [slice(i, min(i + step, n)) for i in range(0, n, step)]
+
+
+_PART_BYTES = 1 << 19
+
+
+def _conv(xp, x, w, win: Window, groups: int, bias=None):
+    """conv(x, w) (+ bias): (N, C, *X) with (F, C/groups, *K) -> (N, F, *O), one matmul per sample and group."""
+    n, f = x.shape[0], w.shape[0]
+    d = len(win.kernel)
     out = _out_size(x.shape[2:], win)
-    cols = _columns(xp, x, win, out).reshape(x.shape[0], groups, -1, math.prod(out))  # (N, G, C/G*K, P)
-    y = xp.matmul(w.reshape(groups, w.shape[0] // groups, -1), cols)  # (N, G, F/G, P)
-    return y.reshape(x.shape[0], w.shape[0], *out)
+    wg = w.reshape(groups, f // groups, -1)
+    y = xp.empty((n, f, *out), dtype=xp.result_type(x.dtype, w.dtype))
+    flat = all(s == 1 for s in win.stride)
+    for part in _batch_parts(n, w.shape[1] * groups * math.prod(win.kernel) * math.prod(out) * x.itemsize):
+        if flat:
+            cols, grid = _flat_columns(xp, x[part], win, out)
+        else:
+            cols, grid = _columns(xp, x[part], win, out), out
+        cols = cols.reshape(-1, groups, wg.shape[2], math.prod(grid))  # (n, G, C/G*K, L)
+        prod = xp.matmul(wg, cols).reshape(-1, f, *grid)[(Ellipsis, *(slice(0, o) for o in out[1:]))]
+        if bias is None:
+            y[part] = prod
+        else:
+            xp.add(prod, bias.reshape(-1, *(1,) * d), out=y[part])
+    return y
 
 
 def _conv_transpose(xp, g, w, spatial: Sequence[int], win: Window, groups: int):
-    """conv_T(g, w): the adjoint of conv(., w), producing an input of spatial size `spatial`."""
-    n = g.shape[0]
-    rows = g.reshape(n, groups, g.shape[1] // groups, -1)  # (N, G, F/G, P)
-    cols = xp.matmul(w.reshape(groups, w.shape[0] // groups, -1).transpose(0, 2, 1), rows)  # (N, G, C/G*K, P)
-    return _scatter_windows(xp, cols.reshape(n, w.shape[1] * groups, *win.kernel, *g.shape[2:]), spatial, win)
+    """conv_T(g, w): the adjoint of conv(., w), producing an input of spatial size `spatial`. With stride 1
+    it is a convolution of g by the flipped kernel, channels swapped within each group."""
+    n, f = g.shape[:2]
+    c = w.shape[1] * groups
+    d = len(win.kernel)
+    # the convolution's padding: each side widened by the kernel's extent less the original padding
+    reach = [dl * (k - 1) for dl, k in zip(win.dilation, win.kernel)]
+    pads = tuple((r - lo, x - o + lo) for r, (lo, _), x, o in zip(reach, win.padding, spatial, g.shape[2:]))
+    if all(s == 1 for s in win.stride) and all(lo >= 0 and hi >= 0 for lo, hi in pads):
+        flipped = w.reshape(groups, f // groups, c // groups, *win.kernel).swapaxes(1, 2)[
+            (Ellipsis, *(slice(None, None, -1),) * d)].reshape(c, f // groups, *win.kernel)
+        return _conv(xp, g, flipped, Window(win.kernel, win.stride, pads, win.dilation), groups)
+    wt = w.reshape(groups, f // groups, -1).transpose(0, 2, 1)  # (G, C/G*K, F/G)
+    padded = tuple(x + lo + hi for x, (lo, hi) in zip(spatial, win.padding))
+    buf = xp.zeros((n, c, *padded), dtype=xp.result_type(g.dtype, w.dtype))
+    for part in _batch_parts(n, c * math.prod(win.kernel) * math.prod(g.shape[2:]) * g.itemsize):
+        cols = xp.matmul(wt, g[part].reshape(-1, groups, f // groups, math.prod(g.shape[2:])))  # (n, G, C/G*K, P)
+        _add_windows(buf[part], cols.reshape(-1, c, *win.kernel, *g.shape[2:]), win)
+    return _unpadded(buf, spatial, win)
 
 
 def _conv_weight(xp, g, x, win: Window, groups: int):
     """conv_w(g, x): the adjoint of conv(x, .), a weight of shape (F, C/groups, *K)."""
-    n = x.shape[0]
-    cols = _columns(xp, x, win, g.shape[2:]).reshape(n, groups, -1, math.prod(g.shape[2:]))
-    rows = g.reshape(n, groups, g.shape[1] // groups, -1)
-    return xp.matmul(rows, cols.transpose(0, 1, 3, 2)).sum(0).reshape(g.shape[1], x.shape[1] // groups, *win.kernel)
+    n, f = g.shape[:2]
+    p = math.prod(g.shape[2:])
+    ck = x.shape[1] // groups * math.prod(win.kernel)
+    total = xp.zeros((groups, f // groups, ck), dtype=xp.result_type(g.dtype, x.dtype))
+    for part in _batch_parts(n, groups * ck * p * x.itemsize):
+        cols = _columns(xp, x[part], win, g.shape[2:]).reshape(-1, groups, ck, p)
+        total += xp.matmul(g[part].reshape(-1, groups, f // groups, p), cols.transpose(0, 1, 3, 2)).sum(0)
+    return total.reshape(f, x.shape[1] // groups, *win.kernel)
 
 
 def _transposed_size(spatial: Sequence[int], win: Window, output_padding: Sequence[int]) -> tuple[int, ...]:
@@ -152,10 +235,9 @@ def _transposed_size(spatial: Sequence[int], win: Window, output_padding: Sequen
        bias="grad.sum([0, *range(2, grad.ndim)])",
        jvp="conv_jvp(input_t, weight_t, bias_t, input, weight, win, groups, transposed, output_padding)")
 def convolution_op(xp, x, w, b, win, groups, transposed, output_padding):
-    if transposed:
-        y = _conv_transpose(xp, x, w, _transposed_size(x.shape[2:], win, output_padding), win, groups)
-    else:
-        y = _conv(xp, x, w, win, groups)
+    if not transposed:
+        return _conv(xp, x, w, win, groups, b)
+    y = _conv_transpose(xp, x, w, _transposed_size(x.shape[2:], win, output_padding), win, groups)
     if b is not None:
         y += b.reshape(-1, *(1,) * (y.ndim - 2))
     return y
@@ -200,16 +282,17 @@ def _max_pool_forward(xp, x, win, out):
     d = len(win.kernel)
     view = _windows(xp, x, win, out, -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min)
     planes = [view[(Ellipsis, *offset)] for offset in np.ndindex(*win.kernel)]  # one strided view per offset
-    best = planes[0].copy()
-    for plane in planes[1:]:
+    best = xp.maximum(planes[0], planes[1]) if len(planes) > 1 else planes[0].copy()
+    for plane in planes[2:]:
         xp.maximum(best, plane, out=best)  # NaN propagates, as torch's max pooling does
-    # the first maximum's offset = how many leading planes miss the maximum (cheaper than a where per plane)
+    # the first maximum's offset = how many leading planes miss the maximum (cheaper than a where per plane),
+    # counted in the smallest integer type that holds it
     missed = planes[0] != best
-    arg = missed.astype(np.int64)
+    arg = missed.astype(np.min_scalar_type(len(planes) - 1))
     for plane in planes[1:-1]:
         missed &= plane != best
         arg += missed
-    if x.dtype.kind == "f" and xp.isnan(best).any():
+    if x.dtype.kind == "f" and math.isnan(best.sum()):  # a NaN sums to NaN: one pass, no mask
         for k, plane in enumerate(planes):
             arg = xp.where(plane != plane, k, arg)
     spatial = x.shape[x.ndim - d:]
@@ -218,7 +301,9 @@ def _max_pool_forward(xp, x, win, out):
     if not any(lo for lo, _ in win.padding):  # no window reaches outside: flat = window start + offset's flat
         row = [math.prod(spatial[i + 1:]) for i in range(d)]  # flat step of each spatial dim
         offsets = sum(i * dl * r for i, dl, r in zip(np.indices(win.kernel).reshape(d, -1), win.dilation, row))
-        return best, sum(start * r for start, r in zip(starts, row)) + xp.asarray(offsets).take(arg)
+        flat = xp.asarray(offsets).take(arg)
+        flat += sum(start * r for start, r in zip(starts, row))
+        return best, flat
     flat = 0
     for size, start, offset, dilation in zip(spatial, starts, np.unravel_index(arg, win.kernel), win.dilation):
         flat = flat * size + xp.clip(start + offset * dilation, 0, size - 1)
