@@ -160,23 +160,39 @@ def attention_op(xp, q, k, v, mask, scale):
 
 
 @defop("nll_loss", node="NllLossBackward0", inputs=("self",), params=("target", "weight", "reduction", "ignore_index"),
-       self="nll_loss_backward(grad, self_shape, target, weight, reduction, ignore_index)",
-       jvp="nll_loss_op(self_t, target, weight, reduction, ignore_index)")
+       self="nll_loss_grad(grad, self, target, weight, reduction, ignore_index)",
+       jvp="nll_loss_of(self_t, target, weight, reduction, ignore_index)")
 def nll_loss_op(xp, x, target, weight, reduction, ignore_index):
-    cls = 1 if x.ndim > 1 else 0
     safe = xp.where(target == ignore_index, 0, target)
-    picked = xp.take_along_axis(x, xp.expand_dims(safe, cls), axis=cls).squeeze(cls)
+    picked = _at_targets(xp, x, safe)
     w = _sample_weights(target, weight, ignore_index, x.dtype)
     loss = -picked * w
     if reduction == "none":
         return loss
     if reduction == "sum":
-        return xp.sum(loss)
+        return loss.sum()
     with np.errstate(invalid="ignore", divide="ignore"):
-        return (xp.sum(loss) / xp.sum(w)).astype(x.dtype)
+        return (loss.sum() / w.sum()).astype(x.dtype)
+
+
+@defop("nll_loss_backward", node="NllLossBackwardBackward0", inputs=("grad_output", "self"),
+       params=("target", "weight", "reduction", "ignore_index"),
+       grad_output="nll_loss_of(grad, target, weight, reduction, ignore_index)", self="zeros_like(grad)",
+       jvp="nll_loss_grad(grad_output_t, self, target, weight, reduction, ignore_index)")
+def nll_loss_backward_op(xp, g, x, target, weight, reduction, ignore_index):
+    """-w[t] * grad at each target position (over the total weight for 'mean'), zero elsewhere: nll_loss's
+    backward as one row, linear in grad, so its own derivative is nll_loss again (torch's double backward)."""
+    w = _sample_weights(target, weight, ignore_index, g.dtype)
+    if reduction == "mean":
+        with np.errstate(invalid="ignore", divide="ignore"):
+            w = w / w.sum()
+    out = xp.zeros(x.shape, g.dtype)
+    _at_targets(xp, out, xp.where(target == ignore_index, 0, target), -w * g)
+    return out
 
 
 nll_loss2d_op = nll_loss_op.alias("nll_loss2d", "NllLoss2DBackward0")
+nll_loss2d_backward_op = nll_loss_backward_op.alias("nll_loss2d_backward", "NllLoss2DBackwardBackward0")
 
 
 @defop("binary_cross_entropy", inputs=("self", "target", "weight"), params=("reduction",),
@@ -308,6 +324,24 @@ def _reduce(xp, loss, reduction: str):
     return loss
 
 
+def _at_targets(xp, x, index, values=None):
+    """x's entry at each sample's class index along the class dim (dim 1, or 0 for one sample), or, given
+    `values`, write them there. Plain integer indexing for 1-d and 2-d inputs (take_along_axis's Python
+    wrapper costs more than a small loss)."""
+    cls = 1 if x.ndim > 1 else 0
+    if x.ndim <= 2:
+        where = (xp.arange(x.shape[0]), index) if x.ndim == 2 else index
+        if values is None:
+            return x[where]
+        x[where] = values
+        return x
+    index = xp.expand_dims(index, cls)
+    if values is None:
+        return xp.take_along_axis(x, index, axis=cls).squeeze(cls)
+    xp.put_along_axis(x, index, xp.expand_dims(values, cls), axis=cls)
+    return x
+
+
 def _sample_weights(target: np.ndarray, weight: np.ndarray | None, ignore_index: int, dtype: np.dtype) -> np.ndarray:
     """Each sample's class weight, 0 where the target is ignore_index."""
     valid = target != ignore_index
@@ -437,19 +471,16 @@ def attention_jvp(query_t: Tensor, key_t: Tensor, value_t: Tensor, query: Tensor
     return matmul(d_probs, value) + matmul(probs, value_t)
 
 
-def nll_loss_backward(grad: Tensor, shape: tuple, target: np.ndarray, weight: np.ndarray | None, reduction: str,
-                      ignore_index: int) -> Tensor:
-    """-w[t] * grad at each target position (divided by the total weight for 'mean'), zero elsewhere."""
-    from .. import zeros
+def nll_loss_of(x: Tensor, target: np.ndarray, weight: np.ndarray | None, reduction: str, ignore_index: int) -> Tensor:
+    """nll_loss's row for x's rank: images (more than 2 dims) record NllLoss2DBackward0, as in torch."""
+    return (nll_loss2d_op if x.ndim > 2 else nll_loss_op)(x, target, weight, reduction, ignore_index)
 
-    w = _sample_weights(target, weight, ignore_index, grad._data.dtype)
-    if reduction == "mean":
-        with np.errstate(invalid="ignore", divide="ignore"):
-            w = w / w.sum()
-    g = grad * constant_like(-w, grad)
-    cls = 1 if len(shape) > 1 else 0
-    index = np.expand_dims(np.where(target == ignore_index, 0, target), cls)
-    return zeros(shape, dtype=grad.dtype).scatter(cls, _wrap(index), g.unsqueeze(cls))
+
+def nll_loss_grad(grad: Tensor, x: Tensor, target: np.ndarray, weight: np.ndarray | None, reduction: str,
+                  ignore_index: int) -> Tensor:
+    """nll_loss's backward through the row for x's rank (NllLoss[2D]BackwardBackward0 under create_graph)."""
+    row = nll_loss2d_backward_op if x.ndim > 2 else nll_loss_backward_op
+    return row(grad, x, target, weight, reduction, ignore_index)
 
 
 def bce_input_grad(grad: Tensor | float, x: Tensor, t: Tensor, w: Tensor | None, reduction: str) -> Tensor:

@@ -33,14 +33,14 @@ from .registry import apply, defop
 @defop("sum_all", node="SumBackward0", params=("dtype",), self="grad.expand(self_shape)",
        jvp="self_t.sum().to(result.dtype)")
 def sum_all(xp, x, dtype):
-    return xp.sum(x, dtype=dtype)
+    return x.sum(dtype=dtype)  # the array's method: NumPy's module function adds a Python wrapper (~2 µs)
 
 
 @defop("sum_dim", node="SumBackward1", params=("dim", "keepdim", "dtype"),
        self="restore_reduced_dims(grad, dim, keepdim, len(self_shape)).expand(self_shape)",
        jvp="self_t.sum(dim, keepdim).to(result.dtype)")
 def sum_dim(xp, x, dim, keepdim, dtype):
-    return xp.sum(x, axis=dim, keepdims=keepdim, dtype=dtype)
+    return x.sum(axis=dim, keepdims=keepdim, dtype=dtype)
 
 
 @defop("nansum", params=("dim", "keepdim", "dtype"),
@@ -655,6 +655,8 @@ def _dims(dim: int | Sequence[int] | None, ndim: int) -> tuple[int, ...] | None:
         return None
     if isinstance(dim, int) or (isinstance(dim, Tensor) and dim.ndim == 0):
         return (_wrap_dim(int(dim), ndim),)
+    if type(dim) is tuple and all(type(d) is int and 0 <= d < ndim for d in dim) and list(dim) == sorted(set(dim)):
+        return dim  # already normal (the engine's sum_to asks this way)
     out = tuple(sorted({_wrap_dim(int(d), ndim) for d in dim}))
     if len(out) != len(tuple(dim)):
         raise RuntimeError(f"dim {_wrap_dim(int(next(iter(dim))), ndim)} appears multiple times in the list of dims")

@@ -387,7 +387,7 @@ def sum_to(grad: Tensor, shape: tuple) -> Tensor:
     lead = grad.ndim - len(shape)
     dims = tuple(range(lead)) + tuple(i + lead for i, n in enumerate(shape) if n == 1 and grad.shape[i + lead] != 1)
     if dims:
-        grad = grad.sum(dims, keepdim=True) if lead == 0 else grad.sum(dims, keepdim=True)
+        grad = grad.sum(dims, keepdim=True)  # then a view drops the leading dims, as torch's sum_to does
     return grad.reshape(shape) if grad.shape != shape else grad
 
 

@@ -85,7 +85,7 @@ def squeeze_dims(xp, x, dims):
 
 @defop("unsqueeze", params=("dim",), view=True, self="grad.squeeze(dim)", jvp="self_t.unsqueeze(dim)")
 def unsqueeze_op(xp, x, dim):
-    return xp.expand_dims(x, dim)
+    return x.reshape(x.shape[:dim] + (1,) + x.shape[dim:])  # never copies: a size-1 dim takes any stride
 
 
 @defop("expand", params=("shape",), view=True, self="sum_to(grad, self_shape)", jvp="self_t.expand(shape)")
@@ -93,6 +93,8 @@ def expand_op(xp, x, shape):
     lead = len(shape) - x.ndim
     strides = (0,) * lead + tuple(0 if n == 1 and m != 1 else s
                                   for n, m, s in zip(x.shape, shape[lead:], x.strides))
+    if type(x) is np.ndarray and x.flags.c_contiguous:  # the direct constructor: ~0.5 µs against as_strided's ~4
+        return np.ndarray(shape, x.dtype, x, 0, strides)
     return np.lib.stride_tricks.as_strided(x, shape, strides, writeable=x.flags.writeable)
 
 
@@ -300,6 +302,8 @@ def unfold_op(xp, x, dim, size, step):
     count = (x.shape[dim] - size) // step + 1
     shape = x.shape[:dim] + (count,) + x.shape[dim + 1:] + (size,)
     strides = x.strides[:dim] + (x.strides[dim] * step,) + x.strides[dim + 1:] + (x.strides[dim],)
+    if type(x) is np.ndarray and x.flags.c_contiguous:  # the direct constructor: ~0.5 µs against as_strided's ~4
+        return np.ndarray(shape, x.dtype, x, 0, strides)
     return np.lib.stride_tricks.as_strided(x, shape, strides, writeable=x.flags.writeable)
 
 
