@@ -163,7 +163,7 @@ def _inplace(fn: Any, name: str) -> Any:
 
 def _direct_inplace(self: Tensor, ufunc: str, args: tuple, kwargs: dict) -> bool:
     """Do `self <op>= other` in place with NumPy when nothing needs recording; False otherwise."""
-    if len(args) != 1 or (kwargs and set(kwargs) != {"alpha"}) or _forward_ad_active():
+    if len(args) != 1 or (kwargs and (len(kwargs) > 1 or "alpha" not in kwargs)) or _forward_ad_active():
         return False
     other = args[0]
     data = self._data
@@ -200,16 +200,18 @@ def _direct_inplace(self: Tensor, ufunc: str, args: tuple, kwargs: dict) -> bool
     return True
 
 
-_SCALED_ADD_BLOCK = 65536  # elements per block: the scratch stays in cache (256 KiB of float32)
+_SCALED_ADD_BLOCK = 131072  # elements per block (512 KiB of float32): measured as fast as one temporary
 
 
 def _scaled_add(data: Any, value: Any, alpha: Any) -> None:
     """data += alpha * value for same-shape contiguous arrays, a block at a time: NumPy has no fused
-    multiply-add, and this keeps the scaled operand in a small scratch instead of a temporary the size
-    of `value` (an optimizer step's add_(grad, alpha=-lr) then allocates nothing large)."""
+    multiply-add, and this keeps the scaled operand in a block-sized scratch instead of a temporary the
+    size of `value` (an optimizer step's add_(grad, alpha=-lr) then allocates nothing large)."""
+    if data.size <= _SCALED_ADD_BLOCK:
+        np_.add(data, np_.multiply(value, alpha), out=data)
+        return
     flat, other = data.reshape(-1), value.reshape(-1)
-    size = flat.size if flat.size < _SCALED_ADD_BLOCK else _SCALED_ADD_BLOCK  # (`min` is an op in this module)
-    scratch = np_.empty(size, data.dtype)
+    scratch = np_.empty(_SCALED_ADD_BLOCK, data.dtype)
     for start in range(0, flat.size, _SCALED_ADD_BLOCK):
         block = flat[start:start + _SCALED_ADD_BLOCK]
         part = scratch[:block.size]
