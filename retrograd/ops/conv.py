@@ -34,19 +34,25 @@ Note [flat rows]
 Copying the window view runs one inner loop per output row, which costs more than the row itself
 for small images. With stride 1, a kernel offset's window is one contiguous run of the padded input
 flattened per plane, if each output row is taken as long as a padded row: the extra positions at
-the end of each row read into the next row and are junk, cropped after the matmul (which also adds
-the bias). The copy then runs one loop per (plane, offset); a spare padded row at the end keeps the
-last junk positions inside the buffer.
+the end of each row read into the next row and are junk, cropped after the matmul. The copy then
+runs one loop per (plane, offset); a spare padded row at the end keeps the last junk positions inside
+the buffer. The crop is one more copy of the output, so flat rows are used when the columns
+outnumber the output channels (not for a first layer with one input channel).
 
 Note [batch parts]
-The kernels run the batch in parts whose im2col columns take about `_PART_BYTES`: the columns of a
-whole batch are several times the input (9x for a 3x3 kernel), and allocating them fresh costs a
-page fault per 4 KiB, more than the copy itself; parts stay in the cache and reuse the same memory.
+The convolution kernels run the batch in parts whose im2col columns take about `_PART_BYTES`, in
+per-thread scratch buffers that every call reuses (`_SCRATCH`, at most a few MiB). Fresh memory is
+dear: the columns of a whole batch are several times the input (9x for a 3x3 kernel), and the
+allocator hands such blocks back to the system when they are freed, so each call would fault their
+pages in again (one fault per 4 KiB, more than the copy costs). Parts of a few MiB keep the number
+of Python-level steps per call small. For the same reason a kernel allocates its result before its
+temporaries, so that they are freed on top of the heap rather than leaving a hole below the result.
 """
 
 from __future__ import annotations
 
 import math
+import threading
 import warnings
 from collections.abc import Sequence
 from typing import NamedTuple
@@ -78,22 +84,47 @@ def _out_size(spatial: Sequence[int], win: Window) -> tuple[int, ...]:
                  for x, (lo, hi), d, k, s in zip(spatial, win.padding, win.dilation, win.kernel, win.stride))
 
 
-def _padded(xp, x, pairs: Sequence[tuple[int, int]], fill: float):
+def _padded(xp, x, pairs: Sequence[tuple[int, int]], fill: float, scratch: str | None = None):
     """x with (low, high) >= 0 elements of `fill` around each of its last len(pairs) dims: a filled buffer
-    and one copy, cheaper than xp.pad."""
+    and one copy, cheaper than xp.pad; in the scratch buffer of that name if one is given."""
     d = len(pairs)
     spatial = x.shape[x.ndim - d:]
-    out = xp.full(x.shape[:x.ndim - d] + tuple(n + lo + hi for n, (lo, hi) in zip(spatial, pairs)), fill,
-                  dtype=x.dtype)
+    shape = x.shape[:x.ndim - d] + tuple(n + lo + hi for n, (lo, hi) in zip(spatial, pairs))
+    if scratch is None:
+        out = xp.full(shape, fill, dtype=x.dtype)
+    else:
+        out = _SCRATCH.array(xp, scratch, shape, x.dtype)
+        out.fill(fill)
     out[(Ellipsis, *(slice(lo, lo + n) for n, (lo, _) in zip(spatial, pairs)))] = x
     return out
 
 
-def _windows(xp, x, win: Window, out: Sequence[int], fill: float = 0.0):
+class _Scratch(threading.local):
+    """Note [batch parts]: memory that the parts of a batch reuse, call after call (one set per thread)."""
+
+    def __init__(self) -> None:
+        self.buffers: dict[str, np.ndarray] = {}
+
+    def array(self, xp, name: str, shape: tuple[int, ...], dtype: np.dtype):
+        """An uninitialised array in the buffer `name`, which grows to the largest request up to
+        `_SCRATCH_LIMIT` bytes (larger ones get memory of their own)."""
+        nbytes = math.prod(shape) * np.dtype(dtype).itemsize
+        if nbytes > _SCRATCH_LIMIT:
+            return xp.empty(shape, dtype=dtype)
+        buf = self.buffers.get(name)
+        if buf is None or buf.nbytes < nbytes:
+            buf = self.buffers[name] = xp.empty(nbytes, dtype=np.uint8)
+        return buf[:nbytes].view(dtype).reshape(shape)
+
+
+_SCRATCH = _Scratch()
+
+
+def _windows(xp, x, win: Window, out: Sequence[int], fill: float = 0.0, scratch: str | None = None):
     """Every receptive field of x: shape (*lead, *O, *K), a read-only strided view of the padded input (no copy)."""
     d = len(win.kernel)
     if any(lo or hi for lo, hi in win.padding):
-        x = _padded(xp, x, win.padding, fill)
+        x = _padded(xp, x, win.padding, fill, scratch)
     lead, steps = x.strides[:x.ndim - d], x.strides[x.ndim - d:]
     return xp.lib.stride_tricks.as_strided(
         x, x.shape[:x.ndim - d] + tuple(out) + tuple(win.kernel),
@@ -101,13 +132,35 @@ def _windows(xp, x, win: Window, out: Sequence[int], fill: float = 0.0):
         writeable=False)
 
 
-def _columns(xp, x, win: Window, out: Sequence[int]):
-    """im2col: (*lead, *X) -> (*lead, *K, *O), each kernel offset's view of the input laid out contiguously
-    (one copy of the window view; output positions innermost, so the copy runs along input rows)."""
+def _column_view(xp, x, win: Window, out: Sequence[int], scratch: str | None = None):
+    """im2col as a view: (*lead, *X) -> (*lead, *K, *O), each kernel offset's window of the input (no copy;
+    output positions innermost, so copying it runs along input rows)."""
     d = len(win.kernel)
-    view = _windows(xp, x, win, out)
+    view = _windows(xp, x, win, out, scratch=scratch)
     n = view.ndim - 2 * d
-    return xp.ascontiguousarray(view.transpose(*range(n), *range(n + d, n + 2 * d), *range(n, n + d)))
+    return view.transpose(*range(n), *range(n + d, n + 2 * d), *range(n, n + d))
+
+
+def _columns(xp, x, win: Window, out: Sequence[int]):
+    """im2col: (*lead, *X) -> (*lead, *K, *O), the column view laid out contiguously."""
+    return xp.ascontiguousarray(_column_view(xp, x, win, out))
+
+
+def _flat_column_view(xp, x, win: Window, out: Sequence[int], scratch: str | None = None):
+    """im2col for stride 1 (Note [flat rows]): (*lead, *X) -> ((*lead, *K, L), grid), a strided view in which
+    each kernel offset's window is one contiguous run of the flattened padded input; L = prod(grid) positions
+    on the grid (out[0], *padded[1:]), of which those past `out` in the trailing dims are junk to crop."""
+    d = len(win.kernel)
+    pairs = [(lo, hi + (i == 0 and d > 1)) for i, (lo, hi) in enumerate(win.padding)]  # a spare row for the junk
+    buf = _padded(xp, x, pairs, 0.0, scratch)
+    lead, padded = buf.shape[:buf.ndim - d], buf.shape[buf.ndim - d:]
+    rows = buf.reshape(*lead, -1)
+    pitch = [math.prod(padded[i + 1:]) * buf.itemsize for i in range(d)]
+    grid = (out[0], *padded[1:])
+    return xp.lib.stride_tricks.as_strided(
+        rows, (*lead, *win.kernel, math.prod(grid)),
+        rows.strides[:-1] + tuple(dl * p for dl, p in zip(win.dilation, pitch)) + (buf.itemsize,),
+        writeable=False), grid
 
 
 def _add_windows(buf, cols, win: Window) -> None:
@@ -135,21 +188,8 @@ def _scatter_windows(xp, cols, spatial: Sequence[int], win: Window):
     return _unpadded(buf, spatial, win)
 
 
-def _flat_columns(xp, x, win: Window, out: Sequence[int]):
-    """im2col for stride 1 (Note [flat rows]): (*lead, *X) -> ((*lead, *K, L), grid), each kernel offset's
-    window one contiguous run of the flattened padded input; L = prod(grid) positions on the grid
-    (out[0], *padded[1:]), of which those past `out` in the trailing dims are junk to crop."""
-    d = len(win.kernel)
-    pairs = [(lo, hi + (i == 0 and d > 1)) for i, (lo, hi) in enumerate(win.padding)]  # a spare row for the junk
-    buf = _padded(xp, x, pairs, 0.0)
-    lead, padded = buf.shape[:buf.ndim - d], buf.shape[buf.ndim - d:]
-    rows = buf.reshape(*lead, -1)
-    pitch = [math.prod(padded[i + 1:]) * buf.itemsize for i in range(d)]
-    grid = (out[0], *padded[1:])
-    view = xp.lib.stride_tricks.as_strided(
-        rows, (*lead, *win.kernel, math.prod(grid)),
-        rows.strides[:-1] + tuple(dl * p for dl, p in zip(win.dilation, pitch)) + (buf.itemsize,), writeable=False)
-    return xp.ascontiguousarray(view), grid
+_PART_BYTES = 1 << 21
+_SCRATCH_LIMIT = 1 << 22
 
 
 def _batch_parts(n: int, sample_bytes: int) -> list[slice]:
@@ -158,28 +198,30 @@ def _batch_parts(n: int, sample_bytes: int) -> list[slice]:
     return [slice(i, min(i + step, n)) for i in range(0, n, step)]
 
 
-_PART_BYTES = 1 << 19
-
-
 def _conv(xp, x, w, win: Window, groups: int, bias=None):
     """conv(x, w) (+ bias): (N, C, *X) with (F, C/groups, *K) -> (N, F, *O), one matmul per sample and group."""
     n, f = x.shape[0], w.shape[0]
-    d = len(win.kernel)
     out = _out_size(x.shape[2:], win)
     wg = w.reshape(groups, f // groups, -1)
-    y = xp.empty((n, f, *out), dtype=xp.result_type(x.dtype, w.dtype))
-    flat = all(s == 1 for s in win.stride)
-    for part in _batch_parts(n, w.shape[1] * groups * math.prod(win.kernel) * math.prod(out) * x.itemsize):
-        if flat:
-            cols, grid = _flat_columns(xp, x[part], win, out)
-        else:
-            cols, grid = _columns(xp, x[part], win, out), out
-        cols = cols.reshape(-1, groups, wg.shape[2], math.prod(grid))  # (n, G, C/G*K, L)
-        prod = xp.matmul(wg, cols).reshape(-1, f, *grid)[(Ellipsis, *(slice(0, o) for o in out[1:]))]
-        if bias is None:
-            y[part] = prod
-        else:
-            xp.add(prod, bias.reshape(-1, *(1,) * d), out=y[part])
+    # flat rows trade a copy of the columns for a cropping copy of the output: a gain with many more columns
+    flat = all(s == 1 for s in win.stride) and wg.shape[2] * groups >= 2 * f
+    grid = (out[0], *(x + lo + hi for x, (lo, hi) in zip(x.shape[3:], win.padding[1:]))) if flat else out
+    y = xp.empty((n, groups, f // groups, math.prod(out)), dtype=xp.result_type(x.dtype, w.dtype))
+    for part in _batch_parts(n, wg.shape[2] * groups * math.prod(grid) * x.itemsize):
+        view = (_flat_column_view(xp, x[part], win, out, "pad")[0] if flat
+                else _column_view(xp, x[part], win, out, "pad"))
+        cols = _SCRATCH.array(xp, "cols", view.shape, x.dtype)
+        xp.copyto(cols, view)
+        cols = cols.reshape(-1, groups, wg.shape[2], math.prod(grid))  # (n, G, CK/G, L)
+        if not flat:
+            xp.matmul(wg, cols, out=y[part])
+            continue
+        prod = _SCRATCH.array(xp, "prod", (len(cols), groups, f // groups, cols.shape[-1]), y.dtype)
+        xp.matmul(wg, cols, out=prod)
+        y[part].reshape(-1, f, *out)[...] = prod.reshape(-1, f, *grid)[(Ellipsis, *(slice(0, o) for o in out[1:]))]
+    y = y.reshape(n, f, *out)
+    if bias is not None:
+        y += bias.reshape(-1, *(1,) * len(out))
     return y
 
 
@@ -199,8 +241,9 @@ def _conv_transpose(xp, g, w, spatial: Sequence[int], win: Window, groups: int):
     wt = w.reshape(groups, f // groups, -1).transpose(0, 2, 1)  # (G, C/G*K, F/G)
     padded = tuple(x + lo + hi for x, (lo, hi) in zip(spatial, win.padding))
     buf = xp.zeros((n, c, *padded), dtype=xp.result_type(g.dtype, w.dtype))
-    for part in _batch_parts(n, c * math.prod(win.kernel) * math.prod(g.shape[2:]) * g.itemsize):
-        cols = xp.matmul(wt, g[part].reshape(-1, groups, f // groups, math.prod(g.shape[2:])))  # (n, G, C/G*K, P)
+    p = math.prod(g.shape[2:])
+    for part in _batch_parts(n, c * math.prod(win.kernel) * p * g.itemsize):
+        cols = xp.matmul(wt, g[part].reshape(-1, groups, f // groups, p))  # (n, G, C/G*K, P)
         _add_windows(buf[part], cols.reshape(-1, c, *win.kernel, *g.shape[2:]), win)
     return _unpadded(buf, spatial, win)
 
@@ -212,7 +255,10 @@ def _conv_weight(xp, g, x, win: Window, groups: int):
     ck = x.shape[1] // groups * math.prod(win.kernel)
     total = xp.zeros((groups, f // groups, ck), dtype=xp.result_type(g.dtype, x.dtype))
     for part in _batch_parts(n, groups * ck * p * x.itemsize):
-        cols = _columns(xp, x[part], win, g.shape[2:]).reshape(-1, groups, ck, p)
+        view = _column_view(xp, x[part], win, g.shape[2:], "pad")
+        cols = _SCRATCH.array(xp, "cols", view.shape, x.dtype)
+        xp.copyto(cols, view)
+        cols = cols.reshape(-1, groups, ck, p)
         total += xp.matmul(g[part].reshape(-1, groups, f // groups, p), cols.transpose(0, 1, 3, 2)).sum(0)
     return total.reshape(f, x.shape[1] // groups, *win.kernel)
 
@@ -360,12 +406,12 @@ def max_pool_backward_op(xp, g, indices, input_shape, d, repeats):
     `repeats`: whether windows overlap, so that one element may be picked more than once."""
     planes = math.prod(input_shape[:len(input_shape) - d])
     size = math.prod(input_shape[len(input_shape) - d:])
-    flat = (xp.arange(planes)[:, None] * size + indices.reshape(planes, -1)).reshape(-1)
     if repeats:
+        flat = (indices.reshape(planes, -1) + (xp.arange(planes) * size)[:, None]).reshape(-1)
         total = xp.bincount(flat, weights=g.reshape(-1), minlength=planes * size).astype(g.dtype, copy=False)
-    else:
+    else:  # the result before the index temporary, which is then freed on top of the heap (Note [batch parts])
         total = xp.zeros(planes * size, dtype=g.dtype)
-        total[flat] = g.reshape(-1)
+        total[(indices.reshape(planes, -1) + (xp.arange(planes) * size)[:, None]).reshape(-1)] = g.reshape(-1)
     return total.reshape(input_shape)
 
 
