@@ -74,8 +74,8 @@ def softmax_backward_data(xp, g, r, dim):
 def log_softmax_op(xp, x, dim):
     if not x.size:
         return x.copy()
-    shifted = x - xp.max(x, axis=dim, keepdims=True)
-    return shifted - xp.log(xp.sum(xp.exp(shifted), axis=dim, keepdims=True))
+    shifted = x - x.max(axis=dim, keepdims=True)
+    return shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
 
 
 @defop("_log_softmax_backward_data", node="LogSoftmaxBackwardDataBackward0", inputs=("grad_output", "output"),
@@ -84,7 +84,7 @@ def log_softmax_op(xp, x, dim):
        output="-grad * exp(output) * grad_output.sum(dim, True)",
        jvp="grad_output_t - exp(output) * (grad_output_t.sum(dim, True) + output_t * grad_output.sum(dim, True))")
 def log_softmax_backward_data(xp, g, r, dim):
-    return g - xp.exp(r) * xp.sum(g, axis=dim, keepdims=True)
+    return g - xp.exp(r) * g.sum(axis=dim, keepdims=True)
 
 
 # ============================================================================================
@@ -163,16 +163,22 @@ def attention_op(xp, q, k, v, mask, scale):
        self="nll_loss_grad(grad, self, target, weight, reduction, ignore_index)",
        jvp="nll_loss_of(self_t, target, weight, reduction, ignore_index)")
 def nll_loss_op(xp, x, target, weight, reduction, ignore_index):
-    safe = xp.where(target == ignore_index, 0, target)
+    """ignore_index is None when no target is ignored (nll_loss checks): then unweighted losses need no mask."""
+    safe = target if ignore_index is None else xp.where(target == ignore_index, 0, target)
     picked = _at_targets(xp, x, safe)
-    w = _sample_weights(target, weight, ignore_index, x.dtype)
-    loss = -picked * w
+    if weight is None and ignore_index is None:
+        loss, total = -picked, picked.size
+        if reduction == "mean" and total:  # a float by a nonzero count: nothing to guard, already x's dtype
+            return loss.sum() / total
+    else:
+        w = _sample_weights(target, weight, ignore_index, x.dtype)
+        loss, total = -picked * w, w.sum()
     if reduction == "none":
         return loss
     if reduction == "sum":
         return loss.sum()
     with np.errstate(invalid="ignore", divide="ignore"):
-        return (loss.sum() / w.sum()).astype(x.dtype)
+        return (loss.sum() / total).astype(x.dtype)
 
 
 @defop("nll_loss_backward", node="NllLossBackwardBackward0", inputs=("grad_output", "self"),
@@ -187,7 +193,7 @@ def nll_loss_backward_op(xp, g, x, target, weight, reduction, ignore_index):
         with np.errstate(invalid="ignore", divide="ignore"):
             w = w / w.sum()
     out = xp.zeros(x.shape, g.dtype)
-    _at_targets(xp, out, xp.where(target == ignore_index, 0, target), -w * g)
+    _at_targets(xp, out, target if ignore_index is None else xp.where(target == ignore_index, 0, target), -w * g)
     return out
 
 
@@ -343,7 +349,9 @@ def _at_targets(xp, x, index, values=None):
 
 
 def _sample_weights(target: np.ndarray, weight: np.ndarray | None, ignore_index: int, dtype: np.dtype) -> np.ndarray:
-    """Each sample's class weight, 0 where the target is ignore_index."""
+    """Each sample's class weight, 0 where the target is ignore_index (None: no target is ignored)."""
+    if ignore_index is None:
+        return np.ones(target.shape, dtype=dtype) if weight is None else weight[target].astype(dtype)
     valid = target != ignore_index
     w = weight[np.where(valid, target, 0)] if weight is not None else np.ones(target.shape, dtype=dtype)
     return np.where(valid, w, 0).astype(dtype)
@@ -1082,10 +1090,18 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
 
 # ---- losses ---------------------------------------------------------------------------------
 
-def _check_target_classes(target: np.ndarray, classes: int, ignore_index: int) -> None:
-    valid = target[target != ignore_index]
+def _check_target_classes(target: np.ndarray, classes: int, ignore_index: int) -> bool:
+    """torch's IndexError for a class index out of range; returns whether some target is ignore_index."""
+    if not target.size:
+        return False
+    low, high = target.min(), target.max()
+    if 0 <= low and high < classes and not low <= ignore_index <= high:  # the common case: two reductions
+        return False
+    ignored = target == ignore_index
+    valid = target[~ignored]
     if valid.size and (valid.max() >= classes or valid.min() < 0):
         raise IndexError(f"Target {int(valid.max() if valid.max() >= classes else valid.min())} is out of bounds.")
+    return bool(ignored.any())
 
 
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
@@ -1103,9 +1119,9 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
         raise ValueError(f"Expected input batch_size ({x.shape[0]}) to match target batch_size ({t.shape[0]}).")
     if x.ndim > 2 and t.shape != x.shape[:1] + x.shape[2:]:
         raise RuntimeError(f"size mismatch (got input: {list(x.shape)} , target: {list(t.shape)}")
-    _check_target_classes(t, x.shape[1 if x.ndim > 1 else 0], ignore_index)
+    ignored = _check_target_classes(t, x.shape[1 if x.ndim > 1 else 0], ignore_index)
     w = None if weight is None else weight._data.astype(x.dtype)
-    params = (t.astype(np.int64), w, reduction, ignore_index)
+    params = (t.astype(np.int64, copy=False), w, reduction, ignore_index if ignored else None)
     if x.ndim <= 2:
         return apply(nll_loss_op, (input,), params)
     loss = apply(nll_loss2d_op, (input,), params)  # torch views K-d inputs as 2-d images, and views back
