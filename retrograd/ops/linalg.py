@@ -877,11 +877,18 @@ def matrix_exp_differential(A: Tensor, G: Tensor, adjoint: bool) -> Tensor:
 
 
 def add_scaled(xp: Any, c: np.ndarray, product: np.ndarray, beta: complex, alpha: complex) -> np.ndarray:
-    """beta * c + alpha * product; c is ignored (nan and inf included) when beta is 0, as in BLAS."""
+    """beta * c + alpha * product; c is ignored (nan and inf included) when beta is 0, as in BLAS.
+    `product` is the caller's fresh result, so c is added into it when it fits (a linear layer's bias)."""
     out = product if alpha == 1 else product * alpha
     if beta == 0:
         return xp.broadcast_to(out, xp.broadcast_shapes(c.shape, out.shape)).astype(product.dtype)
-    return (out + (c if beta == 1 else c * beta)).astype(product.dtype, copy=False)
+    addend = c if beta == 1 else c * beta
+    if addend.dtype == out.dtype:
+        try:
+            return xp.add(out, addend, out=out)
+        except ValueError:  # c broadcasts to more than the product's shape
+            pass
+    return (out + addend).astype(product.dtype, copy=False)
 
 
 def lu_info(xp: Any, a: np.ndarray) -> np.ndarray:
