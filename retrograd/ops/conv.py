@@ -198,22 +198,36 @@ def _batch_parts(n: int, sample_bytes: int) -> list[slice]:
     return [slice(i, min(i + step, n)) for i in range(0, n, step)]
 
 
+def _flat_grid(x, win: Window, out: Sequence[int], columns: int, channels: int) -> tuple[int, ...] | None:
+    """The grid of flat rows (Note [flat rows]) if they pay for their crop: stride 1 and the columns
+    outnumbering the output channels twice; None for window columns."""
+    if any(s != 1 for s in win.stride) or columns < 2 * channels:
+        return None
+    return (out[0], *(n + lo + hi for n, (lo, hi) in zip(x.shape[3:], win.padding[1:])))
+
+
+def _column_parts(xp, x, win: Window, out: Sequence[int], grid: tuple[int, ...] | None):
+    """im2col part by part (Note [batch parts]): (slice, columns (n, C*K, L)) in a scratch buffer, from flat
+    rows on `grid` (L = prod(grid)) or, when grid is None, from the windows (L = prod(out))."""
+    size = math.prod(grid or out)
+    for part in _batch_parts(x.shape[0], x.shape[1] * math.prod(win.kernel) * size * x.itemsize):
+        view = (_column_view(xp, x[part], win, out, "pad") if grid is None
+                else _flat_column_view(xp, x[part], win, out, "pad")[0])
+        cols = _SCRATCH.array(xp, "cols", view.shape, x.dtype)
+        xp.copyto(cols, view)
+        yield part, cols.reshape(len(cols), -1, size)
+
+
 def _conv(xp, x, w, win: Window, groups: int, bias=None):
     """conv(x, w) (+ bias): (N, C, *X) with (F, C/groups, *K) -> (N, F, *O), one matmul per sample and group."""
     n, f = x.shape[0], w.shape[0]
     out = _out_size(x.shape[2:], win)
     wg = w.reshape(groups, f // groups, -1)
-    # flat rows trade a copy of the columns for a cropping copy of the output: a gain with many more columns
-    flat = all(s == 1 for s in win.stride) and wg.shape[2] * groups >= 2 * f
-    grid = (out[0], *(x + lo + hi for x, (lo, hi) in zip(x.shape[3:], win.padding[1:]))) if flat else out
+    grid = _flat_grid(x, win, out, wg.shape[2] * groups, f)
     y = xp.empty((n, groups, f // groups, math.prod(out)), dtype=xp.result_type(x.dtype, w.dtype))
-    for part in _batch_parts(n, wg.shape[2] * groups * math.prod(grid) * x.itemsize):
-        view = (_flat_column_view(xp, x[part], win, out, "pad")[0] if flat
-                else _column_view(xp, x[part], win, out, "pad"))
-        cols = _SCRATCH.array(xp, "cols", view.shape, x.dtype)
-        xp.copyto(cols, view)
-        cols = cols.reshape(-1, groups, wg.shape[2], math.prod(grid))  # (n, G, CK/G, L)
-        if not flat:
+    for part, cols in _column_parts(xp, x, win, out, grid):
+        cols = cols.reshape(len(cols), groups, wg.shape[2], cols.shape[-1])  # (n, G, CK/G, L)
+        if grid is None:
             xp.matmul(wg, cols, out=y[part])
             continue
         prod = _SCRATCH.array(xp, "prod", (len(cols), groups, f // groups, cols.shape[-1]), y.dtype)
@@ -249,17 +263,24 @@ def _conv_transpose(xp, g, w, spatial: Sequence[int], win: Window, groups: int):
 
 
 def _conv_weight(xp, g, x, win: Window, groups: int):
-    """conv_w(g, x): the adjoint of conv(x, .), a weight of shape (F, C/groups, *K)."""
+    """conv_w(g, x): the adjoint of conv(x, .), a weight of shape (F, C/groups, *K). On flat rows, g is
+    laid on the same grid with zeros at the junk positions, unless x holds a non-finite value (0 * inf)."""
     n, f = g.shape[:2]
-    p = math.prod(g.shape[2:])
+    out = g.shape[2:]
     ck = x.shape[1] // groups * math.prod(win.kernel)
+    grid = _flat_grid(x, win, out, ck * groups, f)
+    if grid is not None and not math.isfinite(x.sum()):
+        grid = None
     total = xp.zeros((groups, f // groups, ck), dtype=xp.result_type(g.dtype, x.dtype))
-    for part in _batch_parts(n, groups * ck * p * x.itemsize):
-        view = _column_view(xp, x[part], win, g.shape[2:], "pad")
-        cols = _SCRATCH.array(xp, "cols", view.shape, x.dtype)
-        xp.copyto(cols, view)
-        cols = cols.reshape(-1, groups, ck, p)
-        total += xp.matmul(g[part].reshape(-1, groups, f // groups, p), cols.transpose(0, 1, 3, 2)).sum(0)
+    for part, cols in _column_parts(xp, x, win, out, grid):
+        rows = g[part]
+        if grid is not None:
+            rows = _SCRATCH.array(xp, "rows", (len(cols), f, *grid), g.dtype)
+            rows.fill(0)
+            rows[(Ellipsis, *(slice(0, o) for o in out[1:]))] = g[part]
+        rows = rows.reshape(len(cols), groups, f // groups, cols.shape[-1])
+        cols = cols.reshape(len(cols), groups, ck, cols.shape[-1])
+        total += xp.matmul(rows, cols.transpose(0, 1, 3, 2)).sum(0)
     return total.reshape(f, x.shape[1] // groups, *win.kernel)
 
 
@@ -291,7 +312,7 @@ def convolution_op(xp, x, w, b, win, groups, transposed, output_padding):
 
 @defop("convolution_weight", node="ConvolutionBackwardBackward0", inputs=("grad_output", "input"),
        params=("win", "groups"),
-       grad_output="convolution_op(input, grad, None, win, groups, False, None)",
+       grad_output="conv_to(input, grad, win, groups, grad_output_shape)",
        input="conv_input_grad(grad_output, grad, input_shape, win, groups, False)",
        jvp="convolution_weight(grad_output_t, input, win, groups) + convolution_weight(grad_output, input_t, win, "
            "groups)")
@@ -650,9 +671,18 @@ def conv_input_grad(grad: Tensor, weight: Tensor, input_shape: tuple, win: Windo
                     transposed: bool) -> Tensor:
     """d/d input: conv_T of the gradient for a convolution, conv for a transposed one."""
     if transposed:
-        return convolution_op(grad, weight, None, win, groups, False, None)
+        return conv_to(grad, weight, win, groups, input_shape)
     size = _transposed_size(grad.shape[2:], win, (0,) * len(win.kernel))
     return convolution_op(grad, weight, None, win, groups, True, tuple(x - s for x, s in zip(input_shape[2:], size)))
+
+
+def conv_to(input: Tensor, weight: Tensor, win: Window, groups: int, shape: Sequence[int]) -> Tensor:
+    """conv(input, weight) as the adjoint of a transposed convolution whose input had `shape`: an
+    output_padding gives the convolution positions past that input, which are cropped."""
+    out = convolution_op(input, weight, None, win, groups, False, None)
+    if tuple(out.shape[2:]) == tuple(shape[2:]):
+        return out
+    return out[(Ellipsis, *(slice(0, x) for x in shape[2:]))]
 
 
 def conv_weight_grad(grad: Tensor, input: Tensor, win: Window, groups: int, transposed: bool) -> Tensor:

@@ -51,6 +51,10 @@ def conv2d_samples(rng):
         Sample((rand(rng, 1, 2, 4, 4), rand(rng, 3, 2, 3, 3)), {"padding": "valid", "stride": (1, 2)}, "valid"),
         Sample((rand(rng, 2, 4, 4), rand(rng, 3, 2, 2, 2), rand(rng, 3)), name="unbatched"),
         Sample((noncontig(rand(rng, 1, 2, 4, 4)), rand(rng, 2, 2, 3, 3)), {"padding": 1}, "noncontig"),
+        # padding wider than the kernel's reach: the input gradient cannot be a convolution (negative padding)
+        Sample((rand(rng, 1, 2, 3, 3), rand(rng, 2, 2, 2, 2)), {"padding": (3, 1)}, "padding_past_kernel"),
+        # one input channel: window columns rather than flat rows (fewer columns than twice the channels)
+        Sample((rand(rng, 2, 1, 5, 4), rand(rng, 3, 1, 2, 2), rand(rng, 3)), {"padding": 1}, "one_channel"),
     ]
 
 
@@ -72,6 +76,8 @@ def conv_transpose2d_samples(rng):
         Sample((rand(rng, 2, 3, 3, 3), rand(rng, 3, 2, 3, 3), rand(rng, 2)),
                {"stride": 2, "padding": 1, "output_padding": 1}, "stride_output_padding"),
         Sample((rand(rng, 1, 4, 3, 2), rand(rng, 4, 1, 2, 2)), {"groups": 2, "dilation": (2, 1)}, "groups_dilation"),
+        Sample((rand(rng, 1, 2, 3, 3), rand(rng, 2, 3, 2, 2)), {"dilation": 2, "output_padding": 1, "padding": 1},
+               "stride1_output_padding"),
         Sample((rand(rng, 2, 3, 3), rand(rng, 2, 2, 2, 2)), name="unbatched"),
     ]
 

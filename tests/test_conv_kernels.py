@@ -1,0 +1,51 @@
+"""The convolution kernels' layouts (ops/conv.py, Notes [flat rows] and [batch parts]) against torch: batches
+split in parts, flat rows with their junk positions, and non-finite inputs, whose junk reads must not leak
+into the weight gradient."""
+
+import numpy as np
+import pytest
+import torch
+
+import retrograd
+import retrograd.ops.conv as conv
+
+LIBS = (torch, retrograd)
+
+
+def conv_grads(lib, x, w, b, **kwargs):
+    """Output and the gradients of x, w, b for a fixed cotangent."""
+    x, w, b = (lib.tensor(a, requires_grad=True) for a in (x, w, b))
+    y = lib.nn.functional.conv2d(x, w, b, **kwargs)
+    cotangent = lib.tensor(np.cos(np.arange(y.numel())).reshape(tuple(y.shape)).astype(x.detach().numpy().dtype))
+    y.backward(cotangent)
+    return [t.detach().numpy() for t in (y, x.grad, w.grad, b.grad)]
+
+
+@pytest.mark.parametrize("kwargs", [{"padding": 1}, {"padding": (2, 0), "dilation": 2}, {"stride": 2, "padding": 1},
+                                    {"padding": 1, "groups": 2}])
+@pytest.mark.parametrize("part_bytes", [1, 1 << 12, 1 << 30])
+def test_batch_parts_match_torch(monkeypatch, kwargs, part_bytes):
+    """Any split of the batch (one sample per part, a few, all at once) gives torch's values."""
+    monkeypatch.setattr(conv, "_PART_BYTES", part_bytes)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((5, 8, 9, 7))
+    w = rng.standard_normal((6, 8 // kwargs.get("groups", 1), 3, 3))
+    b = rng.standard_normal(6)
+    for ours, theirs in zip(conv_grads(retrograd, x, w, b, **kwargs), conv_grads(torch, x, w, b, **kwargs)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
+def test_non_finite_input_stays_where_torch_puts_it(bad):
+    """A non-finite input element reaches the same outputs and weight-gradient entries as in torch; the junk
+    positions of flat rows (which read it too) are never multiplied into the result."""
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((2, 8, 6, 6))
+    x[1, 3, 2, 5] = bad  # the last column: the junk positions at the end of the row before read it
+    w = rng.standard_normal((4, 8, 3, 3))
+    b = rng.standard_normal(4)
+    for ours, theirs in zip(conv_grads(retrograd, x, w, b, padding=1), conv_grads(torch, x, w, b, padding=1)):
+        np.testing.assert_array_equal(np.isnan(ours), np.isnan(theirs))
+        np.testing.assert_array_equal(np.isinf(ours), np.isinf(theirs))
+        finite = np.isfinite(theirs)
+        np.testing.assert_allclose(ours[finite], theirs[finite], rtol=1e-10, atol=1e-10)
