@@ -188,8 +188,8 @@ def _scatter_windows(xp, cols, spatial: Sequence[int], win: Window):
     return _unpadded(buf, spatial, win)
 
 
-_PART_BYTES = 1 << 21
-_SCRATCH_LIMIT = 1 << 22
+_PART_BYTES = 1 << 20
+_SCRATCH_LIMIT = 1 << 21
 
 
 def _batch_parts(n: int, sample_bytes: int) -> list[slice]:
