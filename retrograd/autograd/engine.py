@@ -88,7 +88,7 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, retain_graph: bool, 
                 outs = _run_node(node, grads, retain_graph)
             if tracer is not None:
                 tracer.node_ran(node, grads, outs)
-            for (child, nr), g in zip(node.next_functions, outs):
+            for child, nr, g in zip(node._next_nodes, node._next_nrs, outs):
                 if child is None:
                     continue
                 count = deps.get(child)
@@ -122,7 +122,7 @@ def _dependencies(roots: list) -> dict:
             deps[node] = 0
             stack.append(node)
     while stack:
-        for child, _ in stack.pop().next_functions:
+        for child in stack.pop()._next_nodes:
             if child is not None:
                 count = deps.get(child)
                 if count is None:
@@ -141,7 +141,7 @@ def _dependencies_towards(roots: list, wanted: set) -> dict:
     stack = list(consumers)
     while stack:
         node = stack.pop()
-        for child, _ in node.next_functions:
+        for child in node._next_nodes:
             if child is not None:
                 seen = consumers.get(child)
                 if seen is None:
@@ -205,7 +205,7 @@ def _run_node(node: Node, grads: list, retain_graph: bool) -> list:
                 raise
             break
     else:
-        outs = [None] * len(node.next_functions)
+        outs = [None] * len(node._next_nodes)
     if not retain_graph:
         node.release()
     if node._hookset is not None:

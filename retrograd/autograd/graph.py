@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .grad_mode import _state as _grad_state
@@ -20,6 +20,14 @@ if TYPE_CHECKING:
     from .._tensor import Tensor
 
 NO_EDGE = (None, 0)
+
+# Note [edges]
+# torch shows a node's edges as `next_functions`, a tuple of (node, output_nr) pairs. Stored that
+# way, recording an op would allocate one pair per input plus the tuple holding them, and every
+# one of them is an object Python's garbage collector tracks and walks while the graph is alive
+# (in a graph of small ops the collector's passes are a third of the forward). So a node keeps
+# two parallel tuples instead: `_next_nodes` and `_next_nrs`, whose all-zero case (nearly every
+# edge) is one shared constant; `next_functions` builds the pairs when asked.
 
 
 class RemovableHandle:
@@ -71,7 +79,8 @@ class HookSet:
 class Node:
     """A step of the backward graph; subclasses define `apply(grads) -> grads of inputs`."""
 
-    __slots__ = ("next_functions", "_hookset", "_trace", "__weakref__")
+    # the edges to the nodes that produced the inputs, as two parallel tuples (Note [edges])
+    __slots__ = ("_next_nodes", "_next_nrs", "_hookset", "_trace", "__weakref__")
     _out_meta: tuple | None = None  # (shape, dtype) of each output of a multi-output node; None for one output
 
     def __init__(self) -> None:
@@ -84,6 +93,16 @@ class Node:
     def name(self) -> str:
         """The node's name as torch reports it, e.g. 'MulBackward0'."""
         return type(self).__name__
+
+    @property
+    def next_functions(self) -> tuple:
+        """(node, output_nr) per input: the node that produced it, None for an input that wants no gradient."""
+        return tuple(zip(self._next_nodes, self._next_nrs))
+
+    @next_functions.setter
+    def next_functions(self, edges: Sequence[tuple]) -> None:
+        self._next_nodes = tuple([node for node, _ in edges])
+        self._next_nrs = tuple([nr for _, nr in edges])
 
     def apply(self, grads: list) -> list:
         raise NotImplementedError
@@ -133,7 +152,7 @@ class AccumulateGrad(Node):
     def __init__(self, variable: Tensor) -> None:
         super().__init__()
         self.variable = variable
-        self.next_functions = ()
+        self._next_nodes = self._next_nrs = ()
 
     def hooks(self) -> HookSet:
         """The node's hooks; the leaf's own tensor hooks run first, before accumulation (the

@@ -59,7 +59,7 @@ def _reaches_outside(outputs: Sequence[Tensor], aliases: Sequence[Tensor]) -> bo
         variable = getattr(node, "variable", None)
         if variable is not None and id(variable) not in own:
             return True
-        stack.extend(child for child, _ in node.next_functions if child is not None)
+        stack.extend(child for child in node._next_nodes if child is not None)
     return False
 
 

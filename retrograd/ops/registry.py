@@ -126,7 +126,7 @@ class Op:
         """Generate this op's backward: one function that unpacks exactly the saved values its
         formulas read and evaluates each input's formula only when that input wants a gradient."""
         used = set().union(*(self._referenced_names(src) for src in self.vjp_src.values()))
-        lines = ["def backward(node, grads):", "    nf = node.next_functions"]
+        lines = ["def backward(node, grads):", "    wanted = node._next_nodes"]
         if self.saves_inputs and self.variadic:
             lines.append("    saved = node._unpack_saved()")
         elif self.saves_inputs:  # _unpack_saved inline, unless saved-tensor hooks packed them
@@ -166,14 +166,14 @@ class Op:
             lines.append("    grad = grads[0]")
         if self.variadic:
             src = self.vjp_src.get(self.inputs[0])
-            lines.append(f"    return [None if e[0] is None else _fit(g, m) for g, m, e in "
-                         f"zip(({src}), node._in_meta[0], nf)]")
+            lines.append(f"    return [None if e is None else _fit(g, m) for g, m, e in "
+                         f"zip(({src}), node._in_meta[0], wanted)]")
         else:  # each wanted gradient, then _fit's test inline (it is called only when there is work)
             for k, name in enumerate(self.inputs):
                 src = self.vjp_src.get(name)
                 if src is None:
                     continue
-                lines += [f"    g{k} = None if nf[{k}][0] is None else ({src})",
+                lines += [f"    g{k} = None if wanted[{k}] is None else ({src})",
                           f"    if g{k} is not None:",
                           f"        meta = node._in_meta[{k}]",
                           f"        if meta is not None and (g{k}._data.shape != meta[0] "
@@ -186,7 +186,7 @@ class Op:
         self.vjps = self.node_class.apply = scope["backward"]  # the node's apply(grads) is the generated backward
         self.jvp = self._compile_jvp(namespace) if self.jvp_src else None
         if not self.variadic:
-            self.run = _generate(f"run of {self.name}", self._run_source(), op=self)
+            self.run = _generate(f"run of {self.name}", self._run_source(), op=self, ZERO_NRS=(0,) * len(self.inputs))
 
     def _compile_jvp(self, namespace: dict) -> Callable:
         """Generate jvp(inputs, tangents, params, results) -> output tangent(s) from the `jvp=`
@@ -270,24 +270,31 @@ class Op:
         lines = ["node = _new(node_class)",
                  "node._hookset = None",
                  "node._trace = anomaly_trace() if anomaly.enabled else None"]
-        for k, x in enumerate(xs):  # edge and (shape, dtype) of each input
-            edge = (f"(({x}.grad_fn, {x}._output_nr) if {x}.grad_fn is not None else ({x}._accumulator(), 0)) "
-                    f"if {x}._requires_grad else NO_EDGE") if self.differentiable[k] else "NO_EDGE"
-            lines += [f"if isinstance({x}, Tensor):",
-                      f"    e{k} = {edge}",
-                      f"    shape{k} = {x}._data.shape",
+        for k, x in enumerate(xs):  # edge (node n, output r) and (shape, dtype) of each input (Note [edges])
+            lines.append(f"n{k} = None")
+            lines.append(f"r{k} = 0")
+            lines.append(f"if isinstance({x}, Tensor):")
+            if self.differentiable[k]:
+                lines += [f"    if {x}._requires_grad:",
+                          f"        n{k} = {x}.grad_fn",
+                          f"        if n{k} is None:",
+                          f"            n{k} = {x}._accumulator()",
+                          "        else:",
+                          f"            r{k} = {x}._output_nr"]
+            lines += [f"    shape{k} = {x}._data.shape",
                       f"    dtype{k} = {x}._data.dtype",
                       "else:",
-                      f"    e{k} = NO_EDGE",
                       f"    shape{k} = dtype{k} = None"]
         facts = _names(f"shape{k}, dtype{k}" for k in range(len(xs)))
-        lines += [f"node.next_functions = ({_names(f'e{k}' for k in range(len(xs)))})",
+        nrs = _names(f"r{k}" for k in range(len(xs)))
+        lines += [f"node._next_nodes = ({_names(f'n{k}' for k in range(len(xs)))})",
+                  f"node._next_nrs = ({nrs}) if {' or '.join(f'r{k}' for k in range(len(xs)))} else ZERO_NRS",
                   f"node._in_meta = _META.get(({facts})) or _intern_meta(({facts}))",
                   "node._params = params"]
         if self.saves_inputs:  # only what the formulas of inputs that want a gradient read (torch's rule)
             for k, (i, readers) in enumerate(zip(self.saves_inputs, self.readers)):
                 x = xs[i]
-                lines += [f"if {' or '.join(f'e{j}[0] is not None' for j in readers)}:",
+                lines += [f"if {' or '.join(f'n{j} is not None' for j in readers)}:",
                           f"    s{k} = {x}",
                           f"    v{k} = (0 if {x}._vc is None else {x}._vc[0]) if isinstance({x}, Tensor) else None",
                           "else:",
