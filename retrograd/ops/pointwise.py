@@ -988,14 +988,17 @@ def clamp_max(input: Tensor, max: Tensor | float) -> Tensor:
     return apply(clamp_max_op, (_promoted(input, max),), (max,))
 
 
+_ALPHA_ONE = (1,)  # the params of a plain + or -, shared by their nodes: one tracked object less per op
+
+
 def add(input: Tensor, other: Tensor | complex, *, alpha: complex = 1) -> Tensor:
     """input + alpha * other, broadcasting."""
-    return apply(add_op, (input, other), (alpha,))
+    return apply(add_op, (input, other), _ALPHA_ONE if type(alpha) is int and alpha == 1 else (alpha,))
 
 
 def sub(input: Tensor, other: Tensor | complex, *, alpha: complex = 1) -> Tensor:
     """input - alpha * other, broadcasting."""
-    return apply(sub_op, (input, other), (alpha,))
+    return apply(sub_op, (input, other), _ALPHA_ONE if type(alpha) is int and alpha == 1 else (alpha,))
 
 
 subtract = sub
