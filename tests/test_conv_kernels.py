@@ -49,3 +49,34 @@ def test_non_finite_input_stays_where_torch_puts_it(bad):
         np.testing.assert_array_equal(np.isinf(ours), np.isinf(theirs))
         finite = np.isfinite(theirs)
         np.testing.assert_allclose(ours[finite], theirs[finite], rtol=1e-10, atol=1e-10)
+
+
+def complex_grads(lib, fn, x, w, g, v):
+    """First-order gradients of (x, w) for the cotangent g, and the gradients of <grads, v> (double backward)."""
+    x, w = lib.tensor(x, requires_grad=True), lib.tensor(w, requires_grad=True)
+    y = fn(lib, x, w)
+    gx, gw = lib.autograd.grad(y, (x, w), lib.tensor(g), create_graph=True)
+    inner = (gx * lib.tensor(v[0])).sum() + (gw * lib.tensor(v[1])).sum()
+    second = lib.autograd.grad(inner.real, (x, w))
+    return [t.detach().numpy() for t in (y, gx, gw, *second)]
+
+
+@pytest.mark.parametrize("name, fn, shapes", [
+    ("conv2d", lambda lib, x, w: lib.nn.functional.conv2d(x, w, padding=1), ((2, 4, 5, 5), (3, 4, 3, 3))),
+    ("conv_transpose2d", lambda lib, x, w: lib.nn.functional.conv_transpose2d(x, w, stride=2, padding=1),
+     ((2, 3, 3, 3), (3, 4, 3, 3))),
+    ("conv_transpose2d_stride1", lambda lib, x, w: lib.nn.functional.conv_transpose2d(x, w, padding=1),
+     ((2, 3, 4, 4), (3, 4, 3, 3))),
+])
+def test_complex_gradients_match_torch(name, fn, shapes):
+    """Complex convolutions: the gradients conjugate the other factor (torch's convention), at every order."""
+    rng = np.random.default_rng(2)
+
+    def z(shape):
+        return rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+
+    x, w = z(shapes[0]), z(shapes[1])
+    y_shape = tuple(fn(torch, torch.tensor(x), torch.tensor(w)).shape)
+    g, v = z(y_shape), (z(shapes[0]), z(shapes[1]))
+    for ours, theirs in zip(complex_grads(retrograd, fn, x, w, g, v), complex_grads(torch, fn, x, w, g, v)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-10)

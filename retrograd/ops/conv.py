@@ -269,7 +269,7 @@ def _conv_weight(xp, g, x, win: Window, groups: int):
     out = g.shape[2:]
     ck = x.shape[1] // groups * math.prod(win.kernel)
     grid = _flat_grid(x, win, out, ck * groups, f)
-    if grid is not None and not math.isfinite(x.sum()):
+    if grid is not None and not xp.isfinite(x.sum()):
         grid = None
     total = xp.zeros((groups, f // groups, ck), dtype=xp.result_type(g.dtype, x.dtype))
     for part, cols in _column_parts(xp, x, win, out, grid):
@@ -297,8 +297,8 @@ def _transposed_size(spatial: Sequence[int], win: Window, output_padding: Sequen
 
 @defop("convolution", node="ConvolutionBackward0", inputs=("input", "weight", "bias"),
        params=("win", "groups", "transposed", "output_padding"),
-       input="conv_input_grad(grad, weight, input_shape, win, groups, transposed)",
-       weight="conv_weight_grad(grad, input, win, groups, transposed)",
+       input="conv_input_grad(grad, conj(weight), input_shape, win, groups, transposed)",
+       weight="conv_weight_grad(grad, conj(input), win, groups, transposed)",
        bias="grad.sum([0, *range(2, grad.ndim)])",
        jvp="conv_jvp(input_t, weight_t, bias_t, input, weight, win, groups, transposed, output_padding)")
 def convolution_op(xp, x, w, b, win, groups, transposed, output_padding):
@@ -312,8 +312,8 @@ def convolution_op(xp, x, w, b, win, groups, transposed, output_padding):
 
 @defop("convolution_weight", node="ConvolutionBackwardBackward0", inputs=("grad_output", "input"),
        params=("win", "groups"),
-       grad_output="conv_to(input, grad, win, groups, grad_output_shape)",
-       input="conv_input_grad(grad_output, grad, input_shape, win, groups, False)",
+       grad_output="conv_to(conj(input), grad, win, groups, grad_output_shape)",
+       input="conv_input_grad(conj(grad_output), grad, input_shape, win, groups, False)",
        jvp="convolution_weight(grad_output_t, input, win, groups) + convolution_weight(grad_output, input_t, win, "
            "groups)")
 def convolution_weight(xp, g, x, win, groups):
