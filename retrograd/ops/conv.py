@@ -41,12 +41,13 @@ outnumber the output channels (not for a first layer with one input channel).
 
 Note [batch parts]
 The convolution kernels run the batch in parts whose im2col columns take about `_PART_BYTES`, in
-per-thread scratch buffers that every call reuses (`_SCRATCH`, 3.3 MiB after the CNN benchmark). Fresh memory is
-dear: the columns of a whole batch are several times the input (9x for a 3x3 kernel), and the
-allocator hands such blocks back to the system when they are freed, so each call would fault their
-pages in again (one fault per 4 KiB, more than the copy costs). Parts of a few MiB keep the number
-of Python-level steps per call small. For the same reason a kernel allocates its result before its
-temporaries, so that they are freed on top of the heap rather than leaving a hole below the result.
+per-thread scratch buffers that every call reuses (`_SCRATCH`: four, of at most `_SCRATCH_LIMIT`
+bytes each; 3.3 MiB in all after the CNN benchmark). Fresh memory is dear: the columns of a whole
+batch are several times the input (9x for a 3x3 kernel), and the allocator hands such blocks back
+to the system when they are freed, so each call would fault their pages in again (one fault per
+4 KiB, more than the copy costs). Parts of a few MiB keep the number of Python-level steps per call
+small. For the same reason a kernel allocates its result before its temporaries, so that they are
+freed on top of the heap rather than leaving a hole below the result.
 """
 
 from __future__ import annotations
