@@ -154,6 +154,32 @@ def test_grad_of_grad_of_grad_of_a_composition():
     assert scenario(retrograd) == scenario(torch)
 
 
+@pytest.mark.parametrize("shape", [(5,), (3, 5), (2, 5, 3, 3)])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("ignore", [False, True])
+def test_nll_loss_double_backward_graph_as_torch(shape, reduction, ignore):
+    """The gradient of nll_loss under create_graph is torch's NllLoss[2D]BackwardBackward0 node, with an
+    edge to the input although it has no derivative there (so it requires grad, as in torch), and its
+    derivative with respect to the incoming gradient is nll_loss again."""
+    rng = np.random.default_rng(3)
+    x_data = rng.standard_normal(shape)
+    target_data = rng.integers(0, 5, shape[:1] + shape[2:] if len(shape) > 1 else ())
+    if ignore and target_data.ndim:
+        target_data.flat[0] = 1
+
+    def scenario(lib):
+        x = lib.tensor(x_data, requires_grad=True)
+        loss = lib.nn.functional.nll_loss(x, lib.tensor(target_data), ignore_index=1 if ignore else -100,
+                                          reduction=reduction)
+        seed = lib.ones_like(loss, requires_grad=True)
+        (g,) = lib.autograd.grad(loss, x, seed, create_graph=True)
+        edges = [None if n is None else n.name() for n, _ in g.grad_fn.next_functions]
+        (gg,) = lib.autograd.grad((g * lib.tensor(x_data)).sum(), seed)
+        return g.grad_fn.name(), g.requires_grad, edges, values(g), values(gg)
+
+    assert repr(scenario(retrograd)) == repr(scenario(torch))  # repr: nan (every target ignored) equals nan
+
+
 # ---- gradient penalties ------------------------------------------------------------------------------
 
 def gradient_penalty_training(lib, steps=5):

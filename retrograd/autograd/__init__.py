@@ -29,7 +29,7 @@ def _tensors(value: Any) -> tuple:
 def _make_grads(outputs: Sequence, grads: Sequence, is_grads_batched: bool = False) -> list:
     """torch's _make_grads: implicit ones for scalar outputs, shape checks for given gradients."""
     from .. import ones_like
-    from .._tensor import Tensor
+    from .._tensor import Tensor, _wrap
 
     out = []
     for i, (o, g) in enumerate(zip(outputs, grads)):
@@ -38,7 +38,12 @@ def _make_grads(outputs: Sequence, grads: Sequence, is_grads_batched: bool = Fal
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             if o._data.dtype.kind not in "fc":
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {o.dtype}")
-            out.append(ones_like(o) if o._requires_grad else None)
+            if not o._requires_grad:
+                out.append(None)
+            elif type(o) is Tensor and not o._data.ndim:  # a plain 0-d loss: its 1 directly
+                out.append(_wrap(o._data.dtype.type(1)))
+            else:
+                out.append(ones_like(o))
             continue
         if not isinstance(g, Tensor):
             from .. import tensor

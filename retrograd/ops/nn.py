@@ -173,6 +173,8 @@ def nll_loss_op(xp, x, target, weight, reduction, ignore_index):
     else:
         w = _sample_weights(target, weight, ignore_index, x.dtype)
         loss, total = -picked * w, w.sum()
+        if ignore_index is not None:  # torch's 0 for an ignored sample, not -x * 0 (-0.0)
+            loss = xp.where(target == ignore_index, 0, loss).astype(x.dtype, copy=False)
     if reduction == "none":
         return loss
     if reduction == "sum":
@@ -188,12 +190,19 @@ def nll_loss_op(xp, x, target, weight, reduction, ignore_index):
 def nll_loss_backward_op(xp, g, x, target, weight, reduction, ignore_index):
     """-w[t] * grad at each target position (over the total weight for 'mean'), zero elsewhere: nll_loss's
     backward as one row, linear in grad, so its own derivative is nll_loss again (torch's double backward)."""
-    w = _sample_weights(target, weight, ignore_index, g.dtype)
-    if reduction == "mean":
-        with np.errstate(invalid="ignore", divide="ignore"):
-            w = w / w.sum()
+    if weight is None and ignore_index is None and target.size:  # every sample weighs 1 (or 1 / count)
+        w = g.dtype.type(1) / target.size if reduction == "mean" else 1
+    else:
+        w = _sample_weights(target, weight, ignore_index, g.dtype)
+        if reduction == "mean":
+            with np.errstate(invalid="ignore", divide="ignore"):
+                w = w / w.sum()
     out = xp.zeros(x.shape, g.dtype)
-    _at_targets(xp, out, target if ignore_index is None else xp.where(target == ignore_index, 0, target), -w * g)
+    if ignore_index is None:
+        _at_targets(xp, out, target, -w * g)
+    else:  # an ignored sample's row is left alone (as torch does), also when all are and 'mean' made 0 / 0
+        ignored = target == ignore_index
+        _at_targets(xp, out, xp.where(ignored, 0, target), xp.where(ignored, 0, -w * g).astype(g.dtype, copy=False))
     return out
 
 
@@ -341,10 +350,12 @@ def _at_targets(xp, x, index, values=None):
             return x[where]
         x[where] = values
         return x
+    if values is not None:
+        values = xp.expand_dims(xp.broadcast_to(values, index.shape), cls)
     index = xp.expand_dims(index, cls)
     if values is None:
         return xp.take_along_axis(x, index, axis=cls).squeeze(cls)
-    xp.put_along_axis(x, index, xp.expand_dims(values, cls), axis=cls)
+    xp.put_along_axis(x, index, values, axis=cls)
     return x
 
 

@@ -391,11 +391,15 @@ def _fit(grad: Tensor | None, meta: tuple | None) -> Tensor | None:
 
 def sum_to(grad: Tensor, shape: tuple) -> Tensor:
     """Reduce a broadcast gradient back to `shape` (the inverse of broadcasting)."""
-    lead = grad.ndim - len(shape)
-    dims = tuple(range(lead)) + tuple(i + lead for i, n in enumerate(shape) if n == 1 and grad.shape[i + lead] != 1)
-    if dims:
-        grad = grad.sum(dims, keepdim=True)  # then a view drops the leading dims, as torch's sum_to does
-    return grad.reshape(shape) if grad.shape != shape else grad
+    have = grad._data.shape
+    lead = len(have) - len(shape)
+    dims = tuple(range(lead)) + tuple(i + lead for i, n in enumerate(shape) if n == 1 and have[i + lead] != 1)
+    if not dims:
+        return grad
+    # the rows themselves (dims are already normal, the sum is contiguous): SumBackward1, then a
+    # ViewBackward0 that drops the leading dims, as torch's sum_to records
+    grad = OPS["sum_dim"].run((grad,), (dims, True, None))
+    return OPS["view"].run((grad,), (shape,)) if grad._data.shape != shape else grad
 
 
 FREED_MESSAGE = (
