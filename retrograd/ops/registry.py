@@ -359,10 +359,13 @@ class OpNode(Node):
         return _SavedResults(self)
 
     def _materialize(self, grads: list) -> tuple:
-        """Undefined gradients of a multi-output node become zeros, as torch's formulas expect."""
+        """Undefined gradients of a multi-output node's differentiable outputs become zeros, as torch's formulas
+        expect (an output that cannot have one, such as max pooling's indices, stays None)."""
         from .. import zeros
 
-        return tuple(g if g is not None else zeros(shape, dtype=dt) for g, (shape, dt) in zip(grads, self._out_meta))
+        wanted = self.op.differentiable_outputs
+        return tuple(g if g is not None or wanted is not None and i not in wanted else zeros(shape, dtype=dt)
+                     for i, (g, (shape, dt)) in enumerate(zip(grads, self._out_meta)))
 
     def release(self) -> None:
         self._saved = None
