@@ -470,7 +470,7 @@ class Tensor:
             from .ops.shape import rebase_view
 
             rebase_view(self)
-        elif self._base is not None or self._extra is not None and "views" in self._extra:
+        elif self._base is not None or self._extra is not None and self._extra.get("views"):
             from .ops.shape import regenerate_after_untracked_write
 
             regenerate_after_untracked_write(self)

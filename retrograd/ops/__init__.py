@@ -193,7 +193,7 @@ def _direct_inplace(self: Tensor, ufunc: str, args: tuple, kwargs: dict) -> bool
         except ValueError:
             return False  # shapes that do not broadcast into self: the general path raises torch's error
     self._bump_version()
-    if self._base is not None or self._extra is not None and "views" in self._extra:
+    if self._base is not None or self._extra is not None and self._extra.get("views"):  # a live view to update
         from .shape import regenerate_after_untracked_write
 
         regenerate_after_untracked_write(self)
