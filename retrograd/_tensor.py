@@ -338,11 +338,13 @@ class Tensor:
     def _accumulator(self) -> AccumulateGrad | None:
         """The AccumulateGrad node of this leaf, kept while some graph uses it (weakly referenced); None
         for a view made in no_grad (torch gives it none: gradients stop there)."""
-        extra = self._extra_dict()
+        extra = self._extra
+        if extra is None:
+            extra = self._extra = {}
         ref = extra.get("acc")
         acc = ref() if ref is not None else None
         if acc is None:
-            if self._made_in_no_grad():
+            if "no_grad_view" in extra:  # _made_in_no_grad, inline: every recorded op on a leaf comes here
                 return None
             acc = AccumulateGrad(self)
             extra["acc"] = weakref.ref(acc)

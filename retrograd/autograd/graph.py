@@ -150,7 +150,8 @@ class AccumulateGrad(Node):
         return "torch::autograd::AccumulateGrad"
 
     def __init__(self, variable: Tensor) -> None:
-        super().__init__()
+        self._hookset = None  # Node.__init__'s fields, set here: a leaf's accumulator is made every forward
+        self._trace = anomaly_trace() if anomaly.enabled else None
         self.variable = variable
         self._next_nodes = self._next_nrs = ()
 
