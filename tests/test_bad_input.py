@@ -68,6 +68,10 @@ def _no_grad_views(lib):
     env["flagged"] = lib.zeros(3)[1:].requires_grad_()
     return env
 
+def _square(lib):
+    return {"m": lib.tensor(np.arange(9.0).reshape(3, 3))}
+
+
 # name -> (setup(lib) -> dict of tensors, action(lib, env))
 CASES = {
     # ---- the error texts of OPS.md ----
@@ -130,6 +134,15 @@ CASES = {
     "split_view_other_requires_grad": (_no_grad_views, lambda lib, e: e["plain_parts"][0].add_(e["x"][:1])),
     "requires_grad_view_inplace": (_no_grad_views, lambda lib, e: e["flagged"].mul_(2)),
     "backward_int_grad_shape": (_grad_set, lambda lib, e: (e["x"] * 2).sum().backward(lib.ones(2))),
+    # ---- in-place ops that read memory they partly write ----
+    "inplace_add_own_transpose": (_square, lambda lib, e: e["m"].add_(e["m"].t())),
+    "inplace_transpose_add_base": (_square, lambda lib, e: e["m"].t().add_(e["m"])),
+    "inplace_add_shifted_window": (_square, lambda lib, e: e["m"].view(-1)[1:].add_(e["m"].view(-1)[:-1])),
+    "inplace_mul_own_row": (_square, lambda lib, e: e["m"].mul_(e["m"][0])),
+    "inplace_iadd_own_transpose": (_square, lambda lib, e: e["m"].__iadd__(e["m"].t())),
+    "inplace_clamp_min_shifted": (_square, lambda lib, e: e["m"].view(-1)[1:].clamp_(min=e["m"].view(-1)[:-1])),
+    "copy_own_transpose": (_square, lambda lib, e: e["m"].copy_(e["m"].t())),
+    "copy_own_row": (_square, lambda lib, e: e["m"].copy_(e["m"][0])),
 }
 
 

@@ -75,6 +75,15 @@ REGRESSIONS = {
     "empty_regenerated_view_double_backward": Program(
         inputs=(((0,), "float32", True),), seed=0,
         steps=(Step("slice", 0, 0, False), Step("inplace_mul", 0, 0, True), Step("abs", 1, 0, False))),
+    # a view of a tensor without history, which an in-place op then gives one: torch regenerates the view's node
+    # (retrograd registered views only of bases that required grad, so the view kept none)
+    "inplace_gives_history_to_base_of_earlier_view": Program(
+        inputs=(((), "float32", True), ((), "float32", False)), seed=0,
+        steps=(Step("expand", 1, 0, False), Step("inplace_add", 1, 0, False))),
+    # an in-place add reading its own memory through a transpose: torch refuses (partial overlap), retrograd computed
+    "inplace_add_reading_own_transpose": Program(
+        inputs=(((2, 2), "float32", False),), seed=0,
+        steps=(Step("transpose", 0, 0, False), Step("inplace_add", 0, 1, False))),
 }
 
 

@@ -654,8 +654,8 @@ def _mark_views(op: Op, source: Tensor, outs: tuple, params: tuple) -> None:
         o._vc = counter
         o._base = base
         o._extra = {"view_chain": chain + ((op, params, None if single else i, _grad_state.enabled),)}
-    if base._requires_grad and _grad_state.enabled:  # shape.rebase_view regenerates these after an in-place
-        extra = base._extra_dict()
+    if _grad_state.enabled:  # shape.rebase_view regenerates these after an in-place op gives the base history
+        extra = base._extra_dict()  # (also when the base has none yet: `x1.expand(2)`, then `x1.add_(leaf)`)
         views = extra.get("views")
         if views is None:
             views = extra["views"] = weakref.WeakSet()

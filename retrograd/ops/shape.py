@@ -8,7 +8,7 @@ recorded on the view's base by `rebase_view` (Note [in-place through views]).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -435,6 +435,42 @@ def check_inplace_view(view: Tensor, other_requires_grad: bool = False) -> None:
     if data.size and any(s == 0 and n > 1 for n, s in zip(data.shape, data.strides)):  # torch lets empty ones be
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
                            "memory location. Please clone() the tensor before performing the operation.")
+
+
+OVERLAP_MESSAGE = ("unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
+                   "single memory location. Please clone() the tensor before performing the operation.")
+
+
+def check_no_partial_overlap(out: Tensor, inputs: Iterable) -> None:
+    """torch's refusal of an in-place op that reads memory it partly writes (assert_no_partial_overlap): an
+    input that is the written memory seen with other strides, or a window that overlaps it without being it.
+    The tensor itself, or an alias with its very layout, is fine; layouts that are not a dense permutation
+    are not looked at (torch's 'too hard')."""
+    a = out._data
+    for t in inputs:
+        if isinstance(t, Tensor) and t is not out and a.size and t._data.size and np.may_share_memory(a, t._data):
+            b = t._data
+            if _dense(a) and _dense(b):
+                (a_lo, a_hi), (b_lo, b_hi) = _span(a), _span(b)
+                same_span = a_lo == b_lo and a_hi == b_hi
+                if same_span and a.strides != b.strides or not same_span and a_lo < b_hi and b_lo < a_hi:
+                    raise RuntimeError(OVERLAP_MESSAGE)
+
+
+def _dense(a: np.ndarray) -> bool:
+    """Non-overlapping and dense: the strides are a permutation of a contiguous layout's (torch's test)."""
+    expected = a.itemsize
+    for stride, n in sorted((s, n) for n, s in zip(a.shape, a.strides) if n != 1):
+        if stride != expected:
+            return False
+        expected *= n
+    return True
+
+
+def _span(a: np.ndarray) -> tuple[int, int]:
+    """First and one-past-last byte of a dense array's elements."""
+    start = a.__array_interface__["data"][0]
+    return start, start + a.size * a.itemsize
 
 
 class _Geometry:
