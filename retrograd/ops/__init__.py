@@ -35,7 +35,7 @@ for _module in _modules:
         globals()[_name] = getattr(_module, _name)
 pointwise, reduction, shape = (importlib.import_module(f"{__name__}.{m}") for m in ("pointwise", "reduction", "shape"))
 from .indexing import getitem, setitem  # noqa: E402
-from .shape import check_no_partial_overlap as _check_no_partial_overlap  # noqa: E402
+from .shape import check_inplace_memory as _check_inplace_memory  # noqa: E402
 
 multiply = mul
 negative = neg
@@ -153,7 +153,7 @@ def _inplace(fn: Any, name: str) -> Any:
 
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         self._check_inplace()
-        _check_no_partial_overlap(self, (*args, *kwargs.values()))
+        _check_inplace_memory(self, (*args, *kwargs.values()))
         if ufunc is not None and _direct_inplace(self, ufunc, args, kwargs):
             return self
         return self._become(fn(self, *args, **kwargs))
@@ -240,7 +240,7 @@ def _copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
     """Write src (broadcast, cast) into self, keeping src's history (CopyBackwards in torch)."""
     self._check_inplace()
     src_t = src if isinstance(src, Tensor) else _creation().tensor(src)
-    _check_no_partial_overlap(self, (src_t,))
+    _check_inplace_memory(self, (src_t,))
     value = src_t.expand(self.shape) if src_t._data.shape != self._data.shape else src_t
     if value.dtype is not self.dtype:
         value = to(value, self.dtype)

@@ -431,8 +431,14 @@ def check_inplace_view(view: Tensor, other_requires_grad: bool = False) -> None:
                 "inplace to be tracked) or both outside (if you want the inplace to be tracked)."))
         if view._requires_grad and view._base.grad_fn is None:
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
-    data = view._data
-    if data.size and any(s == 0 and n > 1 for n, s in zip(data.shape, data.strides)):  # torch lets empty ones be
+    check_no_internal_overlap(view)
+
+
+def check_no_internal_overlap(out: Tensor) -> None:
+    """torch's refusal to write in place into memory that several elements share (an expanded tensor, or an
+    alias of one); empty ones are let be."""
+    data = out._data
+    if data.size and 0 in data.strides and any(s == 0 and n > 1 for n, s in zip(data.shape, data.strides)):
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
                            "memory location. Please clone() the tensor before performing the operation.")
 
@@ -441,11 +447,12 @@ OVERLAP_MESSAGE = ("unsupported operation: some elements of the input tensor and
                    "single memory location. Please clone() the tensor before performing the operation.")
 
 
-def check_no_partial_overlap(out: Tensor, inputs: Iterable) -> None:
-    """torch's refusal of an in-place op that reads memory it partly writes (assert_no_partial_overlap): an
-    input that is the written memory seen with other strides, or a window that overlaps it without being it.
-    The tensor itself, or an alias with its very layout, is fine; layouts that are not a dense permutation
-    are not looked at (torch's 'too hard')."""
+def check_inplace_memory(out: Tensor, inputs: Iterable) -> None:
+    """torch's refusals of an in-place op's memory: elements that share memory (check_no_internal_overlap),
+    then an input that reads memory the op partly writes (assert_no_partial_overlap): the written memory seen
+    with other strides, or a window that overlaps it without being it. The tensor itself, or an alias with
+    its very layout, is fine; layouts that are not a dense permutation are not looked at (torch's 'too hard')."""
+    check_no_internal_overlap(out)
     a = out._data
     for t in inputs:
         if isinstance(t, Tensor) and t is not out and a.size and t._data.size and np.may_share_memory(a, t._data):
