@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
+import zlib
 
 import numpy as np
 import pytest
@@ -20,7 +21,9 @@ TOL = {"float32": (1e-5, 1e-4), "float64": (1e-10, 1e-7)}  # (atol, rtol), writt
 def _cases() -> list:
     cases = []
     for info in OPS:
-        rng = np.random.default_rng(abs(hash(info.name + "".join(info.aliases))) % 2**32)
+        # a stable seed per row: str's hash() changes with every process (PYTHONHASHSEED), which drew new
+        # samples on every run and now and then an ill-conditioned one
+        rng = np.random.default_rng(zlib.crc32((info.name + "".join(info.aliases)).encode()))
         for sample in info.samples(rng):
             name = info.aliases[0] if info.aliases else info.name
             cases.append(pytest.param(info, sample, id=f"{name}-{sample.name}"))
