@@ -8,7 +8,7 @@ computation is delegated to the op table (`retrograd.ops`); methods are attached
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -414,8 +414,11 @@ class Tensor:
         backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     # ---- in place -------------------------------------------------------------------------
-    def _check_inplace(self) -> None:
-        """torch refuses in-place changes to leaves that require grad while recording."""
+    def _check_inplace(self, inputs: Iterable = (), memory: bool = True) -> None:
+        """torch's refusals of an in-place change, in its order: leaves that require grad while recording,
+        views (shape.check_inplace_view), inference tensors, then, for the ops whose kernels check it
+        (`memory`: not fills and indexed writes), memory that the write would share with itself or with
+        one of the op's `inputs` (_check_inplace_memory)."""
         if self._requires_grad and self.grad_fn is None and self._base is None and grad_mode._state.enabled:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
         if self._base is not None:
@@ -426,6 +429,8 @@ class Tensor:
             raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed.You can make "
                                "a clone to get a normal tensor before doing inplace update.See "
                                "https://github.com/pytorch/rfcs/pull/17 for more details.")
+        if memory:
+            _check_inplace_memory(self, inputs)
 
     def _become(self, result: Tensor) -> Tensor:
         """Finish an in-place op: write `result` (computed out of place from self) into self's memory
@@ -477,6 +482,46 @@ class Tensor:
 
             regenerate_after_untracked_write(self)
         return self
+
+
+_OVERLAP_MESSAGE = ("unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
+                   "single memory location. Please clone() the tensor before performing the operation.")
+
+
+def _check_inplace_memory(out: Tensor, inputs: Iterable) -> None:
+    """torch's refusals of an in-place op's memory: elements that share memory (an expanded tensor or an alias
+    of one; empty ones are let be), then an input that reads memory the op partly writes
+    (assert_no_partial_overlap): the written memory seen with other strides, or a window that overlaps it
+    without being it. The tensor itself, or an alias with its very layout, is fine; layouts that are not a
+    dense permutation are not looked at (torch's 'too hard')."""
+    a = out._data
+    if a.size and 0 in a.strides and any(s == 0 and n > 1 for n, s in zip(a.shape, a.strides)):
+        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
+                           "memory location. Please clone() the tensor before performing the operation.")
+    for t in inputs:
+        if isinstance(t, Tensor) and t is not out and a.size and t._data.size and np.may_share_memory(a, t._data):
+            b = t._data
+            if _dense(a) and _dense(b):
+                (a_lo, a_hi), (b_lo, b_hi) = _span(a), _span(b)
+                same_span = a_lo == b_lo and a_hi == b_hi
+                if same_span and a.strides != b.strides or not same_span and a_lo < b_hi and b_lo < a_hi:
+                    raise RuntimeError(_OVERLAP_MESSAGE)
+
+
+def _dense(a: np.ndarray) -> bool:
+    """Non-overlapping and dense: the strides are a permutation of a contiguous layout's (torch's test)."""
+    expected = a.itemsize
+    for stride, n in sorted((s, n) for n, s in zip(a.shape, a.strides) if n != 1):
+        if stride != expected:
+            return False
+        expected *= n
+    return True
+
+
+def _span(a: np.ndarray) -> tuple[int, int]:
+    """First and one-past-last byte of a dense array's elements."""
+    start = a.__array_interface__["data"][0]
+    return start, start + a.size * a.itemsize
 
 
 def _legacy(dt: D.dtype) -> str:

@@ -383,3 +383,32 @@ def test_same_as_torch(name: str) -> None:
     ours = outcome(lambda: SCENARIOS[name](retrograd))
     theirs = outcome(lambda: SCENARIOS[name](torch))
     assert ours == theirs
+
+
+EXPANDED_WRITES = {
+    "fill_": lambda lib, t: t.fill_(1.0), "zero_": lambda lib, t: t.zero_(), "add_": lambda lib, t: t.add_(1),
+    "mul_": lambda lib, t: t.mul_(2), "relu_": lambda lib, t: t.relu_(), "sigmoid_": lambda lib, t: t.sigmoid_(),
+    "clamp_": lambda lib, t: t.clamp_(0, 1), "copy_": lambda lib, t: t.copy_(lib.ones(3)),
+    "eq_": lambda lib, t: t.eq_(0.0), "normal_": lambda lib, t: t.normal_(),
+    "masked_fill_": lambda lib, t: t.masked_fill_(lib.tensor([True, False, True]), 2.0),
+}
+
+
+@pytest.mark.parametrize("detached", [False, True], ids=["view", "detached_alias"])
+@pytest.mark.parametrize("op", sorted(EXPANDED_WRITES))
+def test_write_into_expanded_memory_as_torch(op: str, detached: bool) -> None:
+    """Writes into memory that several elements share: torch refuses most in-place ops ("more than one
+    element of the written-to tensor refers to a single memory location"), fills and masked writes go
+    through; the same whether the tensor is the expanded view or an alias of it."""
+    def scenario(lib):
+        target = lib.zeros(1).expand(3)
+        target = target.detach() if detached else target
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch's deprecation warning for masked_fill_ on expanded tensors
+            try:
+                EXPANDED_WRITES[op](lib, target)
+            except RuntimeError as e:
+                return "RuntimeError", str(e).split("\n")[0]
+        return "ok", None if op == "normal_" else observe(target)
+
+    assert scenario(retrograd) == scenario(torch)

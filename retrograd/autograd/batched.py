@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import math
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -256,8 +256,8 @@ class BatchedTensor(Tensor):
     def _version(self) -> int:
         return self._physical._version_value()
 
-    def _check_inplace(self) -> None:
-        self._physical._check_inplace()
+    def _check_inplace(self, inputs: Iterable = (), memory: bool = True) -> None:
+        self._physical._check_inplace(memory=memory)  # the inputs are logical tensors: not compared
 
     def _become(self, result: Tensor) -> Tensor:
         """An in-place op writes the whole batch into the physical tensor."""

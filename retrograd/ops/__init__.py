@@ -35,7 +35,6 @@ for _module in _modules:
         globals()[_name] = getattr(_module, _name)
 pointwise, reduction, shape = (importlib.import_module(f"{__name__}.{m}") for m in ("pointwise", "reduction", "shape"))
 from .indexing import getitem, setitem  # noqa: E402
-from .shape import check_inplace_memory as _check_inplace_memory  # noqa: E402
 
 multiply = mul
 negative = neg
@@ -144,16 +143,19 @@ _UFUNC_INPLACE = {"add": "add", "sub": "subtract", "subtract": "subtract", "mul"
                   "multiply": "multiply", "div": "true_divide", "divide": "true_divide", "true_divide": "true_divide"}
 
 
+_UNCHECKED_MEMORY = {"masked_fill_"}  # torch writes these into shared memory (expanded tensors) too
+
+
 def _inplace(fn: Any, name: str) -> Any:
     """The in-place twin of an op: compute out of place, then write into self (Tensor._become).
 
     Arithmetic that autograd need not record (optimizer steps under no_grad) writes straight
     into self's memory instead: no temporaries, no node."""
     ufunc = _UFUNC_INPLACE.get(name[:-1])
+    memory = name not in _UNCHECKED_MEMORY
 
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-        self._check_inplace()
-        _check_inplace_memory(self, (*args, *kwargs.values()))
+        self._check_inplace((*args, *kwargs.values()), memory)
         if ufunc is not None and _direct_inplace(self, ufunc, args, kwargs):
             return self
         return self._become(fn(self, *args, **kwargs))
@@ -238,9 +240,8 @@ for _module in _modules:
 
 def _copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
     """Write src (broadcast, cast) into self, keeping src's history (CopyBackwards in torch)."""
-    self._check_inplace()
     src_t = src if isinstance(src, Tensor) else _creation().tensor(src)
-    _check_inplace_memory(self, (src_t,))
+    self._check_inplace((src_t,))
     value = src_t.expand(self.shape) if src_t._data.shape != self._data.shape else src_t
     if value.dtype is not self.dtype:
         value = to(value, self.dtype)

@@ -551,7 +551,7 @@ def getitem(self: Tensor, key: object) -> Tensor:
 
 def fill_(self: Tensor, value: Tensor | complex) -> Tensor:
     """Set every element to value, in place (FillBackward2 for a number, FillBackward3 for a 0-d tensor)."""
-    self._check_inplace()
+    self._check_inplace(memory=False)
     if isinstance(value, Tensor) and value._data.ndim:
         raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value._data.ndim} "
                            "dimensions.")
@@ -566,7 +566,7 @@ def fill_(self: Tensor, value: Tensor | complex) -> Tensor:
 
 def zero_(self: Tensor) -> Tensor:
     """Set every element to zero, in place (ZeroBackward0)."""
-    self._check_inplace()
+    self._check_inplace(memory=False)
     if _recorded(self, None):
         return self._become(apply(zero_op, (self,)))
     self._data[...] = 0
@@ -597,8 +597,9 @@ def setitem(self: Tensor, key: object, value: Tensor | complex) -> None:
         _index_put_inplace(target, advanced, value, False)
     elif isinstance(value, Tensor):
         target.copy_(value)
-    else:
-        fill_(target, _wrap(np.asarray(value, dtype=self._data.dtype)))  # torch fills with a 0-d tensor
+    else:  # torch fills with a 0-d tensor, after copy_'s refusal of memory the target's elements share
+        target._check_inplace()
+        fill_(target, _wrap(np.asarray(value, dtype=self._data.dtype)))
 
 
 def _type_name(value: object) -> str:

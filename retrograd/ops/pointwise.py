@@ -1186,7 +1186,7 @@ def _comparison_in_place(name: str, ufunc: str) -> Callable:
     with_number = with_tensor.alias(f"{name}_scalar_", node + "0")
 
     def method(self: Tensor, other: Tensor | complex) -> Tensor:
-        self._check_inplace()
+        self._check_inplace((other,))
         return self._become(apply(with_tensor if isinstance(other, Tensor) else with_number, (self, other)))
 
     method.__name__ = f"{name}_"

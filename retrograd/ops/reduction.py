@@ -655,20 +655,10 @@ def _dims(dim: int | Sequence[int] | None, ndim: int) -> tuple[int, ...] | None:
         return None
     if isinstance(dim, int) or (isinstance(dim, Tensor) and dim.ndim == 0):
         return (_wrap_dim(int(dim), ndim),)
-    if type(dim) is tuple and dim and type(dim[0]) is int and 0 <= dim[0] and _increasing_below(dim, ndim):
-        return dim  # already normal (the engine's sum_to asks this way)
     out = tuple(sorted({_wrap_dim(int(d), ndim) for d in dim}))
     if len(out) != len(tuple(dim)):
         raise RuntimeError(f"dim {_wrap_dim(int(next(iter(dim))), ndim)} appears multiple times in the list of dims")
     return out
-
-
-def _increasing_below(dims: tuple, ndim: int) -> bool:
-    """Strictly increasing ints below ndim (`all` is this module's op, hence the loop)."""
-    for a, b in zip(dims, dims[1:] + (ndim,)):
-        if type(b) is not int or b <= a:
-            return False
-    return True
 
 
 def _reduced_dims(dim: int | Sequence[int] | None, ndim: int) -> tuple[int, ...]:

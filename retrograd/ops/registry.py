@@ -660,7 +660,7 @@ def _mark_views(op: Op, source: Tensor, outs: tuple, params: tuple) -> None:
         if views is None:
             views = extra["views"] = weakref.WeakSet()
         views.update(outs)
-    elif source._requires_grad and not _grad_state.enabled:
+    elif source._requires_grad:
         for o in outs:  # torch: made in no_grad, it requires grad, has no history and no AccumulateGrad
             o._requires_grad = True
             o._extra["no_grad_view"] = True

@@ -8,7 +8,7 @@ recorded on the view's base by `rebase_view` (Note [in-place through views]).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -88,14 +88,20 @@ def unsqueeze_op(xp, x, dim):
     return x.reshape(x.shape[:dim] + (1,) + x.shape[dim:])  # never copies: a size-1 dim takes any stride
 
 
+def _strided_view(x, shape: tuple, strides: tuple):
+    """A view of x's memory with other shape and strides (byte strides from x's first element), writeable
+    when x is. A contiguous NumPy array goes through the ndarray constructor (~0.5 µs against as_strided's ~4)."""
+    if type(x) is np.ndarray and x.flags.c_contiguous:
+        return np.ndarray(shape, x.dtype, x, 0, strides)
+    return np.lib.stride_tricks.as_strided(x, shape, strides, writeable=x.flags.writeable)
+
+
 @defop("expand", params=("shape",), view=True, self="sum_to(grad, self_shape)", jvp="self_t.expand(shape)")
 def expand_op(xp, x, shape):
     lead = len(shape) - x.ndim
     strides = (0,) * lead + tuple(0 if n == 1 and m != 1 else s
                                   for n, m, s in zip(x.shape, shape[lead:], x.strides))
-    if type(x) is np.ndarray and x.flags.c_contiguous:  # the direct constructor: ~0.5 µs against as_strided's ~4
-        return np.ndarray(shape, x.dtype, x, 0, strides)
-    return np.lib.stride_tricks.as_strided(x, shape, strides, writeable=x.flags.writeable)
+    return _strided_view(x, shape, strides)
 
 
 # ============================================================================================
@@ -302,9 +308,7 @@ def unfold_op(xp, x, dim, size, step):
     count = (x.shape[dim] - size) // step + 1
     shape = x.shape[:dim] + (count,) + x.shape[dim + 1:] + (size,)
     strides = x.strides[:dim] + (x.strides[dim] * step,) + x.strides[dim + 1:] + (x.strides[dim],)
-    if type(x) is np.ndarray and x.flags.c_contiguous:  # the direct constructor: ~0.5 µs against as_strided's ~4
-        return np.ndarray(shape, x.dtype, x, 0, strides)
-    return np.lib.stride_tricks.as_strided(x, shape, strides, writeable=x.flags.writeable)
+    return _strided_view(x, shape, strides)
 
 
 @defop("unfold_backward", node="UnfoldBackwardBackward0", inputs=("grad_in",),
@@ -431,53 +435,6 @@ def check_inplace_view(view: Tensor, other_requires_grad: bool = False) -> None:
                 "inplace to be tracked) or both outside (if you want the inplace to be tracked)."))
         if view._requires_grad and view._base.grad_fn is None:
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
-    check_no_internal_overlap(view)
-
-
-def check_no_internal_overlap(out: Tensor) -> None:
-    """torch's refusal to write in place into memory that several elements share (an expanded tensor, or an
-    alias of one); empty ones are let be."""
-    data = out._data
-    if data.size and 0 in data.strides and any(s == 0 and n > 1 for n, s in zip(data.shape, data.strides)):
-        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
-                           "memory location. Please clone() the tensor before performing the operation.")
-
-
-OVERLAP_MESSAGE = ("unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
-                   "single memory location. Please clone() the tensor before performing the operation.")
-
-
-def check_inplace_memory(out: Tensor, inputs: Iterable) -> None:
-    """torch's refusals of an in-place op's memory: elements that share memory (check_no_internal_overlap),
-    then an input that reads memory the op partly writes (assert_no_partial_overlap): the written memory seen
-    with other strides, or a window that overlaps it without being it. The tensor itself, or an alias with
-    its very layout, is fine; layouts that are not a dense permutation are not looked at (torch's 'too hard')."""
-    check_no_internal_overlap(out)
-    a = out._data
-    for t in inputs:
-        if isinstance(t, Tensor) and t is not out and a.size and t._data.size and np.may_share_memory(a, t._data):
-            b = t._data
-            if _dense(a) and _dense(b):
-                (a_lo, a_hi), (b_lo, b_hi) = _span(a), _span(b)
-                same_span = a_lo == b_lo and a_hi == b_hi
-                if same_span and a.strides != b.strides or not same_span and a_lo < b_hi and b_lo < a_hi:
-                    raise RuntimeError(OVERLAP_MESSAGE)
-
-
-def _dense(a: np.ndarray) -> bool:
-    """Non-overlapping and dense: the strides are a permutation of a contiguous layout's (torch's test)."""
-    expected = a.itemsize
-    for stride, n in sorted((s, n) for n, s in zip(a.shape, a.strides) if n != 1):
-        if stride != expected:
-            return False
-        expected *= n
-    return True
-
-
-def _span(a: np.ndarray) -> tuple[int, int]:
-    """First and one-past-last byte of a dense array's elements."""
-    start = a.__array_interface__["data"][0]
-    return start, start + a.size * a.itemsize
 
 
 class _Geometry:
