@@ -125,8 +125,8 @@ def scalar_dtype(value: object) -> dtype:
         return defaults.floating
     if isinstance(value, complex):
         return default_complex()
-    if isinstance(value, np.generic):
-        return from_numpy_dtype(value.dtype)
+    if isinstance(value, np.generic):  # a NumPy scalar counts as the Python number it holds (torch's rule)
+        return defaults.floating if value.dtype.kind == "b" else scalar_dtype(value.item())
     raise TypeError(f"unsupported scalar type {type(value).__name__}")
 
 

@@ -18,7 +18,7 @@ from .._tensor import Tensor
 from ..autograd.forward_ad import transforms as _transforms
 from ..autograd.grad_mode import _state as _grad_state
 from .registry import OPS, Op, apply, defop, finalize
-from .registry import refuse_non_tensors as _refuse_non_tensors
+from .registry import operand as _operand
 
 _NUMBERS = (int, float, complex, bool)  # before the op table's `complex` (torch.complex) shadows the builtin
 FAMILIES = ("pointwise", "activation", "complex", "reduction", "selection", "shape", "indexing", "linalg", "nn",
@@ -288,22 +288,6 @@ def _imag(x: Tensor) -> Tensor:
     return imag(x)
 
 
-def _binary(fn: Any, reverse: bool = False) -> Any:
-    if reverse:
-        def op(self: Tensor, other: Any) -> Tensor:
-            return fn(other, self) if isinstance(other, Tensor) else fn(_scalar_tensor(other, self), self)
-    else:
-        def op(self: Tensor, other: Any) -> Tensor:
-            if not isinstance(other, (Tensor, *_NUMBERS)) and not hasattr(other, "dtype"):
-                return NotImplemented
-            return fn(self, other)
-    return op
-
-
-def _scalar_tensor(value: Any, like: Tensor) -> Any:
-    return value
-
-
 def _rsub(self: Tensor, other: Any) -> Tensor:
     return rsub(self, other)
 
@@ -321,8 +305,7 @@ def _floordiv(self: Tensor, other: Any) -> Tensor:
 
 
 def _rfloordiv(self: Tensor, other: Any) -> Tensor:
-    return pointwise.floor_divide(_creation().tensor(other, dtype=self.dtype) if not isinstance(other, Tensor)
-                                  else other, self)
+    return pointwise.floor_divide(pointwise._like(self, other) if not isinstance(other, Tensor) else other, self)
 
 
 def _mod(self: Tensor, other: Any) -> Tensor:
@@ -331,39 +314,35 @@ def _mod(self: Tensor, other: Any) -> Tensor:
     return remainder(self, other)
 
 
-def _operator(fn: Any) -> Any:
-    """A binary operator method calling `fn(self, other)`. An operand that is no tensor, number or array gets
-    NotImplemented, so Python raises its own TypeError as torch does ("unsupported operand type(s) for +: 'Tensor'
-    and 'str'"); that is looked at only once `fn` has failed. An op row is called through its entry point
-    (`Op.run`, one call fewer on the hottest path), with the same refusal of non-tensors as `Op.__call__`."""
-    op = fn if isinstance(fn, Op) else None
+def _operator(fn: Any, arrays: bool = False) -> Any:
+    """A binary operator method calling `fn(self, other)` with the operand taken as torch takes it (Note
+    [operands]): NotImplemented for an operand that is no tensor or number (nor array, unless `arrays`), so
+    Python raises its own TypeError ("unsupported operand type(s) for -: 'Tensor' and 'str'")."""
 
     def method(self: Tensor, other: Any) -> Any:
-        try:
-            return fn(self, other) if op is None else op.run((self, other), ())
-        except (TypeError, AttributeError):
-            if isinstance(other, (Tensor, *_NUMBERS, np_.ndarray, np_.generic)):
-                if op is not None:
-                    _refuse_non_tensors(op, (self, other))
-                raise
-            return NotImplemented
+        if not isinstance(other, Tensor) and type(other) is not int and type(other) is not float:
+            other = _creation().tensor(other) if arrays and isinstance(other, np_.ndarray) else _operand(other)
+            if other is NotImplemented:
+                return NotImplemented
+        return fn(self, other)
 
     return method
 
 
-Tensor.__add__ = Tensor.__radd__ = _operator(add)
+# the hottest operators run their op row's generated entry point directly (Op.operator)
+Tensor.__add__ = Tensor.__radd__ = OPS["add"].operator(pointwise._ALPHA_ONE)
 Tensor.__sub__ = _operator(sub)
 Tensor.__rsub__ = _operator(_rsub)
-Tensor.__mul__ = Tensor.__rmul__ = _operator(mul)
-Tensor.__truediv__ = _operator(div)
+Tensor.__mul__ = Tensor.__rmul__ = OPS["mul"].operator()
+Tensor.__truediv__ = OPS["div"].operator()
 Tensor.__rtruediv__ = _operator(_rtruediv)
 Tensor.__floordiv__ = _operator(_floordiv)
 Tensor.__rfloordiv__ = _operator(_rfloordiv)
 Tensor.__mod__ = _operator(_mod)
 Tensor.__pow__ = _operator(pow)
 Tensor.__rpow__ = _operator(_rpow)
-Tensor.__matmul__ = _operator(matmul)
-Tensor.__rmatmul__ = _operator(lambda self, other: matmul(other, self))
+Tensor.__matmul__ = lambda self, other: matmul(self, other) if isinstance(other, Tensor) else NotImplemented
+Tensor.__rmatmul__ = lambda self, other: matmul(other, self) if isinstance(other, Tensor) else NotImplemented
 Tensor.__neg__ = lambda self: neg(self)
 Tensor.__pos__ = lambda self: self
 Tensor.__abs__ = lambda self: abs(self)
@@ -371,10 +350,8 @@ Tensor.__invert__ = lambda self: pointwise.bitwise_not(self)
 Tensor.__and__ = Tensor.__rand__ = _operator(pointwise.bitwise_and)
 Tensor.__or__ = Tensor.__ror__ = _operator(pointwise.bitwise_or)
 Tensor.__xor__ = Tensor.__rxor__ = _operator(pointwise.bitwise_xor)
-Tensor.__eq__ = lambda self, other: eq(self, other) if isinstance(other, (Tensor, *_NUMBERS)) \
-    else NotImplemented
-Tensor.__ne__ = lambda self, other: ne(self, other) if isinstance(other, (Tensor, *_NUMBERS)) \
-    else NotImplemented
+Tensor.__eq__ = _operator(eq, arrays=True)  # torch compares with an array elementwise (`+` leaves it to NumPy)
+Tensor.__ne__ = _operator(ne)
 Tensor.__lt__ = _operator(lt)
 Tensor.__le__ = _operator(le)
 Tensor.__gt__ = _operator(gt)

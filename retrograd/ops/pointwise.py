@@ -19,10 +19,11 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .. import _dtype as D
 from .._creation import zeros_like
 from .._tensor import Tensor
 from .complex import conj, conj_physical, imag, real  # noqa: F401 - conj for the helpers; real/imag: Tensor.real
-from .registry import Op, apply, defop
+from .registry import Op, apply, defop, number
 
 _ZERO_VJP = "zeros_like(grad)"  # step functions (floor, sign, ...): the gradient is zero, not undefined
 _ZERO_JVP = "zeros_like(self_t)"
@@ -663,6 +664,7 @@ def div_rounding(xp, a, b, rounding_mode):
        self="not_implemented('floor_divide')", other="not_implemented('floor_divide')",
        jvp="not_implemented('floor_divide')")
 def floor_divide_op(xp, a, b):
+    _refuse_kinds(xp.result_type(a, b), "div_floor_cpu", "cb")
     return _divide_rounded(xp, a, b, "floor")
 
 
@@ -867,19 +869,29 @@ def where_op(xp, a, b, condition):
 # ============================================================================================
 
 
-def _no_grad_binary(name: str, ufunc: str) -> Op:
+def _no_grad_binary(name: str, ufunc: str, ordered: bool = False) -> Op:
+    """A comparison or logical op; an `ordered` comparison refuses complex numbers as torch does."""
     def forward(xp, a, b):
+        if ordered:
+            _refuse_kinds(a.dtype, f"{name}_cpu")  # both promoted alike
         return getattr(xp, ufunc)(a, b)
 
     return defop(name, inputs=("self", "other"), promote="binary")(forward)
 
 
+def _refuse_kinds(dtype: np.dtype, kernel: str, kinds: str = "c") -> None:
+    """torch's kernels with no version for these kinds of result (complex ordering, floor division of
+    complex or bool) raise this; NumPy would compute."""
+    if dtype.kind in kinds:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{D.SCALAR_TYPE_NAMES[dtype.name]}\'')
+
+
 eq = _no_grad_binary("eq", "equal")
 ne = _no_grad_binary("ne", "not_equal")
-lt = _no_grad_binary("lt", "less")
-le = _no_grad_binary("le", "less_equal")
-gt = _no_grad_binary("gt", "greater")
-ge = _no_grad_binary("ge", "greater_equal")
+lt = _no_grad_binary("lt", "less", ordered=True)
+le = _no_grad_binary("le", "less_equal", ordered=True)
+gt = _no_grad_binary("gt", "greater", ordered=True)
+ge = _no_grad_binary("ge", "greater_equal", ordered=True)
 logical_and = _no_grad_binary("logical_and", "logical_and")
 logical_or = _no_grad_binary("logical_or", "logical_or")
 logical_xor = _no_grad_binary("logical_xor", "logical_xor")
@@ -998,7 +1010,23 @@ def add(input: Tensor, other: Tensor | complex, *, alpha: complex = 1) -> Tensor
 
 def sub(input: Tensor, other: Tensor | complex, *, alpha: complex = 1) -> Tensor:
     """input - alpha * other, broadcasting."""
+    _refuse_bool_subtraction(input, other)
     return apply(sub_op, (input, other), _ALPHA_ONE if type(alpha) is int and alpha == 1 else (alpha,))
+
+
+def _refuse_bool_subtraction(input: Tensor, other: object) -> None:
+    """torch refuses `-` on booleans, tensors or Python bools (NumPy would compute it after promotion);
+    an operand of another type is left to the op's own TypeError."""
+    if not isinstance(other, (Tensor, int, float, complex)):
+        return
+    left = isinstance(input, Tensor) and input._data.dtype.kind == "b" or type(input) is bool
+    right = isinstance(other, Tensor) and other._data.dtype.kind == "b" or type(other) is bool
+    if left and right:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
+                           "Use the `^` or `logical_xor()` operator instead.")
+    if left or right:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")
 
 
 subtract = sub
@@ -1006,6 +1034,7 @@ subtract = sub
 
 def rsub(input: Tensor, other: Tensor | complex, *, alpha: complex = 1) -> Tensor:
     """other - alpha * input."""
+    _refuse_bool_subtraction(input, other)
     return apply(rsub_op if isinstance(other, Tensor) else rsub_scalar, (input, other), (alpha,))
 
 
@@ -1035,7 +1064,16 @@ def pow(input: Tensor | complex, exponent: Tensor | complex) -> Tensor:  # noqa:
     if isinstance(input, Tensor):
         if isinstance(exponent, Tensor):
             return apply(pow_tensor, (input, exponent))
+        if isinstance(exponent, np.generic):  # the number it holds (Note [operands])
+            exponent = number(exponent)
+        if input._data.dtype.kind in "biu":  # int_tensor ** 2.5 is float32, as the exponent were promoted with it
+            if type(exponent) is int and exponent < 0:
+                raise RuntimeError("Integers to negative integer powers are not allowed.")
+            input = _promoted(input, exponent)
         return apply(pow_scalar, (input,), (exponent,))
+    if isinstance(input, np.generic):
+        input = number(input)
+    exponent = _promoted(exponent, input)  # 2.5 ** int_tensor is float32, 2j ** float_tensor complex64
     return apply(pow_scalar_base, (exponent,), (input,))
 
 
@@ -1126,7 +1164,7 @@ def where(condition: Tensor, input: Tensor | complex | None = None, other: Tenso
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         from .. import tensor
 
-        input = tensor(input)
+        input = tensor(number(input) if isinstance(input, np.generic) else input)  # a number's dtype (Note [operands])
     return apply(where_op, (input, other), (cond,))
 
 
@@ -1321,8 +1359,6 @@ def _is_number(value: object) -> bool:
 
 
 def _binary_dtype(a: Tensor | complex, b: Tensor | complex) -> object:
-    from .. import _dtype as D
-
     dims, zeros, scalars = [], [], []
     for v in (a, b):
         if isinstance(v, Tensor):
@@ -1334,8 +1370,6 @@ def _binary_dtype(a: Tensor | complex, b: Tensor | complex) -> object:
 
 def _promoted(input: Tensor, *bounds: float | None) -> Tensor:
     """input cast to the dtype number bounds promote it to (clamp(int_tensor, 0.5) is float)."""
-    from .. import _dtype as D
-
     scalars = [D.scalar_dtype(b) for b in bounds if b is not None]
     dtype = D.result_type([input.dtype] if input.ndim else [], [] if input.ndim else [input.dtype], scalars)
     return input if dtype is input.dtype else input.to(dtype)

@@ -220,22 +220,40 @@ class Op:
         exec("\n".join(lines), scope)  # noqa: S102 - generated from our own rule table
         return scope["jvp"]
 
-    def _run_source(self) -> list[str]:
+    def operator(self, params: tuple = ()) -> Callable:
+        """This binary op as a Tensor operator method, `x.__mul__(other)`: its entry point with `params`
+        fixed and the operand normalised first (Note [operands]), one call fewer than `run`."""
+        return _generate(f"operator of {self.name}", self._run_source(operator=True), op=self, PARAMS=params,
+                         ZERO_NRS=(0,) * len(self.inputs))
+
+    def _run_source(self, operator: bool = False) -> list[str]:
         """The source of this op's entry point: `_apply_generic` and `_record` unrolled for its fixed
-        inputs, with the node's fields written straight (Note [entry points])."""
+        inputs, with the node's fields written straight (Note [entry points]). As an `operator`, it
+        takes (self, other) and reads its params from the constant PARAMS."""
         xs = [f"x{k}" for k in range(len(self.inputs))]
         ds = [f"d{k}" for k in range(len(self.inputs))]
-        lines = ["def run(args, params):",
-                 "    if _transforms.active:  # Note [transforms]",
-                 "        return _transformed_apply(op, args, params)",
-                 f"    {_names(xs)} = args"]
+        if operator:
+            args = "(x0, x1)"
+            lines = ["def run(x0, x1):",
+                     "    if not isinstance(x1, Tensor) and type(x1) is not int and type(x1) is not float:",
+                     "        x1 = operand(x1)",
+                     "        if x1 is NotImplemented:",
+                     "            return NotImplemented",
+                     "    params = PARAMS"]
+        else:
+            args = "args"
+            lines = ["def run(args, params):"]
+        lines += ["    if _transforms.active:  # Note [transforms]",
+                  f"        return _transformed_apply(op, {args}, params)"]
+        if not operator:
+            lines.append(f"    {_names(xs)} = args")
         if self.promote is None:
             lines += [f"    {d} = {x}._data if isinstance({x}, Tensor) else {x}" for x, d in zip(xs, ds)]
         else:  # the common case inline (one dtype, scalars that keep its category), else _arrays
             floating = " and x0._data.dtype.kind in 'fc'" if self.promote == "float" else ""
             lines += [f"    if isinstance(x0, Tensor){floating}:", "        d0 = x0._data"]
             if len(xs) == 1:
-                lines += ["    else:", "        d0, = _arrays(op, args)"]
+                lines += ["    else:", f"        d0, = _arrays(op, {args})"]
             else:
                 lines += ["        dt = d0.dtype", "        fc = dt.kind in 'fc'", "        same = True"]
             for x, d in zip(xs[1:], ds[1:]):
@@ -249,7 +267,7 @@ class Op:
                 lines += ["    else:",
                           "        same = False",
                           "    if not same:",
-                          f"        {_names(ds)} = _arrays(op, args)"]
+                          f"        {_names(ds)} = _arrays(op, {args})"]
         lines += ["    try:",
                   f"        result = forward(np if type(d0) is _ndarray else namespace(d0), {', '.join(ds)}, *params)",
                   "    except ValueError as e:  # NumPy's broadcasting error, in torch's words",
@@ -507,8 +525,33 @@ def _arrays(op: Op, args: tuple) -> list:
     if mode == "float" and target.category < 2:
         target = D.defaults.floating
     np_target = target.np
-    return [(a._data if a._data.dtype == np_target else a._data.astype(np_target)) if isinstance(a, Tensor) else a
+    return [(a._data if a._data.dtype == np_target else a._data.astype(np_target)) if isinstance(a, Tensor)
+            else number(a) if isinstance(a, np.generic) else a  # NumPy's rules would let a NumPy scalar promote
             for a in args]
+
+
+# Note [operands]
+# torch's arithmetic operators take the other operand as its functions take a number: a Python
+# number, or a NumPy scalar, which counts as the number it holds (float32 * np.float64(2) is
+# float32, where NumPy would make it float64; np.bool_ counts as a float, as in torch). Anything
+# else gets NotImplemented, so Python raises its own TypeError ("unsupported operand type(s) for
+# *: 'Tensor' and 'str'"). A NumPy array is refused too: torch lets NumPy compute `t + array`
+# (through Tensor.__array__, only without grad); retrograd tells NumPy to stay out
+# (__array_ufunc__ = None). Only `==` takes an array as a tensor, as torch's does.
+
+
+def operand(value: object) -> object:
+    """The other operand of a Tensor operator as torch takes it, or NotImplemented (Note [operands])."""
+    if isinstance(value, np.generic):  # before the numbers: np.float64 is a float
+        return number(value)
+    if isinstance(value, (Tensor, bool, int, float, complex)):
+        return value
+    return NotImplemented
+
+
+def number(value: np.generic) -> bool | int | float | complex:
+    """The Python number torch reads a NumPy scalar as (np.bool_ counts as a float)."""
+    return float(value) if value.dtype.kind == "b" else value.item()
 
 
 def _broadcast_error(arrays: list) -> RuntimeError | None:
