@@ -553,10 +553,17 @@ def _init(t: Tensor, data: np.ndarray) -> None:
     t._extra = None
 
 
+def _array_of(data: Any) -> Any:
+    """What a tensor holds for a forward's result that is not an ndarray: NumPy scalars become 0-d
+    arrays, another namespace's arrays (CuPy) stay as they are."""
+    return np.asarray(data) if isinstance(data, _generic) or not hasattr(data, "__array_namespace__") else data
+
+
 def _wrap(data: Any) -> Tensor:
-    """A new tensor around an array (NumPy scalars become 0-d arrays), with no history."""
+    """A new tensor around an array (NumPy scalars become 0-d arrays), with no history. The generated
+    entry points write these fields inline (Op._run_source)."""
     if type(data) is not _ndarray:
-        data = np.asarray(data) if isinstance(data, _generic) or not hasattr(data, "__array_namespace__") else data
+        data = _array_of(data)
     t = _new(Tensor)
     t._data = data
     t._requires_grad = False

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 import numpy as np
 
 from .. import _dtype as D
-from .._tensor import Tensor, _wrap, _wrap_many
+from .._tensor import Tensor, _array_of, _wrap, _wrap_many  # noqa: F401 - _array_of: generated code
 from ..autograd import forward_ad, grad_mode
 from ..autograd.graph import NO_EDGE, Node, anomaly, anomaly_trace, edge_of
 
@@ -273,7 +273,17 @@ class Op:
                   "    except ValueError as e:  # NumPy's broadcasting error, in torch's words",
                   f"        raise _broadcast_error([{', '.join(ds)}]) or e from None"]
         single = self.n_outputs == 1
-        lines.append("    out = _wrap(result)" if single else "    out = outs = _wrap_many(result)")
+        if single:  # _wrap inline
+            lines += ["    if type(result) is not _ndarray:",
+                      "        result = _array_of(result)",
+                      "    out = _new(Tensor)",
+                      "    out._data = result",
+                      "    out._requires_grad = False",
+                      "    out.grad_fn = None",
+                      "    out._output_nr = 0",
+                      "    out._grad = out._vc = out._base = out._extra = None"]
+        else:
+            lines.append("    out = outs = _wrap_many(result)")
         if self.is_view:
             lines.append(f"    _mark_views(op, x0, {'(out,)' if single else 'outs'}, params)")
         if self.vjp_src:
