@@ -205,7 +205,7 @@ def arange(start: float, end: float | None = None, step: float = 1, *, dtype: D.
     """Values start, start+step, ... below end; int64 when all arguments are integers."""
     if end is None:
         start, end = 0, start
-    values = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    values = [v.item() if isinstance(v, (Tensor, np.generic)) else v for v in (start, end, step)]  # np.int64 is an int
     if dtype is None:
         dtype = D.int64 if all(isinstance(v, int) for v in values) else D.defaults.floating
     n = max(int(np.ceil((values[1] - values[0]) / values[2])), 0)

@@ -75,6 +75,11 @@ def test_operator_operands_as_torch(dtype, symbol, name):
     "lib.clamp(t, np.float64(0))", "lib.where(t > 1, t, np.float64(2))",
     "lib.where(t > 1, np.float64(1), np.float64(2))", "t.masked_fill(t > 1, np.float64(2))",
     "b - b", "b - 1", "t - b", "b.sub(1)", "t.sub(True)", "lib.rsub(t, True)", "t == np.array([1.0, 0.0])",
+    "lib.add(t, 1, alpha=np.float64(2))", "lib.sub(t, 1, alpha=np.float32(2))",
+    "lib.addcmul(t, t, t, value=np.float64(0.5))", "lib.addcdiv(t, t, t + 1, value=np.float64(0.5))",
+    "lib.logit(t / 3, eps=np.float64(1e-6))", "lib.arange(np.int64(3))", "lib.arange(np.int64(1), np.int64(4))",
+    "t.sum(np.int64(0))", "t.mean(dim=np.int32(0))", "t.mul_(np.float64(2))", "t.add_(np.float64(2))",
+    "t.clamp_(np.float64(0), np.float64(1))", "lib.full_like(t, np.float64(1))", "lib.lerp(t, t * 2, np.float64(0.5))",
 ])
 def test_number_arguments_as_torch(call):
     outcomes = []

@@ -947,7 +947,7 @@ def logit(input: Tensor, eps: float | None = None) -> Tensor:
     """log(p / (1 - p)); with eps, p is first clamped to [eps, 1 - eps]."""
     if eps is not None and not isinstance(eps, (int, float)):
         raise TypeError(f"logit(): argument 'eps' (position 2) must be float, not {type(eps).__name__}")
-    return apply(logit_op, (input,), (eps,))
+    return apply(logit_op, (input,), (_number(eps),))
 
 
 def polygamma(n: int, input: Tensor) -> Tensor:
@@ -1005,13 +1005,13 @@ _ALPHA_ONE = (1,)  # the params of a plain + or -, shared by their nodes: one tr
 
 def add(input: Tensor, other: Tensor | complex, *, alpha: complex = 1) -> Tensor:
     """input + alpha * other, broadcasting."""
-    return apply(add_op, (input, other), _ALPHA_ONE if type(alpha) is int and alpha == 1 else (alpha,))
+    return apply(add_op, (input, other), _ALPHA_ONE if type(alpha) is int and alpha == 1 else (_number(alpha),))
 
 
 def sub(input: Tensor, other: Tensor | complex, *, alpha: complex = 1) -> Tensor:
     """input - alpha * other, broadcasting."""
     _refuse_bool_subtraction(input, other)
-    return apply(sub_op, (input, other), _ALPHA_ONE if type(alpha) is int and alpha == 1 else (alpha,))
+    return apply(sub_op, (input, other), _ALPHA_ONE if type(alpha) is int and alpha == 1 else (_number(alpha),))
 
 
 def _refuse_bool_subtraction(input: Tensor, other: object) -> None:
@@ -1035,7 +1035,7 @@ subtract = sub
 def rsub(input: Tensor, other: Tensor | complex, *, alpha: complex = 1) -> Tensor:
     """other - alpha * input."""
     _refuse_bool_subtraction(input, other)
-    return apply(rsub_op if isinstance(other, Tensor) else rsub_scalar, (input, other), (alpha,))
+    return apply(rsub_op if isinstance(other, Tensor) else rsub_scalar, (input, other), (_number(alpha),))
 
 
 def div(input: Tensor | complex, other: Tensor | complex, *, rounding_mode: str | None = None) -> Tensor:
@@ -1113,7 +1113,7 @@ def lerp(input: Tensor, end: Tensor, weight: Tensor | float) -> Tensor:
 
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: complex = 1) -> Tensor:
     """input + value * tensor1 * tensor2."""
-    return apply(addcmul_op, (input, tensor1, tensor2), (value,))
+    return apply(addcmul_op, (input, tensor1, tensor2), (_number(value),))
 
 
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: complex = 1) -> Tensor:
@@ -1125,7 +1125,7 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: complex =
             "value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * "
             "tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the latter implementation: "
             "(input + value * tensor1 / tensor2), for all dtypes.")
-    return apply(addcdiv_op, (input, tensor1, tensor2), (value,))
+    return apply(addcdiv_op, (input, tensor1, tensor2), (_number(value),))
 
 
 def _tensor_pair(op: Op, name: str) -> Callable[[Tensor, Tensor], Tensor]:
@@ -1352,6 +1352,11 @@ def _arrays(xp, *values):
     """Python numbers among a forward's operands as 0-d arrays of the (promoted) array dtype."""
     dtype = next(v.dtype for v in values if hasattr(v, "dtype"))
     return tuple(v if hasattr(v, "dtype") else xp.asarray(v, dtype=dtype) for v in values)
+
+
+def _number(value: object) -> object:
+    """A scalar parameter as torch reads it: a NumPy scalar counts as its Python number (Note [operands])."""
+    return number(value) if isinstance(value, np.generic) else value
 
 
 def _is_number(value: object) -> bool:

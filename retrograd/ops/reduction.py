@@ -653,7 +653,7 @@ def _dims(dim: int | Sequence[int] | None, ndim: int) -> tuple[int, ...] | None:
     """Normalise `dim` (int, sequence or None) to a sorted tuple of non-negative dims."""
     if dim is None:
         return None
-    if isinstance(dim, int) or (isinstance(dim, Tensor) and dim.ndim == 0):
+    if isinstance(dim, (int, np.integer)) or (isinstance(dim, Tensor) and dim.ndim == 0):
         return (_wrap_dim(int(dim), ndim),)
     out = tuple(sorted({_wrap_dim(int(d), ndim) for d in dim}))
     if len(out) != len(tuple(dim)):

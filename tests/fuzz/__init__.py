@@ -56,6 +56,12 @@ UNARY: dict[str, Callable[..., Any]] = {
     "inplace_mul": lambda lib, x: x.mul_(1.5),
     "inplace_sigmoid": lambda lib, x: x.sigmoid_(),
     "clone_inplace_add": lambda lib, x: x.clone().add_(1),
+    # NumPy scalars as operands count as Python numbers (Note [operands]): they must not promote
+    "mul_np64": lambda lib, x: x * np.float64(1.5),
+    "add_np32": lambda lib, x: np.float32(0.5) + x,
+    "rsub_npint": lambda lib, x: np.int64(2) - x,
+    "div_np64": lambda lib, x: x / np.float64(3.0),
+    "pow_np64": lambda lib, x: (x * x + 1) ** np.float64(0.5),
 }
 BINARY: dict[str, Callable[..., Any]] = {
     "add": lambda lib, x, y: x + y,
