@@ -97,12 +97,20 @@ def _infer(data: Any) -> np.ndarray:
     if isinstance(data, np.ndarray):
         D.from_numpy_dtype(data.dtype)
         return data.copy()
-    if isinstance(data, (list, tuple)) and any(isinstance(v, Tensor) for v in _flat(data)):
-        data = _unwrap(data)
+    numpy_scalars = []
+    if isinstance(data, (list, tuple)):
+        flat = _flat(data)
+        if any(isinstance(v, Tensor) for v in flat):
+            data = _unwrap(data)
+            flat = _flat(data)
+        numpy_scalars = [v for v in flat if isinstance(v, np.generic)]
     arr = np.array(data)
     if arr.dtype == object:
         raise TypeError("can't convert data of mixed or ragged types to a tensor")
     kind = arr.dtype.kind
+    if numpy_scalars and kind in "biufc":  # each NumPy scalar counts with its own dtype, Python numbers with torch's
+        dtypes = [D.from_numpy_dtype(v.dtype) if isinstance(v, np.generic) else D.scalar_dtype(v) for v in flat]
+        return arr.astype(D.result_type(dtypes, [], []).np)
     if kind == "f" and not _has_numpy_float(data):
         arr = arr.astype(D.defaults.floating.np)
     elif kind == "c" and not _has_numpy_float(data):

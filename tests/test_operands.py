@@ -80,6 +80,9 @@ def test_operator_operands_as_torch(dtype, symbol, name):
     "lib.logit(t / 3, eps=np.float64(1e-6))", "lib.arange(np.int64(3))", "lib.arange(np.int64(1), np.int64(4))",
     "t.sum(np.int64(0))", "t.mean(dim=np.int32(0))", "t.mul_(np.float64(2))", "t.add_(np.float64(2))",
     "t.clamp_(np.float64(0), np.float64(1))", "lib.full_like(t, np.float64(1))", "lib.lerp(t, t * 2, np.float64(0.5))",
+    "lib.tensor([np.float64(1), 2.0])", "lib.tensor([np.float32(1), 2.0])", "lib.tensor([np.int32(1), 2])",
+    "lib.tensor([np.float16(1), 2])", "lib.tensor([[np.float64(1)], [2.0]])", "lib.tensor([np.int64(1), 2.5])",
+    "lib.tensor([np.float32(1), lib.tensor(2.0)])",
 ])
 def test_number_arguments_as_torch(call):
     outcomes = []
