@@ -27,6 +27,8 @@ from ..autograd import forward_ad, grad_mode
 from ..autograd.graph import NO_EDGE, Node, anomaly, anomaly_trace, edge_of
 
 _ndarray = np.ndarray
+_generic = np.generic
+_asarray = np.asarray
 _new = object.__new__
 _grad_state = grad_mode._state
 _transforms = forward_ad.transforms
@@ -177,7 +179,7 @@ class Op:
                           f"    if g{k} is not None:",
                           f"        meta = node._in_meta[{k}]",
                           f"        if meta is not None and (g{k}._data.shape != meta[0] "
-                          f"or g{k}._data.dtype != meta[1]):",
+                          f"or g{k}._data.dtype is not meta[1] and g{k}._data.dtype != meta[1]):",
                           f"            g{k} = _fit(g{k}, meta)"]
             outs = [f"g{k}" if name in self.vjp_src else "None" for k, name in enumerate(self.inputs)]
             lines.append(f"    return [{', '.join(outs)}]")
@@ -255,27 +257,30 @@ class Op:
             if len(xs) == 1:
                 lines += ["    else:", f"        d0, = _arrays(op, {args})"]
             else:
-                lines += ["        dt = d0.dtype", "        fc = dt.kind in 'fc'", "        same = True"]
-            for x, d in zip(xs[1:], ds[1:]):
+                lines += ["        dt = d0.dtype"]
+            for k, (x, d) in enumerate(zip(xs[1:], ds[1:])):
+                same = "same and " if k else ""  # the first test assigns `same`
                 lines += [f"        if isinstance({x}, Tensor):",
                           f"            {d} = {x}._data",
-                          f"            same = same and {d}.dtype is dt",
+                          f"            same = {same}{d}.dtype is dt",
                           "        else:",
                           f"            {d} = {x}",
-                          f"            same = same and (type({x}) is int or {x} is None or fc and type({x}) is float)"]
+                          f"            same = {same}(type({x}) is int or {x} is None "
+                          f"or type({x}) is float and dt.kind in 'fc')"]
             if len(xs) > 1:
                 lines += ["    else:",
                           "        same = False",
                           "    if not same:",
                           f"        {_names(ds)} = _arrays(op, {args})"]
+        params = ", *params" if self.params else ""  # a call without unpacking when the op has none
         lines += ["    try:",
-                  f"        result = forward(np if type(d0) is _ndarray else namespace(d0), {', '.join(ds)}, *params)",
+                  f"        result = forward(np if type(d0) is _ndarray else namespace(d0), {', '.join(ds)}{params})",
                   "    except ValueError as e:  # NumPy's broadcasting error, in torch's words",
                   f"        raise _broadcast_error([{', '.join(ds)}]) or e from None"]
         single = self.n_outputs == 1
         if single:  # _wrap inline
-            lines += ["    if type(result) is not _ndarray:",
-                      "        result = _array_of(result)",
+            lines += ["    if type(result) is not _ndarray:  # a 0-d result comes back from NumPy as a scalar",
+                      "        result = _asarray(result) if isinstance(result, _generic) else _array_of(result)",
                       "    out = _new(Tensor)",
                       "    out._data = result",
                       "    out._requires_grad = False",
