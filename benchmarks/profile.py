@@ -271,11 +271,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="the suite's quick sizes")
     parser.add_argument("--micro", action="store_true", help="only time the building blocks of one op")
     parser.add_argument("--only", default="overhead,scalar,mlp", help="workloads to profile (overhead,scalar,mlp)")
+    parser.add_argument("--repeat", type=int, metavar="N",
+                        help="only run each phase N times (its prepare step included), untimed: a noise-free "
+                             "instruction count under `valgrind --tool=callgrind` is the difference between N and 0")
     args = parser.parse_args(argv)
     for variable in THREAD_VARIABLES:  # as in the suite; read when NumPy loads its BLAS, which is not yet
         os.environ.setdefault(variable, "1")
     if args.micro:
         micro()
+        return
+    if args.repeat is not None:
+        for _, case, _ in phases(args.quick, args.only.split(",")):
+            for _ in range(args.repeat):
+                case.run(case.prepare() if case.prepare else None)
         return
     table = categories()
     print(f"# retrograd profile (python {sys.version.split()[0]})")

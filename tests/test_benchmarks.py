@@ -20,3 +20,22 @@ def test_quick_suite_prints_every_workload():
     errors = [line for line in out.splitlines() if "| error (" in line]
     assert not errors, "\n".join(errors)
     assert "child failed" not in out
+
+
+def test_profile_repeat_runs_each_phase_that_often(monkeypatch):
+    """`python -m benchmarks.profile --repeat N` (the instruction-count mode) runs every selected phase N times."""
+    from benchmarks import profile
+
+    runs = []
+    real = profile.phases
+
+    def counted(quick, keys):
+        out = real(quick, keys)
+        for name, case, _ in out:
+            run = case.run
+            case.run = lambda state, run=run, name=name: runs.append(name) or run(state)
+        return out
+
+    monkeypatch.setattr(profile, "phases", counted)
+    profile.main(["--quick", "--only", "overhead", "--repeat", "2"])
+    assert len(runs) == 6 and len(set(runs)) == 3  # workload 1's three phases, twice each
