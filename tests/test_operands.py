@@ -92,6 +92,19 @@ def test_number_arguments_as_torch(call):
     assert _same(*outcomes), f"{call}: {outcomes}"
 
 
+def test_numpy_learning_rate_updates_in_float32():
+    """An optimiser step with an np.float64 learning rate computes in float32, exactly as with the Python float."""
+    rng = np.random.default_rng(0)
+    start, grad = rng.standard_normal(1000).astype(np.float32), rng.standard_normal(1000).astype(np.float32)
+    results = []
+    for lr in (0.0123456789, np.float64(0.0123456789)):
+        p = retrograd.tensor(start.copy(), requires_grad=True)
+        p.grad = retrograd.tensor(grad)
+        retrograd.optim.SGD([p], lr=lr).step()
+        results.append(p.detach().numpy())
+    assert results[1].dtype == np.float32 and np.array_equal(results[0], results[1])
+
+
 def test_numpy_scalar_keeps_float32_through_a_graph():
     """A NumPy scalar in a formula-like expression keeps the graph float32, as in torch (it used to promote)."""
     for lib in LIBS:

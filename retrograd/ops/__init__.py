@@ -18,6 +18,7 @@ from .._tensor import Tensor
 from ..autograd.forward_ad import transforms as _transforms
 from ..autograd.grad_mode import _state as _grad_state
 from .registry import OPS, Op, apply, defop, finalize
+from .registry import number as _number
 from .registry import operand as _operand
 
 _NUMBERS = (int, float, complex, bool)  # before the op table's `complex` (torch.complex) shadows the builtin
@@ -184,6 +185,8 @@ def _direct_inplace(self: Tensor, ufunc: str, args: tuple, kwargs: dict) -> bool
     if data.ndim == 0 or not data.flags.writeable:
         return False
     alpha = kwargs.get("alpha", 1)
+    if isinstance(alpha, np_.generic):  # an optimiser's np.float64 learning rate (Note [operands])
+        alpha = _number(alpha)
     if alpha != 1 and ufunc not in ("add", "subtract"):
         return False
     if alpha != 1 and type(value) is np_.ndarray and value.shape == data.shape and value.flags.c_contiguous \
