@@ -21,7 +21,6 @@ from .registry import OPS, Op, apply, defop, finalize
 from .registry import number as _number
 from .registry import operand as _operand
 
-_NUMBERS = (int, float, complex, bool)  # before the op table's `complex` (torch.complex) shadows the builtin
 FAMILIES = ("pointwise", "activation", "complex", "reduction", "selection", "shape", "indexing", "linalg", "nn",
             "random")
 _modules = []
