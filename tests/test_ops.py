@@ -369,3 +369,15 @@ def test_batched_backward(info: OpInfo, sample: Sample) -> None:
                 continue
             np.testing.assert_allclose(g_all[b].numpy(), g.numpy(), atol=1e-12, rtol=1e-10,
                                        err_msg=f"input {k}, cotangent {b}: batched vs single backward")
+
+
+def test_one_call_forwards_are_read_off_the_bytecode():
+    """Note [one-call forwards]: only a forward that is `return xp.<name>(<inputs in order>)` with no params
+    gets NumPy's function called directly by its entry point."""
+    from retrograd.ops.registry import OPS
+
+    assert OPS["mul"].numpy_function is np.multiply
+    assert OPS["tanh"].numpy_function is np.tanh
+    assert OPS["add"].numpy_function is None  # alpha is a param
+    assert OPS["relu"].numpy_function is None  # more than the one call (a cast after it)
+    assert OPS["cat"].numpy_function is None  # variadic

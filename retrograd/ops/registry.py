@@ -14,6 +14,7 @@ the engine sums each edge's gradient down to its input's shape (see Note [sum_to
 
 from __future__ import annotations
 
+import dis
 import linecache
 import types
 import weakref
@@ -50,7 +51,7 @@ class Op:
 
     __slots__ = ("name", "forward", "inputs", "params", "vjp_src", "jvp_src", "promote", "node_class",
                  "n_outputs", "differentiable_outputs", "variadic", "differentiable", "is_view", "saves_inputs",
-                 "saves_result", "readers", "vjps", "jvp", "run", "arity", "__dict__")
+                 "saves_result", "readers", "vjps", "jvp", "run", "arity", "numpy_function", "__dict__")
 
     def __init__(self, name: str, forward: Callable, inputs: Sequence[str], params: Sequence[str],
                  vjp: dict[str, str], jvp: str | None, promote: str | None, node_name: str,
@@ -69,6 +70,7 @@ class Op:
         self.differentiable = tuple(n in self.vjp_src for n in self.inputs)
         self.vjps: Callable | None = None  # the generated backward, made by finalize() once every op exists
         self.jvp = None
+        self.numpy_function: Callable | None = None  # set by compile() (Note [one-call forwards])
         self.arity = 1 if self.variadic else len(self.inputs)  # how many leading arguments are tensor inputs
         # the entry point apply() calls: generic until finalize() generates this op's own (Note [entry points])
         self.run: Callable[[tuple, tuple], Tensor | tuple] = lambda args, params: _apply_generic(self, args, params)
@@ -187,8 +189,10 @@ class Op:
         exec("\n".join(lines), scope)  # noqa: S102 - generated from our own rule table
         self.vjps = self.node_class.apply = scope["backward"]  # the node's apply(grads) is the generated backward
         self.jvp = self._compile_jvp(namespace) if self.jvp_src else None
+        self.numpy_function = _numpy_function(self)
         if not self.variadic:
-            self.run = _generate(f"run of {self.name}", self._run_source(), op=self, ZERO_NRS=(0,) * len(self.inputs))
+            self.run = _generate(f"run of {self.name}", self._run_source(), op=self, ZERO_NRS=(0,) * len(self.inputs),
+                                 NUMPY_FUNCTION=self.numpy_function)
 
     def _compile_jvp(self, namespace: dict) -> Callable:
         """Generate jvp(inputs, tangents, params, results) -> output tangent(s) from the `jvp=`
@@ -226,7 +230,7 @@ class Op:
         """This binary op as a Tensor operator method, `x.__mul__(other)`: its entry point with `params`
         fixed and the operand normalised first (Note [operands]), one call fewer than `run`."""
         return _generate(f"operator of {self.name}", self._run_source(operator=True), op=self, PARAMS=params,
-                         ZERO_NRS=(0,) * len(self.inputs))
+                         ZERO_NRS=(0,) * len(self.inputs), NUMPY_FUNCTION=self.numpy_function)
 
     def _run_source(self, operator: bool = False) -> list[str]:
         """The source of this op's entry point: `_apply_generic` and `_record` unrolled for its fixed
@@ -273,8 +277,12 @@ class Op:
                           "    if not same:",
                           f"        {_names(ds)} = _arrays(op, {args})"]
         params = ", *params" if self.params else ""  # a call without unpacking when the op has none
+        call = f"forward(np if type(d0) is _ndarray else namespace(d0), {', '.join(ds)}{params})"
+        if self.numpy_function is not None:  # NumPy's function itself on ndarrays (Note [one-call forwards])
+            call = (f"NUMPY_FUNCTION({', '.join(ds)}) if type(d0) is _ndarray "
+                    f"else forward(namespace(d0), {', '.join(ds)})")
         lines += ["    try:",
-                  f"        result = forward(np if type(d0) is _ndarray else namespace(d0), {', '.join(ds)}{params})",
+                  f"        result = {call}",
                   "    except ValueError as e:  # NumPy's broadcasting error, in torch's words",
                   f"        raise _broadcast_error([{', '.join(ds)}]) or e from None"]
         single = self.n_outputs == 1
@@ -619,6 +627,37 @@ def refuse_non_tensors(op: Op, inputs: tuple) -> None:
 # tables (which inputs are differentiable, which are saved and for whom, whether the result is
 # saved) folded into straight-line code. `Op._run_source` writes it; to read the code generated
 # for an op, `print("\n".join(OPS["add"]._run_source()))`.
+
+
+# Note [one-call forwards]
+# Many forwards are one call of the array namespace with their inputs in order (`mul` is
+# `return xp.multiply(a, b)`). For those the entry point calls NumPy's function itself when the
+# input is an ndarray, one Python call fewer per op; other namespaces (CuPy) still go through the
+# forward. The forward stays the one definition: the shortcut is read off its source.
+
+
+_SKIPPED_OPCODES = {"RESUME", "PRECALL", "CACHE", "PUSH_NULL", "NOP"}
+
+
+def _numpy_function(op: Op) -> Callable | None:
+    """NumPy's function when `op`'s forward is `return xp.<name>(<its inputs, in order>)` with no
+    params, else None (Note [one-call forwards]). Read off the bytecode, which is cheap at import;
+    a form this does not recognise (another Python's opcodes) just keeps the forward call."""
+    code = getattr(op.forward, "__code__", None)
+    if op.params or op.variadic or code is None or code.co_argcount != 1 + len(op.inputs) or op.forward.__defaults__:
+        return None
+    steps = []
+    for ins in dis.get_instructions(code):
+        if ins.opname.startswith("LOAD_FAST"):  # LOAD_FAST_LOAD_FAST (3.13) loads two at once
+            steps += [("LOAD_FAST", v) for v in (ins.argval if isinstance(ins.argval, tuple) else (ins.argval,))]
+        elif ins.opname not in _SKIPPED_OPCODES:
+            steps.append((ins.opname, ins.argval))
+    xp, *inputs = code.co_varnames[:code.co_argcount]
+    call = [("LOAD_FAST", v) for v in inputs] + [("CALL", len(inputs)), ("RETURN_VALUE", None)]
+    if len(steps) != 2 + len(call) or steps[0] != ("LOAD_FAST", xp) or steps[2:] != call \
+            or steps[1][0] not in ("LOAD_METHOD", "LOAD_ATTR"):
+        return None
+    return getattr(np, steps[1][1], None)
 
 
 def _names(names: Iterable[str]) -> str:
