@@ -115,6 +115,14 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     return FROM_NUMPY[np.promote_types(a.np, b.np)]
 
 
+def number(value: object) -> object:
+    """A NumPy scalar as the Python number torch reads it as (np.bool_ counts as a float); any other
+    value as it is. torch never lets a NumPy scalar raise a tensor's dtype (Note [operands])."""
+    if isinstance(value, np.generic):
+        return float(value) if value.dtype.kind == "b" else value.item()
+    return value
+
+
 def scalar_dtype(value: object) -> dtype:
     """The dtype torch gives a Python number: bool, int64, the default float or complex."""
     if isinstance(value, bool):
@@ -126,7 +134,7 @@ def scalar_dtype(value: object) -> dtype:
     if isinstance(value, complex):
         return default_complex()
     if isinstance(value, np.generic):  # a NumPy scalar counts as the Python number it holds (torch's rule)
-        return defaults.floating if value.dtype.kind == "b" else scalar_dtype(value.item())
+        return scalar_dtype(number(value))
     raise TypeError(f"unsupported scalar type {type(value).__name__}")
 
 

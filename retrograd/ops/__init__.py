@@ -18,7 +18,6 @@ from .._tensor import Tensor
 from ..autograd.forward_ad import transforms as _transforms
 from ..autograd.grad_mode import _state as _grad_state
 from .registry import OPS, Op, apply, defop, finalize
-from .registry import number as _number
 from .registry import operand as _operand
 
 FAMILIES = ("pointwise", "activation", "complex", "reduction", "selection", "shape", "indexing", "linalg", "nn",
@@ -183,9 +182,7 @@ def _direct_inplace(self: Tensor, ufunc: str, args: tuple, kwargs: dict) -> bool
         return False
     if data.ndim == 0 or not data.flags.writeable:
         return False
-    alpha = kwargs.get("alpha", 1)
-    if isinstance(alpha, np_.generic):  # an optimiser's np.float64 learning rate (Note [operands])
-        alpha = _number(alpha)
+    alpha = D.number(kwargs.get("alpha", 1))  # an optimiser's np.float64 learning rate (Note [operands])
     if alpha != 1 and ufunc not in ("add", "subtract"):
         return False
     if alpha != 1 and type(value) is np_.ndarray and value.shape == data.shape and value.flags.c_contiguous \

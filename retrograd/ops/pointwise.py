@@ -23,7 +23,7 @@ from .. import _dtype as D
 from .._creation import zeros_like
 from .._tensor import Tensor
 from .complex import conj, conj_physical, imag, real  # noqa: F401 - conj for the helpers; real/imag: Tensor.real
-from .registry import Op, apply, defop, number
+from .registry import Op, apply, defop
 
 _ZERO_VJP = "zeros_like(grad)"  # step functions (floor, sign, ...): the gradient is zero, not undefined
 _ZERO_JVP = "zeros_like(self_t)"
@@ -947,7 +947,7 @@ def logit(input: Tensor, eps: float | None = None) -> Tensor:
     """log(p / (1 - p)); with eps, p is first clamped to [eps, 1 - eps]."""
     if eps is not None and not isinstance(eps, (int, float)):
         raise TypeError(f"logit(): argument 'eps' (position 2) must be float, not {type(eps).__name__}")
-    return apply(logit_op, (input,), (_number(eps),))
+    return apply(logit_op, (input,), (D.number(eps),))
 
 
 def polygamma(n: int, input: Tensor) -> Tensor:
@@ -1005,13 +1005,13 @@ _ALPHA_ONE = (1,)  # the params of a plain + or -, shared by their nodes: one tr
 
 def add(input: Tensor, other: Tensor | complex, *, alpha: complex = 1) -> Tensor:
     """input + alpha * other, broadcasting."""
-    return apply(add_op, (input, other), _ALPHA_ONE if type(alpha) is int and alpha == 1 else (_number(alpha),))
+    return apply(add_op, (input, other), _ALPHA_ONE if type(alpha) is int and alpha == 1 else (D.number(alpha),))
 
 
 def sub(input: Tensor, other: Tensor | complex, *, alpha: complex = 1) -> Tensor:
     """input - alpha * other, broadcasting."""
     _refuse_bool_subtraction(input, other)
-    return apply(sub_op, (input, other), _ALPHA_ONE if type(alpha) is int and alpha == 1 else (_number(alpha),))
+    return apply(sub_op, (input, other), _ALPHA_ONE if type(alpha) is int and alpha == 1 else (D.number(alpha),))
 
 
 def _refuse_bool_subtraction(input: Tensor, other: object) -> None:
@@ -1035,7 +1035,7 @@ subtract = sub
 def rsub(input: Tensor, other: Tensor | complex, *, alpha: complex = 1) -> Tensor:
     """other - alpha * input."""
     _refuse_bool_subtraction(input, other)
-    return apply(rsub_op if isinstance(other, Tensor) else rsub_scalar, (input, other), (_number(alpha),))
+    return apply(rsub_op if isinstance(other, Tensor) else rsub_scalar, (input, other), (D.number(alpha),))
 
 
 def div(input: Tensor | complex, other: Tensor | complex, *, rounding_mode: str | None = None) -> Tensor:
@@ -1064,15 +1064,13 @@ def pow(input: Tensor | complex, exponent: Tensor | complex) -> Tensor:  # noqa:
     if isinstance(input, Tensor):
         if isinstance(exponent, Tensor):
             return apply(pow_tensor, (input, exponent))
-        if isinstance(exponent, np.generic):  # the number it holds (Note [operands])
-            exponent = number(exponent)
+        exponent = D.number(exponent)  # a NumPy scalar as the number it holds (Note [operands])
         if input._data.dtype.kind in "biu":  # int_tensor ** 2.5 is float32, as the exponent were promoted with it
             if type(exponent) is int and exponent < 0:
                 raise RuntimeError("Integers to negative integer powers are not allowed.")
             input = _promoted(input, exponent)
         return apply(pow_scalar, (input,), (exponent,))
-    if isinstance(input, np.generic):
-        input = number(input)
+    input = D.number(input)
     exponent = _promoted(exponent, input)  # 2.5 ** int_tensor is float32, 2j ** float_tensor complex64
     return apply(pow_scalar_base, (exponent,), (input,))
 
@@ -1113,7 +1111,7 @@ def lerp(input: Tensor, end: Tensor, weight: Tensor | float) -> Tensor:
 
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: complex = 1) -> Tensor:
     """input + value * tensor1 * tensor2."""
-    return apply(addcmul_op, (input, tensor1, tensor2), (_number(value),))
+    return apply(addcmul_op, (input, tensor1, tensor2), (D.number(value),))
 
 
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: complex = 1) -> Tensor:
@@ -1125,7 +1123,7 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: complex =
             "value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * "
             "tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the latter implementation: "
             "(input + value * tensor1 / tensor2), for all dtypes.")
-    return apply(addcdiv_op, (input, tensor1, tensor2), (_number(value),))
+    return apply(addcdiv_op, (input, tensor1, tensor2), (D.number(value),))
 
 
 def _tensor_pair(op: Op, name: str) -> Callable[[Tensor, Tensor], Tensor]:
@@ -1164,7 +1162,7 @@ def where(condition: Tensor, input: Tensor | complex | None = None, other: Tenso
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         from .. import tensor
 
-        input = tensor(number(input) if isinstance(input, np.generic) else input)  # a number's dtype (Note [operands])
+        input = tensor(D.number(input))  # a NumPy scalar gets a number's dtype (Note [operands])
     return apply(where_op, (input, other), (cond,))
 
 
@@ -1352,11 +1350,6 @@ def _arrays(xp, *values):
     """Python numbers among a forward's operands as 0-d arrays of the (promoted) array dtype."""
     dtype = next(v.dtype for v in values if hasattr(v, "dtype"))
     return tuple(v if hasattr(v, "dtype") else xp.asarray(v, dtype=dtype) for v in values)
-
-
-def _number(value: object) -> object:
-    """A scalar parameter as torch reads it: a NumPy scalar counts as its Python number (Note [operands])."""
-    return number(value) if isinstance(value, np.generic) else value
 
 
 def _is_number(value: object) -> bool:

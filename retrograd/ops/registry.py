@@ -549,7 +549,7 @@ def _arrays(op: Op, args: tuple) -> list:
         target = D.defaults.floating
     np_target = target.np
     return [(a._data if a._data.dtype == np_target else a._data.astype(np_target)) if isinstance(a, Tensor)
-            else number(a) if isinstance(a, np.generic) else a  # NumPy's rules would let a NumPy scalar promote
+            else D.number(a)  # NumPy's rules would let a NumPy scalar promote
             for a in args]
 
 
@@ -566,15 +566,10 @@ def _arrays(op: Op, args: tuple) -> list:
 def operand(value: object) -> object:
     """The other operand of a Tensor operator as torch takes it, or NotImplemented (Note [operands])."""
     if isinstance(value, np.generic):  # before the numbers: np.float64 is a float
-        return number(value)
+        return D.number(value)
     if isinstance(value, (Tensor, bool, int, float, complex)):
         return value
     return NotImplemented
-
-
-def number(value: np.generic) -> bool | int | float | complex:
-    """The Python number torch reads a NumPy scalar as (np.bool_ counts as a float)."""
-    return float(value) if value.dtype.kind == "b" else value.item()
 
 
 def _broadcast_error(arrays: list) -> RuntimeError | None:
