@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from . import _dtype
@@ -74,3 +75,9 @@ def get_printoptions() -> dict:
 
 
 _ops.registry.finalize(_ops._formula_namespace())
+
+# Note [floating-point warnings]: NumPy reports out-of-domain values (log(0), 0/0, sqrt(-1)) with a
+# RuntimeWarning; torch computes the same inf/nan silently. A filter for warnings raised from
+# retrograd's own frames silences them at no cost per op (np.errstate is a context manager on every
+# call); the user's own NumPy code keeps its warnings. A user filter set later (`-W error`) wins.
+warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"retrograd(\.|$)")

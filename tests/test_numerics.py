@@ -1,6 +1,9 @@
 """Numerical stability: losses and activations at extreme inputs stay finite wherever torch's do, and their
 values and gradients agree with torch's."""
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import torch
@@ -67,3 +70,34 @@ def test_extreme_inputs_match_torch(case: str, dtype: str) -> None:
         if e is not None:
             np.testing.assert_array_equal(np.isfinite(g), np.isfinite(e))
             np.testing.assert_allclose(g, e, equal_nan=True, **tol)
+
+
+
+OUT_OF_DOMAIN = """
+import numpy as np
+import {lib} as torch
+cases = [torch.log(torch.tensor([0.0, -1.0], requires_grad=True)),
+         torch.tensor([0.0, 1.0], requires_grad=True) / 0,
+         torch.sqrt(torch.tensor([-1.0], requires_grad=True)),
+         torch.acos(torch.tensor([2.0], requires_grad=True)),
+         torch.tensor([0.0], requires_grad=True) ** -1,
+         torch.exp(torch.tensor([1000.0], requires_grad=True))]
+for y in cases:
+    y.sum().backward()
+    print(y.detach().numpy().tolist())
+{numpy}
+"""
+
+
+@pytest.mark.parametrize("numpy_too", [False, True])
+def test_out_of_domain_values_warn_as_little_as_torch(numpy_too: bool) -> None:
+    """torch gives inf/nan without a warning, forward and backward; so does retrograd (Note [floating-point
+    warnings]), while the user's own NumPy calls keep their warnings. A fresh interpreter, as a user runs:
+    pytest's own warning capture would mask the library's filter."""
+    numpy_line = "np.log(np.zeros(1))" if numpy_too else ""
+    runs = {lib: subprocess.run([sys.executable, "-c", OUT_OF_DOMAIN.format(lib=lib, numpy=numpy_line)],
+                                capture_output=True, text=True, check=True)
+            for lib in ("torch", "retrograd")}
+    assert runs["retrograd"].stdout == runs["torch"].stdout
+    assert runs["torch"].stderr.count("RuntimeWarning") == int(numpy_too)
+    assert runs["retrograd"].stderr.count("RuntimeWarning") == int(numpy_too)
