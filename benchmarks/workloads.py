@@ -187,7 +187,7 @@ def _linear(lib: Lib, notes: list[str]) -> Callable:
     return lambda x, w, b: x @ w.t() + b
 
 
-def _sgd(lib: Lib, params: list) -> None:
+def sgd(lib: Lib, params: list) -> None:
     """SGD as torch.optim.SGD's single-tensor path does it (`add_` with alpha, no temporary), then
     the gradients are dropped as zero_grad(set_to_none=True) does."""
     with lib.module.no_grad():
@@ -207,7 +207,7 @@ def _training_cases(lib: Lib, arrays: list[np.ndarray], batches: dict[str, tuple
 
         def step(_: Any, x: Any = x, target: Any = target) -> None:
             nnf.cross_entropy(loss_of(x, params), target).backward()
-            _sgd(lib, params)
+            sgd(lib, params)
 
         cases.append(Case(key, "ms/step", step, memory=True, repeats=repeats, warmup=3, notes=notes,
                           requires=requires))
@@ -219,10 +219,15 @@ def _mlp_batches(rng: np.random.Generator) -> dict[str, tuple]:
             for n in (64, 1024)}
 
 
-def mlp_step(lib: Lib, quick: bool) -> list[Case]:
+def mlp_data() -> tuple[list[np.ndarray], dict[str, tuple]]:
+    """The MLP's initial weights and biases (w1, b1, w2, b2, w3, b3) and its batches, by case name."""
     rng = _rng()
     arrays = [a for fan_in, fan_out in zip(MLP_SIZES, MLP_SIZES[1:]) for a in _linear_params(rng, fan_in, fan_out)]
-    batches = _mlp_batches(rng)
+    return arrays, _mlp_batches(rng)
+
+
+def mlp_step(lib: Lib, quick: bool) -> list[Case]:
+    arrays, batches = mlp_data()
     if lib.name == NUMPY:
         params = [a.copy() for a in arrays]
         return [Case(key, "ms/step", lambda _, x=x, t=t: floor.mlp_step(params, x, t, LEARNING_RATE), memory=True,

@@ -4,6 +4,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -39,3 +41,42 @@ def test_profile_repeat_runs_each_phase_that_often(monkeypatch):
     monkeypatch.setattr(profile, "phases", counted)
     profile.main(["--quick", "--only", "overhead", "--repeat", "2"])
     assert len(runs) == 6 and len(set(runs)) == 3  # workload 1's three phases, twice each
+
+
+def test_gap_charges_every_backward_node_to_its_layer():
+    """`benchmarks.gap` names each node of the MLP's backward graph after the floor's phase it matches."""
+    import retrograd
+    from benchmarks import gap
+
+    nnf = retrograd.nn.functional
+    params = [retrograd.randn(*shape, requires_grad=True) for shape in ((5, 4), (5,), (3, 5), (3,), (2, 3), (2,))]
+    h = nnf.relu(nnf.linear(retrograd.randn(6, 4), params[0], params[1]))
+    h = nnf.relu(nnf.linear(h, params[2], params[3]))
+    loss = nnf.cross_entropy(nnf.linear(h, params[4], params[5]), retrograd.tensor([0, 1, 0, 1, 1, 0]))
+    phase_of = gap._backward_phases(loss.grad_fn)
+    named = {(type(node).__name__, phase) for node, phase in phase_of.items()}
+    assert {phase for _, phase in named} == {"backward: cross-entropy", "backward: relu 1", "backward: relu 2",
+                                             "backward: linear 1", "backward: linear 2", "backward: linear 3"}
+    assert ("LogSoftmaxBackward0", "backward: cross-entropy") in named
+    assert {phase for name, phase in named if name == "AddmmBackward0"} == {"backward: linear 1", "backward: linear 2",
+                                                                            "backward: linear 3"}
+    leaves = {node.variable: phase for node, phase in phase_of.items() if hasattr(node, "variable")}
+    assert [leaves[p] for p in params] == [f"backward: linear {k}" for k in (1, 1, 2, 2, 3, 3)]
+
+
+def test_gap_times_both_steps_phase_by_phase():
+    """`python -m benchmarks.gap` (a few steps): every phase of the floor, the same phases for retrograd
+    plus the engine's tail, and a whole-step row."""
+    from benchmarks import floor, gap
+
+    order, medians, totals = gap.measure(batch=64, steps=2, warmup=1)
+    marked = []
+    floor_phases = [p for p in order if p != gap.AFTER_LAST_NODE]
+    arrays = [np.zeros(s, np.float32) for s in ((512, 784), (512,), (256, 512), (256,), (10, 256), (10,))]
+    floor.mlp_step(arrays, np.zeros((2, 784), np.float32), np.array([0, 1]), 0.1, marked.append)
+    assert floor_phases == marked
+    assert all(medians["retrograd"][p] > 0 for p in order)
+    assert medians["floor"][gap.AFTER_LAST_NODE] == 0
+    assert all(totals[side] >= max(medians[side].values()) for side in totals)
+    text = gap.table(order, medians, totals)
+    assert text.count("\n") == len(order) + 2 and "| whole step (median of totals) |" in text
