@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from . import _dtype as D
+from . import autograd
 from .autograd import grad_mode
 from .autograd.graph import AccumulateGrad, HookDict, RemovableHandle
 
@@ -409,9 +410,7 @@ class Tensor:
     def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None,
                  create_graph: bool = False, inputs: Any = None) -> None:
         """Accumulate d(self)/d(leaf) into each leaf's `.grad` (a vector-Jacobian product with `gradient`)."""
-        from .autograd import backward
-
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     # ---- in place -------------------------------------------------------------------------
     def _check_inplace(self, inputs: Iterable = (), memory: bool = True) -> None:

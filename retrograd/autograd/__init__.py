@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from .. import _creation, _tensor  # partly loaded while this package loads; read at call time
 from .engine import run_backward
 from .grad_mode import (
     enable_grad,
@@ -17,20 +18,16 @@ from .grad_mode import (
 
 
 def _tensors(value: Any) -> tuple:
-    from .._tensor import Tensor
-
     if value is None:
         return ()
-    if isinstance(value, Tensor):
+    if isinstance(value, _tensor.Tensor):
         return (value,)
     return tuple(value)
 
 
 def _make_grads(outputs: Sequence, grads: Sequence, is_grads_batched: bool = False) -> list:
     """torch's _make_grads: implicit ones for scalar outputs, shape checks for given gradients."""
-    from .. import ones_like
-    from .._tensor import Tensor, _wrap
-
+    Tensor = _tensor.Tensor  # noqa: N806 - the class, bound once per call
     out = []
     for i, (o, g) in enumerate(zip(outputs, grads)):
         if g is None:
@@ -41,20 +38,17 @@ def _make_grads(outputs: Sequence, grads: Sequence, is_grads_batched: bool = Fal
             if not o._requires_grad:
                 out.append(None)
             elif type(o) is Tensor and not o._data.ndim:  # a plain 0-d loss: its 1 directly
-                out.append(_wrap(o._data.dtype.type(1)))
+                out.append(_tensor._wrap(o._data.dtype.type(1)))
             else:
-                out.append(ones_like(o))
+                out.append(_creation.ones_like(o))
             continue
         if not isinstance(g, Tensor):
-            from .. import tensor
-
-            g = tensor(g, dtype=o.dtype)
+            g = _creation.tensor(g, dtype=o.dtype)
         shape = g._data.shape[1:] if is_grads_batched else g._data.shape
         if shape != o._data.shape:
-            from .._tensor import Size
-
-            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g._data.shape)} and "
-                               f"output[{i}] has a shape of {Size(o._data.shape)}.")
+            size = _tensor.Size
+            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {size(g._data.shape)} and "
+                               f"output[{i}] has a shape of {size(o._data.shape)}.")
         if (o._data.dtype.kind == "c") != (g._data.dtype.kind == "c"):
             raise RuntimeError(f"For complex Tensors, both grad_output and output are required to have the same "
                                f"dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {g.dtype} and output[{i}] "
@@ -109,8 +103,6 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
          create_graph: bool = False, only_inputs: bool = True, allow_unused: bool | None = None,
          is_grads_batched: bool = False, materialize_grads: bool = False) -> tuple:
     """The gradients of `outputs` with respect to `inputs`, returned (no `.grad` is touched)."""
-    from .. import zeros_like
-
     outs = _tensors(outputs)
     ins = _tensors(inputs)
     if materialize_grads and allow_unused is False:
@@ -138,7 +130,7 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
             raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in the graph. "
                                "Set allow_unused=True if this is the desired behavior.")
     if materialize_grads:
-        result = [zeros_like(t) if g is None else g for t, g in zip(ins, result)]
+        result = [_creation.zeros_like(t) if g is None else g for t, g in zip(ins, result)]
     if not create_graph:
         result = [g if g is None or g.grad_fn is None else g.detach() for g in result]
     return tuple(result)

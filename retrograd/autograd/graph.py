@@ -14,6 +14,8 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from .. import _tensor  # partly loaded while this module loads; read at call time
+from .._xp import namespace
 from .grad_mode import _state as _grad_state
 
 if TYPE_CHECKING:
@@ -224,27 +226,18 @@ def _obeys_layout(grad: Any, variable: Any) -> bool:
     dense = flags.c_contiguous or flags.f_contiguous
     if dense and grad.strides == variable.strides:  # the common case, decided without a loop
         return True
-    target = variable.strides if dense else _xp(variable).empty_like(variable).strides
+    target = variable.strides if dense else namespace(variable).empty_like(variable).strides
     return all(g == t for n, g, t in zip(grad.shape, grad.strides, target) if n != 1)
 
 
 def _copy_of(grad: Tensor, variable: Any, differentiable: bool = False) -> Tensor:
     """A copy of `grad` laid out like `variable` (torch's clone_obey_contract); under create_graph
     it is recorded (copy_, CopyBackwards), so the stored gradient has torch's grad_fn."""
-    from .._tensor import _wrap
-
-    copy = _wrap(_xp(variable).empty_like(variable, dtype=grad._data.dtype))
+    copy = _tensor._wrap(namespace(variable).empty_like(variable, dtype=grad._data.dtype))
     if differentiable:
         return copy.copy_(grad)
     copy._data[...] = grad._data
     return copy
-
-
-def _xp(array: Any) -> Any:
-    """The array namespace of `array` (the registry's seam to NumPy or another array library)."""
-    from ..ops.registry import namespace
-
-    return namespace(array)
 
 
 def edge_of(tensor: Tensor) -> tuple:

@@ -22,8 +22,10 @@ from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
+from .. import _creation
 from .. import _dtype as D
 from .._tensor import Tensor, _array_of, _wrap, _wrap_many  # noqa: F401 - _array_of: generated code
+from .._xp import namespace
 from ..autograd import forward_ad, grad_mode
 from ..autograd.graph import NO_EDGE, Node, anomaly, anomaly_trace, edge_of
 
@@ -33,14 +35,6 @@ _asarray = np.asarray
 _new = object.__new__
 _grad_state = grad_mode._state
 _transforms = forward_ad.transforms
-
-
-def namespace(array: object) -> types.ModuleType:
-    """The array namespace (NumPy today, CuPy tomorrow) that computes on `array`."""
-    if type(array) is _ndarray:
-        return np
-    get = getattr(array, "__array_namespace__", None)
-    return np if get is None else get()
 
 
 ENGINE_NODES = ("CopySlices", "CopyBackwards", "NotImplemented")
@@ -402,10 +396,8 @@ class OpNode(Node):
     def _materialize(self, grads: list) -> tuple:
         """Undefined gradients of a multi-output node's differentiable outputs become zeros, as torch's formulas
         expect (an output that cannot have one, such as max pooling's indices, stays None)."""
-        from .. import zeros
-
         wanted = self.op.differentiable_outputs
-        return tuple(g if g is not None or wanted is not None and i not in wanted else zeros(shape, dtype=dt)
+        return tuple(g if g is not None or wanted is not None and i not in wanted else _creation.zeros(shape, dtype=dt)
                      for i, (g, (shape, dt)) in enumerate(zip(grads, self._out_meta)))
 
     def release(self) -> None:
@@ -885,9 +877,7 @@ def _propagate_tangents(op: Op, inputs: Sequence, params: tuple, outs: tuple) ->
 def _fit_tangent(t: Tensor | complex, out: Tensor) -> Tensor:
     """A formula's tangent with its output's shape and dtype (0 for a constant output)."""
     if not isinstance(t, Tensor):
-        from .. import full_like
-
-        return full_like(out, t)
+        return _creation.full_like(out, t)
     if t._data.shape != out._data.shape:
         t = t.expand(out._data.shape)
     if t._data.dtype != out._data.dtype:
@@ -900,9 +890,7 @@ def _fit_tangent(t: Tensor | complex, out: Tensor) -> Tensor:
 def _zero_tangent(x: object) -> Tensor | int:
     """The tangent of an input that has none: zeros for a tensor, 0 for a number."""
     if isinstance(x, Tensor):
-        from .. import zeros_like
-
-        return zeros_like(x)
+        return _creation.zeros_like(x)
     return 0
 
 

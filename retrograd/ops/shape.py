@@ -16,6 +16,7 @@ from .. import _dtype as D
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ..autograd import grad_mode
 from .registry import apply, defop
+from .registry import sum_to as _sum_to
 
 # ============================================================================================
 # Views: reshape, transpose, squeeze, expand, alias
@@ -554,8 +555,6 @@ def inverse_permutation(dims: Sequence[int]) -> tuple[int, ...]:
 
 def sum_to(grad: Tensor, shape: Sequence[int]) -> Tensor:
     """Reduce a broadcast gradient to `shape` (the adjoint of expand)."""
-    from .registry import sum_to as _sum_to
-
     return _sum_to(grad, tuple(shape))
 
 
