@@ -7,6 +7,7 @@ computation is delegated to the op table (`retrograd.ops`); methods are attached
 
 from __future__ import annotations
 
+import warnings
 import weakref
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -70,13 +71,22 @@ class device:  # noqa: N801 - torch's name
 CPU = device("cpu")
 
 
+# Note [NumPy interop]
+# As torch's Tensor, ours gives NumPy an `__array__` (which is `numpy()`: refused while the tensor
+# requires grad), an `__array_wrap__` (NumPy's results come back as tensors, booleans as uint8)
+# and a high `__array_priority__` (NumPy's operators defer to the tensor's), and no
+# `__array_ufunc__`. So `np.exp(t)` is a tensor computed by NumPy, and `t + array`, which our
+# operator declines (Note [operands]), is computed by NumPy with NumPy's promotion (float32 +
+# float64 array is float64), only without grad: with grad it raises torch's RuntimeError.
+# `array / t` is torch's reciprocal(t) * array, as torch defines it.
+
+
 class Tensor:
     """An n-dimensional array that can record the operations applied to it."""
 
     __slots__ = ("_data", "_requires_grad", "grad_fn", "_output_nr", "_grad", "_vc", "_base", "_extra",
                  "__weakref__")
-    __array_ufunc__ = None  # NumPy operators defer to ours: `ndarray + tensor` gives a tensor
-    __array_priority__ = 1000
+    __array_priority__ = 1000  # Note [NumPy interop]: NumPy's operators defer to ours, as to torch's
 
     # ---- construction ---------------------------------------------------------------------
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -156,8 +166,18 @@ class Tensor:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         return self._data
 
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        return self._data if dtype is None else self._data.astype(dtype)
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        """The tensor as NumPy sees it (np.asarray, a NumPy function's argument): `numpy()`, so refused
+        while it requires grad, as torch's is (Note [NumPy interop])."""
+        data = self.numpy()
+        if dtype is not None:
+            data = data.astype(dtype, copy=False)
+        return data.copy() if copy else data
+
+    def __array_wrap__(self, array: np.ndarray, context: Any = None, return_scalar: bool = False) -> Tensor:
+        """A NumPy function's result on tensors, as a tensor sharing its memory; booleans come back as
+        uint8, as torch's do (Note [NumPy interop])."""
+        return _wrap(array.astype(np.uint8) if array.dtype == np.bool_ else array)
 
     def __len__(self) -> int:
         if self._data.ndim == 0:
@@ -175,12 +195,14 @@ class Tensor:
         return bool(self._data)
 
     def __float__(self) -> float:
+        _warn_scalar_of_grad(self)
         return float(self.item())
 
     def __int__(self) -> int:
         return int(self.item())
 
     def __complex__(self) -> complex:
+        _warn_scalar_of_grad(self)
         return complex(self.item())
 
     def __index__(self) -> int:
@@ -266,8 +288,6 @@ class Tensor:
     @property
     def grad(self) -> Tensor | None:
         if self.grad_fn is not None and not self.retains_grad and self._grad is None:
-            import warnings
-
             warnings.warn(
                 "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
                 "won't be populated during autograd.backward(). If you indeed want the .grad field to be populated "
@@ -521,6 +541,17 @@ def _span(a: np.ndarray) -> tuple[int, int]:
     """First and one-past-last byte of a dense array's elements."""
     start = a.__array_interface__["data"][0]
     return start, start + a.size * a.itemsize
+
+
+_SCALAR_OF_GRAD = {"warned": False}
+
+
+def _warn_scalar_of_grad(tensor: Tensor) -> None:
+    """torch's one warning per process for float()/complex() of a tensor that requires grad."""
+    if tensor._requires_grad and not _SCALAR_OF_GRAD["warned"]:
+        _SCALAR_OF_GRAD["warned"] = True
+        warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
+                      "Consider using tensor.detach() first.", UserWarning, stacklevel=3)
 
 
 def _legacy(dt: D.dtype) -> str:

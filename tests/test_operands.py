@@ -1,9 +1,12 @@
 """Operands of Tensor operators and number arguments, against torch (Note [operands] in ops/registry.py):
 Python numbers and NumPy scalars count as numbers (they never raise a tensor's dtype within its category),
-other objects give Python's TypeError, and `-` refuses booleans. Each case compares the result's dtype and
-values, or the exception's type and message."""
+other objects give Python's TypeError, and `-` refuses booleans; NumPy arrays and functions meet tensors as they
+meet torch's (Note [NumPy interop] in _tensor.py). Each case compares the result's dtype and values, or the
+exception's type and message."""
 
 import operator
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -113,3 +116,57 @@ def test_numpy_scalar_keeps_float32_through_a_graph():
         y.sum().backward()
         assert y.dtype == lib.float32 and w.grad.dtype == lib.float32
         assert y.grad_fn.name() == "PowBackward0"
+
+
+ARRAY = np.array([2.0, 0.5])
+INTEROP = {
+    "t + array": lambda t: t + ARRAY, "array + t": lambda t: ARRAY + t, "array * t": lambda t: ARRAY * t,
+    "t * float32 array": lambda t: t * ARRAY.astype(np.float32), "t - array": lambda t: t - ARRAY,
+    "t / array": lambda t: t / ARRAY, "array / t": lambda t: ARRAY / t, "t ** array": lambda t: t ** ARRAY,
+    "t // int array": lambda t: t // np.array([1, 2]), "t % array": lambda t: t % ARRAY,
+    "t < array": lambda t: t < ARRAY, "array < t": lambda t: ARRAY < t, "t == array": lambda t: t == ARRAY,
+    "t @ array": lambda t: t @ ARRAY, "array @ t": lambda t: ARRAY @ t, "t + 0-d array": lambda t: t + np.array(2.0),
+    "np.float64 * t": lambda t: np.float64(2) * t, "np.exp(t)": np.exp, "np.add(t, array)": lambda t: np.add(t, ARRAY),
+    "np.greater(t, 1)": lambda t: np.greater(t, 1.0), "np.maximum(t, array)": lambda t: np.maximum(t, ARRAY),
+    "np.sqrt(t[0])": lambda t: np.sqrt(t[0]), "np.asarray(t)": np.asarray,
+    "np.array(t, float32)": lambda t: np.array(t, dtype=np.float32), "np.concatenate": lambda t: np.concatenate([t, t]),
+    "array += t": lambda t: operator.iadd(ARRAY.copy(), t), "float(t[0])": lambda t: float(t[0]),
+}
+
+
+def _interop_outcome(fn):
+    """Like _outcome, also telling a NumPy array from a tensor."""
+    outcome = _outcome(fn)
+    try:
+        kind = type(fn()).__name__
+    except Exception:  # noqa: BLE001 - the exception is in the outcome already
+        kind = None
+    return (*outcome, kind if kind in ("ndarray", "Tensor") else None)
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+@pytest.mark.parametrize("name", sorted(INTEROP))
+def test_numpy_meets_tensors_as_torch(name, requires_grad):
+    """NumPy computes `t + array` and `np.exp(t)` and hands back a tensor (booleans as uint8); with grad it
+    is refused with torch's RuntimeError (Note [NumPy interop])."""
+    fn = INTEROP[name]
+    expected, got = (_interop_outcome(lambda lib=lib: fn(lib.tensor([1.0, 2.0], requires_grad=requires_grad)))
+                     for lib in LIBS)
+    assert expected[-1] == got[-1]
+    assert _same(expected[:-1], got[:-1]), (expected, got)
+
+
+SCALAR_OF_GRAD = """
+import warnings
+warnings.simplefilter("always")
+import {lib} as torch
+t = torch.tensor([1.0, 2.0], requires_grad=True)
+float(t[0]); float(t[1]); complex(t[0]); t[0].item(); int(t[1]); float(t[0].detach())
+"""
+
+
+def test_float_of_a_tensor_that_requires_grad_warns_once_as_torch():
+    """torch warns once per process when float() or complex() drops a tensor's grad; item() and int() do not."""
+    runs = [subprocess.run([sys.executable, "-c", SCALAR_OF_GRAD.format(lib=lib)], capture_output=True, text=True,
+                           check=True).stderr for lib in ("torch", "retrograd")]
+    assert [run.count("UserWarning: Converting a tensor with requires_grad=True to a scalar") for run in runs] == [1, 1]

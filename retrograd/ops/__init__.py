@@ -295,6 +295,12 @@ def _rtruediv(self: Tensor, other: Any) -> Tensor:
     return div(other, self)
 
 
+def _rtruediv_or_array(self: Tensor, other: Any) -> Any:
+    """`other / self`; for a NumPy array, torch's own definition, reciprocal(self) * other, which NumPy
+    finishes (Note [NumPy interop])."""
+    return reciprocal(self) * other if isinstance(other, np_.ndarray) else _rtruediv_operator(self, other)
+
+
 def _rpow(self: Tensor, other: Any) -> Tensor:
     return pow(other, self)
 
@@ -334,7 +340,8 @@ Tensor.__sub__ = _operator(sub)
 Tensor.__rsub__ = _operator(_rsub)
 Tensor.__mul__ = Tensor.__rmul__ = OPS["mul"].operator()
 Tensor.__truediv__ = OPS["div"].operator()
-Tensor.__rtruediv__ = _operator(_rtruediv)
+_rtruediv_operator = _operator(_rtruediv)
+Tensor.__rtruediv__ = _rtruediv_or_array
 Tensor.__floordiv__ = _operator(_floordiv)
 Tensor.__rfloordiv__ = _operator(_rfloordiv)
 Tensor.__mod__ = _operator(_mod)

@@ -550,9 +550,8 @@ def _arrays(op: Op, args: tuple) -> list:
 # number, or a NumPy scalar, which counts as the number it holds (float32 * np.float64(2) is
 # float32, where NumPy would make it float64; np.bool_ counts as a float, as in torch). Anything
 # else gets NotImplemented, so Python raises its own TypeError ("unsupported operand type(s) for
-# *: 'Tensor' and 'str'"). A NumPy array is refused too: torch lets NumPy compute `t + array`
-# (through Tensor.__array__, only without grad); retrograd tells NumPy to stay out
-# (__array_ufunc__ = None). Only `==` takes an array as a tensor, as torch's does.
+# *: 'Tensor' and 'str'"). A NumPy array gets NotImplemented too, and NumPy then computes
+# `t + array` itself (Note [NumPy interop]). Only `==` takes an array as a tensor, as torch's does.
 
 
 def operand(value: object) -> object:
