@@ -10,7 +10,9 @@ A phase of retrograd's backward is the engine's time from one node to the next (
 the engine's bookkeeping around it), charged to the layer its node belongs to: AddmmBackward0 and
 the TBackward0 and AccumulateGrad nodes under it to their linear layer, ReluBackward0 to its ReLU.
 The engine's set-up before the first node goes with the cross-entropy's backward; what runs after
-the last node has its own row. Prints the median of each phase over the steps, the difference and
+the last node has its own row, and so does the step's return, where the floor frees its
+intermediate arrays and gradients (retrograd frees them as the engine releases each node, and
+in SGD, which drops `.grad`). Prints the median of each phase over the steps, the difference and
 its share of the whole gap.
 """
 
@@ -25,6 +27,7 @@ from typing import Any
 from .harness import THREAD_VARIABLES  # NumPy, and with it the BLAS, loads in measure(), after main() sets these
 
 AFTER_LAST_NODE = "backward: after the last node"
+RETURN = "return (freeing the step's arrays)"
 
 
 class _NodeClock:
@@ -134,6 +137,7 @@ def measure(batch: int = 64, steps: int = 300, warmup: int = 10) -> tuple[list[s
                 floor.mlp_step(floor_params, x, target, LEARNING_RATE, mark)
             else:
                 _retrograd_step(retrograd, params, tx, ttarget, mark, marks)
+            mark(RETURN)
             if step >= warmup:
                 runs[side].append(_durations(start, marks))
             for phase, _ in marks:
