@@ -1088,7 +1088,7 @@ def lu_solve_kernel(xp: Any, lu: np.ndarray, b: np.ndarray, pivots: np.ndarray, 
     if not left:  # X op(A) = B  <=>  op(A)^H X^H = B^H
         return _adjoint_of(lu_solve_kernel(xp, lu, _adjoint_of(b), pivots, True, not adjoint))
     n = lu.shape[-1]
-    batch = np.broadcast_shapes(lu.shape[:-2], b.shape[:-2])
+    batch = np.broadcast_shapes(lu.shape[:-2], b.shape[:-2], pivots.shape[:-1])
     perm = xp.broadcast_to(lu_permutation(xp, pivots, n), batch + (n,))[..., None]
     b = xp.broadcast_to(b, batch + b.shape[-2:])
     if adjoint:  # A^H = U^H L^H P^T
