@@ -1862,6 +1862,7 @@ def linalg_lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True,
     if pivots._data.shape != LU._data.shape[:-1]:
         raise RuntimeError(f"linalg.lu_solve: Expected LU.shape[:-1] and pivots.shape to be the same, but got pivots "
                            f"with shape {list(pivots._data.shape)} instead")
+    _check_batch_broadcast(B._data.shape[:-2], LU._data.shape[:-2])
     return apply(lu_solve_op, (LU, B), (pivots._data, left, adjoint))
 
 
