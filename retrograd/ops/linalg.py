@@ -1,12 +1,13 @@
 """Rule table: linear algebra (OPS.md section H) — products, inverses, solvers, decompositions, norms.
 
 What lives here, top to bottom:
-  - rows: matrix products (mm ... einsum), inverses and determinants, linear solvers,
-    decompositions (cholesky, qr, svd, eigh), pinv / lstsq and the matrix exponential;
+  - rows: matrix products (mm ... einsum), inverses and determinants, linear solvers (lu_solve
+    among them), decompositions (cholesky, lu, qr, svd, eigh), pinv / lstsq and the matrix
+    exponential;
   - formula helpers: the backward and forward-mode rules of those rows, written with
     differentiable ops only (so every rule can be differentiated again), after torch's
     derivatives.yaml / FunctionsManual;
-  - NumPy kernels that NumPy lacks (LU pivots for `info`, triangular solves, expm);
+  - NumPy kernels that NumPy lacks (LAPACK's pivoted LU, triangular solves, expm);
   - public functions with torch's signatures, argument checks and error texts, and the
     composites torch builds from the rows (matmul, tensordot, kron, multi_dot, logdet,
     matrix_power, matrix_norm, norm, cond).
@@ -14,8 +15,9 @@ What lives here, top to bottom:
 `matmul` records the node torch records for each shape case (see Note [matmul nodes]).
 Functions torch has twice with different signatures (torch.svd / torch.linalg.svd,
 torch.cross / torch.linalg.cross, torch.slogdet / torch.linalg.slogdet, torch.norm /
-torch.linalg.norm) keep their torch.linalg version here as `linalg_<name>`; retrograd.linalg
-exports it under the plain name.
+torch.linalg.norm, torch.lu / torch.linalg.lu, torch.lu_solve / torch.linalg.lu_solve) keep
+their torch.linalg version here as `linalg_<name>`; retrograd.linalg exports it under the plain
+name.
 """
 
 # torch.linalg's own argument names (A, B, UPLO) and the usual matrix notation (U, S, Vh, gA):
