@@ -72,6 +72,12 @@ def _square(lib):
     return {"m": lib.tensor(np.arange(9.0).reshape(3, 3))}
 
 
+def _lu(lib):
+    a = lib.tensor([[1.0, 2.0, 0.5], [4.0, 1.0, 2.0], [0.5, 3.0, 1.0]])
+    factors, pivots = lib.linalg.lu_factor(a)
+    return {"a": a, "lu": factors, "piv": pivots, "singular": lib.tensor([[1.0, 2.0], [2.0, 4.0]])}
+
+
 # name -> (setup(lib) -> dict of tensors, action(lib, env))
 CASES = {
     # ---- the error texts of OPS.md ----
@@ -126,6 +132,29 @@ CASES = {
     "assign_grad_complex": (_pair, lambda lib, e: setattr(e["a"], "grad", lib.ones(3, dtype=lib.complex128))),
     "assign_grad_itself": (_pair, lambda lib, e: setattr(e["a"], "grad", e["a"])),
     "assign_grad_list": (_pair, lambda lib, e: setattr(e["a"], "grad", [1.0, 2.0, 3.0])),
+    # ---- the LU family ----
+    "lu_factor_1d": (_lu, lambda lib, e: lib.linalg.lu_factor(e["a"][0])),
+    "lu_1d": (_lu, lambda lib, e: lib.linalg.lu(e["a"][0])),
+    "lu_int": (_lu, lambda lib, e: lib.linalg.lu(e["a"].long())),
+    "lu_factor_half": (_lu, lambda lib, e: lib.linalg.lu_factor_ex(e["a"].half())),
+    "lu_without_pivoting": (_lu, lambda lib, e: lib.linalg.lu(e["a"], pivot=False)),
+    "lu_factor_singular": (_lu, lambda lib, e: lib.linalg.lu_factor(e["singular"])),
+    "lu_factor_ex_singular_batch": (_lu, lambda lib, e: lib.linalg.lu_factor_ex(
+        lib.stack([e["singular"] + 1, e["singular"]]), check_errors=True)),
+    "lu_solve_vector": (_lu, lambda lib, e: lib.linalg.lu_solve(e["lu"], e["piv"], e["a"][0])),
+    "lu_solve_shapes": (_lu, lambda lib, e: lib.linalg.lu_solve(e["lu"], e["piv"], e["a"][:2])),
+    "lu_solve_right_shapes": (_lu, lambda lib, e: lib.linalg.lu_solve(e["lu"], e["piv"], e["a"][:, :2], left=False)),
+    "lu_solve_dtypes": (_lu, lambda lib, e: lib.linalg.lu_solve(e["lu"], e["piv"], e["a"].double())),
+    "lu_solve_int": (_lu, lambda lib, e: lib.linalg.lu_solve(e["lu"].long(), e["piv"], e["a"].long())),
+    "lu_solve_long_pivots": (_lu, lambda lib, e: lib.linalg.lu_solve(e["lu"], e["piv"].long(), e["a"])),
+    "lu_solve_short_pivots": (_lu, lambda lib, e: lib.linalg.lu_solve(e["lu"], e["piv"][:2], e["a"])),
+    "lu_solve_batched_pivots": (_lu, lambda lib, e: lib.linalg.lu_solve(e["lu"], e["piv"].expand(2, 3), e["a"])),
+    "lu_solve_not_square": (_lu, lambda lib, e: lib.linalg.lu_solve(e["lu"][:, :2], e["piv"][:2], e["a"])),
+    "lu_solve_batches": (_lu, lambda lib, e: lib.linalg.lu_solve(e["lu"].expand(4, 3, 3), e["piv"].expand(4, 3),
+                                                                 e["a"].expand(2, 3, 3))),
+    "lu_unpack_1d": (_lu, lambda lib, e: lib.lu_unpack(e["a"][0], e["piv"])),
+    "lu_unpack_long_pivots": (_lu, lambda lib, e: lib.lu_unpack(e["lu"], e["piv"].long())),
+    "lu_unpack_pivot_range": (_lu, lambda lib, e: lib.lu_unpack(e["lu"], e["piv"] * 0)),
     # ---- views made in no_grad, written in place with grad mode enabled ----
     "no_grad_view_of_leaf_inplace": (_no_grad_views, lambda lib, e: e["v"].mul_(2)),
     "view_of_no_grad_view_inplace": (_no_grad_views, lambda lib, e: e["v"][0].mul_(2)),

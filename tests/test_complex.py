@@ -111,6 +111,22 @@ BINARY = {
 }
 
 
+# the LU family on a complex matrix `a` whose pivots are unambiguous and a right-hand side `b`; rectangular
+# inputs are made by stacking b onto a (its entries are far smaller than a's pivots)
+LU = {
+    "lu_factor": lambda m, a, b: m.linalg.lu_factor(a).LU @ b,
+    "lu_L": lambda m, a, b: m.linalg.lu(a).L @ b,
+    "lu_U_wide": lambda m, a, b: m.linalg.lu(m.cat([a, b], -1)).U,
+    "lu_L_tall": lambda m, a, b: m.linalg.lu(m.cat([a, b.mT], -2)).L,
+    "lu_unpack": lambda m, a, b: m.lu_unpack(*m.linalg.lu_factor(a)).U @ b,
+    "lu_solve": lambda m, a, b: m.linalg.lu_solve(*m.linalg.lu_factor(a), b),
+    "lu_solve_adjoint": lambda m, a, b: m.linalg.lu_solve(*m.linalg.lu_factor(a), b, adjoint=True),
+    "lu_solve_right": lambda m, a, b: m.linalg.lu_solve(*m.linalg.lu_factor(a), b.mT, left=False),
+    "lu_solve_right_adjoint": lambda m, a, b: m.linalg.lu_solve(*m.linalg.lu_factor(a), b.mT, left=False,
+                                                                adjoint=True),
+}
+
+
 def check_against_torch(fn, arrays, dtype="complex128", atol=1e-10, rtol=1e-8):
     """Forward values, node name and every loss's gradients against torch; gradients against finite
     differences too (complex128)."""
@@ -151,6 +167,15 @@ def test_unary(name: str, dtype: str) -> None:
 def test_binary(name: str, dtype: str) -> None:
     tol = {} if dtype == "complex128" else {"atol": 1e-4, "rtol": 1e-4}
     check_against_torch(BINARY[name], [complex_array(3), complex_array(3)], dtype, **tol)
+
+
+@pytest.mark.parametrize("dtype", ["complex128", "complex64"])
+@pytest.mark.parametrize("name", sorted(LU))
+def test_lu(name: str, dtype: str) -> None:
+    """Pivots chosen by |re| + |im| as LAPACK does: a row-shuffled dominant diagonal makes them unambiguous."""
+    tol = {} if dtype == "complex128" else {"atol": 1e-4, "rtol": 1e-4}
+    a = complex_array(3, 3) + 6 * np.eye(3)[[2, 0, 1]]
+    check_against_torch(LU[name], [a, complex_array(3, 2)], dtype, **tol)
 
 
 def test_complex_with_real_operand() -> None:

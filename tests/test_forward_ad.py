@@ -225,6 +225,9 @@ COMPLEX_FUNCTIONS = {
     "pow_self": lambda L, z: z ** z, "prod": lambda L, z: z.prod(), "cumprod": lambda L, z: z.cumprod(0),
     "logsumexp": lambda L, z: L.logsumexp(z, 0), "det": lambda L, z: L.linalg.det(L.stack([z, z * z, z.exp()])),
     "inv": lambda L, z: L.linalg.inv(L.stack([z, z * z, z.exp()])), "vdot": lambda L, z: L.vdot(z, z * 2),
+    "lu": lambda L, z: L.linalg.lu(L.stack([z, z * z, z.exp()])).U,
+    "lu_solve": lambda L, z: L.linalg.lu_solve(*L.linalg.lu_factor(L.stack([z, z * z, z.exp()])),
+                                               L.stack([z, z.exp()], -1), adjoint=True),
 }
 
 

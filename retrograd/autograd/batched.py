@@ -744,6 +744,25 @@ def _trailing_matrices(op: Any, args: tuple, params: tuple, levels: tuple) -> An
     return _wrap_outputs(_apply(op, (align(args[0], levels, full=True),), params), levels)
 
 
+def _lu_solve(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+    """lu_solve: LU and B broadcast their batch dims in front of the matrices, the pivots (a parameter)
+    those of LU."""
+    n = max(a.ndim for a in args)
+    physical = tuple(align(a, levels, n) if type(a) is BatchedTensor else a for a in args)
+    return make(_apply(op, physical, _align_params(params, levels, n - 1)), levels)
+
+
+def _lu_unpack(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+    """lu_unpack: the pivots (a parameter) batched as LU is; a part not unpacked stays one empty tensor."""
+    factors = align(args[0], levels, full=True)
+    pivots, unpack_data, unpack_pivots = _align_params(params, levels, None, full=True)
+    if unpack_pivots:
+        pivots = np.broadcast_to(pivots, tuple(factors.shape[:-2]) + pivots.shape[-1:])
+    p, lower, upper = _apply(op, (factors,), (pivots, unpack_data, unpack_pivots))
+    data = (make(lower, levels), make(upper, levels)) if unpack_data else (lower, upper)
+    return (make(p, levels) if unpack_pivots else p,) + data
+
+
 def _repeat(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
     (repeats,) = params
     k = len(levels)
@@ -871,8 +890,10 @@ RULES: dict[str, Callable] = {
                            x.reshape(-1).prod(0, dtype=_dtype_of(dtype))),
     "addmm": _scaled_sum(lambda a, b: a.mm(b)), "addmv": _scaled_sum(lambda a, b: a.mv(b)),
     "baddbmm": _scaled_sum(lambda a, b: a.bmm(b)), "addbmm": _scaled_sum(lambda a, b: a.bmm(b).sum(0)),
-    **dict.fromkeys(("linalg_cholesky_ex", "linalg_det", "linalg_eigh", "linalg_inv_ex", "linalg_matrix_exp",
-                     "linalg_pinv", "linalg_qr", "linalg_slogdet", "linalg_svd", "tril", "triu"), _trailing_matrices),
+    "linalg_lu_solve": _lu_solve, "lu_unpack": _lu_unpack,
+    **dict.fromkeys(("linalg_cholesky_ex", "linalg_det", "linalg_eigh", "linalg_inv_ex", "linalg_lu",
+                     "linalg_lu_factor_ex", "linalg_matrix_exp", "linalg_pinv", "linalg_qr", "linalg_slogdet",
+                     "linalg_svd", "tril", "triu"), _trailing_matrices),
 }
 _RULE_CACHE: dict = {}
 

@@ -1,12 +1,13 @@
 """Rule table: linear algebra (OPS.md section H) — products, inverses, solvers, decompositions, norms.
 
 What lives here, top to bottom:
-  - rows: matrix products (mm ... einsum), inverses and determinants, linear solvers,
-    decompositions (cholesky, qr, svd, eigh), pinv / lstsq and the matrix exponential;
+  - rows: matrix products (mm ... einsum), inverses and determinants, linear solvers (lu_solve
+    among them), decompositions (cholesky, lu, qr, svd, eigh), pinv / lstsq and the matrix
+    exponential;
   - formula helpers: the backward and forward-mode rules of those rows, written with
     differentiable ops only (so every rule can be differentiated again), after torch's
     derivatives.yaml / FunctionsManual;
-  - NumPy kernels that NumPy lacks (LU pivots for `info`, triangular solves, expm);
+  - NumPy kernels that NumPy lacks (LAPACK's pivoted LU, triangular solves, expm);
   - public functions with torch's signatures, argument checks and error texts, and the
     composites torch builds from the rows (matmul, tensordot, kron, multi_dot, logdet,
     matrix_power, matrix_norm, norm, cond).
@@ -14,8 +15,9 @@ What lives here, top to bottom:
 `matmul` records the node torch records for each shape case (see Note [matmul nodes]).
 Functions torch has twice with different signatures (torch.svd / torch.linalg.svd,
 torch.cross / torch.linalg.cross, torch.slogdet / torch.linalg.slogdet, torch.norm /
-torch.linalg.norm) keep their torch.linalg version here as `linalg_<name>`; retrograd.linalg
-exports it under the plain name.
+torch.linalg.norm, torch.lu / torch.linalg.lu, torch.lu_solve / torch.linalg.lu_solve) keep
+their torch.linalg version here as `linalg_<name>`; retrograd.linalg exports it under the plain
+name.
 """
 
 # torch.linalg's own argument names (A, B, UPLO) and the usual matrix notation (U, S, Vh, gA):
@@ -231,6 +233,14 @@ def cholesky_solve_op(xp, b, factor, upper):
     return triangular_solve_kernel(xp, xp.conj(xp.swapaxes(lower, -1, -2)), y, True, True, False)
 
 
+@defop("linalg_lu_solve", inputs=("LU", "B"), params=("pivots", "left", "adjoint"),
+       LU="lu_solve_grad_factor(grad, LU, pivots, result, left, adjoint)",
+       B="lu_solve_op(LU, grad, pivots, left, not adjoint)",
+       jvp="lu_solve_jvp(LU_t, B_t, LU, pivots, result, left, adjoint)")
+def lu_solve_op(xp, lu, b, pivots, left, adjoint):
+    return lu_solve_kernel(xp, lu, b, pivots, left, adjoint)
+
+
 # ============================================================================================
 # Rows: decompositions, pseudo-inverse, least squares, matrix exponential
 # ============================================================================================
@@ -241,6 +251,27 @@ def cholesky_solve_op(xp, b, factor, upper):
 def cholesky_ex_op(xp, a, upper):
     factor, info = cholesky_kernel(xp, a)
     return (xp.conj(xp.swapaxes(factor, -1, -2)) if upper else factor), info
+
+
+@defop("linalg_lu_factor_ex", inputs=("A",), outputs=3, differentiable_outputs=(0,),
+       A="lu_factor_ex_backward(grad, results[0], results[1])", jvp="lu_factor_ex_jvp(A_t, results[0], results[1])")
+def lu_factor_ex_op(xp, a):
+    return lu_kernel(xp, a)
+
+
+@defop("linalg_lu", inputs=("A",), outputs=3, differentiable_outputs=(1, 2),
+       A="lu_backward(grads[1], grads[2], results[0], results[1], results[2])",
+       jvp="lu_jvp(A_t, results[0], results[1], results[2])")
+def lu_op(xp, a):
+    lu, pivots, _ = lu_kernel(xp, a)
+    return lu_unpack_kernel(xp, lu, pivots, True, True)
+
+
+@defop("lu_unpack", inputs=("LU_data",), params=("LU_pivots", "unpack_data", "unpack_pivots"), outputs=3,
+       differentiable_outputs=(1, 2), LU_data="lu_unpack_backward(grads[1], grads[2], LU_data_shape)",
+       jvp="lu_unpack_jvp(LU_data_t) if unpack_data else (None, None)")
+def lu_unpack_op(xp, lu, pivots, unpack_data, unpack_pivots):
+    return lu_unpack_kernel(xp, lu, pivots, unpack_data, unpack_pivots)
 
 
 @defop("linalg_qr", params=("mode",), outputs=2,
@@ -438,6 +469,16 @@ def batch_mask(mask: Tensor) -> Tensor:
     return mask.unsqueeze(-1).unsqueeze(-1)
 
 
+def zero_padded(x: Tensor, size: int, dim: int) -> Tensor:
+    """x with zeros appended along dim (-1 or -2) up to `size` (a rectangular factor's missing block)."""
+    missing = size - x.shape[dim]
+    if not missing:
+        return x
+    shape = list(x.shape)
+    shape[dim] = missing
+    return cat([x, x.new_zeros(*shape)], dim)
+
+
 # ============================================================================================
 # Formula helpers: determinants and solvers
 # ============================================================================================
@@ -587,6 +628,37 @@ def cholesky_solve_jvp(B_t: Tensor, factor_t: Tensor, factor: Tensor, X: Tensor,
     return cholesky_solve(B_t - matmul(dK + dK.mH, X), factor, upper)
 
 
+def lu_solve_grad_factor(gX: Tensor, LU: Tensor, pivots: np.ndarray, X: Tensor, left: bool, adjoint: bool) -> Tensor:
+    """torch's linalg_lu_solve_LU: the gradient of the packed factors, tril(gL, -1) + triu(gU). With
+    op(A) X = B read as A Y = C (Y = X or X^H), gR = -U^-H gY Y^H gives gU = triu(gR) and
+    gL = tril(L^-H gR U^H, -1); for op(A) = A^H the roles of L and U swap around P."""
+    P, L, U = lu_unpack_op(LU, pivots, True, left == adjoint)
+    if left != adjoint:
+        gR = solve_triangular(U.mH, -(matmul(gX, X.mH) if left else matmul(gX.mH, X)), upper=False)
+        gL = solve_triangular(L.mH, matmul(gR, U.mH), upper=True, unitriangular=True)
+        return tril(gL, -1) + triu(gR)
+    gR = -matmul(matmul(P.mT, X if left else X.mH), matmul(gX.mH if left else gX, P))
+    gR = solve_triangular(L.mH, gR, upper=True, left=False, unitriangular=True)
+    gU = solve_triangular(U.mH, matmul(L.mH, gR), upper=False, left=False)
+    return tril(gR, -1) + triu(gU)
+
+
+def lu_solve_jvp(LU_t: Tensor, B_t: Tensor, LU: Tensor, pivots: np.ndarray, X: Tensor, left: bool,
+                 adjoint: bool) -> Tensor:
+    """torch's linalg_lu_solve_jvp: lu_solve(dB) plus the term of dL = tril(dLU, -1), dU = triu(dLU)."""
+    S = lu_solve_op(LU, B_t, pivots, left, adjoint)
+    if left != adjoint:  # dX = op(-U^-1 (dU + L^-1 dL U)) op(X)
+        U = triu(LU)
+        R = solve_triangular(LU, tril(LU_t, -1), upper=False, unitriangular=True)
+        R = -solve_triangular(U, triu(LU_t) + matmul(R, U), upper=True)
+        return (matmul(R, X) if left else matmul(X, R.mH)) + S
+    P, L, U = lu_unpack_op(LU, pivots, True, True)  # dX = op(-op(X)^H P (L dU U^-1 + dL) L^-1 P^T)
+    R = solve_triangular(U, matmul(L, triu(LU_t)), upper=True, left=False) + tril(LU_t, -1)
+    R = -matmul(X.mH if left else X, matmul(P, R))
+    R = matmul(solve_triangular(L, R, upper=False, left=False, unitriangular=True), P.mT)
+    return (R.mH if left else R) + S
+
+
 # ============================================================================================
 # Formula helpers: decompositions
 # ============================================================================================
@@ -608,6 +680,69 @@ def cholesky_jvp(A_t: Tensor, factor: Tensor, upper: bool) -> Tensor:
     phi = tril(inner) - 0.5 * diag_embed(diag_of(inner))
     dL = matmul(L, phi)
     return dL.mH if upper else dL
+
+
+def lu_backward(gL: Tensor, gU: Tensor, P: Tensor, L: Tensor, U: Tensor) -> Tensor:
+    """torch's linalg_lu_backward. For m <= n, A = P L (U1 | U2):
+    gA = P L^-H [(tril(L^H gL - triu(gU) U^H, -1) U1^-H | 0) + triu(gU)] (the square case included);
+    for m > n, A = P (L1; L2) U: gA = P [(L1^-H triu(gU U^H - L^H tril(gL, -1)); 0) + tril(gL, -1)] U^-H."""
+    m, n = L.shape[-2], U.shape[-1]
+    k = min(m, n)
+    if m <= n:
+        inner = tril(matmul(L.mH, gL) - matmul(triu(gU), U.mH), -1)
+        gA = solve_triangular(U.narrow(-1, 0, k).mH, inner, upper=False, left=False)
+        gA = solve_triangular(L.mH, zero_padded(gA, n, -1) + triu(gU), upper=True, unitriangular=True)
+    else:
+        inner = triu(matmul(gU, U.mH) - matmul(L.mH, tril(gL, -1)))
+        gA = solve_triangular(L.narrow(-2, 0, k).mH, inner, upper=True, unitriangular=True)
+        gA = solve_triangular(U.mH, zero_padded(gA, m, -2) + tril(gL, -1), upper=False, left=False)
+    return matmul(P, gA)
+
+
+def lu_jvp(A_t: Tensor, P: Tensor, L: Tensor, U: Tensor) -> tuple:
+    """torch's linalg_lu_jvp (dL, dU): with dK = L1^-1 P^T dA1 U1^-1 on the leading k x k block,
+    dL1 = L1 tril(dK, -1) and dU1 = triu(dK) U1; the extra columns of a wide U or rows of a tall L follow
+    from P^T dA2 = dL U2 + L dU2 (wide) or dL2 U + L2 dU (tall)."""
+    m, n = A_t.shape[-2], A_t.shape[-1]
+    k = min(m, n)
+    PdA = matmul(P.mT, A_t)
+    L1, U1 = L.narrow(-2, 0, k), U.narrow(-1, 0, k)
+    dK = solve_triangular(L1, PdA.narrow(-2, 0, k).narrow(-1, 0, k), upper=False, unitriangular=True)
+    dK = solve_triangular(U1, dK, upper=True, left=False)
+    dL, dU = matmul(L1, tril(dK, -1)), matmul(triu(dK), U1)
+    if m < n:
+        dU2 = solve_triangular(L1, PdA.narrow(-1, k, n - k), upper=False, unitriangular=True)
+        dU = cat([dU, dU2 - matmul(tril(dK, -1), U.narrow(-1, k, n - k))], -1)
+    elif m > n:
+        dL2 = solve_triangular(U1, PdA.narrow(-2, k, m - k), upper=True, left=False)
+        dL = cat([dL, dL2 - matmul(L.narrow(-2, k, m - k), triu(dK))], -2)
+    return dL, dU
+
+
+def lu_factor_ex_backward(grad: Tensor, LU: Tensor, pivots: Tensor) -> Tensor:
+    """The packed factors' gradient is gL = grad's first k columns and gU = its first k rows."""
+    k = min(LU.shape[-2:])
+    P, L, U = lu_unpack_op(LU, pivots._data, True, True)
+    return lu_backward(grad.narrow(-1, 0, k), grad.narrow(-2, 0, k), P, L, U)
+
+
+def lu_factor_ex_jvp(A_t: Tensor, LU: Tensor, pivots: Tensor) -> Tensor:
+    """dL + dU packed as LU is (dL is zero on and above the diagonal)."""
+    m, n = LU.shape[-2:]
+    dL, dU = lu_jvp(A_t, *lu_unpack_op(LU, pivots._data, True, True))
+    return dL + zero_padded(dU, m, -2) if m >= n else zero_padded(dL, n, -1) + dU
+
+
+def lu_unpack_backward(gL: Tensor, gU: Tensor, shape: tuple) -> Tensor:
+    """torch's lu_unpack_backward: L reads the strict lower part of LU's first k columns, U the upper part
+    of its first k rows."""
+    m, n = shape[-2:]
+    return zero_padded(tril(gL, -1), n, -1) + zero_padded(triu(gU), m, -2)
+
+
+def lu_unpack_jvp(LU_t: Tensor) -> tuple:
+    k = min(LU_t.shape[-2:])
+    return tril(LU_t.narrow(-1, 0, k), -1), triu(LU_t.narrow(-2, 0, k))
 
 
 def qr_check_differentiable(mode: str, m: int, n: int) -> None:
@@ -891,25 +1026,83 @@ def add_scaled(xp: Any, c: np.ndarray, product: np.ndarray, beta: complex, alpha
     return (out + addend).astype(product.dtype, copy=False)
 
 
-def lu_info(xp: Any, a: np.ndarray) -> np.ndarray:
-    """LAPACK getrf's `info` per matrix: the 1-based index of the first zero pivot of a partially
-    pivoted LU (0 when the matrix is invertible)."""
-    a = xp.array(a, copy=True)
-    n = a.shape[-1]
-    info = xp.zeros(a.shape[:-2], dtype=np.int32)
-    rows = xp.arange(n)
-    for k in range(n):
-        pivot = xp.argmax(xp.abs(a[..., k:, k]), axis=-1) + k
-        order = xp.broadcast_to(rows, a.shape[:-1]).copy()
-        order[..., k] = pivot
-        np.put_along_axis(order, pivot[..., None], k, axis=-1)
-        a = np.take_along_axis(a, order[..., None], axis=-2)
-        head = a[..., k, k]
+def lu_kernel(xp: Any, a: np.ndarray) -> tuple:
+    """LAPACK getrf on every matrix of a batch: (LU, pivots, info). LU packs the unit lower L below the
+    diagonal and U on and above it; pivots (1-based, int32) name the row swapped with row j at step j,
+    chosen as LAPACK does (largest |re| + |im| in the column, the first on ties); info is the 1-based
+    index of U's first zero diagonal element (0: none). Columns are eliminated one by one, each step
+    vectorised over the batch."""
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    batch = a.shape[:-2]
+    count = math.prod(batch)
+    lu = xp.array(a, copy=True).reshape((count, m, n))
+    every = xp.arange(count)
+    pivots = xp.empty((count, k), dtype=np.int32)
+    info = xp.zeros(count, dtype=np.int32)
+    for j in range(k):
+        column = lu[:, j:, j]
+        p = xp.argmax(xp.abs(column.real) + xp.abs(column.imag), axis=-1) + j
+        pivots[:, j] = p + 1
+        row = lu[every, j].copy()
+        lu[every, j] = lu[every, p]
+        lu[every, p] = row
+        head = lu[:, j, j]
         zero = head == 0
-        info = xp.where((info == 0) & zero, k + 1, info)
-        factors = a[..., k + 1:, k] / xp.where(zero, 1, head)[..., None]
-        a[..., k + 1:, k + 1:] -= factors[..., :, None] * a[..., k, None, k + 1:]
-    return info
+        info = xp.where((info == 0) & zero, j + 1, info)
+        lu[:, j + 1:, j] /= xp.where(zero, 1, head)[:, None]  # a zero pivot leaves its (zero) column as it is
+        lu[:, j + 1:, j + 1:] -= lu[:, j + 1:, j, None] * lu[:, j, None, j + 1:]
+    return lu.reshape(a.shape), pivots.reshape(batch + (k,)), info.reshape(batch)
+
+
+def lu_permutation(xp: Any, pivots: np.ndarray, m: int) -> np.ndarray:
+    """The row order LAPACK's swaps give (..., m): row i of P^T A is row perm[i] of A."""
+    batch, k = pivots.shape[:-1], pivots.shape[-1]
+    count = math.prod(batch)
+    perm = xp.array(xp.broadcast_to(xp.arange(m), (count, m)))
+    swaps = pivots.reshape((count, k)) - 1
+    every = xp.arange(count)
+    for j in range(k):
+        p = swaps[:, j]
+        row = perm[:, j].copy()
+        perm[:, j] = perm[every, p]
+        perm[every, p] = row
+    return perm.reshape(batch + (m,))
+
+
+def lu_unpack_kernel(xp: Any, lu: np.ndarray, pivots: np.ndarray, unpack_data: bool, unpack_pivots: bool) -> tuple:
+    """(P, L, U) with A = P L U from getrf's packed factors; a part not asked for is an empty (0,) array."""
+    m, n = lu.shape[-2:]
+    k = min(m, n)
+    empty = xp.zeros((0,), dtype=lu.dtype)
+    P = empty
+    if unpack_pivots:
+        P = xp.swapaxes(xp.eye(m, dtype=lu.dtype)[lu_permutation(xp, pivots, m)], -1, -2)
+    if not unpack_data:
+        return P, empty, empty
+    L = xp.tril(lu[..., :k], -1) + xp.eye(m, k, dtype=lu.dtype)
+    return P, L, xp.triu(lu[..., :k, :])
+
+
+def lu_solve_kernel(xp: Any, lu: np.ndarray, b: np.ndarray, pivots: np.ndarray, left: bool,
+                    adjoint: bool) -> np.ndarray:
+    """X with op(A) X = B (left) or X op(A) = B, A = P L U given by getrf's factors, op(A) = A or A^H."""
+    if not left:  # X op(A) = B  <=>  op(A)^H X^H = B^H
+        return _adjoint_of(lu_solve_kernel(xp, lu, _adjoint_of(b), pivots, True, not adjoint))
+    n = lu.shape[-1]
+    batch = np.broadcast_shapes(lu.shape[:-2], b.shape[:-2], pivots.shape[:-1])
+    perm = xp.broadcast_to(lu_permutation(xp, pivots, n), batch + (n,))[..., None]
+    b = xp.broadcast_to(b, batch + b.shape[-2:])
+    if adjoint:  # A^H = U^H L^H P^T
+        y = triangular_solve_kernel(xp, _adjoint_of(lu), b, False, True, False)
+        y = triangular_solve_kernel(xp, _adjoint_of(lu), y, True, True, True)
+        return xp.take_along_axis(y, xp.argsort(perm, axis=-2), axis=-2)
+    y = triangular_solve_kernel(xp, lu, xp.take_along_axis(b, perm, axis=-2), False, True, True)
+    return triangular_solve_kernel(xp, lu, y, True, True, False)
+
+
+def _adjoint_of(a: np.ndarray) -> np.ndarray:
+    return a.conj().swapaxes(-1, -2)
 
 
 def batched_or_singular(xp: Any, a: np.ndarray, solve_fn: Callable) -> tuple:
@@ -918,7 +1111,7 @@ def batched_or_singular(xp: Any, a: np.ndarray, solve_fn: Callable) -> tuple:
     try:
         return solve_fn(a), xp.zeros(a.shape[:-2], dtype=np.int32)
     except np.linalg.LinAlgError:
-        info = lu_info(xp, a)
+        info = lu_kernel(xp, a)[2]
         singular = (info > 0)[..., None, None]
         out = solve_fn(xp.where(singular, xp.eye(a.shape[-1], dtype=a.dtype), a))
         return xp.where(singular, xp.asarray(math.nan, dtype=out.dtype), out), info
@@ -1048,8 +1241,8 @@ def _check_same_dtype(name: str, A: Tensor, B: Tensor) -> None:
                            f"{_legacy_name(A.dtype)} and B of type {_legacy_name(B.dtype)} instead")
 
 
-def _raise_info(name: str, info: np.ndarray, message: Callable[[int], str]) -> None:
-    """torch's LinAlgError for the first failing matrix, naming its batch element when batched.
+def _raise_info(name: str, info: np.ndarray, message: Callable[[int], str], error: type = LinAlgError) -> None:
+    """torch's LinAlgError (or `error`) for the first failing matrix, naming its batch element when batched.
     Under vmap `info` is a batched view: any() sees every example, `physical` holds them all."""
     if not (info > 0).any():
         return
@@ -1058,7 +1251,7 @@ def _raise_info(name: str, info: np.ndarray, message: Callable[[int], str]) -> N
     failing = np.argwhere(info > 0)
     where_ = failing[0]
     batch = f"(Batch element {int(np.ravel_multi_index(tuple(where_), info.shape))}): " if info.ndim else ""
-    raise LinAlgError(f"{name}: {batch}{message(int(info[tuple(where_)]))}")
+    raise error(f"{name}: {batch}{message(int(info[tuple(where_)]))}")
 
 
 def _mm_dtypes(a: Tensor, b: Tensor, first: str = "m1", second: str = "m2") -> None:
@@ -1521,6 +1714,11 @@ linalg_eigh_result = return_type("linalg_eigh", "eigenvalues eigenvectors")
 linalg_eig_result = return_type("linalg_eig", "eigenvalues eigenvectors")
 linalg_lstsq_result = return_type("linalg_lstsq", "solution residuals rank singular_values")
 triangular_solve_result = return_type("triangular_solve", "solution cloned_coefficient")
+linalg_lu_factor_result = return_type("linalg_lu_factor", "LU pivots")
+linalg_lu_factor_ex_result = return_type("linalg_lu_factor_ex", "LU pivots info")
+lu_with_info_result = return_type("_lu_with_info", "LU pivots info")
+linalg_lu_result = return_type("linalg_lu", "P L U")
+lu_unpack_result = return_type("lu_unpack", "P L U")
 
 
 def _singular_pivot(order: int) -> str:
@@ -1645,6 +1843,40 @@ def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False) -> Tensor
     return apply(cholesky_solve_op, (input, input2), (upper,))
 
 
+def linalg_lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoint: bool = False) -> Tensor:
+    """torch.linalg.lu_solve: X with A X = B (left) or X A = B, or with A^H for adjoint, given
+    A = P L U as lu_factor's (LU, pivots); B's batch dims broadcast with LU's."""
+    _check_float("torch.linalg.lu_solve", LU)
+    if LU._data.dtype != B._data.dtype:
+        raise RuntimeError(f"linalg.lu_solve: Expected LU and B to have the same dtype, but found LU of type "
+                           f"{_legacy_name(LU.dtype)} and B of type {_legacy_name(B.dtype)} instead")
+    if pivots._data.dtype != np.int32:
+        raise RuntimeError("linalg.lu_solve: pivots should be a Tensor of scalar type torch.int32")
+    _check_matrix("torch.linalg.lu_solve", LU)
+    if B._data.ndim < 2:
+        raise RuntimeError("linalg.lu_solve: The input tensor B must have at least 2 dimensions.")
+    n = LU._data.shape[-1]
+    if B._data.shape[-2 if left else -1] != n:
+        raise RuntimeError(f"linalg.lu_solve: Incompatible shapes of A and B for the equation "
+                           f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {B._data.shape[-2]}x{B._data.shape[-1]})")
+    if pivots._data.ndim == 0 or pivots._data.shape[-1] != n:
+        raise RuntimeError("linalg.lu_solve: Number of pivots per batch should be same as the dimension of the matrix")
+    if pivots._data.shape != LU._data.shape[:-1]:
+        raise RuntimeError(f"linalg.lu_solve: Expected LU.shape[:-1] and pivots.shape to be the same, but got pivots "
+                           f"with shape {list(pivots._data.shape)} instead")
+    _check_batch_broadcast(B._data.shape[:-2], LU._data.shape[:-2])
+    return apply(lu_solve_op, (LU, B), (pivots._data, left, adjoint))
+
+
+def lu_solve(input: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
+    """Deprecated torch.lu_solve: linalg.lu_solve with its arguments reversed."""
+    warnings.warn("torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be removed in a future "
+                  "PyTorch release.\nNote that torch.linalg.lu_solve has its arguments reversed.\nX = "
+                  "torch.lu_solve(B, LU, pivots)\nshould be replaced with\nX = torch.linalg.lu_solve(LU, pivots, B)",
+                  UserWarning, stacklevel=2)
+    return linalg_lu_solve(LU_data, LU_pivots, input)
+
+
 # ============================================================================================
 # Public functions: decompositions, pseudo-inverse, least squares, matrix functions
 # ============================================================================================
@@ -1664,6 +1896,79 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
     """The Cholesky factor of a Hermitian positive-definite matrix (lower, or upper = L^H)."""
     return cholesky_ex(A, upper=upper, check_errors=True)[0]
+
+
+def _check_lu_input(name: str, A: Tensor, pivot: bool) -> None:
+    """torch's checks before an LU factorisation: dims, pivoting (LAPACK always pivots), then the dtype."""
+    if A._data.ndim < 2:
+        raise RuntimeError(f"{name}: Expected tensor with 2 or more dimensions. Got size: {list(A._data.shape)} "
+                           "instead")
+    if not pivot:
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
+    if A._data.dtype.kind not in "fc" or A._data.dtype == np.float16:
+        raise NotImplementedError(f"\"lu_cpu\" not implemented for '{_legacy_name(A.dtype)}'")
+
+
+def _zero_pivot(order: int) -> str:
+    return (f"U[{order},{order}] is zero and using it on lu_solve would result in a division by zero. If you still "
+            "want to perform the factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
+
+
+def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -> tuple:
+    """(LU, pivots, info): the partially pivoted LU factorisation A = P L U packed as LAPACK's getrf
+    leaves it, the 1-based row swaps, and info > 0 where U has a zero on its diagonal."""
+    _check_lu_input("torch.lu_factor", A, pivot)
+    LU, pivots, info = apply(lu_factor_ex_op, (A,))
+    if check_errors:
+        _raise_info("torch.linalg.lu_factor_ex", info._data, _zero_pivot, RuntimeError)
+    return linalg_lu_factor_ex_result(LU, pivots, info)
+
+
+def lu_factor(A: Tensor, *, pivot: bool = True) -> tuple:
+    """(LU, pivots) of lu_factor_ex; raises where U would have a zero on its diagonal."""
+    LU, pivots, info = lu_factor_ex(A, pivot=pivot)
+    _raise_info("torch.linalg.lu_factor", info._data, _zero_pivot, RuntimeError)
+    return linalg_lu_factor_result(LU, pivots)
+
+
+def lu(A: Tensor, pivot: bool = True, get_infos: bool = False) -> tuple:
+    """Deprecated torch.lu: (LU, pivots) of linalg.lu_factor_ex, with info when get_infos (never raises)."""
+    warnings.warn("torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex and will be "
+                  "removed in a future PyTorch release.\nLU, pivots = torch.lu(A, compute_pivots)\nshould be replaced "
+                  "with\nLU, pivots = torch.linalg.lu_factor(A, compute_pivots)\nand\nLU, pivots, info = torch.lu(A, "
+                  "compute_pivots, get_infos=True)\nshould be replaced with\nLU, pivots, info = "
+                  "torch.linalg.lu_factor_ex(A, compute_pivots)", UserWarning, stacklevel=2)
+    LU, pivots, info = lu_factor_ex(A, pivot=pivot)
+    return lu_with_info_result(LU, pivots, info) if get_infos else (LU, pivots)
+
+
+def linalg_lu(A: Tensor, *, pivot: bool = True) -> tuple:
+    """torch.linalg.lu: (P, L, U) with A = P L U, L unit lower-triangular (m x k) and U upper (k x n),
+    k = min(m, n); P carries no gradient."""
+    _check_lu_input("linalg.lu", A, pivot)
+    return linalg_lu_result(*apply(lu_op, (A,)))
+
+
+def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True, unpack_pivots: bool = True) -> tuple:
+    """(P, L, U) from lu_factor's (LU, pivots); the parts not unpacked are empty tensors."""
+    if LU_data._data.ndim < 2:
+        raise RuntimeError(f"torch.lu_unpack: Expected tensor with 2 or more dimensions. Got size: "
+                           f"{list(LU_data._data.shape)} instead")
+    pivots = LU_pivots._data
+    if unpack_pivots:
+        if pivots.dtype != np.int32:
+            raise RuntimeError("torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of torch.int32 "
+                               "dtype.\nNote: this function is intended to be used with the output produced by "
+                               "torch.linalg.lu_factor")
+        m, n = LU_data._data.shape[-2:]
+        expected = LU_data._data.shape[:-2] + (min(m, n),)
+        if pivots.shape != expected:  # torch reads past the end of a short pivots tensor
+            raise RuntimeError(f"torch.lu_unpack: Expected LU_pivots of shape {list(expected)}, but got "
+                               f"{list(pivots.shape)}. Did you properly pass the result of lu_factor?")
+        if ((pivots < 1) | (pivots > m)).any():
+            raise RuntimeError("pivots passed to lu_unpack must be between 1 and LU.size(-2) inclusive.Did you "
+                               "properly pass the result of lu_factor?")
+    return lu_unpack_result(*apply(lu_unpack_op, (LU_data,), (pivots, unpack_data, unpack_pivots)))
 
 
 def qr(A: Tensor, mode: str = "reduced") -> tuple:
@@ -1902,11 +2207,13 @@ def matrix_rank(A: Tensor, tol: float | None = None, hermitian: bool = False, *,
 
 
 __all__ = ["addbmm", "addmm", "addmv", "baddbmm", "bmm", "chain_matmul", "cholesky_solve", "cross", "det", "dot",
-           "einsum", "ger", "inverse", "kron", "logdet", "matmul", "matrix_exp", "matrix_power", "mm", "mv", "outer",
-           "pinverse", "slogdet", "svd", "tensordot", "trace", "triangular_solve", "vdot"]
-METHODS = ["addbmm", "addmm", "addmv", "baddbmm", "cholesky_solve", "cross", "det", "inverse", "kron", "logdet",
-           "matrix_exp", "matrix_power", "pinverse", "slogdet", "svd", "trace", "triangular_solve", "vdot"]
+           "einsum", "ger", "inverse", "kron", "logdet", "lu", "lu_solve", "lu_unpack", "matmul", "matrix_exp",
+           "matrix_power", "mm", "mv", "outer", "pinverse", "slogdet", "svd", "tensordot", "trace", "triangular_solve",
+           "vdot"]
+METHODS = ["addbmm", "addmm", "addmv", "baddbmm", "cholesky_solve", "cross", "det", "inverse", "kron", "logdet", "lu",
+           "lu_solve", "matrix_exp", "matrix_power", "pinverse", "slogdet", "svd", "trace", "triangular_solve", "vdot"]
 INPLACE = ["addbmm", "addmm", "addmv", "baddbmm"]
 LINALG = ["cholesky", "cholesky_ex", "cond", "cross", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv", "inv_ex",
-          "lstsq", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv",
-          "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals"]
+          "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power",
+          "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd",
+          "svdvals"]

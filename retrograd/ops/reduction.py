@@ -676,7 +676,8 @@ def _whole(dim: object) -> bool:
 
 def _legacy_name(dt: D.dtype) -> str:
     return {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-            "float32": "Float", "float64": "Double"}.get(dt.name, dt.name)
+            "float16": "Half", "float32": "Float", "float64": "Double", "complex64": "ComplexFloat",
+            "complex128": "ComplexDouble"}.get(dt.name, dt.name)
 
 
 def _accumulate_dtype(input: Tensor, dtype: D.dtype | None) -> object:

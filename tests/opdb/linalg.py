@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from . import OpInfo, Sample, noncontig, rand
+from . import C, OpInfo, Sample, noncontig, rand
 
 
 def invertible(rng, *shape):
@@ -179,6 +179,59 @@ def cholesky_solve_samples(rng):
     return [Sample((rand(rng, 3, 2), invertible(rng, 3, 3)), name="lower"),
             Sample((rand(rng, 3, 2), invertible(rng, 3, 3), True), name="upper"),
             Sample((rand(rng, 2, 3, 1), invertible(rng, 3, 3)), name="batched_rhs")]
+
+
+def pivoted(rng, *shape):
+    """Matrices whose partial pivoting is unambiguous: a diagonal block of 2 max(m, n) against entries in
+    [-1, 1], rows shuffled, so LAPACK swaps rows and each pivot wins by a margin no rounding (float32)
+    or finite difference can overturn."""
+    m, n = shape[-2:]
+    k = min(m, n)
+    a = rand(rng, *shape, low=-1.0, high=1.0)
+    a[..., range(k), range(k)] += 2 * max(m, n)
+    return a[..., rng.permutation(m), :]
+
+
+def lu_samples(rng):
+    return [Sample((pivoted(rng, 3, 3),), name="3x3"), Sample((pivoted(rng, 4, 3),), name="tall"),
+            Sample((pivoted(rng, 3, 5),), name="wide"), Sample((pivoted(rng, 2, 4, 4),), name="batched"),
+            Sample((pivoted(rng, 2, 1, 2, 3),), name="batched_wide"),
+            Sample((noncontig(pivoted(rng, 3, 3)),), name="noncontig"), Sample((pivoted(rng, 1, 1),), name="1x1")]
+
+
+def lu_unpack_of_factors(m, a, **kwargs):
+    return m.lu_unpack(*m.linalg.lu_factor(a), **kwargs)
+
+
+def packed_factors(rng, *shape):
+    """An LU factorisation as lu_factor packs it (unit L below the diagonal, U on and above it) with
+    pivots that swap rows: well conditioned, so it is differentiated as an input of its own."""
+    *batch, n = shape[:-1]
+    pivots = np.broadcast_to(rng.integers(np.arange(1, n + 1), n + 1), (*batch, n)).astype(np.int32)
+    return invertible(rng, *shape), C(pivots.copy())
+
+
+def lu_solve_samples(rng):
+    samples = []
+    for left in (True, False):
+        for adjoint in (False, True):
+            b = rand(rng, 3, 2) if left else rand(rng, 2, 3)
+            samples.append(Sample((*packed_factors(rng, 3, 3), b), {"left": left, "adjoint": adjoint},
+                                  f"left{int(left)}_adjoint{int(adjoint)}"))
+    return samples + [Sample((*packed_factors(rng, 2, 3, 3), rand(rng, 3, 1)), name="broadcast_B"),
+                      Sample((*packed_factors(rng, 3, 3), rand(rng, 2, 3, 2)), {"adjoint": True}, "broadcast_LU"),
+                      Sample((*packed_factors(rng, 2, 1, 3, 3), rand(rng, 3, 2, 3)), {"left": False}, "batched"),
+                      Sample((*packed_factors(rng, 3, 3), noncontig(rand(rng, 3, 3))), name="noncontig_B")]
+
+
+def lu_solve_after_factor(m, a, b, **kwargs):
+    """lu_solve on lu_factor's output: A's gradient goes through both nodes."""
+    return m.linalg.lu_solve(*m.linalg.lu_factor(a), b, **kwargs)
+
+
+def lu_solve_factored_samples(rng):
+    return [Sample((pivoted(rng, 3, 3), rand(rng, 3, 2)), name="left"),
+            Sample((pivoted(rng, 2, 3, 3), rand(rng, 2, 3)), {"left": False, "adjoint": True}, "right_adjoint")]
 
 
 def triangular_factor(m, b, factor, upper=False):
@@ -420,9 +473,23 @@ OPS = [
     OpInfo("linalg.solve_triangular", solve_triangular_samples),
     OpInfo("triangular_solve", triangular_solve_samples, method=True),
     OpInfo("cholesky_solve", cholesky_solve_samples, call=triangular_factor),
+    OpInfo("linalg.lu_solve", lu_solve_samples),
+    OpInfo("linalg.lu_solve", lu_solve_factored_samples, call=lu_solve_after_factor,
+           aliases=("linalg.lu_solve_factored",)),
+    OpInfo("lu_solve", lambda rng: [Sample((rand(rng, 3, 2), *packed_factors(rng, 3, 3)), name="plain")],
+           method=True),
     # decompositions
     OpInfo("linalg.cholesky", cholesky_samples, call=hermitian(lambda m: m.linalg.cholesky)),
     OpInfo("linalg.cholesky_ex", cholesky_samples, call=hermitian(lambda m: m.linalg.cholesky_ex)),
+    OpInfo("linalg.lu_factor", lu_samples),
+    OpInfo("linalg.lu_factor_ex", lu_samples),
+    OpInfo("linalg.lu", lu_samples),
+    OpInfo("lu_unpack", lu_samples, call=lu_unpack_of_factors),
+    OpInfo("lu_unpack", lambda rng: [Sample((pivoted(rng, 2, 3, 4),), {"unpack_pivots": False}, "no_pivots"),
+                                     Sample((pivoted(rng, 3, 3),), {"unpack_data": False}, "no_data")],
+           call=lu_unpack_of_factors, differentiable=False, aliases=("lu_unpack_parts",)),
+    OpInfo("lu", lambda rng: [Sample((pivoted(rng, 3, 3),), name="plain"),
+                              Sample((pivoted(rng, 2, 4, 3), True, True), name="get_infos")], method=True),
     OpInfo("linalg.qr", qr_samples, call=qr_gauge_fixed),
     OpInfo("linalg.qr", lambda rng: [Sample((rand(rng, 4, 3),), name="tall"), Sample((rand(rng, 3, 4),), name="wide")],
            outputs=lambda r: (r.R.abs(),), differentiable=False, aliases=("linalg.qr_raw",)),
