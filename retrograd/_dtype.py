@@ -60,6 +60,18 @@ ALIASES = {"half": float16, "float": float32, "double": float64, "short": int16,
 SCALAR_TYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
                      "float16": "Half", "float32": "Float", "float64": "Double", "complex64": "ComplexFloat",
                      "complex128": "ComplexDouble"}
+
+
+def scalar_type_name(dt: dtype | np.dtype) -> str:
+    """torch's ScalarType name of a dtype, as its error texts print it: Float, Long, ComplexDouble."""
+    return SCALAR_TYPE_NAMES.get(dt.name, dt.name)
+
+
+def tensor_type_name(dt: dtype | np.dtype) -> str:
+    """torch's legacy tensor type name of a dtype: torch.FloatTensor, torch.LongTensor."""
+    return f"torch.{scalar_type_name(dt)}Tensor"
+
+
 CPP_TYPE_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
                   "int32": "int", "int64": "long int", "float16": "c10::Half", "float32": "float", "float64": "double",
                   "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}

@@ -461,11 +461,8 @@ class Tensor:
             )
         rdt = D.FROM_NUMPY[result._data.dtype]
         if rdt.category > D.FROM_NUMPY[data.dtype].category:
-            names = {"float": "Float", "double": "Double", "long": "Long", "int": "Int", "bool": "Bool"}
-            raise RuntimeError(
-                f"result type {names.get(_legacy(rdt), rdt.name)} can't be cast to the desired output type "
-                f"{names.get(_legacy(self.dtype), self.dtype.name)}"
-            )
+            raise RuntimeError(f"result type {D.scalar_type_name(rdt)} can't be cast to the desired output type "
+                               f"{D.scalar_type_name(self.dtype)}")
         node = result.grad_fn
         if node is not None and self._base is not None and not self._requires_grad:  # another input requires grad
             from .ops.shape import check_inplace_view
@@ -552,10 +549,6 @@ def _warn_scalar_of_grad(tensor: Tensor) -> None:
         _SCALAR_OF_GRAD["warned"] = True
         warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
                       "Consider using tensor.detach() first.", UserWarning, stacklevel=3)
-
-
-def _legacy(dt: D.dtype) -> str:
-    return {"float32": "float", "float64": "double", "int64": "long", "int32": "int", "bool": "bool"}.get(dt.name, "")
 
 
 def _snapshot_saved_self(node: Any, tensor: Tensor) -> None:

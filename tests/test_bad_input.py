@@ -98,6 +98,12 @@ CASES = {
     "unbind_view_inplace": (_unbind_view, lambda lib, e: e["parts"][0].mul_(2)),
     "view_of_leaf_inplace": (_view_of_leaf, lambda lib, e: e["v"].add_(1)),
     # ---- shapes, dims, dtypes, argument types ----
+    "view_as_complex_of_complex": (lambda lib: {},
+                                   lambda lib, e: lib.view_as_complex(lib.zeros(2, 2, dtype=lib.complex64))),
+    "complex_of_complex_part": (lambda lib: {}, lambda lib, e: lib.complex(lib.zeros(2, dtype=lib.complex64),
+                                                                        lib.zeros(2))),
+    "inplace_result_type_short": (lambda lib: {"s": lib.zeros(2, dtype=lib.int16)},
+                                  lambda lib, e: e["s"].add_(lib.zeros(2, dtype=lib.float64))),
     "add_shape_mismatch": (_pair, lambda lib, e: e["a"] + e["b"]),
     "matmul_shape_mismatch": (_pair, lambda lib, e: e["b"] @ lib.ones(3, 3)),
     "mm_1d": (_pair, lambda lib, e: lib.mm(e["a"], e["b"])),

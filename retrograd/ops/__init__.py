@@ -77,10 +77,7 @@ def _cast(dtype: D.dtype) -> Any:
 
 def _type(self: Tensor, dtype: Any = None, **kwargs: Any) -> Any:
     if dtype is None:
-        names = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-                 "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
-                 "complex128": "ComplexDouble"}
-        return f"torch.{names[self.dtype.name]}Tensor"
+        return D.tensor_type_name(self.dtype)
     if isinstance(dtype, str):
         legacy = {"torch.FloatTensor": D.float32, "torch.DoubleTensor": D.float64, "torch.LongTensor": D.int64,
                   "torch.IntTensor": D.int32, "torch.BoolTensor": D.bool_, "torch.HalfTensor": D.float16}

@@ -15,6 +15,7 @@ from __future__ import annotations
 import builtins
 import math
 
+from .. import _dtype as D
 from .._creation import zeros_like
 from .._tensor import Tensor
 from .registry import apply, defop
@@ -99,9 +100,8 @@ def view_as_complex(input: Tensor) -> Tensor:
     """A complex view of a real tensor whose last dimension holds (real, imaginary) pairs."""
     data = input._data
     if data.dtype.name not in COMPLEX_OF:
-        names = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
         raise RuntimeError("view_as_complex is only supported for half, float and double tensors, but got a tensor "
-                           f"of scalar type: {names.get(data.dtype.name, data.dtype.name)}")
+                           f"of scalar type: {D.scalar_type_name(data.dtype)}")
     if data.ndim == 0 or data.shape[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")
     # strides of empty tensors are not checked: NumPy gives some of them zero strides where torch's are regular
@@ -167,14 +167,13 @@ def complex(real: Tensor, imag: Tensor) -> Tensor:
 
 def _check_parts(a: Tensor, b: Tensor) -> None:
     """torch's checks on the two real parts of `complex` and `polar`."""
-    legacy = {"float16": "Half", "float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
-              "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
     na, nb = a._data.dtype.name, b._data.dtype.name
     if na not in COMPLEX_OF or nb not in COMPLEX_OF:
-        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got {legacy.get(na, na)} "
-                           f"and {legacy.get(nb, nb)}")
+        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
+                           f"{D.scalar_type_name(a.dtype)} and {D.scalar_type_name(b.dtype)}")
     if na != nb:
-        raise RuntimeError(f"Expected object of scalar type {legacy[na]} but got scalar type {legacy[nb]} for "
+        raise RuntimeError(f"Expected object of scalar type {D.scalar_type_name(a.dtype)} but got scalar type "
+                           f"{D.scalar_type_name(b.dtype)} for "
                            "second argument")
 
 

@@ -23,7 +23,7 @@ from .._tensor import Tensor, _wrap, _wrap_dim
 from ..autograd import grad_mode
 from ..autograd.forward_ad import transforms as _transforms
 from .registry import apply, defop
-from .shape import _legacy_name, alias_op, select, slice_op, unsqueeze
+from .shape import alias_op, select, slice_op, unsqueeze
 
 # ============================================================================================
 # Advanced indexing: index, index_put
@@ -587,7 +587,7 @@ def setitem(self: Tensor, key: object, value: Tensor | complex) -> None:
     if key is False:
         return
     if not isinstance(value, (Tensor, bool, int, float, complex, np.number)):
-        raise TypeError(f"can't assign a {_type_name(value)} to a {_legacy_name(self.dtype)}")
+        raise TypeError(f"can't assign a {_type_name(value)} to a {D.tensor_type_name(self.dtype)}")
     target, advanced = _index_views(self, _parse_key(key), lone_slice=False)
     if target is not self:
         target._extra_dict()["discarded"] = True  # no one sees this view after the write: no need to regenerate it
@@ -622,7 +622,7 @@ def _drop_leading_ones(value: Tensor) -> Tensor:
 
 
 def _dtype_word(dt: D.dtype) -> str:
-    return _legacy_name(dt)[6:-6]
+    return D.scalar_type_name(dt)
 
 
 def _put_key(self: Tensor, indices: Sequence) -> tuple:

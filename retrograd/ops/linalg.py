@@ -37,7 +37,7 @@ from .. import _dtype as D
 from .._creation import ones_like
 from .._tensor import Tensor, _wrap, _wrap_dim
 from .pointwise import log, where
-from .reduction import _legacy_name, amax, amin, return_type, vector_norm
+from .reduction import amax, amin, return_type, vector_norm
 from .registry import apply, defop, namespace
 from .shape import cat, diag_embed, diagonal, stack, tril, triu, unsafe_view
 
@@ -1222,7 +1222,7 @@ def _check_float(name: str, *tensors: Tensor) -> None:
     for t in tensors:
         if t._data.dtype.kind not in "fc":
             raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
-                               f"{_legacy_name(t.dtype)}")
+                               f"{D.scalar_type_name(t.dtype)}")
 
 
 def _check_matrix(name: str, A: Tensor, square: bool = True, arg: str = "A") -> None:
@@ -1238,7 +1238,7 @@ def _check_matrix(name: str, A: Tensor, square: bool = True, arg: str = "A") -> 
 def _check_same_dtype(name: str, A: Tensor, B: Tensor) -> None:
     if A._data.dtype != B._data.dtype:
         raise RuntimeError(f"{name}: Expected A and B to have the same dtype, but found A of type "
-                           f"{_legacy_name(A.dtype)} and B of type {_legacy_name(B.dtype)} instead")
+                           f"{D.scalar_type_name(A.dtype)} and B of type {D.scalar_type_name(B.dtype)} instead")
 
 
 def _raise_info(name: str, info: np.ndarray, message: Callable[[int], str], error: type = LinAlgError) -> None:
@@ -1257,7 +1257,7 @@ def _raise_info(name: str, info: np.ndarray, message: Callable[[int], str], erro
 def _mm_dtypes(a: Tensor, b: Tensor, first: str = "m1", second: str = "m2") -> None:
     if a._data.dtype != b._data.dtype:
         raise RuntimeError(f"expected {first} and {second} to have the same dtype, but got: "
-                           f"{_legacy_name(a.dtype).lower()} != {_legacy_name(b.dtype).lower()}")
+                           f"{D.scalar_type_name(a.dtype).lower()} != {D.scalar_type_name(b.dtype).lower()}")
 
 
 # ============================================================================================
@@ -1297,7 +1297,7 @@ def _check_vectors(name: str, a: Tensor, b: Tensor) -> None:
                            f"{a._data.shape[0]} and {b._data.shape[0]} elements respectively")
     if a._data.dtype != b._data.dtype:
         raise RuntimeError(f"{name} : expected both vectors to have same dtype, but found "
-                           f"{_legacy_name(a.dtype)} and {_legacy_name(b.dtype)}")
+                           f"{D.scalar_type_name(a.dtype)} and {D.scalar_type_name(b.dtype)}")
 
 
 def dot(input: Tensor, tensor: Tensor) -> Tensor:
@@ -1409,7 +1409,7 @@ def _check_scaled_product(self: Tensor, mat: Tensor, other: Tensor) -> None:
     if self._data.dtype != other._data.dtype or mat._data.dtype != other._data.dtype:
         culprit = self if self._data.dtype != other._data.dtype else mat
         raise RuntimeError(f"{'self' if culprit is self else 'mat1'} and mat2 must have the same dtype, but got "
-                           f"{_legacy_name(culprit.dtype)} and {_legacy_name(other.dtype)}")
+                           f"{D.scalar_type_name(culprit.dtype)} and {D.scalar_type_name(other.dtype)}")
 
 
 def _check_broadcast(input: Tensor, shape: tuple) -> None:
@@ -1573,7 +1573,7 @@ def multi_dot(tensors: Sequence[Tensor]) -> Tensor:
     for i, t in enumerate(tensors[1:], 1):
         if t._data.dtype != first._data.dtype:
             raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but tensor 0 is "
-                               f"{_legacy_name(first.dtype)} and tensor {i} {_legacy_name(t.dtype)}")
+                               f"{D.scalar_type_name(first.dtype)} and tensor {i} {D.scalar_type_name(t.dtype)}")
     out_shape = ([] if first._data.ndim == 1 else [first._data.shape[0]]) + \
                 ([] if last._data.ndim == 1 else [last._data.shape[-1]])
     mats = list(tensors)
@@ -1849,7 +1849,7 @@ def linalg_lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True,
     _check_float("torch.linalg.lu_solve", LU)
     if LU._data.dtype != B._data.dtype:
         raise RuntimeError(f"linalg.lu_solve: Expected LU and B to have the same dtype, but found LU of type "
-                           f"{_legacy_name(LU.dtype)} and B of type {_legacy_name(B.dtype)} instead")
+                           f"{D.scalar_type_name(LU.dtype)} and B of type {D.scalar_type_name(B.dtype)} instead")
     if pivots._data.dtype != np.int32:
         raise RuntimeError("linalg.lu_solve: pivots should be a Tensor of scalar type torch.int32")
     _check_matrix("torch.linalg.lu_solve", LU)
@@ -1906,7 +1906,7 @@ def _check_lu_input(name: str, A: Tensor, pivot: bool) -> None:
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
     if A._data.dtype.kind not in "fc" or A._data.dtype == np.float16:
-        raise NotImplementedError(f"\"lu_cpu\" not implemented for '{_legacy_name(A.dtype)}'")
+        raise NotImplementedError(f"\"lu_cpu\" not implemented for '{D.scalar_type_name(A.dtype)}'")
 
 
 def _zero_pivot(order: int) -> str:
@@ -2018,7 +2018,7 @@ def eigh(A: Tensor, UPLO: str = "L") -> tuple:  # noqa: N803 - torch's name
 
 def _check_eig_input(A: Tensor) -> None:
     if A._data.dtype.kind not in "fc":
-        raise RuntimeError(f"Unknown Complex ScalarType for {_legacy_name(A.dtype)}")
+        raise RuntimeError(f"Unknown Complex ScalarType for {D.scalar_type_name(A.dtype)}")
     _check_matrix("linalg.eig", A)
 
 
@@ -2053,7 +2053,7 @@ def pinv(A: Tensor, rcond: float | Tensor | None = None, hermitian: bool = False
     """The Moore-Penrose pseudo-inverse: singular values at most max(atol, rtol * largest) count as
     zero; rtol defaults to eps * max(m, n) unless a positive atol is given (rcond is rtol)."""
     if A._data.ndim < 2 or A._data.dtype.kind not in "fc":
-        described = f"{_legacy_name(A.dtype)}{{{list(A._data.shape)}}}"
+        described = f"{D.scalar_type_name(A.dtype)}{{{list(A._data.shape)}}}"
         raise RuntimeError(f"linalg.pinv({described}): expected a tensor with 2 or more dimensions of float, double, "
                            "cfloat or cdouble types")
     if rcond is not None:

@@ -22,6 +22,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import _creation
+from .. import _dtype as D
 from .._tensor import Tensor, _wrap, _wrap_dim
 from .conv import *  # noqa: F403 - the spatial kernels are this family's too (rows, helpers, public functions)
 from .conv import FUNCTIONAL_ONLY as _CONV_FUNCTIONAL
@@ -753,9 +754,7 @@ def _renorm_rows(weight: Tensor, rows: np.ndarray, max_norm: float, norm_type: f
 
 
 def _legacy(t: Tensor) -> str:
-    from .reduction import _legacy_name
-
-    return _legacy_name(t.dtype)
+    return D.scalar_type_name(t.dtype)
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:

@@ -19,7 +19,6 @@ from .. import _dtype as D
 from .._creation import Generator, _rng
 from .._tensor import Tensor, _wrap
 from ..autograd.forward_ad import transforms
-from .reduction import _legacy_name
 from .registry import Op, apply, defop
 
 RANDOMNESS_ERROR = ("vmap: called random operation while in randomness error mode. Please either use the 'same' or "
@@ -80,7 +79,7 @@ def _number(value: float) -> str:
 
 def _require_float(self: Tensor, kernel: str) -> None:
     if self._data.dtype.kind not in "fc":
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{_legacy_name(self.dtype)}\'')
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{D.scalar_type_name(self.dtype)}\'')
 
 
 def _in_place(self: Tensor, row: Op, draw: Callable, others: tuple = ()) -> Tensor:
@@ -128,7 +127,7 @@ def exponential_(self: Tensor, lambd: float = 1.0, *, generator: Generator | Non
     """Fill self with samples of Exp(lambd)."""
     if self._data.dtype.kind not in "fc":
         raise RuntimeError(f"Exponential distribution is a continuous probability distribution. dtype must be a "
-                           f"floating point but you specified {_legacy_name(self.dtype)}")
+                           f"floating point but you specified {D.scalar_type_name(self.dtype)}")
     if lambd <= 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_number(lambd)}")
     rng = _generator(generator)
@@ -217,7 +216,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
         raise RuntimeError("prob_dist must be 1 or 2 dim")
     if data.dtype.kind != "f":
         raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
-                           f"{_legacy_name(input.dtype)}")
+                           f"{D.scalar_type_name(input.dtype)}")
     if num_samples <= 0:
         raise RuntimeError("cannot sample n_sample <= 0 samples")
     if not replacement and num_samples > data.shape[-1]:

@@ -674,12 +674,6 @@ def _whole(dim: object) -> bool:
     return dim is None or (not isinstance(dim, (int, Tensor)) and len(dim) == 0)
 
 
-def _legacy_name(dt: D.dtype) -> str:
-    return {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-            "float16": "Half", "float32": "Float", "float64": "Double", "complex64": "ComplexFloat",
-            "complex128": "ComplexDouble"}.get(dt.name, dt.name)
-
-
 def _accumulate_dtype(input: Tensor, dtype: D.dtype | None) -> object:
     """The NumPy dtype sums and products accumulate in: `dtype`, or int64 for integer/bool input."""
     if dtype is not None:
@@ -690,7 +684,7 @@ def _accumulate_dtype(input: Tensor, dtype: D.dtype | None) -> object:
 def _require_floating(input: Tensor, what: str) -> None:
     if input._data.dtype.kind not in "fc":
         raise RuntimeError(f"{what}(): could not infer output dtype. Input dtype must be either a floating point or "
-                           f"complex dtype. Got: {_legacy_name(input.dtype)}")
+                           f"complex dtype. Got: {D.scalar_type_name(input.dtype)}")
 
 
 def _require_nonempty_dim(input: Tensor, d: int, name: str) -> None:
@@ -728,7 +722,7 @@ def nanmean(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool
     """Mean of the non-NaN elements (torch composes it: nansum / count, a DivBackward0 node)."""
     if input._data.dtype.kind not in "fc":
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype but got "
-                           f"{_legacy_name(input.dtype)}")
+                           f"{D.scalar_type_name(input.dtype)}")
     from .pointwise import isnan, logical_not
 
     count = sum(logical_not(isnan(input)), dim, keepdim)
@@ -879,7 +873,7 @@ def vector_norm(x: Tensor, ord: float = 2, dim: int | Sequence[int] | None = Non
         x = x.to(dtype)
     if x._data.dtype.kind not in "fc":
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. "
-                           f"Got {_legacy_name(x.dtype)}")
+                           f"Got {D.scalar_type_name(x.dtype)}")
     dims = None if _whole(dim) and not keepdim else _reduced_dims(dim, x.ndim)
     return apply(vector_norm_op, (x,), (float(ord), dims, keepdim))
 

@@ -448,8 +448,7 @@ FREED_MESSAGE = (
 
 def modified_message(tensor: Tensor, expected: int, node: Node) -> str:
     """torch's text for a saved tensor that an in-place op changed after it was saved."""
-    kind = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-            "complex64": "ComplexFloatTensor", "complex128": "ComplexDoubleTensor"}.get(tensor.dtype.name, "Tensor")
+    kind = D.tensor_type_name(tensor.dtype)[len("torch."):]
     shape = ", ".join(str(n) for n in tensor.shape)
     creator = tensor.grad_fn
     origin = f", which is output {tensor._output_nr} of {getattr(creator, 'forward_name', creator.name())}," \

@@ -657,14 +657,6 @@ def _dim_list(dims: int | Sequence[int], ndim: int) -> tuple[int, ...]:
     return wrapped
 
 
-def _legacy_name(dt: D.dtype) -> str:
-    """torch's legacy tensor type name (torch.FloatTensor) used in some error texts."""
-    names = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-             "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
-             "complex128": "ComplexDouble"}
-    return f"torch.{names.get(dt.name, dt.name)}Tensor"
-
-
 def view(input: Tensor, *shape: int) -> Tensor:
     """The same memory seen with another shape (no copy; errors when impossible)."""
     if len(shape) == 1 and isinstance(shape[0], D.dtype):
@@ -800,9 +792,9 @@ def expand(input: Tensor, *sizes: int) -> Tensor:
     shape = input._data.shape
     lead = len(sizes) - len(shape)
     if lead < 0:
-        raise RuntimeError(f"expand({_legacy_name(input.dtype)}{{{list(shape)}}}, size={list(sizes)}): the number "
-                           f"of sizes provided ({len(sizes)}) must be greater or equal to the number of dimensions in "
-                           f"the tensor ({len(shape)})")
+        raise RuntimeError(f"expand({D.tensor_type_name(input.dtype)}{{{list(shape)}}}, size={list(sizes)}): the "
+                           f"number of sizes provided ({len(sizes)}) must be greater or equal to the number of "
+                           f"dimensions in the tensor ({len(shape)})")
     target = []
     for i, s in enumerate(sizes):
         if i < lead:
@@ -1115,7 +1107,7 @@ def tensor_split(input: Tensor, indices_or_sections: int | Sequence[int] | Tenso
     if isinstance(arg, Tensor):
         if arg._data.dtype != np.int64:
             raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to have dtype of long, but got "
-                               f"{_legacy_name(arg.dtype)[6:-6]}")
+                               f"{D.scalar_type_name(arg.dtype)}")
         if arg._data.ndim > 1:
             raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
                                f"one-dimensional tensor, but got a tensor with {arg._data.ndim} dims")
