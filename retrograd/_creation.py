@@ -90,8 +90,10 @@ def _np_dtype(dtype: D.dtype | None, default: D.dtype | None = None) -> np.dtype
     return D.from_numpy_dtype(np.dtype(dtype)).np
 
 
-def _infer(data: Any) -> np.ndarray:
-    """Nested Python data to an array with torch's dtypes (floats -> default, ints -> int64)."""
+def _infer(data: Any, exact: bool = False) -> np.ndarray:
+    """Nested Python data to an array with torch's dtypes (floats -> default, ints -> int64). With `exact`
+    the caller casts to a dtype of its own, so Python numbers keep their full precision until then
+    (tensor([0.3], dtype=float64) holds 0.3, not the float32 nearest to it)."""
     if isinstance(data, Tensor):
         return data._data.copy()
     if isinstance(data, np.ndarray):
@@ -108,7 +110,11 @@ def _infer(data: Any) -> np.ndarray:
     if arr.dtype == object:
         raise TypeError("can't convert data of mixed or ragged types to a tensor")
     kind = arr.dtype.kind
-    if numpy_scalars and kind in "biufc":  # each NumPy scalar counts with its own dtype, Python numbers with torch's
+    if kind not in "biufc":
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    if exact:
+        return arr
+    if numpy_scalars:  # each NumPy scalar counts with its own dtype, Python numbers with torch's
         dtypes = [D.from_numpy_dtype(v.dtype) if isinstance(v, np.generic) else D.scalar_dtype(v) for v in flat]
         return arr.astype(D.result_type(dtypes, [], []).np)
     if kind == "f" and not _has_numpy_float(data):
@@ -117,8 +123,6 @@ def _infer(data: Any) -> np.ndarray:
         arr = arr.astype(D.default_complex().np)
     elif kind in "iu" and arr.dtype != np.uint8 and not _has_numpy_float(data):
         arr = arr.astype(np.int64)
-    elif kind not in "biufc":
-        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
     if arr.size == 0 and kind == "f":
         arr = arr.astype(D.defaults.floating.np)
     return arr
@@ -150,7 +154,7 @@ def _has_numpy_float(data: Any) -> bool:
 def tensor(data: Any, *, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False,
            pin_memory: bool = False) -> Tensor:
     """A new leaf tensor holding a copy of `data` (floats are float32 by default, ints int64)."""
-    arr = _infer(data)
+    arr = _infer(data, exact=dtype is not None)
     if dtype is not None:
         arr = arr.astype(_np_dtype(dtype))
     return _finish(np.ascontiguousarray(arr) if arr.ndim else arr.reshape(()), requires_grad)

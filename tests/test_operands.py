@@ -170,3 +170,16 @@ def test_float_of_a_tensor_that_requires_grad_warns_once_as_torch():
     runs = [subprocess.run([sys.executable, "-c", SCALAR_OF_GRAD.format(lib=lib)], capture_output=True, text=True,
                            check=True).stderr for lib in ("torch", "retrograd")]
     assert [run.count("UserWarning: Converting a tensor with requires_grad=True to a scalar") for run in runs] == [1, 1]
+
+
+@pytest.mark.parametrize(("data", "dtype"), [
+    ([0.3], "float64"), (0.3, "float64"), ([[0.1, 0.2]], "float64"), ([1, 2**40 + 1], "float64"), ([0.3], "float32"),
+    ([0.3], "float16"), ([0.1 + 0.2j], "complex128"), ([np.float32(0.3)], "float64"), ([True, False], "float64"),
+    ([2**53 + 1], "int64"), ([1.5, 2], "int64"), ([-1.7], "int32"), ([1e40], "float32"), ([0.3], None),
+    ([np.float64(0.3), 1], None),
+])
+def test_tensor_keeps_python_numbers_exact_up_to_its_dtype(data, dtype):
+    """tensor(data, dtype=float64) holds the numbers themselves, not their float32 roundings: bit for bit as torch."""
+    expected, got = (lib.tensor(data, dtype=None if dtype is None else getattr(lib, dtype)) for lib in LIBS)
+    assert str(got.dtype) == str(expected.dtype)
+    assert got.tolist() == expected.tolist()
