@@ -15,9 +15,9 @@ import math
 import numpy as np
 
 from .._tensor import Tensor
-from .pointwise import erf, sigmoid, tanh, where
+from .pointwise import erf, sigmoid, tanh, where, zero_where
 from .pointwise import relu as _relu_row
-from .registry import Op, apply, defop
+from .registry import Op, apply, defop, linear_backward_op
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -63,6 +63,39 @@ def hardtanh_op(xp, x, min_val, max_val):
        jvp="hardtanh_backward(self_t, result, min_val, max_val)")
 def hardtanh_result(xp, x, min_val, max_val):
     return hardtanh_op.forward(xp, x, min_val, max_val)
+
+
+# ============================================================================================
+# Rows: the backwards of the piecewise-linear activations (their own nodes under create_graph)
+# ============================================================================================
+
+
+@linear_backward_op("leaky_relu_backward", ("negative_slope",))
+def leaky_relu_backward(xp, g, x, negative_slope):
+    """grad where x > 0, else negative_slope * grad (x: the input, or the result of the in-place form)."""
+    return xp.where(x > 0, g, g * xp.asarray(negative_slope, dtype=g.dtype))
+
+
+@linear_backward_op("hardtanh_backward", ("min_val", "max_val"))
+def hardtanh_backward(xp, g, x, min_val, max_val):
+    """grad strictly inside (min_val, max_val), 0 at and beyond the boundaries (grad at NaN, as torch)."""
+    return zero_where(xp, (x <= min_val) | (x >= max_val), g)
+
+
+@linear_backward_op("softshrink_backward", ("lambd",))
+def softshrink_backward(xp, g, x, lambd):
+    """grad where |x| > lambd, else 0 (softshrink's slope is 1 outside the dead zone)."""
+    return _shrink_backward(xp, g, x, lambd)
+
+
+@linear_backward_op("hardshrink_backward", ("lambd",))
+def hardshrink_backward(xp, g, x, lambd):
+    """grad where |x| > lambd, else 0: hardshrink's slope is softshrink's, under its own node."""
+    return _shrink_backward(xp, g, x, lambd)
+
+
+def _shrink_backward(xp, g, x, lambd):
+    return zero_where(xp, (x >= -lambd) & (x <= lambd), g)
 
 
 # ============================================================================================
@@ -146,15 +179,15 @@ def hardswish_op(xp, x):
     return x * xp.minimum(xp.maximum(x + 3, 0), 6) / 6
 
 
-@defop("softshrink", params=("lambd",), self="where(self.abs() > lambd, grad, 0)",
-       jvp="where(self.abs() > lambd, self_t, 0)")
+@defop("softshrink", params=("lambd",), self="softshrink_backward(grad, self, lambd)",
+       jvp="softshrink_backward(self_t, self, lambd)")
 def softshrink_op(xp, x, lambd):
     lam = xp.asarray(lambd, dtype=x.dtype)
     return xp.where(x > lam, x - lam, xp.where(x < -lam, x + lam, xp.zeros((), x.dtype)))
 
 
-@defop("hardshrink", params=("lambd",), self="where(self.abs() > lambd, grad, 0)",
-       jvp="where(self.abs() > lambd, self_t, 0)")
+@defop("hardshrink", params=("lambd",), self="hardshrink_backward(grad, self, lambd)",
+       jvp="hardshrink_backward(self_t, self, lambd)")
 def hardshrink_op(xp, x, lambd):
     return xp.where((x >= -lambd) & (x <= lambd), xp.zeros((), x.dtype), x)
 
@@ -358,16 +391,6 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
 # ============================================================================================
 # Formula helpers
 # ============================================================================================
-
-
-def leaky_relu_backward(grad: Tensor, x: Tensor, negative_slope: float) -> Tensor:
-    """grad where x > 0, else negative_slope * grad (x: the input, or the result of the in-place form)."""
-    return where(x > 0, grad, grad * negative_slope)
-
-
-def hardtanh_backward(grad: Tensor, x: Tensor, min_val: float, max_val: float) -> Tensor:
-    """grad strictly inside (min_val, max_val), 0 at and beyond the boundaries."""
-    return where((x > min_val) & (x < max_val), grad, 0)
 
 
 def elu_backward(grad: Tensor, x: Tensor, alpha: float, scale: float, input_scale: float) -> Tensor:
