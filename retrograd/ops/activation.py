@@ -11,6 +11,7 @@ keep the out-of-place node, which then saves a snapshot of the input taken befor
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -66,7 +67,7 @@ def hardtanh_result(xp, x, min_val, max_val):
 
 
 # ============================================================================================
-# Rows: the backwards of the piecewise-linear activations (their own nodes under create_graph)
+# Rows: the activations' backwards (their own nodes, XxxBackwardBackward0, under create_graph)
 # ============================================================================================
 
 
@@ -98,22 +99,84 @@ def _shrink_backward(xp, g, x, lambd):
     return zero_where(xp, (x >= -lambd) & (x <= lambd), g)
 
 
+def _smooth_backward_op(name: str, params: Sequence[str] = (), grad_output: str | None = None) -> Callable:
+    """Declare an activation's backward as a row of its own (torch's XxxBackwardBackward0 under create_graph):
+    elementwise, so its derivative in grad_output is itself (unless `grad_output` says otherwise), and in self
+    the composite `<name minus _backward>_double_backward(grad, grad_output, self, params)`; its JVP is both."""
+    args = "".join(", " + p for p in params)
+    double = name.replace("_backward", "_double_backward")
+    return defop(name, inputs=("grad_output", "self"), params=params,
+                 grad_output=grad_output or f"{name}(grad, self{args})",
+                 self=f"{double}(grad, grad_output, self{args})",
+                 jvp=f"{name}(grad_output_t, self{args}) + {double}(self_t, grad_output, self{args})")
+
+
+@_smooth_backward_op("elu_backward", ("alpha", "scale", "input_scale", "is_result"))
+def elu_backward(xp, g, x, alpha, scale, input_scale, is_result):
+    """scale on the positive side; on the other alpha scale input_scale exp(input_scale x) from the input,
+    or input_scale (y + alpha scale) from the result y (the in-place forms)."""
+    if is_result:
+        negative = g * (input_scale * (x + alpha * scale))
+    else:
+        negative = g * (alpha * scale * input_scale) * xp.exp(x * input_scale)
+    return xp.where(x > 0, g * scale, negative).astype(g.dtype, copy=False)
+
+
+@_smooth_backward_op("gelu_backward", ("approximate",))
+def gelu_backward(xp, g, x, approximate):
+    """d gelu: Phi(x) + x phi(x) exactly, or the derivative of torch's tanh approximation."""
+    if approximate == "tanh":
+        beta, kappa = math.sqrt(2 / math.pi), 0.044715
+        t = xp.tanh(beta * (x + kappa * x * x * x))
+        return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * beta * (1 + 3 * kappa * x * x))
+    cdf = 0.5 * (1 + erf.forward(xp, x * np.asarray(1 / math.sqrt(2), dtype=x.dtype)))
+    pdf = xp.exp(-0.5 * x * x) * (1 / math.sqrt(2 * math.pi))
+    return g * (cdf + x * pdf)
+
+
+@_smooth_backward_op("softplus_backward", ("beta", "threshold"))
+def softplus_backward(xp, g, x, beta, threshold):
+    """grad sigmoid(beta x), and grad itself above the threshold."""
+    bx = x * beta
+    return xp.where(bx > threshold, g, g * sigmoid.forward(xp, bx)).astype(g.dtype, copy=False)
+
+
+@_smooth_backward_op("hardswish_backward")
+def hardswish_backward(xp, g, x):
+    """0 up to -3, x / 3 + 1/2 between, 1 from 3 on (torch's choice at the joins), times grad."""
+    return (g * xp.where(x <= -3, 0, xp.where(x < 3, x / 3 + 0.5, 1))).astype(g.dtype, copy=False)
+
+
+@_smooth_backward_op("log_sigmoid_backward")
+def log_sigmoid_backward(xp, g, x):
+    """grad sigmoid(-x)."""
+    return g * sigmoid.forward(xp, -x)
+
+
+@_smooth_backward_op("glu_backward", ("dim",), grad_output="glu_jvp(grad, self, dim)")
+def glu_backward(xp, g, x, dim):
+    """The halves' gradients side by side: grad sigmoid(b), and grad a sigmoid'(b)."""
+    a, b = xp.split(x, 2, axis=dim)
+    gate = sigmoid.forward(xp, b)
+    return xp.concatenate([g * gate, g * a * gate * (1 - gate)], axis=dim)
+
+
 # ============================================================================================
 # Rows: the exponential linear units (elu, selu and celu share one kernel, as in torch)
 # ============================================================================================
 
 
 @defop("elu", params=("alpha", "scale", "input_scale"),
-       self="elu_backward(grad, self, alpha, scale, input_scale)",
-       jvp="elu_backward(self_t, self, alpha, scale, input_scale)")
+       self="elu_backward(grad, self, alpha, scale, input_scale, False)",
+       jvp="elu_backward(self_t, self, alpha, scale, input_scale, False)")
 def elu_op(xp, x, alpha, scale, input_scale):
     negative = (scale * alpha) * xp.expm1(x * input_scale)
     return xp.where(x > 0, x * scale, negative).astype(x.dtype, copy=False)
 
 
 @defop("elu_result", node="EluBackward1", params=("alpha", "scale", "input_scale"),
-       self="elu_backward_from_result(grad, result, alpha, scale, input_scale)",
-       jvp="elu_backward_from_result(self_t, result, alpha, scale, input_scale)")
+       self="elu_backward(grad, result, alpha, scale, input_scale, True)",
+       jvp="elu_backward(self_t, result, alpha, scale, input_scale, True)")
 def elu_result(xp, x, alpha, scale, input_scale):
     return elu_op.forward(xp, x, alpha, scale, input_scale)
 
@@ -158,7 +221,8 @@ def _softplus(xp, x, beta, threshold):
     return xp.where(bx > threshold, x, smooth).astype(x.dtype, copy=False)
 
 
-@defop("log_sigmoid", node="LogSigmoidBackward0", self="grad * sigmoid(-self)", jvp="self_t * sigmoid(-self)")
+@defop("log_sigmoid", node="LogSigmoidBackward0", self="log_sigmoid_backward(grad, self)",
+       jvp="log_sigmoid_backward(self_t, self)")
 def log_sigmoid_op(xp, x):
     return (xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x)))).astype(x.dtype, copy=False)
 
@@ -174,7 +238,7 @@ def hardsigmoid_op(xp, x):
     return xp.minimum(xp.maximum(x + 3, 0), 6) / 6
 
 
-@defop("hardswish", self="grad * hardswish_derivative(self)", jvp="self_t * hardswish_derivative(self)")
+@defop("hardswish", self="hardswish_backward(grad, self)", jvp="hardswish_backward(self_t, self)")
 def hardswish_op(xp, x):
     return x * xp.minimum(xp.maximum(x + 3, 0), 6) / 6
 
@@ -393,25 +457,23 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
 # ============================================================================================
 
 
-def elu_backward(grad: Tensor, x: Tensor, alpha: float, scale: float, input_scale: float) -> Tensor:
-    """scale on the positive side, alpha scale input_scale exp(input_scale x) on the other."""
-    return where(x > 0, grad * scale, grad * (alpha * scale * input_scale) * (x * input_scale).exp())
+def elu_double_backward(grad: Tensor, grad_output: Tensor, x: Tensor, alpha: float, scale: float,
+                        input_scale: float, is_result: bool) -> Tensor:
+    """elu_backward's derivative in x (the input, or the result): nonzero on the negative side only."""
+    if is_result:
+        return grad * grad_output * input_scale * (x < 0)
+    return elu_backward(grad * grad_output * input_scale, x, alpha, scale, input_scale, False) * (x < 0)
 
 
-def elu_backward_from_result(grad: Tensor, result: Tensor, alpha: float, scale: float, input_scale: float) -> Tensor:
-    """elu_backward from the output y: input_scale (y + alpha scale) where y <= 0."""
-    return where(result > 0, grad * scale, grad * input_scale * (result + alpha * scale))
-
-
-def gelu_backward(grad: Tensor, x: Tensor, approximate: str) -> Tensor:
-    """d gelu: Phi(x) + x phi(x) exactly, or the derivative of torch's tanh approximation."""
+def gelu_double_backward(grad: Tensor, grad_output: Tensor, x: Tensor, approximate: str) -> Tensor:
+    """gelu's second derivative times grad and grad_output: phi(x) (2 - x^2) exactly, or that of the tanh form."""
     if approximate == "tanh":
         beta, kappa = math.sqrt(2 / math.pi), 0.044715
         t = tanh(beta * (x + kappa * x * x * x))
-        return grad * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * beta * (1 + 3 * kappa * x * x))
-    cdf = 0.5 * (1 + erf(x * (1 / math.sqrt(2))))
+        inner = beta * (1 + 3 * kappa * x * x)  # d/dx of tanh's argument
+        return grad * grad_output * (1 - t * t) * (inner - x * t * inner * inner + 3 * beta * kappa * x * x)
     pdf = (-0.5 * x * x).exp() * (1 / math.sqrt(2 * math.pi))
-    return grad * (cdf + x * pdf)
+    return grad * grad_output * pdf * (2 - x * x)
 
 
 def silu_derivative(x: Tensor) -> Tensor:
@@ -424,22 +486,34 @@ def mish_derivative(x: Tensor) -> Tensor:
     return t + x * sigmoid(x) * (1 - t * t)
 
 
-def softplus_backward(grad: Tensor, x: Tensor, beta: float, threshold: float) -> Tensor:
-    return where(x * beta > threshold, grad, grad * sigmoid(x * beta))
+def softplus_double_backward(grad: Tensor, grad_output: Tensor, x: Tensor, beta: float, threshold: float) -> Tensor:
+    """beta sigmoid'(beta x) times grad and grad_output below the threshold, 0 above (softplus is x there)."""
+    s = sigmoid(x * beta)
+    return grad * grad_output * s * (1 - s) * (x * beta < threshold) * beta
 
 
-def hardswish_derivative(x: Tensor) -> Tensor:
-    """0 up to -3, x / 3 + 1/2 between, 1 from 3 on (torch's choice at the joins)."""
-    return where(x <= -3, 0, where(x < 3, x / 3 + 0.5, 1))
+def hardswish_double_backward(grad: Tensor, grad_output: Tensor, x: Tensor) -> Tensor:
+    """1/3 times grad and grad_output strictly inside (-3, 3), 0 elsewhere."""
+    return where((x > -3) & (x < 3), grad * grad_output / 3, 0)
 
 
-def glu_backward(grad: Tensor, x: Tensor, dim: int) -> Tensor:
+def log_sigmoid_double_backward(grad: Tensor, grad_output: Tensor, x: Tensor) -> Tensor:
+    """d/dx sigmoid(-x) = sigmoid(x) (sigmoid(x) - 1), times grad and grad_output."""
+    s = sigmoid(x)
+    return grad * grad_output * s * (s - 1)
+
+
+def glu_double_backward(grad: Tensor, grad_output: Tensor, x: Tensor, dim: int) -> Tensor:
+    """glu_backward's derivative in x applied to grad (the Hessian of <grad_output, glu(x)>, symmetric)."""
+    grad_a, grad_b = grad.chunk(2, dim)
     a, b = x.chunk(2, dim)
     gate = sigmoid(b)
-    return _cat([grad * gate, grad * a * gate * (1 - gate)], dim)
+    slope = gate * (1 - gate) * grad_output
+    return _cat([grad_b * slope, grad_a * slope + grad_b * a * slope * (1 - 2 * gate)], dim)
 
 
 def glu_jvp(x_t: Tensor, x: Tensor, dim: int) -> Tensor:
+    """glu's JVP, which is also glu_backward's derivative in grad_output (glu_double_backward_grad_output)."""
     a, b = x.chunk(2, dim)
     a_t, b_t = x_t.chunk(2, dim)
     gate = sigmoid(b)
