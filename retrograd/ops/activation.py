@@ -469,9 +469,12 @@ def gelu_double_backward(grad: Tensor, grad_output: Tensor, x: Tensor, approxima
     """gelu's second derivative times grad and grad_output: phi(x) (2 - x^2) exactly, or that of the tanh form."""
     if approximate == "tanh":
         beta, kappa = math.sqrt(2 / math.pi), 0.044715
-        t = tanh(beta * (x + kappa * x * x * x))
-        inner = beta * (1 + 3 * kappa * x * x)  # d/dx of tanh's argument
-        return grad * grad_output * (1 - t * t) * (inner - x * t * inner * inner + 3 * beta * kappa * x * x)
+        u = beta * (x + kappa * x * x * x)
+        t, sech = tanh(u), 1 / u.cosh()  # sech, not 1 - t^2, where t^2 is near 1 (torch's rounding in float32)
+        du = beta * (1 + 3 * kappa * x * x)
+        half_x, dt = 0.5 * x, 1 - t * t  # gelu' = (1 + t) / 2 + half_x dt du: differentiate each factor
+        return grad * grad_output * (dt * du + half_x * du * (2 * sech) * (-sech * t) * du
+                                     + half_x * dt * (6 * kappa * beta * x))
     pdf = (-0.5 * x * x).exp() * (1 / math.sqrt(2 * math.pi))
     return grad * grad_output * pdf * (2 - x * x)
 
