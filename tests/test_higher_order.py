@@ -180,6 +180,39 @@ def test_nll_loss_double_backward_graph_as_torch(shape, reduction, ignore):
     assert repr(scenario(retrograd)) == repr(scenario(torch))  # repr: nan (every target ignored) equals nan
 
 
+# ---- activations' double-backward graphs ---------------------------------------------------------
+
+ACTIVATIONS = {  # name: the call, on (functional module, input); in-place forms on a clone
+    "relu": lambda F, x: F.relu(x), "threshold": lambda F, x: F.threshold(x, 0.1, 20.0),
+    "hardtanh": lambda F, x: F.hardtanh(x), "relu6": lambda F, x: F.relu6(x),
+    "hardtanh_": lambda F, x: F.hardtanh(x.clone(), inplace=True),
+    "leaky_relu": lambda F, x: F.leaky_relu(x, 0.2), "leaky_relu_": lambda F, x: F.leaky_relu(x.clone(), 0.2, True),
+    "softshrink": lambda F, x: F.softshrink(x), "hardshrink": lambda F, x: F.hardshrink(x),
+    "elu": lambda F, x: F.elu(x), "elu_": lambda F, x: F.elu(x.clone(), inplace=True),
+    "selu": lambda F, x: F.selu(x), "celu": lambda F, x: F.celu(x, 0.7),
+    "gelu": lambda F, x: F.gelu(x), "gelu_tanh": lambda F, x: F.gelu(x, approximate="tanh"),
+    "softplus": lambda F, x: F.softplus(x, 2.0, 1.0), "hardswish": lambda F, x: F.hardswish(x),
+    "logsigmoid": lambda F, x: F.logsigmoid(x), "glu": lambda F, x: F.glu(x),
+    "prelu": lambda F, x: F.prelu(x, x.new_tensor([0.25]).requires_grad_()),
+}
+
+
+@pytest.mark.parametrize("name", list(ACTIVATIONS))
+def test_activation_double_backward_graph_as_torch(name):
+    """An activation's gradient under create_graph is torch's XxxBackwardBackward0 node and requires grad
+    (also where the second derivative is zero), and the second gradient is torch's: zeros, not None."""
+    def scenario(lib):
+        x = lib.tensor([0.5, -1.5, 2.0, -0.2, 0.7, 3.5], requires_grad=True)
+        (g,) = lib.autograd.grad(ACTIVATIONS[name](lib.nn.functional, x).sum(), x, create_graph=True)
+        (gg,) = lib.autograd.grad((g * lib.tensor([1.0, 2.0, -1.0, 0.5, 3.0, 1.5])).sum(), x, allow_unused=True)
+        return g.requires_grad, type(g.grad_fn).__name__, values(gg)
+
+    (ours, ours_gg), (theirs, theirs_gg) = [(r[:2], r[2]) for r in (scenario(retrograd), scenario(torch))]
+    assert ours == theirs
+    assert (ours_gg is None) == (theirs_gg is None)
+    assert ours_gg is None or np.allclose(ours_gg, theirs_gg, rtol=1e-5, atol=1e-6)
+
+
 # ---- gradient penalties ------------------------------------------------------------------------------
 
 def gradient_penalty_training(lib, steps=5):

@@ -268,8 +268,7 @@ def glu_op(xp, x, dim):
 
 
 @defop("prelu", node="PreluKernelBackward0", inputs=("self", "weight"),
-       self="where(self > 0, grad, prelu_channels(weight, self.ndim) * grad)",
-       weight="prelu_weight_backward(grad, self, weight_shape)",
+       self="prelu_kernel_backward(grad, self, weight)[0]", weight="prelu_kernel_backward(grad, self, weight)[1]",
        jvp="where(self >= 0, self_t, prelu_channels(weight, self.ndim) * self_t + "  # torch: >= here, > above
            "prelu_channels(weight_t, self.ndim) * self)")
 def prelu_op(xp, x, w):
@@ -280,6 +279,24 @@ def prelu_op(xp, x, w):
 def _channel_shape(count: int, ndim: int) -> tuple:
     """prelu's weight broadcast along dim 1 (channels) of an input with ndim dims."""
     return (count,) + (1,) * (ndim - 2) if ndim >= 2 and count > 1 else ()
+
+
+# torch's double backward of prelu: grads[0] and grads[1] are the incoming gradients of the two outputs (zeros
+# where one has none, which are torch's values for an undefined one); torch reads self >= 0 here, > 0 above
+@defop("prelu_kernel_backward", inputs=("grad_output", "self", "weight"), outputs=2,
+       grad_output="where(self >= 0, grads[0], grads[0] * prelu_channels(weight, self.ndim) "
+                   "+ prelu_channels(grads[1], self.ndim) * self)",
+       self="where(self >= 0, 0, grad_output * prelu_channels(grads[1], self.ndim))",
+       weight="prelu_channel_sum(where(self >= 0, 0, grad_output * grads[0]), weight_shape)",
+       jvp="(where(self >= 0, grad_output_t, grad_output_t * prelu_channels(weight, self.ndim) "
+           "+ grad_output * prelu_channels(weight_t, self.ndim)), "
+           "prelu_channel_sum(where(self >= 0, 0, grad_output * self_t + grad_output_t * self), weight.shape))")
+def prelu_kernel_backward(xp, g, x, w):
+    """prelu's gradients in one row (PreluKernelBackwardBackward0 under create_graph): grad where x > 0, else
+    weight * grad; and per channel, the sum of x * grad over the non-positive inputs."""
+    positive = x > 0
+    grad_x = xp.where(positive, g, w.reshape(_channel_shape(w.size, x.ndim)) * g)
+    return grad_x, prelu_channel_sum(xp.where(positive, xp.zeros((), g.dtype), x * g), w.shape)
 
 
 # ============================================================================================
@@ -528,12 +545,11 @@ def prelu_channels(weight: Tensor, ndim: int) -> Tensor:
     return weight.reshape(_channel_shape(weight.numel(), ndim))
 
 
-def prelu_weight_backward(grad: Tensor, x: Tensor, weight_shape: tuple) -> Tensor:
-    """Sum of x * grad over the non-positive inputs, per channel (or over all for one weight)."""
-    contribution = where(x > 0, 0, x * grad)
-    if len(weight_shape) == 0 or weight_shape[0] == 1 or x.ndim < 2:
-        return contribution.sum().reshape(weight_shape)
-    return contribution.sum([d for d in range(x.ndim) if d != 1]).reshape(weight_shape)
+def prelu_channel_sum(t: Tensor | np.ndarray, weight_shape: tuple) -> Tensor | np.ndarray:
+    """t summed to prelu's weight: per channel (dim 1), or over all for one weight (a Tensor or an array)."""
+    if len(weight_shape) == 0 or weight_shape[0] == 1 or t.ndim < 2:
+        return t.sum().reshape(weight_shape)
+    return t.sum(tuple(d for d in range(t.ndim) if d != 1)).reshape(weight_shape)
 
 
 def _cat(tensors: list, dim: int) -> Tensor:
