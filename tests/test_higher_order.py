@@ -194,6 +194,8 @@ ACTIVATIONS = {  # name: the call, on (functional module, input); in-place forms
     "softplus": lambda F, x: F.softplus(x, 2.0, 1.0), "hardswish": lambda F, x: F.hardswish(x),
     "logsigmoid": lambda F, x: F.logsigmoid(x), "glu": lambda F, x: F.glu(x),
     "prelu": lambda F, x: F.prelu(x, x.new_tensor([0.25]).requires_grad_()),
+    "rrelu": lambda F, x: F.rrelu(x), "rrelu_": lambda F, x: F.rrelu(x.clone(), 0.1, 0.2, inplace=True),
+    "rrelu_training_one_slope": lambda F, x: F.rrelu(x, 0.2, 0.2, training=True),
 }
 
 
@@ -211,6 +213,19 @@ def test_activation_double_backward_graph_as_torch(name):
     assert ours == theirs
     assert (ours_gg is None) == (theirs_gg is None)
     assert ours_gg is None or np.allclose(ours_gg, theirs_gg, rtol=1e-5, atol=1e-6)
+
+
+def test_rrelu_training_gradient_is_the_drawn_slopes():
+    """In training rrelu draws a slope in [lower, upper] per negative element (from retrograd's generator, so
+    not torch's numbers): the output is input * slope, and its gradient, also under create_graph, the slopes."""
+    x = retrograd.tensor(np.linspace(-2.0, 2.0, 41), requires_grad=True)
+    y = retrograd.nn.functional.rrelu(x, 0.1, 0.3, training=True)
+    (g,) = retrograd.autograd.grad(y.sum(), x, create_graph=True)
+    slopes = g.detach().numpy()
+    negative = x.detach().numpy() <= 0
+    assert ((slopes[negative] >= 0.1) & (slopes[negative] <= 0.3)).all() and (slopes[~negative] == 1).all()
+    assert np.allclose(y.detach().numpy(), x.detach().numpy() * slopes)
+    assert type(g.grad_fn).__name__ == "RreluWithNoiseBackwardBackward0"
 
 
 # ---- gradient penalties ------------------------------------------------------------------------------

@@ -6,6 +6,10 @@ GeluBackward0, ...); tanhshrink and softsign are composites in torch too. The in
 in-place kernel saves its *result* instead of its input it records another node
 (ThresholdBackward1, LeakyReluBackward1, EluBackward1, CeluBackward1), and so do we; the others
 keep the out-of-place node, which then saves a snapshot of the input taken before the write.
+An activation's backward is a row too (hardtanh_backward, elu_backward, ...), with torch's
+double-backward formulas, so a gradient taken under create_graph records torch's
+XxxBackwardBackward0 node; for the piecewise-linear ones its derivative in the input is
+zeros_like(grad), as in torch, so a second gradient is zeros rather than None.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from .._creation import _rng
 from .._tensor import Tensor
 from .pointwise import erf, sigmoid, tanh, where, zero_where
 from .pointwise import relu as _relu_row
@@ -159,6 +164,33 @@ def glu_backward(xp, g, x, dim):
     a, b = xp.split(x, 2, axis=dim)
     gate = sigmoid.forward(xp, b)
     return xp.concatenate([g * gate, g * a * gate * (1 - gate)], axis=dim)
+
+
+@linear_backward_op("rrelu_with_noise_backward", ("noise", "lower", "upper", "training"))
+def rrelu_with_noise_backward(xp, g, x, noise, lower, upper, training):
+    """grad times the drawn slopes in training (unless the range is a point), else leaky_relu's at their mean."""
+    if training and upper - lower > 1e-6:
+        return g * noise
+    return leaky_relu_backward.forward(xp, g, x, (lower + upper) / 2)
+
+
+# ============================================================================================
+# Rows: randomized leaky relu (noise: the slopes drawn for training, 1 on the positive side)
+# ============================================================================================
+
+
+@defop("rrelu_with_noise", params=("noise", "lower", "upper", "training"),
+       self="rrelu_with_noise_backward(grad, self, noise, lower, upper, training)",
+       jvp="rrelu_with_noise_backward(self_t, self, noise, lower, upper, training)")
+def rrelu_op(xp, x, noise, lower, upper, training):
+    return x * noise if training else leaky_relu_op.forward(xp, x, (lower + upper) / 2)
+
+
+@defop("rrelu_with_noise_result", node="RreluWithNoiseBackward1", params=("noise", "lower", "upper", "training"),
+       self="rrelu_with_noise_backward(grad, result, noise, lower, upper, training)",
+       jvp="rrelu_with_noise_backward(self_t, result, noise, lower, upper, training)")
+def rrelu_result(xp, x, noise, lower, upper, training):
+    return rrelu_op.forward(xp, x, noise, lower, upper, training)
 
 
 # ============================================================================================
@@ -357,6 +389,24 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
 
 def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
     return leaky_relu(input, negative_slope, inplace=True)
+
+
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          inplace: bool = False) -> Tensor:
+    """leaky_relu with a slope per negative element drawn from U(lower, upper) in training, their mean otherwise.
+
+    Draws come from retrograd's default generator (`retrograd.manual_seed` makes them repeatable), so the
+    slopes differ from torch's; not under vmap."""
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    x = input._data
+    noise = np.where(x <= 0, _rng(None).uniform(lower, upper, x.shape), 1).astype(x.dtype) if training else None
+    return _activation(rrelu_op, rrelu_result, input, (noise, lower, upper, training), inplace)
+
+
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False) -> Tensor:
+    """In-place rrelu (RreluWithNoiseBackward1)."""
+    return rrelu(input, lower, upper, training, inplace=True)
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
@@ -558,10 +608,11 @@ def _cat(tensors: list, dim: int) -> Tensor:
     return cat(tensors, dim)
 
 
-__all__ = ["celu", "celu_", "hardshrink", "prelu", "relu_", "selu", "selu_", "threshold", "threshold_"]
+__all__ = ["celu", "celu_", "hardshrink", "prelu", "relu_", "rrelu", "rrelu_", "selu", "selu_", "threshold",
+           "threshold_"]
 FUNCTIONAL = [
     "celu", "celu_", "elu", "elu_", "gelu", "glu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "hardtanh_",
-    "leaky_relu", "leaky_relu_", "logsigmoid", "mish", "prelu", "relu", "relu6", "relu_", "selu", "selu_", "silu",
-    "softplus", "softshrink", "softsign", "tanhshrink", "threshold", "threshold_",
+    "leaky_relu", "leaky_relu_", "logsigmoid", "mish", "prelu", "relu", "relu6", "relu_", "rrelu", "rrelu_", "selu",
+    "selu_", "silu", "softplus", "softshrink", "softsign", "tanhshrink", "threshold", "threshold_",
 ]
 METHODS = ["hardshrink", "prelu"]
