@@ -196,6 +196,7 @@ ACTIVATIONS = {  # name: the call, on (functional module, input); in-place forms
     "prelu": lambda F, x: F.prelu(x, x.new_tensor([0.25]).requires_grad_()),
     "rrelu": lambda F, x: F.rrelu(x), "rrelu_": lambda F, x: F.rrelu(x.clone(), 0.1, 0.2, inplace=True),
     "rrelu_training_one_slope": lambda F, x: F.rrelu(x, 0.2, 0.2, training=True),
+    "hardsigmoid": lambda F, x: F.hardsigmoid(x),  # NotImplemented: the second gradient raises
 }
 
 
@@ -206,13 +207,16 @@ def test_activation_double_backward_graph_as_torch(name):
     def scenario(lib):
         x = lib.tensor([0.5, -1.5, 2.0, -0.2, 0.7, 3.5], requires_grad=True)
         (g,) = lib.autograd.grad(ACTIVATIONS[name](lib.nn.functional, x).sum(), x, create_graph=True)
-        (gg,) = lib.autograd.grad((g * lib.tensor([1.0, 2.0, -1.0, 0.5, 3.0, 1.5])).sum(), x, allow_unused=True)
+        try:
+            (gg,) = lib.autograd.grad((g * lib.tensor([1.0, 2.0, -1.0, 0.5, 3.0, 1.5])).sum(), x, allow_unused=True)
+        except RuntimeError as e:
+            return g.requires_grad, type(g.grad_fn).__name__, str(e)
         return g.requires_grad, type(g.grad_fn).__name__, values(gg)
 
     (ours, ours_gg), (theirs, theirs_gg) = [(r[:2], r[2]) for r in (scenario(retrograd), scenario(torch))]
     assert ours == theirs
-    assert (ours_gg is None) == (theirs_gg is None)
-    assert ours_gg is None or np.allclose(ours_gg, theirs_gg, rtol=1e-5, atol=1e-6)
+    assert type(ours_gg) is type(theirs_gg)
+    assert not isinstance(ours_gg, list) and ours_gg == theirs_gg or np.allclose(ours_gg, theirs_gg, 1e-5, 1e-6)
 
 
 def test_rrelu_training_gradient_is_the_drawn_slopes():

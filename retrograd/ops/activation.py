@@ -116,6 +116,15 @@ def _smooth_backward_op(name: str, params: Sequence[str] = (), grad_output: str 
                  jvp=f"{name}(grad_output_t, self{args}) + {double}(self_t, grad_output, self{args})")
 
 
+# torch defines no derivative of hardsigmoid's backward: under create_graph its node is NotImplemented, which raises
+@defop("hardsigmoid_backward", node="NotImplemented", inputs=("grad_output", "self"),
+       grad_output="not_implemented('hardsigmoid_backward')", self="not_implemented('hardsigmoid_backward')",
+       jvp="where((self > -3) & (self < 3), grad_output_t / 6, 0)")
+def hardsigmoid_backward(xp, g, x):
+    """grad / 6 strictly inside (-3, 3), 0 elsewhere."""
+    return xp.where((x > -3) & (x < 3), g / 6, xp.zeros((), g.dtype)).astype(g.dtype, copy=False)
+
+
 @_smooth_backward_op("elu_backward", ("alpha", "scale", "input_scale", "is_result"))
 def elu_backward(xp, g, x, alpha, scale, input_scale, is_result):
     """scale on the positive side; on the other alpha scale input_scale exp(input_scale x) from the input,
@@ -264,7 +273,7 @@ def log_sigmoid_op(xp, x):
 # ============================================================================================
 
 
-@defop("hardsigmoid", self="where((self > -3) & (self < 3), grad / 6, 0)",
+@defop("hardsigmoid", self="hardsigmoid_backward(grad, self)",
        jvp="where((self > -3) & (self < 3), self_t / 6, 0)")
 def hardsigmoid_op(xp, x):
     return xp.minimum(xp.maximum(x + 3, 0), 6) / 6
