@@ -180,6 +180,58 @@ def test_nll_loss_double_backward_graph_as_torch(shape, reduction, ignore):
     assert repr(scenario(retrograd)) == repr(scenario(torch))  # repr: nan (every target ignored) equals nan
 
 
+# ---- activations' double-backward graphs ---------------------------------------------------------
+
+ACTIVATIONS = {  # name: the call, on (functional module, input); in-place forms on a clone
+    "relu": lambda F, x: F.relu(x), "threshold": lambda F, x: F.threshold(x, 0.1, 20.0),
+    "hardtanh": lambda F, x: F.hardtanh(x), "relu6": lambda F, x: F.relu6(x),
+    "hardtanh_": lambda F, x: F.hardtanh(x.clone(), inplace=True),
+    "leaky_relu": lambda F, x: F.leaky_relu(x, 0.2), "leaky_relu_": lambda F, x: F.leaky_relu(x.clone(), 0.2, True),
+    "softshrink": lambda F, x: F.softshrink(x), "hardshrink": lambda F, x: F.hardshrink(x),
+    "elu": lambda F, x: F.elu(x), "elu_": lambda F, x: F.elu(x.clone(), inplace=True),
+    "selu": lambda F, x: F.selu(x), "celu": lambda F, x: F.celu(x, 0.7),
+    "gelu": lambda F, x: F.gelu(x), "gelu_tanh": lambda F, x: F.gelu(x, approximate="tanh"),
+    "softplus": lambda F, x: F.softplus(x, 2.0, 1.0), "hardswish": lambda F, x: F.hardswish(x),
+    "logsigmoid": lambda F, x: F.logsigmoid(x), "glu": lambda F, x: F.glu(x),
+    "prelu": lambda F, x: F.prelu(x, x.new_tensor([0.25]).requires_grad_()),
+    "rrelu": lambda F, x: F.rrelu(x), "rrelu_": lambda F, x: F.rrelu(x.clone(), 0.1, 0.2, inplace=True),
+    "rrelu_training_one_slope": lambda F, x: F.rrelu(x, 0.2, 0.2, training=True),
+    "hardsigmoid": lambda F, x: F.hardsigmoid(x),  # NotImplemented: the second gradient raises
+}
+
+
+@pytest.mark.parametrize("name", list(ACTIVATIONS))
+def test_activation_double_backward_graph_as_torch(name):
+    """An activation's gradient under create_graph is torch's XxxBackwardBackward0 node and requires grad
+    (also where the second derivative is zero), and the second gradient is torch's: zeros, not None."""
+    def scenario(lib):
+        x = lib.tensor([0.5, -1.5, 2.0, -0.2, 0.7, 3.5], requires_grad=True)
+        (g,) = lib.autograd.grad(ACTIVATIONS[name](lib.nn.functional, x).sum(), x, create_graph=True)
+        try:
+            (gg,) = lib.autograd.grad((g * lib.tensor([1.0, 2.0, -1.0, 0.5, 3.0, 1.5])).sum(), x, allow_unused=True)
+        except RuntimeError as e:
+            return g.requires_grad, type(g.grad_fn).__name__, str(e)
+        return g.requires_grad, type(g.grad_fn).__name__, values(gg)
+
+    (ours, ours_gg), (theirs, theirs_gg) = [(r[:2], r[2]) for r in (scenario(retrograd), scenario(torch))]
+    assert ours == theirs
+    assert type(ours_gg) is type(theirs_gg)
+    assert not isinstance(ours_gg, list) and ours_gg == theirs_gg or np.allclose(ours_gg, theirs_gg, 1e-5, 1e-6)
+
+
+def test_rrelu_training_gradient_is_the_drawn_slopes():
+    """In training rrelu draws a slope in [lower, upper] per negative element (from retrograd's generator, so
+    not torch's numbers): the output is input * slope, and its gradient, also under create_graph, the slopes."""
+    x = retrograd.tensor(np.linspace(-2.0, 2.0, 41), requires_grad=True)
+    y = retrograd.nn.functional.rrelu(x, 0.1, 0.3, training=True)
+    (g,) = retrograd.autograd.grad(y.sum(), x, create_graph=True)
+    slopes = g.detach().numpy()
+    negative = x.detach().numpy() <= 0
+    assert ((slopes[negative] >= 0.1) & (slopes[negative] <= 0.3)).all() and (slopes[~negative] == 1).all()
+    assert np.allclose(y.detach().numpy(), x.detach().numpy() * slopes)
+    assert type(g.grad_fn).__name__ == "RreluWithNoiseBackwardBackward0"
+
+
 # ---- gradient penalties ------------------------------------------------------------------------------
 
 def gradient_penalty_training(lib, steps=5):

@@ -188,6 +188,8 @@ CASES = [
         ("Hardshrink", (0.3,)), ("Softshrink", (0.3,)), ("GELU", ()), ("GELU", ("tanh",)), ("PReLU", ()),
     ]],
     case("PReLU", 3, inputs=[randn(2, 3, 4)], id="PReLU-channels"),
+    case("RReLU", 0.1, 0.3, inputs=[randn(3, 4)], train=False, id="RReLU-eval"),
+    case("RReLU", 0.2, 0.2, inputs=[randn(3, 4)], id="RReLU-train-one-slope"),
     case("Softmax2d", inputs=[randn(2, 3, 4, 5)]),
     # ---- losses ----
     case("L1Loss", inputs=[randn(3, 4), randn(3, 4)]),

@@ -868,7 +868,7 @@ def _stack_examples(stack: Callable, tensors: list, sizes: tuple, op: Any) -> Te
 # ---- choosing a rule ---------------------------------------------------------------------------------
 
 ELEMENTWISE_FAMILIES = ("retrograd.ops.pointwise", "retrograd.ops.activation", "retrograd.ops.complex")
-NOT_ELEMENTWISE = {"prelu", "glu", "nll_loss"}
+NOT_ELEMENTWISE = {"prelu", "prelu_kernel_backward", "glu", "nll_loss"}
 RULES: dict[str, Callable] = {
     "sum_all": _whole("sum"), "mean_all": _whole("mean"), "max_all": _whole("amax"), "min_all": _whole("amin"),
     "view": _reshape, "_unsafe_view": _reshape, "expand": _expand, "permute": _permute, "t": _t,

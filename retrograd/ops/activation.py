@@ -6,18 +6,24 @@ GeluBackward0, ...); tanhshrink and softsign are composites in torch too. The in
 in-place kernel saves its *result* instead of its input it records another node
 (ThresholdBackward1, LeakyReluBackward1, EluBackward1, CeluBackward1), and so do we; the others
 keep the out-of-place node, which then saves a snapshot of the input taken before the write.
+An activation's backward is a row too (hardtanh_backward, elu_backward, ...), with torch's
+double-backward formulas, so a gradient taken under create_graph records torch's
+XxxBackwardBackward0 node; for the piecewise-linear ones its derivative in the input is
+zeros_like(grad), as in torch, so a second gradient is zeros rather than None.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from .._creation import _rng
 from .._tensor import Tensor
-from .pointwise import erf, sigmoid, tanh, where
+from .pointwise import erf, sigmoid, tanh, where, zero_where
 from .pointwise import relu as _relu_row
-from .registry import Op, apply, defop
+from .registry import Op, apply, defop, linear_backward_op
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -66,21 +72,152 @@ def hardtanh_result(xp, x, min_val, max_val):
 
 
 # ============================================================================================
+# Rows: the activations' backwards (their own nodes, XxxBackwardBackward0, under create_graph)
+# ============================================================================================
+
+
+@linear_backward_op("leaky_relu_backward", ("negative_slope",))
+def leaky_relu_backward(xp, g, x, negative_slope):
+    """grad where x > 0, else negative_slope * grad (x: the input, or the result of the in-place form)."""
+    return xp.where(x > 0, g, g * xp.asarray(negative_slope, dtype=g.dtype))
+
+
+@linear_backward_op("hardtanh_backward", ("min_val", "max_val"))
+def hardtanh_backward(xp, g, x, min_val, max_val):
+    """grad strictly inside (min_val, max_val), 0 at and beyond the boundaries (grad at NaN, as torch)."""
+    return zero_where(xp, (x <= min_val) | (x >= max_val), g)
+
+
+@linear_backward_op("softshrink_backward", ("lambd",))
+def softshrink_backward(xp, g, x, lambd):
+    """grad where |x| > lambd, else 0 (softshrink's slope is 1 outside the dead zone)."""
+    return _shrink_backward(xp, g, x, lambd)
+
+
+@linear_backward_op("hardshrink_backward", ("lambd",))
+def hardshrink_backward(xp, g, x, lambd):
+    """grad where |x| > lambd, else 0: hardshrink's slope is softshrink's, under its own node."""
+    return _shrink_backward(xp, g, x, lambd)
+
+
+def _shrink_backward(xp, g, x, lambd):
+    return zero_where(xp, (x >= -lambd) & (x <= lambd), g)
+
+
+def _smooth_backward_op(name: str, params: Sequence[str] = (), grad_output: str | None = None) -> Callable:
+    """Declare an activation's backward as a row of its own (torch's XxxBackwardBackward0 under create_graph):
+    elementwise, so its derivative in grad_output is itself (unless `grad_output` says otherwise), and in self
+    the composite `<name minus _backward>_double_backward(grad, grad_output, self, params)`; its JVP is both."""
+    args = "".join(", " + p for p in params)
+    double = name.replace("_backward", "_double_backward")
+    return defop(name, inputs=("grad_output", "self"), params=params,
+                 grad_output=grad_output or f"{name}(grad, self{args})",
+                 self=f"{double}(grad, grad_output, self{args})",
+                 jvp=f"{name}(grad_output_t, self{args}) + {double}(self_t, grad_output, self{args})")
+
+
+# torch defines no derivative of hardsigmoid's backward: under create_graph its node is NotImplemented, which raises
+@defop("hardsigmoid_backward", node="NotImplemented", inputs=("grad_output", "self"),
+       grad_output="not_implemented('hardsigmoid_backward')", self="not_implemented('hardsigmoid_backward')",
+       jvp="where((self > -3) & (self < 3), grad_output_t / 6, 0)")
+def hardsigmoid_backward(xp, g, x):
+    """grad / 6 strictly inside (-3, 3), 0 elsewhere."""
+    return xp.where((x > -3) & (x < 3), g / 6, xp.zeros((), g.dtype)).astype(g.dtype, copy=False)
+
+
+@_smooth_backward_op("elu_backward", ("alpha", "scale", "input_scale", "is_result"))
+def elu_backward(xp, g, x, alpha, scale, input_scale, is_result):
+    """scale on the positive side; on the other alpha scale input_scale exp(input_scale x) from the input,
+    or input_scale (y + alpha scale) from the result y (the in-place forms)."""
+    if is_result:
+        negative = g * (input_scale * (x + alpha * scale))
+    else:
+        negative = g * (alpha * scale * input_scale) * xp.exp(x * input_scale)
+    return xp.where(x > 0, g * scale, negative).astype(g.dtype, copy=False)
+
+
+@_smooth_backward_op("gelu_backward", ("approximate",))
+def gelu_backward(xp, g, x, approximate):
+    """d gelu: Phi(x) + x phi(x) exactly, or the derivative of torch's tanh approximation."""
+    if approximate == "tanh":
+        beta, kappa = math.sqrt(2 / math.pi), 0.044715
+        t = xp.tanh(beta * (x + kappa * x * x * x))
+        return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * beta * (1 + 3 * kappa * x * x))
+    cdf = 0.5 * (1 + erf.forward(xp, x * np.asarray(1 / math.sqrt(2), dtype=x.dtype)))
+    pdf = xp.exp(-0.5 * x * x) * (1 / math.sqrt(2 * math.pi))
+    return g * (cdf + x * pdf)
+
+
+@_smooth_backward_op("softplus_backward", ("beta", "threshold"))
+def softplus_backward(xp, g, x, beta, threshold):
+    """grad sigmoid(beta x), and grad itself above the threshold."""
+    bx = x * beta
+    return xp.where(bx > threshold, g, g * sigmoid.forward(xp, bx)).astype(g.dtype, copy=False)
+
+
+@_smooth_backward_op("hardswish_backward")
+def hardswish_backward(xp, g, x):
+    """0 up to -3, x / 3 + 1/2 between, 1 from 3 on (torch's choice at the joins), times grad."""
+    return (g * xp.where(x <= -3, 0, xp.where(x < 3, x / 3 + 0.5, 1))).astype(g.dtype, copy=False)
+
+
+@_smooth_backward_op("log_sigmoid_backward")
+def log_sigmoid_backward(xp, g, x):
+    """grad sigmoid(-x)."""
+    return g * sigmoid.forward(xp, -x)
+
+
+@_smooth_backward_op("glu_backward", ("dim",), grad_output="glu_jvp(grad, self, dim)")
+def glu_backward(xp, g, x, dim):
+    """The halves' gradients side by side: grad sigmoid(b), and grad a sigmoid'(b)."""
+    a, b = xp.split(x, 2, axis=dim)
+    gate = sigmoid.forward(xp, b)
+    return xp.concatenate([g * gate, g * a * gate * (1 - gate)], axis=dim)
+
+
+@linear_backward_op("rrelu_with_noise_backward", ("noise", "lower", "upper", "training"))
+def rrelu_with_noise_backward(xp, g, x, noise, lower, upper, training):
+    """grad times the drawn slopes in training (unless the range is a point), else leaky_relu's at their mean."""
+    if training and upper - lower > 1e-6:
+        return g * noise
+    return leaky_relu_backward.forward(xp, g, x, (lower + upper) / 2)
+
+
+# ============================================================================================
+# Rows: randomized leaky relu (noise: the slopes drawn for training, 1 on the positive side)
+# ============================================================================================
+
+
+@defop("rrelu_with_noise", params=("noise", "lower", "upper", "training"),
+       self="rrelu_with_noise_backward(grad, self, noise, lower, upper, training)",
+       jvp="rrelu_with_noise_backward(self_t, self, noise, lower, upper, training)")
+def rrelu_op(xp, x, noise, lower, upper, training):
+    return x * noise if training else leaky_relu_op.forward(xp, x, (lower + upper) / 2)
+
+
+@defop("rrelu_with_noise_result", node="RreluWithNoiseBackward1", params=("noise", "lower", "upper", "training"),
+       self="rrelu_with_noise_backward(grad, result, noise, lower, upper, training)",
+       jvp="rrelu_with_noise_backward(self_t, result, noise, lower, upper, training)")
+def rrelu_result(xp, x, noise, lower, upper, training):
+    return rrelu_op.forward(xp, x, noise, lower, upper, training)
+
+
+# ============================================================================================
 # Rows: the exponential linear units (elu, selu and celu share one kernel, as in torch)
 # ============================================================================================
 
 
 @defop("elu", params=("alpha", "scale", "input_scale"),
-       self="elu_backward(grad, self, alpha, scale, input_scale)",
-       jvp="elu_backward(self_t, self, alpha, scale, input_scale)")
+       self="elu_backward(grad, self, alpha, scale, input_scale, False)",
+       jvp="elu_backward(self_t, self, alpha, scale, input_scale, False)")
 def elu_op(xp, x, alpha, scale, input_scale):
     negative = (scale * alpha) * xp.expm1(x * input_scale)
     return xp.where(x > 0, x * scale, negative).astype(x.dtype, copy=False)
 
 
 @defop("elu_result", node="EluBackward1", params=("alpha", "scale", "input_scale"),
-       self="elu_backward_from_result(grad, result, alpha, scale, input_scale)",
-       jvp="elu_backward_from_result(self_t, result, alpha, scale, input_scale)")
+       self="elu_backward(grad, result, alpha, scale, input_scale, True)",
+       jvp="elu_backward(self_t, result, alpha, scale, input_scale, True)")
 def elu_result(xp, x, alpha, scale, input_scale):
     return elu_op.forward(xp, x, alpha, scale, input_scale)
 
@@ -125,7 +262,8 @@ def _softplus(xp, x, beta, threshold):
     return xp.where(bx > threshold, x, smooth).astype(x.dtype, copy=False)
 
 
-@defop("log_sigmoid", node="LogSigmoidBackward0", self="grad * sigmoid(-self)", jvp="self_t * sigmoid(-self)")
+@defop("log_sigmoid", node="LogSigmoidBackward0", self="log_sigmoid_backward(grad, self)",
+       jvp="log_sigmoid_backward(self_t, self)")
 def log_sigmoid_op(xp, x):
     return (xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x)))).astype(x.dtype, copy=False)
 
@@ -135,26 +273,26 @@ def log_sigmoid_op(xp, x):
 # ============================================================================================
 
 
-@defop("hardsigmoid", self="where((self > -3) & (self < 3), grad / 6, 0)",
+@defop("hardsigmoid", self="hardsigmoid_backward(grad, self)",
        jvp="where((self > -3) & (self < 3), self_t / 6, 0)")
 def hardsigmoid_op(xp, x):
     return xp.minimum(xp.maximum(x + 3, 0), 6) / 6
 
 
-@defop("hardswish", self="grad * hardswish_derivative(self)", jvp="self_t * hardswish_derivative(self)")
+@defop("hardswish", self="hardswish_backward(grad, self)", jvp="hardswish_backward(self_t, self)")
 def hardswish_op(xp, x):
     return x * xp.minimum(xp.maximum(x + 3, 0), 6) / 6
 
 
-@defop("softshrink", params=("lambd",), self="where(self.abs() > lambd, grad, 0)",
-       jvp="where(self.abs() > lambd, self_t, 0)")
+@defop("softshrink", params=("lambd",), self="softshrink_backward(grad, self, lambd)",
+       jvp="softshrink_backward(self_t, self, lambd)")
 def softshrink_op(xp, x, lambd):
     lam = xp.asarray(lambd, dtype=x.dtype)
     return xp.where(x > lam, x - lam, xp.where(x < -lam, x + lam, xp.zeros((), x.dtype)))
 
 
-@defop("hardshrink", params=("lambd",), self="where(self.abs() > lambd, grad, 0)",
-       jvp="where(self.abs() > lambd, self_t, 0)")
+@defop("hardshrink", params=("lambd",), self="hardshrink_backward(grad, self, lambd)",
+       jvp="hardshrink_backward(self_t, self, lambd)")
 def hardshrink_op(xp, x, lambd):
     return xp.where((x >= -lambd) & (x <= lambd), xp.zeros((), x.dtype), x)
 
@@ -171,8 +309,7 @@ def glu_op(xp, x, dim):
 
 
 @defop("prelu", node="PreluKernelBackward0", inputs=("self", "weight"),
-       self="where(self > 0, grad, prelu_channels(weight, self.ndim) * grad)",
-       weight="prelu_weight_backward(grad, self, weight_shape)",
+       self="prelu_kernel_backward(grad, self, weight)[0]", weight="prelu_kernel_backward(grad, self, weight)[1]",
        jvp="where(self >= 0, self_t, prelu_channels(weight, self.ndim) * self_t + "  # torch: >= here, > above
            "prelu_channels(weight_t, self.ndim) * self)")
 def prelu_op(xp, x, w):
@@ -183,6 +320,24 @@ def prelu_op(xp, x, w):
 def _channel_shape(count: int, ndim: int) -> tuple:
     """prelu's weight broadcast along dim 1 (channels) of an input with ndim dims."""
     return (count,) + (1,) * (ndim - 2) if ndim >= 2 and count > 1 else ()
+
+
+# torch's double backward of prelu: grads[0] and grads[1] are the incoming gradients of the two outputs (zeros
+# where one has none, which are torch's values for an undefined one); torch reads self >= 0 here, > 0 above
+@defop("prelu_kernel_backward", inputs=("grad_output", "self", "weight"), outputs=2,
+       grad_output="where(self >= 0, grads[0], grads[0] * prelu_channels(weight, self.ndim) "
+                   "+ prelu_channels(grads[1], self.ndim) * self)",
+       self="where(self >= 0, 0, grad_output * prelu_channels(grads[1], self.ndim))",
+       weight="prelu_channel_sum(where(self >= 0, 0, grad_output * grads[0]), weight_shape)",
+       jvp="(where(self >= 0, grad_output_t, grad_output_t * prelu_channels(weight, self.ndim) "
+           "+ grad_output * prelu_channels(weight_t, self.ndim)), "
+           "prelu_channel_sum(where(self >= 0, 0, grad_output * self_t + grad_output_t * self), weight.shape))")
+def prelu_kernel_backward(xp, g, x, w):
+    """prelu's gradients in one row (PreluKernelBackwardBackward0 under create_graph): grad where x > 0, else
+    weight * grad; and per channel, the sum of x * grad over the non-positive inputs."""
+    positive = x > 0
+    grad_x = xp.where(positive, g, w.reshape(_channel_shape(w.size, x.ndim)) * g)
+    return grad_x, prelu_channel_sum(xp.where(positive, xp.zeros((), g.dtype), x * g), w.shape)
 
 
 # ============================================================================================
@@ -243,6 +398,24 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
 
 def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
     return leaky_relu(input, negative_slope, inplace=True)
+
+
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          inplace: bool = False) -> Tensor:
+    """leaky_relu with a slope per negative element drawn from U(lower, upper) in training, their mean otherwise.
+
+    Draws come from retrograd's default generator (`retrograd.manual_seed` makes them repeatable), so the
+    slopes differ from torch's; not under vmap."""
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    x = input._data
+    noise = np.where(x <= 0, _rng(None).uniform(lower, upper, x.shape), 1).astype(x.dtype) if training else None
+    return _activation(rrelu_op, rrelu_result, input, (noise, lower, upper, training), inplace)
+
+
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False) -> Tensor:
+    """In-place rrelu (RreluWithNoiseBackward1)."""
+    return rrelu(input, lower, upper, training, inplace=True)
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
@@ -360,35 +533,26 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
 # ============================================================================================
 
 
-def leaky_relu_backward(grad: Tensor, x: Tensor, negative_slope: float) -> Tensor:
-    """grad where x > 0, else negative_slope * grad (x: the input, or the result of the in-place form)."""
-    return where(x > 0, grad, grad * negative_slope)
+def elu_double_backward(grad: Tensor, grad_output: Tensor, x: Tensor, alpha: float, scale: float,
+                        input_scale: float, is_result: bool) -> Tensor:
+    """elu_backward's derivative in x (the input, or the result): nonzero on the negative side only."""
+    if is_result:
+        return grad * grad_output * input_scale * (x < 0)
+    return elu_backward(grad * grad_output * input_scale, x, alpha, scale, input_scale, False) * (x < 0)
 
 
-def hardtanh_backward(grad: Tensor, x: Tensor, min_val: float, max_val: float) -> Tensor:
-    """grad strictly inside (min_val, max_val), 0 at and beyond the boundaries."""
-    return where((x > min_val) & (x < max_val), grad, 0)
-
-
-def elu_backward(grad: Tensor, x: Tensor, alpha: float, scale: float, input_scale: float) -> Tensor:
-    """scale on the positive side, alpha scale input_scale exp(input_scale x) on the other."""
-    return where(x > 0, grad * scale, grad * (alpha * scale * input_scale) * (x * input_scale).exp())
-
-
-def elu_backward_from_result(grad: Tensor, result: Tensor, alpha: float, scale: float, input_scale: float) -> Tensor:
-    """elu_backward from the output y: input_scale (y + alpha scale) where y <= 0."""
-    return where(result > 0, grad * scale, grad * input_scale * (result + alpha * scale))
-
-
-def gelu_backward(grad: Tensor, x: Tensor, approximate: str) -> Tensor:
-    """d gelu: Phi(x) + x phi(x) exactly, or the derivative of torch's tanh approximation."""
+def gelu_double_backward(grad: Tensor, grad_output: Tensor, x: Tensor, approximate: str) -> Tensor:
+    """gelu's second derivative times grad and grad_output: phi(x) (2 - x^2) exactly, or that of the tanh form."""
     if approximate == "tanh":
         beta, kappa = math.sqrt(2 / math.pi), 0.044715
-        t = tanh(beta * (x + kappa * x * x * x))
-        return grad * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * beta * (1 + 3 * kappa * x * x))
-    cdf = 0.5 * (1 + erf(x * (1 / math.sqrt(2))))
+        u = beta * (x + kappa * x * x * x)
+        t, sech = tanh(u), 1 / u.cosh()  # sech, not 1 - t^2, where t^2 is near 1 (torch's rounding in float32)
+        du = beta * (1 + 3 * kappa * x * x)
+        half_x, dt = 0.5 * x, 1 - t * t  # gelu' = (1 + t) / 2 + half_x dt du: differentiate each factor
+        return grad * grad_output * (dt * du + half_x * du * (2 * sech) * (-sech * t) * du
+                                     + half_x * dt * (6 * kappa * beta * x))
     pdf = (-0.5 * x * x).exp() * (1 / math.sqrt(2 * math.pi))
-    return grad * (cdf + x * pdf)
+    return grad * grad_output * pdf * (2 - x * x)
 
 
 def silu_derivative(x: Tensor) -> Tensor:
@@ -401,22 +565,34 @@ def mish_derivative(x: Tensor) -> Tensor:
     return t + x * sigmoid(x) * (1 - t * t)
 
 
-def softplus_backward(grad: Tensor, x: Tensor, beta: float, threshold: float) -> Tensor:
-    return where(x * beta > threshold, grad, grad * sigmoid(x * beta))
+def softplus_double_backward(grad: Tensor, grad_output: Tensor, x: Tensor, beta: float, threshold: float) -> Tensor:
+    """beta sigmoid'(beta x) times grad and grad_output below the threshold, 0 above (softplus is x there)."""
+    s = sigmoid(x * beta)
+    return grad * grad_output * s * (1 - s) * (x * beta < threshold) * beta
 
 
-def hardswish_derivative(x: Tensor) -> Tensor:
-    """0 up to -3, x / 3 + 1/2 between, 1 from 3 on (torch's choice at the joins)."""
-    return where(x <= -3, 0, where(x < 3, x / 3 + 0.5, 1))
+def hardswish_double_backward(grad: Tensor, grad_output: Tensor, x: Tensor) -> Tensor:
+    """1/3 times grad and grad_output strictly inside (-3, 3), 0 elsewhere."""
+    return where((x > -3) & (x < 3), grad * grad_output / 3, 0)
 
 
-def glu_backward(grad: Tensor, x: Tensor, dim: int) -> Tensor:
+def log_sigmoid_double_backward(grad: Tensor, grad_output: Tensor, x: Tensor) -> Tensor:
+    """d/dx sigmoid(-x) = sigmoid(x) (sigmoid(x) - 1), times grad and grad_output."""
+    s = sigmoid(x)
+    return grad * grad_output * s * (s - 1)
+
+
+def glu_double_backward(grad: Tensor, grad_output: Tensor, x: Tensor, dim: int) -> Tensor:
+    """glu_backward's derivative in x applied to grad (the Hessian of <grad_output, glu(x)>, symmetric)."""
+    grad_a, grad_b = grad.chunk(2, dim)
     a, b = x.chunk(2, dim)
     gate = sigmoid(b)
-    return _cat([grad * gate, grad * a * gate * (1 - gate)], dim)
+    slope = gate * (1 - gate) * grad_output
+    return _cat([grad_b * slope, grad_a * slope + grad_b * a * slope * (1 - 2 * gate)], dim)
 
 
 def glu_jvp(x_t: Tensor, x: Tensor, dim: int) -> Tensor:
+    """glu's JVP, which is also glu_backward's derivative in grad_output (glu_double_backward_grad_output)."""
     a, b = x.chunk(2, dim)
     a_t, b_t = x_t.chunk(2, dim)
     gate = sigmoid(b)
@@ -428,12 +604,11 @@ def prelu_channels(weight: Tensor, ndim: int) -> Tensor:
     return weight.reshape(_channel_shape(weight.numel(), ndim))
 
 
-def prelu_weight_backward(grad: Tensor, x: Tensor, weight_shape: tuple) -> Tensor:
-    """Sum of x * grad over the non-positive inputs, per channel (or over all for one weight)."""
-    contribution = where(x > 0, 0, x * grad)
-    if len(weight_shape) == 0 or weight_shape[0] == 1 or x.ndim < 2:
-        return contribution.sum().reshape(weight_shape)
-    return contribution.sum([d for d in range(x.ndim) if d != 1]).reshape(weight_shape)
+def prelu_channel_sum(t: Tensor | np.ndarray, weight_shape: tuple) -> Tensor | np.ndarray:
+    """t summed to prelu's weight: per channel (dim 1), or over all for one weight (a Tensor or an array)."""
+    if len(weight_shape) == 0 or weight_shape[0] == 1 or t.ndim < 2:
+        return t.sum().reshape(weight_shape)
+    return t.sum(tuple(d for d in range(t.ndim) if d != 1)).reshape(weight_shape)
 
 
 def _cat(tensors: list, dim: int) -> Tensor:
@@ -442,10 +617,11 @@ def _cat(tensors: list, dim: int) -> Tensor:
     return cat(tensors, dim)
 
 
-__all__ = ["celu", "celu_", "hardshrink", "prelu", "relu_", "selu", "selu_", "threshold", "threshold_"]
+__all__ = ["celu", "celu_", "hardshrink", "prelu", "relu_", "rrelu", "rrelu_", "selu", "selu_", "threshold",
+           "threshold_"]
 FUNCTIONAL = [
     "celu", "celu_", "elu", "elu_", "gelu", "glu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "hardtanh_",
-    "leaky_relu", "leaky_relu_", "logsigmoid", "mish", "prelu", "relu", "relu6", "relu_", "selu", "selu_", "silu",
-    "softplus", "softshrink", "softsign", "tanhshrink", "threshold", "threshold_",
+    "leaky_relu", "leaky_relu_", "logsigmoid", "mish", "prelu", "relu", "relu6", "relu_", "rrelu", "rrelu_", "selu",
+    "selu_", "silu", "softplus", "softshrink", "softsign", "tanhshrink", "threshold", "threshold_",
 ]
 METHODS = ["hardshrink", "prelu"]

@@ -23,7 +23,7 @@ from .. import _dtype as D
 from .._creation import zeros_like
 from .._tensor import Tensor
 from .complex import conj, conj_physical, imag, real  # noqa: F401 - conj for the helpers; real/imag: Tensor.real
-from .registry import Op, apply, defop
+from .registry import Op, apply, defop, linear_backward_op
 
 _ZERO_VJP = "zeros_like(grad)"  # step functions (floor, sign, ...): the gradient is zero, not undefined
 _ZERO_JVP = "zeros_like(self_t)"
@@ -259,9 +259,7 @@ def relu(xp, x):
     return xp.maximum(x, 0).astype(x.dtype, copy=False)
 
 
-@defop("threshold_backward", inputs=("grad_output", "self"), params=("threshold",),
-       grad_output="threshold_backward(grad, self, threshold)",
-       jvp="threshold_backward(grad_output_t, self, threshold)")
+@linear_backward_op("threshold_backward", ("threshold",))
 def threshold_backward(xp, g, x, threshold):
     return zero_where(xp, x <= threshold, g)
 

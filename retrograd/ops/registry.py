@@ -1059,6 +1059,16 @@ def defop(name: str, *, inputs: Sequence[str] = ("self",), params: Sequence[str]
     return register
 
 
+def linear_backward_op(name: str, params: Sequence[str]) -> Callable[[Callable], Op]:
+    """Declare the backward of a piecewise-linear activation as a row of its own (torch's double backward
+    records it: ThresholdBackwardBackward0, HardtanhBackwardBackward0, ...): inputs (grad_output, self), linear
+    in grad_output with a slope read from self alone, so its derivative is itself for grad_output and
+    zeros_like(grad) for self, a tensor, so that a second gradient is zeros where torch's is (not None)."""
+    call = f"{name}({{}}, self, {', '.join(params)})"
+    return defop(name, inputs=("grad_output", "self"), params=params, grad_output=call.format("grad"),
+                 self="zeros_like(grad)", jvp=call.format("grad_output_t"))
+
+
 def finalize(namespace: dict) -> None:
     """Compile every formula once all ops exist (formulas call each other)."""
     for op in OPS.values():

@@ -57,6 +57,15 @@ class LeakyReLU(_Activation):
     function, settings, has_inplace = "leaky_relu", (("negative_slope", 0.01),), True
 
 
+class RReLU(_Activation):
+    """Randomized leaky relu: slopes drawn in training, their mean in eval (the module's mode is rrelu's `training`)."""
+
+    function, settings, has_inplace = "rrelu", (("lower", 1.0 / 8), ("upper", 1.0 / 3)), True
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+
 class ELU(_Activation):
     function, settings, has_inplace = "elu", (("alpha", 1.0),), True
 
@@ -342,7 +351,7 @@ def _apply_mask(scores: Tensor, mask: Tensor) -> Tensor:
 
 
 __all__ = [
-    "ReLU", "ReLU6", "LeakyReLU", "ELU", "CELU", "SELU", "SiLU", "Mish", "Hardsigmoid", "Hardswish", "Hardtanh",
-    "Threshold", "Softplus", "Softsign", "Tanhshrink", "Sigmoid", "Tanh", "LogSigmoid", "GLU", "Softmax",
+    "ReLU", "ReLU6", "LeakyReLU", "RReLU", "ELU", "CELU", "SELU", "SiLU", "Mish", "Hardsigmoid", "Hardswish",
+    "Hardtanh", "Threshold", "Softplus", "Softsign", "Tanhshrink", "Sigmoid", "Tanh", "LogSigmoid", "GLU", "Softmax",
     "LogSoftmax", "Softmin", "Hardshrink", "Softshrink", "GELU", "Softmax2d", "PReLU", "MultiheadAttention",
 ]
