@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from .. import _dtype as D
 from .._creation import _rng
 from .._tensor import Tensor
 from .pointwise import erf, sigmoid, tanh, where, zero_where
@@ -27,7 +28,6 @@ from .registry import Op, apply, defop, linear_backward_op
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
-_LEGACY = {"float32": "Float", "float64": "Double", "float16": "Half"}  # torch's dtype names in messages
 
 # ============================================================================================
 # Rows: threshold and the relu family
@@ -487,7 +487,7 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     if lambd < 0:
         largest = np.finfo(input._data.dtype).max if input._data.dtype.kind == "f" else np.finfo(np.float32).max
         raise RuntimeError(f"lambda must be in range [0, {largest:g}] for input dtype "
-                           f"{_LEGACY.get(input.dtype.name, input.dtype.name)}, but found {lambd:g}")
+                           f"{D.scalar_type_name(input.dtype)}, but found {lambd:g}")
     return apply(softshrink_op, (input,), (lambd,))
 
 
