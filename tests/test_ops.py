@@ -381,3 +381,27 @@ def test_one_call_forwards_are_read_off_the_bytecode():
     assert OPS["add"].numpy_function is None  # alpha is a param
     assert OPS["relu"].numpy_function is None  # more than the one call (a cast after it)
     assert OPS["cat"].numpy_function is None  # variadic
+
+
+@pytest.mark.parametrize("wanted", ["both", "input", "weight"])
+def test_formulas_sharing_a_call_make_it_once(monkeypatch, wanted):
+    """Note [shared gradient calls]: prelu's two gradients index one prelu_kernel_backward call, made once
+    whichever of them is wanted, and the gradients still match torch's."""
+    from retrograd.ops import activation
+
+    calls = []
+    run = activation.prelu_kernel_backward.run
+    monkeypatch.setattr(activation.prelu_kernel_backward, "run",
+                        lambda args, params: calls.append(1) or run(args, params))
+    values = np.linspace(-2, 2, 24).reshape(2, 3, 4)
+    grads = []
+    for lib in (torch, retrograd):
+        x = lib.tensor(values, requires_grad=wanted in ("both", "input"))
+        w = lib.tensor([0.25, -0.5, 2.0], dtype=lib.float64, requires_grad=wanted in ("both", "weight"))
+        lib.nn.functional.prelu(x, w).pow(2).sum().backward()
+        grads.append([None if t.grad is None else t.grad.numpy() for t in (x, w)])
+    assert calls == [1]
+    for expected, got in zip(*grads):
+        assert (expected is None) == (got is None)
+        if expected is not None:
+            np.testing.assert_allclose(got, expected, rtol=1e-12)

@@ -167,10 +167,12 @@ class Op:
             lines.append(f"    return [None if e is None else _fit(g, m) for g, m, e in "
                          f"zip(({src}), node._in_meta[0], wanted)]")
         else:  # each wanted gradient, then _fit's test inline (it is called only when there is work)
-            for k, name in enumerate(self.inputs):
-                src = self.vjp_src.get(name)
-                if src is None:
-                    continue
+            sources = {k: self.vjp_src[name] for k, name in enumerate(self.inputs) if name in self.vjp_src}
+            for j, (call, ks) in enumerate(_shared_calls(sources).items()):  # Note [shared gradient calls]
+                anyone = " or ".join(f"wanted[{k}] is not None" for k in ks)
+                lines.append(f"    shared{j} = ({call}) if {anyone} else None")
+                sources.update({k: f"shared{j}{sources[k][len(call):]}" for k in ks})
+            for k, src in sources.items():
                 lines += [f"    g{k} = None if wanted[{k}] is None else ({src})",
                           f"    if g{k} is not None:",
                           f"        meta = node._in_meta[{k}]",
@@ -612,6 +614,24 @@ def refuse_non_tensors(op: Op, inputs: tuple) -> None:
 # tables (which inputs are differentiable, which are saved and for whom, whether the result is
 # saved) folded into straight-line code. `Op._run_source` writes it; to read the code generated
 # for an op, `print("\n".join(OPS["add"]._run_source()))`.
+
+
+# Note [shared gradient calls]
+# Some ops compute the gradients of several inputs in one helper call and index it, one formula
+# per input (`attention_grads(grad, query, key, value, ...)[0]`, `[1]`, `[2]`). The generated
+# backward makes that call once for all of them, when any of those inputs wants a gradient,
+# instead of once per input: each formula is still written, and read, on its own.
+
+
+def _shared_calls(sources: dict[int, str]) -> dict[str, list[int]]:
+    """The calls that two or more formulas index (`<call>[i]`), with the inputs whose formula does."""
+    by_call: dict[str, list[int]] = {}
+    for k, src in sources.items():
+        if src.endswith("]") and "[" in src:
+            call = src[:src.rindex("[")]
+            if call.endswith(")") and src[len(call) + 1:-1].isdigit():
+                by_call.setdefault(call, []).append(k)
+    return {call: ks for call, ks in by_call.items() if len(ks) > 1}
 
 
 # Note [one-call forwards]
