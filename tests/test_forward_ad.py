@@ -181,6 +181,23 @@ def test_forward_over_reverse_is_a_hessian_vector_product():
     np.testing.assert_allclose(ours, expected.numpy(), rtol=1e-10)
 
 
+@pytest.mark.parametrize("method", ["exp_", "tanh_", "sigmoid_", "sqrt_", "reciprocal_"])
+def test_forward_over_reverse_through_an_inplace_op_that_saves_its_result(method):
+    """An in-place op whose backward reads its result (exp_: grad * result) saves the written tensor with the
+    tangent it now has: forward-over-reverse gives torch's H v, as through the out-of-place op (the tangent
+    was dropped, so the second-order term was missing)."""
+    def scenario(lib):
+        fw = lib.autograd.forward_ad
+        x = t(lib, np.abs(A) + 0.5, grad=True)
+        with fw.dual_level():
+            d = fw.make_dual(x, t(lib, B))
+            y = getattr(d.clone(), method)()
+            (g,) = lib.autograd.grad((y * y).sum(), d, create_graph=True)
+            return values(fw.unpack_dual(g).tangent)
+
+    np.testing.assert_allclose(scenario(retrograd), scenario(torch), rtol=1e-10)
+
+
 def test_reverse_over_forward_differentiates_a_tangent():
     def scenario(lib):
         fw = lib.autograd.forward_ad

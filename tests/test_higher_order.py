@@ -219,6 +219,28 @@ def test_activation_double_backward_graph_as_torch(name):
     assert not isinstance(ours_gg, list) and ours_gg == theirs_gg or np.allclose(ours_gg, theirs_gg, 1e-5, 1e-6)
 
 
+# torch has no forward mode for these backwards (NotImplementedError); retrograd's rows have one
+NO_TORCH_FORWARD_OVER_REVERSE = {"rrelu_", "hardsigmoid"}
+
+
+@pytest.mark.parametrize("name", [n for n in ACTIVATIONS if n not in NO_TORCH_FORWARD_OVER_REVERSE])
+def test_activation_forward_over_reverse_as_torch(name):
+    """The tangent of a gradient taken under create_graph (a Hessian-vector product in forward mode) runs
+    forward mode through the activation's backward row, its JVP, which the op database's forward-mode
+    checks, made on the activation itself, do not reach."""
+    def scenario(lib):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            x = fw.make_dual(lib.tensor([0.5, -1.5, 2.0, -0.2, 0.7, 3.5], requires_grad=True),
+                             lib.tensor([1.0, -1.0, 0.5, 2.0, -0.5, 1.0]))
+            y = ACTIVATIONS[name](lib.nn.functional, x)
+            y = (y * lib.tensor([1.0, 2.0, -1.0, 0.5, 3.0, 1.5])[:y.shape[0]]).pow(2).sum()  # glu halves x
+            (g,) = lib.autograd.grad(y, x, create_graph=True)
+            return values(fw.unpack_dual(g).tangent)
+
+    np.testing.assert_allclose(scenario(retrograd), scenario(torch), rtol=1e-5, atol=1e-6)
+
+
 def test_rrelu_training_gradient_is_the_drawn_slopes():
     """In training rrelu draws a slope in [lower, upper] per negative element (from retrograd's generator, so
     not torch's numbers): the output is input * slope, and its gradient, also under create_graph, the slopes."""

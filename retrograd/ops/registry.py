@@ -863,7 +863,7 @@ def _transformed_apply(op: Op, args: tuple, params: tuple) -> Tensor | tuple:
     node = next((o.grad_fn for o in outs if o.grad_fn is not None), None)
     if node is not None:
         if node._result is not None and any(forward_ad.tangents_of(o) for o in outs):
-            node._result = tuple(_SavedWithTangents(s, forward_ad.tangents_of(o)) for s, o in zip(node._result, outs))
+            node._result = tuple(saved_output(o) for o in outs)
         if state.saved_hooks:
             _pack_saved(node)
     return out
@@ -910,6 +910,12 @@ def _zero_tangent(x: object) -> Tensor | int:
     if isinstance(x, Tensor):
         return _creation.zeros_like(x)
     return 0
+
+
+def saved_output(tensor: Tensor) -> SavedOutput | _SavedWithTangents:
+    """An op's output saved for its backward, with the tangents it has (forward-over-reverse reads them)."""
+    tangents = forward_ad.tangents_of(tensor)
+    return _SavedWithTangents(SavedOutput(tensor), tangents) if tangents else SavedOutput(tensor)
 
 
 class _SavedWithTangents:
