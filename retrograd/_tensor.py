@@ -484,10 +484,10 @@ class Tensor:
             self.grad_fn = node
             self._output_nr = result._output_nr
             self._requires_grad = True
-            if getattr(node, "_result", None):  # the node's saved output is self now, with its new tangents
-                from .ops.registry import saved_output
+            if getattr(node, "_result", None):
+                from .ops.registry import resave_output
 
-                node._result = (saved_output(self),)
+                resave_output(node, self)
         if (node is not None or result._extra is not None and result._extra.get("fw_grad")) and (
                 self._base is not None or self._extra is not None):  # a view, or a base that may have views
             from .ops.shape import rebase_view

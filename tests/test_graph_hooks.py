@@ -202,3 +202,21 @@ def test_node_hook_returning_the_wrong_number_of_gradients():
         y.sum().backward()
 
     assert outcome(lambda: scenario(retrograd)) == outcome(lambda: scenario(torch))
+
+
+@pytest.mark.parametrize("method", ["exp_", "tanh_", "sigmoid_"])
+def test_saved_hooks_unpack_the_result_of_an_inplace_op(method):
+    """An in-place op that saves its result (exp_: grad * result) packs it once and unpacks it once, as torch
+    does: taking over the written tensor must not drop what the hooks packed."""
+    def scenario(lib):
+        calls = []
+        x = lib.tensor([0.5, 1.0, -2.0], requires_grad=True)
+        with lib.autograd.graph.saved_tensors_hooks(lambda t: calls.append("pack") or t,
+                                                    lambda t: calls.append("unpack") or t):
+            y = getattr(x.clone(), method)()
+        y.sum().backward()
+        return calls, x.grad.tolist()
+
+    ours, theirs = scenario(retrograd), scenario(torch)
+    assert ours[0] == theirs[0] == ["pack", "unpack"]
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-6)

@@ -918,6 +918,14 @@ def saved_output(tensor: Tensor) -> SavedOutput | _SavedWithTangents:
     return _SavedWithTangents(SavedOutput(tensor), tangents) if tangents else SavedOutput(tensor)
 
 
+def resave_output(node: OpNode, tensor: Tensor) -> None:
+    """An in-place op wrote its result into `tensor`: its node's saved output is `tensor` now, with the
+    tangents it has. A result that saved-tensor hooks packed stays as packed (their pack ran once, and
+    their unpack runs once, as in torch)."""
+    if type(node._result[0]) is not _PackedSaved:
+        node._result = (saved_output(tensor),)
+
+
 class _SavedWithTangents:
     """A saved output that comes back from unpacking with the tangents its tensor had."""
 
