@@ -3,6 +3,7 @@ the node, failures inside backward, check_nan, and the mode switches."""
 
 from __future__ import annotations
 
+import os
 import warnings
 
 import pytest
@@ -37,7 +38,8 @@ def test_nan_names_the_node_after_the_forward_traceback():
     warning = ours[1][1]
     assert warning.startswith("Error detected in SqrtBackward0. Traceback of forward call that caused the error:\n")
     assert "y = x.sqrt()  # the forward call the warning must show" in warning
-    assert "retrograd/" not in warning  # only the caller's frames, as torch shows
+    package = os.path.dirname(retrograd.__file__) + os.sep
+    assert package not in warning  # only the caller's frames, as torch shows, whatever the clone's folder is named
 
 
 def documentation_example(lib):

@@ -101,3 +101,13 @@ def test_out_of_domain_values_warn_as_little_as_torch(numpy_too: bool) -> None:
     assert runs["retrograd"].stdout == runs["torch"].stdout
     assert runs["torch"].stderr.count("RuntimeWarning") == int(numpy_too)
     assert runs["retrograd"].stderr.count("RuntimeWarning") == int(numpy_too)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("p", ["fro", "nuc", 1, -1, float("inf"), -float("inf")])
+def test_cond_of_an_exactly_singular_matrix_is_inf(p, dtype):
+    """||A|| ||A^-1|| is infinite for a singular A: checked against the math, not torch, whose value there is
+    its LAPACK's rounding of a zero pivot (1.5e8 or inf depending on the CPU). (p = 2 divides by the smallest
+    singular value as the SVD rounds it, which is not exactly zero.)"""
+    singular = retrograd.tensor([[[1.0, 2.0], [2.0, 4.0]], [[1.0, 1.0], [1.0, 1.0]]], dtype=getattr(retrograd, dtype))
+    assert retrograd.linalg.cond(singular, p).tolist() == [float("inf")] * 2

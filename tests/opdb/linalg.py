@@ -413,9 +413,10 @@ def cond_samples(rng):
 
 
 def cond_inverse_norm_samples(rng):
-    singular = np.stack([invertible(rng, 2, 2), np.ones((2, 2))])
+    """Invertible matrices only: on an exactly singular one torch's value is its LAPACK's rounding
+    (1.5e8 or inf by CPU); test_numerics checks there that cond is inf, the defined answer."""
     return [Sample((invertible(rng, 3, 3), p), name=str(p)) for p in ("fro", 1, -math.inf)] + \
-           [Sample((singular, p), name=f"singular_{p}") for p in ("fro", "nuc")]
+           [Sample((invertible(rng, 2, 2, 2), p), name=f"batched_{p}") for p in ("fro", "nuc")]
 
 
 OPS = [
@@ -525,8 +526,7 @@ OPS = [
     OpInfo("linalg.norm", norm_samples),
     OpInfo("linalg.cond", cond_samples),
     # through norm(A) * norm(A^-1): torch ends in nan_to_num (NanToNumBackward0) for most orders and
-    # its backward fails (the inverse it saved was filled in place), so only the values are compared,
-    # singular matrices (cond = inf) included
+    # its backward fails (the inverse it saved was filled in place), so only the values are compared
     OpInfo("linalg.cond", cond_inverse_norm_samples, skip_grad_fn=True, differentiable=False,
            aliases=("linalg.cond_inverse_norms",)),
 ]
