@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test lint bench
+.PHONY: demo test compat lint bench
 
 $(VENV)/.runtime: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,12 @@ demo: $(VENV)/.runtime
 test: $(VENV)/.test
 	$(PY) -m ruff check retrograd tests benchmarks
 	$(PY) -m pytest -n 2 -p no:cacheprovider
+	$(PY) tests/compat --check
+
+# PyTorch's own autograd tests under torch and under retrograd (tests/compat/__main__.py): the table, and
+# whether tests/compat/expected_failures.txt is exact. PYTORCH_TESTS=path or ARGS="--tests path" to point it.
+compat: $(VENV)/.test
+	$(PY) tests/compat --check $(ARGS)
 
 bench: $(VENV)/.test
 	$(PY) -m benchmarks
