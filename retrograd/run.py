@@ -33,12 +33,14 @@ class _TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
         target = "retrograd" + spec.name[len(_PREFIX):]
         try:
-            return importlib.import_module(target)
+            module = importlib.import_module(target)
         except ModuleNotFoundError as error:
             if error.name is not None and not target.startswith(error.name):
                 raise
             raise ModuleNotFoundError(f"retrograd.run: {spec.name} has no retrograd counterpart ({target} does not "
                                       "exist)", name=spec.name) from None
+        _alias_imported_modules()
+        return module
 
     def exec_module(self, module: ModuleType) -> None:
         """Nothing to run: the retrograd module is already imported."""
@@ -47,10 +49,24 @@ class _TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 _HOOK = _TorchAlias()
 
 
+def _alias_imported_modules() -> None:
+    """Enter every imported retrograd module in sys.modules under its torch name as well.
+
+    A submodule imported for the first time under an alias makes Python set it as an attribute of its
+    parent, over whatever the parent exported under that name: `import torch.autograd.gradcheck` would
+    replace the function torch.autograd.gradcheck by its module. An alias already in sys.modules is
+    found there, and no attribute is set, as when torch itself is imported twice.
+    """
+    for name, module in list(sys.modules.items()):
+        if name == "retrograd" or name.startswith("retrograd."):
+            sys.modules.setdefault(_PREFIX + name[len("retrograd"):], module)
+
+
 def install() -> None:
     """Make `import torch` (and its submodules) import retrograd from now on in this process."""
     if _HOOK not in sys.meta_path:
         sys.meta_path.insert(0, _HOOK)
+        _alias_imported_modules()
 
 
 def main(argv: list[str]) -> int:

@@ -110,3 +110,13 @@ def test_install_in_process():
             "print(torch.__name__, o.__name__, d.__name__)")
     out = run(sys.executable, "-c", code, cwd=ROOT)
     assert out.stdout.split() == ["retrograd", "retrograd.optim", "retrograd.utils.data"]
+
+
+def test_importing_a_submodule_keeps_the_parents_name_for_it():
+    """torch.autograd.gradcheck is a function although torch/autograd/gradcheck.py exists: importing the submodule
+    through the hook must not replace the function by the module (as importing torch's own does not)."""
+    code = ("import retrograd.run as r; r.install(); import torch.autograd.gradcheck; "
+            "from torch.autograd.gradcheck import GradcheckError; import torch; "
+            "print(type(torch.autograd.gradcheck).__name__, GradcheckError.__name__)")
+    out = run(sys.executable, "-c", code, cwd=ROOT)
+    assert out.stdout.split() == ["function", "GradcheckError"], out.stderr
