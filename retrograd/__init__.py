@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math as _math
 import warnings
 from typing import Any
 
@@ -29,6 +30,7 @@ from .serialization import load, save  # noqa: E402
 half, float, double = float16, float32, float64  # noqa: A001
 short, int, long = int16, int32, int64  # noqa: A001
 cfloat, cdouble = complex64, complex128
+inf, nan, pi, e = _math.inf, _math.nan, _math.pi, _math.e  # torch's constants
 __version__ = "0.1.0"
 
 
