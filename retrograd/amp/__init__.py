@@ -1,0 +1,157 @@
+"""torch.amp: mixed precision's GradScaler and autocast, as far as a CPU-only NumPy engine can honour them.
+
+GradScaler is torch's loss-scaling algorithm in full for the device "cpu" (scale the loss, unscale the
+gradients, skip the step when one is inf or NaN, grow or back off the scale); for "cuda" it disables
+itself with torch's warning, as torch does where CUDA is absent. autocast is a no-op when disabled or
+asked for "cuda" (torch warns and disables there too); enabled on the CPU it raises, because
+retrograd has no lower-precision kernels to cast to (and NumPy no bfloat16).
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from .._tensor import Tensor
+from ..autograd.grad_mode import no_grad
+
+__all__ = ["GradScaler", "autocast", "is_autocast_available"]
+
+_DEVICES = ("cpu", "cuda")
+
+
+def is_autocast_available(device_type: str) -> bool:
+    return device_type in _DEVICES
+
+
+class GradScaler:
+    """Dynamic loss scaling: `scaler.scale(loss).backward(); scaler.step(opt); scaler.update()`."""
+
+    def __init__(self, device: str = "cuda", init_scale: float = 2.0**16, growth_factor: float = 2.0,
+                 backoff_factor: float = 0.5, growth_interval: int = 2000, enabled: bool = True) -> None:
+        if enabled and device == "cuda":
+            warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.",
+                          stacklevel=2)
+            enabled = False
+        if not 0.0 < backoff_factor < 1.0 or growth_factor <= 1.0:
+            raise AssertionError("The backoff factor must be < 1.0 and the growth factor > 1.0.")
+        self._device, self._enabled = device, enabled
+        self._scale, self._growth_factor, self._backoff_factor = float(init_scale), growth_factor, backoff_factor
+        self._growth_interval, self._growth_tracker = growth_interval, 0
+        self._found_inf: dict[int, bool] = {}  # per optimizer (by id) unscaled since the last update()
+
+    def is_enabled(self) -> bool:
+        return self._enabled
+
+    def get_scale(self) -> float:
+        return self._scale if self._enabled else 1.0
+
+    def get_growth_factor(self) -> float:
+        return self._growth_factor
+
+    def get_backoff_factor(self) -> float:
+        return self._backoff_factor
+
+    def get_growth_interval(self) -> int:
+        return self._growth_interval
+
+    def scale(self, outputs: Any) -> Any:
+        """outputs (a tensor, or nested lists/tuples of them) times the current scale."""
+        if not self._enabled:
+            return outputs
+        if isinstance(outputs, Tensor):
+            return outputs * self._scale
+        if isinstance(outputs, Iterable):
+            return type(outputs)(self.scale(o) for o in outputs)
+        raise ValueError("outputs must be a Tensor or an iterable of Tensors")
+
+    def unscale_(self, optimizer: Any) -> None:
+        """Divide the optimizer's gradients by the scale in place and note whether any is inf or NaN."""
+        if not self._enabled:
+            return
+        if id(optimizer) in self._found_inf:
+            raise RuntimeError("unscale_() has already been called on this optimizer since the last update().")
+        inverse = 1.0 / self._scale
+        found_inf = False
+        with no_grad():
+            for group in optimizer.param_groups:
+                for p in group["params"]:
+                    if p.grad is not None:
+                        p.grad.mul_(inverse)
+                        found_inf = found_inf or not bool(p.grad.isfinite().all())
+        self._found_inf[id(optimizer)] = found_inf
+
+    def step(self, optimizer: Any, *args: Any, **kwargs: Any) -> Any:
+        """optimizer.step(), after unscaling, unless a gradient is inf or NaN (then the step is skipped)."""
+        if not self._enabled:
+            return optimizer.step(*args, **kwargs)
+        if id(optimizer) not in self._found_inf:
+            self.unscale_(optimizer)
+        return None if self._found_inf[id(optimizer)] else optimizer.step(*args, **kwargs)
+
+    def update(self, new_scale: float | Tensor | None = None) -> None:
+        """Back off the scale after a skipped step; grow it after growth_interval good steps in a row."""
+        if not self._enabled:
+            return
+        if new_scale is not None:
+            self._scale = float(new_scale)
+        elif any(self._found_inf.values()):
+            self._scale *= self._backoff_factor
+            self._growth_tracker = 0
+        else:
+            self._growth_tracker += 1
+            if self._growth_tracker == self._growth_interval:
+                self._scale *= self._growth_factor
+                self._growth_tracker = 0
+        self._found_inf.clear()
+
+    def state_dict(self) -> dict[str, Any]:
+        if not self._enabled:
+            return {}
+        return {"scale": self._scale, "growth_factor": self._growth_factor, "backoff_factor": self._backoff_factor,
+                "growth_interval": self._growth_interval, "_growth_tracker": self._growth_tracker}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        if not self._enabled:
+            return
+        if len(state_dict) == 0:
+            raise RuntimeError("The source state dict is empty, possibly because it was saved from a disabled "
+                               "instance of GradScaler.")
+        self._scale = float(state_dict["scale"])
+        self._growth_factor, self._backoff_factor = state_dict["growth_factor"], state_dict["backoff_factor"]
+        self._growth_interval, self._growth_tracker = state_dict["growth_interval"], state_dict["_growth_tracker"]
+
+
+class autocast:  # noqa: N801 - torch's name
+    """`with torch.autocast(device_type, dtype=None, enabled=True)`: a context manager and a decorator."""
+
+    def __init__(self, device_type: str, dtype: Any = None, enabled: bool = True,
+                 cache_enabled: bool | None = None) -> None:
+        if not isinstance(device_type, str):
+            raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+        if device_type not in _DEVICES:
+            raise RuntimeError(f"User specified an unsupported autocast device_type '{device_type}'")
+        if enabled and device_type == "cuda":
+            warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.", stacklevel=2)
+            enabled = False
+        if enabled:
+            raise RuntimeError("retrograd does not implement autocast on the CPU: it has no lower-precision "
+                               "kernels (and NumPy no bfloat16); run in float32 or pass enabled=False")
+        self.device, self.fast_dtype, self._enabled = device_type, dtype, enabled
+
+    def __enter__(self) -> autocast:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def __call__(self, fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with self:
+                return fn(*args, **kwargs)
+        return wrapper
+
+
