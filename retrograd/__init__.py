@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import builtins as _builtins
 import math as _math
+import sys as _sys
 import warnings
 from typing import Any
 
@@ -31,7 +33,7 @@ half, float, double = float16, float32, float64  # noqa: A001
 short, int, long = int16, int32, int64  # noqa: A001
 cfloat, cdouble = complex64, complex128
 inf, nan, pi, e = _math.inf, _math.nan, _math.pi, _math.e  # torch's constants
-__version__ = "0.1.0"
+from .version import __version__  # noqa: E402 - torch's format: "2.13.0+retrograd.0.1.0"
 
 
 def is_tensor(obj: Any) -> bool:
@@ -74,6 +76,82 @@ def get_printoptions() -> dict:
     from ._printing import get_printoptions as _get
 
     return _get()
+
+
+def compile(model: Any = None, **options: Any) -> Any:
+    """torch.compile: retrograd runs the model eagerly (said once in a warning); usable as a decorator too."""
+    if model is None:
+        return lambda fn: compile(fn, **options)
+    from .jit import warn_once_eager
+
+    warn_once_eager("torch.compile")
+    return model
+
+
+_threads: list[int] = []
+
+
+def set_num_threads(n: int) -> None:
+    """The size of NumPy's BLAS thread pool, through threadpoolctl when it is installed (else only recorded)."""
+    if not isinstance(n, _builtins.int) or n <= 0:
+        raise RuntimeError(f"set_num_threads expects a positive integer, but got {n}")
+    _threads[:] = [n]
+    try:
+        import threadpoolctl
+    except ImportError:
+        return
+    threadpoolctl.threadpool_limits(n)
+
+
+def get_num_threads() -> int:
+    """The number set by set_num_threads, else the CPU's core count (torch's default)."""
+    import os
+
+    return _threads[0] if _threads else (os.cpu_count() or 1)
+
+
+def is_autocast_enabled(device_type: str | None = None) -> bool:
+    return False  # retrograd.amp.autocast never enables (see its docstring)
+
+
+_flags = {"matmul_precision": "highest", "deterministic": False}
+
+
+def set_float32_matmul_precision(precision: str) -> None:
+    """Recorded for get_float32_matmul_precision; NumPy's float32 matmuls always use full precision."""
+    if precision not in ("highest", "high", "medium"):
+        raise RuntimeError(f"Invalid precision: {precision}, expected one of highest, high, medium")
+    _flags["matmul_precision"] = precision
+
+
+def get_float32_matmul_precision() -> str:
+    return _flags["matmul_precision"]
+
+
+def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
+    """Recorded only: every retrograd kernel is deterministic already."""
+    _flags["deterministic"] = bool(mode)
+
+
+def are_deterministic_algorithms_enabled() -> bool:
+    return _flags["deterministic"]
+
+
+# torch's submodules that a script may reach as attributes without importing them, loaded on first use
+_LAZY_SUBMODULES = {"accelerator", "amp", "backends", "cuda", "jit", "onnx", "version", "viz"}
+
+
+def __getattr__(name: str) -> Any:
+    """Load a lazy submodule; answer any other missing name by saying retrograd lacks torch's."""
+    if name in _LAZY_SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    if name == "autocast":
+        from .amp import autocast
+
+        return autocast
+    raise AttributeError(f"retrograd does not support torch.{name} yet", name=name, obj=_sys.modules[__name__])
 
 
 _ops.registry.finalize(_ops._formula_namespace())

@@ -1,0 +1,182 @@
+"""The CPU-only answers torch gives on a machine without accelerators, against torch 2.13 itself: torch.cuda,
+torch.backends, torch.accelerator, torch.amp (GradScaler's whole algorithm on the CPU), torch.compile / jit /
+onnx, threads, torch.__version__, and a missing name that says so."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import retrograd
+
+LIBS = (torch, retrograd)
+
+
+@pytest.mark.parametrize("expr", [
+    "lib.cuda.is_available()", "lib.cuda.device_count()", "lib.cuda.manual_seed(1)", "lib.cuda.manual_seed_all(1)",
+    "lib.cuda.seed()", "lib.cuda.seed_all()", "lib.cuda.empty_cache()", "lib.cuda.is_initialized()",
+    "lib.cuda.memory_allocated()", "lib.cuda.max_memory_allocated()", "lib.cuda.is_bf16_supported()",
+    "lib.backends.cudnn.enabled", "lib.backends.cudnn.benchmark", "lib.backends.cudnn.deterministic",
+    "lib.backends.cudnn.allow_tf32", "lib.backends.cudnn.is_available()", "lib.backends.cuda.matmul.allow_tf32",
+    "lib.backends.cuda.is_built()", "lib.backends.mps.is_available()", "lib.backends.mps.is_built()",
+    "lib.accelerator.is_available()", "lib.accelerator.device_count()", "lib.accelerator.current_accelerator()",
+    "lib.is_autocast_enabled()", "lib.version.cuda",
+])
+def test_cpu_only_answers_are_torchs(expr):
+    assert eval(expr, {"lib": retrograd}) == eval(expr, {"lib": torch})
+
+
+@pytest.mark.parametrize("call", ["synchronize", "current_device", "get_device_name", "get_rng_state"])
+def test_calls_that_need_a_device_raise_as_torch(call):
+    for lib in LIBS:
+        with pytest.raises(AssertionError):
+            getattr(lib.cuda, call)()
+
+
+def test_backend_flags_can_be_set_and_read():
+    import retrograd.backends.cudnn as cudnn
+    cudnn.benchmark = True
+    assert retrograd.backends.cudnn.benchmark is True
+    cudnn.benchmark = False
+    retrograd.backends.cuda.matmul.allow_tf32 = True
+    assert retrograd.backends.cuda.matmul.allow_tf32
+    retrograd.backends.cuda.matmul.allow_tf32 = False
+
+
+def scaled_training(lib, **scaler_options):
+    """Five steps of a tiny model under GradScaler('cpu'); the third has an inf gradient (the step is skipped)."""
+    lib.manual_seed(0)
+    w = lib.nn.Parameter(lib.tensor([[0.5, -1.0], [1.5, 0.25]]))
+    opt = lib.optim.SGD([w], lr=0.1)
+    scaler = lib.amp.GradScaler("cpu", init_scale=8.0, growth_interval=2, **scaler_options)
+    x = lib.tensor([[1.0, 2.0], [3.0, -1.0]])
+    trace = []
+    for step in range(5):
+        opt.zero_grad()
+        loss = (x @ w).square().mean() * (float("inf") if step == 2 else 1.0)
+        scaler.scale(loss).backward()
+        scaler.unscale_(opt)
+        grad = w.grad.clone()
+        scaler.step(opt)
+        scaler.update()
+        trace.append((grad.tolist(), w.detach().tolist(), scaler.get_scale()))
+    return trace, scaler.state_dict(), scaler.is_enabled()
+
+
+def test_grad_scaler_on_the_cpu_matches_torch_step_by_step():
+    (ours, our_state, our_enabled), (theirs, their_state, their_enabled) = scaled_training(retrograd), \
+        scaled_training(torch)
+    assert (our_state, our_enabled) == (their_state, their_enabled)
+    assert [scale for _, _, scale in ours] == [scale for _, _, scale in theirs] == [8.0, 16.0, 8.0, 8.0, 16.0]
+    for (our_grad, our_w, _), (their_grad, their_w, _) in zip(ours, theirs):  # float32 steps: rounding may differ
+        np.testing.assert_allclose(our_grad, their_grad, rtol=1e-6, equal_nan=True)
+        np.testing.assert_allclose(our_w, their_w, rtol=1e-6)
+    assert ours[2][1] == ours[1][1]  # the step with an inf gradient was skipped
+
+
+def test_grad_scaler_unscale_twice_and_empty_state_dict_errors():
+    for lib in LIBS:
+        w = lib.nn.Parameter(lib.ones(2))
+        opt = lib.optim.SGD([w], lr=0.1)
+        scaler = lib.amp.GradScaler("cpu")
+        scaler.scale(w.sum()).backward()
+        scaler.unscale_(opt)
+        with pytest.raises(RuntimeError, match="unscale_\\(\\) has already been called on this optimizer"):
+            scaler.unscale_(opt)
+        with pytest.raises(RuntimeError, match="The source state dict is empty"):
+            scaler.load_state_dict({})
+
+
+def test_cuda_scalers_and_autocast_disable_themselves_with_torchs_warnings():
+    def messages(lib):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            scaler = lib.cuda.amp.GradScaler()
+            with lib.autocast("cuda"), lib.amp.autocast("cuda"):
+                pass
+            with lib.autocast("cpu", enabled=False):
+                pass
+            loss = lib.ones(1, requires_grad=True).sum()
+        return [(w.category.__name__, str(w.message)) for w in caught], scaler.is_enabled(), \
+            scaler.scale(loss) is loss, scaler.get_scale()
+
+    assert messages(retrograd) == messages(torch)
+
+
+def test_cpu_autocast_enabled_says_what_it_cannot_do():
+    with pytest.raises(RuntimeError, match="retrograd does not implement autocast on the CPU"):
+        retrograd.autocast("cpu", dtype=retrograd.float16)
+    for lib in LIBS:
+        with pytest.raises(RuntimeError):  # torch's text here is its device-string parser's
+            lib.autocast("tpu")
+    with pytest.raises(RuntimeError, match="unsupported autocast device_type 'tpu'"):
+        retrograd.autocast("tpu")
+
+
+def test_version_compares_as_torchs():
+    for other in ("2.0", "2.13", "2.13.0", "1.8.1", "2.14", (2, 0), (2, 13, 1), "3"):
+        assert [retrograd.__version__ >= other, retrograd.__version__ < other] == \
+               [torch.__version__ >= other, torch.__version__ < other], other
+    assert retrograd.__version__.startswith("2.13.0+retrograd.")
+
+
+def test_compile_and_jit_run_eagerly_and_say_so_once():
+    model = retrograd.nn.Linear(2, 1)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert retrograd.compile(model) is model
+        assert retrograd.compile(model, mode="max-autotune") is model
+        assert retrograd.compile(mode="reduce-overhead")(model) is model
+        assert retrograd.jit.script(model) is model
+        assert retrograd.jit.trace(model, retrograd.ones(1, 2)) is model
+    assert sorted(str(w.message) for w in caught) == [f"retrograd runs torch.{api} code eagerly: nothing is compiled"
+                                                      for api in ("compile", "jit.script", "jit.trace")]
+    assert not retrograd.jit.is_scripting()
+    with pytest.raises(RuntimeError, match="cannot export ONNX"):
+        retrograd.onnx.export(model, retrograd.ones(1, 2), "model.onnx")
+
+
+def test_num_threads():
+    before = retrograd.get_num_threads()
+    retrograd.set_num_threads(1)
+    assert retrograd.get_num_threads() == 1
+    retrograd.set_num_threads(before)
+    with pytest.raises(RuntimeError):
+        retrograd.set_num_threads(0)
+
+
+def test_a_missing_name_says_so():
+    with pytest.raises(AttributeError, match=r"^retrograd does not support torch\.quantize_per_tensor yet$"):
+        retrograd.quantize_per_tensor  # noqa: B018
+    assert not hasattr(retrograd, "no_such_thing")
+
+
+DEVICE_BLOCK = """
+import random
+import numpy as np
+import torch
+import torch.backends.cudnn as cudnn
+from torch.cuda.amp import GradScaler
+
+device = 'cuda' if torch.cuda.is_available() else 'cpu'
+torch.manual_seed(1); torch.cuda.manual_seed_all(1); random.seed(1); np.random.seed(1)
+cudnn.benchmark = True
+torch.backends.cuda.matmul.allow_tf32 = True
+torch.set_float32_matmul_precision('high')
+print(device, torch.cuda.device_count(), torch.backends.mps.is_available(), torch.__version__ >= '2.0',
+      torch.version.cuda, torch.get_float32_matmul_precision())
+"""
+
+
+def test_a_gpu_scripts_setup_block_runs_unchanged(tmp_path):
+    script = tmp_path / "setup_block.py"
+    script.write_text(DEVICE_BLOCK)
+    outputs = [subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+               for command in ([sys.executable, str(script)], [sys.executable, "-m", "retrograd.run", str(script)])]
+    assert [o.returncode for o in outputs] == [0, 0], outputs[1].stderr
+    assert outputs[0].stdout == outputs[1].stdout == "cpu 0 False True None high\n"
