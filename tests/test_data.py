@@ -1,5 +1,6 @@
 """retrograd.utils.data against torch.utils.data: datasets, samplers, batching, collation, shuffling."""
 
+import itertools
 from collections import namedtuple
 
 import numpy as np
@@ -164,3 +165,60 @@ def test_loader_feeds_a_training_loop():
             retrograd.nn.functional.mse_loss(model(xb), yb).backward()
             opt.step()
     np.testing.assert_allclose(model.weight.detach().numpy(), [[1.0, -2.0, 0.5]], atol=1e-3)
+
+
+def test_an_infinite_replacement_sampler_draws_lazily():
+    """RandomSampler(replacement=True, num_samples=1e10), the usual endless sampler: torch draws 32 at a time."""
+    from retrograd.utils.data import RandomSampler as Ours
+    sampler = Ours(range(10), replacement=True, num_samples=int(1e10))
+    first = list(itertools.islice(iter(sampler), 100))
+    assert len(sampler) == int(1e10) and len(first) == 100 and set(first) <= set(range(10))
+    assert len(list(Ours(range(5), replacement=True, num_samples=70))) == 70
+
+
+@pytest.mark.parametrize("args", [([0.0, 1.0, 0.0], 1.5), ([0.0, 1.0, 0.0], True), ([0.0, 1.0], 3, 1),
+                                  ([[0.5, 0.5]], 2)])
+def test_weighted_random_sampler_rejects_what_torch_rejects(args):
+    errors = []
+    for lib in (torch, retrograd):
+        with pytest.raises(ValueError) as info:
+            lib.utils.data.WeightedRandomSampler(*args)
+        errors.append(str(info.value))
+    assert errors[0] == errors[1]
+
+
+def test_weighted_random_sampler_follows_the_weights():
+    from retrograd.utils.data import WeightedRandomSampler as Ours
+    retrograd.manual_seed(0)
+    draws = list(Ours([0.0, 3.0, 1.0], 4000))
+    assert len(draws) == 4000 and 0 not in draws
+    assert 0.70 < draws.count(1) / 4000 < 0.80
+    assert sorted(Ours([1.0, 1.0, 1.0, 1.0], 4, replacement=False)) == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("size,replicas,drop_last", [(10, 3, False), (10, 3, True), (9, 3, False), (2, 4, False),
+                                                     (11, 4, True)])
+def test_distributed_sampler_shares_as_torch_without_shuffle(size, replicas, drop_last):
+    def shares(lib):
+        from importlib import import_module
+        sampler = import_module(f"{lib.__name__}.utils.data.distributed").DistributedSampler
+        return [(list(s), len(s)) for s in (sampler(range(size), replicas, r, shuffle=False, drop_last=drop_last)
+                                            for r in range(replicas))]
+
+    assert shares(retrograd) == shares(torch)
+
+
+def test_distributed_sampler_shuffles_per_epoch_and_ranks_agree():
+    from retrograd.utils.data import DistributedSampler as Ours
+    samplers = [Ours(range(12), 3, r, seed=5) for r in range(3)]
+    first = [list(s) for s in samplers]
+    assert sorted(sum(first, [])) == list(range(12))  # the ranks' shares partition the dataset
+    assert first == [list(s) for s in samplers]  # the same epoch, the same order
+    for s in samplers:
+        s.set_epoch(1)
+    second = [list(s) for s in samplers]
+    assert sorted(sum(second, [])) == list(range(12)) and second != first
+    with pytest.raises(ValueError, match=r"Invalid rank 3, rank should be in the interval \[0, 2\]"):
+        Ours(range(12), 3, 3)
+    with pytest.raises(RuntimeError, match="Requires distributed package to be available"):
+        Ours(range(12))

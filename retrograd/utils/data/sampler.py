@@ -6,6 +6,8 @@ from collections.abc import Iterator, Sequence, Sized
 from typing import Any
 
 from ... import _creation as C
+from ... import _dtype as D
+from ...ops.random import multinomial
 
 
 class Sampler:
@@ -51,8 +53,10 @@ class RandomSampler(Sampler):
 
     def __iter__(self) -> Iterator[int]:
         n = len(self.data_source)
-        if self.replacement:
-            yield from C.randint(0, n, (self.num_samples,), generator=self.generator).tolist()
+        if self.replacement:  # 32 draws at a time, as torch: an "infinite" sampler (num_samples=1e10) costs nothing
+            for _ in range(self.num_samples // 32):
+                yield from C.randint(0, n, (32,), generator=self.generator).tolist()
+            yield from C.randint(0, n, (self.num_samples % 32,), generator=self.generator).tolist()
             return
         for _ in range(self.num_samples // n):
             yield from C.randperm(n, generator=self.generator).tolist()
@@ -75,6 +79,29 @@ class SubsetRandomSampler(Sampler):
 
     def __len__(self) -> int:
         return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler):
+    """num_samples indices drawn with probabilities proportional to weights (with replacement by default)."""
+
+    def __init__(self, weights: Sequence[float], num_samples: int, replacement: bool = True,
+                 generator: C.Generator | None = None) -> None:
+        if isinstance(num_samples, bool) or not isinstance(num_samples, int) or num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
+        if not isinstance(replacement, bool):
+            raise ValueError(f"replacement should be a boolean value, but got replacement={replacement}")
+        self.weights = C.as_tensor(weights, dtype=D.float64)
+        if self.weights.ndim != 1:
+            raise ValueError(f"weights should be a 1d sequence but given weights have shape "
+                             f"{tuple(self.weights.shape)}")
+        self.num_samples, self.replacement, self.generator = num_samples, replacement, generator
+
+    def __iter__(self) -> Iterator[int]:
+        drawn = multinomial(self.weights, self.num_samples, self.replacement, generator=self.generator)
+        yield from drawn.tolist()
+
+    def __len__(self) -> int:
+        return self.num_samples
 
 
 class BatchSampler(Sampler):
