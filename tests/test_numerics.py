@@ -111,3 +111,18 @@ def test_cond_of_an_exactly_singular_matrix_is_inf(p, dtype):
     singular value as the SVD rounds it, which is not exactly zero.)"""
     singular = retrograd.tensor([[[1.0, 2.0], [2.0, 4.0]], [[1.0, 1.0], [1.0, 1.0]]], dtype=getattr(retrograd, dtype))
     assert retrograd.linalg.cond(singular, p).tolist() == [float("inf")] * 2
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex128"])
+@pytest.mark.parametrize("exponent", [2, 3, 2.0, 3.0, -1, -1.0, -2.0, -0.5, 0.5, 1.5])
+def test_scalar_exponents_round_as_torchs(exponent, dtype):
+    """x ** 2, x ** 3, sqrt and reciprocal exponents are multiplies and divisions in torch's kernel (Note [scalar
+    exponents]); the general power (1.5) stays a power. float64 results are bit for bit torch's."""
+    data = np.random.default_rng(3).uniform(0.1, 4.0, 64)
+    ours = retrograd.tensor(data, dtype=getattr(retrograd, dtype)) ** exponent
+    theirs = torch.tensor(data, dtype=getattr(torch, dtype)) ** exponent
+    assert str(ours.dtype) == str(theirs.dtype)
+    if dtype == "float64" and exponent in (2, 3, -1, -2, -0.5):  # correctly rounded IEEE operations
+        assert np.array_equal(ours.numpy(), theirs.numpy())
+    else:  # float32: torch's vectorised sqrt and pow may differ from NumPy's in the last bit
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=2e-7 if dtype == "float32" else 1e-15)
