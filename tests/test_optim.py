@@ -260,6 +260,14 @@ SCHEDULES = [
     ("ExponentialLR", dict(gamma=0.9)),
     ("CosineAnnealingLR", dict(T_max=5, eta_min=0.01)),
     ("LambdaLR", dict(lr_lambda=lambda epoch: 1 / (1 + epoch))),
+    ("MultiplicativeLR", dict(lr_lambda=lambda epoch: 0.9 if epoch % 2 else 1.05)),
+    ("ConstantLR", dict(factor=0.25, total_iters=4)),
+    ("LinearLR", dict(start_factor=0.1, end_factor=0.9, total_iters=6)),
+    ("PolynomialLR", dict(total_iters=8, power=0.9)),
+    ("CosineAnnealingWarmRestarts", dict(T_0=3, T_mult=2, eta_min=0.001)),
+    ("OneCycleLR", dict(max_lr=[0.5, 1.0], total_steps=20)),
+    ("OneCycleLR", dict(max_lr=0.4, epochs=4, steps_per_epoch=5, anneal_strategy="linear", three_phase=True,
+                        pct_start=0.25)),
 ]
 
 
@@ -271,7 +279,7 @@ def two_group_optimisers():
     return torch.optim.SGD(groups(torch), lr=0.1), retrograd.optim.SGD(groups(retrograd), lr=0.1)
 
 
-@pytest.mark.parametrize("name,options", SCHEDULES, ids=[n for n, _ in SCHEDULES])
+@pytest.mark.parametrize("name,options", SCHEDULES, ids=[f"{n}{i}" for i, (n, _) in enumerate(SCHEDULES)])
 def test_schedules_match_torch(name, options):
     t_opt, r_opt = two_group_optimisers()
     t_sched = getattr(torch.optim.lr_scheduler, name)(t_opt, **options)
@@ -284,13 +292,57 @@ def test_schedules_match_torch(name, options):
         r_sched.step()
         assert r_sched.get_last_lr() == pytest.approx(t_sched.get_last_lr(), rel=1e-12)
         assert [g["lr"] for g in r_opt.param_groups] == pytest.approx([g["lr"] for g in t_opt.param_groups])
+        assert [g["momentum"] for g in r_opt.param_groups] == pytest.approx([g["momentum"] for g in t_opt.param_groups])
     assert r_sched.last_epoch == t_sched.last_epoch
-    with pytest.warns(UserWarning, match="The epoch parameter in `scheduler.step\\(\\)` was not necessary"):
-        r_sched.step(3)  # a jump uses the closed form where torch has one
+    if name == "CosineAnnealingWarmRestarts":  # step(epoch) is its documented way to go by fractions of epochs
+        r_sched.step(3)
+    else:
+        with pytest.warns(UserWarning, match="The epoch parameter in `scheduler.step\\(\\)` was not necessary"):
+            r_sched.step(3)  # a jump uses the closed form where torch has one
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         t_sched.step(3)
     assert r_sched.get_last_lr() == pytest.approx(t_sched.get_last_lr(), rel=1e-12)
+
+
+def combined_schedules(lib, kind):
+    """A warm-up then cosine decay (SequentialLR, the usual transformer recipe), or two chained schedules."""
+    opt = lib.optim.Adam([lib.nn.Parameter(lib.ones(1))], lr=0.2)
+    schedules = lib.optim.lr_scheduler
+    if kind == "sequential":
+        parts = [schedules.LinearLR(opt, start_factor=0.1, total_iters=4), schedules.ConstantLR(opt, factor=0.5),
+                 schedules.CosineAnnealingLR(opt, T_max=6, eta_min=0.01)]
+        combined = schedules.SequentialLR(opt, parts, milestones=[4, 7])
+    else:
+        combined = schedules.ChainedScheduler([schedules.ConstantLR(opt, factor=0.5, total_iters=3),
+                                               schedules.ExponentialLR(opt, gamma=0.9)])
+    lrs = [combined.get_last_lr()]
+    for _ in range(15):
+        opt.step()
+        combined.step()
+        lrs.append(combined.get_last_lr() + [opt.param_groups[0]["lr"]])
+    return lrs
+
+
+@pytest.mark.parametrize("kind", ["sequential", "chained"])
+def test_combined_schedules_match_torch(kind):
+    ours, theirs = combined_schedules(retrograd, kind), combined_schedules(torch, kind)
+    assert [len(step) for step in ours] == [len(step) for step in theirs]
+    assert sum(ours, []) == pytest.approx(sum(theirs, []), rel=1e-12)
+
+
+def test_one_cycle_cycles_adams_beta1():
+    def betas(lib):
+        opt = lib.optim.Adam([lib.nn.Parameter(lib.ones(1))], lr=0.1, betas=(0.9, 0.99))
+        sched = lib.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.3, total_steps=10)
+        out = []
+        for _ in range(9):
+            opt.step()
+            sched.step()
+            out.extend(opt.param_groups[0]["betas"])
+        return out
+
+    assert betas(retrograd) == pytest.approx(betas(torch), rel=1e-12)
 
 
 def test_scheduler_state_dict_resumes():
