@@ -1,0 +1,39 @@
+"""Real-program idioms, run unchanged under torch and under `python -m retrograd.run` (tests/programs/): each
+program prints its losses step by step; both runs start from the same weights (the torch run writes its initial
+weights to WEIGHTS, the retrograd run loads them), so the printed numbers must agree to float32 accuracy and every other
+word exactly."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PROGRAMS = Path(__file__).resolve().parent / "programs"
+NUMBER = re.compile(r"-?\d+\.\d+(?:e-?\d+)?")
+CASES = [("gpt.py",), ("gpt.py", "--manual-attention"), ("lstm_lm.py",)]
+
+
+def run(script_and_args: tuple[str, ...], weights: Path, through_retrograd: bool, cwd: Path) -> str:
+    launcher = [sys.executable, "-m", "retrograd.run"] if through_retrograd else [sys.executable]
+    env = {**os.environ, "WEIGHTS": str(weights)}
+    out = subprocess.run(launcher + [str(PROGRAMS / script_and_args[0]), *script_and_args[1:]], capture_output=True,
+                         text=True, timeout=600, env=env, cwd=cwd)
+    assert out.returncode == 0, out.stderr[-4000:]
+    return out.stdout
+
+
+@pytest.mark.parametrize("program", CASES, ids=[" ".join(c) for c in CASES])
+def test_program_prints_torchs_numbers(program, tmp_path):
+    weights = tmp_path / "weights.npz"
+    theirs = run(program, weights, through_retrograd=False, cwd=tmp_path)  # writes its initial weights
+    assert weights.exists()
+    ours = run(program, weights, through_retrograd=True, cwd=tmp_path)
+    assert NUMBER.sub("#", ours) == NUMBER.sub("#", theirs)
+    our_numbers, their_numbers = ([float(n) for n in NUMBER.findall(text)] for text in (ours, theirs))
+    assert len(our_numbers) > 5
+    assert our_numbers == pytest.approx(their_numbers, rel=1e-4, abs=1e-5)
