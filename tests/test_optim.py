@@ -68,6 +68,16 @@ OPTIMISERS = [
     ("RMSprop", dict(lr=0.005, momentum=0.9, maximize=True)),
     ("Adagrad", dict(lr=0.1)),
     ("Adagrad", dict(lr=0.1, lr_decay=0.01, weight_decay=0.01, initial_accumulator_value=0.1)),
+    ("Adadelta", dict()),
+    ("Adadelta", dict(lr=0.5, rho=0.8, weight_decay=0.01, maximize=True)),
+    ("Adamax", dict(lr=0.01)),
+    ("Adamax", dict(lr=0.01, betas=(0.8, 0.99), weight_decay=0.05)),
+    ("NAdam", dict(lr=0.01)),
+    ("NAdam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True, momentum_decay=0.01)),
+    ("RAdam", dict(lr=0.01)),  # rho_t > 5 from step 6 on: both branches
+    ("RAdam", dict(lr=0.01, weight_decay=0.05, decoupled_weight_decay=True, betas=(0.9, 0.9))),
+    ("ASGD", dict(lr=0.05)),
+    ("ASGD", dict(lr=0.05, lambd=0.01, alpha=0.5, t0=3, weight_decay=0.01)),  # averaging from step 4 on
 ]
 
 
@@ -103,6 +113,26 @@ def test_training_matches_torch(build, name, options):
     assert_same_parameters(t_model, r_model)
     for (n, tb), (_, rb) in zip(t_model.named_buffers(), r_model.named_buffers()):
         np.testing.assert_allclose(rb.numpy(), tb.numpy(), rtol=1e-4, atol=1e-5, err_msg=n)
+
+
+@pytest.mark.parametrize("options", [dict(lr=0.01), dict(lr=0.05, etas=(0.3, 1.5), step_sizes=(1e-4, 0.2))])
+def test_rprop_matches_torch_in_float64(options):
+    """Rprop steps by the sign of each gradient, so a float32 gradient that rounds to the other side of zero
+    changes the result: compared in float64, on a least-squares fit."""
+    def fit(lib):
+        rng = np.random.default_rng(2)
+        a, b = lib.tensor(rng.normal(size=(20, 4))), lib.tensor(rng.normal(size=20))
+        w = lib.nn.Parameter(lib.tensor(rng.normal(size=4)))
+        opt = lib.optim.Rprop([w], **options)
+        for _ in range(15):
+            opt.zero_grad()
+            loss = ((a @ w - b) ** 2).mean()
+            loss.backward()
+            opt.step()
+        return w.detach().numpy(), opt.state[w]["step_size"].numpy()
+
+    for ours, theirs in zip(fit(retrograd), fit(torch)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12)
 
 
 def test_param_groups_have_their_own_hyper_parameters():
@@ -230,6 +260,12 @@ def errors(fn):
     lambda lib, p: lib.optim.Adam([p], eps=-1.0),
     lambda lib, p: lib.optim.RMSprop([p], alpha=-1.0),
     lambda lib, p: lib.optim.Adagrad([p], lr_decay=-1.0),
+    lambda lib, p: lib.optim.Adadelta([p], rho=1.5),
+    lambda lib, p: lib.optim.Adamax([p], betas=(0.9, 1.0)),
+    lambda lib, p: lib.optim.NAdam([p], momentum_decay=-0.1),
+    lambda lib, p: lib.optim.RAdam([p], eps=-1.0),
+    lambda lib, p: lib.optim.Rprop([p], etas=(1.5, 0.5)),
+    lambda lib, p: lib.optim.ASGD([p], weight_decay=-1.0),
     lambda lib, p: lib.optim.SGD([], lr=0.1),
     lambda lib, p: lib.optim.SGD(p, lr=0.1),
     lambda lib, p: lib.optim.SGD([{"params": {p}}], lr=0.1),

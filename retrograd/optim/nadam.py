@@ -1,0 +1,53 @@
+"""NAdam: Adam with Nesterov momentum, its momentum warmed up by Dozat's schedule mu_t."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from .. import _creation as C
+from .. import float32
+from .._tensor import Tensor
+from .optimizer import Optimizer, _check, _direction, _next_step
+
+
+class NAdam(Optimizer):
+    """mu_t = beta1 (1 - 0.96^(t psi) / 2);  p -= lr [(1 - mu_t) g / (1 - prod mu) + mu_{t+1} m / (1 - prod mu
+    mu_{t+1})] / (sqrt(v / (1 - beta2^t)) + eps)."""
+
+    def __init__(self, params: Iterable[Any], lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 0, momentum_decay: float = 4e-3,
+                 decoupled_weight_decay: bool = False, *, foreach: bool | None = None, maximize: bool = False,
+                 capturable: bool = False, differentiable: bool = False) -> None:
+        _check(lr >= 0.0, f"Invalid learning rate: {lr}")
+        _check(eps >= 0.0, f"Invalid epsilon value: {eps}")
+        _check(0.0 <= betas[0] < 1.0, f"Invalid beta parameter at index 0: {betas[0]}")
+        _check(0.0 <= betas[1] < 1.0, f"Invalid beta parameter at index 1: {betas[1]}")
+        _check(weight_decay >= 0.0, f"Invalid weight_decay value: {weight_decay}")
+        _check(momentum_decay >= 0.0, f"Invalid momentum_decay value: {momentum_decay}")
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, momentum_decay=momentum_decay,
+                        decoupled_weight_decay=decoupled_weight_decay, maximize=maximize, foreach=foreach,
+                        capturable=capturable, differentiable=differentiable)
+        super().__init__(params, defaults)
+
+    def _update(self, param: Tensor, grad: Tensor, state: dict, group: dict) -> None:
+        if not state:
+            state["step"] = C.tensor(0.0, dtype=float32)
+            state["mu_product"] = C.tensor(1.0, dtype=float32)
+            state["exp_avg"] = C.zeros_like(param)
+            state["exp_avg_sq"] = C.zeros_like(param)
+        step = _next_step(state)
+        lr, (beta1, beta2) = group["lr"], group["betas"]
+        if group["weight_decay"] != 0 and group["decoupled_weight_decay"]:
+            param.mul_(1 - lr * group["weight_decay"])
+        grad = _direction(grad, param, group)
+        mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * group["momentum_decay"]))
+        mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * group["momentum_decay"]))
+        state["mu_product"].mul_(mu)
+        mu_product = state["mu_product"].item()
+        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+        exp_avg.lerp_(grad, 1 - beta1)
+        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        denom = exp_avg_sq.div(1 - beta2**step).sqrt().add_(group["eps"])
+        param.addcdiv_(grad, denom, value=-lr * (1.0 - mu) / (1.0 - mu_product))
+        param.addcdiv_(exp_avg, denom, value=-lr * mu_next / (1.0 - mu_product * mu_next))

@@ -1,0 +1,54 @@
+"""RAdam: Adam whose adaptive step is switched on, and rectified, once the variance estimate is reliable."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from .. import _creation as C
+from .. import float32
+from .._tensor import Tensor
+from .optimizer import Optimizer, _check, _direction, _next_step
+
+
+class RAdam(Optimizer):
+    """rho_t = rho_inf - 2 t beta2^t / (1 - beta2^t); for rho_t > 5 the Adam step times the rectification r_t,
+    else plain momentum SGD on the bias-corrected first moment."""
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 0, decoupled_weight_decay: bool = False, *,
+                 foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
+                 differentiable: bool = False) -> None:
+        _check(lr >= 0.0, f"Invalid learning rate: {lr}")
+        _check(eps >= 0.0, f"Invalid epsilon value: {eps}")
+        _check(0.0 <= betas[0] < 1.0, f"Invalid beta parameter at index 0: {betas[0]}")
+        _check(0.0 <= betas[1] < 1.0, f"Invalid beta parameter at index 1: {betas[1]}")
+        _check(weight_decay >= 0.0, f"Invalid weight_decay value: {weight_decay}")
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, maximize=maximize, foreach=foreach,
+                        capturable=capturable, decoupled_weight_decay=decoupled_weight_decay,
+                        differentiable=differentiable)
+        super().__init__(params, defaults)
+
+    def _update(self, param: Tensor, grad: Tensor, state: dict, group: dict) -> None:
+        if not state:
+            state["step"] = C.tensor(0.0, dtype=float32)
+            state["exp_avg"] = C.zeros_like(param)
+            state["exp_avg_sq"] = C.zeros_like(param)
+        step = _next_step(state)
+        lr, (beta1, beta2) = group["lr"], group["betas"]
+        if group["weight_decay"] != 0 and group["decoupled_weight_decay"]:
+            param.mul_(1 - lr * group["weight_decay"])
+        grad = _direction(grad, param, group)
+        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+        exp_avg.lerp_(grad, 1 - beta1)
+        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        bias_correction2 = 1 - beta2**step
+        corrected = exp_avg / (1 - beta1**step)
+        rho_inf = 2 / (1 - beta2) - 1
+        rho_t = rho_inf - 2 * step * beta2**step / bias_correction2
+        if rho_t > 5.0:
+            rect = ((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
+            adaptive = bias_correction2**0.5 / exp_avg_sq.sqrt().add_(group["eps"])
+            param.add_(corrected * lr * adaptive * rect, alpha=-1.0)
+        else:
+            param.add_(corrected * lr, alpha=-1.0)
