@@ -678,3 +678,14 @@ def test_batchnorm_loads_checkpoints_without_the_counter_and_checks_dims():
     for lib in (torch, retrograd):
         with pytest.raises(ValueError, match=r"expected 4D input \(got 3D input\)"):
             lib.nn.BatchNorm2d(2)(lib.ones(2, 2, 2))
+
+
+def test_padding_pooling_and_3d_layers_print_as_torchs():
+    def reprs(lib):
+        nn = lib.nn
+        return [repr(m) for m in (nn.ZeroPad2d((1, 1, 2, 0)), nn.ConstantPad1d(2, 3.5), nn.ReflectionPad2d(1),
+                                  nn.ReplicationPad1d((0, 2)), nn.CircularPad3d(1), nn.LPPool2d(2, 3),
+                                  nn.MaxPool3d(2), nn.AvgPool3d(2), nn.AdaptiveAvgPool3d(1), nn.AdaptiveMaxPool3d(2),
+                                  nn.Conv3d(1, 2, 3), nn.ConvTranspose3d(1, 2, 3))]
+
+    assert reprs(retrograd) == reprs(torch)

@@ -99,7 +99,7 @@ class _ConvNd(Module):
 
 
 class _Conv(_ConvNd):
-    """Conv1d / Conv2d: `functional.conv{n}d`, with F.pad first for non-zero padding modes."""
+    """Conv1d / 2d / 3d: `functional.conv{n}d`, with F.pad first for non-zero padding modes."""
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
                  dilation: Any = 1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
@@ -135,7 +135,7 @@ class Conv2d(_Conv):
 
 
 class _ConvTranspose(_ConvNd):
-    """ConvTranspose1d / ConvTranspose2d: `functional.conv_transpose{n}d` (zero padding only, as torch)."""
+    """ConvTranspose1d / 2d / 3d: `functional.conv_transpose{n}d` (zero padding only, as torch)."""
 
     transposed = True
 
@@ -175,6 +175,12 @@ class _ConvTranspose(_ConvNd):
                     self.dilation)
 
 
+class Conv3d(_Conv):
+    """3-D convolution over (N, C_in, D, H, W) inputs."""
+
+    n_dims = 3
+
+
 class ConvTranspose1d(_ConvTranspose):
     """The gradient of Conv1d with respect to its input, as a layer (upsampling)."""
 
@@ -187,6 +193,12 @@ class ConvTranspose2d(_ConvTranspose):
     n_dims = 2
 
 
+class ConvTranspose3d(_ConvTranspose):
+    """The gradient of Conv3d with respect to its input, as a layer (upsampling volumes)."""
+
+    n_dims = 3
+
+
 __all__ = [
-    "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d",
+    "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
 ]

@@ -1,7 +1,9 @@
-"""Pooling layers: max, average and adaptive pooling in 1-D and 2-D, each calling its functional."""
+"""Pooling layers: max, average, power-average and adaptive pooling in 1-D, 2-D and 3-D, each calling its
+functional."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ..._tensor import Tensor
@@ -44,6 +46,12 @@ class MaxPool2d(_MaxPoolNd):
     n_dims = 2
 
 
+class MaxPool3d(_MaxPoolNd):
+    """The maximum over sliding windows of (N, C, D, H, W) inputs."""
+
+    n_dims = 3
+
+
 class AvgPool1d(Module):
     """The mean over sliding windows of (N, C, L) inputs."""
 
@@ -71,6 +79,8 @@ def _single(value: Any) -> tuple:
 class AvgPool2d(Module):
     """The mean over sliding windows of (N, C, H, W) inputs."""
 
+    n_dims = 2
+
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
                  count_include_pad: bool = True, divisor_override: int | None = None) -> None:
         super().__init__()
@@ -82,11 +92,61 @@ class AvgPool2d(Module):
         self.divisor_override = divisor_override
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad, self.divisor_override)
+        pool = getattr(F, f"avg_pool{self.n_dims}d")
+        return pool(input, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad,
+                    self.divisor_override)
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool3d(AvgPool2d):
+    """The mean over sliding windows of (N, C, D, H, W) inputs."""
+
+    n_dims = 3
+
+
+class _LPPoolNd(Module):
+    """The p-norm over sliding windows: (sum of x^p) ^ (1/p), through average pooling as torch computes it."""
+
+    n_dims: int
+
+    def __init__(self, norm_type: float, kernel_size: Any, stride: Any = None, ceil_mode: bool = False) -> None:
+        super().__init__()
+        self.norm_type, self.kernel_size, self.stride, self.ceil_mode = norm_type, kernel_size, stride, ceil_mode
+
+    def forward(self, input: Tensor) -> Tensor:
+        kernel = _ntuple(self.kernel_size, self.n_dims)
+        stride = kernel if self.stride is None else self.stride
+        pool = F.avg_pool1d if self.n_dims == 1 else getattr(F, f"avg_pool{self.n_dims}d")
+        out = pool(input.pow(self.norm_type), kernel, stride, 0, self.ceil_mode)
+        return (out.sign() * F.relu(out.abs())).mul(math.prod(kernel)).pow(1.0 / self.norm_type)
+
+    def extra_repr(self) -> str:
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"ceil_mode={self.ceil_mode}")
+
+
+class LPPool1d(_LPPoolNd):
+    """The p-norm over sliding windows of (N, C, L) inputs."""
+
+    n_dims = 1
+
+
+class LPPool2d(_LPPoolNd):
+    """The p-norm over sliding windows of (N, C, H, W) inputs."""
+
+    n_dims = 2
+
+
+class LPPool3d(_LPPoolNd):
+    """The p-norm over sliding windows of (N, C, D, H, W) inputs."""
+
+    n_dims = 3
+
+
+def _ntuple(value: Any, n: int) -> tuple:
+    return tuple(value) if isinstance(value, (list, tuple)) else (value,) * n
 
 
 class _AdaptivePool(Module):
@@ -123,6 +183,13 @@ class AdaptiveAvgPool2d(_AdaptivePool):
         super().__init__(output_size)
 
 
+class AdaptiveAvgPool3d(_AdaptivePool):
+    function = "adaptive_avg_pool3d"
+
+    def __init__(self, output_size: Any) -> None:
+        super().__init__(output_size)
+
+
 class AdaptiveMaxPool1d(_AdaptivePool):
     function = "adaptive_max_pool1d"
 
@@ -131,7 +198,12 @@ class AdaptiveMaxPool2d(_AdaptivePool):
     function = "adaptive_max_pool2d"
 
 
+class AdaptiveMaxPool3d(_AdaptivePool):
+    function = "adaptive_max_pool3d"
+
+
 __all__ = [
-    "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d",
-    "AdaptiveMaxPool2d",
+    "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "LPPool1d", "LPPool2d", "LPPool3d",
+    "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
+    "AdaptiveMaxPool3d",
 ]
