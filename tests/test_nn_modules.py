@@ -686,6 +686,7 @@ def test_padding_pooling_and_3d_layers_print_as_torchs():
         return [repr(m) for m in (nn.ZeroPad2d((1, 1, 2, 0)), nn.ConstantPad1d(2, 3.5), nn.ReflectionPad2d(1),
                                   nn.ReplicationPad1d((0, 2)), nn.CircularPad3d(1), nn.LPPool2d(2, 3),
                                   nn.MaxPool3d(2), nn.AvgPool3d(2), nn.AdaptiveAvgPool3d(1), nn.AdaptiveMaxPool3d(2),
-                                  nn.Conv3d(1, 2, 3), nn.ConvTranspose3d(1, 2, 3))]
+                                  nn.Conv3d(1, 2, 3), nn.ConvTranspose3d(1, 2, 3), nn.RMSNorm([2, 3]),
+                                  nn.LocalResponseNorm(3))]
 
     assert reprs(retrograd) == reprs(torch)
