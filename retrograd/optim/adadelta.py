@@ -12,7 +12,8 @@ from .optimizer import Optimizer, _check, _direction, _next_step
 
 
 class Adadelta(Optimizer):
-    """v = rho v + (1 - rho) g^2;  d = sqrt(u + eps) / sqrt(v + eps) g;  u = rho u + (1 - rho) d^2;  p -= lr d."""
+    """``v = rho v + (1 - rho) g^2``, ``d = sqrt(u + eps) / sqrt(v + eps) g``, ``u = rho u + (1 - rho) d^2``,
+    ``p -= lr d``."""
 
     def __init__(self, params: Iterable[Any], lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6,
                  weight_decay: float = 0, foreach: bool | None = None, *, capturable: bool = False,

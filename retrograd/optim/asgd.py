@@ -12,8 +12,8 @@ from .optimizer import Optimizer, _check, _direction, _next_step
 
 
 class ASGD(Optimizer):
-    """p = p (1 - lambd eta) - eta g;  ax += mu (p - ax);  then eta = lr / (1 + lambd lr t)^alpha and
-    mu = 1 / max(1, t - t0)."""
+    """``p = p (1 - lambd eta) - eta g``, ``ax += mu (p - ax)``; then ``eta = lr / (1 + lambd lr t)^alpha`` and
+    ``mu = 1 / max(1, t - t0)``."""
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-2, lambd: float = 1e-4, alpha: float = 0.75,
                  t0: float = 1e6, weight_decay: float = 0, foreach: bool | None = None, maximize: bool = False,

@@ -12,8 +12,8 @@ from .optimizer import Optimizer, _check, _direction, _next_step
 
 
 class NAdam(Optimizer):
-    """mu_t = beta1 (1 - 0.96^(t psi) / 2);  p -= lr [(1 - mu_t) g / (1 - prod mu) + mu_{t+1} m / (1 - prod mu
-    mu_{t+1})] / (sqrt(v / (1 - beta2^t)) + eps)."""
+    """``mu_t = beta1 (1 - 0.96^(t psi) / 2)``; ``p -= lr [(1 - mu_t) g / (1 - prod mu) + mu_t+1 m / (1 - prod mu
+    mu_t+1)] / (sqrt(v / (1 - beta2^t)) + eps)``."""
 
     def __init__(self, params: Iterable[Any], lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0, momentum_decay: float = 4e-3,

@@ -12,8 +12,8 @@ from .optimizer import Optimizer, _check, _direction, _next_step
 
 
 class Rprop(Optimizer):
-    """s *= etaplus if g and the last g agree in sign, etaminus if they differ (then g is taken as 0), clamped to
-    step_sizes;  p -= sign(g) * s."""
+    """Each step size s grows by etaplus while g keeps the sign of the last g and shrinks by etaminus when it
+    flips (that g then counts as 0), within step_sizes; then ``p -= sign(g) s``."""
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-2, etas: tuple[float, float] = (0.5, 1.2),
                  step_sizes: tuple[float, float] = (1e-6, 50), *, capturable: bool = False,
