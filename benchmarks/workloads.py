@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from . import floor
+from . import floor, models
 from .harness import Case
 
 RETROGRAD, TORCH, NUMPY = "retrograd", "torch", "numpy"
@@ -378,4 +378,11 @@ WORKLOADS: dict[str, Workload] = {w.key: w for w in [
     Workload("hvp", "5. Hessian-vector product of sum(tanh(W @ x) ** 2), x in R^256", (RETROGRAD, TORCH), hvp),
     Workload("jacobian", "6. Jacobian of tanh(W @ x), R^64 -> R^64", (RETROGRAD, TORCH), jacobian),
     Workload("long_chain", "7. chain of 100,000 elementwise ops on a (4,) tensor", (RETROGRAD, TORCH), long_chain),
+    Workload("gpt", "8. GPT (pow tanh-GELU, masked_fill attention, dropout, AdamW, clipping)", (RETROGRAD, TORCH),
+             models.gpt),
+    Workload("gpt_exact", "9. GPT with scaled_dot_product_attention and exact GELU", (RETROGRAD, TORCH),
+             models.gpt_exact),
+    Workload("lstm", "10. LSTM language model (2 layers, tied weights, clipping, SGD)", (RETROGRAD, TORCH),
+             models.lstm_lm),
+    Workload("resnet", "11. ResNet basic blocks with BatchNorm, SGD momentum", (RETROGRAD, TORCH), models.resnet_block),
 ]}

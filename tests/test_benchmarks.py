@@ -15,7 +15,7 @@ def test_quick_suite_prints_every_workload():
     assert proc.returncode == 0, proc.stderr[-2000:]
     out = proc.stdout
     assert "| workload | case | unit | retrograd | torch | NumPy floor |" in out
-    for number in range(1, 8):  # the seven workloads of the speed issue
+    for number in range(1, 12):  # the micro-workloads (1-7) and the real models (8-11)
         assert f"\n| {number}. " in out, f"workload {number} missing from the table"
     # every cell holds a number or says why not: "n/a (...)" for what is not built yet is fine, while
     # "error (...)" means a workload broke, which the suite reports but this test does not accept
