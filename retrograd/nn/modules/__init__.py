@@ -1,8 +1,23 @@
 """The layers of torch.nn, one file per family as in torch; each family lists its public classes in __all__."""
 
-from . import activation, container, conv, dropout, flatten, linear, loss, module, normalization, pooling, rnn, sparse
+from . import (
+    activation,
+    container,
+    conv,
+    dropout,
+    flatten,
+    linear,
+    loss,
+    module,
+    normalization,
+    pooling,
+    rnn,
+    sparse,
+    transformer,
+)
 
-_FAMILIES = (module, container, linear, activation, conv, pooling, dropout, flatten, normalization, sparse, rnn, loss)
+_FAMILIES = (module, container, linear, activation, conv, pooling, dropout, flatten, normalization, sparse, rnn,
+             transformer, loss)
 for _family in _FAMILIES:
     for _name in _family.__all__:
         globals()[_name] = getattr(_family, _name)
