@@ -3,8 +3,8 @@
 All parameters are treated as one flat vector x. Each iteration picks a direction d from the
 gradient and the last `history_size` pairs (s = step taken, y = change of gradient) by the
 two-loop recursion, then moves along it by `lr` or by a strong-Wolfe line search. The arithmetic
-follows torch.optim.LBFGS step for step, keeping its 0-d tensors where it keeps them, so float32
-runs round as torch's do.
+follows torch.optim.LBFGS step for step, keeping its 0-d tensors (in the parameters' dtype) where
+it keeps them; only torch's fused multiply-add in `add(alpha=...)` rounds once where NumPy rounds twice.
 """
 
 from __future__ import annotations
