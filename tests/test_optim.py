@@ -273,6 +273,11 @@ def errors(fn):
     lambda lib, p: lib.optim.SGD([p * 2], lr=0.1),
     lambda lib, p: lib.optim.lr_scheduler.ReduceLROnPlateau(lib.optim.SGD([p]), factor=2.0),
     lambda lib, p: lib.optim.lr_scheduler.ReduceLROnPlateau(lib.optim.SGD([p]), mode="up"),
+    lambda lib, p: lib.optim.LBFGS([p], lr=-0.5),
+    lambda lib, p: lib.optim.LBFGS([p], lr=lib.tensor([0.5, 0.5])),
+    lambda lib, p: lib.optim.LBFGS([{"params": [p]}, {"params": [lib.nn.Parameter(lib.ones(1))]}]),
+    lambda lib, p: lib.optim.LBFGS([p], line_search_fn="backtracking").step(lambda: (p * p).sum().backward()
+                                                                             or (p * p).sum()),
 ], ids=lambda _: "")
 def test_errors_match_torch(call):
     expected = errors(lambda: call(torch, torch.nn.Parameter(torch.ones(2))))
@@ -406,3 +411,176 @@ def test_reduce_on_plateau_matches_torch():
             r_sched.step(sign * m)
             assert r_sched.get_last_lr() == pytest.approx(t_sched.get_last_lr())
         assert r_sched.num_bad_epochs == t_sched.num_bad_epochs and r_sched.best == t_sched.best
+
+
+# --------------------------------------------------------------------------------------------
+# L-BFGS (several closure evaluations per step)
+# --------------------------------------------------------------------------------------------
+# torch's `add(other, alpha=a)` rounds once through a fused multiply-add where NumPy rounds twice,
+# so L-BFGS's two-loop recursion can differ in the last bit: values are compared to 1e-10, and
+# everything discrete (closure evaluations, iterations, stopping) must be identical.
+
+def rosenbrock(x):
+    return ((1 - x[:-1]) ** 2).sum() + 100 * ((x[1:] - x[:-1] ** 2) ** 2).sum()
+
+
+def least_squares(lib):
+    """A linear model (weight and bias: two parameters, one flat vector) fitted to noisy data."""
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((12, 3)), rng.standard_normal(12)
+    model = lib.nn.Linear(3, 1).double()
+    with lib.no_grad():
+        model.weight.copy_(lib.tensor([[0.5, -1.0, 2.0]]))
+        model.bias.fill_(0.3)
+    return list(model.parameters()), lambda: ((model(lib.tensor(a)).squeeze(1) - lib.tensor(b)) ** 2).mean()
+
+
+def rosenbrock_problem(lib):
+    x = lib.tensor([-1.5, 2.0, 0.5, -0.3], dtype=lib.float64, requires_grad=True)
+    return [x], lambda: rosenbrock(x)
+
+
+def lbfgs_run(lib, problem, options, steps):
+    """Per step: the returned loss, the parameters and the optimiser's counters and step size."""
+    params, loss_fn = problem(lib)
+    opt = lib.optim.LBFGS(params, **options)
+
+    def closure():
+        opt.zero_grad()
+        loss = loss_fn()
+        loss.backward()
+        return loss
+
+    trace = []
+    for _ in range(steps):
+        loss = opt.step(closure).item()
+        state = opt.state[params[0]]
+        trace.append(dict(loss=loss, params=np.concatenate([p.detach().numpy().ravel() for p in params]),
+                          func_evals=state["func_evals"], n_iter=state["n_iter"], t=float(state["t"]),
+                          history=len(state["old_dirs"])))
+    return trace
+
+
+LBFGS_CASES = [
+    (rosenbrock_problem, dict()),
+    (rosenbrock_problem, dict(line_search_fn="strong_wolfe")),
+    (rosenbrock_problem, dict(lr=0.5, max_iter=7, history_size=3)),
+    (rosenbrock_problem, dict(line_search_fn="strong_wolfe", max_iter=4, history_size=2)),
+    (rosenbrock_problem, dict(line_search_fn="strong_wolfe", max_iter=30, max_eval=12, tolerance_change=1e-5)),
+    (rosenbrock_problem, dict(max_iter=50, tolerance_grad=1e-2)),
+    (least_squares, dict()),
+    (least_squares, dict(line_search_fn="strong_wolfe", history_size=5)),
+]
+
+
+@pytest.mark.parametrize("problem,options", LBFGS_CASES, ids=[f"{p.__name__}-{i}" for i, (p, _) in
+                                                               enumerate(LBFGS_CASES)])
+def test_lbfgs_matches_torch_step_by_step(problem, options):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # float(loss) of a loss that requires grad, in both libraries
+        t_trace = lbfgs_run(torch, problem, options, steps=5)
+        r_trace = lbfgs_run(retrograd, problem, options, steps=5)
+    for step, (t, r) in enumerate(zip(t_trace, r_trace)):
+        for key in ("func_evals", "n_iter", "history"):
+            assert r[key] == t[key], (step, key)
+        for key in ("loss", "params", "t"):
+            np.testing.assert_allclose(r[key], t[key], rtol=1e-10, atol=1e-12, err_msg=f"step {step}: {key}")
+    assert r_trace[-1]["loss"] < r_trace[0]["loss"]
+
+
+def test_lbfgs_fits_a_sine_wave_as_torch_does():
+    """The classic use: a small MLP fitted to sin(x) by full-batch L-BFGS with a closure."""
+    x = np.linspace(-3, 3, 40).reshape(-1, 1)
+    losses = {}
+    for lib in (torch, retrograd):
+        lib.manual_seed(0)
+        model = lib.nn.Sequential(lib.nn.Linear(1, 12), lib.nn.Tanh(), lib.nn.Linear(12, 1)).double()
+        if lib is torch:
+            weights = {k: v.detach().numpy().copy() for k, v in model.state_dict().items()}
+        else:
+            model.load_state_dict({k: lib.tensor(v) for k, v in weights.items()})
+        opt = lib.optim.LBFGS(model.parameters(), lr=1, max_iter=20, history_size=10, line_search_fn="strong_wolfe")
+        inputs, targets = lib.tensor(x), lib.tensor(np.sin(x))
+
+        def closure(lib=lib, model=model, opt=opt, inputs=inputs, targets=targets):
+            opt.zero_grad()
+            loss = lib.nn.functional.mse_loss(model(inputs), targets)
+            loss.backward()
+            return loss
+
+        losses[lib.__name__] = [opt.step(closure).item() for _ in range(4)]
+    # 60 iterations on a tiny loss magnify last-bit differences (see above) to about 1e-6
+    np.testing.assert_allclose(losses["retrograd"], losses["torch"], rtol=1e-4)
+    assert losses["retrograd"][-1] < 1e-3 < losses["retrograd"][0]
+
+
+def test_lbfgs_complex_and_gradless_parameters_match_torch():
+    """A complex parameter counts as its real and imaginary parts; one without a gradient as zeros."""
+    def run(lib):
+        z = lib.tensor(np.array([1 + 2j, -0.5 + 0.3j]), requires_grad=True)
+        w = lib.tensor(np.array([0.3, -0.2]), requires_grad=True)
+        unused = lib.tensor(np.array([1.0]), requires_grad=True)
+        opt = lib.optim.LBFGS([z, w, unused])
+        target = lib.tensor(np.array([0.5j, 2.0]))
+
+        def closure():
+            opt.zero_grad()
+            loss = ((z - target).abs() ** 2).sum() + ((w - 1) ** 4).sum() + (z.real * w).sum()
+            loss.backward()
+            return loss
+
+        losses = [opt.step(closure).item() for _ in range(3)]
+        return losses, z.detach().numpy(), w.detach().numpy(), unused.detach().numpy(), opt.state[z]["func_evals"]
+
+    expected, got = run(torch), run(retrograd)
+    assert got[-1] == expected[-1]
+    for g, e in zip(got[:-1], expected[:-1]):
+        np.testing.assert_allclose(g, e, rtol=1e-10)
+
+
+def test_lbfgs_returns_at_once_when_already_optimal():
+    for lib in (torch, retrograd):
+        x = lib.zeros(3, dtype=lib.float64, requires_grad=True)
+        opt = lib.optim.LBFGS([x])
+        calls = []
+
+        def closure(x=x, opt=opt, calls=calls):
+            calls.append(1)
+            opt.zero_grad()
+            loss = (x**2).sum()
+            loss.backward()
+            return loss
+
+        assert opt.step(closure).item() == 0.0
+        assert len(calls) == 1 and sorted(opt.state[x]) == ["func_evals", "n_iter"]
+
+
+def test_lbfgs_state_dict_round_trip_continues_as_torch():
+    """History, direction and counters survive save/load: a fresh optimiser goes on where the first stopped."""
+    options = dict(line_search_fn="strong_wolfe", max_iter=3, history_size=4)
+
+    def closure_for(x, opt):
+        def closure():
+            opt.zero_grad()
+            loss = rosenbrock(x)
+            loss.backward()
+            return loss
+        return closure
+
+    t_x = torch.tensor([-1.5, 2.0, 0.5, -0.3], dtype=torch.float64, requires_grad=True)
+    r_x = retrograd.tensor(t_x.detach().numpy(), requires_grad=True)
+    t_opt, r_opt = torch.optim.LBFGS([t_x], **options), retrograd.optim.LBFGS([r_x], **options)
+    for _ in range(3):
+        t_opt.step(closure_for(t_x, t_opt))
+        r_opt.step(closure_for(r_x, r_opt))
+    assert sorted(r_opt.state_dict()["state"][0]) == sorted(t_opt.state_dict()["state"][0])
+    buffer = retrograd.serialization.io.BytesIO()
+    retrograd.save(r_opt.state_dict(), buffer)
+    buffer.seek(0)
+    fresh = retrograd.optim.LBFGS([r_x], **options)
+    fresh.load_state_dict(retrograd.load(buffer))
+    for _ in range(3):
+        t_opt.step(closure_for(t_x, t_opt))
+        fresh.step(closure_for(r_x, fresh))
+    assert fresh.state[r_x]["func_evals"] == t_opt.state[t_x]["func_evals"]
+    np.testing.assert_allclose(r_x.detach().numpy(), t_x.detach().numpy(), rtol=1e-10)

@@ -14,10 +14,11 @@ from . import (
     pooling,
     rnn,
     sparse,
+    transformer,
 )
 
 _FAMILIES = (module, container, linear, activation, conv, pooling, padding, dropout, flatten, normalization, sparse,
-             rnn, loss)
+             rnn, transformer, loss)
 for _family in _FAMILIES:
     for _name in _family.__all__:
         globals()[_name] = getattr(_family, _name)

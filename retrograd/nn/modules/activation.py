@@ -7,6 +7,7 @@ argument order; one base class does the binding, the call and the repr for all o
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 from ... import _creation as C
@@ -283,12 +284,17 @@ class MultiheadAttention(Module):
             query, key, value = query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1)
         tgt_len, bsz, _ = query.shape
         heads, head_dim = self.num_heads, self.head_dim
+        key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask", attn_mask, "attn_mask", query.dtype)
         (wq, bq), (wk, bk), (wv, bv) = self._projections()
         q = F.linear(query, wq, bq)
         k = F.linear(key, wk, bk)
         v = F.linear(value, wv, bv)
         if is_causal and attn_mask is None:
-            attn_mask = _causal_mask(tgt_len, key.shape[0])
+            raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
+                               "method `generate_square_subsequent_mask` to create this mask.")
+        # torch hands a lone causal hint to its fused attention, which then applies the causal mask, not attn_mask
+        causal_only = is_causal and key_padding_mask is None and not need_weights
+        attn_mask = None if causal_only else _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype)
         if attn_mask is not None and attn_mask.dim() == 2:
             attn_mask = attn_mask.unsqueeze(0)
         if self.bias_k is not None:
@@ -305,12 +311,14 @@ class MultiheadAttention(Module):
             attn_mask = _pad_last(attn_mask)
             key_padding_mask = _pad_last(key_padding_mask)
         src_len = k.shape[1]
+        if causal_only:
+            attn_mask = _causal_mask(tgt_len, src_len, q.dtype)
         scores = (q * math.sqrt(1.0 / head_dim)).bmm(k.transpose(1, 2))
         if attn_mask is not None:
-            scores = _apply_mask(scores, attn_mask)
+            scores = scores + attn_mask
         if key_padding_mask is not None:
             mask = key_padding_mask.reshape(bsz, 1, 1, src_len).expand(bsz, heads, 1, src_len)
-            scores = _apply_mask(scores, mask.reshape(bsz * heads, 1, src_len))
+            scores = scores + mask.reshape(bsz * heads, 1, src_len)
         weights = F.softmax(scores, -1)
         if self.dropout > 0.0 and self.training:
             weights = F.dropout(weights, p=self.dropout)
@@ -328,10 +336,9 @@ class MultiheadAttention(Module):
         return out, (weights if batched else weights.squeeze(0))
 
 
-def _causal_mask(rows: int, cols: int) -> Tensor:
-    from ... import arange
-
-    return arange(cols).unsqueeze(0) > arange(rows).unsqueeze(1)
+def _causal_mask(rows: int, cols: int, dtype: Any = None, device: Any = None) -> Tensor:
+    """The additive mask that lets query i see keys 0..i only (-inf above the diagonal, 0 elsewhere)."""
+    return C.full((rows, cols), float("-inf"), dtype=dtype, device=device).triu(diagonal=1)
 
 
 def _pad_last(mask: Tensor | None) -> Tensor | None:
@@ -343,11 +350,23 @@ def _pad_last(mask: Tensor | None) -> Tensor | None:
     return cat([mask, zeros(*mask.shape[:-1], 1, dtype=mask.dtype)], -1)
 
 
-def _apply_mask(scores: Tensor, mask: Tensor) -> Tensor:
-    """Boolean masks hide positions (True = not allowed); float masks are added."""
-    if mask.dtype.name == "bool":
-        return scores.masked_fill(mask, float("-inf"))
-    return scores + mask
+def _canonical_mask(mask: Tensor | None, mask_name: str, other: Tensor | None, other_name: str,
+                    target_type: Any) -> Tensor | None:
+    """A boolean mask (True = hidden) as the additive float mask of `target_type` that torch makes of it.
+
+    Float masks pass unchanged; other dtypes are refused, and a mask whose dtype differs from the
+    mask it goes with (`other`) draws torch's deprecation warning.
+    """
+    if mask is None:
+        return None
+    if mask.dtype.name != "bool" and not mask.is_floating_point():
+        raise AssertionError(f"only bool and floating types of {mask_name} are supported")
+    if other is not None and mask.dtype != other.dtype:
+        warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. Use same type for both "
+                      "instead.", stacklevel=2)
+    if mask.is_floating_point():
+        return mask
+    return C.zeros_like(mask, dtype=target_type).masked_fill_(mask, float("-inf"))
 
 
 __all__ = [

@@ -1,0 +1,274 @@
+"""nn.Transformer and its encoder/decoder stacks and layers against torch.
+
+Each case builds the same model in both libraries, loads torch's initial state dict into retrograd,
+and compares reprs, parameter names, outputs and the gradients of inputs and parameters, in eval
+mode and in train mode with dropout=0, with every kind of mask torch accepts.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import retrograd
+
+rng = np.random.default_rng(0)
+D_MODEL, NHEAD, FF = 8, 2, 16
+
+
+def randn(*shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def padding(batch, length, hidden):
+    """A key padding mask hiding the last `hidden[i]` positions of sequence i (never all of them)."""
+    mask = np.zeros((batch, length), dtype=bool)
+    for i, n in enumerate(hidden):
+        mask[i, length - n:] = n > 0
+    return mask
+
+
+def causal(size, boolean=False):
+    mask = np.triu(np.ones((size, size), dtype=bool), 1)
+    return mask if boolean else np.where(mask, -np.inf, 0.0).astype(np.float32)
+
+
+def to_lib(lib, value, requires_grad=False):
+    if isinstance(value, np.ndarray):
+        return lib.tensor(value, requires_grad=requires_grad and value.dtype.kind == "f")
+    return value
+
+
+def layer_args(lib, kwargs):
+    """Constructor keywords in `lib`: an activation given as a module name becomes that module."""
+    kwargs = dict(kwargs)
+    if "activation" in kwargs and kwargs["activation"] in ("GELU", "Tanh"):
+        kwargs["activation"] = getattr(lib.nn, kwargs["activation"])()
+    return kwargs
+
+
+def encoder_layer(lib, **kw):
+    return lib.nn.TransformerEncoderLayer(D_MODEL, NHEAD, FF, **layer_args(lib, kw))
+
+
+def decoder_layer(lib, **kw):
+    return lib.nn.TransformerDecoderLayer(D_MODEL, NHEAD, FF, **layer_args(lib, kw))
+
+
+def encoder(lib, **kw):
+    return lib.nn.TransformerEncoder(encoder_layer(lib, **kw), 2, lib.nn.LayerNorm(D_MODEL),
+                                     enable_nested_tensor=False)
+
+
+def decoder(lib, **kw):
+    return lib.nn.TransformerDecoder(decoder_layer(lib, **kw), 2)
+
+
+def transformer(lib, **kw):
+    return lib.nn.Transformer(D_MODEL, NHEAD, 2, 1, FF, **layer_args(lib, kw))
+
+
+def twin(build, kwargs):
+    torch.manual_seed(0)
+    t_model = build(torch, **kwargs)
+    r_model = build(retrograd, **kwargs)
+    r_model.load_state_dict({k: retrograd.tensor(v.detach().numpy()) for k, v in t_model.state_dict().items()})
+    return t_model, r_model
+
+
+def compare(build, kwargs, inputs, call, train, atol=2e-5, rtol=1e-4):
+    """Forward and backward of the twins on the same inputs: outputs and all gradients agree."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch's note that its nested-tensor fast path is off
+        t_model, r_model = twin(build, kwargs)
+    assert repr(r_model) == repr(t_model)
+    assert [n for n, _ in r_model.named_parameters()] == [n for n, _ in t_model.named_parameters()]
+    assert list(r_model.state_dict()) == list(t_model.state_dict())
+    t_model.train(train)
+    r_model.train(train)
+    t_in = [to_lib(torch, x, True) for x in inputs]
+    r_in = [to_lib(retrograd, x, True) for x in inputs]
+    t_out = t_model(*t_in, **{k: to_lib(torch, v) for k, v in call.items()})
+    r_out = r_model(*r_in, **{k: to_lib(retrograd, v) for k, v in call.items()})
+    assert tuple(r_out.shape) == tuple(t_out.shape)
+    np.testing.assert_allclose(r_out.detach().numpy(), t_out.detach().numpy(), atol=atol, rtol=rtol)
+    cotangent = randn(*t_out.shape)
+    (t_out * torch.tensor(cotangent)).sum().backward()
+    (r_out * retrograd.tensor(cotangent)).sum().backward()
+    for r, t in zip(r_in, t_in):
+        np.testing.assert_allclose(r.grad.numpy(), t.grad.numpy(), atol=atol, rtol=rtol)
+    t_params = dict(t_model.named_parameters())
+    for name, r in r_model.named_parameters():
+        np.testing.assert_allclose(r.grad.numpy(), t_params[name].grad.numpy(), atol=atol, rtol=rtol, err_msg=name)
+
+
+def case(build, inputs, call=None, id=None, train=True, **kwargs):
+    kwargs.setdefault("dropout", 0.0 if train else 0.1)
+    return pytest.param(build, kwargs, inputs, call or {}, train, id=id)
+
+
+SRC, TGT = randn(5, 3, D_MODEL), randn(4, 3, D_MODEL)
+SRC_BF, TGT_BF = randn(3, 5, D_MODEL), randn(3, 4, D_MODEL)
+SRC_PAD = padding(3, 5, [0, 2, 1])
+TGT_PAD = padding(3, 4, [1, 0, 2])
+
+CASES = [
+    case(encoder_layer, [SRC], id="encoder-layer"),
+    case(encoder_layer, [SRC], id="encoder-layer-eval", train=False),
+    case(encoder_layer, [SRC_BF], {"src_key_padding_mask": SRC_PAD}, batch_first=True, norm_first=True,
+         activation="gelu", id="encoder-layer-batch-first-norm-first-gelu"),
+    case(encoder_layer, [SRC], {"src_mask": causal(5), "is_causal": True}, bias=False, layer_norm_eps=1e-3,
+         id="encoder-layer-causal-no-bias"),
+    case(encoder_layer, [SRC], {"src_mask": causal(5, True), "src_key_padding_mask": SRC_PAD},
+         activation="GELU", id="encoder-layer-bool-masks-gelu-module"),
+    case(encoder_layer, [SRC[:, 0]], {"src_mask": randn(5, 5)}, activation="Tanh", id="encoder-layer-unbatched"),
+    case(decoder_layer, [TGT, SRC], {"tgt_mask": causal(4), "memory_key_padding_mask": SRC_PAD},
+         id="decoder-layer"),
+    case(decoder_layer, [TGT_BF, SRC_BF], {"tgt_key_padding_mask": TGT_PAD, "memory_mask": randn(4, 5)},
+         batch_first=True, norm_first=True, activation="gelu", id="decoder-layer-batch-first-norm-first"),
+    case(decoder_layer, [TGT, SRC], {"tgt_mask": causal(4), "tgt_is_causal": True}, train=False,
+         id="decoder-layer-causal-eval"),
+    case(encoder, [SRC], {"mask": causal(5), "src_key_padding_mask": SRC_PAD}, id="encoder-detects-causal-mask"),
+    case(encoder, [SRC_BF], {"mask": causal(5, True)}, batch_first=True, norm_first=True, id="encoder-bool-mask"),
+    case(decoder, [TGT, SRC], {"tgt_mask": causal(4), "tgt_key_padding_mask": TGT_PAD,
+                               "memory_key_padding_mask": SRC_PAD}, id="decoder"),
+    case(transformer, [SRC, TGT], id="transformer"),
+    case(transformer, [SRC, TGT], {"tgt_mask": causal(4)}, train=False, id="transformer-eval"),
+    case(transformer, [SRC_BF, TGT_BF], {"tgt_mask": causal(4), "src_key_padding_mask": SRC_PAD,
+                                         "memory_key_padding_mask": SRC_PAD, "tgt_key_padding_mask": TGT_PAD},
+         batch_first=True, norm_first=True, activation="gelu", id="transformer-batch-first-all-masks"),
+    case(transformer, [SRC[:, 1], TGT[:, 1]], {"src_mask": causal(5, True), "tgt_is_causal": True,
+                                               "tgt_mask": causal(4)}, bias=False, id="transformer-unbatched"),
+]
+
+
+@pytest.mark.parametrize("build,kwargs,inputs,call,train", CASES)
+def test_transformer_modules_match_torch(build, kwargs, inputs, call, train):
+    compare(build, kwargs, inputs, call, train)
+
+
+def test_float64_transformer_matches_torch_closely():
+    def build(lib):
+        return lib.nn.Transformer(D_MODEL, NHEAD, 1, 2, FF, dropout=0.0, dtype=lib.float64)
+
+    t_model, r_model = twin(build, {})
+    src, tgt = rng.standard_normal((5, 2, D_MODEL)), rng.standard_normal((3, 2, D_MODEL))
+    mask = build(torch).generate_square_subsequent_mask(3, dtype=torch.float64)
+    t_out = t_model(torch.tensor(src), torch.tensor(tgt), tgt_mask=mask)
+    r_out = r_model(retrograd.tensor(src), retrograd.tensor(tgt), tgt_mask=retrograd.tensor(mask.numpy()))
+    assert r_out.dtype == retrograd.float64
+    np.testing.assert_allclose(r_out.detach().numpy(), t_out.detach().numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_eval_without_grad_matches_torch_fast_path():
+    """torch runs its fused kernel here (eval, no grad, batch_first, even heads); the results agree."""
+    t_model, r_model = twin(encoder_layer, {"batch_first": True})
+    t_model.eval()
+    r_model.eval()
+    with torch.no_grad():
+        t_out = t_model(torch.tensor(SRC_BF), src_key_padding_mask=torch.tensor(SRC_PAD))
+    with retrograd.no_grad():
+        r_out = r_model(retrograd.tensor(SRC_BF), src_key_padding_mask=retrograd.tensor(SRC_PAD))
+    np.testing.assert_allclose(r_out.numpy(), t_out.numpy(), atol=2e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize("size,dtype", [(4, None), (1, "float64")])
+def test_generate_square_subsequent_mask_matches_torch(size, dtype):
+    t_mask = torch.nn.Transformer.generate_square_subsequent_mask(size, dtype=dtype and getattr(torch, dtype))
+    r_mask = retrograd.nn.Transformer.generate_square_subsequent_mask(size, dtype=dtype and getattr(retrograd, dtype))
+    assert str(r_mask.dtype) == str(t_mask.dtype)
+    np.testing.assert_array_equal(r_mask.numpy(), t_mask.numpy())
+
+
+def test_defaults_and_attributes_match_torch():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t_model, r_model = twin(lambda lib: lib.nn.Transformer(), {})
+    assert repr(r_model) == repr(t_model)
+    for t_layer, r_layer in [(t_model.encoder.layers[0], r_model.encoder.layers[0]),
+                             (t_model.decoder.layers[0], r_model.decoder.layers[0])]:
+        assert r_layer.linear1.out_features == t_layer.linear1.out_features == 2048
+        assert r_layer.dropout.p == t_layer.dropout.p == 0.1
+        assert r_layer.norm1.eps == t_layer.norm1.eps
+        assert r_layer.norm_first is t_layer.norm_first is False
+        assert r_layer.activation is retrograd.nn.functional.relu
+    assert r_model.encoder.layers[0].activation_relu_or_gelu == t_model.encoder.layers[0].activation_relu_or_gelu
+    assert (r_model.d_model, r_model.nhead, r_model.batch_first) == (t_model.d_model, t_model.nhead, False)
+    assert (r_model.encoder.num_layers, r_model.decoder.num_layers) == (6, 6)
+
+
+def test_stacked_layers_are_independent_copies():
+    r_model = encoder(retrograd)
+    first, second = r_model.layers
+    assert first.linear1.weight is not second.linear1.weight
+    with retrograd.no_grad():
+        first.linear1.weight.zero_()
+    assert second.linear1.weight.abs().sum().item() > 0
+
+
+def test_transformer_weights_are_xavier_uniform():
+    r_model = retrograd.nn.Transformer(D_MODEL, NHEAD, 1, 1, FF)
+    weight = r_model.encoder.layers[0].linear1.weight
+    bound = (6 / (D_MODEL + FF)) ** 0.5
+    assert weight.abs().max().item() <= bound
+    assert weight.abs().max().item() > 0.8 * bound
+
+
+def test_custom_encoder_and_decoder_are_used():
+    def build(lib):
+        custom_encoder = lib.nn.TransformerEncoder(encoder_layer(lib, dropout=0.0), 1)
+        return lib.nn.Transformer(D_MODEL, NHEAD, dropout=0.0, custom_encoder=custom_encoder,
+                                  custom_decoder=decoder(lib, dropout=0.0))
+
+    compare(lambda lib, **_: build(lib), {}, [SRC, TGT], {}, True)
+
+
+def errors(lib):
+    """The messages each library gives for wrong uses, in order."""
+    found = []
+    attempts = [
+        lambda: lib.nn.TransformerEncoderLayer(D_MODEL, NHEAD, activation="tanh"),
+        lambda: lib.nn.Transformer(D_MODEL, NHEAD, 1, 1, FF)(lib.zeros(5, 3, D_MODEL), lib.zeros(4, 2, D_MODEL)),
+        lambda: lib.nn.Transformer(D_MODEL, NHEAD, 1, 1, FF, batch_first=True)(lib.zeros(3, 5, D_MODEL),
+                                                                                lib.zeros(2, 4, D_MODEL)),
+        lambda: lib.nn.Transformer(D_MODEL, NHEAD, 1, 1, FF)(lib.zeros(5, 3, 6), lib.zeros(4, 3, 6)),
+        lambda: lib.nn.TransformerEncoderLayer(D_MODEL, NHEAD, FF)(lib.zeros(5, 3, D_MODEL),
+                                                                   src_mask=lib.zeros(5, 5, dtype=lib.int64)),
+        lambda: lib.nn.TransformerEncoderLayer(D_MODEL, NHEAD, FF)(lib.zeros(5, 3, D_MODEL), is_causal=True),
+        lambda: lib.nn.MultiheadAttention(D_MODEL, NHEAD)(*[lib.zeros(5, 3, D_MODEL)] * 3, is_causal=True),
+    ]
+    for attempt in attempts:
+        with pytest.raises(Exception) as info:
+            attempt()
+        found.append((type(info.value).__name__, str(info.value)))
+    return found
+
+
+def test_errors_match_torch():
+    assert errors(retrograd) == errors(torch)
+
+
+def test_mismatched_mask_types_warn_as_torch():
+    def messages(lib):
+        layer = lib.nn.TransformerEncoderLayer(D_MODEL, NHEAD, FF)
+        x = lib.zeros(5, 3, D_MODEL)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            layer(x, src_mask=lib.tensor(causal(5)), src_key_padding_mask=lib.tensor(SRC_PAD))
+            layer.self_attn(x, x, x, attn_mask=lib.tensor(causal(5)), key_padding_mask=lib.tensor(SRC_PAD))
+        return [str(w.message) for w in caught]
+
+    assert messages(retrograd) == messages(torch)
+    assert messages(retrograd)
+
+
+def test_causal_hint_applies_the_causal_mask_as_torch():
+    """With only the hint (no padding mask, no weights), torch's fused path masks causally, whatever attn_mask is."""
+    t_model, r_model = twin(lambda lib: lib.nn.MultiheadAttention(D_MODEL, NHEAD), {})
+    x = SRC
+    wrong_mask = np.zeros((5, 5), dtype=np.float32)
+    t_out = t_model(*[torch.tensor(x)] * 3, attn_mask=torch.tensor(wrong_mask), is_causal=True, need_weights=False)
+    r_out = r_model(*[retrograd.tensor(x)] * 3, attn_mask=retrograd.tensor(wrong_mask), is_causal=True,
+                    need_weights=False)
+    np.testing.assert_allclose(r_out[0].detach().numpy(), t_out[0].detach().numpy(), atol=2e-5, rtol=1e-4)
