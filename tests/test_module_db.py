@@ -21,12 +21,14 @@ CASES = [pytest.param(info, id=info.module_cls.__name__,
 
 
 def convert(obj, lib):
-    """obj with each tensor a fresh leaf of lib (same values, dtype, requires_grad) and dtypes lib's."""
+    """obj with each tensor a fresh leaf of lib (same values, dtype, requires_grad), dtypes and functionals lib's."""
     if isinstance(obj, torch.Tensor):
         t = lib.tensor(obj.detach().numpy(), dtype=getattr(lib, str(obj.dtype).split('.')[-1]))
         return t.requires_grad_() if obj.requires_grad else t
     if isinstance(obj, torch.dtype):
         return getattr(lib, str(obj).split('.')[-1])
+    if callable(obj) and obj is getattr(torch.nn.functional, getattr(obj, "__name__", ""), None):
+        return getattr(lib.nn.functional, obj.__name__)  # an activation given as torch's function
     if isinstance(obj, (list, tuple)):
         return type(obj)(convert(o, lib) for o in obj)
     if isinstance(obj, dict):
@@ -85,7 +87,10 @@ def run_case(info, mi):
 def test_module_database_entry_matches_torch(info):
     torch.manual_seed(0)  # the database draws its sample inputs from torch's generator
     inputs = info.module_inputs_func(info, device="cpu", dtype=torch.float64, requires_grad=True, training=False)
-    assert inputs
+    inputs = [i for i in inputs if not any(isinstance(a, torch.nn.Module) for a in
+                                           (*i.constructor_input.args, *i.constructor_input.kwargs.values()))]
+    if not inputs:  # e.g. TransformerEncoder(encoder_layer): the sweep cannot turn torch's layer into retrograd's
+        pytest.xfail("every sample passes a torch module instance to the constructor")
     for module_input in inputs[:CAP]:
         try:
             run_case(info, module_input)
