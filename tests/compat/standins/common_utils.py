@@ -9,6 +9,7 @@ import inspect
 import itertools
 import os
 import platform
+import random
 import re
 import sys
 import unittest
@@ -25,6 +26,7 @@ IS_S390X = platform.machine() == "s390x"
 TEST_WITH_ROCM = False
 TEST_WITH_TORCHDYNAMO = False
 TEST_WITH_SLOW = os.environ.get("PYTORCH_TEST_WITH_SLOW") == "1"
+SEED = 1234
 
 # torch.testing's default tolerances (rtol, atol) by dtype name; integers and bools compare exactly
 _TOLERANCES = {"float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5), "float32": (1.3e-6, 1e-5),
@@ -56,6 +58,12 @@ class TestCase(unittest.TestCase):
     longMessage = True
     _do_cuda_memory_leak_check = False
     _do_cuda_non_default_stream = False
+
+    def setUp(self):
+        """Every test starts from the same random state, as torch's TestCase seeds it (SEED = 1234)."""
+        torch.manual_seed(SEED)
+        random.seed(SEED)
+        np.random.seed(SEED)
 
     def assertEqual(self, x, y, msg=None, *, atol=None, rtol=None, equal_nan=True, exact_dtype=True,
                     exact_device=False, exact_layout=False, exact_stride=False, exact_is_coalesced=False):
