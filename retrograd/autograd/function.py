@@ -7,6 +7,7 @@ creates one node, which doubles as the `ctx` that forward and backward share.
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -72,7 +73,11 @@ class BackwardCFunction(Node, FunctionCtx):
             out.append(item)
         return tuple(out)
 
-    saved_variables = saved_tensors
+    @property
+    def saved_variables(self) -> tuple:
+        """The old name of saved_tensors (deprecated, as in torch)."""
+        warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning, stacklevel=2)
+        return self.saved_tensors
 
     def apply(self, grads: list) -> list:
         from .. import zeros
