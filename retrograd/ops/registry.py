@@ -410,10 +410,10 @@ class OpNode(Node):
         out = list(saved)
         for kind, k in _pack_order(type(self).op):
             if kind == "input":
-                out[k] = self._saved_input(k, for_backward=True)
+                out[k] = self._unpack_input(k, for_backward=True)
         return out
 
-    def _saved_input(self, k: int, for_backward: bool = False) -> object:
+    def _unpack_input(self, k: int, for_backward: bool = False) -> object:
         """Saved input `k` as it was saved (the tensor itself: torch's saved original), checked for
         in-place changes since; unpacked through its hooks if it has some."""
         saved = self._saved
@@ -432,13 +432,13 @@ class OpNode(Node):
                 raise RuntimeError(DETACHED_MESSAGE)  # Note [saved originals]
         return value
 
-    def _saved_output(self, j: int) -> Tensor:
+    def _unpack_output(self, j: int) -> Tensor:
         """Saved output `j`: a new tensor on the same memory whose grad_fn is this node."""
         if self._result is None:
             raise RuntimeError(FREED_MESSAGE)
         return self._result[j].unpack(self)
 
-    def _saved_param(self, k: int) -> object:
+    def _param_value(self, k: int) -> object:
         """Parameter `k` as torch's accessor returns it: index arrays as tensors (freed with the
         graph), lists as tuples, anything else as given."""
         value = self._params[k]
@@ -571,23 +571,23 @@ def _saved_accessors(op: Op, names: set[str]) -> dict[str, property]:
 
     for k, i in enumerate(op.saves_inputs):
         name = op.inputs[i]
-        add(f"_saved_{name}", lambda node, k=k: _as_saved_input(node._saved_input(k)), f"The saved input {name}.")
+        add(f"_saved_{name}", lambda node, k=k: _as_saved_input(node._unpack_input(k)), f"The saved input {name}.")
         if not op.variadic:
             add(f"_raw_saved_{name}", lambda node, k=k, name=name: SavedTensor._of(node, ("input", k), name),
                 f"The saved input {name} as a SavedTensor (register_hooks).")
     if op.saves_result and op.n_outputs == 1:
-        add("_saved_result", lambda node: node._saved_output(0), "The saved output.")
+        add("_saved_result", lambda node: node._unpack_output(0), "The saved output.")
         add("_raw_saved_result", lambda node: SavedTensor._of(node, ("result", 0), "result"),
             "The saved output as a SavedTensor (register_hooks).")
     elif op.saves_result:
-        add("_saved_results", lambda node: tuple(node._saved_output(j) for j in range(len(node._result or ()))),
+        add("_saved_results", lambda node: tuple(node._unpack_output(j) for j in range(len(node._result or ()))),
             "The saved outputs.")
         add("_raw_saved_results", lambda node: tuple(SavedTensor._of(node, ("result", j), f"result{j}")
                                                      for j in range(len(node._result or ()))),
             "The saved outputs as SavedTensors (register_hooks).")
     for k, param in enumerate(op.params):
         if param in names:
-            add(f"_saved_{param}", lambda node, k=k: node._saved_param(k), f"The saved argument {param}.")
+            add(f"_saved_{param}", lambda node, k=k: node._param_value(k), f"The saved argument {param}.")
     for k, name in enumerate(op.inputs):
         if name + "_shape" in names:
             add(f"_saved_{name}_sym_sizes", lambda node, k=k: _meta_of(node, k, 0), f"The saved shape of {name}.")
@@ -1207,6 +1207,22 @@ def _pack_order(op: Op) -> list[tuple[str, int]]:
     return order
 
 
+def register_function_saved_hooks(ctx: Node, k: int, hooks: tuple) -> None:
+    """SavedTensor.register_hooks on what a custom Function's ctx saved at position `k`."""
+    if ctx._saved is None:
+        raise RuntimeError(SAVED_FREED_MESSAGE)
+    item, version = ctx._saved[k]
+    if type(item) is _PackedSaved:
+        raise RuntimeError(SAVED_HOOKS_SET_MESSAGE)
+    if item is None:
+        raise RuntimeError(SAVED_NONE_MESSAGE)
+    item = _PackedSaved(item.unpack(ctx), hooks, item.output_nr) if type(item) is SavedOutput else \
+        _PackedSaved(item, hooks, None)
+    ctx._saved = [*ctx._saved[:k], (item, version), *ctx._saved[k + 1:]]
+    if not ctx._packed:
+        ctx.__class__ = _hooked_node_class(type(ctx))
+
+
 def pack_function_saved(ctx: Node) -> None:
     """Pass what a custom Function's ctx saved through the innermost saved_tensors_hooks pair."""
     hooks = _transforms.saved_hooks[-1]
@@ -1234,7 +1250,8 @@ def _hooked_node_class(cls: type) -> type:
                 raise RuntimeError(FREED_MESSAGE)
             return tuple(s.unpack(self) if type(s) is _PackedSaved else s for s, _ in self._saved)
 
-        extra = {"_packed": True} if issubclass(cls, OpNode) else {"saved_tensors": property(saved_tensors)}
+        extra = {"_packed": True} if issubclass(cls, OpNode) else {"_packed": True,
+                                                                  "saved_tensors": property(saved_tensors)}
         hooked = _HOOKED[cls] = type(cls.__name__, (cls,), {"__slots__": (), **extra})
     return hooked
 
