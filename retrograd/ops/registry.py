@@ -426,8 +426,7 @@ class OpNode(Node):
         if version is not None:
             if value._version_value() != version:
                 raise RuntimeError(modified_message(value, version, self))
-            edge = self._next_nodes[self.op.saves_inputs[k]] if self.op.differentiable[self.op.saves_inputs[k]] \
-                else None
+            edge = self._next_nodes[self.op.saves_inputs[k]]  # None for an input that wants no gradient
             if for_backward and value.grad_fn is None and edge is not None and type(edge) is not AccumulateGrad:
                 raise RuntimeError(DETACHED_MESSAGE)  # Note [saved originals]
         return value
