@@ -223,6 +223,21 @@ def test_an_inplace_op_under_hooks_packs_the_value_before_its_write():
     assert scenario(retrograd) == scenario(torch)
 
 
+def test_an_inplace_write_that_records_nothing_leaves_later_saves_alone():
+    """A write under hooks that records no node (no tensor requires grad) must not make a later op that
+    saves the written tensor pack a copy of it."""
+    def scenario(lib):
+        x = lib.tensor([1.0, 2.0])
+        w = lib.tensor([3.0, 4.0], requires_grad=True)
+        packed = []
+        with lib.autograd.graph.saved_tensors_hooks(lambda t: packed.append(t) or t, lambda t: t):
+            x.add_(1)
+            z = x * w
+        return [p is x for p in packed], z.grad_fn._saved_self is x
+
+    assert scenario(retrograd) == scenario(torch) == ([True], True)
+
+
 def test_hooked_saved_tensors_are_not_version_checked():
     """torch cannot follow versions through hooks, so it does not check them."""
     def scenario(lib):

@@ -312,7 +312,7 @@ class _SavedState:
     packs its value from before the write (a snapshot, as torch packs a clone), and the open
     allow_mutation_on_saved_tensors context, which keeps the saved values a write would change."""
 
-    inplace_target: Tensor | None = None
+    inplace_target: tuple[Tensor, int] | None = None  # (tensor, its version before the write)
     mutation: _AllowMutationContext | None = None
 
 
@@ -321,7 +321,7 @@ saved_state = _SavedState()
 
 def before_inplace_write(tensor: Tensor) -> None:
     """An in-place op is about to write into `tensor` (only called while saved-tensor hooks are on)."""
-    saved_state.inplace_target = tensor
+    saved_state.inplace_target = (tensor, tensor._version_value())
     if saved_state.mutation is not None:
         saved_state.mutation.keep_originals(tensor)
 

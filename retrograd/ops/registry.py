@@ -1166,10 +1166,13 @@ class _PackedSaved:
 def _pack_saved(node: OpNode) -> None:
     """Pass what `node` saved through the innermost saved_tensors_hooks pair, in torch's order."""
     hooks = _transforms.saved_hooks[-1]
-    target = saved_state.inplace_target
-    if target is not None and any(s is target for s in node._saved):
-        saved_state.inplace_target = None
-        snapshot_saved_self(node, target)  # pack the value before the write, as torch packs a clone of it
+    target = saved_state.inplace_target  # Tensor._become clears it once the write is done
+    if target is not None:
+        tensor, version = target
+        if tensor._version_value() != version:  # written by a path that records nothing
+            saved_state.inplace_target = None
+        elif any(s is tensor for s in node._saved):
+            snapshot_saved_self(node, tensor)  # pack the value before the write, as torch packs a clone of it
     saved = list(node._saved)
     results = list(node._result or ())
     for kind, k in _pack_order(type(node).op):
