@@ -17,7 +17,7 @@ import numpy as np
 from . import _dtype as D
 from . import autograd
 from .autograd import grad_mode
-from .autograd.graph import AccumulateGrad, HookDict, RemovableHandle
+from .autograd.graph import AccumulateGrad, HookDict, RemovableHandle, before_inplace_write, saved_state
 
 _ndarray = np.ndarray
 _generic = np.generic
@@ -440,6 +440,8 @@ class Tensor:
         one of the op's `inputs` (_check_inplace_memory)."""
         if self._requires_grad and self.grad_fn is None and self._base is None and grad_mode._state.enabled:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        if autograd.forward_ad.transforms.saved_hooks:
+            before_inplace_write(self)
         if self._base is not None:
             from .ops.shape import check_inplace_view
 
@@ -468,6 +470,7 @@ class Tensor:
             from .ops.shape import check_inplace_view
 
             check_inplace_view(self, other_requires_grad=True)
+        saved_state.inplace_target = None  # any in-place op that saves self has packed it by now
         if node is not None:
             _snapshot_saved_self(node, self)
         if data.ndim == 0:

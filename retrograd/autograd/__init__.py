@@ -140,12 +140,14 @@ from . import forward_ad, functional, graph  # noqa: E402
 from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: E402
 from .function import Function, FunctionCtx, once_differentiable  # noqa: E402
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402
+from .graph import SavedTensor  # noqa: E402
 from .trace import trace  # noqa: E402
 
 __all__ = [
     "Function",
     "FunctionCtx",
     "GradcheckError",
+    "SavedTensor",
     "backward",
     "gradcheck",
     "gradgradcheck",

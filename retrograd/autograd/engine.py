@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from . import grad_mode
+from .forward_ad import transforms
 from .graph import AccumulateGrad, HookSet, Node, accumulate_into, anomaly, edge_of
 
 
@@ -56,6 +57,7 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, retain_graph: bool, 
     tracer = state.tracer
     prev = state.enabled
     state.enabled = create_graph
+    saved_hooks = transforms.saved_hooks  # what a hook enters or exits during backward is undone after, as in torch
     try:
         while ready:
             node = ready.pop()
@@ -110,6 +112,9 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, retain_graph: bool, 
             outs = g = grads = buf = None  # drop references so AccumulateGrad may keep a gradient without copying
     finally:
         state.enabled = prev
+        if transforms.saved_hooks is not saved_hooks:
+            transforms.saved_hooks = saved_hooks
+            transforms.update()
     return captured if capture else None
 
 

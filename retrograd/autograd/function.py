@@ -7,6 +7,7 @@ creates one node, which doubles as the `ctx` that forward and backward share.
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -14,7 +15,7 @@ import numpy as np
 
 from . import forward_ad, grad_mode
 from .forward_ad import transforms
-from .graph import NO_EDGE, Node, edge_of
+from .graph import NO_EDGE, Node, SavedTensor, edge_of
 
 
 class FunctionCtx:
@@ -44,6 +45,7 @@ class BackwardCFunction(Node, FunctionCtx):
     """The node (and ctx) of one call of a custom Function."""
 
     _forward_cls: type
+    _packed = False  # True in the classes of ctxs whose saved tensors went through saved-tensor hooks
 
     def __init__(self) -> None:
         super().__init__()
@@ -72,7 +74,27 @@ class BackwardCFunction(Node, FunctionCtx):
             out.append(item)
         return tuple(out)
 
-    saved_variables = saved_tensors
+    @property
+    def _raw_saved_tensors(self) -> tuple:
+        """What save_for_backward kept, as SavedTensors (one pair of saved-tensor hooks each)."""
+        from ..ops.registry import FREED_MESSAGE
+
+        if self._saved is None:
+            if not self._to_save:
+                return ()
+            raise RuntimeError(FREED_MESSAGE)
+        return tuple(SavedTensor._of(self, k, f"saved_tensors[{k}]") for k in range(len(self._saved)))
+
+    def _register_saved_hooks(self, k: int, hooks: tuple) -> None:
+        from ..ops.registry import register_function_saved_hooks
+
+        register_function_saved_hooks(self, k, hooks)
+
+    @property
+    def saved_variables(self) -> tuple:
+        """The old name of saved_tensors (deprecated, as in torch)."""
+        warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning, stacklevel=2)
+        return self.saved_tensors
 
     def apply(self, grads: list) -> list:
         from .. import zeros

@@ -8,10 +8,11 @@ reference back to their output tensors, so a graph is freed by reference countin
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .. import _tensor  # partly loaded while this module loads; read at call time
@@ -305,6 +306,114 @@ class saved_tensors_hooks:  # noqa: N801 - torch's name
         transforms.update()
 
 
+class _SavedState:
+    """What in-place writes must know while saved-tensor hooks are on (Tensor._check_inplace calls
+    before_inplace_write then): the tensor about to be written, so that an in-place op that saves it
+    packs its value from before the write (a snapshot, as torch packs a clone), and the open
+    allow_mutation_on_saved_tensors context, which keeps the saved values a write would change."""
+
+    inplace_target: tuple[Tensor, int] | None = None  # (tensor, its version before the write)
+    mutation: _AllowMutationContext | None = None
+
+
+saved_state = _SavedState()
+
+
+def before_inplace_write(tensor: Tensor) -> None:
+    """An in-place op is about to write into `tensor` (only called while saved-tensor hooks are on)."""
+    saved_state.inplace_target = (tensor, tensor._version_value())
+    if saved_state.mutation is not None:
+        saved_state.mutation.keep_originals(tensor)
+
+
+# Note [allow mutation on saved tensors]
+# Inside allow_mutation_on_saved_tensors, saved tensors go through a pack hook that hands back a
+# handle (one per tensor object and version: the same tensor saved twice shares it) and keeps the
+# tensor as the handle's original. Before any in-place write, every saved tensor that aliases the
+# written one at its current version (same version counter, which views share, and same version) is
+# cloned once, and the clone replaces the original: backward unpacks the handle to the clone. The
+# tables are weak on handles, so entries go when the nodes that saved them are freed.
+
+
+class _Handle:
+    """What the pack hook of allow_mutation_on_saved_tensors returns for one saved tensor."""
+
+    __slots__ = ("__weakref__",)
+
+
+class _AllowMutationContext:
+    """The state of one allow_mutation_on_saved_tensors block (torch's _AllowMutationOnSavedContext):
+    `original` and `cloned` map handles to tensors, `tid_to_weakhandle` maps (tensor, counter, version)
+    to handles, `sid_to_tid` maps (counter, version) to the tensors saved at it."""
+
+    def __init__(self) -> None:
+        self.cloned: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self.original: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self.tid_to_weakhandle: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+        self.sid_to_tid: dict[tuple, set] = {}
+
+    def pack(self, tensor: Tensor) -> _Handle:
+        counter = tensor._counter()
+        sid = (id(counter), counter[0])
+        tid = (id(tensor), *sid)
+        self.sid_to_tid.setdefault(sid, set()).add(tid)
+        handle = self.tid_to_weakhandle.get(tid)
+        if handle is None:
+            handle = self.tid_to_weakhandle[tid] = _Handle()
+            self.original[handle] = tensor
+        return handle
+
+    def unpack(self, handle: _Handle) -> Tensor:
+        if saved_state.mutation is not self:
+            raise AssertionError(_OUTSIDE_MUTATION_CONTEXT)
+        tensor = self.cloned.get(handle)
+        if tensor is None:
+            tensor = self.original.get(handle)
+            if tensor is None:
+                raise AssertionError(_OUTSIDE_MUTATION_CONTEXT)
+        return tensor
+
+    def keep_originals(self, tensor: Tensor) -> None:
+        """Clone, once, every saved tensor that a write into `tensor` would change."""
+        counter = tensor._counter()
+        for tid in self.sid_to_tid.get((id(counter), counter[0]), ()):
+            handle = self.tid_to_weakhandle.get(tid)
+            if handle is None or handle in self.cloned:  # freed by a backward since, or already kept
+                continue
+            self.cloned[handle] = self.original.pop(handle).clone()
+
+    def clear(self) -> None:
+        self.cloned.clear()
+        self.original.clear()
+        self.tid_to_weakhandle.clear()
+        self.sid_to_tid.clear()
+
+
+_OUTSIDE_MUTATION_CONTEXT = ("Trying to backward outside of the 'allow_mutation_on_saved_tensors' context"
+                             "in which the graph was originally recorded.")  # (sic: torch's text)
+
+
+@contextlib.contextmanager
+def allow_mutation_on_saved_tensors() -> Iterator[_AllowMutationContext]:
+    """Inside, tensors saved for backward may be changed in place: the value saved is cloned before the
+    first write and backward uses the clone. Run forward and backward inside the same block
+    (Note [allow mutation on saved tensors]).
+
+    >>> with allow_mutation_on_saved_tensors():
+    ...     b = a.clone(); out = (b ** 2).sum(); b.sin_(); out.backward()
+    """
+    context = _AllowMutationContext()
+    with saved_tensors_hooks(context.pack, context.unpack):
+        if saved_state.mutation is not None:
+            raise RuntimeError("allow_mutation_on_saved_tensors contexts cannot be nested")
+        saved_state.mutation = context
+        try:
+            yield context
+        finally:
+            context.clear()
+            saved_state.mutation = None
+
+
 class save_on_cpu(saved_tensors_hooks):  # noqa: N801
     """Saved tensors are kept on the CPU and moved back to their device for backward (everything
     is on the CPU here, so they are kept as they are)."""
@@ -328,6 +437,45 @@ class disable_saved_tensors_hooks:  # noqa: N801
 
     def __exit__(self, *exc: object) -> None:
         _hooks_disabled.pop()
+
+
+class SavedTensor:
+    """One value a node saved for backward, as `grad_fn._raw_saved_<name>` hands it out: its own pair
+    of saved-tensor hooks can be set with `register_hooks`. Only nodes make them."""
+
+    __slots__ = ("_node", "_slot", "_name")
+
+    def __new__(cls, *args: object, **kwargs: object) -> SavedTensor:
+        raise RuntimeError("Trying to create a SavedTensor object from Python is forbidden.")
+
+    @classmethod
+    def _of(cls, node: Node, slot: object, name: str) -> SavedTensor:
+        """The saved value `slot` of `node`, shown as `name` (the node interprets `slot`)."""
+        saved = object.__new__(cls)
+        saved._node, saved._slot, saved._name = node, slot, name
+        return saved
+
+    def register_hooks(self, *hooks: Any) -> None:
+        """register_hooks(pack_hook, unpack_hook): pack the saved tensor now, unpack it when it is used."""
+        if len(hooks) != 2 or not all(callable(h) for h in hooks):
+            invoked = ", ".join(repr(a) for a in (self, *hooks))
+            raise TypeError("register_hooks(): incompatible function arguments. The following argument types are "
+                            "supported:\n    1. (self: torch._C._autograd.SavedTensor, arg0: collections.abc.Callable, "
+                            f"arg1: collections.abc.Callable) -> None\n\nInvoked with: {invoked}")
+        self._node._register_saved_hooks(self._slot, hooks)
+
+    def __repr__(self) -> str:
+        return f"<SavedTensor {self._name} of {self._node.name()}>"
+
+
+SAVED_NONE_MESSAGE = "Calling register_hooks on a saved tensor with value None is forbidden"
+SAVED_HOOKS_SET_MESSAGE = ("Calling register_hooks on a saved tensor whose hooks have already been set. Hint: only one "
+                           "pair of hooks is allowed at a time.")
+SAVED_FREED_MESSAGE = (
+    "Calling register_hooks on a saved tensor after it has been freed. Saved intermediate values of the graph are "
+    "freed when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward through "
+    "the graph a second time or if you need to access saved variables after calling backward."
+)
 
 
 class GradientEdge(NamedTuple):

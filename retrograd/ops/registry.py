@@ -25,9 +25,22 @@ import numpy as np
 from .. import _creation
 from .. import _dtype as D
 from .._tensor import Tensor, _array_of, _wrap, _wrap_many  # noqa: F401 - _array_of: generated code
+from .._tensor import _snapshot_saved_self as snapshot_saved_self
 from .._xp import namespace
 from ..autograd import forward_ad, grad_mode
-from ..autograd.graph import NO_EDGE, Node, anomaly, anomaly_trace, edge_of
+from ..autograd.graph import (
+    NO_EDGE,
+    SAVED_FREED_MESSAGE,
+    SAVED_HOOKS_SET_MESSAGE,
+    SAVED_NONE_MESSAGE,
+    AccumulateGrad,
+    Node,
+    SavedTensor,
+    anomaly,
+    anomaly_trace,
+    edge_of,
+    saved_state,
+)
 
 _ndarray = np.ndarray
 _generic = np.generic
@@ -76,7 +89,7 @@ class Op:
                              for i in self.saves_inputs)
         self.saves_result = "result" in names or "results" in names
         forward_name = node_name[: node_name.index("Backward")] if "Backward" in node_name else node_name
-        attrs = {"__slots__": (), "op": self, "forward_name": forward_name}
+        attrs = {"__slots__": (), "op": self, "forward_name": forward_name, **_saved_accessors(self, names)}
         if node_name in ENGINE_NODES:  # torch names these 'torch::autograd::<Name>'
             attrs["name"] = lambda node: "torch::autograd::" + type(node).__name__
         self.node_class = type(node_name, (OpNode,), attrs)
@@ -135,10 +148,14 @@ class Op:
                       "        if saved is None:",
                       "            raise RuntimeError(FREED_MESSAGE)",
                       "        versions = node._versions"]
-            for k in range(len(self.saves_inputs)):
-                lines += [f"        if versions[{k}] is not None and "
-                          f"(0 if saved[{k}]._vc is None else saved[{k}]._vc[0]) != versions[{k}]:",
-                          f"            raise RuntimeError(modified_message(saved[{k}], versions[{k}], node))"]
+            for k, i in enumerate(self.saves_inputs):
+                lines += [f"        if versions[{k}] is not None:",
+                          f"            if (0 if saved[{k}]._vc is None else saved[{k}]._vc[0]) != versions[{k}]:",
+                          f"                raise RuntimeError(modified_message(saved[{k}], versions[{k}], node))"]
+                if self.differentiable[i]:  # Note [saved originals]
+                    lines += [f"            if saved[{k}].grad_fn is None and wanted[{i}] is not None "
+                              f"and type(wanted[{i}]) is not AccumulateGrad:",
+                              "                raise RuntimeError(DETACHED_MESSAGE)"]
         lines += [f"    {self.inputs[i]} = saved[{k}]" for k, i in enumerate(self.saves_inputs)]
         if self.saves_result and self.n_outputs == 1:  # one output: unpacked inline (the common case)
             lines.append("    if node._saved is None:")
@@ -150,6 +167,9 @@ class Op:
             lines.append("    results = node._unpack_results()")
             if "result" in used:
                 lines.append("    result = results[0]")
+        if not self.saves_inputs and not self.saves_result and any(p in used for p in self.params):
+            lines += ["    if node._saved is None and _holds_array(node._params):  # saved index tensors, freed",
+                      "        raise RuntimeError(FREED_MESSAGE)"]
         lines += [f"    {p} = node._params[{k}]" for k, p in enumerate(self.params) if p in used]
         for k, name in enumerate(self.inputs):
             for suffix, pos in (("_shape", 0), ("_dtype", 1)):
@@ -181,7 +201,8 @@ class Op:
                           f"            g{k} = _fit(g{k}, meta)"]
             outs = [f"g{k}" if name in self.vjp_src else "None" for k, name in enumerate(self.inputs)]
             lines.append(f"    return [{', '.join(outs)}]")
-        scope = dict(namespace, _fit=_fit, FREED_MESSAGE=FREED_MESSAGE, modified_message=modified_message)
+        scope = dict(namespace, _fit=_fit, FREED_MESSAGE=FREED_MESSAGE, modified_message=modified_message,
+                     DETACHED_MESSAGE=DETACHED_MESSAGE, AccumulateGrad=AccumulateGrad, _holds_array=_holds_array)
         exec("\n".join(lines), scope)  # noqa: S102 - generated from our own rule table
         self.vjps = self.node_class.apply = scope["backward"]  # the node's apply(grads) is the generated backward
         self.jvp = self._compile_jvp(namespace) if self.jvp_src else None
@@ -381,14 +402,75 @@ class OpNode(Node):
         return type(self).op.vjps(self, grads)
 
     def _unpack_saved(self) -> list:
-        """The saved inputs, with torch's errors for freed graphs and in-place changes since."""
+        """The saved inputs for backward, with torch's errors for freed graphs, in-place changes since
+        and detached originals; hooked ones are unpacked in the order torch unpacks them."""
         saved = self._saved
         if saved is None:
             raise RuntimeError(FREED_MESSAGE)
-        for tensor, version in zip(saved, self._versions):
-            if version is not None and (0 if tensor._vc is None else tensor._vc[0]) != version:
-                raise RuntimeError(modified_message(tensor, version, self))
-        return saved
+        out = list(saved)
+        for kind, k in _pack_order(type(self).op):
+            if kind == "input":
+                out[k] = self._unpack_input(k, for_backward=True)
+        return out
+
+    def _unpack_input(self, k: int, for_backward: bool = False) -> object:
+        """Saved input `k` as it was saved (the tensor itself: torch's saved original), checked for
+        in-place changes since; unpacked through its hooks if it has some."""
+        saved = self._saved
+        if saved is None:
+            raise RuntimeError(FREED_MESSAGE)
+        value = saved[k]
+        if type(value) is _PackedSaved:
+            return value.unpack(self)
+        version = self._versions[k]
+        if version is not None:
+            if value._version_value() != version:
+                raise RuntimeError(modified_message(value, version, self))
+            edge = self._next_nodes[self.op.saves_inputs[k]]  # None for an input that wants no gradient
+            if for_backward and value.grad_fn is None and edge is not None and type(edge) is not AccumulateGrad:
+                raise RuntimeError(DETACHED_MESSAGE)  # Note [saved originals]
+        return value
+
+    def _unpack_output(self, j: int) -> Tensor:
+        """Saved output `j`: a new tensor on the same memory whose grad_fn is this node."""
+        if self._result is None:
+            raise RuntimeError(FREED_MESSAGE)
+        return self._result[j].unpack(self)
+
+    def _param_value(self, k: int) -> object:
+        """Parameter `k` as torch's accessor returns it: index arrays as tensors (freed with the
+        graph), lists as tuples, anything else as given."""
+        value = self._params[k]
+        if self._saved is None and _holds_array(value):
+            raise RuntimeError(FREED_MESSAGE)
+        return _as_saved_value(value)
+
+    def _register_saved_hooks(self, slot: tuple[str, int], hooks: tuple) -> None:
+        """SavedTensor.register_hooks: pack saved value `slot` through `hooks` now, unpack it on use."""
+        kind, k = slot
+        if kind == "input":
+            if self._saved is None:
+                raise RuntimeError(SAVED_FREED_MESSAGE)
+            value = self._saved[k]
+            if type(value) is _PackedSaved:
+                raise RuntimeError(SAVED_HOOKS_SET_MESSAGE)
+            if not isinstance(value, Tensor):
+                raise RuntimeError(SAVED_NONE_MESSAGE)
+            saved = list(self._saved)
+            saved[k] = _PackedSaved(value, hooks, None)
+            self._saved = saved
+        else:
+            if self._result is None:
+                raise RuntimeError(SAVED_FREED_MESSAGE)
+            value = self._result[k]
+            if type(value) is _PackedSaved:
+                raise RuntimeError(SAVED_HOOKS_SET_MESSAGE)
+            plain = value.saved if type(value) is _SavedWithTangents else value
+            results = list(self._result)
+            results[k] = _PackedSaved(plain.unpack(self), hooks, plain.output_nr)
+            self._result = tuple(results)
+        if not self._packed:
+            self.__class__ = _hooked_node_class(type(self))
 
     def _unpack_results(self) -> _SavedResults:
         if self._saved is None:
@@ -461,6 +543,92 @@ def modified_message(tensor: Tensor, expected: int, node: Node) -> str:
         f"{expected} instead. Hint: enable anomaly detection to find the operation that failed to compute "
         "its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False)."
     )
+
+
+DETACHED_MESSAGE = ("Trying to use a saved tensor that has been detached in-place, i.e. with .detach_().This is not "
+                    "supported, please use out-of-place `.detach()` instead")
+
+
+# Note [saved originals]
+# A node keeps a saved input as the tensor object itself (torch's "saved original": `grad_fn._saved_self
+# is x`), and an output as its memory and version counter (SavedOutput: the node must not keep its own
+# output alive). Backward then uses the input's own history for double backward; if that history was cut
+# in place (`x.detach_()` on a non-leaf), the saved tensor no longer leads where the node's edge does,
+# and backward refuses, as torch does (reading it through `_saved_self` is still allowed).
+
+
+def _saved_accessors(op: Op, names: set[str]) -> dict[str, property]:
+    """torch's accessors of what a node of `op` saved, named after the row's own names (derivatives.yaml's):
+    `_saved_<input>` and `_raw_saved_<input>` (a SavedTensor) for saved inputs, `_saved_result` and
+    `_raw_saved_result` for a saved output (`_saved_results`, `_raw_saved_results` when the op has
+    several), `_saved_<param>` for the parameters its formulas read, `_saved_<input>_sym_sizes` and
+    `_saved_<input>_scalar_type` for the shapes and dtypes they read."""
+    accessors: dict[str, property] = {}
+
+    def add(name: str, getter: Callable, doc: str) -> None:
+        accessors[name] = property(getter, doc=doc)
+
+    for k, i in enumerate(op.saves_inputs):
+        name = op.inputs[i]
+        add(f"_saved_{name}", lambda node, k=k: _as_saved_input(node._unpack_input(k)), f"The saved input {name}.")
+        if not op.variadic:
+            add(f"_raw_saved_{name}", lambda node, k=k, name=name: SavedTensor._of(node, ("input", k), name),
+                f"The saved input {name} as a SavedTensor (register_hooks).")
+    if op.saves_result and op.n_outputs == 1:
+        add("_saved_result", lambda node: node._unpack_output(0), "The saved output.")
+        add("_raw_saved_result", lambda node: SavedTensor._of(node, ("result", 0), "result"),
+            "The saved output as a SavedTensor (register_hooks).")
+    elif op.saves_result:
+        add("_saved_results", lambda node: tuple(node._unpack_output(j) for j in range(len(node._result or ()))),
+            "The saved outputs.")
+        add("_raw_saved_results", lambda node: tuple(SavedTensor._of(node, ("result", j), f"result{j}")
+                                                     for j in range(len(node._result or ()))),
+            "The saved outputs as SavedTensors (register_hooks).")
+    for k, param in enumerate(op.params):
+        if param in names:
+            add(f"_saved_{param}", lambda node, k=k: node._param_value(k), f"The saved argument {param}.")
+    for k, name in enumerate(op.inputs):
+        if name + "_shape" in names:
+            add(f"_saved_{name}_sym_sizes", lambda node, k=k: _meta_of(node, k, 0), f"The saved shape of {name}.")
+        if name + "_dtype" in names:
+            add(f"_saved_{name}_scalar_type", lambda node, k=k: _meta_of(node, k, 1), f"The saved dtype of {name}.")
+    return accessors
+
+
+def _meta_of(node: OpNode, k: int, position: int) -> object:
+    """The shape (position 0, a tuple) or dtype (1, a torch dtype) of input `k` (a list for a variadic input)."""
+    meta = node._in_meta[k]
+    if node.op.variadic:
+        return [_meta_value(m[position], position) for m in meta]
+    return None if meta is None else _meta_value(meta[position], position)
+
+
+def _meta_value(value: object, position: int) -> object:
+    return tuple(value) if position == 0 else D.FROM_NUMPY[value]
+
+
+def _holds_array(value: object) -> bool:
+    """Whether a parameter holds an index array (torch saves those as tensors, freed after backward)."""
+    if isinstance(value, (tuple, list)):
+        return any(_holds_array(v) for v in value)
+    return isinstance(value, _ndarray)
+
+
+def _as_saved_input(value: object) -> object:
+    """A saved input as torch's accessor shows it: a number given for a tensor operand as the tensor torch
+    wraps it in (int64, float64, complex128 or bool, as NumPy makes them), a list of tensors as a tuple."""
+    if isinstance(value, (bool, int, float, complex)):
+        return _wrap(_asarray(value))
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _as_saved_value(value: object) -> object:
+    """A saved parameter as torch's accessor shows it: index arrays as tensors, lists as tuples."""
+    if isinstance(value, (tuple, list)):
+        return tuple(_as_saved_value(v) for v in value)
+    if isinstance(value, _ndarray):
+        return _wrap(value)
+    return value
 
 
 class SavedOutput:
@@ -943,14 +1111,16 @@ class _SavedWithTangents:
 
 
 class _PackedSaved:
-    """A saved tensor as a saved_tensors_hooks pack hook returned it, unpacked on use."""
+    """A saved tensor as a saved_tensors_hooks pack hook returned it, unpacked on use. What the unpack
+    hook returns is given the saved tensor's place in the graph (torch's SavedVariable does the same):
+    an output's node, or the edge an input's gradient went to (its grad_fn, or a leaf's accumulator)."""
 
-    __slots__ = ("packed", "unpack_hook", "counter", "version", "output_nr", "requires_grad")
+    __slots__ = ("packed", "unpack_hook", "output_nr", "requires_grad", "edge")
 
     def __init__(self, tensor: Tensor, hooks: tuple, output_nr: int | None) -> None:
         pack, self.unpack_hook = hooks
-        self.counter = tensor._counter()
-        self.version = self.counter[0]
+        counter = tensor._counter()
+        version = counter[0]
         state = _transforms.saved_hooks
         _transforms.saved_hooks = ()  # ops inside a hook are not hooked themselves
         _transforms.update()
@@ -962,32 +1132,47 @@ class _PackedSaved:
             _grad_state.enabled = recording
             _transforms.saved_hooks = state
             _transforms.update()
-        if self.counter[0] != self.version:
+        if counter[0] != version:  # unpacking checks no versions: what hooks return is theirs (as in torch)
             raise RuntimeError("A saved tensor pack hook is modifying its input in place. Tensors provided as input "
                                "to pack hook cannot be modified by in-place operations as this can lead to "
                                "unexpected side-effects. Please open an issue if you need to perform in-place "
                                "operations on the input to a pack hook.")
         self.output_nr = output_nr
         self.requires_grad = tensor._requires_grad
+        self.edge = edge_of(tensor) if output_nr is None and tensor._requires_grad else NO_EDGE
 
     def unpack(self, node: Node) -> Tensor:
         t = self.unpack_hook(self.packed)
         if not isinstance(t, Tensor):
             raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
                             f"{type(t).__name__}")
-        if self.counter[0] != self.version:
-            probe = _wrap(t._data)
-            probe._vc = self.counter
-            raise RuntimeError(modified_message(probe, self.version, node))
         if self.output_nr is not None and self.requires_grad and t.grad_fn is not node:
             t = _wrap(t._data)  # an output comes back as itself: its own node's output
             t.grad_fn, t._output_nr, t._requires_grad = node, self.output_nr, True
-        return t
+            return t
+        fn, nr = self.edge
+        if fn is None or (t is fn.variable if type(fn) is AccumulateGrad else t.grad_fn is fn and t._output_nr == nr):
+            return t
+        alias = _wrap(t._data)  # an input comes back where its gradient went
+        alias._vc = t._counter()
+        alias._requires_grad = True
+        if type(fn) is AccumulateGrad:
+            alias._extra = {"acc": weakref.ref(fn)}  # a leaf: gradients accumulate into the saved leaf
+        else:
+            alias.grad_fn, alias._output_nr = fn, nr
+        return alias
 
 
 def _pack_saved(node: OpNode) -> None:
     """Pass what `node` saved through the innermost saved_tensors_hooks pair, in torch's order."""
     hooks = _transforms.saved_hooks[-1]
+    target = saved_state.inplace_target  # Tensor._become clears it once the write is done
+    if target is not None:
+        tensor, version = target
+        if tensor._version_value() != version:  # written by a path that records nothing
+            saved_state.inplace_target = None
+        elif any(s is tensor for s in node._saved):
+            snapshot_saved_self(node, tensor)  # pack the value before the write, as torch packs a clone of it
     saved = list(node._saved)
     results = list(node._result or ())
     for kind, k in _pack_order(type(node).op):
@@ -1024,6 +1209,22 @@ def _pack_order(op: Op) -> list[tuple[str, int]]:
     return order
 
 
+def register_function_saved_hooks(ctx: Node, k: int, hooks: tuple) -> None:
+    """SavedTensor.register_hooks on what a custom Function's ctx saved at position `k`."""
+    if ctx._saved is None:
+        raise RuntimeError(SAVED_FREED_MESSAGE)
+    item, version = ctx._saved[k]
+    if type(item) is _PackedSaved:
+        raise RuntimeError(SAVED_HOOKS_SET_MESSAGE)
+    if item is None:
+        raise RuntimeError(SAVED_NONE_MESSAGE)
+    item = _PackedSaved(item.unpack(ctx), hooks, item.output_nr) if type(item) is SavedOutput else \
+        _PackedSaved(item, hooks, None)
+    ctx._saved = [*ctx._saved[:k], (item, version), *ctx._saved[k + 1:]]
+    if not ctx._packed:
+        ctx.__class__ = _hooked_node_class(type(ctx))
+
+
 def pack_function_saved(ctx: Node) -> None:
     """Pass what a custom Function's ctx saved through the innermost saved_tensors_hooks pair."""
     hooks = _transforms.saved_hooks[-1]
@@ -1042,25 +1243,17 @@ _HOOKED: dict[type, type] = {}
 
 
 def _hooked_node_class(cls: type) -> type:
-    """`cls` with saved inputs unpacked through their hooks (same name, so grad_fn reads the same)."""
+    """`cls` with saved inputs unpacked through their hooks (same name, so grad_fn reads the same): a node
+    class's generated backward then goes through OpNode._unpack_saved."""
     hooked = _HOOKED.get(cls)
     if hooked is None:
-        def _unpack_saved(self: OpNode) -> list:
-            if self._saved is None:
-                raise RuntimeError(FREED_MESSAGE)
-            out = list(self._saved)
-            for kind, k in _pack_order(type(self).op):
-                if kind == "input" and type(out[k]) is _PackedSaved:
-                    out[k] = out[k].unpack(self)
-            return out
-
         def saved_tensors(self: Node) -> tuple:
             if self._saved is None:
                 raise RuntimeError(FREED_MESSAGE)
             return tuple(s.unpack(self) if type(s) is _PackedSaved else s for s, _ in self._saved)
 
-        extra = {"_unpack_saved": _unpack_saved, "_packed": True} if issubclass(cls, OpNode) else \
-            {"saved_tensors": property(saved_tensors), "saved_variables": property(saved_tensors)}
+        extra = {"_packed": True} if issubclass(cls, OpNode) else {"_packed": True,
+                                                                  "saved_tensors": property(saved_tensors)}
         hooked = _HOOKED[cls] = type(cls.__name__, (cls,), {"__slots__": (), **extra})
     return hooked
 
