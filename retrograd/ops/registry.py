@@ -27,7 +27,7 @@ from .. import _dtype as D
 from .._tensor import Tensor, _array_of, _wrap, _wrap_many  # noqa: F401 - _array_of: generated code
 from .._xp import namespace
 from ..autograd import forward_ad, grad_mode
-from ..autograd.graph import NO_EDGE, Node, anomaly, anomaly_trace, edge_of
+from ..autograd.graph import NO_EDGE, AccumulateGrad, Node, anomaly, anomaly_trace, edge_of
 
 _ndarray = np.ndarray
 _generic = np.generic
@@ -945,7 +945,7 @@ class _SavedWithTangents:
 class _PackedSaved:
     """A saved tensor as a saved_tensors_hooks pack hook returned it, unpacked on use."""
 
-    __slots__ = ("packed", "unpack_hook", "counter", "version", "output_nr", "requires_grad")
+    __slots__ = ("packed", "unpack_hook", "counter", "version", "output_nr", "requires_grad", "source")
 
     def __init__(self, tensor: Tensor, hooks: tuple, output_nr: int | None) -> None:
         pack, self.unpack_hook = hooks
@@ -969,6 +969,9 @@ class _PackedSaved:
                                "operations on the input to a pack hook.")
         self.output_nr = output_nr
         self.requires_grad = tensor._requires_grad
+        # an input that requires grad comes back attached where it was, whatever the hook returns:
+        # to the node that made it, or a leaf to its AccumulateGrad (as torch's SavedVariable)
+        self.source = edge_of(tensor) if output_nr is None and tensor._requires_grad else None
 
     def unpack(self, node: Node) -> Tensor:
         t = self.unpack_hook(self.packed)
@@ -982,6 +985,14 @@ class _PackedSaved:
         if self.output_nr is not None and self.requires_grad and t.grad_fn is not node:
             t = _wrap(t._data)  # an output comes back as itself: its own node's output
             t.grad_fn, t._output_nr, t._requires_grad = node, self.output_nr, True
+        elif self.source is not None:
+            source, output_nr = self.source
+            t = _wrap(t._data)
+            t._requires_grad = True
+            if type(source) is AccumulateGrad:
+                t._extra = {"acc": weakref.ref(source)}
+            else:
+                t.grad_fn, t._output_nr = source, output_nr
         return t
 
 
