@@ -48,7 +48,7 @@ _debug_override: bool | None = None       # set by set_checkpoint_debug_enabled
 _TIP = ("\nTip: To see a more detailed error message, either pass `debug=True` to\n"
         "`torch.utils.checkpoint.checkpoint(...)` or wrap the code block\n"
         "with `with torch.utils.checkpoint.set_checkpoint_debug_enabled(True):` to\n"
-        "enable checkpoint-debug mode globally.\n")
+        "enable checkpoint\u2011debug mode globally.")
 
 
 @contextlib.contextmanager
