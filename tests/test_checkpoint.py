@@ -257,19 +257,21 @@ def test_early_stop_is_fixed_when_the_checkpoint_runs_forward():
     assert scenario(retrograd) == scenario(torch) == [0, 1]
 
 
-def test_graphs_with_checkpoints_are_freed_by_reference_counting():
-    """No reference cycle through the checkpoint's frame, holders or hooks: the graph dies as soon
-    as the last tensor goes (torch's check_graph_dies, without gc)."""
+@pytest.mark.parametrize("debug", [False, True])
+def test_graphs_with_checkpoints_are_freed_by_reference_counting(debug):
+    """No reference cycle through the checkpoint's frame, holders, hooks or debug log: the graph dies
+    as soon as the last tensor goes (torch's check_graph_dies, without gc)."""
     class Marker:
         pass
 
-    def scenario(lib):
+    def scenario(lib, debug):
         x = lib.tensor(0.3, requires_grad=True)
 
         def fn(t):
-            return lib.utils.checkpoint.checkpoint(lambda u: u.sin().exp(), t * 2, use_reentrant=False).cos()
+            inner = lib.utils.checkpoint.checkpoint(lambda u: u.sin().exp(), t * 2, use_reentrant=False, debug=debug)
+            return inner.cos()
 
-        y = lib.utils.checkpoint.checkpoint(fn, x, use_reentrant=False)
+        y = lib.utils.checkpoint.checkpoint(fn, x, use_reentrant=False, debug=debug)
         lib.autograd.grad(y, x, create_graph=True)
         refs, node = [], y.grad_fn
         while node is not None:
@@ -280,8 +282,10 @@ def test_graphs_with_checkpoints_are_freed_by_reference_counting():
         del y, node, marker
         return len(refs), sum(r() is not None for r in refs)
 
-    ours = scenario(retrograd)
-    assert ours == scenario(torch)
+    ours = scenario(retrograd, debug)
+    # torch's debug mode logs through LoggingTensorMode, whose records upset pytest's log capture in
+    # later tests, so torch runs this graph without it
+    assert ours == scenario(torch, False)
     assert ours[0] > 0 and ours[1] == 0
 
 

@@ -45,6 +45,7 @@ from ..ops.registry import _PackedSaved, modified_message
 _early_stop_override: bool | None = None  # set by set_checkpoint_early_stop
 _debug_override: bool | None = None       # set by set_checkpoint_debug_enabled
 
+# torch's tip under a failed determinism check, less its advice for torch.compile (retrograd has none)
 _TIP = ("\nTip: To see a more detailed error message, either pass `debug=True` to\n"
         "`torch.utils.checkpoint.checkpoint(...)` or wrap the code block\n"
         "with `with torch.utils.checkpoint.set_checkpoint_debug_enabled(True):` to\n"
@@ -145,14 +146,15 @@ class _Frame:
         self.recomputed: set = set()                 # backward passes that recomputed
         self.forward_completed = False
         self.ignore_count_mismatch = False
-        self.log: tuple[list, list] | None = ([], []) if debug else None  # where each tensor was saved
+        # debug: the metadata of each tensor saved, and where, in the first run and the latest recomputation
+        self.log: tuple[list, list] | None = ([], []) if debug else None
 
     def pack(self, tensor: Tensor) -> _Holder:
         holder = _Holder()
         self.holders.append(weakref.ref(holder))
         self.metadata.append(self.metadata_of(tensor))
         if self.log is not None:
-            self.log[0].append((tensor, anomaly_trace()))
+            self.log[0].append((_default_metadata(tensor), anomaly_trace()))
         return holder
 
     def unpack(self, holder: _Holder) -> Tensor:
@@ -195,7 +197,7 @@ class _Frame:
         index = self.saved_count[task]
         self.saved_count[task] += 1
         if self.log is not None:
-            self.log[1].append((tensor, anomaly_trace()))
+            self.log[1].append((_default_metadata(tensor), anomaly_trace()))
         if index >= len(self.holders):
             if not self.forward_completed:  # a backward inside fn, without early stop: fn saves more later
                 self.ignore_count_mismatch = True
@@ -231,8 +233,8 @@ class _Frame:
     def _debug_report(self) -> str:
         """What debug=True adds to a checkpoint error: where each tensor was saved, in both runs."""
         def listing(log: list) -> str:
-            return "".join(f"tensor {i}: {_default_metadata(t)}, saved at\n{''.join(traceback.format_list(stack))}\n"
-                           for i, (t, stack) in enumerate(log))
+            return "".join(f"tensor {i}: {metadata}, saved at\n{''.join(traceback.format_list(stack))}\n"
+                           for i, (metadata, stack) in enumerate(log))
 
         return (" An error happened while unpacking tensors; listing the tensors saved in the original forward "
                 "and in the latest recomputation\nbecause you passed `debug=True` to "
@@ -280,16 +282,20 @@ class CheckpointFunction(Function):
         return (None, None) + tuple(x.grad if isinstance(x, Tensor) else None for x in inputs)
 
 
-def _noop_context_fn() -> tuple:
+def noop_context_fn() -> tuple:
+    """checkpoint's default context_fn: nothing around either run."""
     return contextlib.nullcontext(), contextlib.nullcontext()
 
 
 def checkpoint(function: Callable, *args: Any, use_reentrant: bool | None = None,
-               context_fn: Callable[[], tuple] = _noop_context_fn, determinism_check: str = "default",
+               context_fn: Callable[[], tuple] = noop_context_fn, determinism_check: str = "default",
                debug: bool = False, early_stop: bool = True, preserve_rng_state: bool = True, **kwargs: Any) -> Any:
     """Run `function(*args, **kwargs)` without keeping what its ops save for backward; backward
     recomputes it. Memory for the segment's activations is traded for one more forward.
-    `context_fn` returns two context managers, entered around the first run and the recomputation.
+    `context_fn` returns two context managers, entered around the first run and the recomputation;
+    `determinism_check="none"` compares only how many tensors the two runs saved, not their shapes;
+    `early_stop=False` lets the recomputation run to the end; `debug=True` makes a failed check say
+    where each run saved its tensors. Only `preserve_rng_state` applies to `use_reentrant=True`.
 
     >>> y = checkpoint(block, x, use_reentrant=False)   # block's intermediates are not kept
     """
@@ -303,12 +309,12 @@ def checkpoint(function: Callable, *args: Any, use_reentrant: bool | None = None
     if use_reentrant:
         if kwargs:
             raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
-        if context_fn is not _noop_context_fn or debug is not False:
+        if context_fn is not noop_context_fn or debug is not False:
             raise ValueError("Passing `context_fn` or `debug` is only supported when use_reentrant=False.")
         return CheckpointFunction.apply(function, preserve_rng_state, *args)
 
     debug = debug if _debug_override is None else _debug_override
-    if debug and context_fn is not _noop_context_fn:
+    if debug and context_fn is not noop_context_fn:
         raise ValueError("debug=True is incompatible with non-default context_fn")
     if determinism_check not in _METADATA:
         raise ValueError(f"determinism_check should be one of {list(_METADATA)}, but got {determinism_check}")
@@ -369,5 +375,5 @@ def checkpoint_sequential(functions: Any, segments: int, input: Tensor, use_reen
     return run(end + 1, len(functions) - 1)(input)
 
 
-__all__ = ["CheckpointError", "CheckpointFunction", "checkpoint", "checkpoint_sequential",
+__all__ = ["CheckpointError", "CheckpointFunction", "checkpoint", "checkpoint_sequential", "noop_context_fn",
            "set_checkpoint_debug_enabled", "set_checkpoint_early_stop"]
