@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import _creation, _tensor  # partly loaded while this package loads; read at call time
+from .engine import is_checkpoint_valid as _is_checkpoint_valid  # noqa: F401 - torch's private name, used by checkpoint
 from .engine import run_backward
 from .grad_mode import (
     enable_grad,

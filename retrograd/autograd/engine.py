@@ -12,11 +12,37 @@ Rules run with grad mode on only when create_graph, so higher derivatives come f
 
 from __future__ import annotations
 
+import itertools
+import threading
 from collections.abc import Sequence
 
 from . import grad_mode
 from .forward_ad import transforms
 from .graph import AccumulateGrad, HookSet, Node, accumulate_into, anomaly, edge_of
+
+
+class _RunningTask(threading.local):
+    """The backward pass (graph task) this thread is running; a backward started inside a node or
+    hook (reentrant backward) is a new task, nested in the running one."""
+
+    id = -1                   # -1: not inside a backward pass
+    checkpoint_valid = True   # False inside a pass with explicit inputs, or nested in one
+
+
+_running = _RunningTask()
+_task_ids = itertools.count()
+
+
+def current_graph_task_id() -> int:
+    """The id of the backward pass running in this thread, -1 outside backward (checkpoint keys
+    its recomputations by it)."""
+    return _running.id
+
+
+def is_checkpoint_valid() -> bool:
+    """False inside a backward pass given explicit inputs (autograd.grad, backward(inputs=...)), or
+    nested in one: the reentrant checkpoint cannot compute the gradients of just those inputs."""
+    return _running.checkpoint_valid
 
 
 def run_backward(outputs: Sequence, grad_outputs: Sequence, retain_graph: bool, create_graph: bool,
@@ -58,6 +84,8 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, retain_graph: bool, 
     prev = state.enabled
     state.enabled = create_graph
     saved_hooks = transforms.saved_hooks  # what a hook enters or exits during backward is undone after, as in torch
+    outer_task = (_running.id, _running.checkpoint_valid)
+    _running.id, _running.checkpoint_valid = next(_task_ids), outer_task[1] and inputs is None
     try:
         while ready:
             node = ready.pop()
@@ -112,6 +140,7 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, retain_graph: bool, 
             outs = g = grads = buf = None  # drop references so AccumulateGrad may keep a gradient without copying
     finally:
         state.enabled = prev
+        _running.id, _running.checkpoint_valid = outer_task
         if transforms.saved_hooks is not saved_hooks:
             transforms.saved_hooks = saved_hooks
             transforms.update()
