@@ -247,11 +247,13 @@ def randn(*size: Any, generator: Generator | None = None, dtype: D.dtype | None 
     return _finish(_rng(generator).standard_normal(_shape(size)).astype(_np_dtype(dtype)), requires_grad)
 
 
-def randint(low: int, high: int | None = None, size: Sequence[int] = (), *, generator: Generator | None = None,
-            dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """Integers uniform in [low, high) (int64 by default)."""
-    if high is None:
-        low, high = 0, low
+def randint(low: int, high: int | Sequence[int] | None = None, size: Sequence[int] = (), *,
+            generator: Generator | None = None, dtype: D.dtype | None = None, device: Any = None,
+            requires_grad: bool = False) -> Tensor:
+    """Integers uniform in [low, high) (int64 by default); `randint(high, size)` is torch's other
+    overload, with low = 0."""
+    if high is None or isinstance(high, Sequence):
+        low, high, size = 0, low, size if high is None else high
     data = _rng(generator).integers(low, high, size=_shape((size,)) if not isinstance(size, int) else (size,))
     return _finish(data.astype(_np_dtype(dtype, D.int64)), requires_grad)
 

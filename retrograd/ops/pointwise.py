@@ -685,15 +685,16 @@ def pow_scalar(xp, x, exponent):
 
 @defop("pow_tensor", node="PowBackward1", inputs=("self", "exponent"), promote="binary",
        self="pow_backward(grad, self, exponent)",
-       exponent="pow_exponent_backward(grad, self, result)",
-       jvp="conj(pow_backward(conj(self_t), self, exponent) + pow_exponent_backward(conj(exponent_t), self, result))")
+       exponent="pow_exponent_backward(grad, self, exponent, result)",
+       jvp="conj(pow_backward(conj(self_t), self, exponent) + "
+           "pow_exponent_backward(conj(exponent_t), self, exponent, result))")
 def pow_tensor(xp, x, e):
     return xp.power(x, e)
 
 
 @defop("pow_scalar_base", node="PowBackward2", inputs=("exponent",), params=("self",), promote="binary",
-       exponent="pow_exponent_backward(grad, self, result)",
-       jvp="conj(pow_exponent_backward(conj(exponent_t), self, result))")
+       exponent="pow_exponent_backward(grad, self, exponent, result)",
+       jvp="conj(pow_exponent_backward(conj(exponent_t), self, exponent, result))")
 def pow_scalar_base(xp, e, base):
     return xp.power(xp.asarray(base, dtype=e.dtype), e)
 
@@ -1271,12 +1272,16 @@ def pow_backward(grad: Tensor, self: Tensor, exponent: Tensor | complex) -> Tens
     return grad * conj(exponent * pow(self, exponent - 1))
 
 
-def pow_exponent_backward(grad: Tensor, self: Tensor | complex, result: Tensor) -> Tensor:
-    """d(b ** e)/de = b ** e * log(b), masked to 0 where b == 0 and e >= 0 (torch's convention)."""
+def pow_exponent_backward(grad: Tensor, self: Tensor | complex, exponent: Tensor, result: Tensor) -> Tensor:
+    """d(b ** e)/de = b ** e * log(b), and 0 where b == 0 and e is real and >= 0 (torch's convention:
+    0 ** e is constant there; at e < 0 it stays log(0) * inf = -inf). grad multiplies the masked
+    derivative, as in torch, so a NaN gradient stays NaN."""
+    nonnegative = (imag(exponent) == 0) & (real(exponent) >= 0) if exponent.is_complex() else exponent >= 0
     if isinstance(self, Tensor):
-        return where((self == 0) & (result == result), 0.0, grad * conj(result * log(self)))
+        return grad * where((self == 0) & nonnegative, 0.0, conj(result * log(self)))
     if self == 0:
-        return grad * 0
+        log_zero = builtins.complex(-math.inf, 0) if exponent.is_complex() else -math.inf
+        return grad * where(nonnegative, 0.0, conj(result * log_zero))
     import cmath
 
     return grad * conj(result * (cmath.log(self) if isinstance(self, builtins.complex) else math.log(self)))

@@ -1,0 +1,86 @@
+"""Parts of torch's tensor surface that PyTorch's own autograd tests call, scenario by scenario,
+against torch: creation overloads, legacy constructors, memory formats, `out=`, in-place view ops,
+`set_`/`resize_`, and the autograd conventions of the ops they use.
+
+Each scenario is a function of the library (`torch` or `retrograd`) that returns what it observed:
+values, dtypes, shapes, strides, gradients, grad_fn names, flags, versions, and the type and text of
+what was raised.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import retrograd
+
+
+def observe(value):
+    """Something comparable: tensors become (dtype, shape, values rounded to 1e-9, infinities kept)."""
+    if hasattr(value, "detach") and hasattr(value, "dtype"):
+        arr = value.detach().numpy()
+        arr = arr.astype(np.complex128 if arr.dtype.kind == "c" else np.float64)
+        return ("tensor", str(value.dtype), tuple(value.shape), str(np.round(arr, 9).tolist()))
+    if isinstance(value, (list, tuple)):
+        return [observe(v) for v in value]
+    if type(value).__name__ in ("dtype", "memory_format"):
+        return str(value)
+    return value
+
+
+def outcome(fn) -> object:
+    """fn()'s observations, or the type and message of what it raised."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return observe(fn())
+    except Exception as e:  # noqa: BLE001 - the type and text are what is compared
+        return ("raised", type(e).__name__, str(e))
+
+
+def name(t) -> str | None:
+    return None if t.grad_fn is None else t.grad_fn.name()
+
+
+SCENARIOS = {}
+
+
+def scenario(fn):
+    SCENARIOS[fn.__name__] = fn
+    return fn
+
+
+# ---- creation -------------------------------------------------------------------------------
+
+
+@scenario
+def randint_overloads(L):
+    """randint(high, size) is torch's overload with low = 0; randint(low, high, size) the other."""
+    L.manual_seed(0)
+    return [L.randint(2, [4, 2]).shape, L.randint(1, (3,)), L.randint(3, 4, (2,)), L.randint(5, (2,)).dtype]
+
+
+# ---- autograd conventions of ops --------------------------------------------------------------
+
+
+@scenario
+def pow_at_a_zero_base(L):
+    """d(0 ** e)/de is 0 where e >= 0 and log(0) * inf = -inf where e < 0, for tensor and number bases."""
+    grads = []
+    for base in (L.zeros(3), 0):
+        e = L.tensor([-1.0, 0.0, 1.0], requires_grad=True)
+        (base ** e).sum().backward()
+        grads.append(e.grad)
+    e = L.tensor([-1.0 + 1j, 0.0, 1.0], requires_grad=True)
+    (0 ** e).sum().abs().backward()  # the gradient at the NaN sum is NaN: grad multiplies the masked derivative
+    return grads + [e.grad]
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_same_as_torch(name: str) -> None:
+    ours = outcome(lambda: SCENARIOS[name](retrograd))
+    theirs = outcome(lambda: SCENARIOS[name](torch))
+    assert ours == theirs
