@@ -161,8 +161,9 @@ class Tensor:
         return self._data.tolist()
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
-        """The array itself (shared memory), refused while the tensor requires grad, as torch does."""
-        if self._requires_grad and not force:
+        """The array itself (shared memory), refused while the tensor requires grad and grad mode is on,
+        as torch does."""
+        if self._requires_grad and grad_mode._state.enabled and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         return self._data
 

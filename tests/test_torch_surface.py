@@ -79,6 +79,40 @@ def pow_at_a_zero_base(L):
     return grads + [e.grad]
 
 
+@scenario
+def integer_and_boolean_outputs_do_not_require_grad(L):
+    x = L.tensor([0.5, -1.0, 2.0, -0.0], requires_grad=True)
+    outs = [L.searchsorted(L.sort(x).values, L.tensor(0.7, requires_grad=True)),
+            L.bucketize(x, L.linspace(-1, 1, 5, requires_grad=True)), L.isin(x, L.tensor([2, 3])), L.signbit(x)]
+    return [(o.dtype, o.requires_grad, o) for o in outs]
+
+
+@scenario
+def unique_values_require_grad_without_a_derivative(L):
+    """torch declares the values of unique differentiable and their backward not implemented."""
+    x = L.tensor([[3.0, 1.0], [3.0, 1.0], [2.0, 2.0]], requires_grad=True)
+    calls = [lambda: L.unique(x, return_inverse=True, return_counts=True), lambda: L.unique(x, dim=0),
+             lambda: L.unique_consecutive(x, return_counts=True), lambda: L.unique_consecutive(x, dim=1),
+             lambda: L._unique(x, return_inverse=True), lambda: L._unique2(x, return_counts=True),
+             lambda: L._VF.unique_dim(x, 1)]
+    seen = []
+    for call in calls:
+        out = call()
+        values = out[0] if isinstance(out, tuple) else out
+        seen += [out, name(values), [o.requires_grad for o in (out if isinstance(out, tuple) else (out,))],
+                 outcome(lambda: values.sum().backward())]
+    return seen
+
+
+@scenario
+def numpy_of_a_tensor_that_requires_grad(L):
+    """Refused while grad mode is on, allowed under no_grad."""
+    x = L.ones(2, requires_grad=True)
+    with L.no_grad():
+        allowed = x.numpy().tolist()
+    return [outcome(x.numpy), allowed]
+
+
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_same_as_torch(name: str) -> None:
     ours = outcome(lambda: SCENARIOS[name](retrograd))

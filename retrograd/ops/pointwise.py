@@ -925,6 +925,11 @@ def isfinite(xp, x):
     return xp.isfinite(x)
 
 
+@defop("signbit")
+def signbit(xp, x):
+    return xp.signbit(x)
+
+
 @defop("isclose", inputs=("self", "other"), params=("rtol", "atol", "equal_nan"), promote="binary")
 def isclose_op(xp, a, b, rtol, atol, equal_nan):
     return xp.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
@@ -1340,8 +1345,13 @@ def not_implemented(name: str) -> None:
     raise RuntimeError(f"derivative for aten::{name} is not implemented")
 
 
+def not_implemented_error(what: str) -> None:
+    """torch's not_implemented(): a derivative it declares and does not provide raises on use."""
+    raise NotImplementedError(f"the derivative for '{what}' is not implemented.")
+
+
 def inplace_not_implemented(name: str) -> None:
-    raise NotImplementedError(f"the derivative for 'inplace version of {name}' is not implemented.")
+    not_implemented_error(f"inplace version of {name}")
 
 
 # ============================================================================================
@@ -1396,8 +1406,8 @@ __all__ = [
     "isclose", "isfinite", "isinf", "isnan", "le", "lerp", "less", "less_equal", "lgamma", "log", "log10", "log1p",
     "log2", "logaddexp", "logaddexp2", "logical_and", "logical_not", "logical_or", "logical_xor", "logit", "lt",
     "maximum", "minimum", "mul", "multiply", "nan_to_num", "ne", "neg", "negative", "not_equal", "polygamma", "pow",
-    "reciprocal", "relu", "remainder", "round", "rsqrt", "rsub", "sgn", "sigmoid", "sign", "sin", "sinh", "sqrt",
-    "sub", "subtract", "tan", "tanh", "true_divide", "trunc", "where", "xlogy",
+    "reciprocal", "relu", "remainder", "round", "rsqrt", "rsub", "sgn", "sigmoid", "sign", "signbit", "sin", "sinh",
+    "sqrt", "sub", "subtract", "tan", "tanh", "true_divide", "trunc", "where", "xlogy",
 ]
 FUNCTIONAL = ["sigmoid", "tanh"]
 METHODS = [
@@ -1408,7 +1418,7 @@ METHODS = [
     "ceil", "copysign", "cosh", "digamma", "equal", "erf", "erfc", "erfinv", "exp2", "expm1", "fix", "floor",
     "floor_divide", "fmax", "fmin", "fmod", "frac", "greater", "greater_equal", "hypot", "isclose", "lerp", "less",
     "less_equal", "lgamma", "log10", "log1p", "log2", "logaddexp", "logaddexp2", "logit", "nan_to_num", "not_equal",
-    "polygamma", "remainder", "round", "rsqrt", "sinh", "tan", "trunc", "xlogy",
+    "polygamma", "remainder", "round", "rsqrt", "signbit", "sinh", "tan", "trunc", "xlogy",
 ]
 INPLACE = [
     "acos", "addcdiv", "addcmul", "arccos", "arcsin", "arctan", "arctan2", "asin", "atan", "atan2", "ceil", "copysign",

@@ -335,6 +335,8 @@ LOGIC = [
     OpInfo("isnan", with_specials, method=True, differentiable=False),
     OpInfo("isinf", with_specials, method=True, differentiable=False),
     OpInfo("isfinite", with_specials, method=True, differentiable=False),
+    OpInfo("signbit", lambda rng: with_specials(rng) + [Sample((C(np.array([0.0, -0.0, 1.0])),), name="signed_zeros")],
+           method=True, differentiable=False),
     OpInfo("isclose", close_pairs, method=True, differentiable=False),
     # constants only (no input requires grad): a Python bool cannot be vmapped, so test_vmap has nothing to do
     OpInfo("allclose", constant(close_pairs), call=lambda m, *a, **k: m.tensor(m.allclose(*a, **k)),
