@@ -113,6 +113,21 @@ def numpy_of_a_tensor_that_requires_grad(L):
     return [outcome(x.numpy), allowed]
 
 
+@scenario
+def unsafe_split_pieces_are_not_tracked_views(L):
+    """Written in place, an unsafe_split piece records no CopySlices and bumps only its own version."""
+    seen = []
+    for split in (lambda t: t.unsafe_split(1), lambda t: t.unsafe_split_with_sizes((1, 1, 1)),
+                  lambda t: L.unsafe_chunk(t, 3)):
+        a = L.tensor(np.arange(9.0).reshape(3, 3), requires_grad=True)
+        b = a + a
+        s1, s2, _ = split(b)
+        s1.mul_(s2)
+        s1.sum().backward()
+        seen += [name(s2), s1._base is None, name(s1), name(b), s1._version, b._version, a.grad]
+    return seen
+
+
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_same_as_torch(name: str) -> None:
     ours = outcome(lambda: SCENARIOS[name](retrograd))

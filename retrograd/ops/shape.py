@@ -15,7 +15,7 @@ import numpy as np
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ..autograd import grad_mode
-from .registry import apply, defop
+from .registry import Op, apply, defop
 from .registry import sum_to as _sum_to
 
 # ============================================================================================
@@ -154,6 +154,21 @@ def split_op(xp, x, split_size, dim):
 @defop("split_with_sizes", node="SplitWithSizesBackward0", params=("sizes", "dim"), view=True, outputs=-1,
        self="cat(grads, dim)", jvp="split_with_sizes_op(self_t, sizes, dim)")
 def split_with_sizes_op(xp, x, sizes, dim):
+    return _split_at(xp, x, sizes, dim)
+
+
+# torch's unsafe_split family: the same pieces and gradient, sharing the input's memory without being
+# tracked as its views (no shared version counter, no view checks on in-place writes): the caller
+# promises not to write into them while the input is still needed.
+@defop("unsafe_split", node="UnsafeSplitBackward0", params=("split_size", "dim"), outputs=-1,
+       self="cat(grads, dim)", jvp="unsafe_split_op(self_t, split_size, dim)")
+def unsafe_split_op(xp, x, split_size, dim):
+    return split_op.forward(xp, x, split_size, dim)
+
+
+@defop("unsafe_split_with_sizes", node="UnsafeSplitWithSizesBackward0", params=("sizes", "dim"), outputs=-1,
+       self="cat(grads, dim)", jvp="unsafe_split_with_sizes_op(self_t, sizes, dim)")
+def unsafe_split_with_sizes_op(xp, x, sizes, dim):
     return _split_at(xp, x, sizes, dim)
 
 
@@ -1070,33 +1085,61 @@ def split(tensor: Tensor, split_size_or_sections: int | Sequence[int], dim: int 
     """Chunks of `split_size` along dim (the last may be smaller), or of the given sizes."""
     if not isinstance(split_size_or_sections, (int, np.integer)):
         return split_with_sizes(tensor, split_size_or_sections, dim)
-    d, n = _split_dim(tensor, dim)
-    size = int(split_size_or_sections)
-    if size < 0:
-        raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
-    if size == 0 and n != 0:
-        raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
-    return apply(split_op, (tensor,), (size, d))
+    return _split_by_size(split_op, tensor, split_size_or_sections, dim)
 
 
 def split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
     """Chunks of the given sizes along dim (they must add up to its length)."""
+    return _split_by_sizes(split_with_sizes_op, input, split_sizes, dim)
+
+
+def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+    """Split into `chunks` nearly equal parts (ceil-sized, as torch)."""
+    return split(input, _chunk_size(input, chunks, dim), dim)
+
+
+def unsafe_split(tensor: Tensor, split_size: int, dim: int = 0) -> tuple[Tensor, ...]:
+    """split's pieces, not tracked as views of the input (torch's unsafe_split)."""
+    return _split_by_size(unsafe_split_op, tensor, split_size, dim)
+
+
+def unsafe_split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
+    """split_with_sizes's pieces, not tracked as views of the input."""
+    return _split_by_sizes(unsafe_split_with_sizes_op, input, split_sizes, dim)
+
+
+def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+    """chunk's pieces, not tracked as views of the input (UnsafeSplitBackward0, as torch)."""
+    return unsafe_split(input, _chunk_size(input, chunks, dim), dim)
+
+
+def _split_by_size(op: Op, tensor: Tensor, split_size: int, dim: int) -> tuple[Tensor, ...]:
+    d, n = _split_dim(tensor, dim)
+    size = int(split_size)
+    if size < 0:
+        raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
+    if size == 0 and n != 0:
+        raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
+    return apply(op, (tensor,), (size, d))
+
+
+def _split_by_sizes(op: Op, input: Tensor, split_sizes: Sequence[int], dim: int) -> tuple[Tensor, ...]:
     d, n = _split_dim(input, dim)
     sizes = tuple(int(s) for s in split_sizes)
     if sum(sizes) != n or any(s < 0 for s in sizes):
         raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
                            f"dimension {d}), but got split_sizes={list(sizes)}")
-    return apply(split_with_sizes_op, (input,), (sizes, d))
+    return apply(op, (input,), (sizes, d))
 
 
-def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
-    """Split into `chunks` nearly equal parts (ceil-sized, as torch)."""
+def _chunk_size(input: Tensor, chunks: int, dim: int) -> int:
+    """The split size of chunk(chunks): ceil(n / chunks), at least 1."""
     if input._data.ndim == 0:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     n = input._data.shape[_wrap_dim(dim, input._data.ndim)]
-    return split(input, max(-(-n // chunks), 1), dim)
+    return max(-(-n // chunks), 1)
 
 
 def tensor_split(input: Tensor, indices_or_sections: int | Sequence[int] | Tensor, dim: int = 0) -> tuple[Tensor, ...]:
@@ -1269,7 +1312,9 @@ __all__ = ["as_strided", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_to
            "expand", "expand_as", "flatten", "flip", "fliplr", "flipud", "hstack", "movedim", "moveaxis", "narrow",
            "permute", "ravel", "repeat_interleave", "reshape", "roll", "rot90", "row_stack", "select", "split",
            "split_with_sizes", "squeeze", "stack", "swapaxes", "swapdims", "t", "tensor_split", "tile", "transpose",
-           "tril", "triu", "unbind", "unflatten", "unsqueeze", "view", "vstack"]
+           "tril", "triu", "unbind", "unflatten", "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes",
+           "unsqueeze", "view", "vstack"]
 METHODS = ["as_strided", "diag", "diag_embed", "diagonal", "flip", "fliplr", "flipud", "ravel", "repeat",
-           "repeat_interleave", "roll", "rot90", "split_with_sizes", "tensor_split", "tile", "tril", "triu", "unfold"]
+           "repeat_interleave", "roll", "rot90", "split_with_sizes", "tensor_split", "tile", "tril", "triu", "unfold",
+           "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes"]
 INPLACE = ["tril", "triu"]
