@@ -128,6 +128,16 @@ def unsafe_split_pieces_are_not_tracked_views(L):
     return seen
 
 
+@scenario
+def instance_norm_checks_its_input(L):
+    x = L.ones(1, 1, 1, 2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        L.nn.InstanceNorm2d(2)(x)
+    return [[str(w.message) for w in caught], repr(L.nn.InstanceNorm2d(2)),
+            outcome(lambda: L.nn.InstanceNorm2d(2, affine=True)(x)), outcome(lambda: L.nn.InstanceNorm1d(1)(x))]
+
+
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_same_as_torch(name: str) -> None:
     ours = outcome(lambda: SCENARIOS[name](retrograd))
