@@ -138,6 +138,45 @@ def instance_norm_checks_its_input(L):
             outcome(lambda: L.nn.InstanceNorm2d(2, affine=True)(x)), outcome(lambda: L.nn.InstanceNorm1d(1)(x))]
 
 
+# ---- out= ----------------------------------------------------------------------------------
+
+
+@scenario
+def out_receives_the_result(L):
+    """Written, cast and resized (with torch's warning when it held elements), bumped once, returned."""
+    seen = []
+    for out in (L.zeros(2, 2), L.zeros(3), L.zeros(4, dtype=L.float64), L.zeros(0)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            returned = L.mul(L.ones(2, 2), 2, out=out)
+        # torch's C++ warnings end with where they were raised, " (Triggered internally at ...)"; with a cast
+        # it warns twice (its kernel resizes a temporary too): the distinct messages are compared
+        seen += [returned is out, out, out._version, sorted({str(w.message).split(" (Triggered")[0] for w in caught})]
+    values, indices = L.zeros(2), L.zeros(2, dtype=L.int64)
+    pair = L.max(L.tensor([[1.0, 3.0], [4.0, 2.0]]), 1, out=(values, indices))
+    seen += [pair.values is values, pair.indices is indices, values, indices]
+    seen += [L.exp(L.zeros(2), out=L.ones(2)), L.cat([L.ones(1), L.zeros(1)], out=L.empty(2)),
+             L.add(L.ones(2), 1, alpha=2, out=L.empty(2))]
+    return seen + [outcome(lambda: L.mul(L.ones(2), 2.5, out=L.zeros(2, dtype=L.int64)))]
+
+
+@scenario
+def out_refuses_what_autograd_would_need(L):
+    a, b = L.ones(2, 2, requires_grad=True), L.ones(2, 2)
+    seen = [outcome(lambda: L.mul(a, b, out=L.zeros(2, 2))), outcome(lambda: L.exp(a, out=L.zeros(2, 2))),
+            outcome(lambda: L.sum(a, 0, out=L.zeros(2))),
+            outcome(lambda: L.mul(b, b, out=L.zeros(2, 2).requires_grad_())),
+            outcome(lambda: L.cat([a, b], out=L.zeros(4, 2)))]
+    with L.no_grad():
+        x = L.zeros(2, 2)
+        L.mul(a, 3, out=x)
+    fw = L.autograd.forward_ad
+    with fw.dual_level():
+        dual, plain = fw.make_dual(L.ones(2), L.ones(2)), L.ones(2)
+        seen += [outcome(lambda: L.add(plain, plain, out=dual)), outcome(lambda: L.add(dual, plain, out=plain))]
+    return seen + [x, x.requires_grad]
+
+
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_same_as_torch(name: str) -> None:
     ours = outcome(lambda: SCENARIOS[name](retrograd))
