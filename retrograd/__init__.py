@@ -13,6 +13,8 @@ from ._creation import (Generator, arange, as_tensor, default_generator, empty, 
                         zeros_like)
 from ._dtype import (bool_ as bool, complex64, complex128, dtype, float16, float32, float64, get_default_dtype,  # noqa: A004
                      int8, int16, int32, int64, set_default_dtype, uint8)
+from ._legacy import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor,
+                      LongTensor, ShortTensor)
 from ._tensor import Size, Tensor, device
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                                  set_grad_enabled)

@@ -63,6 +63,73 @@ def randint_overloads(L):
     return [L.randint(2, [4, 2]).shape, L.randint(1, (3,)), L.randint(3, 4, (2,)), L.randint(5, (2,)).dtype]
 
 
+@scenario
+def legacy_tensor_types(L):
+    """Calling one constructs a tensor of its dtype from sizes, data or a tensor; isinstance checks the dtype."""
+    seen = [repr(L.FloatTensor), L.FloatTensor.dtype, L.BoolTensor(2, 2).shape, L.BoolTensor(2, 2).dtype,
+            L.BoolTensor([True, False]), L.LongTensor([3]), L.DoubleTensor(L.Size([2])).shape, L.IntTensor().shape,
+            isinstance(L.ones(2), L.FloatTensor), isinstance(L.ones(2, dtype=L.int64), L.FloatTensor),
+            L.ones(2).type(L.DoubleTensor).dtype, L.ones(2).type("torch.ByteTensor").dtype,
+            L.BoolTensor(5, 5).bernoulli_().dtype, L.FloatTensor(L.ones(2)),
+            outcome(lambda: L.FloatTensor(L.ones(2, dtype=L.float64)))]
+    return seen + [t(2).dtype for t in (L.ByteTensor, L.CharTensor, L.ShortTensor, L.HalfTensor)]
+
+
+@scenario
+def legacy_new(L):
+    x = L.ones(2, dtype=L.float64, requires_grad=True)
+    return [x.new(L.Size([2, 3])).shape, x.new((2, 3)), x.new([1, 2]), x.new(2, 3).dtype, x.new().shape,
+            x.new(2).requires_grad, outcome(lambda: x.new(L.tensor([1, 2])))]
+
+
+@scenario
+def set_shares_memory(L):
+    x, y = L.rand(4), L.ones(2, 3)
+    seen = [x.set_(y) is x, x.shape, x._version, y._version, x.data_ptr() == y.data_ptr()]
+    x.add_(1)
+    seen += [y, y._version, x._version, x._base is None]
+    x = L.rand(4)
+    x.set_()
+    seen += [x.shape, x._version, outcome(lambda: L.rand(2, requires_grad=True).set_(L.ones(3)))]
+    for target, source in ((L.rand(2, requires_grad=True) * 1, L.ones(3)), (L.rand(2), L.ones(3, requires_grad=True))):
+        target.set_(source)
+        seen += [name(target), target.requires_grad, outcome(lambda: target.sum().backward())]
+    return seen + [outcome(lambda: L.ones(2).set_(L.ones(2, dtype=L.float64)))]
+
+
+@scenario
+def set_and_resize_drop_the_gradient_accumulator(L):
+    """A graph recorded before uses the old AccumulateGrad: self is then not part of it."""
+    seen = []
+    for change in (lambda x: x.set_(L.rand_like(x)), lambda x: x.resize_(3)):
+        x = L.rand(2, requires_grad=True)
+        out = x.clone()
+        with L.no_grad():
+            change(x)
+        seen.append(outcome(lambda: L.autograd.grad(out.sum(), x)))
+    p = L.nn.Parameter(L.ones(16, dtype=L.float64))
+    for _ in range(2):
+        with L.no_grad():
+            p.set_(p[1:])
+            p.grad = None
+        L.cat((p, p)).sum().backward()
+        seen += [p.shape, p.grad]
+    return seen
+
+
+@scenario
+def resize_bumps_the_version_when_the_shape_changes(L):
+    x, y = L.arange(2.0), L.randn(3)
+    seen = [x.resize_((1, 2)) is x, x._version, x.resize_as_(y).shape, x._version, x[:2]]
+    x.resize_((3,))
+    x.resize_as_(y)
+    x.resize_(2, 1)
+    seen += [x._version, x, outcome(lambda: L.nn.Parameter(L.ones(3)).resize_(4))]
+    with L.no_grad():
+        seen.append(outcome(lambda: L.ones(3, requires_grad=True).resize_(4)))
+    return seen
+
+
 # ---- autograd conventions of ops --------------------------------------------------------------
 
 
