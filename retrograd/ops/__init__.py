@@ -330,6 +330,8 @@ for _name, _fn in _METHODS.items():
 for _name in _INPLACE:
     setattr(Tensor, _name + "_", _inplace(_METHODS[_name], _name + "_"))
 Tensor.copy_ = _copy_
+for _name in ("t", "transpose", "swapdims", "swapaxes", "squeeze", "unsqueeze", "as_strided"):
+    setattr(Tensor, _name + "_", shape.in_place_view(_METHODS[_name]))
 Tensor.set_ = _set_
 Tensor.resize_ = _resize_
 Tensor.resize_as_ = _resize_as_

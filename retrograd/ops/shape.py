@@ -8,7 +8,7 @@ recorded on the view's base by `rebase_view` (Note [in-place through views]).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -424,6 +424,53 @@ def _take_over(tensor: Tensor, fresh: Tensor) -> None:
 
         for level, tangent in tangents.items():
             set_tangent(tensor, level, tangent)
+
+
+# Note [in-place view ops]
+# t_, transpose_, swapdims_, swapaxes_, squeeze_, unsqueeze_ and as_strided_ change which elements of
+# its memory a tensor shows, not their values. Each runs its out-of-place view op on self and self
+# becomes the result: its array, and, when recorded, its node, which takes the row's in-place twin
+# (TBackward1, SqueezeBackward4, ...: the same formulas under torch's names for the in-place
+# overloads). They are refused where any in-place op is (leaves that require grad, views made in
+# no_grad or by multi-output ops); a view stays a view of its base and keeps how it was made (torch
+# propagates its creation meta), a base stays a base, the version is bumped. Under no_grad a view's
+# history is then regenerated from its base, as after any write autograd did not see, except for the
+# output of a multi-output op, which torch cannot regenerate: it keeps its history (and its refusal).
+
+
+def _in_place_twins() -> dict:
+    rows = ((t_op, "TBackward1"), (transpose_op, "TransposeBackward1"), (squeeze_all, "SqueezeBackward3"),
+            (squeeze_dim, "SqueezeBackward4"), (squeeze_dims, "SqueezeBackward5"), (unsqueeze_op, "UnsqueezeBackward1"),
+            (as_strided_op, "AsStridedBackward1"))
+    return {op: op.alias(op.name + "_", node) for op, node in rows}
+
+
+IN_PLACE_TWINS = _in_place_twins()
+
+
+def _multi_output_view(view: Tensor) -> bool:
+    return any(output is not None for _, _, output, _ in view._extra.get("view_chain", ()))
+
+
+def in_place_view(view: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """The in-place twin of a view function (Note [in-place view ops])."""
+
+    def method(self: Tensor, *args: object, **kwargs: object) -> Tensor:
+        self._check_inplace((), memory=False)
+        result = view(self, *args, **kwargs)
+        node = result.grad_fn
+        if node is not None:
+            node.__class__ = IN_PLACE_TWINS[type(node).op].node_class
+        self._data = result._data
+        self._bump_version()
+        _take_over(self, result)
+        if self._base is not None and not grad_mode._state.enabled and not _multi_output_view(self):
+            regenerate_after_untracked_write(self)
+        return self
+
+    method.__name__ = view.__name__ + "_"
+    method.__doc__ = f"In-place version of {view.__name__}: self becomes the view."
+    return method
 
 
 def check_inplace_view(view: Tensor, other_requires_grad: bool = False) -> None:
