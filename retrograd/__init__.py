@@ -7,14 +7,15 @@ import warnings
 from typing import Any
 
 from . import _dtype
-from ._creation import (Generator, arange, as_tensor, default_generator, empty, empty_like, eye, from_numpy, full,
-                        full_like, initial_seed, linspace, logspace, manual_seed, normal, ones, ones_like, rand,
+from ._creation import (Generator, arange, as_tensor, default_generator, empty, empty_like, empty_strided, eye,
+                        from_numpy, full, full_like, initial_seed, linspace, logspace, manual_seed, normal, ones, ones_like, rand,
                         rand_like, randint, randint_like, randn, randn_like, randperm, seed, tensor, zeros,
                         zeros_like)
 from ._dtype import (bool_ as bool, complex64, complex128, dtype, float16, float32, float64, get_default_dtype,  # noqa: A004
                      int8, int16, int32, int64, set_default_dtype, uint8)
 from ._legacy import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor,
                       LongTensor, ShortTensor)
+from ._memory_format import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
 from ._tensor import Size, Tensor, device
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                                  set_grad_enabled)

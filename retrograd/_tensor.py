@@ -146,9 +146,6 @@ class Tensor:
         strides = tuple(s // self._data.itemsize for s in self._data.strides)
         return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim)]
 
-    def is_contiguous(self) -> bool:
-        return bool(self._data.flags.c_contiguous)
-
     def data_ptr(self) -> int:
         return self._data.__array_interface__["data"][0]
 

@@ -130,6 +130,38 @@ def resize_bumps_the_version_when_the_shape_changes(L):
     return seen
 
 
+@scenario
+def memory_formats(L):
+    a = L.tensor(np.arange(120.0).reshape(2, 3, 4, 5), requires_grad=True)
+    b = a.to(memory_format=L.channels_last)
+    seen = [repr(L.channels_last), repr(L.contiguous_format), repr(L.preserve_format), repr(L.channels_last_3d),
+            name(b), b.stride(), b, b.is_contiguous(), b.is_contiguous(memory_format=L.channels_last),
+            name(a.contiguous(memory_format=L.channels_last)), name(b.contiguous()), b.contiguous().stride(),
+            b.clone(memory_format=L.contiguous_format).stride(), b.clone(memory_format=L.preserve_format).stride(),
+            a.to(memory_format=L.contiguous_format) is a, b.to(memory_format=L.preserve_format) is b,
+            a.to(L.float64, memory_format=L.channels_last).stride(),
+            L.ones(1, 2, 3, 4, 5).contiguous(memory_format=L.channels_last_3d).stride(),
+            outcome(lambda: L.ones(2, 3).contiguous(memory_format=L.channels_last))]
+    b.sum().backward()
+    return seen + [a.grad]
+
+
+@scenario
+def gradients_take_their_leaf_layout(L):
+    """A dense leaf's .grad has its strides (channels_last included); a leaf with gaps gets a row-major one."""
+    seen = []
+    for fmt in (L.contiguous_format, L.channels_last):
+        a = L.rand(2, 3, 4, 5).to(memory_format=fmt).requires_grad_()
+        a.sum().backward()
+        seen.append(a.grad.stride() == a.stride())
+        a.grad = None
+        (a * L.rand(2, 3, 4, 5)).sum().backward()
+        seen.append(a.grad.stride() == a.stride())
+    c = L.empty_strided((2, 2), (4, 2)).copy_(L.rand(2, 2)).requires_grad_()
+    c.sum().backward()
+    return seen + [c.stride(), c.grad.stride(), outcome(lambda: L.empty_strided((2, 2), (1,)))]
+
+
 # ---- autograd conventions of ops --------------------------------------------------------------
 
 

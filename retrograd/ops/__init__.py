@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np_
 
 from .. import _dtype as D
+from .. import _memory_format
 from .._tensor import Tensor
 from ..autograd.forward_ad import transforms as _transforms
 from ..autograd.grad_mode import _state as _grad_state
@@ -46,9 +47,13 @@ def square(input: Tensor) -> Tensor:
 
 
 def to(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-    """Tensor.to(dtype) / to(device) / to(other): a copy in the graph (ToCopyBackward0) if the dtype changes."""
+    """Tensor.to(dtype) / to(device) / to(other), with memory_format=: a copy in the graph (ToCopyBackward0)
+    if the dtype or the layout changes."""
     dtype = kwargs.get("dtype")
     copy = kwargs.get("copy", False)
+    layout = kwargs.get("memory_format")
+    if layout is _memory_format.preserve_format:
+        layout = None
     for a in args:
         if isinstance(a, D.dtype):
             dtype = a
@@ -58,9 +63,11 @@ def to(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
             from .._tensor import device
 
             device(a or "cpu")
+    if layout is not None and not _memory_format.is_laid_out(input._data, layout):
+        return shape.cast(input, dtype or input.dtype, layout)
     if dtype is None or dtype is input.dtype:
         return clone(input) if copy else input
-    return shape.cast(input, dtype)
+    return shape.cast(input, dtype, layout)
 
 
 def type_as(input: Tensor, other: Tensor) -> Tensor:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from .. import _dtype as D
+from .._memory_format import contiguous_format, is_laid_out, laid_out, memory_format
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ..autograd import grad_mode
 from .registry import Op, apply, defop
@@ -112,13 +113,14 @@ def expand_op(xp, x, shape):
 
 @defop("clone", params=("memory_format",), self="grad", jvp="self_t.clone()")
 def clone_op(xp, x, memory_format):
-    return x.copy()
+    return x.copy() if memory_format is None else laid_out(x, memory_format)
 
 
-@defop("_to_copy", node="ToCopyBackward0", params=("dtype",), self="cast_to(grad, self_dtype)",
+@defop("_to_copy", node="ToCopyBackward0", params=("dtype", "memory_format"), self="cast_to(grad, self_dtype)",
        jvp="cast_to(self_t, dtype)")
-def to_copy(xp, x, dtype):
-    return x.astype(dtype)
+def to_copy(xp, x, dtype, memory_format):
+    out = x.astype(dtype)
+    return out if memory_format is None else laid_out(out, memory_format)
 
 
 # ============================================================================================
@@ -622,7 +624,7 @@ def sum_to(grad: Tensor, shape: Sequence[int]) -> Tensor:
 
 def cast_to(t: Tensor, dtype: np.dtype) -> Tensor:
     """`t` converted to a NumPy dtype (a ToCopyBackward0 node when it changes)."""
-    return t if t._data.dtype == dtype else apply(to_copy, (t,), (dtype,))
+    return t if t._data.dtype == dtype else apply(to_copy, (t,), (dtype, None))
 
 
 def cat_backward(grad: Tensor, shapes: list, dim: int) -> list[Tensor]:
@@ -963,12 +965,13 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
     return apply(unfold_op, (input,), (d, size, step))
 
 
-def cast(input: Tensor, dtype: D.dtype) -> Tensor:
-    """input converted to `dtype` (ToCopyBackward0); integer and bool results carry no gradient, as in torch."""
+def cast(input: Tensor, dtype: D.dtype, memory_format: memory_format | None = None) -> Tensor:
+    """input converted to `dtype`, and laid out in `memory_format` if given (ToCopyBackward0); integer and
+    bool results carry no gradient, as in torch."""
     if dtype.category < 2:
         with grad_mode.no_grad():
-            return apply(to_copy, (input,), (dtype.np,))
-    return apply(to_copy, (input,), (dtype.np,))
+            return apply(to_copy, (input,), (dtype.np, memory_format))
+    return apply(to_copy, (input,), (dtype.np, memory_format))
 
 
 def detach(input: Tensor) -> Tensor:
@@ -976,12 +979,19 @@ def detach(input: Tensor) -> Tensor:
     return input.detach()
 
 
-def contiguous(input: Tensor, memory_format: object = None) -> Tensor:
-    """self when already contiguous, else a contiguous copy."""
-    return input if input._data.flags.c_contiguous else apply(clone_op, (input,), (None,))
+def contiguous(input: Tensor, memory_format: memory_format = contiguous_format) -> Tensor:
+    """self when already laid out in `memory_format` (row-major by default), else a copy that is."""
+    if is_laid_out(input._data, memory_format):
+        return input
+    return apply(clone_op, (input,), (None if memory_format is contiguous_format else memory_format,))
 
 
-def clone(input: Tensor, *, memory_format: object = None) -> Tensor:
+def is_contiguous(input: Tensor, memory_format: memory_format = contiguous_format) -> bool:
+    """Whether input is laid out in `memory_format` (row-major by default)."""
+    return is_laid_out(input._data, memory_format)
+
+
+def clone(input: Tensor, *, memory_format: memory_format | None = None) -> Tensor:
     """A copy with its own memory that stays in the graph (CloneBackward0)."""
     return apply(clone_op, (input,), (memory_format,))
 
@@ -1361,7 +1371,7 @@ __all__ = ["as_strided", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_to
            "split_with_sizes", "squeeze", "stack", "swapaxes", "swapdims", "t", "tensor_split", "tile", "transpose",
            "tril", "triu", "unbind", "unflatten", "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes",
            "unsqueeze", "view", "vstack"]
-METHODS = ["as_strided", "diag", "diag_embed", "diagonal", "flip", "fliplr", "flipud", "ravel", "repeat",
-           "repeat_interleave", "roll", "rot90", "split_with_sizes", "tensor_split", "tile", "tril", "triu", "unfold",
-           "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes"]
+METHODS = ["as_strided", "diag", "diag_embed", "diagonal", "flip", "fliplr", "flipud", "is_contiguous", "ravel",
+           "repeat", "repeat_interleave", "roll", "rot90", "split_with_sizes", "tensor_split", "tile", "tril", "triu",
+           "unfold", "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes"]
 INPLACE = ["tril", "triu"]
