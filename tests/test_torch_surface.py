@@ -162,6 +162,13 @@ def gradients_take_their_leaf_layout(L):
     return seen + [c.stride(), c.grad.stride(), outcome(lambda: L.empty_strided((2, 2), (1,)))]
 
 
+@scenario
+def standard_basis_blocks(L):
+    """autograd.functional's identity blocks, one per tensor, in its dtype (torch's tests call it)."""
+    inputs = (L.ones(2, 3, dtype=L.float64), L.ones(()), L.ones(0), L.ones(2))
+    return list(L.autograd.functional._construct_standard_basis_for(inputs, tuple(t.numel() for t in inputs)))
+
+
 # ---- autograd conventions of ops --------------------------------------------------------------
 
 
