@@ -283,6 +283,19 @@ def out_refuses_what_autograd_would_need(L):
     return seen + [x, x.requires_grad]
 
 
+@scenario
+def prod_double_backward_with_two_zeros_in_one_place(L):
+    """The gradient is right; differentiating it again raises torch's delayed error."""
+    seen = []
+    for fn in (L.scatter_reduce, L.index_reduce):
+        x = L.tensor([1.0], dtype=L.float64, requires_grad=True)
+        src = L.tensor([0.0, 0.0], dtype=L.float64, requires_grad=True)
+        out = fn(x, 0, L.tensor([0, 0]), src, "prod")
+        (g,) = L.autograd.grad(out.sum(), src, create_graph=True)
+        seen += [g, outcome(lambda: L.autograd.grad(g.sum(), src))]
+    return seen + [outcome(lambda: L.index_reduce(L.ones(2), 0, L.tensor([0]), L.ones(1), "sum"))]
+
+
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_same_as_torch(name: str) -> None:
     ours = outcome(lambda: SCENARIOS[name](retrograd))

@@ -697,7 +697,8 @@ def _index_put(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
 
 
 def _gather_scatter(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
-    """gather / scatter / scatter_add / scatter_reduce: the index gets the batch dims like the tensors."""
+    """gather / scatter / scatter_add / scatter_reduce / index_reduce: the index gets the batch dims like the
+    tensors."""
     k = len(levels)
     physical = tuple(align(a, levels, full=True) if isinstance(a, Tensor) else a for a in args)
     new = []
@@ -887,7 +888,8 @@ RULES: dict[str, Callable] = {
     "nll_loss": _loop, "copy_slices": _loop, "as_strided": _refused,
     "alias": _elementwise, "repeat": _repeat, "einsum": _einsum,
     "diagonal_backward": _with_sizes, "unfold_backward": _with_sizes,
-    "scatter_reduce": _gather_scatter, "scatter_value": _gather_scatter, "scatter_reduce_legacy": _gather_scatter,
+    "scatter_reduce": _gather_scatter, "index_reduce": _gather_scatter, "scatter_value": _gather_scatter,
+    "scatter_reduce_legacy": _gather_scatter,
     "argmax": _arg_extreme, "argmin": _arg_extreme,
     **dict.fromkeys(("_unique", "_unique2", "unique_dim", "unique_consecutive"), _dynamic_shape),
     "vdot": _composite(lambda a, b: (a.conj() * b).sum()),

@@ -38,7 +38,7 @@ _grad_state = grad_mode._state
 _transforms = forward_ad.transforms
 
 
-ENGINE_NODES = ("CopySlices", "CopyBackwards", "NotImplemented")
+ENGINE_NODES = ("CopySlices", "CopyBackwards", "NotImplemented", "Error")
 
 
 class Op:
