@@ -296,6 +296,24 @@ def prod_double_backward_with_two_zeros_in_one_place(L):
     return seen + [outcome(lambda: L.index_reduce(L.ones(2), 0, L.tensor([0]), L.ones(1), "sum"))]
 
 
+@scenario
+def igamma_is_differentiable_in_other_only(L):
+    a = L.tensor([0.5, 2.0, 30.0], dtype=L.float64, requires_grad=True)
+    x = L.tensor([1.0, 2.0, 29.9], dtype=L.float64, requires_grad=True)
+    seen = []
+    for fn in (L.igamma, L.igammac):
+        out = fn(a, x)
+        seen += [name(out), outcome(lambda: out.sum().backward()), x.grad]
+        fn(a.detach(), x).sum().backward()
+        seen.append(x.grad)
+        x.grad = None
+    fw = L.autograd.forward_ad
+    with fw.dual_level():
+        dual = fw.make_dual(L.ones(3), L.ones(3))
+        refused = outcome(lambda: L.igamma(dual, dual))
+    return seen + [refused[:2], refused[2].splitlines()[0]]  # torch adds a line asking for an issue
+
+
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_same_as_torch(name: str) -> None:
     ours = outcome(lambda: SCENARIOS[name](retrograd))

@@ -263,6 +263,12 @@ BINARY = [
     OpInfo("fmod", binary_samples(scaled(3), uniform(0.7, 1.3)), method=True),
     OpInfo("copysign", with_samples(binary_samples(away_from_zero, away_from_zero), lambda rng: [
         kink(np.array([0.0, -0.0, 1.0, -2.0]), np.array([-1.0, 1.0, -0.0, 0.0]), name="zeros")]), method=True),
+    # differentiable in `other` only: torch's derivative for the input raises (tests/test_torch_surface.py)
+    *(OpInfo(name, lambda rng: [
+        Sample((C(np.array([0.5, 1.0, 2.5, 7.0, 30.0])), np.array([0.3, 2.0, 2.5, 9.0, 29.9])), name="across"),
+        Sample((C(positive(rng, 3, 1) * 3), positive(rng, 4) * 3), name="broadcast"),
+        Sample((C(np.array([0.0, 2.0, 2.0, np.inf])), C(np.array([1.0, 0.0, np.inf, 2.0]))), name="edges"),
+    ], method=True, forward_ad=False) for name in ("igamma", "igammac")),
     OpInfo("xlogy", with_samples(binary_samples(rand, positive), lambda rng: [
         Sample((1.5, positive(rng, 3)), name="number_self"),
         kink(np.array([0.0, 0.0, 1.0, 2.0]), np.array([0.0, 2.0, np.nan, 0.5]), name="zero_self")]),
