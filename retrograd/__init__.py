@@ -25,7 +25,7 @@ from .ops.selection import _unique, _unique2
 from . import autograd  # noqa: E402
 from . import ops as _ops  # noqa: E402
 from . import linalg, nn  # noqa: E402
-from . import optim, utils  # noqa: E402
+from . import optim, testing, utils  # noqa: E402
 from . import func  # noqa: E402
 from . import _VF  # noqa: E402
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: E402

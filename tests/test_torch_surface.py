@@ -314,6 +314,35 @@ def igamma_is_differentiable_in_other_only(L):
     return seen + [refused[:2], refused[2].splitlines()[0]]  # torch adds a line asking for an issue
 
 
+# ---- torch.testing ---------------------------------------------------------------------------
+
+
+@scenario
+def assert_close_messages(L):
+    pairs = [(1.0, 1.1, {}), (L.tensor([1.0, 2.0]), L.tensor([1.0, 2.0], dtype=L.float64), {}),
+             (L.ones(2), L.ones(3), {}), ([L.ones(2)], [L.zeros(2)], {}), (L.tensor([1, 2]), L.tensor([1, 3]), {}),
+             (L.tensor(float("nan")), L.tensor(float("nan")), {}), ({"a": L.ones(1)}, {"a": L.zeros(1)}, {}),
+             (L.tensor([True]), L.tensor([False]), {}), (1, 2, {}),
+             (L.tensor(float("nan")), L.tensor(float("nan")), {"equal_nan": True}),
+             (L.tensor([1.0, 2.0]), L.tensor([1.05, 2.0]), {"rtol": 0.1, "atol": 0}),
+             (L.tensor([1.0, 2.0]), L.tensor([1.0, 2.0 + 1e-6]), {}), (L.ones(2), L.ones(2), {"rtol": 0.1})]
+    return [outcome(lambda: L.testing.assert_close(a, b, **k)) for a, b, k in pairs]
+
+
+@scenario
+def make_tensor_properties(L):
+    """Values are random (each library draws its own): shapes, dtypes, ranges and layouts are compared."""
+    make = L.testing.make_tensor
+    floats, ints = make((2, 3), dtype=L.float32, device="cpu"), make(4, 5, dtype=L.int64, device="cpu", low=0, high=3)
+    flags = make((2, 3), dtype=L.float64, device="cpu", noncontiguous=True, requires_grad=True)
+    return [floats.shape, floats.dtype, bool((floats >= -9).all() and (floats < 9).all()), ints.shape,
+            bool((ints >= 0).all() and (ints < 3).all()), make((3,), dtype=L.bool, device="cpu").dtype,
+            make((2,), dtype=L.complex64, device="cpu").dtype, flags.stride(), flags.is_contiguous(),
+            flags.requires_grad, bool((make((50,), dtype=L.int64, device="cpu", exclude_zero=True) != 0).all()),
+            make((2, 3, 4, 5), dtype=L.float32, device="cpu", memory_format=L.channels_last).stride(),
+            outcome(lambda: make((2,), dtype=L.float32, device="cpu", low=3, high=1))]
+
+
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_same_as_torch(name: str) -> None:
     ours = outcome(lambda: SCENARIOS[name](retrograd))
