@@ -264,7 +264,7 @@ def _copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
 
 
 
-# Note [set_ and resize_]
+# Note [set and resize]
 # Both change which memory a tensor holds rather than the values in it: set_(source) makes self hold
 # source's memory (shared, as torch's storages are), resize_ gives it a new shape, keeping the first
 # elements of its memory (a view of it when it shrinks). Neither has a derivative: resize_ refuses a
@@ -281,7 +281,7 @@ def _SET(xp, x, source):  # noqa: N802
 
 
 def _set_(self: Tensor, source: Tensor | None = None) -> Tensor:
-    """Make self hold source's memory (shape, strides and all), or nothing (Note [set_ and resize_])."""
+    """Make self hold source's memory (shape, strides and all), or nothing (Note [set and resize])."""
     self._check_inplace((), memory=False)
     if source is not None and source.dtype is not self.dtype:
         raise RuntimeError(f"Could not set tensor of type {D.CPP_TYPE_NAMES[source.dtype.name]} to a tensor of type "
@@ -296,7 +296,7 @@ def _set_(self: Tensor, source: Tensor | None = None) -> Tensor:
 
 
 def _resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
-    """Give self a new shape, keeping the first elements of its memory (Note [set_ and resize_])."""
+    """Give self a new shape, keeping the first elements of its memory (Note [set and resize])."""
     if self._requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
     from .._creation import _shape
