@@ -263,7 +263,7 @@ BINARY = [
     OpInfo("fmod", binary_samples(scaled(3), uniform(0.7, 1.3)), method=True),
     OpInfo("copysign", with_samples(binary_samples(away_from_zero, away_from_zero), lambda rng: [
         kink(np.array([0.0, -0.0, 1.0, -2.0]), np.array([-1.0, 1.0, -0.0, 0.0]), name="zeros")]), method=True),
-    # differentiable in `other` only: torch's derivative for the input raises (tests/test_torch_surface.py)
+    # differentiable in `other` only: torch's derivative for the input raises (tests/test_tensor_surface.py)
     *(OpInfo(name, lambda rng: [
         Sample((C(np.array([0.5, 1.0, 2.5, 7.0, 30.0])), np.array([0.3, 2.0, 2.5, 9.0, 29.9])), name="across"),
         Sample((C(positive(rng, 3, 1) * 3), positive(rng, 4) * 3), name="broadcast"),

@@ -155,7 +155,7 @@ OPS = [
                                      Sample((rand(rng, 3) * 5 + 5, C(sorted_rows(rng, 6))), {"right": True}, "right")],
            differentiable=False),
     OpInfo("isin", isin_samples, differentiable=False),
-    # the values require grad, but torch declares no derivative: its backward raises (tests/test_torch_surface.py)
+    # the values require grad, but torch declares no derivative: its backward raises (tests/test_tensor_surface.py)
     OpInfo("unique", unique_samples, method=True, differentiable=False),
     OpInfo("unique_consecutive", unique_samples, method=True, differentiable=False),
     OpInfo("sort", sort_samples, method=True),
