@@ -9,22 +9,27 @@ import warnings
 from typing import Any
 
 from . import _dtype
-from ._creation import (Generator, arange, as_tensor, default_generator, empty, empty_like, eye, from_numpy, full,
-                        full_like, initial_seed, linspace, logspace, manual_seed, normal, ones, ones_like, rand,
+from ._creation import (Generator, arange, as_tensor, default_generator, empty, empty_like, empty_strided, eye,
+                        from_numpy, full, full_like, initial_seed, linspace, logspace, manual_seed, normal, ones, ones_like, rand,
                         rand_like, randint, randint_like, randn, randn_like, randperm, seed, tensor, zeros,
                         zeros_like)
 from ._dtype import (bool_ as bool, complex64, complex128, dtype, float16, float32, float64, get_default_dtype,  # noqa: A004
                      int8, int16, int32, int64, set_default_dtype, uint8)
+from ._legacy import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor,
+                      LongTensor, ShortTensor)
+from ._memory_format import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
 from ._tensor import Size, Tensor, device
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                                  set_grad_enabled)
 from .ops import *  # noqa: F403 - the op table is the public namespace
 from .ops import __all__ as _ops_all
+from .ops.selection import _unique, _unique2
 from . import autograd  # noqa: E402
 from . import ops as _ops  # noqa: E402
 from . import linalg, nn  # noqa: E402
-from . import optim, utils  # noqa: E402
+from . import optim, testing, utils  # noqa: E402
 from . import func  # noqa: E402
+from . import _VF  # noqa: E402
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: E402
 from .func import vmap  # noqa: E402
 from .serialization import load, save  # noqa: E402
@@ -155,6 +160,9 @@ def __getattr__(name: str) -> Any:
 
 
 _ops.registry.finalize(_ops._formula_namespace())
+for _name in _ops_all:  # Note [out=]: torch's functions take out= (rows take it themselves), methods do not
+    if callable(globals()[_name]) and not isinstance(globals()[_name], _ops.registry.Op):
+        globals()[_name] = _ops.registry.accepting_out(globals()[_name], _name)
 
 # Note [floating-point warnings]: NumPy reports out-of-domain values (log(0), 0/0, sqrt(-1)) with a
 # RuntimeWarning; torch computes the same inf/nan silently. A filter for warnings raised from

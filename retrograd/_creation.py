@@ -198,6 +198,19 @@ def empty(*size: Any, dtype: D.dtype | None = None, device: Any = None, requires
     return _finish(np.empty(_shape(size), dtype=_np_dtype(dtype)), requires_grad)
 
 
+def empty_strided(size: Sequence[int], stride: Sequence[int], *, dtype: D.dtype | None = None, device: Any = None,
+                  requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
+    """An uninitialised tensor with the given strides (in elements) over memory of just the span they reach."""
+    shape, np_dtype = _shape((size,)), np.dtype(_np_dtype(dtype))
+    if len(stride) != len(shape):
+        raise RuntimeError(f"dimensionality of sizes ({len(shape)}) must match dimensionality of strides "
+                           f"({len(stride)})")
+    span = 1 + sum((n - 1) * s for n, s in zip(shape, stride)) if all(shape) else 0
+    memory = np.empty(span, np_dtype)
+    data = np.lib.stride_tricks.as_strided(memory, shape, tuple(s * np_dtype.itemsize for s in stride))
+    return _finish(data, requires_grad)
+
+
 def full(size: Sequence[int], fill_value: Any, *, dtype: D.dtype | None = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
     """A tensor of `size` filled with fill_value (its dtype inferred from the value, as torch)."""
@@ -247,11 +260,13 @@ def randn(*size: Any, generator: Generator | None = None, dtype: D.dtype | None 
     return _finish(_rng(generator).standard_normal(_shape(size)).astype(_np_dtype(dtype)), requires_grad)
 
 
-def randint(low: int, high: int | None = None, size: Sequence[int] = (), *, generator: Generator | None = None,
-            dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """Integers uniform in [low, high) (int64 by default)."""
-    if high is None:
-        low, high = 0, low
+def randint(low: int, high: int | Sequence[int] | None = None, size: Sequence[int] = (), *,
+            generator: Generator | None = None, dtype: D.dtype | None = None, device: Any = None,
+            requires_grad: bool = False) -> Tensor:
+    """Integers uniform in [low, high) (int64 by default); `randint(high, size)` is torch's other
+    overload, with low = 0."""
+    if high is None or isinstance(high, Sequence):
+        low, high, size = 0, low, size if high is None else high
     data = _rng(generator).integers(low, high, size=_shape((size,)) if not isinstance(size, int) else (size,))
     return _finish(data.astype(_np_dtype(dtype, D.int64)), requires_grad)
 

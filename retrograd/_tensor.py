@@ -146,9 +146,6 @@ class Tensor:
         strides = tuple(s // self._data.itemsize for s in self._data.strides)
         return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim)]
 
-    def is_contiguous(self) -> bool:
-        return bool(self._data.flags.c_contiguous)
-
     def data_ptr(self) -> int:
         return self._data.__array_interface__["data"][0]
 
@@ -161,8 +158,9 @@ class Tensor:
         return self._data.tolist()
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
-        """The array itself (shared memory), refused while the tensor requires grad, as torch does."""
-        if self._requires_grad and not force:
+        """The array itself (shared memory), refused while the tensor requires grad and grad mode is on,
+        as torch does."""
+        if self._requires_grad and grad_mode._state.enabled and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         return self._data
 

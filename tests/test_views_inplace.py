@@ -378,6 +378,51 @@ def detach_in_place_on_a_view(L):
     return [outcome(lambda: v.detach_()), outcome(lambda: L.zeros(3)[0].detach_().requires_grad)]
 
 
+# ---- in-place view ops: self becomes the view -------------------------------------------------
+
+IN_PLACE_VIEWS = {
+    "as_strided_": lambda v: v.as_strided_((1, 0), (2, 2)), "transpose_": lambda v: v.transpose_(0, 1),
+    "t_": lambda v: v.t_(), "squeeze_dim": lambda v: v.squeeze_(0), "squeeze_all": lambda v: v.squeeze_(),
+    "squeeze_dims": lambda v: v.squeeze_((0, 1)), "unsqueeze_": lambda v: v.unsqueeze_(0),
+    "swapdims_": lambda v: v.swapdims_(0, 0), "swapaxes_": lambda v: v.swapaxes_(0, 1),
+}
+
+
+@scenario
+def in_place_view_ops(L):
+    seen = []
+    for change in IN_PLACE_VIEWS.values():
+        x = leaf(L, X[:1, :3])
+        y = x * 1
+        v = y.view_as(y)
+        seen += [change(v) is v, name(v), name(v.grad_fn.next_functions[0][0]), v._version, v._base is y, v.shape,
+                 v.stride()]
+        v.mul_(2)
+        seen += [name(v), name(y)]
+        (y * y).sum().backward()
+        b = x * 1
+        change(b)
+        seen += [x.grad, name(b), b._base is None, b._version, outcome(lambda: change(leaf(L)))]
+    return seen
+
+
+@scenario
+def in_place_view_ops_and_how_the_view_was_made(L):
+    """torch's refusals by creation meta: made in no_grad, or by a multi-output op (Note [in-place view ops])."""
+    seen = []
+    for change in (IN_PLACE_VIEWS["t_"], IN_PLACE_VIEWS["unsqueeze_"]):
+        for multi in (False, True):
+            for grad_at_view in (True, False):
+                for grad_at_change in (True, False):
+                    base = leaf(L) * 1
+                    with L.set_grad_enabled(grad_at_view):
+                        v = base.unbind()[0] if multi else base.view_as(base)
+                    with L.set_grad_enabled(grad_at_change):
+                        first = outcome(lambda: change(v))
+                    seen += [first, outcome(lambda: name(v.add_(1)))]
+    return seen
+
+
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_same_as_torch(name: str) -> None:
     ours = outcome(lambda: SCENARIOS[name](retrograd))

@@ -103,6 +103,11 @@ def _dynamic_shape_error(name: str) -> RuntimeError:
                         "need this feature.")
 
 
+def _dynamic_shape(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+    """An op whose output shape depends on the values (unique): torch refuses it under vmap."""
+    raise _dynamic_shape_error(op.name)
+
+
 def _refused(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
     raise RuntimeError(f"vmap: {op.name} works on each example's memory layout (storage offsets and strides), so "
                        "it has no batching rule; compute it outside vmap.")
@@ -692,7 +697,8 @@ def _index_put(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
 
 
 def _gather_scatter(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
-    """gather / scatter / scatter_add / scatter_reduce: the index gets the batch dims like the tensors."""
+    """gather / scatter / scatter_add / scatter_reduce / index_reduce: the index gets the batch dims like the
+    tensors."""
     k = len(levels)
     physical = tuple(align(a, levels, full=True) if isinstance(a, Tensor) else a for a in args)
     new = []
@@ -882,8 +888,10 @@ RULES: dict[str, Callable] = {
     "nll_loss": _loop, "copy_slices": _loop, "as_strided": _refused,
     "alias": _elementwise, "repeat": _repeat, "einsum": _einsum,
     "diagonal_backward": _with_sizes, "unfold_backward": _with_sizes,
-    "scatter_reduce": _gather_scatter, "scatter_value": _gather_scatter, "scatter_reduce_legacy": _gather_scatter,
+    "scatter_reduce": _gather_scatter, "index_reduce": _gather_scatter, "scatter_value": _gather_scatter,
+    "scatter_reduce_legacy": _gather_scatter,
     "argmax": _arg_extreme, "argmin": _arg_extreme,
+    **dict.fromkeys(("_unique", "_unique2", "unique_dim", "unique_consecutive"), _dynamic_shape),
     "vdot": _composite(lambda a, b: (a.conj() * b).sum()),
     "trace": _composite(lambda x: x.diagonal(0, 0, 1).sum()),
     "prod_all": _composite(lambda x, dtype: x.reshape(-1).prod(0) if dtype is None else

@@ -206,8 +206,9 @@ def jvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False, 
             _unpack(_finish(result, create_graph), is_outputs_tuple))
 
 
-def _standard_basis(tensors: tuple, numels: tuple) -> tuple:
-    """One block per tensor of an N x N identity (N = total numel), shaped (N, *tensor.shape)."""
+def _construct_standard_basis_for(tensors: tuple, numels: tuple) -> tuple:
+    """One block per tensor of an N x N identity (N = total numel), shaped (N, tensor.numel()), in the
+    tensor's dtype (torch's name: its tests call it)."""
     from .. import zeros
 
     total = sum(numels)
@@ -249,7 +250,7 @@ def _jacobian_forward(func: Callable, inputs: Any, strict: bool, vectorize: bool
         seen["outputs"] = [p for p, _ in unpacked]
         return tuple(t if t is not None else p.new_zeros(p.shape) for p, t in unpacked)
 
-    pushed = vmap(push)(*_standard_basis(inputs, numels))
+    pushed = vmap(push)(*_construct_standard_basis_for(inputs, numels))
     jac = []  # lists, not tuples, as torch returns them here
     for column, out in zip(pushed, seen["outputs"]):
         pieces = column.split(numels, dim=0)
@@ -317,7 +318,7 @@ def _jacobian_vectorized(outputs: tuple, inputs: tuple, create_graph: bool, stri
         raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not supported "
                            "together. Please either set `strict=False` or `vectorize=False`.")
     numels = tuple(o.numel() for o in outputs)
-    basis = _standard_basis(outputs, numels)
+    basis = _construct_standard_basis_for(outputs, numels)
     flat = tuple(o.reshape(-1) for o in outputs)
     grads = _grads(flat, inputs, basis, create_graph=create_graph, is_grads_batched=True)
     total = sum(numels)

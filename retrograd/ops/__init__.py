@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np_
 
 from .. import _dtype as D
+from .. import _memory_format
 from .._tensor import Tensor
 from ..autograd.forward_ad import transforms as _transforms
 from ..autograd.grad_mode import _state as _grad_state
@@ -46,9 +47,13 @@ def square(input: Tensor) -> Tensor:
 
 
 def to(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-    """Tensor.to(dtype) / to(device) / to(other): a copy in the graph (ToCopyBackward0) if the dtype changes."""
+    """Tensor.to(dtype) / to(device) / to(other), with memory_format=: a copy in the graph (ToCopyBackward0)
+    if the dtype or the layout changes."""
     dtype = kwargs.get("dtype")
     copy = kwargs.get("copy", False)
+    layout = kwargs.get("memory_format")
+    if layout is _memory_format.preserve_format:
+        layout = None
     for a in args:
         if isinstance(a, D.dtype):
             dtype = a
@@ -58,9 +63,11 @@ def to(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
             from .._tensor import device
 
             device(a or "cpu")
+    if layout is not None and not _memory_format.is_laid_out(input._data, layout):
+        return shape.cast(input, dtype or input.dtype, layout)
     if dtype is None or dtype is input.dtype:
         return clone(input) if copy else input
-    return shape.cast(input, dtype)
+    return shape.cast(input, dtype, layout)
 
 
 def type_as(input: Tensor, other: Tensor) -> Tensor:
@@ -76,13 +83,21 @@ def _cast(dtype: D.dtype) -> Any:
 
 
 def _type(self: Tensor, dtype: Any = None, **kwargs: Any) -> Any:
+    """The legacy type name, or a cast to a dtype, a legacy type or a legacy type's name."""
+    from .._legacy import TYPES, tensortype
+
     if dtype is None:
         return D.tensor_type_name(self.dtype)
     if isinstance(dtype, str):
-        legacy = {"torch.FloatTensor": D.float32, "torch.DoubleTensor": D.float64, "torch.LongTensor": D.int64,
-                  "torch.IntTensor": D.int32, "torch.BoolTensor": D.bool_, "torch.HalfTensor": D.float16}
-        dtype = legacy[dtype]
-    return to(self, dtype)
+        dtype = TYPES[dtype[len("torch."):]]
+    return to(self, dtype.dtype if isinstance(dtype, tensortype) else dtype)
+
+
+def _new(self: Tensor, *args: Any) -> Tensor:
+    """torch's legacy Tensor.new: a tensor of self's dtype from sizes, data or a tensor (_legacy.legacy_new)."""
+    from .._legacy import legacy_new
+
+    return legacy_new(self.dtype, args)
 
 
 # ============================================================================================
@@ -111,7 +126,7 @@ _METHODS.update(
     unsqueeze=unsqueeze, view=view, where=lambda self, condition, other: where(condition, self, other),
     float=_cast(D.float32), double=_cast(D.float64), half=_cast(D.float16), long=_cast(D.int64),
     int=_cast(D.int32), short=_cast(D.int16), bool=_cast(D.bool_), byte=_cast(D.uint8), char=_cast(D.int8),
-    cfloat=_cast(D.complex64), cdouble=_cast(D.complex128), type=_type,
+    cfloat=_cast(D.complex64), cdouble=_cast(D.complex128), type=_type, new=_new,
     narrow_slice=shape.narrow_slice,
     view_as=lambda self, other: view(self, other.shape),
     reshape_as=lambda self, other: reshape(self, other.shape),
@@ -249,6 +264,69 @@ def _copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
 
 
 
+# Note [set and resize]
+# Both change which memory a tensor holds rather than the values in it: set_(source) makes self hold
+# source's memory (shared, as torch's storages are), resize_ gives it a new shape, keeping the first
+# elements of its memory (a view of it when it shrinks). Neither has a derivative: resize_ refuses a
+# tensor that requires grad, set_ under grad mode records torch's NotImplemented node. Both bump the
+# version, and both drop self's AccumulateGrad, as torch resets the grad accumulator after them:
+# a graph recorded before uses the old one, so differentiating with respect to self then finds it
+# "not used in the graph".
+
+
+@defop("set_", node="NotImplemented", inputs=("self", "source"), self="derivative_not_implemented('set_')",
+       source="derivative_not_implemented('set_')")
+def _SET(xp, x, source):  # noqa: N802
+    return source
+
+
+def _set_(self: Tensor, source: Tensor | None = None) -> Tensor:
+    """Make self hold source's memory (shape, strides and all), or nothing (Note [set and resize])."""
+    self._check_inplace((), memory=False)
+    if source is not None and source.dtype is not self.dtype:
+        raise RuntimeError(f"Could not set tensor of type {D.CPP_TYPE_NAMES[source.dtype.name]} to a tensor of type "
+                           f"{D.CPP_TYPE_NAMES[self.dtype.name]}")
+    new = np_.zeros(0, self._data.dtype) if source is None else source._data
+    recorded = apply(_SET, (self, source)) if source is not None else None
+    self._data = new
+    _memory_changed(self)
+    if recorded is not None and recorded.grad_fn is not None:
+        self.grad_fn, self._output_nr, self._requires_grad = recorded.grad_fn, 0, True
+    return self
+
+
+def _resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
+    """Give self a new shape, keeping the first elements of its memory (Note [set and resize])."""
+    if self._requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    from .._creation import _shape
+
+    shape = _shape(sizes)
+    if shape == self._data.shape:
+        return self
+    count, data = math.prod(shape), self._data
+    if count <= data.size and data.flags.c_contiguous:
+        self._data = data.reshape(-1)[:count].reshape(shape)
+    else:
+        grown = np_.zeros(shape, data.dtype)
+        kept = count if count < data.size else data.size
+        grown.reshape(-1)[:kept] = data.reshape(-1)[:kept]
+        self._data = grown
+    _memory_changed(self)
+    return self
+
+
+def _resize_as_(self: Tensor, other: Tensor, memory_format: Any = None) -> Tensor:
+    return _resize_(self, other.shape)
+
+
+def _memory_changed(tensor: Tensor) -> None:
+    tensor._bump_version()
+    if tensor._extra is not None:
+        tensor._extra.pop("acc", None)
+        tensor._extra.pop("storage", None)  # the storage geometry views use (shape.py)
+
+
 @defop("copy_", node="CopyBackwards", inputs=("self", "src"), self="zeros_like(grad)", src="grad", jvp="src_t")
 def _COPY(xp, dst, src):  # noqa: N802
     return src.copy()
@@ -259,6 +337,11 @@ for _name, _fn in _METHODS.items():
 for _name in _INPLACE:
     setattr(Tensor, _name + "_", _inplace(_METHODS[_name], _name + "_"))
 Tensor.copy_ = _copy_
+for _name in ("t", "transpose", "swapdims", "swapaxes", "squeeze", "unsqueeze", "as_strided"):
+    setattr(Tensor, _name + "_", shape.in_place_view(_METHODS[_name]))
+Tensor.set_ = _set_
+Tensor.resize_ = _resize_
+Tensor.resize_as_ = _resize_as_
 Tensor.__getitem__ = getitem
 Tensor.__setitem__ = setitem
 Tensor.T = property(lambda self: permute(self, tuple(range(self.ndim - 1, -1, -1))) if self.ndim != 2

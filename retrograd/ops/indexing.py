@@ -176,6 +176,29 @@ def scatter_reduce_op(xp, x, src, dim, index, reduce, include_self):
     return out
 
 
+# index_reduce reduces whole slices of source into self along dim: scatter_reduce with the index spread
+# over source's shape (the row's `index`, spread once by the public function), so the two share their
+# forward, formulas and batching rule, as torch defines them alike.
+@defop("index_reduce", inputs=("self", "source"), params=("dim", "index", "reduce", "include_self"),
+       self="scatter_reduce_backward(grad, self, source, result, dim, index, reduce, include_self, 'index_reduce')[0]",
+       source="scatter_reduce_backward(grad, self, source, result, dim, index, reduce, include_self, "
+              "'index_reduce')[1]",
+       jvp="scatter_reduce_tangent(self, self_t, source, source_t, result, dim, index, reduce, include_self)")
+def index_reduce_op(xp, x, source, dim, index, reduce, include_self):
+    return scatter_reduce_op.forward(xp, x, source, dim, index, reduce, include_self)
+
+
+# torch's DelayedError: a value whose gradient cannot be computed, known while recording the
+# backward; the error is raised only if that gradient is ever differentiated
+@defop("delayed_error", node="Error", params=("message",), self="raise_delayed_error(message)")
+def delayed_error_op(xp, x, message):
+    return x
+
+
+def raise_delayed_error(message: str) -> None:
+    raise RuntimeError(message)
+
+
 def _scatter_target(out: np.ndarray, src: object, dim: int, index: np.ndarray) -> tuple:
     """(view of out, the NumPy key that sends element i of `index` to out[..., index[i], ...] along
     dim, the part of src the index covers). A 0-d tensor (dim one past its dims, also as vmap
@@ -328,8 +351,9 @@ def derivative_not_implemented(name: str) -> None:
 
 
 def scatter_reduce_backward(grad: Tensor, self: Tensor, src: Tensor, result: Tensor, dim: int, index: np.ndarray,
-                            reduce: str, include_self: bool) -> tuple[Tensor, Tensor]:
-    """Gradients of scatter_reduce for (self, src), as torch defines them (ties share evenly)."""
+                            reduce: str, include_self: bool, op: str = "scatter_reduce") -> tuple[Tensor, Tensor]:
+    """Gradients of scatter_reduce (and index_reduce, `op`) for (self, src), as torch defines them (ties
+    share evenly)."""
     if reduce == "sum":
         grad_self, grad_src = grad, gather_op(grad, dim, index)
     elif reduce == "mean":
@@ -337,7 +361,7 @@ def scatter_reduce_backward(grad: Tensor, self: Tensor, src: Tensor, result: Ten
         grad_self = grad / _wrap(counts.astype(grad._data.dtype))
         grad_src = gather_op(grad_self, dim, index)
     elif reduce == "prod":
-        grad_self, grad_src = _scatter_prod_backward(grad, self, src, result, dim, index, include_self)
+        grad_self, grad_src = _scatter_prod_backward(grad, self, src, result, dim, index, include_self, op)
     else:  # amax, amin: the gradient is shared among the values equal to the result
         self_wins = (self == result).to(grad.dtype)
         src_wins = (src == gather_op(result, dim, index)).to(grad.dtype)
@@ -349,8 +373,10 @@ def scatter_reduce_backward(grad: Tensor, self: Tensor, src: Tensor, result: Ten
 
 
 def _scatter_prod_backward(grad: Tensor, self: Tensor, src: Tensor, result: Tensor, dim: int, index: np.ndarray,
-                           include_self: bool) -> tuple[Tensor, Tensor]:
-    """The product rule without dividing by zero: a lone zero factor gets the product of the others."""
+                           include_self: bool, op: str) -> tuple[Tensor, Tensor]:
+    """The product rule without dividing by zero: a lone zero factor gets the product of the others.
+    With two zeros or more in one place, the source's gradient is right but its own derivative is not:
+    while recording, it goes through torch's DelayedError, whose backward raises."""
     self_nonzero = self.masked_fill(self == 0, 1)
     grad_self = grad * scatter_reduce_op(self_nonzero, src, dim, index, "prod", include_self) / self_nonzero
     src_zero = src == 0
@@ -361,6 +387,10 @@ def _scatter_prod_backward(grad: Tensor, self: Tensor, src: Tensor, result: Tens
 
     grad_src = where(lone_zero, gather_op(grad * others, dim, index),
                      gather_op(grad * result, dim, index) / src.masked_fill(src_zero, 1))
+    if grad_mode._state.enabled and (zeros_per_place._data > 1).any():
+        source = "src" if op == "scatter_reduce" else "source"
+        grad_src = delayed_error_op(grad_src, f"{op}(): Double backward is unsupported for {source} when >1 zeros in "
+                                              f"{source} are scattered to the same position in self")
     return grad_self, grad_src
 
 
@@ -830,6 +860,20 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
     return apply(scatter_reduce_op, (input, src), (d, idx, reduce, bool(include_self)))
 
 
+def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,
+                 include_self: bool = True) -> Tensor:
+    """A copy of input where the slices at `index` along dim also reduce (prod/mean/amax/amin) the
+    slices of source sent to them."""
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
+    d, idx = _along_source(input, dim, index, source, "index_reduce_")
+    shape = [1] * source._data.ndim
+    if shape:
+        shape[d] = idx.size
+    spread = np.broadcast_to(idx.reshape(shape), source._data.shape)
+    return apply(index_reduce_op, (input, source), (d, spread, reduce, bool(include_self)))
+
+
 def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
     """Values picked along dim at `indices`, with input and indices broadcast (gather), or from
     the flattened input when dim is None."""
@@ -927,9 +971,9 @@ def argwhere(input: Tensor) -> Tensor:
     return nonzero(input)
 
 
-__all__ = ["argwhere", "gather", "index_add", "index_copy", "index_fill", "index_put", "index_put_", "index_select",
-           "masked_fill", "masked_scatter", "masked_select", "nonzero", "put", "scatter", "scatter_add",
+__all__ = ["argwhere", "gather", "index_add", "index_copy", "index_fill", "index_put", "index_put_", "index_reduce",
+           "index_select", "masked_fill", "masked_scatter", "masked_select", "nonzero", "put", "scatter", "scatter_add",
            "scatter_reduce", "take", "take_along_dim"]
-METHODS = ["fill_", "index_add", "index_copy", "index_fill", "index_put", "index_put_", "masked_scatter", "put",
-           "scatter_reduce", "take", "zero_"]
-INPLACE = ["index_add", "index_copy", "index_fill", "masked_scatter", "put", "scatter_reduce"]
+METHODS = ["fill_", "index_add", "index_copy", "index_fill", "index_put", "index_put_", "index_reduce",
+           "masked_scatter", "put", "scatter_reduce", "take", "zero_"]
+INPLACE = ["index_add", "index_copy", "index_fill", "index_reduce", "masked_scatter", "put", "scatter_reduce"]

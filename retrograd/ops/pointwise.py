@@ -397,6 +397,10 @@ def _clip(xp, x, lo, hi):
 #            coefficients are zeta(k) and zeta(k) - 1, from the same Hurwitz zeta), Stirling's
 #            series after the recurrence for x >= 2.5, lgamma(x + 1) - log(x) below 0.5, and the
 #            reflection formula for x < 0.
+#   igamma, igammac: P(a, x) by its power series where x < a + 1, Q(a, x) by Legendre's continued
+#            fraction (Lentz's method) elsewhere, both times e^-x x^a / Gamma(a). Against mpmath at
+#            40 digits, relative error below 1e-13 on the points tried (a up to 1000, x near a),
+#            where torch's Cephes asymptotic expansion is off by up to 1e-10.
 # Against torch in float64 (the `wide` samples of tests/opdb/pointwise.py, and denser sweeps while
 # writing this): relative error below 1e-13 (erf, erfc: ~1e-15 except erfc near x = 1.5, ~2e-14;
 # erfinv ~3e-15), and for lgamma and digamma below 1e-13 away from their zeros (absolute there).
@@ -543,6 +547,66 @@ def _polygamma(xp, x, n: int):
     else:
         out[poles] = (-1) ** (n + 1) * xp.inf
     out[x == xp.inf] = xp.inf if n == 0 else 0.0
+    return out
+
+
+def _special_pair(xp, fn: Callable, a, x, **kwargs):
+    """_special for a function of two broadcast arrays."""
+    a, x = xp.broadcast_arrays(a, x)
+    dtype = xp.result_type(a, x)
+    with np.errstate(all="ignore"):
+        out = fn(xp, a.astype(np.float64).reshape(-1), x.astype(np.float64).reshape(-1), **kwargs)
+    return out.reshape(a.shape).astype(dtype, copy=False)
+
+
+_IGAMMA_MAX_TERMS = 2000
+_IGAMMA_TINY = 1e-300
+
+
+def _igamma(xp, a, x, lower: bool):
+    """P(a, x) (lower) or Q(a, x): the series of P where x < a + 1, Legendre's continued fraction of Q
+    (evaluated by Lentz's method) elsewhere, each run until every element has converged; the edge
+    values (a or x zero, infinite or negative) are torch's."""
+    out = xp.full_like(a, xp.nan)
+    ok = (a > 0) & (x > 0) & xp.isfinite(a) & xp.isfinite(x)
+    prefix = xp.exp(a * xp.log(xp.where(ok, x, 1.0)) - x - _lgamma(xp, xp.where(ok, a, 1.0)))
+    series = ok & (x < a + 1)
+    aa, xs = a[series], x[series]
+    term = 1 / aa
+    total = term.copy()
+    for n in range(1, _IGAMMA_MAX_TERMS):
+        term = term * xs / (aa + n)
+        total = total + term
+        if (xp.abs(term) <= xp.abs(total) * 1e-17).all():
+            break
+    p = total * prefix[series]
+    out[series] = p if lower else 1 - p
+    frac = ok & ~series
+    aa, xs = a[frac], x[frac]
+    b = xs + 1 - aa
+    c = xp.full_like(xs, 1 / _IGAMMA_TINY)
+    d = 1 / b
+    h = d.copy()
+    for i in range(1, _IGAMMA_MAX_TERMS):
+        an = -i * (i - aa)
+        b = b + 2
+        d = an * d + b
+        d = xp.where(xp.abs(d) < _IGAMMA_TINY, _IGAMMA_TINY, d)
+        c = b + an / c
+        c = xp.where(xp.abs(c) < _IGAMMA_TINY, _IGAMMA_TINY, c)
+        d = 1 / d
+        delta = d * c
+        h = h * delta
+        if (xp.abs(delta - 1) <= 1e-16).all():
+            break
+    q = prefix[frac] * h
+    out[frac] = 1 - q if lower else q
+    low, high = (0.0, 1.0) if lower else (1.0, 0.0)
+    nonneg = (a >= 0) & (x >= 0)
+    out[nonneg & (a == 0) & (x > 0)] = high
+    out[nonneg & (a > 0) & (x == 0)] = low
+    out[nonneg & (a > 0) & xp.isinf(a) & xp.isfinite(x)] = low
+    out[nonneg & (a > 0) & xp.isfinite(a) & xp.isinf(x)] = high
     return out
 
 
@@ -699,15 +763,16 @@ _EXPONENT_KERNELS = {
 
 @defop("pow_tensor", node="PowBackward1", inputs=("self", "exponent"), promote="binary",
        self="pow_backward(grad, self, exponent)",
-       exponent="pow_exponent_backward(grad, self, result)",
-       jvp="conj(pow_backward(conj(self_t), self, exponent) + pow_exponent_backward(conj(exponent_t), self, result))")
+       exponent="pow_exponent_backward(grad, self, exponent, result)",
+       jvp="conj(pow_backward(conj(self_t), self, exponent) + "
+           "pow_exponent_backward(conj(exponent_t), self, exponent, result))")
 def pow_tensor(xp, x, e):
     return xp.power(x, e)
 
 
 @defop("pow_scalar_base", node="PowBackward2", inputs=("exponent",), params=("self",), promote="binary",
-       exponent="pow_exponent_backward(grad, self, result)",
-       jvp="conj(pow_exponent_backward(conj(exponent_t), self, result))")
+       exponent="pow_exponent_backward(grad, self, exponent, result)",
+       jvp="conj(pow_exponent_backward(conj(exponent_t), self, exponent, result))")
 def pow_scalar_base(xp, e, base):
     return xp.power(xp.asarray(base, dtype=e.dtype), e)
 
@@ -800,6 +865,22 @@ def copysign_op(xp, a, b):
        self="grad * sgn(result) * sgn(self)", jvp="self_t * sgn(result) * sgn(self)")
 def copysign_scalar(xp, a, b):
     return xp.copysign(a, b)
+
+
+# The regularized incomplete gamma functions P(a, x) (igamma) and Q(a, x) = 1 - P (igammac), with a
+# the input and x the other. torch differentiates them in x only; for a it raises on use.
+@defop("igamma", inputs=("self", "other"), promote="float", self="not_implemented_error('igamma: input')",
+       other="grad * exp((self - 1) * log(other) - other - lgamma(self))")
+def igamma(xp, a, x):
+    a, x = _arrays(xp, a, x)
+    return _special_pair(xp, _igamma, a, x, lower=True)
+
+
+@defop("igammac", inputs=("self", "other"), promote="float", self="not_implemented_error('igammac: input')",
+       other="-grad * exp((self - 1) * log(other) - other - lgamma(self))")
+def igammac(xp, a, x):
+    a, x = _arrays(xp, a, x)
+    return _special_pair(xp, _igamma, a, x, lower=False)
 
 
 @defop("xlogy", inputs=("self", "other"), promote="float",
@@ -936,6 +1017,11 @@ def isinf(xp, x):
 @defop("isfinite")
 def isfinite(xp, x):
     return xp.isfinite(x)
+
+
+@defop("signbit")
+def signbit(xp, x):
+    return xp.signbit(x)
 
 
 @defop("isclose", inputs=("self", "other"), params=("rtol", "atol", "equal_nan"), promote="binary")
@@ -1285,12 +1371,16 @@ def pow_backward(grad: Tensor, self: Tensor, exponent: Tensor | complex) -> Tens
     return grad * conj(exponent * pow(self, exponent - 1))
 
 
-def pow_exponent_backward(grad: Tensor, self: Tensor | complex, result: Tensor) -> Tensor:
-    """d(b ** e)/de = b ** e * log(b), masked to 0 where b == 0 and e >= 0 (torch's convention)."""
+def pow_exponent_backward(grad: Tensor, self: Tensor | complex, exponent: Tensor, result: Tensor) -> Tensor:
+    """d(b ** e)/de = b ** e * log(b), and 0 where b == 0 and e is real and >= 0 (torch's convention:
+    0 ** e is constant there; at e < 0 it stays log(0) * inf = -inf). grad multiplies the masked
+    derivative, as in torch, so a NaN gradient stays NaN."""
+    nonnegative = (imag(exponent) == 0) & (real(exponent) >= 0) if exponent.is_complex() else exponent >= 0
     if isinstance(self, Tensor):
-        return where((self == 0) & (result == result), 0.0, grad * conj(result * log(self)))
+        return grad * where((self == 0) & nonnegative, 0.0, conj(result * log(self)))
     if self == 0:
-        return grad * 0
+        log_zero = builtins.complex(-math.inf, 0) if exponent.is_complex() else -math.inf
+        return grad * where(nonnegative, 0.0, conj(result * log_zero))
     import cmath
 
     return grad * conj(result * (cmath.log(self) if isinstance(self, builtins.complex) else math.log(self)))
@@ -1349,8 +1439,13 @@ def not_implemented(name: str) -> None:
     raise RuntimeError(f"derivative for aten::{name} is not implemented")
 
 
+def not_implemented_error(what: str) -> None:
+    """torch's not_implemented(): a derivative it declares and does not provide raises on use."""
+    raise NotImplementedError(f"the derivative for '{what}' is not implemented.")
+
+
 def inplace_not_implemented(name: str) -> None:
-    raise NotImplementedError(f"the derivative for 'inplace version of {name}' is not implemented.")
+    not_implemented_error(f"inplace version of {name}")
 
 
 # ============================================================================================
@@ -1402,11 +1497,12 @@ __all__ = [
     "bitwise_not", "bitwise_or", "bitwise_xor", "ceil", "clamp", "clamp_max", "clamp_min", "clip", "copysign", "cos",
     "cosh", "digamma", "div", "divide", "eq", "equal", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "fix",
     "floor", "floor_divide", "fmax", "fmin", "fmod", "frac", "ge", "greater", "greater_equal", "gt", "hypot",
-    "isclose", "isfinite", "isinf", "isnan", "le", "lerp", "less", "less_equal", "lgamma", "log", "log10", "log1p",
-    "log2", "logaddexp", "logaddexp2", "logical_and", "logical_not", "logical_or", "logical_xor", "logit", "lt",
-    "maximum", "minimum", "mul", "multiply", "nan_to_num", "ne", "neg", "negative", "not_equal", "polygamma", "pow",
-    "reciprocal", "relu", "remainder", "round", "rsqrt", "rsub", "sgn", "sigmoid", "sign", "sin", "sinh", "sqrt",
-    "sub", "subtract", "tan", "tanh", "true_divide", "trunc", "where", "xlogy",
+    "igamma", "igammac", "isclose", "isfinite", "isinf", "isnan", "le", "lerp", "less", "less_equal", "lgamma",
+    "log", "log10", "log1p", "log2", "logaddexp", "logaddexp2", "logical_and", "logical_not", "logical_or",
+    "logical_xor", "logit", "lt", "maximum", "minimum", "mul", "multiply", "nan_to_num", "ne", "neg", "negative",
+    "not_equal", "polygamma", "pow", "reciprocal", "relu", "remainder", "round", "rsqrt", "rsub", "sgn", "sigmoid",
+    "sign", "signbit", "sin", "sinh", "sqrt", "sub", "subtract", "tan", "tanh", "true_divide", "trunc", "where",
+    "xlogy",
 ]
 FUNCTIONAL = ["sigmoid", "tanh"]
 METHODS = [
@@ -1416,12 +1512,12 @@ METHODS = [
     "arctanh", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor",
     "ceil", "copysign", "cosh", "digamma", "equal", "erf", "erfc", "erfinv", "exp2", "expm1", "fix", "floor",
     "floor_divide", "fmax", "fmin", "fmod", "frac", "greater", "greater_equal", "hypot", "isclose", "lerp", "less",
-    "less_equal", "lgamma", "log10", "log1p", "log2", "logaddexp", "logaddexp2", "logit", "nan_to_num", "not_equal",
-    "polygamma", "remainder", "round", "rsqrt", "sinh", "tan", "trunc", "xlogy",
+    "igamma", "igammac", "less_equal", "lgamma", "log10", "log1p", "log2", "logaddexp", "logaddexp2", "logit",
+    "nan_to_num", "not_equal", "polygamma", "remainder", "round", "rsqrt", "signbit", "sinh", "tan", "trunc", "xlogy",
 ]
 INPLACE = [
     "acos", "addcdiv", "addcmul", "arccos", "arcsin", "arctan", "arctan2", "asin", "atan", "atan2", "ceil", "copysign",
     "cosh", "digamma", "erf", "erfc", "erfinv", "exp2", "expm1", "fix", "floor", "floor_divide", "fmod", "frac",
-    "hypot", "lerp", "lgamma", "log10", "log1p", "log2", "logit", "nan_to_num", "remainder", "round", "rsqrt", "sinh",
-    "tan", "trunc", "xlogy",
+    "hypot", "igamma", "igammac", "lerp", "lgamma", "log10", "log1p", "log2", "logit", "nan_to_num", "remainder",
+    "round", "rsqrt", "sinh", "tan", "trunc", "xlogy",
 ]

@@ -15,6 +15,7 @@ the engine sums each edge's gradient down to its input's shape (see Note [sum_to
 from __future__ import annotations
 
 import dis
+import functools
 import linecache
 import types
 import weakref
@@ -50,7 +51,7 @@ _grad_state = grad_mode._state
 _transforms = forward_ad.transforms
 
 
-ENGINE_NODES = ("CopySlices", "CopyBackwards", "NotImplemented")
+ENGINE_NODES = ("CopySlices", "CopyBackwards", "NotImplemented", "Error")
 
 
 class Op:
@@ -94,8 +95,11 @@ class Op:
             attrs["name"] = lambda node: "torch::autograd::" + type(node).__name__
         self.node_class = type(node_name, (OpNode,), attrs)
 
-    def __call__(self, *args: object) -> Tensor | tuple:
-        """Run the op: the leading arguments are its tensor inputs, the rest its parameters."""
+    def __call__(self, *args: object, out: Tensor | Sequence[Tensor] | None = None) -> Tensor | tuple:
+        """Run the op: the leading arguments are its tensor inputs, the rest its parameters; `out`
+        receives the result (Note [out=])."""
+        if out is not None:
+            return _call_with_out(self, self.name, args, {}, out)
         k = self.arity
         try:
             return self.run(args, ()) if len(args) == k else self.run(args[:k], args[k:])
@@ -1256,6 +1260,77 @@ def _hooked_node_class(cls: type) -> type:
                                                                   "saved_tensors": property(saved_tensors)}
         hooked = _HOOKED[cls] = type(cls.__name__, (cls,), {"__slots__": (), **extra})
     return hooked
+
+
+# --------------------------------------------------------------------------------------------
+# out=: the public functions' destination argument
+# --------------------------------------------------------------------------------------------
+
+# Note [out=]
+# torch's functions take `out=`, a tensor (or a tuple of them for several outputs) that receives
+# the result: resized when its shape differs (with a warning when it held elements), cast to its
+# dtype when the result's dtype casts safely to it, bumped once. Such calls have no derivative, so
+# torch refuses them when autograd would need one: under grad mode when an argument or `out`
+# requires grad, and under forward AD when one has a tangent. `accepting_out` gives every public
+# Python function of the retrograd namespace this argument once (retrograd/__init__.py), and the
+# rows that are public functions themselves take it in Op.__call__; ops called internally,
+# methods and operators go without it.
+
+
+def accepting_out(fn: Callable, name: str) -> Callable:
+    """`fn` taking torch's `out=` keyword (Note [out=])."""
+
+    @functools.wraps(fn)
+    def function(*args: object, out: Tensor | Sequence[Tensor] | None = None, **kwargs: object) -> object:
+        if out is None:
+            return fn(*args, **kwargs)
+        return _call_with_out(fn, name, args, kwargs, out)
+
+    function.__name__ = function.__qualname__ = name
+    return function
+
+
+def _call_with_out(fn: Callable, name: str, args: tuple, kwargs: dict, out: Tensor | Sequence[Tensor]) -> object:
+    outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+    tensors = [t for t in _flat(args) + _flat(tuple(kwargs.values())) + outs if isinstance(t, Tensor)]
+    if _transforms.levels and any(forward_ad.get_tangent(t, level) is not None
+                                  for t in tensors for level in _transforms.levels):
+        raise NotImplementedError(f"Trying to use forward AD with {name}_out that does not support it because it is "
+                                  "an out= function")
+    if _grad_state.enabled and any(t._requires_grad for t in tensors):
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
+                           "but one of the arguments requires grad.")
+    result = fn(*args, **kwargs)
+    results = tuple(result) if isinstance(result, tuple) else (result,)
+    if len(results) != len(outs):
+        raise TypeError(f"{name}(): argument 'out' must be a tuple of {len(results)} Tensors")
+    for r, o in zip(results, outs):
+        _write_out(r, o)
+    return type(result)(*outs) if hasattr(result, "_fields") else out  # torch.max(..., out=(v, i)): return_types
+
+
+def _flat(values: tuple) -> tuple:
+    """Values with lists and tuples of them opened one level (the tensors of `cat([a, b])`)."""
+    return tuple(x for v in values for x in (v if isinstance(v, (list, tuple)) else (v,)))
+
+
+def _write_out(result: Tensor, out: Tensor) -> None:
+    rdt, odt = result.dtype, out.dtype
+    if rdt.category > odt.category:
+        raise RuntimeError(f"result type {D.scalar_type_name(rdt)} can't be cast to the desired output type "
+                           f"{D.scalar_type_name(odt)}")
+    if out._data.shape != result._data.shape:
+        if out._data.size:
+            import warnings
+
+            warnings.warn(f"An output with one or more elements was resized since it had shape {list(out.shape)}, "
+                          f"which does not match the required output shape {list(result.shape)}. This behavior is "
+                          "deprecated, and in a future PyTorch release outputs will not be resized unless they have "
+                          "zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero "
+                          "elements with t.resize_(0).", UserWarning, stacklevel=4)
+        out._data = np.empty(result._data.shape, out._data.dtype)
+    np.copyto(out._data, result._data, casting="unsafe")
+    out._bump_version()
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Rule table: sorting and selection (OPS.md section E): sort, argsort, msort, topk, kthvalue, mode.
+"""Rule table: sorting and selection (OPS.md section E): sort, argsort, msort, topk, kthvalue, mode;
+searching sorted values (searchsorted, bucketize, isin) and unique values (unique, unique_consecutive).
 
 The values are differentiable and each one's gradient goes back to the index it came from
 (value_selecting_reduction_backward); the indices are not. Which index torch reports among
@@ -13,6 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .. import _creation
 from .._tensor import Tensor, _wrap_dim
 from .reduction import return_type
 from .registry import apply, defop
@@ -58,6 +60,68 @@ def kthvalue_op(xp, x, k, dim, keepdim):
        jvp="gather_reduced(self_t, dim, results[1], keepdim)")
 def mode_op(xp, x, dim, keepdim):
     return select_rows(xp, x, dim, keepdim, mode_order)
+
+
+# ============================================================================================
+# Searching sorted values: indices and masks, never differentiable
+# ============================================================================================
+
+
+@defop("searchsorted", inputs=("sorted_sequence", "self"), params=("out_int32", "right"))
+def searchsorted_op(xp, seq, values, out_int32, right):
+    side = "right" if right else "left"
+    index_type = xp.int32 if out_int32 else xp.int64
+    if seq.ndim == 1:
+        return xp.searchsorted(seq, values, side=side).astype(index_type)
+    rows, found = seq.reshape(-1, seq.shape[-1]), values.reshape(-1, values.shape[-1])
+    out = xp.stack([xp.searchsorted(r, v, side=side) for r, v in zip(rows, found)]) if rows.shape[0] else found
+    return out.reshape(values.shape).astype(index_type)
+
+
+@defop("isin", inputs=("elements", "test_elements"), params=("assume_unique", "invert"), promote="binary")
+def isin_op(xp, elements, test_elements, assume_unique, invert):
+    return xp.isin(elements, test_elements, assume_unique=assume_unique, invert=invert)
+
+
+# ============================================================================================
+# Unique values: the values require grad, yet torch has no derivative for them (the backward
+# raises); the inverse indices and counts are not differentiable
+# ============================================================================================
+
+
+@defop("_unique2", node="Unique2Backward0", params=("return_inverse", "return_counts"), outputs=3,
+       differentiable_outputs=(0,), self="not_implemented_error('_unique2')")
+def unique2_op(xp, x, return_inverse, return_counts):
+    values, inverse, counts = xp.unique(x, return_inverse=True, return_counts=True)
+    return (values, inverse.reshape(x.shape) if return_inverse else xp.zeros(0, xp.int64),
+            counts if return_counts else xp.zeros(0, xp.int64))
+
+
+@defop("_unique", node="UniqueBackward0", params=("return_inverse",), outputs=2, differentiable_outputs=(0,),
+       self="not_implemented_error('_unique')")
+def unique_op(xp, x, return_inverse):
+    return unique2_op.forward(xp, x, return_inverse, False)[:2]
+
+
+@defop("unique_dim", node="UniqueDimBackward0", params=("dim",), outputs=3, differentiable_outputs=(0,),
+       self="not_implemented_error('unique_dim')")
+def unique_dim_op(xp, x, dim):
+    values, inverse, counts = xp.unique(x, return_inverse=True, return_counts=True, axis=dim)
+    return values, inverse.reshape(-1), counts
+
+
+@defop("unique_consecutive", node="UniqueConsecutiveBackward0", params=("return_inverse", "return_counts", "dim"),
+       outputs=3, differentiable_outputs=(0,), self="not_implemented_error('unique_consecutive')")
+def unique_consecutive_op(xp, x, return_inverse, return_counts, dim):
+    rows = x.reshape(-1) if dim is None else xp.moveaxis(x, dim, 0)
+    flat = rows.reshape(rows.shape[0], -1)
+    starts = xp.ones(rows.shape[0], dtype=bool)
+    starts[1:] = (flat[1:] != flat[:-1]).any(axis=1)
+    values = rows[starts] if dim is None else xp.moveaxis(rows[starts], 0, dim)
+    inverse = xp.cumsum(starts) - 1
+    counts = xp.diff(xp.append(xp.flatnonzero(starts), rows.shape[0]))
+    return (values.copy(), inverse.reshape(x.shape if dim is None else -1) if return_inverse else xp.zeros(0, xp.int64),
+            counts if return_counts else xp.zeros(0, xp.int64))
 
 
 # ============================================================================================
@@ -396,5 +460,82 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> tuple:
     return return_types_mode(*apply(mode_op, (input,), (d, keepdim)))
 
 
-__all__ = ["argsort", "kthvalue", "mode", "msort", "sort", "topk"]
-METHODS = ["argsort", "kthvalue", "mode", "msort", "sort", "topk"]
+def searchsorted(sorted_sequence: Tensor, input: Tensor | float, *, out_int32: bool = False, right: bool = False,
+                 side: str | None = None, sorter: Tensor | None = None) -> Tensor:
+    """Where each value of input would go in the innermost dim of sorted_sequence to keep it sorted
+    (the first such place, or the last with right=True or side='right')."""
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")
+        if right and side == "left":
+            raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, got side of left "
+                               "while right was True")
+        right = side == "right"
+    if sorter is not None:
+        sorted_sequence = sorted_sequence.gather(-1, sorter)
+    values = input if isinstance(input, Tensor) else _creation.tensor(input, dtype=sorted_sequence.dtype)
+    return apply(searchsorted_op, (sorted_sequence, values), (bool(out_int32), bool(right)))
+
+
+def bucketize(input: Tensor | float, boundaries: Tensor, *, out_int32: bool = False, right: bool = False) -> Tensor:
+    """The bucket of each value: i such that boundaries[i-1] < x <= boundaries[i] (< and <= swapped
+    with right=True)."""
+    if boundaries.ndim != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.ndim})")
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+
+
+def isin(elements: Tensor | float, test_elements: Tensor | float, *, assume_unique: bool = False,
+         invert: bool = False) -> Tensor:
+    """Whether each element of `elements` is among `test_elements` (or is not, with invert=True)."""
+    if not isinstance(elements, Tensor):
+        elements = _creation.tensor(elements, dtype=test_elements.dtype)
+    return apply(isin_op, (elements, test_elements), (bool(assume_unique), bool(invert)))
+
+
+def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,  # noqa: A002
+           dim: int | None = None) -> Tensor | tuple:
+    """The distinct values (always sorted, as torch's CPU kernels give them), and optionally where
+    each input value went and how often each occurs."""
+    if dim is None:
+        out = apply(unique2_op, (input,), (bool(return_inverse), bool(return_counts)))
+    else:
+        out = apply(unique_dim_op, (input,), (_wrap_dim(dim, input.ndim),))
+    return _unique_result(out, return_inverse, return_counts)
+
+
+def unique_consecutive(input: Tensor, return_inverse: bool = False, return_counts: bool = False,
+                       dim: int | None = None) -> Tensor | tuple:
+    """The values with each run of equal consecutive values (slices along dim) kept once."""
+    d = None if dim is None else _wrap_dim(dim, input.ndim)
+    out = apply(unique_consecutive_op, (input,), (bool(return_inverse), bool(return_counts), d))
+    return _unique_result(out, return_inverse, return_counts)
+
+
+def _unique_result(out: tuple, return_inverse: bool, return_counts: bool) -> Tensor | tuple:
+    """torch.unique's return: the values alone, or with the inverse and counts that were asked for."""
+    if not return_inverse and not return_counts:
+        return out[0]
+    return (out[0],) + ((out[1],) if return_inverse else ()) + ((out[2],) if return_counts else ())
+
+
+def _unique(input: Tensor, sorted: bool = True, return_inverse: bool = False) -> tuple:  # noqa: A002
+    """torch._unique: (values, inverse), the inverse empty unless asked for."""
+    return apply(unique_op, (input,), (bool(return_inverse),))
+
+
+def _unique2(input: Tensor, sorted: bool = True, return_inverse: bool = False,  # noqa: A002
+             return_counts: bool = False) -> tuple:
+    """torch._unique2: (values, inverse, counts), the last two empty unless asked for."""
+    return apply(unique2_op, (input,), (bool(return_inverse), bool(return_counts)))
+
+
+def unique_dim(input: Tensor, dim: int, sorted: bool = True, return_inverse: bool = False,  # noqa: A002
+               return_counts: bool = False) -> tuple:
+    """torch._VF.unique_dim: (values, inverse, counts) of the slices along dim."""
+    return apply(unique_dim_op, (input,), (_wrap_dim(dim, input.ndim),))
+
+
+__all__ = ["argsort", "bucketize", "isin", "kthvalue", "mode", "msort", "searchsorted", "sort", "topk", "unique",
+           "unique_consecutive"]
+METHODS = ["argsort", "kthvalue", "mode", "msort", "sort", "topk", "unique", "unique_consecutive"]

@@ -8,14 +8,15 @@ recorded on the view's base by `rebase_view` (Note [in-place through views]).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from .. import _dtype as D
+from .._memory_format import contiguous_format, is_laid_out, laid_out, memory_format
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ..autograd import grad_mode
-from .registry import apply, defop
+from .registry import Op, apply, defop
 from .registry import sum_to as _sum_to
 
 # ============================================================================================
@@ -112,13 +113,14 @@ def expand_op(xp, x, shape):
 
 @defop("clone", params=("memory_format",), self="grad", jvp="self_t.clone()")
 def clone_op(xp, x, memory_format):
-    return x.copy()
+    return x.copy() if memory_format is None else laid_out(x, memory_format)
 
 
-@defop("_to_copy", node="ToCopyBackward0", params=("dtype",), self="cast_to(grad, self_dtype)",
+@defop("_to_copy", node="ToCopyBackward0", params=("dtype", "memory_format"), self="cast_to(grad, self_dtype)",
        jvp="cast_to(self_t, dtype)")
-def to_copy(xp, x, dtype):
-    return x.astype(dtype)
+def to_copy(xp, x, dtype, memory_format):
+    out = x.astype(dtype)
+    return out if memory_format is None else laid_out(out, memory_format)
 
 
 # ============================================================================================
@@ -154,6 +156,21 @@ def split_op(xp, x, split_size, dim):
 @defop("split_with_sizes", node="SplitWithSizesBackward0", params=("sizes", "dim"), view=True, outputs=-1,
        self="cat(grads, dim)", jvp="split_with_sizes_op(self_t, sizes, dim)")
 def split_with_sizes_op(xp, x, sizes, dim):
+    return _split_at(xp, x, sizes, dim)
+
+
+# torch's unsafe_split family: the same pieces and gradient, sharing the input's memory without being
+# tracked as its views (no shared version counter, no view checks on in-place writes): the caller
+# promises not to write into them while the input is still needed.
+@defop("unsafe_split", node="UnsafeSplitBackward0", params=("split_size", "dim"), outputs=-1,
+       self="cat(grads, dim)", jvp="unsafe_split_op(self_t, split_size, dim)")
+def unsafe_split_op(xp, x, split_size, dim):
+    return split_op.forward(xp, x, split_size, dim)
+
+
+@defop("unsafe_split_with_sizes", node="UnsafeSplitWithSizesBackward0", params=("sizes", "dim"), outputs=-1,
+       self="cat(grads, dim)", jvp="unsafe_split_with_sizes_op(self_t, sizes, dim)")
+def unsafe_split_with_sizes_op(xp, x, sizes, dim):
     return _split_at(xp, x, sizes, dim)
 
 
@@ -411,6 +428,53 @@ def _take_over(tensor: Tensor, fresh: Tensor) -> None:
             set_tangent(tensor, level, tangent)
 
 
+# Note [in-place view ops]
+# t_, transpose_, swapdims_, swapaxes_, squeeze_, unsqueeze_ and as_strided_ change which elements of
+# its memory a tensor shows, not their values. Each runs its out-of-place view op on self and self
+# becomes the result: its array, and, when recorded, its node, which takes the row's in-place twin
+# (TBackward1, SqueezeBackward4, ...: the same formulas under torch's names for the in-place
+# overloads). They are refused where any in-place op is (leaves that require grad, views made in
+# no_grad or by multi-output ops); a view stays a view of its base and keeps how it was made (torch
+# propagates its creation meta), a base stays a base, the version is bumped. Under no_grad a view's
+# history is then regenerated from its base, as after any write autograd did not see, except for the
+# output of a multi-output op, which torch cannot regenerate: it keeps its history (and its refusal).
+
+
+def _in_place_twins() -> dict:
+    rows = ((t_op, "TBackward1"), (transpose_op, "TransposeBackward1"), (squeeze_all, "SqueezeBackward3"),
+            (squeeze_dim, "SqueezeBackward4"), (squeeze_dims, "SqueezeBackward5"), (unsqueeze_op, "UnsqueezeBackward1"),
+            (as_strided_op, "AsStridedBackward1"))
+    return {op: op.alias(op.name + "_", node) for op, node in rows}
+
+
+IN_PLACE_TWINS = _in_place_twins()
+
+
+def _multi_output_view(view: Tensor) -> bool:
+    return any(output is not None for _, _, output, _ in view._extra.get("view_chain", ()))
+
+
+def in_place_view(view: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """The in-place twin of a view function (Note [in-place view ops])."""
+
+    def method(self: Tensor, *args: object, **kwargs: object) -> Tensor:
+        self._check_inplace((), memory=False)
+        result = view(self, *args, **kwargs)
+        node = result.grad_fn
+        if node is not None:
+            node.__class__ = IN_PLACE_TWINS[type(node).op].node_class
+        self._data = result._data
+        self._bump_version()
+        _take_over(self, result)
+        if self._base is not None and not grad_mode._state.enabled and not _multi_output_view(self):
+            regenerate_after_untracked_write(self)
+        return self
+
+    method.__name__ = view.__name__ + "_"
+    method.__doc__ = f"In-place version of {view.__name__}: self becomes the view."
+    return method
+
+
 def check_inplace_view(view: Tensor, other_requires_grad: bool = False) -> None:
     """torch's refusals for an in-place write to a view (called by Tensor._check_inplace, and by
     Tensor._become when only another input of the op requires grad), in torch's order: how the view
@@ -560,7 +624,7 @@ def sum_to(grad: Tensor, shape: Sequence[int]) -> Tensor:
 
 def cast_to(t: Tensor, dtype: np.dtype) -> Tensor:
     """`t` converted to a NumPy dtype (a ToCopyBackward0 node when it changes)."""
-    return t if t._data.dtype == dtype else apply(to_copy, (t,), (dtype,))
+    return t if t._data.dtype == dtype else apply(to_copy, (t,), (dtype, None))
 
 
 def cat_backward(grad: Tensor, shapes: list, dim: int) -> list[Tensor]:
@@ -901,12 +965,13 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
     return apply(unfold_op, (input,), (d, size, step))
 
 
-def cast(input: Tensor, dtype: D.dtype) -> Tensor:
-    """input converted to `dtype` (ToCopyBackward0); integer and bool results carry no gradient, as in torch."""
+def cast(input: Tensor, dtype: D.dtype, memory_format: memory_format | None = None) -> Tensor:
+    """input converted to `dtype`, and laid out in `memory_format` if given (ToCopyBackward0); integer and
+    bool results carry no gradient, as in torch."""
     if dtype.category < 2:
         with grad_mode.no_grad():
-            return apply(to_copy, (input,), (dtype.np,))
-    return apply(to_copy, (input,), (dtype.np,))
+            return apply(to_copy, (input,), (dtype.np, memory_format))
+    return apply(to_copy, (input,), (dtype.np, memory_format))
 
 
 def detach(input: Tensor) -> Tensor:
@@ -914,12 +979,19 @@ def detach(input: Tensor) -> Tensor:
     return input.detach()
 
 
-def contiguous(input: Tensor, memory_format: object = None) -> Tensor:
-    """self when already contiguous, else a contiguous copy."""
-    return input if input._data.flags.c_contiguous else apply(clone_op, (input,), (None,))
+def contiguous(input: Tensor, memory_format: memory_format = contiguous_format) -> Tensor:
+    """self when already laid out in `memory_format` (row-major by default), else a copy that is."""
+    if is_laid_out(input._data, memory_format):
+        return input
+    return apply(clone_op, (input,), (None if memory_format is contiguous_format else memory_format,))
 
 
-def clone(input: Tensor, *, memory_format: object = None) -> Tensor:
+def is_contiguous(input: Tensor, memory_format: memory_format = contiguous_format) -> bool:
+    """Whether input is laid out in `memory_format` (row-major by default)."""
+    return is_laid_out(input._data, memory_format)
+
+
+def clone(input: Tensor, *, memory_format: memory_format | None = None) -> Tensor:
     """A copy with its own memory that stays in the graph (CloneBackward0)."""
     return apply(clone_op, (input,), (memory_format,))
 
@@ -1070,33 +1142,61 @@ def split(tensor: Tensor, split_size_or_sections: int | Sequence[int], dim: int 
     """Chunks of `split_size` along dim (the last may be smaller), or of the given sizes."""
     if not isinstance(split_size_or_sections, (int, np.integer)):
         return split_with_sizes(tensor, split_size_or_sections, dim)
-    d, n = _split_dim(tensor, dim)
-    size = int(split_size_or_sections)
-    if size < 0:
-        raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
-    if size == 0 and n != 0:
-        raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
-    return apply(split_op, (tensor,), (size, d))
+    return _split_by_size(split_op, tensor, split_size_or_sections, dim)
 
 
 def split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
     """Chunks of the given sizes along dim (they must add up to its length)."""
+    return _split_by_sizes(split_with_sizes_op, input, split_sizes, dim)
+
+
+def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+    """Split into `chunks` nearly equal parts (ceil-sized, as torch)."""
+    return split(input, _chunk_size(input, chunks, dim), dim)
+
+
+def unsafe_split(tensor: Tensor, split_size: int, dim: int = 0) -> tuple[Tensor, ...]:
+    """split's pieces, not tracked as views of the input (torch's unsafe_split)."""
+    return _split_by_size(unsafe_split_op, tensor, split_size, dim)
+
+
+def unsafe_split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
+    """split_with_sizes's pieces, not tracked as views of the input."""
+    return _split_by_sizes(unsafe_split_with_sizes_op, input, split_sizes, dim)
+
+
+def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+    """chunk's pieces, not tracked as views of the input (UnsafeSplitBackward0, as torch)."""
+    return unsafe_split(input, _chunk_size(input, chunks, dim), dim)
+
+
+def _split_by_size(op: Op, tensor: Tensor, split_size: int, dim: int) -> tuple[Tensor, ...]:
+    d, n = _split_dim(tensor, dim)
+    size = int(split_size)
+    if size < 0:
+        raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
+    if size == 0 and n != 0:
+        raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
+    return apply(op, (tensor,), (size, d))
+
+
+def _split_by_sizes(op: Op, input: Tensor, split_sizes: Sequence[int], dim: int) -> tuple[Tensor, ...]:
     d, n = _split_dim(input, dim)
     sizes = tuple(int(s) for s in split_sizes)
     if sum(sizes) != n or any(s < 0 for s in sizes):
         raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
                            f"dimension {d}), but got split_sizes={list(sizes)}")
-    return apply(split_with_sizes_op, (input,), (sizes, d))
+    return apply(op, (input,), (sizes, d))
 
 
-def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
-    """Split into `chunks` nearly equal parts (ceil-sized, as torch)."""
+def _chunk_size(input: Tensor, chunks: int, dim: int) -> int:
+    """The split size of chunk(chunks): ceil(n / chunks), at least 1."""
     if input._data.ndim == 0:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     n = input._data.shape[_wrap_dim(dim, input._data.ndim)]
-    return split(input, max(-(-n // chunks), 1), dim)
+    return max(-(-n // chunks), 1)
 
 
 def tensor_split(input: Tensor, indices_or_sections: int | Sequence[int] | Tensor, dim: int = 0) -> tuple[Tensor, ...]:
@@ -1269,7 +1369,9 @@ __all__ = ["as_strided", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_to
            "expand", "expand_as", "flatten", "flip", "fliplr", "flipud", "hstack", "movedim", "moveaxis", "narrow",
            "permute", "ravel", "repeat_interleave", "reshape", "roll", "rot90", "row_stack", "select", "split",
            "split_with_sizes", "squeeze", "stack", "swapaxes", "swapdims", "t", "tensor_split", "tile", "transpose",
-           "tril", "triu", "unbind", "unflatten", "unsqueeze", "view", "vstack"]
-METHODS = ["as_strided", "diag", "diag_embed", "diagonal", "flip", "fliplr", "flipud", "ravel", "repeat",
-           "repeat_interleave", "roll", "rot90", "split_with_sizes", "tensor_split", "tile", "tril", "triu", "unfold"]
+           "tril", "triu", "unbind", "unflatten", "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes",
+           "unsqueeze", "view", "vstack"]
+METHODS = ["as_strided", "diag", "diag_embed", "diagonal", "flip", "fliplr", "flipud", "is_contiguous", "ravel",
+           "repeat", "repeat_interleave", "roll", "rot90", "split_with_sizes", "tensor_split", "tile", "tril", "triu",
+           "unfold", "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes"]
 INPLACE = ["tril", "triu"]

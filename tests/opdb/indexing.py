@@ -209,6 +209,22 @@ OPS = [
         Sample((rand(rng, 2, 3), 1, C(np.array([[0, 0, 1], [1, 1, 2]])), np.array([[0.0, 1.5, 0.5], [0.0, 2.0, 0.7]]),
                 "prod"), name="lone_zeros"),
     ], aliases=("scatter_reduce_at_kinks",)),
+    OpInfo("index_reduce", cases(
+        ("prod", shaped(3, 4), 0, I([0, 2, 0]), shaped(3, 4), "prod"),
+        ("prod_exclude", shaped(3, 4), 1, I([3, 1]), shaped(3, 2), "prod", {"include_self": False}),
+        ("mean", shaped(3, 4), 1, I([0, 0, 3]), shaped(3, 3), "mean"),
+        ("mean_exclude", shaped(3, 4), 0, I([2, 2]), shaped(2, 4), "mean", {"include_self": False}),
+        ("amax", lambda rng: distinct(rng, 3, 4), 1, I([0, 0, 3]), lambda rng: distinct(rng, 3, 3) + 0.1, "amax"),
+        ("amin_exclude", lambda rng: distinct(rng, 3, 4), 0, I([1, 0, 1]), lambda rng: distinct(rng, 3, 4) + 0.1,
+         "amin", {"include_self": False}),
+        ("1d", shaped(4), 0, I([1, 1, 3]), shaped(3), "prod"),
+    ), method=True),
+    OpInfo("index_reduce", lambda rng: [
+        Sample((rand(rng, 2, 3), 0, C(np.array([0, 0])), np.array([[1.0, 1.0, 0.5], [0.0, 2.0, 0.5]]), "amax"),
+               name="ties", gradcheck=False),
+        Sample((rand(rng, 2, 3), 0, C(np.array([1, 1])), np.array([[0.0, 1.5, 0.0], [0.7, 2.0, 0.3]]), "prod"),
+               name="lone_zeros"),
+    ], aliases=("index_reduce_at_kinks",)),
 
     # ---- masks, flat positions ------------------------------------------------------------
     OpInfo("masked_fill", cases(

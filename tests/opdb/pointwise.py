@@ -242,7 +242,8 @@ BINARY = [
                                Sample((positive(rng, 3, 4), 0), name="zero_exponent"),
                                Sample((positive(rng, 3, 4), positive(rng, 4)), name="tensor_exponent"),
                                Sample((positive(rng, 3), positive(rng, 2, 3)), name="broadcast")], method=True),
-    OpInfo("pow", lambda rng: [Sample((2.0, rand(rng, 3, 4)), name="scalar_base")],
+    OpInfo("pow", lambda rng: [Sample((2.0, rand(rng, 3, 4)), name="scalar_base"),
+                               kink(0.0, np.array([-1.0, 0.0, 1.0]), name="zero_scalar_base")],
            call=lambda m, base, e: m.pow(base, e), aliases=("pow_scalar_base",)),
     OpInfo("atan2", binary_samples(other=away_from_zero, scalar=False), method=True, aliases=("arctan2",)),
     OpInfo("hypot", binary_samples(away_from_zero, away_from_zero, scalar=False), method=True),
@@ -262,6 +263,12 @@ BINARY = [
     OpInfo("fmod", binary_samples(scaled(3), uniform(0.7, 1.3)), method=True),
     OpInfo("copysign", with_samples(binary_samples(away_from_zero, away_from_zero), lambda rng: [
         kink(np.array([0.0, -0.0, 1.0, -2.0]), np.array([-1.0, 1.0, -0.0, 0.0]), name="zeros")]), method=True),
+    # differentiable in `other` only: torch's derivative for the input raises (tests/test_tensor_surface.py)
+    *(OpInfo(name, lambda rng: [
+        Sample((C(np.array([0.5, 1.0, 2.5, 7.0, 30.0])), np.array([0.3, 2.0, 2.5, 9.0, 29.9])), name="across"),
+        Sample((C(positive(rng, 3, 1) * 3), positive(rng, 4) * 3), name="broadcast"),
+        Sample((C(np.array([0.0, 2.0, 2.0, np.inf])), C(np.array([1.0, 0.0, np.inf, 2.0]))), name="edges"),
+    ], method=True, forward_ad=False) for name in ("igamma", "igammac")),
     OpInfo("xlogy", with_samples(binary_samples(rand, positive), lambda rng: [
         Sample((1.5, positive(rng, 3)), name="number_self"),
         kink(np.array([0.0, 0.0, 1.0, 2.0]), np.array([0.0, 2.0, np.nan, 0.5]), name="zero_self")]),
@@ -334,6 +341,8 @@ LOGIC = [
     OpInfo("isnan", with_specials, method=True, differentiable=False),
     OpInfo("isinf", with_specials, method=True, differentiable=False),
     OpInfo("isfinite", with_specials, method=True, differentiable=False),
+    OpInfo("signbit", lambda rng: with_specials(rng) + [Sample((C(np.array([0.0, -0.0, 1.0])),), name="signed_zeros")],
+           method=True, differentiable=False),
     OpInfo("isclose", close_pairs, method=True, differentiable=False),
     # constants only (no input requires grad): a Python bool cannot be vmapped, so test_vmap has nothing to do
     OpInfo("allclose", constant(close_pairs), call=lambda m, *a, **k: m.tensor(m.allclose(*a, **k)),

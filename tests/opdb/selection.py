@@ -8,6 +8,8 @@ NaN. Tie samples are compared with torch's backward only (`gradcheck=False`).
 
 from __future__ import annotations
 
+import numpy as np
+
 from . import C, OpInfo, Sample, distinct, noncontig, rand
 from .reduction import ties, with_nan
 
@@ -108,7 +110,54 @@ def mode_samples(rng):
     ]
 
 
+def sorted_rows(rng, *shape):
+    return np.sort(rng.integers(0, 10, size=shape), axis=-1).astype(np.float64)
+
+
+def searchsorted_samples(rng):
+    seq = sorted_rows(rng, 8)
+    return [
+        Sample((seq, rand(rng, 3, 4) * 5 + 5), name="1d_sequence"),
+        Sample((seq, C(seq[[0, 3, 5]])), {"right": True}, "ties_right"),
+        Sample((seq, C(seq[[1, 4]])), {"side": "right", "out_int32": True}, "side_int32"),
+        Sample((sorted_rows(rng, 2, 3, 6), rand(rng, 2, 3, 4) * 5 + 5), name="batched"),
+        Sample((seq, 4.0), name="number"),
+        Sample((C(rng.permutation(8).astype(np.float64)), rand(rng, 5) * 8), {"sorter": C(np.argsort(
+            rng.permutation(8)))}, "sorter"),
+    ]
+
+
+def isin_samples(rng):
+    x = rng.integers(0, 6, size=(3, 4)).astype(np.float64)
+    return [
+        Sample((x, C(np.array([1.0, 4.0, 7.0]))), name="tensor"),
+        Sample((x, C(np.array([2, 3]))), {"invert": True}, "int_test_invert"),
+        Sample((x, 3.0), name="number_test"),
+        Sample((2.0, C(np.array([1.0, 2.0]))), name="number_elements"),
+        Sample((C(np.arange(4.0)), C(np.array([0.0, 3.0]))), {"assume_unique": True}, "assume_unique"),
+    ]
+
+
+def unique_samples(rng):
+    x = rng.integers(0, 3, size=(4, 3)).astype(np.float64)
+    x[1] = x[0]
+    return [
+        Sample((x,), name="flat"),
+        Sample((x,), {"return_inverse": True, "return_counts": True}, "inverse_counts"),
+        Sample((x,), {"return_counts": True, "dim": 0}, "dim0_counts"),
+        Sample((x,), {"return_inverse": True, "dim": -1}, "last_dim_inverse"),
+    ]
+
+
 OPS = [
+    OpInfo("searchsorted", searchsorted_samples, differentiable=False),
+    OpInfo("bucketize", lambda rng: [Sample((rand(rng, 3, 4) * 5 + 5, C(sorted_rows(rng, 6))), name="tensor"),
+                                     Sample((rand(rng, 3) * 5 + 5, C(sorted_rows(rng, 6))), {"right": True}, "right")],
+           differentiable=False),
+    OpInfo("isin", isin_samples, differentiable=False),
+    # the values require grad, but torch declares no derivative: its backward raises (tests/test_tensor_surface.py)
+    OpInfo("unique", unique_samples, method=True, differentiable=False),
+    OpInfo("unique_consecutive", unique_samples, method=True, differentiable=False),
     OpInfo("sort", sort_samples, method=True),
     OpInfo("argsort", argsort_samples, method=True, differentiable=False),
     OpInfo("msort", msort_samples, method=True),

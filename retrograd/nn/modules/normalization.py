@@ -1,8 +1,10 @@
-"""Normalisation layers: BatchNorm1d/2d/3d (with running statistics), LayerNorm and GroupNorm."""
+"""Normalisation layers: BatchNorm1d/2d/3d (with running statistics), InstanceNorm1d/2d/3d, LayerNorm and
+GroupNorm."""
 
 from __future__ import annotations
 
 import numbers
+import warnings
 from typing import Any
 
 from ... import _creation as C
@@ -35,8 +37,8 @@ def _reset_affine(module: Module) -> None:
         init.zeros_(module.bias)
 
 
-class _BatchNorm(Module):
-    """Normalises each channel over the batch (and spatial dims); keeps running mean and variance."""
+class _NormBase(Module):
+    """What batch and instance normalisation share: a per-channel affine and running statistics."""
 
     _version = 2
     input_dims: tuple[int, ...]
@@ -77,6 +79,22 @@ class _BatchNorm(Module):
             expected = " or ".join(f"{d}D" for d in self.input_dims)
             raise ValueError(f"expected {expected} input (got {input.dim()}D input)")
 
+    def _load_from_state_dict(self, state_dict: dict, prefix: str, missing: list, errors: list,
+                              assign: bool = False) -> None:
+        key = prefix + "num_batches_tracked"
+        if self.track_running_stats and key not in state_dict:  # checkpoints from before the counter existed
+            state_dict[key] = self.num_batches_tracked if self.num_batches_tracked is not None else \
+                C.tensor(0, dtype=int64)
+        super()._load_from_state_dict(state_dict, prefix, missing, errors, assign)
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
+
+
+class _BatchNorm(_NormBase):
+    """Normalises each channel over the batch (and spatial dims); keeps running mean and variance."""
+
     def forward(self, input: Tensor) -> Tensor:
         self._check_input_dim(input)
         factor = 0.0 if self.momentum is None else self.momentum
@@ -89,18 +107,6 @@ class _BatchNorm(Module):
         keep = not self.training or self.track_running_stats
         return F.batch_norm(input, self.running_mean if keep else None, self.running_var if keep else None,
                             self.weight, self.bias, use_batch_stats, factor, self.eps)
-
-    def _load_from_state_dict(self, state_dict: dict, prefix: str, missing: list, errors: list,
-                              assign: bool = False) -> None:
-        key = prefix + "num_batches_tracked"
-        if self.track_running_stats and key not in state_dict:  # checkpoints from before the counter existed
-            state_dict[key] = self.num_batches_tracked if self.num_batches_tracked is not None else \
-                C.tensor(0, dtype=int64)
-        super()._load_from_state_dict(state_dict, prefix, missing, errors, assign)
-
-    def extra_repr(self) -> str:
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
 
 
 class BatchNorm1d(_BatchNorm):
@@ -119,6 +125,54 @@ class BatchNorm3d(_BatchNorm):
     """Batch normalisation of (N, C, D, H, W) inputs."""
 
     input_dims = (5,)
+
+
+class _InstanceNorm(_NormBase):
+    """Normalises each (sample, channel) plane over its spatial dims; by default neither affine nor
+    tracking running statistics. An input without its batch dim is normalised as a batch of one."""
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = False,
+                 track_running_stats: bool = False, device: Any = None, dtype: Any = None, *, bias: bool = True
+                 ) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
+
+    def _instance_norm(self, input: Tensor) -> Tensor:
+        return F.instance_norm(input, self.running_mean, self.running_var, self.weight, self.bias,
+                               self.training or not self.track_running_stats,
+                               0.0 if self.momentum is None else self.momentum, self.eps)
+
+    def forward(self, input: Tensor) -> Tensor:
+        self._check_input_dim(input)
+        unbatched = self.input_dims[0]
+        feature_dim = input.dim() - unbatched
+        if input.size(feature_dim) != self.num_features:
+            if self.affine:
+                raise ValueError(f"expected input's size at dim={feature_dim} to match num_features "
+                                 f"({self.num_features}), but got: {input.size(feature_dim)}.")
+            warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You can silence this "
+                          "warning by not passing in num_features, which is not used because affine=False",
+                          stacklevel=2)
+        if input.dim() == unbatched:
+            return self._instance_norm(input.unsqueeze(0)).squeeze(0)
+        return self._instance_norm(input)
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Instance normalisation of (N, C, L) or unbatched (C, L) inputs."""
+
+    input_dims = (2, 3)
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Instance normalisation of (N, C, H, W) or unbatched (C, H, W) inputs."""
+
+    input_dims = (3, 4)
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance normalisation of (N, C, D, H, W) or unbatched (C, D, H, W) inputs."""
+
+    input_dims = (4, 5)
 
 
 class LayerNorm(Module):
@@ -215,5 +269,6 @@ class LocalResponseNorm(Module):
 
 
 __all__ = [
-    "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm",
+    "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LayerNorm",
+    "GroupNorm", "RMSNorm", "LocalResponseNorm",
 ]

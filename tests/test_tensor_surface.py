@@ -1,0 +1,350 @@
+"""Parts of torch's tensor surface that PyTorch's own autograd tests call, scenario by scenario,
+against torch: creation overloads, legacy constructors, memory formats, `out=`, in-place view ops,
+`set_`/`resize_`, and the autograd conventions of the ops they use.
+
+Each scenario is a function of the library (`torch` or `retrograd`) that returns what it observed:
+values, dtypes, shapes, strides, gradients, grad_fn names, flags, versions, and the type and text of
+what was raised.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import retrograd
+
+
+def observe(value):
+    """Something comparable: tensors become (dtype, shape, values rounded to 1e-9, infinities kept)."""
+    if hasattr(value, "detach") and hasattr(value, "dtype"):
+        arr = value.detach().numpy()
+        arr = arr.astype(np.complex128 if arr.dtype.kind == "c" else np.float64)
+        return ("tensor", str(value.dtype), tuple(value.shape), str(np.round(arr, 9).tolist()))
+    if isinstance(value, (list, tuple)):
+        return [observe(v) for v in value]
+    if type(value).__name__ in ("dtype", "memory_format"):
+        return str(value)
+    return value
+
+
+def outcome(fn) -> object:
+    """fn()'s observations, or the type and message of what it raised."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return observe(fn())
+    except Exception as e:  # noqa: BLE001 - the type and text are what is compared
+        return ("raised", type(e).__name__, str(e))
+
+
+def name(t) -> str | None:
+    return None if t.grad_fn is None else t.grad_fn.name()
+
+
+SCENARIOS = {}
+
+
+def scenario(fn):
+    SCENARIOS[fn.__name__] = fn
+    return fn
+
+
+# ---- creation -------------------------------------------------------------------------------
+
+
+@scenario
+def randint_overloads(L):
+    """randint(high, size) is torch's overload with low = 0; randint(low, high, size) the other."""
+    L.manual_seed(0)
+    return [L.randint(2, [4, 2]).shape, L.randint(1, (3,)), L.randint(3, 4, (2,)), L.randint(5, (2,)).dtype]
+
+
+@scenario
+def legacy_tensor_types(L):
+    """Calling one constructs a tensor of its dtype from sizes, data or a tensor; isinstance checks the dtype."""
+    seen = [repr(L.FloatTensor), L.FloatTensor.dtype, L.BoolTensor(2, 2).shape, L.BoolTensor(2, 2).dtype,
+            L.BoolTensor([True, False]), L.LongTensor([3]), L.DoubleTensor(L.Size([2])).shape, L.IntTensor().shape,
+            isinstance(L.ones(2), L.FloatTensor), isinstance(L.ones(2, dtype=L.int64), L.FloatTensor),
+            L.ones(2).type(L.DoubleTensor).dtype, L.ones(2).type("torch.ByteTensor").dtype,
+            L.BoolTensor(5, 5).bernoulli_().dtype, L.FloatTensor(L.ones(2)),
+            outcome(lambda: L.FloatTensor(L.ones(2, dtype=L.float64)))]
+    return seen + [t(2).dtype for t in (L.ByteTensor, L.CharTensor, L.ShortTensor, L.HalfTensor)]
+
+
+@scenario
+def legacy_new(L):
+    x = L.ones(2, dtype=L.float64, requires_grad=True)
+    return [x.new(L.Size([2, 3])).shape, x.new((2, 3)), x.new([1, 2]), x.new(2, 3).dtype, x.new().shape,
+            x.new(2).requires_grad, outcome(lambda: x.new(L.tensor([1, 2])))]
+
+
+@scenario
+def set_shares_memory(L):
+    x, y = L.rand(4), L.ones(2, 3)
+    seen = [x.set_(y) is x, x.shape, x._version, y._version, x.data_ptr() == y.data_ptr()]
+    x.add_(1)
+    seen += [y, y._version, x._version, x._base is None]
+    x = L.rand(4)
+    x.set_()
+    seen += [x.shape, x._version, outcome(lambda: L.rand(2, requires_grad=True).set_(L.ones(3)))]
+    for target, source in ((L.rand(2, requires_grad=True) * 1, L.ones(3)), (L.rand(2), L.ones(3, requires_grad=True))):
+        target.set_(source)
+        seen += [name(target), target.requires_grad, outcome(lambda: target.sum().backward())]
+    return seen + [outcome(lambda: L.ones(2).set_(L.ones(2, dtype=L.float64)))]
+
+
+@scenario
+def set_and_resize_drop_the_gradient_accumulator(L):
+    """A graph recorded before uses the old AccumulateGrad: self is then not part of it."""
+    seen = []
+    for change in (lambda x: x.set_(L.rand_like(x)), lambda x: x.resize_(3)):
+        x = L.rand(2, requires_grad=True)
+        out = x.clone()
+        with L.no_grad():
+            change(x)
+        seen.append(outcome(lambda: L.autograd.grad(out.sum(), x)))
+    p = L.nn.Parameter(L.ones(16, dtype=L.float64))
+    for _ in range(2):
+        with L.no_grad():
+            p.set_(p[1:])
+            p.grad = None
+        L.cat((p, p)).sum().backward()
+        seen += [p.shape, p.grad]
+    return seen
+
+
+@scenario
+def resize_bumps_the_version_when_the_shape_changes(L):
+    x, y = L.arange(2.0), L.randn(3)
+    seen = [x.resize_((1, 2)) is x, x._version, x.resize_as_(y).shape, x._version, x[:2]]
+    x.resize_((3,))
+    x.resize_as_(y)
+    x.resize_(2, 1)
+    seen += [x._version, x, outcome(lambda: L.nn.Parameter(L.ones(3)).resize_(4))]
+    with L.no_grad():
+        seen.append(outcome(lambda: L.ones(3, requires_grad=True).resize_(4)))
+    return seen
+
+
+@scenario
+def memory_formats(L):
+    a = L.tensor(np.arange(120.0).reshape(2, 3, 4, 5), requires_grad=True)
+    b = a.to(memory_format=L.channels_last)
+    seen = [repr(L.channels_last), repr(L.contiguous_format), repr(L.preserve_format), repr(L.channels_last_3d),
+            name(b), b.stride(), b, b.is_contiguous(), b.is_contiguous(memory_format=L.channels_last),
+            name(a.contiguous(memory_format=L.channels_last)), name(b.contiguous()), b.contiguous().stride(),
+            b.clone(memory_format=L.contiguous_format).stride(), b.clone(memory_format=L.preserve_format).stride(),
+            a.to(memory_format=L.contiguous_format) is a, b.to(memory_format=L.preserve_format) is b,
+            a.to(L.float64, memory_format=L.channels_last).stride(),
+            L.ones(1, 2, 3, 4, 5).contiguous(memory_format=L.channels_last_3d).stride(),
+            outcome(lambda: L.ones(2, 3).contiguous(memory_format=L.channels_last))]
+    b.sum().backward()
+    return seen + [a.grad]
+
+
+@scenario
+def gradients_take_their_leaf_layout(L):
+    """A dense leaf's .grad has its strides (channels_last included); a leaf with gaps gets a row-major one."""
+    seen = []
+    for fmt in (L.contiguous_format, L.channels_last):
+        a = L.rand(2, 3, 4, 5).to(memory_format=fmt).requires_grad_()
+        a.sum().backward()
+        seen.append(a.grad.stride() == a.stride())
+        a.grad = None
+        (a * L.rand(2, 3, 4, 5)).sum().backward()
+        seen.append(a.grad.stride() == a.stride())
+    c = L.empty_strided((2, 2), (4, 2)).copy_(L.rand(2, 2)).requires_grad_()
+    c.sum().backward()
+    return seen + [c.stride(), c.grad.stride(), outcome(lambda: L.empty_strided((2, 2), (1,)))]
+
+
+@scenario
+def standard_basis_blocks(L):
+    """autograd.functional's identity blocks, one per tensor, in its dtype (torch's tests call it)."""
+    inputs = (L.ones(2, 3, dtype=L.float64), L.ones(()), L.ones(0), L.ones(2))
+    return list(L.autograd.functional._construct_standard_basis_for(inputs, tuple(t.numel() for t in inputs)))
+
+
+# ---- autograd conventions of ops --------------------------------------------------------------
+
+
+@scenario
+def pow_at_a_zero_base(L):
+    """d(0 ** e)/de is 0 where e >= 0 and log(0) * inf = -inf where e < 0, for tensor and number bases."""
+    grads = []
+    for base in (L.zeros(3), 0):
+        e = L.tensor([-1.0, 0.0, 1.0], requires_grad=True)
+        (base ** e).sum().backward()
+        grads.append(e.grad)
+    e = L.tensor([-1.0 + 1j, 0.0, 1.0], requires_grad=True)
+    (0 ** e).sum().abs().backward()  # the gradient at the NaN sum is NaN: grad multiplies the masked derivative
+    return grads + [e.grad]
+
+
+@scenario
+def integer_and_boolean_outputs_do_not_require_grad(L):
+    x = L.tensor([0.5, -1.0, 2.0, -0.0], requires_grad=True)
+    outs = [L.searchsorted(L.sort(x).values, L.tensor(0.7, requires_grad=True)),
+            L.bucketize(x, L.linspace(-1, 1, 5, requires_grad=True)), L.isin(x, L.tensor([2, 3])), L.signbit(x)]
+    return [(o.dtype, o.requires_grad, o) for o in outs]
+
+
+@scenario
+def unique_values_require_grad_without_a_derivative(L):
+    """torch declares the values of unique differentiable and their backward not implemented."""
+    x = L.tensor([[3.0, 1.0], [3.0, 1.0], [2.0, 2.0]], requires_grad=True)
+    calls = [lambda: L.unique(x, return_inverse=True, return_counts=True), lambda: L.unique(x, dim=0),
+             lambda: L.unique_consecutive(x, return_counts=True), lambda: L.unique_consecutive(x, dim=1),
+             lambda: L._unique(x, return_inverse=True), lambda: L._unique2(x, return_counts=True),
+             lambda: L._VF.unique_dim(x, 1)]
+    seen = []
+    for call in calls:
+        out = call()
+        values = out[0] if isinstance(out, tuple) else out
+        seen += [out, name(values), [o.requires_grad for o in (out if isinstance(out, tuple) else (out,))],
+                 outcome(lambda: values.sum().backward())]
+    return seen
+
+
+@scenario
+def numpy_of_a_tensor_that_requires_grad(L):
+    """Refused while grad mode is on, allowed under no_grad."""
+    x = L.ones(2, requires_grad=True)
+    with L.no_grad():
+        allowed = x.numpy().tolist()
+    return [outcome(x.numpy), allowed]
+
+
+@scenario
+def unsafe_split_pieces_are_not_tracked_views(L):
+    """Written in place, an unsafe_split piece records no CopySlices and bumps only its own version."""
+    seen = []
+    for split in (lambda t: t.unsafe_split(1), lambda t: t.unsafe_split_with_sizes((1, 1, 1)),
+                  lambda t: L.unsafe_chunk(t, 3)):
+        a = L.tensor(np.arange(9.0).reshape(3, 3), requires_grad=True)
+        b = a + a
+        s1, s2, _ = split(b)
+        s1.mul_(s2)
+        s1.sum().backward()
+        seen += [name(s2), s1._base is None, name(s1), name(b), s1._version, b._version, a.grad]
+    return seen
+
+
+@scenario
+def instance_norm_checks_its_input(L):
+    x = L.ones(1, 1, 1, 2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        L.nn.InstanceNorm2d(2)(x)
+    return [[str(w.message) for w in caught], repr(L.nn.InstanceNorm2d(2)),
+            outcome(lambda: L.nn.InstanceNorm2d(2, affine=True)(x)), outcome(lambda: L.nn.InstanceNorm1d(1)(x))]
+
+
+# ---- out= ----------------------------------------------------------------------------------
+
+
+@scenario
+def out_receives_the_result(L):
+    """Written, cast and resized (with torch's warning when it held elements), bumped once, returned."""
+    seen = []
+    for out in (L.zeros(2, 2), L.zeros(3), L.zeros(4, dtype=L.float64), L.zeros(0)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            returned = L.mul(L.ones(2, 2), 2, out=out)
+        # torch's C++ warnings end with where they were raised, " (Triggered internally at ...)"; with a cast
+        # it warns twice (its kernel resizes a temporary too): the distinct messages are compared
+        seen += [returned is out, out, out._version, sorted({str(w.message).split(" (Triggered")[0] for w in caught})]
+    values, indices = L.zeros(2), L.zeros(2, dtype=L.int64)
+    pair = L.max(L.tensor([[1.0, 3.0], [4.0, 2.0]]), 1, out=(values, indices))
+    seen += [pair.values is values, pair.indices is indices, values, indices]
+    seen += [L.exp(L.zeros(2), out=L.ones(2)), L.cat([L.ones(1), L.zeros(1)], out=L.empty(2)),
+             L.add(L.ones(2), 1, alpha=2, out=L.empty(2))]
+    return seen + [outcome(lambda: L.mul(L.ones(2), 2.5, out=L.zeros(2, dtype=L.int64)))]
+
+
+@scenario
+def out_refuses_what_autograd_would_need(L):
+    a, b = L.ones(2, 2, requires_grad=True), L.ones(2, 2)
+    seen = [outcome(lambda: L.mul(a, b, out=L.zeros(2, 2))), outcome(lambda: L.exp(a, out=L.zeros(2, 2))),
+            outcome(lambda: L.sum(a, 0, out=L.zeros(2))),
+            outcome(lambda: L.mul(b, b, out=L.zeros(2, 2).requires_grad_())),
+            outcome(lambda: L.cat([a, b], out=L.zeros(4, 2)))]
+    with L.no_grad():
+        x = L.zeros(2, 2)
+        L.mul(a, 3, out=x)
+    fw = L.autograd.forward_ad
+    with fw.dual_level():
+        dual, plain = fw.make_dual(L.ones(2), L.ones(2)), L.ones(2)
+        seen += [outcome(lambda: L.add(plain, plain, out=dual)), outcome(lambda: L.add(dual, plain, out=plain))]
+    return seen + [x, x.requires_grad]
+
+
+@scenario
+def prod_double_backward_with_two_zeros_in_one_place(L):
+    """The gradient is right; differentiating it again raises torch's delayed error."""
+    seen = []
+    for fn in (L.scatter_reduce, L.index_reduce):
+        x = L.tensor([1.0], dtype=L.float64, requires_grad=True)
+        src = L.tensor([0.0, 0.0], dtype=L.float64, requires_grad=True)
+        out = fn(x, 0, L.tensor([0, 0]), src, "prod")
+        (g,) = L.autograd.grad(out.sum(), src, create_graph=True)
+        seen += [g, outcome(lambda: L.autograd.grad(g.sum(), src))]
+    return seen + [outcome(lambda: L.index_reduce(L.ones(2), 0, L.tensor([0]), L.ones(1), "sum"))]
+
+
+@scenario
+def igamma_is_differentiable_in_other_only(L):
+    a = L.tensor([0.5, 2.0, 30.0], dtype=L.float64, requires_grad=True)
+    x = L.tensor([1.0, 2.0, 29.9], dtype=L.float64, requires_grad=True)
+    seen = []
+    for fn in (L.igamma, L.igammac):
+        out = fn(a, x)
+        seen += [name(out), outcome(lambda: out.sum().backward()), x.grad]
+        fn(a.detach(), x).sum().backward()
+        seen.append(x.grad)
+        x.grad = None
+    fw = L.autograd.forward_ad
+    with fw.dual_level():
+        dual = fw.make_dual(L.ones(3), L.ones(3))
+        refused = outcome(lambda: L.igamma(dual, dual))
+    return seen + [refused[:2], refused[2].splitlines()[0]]  # torch adds a line asking for an issue
+
+
+# ---- torch.testing ---------------------------------------------------------------------------
+
+
+@scenario
+def assert_close_messages(L):
+    pairs = [(1.0, 1.1, {}), (L.tensor([1.0, 2.0]), L.tensor([1.0, 2.0], dtype=L.float64), {}),
+             (L.ones(2), L.ones(3), {}), ([L.ones(2)], [L.zeros(2)], {}), (L.tensor([1, 2]), L.tensor([1, 3]), {}),
+             (L.tensor(float("nan")), L.tensor(float("nan")), {}), ({"a": L.ones(1)}, {"a": L.zeros(1)}, {}),
+             (L.tensor([True]), L.tensor([False]), {}), (1, 2, {}),
+             (L.tensor(float("nan")), L.tensor(float("nan")), {"equal_nan": True}),
+             (L.tensor([1.0, 2.0]), L.tensor([1.05, 2.0]), {"rtol": 0.1, "atol": 0}),
+             (L.tensor([1.0, 2.0]), L.tensor([1.0, 2.0 + 1e-6]), {}), (L.ones(2), L.ones(2), {"rtol": 0.1})]
+    return [outcome(lambda: L.testing.assert_close(a, b, **k)) for a, b, k in pairs]
+
+
+@scenario
+def make_tensor_properties(L):
+    """Values are random (each library draws its own): shapes, dtypes, ranges and layouts are compared."""
+    make = L.testing.make_tensor
+    floats, ints = make((2, 3), dtype=L.float32, device="cpu"), make(4, 5, dtype=L.int64, device="cpu", low=0, high=3)
+    flags = make((2, 3), dtype=L.float64, device="cpu", noncontiguous=True, requires_grad=True)
+    return [floats.shape, floats.dtype, bool((floats >= -9).all() and (floats < 9).all()), ints.shape,
+            bool((ints >= 0).all() and (ints < 3).all()), make((3,), dtype=L.bool, device="cpu").dtype,
+            make((2,), dtype=L.complex64, device="cpu").dtype, flags.stride(), flags.is_contiguous(),
+            flags.requires_grad, bool((make((50,), dtype=L.int64, device="cpu", exclude_zero=True) != 0).all()),
+            make((2, 3, 4, 5), dtype=L.float32, device="cpu", memory_format=L.channels_last).stride(),
+            outcome(lambda: make((2,), dtype=L.float32, device="cpu", low=3, high=1))]
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_same_as_torch(name: str) -> None:
+    ours = outcome(lambda: SCENARIOS[name](retrograd))
+    theirs = outcome(lambda: SCENARIOS[name](torch))
+    assert ours == theirs
