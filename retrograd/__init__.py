@@ -14,6 +14,7 @@ from ._creation import (Generator, arange, as_tensor, default_generator, empty, 
 from ._dtype import (bool_ as bool, complex64, complex128, dtype, float16, float32, float64, get_default_dtype,  # noqa: A004
                      int8, int16, int32, int64, set_default_dtype, uint8)
 from ._tensor import Size, Tensor, device
+from ._warn import is_warn_always_enabled, set_warn_always
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                                  set_grad_enabled)
 from .ops import *  # noqa: F403 - the op table is the public namespace
@@ -36,6 +37,13 @@ __version__ = "0.1.0"
 
 def is_tensor(obj: Any) -> bool:
     return isinstance(obj, Tensor)
+
+
+def is_inference(input: Tensor) -> bool:
+    """True for a tensor made in inference mode (an inference tensor)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"is_inference(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    return input.is_inference()
 
 
 def is_floating_point(input: Tensor) -> bool:

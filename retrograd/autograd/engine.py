@@ -54,8 +54,8 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, retain_graph: bool, 
     captured: list = [None] * (len(inputs) if inputs is not None else 0)
     state = grad_mode._state
     tracer = state.tracer
-    prev = state.enabled
-    state.enabled = create_graph
+    prev = (state.grad, state.inference)
+    grad_mode._set_modes(create_graph, state.inference)
     try:
         while ready:
             node = ready.pop()
@@ -109,7 +109,7 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, retain_graph: bool, 
                 deps[child] = count - 1
             outs = g = grads = buf = None  # drop references so AccumulateGrad may keep a gradient without copying
     finally:
-        state.enabled = prev
+        grad_mode._set_modes(*prev)
     return captured if capture else None
 
 
