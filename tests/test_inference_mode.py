@@ -194,6 +194,32 @@ def inplace_view_ops(L):
 
 
 @scenario
+def inplace_view_ops_keep_how_views_were_made(L):
+    """An in-place view op on a view made in one grad mode, run in another, then a write through it."""
+    class Func(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.view_as(x)
+
+        @staticmethod
+        def backward(ctx, x):
+            return x
+
+    out = []
+    for op in (lambda v: v.as_strided_((1, 0), (2, 2)), lambda v: v.transpose_(0, 0), lambda v: v.unsqueeze_(0)):
+        for make in (lambda b: b.view_as(b), lambda b: b.unbind()[0], Func.apply):
+            for grad_view in (True, False):
+                for grad_op in (True, False):
+                    base = L.rand(2, 3, requires_grad=True).clone()
+                    with L.set_grad_enabled(grad_view):
+                        v = make(base)
+                    with L.set_grad_enabled(grad_op):
+                        first = raises(lambda: op(v))
+                    out.append((first, raises(lambda: v.add_(1)) if first == ("no error",) else None))
+    return out
+
+
+@scenario
 def resize(L):
     out = [raises(lambda: L.ones(2, requires_grad=True).clone().resize_(1))]
     with L.no_grad():
@@ -210,6 +236,25 @@ def resize(L):
     x.mul_(10)  # still x's memory
     out.append((v.tolist(), x.resize_as_(L.ones(4)).tolist()))
     return out
+
+
+@scenario
+def forward_ad_is_off_in_inference_mode(L):
+    fw = L.autograd.forward_ad
+    x = L.ones(2)
+    with fw.dual_level():
+        d = fw.make_dual(x, L.ones(2))
+        with L.inference_mode():
+            e = d * 2
+            f = fw.make_dual(x, L.ones(2))
+            inside = [fw.unpack_dual(t).tangent for t in (d, e, f)] + [L.is_inference(e), f._is_view()]
+        outside = [fw.unpack_dual(t).tangent for t in (d * 2, e, f)]
+    with L.inference_mode():
+        g = L.rand(2)
+        with fw.dual_level():
+            dual = fw.make_dual(g, L.rand(2))
+            dual += 1  # an inference tensor's view is one too, no view: the write goes into g
+    return [inside, outside[0].tolist(), outside[1:], dual._is_view(), (dual - g).abs().max().item()]
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))

@@ -18,6 +18,8 @@ import weakref
 from collections import namedtuple
 from typing import Any
 
+from .grad_mode import _state as _grad_state
+
 # Note [dual levels]
 # A level is a number unique for the life of the process, so tangents of a level that has
 # ended can never be mistaken for those of a new one. A tensor keeps its tangents in
@@ -132,9 +134,10 @@ def _level_id(level: int | None, what: str) -> int | None:
 # ---- tangent storage ------------------------------------------------------------------------
 
 def get_tangent(tensor: Any, level_id: int) -> Any:
-    """The tangent of `tensor` at level `level_id`, or None."""
+    """The tangent of `tensor` at level `level_id`, or None (always None in inference mode, which turns
+    forward AD off as torch's does)."""
     extra = getattr(tensor, "_extra", None)
-    if extra is None:
+    if extra is None or _grad_state.inference:
         return None
     tangents = extra.get("fw_grad")
     return None if tangents is None else tangents.get(level_id)
@@ -211,7 +214,8 @@ def make_dual_at(tensor: Any, tangent: Any, level_id: int) -> Any:
         return batched.make_dual(tensor, tangent, level_id)
     with hidden_levels(level_id):  # the view must not carry tensor's own tangent of this level
         dual = shape.view(tensor, tuple(tensor.shape))
-    set_tangent(dual, level_id, tangent)
+    if not _grad_state.inference:  # inference mode turns forward AD off
+        set_tangent(dual, level_id, tangent)
     return dual
 
 

@@ -790,6 +790,7 @@ def _mark_views(op: Op, source: Tensor, outs: tuple, params: tuple) -> None:
 
 
 def _track_views(base: Tensor, views: Sequence[Tensor]) -> None:
+    """Keep weak references to `views` on their base, for shape.rebase_view and its kin to find."""
     extra = base._extra_dict()
     tracked = extra.get("views")
     if tracked is None:

@@ -932,7 +932,8 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
 _INPLACE_VIEW_NODES = {op: op.alias(name, node) for op, name, node in (
     (transpose_op, "transpose_", "TransposeBackward1"), (t_op, "t_", "TBackward1"),
     (squeeze_all, "squeeze_", "SqueezeBackward3"), (squeeze_dim, "squeeze_dim_", "SqueezeBackward4"),
-    (squeeze_dims, "squeeze_dims_", "SqueezeBackward5"), (unsqueeze_op, "unsqueeze_", "UnsqueezeBackward1"))}
+    (squeeze_dims, "squeeze_dims_", "SqueezeBackward5"), (unsqueeze_op, "unsqueeze_", "UnsqueezeBackward1"),
+    (as_strided_op, "as_strided_", "AsStridedBackward1"))}
 
 
 def _inplace_view(view_fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
@@ -944,9 +945,7 @@ def _inplace_view(view_fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
         node = out.grad_fn
         if node is not None:
             node.__class__ = _INPLACE_VIEW_NODES[type(node).op].node_class
-        self._data = out._data
-        if self._base is not None:
-            self._extra["creation_meta"] = out._extra["creation_meta"]
+        self._data = out._data  # how self was made stays as it was, as in torch
         _take_over(self, out)
         del out  # a temporary view of self: no history to regenerate
         self._bump_version()
@@ -990,7 +989,7 @@ def resize_(self: Tensor, *sizes: int, memory_format: Any = None) -> Tensor:
 
 
 def resize_as_(self: Tensor, other: Tensor, memory_format: Any = None) -> Tensor:
-    """resize_ to other's shape."""
+    """``resize_`` to the shape of `other`."""
     return resize_(self, *other.shape)
 
 
@@ -1010,6 +1009,9 @@ def as_strided(input: Tensor, size: Sequence[int], stride: Sequence[int], storag
                            f"bounds for storage of size {storage.numel * storage.item}")
     geometry = _AsStrided(storage, input._data, size, stride, offset)
     return apply(as_strided_op, (input,), (size, stride, offset, geometry))
+
+
+as_strided_ = _inplace_view(as_strided)
 
 
 def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
@@ -1395,7 +1397,7 @@ __all__ = ["as_strided", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_to
            "permute", "ravel", "repeat_interleave", "reshape", "roll", "rot90", "row_stack", "select", "split",
            "split_with_sizes", "squeeze", "stack", "swapaxes", "swapdims", "t", "tensor_split", "tile", "transpose",
            "tril", "triu", "unbind", "unflatten", "unsqueeze", "view", "vstack"]
-METHODS = ["as_strided", "diag", "diag_embed", "diagonal", "flip", "fliplr", "flipud", "ravel", "repeat",
+METHODS = ["as_strided", "as_strided_", "diag", "diag_embed", "diagonal", "flip", "fliplr", "flipud", "ravel", "repeat",
            "repeat_interleave", "resize_", "resize_as_", "roll", "rot90", "split_with_sizes", "squeeze_", "swapaxes_",
            "swapdims_", "t_", "tensor_split", "tile", "transpose_", "tril", "triu", "unfold", "unsqueeze_"]
 INPLACE = ["tril", "triu"]
