@@ -319,8 +319,11 @@ def test_grad_mode_reprs_and_class_decoration():
         made = Made()
         assert (made.grad, made.method()) == (False, True)
         mode = L.set_grad_enabled(False)
-        assert (repr(mode), L.is_grad_enabled()) == ("torch.autograd.grad_mode.set_grad_enabled(mode=False)", False)
-        L.set_grad_enabled(True)
+        try:
+            observed = (repr(mode), L.is_grad_enabled())
+        finally:
+            L.set_grad_enabled(True)
+        assert observed == ("torch.autograd.grad_mode.set_grad_enabled(mode=False)", False)
 
 
 def test_warn_always_makes_once_per_process_warnings_repeat():
