@@ -19,6 +19,7 @@ from ._legacy import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTen
                       LongTensor, ShortTensor)
 from ._memory_format import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
 from ._tensor import Size, Tensor, device
+from ._warn import is_warn_always_enabled, set_warn_always
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                                  set_grad_enabled)
 from .ops import *  # noqa: F403 - the op table is the public namespace
@@ -43,6 +44,13 @@ from .version import __version__  # noqa: E402 - torch's format: "2.13.0+retrogr
 
 def is_tensor(obj: Any) -> bool:
     return isinstance(obj, Tensor)
+
+
+def is_inference(input: Tensor) -> bool:
+    """True for a tensor made in inference mode (an inference tensor)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"is_inference(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    return input.is_inference()
 
 
 def is_floating_point(input: Tensor) -> bool:

@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 
 from . import _dtype as D
-from ._tensor import Tensor, _wrap
+from ._tensor import NO_VERSION_COUNTER, Tensor, _wrap
+from .autograd import grad_mode
 
 
 class Generator:
@@ -59,8 +60,16 @@ def _rng(generator: Generator | None) -> np.random.Generator:
     return (generator or default_generator)._rng
 
 
-def _finish(data: np.ndarray, requires_grad: bool) -> Tensor:
+def _new(data: np.ndarray) -> Tensor:
+    """A factory's new tensor: an inference tensor inside inference mode (Note [inference tensors])."""
     t = _wrap(data)
+    if grad_mode._state.inference:
+        t._vc = NO_VERSION_COUNTER
+    return t
+
+
+def _finish(data: np.ndarray, requires_grad: bool) -> Tensor:
+    t = _new(data)
     if requires_grad:
         if data.dtype.kind not in "fc":
             raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
@@ -166,7 +175,7 @@ def as_tensor(data: Any, dtype: D.dtype | None = None, device: Any = None) -> Te
         return data if dtype is None or data.dtype is dtype else data.to(dtype)
     if isinstance(data, np.ndarray) and (dtype is None or data.dtype == _np_dtype(dtype)):
         D.from_numpy_dtype(data.dtype)
-        return _wrap(data)
+        return _new(data)
     return tensor(data, dtype=dtype)
 
 
@@ -175,7 +184,7 @@ def from_numpy(array: np.ndarray) -> Tensor:
     if not isinstance(array, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
     D.from_numpy_dtype(array.dtype)
-    return _wrap(array)
+    return _new(array)
 
 
 def _filled(fill: Any, size: Sequence, dtype: D.dtype | None, requires_grad: bool, default: D.dtype | None = None

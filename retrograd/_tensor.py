@@ -5,6 +5,17 @@ The array lives in `_data`; `grad_fn` is the node that made the tensor (None for
 computation is delegated to the op table (`retrograd.ops`); methods are attached there.
 """
 
+# Note [inference tensors]
+# Tensors made inside inference_mode (by factories, and by ops other than views of normal tensors)
+# are inference tensors: as in torch they have no version counter, so `_vc` holds the one
+# NO_VERSION_COUNTER. What follows from that is torch's: `_version` raises; reading the counter to
+# save the tensor for backward raises torch's "cannot be saved for backward" (every place that saves
+# reads it); an in-place change bumps nothing inside inference mode and raises outside it, after the
+# write, as torch's VariableVersion::bump does. Views of an inference tensor are inference tensors,
+# not views; ops whose only tensor operands are inference tensors record nothing (torch dispatches
+# them below autograd), a Python number among the operands counting as a normal tensor, as torch
+# wraps it in one.
+
 from __future__ import annotations
 
 import warnings
@@ -16,12 +27,36 @@ import numpy as np
 
 from . import _dtype as D
 from . import autograd
+from ._warn import warn_once
 from .autograd import grad_mode
 from .autograd.graph import AccumulateGrad, HookDict, RemovableHandle, before_inplace_write, saved_state
 
 _ndarray = np.ndarray
 _generic = np.generic
 _new = object.__new__
+
+
+INFERENCE_SAVE_MESSAGE = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode in "
+    "computation tracked by autograd. To work around this, you can make a clone to get a normal tensor and use it "
+    "in autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`."
+)
+
+
+class _NoVersionCounter:
+    """The version counter of inference tensors: there is none, and reading one to save the tensor for
+    backward is torch's error (Note [inference tensors])."""
+
+    __slots__ = ()
+
+    def __getitem__(self, index: int) -> int:
+        raise RuntimeError(INFERENCE_SAVE_MESSAGE)
+
+    def __repr__(self) -> str:
+        return "NO_VERSION_COUNTER"
+
+
+NO_VERSION_COUNTER = _NoVersionCounter()
 
 
 class Size(tuple):
@@ -219,10 +254,15 @@ class Tensor:
         else:
             shown = dt not in (D.defaults.floating, D.int64, D.bool_, D.default_complex())
         extras = []
-        if self.grad_fn is not None:
-            extras.append(f"grad_fn=<{self.grad_fn.name()}>")
-        elif self._requires_grad:
-            extras.append("requires_grad=True")
+        try:
+            fn = self.grad_fn
+        except RuntimeError:  # a view whose history torch refuses to regenerate: its repr says so
+            extras.append("grad_fn=<Invalid>")
+        else:
+            if fn is not None:
+                extras.append(f"grad_fn=<{fn.name()}>")
+            elif self._requires_grad:
+                extras.append("requires_grad=True")
         return format_tensor(self._data, dtype_name=dt.name if shown else None, extras=extras)
 
     __str__ = __repr__
@@ -249,6 +289,15 @@ class Tensor:
         memo[id(self)] = out
         return out
 
+    def __getattr__(self, name: str) -> Any:
+        """Reached only for an attribute the tensor lacks, or for the grad_fn of a view whose history torch
+        refuses to regenerate after its base changed in place (ops.shape, Note [view creation meta])."""
+        if name == "grad_fn" and self._extra is not None and "stale" in self._extra:
+            from .ops.shape import view_rebase_message
+
+            raise RuntimeError(view_rebase_message(self, indirect=True))
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
     # ---- autograd attributes --------------------------------------------------------------
     @property
     def requires_grad(self) -> bool:
@@ -265,6 +314,8 @@ class Tensor:
             return
         if flag and self._data.dtype.kind not in "fc":
             raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        if flag:
+            self._check_inference_requires_grad()
         self._requires_grad = bool(flag) or self._made_in_no_grad()
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
@@ -275,9 +326,15 @@ class Tensor:
             )
         if requires_grad and self._data.dtype.kind not in "fc":
             raise RuntimeError("only Tensors of floating point dtype can require gradients")  # torch's wording here
+        if requires_grad:
+            self._check_inference_requires_grad()
         if self.grad_fn is None:
             self._requires_grad = bool(requires_grad) or self._made_in_no_grad()
         return self
+
+    def _check_inference_requires_grad(self) -> None:
+        if self._vc is NO_VERSION_COUNTER and not grad_mode._state.inference:
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
 
     @property
     def is_leaf(self) -> bool:
@@ -321,8 +378,12 @@ class Tensor:
 
     @property
     def data(self) -> Tensor:
-        """The same values without history and with a version counter of its own (unlike detach)."""
-        return _wrap(self._data)
+        """The same values without history and with a version counter of its own (unlike detach); an
+        inference tensor's is one too."""
+        out = _wrap(self._data)
+        if self._vc is NO_VERSION_COUNTER:
+            out._vc = NO_VERSION_COUNTER
+        return out
 
     @data.setter
     def data(self, value: Tensor) -> None:
@@ -340,7 +401,17 @@ class Tensor:
     @property
     def _version(self) -> int:
         """How many in-place changes this tensor (or a view sharing its memory) has seen."""
+        if self._vc is NO_VERSION_COUNTER:
+            raise RuntimeError("Inference tensors do not track version counter.")
         return self._version_value()
+
+    def is_inference(self) -> bool:
+        """Made in inference mode (Note [inference tensors])."""
+        return self._vc is NO_VERSION_COUNTER
+
+    def _is_view(self) -> bool:
+        """A view of another tensor's memory that autograd tracks as such (`_base` is that tensor)."""
+        return self._base is not None
 
     def _version_value(self) -> int:
         return 0 if self._vc is None else self._vc[0]
@@ -352,7 +423,16 @@ class Tensor:
         return self._vc
 
     def _bump_version(self) -> None:
-        self._counter()[0] += 1
+        """Count an in-place change (after the write, as torch does: an inference tensor is changed
+        before the refusal outside inference mode)."""
+        counter = self._counter()
+        if counter is NO_VERSION_COUNTER:
+            if not grad_mode._state.inference:
+                raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed.You can "
+                                   "make a clone to get a normal tensor before doing inplace update.See "
+                                   "https://github.com/pytorch/rfcs/pull/17 for more details.")
+            return
+        counter[0] += 1
 
     def _accumulator(self) -> AccumulateGrad | None:
         """The AccumulateGrad node of this leaf, kept while some graph uses it (weakly referenced); None
@@ -433,10 +513,11 @@ class Tensor:
     # ---- in place -------------------------------------------------------------------------
     def _check_inplace(self, inputs: Iterable = (), memory: bool = True) -> None:
         """torch's refusals of an in-place change, in its order: leaves that require grad while recording,
-        views (shape.check_inplace_view), inference tensors, then, for the ops whose kernels check it
-        (`memory`: not fills and indexed writes), memory that the write would share with itself or with
-        one of the op's `inputs` (_check_inplace_memory)."""
-        if self._requires_grad and self.grad_fn is None and self._base is None and grad_mode._state.enabled:
+        views (shape.check_inplace_view), then, for the ops whose kernels check it (`memory`: not fills
+        and indexed writes), memory that the write would share with itself or with one of the op's
+        `inputs` (_check_inplace_memory). Inference tensors are refused at the version bump, after the
+        write (Note [inference tensors])."""
+        if self._requires_grad and self._base is None and self.grad_fn is None and grad_mode._state.enabled:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
         if autograd.forward_ad.transforms.saved_hooks:
             before_inplace_write(self)
@@ -444,10 +525,6 @@ class Tensor:
             from .ops.shape import check_inplace_view
 
             check_inplace_view(self)
-        if grad_mode._state.inference is False and self._extra is not None and self._extra.get("inference"):
-            raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed.You can make "
-                               "a clone to get a normal tensor before doing inplace update.See "
-                               "https://github.com/pytorch/rfcs/pull/17 for more details.")
         if memory:
             _check_inplace_memory(self, inputs)
 
@@ -541,15 +618,11 @@ def _span(a: np.ndarray) -> tuple[int, int]:
     return start, start + a.size * a.itemsize
 
 
-_SCALAR_OF_GRAD = {"warned": False}
-
-
 def _warn_scalar_of_grad(tensor: Tensor) -> None:
-    """torch's one warning per process for float()/complex() of a tensor that requires grad."""
-    if tensor._requires_grad and not _SCALAR_OF_GRAD["warned"]:
-        _SCALAR_OF_GRAD["warned"] = True
-        warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
-                      "Consider using tensor.detach() first.", UserWarning, stacklevel=3)
+    """torch's warning (once per process) for float()/complex() of a tensor that requires grad."""
+    if tensor._requires_grad:
+        warn_once("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
+                  "Consider using tensor.detach() first.", UserWarning, stacklevel=3)
 
 
 def _snapshot_saved_self(node: Any, tensor: Tensor) -> None:

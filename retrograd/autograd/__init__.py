@@ -94,9 +94,9 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
     if retain_graph is None:
         retain_graph = create_graph
     if create_graph:
-        import warnings
+        from .._warn import warn_once
 
-        warnings.warn(CREATE_GRAPH_CYCLE_WARNING, UserWarning, stacklevel=3)  # Note [create_graph cycles]
+        warn_once(CREATE_GRAPH_CYCLE_WARNING, UserWarning, stacklevel=3)  # Note [create_graph cycles]
     run_backward(outputs, grads, retain_graph, create_graph, inputs=input_list, capture=False)
 
 

@@ -81,8 +81,8 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, retain_graph: bool, 
     captured: list = [None] * (len(inputs) if inputs is not None else 0)
     state = grad_mode._state
     tracer = state.tracer
-    prev = state.enabled
-    state.enabled = create_graph
+    prev = (state.grad, state.inference)
+    grad_mode._set_modes(create_graph, state.inference)
     saved_hooks = transforms.saved_hooks  # what a hook enters or exits during backward is undone after, as in torch
     outer_task = (_running.id, _running.checkpoint_valid)
     _running.id, _running.checkpoint_valid = next(_task_ids), outer_task[1] and inputs is None
@@ -139,7 +139,7 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, retain_graph: bool, 
                 deps[child] = count - 1
             outs = g = grads = buf = None  # drop references so AccumulateGrad may keep a gradient without copying
     finally:
-        state.enabled = prev
+        grad_mode._set_modes(*prev)
         _running.id, _running.checkpoint_valid = outer_task
         if transforms.saved_hooks is not saved_hooks:
             transforms.saved_hooks = saved_hooks

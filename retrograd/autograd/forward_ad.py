@@ -18,6 +18,8 @@ import weakref
 from collections import namedtuple
 from typing import Any
 
+from .grad_mode import _state as _grad_state
+
 # Note [dual levels]
 # A level is a number unique for the life of the process, so tangents of a level that has
 # ended can never be mistaken for those of a new one. A tensor keeps its tangents in
@@ -57,6 +59,7 @@ class _Level:
 _open: list[_Level] = []    # every open level, outermost first
 _public: list[_Level] = []  # the levels opened through dual_level / enter_dual_level
 _counter = [0]
+_current_level = -1  # torch's: the index of the open public level, -1 when none is open
 
 
 def _push_level() -> int:
@@ -87,9 +90,11 @@ def enter_dual_level() -> int:
     """Open the dual level that make_dual and unpack_dual use by default; returns its index (0)."""
     if _public:
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
+    global _current_level
     level_id = _push_level()
     _public.append(next(lv for lv in _open if lv.id == level_id))
-    return len(_public) - 1
+    _current_level = len(_public) - 1
+    return _current_level
 
 
 def exit_dual_level(*, level: int | None = None) -> None:
@@ -98,7 +103,9 @@ def exit_dual_level(*, level: int | None = None) -> None:
         raise RuntimeError("Dual level must be a positive number." if not _public else
                            "Trying to exit a forward AD level that was not the last one that was created. "
                            "This is not supported.")
+    global _current_level
     _pop_level(_public.pop().id)
+    _current_level = len(_public) - 1
 
 
 class dual_level:  # noqa: N801 - torch's name
@@ -127,9 +134,10 @@ def _level_id(level: int | None, what: str) -> int | None:
 # ---- tangent storage ------------------------------------------------------------------------
 
 def get_tangent(tensor: Any, level_id: int) -> Any:
-    """The tangent of `tensor` at level `level_id`, or None."""
+    """The tangent of `tensor` at level `level_id`, or None (always None in inference mode, which turns
+    forward AD off as torch's does)."""
     extra = getattr(tensor, "_extra", None)
-    if extra is None:
+    if extra is None or _grad_state.inference:
         return None
     tangents = extra.get("fw_grad")
     return None if tangents is None else tangents.get(level_id)
@@ -206,7 +214,8 @@ def make_dual_at(tensor: Any, tangent: Any, level_id: int) -> Any:
         return batched.make_dual(tensor, tangent, level_id)
     with hidden_levels(level_id):  # the view must not carry tensor's own tangent of this level
         dual = shape.view(tensor, tuple(tensor.shape))
-    set_tangent(dual, level_id, tangent)
+    if not _grad_state.inference:  # inference mode turns forward AD off
+        set_tangent(dual, level_id, tangent)
     return dual
 
 

@@ -195,6 +195,7 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
     def _run(cls, ctx: Any, args: tuple, kwargs: dict) -> Any:
         """Run forward and record ctx as the outputs' node (apply without transforms)."""
         from .._tensor import Tensor
+        from ..ops.registry import IN_CUSTOM_FUNCTION
 
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
         uses_setup = cls.setup_context is not Function.setup_context
@@ -207,9 +208,14 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
             cls.setup_context(ctx, args, output)
         single = not isinstance(output, tuple)
         outputs = (output,) if single else output
-        # an input returned as it is becomes a new alias, so its own history is untouched
+        # an input returned as it is becomes a view of itself, so its own history is untouched
         outputs = tuple(_alias(o) if isinstance(o, Tensor) and any(o is a for a in args) and id(o) not in ctx._dirty
                         else o for o in outputs)
+        for o in outputs:  # views it returns refuse in-place writes (shape.py, Note [view creation meta]), but
+            # for the inputs it wrote in place (torch rebases those as any in-place write to a view)
+            if isinstance(o, Tensor) and o._base is not None and id(o) not in ctx._dirty \
+                    and id(o) not in ctx._non_differentiable and o._data.dtype.kind in "fc":
+                o._extra["creation_meta"] = IN_CUSTOM_FUNCTION
         record = grad_mode._state.enabled and any(ctx.needs_input_grad)
         if record:
             ctx.next_functions = tuple(edge_of(a) if isinstance(a, Tensor) and a._requires_grad else NO_EDGE
@@ -239,11 +245,11 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
 
 
 def _alias(t: Any) -> Any:
-    from .._tensor import _wrap
+    """An input returned as it is: a view of it made without recording (torch's view_as(self) in no_grad)."""
+    from ..ops.shape import alias_op
 
-    out = _wrap(t._data)
-    out._vc = t._counter()
-    return out
+    with grad_mode.no_grad():
+        return alias_op(t)
 
 
 def _pack_saved(tensors: tuple, outputs: tuple) -> list:

@@ -1,128 +1,199 @@
-"""Grad modes: whether ops record the graph, per thread, as context managers and decorators."""
+"""Grad modes: whether ops record the graph, per thread, as context managers and decorators.
+
+Two switches, as in torch: grad mode (`is_grad_enabled`) and inference mode. Ops record a graph
+only with grad mode on and inference mode off; inside inference mode nothing is recorded even
+under enable_grad, and the tensors ops make are inference tensors (Note [inference tensors]).
+"""
 
 from __future__ import annotations
 
 import functools
+import inspect
+import sys
 import threading
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Generator
 from typing import Any
 
 
 class _State(threading.local):
     """Per-thread switches read on every op (class attributes are each thread's defaults)."""
 
-    enabled = True
-    inference = False
+    grad = True  # torch's grad mode: what is_grad_enabled() says
+    inference = False  # inference mode
+    enabled = True  # recording: grad mode on and inference mode off (set only by _set_modes)
     tracer = None  # an autograd.trace recording this thread's backward passes
 
 
 _state = _State()
 
 
+def _set_modes(grad: bool, inference: bool) -> None:
+    """Set both switches and the recording flag ops read."""
+    _state.grad = grad
+    _state.inference = inference
+    _state.enabled = grad and not inference
+
+
 def is_grad_enabled() -> bool:
-    """True when ops on tensors that require grad record a graph (in this thread)."""
-    return _state.enabled
+    """True when grad mode is on (in this thread); ops record only outside inference mode too."""
+    return _state.grad
 
 
 def is_inference_mode_enabled() -> bool:
+    """True inside an enabled inference_mode block (in this thread)."""
     return _state.inference
 
 
-class _Mode:
-    """Base of the grad-mode context managers: sets the mode on entry, restores it on exit.
+def _set_grad_enabled(mode: bool) -> None:
+    """Grad mode on or off now, inference mode unchanged (torch._C._set_grad_enabled)."""
+    _set_modes(bool(mode), _state.inference)
 
-    Each one also decorates functions (`@no_grad()` or `@no_grad`), as in torch.
-    """
 
-    def __new__(cls, func: Callable | None = None, *args: Any, **kwargs: Any) -> Any:
-        self = super().__new__(cls)
-        if callable(func) and not isinstance(func, bool):
-            self.__init__()
-            return self(func)
-        return self
+# ---- decorators: torch.utils._contextlib ---------------------------------------------------------
 
-    def __init__(self) -> None:
-        self._prev: list = []
+def _wrap_generator(ctx_factory: Callable, func: Callable) -> Callable:
+    """A generator function whose every step (start, send, throw, close) runs inside a fresh context
+    from `ctx_factory`, while its caller keeps its own mode between steps."""
 
-    def _set(self) -> None:
-        raise NotImplementedError
+    @functools.wraps(func)
+    def generator_context(*args: Any, **kwargs: Any) -> Generator:
+        gen = func(*args, **kwargs)
+        try:
+            with ctx_factory():
+                response = gen.send(None)
+            while True:
+                try:
+                    request = yield response
+                except GeneratorExit:
+                    with ctx_factory():
+                        gen.close()
+                    raise
+                except BaseException:
+                    with ctx_factory():
+                        response = gen.throw(*sys.exc_info())
+                else:
+                    with ctx_factory():
+                        response = gen.send(request)
+        except StopIteration as e:
+            return e.value
 
-    def __enter__(self) -> None:
-        self._prev.append((_state.enabled, _state.inference))
-        self._set()
+    return generator_context
 
-    def __exit__(self, *exc: object) -> None:
-        _state.enabled, _state.inference = self._prev.pop()
 
-    def __call__(self, func: Callable) -> Callable:
+class _DecoratorContextManager:
+    """A context manager that also decorates functions and generator functions (torch's base class)."""
+
+    def __call__(self, orig_func: Callable) -> Callable:
+        func = orig_func
+        if inspect.isclass(orig_func):
+            warnings.warn("Decorating classes is deprecated and will be disabled in future versions. You should only "
+                          "decorate functions or methods. To preserve the current behavior of class decoration, you "
+                          "can directly decorate the `__init__` method and nothing else.", FutureWarning, stacklevel=2)
+
+            def func(*args: Any, **kwargs: Any) -> Any:
+                return orig_func(*args, **kwargs)
+
+        if inspect.isgeneratorfunction(func):
+            return _wrap_generator(self.clone, func)
+
         @functools.wraps(func)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
+        def decorate_context(*args: Any, **kwargs: Any) -> Any:
             with self.clone():
                 return func(*args, **kwargs)
 
-        return wrapper
+        return decorate_context
 
-    def clone(self) -> _Mode:
+    def __enter__(self) -> None:
+        raise NotImplementedError
+
+    def __exit__(self, *exc: object) -> None:
+        raise NotImplementedError
+
+    def clone(self) -> _DecoratorContextManager:
+        """A fresh context for one decorated call (subclasses with parameters override it)."""
         return type(self)()
 
 
-class no_grad(_Mode):  # noqa: N801 - torch's name
+class _NoParamDecoratorContextManager(_DecoratorContextManager):
+    """Decorates without parentheses too: `@no_grad` as well as `@no_grad()`."""
+
+    def __new__(cls, orig_func: Callable | None = None) -> Any:
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+
+# ---- the modes -------------------------------------------------------------------------------------
+
+class no_grad(_NoParamDecoratorContextManager):  # noqa: N801 - torch's name
     """Ops run without recording a graph: results have requires_grad=False."""
 
-    def _set(self) -> None:
-        _state.enabled = False
-
-
-class enable_grad(_Mode):  # noqa: N801
-    """Recording on again, e.g. inside a no_grad block."""
-
-    def _set(self) -> None:
-        _state.enabled = True
-
-
-class set_grad_enabled(_Mode):  # noqa: N801
-    """Recording on or off by a flag; takes effect at construction, as torch's does."""
-
-    def __new__(cls, mode: bool) -> set_grad_enabled:
-        return object.__new__(cls)
-
-    def __init__(self, mode: bool) -> None:
-        super().__init__()
-        self.mode = bool(mode)
-        self._prev.append((_state.enabled, _state.inference))
-        _state.enabled = self.mode
-
-    def _set(self) -> None:
-        _state.enabled = self.mode
+    def __init__(self) -> None:
+        self.prev = False
 
     def __enter__(self) -> None:
-        pass
+        self.prev = _state.grad
+        _set_grad_enabled(False)
+
+    def __exit__(self, *exc: object) -> None:
+        _set_grad_enabled(self.prev)
+
+
+class enable_grad(_NoParamDecoratorContextManager):  # noqa: N801
+    """Grad mode on again, e.g. inside a no_grad block."""
+
+    def __enter__(self) -> None:
+        self.prev = _state.grad
+        _set_grad_enabled(True)
+
+    def __exit__(self, *exc: object) -> None:
+        _set_grad_enabled(self.prev)
+
+
+class set_grad_enabled(_DecoratorContextManager):  # noqa: N801
+    """Grad mode on or off by a flag; takes effect at construction, as torch's does."""
+
+    def __init__(self, mode: bool) -> None:
+        self.prev = _state.grad
+        self.mode = mode
+        _set_grad_enabled(mode)
+
+    def __call__(self, orig_func: Callable) -> Callable:
+        _set_grad_enabled(self.prev)  # as a decorator it changes nothing now
+        return super().__call__(orig_func)
+
+    def __enter__(self) -> None:
+        _set_grad_enabled(self.mode)
+
+    def __exit__(self, *exc: object) -> None:
+        _set_grad_enabled(self.prev)
+
+    def __repr__(self) -> str:
+        return f"torch.autograd.grad_mode.set_grad_enabled(mode={self.mode})"
 
     def clone(self) -> set_grad_enabled:
-        return set_grad_enabled(self.mode)  # takes effect now; the with block's exit restores
-
-    def __call__(self, func: Callable) -> Callable:
-        _state.enabled, _state.inference = self._prev.pop()  # as a decorator it changes nothing now
-        return super().__call__(func)
+        return type(self)(self.mode)
 
 
-class inference_mode(_Mode):  # noqa: N801
-    """Like no_grad, and tensors made inside are inference tensors (cannot be saved for backward)."""
+class inference_mode(_DecoratorContextManager):  # noqa: N801
+    """Inference mode on (grad mode off) or, with mode=False, off (grad mode on): nothing is recorded
+    inside, and the tensors made inside are inference tensors (Note [inference tensors])."""
 
     def __new__(cls, mode: Any = True) -> Any:
-        if callable(mode) and not isinstance(mode, bool):
-            self = object.__new__(cls)
-            self.__init__()
-            return self(mode)
-        return object.__new__(cls)
+        if isinstance(mode, bool):
+            return super().__new__(cls)
+        return cls()(mode)  # @inference_mode without parentheses
 
     def __init__(self, mode: bool = True) -> None:
-        super().__init__()
         self.mode = mode
 
-    def _set(self) -> None:
-        if self.mode:
-            _state.enabled, _state.inference = False, True
+    def __enter__(self) -> None:
+        self._prev = (_state.grad, _state.inference)
+        _set_modes(not self.mode, self.mode)
+
+    def __exit__(self, *exc: object) -> None:
+        _set_modes(*self._prev)
 
     def clone(self) -> inference_mode:
-        return inference_mode(self.mode)
+        return type(self)(self.mode)

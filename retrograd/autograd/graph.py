@@ -492,6 +492,9 @@ def get_gradient_edge(tensor: Tensor) -> GradientEdge:
     return GradientEdge(*edge_of(tensor))
 
 
-def increment_version(tensor: Tensor) -> None:
-    """Mark `tensor` as modified in place (saved copies of it become stale)."""
-    tensor._bump_version()
+def increment_version(tensor: Tensor | Sequence[Tensor]) -> None:
+    """Mark `tensor` (or each of several) as modified in place, so saved copies of it become stale; an
+    inference tensor has no version to count, and torch lets it be."""
+    for t in (tensor,) if isinstance(tensor, _tensor.Tensor) else tensor:
+        if not t.is_inference():
+            t._bump_version()

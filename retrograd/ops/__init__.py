@@ -296,22 +296,26 @@ def _set_(self: Tensor, source: Tensor | None = None) -> Tensor:
 
 
 def _resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
-    """Give self a new shape, keeping the first elements of its memory (Note [set and resize])."""
+    """A new shape over self's memory, its elements read in memory order from the first (torch's storage
+    order); more elements than self has get new memory (the extra ones zero). NumPy arrays own no storage to
+    grow in place, so a view, or a tensor whose elements leave gaps in memory, is refused (Note [set and resize])."""
     if self._requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
     from .._creation import _shape
 
     shape = _shape(sizes)
-    if shape == self._data.shape:
+    data = self._data
+    if shape == data.shape:
         return self
-    count, data = math.prod(shape), self._data
-    if count <= data.size and data.flags.c_contiguous:
-        self._data = data.reshape(-1)[:count].reshape(shape)
-    else:
-        grown = np_.zeros(shape, data.dtype)
-        kept = count if count < data.size else data.size
-        grown.reshape(-1)[:kept] = data.reshape(-1)[:kept]
-        self._data = grown
+    count, flat = math.prod(shape), data.ravel(order="K")
+    if not np_.shares_memory(flat, data) and data.size > 1 or count > data.size and self._base is not None:
+        raise RuntimeError("retrograd resizes only tensors whose elements fill their memory, and grows no view: "
+                           "NumPy arrays own no storage to resize in place")
+    if count > data.size:
+        grown = np_.zeros(count, dtype=data.dtype)
+        grown[:data.size] = flat
+        flat = grown
+    self._data = flat[:count].reshape(shape)
     _memory_changed(self)
     return self
 
@@ -337,8 +341,6 @@ for _name, _fn in _METHODS.items():
 for _name in _INPLACE:
     setattr(Tensor, _name + "_", _inplace(_METHODS[_name], _name + "_"))
 Tensor.copy_ = _copy_
-for _name in ("t", "transpose", "swapdims", "swapaxes", "squeeze", "unsqueeze", "as_strided"):
-    setattr(Tensor, _name + "_", shape.in_place_view(_METHODS[_name]))
 Tensor.set_ = _set_
 Tensor.resize_ = _resize_
 Tensor.resize_as_ = _resize_as_

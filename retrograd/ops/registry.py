@@ -25,7 +25,7 @@ import numpy as np
 
 from .. import _creation
 from .. import _dtype as D
-from .._tensor import Tensor, _array_of, _wrap, _wrap_many  # noqa: F401 - _array_of: generated code
+from .._tensor import NO_VERSION_COUNTER, Tensor, _array_of, _wrap, _wrap_many  # noqa: F401 - _array_of: generated
 from .._tensor import _snapshot_saved_self as snapshot_saved_self
 from .._xp import namespace
 from ..autograd import forward_ad, grad_mode
@@ -320,12 +320,20 @@ class Op:
             lines.append("    out = outs = _wrap_many(result)")
         if self.is_view:
             lines.append(f"    _mark_views(op, x0, {'(out,)' if single else 'outs'}, params)")
-        if self.vjp_src:
-            lines.append("    if _grad_state.enabled and (" + " or ".join(
-                f"isinstance({x}, Tensor) and {x}._requires_grad" for x in xs) + "):")
-            lines += ["        " + line for line in self._record_source(xs)]
+        if self.vjp_src:  # recorded when some input requires grad and one is no inference tensor
+            lines.append("    if _grad_state.enabled:")
+            lines.append("        if (" + " or ".join(f"isinstance({x}, Tensor) and {x}._requires_grad" for x in xs)
+                         + ") and (" + " or ".join(f"({x}._vc is not NO_VERSION_COUNTER if isinstance({x}, Tensor) "
+                                                   f"else {x} is not None)" for x in xs) + "):")
+            lines += ["            " + line for line in self._record_source(xs)]
+            lines.append("    elif _grad_state.inference:" if not self.is_view else "")
+        else:
+            lines.append("    if _grad_state.inference:" if not self.is_view else "")
+        if not self.is_view:  # made in inference mode: an inference tensor (Note [inference tensors])
+            lines.append("        out._vc = NO_VERSION_COUNTER" if single else
+                         "        for o in outs:\n            o._vc = NO_VERSION_COUNTER")
         lines.append("    return out")
-        return lines
+        return [line for line in lines if line]
 
     def _record_source(self, xs: list[str]) -> list[str]:
         """The body of `_record` for this op's fixed inputs and outputs (run by the entry point)."""
@@ -910,34 +918,56 @@ def _apply_generic(op: Op, args: tuple, params: tuple = ()) -> Tensor | tuple:
         out = outs = _wrap_many(result)
     if op.is_view:
         _mark_views(op, inputs[0], outs, params)
-    if _grad_state.enabled and op.vjp_src:
-        for t in inputs:
-            if isinstance(t, Tensor) and t._requires_grad:
-                _record(op, inputs, params, outs)
-                break
+    if _grad_state.enabled:
+        if op.vjp_src and any(isinstance(t, Tensor) and t._requires_grad for t in inputs) and any(
+                t._vc is not NO_VERSION_COUNTER if isinstance(t, Tensor) else t is not None for t in inputs):
+            _record(op, inputs, params, outs)
+    elif _grad_state.inference and not op.is_view:
+        for o in outs:
+            o._vc = NO_VERSION_COUNTER
     return out
 
 
+# How a view was made (torch's CreationMeta; shape.py, Note [view creation meta]).
+DEFAULT, NO_GRAD, INFERENCE, MULTI_OUTPUT, IN_CUSTOM_FUNCTION = (
+    "default", "no_grad", "inference_mode", "multi_output", "in_custom_function")
+
+
 def _mark_views(op: Op, source: Tensor, outs: tuple, params: tuple) -> None:
-    """Views share memory and the version counter with their base and remember how they were made."""
+    """Views share memory and the version counter with their base and remember how they were made; views
+    of an inference tensor are inference tensors, not views (Note [inference tensors])."""
     counter = source._counter()
+    if counter is NO_VERSION_COUNTER:
+        for o in outs:
+            o._vc = counter
+        return
     base = source._base if source._base is not None else source
-    chain = source._extra.get("view_chain", ()) if source._base is not None else ()
-    single = op.n_outputs == 1
-    for i, o in enumerate(outs):
+    state = _grad_state
+    made = INFERENCE if state.inference else NO_GRAD if not state.grad else \
+        DEFAULT if op.n_outputs == 1 else MULTI_OUTPUT
+    if source._base is not None:  # torch's propagate_creation_meta: the latest unusual way, inference mode first
+        was = source._extra["creation_meta"]
+        made = was if made == DEFAULT or was == INFERENCE else made
+    for o in outs:
         o._vc = counter
         o._base = base
-        o._extra = {"view_chain": chain + ((op, params, None if single else i, _grad_state.enabled),)}
-    if _grad_state.enabled:  # shape.rebase_view regenerates these after an in-place op gives the base history
-        extra = base._extra_dict()  # (also when the base has none yet: `x1.expand(2)`, then `x1.add_(leaf)`)
-        views = extra.get("views")
-        if views is None:
-            views = extra["views"] = weakref.WeakSet()
-        views.update(outs)
+        o._extra = {"creation_meta": made}
+    if state.enabled:  # shape.rebase_view regenerates these after an in-place op gives the base history
+        _track_views(base, outs)  # (also when the base has none yet: `x1.expand(2)`, then `x1.add_(leaf)`)
     elif source._requires_grad:
         for o in outs:  # torch: made in no_grad, it requires grad, has no history and no AccumulateGrad
             o._requires_grad = True
             o._extra["no_grad_view"] = True
+        _track_views(base, outs)  # refused a fresh history when the base is written (Note [view creation meta])
+
+
+def _track_views(base: Tensor, views: Sequence[Tensor]) -> None:
+    """Keep weak references to `views` on their base, for shape.rebase_view and its kin to find."""
+    extra = base._extra_dict()
+    tracked = extra.get("views")
+    if tracked is None:
+        tracked = extra["views"] = weakref.WeakSet()
+    tracked.update(views)
 
 
 def _record(op: Op, inputs: Sequence, params: tuple, outs: tuple) -> None:
@@ -1128,12 +1158,10 @@ class _PackedSaved:
         state = _transforms.saved_hooks
         _transforms.saved_hooks = ()  # ops inside a hook are not hooked themselves
         _transforms.update()
-        recording = _grad_state.enabled
-        _grad_state.enabled = False  # nor recorded, as in torch
         try:
-            self.packed = pack(tensor)
+            with grad_mode.no_grad():  # nor recorded, as in torch
+                self.packed = pack(tensor)
         finally:
-            _grad_state.enabled = recording
             _transforms.saved_hooks = state
             _transforms.update()
         if counter[0] != version:  # unpacking checks no versions: what hooks return is theirs (as in torch)

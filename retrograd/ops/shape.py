@@ -1,7 +1,7 @@
 """Rule table: shape and view ops (OPS.md section F), as adjoint pairs.
 
 View ops (`view=True`) return NumPy views that share memory and the version counter with their
-input and remember how they were made (`view_chain`). An in-place change through a view is
+input and remember how they were made (Note [view creation meta]). An in-place change through a view is
 recorded on the view's base by `rebase_view` (Note [in-place through views]).
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -16,7 +17,7 @@ from .. import _dtype as D
 from .._memory_format import contiguous_format, is_laid_out, laid_out, memory_format
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ..autograd import grad_mode
-from .registry import Op, apply, defop
+from .registry import DEFAULT, IN_CUSTOM_FUNCTION, INFERENCE, MULTI_OUTPUT, NO_GRAD, Op, apply, defop
 from .registry import sum_to as _sum_to
 
 # ============================================================================================
@@ -381,23 +382,35 @@ def rebase_view(tensor: Tensor) -> None:
     if views and base._requires_grad:
         for v in list(views):
             if v is not tensor:
-                _regenerate(v, base)
+                _regenerate_or_refuse(v, base)
 
 
-def regenerate_after_untracked_write(tensor: Tensor) -> None:
-    """After an in-place op that recorded nothing (under no_grad) on `tensor`, a view or a base with
-    tracked views: torch regenerates the history of each view whose version moved on, from its base's
-    unchanged history (AsStridedBackward0); views made in no_grad keep none."""
+def regenerate_after_untracked_write(tensor: Tensor, keep: Tensor | None = None) -> None:
+    """After an in-place op that recorded nothing (under no_grad or in inference mode) on `tensor`, a
+    view or a base with tracked views: torch regenerates the history of each view whose version moved
+    on, from its base's unchanged history (AsStridedBackward0), or refuses to (Note [view creation
+    meta]); `keep` is a view whose new history an in-place view op has just given."""
     base = tensor._base if tensor._base is not None else tensor
     if not base._requires_grad:
         return
     views = set(base._extra.get("views", ())) if base._extra else set()
     if tensor is not base and not tensor._extra_dict().get("discarded"):
         views.add(tensor)
-    with grad_mode.enable_grad():
+    views.discard(keep)
+    with grad_mode.inference_mode(False):  # recorded whatever the caller's modes
         for v in views:
-            if all(entry[3] for entry in v._extra.get("view_chain", ())):
-                _regenerate(v, base)
+            _regenerate_or_refuse(v, base)
+
+
+def _regenerate_or_refuse(view: Tensor, base: Tensor) -> None:
+    """A view of `base` after an in-place change of their memory: a fresh history if it was made the
+    ordinary way, else the refusal torch gives when its grad_fn is next read (Note [view creation meta])."""
+    extra = view._extra
+    if extra["creation_meta"] == DEFAULT:
+        _regenerate(view, base)
+    elif "stale" not in extra:
+        extra["stale"] = view.grad_fn
+        del view.grad_fn  # Tensor.__getattr__ raises the refusal from now on
 
 
 def _regenerate(view: Tensor, base: Tensor) -> None:
@@ -428,76 +441,69 @@ def _take_over(tensor: Tensor, fresh: Tensor) -> None:
             set_tangent(tensor, level, tangent)
 
 
-# Note [in-place view ops]
-# t_, transpose_, swapdims_, swapaxes_, squeeze_, unsqueeze_ and as_strided_ change which elements of
-# its memory a tensor shows, not their values. Each runs its out-of-place view op on self and self
-# becomes the result: its array, and, when recorded, its node, which takes the row's in-place twin
-# (TBackward1, SqueezeBackward4, ...: the same formulas under torch's names for the in-place
-# overloads). They are refused where any in-place op is (leaves that require grad, views made in
-# no_grad or by multi-output ops); a view stays a view of its base and keeps how it was made (torch
-# propagates its creation meta), a base stays a base, the version is bumped. Under no_grad a view's
-# history is then regenerated from its base, as after any write autograd did not see, except for the
-# output of a multi-output op, which torch cannot regenerate: it keeps its history (and its refusal).
+# Note [view creation meta]
+# A view remembers how it was made (torch's CreationMeta, registry._mark_views): the ordinary way,
+# in no_grad mode, in inference mode, as one of several views one op returns, or inside a custom
+# Function. Only the first kind can be written in place with grad mode on, or get a fresh history
+# after its base (or another view of it) was written: for the others torch refuses, naming the kind,
+# when the view is written (check_inplace_view) and, for a written base, when the view's grad_fn is
+# next read. Histories here are regenerated eagerly, at the write, so such a view is marked there:
+# its grad_fn slot is emptied, the old value kept as "stale", and Tensor.__getattr__ raises.
+
+_REBASE_ADVICE = {
+    MULTI_OUTPUT: " This view is the output of a function that returns multiple views. Such functions do not allow "
+                  "the output views to be modified inplace. You should replace the inplace operation by an "
+                  "out-of-place one.",
+    NO_GRAD: " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
+             "moving both the view and the inplace either both inside the no_grad block (if you don't want the "
+             "inplace to be tracked) or both outside (if you want the inplace to be tracked).",
+    INFERENCE: " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
+               "moving both the view and the inplace either both inside the inference_mode block (if you don't want "
+               "the inplace to be tracked) or both outside (if you want the inplace to be tracked).",
+    IN_CUSTOM_FUNCTION: " This view was created inside a custom Function (or because an input was returned as-is) and "
+                        "the autograd logic to handle view+inplace would override the custom backward associated with "
+                        "the custom Function, leading to incorrect gradients. This behavior is forbidden. You can fix "
+                        "this by cloning the output of the custom Function.",
+}
 
 
-def _in_place_twins() -> dict:
-    rows = ((t_op, "TBackward1"), (transpose_op, "TransposeBackward1"), (squeeze_all, "SqueezeBackward3"),
-            (squeeze_dim, "SqueezeBackward4"), (squeeze_dims, "SqueezeBackward5"), (unsqueeze_op, "UnsqueezeBackward1"),
-            (as_strided_op, "AsStridedBackward1"))
-    return {op: op.alias(op.name + "_", node) for op, node in rows}
+def recorded_grad_fn(tensor: Tensor) -> object:
+    """The grad_fn as recorded, without the refusal a stale view gives (torch's grad_fn_ field)."""
+    extra = tensor._extra
+    return extra["stale"] if extra is not None and "stale" in extra else tensor.grad_fn
 
 
-IN_PLACE_TWINS = _in_place_twins()
+def view_rebase_message(view: Tensor, indirect: bool = False) -> str:
+    """torch's refusal for a view not made the ordinary way, written in place itself or (`indirect`)
+    through its base or another view (Note [view creation meta])."""
+    meta = view._extra["creation_meta"]
+    fn = recorded_grad_fn(view)
+    modified = "its base or another view of its base has been" if indirect else "is being"
+    origin = None if fn is None else f"Output {view._output_nr} of {_forward_name(fn)}"
+    if meta in (INFERENCE, NO_GRAD) or fn is None:
+        prefix = "A view was created in" if fn is None else f"{origin} is a view of a view which was created in"
+        if meta == INFERENCE:
+            head = f"{prefix} inference mode and {modified} modified inplace in normal mode."
+        else:
+            head = f"{prefix} no_grad mode and {modified} modified inplace with grad mode enabled."
+    else:
+        head = f"{origin} is a view and {modified} modified inplace."
+    return head + _REBASE_ADVICE[meta]
 
 
-def _multi_output_view(view: Tensor) -> bool:
-    return any(output is not None for _, _, output, _ in view._extra.get("view_chain", ()))
-
-
-def in_place_view(view: Callable[..., Tensor]) -> Callable[..., Tensor]:
-    """The in-place twin of a view function (Note [in-place view ops])."""
-
-    def method(self: Tensor, *args: object, **kwargs: object) -> Tensor:
-        self._check_inplace((), memory=False)
-        result = view(self, *args, **kwargs)
-        node = result.grad_fn
-        if node is not None:
-            node.__class__ = IN_PLACE_TWINS[type(node).op].node_class
-        self._data = result._data
-        self._bump_version()
-        _take_over(self, result)
-        if self._base is not None and not grad_mode._state.enabled and not _multi_output_view(self):
-            regenerate_after_untracked_write(self)
-        return self
-
-    method.__name__ = view.__name__ + "_"
-    method.__doc__ = f"In-place version of {view.__name__}: self becomes the view."
-    return method
+def _forward_name(fn: object) -> str:
+    """A node's name as torch's view errors give it: without 'Backward' and what follows (View, MyFn)."""
+    name = getattr(fn, "forward_name", None) or fn.name()
+    return name[:name.index("Backward")] if "Backward" in name else name
 
 
 def check_inplace_view(view: Tensor, other_requires_grad: bool = False) -> None:
     """torch's refusals for an in-place write to a view (called by Tensor._check_inplace, and by
     Tensor._become when only another input of the op requires grad), in torch's order: how the view
-    was made (in no_grad, by a multi-output op) first, then views of leaves."""
+    was made (Note [view creation meta]) first, then views of leaves."""
     if grad_mode._state.enabled and (view._requires_grad or other_requires_grad):
-        made = None  # torch's creation meta: the latest of "no_grad" / "multi-output" along the view chain
-        for _, _, output, made_with_grad in view._extra.get("view_chain", ()) if view._extra else ():
-            made = "no_grad" if not made_with_grad else "multi" if output is not None else made
-        if made is not None:
-            fn = view.grad_fn
-            if fn is None:
-                head = "A view was created in no_grad mode and is being modified inplace with grad mode enabled."
-            else:
-                head = f"Output {view._output_nr} of {getattr(fn, 'forward_name', fn.name())} is a view" + (
-                    " of a view which was created in no_grad mode and is being modified inplace with grad mode "
-                    "enabled." if made == "no_grad" else " and is being modified inplace.")
-            raise RuntimeError(head + (
-                " This view is the output of a function that returns multiple views. Such functions do not allow the "
-                "output views to be modified inplace. You should replace the inplace operation by an out-of-place one."
-                if made == "multi" else
-                " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
-                "moving both the view and the inplace either both inside the no_grad block (if you don't want the "
-                "inplace to be tracked) or both outside (if you want the inplace to be tracked)."))
+        if view._extra["creation_meta"] != DEFAULT:
+            raise RuntimeError(view_rebase_message(view))
         if view._requires_grad and view._base.grad_fn is None:
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
 
@@ -933,6 +939,47 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
     return apply(diagonal_op, (input,), (offset, d1, d2))
 
 
+# Note [in-place view ops]
+# `x.transpose_(0, 1)` changes x's shape and strides, not its values: x becomes the view that
+# transpose(x) returns, taking its array and its history under the node name torch gives the
+# in-place form (TransposeBackward1, ...). It counts as a change of x's memory: the version moves
+# on and the other views of that memory get fresh histories (or torch's refusal). x stays what it
+# was: a view of its base, or no view.
+
+_INPLACE_VIEW_NODES = {op: op.alias(name, node) for op, name, node in (
+    (transpose_op, "transpose_", "TransposeBackward1"), (t_op, "t_", "TBackward1"),
+    (squeeze_all, "squeeze_", "SqueezeBackward3"), (squeeze_dim, "squeeze_dim_", "SqueezeBackward4"),
+    (squeeze_dims, "squeeze_dims_", "SqueezeBackward5"), (unsqueeze_op, "unsqueeze_", "UnsqueezeBackward1"),
+    (as_strided_op, "as_strided_", "AsStridedBackward1"))}
+
+
+def _inplace_view(view_fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """The in-place form of a view function (Note [in-place view ops])."""
+
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        self._check_inplace(memory=False)
+        out = view_fn(self, *args, **kwargs)
+        node = out.grad_fn
+        if node is not None:
+            node.__class__ = _INPLACE_VIEW_NODES[type(node).op].node_class
+        self._data = out._data  # how self was made stays as it was, as in torch
+        _take_over(self, out)
+        del out  # a temporary view of self: no history to regenerate
+        self._bump_version()
+        regenerate_after_untracked_write(self, keep=self)
+        return self
+
+    method.__name__ = view_fn.__name__ + "_"
+    method.__doc__ = f"In-place version of {view_fn.__name__}: self becomes that view of itself."
+    return method
+
+
+transpose_ = swapaxes_ = swapdims_ = _inplace_view(transpose)
+t_ = _inplace_view(t)
+squeeze_ = _inplace_view(squeeze)
+unsqueeze_ = _inplace_view(unsqueeze)
+
+
 def as_strided(input: Tensor, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None) -> Tensor:
     """A view of input's storage with the given size, stride and offset (in elements)."""
     size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
@@ -949,6 +996,9 @@ def as_strided(input: Tensor, size: Sequence[int], stride: Sequence[int], storag
                            f"bounds for storage of size {storage.numel * storage.item}")
     geometry = _AsStrided(storage, input._data, size, stride, offset)
     return apply(as_strided_op, (input,), (size, stride, offset, geometry))
+
+
+as_strided_ = _inplace_view(as_strided)
 
 
 def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
@@ -1371,7 +1421,8 @@ __all__ = ["as_strided", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_to
            "split_with_sizes", "squeeze", "stack", "swapaxes", "swapdims", "t", "tensor_split", "tile", "transpose",
            "tril", "triu", "unbind", "unflatten", "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes",
            "unsqueeze", "view", "vstack"]
-METHODS = ["as_strided", "diag", "diag_embed", "diagonal", "flip", "fliplr", "flipud", "is_contiguous", "ravel",
-           "repeat", "repeat_interleave", "roll", "rot90", "split_with_sizes", "tensor_split", "tile", "tril", "triu",
-           "unfold", "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes"]
+METHODS = ["as_strided", "as_strided_", "diag", "diag_embed", "diagonal", "flip", "fliplr", "flipud", "is_contiguous",
+           "ravel", "repeat", "repeat_interleave", "roll", "rot90", "split_with_sizes", "squeeze_", "swapaxes_",
+           "swapdims_", "t_", "tensor_split", "tile", "transpose_", "tril", "triu", "unfold", "unsafe_chunk",
+           "unsafe_split", "unsafe_split_with_sizes", "unsqueeze_"]
 INPLACE = ["tril", "triu"]
