@@ -57,6 +57,7 @@ class _Level:
 _open: list[_Level] = []    # every open level, outermost first
 _public: list[_Level] = []  # the levels opened through dual_level / enter_dual_level
 _counter = [0]
+_current_level = -1  # torch's name: the index of the open public level, -1 when none is open
 
 
 def _push_level() -> int:
@@ -87,9 +88,11 @@ def enter_dual_level() -> int:
     """Open the dual level that make_dual and unpack_dual use by default; returns its index (0)."""
     if _public:
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
+    global _current_level
     level_id = _push_level()
     _public.append(next(lv for lv in _open if lv.id == level_id))
-    return len(_public) - 1
+    _current_level = len(_public) - 1
+    return _current_level
 
 
 def exit_dual_level(*, level: int | None = None) -> None:
@@ -98,7 +101,9 @@ def exit_dual_level(*, level: int | None = None) -> None:
         raise RuntimeError("Dual level must be a positive number." if not _public else
                            "Trying to exit a forward AD level that was not the last one that was created. "
                            "This is not supported.")
+    global _current_level
     _pop_level(_public.pop().id)
+    _current_level = len(_public) - 1
 
 
 class dual_level:  # noqa: N801 - torch's name
