@@ -121,6 +121,11 @@ class dual_level:  # noqa: N801 - torch's name
         exit_dual_level()
 
 
+def _public_index(level_id: int) -> int:
+    """The index torch shows for a level: its place among the public levels (func.jvp's count on)."""
+    return next((k for k, lv in enumerate(_public) if lv.id == level_id), len(_public))
+
+
 def _level_id(level: int | None, what: str) -> int | None:
     if level is None:
         return _public[-1].id if _public else None
@@ -148,6 +153,11 @@ def set_tangent(tensor: Any, level_id: int, tangent: Any) -> None:
         if level is not None:
             level.holders.append(weakref.ref(tensor))
     tangents[level_id] = tangent
+
+
+def current_tangent(tensor: Any) -> Any:
+    """The tangent unpack_dual would give `tensor` now (at the open public level), or None."""
+    return get_tangent(tensor, _public[-1].id) if _public else None
 
 
 def tangents_of(tensor: Any) -> dict | None:
@@ -202,6 +212,9 @@ def make_dual_at(tensor: Any, tangent: Any, level_id: int) -> Any:
         raise ValueError(f"Expected primal to be floating point or complex, but got: {tensor.dtype}")
     if not (tangent.is_floating_point() or tangent.is_complex()):
         raise ValueError(f"Expected tangent to be floating point or complex, but got: {tangent.dtype}")
+    if get_tangent(tangent, level_id) is not None:
+        raise RuntimeError("Setting a forward grad that itself has a forward gradient at the same level"
+                           f"{_public_index(level_id)} is not supported.")
     if tangent.shape != tensor.shape:
         raise RuntimeError("Trying to set a forward gradient that has a different size than that of the original "
                            f"Tensor, this is not supported. Tensor is of size {list(tensor.shape)} while the given "

@@ -496,7 +496,7 @@ def _batched_failure(output_idx: int, input_idx: int, res: Any, exp: Any, forwar
 def _check_batched_forward_grad(func: Callable, inputs: tuple) -> None:
     """Two tangents in one vmap'd forward-mode pass equal two separate passes, per input."""
     from .. import randn_like, stack, zeros_like
-    from .batched import vmap
+    from .._vmap_internals import _vmap
 
     for i in _wanted(inputs):
         x = inputs[i]
@@ -513,7 +513,7 @@ def _check_batched_forward_grad(func: Callable, inputs: tuple) -> None:
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message="There is a performance drop")
             try:
-                result = vmap(jvp)(stack(tangents))
+                result = _vmap(jvp)(stack(tangents))
             except RuntimeError as e:
                 raise GradcheckError(f"While computing batched gradients, got: {e}\n\n"
                                      f"{FAILED_BATCHED_GRAD_MSG_FWD_AD}") from e
