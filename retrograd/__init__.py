@@ -30,7 +30,7 @@ from . import ops as _ops  # noqa: E402
 from . import linalg, nn  # noqa: E402
 from . import optim, testing, utils  # noqa: E402
 from . import func  # noqa: E402
-from . import _VF  # noqa: E402
+from . import _VF, _vmap_internals  # noqa: E402
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: E402
 from .func import vmap  # noqa: E402
 from .serialization import load, save  # noqa: E402

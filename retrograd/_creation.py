@@ -56,7 +56,22 @@ def initial_seed() -> int:
     return default_generator.initial_seed()
 
 
+RANDOMNESS_ERROR = ("vmap: called random operation while in randomness error mode. Please either use the 'same' or "
+                    "'different' randomness flags on vmap or perform the randomness operation out of vmap")
+LEGACY_RANDOMNESS_ERROR = ("vmap: We do not yet support calling random operations inside of vmap. Please perform "
+                           "random operations outside of vmap as a workaround")
+
+
 def _rng(generator: Generator | None) -> np.random.Generator:
+    """The NumPy generator behind `generator`; every draw asks here, so inside a vmap level that
+    refuses randomness (randomness='error', or torch's legacy _vmap) it raises torch's error."""
+    from .autograd.forward_ad import transforms
+
+    for level in reversed(transforms.vmap):
+        if level.randomness == "error":
+            raise RuntimeError(RANDOMNESS_ERROR)
+        if level.randomness == "legacy":
+            raise RuntimeError(LEGACY_RANDOMNESS_ERROR)
     return (generator or default_generator)._rng
 
 

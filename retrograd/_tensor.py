@@ -263,6 +263,12 @@ class Tensor:
                 extras.append(f"grad_fn=<{fn.name()}>")
             elif self._requires_grad:
                 extras.append("requires_grad=True")
+        if self._extra is not None and self._extra.get("fw_grad"):
+            from .autograd.forward_ad import current_tangent
+
+            tangent = current_tangent(self)
+            if tangent is not None:
+                extras.append(f"tangent={tangent}")
         return format_tensor(self._data, dtype_name=dt.name if shown else None, extras=extras)
 
     __str__ = __repr__
@@ -463,6 +469,10 @@ class Tensor:
 
     def _post_acc_hooks(self) -> HookDict | None:
         return None if self._extra is None else self._extra.get("post_acc")
+
+    def _is_view(self) -> bool:
+        """Whether this tensor is a view of another (its `_base`)."""
+        return self._base is not None
 
     def detach(self) -> Tensor:
         """The same memory and version counter, cut from the graph (requires_grad=False)."""

@@ -4,6 +4,8 @@ reverse mode both ways. (Every op's JVP is checked by test_ops.py::test_forward_
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import pytest
 import torch
@@ -262,3 +264,51 @@ def test_complex_tangents_match_torch(name):
             tangents.append(fw.unpack_dual(out).tangent.resolve_conj().numpy()
                             if lib is torch else fw.unpack_dual(out).tangent.numpy())
     np.testing.assert_allclose(tangents[1], tangents[0], rtol=1e-10, atol=1e-12)
+
+
+def test_current_level_printing_and_tangents_with_tangents():
+    """forward_ad._current_level (-1 outside a level), `tangent=` in a dual tensor's repr only, and
+    torch's refusal of a tangent that has a tangent of its own at the same level."""
+    def scenario(lib):
+        fw = lib.autograd.forward_ad
+        levels = [fw._current_level]
+        with fw.dual_level():
+            levels.append(fw._current_level)
+            a = t(lib, A[0])
+            dual = fw.make_dual(a, t(lib, B[0]))
+            primal, tangent = fw.unpack_dual(dual)
+            shown = [("tangent=" in str(x), "tangent=" in repr(x)) for x in (a, dual, primal, tangent)]
+            nested = outcome(lambda: fw.make_dual(t(lib, A[1]), dual))
+            views = (dual._is_view(), a._is_view())
+        levels.append(fw._current_level)
+        return levels, shown, str(dual), nested, views
+
+    assert scenario(retrograd) == scenario(torch)
+
+
+def test_legacy_vmap_refuses_random_operations():
+    """torch._vmap_internals._vmap (the vmap gradcheck's batched forward check uses) maps like vmap
+    and refuses random draws with its own text; vmap(randomness='error') refuses factories too."""
+    def scenario(lib):
+        legacy = importlib.import_module(f"{lib.__name__}._vmap_internals")._vmap
+        xs = t(lib, A)
+        return (values(legacy(lambda x: x * 2)(xs)),
+                outcome(lambda: legacy(lambda x: lib.randn_like(x))(xs)),
+                outcome(lambda: legacy(lambda x: x + lib.rand(4))(xs)),
+                outcome(lambda: lib.vmap(lambda x: x + lib.randn(4))(xs)))
+
+    assert scenario(retrograd) == scenario(torch)
+
+
+def test_empty_strided_window_past_the_end():
+    """as_strided to zero elements may start past the storage's end (torch checks nothing to read);
+    such a tensor takes an empty tangent as it is."""
+    def scenario(lib):
+        fw = lib.autograd.forward_ad
+        primal = lib.tensor([1.0]).as_strided((0,), (1,), 1)
+        tangent = lib.tensor([1.0]).as_strided((0,), (1,), 2)
+        with fw.dual_level():
+            kept = fw.unpack_dual(fw.make_dual(primal, tangent)).tangent is tangent
+        return tuple(primal.shape), tuple(tangent.shape), values(tangent), kept
+
+    assert scenario(retrograd) == scenario(torch)

@@ -3,6 +3,7 @@ correct functions and on deliberately wrong backward / jvp / double-backward imp
 
 from __future__ import annotations
 
+import importlib
 import warnings
 
 import numpy as np
@@ -228,3 +229,67 @@ def test_seed_004_gradcheck_usage():
         return L.autograd.gradcheck(lambda t: (t ** 2).sum(), (x,))
 
     assert same(scenario)[0] == ("ok", True)
+
+
+def test_deprecated_jacobian_helpers():
+    """get_numerical_jacobian / get_analytical_jacobian: torch's FutureWarning, Jacobians laid out
+    (numel_in, numel_out), the reentrancy flag and the refusal of grad_out != 1."""
+    def scenario(lib):
+        gc = importlib.import_module(f"{lib.__name__}.autograd.gradcheck")
+        a = lib.tensor([[0.1, 0.2], [0.3, 0.4]], dtype=lib.float64, requires_grad=True)
+        b = lib.tensor([[0.5, 0.6], [0.7, 0.8]], dtype=lib.float64, requires_grad=True)
+
+        def fn(inputs):
+            return inputs[0] * inputs[1] + 2 * inputs[0], inputs[1]
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            numerical = gc.get_numerical_jacobian(fn, (a, b), eps=1e-6)
+            on_target = gc.get_numerical_jacobian(fn, (a, b), target=(b,), eps=1e-6)
+            jacobians, reentrant, sizes_ok, types_ok = gc.get_analytical_jacobian((a, b), fn((a, b))[0])
+        refused = [outcome(lambda f=f: f(grad_out=2.0))[0] for f in (
+            lambda **k: gc.get_numerical_jacobian(fn, (a, b), **k),
+            lambda **k: gc.get_analytical_jacobian((a, b), fn((a, b))[0], **k))]
+        rounded = [np.round(j.numpy(), 6).tolist() for j in (*numerical, *on_target, *jacobians)]
+        return (rounded, reentrant, sizes_ok, types_ok, refused,
+                sorted({(type(w.message).__name__, str(w.message)[:60]) for w in caught}))
+
+    assert scenario(retrograd) == scenario(torch)
+
+
+def test_undefined_gradients_reach_hooks_and_zero_tangents_match_absent_ones():
+    """A backward that fails on an undefined output gradient fails gradcheck (the tensor hook sees
+    None); a jvp whose output depends on whether a tangent was given as zeros fails check_forward_ad."""
+    def scenario(lib):
+        def fails_on_none(x):
+            def hook(g):
+                if g is None:
+                    raise RuntimeError("x is undefined")
+
+            y = x.clone()
+            y.register_hook(hook)
+            return y
+
+        class Counts(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, y):
+                return x * y
+
+            @staticmethod
+            def vjp(ctx, g):
+                return g, g
+
+            @staticmethod
+            def jvp(ctx, x_t, y_t):
+                return x_t + y_t + 1
+
+        x = lib.tensor([0.5], dtype=lib.float64, requires_grad=True)
+        y = lib.tensor([0.25], dtype=lib.float64, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return (outcome(lambda: lib.autograd.gradcheck(fails_on_none, (x,)))[0][0],
+                    lib.autograd.gradcheck(fails_on_none, (x,), raise_exception=False),
+                    outcome(lambda: lib.autograd.gradcheck(Counts.apply, (x, y), check_forward_ad=True,
+                                                           check_backward_ad=False))[0][0])
+
+    assert scenario(retrograd) == scenario(torch) == ("GradcheckError", False, "GradcheckError")

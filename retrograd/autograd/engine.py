@@ -208,11 +208,10 @@ def _deliver(node: Node, grads: list, targets: dict, inputs: Sequence, captured:
 def _call_pre_hooks(hs: HookSet, grads: list) -> list:
     """Hooks registered on the tensors this node produced, then retain_grad, then node pre-hooks."""
     for nr, fns in hs.tensor.items():
-        for fn in list(fns.values()):
-            if grads[nr] is not None:
-                new = fn(grads[nr])
-                if new is not None:
-                    grads[nr] = new
+        for fn in list(fns.values()):  # an undefined gradient reaches them as None, as in torch
+            new = fn(grads[nr])
+            if new is not None:
+                grads[nr] = new
     for nr, ref in hs.retained.items():
         t = ref()
         if t is not None and grads[nr] is not None:

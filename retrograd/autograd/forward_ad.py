@@ -123,6 +123,11 @@ class dual_level:  # noqa: N801 - torch's name
         exit_dual_level()
 
 
+def _public_index(level_id: int) -> int:
+    """The index torch shows for a level: its place among the public levels (func.jvp's count on)."""
+    return next((k for k, lv in enumerate(_public) if lv.id == level_id), len(_public))
+
+
 def _level_id(level: int | None, what: str) -> int | None:
     if level is None:
         return _public[-1].id if _public else None
@@ -151,6 +156,11 @@ def set_tangent(tensor: Any, level_id: int, tangent: Any) -> None:
         if level is not None:
             level.holders.append(weakref.ref(tensor))
     tangents[level_id] = tangent
+
+
+def current_tangent(tensor: Any) -> Any:
+    """The tangent unpack_dual would give `tensor` now (at the open public level), or None."""
+    return get_tangent(tensor, _public[-1].id) if _public else None
 
 
 def tangents_of(tensor: Any) -> dict | None:
@@ -205,6 +215,9 @@ def make_dual_at(tensor: Any, tangent: Any, level_id: int) -> Any:
         raise ValueError(f"Expected primal to be floating point or complex, but got: {tensor.dtype}")
     if not (tangent.is_floating_point() or tangent.is_complex()):
         raise ValueError(f"Expected tangent to be floating point or complex, but got: {tangent.dtype}")
+    if get_tangent(tangent, level_id) is not None:
+        raise RuntimeError("Setting a forward grad that itself has a forward gradient at the same level"
+                           f"{_public_index(level_id)} is not supported.")
     if tangent.shape != tensor.shape:
         raise RuntimeError("Trying to set a forward gradient that has a different size than that of the original "
                            f"Tensor, this is not supported. Tensor is of size {list(tensor.shape)} while the given "
@@ -284,47 +297,100 @@ def function_apply(cls: type, ctx: Any, args: tuple, kwargs: dict) -> Any:
     transforms.levels = transforms.vmap = ()
     transforms.update()
     try:
-        out = cls._run(ctx, args, kwargs)
+        out, raw = cls._run(ctx, args, kwargs)
     finally:
         transforms.levels, transforms.vmap = state
         transforms.update()
-    if transforms.levels:
-        function_jvp(cls, ctx, args, out if isinstance(out, tuple) else (out,))
+    for level_id in transforms.levels:
+        function_jvp(cls, ctx, args, out if isinstance(out, tuple) else (out,), raw, level_id)
     if transforms.saved_hooks and ctx._saved:
         pack_function_saved(ctx)
     return out
 
 
-def function_jvp(cls: type, ctx: Any, args: tuple, outputs: tuple) -> None:
-    """Tangents of a custom Function's outputs from its `jvp` staticmethod (one call per level).
+def function_jvp(cls: type, ctx: Any, args: tuple, outputs: tuple, raw: tuple, level_id: int) -> None:
+    """Tangents of a custom Function's outputs at one level, from its `jvp` staticmethod, with
+    torch's checks (custom_function.cpp, _process_forward_mode_AD).
 
-    `jvp(ctx, *input_tangents)` gets a tangent for every tensor input (zeros where it has
-    none) and None for the other inputs, and returns one tangent per output."""
+    jvp(ctx, *input_tangents) gets a tangent per tensor input (zeros where a differentiable one
+    has none), None for the other inputs, and returns one tangent per output (None for those that
+    are not differentiable). An output that is a view of an input needs a tangent that is a view of
+    that input's tangent; an input modified in place needs its tangent modified in place."""
     from .. import zeros_like
     from .._tensor import Tensor
 
-    for level_id in transforms.levels:
-        tangents = [get_tangent(a, level_id) if isinstance(a, Tensor) else None for a in args]
-        if all(t is None for t in tangents):
+    tangents = [get_tangent(a, level_id) if isinstance(a, Tensor) else None for a in args]
+    if all(t is None for t in tangents):
+        return
+    versions = [None if t is None else t._version_value() for t in tangents]
+    given = [t if t is not None or not isinstance(a, Tensor) or not ctx._materialize or not _differentiable(a)
+             else zeros_like(a) for a, t in zip(args, tangents)]
+    ctx._forward_saved = getattr(ctx, "saved_for_forward", ())
+    try:
+        with hidden_levels(level_id):
+            result = cls.jvp(ctx, *given)
+    finally:
+        ctx._forward_saved = None
+    result = result if isinstance(result, tuple) else (result,)
+    if len(result) != len(outputs):
+        raise RuntimeError(f"Function's jvp returned an invalid number of forward gradients (expected {len(outputs)} "
+                           f"but got {len(result)})")
+    bases = {id(_view_base(a)): i for i, a in enumerate(args) if isinstance(a, Tensor)}
+    for i, (out, out_raw, grad) in enumerate(zip(outputs, raw, result)):
+        if not isinstance(out_raw, Tensor):
             continue
-        from .function import Function
+        if grad is not None and not isinstance(grad, Tensor):
+            raise RuntimeError(f"expected Variable or None (got {type(grad).__name__}) for grad output {i}.")
+        if id(out_raw) in ctx._non_differentiable or not _differentiable(out_raw):
+            if grad is not None:
+                raise RuntimeError(f"Function's jvp returned a gradient at position {i}, but  the corresponding "
+                                   "forward output is not a differentiable Tensor.You should return None at that "
+                                   "position instead.")
+            continue
+        if grad is None:
+            continue
+        if id(out_raw) in ctx._dirty:
+            k = next((k for k, a in enumerate(args) if a is out_raw), None)
+            if k is None:
+                raise RuntimeError("Only input Tensors should be given to ctx.mark_dirty(). If a Tensor is not an "
+                                   "input, there is no need to pass it to mark_dirty().")
+            if tangents[k] is not None:
+                if grad._version_value() == versions[k]:
+                    raise RuntimeError("An inplace custom Function is not modifying the forward mode gradients "
+                                       "inplace. If the forward is modifying an input inplace, then the jvp function "
+                                       "must modify the corresponding gradient inplace.")
+                if grad is not tangents[k]:
+                    raise RuntimeError("An inplace custom Function is not returning the forward mode gradients "
+                                       "as-is. If the forward is modifying an input inplace, then the jvp function "
+                                       "must modify the gradient inplace and return it as-is.")
+                continue
+        elif out._base is not None and id(out._base) in bases:
+            _check_view_tangent(get_tangent(args[bases[id(out._base)]], level_id), grad)
+        set_tangent(out, level_id, grad)
 
-        if cls.jvp is Function.jvp:
-            raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it "
-                                      "with forward mode AD.")
-        tangents = [t if t is not None or not isinstance(a, Tensor) else zeros_like(a) for a, t in zip(args, tangents)]
-        saved = ctx._saved
-        if hasattr(ctx, "saved_for_forward"):  # in jvp, ctx.saved_tensors are those saved for forward
-            ctx._saved = [(t, None) for t in ctx.saved_for_forward]
-        try:
-            with hidden_levels(level_id):
-                result = cls.jvp(ctx, *tangents)
-        finally:
-            ctx._saved = saved
-        result = result if isinstance(result, tuple) else (result,)
-        for o, t in zip(outputs, result):
-            if isinstance(o, Tensor) and t is not None and (o.is_floating_point() or o.is_complex()):
-                set_tangent(o, level_id, t)
+
+def _differentiable(t: Any) -> bool:
+    return t.is_floating_point() or t.is_complex()
+
+
+def _view_base(t: Any) -> Any:
+    return t if t._base is None else t._base
+
+
+def _check_view_tangent(input_tangent: Any, tangent: Any) -> None:
+    """A Function's output is a view of an input with a tangent: its tangent must be a view of that tangent."""
+    if input_tangent is None:
+        return
+    if tangent._base is None:
+        raise RuntimeError("A custom Function's forward is returning a view (or an input as-is) but the jvp is not "
+                           "returning a view.")
+    if input_tangent._base is not None:
+        if input_tangent._base is not tangent._base:
+            raise RuntimeError("A custom Function is returning a view but the jvp is not returning a view of the same "
+                               "base as the given grad input.")
+    elif tangent._base is not input_tangent:
+        raise RuntimeError("A custom Function is returning a view but the jvp is not returning a view of the given "
+                           "grad input.")
 
 
 __all__ = ["UnpackedDualTensor", "dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual"]

@@ -7,6 +7,7 @@ creates one node, which doubles as the `ctx` that forward and backward share.
 from __future__ import annotations
 
 import functools
+import inspect
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -26,6 +27,12 @@ class FunctionCtx:
         self._to_save = tensors
 
     def save_for_forward(self, *tensors: Any) -> None:
+        """Keep tensors for jvp, which reads them as ctx.saved_tensors (None where not a tensor)."""
+        from .._tensor import Tensor
+
+        if not all(t is None or isinstance(t, Tensor) for t in tensors):
+            raise AssertionError("save_for_forward expects all arguments to be tensors; you should save non-tensors "
+                                 "as attributes on ctx.")
         self.saved_for_forward = tensors
 
     def mark_non_differentiable(self, *outputs: Any) -> None:
@@ -54,12 +61,16 @@ class BackwardCFunction(Node, FunctionCtx):
         self._non_differentiable: set = set()
         self._dirty: set = set()
         self._materialize = True
+        self._materialize_non_diff_grads = True  # torch's private switch: False passes None for those outputs
+        self._forward_saved: tuple | None = None  # while jvp runs: what forward saved for it
         self.needs_input_grad: tuple = ()
 
     @property
     def saved_tensors(self) -> tuple:
         from ..ops.registry import FREED_MESSAGE, SavedOutput, modified_message
 
+        if self._forward_saved is not None:  # inside jvp (torch: the tensors given to save_for_forward)
+            return self._forward_saved
         if self._saved is None:
             if not self._to_save:
                 return ()
@@ -100,8 +111,10 @@ class BackwardCFunction(Node, FunctionCtx):
         from .. import zeros
 
         if self._materialize:
-            grads = [zeros(shape, dtype=dt) if g is None else g for g, (shape, dt) in zip(grads, self._out_meta)]
-        result = self._forward_cls.backward(self, *grads)
+            grads = [g if g is not None or dt is None or not (differentiable or self._materialize_non_diff_grads)
+                     else zeros(shape, dtype=dt)
+                     for g, (shape, dt), differentiable in zip(grads, self._out_meta, self._out_differentiable)]
+        result = _user_backward(self._forward_cls)(self, *grads)
         if not isinstance(result, tuple):
             result = (result,)
         expected = len(self.next_functions)
@@ -139,6 +152,34 @@ class BackwardCFunction(Node, FunctionCtx):
         self._saved = None
 
 
+def _user_backward(cls: type) -> Callable:
+    """The Function's backward formula: `vjp` or `backward`, whichever it defines (not both)."""
+    backward, vjp = cls.backward, cls.vjp
+    if backward is not Function.backward and vjp is not Function.vjp:
+        raise RuntimeError("Implementing both 'backward' and 'vjp' for a custom Function is not allowed. You should "
+                           "only implement one of them.")
+    return vjp if vjp is not Function.vjp else backward
+
+
+class Error(Node):
+    """A node whose backward raises: what once_differentiable attaches to a backward's outputs."""
+
+    __slots__ = ("message", "_out_meta")
+
+    def __init__(self, message: str, inputs: tuple) -> None:
+        super().__init__()
+        self.message = message
+        self.next_functions = tuple(NO_EDGE if t is None else edge_of(t) for t in inputs)
+        self._out_meta = tuple(((), None) if t is None else (t._data.shape, t.dtype) for t in inputs) \
+            if len(inputs) != 1 else None
+
+    def name(self) -> str:
+        return "torch::autograd::Error"
+
+    def apply(self, grads: list) -> list:
+        raise RuntimeError(self.message)
+
+
 class FunctionMeta(type):
     """Gives every Function subclass its node class, named `<Name>Backward` as in torch."""
 
@@ -164,6 +205,16 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
 
     generate_vmap_rule = False
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        warnings.warn(f"{self.__class__} should not be instantiated. Methods on autograd functions are all static, so "
+                      "you should invoke them on the class itself. Instantiating an autograd function will raise an "
+                      "error in a future version of PyTorch.", DeprecationWarning, stacklevel=2)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("Legacy autograd function with non-static forward method is deprecated. Please use "
+                           "new-style autograd function with static forward method. (Example: "
+                           "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
+
     @staticmethod
     def forward(*args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
@@ -184,16 +235,27 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
         raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it "
                                   "with forward mode AD.")
 
+    @staticmethod
+    def vmap(info: Any, in_dims: tuple, *args: Any) -> Any:
+        raise NotImplementedError("To use autograd.Function with vmap, you must either override the vmap staticmethod "
+                                  "or set generate_vmap_rule=True.")
+
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        if cls.setup_context is not Function.setup_context:  # setup_context sees forward's defaults too
+            bound = inspect.signature(cls.forward).bind(*args, **kwargs)
+            bound.apply_defaults()
+            args, kwargs = bound.args, {}
         ctx = cls._backward_cls()
         if transforms.active:  # forward AD, vmap or saved-tensor hooks in use (registry's Note [transforms])
             return forward_ad.function_apply(cls, ctx, args, kwargs)
-        return cls._run(ctx, args, kwargs)
+        return cls._run(ctx, args, kwargs)[0]
 
     @classmethod
-    def _run(cls, ctx: Any, args: tuple, kwargs: dict) -> Any:
-        """Run forward and record ctx as the outputs' node (apply without transforms)."""
+    def _run(cls, ctx: Any, args: tuple, kwargs: dict) -> tuple:
+        """Run forward and record ctx as the outputs' node (apply without transforms). Returns what
+        apply returns and, for forward AD, forward's own outputs (before inputs returned as they are
+        became views of them)."""
         from .._tensor import Tensor
         from ..ops.registry import IN_CUSTOM_FUNCTION
 
@@ -207,15 +269,10 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
         if uses_setup:
             cls.setup_context(ctx, args, output)
         single = not isinstance(output, tuple)
-        outputs = (output,) if single else output
-        # an input returned as it is becomes a view of itself, so its own history is untouched
-        outputs = tuple(_alias(o) if isinstance(o, Tensor) and any(o is a for a in args) and id(o) not in ctx._dirty
-                        else o for o in outputs)
-        for o in outputs:  # views it returns refuse in-place writes (shape.py, Note [view creation meta]), but
-            # for the inputs it wrote in place (torch rebases those as any in-place write to a view)
-            if isinstance(o, Tensor) and o._base is not None and id(o) not in ctx._dirty \
-                    and id(o) not in ctx._non_differentiable and o._data.dtype.kind in "fc":
-                o._extra["creation_meta"] = IN_CUSTOM_FUNCTION
+        raw = (output,) if single else output
+        if ctx._dirty and not ctx._dirty <= {id(o) for o in raw}:
+            raise RuntimeError("Some elements marked as dirty during the forward method were not returned as output. "
+                               "The inputs that are modified inplace must all be outputs of the Function.")
         record = grad_mode._state.enabled and any(ctx.needs_input_grad)
         if record:
             ctx.next_functions = tuple(edge_of(a) if isinstance(a, Tensor) and a._requires_grad else NO_EDGE
@@ -223,33 +280,81 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
             ctx._in_meta = tuple((a._data.shape, a._data.dtype) if isinstance(a, Tensor) and a._requires_grad else None
                                  for a in args)
             ctx._input_was_tensor = tuple(isinstance(a, Tensor) for a in args)
-            ctx._out_meta = tuple((o._data.shape, o.dtype) if isinstance(o, Tensor) else ((), None) for o in outputs)
-            for i, o in enumerate(outputs):
-                if not isinstance(o, Tensor):
-                    continue
-                if id(o) in ctx._non_differentiable:
-                    o._requires_grad = False
-                    continue
-                if id(o) in ctx._dirty:
-                    o._check_inplace()
-                    o._bump_version()
-                o.grad_fn, o._output_nr, o._requires_grad = ctx, i, True
-        else:
-            for o in outputs:
-                if isinstance(o, Tensor) and id(o) in ctx._dirty:
-                    o._bump_version()
+            ctx._out_meta = tuple((o._data.shape, o.dtype) if isinstance(o, Tensor) else ((), None) for o in raw)
+        outputs = tuple(_set_history(ctx, o, i, args, len(raw), record) if isinstance(o, Tensor) else o
+                        for i, o in enumerate(raw))
+        for o in outputs:  # views it returns refuse in-place writes (shape.py, Note [view creation meta]), but
+            # for the inputs it wrote in place (torch rebases those as any in-place write to a view)
+            if isinstance(o, Tensor) and o._base is not None and id(o) not in ctx._dirty \
+                    and id(o) not in ctx._non_differentiable and o._data.dtype.kind in "fc":
+                o._extra["creation_meta"] = IN_CUSTOM_FUNCTION
+        if record:
+            ctx._out_differentiable = tuple(isinstance(o, Tensor) and o.grad_fn is ctx for o in outputs)
         ctx._saved = _pack_saved(ctx._to_save, outputs) if record else None
         if not record:
             ctx._to_save = ()
-        return outputs[0] if single else outputs
+        return (outputs[0] if single else outputs), raw
 
 
-def _alias(t: Any) -> Any:
-    """An input returned as it is: a view of it made without recording (torch's view_as(self) in no_grad)."""
-    from ..ops.shape import alias_op
+def _set_history(ctx: Any, out: Any, output_nr: int, args: tuple, n_outputs: int, record: bool) -> Any:
+    """torch's treatment of one tensor forward returned: the tensor apply returns, with `ctx` as its
+    node when it is differentiable. An input returned as it is comes back as a view of it (torch's
+    view_as under no_grad), so its own history is untouched; an input marked dirty keeps its identity
+    and gets the node in place of its old history."""
+    is_input = any(out is a for a in args)
+    dirty = id(out) in ctx._dirty
+    if not (record and id(out) not in ctx._non_differentiable and (out.is_floating_point() or out.is_complex())):
+        if dirty:
+            out._bump_version()
+        if not out._requires_grad:
+            return _view_of_self(out) if is_input and not dirty else out
+        if is_input:
+            return out.detach()
+        if out._base is None:
+            out.detach_()
+        return out
+    if dirty:
+        if out._requires_grad and out.grad_fn is None and out._base is None:
+            raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
+        if not is_input:
+            warnings.warn("ctx.mark_dirty() received a tensor that was not an input. Only input Tensors that have been "
+                          "mutated should be passed to ctx.mark_dirty().", stacklevel=4)
+        if out._base is not None and n_outputs > 1:
+            raise RuntimeError(_DIRTY_VIEW_MESSAGE)
+        out._check_inplace()
+        out._bump_version()
+        out.grad_fn, out._output_nr, out._requires_grad = ctx, output_nr, True
+        if out._base is not None or out._extra is not None:  # a view, or a base that may have views
+            from ..ops.shape import rebase_view
 
-    with grad_mode.no_grad():
-        return alias_op(t)
+            rebase_view(out)
+        return out
+    if is_input:
+        out = _view_of_self(out)
+    out.grad_fn, out._output_nr, out._requires_grad = ctx, output_nr, True
+    return out
+
+
+_DIRTY_VIEW_MESSAGE = (
+    "If your Function modifies inplace an input that is a view of another Tensor, your Function cannot return more "
+    "than one Tensor. This is not supported by the current autograd engine. You should either make sure the input is "
+    "not a view (using .clone() for example) or make your Function only return one Tensor (potentially splitting it "
+    "into two Functions: one doing the inplace that returns a single Tensor and a second one that does the other "
+    "operations). You can ask on the forum https://discuss.pytorch.org/ if you need help to do this change.")
+
+
+def _view_of_self(t: Any) -> Any:
+    """t.view_as(t) made with no gradient and no tangent recorded (torch's _view_as_self_with_no_grad)."""
+    with grad_mode.no_grad(), forward_ad.hidden_levels():
+        return t.view_as(t)
+
+
+class InplaceFunction(Function):
+    """A Function that may work in place when made with inplace=True (torch's legacy helper)."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
 
 
 def _pack_saved(tensors: tuple, outputs: tuple) -> list:
@@ -268,11 +373,27 @@ def _pack_saved(tensors: tuple, outputs: tuple) -> list:
 
 
 def once_differentiable(fn: Callable) -> Callable:
-    """Mark a backward as not itself differentiable: it runs without recording a graph."""
+    """Mark a backward as not itself differentiable: it runs without recording a graph, and when
+    it runs under create_graph its outputs lead to a node that raises if differentiated."""
 
     @functools.wraps(fn)
     def wrapper(ctx: Any, *args: Any) -> Any:
+        from .._tensor import Tensor
+
         with grad_mode.no_grad():
-            return fn(ctx, *args)
+            outputs = fn(ctx, *args)
+        if not grad_mode._state.enabled or not any(isinstance(a, Tensor) and a._requires_grad for a in args):
+            return outputs
+        single = not isinstance(outputs, tuple)
+        aliases = tuple(None if o is None else o.detach().requires_grad_() for o in ((outputs,) if single else outputs))
+        node = Error("trying to differentiate twice a function that was marked with @once_differentiable", aliases)
+        wrapped = []
+        for output_nr, a in enumerate(aliases):
+            out = None
+            if a is not None:
+                out = a.detach()
+                out.grad_fn, out._output_nr, out._requires_grad = node, output_nr, True
+            wrapped.append(out)
+        return wrapped[0] if single else tuple(wrapped)
 
     return wrapper

@@ -219,10 +219,10 @@ def _vjp_rows(output: Any, inputs: tuple, wanted: list[int], cotangents: list[np
     return rows
 
 
-def _analytical_jacobian(output: Any, inputs: tuple, wanted: list[int], nondet_tol: float,
-                         check_grad_dtypes: bool, cotangents: list[np.ndarray] | None = None) -> list[np.ndarray]:
-    """J of shape (numel_in, len(cotangents)) per wanted input, from VJPs computed twice (the two
-    runs must agree to nondet_tol), with torch's dtype and size checks."""
+def _analytical_jacobians(output: Any, inputs: tuple, wanted: list[int],
+                          cotangents: list[np.ndarray] | None = None) -> tuple[list, list, bool, bool]:
+    """J of shape (numel_in, len(cotangents)) per wanted input, from VJPs computed twice (to check
+    that backward is reentrant): both runs, and whether every gradient had its input's dtype and size."""
     if cotangents is None:
         cotangents = [_unit(output, j) for j in range(output.numel())]
     runs = [_vjp_rows(output, inputs, wanted, cotangents) for _ in range(2)]
@@ -245,36 +245,84 @@ def _analytical_jacobian(output: Any, inputs: tuple, wanted: list[int], nondet_t
                 mat[:, j] = g._data.reshape(-1)
             mats.append(mat)
         jacobians.append(mats)
+    return jacobians[0], jacobians[1], types_ok, sizes_ok
+
+
+def _reentrant(first: list, second: list, nondet_tol: float) -> bool:
+    return all(not a.size or np.abs(a - b).max() <= nondet_tol for a, b in zip(first, second))
+
+
+def _analytical_jacobian(output: Any, inputs: tuple, wanted: list[int], nondet_tol: float,
+                         check_grad_dtypes: bool, cotangents: list[np.ndarray] | None = None) -> list[np.ndarray]:
+    """_analytical_jacobians' first run, with torch's errors for wrong dtypes, sizes and nondeterminism."""
+    first, second, types_ok, sizes_ok = _analytical_jacobians(output, inputs, wanted, cotangents)
     if not types_ok and check_grad_dtypes:
         raise GradcheckError("Gradient has dtype mismatch")
     if not sizes_ok:
         raise GradcheckError("Analytical gradient has incorrect size")
-    for a, b in zip(*jacobians):
-        if a.size and np.abs(a - b).max() > nondet_tol:
-            raise GradcheckError("Backward is not reentrant, i.e., running backward with same input and grad_output "
-                                 "multiple times gives different values, although analytical gradient matches "
-                                 f"numerical gradient.The tolerance for nondeterminism was {nondet_tol}."
-                                 + FAILED_NONDET_MSG)
-    return jacobians[0]
+    if not _reentrant(first, second, nondet_tol):
+        raise GradcheckError("Backward is not reentrant, i.e., running backward with same input and grad_output "
+                             "multiple times gives different values, although analytical gradient matches "
+                             f"numerical gradient.The tolerance for nondeterminism was {nondet_tol}."
+                             + FAILED_NONDET_MSG)
+    return first
+
+
+def _dual_inputs(inputs: tuple) -> tuple:
+    """The inputs as gradcheck's forward mode passes them (inside a dual level): each one that
+    requires grad as a detached dual tensor with a zero tangent, the others as they are."""
+    from .. import zeros_like
+
+    return tuple(forward_ad.make_dual(x.detach(), zeros_like(x)) if _is_tensor(x) and x.requires_grad else x
+                 for x in inputs)
 
 
 def _jvp_columns(func: Callable, inputs: tuple, i: int, directions: list[np.ndarray],
                  check_grad_dtypes: bool = False) -> list[np.ndarray]:
-    """For each tangent direction of input i: J d per floating output, by forward-mode AD."""
+    """For each tangent direction of input i: J d per floating output, by forward-mode AD. As in
+    torch, every input that requires grad is a dual tensor, and each direction is written into
+    input i's tangent in place (and cleared after), so the other tangents are zeros, not absent."""
     columns = []
-    for d in directions:
-        with forward_ad.dual_level():
-            args = tuple(forward_ad.make_dual(x.detach(), _tensor(d)) if k == i else
-                         (x.detach() if _is_tensor(x) else x) for k, x in enumerate(inputs))
+    with forward_ad.dual_level():
+        args = _dual_inputs(inputs)
+        tangent = forward_ad.unpack_dual(args[i]).tangent
+        for d in directions:
+            tangent.copy_(_tensor(d))
             outs = _floating(func(*args))
             tangents = []
             for o in outs:
                 t = forward_ad.unpack_dual(o).tangent
-                if t is not None and check_grad_dtypes and t.dtype != o.dtype:
+                if t is not None and check_grad_dtypes and t.is_complex() != o.is_complex():
                     raise GradcheckError("Forward AD gradient has dtype mismatch.")
                 tangents.append(np.zeros(o._data.size, o._data.dtype) if t is None else t._data.reshape(-1).copy())
-        columns.append(tangents)
+            columns.append(tangents)
+            tangent.zero_()
     return columns
+
+
+def _check_undefined_forward(func: Callable, inputs: tuple) -> None:
+    """Each input's tangent, given as zeros or not given at all (a plain tensor), must lead to the
+    same output tangents (torch's _test_undefined_forward_mode)."""
+    from .. import allclose
+
+    rng = np.random.default_rng(0)
+    with forward_ad.dual_level():
+        duals = list(_dual_inputs(inputs))
+        for k in _wanted(inputs):
+            forward_ad.unpack_dual(duals[k]).tangent.copy_(_tensor(_random_unit(rng, inputs[k], real=False)))
+        for k in _wanted(inputs):
+            kept = duals[k]
+            duals[k] = _dual_inputs((inputs[k],))[0]
+            materialized = _floating(func(*duals))
+            duals[k] = inputs[k].detach()
+            undefined = _floating(func(*duals))
+            duals[k] = kept
+            for n_out, (a, b) in enumerate(zip(materialized, undefined)):
+                zero_tangent, no_tangent = forward_ad.unpack_dual(a).tangent, forward_ad.unpack_dual(b).tangent
+                if zero_tangent is not None and no_tangent is not None and not allclose(zero_tangent, no_tangent):
+                    raise GradcheckError(f"Mismatch in tangent values for output with index: {n_out} when input: "
+                                         f"{inputs[k]} has an undefined tangent value.  Got: {zero_tangent} but "
+                                         f"expected: {no_tangent}")
 
 
 def _mismatch(analytical: Any, numerical: Any, output_idx: int, input_idx: int, part: str | None = None,
@@ -448,7 +496,7 @@ def _batched_failure(output_idx: int, input_idx: int, res: Any, exp: Any, forwar
 def _check_batched_forward_grad(func: Callable, inputs: tuple) -> None:
     """Two tangents in one vmap'd forward-mode pass equal two separate passes, per input."""
     from .. import randn_like, stack, zeros_like
-    from .batched import vmap
+    from .._vmap_internals import _vmap
 
     for i in _wanted(inputs):
         x = inputs[i]
@@ -465,7 +513,7 @@ def _check_batched_forward_grad(func: Callable, inputs: tuple) -> None:
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message="There is a performance drop")
             try:
-                result = vmap(jvp)(stack(tangents))
+                result = _vmap(jvp)(stack(tangents))
             except RuntimeError as e:
                 raise GradcheckError(f"While computing batched gradients, got: {e}\n\n"
                                      f"{FAILED_BATCHED_GRAD_MSG_FWD_AD}") from e
@@ -574,6 +622,8 @@ def gradcheck(func: Callable, inputs: Any, *, eps: float = 1e-6, atol: float = 1
                 _check_backward(func, inputs, eps, atol, rtol, nondet_tol, check_grad_dtypes, fast_mode, None)
         if check_forward_ad:
             _check_forward(func, inputs, eps, atol, rtol, check_grad_dtypes, fast_mode)
+            if check_undefined_grad:
+                _check_undefined_forward(func, inputs)
         if check_batched_forward_grad:
             _check_batched_forward_grad(func, inputs)
         if check_backward_ad:
@@ -638,6 +688,50 @@ def gradgradcheck(func: Callable, inputs: Any, grad_outputs: Any = None, *, eps:
                      nondet_tol=nondet_tol, check_undefined_grad=check_undefined_grad,
                      check_grad_dtypes=check_grad_dtypes, check_batched_grad=check_batched_grad, fast_mode=fast_mode,
                      check_forward_ad=check_fwd_over_rev, check_backward_ad=check_rev_over_rev, masked=masked)
+
+
+def _private_api_warning(name: str) -> None:
+    warnings.warn(f"`{name}` was part of PyTorch's private API and not meant to be exposed. We are deprecating it and "
+                  "it will be removed in a future version of PyTorch. If you have a specific use for this or feature "
+                  "request for this to be a stable API, please file us an issue at "
+                  "https://github.com/pytorch/pytorch/issues/new", FutureWarning, stacklevel=3)
+
+
+def _grad_out_must_be_one(name: str, grad_out: float) -> None:
+    if grad_out != 1.0:  # kept in the signature for backward compatibility only
+        raise ValueError(f"Expected grad_out to be 1.0. {name} no longer supports values of grad_out != 1.0.")
+
+
+def get_numerical_jacobian(fn: Callable, inputs: Any, target: Any = None, eps: float = 1e-3,
+                           grad_out: float = 1.0) -> tuple:
+    """Deprecated (torch keeps it for old callers): the finite-difference Jacobian (numel_in, numel_out)
+    of fn(inputs)'s first output with respect to each tensor of `target` (default: `inputs`) that
+    requires grad. `fn` takes the inputs as one tuple; `target` is perturbed in place."""
+    _private_api_warning("get_numerical_jacobian")
+    _grad_out_must_be_one("get_numerical_jacobian", grad_out)
+    inputs = _as_tuple(inputs)
+    outputs = _as_tuple(fn(inputs))
+    if any(_is_tensor(o) and o.is_complex() for o in outputs):
+        raise ValueError("Expected output to be non-complex. get_numerical_jacobian no longer supports functions that "
+                         "return complex outputs.")
+    targets = _as_tuple(inputs if target is None else target)
+    return tuple(_tensor(_numerical_jacobian(lambda *_: fn(inputs), (t,), 0, outputs, eps)[0])
+                 for t in targets if _is_tensor(t) and t.requires_grad)
+
+
+def get_analytical_jacobian(inputs: Any, output: Any, nondet_tol: float = 0.0,
+                            grad_out: float = 1.0) -> tuple[tuple, bool, bool, bool]:
+    """Deprecated (torch keeps it for old callers): (the Jacobians (numel_in, numel_out) of `output`
+    with respect to each input that requires grad, whether backward is reentrant, whether the
+    gradients had the right sizes, and the right dtypes)."""
+    _private_api_warning("get_analytical_jacobian")
+    _grad_out_must_be_one("get_analytical_jacobian", grad_out)
+    if output.is_complex():
+        raise ValueError("Expected output to be non-complex. get_analytical_jacobian no longer supports functions "
+                         "that return complex outputs.")
+    inputs = _as_tuple(inputs)
+    first, second, types_ok, sizes_ok = _analytical_jacobians(output, inputs, _wanted(inputs))
+    return tuple(_tensor(j) for j in first), _reentrant(first, second, nondet_tol), sizes_ok, types_ok
 
 
 __all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]

@@ -409,7 +409,10 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     x = input._data
-    noise = np.where(x <= 0, _rng(None).uniform(lower, upper, x.shape), 1).astype(x.dtype) if training else None
+    noise = None
+    if training:  # with one slope (lower == upper) there is nothing to draw
+        slopes = lower if lower == upper else _rng(None).uniform(lower, upper, x.shape)
+        noise = np.where(x <= 0, slopes, 1).astype(x.dtype)
     return _activation(rrelu_op, rrelu_result, input, (noise, lower, upper, training), inplace)
 
 

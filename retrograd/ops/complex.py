@@ -200,6 +200,7 @@ def angle_jvp(self_t: Tensor, self: Tensor) -> Tensor:
     return where(self == 0, 0, imag(conj(self) * self_t) / (self.abs() ** 2))
 
 
-__all__ = ["angle", "complex", "conj", "conj_physical", "imag", "polar", "real", "view_as_complex", "view_as_real"]
+__all__ = ["angle", "complex", "conj", "conj_physical", "imag", "polar", "real", "resolve_conj", "view_as_complex",
+           "view_as_real"]
 METHODS = ["angle", "conj_physical", "resolve_conj", "is_conj"]
 INPLACE = ["conj_physical"]

@@ -21,9 +21,6 @@ from .._tensor import Tensor, _wrap
 from ..autograd.forward_ad import transforms
 from .registry import Op, apply, defop
 
-RANDOMNESS_ERROR = ("vmap: called random operation while in randomness error mode. Please either use the 'same' or "
-                    "'different' randomness flags on vmap or perform the randomness operation out of vmap")
-
 
 def _sampler_row(name: str, node: str, inputs: tuple = ("self",)) -> Op:
     """A row whose forward is `draw(xp, *arrays)` and whose gradients (and tangent) are zeros."""
@@ -64,13 +61,11 @@ poisson_op = _sampler_row("poisson", "PoissonBackward0")
 def _generator(generator: Generator | None) -> np.random.Generator:
     """The NumPy generator behind `generator`; torch's error inside vmap(randomness='error'). Under
     randomness='different' each example draws its own numbers (the loop fallback); 'same' is not built."""
-    modes = {level.randomness for level in transforms.vmap}
-    if "error" in modes:
-        raise RuntimeError(RANDOMNESS_ERROR)
-    if "same" in modes:
+    rng = _rng(generator)  # torch's error under randomness='error'
+    if any(level.randomness == "same" for level in transforms.vmap):
         raise NotImplementedError("retrograd's vmap draws each example's numbers separately: randomness='same' "
                                   "is not supported for random operations")
-    return _rng(generator)
+    return rng
 
 
 def _number(value: float) -> str:

@@ -562,7 +562,7 @@ class _Geometry:
         """A NumPy view of the storage with torch's (size, stride, storage_offset)."""
         strides = tuple(s * self.item for s in stride)
         owner = self.owner
-        if owner.flags.c_contiguous and owner.size:  # the owner is the storage itself: the quick way
+        if owner.flags.c_contiguous and owner.size and 0 not in size:  # the owner is the storage itself: the quick way
             return np.ndarray(tuple(size), owner.dtype, buffer=owner, offset=offset * self.item, strides=strides)
         interface = {"data": (self.origin + offset * self.item, not owner.flags.writeable), "shape": tuple(size),
                      "strides": strides, "typestr": owner.dtype.str, "version": 3}

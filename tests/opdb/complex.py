@@ -55,6 +55,7 @@ OPS = [
     OpInfo("conj", complex_samples(), call=through_complex(lambda m, z: m.conj(z).resolve_conj(), back=True)),
     OpInfo("conj", lambda rng: [Sample((rand(rng, 3, 4),), name="of_real")], aliases=("conj_of_real",)),
     OpInfo("conj_physical", complex_samples(), call=through_complex(lambda m, z: m.conj_physical(z), back=True)),
+    OpInfo("resolve_conj", complex_samples(), call=through_complex(lambda m, z: m.resolve_conj(m.conj(z)), back=True)),
     OpInfo("angle", complex_samples(nonzero_pairs), call=through_complex(lambda m, z: m.angle(z))),
     OpInfo("angle", lambda rng: [Sample((np.array([-1.5, 0.0, 2.0, np.nan, -0.0]),), name="of_real", gradcheck=False),
                                  Sample((rand(rng, 3, 4),), name="of_real_2d")], method=True,
