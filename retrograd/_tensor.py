@@ -17,7 +17,7 @@ import numpy as np
 from . import _dtype as D
 from . import autograd
 from .autograd import grad_mode
-from .autograd.graph import AccumulateGrad, HookDict, RemovableHandle
+from .autograd.graph import AccumulateGrad, HookDict, RemovableHandle, add_hook, move_retains_grad
 
 _ndarray = np.ndarray
 _generic = np.generic
@@ -258,6 +258,8 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
+        if type(flag) is not bool:
+            raise RuntimeError("requires_grad must be a bool")
         if self.grad_fn is not None:
             if not flag:
                 raise RuntimeError(
@@ -268,6 +270,10 @@ class Tensor:
         if flag and self._data.dtype.kind not in "fc":
             raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
         self._requires_grad = bool(flag) or self._made_in_no_grad()
+
+    @requires_grad.deleter
+    def requires_grad(self) -> None:
+        raise RuntimeError("requires_grad must be a bool")  # torch's words: deleting is setting it to nothing
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         if self.grad_fn is not None and not requires_grad:
@@ -321,6 +327,10 @@ class Tensor:
                                    "tensor are the same size")
         self._grad = value
 
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
+
     @property
     def data(self) -> Tensor:
         """The same values without history and with a version counter of its own (unlike detach)."""
@@ -328,7 +338,68 @@ class Tensor:
 
     @data.setter
     def data(self, value: Tensor) -> None:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+        if self._requires_grad and value._data.dtype.kind not in "fc":
+            raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
         self._data = value._data
+
+    @data.deleter
+    def data(self) -> None:
+        raise RuntimeError("Deleting tensor data is not allowed. Delete tensor instead!")
+
+    @property
+    def _grad_fn(self) -> Any:
+        """grad_fn under torch's private name; setting it to None detaches the tensor in place."""
+        return self.grad_fn
+
+    @_grad_fn.setter
+    def _grad_fn(self, value: None) -> None:
+        if value is not None:
+            raise RuntimeError("_grad_fn can be only set to None")
+        self.detach_()
+
+    @_grad_fn.deleter
+    def _grad_fn(self) -> None:
+        raise RuntimeError("Deletion of _grad_fn not allowed. Detach tensor instead!")
+
+    @property
+    def _backward_hooks(self) -> dict | None:
+        """The hooks registered on this tensor with register_hook, by handle id (None before the first).
+        torch lets code replace the dict, or set None to drop them all."""
+        fn = self.grad_fn
+        if fn is None:
+            return None if self._extra is None else self._extra.get("hooks")
+        return None if fn._hookset is None else fn._hookset.tensor.get(self._output_nr)
+
+    @_backward_hooks.setter
+    def _backward_hooks(self, hooks: dict | None) -> None:
+        fn = self.grad_fn
+        if fn is None:
+            table = self._extra_dict()
+            key = "hooks"
+        else:
+            table = fn.hooks().tensor
+            key = self._output_nr
+        if hooks is None:
+            table.pop(key, None)
+        else:
+            table[key] = hooks
+
+    @_backward_hooks.deleter
+    def _backward_hooks(self) -> None:
+        raise RuntimeError("Deletion of _backwards_hooks not allowed!")
+
+    @property
+    def volatile(self) -> bool:
+        """Removed from torch long ago: always False, with torch's warning."""
+        warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning, stacklevel=2)
+        return False
+
+    @volatile.setter
+    def volatile(self, value: bool) -> None:
+        warnings.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` instead.",
+                      UserWarning, stacklevel=2)
 
     @property
     def retains_grad(self) -> bool:
@@ -380,9 +451,6 @@ class Tensor:
             self._extra = {}
         return self._extra
 
-    def _leaf_hooks(self) -> HookDict:
-        return self._extra_dict().setdefault("hooks", HookDict())
-
     def _post_acc_hooks(self) -> HookDict | None:
         return None if self._extra is None else self._extra.get("post_acc")
 
@@ -417,9 +485,10 @@ class Tensor:
         """hook(grad) runs when the gradient of this tensor is computed; it may return a new one."""
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        if self.grad_fn is None:
-            return self._leaf_hooks().add(hook)
-        return self.grad_fn._tensor_hook_dict(self._output_nr).add(hook)
+        hooks = self._backward_hooks
+        if hooks is None:
+            hooks = self._backward_hooks = HookDict()
+        return add_hook(hooks, hook)
 
     def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]) -> RemovableHandle:
         """hook(tensor) runs after a gradient was accumulated into this leaf's `.grad`."""
@@ -481,9 +550,11 @@ class Tensor:
             for level_id, tangent in result._extra["fw_grad"].items():
                 set_tangent(self, level_id, tangent)
         if node is not None:
+            old_node, old_nr = self.grad_fn, self._output_nr
             self.grad_fn = node
             self._output_nr = result._output_nr
             self._requires_grad = True
+            move_retains_grad(self, old_node, old_nr)
             if getattr(node, "_result", None):
                 from .ops.registry import resave_output
 

@@ -15,6 +15,7 @@ import numpy as np
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ..autograd import grad_mode
+from ..autograd.graph import move_retains_grad
 from .registry import apply, defop
 from .registry import sum_to as _sum_to
 
@@ -402,7 +403,9 @@ def _storage(base: Tensor) -> _Geometry:
 def _take_over(tensor: Tensor, fresh: Tensor) -> None:
     """`tensor` (whose memory `fresh` shares) takes fresh's history and forward-AD tangents."""
     if fresh.grad_fn is not None:
+        old_node, old_nr = tensor.grad_fn, tensor._output_nr
         tensor.grad_fn, tensor._output_nr, tensor._requires_grad = fresh.grad_fn, fresh._output_nr, True
+        move_retains_grad(tensor, old_node, old_nr)
     tangents = None if fresh._extra is None else fresh._extra.get("fw_grad")
     if tangents:
         from ..autograd.forward_ad import set_tangent
