@@ -365,26 +365,15 @@ class Tensor:
 
     @property
     def _backward_hooks(self) -> dict | None:
-        """The hooks registered on this tensor with register_hook, by handle id (None before the first).
-        torch lets code replace the dict, or set None to drop them all."""
-        fn = self.grad_fn
-        if fn is None:
-            return None if self._extra is None else self._extra.get("hooks")
-        return None if fn._hookset is None else fn._hookset.tensor.get(self._output_nr)
+        """The dict of hooks register_hook adds to, by handle id (None before the first). As torch's,
+        it belongs to the tensor's current grad_fn: an in-place op that gives the tensor a new one
+        starts afresh (the old hooks stay with the old node), and code may replace it or set None."""
+        entry = None if self._extra is None else self._extra.get("hooks")
+        return entry[1] if entry is not None and entry[0] is self.grad_fn else None
 
     @_backward_hooks.setter
     def _backward_hooks(self, hooks: dict | None) -> None:
-        fn = self.grad_fn
-        if fn is None:
-            table = self._extra_dict()
-            key = "hooks"
-        else:
-            table = fn.hooks().tensor
-            key = self._output_nr
-        if hooks is None:
-            table.pop(key, None)
-        else:
-            table[key] = hooks
+        self._extra_dict()["hooks"] = (self.grad_fn, hooks)
 
     @_backward_hooks.deleter
     def _backward_hooks(self) -> None:
@@ -488,6 +477,8 @@ class Tensor:
         hooks = self._backward_hooks
         if hooks is None:
             hooks = self._backward_hooks = HookDict()
+            if self.grad_fn is not None:  # the node calls this dict's hooks for this output from now on
+                self.grad_fn.hooks().tensor.setdefault(self._output_nr, []).append(hooks)
         return add_hook(hooks, hook)
 
     def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]) -> RemovableHandle:

@@ -64,8 +64,8 @@ def _make_grads(outputs: Sequence, grads: Sequence, is_grads_batched: bool = Fal
             if isinstance(o, GradientEdge) and is_grads_batched:
                 raise RuntimeError("Batched grads are not supported with GradientEdge")
             size = _tensor.Size
-            mismatch = (f"grad_output[{i}] has a shape of {size(grad_shape)} and output[{i}] has a shape of "
-                        f"{size(shape)}.")
+            shown = g._data.shape[2:] if is_grads_batched else grad_shape  # torch shows grad_output[i][0]'s [1:]
+            mismatch = f"grad_output[{i}] has a shape of {size(shown)} and output[{i}] has a shape of {size(shape)}."
             if is_grads_batched:
                 raise RuntimeError("If `is_grads_batched=True`, we interpret the first dimension of each grad_output "
                                    "as the batch dimension. The sizes of the remaining dimensions are expected to "

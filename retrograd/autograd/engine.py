@@ -42,12 +42,13 @@ MAX_DEPTH = 32
 class GraphTask:
     """One backward call: the nodes it reaches, those it runs, and the callbacks queued for its end."""
 
-    __slots__ = ("id", "deps", "needed", "callbacks")
+    __slots__ = ("id", "deps", "needed", "captured", "callbacks")
 
-    def __init__(self, deps: dict, needed: set | None) -> None:
+    def __init__(self, deps: dict, needed: set | None, captured: set) -> None:
         self.id = next(_task_ids)
         self.deps = deps  # node -> consumers not yet run; every node the task reaches is a key
         self.needed = needed  # the nodes that run (None: all of them); the others only hand over a gradient
+        self.captured = captured  # the nodes whose gradients autograd.grad returns
         self.callbacks: list[Callable[[], Any]] = []
 
 
@@ -100,7 +101,7 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, retain_graph: bool, 
     ready = [node for node in buffers if deps.get(node) == 0]
     leaves: list[Node] = []  # ready accumulators, run before the other ready nodes (Note [execution order])
     captured: list = [None] * (len(inputs) if inputs is not None else 0)
-    task = GraphTask(deps, needed)
+    task = GraphTask(deps, needed, target_nodes)
     state = grad_mode._state
     tracer = state.tracer
     prev = state.enabled
@@ -242,13 +243,13 @@ def _call_tensor_hooks(node: Node, grads: list) -> list:
     given the gradient and able to replace it, then retain_grad, which sees the result."""
     hs = node._hookset
     if type(node) is AccumulateGrad:
-        extra = node.variable._extra
-        fns = extra.get("hooks") if extra is not None else None
+        fns = node.variable._backward_hooks
         if fns:
             _call_hooks_of_output(fns, grads, 0)
     elif hs is not None:
-        for nr, fns in hs.tensor.items():
-            _call_hooks_of_output(fns, grads, nr)
+        for nr, dicts in hs.tensor.items():
+            for fns in dicts:
+                _call_hooks_of_output(fns, grads, nr)
     if hs is not None:
         for nr, ref in hs.retained.items():
             t = ref()
@@ -258,11 +259,12 @@ def _call_tensor_hooks(node: Node, grads: list) -> list:
 
 
 def _call_hooks_of_output(fns: dict, grads: list, nr: int) -> None:
+    """The hooks of one output, called as torch does even when no gradient arrived for it (None: an
+    output of a multi-output node that backward did not reach)."""
     for fn in list(fns.values()):
-        if grads[nr] is not None:
-            new = fn(grads[nr])
-            if new is not None:
-                grads[nr] = checked_hook_result(new)
+        new = fn(grads[nr])
+        if new is not None:
+            grads[nr] = checked_hook_result(new)
 
 
 def checked_hook_result(value: Any) -> Any:
@@ -278,12 +280,8 @@ def _run_node(node: Node, grads: list, retain_graph: bool) -> list:
     """Apply one node as torch's call_function does: tensor hooks, pre-hooks, its VJPs (an
     accumulator adds into .grad), post-hooks and anomaly checks; free it unless retained."""
     grads = _call_tensor_hooks(node, grads)
-    hs = node._hookset
-    if hs is not None and hs.pre:
-        for fn in list(hs.pre.values()):
-            new = fn(tuple(grads))
-            if new is not None:
-                grads = _hook_result(fn, new, len(grads))
+    if node._hookset is not None and node._hookset.pre:
+        grads = _call_pre_hooks(node, grads)
     if all(g is None for g in grads):
         outs = [None] * len(node._next_nodes)
     else:
@@ -308,6 +306,16 @@ def _run_node(node: Node, grads: list, retain_graph: bool) -> list:
 
         check_node_outputs(node, outs)
     return outs
+
+
+def _call_pre_hooks(node: Node, grads: list) -> list:
+    """The node's pre-hooks, each given its grad_outputs; one may return new ones. (A function of its
+    own, so nothing but the returned list refers to the gradients afterwards: AccumulateGrad may keep one.)"""
+    for fn in list(node._hookset.pre.values()):
+        new = fn(tuple(grads))
+        if new is not None:
+            grads = _hook_result(fn, new, len(grads))
+    return grads
 
 
 def _call_post_hooks(node: Node, outs: list, grads: list) -> list:
@@ -370,7 +378,11 @@ def will_engine_execute_node(node: Node) -> bool:
     """Whether the running backward pass will reach `node` (run it, or hand over its gradient)."""
     if not _engine.tasks:
         raise RuntimeError("_will_engine_execute_node should only be called during the backward pass")
-    return node in _engine.tasks[-1].deps
+    task = _engine.tasks[-1]
+    if node in task.captured and all(child is None for child in node._next_nodes):
+        raise RuntimeError("A leaf node was passed to _will_engine_execute_node but we are currently running "
+                           "autograd.grad(). This is currently not supported.")
+    return node in task.deps
 
 
 class ImperativeEngine:

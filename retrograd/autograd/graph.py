@@ -14,6 +14,7 @@ import os
 import sys
 import threading
 import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -67,10 +68,10 @@ def add_hook(hooks: dict, fn: Callable) -> RemovableHandle:
     return RemovableHandle(hooks, key)
 
 
-class HookDict(dict):
-    """An insertion-ordered dict of hooks that handles can point at weakly."""
+class HookDict(OrderedDict):
+    """An ordered dict of hooks (an OrderedDict, as torch's), that handles point at weakly."""
 
-    __slots__ = ("__weakref__",)
+    __slots__ = ()
 
     def add(self, fn: Callable) -> RemovableHandle:
         return add_hook(self, fn)
@@ -84,7 +85,7 @@ class HookSet:
     def __init__(self) -> None:
         self.post: HookDict | None = None
         self.pre: HookDict | None = None
-        self.tensor: dict[int, HookDict] = {}
+        self.tensor: dict[int, list[dict]] = {}  # output -> hook dicts of its tensors (Tensor._backward_hooks)
         self.retained: dict[int, weakref.ref] = {}
         self.metadata: dict = {}
         self.output_meta: tuple | None = None  # (shape, dtype) of a one-output node's output, when known
