@@ -269,7 +269,7 @@ class Tensor:
             return
         if flag and self._data.dtype.kind not in "fc":
             raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
-        self._requires_grad = bool(flag) or self._made_in_no_grad()
+        self._set_leaf_requires_grad(bool(flag))
 
     @requires_grad.deleter
     def requires_grad(self) -> None:
@@ -284,8 +284,22 @@ class Tensor:
         if requires_grad and self._data.dtype.kind not in "fc":
             raise RuntimeError("only Tensors of floating point dtype can require gradients")  # torch's wording here
         if self.grad_fn is None:
-            self._requires_grad = bool(requires_grad) or self._made_in_no_grad()
+            self._set_leaf_requires_grad(bool(requires_grad))
         return self
+
+    def _set_leaf_requires_grad(self, flag: bool) -> None:
+        """Set a leaf's flag. Its views that have no history follow it, as torch's views read their
+        base's flag: they then require grad without an accumulator (gradients stop there), like views
+        made in no_grad, and in-place ops on them are refused as on views of a leaf."""
+        self._requires_grad = flag or self._made_in_no_grad()
+        views = None if self._extra is None else self._extra.get("views")
+        for view in list(views or ()):
+            if view.grad_fn is None:
+                view._requires_grad = flag
+                if flag:
+                    view._extra_dict()["no_grad_view"] = True
+                else:
+                    view._extra_dict().pop("no_grad_view", None)
 
     @property
     def is_leaf(self) -> bool:

@@ -538,3 +538,34 @@ def test_anomaly_reports_nodes_made_in_backward():
 def _backward_with_anomaly(lib, loss):
     with lib.autograd.detect_anomaly():
         loss.backward()
+
+
+def test_resize_function():
+    def scenario(lib):
+        import importlib
+
+        functions = importlib.import_module(f"{lib.__name__}.autograd._functions")
+        x = lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+        y = functions.Resize.apply(x, (3, 2))
+        (y * lib.arange(6.0).view(3, 2)).sum().backward()
+        return y.grad_fn.name(), values(y), values(x.grad), outcome(lambda: functions.Resize.apply(x, (4,)))
+
+    both(scenario)
+
+
+def test_views_follow_their_leaf_requires_grad():
+    """A view taken before its base required grad requires grad with it, has no accumulator (its
+    gradients stop there) and refuses in-place ops; it follows the base back to False too."""
+    def scenario(lib):
+        a = lib.tensor([[1.0, 2.0], [3.0, 4.0]])
+        b = a[:]
+        before = b.requires_grad
+        a.requires_grad = True
+        c = b * 2
+        c.sum().backward()
+        refused = outcome(lambda: b.add_(5))
+        a.requires_grad_(False)
+        return (before, b.requires_grad, b.is_leaf, [n for n, _ in c.grad_fn.next_functions], a.grad, refused,
+                b.requires_grad, outcome(lambda: b.add_(1) is b))
+
+    both(scenario)
