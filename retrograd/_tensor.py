@@ -554,8 +554,8 @@ class Tensor:
 
             for level_id, tangent in result._extra["fw_grad"].items():
                 set_tangent(self, level_id, tangent)
+        old_node, old_nr = self.grad_fn, self._output_nr
         if node is not None:
-            old_node, old_nr = self.grad_fn, self._output_nr
             self.grad_fn = node
             self._output_nr = result._output_nr
             self._requires_grad = True
@@ -568,7 +568,7 @@ class Tensor:
                 self._base is not None or self._extra is not None):  # a view, or a base that may have views
             from .ops.shape import rebase_view
 
-            rebase_view(self)
+            rebase_view(self, (old_node, old_nr) if node is not None else None)
         elif self._base is not None or self._extra is not None and self._extra.get("views"):
             from .ops.shape import regenerate_after_untracked_write
 
