@@ -26,9 +26,11 @@ from .graph import AccumulateGrad, Node, anomaly, edge_of, running_node
 # Note [execution order]
 # torch's engine takes, among the nodes whose gradients are complete, a leaf's AccumulateGrad
 # first (so .grad and post-accumulate hooks see a gradient as early as possible), then the node
-# created last. Nodes carry no creation stamp here; the ready nodes are kept as a stack, pushed in
-# the order of each node's inputs, which gives the same order for the chains and trees a forward
-# pass builds in program order, and accumulators are kept apart and taken first.
+# created last (its sequence number). Accumulators are taken first here too. Nodes carry no
+# creation stamp, so the other ready nodes are kept as a stack (depth first, pushed in the order of
+# each node's inputs): the same order as torch's for a chain, and for a module's graph where each
+# node's later inputs were made later; where independent branches were built in another order,
+# they may run in another order than torch's (same gradients, hooks called in another order).
 
 # Note [reentrant backward]
 # A custom Function's backward may itself call backward() (checkpointing does). Each call is a
