@@ -220,6 +220,18 @@ def test_gradient_edge_as_an_output():
     both(scenario)
 
 
+def test_hand_made_gradient_edge_as_an_output():
+    """GradientEdge(node, nr) built by hand works as an output with its gradient given; retrograd's
+    one-output op nodes keep no output shape (Note [edge metadata]), so its implicit gradient is refused."""
+    x = retrograd.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3
+    edge = retrograd.autograd.graph.GradientEdge(y.grad_fn, 0)
+    (g,) = retrograd.autograd.grad(edge, (x,), grad_outputs=(retrograd.tensor([1.0, 0.5]),), retain_graph=True)
+    assert values(g) == [3.0, 1.5]
+    with pytest.raises(RuntimeError, match="get_gradient_edge"):
+        retrograd.autograd.grad(retrograd.autograd.graph.GradientEdge((x * 2).sum().grad_fn, 0), (x,))
+
+
 # ---- multi-grad hooks -------------------------------------------------------------------------
 
 def test_multi_grad_hook_all_and_any():

@@ -37,9 +37,13 @@ def _make_grads(outputs: Sequence, grads: Sequence, is_grads_batched: bool = Fal
     for i, (o, g) in enumerate(zip(outputs, grads)):
         if isinstance(o, GradientEdge):
             meta = edge_output_meta(o.node, o.output_nr)
-            if meta is None:
-                raise RuntimeError(f"The shape and dtype of output[{i}], a GradientEdge of {o.node.name()}, are not "
-                                   "known: make the edge with torch.autograd.graph.get_gradient_edge(tensor)")
+            if meta is None:  # a hand-made edge of a one-output op node: a given gradient is taken as it is
+                if g is None:
+                    raise RuntimeError(f"grad can be implicitly created only for outputs of known shape: output[{i}] "
+                                       f"is a GradientEdge of {o.node.name()} made by hand; take it with "
+                                       "torch.autograd.graph.get_gradient_edge(tensor) or pass its gradient")
+                out.append(g)
+                continue
             shape, dtype = meta
             requires_grad = True
         else:
