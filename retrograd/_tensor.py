@@ -29,7 +29,15 @@ from . import _dtype as D
 from . import autograd
 from ._warn import warn_once
 from .autograd import grad_mode
-from .autograd.graph import AccumulateGrad, HookDict, RemovableHandle, before_inplace_write, saved_state
+from .autograd.graph import (
+    AccumulateGrad,
+    HookDict,
+    RemovableHandle,
+    add_hook,
+    before_inplace_write,
+    move_retains_grad,
+    saved_state,
+)
 
 _ndarray = np.ndarray
 _generic = np.generic
@@ -311,6 +319,8 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
+        if type(flag) is not bool:
+            raise RuntimeError("requires_grad must be a bool")
         if self.grad_fn is not None:
             if not flag:
                 raise RuntimeError(
@@ -322,7 +332,11 @@ class Tensor:
             raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
         if flag:
             self._check_inference_requires_grad()
-        self._requires_grad = bool(flag) or self._made_in_no_grad()
+        self._set_leaf_requires_grad(bool(flag))
+
+    @requires_grad.deleter
+    def requires_grad(self) -> None:
+        raise RuntimeError("requires_grad must be a bool")  # torch's words: deleting is setting it to nothing
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         if self.grad_fn is not None and not requires_grad:
@@ -335,12 +349,26 @@ class Tensor:
         if requires_grad:
             self._check_inference_requires_grad()
         if self.grad_fn is None:
-            self._requires_grad = bool(requires_grad) or self._made_in_no_grad()
+            self._set_leaf_requires_grad(bool(requires_grad))
         return self
 
     def _check_inference_requires_grad(self) -> None:
         if self._vc is NO_VERSION_COUNTER and not grad_mode._state.inference:
             raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
+
+    def _set_leaf_requires_grad(self, flag: bool) -> None:
+        """Set a leaf's flag. Its views that have no history follow it, as torch's views read their
+        base's flag: they then require grad without an accumulator (gradients stop there), like views
+        made in no_grad, and in-place ops on them are refused as on views of a leaf."""
+        self._requires_grad = flag or self._made_in_no_grad()
+        views = None if self._extra is None else self._extra.get("views")
+        for view in list(views or ()):
+            if view.grad_fn is None:
+                view._requires_grad = flag
+                if flag:
+                    view._extra_dict()["no_grad_view"] = True
+                else:
+                    view._extra_dict().pop("no_grad_view", None)
 
     @property
     def is_leaf(self) -> bool:
@@ -382,6 +410,10 @@ class Tensor:
                                    "tensor are the same size")
         self._grad = value
 
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
+
     @property
     def data(self) -> Tensor:
         """The same values without history and with a version counter of its own (unlike detach); an
@@ -393,7 +425,57 @@ class Tensor:
 
     @data.setter
     def data(self, value: Tensor) -> None:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+        if self._requires_grad and value._data.dtype.kind not in "fc":
+            raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
         self._data = value._data
+
+    @data.deleter
+    def data(self) -> None:
+        raise RuntimeError("Deleting tensor data is not allowed. Delete tensor instead!")
+
+    @property
+    def _grad_fn(self) -> Any:
+        """grad_fn under torch's private name; setting it to None detaches the tensor in place."""
+        return self.grad_fn
+
+    @_grad_fn.setter
+    def _grad_fn(self, value: None) -> None:
+        if value is not None:
+            raise RuntimeError("_grad_fn can be only set to None")
+        self.detach_()
+
+    @_grad_fn.deleter
+    def _grad_fn(self) -> None:
+        raise RuntimeError("Deletion of _grad_fn not allowed. Detach tensor instead!")
+
+    @property
+    def _backward_hooks(self) -> dict | None:
+        """The dict of hooks register_hook adds to, by handle id (None before the first). As torch's,
+        it belongs to the tensor's current grad_fn: an in-place op that gives the tensor a new one
+        starts afresh (the old hooks stay with the old node), and code may replace it or set None."""
+        entry = None if self._extra is None else self._extra.get("hooks")
+        return entry[1] if entry is not None and entry[0] is self.grad_fn else None
+
+    @_backward_hooks.setter
+    def _backward_hooks(self, hooks: dict | None) -> None:
+        self._extra_dict()["hooks"] = (self.grad_fn, hooks)
+
+    @_backward_hooks.deleter
+    def _backward_hooks(self) -> None:
+        raise RuntimeError("Deletion of _backwards_hooks not allowed!")
+
+    @property
+    def volatile(self) -> bool:
+        """Removed from torch long ago: always False, with torch's warning."""
+        warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning, stacklevel=2)
+        return False
+
+    @volatile.setter
+    def volatile(self, value: bool) -> None:
+        warnings.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` instead.",
+                      UserWarning, stacklevel=2)
 
     @property
     def retains_grad(self) -> bool:
@@ -464,9 +546,6 @@ class Tensor:
             self._extra = {}
         return self._extra
 
-    def _leaf_hooks(self) -> HookDict:
-        return self._extra_dict().setdefault("hooks", HookDict())
-
     def _post_acc_hooks(self) -> HookDict | None:
         return None if self._extra is None else self._extra.get("post_acc")
 
@@ -505,9 +584,12 @@ class Tensor:
         """hook(grad) runs when the gradient of this tensor is computed; it may return a new one."""
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        if self.grad_fn is None:
-            return self._leaf_hooks().add(hook)
-        return self.grad_fn._tensor_hook_dict(self._output_nr).add(hook)
+        hooks = self._backward_hooks
+        if hooks is None:
+            hooks = self._backward_hooks = HookDict()
+            if self.grad_fn is not None:  # the node calls this dict's hooks for this output from now on
+                self.grad_fn.hooks().tensor.setdefault(self._output_nr, []).append(hooks)
+        return add_hook(hooks, hook)
 
     def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]) -> RemovableHandle:
         """hook(tensor) runs after a gradient was accumulated into this leaf's `.grad`."""
@@ -568,10 +650,12 @@ class Tensor:
 
             for level_id, tangent in result._extra["fw_grad"].items():
                 set_tangent(self, level_id, tangent)
+        old_node, old_nr = self.grad_fn, self._output_nr
         if node is not None:
             self.grad_fn = node
             self._output_nr = result._output_nr
             self._requires_grad = True
+            move_retains_grad(self, old_node, old_nr)
             if getattr(node, "_result", None):
                 from .ops.registry import resave_output
 
@@ -580,7 +664,7 @@ class Tensor:
                 self._base is not None or self._extra is not None):  # a view, or a base that may have views
             from .ops.shape import rebase_view
 
-            rebase_view(self)
+            rebase_view(self, (old_node, old_nr) if node is not None else None)
         elif self._base is not None or self._extra is not None and self._extra.get("views"):
             from .ops.shape import regenerate_after_untracked_write
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+import sys
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .. import _creation, _tensor  # partly loaded while this package loads; read at call time
 from .engine import is_checkpoint_valid as _is_checkpoint_valid  # noqa: F401 - torch's private name, used by checkpoint
-from .engine import run_backward
+from .engine import is_multithreading_enabled, run_backward, set_multithreading_enabled
 from .grad_mode import (
     enable_grad,
     inference_mode,
@@ -16,46 +18,72 @@ from .grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+from .graph import GradientEdge, edge_output_meta
 
 
 def _tensors(value: Any) -> tuple:
+    """A tensor, a GradientEdge or a sequence of them (or None) as a tuple."""
     if value is None:
         return ()
-    if isinstance(value, _tensor.Tensor):
+    if isinstance(value, (_tensor.Tensor, GradientEdge)):
         return (value,)
     return tuple(value)
 
 
 def _make_grads(outputs: Sequence, grads: Sequence, is_grads_batched: bool = False) -> list:
-    """torch's _make_grads: implicit ones for scalar outputs, shape checks for given gradients."""
+    """torch's _make_grads: implicit ones for scalar outputs, shape and dtype checks for given
+    gradients. An output may be a GradientEdge, described by its node (Note [edge metadata])."""
     Tensor = _tensor.Tensor  # noqa: N806 - the class, bound once per call
     out = []
     for i, (o, g) in enumerate(zip(outputs, grads)):
+        if isinstance(o, GradientEdge):
+            meta = edge_output_meta(o.node, o.output_nr)
+            if meta is None:  # a hand-made edge of a one-output op node: a given gradient is taken as it is
+                if g is None:
+                    raise RuntimeError(f"grad can be implicitly created only for outputs of known shape: output[{i}] "
+                                       f"is a GradientEdge of {o.node.name()} made by hand; take it with "
+                                       "torch.autograd.graph.get_gradient_edge(tensor) or pass its gradient")
+                out.append(g)
+                continue
+            shape, dtype = meta
+            requires_grad = True
+        else:
+            shape, dtype, requires_grad = o._data.shape, o.dtype, o._requires_grad
         if g is None:
-            if o._requires_grad and o._data.size != 1:
-                raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            if o._data.dtype.kind not in "fc":
-                raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {o.dtype}")
-            if not o._requires_grad:
+            if not requires_grad:
                 out.append(None)
-            elif type(o) is Tensor and not o._data.ndim:  # a plain 0-d loss: its 1 directly
+                continue
+            if math.prod(shape) != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if not dtype.is_floating_point:
+                raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {dtype}")
+            if type(o) is Tensor and not shape:  # a plain 0-d loss: its 1 directly
                 out.append(_tensor._wrap(o._data.dtype.type(1)))
             else:
-                out.append(_creation.ones_like(o))
+                out.append(_creation.ones(shape, dtype=dtype))
             continue
         if not isinstance(g, Tensor):
-            g = _creation.tensor(g, dtype=o.dtype)
-        shape = g._data.shape[1:] if is_grads_batched else g._data.shape
-        if shape != o._data.shape:
+            raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
+        grad_shape = g._data.shape[1:] if is_grads_batched else g._data.shape
+        if grad_shape != shape:
+            if isinstance(o, GradientEdge) and is_grads_batched:
+                raise RuntimeError("Batched grads are not supported with GradientEdge")
             size = _tensor.Size
-            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {size(g._data.shape)} and "
-                               f"output[{i}] has a shape of {size(o._data.shape)}.")
-        if (o._data.dtype.kind == "c") != (g._data.dtype.kind == "c"):
+            shown = g._data.shape[2:] if is_grads_batched else grad_shape  # torch shows grad_output[i][0]'s [1:]
+            mismatch = f"grad_output[{i}] has a shape of {size(shown)} and output[{i}] has a shape of {size(shape)}."
+            if is_grads_batched:
+                raise RuntimeError("If `is_grads_batched=True`, we interpret the first dimension of each grad_output "
+                                   "as the batch dimension. The sizes of the remaining dimensions are expected to "
+                                   f"match the shape of corresponding output, but a mismatch was detected: {mismatch} "
+                                   "If you only want some tensors in `grad_output` to be considered batched, consider "
+                                   "using vmap.")
+            raise RuntimeError(f"Mismatch in shape: {mismatch}")
+        if dtype.is_complex != (g._data.dtype.kind == "c"):
             raise RuntimeError(f"For complex Tensors, both grad_output and output are required to have the same "
                                f"dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {g.dtype} and output[{i}] "
-                               f"has a dtype of {o.dtype}.")
-        if g._data.dtype != o._data.dtype:  # torch's engine casts a given gradient to its output's dtype
-            g = g.to(o.dtype)
+                               f"has a dtype of {dtype}.")
+        if g.dtype is not dtype:  # torch's engine casts a given gradient to its output's dtype
+            g = g.to(dtype)
         out.append(g)
     return out
 
@@ -80,16 +108,17 @@ CREATE_GRAPH_CYCLE_WARNING = (
 
 def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None = None, create_graph: bool = False,
              grad_variables: Any = None, inputs: Any = None) -> None:
-    """Accumulate the gradients of `tensors` (weighted by grad_tensors) into the leaves' `.grad`."""
+    """Accumulate the gradients of `tensors` (weighted by grad_tensors) into the leaves' `.grad`.
+
+    `tensors` and `inputs` may be GradientEdges (torch.autograd.graph.get_gradient_edge); a dict of
+    inputs stands for its values."""
     outputs = _tensors(tensors)
     if grad_tensors is None:
         grad_tensors = grad_variables
     grads = list(_tensors(grad_tensors)) if grad_tensors is not None else [None] * len(outputs)
     if len(grads) != len(outputs):
         raise RuntimeError(f"got {len(grads)} tensors and {len(outputs)} gradients")
-    input_list = _tensors(inputs) if inputs is not None else None
-    if input_list is not None and len(input_list) == 0:
-        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    input_list = _inputs(inputs, "backward") if inputs is not None else None
     grads = _make_grads(outputs, grads)
     if retain_graph is None:
         retain_graph = create_graph
@@ -102,17 +131,20 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
 
 def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
          create_graph: bool = False, only_inputs: bool = True, allow_unused: bool | None = None,
-         is_grads_batched: bool = False, materialize_grads: bool = False) -> tuple:
-    """The gradients of `outputs` with respect to `inputs`, returned (no `.grad` is touched)."""
-    outs = _tensors(outputs)
-    ins = _tensors(inputs)
+         is_grads_batched: bool = False, materialize_grads: bool = False) -> tuple | dict:
+    """The gradients of `outputs` with respect to `inputs`, returned (no `.grad` is touched).
+
+    `outputs` and `inputs` may be GradientEdges; for a dict of inputs the result is a dict with the
+    same keys."""
     if materialize_grads and allow_unused is False:
         raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
                          "but got: allow_unused=False.")
     if allow_unused is None:
         allow_unused = materialize_grads
+    outs = _tensors(outputs)
+    ins = _inputs(inputs, "grad")
     for t in ins:
-        if not t._requires_grad:
+        if not isinstance(t, GradientEdge) and not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     gos = list(_tensors(grad_outputs)) if grad_outputs is not None else [None] * len(outs)
     if len(gos) != len(outs):
@@ -131,10 +163,28 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
             raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in the graph. "
                                "Set allow_unused=True if this is the desired behavior.")
     if materialize_grads:
-        result = [_creation.zeros_like(t) if g is None else g for t, g in zip(ins, result)]
+        if any(g is None and isinstance(t, GradientEdge) for t, g in zip(ins, result)):
+            raise RuntimeError("materialize_grads cannot be used when the given input is a GradientEdge")
+        result = [_creation.zeros_like(t, requires_grad=create_graph) if g is None else g for t, g in zip(ins, result)]
     if not create_graph:
         result = [g if g is None or g.grad_fn is None else g.detach() for g in result]
+    if type(inputs) is dict:
+        return dict(zip(inputs, result))
     return tuple(result)
+
+
+def _inputs(inputs: Any, caller: str) -> tuple:
+    """The `inputs` of grad() or backward() as a tuple: a tensor, a GradientEdge, a sequence of
+    them, or a dict of tensors (its values)."""
+    if type(inputs) is dict:
+        inputs = tuple(inputs.values())
+    elif isinstance(inputs, Mapping):
+        raise TypeError(f"`inputs` argument to `{caller}()` must be a dict, not {type(inputs).__name__}. Other "
+                        "Mapping types are not supported.")
+    found = _tensors(inputs)
+    if not found:
+        raise RuntimeError(f"`inputs` argument to `{caller}()` cannot be empty.")
+    return found
 
 
 from . import forward_ad, functional, graph  # noqa: E402
@@ -143,10 +193,14 @@ from .function import Function, FunctionCtx, once_differentiable  # noqa: E402
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402
 from .graph import SavedTensor  # noqa: E402
 from .trace import trace  # noqa: E402
+from .variable import Variable  # noqa: E402
+
+torch = sys.modules["retrograd"]  # torch.autograd.torch is torch (its module imports torch), used by old code
 
 __all__ = [
     "Function",
     "FunctionCtx",
+    "Variable",
     "GradcheckError",
     "SavedTensor",
     "backward",
@@ -161,9 +215,11 @@ __all__ = [
     "inference_mode",
     "is_grad_enabled",
     "is_inference_mode_enabled",
+    "is_multithreading_enabled",
     "no_grad",
     "once_differentiable",
     "set_detect_anomaly",
     "set_grad_enabled",
+    "set_multithreading_enabled",
     "trace",
 ]

@@ -9,6 +9,7 @@ off, nothing is recorded and the only cost is one flag check per recorded node a
 
 from __future__ import annotations
 
+import sys
 import warnings
 from typing import Any
 
@@ -61,12 +62,32 @@ def is_anomaly_check_nan_enabled() -> bool:
 
 
 def report(node: Node) -> None:
-    """torch's warning: the node's name and the traceback of the forward call that created it."""
+    """torch's warnings: the node's name and the traceback of the forward call that created it, then,
+    for a node made by another node's backward (double backward), that node's, up the chain. A warning
+    that is an error here (a filter turned it into one) is printed instead: the backward error wins."""
     import traceback
 
-    trace = "".join(traceback.format_list(node._trace or []))
-    warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n{trace}",
-                  UserWarning, stacklevel=3)
+    record = node._trace
+    if record is None:
+        _warn(f"Error detected in {node.name()}. No forward pass information available. Enable detect anomaly "
+              "during forward pass for more information.")
+        return
+    _warn(f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n"
+          + "".join(traceback.format_list(record.frames)))
+    while record.parent is not None:
+        parent = record.parent
+        record = parent._trace
+        if record is None:
+            break
+        _warn(f"\n\nPrevious calculation was induced by {parent.name()}. Traceback of forward call that induced the "
+              "previous calculation:\n" + "".join(traceback.format_list(record.frames)))
+
+
+def _warn(message: str) -> None:
+    try:
+        warnings.warn(message, UserWarning, stacklevel=4)
+    except Warning as error:
+        sys.stderr.write(f"{type(error).__name__}: {error}\n")
 
 
 def check_node_outputs(node: Node, grads: list[Any]) -> None:

@@ -3,10 +3,13 @@
 1. Count, for every node reachable from the roots, how many edges point at it (its
    dependencies), with an explicit stack: no recursion, so a 1,000,000-node chain is fine.
 2. When only some inputs are wanted (autograd.grad, backward(inputs=...)), count only the nodes
-   that lead to one of them.
+   that lead to one of them; of those, only the ones above a wanted node run (`needed`), a wanted
+   node itself only hands its gradient over (autograd.grad) unless backward must run it.
 3. Start from the roots; a node runs once every consumer has sent its gradient (its count hits
-   zero). Pending gradients wait in a dict and are dropped as soon as they are used.
+   zero), leaf accumulators first, then the node made last (Note [execution order]). Pending
+   gradients wait in a dict and are dropped as soon as they are used.
 4. After a node runs, what it saved is released unless retain_graph.
+5. At the end, the callbacks queued during the pass run (Variable._execution_engine.queue_callback).
 Rules run with grad mode on only when create_graph, so higher derivatives come for free.
 """
 
@@ -14,60 +17,84 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from . import grad_mode
 from .forward_ad import transforms
-from .graph import AccumulateGrad, HookSet, Node, accumulate_into, anomaly, edge_of
+from .graph import AccumulateGrad, Node, anomaly, edge_of, running_node
+
+# Note [execution order]
+# torch's engine takes, among the nodes whose gradients are complete, a leaf's AccumulateGrad
+# first (so .grad and post-accumulate hooks see a gradient as early as possible), then the node
+# created last (its sequence number). Accumulators are taken first here too. Nodes carry no
+# creation stamp, so the other ready nodes are kept as a stack (depth first, pushed in the order of
+# each node's inputs): the same order as torch's for a chain, and for a module's graph where each
+# node's later inputs were made later; where independent branches were built in another order,
+# they may run in another order than torch's (same gradients, hooks called in another order).
+
+# Note [reentrant backward]
+# A custom Function's backward may itself call backward() (checkpointing does). Each call is a
+# graph task of its own, run to completion on the calling thread while the outer one waits, as in
+# torch. Python's stack is shallow, so, like torch's engine when the C++ stack gets deep, a call
+# nested MAX_DEPTH tasks deep runs on a fresh thread (with the caller's grad mode), which starts
+# with an empty stack; the caller waits for it.
+MAX_DEPTH = 32
 
 
-class _RunningTask(threading.local):
-    """The backward pass (graph task) this thread is running; a backward started inside a node or
-    hook (reentrant backward) is a new task, nested in the running one."""
+class GraphTask:
+    """One backward call: the nodes it reaches, those it runs, and the callbacks queued for its end."""
 
-    id = -1                   # -1: not inside a backward pass
-    checkpoint_valid = True   # False inside a pass with explicit inputs, or nested in one
+    __slots__ = ("id", "deps", "needed", "captured", "callbacks", "checkpoint_valid")
+
+    def __init__(self, deps: dict, needed: set | None, captured: set, checkpoint_valid: bool) -> None:
+        self.id = next(_task_ids)
+        # False with explicit inputs, or nested in such a task: the reentrant checkpoint cannot compute
+        # the gradients of just those inputs (torch's is_checkpoint_valid)
+        self.checkpoint_valid = checkpoint_valid
+        self.deps = deps  # node -> consumers not yet run; every node the task reaches is a key
+        self.needed = needed  # the nodes that run (None: all of them); the others only hand over a gradient
+        self.captured = captured  # the nodes whose gradients autograd.grad returns
+        self.callbacks: list[Callable[[], Any]] = []
 
 
-_running = _RunningTask()
+class _EngineState(threading.local):
+    """Per thread: the graph tasks running (innermost last) and torch's multithreading flag."""
+
+    def __init__(self) -> None:
+        self.tasks: list[GraphTask] = []
+        self.multithreading = True
+
+
+_engine = _EngineState()
 _task_ids = itertools.count()
-
-
-def current_graph_task_id() -> int:
-    """The id of the backward pass running in this thread, -1 outside backward (checkpoint keys
-    its recomputations by it)."""
-    return _running.id
-
-
-def is_checkpoint_valid() -> bool:
-    """False inside a backward pass given explicit inputs (autograd.grad, backward(inputs=...)), or
-    nested in one: the reentrant checkpoint cannot compute the gradients of just those inputs."""
-    return _running.checkpoint_valid
 
 
 def run_backward(outputs: Sequence, grad_outputs: Sequence, retain_graph: bool, create_graph: bool,
                  inputs: Sequence | None = None, capture: bool = False) -> list | None:
-    """Backpropagate `grad_outputs` from `outputs`.
+    """Backpropagate `grad_outputs` from `outputs` (tensors or GradientEdges).
 
     capture=False (backward): accumulate into `.grad` of every leaf, or only of `inputs`.
     capture=True (autograd.grad): return the gradient of each of `inputs`, touch no `.grad`.
     """
-    roots = []
-    for i, out in enumerate(outputs):
-        if not out._requires_grad:
-            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
-        roots.append(edge_of(out))
+    if len(_engine.tasks) >= MAX_DEPTH:  # Note [reentrant backward]
+        return _on_fresh_thread(run_backward, outputs, grad_outputs, retain_graph, create_graph, inputs, capture)
+    roots = [_root_edge(i, out) for i, out in enumerate(outputs)]
 
     # Steps 1 and 2: dependency counts over everything reachable, or with explicit inputs over the
     # nodes that lead to one of them.
     targets: dict[tuple, list[int]] = {}
     if inputs is None:
-        deps = _dependencies(roots)
+        deps, needed = _dependencies(roots), None
     else:
         for k, t in enumerate(inputs):
-            node, nr = edge_of(t)
-            targets.setdefault((node, nr), []).append(k)
-        deps = _dependencies_towards(roots, {node for node, _ in targets})
+            node, nr = _input_edge(t, capture)
+            if node is not None:
+                targets.setdefault((node, nr), []).append(k)
+        deps, needed = _dependencies_towards(roots, {node for node, _ in targets})
+        if not capture:  # backward(inputs=...): the inputs' own nodes run (a leaf's accumulates)
+            needed.update(node for node, _ in targets)
+            targets = {}
     target_nodes = {node for node, _ in targets}
 
     # Step 3: run nodes as their counts reach zero.
@@ -78,37 +105,31 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, retain_graph: bool, 
             buf = buffers[node] = [None] * (len(node._out_meta) if node._out_meta else 1)
         buf[nr] = grad if buf[nr] is None else buf[nr] + grad
     ready = [node for node in buffers if deps.get(node) == 0]
+    leaves: list[Node] = []  # ready accumulators, run before the other ready nodes (Note [execution order])
     captured: list = [None] * (len(inputs) if inputs is not None else 0)
+    task = GraphTask(deps, needed, target_nodes, is_checkpoint_valid() and inputs is None)
     state = grad_mode._state
     tracer = state.tracer
     prev = (state.grad, state.inference)
     grad_mode._set_modes(create_graph, state.inference)
     saved_hooks = transforms.saved_hooks  # what a hook enters or exits during backward is undone after, as in torch
-    outer_task = (_running.id, _running.checkpoint_valid)
-    _running.id, _running.checkpoint_valid = next(_task_ids), outer_task[1] and inputs is None
+    _engine.tasks.append(task)
     try:
-        while ready:
-            node = ready.pop()
+        while leaves or ready:
+            node = leaves.pop() if leaves else ready.pop()
             grads = buffers.pop(node)
-            hooks = node._hookset
-            if type(node) is AccumulateGrad:
-                if hooks is None and node.has_leaf_hooks():
-                    hooks = node.hooks()
-                if hooks is not None:
-                    grads = _call_pre_hooks(hooks, grads)
-                if target_nodes and node in target_nodes:
-                    _deliver(node, grads, targets, inputs, captured, capture)
-                if not capture:
-                    accumulate_into(node.variable, grads[0])
-                    if tracer is not None:
-                        tracer.node_ran(node, grads, None)
-                grads = None  # only the engine's references are left: accumulate_into may have kept the gradient
+            if needed is not None and node not in needed:  # a wanted input's node, not run (autograd.grad)
+                _deliver(node, _call_tensor_hooks(node, grads), targets, captured)
                 continue
-            if hooks is not None:
-                grads = _call_pre_hooks(hooks, grads)
-            if target_nodes and node in target_nodes:
-                _deliver(node, grads, targets, inputs, captured, capture)
-            if hooks is None and grads[0] is not None and not anomaly.enabled:  # the common node, inline
+            if node in target_nodes:  # torch hands over what arrived, before any hook of the node
+                _deliver(node, grads, targets, captured)
+            if type(node) is AccumulateGrad:
+                outs = _run_node(node, grads, retain_graph)
+                if tracer is not None:
+                    tracer.node_ran(node, grads, None)
+                grads = outs = None  # only the engine's references are left: accumulate_into may have kept the gradient
+                continue
+            if node._hookset is None and grads[0] is not None and not anomaly.enabled:  # the common node, inline
                 outs = node.apply(grads)
                 if not retain_graph:
                     node.release()
@@ -135,16 +156,39 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, retain_graph: bool, 
                 elif g is not None:
                     buf[nr] = g if buf[nr] is None else buf[nr] + g
                 if count == 1:
-                    ready.append(child)
+                    (leaves if type(child) is AccumulateGrad else ready).append(child)
                 deps[child] = count - 1
             outs = g = grads = buf = None  # drop references so AccumulateGrad may keep a gradient without copying
+        grad_mode._set_modes(*prev)
+        callbacks = task.callbacks
+        while callbacks:  # a callback may queue another: it runs too
+            callbacks.pop(0)()
     finally:
         grad_mode._set_modes(*prev)
-        _running.id, _running.checkpoint_valid = outer_task
+        _engine.tasks.pop()
         if transforms.saved_hooks is not saved_hooks:
             transforms.saved_hooks = saved_hooks
             transforms.update()
     return captured if capture else None
+
+
+def _root_edge(i: int, output: Any) -> tuple:
+    """The edge a root gradient enters by: a GradientEdge itself, or the edge of a tensor that requires grad."""
+    if isinstance(output, tuple):  # a GradientEdge
+        return (output[0], output[1])
+    if not output._requires_grad:
+        raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+    return edge_of(output)
+
+
+def _input_edge(t: Any, capture: bool) -> tuple:
+    """The edge whose gradient an input receives. backward(inputs=[non-leaf]) keeps the gradient in
+    `.grad` by retain_grad(), as torch does (the tensor retains gradients from then on)."""
+    if isinstance(t, tuple):  # a GradientEdge
+        return (t[0], t[1])
+    if not capture and t.grad_fn is not None:
+        t.retain_grad()
+    return edge_of(t)
 
 
 def _dependencies(roots: list) -> dict:
@@ -167,10 +211,11 @@ def _dependencies(roots: list) -> dict:
     return deps
 
 
-def _dependencies_towards(roots: list, wanted: set) -> dict:
-    """Dependency counts among the nodes that lead to a wanted node. Every consumer of such a node
-    leads there too, so its count is its full count of consumers: one walk down records each node's
-    consumers, one walk back up from the wanted nodes marks the ones needed."""
+def _dependencies_towards(roots: list, wanted: set) -> tuple[dict, set]:
+    """Dependency counts among the nodes that lead to a wanted node, and the nodes that must run to
+    get there (those with a counted node below). Every consumer of such a node leads there too, so
+    its count is its full count of consumers: one walk down records each node's consumers, one walk
+    back up from the wanted nodes marks the ones needed."""
     consumers: dict[Node, list] = {node: [] for node, _ in roots}
     stack = list(consumers)
     while stack:
@@ -184,61 +229,84 @@ def _dependencies_towards(roots: list, wanted: set) -> dict:
                 else:
                     seen.append(node)
     deps: dict[Node, int] = {}
+    needed: set[Node] = set()
     stack = [node for node in wanted if node in consumers]
     while stack:
         node = stack.pop()
         if node not in deps:
             above = consumers[node]
             deps[node] = len(above)
+            needed.update(above)
             stack.extend(above)
-    return deps
+    return deps, needed
 
 
-def _deliver(node: Node, grads: list, targets: dict, inputs: Sequence, captured: list, capture: bool) -> None:
-    """Hand the gradient arriving for a wanted input to the caller (autograd.grad) or to its .grad
-    (backward(inputs=[non_leaf]); a leaf's AccumulateGrad does that itself)."""
+def _deliver(node: Node, grads: list, targets: dict, captured: list) -> None:
+    """Hand the gradients arriving for wanted inputs to autograd.grad's result."""
     for nr, g in enumerate(grads):
         for k in targets.get((node, nr), ()):
-            if capture:
-                captured[k] = g
-            elif type(node) is not AccumulateGrad:
-                accumulate_into(inputs[k], g)
+            captured[k] = g
 
 
-def _call_pre_hooks(hs: HookSet, grads: list) -> list:
-    """Hooks registered on the tensors this node produced, then retain_grad, then node pre-hooks."""
-    for nr, fns in hs.tensor.items():
-        for fn in list(fns.values()):  # an undefined gradient reaches them as None, as in torch
-            new = fn(grads[nr])
-            if new is not None:
-                grads[nr] = new
-    for nr, ref in hs.retained.items():
-        t = ref()
-        if t is not None and grads[nr] is not None:
-            t._grad = grads[nr].detach().clone() if t._grad is None else t._grad + grads[nr].detach()
-    if hs.pre:
-        for fn in list(hs.pre.values()):
-            new = fn(tuple(grads))
-            if new is not None:
-                grads = _hook_result(fn, new, len(grads))
+def _call_tensor_hooks(node: Node, grads: list) -> list:
+    """Hooks registered on the tensors this node produced (a leaf's own, for its accumulator), each
+    given the gradient and able to replace it, then retain_grad, which sees the result."""
+    hs = node._hookset
+    if type(node) is AccumulateGrad:
+        fns = node.variable._backward_hooks
+        if fns:
+            _call_hooks_of_output(fns, grads, 0)
+    elif hs is not None:
+        for nr, dicts in hs.tensor.items():
+            for fns in dicts:
+                _call_hooks_of_output(fns, grads, nr)
+    if hs is not None:
+        for nr, ref in hs.retained.items():
+            t = ref()
+            if t is not None and grads[nr] is not None:
+                t._grad = grads[nr].detach().clone() if t._grad is None else t._grad + grads[nr].detach()
     return grads
 
 
-def _run_node(node: Node, grads: list, retain_graph: bool) -> list:
-    """Apply one node: its VJPs, then post-hooks and anomaly checks; free it unless retained."""
-    for g in grads:
-        if g is not None:
-            try:
-                outs = node.apply(grads)
-            except Exception:
-                if anomaly.enabled:  # torch shows where the failing node was created
-                    from .anomaly_mode import report
+def _call_hooks_of_output(fns: dict, grads: list, nr: int) -> None:
+    """The hooks of one output, called as torch does even when no gradient arrived for it (None: an
+    output of a multi-output node that backward did not reach)."""
+    for fn in list(fns.values()):
+        new = fn(grads[nr])
+        if new is not None:
+            grads[nr] = checked_hook_result(new)
 
-                    report(node)
-                raise
-            break
-    else:
+
+def checked_hook_result(value: Any) -> Any:
+    """What a tensor hook returned, refused with torch's TypeError unless it is a tensor."""
+    from .._tensor import Tensor
+
+    if not isinstance(value, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(value).__name__}'")
+    return value
+
+
+def _run_node(node: Node, grads: list, retain_graph: bool) -> list:
+    """Apply one node as torch's call_function does: tensor hooks, pre-hooks, its VJPs (an
+    accumulator adds into .grad), post-hooks and anomaly checks; free it unless retained."""
+    grads = _call_tensor_hooks(node, grads)
+    if node._hookset is not None and node._hookset.pre:
+        grads = _call_pre_hooks(node, grads)
+    if all(g is None for g in grads):
         outs = [None] * len(node._next_nodes)
+    else:
+        token = running_node.set(node) if anomaly.enabled else None
+        try:
+            outs = node.apply(grads)
+        except Exception:
+            if anomaly.enabled:  # torch shows where the failing node was created
+                from .anomaly_mode import report
+
+                report(node)
+            raise
+        finally:
+            if token is not None:
+                running_node.reset(token)
     if not retain_graph:
         node.release()
     if node._hookset is not None:
@@ -248,6 +316,16 @@ def _run_node(node: Node, grads: list, retain_graph: bool) -> list:
 
         check_node_outputs(node, outs)
     return outs
+
+
+def _call_pre_hooks(node: Node, grads: list) -> list:
+    """The node's pre-hooks, each given its grad_outputs; one may return new ones. (A function of its
+    own, so nothing but the returned list refers to the gradients afterwards: AccumulateGrad may keep one.)"""
+    for fn in list(node._hookset.pre.values()):
+        new = fn(tuple(grads))
+        if new is not None:
+            grads = _hook_result(fn, new, len(grads))
+    return grads
 
 
 def _call_post_hooks(node: Node, outs: list, grads: list) -> list:
@@ -267,3 +345,89 @@ def _hook_result(fn: object, new: object, expected: int) -> list:
         raise RuntimeError(f"hook '{getattr(fn, '__name__', fn)}' has returned an incorrect number of values (got "
                            f"{len(new)}, but expected {expected})")
     return new
+
+
+def _on_fresh_thread(fn: Callable, *args: Any) -> Any:
+    """fn(*args) on a new thread with this thread's grad mode; its result or its exception comes back."""
+    modes = dict(vars(grad_mode._state))
+    outcome: list = [None, None]
+
+    def target() -> None:
+        vars(grad_mode._state).update(modes)
+        try:
+            outcome[0] = fn(*args)
+        except BaseException as error:  # noqa: BLE001 - handed back to the waiting caller
+            outcome[1] = error
+
+    worker = threading.Thread(target=target, name="retrograd-reentrant-backward")
+    worker.start()
+    worker.join()
+    if outcome[1] is not None:
+        raise outcome[1]
+    return outcome[0]
+
+
+# --------------------------------------------------------------------------------------------
+# What the running backward pass exposes (torch's Variable._execution_engine and torch._C helpers)
+# --------------------------------------------------------------------------------------------
+
+
+def queue_callback(callback: Callable[[], Any]) -> None:
+    """Run `callback` when the backward pass running in this thread ends (after every node)."""
+    if not _engine.tasks:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    _engine.tasks[-1].callbacks.append(callback)
+
+
+def current_graph_task_id() -> int:
+    """An id of the backward pass running in this thread, -1 outside backward (checkpoint keys its
+    recomputations by it)."""
+    return _engine.tasks[-1].id if _engine.tasks else -1
+
+
+def is_checkpoint_valid() -> bool:
+    """Whether the running backward pass (if any) may use the reentrant checkpoint (see GraphTask)."""
+    return _engine.tasks[-1].checkpoint_valid if _engine.tasks else True
+
+
+def will_engine_execute_node(node: Node) -> bool:
+    """Whether the running backward pass will reach `node` (run it, or hand over its gradient)."""
+    if not _engine.tasks:
+        raise RuntimeError("_will_engine_execute_node should only be called during the backward pass")
+    task = _engine.tasks[-1]
+    if node in task.captured and all(child is None for child in node._next_nodes):
+        raise RuntimeError("A leaf node was passed to _will_engine_execute_node but we are currently running "
+                           "autograd.grad(). This is currently not supported.")
+    return node in task.deps
+
+
+class ImperativeEngine:
+    """torch.autograd.Variable._execution_engine: the engine's entry points for Python code."""
+
+    queue_callback = staticmethod(queue_callback)
+
+    is_checkpoint_valid = staticmethod(is_checkpoint_valid)
+
+
+def is_multithreading_enabled() -> bool:
+    """torch's flag for running backward on per-device threads (this thread's setting)."""
+    return _engine.multithreading
+
+
+class set_multithreading_enabled:  # noqa: N801 - torch's name
+    """Set torch's multithreaded-backward flag for this thread, now or for a with block. The engine
+    runs every backward on the calling thread (there is one device), so only the flag changes."""
+
+    def __init__(self, mode: bool) -> None:
+        self.prev = _engine.multithreading
+        self.mode = mode
+        _engine.multithreading = bool(mode)
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc: object) -> None:
+        _engine.multithreading = self.prev
+
+    def clone(self) -> set_multithreading_enabled:
+        return type(self)(self.mode)

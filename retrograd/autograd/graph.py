@@ -9,9 +9,13 @@ reference back to their output tensors, so a graph is freed by reference countin
 from __future__ import annotations
 
 import contextlib
+import contextvars
+import itertools
 import os
 import sys
+import threading
 import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -54,29 +58,38 @@ class RemovableHandle:
         self.remove()
 
 
-class HookDict(dict):
-    """An insertion-ordered dict of hooks that handles can point at weakly."""
+_hook_ids = itertools.count(1)
 
-    __slots__ = ("__weakref__",)
-    _next = 0
+
+def add_hook(hooks: dict, fn: Callable) -> RemovableHandle:
+    """Add `fn` to a dict of hooks (a HookDict, or any dict a user put in `Tensor._backward_hooks`)
+    under a fresh id; the handle removes it."""
+    key = next(_hook_ids)
+    hooks[key] = fn
+    return RemovableHandle(hooks, key)
+
+
+class HookDict(OrderedDict):
+    """An ordered dict of hooks (an OrderedDict, as torch's), that handles point at weakly."""
+
+    __slots__ = ()
 
     def add(self, fn: Callable) -> RemovableHandle:
-        HookDict._next += 1
-        self[HookDict._next] = fn
-        return RemovableHandle(self, HookDict._next)
+        return add_hook(self, fn)
 
 
 class HookSet:
     """The rarely used per-node extras (hooks, retain_grad, metadata), made on first use."""
 
-    __slots__ = ("post", "pre", "tensor", "retained", "metadata")
+    __slots__ = ("post", "pre", "tensor", "retained", "metadata", "output_meta")
 
     def __init__(self) -> None:
         self.post: HookDict | None = None
         self.pre: HookDict | None = None
-        self.tensor: dict[int, HookDict] = {}
+        self.tensor: dict[int, list[dict]] = {}  # output -> hook dicts of its tensors (Tensor._backward_hooks)
         self.retained: dict[int, weakref.ref] = {}
         self.metadata: dict = {}
+        self.output_meta: tuple | None = None  # (shape, dtype) of a one-output node's output, when known
 
 
 class Node:
@@ -136,10 +149,11 @@ class Node:
             hs.pre = HookDict()
         return hs.pre.add(fn)
 
-    def _tensor_hook_dict(self, output_nr: int) -> HookDict:
-        return self.hooks().tensor.setdefault(output_nr, HookDict())
-
     def __call__(self, *grads: Any) -> Any:
+        """Apply the node to one gradient per output, as torch's `grad_fn(...)` does."""
+        expected = len(self._out_meta) if self._out_meta else 1
+        if len(grads) != expected:
+            raise TypeError(f"expected {expected} arguments, got {len(grads)} instead")
         out = self.apply(list(grads))
         return out[0] if len(out) == 1 else tuple(out)
 
@@ -157,19 +171,6 @@ class AccumulateGrad(Node):
         self._trace = anomaly_trace() if anomaly.enabled else None
         self.variable = variable
         self._next_nodes = self._next_nrs = ()
-
-    def hooks(self) -> HookSet:
-        """The node's hooks; the leaf's own tensor hooks run first, before accumulation (the
-        HookSet is made only when some hook exists: most leaves have none)."""
-        if self._hookset is None:
-            self._hookset = HookSet()
-            self._hookset.tensor[0] = self.variable._leaf_hooks()
-        return self._hookset
-
-    def has_leaf_hooks(self) -> bool:
-        """Whether hooks were registered on the leaf itself (the engine then runs them through hooks())."""
-        extra = self.variable._extra
-        return extra is not None and bool(extra.get("hooks"))
 
     def apply(self, grads: list) -> list:
         accumulate_into(self.variable, grads[0])
@@ -196,7 +197,8 @@ def accumulate_into(tensor: Tensor, grad: Tensor | None) -> None:
     hooks = tensor._post_acc_hooks()
     if hooks:
         for fn in list(hooks.values()):
-            fn(tensor)
+            if fn(tensor) is not None:
+                raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
 
 def _stealable(grad: Tensor) -> bool:
@@ -261,14 +263,25 @@ anomaly = _Anomaly()
 _PACKAGE = __file__[: -len(os.path.join("autograd", "graph.py"))]  # retrograd's own directory
 
 
-def anomaly_trace() -> list:
+# the node the engine is running in this thread, while anomaly mode is on: the parent of nodes made by its backward
+running_node: contextvars.ContextVar[Node | None] = contextvars.ContextVar("running_node", default=None)
+
+
+class AnomalyRecord(NamedTuple):
+    """What anomaly mode keeps on a node: the forward call's frames, and the node whose backward
+    made it (None for a node made by a forward pass)."""
+
+    frames: list
+    parent: Node | None
+
+
+def anomaly_trace() -> AnomalyRecord:
     """The stack of the forward call being recorded, without retrograd's own frames (torch's trace
     shows the caller's code only); source lines are read only if the trace is ever shown."""
-    import sys
     import traceback
 
     frames = traceback.StackSummary.extract(traceback.walk_stack(sys._getframe(1)), lookup_lines=False)
-    return [f for f in reversed(frames) if not f.filename.startswith(_PACKAGE)]
+    return AnomalyRecord([f for f in reversed(frames) if not f.filename.startswith(_PACKAGE)], running_node.get())
 
 
 # --------------------------------------------------------------------------------------------
@@ -486,10 +499,105 @@ class GradientEdge(NamedTuple):
 
 
 def get_gradient_edge(tensor: Tensor) -> GradientEdge:
-    """The edge of the graph that receives `tensor`'s gradient (its AccumulateGrad for a leaf)."""
+    """The edge of the graph that receives `tensor`'s gradient (its AccumulateGrad for a leaf).
+
+    The edge can stand for the tensor in autograd.grad and backward, as an output or an input; as
+    an output, its shape and dtype are needed (Note [edge metadata])."""
     if not tensor.requires_grad:
         raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does not require gradients")
-    return GradientEdge(*edge_of(tensor))
+    node, nr = edge_of(tensor)
+    if type(node) is not AccumulateGrad and not node._out_meta:
+        node.hooks().output_meta = (tensor._data.shape, tensor.dtype)
+    return GradientEdge(node, nr)
+
+
+# Note [edge metadata]
+# torch keeps the shape and dtype of every node's outputs (`_input_metadata`) and reads them when a
+# GradientEdge is an output of grad()/backward() (for the implicit gradient of a scalar and the shape
+# checks). Here a leaf's accumulator has its variable and a multi-output node its `_out_meta`; a
+# one-output op node keeps nothing (one write less per recorded op), so get_gradient_edge, which has
+# the tensor, notes it on the node.
+
+def edge_output_meta(node: Node, output_nr: int) -> tuple | None:
+    """(shape, dtype) of the output `output_nr` of `node`, or None when the node keeps none."""
+    if type(node) is AccumulateGrad:
+        return node.variable._data.shape, node.variable.dtype
+    if node._out_meta:
+        return node._out_meta[output_nr]
+    return node._hookset.output_meta if node._hookset is not None else None
+
+
+class _MultiHandle(RemovableHandle):
+    """The handle of a multi-grad hook: removing it removes the hook from every tensor."""
+
+    __slots__ = ("handles",)
+
+    def __init__(self, handles: tuple) -> None:
+        self.handles = handles
+
+    def remove(self) -> None:
+        for handle in self.handles:
+            handle.remove()
+
+
+def register_multi_grad_hook(tensors: Sequence[Tensor], fn: Callable, *, mode: str = "all") -> RemovableHandle:
+    """Run `fn` once per backward pass for a group of tensors.
+
+    mode="all": after the gradients of all of them that this pass computes, with the list of their
+    gradients (None for the ones the pass does not reach). mode="any": after the first one, with
+    that gradient. Each backward pass (graph task) is counted on its own, so passes on several
+    threads do not mix.
+    """
+    from .engine import current_graph_task_id, will_engine_execute_node
+
+    supported_modes = ("all", "any")
+    if mode not in supported_modes:
+        raise ValueError(f"Expects mode to be one of {supported_modes} but got {mode}")
+    lock = threading.Lock()
+    if mode == "any":
+        fired: set[int] = set()
+
+        def any_hook(grad: Tensor) -> None:
+            task = current_graph_task_id()
+            with lock:
+                if task in fired:
+                    return
+                fired.add(task)
+            fn(grad)
+
+        return _MultiHandle(tuple(t.register_hook(any_hook) for t in tensors if t.requires_grad))
+
+    nodes = [edge_of(t)[0] for t in tensors]  # held here, so a leaf keeps the same accumulator
+    pending: dict[int, tuple[int, list]] = {}  # graph task -> (gradients still to come, gradients so far)
+
+    def all_hook(index: int) -> Callable[[Tensor], None]:
+        def hook(grad: Tensor) -> None:
+            task = current_graph_task_id()
+            with lock:
+                if task not in pending:
+                    pending[task] = (sum(map(will_engine_execute_node, nodes)), [None] * len(nodes))
+                left, grads = pending[task]
+                grads[index] = grad
+                pending[task] = (left - 1, grads)
+                done = left == 1
+                if done:
+                    del pending[task]
+            if done:
+                fn(grads)
+
+        return hook
+
+    return _MultiHandle(tuple(t.register_hook(all_hook(i)) for i, t in enumerate(tensors)))
+
+
+def move_retains_grad(tensor: Tensor, old_node: Node | None, old_nr: int) -> None:
+    """After an in-place op gave `tensor` a new grad_fn, its retain_grad follows it to the new node,
+    as torch's retains_grad hook does (the hooks registered with register_hook stay on the old one)."""
+    hs = old_node._hookset if old_node is not None else None
+    if hs is None or hs.retained.get(old_nr) is None or hs.retained[old_nr]() is not tensor:
+        return
+    del hs.retained[old_nr]
+    tensor.grad_fn.hooks().retained[tensor._output_nr] = weakref.ref(tensor)
 
 
 def increment_version(tensor: Tensor | Sequence[Tensor]) -> None:

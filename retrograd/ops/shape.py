@@ -17,6 +17,7 @@ from .. import _dtype as D
 from .._memory_format import contiguous_format, is_laid_out, laid_out, memory_format
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ..autograd import grad_mode
+from ..autograd.graph import move_retains_grad
 from .registry import DEFAULT, IN_CUSTOM_FUNCTION, INFERENCE, MULTI_OUTPUT, NO_GRAD, Op, apply, defop
 from .registry import sum_to as _sum_to
 
@@ -366,12 +367,14 @@ def copy_slices(xp, base, src, region):
 # registry._mark_views; only views of bases that take part in a graph are tracked.
 
 
-def rebase_view(tensor: Tensor) -> None:
+def rebase_view(tensor: Tensor, replaced: tuple | None = None) -> None:
     """After an in-place op gave `tensor` a new node (or tangent): record the write on its base
     (CopySlices) when `tensor` is a view, then regenerate the history of the base's live views
-    (Note above)."""
+    (Note above). `replaced` is the view's edge before the op, which the op's node read it from."""
     base = tensor._base
     if base is not None:
+        if replaced is not None and replaced[0] is not None and base._requires_grad:
+            _read_view_from_base(tensor, replaced, base)
         region = _storage(base).region_of(tensor._data)
         _take_over(base, apply(copy_slices, (base, tensor), (region,)))
         if not tensor._extra_dict().get("discarded"):
@@ -383,6 +386,21 @@ def rebase_view(tensor: Tensor) -> None:
         for v in list(views):
             if v is not tensor:
                 _regenerate_or_refuse(v, base)
+
+
+def _read_view_from_base(view: Tensor, replaced: tuple, base: Tensor) -> None:
+    """torch's CopySlices hands the in-place op the gradient of the view's region of the base
+    directly: the view's old node, and the hooks registered on it, do not run for it. So the op's
+    self edge, which led to that node, leads to a fresh view of the base's history instead (the same
+    gradient)."""
+    node = view.grad_fn
+    if node._next_nodes[0] is not replaced[0] or node._next_nrs[0] != replaced[1]:
+        return
+    storage = _storage(base)
+    size, stride, offset = storage.describe(view._data)
+    fresh = apply(as_strided_op, (base,), (size, stride, offset, _AsStrided(storage, base._data, size, stride, offset)))
+    node._next_nodes = (fresh.grad_fn,) + node._next_nodes[1:]
+    node._next_nrs = (fresh._output_nr,) + node._next_nrs[1:]
 
 
 def regenerate_after_untracked_write(tensor: Tensor, keep: Tensor | None = None) -> None:
@@ -432,7 +450,9 @@ def _storage(base: Tensor) -> _Geometry:
 def _take_over(tensor: Tensor, fresh: Tensor) -> None:
     """`tensor` (whose memory `fresh` shares) takes fresh's history and forward-AD tangents."""
     if fresh.grad_fn is not None:
+        old_node, old_nr = tensor.grad_fn, tensor._output_nr
         tensor.grad_fn, tensor._output_nr, tensor._requires_grad = fresh.grad_fn, fresh._output_nr, True
+        move_retains_grad(tensor, old_node, old_nr)
     tangents = None if fresh._extra is None else fresh._extra.get("fw_grad")
     if tangents:
         from ..autograd.forward_ad import set_tangent

@@ -233,8 +233,8 @@ class _Frame:
     def _debug_report(self) -> str:
         """What debug=True adds to a checkpoint error: where each tensor was saved, in both runs."""
         def listing(log: list) -> str:
-            return "".join(f"tensor {i}: {metadata}, saved at\n{''.join(traceback.format_list(stack))}\n"
-                           for i, (metadata, stack) in enumerate(log))
+            return "".join(f"tensor {i}: {metadata}, saved at\n{''.join(traceback.format_list(record.frames))}\n"
+                           for i, (metadata, record) in enumerate(log))
 
         return (" An error happened while unpacking tensors; listing the tensors saved in the original forward "
                 "and in the latest recomputation\nbecause you passed `debug=True` to "
