@@ -299,7 +299,7 @@ def _resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
     """A new shape over self's memory, its elements read in memory order from the first (torch's storage
     order); more elements than self has get new memory (the extra ones zero). NumPy arrays own no storage to
     grow in place, so a view, or a tensor whose elements leave gaps in memory, is refused (Note [set and resize])."""
-    if self._requires_grad:
+    if self._requires_grad and not _grad_state.inference:  # inference mode skips autograd's check, as torch's
         raise RuntimeError("cannot resize variables that require grad")
     from .._creation import _shape
 
