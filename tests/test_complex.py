@@ -321,3 +321,16 @@ def test_errors_match_torch(call) -> None:
     with pytest.raises(type(theirs.value)) as ours:
         call(retrograd)
     assert str(ours.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize("base", ["tensor", "number"])
+def test_real_negative_base_to_a_complex_power(base):
+    """d(b ** e)/de = b ** e log(b): a negative real base has a complex log (log(-1) = i pi), not NaN."""
+    def grads(lib):
+        b = -lib.ones(2, dtype=lib.float64) * 1.5 if base == "tensor" else -1.5
+        e = lib.tensor(np.array([0.3 + 0.2j, -0.5 + 1.0j]), requires_grad=True)
+        assert lib.autograd.gradcheck(lambda x: lib.pow(b, x), (e,))
+        (g,) = lib.autograd.grad(lib.pow(b, e).abs().sum(), e)
+        return g.detach().numpy()
+
+    np.testing.assert_allclose(grads(retrograd), grads(torch), rtol=1e-12, atol=1e-15)

@@ -1376,14 +1376,16 @@ def pow_exponent_backward(grad: Tensor, self: Tensor | complex, exponent: Tensor
     0 ** e is constant there; at e < 0 it stays log(0) * inf = -inf). grad multiplies the masked
     derivative, as in torch, so a NaN gradient stays NaN."""
     nonnegative = (imag(exponent) == 0) & (real(exponent) >= 0) if exponent.is_complex() else exponent >= 0
-    if isinstance(self, Tensor):
-        return grad * where((self == 0) & nonnegative, 0.0, conj(result * log(self)))
+    if isinstance(self, Tensor):  # a real base under a complex power: its log is complex (log(-1) = i pi)
+        base = self.to(result.dtype) if result.is_complex() and not self.is_complex() else self
+        return grad * where((self == 0) & nonnegative, 0.0, conj(result * log(base)))
     if self == 0:
         log_zero = builtins.complex(-math.inf, 0) if exponent.is_complex() else -math.inf
         return grad * where(nonnegative, 0.0, conj(result * log_zero))
     import cmath
 
-    return grad * conj(result * (cmath.log(self) if isinstance(self, builtins.complex) else math.log(self)))
+    complex_log = isinstance(self, builtins.complex) or result.is_complex()
+    return grad * conj(result * (cmath.log(self) if complex_log else math.log(self)))
 
 
 def tie_weight(mine: Tensor, theirs: Tensor | complex) -> Tensor:
