@@ -381,3 +381,18 @@ def test_mutation_context_errors():
         return outside, outcome(nested)
 
     assert scenario(retrograd) == scenario(torch)
+
+
+def test_a_write_through_out_under_allow_mutation_on_saved_tensors():
+    """torch.sin(c, out=b) writes into b, which a * b saved: the gradient still uses the b it saved."""
+    def grad(lib):
+        with lib.autograd.graph.allow_mutation_on_saved_tensors():
+            a = lib.tensor([1.0, 2.0], requires_grad=True)
+            b = lib.tensor([3.0, 4.0])
+            out = a * b
+            lib.sin(lib.tensor([0.5, 1.0]), out=b)
+            out.sum().backward()
+        np.testing.assert_allclose(b.tolist(), np.sin([0.5, 1.0]), rtol=1e-6)  # b was written
+        return a.grad.tolist()
+
+    assert grad(retrograd) == grad(torch) == [3.0, 4.0]

@@ -39,6 +39,7 @@ from ..autograd.graph import (
     SavedTensor,
     anomaly,
     anomaly_trace,
+    before_inplace_write,
     edge_of,
     saved_state,
 )
@@ -1357,6 +1358,8 @@ def _write_out(result: Tensor, out: Tensor) -> None:
                           "zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero "
                           "elements with t.resize_(0).", UserWarning, stacklevel=4)
         out._data = np.empty(result._data.shape, out._data.dtype)
+    if _transforms.saved_hooks:  # as any in-place write (allow_mutation_on_saved_tensors clones what out held)
+        before_inplace_write(out)
     np.copyto(out._data, result._data, casting="unsafe")
     out._bump_version()
 
