@@ -5,6 +5,8 @@ import json
 import os
 import pickle
 import struct
+import subprocess
+import sys
 import zipfile
 from collections import OrderedDict
 
@@ -66,7 +68,8 @@ def nested():
         w=w, row=w[1], cols=w[:, 1::2], p=retrograd.nn.Parameter(retrograd.ones(2, dtype=retrograd.float64)),
         g=retrograd.zeros(3, requires_grad=True), ints=[1, -(2 ** 70), 2.5, float("-inf"), "text", None, True],
         deep={"a": ({"b": [retrograd.tensor([True, False])]},), 3: (), (1, "k"): {}},
-        dt=retrograd.int16, empty=retrograd.zeros(0, 3), scalar=retrograd.tensor(7, dtype=retrograd.uint8))
+        dt=retrograd.int16, empty=retrograd.zeros(0, 3), scalar=retrograd.tensor(7, dtype=retrograd.uint8),
+        misc=[b"\x00\xff bytes", {1, 2}, 1 + 2j, bytearray(b"ab"), 2 ** 64])
 
 
 # ---- retrograd -> retrograd ---------------------------------------------------------------------------
@@ -129,6 +132,44 @@ def test_files_of_the_earlier_retrograd_format_stay_readable():
     back = retrograd.load(io.BytesIO(buffer.getvalue()))
     assert type(back) is OrderedDict and isinstance(back["w"], retrograd.nn.Parameter)
     assert back["w"].tolist() == [0.0, 1.0, 2.0] and back["n"][0] == 3 and np.isnan(back["n"][1])
+
+
+def test_negative_strides_are_saved_as_a_copy():
+    flipped = retrograd.from_numpy(np.arange(6.0)[::-1])
+    assert round_trip(flipped).tolist() == [5.0, 4.0, 3.0, 2.0, 1.0, 0.0]
+    assert torch.load(io.BytesIO(saved(retrograd, flipped))).tolist() == [5.0, 4.0, 3.0, 2.0, 1.0, 0.0]
+
+
+def test_mmap_maps_the_records_copy_on_write(tmp_path):
+    path = tmp_path / "big.pt"
+    w = torch.arange(10.0)
+    torch.save({"w": w, "v": w[2:5], "e": torch.zeros(0)}, path)
+    back = retrograd.load(path, mmap=True)
+    assert back["w"].tolist() == list(range(10)) and back["v"].tolist() == [2.0, 3.0, 4.0]
+    back["w"][3] = -1.0  # shows through the view, never reaches the file
+    assert back["v"][1].item() == -1.0 and retrograd.load(path)["w"][3].item() == 3.0
+    with pytest.raises(ValueError, match="f must be a file path in order to use the mmap argument"):
+        retrograd.load(io.BytesIO(path.read_bytes()), mmap=True)
+
+
+def test_an_explicit_pickle_module_needs_weights_only_false():
+    data = saved(torch, [torch.ones(1)])
+    for lib in (torch, retrograd):
+        with pytest.raises(RuntimeError, match="^Can not safely load weights when explicit pickle_module is specified"):
+            lib.load(io.BytesIO(data), pickle_module=pickle, weights_only=True)
+    assert retrograd.load(io.BytesIO(data), pickle_module=pickle, weights_only=False)[0].tolist() == [1.0]
+
+
+def test_saving_and_loading_need_no_torch(tmp_path):
+    torch.save({"w": torch.arange(3.0)}, tmp_path / "from_torch.pt")
+    script = (f"import sys; sys.modules['torch'] = None\n"  # any import of torch now fails
+              "import retrograd\n"
+              f"w = retrograd.load({str(tmp_path / 'from_torch.pt')!r})['w']\n"
+              f"retrograd.save({{'w': w * 2}}, {str(tmp_path / 'ours.pt')!r})\n"
+              f"print(retrograd.load({str(tmp_path / 'ours.pt')!r}, weights_only=False)['w'].tolist())\n")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[0.0, 2.0, 4.0]"
+    assert torch.load(tmp_path / "ours.pt")["w"].tolist() == [0.0, 2.0, 4.0]
 
 
 # ---- the file itself is torch's -----------------------------------------------------------------------

@@ -117,16 +117,22 @@ def load(f: FileLike, map_location: Any = None, pickle_module: Any = None, *, we
     >>> model.load_state_dict(retrograd.load("model.pt"))
     """
     weights_only = True if weights_only is None else bool(weights_only)
-    name = os.fspath(f) if isinstance(f, (str, os.PathLike)) else getattr(f, "name", "<stream>")
-    if isinstance(f, (str, os.PathLike)):
+    if weights_only and pickle_module is not None:
+        raise RuntimeError("Can not safely load weights when explicit pickle_module is specified")
+    is_path = isinstance(f, (str, os.PathLike))
+    if mmap and not is_path:
+        raise ValueError("f must be a file path in order to use the mmap argument")
+    name = os.fspath(f) if is_path else getattr(f, "name", "<stream>")
+    if is_path:
         with open(f, "rb") as handle:
-            return _load_stream(handle, name, map_location, weights_only)
+            return _load_stream(handle, name, map_location, weights_only, name if mmap else None)
     if not (hasattr(f, "seekable") and f.seekable()):
         f = io.BytesIO(f.read())
-    return _load_stream(f, name, map_location, weights_only)
+    return _load_stream(f, name, map_location, weights_only, None)
 
 
-def _load_stream(stream: IO[bytes], name: str, map_location: Any, weights_only: bool) -> Any:
+def _load_stream(stream: IO[bytes], name: str, map_location: Any, weights_only: bool, mmap_path: str | None
+                 ) -> Any:
     start = stream.tell()
     size = stream.seek(0, os.SEEK_END) - start
     stream.seek(start)
@@ -134,7 +140,7 @@ def _load_stream(stream: IO[bytes], name: str, map_location: Any, weights_only: 
     stream.seek(start)
     try:
         if head == _ZIP_MAGIC:
-            return _load_zip(stream, size, name, map_location, weights_only)
+            return _load_zip(stream, size, name, map_location, weights_only, mmap_path)
         if head[:1] == pickle.PROTO:
             return _load_plain_pickle(stream.read(), name, weights_only)
         raise RuntimeError(f"retrograd.load: {name} is not a file written by torch.save or retrograd.save (it is "
@@ -148,11 +154,12 @@ def _load_stream(stream: IO[bytes], name: str, map_location: Any, weights_only: 
                            ) from None
 
 
-def _load_zip(stream: IO[bytes], size: int, name: str, map_location: Any, weights_only: bool) -> Any:
+def _load_zip(stream: IO[bytes], size: int, name: str, map_location: Any, weights_only: bool,
+              mmap_path: str | None) -> Any:
     archive = zipfile.ZipFile(stream)
     if LEGACY_INDEX in archive.NameToInfo:
         return load_legacy(archive, name)
-    reader = ArchiveReader(archive, size)
+    reader = ArchiveReader(archive, stream, size)
     if reader.has("byteorder") and reader.read("byteorder") not in (b"little", b"big"):
         raise RuntimeError(f"retrograd.load: {name} names an unknown byte order {reader.read('byteorder')!r}")
     byteorder = "<" if not reader.has("byteorder") or reader.read("byteorder") == b"little" else ">"
@@ -166,7 +173,7 @@ def _load_zip(stream: IO[bytes], size: int, name: str, map_location: Any, weight
             raise RuntimeError(f"retrograd.load: {name} describes a storage as {pid!r}")
         _check_location(str(location), map_location)
         if key not in storages:
-            storages[key] = _read_storage(reader, key, storage_type, numel, byteorder, name)
+            storages[key] = _read_storage(reader, key, storage_type, numel, byteorder, name, mmap_path)
         return storages[key]
 
     data = reader.read("data.pkl")
@@ -176,21 +183,31 @@ def _load_zip(stream: IO[bytes], size: int, name: str, map_location: Any, weight
 
 
 def _read_storage(reader: ArchiveReader, key: str, storage_type: StorageType, numel: int, byteorder: str,
-                  name: str) -> LoadedStorage:
-    """Storage `key`, its claimed size checked against its record before anything is allocated."""
+                  name: str, mmap_path: str | None) -> LoadedStorage:
+    """Storage `key`, its claimed size checked against its record before anything is allocated.
+
+    With mmap, the record is mapped copy-on-write (as torch maps it): writes stay in memory, and the
+    bytes are read (without a CRC check, as in torch) only when touched.
+    """
     itemsize = storage_type.dtype.itemsize
     record_size = reader.size(f"data/{key}")
     if numel < 0 or numel * itemsize != record_size:
         raise RuntimeError(f"retrograd.load: {name} is corrupt: storage {key} claims {numel} elements of "
                            f"{storage_type.dtype} ({numel * itemsize} bytes) but its record data/{key} holds "
                            f"{record_size} bytes")
-    raw = np.frombuffer(bytearray(reader.read(f"data/{key}")), np.uint8)
-    flat = raw.view(storage_type.dtype.np.newbyteorder(byteorder))
+    file_dtype = storage_type.dtype.np.newbyteorder(byteorder)
+    if mmap_path is not None and numel:
+        flat = np.memmap(mmap_path, file_dtype, mode="c", offset=reader.data_offset(f"data/{key}"), shape=(numel,))
+    else:
+        flat = np.frombuffer(bytearray(reader.read(f"data/{key}")), np.uint8).view(file_dtype)
     return LoadedStorage(flat.astype(storage_type.dtype.np, copy=False))
 
 
 def _check_location(location: str, map_location: Any) -> None:
-    """retrograd keeps every storage on the CPU; a storage saved elsewhere needs a map_location, as in torch."""
+    """retrograd keeps every storage on the CPU; a storage saved elsewhere needs a map_location, as in torch.
+
+    A callable map_location is accepted as mapping to the CPU, the only place retrograd can put a storage.
+    """
     if isinstance(map_location, dict):
         location = map_location.get(location, location)
     elif isinstance(map_location, (str, device)):

@@ -74,13 +74,14 @@ class ArchiveReader:
     never compresses, and a compressed entry could claim any size), and zipfile checks each CRC.
     """
 
-    def __init__(self, archive: zipfile.ZipFile, file_size: int) -> None:
+    def __init__(self, archive: zipfile.ZipFile, stream: IO[bytes], file_size: int) -> None:
         pickles = [n for n in archive.namelist() if n.endswith("/data.pkl") and n.count("/") == 1]
         if len(pickles) != 1:
             raise RuntimeError("the zip archive holds no <archive>/data.pkl record, so it was not written by "
                                "torch.save or retrograd.save")
         self.prefix = pickles[0][: -len("data.pkl")]
         self._zip = archive
+        self._stream = stream
         self._file_size = file_size
 
     def has(self, record: str) -> bool:
@@ -101,3 +102,17 @@ class ArchiveReader:
     def read(self, record: str) -> bytes:
         self.size(record)
         return self._zip.read(self.prefix + record)
+
+    def data_offset(self, record: str) -> int:
+        """Where a stored record's bytes start in the file (after its local header), for memory-mapping."""
+        size = self.size(record)
+        info = self._zip.NameToInfo[self.prefix + record]
+        self._stream.seek(info.header_offset)
+        header = self._stream.read(_LOCAL_HEADER_SIZE)
+        if len(header) != _LOCAL_HEADER_SIZE or header[:4] != b"PK\x03\x04":
+            raise RuntimeError(f"record {info.filename} has no local header where the zip directory says")
+        name_length, extra_length = struct.unpack("<HH", header[26:30])
+        start = info.header_offset + _LOCAL_HEADER_SIZE + name_length + extra_length
+        if start + size > self._file_size:
+            raise RuntimeError(f"record {info.filename} runs past the end of the file: the file is truncated")
+        return start

@@ -286,6 +286,7 @@ class WeightsOnlyUnpickler:
         pickle.BINGET: _memo_get("<B"), pickle.LONG_BINGET: _memo_get("<I"),
         pickle.BINPUT: _memo_put("<B"), pickle.LONG_BINPUT: _memo_put("<I"),
     }
+    del _tuple_n, _push, _memo_get, _memo_put, _unicode, _short_binstring  # only the table uses them
 
 
 class FullUnpickler(pickle.Unpickler):
