@@ -448,6 +448,36 @@ def test_a_corrupted_crc_gives_a_clear_error():
         retrograd.load(io.BytesIO(bytes(data)))
 
 
+def test_untyped_storages_read_as_the_tensors_dtype():
+    """torch writes _rebuild_tensor_v3 on an UntypedStorage for dtypes without a legacy storage class."""
+    class Rebuild:
+        def __reduce__(self):
+            return (torch._utils._rebuild_tensor_v3, (Raw(), 1, (2,), (1,), False, OrderedDict(), torch.int16))
+
+    class Raw:
+        pass
+
+    class Pickler(pickle.Pickler):
+        def persistent_id(self, obj):
+            return ("storage", torch.UntypedStorage, "0", "cpu", 6) if isinstance(obj, Raw) else None
+
+    buffer = io.BytesIO()
+    Pickler(buffer, protocol=2).dump(Rebuild())
+    data = torch_zip({"archive/data.pkl": buffer.getvalue(), "archive/data/0": np.int16([7, 8, 9]).tobytes(),
+                      "archive/version": "3\n"})
+    for lib in (torch, retrograd):
+        back = lib.load(io.BytesIO(data))
+        assert back.tolist() == [8, 9] and str(back.dtype) == "torch.int16"
+
+
+def test_element_types_retrograd_lacks_are_named():
+    for dtype, name in ((torch.bfloat16, "BFloat16Storage"), (torch.uint16, "uint16")):
+        with pytest.raises(RuntimeError, match=f"holds tensors of type torch.{name}, which retrograd does not have"):
+            retrograd.load(io.BytesIO(saved(torch, torch.ones(2, dtype=dtype))))
+    with pytest.raises(RuntimeError, match="needs torch.BFloat16Storage, which retrograd does not have"):
+        retrograd.load(io.BytesIO(saved(torch, torch.ones(2, dtype=torch.bfloat16))), weights_only=False)
+
+
 def test_malformed_archives_are_refused():
     with pytest.raises(RuntimeError, match="holds no <archive>/data.pkl"):
         retrograd.load(io.BytesIO(torch_zip({"hello.txt": "hi"})))

@@ -25,6 +25,7 @@ STORAGE_NAMES: dict[str, D.dtype] = {
     "BoolStorage": D.bool_, "ComplexDoubleStorage": D.complex128, "ComplexFloatStorage": D.complex64,
 }
 STORAGE_NAME_OF: dict[D.dtype, str] = {dt: name for name, dt in STORAGE_NAMES.items()}
+STORAGE_NAMES["UntypedStorage"] = D.uint8  # raw bytes, which _rebuild_tensor_v3 reads as its dtype
 
 
 class StorageType:
@@ -78,6 +79,18 @@ def rebuild_tensor_v2(storage: LoadedStorage, storage_offset: int, size: tuple, 
     return t
 
 
+def rebuild_tensor_v3(storage: LoadedStorage, storage_offset: int, size: tuple, stride: tuple,
+                      requires_grad: bool, backward_hooks: Any, dtype: D.dtype, metadata: Any = None) -> Tensor:
+    """torch._utils._rebuild_tensor_v3: as v2, on an untyped storage whose bytes are read as `dtype`."""
+    if not isinstance(storage, LoadedStorage) or not isinstance(dtype, D.dtype):
+        raise RuntimeError(f"a tensor in the file has storage {type(storage).__name__} and dtype {dtype!r}")
+    raw = storage.array.view(np.uint8)
+    if raw.size % dtype.itemsize:
+        raise RuntimeError(f"a storage of {raw.size} bytes cannot hold elements of {dtype}")
+    return rebuild_tensor_v2(LoadedStorage(raw.view(dtype.np)), storage_offset, size, stride, requires_grad,
+                             backward_hooks, metadata)
+
+
 def rebuild_parameter(data: Tensor, requires_grad: bool, backward_hooks: Any) -> Parameter:
     """torch._utils._rebuild_parameter."""
     if not isinstance(data, Tensor):
@@ -103,11 +116,13 @@ DEFAULT_GLOBALS: dict[str, Any] = {
     "torch.nn.parameter.Parameter": Parameter, "torch.Size": Size, "torch.Tensor": Tensor, "torch.device": device,
     "_codecs.encode": codecs.encode, "builtins.bytearray": bytearray, "builtins.set": set,
     "builtins.complex": complex,
-    "torch._utils._rebuild_tensor_v2": rebuild_tensor_v2, "torch._utils._rebuild_parameter": rebuild_parameter,
+    "torch._utils._rebuild_tensor_v2": rebuild_tensor_v2, "torch._utils._rebuild_tensor_v3": rebuild_tensor_v3,
+    "torch._utils._rebuild_parameter": rebuild_parameter,
     "torch._utils._rebuild_parameter_with_state": rebuild_parameter_with_state,
     "torch._tensor._rebuild_from_type_v2": rebuild_from_type_v2,
     **{f"torch.{dt.name}": dt for dt in D.ALL_DTYPES},
-    **{f"torch.{name}": StorageType(name) for name in STORAGE_NAMES},
+    **{f"torch.{name}": StorageType(name) for name in STORAGE_NAMES if name != "UntypedStorage"},
+    "torch.storage.UntypedStorage": StorageType("UntypedStorage"),
 }
 
 # What the pickler writes for retrograd's own objects: torch's name for them (Note [torch's zip layout])

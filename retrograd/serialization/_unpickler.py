@@ -24,6 +24,9 @@ from ..nn.parameter import Parameter
 from ._names import DEFAULT_GLOBALS, torch_name
 
 _BLOCKED_MODULES = ("sys", "os", "posix", "nt")
+# element types torch allows by default that retrograd lacks: named as such rather than as unsafe globals
+_TORCH_ONLY_DTYPES = ("bfloat16", "float8_", "float4_", "uint16", "uint32", "uint64", "complex32", "qint", "quint",
+                      "bits")
 _user_globals: list[Any] = []
 
 UNSAFE_MESSAGE = (
@@ -151,6 +154,8 @@ class WeightsOnlyUnpickler:
             raise WeightsUnpicklerError(f"Trying to load unsupported GLOBAL {full_path} whose module {module} "
                                         "is blocked.")
         if full_path not in self._allowed:
+            if module == "torch" and (name.endswith("Storage") or name.startswith(_TORCH_ONLY_DTYPES)):
+                raise RuntimeError(f"the file holds tensors of type {full_path}, which retrograd does not have")
             raise WeightsUnpicklerError(_refused_global(full_path))
         self.stack.append(self._allowed[full_path])
 
