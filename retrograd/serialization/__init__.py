@@ -149,7 +149,8 @@ def _load_stream(stream: IO[bytes], name: str, map_location: Any, weights_only: 
         raise pickle.UnpicklingError(weights_only_message(str(error))) from None
     except (zipfile.BadZipFile, zipfile.LargeZipFile, pickle.UnpicklingError, EOFError, KeyError, IndexError,
             ValueError, TypeError, AttributeError, OverflowError, UnicodeDecodeError, OSError, RecursionError,
-            MemoryError) as error:  # RecursionError first: it is a RuntimeError, but not one of ours
+            NotImplementedError, MemoryError) as error:  # zipfile's NotImplementedError and RecursionError
+        # are RuntimeErrors, but not ones that say what is wrong with the file
         raise RuntimeError(f"retrograd.load: {name} is corrupt or truncated ({type(error).__name__}: {error})"
                            ) from None
 
