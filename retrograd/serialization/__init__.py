@@ -1,14 +1,15 @@
 """retrograd.save / retrograd.load: torch's own file format, read without ever running the file's code by default.
 
 What lives here:
-  _archive.py    torch's zip container (Note [torch's zip layout]): the writer, and a reader that checks
-                 each record's size against the file before reading it
-  _pickler.py    pickles retrograd objects as torch pickles its own (torch's global names, one
-                 persistent id per storage, views sharing a storage)
-  _unpickler.py  torch's weights_only rules (the default) and the unrestricted unpickler
-                 (weights_only=False), plus the allow-list of add_safe_globals / safe_globals
-  _names.py      torch's global names and the retrograd objects and rebuild functions behind them
-  _legacy.py     files written by retrograd's earlier format (retrograd.json + .npy), still readable
+
+- `_archive.py`: torch's zip container (Note [torch's zip layout]): the writer, and a reader that
+  checks each record's size against the file before reading it.
+- `_pickler.py`: pickles retrograd objects as torch pickles its own (torch's global names, one
+  persistent id per storage, views sharing a storage).
+- `_unpickler.py`: torch's weights_only rules (the default), the unrestricted unpickler
+  (weights_only=False), and the allow-list of add_safe_globals / safe_globals.
+- `_names.py`: torch's global names and the retrograd objects and rebuild functions behind them.
+- `_legacy.py`: files in retrograd's earlier format (retrograd.json + .npy), still readable.
 
 A file written by `torch.save` loads here without torch installed, and `torch.load(..., weights_only=True)`
 reads what `save` writes. Damaged or hostile input raises an error that says what is wrong.
