@@ -235,7 +235,12 @@ class Module:
         return dict(self.__dict__)
 
     def __setstate__(self, state: dict) -> None:
+        """Restore a pickled module; one pickled by torch keeps its hooks in OrderedDicts, made HookDicts here."""
+        Module.__init__(self)  # every table a module needs, for state that lacks some
         self.__dict__.update(state)
+        for table in ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks"):
+            if type(self.__dict__[table]) is not HookDict:
+                object.__setattr__(self, table, HookDict(self.__dict__[table]))
 
     # ---- traversal --------------------------------------------------------------------------
     def named_modules(self, memo: set | None = None, prefix: str = "", remove_duplicate: bool = True

@@ -1,0 +1,121 @@
+"""The pickler behind `save`: retrograd objects pickled exactly as torch pickles their torch twins.
+
+A tensor becomes `torch._utils._rebuild_tensor_v2(storage, offset, size, stride, requires_grad,
+OrderedDict())` whose storage is a persistent id `("storage", torch.FloatStorage, key, "cpu",
+numel)`; tensors viewing one NumPy buffer share one storage (Note [which storage a tensor views]).
+Globals are written under torch's names, which is why this is the pure-Python pickler:
+the C one insists that a global it writes can be imported under that name.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+
+from .. import _dtype as D
+from .._tensor import Size, Tensor
+from ..autograd.graph import HookDict
+from ..nn.parameter import Parameter
+from ._names import STORAGE_NAME_OF, TORCH_NAMES, torch_name
+
+PROTOCOL = 2  # torch's DEFAULT_PROTOCOL
+
+
+class TorchGlobal:
+    """A global written by name only, such as `torch._utils._rebuild_tensor_v2` (retrograd need not have it)."""
+
+    def __init__(self, module: str, name: str) -> None:
+        self.module, self.name = module, name
+
+    def __call__(self, *args: Any) -> Any:
+        """Never called: pickle only checks that a reduce function is callable before writing its name."""
+        raise TypeError(f"{self.module}.{self.name} is a name to write into a file, not a function")
+
+
+_REBUILD_TENSOR = TorchGlobal("torch._utils", "_rebuild_tensor_v2")
+_REBUILD_PARAMETER = TorchGlobal("torch._utils", "_rebuild_parameter")
+_SIZE = TorchGlobal("torch", "Size")
+_STORAGE_TYPES = {dt: TorchGlobal("torch", name) for dt, name in STORAGE_NAME_OF.items()}
+
+
+class StorageRef:
+    """A storage met while pickling: its key in the archive and its elements in memory order."""
+
+    def __init__(self, key: str, owner: np.ndarray) -> None:
+        self.key, self.owner, self.flat = key, owner, owner.ravel(order="K")
+
+
+# Note [which storage a tensor views]
+# A retrograd tensor is a NumPy array, perhaps a view of another. Its storage is the last array
+# up its `.base` chain; when that array is one contiguous block of the tensor's dtype, the tensor
+# is saved as (offset, strides) into it, so views saved together load sharing memory, as in torch.
+# Anything else (negative strides, a reinterpreted dtype, a strided buffer) is saved as a
+# contiguous copy of its own.
+def _storage_view(array: np.ndarray) -> tuple[np.ndarray, int, tuple]:
+    """(the array owning the storage, storage offset, strides), offset and strides in elements."""
+    root = array
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    itemsize = array.itemsize
+    if root.dtype == array.dtype and (root.flags.c_contiguous or root.flags.f_contiguous) and root.size:
+        offset_bytes = array.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+        strides = array.strides
+        if offset_bytes % itemsize == 0 and all(s >= 0 and s % itemsize == 0 for s in strides):
+            return root, offset_bytes // itemsize, tuple(s // itemsize for s in strides)
+    copy = np.ascontiguousarray(array)
+    return copy, 0, tuple(s // itemsize for s in copy.strides)
+
+
+class TorchPickler(pickle._Pickler):
+    """Pickles with torch's globals and a persistent id per storage; `storages` lists them in key order."""
+
+    def __init__(self, file: Any, protocol: int = PROTOCOL) -> None:
+        super().__init__(file, protocol=protocol)
+        self.storages: list[StorageRef] = []
+        self._storage_keys: dict[int, StorageRef] = {}
+
+    def persistent_id(self, obj: Any) -> Any:
+        if type(obj) is not StorageRef:
+            return None
+        return ("storage", _STORAGE_TYPES[D.FROM_NUMPY[obj.flat.dtype]], obj.key, "cpu", obj.flat.size)
+
+    def _storage(self, owner: np.ndarray) -> StorageRef:
+        ref = self._storage_keys.get(id(owner))
+        if ref is None:  # the StorageRef holds `owner`, so its id stays unique while pickling
+            ref = self._storage_keys[id(owner)] = StorageRef(str(len(self.storages)), owner)
+            self.storages.append(ref)
+        return ref
+
+    def reducer_override(self, obj: Any) -> Any:
+        if isinstance(obj, TorchGlobal):
+            return obj.name
+        if isinstance(obj, Parameter):
+            return _REBUILD_PARAMETER, (Tensor.detach(obj), obj.requires_grad, OrderedDict())
+        if isinstance(obj, Tensor):
+            owner, offset, strides = _storage_view(obj._data)
+            return _REBUILD_TENSOR, (self._storage(owner), offset, tuple(obj.shape), strides, obj.requires_grad,
+                                     OrderedDict())
+        if type(obj) is HookDict:  # a module's hook table: torch keeps its hooks in an OrderedDict
+            return OrderedDict, (), None, None, iter(obj.items())
+        if type(obj) is Size:
+            return _SIZE, (tuple(obj),)
+        if isinstance(obj, D.dtype):
+            return obj.name
+        return NotImplemented
+
+    def save_global(self, obj: Any, name: str | None = None) -> None:
+        """GLOBAL module name, under torch's name for retrograd's objects (no import check: torch may be absent)."""
+        if isinstance(obj, TorchGlobal):
+            module, name = obj.module, obj.name
+        elif id(obj) in TORCH_NAMES:
+            module, name = TORCH_NAMES[id(obj)]
+        elif (getattr(obj, "__module__", None) or "").startswith("retrograd"):
+            module, name = torch_name(obj.__module__, name or obj.__qualname__)
+        else:
+            super().save_global(obj, name)
+            return
+        self.write(pickle.GLOBAL + f"{module}\n{name}\n".encode())
+        self.memoize(obj)
