@@ -37,3 +37,16 @@ def test_program_prints_torchs_numbers(program, tmp_path):
     our_numbers, their_numbers = ([float(n) for n in NUMBER.findall(text)] for text in (ours, theirs))
     assert len(our_numbers) > 5
     assert our_numbers == pytest.approx(their_numbers, rel=1e-4, abs=1e-5)
+
+
+@pytest.mark.parametrize("saver", ["torch", "retrograd"])
+def test_checkpoint_saved_by_one_library_resumes_in_both(saver, tmp_path):
+    """tests/programs/resume.py saves model, optimiser and schedule with torch.save; each library loads the
+    other's file (torch with its default weights_only=True) and trains on to the same losses."""
+    checkpoint = tmp_path / "checkpoint.pt"
+    run(("resume.py", "save", str(checkpoint)), tmp_path / "unused.npz", saver == "retrograd", tmp_path)
+    outputs = [run(("resume.py", "resume", str(checkpoint)), tmp_path / "unused.npz", through, tmp_path)
+               for through in (False, True)]
+    assert NUMBER.sub("#", outputs[0]) == NUMBER.sub("#", outputs[1])
+    numbers = [[float(n) for n in NUMBER.findall(text)] for text in outputs]
+    assert len(numbers[0]) == 8 and numbers[1] == pytest.approx(numbers[0], rel=1e-5, abs=1e-6)
