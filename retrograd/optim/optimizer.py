@@ -165,6 +165,15 @@ def _check(condition: bool, message: str) -> None:
         raise ValueError(message)
 
 
+def _check_adam_family(lr: float, betas: tuple[float, float], eps: float, weight_decay: float) -> None:
+    """The hyper-parameter checks Adam, AdamW, Adamax, NAdam and RAdam share, in torch's order and words."""
+    _check(lr >= 0.0, f"Invalid learning rate: {lr}")
+    _check(eps >= 0.0, f"Invalid epsilon value: {eps}")
+    _check(0.0 <= betas[0] < 1.0, f"Invalid beta parameter at index 0: {betas[0]}")
+    _check(0.0 <= betas[1] < 1.0, f"Invalid beta parameter at index 1: {betas[1]}")
+    _check(weight_decay >= 0.0, f"Invalid weight_decay value: {weight_decay}")
+
+
 def _next_step(state: dict) -> float:
     """Increment the per-parameter step counter (a float32 tensor, as torch keeps it) and return it."""
     state["step"].add_(1)

@@ -8,7 +8,7 @@ from typing import Any
 from .. import _creation as C
 from .. import float32
 from .._tensor import Tensor
-from .optimizer import Optimizer, _check, _direction, _next_step
+from .optimizer import Optimizer, _check_adam_family, _direction, _next_step
 
 
 class RAdam(Optimizer):
@@ -19,11 +19,7 @@ class RAdam(Optimizer):
                  eps: float = 1e-8, weight_decay: float = 0, decoupled_weight_decay: bool = False, *,
                  foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
                  differentiable: bool = False) -> None:
-        _check(lr >= 0.0, f"Invalid learning rate: {lr}")
-        _check(eps >= 0.0, f"Invalid epsilon value: {eps}")
-        _check(0.0 <= betas[0] < 1.0, f"Invalid beta parameter at index 0: {betas[0]}")
-        _check(0.0 <= betas[1] < 1.0, f"Invalid beta parameter at index 1: {betas[1]}")
-        _check(weight_decay >= 0.0, f"Invalid weight_decay value: {weight_decay}")
+        _check_adam_family(lr, betas, eps, weight_decay)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, maximize=maximize, foreach=foreach,
                         capturable=capturable, decoupled_weight_decay=decoupled_weight_decay,
                         differentiable=differentiable)
