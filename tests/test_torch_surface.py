@@ -180,3 +180,16 @@ def test_a_gpu_scripts_setup_block_runs_unchanged(tmp_path):
                for command in ([sys.executable, str(script)], [sys.executable, "-m", "retrograd.run", str(script)])]
     assert [o.returncode for o in outputs] == [0, 0], outputs[1].stderr
     assert outputs[0].stdout == outputs[1].stdout == "cpu 0 False True None high\n"
+
+
+def test_every_public_op_has_a_signature_and_a_docstring():
+    """help() and inspect.signature work for every public op; a table op's are generated from its row."""
+    import inspect
+
+    missing = [name for name in retrograd.ops.__all__
+               if not inspect.getdoc(getattr(retrograd, name)) or inspect.signature(getattr(retrograd, name)) is None]
+    assert missing == []
+    assert str(inspect.signature(retrograd.tanh)) == "(input, *, out=None)"
+    assert str(inspect.signature(retrograd.atan2)).startswith("(input")
+    doc = inspect.getdoc(retrograd.tanh)
+    assert doc.startswith("tanh(input) -> Tensor") and "TanhBackward0" in doc and "tanh_backward(grad, result)" in doc

@@ -43,6 +43,7 @@ greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 
 
 def square(input: Tensor) -> Tensor:
+    """input * input, as torch.square (a pow by 2: PowBackward0)."""
     return pow(input, 2)
 
 
@@ -71,6 +72,7 @@ def to(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
 
 
 def type_as(input: Tensor, other: Tensor) -> Tensor:
+    """input converted to other's dtype."""
     return to(input, other.dtype)
 
 

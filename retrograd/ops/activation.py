@@ -436,6 +436,7 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 def selu_(input: Tensor) -> Tensor:
+    """selu in place."""
     return selu(input, inplace=True)
 
 
@@ -445,6 +446,7 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
 
 
 def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """celu in place."""
     return celu(input, alpha, inplace=True)
 
 

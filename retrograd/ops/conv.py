@@ -1037,6 +1037,7 @@ def max_pool3d(input: Tensor, kernel_size: int | Sequence[int], stride: int | Se
 def max_pool1d_with_indices(input: Tensor, kernel_size: int | Sequence[int], stride: object = None,
                             padding: int | Sequence[int] = 0, dilation: int | Sequence[int] = 1,
                             ceil_mode: bool = False, return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    """max_pool1d with the index of each maximum."""
     return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 

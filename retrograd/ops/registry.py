@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dis
 import functools
+import inspect
 import linecache
 import types
 import weakref
@@ -95,6 +96,33 @@ class Op:
         if node_name in ENGINE_NODES:  # torch names these 'torch::autograd::<Name>'
             attrs["name"] = lambda node: "torch::autograd::" + type(node).__name__
         self.node_class = type(node_name, (OpNode,), attrs)
+        self.__doc__ = self._docstring()
+
+    def _public_inputs(self) -> list[str]:
+        return ["input" if n == "self" else n for n in self.inputs]
+
+    def _docstring(self) -> str:
+        """What help() shows for the op: its call, its node and its derivatives, read off the row."""
+        lines = [f"{self.name}({', '.join(self._public_inputs() + list(self.params))}) -> Tensor", "",
+                 f"A row of retrograd's rule table, recorded as ``{self.node_class.__name__}``. Derivatives, in "
+                 "derivatives.yaml's words (``grad``: the incoming gradient, ``result``: the output):", ""]
+        lines += [f"- {'input' if k == 'self' else k}: ``{src}``" for k, src in self.vjp_src.items()]
+        if not self.vjp_src:
+            lines.append("- none: the result carries no gradient")
+        if self.jvp_src:
+            lines += ["", f"Forward mode: ``{self.jvp_src}``"]
+        return "\n".join(lines)
+
+    def __getattr__(self, name: str) -> object:
+        """`__signature__`, made on first use (inspect.signature, help()): the tensor inputs, the
+        parameters, then torch's keyword-only `out`."""
+        if name != "__signature__":
+            raise AttributeError(name)
+        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+        parameters = [inspect.Parameter(n, kind) for n in self._public_inputs() + list(self.params)]
+        parameters.append(inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None))
+        self.__signature__ = inspect.Signature(parameters)
+        return self.__signature__
 
     def __call__(self, *args: object, out: Tensor | Sequence[Tensor] | None = None) -> Tensor | tuple:
         """Run the op: the leading arguments are its tensor inputs, the rest its parameters; `out`
