@@ -977,10 +977,13 @@ def _mark_views(op: Op, source: Tensor, outs: tuple, params: tuple) -> None:
     if source._base is not None:  # torch's propagate_creation_meta: the latest unusual way, inference mode first
         was = source._extra["creation_meta"]
         made = was if made == DEFAULT or was == INFERENCE else made
-    for o in outs:
+    replayed = None if source._base is None else source._extra.get("replay")
+    for index, o in enumerate(outs):
         o._vc = counter
         o._base = base
         o._extra = {"creation_meta": made}
+        if replayed is not None or state.view_replay or o._data.dtype != base._data.dtype:
+            o._extra["replay"] = _view_recipe(op, params, index, source, replayed, o, state.view_replay)
     if state.enabled:  # shape.rebase_view regenerates these after an in-place op gives the base history
         _track_views(base, outs)  # (also when the base has none yet: `x1.expand(2)`, then `x1.add_(leaf)`)
     elif source._requires_grad:
@@ -988,6 +991,19 @@ def _mark_views(op: Op, source: Tensor, outs: tuple, params: tuple) -> None:
             o._requires_grad = True
             o._extra["no_grad_view"] = True
         _track_views(base, outs)  # refused a fresh history when the base is written (Note [view creation meta])
+
+
+def _view_recipe(op: Op, params: tuple, index: int, source: Tensor, replayed: tuple | None, out: Tensor,
+                 every_op: bool) -> tuple:
+    """How to remake a view as_strided cannot express, or any view in view-replay mode (shape.py, Note
+    [view replay]): the op on its remade source, or, for a view of such a view that keeps its dtype,
+    outside view-replay mode, as_strided at its place (its array, resolved against the base when
+    replayed). The last item is the step before, None for the base."""
+    if replayed is not None and out._data.dtype == source._data.dtype and not every_op:
+        return ("strided", out._data, replayed)
+    if replayed is None and source._base is not None:
+        replayed = ("strided", source._data, None)
+    return ("op", op, params, index, replayed)
 
 
 def _track_views(base: Tensor, views: Sequence[Tensor]) -> None:

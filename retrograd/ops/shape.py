@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from .. import _dtype as D
+from .._creation import empty_strided
 from .._memory_format import contiguous_format, is_laid_out, laid_out, memory_format
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ..autograd import grad_mode
@@ -351,7 +352,7 @@ def unfold_backward(xp, g, input_sizes, dim, size, step):
 
 
 @defop("copy_slices", node="CopySlices", inputs=("self", "src"), params=("region",),
-       self="erase_at(grad, region)", src="take_op(grad, region)", jvp="put_op(self_t, src_t, region, False)")
+       self="erase_at(grad, region)", src="take_at(grad, region)", jvp="put_at(self_t, src_t, region)")
 def copy_slices(xp, base, src, region):
     return base  # the write already went through the view's memory; this node only records it
 
@@ -375,7 +376,8 @@ def rebase_view(tensor: Tensor, replaced: tuple | None = None) -> None:
     if base is not None:
         if replaced is not None and replaced[0] is not None and base._requires_grad:
             _read_view_from_base(tensor, replaced, base)
-        region = _storage(base).region_of(tensor._data)
+        recipe = tensor._extra_dict().get("replay")
+        region = _storage(base).region_of(tensor._data) if recipe is None else _Replay(recipe, base)
         _take_over(base, apply(copy_slices, (base, tensor), (region,)))
         if not tensor._extra_dict().get("discarded"):
             _regenerate(tensor, base)
@@ -396,9 +398,7 @@ def _read_view_from_base(view: Tensor, replaced: tuple, base: Tensor) -> None:
     node = view.grad_fn
     if node._next_nodes[0] is not replaced[0] or node._next_nrs[0] != replaced[1]:
         return
-    storage = _storage(base)
-    size, stride, offset = storage.describe(view._data)
-    fresh = apply(as_strided_op, (base,), (size, stride, offset, _AsStrided(storage, base._data, size, stride, offset)))
+    fresh = _remade(view, base)
     node._next_nodes = (fresh.grad_fn,) + node._next_nodes[1:]
     node._next_nrs = (fresh._output_nr,) + node._next_nrs[1:]
 
@@ -432,18 +432,99 @@ def _regenerate_or_refuse(view: Tensor, base: Tensor) -> None:
 
 
 def _regenerate(view: Tensor, base: Tensor) -> None:
+    _take_over(view, _remade(view, base))
+
+
+def _remade(view: Tensor, base: Tensor) -> Tensor:
+    """`view` made afresh from its base's history: as_strided, or replayed (Note [view replay])."""
+    recipe = view._extra_dict().get("replay")
+    if recipe is not None:
+        return _Replay(recipe, base)(base)
     storage = _storage(base)
     size, stride, offset = storage.describe(view._data)
-    geometry = _AsStrided(storage, base._data, size, stride, offset)
-    _take_over(view, apply(as_strided_op, (base,), (size, stride, offset, geometry)))
+    return apply(as_strided_op, (base,), (size, stride, offset, _AsStrided(storage, base._data, size, stride, offset)))
 
 
-def _storage(base: Tensor) -> _Geometry:
-    """The base's storage geometry, kept on the base while its array stays the same."""
+# Note [view replay]
+# A view whose dtype differs from its base's (view_as_real, view_as_complex, `z.real`, `z.imag`) is
+# not an as_strided view of its base: torch records how to remake it from the base (ViewInfo's
+# view_fn) and uses that to regenerate its history and to route CopySlices' gradient. Here
+# registry._mark_views records the recipe: the view op applied to its (remade) source, or, for a
+# view of such a view, as_strided in the view's own elements. A recipe is resolved against the base
+# once (_Replay), then replayed on the base, on a gradient or on a tangent laid out like the base.
+# In-place view ops (transpose_) leave the recipe as it was, as torch does: a write through
+# `view_as_real(z).transpose_(0, 1)` regenerates the untransposed view (torch's own TODO in
+# test_autograd_inplace_views_cross_dtype).
+
+
+class _Replay:
+    """A view recipe (Note [view replay]) resolved against its base: callable on any tensor laid out
+    like the base, giving that tensor's view."""
+
+    __slots__ = ("steps", "size", "stride")
+
+    def __init__(self, recipe: tuple, base: Tensor) -> None:
+        chain = []
+        while recipe is not None:
+            chain.append(recipe)
+            recipe = recipe[-1]
+        steps = []
+        for step in reversed(chain):
+            if step[0] == "strided":
+                arr = step[1]
+                steps.append(("strided", *_storage(base, arr.dtype).describe(arr)))
+            else:
+                steps.append(step[:-1])
+        self.steps = tuple(steps)
+        self.size, self.stride = base._data.shape, _storage(base).describe_owner()[1]
+
+    def copy(self, tensor: Tensor) -> Tensor:
+        """A copy of `tensor` laid out like the base (torch's CopySlices makes its result so)."""
+        return empty_strided(self.size, self.stride, dtype=tensor.dtype).copy_(tensor)
+
+    def __call__(self, tensor: Tensor) -> Tensor:
+        if tensor._data.shape != self.size or _storage(tensor).describe_owner()[1] != self.stride:
+            tensor = self.copy(tensor)
+        for step in self.steps:
+            if step[0] == "strided":
+                tensor = as_strided(tensor, *step[1:])
+            else:
+                _, op, params, index = step
+                out = apply(op, (tensor,), params)
+                tensor = out[index] if op.n_outputs > 1 else out
+        return tensor
+
+
+def take_at(grad: Tensor, region: np.ndarray | _Replay) -> Tensor:
+    """The part of grad (laid out like a base) that a view of the base sees: flat positions or a replay."""
+    if isinstance(region, _Replay):
+        return region(grad).clone(memory_format=contiguous_format)
+    from .indexing import take_op
+
+    return take_op(grad, region)
+
+
+def put_at(base: Tensor, src: Tensor, region: np.ndarray | _Replay) -> Tensor:
+    """A copy of base with src written where a view of it lies (CopySlices' tangent)."""
+    if isinstance(region, _Replay):
+        out = region.copy(base)
+        region(out).copy_(src)
+        return out
+    from .indexing import put_op
+
+    return put_op(base, src, region, False)
+
+
+def _storage(base: Tensor, dtype: np.dtype | None = None) -> _Geometry:
+    """The base's storage geometry in elements of `dtype` (its own by default), kept on the base while
+    its array stays the same."""
+    if dtype is not None and dtype == base._data.dtype:
+        dtype = None
     extra = base._extra_dict()
-    storage = extra.get("storage")
+    key = "storage" if dtype is None else ("storage", dtype)
+    storage = extra.get(key)
     if storage is None or storage.owner is not base._data:
-        storage = extra["storage"] = _Geometry(base)
+        storage = extra[key] = _Geometry(base, dtype)
     return storage
 
 
@@ -529,15 +610,18 @@ def check_inplace_view(view: Tensor, other_requires_grad: bool = False) -> None:
 
 
 class _Geometry:
-    """The memory of a base tensor seen as torch's flat storage: element positions counted from
-    the lowest address any of its elements has (NumPy arrays may start anywhere in a buffer)."""
+    """The memory of a base tensor seen as torch's flat storage of `dtype` elements (the base's own
+    by default; a view_as_real of a complex base counts in its real elements): element positions
+    counted from the lowest address any of the base's elements has (NumPy arrays may start anywhere
+    in a buffer)."""
 
-    __slots__ = ("owner", "origin", "numel", "item", "_cache")
+    __slots__ = ("owner", "dtype", "origin", "numel", "item", "_cache")
 
-    def __init__(self, base: Tensor) -> None:
+    def __init__(self, base: Tensor, dtype: np.dtype | None = None) -> None:
         arr = base._data
         self.owner = arr
-        self.item = arr.itemsize
+        self.dtype = arr.dtype if dtype is None else dtype
+        self.item = self.dtype.itemsize
         low = high = _address(arr)
         for n, s in zip(arr.shape, arr.strides):
             if n == 0:
@@ -545,7 +629,7 @@ class _Geometry:
                 break
             low, high = low + min(0, (n - 1) * s), high + max(0, (n - 1) * s)
         self.origin = low
-        self.numel = (high - low) // self.item + 1 if arr.size else 0
+        self.numel = (high - low + arr.itemsize) // self.item if arr.size else 0
         self._cache: dict = {}
 
     def describe(self, arr: np.ndarray) -> tuple[tuple, tuple, int]:
@@ -583,9 +667,9 @@ class _Geometry:
         strides = tuple(s * self.item for s in stride)
         owner = self.owner
         if owner.flags.c_contiguous and owner.size and 0 not in size:  # the owner is the storage itself: the quick way
-            return np.ndarray(tuple(size), owner.dtype, buffer=owner, offset=offset * self.item, strides=strides)
+            return np.ndarray(tuple(size), self.dtype, buffer=owner, offset=offset * self.item, strides=strides)
         interface = {"data": (self.origin + offset * self.item, not owner.flags.writeable), "shape": tuple(size),
-                     "strides": strides, "typestr": owner.dtype.str, "version": 3}
+                     "strides": strides, "typestr": self.dtype.str, "version": 3}
         return np.asarray(_Memory(interface, owner))
 
 
@@ -699,8 +783,12 @@ def as_strided_tangent(tangent: Tensor, geometry: _AsStrided) -> Tensor:
     return take_op(storage, geometry.output_positions())
 
 
-def erase_at(grad: Tensor, region: np.ndarray) -> Tensor:
-    """grad with the places in `region` (flat indices) set to zero."""
+def erase_at(grad: Tensor, region: np.ndarray | _Replay) -> Tensor:
+    """grad with the places in `region` (flat indices, or where a replayed view lies) set to zero."""
+    if isinstance(region, _Replay):
+        out = region.copy(grad)
+        region(out).zero_()
+        return out
     from .. import zeros
     from .indexing import put_op
 
@@ -1007,7 +1095,7 @@ def as_strided(input: Tensor, size: Sequence[int], stride: Sequence[int], storag
         raise RuntimeError("mismatch in length of strides and shape")
     if any(s < 0 for s in stride):
         raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: {list(stride)}")
-    storage = _storage(input._base if input._base is not None else input)
+    storage = _storage(input._base if input._base is not None else input, input._data.dtype)
     offset = storage.describe(input._data)[2] if storage_offset is None else int(storage_offset)
     needed = 0 if 0 in size else offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1
     if needed > storage.numel:
