@@ -268,7 +268,7 @@ class Tensor:
             extras.append("grad_fn=<Invalid>")
         else:
             if fn is not None:
-                extras.append(f"grad_fn=<{fn.name()}>")
+                extras.append(f"grad_fn=<{type(fn).__name__}>")  # torch prints the class name
             elif self._requires_grad:
                 extras.append("requires_grad=True")
         if self._extra is not None and self._extra.get("fw_grad"):

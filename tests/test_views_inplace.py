@@ -23,7 +23,8 @@ X = np.arange(12.0).reshape(3, 4) / 4 - 1  # no zeros among the products below, 
 def observe(value):
     """Something comparable: tensors become (dtype, shape, values rounded to 1e-9)."""
     if hasattr(value, "detach") and hasattr(value, "dtype"):
-        arr = value.detach().numpy().astype(np.float64)
+        arr = value.detach().numpy()
+        arr = np.stack([arr.real, arr.imag], -1) if np.iscomplexobj(arr) else arr.astype(np.float64)
         return ("tensor", str(value.dtype), tuple(value.shape), np.round(arr, 9).tolist())
     if isinstance(value, (list, tuple)):
         return [observe(v) for v in value]
@@ -226,6 +227,102 @@ def forward_ad_through_view(L):
         y[0].mul_(y[1])
         y[:, 3] = 2.0
         return [y, fw.unpack_dual(y).tangent]
+
+
+# ---- views of another dtype (view_as_real, .real, .imag) are replayed, not as_strided -------------
+
+Z = X[:, :2] + 1j * X[:, 2:]
+W = np.arange(1.0, 13.0).reshape(3, 2, 2)
+
+
+def complex_leaf(L):
+    return L.tensor(Z, dtype=L.complex128, requires_grad=True)
+
+
+@scenario
+def writes_through_real_and_imag(L):
+    z = complex_leaf(L)
+    c = z * (1 + 2j)
+    c.real.mul_(L.tensor([2.0, 3.0]))
+    c.imag.add_(c.real)
+    seen = [name(c), c]
+    (L.view_as_real(c) * L.tensor(W)).sum().backward()
+    return seen + [z.grad]
+
+
+@scenario
+def writes_through_view_as_real_and_its_views(L):
+    grads = []
+    for make in (lambda c: L.view_as_real(c), lambda c: L.view_as_real(c).transpose(0, 1),
+                 lambda c: L.view_as_real(c.t()), lambda c: L.view_as_real(c)[1],
+                 lambda c: L.view_as_complex(L.view_as_real(c))):
+        z = complex_leaf(L)
+        c = z.clone()
+        v = make(c)
+        v.mul_(L.arange(1.0, 1 + v.numel(), dtype=L.float64).reshape(v.shape))
+        (L.view_as_real(c) * L.tensor(W)).sum().backward()
+        grads += [name(v), name(c), z.grad]
+    return grads
+
+
+@scenario
+def transposed_in_place_keeps_the_recorded_view(L):
+    """torch regenerates view_as_real(z) untransposed after transpose_ (its TODO in
+    test_autograd_inplace_views_cross_dtype): the gradient comes out transposed."""
+    z = complex_leaf(L)
+    b = L.view_as_real(z.clone()[:2])
+    b.transpose_(0, 1)
+    b += 1
+    b.backward(L.arange(0.0, 8.0, dtype=L.float64).view(2, 2, 2))
+    return [name(b), z.grad]
+
+
+@scenario
+def view_as_complex_of_a_real_base(L):
+    x = leaf(L)
+    y = x.clone().view(3, 2, 2)
+    c = L.view_as_complex(y).reshape(6)
+    c.mul_(2 - 1j)
+    (y ** 2).sum().backward()
+    return [name(c), name(y), x.grad]
+
+
+@scenario
+def second_order_and_tangents_through_view_as_real(L):
+    z = complex_leaf(L)
+    c = z * z
+    L.view_as_real(c)[:, 0].mul_(3.0)
+    (g,) = L.autograd.grad((L.view_as_real(c) ** 2).sum(), z, create_graph=True)
+    (gg,) = L.autograd.grad(L.view_as_real(g).sum(), z)
+    fw = L.autograd.forward_ad
+    with fw.dual_level():
+        d = fw.make_dual(L.tensor(Z), L.ones(3, 2, dtype=L.complex128))
+        e = d * d
+        L.view_as_real(e)[:, 0].mul_(3.0)
+        tangent = fw.unpack_dual(e).tangent
+    return [g, gg, tangent]
+
+
+@scenario
+def view_replay_mode(L):
+    """With torch.autograd._force_original_view_tracking(True) every view records its ops, and a write
+    regenerates the views by replaying them (ViewBackward0, SelectBackward0, ...), not as as_strided."""
+    x = leaf(L)
+    seen = []
+    with L.autograd._force_original_view_tracking(True):
+        y = x * 2
+        a, b, c = y.t()[0], y.view(-1), y[1].unsqueeze(0)
+        a.mul_(3)
+        seen += [name(y), name(a), name(b), name(c), repr(y).split("grad_fn=")[1], L.autograd.is_view_replay_enabled()]
+        (y * y).sum().backward()
+    seen.append(L.autograd.is_view_replay_enabled())
+    L.autograd._force_original_view_tracking(True)
+    try:
+        d = x.clone().view(-1)
+        d.add_(1)
+    finally:
+        L.autograd._force_original_view_tracking(False)
+    return seen + [x.grad, name(d), L.autograd.is_view_replay_enabled()]
 
 
 @scenario

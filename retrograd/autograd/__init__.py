@@ -11,10 +11,12 @@ from .. import _creation, _tensor  # partly loaded while this package loads; rea
 from .engine import is_checkpoint_valid as _is_checkpoint_valid  # noqa: F401 - torch's private name, used by checkpoint
 from .engine import is_multithreading_enabled, run_backward, set_multithreading_enabled
 from .grad_mode import (
+    _force_original_view_tracking,  # noqa: F401 - torch's private name
     enable_grad,
     inference_mode,
     is_grad_enabled,
     is_inference_mode_enabled,
+    is_view_replay_enabled,
     no_grad,
     set_grad_enabled,
 )
@@ -216,6 +218,7 @@ __all__ = [
     "is_grad_enabled",
     "is_inference_mode_enabled",
     "is_multithreading_enabled",
+    "is_view_replay_enabled",
     "no_grad",
     "once_differentiable",
     "set_detect_anomaly",

@@ -23,6 +23,7 @@ class _State(threading.local):
     inference = False  # inference mode
     enabled = True  # recording: grad mode on and inference mode off (set only by _set_modes)
     tracer = None  # an autograd.trace recording this thread's backward passes
+    view_replay = False  # views record how to remake them, for all views (shape.py, Note [view replay])
 
 
 _state = _State()
@@ -151,29 +152,60 @@ class enable_grad(_NoParamDecoratorContextManager):  # noqa: N801
         _set_grad_enabled(self.prev)
 
 
-class set_grad_enabled(_DecoratorContextManager):  # noqa: N801
-    """Grad mode on or off by a flag; takes effect at construction, as torch's does."""
+class _Switch(_DecoratorContextManager):
+    """A mode set by a flag: it takes effect at construction, as torch's do, and a block or a decorated
+    function restores what was before. Subclasses name how to read and set the mode."""
+
+    @staticmethod
+    def _get() -> bool:
+        raise NotImplementedError
+
+    @staticmethod
+    def _set(mode: bool) -> None:
+        raise NotImplementedError
 
     def __init__(self, mode: bool) -> None:
-        self.prev = _state.grad
+        self.prev = self._get()
         self.mode = mode
-        _set_grad_enabled(mode)
+        self._set(mode)
 
     def __call__(self, orig_func: Callable) -> Callable:
-        _set_grad_enabled(self.prev)  # as a decorator it changes nothing now
+        self._set(self.prev)  # as a decorator it changes nothing now
         return super().__call__(orig_func)
 
     def __enter__(self) -> None:
-        _set_grad_enabled(self.mode)
+        self._set(self.mode)
 
     def __exit__(self, *exc: object) -> None:
-        _set_grad_enabled(self.prev)
+        self._set(self.prev)
+
+    def clone(self) -> _Switch:
+        return type(self)(self.mode)
+
+
+class set_grad_enabled(_Switch):  # noqa: N801
+    """Grad mode on or off by a flag; takes effect at construction, as torch's does."""
+
+    _get, _set = staticmethod(is_grad_enabled), staticmethod(_set_grad_enabled)
 
     def __repr__(self) -> str:
         return f"torch.autograd.grad_mode.set_grad_enabled(mode={self.mode})"
 
-    def clone(self) -> set_grad_enabled:
-        return type(self)(self.mode)
+
+def is_view_replay_enabled() -> bool:
+    """True when every view records how to remake it, so an in-place write regenerates a view's history
+    by replaying its view ops (ViewBackward0, ...) rather than as as_strided (Note [view replay])."""
+    return _state.view_replay
+
+
+def _set_view_replay_enabled(mode: bool) -> None:
+    _state.view_replay = bool(mode)
+
+
+class _force_original_view_tracking(_Switch):  # noqa: N801
+    """View replay on or off by a flag (torch's private switch, for backends that cannot as_strided)."""
+
+    _get, _set = staticmethod(is_view_replay_enabled), staticmethod(_set_view_replay_enabled)
 
 
 class inference_mode(_DecoratorContextManager):  # noqa: N801
