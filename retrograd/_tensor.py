@@ -645,11 +645,12 @@ class Tensor:
         else:
             np.copyto(data, result._data, casting="unsafe")
         self._bump_version()
+        replaced_tangents = ()  # dual levels whose new tangent self's base must take out of place
         if result._extra is not None and result._extra.get("fw_grad"):  # forward AD: self takes the new tangent
-            from .autograd.forward_ad import set_tangent
+            from .autograd.forward_ad import write_tangent
 
-            for level_id, tangent in result._extra["fw_grad"].items():
-                set_tangent(self, level_id, tangent)
+            replaced_tangents = tuple(level_id for level_id, tangent in result._extra["fw_grad"].items()
+                                      if not write_tangent(self, level_id, tangent))
         old_node, old_nr = self.grad_fn, self._output_nr
         if node is not None:
             self.grad_fn = node
@@ -660,11 +661,11 @@ class Tensor:
                 from .ops.registry import resave_output
 
                 resave_output(node, self)
-        if (node is not None or result._extra is not None and result._extra.get("fw_grad")) and (
+        if (node is not None or replaced_tangents) and (
                 self._base is not None or self._extra is not None):  # a view, or a base that may have views
             from .ops.shape import rebase_view
 
-            rebase_view(self, (old_node, old_nr) if node is not None else None)
+            rebase_view(self, (old_node, old_nr) if node is not None else None, replaced_tangents)
         elif self._base is not None or self._extra is not None and self._extra.get("views"):
             from .ops.shape import regenerate_after_untracked_write
 

@@ -335,3 +335,16 @@ def test_is_grads_batched_is_one_vectorised_pass():
         return L.autograd.grad(y, x, L.eye(5, dtype=L.float64), is_grads_batched=True)
 
     assert same(scenario)[0] == "ok"
+
+
+@pytest.mark.parametrize("out_dims", [0, 1])
+def test_vmap_hands_back_the_tensor_itself_when_its_batch_dim_is_in_place(out_dims: int) -> None:
+    """torch's vmap returns an output that is its input, batched at the wanted dim, as that very tensor
+    (forward AD's tests check tangents by identity through it); at another dim, a view of it."""
+    def identities(lib):
+        t = lib.zeros(3, 2)
+        out = lib.func.vmap(lambda x: x, out_dims=out_dims)(t)
+        legacy = lib._vmap_internals._vmap(lambda x: x, 0, out_dims)(t)
+        return out is t, legacy is t, out._base is t, lib.func.vmap(lambda x: x * 1)(t)._is_view()
+
+    assert identities(retrograd) == identities(torch)

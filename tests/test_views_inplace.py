@@ -325,6 +325,51 @@ def view_replay_mode(L):
     return seen + [x.grad, name(d), L.autograd.is_view_replay_enabled()]
 
 
+# ---- forward AD: a view's tangent is a view of its base's tangent --------------------------------
+
+
+@scenario
+def tangents_of_views_share_memory(L):
+    fw = L.autograd.forward_ad
+    foo, bar = L.tensor([1.0, 2.0, 3.0]), L.tensor([0.5, -1.0, 2.0])
+    with fw.dual_level():
+        dual = fw.make_dual(foo, bar)  # a view of foo that is not forward differentiable
+        view = dual.narrow(0, 0, 2)  # a forward-differentiable view of dual
+        view *= 2
+        seen = [fw.unpack_dual(foo).tangent, fw.unpack_dual(dual).tangent, fw.unpack_dual(view).tangent, bar]
+        dual *= 3  # writes into bar, the tangent make_dual was given
+        seen += [bar, fw.unpack_dual(view).tangent]
+        primal, tangent = fw.unpack_dual(dual)
+        primal *= 2  # the primal view carries no tangent: dual's stays
+        tangent *= 2  # it is bar itself
+        seen += [fw.unpack_dual(primal).tangent, fw.unpack_dual(dual)]
+    return seen
+
+
+@scenario
+def writes_of_duals_into_plain_tensors(L):
+    fw = L.autograd.forward_ad
+    seen = []
+    with fw.dual_level():
+        dual = fw.make_dual(L.tensor([[1.0, 2.0], [3.0, 4.0]]), L.tensor([[0.1, 0.2], [0.3, 0.4]]))
+        for write in (lambda v: v.add_(dual), lambda v: v.mul_(dual), lambda v: v.copy_(dual)):
+            base = L.tensor([[5.0, 6.0], [7.0, 8.0]])
+            view = base.transpose(0, 1)
+            write(view)
+            view *= 2  # the base's tangent follows: the view's tangent is a view of it
+            seen += [fw.unpack_dual(view).tangent, fw.unpack_dual(base).tangent]
+        row = L.zeros(2, 2)
+        row[0] = dual[1]  # the rest of row's new tangent is zero
+        detached = L.ones(2, 2)
+        alias = detached.detach()
+        alias += dual  # a detached alias is not a view: its tangent stays its own
+        plain = L.ones(2, 2)
+        plain.copy_(dual)
+        fresh = fw.unpack_dual(plain).tangent is not fw.unpack_dual(dual).tangent
+        seen += [fw.unpack_dual(row).tangent, fw.unpack_dual(detached).tangent, fresh]
+    return seen
+
+
 @scenario
 def saved_value_changed_through_view(L):
     x = leaf(L)

@@ -1117,7 +1117,8 @@ def _vmap_call(func: Callable, in_dims: Any, out_dims: Any, randomness: str, chu
         return _chunked(func, leaves, dims, spec, out_dims, randomness, chunk_size, size, kwargs)
     level = push_level(size, randomness)
     try:
-        batched = [x if d is None else from_physical(x.movedim(d, 0), (level,)) for x, d in zip(leaves, dims)]
+        batched = [x if d is None else from_physical(x if d == 0 else x.movedim(d, 0), (level,))
+                   for x, d in zip(leaves, dims)]
         out = func(*_unflatten(batched, spec), **kwargs)
         return _unwrap_outputs(out, level, out_dims, name)
     finally:
@@ -1142,7 +1143,8 @@ def _unwrap_outputs(out: Any, level: Level, out_dims: Any, name: str) -> Any:
         if not isinstance(o, Tensor):
             raise ValueError(f"vmap({name}, ...): `{name}` must only return Tensors, got type {type(o)}. Did you mean "
                              "to set out_dims= to None for output?")
-        result.append(to_physical(o, (level,)).movedim(0, d))
+        physical = to_physical(o, (level,))
+        result.append(physical if d == 0 else physical.movedim(0, d))  # torch hands back the tensor itself
     return _unflatten(result, spec)
 
 

@@ -138,6 +138,16 @@ def _level_id(level: int | None, what: str) -> int | None:
 
 # ---- tangent storage ------------------------------------------------------------------------
 
+# Note [tangents of views]
+# As in torch, a view's tangent is the same view of its base's tangent, so a write through either
+# updates both. The base here is the view's forward base (`_extra["fw_base"]`, set by
+# registry._mark_views): its base, or the nearest view up the chain that is not forward
+# differentiable (make_dual's and unpack_dual's outputs, which carry or drop a tangent of their own).
+# A view made before its base had a tangent takes the view of it when first asked (get_tangent). An
+# in-place op writes its new tangent into the tangent already there (write_tangent); a view without
+# one first gives its forward base a zero tangent, so `base[0] = dual` gives `base` a tangent.
+
+
 def get_tangent(tensor: Any, level_id: int) -> Any:
     """The tangent of `tensor` at level `level_id`, or None (always None in inference mode, which turns
     forward AD off as torch's does)."""
@@ -145,7 +155,46 @@ def get_tangent(tensor: Any, level_id: int) -> Any:
     if extra is None or _grad_state.inference:
         return None
     tangents = extra.get("fw_grad")
-    return None if tangents is None else tangents.get(level_id)
+    tangent = None if tangents is None else tangents.get(level_id)
+    if tangent is None and "fw_base" in extra:
+        base_tangent = get_tangent(extra["fw_base"], level_id)
+        if base_tangent is not None:
+            from ..ops import shape
+
+            with hidden_levels(level_id):
+                tangent = shape.view_of_tangent(tensor, extra["fw_base"], base_tangent)
+            if tangent is not None:
+                set_tangent(tensor, level_id, tangent)
+    return tangent
+
+
+def write_tangent(tensor: Any, level_id: int, tangent: Any) -> bool:
+    """Give `tensor` the new tangent an in-place op computed for it (Note [tangents of views]): True
+    when done; False when `tensor` was only handed it (tangents batched by vmap, expanded ones), so
+    that its base's tangent must follow out of place, through CopySlices (shape.rebase_view)."""
+    from ..ops import shape
+
+    batched = _batched().is_batched
+    current = get_tangent(tensor, level_id)
+    base = tensor._extra_dict().get("fw_base")
+    if current is None and base is not None and shape.same_layout(tensor, base) and (
+            batched(tangent) or shape.same_layout(tangent, base)):
+        set_tangent(base, level_id, tangent)  # the view is all of its base: both share the new tangent, as in torch
+        set_tangent(tensor, level_id, tangent)
+        return True
+    if batched(tangent) or current is not None and batched(current):
+        set_tangent(tensor, level_id, tangent)
+        return base is None
+    if current is None and base is not None:
+        set_tangent(base, level_id, shape.zeros_laid_out_like(base))
+        current = get_tangent(tensor, level_id)
+    if current is None or not shape.is_writable_in_place(current):
+        set_tangent(tensor, level_id, tangent)
+        return base is None
+    if current is not tangent:
+        with hidden_levels(level_id):
+            current.copy_(tangent.clone())  # the new tangent may read the memory it replaces
+    return True
 
 
 def set_tangent(tensor: Any, level_id: int, tangent: Any) -> None:
@@ -167,6 +216,24 @@ def tangents_of(tensor: Any) -> dict | None:
     """All tangents of a tensor (level -> tangent), or None."""
     extra = getattr(tensor, "_extra", None)
     return None if extra is None else extra.get("fw_grad")
+
+
+class only_levels:  # noqa: N801
+    """Run with only the given dual levels visible."""
+
+    __slots__ = ("levels", "prev")
+
+    def __init__(self, levels: tuple) -> None:
+        self.levels = levels
+
+    def __enter__(self) -> None:
+        self.prev = transforms.levels
+        transforms.levels = self.levels
+        transforms.update()
+
+    def __exit__(self, *exc: object) -> None:
+        transforms.levels = self.prev
+        transforms.update()
 
 
 class hidden_levels:  # noqa: N801
@@ -227,7 +294,13 @@ def make_dual_at(tensor: Any, tangent: Any, level_id: int) -> Any:
         return batched.make_dual(tensor, tangent, level_id)
     with hidden_levels(level_id):  # the view must not carry tensor's own tangent of this level
         dual = shape.view(tensor, tuple(tensor.shape))
+    if dual._extra is not None:
+        dual._extra.pop("fw_base", None)  # not a forward-differentiable view (Note [tangents of views])
     if not _grad_state.inference:  # inference mode turns forward AD off
+        if batched.is_batched(tangent):  # torch copies a tangent laid out otherwise than the primal
+            tangent = tangent if shape.is_contiguous_layout(tensor) else tangent.clone()
+        elif not shape.same_strides(tangent, tensor):
+            tangent = shape.zeros_laid_out_like(tensor).copy_(tangent)
         set_tangent(dual, level_id, tangent)
     return dual
 
@@ -256,6 +329,8 @@ def unpack_dual_at(tensor: Any, level_id: int) -> UnpackedDualTensor:
         return UnpackedDualTensor(tensor, None)
     with hidden_levels(level_id):
         primal = apply(_identity_op(), (tensor,), (tuple(tensor.shape),))
+    if primal._extra is not None:
+        primal._extra.pop("fw_base", None)  # not a forward-differentiable view (Note [tangents of views])
     return UnpackedDualTensor(primal, tangent)
 
 

@@ -258,7 +258,7 @@ def _copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
     value = src_t.expand(self.shape) if src_t._data.shape != self._data.shape else src_t
     if value.dtype is not self.dtype:
         value = to(value, self.dtype)
-    if value._requires_grad or self._requires_grad:
+    if value._requires_grad or self._requires_grad or _transforms.levels:  # a graph or tangents to carry
         return self._become(apply(_COPY, (self, value)))
     self._data[...] = value._data
     self._bump_version()
@@ -333,7 +333,8 @@ def _memory_changed(tensor: Tensor) -> None:
         tensor._extra.pop("storage", None)  # the storage geometry views use (shape.py)
 
 
-@defop("copy_", node="CopyBackwards", inputs=("self", "src"), self="zeros_like(grad)", src="grad", jvp="src_t")
+@defop("copy_", node="CopyBackwards", inputs=("self", "src"), self="zeros_like(grad)", src="grad",
+       jvp="src_t.clone()")  # a tangent of self's own, never src's (torch: self_t.copy_(src_t))
 def _COPY(xp, dst, src):  # noqa: N802
     return src.copy()
 

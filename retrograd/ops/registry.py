@@ -978,10 +978,11 @@ def _mark_views(op: Op, source: Tensor, outs: tuple, params: tuple) -> None:
         was = source._extra["creation_meta"]
         made = was if made == DEFAULT or was == INFERENCE else made
     replayed = None if source._base is None else source._extra.get("replay")
+    fw_base = source._extra.get("fw_base", source) if source._base is not None else source
     for index, o in enumerate(outs):
         o._vc = counter
         o._base = base
-        o._extra = {"creation_meta": made}
+        o._extra = {"creation_meta": made, "fw_base": fw_base}  # forward_ad, Note [tangents of views]
         if replayed is not None or state.view_replay or o._data.dtype != base._data.dtype:
             o._extra["replay"] = _view_recipe(op, params, index, source, replayed, o, state.view_replay)
     if state.enabled:  # shape.rebase_view regenerates these after an in-place op gives the base history

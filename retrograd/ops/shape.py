@@ -18,6 +18,7 @@ from .._creation import empty_strided
 from .._memory_format import contiguous_format, is_laid_out, laid_out, memory_format
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ..autograd import grad_mode
+from ..autograd.forward_ad import only_levels
 from ..autograd.graph import move_retains_grad
 from .registry import DEFAULT, IN_CUSTOM_FUNCTION, INFERENCE, MULTI_OUTPUT, NO_GRAD, Op, apply, defop
 from .registry import sum_to as _sum_to
@@ -368,16 +369,24 @@ def copy_slices(xp, base, src, region):
 # registry._mark_views; only views of bases that take part in a graph are tracked.
 
 
-def rebase_view(tensor: Tensor, replaced: tuple | None = None) -> None:
+def rebase_view(tensor: Tensor, replaced: tuple | None = None, tangent_levels: tuple = ()) -> None:
     """After an in-place op gave `tensor` a new node (or tangent): record the write on its base
-    (CopySlices) when `tensor` is a view, then regenerate the history of the base's live views
-    (Note above). `replaced` is the view's edge before the op, which the op's node read it from."""
+    (CopySlices) when `tensor` is a view, then regenerate the history of the base's live views (Note
+    above). `replaced` is the view's edge before the op, which the op's node read it from. Tangents
+    follow only at `tangent_levels`: the op wrote the others in place (forward_ad, Note [tangents of
+    views])."""
+    with only_levels(tangent_levels):
+        _rebase_view(tensor, replaced)
+
+
+def _rebase_view(tensor: Tensor, replaced: tuple | None) -> None:
     base = tensor._base
     if base is not None:
         if replaced is not None and replaced[0] is not None and base._requires_grad:
             _read_view_from_base(tensor, replaced, base)
         recipe = tensor._extra_dict().get("replay")
-        region = _storage(base).region_of(tensor._data) if recipe is None else _Replay(recipe, base)
+        same_elements = recipe is None or tensor._data.dtype == base._data.dtype  # flat positions say where it is
+        region = _storage(base).region_of(tensor._data) if same_elements else _Replay(recipe, base)
         _take_over(base, apply(copy_slices, (base, tensor), (region,)))
         if not tensor._extra_dict().get("discarded"):
             _regenerate(tensor, base)
@@ -493,6 +502,45 @@ class _Replay:
                 out = apply(op, (tensor,), params)
                 tensor = out[index] if op.n_outputs > 1 else out
         return tensor
+
+
+def view_of_tangent(view: Tensor, base: Tensor, base_tangent: Tensor) -> Tensor | None:
+    """The view of `base_tangent` that `view` is of `base` (forward_ad, Note [tangents of views]); None
+    when the tangent is laid out otherwise than the base (or batched by vmap), or the view changes dtype."""
+    if view._data.dtype != base._data.dtype or getattr(base_tangent, "_physical", None) is not None or \
+            base_tangent._data.dtype != base._data.dtype:
+        return None
+    place = _Geometry(base)
+    if _Geometry(base_tangent).describe_owner() != place.describe_owner():
+        return None
+    size, stride, offset = place.describe(view._data)
+    root = base_tangent._base if base_tangent._base is not None else base_tangent
+    return as_strided(base_tangent, size, stride, _storage(root).describe(base_tangent._data)[2] + offset)
+
+
+def same_strides(a: Tensor, b: Tensor) -> bool:
+    """a and b have the same shape and the same strides in elements."""
+    return a._data.shape == b._data.shape and _Geometry(a).describe_owner()[1] == _Geometry(b).describe_owner()[1]
+
+
+def same_layout(a: Tensor, b: Tensor) -> bool:
+    """a and b have the same shape and strides (and, when they share memory, the same first element)."""
+    return same_strides(a, b) and (_address(a._data) == _address(b._data) or not np.may_share_memory(a._data, b._data))
+
+
+def is_contiguous_layout(tensor: Tensor) -> bool:
+    return tensor._data.flags.c_contiguous
+
+
+def zeros_laid_out_like(tensor: Tensor) -> Tensor:
+    """Zeros with `tensor`'s shape, dtype and strides (a tangent its views can be views of)."""
+    stride = _Geometry(tensor).describe_owner()[1]
+    return empty_strided(tensor._data.shape, stride, dtype=tensor.dtype).zero_()
+
+
+def is_writable_in_place(tensor: Tensor) -> bool:
+    """No two elements share memory (an expanded tangent is replaced, not written)."""
+    return all(s != 0 or n <= 1 for n, s in zip(tensor._data.shape, tensor._data.strides))
 
 
 def take_at(grad: Tensor, region: np.ndarray | _Replay) -> Tensor:
