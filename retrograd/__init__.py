@@ -65,10 +65,9 @@ def numel(input: Tensor) -> int:
     return input.numel()
 
 
-def result_type(a: Any, b: Any) -> dtype:
-    from .ops.pointwise import _binary_dtype
-
-    return _binary_dtype(a, b)
+def result_type(tensor: Any, other: Any) -> dtype:  # noqa: F811 - torch's parameter name
+    """The dtype an arithmetic op of tensor and other gives (torch.result_type)."""
+    return _dtype.result_type(tensor, other)
 
 
 def promote_types(a: dtype, b: dtype) -> dtype:

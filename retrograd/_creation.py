@@ -6,6 +6,7 @@ torch's, so tests compare on identical inputs, not on seeds).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -140,7 +141,7 @@ def _infer(data: Any, exact: bool = False) -> np.ndarray:
         return arr
     if numpy_scalars:  # each NumPy scalar counts with its own dtype, Python numbers with torch's
         dtypes = [D.from_numpy_dtype(v.dtype) if isinstance(v, np.generic) else D.scalar_dtype(v) for v in flat]
-        return arr.astype(D.result_type(dtypes, [], []).np)
+        return arr.astype(functools.reduce(D.promote_types, dtypes).np)
     if kind == "f" and not _has_numpy_float(data):
         arr = arr.astype(D.defaults.floating.np)
     elif kind == "c" and not _has_numpy_float(data):

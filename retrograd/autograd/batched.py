@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _dtype as D
 from .._tensor import Tensor, _wrap_dim
 from . import forward_ad
 from .forward_ad import transforms
@@ -519,15 +520,7 @@ def _common_dtype(op: Any, args: tuple) -> tuple:
     tensors = [a for a in args if isinstance(a, Tensor)]
     if op.promote is None or len({a.dtype for a in tensors}) < 2:
         return args
-    from .. import _dtype as D
-
-    dims, zeros, scalars = [], [], []
-    for a in args:
-        if isinstance(a, Tensor):
-            (dims if a.ndim else zeros).append(a.dtype)
-        elif a is not None:
-            scalars.append(D.scalar_dtype(a))
-    target = D.result_type(dims, zeros, scalars)
+    target = D.result_type(*args)  # the logical ndim of batched operands decides their tier
     if op.promote == "float" and target.category < 2:
         target = D.defaults.floating
     return tuple(a.to(target) if isinstance(a, Tensor) and a.dtype is not target else a for a in args)
@@ -593,8 +586,6 @@ def _whole(reduce: str) -> Callable:
 
 
 def _dtype_of(np_dtype: Any) -> Any:
-    from .. import _dtype as D
-
     return D.FROM_NUMPY[np.dtype(np_dtype)]
 
 

@@ -1465,27 +1465,16 @@ def _is_number(value: object) -> bool:
     return isinstance(value, (bool, int, float, builtins.complex, np.generic))
 
 
-def _binary_dtype(a: Tensor | complex, b: Tensor | complex) -> object:
-    dims, zeros, scalars = [], [], []
-    for v in (a, b):
-        if isinstance(v, Tensor):
-            (dims if v.ndim else zeros).append(v.dtype)
-        else:
-            scalars.append(D.scalar_dtype(v))
-    return D.result_type(dims, zeros, scalars)
-
-
 def _promoted(input: Tensor, *bounds: float | None) -> Tensor:
     """input cast to the dtype number bounds promote it to (clamp(int_tensor, 0.5) is float)."""
-    scalars = [D.scalar_dtype(b) for b in bounds if b is not None]
-    dtype = D.result_type([input.dtype] if input.ndim else [], [] if input.ndim else [input.dtype], scalars)
+    dtype = D.result_type(input, *bounds)
     return input if dtype is input.dtype else input.to(dtype)
 
 
 def _like(t: Tensor, value: complex) -> Tensor:
     from .. import full
 
-    return full((), value, dtype=_binary_dtype(t, value))
+    return full((), value, dtype=D.result_type(t, value))
 
 
 def _legacy_name(t: Tensor) -> str:

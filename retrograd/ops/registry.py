@@ -740,13 +740,7 @@ def _arrays(op: Op, args: tuple) -> list:
                     break
             else:
                 return [a._data if isinstance(a, Tensor) else a for a in args]
-    dims, zeros, scalars = [], [], []
-    for a in args:
-        if isinstance(a, Tensor):
-            (dims if a._data.ndim else zeros).append(a.dtype)
-        elif a is not None:
-            scalars.append(D.scalar_dtype(a))
-    target = D.result_type(dims, zeros, scalars)
+    target = D.result_type(*args)
     if mode == "float" and target.category < 2:
         target = D.defaults.floating
     np_target = target.np
