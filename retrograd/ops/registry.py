@@ -18,7 +18,9 @@ import dis
 import functools
 import inspect
 import linecache
+import re
 import types
+import warnings
 import weakref
 from collections.abc import Callable, Iterable, Sequence
 
@@ -1072,7 +1074,7 @@ def _transformed_apply(op: Op, args: tuple, params: tuple) -> Tensor | tuple:
     """apply() while a transform is in use (Note [transforms])."""
     state = _transforms
     if state.vmap:
-        from ..autograd import batched
+        from ..autograd import batched  # vmap's batching rules: loaded on vmap's first use
 
         out = batched.dispatch(op, args, params)
         if out is not NotImplemented:
@@ -1249,8 +1251,6 @@ def _pack_order(op: Op) -> list[tuple[str, int]]:
     the formulas, taken input by input (torch's generated code saves in that order)."""
     order = op.__dict__.get("_pack_order")
     if order is None:
-        import re
-
         text = " ".join(op.vjp_src[n] for n in op.inputs if n in op.vjp_src)
 
         def first(name: str) -> int:
@@ -1372,8 +1372,6 @@ def _write_out(result: Tensor, out: Tensor) -> None:
                            f"{D.scalar_type_name(odt)}")
     if out._data.shape != result._data.shape:
         if out._data.size:
-            import warnings
-
             warnings.warn(f"An output with one or more elements was resized since it had shape {list(out.shape)}, "
                           f"which does not match the required output shape {list(result.shape)}. This behavior is "
                           "deprecated, and in a future PyTorch release outputs will not be resized unless they have "
