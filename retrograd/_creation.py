@@ -21,12 +21,20 @@ class Generator:
     """A random-number generator (torch.Generator): `manual_seed`, and use as `generator=`."""
 
     def __init__(self, device: str = "cpu") -> None:
-        self._rng = np.random.default_rng()
+        self._numpy_rng: np.random.Generator | None = None
         self._seed = None
+
+    @property
+    def _rng(self) -> np.random.Generator:
+        """The NumPy generator, seeded from the OS on first use unless manual_seed came first (made then,
+        not at `import retrograd`: numpy.random is a tenth of the import's time)."""
+        if self._numpy_rng is None:
+            self._numpy_rng = np.random.default_rng()
+        return self._numpy_rng
 
     def manual_seed(self, seed: int) -> Generator:
         self._seed = int(seed)
-        self._rng = np.random.default_rng(int(seed))
+        self._numpy_rng = np.random.default_rng(int(seed))
         return self
 
     def initial_seed(self) -> int:

@@ -271,12 +271,10 @@ _IDENTITY: list = []
 def _identity_op() -> Any:
     """The view unpack_dual returns, recorded as torch's `torch::autograd::Identity` node."""
     if not _IDENTITY:
-        from .. import ops
-        from ..ops.shape import view_op
+        from ..ops.shape import view_op  # the op table loads after autograd's core
 
         op = view_op.alias("_unpack_dual_primal", "Identity")
         op.node_class.name = lambda self: "torch::autograd::Identity"
-        op.compile(ops._formula_namespace())
         _IDENTITY.append(op)
     return _IDENTITY[0]
 
