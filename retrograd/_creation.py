@@ -15,6 +15,7 @@ import numpy as np
 from . import _dtype as D
 from ._tensor import NO_VERSION_COUNTER, Tensor, _wrap
 from .autograd import grad_mode
+from .autograd.forward_ad import transforms
 
 
 class Generator:
@@ -74,8 +75,6 @@ LEGACY_RANDOMNESS_ERROR = ("vmap: We do not yet support calling random operation
 def _rng(generator: Generator | None) -> np.random.Generator:
     """The NumPy generator behind `generator`; every draw asks here, so inside a vmap level that
     refuses randomness (randomness='error', or torch's legacy _vmap) it raises torch's error."""
-    from .autograd.forward_ad import transforms
-
     for level in reversed(transforms.vmap):
         if level.randomness == "error":
             raise RuntimeError(RANDOMNESS_ERROR)

@@ -18,6 +18,7 @@ import weakref
 from collections import namedtuple
 from typing import Any
 
+from .. import _creation  # partly loaded while autograd loads (read at call time)
 from .grad_mode import _state as _grad_state
 
 # Note [dual levels]
@@ -209,7 +210,7 @@ def make_dual(tensor: Any, tangent: Any, *, level: int | None = None) -> Any:
 
 def make_dual_at(tensor: Any, tangent: Any, level_id: int) -> Any:
     """make_dual at an internal level id (func.jvp opens levels of its own)."""
-    from ..ops import shape
+    from ..ops import shape  # the op table loads after autograd's core
 
     if not (tensor.is_floating_point() or tensor.is_complex()):
         raise ValueError(f"Expected primal to be floating point or complex, but got: {tensor.dtype}")
@@ -246,7 +247,7 @@ def unpack_dual(tensor: Any, *, level: int | None = None) -> UnpackedDualTensor:
 
 def unpack_dual_at(tensor: Any, level_id: int) -> UnpackedDualTensor:
     """unpack_dual at an internal level id."""
-    from ..ops.registry import apply
+    from ..ops.registry import apply  # the op table loads after autograd's core
 
     batched = _batched()
     if batched.is_batched(tensor):
@@ -285,7 +286,7 @@ def function_apply(cls: type, ctx: Any, args: tuple, kwargs: dict) -> Any:
     """Function.apply while a transform is in use: vmap goes to the Function's own rule; forward
     runs with no dual level visible (as in torch), then `jvp` gives the outputs' tangents, and
     saved-tensor hooks pack what ctx saved."""
-    from ..ops.registry import pack_function_saved
+    from ..ops.registry import pack_function_saved  # the op table loads after autograd's core
 
     if transforms.vmap:
         out = _batched().function_vmap(cls, args, kwargs)
@@ -314,7 +315,6 @@ def function_jvp(cls: type, ctx: Any, args: tuple, outputs: tuple, raw: tuple, l
     has none), None for the other inputs, and returns one tangent per output (None for those that
     are not differentiable). An output that is a view of an input needs a tangent that is a view of
     that input's tangent; an input modified in place needs its tangent modified in place."""
-    from .. import zeros_like
     from .._tensor import Tensor
 
     tangents = [get_tangent(a, level_id) if isinstance(a, Tensor) else None for a in args]
@@ -322,7 +322,7 @@ def function_jvp(cls: type, ctx: Any, args: tuple, outputs: tuple, raw: tuple, l
         return
     versions = [None if t is None else t._version_value() for t in tangents]
     given = [t if t is not None or not isinstance(a, Tensor) or not ctx._materialize or not _differentiable(a)
-             else zeros_like(a) for a, t in zip(args, tangents)]
+             else _creation.zeros_like(a) for a, t in zip(args, tangents)]
     ctx._forward_saved = getattr(ctx, "saved_for_forward", ())
     try:
         with hidden_levels(level_id):

@@ -1,7 +1,8 @@
 """The op table, by family, and the Tensor methods and operators that call it.
 
-Importing this package defines every row, compiles every formula (`finalize`) and attaches the
-methods, so `retrograd._tensor` itself stays free of op code.
+Importing this package defines every row and attaches the methods, the in-place protocol
+(inplace.py) included, so `retrograd._tensor` itself stays free of op code and never imports it;
+each row compiles its formulas on first use (Note [compiled on first use] in registry.py).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ for _module in _modules:
     for _name in getattr(_module, "__all__", ()):
         globals()[_name] = getattr(_module, _name)
 pointwise, reduction, shape = (importlib.import_module(f"{__name__}.{m}") for m in ("pointwise", "reduction", "shape"))
+from . import inplace  # noqa: E402
 from .indexing import getitem, setitem  # noqa: E402
 
 multiply = mul
@@ -331,6 +333,9 @@ for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _fn)
 for _name in _INPLACE:
     setattr(Tensor, _name + "_", _inplace(_METHODS[_name], _name + "_"))
+Tensor._check_inplace = inplace.check_inplace
+Tensor._become = inplace.become
+Tensor._view_rebase_message = shape.view_rebase_message
 Tensor.copy_ = _copy_
 Tensor.set_ = _set_
 Tensor.resize_ = _resize_

@@ -29,7 +29,6 @@ import numpy as np
 from .. import _creation
 from .. import _dtype as D
 from .._tensor import NO_VERSION_COUNTER, Tensor, _array_of, _wrap, _wrap_many  # noqa: F401 - _array_of: generated
-from .._tensor import _snapshot_saved_self as snapshot_saved_self
 from .._xp import namespace
 from ..autograd import forward_ad, grad_mode
 from ..autograd.graph import (
@@ -1075,6 +1074,20 @@ def _record(op: Op, inputs: Sequence, params: tuple, outs: tuple) -> None:
 
 
 _NOTHING: list = []  # shared by the nodes that save nothing (never mutated)
+
+
+def snapshot_saved_self(node: object, tensor: Tensor) -> None:
+    """If `node` saved `tensor` (about to be overwritten), keep a copy of its current value instead."""
+    saved = getattr(node, "_saved", None)
+    if not saved:
+        return
+    for i, s in enumerate(saved):
+        if s is tensor:
+            snap = _wrap(tensor._data.copy())
+            snap.grad_fn, snap._output_nr = tensor.grad_fn, tensor._output_nr
+            snap._requires_grad = tensor._requires_grad
+            snap._vc = [node._versions[i]]
+            saved[i] = snap
 
 
 # --------------------------------------------------------------------------------------------
