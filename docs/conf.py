@@ -26,7 +26,7 @@ def _op_table_directive():
 
     class OpTable(SphinxDirective):
         def run(self):
-            import retrograd  # noqa: F401 - importing defines and compiles every row
+            import retrograd  # noqa: F401 - importing defines every row
             from retrograd.ops.registry import OPS
 
             lines = []

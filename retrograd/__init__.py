@@ -27,13 +27,7 @@ from .ops import __all__ as _ops_all
 from .ops.selection import _unique, _unique2
 from . import autograd  # noqa: E402
 from . import ops as _ops  # noqa: E402
-from . import linalg, nn  # noqa: E402
-from . import optim, testing, utils  # noqa: E402
-from . import func  # noqa: E402
-from . import _VF, _vmap_internals  # noqa: E402
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: E402
-from .func import vmap  # noqa: E402
-from .serialization import load, save  # noqa: E402
 
 half, float, double = float16, float32, float64  # noqa: A001
 short, int, long = int16, int32, int64  # noqa: A001
@@ -65,10 +59,9 @@ def numel(input: Tensor) -> int:
     return input.numel()
 
 
-def result_type(a: Any, b: Any) -> dtype:
-    from .ops.pointwise import _binary_dtype
-
-    return _binary_dtype(a, b)
+def result_type(tensor: Any, other: Any) -> dtype:  # noqa: F811 - torch's parameter name
+    """The dtype an arithmetic op of tensor and other gives (torch.result_type)."""
+    return _dtype.result_type(tensor, other)
 
 
 def promote_types(a: dtype, b: dtype) -> dtype:
@@ -150,21 +143,34 @@ def are_deterministic_algorithms_enabled() -> bool:
     return _flags["deterministic"]
 
 
-# torch's submodules that a script may reach as attributes without importing them, loaded on first use
-_LAZY_SUBMODULES = {"accelerator", "amp", "backends", "cuda", "jit", "onnx", "version", "viz"}
+# Note [lazy submodules]
+# torch's submodules are attributes of `torch` without an import of their own (`torch.nn.Linear` after
+# `import torch`), yet most programs use a few of them, and loading every family made `import retrograd`
+# twice as slow. The op table, Tensor and autograd load with the package; the families below load when a
+# script first touches them, through the module __getattr__ (PEP 562), and then stay as ordinary
+# attributes. `import retrograd.nn`, `from retrograd import nn` and pickles naming their classes import
+# them as usual. Optional extras and new subsystems load this way too: never at `import retrograd`.
+_LAZY_SUBMODULES = {"_VF", "_vmap_internals", "accelerator", "amp", "backends", "cuda", "datasets", "func", "jit",
+                    "linalg", "nn", "onnx", "optim", "serialization", "testing", "utils", "version", "viz"}
+_LAZY_NAMES = {"autocast": "amp", "load": "serialization", "save": "serialization", "vmap": "func"}  # name: module
 
 
 def __getattr__(name: str) -> Any:
-    """Load a lazy submodule; answer any other missing name by saying retrograd lacks torch's."""
-    if name in _LAZY_SUBMODULES:
+    """Load a lazy submodule or one of its names (Note [lazy submodules]); answer any other missing name by
+    saying retrograd lacks torch's."""
+    if name in _LAZY_SUBMODULES or name in _LAZY_NAMES:
         import importlib
 
-        return importlib.import_module(f"{__name__}.{name}")
-    if name == "autocast":
-        from .amp import autocast
-
-        return autocast
+        module = importlib.import_module(f"{__name__}.{_LAZY_NAMES.get(name, name)}")
+        value = getattr(module, name) if name in _LAZY_NAMES else module
+        globals()[name] = value
+        return value
     raise AttributeError(f"retrograd does not support torch.{name} yet", name=name, obj=_sys.modules[__name__])
+
+
+def __dir__() -> list[str]:
+    """The loaded names and the lazy ones (Note [lazy submodules]), for dir(), help() and completion."""
+    return sorted(set(globals()) | _LAZY_SUBMODULES | set(_LAZY_NAMES))
 
 
 _ops.registry.finalize(_ops._formula_namespace())

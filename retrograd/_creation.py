@@ -6,6 +6,7 @@ torch's, so tests compare on identical inputs, not on seeds).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,18 +15,27 @@ import numpy as np
 from . import _dtype as D
 from ._tensor import NO_VERSION_COUNTER, Tensor, _wrap
 from .autograd import grad_mode
+from .autograd.forward_ad import transforms
 
 
 class Generator:
     """A random-number generator (torch.Generator): `manual_seed`, and use as `generator=`."""
 
     def __init__(self, device: str = "cpu") -> None:
-        self._rng = np.random.default_rng()
+        self._numpy_rng: np.random.Generator | None = None
         self._seed = None
+
+    @property
+    def _rng(self) -> np.random.Generator:
+        """The NumPy generator, seeded from the OS on first use unless manual_seed came first (made then,
+        not at `import retrograd`: numpy.random is a tenth of the import's time)."""
+        if self._numpy_rng is None:
+            self._numpy_rng = np.random.default_rng()
+        return self._numpy_rng
 
     def manual_seed(self, seed: int) -> Generator:
         self._seed = int(seed)
-        self._rng = np.random.default_rng(int(seed))
+        self._numpy_rng = np.random.default_rng(int(seed))
         return self
 
     def initial_seed(self) -> int:
@@ -65,8 +75,6 @@ LEGACY_RANDOMNESS_ERROR = ("vmap: We do not yet support calling random operation
 def _rng(generator: Generator | None) -> np.random.Generator:
     """The NumPy generator behind `generator`; every draw asks here, so inside a vmap level that
     refuses randomness (randomness='error', or torch's legacy _vmap) it raises torch's error."""
-    from .autograd.forward_ad import transforms
-
     for level in reversed(transforms.vmap):
         if level.randomness == "error":
             raise RuntimeError(RANDOMNESS_ERROR)
@@ -140,7 +148,7 @@ def _infer(data: Any, exact: bool = False) -> np.ndarray:
         return arr
     if numpy_scalars:  # each NumPy scalar counts with its own dtype, Python numbers with torch's
         dtypes = [D.from_numpy_dtype(v.dtype) if isinstance(v, np.generic) else D.scalar_dtype(v) for v in flat]
-        return arr.astype(D.result_type(dtypes, [], []).np)
+        return arr.astype(functools.reduce(D.promote_types, dtypes).np)
     if kind == "f" and not _has_numpy_float(data):
         arr = arr.astype(D.defaults.floating.np)
     elif kind == "c" and not _has_numpy_float(data):

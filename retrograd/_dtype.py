@@ -150,23 +150,37 @@ def scalar_dtype(value: object) -> dtype:
     raise TypeError(f"unsupported scalar type {type(value).__name__}")
 
 
-def result_type(dims: list[dtype], zero_dims: list[dtype], scalars: list[dtype]) -> dtype:
-    """torch.result_type from the dtypes of dimensioned tensors, 0-d tensors and Python scalars."""
+def result_type(*operands: object) -> dtype:
+    """torch.result_type of tensors and Python numbers (None is skipped): the one place promotion is decided.
 
-    def fold(dtypes: list[dtype]) -> dtype | None:
-        out = None
-        for d in dtypes:
-            out = d if out is None else promote_types(out, d)
-        return out
-
-    def combine(higher: dtype | None, lower: dtype | None) -> dtype | None:
-        if higher is None:
-            return lower
-        if lower is None or lower.category <= higher.category:
-            return higher
-        if higher.is_floating_point and lower.is_complex:
-            return higher.to_complex()
-        return lower
-
-    out = combine(fold(dims), combine(fold(zero_dims), fold(scalars)))
+    Operands rank in three tiers, dimensioned tensors > 0-d tensors > Python numbers; a lower tier
+    changes the result only when its category (bool < int < float < complex) is higher, and then
+    with its own dtype, except that a complex below a float keeps the float's precision. A NumPy
+    scalar counts as the Python number it holds; a tensor is anything with a torch `dtype` and `ndim`
+    (this layer sits below Tensor)."""
+    dims = zero_dims = scalars = None
+    for value in operands:
+        if value is None:
+            continue
+        dt = getattr(value, "dtype", None)
+        if isinstance(dt, dtype):
+            if value.ndim:
+                dims = dt if dims is None else promote_types(dims, dt)
+            else:
+                zero_dims = dt if zero_dims is None else promote_types(zero_dims, dt)
+        else:
+            dt = scalar_dtype(value)
+            scalars = dt if scalars is None else promote_types(scalars, dt)
+    out = _above(dims, _above(zero_dims, scalars))
     return out if out is not None else defaults.floating
+
+
+def _above(higher: dtype | None, lower: dtype | None) -> dtype | None:
+    """The dtype of a higher tier of operands once a lower tier joins it (result_type)."""
+    if higher is None:
+        return lower
+    if lower is None or lower.category <= higher.category:
+        return higher
+    if higher.is_floating_point and lower.is_complex:
+        return higher.to_complex()
+    return lower

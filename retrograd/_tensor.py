@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import warnings
 import weakref
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -29,14 +29,12 @@ from . import _dtype as D
 from . import autograd
 from ._warn import warn_once
 from .autograd import grad_mode
+from .autograd.forward_ad import current_tangent
 from .autograd.graph import (
     AccumulateGrad,
     HookDict,
     RemovableHandle,
     add_hook,
-    before_inplace_write,
-    move_retains_grad,
-    saved_state,
 )
 
 _ndarray = np.ndarray
@@ -254,7 +252,7 @@ class Tensor:
     __hash__ = object.__hash__
 
     def __repr__(self) -> str:
-        from ._printing import format_tensor
+        from ._printing import format_tensor  # loaded on the first repr
 
         dt = self.dtype
         if self._data.size == 0:
@@ -272,8 +270,6 @@ class Tensor:
             elif self._requires_grad:
                 extras.append("requires_grad=True")
         if self._extra is not None and self._extra.get("fw_grad"):
-            from .autograd.forward_ad import current_tangent
-
             tangent = current_tangent(self)
             if tangent is not None:
                 extras.append(f"tangent={tangent}")
@@ -307,9 +303,7 @@ class Tensor:
         """Reached only for an attribute the tensor lacks, or for the grad_fn of a view whose history torch
         refuses to regenerate after its base changed in place (ops.shape, Note [view creation meta])."""
         if name == "grad_fn" and self._extra is not None and "stale" in self._extra:
-            from .ops.shape import view_rebase_message
-
-            raise RuntimeError(view_rebase_message(self, indirect=True))
+            raise RuntimeError(self._view_rebase_message(indirect=True))  # bound by the op table (ops/__init__)
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     # ---- autograd attributes --------------------------------------------------------------
@@ -602,136 +596,11 @@ class Tensor:
         """Accumulate d(self)/d(leaf) into each leaf's `.grad` (a vector-Jacobian product with `gradient`)."""
         autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
-    # ---- in place -------------------------------------------------------------------------
-    def _check_inplace(self, inputs: Iterable = (), memory: bool = True) -> None:
-        """torch's refusals of an in-place change, in its order: leaves that require grad while recording,
-        views (shape.check_inplace_view), then, for the ops whose kernels check it (`memory`: not fills
-        and indexed writes), memory that the write would share with itself or with one of the op's
-        `inputs` (_check_inplace_memory). Inference tensors are refused at the version bump, after the
-        write (Note [inference tensors])."""
-        if self._requires_grad and self._base is None and self.grad_fn is None and grad_mode._state.enabled:
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-        if autograd.forward_ad.transforms.saved_hooks:
-            before_inplace_write(self)
-        if self._base is not None:
-            from .ops.shape import check_inplace_view
-
-            check_inplace_view(self)
-        if memory:
-            _check_inplace_memory(self, inputs)
-
-    def _become(self, result: Tensor) -> Tensor:
-        """Finish an in-place op: write `result` (computed out of place from self) into self's memory
-        and take over its history, keeping what the new node saved of the old self valid."""
-        data = self._data
-        if result._data.shape != data.shape:
-            raise RuntimeError(
-                f"output with shape {list(data.shape)} doesn't match the broadcast shape {list(result._data.shape)}"
-            )
-        rdt = D.FROM_NUMPY[result._data.dtype]
-        if rdt.category > D.FROM_NUMPY[data.dtype].category:
-            raise RuntimeError(f"result type {D.scalar_type_name(rdt)} can't be cast to the desired output type "
-                               f"{D.scalar_type_name(self.dtype)}")
-        node = result.grad_fn
-        if node is not None and self._base is not None and not self._requires_grad:  # another input requires grad
-            from .ops.shape import check_inplace_view
-
-            check_inplace_view(self, other_requires_grad=True)
-        saved_state.inplace_target = None  # any in-place op that saves self has packed it by now
-        if node is not None:
-            _snapshot_saved_self(node, self)
-        if data.ndim == 0:
-            data[()] = result._data
-        else:
-            np.copyto(data, result._data, casting="unsafe")
-        self._bump_version()
-        replaced_tangents = ()  # dual levels whose new tangent self's base must take out of place
-        if result._extra is not None and result._extra.get("fw_grad"):  # forward AD: self takes the new tangent
-            from .autograd.forward_ad import write_tangent
-
-            replaced_tangents = tuple(level_id for level_id, tangent in result._extra["fw_grad"].items()
-                                      if not write_tangent(self, level_id, tangent))
-        old_node, old_nr = self.grad_fn, self._output_nr
-        if node is not None:
-            self.grad_fn = node
-            self._output_nr = result._output_nr
-            self._requires_grad = True
-            move_retains_grad(self, old_node, old_nr)
-            if getattr(node, "_result", None):
-                from .ops.registry import resave_output
-
-                resave_output(node, self)
-        if (node is not None or replaced_tangents) and (
-                self._base is not None or self._extra is not None):  # a view, or a base that may have views
-            from .ops.shape import rebase_view
-
-            rebase_view(self, (old_node, old_nr) if node is not None else None, replaced_tangents)
-        elif self._base is not None or self._extra is not None and self._extra.get("views"):
-            from .ops.shape import regenerate_after_untracked_write
-
-            regenerate_after_untracked_write(self)
-        return self
-
-
-_OVERLAP_MESSAGE = ("unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
-                   "single memory location. Please clone() the tensor before performing the operation.")
-
-
-def _check_inplace_memory(out: Tensor, inputs: Iterable) -> None:
-    """torch's refusals of an in-place op's memory: elements that share memory (an expanded tensor or an alias
-    of one; empty ones are let be), then an input that reads memory the op partly writes
-    (assert_no_partial_overlap): the written memory seen with other strides, or a window that overlaps it
-    without being it. The tensor itself, or an alias with its very layout, is fine; layouts that are not a
-    dense permutation are not looked at (torch's 'too hard')."""
-    a = out._data
-    if a.size and 0 in a.strides and any(s == 0 and n > 1 for n, s in zip(a.shape, a.strides)):
-        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
-                           "memory location. Please clone() the tensor before performing the operation.")
-    for t in inputs:
-        if isinstance(t, Tensor) and t is not out and a.size and t._data.size and np.may_share_memory(a, t._data):
-            b = t._data
-            if _dense(a) and _dense(b):
-                (a_lo, a_hi), (b_lo, b_hi) = _span(a), _span(b)
-                same_span = a_lo == b_lo and a_hi == b_hi
-                if same_span and a.strides != b.strides or not same_span and a_lo < b_hi and b_lo < a_hi:
-                    raise RuntimeError(_OVERLAP_MESSAGE)
-
-
-def _dense(a: np.ndarray) -> bool:
-    """Non-overlapping and dense: the strides are a permutation of a contiguous layout's (torch's test)."""
-    expected = a.itemsize
-    for stride, n in sorted((s, n) for n, s in zip(a.shape, a.strides) if n != 1):
-        if stride != expected:
-            return False
-        expected *= n
-    return True
-
-
-def _span(a: np.ndarray) -> tuple[int, int]:
-    """First and one-past-last byte of a dense array's elements."""
-    start = a.__array_interface__["data"][0]
-    return start, start + a.size * a.itemsize
-
-
 def _warn_scalar_of_grad(tensor: Tensor) -> None:
     """torch's warning (once per process) for float()/complex() of a tensor that requires grad."""
     if tensor._requires_grad:
         warn_once("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
                   "Consider using tensor.detach() first.", UserWarning, stacklevel=3)
-
-
-def _snapshot_saved_self(node: Any, tensor: Tensor) -> None:
-    """If `node` saved `tensor` (about to be overwritten), keep a copy of its current value instead."""
-    saved = getattr(node, "_saved", None)
-    if not saved:
-        return
-    for i, s in enumerate(saved):
-        if s is tensor:
-            snap = _wrap(tensor._data.copy())
-            snap.grad_fn, snap._output_nr = tensor.grad_fn, tensor._output_nr
-            snap._requires_grad = tensor._requires_grad
-            snap._vc = [node._versions[i]]
-            saved[i] = snap
 
 
 def _init(t: Tensor, data: np.ndarray) -> None:

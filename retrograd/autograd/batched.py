@@ -15,7 +15,13 @@ from typing import Any
 
 import numpy as np
 
+from .. import _creation
+from .. import _dtype as D
 from .._tensor import Tensor, _wrap_dim
+from ..ops.linalg import matmul
+from ..ops.pointwise import where_op
+from ..ops.registry import apply
+from ..ops.shape import cat, stack
 from . import forward_ad
 from .forward_ad import transforms
 
@@ -473,8 +479,6 @@ def _wrap_outputs(out: Any, levels: tuple) -> Any:
 
 
 def _apply(op: Any, args: Any, params: tuple) -> Any:
-    from ..ops.registry import apply
-
     return apply(op, args, params)
 
 
@@ -519,15 +523,7 @@ def _common_dtype(op: Any, args: tuple) -> tuple:
     tensors = [a for a in args if isinstance(a, Tensor)]
     if op.promote is None or len({a.dtype for a in tensors}) < 2:
         return args
-    from .. import _dtype as D
-
-    dims, zeros, scalars = [], [], []
-    for a in args:
-        if isinstance(a, Tensor):
-            (dims if a.ndim else zeros).append(a.dtype)
-        elif a is not None:
-            scalars.append(D.scalar_dtype(a))
-    target = D.result_type(dims, zeros, scalars)
+    target = D.result_type(*args)  # the logical ndim of batched operands decides their tier
     if op.promote == "float" and target.category < 2:
         target = D.defaults.floating
     return tuple(a.to(target) if isinstance(a, Tensor) and a.dtype is not target else a for a in args)
@@ -593,8 +589,6 @@ def _whole(reduce: str) -> Callable:
 
 
 def _dtype_of(np_dtype: Any) -> Any:
-    from .. import _dtype as D
-
     return D.FROM_NUMPY[np.dtype(np_dtype)]
 
 
@@ -635,8 +629,6 @@ def _squeeze_all(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
 
 def _matmul(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
     """mm, mv, dot, bmm and matmul: vectors become matrices, batch dims broadcast in front."""
-    from ..ops.linalg import matmul
-
     a, b = args
     if op.name == "outer":
         return a.unsqueeze(-1) * b.unsqueeze(-2)
@@ -796,13 +788,9 @@ def _scaled_sum(product: Callable) -> Callable:
 
 def _masked_fill(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
     """x.masked_fill(mask, value) is where(mask, value, x), an elementwise op."""
-    from ..ops.pointwise import where_op
-
     x, value = args
     if not isinstance(value, Tensor):
-        from .. import full
-
-        value = full((), value, dtype=x.dtype)
+        value = _creation.full((), value, dtype=x.dtype)
     elif value.dtype is not x.dtype:
         value = value.to(x.dtype)
     return _elementwise(where_op, (value, x), params, levels)
@@ -826,8 +814,6 @@ def _loss(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
 def _loop(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
     """No batching rule: run the op once per example (on slices of the physical tensors, so
     autograd still sees one graph) and stack the results."""
-    from ..ops.shape import stack
-
     warnings.warn(f"There is a performance drop because we have not yet implemented the batching rule for "
                   f"{op.name}. Please file us an issue on GitHub so that we can prioritize its implementation.",
                   UserWarning, stacklevel=4)
@@ -963,8 +949,6 @@ def function_vmap(cls: type, args: tuple, kwargs: dict) -> Any:
         raise RuntimeError(f"You tried to vmap over {cls.__name__}, but it does not have vmap support. Please override "
                            "and implement the vmap staticmethod or set generate_vmap_rule=True. For more details, "
                            "please see https://pytorch.org/docs/main/notes/extending.func.html")
-    from ..ops.shape import stack
-
     peeled = [to_physical(a, (level,)) if any(lv is level for lv in levels_of(a)) else a for a in args]
     batchedness = [any(lv is level for lv in levels_of(a)) for a in args]
     results = [cls.apply(*[a[i] if b else a for a, b in zip(peeled, batchedness)], **kwargs) for i in range(level.size)]
@@ -1151,8 +1135,6 @@ def _unwrap_outputs(out: Any, level: Level, out_dims: Any, name: str) -> Any:
 def _chunked(func: Callable, leaves: list, dims: list, spec: Any, out_dims: Any, randomness: str, chunk_size: int,
              size: int, kwargs: dict) -> Any:
     """vmap over chunks of at most `chunk_size` examples, outputs concatenated along out_dims."""
-    from ..ops.shape import cat
-
     starts = range(0, size, chunk_size)
     pieces = []
     for start in starts:

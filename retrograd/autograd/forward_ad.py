@@ -18,6 +18,7 @@ import weakref
 from collections import namedtuple
 from typing import Any
 
+from .. import _creation  # partly loaded while autograd loads (read at call time)
 from .grad_mode import _state as _grad_state
 
 # Note [dual levels]
@@ -276,7 +277,7 @@ def make_dual(tensor: Any, tangent: Any, *, level: int | None = None) -> Any:
 
 def make_dual_at(tensor: Any, tangent: Any, level_id: int) -> Any:
     """make_dual at an internal level id (func.jvp opens levels of its own)."""
-    from ..ops import shape
+    from ..ops import shape  # the op table loads after autograd's core
 
     if not (tensor.is_floating_point() or tensor.is_complex()):
         raise ValueError(f"Expected primal to be floating point or complex, but got: {tensor.dtype}")
@@ -319,7 +320,7 @@ def unpack_dual(tensor: Any, *, level: int | None = None) -> UnpackedDualTensor:
 
 def unpack_dual_at(tensor: Any, level_id: int) -> UnpackedDualTensor:
     """unpack_dual at an internal level id."""
-    from ..ops.registry import apply
+    from ..ops.registry import apply  # the op table loads after autograd's core
 
     batched = _batched()
     if batched.is_batched(tensor):
@@ -346,12 +347,10 @@ _IDENTITY: list = []
 def _identity_op() -> Any:
     """The view unpack_dual returns, recorded as torch's `torch::autograd::Identity` node."""
     if not _IDENTITY:
-        from .. import ops
-        from ..ops.shape import view_op
+        from ..ops.shape import view_op  # the op table loads after autograd's core
 
         op = view_op.alias("_unpack_dual_primal", "Identity")
         op.node_class.name = lambda self: "torch::autograd::Identity"
-        op.compile(ops._formula_namespace())
         _IDENTITY.append(op)
     return _IDENTITY[0]
 
@@ -362,7 +361,7 @@ def function_apply(cls: type, ctx: Any, args: tuple, kwargs: dict) -> Any:
     """Function.apply while a transform is in use: vmap goes to the Function's own rule; forward
     runs with no dual level visible (as in torch), then `jvp` gives the outputs' tangents, and
     saved-tensor hooks pack what ctx saved."""
-    from ..ops.registry import pack_function_saved
+    from ..ops.registry import pack_function_saved  # the op table loads after autograd's core
 
     if transforms.vmap:
         out = _batched().function_vmap(cls, args, kwargs)
@@ -391,7 +390,6 @@ def function_jvp(cls: type, ctx: Any, args: tuple, outputs: tuple, raw: tuple, l
     has none), None for the other inputs, and returns one tangent per output (None for those that
     are not differentiable). An output that is a view of an input needs a tangent that is a view of
     that input's tangent; an input modified in place needs its tangent modified in place."""
-    from .. import zeros_like
     from .._tensor import Tensor
 
     tangents = [get_tangent(a, level_id) if isinstance(a, Tensor) else None for a in args]
@@ -399,7 +397,7 @@ def function_jvp(cls: type, ctx: Any, args: tuple, outputs: tuple, raw: tuple, l
         return
     versions = [None if t is None else t._version_value() for t in tangents]
     given = [t if t is not None or not isinstance(a, Tensor) or not ctx._materialize or not _differentiable(a)
-             else zeros_like(a) for a, t in zip(args, tangents)]
+             else _creation.zeros_like(a) for a, t in zip(args, tangents)]
     ctx._forward_saved = getattr(ctx, "saved_for_forward", ())
     try:
         with hidden_levels(level_id):

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _creation  # partly loaded while autograd loads (read at call time)
 from . import forward_ad, grad_mode
 from .forward_ad import transforms
 from .graph import NO_EDGE, Node, SavedTensor, edge_of
@@ -67,7 +68,11 @@ class BackwardCFunction(Node, FunctionCtx):
 
     @property
     def saved_tensors(self) -> tuple:
-        from ..ops.registry import FREED_MESSAGE, SavedOutput, modified_message
+        from ..ops.registry import (  # the op table loads after autograd's core
+            FREED_MESSAGE,
+            SavedOutput,
+            modified_message,
+        )
 
         if self._forward_saved is not None:  # inside jvp (torch: the tensors given to save_for_forward)
             return self._forward_saved
@@ -88,7 +93,7 @@ class BackwardCFunction(Node, FunctionCtx):
     @property
     def _raw_saved_tensors(self) -> tuple:
         """What save_for_backward kept, as SavedTensors (one pair of saved-tensor hooks each)."""
-        from ..ops.registry import FREED_MESSAGE
+        from ..ops.registry import FREED_MESSAGE  # the op table loads after autograd's core
 
         if self._saved is None:
             if not self._to_save:
@@ -97,7 +102,7 @@ class BackwardCFunction(Node, FunctionCtx):
         return tuple(SavedTensor._of(self, k, f"saved_tensors[{k}]") for k in range(len(self._saved)))
 
     def _register_saved_hooks(self, k: int, hooks: tuple) -> None:
-        from ..ops.registry import register_function_saved_hooks
+        from ..ops.registry import register_function_saved_hooks  # the op table loads after autograd's core
 
         register_function_saved_hooks(self, k, hooks)
 
@@ -108,11 +113,9 @@ class BackwardCFunction(Node, FunctionCtx):
         return self.saved_tensors
 
     def apply(self, grads: list) -> list:
-        from .. import zeros
-
         if self._materialize:
             grads = [g if g is not None or dt is None or not (differentiable or self._materialize_non_diff_grads)
-                     else zeros(shape, dtype=dt)
+                     else _creation.zeros(shape, dtype=dt)
                      for g, (shape, dt), differentiable in zip(grads, self._out_meta, self._out_differentiable)]
         result = _user_backward(self._forward_cls)(self, *grads)
         if not isinstance(result, tuple):
@@ -143,7 +146,7 @@ class BackwardCFunction(Node, FunctionCtx):
             if not ok:
                 raise RuntimeError(f"Function {self.name()} returned an invalid gradient at index {i} - got "
                                    f"{list(g._data.shape)} but expected shape compatible with {list(shape)}")
-            from ..ops.registry import _fit
+            from ..ops.registry import _fit  # the op table loads after autograd's core
 
             out.append(_fit(g, meta))
         return out
@@ -257,7 +260,7 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
         apply returns and, for forward AD, forward's own outputs (before inputs returned as they are
         became views of them)."""
         from .._tensor import Tensor
-        from ..ops.registry import IN_CUSTOM_FUNCTION
+        from ..ops.registry import IN_CUSTOM_FUNCTION  # the op table loads after autograd's core
 
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
         uses_setup = cls.setup_context is not Function.setup_context
@@ -325,7 +328,7 @@ def _set_history(ctx: Any, out: Any, output_nr: int, args: tuple, n_outputs: int
         out._bump_version()
         out.grad_fn, out._output_nr, out._requires_grad = ctx, output_nr, True
         if out._base is not None or out._extra is not None:  # a view, or a base that may have views
-            from ..ops.shape import rebase_view
+            from ..ops.shape import rebase_view  # the op table loads after autograd's core
 
             rebase_view(out)
         return out
@@ -359,7 +362,7 @@ class InplaceFunction(Function):
 
 def _pack_saved(tensors: tuple, outputs: tuple) -> list:
     """Saved inputs keep their version; saved outputs avoid a node -> tensor -> node cycle."""
-    from ..ops.registry import SavedOutput
+    from ..ops.registry import SavedOutput  # the op table loads after autograd's core
 
     packed = []
     for t in tensors:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .. import _creation  # partly loaded while autograd loads (read at call time)
 from . import forward_ad, grad_mode
 
 if TYPE_CHECKING:
@@ -128,14 +129,12 @@ _UNUSED = {
 
 def _zeros_for_unused(grads: tuple, like: tuple, strict: bool, create_graph: bool, stage: str) -> tuple:
     """None gradients become zeros (strict mode refuses them, and graph-less ones with create_graph)."""
-    from .. import zeros_like
-
     out = []
     for i, (g, ref) in enumerate(zip(grads, like)):
         if g is None:
             if strict:
                 raise RuntimeError(_UNUSED[stage].format(i=i))
-            g = zeros_like(ref)
+            g = _creation.zeros_like(ref)
         elif strict and create_graph and not g.requires_grad:
             what = "hessian" if "double" in stage else "jacobian"
             raise RuntimeError(f"The {what} of the user-provided function is independent of input {i}. This is not "
@@ -190,13 +189,11 @@ def jvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False, 
     >>> jvp(lambda x: x ** 2, torch.tensor([1.0, 2.0]), torch.ones(2))
     (tensor([1., 4.]), tensor([2., 4.]))
     """
-    from .. import zeros_like
-
     with grad_mode.enable_grad():
         is_inputs_tuple, inputs, v, is_outputs_tuple, outputs = _start(func, inputs, v, "jvp", create_graph, strict,
                                                                        "inputs")
         # the VJP is linear in its cotangent u, so d(VJP)/du applied to v is J v whatever u is
-        u = tuple(zeros_like(o, requires_grad=True) for o in outputs)
+        u = tuple(_creation.zeros_like(o, requires_grad=True) for o in outputs)
         grad_inputs = _grads(outputs, inputs, u, create_graph=True)
         _require_grad(grad_inputs, "grad_inputs", strict)
     with grad_mode.set_grad_enabled(create_graph or grad_mode.is_grad_enabled()):
@@ -209,12 +206,10 @@ def jvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False, 
 def _construct_standard_basis_for(tensors: tuple, numels: tuple) -> tuple:
     """One block per tensor of an N x N identity (N = total numel), shaped (N, tensor.numel()), in the
     tensor's dtype (torch's name: its tests call it)."""
-    from .. import zeros
-
     total = sum(numels)
     basis, start = [], 0
     for t, n in zip(tensors, numels):
-        block = zeros((total, n), dtype=t.dtype)
+        block = _creation.zeros((total, n), dtype=t.dtype)
         if n:
             block[start:start + n] = _eye(n, t)
         basis.append(block)
@@ -223,9 +218,7 @@ def _construct_standard_basis_for(tensors: tuple, numels: tuple) -> tuple:
 
 
 def _eye(n: int, like: Tensor) -> Tensor:
-    from .. import eye
-
-    return eye(n, dtype=like.dtype)
+    return _creation.eye(n, dtype=like.dtype)
 
 
 def _jacobian_forward(func: Callable, inputs: Any, strict: bool, vectorize: bool) -> Any:
@@ -292,8 +285,7 @@ def jacobian(func: Callable, inputs: Any, create_graph: bool = False, strict: bo
 
 def _jacobian_rows(i: int, out: Tensor, inputs: tuple, create_graph: bool, strict: bool) -> tuple:
     """One VJP per element of output i (torch's loop, used when vectorize=False)."""
-    from .. import stack, zeros_like
-
+    from ..ops.shape import stack  # the op table loads after autograd
     rows: list[list] = [[] for _ in inputs]
     flat = out.reshape(-1)
     for j in range(out.numel()):
@@ -303,7 +295,7 @@ def _jacobian_rows(i: int, out: Tensor, inputs: tuple, create_graph: bool, stric
                 if strict:
                     raise RuntimeError(f"Output {i} of the user-provided function is independent of input {k}. This "
                                        "is not allowed in strict mode.")
-                g = zeros_like(x)
+                g = _creation.zeros_like(x)
             elif strict and create_graph and not g.requires_grad:
                 raise RuntimeError(f"The jacobian of the user-provided function is independent of input {i}. This is "
                                    "not allowed in strict mode when create_graph=True.")
@@ -395,15 +387,13 @@ def hvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False, 
     >>> hvp(lambda x: (x ** 3).sum(), torch.tensor([1.0, 2.0]), torch.ones(2))
     (tensor(9.), tensor([ 6., 12.]))
     """
-    from .. import zeros_like
-
     with grad_mode.enable_grad():
         is_inputs_tuple, inputs, v, is_outputs_tuple, outputs = _start(func, inputs, v, "hvp", create_graph, strict,
                                                                        "inputs")
         _scalar_output(outputs, is_outputs_tuple, "hvp")
         jac = _grads(outputs, inputs, create_graph=True)
         _require_grad(jac, "jacobian", strict)
-        u = tuple(zeros_like(x, requires_grad=True) for x in inputs)
+        u = tuple(_creation.zeros_like(x, requires_grad=True) for x in inputs)
         double_back = _grads(jac, inputs, u, create_graph=True)
         _require_grad(jac, "hessian", strict)
     with grad_mode.set_grad_enabled(create_graph or grad_mode.is_grad_enabled()):

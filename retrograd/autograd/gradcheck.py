@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _creation  # partly loaded while autograd loads (read at call time)
 from . import forward_ad
 
 
@@ -271,9 +272,7 @@ def _analytical_jacobian(output: Any, inputs: tuple, wanted: list[int], nondet_t
 def _dual_inputs(inputs: tuple) -> tuple:
     """The inputs as gradcheck's forward mode passes them (inside a dual level): each one that
     requires grad as a detached dual tensor with a zero tangent, the others as they are."""
-    from .. import zeros_like
-
-    return tuple(forward_ad.make_dual(x.detach(), zeros_like(x)) if _is_tensor(x) and x.requires_grad else x
+    return tuple(forward_ad.make_dual(x.detach(), _creation.zeros_like(x)) if _is_tensor(x) and x.requires_grad else x
                  for x in inputs)
 
 
@@ -303,8 +302,7 @@ def _jvp_columns(func: Callable, inputs: tuple, i: int, directions: list[np.ndar
 def _check_undefined_forward(func: Callable, inputs: tuple) -> None:
     """Each input's tangent, given as zeros or not given at all (a plain tensor), must lead to the
     same output tangents (torch's _test_undefined_forward_mode)."""
-    from .. import allclose
-
+    from ..ops.pointwise import allclose  # the op table loads after autograd
     rng = np.random.default_rng(0)
     with forward_ad.dual_level():
         duals = list(_dual_inputs(inputs))
@@ -464,16 +462,16 @@ def _check_forward(func: Callable, inputs: tuple, eps: float, atol: float, rtol:
 
 def _check_batched_grad(inputs: tuple, output: Any, output_idx: int) -> None:
     """A batch of two cotangents in one vectorised backward pass equals two separate ones."""
-    from .. import randn_like, stack, zeros_like
+    from ..ops.shape import stack  # the op table loads after autograd
     from . import grad
 
     targets = [inputs[i] for i in _wanted(inputs)]
 
     def vjp(v: Any) -> tuple:
         grads = grad(output, targets, v, retain_graph=True, allow_unused=True)
-        return tuple(zeros_like(x) if g is None else g for g, x in zip(grads, targets))
+        return tuple(_creation.zeros_like(x) if g is None else g for g, x in zip(grads, targets))
 
-    cotangents = [randn_like(output) for _ in range(2)]
+    cotangents = [_creation.randn_like(output) for _ in range(2)]
     expected = [stack(shards) for shards in zip(*[vjp(v) for v in cotangents])]
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="There is a performance drop")
@@ -483,7 +481,7 @@ def _check_batched_grad(inputs: tuple, output: Any, output_idx: int) -> None:
         except RuntimeError as e:
             raise GradcheckError(f"While computing batched gradients, got: {e}\n\n{FAILED_BATCHED_GRAD_MSG}") from e
     for input_idx, (res, exp) in enumerate(zip(result, expected)):
-        res = zeros_like(exp) if res is None else res
+        res = _creation.zeros_like(exp) if res is None else res
         if not np.allclose(res._data, exp._data, rtol=1e-5, atol=1e-8):
             raise GradcheckError(_batched_failure(output_idx, input_idx, res, exp))
 
@@ -495,8 +493,8 @@ def _batched_failure(output_idx: int, input_idx: int, res: Any, exp: Any, forwar
 
 def _check_batched_forward_grad(func: Callable, inputs: tuple) -> None:
     """Two tangents in one vmap'd forward-mode pass equal two separate passes, per input."""
-    from .. import randn_like, stack, zeros_like
     from .._vmap_internals import _vmap
+    from ..ops.shape import stack  # the op table loads after autograd
 
     for i in _wanted(inputs):
         x = inputs[i]
@@ -506,9 +504,9 @@ def _check_batched_forward_grad(func: Callable, inputs: tuple) -> None:
                 args = tuple(forward_ad.make_dual(a.detach(), tangent) if k == i else
                              (a.detach() if _is_tensor(a) else a) for k, a in enumerate(inputs))
                 pairs = [forward_ad.unpack_dual(o) for o in _as_tuple(func(*args)) if o is not None]
-                return tuple(zeros_like(p) if t is None else t for p, t in pairs)
+                return tuple(_creation.zeros_like(p) if t is None else t for p, t in pairs)
 
-        tangents = [randn_like(x) for _ in range(2)]
+        tangents = [_creation.randn_like(x) for _ in range(2)]
         expected = [stack(shards) for shards in zip(*[jvp(t) for t in tangents])]
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message="There is a performance drop")
@@ -524,11 +522,10 @@ def _check_batched_forward_grad(func: Callable, inputs: tuple) -> None:
 
 def _check_multiplied_by_grad_output(outputs: tuple, inputs: tuple) -> None:
     """Zero cotangents must give zero gradients of the inputs' dtype and size."""
-    from .. import zeros_like
     from . import grad
 
     targets = [inputs[i] for i in _wanted(inputs)]
-    grads = grad(outputs, targets, [zeros_like(o) for o in outputs], allow_unused=True)
+    grads = grad(outputs, targets, [_creation.zeros_like(o) for o in outputs], allow_unused=True)
     for g, x in zip(grads, targets):
         if g is None:
             continue
@@ -558,7 +555,6 @@ def _undefined_grad() -> type:
 
 def _check_undefined_backward(func: Callable, outputs: tuple, inputs: tuple) -> None:
     """Backward must cope with outputs whose gradient is undefined: all of them, then each alone."""
-    from .. import zeros_like
     from . import grad
 
     targets = [inputs[i] for i in _wanted(inputs)]
@@ -576,7 +572,7 @@ def _check_undefined_backward(func: Callable, outputs: tuple, inputs: tuple) -> 
             cases.append([undefined.apply(o) if n == k else o for n, o in enumerate(fresh)])
     for case in cases:
         try:
-            grads = grad(case, targets, [zeros_like(o) for o in case], allow_unused=True)
+            grads = grad(case, targets, [_creation.zeros_like(o) for o in case], allow_unused=True)
         except RuntimeError as e:
             warn()
             raise GradcheckError('Expected backward function to handle undefined output grads. Please look at "Notes '

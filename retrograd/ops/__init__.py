@@ -1,7 +1,8 @@
 """The op table, by family, and the Tensor methods and operators that call it.
 
-Importing this package defines every row, compiles every formula (`finalize`) and attaches the
-methods, so `retrograd._tensor` itself stays free of op code.
+Importing this package defines every row and attaches the methods, the in-place protocol
+(inplace.py) included, so `retrograd._tensor` itself stays free of op code and never imports it;
+each row compiles its formulas on first use (Note [compiled on first use] in registry.py).
 """
 
 from __future__ import annotations
@@ -13,9 +14,14 @@ from typing import Any
 
 import numpy as np_
 
+from .. import _creation, _memory_format
 from .. import _dtype as D
-from .. import _memory_format
+from .._creation import _shape
+from .._legacy import TYPES as _TYPES
+from .._legacy import legacy_new as _legacy_new
+from .._legacy import tensortype as _tensortype
 from .._tensor import Tensor
+from .._tensor import device as _device
 from ..autograd.forward_ad import transforms as _transforms
 from ..autograd.grad_mode import _state as _grad_state
 from .registry import OPS, Op, apply, defop, finalize
@@ -34,6 +40,7 @@ for _module in _modules:
     for _name in getattr(_module, "__all__", ()):
         globals()[_name] = getattr(_module, _name)
 pointwise, reduction, shape = (importlib.import_module(f"{__name__}.{m}") for m in ("pointwise", "reduction", "shape"))
+from . import inplace  # noqa: E402
 from .indexing import getitem, setitem  # noqa: E402
 
 multiply = mul
@@ -61,9 +68,7 @@ def to(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         elif isinstance(a, Tensor):
             dtype = a.dtype
         elif isinstance(a, str) or a is None or type(a).__name__ == "device":
-            from .._tensor import device
-
-            device(a or "cpu")
+            _device(a or "cpu")
     if layout is not None and not _memory_format.is_laid_out(input._data, layout):
         return shape.cast(input, dtype or input.dtype, layout)
     if dtype is None or dtype is input.dtype:
@@ -86,20 +91,16 @@ def _cast(dtype: D.dtype) -> Any:
 
 def _type(self: Tensor, dtype: Any = None, **kwargs: Any) -> Any:
     """The legacy type name, or a cast to a dtype, a legacy type or a legacy type's name."""
-    from .._legacy import TYPES, tensortype
-
     if dtype is None:
         return D.tensor_type_name(self.dtype)
     if isinstance(dtype, str):
-        dtype = TYPES[dtype[len("torch."):]]
-    return to(self, dtype.dtype if isinstance(dtype, tensortype) else dtype)
+        dtype = _TYPES[dtype[len("torch."):]]
+    return to(self, dtype.dtype if isinstance(dtype, _tensortype) else dtype)
 
 
 def _new(self: Tensor, *args: Any) -> Tensor:
     """torch's legacy Tensor.new: a tensor of self's dtype from sizes, data or a tensor (_legacy.legacy_new)."""
-    from .._legacy import legacy_new
-
-    return legacy_new(self.dtype, args)
+    return _legacy_new(self.dtype, args)
 
 
 # ============================================================================================
@@ -133,23 +134,17 @@ _METHODS.update(
     view_as=lambda self, other: view(self, other.shape),
     reshape_as=lambda self, other: reshape(self, other.shape),
     cpu=lambda self, *a, **k: self,
-    new_tensor=lambda self, data, dtype=None, requires_grad=False: _creation().tensor(
+    new_tensor=lambda self, data, dtype=None, requires_grad=False: _creation.tensor(
         data, dtype=dtype or self.dtype, requires_grad=requires_grad),
-    new_zeros=lambda self, *size, dtype=None, requires_grad=False: _creation().zeros(
+    new_zeros=lambda self, *size, dtype=None, requires_grad=False: _creation.zeros(
         *size, dtype=dtype or self.dtype, requires_grad=requires_grad),
-    new_ones=lambda self, *size, dtype=None, requires_grad=False: _creation().ones(
+    new_ones=lambda self, *size, dtype=None, requires_grad=False: _creation.ones(
         *size, dtype=dtype or self.dtype, requires_grad=requires_grad),
-    new_full=lambda self, size, fill_value, dtype=None, requires_grad=False: _creation().full(
+    new_full=lambda self, size, fill_value, dtype=None, requires_grad=False: _creation.full(
         size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad),
-    new_empty=lambda self, *size, dtype=None, requires_grad=False: _creation().empty(
+    new_empty=lambda self, *size, dtype=None, requires_grad=False: _creation.empty(
         *size, dtype=dtype or self.dtype, requires_grad=requires_grad),
 )
-
-
-def _creation() -> Any:
-    from .. import _creation as c
-
-    return c
 
 
 _UFUNC_INPLACE = {"add": "add", "sub": "subtract", "subtract": "subtract", "mul": "multiply",
@@ -211,9 +206,7 @@ def _direct_inplace(self: Tensor, ufunc: str, args: tuple, kwargs: dict) -> bool
             return False  # shapes that do not broadcast into self: the general path raises torch's error
     self._bump_version()
     if self._base is not None or self._extra is not None and self._extra.get("views"):  # a live view to update
-        from .shape import regenerate_after_untracked_write
-
-        regenerate_after_untracked_write(self)
+        shape.regenerate_after_untracked_write(self)
     return True
 
 
@@ -253,7 +246,7 @@ for _module in _modules:
 
 def _copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
     """Write src (broadcast, cast) into self, keeping src's history (CopyBackwards in torch)."""
-    src_t = src if isinstance(src, Tensor) else _creation().tensor(src)
+    src_t = src if isinstance(src, Tensor) else _creation.tensor(src)
     self._check_inplace((src_t,))
     value = src_t.expand(self.shape) if src_t._data.shape != self._data.shape else src_t
     if value.dtype is not self.dtype:
@@ -303,8 +296,6 @@ def _resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
     grow in place, so a view, or a tensor whose elements leave gaps in memory, is refused (Note [set and resize])."""
     if self._requires_grad and not _grad_state.inference:  # inference mode skips autograd's check, as torch's
         raise RuntimeError("cannot resize variables that require grad")
-    from .._creation import _shape
-
     shape = _shape(sizes)
     data = self._data
     if shape == data.shape:
@@ -343,6 +334,9 @@ for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _fn)
 for _name in _INPLACE:
     setattr(Tensor, _name + "_", _inplace(_METHODS[_name], _name + "_"))
+Tensor._check_inplace = inplace.check_inplace
+Tensor._become = inplace.become
+Tensor._view_rebase_message = shape.view_rebase_message
 Tensor.copy_ = _copy_
 Tensor.set_ = _set_
 Tensor.resize_ = _resize_
@@ -359,17 +353,13 @@ Tensor.imag = property(lambda self: _imag(self))
 
 
 def _real(x: Tensor) -> Tensor:
-    from .pointwise import real
-
-    return real(x)
+    return pointwise.real(x)
 
 
 def _imag(x: Tensor) -> Tensor:
-    from .pointwise import imag
-
     if not x.is_complex():
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-    return imag(x)
+    return pointwise.imag(x)
 
 
 def _rsub(self: Tensor, other: Any) -> Tensor:
@@ -399,8 +389,6 @@ def _rfloordiv(self: Tensor, other: Any) -> Tensor:
 
 
 def _mod(self: Tensor, other: Any) -> Tensor:
-    from .pointwise import remainder
-
     return remainder(self, other)
 
 
@@ -411,7 +399,7 @@ def _operator(fn: Any, arrays: bool = False) -> Any:
 
     def method(self: Tensor, other: Any) -> Any:
         if not isinstance(other, Tensor) and type(other) is not int and type(other) is not float:
-            other = _creation().tensor(other) if arrays and isinstance(other, np_.ndarray) else _operand(other)
+            other = _creation.tensor(other) if arrays and isinstance(other, np_.ndarray) else _operand(other)
             if other is NotImplemented:
                 return NotImplemented
         return fn(self, other)
@@ -460,8 +448,6 @@ def _formula_namespace() -> dict:
     for module in _modules:
         ns.update({k: v for k, v in vars(module).items() if not k.startswith("__")})
     ns.update({k: v for k, v in globals().items() if not k.startswith("_") and callable(v)})
-    from .. import _creation
-
     ns.update({k: v for k, v in vars(_creation).items() if not k.startswith("_")})
     ns["sum"], ns["max"], ns["min"], ns["abs"], ns["pow"] = sum, max, min, abs, pow
     ns["sum_to"] = shape.sum_to

@@ -25,6 +25,7 @@ from .._tensor import Tensor
 from .pointwise import erf, sigmoid, tanh, where, zero_where
 from .pointwise import relu as _relu_row
 from .registry import Op, apply, defop, linear_backward_op
+from .shape import cat
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -617,8 +618,6 @@ def prelu_channel_sum(t: Tensor | np.ndarray, weight_shape: tuple) -> Tensor | n
 
 
 def _cat(tensors: list, dim: int) -> Tensor:
-    from .shape import cat
-
     return cat(tensors, dim)
 
 

@@ -184,7 +184,7 @@ def _check_parts(a: Tensor, b: Tensor) -> None:
 
 def angle_backward(grad: Tensor, self: Tensor) -> Tensor:
     """d angle: i z / |z|^2 for complex z (0 at z = 0); nothing flows to a real input."""
-    from .pointwise import where
+    from .pointwise import where  # pointwise imports this family at its top
 
     if not self.is_complex():
         return zeros_like(self)
@@ -193,7 +193,7 @@ def angle_backward(grad: Tensor, self: Tensor) -> Tensor:
 
 def angle_jvp(self_t: Tensor, self: Tensor) -> Tensor:
     """Tangent of the angle: Im(conj(z) dz) / |z|^2, and 0 for real inputs."""
-    from .pointwise import where
+    from .pointwise import where  # pointwise imports this family at its top
 
     if not self.is_complex():
         return zeros_like(real(self_t))

@@ -60,7 +60,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._tensor import Tensor
+from .._creation import zeros
+from .._tensor import Tensor, _wrap
 from .registry import apply, defop
 from .shape import stack
 
@@ -703,8 +704,6 @@ def conv_jvp(input_t: Tensor, weight_t: Tensor, bias_t: Tensor | None, input: Te
 
 def constant_like(array: np.ndarray, like: Tensor) -> Tensor:
     """A constant tensor (no grad) in `like`'s dtype."""
-    from .._tensor import _wrap
-
     return _wrap(np.asarray(array, dtype=like._data.dtype))
 
 
@@ -718,8 +717,6 @@ def _corner_values(input: Tensor, corner: _Corner) -> Tensor:
 def grid_sample_input_grad(grad: Tensor, input: Tensor, grid: Tensor, mode: str, padding_mode: str,
                            align_corners: bool) -> Tensor:
     """Each output's gradient spread back to the points it read, by their weights."""
-    from .. import zeros
-
     n, c = input.shape[:2]
     g = grad.reshape(n, c, -1)
     total = zeros((n, c, math.prod(input.shape[2:])), dtype=grad.dtype)

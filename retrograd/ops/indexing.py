@@ -19,11 +19,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from .. import _dtype as D
+from .._creation import zeros
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ..autograd import grad_mode
 from ..autograd.forward_ad import transforms as _transforms
+from .pointwise import where
 from .registry import apply, defop
-from .shape import alias_op, select, slice_op, unsqueeze
+from .shape import alias_op, cat, select, slice_op, unsqueeze
 
 # ============================================================================================
 # Advanced indexing: index, index_put
@@ -301,41 +303,28 @@ def zero_op(xp, x):
 
 def index_backward(grad: Tensor, shape: tuple, indices: tuple) -> Tensor:
     """The adjoint of indexing: grad added into zeros at the indexed places (duplicates add up)."""
-    from .. import zeros
-
     return index_put_op(zeros(shape, dtype=grad.dtype), grad, indices, True)
 
 
 def index_select_backward(grad: Tensor, shape: tuple, dim: int, index: np.ndarray) -> Tensor:
-    from .. import zeros
-
     return index_add_op(zeros(shape, dtype=grad.dtype), grad, dim, index, 1)
 
 
 def gather_backward(grad: Tensor, shape: tuple, dim: int, index: np.ndarray) -> Tensor:
-    from .. import zeros
-
     return scatter_add_op(zeros(shape, dtype=grad.dtype), grad, dim, index)
 
 
 def take_backward(grad: Tensor, shape: tuple, index: np.ndarray) -> Tensor:
-    from .. import zeros
-
     return put_op(zeros(shape, dtype=grad.dtype), grad, index, True)
 
 
 def masked_select_backward(grad: Tensor, shape: tuple, mask: np.ndarray) -> Tensor:
     """grad put back at the masked places of a zero tensor of the broadcast shape."""
-    from .. import zeros
-
     return masked_scatter_op(zeros(np.broadcast_shapes(shape, mask.shape), dtype=grad.dtype), grad, mask)
 
 
 def masked_scatter_source_grad(grad: Tensor, mask: np.ndarray, source_shape: tuple) -> Tensor:
     """The gradient at the masked places, in source's order, padded with zeros to source's size."""
-    from .. import zeros
-    from .shape import cat
-
     picked = masked_select_op(grad, mask)
     rest = int(np.prod(source_shape)) - picked._data.size
     return cat([picked, zeros(rest, dtype=grad.dtype)]).reshape(source_shape)
@@ -383,8 +372,6 @@ def _scatter_prod_backward(grad: Tensor, self: Tensor, src: Tensor, result: Tens
     zeros_per_place = scatter_add_op(self.new_zeros(self.shape), src_zero.to(self.dtype), dim, index)
     lone_zero = src_zero & (gather_op(zeros_per_place, dim, index) == 1)
     others = scatter_reduce_op(self, src.masked_fill(lone_zero, 1), dim, index, "prod", include_self)
-    from .pointwise import where
-
     grad_src = where(lone_zero, gather_op(grad * others, dim, index),
                      gather_op(grad * result, dim, index) / src.masked_fill(src_zero, 1))
     if grad_mode._state.enabled and (zeros_per_place._data > 1).any():
@@ -412,8 +399,6 @@ def scatter_reduce_tangent(self: Tensor, self_t: Tensor, src: Tensor, src_t: Ten
 
 def _prod_tangent(reduced, self: Tensor, self_t: Tensor, src: Tensor, src_t: Tensor) -> Tensor:
     """d(prod) = prod(nonzero factors) * (sum of t/x with no zero factor; the zero's t with one; 0 with more)."""
-    from .pointwise import where
-
     def split(x: Tensor, x_t: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
         zero = x == 0
         nonzero = x.masked_fill(zero, 1)

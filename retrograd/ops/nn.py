@@ -23,13 +23,15 @@ import numpy as np
 
 from .. import _creation
 from .. import _dtype as D
+from .._creation import zeros
 from .._tensor import Tensor, _wrap, _wrap_dim
+from .activation import logsigmoid
 from .conv import *  # noqa: F403 - the spatial kernels are this family's too (rows, helpers, public functions)
 from .conv import FUNCTIONAL_ONLY as _CONV_FUNCTIONAL
 from .conv import PUBLIC as _CONV_PUBLIC
 from .conv import avg_pool2d, avg_pool3d, constant_like, pad
 from .linalg import addmm, matmul
-from .pointwise import div_op, log, log1p, sigmoid, where
+from .pointwise import clamp_min, div_op, log, log1p, minimum, sigmoid, where, xlogy
 from .reduction import vector_norm_op
 from .registry import apply, defop
 
@@ -505,8 +507,6 @@ def nll_loss_grad(grad: Tensor, x: Tensor, target: np.ndarray, weight: np.ndarra
 
 def bce_input_grad(grad: Tensor | float, x: Tensor, t: Tensor, w: Tensor | None, reduction: str) -> Tensor:
     """(x - t) / max(x (1 - x), 1e-12) * w, torch's clamped slope."""
-    from .pointwise import clamp_min
-
     g = reduced_grad(grad, reduction, x.shape)
     d = (x - t) / clamp_min((1 - x) * x, 1e-12) * g
     return d * w if w is not None else d
@@ -545,8 +545,6 @@ def huber_slope(d: Tensor, delta: float) -> Tensor:
 
 def margin_coefficients(x: Tensor, target: np.ndarray, p: int, margin: float, weight: Tensor | None) -> Tensor:
     """d loss / d x of multi_margin_loss per sample: slope of each active hinge, minus their sum at the target."""
-    from .. import zeros
-
     cls = x.shape[-1]
     index = _wrap(target[..., None])
     terms = margin - x.gather(-1, index) + x
@@ -987,8 +985,6 @@ def rms_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | No
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Tensor | None = None) -> Tensor:
     """input / max(||input||_p, eps) along dim."""
-    from .pointwise import clamp_min
-
     denom = clamp_min(apply(norm_op, (input,), (float(p), (_wrap_dim(dim, input.ndim),), True)), eps)
     return input / denom.expand_as(input)
 
@@ -1280,8 +1276,6 @@ def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None, redu
                       UserWarning, stacklevel=2)
     elif reduction not in ("batchmean", "none", "sum"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
-    from .pointwise import xlogy
-
     loss = target.exp() * (target - input) if log_target else xlogy(target, target) - target * input
     if reduction == "batchmean":
         return loss.sum() / input.shape[0] if input.ndim else loss.sum()
@@ -1300,8 +1294,6 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | 
                                 size_average: bool | None = None, reduce: bool | None = None,
                                 reduction: str = "mean") -> Tensor:
     """Per-class logistic loss averaged over the classes (composed, as torch)."""
-    from .activation import logsigmoid
-
     reduction = _reduction(size_average, reduce, reduction)
     loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
     if weight is not None:
@@ -1338,8 +1330,6 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
                         size_average: bool | None = None, reduce: bool | None = None,
                         reduction: str = "mean") -> Tensor:
     """max(0, -y (x1 - x2) + margin)."""
-    from .pointwise import clamp_min
-
     reduction = _reduction(size_average, reduce, reduction)
     if not (input1.ndim == input2.ndim == target.ndim):
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
@@ -1350,8 +1340,6 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, size_average: bool | None = None,
                          reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """x where y = 1, max(0, margin - x) where y = -1."""
-    from .pointwise import clamp_min
-
     reduction = _reduction(size_average, reduce, reduction)
     zero = constant_like(0.0, input)
     margin_part = where(target != 1, clamp_min(margin - input, 0), zero)
@@ -1363,8 +1351,6 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
                           size_average: bool | None = None, reduce: bool | None = None,
                           reduction: str = "mean") -> Tensor:
     """1 - cos(x1, x2) where y = 1, max(0, cos(x1, x2) - margin) where y = -1."""
-    from .pointwise import clamp_min
-
     reduction = _reduction(size_average, reduce, reduction)
     dim = input1.ndim - 1
     prod = (input1 * input2).sum(dim)
@@ -1380,8 +1366,6 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
                         eps: float = 1e-6, swap: bool = False, size_average: bool | None = None,
                         reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """max(0, margin + d(a, p) - d(a, n)) with pairwise distances (d(p, n) if smaller and swap)."""
-    from .pointwise import clamp_min, minimum
-
     reduction = _reduction(size_average, reduce, reduction)
     d_pos = pairwise_distance(anchor, positive, p, eps)
     d_neg = pairwise_distance(anchor, negative, p, eps)

@@ -14,13 +14,14 @@ and the public function picks one.
 from __future__ import annotations
 
 import builtins
+import cmath
 import math
 from collections.abc import Callable
 
 import numpy as np
 
 from .. import _dtype as D
-from .._creation import zeros_like
+from .._creation import full, tensor, zeros_like
 from .._tensor import Tensor
 from .complex import conj, conj_physical, imag, real  # noqa: F401 - conj for the helpers; real/imag: Tensor.real
 from .registry import Op, apply, defop, linear_backward_op
@@ -1250,7 +1251,7 @@ logaddexp2 = _tensor_pair(logaddexp2_op, "logaddexp2")
 def where(condition: Tensor, input: Tensor | complex | None = None, other: Tensor | complex | None = None) -> Tensor:
     """Elements of input where condition holds, else of other; condition gets no gradient."""
     if input is None and other is None:
-        from .indexing import nonzero
+        from .indexing import nonzero  # indexing imports this family at its top
 
         return nonzero(condition, as_tuple=True)
     cond = condition._data if isinstance(condition, Tensor) else condition
@@ -1258,8 +1259,6 @@ def where(condition: Tensor, input: Tensor | complex | None = None, other: Tenso
         raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor with dtype "
                            f"{condition.dtype}")
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-        from .. import tensor
-
         input = tensor(D.number(input))  # a NumPy scalar gets a number's dtype (Note [operands])
     return apply(where_op, (input, other), (cond,))
 
@@ -1382,8 +1381,6 @@ def pow_exponent_backward(grad: Tensor, self: Tensor | complex, exponent: Tensor
     if self == 0:
         log_zero = builtins.complex(-math.inf, 0) if exponent.is_complex() else -math.inf
         return grad * where(nonnegative, 0.0, conj(result * log_zero))
-    import cmath
-
     complex_log = isinstance(self, builtins.complex) or result.is_complex()
     return grad * conj(result * (cmath.log(self) if complex_log else math.log(self)))
 
@@ -1465,27 +1462,14 @@ def _is_number(value: object) -> bool:
     return isinstance(value, (bool, int, float, builtins.complex, np.generic))
 
 
-def _binary_dtype(a: Tensor | complex, b: Tensor | complex) -> object:
-    dims, zeros, scalars = [], [], []
-    for v in (a, b):
-        if isinstance(v, Tensor):
-            (dims if v.ndim else zeros).append(v.dtype)
-        else:
-            scalars.append(D.scalar_dtype(v))
-    return D.result_type(dims, zeros, scalars)
-
-
 def _promoted(input: Tensor, *bounds: float | None) -> Tensor:
     """input cast to the dtype number bounds promote it to (clamp(int_tensor, 0.5) is float)."""
-    scalars = [D.scalar_dtype(b) for b in bounds if b is not None]
-    dtype = D.result_type([input.dtype] if input.ndim else [], [] if input.ndim else [input.dtype], scalars)
+    dtype = D.result_type(input, *bounds)
     return input if dtype is input.dtype else input.to(dtype)
 
 
 def _like(t: Tensor, value: complex) -> Tensor:
-    from .. import full
-
-    return full((), value, dtype=_binary_dtype(t, value))
+    return full((), value, dtype=D.result_type(t, value))
 
 
 def _legacy_name(t: Tensor) -> str:

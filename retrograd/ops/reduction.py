@@ -22,7 +22,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from .. import _dtype as D
+from .._creation import arange, ones_like, zeros
 from .._tensor import Tensor, _wrap_dim
+from .pointwise import conj, exp, isnan, logical_not, maximum, minimum, sgn, where
 from .registry import apply, defop
 
 # ============================================================================================
@@ -423,8 +425,6 @@ def evenly_distribute_reduced(grad: Tensor, self: Tensor, result: Tensor, dim: S
 
 def amaxamin_jvp(t: Tensor, self: Tensor, result: Tensor, dim: Sequence[int] | None, keepdim: bool) -> Tensor:
     """Tangent of amax/amin: each slice's mean tangent over its tied extremes."""
-    from .pointwise import where
-
     mask = self == restore_reduced_dims(result, dim, keepdim, self.ndim)
     dims = tuple(range(self.ndim)) if dim is None else dim
     return where(mask, t, 0.0).sum(dims, keepdim=keepdim) / mask.sum(dims, keepdim=keepdim)
@@ -433,8 +433,6 @@ def amaxamin_jvp(t: Tensor, self: Tensor, result: Tensor, dim: Sequence[int] | N
 def value_selecting_reduction_backward(grad: Tensor, dim: int, indices: Tensor, self_shape: tuple,
                                        keepdim: bool) -> Tensor:
     """max(dim)/median(dim)/sort/topk/...: each gradient goes to the selected index only."""
-    from .. import zeros
-
     if len(self_shape) == 0:
         return grad
     if not keepdim:
@@ -453,8 +451,6 @@ def gather_reduced(t: Tensor, dim: int, indices: Tensor, keepdim: bool) -> Tenso
 
 def cummaxmin_backward(grad: Tensor, self_shape: tuple, indices: Tensor, dim: int) -> Tensor:
     """cummax/cummin: every output's gradient goes to the element it copied (they add up)."""
-    from .. import zeros
-
     if len(self_shape) == 0:
         return grad
     return zeros(self_shape, dtype=grad.dtype).scatter_add(dim, indices, grad)
@@ -462,8 +458,6 @@ def cummaxmin_backward(grad: Tensor, self_shape: tuple, indices: Tensor, dim: in
 
 def reversed_cumsum(t: Tensor, dim: int) -> Tensor:
     """out[i] = sum of t[j] for j >= i along dim (the adjoint of cumsum)."""
-    from .. import arange
-
     if t.ndim == 0 or t.shape[dim] <= 1:
         return t
     backwards = arange(t.shape[dim] - 1, -1, -1)
@@ -482,8 +476,6 @@ def reversed_cumsum(t: Tensor, dim: int) -> Tensor:
 
 def cumprod_backward(grad: Tensor, self: Tensor, result: Tensor, dim: int) -> Tensor:
     """The gradient of cumprod along dim, exact with any number of zeros (Note [products with zeros])."""
-    from .pointwise import conj, where
-
     if self.ndim == 0 or self.shape[dim] <= 1:
         return grad
     zero = self == 0
@@ -503,8 +495,6 @@ def cumprod_backward(grad: Tensor, self: Tensor, result: Tensor, dim: int) -> Te
 def cumprod_jvp(t: Tensor, self: Tensor, result: Tensor, dim: int) -> Tensor:
     """Tangent of cumprod: result * cumsum(t / x) before the first zero; from the first zero on,
     only the zero's own tangent survives: cumprod of x with x_z replaced by t_z."""
-    from .pointwise import where
-
     if self.ndim == 0:
         return t
     zero = self == 0
@@ -517,9 +507,6 @@ def cumprod_jvp(t: Tensor, self: Tensor, result: Tensor, dim: int) -> Tensor:
 
 def prod_backward(grad: Tensor, self: Tensor, result: Tensor, dim: int | None, keepdim: bool) -> Tensor:
     """The gradient of prod (over everything when dim is None), zero-safe (Note [products with zeros])."""
-    from .. import arange
-    from .pointwise import conj, where
-
     if self.ndim == 0:
         return grad
     g = restore_reduced_dims(grad, dim, keepdim, self.ndim)
@@ -536,9 +523,6 @@ def prod_backward(grad: Tensor, self: Tensor, result: Tensor, dim: int | None, k
 
 def product_jvp(t: Tensor, self: Tensor, result: Tensor, dim: int | None, keepdim: bool) -> Tensor:
     """Tangent of prod: the tangent weighted by the product of the other elements."""
-    from .. import ones_like
-    from .pointwise import conj
-
     weights = conj(prod_backward(ones_like(result), self, result, dim, keepdim))
     return (weights * t).sum(tuple(range(self.ndim)) if dim is None else dim, keepdim=keepdim)
 
@@ -546,8 +530,6 @@ def product_jvp(t: Tensor, self: Tensor, result: Tensor, dim: int | None, keepdi
 def var_backward(grad: Tensor, self: Tensor, dim: Sequence[int] | None, correction: float, keepdim: bool) -> Tensor:
     """2 / (N - correction) * (x - mean) * grad; over everything with N <= correction, torch gives
     nan where x equals the mean and inf elsewhere."""
-    from .pointwise import where
-
     dof = reduced_numel(self.shape, dim) - correction
     if dim is None and dof <= 0:
         return grad * where(self == self.mean(), math.nan, math.inf)
@@ -558,8 +540,6 @@ def var_backward(grad: Tensor, self: Tensor, dim: Sequence[int] | None, correcti
 
 def var_jvp(t: Tensor, self: Tensor, dim: Sequence[int] | None, correction: float, keepdim: bool) -> Tensor:
     """Tangent of var: 2 / (N - correction) * sum(Re(conj(x - mean) * t))."""
-    from .pointwise import conj
-
     dof = reduced_numel(self.shape, dim) - correction
     centered = self - (self.mean() if dim is None else self.mean(dim, keepdim=True))
     dims = tuple(range(self.ndim)) if dim is None else dim
@@ -568,15 +548,11 @@ def var_jvp(t: Tensor, self: Tensor, dim: Sequence[int] | None, correction: floa
 
 def std_to_var_grad(grad: Tensor, std: Tensor) -> Tensor:
     """d std = d var / (2 std), and 0 where std is 0 (torch's subgradient)."""
-    from .pointwise import where
-
     return where(std == 0, 0.0, grad / (2 * std))
 
 
 def logsumexp_backward(grad: Tensor, self: Tensor, result: Tensor, dim: Sequence[int], keepdim: bool) -> Tensor:
     """grad * softmax(self) along dim, as exp(self - result)."""
-    from .pointwise import conj, exp
-
     ndim = self.ndim
     g = restore_reduced_dims(grad, dim, keepdim, ndim)
     return g * conj(exp(self - restore_reduced_dims(result, dim, keepdim, ndim)))
@@ -584,8 +560,6 @@ def logsumexp_backward(grad: Tensor, self: Tensor, result: Tensor, dim: Sequence
 
 def logsumexp_jvp(t: Tensor, self: Tensor, dim: Sequence[int], keepdim: bool) -> Tensor:
     """Tangent of logsumexp: the softmax-weighted mean of the tangent (NaN over an empty dim, as in torch)."""
-    from .pointwise import exp
-
     weights = exp(self - self.amax(dim, keepdim=True)) if self.numel() else exp(self)
     return (weights * t).sum(dim, keepdim=keepdim) / weights.sum(dim, keepdim=keepdim)
 
@@ -593,8 +567,6 @@ def logsumexp_jvp(t: Tensor, self: Tensor, dim: Sequence[int], keepdim: bool) ->
 def norm_backward(grad: Tensor, self: Tensor, result: Tensor, ord: float, dim: Sequence[int] | None,
                   keepdim: bool) -> Tensor:  # noqa: A002
     """Gradient of the vector p-norm, with torch's choices at 0 (gradient 0 where the norm is 0)."""
-    from .pointwise import sgn, where
-
     ndim = self.ndim
     g = restore_reduced_dims(grad, dim, keepdim, ndim)
     r = restore_reduced_dims(result, dim, keepdim, ndim)
@@ -619,8 +591,6 @@ def norm_backward(grad: Tensor, self: Tensor, result: Tensor, ord: float, dim: S
 def norm_jvp(t: Tensor, self: Tensor, result: Tensor, ord: float, dim: Sequence[int] | None,
              keepdim: bool) -> Tensor:  # noqa: A002
     """Tangent of the p-norm: Re(sum(conj(d norm / dx) * t)), from the VJP with a unit cotangent."""
-    from .pointwise import conj
-
     weights = norm_backward(result * 0 + 1, self, result, ord, dim, keepdim)
     return (conj(weights) * t).real.sum(tuple(range(self.ndim)) if dim is None else dim, keepdim=keepdim)
 
@@ -723,8 +693,6 @@ def nanmean(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool
     if input._data.dtype.kind not in "fc":
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype but got "
                            f"{D.scalar_type_name(input.dtype)}")
-    from .pointwise import isnan, logical_not
-
     count = sum(logical_not(isnan(input)), dim, keepdim)
     return nansum(input, dim, keepdim, dtype=dtype) / count
 
@@ -741,8 +709,6 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype:
 def _extreme(input: Tensor, dim: object, keepdim: bool, name: str, whole: object, along: object,
              result_type: type) -> Tensor | tuple:
     if isinstance(dim, Tensor) and dim.ndim > 0 or (dim is not None and not isinstance(dim, (int, Tensor))):
-        from .pointwise import maximum, minimum
-
         return (maximum if name == "max" else minimum)(input, dim)
     if dim is None:
         if input._data.size == 0:

@@ -18,7 +18,9 @@ import dis
 import functools
 import inspect
 import linecache
+import re
 import types
+import warnings
 import weakref
 from collections.abc import Callable, Iterable, Sequence
 
@@ -27,7 +29,6 @@ import numpy as np
 from .. import _creation
 from .. import _dtype as D
 from .._tensor import NO_VERSION_COUNTER, Tensor, _array_of, _wrap, _wrap_many  # noqa: F401 - _array_of: generated
-from .._tensor import _snapshot_saved_self as snapshot_saved_self
 from .._xp import namespace
 from ..autograd import forward_ad, grad_mode
 from ..autograd.graph import (
@@ -52,6 +53,9 @@ _new = object.__new__
 _grad_state = grad_mode._state
 _transforms = forward_ad.transforms
 
+
+_IDENTIFIER = re.compile(r"\b[A-Za-z_]\w*\b(?!\s*=(?!=))")  # not a keyword argument's name
+_STRING_LITERAL = re.compile(r"'[^']*'|\"[^\"]*\"")
 
 ENGINE_NODES = ("CopySlices", "CopyBackwards", "NotImplemented", "Error")
 
@@ -78,7 +82,7 @@ class Op:
         self.differentiable_outputs = None if differentiable_outputs is None else tuple(differentiable_outputs)
         self.is_view = is_view
         self.differentiable = tuple(n in self.vjp_src for n in self.inputs)
-        self.vjps: Callable | None = None  # the generated backward, made by finalize() once every op exists
+        self.vjps: Callable | None = None  # the generated backward, made by compile() on first use
         self.jvp = None
         self.numpy_function: Callable | None = None  # set by compile() (Note [one-call forwards])
         self.arity = 1 if self.variadic else len(self.inputs)  # how many leading arguments are tensor inputs
@@ -149,26 +153,43 @@ class Op:
         op = Op(name, self.forward, inputs, self.params, self.vjp_src, self.jvp_src, self.promote, node_name,
                 self.n_outputs, self.differentiable_outputs, self.is_view)
         OPS[name] = op
+        if _FORMULA_NAMESPACE:  # made after finalize(): compiles on first use as the others
+            op.defer_compile()
         return op
 
     @staticmethod
-    def _referenced_names(source: str) -> set[str]:
-        """Every identifier a formula reads (including inside comprehensions)."""
-        if not source.strip():
-            return set()
-        names: set[str] = set()
-        todo = [compile(source, "<rule>", "eval")]
-        while todo:
-            code = todo.pop()
-            names.update(code.co_names)
-            names.update(code.co_varnames)
-            names.update(code.co_freevars)
-            todo.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
-        return names
+    @functools.cache
+    def _referenced_names(source: str) -> frozenset[str]:
+        """Every identifier a formula reads (names, attributes, comprehension variables), read off its text,
+        string literals and keyword arguments' names left out: a regular expression costs a fraction of
+        compiling it, at import (Note [compiled on first use]). Python's keywords come along; they match no
+        input or param."""
+        return frozenset(_IDENTIFIER.findall(_STRING_LITERAL.sub("", source)))
 
-    def compile(self, namespace: dict) -> None:
+    def _first_run(self, args: tuple, params: tuple) -> Tensor | tuple:
+        """The entry point until the op's own is generated: compile, then run (Note [compiled on first use])."""
+        self.compile()
+        return self.run(args, params)
+
+    def _first_jvp(self, *args: object) -> object:
+        """The JVP until the op's own is generated: compile, then run it (Note [compiled on first use])."""
+        self.compile()
+        return self.jvp(*args)
+
+    def defer_compile(self) -> None:
+        """Point the row at stand-ins that compile it on first use (Note [compiled on first use])."""
+        if self.vjps is None:
+            self.jvp = self._first_jvp if self.jvp_src else None
+            if not self.variadic:
+                self.run = self._first_run
+
+    def compile(self) -> None:
         """Generate this op's backward: one function that unpacks exactly the saved values its
-        formulas read and evaluates each input's formula only when that input wants a gradient."""
+        formulas read and evaluates each input's formula only when that input wants a gradient;
+        then its JVP and its own entry point. Done once, on first use (Note [compiled on first use])."""
+        if self.vjps is not None:
+            return
+        namespace = _FORMULA_NAMESPACE
         used = set().union(*(self._referenced_names(src) for src in self.vjp_src.values()))
         lines = ["def backward(node, grads):", "    wanted = node._next_nodes"]
         if self.saves_inputs and self.variadic:
@@ -237,18 +258,19 @@ class Op:
         scope = dict(namespace, _fit=_fit, FREED_MESSAGE=FREED_MESSAGE, modified_message=modified_message,
                      DETACHED_MESSAGE=DETACHED_MESSAGE, AccumulateGrad=AccumulateGrad, _holds_array=_holds_array)
         exec("\n".join(lines), scope)  # noqa: S102 - generated from our own rule table
-        self.vjps = self.node_class.apply = scope["backward"]  # the node's apply(grads) is the generated backward
         self.jvp = self._compile_jvp(namespace) if self.jvp_src else None
         self.numpy_function = _numpy_function(self)
         if not self.variadic:
             self.run = _generate(f"run of {self.name}", self._run_source(), op=self, ZERO_NRS=(0,) * len(self.inputs),
                                  NUMPY_FUNCTION=self.numpy_function)
+        # last, as it marks the row compiled: another thread then finds every piece in place
+        self.vjps = self.node_class.apply = scope["backward"]  # the node's apply(grads) is the generated backward
 
     def _compile_jvp(self, namespace: dict) -> Callable:
         """Generate jvp(inputs, tangents, params, results) -> output tangent(s) from the `jvp=`
         formula; an input's tangent is None when it has none and becomes zeros only if read."""
         try:
-            used = self._referenced_names(self.jvp_src)
+            compile(self.jvp_src, "<rule>", "eval")
         except SyntaxError as e:
             error = e
 
@@ -256,6 +278,7 @@ class Op:
                 raise RuntimeError(f"the jvp formula of {self.name} does not compile: {error}")
 
             return broken
+        used = self._referenced_names(self.jvp_src)
         lines = ["def jvp(inputs, tangents, params, results):"]
         if self.variadic:
             name = self.inputs[0]
@@ -439,8 +462,11 @@ class OpNode(Node):
     _packed = False  # True in the classes of nodes whose saved tensors went through saved-tensor hooks
 
     def apply(self, grads: list) -> list:
-        """The op's generated backward; compile() installs it as each node class's own `apply`."""
-        return type(self).op.vjps(self, grads)
+        """The op's generated backward; compile() installs it as each node class's own `apply`, so this
+        runs only for the first node of an op not compiled yet (Note [compiled on first use])."""
+        op = type(self).op
+        op.compile()
+        return op.vjps(self, grads)
 
     def _unpack_saved(self) -> list:
         """The saved inputs for backward, with torch's errors for freed graphs, in-place changes since
@@ -740,13 +766,7 @@ def _arrays(op: Op, args: tuple) -> list:
                     break
             else:
                 return [a._data if isinstance(a, Tensor) else a for a in args]
-    dims, zeros, scalars = [], [], []
-    for a in args:
-        if isinstance(a, Tensor):
-            (dims if a._data.ndim else zeros).append(a.dtype)
-        elif a is not None:
-            scalars.append(D.scalar_dtype(a))
-    target = D.result_type(dims, zeros, scalars)
+    target = D.result_type(*args)
     if mode == "float" and target.category < 2:
         target = D.defaults.floating
     np_target = target.np
@@ -1073,6 +1093,20 @@ def _record(op: Op, inputs: Sequence, params: tuple, outs: tuple) -> None:
 _NOTHING: list = []  # shared by the nodes that save nothing (never mutated)
 
 
+def snapshot_saved_self(node: object, tensor: Tensor) -> None:
+    """If `node` saved `tensor` (about to be overwritten), keep a copy of its current value instead."""
+    saved = getattr(node, "_saved", None)
+    if not saved:
+        return
+    for i, s in enumerate(saved):
+        if s is tensor:
+            snap = _wrap(tensor._data.copy())
+            snap.grad_fn, snap._output_nr = tensor.grad_fn, tensor._output_nr
+            snap._requires_grad = tensor._requires_grad
+            snap._vc = [node._versions[i]]
+            saved[i] = snap
+
+
 # --------------------------------------------------------------------------------------------
 # Transforms: forward-mode AD, vmap and saved-tensor hooks
 # --------------------------------------------------------------------------------------------
@@ -1095,7 +1129,7 @@ def _transformed_apply(op: Op, args: tuple, params: tuple) -> Tensor | tuple:
     """apply() while a transform is in use (Note [transforms])."""
     state = _transforms
     if state.vmap:
-        from ..autograd import batched
+        from ..autograd import batched  # vmap's batching rules: loaded on vmap's first use
 
         out = batched.dispatch(op, args, params)
         if out is not NotImplemented:
@@ -1272,8 +1306,6 @@ def _pack_order(op: Op) -> list[tuple[str, int]]:
     the formulas, taken input by input (torch's generated code saves in that order)."""
     order = op.__dict__.get("_pack_order")
     if order is None:
-        import re
-
         text = " ".join(op.vjp_src[n] for n in op.inputs if n in op.vjp_src)
 
         def first(name: str) -> int:
@@ -1395,8 +1427,6 @@ def _write_out(result: Tensor, out: Tensor) -> None:
                            f"{D.scalar_type_name(odt)}")
     if out._data.shape != result._data.shape:
         if out._data.size:
-            import warnings
-
             warnings.warn(f"An output with one or more elements was resized since it had shape {list(out.shape)}, "
                           f"which does not match the required output shape {list(result.shape)}. This behavior is "
                           "deprecated, and in a future PyTorch release outputs will not be resized unless they have "
@@ -1447,7 +1477,19 @@ def linear_backward_op(name: str, params: Sequence[str]) -> Callable[[Callable],
                  self="zeros_like(grad)", jvp=call.format("grad_output_t"))
 
 
+# Note [compiled on first use]
+# A row's formulas, its JVP and its entry point are Python source generated from the row and compiled
+# (Op.compile). Compiling all 400 rows took most of `import retrograd`'s time, while a program runs a
+# few dozen ops, so finalize() only hands the rows the namespace formulas read (known once every family
+# is loaded, as formulas call each other) and points each row at stand-ins: its first call
+# (`Op._first_run`), its first node's backward (`OpNode.apply`) or its first tangent (`Op._first_jvp`)
+# compiles the row and replaces them, so every later use runs the generated code directly.
+
+_FORMULA_NAMESPACE: dict = {}
+
+
 def finalize(namespace: dict) -> None:
-    """Compile every formula once all ops exist (formulas call each other)."""
+    """Give every row the namespace its formulas read; each compiles on first use (Note [compiled on first use])."""
+    _FORMULA_NAMESPACE.update(namespace)
     for op in OPS.values():
-        op.compile(namespace)
+        op.defer_compile()

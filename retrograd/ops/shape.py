@@ -14,11 +14,11 @@ from typing import Any
 import numpy as np
 
 from .. import _dtype as D
-from .._creation import empty_strided
+from .._creation import empty_strided, zeros
 from .._memory_format import contiguous_format, is_laid_out, laid_out, memory_format
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ..autograd import grad_mode
-from ..autograd.forward_ad import only_levels
+from ..autograd.forward_ad import only_levels, set_tangent
 from ..autograd.graph import move_retains_grad
 from .registry import DEFAULT, IN_CUSTOM_FUNCTION, INFERENCE, MULTI_OUTPUT, NO_GRAD, Op, apply, defop
 from .registry import sum_to as _sum_to
@@ -547,7 +547,7 @@ def take_at(grad: Tensor, region: np.ndarray | _Replay) -> Tensor:
     """The part of grad (laid out like a base) that a view of the base sees: flat positions or a replay."""
     if isinstance(region, _Replay):
         return region(grad).clone(memory_format=contiguous_format)
-    from .indexing import take_op
+    from .indexing import take_op  # indexing builds on this family (imports it at its top)
 
     return take_op(grad, region)
 
@@ -558,7 +558,7 @@ def put_at(base: Tensor, src: Tensor, region: np.ndarray | _Replay) -> Tensor:
         out = region.copy(base)
         region(out).copy_(src)
         return out
-    from .indexing import put_op
+    from .indexing import put_op  # indexing builds on this family (imports it at its top)
 
     return put_op(base, src, region, False)
 
@@ -584,8 +584,6 @@ def _take_over(tensor: Tensor, fresh: Tensor) -> None:
         move_retains_grad(tensor, old_node, old_nr)
     tangents = None if fresh._extra is None else fresh._extra.get("fw_grad")
     if tangents:
-        from ..autograd.forward_ad import set_tangent
-
         for level, tangent in tangents.items():
             set_tangent(tensor, level, tangent)
 
@@ -788,8 +786,6 @@ def cast_to(t: Tensor, dtype: np.dtype) -> Tensor:
 def cat_backward(grad: Tensor, shapes: list, dim: int) -> list[Tensor]:
     """Each input's piece of grad, narrowed out as torch does (SliceBackward0 when differentiated again); 1-d
     empty inputs get fresh empty zeros (torch's rule, whether or not cat skipped them)."""
-    from .. import zeros
-
     pieces, offset = [], 0
     for s in shapes:
         if len(s) == 1 and s[0] == 0:
@@ -810,8 +806,7 @@ def repeat_backward(grad: Tensor, repeats: tuple, self_shape: tuple) -> Tensor:
 def as_strided_backward(grad: Tensor, geometry: _AsStrided) -> Tensor:
     """Add the gradient into the storage at the output's places, read it back at the input's
     (divided by how many input elements share a place, as torch does for overlapping inputs)."""
-    from .. import zeros
-    from .indexing import index_add_op, take_op
+    from .indexing import index_add_op, take_op  # indexing builds on this family (imports it at its top)
 
     if 0 in geometry.size:  # torch: fresh zeros in the input's shape, without history
         return zeros(geometry.source[0], dtype=grad.dtype)
@@ -824,8 +819,7 @@ def as_strided_backward(grad: Tensor, geometry: _AsStrided) -> Tensor:
 
 def as_strided_tangent(tangent: Tensor, geometry: _AsStrided) -> Tensor:
     """The input's tangent laid into the storage, read through the strided window."""
-    from .. import zeros
-    from .indexing import put_op, take_op
+    from .indexing import put_op, take_op  # indexing builds on this family (imports it at its top)
 
     storage = put_op(zeros(geometry.storage.numel, dtype=tangent.dtype), tangent, geometry.input_positions(), False)
     return take_op(storage, geometry.output_positions())
@@ -837,8 +831,7 @@ def erase_at(grad: Tensor, region: np.ndarray | _Replay) -> Tensor:
         out = region.copy(grad)
         region(out).zero_()
         return out
-    from .. import zeros
-    from .indexing import put_op
+    from .indexing import put_op  # indexing builds on this family (imports it at its top)
 
     return put_op(grad, zeros(region.shape, dtype=grad.dtype), region, False)
 
@@ -1486,7 +1479,7 @@ def repeat_interleave(input: Tensor, repeats: int | Tensor | None = None, dim: i
                            f"{counts.size} and input.size({d}) = {n}")
     if (counts < 0).any():
         raise RuntimeError("repeats can not be negative")
-    from .indexing import index_select
+    from .indexing import index_select  # indexing builds on this family (imports it at its top)
 
     return index_select(input, d, _wrap(np.repeat(np.arange(n, dtype=np.int64), counts)))
 
