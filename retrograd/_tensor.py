@@ -713,8 +713,9 @@ def _span(a: np.ndarray) -> tuple[int, int]:
 
 
 def _warn_scalar_of_grad(tensor: Tensor) -> None:
-    """torch's warning (once per process) for float()/complex() of a tensor that requires grad."""
-    if tensor._requires_grad:
+    """torch's warning (once per process) for float()/complex() of a tensor that requires grad, while grad mode
+    is on (LBFGS reads its closure's loss so under no_grad, silently)."""
+    if tensor._requires_grad and grad_mode._state.enabled:
         warn_once("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
                   "Consider using tensor.detach() first.", UserWarning, stacklevel=3)
 
