@@ -10,10 +10,10 @@ from typing import Any
 
 from . import _dtype
 from ._creation import (Generator, arange, as_tensor, default_generator, empty, empty_like, empty_strided, eye,
-                        from_numpy, full, full_like, initial_seed, linspace, logspace, manual_seed, normal, ones, ones_like, rand,
-                        rand_like, randint, randint_like, randn, randn_like, randperm, seed, tensor, zeros,
+                        from_numpy, full, full_like, get_rng_state, initial_seed, linspace, logspace, manual_seed, normal, ones, ones_like, rand,
+                        rand_like, randint, randint_like, randn, randn_like, randperm, seed, set_rng_state, tensor, zeros,
                         zeros_like)
-from ._dtype import (bool_ as bool, complex64, complex128, dtype, float16, float32, float64, get_default_dtype,  # noqa: A004
+from ._dtype import (bool_ as bool, complex64, complex128, dtype, finfo, iinfo, float16, float32, float64, get_default_dtype,  # noqa: A004
                      int8, int16, int32, int64, set_default_dtype, uint8)
 from ._legacy import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor,
                       LongTensor, ShortTensor)
@@ -30,6 +30,7 @@ from . import ops as _ops  # noqa: E402
 from . import linalg, nn  # noqa: E402
 from . import optim, testing, utils  # noqa: E402
 from . import func  # noqa: E402
+from . import random  # noqa: E402
 from . import _VF, _vmap_internals  # noqa: E402
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: E402
 from .func import vmap  # noqa: E402
@@ -143,7 +144,7 @@ def get_float32_matmul_precision() -> str:
 
 def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
     """Recorded only: every retrograd kernel is deterministic already."""
-    _flags["deterministic"] = bool(mode)
+    _flags["deterministic"] = _builtins.bool(mode)  # `bool` here is torch.bool
 
 
 def are_deterministic_algorithms_enabled() -> bool:

@@ -77,6 +77,40 @@ CPP_TYPE_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char
                   "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 
 
+class finfo:  # noqa: N801 - torch's name
+    """Machine limits of a floating dtype (of a complex dtype's real part): torch.finfo, values as Python floats."""
+
+    def __init__(self, type: dtype | None = None) -> None:  # noqa: A002 - torch's name
+        real = (type or defaults.floating).to_real()
+        if not real.is_floating_point:
+            raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
+                            "'torch.finfo'")
+        info = np.finfo(real.np)
+        self.bits, self.dtype = info.bits, real.name
+        self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
+        self.tiny = self.smallest_normal = float(info.smallest_normal)
+        self.resolution = 10.0 ** -info.precision
+
+    def __repr__(self) -> str:
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+                f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:  # noqa: N801 - torch's name
+    """Limits of an integer dtype: torch.iinfo, values as Python ints."""
+
+    def __init__(self, type: dtype) -> None:  # noqa: A002 - torch's name
+        if type is bool_:
+            raise TypeError("torch.bool is not supported by torch.iinfo")
+        if type.category != 1:
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to handle 'torch.iinfo'")
+        info = np.iinfo(type.np)
+        self.bits, self.dtype, self.min, self.max = info.bits, type.name, int(info.min), int(info.max)
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
+
+
 class _Defaults:
     """Process-wide default floating dtype (torch.set_default_dtype)."""
 

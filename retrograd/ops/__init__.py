@@ -61,9 +61,9 @@ def to(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         elif isinstance(a, Tensor):
             dtype = a.dtype
         elif isinstance(a, str) or a is None or type(a).__name__ == "device":
-            from .._tensor import device
+            from .._tensor import check_cpu
 
-            device(a or "cpu")
+            check_cpu(a or "cpu")
     if layout is not None and not _memory_format.is_laid_out(input._data, layout):
         return shape.cast(input, dtype or input.dtype, layout)
     if dtype is None or dtype is input.dtype:
@@ -133,6 +133,9 @@ _METHODS.update(
     view_as=lambda self, other: view(self, other.shape),
     reshape_as=lambda self, other: reshape(self, other.shape),
     cpu=lambda self, *a, **k: self,
+    cuda=lambda self, device=None, non_blocking=False, memory_format=None: _to_cuda(self),
+    pin_memory=lambda self, device=None: _pin_memory(self),
+    is_pinned=lambda self, device=None: False,
     new_tensor=lambda self, data, dtype=None, requires_grad=False: _creation().tensor(
         data, dtype=dtype or self.dtype, requires_grad=requires_grad),
     new_zeros=lambda self, *size, dtype=None, requires_grad=False: _creation().zeros(
@@ -144,6 +147,21 @@ _METHODS.update(
     new_empty=lambda self, *size, dtype=None, requires_grad=False: _creation().empty(
         *size, dtype=dtype or self.dtype, requires_grad=requires_grad),
 )
+
+
+def _to_cuda(tensor: Tensor) -> Tensor:
+    """Tensor.cuda(): torch's AssertionError on a build without CUDA, which retrograd is."""
+    from .._tensor import check_cpu
+
+    check_cpu("cuda")
+    return tensor
+
+
+def _pin_memory(tensor: Tensor) -> Tensor:
+    """Tensor.pin_memory(): pinned memory is an accelerator's, and torch refuses it where none is found."""
+    from .._tensor import ACCELERATOR_MISSING
+
+    raise RuntimeError(ACCELERATOR_MISSING)
 
 
 def _creation() -> Any:
