@@ -13,7 +13,7 @@ from ._creation import (Generator, arange, as_tensor, default_generator, empty, 
                         from_numpy, full, full_like, get_rng_state, initial_seed, linspace, logspace, manual_seed, normal, ones, ones_like, rand,
                         rand_like, randint, randint_like, randn, randn_like, randperm, seed, set_rng_state, tensor, zeros,
                         zeros_like)
-from ._dtype import (bool_ as bool, complex64, complex128, dtype, finfo, iinfo, float16, float32, float64, get_default_dtype,  # noqa: A004
+from ._dtype import (bfloat16, bool_ as bool, complex64, complex128, dtype, finfo, iinfo, float16, float32, float64, get_default_dtype,  # noqa: A004
                      int8, int16, int32, int64, set_default_dtype, uint8)
 from ._legacy import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor,
                       LongTensor, ShortTensor)

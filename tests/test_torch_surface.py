@@ -168,8 +168,10 @@ torch.manual_seed(1); torch.cuda.manual_seed_all(1); random.seed(1); np.random.s
 cudnn.benchmark = True
 torch.backends.cuda.matmul.allow_tf32 = True
 torch.set_float32_matmul_precision('high')
+dtype = 'bfloat16' if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else 'float16'  # nanoGPT's
+ptdtype = {'float32': torch.float32, 'bfloat16': torch.bfloat16, 'float16': torch.float16}[dtype]
 print(device, torch.cuda.device_count(), torch.backends.mps.is_available(), torch.__version__ >= '2.0',
-      torch.version.cuda, torch.get_float32_matmul_precision())
+      torch.version.cuda, torch.get_float32_matmul_precision(), ptdtype)
 """
 
 
@@ -179,7 +181,7 @@ def test_a_gpu_scripts_setup_block_runs_unchanged(tmp_path):
     outputs = [subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
                for command in ([sys.executable, str(script)], [sys.executable, "-m", "retrograd.run", str(script)])]
     assert [o.returncode for o in outputs] == [0, 0], outputs[1].stderr
-    assert outputs[0].stdout == outputs[1].stdout == "cpu 0 False True None high\n"
+    assert outputs[0].stdout == outputs[1].stdout == "cpu 0 False True None high torch.float16\n"
 
 
 def test_every_public_op_has_a_signature_and_a_docstring():
@@ -286,3 +288,21 @@ def test_a_wrong_rng_state_is_refused():
             lib.set_rng_state(lib.zeros(10, dtype=lib.uint8))
     with pytest.raises(RuntimeError, match=r"^Expected a retrograd generator state \(NumPy's PCG64\) of size 40 but "):
         retrograd.set_rng_state(retrograd.from_numpy(torch.get_rng_state().numpy()))  # torch's Mersenne Twister
+
+
+def test_bfloat16_is_a_name_a_script_can_use_and_a_tensor_of_it_is_refused_clearly():
+    """torch.bfloat16 exists with torch's attributes (nanoGPT puts it in a dict on every run); retrograd has no
+    bfloat16 tensors (Note [bfloat16]), so each way of making one says so."""
+    lib = retrograd
+    assert repr(lib.bfloat16) == repr(torch.bfloat16) == "torch.bfloat16"
+    for attr in ("is_floating_point", "is_complex", "is_signed", "itemsize"):
+        assert getattr(lib.bfloat16, attr) == getattr(torch.bfloat16, attr)
+    ptdtype = {"float32": lib.float32, "bfloat16": lib.bfloat16, "float16": lib.float16}["float16"]
+    assert ptdtype is lib.float16 and lib.bfloat16 != lib.float16
+    assert lib.nn.ReLU().bfloat16() is not None  # nothing to convert, as in torch
+    for make in (lambda: lib.ones(2, dtype=lib.bfloat16), lambda: lib.ones(2).bfloat16(),
+                 lambda: lib.ones(2).to(lib.bfloat16), lambda: lib.nn.Linear(2, 2).bfloat16(),
+                 lambda: lib.tensor([1.0], dtype=lib.bfloat16), lambda: lib.ones(2).sum(dtype=lib.bfloat16),
+                 lambda: lib.promote_types(lib.bfloat16, lib.float16), lambda: lib.set_default_dtype(lib.bfloat16)):
+        with pytest.raises(RuntimeError, match="^retrograd has no bfloat16 tensors: NumPy has no bfloat16 type"):
+            make()
