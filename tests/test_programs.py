@@ -1,7 +1,7 @@
 """Real-program idioms, run unchanged under torch and under `python -m retrograd.run` (tests/programs/): each
 program prints its losses step by step; both runs start from the same weights (the torch run writes its initial
-weights to WEIGHTS, the retrograd run loads them) and, where the program shuffles or samples its data, see the same
-batches (tests/programs/_draws.py replays torch's randperm/randint draws: the two generators differ), so the printed
+weights to WEIGHTS, the retrograd run loads them) and, where the program shuffles or samples its data or draws noise,
+the same draws (tests/programs/_draws.py replays torch's: the two generators differ), so the printed
 numbers must agree to float32 accuracy and every other word exactly."""
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import pytest
 PROGRAMS = Path(__file__).resolve().parent / "programs"
 NUMBER = re.compile(r"-?\d+\.\d+(?:e-?\d+)?")
 CASES = [("gpt.py",), ("gpt.py", "--manual-attention"), ("lstm_lm.py",), ("lbfgs_sine.py",), ("polynomial.py",),
-         ("infinite_sampler.py",), ("classifier.py",)]
-DRAWING = {"infinite_sampler.py", "classifier.py"}  # their batches come from torch's random draws
+         ("infinite_sampler.py",), ("classifier.py",), ("vae.py",)]
+DRAWING = {"infinite_sampler.py", "classifier.py", "vae.py"}  # their batches or noise come from torch's random draws
 
 
 def run(script_and_args: tuple[str, ...], weights: Path, through_retrograd: bool, cwd: Path) -> str:

@@ -1,15 +1,18 @@
 """Launcher for tests/test_programs.py: `python _draws.py record DRAWS script.py ARGS` runs a program under torch and
-writes the integers its randperm and randint calls drew (the draws that order and pick the data: DataLoader
-shuffling, samplers, random_split, batch offsets) to DRAWS; `python _draws.py replay DRAWS script.py ARGS` runs it
-under `retrograd.run`, each call answered with torch's draw in turn after checking that it asks for the same shape.
-retrograd's generator is NumPy's, not torch's Mersenne Twister, so only so do both runs see the same batches; the
-program itself runs unchanged."""
+writes what its random calls drew to DRAWS: randperm and randint, wherever called (the draws that order and pick
+the data: DataLoader shuffling, samplers, random_split, batch offsets), and the program's own torch.randn, rand,
+randn_like and rand_like (noise, a VAE's samples); `python _draws.py replay DRAWS script.py ARGS` runs it under
+`retrograd.run`, each call answered with torch's draw in turn after checking that it asks for the same shape.
+retrograd's generator is NumPy's, not torch's Mersenne Twister, so only so do both runs see the same numbers; the
+program itself runs unchanged. (Initial weights are shared by the programs' WEIGHTS files instead.)"""
 
 import functools
 import json
 import os
 import runpy
 import sys
+
+PATCHED = ("randperm", "randint", "randn", "rand", "randn_like", "rand_like")
 
 
 def record(path, script, args):
@@ -26,7 +29,8 @@ def record(path, script, args):
             return out
         return wrapper
 
-    torch.randperm, torch.randint = recording(torch.randperm), recording(torch.randint)
+    for name in PATCHED:
+        setattr(torch, name, recording(getattr(torch, name)))
     dataset_module.randperm = torch.randperm  # random_split calls its own imported name
     sys.argv = [script, *args]
     sys.path[0] = os.path.dirname(os.path.abspath(script))  # as `python script.py` sets it
@@ -55,8 +59,10 @@ def replay(path, script, args):
             return theirs
         return wrapper
 
-    creation.randperm, creation.randint = replaying(creation.randperm), replaying(creation.randint)
-    retrograd.randperm, retrograd.randint = creation.randperm, creation.randint
+    creation.randperm, creation.randint = replaying(creation.randperm), replaying(creation.randint)  # samplers' too
+    for name in PATCHED:
+        setattr(retrograd, name, getattr(creation, name) if name in ("randperm", "randint")
+                else replaying(getattr(retrograd, name)))
     sys.exit(run.main([script, *args]))
 
 
