@@ -18,6 +18,7 @@ from ._dtype import (bfloat16, bool_ as bool, complex64, complex128, dtype, finf
 from ._legacy import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor,
                       LongTensor, ShortTensor)
 from ._memory_format import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
+from . import _tensor
 from ._tensor import Size, Tensor, device
 from ._warn import is_warn_always_enabled, set_warn_always
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
@@ -129,6 +130,17 @@ def is_autocast_enabled(device_type: str | None = None) -> bool:
 
 
 _flags = {"matmul_precision": "highest", "deterministic": False}
+
+
+def set_default_device(device: Any) -> None:
+    """Tensors are made on the CPU, the only device retrograd has: a CPU (or None) is accepted; another device is
+    refused now, with the error a CPU-only torch gives at the first tensor made on it."""
+    if device is not None:
+        _tensor.check_cpu(device)
+
+
+def get_default_device() -> device:
+    return _tensor.CPU
 
 
 def set_float32_matmul_precision(precision: str) -> None:

@@ -115,11 +115,11 @@ class device:  # noqa: N801 - torch's name
     def __str__(self) -> str:
         return self.type if self.index is None else f"{self.type}:{self.index}"
 
-    def __eq__(self, other: object) -> bool:
-        return str(self) == str(other)
+    def __eq__(self, other: object) -> bool:  # a device equals a device only: torch.device('cpu') != 'cpu'
+        return isinstance(other, device) and self.type == other.type and self.index == other.index
 
     def __hash__(self) -> int:
-        return hash(str(self))
+        return hash((self.type, self.index))
 
 
 def check_cpu(where: object) -> None:

@@ -224,7 +224,10 @@ def test_finfo_and_iinfo_refuse_the_other_kind_in_torchs_words(expr):
 @pytest.mark.parametrize("expr", [
     "repr(lib.device('cuda:1'))", "str(lib.device('cuda:1'))", "lib.device('cuda').type", "lib.device('cuda:0').index",
     "repr(lib.device('cpu', 0))", "str(lib.device('mps'))",
-    "lib.device('cpu:0') == lib.device('cpu')", "lib.ones(2).is_pinned()", "lib.nn.ReLU().cuda() is not None",
+    "lib.device('cpu:0') == lib.device('cpu')", "lib.device('cuda') == 'cuda'", "lib.ones(1).device == 'cpu'",
+    "lib.ones(1).device == lib.device('cpu')", "{lib.device('cpu'): 1}.get(lib.device('cpu'))",
+    "repr(lib.get_default_device())", "lib.set_default_device('cpu')", "lib.set_default_device(None)",
+    "lib.ones(2).is_pinned()", "lib.nn.ReLU().cuda() is not None",
     "lib.zeros(2, device=lib.device('cpu')).tolist()", "lib.ones(2).to('cpu', non_blocking=True).tolist()",
 ])
 def test_devices_are_values_a_script_can_build_as_in_torch(expr):
@@ -237,7 +240,8 @@ def test_devices_are_values_a_script_can_build_as_in_torch(expr):
     ("lib.full((2,), 1.0, device='cuda')", AssertionError), ("lib.ones(2).to('cuda')", AssertionError),
     ("lib.ones(2).cuda()", AssertionError), ("lib.nn.Linear(2, 2).cuda()", AssertionError),
     ("lib.nn.Linear(2, 2).to(lib.device('cuda'))", AssertionError), ("lib.ones(2).pin_memory()", RuntimeError),
-    ("lib.device('tpu')", RuntimeError), ("lib.device(0)", RuntimeError), ("lib.ones(2, device='tpu:0')", RuntimeError),
+    ("lib.device('tpu')", RuntimeError), ("lib.set_default_device('tpu')", RuntimeError),
+    ("lib.device(0)", RuntimeError), ("lib.ones(2, device='tpu:0')", RuntimeError),
 ])
 def test_a_cuda_tensor_is_refused_as_a_cpu_only_torch_refuses_it(expr, error):
     messages = []
