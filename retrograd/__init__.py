@@ -10,14 +10,15 @@ from typing import Any
 
 from . import _dtype
 from ._creation import (Generator, arange, as_tensor, default_generator, empty, empty_like, empty_strided, eye,
-                        from_numpy, full, full_like, initial_seed, linspace, logspace, manual_seed, normal, ones, ones_like, rand,
-                        rand_like, randint, randint_like, randn, randn_like, randperm, seed, tensor, zeros,
+                        from_numpy, full, full_like, get_rng_state, initial_seed, linspace, logspace, manual_seed, normal, ones, ones_like, rand,
+                        rand_like, randint, randint_like, randn, randn_like, randperm, seed, set_rng_state, tensor, zeros,
                         zeros_like)
-from ._dtype import (bool_ as bool, complex64, complex128, dtype, float16, float32, float64, get_default_dtype,  # noqa: A004
+from ._dtype import (bfloat16, bool_ as bool, complex64, complex128, dtype, finfo, iinfo, float16, float32, float64, get_default_dtype,  # noqa: A004
                      int8, int16, int32, int64, set_default_dtype, uint8)
 from ._legacy import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor,
                       LongTensor, ShortTensor)
 from ._memory_format import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
+from . import _tensor
 from ._tensor import Size, Tensor, device
 from ._warn import is_warn_always_enabled, set_warn_always
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
@@ -123,6 +124,17 @@ def is_autocast_enabled(device_type: str | None = None) -> bool:
 _flags = {"matmul_precision": "highest", "deterministic": False}
 
 
+def set_default_device(device: Any) -> None:
+    """Tensors are made on the CPU, the only device retrograd has: a CPU (or None) is accepted; another device is
+    refused now, with the error a CPU-only torch gives at the first tensor made on it."""
+    if device is not None:
+        _tensor.check_cpu(device)
+
+
+def get_default_device() -> device:
+    return _tensor.CPU
+
+
 def set_float32_matmul_precision(precision: str) -> None:
     """Recorded for get_float32_matmul_precision; NumPy's float32 matmuls always use full precision."""
     if precision not in ("highest", "high", "medium"):
@@ -136,7 +148,7 @@ def get_float32_matmul_precision() -> str:
 
 def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
     """Recorded only: every retrograd kernel is deterministic already."""
-    _flags["deterministic"] = bool(mode)
+    _flags["deterministic"] = _builtins.bool(mode)  # `bool` here is torch.bool
 
 
 def are_deterministic_algorithms_enabled() -> bool:
@@ -151,7 +163,7 @@ def are_deterministic_algorithms_enabled() -> bool:
 # attributes. `import retrograd.nn`, `from retrograd import nn` and pickles naming their classes import
 # them as usual. Optional extras and new subsystems load this way too: never at `import retrograd`.
 _LAZY_SUBMODULES = {"_VF", "_vmap_internals", "accelerator", "amp", "backends", "cuda", "datasets", "func", "jit",
-                    "linalg", "nn", "onnx", "optim", "serialization", "testing", "utils", "version", "viz"}
+                    "linalg", "nn", "onnx", "optim", "random", "serialization", "testing", "utils", "version", "viz"}
 _LAZY_NAMES = {"autocast": "amp", "load": "serialization", "save": "serialization", "vmap": "func"}  # name: module
 
 

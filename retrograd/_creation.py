@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from . import _dtype as D
-from ._tensor import NO_VERSION_COUNTER, Tensor, _wrap
+from ._tensor import NO_VERSION_COUNTER, Tensor, _wrap, check_cpu
 from .autograd import grad_mode
 from .autograd.forward_ad import transforms
 
@@ -41,11 +41,34 @@ class Generator:
     def initial_seed(self) -> int:
         return self._seed
 
-    def get_state(self) -> dict:
-        return self._rng.bit_generator.state
+    def get_state(self) -> Tensor:
+        """The generator's state as a uint8 tensor, as torch gives it (Note [generator state])."""
+        state = self._rng.bit_generator.state
+        words = (state["state"]["state"], state["state"]["inc"], state["has_uint32"], state["uinteger"])
+        return _new(np.frombuffer(b"".join(w.to_bytes(n, "little") for w, n in zip(words, _STATE_FIELDS)),
+                                  np.uint8).copy())
 
-    def set_state(self, state: dict) -> None:
-        self._rng.bit_generator.state = state
+    def set_state(self, new_state: Tensor) -> Generator:
+        if not isinstance(new_state, Tensor) or new_state.dtype is not D.uint8:
+            raise TypeError("RNG state must be a torch.ByteTensor")
+        if new_state.numel() != sum(_STATE_FIELDS):
+            raise RuntimeError(f"Expected a retrograd generator state (NumPy's PCG64) of size {sum(_STATE_FIELDS)} "
+                               f"but found the input RNG state size to be {new_state.numel()}")
+        raw, words = new_state._data.tobytes(), []
+        for n in _STATE_FIELDS:
+            words.append(int.from_bytes(raw[:n], "little"))
+            raw = raw[n:]
+        self._rng.bit_generator.state = {"bit_generator": "PCG64", "state": {"state": words[0], "inc": words[1]},
+                                         "has_uint32": words[2], "uinteger": words[3]}
+        return self
+
+
+# Note [generator state]
+# torch's CPU generator is a Mersenne Twister whose state is 5056 bytes; retrograd's is NumPy's PCG64, so its
+# state is its own 40 bytes (128-bit state and increment, the cached half-word flag and value), in a uint8
+# tensor as torch's is: saved with a checkpoint and set back, it resumes the same stream. A state saved by
+# torch does not fit and is refused by its size, as torch refuses a state of the wrong size.
+_STATE_FIELDS = (16, 16, 4, 4)
 
 
 default_generator = Generator()
@@ -64,6 +87,15 @@ def seed() -> int:
 
 def initial_seed() -> int:
     return default_generator.initial_seed()
+
+
+def get_rng_state() -> Tensor:
+    """The default generator's state, a uint8 tensor (Note [generator state])."""
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state: Tensor) -> None:
+    default_generator.set_state(new_state)
 
 
 RANDOMNESS_ERROR = ("vmap: called random operation while in randomness error mode. Please either use the 'same' or "
@@ -91,7 +123,9 @@ def _new(data: np.ndarray) -> Tensor:
     return t
 
 
-def _finish(data: np.ndarray, requires_grad: bool) -> Tensor:
+def _finish(data: np.ndarray, requires_grad: bool, device: Any = None) -> Tensor:
+    if device is not None:
+        check_cpu(device)
     t = _new(data)
     if requires_grad:
         if data.dtype.kind not in "fc":
@@ -189,11 +223,13 @@ def tensor(data: Any, *, dtype: D.dtype | None = None, device: Any = None, requi
     arr = _infer(data, exact=dtype is not None)
     if dtype is not None:
         arr = arr.astype(_np_dtype(dtype))
-    return _finish(np.ascontiguousarray(arr) if arr.ndim else arr.reshape(()), requires_grad)
+    return _finish(np.ascontiguousarray(arr) if arr.ndim else arr.reshape(()), requires_grad, device)
 
 
 def as_tensor(data: Any, dtype: D.dtype | None = None, device: Any = None) -> Tensor:
     """Like tensor(), but shares memory with a tensor or NumPy array of the right dtype."""
+    if device is not None:
+        check_cpu(device)
     if isinstance(data, Tensor):
         return data if dtype is None or data.dtype is dtype else data.to(dtype)
     if isinstance(data, np.ndarray) and (dtype is None or data.dtype == _np_dtype(dtype)):
@@ -210,24 +246,24 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return _new(array)
 
 
-def _filled(fill: Any, size: Sequence, dtype: D.dtype | None, requires_grad: bool, default: D.dtype | None = None
-            ) -> Tensor:
-    return _finish(np.full(_shape(size), fill, dtype=_np_dtype(dtype, default)), requires_grad)
+def _filled(fill: Any, size: Sequence, dtype: D.dtype | None, requires_grad: bool, default: D.dtype | None = None,
+            device: Any = None) -> Tensor:
+    return _finish(np.full(_shape(size), fill, dtype=_np_dtype(dtype, default)), requires_grad, device)
 
 
 def zeros(*size: Any, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False,
           out: Any = None, layout: Any = None) -> Tensor:
-    return _finish(np.zeros(_shape(size), dtype=_np_dtype(dtype)), requires_grad)
+    return _finish(np.zeros(_shape(size), dtype=_np_dtype(dtype)), requires_grad, device)
 
 
 def ones(*size: Any, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False,
          out: Any = None, layout: Any = None) -> Tensor:
-    return _finish(np.ones(_shape(size), dtype=_np_dtype(dtype)), requires_grad)
+    return _finish(np.ones(_shape(size), dtype=_np_dtype(dtype)), requires_grad, device)
 
 
 def empty(*size: Any, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False,
           out: Any = None, layout: Any = None, memory_format: Any = None) -> Tensor:
-    return _finish(np.empty(_shape(size), dtype=_np_dtype(dtype)), requires_grad)
+    return _finish(np.empty(_shape(size), dtype=_np_dtype(dtype)), requires_grad, device)
 
 
 def empty_strided(size: Sequence[int], stride: Sequence[int], *, dtype: D.dtype | None = None, device: Any = None,
@@ -240,7 +276,7 @@ def empty_strided(size: Sequence[int], stride: Sequence[int], *, dtype: D.dtype 
     span = 1 + sum((n - 1) * s for n, s in zip(shape, stride)) if all(shape) else 0
     memory = np.empty(span, np_dtype)
     data = np.lib.stride_tricks.as_strided(memory, shape, tuple(s * np_dtype.itemsize for s in stride))
-    return _finish(data, requires_grad)
+    return _finish(data, requires_grad, device)
 
 
 def full(size: Sequence[int], fill_value: Any, *, dtype: D.dtype | None = None, device: Any = None,
@@ -249,12 +285,13 @@ def full(size: Sequence[int], fill_value: Any, *, dtype: D.dtype | None = None, 
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     default = D.scalar_dtype(fill_value) if dtype is None else None
-    return _filled(fill_value, (size,) if not isinstance(size, int) else (size,), dtype, requires_grad, default)
+    return _filled(fill_value, (size,) if not isinstance(size, int) else (size,), dtype, requires_grad, default,
+                   device)
 
 
 def eye(n: int, m: int | None = None, *, dtype: D.dtype | None = None, device: Any = None,
         requires_grad: bool = False) -> Tensor:
-    return _finish(np.eye(n, n if m is None else m, dtype=_np_dtype(dtype)), requires_grad)
+    return _finish(np.eye(n, n if m is None else m, dtype=_np_dtype(dtype)), requires_grad, device)
 
 
 def arange(start: float, end: float | None = None, step: float = 1, *, dtype: D.dtype | None = None,
@@ -267,29 +304,29 @@ def arange(start: float, end: float | None = None, step: float = 1, *, dtype: D.
         dtype = D.int64 if all(isinstance(v, int) for v in values) else D.defaults.floating
     n = max(int(np.ceil((values[1] - values[0]) / values[2])), 0)
     data = (values[0] + np.arange(n, dtype=np.float64 if dtype.category >= 2 else np.int64) * values[2])
-    return _finish(data.astype(_np_dtype(dtype)), requires_grad)
+    return _finish(data.astype(_np_dtype(dtype)), requires_grad, device)
 
 
 def linspace(start: float, end: float, steps: int, *, dtype: D.dtype | None = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:
-    return _finish(np.linspace(start, end, steps, dtype=np.float64).astype(_np_dtype(dtype)), requires_grad)
+    return _finish(np.linspace(start, end, steps, dtype=np.float64).astype(_np_dtype(dtype)), requires_grad, device)
 
 
 def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype: D.dtype | None = None,
              device: Any = None, requires_grad: bool = False) -> Tensor:
-    return _finish(np.logspace(start, end, steps, base=base).astype(_np_dtype(dtype)), requires_grad)
+    return _finish(np.logspace(start, end, steps, base=base).astype(_np_dtype(dtype)), requires_grad, device)
 
 
 def rand(*size: Any, generator: Generator | None = None, dtype: D.dtype | None = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
     """Uniform samples from [0, 1)."""
-    return _finish(_rng(generator).random(_shape(size)).astype(_np_dtype(dtype)), requires_grad)
+    return _finish(_rng(generator).random(_shape(size)).astype(_np_dtype(dtype)), requires_grad, device)
 
 
 def randn(*size: Any, generator: Generator | None = None, dtype: D.dtype | None = None, device: Any = None,
           requires_grad: bool = False) -> Tensor:
     """Standard normal samples."""
-    return _finish(_rng(generator).standard_normal(_shape(size)).astype(_np_dtype(dtype)), requires_grad)
+    return _finish(_rng(generator).standard_normal(_shape(size)).astype(_np_dtype(dtype)), requires_grad, device)
 
 
 def randint(low: int, high: int | Sequence[int] | None = None, size: Sequence[int] = (), *,
@@ -300,12 +337,12 @@ def randint(low: int, high: int | Sequence[int] | None = None, size: Sequence[in
     if high is None or isinstance(high, Sequence):
         low, high, size = 0, low, size if high is None else high
     data = _rng(generator).integers(low, high, size=_shape((size,)) if not isinstance(size, int) else (size,))
-    return _finish(data.astype(_np_dtype(dtype, D.int64)), requires_grad)
+    return _finish(data.astype(_np_dtype(dtype, D.int64)), requires_grad, device)
 
 
 def randperm(n: int, *, generator: Generator | None = None, dtype: D.dtype | None = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:
-    return _finish(_rng(generator).permutation(n).astype(_np_dtype(dtype, D.int64)), requires_grad)
+    return _finish(_rng(generator).permutation(n).astype(_np_dtype(dtype, D.int64)), requires_grad, device)
 
 
 def normal(mean: float | Tensor = 0.0, std: float | Tensor = 1.0, size: Sequence[int] | None = None, *,
@@ -320,7 +357,7 @@ def normal(mean: float | Tensor = 0.0, std: float | Tensor = 1.0, size: Sequence
 def _like(fn: Any) -> Any:
     def like(input: Tensor, *, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False,
              memory_format: Any = None, layout: Any = None) -> Tensor:
-        return fn(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+        return fn(input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
 
     like.__name__ = fn.__name__ + "_like"
     like.__doc__ = f"{fn.__name__}() with the shape (and by default the dtype) of `input`."
@@ -336,7 +373,7 @@ randn_like = _like(randn)
 
 def full_like(input: Tensor, fill_value: Any, *, dtype: D.dtype | None = None, device: Any = None,
               requires_grad: bool = False, memory_format: Any = None) -> Tensor:
-    return full(input.shape, fill_value, dtype=dtype or input.dtype, requires_grad=requires_grad)
+    return full(input.shape, fill_value, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
 
 
 def randint_like(input: Tensor, low: int, high: int | None = None, *, dtype: D.dtype | None = None,

@@ -52,14 +52,43 @@ float64 = dtype("float64", np.float64, 2)
 complex64 = dtype("complex64", np.complex64, 3)
 complex128 = dtype("complex128", np.complex128, 3)
 
+# Note [bfloat16]
+# torch.bfloat16 is a name a script may use without making a tensor of it (nanoGPT builds
+# {'float32': torch.float32, 'bfloat16': torch.bfloat16, 'float16': torch.float16} on every run), so it
+# exists as a dtype, with torch's attributes; making a tensor of it raises NO_BFLOAT16. Why none is
+# built: NumPy has no bfloat16. The ml_dtypes package (JAX's) gives it one that rounds to nearest even as
+# torch does, but its arrays are of kind 'V' (not 'f'), NumPy promotes them to float32 in matmul and
+# with a Python float, and it sums in bfloat16 where torch accumulates in float32: torch's numbers need
+# every op run in float32 and its result rounded at the one choke point (ops/registry.py), and each
+# view, in-place write and dtype check taught the new kind. That is a subsystem of its own, not built.
+NO_BFLOAT16 = ("retrograd has no bfloat16 tensors: NumPy has no bfloat16 type, and computing as torch does on one "
+               "(each op in float32, its result rounded to bfloat16) is not built; use float32 (or float16)")
+
+
+class _NamedOnly(dtype):
+    """A torch dtype retrograd can name and compare but not hold in a tensor (Note [bfloat16])."""
+
+    __slots__ = ("_refusal",)
+
+    def __init__(self, name: str, itemsize: int, category: int, refusal: str) -> None:
+        self.name, self.category, self.itemsize, self._refusal = name, category, itemsize, refusal
+        self.is_floating_point, self.is_complex, self.is_signed = category == 2, category == 3, True
+
+    @property
+    def np(self) -> np.dtype:  # every use that would make or convert an array asks here
+        raise RuntimeError(self._refusal)
+
+
+bfloat16 = _NamedOnly("bfloat16", 2, 2, NO_BFLOAT16)
+
 ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64, complex64, complex128)
 FROM_NUMPY: dict[np.dtype, dtype] = {d.np: d for d in ALL_DTYPES}
 ALIASES = {"half": float16, "float": float32, "double": float64, "short": int16, "int": int32,
            "long": int64, "cfloat": complex64, "cdouble": complex128}
 # How torch's error texts name element types: the ScalarType ("Float") and the C++ type ("float")
 SCALAR_TYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
-                     "float16": "Half", "float32": "Float", "float64": "Double", "complex64": "ComplexFloat",
-                     "complex128": "ComplexDouble"}
+                     "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
+                     "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
 
 
 def scalar_type_name(dt: dtype | np.dtype) -> str:
@@ -75,6 +104,40 @@ def tensor_type_name(dt: dtype | np.dtype) -> str:
 CPP_TYPE_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
                   "int32": "int", "int64": "long int", "float16": "c10::Half", "float32": "float", "float64": "double",
                   "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+
+
+class finfo:  # noqa: N801 - torch's name
+    """Machine limits of a floating dtype (of a complex dtype's real part): torch.finfo, values as Python floats."""
+
+    def __init__(self, type: dtype | None = None) -> None:  # noqa: A002 - torch's name
+        real = (type or defaults.floating).to_real()
+        if not real.is_floating_point:
+            raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
+                            "'torch.finfo'")
+        info = np.finfo(real.np)
+        self.bits, self.dtype = info.bits, real.name
+        self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
+        self.tiny = self.smallest_normal = float(info.smallest_normal)
+        self.resolution = 10.0 ** -info.precision
+
+    def __repr__(self) -> str:
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+                f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:  # noqa: N801 - torch's name
+    """Limits of an integer dtype: torch.iinfo, values as Python ints."""
+
+    def __init__(self, type: dtype) -> None:  # noqa: A002 - torch's name
+        if type is bool_:
+            raise TypeError("torch.bool is not supported by torch.iinfo")
+        if type.category != 1:
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to handle 'torch.iinfo'")
+        info = np.iinfo(type.np)
+        self.bits, self.dtype, self.min, self.max = info.bits, type.name, int(info.min), int(info.max)
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
 
 
 class _Defaults:
@@ -93,6 +156,8 @@ def get_default_dtype() -> dtype:
 
 def set_default_dtype(d: dtype) -> None:
     """Change the default floating dtype (float32 or float64, as torch allows)."""
+    if d is bfloat16:
+        raise RuntimeError(NO_BFLOAT16)
     if d not in (float16, float32, float64):
         raise TypeError("only floating-point types are supported as the default type")
     defaults.floating = d

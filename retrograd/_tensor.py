@@ -80,33 +80,53 @@ class Size(tuple):
         return n
 
 
+# torch's device types, in the order its error text lists them
+DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia", "xla",
+                "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
+
+
+ACCELERATOR_MISSING = "Cannot access accelerator device when none is available."
+
+
 class device:  # noqa: N801 - torch's name
-    """Where a tensor lives. retrograd computes on the CPU through NumPy."""
+    """Where a tensor lives. Any of torch's device types can be named (`torch.device('cuda:0')` is a value a
+    script may build and compare); retrograd's tensors live on the CPU only (check_cpu)."""
 
     __slots__ = ("type", "index")
 
     def __init__(self, type: str = "cpu", index: int | None = None) -> None:  # noqa: A002 - torch's name
         if isinstance(type, device):
             type, index = type.type, type.index  # noqa: A001
+        elif isinstance(type, int):  # an index alone names the current accelerator's device, and there is none
+            raise RuntimeError(ACCELERATOR_MISSING)
         name, _, idx = str(type).partition(":")
-        if name == "cuda":
-            raise AssertionError("Torch not compiled with CUDA enabled")  # torch's words on a CPU-only build
-        if name != "cpu":
-            raise RuntimeError(f"retrograd computes on the CPU only; device {type!r} is not available")
+        if name not in DEVICE_TYPES:
+            raise RuntimeError(f"Expected one of {', '.join(DEVICE_TYPES)} device type at start of device string: "
+                               f"{name}")
         self.type = name
         self.index = int(idx) if idx else index
 
     def __repr__(self) -> str:
-        return f"device(type='{self.type}')"
+        index = "" if self.index is None else f", index={self.index}"
+        return f"device(type='{self.type}'{index})"
 
     def __str__(self) -> str:
-        return self.type
+        return self.type if self.index is None else f"{self.type}:{self.index}"
 
-    def __eq__(self, other: object) -> bool:
-        return str(self) == str(other)
+    def __eq__(self, other: object) -> bool:  # a device equals a device only: torch.device('cpu') != 'cpu'
+        return isinstance(other, device) and self.type == other.type and self.index == other.index
 
     def __hash__(self) -> int:
-        return hash(self.type)
+        return hash((self.type, self.index))
+
+
+def check_cpu(where: object) -> None:
+    """Refuse a device other than the CPU for a tensor, as a CPU-only torch build does for CUDA."""
+    place = where if isinstance(where, device) else device(where)
+    if place.type == "cuda":
+        raise AssertionError("Torch not compiled with CUDA enabled")  # torch's words on a CPU-only build
+    if place.type != "cpu":
+        raise RuntimeError(f"retrograd computes on the CPU only; device {str(place)!r} is not available")
 
 
 CPU = device("cpu")
@@ -597,8 +617,9 @@ class Tensor:
         autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 def _warn_scalar_of_grad(tensor: Tensor) -> None:
-    """torch's warning (once per process) for float()/complex() of a tensor that requires grad."""
-    if tensor._requires_grad:
+    """torch's warning (once per process) for float()/complex() of a tensor that requires grad, while grad mode
+    is on (LBFGS reads its closure's loss so under no_grad, silently)."""
+    if tensor._requires_grad and grad_mode._state.enabled:
         warn_once("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
                   "Consider using tensor.detach() first.", UserWarning, stacklevel=3)
 

@@ -222,3 +222,17 @@ def test_distributed_sampler_shuffles_per_epoch_and_ranks_agree():
         Ours(range(12), 3, 3)
     with pytest.raises(RuntimeError, match="Requires distributed package to be available"):
         Ours(range(12))
+
+
+def test_pin_memory_warns_as_torch_without_an_accelerator_when_iteration_starts():
+    """torch warns once per iter() that pinned memory is not used where no accelerator is found, and loads as usual."""
+    caught = []
+    for lib_data, lib in ((tdata, torch), (rdata, retrograd)):
+        loader = lib_data.DataLoader(tensor_dataset(lib), batch_size=4, pin_memory=True)
+        assert loader.pin_memory is True
+        with pytest.warns(UserWarning) as record:
+            batches = iter(loader)
+        caught.append(([str(w.message) for w in record], [as_numpy(b) for b in batches]))
+    assert caught[0] == caught[1]
+    assert caught[0][0] == ["'pin_memory' argument is set as true but no accelerator is found, then device pinned "
+                            "memory won't be used."]

@@ -161,15 +161,19 @@ import warnings
 warnings.simplefilter("always")
 import {lib} as torch
 t = torch.tensor([1.0, 2.0], requires_grad=True)
+with torch.no_grad():
+    float(t[0])
 float(t[0]); float(t[1]); complex(t[0]); t[0].item(); int(t[1]); float(t[0].detach())
 """
 
 
 def test_float_of_a_tensor_that_requires_grad_warns_once_as_torch():
-    """torch warns once per process when float() or complex() drops a tensor's grad; item() and int() do not."""
+    """torch warns once per process when float() or complex() drops a tensor's grad with grad mode on (under
+    no_grad it does not, as LBFGS reads its closure's loss); item() and int() do not."""
     runs = [subprocess.run([sys.executable, "-c", SCALAR_OF_GRAD.format(lib=lib)], capture_output=True, text=True,
                            check=True).stderr for lib in ("torch", "retrograd")]
     assert [run.count("UserWarning: Converting a tensor with requires_grad=True to a scalar") for run in runs] == [1, 1]
+    assert [run.startswith("<string>:8: ") for run in runs] == [True, True]  # at line 8, after no_grad, not in it
 
 
 @pytest.mark.parametrize(("data", "dtype"), [

@@ -1,7 +1,8 @@
 """Real-program idioms, run unchanged under torch and under `python -m retrograd.run` (tests/programs/): each
 program prints its losses step by step; both runs start from the same weights (the torch run writes its initial
-weights to WEIGHTS, the retrograd run loads them), so the printed numbers must agree to float32 accuracy and every other
-word exactly."""
+weights to WEIGHTS, the retrograd run loads them) and, where the program shuffles or samples its data or draws noise,
+the same draws (tests/programs/_draws.py replays torch's: the two generators differ), so the printed
+numbers must agree to float32 accuracy and every other word exactly."""
 
 from __future__ import annotations
 
@@ -15,11 +16,17 @@ import pytest
 
 PROGRAMS = Path(__file__).resolve().parent / "programs"
 NUMBER = re.compile(r"-?\d+\.\d+(?:e-?\d+)?")
-CASES = [("gpt.py",), ("gpt.py", "--manual-attention"), ("lstm_lm.py",)]
+CASES = [("gpt.py",), ("gpt.py", "--manual-attention"), ("lstm_lm.py",), ("lbfgs_sine.py",), ("polynomial.py",),
+         ("infinite_sampler.py",), ("classifier.py",), ("vae.py",)]
+DRAWING = {"infinite_sampler.py", "classifier.py", "vae.py"}  # their batches or noise come from torch's random draws
 
 
 def run(script_and_args: tuple[str, ...], weights: Path, through_retrograd: bool, cwd: Path) -> str:
-    launcher = [sys.executable, "-m", "retrograd.run"] if through_retrograd else [sys.executable]
+    if script_and_args[0] in DRAWING:
+        mode = "replay" if through_retrograd else "record"
+        launcher = [sys.executable, str(PROGRAMS / "_draws.py"), mode, str(cwd / "draws.json")]
+    else:
+        launcher = [sys.executable, "-m", "retrograd.run"] if through_retrograd else [sys.executable]
     env = {**os.environ, "WEIGHTS": str(weights)}
     out = subprocess.run(launcher + [str(PROGRAMS / script_and_args[0]), *script_and_args[1:]], capture_output=True,
                          text=True, timeout=600, env=env, cwd=cwd)

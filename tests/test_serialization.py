@@ -506,3 +506,11 @@ def test_malformed_archives_are_refused():
         retrograd.load(io.BytesIO(squeezed.getvalue()))
     with pytest.raises(pickle.UnpicklingError, match="Unsupported operand 149"):
         retrograd.load(io.BytesIO(torch_zip({"archive/data.pkl": pickle.dumps([1], protocol=4)})))
+
+
+def test_the_bfloat16_dtype_as_a_value_crosses_both_ways():
+    """A config that names torch.bfloat16 (not a tensor of it) saves and loads across the libraries."""
+    theirs = retrograd.load(io.BytesIO(saved(torch, {"dtype": torch.bfloat16, "half": torch.float16})))
+    assert theirs == {"dtype": retrograd.bfloat16, "half": retrograd.float16}
+    ours = torch.load(io.BytesIO(saved(retrograd, {"dtype": retrograd.bfloat16})))
+    assert ours == {"dtype": torch.bfloat16}

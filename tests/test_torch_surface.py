@@ -168,8 +168,10 @@ torch.manual_seed(1); torch.cuda.manual_seed_all(1); random.seed(1); np.random.s
 cudnn.benchmark = True
 torch.backends.cuda.matmul.allow_tf32 = True
 torch.set_float32_matmul_precision('high')
+dtype = 'bfloat16' if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else 'float16'  # nanoGPT's
+ptdtype = {'float32': torch.float32, 'bfloat16': torch.bfloat16, 'float16': torch.float16}[dtype]
 print(device, torch.cuda.device_count(), torch.backends.mps.is_available(), torch.__version__ >= '2.0',
-      torch.version.cuda, torch.get_float32_matmul_precision())
+      torch.version.cuda, torch.get_float32_matmul_precision(), ptdtype)
 """
 
 
@@ -179,7 +181,7 @@ def test_a_gpu_scripts_setup_block_runs_unchanged(tmp_path):
     outputs = [subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
                for command in ([sys.executable, str(script)], [sys.executable, "-m", "retrograd.run", str(script)])]
     assert [o.returncode for o in outputs] == [0, 0], outputs[1].stderr
-    assert outputs[0].stdout == outputs[1].stdout == "cpu 0 False True None high\n"
+    assert outputs[0].stdout == outputs[1].stdout == "cpu 0 False True None high torch.float16\n"
 
 
 def test_every_public_op_has_a_signature_and_a_docstring():
@@ -193,3 +195,118 @@ def test_every_public_op_has_a_signature_and_a_docstring():
     assert str(inspect.signature(retrograd.atan2)).startswith("(input")
     doc = inspect.getdoc(retrograd.tanh)
     assert doc.startswith("tanh(input) -> Tensor") and "TanhBackward0" in doc and "tanh_backward(grad, result)" in doc
+
+
+@pytest.mark.parametrize("expr", [
+    "repr(lib.finfo(lib.float32))", "repr(lib.finfo(lib.float64))", "repr(lib.finfo(lib.float16))",
+    "repr(lib.finfo())", "repr(lib.finfo(lib.complex64))", "lib.finfo(lib.complex128).dtype",
+    "[getattr(lib.finfo(d), a) for d in (lib.float16, lib.float32, lib.float64) for a in "
+    "('bits', 'eps', 'max', 'min', 'tiny', 'smallest_normal', 'resolution', 'dtype')]",
+    "[(i.bits, i.min, i.max, i.dtype, repr(i)) for i in map(lib.iinfo, (lib.uint8, lib.int8, lib.int16, lib.int32, "
+    "lib.int64))]",
+    "lib.full((2,), lib.finfo(lib.float32).min).tolist()",
+])
+def test_finfo_and_iinfo_are_torchs(expr):
+    assert eval(expr, {"lib": retrograd}) == eval(expr, {"lib": torch})
+
+
+@pytest.mark.parametrize("expr", ["lib.finfo(lib.int32)", "lib.iinfo(lib.float32)", "lib.iinfo(lib.bool)",
+                                  "lib.iinfo(lib.complex64)"])
+def test_finfo_and_iinfo_refuse_the_other_kind_in_torchs_words(expr):
+    errors = []
+    for lib in LIBS:
+        with pytest.raises(TypeError) as e:
+            eval(expr, {"lib": lib})
+        errors.append(str(e.value))
+    assert errors[0] == errors[1]
+
+
+@pytest.mark.parametrize("expr", [
+    "repr(lib.device('cuda:1'))", "str(lib.device('cuda:1'))", "lib.device('cuda').type", "lib.device('cuda:0').index",
+    "repr(lib.device('cpu', 0))", "str(lib.device('mps'))",
+    "lib.device('cpu:0') == lib.device('cpu')", "lib.device('cuda') == 'cuda'", "lib.ones(1).device == 'cpu'",
+    "lib.ones(1).device == lib.device('cpu')", "{lib.device('cpu'): 1}.get(lib.device('cpu'))",
+    "repr(lib.get_default_device())", "lib.set_default_device('cpu')", "lib.set_default_device(None)",
+    "lib.ones(2).is_pinned()", "lib.nn.ReLU().cuda() is not None",
+    "lib.zeros(2, device=lib.device('cpu')).tolist()", "lib.ones(2).to('cpu', non_blocking=True).tolist()",
+])
+def test_devices_are_values_a_script_can_build_as_in_torch(expr):
+    assert eval(expr, {"lib": retrograd}) == eval(expr, {"lib": torch})
+
+
+@pytest.mark.parametrize(("expr", "error"), [
+    ("lib.ones(2, device='cuda')", AssertionError), ("lib.tensor([1.0], device='cuda:0')", AssertionError),
+    ("lib.zeros_like(lib.ones(2), device='cuda')", AssertionError), ("lib.arange(3, device=0)", RuntimeError),
+    ("lib.full((2,), 1.0, device='cuda')", AssertionError), ("lib.ones(2).to('cuda')", AssertionError),
+    ("lib.ones(2).cuda()", AssertionError), ("lib.nn.Linear(2, 2).cuda()", AssertionError),
+    ("lib.nn.Linear(2, 2).to(lib.device('cuda'))", AssertionError), ("lib.ones(2).pin_memory()", RuntimeError),
+    ("lib.device('tpu')", RuntimeError), ("lib.set_default_device('tpu')", RuntimeError),
+    ("lib.device(0)", RuntimeError), ("lib.ones(2, device='tpu:0')", RuntimeError),
+])
+def test_a_cuda_tensor_is_refused_as_a_cpu_only_torch_refuses_it(expr, error):
+    messages = []
+    for lib in LIBS:
+        with pytest.raises(error) as e:
+            eval(expr, {"lib": lib})
+        messages.append(str(e.value))
+    assert messages[0] == messages[1]
+
+
+def test_deterministic_algorithms_flag_reads_back():
+    for lib in LIBS:
+        lib.use_deterministic_algorithms(True)
+        assert lib.are_deterministic_algorithms_enabled() is True
+        lib.use_deterministic_algorithms(False)
+        assert lib.are_deterministic_algorithms_enabled() is False
+
+
+def test_rng_state_saved_and_set_back_replays_the_stream():
+    """torch.get_rng_state / set_rng_state, Generator.get_state / set_state and torch.random.fork_rng: a uint8
+    state that, set back, draws the same numbers again (each library its own stream)."""
+    for lib in LIBS:
+        lib.manual_seed(7)
+        state = lib.get_rng_state()
+        assert state.dtype is lib.uint8 and state.dim() == 1
+        first = lib.randn(4)
+        lib.set_rng_state(state)
+        assert lib.equal(lib.randn(4), first)
+        lib.set_rng_state(state)
+        with lib.random.fork_rng():
+            forked = lib.randn(4)
+        assert lib.equal(forked, first) and lib.equal(lib.randn(4), first)
+        with lib.random.fork_rng(enabled=False):
+            lib.randn(4)
+        assert not lib.equal(lib.randn(4), first)
+        g = lib.Generator().manual_seed(3)
+        g_state = g.get_state()
+        drawn = lib.rand(3, generator=g)
+        assert g.set_state(g_state) is g and lib.equal(lib.rand(3, generator=g), drawn)
+        assert lib.random.initial_seed() == 7
+
+
+def test_a_wrong_rng_state_is_refused():
+    for lib in LIBS:
+        with pytest.raises(TypeError, match="^RNG state must be a torch.ByteTensor$"):
+            lib.Generator().set_state(lib.zeros(5056))
+        with pytest.raises(RuntimeError, match="but found the input RNG state size to be 10$"):
+            lib.set_rng_state(lib.zeros(10, dtype=lib.uint8))
+    with pytest.raises(RuntimeError, match=r"^Expected a retrograd generator state \(NumPy's PCG64\) of size 40 but "):
+        retrograd.set_rng_state(retrograd.from_numpy(torch.get_rng_state().numpy()))  # torch's Mersenne Twister
+
+
+def test_bfloat16_is_a_name_a_script_can_use_and_a_tensor_of_it_is_refused_clearly():
+    """torch.bfloat16 exists with torch's attributes (nanoGPT puts it in a dict on every run); retrograd has no
+    bfloat16 tensors (Note [bfloat16]), so each way of making one says so."""
+    lib = retrograd
+    assert repr(lib.bfloat16) == repr(torch.bfloat16) == "torch.bfloat16"
+    for attr in ("is_floating_point", "is_complex", "is_signed", "itemsize"):
+        assert getattr(lib.bfloat16, attr) == getattr(torch.bfloat16, attr)
+    ptdtype = {"float32": lib.float32, "bfloat16": lib.bfloat16, "float16": lib.float16}["float16"]
+    assert ptdtype is lib.float16 and lib.bfloat16 != lib.float16
+    assert lib.nn.ReLU().bfloat16() is not None  # nothing to convert, as in torch
+    for make in (lambda: lib.ones(2, dtype=lib.bfloat16), lambda: lib.ones(2).bfloat16(),
+                 lambda: lib.ones(2).to(lib.bfloat16), lambda: lib.nn.Linear(2, 2).bfloat16(),
+                 lambda: lib.tensor([1.0], dtype=lib.bfloat16), lambda: lib.ones(2).sum(dtype=lib.bfloat16),
+                 lambda: lib.promote_types(lib.bfloat16, lib.float16), lambda: lib.set_default_dtype(lib.bfloat16)):
+        with pytest.raises(RuntimeError, match="^retrograd has no bfloat16 tensors: NumPy has no bfloat16 type"):
+            make()

@@ -20,8 +20,9 @@ from .._creation import _shape
 from .._legacy import TYPES as _TYPES
 from .._legacy import legacy_new as _legacy_new
 from .._legacy import tensortype as _tensortype
+from .._tensor import ACCELERATOR_MISSING as _ACCELERATOR_MISSING
 from .._tensor import Tensor
-from .._tensor import device as _device
+from .._tensor import check_cpu as _check_cpu
 from ..autograd.forward_ad import transforms as _transforms
 from ..autograd.grad_mode import _state as _grad_state
 from .registry import OPS, Op, apply, defop, finalize
@@ -68,7 +69,7 @@ def to(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         elif isinstance(a, Tensor):
             dtype = a.dtype
         elif isinstance(a, str) or a is None or type(a).__name__ == "device":
-            _device(a or "cpu")
+            _check_cpu(a or "cpu")
     if layout is not None and not _memory_format.is_laid_out(input._data, layout):
         return shape.cast(input, dtype or input.dtype, layout)
     if dtype is None or dtype is input.dtype:
@@ -127,13 +128,16 @@ _METHODS.update(
     swapaxes=swapaxes, swapdims=swapdims, t=t, take_along_dim=take_along_dim, tanh=tanh, to=to,
     transpose=transpose, true_divide=div, type_as=type_as, unbind=unbind, unflatten=unflatten,
     unsqueeze=unsqueeze, view=view, where=lambda self, condition, other: where(condition, self, other),
-    float=_cast(D.float32), double=_cast(D.float64), half=_cast(D.float16), long=_cast(D.int64),
-    int=_cast(D.int32), short=_cast(D.int16), bool=_cast(D.bool_), byte=_cast(D.uint8), char=_cast(D.int8),
-    cfloat=_cast(D.complex64), cdouble=_cast(D.complex128), type=_type, new=_new,
+    float=_cast(D.float32), double=_cast(D.float64), half=_cast(D.float16), bfloat16=_cast(D.bfloat16),
+    long=_cast(D.int64), int=_cast(D.int32), short=_cast(D.int16), bool=_cast(D.bool_), byte=_cast(D.uint8),
+    char=_cast(D.int8), cfloat=_cast(D.complex64), cdouble=_cast(D.complex128), type=_type, new=_new,
     narrow_slice=shape.narrow_slice,
     view_as=lambda self, other: view(self, other.shape),
     reshape_as=lambda self, other: reshape(self, other.shape),
     cpu=lambda self, *a, **k: self,
+    cuda=lambda self, device=None, non_blocking=False, memory_format=None: _to_cuda(self),
+    pin_memory=lambda self, device=None: _pin_memory(self),
+    is_pinned=lambda self, device=None: False,
     new_tensor=lambda self, data, dtype=None, requires_grad=False: _creation.tensor(
         data, dtype=dtype or self.dtype, requires_grad=requires_grad),
     new_zeros=lambda self, *size, dtype=None, requires_grad=False: _creation.zeros(
@@ -145,6 +149,17 @@ _METHODS.update(
     new_empty=lambda self, *size, dtype=None, requires_grad=False: _creation.empty(
         *size, dtype=dtype or self.dtype, requires_grad=requires_grad),
 )
+
+
+def _to_cuda(tensor: Tensor) -> Tensor:
+    """Tensor.cuda(): torch's AssertionError on a build without CUDA, which retrograd is."""
+    _check_cpu("cuda")
+    return tensor
+
+
+def _pin_memory(tensor: Tensor) -> Tensor:
+    """Tensor.pin_memory(): pinned memory is an accelerator's, and torch refuses it where none is found."""
+    raise RuntimeError(_ACCELERATOR_MISSING)
 
 
 _UFUNC_INPLACE = {"add": "add", "sub": "subtract", "subtract": "subtract", "mul": "multiply",

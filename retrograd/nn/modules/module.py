@@ -363,7 +363,7 @@ class Module:
     def to(self, *args: Any, **kwargs: Any) -> Module:
         """Cast floating-point parameters and buffers to a dtype (devices other than the CPU are refused)."""
         from ... import _dtype as D
-        from ..._tensor import device
+        from ..._tensor import check_cpu
 
         dtype = kwargs.get("dtype")
         for a in (*args, kwargs.get("device"), kwargs.get("tensor")):
@@ -372,7 +372,7 @@ class Module:
             elif isinstance(a, Tensor):
                 dtype = a.dtype
             elif a is not None:
-                device(a)
+                check_cpu(a)
         if dtype is None:
             return self
         if not (dtype.is_floating_point or dtype.is_complex):
@@ -395,11 +395,22 @@ class Module:
 
         return self._apply(lambda t: t.to(float16) if t.is_floating_point() else t)
 
+    def bfloat16(self) -> Module:
+        """Refused for a module with floating tensors: retrograd has no bfloat16 tensors (Note [bfloat16])."""
+        from ... import bfloat16
+
+        return self._apply(lambda t: t.to(bfloat16) if t.is_floating_point() else t)
+
     def type(self, dst_type: Any) -> Module:
         return self._apply(lambda t: t.to(dst_type))
 
     def cpu(self) -> Module:
         return self
+
+    def cuda(self, device: Any = None) -> Module:
+        """Each parameter and buffer to CUDA: torch's AssertionError on a build without CUDA (a module
+        without tensors comes back as it is, as in torch)."""
+        return self._apply(lambda t: t.cuda(device))
 
     def share_memory(self) -> Module:
         return self

@@ -8,6 +8,7 @@ numbers become tensors, and tuples, lists and dicts are collated field by field.
 from __future__ import annotations
 
 import collections.abc
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -95,6 +96,7 @@ class DataLoader:
                              "multiprocessing.")
         self.dataset = dataset
         self.num_workers = num_workers
+        self.pin_memory = pin_memory
         self.batch_size = batch_size
         self.drop_last = drop_last
         self.generator = generator
@@ -124,6 +126,12 @@ class DataLoader:
                                          else default_convert)
 
     def __iter__(self) -> Iterator[Any]:
+        if self.pin_memory:  # torch's words where no accelerator is found (always, here)
+            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned "
+                          "memory won't be used.", stacklevel=2)
+        return self._batches()
+
+    def _batches(self) -> Iterator[Any]:
         dataset = self.dataset
         if isinstance(dataset, IterableDataset):
             yield from self._iter_stream()
