@@ -27,7 +27,7 @@ from .ops import __all__ as _ops_all
 from .ops.selection import _unique, _unique2
 from . import autograd  # noqa: E402
 from . import ops as _ops  # noqa: E402
-from . import fft, linalg, nn  # noqa: E402
+from . import fft, linalg, nn, special  # noqa: E402
 from . import optim, testing, utils  # noqa: E402
 from . import func  # noqa: E402
 from . import _VF, _vmap_internals  # noqa: E402
