@@ -735,9 +735,9 @@ def special_multigammaln(input: Tensor, p: int) -> Tensor:
 
 def special_round(input: Tensor, *, decimals: int = 0) -> Tensor:
     """torch.special.round: round with decimals always given (RoundBackward1)."""
-    from .pointwise import round
+    from . import pointwise
 
-    return round(input, decimals=decimals)
+    return pointwise.round(input, decimals=decimals)
 
 
 def _unary(op, doc: str) -> Callable:
