@@ -68,6 +68,8 @@ OPS = [
     special("multigammaln", lambda rng: [Sample((positive(rng, 3, 4) + 2, 2), name="p2")]),
     *(special(n, samples_of(WIDE, *BESSEL_EDGES), differentiable=False, atol=1e-6)  # torch's own error: test_special
       for n in ("bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1")),
+    special("airy_ai", samples_of(WIDE, -20.0, -10.0, -5.0, 0.0, 2.08, 2.09, 50.0, np.inf), differentiable=False,
+            atol=5e-6),
     *(special(n, samples_of(WIDE, *BESSEL_EDGES), differentiable=False)
       for n in ("modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1",
                 "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "spherical_bessel_j0")),
