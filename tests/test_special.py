@@ -190,3 +190,21 @@ def test_names_and_methods() -> None:
         np.testing.assert_allclose(x.clone().i0_().numpy(), lib.i0(x).numpy())
         np.testing.assert_allclose(x.clone().sinc_().numpy(), x.sinc().numpy())
         np.testing.assert_allclose((x + 2).mvlgamma_(2).numpy(), (x + 2).mvlgamma(2).numpy())
+
+
+def test_sinc_of_complex_inputs() -> None:
+    """sinc is the one function here torch computes on complex tensors: value, conjugate Wirtinger gradient, JVP."""
+    a = np.array([0.3 + 0.4j, -1.2 + 0.7j, 0j])
+    weights = np.array([1 + 2j, 0.5 - 1j, 1j])
+    tangent = np.array([1 + 1j, 2, 0.5j])
+    results = []
+    for lib in (torch, retrograd):
+        z = lib.tensor(a, requires_grad=True)
+        y = lib.sinc(z)
+        (g,) = lib.autograd.grad((y * lib.tensor(weights)).real.sum(), z)
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            jvp = fw.unpack_dual(lib.sinc(fw.make_dual(lib.tensor(a), lib.tensor(tangent)))).tangent
+        results.append([y.detach().numpy(), g.numpy(), jvp.numpy()])
+    for ours, theirs in zip(results[1], results[0]):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-14)

@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor
+from .complex import conj
 from .pointwise import _EULER_GAMMA, _special, _special_pair, erfc, lgamma
 from .registry import OPS, apply, defop
 
@@ -151,8 +152,8 @@ def sinc_op(xp, x):
         return xp.where(x == 0, xp.ones((), x.dtype), xp.sin(pix) / pix).astype(x.dtype, copy=False)
 
 
-@defop("mvlgamma", params=("p",), promote="float", self="grad * mvlgamma_terms(self, p, digamma)",
-       jvp="self_t * mvlgamma_terms(self, p, digamma)")
+@defop("mvlgamma", params=("p",), promote="float", self="grad * mvlgamma_digamma(self, p)",
+       jvp="self_t * mvlgamma_digamma(self, p)")
 def mvlgamma_op(xp, x, p):
     shifts = xp.arange(p, dtype=x.dtype) / 2
     terms = lgamma.forward(xp, x[..., None] - shifts)
@@ -165,21 +166,16 @@ def sinc_backward(grad: Tensor, self: Tensor) -> Tensor:
 
     pix = self * math.pi
     square = self * self * math.pi
-    return where(square == 0, 0, grad * (pix * cos(pix) - sin(pix)) / conj_of(square))
+    return where(square == 0, 0, grad * conj(pix * cos(pix) - sin(pix)) / conj(square))
 
 
-def conj_of(x: Tensor) -> Tensor:
-    from .complex import conj
-
-    return conj(x)
-
-
-def mvlgamma_terms(self: Tensor, p: int, fn: Callable) -> Tensor:
-    """sum_j fn(self - j / 2) over j < p (the derivative of mvlgamma with fn = digamma)."""
+def mvlgamma_digamma(self: Tensor, p: int) -> Tensor:
+    """sum_j digamma(self - j / 2) over j < p: the derivative of mvlgamma."""
     from .._creation import arange
+    from .pointwise import digamma
 
     shifts = arange(p, dtype=self.dtype) / 2
-    return fn(self.unsqueeze(-1) - shifts).sum(-1)
+    return digamma(self.unsqueeze(-1) - shifts).sum(-1)
 
 
 # ============================================================================================
