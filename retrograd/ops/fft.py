@@ -195,29 +195,30 @@ def _c2r_shape_and_dims(name: str, x: Tensor, s: Sequence[int] | None, dim: Sequ
     return shape, dims, last_dim_size
 
 
-def _c2c(name: str, x: Tensor, n: int | None, dim: int, norm: str | None, forward: bool) -> Tensor:
+def _one_dim(x: Tensor, n: int | None, dim: int) -> tuple[Tensor, int]:
+    """The input of a 1-D transform resized to n points along dim, and the wrapped dim."""
     d = _wrap(dim, x.ndim)
     if n is not None:
         _check_points(n)
         x = _resize(x, [d], [n])
     _check_points(x.shape[d])
+    return x, d
+
+
+def _c2c(x: Tensor, n: int | None, dim: int, norm: str | None, forward: bool) -> Tensor:
+    x, d = _one_dim(x, n, dim)
     return apply(fft_c2c_op, (x,), ((d,), _normalization(norm, forward), forward))
 
 
 def _r2c(name: str, x: Tensor, n: int | None, dim: int, norm: str | None, forward: bool, onesided: bool) -> Tensor:
     if x.is_complex():
         raise RuntimeError(f"{name} expects a real input tensor, but got {D.scalar_type_name(x.dtype)}")
-    x = _promote(x)
-    d = _wrap(dim, x.ndim)
-    if n is not None:
-        _check_points(n)
-        x = _resize(x, [d], [n])
-    _check_points(x.shape[d])
+    x, d = _one_dim(_promote(x), n, dim)
     out = apply(fft_r2c_op, (x,), ((d,), _normalization(norm, forward), onesided))
     return out if forward else conj(out)
 
 
-def _c2r(name: str, x: Tensor, n: int | None, dim: int, norm: str | None, forward: bool) -> Tensor:
+def _c2r(x: Tensor, n: int | None, dim: int, norm: str | None, forward: bool) -> Tensor:
     x = _promote(x, require_complex=True)
     d = _wrap(dim, x.ndim)
     if n is None:
@@ -239,14 +240,14 @@ def _c2r(name: str, x: Tensor, n: int | None, dim: int, norm: str | None, forwar
 def fft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """The 1-D discrete Fourier transform; a real input gives the full complex spectrum."""
     if input.is_complex():
-        return _c2c("fft", input, n, dim, norm, True)
+        return _c2c(input, n, dim, norm, True)
     return _r2c("fft", input, n, dim, norm, True, False)
 
 
 def ifft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """The 1-D inverse discrete Fourier transform."""
     if input.is_complex():
-        return _c2c("ifft", input, n, dim, norm, False)
+        return _c2c(input, n, dim, norm, False)
     return _r2c("ifft", input, n, dim, norm, False, False)
 
 
@@ -257,12 +258,12 @@ def rfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = 
 
 def irfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """The inverse of rfft: a real signal of n points (default 2 * (m - 1)) from one-sided frequencies."""
-    return _c2r("irfft", input, n, dim, norm, False)
+    return _c2r(input, n, dim, norm, False)
 
 
 def hfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """The transform of a Hermitian-symmetric signal given by its one-sided half: a real spectrum."""
-    return _c2r("hfft", input, n, dim, norm, True)
+    return _c2r(input, n, dim, norm, True)
 
 
 def ihfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
