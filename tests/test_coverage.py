@@ -20,7 +20,7 @@ def covered_names() -> set[str]:
 
 def public_ops() -> set[str]:
     ops = retrograd.ops
-    return set(ops.__all__) | set(ops.FUNCTIONAL) | set(ops.LINALG)
+    return set(ops.__all__) | set(ops.FUNCTIONAL) | set(ops.LINALG) | set(ops.FFT) | set(ops.SPECIAL)
 
 
 def test_every_public_op_has_a_row() -> None:

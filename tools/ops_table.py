@@ -17,18 +17,21 @@ README = Path(__file__).resolve().parent.parent / "README.md"
 TITLES = {"pointwise": "Pointwise", "activation": "Activations", "complex": "Complex", "reduction": "Reductions",
           "selection": "Selection and sorting", "shape": "Shape and views", "indexing": "Indexing",
           "linalg": "Linear algebra", "nn": "Neural-network kernels and losses", "conv": "Convolution and pooling",
-          "random": "Random sampling"}
+          "random": "Random sampling", "fft": "Fourier transforms", "special": "Special functions"}
+SUBMODULES = ("LINALG", "FFT", "SPECIAL")  # each family's lists of names in torch.linalg, torch.fft, torch.special
 
 
 def block() -> str:
     """One line per family: the public names it defines (retrograd.X, nn.functional.X, linalg.X)."""
     lines = [BEGIN, "", f"{len(ops.OPS)} rows in the rule table; public names by family "
-             "(`F.` = `retrograd.nn.functional`, `linalg.` = `retrograd.linalg`):", ""]
+             "(`F.` = `retrograd.nn.functional`, `linalg.` = `retrograd.linalg`, `fft.` = `retrograd.fft`, "
+             "`special.` = `retrograd.special`):", ""]
     for module in ops._modules:
         family = module.__name__.rsplit(".", 1)[-1]
         names = sorted(set(getattr(module, "__all__", ())))
         names += [f"F.{n}" for n in sorted(set(getattr(module, "FUNCTIONAL", ()))) if n not in names]
-        names += [f"linalg.{n}" for n in sorted(set(getattr(module, "LINALG", ())))]
+        for submodule in SUBMODULES:
+            names += [f"{submodule.lower()}.{n}" for n in sorted(set(getattr(module, submodule, ())))]
         if names:
             lines.append(f"- **{TITLES.get(family, family)}**: " + ", ".join(f"`{n}`" for n in names))
     lines += ["", END]

@@ -29,7 +29,7 @@ from .registry import OPS, Op, apply, defop, finalize
 from .registry import operand as _operand
 
 FAMILIES = ("pointwise", "activation", "complex", "reduction", "selection", "shape", "indexing", "linalg", "nn",
-            "random")
+            "random", "fft", "special")
 _modules = []
 for _family in FAMILIES:
     try:
@@ -474,3 +474,5 @@ __all__ = [n for n, v in list(globals().items()) if not n.startswith("_") and no
                          "FAMILIES", "importlib", "types")]
 FUNCTIONAL = [n for m in _modules for n in getattr(m, "FUNCTIONAL", ())]  # names torch.nn.functional has
 LINALG = [n for m in _modules for n in getattr(m, "LINALG", ())]  # names torch.linalg has
+FFT = [n for m in _modules for n in getattr(m, "FFT", ())]  # names torch.fft has
+SPECIAL = [n for m in _modules for n in getattr(m, "SPECIAL", ())]  # names torch.special has

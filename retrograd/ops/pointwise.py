@@ -1035,9 +1035,9 @@ def isclose_op(xp, a, b, rtol, atol, equal_nan):
 # ============================================================================================
 
 
-def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001 - torch's name
-    """Round half to even, to `decimals` places (RoundBackward1 when decimals is given)."""
-    if decimals == 0:
+def round(input: Tensor, *, decimals: int | None = None) -> Tensor:  # noqa: A001 - torch's name
+    """Round half to even, to `decimals` places (RoundBackward1 when decimals is given, 0 included)."""
+    if decimals is None:
         return apply(round_half_even, (input,))
     return apply(round_decimals, (input,), (decimals,))
 

@@ -120,7 +120,9 @@ def clone_op(xp, x, memory_format):
     return x.copy() if memory_format is None else laid_out(x, memory_format)
 
 
-@defop("_to_copy", node="ToCopyBackward0", params=("dtype", "memory_format"), self="cast_to(grad, self_dtype)",
+# torch's _to_copy_backward: a complex gradient of a real input is its real part (no ComplexWarning)
+@defop("_to_copy", node="ToCopyBackward0", params=("dtype", "memory_format"),
+       self="cast_to(real(grad) if self_dtype.kind != 'c' else grad, self_dtype)",
        jvp="cast_to(self_t, dtype)")
 def to_copy(xp, x, dtype, memory_format):
     out = x.astype(dtype)

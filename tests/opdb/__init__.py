@@ -71,7 +71,7 @@ class OpInfo:
 
 
 FAMILIES = ("pointwise", "activation", "complex", "reduction", "selection", "shape", "indexing", "linalg", "nn",
-            "random")
+            "random", "fft", "special")
 
 
 def all_ops() -> list[OpInfo]:
