@@ -31,7 +31,7 @@ from .conv import avg_pool2d, avg_pool3d, constant_like, pad
 from .linalg import addmm, matmul
 from .pointwise import div_op, log, log1p, sigmoid, where
 from .reduction import vector_norm_op
-from .registry import apply, defop
+from .registry import apply, defop, sum_to
 
 
 class NormAxes(NamedTuple):
@@ -95,10 +95,9 @@ def log_softmax_backward_data(xp, g, r, dim):
 
 @defop("native_layer_norm", node="NativeLayerNormBackward0", inputs=("input", "weight", "bias"),
        params=("axes", "eps"),
-       input="norm_input_grad(grad, input, weight, axes, eps)",
-       weight="sum_to(grad * standardized(input, axes, eps)[0].reshape(input.shape), axes.affine)"
-              ".reshape(axes.params)",
-       bias="sum_to(grad, axes.affine).reshape(axes.params)",
+       input="norm_grads(grad, input, weight, axes, eps)[0]",
+       weight="norm_grads(grad, input, weight, axes, eps)[1]",
+       bias="norm_grads(grad, input, weight, axes, eps)[2]",
        jvp="standardize_jvp(input_t, weight_t, bias_t, input, weight, axes, eps)")
 def native_norm_op(xp, x, w, b, axes, eps):
     """Standardise over axes.dims of x seen as axes.layout, then scale and shift (layer/group/batch norm)."""
@@ -442,11 +441,26 @@ def _through_statistics(t: Tensor, xhat: Tensor, axes: NormAxes) -> Tensor:
     return t - t.mean(axes.dims, keepdim=True) - xhat * (t * xhat).mean(axes.dims, keepdim=True)
 
 
-def norm_input_grad(grad: Tensor, input: Tensor, weight: Tensor | None, axes: NormAxes, eps: float) -> Tensor:
-    """invstd * (g' - mean(g') - xhat * mean(g' * xhat)), g' = grad * weight (batch statistics)."""
+def norm_grads(grad: Tensor, input: Tensor, weight: Tensor | None, axes: NormAxes,
+               eps: float) -> tuple[Tensor, Tensor, Tensor]:
+    """(input, weight, bias) gradients of a normalisation, from one standardisation (Note [shared gradient
+    calls]): sum(grad * xhat) and sum(grad) over the affine dims, and the input's invstd * (g' - mean(g') -
+    xhat * mean(g' * xhat)), g' = grad * weight. Where the statistics are taken over the same elements as those
+    sums (batch norm), the two means are those sums over their count, so they are not taken again."""
     xhat, invstd = standardized(input, axes, eps)
-    g = grad if weight is None else grad * weight.reshape(axes.affine)
-    return (_through_statistics(g.reshape(axes.layout), xhat, axes) * invstd).reshape(input.shape)
+    flat_xhat = xhat.reshape(input.shape)
+    weight_grad = sum_to(grad * flat_xhat, axes.affine)
+    bias_grad = sum_to(grad, axes.affine)
+    w = None if weight is None else weight.reshape(axes.affine)
+    if axes.frozen is None and axes.layout == tuple(input.shape) and \
+            tuple(i for i, n in enumerate(axes.affine) if n == 1) == tuple(axes.dims):
+        count = math.prod(input.shape[i] for i in axes.dims)
+        scale = invstd if w is None else invstd * w
+        input_grad = (grad - bias_grad / count - flat_xhat * (weight_grad / count)) * scale
+    else:
+        g = grad if w is None else grad * w
+        input_grad = (_through_statistics(g.reshape(axes.layout), xhat, axes) * invstd).reshape(input.shape)
+    return input_grad, weight_grad.reshape(axes.params), bias_grad.reshape(axes.params)
 
 
 def standardize_jvp(input_t: Tensor, weight_t: Tensor | None, bias_t: Tensor | None, input: Tensor,
