@@ -37,13 +37,16 @@ from .registry import apply, defop, sum_to
 class NormAxes(NamedTuple):
     """How a normalisation standardises: statistics over `dims` of the input seen as `layout`; weight and
     bias (of shape `params`) broadcast as `affine`; `frozen` = (mean, var) arrays in the layout to use
-    instead of the input's statistics (batch norm in eval mode)."""
+    instead of the input's statistics (batch norm in eval mode); `moments` = the input's own (mean, biased
+    var), when the caller has taken them already (batch norm's running statistics), so the forward does not
+    take them again."""
 
     layout: tuple[int, ...]
     dims: tuple[int, ...]
     affine: tuple[int, ...]
     params: tuple[int, ...]
     frozen: tuple | None = None
+    moments: tuple | None = None
 
 
 # ============================================================================================
@@ -102,17 +105,34 @@ def log_softmax_backward_data(xp, g, r, dim):
 def native_norm_op(xp, x, w, b, axes, eps):
     """Standardise over axes.dims of x seen as axes.layout, then scale and shift (layer/group/batch norm)."""
     xs = x.reshape(axes.layout)
-    if axes.frozen is None:
-        mean = xs.mean(axis=axes.dims, keepdims=True)
-        var = xs.var(axis=axes.dims, keepdims=True)
-    else:
-        mean, var = axes.frozen
-    y = ((xs - mean) / xp.sqrt(var + eps)).reshape(x.shape)
+    mean, var = axes.frozen or axes.moments or _moments(xp, xs, axes.dims)
+    scale = 1 / xp.sqrt(var + eps)
+    if len(scale.shape) == len(axes.affine) and all(a in (1, n) for a, n in zip(axes.affine, scale.shape)):
+        # weight and bias per statistic (batch norm): y = x * scale + shift in two passes, as torch's kernel
+        if w is not None:
+            scale = scale * w.reshape(axes.affine)
+        shift = -mean * scale
+        if b is not None:
+            shift = shift + b.reshape(axes.affine)
+        y = xs * scale
+        y += shift
+        return y.astype(x.dtype, copy=False)
+    y = xs - mean
+    y *= scale
+    y = y.reshape(x.shape)
     if w is not None:
         y = y * w.reshape(axes.affine)
     if b is not None:
         y = y + b.reshape(axes.affine)
     return y.astype(x.dtype, copy=False)
+
+
+def _moments(xp, xs, dims: tuple[int, ...]):
+    """(mean, biased variance) over dims, kept as size-1 dims: four passes (NumPy's var takes the mean again)."""
+    mean = xs.mean(axis=dims, keepdims=True)
+    centered = xs - mean
+    centered *= centered
+    return mean, centered.mean(axis=dims, keepdims=True)
 
 
 native_group_norm_op = native_norm_op.alias("native_group_norm", "NativeGroupNormBackward0")
@@ -908,14 +928,18 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         if count <= 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
         frozen = None
+        moments = _moments(np, x, dims)
         if running_mean is not None or running_var is not None:
-            _update_running(running_mean, running_var, x.mean(axis=dims), x.var(axis=dims, ddof=1), momentum)
+            mean, var = moments
+            _update_running(running_mean, running_var, mean.reshape(-1), var.reshape(-1) * (count / (count - 1)),
+                            momentum)
     else:
         if running_mean is None or running_var is None:
             raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
         shape = _channel_view(x.shape)
         frozen = (running_mean._data.reshape(shape).copy(), running_var._data.reshape(shape).copy())
-    axes = NormAxes(tuple(x.shape), dims, _channel_view(x.shape), (channels,), frozen)
+        moments = None
+    axes = NormAxes(tuple(x.shape), dims, _channel_view(x.shape), (channels,), frozen, moments)
     return apply(native_batch_norm_op, (input, weight, bias), (axes, eps))
 
 
