@@ -57,8 +57,11 @@ class NormAxes(NamedTuple):
 @defop("_softmax", node="SoftmaxBackward0", params=("dim",), self="softmax_backward_data(grad, result, dim)",
        jvp="result * (self_t - (self_t * result).sum(dim, True))")
 def softmax_op(xp, x, dim):
-    e = xp.exp(x - xp.max(x, axis=dim, keepdims=True)) if x.size else x.copy()
-    return e / xp.sum(e, axis=dim, keepdims=True)
+    if not x.size:
+        return x.copy()
+    e = xp.exp(x - xp.max(x, axis=dim, keepdims=True))
+    e /= xp.sum(e, axis=dim, keepdims=True)  # in place: one full-size temporary fewer
+    return e
 
 
 @defop("_softmax_backward_data", node="SoftmaxBackwardDataBackward0", inputs=("grad_output", "output"),
@@ -69,7 +72,9 @@ def softmax_op(xp, x, dim):
        jvp="softmax_backward_data(grad_output_t, output, dim) + output_t * (grad_output - (grad_output * output)"
            ".sum(dim, True)) - output * (grad_output * output_t).sum(dim, True)")
 def softmax_backward_data(xp, g, r, dim):
-    return r * (g - xp.sum(g * r, axis=dim, keepdims=True))
+    out = g - xp.sum(g * r, axis=dim, keepdims=True)
+    out *= r  # r * (g - sum(g r)), the product in place
+    return out
 
 
 @defop("_log_softmax", node="LogSoftmaxBackward0", params=("dim",),
@@ -79,7 +84,8 @@ def log_softmax_op(xp, x, dim):
     if not x.size:
         return x.copy()
     shifted = x - x.max(axis=dim, keepdims=True)
-    return shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
+    shifted -= xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))  # in place: one temporary fewer
+    return shifted
 
 
 @defop("_log_softmax_backward_data", node="LogSoftmaxBackwardDataBackward0", inputs=("grad_output", "output"),
@@ -88,7 +94,9 @@ def log_softmax_op(xp, x, dim):
        output="-grad * exp(output) * grad_output.sum(dim, True)",
        jvp="grad_output_t - exp(output) * (grad_output_t.sum(dim, True) + output_t * grad_output.sum(dim, True))")
 def log_softmax_backward_data(xp, g, r, dim):
-    return g - xp.exp(r) * g.sum(axis=dim, keepdims=True)
+    scaled = xp.exp(r)
+    scaled *= g.sum(axis=dim, keepdims=True)
+    return g - scaled
 
 
 # ============================================================================================
