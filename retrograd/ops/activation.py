@@ -144,9 +144,11 @@ def gelu_backward(xp, g, x, approximate):
         beta, kappa = math.sqrt(2 / math.pi), 0.044715
         t = xp.tanh(beta * (x + kappa * x * x * x))
         return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * beta * (1 + 3 * kappa * x * x))
-    cdf = 0.5 * (1 + erf.forward(xp, x * np.asarray(1 / math.sqrt(2), dtype=x.dtype)))
-    pdf = xp.exp(-0.5 * x * x) * (1 / math.sqrt(2 * math.pi))
-    return g * (cdf + x * pdf)
+    out = xp.exp(x * x * -0.5)
+    out *= 1 / math.sqrt(2 * math.pi)
+    out *= x
+    out += _normal_cdf(xp, x)
+    return g * out  # not in place: g may carry batch dimensions that x does not (batched grads)
 
 
 @_smooth_backward_op("softplus_backward", ("beta", "threshold"))
@@ -237,7 +239,17 @@ def gelu_op(xp, x, approximate):
     if approximate == "tanh":
         inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)
         return 0.5 * x * (1 + xp.tanh(inner))
-    return 0.5 * x * (1 + erf.forward(xp, x * np.asarray(1 / math.sqrt(2), dtype=x.dtype)))
+    out = _normal_cdf(xp, x)
+    out *= x
+    return out
+
+
+def _normal_cdf(xp, x):
+    """Phi(x) = (1 + erf(x / sqrt(2))) / 2 in x's dtype, in place on erf's result (the GELU kernels)."""
+    out = erf.forward(xp, x * np.asarray(1 / math.sqrt(2), dtype=x.dtype))
+    out += 1
+    out *= 0.5
+    return out
 
 
 @defop("silu", self="grad * silu_derivative(self)", jvp="self_t * silu_derivative(self)")

@@ -33,19 +33,22 @@ from .conv import avg_pool2d, avg_pool3d, constant_like, pad
 from .linalg import addmm, matmul
 from .pointwise import clamp_min, div_op, log, log1p, minimum, sigmoid, where, xlogy
 from .reduction import vector_norm_op
-from .registry import apply, defop
+from .registry import apply, defop, sum_to
 
 
 class NormAxes(NamedTuple):
     """How a normalisation standardises: statistics over `dims` of the input seen as `layout`; weight and
     bias (of shape `params`) broadcast as `affine`; `frozen` = (mean, var) arrays in the layout to use
-    instead of the input's statistics (batch norm in eval mode)."""
+    instead of the input's statistics (batch norm in eval mode); `moments` = the input's own (mean, biased
+    var), when the caller has taken them already (batch norm's running statistics), so the forward does not
+    take them again."""
 
     layout: tuple[int, ...]
     dims: tuple[int, ...]
     affine: tuple[int, ...]
     params: tuple[int, ...]
     frozen: tuple | None = None
+    moments: tuple | None = None
 
 
 # ============================================================================================
@@ -56,8 +59,11 @@ class NormAxes(NamedTuple):
 @defop("_softmax", node="SoftmaxBackward0", params=("dim",), self="softmax_backward_data(grad, result, dim)",
        jvp="result * (self_t - (self_t * result).sum(dim, True))")
 def softmax_op(xp, x, dim):
-    e = xp.exp(x - xp.max(x, axis=dim, keepdims=True)) if x.size else x.copy()
-    return e / xp.sum(e, axis=dim, keepdims=True)
+    if not x.size:
+        return x.copy()
+    e = xp.exp(x - xp.max(x, axis=dim, keepdims=True))
+    e /= xp.sum(e, axis=dim, keepdims=True)  # in place: one full-size temporary fewer
+    return e
 
 
 @defop("_softmax_backward_data", node="SoftmaxBackwardDataBackward0", inputs=("grad_output", "output"),
@@ -68,7 +74,9 @@ def softmax_op(xp, x, dim):
        jvp="softmax_backward_data(grad_output_t, output, dim) + output_t * (grad_output - (grad_output * output)"
            ".sum(dim, True)) - output * (grad_output * output_t).sum(dim, True)")
 def softmax_backward_data(xp, g, r, dim):
-    return r * (g - xp.sum(g * r, axis=dim, keepdims=True))
+    out = g - xp.sum(g * r, axis=dim, keepdims=True)
+    out *= r  # r * (g - sum(g r)), the product in place
+    return out
 
 
 @defop("_log_softmax", node="LogSoftmaxBackward0", params=("dim",),
@@ -78,7 +86,8 @@ def log_softmax_op(xp, x, dim):
     if not x.size:
         return x.copy()
     shifted = x - x.max(axis=dim, keepdims=True)
-    return shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
+    shifted -= xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))  # in place: one temporary fewer
+    return shifted
 
 
 @defop("_log_softmax_backward_data", node="LogSoftmaxBackwardDataBackward0", inputs=("grad_output", "output"),
@@ -87,7 +96,9 @@ def log_softmax_op(xp, x, dim):
        output="-grad * exp(output) * grad_output.sum(dim, True)",
        jvp="grad_output_t - exp(output) * (grad_output_t.sum(dim, True) + output_t * grad_output.sum(dim, True))")
 def log_softmax_backward_data(xp, g, r, dim):
-    return g - xp.exp(r) * g.sum(axis=dim, keepdims=True)
+    scaled = xp.exp(r)
+    scaled *= g.sum(axis=dim, keepdims=True)
+    return g - scaled
 
 
 # ============================================================================================
@@ -97,25 +108,41 @@ def log_softmax_backward_data(xp, g, r, dim):
 
 @defop("native_layer_norm", node="NativeLayerNormBackward0", inputs=("input", "weight", "bias"),
        params=("axes", "eps"),
-       input="norm_input_grad(grad, input, weight, axes, eps)",
-       weight="sum_to(grad * standardized(input, axes, eps)[0].reshape(input.shape), axes.affine)"
-              ".reshape(axes.params)",
-       bias="sum_to(grad, axes.affine).reshape(axes.params)",
+       input="norm_grads(grad, input, weight, axes, eps)[0]",
+       weight="norm_grads(grad, input, weight, axes, eps)[1]",
+       bias="norm_grads(grad, input, weight, axes, eps)[2]",
        jvp="standardize_jvp(input_t, weight_t, bias_t, input, weight, axes, eps)")
 def native_norm_op(xp, x, w, b, axes, eps):
     """Standardise over axes.dims of x seen as axes.layout, then scale and shift (layer/group/batch norm)."""
     xs = x.reshape(axes.layout)
-    if axes.frozen is None:
-        mean = xs.mean(axis=axes.dims, keepdims=True)
-        var = xs.var(axis=axes.dims, keepdims=True)
-    else:
-        mean, var = axes.frozen
-    y = ((xs - mean) / xp.sqrt(var + eps)).reshape(x.shape)
+    mean, var = axes.frozen or axes.moments or _moments(xp, xs, axes.dims)
+    scale = 1 / xp.sqrt(var + eps)
+    if len(scale.shape) == len(axes.affine) and all(a in (1, n) for a, n in zip(axes.affine, scale.shape)):
+        # weight and bias per statistic (batch norm): y = x * scale + shift in two passes, as torch's kernel
+        if w is not None:
+            scale = scale * w.reshape(axes.affine)
+        shift = -mean * scale
+        if b is not None:
+            shift = shift + b.reshape(axes.affine)
+        y = xs * scale
+        y += shift
+        return y.astype(x.dtype, copy=False)
+    y = xs - mean
+    y *= scale
+    y = y.reshape(x.shape)
     if w is not None:
         y = y * w.reshape(axes.affine)
     if b is not None:
         y = y + b.reshape(axes.affine)
     return y.astype(x.dtype, copy=False)
+
+
+def _moments(xp, xs, dims: tuple[int, ...]):
+    """(mean, biased variance) over dims, kept as size-1 dims: four passes (NumPy's var takes the mean again)."""
+    mean = xs.mean(axis=dims, keepdims=True)
+    centered = xs - mean
+    centered *= centered
+    return mean, centered.mean(axis=dims, keepdims=True)
 
 
 native_group_norm_op = native_norm_op.alias("native_group_norm", "NativeGroupNormBackward0")
@@ -444,11 +471,26 @@ def _through_statistics(t: Tensor, xhat: Tensor, axes: NormAxes) -> Tensor:
     return t - t.mean(axes.dims, keepdim=True) - xhat * (t * xhat).mean(axes.dims, keepdim=True)
 
 
-def norm_input_grad(grad: Tensor, input: Tensor, weight: Tensor | None, axes: NormAxes, eps: float) -> Tensor:
-    """invstd * (g' - mean(g') - xhat * mean(g' * xhat)), g' = grad * weight (batch statistics)."""
+def norm_grads(grad: Tensor, input: Tensor, weight: Tensor | None, axes: NormAxes,
+               eps: float) -> tuple[Tensor, Tensor, Tensor]:
+    """(input, weight, bias) gradients of a normalisation, from one standardisation (Note [shared gradient
+    calls]): sum(grad * xhat) and sum(grad) over the affine dims, and the input's invstd * (g' - mean(g') -
+    xhat * mean(g' * xhat)), g' = grad * weight. Where the statistics are taken over the same elements as those
+    sums (batch norm), the two means are those sums over their count, so they are not taken again."""
     xhat, invstd = standardized(input, axes, eps)
-    g = grad if weight is None else grad * weight.reshape(axes.affine)
-    return (_through_statistics(g.reshape(axes.layout), xhat, axes) * invstd).reshape(input.shape)
+    flat_xhat = xhat.reshape(input.shape)
+    weight_grad = sum_to(grad * flat_xhat, axes.affine)
+    bias_grad = sum_to(grad, axes.affine)
+    w = None if weight is None else weight.reshape(axes.affine)
+    if axes.frozen is None and axes.layout == tuple(input.shape) and \
+            tuple(i for i, n in enumerate(axes.affine) if n == 1) == tuple(axes.dims):
+        count = math.prod(input.shape[i] for i in axes.dims)
+        scale = invstd if w is None else invstd * w
+        input_grad = (grad - bias_grad / count - flat_xhat * (weight_grad / count)) * scale
+    else:
+        g = grad if w is None else grad * w
+        input_grad = (_through_statistics(g.reshape(axes.layout), xhat, axes) * invstd).reshape(input.shape)
+    return input_grad, weight_grad.reshape(axes.params), bias_grad.reshape(axes.params)
 
 
 def standardize_jvp(input_t: Tensor, weight_t: Tensor | None, bias_t: Tensor | None, input: Tensor,
@@ -892,14 +934,18 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         if count <= 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
         frozen = None
+        moments = _moments(np, x, dims)
         if running_mean is not None or running_var is not None:
-            _update_running(running_mean, running_var, x.mean(axis=dims), x.var(axis=dims, ddof=1), momentum)
+            mean, var = moments
+            _update_running(running_mean, running_var, mean.reshape(-1), var.reshape(-1) * (count / (count - 1)),
+                            momentum)
     else:
         if running_mean is None or running_var is None:
             raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
         shape = _channel_view(x.shape)
         frozen = (running_mean._data.reshape(shape).copy(), running_var._data.reshape(shape).copy())
-    axes = NormAxes(tuple(x.shape), dims, _channel_view(x.shape), (channels,), frozen)
+        moments = None
+    axes = NormAxes(tuple(x.shape), dims, _channel_view(x.shape), (channels,), frozen, moments)
     return apply(native_batch_norm_op, (input, weight, bias), (axes, eps))
 
 

@@ -287,6 +287,8 @@ def zero_where(xp, mask, values):
 @defop("erf", promote="float", self="grad * (2 / math.sqrt(math.pi)) * exp(-self * self)",
        jvp="self_t * (2 / math.sqrt(math.pi)) * exp(-self * self)")
 def erf(xp, x):
+    if x.dtype == np.float32:  # in float32, as torch computes it (Note [erf, erfc, erfinv in a few NumPy passes])
+        return _erf_float32(xp, x)
     return _special(xp, _erf, x)
 
 
@@ -382,13 +384,7 @@ def _clip(xp, x, lo, hi):
 # Note [special functions without SciPy]
 # The runtime depends on NumPy only, so the functions NumPy lacks are computed here, in float64
 # whatever the input dtype (float32 results are rounded from it), on a flat copy:
-#   erf:     |x| < 1.5: erf(x) = 2/sqrt(pi) exp(-x^2) sum_n (2x^2)^n x / (1*3*...*(2n+1)), a series
-#            of positive terms (no cancellation); |x| >= 1.5: 1 - erfc(|x|), with erfc from
-#            Laplace's continued fraction erfc(x) = exp(-x^2)/sqrt(pi) / (x + (1/2)/(x + 1/(x +
-#            (3/2)/(x + ...)))) evaluated bottom-up at a fixed depth, exp(-x^2) split so that it
-#            keeps its relative accuracy for large x. erfc for |x| < 1.5 is 1 - erf(x).
-#   erfinv:  Winitzki's closed-form guess (relative error ~2e-3), then three Halley steps on
-#            erf(x) = y, written with erfc near |y| = 1 (no cancellation there). Cubic convergence.
+#   erf, erfc, erfinv: Note [erf, erfc, erfinv in a few NumPy passes].
 #   digamma, polygamma(n): for x > 0 the recurrence psi(x) = psi(x + 1) - 1/x moves x to >= 10
 #            (polygamma: the Hurwitz zeta psi^(n)(x) = (-1)^(n+1) n! zeta(n+1, x), summed
 #            directly up to x + k >= n + 11), then the asymptotic series with Bernoulli numbers;
@@ -403,16 +399,12 @@ def _clip(xp, x, lo, hi):
 #            40 digits, relative error below 1e-13 on the points tried (a up to 1000, x near a),
 #            where torch's Cephes asymptotic expansion is off by up to 1e-10.
 # Against torch in float64 (the `wide` samples of tests/opdb/pointwise.py, and denser sweeps while
-# writing this): relative error below 1e-13 (erf, erfc: ~1e-15 except erfc near x = 1.5, ~2e-14;
-# erfinv ~3e-15), and for lgamma and digamma below 1e-13 away from their zeros (absolute there).
+# writing this): for lgamma and digamma relative error below 1e-13 away from their zeros (absolute there).
 # Poles: lgamma = inf, digamma(0) = -inf (+inf for -0.0) and NaN at negative integers as torch;
 # polygamma(n >= 1) = +-inf at every pole (torch returns huge finite values at some of them).
 
 _BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510, 43867 / 798)  # B2..B18
 _EULER_GAMMA = 0.57721566490153286061
-_ERF_SPLIT = 1.5
-_ERF_SERIES_TERMS = 45
-_ERFC_FRACTION_DEPTH = 100
 
 
 def _special(xp, fn: Callable, x, *args):
@@ -423,56 +415,183 @@ def _special(xp, fn: Callable, x, *args):
     return out.reshape(x.shape).astype(x.dtype, copy=False)
 
 
-def _erf_series(xp, x):
-    x2 = 2 * x * x
-    term = total = x
-    for n in range(_ERF_SERIES_TERMS):
-        term = term * x2 / (2 * n + 3)
-        total = total + term
-    return 2 / math.sqrt(math.pi) * xp.exp(-x * x) * total
+# Note [erf, erfc, erfinv in a few NumPy passes]
+# float64 (and float16, and erfc and erfinv in float32, which round the float64 result): the
+# rational approximations of Sun's fdlibm s_erf.c (W. J. Cody's scheme) with its coefficients,
+# each on its interval of a = |x|; against mpmath on the whole line erf is within 1 ulp, erfc and
+# erfcx within 3 (math.erfc: 2), torch's float64 erf within 1 and erfc within 4 of ours:
+#   a < 0.84375:          erf = x + x R(a^2)/S(a^2)
+#   0.84375 <= a < 1.25:  erf = erx + P(a - 1)/Q(a - 1), erx = erf(1) rounded to 24 bits
+#   a >= 1.25:            erfc = exp(-a^2 - 0.5625 + R(1/a^2)/S(1/a^2)) / a, two fits split at
+#                         1/0.35, a^2 split as z^2 + (a - z)(a + z) with z = a cut to 21 bits (z^2
+#                         exact), so that exp keeps erfc's relative accuracy into the far tail;
+#   erf = +-1 from a = 6, erfc(x) = 2 - erfc(-x) for x < 0, and near 0 erfc = 1 - erf written so
+#   that nothing cancels (0.5 - (a - 0.5 + a R/S) from a = 1/4).
+# `_piecewise` gathers each interval's elements (two comparisons and an index per interval), so an
+# element costs one rational function, not one per interval, and never a branch on random data.
+# exp(x^2) erfc(x) (`_erfcx`) drops the exp(-a^2) factor from the tail (no underflow) and is
+# 2 exp(x^2) - erfcx(-x) for x < 0 (exp(x^2) by the same exact split).
+# float32 erf (GELU's hot path) computes in float32, as torch does, in one formula on the whole
+# line: erf(x) = tanh(x + x q(x^2)), q of degree 9: a Lawson (weighted minimax) Chebyshev fit of
+# atanh(erf(x))/x - 1 in x^2 on [0, 4.5^2], weighted by x (1 - erf^2) / erf so that its error is
+# erf's relative error (at most 1.1e-8), q(0) = 2/sqrt(pi) - 1 pinned; x + x q keeps the rounding
+# of q small beside x. From |x| = 4.05 to float32's largest (where it overflows to inf) the
+# argument stays above 10, where NumPy's float32 tanh is 1 exactly (erf rounds to 1 from 3.92), so
+# nothing is clamped. Against math.erf on every 7th float32 of [1e-38, 5]: at most 2.2 ulp, mean
+# 0.27 ulp (NumPy's float32 tanh itself is within 1.4 ulp); torch's float32 erf is within 1 ulp.
+# erfinv: Winitzki's closed form (relative error below 2e-3; its difference of square roots
+# rationalised so that small |y| does not cancel), then Halley steps on erf(x) = |y|, written
+# with erfc from |y| = 0.5 so that nothing cancels near |y| = 1. Three steps: within 1 ulp of
+# mpmath on [-1, 1] (two leave up to 12 ulp next to |y| = 1, where the guess is poorest).
+
+# fdlibm s_erf.c's coefficients, lowest degree first (R, S; P, Q; R, S of the two tail fits)
+_ERX = 8.45062911510467529297e-01
+_ERF_SMALL_R = (1.28379167095512558561e-01, -3.25042107247001499370e-01, -2.84817495755985104766e-02,
+                -5.77027029648944159157e-03, -2.37630166566501626084e-05)
+_ERF_SMALL_S = (1.0, 3.97917223959155352819e-01, 6.50222499887672944485e-02, 5.08130628187576562776e-03,
+                1.32494738004321644526e-04, -3.96022827877536812320e-06)
+_ERF_MID_P = (-2.36211856075265944077e-03, 4.14856118683748331666e-01, -3.72207876035701323847e-01,
+              3.18346619901161753674e-01, -1.10894694282396677476e-01, 3.54783043256182359371e-02,
+              -2.16637559486879084300e-03)
+_ERF_MID_Q = (1.0, 1.06420880400844228286e-01, 5.40397917702171048937e-01, 7.18286544141962662868e-02,
+              1.26171219808761642112e-01, 1.36370839120290507362e-02, 1.19844998467991074170e-02)
+_ERFC_NEAR_R = (-9.86494403484714822705e-03, -6.93858572707181764372e-01, -1.05586262253232909814e+01,
+                -6.23753324503260060396e+01, -1.62396669462573470355e+02, -1.84605092906711035994e+02,
+                -8.12874355063065934246e+01, -9.81432934416914548592e+00)
+_ERFC_NEAR_S = (1.0, 1.96512716674392571292e+01, 1.37657754143519042600e+02, 4.34565877475229228821e+02,
+                6.45387271733267880336e+02, 4.29008140027567833386e+02, 1.08635005541779435134e+02,
+                6.57024977031928170135e+00, -6.04244152148580987438e-02)
+_ERFC_FAR_R = (-9.86494292470009928597e-03, -7.99283237680523006574e-01, -1.77579549177547519889e+01,
+               -1.60636384855821916062e+02, -6.37566443368389627722e+02, -1.02509513161107724954e+03,
+               -4.83519191608651397019e+02)
+_ERFC_FAR_S = (1.0, 3.03380607434824582924e+01, 3.25792512996573918826e+02, 1.53672958608443695994e+03,
+               3.19985821950859553908e+03, 2.55305040643316442583e+03, 4.74528541206955367215e+02,
+               -2.24409524465858183362e+01)
+_ERFC_SPLIT = 1 / 0.35
+# float32: erf(x) = tanh(x + x q(x^2)), q lowest degree first
+_ERF_TANH_Q = (0.12837916709551256, 0.10277229613033033, -0.00020703683144888962, -0.0005948550544272874,
+               6.906184331749486e-05, 1.4037803736348256e-06, -1.3009882115435906e-06, 1.5704323921721681e-07,
+               -8.488876575199826e-09, 1.7835392315532568e-10)
+_WINITZKI = 0.147
+_ERFINV_HALLEY_STEPS = 3
 
 
-def _erfc_fraction(xp, x):
-    """erfc(x) for x >= 1.5 (continued fraction, evaluated from the bottom)."""
-    f = x
-    for k in range(_ERFC_FRACTION_DEPTH, 0, -1):
-        f = x + (k / 2) / f
-    capped = xp.minimum(x, 40.0)  # exp(-1600) underflows anyway; keeps inf out of the split below
-    hi = xp.trunc(capped * 4096) / 4096  # hi * hi is exact, so exp(-x^2) loses no relative accuracy
-    return xp.exp(-hi * hi) * xp.exp(-(capped - hi) * (capped + hi)) / math.sqrt(math.pi) / f
+def _horner(z, coefficients):
+    """c0 + c1 z + ... + cn z^n (lowest degree first) in z's dtype, in place on one buffer."""
+    acc = z * coefficients[-1]
+    for c in coefficients[-2:0:-1]:
+        acc += c
+        acc *= z
+    acc += coefficients[0]
+    return acc
+
+
+def _piecewise(xp, key, out, pieces):
+    """out[i] = fn(key[i]) for each (lo, hi, fn) in pieces with lo <= key[i] < hi, fn run on the gathered
+    elements; a piece that holds every element runs on key whole, and its result is returned."""
+    for lo, hi, fn in pieces:
+        index = xp.flatnonzero((key >= lo) & (key < hi))
+        if index.size == key.size:
+            return fn(key)
+        if index.size:
+            out[index] = fn(key[index])
+    return out
+
+
+def _erf_small_ratio(a):
+    z = a * a
+    return _horner(z, _ERF_SMALL_R) / _horner(z, _ERF_SMALL_S)
+
+
+def _erf_mid_ratio(a):
+    s = a - 1
+    return _horner(s, _ERF_MID_P) / _horner(s, _ERF_MID_Q)
+
+
+def _split_square(a):
+    """(z^2, a^2 - z^2) for float64 a, z = a cut to 21 bits: z^2 is exact and the rest small, so exp(+-a^2) taken
+    as the product of their exps keeps its relative accuracy where a^2 is large."""
+    z = (a.view(np.uint64) & np.uint64(0xFFFFFFFF00000000)).view(np.float64)
+    return z * z, (a - z) * (a + z)
+
+
+def _erfc_tail(xp, a, r, s, scaled):
+    """erfc(a) for a >= 1.25 (exp(a^2) erfc(a) if scaled) from the tail fit (r, s)."""
+    inv = 1 / (a * a)
+    exponent = _horner(inv, r) / _horner(inv, s) - 0.5625
+    if scaled:
+        return xp.exp(exponent) / a
+    high, low = _split_square(a)
+    return xp.exp(-high) * xp.exp(exponent - low) / a
+
+
+def _erfc_positive(xp, a, scaled=False):
+    """erfc(a) for a >= 0 (or NaN), or exp(a^2) erfc(a) if scaled."""
+    def near(fn):  # erfc below a = 1.25, where exp(a^2) < 5 scales it without loss
+        return (lambda v: xp.exp(v * v) * fn(v)) if scaled else fn
+    return _piecewise(xp, a, xp.minimum(a, 0.0), (  # 0 for a = inf, NaN stays
+        (0.0, 0.25, near(lambda v: 1 - (v + v * _erf_small_ratio(v)))),
+        (0.25, 0.84375, near(lambda v: 0.5 - ((v - 0.5) + v * _erf_small_ratio(v)))),
+        (0.84375, 1.25, near(lambda v: (1 - _ERX) - _erf_mid_ratio(v))),
+        (1.25, _ERFC_SPLIT, lambda v: _erfc_tail(xp, v, _ERFC_NEAR_R, _ERFC_NEAR_S, scaled)),
+        (_ERFC_SPLIT, xp.inf, lambda v: _erfc_tail(xp, v, _ERFC_FAR_R, _ERFC_FAR_S, scaled))))
 
 
 def _erf(xp, x):
     a = xp.abs(x)
-    near = a < _ERF_SPLIT
-    out = xp.empty_like(x)
-    out[near] = _erf_series(xp, x[near])
-    out[~near] = xp.copysign(1 - _erfc_fraction(xp, a[~near]), x[~near])
-    return out
+    out = _piecewise(xp, a, xp.minimum(a, 1.0), (  # 1 from a = 6 (and for inf), NaN stays
+        (0.0, 0.84375, lambda v: v + v * _erf_small_ratio(v)),
+        (0.84375, 1.25, lambda v: _ERX + _erf_mid_ratio(v)),
+        (1.25, _ERFC_SPLIT, lambda v: 1 - _erfc_tail(xp, v, _ERFC_NEAR_R, _ERFC_NEAR_S, False)),
+        (_ERFC_SPLIT, 6.0, lambda v: 1 - _erfc_tail(xp, v, _ERFC_FAR_R, _ERFC_FAR_S, False))))
+    return xp.copysign(out, x, out=out)
 
 
 def _erfc(xp, x):
-    near = xp.abs(x) < _ERF_SPLIT
-    out = xp.empty_like(x)
-    out[near] = 1 - _erf_series(xp, x[near])
-    far = x[~near]
-    tail = _erfc_fraction(xp, xp.abs(far))
-    out[~near] = xp.where(far > 0, tail, 2 - tail)
+    out = _erfc_positive(xp, xp.abs(x))
+    negative = xp.flatnonzero(x < 0)
+    out[negative] = 2 - out[negative]
     return out
+
+
+def _erfcx(xp, x):
+    """exp(x^2) erfc(x) (torch.special.erfcx) in float64: no underflow for large x, inf below about -26.6."""
+    out = _erfc_positive(xp, xp.abs(x), scaled=True)
+    negative = xp.flatnonzero(x < 0)
+    high, low = _split_square(xp.minimum(-x[negative], 27.0))  # exp(27^2) overflows already
+    out[negative] = 2 * xp.exp(high) * xp.exp(low) - out[negative]
+    return out
+
+
+def _erf_float32(xp, x):
+    """erf of a float32 array in float32 (Note [erf, erfc, erfinv in a few NumPy passes])."""
+    with np.errstate(over="ignore"):  # |x| > 510: q(x^2) overflows to +inf, and tanh(+-inf) = +-1
+        u = _horner(x * x, _ERF_TANH_Q)
+        u *= x
+        u += x
+    return xp.tanh(u)
+
+
+def _erfinv_positive(xp, a, complement: bool):
+    """x >= 0 with erf(x) = a, by Halley's method on erf(x) - a, written (1 - a) - erfc(x) if complement."""
+    ln = xp.log((1 - a) * (1 + a))
+    b = 2 / (math.pi * _WINITZKI) + ln / 2
+    root = xp.sqrt(b * b - ln / _WINITZKI)
+    # x = sqrt(root - b), root - b written as (-ln/k) / (root + b) for small a, where b > 0 and it would cancel
+    x = xp.sqrt(root - b if complement else (-ln / _WINITZKI) / (root + b))
+    for _ in range(_ERFINV_HALLEY_STEPS):
+        residual = (1 - a) - _erfc_positive(xp, x) if complement else _erf(xp, x) - a
+        step = residual / (2 / math.sqrt(math.pi) * xp.exp(-x * x))
+        x = x - step / (1 + x * step)
+    return x
 
 
 def _erfinv(xp, y):
     a = xp.abs(y)
-    k = 0.147  # Winitzki's constant
-    ln = xp.log((1 - a) * (1 + a))
-    b = 2 / (math.pi * k) + ln / 2
-    x = xp.sqrt(xp.sqrt(b * b - ln / k) - b)
-    for _ in range(3):
-        residual = xp.where(a < 0.5, _erf(xp, x) - a, (1 - a) - _erfc(xp, x))
-        step = residual / (2 / math.sqrt(math.pi) * xp.exp(-x * x))
-        x = xp.where(xp.isfinite(step), x - step / (1 + x * step), x)
-    x = xp.where(a == 1, xp.inf, xp.where(a > 1, xp.nan, x))
-    return xp.copysign(x, y)
+    out = _piecewise(xp, a, xp.where(a == 1, xp.inf, xp.nan), (
+        (0.0, 0.5, lambda v: _erfinv_positive(xp, v, False)),
+        (0.5, 1.0, lambda v: _erfinv_positive(xp, v, True))))
+    return xp.copysign(out, y)
 
 
 def _hurwitz_zeta(xp, s: int, q):
