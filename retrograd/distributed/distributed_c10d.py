@@ -51,6 +51,9 @@ class ReduceOp:
         BOR = 6
         BXOR = 7
 
+        def __str__(self) -> str:
+            return f"RedOpType.{self.name}"
+
     SUM = RedOpType.SUM
     AVG = RedOpType.AVG
     PRODUCT = RedOpType.PRODUCT
@@ -94,13 +97,14 @@ class ProcessGroup:
         return len(self._ranks)
 
     def name(self) -> str:
-        return self._backend.upper()
+        """The backend's name in torch's messages: the one asked for ('gloo' and 'mpi' both run on MPI)."""
+        return {"gloo": "Gloo", "mpi": "MPI"}[self._backend]
 
     def _group_rank(self, global_rank: int, what: str) -> int:
         """A rank of the default group (the ranks that src/dst name) as a rank of this group."""
         if global_rank not in self._ranks:
             if self is _state.default:
-                raise RuntimeError(f"ProcessGroupMPI::{what}: invalid root rank: {global_rank}")
+                raise RuntimeError(f"ProcessGroup{self.name()}::{what}: invalid root rank: {global_rank}")
             raise ValueError(f"Global rank {global_rank} is not part of group {self}")
         return self._ranks.index(global_rank)
 
@@ -459,7 +463,7 @@ def _root(pg: ProcessGroup, global_rank: int | None, group_rank: int | None, wha
         if global_rank is not None:
             raise ValueError(f"Can not specify both global and group rank for {what}")
         if not 0 <= group_rank < pg.size():
-            raise RuntimeError(f"ProcessGroupMPI::{what}: invalid root rank: {group_rank}")
+            raise RuntimeError(f"ProcessGroup{pg.name()}::{what}: invalid root rank: {group_rank}")
         return group_rank
     return pg._group_rank(0 if global_rank is None else global_rank, what)
 
@@ -501,11 +505,11 @@ def all_gather(tensor_list: list[Tensor], tensor: Tensor, group: ProcessGroup | 
 def _check_outputs(outputs: list[Tensor], tensor: Tensor, pg: ProcessGroup, what: str) -> None:
     """One output per rank, each of the input's shape (gloo's checks and texts)."""
     if len(outputs) != pg.size():
-        raise RuntimeError(f"ProcessGroupMPI::{what}: invalid output tensor list at index 0 (expected length "
+        raise RuntimeError(f"ProcessGroup{pg.name()}::{what}: invalid output tensor list at index 0 (expected length "
                            f"{pg.size()}, got {len(outputs)})")
     for out in outputs:
         if out.shape != tensor.shape:
-            raise RuntimeError(f"ProcessGroupMPI::{what}: invalid tensor size at index 0 (expected "
+            raise RuntimeError(f"ProcessGroup{pg.name()}::{what}: invalid tensor size at index 0 (expected "
                                f"({', '.join(map(str, tensor.shape))}), got ({', '.join(map(str, out.shape))}))")
 
 

@@ -85,7 +85,7 @@ def main(argv: list[str]) -> int:
 
 class _Forwarder(threading.Thread):
     """Copies one of mpirun's streams to ours line by line, keeping what mpirun itself says about the ranks'
-    ends (its lines start with '=' or '[mpiexec')."""
+    ends (its lines start with '=' or '[mpiexec'; the exit code list it prints for us is kept only)."""
 
     def __init__(self, source: IO[str], target: IO[str]) -> None:
         super().__init__(daemon=True)
@@ -94,10 +94,12 @@ class _Forwarder(threading.Thread):
 
     def run(self) -> None:
         for line in self.source:
-            self.target.write(line)
-            self.target.flush()
             if line.startswith(("=", "[mpiexec")):
                 self.text += line
+                if "Exit codes:" in line:  # asked for by the launcher, read by _failure, not the user's
+                    continue
+            self.target.write(line)
+            self.target.flush()
 
 
 def _failure(error_dir: Path, mpirun_said: str) -> str:
