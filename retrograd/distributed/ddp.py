@@ -3,9 +3,11 @@ gradients averaged over the ranks while backward runs.
 
 At construction the ranks check that they hold the same parameters and take rank 0's parameter and
 buffer values. The parameters are laid into buckets (in reverse order, as gradients arrive; the first
-bucket 1 MiB, the others `bucket_cap_mb`), each a flat array. A post-accumulate-grad hook on each
-parameter copies its fresh gradient (divided by the world size) into its bucket; a bucket whose
-gradients are all in starts its MPI all-reduce at once, in bucket order on every rank, so
+bucket 1 MiB when bucket_cap_mb is left at its default, the others `bucket_cap_mb`), each a flat array;
+torch also rebuilds its buckets in the order the first iteration's gradients came, these stay. A
+post-accumulate-grad hook on each parameter copies its fresh gradient (divided by the world size)
+into its bucket; a bucket whose gradients are all in starts its MPI all-reduce at once, in bucket
+order on every rank, so
 communication overlaps the rest of backward. A callback queued on the engine waits for the
 all-reduces at the end of backward and writes the averages into `.grad`.
 """
@@ -56,9 +58,9 @@ class _Bucket:
         return self.flat[self.offsets[position]:self.offsets[position + 1]]
 
 
-def _bucket_assignment(params: list[Tensor], cap_bytes: int) -> list[list[int]]:
+def _bucket_assignment(params: list[Tensor], first_cap_bytes: int, cap_bytes: int) -> list[list[int]]:
     """torch's compute_bucket_assignment_by_size: parameters in reverse order, one dtype per bucket, a bucket
-    closed once it holds at least its limit (1 MiB for the first, `cap_bytes` after)."""
+    closed once it holds at least its limit (`first_cap_bytes` for the first, `cap_bytes` after)."""
     buckets: list[list[int]] = []
     open_buckets: dict[Any, tuple[list[int], int]] = {}
     for index in reversed(range(len(params))):
@@ -66,7 +68,7 @@ def _bucket_assignment(params: list[Tensor], cap_bytes: int) -> list[list[int]]:
         indices, size = open_buckets.get(dtype, ([], 0))
         indices.append(index)
         size += params[index].numel() * params[index].element_size()
-        limit = _FIRST_BUCKET_BYTES if not buckets else cap_bytes
+        limit = first_cap_bytes if not buckets else cap_bytes
         if size >= limit:
             buckets.append(indices)
             open_buckets.pop(dtype, None)
@@ -138,7 +140,8 @@ class DistributedDataParallel(Module):
         if init_sync:
             self._broadcast([*module.parameters(), *module.buffers()])
         cap = int((_BUCKET_CAP_MB if bucket_cap_mb is None else bucket_cap_mb) * 1024 * 1024)
-        self._buckets = [_Bucket(indices, params) for indices in _bucket_assignment(params, cap)]
+        first_cap = _FIRST_BUCKET_BYTES if bucket_cap_mb is None else cap  # torch's smaller first bucket by default
+        self._buckets = [_Bucket(indices, params) for indices in _bucket_assignment(params, first_cap, cap)]
         self._slot_of = {index: (bucket, position) for bucket in self._buckets
                          for position, index in enumerate(bucket.indices)}
         self._syncing = False  # this iteration's backward all-reduces (set by forward)

@@ -271,6 +271,7 @@ def _abort_on_uncaught(kind: type, error: BaseException, traceback: Any) -> None
     world = _mpi().COMM_WORLD
     print(f"[rank {world.Get_rank()}] {kind.__name__} was not caught: stopping all {world.Get_size()} ranks",
           file=sys.stderr, flush=True)
+    time.sleep(0.2)  # lets mpirun forward this rank's last output before MPI_Abort has it stop every rank
     world.Abort(1)
 
 
@@ -365,6 +366,13 @@ def _write(tensor: Tensor, values: np.ndarray) -> None:
         tensor.copy_(C.from_numpy(values.reshape(tensor.shape)))
 
 
+def _own_memory(tensor: Tensor) -> np.ndarray | None:
+    """The tensor's own array when MPI can reduce into it directly (C-contiguous, writeable, not 0-d): the
+    large all-reduces then make no copies."""
+    data = tensor._data
+    return data if data.ndim and data.flags.c_contiguous and data.flags.writeable else None
+
+
 def _member(pg: ProcessGroup, what: str) -> bool:
     """torch's answer to a collective called on a rank outside the group: a warning, and nothing done."""
     if pg._comm is None:
@@ -431,11 +439,22 @@ def all_reduce(tensor: Tensor, op: ReduceOp.RedOpType = ReduceOp.SUM, group: Pro
     pg = _group(group)
     if not _member(pg, "all_reduce"):
         return None
-    send = _buffer(tensor)
-    _agree(pg, send, "all_reduce")
-    recv = np.empty_like(send)
-    request = pg._comm.Iallreduce(send, recv, _mpi_op(op))
-    return _run(Work([request], "all_reduce", pg, lambda: _write(tensor, _reduced(recv, op, pg.size()))), async_op)
+    own = _own_memory(tensor)
+    if own is None:
+        send = _buffer(tensor)
+        _agree(pg, send, "all_reduce")
+        recv = np.empty_like(send)
+        request = pg._comm.Iallreduce(send, recv, _mpi_op(op))
+        return _run(Work([request], "all_reduce", pg, lambda: _write(tensor, _reduced(recv, op, pg.size()))),
+                    async_op)
+    _agree(pg, own, "all_reduce")
+    request = pg._comm.Iallreduce(_mpi().IN_PLACE, own, _mpi_op(op))
+
+    def finish() -> None:
+        if op == ReduceOp.AVG:
+            own[...] = _reduced(own, op, pg.size())
+        tensor._bump_version()
+    return _run(Work([request], "all_reduce", pg, finish), async_op)
 
 
 def reduce(tensor: Tensor, dst: int | None = None, op: ReduceOp.RedOpType = ReduceOp.SUM,

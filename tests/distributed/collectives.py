@@ -41,6 +41,14 @@ for op, numpy_op in reductions.items():
     dist.reduce(t, dst=world - 1, op=op)
     check(t, numpy_op(np.stack(everyone), axis=0) if rank == world - 1 else data(rank))
 
+# the copying path: a transposed view (written through to its base) and a 0-d tensor
+base = torch.from_numpy(data(rank, shape=(3, 2)))
+dist.all_reduce(base.t())
+check(base, np.sum([data(r, shape=(3, 2)) for r in range(world)], axis=0))
+scalar = torch.tensor(float(rank), dtype=torch.float64)
+dist.all_reduce(scalar, op=dist.ReduceOp.MAX)
+check(scalar, np.array(world - 1.0))
+
 # async_op: a Work whose wait() writes the result
 t = torch.from_numpy(data(rank))
 work = dist.all_reduce(t, async_op=True)
