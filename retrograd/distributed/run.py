@@ -4,9 +4,9 @@ It starts N ranks (times --nnodes, over the machines of --hostfile) through the 
 `pip install retrograd[distributed]` put next to this Python, each as `python -m retrograd.run`
 would run the script (so `import torch` gives retrograd), with the environment torchrun sets:
 RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR, MASTER_PORT and
-TORCHELASTIC_RUN_ID. When a rank fails, the launcher names it: a rank that raised writes its error to
-a file before every rank is stopped; a rank that died (killed, os._exit) is found from the process id
-that mpirun reports.
+TORCHELASTIC_RUN_ID. When a rank fails, the launcher names it: each rank runs under a small watcher
+process (the one mpirun started) that writes down how the rank ended, the uncaught exception it
+raised, the signal that killed it or its exit code, before mpirun stops every rank.
 
 Several machines: a hostfile lists them, one `host[:slots]` a line (MPICH's format), and
 `--nnodes 2 --nproc-per-node 4 --hostfile hosts` starts 4 ranks on each of 2 hosts (the same Python
@@ -17,14 +17,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
-import threading
 from pathlib import Path
-from typing import IO
 
 _ERROR_DIR = "RETROGRAD_DISTRIBUTED_ERROR_DIR"
 
@@ -61,68 +59,43 @@ def main(argv: list[str]) -> int:
     options = _parser().parse_args(argv)
     world_size = options.nproc_per_node * options.nnodes
     with tempfile.TemporaryDirectory(prefix="retrograd-run-") as error_dir:
-        command = [_find_mpirun(options.mpirun), "-print-all-exitcodes", "-n", str(world_size)]
+        command = [_find_mpirun(options.mpirun), "-n", str(world_size)]
         if options.hostfile:
             command += ["-f", options.hostfile, "-ppn", str(options.nproc_per_node)]
-        command += [sys.executable, "-m", "retrograd.distributed.run", "--rank-bootstrap"]
+        command += [sys.executable, str(Path(__file__).resolve()), "--rank-bootstrap"]  # Note [the watcher]
         command += ["-m", options.script] if options.module else [options.script]
         command += options.script_args
         env = dict(os.environ, MASTER_ADDR=options.master_addr, MASTER_PORT=str(options.master_port),
                    TORCHELASTIC_RUN_ID=os.environ.get("TORCHELASTIC_RUN_ID", "none"), **{_ERROR_DIR: error_dir})
         if options.nproc_per_node > 1:
             env.setdefault("OMP_NUM_THREADS", "1")  # torchrun's default: ranks sharing a machine share its cores
-        process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                   errors="replace")
-        streams = [_Forwarder(process.stdout, sys.stdout), _Forwarder(process.stderr, sys.stderr)]
-        code = process.wait()
-        for stream in streams:
-            stream.join()
+        code = subprocess.run(command, env=env).returncode
         if code != 0:
-            report = _failure(Path(error_dir), "".join(stream.text for stream in streams))
-            print(f"retrograd.distributed.run: {report}", file=sys.stderr)
+            print(f"retrograd.distributed.run: {_failure(Path(error_dir))}", file=sys.stderr)
         return code
 
 
-class _Forwarder(threading.Thread):
-    """Copies one of mpirun's streams to ours line by line, keeping what mpirun itself says about the ranks'
-    ends (its lines start with '=' or '[mpiexec'; the exit code list it prints for us is kept only)."""
-
-    def __init__(self, source: IO[str], target: IO[str]) -> None:
-        super().__init__(daemon=True)
-        self.source, self.target, self.text = source, target, ""
-        self.start()
-
-    def run(self) -> None:
-        for line in self.source:
-            if line.startswith(("=", "[mpiexec")):
-                self.text += line
-                if "Exit codes:" in line:  # asked for by the launcher, read by _failure, not the user's
-                    continue
-            self.target.write(line)
-            self.target.flush()
-
-
-def _failure(error_dir: Path, mpirun_said: str) -> str:
-    """Which rank failed, and how. First the ranks' own reports of an uncaught exception; else a rank that
-    exited with a nonzero code (mpirun's -print-all-exitcodes list, raw wait statuses in rank order, in which
-    the ranks it stopped afterwards show 0 or a signal); else the process mpirun saw die of a signal."""
-    errors = sorted(error_dir.glob("error-*.txt"), key=lambda p: int(p.stem.split("-")[1]))
-    if errors:
-        return "; ".join(f"rank {p.stem.split('-')[1]} failed with {p.read_text().strip()}" for p in errors)
-    listed = re.search(r"Exit codes: (.*)", mpirun_said)
-    statuses = [int(s) for s in re.findall(r"\d+", re.sub(r"\[[^]]*\]", "", listed.group(1)))] if listed else []
-    exited = [f"rank {rank} exited with code {status >> 8}" for rank, status in enumerate(statuses)
-              if status & 0x7F == 0 and status >> 8]
-    if exited:
-        return "; ".join(exited) + " without raising an exception"
-    pids = {p.read_text().strip(): p.stem.split("-")[1] for p in error_dir.glob("pid-*.txt")}
-    dead = re.search(r"PID (\d+) RUNNING AT \S+\s*=\s*EXIT CODE: (\d+)", mpirun_said)
-    if dead and dead.group(1) in pids:
-        return f"rank {pids[dead.group(1)]} was killed by signal {dead.group(2)}"
-    return "a rank failed without reporting how (see mpirun's output above)"
+def _failure(error_dir: Path) -> str:
+    """Which ranks failed and how, first failure first, from the reports the ranks' watchers left (ranks that
+    failed alike in one line)."""
+    reports = sorted(error_dir.glob("rank-*.txt"), key=lambda p: (p.stat().st_mtime, p.name))
+    if not reports:
+        return "the ranks were stopped before any reported a failure (see mpirun's output above)"
+    ranks_by_text: dict[str, list[str]] = {}
+    for report in reports:
+        ranks_by_text.setdefault(report.read_text().strip(), []).append(report.stem.split("-")[1])
+    return "; ".join(f"rank{'s' if len(ranks) > 1 else ''} {', '.join(ranks)} {text}"
+                     for text, ranks in ranks_by_text.items())
 
 
 # ---- inside each rank ------------------------------------------------------------------------------------------
+
+# Note [the watcher]
+# mpirun starts this file as a script (not `-m retrograd.distributed.run`, which would import retrograd and
+# NumPy first), and it forks at once: the parent, the process mpirun knows, stays a small watcher; the child
+# imports retrograd and runs the rank. The watcher can always say how the rank ended, even when it was
+# killed by a signal or left through os._exit; mpirun alone names no rank then. The child dies with its
+# watcher (Linux's PR_SET_PDEATHSIG), so mpirun stopping the watchers stops the ranks.
 
 
 def _rank_environment() -> None:
@@ -136,28 +109,60 @@ def _rank_environment() -> None:
                GROUP_RANK=str(int(rank) // max(int(local_size), 1)), ROLE_RANK=rank, ROLE_WORLD_SIZE=size)
 
 
-def _report_errors(error_dir: str) -> None:
-    """Leave this rank's process id for the launcher, and its uncaught exception if it raises one."""
-    rank = os.environ["RANK"]
-    Path(error_dir, f"pid-{rank}.txt").write_text(str(os.getpid()))
+def _report_exceptions(error_file: Path) -> None:
+    """An uncaught exception of this rank is written to `error_file` for the launcher (then printed as usual)."""
     previous = sys.excepthook
 
     def report(kind: type, error: BaseException, traceback: object) -> None:
-        Path(error_dir, f"error-{rank}.txt").write_text(f"{kind.__name__}: {error}")
+        error_file.write_text(f"failed with {kind.__name__}: {error}")
         previous(kind, error, traceback)
     sys.excepthook = report
 
 
-def _bootstrap(argv: list[str]) -> int:
-    from .. import run
+def _watch(child: int, error_file: Path) -> int:
+    """The process mpirun started, once it has forked the rank: pass signals on, wait, and write down an end
+    the rank could not report itself (killed by a signal, or os._exit)."""
+    for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2):
+        signal.signal(number, lambda received, frame: os.kill(child, received))
+    status = os.waitpid(child, 0)[1]
+    if os.WIFSIGNALED(status):
+        if not error_file.exists():
+            error_file.write_text(f"was killed by signal {os.WTERMSIG(status)}")
+        return 128 + os.WTERMSIG(status)
+    code = os.WEXITSTATUS(status)
+    if code and not error_file.exists():
+        error_file.write_text(f"exited with code {code} without raising an exception")
+    return code
 
+
+def _die_with_parent() -> None:
+    """Linux: the rank is killed when its watcher is (mpirun stops the ranks by stopping the processes it
+    started). Elsewhere a rank left behind stops at its next collective's timeout."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def _bootstrap(argv: list[str]) -> int:
+    """Inside mpirun: set torchrun's variables, then run the script as retrograd.run does. Under the launcher,
+    the rank runs in a forked child so that how it ended can always be reported, whatever killed it."""
     _rank_environment()
-    if os.environ.get(_ERROR_DIR):
-        _report_errors(os.environ[_ERROR_DIR])
+    error_dir = Path(os.environ.get(_ERROR_DIR, ""))
+    if error_dir.name and error_dir.is_dir() and hasattr(os, "fork"):  # not on other machines of a hostfile
+        error_file = error_dir / f"rank-{os.environ['RANK']}.txt"
+        child = os.fork()
+        if child:
+            return _watch(child, error_file)
+        _die_with_parent()
+        _report_exceptions(error_file)
+    from retrograd import run
+
     return run.main(argv)
 
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--rank-bootstrap"]:
+        sys.path[0] = str(Path(__file__).resolve().parents[2])  # run as a file: import retrograd from its checkout
         sys.exit(_bootstrap(sys.argv[2:]))
     sys.exit(main(sys.argv[1:]))
