@@ -38,6 +38,18 @@ def launch(library: str, ranks: int) -> dict:
     return json.loads(lines[0][len("BENCH "):])
 
 
+def launch_retrying(library: str, ranks: int, failures: list[str], attempts: int = 3) -> dict:
+    """launch(), run again when a run crashes (noted in `failures`, which the report lists)."""
+    for attempt in range(attempts):
+        try:
+            return launch(library, ranks)
+        except RuntimeError as error:
+            last_line = [line for line in str(error).splitlines() if line.strip()][-1]
+            failures.append(f"{library} on {ranks} ranks, attempt {attempt + 1}: {last_line.strip()}")
+            print(failures[-1], file=sys.stderr)
+    raise RuntimeError(f"{library} on {ranks} ranks failed {attempts} times")
+
+
 def median_of(runs: list[dict], *path: str) -> float:
     values = []
     for run in runs:
@@ -66,9 +78,17 @@ def table(results: dict, ranks: list[int], sizes: list[str]) -> str:
     for size in sizes:
         for n in ranks:
             if n > 1:
-                row(f"all_reduce {float(size) * 1024:g} KiB: bus bandwidth", n, ("all_reduce", size, "bus_GBps"),
-                    "GB/s", False)
+                nbytes = results["retrograd", n][0]["all_reduce"][size]["bytes"]
+                ours, theirs = (bus_bandwidth(n, nbytes, median_of(results[library, n], "all_reduce", size, "ms"))
+                                for library in ("retrograd", "torch"))
+                rows.append(f"| all_reduce {float(size) * 1024:g} KiB: bus bandwidth | {n} | {ours:.3g} GB/s | "
+                            f"{theirs:.3g} GB/s | {ours / theirs:.2f} | |")
     return "\n".join(rows)
+
+
+def bus_bandwidth(ranks: int, nbytes: int, milliseconds: float) -> float:
+    """GB/s by the measure NCCL's and gloo's benchmarks report: 2 (n - 1) / n * bytes / time."""
+    return 2 * (ranks - 1) / ranks * nbytes / (milliseconds / 1e3) / 1e9
 
 
 def main() -> None:
@@ -78,12 +98,13 @@ def main() -> None:
     parser.add_argument("--output", default=str(HERE / "DISTRIBUTED.md"))
     options = parser.parse_args()
     results: dict = {}
+    failures: list[str] = []
     for round_index in range(options.rounds):
         order = ("retrograd", "torch") if round_index % 2 == 0 else ("torch", "retrograd")
         for ranks in options.ranks:
             for library in order:
                 print(f"round {round_index + 1}: {library} on {ranks} rank(s)", file=sys.stderr, flush=True)
-                results.setdefault((library, ranks), []).append(launch(library, ranks))
+                results.setdefault((library, ranks), []).append(launch_retrying(library, ranks, failures))
     sizes = list(results["retrograd", options.ranks[0]][0]["all_reduce"])
     import numpy
     import torch
@@ -97,7 +118,9 @@ def main() -> None:
             "one thread per rank (OMP_NUM_THREADS=1, torch.set_num_threads(1))\n"
             f"- the same script (benchmarks/ranks/distributed_rank.py) under `python -m retrograd.distributed.run` and "
             f"`torchrun --standalone`; medians of {options.rounds} round(s) that alternate the libraries, each the "
-            "median over its steps; wall-clock times of rank 0\n\n" + table(results, options.ranks, sizes) + "\n")
+            "median over its steps; wall-clock times of rank 0\n"
+            + "".join(f"- a crashed run, run again: {failure}\n" for failure in failures)
+            + "\n" + table(results, options.ranks, sizes) + "\n")
     Path(options.output).write_text(text)
     print(text)
 

@@ -5,8 +5,8 @@ retrograd.distributed.run on retrograd (`import torch` answered by retrograd). R
 Measured, after warm-up, with wall clocks (the ranks wait for each other, so waiting is part of the cost):
 - a DDP training step (forward, backward with the gradient all-reduce, SGD) of an MLP 784-512-256-10 on
   a batch of 64 per rank, float32: the median over the steps;
-- all_reduce of float32 tensors of several sizes: the median time, and the bus bandwidth
-  2 (n - 1) / n * bytes / time that NCCL's and gloo's benchmarks report.
+- all_reduce of float32 tensors of several sizes: the median time (benchmarks/distributed.py turns it
+  into bus bandwidth).
 """
 
 import json
@@ -57,9 +57,7 @@ def main() -> None:
         for _ in range(3):
             dist.all_reduce(tensor)
         seconds = timed(lambda t=tensor: dist.all_reduce(t), REPEATS)
-        nbytes = tensor.numel() * 4
-        bus = 2 * (world - 1) / world * nbytes / seconds / 1e9 if world > 1 else float("nan")
-        result["all_reduce"][str(megabytes)] = {"ms": 1e3 * seconds, "bus_GBps": bus}
+        result["all_reduce"][str(megabytes)] = {"ms": 1e3 * seconds, "bytes": tensor.numel() * 4}
     if dist.get_rank() == 0:
         print("BENCH " + json.dumps(result), flush=True)
     dist.destroy_process_group()

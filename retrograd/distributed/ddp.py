@@ -252,7 +252,7 @@ class DistributedDataParallel(Module):
         if grad is None:
             bucket.slot(position)[:] = 0
         else:
-            np.divide(grad.detach().numpy().reshape(-1), self.process_group.size(), out=bucket.slot(position))
+            np.divide(grad._data.reshape(-1), self.process_group.size(), out=bucket.slot(position))
         bucket.pending -= 1
         self._launch_ready_buckets()
 
@@ -276,14 +276,15 @@ class DistributedDataParallel(Module):
         if self._next_bucket < len(self._buckets):
             self._unfinished = [i for i, ready in enumerate(self._ready) if not ready]
             return
-        with grad_mode.no_grad():
-            for index, param in enumerate(self._params):
-                if not self._globally_used[index]:
-                    continue
-                bucket, position = self._slot_of[index]
-                average = C.from_numpy(bucket.slot(position).reshape(tuple(param.shape)))
-                if param.grad is None:
-                    param.grad = average.clone()
-                else:
-                    param.grad.copy_(average)
+        for index, param in enumerate(self._params):
+            if not self._globally_used[index]:
+                continue
+            bucket, position = self._slot_of[index]
+            average = bucket.slot(position).reshape(tuple(param.shape))
+            grad = param.grad
+            if grad is None:  # a parameter this rank did not use (find_unused_parameters)
+                param.grad = C.from_numpy(average.copy())
+            else:  # in place, as torch writes the bucket back into `.grad` (the version counter moves)
+                np.copyto(grad._data, average)
+                grad._bump_version()
 

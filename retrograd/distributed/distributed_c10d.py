@@ -36,6 +36,7 @@ DEFAULT_TIMEOUT = timedelta(minutes=30)  # torch's default for the CPU backends
 _BACKENDS = ("mpi", "gloo")
 _NOT_INITIALIZED = "Default process group has not been initialized, please make sure to call init_process_group."
 _SIGNATURE_DIMS = 8  # shapes with more dimensions are compared through a hash of the rest
+_SPIN_SECONDS = 2e-4  # how long a wait polls without sleeping
 
 
 class ReduceOp:
@@ -170,20 +171,23 @@ class Work:
 
 def _wait_for(requests: list, pg: ProcessGroup, what: str, timeout: timedelta | None = None,
               statuses: list | None = None) -> None:
-    """Poll `requests` until all are done (filling `statuses`), backing off to short sleeps so oversubscribed
-    ranks share cores; past the timeout, raise naming the operation and the rank that waited."""
+    """Poll `requests` until all are done (filling `statuses`): busily for the first _SPIN_SECONDS (a
+    collective among ready ranks ends in microseconds), then with sleeps growing to 1 ms so that ranks
+    sharing cores let each other run; past the timeout, raise naming the operation and the rank that waited."""
     mpi = _mpi()
+    start = time.monotonic()
     limit = (timeout or pg._timeout).total_seconds()
-    deadline = time.monotonic() + limit
-    polls = 0
+    pause = 0.0
     try:
         while not mpi.Request.Testall(requests, statuses):
-            polls += 1
-            if polls > 64:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"[rank {get_rank()}] {what} timed out after {limit:g} s: another rank did not "
-                                       "take part (it failed, hung or called a different collective)")
-                time.sleep(min(1e-3, 2e-6 * polls))
+            waited = time.monotonic() - start
+            if waited < _SPIN_SECONDS:
+                continue
+            if waited > limit:
+                raise RuntimeError(f"[rank {get_rank()}] {what} timed out after {limit:g} s: another rank did not "
+                                   "take part (it failed, hung or called a different collective)")
+            pause = min(1e-3, pause + 2e-5)
+            time.sleep(pause)
     except mpi.Exception as error:
         raise RuntimeError(f"[rank {get_rank()}] {what} failed in MPI: {error.Get_error_string()}") from None
 
