@@ -44,7 +44,7 @@ def launch_retrying(library: str, ranks: int, failures: list[str], attempts: int
         try:
             return launch(library, ranks)
         except RuntimeError as error:
-            last_line = [line for line in str(error).splitlines() if line.strip()][-1]
+            last_line = [line for line in str(error).splitlines() if any(c.isalpha() for c in line)][-1]
             failures.append(f"{library} on {ranks} ranks, attempt {attempt + 1}: {last_line.strip()}")
             print(failures[-1], file=sys.stderr)
     raise RuntimeError(f"{library} on {ranks} ranks failed {attempts} times")
