@@ -162,9 +162,9 @@ def are_deterministic_algorithms_enabled() -> bool:
 # script first touches them, through the module __getattr__ (PEP 562), and then stay as ordinary
 # attributes. `import retrograd.nn`, `from retrograd import nn` and pickles naming their classes import
 # them as usual. Optional extras and new subsystems load this way too: never at `import retrograd`.
-_LAZY_SUBMODULES = {"_VF", "_vmap_internals", "accelerator", "amp", "backends", "cuda", "datasets", "fft", "func",
-                    "jit", "linalg", "nn", "onnx", "optim", "random", "serialization", "special", "testing", "utils",
-                    "version", "viz"}
+_LAZY_SUBMODULES = {"_VF", "_vmap_internals", "accelerator", "amp", "backends", "cuda", "datasets", "distributed",
+                    "fft", "func", "jit", "linalg", "nn", "onnx", "optim", "random", "serialization", "special",
+                    "testing", "utils", "version", "viz"}
 _LAZY_NAMES = {"autocast": "amp", "load": "serialization", "save": "serialization", "vmap": "func"}  # name: module
 
 

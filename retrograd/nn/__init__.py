@@ -1,8 +1,9 @@
 """torch.nn for retrograd: modules (layers, losses, containers), Parameter, init, functional and utils."""
 
-from . import functional, init, utils
+from . import functional, init, parallel, utils
 from .modules import *  # noqa: F403 - the layers are the public namespace
 from .modules import __all__ as _modules_all
+from .parallel import DataParallel
 from .parameter import Buffer, Parameter
 
-__all__ = ["Buffer", "Parameter", "functional", "init", "utils", *_modules_all]
+__all__ = ["Buffer", "DataParallel", "Parameter", "functional", "init", "parallel", "utils", *_modules_all]

@@ -11,13 +11,17 @@ from .sampler import Sampler
 
 class DistributedSampler(Sampler):
     """Indices rank, rank + num_replicas, ... of a (seed + epoch)-shuffled order, padded to divide evenly
-    (or cut, with drop_last). num_replicas and rank default to the process group's, which retrograd does not
-    have yet, so they must be given."""
+    (or cut, with drop_last). num_replicas and rank default to the default process group's."""
 
     def __init__(self, dataset: Sized, num_replicas: int | None = None, rank: int | None = None, shuffle: bool = True,
                  seed: int = 0, drop_last: bool = False) -> None:
         if num_replicas is None or rank is None:
-            raise RuntimeError("Requires distributed package to be available")
+            from ... import distributed  # only here: the data utilities never need it otherwise
+
+            if not distributed.is_available():
+                raise RuntimeError("Requires distributed package to be available")
+            num_replicas = distributed.get_world_size() if num_replicas is None else num_replicas
+            rank = distributed.get_rank() if rank is None else rank
         if rank >= num_replicas or rank < 0:
             raise ValueError(f"Invalid rank {rank}, rank should be in the interval [0, {num_replicas - 1}]")
         self.dataset, self.num_replicas, self.rank = dataset, num_replicas, rank
