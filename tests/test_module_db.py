@@ -1,6 +1,6 @@
 """PyTorch's own module database (ModuleInfo, `module_db` in the torch wheel), swept: for every nn module it lists
 and up to CAP of its sample inputs, the module is built with the same arguments in both libraries, torch's
-state dict is loaded into retrograd's (so parameter names must agree), and the float64 forward (eval mode) and a
+state dict is loaded into retrograd's (so parameter names must agree; a lazy module's after a dry run), and the float64 forward (eval mode) and a
 weighted backward to inputs and parameters must agree. Modules retrograd lacks are strict xfails."""
 
 from __future__ import annotations
@@ -54,6 +54,9 @@ def run_case(info, mi):
     rm = cls(*convert(c.args, retrograd), **convert(c.kwargs, retrograd)).to(retrograd.float64)
     tm.eval()
     rm.eval()
+    if isinstance(tm, torch.nn.modules.lazy.LazyModuleMixin):  # a dry run gives torch's parameters their shapes;
+        with torch.no_grad():                                  # loading them materialises retrograd's
+            tm(*convert(f.args, torch), **convert(f.kwargs, torch))
     rm.load_state_dict({k: convert(v, retrograd) for k, v in tm.state_dict().items()})
     targs, tkw = convert(f.args, torch), convert(f.kwargs, torch)  # leaves, as retrograd's copies are
     rargs, rkw = convert(targs, retrograd), convert(tkw, retrograd)

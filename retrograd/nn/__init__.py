@@ -3,6 +3,6 @@
 from . import functional, init, utils
 from .modules import *  # noqa: F403 - the layers are the public namespace
 from .modules import __all__ as _modules_all
-from .parameter import Buffer, Parameter
+from .parameter import Buffer, Parameter, UninitializedParameter
 
-__all__ = ["Buffer", "Parameter", "functional", "init", "utils", *_modules_all]
+__all__ = ["Buffer", "Parameter", "UninitializedParameter", "functional", "init", "utils", *_modules_all]
