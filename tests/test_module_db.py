@@ -1,7 +1,8 @@
 """PyTorch's own module database (ModuleInfo, `module_db` in the torch wheel), swept: for every nn module it lists
 and up to CAP of its sample inputs, the module is built with the same arguments in both libraries, torch's
-state dict is loaded into retrograd's (so parameter names must agree; a lazy module's after a dry run), and the float64 forward (eval mode) and a
-weighted backward to inputs and parameters must agree. Modules retrograd lacks are strict xfails."""
+state dict is loaded into retrograd's (so parameter names must agree; a lazy module's after a dry run), and the
+float64 forward (eval mode) and a weighted backward to inputs and parameters must agree. Modules retrograd lacks
+are strict xfails."""
 
 from __future__ import annotations
 
