@@ -22,7 +22,7 @@ from .registry import OPS, Op, apply, defop, finalize
 from .registry import operand as _operand
 
 FAMILIES = ("pointwise", "activation", "complex", "reduction", "selection", "shape", "indexing", "linalg", "nn",
-            "random")
+            "nn_extra", "random")
 _modules = []
 for _family in FAMILIES:
     try:

@@ -71,7 +71,7 @@ class OpInfo:
 
 
 FAMILIES = ("pointwise", "activation", "complex", "reduction", "selection", "shape", "indexing", "linalg", "nn",
-            "random")
+            "nn_extra", "random")
 
 
 def all_ops() -> list[OpInfo]:
