@@ -295,7 +295,7 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
         if offsets is not None:
             raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
                              "fixed length sequences. However, found offsets of type "
-                             f"{offsets.type() if isinstance(offsets, Tensor) else type(offsets)}")
+                             f"{_TENSOR_CLASS if isinstance(offsets, Tensor) else type(offsets)}")
         starts = np.arange(0, input.numel(), input.shape[1]) if input.shape[1] else np.zeros(input.shape[0], int)
         indices = input._data.reshape(-1)
         if per_sample_weights is not None:
@@ -334,6 +334,9 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
                  (bags, mode, -1 if padding_idx is None else padding_idx, scale_grad_by_freq))
 
 
+_TENSOR_CLASS = "<class 'torch.Tensor'>"  # what torch's str(type(offsets)) prints for a tensor
+
+
 def _lengths(lengths: Tensor | Sequence[int]) -> np.ndarray:
     """Sequence lengths given as a tensor, a sequence or a number, as a flat int64 array."""
     return np.asarray(lengths._data if isinstance(lengths, Tensor) else lengths, dtype=np.int64).reshape(-1)
@@ -358,7 +361,7 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor | Sequenc
     if tg.ndim == 1:  # the targets concatenated
         ends = np.cumsum(tlen)
         if tg.shape[0] < ends[-1]:
-            raise RuntimeError(f"Expected tensor to have size at least {ends[-1]} at dimension 0, but got size "
+            raise RuntimeError(f"Expected tensor to have size {ends[-1]} at dimension 0, but got size "
                                f"{tg.shape[0]} for argument #2 'targets' (while checking arguments for "
                                "ctc_loss_allocate_outputs)")
         sequences = [tg[e - n:e] for e, n in zip(ends, tlen)]
