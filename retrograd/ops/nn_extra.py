@@ -1,6 +1,6 @@
 """Rule table: the less common torch.nn.functional kernels and losses (channel_shuffle, pdist, embedding_bag,
-ctc_loss) and the composites torch builds on existing rows (linear_cross_entropy,
-triplet_margin_with_distance_loss).
+ctc_loss, fractional max pooling, max unpooling) and the composites torch builds on existing rows
+(linear_cross_entropy, triplet_margin_with_distance_loss).
 
 Where torch declares no derivative of a backward (pdist's, ctc_loss's), the backward is a row of its own whose
 derivative raises torch's error, so a second derivative fails as it does in torch. ctc_loss's gradient is torch's:
@@ -21,6 +21,7 @@ import numpy as np
 from .. import _creation
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap
+from .conv import max_pool_backward_op
 from .nn import _renorm_rows, cross_entropy, embedding_backward_op, linear, loss_reduce, pairwise_distance
 from .pointwise import where
 from .registry import apply, defop
@@ -138,6 +139,52 @@ def ctc_loss_backward_op(xp, grad, lp, nll, targets, input_lengths, target_lengt
         with np.errstate(invalid="ignore", over="ignore"):
             out[:length, n] = (np.exp(probs) - np.exp(posterior + nll[n] - probs)) * grad[n]
     return out.astype(lp.dtype, copy=False)
+
+
+def _fractional_max_pool_forward(xp, x, starts, kernel):
+    """The maximum of each window (its size `kernel`, its corner at `starts`, one (planes, out) array per spatial
+    dimension) and its flat index in the input plane; the first maximum, or the last NaN, as torch picks."""
+    d = len(kernel)
+    spatial = x.shape[x.ndim - d:]
+    planes = x.reshape(-1, *spatial)
+    out = tuple(s.shape[1] for s in starts)
+    coords = []  # per dimension: (P, *out, *kernel) coordinates, broadcast over the others
+    for i, (start, k) in enumerate(zip(starts, kernel)):
+        shape = [len(start)] + [1] * (2 * d)
+        shape[1 + i], shape[1 + d + i] = out[i], k
+        coords.append((start[:, :, None] + np.arange(k)).reshape(shape))
+    windows = planes[(np.arange(planes.shape[0]).reshape(-1, *[1] * (2 * d)), *coords)]
+    windows = windows.reshape(*windows.shape[:1 + d], -1)
+    nan = np.isnan(windows)
+    arg = xp.where(nan.any(-1), windows.shape[-1] - 1 - xp.argmax(nan[..., ::-1], -1), xp.argmax(windows, -1))
+    best = xp.take_along_axis(windows, arg[..., None], -1)[..., 0]
+    flat = 0
+    for c, size in zip(np.broadcast_arrays(*coords), spatial):
+        flat = flat * size + xp.take_along_axis(c.reshape(*c.shape[:1 + d], -1), arg[..., None], -1)[..., 0]
+    lead = x.shape[:x.ndim - d]
+    return best.reshape(*lead, *out), flat.reshape(*lead, *out).astype(np.int64)
+
+
+fractional_max_pool_backward_op = max_pool_backward_op.alias("fractional_max_pool2d_backward",
+                                                             "FractionalMaxPool2DBackwardBackward0")
+fractional_max_pool3d_backward_op = max_pool_backward_op.alias("fractional_max_pool3d_backward",
+                                                               "FractionalMaxPool3DBackwardBackward0")
+fractional_max_pool_op, fractional_max_pool3d_op = (
+    defop(f"fractional_max_pool{d}d", node=f"FractionalMaxPool{d}DBackward0", params=("starts", "kernel"), outputs=2,
+          differentiable_outputs=(0,),
+          self=f"{backward}(grads[0], results[1]._data, self_shape, len(kernel), True)",
+          jvp="(pick_op(self_t, results[1]._data, len(kernel), True), None)")(_fractional_max_pool_forward)
+    for d, backward in ((2, "fractional_max_pool_backward_op"), (3, "fractional_max_pool3d_backward_op")))
+
+
+@defop("max_unpool2d", node="MaxUnpool2DBackward0", params=("indices", "output_shape", "d"),
+       self="pick_op(grad, indices, d, False)", jvp="max_unpool_op(self_t, indices, output_shape, d)")
+def max_unpool_op(xp, x, indices, output_shape, d):
+    """Each value written at its flat index in a zero plane of the output's spatial size (max pooling undone)."""
+    return max_pool_backward_op.forward(xp, x, indices, output_shape, d, False)
+
+
+max_unpool3d_op = max_unpool_op.alias("max_unpool3d", "MaxUnpool3DBackward0")
 
 
 # Note [ctc gradient]
@@ -334,6 +381,147 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
                  (bags, mode, -1 if padding_idx is None else padding_idx, scale_grad_by_freq))
 
 
+def _interval_starts(samples: np.ndarray, size: int, out: int, kernel: int) -> np.ndarray:
+    """torch's generate_intervals, per plane: window corners spread over the input by each plane's random sample
+    in [0, 1), in the samples' float type; the last window ends at the input's end."""
+    dtype = samples.dtype.type
+    alpha = dtype(size - kernel) / dtype(out - 1) if out > 1 else dtype(0)
+    steps = np.arange(out - 1).astype(samples.dtype)
+    with np.errstate(invalid="ignore", over="ignore"):
+        starts = ((steps + samples[:, None]) * alpha).astype(np.int64) - (samples * alpha).astype(np.int64)[:, None]
+    return np.concatenate([starts, np.full((len(samples), 1), size - kernel, dtype=np.int64)], axis=1)
+
+
+def _fractional_max_pool(input: Tensor, d: int, kernel_size: int | Sequence[int], output_size: Any,
+                         output_ratio: Any, return_indices: bool, random_samples: Tensor | None) -> Any:
+    name = f"fractional_max_pool{d}d"
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
+    spatial = tuple(input.shape[input.ndim - d:])
+    if output_size is None:
+        ratio = output_ratio if isinstance(output_ratio, (tuple, list)) else (output_ratio,) * d
+        if len(ratio) > d:
+            raise ValueError(f"{name} requires output_ratio to either be a single Int or tuple of Ints.")
+        output_size = [int(n * r) for n, r in zip(spatial, ratio)]
+    out = tuple(output_size) if isinstance(output_size, (tuple, list)) else (output_size,) * d
+    kernel = tuple(kernel_size) if isinstance(kernel_size, (tuple, list)) else (kernel_size,) * d
+    batch, channels = (1 if input.ndim == d + 1 else input.shape[0]), input.shape[input.ndim - d - 1]
+    if random_samples is None:
+        random_samples = _creation.rand(batch, channels, d, dtype=input.dtype)
+    if random_samples.dtype is not input.dtype:
+        raise RuntimeError("Expect _random_samples to have the same dtype as input")
+    if random_samples.ndim != 3:
+        raise RuntimeError(f"Expect _random_samples to have 3 dimensions, got {random_samples.ndim}")
+    if random_samples.shape[0] < batch:
+        raise RuntimeError("Expect _random_samples.size(0) no less then input batch size.")
+    if random_samples.shape[1] != channels:
+        raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
+    if random_samples.shape[2] != d:
+        raise RuntimeError(f"Expect _random_samples.size(2) equals to {d}; got {random_samples.shape[2]}.")
+    where = f"{name}()" if d == 2 else f"{name}_out()"
+    for axis, size, o, k in zip(("time", "height", "width")[3 - d:], spatial, out, kernel):
+        if o + k - 1 > size - (d == 3):  # torch's 3-d check is strict, its 2-d one is not
+            raise RuntimeError(f"{where}: pool {axis} {k} too large relative to input {axis} {size}")
+    samples = random_samples._data[:batch].reshape(-1, d)
+    order = (1, 0) if d == 2 else (0, 1, 2)  # torch draws a 2-d plane's width sample first
+    starts = tuple(_interval_starts(samples[:, j], size, o, k) for j, size, o, k in zip(order, spatial, out, kernel))
+    op = fractional_max_pool_op if d == 2 else fractional_max_pool3d_op
+    values, indices = apply(op, (input,), (starts, kernel))
+    return (values, indices) if return_indices else values
+
+
+def fractional_max_pool2d(input: Tensor, kernel_size: int | Sequence[int], output_size: Any = None,
+                          output_ratio: Any = None, return_indices: bool = False,
+                          _random_samples: Tensor | None = None) -> Any:
+    """Max pooling over windows at pseudo-random, increasing corners (Graham's fractional max pooling)."""
+    return _fractional_max_pool(input, 2, kernel_size, output_size, output_ratio, return_indices, _random_samples)
+
+
+def fractional_max_pool3d(input: Tensor, kernel_size: int | Sequence[int], output_size: Any = None,
+                          output_ratio: Any = None, return_indices: bool = False,
+                          _random_samples: Tensor | None = None) -> Any:
+    """fractional_max_pool2d over volumes."""
+    return _fractional_max_pool(input, 3, kernel_size, output_size, output_ratio, return_indices, _random_samples)
+
+
+def fractional_max_pool2d_with_indices(input: Tensor, kernel_size: int | Sequence[int], output_size: Any = None,
+                                       output_ratio: Any = None, return_indices: bool = False,
+                                       _random_samples: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    return _fractional_max_pool(input, 2, kernel_size, output_size, output_ratio, True, _random_samples)
+
+
+def fractional_max_pool3d_with_indices(input: Tensor, kernel_size: int | Sequence[int], output_size: Any = None,
+                                       output_ratio: Any = None, return_indices: bool = False,
+                                       _random_samples: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    return _fractional_max_pool(input, 3, kernel_size, output_size, output_ratio, True, _random_samples)
+
+
+def _unpool_size(input: Tensor, d: int, kernel_size: Any, stride: Any, padding: Any, output_size: Any) -> list[int]:
+    """torch's _unpool_output_size: the pooled input's size before pooling, or output_size checked against it."""
+    def tuple_of(value: Any) -> tuple[int, ...]:
+        return tuple(value) if isinstance(value, (tuple, list)) else (value,) * d
+
+    kernel = tuple_of(kernel_size)
+    stride = kernel if stride is None else tuple_of(stride)
+    padding = tuple_of(padding)
+    default = [(input.shape[input.ndim - d + i] - 1) * stride[i] + kernel[i] - 2 * padding[i] for i in range(d)]
+    if output_size is None:
+        size = default
+    else:
+        size = output_size  # as given: the error shows it so
+        if len(size) == d + 2:
+            size = size[2:]
+        if len(size) != d:
+            raise ValueError(f"output_size should be a sequence containing {d} or {d + 2} elements, but it has a "
+                             f"length of '{len(size)}'")
+        for i in range(d):
+            low, high = default[i] - stride[i], default[i] + stride[i]
+            if not low < size[i] < high:
+                raise ValueError(f'invalid output_size "{size}" (dim {i} must be between {low} and {high})')
+    for i in range(d):
+        if size[i] < 0:
+            raise ValueError(f"max_unpooling: output_size must contain non-negative spatial dimensions, but got "
+                             f"output_size[{i}]={size[i]}")
+    return list(size)
+
+
+def _unpool(input: Tensor, indices: Tensor, size: list[int]) -> Tensor:
+    """aten::max_unpool2d / 3d: `input` scattered into zero planes of spatial `size` at `indices`."""
+    if indices.dtype is not D.int64:
+        raise RuntimeError(f"elements in indices should be type int64 but got: {D.scalar_type_name(indices.dtype)}")
+    if tuple(indices.shape) != tuple(input.shape):
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor ({list(input.shape)}) "
+                           f"but got indices tensor with shape: {list(indices.shape)}")
+    flat = indices._data
+    if flat.size and (flat.min() < 0 or flat.max() >= math.prod(size)):
+        bad = flat.max() if flat.max() >= math.prod(size) else flat.min()
+        raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size "
+                           f"{'x'.join(str(n) for n in size)})")
+    d = len(size)
+    shape = (*input.shape[:input.ndim - d], *size)
+    return apply(max_unpool_op if d == 2 else max_unpool3d_op, (input,), (flat, shape, d))
+
+
+def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 output_size: Any = None) -> Tensor:
+    """Undo max_pool1d: each value back at the position its index names, zeros elsewhere (as torch: through
+    max_unpool2d on a trailing dimension of 1)."""
+    size = _unpool_size(input, 1, kernel_size, stride, padding, output_size)
+    return _unpool(input.unsqueeze(-1), indices.unsqueeze(-1), [*size, 1]).squeeze(-1)
+
+
+def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 output_size: Any = None) -> Tensor:
+    """Undo max_pool2d: each value back at the position its index names, zeros elsewhere."""
+    return _unpool(input, indices, _unpool_size(input, 2, kernel_size, stride, padding, output_size))
+
+
+def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 output_size: Any = None) -> Tensor:
+    """Undo max_pool3d: each value back at the position its index names, zeros elsewhere."""
+    return _unpool(input, indices, _unpool_size(input, 3, kernel_size, stride, padding, output_size))
+
+
 _TENSOR_CLASS = "<class 'torch.Tensor'>"  # what torch's str(type(offsets)) prints for a tensor
 
 
@@ -481,4 +669,6 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *
 
 __all__ = ["channel_shuffle", "native_channel_shuffle", "pdist", "embedding_bag", "ctc_loss"]
 FUNCTIONAL = ["channel_shuffle", "native_channel_shuffle", "pdist", "embedding_bag", "ctc_loss",
-              "triplet_margin_with_distance_loss", "linear_cross_entropy"]
+              "triplet_margin_with_distance_loss", "linear_cross_entropy", "fractional_max_pool2d",
+              "fractional_max_pool3d", "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices",
+              "max_unpool1d", "max_unpool2d", "max_unpool3d"]

@@ -62,7 +62,51 @@ def linear_cross_entropy_samples(rng):
             Sample((rand(rng, 3), rand(rng, 4, 3), C(np.array([0.1, 0.2, 0.3, 0.4]))), name="unbatched_probs")]
 
 
+def fractional_call(name):
+    def call(m, x, samples, *args, **kwargs):
+        return getattr(m.nn.functional, name)(x, *args, _random_samples=samples.to(x.dtype), **kwargs)
+    return call
+
+
+def fractional_samples(rng):
+    return [Sample((distinct(rng, 2, 3, 7, 6), C(rng.uniform(size=(2, 3, 2))), 2), {"output_size": (4, 3)}, "size"),
+            Sample((distinct(rng, 3, 5, 7), C(rng.uniform(size=(1, 3, 2))), (2, 3)),
+                   {"output_ratio": (0.5, 0.5), "return_indices": True}, "ratio_unbatched_indices")]
+
+
+def fractional3d_samples(rng):
+    return [Sample((distinct(rng, 1, 2, 5, 6, 5), C(rng.uniform(size=(1, 2, 3))), (2, 3, 2)),
+                   {"output_size": (3, 2, 3)}, "size")]
+
+
+def pooled_indices(rng, lead: tuple, pooled: tuple, kernel: int) -> np.ndarray:
+    """Flat indices that max pooling with `kernel` (stride = kernel) could give: one element of each window."""
+    size = [n * kernel for n in pooled]
+    coords = np.indices(pooled)
+    flat = 0
+    for c, n in zip(coords, size):
+        flat = flat * n + c * kernel + rng.integers(0, kernel, size=(*lead, *pooled))
+    return flat
+
+
+def unpool_samples(d):
+    def samples(rng):
+        pooled = (2, 3, 1)[:d]
+        return [Sample((rand(rng, 2, 3, *pooled), C(pooled_indices(rng, (2, 3), pooled, 2)), 2), name="default"),
+                Sample((rand(rng, 3, *pooled), C(pooled_indices(rng, (3,), pooled, 2)), 2, None, 0,
+                        [2 * n + 1 for n in pooled]), name="unbatched_output_size")]
+    return samples
+
+
 OPS = [
+    *[OpInfo(F(name), samples, call=fractional_call(name), outputs=lambda r: r if isinstance(r, tuple) else (r,))
+      for name, samples in [("fractional_max_pool2d", fractional_samples),
+                            ("fractional_max_pool3d", fractional3d_samples),
+                            ("fractional_max_pool2d_with_indices", fractional_samples),
+                            ("fractional_max_pool3d_with_indices", fractional3d_samples)]],
+    OpInfo(F("max_unpool1d"), unpool_samples(1)),
+    OpInfo(F("max_unpool2d"), unpool_samples(2)),
+    OpInfo(F("max_unpool3d"), unpool_samples(3)),
     OpInfo(F("channel_shuffle"), lambda rng: [Sample((rand(rng, 2, 6, 3), 3), name="3d"),
                                               Sample((rand(rng, 1, 4, 2, 2), 2), name="4d")],
            aliases=("native_channel_shuffle",)),
