@@ -89,6 +89,11 @@ ERRORS = [
     lambda lib: lib.nn.functional.max_unpool2d(lib.ones(1, 1, 2, 2), lib.tensor([[[0, 1], [2, 3]]]), 2),
     lambda lib: lib.nn.functional.max_unpool1d(lib.ones(1, 2, 2), lib.tensor([[[0, 1], [2, 3]]]), 2,
                                                output_size=(9,)),
+    lambda lib: lib.nn.functional.grid_sample(lib.ones(1, 2, 3, 3, 3), lib.zeros(1, 2, 2, 2, 3), mode="bicubic",
+                                              align_corners=False),
+    lambda lib: lib.nn.functional.grid_sample(lib.ones(1, 2, 3, 3), lib.zeros(1, 2, 2, 3), align_corners=False),
+    lambda lib: lib.nn.functional.grid_sample(lib.ones(1, 2, 3, 3), lib.zeros(2, 2, 2, 2), align_corners=False),
+    lambda lib: lib.nn.functional.grid_sample(lib.ones(1, 2, 3, 3), lib.zeros(1, 2, 2, 2, 2), align_corners=False),
 ]
 
 
