@@ -151,7 +151,7 @@ def are_deterministic_algorithms_enabled() -> bool:
 
 
 # torch's submodules that a script may reach as attributes without importing them, loaded on first use
-_LAZY_SUBMODULES = {"accelerator", "amp", "backends", "cuda", "jit", "onnx", "version", "viz"}
+_LAZY_SUBMODULES = {"accelerator", "amp", "backends", "cuda", "jit", "masked", "onnx", "version", "viz"}
 
 
 def __getattr__(name: str) -> Any:
