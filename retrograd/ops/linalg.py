@@ -39,7 +39,7 @@ from .._tensor import Tensor, _wrap, _wrap_dim
 from .pointwise import log, where
 from .reduction import amax, amin, return_type, vector_norm
 from .registry import apply, defop, namespace
-from .shape import cat, diag_embed, diagonal, stack, tril, triu, unsafe_view
+from .shape import cat, diag_embed, diagonal, reshape_alias_op, stack, tril, triu, unsafe_view
 
 
 class LinAlgError(RuntimeError):
@@ -173,6 +173,15 @@ def einsum_op(xp, a, b, equation):
        self="-matmul(result.mH, matmul(grad, result.mH))", jvp="-matmul(matmul(result, self_t), result)")
 def inv_ex_op(xp, a):
     return batched_or_singular(xp, a, xp.linalg.inv)
+
+
+@defop("cholesky_inverse", params=("upper",), self="cholesky_inverse_backward(grad, self, upper, result)",
+       jvp="cholesky_inverse_jvp(self_t, self, upper, result)")
+def cholesky_inverse_op(xp, factor, upper):
+    """(L L^H)^-1 from the Cholesky factor L (or (U^H U)^-1 from U when upper); only its triangle is read."""
+    triangle = xp.triu(factor) if upper else xp.tril(factor)
+    half = xp.swapaxes(triangle, -1, -2).conj()
+    return xp.linalg.inv(xp.matmul(half, triangle) if upper else xp.matmul(triangle, half))
 
 
 @defop("linalg_det", self="det_backward(grad, result, self)", jvp="det_jvp(self_t, result, self)")
@@ -1225,6 +1234,19 @@ def _check_float(name: str, *tensors: Tensor) -> None:
                                f"{D.scalar_type_name(t.dtype)}")
 
 
+def cholesky_inverse_backward(grad: Tensor, factor: Tensor, upper: bool, inverse: Tensor) -> Tensor:
+    """torch's: -(R (G + G^H) R) L for a lower factor, -L (R (G + G^H) R) for an upper one (R the result)."""
+    common = matmul(inverse, matmul(grad + grad.mH, inverse))
+    return -matmul(factor, common) if upper else -matmul(common, factor)
+
+
+def cholesky_inverse_jvp(factor_t: Tensor, factor: Tensor, upper: bool, inverse: Tensor) -> Tensor:
+    """d (L L^H)^-1 = -R (dL L^H + L dL^H) R, with L = U^H for an upper factor."""
+    lower, lower_t = (factor.mH, factor_t.mH) if upper else (factor, factor_t)
+    product = matmul(lower_t, lower.mH)
+    return -matmul(inverse, matmul(product + product.mH, inverse))
+
+
 def _check_matrix(name: str, A: Tensor, square: bool = True, arg: str = "A") -> None:
     """At least 2 dims (and square), floating point, in torch's words."""
     if A._data.ndim < 2:
@@ -1745,6 +1767,68 @@ def inverse(input: Tensor) -> Tensor:
     return inv(input)
 
 
+def cholesky_inverse(input: Tensor, upper: bool = False) -> Tensor:
+    """The inverse of A = L L^H (or U^H U when upper) from its Cholesky factor."""
+    _check_matrix("cholesky_inverse", input)
+    return apply(cholesky_inverse_op, (input,), (upper,))
+
+
+def tensorinv(A: Tensor, ind: int = 2) -> Tensor:
+    """The inverse of A seen as a linear map from its last dims to its first `ind`: shape A.shape[ind:] +
+    A.shape[:ind] (composed of reshape and linalg.inv_ex, as torch)."""
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    start, end = tuple(A.shape[:ind]), tuple(A.shape[ind:])
+    if math.prod(end) != math.prod(start):
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                           f"prod(self.shape[:ind]), but got {math.prod(end)} != {math.prod(start)}")
+    result, info = inv_ex(A.reshape(math.prod(end), math.prod(end)))
+    if (info._data > 0).any():
+        raise LinAlgError("inv: The diagonal element 1 is zero, the inversion could not be completed because "
+                          "the input matrix is singular.")
+    return apply(reshape_alias_op, (result,), ((*end, *start),))  # torch's C++ reshape: ReshapeAliasBackward0
+
+
+def tensorsolve(A: Tensor, B: Tensor, dims: Sequence[int] | None = None) -> Tensor:
+    """X with tensordot(A, X, X.ndim) = B: A's dims `dims` moved last, then linalg.solve on the flattened
+    square system (as torch)."""
+    if dims is not None:
+        A = A.movedim(tuple(dims), tuple(range(A.ndim - len(dims), A.ndim)))
+    result_shape = tuple(A.shape[B.ndim:])
+    size = math.prod(result_shape)
+    if size != math.prod(B.shape):
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == "
+                           f"prod(self.shape[:other.ndim]), but got {size} != {math.prod(B.shape)}")
+    return solve(A.reshape(size, size), B.flatten()).reshape(result_shape)
+
+
+def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
+    """sum(conj(x) * y) along dim, broadcasting x and y."""
+    _check_float("linalg.vecdot", x)
+    if x.dtype is not y.dtype:
+        raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
+                           f"{D.scalar_type_name(x.dtype)} and y of type {D.scalar_type_name(y.dtype)} instead")
+    return ((x.conj() if x.is_complex() else x) * y).sum(dim)
+
+
+def vander(x: Tensor, N: int | None = None) -> Tensor:
+    """The Vandermonde matrix of x: columns x^0, x^1, ..., x^(N-1) (a column of ones, then cumprod, as torch)."""
+    if x._data.dtype.kind not in "fciu" or x.dtype is D.bool_:
+        raise RuntimeError(f"linalg.vander supports floating point, complex, and integer tensors, but got "
+                           f"{D.scalar_type_name(x.dtype)}")
+    column = x.unsqueeze(-1) if x.ndim == 0 else x
+    n = column.shape[-1] if N is None else N
+    if n <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    powers = column.unsqueeze(-1).expand(*column.shape, n - 1).cumprod(-1)
+    return cat([powers.new_ones((*column.shape, 1)), powers], -1)
+
+
+def linalg_diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """torch.linalg.diagonal: torch.diagonal over the last two dims by default."""
+    return diagonal(A, offset, dim1, dim2)
+
+
 def det(A: Tensor) -> Tensor:
     """The determinant; its gradient is defined for singular matrices too (through the adjugate)."""
     _check_matrix("linalg.det", A)
@@ -2206,14 +2290,15 @@ def matrix_rank(A: Tensor, tol: float | None = None, hermitian: bool = False, *,
     return _wrap(xp.sum(values > threshold[..., None], axis=-1).astype(np.int64))
 
 
-__all__ = ["addbmm", "addmm", "addmv", "baddbmm", "bmm", "chain_matmul", "cholesky_solve", "cross", "det", "dot",
-           "einsum", "ger", "inverse", "kron", "logdet", "lu", "lu_solve", "lu_unpack", "matmul", "matrix_exp",
-           "matrix_power", "mm", "mv", "outer", "pinverse", "slogdet", "svd", "tensordot", "trace", "triangular_solve",
-           "vdot"]
-METHODS = ["addbmm", "addmm", "addmv", "baddbmm", "cholesky_solve", "cross", "det", "inverse", "kron", "logdet", "lu",
-           "lu_solve", "matrix_exp", "matrix_power", "pinverse", "slogdet", "svd", "trace", "triangular_solve", "vdot"]
+__all__ = ["addbmm", "addmm", "addmv", "baddbmm", "bmm", "chain_matmul", "cholesky_inverse", "cholesky_solve", "cross",
+           "det", "dot", "einsum", "ger", "inverse", "kron", "logdet", "lu", "lu_solve", "lu_unpack", "matmul",
+           "matrix_exp", "matrix_power", "mm", "mv", "outer", "pinverse", "slogdet", "svd", "tensordot", "trace",
+           "triangular_solve", "vdot"]
+METHODS = ["addbmm", "addmm", "addmv", "baddbmm", "cholesky_inverse", "cholesky_solve", "cross", "det", "inverse",
+           "kron", "logdet", "lu", "lu_solve", "matrix_exp", "matrix_power", "pinverse", "slogdet", "svd", "trace",
+           "triangular_solve", "vdot"]
 INPLACE = ["addbmm", "addmm", "addmv", "baddbmm"]
 LINALG = ["cholesky", "cholesky_ex", "cond", "cross", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv", "inv_ex",
           "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power",
           "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd",
-          "svdvals"]
+          "svdvals", "tensorinv", "tensorsolve", "vecdot", "vander", "diagonal"]
