@@ -19,6 +19,11 @@ CALLS = [
     lambda lib: lib.linalg.tensorsolve(lib.ones(4, 6, 8, 3), lib.ones(3, 6)),
     lambda lib: lib.cholesky_inverse(lib.ones(3, 4)),
     lambda lib: lib.cholesky_inverse(lib.ones(3)),
+    lambda lib: lib.linalg.householder_product(lib.ones(3), lib.ones(1)),
+    lambda lib: lib.linalg.householder_product(lib.ones(3, 4), lib.ones(2)),
+    lambda lib: lib.linalg.householder_product(lib.ones(4, 3), lib.ones(4)),
+    lambda lib: lib.linalg.householder_product(lib.ones(4, 3), lib.ones(1, 2)),
+    lambda lib: lib.linalg.householder_product(lib.ones(4, 3), lib.ones(2).double()),
 ]
 
 

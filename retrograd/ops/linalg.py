@@ -184,6 +184,28 @@ def cholesky_inverse_op(xp, factor, upper):
     return xp.linalg.inv(xp.matmul(half, triangle) if upper else xp.matmul(triangle, half))
 
 
+@defop("linalg_householder_product", inputs=("self", "tau"),
+       self="householder_product_backward(grad, self, tau)[0]", tau="householder_product_backward(grad, self, tau)[1]")
+def householder_product_op(xp, a, tau):
+    """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^H, v_i = (0, ..., 0, 1, a[i+1:, i])."""
+    m, n = a.shape[-2:]
+    q = xp.broadcast_to(xp.eye(m, n, dtype=a.dtype), a.shape).copy()
+    for i in reversed(range(tau.shape[-1])):
+        v = _reflector(xp, a, i)
+        q = q - tau[..., i, None, None] * v[..., :, None] * xp.matmul(v.conj()[..., None, :], q)
+    return q
+
+
+def _reflector(xp: Any, a: Any, i: int) -> Any:
+    """v_i of the i-th column of a: zeros above row i, 1 at row i, a's entries below (arrays or tensors)."""
+    m = a.shape[-2]
+    below = np.arange(m) > i
+    unit = np.arange(m) == i
+    if isinstance(a, Tensor):
+        return a[..., :, i] * _wrap(below.astype(a._data.dtype)) + _wrap(unit.astype(a._data.dtype))
+    return xp.where(below, a[..., :, i], unit.astype(a.dtype))
+
+
 @defop("linalg_det", self="det_backward(grad, result, self)", jvp="det_jvp(self_t, result, self)")
 def det_op(xp, a):
     return xp.linalg.det(a)
@@ -1234,6 +1256,36 @@ def _check_float(name: str, *tensors: Tensor) -> None:
                                f"{D.scalar_type_name(t.dtype)}")
 
 
+def householder_product_backward(grad: Tensor, input: Tensor, tau: Tensor) -> tuple[Tensor, Tensor]:
+    """With Q = H_1 ... H_k = L_i H_i R_i and K_i = L_i^H [grad, 0] R_i^H: d tau_i = -(v^H K_i v) and
+    d v_i = -(conj(tau_i) K_i v + tau_i K_i^H v), whose entries below the diagonal are column i's gradient."""
+    m, n = input.shape[-2:]
+    k = tau.shape[-1]
+    eye = _wrap(np.eye(m, dtype=input._data.dtype))
+    full_grad = cat([grad, grad.new_zeros((*grad.shape[:-1], m - n))], -1) if m > n else grad
+    reflectors = [_reflector(np, input, i) for i in range(k)]
+    householders = [eye - tau[..., i, None, None] * reflectors[i].unsqueeze(-1) * reflectors[i].conj().unsqueeze(-2)
+                    for i in range(k)]
+    suffixes = [eye] * (k + 1)  # R_i = H_{i+1} ... H_k
+    for i in reversed(range(k)):
+        suffixes[i] = householders[i] if i == k - 1 else matmul(householders[i], suffixes[i + 1])
+    prefix = eye  # L_i = H_1 ... H_{i-1}
+    tau_grads, column_grads = [], []
+    for i in range(k):
+        v = reflectors[i]
+        after = suffixes[i + 1] if i + 1 < k else eye
+        kernel = matmul(prefix.mH, matmul(full_grad, after.mH))
+        kv = matmul(kernel, v.unsqueeze(-1)).squeeze(-1)
+        tau_grads.append(-(v.conj() * kv).sum(-1))
+        t = tau[..., i, None]
+        v_grad = -(t.conj() * kv + t * matmul(kernel.mH, v.unsqueeze(-1)).squeeze(-1))
+        column_grads.append(v_grad * _wrap((np.arange(m) > i).astype(input._data.dtype)))
+        prefix = matmul(prefix, householders[i])
+    zeros = input.new_zeros((*input.shape[:-1], n - k))
+    input_grad = cat([stack(column_grads, -1), zeros], -1) if n > k else stack(column_grads, -1)
+    return input_grad, stack(tau_grads, -1)
+
+
 def cholesky_inverse_backward(grad: Tensor, factor: Tensor, upper: bool, inverse: Tensor) -> Tensor:
     """torch's: -(R (G + G^H) R) L for a lower factor, -L (R (G + G^H) R) for an upper one (R the result)."""
     common = matmul(inverse, matmul(grad + grad.mH, inverse))
@@ -1773,6 +1825,31 @@ def cholesky_inverse(input: Tensor, upper: bool = False) -> Tensor:
     return apply(cholesky_inverse_op, (input,), (upper,))
 
 
+def householder_product(A: Tensor, tau: Tensor) -> Tensor:
+    """The first n columns of the product of the Householder reflectors stored below A's diagonal (geqrf's
+    output) with scales tau: the Q of a QR decomposition."""
+    name = "torch.linalg.householder_product"
+    if A.ndim < 2:
+        raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
+    if A.shape[-2] < A.shape[-1]:
+        raise RuntimeError(f"{name}: input.shape[-2] must be greater than or equal to input.shape[-1]")
+    if A.shape[-1] < tau.shape[-1]:
+        raise RuntimeError(f"{name}: input.shape[-1] must be greater than or equal to tau.shape[-1]")
+    if A.ndim - tau.ndim != 1:
+        raise RuntimeError(f"{name}: Expected tau to have one dimension less than input, but got tau.ndim equal to "
+                           f"{tau.ndim} and input.ndim is equal to {A.ndim}")
+    if tuple(tau.shape[:-1]) != tuple(A.shape[:-2]):
+        raise RuntimeError(f"{name}: Expected batch dimensions of tau to be equal to input.shape[:-2], but got "
+                           f"{list(tau.shape[:-1])}")
+    if tau.dtype is not A.dtype:
+        raise RuntimeError(f"{name}: tau dtype {D.scalar_type_name(tau.dtype)} does not match input dtype "
+                           f"{D.scalar_type_name(A.dtype)}")
+    return apply(householder_product_op, (A, tau))
+
+
+orgqr = householder_product
+
+
 def tensorinv(A: Tensor, ind: int = 2) -> Tensor:
     """The inverse of A seen as a linear map from its last dims to its first `ind`: shape A.shape[ind:] +
     A.shape[:ind] (composed of reshape and linalg.inv_ex, as torch)."""
@@ -2291,14 +2368,15 @@ def matrix_rank(A: Tensor, tol: float | None = None, hermitian: bool = False, *,
 
 
 __all__ = ["addbmm", "addmm", "addmv", "baddbmm", "bmm", "chain_matmul", "cholesky_inverse", "cholesky_solve", "cross",
+           "orgqr",
            "det", "dot", "einsum", "ger", "inverse", "kron", "logdet", "lu", "lu_solve", "lu_unpack", "matmul",
            "matrix_exp", "matrix_power", "mm", "mv", "outer", "pinverse", "slogdet", "svd", "tensordot", "trace",
            "triangular_solve", "vdot"]
-METHODS = ["addbmm", "addmm", "addmv", "baddbmm", "cholesky_inverse", "cholesky_solve", "cross", "det", "inverse",
-           "kron", "logdet", "lu", "lu_solve", "matrix_exp", "matrix_power", "pinverse", "slogdet", "svd", "trace",
-           "triangular_solve", "vdot"]
+METHODS = ["addbmm", "addmm", "addmv", "baddbmm", "cholesky_inverse", "cholesky_solve", "orgqr", "cross", "det",
+           "inverse", "kron", "logdet", "lu", "lu_solve", "matrix_exp", "matrix_power", "pinverse", "slogdet", "svd",
+           "trace", "triangular_solve", "vdot"]
 INPLACE = ["addbmm", "addmm", "addmv", "baddbmm"]
 LINALG = ["cholesky", "cholesky_ex", "cond", "cross", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv", "inv_ex",
           "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power",
           "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd",
-          "svdvals", "tensorinv", "tensorsolve", "vecdot", "vander", "diagonal"]
+          "svdvals", "tensorinv", "tensorsolve", "vecdot", "vander", "diagonal", "householder_product"]
