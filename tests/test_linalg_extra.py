@@ -24,6 +24,13 @@ CALLS = [
     lambda lib: lib.linalg.householder_product(lib.ones(4, 3), lib.ones(4)),
     lambda lib: lib.linalg.householder_product(lib.ones(4, 3), lib.ones(1, 2)),
     lambda lib: lib.linalg.householder_product(lib.ones(4, 3), lib.ones(2).double()),
+    lambda lib: lib.ormqr(lib.ones(4, 3), lib.ones(3), lib.ones(5, 2)),
+    lambda lib: lib.ormqr(lib.ones(4, 3), lib.ones(2), lib.ones(4, 2)),
+    lambda lib: lib.ormqr(lib.ones(4, 3), lib.ones(2), lib.ones(2, 4), left=False),
+    lambda lib: lib.ormqr(lib.ones(4, 3), lib.ones(3), lib.ones(2, 5), left=False),
+    lambda lib: lib.ormqr(lib.ones(4), lib.ones(3), lib.ones(4, 2)),
+    lambda lib: lib.ormqr(lib.ones(4, 3), lib.ones(3), lib.ones(4)),
+    lambda lib: lib.ormqr(lib.ones(4, 3).double(), lib.ones(3), lib.ones(4, 2).double()),
 ]
 
 

@@ -206,6 +206,33 @@ def _reflector(xp: Any, a: Any, i: int) -> Any:
     return xp.where(below, a[..., :, i], unit.astype(a.dtype))
 
 
+@defop("ormqr", inputs=("self", "input2", "input3"), params=("left", "transpose"),
+       self="ormqr_backward(grad, self, input2, input3, left, transpose)[0]",
+       input2="ormqr_backward(grad, self, input2, input3, left, transpose)[1]",
+       input3="ormqr_backward(grad, self, input2, input3, left, transpose)[2]")
+def ormqr_op(xp, a, tau, other, left, transpose):
+    """op(Q) @ other (left) or other @ op(Q), Q = H_1 ... H_k the full square product of a's reflectors,
+    op(Q) = Q^H when transpose."""
+    q = householder_product_op.forward(xp, *_square_reflectors(xp, a, tau))
+    if transpose:
+        q = xp.swapaxes(q, -1, -2).conj()
+    return xp.matmul(q, other) if left else xp.matmul(other, q)
+
+
+def _square_reflectors(xp: Any, a: Any, tau: Any) -> tuple:
+    """a's first k = len(tau) columns and tau, padded with zero reflectors to the square (rows x rows) product."""
+    rows, k = a.shape[-2], tau.shape[-1]
+    columns, scales = a[..., :, :k], tau
+    if k < rows:
+        if isinstance(a, Tensor):
+            columns = cat([columns, columns.new_zeros((*a.shape[:-1], rows - k))], -1)
+            scales = cat([tau, tau.new_zeros((*tau.shape[:-1], rows - k))], -1)
+        else:
+            columns = xp.concatenate([columns, xp.zeros((*a.shape[:-1], rows - k), dtype=a.dtype)], -1)
+            scales = xp.concatenate([tau, xp.zeros((*tau.shape[:-1], rows - k), dtype=tau.dtype)], -1)
+    return columns, scales
+
+
 @defop("linalg_det", self="det_backward(grad, result, self)", jvp="det_jvp(self_t, result, self)")
 def det_op(xp, a):
     return xp.linalg.det(a)
@@ -1286,6 +1313,26 @@ def householder_product_backward(grad: Tensor, input: Tensor, tau: Tensor) -> tu
     return input_grad, stack(tau_grads, -1)
 
 
+def ormqr_backward(grad: Tensor, input: Tensor, tau: Tensor, other: Tensor, left: bool,
+                   transpose: bool) -> tuple[Tensor, Tensor, Tensor]:
+    """Through the square product Q of the reflectors: other's gradient is op(Q)^H grad (or grad op(Q)^H), Q's
+    gradient goes to the reflectors and tau by householder_product's backward."""
+    columns, scales = _square_reflectors(np, input, tau)
+    q = apply(householder_product_op, (columns, scales))
+    op_q = q.mH if transpose else q
+    if left:
+        other_grad, op_q_grad = matmul(op_q.mH, grad), matmul(grad, other.mH)
+    else:
+        other_grad, op_q_grad = matmul(grad, op_q.mH), matmul(other.mH, grad)
+    q_grad = op_q_grad.mH if transpose else op_q_grad
+    column_grad, scale_grad = householder_product_backward(q_grad, columns, scales)
+    k, n = tau.shape[-1], input.shape[-1]
+    input_grad = column_grad[..., :, :k]
+    if n > k:
+        input_grad = cat([input_grad, input_grad.new_zeros((*input.shape[:-1], n - k))], -1)
+    return input_grad, scale_grad[..., :k], other_grad
+
+
 def cholesky_inverse_backward(grad: Tensor, factor: Tensor, upper: bool, inverse: Tensor) -> Tensor:
     """torch's: -(R (G + G^H) R) L for a lower factor, -L (R (G + G^H) R) for an upper one (R the result)."""
     common = matmul(inverse, matmul(grad + grad.mH, inverse))
@@ -1850,6 +1897,26 @@ def householder_product(A: Tensor, tau: Tensor) -> Tensor:
 orgqr = householder_product
 
 
+def ormqr(input: Tensor, input2: Tensor, input3: Tensor, left: bool = True, transpose: bool = False) -> Tensor:
+    """Multiply input3 by the Q whose reflectors (input, scales input2) geqrf returned, without forming Q's
+    thin form: op(Q) input3 (left) or input3 op(Q), op(Q) = Q^H when transpose."""
+    a, tau, other = input, input2, input3
+    if a.ndim < 2:
+        raise RuntimeError("torch.ormqr: input must have at least 2 dimensions.")
+    if other.ndim < 2:
+        raise RuntimeError("torch.ormqr: other must have at least 2 dimensions.")
+    side = -2 if left else -1
+    if other.shape[side] != a.shape[-2]:
+        raise RuntimeError(f"torch.ormqr: other.shape[{side}] must be equal to input.shape[-2]")
+    if tau.shape[-1] != min(other.shape[side], a.shape[-1]):
+        raise RuntimeError(f"torch.ormqr: tau.shape[-1] must be equal to min(other.shape[{side}], input.shape[-1])")
+    for name, t in (("tau", tau), ("other", other)):
+        if t.dtype is not a.dtype:
+            raise RuntimeError(f"torch.ormqr: Expected input and {name} to have the same dtype, but input has dtype"
+                               f"{D.scalar_type_name(a.dtype)} and {name} has dtype {D.scalar_type_name(t.dtype)}")
+    return apply(ormqr_op, (a, tau, other), (left, transpose))
+
+
 def tensorinv(A: Tensor, ind: int = 2) -> Tensor:
     """The inverse of A seen as a linear map from its last dims to its first `ind`: shape A.shape[ind:] +
     A.shape[:ind] (composed of reshape and linalg.inv_ex, as torch)."""
@@ -2368,11 +2435,12 @@ def matrix_rank(A: Tensor, tol: float | None = None, hermitian: bool = False, *,
 
 
 __all__ = ["addbmm", "addmm", "addmv", "baddbmm", "bmm", "chain_matmul", "cholesky_inverse", "cholesky_solve", "cross",
-           "orgqr",
+           "orgqr", "ormqr",
            "det", "dot", "einsum", "ger", "inverse", "kron", "logdet", "lu", "lu_solve", "lu_unpack", "matmul",
            "matrix_exp", "matrix_power", "mm", "mv", "outer", "pinverse", "slogdet", "svd", "tensordot", "trace",
            "triangular_solve", "vdot"]
-METHODS = ["addbmm", "addmm", "addmv", "baddbmm", "cholesky_inverse", "cholesky_solve", "orgqr", "cross", "det",
+METHODS = ["addbmm", "addmm", "addmv", "baddbmm", "cholesky_inverse", "cholesky_solve", "orgqr", "ormqr", "cross",
+           "det",
            "inverse", "kron", "logdet", "lu", "lu_solve", "matrix_exp", "matrix_power", "pinverse", "slogdet", "svd",
            "trace", "triangular_solve", "vdot"]
 INPLACE = ["addbmm", "addmm", "addmv", "baddbmm"]
