@@ -31,6 +31,12 @@ CALLS = [
     lambda lib: lib.ormqr(lib.ones(4), lib.ones(3), lib.ones(4, 2)),
     lambda lib: lib.ormqr(lib.ones(4, 3), lib.ones(3), lib.ones(4)),
     lambda lib: lib.ormqr(lib.ones(4, 3).double(), lib.ones(3), lib.ones(4, 2).double()),
+    lambda lib: lib.linalg.ldl_factor(lib.ones(3, 4)),
+    lambda lib: lib.linalg.ldl_factor(lib.ones(3)),
+    lambda lib: lib.linalg.ldl_factor(lib.ones(3, 3).long()),
+    lambda lib: lib.linalg.ldl_solve(*lib.linalg.ldl_factor(lib.eye(3)), lib.ones(3)),
+    lambda lib: lib.linalg.ldl_solve(*lib.linalg.ldl_factor(lib.eye(3)), lib.ones(2, 1)),
+    lambda lib: lib.linalg.ldl_solve(*lib.linalg.ldl_factor(lib.eye(3)), lib.ones(3, 1).double()),
 ]
 
 
@@ -43,6 +49,25 @@ def failure(lib, call):
 @pytest.mark.parametrize("call", CALLS, ids=range(len(CALLS)))
 def test_errors_match_torch(call):
     assert failure(retrograd, call) == failure(torch, call)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, a: lib.linalg.ldl_factor(a)[0],
+    lambda lib, a: lib.linalg.ldl_solve(*lib.linalg.ldl_factor(a.detach()), a),
+], ids=["factor", "solve"])
+def test_ldl_has_no_derivative_as_in_torch(call):
+    def attempt(lib):
+        a = lib.tensor([[2.0, 1.0], [1.0, -3.0]], requires_grad=True)
+        out = call(lib, a)
+        return type(out.grad_fn).__name__, failure(lib, lambda _: out.sum().backward())
+
+    assert attempt(retrograd) == attempt(torch)
+
+
+def test_ldl_factor_ex_reports_singular_pivots():
+    for lib in (retrograd, torch):
+        LD, pivots, info = lib.linalg.ldl_factor_ex(lib.zeros(2, 3, 3))
+        assert info.tolist() == [1, 1] and pivots.dtype == lib.int32
 
 
 def test_singular_tensorinv_raises_linalg_error():

@@ -233,6 +233,140 @@ def _square_reflectors(xp: Any, a: Any, tau: Any) -> tuple:
     return columns, scales
 
 
+# torch declares no derivative of the LDL factorisation nor of its solve: their nodes are NotImplemented
+@defop("linalg_ldl_factor_ex", node="NotImplemented", outputs=3, differentiable_outputs=(0,),
+       self="not_implemented('linalg_ldl_factor_ex')")
+def ldl_factor_op(xp, a):
+    """LAPACK's sytf2 (lower, Bunch-Kaufman pivoting) per matrix: (LD, pivots, info)."""
+    batch = a.shape[:-2]
+    factors = np.array(a, copy=True).reshape(-1, *a.shape[-2:])
+    pivots = np.zeros(factors.shape[:-1], dtype=np.int32)
+    info = np.zeros(len(factors), dtype=np.int32)
+    for k in range(len(factors)):
+        pivots[k], info[k] = _sytf2_lower(factors[k])
+    return (np.tril(factors).reshape(a.shape), pivots.reshape(*batch, a.shape[-1]), info.reshape(batch))
+
+
+@defop("linalg_ldl_solve", node="NotImplemented", inputs=("LD", "B"), params=("pivots",),
+       LD="not_implemented('linalg_ldl_solve')", B="not_implemented('linalg_ldl_solve')")
+def ldl_solve_op(xp, factors, b, pivots):
+    """LAPACK's sytrs (lower) per matrix: A X = B from sytrf's factors and pivots."""
+    shape = np.broadcast_shapes(factors.shape[:-2], b.shape[:-2], pivots.shape[:-1])
+    factors = np.broadcast_to(factors, (*shape, *factors.shape[-2:])).reshape(-1, *factors.shape[-2:])
+    pivots = np.broadcast_to(pivots, (*shape, pivots.shape[-1])).reshape(-1, pivots.shape[-1])
+    x = np.array(np.broadcast_to(b, (*shape, *b.shape[-2:])), copy=True).reshape(-1, *b.shape[-2:])
+    for k in range(len(x)):
+        _sytrs_lower(factors[k], pivots[k], x[k])
+    return x.reshape(*shape, *b.shape[-2:])
+
+
+def _magnitude(value: Any) -> Any:
+    """LAPACK's |.| for pivoting: |x| for reals, |re| + |im| (cabs1) for complex numbers."""
+    return np.abs(value.real) + np.abs(value.imag) if np.iscomplexobj(value) else np.abs(value)
+
+
+def _sytf2_lower(a: np.ndarray) -> tuple[np.ndarray, int]:
+    """The Bunch-Kaufman factorisation P L D L^T P^T of a symmetric matrix in place, in LAPACK's order of
+    operations (dsytf2, UPLO='L'); returns LAPACK's 1-based pivots (negative for 2x2 blocks) and info."""
+    n = a.shape[0]
+    alpha = (1 + math.sqrt(17)) / 8
+    pivots = np.zeros(n, dtype=np.int32)
+    info = 0
+    k = 0
+    while k < n:
+        step = 1
+        absakk = _magnitude(a[k, k])
+        if k < n - 1:
+            imax = k + 1 + int(np.argmax(_magnitude(a[k + 1:, k])))
+            colmax = _magnitude(a[imax, k])
+        else:
+            imax, colmax = k, 0.0
+        if max(absakk, colmax) == 0 or math.isnan(absakk):
+            info = info or k + 1
+            kp = k
+        else:
+            if absakk >= alpha * colmax:
+                kp = k
+            else:
+                jmax = k + int(np.argmax(_magnitude(a[imax, k:imax])))
+                rowmax = _magnitude(a[imax, jmax])
+                if imax < n - 1:
+                    jmax = imax + 1 + int(np.argmax(_magnitude(a[imax + 1:, imax])))
+                    rowmax = max(rowmax, _magnitude(a[jmax, imax]))
+                if absakk >= alpha * colmax * (colmax / rowmax):
+                    kp = k
+                elif _magnitude(a[imax, imax]) >= alpha * rowmax:
+                    kp = imax
+                else:
+                    kp, step = imax, 2
+            kk = k + step - 1
+            if kp != kk:  # swap rows and columns kk and kp of the trailing lower triangle
+                a[kp + 1:, [kk, kp]] = a[kp + 1:, [kp, kk]]
+                between = a[kk + 1:kp, kk].copy()
+                a[kk + 1:kp, kk] = a[kp, kk + 1:kp]
+                a[kp, kk + 1:kp] = between
+                a[kk, kk], a[kp, kp] = a[kp, kp], a[kk, kk]
+                if step == 2:
+                    a[k + 1, k], a[kp, k] = a[kp, k], a[k + 1, k]
+            if step == 1:
+                if k < n - 1:
+                    d11 = 1 / a[k, k]
+                    column = a[k + 1:, k].copy()
+                    a[k + 1:, k + 1:] -= np.tril(d11 * np.outer(column, column))
+                    a[k + 1:, k] *= d11
+            elif k < n - 2:
+                d21 = a[k + 1, k]
+                d11 = a[k + 1, k + 1] / d21
+                d22 = a[k, k] / d21
+                d21 = (1 / (d11 * d22 - 1)) / d21
+                wk = d21 * (d11 * a[k + 2:, k] - a[k + 2:, k + 1])
+                wkp1 = d21 * (d22 * a[k + 2:, k + 1] - a[k + 2:, k])
+                a[k + 2:, k + 2:] -= np.tril(np.outer(a[k + 2:, k], wk) + np.outer(a[k + 2:, k + 1], wkp1))
+                a[k + 2:, k], a[k + 2:, k + 1] = wk, wkp1
+        if step == 1:
+            pivots[k] = kp + 1
+        else:
+            pivots[k] = pivots[k + 1] = -(kp + 1)
+        k += step
+    return pivots, info
+
+
+def _sytrs_lower(a: np.ndarray, pivots: np.ndarray, b: np.ndarray) -> None:
+    """Solve A X = B in place in b with sytrf's lower factors (LAPACK's dsytrs, UPLO='L')."""
+    n = a.shape[0]
+    k = 0
+    while k < n:  # L D y = P^T b
+        if pivots[k] > 0:
+            kp = pivots[k] - 1
+            b[[k, kp]] = b[[kp, k]]
+            b[k + 1:] -= np.outer(a[k + 1:, k], b[k])
+            b[k] /= a[k, k]
+            k += 1
+        else:
+            kp = -pivots[k] - 1
+            b[[k + 1, kp]] = b[[kp, k + 1]]
+            b[k + 2:] -= np.outer(a[k + 2:, k], b[k]) + np.outer(a[k + 2:, k + 1], b[k + 1])
+            akm1k = a[k + 1, k]
+            akm1, ak = a[k, k] / akm1k, a[k + 1, k + 1] / akm1k
+            denom = akm1 * ak - 1
+            bkm1, bk = b[k] / akm1k, b[k + 1] / akm1k
+            b[k], b[k + 1] = (ak * bkm1 - bk) / denom, (akm1 * bk - bkm1) / denom
+            k += 2
+    k = n - 1
+    while k >= 0:  # L^T P^T x = y
+        if pivots[k] > 0:
+            b[k] -= a[k + 1:, k] @ b[k + 1:]
+            kp = pivots[k] - 1
+            b[[k, kp]] = b[[kp, k]]
+            k -= 1
+        else:
+            b[k] -= a[k + 1:, k] @ b[k + 1:]
+            b[k - 1] -= a[k + 1:, k - 1] @ b[k + 1:]
+            kp = -pivots[k] - 1
+            b[[k, kp]] = b[[kp, k]]
+            k -= 2
+
+
 @defop("linalg_det", self="det_backward(grad, result, self)", jvp="det_jvp(self_t, result, self)")
 def det_op(xp, a):
     return xp.linalg.det(a)
@@ -1917,6 +2051,47 @@ def ormqr(input: Tensor, input2: Tensor, input3: Tensor, left: bool = True, tran
     return apply(ormqr_op, (a, tau, other), (left, transpose))
 
 
+linalg_ldl_factor_ex_result = return_type("linalg_ldl_factor_ex", "LD pivots info")
+linalg_ldl_factor_result = return_type("linalg_ldl_factor", "LD pivots")
+
+
+def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = False) -> tuple:
+    """(LD, pivots, info): the Bunch-Kaufman LDL^T factorisation of symmetric A as LAPACK's sytrf stores it
+    (its lower triangle read); info > 0 where D has a zero pivot."""
+    name = "torch.linalg.ldl_factor_ex"
+    _check_matrix(name, A)
+    if A.is_complex() and hermitian:
+        raise NotImplementedError("retrograd's linalg.ldl_factor does not implement hermitian=True for complex "
+                                  "inputs (LAPACK's hetrf)")
+    LD, pivots, info = apply(ldl_factor_op, (A,))
+    if check_errors and (info._data > 0).any():
+        raise RuntimeError(f"torch.linalg.ldl_factor: Unknown error code: {int(info._data.max())}.")
+    return linalg_ldl_factor_ex_result(LD, pivots, info)
+
+
+def ldl_factor(A: Tensor, *, hermitian: bool = False) -> tuple:
+    """(LD, pivots) of ldl_factor_ex, raising where the factorisation failed."""
+    LD, pivots, _ = ldl_factor_ex(A, hermitian=hermitian, check_errors=True)
+    return linalg_ldl_factor_result(LD, pivots)
+
+
+def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False) -> Tensor:
+    """The solution X of A X = B from ldl_factor's LD and pivots."""
+    if B.ndim < 2:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-max(B.ndim, 1)}, "
+                         f"{max(B.ndim, 1) - 1}], but got -2)")
+    if B.shape[-2] != LD.shape[-1]:
+        raise RuntimeError(f"Incompatible matrix sizes for torch.linalg.ldl_solve: each A matrix is {LD.shape[-2]} "
+                           f"by {LD.shape[-1]} but each b matrix is {B.shape[-2]} by {B.shape[-1]}")
+    if B.dtype is not LD.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{D.scalar_type_name(B.dtype)} and A of type {D.scalar_type_name(LD.dtype)} instead.")
+    if LD.is_complex() and hermitian:
+        raise NotImplementedError("retrograd's linalg.ldl_solve does not implement hermitian=True for complex "
+                                  "inputs (LAPACK's hetrs)")
+    return apply(ldl_solve_op, (LD, B), (pivots._data.astype(np.int64),))
+
+
 def tensorinv(A: Tensor, ind: int = 2) -> Tensor:
     """The inverse of A seen as a linear map from its last dims to its first `ind`: shape A.shape[ind:] +
     A.shape[:ind] (composed of reshape and linalg.inv_ex, as torch)."""
@@ -2447,4 +2622,5 @@ INPLACE = ["addbmm", "addmm", "addmv", "baddbmm"]
 LINALG = ["cholesky", "cholesky_ex", "cond", "cross", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv", "inv_ex",
           "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power",
           "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd",
-          "svdvals", "tensorinv", "tensorsolve", "vecdot", "vander", "diagonal", "householder_product"]
+          "svdvals", "tensorinv", "tensorsolve", "vecdot", "vander", "diagonal", "householder_product",
+          "ldl_factor", "ldl_factor_ex", "ldl_solve"]

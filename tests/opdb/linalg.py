@@ -435,6 +435,18 @@ def tensorsolve_samples(rng):
                    {"dims": (0,)}, "dims")]
 
 
+def symmetric(rng, *shape, diagonal=1.0):
+    """Symmetric matrices; a small diagonal makes Bunch-Kaufman choose 2x2 pivots."""
+    x = rand(rng, *shape)
+    x = x + np.swapaxes(x, -1, -2)
+    return x - (1 - diagonal) * x * np.eye(shape[-1])
+
+
+def ldl_solve_call(m, a, b, **kwargs):
+    factors, pivots = m.linalg.ldl_factor(a)
+    return m.linalg.ldl_solve(factors, pivots, b, **kwargs)
+
+
 OPS = [
     # products
     OpInfo("mm", mm_samples, method=True),
@@ -498,6 +510,14 @@ OPS = [
            lambda rng: [Sample((rand(rng, 4, 3), rand(rng, 3)), name="full"),
                         Sample((rand(rng, 2, 5, 3), rand(rng, 2, 2)), name="batched_fewer_reflectors")],
            aliases=("householder_product", "orgqr"), forward_ad=False),
+    OpInfo("linalg.ldl_factor", lambda rng: [Sample((symmetric(rng, 5, 5),), name="1x1_pivots"),
+                                             Sample((symmetric(rng, 2, 5, 5, diagonal=0.01),), name="2x2_pivots")],
+           differentiable=False, aliases=("ldl_factor",)),
+    OpInfo("linalg.ldl_factor_ex", lambda rng: [Sample((symmetric(rng, 4, 4, diagonal=0.01),), name="ex")],
+           differentiable=False, aliases=("ldl_factor_ex",)),
+    OpInfo("linalg.ldl_solve", lambda rng: [Sample((C(symmetric(rng, 5, 5, diagonal=0.01)), C(rand(rng, 5, 2))),
+                                                   name="solve")],
+           call=ldl_solve_call, differentiable=False, aliases=("ldl_solve",)),
     OpInfo("ormqr", lambda rng: [Sample((rand(rng, 4, 3), rand(rng, 3), rand(rng, 4, 2)), name="left"),
                                  Sample((rand(rng, 4, 3), rand(rng, 3), rand(rng, 2, 4)),
                                         {"left": False, "transpose": True}, "right_transpose"),
