@@ -1479,7 +1479,7 @@ def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None =
 
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",
                 align_corners: bool | None = None) -> Tensor:
-    """Sample input (N, C, H, W) or (N, C, D, H, W) at the points grid (N, *out, 2 or 3) in [-1, 1], x first
+    """Sample input (N, C, H, W) or (N, C, D, H, W) at the points grid (N, out..., 2 or 3) in [-1, 1], x first
     ('bilinear' (trilinear for volumes), 'nearest', or 'bicubic' for images; padding 'zeros', 'border' or
     'reflection')."""
     if mode not in ("bilinear", "nearest", "bicubic"):

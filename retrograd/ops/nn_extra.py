@@ -34,7 +34,7 @@ from .registry import apply, defop
 @defop("native_channel_shuffle", node="ChannelShuffleBackward0", params=("groups",),
        self="channel_shuffle_op(grad, self_shape[1] // groups)", jvp="channel_shuffle_op(self_t, groups)")
 def channel_shuffle_op(xp, x, groups):
-    """(N, g * k, *) -> channels regrouped as k groups of g: channel c * k + i moves to i * g + c."""
+    """(N, g k, ...) -> channels regrouped as k groups of g: channel c k + i moves to i g + c."""
     n, c = x.shape[:2]
     return xp.ascontiguousarray(xp.swapaxes(x.reshape(n, groups, c // groups, *x.shape[2:]), 1, 2)).reshape(x.shape)
 
@@ -298,7 +298,7 @@ def embedding_bag_sample_weight_grad(grad: Tensor, weight: Tensor, bags: Bags, p
 
 
 def channel_shuffle(input: Tensor, groups: int) -> Tensor:
-    """Regroup the channels of (N, C, *) as C / groups interleaved groups (ShuffleNet)."""
+    """Regroup the channels of (N, C, ...) as C / groups interleaved groups (ShuffleNet)."""
     if input.ndim <= 2:
         raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with sizes "
                            f"{list(input.shape)}")
@@ -632,7 +632,7 @@ class LinearCrossEntropyOptions:
 def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *, linear_bias: Tensor | None = None,
                          weight: Tensor | None = None, reduction: str = "mean", ignore_index: int | None = None,
                          label_smoothing: float = 0.0, options: LinearCrossEntropyOptions | None = None) -> Tensor:
-    """cross_entropy(linear(input, linear_weight, linear_bias), target): the logits of a (C, *out_features,
+    """cross_entropy(linear(input, linear_weight, linear_bias), target): the logits of a (C, out_features...,
     in_features) weight, for class-index or class-probability targets."""
     if input.ndim < 1 or input.ndim > 2:
         raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.ndim}")

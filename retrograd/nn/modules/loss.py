@@ -175,7 +175,7 @@ class TripletMarginWithDistanceLoss(_Loss):
 
 class LinearCrossEntropyLoss(_Loss):
     """cross_entropy of the logits of an inner Linear (in_features -> num_classes * prod(out_features)), whose weight
-    `linear_cross_entropy` sees as (num_classes, *out_features, in_features)."""
+    `linear_cross_entropy` sees as (num_classes, out_features..., in_features)."""
 
     def __init__(self, in_features: int, num_classes: int, *, out_features: tuple[int, ...] = (), bias: bool = False,
                  device: Any = None, dtype: Any = None, reduction: str = "mean", weight: Tensor | None = None,
