@@ -699,3 +699,49 @@ def test_padding_pooling_and_3d_layers_print_as_torchs():
                                   nn.LocalResponseNorm(3))]
 
     assert reprs(retrograd) == reprs(torch)
+
+
+# --------------------------------------------------------------------------------------------
+# Lazy modules: placeholders until the first forward, then the ordinary class
+# --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name,shape", [("LazyConv1d", (2, 3, 7)), ("LazyConv2d", (3, 6, 6)),
+                                        ("LazyConvTranspose3d", (1, 2, 3, 3, 3)), ("LazyConvTranspose1d", (3, 7))])
+def test_lazy_convolution_materialises_on_first_forward_as_torch(name, shape):
+    modules = [getattr(lib.nn, name)(4, 3, bias=True, dtype=lib.float64) for lib in (torch, retrograd)]
+    for m in modules:
+        assert repr(m.weight) == "<UninitializedParameter>"
+        assert list(m.state_dict()) == ["weight", "bias"]
+    assert repr(modules[1]) == repr(modules[0])
+    x = rng.standard_normal(shape)
+    outs = [m(lib.tensor(x)) for m, lib in zip(modules, (torch, retrograd))]
+    assert type(modules[1]).__name__ == type(modules[0]).__name__ == name.replace("Lazy", "")
+    assert repr(modules[1]) == repr(modules[0])
+    assert isinstance(modules[1].weight, retrograd.nn.Parameter)
+    assert not isinstance(modules[1].weight, retrograd.nn.UninitializedParameter)
+    assert modules[1].weight.shape == modules[0].weight.shape and modules[1].weight.dtype == retrograd.float64
+    assert outs[1].shape == outs[0].shape
+    modules[1].load_state_dict({k: retrograd.tensor(v.detach().numpy()) for k, v in modules[0].state_dict().items()})
+    np.testing.assert_allclose(modules[1](retrograd.tensor(x)).detach().numpy(),
+                               modules[0](torch.tensor(x)).detach().numpy(), rtol=1e-12)
+
+
+def test_lazy_module_errors_match_torch():
+    def failure(lib, call):
+        with pytest.raises(Exception) as info:
+            call(lib)
+        return type(info.value).__name__, str(info.value)
+
+    for call in [lambda lib: lib.nn.LazyConv2d(4, 3)(lib.ones(2, 3)),
+                 lambda lib: lib.nn.LazyConv1d(4, 3, groups=2)(lib.ones(1, 3, 5)),
+                 lambda lib: lib.nn.LazyConv1d(4, 3).weight.shape]:
+        assert failure(retrograd, call) == failure(torch, call)
+
+
+def test_lazy_module_loads_a_materialised_state():
+    source = retrograd.nn.Conv1d(2, 4, 3)
+    lazy = retrograd.nn.LazyConv1d(4, 3)
+    lazy.load_state_dict(source.state_dict())
+    assert type(lazy).__name__ == "LazyConv1d" and lazy.weight.shape == (4, 2, 3)
+    x = retrograd.randn(1, 2, 5)
+    assert retrograd.equal(lazy(x), source(x)) and type(lazy) is retrograd.nn.Conv1d

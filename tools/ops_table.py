@@ -16,7 +16,8 @@ BEGIN, END = "<!-- ops:begin -->", "<!-- ops:end -->"
 README = Path(__file__).resolve().parent.parent / "README.md"
 TITLES = {"pointwise": "Pointwise", "activation": "Activations", "complex": "Complex", "reduction": "Reductions",
           "selection": "Selection and sorting", "shape": "Shape and views", "indexing": "Indexing",
-          "linalg": "Linear algebra", "nn": "Neural-network kernels and losses", "conv": "Convolution and pooling",
+          "linalg": "Linear algebra", "nn": "Neural-network kernels and losses",
+          "nn_extra": "Less common network kernels and losses", "conv": "Convolution and pooling",
           "random": "Random sampling", "fft": "Fourier transforms", "special": "Special functions"}
 SUBMODULES = ("LINALG", "FFT", "SPECIAL")  # each family's lists of names in torch.linalg, torch.fft, torch.special
 

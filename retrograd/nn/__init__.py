@@ -1,9 +1,11 @@
 """torch.nn for retrograd: modules (layers, losses, containers), Parameter, init, functional and utils."""
 
+from ..ops.nn_extra import LinearCrossEntropyOptions
 from . import functional, init, parallel, utils
 from .modules import *  # noqa: F403 - the layers are the public namespace
 from .modules import __all__ as _modules_all
 from .parallel import DataParallel
-from .parameter import Buffer, Parameter
+from .parameter import Buffer, Parameter, UninitializedParameter
 
-__all__ = ["Buffer", "DataParallel", "Parameter", "functional", "init", "parallel", "utils", *_modules_all]
+__all__ = ["Buffer", "DataParallel", "LinearCrossEntropyOptions", "Parameter", "UninitializedParameter", "functional",
+           "init", "parallel", "utils", *_modules_all]

@@ -1,4 +1,5 @@
-"""nn.Parameter and nn.Buffer: tensors a Module registers when they are assigned as attributes."""
+"""nn.Parameter and nn.Buffer: tensors a Module registers when they are assigned as attributes; and
+UninitializedParameter, the shapeless placeholder a lazy module holds until its first forward."""
 
 from __future__ import annotations
 
@@ -44,6 +45,54 @@ def _rebuild_parameter(data: Any, requires_grad: bool) -> Parameter:
     from .._tensor import _wrap
 
     return Parameter(_wrap(data), requires_grad)
+
+
+class UninitializedParameter(Parameter):
+    """A parameter whose shape is not known yet (a lazy module's, until its first forward): it keeps a dtype and
+    requires_grad, and `materialize(shape)` turns it into an ordinary (uninitialised) Parameter of that shape."""
+
+    __slots__ = ()
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad: bool = True, device: Any = None, dtype: Any = None) -> UninitializedParameter:
+        from .. import empty
+
+        return super().__new__(cls, empty(0, dtype=dtype), requires_grad)
+
+    def __init__(self, requires_grad: bool = True, device: Any = None, dtype: Any = None) -> None:
+        """Everything happens in __new__."""
+
+    def materialize(self, shape: Any, device: Any = None, dtype: Any = None) -> None:
+        """Become a Parameter of `shape` (empty values; the module initialises them), in `dtype` or the one kept."""
+        from .. import empty
+
+        self.data = empty(shape, dtype=self.dtype if dtype is None else dtype)
+        self.__class__ = self.cls_to_become
+
+    @property
+    def shape(self) -> Any:
+        raise RuntimeError("Can't access the shape of an uninitialized parameter or buffer. This error usually "
+                           "happens in `load_state_dict` when trying to load an uninitialized parameter into an "
+                           "initialized one. Call `forward` to initialize the parameters before accessing their "
+                           "attributes.")
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}>"
+
+    __str__ = __repr__
+
+    def __reduce_ex__(self, protocol: int) -> tuple:
+        return (type(self), (self.requires_grad, None, self.dtype))
+
+    def __deepcopy__(self, memo: dict) -> UninitializedParameter:
+        if id(self) not in memo:
+            memo[id(self)] = type(self)(self.requires_grad, None, self.dtype)
+        return memo[id(self)]
+
+
+def is_lazy(param: Any) -> bool:
+    """Whether `param` is a lazy module's placeholder (an UninitializedParameter)."""
+    return isinstance(param, UninitializedParameter)
 
 
 class Buffer(Tensor):

@@ -29,7 +29,7 @@ from .registry import OPS, Op, apply, defop, finalize
 from .registry import operand as _operand
 
 FAMILIES = ("pointwise", "activation", "complex", "reduction", "selection", "shape", "indexing", "linalg", "nn",
-            "random", "fft", "special")
+            "nn_extra", "random", "fft", "special")
 _modules = []
 for _family in FAMILIES:
     try:

@@ -52,6 +52,7 @@ freed on top of the heap rather than leaving a hole below the result.
 
 from __future__ import annotations
 
+import itertools
 import math
 import threading
 import warnings
@@ -580,23 +581,25 @@ def affine_grid_generator_op(xp, theta, base):
        jvp="grid_sample_jvp(input_t, grid_t, input, grid, mode, padding_mode, align_corners)")
 def grid_sampler_op(xp, x, grid, mode, padding_mode, align_corners):
     n, c = x.shape[:2]
-    out = xp.zeros((n, c, grid.shape[1] * grid.shape[2]), dtype=x.dtype)
+    out = xp.zeros((n, c, math.prod(grid.shape[1:-1])), dtype=x.dtype)
     flat_x = x.reshape(n, c, -1)
     for corner in _grid_corners(xp, grid, x.shape[2:], mode, padding_mode, align_corners):
         picked = xp.take_along_axis(flat_x, corner.index[:, None, :], axis=2)
         out += picked * (corner.weight * corner.inside)[:, None, :]
-    return out.reshape(n, c, *grid.shape[1:3])
+    return out.reshape(n, c, *grid.shape[1:-1])
+
+
+grid_sampler_3d_op = grid_sampler_op.alias("grid_sampler_3d", "GridSampler3DBackward0")
 
 
 class _Corner(NamedTuple):
     """One of the input points a grid sample reads: flat index (N, P), whether it is inside the input, its
-    interpolation weight, and the weight's slopes along x and y (per unit of source coordinate)."""
+    interpolation weight, and the weight's slopes along each grid component (x first; None for nearest)."""
 
     index: np.ndarray
     inside: np.ndarray
     weight: object
-    slope_x: object
-    slope_y: object
+    slopes: tuple | None
 
 
 def _reflect(coord, low2: int, high2: int):
@@ -627,41 +630,91 @@ def _source(coord, size: int, padding_mode: str, align_corners: bool):
     return coord, slope
 
 
+_GRID_CUBIC_A = -0.75  # torch's bicubic convolution constant
+
+
+def _grid_cubic_weights(t):
+    """The bicubic weights of the taps at -1, 0, 1, 2 for the fraction t, and their derivatives in t (arrays or
+    tensors alike)."""
+    a = _GRID_CUBIC_A
+
+    def near(x):  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def near_slope(x):
+        return (3 * (a + 2) * x - 2 * (a + 3)) * x
+
+    def far(x):  # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    def far_slope(x):
+        return (3 * a * x - 10 * a) * x + 8 * a
+
+    return ([far(t + 1), near(t), near(1 - t), far(2 - t)],
+            [far_slope(t + 1), near_slope(t), -near_slope(1 - t), -far_slope(2 - t)])
+
+
+def _tap_coordinate(coord: np.ndarray, size: int, padding_mode: str, align_corners: bool) -> np.ndarray:
+    """A bicubic tap's integer coordinate after padding (torch's compute_coordinates on it, then truncation)."""
+    if padding_mode == "reflection":
+        coord = _reflect(coord, 0, 2 * (size - 1))[0] if align_corners else _reflect(coord, -1, 2 * size - 1)[0]
+    if padding_mode in ("border", "reflection"):
+        coord = np.clip(coord, 0, size - 1)
+    return coord.astype(np.int64)
+
+
 def _grid_corners(xp, grid, spatial, mode: str, padding_mode: str, align_corners: bool, as_tensors: bool = False):
-    """The input points each grid position reads, with weights: 4 for bilinear, 1 for nearest. With
-    `as_tensors`, `grid` is a Tensor and weights and slopes are differentiable functions of it."""
-    h, w = spatial
+    """The input points each grid position reads, with weights: 2^d for (bi/tri)linear, one for nearest, 16 for
+    bicubic. With `as_tensors`, `grid` is a Tensor and weights and slopes are differentiable functions of it."""
+    d = len(spatial)
     values = grid._data if as_tensors else grid
-    ix, dx = _source(values[..., 0].reshape(len(values), -1), w, padding_mode, align_corners)
-    iy, dy = _source(values[..., 1].reshape(len(values), -1), h, padding_mode, align_corners)
-    if as_tensors:  # the same coordinates as functions of the grid (their slopes are piecewise constant)
-        gx, gy = grid[..., 0].reshape(len(values), -1), grid[..., 1].reshape(len(values), -1)
-        ix = gx * constant_like(dx, grid) + constant_like(ix - values[..., 0].reshape(len(values), -1) * dx, grid)
-        iy = gy * constant_like(dy, grid) + constant_like(iy - values[..., 1].reshape(len(values), -1) * dy, grid)
-    base_x, base_y = (ix._data, iy._data) if as_tensors else (ix, iy)
-    if mode == "nearest":
-        cx, cy = np.rint(base_x).astype(np.int64), np.rint(base_y).astype(np.int64)
-        one = constant_like(np.ones(cx.shape), grid) if as_tensors else 1.0
-        return [_Corner(*_flat_index(cx, cy, h, w), one, 0.0, 0.0)]
-    x0, y0 = np.floor(base_x), np.floor(base_y)
-    if as_tensors:
-        x0, y0 = constant_like(x0, grid), constant_like(y0, grid)
+    n = len(values)
+    options = []  # per spatial dim (input order): [(integer coordinate, weight factor, factor's slope)]
+    for k, size in enumerate(spatial):
+        v = values[..., d - 1 - k].reshape(n, -1)  # the grid's components run x (the last dimension) first
+        if mode == "bicubic":  # the taps are padded one by one, the source coordinate is not
+            coord, slope = _source(v, size, "zeros", align_corners)
+        else:
+            coord, slope = _source(v, size, padding_mode, align_corners)
+        exact = coord
+        if as_tensors:  # the coordinate as a function of the grid (its slope is piecewise constant)
+            exact = (grid[..., d - 1 - k].reshape(n, -1) * constant_like(slope, grid)
+                     + constant_like(coord - v * slope, grid))
+            slope = constant_like(slope, grid)
+        if mode == "nearest":
+            options.append([(np.rint(coord).astype(np.int64), 1.0, None)])
+            continue
+        low = np.floor(coord)
+        fraction = exact - (constant_like(low, grid) if as_tensors else low)
+        if mode == "bicubic":
+            weights, slopes = _grid_cubic_weights(fraction)
+            options.append([(_tap_coordinate(low + j - 1, size, padding_mode, align_corners), w, s * slope)
+                            for j, (w, s) in enumerate(zip(weights, slopes))])
+        else:
+            options.append([(low.astype(np.int64), 1 - fraction, -slope),
+                            (low.astype(np.int64) + 1, fraction, slope)])
     corners = []
-    for ox, oy in ((0, 0), (1, 0), (0, 1), (1, 1)):
-        wx = ix - x0 if ox else x0 + 1 - ix
-        wy = iy - y0 if oy else y0 + 1 - iy
-        sx, sy = (1.0 if ox else -1.0) * dx, (1.0 if oy else -1.0) * dy
-        if as_tensors:
-            sx, sy = constant_like(sx, grid), constant_like(sy, grid)
-        cx = (x0._data if as_tensors else x0).astype(np.int64) + ox
-        cy = (y0._data if as_tensors else y0).astype(np.int64) + oy
-        corners.append(_Corner(*_flat_index(cx, cy, h, w), wx * wy, sx * wy, sy * wx))
+    for choice in itertools.product(*options):
+        index, inside = _flat_index([c for c, _, _ in choice], spatial)
+        factors = [f for _, f, _ in choice]
+        weight = math.prod(factors[1:], start=factors[0])
+        slopes = None
+        if mode != "nearest":  # d weight / d component (d - 1 - k): the k-th factor's slope times the others
+            per_dim = [math.prod([f for j, f in enumerate(factors) if j != k], start=choice[k][2]) for k in range(d)]
+            slopes = tuple(reversed(per_dim))
+        if mode == "nearest" and as_tensors:
+            weight = constant_like(np.ones(index.shape), grid)
+        corners.append(_Corner(index, inside, weight, slopes))
     return corners
 
 
-def _flat_index(cx, cy, h: int, w: int):
-    inside = (cx >= 0) & (cx < w) & (cy >= 0) & (cy < h)
-    return np.where(inside, cy * w + cx, 0), inside
+def _flat_index(coords: list, spatial: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    inside = np.ones(coords[0].shape, dtype=bool)
+    index = np.zeros(coords[0].shape, dtype=np.int64)
+    for c, size in zip(coords, spatial):
+        inside &= (c >= 0) & (c < size)
+        index = index * size + np.clip(c, 0, size - 1)
+    return np.where(inside, index, 0), inside
 
 
 # ============================================================================================
@@ -730,29 +783,27 @@ def grid_sample_input_grad(grad: Tensor, input: Tensor, grid: Tensor, mode: str,
 def grid_sample_grid_grad(grad: Tensor, input: Tensor, grid: Tensor, mode: str, padding_mode: str,
                           align_corners: bool) -> Tensor:
     """d out / d grid: the corner values times the weights' slopes, summed over channels."""
-    g = grad.reshape(*grad.shape[:2], -1)
-    gx = gy = 0
-    for corner in _grid_corners(np, grid, input.shape[2:], mode, padding_mode, align_corners, True):
-        if isinstance(corner.slope_x, float):
-            continue  # nearest: piecewise constant in the grid
-        read = (g * _corner_values(input, corner)).sum(1)
-        gx = gx + read * corner.slope_x
-        gy = gy + read * corner.slope_y
-    if isinstance(gx, int):
+    if mode == "nearest":  # piecewise constant in the grid
         return grid * 0
-    return stack([gx, gy], -1).reshape(grid.shape)
+    g = grad.reshape(*grad.shape[:2], -1)
+    components = [0] * grid.shape[-1]
+    for corner in _grid_corners(np, grid, input.shape[2:], mode, padding_mode, align_corners, True):
+        read = (g * _corner_values(input, corner)).sum(1)
+        components = [total + read * slope for total, slope in zip(components, corner.slopes)]
+    return stack(components, -1).reshape(grid.shape)
 
 
 def grid_sample_jvp(input_t: Tensor, grid_t: Tensor, input: Tensor, grid: Tensor, mode: str, padding_mode: str,
                     align_corners: bool) -> Tensor:
     n, c = input.shape[:2]
     out = 0
-    tx, ty = grid_t[..., 0].reshape(n, -1), grid_t[..., 1].reshape(n, -1)
+    tangents = [grid_t[..., k].reshape(n, -1) for k in range(grid.shape[-1])]
     for corner in _grid_corners(np, grid, input.shape[2:], mode, padding_mode, align_corners, True):
         out = out + _corner_values(input_t, corner) * corner.weight.unsqueeze(1)
-        if not isinstance(corner.slope_x, float):
-            out = out + _corner_values(input, corner) * (corner.slope_x * tx + corner.slope_y * ty).unsqueeze(1)
-    return out.reshape(n, c, *grid.shape[1:3])
+        if corner.slopes is not None:
+            moved = sum(slope * t for slope, t in zip(corner.slopes, tangents))
+            out = out + _corner_values(input, corner) * moved.unsqueeze(1)
+    return out.reshape(n, c, *grid.shape[1:-1])
 
 
 def windows_overlap(win: Window) -> bool:
@@ -1425,8 +1476,9 @@ def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None =
 
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",
                 align_corners: bool | None = None) -> Tensor:
-    """Sample input (N, C, H, W) at the points grid (N, Ho, Wo, 2) in [-1, 1] ('bilinear' or 'nearest';
-    padding 'zeros', 'border' or 'reflection'). 'bicubic' and 5-d inputs are not implemented."""
+    """Sample input (N, C, H, W) or (N, C, D, H, W) at the points grid (N, out..., 2 or 3) in [-1, 1], x first
+    ('bilinear' (trilinear for volumes), 'nearest', or 'bicubic' for images; padding 'zeros', 'border' or
+    'reflection')."""
     if mode not in ("bilinear", "nearest", "bicubic"):
         raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', but "
                          f"got: '{mode}'")
@@ -1434,12 +1486,20 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
         raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
                          f"'reflection', but got: '{padding_mode}'")
     align_corners = _align_corners_default(align_corners)
-    if mode == "bicubic" or input.ndim != 4:
-        raise NotImplementedError("retrograd's grid_sample supports 4-d inputs with mode 'bilinear' or 'nearest'")
-    if grid.ndim != 4 or grid.shape[-1] != 2 or grid.shape[0] != input.shape[0]:
-        raise RuntimeError(f"grid_sampler(): expected grid to have size 2 in last dimension and the same batch size "
-                           f"as input, but got grid with sizes {list(grid.shape)}")
-    return apply(grid_sampler_op, (input, grid), (mode, padding_mode, align_corners))
+    d = input.ndim - 2
+    if grid.shape[-1] != d:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {d} in last dimension, but got grid with "
+                           f"sizes {list(grid.shape)}")
+    if input.ndim not in (4, 5) or grid.ndim != input.ndim:
+        raise RuntimeError(f"grid_sampler(): expected {input.ndim if input.ndim in (4, 5) else '4D or 5'}D input "
+                           f"and grid with same number of dimensions, but got input with sizes {list(input.shape)} "
+                           f"and grid with sizes {list(grid.shape)}")
+    if grid.shape[0] != input.shape[0]:
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got input with "
+                           f"sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    if mode == "bicubic" and d != 2:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+    return apply(grid_sampler_op if d == 2 else grid_sampler_3d_op, (input, grid), (mode, padding_mode, align_corners))
 
 
 PUBLIC = ["adaptive_avg_pool1d", "avg_pool1d", "conv1d", "conv2d", "conv3d",

@@ -39,7 +39,7 @@ from .._tensor import Tensor, _wrap, _wrap_dim
 from .pointwise import log, where
 from .reduction import amax, amin, return_type, vector_norm
 from .registry import apply, defop, namespace
-from .shape import cat, diag_embed, diagonal, stack, tril, triu, unsafe_view
+from .shape import cat, diag_embed, diagonal, reshape_alias_op, stack, tril, triu, unsafe_view
 
 
 class LinAlgError(RuntimeError):
@@ -173,6 +173,198 @@ def einsum_op(xp, a, b, equation):
        self="-matmul(result.mH, matmul(grad, result.mH))", jvp="-matmul(matmul(result, self_t), result)")
 def inv_ex_op(xp, a):
     return batched_or_singular(xp, a, xp.linalg.inv)
+
+
+@defop("cholesky_inverse", params=("upper",), self="cholesky_inverse_backward(grad, self, upper, result)",
+       jvp="cholesky_inverse_jvp(self_t, self, upper, result)")
+def cholesky_inverse_op(xp, factor, upper):
+    """(L L^H)^-1 from the Cholesky factor L (or (U^H U)^-1 from U when upper); only its triangle is read."""
+    triangle = xp.triu(factor) if upper else xp.tril(factor)
+    half = xp.swapaxes(triangle, -1, -2).conj()
+    return xp.linalg.inv(xp.matmul(half, triangle) if upper else xp.matmul(triangle, half))
+
+
+@defop("linalg_householder_product", inputs=("self", "tau"),
+       self="householder_product_backward(grad, self, tau)[0]", tau="householder_product_backward(grad, self, tau)[1]")
+def householder_product_op(xp, a, tau):
+    """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^H, v_i = (0, ..., 0, 1, a[i+1:, i])."""
+    m, n = a.shape[-2:]
+    q = xp.broadcast_to(xp.eye(m, n, dtype=a.dtype), a.shape).copy()
+    for i in reversed(range(tau.shape[-1])):
+        v = _reflector(xp, a, i)
+        q = q - tau[..., i, None, None] * v[..., :, None] * xp.matmul(v.conj()[..., None, :], q)
+    return q
+
+
+def _reflector(xp: Any, a: Any, i: int) -> Any:
+    """v_i of the i-th column of a: zeros above row i, 1 at row i, a's entries below (arrays or tensors)."""
+    m = a.shape[-2]
+    below = np.arange(m) > i
+    unit = np.arange(m) == i
+    if isinstance(a, Tensor):
+        return a[..., :, i] * _wrap(below.astype(a._data.dtype)) + _wrap(unit.astype(a._data.dtype))
+    return xp.where(below, a[..., :, i], unit.astype(a.dtype))
+
+
+@defop("ormqr", inputs=("self", "input2", "input3"), params=("left", "transpose"),
+       self="ormqr_backward(grad, self, input2, input3, left, transpose)[0]",
+       input2="ormqr_backward(grad, self, input2, input3, left, transpose)[1]",
+       input3="ormqr_backward(grad, self, input2, input3, left, transpose)[2]")
+def ormqr_op(xp, a, tau, other, left, transpose):
+    """op(Q) @ other (left) or other @ op(Q), Q = H_1 ... H_k the full square product of a's reflectors,
+    op(Q) = Q^H when transpose."""
+    q = householder_product_op.forward(xp, *_square_reflectors(xp, a, tau))
+    if transpose:
+        q = xp.swapaxes(q, -1, -2).conj()
+    return xp.matmul(q, other) if left else xp.matmul(other, q)
+
+
+def _square_reflectors(xp: Any, a: Any, tau: Any) -> tuple:
+    """a's first k = len(tau) columns and tau, padded with zero reflectors to the square (rows x rows) product."""
+    rows, k = a.shape[-2], tau.shape[-1]
+    columns, scales = a[..., :, :k], tau
+    if k < rows:
+        if isinstance(a, Tensor):
+            columns = cat([columns, columns.new_zeros((*a.shape[:-1], rows - k))], -1)
+            scales = cat([tau, tau.new_zeros((*tau.shape[:-1], rows - k))], -1)
+        else:
+            columns = xp.concatenate([columns, xp.zeros((*a.shape[:-1], rows - k), dtype=a.dtype)], -1)
+            scales = xp.concatenate([tau, xp.zeros((*tau.shape[:-1], rows - k), dtype=tau.dtype)], -1)
+    return columns, scales
+
+
+# torch declares no derivative of the LDL factorisation nor of its solve: their nodes are NotImplemented
+@defop("linalg_ldl_factor_ex", node="NotImplemented", outputs=3, differentiable_outputs=(0,),
+       self="not_implemented('linalg_ldl_factor_ex')")
+def ldl_factor_op(xp, a):
+    """LAPACK's sytf2 (lower, Bunch-Kaufman pivoting) per matrix: (LD, pivots, info)."""
+    batch = a.shape[:-2]
+    factors = np.array(a, copy=True).reshape(-1, *a.shape[-2:])
+    pivots = np.zeros(factors.shape[:-1], dtype=np.int32)
+    info = np.zeros(len(factors), dtype=np.int32)
+    for k in range(len(factors)):
+        pivots[k], info[k] = _sytf2_lower(factors[k])
+    return (np.tril(factors).reshape(a.shape), pivots.reshape(*batch, a.shape[-1]), info.reshape(batch))
+
+
+@defop("linalg_ldl_solve", node="NotImplemented", inputs=("LD", "B"), params=("pivots",),
+       LD="not_implemented('linalg_ldl_solve')", B="not_implemented('linalg_ldl_solve')")
+def ldl_solve_op(xp, factors, b, pivots):
+    """LAPACK's sytrs (lower) per matrix: A X = B from sytrf's factors and pivots."""
+    shape = np.broadcast_shapes(factors.shape[:-2], b.shape[:-2], pivots.shape[:-1])
+    factors = np.broadcast_to(factors, (*shape, *factors.shape[-2:])).reshape(-1, *factors.shape[-2:])
+    pivots = np.broadcast_to(pivots, (*shape, pivots.shape[-1])).reshape(-1, pivots.shape[-1])
+    x = np.array(np.broadcast_to(b, (*shape, *b.shape[-2:])), copy=True).reshape(-1, *b.shape[-2:])
+    for k in range(len(x)):
+        _sytrs_lower(factors[k], pivots[k], x[k])
+    return x.reshape(*shape, *b.shape[-2:])
+
+
+def _magnitude(value: Any) -> Any:
+    """LAPACK's |.| for pivoting: |x| for reals, |re| + |im| (cabs1) for complex numbers."""
+    return np.abs(value.real) + np.abs(value.imag) if np.iscomplexobj(value) else np.abs(value)
+
+
+def _sytf2_lower(a: np.ndarray) -> tuple[np.ndarray, int]:
+    """The Bunch-Kaufman factorisation P L D L^T P^T of a symmetric matrix in place, in LAPACK's order of
+    operations (dsytf2, UPLO='L'); returns LAPACK's 1-based pivots (negative for 2x2 blocks) and info."""
+    n = a.shape[0]
+    alpha = (1 + math.sqrt(17)) / 8
+    pivots = np.zeros(n, dtype=np.int32)
+    info = 0
+    k = 0
+    while k < n:
+        step = 1
+        absakk = _magnitude(a[k, k])
+        if k < n - 1:
+            imax = k + 1 + int(np.argmax(_magnitude(a[k + 1:, k])))
+            colmax = _magnitude(a[imax, k])
+        else:
+            imax, colmax = k, 0.0
+        if max(absakk, colmax) == 0 or math.isnan(absakk):
+            info = info or k + 1
+            kp = k
+        else:
+            if absakk >= alpha * colmax:
+                kp = k
+            else:
+                jmax = k + int(np.argmax(_magnitude(a[imax, k:imax])))
+                rowmax = _magnitude(a[imax, jmax])
+                if imax < n - 1:
+                    jmax = imax + 1 + int(np.argmax(_magnitude(a[imax + 1:, imax])))
+                    rowmax = max(rowmax, _magnitude(a[jmax, imax]))
+                if absakk >= alpha * colmax * (colmax / rowmax):
+                    kp = k
+                elif _magnitude(a[imax, imax]) >= alpha * rowmax:
+                    kp = imax
+                else:
+                    kp, step = imax, 2
+            kk = k + step - 1
+            if kp != kk:  # swap rows and columns kk and kp of the trailing lower triangle
+                a[kp + 1:, [kk, kp]] = a[kp + 1:, [kp, kk]]
+                between = a[kk + 1:kp, kk].copy()
+                a[kk + 1:kp, kk] = a[kp, kk + 1:kp]
+                a[kp, kk + 1:kp] = between
+                a[kk, kk], a[kp, kp] = a[kp, kp], a[kk, kk]
+                if step == 2:
+                    a[k + 1, k], a[kp, k] = a[kp, k], a[k + 1, k]
+            if step == 1:
+                if k < n - 1:
+                    d11 = 1 / a[k, k]
+                    column = a[k + 1:, k].copy()
+                    a[k + 1:, k + 1:] -= np.tril(d11 * np.outer(column, column))
+                    a[k + 1:, k] *= d11
+            elif k < n - 2:
+                d21 = a[k + 1, k]
+                d11 = a[k + 1, k + 1] / d21
+                d22 = a[k, k] / d21
+                d21 = (1 / (d11 * d22 - 1)) / d21
+                wk = d21 * (d11 * a[k + 2:, k] - a[k + 2:, k + 1])
+                wkp1 = d21 * (d22 * a[k + 2:, k + 1] - a[k + 2:, k])
+                a[k + 2:, k + 2:] -= np.tril(np.outer(a[k + 2:, k], wk) + np.outer(a[k + 2:, k + 1], wkp1))
+                a[k + 2:, k], a[k + 2:, k + 1] = wk, wkp1
+        if step == 1:
+            pivots[k] = kp + 1
+        else:
+            pivots[k] = pivots[k + 1] = -(kp + 1)
+        k += step
+    return pivots, info
+
+
+def _sytrs_lower(a: np.ndarray, pivots: np.ndarray, b: np.ndarray) -> None:
+    """Solve A X = B in place in b with sytrf's lower factors (LAPACK's dsytrs, UPLO='L')."""
+    n = a.shape[0]
+    k = 0
+    while k < n:  # L D y = P^T b
+        if pivots[k] > 0:
+            kp = pivots[k] - 1
+            b[[k, kp]] = b[[kp, k]]
+            b[k + 1:] -= np.outer(a[k + 1:, k], b[k])
+            b[k] /= a[k, k]
+            k += 1
+        else:
+            kp = -pivots[k] - 1
+            b[[k + 1, kp]] = b[[kp, k + 1]]
+            b[k + 2:] -= np.outer(a[k + 2:, k], b[k]) + np.outer(a[k + 2:, k + 1], b[k + 1])
+            akm1k = a[k + 1, k]
+            akm1, ak = a[k, k] / akm1k, a[k + 1, k + 1] / akm1k
+            denom = akm1 * ak - 1
+            bkm1, bk = b[k] / akm1k, b[k + 1] / akm1k
+            b[k], b[k + 1] = (ak * bkm1 - bk) / denom, (akm1 * bk - bkm1) / denom
+            k += 2
+    k = n - 1
+    while k >= 0:  # L^T P^T x = y
+        if pivots[k] > 0:
+            b[k] -= a[k + 1:, k] @ b[k + 1:]
+            kp = pivots[k] - 1
+            b[[k, kp]] = b[[kp, k]]
+            k -= 1
+        else:
+            b[k] -= a[k + 1:, k] @ b[k + 1:]
+            b[k - 1] -= a[k + 1:, k - 1] @ b[k + 1:]
+            kp = -pivots[k] - 1
+            b[[k, kp]] = b[[kp, k]]
+            k -= 2
 
 
 @defop("linalg_det", self="det_backward(grad, result, self)", jvp="det_jvp(self_t, result, self)")
@@ -1225,6 +1417,69 @@ def _check_float(name: str, *tensors: Tensor) -> None:
                                f"{D.scalar_type_name(t.dtype)}")
 
 
+def householder_product_backward(grad: Tensor, input: Tensor, tau: Tensor) -> tuple[Tensor, Tensor]:
+    """With Q = H_1 ... H_k = L_i H_i R_i and K_i = L_i^H [grad, 0] R_i^H: d tau_i = -(v^H K_i v) and
+    d v_i = -(conj(tau_i) K_i v + tau_i K_i^H v), whose entries below the diagonal are column i's gradient."""
+    m, n = input.shape[-2:]
+    k = tau.shape[-1]
+    eye = _wrap(np.eye(m, dtype=input._data.dtype))
+    full_grad = cat([grad, grad.new_zeros((*grad.shape[:-1], m - n))], -1) if m > n else grad
+    reflectors = [_reflector(np, input, i) for i in range(k)]
+    householders = [eye - tau[..., i, None, None] * reflectors[i].unsqueeze(-1) * reflectors[i].conj().unsqueeze(-2)
+                    for i in range(k)]
+    suffixes = [eye] * (k + 1)  # R_i = H_{i+1} ... H_k
+    for i in reversed(range(k)):
+        suffixes[i] = householders[i] if i == k - 1 else matmul(householders[i], suffixes[i + 1])
+    prefix = eye  # L_i = H_1 ... H_{i-1}
+    tau_grads, column_grads = [], []
+    for i in range(k):
+        v = reflectors[i]
+        after = suffixes[i + 1] if i + 1 < k else eye
+        kernel = matmul(prefix.mH, matmul(full_grad, after.mH))
+        kv = matmul(kernel, v.unsqueeze(-1)).squeeze(-1)
+        tau_grads.append(-(v.conj() * kv).sum(-1))
+        t = tau[..., i, None]
+        v_grad = -(t.conj() * kv + t * matmul(kernel.mH, v.unsqueeze(-1)).squeeze(-1))
+        column_grads.append(v_grad * _wrap((np.arange(m) > i).astype(input._data.dtype)))
+        prefix = matmul(prefix, householders[i])
+    zeros = input.new_zeros((*input.shape[:-1], n - k))
+    input_grad = cat([stack(column_grads, -1), zeros], -1) if n > k else stack(column_grads, -1)
+    return input_grad, stack(tau_grads, -1)
+
+
+def ormqr_backward(grad: Tensor, input: Tensor, tau: Tensor, other: Tensor, left: bool,
+                   transpose: bool) -> tuple[Tensor, Tensor, Tensor]:
+    """Through the square product Q of the reflectors: other's gradient is op(Q)^H grad (or grad op(Q)^H), Q's
+    gradient goes to the reflectors and tau by householder_product's backward."""
+    columns, scales = _square_reflectors(np, input, tau)
+    q = apply(householder_product_op, (columns, scales))
+    op_q = q.mH if transpose else q
+    if left:
+        other_grad, op_q_grad = matmul(op_q.mH, grad), matmul(grad, other.mH)
+    else:
+        other_grad, op_q_grad = matmul(grad, op_q.mH), matmul(other.mH, grad)
+    q_grad = op_q_grad.mH if transpose else op_q_grad
+    column_grad, scale_grad = householder_product_backward(q_grad, columns, scales)
+    k, n = tau.shape[-1], input.shape[-1]
+    input_grad = column_grad[..., :, :k]
+    if n > k:
+        input_grad = cat([input_grad, input_grad.new_zeros((*input.shape[:-1], n - k))], -1)
+    return input_grad, scale_grad[..., :k], other_grad
+
+
+def cholesky_inverse_backward(grad: Tensor, factor: Tensor, upper: bool, inverse: Tensor) -> Tensor:
+    """torch's: -(R (G + G^H) R) L for a lower factor, -L (R (G + G^H) R) for an upper one (R the result)."""
+    common = matmul(inverse, matmul(grad + grad.mH, inverse))
+    return -matmul(factor, common) if upper else -matmul(common, factor)
+
+
+def cholesky_inverse_jvp(factor_t: Tensor, factor: Tensor, upper: bool, inverse: Tensor) -> Tensor:
+    """d (L L^H)^-1 = -R (dL L^H + L dL^H) R, with L = U^H for an upper factor."""
+    lower, lower_t = (factor.mH, factor_t.mH) if upper else (factor, factor_t)
+    product = matmul(lower_t, lower.mH)
+    return -matmul(inverse, matmul(product + product.mH, inverse))
+
+
 def _check_matrix(name: str, A: Tensor, square: bool = True, arg: str = "A") -> None:
     """At least 2 dims (and square), floating point, in torch's words."""
     if A._data.ndim < 2:
@@ -1745,6 +2000,154 @@ def inverse(input: Tensor) -> Tensor:
     return inv(input)
 
 
+def cholesky_inverse(input: Tensor, upper: bool = False) -> Tensor:
+    """The inverse of A = L L^H (or U^H U when upper) from its Cholesky factor."""
+    _check_matrix("cholesky_inverse", input)
+    return apply(cholesky_inverse_op, (input,), (upper,))
+
+
+def householder_product(A: Tensor, tau: Tensor) -> Tensor:
+    """The first n columns of the product of the Householder reflectors stored below A's diagonal (geqrf's
+    output) with scales tau: the Q of a QR decomposition."""
+    name = "torch.linalg.householder_product"
+    if A.ndim < 2:
+        raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
+    if A.shape[-2] < A.shape[-1]:
+        raise RuntimeError(f"{name}: input.shape[-2] must be greater than or equal to input.shape[-1]")
+    if A.shape[-1] < tau.shape[-1]:
+        raise RuntimeError(f"{name}: input.shape[-1] must be greater than or equal to tau.shape[-1]")
+    if A.ndim - tau.ndim != 1:
+        raise RuntimeError(f"{name}: Expected tau to have one dimension less than input, but got tau.ndim equal to "
+                           f"{tau.ndim} and input.ndim is equal to {A.ndim}")
+    if tuple(tau.shape[:-1]) != tuple(A.shape[:-2]):
+        raise RuntimeError(f"{name}: Expected batch dimensions of tau to be equal to input.shape[:-2], but got "
+                           f"{list(tau.shape[:-1])}")
+    if tau.dtype is not A.dtype:
+        raise RuntimeError(f"{name}: tau dtype {D.scalar_type_name(tau.dtype)} does not match input dtype "
+                           f"{D.scalar_type_name(A.dtype)}")
+    return apply(householder_product_op, (A, tau))
+
+
+orgqr = householder_product
+
+
+def ormqr(input: Tensor, input2: Tensor, input3: Tensor, left: bool = True, transpose: bool = False) -> Tensor:
+    """Multiply input3 by the Q whose reflectors (input, scales input2) geqrf returned, without forming Q's
+    thin form: op(Q) input3 (left) or input3 op(Q), op(Q) = Q^H when transpose."""
+    a, tau, other = input, input2, input3
+    if a.ndim < 2:
+        raise RuntimeError("torch.ormqr: input must have at least 2 dimensions.")
+    if other.ndim < 2:
+        raise RuntimeError("torch.ormqr: other must have at least 2 dimensions.")
+    side = -2 if left else -1
+    if other.shape[side] != a.shape[-2]:
+        raise RuntimeError(f"torch.ormqr: other.shape[{side}] must be equal to input.shape[-2]")
+    if tau.shape[-1] != min(other.shape[side], a.shape[-1]):
+        raise RuntimeError(f"torch.ormqr: tau.shape[-1] must be equal to min(other.shape[{side}], input.shape[-1])")
+    for name, t in (("tau", tau), ("other", other)):
+        if t.dtype is not a.dtype:
+            raise RuntimeError(f"torch.ormqr: Expected input and {name} to have the same dtype, but input has dtype"
+                               f"{D.scalar_type_name(a.dtype)} and {name} has dtype {D.scalar_type_name(t.dtype)}")
+    return apply(ormqr_op, (a, tau, other), (left, transpose))
+
+
+linalg_ldl_factor_ex_result = return_type("linalg_ldl_factor_ex", "LD pivots info")
+linalg_ldl_factor_result = return_type("linalg_ldl_factor", "LD pivots")
+
+
+def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = False) -> tuple:
+    """(LD, pivots, info): the Bunch-Kaufman LDL^T factorisation of symmetric A as LAPACK's sytrf stores it
+    (its lower triangle read); info > 0 where D has a zero pivot."""
+    name = "torch.linalg.ldl_factor_ex"
+    _check_matrix(name, A)
+    if A.is_complex() and hermitian:
+        raise NotImplementedError("retrograd's linalg.ldl_factor does not implement hermitian=True for complex "
+                                  "inputs (LAPACK's hetrf)")
+    LD, pivots, info = apply(ldl_factor_op, (A,))
+    if check_errors and (info._data > 0).any():
+        raise RuntimeError(f"torch.linalg.ldl_factor: Unknown error code: {int(info._data.max())}.")
+    return linalg_ldl_factor_ex_result(LD, pivots, info)
+
+
+def ldl_factor(A: Tensor, *, hermitian: bool = False) -> tuple:
+    """(LD, pivots) of ldl_factor_ex, raising where the factorisation failed."""
+    LD, pivots, _ = ldl_factor_ex(A, hermitian=hermitian, check_errors=True)
+    return linalg_ldl_factor_result(LD, pivots)
+
+
+def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False) -> Tensor:
+    """The solution X of A X = B from ldl_factor's LD and pivots."""
+    if B.ndim < 2:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-max(B.ndim, 1)}, "
+                         f"{max(B.ndim, 1) - 1}], but got -2)")
+    if B.shape[-2] != LD.shape[-1]:
+        raise RuntimeError(f"Incompatible matrix sizes for torch.linalg.ldl_solve: each A matrix is {LD.shape[-2]} "
+                           f"by {LD.shape[-1]} but each b matrix is {B.shape[-2]} by {B.shape[-1]}")
+    if B.dtype is not LD.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{D.scalar_type_name(B.dtype)} and A of type {D.scalar_type_name(LD.dtype)} instead.")
+    if LD.is_complex() and hermitian:
+        raise NotImplementedError("retrograd's linalg.ldl_solve does not implement hermitian=True for complex "
+                                  "inputs (LAPACK's hetrs)")
+    return apply(ldl_solve_op, (LD, B), (pivots._data.astype(np.int64),))
+
+
+def tensorinv(A: Tensor, ind: int = 2) -> Tensor:
+    """The inverse of A seen as a linear map from its last dims to its first `ind`: shape A.shape[ind:] +
+    A.shape[:ind] (composed of reshape and linalg.inv_ex, as torch)."""
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    start, end = tuple(A.shape[:ind]), tuple(A.shape[ind:])
+    if math.prod(end) != math.prod(start):
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                           f"prod(self.shape[:ind]), but got {math.prod(end)} != {math.prod(start)}")
+    result, info = inv_ex(A.reshape(math.prod(end), math.prod(end)))
+    if (info._data > 0).any():
+        raise LinAlgError("inv: The diagonal element 1 is zero, the inversion could not be completed because "
+                          "the input matrix is singular.")
+    return apply(reshape_alias_op, (result,), ((*end, *start),))  # torch's C++ reshape: ReshapeAliasBackward0
+
+
+def tensorsolve(A: Tensor, B: Tensor, dims: Sequence[int] | None = None) -> Tensor:
+    """X with tensordot(A, X, X.ndim) = B: A's dims `dims` moved last, then linalg.solve on the flattened
+    square system (as torch)."""
+    if dims is not None:
+        A = A.movedim(tuple(dims), tuple(range(A.ndim - len(dims), A.ndim)))
+    result_shape = tuple(A.shape[B.ndim:])
+    size = math.prod(result_shape)
+    if size != math.prod(B.shape):
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == "
+                           f"prod(self.shape[:other.ndim]), but got {size} != {math.prod(B.shape)}")
+    return solve(A.reshape(size, size), B.flatten()).reshape(result_shape)
+
+
+def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
+    """sum(conj(x) * y) along dim, broadcasting x and y."""
+    _check_float("linalg.vecdot", x)
+    if x.dtype is not y.dtype:
+        raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
+                           f"{D.scalar_type_name(x.dtype)} and y of type {D.scalar_type_name(y.dtype)} instead")
+    return ((x.conj() if x.is_complex() else x) * y).sum(dim)
+
+
+def vander(x: Tensor, N: int | None = None) -> Tensor:
+    """The Vandermonde matrix of x: columns x^0, x^1, ..., x^(N-1) (a column of ones, then cumprod, as torch)."""
+    if x._data.dtype.kind not in "fciu" or x.dtype is D.bool_:
+        raise RuntimeError(f"linalg.vander supports floating point, complex, and integer tensors, but got "
+                           f"{D.scalar_type_name(x.dtype)}")
+    column = x.unsqueeze(-1) if x.ndim == 0 else x
+    n = column.shape[-1] if N is None else N
+    if n <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    powers = column.unsqueeze(-1).expand(*column.shape, n - 1).cumprod(-1)
+    return cat([powers.new_ones((*column.shape, 1)), powers], -1)
+
+
+def linalg_diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """torch.linalg.diagonal: torch.diagonal over the last two dims by default."""
+    return diagonal(A, offset, dim1, dim2)
+
+
 def det(A: Tensor) -> Tensor:
     """The determinant; its gradient is defined for singular matrices too (through the adjugate)."""
     _check_matrix("linalg.det", A)
@@ -2206,14 +2609,18 @@ def matrix_rank(A: Tensor, tol: float | None = None, hermitian: bool = False, *,
     return _wrap(xp.sum(values > threshold[..., None], axis=-1).astype(np.int64))
 
 
-__all__ = ["addbmm", "addmm", "addmv", "baddbmm", "bmm", "chain_matmul", "cholesky_solve", "cross", "det", "dot",
-           "einsum", "ger", "inverse", "kron", "logdet", "lu", "lu_solve", "lu_unpack", "matmul", "matrix_exp",
-           "matrix_power", "mm", "mv", "outer", "pinverse", "slogdet", "svd", "tensordot", "trace", "triangular_solve",
-           "vdot"]
-METHODS = ["addbmm", "addmm", "addmv", "baddbmm", "cholesky_solve", "cross", "det", "inverse", "kron", "logdet", "lu",
-           "lu_solve", "matrix_exp", "matrix_power", "pinverse", "slogdet", "svd", "trace", "triangular_solve", "vdot"]
+__all__ = ["addbmm", "addmm", "addmv", "baddbmm", "bmm", "chain_matmul", "cholesky_inverse", "cholesky_solve", "cross",
+           "orgqr", "ormqr",
+           "det", "dot", "einsum", "ger", "inverse", "kron", "logdet", "lu", "lu_solve", "lu_unpack", "matmul",
+           "matrix_exp", "matrix_power", "mm", "mv", "outer", "pinverse", "slogdet", "svd", "tensordot", "trace",
+           "triangular_solve", "vdot"]
+METHODS = ["addbmm", "addmm", "addmv", "baddbmm", "cholesky_inverse", "cholesky_solve", "orgqr", "ormqr", "cross",
+           "det",
+           "inverse", "kron", "logdet", "lu", "lu_solve", "matrix_exp", "matrix_power", "pinverse", "slogdet", "svd",
+           "trace", "triangular_solve", "vdot"]
 INPLACE = ["addbmm", "addmm", "addmv", "baddbmm"]
 LINALG = ["cholesky", "cholesky_ex", "cond", "cross", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv", "inv_ex",
           "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power",
           "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd",
-          "svdvals"]
+          "svdvals", "tensorinv", "tensorsolve", "vecdot", "vander", "diagonal", "householder_product",
+          "ldl_factor", "ldl_factor_ex", "ldl_solve"]

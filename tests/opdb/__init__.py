@@ -71,7 +71,7 @@ class OpInfo:
 
 
 FAMILIES = ("pointwise", "activation", "complex", "reduction", "selection", "shape", "indexing", "linalg", "nn",
-            "random", "fft", "special")
+            "nn_extra", "random", "fft", "special")
 
 
 def all_ops() -> list[OpInfo]:

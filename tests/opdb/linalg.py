@@ -419,6 +419,34 @@ def cond_inverse_norm_samples(rng):
            [Sample((invertible(rng, 2, 2, 2), p), name=f"batched_{p}") for p in ("fro", "nuc")]
 
 
+def cholesky_inverse_call(m, factor, upper=False):
+    """cholesky_inverse reads only the factor's triangle; differentiate through that triangle."""
+    return m.cholesky_inverse(factor.triu() if upper else factor.tril(), upper)
+
+
+def tensorinv_samples(rng):
+    return [Sample((invertible(rng, 6, 6).reshape(2, 3, 6),), {"ind": 2}, "ind2"),
+            Sample((invertible(rng, 4, 4).reshape(4, 2, 2),), {"ind": 1}, "ind1")]
+
+
+def tensorsolve_samples(rng):
+    return [Sample((invertible(rng, 6, 6).reshape(2, 3, 6), rand(rng, 2, 3)), name="flat"),
+            Sample((invertible(rng, 6, 6).reshape(2, 3, 6).transpose(2, 0, 1).copy(), rand(rng, 2, 3)),
+                   {"dims": (0,)}, "dims")]
+
+
+def symmetric(rng, *shape, diagonal=1.0):
+    """Symmetric matrices; a small diagonal makes Bunch-Kaufman choose 2x2 pivots."""
+    x = rand(rng, *shape)
+    x = x + np.swapaxes(x, -1, -2)
+    return x - (1 - diagonal) * x * np.eye(shape[-1])
+
+
+def ldl_solve_call(m, a, b, **kwargs):
+    factors, pivots = m.linalg.ldl_factor(a)
+    return m.linalg.ldl_solve(factors, pivots, b, **kwargs)
+
+
 OPS = [
     # products
     OpInfo("mm", mm_samples, method=True),
@@ -474,6 +502,37 @@ OPS = [
     OpInfo("linalg.solve_triangular", solve_triangular_samples),
     OpInfo("triangular_solve", triangular_solve_samples, method=True),
     OpInfo("cholesky_solve", cholesky_solve_samples, call=triangular_factor),
+    OpInfo("cholesky_inverse", lambda rng: [Sample((invertible(rng, 3, 3),), name="lower"),
+                                            Sample((invertible(rng, 2, 3, 3), True), name="upper_batched")],
+           call=cholesky_inverse_call),
+    OpInfo("linalg.tensorinv", tensorinv_samples, aliases=("tensorinv",)),
+    OpInfo("linalg.householder_product",
+           lambda rng: [Sample((rand(rng, 4, 3), rand(rng, 3)), name="full"),
+                        Sample((rand(rng, 2, 5, 3), rand(rng, 2, 2)), name="batched_fewer_reflectors")],
+           aliases=("householder_product", "orgqr"), forward_ad=False),
+    OpInfo("linalg.ldl_factor", lambda rng: [Sample((symmetric(rng, 5, 5),), name="1x1_pivots"),
+                                             Sample((symmetric(rng, 2, 5, 5, diagonal=0.01),), name="2x2_pivots")],
+           differentiable=False, aliases=("ldl_factor",)),
+    OpInfo("linalg.ldl_factor_ex", lambda rng: [Sample((symmetric(rng, 4, 4, diagonal=0.01),), name="ex")],
+           differentiable=False, aliases=("ldl_factor_ex",)),
+    OpInfo("linalg.ldl_solve", lambda rng: [Sample((C(symmetric(rng, 5, 5, diagonal=0.01)), C(rand(rng, 5, 2))),
+                                                   name="solve")],
+           call=ldl_solve_call, differentiable=False, aliases=("ldl_solve",)),
+    OpInfo("ormqr", lambda rng: [Sample((rand(rng, 4, 3), rand(rng, 3), rand(rng, 4, 2)), name="left"),
+                                 Sample((rand(rng, 4, 3), rand(rng, 3), rand(rng, 2, 4)),
+                                        {"left": False, "transpose": True}, "right_transpose"),
+                                 Sample((rand(rng, 2, 4, 5), rand(rng, 2, 4), rand(rng, 2, 4, 3)),
+                                        {"transpose": True}, "wide_batched")],
+           forward_ad=False),
+    OpInfo("linalg.tensorsolve", tensorsolve_samples, aliases=("tensorsolve",)),
+    OpInfo("linalg.vecdot", lambda rng: [Sample((rand(rng, 3, 4), rand(rng, 4)), name="broadcast"),
+                                         Sample((rand(rng, 3, 4), rand(rng, 3, 4)), {"dim": 0}, "dim0")],
+           aliases=("vecdot",)),
+    OpInfo("linalg.vander", lambda rng: [Sample((rand(rng, 2, 4),), name="square"),
+                                         Sample((rand(rng, 3),), {"N": 5}, "N")], aliases=("vander",)),
+    OpInfo("linalg.diagonal", lambda rng: [Sample((rand(rng, 2, 3, 4),), name="last_two"),
+                                           Sample((rand(rng, 3, 4, 2),), {"offset": 1, "dim1": 0, "dim2": 1},
+                                                  "offset_dims")]),
     OpInfo("linalg.lu_solve", lu_solve_samples),
     OpInfo("linalg.lu_solve", lu_solve_factored_samples, call=lu_solve_after_factor,
            aliases=("linalg.lu_solve_factored",)),

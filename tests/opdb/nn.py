@@ -208,12 +208,17 @@ def interpolate_samples(rng):
 
 def grid_sample_samples(rng):
     out = []
-    for mode in ("bilinear", "nearest"):
+    for mode in ("bilinear", "nearest", "bicubic"):
         for padding in ("zeros", "border", "reflection"):
             for corners in (False, True):
                 out.append(Sample((rand(rng, 2, 3, 4, 5), rng.uniform(-1.6, 1.6, (2, 3, 2, 2))),
                                   {"mode": mode, "padding_mode": padding, "align_corners": corners},
                                   f"{mode}_{padding}_{'corners' if corners else 'centers'}"))
+    for mode in ("bilinear", "nearest"):  # volumes: trilinear and nearest
+        for padding in ("zeros", "reflection"):
+            out.append(Sample((rand(rng, 1, 2, 3, 4, 2), rng.uniform(-1.6, 1.6, (1, 2, 2, 1, 3))),
+                              {"mode": mode, "padding_mode": padding, "align_corners": padding == "zeros"},
+                              f"3d_{mode}_{padding}"))
     return out
 
 

@@ -2,8 +2,10 @@
 
 from . import (
     activation,
+    channelshuffle,
     container,
     conv,
+    distance,
     dropout,
     flatten,
     linear,
@@ -18,7 +20,7 @@ from . import (
 )
 
 _FAMILIES = (module, container, linear, activation, conv, pooling, padding, dropout, flatten, normalization, sparse,
-             rnn, transformer, loss)
+             rnn, transformer, loss, distance, channelshuffle)
 for _family in _FAMILIES:
     for _name in _family.__all__:
         globals()[_name] = getattr(_family, _name)

@@ -1,4 +1,5 @@
-"""Convolution layers: Conv1d, Conv2d and their transposes, sharing one base class as in torch."""
+"""Convolution layers: Conv1d/2d/3d and their transposes, sharing one base class as in torch, and their Lazy forms
+(in_channels read from the first input)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from ... import _creation as C
 from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .linear import _uniform_bias
 from .module import Module
 
@@ -199,6 +201,99 @@ class ConvTranspose3d(_ConvTranspose):
     n_dims = 3
 
 
+class _LazyConvMixin(LazyModuleMixin):
+    """in_channels = 0 and placeholder weight and bias until the first input gives the channels."""
+
+    def _make_lazy(self, out_channels: int, bias: bool, dtype: Any) -> None:
+        """Called after the base constructor ran with in = out = 0 channels and no bias."""
+        self.weight = UninitializedParameter(dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(dtype=dtype)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor, *args: Any, **kwargs: Any) -> None:
+        if not self.has_uninitialized_params():
+            return
+        n = self.n_dims
+        if input.dim() not in (n + 1, n + 2):
+            raise RuntimeError(f"Expected {n + 1}D (unbatched) or {n + 2}D (batched) input to "
+                               f"{type(self).__name__}, but got input of size: {input.shape}")
+        self.in_channels = input.shape[1] if input.dim() == n + 2 else input.shape[0]
+        if self.in_channels % self.groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if self.transposed:
+            self.weight.materialize((self.in_channels, self.out_channels // self.groups, *self.kernel_size))
+        else:
+            self.weight.materialize((self.out_channels, self.in_channels // self.groups, *self.kernel_size))
+        if self.bias is not None:
+            self.bias.materialize((self.out_channels,))
+        self.reset_parameters()
+
+
+class _LazyConv(_LazyConvMixin, _Conv):
+    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0, dilation: Any = 1,
+                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode, dtype=dtype)
+        self._make_lazy(out_channels, bias, dtype)
+
+
+class _LazyConvTranspose(_LazyConvMixin, _ConvTranspose):
+    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
+                 output_padding: Any = 0, groups: int = 1, bias: bool = True, dilation: Any = 1,
+                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
+        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode,
+                         dtype=dtype)
+        self._make_lazy(out_channels, bias, dtype)
+
+
+class LazyConv1d(_LazyConv):
+    """Conv1d whose in_channels is read from the first input; it becomes a Conv1d then."""
+
+    n_dims = 1
+    cls_to_become = Conv1d
+
+
+class LazyConv2d(_LazyConv):
+    """Conv2d whose in_channels is read from the first input; it becomes a Conv2d then."""
+
+    n_dims = 2
+    cls_to_become = Conv2d
+
+
+class LazyConv3d(_LazyConv):
+    """Conv3d whose in_channels is read from the first input; it becomes a Conv3d then."""
+
+    n_dims = 3
+    cls_to_become = Conv3d
+
+
+class LazyConvTranspose1d(_LazyConvTranspose):
+    """ConvTranspose1d whose in_channels is read from the first input; it becomes a ConvTranspose1d then."""
+
+    n_dims = 1
+    cls_to_become = ConvTranspose1d
+
+
+class LazyConvTranspose2d(_LazyConvTranspose):
+    """ConvTranspose2d whose in_channels is read from the first input; it becomes a ConvTranspose2d then."""
+
+    n_dims = 2
+    cls_to_become = ConvTranspose2d
+
+
+class LazyConvTranspose3d(_LazyConvTranspose):
+    """ConvTranspose3d whose in_channels is read from the first input; it becomes a ConvTranspose3d then."""
+
+    n_dims = 3
+    cls_to_become = ConvTranspose3d
+
+
 __all__ = [
-    "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+    "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "LazyConv1d", "LazyConv2d",
+    "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d",
 ]

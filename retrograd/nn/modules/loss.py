@@ -7,11 +7,14 @@ legacy `size_average` / `reduce` arguments fold into `reduction` as torch does, 
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any
 
 from ..._tensor import Tensor
 from .. import functional as F
+from .distance import PairwiseDistance
+from .linear import Linear
 from .module import Module, bind_settings
 
 _LEGACY = (("size_average", None), ("reduce", None), ("reduction", "mean"))
@@ -148,7 +151,66 @@ class MultiLabelSoftMarginLoss(_Loss):
     signature = (("weight", None), *_LEGACY)
 
 
+class CTCLoss(_Loss):
+    function = "ctc_loss"
+    signature = (("blank", 0), ("reduction", "mean"), ("zero_infinity", False))
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """triplet_margin_with_distance_loss with a distance function (a PairwiseDistance module by default)."""
+
+    function = "triplet_margin_with_distance_loss"
+
+    def __init__(self, *, distance_function: Any = None, margin: float = 1.0, swap: bool = False,
+                 reduction: str = "mean") -> None:
+        super().__init__(reduction=reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} "
+                             "instead")
+        self.distance_function = PairwiseDistance() if distance_function is None else distance_function
+        self.margin = margin
+        self.swap = swap
+        self._options = ("distance_function", "margin", "swap")
+
+
+class LinearCrossEntropyLoss(_Loss):
+    """cross_entropy of the logits of an inner Linear (in_features -> num_classes * prod(out_features)), whose weight
+    `linear_cross_entropy` sees as (num_classes, out_features..., in_features)."""
+
+    def __init__(self, in_features: int, num_classes: int, *, out_features: tuple[int, ...] = (), bias: bool = False,
+                 device: Any = None, dtype: Any = None, reduction: str = "mean", weight: Tensor | None = None,
+                 ignore_index: int | None = None, label_smoothing: float = 0.0, options: Any = None) -> None:
+        if weight is not None and weight.shape != (num_classes,):
+            raise RuntimeError(f"expected weight shape to be {(num_classes,)}, got {tuple(weight.shape)}")
+        if label_smoothing < 0 or label_smoothing > 1.0:
+            raise RuntimeError(f"expected label_smoothing to be in range [0, 1], got {label_smoothing}")
+        Module.__init__(self)
+        self.register_buffer("weight", weight)
+        self.reduction = reduction
+        self.num_classes = num_classes
+        self.out_features = out_features
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+        self.linear = Linear(in_features, math.prod(out_features, start=num_classes), bias=bias, dtype=dtype)
+        self.options = options
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        linear_weight = self.linear.weight.reshape((self.num_classes, *self.out_features, self.linear.in_features))
+        linear_bias = None
+        if self.linear.bias is not None:
+            linear_bias = self.linear.bias.reshape((self.num_classes, *self.out_features))
+        return F.linear_cross_entropy(input, linear_weight, target, linear_bias=linear_bias, weight=self.weight,
+                                      reduction=self.reduction, ignore_index=self.ignore_index,
+                                      label_smoothing=self.label_smoothing, options=self.options)
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+                f"out_features={self.out_features}, bias={self.linear.bias is not None}, reduction={self.reduction}, "
+                f"ignore_index={self.ignore_index}, label_smoothing={self.label_smoothing}, options={self.options}")
+
+
 __all__ = [
+    "CTCLoss", "LinearCrossEntropyLoss", "TripletMarginWithDistanceLoss",
     "L1Loss", "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "HuberLoss", "SmoothL1Loss",
     "KLDivLoss", "SoftMarginLoss", "MarginRankingLoss", "HingeEmbeddingLoss", "CosineEmbeddingLoss", "PoissonNLLLoss",
     "GaussianNLLLoss", "TripletMarginLoss", "MultiMarginLoss", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss",

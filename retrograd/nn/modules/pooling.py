@@ -1,5 +1,5 @@
-"""Pooling layers: max, average, power-average and adaptive pooling in 1-D, 2-D and 3-D, each calling its
-functional."""
+"""Pooling layers: max, average, power-average, adaptive and fractional max pooling in 1-D, 2-D and 3-D, and
+max unpooling, each calling its functional."""
 
 from __future__ import annotations
 
@@ -202,7 +202,80 @@ class AdaptiveMaxPool3d(_AdaptivePool):
     function = "adaptive_max_pool3d"
 
 
+class _MaxUnpoolNd(Module):
+    """Scatters pooled values back to the positions max pooling took them from."""
+
+    n_dims: int
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
+        super().__init__()
+        self.kernel_size = _tuple(kernel_size, self.n_dims)
+        self.stride = _tuple(stride if stride is not None else kernel_size, self.n_dims)
+        self.padding = _tuple(padding, self.n_dims)
+
+    def forward(self, input: Tensor, indices: Tensor, output_size: list[int] | None = None) -> Tensor:
+        unpool = getattr(F, f"max_unpool{self.n_dims}d")
+        return unpool(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    n_dims = 1
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    n_dims = 2
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    n_dims = 3
+
+
+def _tuple(value: Any, n: int) -> tuple:
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,) * n
+
+
+class _FractionalMaxPoolNd(Module):
+    """Max pooling over windows at random increasing corners; `_random_samples` (a buffer) fixes them."""
+
+    n_dims: int
+
+    def __init__(self, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
+                 return_indices: bool = False, _random_samples: Tensor | None = None) -> None:
+        super().__init__()
+        n = self.n_dims
+        if n == 3 and any(k <= 0 for k in _tuple(kernel_size, n)):
+            raise ValueError(f"kernel_size must be greater than 0, but got {kernel_size}")
+        self.kernel_size = _tuple(kernel_size, n)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = _tuple(output_size, n) if output_size is not None else None
+        self.output_ratio = _tuple(output_ratio, n) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"FractionalMaxPool{n}d requires specifying either an output size, or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input: Tensor) -> Any:
+        pool = getattr(F, f"fractional_max_pool{self.n_dims}d")
+        return pool(input, self.kernel_size, self.output_size, self.output_ratio, self.return_indices,
+                    _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    n_dims = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    n_dims = 3
+
+
 __all__ = [
+    "FractionalMaxPool2d", "FractionalMaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
     "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "LPPool1d", "LPPool2d", "LPPool3d",
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
     "AdaptiveMaxPool3d",

@@ -1,0 +1,674 @@
+"""Rule table: the less common torch.nn.functional kernels and losses (channel_shuffle, pdist, embedding_bag,
+ctc_loss, fractional max pooling, max unpooling) and the composites torch builds on existing rows
+(linear_cross_entropy, triplet_margin_with_distance_loss).
+
+Where torch declares no derivative of a backward (pdist's, ctc_loss's), the backward is a row of its own whose
+derivative raises torch's error, so a second derivative fails as it does in torch. ctc_loss's gradient is torch's:
+the derivative through a log_softmax (exp(log_probs) minus the alignment posteriors), not the plain derivative
+with respect to log_probs (Note [ctc gradient]).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .. import _creation
+from .. import _dtype as D
+from .._tensor import Tensor, _wrap
+from .conv import max_pool_backward_op
+from .nn import _renorm_rows, cross_entropy, embedding_backward_op, linear, loss_reduce, pairwise_distance
+from .pointwise import where
+from .registry import apply, defop
+
+# ============================================================================================
+# Rows
+# ============================================================================================
+
+
+@defop("native_channel_shuffle", node="ChannelShuffleBackward0", params=("groups",),
+       self="channel_shuffle_op(grad, self_shape[1] // groups)", jvp="channel_shuffle_op(self_t, groups)")
+def channel_shuffle_op(xp, x, groups):
+    """(N, g k, ...) -> channels regrouped as k groups of g: channel c k + i moves to i g + c."""
+    n, c = x.shape[:2]
+    return xp.ascontiguousarray(xp.swapaxes(x.reshape(n, groups, c // groups, *x.shape[2:]), 1, 2)).reshape(x.shape)
+
+
+@defop("_pdist_forward", node="PdistBackward0", params=("p",), self="pdist_backward_op(grad, self, result, p)")
+def pdist_op(xp, x, p):
+    """The p-norm distance of each pair of rows i < j, in row-major order of the pairs."""
+    first, second = np.triu_indices(x.shape[0], 1)
+    diff = xp.abs(x[first] - x[second])
+    if p == 0:
+        return (diff != 0).sum(-1).astype(x.dtype)
+    if math.isinf(p):
+        return diff.max(-1, initial=0)
+    if p == 1:
+        return diff.sum(-1)
+    if p == 2:
+        return xp.sqrt((diff * diff).sum(-1))
+    return (diff**p).sum(-1) ** (1.0 / p)
+
+
+# torch declares no derivative of _pdist_backward
+@defop("_pdist_backward", node="PdistBackwardBackward0", inputs=("grad_output", "self", "pdist"), params=("p",),
+       grad_output="not_implemented_error('_pdist_backward')", self="not_implemented_error('_pdist_backward')",
+       pdist="not_implemented_error('_pdist_backward')")
+def pdist_backward_op(xp, g, x, dist, p):
+    """Each pair's distance gradient g * d dist / d x_i added to row i and subtracted from row j."""
+    first, second = np.triu_indices(x.shape[0], 1)
+    diff = x[first] - x[second]
+    d = dist[:, None]
+    safe = xp.where(d == 0, 1, d)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if p == 0:
+            slope = xp.zeros_like(diff)
+        elif p == 1:
+            slope = xp.sign(diff)
+        elif math.isinf(p):
+            slope = xp.sign(diff) * (xp.abs(diff) == d)
+        elif p == 2:
+            slope = xp.where(d == 0, 0, diff / safe)
+        else:
+            slope = xp.where(d == 0, 0, xp.sign(diff) * xp.abs(diff) ** (p - 1) / safe ** (p - 1))
+    rows = (slope * g[:, None]).astype(x.dtype, copy=False)
+    out = xp.zeros_like(x)
+    xp.add.at(out, first, rows)
+    xp.subtract.at(out, second, rows)
+    return out
+
+
+@defop("_embedding_bag", node="EmbeddingBagBackward0", inputs=("weight", "per_sample_weights"),
+       params=("bags", "mode", "padding_idx", "scale_grad_by_freq"),
+       weight="embedding_bag_weight_grad(grad, weight, per_sample_weights, bags, mode, padding_idx, "
+              "scale_grad_by_freq)",
+       per_sample_weights="embedding_bag_sample_weight_grad(grad, weight, bags, padding_idx)")
+def embedding_bag_op(xp, w, psw, bags, mode, padding_idx, scale_grad_by_freq):
+    """Each bag's rows of w (times per_sample_weights) summed, averaged or maxed; padding_idx rows left out, an
+    empty bag gives zeros."""
+    keep = bags.indices != padding_idx
+    rows = w[bags.indices[keep]]
+    if psw is not None:
+        rows = rows * psw[keep][:, None]
+    members = bags.bag[keep]
+    out = xp.zeros((bags.count, w.shape[1]), dtype=w.dtype)
+    if mode == "max":
+        out.fill(-np.inf)
+        xp.maximum.at(out, members, rows)
+        out[bags.sizes(padding_idx) == 0] = 0
+        return out
+    xp.add.at(out, members, rows)
+    if mode == "mean":
+        out /= np.maximum(bags.sizes(padding_idx), 1)[:, None]
+    return out
+
+
+@defop("_ctc_loss", node="CtcLossBackward0", inputs=("log_probs",),
+       params=("targets", "input_lengths", "target_lengths", "blank", "zero_infinity"),
+       log_probs="ctc_loss_backward_op(grad, log_probs, result, targets, input_lengths, target_lengths, blank, "
+                 "zero_infinity)")
+def ctc_loss_op(xp, lp, targets, input_lengths, target_lengths, blank, zero_infinity):
+    """The negative log-likelihood of each target (N) under the (T, N, C) log_probs, summed over alignments."""
+    return np.array([-_ctc_log_likelihood(_ctc_alpha(lp[:t, n], _extended(target, blank)))
+                     for n, (target, t) in enumerate(zip(targets, input_lengths))], dtype=lp.dtype)
+
+
+# torch declares no derivative of _ctc_loss_backward: under create_graph its node is NotImplemented
+@defop("_ctc_loss_backward", node="NotImplemented", inputs=("grad", "log_probs", "nll"),
+       params=("targets", "input_lengths", "target_lengths", "blank", "zero_infinity"),
+       grad="not_implemented('_ctc_loss_backward')", log_probs="not_implemented('_ctc_loss_backward')",
+       nll="not_implemented('_ctc_loss_backward')")
+def ctc_loss_backward_op(xp, grad, lp, nll, targets, input_lengths, target_lengths, blank, zero_infinity):
+    """torch's gradient (Note [ctc gradient]): exp(lp) - sum over the positions s labelled c of
+    exp(log alpha_t(s) + log beta_t(s) + nll - lp), for t within each input length, zero after."""
+    out = np.zeros_like(lp)
+    for n, (target, length) in enumerate(zip(targets, input_lengths)):
+        if length == 0 or (zero_infinity and np.isinf(nll[n])):
+            continue
+        labels = _extended(target, blank)
+        probs = lp[:length, n]
+        alpha = _ctc_alpha(probs, labels)
+        beta = _ctc_alpha(probs[::-1], labels[::-1])[::-1, ::-1]
+        posterior = np.full(probs.shape, -np.inf)
+        np.logaddexp.at(posterior, (slice(None), labels), alpha + beta)  # logaddexp over the positions of a label
+        with np.errstate(invalid="ignore", over="ignore"):
+            out[:length, n] = (np.exp(probs) - np.exp(posterior + nll[n] - probs)) * grad[n]
+    return out.astype(lp.dtype, copy=False)
+
+
+def _fractional_max_pool_forward(xp, x, starts, kernel):
+    """The maximum of each window (its size `kernel`, its corner at `starts`, one (planes, out) array per spatial
+    dimension) and its flat index in the input plane; the first maximum, or the last NaN, as torch picks."""
+    d = len(kernel)
+    spatial = x.shape[x.ndim - d:]
+    planes = x.reshape(-1, *spatial)
+    out = tuple(s.shape[1] for s in starts)
+    coords = []  # per dimension: (P, *out, *kernel) coordinates, broadcast over the others
+    for i, (start, k) in enumerate(zip(starts, kernel)):
+        shape = [len(start)] + [1] * (2 * d)
+        shape[1 + i], shape[1 + d + i] = out[i], k
+        coords.append((start[:, :, None] + np.arange(k)).reshape(shape))
+    windows = planes[(np.arange(planes.shape[0]).reshape(-1, *[1] * (2 * d)), *coords)]
+    windows = windows.reshape(*windows.shape[:1 + d], -1)
+    nan = np.isnan(windows)
+    arg = xp.where(nan.any(-1), windows.shape[-1] - 1 - xp.argmax(nan[..., ::-1], -1), xp.argmax(windows, -1))
+    best = xp.take_along_axis(windows, arg[..., None], -1)[..., 0]
+    flat = 0
+    for c, size in zip(np.broadcast_arrays(*coords), spatial):
+        flat = flat * size + xp.take_along_axis(c.reshape(*c.shape[:1 + d], -1), arg[..., None], -1)[..., 0]
+    lead = x.shape[:x.ndim - d]
+    return best.reshape(*lead, *out), flat.reshape(*lead, *out).astype(np.int64)
+
+
+fractional_max_pool_backward_op = max_pool_backward_op.alias("fractional_max_pool2d_backward",
+                                                             "FractionalMaxPool2DBackwardBackward0")
+fractional_max_pool3d_backward_op = max_pool_backward_op.alias("fractional_max_pool3d_backward",
+                                                               "FractionalMaxPool3DBackwardBackward0")
+fractional_max_pool_op, fractional_max_pool3d_op = (
+    defop(f"fractional_max_pool{d}d", node=f"FractionalMaxPool{d}DBackward0", params=("starts", "kernel"), outputs=2,
+          differentiable_outputs=(0,),
+          self=f"{backward}(grads[0], results[1]._data, self_shape, len(kernel), True)",
+          jvp="(pick_op(self_t, results[1]._data, len(kernel), True), None)")(_fractional_max_pool_forward)
+    for d, backward in ((2, "fractional_max_pool_backward_op"), (3, "fractional_max_pool3d_backward_op")))
+
+
+@defop("max_unpool2d", node="MaxUnpool2DBackward0", params=("indices", "output_shape", "d"),
+       self="pick_op(grad, indices, d, False)", jvp="max_unpool_op(self_t, indices, output_shape, d)")
+def max_unpool_op(xp, x, indices, output_shape, d):
+    """Each value written at its flat index in a zero plane of the output's spatial size (max pooling undone)."""
+    return max_pool_backward_op.forward(xp, x, indices, output_shape, d, False)
+
+
+max_unpool3d_op = max_unpool_op.alias("max_unpool3d", "MaxUnpool3DBackward0")
+
+
+# Note [ctc gradient]
+# torch's ctc_loss_backward returns exp(lp) - (posterior of each class), the gradient the loss would have with
+# respect to the logits if log_probs were their log_softmax. Through a log_softmax, which is how CTC is used,
+# this is the true gradient (the exp(lp) term sums to one per frame and log_softmax's backward removes it);
+# with respect to log_probs alone it is not. retrograd returns torch's numbers.
+
+
+# ============================================================================================
+# Array helpers (forwards)
+# ============================================================================================
+
+
+def _extended(target: np.ndarray, blank: int) -> np.ndarray:
+    """The target with blanks around and between its labels: l' of length 2L + 1."""
+    labels = np.full(2 * len(target) + 1, blank, dtype=np.int64)
+    labels[1::2] = target
+    return labels
+
+
+def _ctc_alpha(lp: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """log alpha_t(s) (T, S'): the log-probability of the prefixes of alignments that are at l'(s) at time t."""
+    steps, size = lp.shape[0], len(labels)
+    alpha = np.full((steps, size), -np.inf)
+    if steps == 0:
+        return alpha
+    alpha[0, :2] = lp[0, labels[:2]]
+    skip = np.zeros(size, dtype=bool)  # s may come from s - 2: a label differing from the one two before
+    skip[2:] = (labels[2:] != labels[:-2]) & (labels[2:] != labels[0])
+    with np.errstate(invalid="ignore"):
+        for t in range(1, steps):
+            prev = alpha[t - 1]
+            total = prev.copy()
+            total[1:] = np.logaddexp(total[1:], prev[:-1])
+            total[2:] = np.where(skip[2:], np.logaddexp(total[2:], prev[:-2]), total[2:])
+            alpha[t] = total + lp[t, labels]
+    return alpha
+
+
+def _ctc_log_likelihood(alpha: np.ndarray) -> float:
+    """log p(target): alignments end on the last label or on the blank after it."""
+    if not alpha.shape[0]:
+        return -np.inf if alpha.shape[1] > 1 else 0.0
+    return float(np.logaddexp.reduce(alpha[-1, -2:]))
+
+
+@dataclass(frozen=True)
+class Bags:
+    """embedding_bag's grouping: the flat `indices`, the `bag` each belongs to, and how many bags there are."""
+
+    indices: np.ndarray
+    bag: np.ndarray
+    count: int
+
+    def sizes(self, padding_idx: int) -> np.ndarray:
+        """How many non-padding indices each bag holds."""
+        return np.bincount(self.bag[self.indices != padding_idx], minlength=self.count)
+
+    def __hash__(self) -> int:
+        return id(self)
+
+
+# ============================================================================================
+# Derivative helpers (differentiable ops)
+# ============================================================================================
+
+
+def embedding_bag_weight_grad(grad: Tensor, weight: Tensor, per_sample_weights: Tensor | None, bags: Bags, mode: str,
+                              padding_idx: int, scale_grad_by_freq: bool) -> Tensor:
+    """sum / mean: each index's bag gradient (times its sample weight, or over its bag's size) added into its
+    row; max: each bag's gradient into the row that gave the maximum, column by column."""
+    if mode == "max":
+        rows = _max_rows(weight._data, bags, padding_idx)
+        empty = _wrap(bags.sizes(padding_idx) == 0)[:, None]
+        source = grad.masked_fill(empty, 0)
+        return _creation.zeros_like(weight).scatter_add(0, _wrap(rows), source)
+    per_index = grad.index_select(0, _wrap(bags.bag))
+    if per_sample_weights is not None:
+        per_index = per_index * per_sample_weights.unsqueeze(1)
+    elif mode == "mean":
+        sizes = np.maximum(bags.sizes(padding_idx), 1)[bags.bag]
+        per_index = per_index / _wrap(sizes.astype(weight._data.dtype)).unsqueeze(1)
+    padding = None if padding_idx < 0 else padding_idx
+    return apply(embedding_backward_op, (per_index,), (bags.indices, weight.shape[0], padding, scale_grad_by_freq))
+
+
+def _max_rows(w: np.ndarray, bags: Bags, padding_idx: int) -> np.ndarray:
+    """(bags, D): the weight row holding each bag's maximum in each column (0 for an empty bag); the first on ties."""
+    keep = np.flatnonzero(bags.indices != padding_idx)
+    rows = np.zeros((bags.count, w.shape[1]), dtype=np.int64)
+    best = np.full((bags.count, w.shape[1]), -np.inf)
+    for k in keep:  # in index order, so ties keep the first
+        values = w[bags.indices[k]]
+        better = values > best[bags.bag[k]]
+        best[bags.bag[k]] = np.where(better, values, best[bags.bag[k]])
+        rows[bags.bag[k]] = np.where(better, bags.indices[k], rows[bags.bag[k]])
+    return rows
+
+
+def embedding_bag_sample_weight_grad(grad: Tensor, weight: Tensor, bags: Bags, padding_idx: int) -> Tensor:
+    """d out[bag(k)] / d w_k = weight[index k]: the dot product with the bag's gradient (0 for padding)."""
+    keep = _wrap((bags.indices != padding_idx).astype(weight._data.dtype))
+    rows = weight.index_select(0, _wrap(bags.indices)) * grad.index_select(0, _wrap(bags.bag))
+    return rows.sum(1) * keep
+
+
+# ============================================================================================
+# Public functions: argument handling in torch's words
+# ============================================================================================
+
+
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """Regroup the channels of (N, C, ...) as C / groups interleaved groups (ShuffleNet)."""
+    if input.ndim <= 2:
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with sizes "
+                           f"{list(input.shape)}")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
+    if input.shape[1] % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {input.shape[1]} channels and "
+                           f"{groups} groups.")
+    return apply(channel_shuffle_op, (input,), (groups,))
+
+
+native_channel_shuffle = channel_shuffle
+
+
+def pdist(input: Tensor, p: float = 2) -> Tensor:
+    """The p-norm distances between the rows of a 2-D input, pairs i < j in order: n (n - 1) / 2 values."""
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    return apply(pdist_op, (input,), (float(p),))
+
+
+def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, max_norm: float | None = None,
+                  norm_type: float = 2, scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
+                  per_sample_weights: Tensor | None = None, include_last_offset: bool = False,
+                  padding_idx: int | None = None) -> Tensor:
+    """Sums, means or maxima of bags of embedding rows: the rows of a 2-D input, or the runs of a 1-D input that
+    start at `offsets` (the last offset ends the last bag when include_last_offset)."""
+    if weight.dtype in (D.int64, D.int32) and input.is_floating_point():
+        warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage `embedding_bag(weight, "
+                      "input, ...)` is deprecated, and should now be `embedding_bag(input, weight, ...)`.",
+                      stacklevel=2)
+        weight, input = input, weight
+    if per_sample_weights is not None and input.shape != per_sample_weights.shape:
+        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, then it "
+                         f"must have the same shape as the input ({input.shape})")
+    if weight.ndim != 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.ndim}")
+    if input.ndim == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
+                             "fixed length sequences. However, found offsets of type "
+                             f"{_TENSOR_CLASS if isinstance(offsets, Tensor) else type(offsets)}")
+        starts = np.arange(0, input.numel(), input.shape[1]) if input.shape[1] else np.zeros(input.shape[0], int)
+        indices = input._data.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+    elif input.ndim == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.ndim != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+        starts, indices = offsets._data.astype(np.int64), input._data
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}")
+    if mode == "max" and scale_grad_by_freq:
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
+    if mode == "max" and sparse:
+        raise ValueError("max mode does not support sparse weights")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError("mode has to be one of sum, mean or max")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                  f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+                                  "GitHub.")
+    n = weight.shape[0]
+    if padding_idx is not None:
+        if not -n <= padding_idx < n:
+            raise AssertionError("padding_idx must be within the number of embeddings")
+        padding_idx %= n
+    if indices.size and (indices.max() >= n or indices.min() < 0):
+        raise IndexError("index out of range in self")
+    if max_norm is not None:
+        _renorm_rows(weight, np.unique(indices), max_norm, norm_type)
+    count = len(starts) - 1 if include_last_offset and input.ndim == 1 else len(starts)
+    bag = np.searchsorted(starts[:count], np.arange(indices.size), side="right") - 1
+    bags = Bags(indices.astype(np.int64), bag.astype(np.int64), count)
+    return apply(embedding_bag_op, (weight, per_sample_weights),
+                 (bags, mode, -1 if padding_idx is None else padding_idx, scale_grad_by_freq))
+
+
+def _interval_starts(samples: np.ndarray, size: int, out: int, kernel: int) -> np.ndarray:
+    """torch's generate_intervals, per plane: window corners spread over the input by each plane's random sample
+    in [0, 1), in the samples' float type; the last window ends at the input's end."""
+    dtype = samples.dtype.type
+    alpha = dtype(size - kernel) / dtype(out - 1) if out > 1 else dtype(0)
+    steps = np.arange(out - 1).astype(samples.dtype)
+    with np.errstate(invalid="ignore", over="ignore"):
+        starts = ((steps + samples[:, None]) * alpha).astype(np.int64) - (samples * alpha).astype(np.int64)[:, None]
+    return np.concatenate([starts, np.full((len(samples), 1), size - kernel, dtype=np.int64)], axis=1)
+
+
+def _fractional_max_pool(input: Tensor, d: int, kernel_size: int | Sequence[int], output_size: Any,
+                         output_ratio: Any, return_indices: bool, random_samples: Tensor | None) -> Any:
+    name = f"fractional_max_pool{d}d"
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
+    spatial = tuple(input.shape[input.ndim - d:])
+    if output_size is None:
+        ratio = output_ratio if isinstance(output_ratio, (tuple, list)) else (output_ratio,) * d
+        if len(ratio) > d:
+            raise ValueError(f"{name} requires output_ratio to either be a single Int or tuple of Ints.")
+        output_size = [int(n * r) for n, r in zip(spatial, ratio)]
+    out = tuple(output_size) if isinstance(output_size, (tuple, list)) else (output_size,) * d
+    kernel = tuple(kernel_size) if isinstance(kernel_size, (tuple, list)) else (kernel_size,) * d
+    batch, channels = (1 if input.ndim == d + 1 else input.shape[0]), input.shape[input.ndim - d - 1]
+    if random_samples is None:
+        random_samples = _creation.rand(batch, channels, d, dtype=input.dtype)
+    if random_samples.dtype is not input.dtype:
+        raise RuntimeError("Expect _random_samples to have the same dtype as input")
+    if random_samples.ndim != 3:
+        raise RuntimeError(f"Expect _random_samples to have 3 dimensions, got {random_samples.ndim}")
+    if random_samples.shape[0] < batch:
+        raise RuntimeError("Expect _random_samples.size(0) no less then input batch size.")
+    if random_samples.shape[1] != channels:
+        raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
+    if random_samples.shape[2] != d:
+        raise RuntimeError(f"Expect _random_samples.size(2) equals to {d}; got {random_samples.shape[2]}.")
+    where = f"{name}()" if d == 2 else f"{name}_out()"
+    for axis, size, o, k in zip(("time", "height", "width")[3 - d:], spatial, out, kernel):
+        if o + k - 1 > size - (d == 3):  # torch's 3-d check is strict, its 2-d one is not
+            raise RuntimeError(f"{where}: pool {axis} {k} too large relative to input {axis} {size}")
+    samples = random_samples._data[:batch].reshape(-1, d)
+    order = (1, 0) if d == 2 else (0, 1, 2)  # torch draws a 2-d plane's width sample first
+    starts = tuple(_interval_starts(samples[:, j], size, o, k) for j, size, o, k in zip(order, spatial, out, kernel))
+    op = fractional_max_pool_op if d == 2 else fractional_max_pool3d_op
+    values, indices = apply(op, (input,), (starts, kernel))
+    return (values, indices) if return_indices else values
+
+
+def fractional_max_pool2d(input: Tensor, kernel_size: int | Sequence[int], output_size: Any = None,
+                          output_ratio: Any = None, return_indices: bool = False,
+                          _random_samples: Tensor | None = None) -> Any:
+    """Max pooling over windows at pseudo-random, increasing corners (Graham's fractional max pooling)."""
+    return _fractional_max_pool(input, 2, kernel_size, output_size, output_ratio, return_indices, _random_samples)
+
+
+def fractional_max_pool3d(input: Tensor, kernel_size: int | Sequence[int], output_size: Any = None,
+                          output_ratio: Any = None, return_indices: bool = False,
+                          _random_samples: Tensor | None = None) -> Any:
+    """fractional_max_pool2d over volumes."""
+    return _fractional_max_pool(input, 3, kernel_size, output_size, output_ratio, return_indices, _random_samples)
+
+
+def fractional_max_pool2d_with_indices(input: Tensor, kernel_size: int | Sequence[int], output_size: Any = None,
+                                       output_ratio: Any = None, return_indices: bool = False,
+                                       _random_samples: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    return _fractional_max_pool(input, 2, kernel_size, output_size, output_ratio, True, _random_samples)
+
+
+def fractional_max_pool3d_with_indices(input: Tensor, kernel_size: int | Sequence[int], output_size: Any = None,
+                                       output_ratio: Any = None, return_indices: bool = False,
+                                       _random_samples: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    return _fractional_max_pool(input, 3, kernel_size, output_size, output_ratio, True, _random_samples)
+
+
+def _unpool_size(input: Tensor, d: int, kernel_size: Any, stride: Any, padding: Any, output_size: Any) -> list[int]:
+    """torch's _unpool_output_size: the pooled input's size before pooling, or output_size checked against it."""
+    def tuple_of(value: Any) -> tuple[int, ...]:
+        return tuple(value) if isinstance(value, (tuple, list)) else (value,) * d
+
+    kernel = tuple_of(kernel_size)
+    stride = kernel if stride is None else tuple_of(stride)
+    padding = tuple_of(padding)
+    default = [(input.shape[input.ndim - d + i] - 1) * stride[i] + kernel[i] - 2 * padding[i] for i in range(d)]
+    if output_size is None:
+        size = default
+    else:
+        size = output_size  # as given: the error shows it so
+        if len(size) == d + 2:
+            size = size[2:]
+        if len(size) != d:
+            raise ValueError(f"output_size should be a sequence containing {d} or {d + 2} elements, but it has a "
+                             f"length of '{len(size)}'")
+        for i in range(d):
+            low, high = default[i] - stride[i], default[i] + stride[i]
+            if not low < size[i] < high:
+                raise ValueError(f'invalid output_size "{size}" (dim {i} must be between {low} and {high})')
+    for i in range(d):
+        if size[i] < 0:
+            raise ValueError(f"max_unpooling: output_size must contain non-negative spatial dimensions, but got "
+                             f"output_size[{i}]={size[i]}")
+    return list(size)
+
+
+def _unpool(input: Tensor, indices: Tensor, size: list[int]) -> Tensor:
+    """aten::max_unpool2d / 3d: `input` scattered into zero planes of spatial `size` at `indices`."""
+    if indices.dtype is not D.int64:
+        raise RuntimeError(f"elements in indices should be type int64 but got: {D.scalar_type_name(indices.dtype)}")
+    if tuple(indices.shape) != tuple(input.shape):
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor ({list(input.shape)}) "
+                           f"but got indices tensor with shape: {list(indices.shape)}")
+    flat = indices._data
+    if flat.size and (flat.min() < 0 or flat.max() >= math.prod(size)):
+        bad = flat.max() if flat.max() >= math.prod(size) else flat.min()
+        raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size "
+                           f"{'x'.join(str(n) for n in size)})")
+    d = len(size)
+    shape = (*input.shape[:input.ndim - d], *size)
+    return apply(max_unpool_op if d == 2 else max_unpool3d_op, (input,), (flat, shape, d))
+
+
+def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 output_size: Any = None) -> Tensor:
+    """Undo max_pool1d: each value back at the position its index names, zeros elsewhere (as torch: through
+    max_unpool2d on a trailing dimension of 1)."""
+    size = _unpool_size(input, 1, kernel_size, stride, padding, output_size)
+    return _unpool(input.unsqueeze(-1), indices.unsqueeze(-1), [*size, 1]).squeeze(-1)
+
+
+def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 output_size: Any = None) -> Tensor:
+    """Undo max_pool2d: each value back at the position its index names, zeros elsewhere."""
+    return _unpool(input, indices, _unpool_size(input, 2, kernel_size, stride, padding, output_size))
+
+
+def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 output_size: Any = None) -> Tensor:
+    """Undo max_pool3d: each value back at the position its index names, zeros elsewhere."""
+    return _unpool(input, indices, _unpool_size(input, 3, kernel_size, stride, padding, output_size))
+
+
+_TENSOR_CLASS = "<class 'torch.Tensor'>"  # what torch's str(type(offsets)) prints for a tensor
+
+
+def _lengths(lengths: Tensor | Sequence[int]) -> np.ndarray:
+    """Sequence lengths given as a tensor, a sequence or a number, as a flat int64 array."""
+    return np.asarray(lengths._data if isinstance(lengths, Tensor) else lengths, dtype=np.int64).reshape(-1)
+
+
+def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor | Sequence[int],
+             target_lengths: Tensor | Sequence[int], blank: int = 0, reduction: str = "mean",
+             zero_infinity: bool = False) -> Tensor:
+    """Connectionist Temporal Classification: -log p(target | log_probs (T, N, C)) summed over alignments; 'mean'
+    divides each by its target length before averaging over the batch."""
+    unbatched = log_probs.ndim == 2
+    lp = log_probs.unsqueeze(1) if unbatched else log_probs
+    steps, batch, classes = lp.shape
+    tg = targets._data
+    ilen, tlen = _lengths(input_lengths), _lengths(target_lengths)
+    if not 0 <= blank < classes:
+        raise RuntimeError("blank must be in label range")
+    if len(ilen) != batch:
+        raise RuntimeError("input_lengths must be of size batch_size")
+    if len(tlen) != batch:
+        raise RuntimeError("target_lengths must be of size batch_size")
+    if tg.ndim == 1:  # the targets concatenated
+        ends = np.cumsum(tlen)
+        if tg.shape[0] < ends[-1]:
+            raise RuntimeError(f"Expected tensor to have size {ends[-1]} at dimension 0, but got size "
+                               f"{tg.shape[0]} for argument #2 'targets' (while checking arguments for "
+                               "ctc_loss_allocate_outputs)")
+        sequences = [tg[e - n:e] for e, n in zip(ends, tlen)]
+    else:
+        if tlen.max(initial=0) > tg.shape[1]:
+            raise RuntimeError(f"Expected tensor to have size at least {tlen.max()} at dimension 1, but got size "
+                               f"{tg.shape[1]} for argument #2 'targets' (while checking arguments for "
+                               "ctc_loss_allocate_outputs)")
+        sequences = [row[:n] for row, n in zip(tg, tlen)]
+    for length in ilen:
+        if length > steps:
+            raise RuntimeError(f"Expected input_lengths to have value at most {steps}, but got value {length} (while "
+                               "checking arguments for ctc_loss_allocate_outputs)")
+    params = (tuple(np.asarray(s, dtype=np.int64) for s in sequences), tuple(int(n) for n in ilen),
+              tuple(int(n) for n in tlen), blank, zero_infinity)
+    loss = apply(ctc_loss_op, (lp,), params)
+    if zero_infinity:  # impossible alignments (inputs too short) cost 0; their gradient is zeroed in the backward
+        loss = where(loss == math.inf, _creation.zeros((), dtype=loss.dtype), loss)
+    if unbatched:
+        loss = loss.squeeze(0)
+    if reduction == "mean":
+        divisor = _wrap(np.maximum(tlen, 1).astype(lp._data.dtype).reshape(loss.shape))
+        return (loss / divisor).mean()
+    return loss_reduce(loss, reduction)
+
+
+def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative: Tensor, *,
+                                      distance_function: Callable[[Tensor, Tensor], Tensor] | None = None,
+                                      margin: float = 1.0, swap: bool = False, reduction: str = "mean") -> Tensor:
+    """max(0, margin + d(a, p) - d(a, n)) for any distance function d (pairwise_distance by default)."""
+    from .pointwise import clamp_min, minimum
+
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    if not anchor.ndim == positive.ndim == negative.ndim:
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {anchor.ndim}D, positive {positive.ndim}D, and negative "
+                           f"{negative.ndim}D inputs")
+    distance = pairwise_distance if distance_function is None else distance_function
+    dist_pos = distance(anchor, positive)
+    dist_neg = distance(anchor, negative)
+    if swap:
+        dist_neg = minimum(dist_neg, distance(positive, negative))
+    return loss_reduce(clamp_min(margin + dist_pos - dist_neg, 0), reduction)
+
+
+_ACC_DTYPE_NAMES = ("float16", "bfloat16", "float32", "float64")
+
+
+@dataclass(frozen=True)
+class LinearCrossEntropyOptions:
+    """torch's options for the chunked linear_cross_entropy, checked as torch checks them. retrograd computes every
+    configuration by the reference path (linear, then cross_entropy): chunking only bounds torch's peak memory."""
+
+    allow_retain_graph: bool = False
+    batch_chunk_size: int | None = None
+    chunking_method: str | None = "auto"
+    acc_policy: str = "auto"
+    acc_dtype: Any = None
+
+    def __post_init__(self) -> None:
+        if self.acc_policy not in {"auto", "accurate", "balanced", "compact"}:
+            raise ValueError(f"invalid acc_policy: {self.acc_policy!r}")
+        if self.chunking_method is not None and self.chunking_method != "auto":
+            name, sep, factor = self.chunking_method.partition(":")
+            factor = factor if sep else "1"
+            if not (name == "aspect_ratio" and factor.isdigit() and int(factor) > 0):
+                raise ValueError(f"invalid chunking_method: {self.chunking_method!r}")
+        if not (self.batch_chunk_size is None or (isinstance(self.batch_chunk_size, int)
+                                                  and self.batch_chunk_size > 0)):
+            raise ValueError(f"batch_chunk_size must be positive int or None, got {self.batch_chunk_size!r}")
+        if self.acc_dtype is not None and str(self.acc_dtype).split(".")[-1] not in _ACC_DTYPE_NAMES:
+            raise ValueError(f"acc_dtype must be one of {{None, torch.float16, torch.bfloat16, torch.float32, "
+                             f"torch.float64}}, got {self.acc_dtype!r}. Pass acc_dtype=None to let the op pick "
+                             "automatically.")
+
+
+def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *, linear_bias: Tensor | None = None,
+                         weight: Tensor | None = None, reduction: str = "mean", ignore_index: int | None = None,
+                         label_smoothing: float = 0.0, options: LinearCrossEntropyOptions | None = None) -> Tensor:
+    """cross_entropy(linear(input, linear_weight, linear_bias), target): the logits of a (C, out_features...,
+    in_features) weight, for class-index or class-probability targets."""
+    if input.ndim < 1 or input.ndim > 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.ndim}")
+    if linear_weight.ndim < 2:
+        raise RuntimeError(f"expected linear_weight with dimensionality at least 2, got {linear_weight.ndim}")
+    batches, in_features = tuple(input.shape[:-1]), input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise RuntimeError("expected equal input and linear_weight last dimensions (in_features), got "
+                           f"{input.shape[-1]} and {linear_weight.shape[-1]}, respectively")
+    classes, out_features = linear_weight.shape[0], tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (classes, *out_features):
+        raise RuntimeError(f"expected linear_bias shape {(classes, *out_features)}, got {tuple(linear_bias.shape)}")
+    if out_features and not batches:
+        raise RuntimeError(f"K-dimensional loss defined by linear_weight shape {tuple(linear_weight.shape)} requires"
+                           f" batched input, (N, {in_features}), got unbatched input with shape {tuple(input.shape)}")
+    logits_shape = (*batches, classes, *out_features)
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
+    if options is not None and (out_features or reduction not in {"mean", "sum", "none"} or label_smoothing != 0.0
+                                or target.dtype is not D.int64):
+        warnings.warn("linear_cross_entropy: ``options`` ignored; chunked path needs reduction in {'mean','sum',"
+                      "'none'}, label_smoothing == 0, target.dtype == int64, out_features == (). Got "
+                      f"reduction={reduction!r}, label_smoothing={label_smoothing}, target.dtype={target.dtype}, "
+                      f"out_features={out_features}, tracing=False, linear_bias.shape="
+                      f"{tuple(linear_bias.shape) if linear_bias is not None else None}.", stacklevel=2)
+    if out_features:
+        linear_weight = linear_weight.reshape(math.prod(out_features, start=classes), in_features)
+        if linear_bias is not None:
+            linear_bias = linear_bias.reshape(math.prod(out_features, start=classes))
+    logits = linear(input, linear_weight, linear_bias).reshape(logits_shape)
+    return cross_entropy(logits, target, weight=weight, reduction=reduction,
+                         ignore_index=-100 if ignore_index is None else ignore_index, label_smoothing=label_smoothing)
+
+
+__all__ = ["channel_shuffle", "native_channel_shuffle", "pdist", "embedding_bag", "ctc_loss"]
+FUNCTIONAL = ["channel_shuffle", "native_channel_shuffle", "pdist", "embedding_bag", "ctc_loss",
+              "triplet_margin_with_distance_loss", "linear_cross_entropy", "fractional_max_pool2d",
+              "fractional_max_pool3d", "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices",
+              "max_unpool1d", "max_unpool2d", "max_unpool3d"]

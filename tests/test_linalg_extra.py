@@ -1,0 +1,75 @@
+"""linalg.tensorinv / tensorsolve / vecdot / vander / diagonal and cholesky_inverse: argument errors against
+torch 2.13 (values, gradients and grad_fn names are checked by their op-database rows)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import retrograd
+
+CALLS = [
+    lambda lib: lib.linalg.vecdot(lib.ones(3).long(), lib.ones(3).long()),
+    lambda lib: lib.linalg.vecdot(lib.ones(3), lib.ones(3).double()),
+    lambda lib: lib.linalg.vander(lib.tensor(1.0)),
+    lambda lib: lib.linalg.vander(lib.ones(3), N=1),
+    lambda lib: lib.linalg.vander(lib.ones(3).bool()),
+    lambda lib: lib.linalg.tensorinv(lib.ones(4, 6, 8, 3), ind=0),
+    lambda lib: lib.linalg.tensorinv(lib.ones(4, 6, 5, 3)),
+    lambda lib: lib.linalg.tensorsolve(lib.ones(4, 6, 8, 3), lib.ones(3, 6)),
+    lambda lib: lib.cholesky_inverse(lib.ones(3, 4)),
+    lambda lib: lib.cholesky_inverse(lib.ones(3)),
+    lambda lib: lib.linalg.householder_product(lib.ones(3), lib.ones(1)),
+    lambda lib: lib.linalg.householder_product(lib.ones(3, 4), lib.ones(2)),
+    lambda lib: lib.linalg.householder_product(lib.ones(4, 3), lib.ones(4)),
+    lambda lib: lib.linalg.householder_product(lib.ones(4, 3), lib.ones(1, 2)),
+    lambda lib: lib.linalg.householder_product(lib.ones(4, 3), lib.ones(2).double()),
+    lambda lib: lib.ormqr(lib.ones(4, 3), lib.ones(3), lib.ones(5, 2)),
+    lambda lib: lib.ormqr(lib.ones(4, 3), lib.ones(2), lib.ones(4, 2)),
+    lambda lib: lib.ormqr(lib.ones(4, 3), lib.ones(2), lib.ones(2, 4), left=False),
+    lambda lib: lib.ormqr(lib.ones(4, 3), lib.ones(3), lib.ones(2, 5), left=False),
+    lambda lib: lib.ormqr(lib.ones(4), lib.ones(3), lib.ones(4, 2)),
+    lambda lib: lib.ormqr(lib.ones(4, 3), lib.ones(3), lib.ones(4)),
+    lambda lib: lib.ormqr(lib.ones(4, 3).double(), lib.ones(3), lib.ones(4, 2).double()),
+    lambda lib: lib.linalg.ldl_factor(lib.ones(3, 4)),
+    lambda lib: lib.linalg.ldl_factor(lib.ones(3)),
+    lambda lib: lib.linalg.ldl_factor(lib.ones(3, 3).long()),
+    lambda lib: lib.linalg.ldl_solve(*lib.linalg.ldl_factor(lib.eye(3)), lib.ones(3)),
+    lambda lib: lib.linalg.ldl_solve(*lib.linalg.ldl_factor(lib.eye(3)), lib.ones(2, 1)),
+    lambda lib: lib.linalg.ldl_solve(*lib.linalg.ldl_factor(lib.eye(3)), lib.ones(3, 1).double()),
+]
+
+
+def failure(lib, call):
+    with pytest.raises(Exception) as info:
+        call(lib)
+    return type(info.value).__name__, str(info.value)
+
+
+@pytest.mark.parametrize("call", CALLS, ids=range(len(CALLS)))
+def test_errors_match_torch(call):
+    assert failure(retrograd, call) == failure(torch, call)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, a: lib.linalg.ldl_factor(a)[0],
+    lambda lib, a: lib.linalg.ldl_solve(*lib.linalg.ldl_factor(a.detach()), a),
+], ids=["factor", "solve"])
+def test_ldl_has_no_derivative_as_in_torch(call):
+    def attempt(lib):
+        a = lib.tensor([[2.0, 1.0], [1.0, -3.0]], requires_grad=True)
+        out = call(lib, a)
+        return type(out.grad_fn).__name__, failure(lib, lambda _: out.sum().backward())
+
+    assert attempt(retrograd) == attempt(torch)
+
+
+def test_ldl_factor_ex_reports_singular_pivots():
+    for lib in (retrograd, torch):
+        LD, pivots, info = lib.linalg.ldl_factor_ex(lib.zeros(2, 3, 3))
+        assert info.tolist() == [1, 1] and pivots.dtype == lib.int32
+
+
+def test_singular_tensorinv_raises_linalg_error():
+    with pytest.raises(retrograd.linalg.LinAlgError, match="the input matrix is singular"):
+        retrograd.linalg.tensorinv(retrograd.zeros(2, 2, 2, 2))
