@@ -1526,8 +1526,12 @@ def tensordot(a: Tensor, b: Tensor, dims: int | Sequence = 2, out: None = None) 
         dims_a, dims_b = ([d] if isinstance(d, int) else list(d) for d in dims)
     if len(dims_a) != len(dims_b):
         raise RuntimeError("both dimension lists should have same length")
-    for da_, db_ in zip(dims_a, dims_b):
-        if a._data.shape[da_] != b._data.shape[db_]:
+    for da_, db_ in zip(dims_a, dims_b):  # a size-1 contracted dim broadcasts: the other side is summed over it
+        if b._data.shape[db_] == 1:
+            a = a.sum(da_, keepdim=True)
+        elif a._data.shape[da_] == 1:
+            b = b.sum(db_, keepdim=True)
+        elif a._data.shape[da_] != b._data.shape[db_]:
             raise RuntimeError(f"contracted dimensions need to match, but first has size {a._data.shape[da_]} in dim "
                                f"{da_} and second has size {b._data.shape[db_]} in dim {db_}")
     dims_a = [_wrap_dim(d, a._data.ndim) for d in dims_a]

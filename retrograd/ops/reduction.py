@@ -193,6 +193,8 @@ def logsumexp_op(xp, x, dim, keepdim):
        jvp="norm_jvp(self_t, self, result, ord, dim, keepdim)")
 def vector_norm_op(xp, x, ord, dim, keepdim):  # noqa: A002
     a = xp.abs(x)
+    if x.ndim == 0:  # a 0-d tensor reduces over its (one-element) dim 0 to a 0-d norm
+        dim = None
     with np.errstate(divide="ignore"):
         if ord == 2:
             out = xp.sqrt(xp.sum(a * a, axis=dim, keepdims=keepdim))
@@ -740,7 +742,7 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype:
 
 def _extreme(input: Tensor, dim: object, keepdim: bool, name: str, whole: object, along: object,
              result_type: type) -> Tensor | tuple:
-    if isinstance(dim, Tensor) and dim.ndim > 0 or (dim is not None and not isinstance(dim, (int, Tensor))):
+    if isinstance(dim, Tensor) or (dim is not None and not isinstance(dim, int)):  # max(x, other), 0-d other too
         from .pointwise import maximum, minimum
 
         return (maximum if name == "max" else minimum)(input, dim)
@@ -880,11 +882,14 @@ def vector_norm(x: Tensor, ord: float = 2, dim: int | Sequence[int] | None = Non
 
 def norm(input: Tensor, p: float | str | None = "fro", dim: int | Sequence[int] | None = None, keepdim: bool = False,
          dtype: D.dtype | None = None) -> Tensor:
-    """torch.norm: the 2-norm by default ('fro' over the given dims), or the vector p-norm."""
-    if p is None or p == "fro":
+    """torch.norm: the 2-norm by default ('fro' over at most two dims), the vector p-norm, or another matrix norm
+    ('nuc', 'fro' over more dims: torch.linalg.matrix_norm over `dim`, all dims when not given)."""
+    if p is None or p == "fro" and (dim is None or isinstance(dim, int) or len(dim) <= 2):
         p = 2
     if isinstance(p, str):
-        raise RuntimeError(f"norm: p={p!r} is only supported by torch.linalg.matrix_norm")
+        from .linalg import matrix_norm
+
+        return matrix_norm(input, p, tuple(range(input.ndim)) if dim is None else dim, keepdim, dtype=dtype)
     return vector_norm(input, p, dim, keepdim, dtype=dtype)
 
 
