@@ -1,6 +1,6 @@
-"""The calls torch's OpInfo sweep (tests/test_op_db.py) found raising in retrograd where torch computes, each against
-torch 2.13: values, gradients (float64, finite differences too) and grad_fn names, and the errors torch gives next
-to them (types and texts)."""
+"""The calls torch's OpInfo sweep (tests/test_op_db.py) found raising in retrograd where torch computes, and the ops it
+found missing that are now built, each against torch 2.13: values, gradients (float64, finite differences too) and
+grad_fn names, and the errors torch gives next to them (types and texts)."""
 
 from __future__ import annotations
 
@@ -46,6 +46,29 @@ CASES = [
     ("tensordot, size-1 contracted dim", lambda L, a, b: L.tensordot(a, b, ([0], [2])), [A4, B322]),
     ("tensordot, size-1 contracted dim of b", lambda L, a, b: L.tensordot(a, b, ([0], [0])), [A23, A4]),
     ("norm p='nuc'", lambda L, x: L.norm(x, p="nuc"), [A23]),
+    # ops the sweep found missing
+    ("deg2rad", lambda L, x: L.deg2rad(x), [A23]),
+    ("rad2deg method", lambda L, x: x.rad2deg(), [A23]),
+    ("sinc", lambda L, x: L.sinc(x), [A23]),
+    ("float_power", lambda L, x: L.float_power(x.abs(), 2.5), [A23]),
+    ("float_power of a tensor exponent", lambda L, x, y: L.float_power(x.abs(), y), [A3, A3]),
+    ("inner", lambda L, x, y: L.inner(x, y), [A23, A3]),
+    ("inner with 0-d", lambda L, x, y: L.inner(x, y), [np.array(2.0), A23]),
+    ("fill with a 0-d tensor", lambda L, x, v: L.fill(x, v), [A23, np.array(2.0)]),
+    ("diff with prepend and append", lambda L, x, p, a: L.diff(x, n=2, dim=0, prepend=p, append=a), [A23, A4, A4]),
+    ("trapezoid at points", lambda L, y, x: L.trapezoid(y, x), [A23, np.array([0.0, 1.0, 3.0])]),
+    ("trapezoid with dx", lambda L, y: L.trapezoid(y, dx=0.5, dim=0), [A23]),
+    ("trapz at points of y's shape", lambda L, y, x: L.trapz(y, x), [A23, A23 + np.array([0.0, 1.0, 2.0])]),
+    ("cumulative_trapezoid at points", lambda L, y, x: L.cumulative_trapezoid(y, x), [A23, np.array([0.0, 1.0, 3.0])]),
+    ("cumulative_trapezoid with dx", lambda L, y: L.cumulative_trapezoid(y, dx=2.0), [A23]),
+    ("diagflat", lambda L, x: L.diagflat(x, 1), [A23]),
+    ("hsplit", lambda L, x: L.hsplit(x, 3)[1], [A23]),
+    ("vsplit at indices", lambda L, x: x.vsplit([1])[1], [A23]),
+    ("dsplit", lambda L, x: L.dsplit(x, 2)[0], [B322]),
+    ("meshgrid xy", lambda L, x, y: L.meshgrid(x, y, indexing="xy")[1], [A3, A23[0, :2]]),
+    ("cartesian_prod", lambda L, x, y: L.cartesian_prod(x, y), [A3, A23[0, :2]]),
+    ("broadcast_tensors", lambda L, x, y: L.broadcast_tensors(x, y)[1], [A23, A3]),
+    ("sum_to_size", lambda L, x: x.sum_to_size(1, 2, 1), [B322]),
 ]
 
 
@@ -82,6 +105,20 @@ ERRORS = [
     ("multilabel_margin_loss, 0-d target of a vector",
      lambda L: L.nn.functional.multilabel_margin_loss(L.zeros(3), L.tensor(0))),
     ("norm p='fro' over three dims", lambda L: L.norm(L.zeros(3, 2, 2), p="fro", dim=(0, 1, 2))),
+    ("hsplit of 0-d", lambda L: L.hsplit(L.tensor(1.0), 2)),
+    ("hsplit, sections not dividing", lambda L: L.hsplit(L.zeros(4, 6), 4)),
+    ("vsplit of a vector", lambda L: L.vsplit(L.zeros(3), 1)),
+    ("dsplit, sections not dividing", lambda L: L.dsplit(L.zeros(2, 2, 3), 2)),
+    ("positive of bool", lambda L: L.positive(L.tensor([True]))),
+    ("meshgrid of nothing", lambda L: L.meshgrid(indexing="ij")),
+    ("meshgrid indexing", lambda L: L.meshgrid(L.ones(2), indexing="foo")),
+    ("cartesian_prod of 2-d", lambda L: L.cartesian_prod(L.ones(2, 2))),
+    ("diff of 0-d", lambda L: L.diff(L.tensor(1.0))),
+    ("diff of negative order", lambda L: L.diff(L.ones(3), n=-1)),
+    ("trapezoid, x of the wrong length", lambda L: L.trapezoid(L.ones(2, 3), L.ones(5))),
+    ("fill with a vector", lambda L: L.fill(L.ones(2), L.ones(2))),
+    ("inner, last dims differ", lambda L: L.inner(L.ones(2, 3), L.ones(4))),
+    ("sum_to_size, not expandable", lambda L: L.ones(3).sum_to_size(2)),
     ("linspace of a 1-d start", lambda L: L.linspace(L.tensor([1.0]), 3, 4)),
     ("logspace of a 2-d end", lambda L: L.logspace(1, L.ones(2, 2), 4)),
 ]
@@ -93,6 +130,19 @@ def test_error_as_torch(name, fn):
         fn(torch)
     with pytest.raises(type(theirs.value), match=f"^{__import__('re').escape(str(theirs.value))}$"):
         fn(retrograd)
+
+
+def test_identities_and_empty_integrals_as_torch():
+    for lib in (torch, retrograd):
+        x = lib.ones(2, 3)
+        assert lib.positive(x) is x and lib.resolve_neg(x) is x and lib.broadcast_tensors(x, lib.ones(3))[0] is x
+        assert lib.trapezoid(lib.ones(3, 0)).shape == (3,) and lib.cumulative_trapezoid(lib.ones(3, 0)).shape == (3, 0)
+        assert str(lib.trapezoid(lib.tensor([1, 2, 3])).dtype) == "torch.float32"
+        assert lib.diff(lib.tensor([True, False, False])).tolist() == [True, False]
+        assert str(lib.float_power(lib.tensor([1, 2]), 2).dtype) == "torch.float64"
+        assert str(lib.float_power(lib.ones(2), 2 + 1j).dtype) == "torch.complex128"
+        assert lib.cartesian_prod(lib.ones(3)).shape == (3,)
+        assert type(lib.zero_(lib.ones(2, requires_grad=True).clone()).grad_fn).__name__ == "ZeroBackward0"
 
 
 def test_factories_take_device_and_tensor_bounds():

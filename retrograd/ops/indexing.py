@@ -297,6 +297,10 @@ def fill_tensor_op(xp, x, value):
     return xp.full_like(x, value)
 
 
+fill_out_op = fill_op.alias("fill_out", "FillBackward0")  # torch.fill, out of place: the Scalar and Tensor nodes
+fill_tensor_out_op = fill_tensor_op.alias("fill_tensor_out", "FillBackward1")
+
+
 @defop("zero", node="ZeroBackward0", self="zeros_like(grad)", jvp="zeros_like(self_t)")
 def zero_op(xp, x):
     return xp.zeros_like(x)
@@ -600,6 +604,16 @@ def fill_(self: Tensor, value: Tensor | complex) -> Tensor:
     self._data[...] = value._data if isinstance(value, Tensor) else value
     self._bump_version()
     return self
+
+
+def fill(input: Tensor, value: Tensor | complex) -> Tensor:
+    """A new tensor like input, every element value (FillBackward0 for a number, FillBackward1 for a 0-d tensor)."""
+    if isinstance(value, Tensor):
+        if value._data.ndim:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value._data.ndim} "
+                               "dimensions.")
+        return apply(fill_tensor_out_op, (input, value))
+    return apply(fill_out_op, (input,), (value,))
 
 
 def zero_(self: Tensor) -> Tensor:
@@ -984,9 +998,9 @@ def argwhere(input: Tensor) -> Tensor:
     return nonzero(input)
 
 
-__all__ = ["argwhere", "gather", "index_add", "index_copy", "index_fill", "index_put", "index_put_", "index_reduce",
-           "index_select", "masked_fill", "masked_scatter", "masked_select", "nonzero", "put", "scatter", "scatter_add",
-           "scatter_reduce", "take", "take_along_dim"]
+__all__ = ["argwhere", "fill", "fill_", "gather", "index_add", "index_copy", "index_fill", "index_put", "index_put_",
+           "index_reduce", "index_select", "masked_fill", "masked_scatter", "masked_select", "nonzero", "put",
+           "scatter", "scatter_add", "scatter_reduce", "take", "take_along_dim", "zero_"]
 METHODS = ["fill_", "index_add", "index_copy", "index_fill", "index_put", "index_put_", "index_reduce",
            "masked_scatter", "put", "scatter_reduce", "take", "zero_"]
 INPLACE = ["index_add", "index_copy", "index_fill", "index_reduce", "masked_scatter", "put", "scatter_reduce"]

@@ -1516,6 +1516,16 @@ def kron(input: Tensor, other: Tensor) -> Tensor:
     return apply(unsafe_view, (a * b,), (tuple(x * y for x, y in zip(sa, sb)),))
 
 
+def inner(input: Tensor, other: Tensor) -> Tensor:
+    """Sum over the last dims of both (a product when either is 0-d): tensordot over dims -1 and -1."""
+    if input.ndim == 0 or other.ndim == 0:
+        return input * other
+    if input.shape[-1] != other.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
+                           f"{list(input.shape)} and {list(other.shape)}")
+    return tensordot(input, other, ([-1], [-1]))
+
+
 def tensordot(a: Tensor, b: Tensor, dims: int | Sequence = 2, out: None = None) -> Tensor:
     """Contract dims of a with dims of b: permute, fold to matrices, mm, unfold (as torch)."""
     if isinstance(dims, int):
@@ -2211,11 +2221,12 @@ def matrix_rank(A: Tensor, tol: float | None = None, hermitian: bool = False, *,
 
 
 __all__ = ["addbmm", "addmm", "addmv", "baddbmm", "bmm", "chain_matmul", "cholesky_solve", "cross", "det", "dot",
-           "einsum", "ger", "inverse", "kron", "logdet", "lu", "lu_solve", "lu_unpack", "matmul", "matrix_exp",
+           "einsum", "ger", "inner", "inverse", "kron", "logdet", "lu", "lu_solve", "lu_unpack", "matmul", "matrix_exp",
            "matrix_power", "mm", "mv", "outer", "pinverse", "slogdet", "svd", "tensordot", "trace", "triangular_solve",
            "vdot"]
-METHODS = ["addbmm", "addmm", "addmv", "baddbmm", "cholesky_solve", "cross", "det", "inverse", "kron", "logdet", "lu",
-           "lu_solve", "matrix_exp", "matrix_power", "pinverse", "slogdet", "svd", "trace", "triangular_solve", "vdot"]
+METHODS = ["addbmm", "addmm", "addmv", "baddbmm", "cholesky_solve", "cross", "det", "inner", "inverse", "kron",
+           "logdet", "lu", "lu_solve", "matrix_exp", "matrix_power", "pinverse", "slogdet", "svd", "trace",
+           "triangular_solve", "vdot"]
 INPLACE = ["addbmm", "addmm", "addmv", "baddbmm"]
 LINALG = ["cholesky", "cholesky_ex", "cond", "cross", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv", "inv_ex",
           "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power",

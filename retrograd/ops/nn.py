@@ -29,7 +29,7 @@ from .conv import FUNCTIONAL_ONLY as _CONV_FUNCTIONAL
 from .conv import PUBLIC as _CONV_PUBLIC
 from .conv import avg_pool2d, avg_pool3d, constant_like, pad
 from .linalg import addmm, matmul
-from .pointwise import div_op, log, log1p, sigmoid, where
+from .pointwise import div_by_number_op, log, log1p, sigmoid, where
 from .reduction import vector_norm_op
 from .registry import apply, defop
 
@@ -322,8 +322,7 @@ def euclidean_dist_op(xp, a, b):
     return xp.sqrt(xp.maximum(d2, 0))
 
 
-# torch's nn composites reach these pointwise/reduction rows through overloads with their own node names
-div_by_number_op = div_op.alias("div_by_number", "DivBackward1")
+# torch's nn composites reach this reduction row through an overload with its own node name
 norm_op = vector_norm_op.alias("norm_dim", "NormBackward1")
 
 
