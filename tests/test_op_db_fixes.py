@@ -69,6 +69,8 @@ CASES = [
     ("cartesian_prod", lambda L, x, y: L.cartesian_prod(x, y), [A3, A23[0, :2]]),
     ("broadcast_tensors", lambda L, x, y: L.broadcast_tensors(x, y)[1], [A23, A3]),
     ("sum_to_size", lambda L, x: x.sum_to_size(1, 2, 1), [B322]),
+    ("addr", lambda L, c, a, b: L.addr(c, a, b, beta=0.5, alpha=2.0), [A23, A23[:, 0], A3]),
+    ("addr, broadcast input", lambda L, c, a, b: c.addr(a, b), [A3, A23[:, 0], A3]),
 ]
 
 
@@ -118,6 +120,8 @@ ERRORS = [
     ("trapezoid, x of the wrong length", lambda L: L.trapezoid(L.ones(2, 3), L.ones(5))),
     ("fill with a vector", lambda L: L.fill(L.ones(2), L.ones(2))),
     ("inner, last dims differ", lambda L: L.inner(L.ones(2, 3), L.ones(4))),
+    ("addr of a matrix", lambda L: L.addr(L.ones(2, 3), L.ones(2, 1), L.ones(3))),
+    ("addr, input not broadcastable", lambda L: L.addr(L.ones(2, 4), L.ones(2), L.ones(3))),
     ("sum_to_size, not expandable", lambda L: L.ones(3).sum_to_size(2)),
     ("linspace of a 1-d start", lambda L: L.linspace(L.tensor([1.0]), 3, 4)),
     ("logspace of a 2-d end", lambda L: L.logspace(1, L.ones(2, 2), 4)),

@@ -123,6 +123,14 @@ def addmv_op(xp, c, a, v, beta, alpha):
     return add_scaled(xp, c, xp.matmul(a, v), beta, alpha)
 
 
+@defop("addr", inputs=("self", "vec1", "vec2"), params=("beta", "alpha"),
+       self="scale_by(grad, beta)", vec1="scale_by(grad.mv(conj(vec2)), alpha)",
+       vec2="scale_by(grad.t().mv(conj(vec1)), alpha)",
+       jvp="self_t * beta + (outer(vec1_t, vec2) + outer(vec1, vec2_t)) * alpha")
+def addr_op(xp, c, a, b, beta, alpha):
+    return add_scaled(xp, c, xp.multiply.outer(a, b), beta, alpha)
+
+
 @defop("baddbmm", inputs=("self", "batch1", "batch2"), params=("beta", "alpha"),
        self="scale_by(grad, beta)", batch1="scale_by(grad.bmm(conj(batch2).transpose(1, 2)), alpha)",
        batch2="scale_by(conj(batch1).transpose(1, 2).bmm(grad), alpha)",
@@ -1451,6 +1459,16 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: complex = 1, alpha: 
     return apply(addmv_op, (input, mat, vec), (beta, alpha))
 
 
+def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: complex = 1, alpha: complex = 1) -> Tensor:
+    """beta * input + alpha * outer(vec1, vec2)."""
+    for name, v in (("vec1", vec1), ("vec2", vec2)):
+        if v._data.ndim != 1:
+            raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {v._data.ndim}-D")
+    _check_broadcast(input, (vec1._data.shape[0], vec2._data.shape[0]))
+    _check_scaled_product(input, vec1, vec2)
+    return apply(addr_op, (input, vec1, vec2), (beta, alpha))
+
+
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: complex = 1, alpha: complex = 1) -> Tensor:
     """beta * input + alpha * (batch1 @ batch2), batch by batch."""
     _check_batches(batch1, batch2)
@@ -2220,14 +2238,14 @@ def matrix_rank(A: Tensor, tol: float | None = None, hermitian: bool = False, *,
     return _wrap(xp.sum(values > threshold[..., None], axis=-1).astype(np.int64))
 
 
-__all__ = ["addbmm", "addmm", "addmv", "baddbmm", "bmm", "chain_matmul", "cholesky_solve", "cross", "det", "dot",
-           "einsum", "ger", "inner", "inverse", "kron", "logdet", "lu", "lu_solve", "lu_unpack", "matmul", "matrix_exp",
-           "matrix_power", "mm", "mv", "outer", "pinverse", "slogdet", "svd", "tensordot", "trace", "triangular_solve",
-           "vdot"]
-METHODS = ["addbmm", "addmm", "addmv", "baddbmm", "cholesky_solve", "cross", "det", "inner", "inverse", "kron",
+__all__ = ["addbmm", "addmm", "addmv", "addr", "baddbmm", "bmm", "chain_matmul", "cholesky_solve", "cross", "det",
+           "dot", "einsum", "ger", "inner", "inverse", "kron", "logdet", "lu", "lu_solve", "lu_unpack", "matmul",
+           "matrix_exp", "matrix_power", "mm", "mv", "outer", "pinverse", "slogdet", "svd", "tensordot", "trace",
+           "triangular_solve", "vdot"]
+METHODS = ["addbmm", "addmm", "addmv", "addr", "baddbmm", "cholesky_solve", "cross", "det", "inner", "inverse", "kron",
            "logdet", "lu", "lu_solve", "matrix_exp", "matrix_power", "pinverse", "slogdet", "svd", "trace",
            "triangular_solve", "vdot"]
-INPLACE = ["addbmm", "addmm", "addmv", "baddbmm"]
+INPLACE = ["addbmm", "addmm", "addmv", "addr", "baddbmm"]
 LINALG = ["cholesky", "cholesky_ex", "cond", "cross", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv", "inv_ex",
           "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power",
           "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd",
