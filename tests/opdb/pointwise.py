@@ -354,3 +354,11 @@ LOGIC = [
 ]
 
 OPS = UNARY + BINARY + LOGIC
+
+OPS += [
+    OpInfo("deg2rad", unary_samples(), method=True),
+    OpInfo("rad2deg", unary_samples(), method=True),
+    OpInfo("sinc", unary_samples(positive), method=True),  # away from its removable singularity at 0
+    OpInfo("float_power", lambda rng: [Sample((positive(rng, 3, 4), 2.5), name="number"),
+                                       Sample((positive(rng, 3), positive(rng, 2, 3)), name="tensor")]),
+]
