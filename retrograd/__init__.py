@@ -17,6 +17,7 @@ from ._dtype import (bfloat16, bool_ as bool, complex64, complex128, dtype, finf
                      int8, int16, int32, int64, set_default_dtype, uint8)
 from ._legacy import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor,
                       LongTensor, ShortTensor)
+from ._layout import layout, strided
 from ._memory_format import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
 from . import _tensor
 from ._tensor import Size, Tensor, device

@@ -307,13 +307,24 @@ def arange(start: float, end: float | None = None, step: float = 1, *, dtype: D.
     return _finish(data.astype(_np_dtype(dtype)), requires_grad, device)
 
 
-def linspace(start: float, end: float, steps: int, *, dtype: D.dtype | None = None, device: Any = None,
-             requires_grad: bool = False) -> Tensor:
+def _bounds(name: str, start: Any, end: Any) -> tuple:
+    """linspace/logspace's start and end as numbers: each may be a 0-d tensor (torch's Tensor overloads)."""
+    for what, value in (("start", start), ("end", end)):
+        if isinstance(value, Tensor) and value.ndim:
+            raise RuntimeError(f"{name} only supports 0-dimensional start and end tensors, but got {what} with "
+                               f"{value.ndim} dimension(s).")
+    return tuple(v.item() if isinstance(v, Tensor) else v for v in (start, end))
+
+
+def linspace(start: float | Tensor, end: float | Tensor, steps: int, *, dtype: D.dtype | None = None,
+             device: Any = None, requires_grad: bool = False) -> Tensor:
+    start, end = _bounds("linspace", start, end)
     return _finish(np.linspace(start, end, steps, dtype=np.float64).astype(_np_dtype(dtype)), requires_grad, device)
 
 
-def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype: D.dtype | None = None,
-             device: Any = None, requires_grad: bool = False) -> Tensor:
+def logspace(start: float | Tensor, end: float | Tensor, steps: int, base: float = 10.0, *,
+             dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    start, end = _bounds("logspace", start, end)
     return _finish(np.logspace(start, end, steps, base=base).astype(_np_dtype(dtype)), requires_grad, device)
 
 

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from . import _dtype as D
-from . import autograd
+from . import _layout, autograd
 from ._warn import warn_once
 from .autograd import grad_mode
 from .autograd.forward_ad import current_tangent
@@ -193,6 +193,10 @@ class Tensor:
     @property
     def is_cuda(self) -> bool:
         return False
+
+    @property
+    def layout(self) -> _layout.layout:
+        return _layout.strided
 
     def element_size(self) -> int:
         return self._data.itemsize

@@ -82,6 +82,19 @@ def type_as(input: Tensor, other: Tensor) -> Tensor:
     return to(input, other.dtype)
 
 
+def _new_like(factory: str) -> Any:
+    """Tensor.new_<factory>: the factory with this tensor's dtype unless one is given (a strided CPU tensor: the
+    layout and pin_memory torch's factories take are accepted for that)."""
+
+    def method(self: Tensor, *args: Any, dtype: D.dtype | None = None, device: Any = None,
+               requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
+        return getattr(_creation, factory)(*args, dtype=dtype or self.dtype, device=device,
+                                           requires_grad=requires_grad)
+
+    method.__name__ = f"new_{factory}"
+    return method
+
+
 def _cast(dtype: D.dtype) -> Any:
     def cast(self: Tensor, memory_format: Any = None) -> Tensor:
         return to(self, dtype)
@@ -138,16 +151,8 @@ _METHODS.update(
     cuda=lambda self, device=None, non_blocking=False, memory_format=None: _to_cuda(self),
     pin_memory=lambda self, device=None: _pin_memory(self),
     is_pinned=lambda self, device=None: False,
-    new_tensor=lambda self, data, dtype=None, requires_grad=False: _creation.tensor(
-        data, dtype=dtype or self.dtype, requires_grad=requires_grad),
-    new_zeros=lambda self, *size, dtype=None, requires_grad=False: _creation.zeros(
-        *size, dtype=dtype or self.dtype, requires_grad=requires_grad),
-    new_ones=lambda self, *size, dtype=None, requires_grad=False: _creation.ones(
-        *size, dtype=dtype or self.dtype, requires_grad=requires_grad),
-    new_full=lambda self, size, fill_value, dtype=None, requires_grad=False: _creation.full(
-        size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad),
-    new_empty=lambda self, *size, dtype=None, requires_grad=False: _creation.empty(
-        *size, dtype=dtype or self.dtype, requires_grad=requires_grad),
+    new_tensor=_new_like("tensor"), new_zeros=_new_like("zeros"), new_ones=_new_like("ones"),
+    new_full=_new_like("full"), new_empty=_new_like("empty"), new_empty_strided=_new_like("empty_strided"),
 )
 
 

@@ -334,14 +334,16 @@ def im2col_op(xp, x, win):
     """(*batch, C, *X) -> (*batch, C * prod(kernel), L): each window as a column."""
     d = len(win.kernel)
     out = _out_size(x.shape[x.ndim - d:], win)
-    return _columns(xp, x, win, out).reshape(*x.shape[:x.ndim - d - 1], -1, math.prod(out))
+    rows = x.shape[x.ndim - d - 1] * math.prod(win.kernel)  # named, not -1: a batch may be empty
+    return _columns(xp, x, win, out).reshape(*x.shape[:x.ndim - d - 1], rows, math.prod(out))
 
 
 @defop("col2im", node="Col2ImBackward0", params=("output_size", "win"), self="im2col_op(grad, win)",
        jvp="col2im_op(self_t, output_size, win)")
 def col2im_op(xp, cols, output_size, win):
     """The adjoint of im2col: add each column back to its window of an (*batch, C, *output_size) result."""
-    cols = cols.reshape(*cols.shape[:-2], -1, *win.kernel, *_out_size(output_size, win))
+    channels = cols.shape[-2] // math.prod(win.kernel)  # named, not -1: a batch may be empty
+    cols = cols.reshape(*cols.shape[:-2], channels, *win.kernel, *_out_size(output_size, win))
     return _scatter_windows(xp, cols, output_size, win)
 
 

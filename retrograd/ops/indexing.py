@@ -112,9 +112,13 @@ def _along(x, dim):
 @defop("gather", params=("dim", "index"), self="gather_backward(grad, self_shape, dim, index)",
        jvp="gather_op(self_t, dim, index)")
 def gather_op(xp, x, dim, index):
-    unit = dim == x.ndim  # a 0-d tensor (as vmap also passes one, batched): gather along a unit trailing dim
+    if index.size == 0:  # torch takes an empty index of any rank: the result has its shape
+        return xp.empty(index.shape, dtype=x.dtype)
+    unit = dim == x.ndim and index.ndim == x.ndim  # 0-d input and index (vmap's too): along a unit trailing dim
+    if dim == x.ndim:  # a 0-d input reads as 1-d
+        x = x[..., None]
     if unit:
-        x, index = x[..., None], index[..., None]
+        index = index[..., None]
     leading = tuple(slice(None) if i == dim else slice(0, n) for i, n in enumerate(index.shape))
     out = xp.take_along_axis(x[leading], index, axis=dim)  # torch reads only the part the index covers
     return out[..., 0] if unit else out
@@ -204,11 +208,15 @@ def raise_delayed_error(message: str) -> None:
 def _scatter_target(out: np.ndarray, src: object, dim: int, index: np.ndarray) -> tuple:
     """(view of out, the NumPy key that sends element i of `index` to out[..., index[i], ...] along
     dim, the part of src the index covers). A 0-d tensor (dim one past its dims, also as vmap
-    batches one) gets a unit trailing dim."""
-    if dim == out.ndim:
-        out, index = out[..., None], index[..., None]
-        if isinstance(src, np.ndarray) and src.ndim:
-            src = src[..., None]
+    batches one) gets a unit trailing dim. An empty index (any rank, as torch takes it) selects nothing."""
+    if index.size == 0:
+        return out.reshape(-1), (np.zeros(0, dtype=np.intp),), np.zeros(0, dtype=out.dtype)
+    if dim == out.ndim:  # a 0-d target reads as 1-d; a 0-d index (and src) too
+        if index.ndim == out.ndim:
+            index = index[..., None]
+            if isinstance(src, np.ndarray) and src.ndim == out.ndim and src.ndim:
+                src = src[..., None]
+        out = out[..., None]
     places = list(np.indices(index.shape, sparse=True))
     places[dim] = index
     if isinstance(src, np.ndarray) and src.ndim and src.shape != index.shape:
@@ -289,6 +297,10 @@ def fill_op(xp, x, value):
        jvp="cast_to(value_t, self_dtype).expand(self_shape)")
 def fill_tensor_op(xp, x, value):
     return xp.full_like(x, value)
+
+
+fill_out_op = fill_op.alias("fill_out", "FillBackward0")  # torch.fill, out of place: the Scalar and Tensor nodes
+fill_tensor_out_op = fill_tensor_op.alias("fill_tensor_out", "FillBackward1")
 
 
 @defop("zero", node="ZeroBackward0", self="zeros_like(grad)", jvp="zeros_like(self_t)")
@@ -579,6 +591,16 @@ def fill_(self: Tensor, value: Tensor | complex) -> Tensor:
     return self
 
 
+def fill(input: Tensor, value: Tensor | complex) -> Tensor:
+    """A new tensor like input, every element value (FillBackward0 for a number, FillBackward1 for a 0-d tensor)."""
+    if isinstance(value, Tensor):
+        if value._data.ndim:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value._data.ndim} "
+                               "dimensions.")
+        return apply(fill_tensor_out_op, (input, value))
+    return apply(fill_out_op, (input,), (value,))
+
+
 def zero_(self: Tensor) -> Tensor:
     """Set every element to zero, in place (ZeroBackward0)."""
     self._check_inplace(memory=False)
@@ -782,9 +804,9 @@ def _scatter_index(input: Tensor, dim: int, index: Tensor, src: Tensor | None, w
     """Check a gather/scatter index the way torch does; return the wrapped dim and the index array."""
     d = _wrap_dim(dim, input._data.ndim)
     idx = index._data
-    if idx.dtype != np.int64:
-        raise RuntimeError(f"{what}(): Expected dtype int64 for index")
-    if idx.ndim != input._data.ndim and idx.size:
+    if idx.size and idx.dtype not in (np.int64, np.int32):  # an empty index of any dtype is accepted, as torch
+        raise RuntimeError(f"{what}(): Expected dtype int32/int64 for index")
+    if max(idx.ndim, 1) != max(input._data.ndim, 1) and idx.size:  # 0-d counts as 1-d
         raise RuntimeError("Index tensor must have the same number of dimensions as "
                            + ("input tensor" if what == "gather" else "self tensor"))
     sizes = input._data.shape
@@ -864,6 +886,9 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     the flattened input when dim is None."""
     if dim is None:
         return gather(input.reshape(-1), 0, indices.reshape(-1))
+    if indices.dtype is not D.int64:
+        raise RuntimeError("torch.take_along_dim(): dtype of indices should be Long but got "
+                           f"{D.scalar_type_name(indices.dtype)}")
     d = _wrap_dim(dim, input._data.ndim)
     if input._data.ndim != indices._data.ndim:
         raise RuntimeError("torch.take_along_dim(): input and indices should have the same number of dimensions, "
@@ -875,7 +900,9 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     s_in[d], s_idx[d] = input._data.shape[d], indices._data.shape[d]
     if tuple(s_in) != input._data.shape:
         input = input.expand(s_in)
-    return gather(input, d, _wrap(np.broadcast_to(indices._data, s_idx)))
+    index = indices._data
+    index = np.where(index < 0, index + s_in[d], index)  # negative indices count from the end, as in indexing
+    return gather(input, d, _wrap(np.broadcast_to(index, s_idx)))
 
 
 # ============================================================================================
@@ -956,9 +983,9 @@ def argwhere(input: Tensor) -> Tensor:
     return nonzero(input)
 
 
-__all__ = ["argwhere", "gather", "index_add", "index_copy", "index_fill", "index_put", "index_put_", "index_reduce",
-           "index_select", "masked_fill", "masked_scatter", "masked_select", "nonzero", "put", "scatter", "scatter_add",
-           "scatter_reduce", "take", "take_along_dim"]
+__all__ = ["argwhere", "fill", "fill_", "gather", "index_add", "index_copy", "index_fill", "index_put", "index_put_",
+           "index_reduce", "index_select", "masked_fill", "masked_scatter", "masked_select", "nonzero", "put",
+           "scatter", "scatter_add", "scatter_reduce", "take", "take_along_dim", "zero_"]
 METHODS = ["fill_", "index_add", "index_copy", "index_fill", "index_put", "index_put_", "index_reduce",
            "masked_scatter", "put", "scatter_reduce", "take", "zero_"]
 INPLACE = ["index_add", "index_copy", "index_fill", "index_reduce", "masked_scatter", "put", "scatter_reduce"]

@@ -123,6 +123,14 @@ def addmv_op(xp, c, a, v, beta, alpha):
     return add_scaled(xp, c, xp.matmul(a, v), beta, alpha)
 
 
+@defop("addr", inputs=("self", "vec1", "vec2"), params=("beta", "alpha"),
+       self="scale_by(grad, beta)", vec1="scale_by(grad.mv(conj(vec2)), alpha)",
+       vec2="scale_by(grad.t().mv(conj(vec1)), alpha)",
+       jvp="self_t * beta + (outer(vec1_t, vec2) + outer(vec1, vec2_t)) * alpha")
+def addr_op(xp, c, a, b, beta, alpha):
+    return add_scaled(xp, c, xp.multiply.outer(a, b), beta, alpha)
+
+
 @defop("baddbmm", inputs=("self", "batch1", "batch2"), params=("beta", "alpha"),
        self="scale_by(grad, beta)", batch1="scale_by(grad.bmm(conj(batch2).transpose(1, 2)), alpha)",
        batch2="scale_by(conj(batch1).transpose(1, 2).bmm(grad), alpha)",
@@ -1706,6 +1714,16 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: complex = 1, alpha: 
     return apply(addmv_op, (input, mat, vec), (beta, alpha))
 
 
+def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: complex = 1, alpha: complex = 1) -> Tensor:
+    """beta * input + alpha * outer(vec1, vec2)."""
+    for name, v in (("vec1", vec1), ("vec2", vec2)):
+        if v._data.ndim != 1:
+            raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {v._data.ndim}-D")
+    _check_broadcast(input, (vec1._data.shape[0], vec2._data.shape[0]))
+    _check_scaled_product(input, vec1, vec2)
+    return apply(addr_op, (input, vec1, vec2), (beta, alpha))
+
+
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: complex = 1, alpha: complex = 1) -> Tensor:
     """beta * input + alpha * (batch1 @ batch2), batch by batch."""
     _check_batches(batch1, batch2)
@@ -1771,6 +1789,16 @@ def kron(input: Tensor, other: Tensor) -> Tensor:
     return apply(unsafe_view, (a * b,), (tuple(x * y for x, y in zip(sa, sb)),))
 
 
+def inner(input: Tensor, other: Tensor) -> Tensor:
+    """Sum over the last dims of both (a product when either is 0-d): tensordot over dims -1 and -1."""
+    if input.ndim == 0 or other.ndim == 0:
+        return input * other
+    if input.shape[-1] != other.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
+                           f"{list(input.shape)} and {list(other.shape)}")
+    return tensordot(input, other, ([-1], [-1]))
+
+
 def tensordot(a: Tensor, b: Tensor, dims: int | Sequence = 2, out: None = None) -> Tensor:
     """Contract dims of a with dims of b: permute, fold to matrices, mm, unfold (as torch)."""
     if isinstance(dims, int):
@@ -1781,8 +1809,12 @@ def tensordot(a: Tensor, b: Tensor, dims: int | Sequence = 2, out: None = None) 
         dims_a, dims_b = ([d] if isinstance(d, int) else list(d) for d in dims)
     if len(dims_a) != len(dims_b):
         raise RuntimeError("both dimension lists should have same length")
-    for da_, db_ in zip(dims_a, dims_b):
-        if a._data.shape[da_] != b._data.shape[db_]:
+    for da_, db_ in zip(dims_a, dims_b):  # a size-1 contracted dim broadcasts: the other side is summed over it
+        if b._data.shape[db_] == 1:
+            a = a.sum(da_, keepdim=True)
+        elif a._data.shape[da_] == 1:
+            b = b.sum(db_, keepdim=True)
+        elif a._data.shape[da_] != b._data.shape[db_]:
             raise RuntimeError(f"contracted dimensions need to match, but first has size {a._data.shape[da_]} in dim "
                                f"{da_} and second has size {b._data.shape[db_]} in dim {db_}")
     dims_a = [_wrap_dim(d, a._data.ndim) for d in dims_a]
@@ -2609,16 +2641,14 @@ def matrix_rank(A: Tensor, tol: float | None = None, hermitian: bool = False, *,
     return _wrap(xp.sum(values > threshold[..., None], axis=-1).astype(np.int64))
 
 
-__all__ = ["addbmm", "addmm", "addmv", "baddbmm", "bmm", "chain_matmul", "cholesky_inverse", "cholesky_solve", "cross",
-           "orgqr", "ormqr",
-           "det", "dot", "einsum", "ger", "inverse", "kron", "logdet", "lu", "lu_solve", "lu_unpack", "matmul",
-           "matrix_exp", "matrix_power", "mm", "mv", "outer", "pinverse", "slogdet", "svd", "tensordot", "trace",
-           "triangular_solve", "vdot"]
-METHODS = ["addbmm", "addmm", "addmv", "baddbmm", "cholesky_inverse", "cholesky_solve", "orgqr", "ormqr", "cross",
-           "det",
-           "inverse", "kron", "logdet", "lu", "lu_solve", "matrix_exp", "matrix_power", "pinverse", "slogdet", "svd",
-           "trace", "triangular_solve", "vdot"]
-INPLACE = ["addbmm", "addmm", "addmv", "baddbmm"]
+__all__ = ["addbmm", "addmm", "addmv", "addr", "baddbmm", "bmm", "chain_matmul", "cholesky_inverse", "cholesky_solve",
+           "cross", "det", "dot", "einsum", "ger", "inner", "inverse", "kron", "logdet", "lu", "lu_solve", "lu_unpack",
+           "matmul", "matrix_exp", "matrix_power", "mm", "mv", "orgqr", "ormqr", "outer", "pinverse", "slogdet", "svd",
+           "tensordot", "trace", "triangular_solve", "vdot"]
+METHODS = ["addbmm", "addmm", "addmv", "addr", "baddbmm", "cholesky_inverse", "cholesky_solve", "cross", "det", "inner",
+           "inverse", "kron", "logdet", "lu", "lu_solve", "matrix_exp", "matrix_power", "orgqr", "ormqr", "pinverse",
+           "slogdet", "svd", "trace", "triangular_solve", "vdot"]
+INPLACE = ["addbmm", "addmm", "addmv", "addr", "baddbmm"]
 LINALG = ["cholesky", "cholesky_ex", "cond", "cross", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv", "inv_ex",
           "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power",
           "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd",

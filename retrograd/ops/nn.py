@@ -31,7 +31,7 @@ from .conv import FUNCTIONAL_ONLY as _CONV_FUNCTIONAL
 from .conv import PUBLIC as _CONV_PUBLIC
 from .conv import avg_pool2d, avg_pool3d, constant_like, pad
 from .linalg import addmm, matmul
-from .pointwise import clamp_min, div_op, log, log1p, minimum, sigmoid, where, xlogy
+from .pointwise import clamp_min, div_by_number_op, log, log1p, minimum, sigmoid, where, xlogy
 from .reduction import vector_norm_op
 from .registry import apply, defop, sum_to
 
@@ -351,8 +351,7 @@ def euclidean_dist_op(xp, a, b):
     return xp.sqrt(xp.maximum(d2, 0))
 
 
-# torch's nn composites reach these pointwise/reduction rows through overloads with their own node names
-div_by_number_op = div_op.alias("div_by_number", "DivBackward1")
+# torch's nn composites reach this reduction row through an overload with its own node name
 norm_op = vector_norm_op.alias("norm_dim", "NormBackward1")
 
 
@@ -923,6 +922,11 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     with the unbiased variance, as torch does.
     """
     x = input._data
+    if x.size == 0:  # as torch: a copy scaled and shifted by the first weight and bias, no statistics checked
+        out = input.clone()
+        if weight is not None:
+            out = out * weight[0]
+        return out if bias is None else out + bias[0]
     channels = x.shape[1] if x.ndim > 1 else 1
     dims = (0, *range(2, x.ndim))
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
@@ -1356,10 +1360,23 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
         raise ValueError("only p == 1 and p == 2 supported")
     _not_differentiable("multi_margin_loss", weight=weight)
     t = target._data.astype(np.int64)
-    if input.ndim not in (1, 2) or t.shape != tuple(input.shape[:-1]):
-        raise RuntimeError(f"inconsistent target size, expected {list(input.shape[:-1])} but got {list(t.shape)}")
+    _check_margin_input(input)
+    frames = input.shape[0] if input.ndim == 2 else 1
+    if t.ndim > 1 or t.size != frames:
+        raise RuntimeError("multi_margin_loss: target tensor should be 1-D with size equal to the number of input "
+                           f"samples (batch size). Expected target size [{frames}], but got {list(t.shape)}. Input "
+                           f"has shape {list(input.shape)}.")
+    if input.ndim < 2:  # one sample: a 0-d input is one class; a 1-element target makes it a batch of one
+        input = input.reshape((1,) * t.ndim + (-1,))
     _check_target_classes(t, input.shape[-1], -100)
     return apply(multi_margin_loss_op, (input, weight), (t, p, float(margin), reduction))
+
+
+def _check_margin_input(input: Tensor) -> None:
+    """The margin losses take one sample (C,) or a batch (N, C) of non-empty rows; a 0-d input is one class."""
+    if not (input.ndim == 0 or input.ndim in (1, 2) and input.shape[-1] != 0):
+        raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+                           f"{list(input.shape)}")
 
 
 def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
@@ -1367,8 +1384,11 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | N
     """Hinge loss between every listed target class (up to the first -1) and every other class, over C."""
     reduction = _reduction(size_average, reduce, reduction)
     t = target._data.astype(np.int64)
-    if t.shape != tuple(input.shape):
+    _check_margin_input(input)
+    if input.ndim == 2 and t.shape != tuple(input.shape) or input.ndim < 2 and (t.ndim > 1 or t.size != input.numel()):
         raise RuntimeError(f"inconsistent target size: {list(t.shape)} for input of size: {list(input.shape)}")
+    if input.ndim < 2:  # one sample: its target is a vector of its classes (a 0-d input is one class)
+        input, t = input.reshape(-1), t.reshape(-1)
     return apply(multilabel_margin_loss_op, (input,), (t, reduction))
 
 

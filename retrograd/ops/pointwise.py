@@ -102,6 +102,18 @@ def exp2(xp, x):
     return xp.exp2(x)
 
 
+@defop("deg2rad", node="Deg2RadBackward0", promote="float", self="grad * (math.pi / 180)",
+       jvp="self_t * (math.pi / 180)")
+def deg2rad(xp, x):
+    return x * (math.pi / 180)
+
+
+@defop("rad2deg", node="Rad2DegBackward0", promote="float", self="grad * (180 / math.pi)",
+       jvp="self_t * (180 / math.pi)")
+def rad2deg(xp, x):
+    return x * (180 / math.pi)
+
+
 @defop("expm1", promote="float", self="grad * conj(result + 1)", jvp="self_t * (result + 1)")
 def expm1(xp, x):
     return xp.expm1(x)
@@ -836,6 +848,11 @@ def div_op(xp, a, b):
     return xp.true_divide(a, b)
 
 
+# torch's C++ composites (trapezoid, the nn losses) multiply and divide by a Scalar: the Scalar overloads' nodes
+mul_by_number_op = mul.alias("mul_by_number", "MulBackward1")
+div_by_number_op = div_op.alias("div_by_number", "DivBackward1")
+
+
 @defop("div_rounding", node="DivBackward2", inputs=("self", "other"), params=("rounding_mode",), promote="binary",
        self=_ZERO_VJP, other=_ZERO_VJP, jvp="zeros_like(result)")
 def div_rounding(xp, a, b, rounding_mode):
@@ -1277,6 +1294,14 @@ def floor_divide(input: Tensor, other: Tensor | float) -> Tensor:
     return apply(floor_divide_op, (input, other))
 
 
+def float_power(input: Tensor | complex, exponent: Tensor | complex) -> Tensor:
+    """input ** exponent in double precision: float64, or complex128 when either side is complex."""
+    complex_ = any(isinstance(v, complex) or isinstance(v, Tensor) and v.is_complex() for v in (input, exponent))
+    dtype = D.complex128 if complex_ else D.float64
+    base, power = (v.to(dtype) if isinstance(v, Tensor) else v for v in (input, exponent))
+    return pow(base, power)
+
+
 def pow(input: Tensor | complex, exponent: Tensor | complex) -> Tensor:  # noqa: A001 - torch's name
     """input ** exponent; the node names torch's three overloads (PowBackward0/1/2)."""
     if isinstance(input, Tensor):
@@ -1598,16 +1623,16 @@ def _legacy_name(t: Tensor) -> str:
 
 __all__ = [
     "abs", "absolute", "acos", "acosh", "add", "addcdiv", "addcmul", "allclose", "arccos", "arccosh", "arcsin",
-    "arcsinh", "arctan", "arctan2", "arctanh", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_and",
-    "bitwise_not", "bitwise_or", "bitwise_xor", "ceil", "clamp", "clamp_max", "clamp_min", "clip", "copysign", "cos",
-    "cosh", "digamma", "div", "divide", "eq", "equal", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "fix",
-    "floor", "floor_divide", "fmax", "fmin", "fmod", "frac", "ge", "greater", "greater_equal", "gt", "hypot",
-    "igamma", "igammac", "isclose", "isfinite", "isinf", "isnan", "le", "lerp", "less", "less_equal", "lgamma",
+    "arcsinh", "arctan", "arctan2", "arctanh", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_and", "bitwise_not",
+    "bitwise_or", "bitwise_xor", "ceil", "clamp", "clamp_max", "clamp_min", "clip", "copysign", "cos", "cosh",
+    "deg2rad", "digamma", "div", "divide", "eq", "equal", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "fix",
+    "float_power", "floor", "floor_divide", "fmax", "fmin", "fmod", "frac", "ge", "greater", "greater_equal", "gt",
+    "hypot", "igamma", "igammac", "isclose", "isfinite", "isinf", "isnan", "le", "lerp", "less", "less_equal", "lgamma",
     "log", "log10", "log1p", "log2", "logaddexp", "logaddexp2", "logical_and", "logical_not", "logical_or",
     "logical_xor", "logit", "lt", "maximum", "minimum", "mul", "multiply", "nan_to_num", "ne", "neg", "negative",
-    "not_equal", "polygamma", "pow", "reciprocal", "relu", "remainder", "round", "rsqrt", "rsub", "sgn", "sigmoid",
-    "sign", "signbit", "sin", "sinh", "sqrt", "sub", "subtract", "tan", "tanh", "true_divide", "trunc", "where",
-    "xlogy",
+    "not_equal", "polygamma", "pow", "rad2deg", "reciprocal", "relu", "remainder", "round", "rsqrt", "rsub", "sgn",
+    "sigmoid", "sign", "signbit", "sin", "sinh", "sqrt", "sub", "subtract", "tan", "tanh", "true_divide",
+    "trunc", "where", "xlogy",
 ]
 FUNCTIONAL = ["sigmoid", "tanh"]
 METHODS = [
@@ -1615,14 +1640,15 @@ METHODS = [
     "eq_", "ge_", "greater_", "greater_equal_", "gt_", "le_", "less_", "less_equal_", "lt_", "ne_", "not_equal_",
     "acos", "acosh", "addcdiv", "addcmul", "allclose", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2",
     "arctanh", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor",
-    "ceil", "copysign", "cosh", "digamma", "equal", "erf", "erfc", "erfinv", "exp2", "expm1", "fix", "floor",
+    "ceil", "copysign", "cosh", "deg2rad", "digamma", "equal", "erf", "erfc", "erfinv", "exp2", "expm1", "fix", "floor",
     "floor_divide", "fmax", "fmin", "fmod", "frac", "greater", "greater_equal", "hypot", "isclose", "lerp", "less",
     "igamma", "igammac", "less_equal", "lgamma", "log10", "log1p", "log2", "logaddexp", "logaddexp2", "logit",
-    "nan_to_num", "not_equal", "polygamma", "remainder", "round", "rsqrt", "signbit", "sinh", "tan", "trunc", "xlogy",
+    "nan_to_num", "not_equal", "polygamma", "rad2deg", "remainder", "round", "rsqrt", "signbit", "sinh", "tan",
+    "trunc", "xlogy",
 ]
 INPLACE = [
     "acos", "addcdiv", "addcmul", "arccos", "arcsin", "arctan", "arctan2", "asin", "atan", "atan2", "ceil", "copysign",
-    "cosh", "digamma", "erf", "erfc", "erfinv", "exp2", "expm1", "fix", "floor", "floor_divide", "fmod", "frac",
-    "hypot", "igamma", "igammac", "lerp", "lgamma", "log10", "log1p", "log2", "logit", "nan_to_num", "remainder",
-    "round", "rsqrt", "sinh", "tan", "trunc", "xlogy",
+    "cosh", "deg2rad", "digamma", "erf", "erfc", "erfinv", "exp2", "expm1", "fix", "floor", "floor_divide", "fmod",
+    "frac", "hypot", "igamma", "igammac", "lerp", "lgamma", "log10", "log1p", "log2", "logit", "nan_to_num", "rad2deg",
+    "remainder", "round", "rsqrt", "sinh", "tan", "trunc", "xlogy",
 ]

@@ -172,7 +172,8 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator: Generator | N
 
 
 def normal(mean: Tensor | float, std: Tensor | float = 1.0, size: Any = None, *, generator: Generator | None = None,
-           dtype: D.dtype | None = None, requires_grad: bool = False) -> Tensor:
+           dtype: D.dtype | None = None, device: Any = None, layout: Any = None, pin_memory: bool = False,
+           requires_grad: bool = False) -> Tensor:
     """Samples of N(mean, std^2): mean and std tensors broadcast; with two numbers, `size` gives the shape."""
     rng = _generator(generator)
     tensors = (isinstance(mean, Tensor), isinstance(std, Tensor))

@@ -195,6 +195,8 @@ def logsumexp_op(xp, x, dim, keepdim):
        jvp="norm_jvp(self_t, self, result, ord, dim, keepdim)")
 def vector_norm_op(xp, x, ord, dim, keepdim):  # noqa: A002
     a = xp.abs(x)
+    if x.ndim == 0:  # a 0-d tensor reduces over its (one-element) dim 0 to a 0-d norm
+        dim = None
     with np.errstate(divide="ignore"):
         if ord == 2:
             out = xp.sqrt(xp.sum(a * a, axis=dim, keepdims=keepdim))
@@ -708,7 +710,7 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype:
 
 def _extreme(input: Tensor, dim: object, keepdim: bool, name: str, whole: object, along: object,
              result_type: type) -> Tensor | tuple:
-    if isinstance(dim, Tensor) and dim.ndim > 0 or (dim is not None and not isinstance(dim, (int, Tensor))):
+    if isinstance(dim, Tensor) or (dim is not None and not isinstance(dim, int)):  # max(x, other), 0-d other too
         return (maximum if name == "max" else minimum)(input, dim)
     if dim is None:
         if input._data.size == 0:
@@ -846,12 +848,95 @@ def vector_norm(x: Tensor, ord: float = 2, dim: int | Sequence[int] | None = Non
 
 def norm(input: Tensor, p: float | str | None = "fro", dim: int | Sequence[int] | None = None, keepdim: bool = False,
          dtype: D.dtype | None = None) -> Tensor:
-    """torch.norm: the 2-norm by default ('fro' over the given dims), or the vector p-norm."""
-    if p is None or p == "fro":
+    """torch.norm: the 2-norm by default ('fro' over at most two dims), the vector p-norm, or another matrix norm
+    ('nuc', 'fro' over more dims: torch.linalg.matrix_norm over `dim`, all dims when not given)."""
+    if p is None or p == "fro" and (dim is None or isinstance(dim, int) or len(dim) <= 2):
         p = 2
     if isinstance(p, str):
-        raise RuntimeError(f"norm: p={p!r} is only supported by torch.linalg.matrix_norm")
+        from .linalg import matrix_norm
+
+        return matrix_norm(input, p, tuple(range(input.ndim)) if dim is None else dim, keepdim, dtype=dtype)
     return vector_norm(input, p, dim, keepdim, dtype=dtype)
+
+
+def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None,
+         append: Tensor | None = None) -> Tensor:
+    """The n-th forward difference along dim (logical xor for bool), after joining prepend and append."""
+    from .shape import cat
+
+    if input.ndim == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    d = _wrap_dim(dim, input.ndim)
+    if prepend is not None or append is not None:
+        input = cat([t for t in (prepend, input, append) if t is not None], d)
+    for _ in range(n):
+        size = input.shape[d]
+        after, before = input.narrow(d, 1, builtins.max(size - 1, 0)), input.narrow(d, 0, builtins.max(size - 1, 0))
+        input = after.logical_xor(before) if input.dtype is D.bool_ else after - before
+    return input
+
+
+def _sample_spacing(y: Tensor, x: Tensor, d: int) -> Tensor:
+    """The spacing dx of sample points x along dim d of y (a vector x lies along d; fewer dims align right)."""
+    if x.ndim == 1:
+        if x.shape[0] != y.shape[d]:
+            raise RuntimeError("trapezoid: There must be one `x` value for each sample point")
+        x = x.view(tuple(y.shape[d] if i == d else 1 for i in range(y.ndim)))
+    elif x.ndim < y.ndim:
+        x = x.view((1,) * (y.ndim - x.ndim) + tuple(x.shape))
+    return x.narrow(d, 1, x.shape[d] - 1) - x.narrow(d, 0, x.shape[d] - 1)
+
+
+def _trapezoid_setup(y: Tensor, dim: int) -> tuple[int, Tensor | None]:
+    """The wrapped dim, and the result when there are no samples (zeros, as NumPy)."""
+    from .. import _creation
+
+    d = _wrap_dim(dim, y.ndim)
+    if y.dtype is D.bool_:
+        raise RuntimeError("trapezoid: received a bool input for `y`, but bool is not supported")
+    if y.shape[d] == 0:
+        return d, _creation.zeros(tuple(n for i, n in enumerate(y.shape) if i != d), dtype=y.dtype)
+    return d, None
+
+
+def _scaled(t: Tensor, number: float, divide: bool = False) -> Tensor:
+    """t times a number (divided by its inverse), recorded as torch's Scalar overloads (MulBackward1, DivBackward1)."""
+    from .pointwise import div_by_number_op, mul_by_number_op
+
+    return apply(div_by_number_op, (t, 1 / number)) if divide else apply(mul_by_number_op, (t, number))
+
+
+def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None, dim: int = -1) -> Tensor:
+    """The trapezoidal rule along dim: samples y at points x, or spaced dx apart (1 by default)."""
+    if x is not None and dx is not None:
+        raise TypeError("trapezoid() received an invalid combination of arguments: pass either x or dx")
+    d, empty = _trapezoid_setup(y, dim)
+    if empty is not None:
+        return empty
+    ends = y.narrow(d, 1, y.shape[d] - 1) + y.narrow(d, 0, y.shape[d] - 1)
+    if isinstance(x, Tensor):
+        return _scaled((_sample_spacing(y, x, d) * ends).sum(d), 0.5, divide=True)
+    return _scaled(y.sum(d) - _scaled(y.select(d, 0) + y.select(d, -1), 0.5), float(1 if dx is None else dx))
+
+
+def trapz(y: Tensor, x: Tensor | None = None, *, dx: float | None = None, dim: int = -1) -> Tensor:
+    """The trapezoidal rule (torch.trapz: trapezoid's older name)."""
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None, dim: int = -1) -> Tensor:
+    """The running trapezoidal rule along dim: one value per interval."""
+    d = _wrap_dim(dim, y.ndim)
+    if y.dtype is D.bool_:
+        raise RuntimeError("cumulative_trapezoid: received a bool input for `y`, but bool is not supported")
+    if y.shape[d] == 0:
+        return y.clone()
+    ends = y.narrow(d, 0, y.shape[d] - 1) + y.narrow(d, 1, y.shape[d] - 1)
+    if isinstance(x, Tensor):
+        return _scaled((_sample_spacing(y, x, d) * ends).cumsum(d), 0.5, divide=True)
+    return _scaled(ends, float(1 if dx is None else dx) / 2.0).cumsum(d)
 
 
 def cumsum(input: Tensor, dim: int, *, dtype: D.dtype | None = None) -> Tensor:
@@ -908,10 +993,10 @@ def any(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = F
     return apply(any_op, (input,), (None if dim is None else _reduced_dims(dim, input.ndim), keepdim))
 
 
-__all__ = ["all", "amax", "amin", "aminmax", "any", "argmax", "argmin", "count_nonzero", "cummax", "cummin",
-           "cumprod", "cumsum", "logsumexp", "max", "mean", "median", "min", "nanmean", "nanmedian", "nansum",
-           "norm", "prod", "std", "std_mean", "sum", "var", "var_mean"]
-METHODS = ["aminmax", "count_nonzero", "cummax", "cummin", "cumprod", "cumsum", "logsumexp", "median", "nanmean",
-           "nanmedian", "nansum", "prod", "std", "var"]
+__all__ = ["all", "amax", "amin", "aminmax", "any", "argmax", "argmin", "count_nonzero", "cummax", "cummin", "cumprod",
+           "cumsum", "cumulative_trapezoid", "diff", "trapezoid", "trapz", "logsumexp", "max", "mean", "median", "min",
+           "nanmean", "nanmedian", "nansum", "norm", "prod", "std", "std_mean", "sum", "var", "var_mean"]
+METHODS = ["aminmax", "count_nonzero", "cummax", "cummin", "cumprod", "cumsum", "diff", "logsumexp", "median",
+           "nanmean", "nanmedian", "nansum", "prod", "std", "var"]
 INPLACE = ["cumsum", "cumprod"]
 LINALG = ["vector_norm"]

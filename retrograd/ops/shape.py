@@ -1035,6 +1035,102 @@ def expand(input: Tensor, *sizes: int) -> Tensor:
     return apply(expand_op, (input,), (tuple(target),))
 
 
+def _split_along(name: str, dim: int, min_dims: int) -> Callable:
+    """torch.hsplit / vsplit / dsplit: tensor_split along one dim, an int count dividing it exactly."""
+
+    def split(input: Tensor, indices_or_sections: int | Sequence[int]) -> tuple[Tensor, ...]:
+        if input._data.ndim < min_dims:
+            raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dims} dimension, but got a tensor "
+                               f"with {input._data.ndim} dimensions!")
+        d = 0 if name == "hsplit" and input._data.ndim == 1 else dim
+        if isinstance(indices_or_sections, int) and indices_or_sections and input._data.shape[d] % indices_or_sections:
+            raise RuntimeError(f"torch.{name} attempted to split along dimension {d}, but the size of the dimension "
+                               f"{input._data.shape[d]} is not divisible by the split_size {indices_or_sections}!")
+        return tensor_split(input, indices_or_sections, d)
+
+    split.__name__ = split.__qualname__ = name
+    split.__doc__ = f"torch.{name}: split along dim {dim}{' (dim 0 of a vector)' if name == 'hsplit' else ''}."
+    return split
+
+
+hsplit, vsplit, dsplit = _split_along("hsplit", 1, 1), _split_along("vsplit", 0, 2), _split_along("dsplit", 2, 3)
+
+
+def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
+    """Each tensor expanded to their common shape (a tensor already of that shape is returned as it is)."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    shape = np.broadcast_shapes(*(t._data.shape for t in tensors))
+    return tuple(t if t._data.shape == shape else expand(t, shape) for t in tensors)
+
+
+def meshgrid(*tensors: Tensor, indexing: str | None = None) -> tuple[Tensor, ...]:
+    """Coordinate grids: tensor i (0-d or 1-d) viewed along dim i and expanded over the others ('xy' swaps the
+    first two dims, as NumPy's meshgrid)."""
+    from .._warn import warn_once
+
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if not tensors:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    if indexing is None:
+        warn_once("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.")
+        indexing = "ij"
+    if indexing not in ("xy", "ij"):
+        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
+    for t in tensors:
+        if t._data.ndim > 1:
+            raise RuntimeError("torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: "
+                               f"{t.shape}")
+    order = list(range(len(tensors)))
+    if indexing == "xy" and len(tensors) >= 2:
+        order[0], order[1] = 1, 0
+    shape = tuple(tensors[i]._data.size for i in order)
+    grids = []
+    for i, t in enumerate(tensors):
+        view_shape = [1] * len(tensors)
+        view_shape[order.index(i)] = -1
+        grids.append(expand(view(t, tuple(view_shape)), shape))
+    return tuple(grids)
+
+
+def cartesian_prod(*tensors: Tensor) -> Tensor:
+    """Every combination of one element from each 1-d tensor, one per row (a single tensor: itself)."""
+    for t in tensors:
+        if t._data.ndim != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
+    if len(tensors) == 1:
+        return tensors[0]
+    return stack([g.reshape(-1) for g in meshgrid(*tensors, indexing="ij")], 1)
+
+
+def diagflat(input: Tensor, offset: int = 0) -> Tensor:
+    """A 2-d tensor with the flattened input on diagonal `offset`."""
+    return diag_embed(view(input.contiguous(), (-1,)), offset)
+
+
+def positive(input: Tensor) -> Tensor:
+    """The input itself (unary +); a bool tensor is refused, as torch."""
+    if input._data.dtype == np.bool_:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+def resolve_neg(input: Tensor) -> Tensor:
+    """The input itself: retrograd has no lazy negation bit, so there is nothing to resolve."""
+    return input
+
+
+def sum_to_size(input: Tensor, *size: int) -> Tensor:
+    """The sum of input down to `size` (the shape it was broadcast from): the adjoint of expand."""
+    shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (list, tuple)) else tuple(size)
+    have = input._data.shape
+    lead = len(have) - len(shape)
+    if lead < 0 or any(n != 1 and n != have[lead + i] for i, n in enumerate(shape)):
+        raise RuntimeError(f"size {{{list(shape)}}} is not expandable to size {{{list(have)}}}.")
+    return _sum_to(input, shape)
+
+
 def expand_as(input: Tensor, other: Tensor) -> Tensor:
     """expand to other's shape."""
     return expand(input, other.shape)
@@ -1565,14 +1661,16 @@ def triu(input: Tensor, diagonal: int = 0) -> Tensor:
     return _triangle(triu_op, "triu", input, diagonal)
 
 
-__all__ = ["as_strided", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_to", "cat", "chunk", "clone",
-           "column_stack", "concat", "concatenate", "contiguous", "detach", "diag", "diag_embed", "diagonal", "dstack",
-           "expand", "expand_as", "flatten", "flip", "fliplr", "flipud", "hstack", "movedim", "moveaxis", "narrow",
-           "permute", "ravel", "repeat_interleave", "reshape", "roll", "rot90", "row_stack", "select", "split",
-           "split_with_sizes", "squeeze", "stack", "swapaxes", "swapdims", "t", "tensor_split", "tile", "transpose",
-           "tril", "triu", "unbind", "unflatten", "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes",
-           "unsqueeze", "view", "vstack"]
-METHODS = ["as_strided", "as_strided_", "diag", "diag_embed", "diagonal", "flip", "fliplr", "flipud", "is_contiguous",
+__all__ = ["as_strided", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_tensors", "broadcast_to",
+           "cartesian_prod", "diagflat", "dsplit", "hsplit", "meshgrid", "positive", "resolve_neg", "vsplit", "cat",
+           "chunk", "clone", "column_stack", "concat", "concatenate", "contiguous", "detach", "diag", "diag_embed",
+           "diagonal", "dstack", "expand", "expand_as", "flatten", "flip", "fliplr", "flipud", "hstack", "movedim",
+           "moveaxis", "narrow", "permute", "ravel", "repeat_interleave", "reshape", "roll", "rot90", "row_stack",
+           "select", "split", "split_with_sizes", "squeeze", "stack", "swapaxes", "swapdims", "t", "tensor_split",
+           "tile", "transpose", "tril", "triu", "unbind", "unflatten", "unsafe_chunk", "unsafe_split",
+           "unsafe_split_with_sizes", "unsqueeze", "view", "vstack"]
+METHODS = ["as_strided", "as_strided_", "diag", "diag_embed", "diagflat", "diagonal", "dsplit", "hsplit", "positive",
+           "resolve_neg", "sum_to_size", "vsplit", "flip", "fliplr", "flipud", "is_contiguous",
            "ravel", "repeat", "repeat_interleave", "roll", "rot90", "split_with_sizes", "squeeze_", "swapaxes_",
            "swapdims_", "t_", "tensor_split", "tile", "transpose_", "tril", "triu", "unfold", "unsafe_chunk",
            "unsafe_split", "unsafe_split_with_sizes", "unsqueeze_"]

@@ -22,7 +22,7 @@ import numpy as np
 from .. import _dtype as D
 from .._tensor import Tensor
 from .complex import conj
-from .pointwise import _EULER_GAMMA, _special, _special_pair, erfc, lgamma
+from .pointwise import _EULER_GAMMA, _erfcx, _special, _special_pair, erfc, lgamma
 from .registry import OPS, apply, defop
 
 _SQRT_2PI = math.sqrt(2 * math.pi)
@@ -535,29 +535,13 @@ spherical_bessel_j0_op = _forward_only("spherical_bessel_j0", _spherical_j0)
 
 
 # Note [normal kernels]
-# erfcx(x) = exp(x^2) erfc(x): Laplace's continued fraction 1 / (sqrt(pi) f(x)) for x >= 1.5 (the
-# erfc family's, without its exp(-x^2)), exp(x^2) erfc(x) below (inf past x = -26.6, as torch).
+# erfcx(x) = exp(x^2) erfc(x) is pointwise's `_erfcx` (fdlibm's erfc without its exp(-x^2) factor).
 # log_ndtr as torch computes it: log(erfcx(-x / sqrt 2) / 2) - x^2 / 2 for x < -1, else
 # log1p(-erfc(x / sqrt 2) / 2). ndtri: Abramowitz and Stegun's 26.2.23 guess (error < 4.5e-4) in
 # the lower tail q = min(p, 1 - p), then Newton steps on log_ndtr(x) = log(q), which keep their
 # relative accuracy down to q = 5e-324; the sign is flipped for p > 1/2.
 
-_ERFCX_SPLIT = 1.5
-_ERFCX_FRACTION_DEPTH = 100
 _NDTRI_NEWTON_STEPS = 4
-
-
-def _erfcx(xp, x):
-    out = xp.empty_like(x)
-    far = x >= _ERFCX_SPLIT
-    v = x[far]
-    f = v
-    for k in range(_ERFCX_FRACTION_DEPTH, 0, -1):
-        f = v + (k / 2) / f
-    out[far] = 1 / (math.sqrt(math.pi) * f)
-    v = x[~far]
-    out[~far] = xp.exp(v * v) * erfc.forward(xp, v)
-    return out
 
 
 def _log_ndtr(xp, x):

@@ -264,3 +264,9 @@ OPS = [
            differentiable=False, aliases=("nonzero_as_tuple",)),
     OpInfo("argwhere", cases(("2d", lambda rng: np.array([[0.0, 1.5], [2.0, -1.0]]))), differentiable=False),
 ]
+
+OPS += [
+    OpInfo("fill", lambda rng: [Sample((rand(rng, 2, 3), 1.5), name="number"),
+                                Sample((rand(rng, 2, 3), rand(rng)), name="tensor")], aliases=("fill_",)),
+    OpInfo("zero_", lambda rng: [Sample((rand(rng, 2, 3),), name="plain")], call=lambda m, x: m.zero_(x.clone())),
+]

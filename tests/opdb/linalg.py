@@ -589,3 +589,11 @@ OPS = [
     OpInfo("linalg.cond", cond_inverse_norm_samples, skip_grad_fn=True, differentiable=False,
            aliases=("linalg.cond_inverse_norms",)),
 ]
+
+OPS += [
+    OpInfo("inner", lambda rng: [Sample((rand(rng, 2, 3), rand(rng, 4, 3)), name="matrices"),
+                                 Sample((rand(rng), rand(rng, 3)), name="0d")], method=True),
+    OpInfo("addr", lambda rng: [Sample((rand(rng, 2, 3), rand(rng, 2), rand(rng, 3)), {"beta": 0.5, "alpha": 2.0},
+                                       name="scaled"),
+                                Sample((rand(rng, 3), rand(rng, 2), rand(rng, 3)), name="broadcast")], method=True),
+]

@@ -354,3 +354,10 @@ LOGIC = [
 ]
 
 OPS = UNARY + BINARY + LOGIC
+
+OPS += [
+    OpInfo("deg2rad", unary_samples(), method=True),
+    OpInfo("rad2deg", unary_samples(), method=True),
+    OpInfo("float_power", lambda rng: [Sample((positive(rng, 3, 4), 2.5), name="number"),
+                                       Sample((positive(rng, 3), positive(rng, 2, 3)), name="tensor")]),
+]

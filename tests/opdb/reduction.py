@@ -432,3 +432,15 @@ OPS = [
     OpInfo("all", logical_samples, method=True, differentiable=False),
     OpInfo("any", logical_samples, method=True, differentiable=False),
 ]
+
+OPS += [
+    OpInfo("diff", lambda rng: [Sample((rand(rng, 3, 4),), name="last"),
+                                Sample((rand(rng, 4, 3), 2, 0, rand(rng, 1, 3), rand(rng, 2, 3)), name="ends")],
+           method=True),
+    OpInfo("trapezoid", lambda rng: [Sample((rand(rng, 3, 4),), {"dx": 0.5}, name="dx"),
+                                     Sample((rand(rng, 3, 4), C(np.array([0.0, 1.0, 3.0, 4.5]))), name="points")],
+           aliases=("trapz",)),
+    OpInfo("cumulative_trapezoid", lambda rng: [Sample((rand(rng, 3, 4),), {"dx": 2.0}, name="dx"),
+                                                Sample((rand(rng, 3, 4), C(np.array([0.0, 1.0, 3.0]))), {"dim": 0},
+                                                       name="points")]),
+]

@@ -176,3 +176,19 @@ OPS = [
     rows("unfold", ("windows", (3, 6), 1, 2, 2), ("overlap", (5,), 0, 3, 1), ("neg_dim", (2, 5), -1, 2, 3),
          ("empty", (3, 4), 1, 0, 1), ("0d", (), 0, 1, 1), call=method("unfold"), aliases=("Tensor.unfold",)),
 ]
+
+OPS += [
+    OpInfo("hsplit", lambda rng: [Sample((rand(rng, 2, 6), 3), name="sections"),
+                                  Sample((rand(rng, 6), [1, 4]), name="vector")], method=True),
+    OpInfo("vsplit", lambda rng: [Sample((rand(rng, 4, 2), [1]), name="indices")], method=True),
+    OpInfo("dsplit", lambda rng: [Sample((rand(rng, 2, 2, 4), 2), name="sections")], method=True),
+    OpInfo("broadcast_tensors", lambda rng: [Sample((rand(rng, 2, 3), rand(rng, 3)), name="expand")]),
+    OpInfo("meshgrid", lambda rng: [Sample((rand(rng, 3), rand(rng, 2)), {"indexing": "ij"}, name="ij"),
+                                    Sample((rand(rng, 3), rand(rng), rand(rng, 2)), {"indexing": "xy"}, name="xy")]),
+    OpInfo("cartesian_prod", lambda rng: [Sample((rand(rng, 3), rand(rng, 2)), name="two")]),
+    OpInfo("diagflat", lambda rng: [Sample((rand(rng, 2, 2),), name="matrix"), Sample((rand(rng, 3), -1), name="off")],
+           method=True),
+    OpInfo("positive", lambda rng: [Sample((rand(rng, 2, 3),), name="plain")], method=True),
+    OpInfo("resolve_neg", lambda rng: [Sample((rand(rng, 2, 3),), name="plain")], method=True),
+    OpInfo("sum_to_size", lambda rng: [Sample((rand(rng, 2, 3, 4), 3, 1), name="dims")], call=method("sum_to_size")),
+]
