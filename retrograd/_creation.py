@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from . import _dtype as D
-from ._tensor import NO_VERSION_COUNTER, Tensor, _wrap
+from ._tensor import NO_VERSION_COUNTER, Tensor, _wrap, on_device
 from .autograd import grad_mode
 
 
@@ -83,12 +83,12 @@ def _new(data: np.ndarray) -> Tensor:
     return t
 
 
-def _finish(data: np.ndarray, requires_grad: bool) -> Tensor:
-    t = _new(data)
-    if requires_grad:
-        if data.dtype.kind not in "fc":
-            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
-        t._requires_grad = True
+def _finish(data: np.ndarray, requires_grad: bool, device: Any = None) -> Tensor:
+    """A factory's tensor around NumPy's `data`, copied to `device` when that is not the CPU."""
+    if requires_grad and data.dtype.kind not in "fc":
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+    t = _new(data if device is None else on_device(data, device))
+    t._requires_grad = requires_grad
     return t
 
 
@@ -181,7 +181,7 @@ def tensor(data: Any, *, dtype: D.dtype | None = None, device: Any = None, requi
     arr = _infer(data, exact=dtype is not None)
     if dtype is not None:
         arr = arr.astype(_np_dtype(dtype))
-    return _finish(np.ascontiguousarray(arr) if arr.ndim else arr.reshape(()), requires_grad)
+    return _finish(np.ascontiguousarray(arr) if arr.ndim else arr.reshape(()), requires_grad, device)
 
 
 def as_tensor(data: Any, dtype: D.dtype | None = None, device: Any = None) -> Tensor:
@@ -202,24 +202,24 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return _new(array)
 
 
-def _filled(fill: Any, size: Sequence, dtype: D.dtype | None, requires_grad: bool, default: D.dtype | None = None
-            ) -> Tensor:
-    return _finish(np.full(_shape(size), fill, dtype=_np_dtype(dtype, default)), requires_grad)
+def _filled(fill: Any, size: Sequence, dtype: D.dtype | None, requires_grad: bool, default: D.dtype | None = None,
+            device: Any = None) -> Tensor:
+    return _finish(np.full(_shape(size), fill, dtype=_np_dtype(dtype, default)), requires_grad, device)
 
 
 def zeros(*size: Any, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False,
           out: Any = None, layout: Any = None) -> Tensor:
-    return _finish(np.zeros(_shape(size), dtype=_np_dtype(dtype)), requires_grad)
+    return _finish(np.zeros(_shape(size), dtype=_np_dtype(dtype)), requires_grad, device)
 
 
 def ones(*size: Any, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False,
          out: Any = None, layout: Any = None) -> Tensor:
-    return _finish(np.ones(_shape(size), dtype=_np_dtype(dtype)), requires_grad)
+    return _finish(np.ones(_shape(size), dtype=_np_dtype(dtype)), requires_grad, device)
 
 
 def empty(*size: Any, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False,
           out: Any = None, layout: Any = None, memory_format: Any = None) -> Tensor:
-    return _finish(np.empty(_shape(size), dtype=_np_dtype(dtype)), requires_grad)
+    return _finish(np.empty(_shape(size), dtype=_np_dtype(dtype)), requires_grad, device)
 
 
 def empty_strided(size: Sequence[int], stride: Sequence[int], *, dtype: D.dtype | None = None, device: Any = None,
@@ -232,7 +232,7 @@ def empty_strided(size: Sequence[int], stride: Sequence[int], *, dtype: D.dtype 
     span = 1 + sum((n - 1) * s for n, s in zip(shape, stride)) if all(shape) else 0
     memory = np.empty(span, np_dtype)
     data = np.lib.stride_tricks.as_strided(memory, shape, tuple(s * np_dtype.itemsize for s in stride))
-    return _finish(data, requires_grad)
+    return _finish(data, requires_grad, device)
 
 
 def full(size: Sequence[int], fill_value: Any, *, dtype: D.dtype | None = None, device: Any = None,
@@ -241,12 +241,13 @@ def full(size: Sequence[int], fill_value: Any, *, dtype: D.dtype | None = None, 
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     default = D.scalar_dtype(fill_value) if dtype is None else None
-    return _filled(fill_value, (size,) if not isinstance(size, int) else (size,), dtype, requires_grad, default)
+    return _filled(fill_value, (size,) if not isinstance(size, int) else (size,), dtype, requires_grad, default,
+                   device)
 
 
 def eye(n: int, m: int | None = None, *, dtype: D.dtype | None = None, device: Any = None,
         requires_grad: bool = False) -> Tensor:
-    return _finish(np.eye(n, n if m is None else m, dtype=_np_dtype(dtype)), requires_grad)
+    return _finish(np.eye(n, n if m is None else m, dtype=_np_dtype(dtype)), requires_grad, device)
 
 
 def arange(start: float, end: float | None = None, step: float = 1, *, dtype: D.dtype | None = None,
@@ -259,29 +260,29 @@ def arange(start: float, end: float | None = None, step: float = 1, *, dtype: D.
         dtype = D.int64 if all(isinstance(v, int) for v in values) else D.defaults.floating
     n = max(int(np.ceil((values[1] - values[0]) / values[2])), 0)
     data = (values[0] + np.arange(n, dtype=np.float64 if dtype.category >= 2 else np.int64) * values[2])
-    return _finish(data.astype(_np_dtype(dtype)), requires_grad)
+    return _finish(data.astype(_np_dtype(dtype)), requires_grad, device)
 
 
 def linspace(start: float, end: float, steps: int, *, dtype: D.dtype | None = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:
-    return _finish(np.linspace(start, end, steps, dtype=np.float64).astype(_np_dtype(dtype)), requires_grad)
+    return _finish(np.linspace(start, end, steps, dtype=np.float64).astype(_np_dtype(dtype)), requires_grad, device)
 
 
 def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype: D.dtype | None = None,
              device: Any = None, requires_grad: bool = False) -> Tensor:
-    return _finish(np.logspace(start, end, steps, base=base).astype(_np_dtype(dtype)), requires_grad)
+    return _finish(np.logspace(start, end, steps, base=base).astype(_np_dtype(dtype)), requires_grad, device)
 
 
 def rand(*size: Any, generator: Generator | None = None, dtype: D.dtype | None = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
     """Uniform samples from [0, 1)."""
-    return _finish(_rng(generator).random(_shape(size)).astype(_np_dtype(dtype)), requires_grad)
+    return _finish(_rng(generator).random(_shape(size)).astype(_np_dtype(dtype)), requires_grad, device)
 
 
 def randn(*size: Any, generator: Generator | None = None, dtype: D.dtype | None = None, device: Any = None,
           requires_grad: bool = False) -> Tensor:
     """Standard normal samples."""
-    return _finish(_rng(generator).standard_normal(_shape(size)).astype(_np_dtype(dtype)), requires_grad)
+    return _finish(_rng(generator).standard_normal(_shape(size)).astype(_np_dtype(dtype)), requires_grad, device)
 
 
 def randint(low: int, high: int | Sequence[int] | None = None, size: Sequence[int] = (), *,
@@ -292,12 +293,12 @@ def randint(low: int, high: int | Sequence[int] | None = None, size: Sequence[in
     if high is None or isinstance(high, Sequence):
         low, high, size = 0, low, size if high is None else high
     data = _rng(generator).integers(low, high, size=_shape((size,)) if not isinstance(size, int) else (size,))
-    return _finish(data.astype(_np_dtype(dtype, D.int64)), requires_grad)
+    return _finish(data.astype(_np_dtype(dtype, D.int64)), requires_grad, device)
 
 
 def randperm(n: int, *, generator: Generator | None = None, dtype: D.dtype | None = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:
-    return _finish(_rng(generator).permutation(n).astype(_np_dtype(dtype, D.int64)), requires_grad)
+    return _finish(_rng(generator).permutation(n).astype(_np_dtype(dtype, D.int64)), requires_grad, device)
 
 
 def normal(mean: float | Tensor = 0.0, std: float | Tensor = 1.0, size: Sequence[int] | None = None, *,
@@ -309,10 +310,16 @@ def normal(mean: float | Tensor = 0.0, std: float | Tensor = 1.0, size: Sequence
     return _finish(_rng(generator).normal(m, s, size=shape).astype(_np_dtype(out_dtype)), False)
 
 
+def _where(input: Tensor, device: Any) -> Any:
+    """A `_like` factory's device: the one asked for, else input's (None, no transfer, for NumPy's arrays)."""
+    return device if device is not None or type(input._data) is np.ndarray else input.device
+
+
 def _like(fn: Any) -> Any:
     def like(input: Tensor, *, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False,
              memory_format: Any = None, layout: Any = None) -> Tensor:
-        return fn(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+        return fn(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
+                  device=_where(input, device))
 
     like.__name__ = fn.__name__ + "_like"
     like.__doc__ = f"{fn.__name__}() with the shape (and by default the dtype) of `input`."
@@ -328,9 +335,11 @@ randn_like = _like(randn)
 
 def full_like(input: Tensor, fill_value: Any, *, dtype: D.dtype | None = None, device: Any = None,
               requires_grad: bool = False, memory_format: Any = None) -> Tensor:
-    return full(input.shape, fill_value, dtype=dtype or input.dtype, requires_grad=requires_grad)
+    return full(input.shape, fill_value, dtype=dtype or input.dtype, requires_grad=requires_grad,
+                device=_where(input, device))
 
 
 def randint_like(input: Tensor, low: int, high: int | None = None, *, dtype: D.dtype | None = None,
-                 requires_grad: bool = False) -> Tensor:
-    return randint(low, high, input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+                 device: Any = None, requires_grad: bool = False) -> Tensor:
+    return randint(low, high, input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
+                   device=_where(input, device))

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from . import _dtype as D
-from . import autograd
+from . import _xp, autograd
 from ._warn import warn_once
 from .autograd import grad_mode
 from .autograd.graph import (
@@ -83,7 +83,8 @@ class Size(tuple):
 
 
 class device:  # noqa: N801 - torch's name
-    """Where a tensor lives. retrograd computes on the CPU through NumPy."""
+    """Where a tensor lives: 'cpu' (NumPy's arrays) or 'cuda:N' (CuPy's, where a GPU is present; Note [choosing
+    a namespace] in _xp.py). Naming a device needs no hardware, as in torch; placing a tensor there does."""
 
     __slots__ = ("type", "index")
 
@@ -91,24 +92,46 @@ class device:  # noqa: N801 - torch's name
         if isinstance(type, device):
             type, index = type.type, type.index  # noqa: A001
         name, _, idx = str(type).partition(":")
-        if name == "cuda":
-            raise AssertionError("Torch not compiled with CUDA enabled")  # torch's words on a CPU-only build
-        if name != "cpu":
-            raise RuntimeError(f"retrograd computes on the CPU only; device {type!r} is not available")
+        if name not in ("cpu", "cuda"):
+            raise RuntimeError(f"retrograd computes on the CPU (and CUDA through CuPy); device {type!r} is not "
+                               "available")
         self.type = name
         self.index = int(idx) if idx else index
 
     def __repr__(self) -> str:
-        return f"device(type='{self.type}')"
+        return f"device(type='{self.type}')" if self.index is None else \
+            f"device(type='{self.type}', index={self.index})"
 
     def __str__(self) -> str:
-        return self.type
+        return self.type if self.index is None else f"{self.type}:{self.index}"
 
     def __eq__(self, other: object) -> bool:
         return str(self) == str(other)
 
     def __hash__(self) -> int:
-        return hash(self.type)
+        return hash(str(self))
+
+
+def placement(where: Any) -> tuple[str, int | None]:
+    """The torch device (type, index) a tensor goes to for `device=where`; torch's AssertionError where this
+    machine has no such device ("cuda" without CuPy and a GPU, as on a torch built without CUDA)."""
+    where = where if isinstance(where, device) else device("cpu" if where is None else where)
+    if where.type == "cpu":
+        return "cpu", None
+    found = _xp.backend(where.type)
+    if found is None:
+        raise AssertionError("Torch not compiled with CUDA enabled")  # torch's words on a CPU-only build
+    index = 0 if where.index is None else where.index
+    if index >= len(found.devices):
+        raise RuntimeError("CUDA error: invalid device ordinal")
+    return where.type, index
+
+
+def on_device(array: Any, where: Any) -> Any:
+    """`array` placed on the torch device `where` (a copy when it lives elsewhere)."""
+    if where is None and type(array) is _ndarray:
+        return array
+    return _xp.transfer(array, *placement(where))
 
 
 CPU = device("cpu")
@@ -166,24 +189,27 @@ class Tensor:
 
     @property
     def dtype(self) -> D.dtype:
-        return D.FROM_NUMPY[self._data.dtype]
+        data = self._data
+        return D.FROM_NUMPY[data.dtype] if type(data) is _ndarray else D.of_array(data)
 
     @property
     def device(self) -> device:
-        return CPU
+        if type(self._data) is _ndarray:
+            return CPU
+        return device(*_xp.locate(self._data))
 
     @property
     def is_cuda(self) -> bool:
-        return False
+        return self.device.type == "cuda"
 
     def element_size(self) -> int:
         return self._data.itemsize
 
     def is_floating_point(self) -> bool:
-        return self._data.dtype.kind == "f"
+        return self.dtype.is_floating_point
 
     def is_complex(self) -> bool:
-        return self._data.dtype.kind == "c"
+        return self.dtype.is_complex
 
     def stride(self, dim: int | None = None) -> tuple | int:
         strides = tuple(s // self._data.itemsize for s in self._data.strides)
@@ -205,6 +231,11 @@ class Tensor:
         as torch does."""
         if self._requires_grad and grad_mode._state.enabled and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        if type(self._data) is not _ndarray:
+            where = self.device
+            if where.type != "cpu":
+                raise TypeError(f"can't convert {where} device type tensor to numpy. Use Tensor.cpu() to copy the "
+                                "tensor to host memory first.")
         return self._data
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
@@ -247,7 +278,7 @@ class Tensor:
         return complex(self.item())
 
     def __index__(self) -> int:
-        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+        if self.dtype.category >= 2 or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self.item())
 
@@ -328,7 +359,7 @@ class Tensor:
                     "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
                 )
             return
-        if flag and self._data.dtype.kind not in "fc":
+        if flag and self.dtype.category < 2:
             raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
         if flag:
             self._check_inference_requires_grad()
@@ -344,7 +375,7 @@ class Tensor:
                 "you can only change requires_grad flags of leaf variables. If you want to use a computed "
                 "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
             )
-        if requires_grad and self._data.dtype.kind not in "fc":
+        if requires_grad and self.dtype.category < 2:
             raise RuntimeError("only Tensors of floating point dtype can require gradients")  # torch's wording here
         if requires_grad:
             self._check_inference_requires_grad()
@@ -427,7 +458,7 @@ class Tensor:
     def data(self, value: Tensor) -> None:
         if not isinstance(value, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
-        if self._requires_grad and value._data.dtype.kind not in "fc":
+        if self._requires_grad and value.dtype.category < 2:
             raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
         self._data = value._data
 

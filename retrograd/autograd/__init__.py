@@ -78,7 +78,7 @@ def _make_grads(outputs: Sequence, grads: Sequence, is_grads_batched: bool = Fal
                                    "If you only want some tensors in `grad_output` to be considered batched, consider "
                                    "using vmap.")
             raise RuntimeError(f"Mismatch in shape: {mismatch}")
-        if dtype.is_complex != (g._data.dtype.kind == "c"):
+        if dtype.is_complex != (g.dtype.is_complex):
             raise RuntimeError(f"For complex Tensors, both grad_output and output are required to have the same "
                                f"dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {g.dtype} and output[{i}] "
                                f"has a dtype of {dtype}.")

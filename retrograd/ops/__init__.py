@@ -16,6 +16,8 @@ import numpy as np_
 from .. import _dtype as D
 from .. import _memory_format
 from .._tensor import Tensor
+from .._tensor import device as _device
+from .._tensor import placement as _placement
 from ..autograd.forward_ad import transforms as _transforms
 from ..autograd.grad_mode import _state as _grad_state
 from .registry import OPS, Op, apply, defop, finalize
@@ -49,8 +51,9 @@ def square(input: Tensor) -> Tensor:
 
 def to(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """Tensor.to(dtype) / to(device) / to(other), with memory_format=: a copy in the graph (ToCopyBackward0)
-    if the dtype or the layout changes."""
+    if the device, the dtype or the layout changes."""
     dtype = kwargs.get("dtype")
+    where = kwargs.get("device")
     copy = kwargs.get("copy", False)
     layout = kwargs.get("memory_format")
     if layout is _memory_format.preserve_format:
@@ -59,16 +62,24 @@ def to(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         if isinstance(a, D.dtype):
             dtype = a
         elif isinstance(a, Tensor):
-            dtype = a.dtype
-        elif isinstance(a, str) or a is None or type(a).__name__ == "device":
-            from .._tensor import device
-
-            device(a or "cpu")
+            dtype, where = a.dtype, a.device
+        elif isinstance(a, (str, _device)):
+            where = a
+    if where is not None:
+        moved = shape.to_device(input, _placement(where))
+        if moved is not input:
+            return moved if dtype is None or dtype is moved.dtype else shape.cast(moved, dtype, layout)
     if layout is not None and not _memory_format.is_laid_out(input._data, layout):
         return shape.cast(input, dtype or input.dtype, layout)
     if dtype is None or dtype is input.dtype:
         return clone(input) if copy else input
     return shape.cast(input, dtype, layout)
+
+
+def _cuda(input: Tensor, device: Any = None, non_blocking: bool = False, memory_format: Any = None) -> Tensor:
+    """Tensor.cuda(): the tensor on a CUDA device (CuPy's arrays; Note [choosing a namespace])."""
+    index = device.index if isinstance(device, _device) else device
+    return to(input, _device("cuda", 0 if index is None else index))
 
 
 def type_as(input: Tensor, other: Tensor) -> Tensor:
@@ -132,7 +143,7 @@ _METHODS.update(
     narrow_slice=shape.narrow_slice,
     view_as=lambda self, other: view(self, other.shape),
     reshape_as=lambda self, other: reshape(self, other.shape),
-    cpu=lambda self, *a, **k: self,
+    cpu=lambda self, *a, **k: to(self, "cpu"), cuda=_cuda,
     new_tensor=lambda self, data, dtype=None, requires_grad=False: _creation().tensor(
         data, dtype=dtype or self.dtype, requires_grad=requires_grad),
     new_zeros=lambda self, *size, dtype=None, requires_grad=False: _creation().zeros(

@@ -490,7 +490,7 @@ def logsigmoid(input: Tensor) -> Tensor:
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x - lambd above lambd, x + lambd below -lambd, 0 between."""
     if lambd < 0:
-        largest = np.finfo(input._data.dtype).max if input._data.dtype.kind == "f" else np.finfo(np.float32).max
+        largest = np.finfo(input._data.dtype).max if input.dtype.is_floating_point else np.finfo(np.float32).max
         raise RuntimeError(f"lambda must be in range [0, {largest:g}] for input dtype "
                            f"{D.scalar_type_name(input.dtype)}, but found {lambd:g}")
     return apply(softshrink_op, (input,), (lambd,))

@@ -129,13 +129,13 @@ def imag(input: Tensor) -> Tensor:
 def conj(input: Tensor | complex) -> Tensor | complex:
     """The complex conjugate; real tensors (and real numbers) are returned as they are."""
     if isinstance(input, Tensor):
-        return apply(conj_op, (input,)) if input._data.dtype.kind == "c" else input
+        return apply(conj_op, (input,)) if input.dtype.is_complex else input
     return input.conjugate() if isinstance(input, builtins.complex) else input
 
 
 def conj_physical(input: Tensor) -> Tensor:
     """The complex conjugate, always materialised (ConjPhysicalBackward0); real tensors as they are."""
-    return apply(conj_physical_op, (input,)) if input._data.dtype.kind == "c" else input
+    return apply(conj_physical_op, (input,)) if input.dtype.is_complex else input
 
 
 def resolve_conj(input: Tensor) -> Tensor:

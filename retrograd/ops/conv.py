@@ -1335,7 +1335,7 @@ def interpolate(input: Tensor, size: int | Sequence[int] | None = None,
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input._data.ndim}D) "
                                   f"for the modes: nearest | linear | bilinear | bicubic | trilinear | area | "
                                   f"nearest-exact (got {mode})")
-    dtype = input._data.dtype if input._data.dtype.kind == "f" else np.dtype(np.float32)
+    dtype = input._data.dtype if input.dtype.is_floating_point else np.dtype(np.float32)
     matrices = tuple(_interpolation_matrix(x, o, s, bool(align_corners), mode == "bicubic", dtype)
                      for x, o, s in zip(spatial, out, scales))
     name = {"linear": "upsample_linear1d", "bilinear": "upsample_bilinear2d", "bicubic": "upsample_bicubic2d",

@@ -479,8 +479,8 @@ def _parse_key(key: object) -> list:
             entries.append(bool(k))
         elif isinstance(k, (int, np.integer)):
             entries.append(int(k))
-        elif isinstance(k, Tensor) and k._data.ndim == 0 and k._data.dtype.kind in "iub":
-            entries.append(bool(k._data) if k._data.dtype.kind == "b" else int(k._data))
+        elif isinstance(k, Tensor) and k._data.ndim == 0 and k.dtype.category < 2:
+            entries.append(bool(k._data) if k.dtype.category == 0 else int(k._data))
         elif isinstance(k, (Tensor, list, tuple, np.ndarray)):
             entries.append(_as_index(k))
         else:

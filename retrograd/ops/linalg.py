@@ -1220,7 +1220,7 @@ def lstsq_kernel(xp: Any, a: np.ndarray, b: np.ndarray, rcond: float | None, dri
 
 def _check_float(name: str, *tensors: Tensor) -> None:
     for t in tensors:
-        if t._data.dtype.kind not in "fc":
+        if t.dtype.category < 2:
             raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
                                f"{D.scalar_type_name(t.dtype)}")
 
@@ -1905,7 +1905,7 @@ def _check_lu_input(name: str, A: Tensor, pivot: bool) -> None:
                            "instead")
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
-    if A._data.dtype.kind not in "fc" or A._data.dtype == np.float16:
+    if A.dtype.category < 2 or A._data.dtype == np.float16:
         raise NotImplementedError(f"\"lu_cpu\" not implemented for '{D.scalar_type_name(A.dtype)}'")
 
 
@@ -2017,7 +2017,7 @@ def eigh(A: Tensor, UPLO: str = "L") -> tuple:  # noqa: N803 - torch's name
 
 
 def _check_eig_input(A: Tensor) -> None:
-    if A._data.dtype.kind not in "fc":
+    if A.dtype.category < 2:
         raise RuntimeError(f"Unknown Complex ScalarType for {D.scalar_type_name(A.dtype)}")
     _check_matrix("linalg.eig", A)
 
@@ -2052,7 +2052,7 @@ def pinv(A: Tensor, rcond: float | Tensor | None = None, hermitian: bool = False
          atol: float | Tensor | None = None, rtol: float | Tensor | None = None) -> Tensor:
     """The Moore-Penrose pseudo-inverse: singular values at most max(atol, rtol * largest) count as
     zero; rtol defaults to eps * max(m, n) unless a positive atol is given (rcond is rtol)."""
-    if A._data.ndim < 2 or A._data.dtype.kind not in "fc":
+    if A._data.ndim < 2 or A.dtype.category < 2:
         described = f"{D.scalar_type_name(A.dtype)}{{{list(A._data.shape)}}}"
         raise RuntimeError(f"linalg.pinv({described}): expected a tensor with 2 or more dimensions of float, double, "
                            "cfloat or cdouble types")
@@ -2188,7 +2188,7 @@ def matrix_rank(A: Tensor, tol: float | None = None, hermitian: bool = False, *,
     eps * max(m, n) unless only a positive atol is given; `tol` is the older spelling of atol."""
     if A._data.ndim < 2:
         raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at least 2 dimensions.")
-    if A._data.dtype.kind not in "fc":
+    if A.dtype.category < 2:
         raise RuntimeError("This function doesn't handle types other than float and double")
     if hermitian:
         _check_matrix("linalg.eigh", A)

@@ -1150,7 +1150,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     classes = input.shape[cls]
     logp = log_softmax(input, cls)
     weight_view = None if weight is None else weight.reshape(*(classes if i == cls else 1 for i in range(input.ndim)))
-    if target._data.dtype.kind == "f":  # class probabilities
+    if target.dtype.is_floating_point:  # class probabilities
         if label_smoothing > 0:
             target = target * (1 - label_smoothing) + label_smoothing / classes
         per = logp * target if weight_view is None else logp * target * weight_view

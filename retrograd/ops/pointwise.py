@@ -1117,8 +1117,8 @@ def _refuse_bool_subtraction(input: Tensor, other: object) -> None:
     an operand of another type is left to the op's own TypeError."""
     if not isinstance(other, (Tensor, int, float, complex)):
         return
-    left = isinstance(input, Tensor) and input._data.dtype.kind == "b" or type(input) is bool
-    right = isinstance(other, Tensor) and other._data.dtype.kind == "b" or type(other) is bool
+    left = isinstance(input, Tensor) and input.dtype.category == 0 or type(input) is bool
+    right = isinstance(other, Tensor) and other.dtype.category == 0 or type(other) is bool
     if left and right:
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
                            "Use the `^` or `logical_xor()` operator instead.")
@@ -1163,7 +1163,7 @@ def pow(input: Tensor | complex, exponent: Tensor | complex) -> Tensor:  # noqa:
         if isinstance(exponent, Tensor):
             return apply(pow_tensor, (input, exponent))
         exponent = D.number(exponent)  # a NumPy scalar as the number it holds (Note [operands])
-        if input._data.dtype.kind in "biu":  # int_tensor ** 2.5 is float32, as the exponent were promoted with it
+        if input.dtype.category < 2:  # int_tensor ** 2.5 is float32, as the exponent were promoted with it
             if type(exponent) is int and exponent < 0:
                 raise RuntimeError("Integers to negative integer powers are not allowed.")
             input = _promoted(input, exponent)
@@ -1214,7 +1214,7 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: complex =
 
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: complex = 1) -> Tensor:
     """input + value * tensor1 / tensor2 (floating point only)."""
-    if tensor1._data.dtype.kind in "iub" and tensor2._data.dtype.kind in "iub":
+    if tensor1.dtype.category < 2 and tensor2.dtype.category < 2:
         raise RuntimeError(
             "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform a "
             "true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + "

@@ -73,7 +73,7 @@ def _number(value: float) -> str:
 
 
 def _require_float(self: Tensor, kernel: str) -> None:
-    if self._data.dtype.kind not in "fc":
+    if self.dtype.category < 2:
         raise NotImplementedError(f'"{kernel}" not implemented for \'{D.scalar_type_name(self.dtype)}\'')
 
 
@@ -120,7 +120,7 @@ def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Generat
 
 def exponential_(self: Tensor, lambd: float = 1.0, *, generator: Generator | None = None) -> Tensor:
     """Fill self with samples of Exp(lambd)."""
-    if self._data.dtype.kind not in "fc":
+    if self.dtype.category < 2:
         raise RuntimeError(f"Exponential distribution is a continuous probability distribution. dtype must be a "
                            f"floating point but you specified {D.scalar_type_name(self.dtype)}")
     if lambd <= 0:

@@ -678,11 +678,11 @@ def _accumulate_dtype(input: Tensor, dtype: D.dtype | None) -> object:
     """The NumPy dtype sums and products accumulate in: `dtype`, or int64 for integer/bool input."""
     if dtype is not None:
         return dtype.np
-    return D.int64.np if input._data.dtype.kind in "biu" else None
+    return D.int64.np if input.dtype.category < 2 else None
 
 
 def _require_floating(input: Tensor, what: str) -> None:
-    if input._data.dtype.kind not in "fc":
+    if input.dtype.category < 2:
         raise RuntimeError(f"{what}(): could not infer output dtype. Input dtype must be either a floating point or "
                            f"complex dtype. Got: {D.scalar_type_name(input.dtype)}")
 
@@ -720,7 +720,7 @@ def mean(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = 
 def nanmean(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
             dtype: D.dtype | None = None) -> Tensor:
     """Mean of the non-NaN elements (torch composes it: nansum / count, a DivBackward0 node)."""
-    if input._data.dtype.kind not in "fc":
+    if input.dtype.category < 2:
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype but got "
                            f"{D.scalar_type_name(input.dtype)}")
     from .pointwise import isnan, logical_not
@@ -827,7 +827,7 @@ def _correction(name: str, input: Tensor, dim: object, unbiased: bool | None, co
     if unbiased is not None and correction is not None:
         raise TypeError(f"{name}() received an invalid combination of arguments - got both 'unbiased' and "
                         "'correction'")
-    if input._data.dtype.kind not in "fc":
+    if input.dtype.category < 2:
         raise RuntimeError("std and var only support floating point and complex dtypes")
     correction = (1 if unbiased is None or unbiased else 0) if correction is None else correction
     dims = None if dim is None and not keepdim else _reduced_dims(dim, input.ndim)
@@ -871,7 +871,7 @@ def vector_norm(x: Tensor, ord: float = 2, dim: int | Sequence[int] | None = Non
     """The vector p-norm over all elements or along `dim` (torch.linalg.vector_norm)."""
     if dtype is not None:
         x = x.to(dtype)
-    if x._data.dtype.kind not in "fc":
+    if x.dtype.category < 2:
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. "
                            f"Got {D.scalar_type_name(x.dtype)}")
     dims = None if _whole(dim) and not keepdim else _reduced_dims(dim, x.ndim)

@@ -26,9 +26,9 @@ import numpy as np
 
 from .. import _creation
 from .. import _dtype as D
-from .._tensor import NO_VERSION_COUNTER, Tensor, _array_of, _wrap, _wrap_many  # noqa: F401 - _array_of: generated
+from .._tensor import NO_VERSION_COUNTER, Tensor, _array_of, _wrap, _wrap_many, device  # noqa: F401 - _array_of: generated
 from .._tensor import _snapshot_saved_self as snapshot_saved_self
-from .._xp import namespace
+from .._xp import locate, namespace
 from ..autograd import forward_ad, grad_mode
 from ..autograd.graph import (
     NO_EDGE,
@@ -306,10 +306,11 @@ class Op:
         if self.promote is None:
             lines += [f"    {d} = {x}._data if isinstance({x}, Tensor) else {x}" for x, d in zip(xs, ds)]
         else:  # the common case inline (one dtype, scalars that keep its category), else _arrays
-            floating = " and x0._data.dtype.kind in 'fc'" if self.promote == "float" else ""
-            lines += [f"    if isinstance(x0, Tensor){floating}:", "        d0 = x0._data"]
+            # NumPy's arrays only: other namespaces' dtypes have no `kind`, and _arrays handles them
+            floating = " and d0.dtype.kind in 'fc'" if self.promote == "float" else ""
+            lines += [f"    if isinstance(x0, Tensor) and type(d0 := x0._data) is _ndarray{floating}:"]
             if len(xs) == 1:
-                lines += ["    else:", f"        d0, = _arrays(op, {args})"]
+                lines += ["        pass", "    else:", f"        d0, = _arrays(op, {args})"]
             else:
                 lines += ["        dt = d0.dtype"]
             for k, (x, d) in enumerate(zip(xs[1:], ds[1:])):
@@ -333,8 +334,8 @@ class Op:
                     f"else forward(namespace(d0), {', '.join(ds)})")
         lines += ["    try:",
                   f"        result = {call}",
-                  "    except ValueError as e:  # NumPy's broadcasting error, in torch's words",
-                  f"        raise _broadcast_error([{', '.join(ds)}]) or e from None"]
+                  "    except Exception as e:  # arrays on two devices, or NumPy's broadcasting error: torch's words",
+                  f"        raise _forward_error(e, [{', '.join(ds)}]) from None"]
         single = self.n_outputs == 1
         if single:  # _wrap inline
             lines += ["    if type(result) is not _ndarray:  # a 0-d result comes back from NumPy as a scalar",
@@ -544,7 +545,7 @@ def _fit(grad: Tensor | None, meta: tuple | None) -> Tensor | None:
             _grad_state.tracer.note_sum(grad._data.shape, shape)
         grad = sum_to(grad, shape)
     if grad._data.dtype != dt:
-        if not D.FROM_NUMPY[dt].is_complex and grad._data.dtype.kind == "c":
+        if not D.FROM_NUMPY[dt].is_complex and grad.dtype.is_complex:
             grad = grad.real
         grad = grad.to(D.FROM_NUMPY[dt]) if grad._data.dtype != dt else grad
     return grad
@@ -725,7 +726,7 @@ def _arrays(op: Op, args: tuple) -> list:
     if mode is None:
         return [a._data if isinstance(a, Tensor) else a for a in args]
     first = args[0]
-    if isinstance(first, Tensor):
+    if isinstance(first, Tensor) and type(first._data) is _ndarray:
         dt = first._data.dtype
         kind = dt.kind
         if mode != "float" or kind in "fc":
@@ -749,10 +750,18 @@ def _arrays(op: Op, args: tuple) -> list:
     target = D.result_type(dims, zeros, scalars)
     if mode == "float" and target.category < 2:
         target = D.defaults.floating
-    np_target = target.np
-    return [(a._data if a._data.dtype == np_target else a._data.astype(np_target)) if isinstance(a, Tensor)
+    return [_cast(a._data, target) if isinstance(a, Tensor)
             else D.number(a)  # NumPy's rules would let a NumPy scalar promote
             for a in args]
+
+
+def _cast(array: object, target: D.dtype) -> object:
+    """`array` in dtype `target`, in its own namespace."""
+    if type(array) is _ndarray:
+        return array if array.dtype == target.np else array.astype(target.np)
+    xp = namespace(array)
+    native = D.native_table(xp)[target]
+    return array if array.dtype == native else xp.astype(array, native)
 
 
 # Note [operands]
@@ -771,6 +780,16 @@ def operand(value: object) -> object:
     if isinstance(value, (Tensor, bool, int, float, complex)):
         return value
     return NotImplemented
+
+
+def _forward_error(error: Exception, arrays: Sequence) -> Exception:
+    """What a forward that failed on `arrays` raises: torch's error for tensors on two devices, its broadcasting
+    error for a ValueError from shapes, else the forward's own error."""
+    devices = list(dict.fromkeys(str(device(*locate(a))) for a in arrays if hasattr(a, "__array_namespace__")))
+    if len(devices) > 1:
+        return RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
+                            f"{devices[0]} and {devices[1]}!")
+    return (_broadcast_error(arrays) or error) if isinstance(error, ValueError) else error
 
 
 def _broadcast_error(arrays: list) -> RuntimeError | None:
@@ -938,8 +957,8 @@ def _apply_generic(op: Op, args: tuple, params: tuple = ()) -> Tensor | tuple:
         first = arrays[0]
         try:
             result = op.forward(np if type(first) is _ndarray else namespace(first), *arrays, *params)
-        except ValueError as e:  # NumPy's broadcasting error, in torch's words
-            raise _broadcast_error(arrays) or e from None
+        except Exception as e:  # arrays on two devices, or NumPy's broadcasting error: torch's words
+            raise _forward_error(e, arrays) from None
     if op.n_outputs == 1:
         out = _wrap(result)
         outs = (out,)
@@ -1119,7 +1138,7 @@ def _propagate_tangents(op: Op, inputs: Sequence, params: tuple, outs: tuple) ->
             positions = range(len(outs)) if len(result) == len(outs) else wanted
             for i, t in zip(positions, result):
                 o = outs[i]
-                if t is not None and i in wanted and o._data.dtype.kind in "fc":
+                if t is not None and i in wanted and o.dtype.category >= 2:
                     forward_ad.set_tangent(o, level, _fit_tangent(t, o))
 
 
@@ -1130,7 +1149,7 @@ def _fit_tangent(t: Tensor | complex, out: Tensor) -> Tensor:
     if t._data.shape != out._data.shape:
         t = t.expand(out._data.shape)
     if t._data.dtype != out._data.dtype:
-        if t._data.dtype.kind == "c" and out._data.dtype.kind != "c":
+        if t.dtype.is_complex and not out.dtype.is_complex:
             t = t.real
         t = t.to(out.dtype)
     return t

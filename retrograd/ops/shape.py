@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from .. import _dtype as D
+from .. import _xp
 from .._memory_format import contiguous_format, is_laid_out, laid_out, memory_format
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ..autograd import grad_mode
@@ -121,8 +122,20 @@ def clone_op(xp, x, memory_format):
 @defop("_to_copy", node="ToCopyBackward0", params=("dtype", "memory_format"), self="cast_to(grad, self_dtype)",
        jvp="cast_to(self_t, dtype)")
 def to_copy(xp, x, dtype, memory_format):
-    out = x.astype(dtype)
+    out = x.astype(dtype) if xp is np else xp.astype(x, D.native(xp, dtype))
     return out if memory_format is None else laid_out(out, memory_format)
+
+
+@defop("_to_device", node="ToCopyBackward0", params=("device", "source"), self="to_device(grad, source, device)",
+       jvp="to_device(self_t, device, source)")
+def to_device_op(xp, x, device, source):
+    return _xp.transfer(x, *device)
+
+
+def to_device(t: Tensor, device: tuple, source: tuple | None = None) -> Tensor:
+    """`t` copied to the torch device (type, index) (ToCopyBackward0; the gradient goes back to `source`)."""
+    source = _xp.locate(t._data) if source is None else source
+    return t if source == device else apply(to_device_op, (t,), (device, source))
 
 
 # ============================================================================================
