@@ -659,8 +659,8 @@ class Tensor:
             raise RuntimeError(
                 f"output with shape {list(data.shape)} doesn't match the broadcast shape {list(result._data.shape)}"
             )
-        rdt = D.FROM_NUMPY[result._data.dtype]
-        if rdt.category > D.FROM_NUMPY[data.dtype].category:
+        rdt = result.dtype
+        if rdt.category > self.dtype.category:
             raise RuntimeError(f"result type {D.scalar_type_name(rdt)} can't be cast to the desired output type "
                                f"{D.scalar_type_name(self.dtype)}")
         node = result.grad_fn
@@ -671,7 +671,10 @@ class Tensor:
         saved_state.inplace_target = None  # any in-place op that saves self has packed it by now
         if node is not None:
             _snapshot_saved_self(node, self)
-        if data.ndim == 0:
+        if type(data) is not _ndarray:  # the standard's write, in the target's dtype
+            xp = _xp.namespace(data)
+            data[...] = xp.astype(result._data, data.dtype)
+        elif data.ndim == 0:
             data[()] = result._data
         else:
             np.copyto(data, result._data, casting="unsafe")
@@ -714,6 +717,8 @@ def _check_inplace_memory(out: Tensor, inputs: Iterable) -> None:
     without being it. The tensor itself, or an alias with its very layout, is fine; layouts that are not a
     dense permutation are not looked at (torch's 'too hard')."""
     a = out._data
+    if not hasattr(a, "strides"):  # an array API array: no memory layout to share (Note [choosing a namespace])
+        return
     if a.size and 0 in a.strides and any(s == 0 and n > 1 for n, s in zip(a.shape, a.strides)):
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
                            "memory location. Please clone() the tensor before performing the operation.")
@@ -757,7 +762,8 @@ def _snapshot_saved_self(node: Any, tensor: Tensor) -> None:
         return
     for i, s in enumerate(saved):
         if s is tensor:
-            snap = _wrap(tensor._data.copy())
+            data = tensor._data
+            snap = _wrap(data.copy() if hasattr(data, "strides") else _xp.namespace(data).asarray(data, copy=True))
             snap.grad_fn, snap._output_nr = tensor.grad_fn, tensor._output_nr
             snap._requires_grad = tensor._requires_grad
             snap._vc = [node._versions[i]]

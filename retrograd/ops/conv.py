@@ -60,6 +60,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .. import _dtype as D
 from .._tensor import Tensor
 from .registry import apply, defop
 from .shape import stack
@@ -92,7 +93,7 @@ def _padded(xp, x, pairs: Sequence[tuple[int, int]], fill: float, scratch: str |
     spatial = x.shape[x.ndim - d:]
     shape = x.shape[:x.ndim - d] + tuple(n + lo + hi for n, (lo, hi) in zip(spatial, pairs))
     if scratch is None:
-        out = xp.full(shape, fill, dtype=x.dtype)
+        out = xp.full(shape, fill, dtype=x.dtype, device=x.device)
     else:
         out = _SCRATCH.array(xp, scratch, shape, x.dtype)
         out.fill(fill)
@@ -184,7 +185,7 @@ def _scatter_windows(xp, cols, spatial: Sequence[int], win: Window):
     """col2im, the adjoint of `_columns`: add (*lead, *K, *O) back to the places in (*lead, *X) they came from."""
     d = len(win.kernel)
     padded = tuple(x + lo + hi for x, (lo, hi) in zip(spatial, win.padding))
-    buf = xp.zeros(cols.shape[:cols.ndim - 2 * d] + padded, dtype=cols.dtype)
+    buf = xp.zeros(cols.shape[:cols.ndim - 2 * d] + padded, dtype=cols.dtype, device=cols.device)
     _add_windows(buf, cols, win)
     return _unpadded(buf, spatial, win)
 
@@ -348,7 +349,7 @@ def _max_pool_forward(xp, x, win, out):
     of tied maxima, the last NaN, and never a padding position (an all -inf window points at its first
     real element)."""
     d = len(win.kernel)
-    view = _windows(xp, x, win, out, -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min)
+    view = _windows(xp, x, win, out, -np.inf if D.kind(x) == "f" else np.iinfo(x.dtype).min)
     planes = [view[(Ellipsis, *offset)] for offset in np.ndindex(*win.kernel)]  # one strided view per offset
     best = xp.maximum(planes[0], planes[1]) if len(planes) > 1 else planes[0].copy()
     for plane in planes[2:]:
@@ -360,7 +361,7 @@ def _max_pool_forward(xp, x, win, out):
     for plane in planes[1:-1]:
         missed &= plane != best
         arg += missed
-    if x.dtype.kind == "f" and math.isnan(best.sum()):  # a NaN sums to NaN: one pass, no mask
+    if D.kind(x) == "f" and math.isnan(best.sum()):  # a NaN sums to NaN: one pass, no mask
         for k, plane in enumerate(planes):
             arg = xp.where(plane != plane, k, arg)
     spatial = x.shape[x.ndim - d:]
@@ -432,7 +433,7 @@ def max_pool_backward_op(xp, g, indices, input_shape, d, repeats):
         flat = (indices.reshape(planes, -1) + (xp.arange(planes) * size)[:, None]).reshape(-1)
         total = xp.bincount(flat, weights=g.reshape(-1), minlength=planes * size).astype(g.dtype, copy=False)
     else:  # the result before the index temporary, which is then freed on top of the heap (Note [batch parts])
-        total = xp.zeros(planes * size, dtype=g.dtype)
+        total = xp.zeros(planes * size, dtype=g.dtype, device=g.device)
         total[(indices.reshape(planes, -1) + (xp.arange(planes) * size)[:, None]).reshape(-1)] = g.reshape(-1)
     return total.reshape(input_shape)
 
@@ -518,7 +519,7 @@ def separable_map_op(xp, x, matrices):
     d = len(matrices)
     for i, m in enumerate(matrices):
         axis = x.ndim - d + i
-        x = xp.moveaxis(xp.tensordot(x, xp.asarray(m, dtype=x.dtype), axes=([axis], [1])), -1, axis)
+        x = xp.moveaxis(xp.tensordot(x, xp.asarray(m, dtype=x.dtype, device=x.device), axes=([axis], [1])), -1, axis)
     return x
 
 

@@ -36,6 +36,7 @@ import numpy as np
 from .. import _dtype as D
 from .._creation import ones_like
 from .._tensor import Tensor, _wrap, _wrap_dim
+from . import arrays as A
 from .pointwise import log, where
 from .reduction import amax, amin, return_type, vector_norm
 from .registry import apply, defop, namespace
@@ -304,7 +305,7 @@ def eigh_op(xp, a, uplo):
 def eig_op(xp, a):
     values, vectors = xp.linalg.eig(a)  # real when every eigenvalue is: torch's results are always complex
     complex_dtype = np.result_type(a.dtype, np.complex64)
-    return values.astype(complex_dtype, copy=False), vectors.astype(complex_dtype, copy=False)
+    return A.astype(xp, values, complex_dtype, copy=False), A.astype(xp, vectors, complex_dtype, copy=False)
 
 
 @defop("linalg_pinv", params=("atol", "rtol", "hermitian"),
@@ -368,7 +369,7 @@ def mat2_grad(grad: Tensor, mat1: Tensor, mat2_transposed: bool) -> Tensor:
 def is_transposed(matrix: Tensor) -> bool:
     """A column-major 2-d tensor (strides (1, rows) in elements), as torch tests it."""
     data = matrix._data
-    return data.strides == (data.itemsize, data.itemsize * data.shape[0])
+    return getattr(data, "strides", None) == (data.itemsize, data.itemsize * data.shape[0])
 
 
 def matmul_grad_left(grad: Tensor, other: Tensor, self_ndim: int) -> Tensor:
@@ -920,7 +921,7 @@ def eig_backward(gL: Tensor, gV: Tensor, L: Tensor, V: Tensor, A_dtype: Any) -> 
         E = Lc.unsqueeze(-2) - Lc.unsqueeze(-1) + eye_of(n, n, L)
         inner = inner + VhgV / E * off
     gA = solve(V.mH, matmul(inner, V.mH))
-    return gA if A_dtype.kind == "c" else gA.real
+    return gA if D.kind(A_dtype) == "c" else gA.real
 
 
 def eig_jvp(A_t: Tensor, L: Tensor, V: Tensor) -> tuple:
@@ -1114,7 +1115,7 @@ def batched_or_singular(xp: Any, a: np.ndarray, solve_fn: Callable) -> tuple:
         info = lu_kernel(xp, a)[2]
         singular = (info > 0)[..., None, None]
         out = solve_fn(xp.where(singular, xp.eye(a.shape[-1], dtype=a.dtype), a))
-        return xp.where(singular, xp.asarray(math.nan, dtype=out.dtype), out), info
+        return xp.where(singular, xp.asarray(math.nan, dtype=out.dtype, device=out.device), out), info
 
 
 def triangular_solve_kernel(xp: Any, a: np.ndarray, b: np.ndarray, upper: bool, left: bool,
@@ -1122,7 +1123,7 @@ def triangular_solve_kernel(xp: Any, a: np.ndarray, b: np.ndarray, upper: bool, 
     """Solve with the triangle of `a` only (its other half is never read, as in LAPACK trtrs)."""
     n = a.shape[-1]
     keep = ~np.tri(n, n, -1, dtype=bool) if upper else np.tri(n, n, 0, dtype=bool)
-    tri = xp.where(keep, a, xp.zeros((), a.dtype))
+    tri = xp.where(keep, a, xp.zeros((), dtype=a.dtype, device=a.device))
     if unitriangular:
         tri = xp.where(np.eye(n, dtype=bool), xp.ones((), a.dtype), tri)
     if not left:
@@ -1152,7 +1153,7 @@ def cholesky_kernel(xp: Any, a: np.ndarray) -> tuple:
     info = info.reshape(a.shape[:-2])
     failing = (info > 0)[..., None, None]
     factor = xp.linalg.cholesky(xp.where(failing, xp.eye(n, dtype=a.dtype), a))
-    return xp.where(failing, xp.asarray(math.nan, dtype=a.dtype), factor), info
+    return xp.where(failing, xp.asarray(math.nan, dtype=a.dtype, device=a.device), factor), info
 
 
 # Padé [13/13] coefficients and the 1-norm bound up to which they are accurate to double
@@ -1850,7 +1851,7 @@ def linalg_lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True,
     if LU._data.dtype != B._data.dtype:
         raise RuntimeError(f"linalg.lu_solve: Expected LU and B to have the same dtype, but found LU of type "
                            f"{D.scalar_type_name(LU.dtype)} and B of type {D.scalar_type_name(B.dtype)} instead")
-    if pivots._data.dtype != np.int32:
+    if pivots.dtype is not D.int32:
         raise RuntimeError("linalg.lu_solve: pivots should be a Tensor of scalar type torch.int32")
     _check_matrix("torch.linalg.lu_solve", LU)
     if B._data.ndim < 2:

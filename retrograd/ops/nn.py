@@ -24,6 +24,7 @@ import numpy as np
 from .. import _creation
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap, _wrap_dim
+from . import arrays as A
 from .conv import *  # noqa: F403 - the spatial kernels are this family's too (rows, helpers, public functions)
 from .conv import FUNCTIONAL_ONLY as _CONV_FUNCTIONAL
 from .conv import PUBLIC as _CONV_PUBLIC
@@ -54,7 +55,7 @@ class NormAxes(NamedTuple):
 @defop("_softmax", node="SoftmaxBackward0", params=("dim",), self="softmax_backward_data(grad, result, dim)",
        jvp="result * (self_t - (self_t * result).sum(dim, True))")
 def softmax_op(xp, x, dim):
-    e = xp.exp(x - xp.max(x, axis=dim, keepdims=True)) if x.size else x.copy()
+    e = xp.exp(x - xp.max(x, axis=dim, keepdims=True)) if x.size else A.copy(xp, x)
     return e / xp.sum(e, axis=dim, keepdims=True)
 
 
@@ -74,7 +75,7 @@ def softmax_backward_data(xp, g, r, dim):
        jvp="self_t - (self_t * exp(result)).sum(dim, True)")
 def log_softmax_op(xp, x, dim):
     if not x.size:
-        return x.copy()
+        return A.copy(xp, x)
     shifted = x - x.max(axis=dim, keepdims=True)
     return shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
 
@@ -102,7 +103,7 @@ def log_softmax_backward_data(xp, g, r, dim):
        jvp="standardize_jvp(input_t, weight_t, bias_t, input, weight, axes, eps)")
 def native_norm_op(xp, x, w, b, axes, eps):
     """Standardise over axes.dims of x seen as axes.layout, then scale and shift (layer/group/batch norm)."""
-    xs = x.reshape(axes.layout)
+    xs = A.reshape(xp, x, axes.layout)
     if axes.frozen is None:
         mean = xs.mean(axis=axes.dims, keepdims=True)
         var = xs.var(axis=axes.dims, keepdims=True)
@@ -110,10 +111,10 @@ def native_norm_op(xp, x, w, b, axes, eps):
         mean, var = axes.frozen
     y = ((xs - mean) / xp.sqrt(var + eps)).reshape(x.shape)
     if w is not None:
-        y = y * w.reshape(axes.affine)
+        y = y * A.reshape(xp, w, axes.affine)
     if b is not None:
-        y = y + b.reshape(axes.affine)
-    return y.astype(x.dtype, copy=False)
+        y = y + A.reshape(xp, b, axes.affine)
+    return A.astype(xp, y, x.dtype, copy=False)
 
 
 native_group_norm_op = native_norm_op.alias("native_group_norm", "NativeGroupNormBackward0")
@@ -134,10 +135,10 @@ def embedding_op(xp, w, indices, padding_idx, scale_grad_by_freq):
        jvp="embedding_backward_op(grad_output_t, indices, num_weights, padding_idx, scale_grad_by_freq)")
 def embedding_backward_op(xp, g, indices, num_weights, padding_idx, scale_grad_by_freq):
     """Each looked-up row's gradient added into its weight row (padding_idx gets none)."""
-    flat = indices.reshape(-1)
-    rows = g.reshape(flat.size, -1) * _row_scale(flat, num_weights, padding_idx, scale_grad_by_freq)[:, None]
+    flat = A.reshape(xp, indices, -1)
+    rows = A.reshape(xp, g, flat.size, -1) * _row_scale(flat, num_weights, padding_idx, scale_grad_by_freq)[:, None]
     out = xp.zeros((num_weights, rows.shape[1]), dtype=g.dtype)
-    xp.add.at(out, flat, rows.astype(g.dtype, copy=False))
+    xp.add.at(out, flat, A.astype(xp, rows, g.dtype, copy=False))
     return out
 
 
@@ -152,7 +153,7 @@ def attention_op(xp, q, k, v, mask, scale):
     s = xp.matmul(q, xp.swapaxes(k, -1, -2)) * scale
     if mask is not None:
         s = s + mask
-    return xp.matmul(softmax_op.forward(xp, s, s.ndim - 1), v).astype(q.dtype, copy=False)
+    return A.astype(xp, xp.matmul(softmax_op.forward(xp, s, s.ndim - 1), v), q.dtype, copy=False)
 
 
 # ============================================================================================
@@ -221,7 +222,7 @@ def bce_op(xp, x, t, w, reduction):
         loss = (t - 1) * xp.maximum(xp.log1p(-x), -100) - t * xp.maximum(xp.log(x), -100)
     if w is not None:
         loss = loss * w
-    return _reduce(xp, loss.astype(x.dtype, copy=False), reduction)
+    return _reduce(xp, A.astype(xp, loss, x.dtype, copy=False), reduction)
 
 
 @defop("binary_cross_entropy_with_logits", inputs=("self", "target", "weight", "pos_weight"),
@@ -238,7 +239,7 @@ def bce_with_logits_op(xp, x, t, w, pw, reduction):
         loss = (1 - t) * x + (1 + (pw - 1) * t) * log_sig_neg
     if w is not None:
         loss = loss * w
-    return _reduce(xp, loss.astype(x.dtype, copy=False), reduction)
+    return _reduce(xp, A.astype(xp, loss, x.dtype, copy=False), reduction)
 
 
 @defop("mse_loss", inputs=("self", "target"), params=("reduction",),
@@ -728,7 +729,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
     """Rows of `weight` at the indices `input`; padding_idx's row gets no gradient; max_norm renormalises
     the looked-up rows of weight in place (no gradient), as torch does. The gradient is always dense."""
     indices = input._data
-    if indices.dtype.kind not in "iu":
+    if D.kind(indices) not in "iu":
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
                            f"Long, Int; but got torch.{_legacy(input)}Tensor instead (while checking arguments for "
                            "embedding)")

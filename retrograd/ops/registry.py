@@ -328,10 +328,10 @@ class Op:
                           "    if not same:",
                           f"        {_names(ds)} = _arrays(op, {args})"]
         params = ", *params" if self.params else ""  # a call without unpacking when the op has none
-        call = f"forward(np if type(d0) is _ndarray else namespace(d0), {', '.join(ds)}{params})"
+        call = f"forward(np if type(d0) is _ndarray else namespace_of(({', '.join(ds)},)), {', '.join(ds)}{params})"
         if self.numpy_function is not None:  # NumPy's function itself on ndarrays (Note [one-call forwards])
             call = (f"NUMPY_FUNCTION({', '.join(ds)}) if type(d0) is _ndarray "
-                    f"else forward(namespace(d0), {', '.join(ds)})")
+                    f"else forward(namespace_of(({', '.join(ds)},)), {', '.join(ds)})")
         lines += ["    try:",
                   f"        result = {call}",
                   "    except Exception as e:  # arrays on two devices, or NumPy's broadcasting error: torch's words",
@@ -545,9 +545,9 @@ def _fit(grad: Tensor | None, meta: tuple | None) -> Tensor | None:
             _grad_state.tracer.note_sum(grad._data.shape, shape)
         grad = sum_to(grad, shape)
     if grad._data.dtype != dt:
-        if not D.FROM_NUMPY[dt].is_complex and grad.dtype.is_complex:
+        if not D.from_native(dt).is_complex and grad.dtype.is_complex:
             grad = grad.real
-        grad = grad.to(D.FROM_NUMPY[dt]) if grad._data.dtype != dt else grad
+        grad = grad.to(D.from_native(dt)) if grad._data.dtype != dt else grad
     return grad
 
 
@@ -646,7 +646,7 @@ def _meta_of(node: OpNode, k: int, position: int) -> object:
 
 
 def _meta_value(value: object, position: int) -> object:
-    return tuple(value) if position == 0 else D.FROM_NUMPY[value]
+    return tuple(value) if position == 0 else D.from_native(value)
 
 
 def _holds_array(value: object) -> bool:
@@ -724,7 +724,7 @@ def _arrays(op: Op, args: tuple) -> list:
     conversion: NumPy's own rules then agree with torch's."""
     mode = op.promote
     if mode is None:
-        return [a._data if isinstance(a, Tensor) else a for a in args]
+        return _cpu_scalars_moved([a._data if isinstance(a, Tensor) else a for a in args])
     first = args[0]
     if isinstance(first, Tensor) and type(first._data) is _ndarray:
         dt = first._data.dtype
@@ -750,9 +750,24 @@ def _arrays(op: Op, args: tuple) -> list:
     target = D.result_type(dims, zeros, scalars)
     if mode == "float" and target.category < 2:
         target = D.defaults.floating
-    return [_cast(a._data, target) if isinstance(a, Tensor)
-            else D.number(a)  # NumPy's rules would let a NumPy scalar promote
-            for a in args]
+    return _cpu_scalars_moved([_cast(a._data, target) if isinstance(a, Tensor)
+                               else D.number(a)  # NumPy's rules would let a NumPy scalar promote
+                               for a in args])
+
+
+def namespace_of(arrays: Sequence) -> types.ModuleType:
+    """The namespace of a forward's first array (its first inputs may be Python numbers)."""
+    return next((namespace(a) for a in arrays if hasattr(a, "__array_namespace__")), np)
+
+
+def _cpu_scalars_moved(arrays: list) -> list:
+    """torch lets a 0-d CPU tensor join tensors on another device, read as a number: moved to theirs (tensors of
+    more dimensions on two devices are torch's error, _forward_error)."""
+    other = next((a for a in arrays if type(a) is not _ndarray and hasattr(a, "__array_namespace__")), None)
+    if other is None:
+        return arrays
+    xp = namespace(other)
+    return [xp.asarray(a, device=other.device) if type(a) is _ndarray and a.ndim == 0 else a for a in arrays]
 
 
 def _cast(array: object, target: D.dtype) -> object:
@@ -950,13 +965,13 @@ def _apply_generic(op: Op, args: tuple, params: tuple = ()) -> Tensor | tuple:
     if op.variadic:
         inputs = args[0]
         arrays = [t._data for t in inputs]
-        result = op.forward(namespace(arrays[0]), arrays, *params)
+        result = op.forward(namespace_of(arrays), arrays, *params)
     else:
         inputs = args
         arrays = _arrays(op, args)
         first = arrays[0]
         try:
-            result = op.forward(np if type(first) is _ndarray else namespace(first), *arrays, *params)
+            result = op.forward(np if type(first) is _ndarray else namespace_of(arrays), *arrays, *params)
         except Exception as e:  # arrays on two devices, or NumPy's broadcasting error: torch's words
             raise _forward_error(e, arrays) from None
     if op.n_outputs == 1:
