@@ -221,10 +221,15 @@ class Tensor:
     def item(self) -> Any:
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
-        return self._data.reshape(()).item()
+        return self._host().reshape(()).item()
 
     def tolist(self) -> Any:
-        return self._data.tolist()
+        return self._host().tolist()
+
+    def _host(self) -> np.ndarray:
+        """The elements as a NumPy array: the array itself on the CPU, a copy from another device."""
+        data = self._data
+        return data if type(data) is _ndarray else _xp.transfer(data, "cpu", None)
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The array itself (shared memory), refused while the tensor requires grad and grad mode is on,
@@ -264,7 +269,7 @@ class Tensor:
     def __bool__(self) -> bool:
         if self._data.size != 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
-        return bool(self._data)
+        return bool(self._host())
 
     def __float__(self) -> float:
         _warn_scalar_of_grad(self)
@@ -308,7 +313,12 @@ class Tensor:
             tangent = current_tangent(self)
             if tangent is not None:
                 extras.append(f"tangent={tangent}")
-        return format_tensor(self._data, dtype_name=dt.name if shown else None, extras=extras)
+        data, where = self._data, None
+        if type(data) is not _ndarray:  # another namespace's array: printed from a host copy
+            place = _xp.locate(data)
+            data = _xp.transfer(data, "cpu", None)
+            where = None if place[0] == "cpu" else str(device(*place))
+        return format_tensor(data, dtype_name=dt.name if shown else None, extras=extras, device=where)
 
     __str__ = __repr__
 
@@ -427,7 +437,7 @@ class Tensor:
                                 f"{type(value).__name__}")
             if value is self:
                 raise RuntimeError("can't assign Variable as its own grad")
-            if value._data.dtype != self._data.dtype:
+            if value.dtype is not self.dtype:
                 raise RuntimeError(
                     f"attempting to assign a gradient with dtype '{D.CPP_TYPE_NAMES[value.dtype.name]}' to a tensor "
                     f"with grad_dtype '{D.SCALAR_TYPE_NAMES[self.dtype.name]}'. The gradient must match the tensor's "

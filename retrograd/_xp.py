@@ -26,12 +26,16 @@ from typing import Any
 import numpy as np
 
 _ndarray = np.ndarray
+_NAMESPACE_OF_TYPE: dict[type, Any] = {}  # array types whose namespace a backend names (CuPy's)
 
 
 def namespace(array: object) -> types.ModuleType:
     """The array namespace that computes on `array`: the Python array API's `__array_namespace__`."""
     if type(array) is _ndarray:
         return np
+    known = _NAMESPACE_OF_TYPE.get(type(array))
+    if known is not None:
+        return known
     get = getattr(array, "__array_namespace__", None)
     return np if get is None else get()
 
@@ -44,6 +48,10 @@ class Backend:
         self.type = device_type
         self.xp = xp
         self.devices = tuple(devices)
+        self.name = getattr(xp, "__name__", type(xp).__name__)  # torch.cuda.get_device_name
+
+    def synchronize(self) -> None:
+        """Wait for queued work (nothing is queued for an array API library in general)."""
 
     def index_of(self, array: Any) -> int | None:
         """The torch index of the device holding `array` (None: not one of ours)."""
@@ -65,6 +73,15 @@ class Backend:
 class _CuPy(Backend):
     """CuPy's arrays on the GPUs it sees: its own copies to and from the host."""
 
+    def __init__(self, cupy: Any) -> None:
+        count = cupy.cuda.runtime.getDeviceCount()
+        super().__init__("cuda", cupy, [cupy.cuda.Device(i) for i in range(count)])
+        _NAMESPACE_OF_TYPE[cupy.ndarray] = cupy
+        self.name = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode() if count else "cupy"
+
+    def synchronize(self) -> None:
+        self.xp.cuda.runtime.deviceSynchronize()
+
     def index_of(self, array: Any) -> int | None:
         return array.device.id
 
@@ -80,10 +97,11 @@ def _find_cupy() -> Backend | None:
     """CuPy behind 'cuda' when it imports and sees a GPU; None otherwise."""
     try:
         import cupy
-        count = cupy.cuda.runtime.getDeviceCount()
+
+        found = _CuPy(cupy)
     except Exception:  # noqa: BLE001 - no CuPy, or a CuPy without a driver or a GPU: no CUDA, as torch says
         return None
-    return _CuPy("cuda", cupy, [cupy.cuda.Device(i) for i in range(count)]) if count else None
+    return found if found.devices else None
 
 
 _NOT_LOOKED_UP = object()

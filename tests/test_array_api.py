@@ -133,3 +133,127 @@ def test_op_behind_the_seam(name: str) -> None:
     except Exception:  # noqa: BLE001 - the listed reason: a function the standard lacks
         pytest.xfail(NUMPY_ONLY[name])
     pytest.fail(f"{name} runs behind the seam now: take it off NUMPY_ONLY")
+
+
+# --------------------------------------------------------------------------------------------
+# The device plumbing: 'cuda' tensors, transfers and torch's device errors, on array_api_strict's two
+# non-host devices standing for cuda:0 and cuda:1, and on CuPy's GPUs where CuPy sees one
+# --------------------------------------------------------------------------------------------
+
+
+def _cupy_gpu() -> bool:
+    try:
+        import cupy
+
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:  # noqa: BLE001 - no CuPy, or no driver or GPU
+        return False
+
+
+@pytest.fixture(params=["array_api_strict", pytest.param("cupy", marks=pytest.mark.skipif(
+    not _cupy_gpu(), reason="CuPy with a GPU is not installed here (pip install retrograd[cuda] on a GPU machine)"))])
+def cuda(request):
+    """'cuda' backed by array_api_strict's device1/device2, or by CuPy itself."""
+    if request.param == "cupy":
+        assert retrograd.cuda.is_available()
+        yield
+        return
+    with _xp.use("cuda", array_api_strict, DEVICES):
+        yield
+
+
+@pytest.mark.skipif(_cupy_gpu(), reason="CuPy sees a GPU here: 'cuda' is available")
+def test_without_cuda_torch_cpu_build_errors() -> None:
+    assert not retrograd.cuda.is_available() and retrograd.cuda.device_count() == 0
+    for make in (lambda lib: lib.zeros(2, device="cuda"), lambda lib: lib.ones(2).cuda(),
+                 lambda lib: lib.ones(2).to("cuda"), lambda lib: lib.cuda.current_device(),
+                 lambda lib: lib.nn.Linear(2, 2).to("cuda")):
+        with pytest.raises(AssertionError) as ours:
+            make(retrograd)
+        with pytest.raises(AssertionError) as theirs:
+            make(_torch())
+        assert str(ours.value) == str(theirs.value) == "Torch not compiled with CUDA enabled"
+    assert repr(retrograd.device("cuda:1")) == repr(_torch().device("cuda:1")) == "device(type='cuda', index=1)"
+
+
+def _torch():
+    import torch
+
+    return torch
+
+
+def torch_cuda_available() -> bool:
+    return _torch().cuda.is_available()
+
+
+@pytest.mark.usefixtures("cuda")
+def test_cuda_tensors_and_transfers() -> None:
+    assert retrograd.cuda.is_available() and retrograd.cuda.device_count() >= 1
+    x = retrograd.tensor([1.0, 2.0], device="cuda", requires_grad=True)
+    assert x.is_cuda and str(x.device) == "cuda:0" and x.device == retrograd.device("cuda", 0)
+    assert repr(x) == "tensor([1., 2.], device='cuda:0', requires_grad=True)"
+    assert repr(retrograd.zeros(2, 0, device="cuda", dtype=retrograd.float64)) == \
+        "tensor([], device='cuda:0', size=(2, 0), dtype=torch.float64)"
+    with pytest.raises(TypeError, match=r"^can't convert cuda:0 device type tensor to numpy\. Use Tensor\.cpu\(\) to "
+                                        r"copy the tensor to host memory first\.$"):
+        x.detach().numpy()
+    y = (x * 3).cpu()
+    assert y.device == retrograd.device("cpu") and y.grad_fn.name() == "ToCopyBackward0"
+    assert y.tolist() == [3.0, 6.0] and x.sum().item() == 3.0
+    (y * retrograd.tensor([1.0, 10.0])).sum().backward()
+    assert x.grad.is_cuda and x.grad.tolist() == [3.0, 30.0]
+    assert x.to("cuda") is x and x.cuda() is x and x.cpu().cuda().device == x.device
+    z = x.detach().to("cpu", retrograd.float64)
+    assert z.dtype is retrograd.float64 and not z.is_cuda
+    assert retrograd.zeros_like(x).is_cuda and retrograd.ones(2, device=retrograd.device("cuda:0")).is_cuda
+
+
+@pytest.mark.usefixtures("cuda")
+def test_device_mismatch_is_torchs_error() -> None:
+    a = retrograd.ones(2, device="cuda")
+    with pytest.raises(RuntimeError, match=r"^Expected all tensors to be on the same device, but found at least two "
+                                           r"devices, cuda:0 and cpu!$"):
+        a + retrograd.ones(2)
+    with pytest.raises(RuntimeError, match="found at least two devices, cuda:0 and cpu!"):
+        retrograd.mm(retrograd.ones(2, 2, device="cuda"), retrograd.ones(2, 2))
+    # a 0-d CPU tensor joins tensors of any device, read as a number (torch's rule)
+    assert (a * retrograd.tensor(3.0)).is_cuda and (a * retrograd.tensor(3.0)).tolist() == [3.0, 3.0]
+    if retrograd.cuda.device_count() > 1:
+        with pytest.raises(RuntimeError, match="found at least two devices, cuda:0 and cuda:1!"):
+            a + retrograd.ones(2, device="cuda:1")
+        assert (a.to("cuda:1") + retrograd.ones(2, device="cuda:1")).device == retrograd.device("cuda:1")
+
+
+@pytest.mark.usefixtures("cuda")
+def test_module_on_cuda_trains_as_on_cpu() -> None:
+    retrograd.manual_seed(0)
+    cpu = retrograd.nn.Sequential(retrograd.nn.Linear(3, 4), retrograd.nn.ReLU(), retrograd.nn.Linear(4, 1))
+    gpu = retrograd.nn.Sequential(retrograd.nn.Linear(3, 4), retrograd.nn.ReLU(), retrograd.nn.Linear(4, 1))
+    gpu.load_state_dict(cpu.state_dict())
+    gpu.cuda()
+    assert all(p.is_cuda for p in gpu.parameters())
+    x = np.random.default_rng(0).standard_normal((5, 3)).astype(np.float32)
+    for model, device in ((cpu, "cpu"), (gpu, "cuda")):
+        optimizer = retrograd.optim.SGD(model.parameters(), lr=0.1)
+        for _ in range(3):
+            optimizer.zero_grad()
+            loss = model(retrograd.from_numpy(x).to(device)).square().mean()
+            loss.backward()
+            optimizer.step()
+    for p, q in zip(cpu.parameters(), gpu.parameters()):
+        np.testing.assert_allclose(q.detach().cpu().numpy(), p.detach().numpy(), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.usefixtures("cuda")
+def test_saving_a_cuda_tensor_as_torch_does(tmp_path) -> None:
+    path = tmp_path / "t.pt"
+    retrograd.save({"w": retrograd.tensor([1.0, 2.0], device="cuda")}, path)
+    theirs = _torch().load(path, map_location="cpu")  # the file holds host bytes, its storage named cuda:0
+    assert theirs["w"].tolist() == [1.0, 2.0]
+    if not torch_cuda_available():
+        with pytest.raises(RuntimeError) as e:
+            _torch().load(path)
+        assert "Attempting to deserialize object on a CUDA device" in str(e.value)
+    loaded = retrograd.load(path)
+    assert loaded["w"].is_cuda and loaded["w"].tolist() == [1.0, 2.0]
+    assert not retrograd.load(path, map_location="cpu")["w"].is_cuda

@@ -237,7 +237,7 @@ def _analytical_jacobians(output: Any, inputs: tuple, wanted: list[int],
                 g = row[n]
                 if g is None:
                     continue
-                if g._data.dtype != x._data.dtype:
+                if g.dtype is not x.dtype:
                     types_ok = False
                 if g.numel() != x.numel():
                     sizes_ok = False

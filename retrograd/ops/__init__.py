@@ -195,13 +195,15 @@ def _direct_inplace(self: Tensor, ufunc: str, args: tuple, kwargs: dict) -> bool
         return False
     other = args[0]
     data = self._data
+    if type(data) is not np_.ndarray:  # NumPy's in-place ufuncs only; other namespaces take the general path
+        return False
     if isinstance(other, Tensor):
         if other._data.dtype != data.dtype or (_grad_enabled() and (other._requires_grad or self._requires_grad)):
             return False
-        if ufunc == "true_divide" and D.kind(data) not in "fc":
+        if ufunc == "true_divide" and data.dtype.kind not in "fc":
             return False
         value = other._data
-    elif type(other) in (int, float) and D.kind(data) in "fc" and not (_grad_enabled() and self._requires_grad):
+    elif type(other) in (int, float) and data.dtype.kind in "fc" and not (_grad_enabled() and self._requires_grad):
         value = other
     else:
         return False

@@ -101,9 +101,9 @@ def view_as_real(input: Tensor) -> Tensor:
 def view_as_complex(input: Tensor) -> Tensor:
     """A complex view of a real tensor whose last dimension holds (real, imaginary) pairs."""
     data = input._data
-    if data.dtype.name not in COMPLEX_OF:
+    if input.dtype.name not in COMPLEX_OF:
         raise RuntimeError("view_as_complex is only supported for half, float and double tensors, but got a tensor "
-                           f"of scalar type: {D.scalar_type_name(data.dtype)}")
+                           f"of scalar type: {D.scalar_type_name(input.dtype)}")
     if data.ndim == 0 or data.shape[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")
     # strides of empty tensors are not checked: NumPy gives some of them zero strides where torch's are regular

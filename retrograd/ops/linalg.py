@@ -369,7 +369,7 @@ def mat2_grad(grad: Tensor, mat1: Tensor, mat2_transposed: bool) -> Tensor:
 def is_transposed(matrix: Tensor) -> bool:
     """A column-major 2-d tensor (strides (1, rows) in elements), as torch tests it."""
     data = matrix._data
-    return getattr(data, "strides", None) == (data.itemsize, data.itemsize * data.shape[0])
+    return hasattr(data, "strides") and data.strides == (data.itemsize, data.itemsize * data.shape[0])
 
 
 def matmul_grad_left(grad: Tensor, other: Tensor, self_ndim: int) -> Tensor:
@@ -1019,12 +1019,12 @@ def add_scaled(xp: Any, c: np.ndarray, product: np.ndarray, beta: complex, alpha
     if beta == 0:
         return xp.broadcast_to(out, xp.broadcast_shapes(c.shape, out.shape)).astype(product.dtype)
     addend = c if beta == 1 else c * beta
-    if addend.dtype == out.dtype:
+    if addend.dtype == out.dtype and hasattr(out, "strides"):  # NumPy's in-place add
         try:
             return xp.add(out, addend, out=out)
         except ValueError:  # c broadcasts to more than the product's shape
             pass
-    return (out + addend).astype(product.dtype, copy=False)
+    return A.astype(xp, out + addend, product.dtype, copy=False)
 
 
 def lu_kernel(xp: Any, a: np.ndarray) -> tuple:
@@ -1237,7 +1237,7 @@ def _check_matrix(name: str, A: Tensor, square: bool = True, arg: str = "A") -> 
 
 
 def _check_same_dtype(name: str, A: Tensor, B: Tensor) -> None:
-    if A._data.dtype != B._data.dtype:
+    if A.dtype is not B.dtype:
         raise RuntimeError(f"{name}: Expected A and B to have the same dtype, but found A of type "
                            f"{D.scalar_type_name(A.dtype)} and B of type {D.scalar_type_name(B.dtype)} instead")
 
@@ -1256,7 +1256,7 @@ def _raise_info(name: str, info: np.ndarray, message: Callable[[int], str], erro
 
 
 def _mm_dtypes(a: Tensor, b: Tensor, first: str = "m1", second: str = "m2") -> None:
-    if a._data.dtype != b._data.dtype:
+    if a.dtype is not b.dtype:
         raise RuntimeError(f"expected {first} and {second} to have the same dtype, but got: "
                            f"{D.scalar_type_name(a.dtype).lower()} != {D.scalar_type_name(b.dtype).lower()}")
 
@@ -1296,7 +1296,7 @@ def _check_vectors(name: str, a: Tensor, b: Tensor) -> None:
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{a._data.shape[0]}] and src "
                            f"[{b._data.shape[0]}] to have the same number of elements, but got "
                            f"{a._data.shape[0]} and {b._data.shape[0]} elements respectively")
-    if a._data.dtype != b._data.dtype:
+    if a.dtype is not b.dtype:
         raise RuntimeError(f"{name} : expected both vectors to have same dtype, but found "
                            f"{D.scalar_type_name(a.dtype)} and {D.scalar_type_name(b.dtype)}")
 
@@ -1407,8 +1407,8 @@ def _check_batch_broadcast(a: tuple, b: tuple) -> None:
 
 
 def _check_scaled_product(self: Tensor, mat: Tensor, other: Tensor) -> None:
-    if self._data.dtype != other._data.dtype or mat._data.dtype != other._data.dtype:
-        culprit = self if self._data.dtype != other._data.dtype else mat
+    if self.dtype is not other.dtype or mat.dtype is not other.dtype:
+        culprit = self if self.dtype is not other.dtype else mat
         raise RuntimeError(f"{'self' if culprit is self else 'mat1'} and mat2 must have the same dtype, but got "
                            f"{D.scalar_type_name(culprit.dtype)} and {D.scalar_type_name(other.dtype)}")
 
@@ -1572,7 +1572,7 @@ def multi_dot(tensors: Sequence[Tensor]) -> Tensor:
         if t._data.ndim != 2:
             raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t._data.ndim}D")
     for i, t in enumerate(tensors[1:], 1):
-        if t._data.dtype != first._data.dtype:
+        if t.dtype is not first.dtype:
             raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but tensor 0 is "
                                f"{D.scalar_type_name(first.dtype)} and tensor {i} {D.scalar_type_name(t.dtype)}")
     out_shape = ([] if first._data.ndim == 1 else [first._data.shape[0]]) + \
@@ -1848,7 +1848,7 @@ def linalg_lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True,
     """torch.linalg.lu_solve: X with A X = B (left) or X A = B, or with A^H for adjoint, given
     A = P L U as lu_factor's (LU, pivots); B's batch dims broadcast with LU's."""
     _check_float("torch.linalg.lu_solve", LU)
-    if LU._data.dtype != B._data.dtype:
+    if LU.dtype is not B.dtype:
         raise RuntimeError(f"linalg.lu_solve: Expected LU and B to have the same dtype, but found LU of type "
                            f"{D.scalar_type_name(LU.dtype)} and B of type {D.scalar_type_name(B.dtype)} instead")
     if pivots.dtype is not D.int32:
@@ -2081,7 +2081,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
     vector = B._data.ndim == A._data.ndim - 1
     if (B._data.shape[-1] if vector else B._data.shape[-2]) != A._data.shape[-2]:
         raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
-    if A._data.dtype != B._data.dtype:
+    if A.dtype is not B.dtype:
         raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same dtype, but got input's "
                            f"dtype {A.dtype} and other's dtype {B.dtype}")
     return linalg_lstsq_result(*apply(lstsq_op, (A, B), (rcond, driver, vector)))

@@ -1163,7 +1163,7 @@ def _fit_tangent(t: Tensor | complex, out: Tensor) -> Tensor:
         return _creation.full_like(out, t)
     if t._data.shape != out._data.shape:
         t = t.expand(out._data.shape)
-    if t._data.dtype != out._data.dtype:
+    if t.dtype is not out.dtype:
         if t.dtype.is_complex and not out.dtype.is_complex:
             t = t.real
         t = t.to(out.dtype)

@@ -361,18 +361,21 @@ class Module:
         return self
 
     def to(self, *args: Any, **kwargs: Any) -> Module:
-        """Cast floating-point parameters and buffers to a dtype (devices other than the CPU are refused)."""
+        """Move parameters and buffers to a device and cast the floating-point ones to a dtype, in place."""
         from ... import _dtype as D
-        from ..._tensor import device
+        from ..._tensor import device, placement
 
-        dtype = kwargs.get("dtype")
+        dtype, where = kwargs.get("dtype"), None
         for a in (*args, kwargs.get("device"), kwargs.get("tensor")):
             if isinstance(a, D.dtype):
                 dtype = a
             elif isinstance(a, Tensor):
-                dtype = a.dtype
+                dtype, where = a.dtype, a.device
             elif a is not None:
-                device(a)
+                where = device(a)
+        if where is not None:
+            placement(where)  # torch's error before anything moves
+            self._apply(lambda t: t.to(where))
         if dtype is None:
             return self
         if not (dtype.is_floating_point or dtype.is_complex):
@@ -399,7 +402,14 @@ class Module:
         return self._apply(lambda t: t.to(dst_type))
 
     def cpu(self) -> Module:
-        return self
+        return self.to("cpu")
+
+    def cuda(self, device: Any = None) -> Module:
+        """Parameters and buffers on a CUDA device (CuPy's arrays; torch's error without CUDA)."""
+        from ..._tensor import device as device_type
+
+        index = device.index if isinstance(device, device_type) else device
+        return self.to(device_type("cuda", 0 if index is None else index))
 
     def share_memory(self) -> Module:
         return self
