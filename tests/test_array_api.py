@@ -3,8 +3,9 @@
 conversion as a GPU's do, so any `np.` call on a tensor's array fails here. Every op is run forward, backward and
 double backward there and compared with the same op on NumPy's arrays (checked against torch by test_ops.py).
 
-Ops whose forward needs functions the array API standard lacks are listed in NUMPY_ONLY with the reason; the list
-is strict: a listed op that passes fails the test, to be taken off the list.
+Ops whose forward still needs NumPy are listed, with the reason, in array_api_numpy_only.txt: what the standard
+lacks (NumPy's strided memory and views, functions it does not have), or which NumPy call the forward still makes.
+The list is strict: a listed op that passes fails the test, to be taken off the list.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import warnings
 import zlib
 from collections import defaultdict
+from pathlib import Path
 
 import array_api_strict
 import numpy as np
@@ -23,8 +25,14 @@ from retrograd import _xp
 
 DEVICES = (array_api_strict.Device("device1"), array_api_strict.Device("device2"))
 
-# op name -> why its forward needs NumPy (functions the standard does not have)
-NUMPY_ONLY: dict[str, str] = {}
+
+def _numpy_only() -> dict[str, str]:
+    """op name -> why its forward needs NumPy, from `name: reason` lines."""
+    lines = (Path(__file__).parent / "array_api_numpy_only.txt").read_text().splitlines()
+    return dict(line.split(": ", 1) for line in lines if line and not line.startswith("#"))
+
+
+NUMPY_ONLY = _numpy_only()
 
 
 def _rows() -> dict[str, list[OpInfo]]:
@@ -118,6 +126,10 @@ def _check(name: str) -> None:
                     continue
                 np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12, equal_nan=True,
                                            err_msg=f"{sample.name}: result {k}")
+
+
+def test_numpy_only_lists_database_ops() -> None:
+    assert not set(NUMPY_ONLY) - set(ROWS), "listed ops the op database does not have"
 
 
 @pytest.mark.usefixtures("strict_cuda")

@@ -62,7 +62,7 @@ def _make_grads(outputs: Sequence, grads: Sequence, is_grads_batched: bool = Fal
             if type(o) is Tensor and not shape and type(o._data) is np.ndarray:  # a plain 0-d loss: its 1 directly
                 out.append(_tensor._wrap(o._data.dtype.type(1)))
             else:
-                out.append(_creation.ones(shape, dtype=dtype, device=o.device))
+                out.append(_creation.ones(shape, dtype=dtype, device=getattr(o, "device", None)))  # an edge: the CPU
             continue
         if not isinstance(g, Tensor):
             raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")

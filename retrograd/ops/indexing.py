@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap, _wrap_dim
+from .._xp import namespace
 from ..autograd import grad_mode
 from ..autograd.forward_ad import transforms as _transforms
 from . import arrays as A
@@ -721,8 +722,12 @@ def _check_along(index: np.ndarray, size: int, dim: int, error: type = IndexErro
                  negative: bool = False) -> None:
     """torch's bounds check for an index along dim (some ops also take negative indices)."""
     low = -size if negative else 0
-    if index.size and (index.max() >= size or index.min() < low):
-        bad = int(index.max() if index.max() >= size else index.min())
+    if not index.size:
+        return
+    xp = namespace(index)
+    high, least = int(xp.max(index)), int(xp.min(index))
+    if high >= size or least < low:
+        bad = high if high >= size else least
         raise error(f"{what}index {bad} is out of bounds for dimension {dim} with size {size}")
 
 
@@ -900,7 +905,7 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
 
 
 def _bool_mask(mask: Tensor, what: str) -> np.ndarray:
-    if mask._data.dtype != bool:
+    if mask.dtype is not D.bool_:
         raise RuntimeError(f"{what} only supports boolean masks, but got mask with dtype {mask.dtype}"
                            if what == "masked_fill_" else f"{what}: expected BoolTensor for mask")
     return mask._data

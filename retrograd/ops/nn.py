@@ -1043,7 +1043,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     # torch's math path: both sides scaled by sqrt(scale), additive mask, softmax, dropout, matmul
     root = math.sqrt(abs(scale))
     scores = matmul(query * (root if scale >= 0 else -root), key.mT * root)
-    if attn_mask is not None and attn_mask._data.dtype != bool:
+    if attn_mask is not None and attn_mask.dtype is not D.bool_:
         scores = scores + attn_mask
     elif mask is not None:
         scores = scores + constant_like(mask, scores)
@@ -1122,7 +1122,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     _not_differentiable("nll_loss_forward", weight=weight)
     t = target._data
     x = input._data
-    if t.dtype not in (np.int64, np.uint8):
+    if target.dtype not in (D.int64, D.uint8):
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_legacy(target)}")
     if x.ndim < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {x.ndim})")
