@@ -126,10 +126,10 @@ _flags = {"matmul_precision": "highest", "deterministic": False}
 
 
 def set_default_device(device: Any) -> None:
-    """Tensors are made on the CPU, the only device retrograd has: a CPU (or None) is accepted; another device is
-    refused now, with the error a CPU-only torch gives at the first tensor made on it."""
-    if device is not None:
-        _tensor.check_cpu(device)
+    """Tensors are made on the CPU by default: a CPU (or None) is accepted; a device this machine lacks is refused
+    now, with the error a CPU-only torch gives at the first tensor made on it; another default is not built."""
+    if device is not None and _tensor.placement(device) != ("cpu", None):
+        raise NotImplementedError("retrograd makes tensors on the CPU by default; pass device= to place them")
 
 
 def get_default_device() -> device:

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from . import _dtype as D
-from ._tensor import NO_VERSION_COUNTER, Tensor, _wrap, check_cpu
+from ._tensor import NO_VERSION_COUNTER, Tensor, _wrap, on_device, placement
 from .autograd import grad_mode
 from .autograd.forward_ad import transforms
 
@@ -124,13 +124,11 @@ def _new(data: np.ndarray) -> Tensor:
 
 
 def _finish(data: np.ndarray, requires_grad: bool, device: Any = None) -> Tensor:
-    if device is not None:
-        check_cpu(device)
-    t = _new(data)
-    if requires_grad:
-        if data.dtype.kind not in "fc":
-            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
-        t._requires_grad = True
+    """A factory's tensor around NumPy's `data`, copied to `device` when that is not the CPU."""
+    if requires_grad and data.dtype.kind not in "fc":
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+    t = _new(data if device is None else on_device(data, device))
+    t._requires_grad = requires_grad
     return t
 
 
@@ -228,10 +226,11 @@ def tensor(data: Any, *, dtype: D.dtype | None = None, device: Any = None, requi
 
 def as_tensor(data: Any, dtype: D.dtype | None = None, device: Any = None) -> Tensor:
     """Like tensor(), but shares memory with a tensor or NumPy array of the right dtype."""
-    if device is not None:
-        check_cpu(device)
     if isinstance(data, Tensor):
+        data = data if device is None else data.to(device)
         return data if dtype is None or data.dtype is dtype else data.to(dtype)
+    if device is not None and placement(device) != ("cpu", None):
+        return tensor(data, dtype=dtype, device=device)
     if isinstance(data, np.ndarray) and (dtype is None or data.dtype == _np_dtype(dtype)):
         D.from_numpy_dtype(data.dtype)
         return _new(data)
@@ -365,10 +364,16 @@ def normal(mean: float | Tensor = 0.0, std: float | Tensor = 1.0, size: Sequence
     return _finish(_rng(generator).normal(m, s, size=shape).astype(_np_dtype(out_dtype)), False)
 
 
+def _where(input: Tensor, device: Any) -> Any:
+    """A `_like` factory's device: the one asked for, else input's (None, no transfer, for NumPy's arrays)."""
+    return device if device is not None or type(input._data) is np.ndarray else input.device
+
+
 def _like(fn: Any) -> Any:
     def like(input: Tensor, *, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False,
              memory_format: Any = None, layout: Any = None) -> Tensor:
-        return fn(input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
+        return fn(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
+                  device=_where(input, device))
 
     like.__name__ = fn.__name__ + "_like"
     like.__doc__ = f"{fn.__name__}() with the shape (and by default the dtype) of `input`."
@@ -384,9 +389,11 @@ randn_like = _like(randn)
 
 def full_like(input: Tensor, fill_value: Any, *, dtype: D.dtype | None = None, device: Any = None,
               requires_grad: bool = False, memory_format: Any = None) -> Tensor:
-    return full(input.shape, fill_value, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
+    return full(input.shape, fill_value, dtype=dtype or input.dtype, requires_grad=requires_grad,
+                device=_where(input, device))
 
 
 def randint_like(input: Tensor, low: int, high: int | None = None, *, dtype: D.dtype | None = None,
-                 requires_grad: bool = False) -> Tensor:
-    return randint(low, high, input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+                 device: Any = None, requires_grad: bool = False) -> Tensor:
+    return randint(low, high, input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
+                   device=_where(input, device))

@@ -91,6 +91,51 @@ SCALAR_TYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "
                      "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
 
 
+_NATIVE: dict[object, dict] = {}  # namespace -> {its dtype object: our dtype, and back}, made on first use
+_FROM_NATIVE: dict[object, dtype] = {}  # every namespace's dtype objects met so far -> ours
+
+
+def native_table(xp: object) -> dict:
+    """An array namespace's dtype objects and ours, both ways: {xp.float32: float32, float32: xp.float32, ...}."""
+    table = _NATIVE.get(xp)
+    if table is None:
+        pairs = [(getattr(xp, "bool" if d is bool_ else d.name), d) for d in ALL_DTYPES
+                 if hasattr(xp, "bool" if d is bool_ else d.name)]
+        table = _NATIVE[xp] = {**dict(pairs), **{d: n for n, d in pairs}}
+        _FROM_NATIVE.update(pairs)
+    return table
+
+
+def from_native(native: object) -> dtype:
+    """Our dtype of an array library's dtype object (a NumPy dtype, or one of a namespace already met)."""
+    return FROM_NUMPY[native] if isinstance(native, np.dtype) else _FROM_NATIVE[native]
+
+
+def native(xp: object, dt: dtype | np.dtype | object) -> object:
+    """`dt` (ours, a NumPy dtype or already the namespace's own) as namespace `xp` spells it."""
+    if isinstance(dt, dtype):
+        dt = dt.np
+    elif isinstance(dt, type) and issubclass(dt, np.generic):  # np.float64 the type, for its dtype
+        dt = np.dtype(dt)
+    if xp is np or not isinstance(dt, np.dtype):
+        return dt
+    return native_table(xp)[FROM_NUMPY[dt]]
+
+
+def kind(value: object) -> str:
+    """NumPy's kind letter ('b', 'i', 'u', 'f', 'c') of an array, or of a dtype object, of any array library."""
+    dt = value if isinstance(value, np.dtype) else getattr(value, "dtype", value)
+    return dt.kind if isinstance(dt, np.dtype) else from_native(dt).np.kind
+
+
+def of_array(array: object) -> dtype:
+    """The torch dtype of any array-API array (NumPy's and CuPy's dtypes are NumPy dtypes)."""
+    native = array.dtype
+    if isinstance(native, np.dtype):
+        return FROM_NUMPY[native]
+    return native_table(array.__array_namespace__())[native]
+
+
 def scalar_type_name(dt: dtype | np.dtype) -> str:
     """torch's ScalarType name of a dtype, as its error texts print it: Float, Long, ComplexDouble."""
     return SCALAR_TYPE_NAMES.get(dt.name, dt.name)

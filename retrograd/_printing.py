@@ -220,17 +220,19 @@ def _with_suffixes(text: str, suffixes: Sequence[str], indent: int) -> str:
     return "".join(parts)
 
 
-def format_tensor(data: np.ndarray, *, dtype_name: str | None, extras: Sequence[str] = ()) -> str:
+def format_tensor(data: np.ndarray, *, dtype_name: str | None, extras: Sequence[str] = (), device: str | None = None
+                  ) -> str:
     """Return torch's repr text for a tensor holding ``data``.
 
     ``dtype_name`` (e.g. ``"float64"``), when given, adds ``dtype=torch.<name>``;
     the caller decides when torch shows it. ``extras`` (e.g.
-    ``"requires_grad=True"`` or ``"grad_fn=<AddBackward0>"``) follow in order.
+    ``"requires_grad=True"`` or ``"grad_fn=<AddBackward0>"``) follow in order; ``device`` (``"cuda:0"``), for
+    a tensor off the CPU, comes first, as in torch. ``data`` is a NumPy array (a host copy for other devices).
     Example: ``'tensor([[3., 3.],\\n        [3., 3.]], grad_fn=<AddBackward0>)'``.
     """
     a = np.asarray(data)
     indent = len(_PREFIX)
-    suffixes = []
+    suffixes = [] if device is None else [f"device='{device}'"]
     if a.size == 0:
         body = "[]"
         if a.ndim != 1:

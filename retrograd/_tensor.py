@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from . import _dtype as D
-from . import _layout, autograd
+from . import _layout, _xp, autograd
 from ._warn import warn_once
 from .autograd import grad_mode
 from .autograd.forward_ad import current_tangent
@@ -89,8 +89,9 @@ ACCELERATOR_MISSING = "Cannot access accelerator device when none is available."
 
 
 class device:  # noqa: N801 - torch's name
-    """Where a tensor lives. Any of torch's device types can be named (`torch.device('cuda:0')` is a value a
-    script may build and compare); retrograd's tensors live on the CPU only (check_cpu)."""
+    """Where a tensor lives: 'cpu' (NumPy's arrays) or 'cuda:N' (CuPy's, where a GPU is present; Note [choosing
+    a namespace] in _xp.py). Any of torch's device types can be named (`torch.device('cuda:0')` is a value a
+    script may build and compare); placing a tensor there needs the hardware (placement)."""
 
     __slots__ = ("type", "index")
 
@@ -120,13 +121,29 @@ class device:  # noqa: N801 - torch's name
         return hash((self.type, self.index))
 
 
-def check_cpu(where: object) -> None:
-    """Refuse a device other than the CPU for a tensor, as a CPU-only torch build does for CUDA."""
-    place = where if isinstance(where, device) else device(where)
-    if place.type == "cuda":
-        raise AssertionError("Torch not compiled with CUDA enabled")  # torch's words on a CPU-only build
-    if place.type != "cpu":
-        raise RuntimeError(f"retrograd computes on the CPU only; device {str(place)!r} is not available")
+def placement(where: Any) -> tuple[str, int | None]:
+    """The torch device (type, index) a tensor goes to for `device=where`; torch's AssertionError where this
+    machine has no such device ("cuda" without CuPy and a GPU, as on a torch built without CUDA)."""
+    where = where if isinstance(where, device) else device("cpu" if where is None else where)
+    if where.type == "cpu":
+        return "cpu", None
+    found = _xp.backend(where.type) if where.type == "cuda" else None
+    if found is None:
+        if where.type == "cuda":
+            raise AssertionError("Torch not compiled with CUDA enabled")  # torch's words on a CPU-only build
+        raise RuntimeError(f"retrograd computes on the CPU (and CUDA through CuPy); device {str(where)!r} is not "
+                           "available")
+    index = 0 if where.index is None else where.index
+    if index >= len(found.devices):
+        raise RuntimeError("CUDA error: invalid device ordinal")
+    return where.type, index
+
+
+def on_device(array: Any, where: Any) -> Any:
+    """`array` placed on the torch device `where` (a copy when it lives elsewhere)."""
+    if where is None and type(array) is _ndarray:
+        return array
+    return _xp.transfer(array, *placement(where))
 
 
 CPU = device("cpu")
@@ -184,15 +201,18 @@ class Tensor:
 
     @property
     def dtype(self) -> D.dtype:
-        return D.FROM_NUMPY[self._data.dtype]
+        data = self._data
+        return D.FROM_NUMPY[data.dtype] if type(data) is _ndarray else D.of_array(data)
 
     @property
     def device(self) -> device:
-        return CPU
+        if type(self._data) is _ndarray:
+            return CPU
+        return device(*_xp.locate(self._data))
 
     @property
     def is_cuda(self) -> bool:
-        return False
+        return self.device.type == "cuda"
 
     @property
     def layout(self) -> _layout.layout:
@@ -202,10 +222,10 @@ class Tensor:
         return self._data.itemsize
 
     def is_floating_point(self) -> bool:
-        return self._data.dtype.kind == "f"
+        return self.dtype.is_floating_point
 
     def is_complex(self) -> bool:
-        return self._data.dtype.kind == "c"
+        return self.dtype.is_complex
 
     def stride(self, dim: int | None = None) -> tuple | int:
         strides = tuple(s // self._data.itemsize for s in self._data.strides)
@@ -217,16 +237,26 @@ class Tensor:
     def item(self) -> Any:
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
-        return self._data.reshape(()).item()
+        return self._host().reshape(()).item()
 
     def tolist(self) -> Any:
-        return self._data.tolist()
+        return self._host().tolist()
+
+    def _host(self) -> np.ndarray:
+        """The elements as a NumPy array: the array itself on the CPU, a copy from another device."""
+        data = self._data
+        return data if type(data) is _ndarray else _xp.transfer(data, "cpu", None)
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The array itself (shared memory), refused while the tensor requires grad and grad mode is on,
         as torch does."""
         if self._requires_grad and grad_mode._state.enabled and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        if type(self._data) is not _ndarray:
+            where = self.device
+            if where.type != "cpu":
+                raise TypeError(f"can't convert {where} device type tensor to numpy. Use Tensor.cpu() to copy the "
+                                "tensor to host memory first.")
         return self._data
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
@@ -255,7 +285,7 @@ class Tensor:
     def __bool__(self) -> bool:
         if self._data.size != 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
-        return bool(self._data)
+        return bool(self._host())
 
     def __float__(self) -> float:
         _warn_scalar_of_grad(self)
@@ -269,7 +299,7 @@ class Tensor:
         return complex(self.item())
 
     def __index__(self) -> int:
-        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+        if self.dtype.category >= 2 or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self.item())
 
@@ -297,7 +327,12 @@ class Tensor:
             tangent = current_tangent(self)
             if tangent is not None:
                 extras.append(f"tangent={tangent}")
-        return format_tensor(self._data, dtype_name=dt.name if shown else None, extras=extras)
+        data, where = self._data, None
+        if type(data) is not _ndarray:  # another namespace's array: printed from a host copy
+            place = _xp.locate(data)
+            data = _xp.transfer(data, "cpu", None)
+            where = None if place[0] == "cpu" else str(device(*place))
+        return format_tensor(data, dtype_name=dt.name if shown else None, extras=extras, device=where)
 
     __str__ = __repr__
 
@@ -346,7 +381,7 @@ class Tensor:
                     "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
                 )
             return
-        if flag and self._data.dtype.kind not in "fc":
+        if flag and self.dtype.category < 2:
             raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
         if flag:
             self._check_inference_requires_grad()
@@ -362,7 +397,7 @@ class Tensor:
                 "you can only change requires_grad flags of leaf variables. If you want to use a computed "
                 "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
             )
-        if requires_grad and self._data.dtype.kind not in "fc":
+        if requires_grad and self.dtype.category < 2:
             raise RuntimeError("only Tensors of floating point dtype can require gradients")  # torch's wording here
         if requires_grad:
             self._check_inference_requires_grad()
@@ -414,7 +449,7 @@ class Tensor:
                                 f"{type(value).__name__}")
             if value is self:
                 raise RuntimeError("can't assign Variable as its own grad")
-            if value._data.dtype != self._data.dtype:
+            if value.dtype is not self.dtype:
                 raise RuntimeError(
                     f"attempting to assign a gradient with dtype '{D.CPP_TYPE_NAMES[value.dtype.name]}' to a tensor "
                     f"with grad_dtype '{D.SCALAR_TYPE_NAMES[self.dtype.name]}'. The gradient must match the tensor's "
@@ -445,7 +480,7 @@ class Tensor:
     def data(self, value: Tensor) -> None:
         if not isinstance(value, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
-        if self._requires_grad and value._data.dtype.kind not in "fc":
+        if self._requires_grad and value.dtype.category < 2:
             raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
         self._data = value._data
 

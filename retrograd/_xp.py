@@ -1,21 +1,150 @@
-"""The one seam to the array library: which namespace (NumPy today, CuPy tomorrow) computes on an array.
+"""The one seam to the array library: which namespace computes on an array, and which arrays hold a device's tensors.
 
-Forward code gets it as its `xp` argument (ops/registry.py); the engine asks for it where it makes
-arrays itself (autograd/graph.py). This module imports nothing of retrograd, so both may load it first.
+Forward code gets the namespace as its `xp` argument (ops/registry.py); the engine asks for it where it makes
+arrays itself (autograd/graph.py); factories and transfers ask `backend(device type)` (Note [choosing a
+namespace]). This module imports nothing of retrograd, so every layer may load it first.
 """
+
+# Note [choosing a namespace]
+# An array says which namespace computes on it: NumPy for an ndarray (tested first: the fast path), else the
+# Python array API's `array.__array_namespace__()` (CuPy, array_api_strict, ...). Forward code computes with
+# that `xp` only and makes new arrays with `device=x.device`, so a result stays in its inputs' namespace and
+# on their device. Where no array exists yet (a factory's `device='cuda'`, a transfer), a torch device type
+# picks a `Backend`: a namespace and the native device behind each index. 'cpu' is NumPy; 'cuda' is CuPy on
+# the GPUs it sees, looked up on first use (never at `import retrograd`), and absent without CuPy or a GPU,
+# as on a torch built without CUDA. `use(type, xp, devices)` puts another array-API library behind a device
+# type for a block: the tests put array_api_strict's non-host devices behind 'cuda', whose arrays refuse
+# NumPy's conversion as GPU arrays do, so every stray `np.` call on a tensor's array fails there.
 
 from __future__ import annotations
 
+import contextlib
 import types
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
 _ndarray = np.ndarray
+_NAMESPACE_OF_TYPE: dict[type, Any] = {}  # array types whose namespace a backend names (CuPy's)
 
 
 def namespace(array: object) -> types.ModuleType:
     """The array namespace that computes on `array`: the Python array API's `__array_namespace__`."""
     if type(array) is _ndarray:
         return np
+    known = _NAMESPACE_OF_TYPE.get(type(array))
+    if known is not None:
+        return known
     get = getattr(array, "__array_namespace__", None)
     return np if get is None else get()
+
+
+class Backend:
+    """The arrays behind one torch device type: a namespace, the native device of each index, and the
+    copies to and from host (NumPy) memory."""
+
+    def __init__(self, device_type: str, xp: Any, devices: Sequence[Any]) -> None:
+        self.type = device_type
+        self.xp = xp
+        self.devices = tuple(devices)
+        self.name = getattr(xp, "__name__", type(xp).__name__)  # torch.cuda.get_device_name
+
+    def synchronize(self) -> None:
+        """Wait for queued work (nothing is queued for an array API library in general)."""
+
+    def index_of(self, array: Any) -> int | None:
+        """The torch index of the device holding `array` (None: not one of ours)."""
+        native = array.device
+        for index, device in enumerate(self.devices):
+            if device == native:
+                return index
+        return None
+
+    def from_host(self, array: np.ndarray, index: int) -> Any:
+        return self.xp.asarray(array, device=self.devices[index], copy=True)
+
+    def to_host(self, array: Any) -> np.ndarray:
+        """A NumPy copy of `array`, through the namespace's host device (the standard's `to_device`)."""
+        host = self.xp.__array_namespace_info__().default_device()
+        return np.array(array.to_device(host), copy=True)
+
+
+class _CuPy(Backend):
+    """CuPy's arrays on the GPUs it sees: its own copies to and from the host."""
+
+    def __init__(self, cupy: Any) -> None:
+        count = cupy.cuda.runtime.getDeviceCount()
+        super().__init__("cuda", cupy, [cupy.cuda.Device(i) for i in range(count)])
+        _NAMESPACE_OF_TYPE[cupy.ndarray] = cupy
+        self.name = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode() if count else "cupy"
+
+    def synchronize(self) -> None:
+        self.xp.cuda.runtime.deviceSynchronize()
+
+    def index_of(self, array: Any) -> int | None:
+        return array.device.id
+
+    def from_host(self, array: np.ndarray, index: int) -> Any:
+        with self.xp.cuda.Device(index):
+            return self.xp.asarray(array)
+
+    def to_host(self, array: Any) -> np.ndarray:
+        return array.get()
+
+
+def _find_cupy() -> Backend | None:
+    """CuPy behind 'cuda' when it imports and sees a GPU; None otherwise."""
+    try:
+        import cupy
+
+        found = _CuPy(cupy)
+    except Exception:  # noqa: BLE001 - no CuPy, or a CuPy without a driver or a GPU: no CUDA, as torch says
+        return None
+    return found if found.devices else None
+
+
+_NOT_LOOKED_UP = object()
+_backends: dict[str, Any] = {"cuda": _NOT_LOOKED_UP}
+
+
+def backend(device_type: str) -> Backend | None:
+    """The backend of a non-CPU device type, or None where this machine has none."""
+    found = _backends.get(device_type)
+    if found is _NOT_LOOKED_UP:
+        found = _backends[device_type] = _find_cupy()
+    return found
+
+
+def locate(array: Any) -> tuple[str, int | None]:
+    """The torch device (type, index) holding `array`: ('cpu', None) for NumPy's arrays."""
+    if type(array) is _ndarray:
+        return "cpu", None
+    xp = namespace(array)
+    for found in _backends.values():
+        if isinstance(found, Backend) and found.xp is xp:
+            index = found.index_of(array)
+            if index is not None:
+                return found.type, index
+    return "cpu", None
+
+
+def transfer(array: Any, device_type: str, index: int | None) -> Any:
+    """`array` on the torch device (type, index), copied there if it lives elsewhere; the caller has checked
+    that the device type has a backend."""
+    here = locate(array)
+    if here == (device_type, index):
+        return array
+    host = array if here[0] == "cpu" else _backends[here[0]].to_host(array)
+    return host if device_type == "cpu" else _backends[device_type].from_host(host, index)
+
+
+@contextlib.contextmanager
+def use(device_type: str, xp: Any, devices: Sequence[Any]) -> Iterator[Backend]:
+    """Put `xp`'s arrays on `devices` behind `device_type` for the block (the tests' stand-in for a GPU)."""
+    before = _backends.get(device_type, _NOT_LOOKED_UP)
+    _backends[device_type] = found = Backend(device_type, xp, devices)
+    try:
+        yield found
+    finally:
+        _backends[device_type] = before

@@ -7,6 +7,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from .. import _creation, _tensor  # partly loaded while this package loads; read at call time
 from .engine import is_checkpoint_valid as _is_checkpoint_valid  # noqa: F401 - torch's private name, used by checkpoint
 from .engine import is_multithreading_enabled, run_backward, set_multithreading_enabled
@@ -59,10 +61,10 @@ def _make_grads(outputs: Sequence, grads: Sequence, is_grads_batched: bool = Fal
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             if not dtype.is_floating_point:
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {dtype}")
-            if type(o) is Tensor and not shape:  # a plain 0-d loss: its 1 directly
+            if type(o) is Tensor and not shape and type(o._data) is np.ndarray:  # a plain 0-d loss: its 1 directly
                 out.append(_tensor._wrap(o._data.dtype.type(1)))
             else:
-                out.append(_creation.ones(shape, dtype=dtype))
+                out.append(_creation.ones(shape, dtype=dtype, device=getattr(o, "device", None)))  # an edge: the CPU
             continue
         if not isinstance(g, Tensor):
             raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
@@ -80,7 +82,7 @@ def _make_grads(outputs: Sequence, grads: Sequence, is_grads_batched: bool = Fal
                                    "If you only want some tensors in `grad_output` to be considered batched, consider "
                                    "using vmap.")
             raise RuntimeError(f"Mismatch in shape: {mismatch}")
-        if dtype.is_complex != (g._data.dtype.kind == "c"):
+        if dtype.is_complex != (g.dtype.is_complex):
             raise RuntimeError(f"For complex Tensors, both grad_output and output are required to have the same "
                                f"dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {g.dtype} and output[{i}] "
                                f"has a dtype of {dtype}.")

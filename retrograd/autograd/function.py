@@ -289,7 +289,7 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
         for o in outputs:  # views it returns refuse in-place writes (shape.py, Note [view creation meta]), but
             # for the inputs it wrote in place (torch rebases those as any in-place write to a view)
             if isinstance(o, Tensor) and o._base is not None and id(o) not in ctx._dirty \
-                    and id(o) not in ctx._non_differentiable and o._data.dtype.kind in "fc":
+                    and id(o) not in ctx._non_differentiable and o.dtype.category >= 2:
                 o._extra["creation_meta"] = IN_CUSTOM_FUNCTION
         if record:
             ctx._out_differentiable = tuple(isinstance(o, Tensor) and o.grad_fn is ctx for o in outputs)

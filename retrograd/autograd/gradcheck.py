@@ -238,7 +238,7 @@ def _analytical_jacobians(output: Any, inputs: tuple, wanted: list[int],
                 g = row[n]
                 if g is None:
                     continue
-                if g._data.dtype != x._data.dtype:
+                if g.dtype is not x.dtype:
                     types_ok = False
                 if g.numel() != x.numel():
                     sizes_ok = False
@@ -661,7 +661,7 @@ def gradgradcheck(func: Callable, inputs: Any, grad_outputs: Any = None, *, eps:
         rng = np.random.default_rng(0)
         grad_outputs = []
         for o in _differentiable(func(*inputs)):
-            dtype = o._data.dtype if o._data.dtype.kind in "fc" else np.float64
+            dtype = o._data.dtype if o.dtype.category >= 2 else np.float64
             values = rng.uniform(-1, 1, o.shape) + (1j * rng.uniform(-1, 1, o.shape) if dtype.kind == "c" else 0)
             v = _tensor(np.asarray(values, dtype=dtype))
             if gen_non_contig_grad_outputs and v.ndim:

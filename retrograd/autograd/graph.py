@@ -210,7 +210,7 @@ def _stealable(grad: Tensor) -> bool:
     data = grad._data
     if grad.grad_fn is not None or sys.getrefcount(grad) > 4:
         return False
-    base = data.base
+    base = getattr(data, "base", None)  # array API arrays without NumPy's views have none
     if base is None:
         return sys.getrefcount(data) <= 3
     owner = grad._base  # the tensor the view was taken of, if it still wraps the same array
@@ -224,7 +224,9 @@ def _stealable(grad: Tensor) -> bool:
 
 def _obeys_layout(grad: Any, variable: Any) -> bool:
     """torch's layout contract for a stored gradient: the strides `_copy_of` would give it (the
-    variable's own when it is dense), ignoring dims of size 1."""
+    variable's own when it is dense), ignoring dims of size 1; any array API array without a layout obeys."""
+    if not hasattr(variable, "flags"):
+        return True
     flags = variable.flags
     dense = flags.c_contiguous or flags.f_contiguous
     if dense and grad.strides == variable.strides:  # the common case, decided without a loop

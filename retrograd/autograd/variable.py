@@ -41,7 +41,7 @@ class Variable(metaclass=VariableMeta):
             raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
         out = data.detach()
         if requires_grad:
-            if out._data.dtype.kind not in "fc":
+            if out.dtype.category < 2:
                 raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
             out.requires_grad_(True)
         return out

@@ -1,14 +1,19 @@
-"""torch.cuda as a CPU-only torch answers it: no device, seeding that seeds nothing, memory counters at zero.
+"""torch.cuda: CuPy's GPUs where CuPy is installed and sees one (`pip install retrograd[cuda]`), else the
+answers of a torch built without CUDA.
 
 Scripts written for GPUs start with `device = 'cuda' if torch.cuda.is_available() else 'cpu'` and a
-seeding block; on retrograd (NumPy, the CPU) they take the CPU branch, exactly as they do on a torch
-built without CUDA. Calls that need a device raise the AssertionError torch raises there.
+seeding block. With CuPy and a GPU, 'cuda' tensors hold CuPy arrays (retrograd/_xp.py, Note [choosing a
+namespace]). Without them the scripts take the CPU branch, exactly as on a torch built without CUDA, and
+calls that need a device raise the AssertionError torch raises there. Random numbers are drawn on the host
+and copied, so seeding the CPU generator seeds 'cuda' tensors too; the CUDA seeding calls do nothing.
+Memory counters stay at zero (CuPy's pool is not read).
 """
 
 from __future__ import annotations
 
 from typing import Any, NoReturn
 
+from .. import _xp
 from . import amp
 
 __all__ = ["amp", "current_device", "device_count", "empty_cache", "get_device_name", "get_device_properties",
@@ -19,20 +24,41 @@ __all__ = ["amp", "current_device", "device_count", "empty_cache", "get_device_n
 
 
 def _no_device(*args: Any, **kwargs: Any) -> NoReturn:
-    raise AssertionError("retrograd has no CUDA device: torch.cuda.is_available() is False (tensors live in "
-                         "NumPy arrays on the CPU)")
+    raise AssertionError("Torch not compiled with CUDA enabled")  # torch's words on a CPU-only build
+
+
+def _backend() -> _xp.Backend:
+    found = _xp.backend("cuda")
+    if found is None:
+        _no_device()
+    return found
 
 
 def is_available() -> bool:
-    return False
+    return _xp.backend("cuda") is not None
 
 
 def device_count() -> int:
-    return 0
+    found = _xp.backend("cuda")
+    return 0 if found is None else len(found.devices)
 
 
 def is_initialized() -> bool:
-    return False
+    return is_available()
+
+
+def current_device() -> int:
+    _backend()
+    return 0
+
+
+def synchronize(device: Any = None) -> None:
+    """Wait for the GPU's queued work (CuPy's device synchronize)."""
+    _backend().synchronize()
+
+
+def get_device_name(device: Any = None) -> str:
+    return _backend().name
 
 
 def is_bf16_supported(including_emulation: bool = True) -> bool:
@@ -79,5 +105,4 @@ def reset_peak_memory_stats(device: Any = None) -> None:
     """Nothing was counted."""
 
 
-synchronize = current_device = get_device_name = get_device_properties = _no_device
-get_rng_state = set_rng_state = set_device = _no_device
+get_device_properties = get_rng_state = set_rng_state = set_device = _no_device

@@ -22,7 +22,8 @@ from .._legacy import legacy_new as _legacy_new
 from .._legacy import tensortype as _tensortype
 from .._tensor import ACCELERATOR_MISSING as _ACCELERATOR_MISSING
 from .._tensor import Tensor
-from .._tensor import check_cpu as _check_cpu
+from .._tensor import device as _device
+from .._tensor import placement as _placement
 from ..autograd.forward_ad import transforms as _transforms
 from ..autograd.grad_mode import _state as _grad_state
 from .registry import OPS, Op, apply, defop, finalize
@@ -57,8 +58,9 @@ def square(input: Tensor) -> Tensor:
 
 def to(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """Tensor.to(dtype) / to(device) / to(other), with memory_format=: a copy in the graph (ToCopyBackward0)
-    if the dtype or the layout changes."""
+    if the device, the dtype or the layout changes."""
     dtype = kwargs.get("dtype")
+    where = kwargs.get("device")
     copy = kwargs.get("copy", False)
     layout = kwargs.get("memory_format")
     if layout is _memory_format.preserve_format:
@@ -67,14 +69,24 @@ def to(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         if isinstance(a, D.dtype):
             dtype = a
         elif isinstance(a, Tensor):
-            dtype = a.dtype
-        elif isinstance(a, str) or a is None or type(a).__name__ == "device":
-            _check_cpu(a or "cpu")
+            dtype, where = a.dtype, a.device
+        elif isinstance(a, (str, _device)):
+            where = a
+    if where is not None:
+        moved = shape.to_device(input, _placement(where))
+        if moved is not input:
+            return moved if dtype is None or dtype is moved.dtype else shape.cast(moved, dtype, layout)
     if layout is not None and not _memory_format.is_laid_out(input._data, layout):
         return shape.cast(input, dtype or input.dtype, layout)
     if dtype is None or dtype is input.dtype:
         return clone(input) if copy else input
     return shape.cast(input, dtype, layout)
+
+
+def _cuda(input: Tensor, device: Any = None, non_blocking: bool = False, memory_format: Any = None) -> Tensor:
+    """Tensor.cuda(): the tensor on a CUDA device (CuPy's arrays; Note [choosing a namespace])."""
+    index = device.index if isinstance(device, _device) else device
+    return to(input, _device("cuda", 0 if index is None else index))
 
 
 def type_as(input: Tensor, other: Tensor) -> Tensor:
@@ -147,19 +159,12 @@ _METHODS.update(
     narrow_slice=shape.narrow_slice,
     view_as=lambda self, other: view(self, other.shape),
     reshape_as=lambda self, other: reshape(self, other.shape),
-    cpu=lambda self, *a, **k: self,
-    cuda=lambda self, device=None, non_blocking=False, memory_format=None: _to_cuda(self),
+    cpu=lambda self, *a, **k: to(self, "cpu"), cuda=_cuda,
     pin_memory=lambda self, device=None: _pin_memory(self),
     is_pinned=lambda self, device=None: False,
     new_tensor=_new_like("tensor"), new_zeros=_new_like("zeros"), new_ones=_new_like("ones"),
     new_full=_new_like("full"), new_empty=_new_like("empty"), new_empty_strided=_new_like("empty_strided"),
 )
-
-
-def _to_cuda(tensor: Tensor) -> Tensor:
-    """Tensor.cuda(): torch's AssertionError on a build without CUDA, which retrograd is."""
-    _check_cpu("cuda")
-    return tensor
 
 
 def _pin_memory(tensor: Tensor) -> Tensor:
@@ -199,6 +204,8 @@ def _direct_inplace(self: Tensor, ufunc: str, args: tuple, kwargs: dict) -> bool
         return False
     other = args[0]
     data = self._data
+    if type(data) is not np_.ndarray:  # NumPy's in-place ufuncs only; other namespaces take the general path
+        return False
     if isinstance(other, Tensor):
         if other._data.dtype != data.dtype or (_grad_enabled() and (other._requires_grad or self._requires_grad)):
             return False

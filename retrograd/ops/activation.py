@@ -22,6 +22,7 @@ import numpy as np
 from .. import _dtype as D
 from .._creation import _rng
 from .._tensor import Tensor
+from . import arrays as A
 from .pointwise import erf, sigmoid, tanh, where, zero_where
 from .pointwise import relu as _relu_row
 from .registry import Op, apply, defop, linear_backward_op
@@ -38,7 +39,7 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 @defop("threshold", params=("threshold", "value"), self="threshold_backward(grad, self, threshold)",
        jvp="threshold_backward(self_t, self, threshold)")
 def threshold_op(xp, x, threshold, value):
-    return xp.where(x <= threshold, xp.asarray(value, dtype=x.dtype), x)
+    return xp.where(x <= threshold, xp.asarray(value, dtype=x.dtype, device=x.device), x)
 
 
 # torch's threshold_ reads the input from before the write (a snapshot), under another node name
@@ -48,7 +49,7 @@ threshold_inplace = threshold_op.alias("threshold_", "ThresholdBackward1")
 @defop("leaky_relu", params=("negative_slope",), self="leaky_relu_backward(grad, self, negative_slope)",
        jvp="leaky_relu_backward(self_t, self, negative_slope)")
 def leaky_relu_op(xp, x, negative_slope):
-    return xp.where(x > 0, x, x * xp.asarray(negative_slope, dtype=x.dtype))
+    return xp.where(x > 0, x, x * xp.asarray(negative_slope, dtype=x.dtype, device=x.device))
 
 
 @defop("leaky_relu_result", node="LeakyReluBackward1", params=("negative_slope",),
@@ -61,7 +62,8 @@ def leaky_relu_result(xp, x, negative_slope):
 @defop("hardtanh", params=("min_val", "max_val"), self="hardtanh_backward(grad, self, min_val, max_val)",
        jvp="hardtanh_backward(self_t, self, min_val, max_val)")
 def hardtanh_op(xp, x, min_val, max_val):
-    return xp.minimum(xp.maximum(x, xp.asarray(min_val, dtype=x.dtype)), xp.asarray(max_val, dtype=x.dtype))
+    low, high = (xp.asarray(v, dtype=x.dtype, device=x.device) for v in (min_val, max_val))
+    return xp.minimum(xp.maximum(x, low), high)
 
 
 # the result is min_val / max_val exactly where the input was beyond them: same rule, reading the result
@@ -80,7 +82,7 @@ def hardtanh_result(xp, x, min_val, max_val):
 @linear_backward_op("leaky_relu_backward", ("negative_slope",))
 def leaky_relu_backward(xp, g, x, negative_slope):
     """grad where x > 0, else negative_slope * grad (x: the input, or the result of the in-place form)."""
-    return xp.where(x > 0, g, g * xp.asarray(negative_slope, dtype=g.dtype))
+    return xp.where(x > 0, g, g * xp.asarray(negative_slope, dtype=g.dtype, device=g.device))
 
 
 @linear_backward_op("hardtanh_backward", ("min_val", "max_val"))
@@ -123,7 +125,8 @@ def _smooth_backward_op(name: str, params: Sequence[str] = (), grad_output: str 
        jvp="where((self > -3) & (self < 3), grad_output_t / 6, 0)")
 def hardsigmoid_backward(xp, g, x):
     """grad / 6 strictly inside (-3, 3), 0 elsewhere."""
-    return xp.where((x > -3) & (x < 3), g / 6, xp.zeros((), g.dtype)).astype(g.dtype, copy=False)
+    zero = xp.zeros((), dtype=g.dtype, device=g.device)
+    return A.astype(xp, xp.where((x > -3) & (x < 3), g / 6, zero), g.dtype, copy=False)
 
 
 @_smooth_backward_op("elu_backward", ("alpha", "scale", "input_scale", "is_result"))
@@ -134,7 +137,7 @@ def elu_backward(xp, g, x, alpha, scale, input_scale, is_result):
         negative = g * (input_scale * (x + alpha * scale))
     else:
         negative = g * (alpha * scale * input_scale) * xp.exp(x * input_scale)
-    return xp.where(x > 0, g * scale, negative).astype(g.dtype, copy=False)
+    return A.astype(xp, xp.where(x > 0, g * scale, negative), g.dtype, copy=False)
 
 
 @_smooth_backward_op("gelu_backward", ("approximate",))
@@ -155,7 +158,7 @@ def gelu_backward(xp, g, x, approximate):
 def softplus_backward(xp, g, x, beta, threshold):
     """grad sigmoid(beta x), and grad itself above the threshold."""
     bx = x * beta
-    return xp.where(bx > threshold, g, g * sigmoid.forward(xp, bx)).astype(g.dtype, copy=False)
+    return A.astype(xp, xp.where(bx > threshold, g, g * sigmoid.forward(xp, bx)), g.dtype, copy=False)
 
 
 @_smooth_backward_op("hardswish_backward")
@@ -175,7 +178,7 @@ def glu_backward(xp, g, x, dim):
     """The halves' gradients side by side: grad sigmoid(b), and grad a sigmoid'(b)."""
     a, b = xp.split(x, 2, axis=dim)
     gate = sigmoid.forward(xp, b)
-    return xp.concatenate([g * gate, g * a * gate * (1 - gate)], axis=dim)
+    return xp.concat([g * gate, g * a * gate * (1 - gate)], axis=dim)
 
 
 @linear_backward_op("rrelu_with_noise_backward", ("noise", "lower", "upper", "training"))
@@ -215,7 +218,7 @@ def rrelu_result(xp, x, noise, lower, upper, training):
        jvp="elu_backward(self_t, self, alpha, scale, input_scale, False)")
 def elu_op(xp, x, alpha, scale, input_scale):
     negative = (scale * alpha) * xp.expm1(x * input_scale)
-    return xp.where(x > 0, x * scale, negative).astype(x.dtype, copy=False)
+    return A.astype(xp, xp.where(x > 0, x * scale, negative), x.dtype, copy=False)
 
 
 @defop("elu_result", node="EluBackward1", params=("alpha", "scale", "input_scale"),
@@ -272,7 +275,7 @@ def _softplus(xp, x, beta, threshold):
     """log(1 + exp(beta x)) / beta, computed without overflow; x itself above the threshold."""
     bx = x * beta
     smooth = (xp.maximum(bx, 0) + xp.log1p(xp.exp(-xp.abs(bx)))) / beta
-    return xp.where(bx > threshold, x, smooth).astype(x.dtype, copy=False)
+    return A.astype(xp, xp.where(bx > threshold, x, smooth), x.dtype, copy=False)
 
 
 @defop("log_sigmoid", node="LogSigmoidBackward0", self="log_sigmoid_backward(grad, self)",
@@ -300,14 +303,14 @@ def hardswish_op(xp, x):
 @defop("softshrink", params=("lambd",), self="softshrink_backward(grad, self, lambd)",
        jvp="softshrink_backward(self_t, self, lambd)")
 def softshrink_op(xp, x, lambd):
-    lam = xp.asarray(lambd, dtype=x.dtype)
-    return xp.where(x > lam, x - lam, xp.where(x < -lam, x + lam, xp.zeros((), x.dtype)))
+    lam = xp.asarray(lambd, dtype=x.dtype, device=x.device)
+    return xp.where(x > lam, x - lam, xp.where(x < -lam, x + lam, xp.zeros((), dtype=x.dtype, device=x.device)))
 
 
 @defop("hardshrink", params=("lambd",), self="hardshrink_backward(grad, self, lambd)",
        jvp="hardshrink_backward(self_t, self, lambd)")
 def hardshrink_op(xp, x, lambd):
-    return xp.where((x >= -lambd) & (x <= lambd), xp.zeros((), x.dtype), x)
+    return xp.where((x >= -lambd) & (x <= lambd), xp.zeros((), dtype=x.dtype, device=x.device), x)
 
 
 # ============================================================================================
@@ -326,7 +329,7 @@ def glu_op(xp, x, dim):
        jvp="where(self >= 0, self_t, prelu_channels(weight, self.ndim) * self_t + "  # torch: >= here, > above
            "prelu_channels(weight_t, self.ndim) * self)")
 def prelu_op(xp, x, w):
-    w = w.reshape(_channel_shape(w.size, x.ndim))
+    w = A.reshape(xp, w, _channel_shape(w.size, x.ndim))
     return xp.where(x > 0, x, w * x)
 
 
@@ -349,8 +352,8 @@ def prelu_kernel_backward(xp, g, x, w):
     """prelu's gradients in one row (PreluKernelBackwardBackward0 under create_graph): grad where x > 0, else
     weight * grad; and per channel, the sum of x * grad over the non-positive inputs."""
     positive = x > 0
-    grad_x = xp.where(positive, g, w.reshape(_channel_shape(w.size, x.ndim)) * g)
-    return grad_x, prelu_channel_sum(xp.where(positive, xp.zeros((), g.dtype), x * g), w.shape)
+    grad_x = xp.where(positive, g, A.reshape(xp, w, _channel_shape(w.size, x.ndim)) * g)
+    return grad_x, prelu_channel_sum(xp.where(positive, xp.zeros((), dtype=g.dtype, device=g.device), x * g), w.shape)
 
 
 # ============================================================================================
@@ -503,7 +506,7 @@ def logsigmoid(input: Tensor) -> Tensor:
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x - lambd above lambd, x + lambd below -lambd, 0 between."""
     if lambd < 0:
-        largest = np.finfo(input._data.dtype).max if input._data.dtype.kind == "f" else np.finfo(np.float32).max
+        largest = np.finfo(input._data.dtype).max if input.dtype.is_floating_point else np.finfo(np.float32).max
         raise RuntimeError(f"lambda must be in range [0, {largest:g}] for input dtype "
                            f"{D.scalar_type_name(input.dtype)}, but found {lambd:g}")
     return apply(softshrink_op, (input,), (lambd,))

@@ -18,6 +18,7 @@ import math
 from .. import _dtype as D
 from .._creation import zeros_like
 from .._tensor import Tensor
+from . import arrays as A
 from .registry import apply, defop
 
 # ============================================================================================
@@ -57,10 +58,11 @@ def conj_physical_op(xp, z):
 
 @defop("angle", promote="float", self="angle_backward(grad, self)", jvp="angle_jvp(self_t, self)")
 def angle_op(xp, z):
-    if z.dtype.kind == "c":
+    if D.kind(z) == "c":
         return xp.angle(z)
     # torch: pi for negative reals, 0 otherwise (also for -0.0), NaN stays NaN
-    return xp.where(z < 0, xp.asarray(math.pi, dtype=z.dtype), xp.where(z != z, z, 0)).astype(z.dtype, copy=False)
+    pi = xp.asarray(math.pi, dtype=z.dtype, device=z.device)
+    return A.astype(xp, xp.where(z < 0, pi, xp.where(z != z, z, 0)), z.dtype, copy=False)
 
 
 @defop("polar", inputs=("abs", "angle"), abs="real(conj(grad) * sgn(result))",
@@ -99,9 +101,9 @@ def view_as_real(input: Tensor) -> Tensor:
 def view_as_complex(input: Tensor) -> Tensor:
     """A complex view of a real tensor whose last dimension holds (real, imaginary) pairs."""
     data = input._data
-    if data.dtype.name not in COMPLEX_OF:
+    if input.dtype.name not in COMPLEX_OF:
         raise RuntimeError("view_as_complex is only supported for half, float and double tensors, but got a tensor "
-                           f"of scalar type: {D.scalar_type_name(data.dtype)}")
+                           f"of scalar type: {D.scalar_type_name(input.dtype)}")
     if data.ndim == 0 or data.shape[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")
     # strides of empty tensors are not checked: NumPy gives some of them zero strides where torch's are regular
@@ -129,13 +131,13 @@ def imag(input: Tensor) -> Tensor:
 def conj(input: Tensor | complex) -> Tensor | complex:
     """The complex conjugate; real tensors (and real numbers) are returned as they are."""
     if isinstance(input, Tensor):
-        return apply(conj_op, (input,)) if input._data.dtype.kind == "c" else input
+        return apply(conj_op, (input,)) if input.dtype.is_complex else input
     return input.conjugate() if isinstance(input, builtins.complex) else input
 
 
 def conj_physical(input: Tensor) -> Tensor:
     """The complex conjugate, always materialised (ConjPhysicalBackward0); real tensors as they are."""
-    return apply(conj_physical_op, (input,)) if input._data.dtype.kind == "c" else input
+    return apply(conj_physical_op, (input,)) if input.dtype.is_complex else input
 
 
 def resolve_conj(input: Tensor) -> Tensor:
@@ -167,7 +169,7 @@ def complex(real: Tensor, imag: Tensor) -> Tensor:
 
 def _check_parts(a: Tensor, b: Tensor) -> None:
     """torch's checks on the two real parts of `complex` and `polar`."""
-    na, nb = a._data.dtype.name, b._data.dtype.name
+    na, nb = a.dtype.name, b.dtype.name
     if na not in COMPLEX_OF or nb not in COMPLEX_OF:
         raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
                            f"{D.scalar_type_name(a.dtype)} and {D.scalar_type_name(b.dtype)}")

@@ -61,6 +61,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .. import _dtype as D
 from .._creation import zeros
 from .._tensor import Tensor, _wrap
 from .registry import apply, defop
@@ -94,7 +95,7 @@ def _padded(xp, x, pairs: Sequence[tuple[int, int]], fill: float, scratch: str |
     spatial = x.shape[x.ndim - d:]
     shape = x.shape[:x.ndim - d] + tuple(n + lo + hi for n, (lo, hi) in zip(spatial, pairs))
     if scratch is None:
-        out = xp.full(shape, fill, dtype=x.dtype)
+        out = xp.full(shape, fill, dtype=x.dtype, device=x.device)
     else:
         out = _SCRATCH.array(xp, scratch, shape, x.dtype)
         out.fill(fill)
@@ -186,7 +187,7 @@ def _scatter_windows(xp, cols, spatial: Sequence[int], win: Window):
     """col2im, the adjoint of `_columns`: add (*lead, *K, *O) back to the places in (*lead, *X) they came from."""
     d = len(win.kernel)
     padded = tuple(x + lo + hi for x, (lo, hi) in zip(spatial, win.padding))
-    buf = xp.zeros(cols.shape[:cols.ndim - 2 * d] + padded, dtype=cols.dtype)
+    buf = xp.zeros(cols.shape[:cols.ndim - 2 * d] + padded, dtype=cols.dtype, device=cols.device)
     _add_windows(buf, cols, win)
     return _unpadded(buf, spatial, win)
 
@@ -352,7 +353,7 @@ def _max_pool_forward(xp, x, win, out):
     of tied maxima, the last NaN, and never a padding position (an all -inf window points at its first
     real element)."""
     d = len(win.kernel)
-    view = _windows(xp, x, win, out, -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min)
+    view = _windows(xp, x, win, out, -np.inf if D.kind(x) == "f" else np.iinfo(x.dtype).min)
     planes = [view[(Ellipsis, *offset)] for offset in np.ndindex(*win.kernel)]  # one strided view per offset
     best = xp.maximum(planes[0], planes[1]) if len(planes) > 1 else planes[0].copy()
     for plane in planes[2:]:
@@ -364,7 +365,7 @@ def _max_pool_forward(xp, x, win, out):
     for plane in planes[1:-1]:
         missed &= plane != best
         arg += missed
-    if x.dtype.kind == "f" and math.isnan(best.sum()):  # a NaN sums to NaN: one pass, no mask
+    if D.kind(x) == "f" and math.isnan(best.sum()):  # a NaN sums to NaN: one pass, no mask
         for k, plane in enumerate(planes):
             arg = xp.where(plane != plane, k, arg)
     spatial = x.shape[x.ndim - d:]
@@ -436,7 +437,7 @@ def max_pool_backward_op(xp, g, indices, input_shape, d, repeats):
         flat = (indices.reshape(planes, -1) + (xp.arange(planes) * size)[:, None]).reshape(-1)
         total = xp.bincount(flat, weights=g.reshape(-1), minlength=planes * size).astype(g.dtype, copy=False)
     else:  # the result before the index temporary, which is then freed on top of the heap (Note [batch parts])
-        total = xp.zeros(planes * size, dtype=g.dtype)
+        total = xp.zeros(planes * size, dtype=g.dtype, device=g.device)
         total[(indices.reshape(planes, -1) + (xp.arange(planes) * size)[:, None]).reshape(-1)] = g.reshape(-1)
     return total.reshape(input_shape)
 
@@ -522,7 +523,7 @@ def separable_map_op(xp, x, matrices):
     d = len(matrices)
     for i, m in enumerate(matrices):
         axis = x.ndim - d + i
-        x = xp.moveaxis(xp.tensordot(x, xp.asarray(m, dtype=x.dtype), axes=([axis], [1])), -1, axis)
+        x = xp.moveaxis(xp.tensordot(x, xp.asarray(m, dtype=x.dtype, device=x.device), axes=([axis], [1])), -1, axis)
     return x
 
 
@@ -1385,7 +1386,7 @@ def interpolate(input: Tensor, size: int | Sequence[int] | None = None,
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input._data.ndim}D) "
                                   f"for the modes: nearest | linear | bilinear | bicubic | trilinear | area | "
                                   f"nearest-exact (got {mode})")
-    dtype = input._data.dtype if input._data.dtype.kind == "f" else np.dtype(np.float32)
+    dtype = input._data.dtype if input.dtype.is_floating_point else np.dtype(np.float32)
     matrices = tuple(_interpolation_matrix(x, o, s, bool(align_corners), mode == "bicubic", dtype)
                      for x, o, s in zip(spatial, out, scales))
     name = {"linear": "upsample_linear1d", "bilinear": "upsample_bilinear2d", "bicubic": "upsample_bicubic2d",

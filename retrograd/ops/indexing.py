@@ -21,8 +21,10 @@ import numpy as np
 from .. import _dtype as D
 from .._creation import zeros
 from .._tensor import Tensor, _wrap, _wrap_dim
+from .._xp import namespace
 from ..autograd import grad_mode
 from ..autograd.forward_ad import transforms as _transforms
+from . import arrays as A
 from .pointwise import where
 from .registry import apply, defop
 from .shape import alias_op, cat, select, slice_op, unsqueeze
@@ -42,7 +44,7 @@ def index_op(xp, x, indices):
        self="grad if accumulate else index_put_op(grad, 0.0, indices, False)", values="index_op(grad, indices)",
        jvp="index_put_op(self_t, values_t, indices, accumulate)")
 def index_put_op(xp, x, values, indices, accumulate):
-    out = x.copy()
+    out = A.copy(xp, x)
     if accumulate:
         xp.add.at(out, indices, values)
     else:
@@ -58,14 +60,14 @@ def index_put_op(xp, x, values, indices, accumulate):
 @defop("index_select", params=("dim", "index"), self="index_select_backward(grad, self_shape, dim, index)",
        jvp="index_select_op(self_t, dim, index)")
 def index_select_op(xp, x, dim, index):
-    return xp.take(x, index, axis=dim) if x.ndim else x.reshape(1)[index].reshape(())
+    return xp.take(x, index, axis=dim) if x.ndim else A.reshape(xp, x, 1)[index].reshape(())
 
 
 @defop("index_add", inputs=("self", "source"), params=("dim", "index", "alpha"), self="grad",
        source="scale_by_alpha(index_select_op(grad, dim, index), alpha)",
        jvp="index_add_op(self_t, source_t, dim, index, alpha)")
 def index_add_op(xp, x, source, dim, index, alpha):
-    out = x.copy()
+    out = A.copy(xp, x)
     xp.add.at(_along(out, dim), index, _along(source * alpha if alpha != 1 else source, dim))
     return out
 
@@ -73,7 +75,7 @@ def index_add_op(xp, x, source, dim, index, alpha):
 @defop("index_copy", inputs=("self", "source"), params=("dim", "index"), self="index_fill_op(grad, dim, index, 0)",
        source="index_select_op(grad, dim, index)", jvp="index_copy_op(self_t, source_t, dim, index)")
 def index_copy_op(xp, x, source, dim, index):
-    out = x.copy()
+    out = A.copy(xp, x)
     _along(out, dim)[index] = _along(source, dim)
     return out
 
@@ -81,7 +83,7 @@ def index_copy_op(xp, x, source, dim, index):
 @defop("index_fill", params=("dim", "index", "value"), self="index_fill_op(grad, dim, index, 0)",
        jvp="index_fill_op(self_t, dim, index, 0)")
 def index_fill_op(xp, x, dim, index, value):
-    out = x.copy()
+    out = A.copy(xp, x)
     _along(out, dim)[index] = value
     return out
 
@@ -91,12 +93,12 @@ def index_fill_op(xp, x, dim, index, value):
        jvp="index_fill_tensor_op(self_t, value_t, dim, index)")
 def index_fill_tensor_op(xp, x, value, dim, index):
     if x.ndim == 0:
-        return xp.asarray(value, dtype=x.dtype).copy()
+        return xp.asarray(value, dtype=x.dtype, device=x.device).copy()
     chosen = np.zeros(x.shape[dim], dtype=bool)
     chosen[index] = True
-    chosen = chosen.reshape((-1,) + (1,) * (x.ndim - dim - 1))
-    value = value.reshape(value.shape + (1,) * (x.ndim - value.ndim))  # leading dims (vmap's) align with x's
-    return xp.where(chosen, value.astype(x.dtype, copy=False), x)
+    chosen = A.reshape(xp, chosen, (-1,) + (1,) * (x.ndim - dim - 1))
+    value = A.reshape(xp, value, value.shape + (1,) * (x.ndim - value.ndim))  # leading dims (vmap's) align with x's
+    return xp.where(chosen, A.astype(xp, value, x.dtype, copy=False), x)
 
 
 def _along(x, dim):
@@ -127,7 +129,7 @@ def gather_op(xp, x, dim, index):
 @defop("scatter", inputs=("self", "src"), params=("dim", "index"), self="scatter_value_op(grad, dim, index, 0)",
        src="gather_op(grad, dim, index)", jvp="scatter_op(self_t, src_t, dim, index)")
 def scatter_op(xp, x, src, dim, index):
-    out = x.copy()
+    out = A.copy(xp, x)
     target, places, src = _scatter_target(out, src, dim, index)
     target[places] = src
     return out
@@ -136,7 +138,7 @@ def scatter_op(xp, x, src, dim, index):
 @defop("scatter_value", node="ScatterBackward1", params=("dim", "index", "value"),
        self="scatter_value_op(grad, dim, index, 0)", jvp="scatter_value_op(self_t, dim, index, 0)")
 def scatter_value_op(xp, x, dim, index, value):
-    out = x.copy()
+    out = A.copy(xp, x)
     target, places, _ = _scatter_target(out, None, dim, index)
     target[places] = value
     return out
@@ -145,7 +147,7 @@ def scatter_value_op(xp, x, dim, index, value):
 @defop("scatter_add", inputs=("self", "src"), params=("dim", "index"), self="grad", src="gather_op(grad, dim, index)",
        jvp="scatter_add_op(self_t, src_t, dim, index)")
 def scatter_add_op(xp, x, src, dim, index):
-    out = x.copy()
+    out = A.copy(xp, x)
     target, places, src = _scatter_target(out, src, dim, index)
     xp.add.at(target, places, src)
     return out
@@ -155,7 +157,7 @@ def scatter_add_op(xp, x, src, dim, index):
 @defop("scatter_reduce_legacy", node="NotImplemented", inputs=("self", "src"), params=("dim", "index", "reduce"),
        self="derivative_not_implemented('aten::scatter')", src="derivative_not_implemented('aten::scatter')")
 def scatter_reduce_legacy(xp, x, src, dim, index, reduce):
-    out = x.copy()
+    out = A.copy(xp, x)
     target, places, src = _scatter_target(out, src, dim, index)
     (xp.add if reduce == "add" else xp.multiply).at(target, places, src)
     return out
@@ -171,7 +173,7 @@ _IDENTITY = {"sum": 0, "mean": 0, "prod": 1, "amax": -np.inf, "amin": np.inf}
        src="scatter_reduce_backward(grad, self, src, result, dim, index, reduce, include_self)[1]",
        jvp="scatter_reduce_tangent(self, self_t, src, src_t, result, dim, index, reduce, include_self)")
 def scatter_reduce_op(xp, x, src, dim, index, reduce, include_self):
-    out = x.copy()
+    out = A.copy(xp, x)
     target, places, src = _scatter_target(out, src, dim, index)
     if not include_self:
         target[places] = _IDENTITY[reduce]
@@ -261,21 +263,21 @@ def masked_scatter_op(xp, x, source, mask):
     shape = np.broadcast_shapes(x.shape, mask.shape)
     out = xp.broadcast_to(x, shape).copy()
     where = xp.broadcast_to(mask, shape)
-    out[where] = source.reshape(-1)[: int(where.sum())]
+    out[where] = A.reshape(xp, source, -1)[: int(where.sum())]
     return out
 
 
 @defop("take", params=("index",), self="take_backward(grad, self_shape, index)", jvp="take_op(self_t, index)")
 def take_op(xp, x, index):
-    return x.reshape(-1)[index]
+    return A.reshape(xp, x, -1)[index]
 
 
 @defop("put", inputs=("self", "source"), params=("index", "accumulate"),
        self="grad if accumulate else put_op(grad, zeros(source_shape, dtype=grad.dtype), index, False)",
        source="take_op(grad, index).reshape(source_shape)", jvp="put_op(self_t, source_t, index, accumulate)")
 def put_op(xp, x, source, index, accumulate):
-    out = x.copy()
-    flat, places, values = out.reshape(-1), index.reshape(-1), xp.asarray(source).reshape(-1)
+    out = A.copy(xp, x)
+    flat, places, values = A.reshape(xp, out, -1), A.reshape(xp, index, -1), xp.asarray(source).reshape(-1)
     if accumulate:
         xp.add.at(flat, places, values)
     else:
@@ -455,9 +457,9 @@ def _as_index(value: object) -> np.ndarray:
         warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead.",
                       UserWarning, stacklevel=4)
         return arr.astype(bool)
-    if arr.dtype.kind == "b":
+    if D.kind(arr) == "b":
         return arr
-    if arr.dtype.kind not in "iu":
+    if D.kind(arr) not in "iu":
         if arr.size == 0 and not isinstance(value, Tensor):
             return arr.astype(np.int64)
         raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
@@ -476,8 +478,8 @@ def _parse_key(key: object) -> list:
             entries.append(bool(k))
         elif isinstance(k, (int, np.integer)):
             entries.append(int(k))
-        elif isinstance(k, Tensor) and k._data.ndim == 0 and k._data.dtype.kind in "iub":
-            entries.append(bool(k._data) if k._data.dtype.kind == "b" else int(k._data))
+        elif isinstance(k, Tensor) and k._data.ndim == 0 and k.dtype.category < 2:
+            entries.append(bool(k._data) if k.dtype.category == 0 else int(k._data))
         elif isinstance(k, (Tensor, list, tuple, np.ndarray)):
             entries.append(_as_index(k))
         else:
@@ -718,7 +720,7 @@ def _index_vector(index: Tensor, what: str) -> np.ndarray:
     arr = index._data if isinstance(index, Tensor) else np.asarray(index)
     if arr.ndim > 1:
         raise IndexError(f"{what}(): Index is supposed to be a vector")
-    if arr.dtype.kind not in "iu":
+    if D.kind(arr) not in "iu":
         raise RuntimeError(f"{what}(): Expected dtype int32 or int64 for index")
     return arr.reshape(-1).astype(np.int64, copy=False)
 
@@ -727,8 +729,12 @@ def _check_along(index: np.ndarray, size: int, dim: int, error: type = IndexErro
                  negative: bool = False) -> None:
     """torch's bounds check for an index along dim (some ops also take negative indices)."""
     low = -size if negative else 0
-    if index.size and (index.max() >= size or index.min() < low):
-        bad = int(index.max() if index.max() >= size else index.min())
+    if not index.size:
+        return
+    xp = namespace(index)
+    high, least = int(xp.max(index)), int(xp.min(index))
+    if high >= size or least < low:
+        bad = high if high >= size else least
         raise error(f"{what}index {bad} is out of bounds for dimension {dim} with size {size}")
 
 
@@ -804,7 +810,7 @@ def _scatter_index(input: Tensor, dim: int, index: Tensor, src: Tensor | None, w
     """Check a gather/scatter index the way torch does; return the wrapped dim and the index array."""
     d = _wrap_dim(dim, input._data.ndim)
     idx = index._data
-    if idx.size and idx.dtype not in (np.int64, np.int32):  # an empty index of any dtype is accepted, as torch
+    if idx.size and index.dtype not in (D.int64, D.int32):  # an empty index of any dtype is accepted, as torch
         raise RuntimeError(f"{what}(): Expected dtype int32/int64 for index")
     if max(idx.ndim, 1) != max(input._data.ndim, 1) and idx.size:  # 0-d counts as 1-d
         raise RuntimeError("Index tensor must have the same number of dimensions as "
@@ -911,7 +917,7 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
 
 
 def _bool_mask(mask: Tensor, what: str) -> np.ndarray:
-    if mask._data.dtype != bool:
+    if mask.dtype is not D.bool_:
         raise RuntimeError(f"{what} only supports boolean masks, but got mask with dtype {mask.dtype}"
                            if what == "masked_fill_" else f"{what}: expected BoolTensor for mask")
     return mask._data
@@ -943,7 +949,7 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
 
 def _flat_index(input: Tensor, index: Tensor) -> np.ndarray:
     idx = index._data
-    if idx.dtype != np.int64:
+    if index.dtype is not D.int64:
         raise RuntimeError(f"take(): Expected a long tensor for index, but got {_dtype_word(index.dtype)}")
     n = input._data.size
     if idx.size and (idx.max() >= n or idx.min() < -n):

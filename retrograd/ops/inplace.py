@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor
+from .._xp import namespace
 from ..autograd import grad_mode
 from ..autograd.forward_ad import transforms, write_tangent
 from ..autograd.graph import before_inplace_write, move_retains_grad, saved_state
@@ -41,8 +42,8 @@ def become(self: Tensor, result: Tensor) -> Tensor:
         raise RuntimeError(
             f"output with shape {list(data.shape)} doesn't match the broadcast shape {list(result._data.shape)}"
         )
-    rdt = D.FROM_NUMPY[result._data.dtype]
-    if rdt.category > D.FROM_NUMPY[data.dtype].category:
+    rdt = result.dtype
+    if rdt.category > self.dtype.category:
         raise RuntimeError(f"result type {D.scalar_type_name(rdt)} can't be cast to the desired output type "
                            f"{D.scalar_type_name(self.dtype)}")
     node = result.grad_fn
@@ -51,7 +52,10 @@ def become(self: Tensor, result: Tensor) -> Tensor:
     saved_state.inplace_target = None  # any in-place op that saves self has packed it by now
     if node is not None:
         snapshot_saved_self(node, self)
-    if data.ndim == 0:
+    if type(data) is not np.ndarray:  # the standard's write, in the target's dtype
+        xp = namespace(data)
+        data[...] = xp.astype(result._data, data.dtype)
+    elif data.ndim == 0:
         data[()] = result._data
     else:
         np.copyto(data, result._data, casting="unsafe")
@@ -88,6 +92,8 @@ def _check_inplace_memory(out: Tensor, inputs: Iterable) -> None:
     without being it. The tensor itself, or an alias with its very layout, is fine; layouts that are not a
     dense permutation are not looked at (torch's 'too hard')."""
     a = out._data
+    if not hasattr(a, "strides"):  # an array API array: no memory layout to share (Note [choosing a namespace])
+        return
     if a.size and 0 in a.strides and any(s == 0 and n > 1 for n, s in zip(a.shape, a.strides)):
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
                            "memory location. Please clone() the tensor before performing the operation.")

@@ -36,6 +36,7 @@ import numpy as np
 from .. import _dtype as D
 from .._creation import ones_like
 from .._tensor import Tensor, _wrap, _wrap_dim
+from . import arrays as A
 from .pointwise import log, where
 from .reduction import amax, amin, return_type, vector_norm
 from .registry import apply, defop, namespace
@@ -504,7 +505,7 @@ def eigh_op(xp, a, uplo):
 def eig_op(xp, a):
     values, vectors = xp.linalg.eig(a)  # real when every eigenvalue is: torch's results are always complex
     complex_dtype = np.result_type(a.dtype, np.complex64)
-    return values.astype(complex_dtype, copy=False), vectors.astype(complex_dtype, copy=False)
+    return A.astype(xp, values, complex_dtype, copy=False), A.astype(xp, vectors, complex_dtype, copy=False)
 
 
 @defop("linalg_pinv", params=("atol", "rtol", "hermitian"),
@@ -568,7 +569,7 @@ def mat2_grad(grad: Tensor, mat1: Tensor, mat2_transposed: bool) -> Tensor:
 def is_transposed(matrix: Tensor) -> bool:
     """A column-major 2-d tensor (strides (1, rows) in elements), as torch tests it."""
     data = matrix._data
-    return data.strides == (data.itemsize, data.itemsize * data.shape[0])
+    return hasattr(data, "strides") and data.strides == (data.itemsize, data.itemsize * data.shape[0])
 
 
 def matmul_grad_left(grad: Tensor, other: Tensor, self_ndim: int) -> Tensor:
@@ -1120,7 +1121,7 @@ def eig_backward(gL: Tensor, gV: Tensor, L: Tensor, V: Tensor, A_dtype: Any) -> 
         E = Lc.unsqueeze(-2) - Lc.unsqueeze(-1) + eye_of(n, n, L)
         inner = inner + VhgV / E * off
     gA = solve(V.mH, matmul(inner, V.mH))
-    return gA if A_dtype.kind == "c" else gA.real
+    return gA if D.kind(A_dtype) == "c" else gA.real
 
 
 def eig_jvp(A_t: Tensor, L: Tensor, V: Tensor) -> tuple:
@@ -1218,12 +1219,12 @@ def add_scaled(xp: Any, c: np.ndarray, product: np.ndarray, beta: complex, alpha
     if beta == 0:
         return xp.broadcast_to(out, xp.broadcast_shapes(c.shape, out.shape)).astype(product.dtype)
     addend = c if beta == 1 else c * beta
-    if addend.dtype == out.dtype:
+    if addend.dtype == out.dtype and hasattr(out, "strides"):  # NumPy's in-place add
         try:
             return xp.add(out, addend, out=out)
         except ValueError:  # c broadcasts to more than the product's shape
             pass
-    return (out + addend).astype(product.dtype, copy=False)
+    return A.astype(xp, out + addend, product.dtype, copy=False)
 
 
 def lu_kernel(xp: Any, a: np.ndarray) -> tuple:
@@ -1314,7 +1315,7 @@ def batched_or_singular(xp: Any, a: np.ndarray, solve_fn: Callable) -> tuple:
         info = lu_kernel(xp, a)[2]
         singular = (info > 0)[..., None, None]
         out = solve_fn(xp.where(singular, xp.eye(a.shape[-1], dtype=a.dtype), a))
-        return xp.where(singular, xp.asarray(math.nan, dtype=out.dtype), out), info
+        return xp.where(singular, xp.asarray(math.nan, dtype=out.dtype, device=out.device), out), info
 
 
 def triangular_solve_kernel(xp: Any, a: np.ndarray, b: np.ndarray, upper: bool, left: bool,
@@ -1322,7 +1323,7 @@ def triangular_solve_kernel(xp: Any, a: np.ndarray, b: np.ndarray, upper: bool, 
     """Solve with the triangle of `a` only (its other half is never read, as in LAPACK trtrs)."""
     n = a.shape[-1]
     keep = ~np.tri(n, n, -1, dtype=bool) if upper else np.tri(n, n, 0, dtype=bool)
-    tri = xp.where(keep, a, xp.zeros((), a.dtype))
+    tri = xp.where(keep, a, xp.zeros((), dtype=a.dtype, device=a.device))
     if unitriangular:
         tri = xp.where(np.eye(n, dtype=bool), xp.ones((), a.dtype), tri)
     if not left:
@@ -1352,7 +1353,7 @@ def cholesky_kernel(xp: Any, a: np.ndarray) -> tuple:
     info = info.reshape(a.shape[:-2])
     failing = (info > 0)[..., None, None]
     factor = xp.linalg.cholesky(xp.where(failing, xp.eye(n, dtype=a.dtype), a))
-    return xp.where(failing, xp.asarray(math.nan, dtype=a.dtype), factor), info
+    return xp.where(failing, xp.asarray(math.nan, dtype=a.dtype, device=a.device), factor), info
 
 
 # Padé [13/13] coefficients and the 1-norm bound up to which they are accurate to double
@@ -1420,7 +1421,7 @@ def lstsq_kernel(xp: Any, a: np.ndarray, b: np.ndarray, rcond: float | None, dri
 
 def _check_float(name: str, *tensors: Tensor) -> None:
     for t in tensors:
-        if t._data.dtype.kind not in "fc":
+        if t.dtype.category < 2:
             raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
                                f"{D.scalar_type_name(t.dtype)}")
 
@@ -1499,7 +1500,7 @@ def _check_matrix(name: str, A: Tensor, square: bool = True, arg: str = "A") -> 
 
 
 def _check_same_dtype(name: str, A: Tensor, B: Tensor) -> None:
-    if A._data.dtype != B._data.dtype:
+    if A.dtype is not B.dtype:
         raise RuntimeError(f"{name}: Expected A and B to have the same dtype, but found A of type "
                            f"{D.scalar_type_name(A.dtype)} and B of type {D.scalar_type_name(B.dtype)} instead")
 
@@ -1518,7 +1519,7 @@ def _raise_info(name: str, info: np.ndarray, message: Callable[[int], str], erro
 
 
 def _mm_dtypes(a: Tensor, b: Tensor, first: str = "m1", second: str = "m2") -> None:
-    if a._data.dtype != b._data.dtype:
+    if a.dtype is not b.dtype:
         raise RuntimeError(f"expected {first} and {second} to have the same dtype, but got: "
                            f"{D.scalar_type_name(a.dtype).lower()} != {D.scalar_type_name(b.dtype).lower()}")
 
@@ -1558,7 +1559,7 @@ def _check_vectors(name: str, a: Tensor, b: Tensor) -> None:
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{a._data.shape[0]}] and src "
                            f"[{b._data.shape[0]}] to have the same number of elements, but got "
                            f"{a._data.shape[0]} and {b._data.shape[0]} elements respectively")
-    if a._data.dtype != b._data.dtype:
+    if a.dtype is not b.dtype:
         raise RuntimeError(f"{name} : expected both vectors to have same dtype, but found "
                            f"{D.scalar_type_name(a.dtype)} and {D.scalar_type_name(b.dtype)}")
 
@@ -1669,8 +1670,8 @@ def _check_batch_broadcast(a: tuple, b: tuple) -> None:
 
 
 def _check_scaled_product(self: Tensor, mat: Tensor, other: Tensor) -> None:
-    if self._data.dtype != other._data.dtype or mat._data.dtype != other._data.dtype:
-        culprit = self if self._data.dtype != other._data.dtype else mat
+    if self.dtype is not other.dtype or mat.dtype is not other.dtype:
+        culprit = self if self.dtype is not other.dtype else mat
         raise RuntimeError(f"{'self' if culprit is self else 'mat1'} and mat2 must have the same dtype, but got "
                            f"{D.scalar_type_name(culprit.dtype)} and {D.scalar_type_name(other.dtype)}")
 
@@ -1858,7 +1859,7 @@ def multi_dot(tensors: Sequence[Tensor]) -> Tensor:
         if t._data.ndim != 2:
             raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t._data.ndim}D")
     for i, t in enumerate(tensors[1:], 1):
-        if t._data.dtype != first._data.dtype:
+        if t.dtype is not first.dtype:
             raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but tensor 0 is "
                                f"{D.scalar_type_name(first.dtype)} and tensor {i} {D.scalar_type_name(t.dtype)}")
     out_shape = ([] if first._data.ndim == 1 else [first._data.shape[0]]) + \
@@ -2282,10 +2283,10 @@ def linalg_lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True,
     """torch.linalg.lu_solve: X with A X = B (left) or X A = B, or with A^H for adjoint, given
     A = P L U as lu_factor's (LU, pivots); B's batch dims broadcast with LU's."""
     _check_float("torch.linalg.lu_solve", LU)
-    if LU._data.dtype != B._data.dtype:
+    if LU.dtype is not B.dtype:
         raise RuntimeError(f"linalg.lu_solve: Expected LU and B to have the same dtype, but found LU of type "
                            f"{D.scalar_type_name(LU.dtype)} and B of type {D.scalar_type_name(B.dtype)} instead")
-    if pivots._data.dtype != np.int32:
+    if pivots.dtype is not D.int32:
         raise RuntimeError("linalg.lu_solve: pivots should be a Tensor of scalar type torch.int32")
     _check_matrix("torch.linalg.lu_solve", LU)
     if B._data.ndim < 2:
@@ -2340,7 +2341,7 @@ def _check_lu_input(name: str, A: Tensor, pivot: bool) -> None:
                            "instead")
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
-    if A._data.dtype.kind not in "fc" or A._data.dtype == np.float16:
+    if A.dtype.category < 2 or A._data.dtype == np.float16:
         raise NotImplementedError(f"\"lu_cpu\" not implemented for '{D.scalar_type_name(A.dtype)}'")
 
 
@@ -2452,7 +2453,7 @@ def eigh(A: Tensor, UPLO: str = "L") -> tuple:  # noqa: N803 - torch's name
 
 
 def _check_eig_input(A: Tensor) -> None:
-    if A._data.dtype.kind not in "fc":
+    if A.dtype.category < 2:
         raise RuntimeError(f"Unknown Complex ScalarType for {D.scalar_type_name(A.dtype)}")
     _check_matrix("linalg.eig", A)
 
@@ -2487,7 +2488,7 @@ def pinv(A: Tensor, rcond: float | Tensor | None = None, hermitian: bool = False
          atol: float | Tensor | None = None, rtol: float | Tensor | None = None) -> Tensor:
     """The Moore-Penrose pseudo-inverse: singular values at most max(atol, rtol * largest) count as
     zero; rtol defaults to eps * max(m, n) unless a positive atol is given (rcond is rtol)."""
-    if A._data.ndim < 2 or A._data.dtype.kind not in "fc":
+    if A._data.ndim < 2 or A.dtype.category < 2:
         described = f"{D.scalar_type_name(A.dtype)}{{{list(A._data.shape)}}}"
         raise RuntimeError(f"linalg.pinv({described}): expected a tensor with 2 or more dimensions of float, double, "
                            "cfloat or cdouble types")
@@ -2515,7 +2516,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
     vector = B._data.ndim == A._data.ndim - 1
     if (B._data.shape[-1] if vector else B._data.shape[-2]) != A._data.shape[-2]:
         raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
-    if A._data.dtype != B._data.dtype:
+    if A.dtype is not B.dtype:
         raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same dtype, but got input's "
                            f"dtype {A.dtype} and other's dtype {B.dtype}")
     return linalg_lstsq_result(*apply(lstsq_op, (A, B), (rcond, driver, vector)))
@@ -2623,7 +2624,7 @@ def matrix_rank(A: Tensor, tol: float | None = None, hermitian: bool = False, *,
     eps * max(m, n) unless only a positive atol is given; `tol` is the older spelling of atol."""
     if A._data.ndim < 2:
         raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at least 2 dimensions.")
-    if A._data.dtype.kind not in "fc":
+    if A.dtype.category < 2:
         raise RuntimeError("This function doesn't handle types other than float and double")
     if hermitian:
         _check_matrix("linalg.eigh", A)

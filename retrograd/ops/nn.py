@@ -25,6 +25,7 @@ from .. import _creation
 from .. import _dtype as D
 from .._creation import zeros
 from .._tensor import Tensor, _wrap, _wrap_dim
+from . import arrays as A
 from .activation import logsigmoid
 from .conv import *  # noqa: F403 - the spatial kernels are this family's too (rows, helpers, public functions)
 from .conv import FUNCTIONAL_ONLY as _CONV_FUNCTIONAL
@@ -60,7 +61,7 @@ class NormAxes(NamedTuple):
        jvp="result * (self_t - (self_t * result).sum(dim, True))")
 def softmax_op(xp, x, dim):
     if not x.size:
-        return x.copy()
+        return A.copy(xp, x)
     e = xp.exp(x - xp.max(x, axis=dim, keepdims=True))
     e /= xp.sum(e, axis=dim, keepdims=True)  # in place: one full-size temporary fewer
     return e
@@ -84,7 +85,7 @@ def softmax_backward_data(xp, g, r, dim):
        jvp="self_t - (self_t * exp(result)).sum(dim, True)")
 def log_softmax_op(xp, x, dim):
     if not x.size:
-        return x.copy()
+        return A.copy(xp, x)
     shifted = x - x.max(axis=dim, keepdims=True)
     shifted -= xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))  # in place: one temporary fewer
     return shifted
@@ -114,7 +115,7 @@ def log_softmax_backward_data(xp, g, r, dim):
        jvp="standardize_jvp(input_t, weight_t, bias_t, input, weight, axes, eps)")
 def native_norm_op(xp, x, w, b, axes, eps):
     """Standardise over axes.dims of x seen as axes.layout, then scale and shift (layer/group/batch norm)."""
-    xs = x.reshape(axes.layout)
+    xs = A.reshape(xp, x, axes.layout)
     mean, var = axes.frozen or axes.moments or _moments(xp, xs, axes.dims)
     scale = 1 / xp.sqrt(var + eps)
     if len(scale.shape) == len(axes.affine) and all(a in (1, n) for a, n in zip(axes.affine, scale.shape)):
@@ -129,12 +130,12 @@ def native_norm_op(xp, x, w, b, axes, eps):
         return y.astype(x.dtype, copy=False)
     y = xs - mean
     y *= scale
-    y = y.reshape(x.shape)
+    y = A.reshape(xp, y, x.shape)
     if w is not None:
-        y = y * w.reshape(axes.affine)
+        y = y * A.reshape(xp, w, axes.affine)
     if b is not None:
-        y = y + b.reshape(axes.affine)
-    return y.astype(x.dtype, copy=False)
+        y = y + A.reshape(xp, b, axes.affine)
+    return A.astype(xp, y, x.dtype, copy=False)
 
 
 def _moments(xp, xs, dims: tuple[int, ...]):
@@ -163,10 +164,10 @@ def embedding_op(xp, w, indices, padding_idx, scale_grad_by_freq):
        jvp="embedding_backward_op(grad_output_t, indices, num_weights, padding_idx, scale_grad_by_freq)")
 def embedding_backward_op(xp, g, indices, num_weights, padding_idx, scale_grad_by_freq):
     """Each looked-up row's gradient added into its weight row (padding_idx gets none)."""
-    flat = indices.reshape(-1)
-    rows = g.reshape(flat.size, -1) * _row_scale(flat, num_weights, padding_idx, scale_grad_by_freq)[:, None]
+    flat = A.reshape(xp, indices, -1)
+    rows = A.reshape(xp, g, flat.size, -1) * _row_scale(flat, num_weights, padding_idx, scale_grad_by_freq)[:, None]
     out = xp.zeros((num_weights, rows.shape[1]), dtype=g.dtype)
-    xp.add.at(out, flat, rows.astype(g.dtype, copy=False))
+    xp.add.at(out, flat, A.astype(xp, rows, g.dtype, copy=False))
     return out
 
 
@@ -181,7 +182,7 @@ def attention_op(xp, q, k, v, mask, scale):
     s = xp.matmul(q, xp.swapaxes(k, -1, -2)) * scale
     if mask is not None:
         s = s + mask
-    return xp.matmul(softmax_op.forward(xp, s, s.ndim - 1), v).astype(q.dtype, copy=False)
+    return A.astype(xp, xp.matmul(softmax_op.forward(xp, s, s.ndim - 1), v), q.dtype, copy=False)
 
 
 # ============================================================================================
@@ -250,7 +251,7 @@ def bce_op(xp, x, t, w, reduction):
         loss = (t - 1) * xp.maximum(xp.log1p(-x), -100) - t * xp.maximum(xp.log(x), -100)
     if w is not None:
         loss = loss * w
-    return _reduce(xp, loss.astype(x.dtype, copy=False), reduction)
+    return _reduce(xp, A.astype(xp, loss, x.dtype, copy=False), reduction)
 
 
 @defop("binary_cross_entropy_with_logits", inputs=("self", "target", "weight", "pos_weight"),
@@ -267,7 +268,7 @@ def bce_with_logits_op(xp, x, t, w, pw, reduction):
         loss = (1 - t) * x + (1 + (pw - 1) * t) * log_sig_neg
     if w is not None:
         loss = loss * w
-    return _reduce(xp, loss.astype(x.dtype, copy=False), reduction)
+    return _reduce(xp, A.astype(xp, loss, x.dtype, copy=False), reduction)
 
 
 @defop("mse_loss", inputs=("self", "target"), params=("reduction",),
@@ -767,7 +768,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
     """Rows of `weight` at the indices `input`; padding_idx's row gets no gradient; max_norm renormalises
     the looked-up rows of weight in place (no gradient), as torch does. The gradient is always dense."""
     indices = input._data
-    if indices.dtype.kind not in "iu":
+    if D.kind(indices) not in "iu":
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
                            f"Long, Int; but got torch.{_legacy(input)}Tensor instead (while checking arguments for "
                            "embedding)")
@@ -1088,7 +1089,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     # torch's math path: both sides scaled by sqrt(scale), additive mask, softmax, dropout, matmul
     root = math.sqrt(abs(scale))
     scores = matmul(query * (root if scale >= 0 else -root), key.mT * root)
-    if attn_mask is not None and attn_mask._data.dtype != bool:
+    if attn_mask is not None and attn_mask.dtype is not D.bool_:
         scores = scores + attn_mask
     elif mask is not None:
         scores = scores + constant_like(mask, scores)
@@ -1167,7 +1168,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     _not_differentiable("nll_loss_forward", weight=weight)
     t = target._data
     x = input._data
-    if t.dtype not in (np.int64, np.uint8):
+    if target.dtype not in (D.int64, D.uint8):
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_legacy(target)}")
     if x.ndim < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {x.ndim})")
@@ -1196,7 +1197,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     classes = input.shape[cls]
     logp = log_softmax(input, cls)
     weight_view = None if weight is None else weight.reshape(*(classes if i == cls else 1 for i in range(input.ndim)))
-    if target._data.dtype.kind == "f":  # class probabilities
+    if target.dtype.is_floating_point:  # class probabilities
         if label_smoothing > 0:
             target = target * (1 - label_smoothing) + label_smoothing / classes
         per = logp * target if weight_view is None else logp * target * weight_view

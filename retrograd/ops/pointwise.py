@@ -23,6 +23,7 @@ import numpy as np
 from .. import _dtype as D
 from .._creation import full, tensor, zeros_like
 from .._tensor import Tensor
+from . import arrays as A
 from .complex import conj, conj_physical, imag, real  # noqa: F401 - conj for the helpers; real/imag: Tensor.real
 from .registry import Op, apply, defop, linear_backward_op
 
@@ -47,25 +48,25 @@ def abs(xp, x):  # noqa: A001 - torch's name
 
 @defop("sgn", self="sgn_backward(grad, self, result)", jvp="sgn_backward(self_t, self, result)")
 def sgn(xp, x):
-    if x.dtype.kind == "c":
+    if D.kind(x) == "c":
         mag = xp.abs(x)
         return xp.where(mag == 0, 0, x / xp.where(mag == 0, 1, mag)).astype(x.dtype)
-    return xp.sign(x) if x.dtype != bool else x.copy()
+    return xp.sign(x) if x.dtype != bool else A.copy(xp, x)
 
 
 @defop("sign", self=_ZERO_VJP, jvp=_ZERO_JVP)
 def sign(xp, x):
-    if x.dtype.kind == "c":
+    if D.kind(x) == "c":
         raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
                                   "torch.sgn instead.")
-    return xp.sign(x) if x.dtype != bool else x.copy()
+    return xp.sign(x) if x.dtype != bool else A.copy(xp, x)
 
 
 def _rounding(ufunc: str) -> Callable:
     """The forward of floor/ceil/trunc/round: integers pass unchanged (a copy), as in torch."""
 
     def forward(xp, x):
-        return x.copy() if x.dtype.kind in "iub" else getattr(xp, ufunc)(x)
+        return A.copy(xp, x) if D.kind(x) in "iub" else getattr(xp, ufunc)(x)
 
     return forward
 
@@ -79,7 +80,7 @@ round_half_even = defop("round", self=_ZERO_VJP, jvp=_ZERO_JVP)(_rounding("rint"
 
 @defop("round_decimals", node="RoundBackward1", params=("decimals",), self=_ZERO_VJP, jvp=_ZERO_JVP)
 def round_decimals(xp, x, decimals):
-    return x.copy() if x.dtype.kind in "iub" else xp.round(x, decimals)
+    return A.copy(xp, x) if D.kind(x) in "iub" else xp.round(x, decimals)
 
 
 @defop("frac", self="grad", jvp="self_t")
@@ -177,17 +178,17 @@ def tan(xp, x):
 
 @defop("asin", promote="float", self="grad * conj(rsqrt(1 - self * self))", jvp="self_t * rsqrt(1 - self * self)")
 def asin(xp, x):
-    return xp.arcsin(x)
+    return xp.asin(x)
 
 
 @defop("acos", promote="float", self="-grad * conj(rsqrt(1 - self * self))", jvp="-self_t * rsqrt(1 - self * self)")
 def acos(xp, x):
-    return xp.arccos(x)
+    return xp.acos(x)
 
 
 @defop("atan", promote="float", self="grad / conj(1 + self * self)", jvp="self_t / (1 + self * self)")
 def atan(xp, x):
-    return xp.arctan(x)
+    return xp.atan(x)
 
 
 @defop("sinh", promote="float", self="grad * conj(cosh(self))", jvp="self_t * cosh(self)")
@@ -207,18 +208,18 @@ def tanh(xp, x):
 
 @defop("asinh", promote="float", self="grad * conj(rsqrt(self * self + 1))", jvp="self_t * rsqrt(self * self + 1)")
 def asinh(xp, x):
-    return xp.arcsinh(x)
+    return xp.asinh(x)
 
 
 @defop("acosh", promote="float", self="grad / conj(sqrt(self - 1) * sqrt(self + 1))",  # principal branch, as torch
        jvp="self_t / (sqrt(self - 1) * sqrt(self + 1))")
 def acosh(xp, x):
-    return xp.arccosh(x)
+    return xp.acosh(x)
 
 
 @defop("atanh", promote="float", self="grad / conj(1 - self * self)", jvp="self_t / (1 - self * self)")
 def atanh(xp, x):
-    return xp.arctanh(x)
+    return xp.atanh(x)
 
 
 arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
@@ -241,11 +242,11 @@ def tanh_backward(xp, g, r):
 
 @defop("sigmoid", promote="float", self="sigmoid_backward(grad, result)", jvp="self_t * result * (1 - result)")
 def sigmoid(xp, x):
-    if x.dtype.kind == "c":
+    if D.kind(x) == "c":
         return 1 / (1 + xp.exp(-x))
     # split by sign so that exp never overflows
     e = xp.exp(-xp.abs(x))
-    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+    return A.astype(xp, xp.where(x >= 0, 1 / (1 + e), e / (1 + e)), x.dtype, copy=False)
 
 
 # sigmoid_backward(g, r) = g * conj(r (1 - r)): the same structure as tanh_backward
@@ -269,7 +270,7 @@ def logit_op(xp, x, eps):
 @defop("relu", node="ReluBackward0", self="threshold_backward(grad, result, 0)",
        jvp="threshold_backward(self_t, result, 0)")
 def relu(xp, x):
-    return xp.maximum(x, 0).astype(x.dtype, copy=False)
+    return A.astype(xp, xp.maximum(x, 0), x.dtype, copy=False)
 
 
 @linear_backward_op("threshold_backward", ("threshold",))
@@ -283,10 +284,10 @@ _UNSIGNED = {2: np.uint16, 4: np.uint32, 8: np.uint64}
 def zero_where(xp, mask, values):
     """where(mask, 0, values), bit for bit (NaN and inf in `values` kept, +0.0 written), by masking the
     values' bits: branch-free, several times faster than xp.where on a random mask (ReLU's backward)."""
-    word = _UNSIGNED.get(values.dtype.itemsize)
-    if word is None or values.dtype.kind not in "fc" or mask.shape != values.shape:
-        return xp.where(mask, xp.zeros((), values.dtype), values)
-    keep = mask.astype(word)
+    word = _UNSIGNED.get(values.dtype.itemsize) if hasattr(values, "view") else None
+    if word is None or D.kind(values) not in "fc" or mask.shape != values.shape:
+        return xp.where(mask, xp.zeros((), dtype=values.dtype, device=values.device), values)
+    keep = A.astype(xp, mask, word)
     keep -= 1  # True -> 0, False -> all ones
     return (values.view(word) & keep).view(values.dtype)
 
@@ -335,8 +336,8 @@ def polygamma_op(xp, x, n):
 @defop("nan_to_num", params=("nan", "posinf", "neginf"), self="where(isfinite(self), grad, 0)",
        jvp="where(isfinite(self), self_t, 0)")
 def nan_to_num_op(xp, x, nan, posinf, neginf):
-    if x.dtype.kind in "iub":
-        return x.copy()
+    if D.kind(x) in "iub":
+        return A.copy(xp, x)
     return xp.nan_to_num(x, copy=True, nan=nan, posinf=posinf, neginf=neginf)
 
 
@@ -387,10 +388,10 @@ def _clip(xp, x, lo, hi):
     """max(x, lo) then min(., hi), as torch applies them (so hi wins when lo > hi); NaN stays."""
     out = x
     if lo is not None:
-        out = xp.maximum(out, xp.asarray(lo, dtype=x.dtype))
+        out = xp.maximum(out, xp.asarray(lo, dtype=x.dtype, device=x.device))
     if hi is not None:
-        out = xp.minimum(out, xp.asarray(hi, dtype=x.dtype))
-    return out if out is not x else x.copy()
+        out = xp.minimum(out, xp.asarray(hi, dtype=x.dtype, device=x.device))
+    return out if out is not x else A.copy(xp, x)
 
 
 # Note [special functions without SciPy]
@@ -421,10 +422,10 @@ _EULER_GAMMA = 0.57721566490153286061
 
 def _special(xp, fn: Callable, x, *args):
     """Run a special function on a flat float64 copy of x; the result has x's shape and dtype."""
-    flat = x.astype(np.float64).reshape(-1)
+    flat = A.astype(xp, x, np.float64).reshape(-1)
     with np.errstate(all="ignore"):
         out = fn(xp, flat, *args)
-    return out.reshape(x.shape).astype(x.dtype, copy=False)
+    return A.reshape(xp, out, x.shape).astype(x.dtype, copy=False)
 
 
 # Note [erf, erfc, erfinv in a few NumPy passes]
@@ -687,8 +688,8 @@ def _special_pair(xp, fn: Callable, a, x, **kwargs):
     a, x = xp.broadcast_arrays(a, x)
     dtype = xp.result_type(a, x)
     with np.errstate(all="ignore"):
-        out = fn(xp, a.astype(np.float64).reshape(-1), x.astype(np.float64).reshape(-1), **kwargs)
-    return out.reshape(a.shape).astype(dtype, copy=False)
+        out = fn(xp, A.astype(xp, a, np.float64).reshape(-1), A.astype(xp, x, np.float64).reshape(-1), **kwargs)
+    return A.reshape(xp, out, a.shape).astype(dtype, copy=False)
 
 
 _IGAMMA_MAX_TERMS = 2000
@@ -705,7 +706,7 @@ def _igamma(xp, a, x, lower: bool):
     series = ok & (x < a + 1)
     aa, xs = a[series], x[series]
     term = 1 / aa
-    total = term.copy()
+    total = A.copy(xp, term)
     for n in range(1, _IGAMMA_MAX_TERMS):
         term = term * xs / (aa + n)
         total = total + term
@@ -718,7 +719,7 @@ def _igamma(xp, a, x, lower: bool):
     b = xs + 1 - aa
     c = xp.full_like(xs, 1 / _IGAMMA_TINY)
     d = 1 / b
-    h = d.copy()
+    h = A.copy(xp, d)
     for i in range(1, _IGAMMA_MAX_TERMS):
         an = -i * (i - aa)
         b = b + 2
@@ -845,7 +846,7 @@ def mul(xp, a, b):
        self="grad / conj(other)", other="-grad * conj(self / other / other)",
        jvp="(self_t - other_t * result) / other")
 def div_op(xp, a, b):
-    return xp.true_divide(a, b)
+    return xp.divide(a, b)
 
 
 # torch's C++ composites (trapezoid, the nn losses) multiply and divide by a Scalar: the Scalar overloads' nodes
@@ -871,18 +872,18 @@ def _divide_rounded(xp, a, b, rounding_mode):
     """a / b rounded toward zero ('trunc') or down ('floor'); integer inputs give integers."""
     if rounding_mode == "floor":
         return xp.floor_divide(a, b)
-    if a.dtype.kind in "iub":  # promotion made both integral
+    if D.kind(a) in "iub":  # promotion made both integral
         q = xp.floor_divide(a, b)
         return q + ((q < 0) & (q * b != a))  # floor -> trunc for negative quotients with a remainder
-    return xp.trunc(xp.true_divide(a, b))
+    return xp.trunc(xp.divide(a, b))
 
 
 @defop("pow", node="PowBackward0", params=("exponent",), promote="binary",
        self="pow_backward(grad, self, exponent)",
        jvp="conj(pow_backward(conj(self_t), self, exponent))")  # auto_element_wise: holomorphic
 def pow_scalar(xp, x, exponent):
-    kernel = _EXPONENT_KERNELS.get(exponent) if x.dtype.kind in "fc" and not isinstance(exponent, bool) else None
-    return kernel(xp, x) if kernel is not None else xp.power(x, exponent)
+    kernel = _EXPONENT_KERNELS.get(exponent) if D.kind(x) in "fc" and not isinstance(exponent, bool) else None
+    return kernel(xp, x) if kernel is not None else xp.pow(x, exponent)
 
 
 # Note [scalar exponents]: as torch's pow kernel does, the exponents that models use (x ** 2, the x ** 3 of
@@ -904,14 +905,14 @@ _EXPONENT_KERNELS = {
        jvp="conj(pow_backward(conj(self_t), self, exponent) + "
            "pow_exponent_backward(conj(exponent_t), self, exponent, result))")
 def pow_tensor(xp, x, e):
-    return xp.power(x, e)
+    return xp.pow(x, e)
 
 
 @defop("pow_scalar_base", node="PowBackward2", inputs=("exponent",), params=("self",), promote="binary",
        exponent="pow_exponent_backward(grad, self, exponent, result)",
        jvp="conj(pow_exponent_backward(conj(exponent_t), self, exponent, result))")
 def pow_scalar_base(xp, e, base):
-    return xp.power(xp.asarray(base, dtype=e.dtype), e)
+    return xp.pow(xp.asarray(base, dtype=e.dtype, device=e.device), e)
 
 
 @defop("remainder", node="RemainderBackward1", inputs=("self", "other"), promote="binary",
@@ -982,7 +983,7 @@ def fmin_op(xp, a, b):
        self="grad * other / (self * self + other * other)", other="-grad * self / (self * self + other * other)",
        jvp="(self_t * other - other_t * self) / (self * self + other * other)")
 def atan2_op(xp, a, b):
-    return xp.arctan2(a, b)
+    return xp.atan2(a, b)
 
 
 @defop("hypot", inputs=("self", "other"), promote="float",
@@ -1069,7 +1070,7 @@ def _lerp(xp, start, end, weight):
     """start + weight (end - start), computed from whichever end is nearer (torch's rounding)."""
     diff = end - start
     near_start = xp.abs(weight) < 0.5
-    return xp.where(near_start, start + weight * diff, end - diff * (1 - weight)).astype(diff.dtype, copy=False)
+    return A.astype(xp, xp.where(near_start, start + weight * diff, end - diff * (1 - weight)), diff.dtype, copy=False)
 
 
 @defop("addcmul", inputs=("self", "tensor1", "tensor2"), params=("value",), promote="binary",
@@ -1112,7 +1113,7 @@ def _no_grad_binary(name: str, ufunc: str, ordered: bool = False) -> Op:
 def _refuse_kinds(dtype: np.dtype, kernel: str, kinds: str = "c") -> None:
     """torch's kernels with no version for these kinds of result (complex ordering, floor division of
     complex or bool) raise this; NumPy would compute."""
-    if dtype.kind in kinds:
+    if D.kind(dtype) in kinds:
         raise NotImplementedError(f'"{kernel}" not implemented for \'{D.SCALAR_TYPE_NAMES[dtype.name]}\'')
 
 
@@ -1254,8 +1255,8 @@ def _refuse_bool_subtraction(input: Tensor, other: object) -> None:
     an operand of another type is left to the op's own TypeError."""
     if not isinstance(other, (Tensor, int, float, complex)):
         return
-    left = isinstance(input, Tensor) and input._data.dtype.kind == "b" or type(input) is bool
-    right = isinstance(other, Tensor) and other._data.dtype.kind == "b" or type(other) is bool
+    left = isinstance(input, Tensor) and input.dtype.category == 0 or type(input) is bool
+    right = isinstance(other, Tensor) and other.dtype.category == 0 or type(other) is bool
     if left and right:
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
                            "Use the `^` or `logical_xor()` operator instead.")
@@ -1308,7 +1309,7 @@ def pow(input: Tensor | complex, exponent: Tensor | complex) -> Tensor:  # noqa:
         if isinstance(exponent, Tensor):
             return apply(pow_tensor, (input, exponent))
         exponent = D.number(exponent)  # a NumPy scalar as the number it holds (Note [operands])
-        if input._data.dtype.kind in "biu":  # int_tensor ** 2.5 is float32, as the exponent were promoted with it
+        if input.dtype.category < 2:  # int_tensor ** 2.5 is float32, as the exponent were promoted with it
             if type(exponent) is int and exponent < 0:
                 raise RuntimeError("Integers to negative integer powers are not allowed.")
             input = _promoted(input, exponent)
@@ -1359,7 +1360,7 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: complex =
 
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: complex = 1) -> Tensor:
     """input + value * tensor1 / tensor2 (floating point only)."""
-    if tensor1._data.dtype.kind in "iub" and tensor2._data.dtype.kind in "iub":
+    if tensor1.dtype.category < 2 and tensor2.dtype.category < 2:
         raise RuntimeError(
             "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform a "
             "true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + "
@@ -1399,7 +1400,7 @@ def where(condition: Tensor, input: Tensor | complex | None = None, other: Tenso
 
         return nonzero(condition, as_tuple=True)
     cond = condition._data if isinstance(condition, Tensor) else condition
-    if cond.dtype != bool:
+    if D.kind(cond) != "b":
         raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor with dtype "
                            f"{condition.dtype}")
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):

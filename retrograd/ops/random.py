@@ -73,7 +73,7 @@ def _number(value: float) -> str:
 
 
 def _require_float(self: Tensor, kernel: str) -> None:
-    if self._data.dtype.kind not in "fc":
+    if self.dtype.category < 2:
         raise NotImplementedError(f'"{kernel}" not implemented for \'{D.scalar_type_name(self.dtype)}\'')
 
 
@@ -85,9 +85,9 @@ def _in_place(self: Tensor, row: Op, draw: Callable, others: tuple = ()) -> Tens
 
 def _random_bounds(dtype: np.dtype) -> int:
     """random_()'s default upper end: every integer the dtype holds exactly (2**mantissa for floats)."""
-    if dtype.kind == "f":
+    if D.kind(dtype) == "f":
         return 2 ** (np.finfo(dtype).nmant + 1) + 1
-    if dtype.kind == "b":
+    if D.kind(dtype) == "b":
         return 2
     return int(np.iinfo(dtype).max)
 
@@ -120,7 +120,7 @@ def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Generat
 
 def exponential_(self: Tensor, lambd: float = 1.0, *, generator: Generator | None = None) -> Tensor:
     """Fill self with samples of Exp(lambd)."""
-    if self._data.dtype.kind not in "fc":
+    if self.dtype.category < 2:
         raise RuntimeError(f"Exponential distribution is a continuous probability distribution. dtype must be a "
                            f"floating point but you specified {D.scalar_type_name(self.dtype)}")
     if lambd <= 0:
@@ -210,7 +210,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     data = input._data
     if data.ndim not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
-    if data.dtype.kind != "f":
+    if D.kind(data) != "f":
         raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
                            f"{D.scalar_type_name(input.dtype)}")
     if num_samples <= 0:

@@ -24,6 +24,7 @@ import numpy as np
 from .. import _dtype as D
 from .._creation import arange, ones_like, zeros
 from .._tensor import Tensor, _wrap_dim
+from . import arrays as A
 from .pointwise import conj, exp, isnan, logical_not, maximum, minimum, sgn, where
 from .registry import apply, defop
 
@@ -35,6 +36,8 @@ from .registry import apply, defop
 @defop("sum_all", node="SumBackward0", params=("dtype",), self="grad.expand(self_shape)",
        jvp="self_t.sum().to(result.dtype)")
 def sum_all(xp, x, dtype):
+    if not hasattr(x, "strides"):  # not NumPy-like: the standard's function
+        return xp.sum(x, dtype=D.native(xp, dtype))
     return x.sum(dtype=dtype)  # the array's method: NumPy's module function adds a Python wrapper (~2 µs)
 
 
@@ -42,6 +45,8 @@ def sum_all(xp, x, dtype):
        self="restore_reduced_dims(grad, dim, keepdim, len(self_shape)).expand(self_shape)",
        jvp="self_t.sum(dim, keepdim).to(result.dtype)")
 def sum_dim(xp, x, dim, keepdim, dtype):
+    if not hasattr(x, "strides"):
+        return xp.sum(x, axis=dim, keepdims=keepdim, dtype=D.native(xp, dtype))
     return x.sum(axis=dim, keepdims=keepdim, dtype=dtype)
 
 
@@ -187,7 +192,7 @@ def logsumexp_op(xp, x, dim, keepdim):
     shift = xp.where(xp.isfinite(shift), shift, 0)  # all -inf (or inf) slices: no shift
     with np.errstate(divide="ignore"):
         out = xp.log(xp.sum(xp.exp(x - shift), axis=dim, keepdims=True)) + shift
-    return out if keepdim else out.reshape([n for i, n in enumerate(x.shape) if i not in dim])
+    return out if keepdim else A.reshape(xp, out, [n for i, n in enumerate(x.shape) if i not in dim])
 
 
 @defop("linalg_vector_norm", params=("ord", "dim", "keepdim"),
@@ -210,7 +215,7 @@ def vector_norm_op(xp, x, ord, dim, keepdim):  # noqa: A002
             out = xp.sum(a, axis=dim, keepdims=keepdim)
         else:
             out = xp.sum(a**ord, axis=dim, keepdims=keepdim) ** (1.0 / ord)
-    return xp.asarray(out).astype(a.dtype, copy=False)
+    return A.astype(xp, xp.asarray(out), a.dtype, copy=False)
 
 
 # ============================================================================================
@@ -221,13 +226,13 @@ def vector_norm_op(xp, x, ord, dim, keepdim):  # noqa: A002
 @defop("cumsum", params=("dim", "dtype"), self="reversed_cumsum(grad, dim)",
        jvp="self_t.cumsum(dim).to(result.dtype)")
 def cumsum_op(xp, x, dim, dtype):
-    return xp.cumsum(x.reshape(-1) if x.ndim == 0 else x, axis=dim, dtype=dtype).reshape(x.shape)
+    return xp.cumsum(A.reshape(xp, x, -1) if x.ndim == 0 else x, axis=dim, dtype=dtype).reshape(x.shape)
 
 
 @defop("cumprod", params=("dim", "dtype"), self="cumprod_backward(grad, self, result, dim)",
        jvp="cumprod_jvp(self_t, self, result, dim)")
 def cumprod_op(xp, x, dim, dtype):
-    return xp.cumprod(x.reshape(-1) if x.ndim == 0 else x, axis=dim, dtype=dtype).reshape(x.shape)
+    return xp.cumprod(A.reshape(xp, x, -1) if x.ndim == 0 else x, axis=dim, dtype=dtype).reshape(x.shape)
 
 
 @defop("cummax", params=("dim",), outputs=2, differentiable_outputs=(0,),
@@ -252,13 +257,13 @@ def cummin_op(xp, x, dim):
 @defop("median_all", node="MedianBackward0", self="evenly_distribute_backward(grad, self, result)",
        jvp="evenly_read_jvp(self_t, self, result)")
 def median_all(xp, x):
-    return median_along(xp, x.reshape(-1), 0, False, ignore_nan=False)[0]
+    return median_along(xp, A.reshape(xp, x, -1), 0, False, ignore_nan=False)[0]
 
 
 @defop("nanmedian_all", node="NanmedianBackward0", self="evenly_distribute_backward(grad, self, result)",
        jvp="evenly_read_jvp(self_t, self, result)")
 def nanmedian_all(xp, x):
-    return median_along(xp, x.reshape(-1), 0, False, ignore_nan=True)[0]
+    return median_along(xp, A.reshape(xp, x, -1), 0, False, ignore_nan=True)[0]
 
 
 @defop("median_dim", node="MedianBackward1", params=("dim", "keepdim"), outputs=2, differentiable_outputs=(0,),
@@ -314,7 +319,7 @@ def any_op(xp, x, dim, keepdim):
 def select_along(xp, x, dim: int, keepdim: bool, pick) -> tuple:
     """(values, indices) of one element per slice along dim; `pick()` gives the kept-dim indices."""
     if x.ndim == 0:
-        return x.copy(), xp.zeros((), dtype=xp.int64)
+        return A.copy(xp, x), xp.zeros((), dtype=xp.int64)
     idx = pick()
     values = xp.take_along_axis(x, idx, axis=dim)
     return (values, idx) if keepdim else (values.squeeze(dim), idx.squeeze(dim))
@@ -327,18 +332,19 @@ def index_of_extreme(xp, x, dim: int | Sequence[int] | None, keepdim: bool, find
     dims = tuple(range(x.ndim)) if dim is None else (dim,) if isinstance(dim, int) else tuple(dim)
     kept = [d for d in range(x.ndim) if d not in dims]
     moved = xp.transpose(x, kept + list(dims))
-    flat = moved.reshape(moved.shape[:len(kept)] + (math.prod(x.shape[d] for d in dims),))
+    flat = A.reshape(xp, moved, moved.shape[:len(kept)] + (math.prod(x.shape[d] for d in dims),))
     out = find(flat, axis=-1)
-    return out.reshape([1 if d in dims else n for d, n in enumerate(x.shape)]) if keepdim else out
+    return A.reshape(xp, out, [1 if d in dims else n for d, n in enumerate(x.shape)]) if keepdim else out
 
 
 def variance(xp, x, dim: tuple | None, correction: float, keepdim: bool):
     """Sum of squared deviations over (count - correction), as torch: a divisor <= 0 gives inf/nan."""
     deviation = x - xp.mean(x, axis=dim, keepdims=True)
-    squares = (deviation * xp.conj(deviation)).real if x.dtype.kind == "c" else deviation * deviation
+    squares = (deviation * xp.conj(deviation)).real if D.kind(x) == "c" else deviation * deviation
     divisor = builtins.max(reduced_numel(x.shape, dim) - correction, 0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return xp.sum(squares, axis=dim, keepdims=keepdim) / xp.asarray(divisor, dtype=squares.dtype)
+        divisor = xp.asarray(divisor, dtype=squares.dtype, device=squares.device)
+        return xp.sum(squares, axis=dim, keepdims=keepdim) / divisor
 
 
 def running_extreme(xp, x, dim: int, extreme) -> tuple:
@@ -347,12 +353,12 @@ def running_extreme(xp, x, dim: int, extreme) -> tuple:
     An element takes over when it ties the extreme (so ties report the last index) or is NaN;
     once NaN, the extreme stays NaN.
     """
-    line = x.reshape(-1) if x.ndim == 0 else x
+    line = A.reshape(xp, x, -1) if x.ndim == 0 else x
     values = extreme.accumulate(line, axis=dim)
-    takes_over = (line == values) | (xp.isnan(line) if line.dtype.kind in "fc" else False)
+    takes_over = (line == values) | (xp.isnan(line) if D.kind(line) in "fc" else False)
     positions = xp.arange(line.shape[dim]).reshape((-1,) + (1,) * (line.ndim - dim - 1))
     indices = xp.maximum.accumulate(xp.where(takes_over, positions, 0), axis=dim)
-    return values.reshape(x.shape), indices.astype(xp.int64).reshape(x.shape)
+    return A.reshape(xp, values, x.shape), A.astype(xp, indices, xp.int64).reshape(x.shape)
 
 
 def median_along(xp, x, dim: int, keepdim: bool, ignore_nan: bool) -> tuple:
@@ -361,10 +367,10 @@ def median_along(xp, x, dim: int, keepdim: bool, ignore_nan: bool) -> tuple:
     one; nanmedian() takes the middle of the non-NaN values (and index 0 of an all-NaN slice).
     An empty input has median NaN."""
     if x.ndim == 0:
-        return x.copy(), xp.zeros((), dtype=xp.int64)
+        return A.copy(xp, x), xp.zeros((), dtype=xp.int64)
     if x.size == 0 and x.ndim == 1:
-        return xp.asarray(math.nan, dtype=x.dtype), xp.zeros((), dtype=xp.int64)
-    nan = xp.isnan(x) if x.dtype.kind in "fc" else xp.zeros(x.shape, dtype=bool)
+        return xp.asarray(math.nan, dtype=x.dtype, device=x.device), xp.zeros((), dtype=xp.int64)
+    nan = xp.isnan(x) if D.kind(x) in "fc" else xp.zeros(x.shape, dtype=bool)
     order = xp.argsort(x, axis=dim, kind="stable")  # NaN last
     if ignore_nan:
         valid = x.shape[dim] - xp.sum(nan, axis=dim, keepdims=True)
@@ -374,7 +380,7 @@ def median_along(xp, x, dim: int, keepdim: bool, ignore_nan: bool) -> tuple:
     idx = xp.take_along_axis(order, middle, axis=dim)
     if not ignore_nan:
         idx = xp.where(xp.any(nan, axis=dim, keepdims=True), xp.argmax(nan, axis=dim, keepdims=True), idx)
-    return select_along(xp, x, dim, keepdim, lambda: idx.astype(xp.int64))
+    return select_along(xp, x, dim, keepdim, lambda: A.astype(xp, idx, xp.int64))
 
 
 # ============================================================================================
@@ -650,11 +656,11 @@ def _accumulate_dtype(input: Tensor, dtype: D.dtype | None) -> object:
     """The NumPy dtype sums and products accumulate in: `dtype`, or int64 for integer/bool input."""
     if dtype is not None:
         return dtype.np
-    return D.int64.np if input._data.dtype.kind in "biu" else None
+    return D.int64.np if input.dtype.category < 2 else None
 
 
 def _require_floating(input: Tensor, what: str) -> None:
-    if input._data.dtype.kind not in "fc":
+    if input.dtype.category < 2:
         raise RuntimeError(f"{what}(): could not infer output dtype. Input dtype must be either a floating point or "
                            f"complex dtype. Got: {D.scalar_type_name(input.dtype)}")
 
@@ -692,7 +698,7 @@ def mean(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = 
 def nanmean(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
             dtype: D.dtype | None = None) -> Tensor:
     """Mean of the non-NaN elements (torch composes it: nansum / count, a DivBackward0 node)."""
-    if input._data.dtype.kind not in "fc":
+    if input.dtype.category < 2:
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype but got "
                            f"{D.scalar_type_name(input.dtype)}")
     count = sum(logical_not(isnan(input)), dim, keepdim)
@@ -795,7 +801,7 @@ def _correction(name: str, input: Tensor, dim: object, unbiased: bool | None, co
     if unbiased is not None and correction is not None:
         raise TypeError(f"{name}() received an invalid combination of arguments - got both 'unbiased' and "
                         "'correction'")
-    if input._data.dtype.kind not in "fc":
+    if input.dtype.category < 2:
         raise RuntimeError("std and var only support floating point and complex dtypes")
     correction = (1 if unbiased is None or unbiased else 0) if correction is None else correction
     dims = None if dim is None and not keepdim else _reduced_dims(dim, input.ndim)
@@ -839,7 +845,7 @@ def vector_norm(x: Tensor, ord: float = 2, dim: int | Sequence[int] | None = Non
     """The vector p-norm over all elements or along `dim` (torch.linalg.vector_norm)."""
     if dtype is not None:
         x = x.to(dtype)
-    if x._data.dtype.kind not in "fc":
+    if x.dtype.category < 2:
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. "
                            f"Got {D.scalar_type_name(x.dtype)}")
     dims = None if _whole(dim) and not keepdim else _reduced_dims(dim, x.ndim)

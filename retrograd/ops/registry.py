@@ -28,8 +28,8 @@ import numpy as np
 
 from .. import _creation
 from .. import _dtype as D
-from .._tensor import NO_VERSION_COUNTER, Tensor, _array_of, _wrap, _wrap_many  # noqa: F401 - _array_of: generated
-from .._xp import namespace
+from .._tensor import NO_VERSION_COUNTER, Tensor, _array_of, _wrap, _wrap_many, device  # noqa: F401 - _array_of: generated
+from .._xp import locate, namespace
 from ..autograd import forward_ad, grad_mode
 from ..autograd.graph import (
     NO_EDGE,
@@ -329,10 +329,11 @@ class Op:
         if self.promote is None:
             lines += [f"    {d} = {x}._data if isinstance({x}, Tensor) else {x}" for x, d in zip(xs, ds)]
         else:  # the common case inline (one dtype, scalars that keep its category), else _arrays
-            floating = " and x0._data.dtype.kind in 'fc'" if self.promote == "float" else ""
-            lines += [f"    if isinstance(x0, Tensor){floating}:", "        d0 = x0._data"]
+            # NumPy's arrays only: other namespaces' dtypes have no `kind`, and _arrays handles them
+            floating = " and d0.dtype.kind in 'fc'" if self.promote == "float" else ""
+            lines += [f"    if isinstance(x0, Tensor) and type(d0 := x0._data) is _ndarray{floating}:"]
             if len(xs) == 1:
-                lines += ["    else:", f"        d0, = _arrays(op, {args})"]
+                lines += ["        pass", "    else:", f"        d0, = _arrays(op, {args})"]
             else:
                 lines += ["        dt = d0.dtype"]
             for k, (x, d) in enumerate(zip(xs[1:], ds[1:])):
@@ -350,14 +351,14 @@ class Op:
                           "    if not same:",
                           f"        {_names(ds)} = _arrays(op, {args})"]
         params = ", *params" if self.params else ""  # a call without unpacking when the op has none
-        call = f"forward(np if type(d0) is _ndarray else namespace(d0), {', '.join(ds)}{params})"
+        call = f"forward(np if type(d0) is _ndarray else namespace_of(({', '.join(ds)},)), {', '.join(ds)}{params})"
         if self.numpy_function is not None:  # NumPy's function itself on ndarrays (Note [one-call forwards])
             call = (f"NUMPY_FUNCTION({', '.join(ds)}) if type(d0) is _ndarray "
-                    f"else forward(namespace(d0), {', '.join(ds)})")
+                    f"else forward(namespace_of(({', '.join(ds)},)), {', '.join(ds)})")
         lines += ["    try:",
                   f"        result = {call}",
-                  "    except ValueError as e:  # NumPy's broadcasting error, in torch's words",
-                  f"        raise _broadcast_error([{', '.join(ds)}]) or e from None"]
+                  "    except Exception as e:  # arrays on two devices, or NumPy's broadcasting error: torch's words",
+                  f"        raise _forward_error(e, [{', '.join(ds)}]) from None"]
         single = self.n_outputs == 1
         if single:  # _wrap inline
             lines += ["    if type(result) is not _ndarray:  # a 0-d result comes back from NumPy as a scalar",
@@ -570,9 +571,9 @@ def _fit(grad: Tensor | None, meta: tuple | None) -> Tensor | None:
             _grad_state.tracer.note_sum(grad._data.shape, shape)
         grad = sum_to(grad, shape)
     if grad._data.dtype != dt:
-        if not D.FROM_NUMPY[dt].is_complex and grad._data.dtype.kind == "c":
+        if not D.from_native(dt).is_complex and grad.dtype.is_complex:
             grad = grad.real
-        grad = grad.to(D.FROM_NUMPY[dt]) if grad._data.dtype != dt else grad
+        grad = grad.to(D.from_native(dt)) if grad._data.dtype != dt else grad
     return grad
 
 
@@ -671,7 +672,7 @@ def _meta_of(node: OpNode, k: int, position: int) -> object:
 
 
 def _meta_value(value: object, position: int) -> object:
-    return tuple(value) if position == 0 else D.FROM_NUMPY[value]
+    return tuple(value) if position == 0 else D.from_native(value)
 
 
 def _holds_array(value: object) -> bool:
@@ -749,9 +750,9 @@ def _arrays(op: Op, args: tuple) -> list:
     conversion: NumPy's own rules then agree with torch's."""
     mode = op.promote
     if mode is None:
-        return [a._data if isinstance(a, Tensor) else a for a in args]
+        return _cpu_scalars_moved([a._data if isinstance(a, Tensor) else a for a in args])
     first = args[0]
-    if isinstance(first, Tensor):
+    if isinstance(first, Tensor) and type(first._data) is _ndarray:
         dt = first._data.dtype
         kind = dt.kind
         if mode != "float" or kind in "fc":
@@ -769,10 +770,33 @@ def _arrays(op: Op, args: tuple) -> list:
     target = D.result_type(*args)
     if mode == "float" and target.category < 2:
         target = D.defaults.floating
-    np_target = target.np
-    return [(a._data if a._data.dtype == np_target else a._data.astype(np_target)) if isinstance(a, Tensor)
-            else D.number(a)  # NumPy's rules would let a NumPy scalar promote
-            for a in args]
+    return _cpu_scalars_moved([_cast(a._data, target) if isinstance(a, Tensor)
+                               else D.number(a)  # NumPy's rules would let a NumPy scalar promote
+                               for a in args])
+
+
+def namespace_of(arrays: Sequence) -> types.ModuleType:
+    """The namespace of a forward's first array (its first inputs may be Python numbers)."""
+    return next((namespace(a) for a in arrays if hasattr(a, "__array_namespace__")), np)
+
+
+def _cpu_scalars_moved(arrays: list) -> list:
+    """torch lets a 0-d CPU tensor join tensors on another device, read as a number: moved to theirs (tensors of
+    more dimensions on two devices are torch's error, _forward_error)."""
+    other = next((a for a in arrays if type(a) is not _ndarray and hasattr(a, "__array_namespace__")), None)
+    if other is None:
+        return arrays
+    xp = namespace(other)
+    return [xp.asarray(a, device=other.device) if type(a) is _ndarray and a.ndim == 0 else a for a in arrays]
+
+
+def _cast(array: object, target: D.dtype) -> object:
+    """`array` in dtype `target`, in its own namespace."""
+    if type(array) is _ndarray:
+        return array if array.dtype == target.np else array.astype(target.np)
+    xp = namespace(array)
+    native = D.native_table(xp)[target]
+    return array if array.dtype == native else xp.astype(array, native)
 
 
 # Note [operands]
@@ -791,6 +815,16 @@ def operand(value: object) -> object:
     if isinstance(value, (Tensor, bool, int, float, complex)):
         return value
     return NotImplemented
+
+
+def _forward_error(error: Exception, arrays: Sequence) -> Exception:
+    """What a forward that failed on `arrays` raises: torch's error for tensors on two devices, its broadcasting
+    error for a ValueError from shapes, else the forward's own error."""
+    devices = list(dict.fromkeys(str(device(*locate(a))) for a in arrays if hasattr(a, "__array_namespace__")))
+    if len(devices) > 1:
+        return RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
+                            f"{devices[0]} and {devices[1]}!")
+    return (_broadcast_error(arrays) or error) if isinstance(error, ValueError) else error
 
 
 def _broadcast_error(arrays: list) -> RuntimeError | None:
@@ -951,15 +985,15 @@ def _apply_generic(op: Op, args: tuple, params: tuple = ()) -> Tensor | tuple:
     if op.variadic:
         inputs = args[0]
         arrays = [t._data for t in inputs]
-        result = op.forward(namespace(arrays[0]), arrays, *params)
+        result = op.forward(namespace_of(arrays), arrays, *params)
     else:
         inputs = args
         arrays = _arrays(op, args)
         first = arrays[0]
         try:
-            result = op.forward(np if type(first) is _ndarray else namespace(first), *arrays, *params)
-        except ValueError as e:  # NumPy's broadcasting error, in torch's words
-            raise _broadcast_error(arrays) or e from None
+            result = op.forward(np if type(first) is _ndarray else namespace_of(arrays), *arrays, *params)
+        except Exception as e:  # arrays on two devices, or NumPy's broadcasting error: torch's words
+            raise _forward_error(e, arrays) from None
     if op.n_outputs == 1:
         out = _wrap(result)
         outs = (out,)
@@ -1100,7 +1134,8 @@ def snapshot_saved_self(node: object, tensor: Tensor) -> None:
         return
     for i, s in enumerate(saved):
         if s is tensor:
-            snap = _wrap(tensor._data.copy())
+            data = tensor._data
+            snap = _wrap(data.copy() if hasattr(data, "strides") else namespace(data).asarray(data, copy=True))
             snap.grad_fn, snap._output_nr = tensor.grad_fn, tensor._output_nr
             snap._requires_grad = tensor._requires_grad
             snap._vc = [node._versions[i]]
@@ -1170,7 +1205,7 @@ def _propagate_tangents(op: Op, inputs: Sequence, params: tuple, outs: tuple) ->
             positions = range(len(outs)) if len(result) == len(outs) else wanted
             for i, t in zip(positions, result):
                 o = outs[i]
-                if t is not None and i in wanted and o._data.dtype.kind in "fc":
+                if t is not None and i in wanted and o.dtype.category >= 2:
                     forward_ad.set_tangent(o, level, _fit_tangent(t, o))
 
 
@@ -1180,8 +1215,8 @@ def _fit_tangent(t: Tensor | complex, out: Tensor) -> Tensor:
         return _creation.full_like(out, t)
     if t._data.shape != out._data.shape:
         t = t.expand(out._data.shape)
-    if t._data.dtype != out._data.dtype:
-        if t._data.dtype.kind == "c" and out._data.dtype.kind != "c":
+    if t.dtype is not out.dtype:
+        if t.dtype.is_complex and not out.dtype.is_complex:
             t = t.real
         t = t.to(out.dtype)
     return t

@@ -15,7 +15,9 @@ from collections.abc import Callable
 import numpy as np
 
 from .. import _creation
+from .. import _dtype as D
 from .._tensor import Tensor, _wrap_dim
+from . import arrays as A
 from .reduction import return_type
 from .registry import apply, defop
 
@@ -73,9 +75,9 @@ def searchsorted_op(xp, seq, values, out_int32, right):
     index_type = xp.int32 if out_int32 else xp.int64
     if seq.ndim == 1:
         return xp.searchsorted(seq, values, side=side).astype(index_type)
-    rows, found = seq.reshape(-1, seq.shape[-1]), values.reshape(-1, values.shape[-1])
+    rows, found = A.reshape(xp, seq, -1, seq.shape[-1]), A.reshape(xp, values, -1, values.shape[-1])
     out = xp.stack([xp.searchsorted(r, v, side=side) for r, v in zip(rows, found)]) if rows.shape[0] else found
-    return out.reshape(values.shape).astype(index_type)
+    return A.reshape(xp, out, values.shape).astype(index_type)
 
 
 @defop("isin", inputs=("elements", "test_elements"), params=("assume_unique", "invert"), promote="binary")
@@ -93,7 +95,7 @@ def isin_op(xp, elements, test_elements, assume_unique, invert):
        differentiable_outputs=(0,), self="not_implemented_error('_unique2')")
 def unique2_op(xp, x, return_inverse, return_counts):
     values, inverse, counts = xp.unique(x, return_inverse=True, return_counts=True)
-    return (values, inverse.reshape(x.shape) if return_inverse else xp.zeros(0, xp.int64),
+    return (values, A.reshape(xp, inverse, x.shape) if return_inverse else xp.zeros(0, xp.int64),
             counts if return_counts else xp.zeros(0, xp.int64))
 
 
@@ -107,20 +109,21 @@ def unique_op(xp, x, return_inverse):
        self="not_implemented_error('unique_dim')")
 def unique_dim_op(xp, x, dim):
     values, inverse, counts = xp.unique(x, return_inverse=True, return_counts=True, axis=dim)
-    return values, inverse.reshape(-1), counts
+    return values, A.reshape(xp, inverse, -1), counts
 
 
 @defop("unique_consecutive", node="UniqueConsecutiveBackward0", params=("return_inverse", "return_counts", "dim"),
        outputs=3, differentiable_outputs=(0,), self="not_implemented_error('unique_consecutive')")
 def unique_consecutive_op(xp, x, return_inverse, return_counts, dim):
-    rows = x.reshape(-1) if dim is None else xp.moveaxis(x, dim, 0)
-    flat = rows.reshape(rows.shape[0], -1)
+    rows = A.reshape(xp, x, -1) if dim is None else xp.moveaxis(x, dim, 0)
+    flat = A.reshape(xp, rows, rows.shape[0], -1)
     starts = xp.ones(rows.shape[0], dtype=bool)
     starts[1:] = (flat[1:] != flat[:-1]).any(axis=1)
     values = rows[starts] if dim is None else xp.moveaxis(rows[starts], 0, dim)
     inverse = xp.cumsum(starts) - 1
     counts = xp.diff(xp.append(xp.flatnonzero(starts), rows.shape[0]))
-    return (values.copy(), inverse.reshape(x.shape if dim is None else -1) if return_inverse else xp.zeros(0, xp.int64),
+    inverse = A.reshape(xp, inverse, x.shape if dim is None else -1) if return_inverse else xp.zeros(0, xp.int64)
+    return (A.copy(xp, values), inverse,
             counts if return_counts else xp.zeros(0, xp.int64))
 
 
@@ -133,10 +136,10 @@ def select_rows(xp, x, dim: int, keepdim: bool, choose: Callable[[np.ndarray], n
     """(values, indices) picked along dim. `choose` maps the (m, n) array whose rows are the
     slices to the (m, j) positions to pick; a kept dim of size 1 is squeezed unless keepdim."""
     if x.ndim == 0:
-        return x.copy(), xp.zeros((), dtype=xp.int64)
+        return A.copy(xp, x), xp.zeros((), dtype=xp.int64)
     moved = xp.moveaxis(x, dim, -1)
-    picked = choose(moved.reshape(math.prod(moved.shape[:-1]), moved.shape[-1]))
-    idx = xp.moveaxis(picked.reshape(moved.shape[:-1] + picked.shape[-1:]), -1, dim).astype(xp.int64)
+    picked = choose(A.reshape(xp, moved, math.prod(moved.shape[:-1]), moved.shape[-1]))
+    idx = xp.moveaxis(A.reshape(xp, picked, moved.shape[:-1] + picked.shape[-1:]), -1, dim).astype(xp.int64)
     values = xp.take_along_axis(x, idx, axis=dim)
     return (values, idx) if keepdim else (values.squeeze(dim), idx.squeeze(dim))
 
@@ -152,7 +155,7 @@ def stable_order(rows: np.ndarray, descending: bool) -> np.ndarray:
 def equal(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """a == b, with NaN equal to NaN (equal keys for torch's NaN-aware comparators)."""
     same = a == b
-    return same | (np.isnan(a) & np.isnan(b)) if a.dtype.kind in "fc" else same
+    return same | (np.isnan(a) & np.isnan(b)) if D.kind(a) in "fc" else same
 
 
 def has_ties(sorted_rows: np.ndarray, upto: int) -> np.ndarray:

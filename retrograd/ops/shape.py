@@ -7,6 +7,7 @@ recorded on the view's base by `rebase_view` (Note [in-place through views]).
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -14,12 +15,14 @@ from typing import Any
 import numpy as np
 
 from .. import _dtype as D
+from .. import _xp
 from .._creation import empty_strided, zeros
 from .._memory_format import contiguous_format, is_laid_out, laid_out, memory_format
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ..autograd import grad_mode
 from ..autograd.forward_ad import only_levels, set_tangent
 from ..autograd.graph import move_retains_grad
+from . import arrays as A
 from .registry import DEFAULT, IN_CUSTOM_FUNCTION, INFERENCE, MULTI_OUTPUT, NO_GRAD, Op, apply, defop
 from .registry import sum_to as _sum_to
 
@@ -30,10 +33,12 @@ from .registry import sum_to as _sum_to
 
 @defop("view", params=("shape",), view=True, self="grad.reshape(self_shape)", jvp="self_t.reshape(shape)")
 def view_op(xp, x, shape):
-    out = x.view()
     try:
+        if not hasattr(x, "strides"):  # an array API array without a memory layout (Note [choosing a namespace])
+            return xp.reshape(x, shape, copy=False)
+        out = x.view()
         out.shape = shape
-    except AttributeError:
+    except (AttributeError, ValueError):
         raise RuntimeError(
             "view size is not compatible with input tensor's size and stride (at least one dimension spans across "
             "two contiguous subspaces). Use .reshape(...) instead."
@@ -52,13 +57,22 @@ def unsafe_view(xp, x, shape):
 
 @defop("alias", node="AliasBackward0", view=True, self="grad", jvp="self_t")
 def alias_op(xp, x):
-    return x.view()
+    return _same(xp, x)
+
+
+def _same(xp, x):
+    """A new array object for x's elements: a NumPy (or CuPy) view, another namespace's reshape to its own shape."""
+    return x.view() if hasattr(x, "view") else xp.reshape(x, x.shape)
 
 
 @defop("transpose", params=("dim0", "dim1"), view=True, self="grad.transpose(dim0, dim1)",
        jvp="self_t.transpose(dim0, dim1)")
 def transpose_op(xp, x, dim0, dim1):
-    return xp.swapaxes(x, dim0, dim1) if x.ndim else x.view()
+    if not x.ndim:
+        return _same(xp, x)
+    dims = list(range(x.ndim))
+    dims[dim0], dims[dim1] = dims[dim1], dims[dim0]
+    return xp.permute_dims(x, tuple(dims))
 
 
 @defop("t", node="TBackward0", view=True, self="grad.t()", jvp="self_t.t()")
@@ -69,29 +83,31 @@ def t_op(xp, x):
 @defop("permute", params=("dims",), view=True, self="grad.permute(inverse_permutation(dims))",
        jvp="self_t.permute(dims)")
 def permute_op(xp, x, dims):
-    return xp.transpose(x, dims)
+    return xp.permute_dims(x, dims)
 
 
 @defop("squeeze", node="SqueezeBackward0", view=True, self="grad.reshape(self_shape)", jvp="self_t.squeeze()")
 def squeeze_all(xp, x):
-    return xp.squeeze(x)
+    return xp.squeeze(x, axis=tuple(d for d, n in enumerate(x.shape) if n == 1))
 
 
 @defop("squeeze_dim", node="SqueezeBackward1", params=("dim",), view=True, self="grad.reshape(self_shape)",
        jvp="self_t.squeeze(dim)")
 def squeeze_dim(xp, x, dim):
-    return xp.squeeze(x, dim) if x.ndim and x.shape[dim] == 1 else x.view()
+    return xp.squeeze(x, axis=dim) if x.ndim and x.shape[dim] == 1 else _same(xp, x)
 
 
 @defop("squeeze_dims", node="SqueezeBackward2", params=("dims",), view=True, self="grad.reshape(self_shape)",
        jvp="self_t.squeeze(dims)")
 def squeeze_dims(xp, x, dims):
-    return xp.squeeze(x, tuple(d for d in dims if x.shape[d] == 1)) if x.ndim else x.view()
+    return xp.squeeze(x, axis=tuple(d for d in dims if x.shape[d] == 1)) if x.ndim else _same(xp, x)
 
 
 @defop("unsqueeze", params=("dim",), view=True, self="grad.squeeze(dim)", jvp="self_t.unsqueeze(dim)")
 def unsqueeze_op(xp, x, dim):
-    return x.reshape(x.shape[:dim] + (1,) + x.shape[dim:])  # never copies: a size-1 dim takes any stride
+    if not hasattr(x, "strides"):
+        return xp.expand_dims(x, axis=dim)
+    return A.reshape(xp, x, x.shape[:dim] + (1,) + x.shape[dim:])  # never copies: a size-1 dim takes any stride
 
 
 def _strided_view(x, shape: tuple, strides: tuple):
@@ -104,6 +120,8 @@ def _strided_view(x, shape: tuple, strides: tuple):
 
 @defop("expand", params=("shape",), view=True, self="sum_to(grad, self_shape)", jvp="self_t.expand(shape)")
 def expand_op(xp, x, shape):
+    if not hasattr(x, "strides"):
+        return xp.broadcast_to(x, shape)
     lead = len(shape) - x.ndim
     strides = (0,) * lead + tuple(0 if n == 1 and m != 1 else s
                                   for n, m, s in zip(x.shape, shape[lead:], x.strides))
@@ -117,16 +135,32 @@ def expand_op(xp, x, shape):
 
 @defop("clone", params=("memory_format",), self="grad", jvp="self_t.clone()")
 def clone_op(xp, x, memory_format):
-    return x.copy() if memory_format is None else laid_out(x, memory_format)
+    if not hasattr(x, "strides"):
+        return xp.asarray(x, copy=True)
+    return A.copy(xp, x) if memory_format is None else laid_out(x, memory_format)
 
 
 # torch's _to_copy_backward: a complex gradient of a real input is its real part (no ComplexWarning)
 @defop("_to_copy", node="ToCopyBackward0", params=("dtype", "memory_format"),
-       self="cast_to(real(grad) if self_dtype.kind != 'c' else grad, self_dtype)",
+       self="cast_to(real(grad) if D.kind(self_dtype) != 'c' else grad, self_dtype)",
        jvp="cast_to(self_t, dtype)")
 def to_copy(xp, x, dtype, memory_format):
-    out = x.astype(dtype)
+    if not hasattr(x, "strides"):
+        return xp.astype(x, D.native(xp, dtype))
+    out = A.astype(xp, x, dtype)
     return out if memory_format is None else laid_out(out, memory_format)
+
+
+@defop("_to_device", node="ToCopyBackward0", params=("device", "source"), self="to_device(grad, source, device)",
+       jvp="to_device(self_t, device, source)")
+def to_device_op(xp, x, device, source):
+    return _xp.transfer(x, *device)
+
+
+def to_device(t: Tensor, device: tuple, source: tuple | None = None) -> Tensor:
+    """`t` copied to the torch device (type, index) (ToCopyBackward0; the gradient goes back to `source`)."""
+    source = _xp.locate(t._data) if source is None else source
+    return t if source == device else apply(to_device_op, (t,), (device, source))
 
 
 # ============================================================================================
@@ -139,7 +173,7 @@ def to_copy(xp, x, dtype, memory_format):
        jvp="cat_op(tensors_t, dim)")
 def cat_op(xp, arrays, dim):
     ndim = max(a.ndim for a in arrays)
-    return xp.concatenate([a for a in arrays if a.ndim == ndim], axis=dim)  # torch skips 1-d empty tensors
+    return xp.concat([a for a in arrays if a.ndim == ndim], axis=dim)  # torch skips 1-d empty tensors
 
 
 @defop("stack", inputs=("*tensors",), params=("dim",), tensors="grad.unbind(dim)", jvp="stack(tensors_t, dim)")
@@ -188,8 +222,9 @@ def _chunk_sizes(n: int, size: int) -> list[int]:
 
 
 def _split_at(xp, x, sizes, dim):
-    bounds = np.cumsum(sizes)[:-1].tolist()
-    return tuple(xp.split(x, bounds, axis=dim))
+    starts = [0, *itertools.accumulate(sizes)]
+    lead = (slice(None),) * dim
+    return tuple(x[(*lead, slice(a, b), Ellipsis)] for a, b in zip(starts, starts[1:]))
 
 
 # ============================================================================================
@@ -207,15 +242,15 @@ def select_op(xp, x, dim, index):
        params=("input_sizes", "dim", "index"), grad_output="select_op(grad, dim, index)",
        jvp="select_backward(grad_output_t, input_sizes, dim, index)")
 def select_backward(xp, g, input_sizes, dim, index):
-    out = xp.zeros(input_sizes, dtype=g.dtype)
-    out[(slice(None),) * dim + (index,)] = g
+    out = xp.zeros(input_sizes, dtype=g.dtype, device=g.device)
+    out[(slice(None),) * dim + (index, Ellipsis)] = g
     return out
 
 
 @defop("slice", params=("dim", "start", "end", "step"), view=True,
        self="slice_backward(grad, self_shape, dim, start, end, step)", jvp="slice_op(self_t, dim, start, end, step)")
 def slice_op(xp, x, dim, start, end, step):
-    return x[(slice(None),) * dim + (slice(start, end, step),)]
+    return x[(slice(None),) * dim + (slice(start, end, step), Ellipsis)]
 
 
 @defop("slice_backward", node="SliceBackwardBackward0", inputs=("grad_output",),
@@ -223,8 +258,8 @@ def slice_op(xp, x, dim, start, end, step):
        grad_output="slice_op(grad, dim, start, end, step)",
        jvp="slice_backward(grad_output_t, input_sizes, dim, start, end, step)")
 def slice_backward(xp, g, input_sizes, dim, start, end, step):
-    out = xp.zeros(input_sizes, dtype=g.dtype)
-    out[(slice(None),) * dim + (slice(start, end, step),)] = g
+    out = xp.zeros(input_sizes, dtype=g.dtype, device=g.device)
+    out[(slice(None),) * dim + (slice(start, end, step), Ellipsis)] = g
     return out
 
 
@@ -236,18 +271,18 @@ def slice_backward(xp, g, input_sizes, dim, start, end, step):
 @defop("repeat", params=("repeats",), self="repeat_backward(grad, repeats, self_shape)",
        jvp="repeat_op(self_t, repeats)")
 def repeat_op(xp, x, repeats):
-    return xp.tile(x.reshape((1,) * (len(repeats) - x.ndim) + x.shape), repeats)
+    return xp.tile(xp.reshape(x, (1,) * (len(repeats) - x.ndim) + x.shape), repeats)
 
 
 @defop("flip", params=("dims",), self="flip_op(grad, dims)", jvp="flip_op(self_t, dims)")
 def flip_op(xp, x, dims):
-    return xp.flip(x, dims).copy() if x.ndim else x.copy()
+    return xp.asarray(xp.flip(x, axis=dims) if x.ndim else x, copy=True)
 
 
 @defop("roll", params=("shifts", "dims"), self="roll_op(grad, tuple(-s for s in shifts), dims)",
        jvp="roll_op(self_t, shifts, dims)")
 def roll_op(xp, x, shifts, dims):
-    return xp.roll(x, shifts, dims) if dims else xp.roll(x, shifts[0])
+    return xp.roll(x, shift=shifts, axis=dims) if dims else xp.roll(x, shift=shifts[0])
 
 
 @defop("rot90", params=("k", "dims"), self="rot90_op(grad, -k, dims)", jvp="rot90_op(self_t, k, dims)")
@@ -272,14 +307,14 @@ def diagonal_op(xp, x, offset, dim1, dim2):
 @defop("diagonal_copy", node="DiagonalBackward0_copy", params=("offset", "dim1", "dim2"),
        self=_DIAGONAL_VJP, jvp=_DIAGONAL_JVP)
 def diagonal_copy(xp, x, offset, dim1, dim2):
-    return xp.diagonal(x, offset, dim1, dim2).copy()
+    return xp.asarray(_diagonal(xp, x, offset, dim1, dim2), copy=True)
 
 
 @defop("diagonal_backward", node="DiagonalBackwardBackward0", inputs=("grad_output",),
        params=("input_sizes", "offset", "dim1", "dim2"), grad_output="diagonal_op(grad, offset, dim1, dim2)",
        jvp="diagonal_backward(grad_output_t, input_sizes, offset, dim1, dim2)")
 def diagonal_backward(xp, g, input_sizes, offset, dim1, dim2):
-    out = xp.zeros(input_sizes, dtype=g.dtype)
+    out = xp.zeros(input_sizes, dtype=g.dtype, device=g.device)
     _writable_diagonal(xp, out, offset, dim1, dim2)[...] = g
     return out
 
@@ -291,26 +326,34 @@ def diag_embed_op(xp, x, offset, dim1, dim2):
     shape = list(x.shape[:-1])
     for d in sorted((dim1, dim2)):
         shape.insert(d, n)
-    out = xp.zeros(shape, dtype=x.dtype)
+    out = xp.zeros(shape, dtype=x.dtype, device=x.device)
     _writable_diagonal(xp, out, offset, dim1, dim2)[...] = x
     return out
 
 
+def _diagonal(xp, x, offset, dim1, dim2):
+    """NumPy's diagonal(x, offset, dim1, dim2), in the standard's words elsewhere (linalg.diagonal of the last two
+    dims)."""
+    if hasattr(x, "strides"):
+        return xp.diagonal(x, offset, dim1, dim2)
+    return xp.linalg.diagonal(xp.moveaxis(x, (dim1, dim2), (-2, -1)), offset=offset)
+
+
 def _writable_diagonal(xp, x, offset, dim1, dim2):
-    d = xp.diagonal(x, offset, dim1, dim2)
-    if x.flags.writeable:
+    d = _diagonal(xp, x, offset, dim1, dim2)
+    if hasattr(x, "flags") and x.flags.writeable:
         d.flags.writeable = True  # NumPy hands out read-only diagonals; torch's are ordinary views
     return d
 
 
 @defop("tril", params=("diagonal",), self="tril_op(grad, diagonal)", jvp="tril_op(self_t, diagonal)")
 def tril_op(xp, x, diagonal):
-    return xp.tril(x, diagonal)
+    return xp.tril(x, k=diagonal)
 
 
 @defop("triu", params=("diagonal",), self="triu_op(grad, diagonal)", jvp="triu_op(self_t, diagonal)")
 def triu_op(xp, x, diagonal):
-    return xp.triu(x, diagonal)
+    return xp.triu(x, k=diagonal)
 
 
 # ============================================================================================
@@ -328,7 +371,7 @@ def as_strided_op(xp, x, size, stride, storage_offset, geometry):
        self="unfold_backward(grad, self_shape, dim, size, step)", jvp="self_t.unfold(dim, size, step)")
 def unfold_op(xp, x, dim, size, step):
     if x.ndim == 0:
-        return x.reshape(1)
+        return A.reshape(xp, x, 1)
     count = (x.shape[dim] - size) // step + 1
     shape = x.shape[:dim] + (count,) + x.shape[dim + 1:] + (size,)
     strides = x.strides[:dim] + (x.strides[dim] * step,) + x.strides[dim + 1:] + (x.strides[dim],)
@@ -340,8 +383,8 @@ def unfold_op(xp, x, dim, size, step):
        jvp="unfold_backward(grad_in_t, input_sizes, dim, size, step)")
 def unfold_backward(xp, g, input_sizes, dim, size, step):
     if not input_sizes:
-        return g.reshape(())
-    out = xp.zeros(input_sizes, dtype=g.dtype)
+        return A.reshape(xp, g, ())
+    out = xp.zeros(input_sizes, dtype=g.dtype, device=g.device)
     moved, windows = xp.moveaxis(out, dim, 0), xp.moveaxis(g, dim, 0)
     starts = np.arange(windows.shape[0]) * step
     for k in range(size):  # within one offset k the windows touch distinct places
@@ -889,7 +932,7 @@ def reshape(input: Tensor, *shape: int) -> Tensor:
     """As torch: a view of contiguous memory (ViewBackward0), a view of other strided memory when the layout
     allows it (ReshapeAliasBackward0), else a copy (UnsafeViewBackward0)."""
     target = _infer_shape(_sizes(shape), input._data.size)
-    if input._data.flags.c_contiguous:
+    if not hasattr(input._data, "strides") or input._data.flags.c_contiguous:
         return apply(view_op, (input,), (target,))
     trial = input._data.view()
     try:
@@ -1502,7 +1545,7 @@ def tensor_split(input: Tensor, indices_or_sections: int | Sequence[int] | Tenso
         raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
     arg = indices_or_sections
     if isinstance(arg, Tensor):
-        if arg._data.dtype != np.int64:
+        if arg.dtype is not D.int64:
             raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to have dtype of long, but got "
                                f"{D.scalar_type_name(arg.dtype)}")
         if arg._data.ndim > 1:

@@ -27,6 +27,7 @@ from typing import IO, Any
 import numpy as np
 
 from .._tensor import device
+from .._xp import backend
 from ._archive import ArchiveReader, ArchiveWriter, archive_name
 from ._legacy import INDEX as LEGACY_INDEX
 from ._legacy import load_legacy
@@ -173,9 +174,10 @@ def _load_zip(stream: IO[bytes], size: int, name: str, map_location: Any, weight
         _, storage_type, key, location, numel = pid
         if not isinstance(storage_type, StorageType) or type(key) is not str or type(numel) is not int:
             raise RuntimeError(f"retrograd.load: {name} describes a storage as {pid!r}")
-        _check_location(str(location), map_location)
+        where = _location(str(location), map_location)
         if key not in storages:
             storages[key] = _read_storage(reader, key, storage_type, numel, byteorder, name, mmap_path)
+            storages[key].device = None if where == "cpu" else where
         return storages[key]
 
     data = reader.read("data.pkl")
@@ -205,10 +207,11 @@ def _read_storage(reader: ArchiveReader, key: str, storage_type: StorageType, nu
     return LoadedStorage(flat.astype(storage_type.dtype.np, copy=False))
 
 
-def _check_location(location: str, map_location: Any) -> None:
-    """retrograd keeps every storage on the CPU; a storage saved elsewhere needs a map_location, as in torch.
+def _location(location: str, map_location: Any) -> str:
+    """Where a storage saved at `location` loads: its own device or map_location's. A CUDA storage needs CUDA
+    (CuPy and a GPU) or a map_location to the CPU, as in torch.
 
-    A callable map_location is accepted as mapping to the CPU, the only place retrograd can put a storage.
+    A callable map_location is accepted as mapping to the CPU.
     """
     if isinstance(map_location, dict):
         location = map_location.get(location, location)
@@ -219,8 +222,9 @@ def _check_location(location: str, map_location: Any) -> None:
                         f"{type(map_location).__name__}")
     elif callable(map_location):
         location = "cpu"
-    if location.partition(":")[0] != "cpu":
+    if location.partition(":")[0] != "cpu" and backend(location.partition(":")[0]) is None:
         raise RuntimeError(_CUDA_MESSAGE)
+    return location
 
 
 def _load_plain_pickle(data: bytes, name: str, weights_only: bool) -> Any:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from .. import _dtype as D
-from .._tensor import Size, Tensor, _wrap, device
+from .._tensor import Size, Tensor, _wrap, device, on_device
 from ..nn.parameter import Parameter
 
 # torch's legacy storage class for each dtype: the name a file gives a storage's element type
@@ -42,8 +42,9 @@ class StorageType:
 class LoadedStorage:
     """One `data/<key>` record as a flat, writable NumPy array; tensors built on it share its memory."""
 
-    def __init__(self, array: np.ndarray) -> None:
+    def __init__(self, array: np.ndarray, device: str | None = None) -> None:
         self.array = array
+        self.device = device  # where its tensors go (None: the CPU)
 
 
 def _check_ints(what: str, values: Any, minimum: int = 0) -> tuple:
@@ -73,7 +74,7 @@ def rebuild_tensor_v2(storage: LoadedStorage, storage_offset: int, size: tuple, 
         view = np.lib.stride_tricks.as_strided(flat[storage_offset:], size, [s * flat.itemsize for s in stride])
     else:
         view = np.empty(size, flat.dtype)
-    t = _wrap(view)
+    t = _wrap(view if storage.device is None else on_device(view, storage.device))
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -87,8 +88,8 @@ def rebuild_tensor_v3(storage: LoadedStorage, storage_offset: int, size: tuple, 
     raw = storage.array.view(np.uint8)
     if raw.size % dtype.itemsize:
         raise RuntimeError(f"a storage of {raw.size} bytes cannot hold elements of {dtype}")
-    return rebuild_tensor_v2(LoadedStorage(raw.view(dtype.np)), storage_offset, size, stride, requires_grad,
-                             backward_hooks, metadata)
+    return rebuild_tensor_v2(LoadedStorage(raw.view(dtype.np), storage.device), storage_offset, size, stride,
+                             requires_grad, backward_hooks, metadata)
 
 
 def rebuild_parameter(data: Tensor, requires_grad: bool, backward_hooks: Any) -> Parameter:

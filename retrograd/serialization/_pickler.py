@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .. import _dtype as D
+from .. import _xp
 from .._tensor import Size, Tensor
 from ..autograd.graph import HookDict
 from ..nn.parameter import Parameter
@@ -44,8 +45,8 @@ _STORAGE_TYPES = {dt: TorchGlobal("torch", name) for dt, name in STORAGE_NAME_OF
 class StorageRef:
     """A storage met while pickling: its key in the archive and its elements in memory order."""
 
-    def __init__(self, key: str, owner: np.ndarray) -> None:
-        self.key, self.owner, self.flat = key, owner, owner.ravel(order="K")
+    def __init__(self, key: str, owner: np.ndarray, location: str = "cpu") -> None:
+        self.key, self.owner, self.flat, self.location = key, owner, owner.ravel(order="K"), location
 
 
 # Note [which storage a tensor views]
@@ -80,12 +81,12 @@ class TorchPickler(pickle._Pickler):
     def persistent_id(self, obj: Any) -> Any:
         if type(obj) is not StorageRef:
             return None
-        return ("storage", _STORAGE_TYPES[D.FROM_NUMPY[obj.flat.dtype]], obj.key, "cpu", obj.flat.size)
+        return ("storage", _STORAGE_TYPES[D.FROM_NUMPY[obj.flat.dtype]], obj.key, obj.location, obj.flat.size)
 
-    def _storage(self, owner: np.ndarray) -> StorageRef:
+    def _storage(self, owner: np.ndarray, location: str = "cpu") -> StorageRef:
         ref = self._storage_keys.get(id(owner))
         if ref is None:  # the StorageRef holds `owner`, so its id stays unique while pickling
-            ref = self._storage_keys[id(owner)] = StorageRef(str(len(self.storages)), owner)
+            ref = self._storage_keys[id(owner)] = StorageRef(str(len(self.storages)), owner, location)
             self.storages.append(ref)
         return ref
 
@@ -95,9 +96,12 @@ class TorchPickler(pickle._Pickler):
         if isinstance(obj, Parameter):
             return _REBUILD_PARAMETER, (Tensor.detach(obj), obj.requires_grad, OrderedDict())
         if isinstance(obj, Tensor):
-            owner, offset, strides = _storage_view(obj._data)
-            return _REBUILD_TENSOR, (self._storage(owner), offset, tuple(obj.shape), strides, obj.requires_grad,
-                                     OrderedDict())
+            data, location = obj._data, "cpu"
+            if type(data) is not np.ndarray:  # a device's array: its host copy in the file, its device named, as torch
+                location, data = str(obj.device), _xp.transfer(data, "cpu", None)
+            owner, offset, strides = _storage_view(data)
+            return _REBUILD_TENSOR, (self._storage(owner, location), offset, tuple(obj.shape), strides,
+                                     obj.requires_grad, OrderedDict())
         if type(obj) is HookDict:  # a module's hook table: torch keeps its hooks in an OrderedDict
             return OrderedDict, (), None, None, iter(obj.items())
         if type(obj) is Size:

@@ -361,18 +361,20 @@ class Module:
         return self
 
     def to(self, *args: Any, **kwargs: Any) -> Module:
-        """Cast floating-point parameters and buffers to a dtype (devices other than the CPU are refused)."""
+        """Move parameters and buffers to a device and cast the floating-point ones to a dtype, in place."""
         from ... import _dtype as D
-        from ..._tensor import check_cpu
+        from ..._tensor import device
 
-        dtype = kwargs.get("dtype")
+        dtype, where = kwargs.get("dtype"), None
         for a in (*args, kwargs.get("device"), kwargs.get("tensor")):
             if isinstance(a, D.dtype):
                 dtype = a
             elif isinstance(a, Tensor):
-                dtype = a.dtype
+                dtype, where = a.dtype, a.device
             elif a is not None:
-                check_cpu(a)
+                where = device(a)
+        if where is not None:  # torch's error at the first tensor moved: a module without any moves nothing
+            self._apply(lambda t: t.to(where))
         if dtype is None:
             return self
         if not (dtype.is_floating_point or dtype.is_complex):
@@ -405,12 +407,14 @@ class Module:
         return self._apply(lambda t: t.to(dst_type))
 
     def cpu(self) -> Module:
-        return self
+        return self.to("cpu")
 
     def cuda(self, device: Any = None) -> Module:
-        """Each parameter and buffer to CUDA: torch's AssertionError on a build without CUDA (a module
-        without tensors comes back as it is, as in torch)."""
-        return self._apply(lambda t: t.cuda(device))
+        """Parameters and buffers on a CUDA device (CuPy's arrays; torch's error without CUDA)."""
+        from ..._tensor import device as device_type
+
+        index = device.index if isinstance(device, device_type) else device
+        return self.to(device_type("cuda", 0 if index is None else index))
 
     def share_memory(self) -> Module:
         return self

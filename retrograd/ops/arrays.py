@@ -1,0 +1,31 @@
+"""Array idioms for forward code, on any namespace (Note [choosing a namespace] in retrograd/_xp.py).
+
+NumPy's arrays (and CuPy's, which copy NumPy's API) take their methods, the fast path: NumPy's module
+functions add a Python wrapper of a microsecond or more. Any other array-API array takes the standard's
+functions, which know no methods, memory layouts or NumPy dtypes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import _dtype as D
+
+
+def copy(xp: Any, x: Any) -> Any:
+    """A copy of x's elements."""
+    return x.copy() if hasattr(x, "strides") else xp.asarray(x, copy=True)
+
+
+def astype(xp: Any, x: Any, dtype: Any, copy: bool = True) -> Any:
+    """x converted to `dtype` (ours, a NumPy dtype or the namespace's own)."""
+    if hasattr(x, "strides"):
+        return x.astype(dtype.np if isinstance(dtype, D.dtype) else dtype, copy=copy)
+    return xp.astype(x, D.native(xp, dtype), copy=copy)
+
+
+def reshape(xp: Any, x: Any, *shape: Any) -> Any:
+    """x with another shape, given as NumPy's method takes it (a view where the layout allows)."""
+    if hasattr(x, "strides"):
+        return x.reshape(*shape)
+    return xp.reshape(x, tuple(shape[0]) if len(shape) == 1 and not isinstance(shape[0], int) else shape)
