@@ -187,6 +187,34 @@ def max_unpool_op(xp, x, indices, output_shape, d):
 max_unpool3d_op = max_unpool_op.alias("max_unpool3d", "MaxUnpool3DBackward0")
 
 
+# Note [packed sequences]
+# A PackedSequence holds the time steps of a batch of sequences sorted by decreasing length one after the other:
+# step t holds the first batch_sizes[t] sequences' elements. Packing is a gather of (step, row) pairs, its
+# backward the scatter back into a zero padded tensor, and the two rows are each other's derivative.
+
+
+@defop("_pack_padded_sequence", node="PackPaddedSequenceBackward0", params=("steps", "rows", "batch_first"),
+       self="pack_padded_backward_op(grad, steps, rows, batch_first, self_shape)",
+       jvp="pack_padded_op(self_t, steps, rows, batch_first)")
+def pack_padded_op(xp, x, steps, rows, batch_first):
+    """The elements at (step, row) of a padded (T, B, *) input ((B, T, *) if batch_first), in packed order."""
+    return x[rows, steps] if batch_first else x[steps, rows]
+
+
+@defop("_pack_padded_sequence_backward", node="PackPaddedSequenceBackwardBackward0", inputs=("grad_output",),
+       params=("steps", "rows", "batch_first", "input_shape"),
+       grad_output="pack_padded_op(grad, steps, rows, batch_first)",
+       jvp="pack_padded_backward_op(grad_output_t, steps, rows, batch_first, input_shape)")
+def pack_padded_backward_op(xp, g, steps, rows, batch_first, input_shape):
+    """Packed gradients written back at their (step, row) of a zero padded tensor."""
+    out = xp.zeros(input_shape, dtype=g.dtype, device=g.device)
+    if batch_first:
+        out[rows, steps] = g
+    else:
+        out[steps, rows] = g
+    return out
+
+
 # Note [ctc gradient]
 # torch's ctc_loss_backward returns exp(lp) - (posterior of each class), the gradient the loss would have with
 # respect to the logits if log_probs were their log_softmax. Through a log_softmax, which is how CTC is used,
@@ -520,6 +548,53 @@ def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any =
                  output_size: Any = None) -> Tensor:
     """Undo max_pool3d: each value back at the position its index names, zeros elsewhere."""
     return _unpool(input, indices, _unpool_size(input, 3, kernel_size, stride, padding, output_size))
+
+
+def _pack_padded_sequence(input: Tensor, lengths: Tensor, batch_first: bool) -> tuple[Tensor, Tensor]:
+    """torch._VF._pack_padded_sequence: (data, batch_sizes) of a padded batch sorted by decreasing `lengths`
+    (Note [packed sequences])."""
+    if lengths.dim() != 1 or lengths.dtype is not D.int64 or lengths.device.type != "cpu":
+        raise RuntimeError(f"'lengths' argument should be a 1D CPU int64 tensor, but got {lengths.dim()}D "
+                           f"{lengths.device.type} {D.scalar_type_name(lengths.dtype)} tensor")
+    sizes = lengths._data
+    batch = input.shape[0 if batch_first else 1]
+    if len(sizes) != batch:
+        raise RuntimeError(f"Expected `len(lengths)` to be equal to batch_size, but got {len(sizes)} "
+                           f"(batch_size={batch})")
+    if sizes[-1] <= 0:
+        raise RuntimeError("Length of all samples has to be greater than 0, but found an element in 'lengths' that "
+                           "is <= 0")
+    if np.any(sizes[1:] > sizes[:-1]):
+        raise RuntimeError("`lengths` array must be sorted in decreasing order when `enforce_sorted` is True. You "
+                           "can pass `enforce_sorted=False` to pack_padded_sequence and/or pack_sequence to sidestep "
+                           "this requirement if you do not need ONNX exportability.")
+    batch_sizes = (sizes[None, :] > np.arange(sizes[0])[:, None]).sum(1)
+    steps = np.repeat(np.arange(len(batch_sizes)), batch_sizes)
+    rows = np.concatenate([np.arange(n) for n in batch_sizes])
+    data = apply(pack_padded_op, (input,), (steps, rows, bool(batch_first)))
+    return data, _creation.tensor(batch_sizes, dtype=D.int64)
+
+
+def _pad_packed_sequence(data: Tensor, batch_sizes: Tensor, batch_first: bool, padding_value: float,
+                         total_length: int) -> tuple[Tensor, Tensor]:
+    """torch._VF._pad_packed_sequence: the packed steps written into a (total_length, B, *) tensor of
+    padding_value, one slice copy per run of steps with the same batch size (as torch), and each sequence's length."""
+    sizes = [int(n) for n in batch_sizes._data]
+    output = _creation.full((total_length, sizes[0], *data.shape[1:]), padding_value, dtype=data.dtype)
+    lengths = np.zeros(sizes[0], dtype=np.int64)
+    offset = start = 0
+    for t in range(1, len(sizes) + 1):
+        if t < len(sizes) and sizes[t] == sizes[start]:
+            continue
+        steps, width = t - start, sizes[start]
+        block = data[offset:offset + steps * width].view(steps, width, *data.shape[1:])
+        output[start:t, :width] = block
+        lengths[:width] = t
+        offset += steps * width
+        start = t
+    if batch_first:
+        output = output.transpose(0, 1)
+    return output, _creation.tensor(lengths)
 
 
 _TENSOR_CLASS = "<class 'torch.Tensor'>"  # what torch's str(type(offsets)) prints for a tensor

@@ -46,6 +46,50 @@ def _rnn_step(mode: str, x_proj: Tensor, state: Any, w_hh: Tensor, b_hh: Tensor 
     return F.tanh(x_proj + h_proj) if mode == "RNN_TANH" else F.relu(x_proj + h_proj)
 
 
+def _run_direction(mode: str, proj: Tensor, sizes: list[int], packed: bool, state: Any, w_hh: Tensor,
+                   b_hh: Tensor | None, w_hr: Tensor | None, reverse: bool) -> tuple[list, Any]:
+    """Run one direction of one layer over the steps: each step's output and the final state.
+
+    `sizes[t]` sequences run at step t (all of them unless the input is packed, whose sequences are sorted by
+    decreasing length): going forward a sequence that has ended keeps its last state, which is its final one;
+    going backward a sequence joins with its initial state at its own last step (torch's packed semantics)."""
+    from ... import cat
+
+    lstm = mode == "LSTM"
+    offsets = [0]
+    for n in sizes:
+        offsets.append(offsets[-1] + n)
+    initial = state
+    state = _rows(state, 0, sizes[-1], lstm) if reverse and packed else state
+    outputs: list = [None] * len(sizes)
+    for t in (reversed(range(len(sizes))) if reverse else range(len(sizes))):
+        n = sizes[t]
+        x_t = proj[offsets[t]:offsets[t + 1]] if packed else proj[t]
+        running = _width(state, lstm)
+        if n > running:  # backward over a packed input: sequences whose last step this is join
+            joining = _rows(initial, running, n, lstm)
+            state = tuple(cat(pair) for pair in zip(state, joining)) if lstm else cat((state, joining))
+        if n < running:  # forward over a packed input: the ended sequences keep their state
+            new = _rnn_step(mode, x_t, _rows(state, 0, n, lstm), w_hh, b_hh, w_hr)
+            rest = _rows(state, n, running, lstm)
+            state_next = tuple(cat(pair) for pair in zip(new, rest)) if lstm else cat((new, rest))
+        else:
+            new = state_next = _rnn_step(mode, x_t, state, w_hh, b_hh, w_hr)
+        outputs[t] = new[0] if lstm else new
+        state = state_next
+    return outputs, state
+
+
+def _rows(state: Any, start: int, stop: int, lstm: bool) -> Any:
+    """Rows start:stop of a state (h, or (h, c))."""
+    return (state[0][start:stop], state[1][start:stop]) if lstm else state[start:stop]
+
+
+def _width(state: Any, lstm: bool) -> int:
+    """How many sequences a state holds."""
+    return (state[0] if lstm else state).shape[0]
+
+
 def _uniform_all(module: Module, hidden_size: int) -> None:
     """Every weight and bias ~ U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)), as torch."""
     bound = 1.0 / math.sqrt(hidden_size) if hidden_size > 0 else 0
@@ -134,32 +178,41 @@ class RNNBase(Module):
             return [(states[0][i], states[1][i]) for i in range(shapes[0][0])]
         return [states[0][i] for i in range(shapes[0][0])]
 
-    def forward(self, input: Tensor, hx: Any = None) -> tuple:
+    def forward(self, input: Any, hx: Any = None) -> tuple:
         from ... import cat, stack
+        from ..utils.rnn import PackedSequence
 
-        batched = input.dim() == 3
-        if input.dim() not in (2, 3):
-            raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got {input.dim()}D instead")
-        if not batched:
-            input = input.unsqueeze(1)
-        elif self.batch_first:
-            input = input.transpose(0, 1)
-        seq_len, batch = input.shape[0], input.shape[1]
-        states = self._initial_state(input, hx, batch, batched)
+        packed = isinstance(input, PackedSequence)
+        if packed:
+            data, batch_sizes, sorted_indices, unsorted_indices = input
+            sizes = [int(n) for n in batch_sizes]
+            batched, batch = True, sizes[0]
+            if hx is not None and sorted_indices is not None:  # the caller's order -> the packed (sorted) order
+                hx = tuple(h.index_select(1, sorted_indices) for h in hx) if self.mode == "LSTM" \
+                    else hx.index_select(1, sorted_indices)
+            layer_input = data
+        else:
+            batched = input.dim() == 3
+            if input.dim() not in (2, 3):
+                raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got {input.dim()}D instead")
+            if not batched:
+                input = input.unsqueeze(1)
+            elif self.batch_first:
+                input = input.transpose(0, 1)
+            batch = input.shape[1]
+            sizes = [batch] * input.shape[0]
+            layer_input = input
+        states = self._initial_state(layer_input, hx, batch, batched)
         directions = 2 if self.bidirectional else 1
         finals = []
-        layer_input = input
         for layer in range(self.num_layers):
             outputs = []
             for direction in range(directions):
                 w_ih, b_ih, w_hh, b_hh, w_hr = self._weights(layer, direction)
                 proj = F.linear(layer_input, w_ih, b_ih)
-                state = states[layer * directions + direction]
-                steps: list = [None] * seq_len
-                for t in (reversed(range(seq_len)) if direction == 1 else range(seq_len)):
-                    state = _rnn_step(self.mode, proj[t], state, w_hh, b_hh, w_hr)
-                    steps[t] = state[0] if self.mode == "LSTM" else state
-                outputs.append(stack(steps))
+                steps, state = _run_direction(self.mode, proj, sizes, packed, states[layer * directions + direction],
+                                              w_hh, b_hh, w_hr, direction == 1)
+                outputs.append(cat(steps) if packed else stack(steps))
                 finals.append(state)
             layer_input = outputs[0] if directions == 1 else cat(outputs, -1)
             if self.dropout and self.training and layer < self.num_layers - 1:
@@ -169,6 +222,11 @@ class RNNBase(Module):
             hidden: Any = (stack([h for h, _ in finals]), stack([c for _, c in finals]))
         else:
             hidden = stack(finals)
+        if packed:
+            if unsorted_indices is not None:  # back to the caller's order
+                hidden = tuple(h.index_select(1, unsorted_indices) for h in hidden) if self.mode == "LSTM" \
+                    else hidden.index_select(1, unsorted_indices)
+            return PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices), hidden
         if not batched:
             output = output.squeeze(1)
             hidden = tuple(h.squeeze(1) for h in hidden) if self.mode == "LSTM" else hidden.squeeze(1)
