@@ -17,10 +17,11 @@ from . import (
     rnn,
     sparse,
     transformer,
+    upsampling,
 )
 
 _FAMILIES = (module, container, linear, activation, conv, pooling, padding, dropout, flatten, normalization, sparse,
-             rnn, transformer, loss, distance, channelshuffle)
+             rnn, transformer, loss, distance, channelshuffle, upsampling)
 for _family in _FAMILIES:
     for _name in _family.__all__:
         globals()[_name] = getattr(_family, _name)

@@ -7,9 +7,11 @@ from typing import Any
 
 from ... import _creation as C
 from ..._tensor import Tensor
+from ...autograd.grad_mode import no_grad
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 
 
@@ -64,6 +66,37 @@ class NonDynamicallyQuantizableLinear(Linear):
     """The Linear that MultiheadAttention uses for its output projection (the name is torch's)."""
 
 
+class LazyLinear(LazyModuleMixin, Linear):
+    """Linear whose in_features is read from the first input; it becomes a Linear then."""
+
+    cls_to_become = Linear
+
+    def __init__(self, out_features: int, bias: bool = True, device: Any = None, dtype: Any = None) -> None:
+        super().__init__(0, 0, False)
+        self.weight = UninitializedParameter(dtype=dtype)
+        self.out_features = out_features
+        if bias:
+            self.bias = UninitializedParameter(dtype=dtype)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.in_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor, *args: Any, **kwargs: Any) -> None:
+        if self.has_uninitialized_params():
+            with no_grad():
+                self.in_features = input.shape[-1]
+                self.weight.materialize((self.out_features, self.in_features))
+                if self.bias is not None:
+                    self.bias.materialize((self.out_features,))
+                self.reset_parameters()
+        if self.in_features == 0:  # parameters materialised by load_state_dict
+            if input.shape[-1] != self.weight.shape[-1]:
+                raise AssertionError(f"The in_features inferred from input: {input.shape[-1]} is not equal to "
+                                     f"in_features from self.weight: {self.weight.shape[-1]}")
+            self.in_features = input.shape[-1]
+
+
 class Bilinear(Module):
     """y = x1^T A x2 + b with A of shape (out_features, in1_features, in2_features)."""
 
@@ -95,5 +128,5 @@ class Bilinear(Module):
 
 
 __all__ = [
-    "Identity", "Linear", "NonDynamicallyQuantizableLinear", "Bilinear",
+    "Identity", "Linear", "LazyLinear", "NonDynamicallyQuantizableLinear", "Bilinear",
 ]

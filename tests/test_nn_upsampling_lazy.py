@@ -1,0 +1,68 @@
+"""Upsample, UpsamplingNearest2d, UpsamplingBilinear2d, PixelShuffle, PixelUnshuffle and LazyLinear against
+torch: reprs, attributes, forward values and gradients (inputs and parameters), and LazyLinear's materialisation."""
+
+import numpy as np
+import pytest
+import torch
+
+import retrograd
+
+rng = np.random.default_rng(0)
+
+CASES = [
+    ("Upsample", (), dict(scale_factor=2), (1, 2, 3, 4)),
+    ("Upsample", (), dict(size=(5, 7), mode="bilinear"), (2, 2, 3, 4)),
+    ("Upsample", (), dict(scale_factor=(2, 3), mode="bicubic", align_corners=True), (1, 1, 3, 3)),
+    ("Upsample", (), dict(scale_factor=1.5, mode="linear"), (2, 3, 4)),
+    ("Upsample", (), dict(size=4, mode="trilinear"), (1, 1, 2, 3, 2)),
+    ("UpsamplingNearest2d", (), dict(scale_factor=3), (1, 2, 2, 3)),
+    ("UpsamplingBilinear2d", (), dict(size=(4, 6)), (1, 2, 2, 3)),
+    ("PixelShuffle", (2,), {}, (2, 8, 3, 3)),
+    ("PixelUnshuffle", (3,), {}, (1, 2, 6, 3)),
+]
+
+
+@pytest.mark.parametrize(("name", "args", "kwargs", "shape"), CASES)
+def test_module_matches_torch(name, args, kwargs, shape):
+    t_mod = getattr(torch.nn, name)(*args, **kwargs)
+    r_mod = getattr(retrograd.nn, name)(*args, **kwargs)
+    assert repr(r_mod) == repr(t_mod)
+    assert vars(r_mod).keys() >= {k for k in vars(t_mod) if not k.startswith("_")}
+    for key in (k for k in vars(t_mod) if not k.startswith("_") and k != "training"):
+        assert getattr(r_mod, key) == getattr(t_mod, key), key
+    x = rng.standard_normal(shape)
+    t_x, r_x = torch.tensor(x, requires_grad=True), retrograd.tensor(x, requires_grad=True)
+    t_out, r_out = t_mod(t_x), r_mod(r_x)
+    np.testing.assert_allclose(r_out.detach().numpy(), t_out.detach().numpy(), rtol=1e-7, atol=1e-9)
+    w = rng.standard_normal(tuple(t_out.shape))
+    (t_out * torch.tensor(w)).sum().backward()
+    (r_out * retrograd.tensor(w)).sum().backward()
+    np.testing.assert_allclose(r_x.grad.numpy(), t_x.grad.numpy(), rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_lazy_linear_materialises_like_torch(bias):
+    torch.manual_seed(0)
+    t_mod, r_mod = torch.nn.LazyLinear(4, bias=bias), retrograd.nn.LazyLinear(4, bias=bias)
+    assert repr(r_mod) == repr(t_mod)
+    assert r_mod.has_uninitialized_params()
+    x = rng.standard_normal((3, 2, 5)).astype(np.float32)
+    t_out = t_mod(torch.tensor(x))
+    r_mod.load_state_dict({k: retrograd.tensor(v.detach().numpy()) for k, v in t_mod.state_dict().items()})
+    r_out = r_mod(retrograd.tensor(x))
+    assert type(r_mod) is retrograd.nn.Linear and type(t_mod) is torch.nn.Linear
+    assert repr(r_mod) == repr(t_mod)
+    np.testing.assert_allclose(r_out.detach().numpy(), t_out.detach().numpy(), atol=1e-6)
+
+
+def test_lazy_linear_first_call_draws_torch_initialisation_bounds():
+    r_mod = retrograd.nn.LazyLinear(6)
+    r_mod(retrograd.randn(2, 9))
+    assert type(r_mod) is retrograd.nn.Linear and r_mod.in_features == 9
+    assert tuple(r_mod.weight.shape) == (6, 9) and tuple(r_mod.bias.shape) == (6,)
+    bound = 1 / 9 ** 0.5
+    assert r_mod.weight.abs().max().item() <= bound and r_mod.bias.abs().max().item() <= bound
+    assert r_mod.weight.std().item() > 0.05  # drawn, not left empty
+    assert [n for n, _ in r_mod.named_parameters()] == ["weight", "bias"]
+    r_mod.weight.sum().backward()
+    assert r_mod.weight.grad is not None
