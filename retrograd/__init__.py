@@ -26,6 +26,7 @@ from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled, i
                                  set_grad_enabled)
 from .ops import *  # noqa: F403 - the op table is the public namespace
 from .ops import __all__ as _ops_all
+from .ops.nn_extra import _weight_norm, _weight_norm_interface, norm_except_dim
 from .ops.selection import _unique, _unique2
 from . import autograd  # noqa: E402
 from . import ops as _ops  # noqa: E402

@@ -215,6 +215,50 @@ def pack_padded_backward_op(xp, g, steps, rows, batch_first, input_shape):
     return out
 
 
+# Note [weight norm]
+# w = v * g / ||v||, the norm taken over every dim but `dim` (0 or the last: torch's fused kernel, one node
+# WeightNormInterfaceBackward0; other dims compose from norm_except_dim, as torch does). With n = ||v|| and
+# s = sum(grad * v) over those dims: dL/dg = s / n and dL/dv = (g / n) (grad - v s / n^2).
+
+
+@defop("_weight_norm_interface", node="WeightNormInterfaceBackward0", inputs=("v", "g"), params=("dim",), outputs=2,
+       differentiable_outputs=(0,),
+       v="weight_norm_v_grad(grads[0], v, g, dim)", g="weight_norm_sum(grads[0] * v, dim) / weight_norm_of(v, dim)",
+       jvp="weight_norm_jvp(v, g, v_t, g_t, results[1], dim)")
+def weight_norm_interface_op(xp, v, g, dim):
+    """(v g / ||v||, ||v||) with the norm over every dim but `dim` (kept as size-1 dims)."""
+    axes = tuple(i for i in range(v.ndim) if i != dim)
+    norms = xp.sqrt((v * v.conj()).real.sum(axis=axes, keepdims=True)).astype(v.dtype, copy=False)
+    return v * (g / norms), norms
+
+
+def weight_norm_sum(t: Tensor, dim: int) -> Tensor:
+    """t summed over every dim but `dim`, keeping them as size-1 dims (Note [weight norm])."""
+    return t.sum([i for i in range(t.dim()) if i != dim], keepdim=True)
+
+
+def weight_norm_of(v: Tensor, dim: int) -> Tensor:
+    """||v|| over every dim but `dim`, recomputed from v so that second derivatives see its dependence on v."""
+    return weight_norm_sum(v * v, dim).sqrt()
+
+
+def weight_norm_v_grad(grad: Tensor, v: Tensor, g: Tensor, dim: int) -> Tensor:
+    """dL/dv of w = v g / ||v|| (Note [weight norm])."""
+    norms = weight_norm_of(v, dim)
+    return g / norms * (grad - v * weight_norm_sum(grad * v, dim) / norms.pow(2))
+
+
+def weight_norm_jvp(v: Tensor, g: Tensor, v_t: Tensor | None, g_t: Tensor | None, norms: Tensor, dim: int) -> tuple:
+    """The tangents of (w, ||v||) from those of v and g."""
+    norms_t = weight_norm_sum(v * v_t, dim) / norms if v_t is not None else None
+    w_t = None
+    if v_t is not None:
+        w_t = (v_t - v * norms_t / norms) * (g / norms)
+    if g_t is not None:
+        w_t = v * (g_t / norms) if w_t is None else w_t + v * (g_t / norms)
+    return w_t, norms_t
+
+
 # Note [ctc gradient]
 # torch's ctc_loss_backward returns exp(lp) - (posterior of each class), the gradient the loss would have with
 # respect to the logits if log_probs were their log_softmax. Through a log_softmax, which is how CTC is used,
@@ -595,6 +639,29 @@ def _pad_packed_sequence(data: Tensor, batch_sizes: Tensor, batch_first: bool, p
     if batch_first:
         output = output.transpose(0, 1)
     return output, _creation.tensor(lengths)
+
+
+def _weight_norm_interface(v: Tensor, g: Tensor, dim: int = 0) -> tuple[Tensor, Tensor]:
+    """torch._weight_norm_interface: (v g / ||v||, ||v||), the norm over every dim but `dim` (Note [weight norm])."""
+    return apply(weight_norm_interface_op, (v, g), (dim % v.dim(),))
+
+
+def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:
+    """The `pow`-norm of v over every dim but `dim` (all of them for dim=-1), shaped to broadcast against v."""
+    if dim == -1:
+        return v.norm(pow)
+    if dim == 0:
+        return v.contiguous().view(v.size(0), -1).norm(pow, 1).view(v.size(0), *[1] * (v.dim() - 1))
+    if dim == v.dim() - 1:
+        return v.contiguous().view(-1, v.size(-1)).norm(pow, 0).view(*[1] * (v.dim() - 1), v.size(-1))
+    return norm_except_dim(v.transpose(0, dim), pow, 0).transpose(0, dim)
+
+
+def _weight_norm(v: Tensor, g: Tensor, dim: int = 0) -> Tensor:
+    """torch._weight_norm: v g / ||v||, one node for dim 0 or the last dim (Note [weight norm])."""
+    if dim in (0, v.dim() - 1) and v.dtype is not D.float16:
+        return _weight_norm_interface(v.contiguous(), g.contiguous(), dim)[0]
+    return v * (g / norm_except_dim(v, 2, dim))
 
 
 _TENSOR_CLASS = "<class 'torch.Tensor'>"  # what torch's str(type(offsets)) prints for a tensor

@@ -8,6 +8,7 @@ Everything that walks the tree (named_parameters, state_dict, train, to, apply) 
 
 from __future__ import annotations
 
+import functools
 import itertools
 import warnings
 from collections import OrderedDict, namedtuple
@@ -71,6 +72,10 @@ class Module:
         setattr_(self, "_forward_pre_hooks_with_kwargs", {})
         setattr_(self, "_backward_hooks", HookDict())
         setattr_(self, "_backward_pre_hooks", HookDict())
+        setattr_(self, "_state_dict_pre_hooks", HookDict())
+        setattr_(self, "_state_dict_hooks", HookDict())
+        setattr_(self, "_load_state_dict_pre_hooks", HookDict())
+        setattr_(self, "_load_state_dict_post_hooks", HookDict())
 
     forward: Callable[..., Any]
 
@@ -427,10 +432,16 @@ class Module:
             destination, prefix, keep_vars = (*args, *(destination, prefix, keep_vars)[len(args):])
         if destination is None:
             destination = OrderedDict()
+        for hook in list(self._state_dict_pre_hooks.values()):
+            hook(self, prefix, keep_vars)
         self._save_to_state_dict(destination, prefix, keep_vars)
         for name, module in self._modules.items():
             if module is not None:
                 module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
+        for hook in list(self._state_dict_hooks.values()):
+            result = hook(self, destination, prefix, {})
+            if result is not None:
+                destination = result
         return destination
 
     def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
@@ -450,9 +461,18 @@ class Module:
         unexpected: list[str] = []
         errors: list[str] = []
         for prefix, module in self.named_modules():
-            module._load_from_state_dict(state_dict, prefix + "." if prefix else "", missing, errors, assign)
+            prefix = prefix + "." if prefix else ""
+            for hook in list(module._load_state_dict_pre_hooks.values()):
+                hook(state_dict, prefix, {}, strict, missing, unexpected, errors)
+            module._load_from_state_dict(state_dict, prefix, missing, errors, assign)
         expected = set(self.state_dict().keys())
-        unexpected = [k for k in state_dict if k not in expected]
+        unexpected += [k for k in state_dict if k not in expected and k not in unexpected]
+        for module in self.modules():
+            for hook in list(module._load_state_dict_post_hooks.values()):
+                if hook(module, _IncompatibleKeys(missing, unexpected)) is not None:
+                    raise RuntimeError("Hooks registered with ``register_load_state_dict_post_hook`` are not expected "
+                                       "to return new values, if incompatible_keys need to be modified, it should be "
+                                       "done inplace.")
         if strict:
             if unexpected:
                 errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
@@ -536,6 +556,33 @@ class Module:
             self._forward_hooks_with_kwargs[handle._key] = True
         return handle
 
+    def register_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """hook(module, prefix, keep_vars) runs before state_dict() saves this module."""
+        return self._state_dict_pre_hooks.add(hook)
+
+    def register_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
+        """hook(module, state_dict, prefix, local_metadata) runs after state_dict() saved this module and its
+        children; it may change the state dict in place."""
+        return self._state_dict_hooks.add(_in_place_only(hook))
+
+    def _register_state_dict_hook(self, hook: Callable) -> RemovableHandle:
+        """The private form: hook(module, state_dict, prefix, local_metadata) may return a new state dict."""
+        return self._state_dict_hooks.add(hook)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """hook(module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs) runs
+        before load_state_dict() loads this module's entries; it may rewrite the state dict."""
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
+
+    def _register_load_state_dict_pre_hook(self, hook: Callable, with_module: bool = False) -> RemovableHandle:
+        """The private form: without with_module the hook is not given the module."""
+        return self._load_state_dict_pre_hooks.add(functools.partial(hook, self) if with_module else hook)
+
+    def register_load_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
+        """hook(module, incompatible_keys) runs after load_state_dict(); it may edit the missing and unexpected
+        keys in place (before strict loading raises on them)."""
+        return self._load_state_dict_post_hooks.add(hook)
+
     def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
         """hook(module, grad_input, grad_output) -> None or new grad_input, once the input gradients are known."""
         return _add_hook(self._backward_hooks, hook, prepend)
@@ -582,6 +629,16 @@ def _grouped_child_lines(children: list[tuple[str, str]]) -> list[str]:
             lines.append(f"({children[i][0]}): {text}")
         i = j + 1
     return lines
+
+
+def _in_place_only(hook: Callable) -> Callable:
+    """A public state_dict post hook, refused if it returns a value (torch's rule)."""
+
+    def call(module: Module, state_dict: dict, prefix: str, local_metadata: dict) -> None:
+        if hook(module, state_dict, prefix, local_metadata) is not None:
+            raise RuntimeError("state_dict post-hook must return None")
+
+    return call
 
 
 def _type_name(value: Any) -> str:
