@@ -1,19 +1,71 @@
-"""The Optimizer base class: parameter groups, per-parameter state, zero_grad and state_dict.
+"""The Optimizer base class: parameter groups, per-parameter state, zero_grad, state_dict and hooks.
 
 A subclass declares its defaults and `_update(param, grad, state, group)`, the update of one
 parameter written with in-place tensor ops; `step` runs it under no_grad for every parameter
-that has a gradient, group by group, in torch's order.
+that has a gradient, group by group, in torch's order. As in torch, the first optimizer of a class
+wraps that class's `step` so that step hooks (global ones from register_optimizer_step_pre_hook and
+_post_hook, and each optimizer's own) run around it.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
+import itertools
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad, no_grad
+from ..autograd.graph import HookDict, RemovableHandle
+
+_global_optimizer_pre_hooks: HookDict = HookDict()
+_global_optimizer_post_hooks: HookDict = HookDict()
+_HOOK_TABLES = ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks", "_optimizer_state_dict_pre_hooks",
+                "_optimizer_state_dict_post_hooks", "_optimizer_load_state_dict_pre_hooks",
+                "_optimizer_load_state_dict_post_hooks")
+
+
+def register_optimizer_step_pre_hook(hook: Callable) -> RemovableHandle:
+    """hook(optimizer, args, kwargs) runs before every optimizer's step; it may return (new_args, new_kwargs)."""
+    return _global_optimizer_pre_hooks.add(hook)
+
+
+def register_optimizer_step_post_hook(hook: Callable) -> RemovableHandle:
+    """hook(optimizer, args, kwargs) runs after every optimizer's step."""
+    return _global_optimizer_post_hooks.add(hook)
+
+
+def _with_step_hooks(step: Callable) -> Callable:
+    """A class's step wrapped to run the global and the optimizer's own step hooks around it (torch's order)."""
+
+    @functools.wraps(step)
+    def hooked(*args: Any, **kwargs: Any) -> Any:
+        self = args[0]
+        for pre_hook in itertools.chain(_global_optimizer_pre_hooks.values(), self._optimizer_step_pre_hooks.values()):
+            result = pre_hook(self, args, kwargs)
+            if result is not None:
+                if not (isinstance(result, tuple) and len(result) == 2):
+                    raise RuntimeError(f"{step} must return None or a tuple of (new_args, new_kwargs), but got "
+                                       f"{result}.")
+                args, kwargs = result
+        out = step(*args, **kwargs)
+        for post_hook in itertools.chain(self._optimizer_step_post_hooks.values(),
+                                         _global_optimizer_post_hooks.values()):
+            post_hook(self, args, kwargs)
+        return out
+
+    hooked.hooked = True
+    return hooked
+
+
+def _add_hook(hooks: HookDict, hook: Callable, prepend: bool) -> RemovableHandle:
+    """Add a hook, first in line when `prepend`."""
+    handle = hooks.add(hook)
+    if prepend:
+        hooks.move_to_end(handle._key, last=False)
+    return handle
 
 
 class _RequiredParameter:
@@ -31,6 +83,10 @@ class Optimizer:
 
     def __init__(self, params: Iterable[Tensor] | Iterable[dict], defaults: dict) -> None:
         self.defaults = defaults
+        for table in _HOOK_TABLES:
+            setattr(self, table, HookDict())
+        if not getattr(type(self).step, "hooked", False):
+            type(self).step = _with_step_hooks(type(self).step)
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
                             f"but got {params.type()}")
@@ -107,9 +163,36 @@ class Optimizer:
     def _update(self, param: Tensor, grad: Tensor, state: dict, group: dict) -> None:
         raise NotImplementedError
 
+    # ---- hooks ------------------------------------------------------------------------------
+    def register_step_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """hook(optimizer, args, kwargs) runs before each step; it may return (new_args, new_kwargs)."""
+        return self._optimizer_step_pre_hooks.add(hook)
+
+    def register_step_post_hook(self, hook: Callable) -> RemovableHandle:
+        """hook(optimizer, args, kwargs) runs after each step."""
+        return self._optimizer_step_post_hooks.add(hook)
+
+    def register_state_dict_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """hook(optimizer) runs before state_dict()."""
+        return _add_hook(self._optimizer_state_dict_pre_hooks, hook, prepend)
+
+    def register_state_dict_post_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """hook(optimizer, state_dict) runs after state_dict(); a returned dict replaces the state dict."""
+        return _add_hook(self._optimizer_state_dict_post_hooks, hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """hook(optimizer, state_dict) runs before load_state_dict(); a returned dict is loaded instead."""
+        return _add_hook(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """hook(optimizer) runs after load_state_dict()."""
+        return _add_hook(self._optimizer_load_state_dict_post_hooks, hook, prepend)
+
     # ---- saving and restoring -------------------------------------------------------------
     def state_dict(self) -> dict:
         """{'state': {index: per-parameter state}, 'param_groups': [group with params as indices]}."""
+        for pre_hook in self._optimizer_state_dict_pre_hooks.values():
+            pre_hook(self)
         index: dict[int, int] = {}
         groups = []
         for group in self.param_groups:
@@ -117,11 +200,20 @@ class Optimizer:
             packed["params"] = [index.setdefault(id(p), len(index)) for p in group["params"]]
             groups.append(packed)
         state = {index[id(p)]: s for p, s in self.state.items() if id(p) in index}
-        return {"state": state, "param_groups": groups}
+        state_dict = {"state": state, "param_groups": groups}
+        for post_hook in self._optimizer_state_dict_post_hooks.values():
+            result = post_hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        return state_dict
 
     def load_state_dict(self, state_dict: dict) -> None:
         """Restore state saved by state_dict(); tensors are cast to each parameter's dtype (step stays as saved)."""
         state_dict = copy.deepcopy(state_dict)
+        for pre_hook in self._optimizer_load_state_dict_pre_hooks.values():
+            result = pre_hook(self, state_dict)
+            if result is not None:
+                state_dict = result
         saved_groups = state_dict["param_groups"]
         if len(saved_groups) != len(self.param_groups):
             raise ValueError("loaded state dict has a different number of parameter groups")
@@ -135,12 +227,16 @@ class Optimizer:
                 param = by_index[key]
                 self.state[param] = {k: _cast_state(k, v, param) for k, v in value.items()}
         self.param_groups = [{**s, "params": g["params"]} for g, s in zip(self.param_groups, saved_groups)]
+        for post_hook in self._optimizer_load_state_dict_post_hooks.values():
+            post_hook(self)
 
     def __getstate__(self) -> dict:
         return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
+        for table in _HOOK_TABLES:
+            self.__dict__.setdefault(table, HookDict())
 
     def __repr__(self) -> str:
         text = self.__class__.__name__ + " ("

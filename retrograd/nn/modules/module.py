@@ -465,14 +465,16 @@ class Module:
             for hook in list(module._load_state_dict_pre_hooks.values()):
                 hook(state_dict, prefix, {}, strict, missing, unexpected, errors)
             module._load_from_state_dict(state_dict, prefix, missing, errors, assign)
-        expected = set(self.state_dict().keys())
+        expected: dict = {}  # the state dict's keys, without running its hooks
+        for prefix, module in self.named_modules(remove_duplicate=False):
+            module._save_to_state_dict(expected, prefix + "." if prefix else "", True)
         unexpected += [k for k in state_dict if k not in expected and k not in unexpected]
         for module in self.modules():
             for hook in list(module._load_state_dict_post_hooks.values()):
                 if hook(module, _IncompatibleKeys(missing, unexpected)) is not None:
-                    raise RuntimeError("Hooks registered with ``register_load_state_dict_post_hook`` are not expected "
-                                       "to return new values, if incompatible_keys need to be modified, it should be "
-                                       "done inplace.")
+                    raise AssertionError("Hooks registered with ``register_load_state_dict_post_hook`` are not "
+                                         "expected to return new values, if incompatible_keys need to be modified, "
+                                         "it should be done inplace.")
         if strict:
             if unexpected:
                 errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
