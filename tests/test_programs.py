@@ -17,7 +17,7 @@ import pytest
 PROGRAMS = Path(__file__).resolve().parent / "programs"
 NUMBER = re.compile(r"-?\d+\.\d+(?:e-?\d+)?")
 CASES = [("gpt.py",), ("gpt.py", "--manual-attention"), ("lstm_lm.py",), ("lbfgs_sine.py",), ("polynomial.py",),
-         ("infinite_sampler.py",), ("classifier.py",), ("vae.py",)]
+         ("infinite_sampler.py",), ("classifier.py",), ("vae.py",), ("packed_rnn.py",)]
 DRAWING = {"infinite_sampler.py", "classifier.py", "vae.py"}  # their batches or noise come from torch's random draws
 
 
