@@ -323,3 +323,33 @@ def test_legacy_spectral_norm_matches_torch(train):
         lib.nn.utils.remove_spectral_norm(mod)
     assert list(r_mod.state_dict()) == list(t_mod.state_dict()) == ["bias", "weight"]
     close(r_mod.weight, t_mod.weight)
+
+
+# ---- the _weight_norm row ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("shape", "dim"), [((3, 4), 0), ((2, 3, 4), 2), ((2, 3, 4), 1), ((2, 3), -1)])
+def test_weight_norm_op_matches_torch_and_passes_gradchecks(shape, dim):
+    v = rng.standard_normal(shape)
+    g_shape = () if dim == -1 else tuple(n if i == dim else 1 for i, n in enumerate(shape))
+    g = rng.standard_normal(g_shape) + 2
+    w = rng.standard_normal(shape)
+    results = []
+    for lib in (torch, retrograd):
+        tv, tg = lib.tensor(v, requires_grad=True), lib.tensor(g, requires_grad=True)
+        out = lib._weight_norm(tv, tg, dim)
+        (out * lib.tensor(w)).sum().backward()
+        results.append((out, tv.grad, tg.grad, type(out.grad_fn).__name__, lib.norm_except_dim(tv, 2, dim)))
+    for r, t in zip(results[1], results[0], strict=True):
+        if isinstance(t, str):
+            assert r == t
+        else:
+            close(r, t)
+    tv, tg = retrograd.tensor(v, requires_grad=True), retrograd.tensor(g, requires_grad=True)
+
+    def fn(v, g):
+        return retrograd._weight_norm(v, g, dim)
+
+    assert retrograd.autograd.gradcheck(fn, (tv, tg))
+    assert retrograd.autograd.gradgradcheck(fn, (tv, tg))
+    assert retrograd.autograd.gradcheck(fn, (tv, tg), check_forward_ad=True, check_backward_ad=False)

@@ -210,3 +210,13 @@ def test_packed_float32_lstm_matches_the_padded_run_per_sequence():
         alone, (h_alone, _) = lstm(seq.unsqueeze(1))
         np.testing.assert_allclose(padded[:lengths[i], i].detach().numpy(), alone[:, 0].detach().numpy(), atol=1e-6)
         np.testing.assert_allclose(h[0, i].detach().numpy(), h_alone[0, 0].detach().numpy(), atol=1e-6)
+
+
+def test_packing_forward_mode_matches_finite_differences():
+    x = retrograd.randn(4, 3, 2, dtype=retrograd.float64, requires_grad=True)
+    assert retrograd.autograd.gradcheck(lambda x: r_rnn.pack_padded_sequence(x, [4, 2, 1]).data, (x,),
+                                        check_forward_ad=True, check_backward_ad=False)
+    y = retrograd.randn(6, 2, dtype=retrograd.float64, requires_grad=True)
+    sizes = retrograd.tensor([3, 2, 1])
+    assert retrograd.autograd.gradcheck(lambda y: r_rnn.pad_packed_sequence(r_rnn.PackedSequence(y, sizes))[0], (y,),
+                                        check_forward_ad=True)
