@@ -50,7 +50,7 @@ class UpsamplingBilinear2d(Upsample):
 
 
 class PixelShuffle(Module):
-    """(*, C r^2, H, W) -> (*, C, H r, W r)."""
+    """``(*, C r^2, H, W)`` -> ``(*, C, H r, W r)``."""
 
     def __init__(self, upscale_factor: int) -> None:
         super().__init__()
@@ -64,7 +64,7 @@ class PixelShuffle(Module):
 
 
 class PixelUnshuffle(Module):
-    """(*, C, H r, W r) -> (*, C r^2, H, W), the inverse of PixelShuffle."""
+    """``(*, C, H r, W r)`` -> ``(*, C r^2, H, W)``, the inverse of PixelShuffle."""
 
     def __init__(self, downscale_factor: int) -> None:
         super().__init__()

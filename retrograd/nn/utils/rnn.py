@@ -104,7 +104,7 @@ def invert_permutation(permutation: Tensor | None) -> Tensor | None:
 
 def pack_padded_sequence(input: Tensor, lengths: Tensor | list[int], batch_first: bool = False,
                          enforce_sorted: bool = True) -> PackedSequence:
-    """Pack a padded (T, B, *) batch ((B, T, *) if batch_first) whose sequences have the given lengths;
+    """Pack a padded ``(T, B, *)`` batch (``(B, T, *)`` if batch_first) whose sequences have the given lengths;
     enforce_sorted=False sorts them by length first (and remembers how).
 
     >>> pack_padded_sequence(retrograd.tensor([[1, 2], [3, 0]]), [2, 1], batch_first=True).data
@@ -141,7 +141,8 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False, pad
 
 def pad_sequence(sequences: Tensor | list[Tensor], batch_first: bool = False, padding_value: float = 0.0,
                  padding_side: str = "right") -> Tensor:
-    """Stack sequences of shape (L_i, *) into one (L_max, B, *) tensor ((B, L_max, *) if batch_first), filling
+    """Stack sequences of shape ``(L_i, *)`` into one ``(L_max, B, *)`` tensor (``(B, L_max, *)`` if
+    batch_first), filling
     with padding_value on the `padding_side`.
 
     >>> pad_sequence([retrograd.tensor([1, 2]), retrograd.tensor([3])], batch_first=True)
@@ -176,7 +177,7 @@ def unpad_sequence(padded_sequences: Tensor, lengths: Tensor, batch_first: bool 
 
 
 def pack_sequence(sequences: list[Tensor], enforce_sorted: bool = True) -> PackedSequence:
-    """Pack a list of sequences of shape (L_i, *) (longest first unless enforce_sorted=False)."""
+    """Pack a list of sequences of shape ``(L_i, *)`` (longest first unless enforce_sorted=False)."""
     lengths = C.tensor([v.size(0) for v in sequences])
     return pack_padded_sequence(pad_sequence(sequences), lengths, enforce_sorted=enforce_sorted)
 
