@@ -485,6 +485,14 @@ def qr_op(xp, a, mode):
     return q, r
 
 
+# torch declares geqrf's derivative and does not provide it
+@defop("geqrf", outputs=2, self="not_implemented_error('geqrf')")
+def geqrf_op(xp, a):
+    """LAPACK's geqrf: R on and above the diagonal, the Householder vectors below it, and their scales tau."""
+    packed, tau = np.linalg.qr(a, mode="raw")  # LAPACK's column-major result, transposed
+    return xp.ascontiguousarray(xp.swapaxes(packed, -1, -2)), tau
+
+
 @defop("linalg_svd", params=("full_matrices",), outputs=3,
        self="svd_backward(grads, results, full_matrices)", jvp="svd_jvp(self_t, results, full_matrices)")
 def svd_op(xp, a, full_matrices):
@@ -1991,6 +1999,7 @@ def einsum(*args: Any) -> Tensor:
 # ============================================================================================
 
 linalg_inv_ex_result = return_type("linalg_inv_ex", "inverse info")
+geqrf_result = return_type("geqrf", "a tau")
 linalg_slogdet_result = return_type("linalg_slogdet", "sign logabsdet")
 slogdet_result = return_type("slogdet", "sign logabsdet")
 linalg_solve_ex_result = return_type("linalg_solve_ex", "result info")
@@ -2416,6 +2425,15 @@ def qr(A: Tensor, mode: str = "reduced") -> tuple:
     return linalg_qr_result(*apply(qr_op, (A,), (mode,)))
 
 
+def geqrf(input: Tensor) -> tuple:
+    """LAPACK's QR factorisation in its packed form (a, tau), the input of householder_product and ormqr."""
+    if input.dim() < 2:
+        raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
+    if not (input.is_floating_point() or input.is_complex()):
+        raise NotImplementedError(f"\"geqrf_cpu\" not implemented for '{D.scalar_type_name(input.dtype)}'")
+    return geqrf_result(*apply(geqrf_op, (input,), ()))
+
+
 def linalg_svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None) -> tuple:
     """torch.linalg.svd: A = U diag(S) Vh, singular values in descending order."""
     _check_matrix("linalg.svd", A, square=False)
@@ -2643,12 +2661,12 @@ def matrix_rank(A: Tensor, tol: float | None = None, hermitian: bool = False, *,
 
 
 __all__ = ["addbmm", "addmm", "addmv", "addr", "baddbmm", "bmm", "chain_matmul", "cholesky_inverse", "cholesky_solve",
-           "cross", "det", "dot", "einsum", "ger", "inner", "inverse", "kron", "logdet", "lu", "lu_solve", "lu_unpack",
-           "matmul", "matrix_exp", "matrix_power", "mm", "mv", "orgqr", "ormqr", "outer", "pinverse", "slogdet", "svd",
-           "tensordot", "trace", "triangular_solve", "vdot"]
-METHODS = ["addbmm", "addmm", "addmv", "addr", "baddbmm", "cholesky_inverse", "cholesky_solve", "cross", "det", "inner",
-           "inverse", "kron", "logdet", "lu", "lu_solve", "matrix_exp", "matrix_power", "orgqr", "ormqr", "pinverse",
-           "slogdet", "svd", "trace", "triangular_solve", "vdot"]
+           "cross", "det", "dot", "einsum", "geqrf", "ger", "inner", "inverse", "kron", "logdet", "lu", "lu_solve",
+           "lu_unpack", "matmul", "matrix_exp", "matrix_power", "mm", "mv", "orgqr", "ormqr", "outer", "pinverse",
+           "slogdet", "svd", "tensordot", "trace", "triangular_solve", "vdot"]
+METHODS = ["addbmm", "addmm", "addmv", "addr", "baddbmm", "cholesky_inverse", "cholesky_solve", "cross", "det", "geqrf",
+           "inner", "inverse", "kron", "logdet", "lu", "lu_solve", "matrix_exp", "matrix_power", "orgqr", "ormqr",
+           "pinverse", "slogdet", "svd", "trace", "triangular_solve", "vdot"]
 INPLACE = ["addbmm", "addmm", "addmv", "addr", "baddbmm"]
 LINALG = ["cholesky", "cholesky_ex", "cond", "cross", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv", "inv_ex",
           "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power",

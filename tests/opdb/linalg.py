@@ -553,6 +553,7 @@ OPS = [
     OpInfo("linalg.qr", qr_samples, call=qr_gauge_fixed),
     OpInfo("linalg.qr", lambda rng: [Sample((rand(rng, 4, 3),), name="tall"), Sample((rand(rng, 3, 4),), name="wide")],
            outputs=lambda r: (r.R.abs(),), differentiable=False, aliases=("linalg.qr_raw",)),
+    OpInfo("geqrf", rectangular_samples, method=True, differentiable=False),
     OpInfo("linalg.svd", svd_samples, call=svd_gauge_fixed),
     OpInfo("linalg.svd", rectangular_samples, outputs=lambda r: (r.S,), differentiable=False,
            aliases=("linalg.svd_raw",)),

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import enum
 
-import numpy as np
-
 from ... import _creation as C
 from ... import _dtype as D
 from ... import linalg
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
-from ...ops import cat, where
+from ...ops import cat, geqrf, where
 from ...ops.nn_extra import _weight_norm, norm_except_dim
 from .. import functional as F
 from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
@@ -35,16 +33,6 @@ def _make_orthogonal(a: Tensor) -> Tensor:
     """The Q of a's QR factorisation, its columns signed so that R has a positive diagonal (torch's choice)."""
     q, r = linalg.qr(a)
     return q * r.diagonal(dim1=-2, dim2=-1).sgn().unsqueeze(-2)
-
-
-def _geqrf(a: Tensor) -> tuple[Tensor, Tensor]:
-    """LAPACK's geqrf, as torch.geqrf: R above the diagonal, the Householder vectors below, and their scales."""
-    raw = a.detach().numpy()
-    flat = raw.reshape(-1, *raw.shape[-2:])
-    parts = [np.linalg.qr(m, mode="raw") for m in flat]
-    packed = np.stack([h.T for h, _ in parts]).reshape(raw.shape)
-    tau = np.stack([t for _, t in parts]).reshape(*raw.shape[:-2], -1)
-    return C.tensor(packed, dtype=a.dtype), C.tensor(tau, dtype=a.dtype)
 
 
 class _OrthMaps(enum.Enum):
@@ -106,7 +94,7 @@ class _Orthogonal(Module):
                 if self.orthogonal_map in (_OrthMaps.cayley, _OrthMaps.matrix_exp):
                     raise NotImplementedError("It is not possible to assign to the matrix exponential or the Cayley "
                                               "parametrizations when use_trivialization=False.")
-                a, tau = _geqrf(q)
+                a, tau = geqrf(q)
                 diagonal = a.diagonal(dim1=-2, dim2=-1)
                 diagonal.copy_(where(tau == 0.0, -diagonal.sign(), diagonal.sign()))
                 return a.mT if transpose else a
