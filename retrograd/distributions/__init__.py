@@ -1,0 +1,56 @@
+"""torch.distributions: parameterised probability distributions for sampling and scoring (VAEs, policy
+gradients, Bayesian models), with torch's classes, constraints, transforms and KL divergences.
+
+Built on retrograd's public ops, so log_prob, entropy, moments, cdf/icdf and KL give torch's numbers and
+gradients (checked against torch in tests/test_distributions.py); `rsample` is reparameterised, so gradients
+flow from samples to parameters. Samples come from retrograd's generator: their values differ from torch's,
+their distributions do not. Validation follows torch (on unless `python -O` or
+`Distribution.set_default_validate_args(False)`), with its ValueError texts.
+"""
+
+from . import constraints, transforms
+from .compound import Independent, MixtureSameFamily
+from .continuous import Beta, Cauchy, Chi2, Dirichlet, Exponential, Gamma, Laplace, Normal, StudentT, Uniform
+from .discrete import (
+    Bernoulli,
+    Binomial,
+    Categorical,
+    Geometric,
+    OneHotCategorical,
+    OneHotCategoricalStraightThrough,
+    Poisson,
+)
+from .distribution import Distribution, ExponentialFamily
+from .kl import kl_divergence, register_kl
+from .multivariate_normal import MultivariateNormal
+from .transformed import (
+    ExpRelaxedCategorical,
+    Gumbel,
+    LogitRelaxedBernoulli,
+    LogNormal,
+    RelaxedBernoulli,
+    RelaxedOneHotCategorical,
+    TransformedDistribution,
+)
+from .transforms import (
+    AbsTransform,
+    AffineTransform,
+    ComposeTransform,
+    ExpTransform,
+    IndependentTransform,
+    PowerTransform,
+    SigmoidTransform,
+    SoftplusTransform,
+    TanhTransform,
+    Transform,
+    identity_transform,
+)
+
+__all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution",
+           "ExpRelaxedCategorical", "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Gumbel",
+           "Independent", "Laplace", "LogNormal", "LogitRelaxedBernoulli", "MixtureSameFamily",
+           "MultivariateNormal", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Poisson",
+           "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform",
+           "constraints", "kl_divergence", "register_kl", "transforms", "AbsTransform", "AffineTransform",
+           "ComposeTransform", "ExpTransform", "IndependentTransform", "PowerTransform", "SigmoidTransform",
+           "SoftplusTransform", "TanhTransform", "Transform", "identity_transform"]

@@ -1,0 +1,357 @@
+"""TransformedDistribution and the distributions torch defines through it (transformed_distribution.py,
+log_normal.py, gumbel.py, relaxed_bernoulli.py, relaxed_categorical.py): a base distribution pushed through a
+list of transforms, log_prob by the change-of-variables formula."""
+
+from __future__ import annotations
+
+import math
+from numbers import Number
+
+import retrograd
+
+from .. import _dtype as D
+from .._tensor import Tensor
+from . import constraints
+from .compound import Independent
+from .continuous import Normal, Uniform
+from .discrete import Categorical, _BinaryParameter
+from .distribution import Distribution, _size, _sum_rightmost, broadcast_all, clamp_probs
+from .transforms import AffineTransform, ComposeTransform, ExpTransform, SigmoidTransform, Transform
+
+__all__ = ["ExpRelaxedCategorical", "Gumbel", "LogNormal", "LogitRelaxedBernoulli", "RelaxedBernoulli",
+           "RelaxedOneHotCategorical", "TransformedDistribution"]
+
+_EULER_CONSTANT = 0.57721566490153286060
+
+
+class TransformedDistribution(Distribution):
+    """`base_distribution` pushed through `transforms` in order."""
+
+    arg_constraints: dict[str, constraints.Constraint] = {}
+
+    def __init__(self, base_distribution: Distribution, transforms: Transform | list[Transform],
+                 validate_args: bool | None = None) -> None:
+        if isinstance(transforms, Transform):
+            self.transforms = [transforms]
+        elif isinstance(transforms, list):
+            if not all(isinstance(t, Transform) for t in transforms):
+                raise ValueError("transforms must be a Transform or a list of Transforms")
+            self.transforms = transforms
+        else:
+            raise ValueError(f"transforms must be a Transform or list, but was {transforms}")
+        base_shape = base_distribution.batch_shape + base_distribution.event_shape
+        base_event_dim = len(base_distribution.event_shape)
+        transform = ComposeTransform(self.transforms)
+        if len(base_shape) < transform.domain.event_dim:
+            raise ValueError(f"base_distribution needs to have shape with size at least "
+                             f"{transform.domain.event_dim}, but got {base_shape}.")
+        forward_shape = transform.forward_shape(base_shape)
+        expanded_base_shape = transform.inverse_shape(forward_shape)
+        if base_shape != expanded_base_shape:  # the transforms' parameters broadcast the base distribution
+            base_distribution = base_distribution.expand(expanded_base_shape[:len(expanded_base_shape)
+                                                                             - base_event_dim])
+        reinterpreted_batch_ndims = transform.domain.event_dim - base_event_dim
+        if reinterpreted_batch_ndims > 0:
+            base_distribution = Independent(base_distribution, reinterpreted_batch_ndims)
+        self.base_dist = base_distribution
+        event_dim = max(transform.codomain.event_dim,
+                        base_event_dim + transform.codomain.event_dim - transform.domain.event_dim)
+        cut = len(forward_shape) - event_dim
+        super().__init__(forward_shape[:cut], forward_shape[cut:], validate_args=validate_args)
+
+    def expand(self, batch_shape: _size, _instance: Distribution | None = None) -> TransformedDistribution:
+        new = self._get_checked_instance(TransformedDistribution, _instance)
+        batch_shape = retrograd.Size(batch_shape)
+        shape = batch_shape + self.event_shape
+        for t in reversed(self.transforms):
+            shape = t.inverse_shape(shape)
+        new.base_dist = self.base_dist.expand(shape[:len(shape) - len(self.base_dist.event_shape)])
+        new.transforms = self.transforms
+        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @constraints.dependent_property(is_discrete=False)
+    def support(self) -> constraints.Constraint:
+        if not self.transforms:
+            return self.base_dist.support
+        support = self.transforms[-1].codomain
+        if len(self.event_shape) > support.event_dim:
+            support = constraints.independent(support, len(self.event_shape) - support.event_dim)
+        return support
+
+    @property
+    def has_rsample(self) -> bool:
+        return self.base_dist.has_rsample
+
+    def sample(self, sample_shape: _size = ()) -> Tensor:
+        with retrograd.no_grad():
+            x = self.base_dist.sample(sample_shape)
+            for transform in self.transforms:
+                x = transform(x)
+            return x
+
+    def rsample(self, sample_shape: _size = ()) -> Tensor:
+        x = self.base_dist.rsample(sample_shape)
+        for transform in self.transforms:
+            x = transform(x)
+        return x
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        event_dim = len(self.event_shape)
+        log_prob: Tensor | float = 0.0
+        y = value
+        for transform in reversed(self.transforms):
+            x = transform.inv(y)
+            event_dim += transform.domain.event_dim - transform.codomain.event_dim
+            log_prob = log_prob - _sum_rightmost(transform.log_abs_det_jacobian(x, y),
+                                                 event_dim - transform.domain.event_dim)
+            y = x
+        return log_prob + _sum_rightmost(self.base_dist.log_prob(y), event_dim - len(self.base_dist.event_shape))
+
+    def _monotonize_cdf(self, value: Tensor) -> Tensor:
+        """The cdf of the base taken to the cdf of the result: flipped where the transforms decrease."""
+        sign = 1
+        for transform in self.transforms:
+            sign = sign * transform.sign
+        if isinstance(sign, int) and sign == 1:
+            return value
+        return sign * (value - 0.5) + 0.5
+
+    def cdf(self, value: Tensor) -> Tensor:
+        for transform in self.transforms[::-1]:
+            value = transform.inv(value)
+        if self._validate_args:
+            self.base_dist._validate_sample(value)
+        return self._monotonize_cdf(self.base_dist.cdf(value))
+
+    def icdf(self, value: Tensor) -> Tensor:
+        value = self.base_dist.icdf(self._monotonize_cdf(value))
+        for transform in self.transforms:
+            value = transform(value)
+        return value
+
+
+class _SameParameters(TransformedDistribution):
+    """A transformed distribution made by its own __init__ from its parameters: `expand` keeps its class and
+    expands the parameters it holds itself."""
+
+    def expand(self, batch_shape: _size, _instance: Distribution | None = None) -> TransformedDistribution:
+        new = self._get_checked_instance(type(self), _instance)
+        for name in ("loc", "scale"):
+            if name in self.__dict__:
+                setattr(new, name, self.__dict__[name].expand(batch_shape))
+        return super().expand(batch_shape, _instance=new)
+
+
+class LogNormal(_SameParameters):
+    """exp of Normal(loc, scale)."""
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.positive
+    has_rsample = True
+
+    def __init__(self, loc: Tensor | float, scale: Tensor | float, validate_args: bool | None = None) -> None:
+        super().__init__(Normal(loc, scale, validate_args=validate_args), ExpTransform(), validate_args=validate_args)
+
+    @property
+    def loc(self) -> Tensor:
+        return self.base_dist.loc
+
+    @property
+    def scale(self) -> Tensor:
+        return self.base_dist.scale
+
+    @property
+    def mean(self) -> Tensor:
+        return (self.loc + self.scale.pow(2) / 2).exp()
+
+    @property
+    def mode(self) -> Tensor:
+        return (self.loc - self.scale.square()).exp()
+
+    @property
+    def variance(self) -> Tensor:
+        scale_sq = self.scale.pow(2)
+        return scale_sq.expm1() * (2 * self.loc + scale_sq).exp()
+
+    def entropy(self) -> Tensor:
+        return self.base_dist.entropy() + self.loc
+
+
+class Gumbel(_SameParameters):
+    """The Gumbel (type-I extreme value) distribution: loc - scale * log(-log(U))."""
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
+
+    def __init__(self, loc: Tensor | float, scale: Tensor | float, validate_args: bool | None = None) -> None:
+        self.loc, self.scale = broadcast_all(loc, scale)
+        finfo = D.finfo(self.loc.dtype)
+        if isinstance(loc, Number) and isinstance(scale, Number):
+            base_dist = Uniform(finfo.tiny, 1 - finfo.eps, validate_args=validate_args)
+        else:
+            base_dist = Uniform(retrograd.full_like(self.loc, finfo.tiny), retrograd.full_like(self.loc, 1 - finfo.eps),
+                                validate_args=validate_args)
+        transforms = [ExpTransform().inv, AffineTransform(loc=0, scale=-retrograd.ones_like(self.scale)),
+                      ExpTransform().inv, AffineTransform(loc=loc, scale=-self.scale)]
+        super().__init__(base_dist, transforms, validate_args=validate_args)
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        y = (self.loc - value) / self.scale
+        return (y - y.exp()) - self.scale.log()
+
+    @property
+    def mean(self) -> Tensor:
+        return self.loc + self.scale * _EULER_CONSTANT
+
+    @property
+    def mode(self) -> Tensor:
+        return self.loc
+
+    @property
+    def stddev(self) -> Tensor:
+        return (math.pi / math.sqrt(6)) * self.scale
+
+    @property
+    def variance(self) -> Tensor:
+        return self.stddev.pow(2)
+
+    def entropy(self) -> Tensor:
+        return self.scale.log() + (1 + _EULER_CONSTANT)
+
+
+class LogitRelaxedBernoulli(_BinaryParameter):
+    """The logit of a RelaxedBernoulli sample (the binary Concrete distribution), at `temperature`."""
+
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.real
+    has_rsample = True
+
+    def __init__(self, temperature: Tensor, probs: Tensor | Number | None = None,
+                 logits: Tensor | Number | None = None, validate_args: bool | None = None) -> None:
+        self.temperature = temperature
+        is_scalar = self._set_probs_or_logits(probs, logits)
+        super().__init__(retrograd.Size() if is_scalar else self._param.size(), validate_args=validate_args)
+
+    def expand(self, batch_shape: _size, _instance: Distribution | None = None) -> LogitRelaxedBernoulli:
+        new = super().expand(batch_shape, _instance)
+        new.temperature = self.temperature
+        return new
+
+    def rsample(self, sample_shape: _size = ()) -> Tensor:
+        shape = self._extended_shape(sample_shape)
+        probs = clamp_probs(self.probs.expand(shape))
+        uniforms = clamp_probs(retrograd.rand(shape, dtype=probs.dtype))
+        return (uniforms.log() - (-uniforms).log1p() + probs.log() - (-probs).log1p()) / self.temperature
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        logits, value = broadcast_all(self.logits, value)
+        diff = logits - value.mul(self.temperature)
+        return self.temperature.log() + diff - 2 * diff.exp().log1p()
+
+
+class RelaxedBernoulli(_SameParameters):
+    """A continuous relaxation of Bernoulli on (0, 1), at `temperature`; reparameterised."""
+
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.unit_interval
+    has_rsample = True
+
+    def __init__(self, temperature: Tensor, probs: Tensor | Number | None = None,
+                 logits: Tensor | Number | None = None, validate_args: bool | None = None) -> None:
+        super().__init__(LogitRelaxedBernoulli(temperature, probs, logits), SigmoidTransform(),
+                         validate_args=validate_args)
+
+    @property
+    def temperature(self) -> Tensor:
+        return self.base_dist.temperature
+
+    @property
+    def logits(self) -> Tensor:
+        return self.base_dist.logits
+
+    @property
+    def probs(self) -> Tensor:
+        return self.base_dist.probs
+
+
+class ExpRelaxedCategorical(Distribution):
+    """The log of a RelaxedOneHotCategorical sample (the Concrete distribution), at `temperature`."""
+
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+    support = constraints.real_vector  # the true support is a submanifold of this
+    has_rsample = True
+
+    def __init__(self, temperature: Tensor, probs: Tensor | None = None, logits: Tensor | None = None,
+                 validate_args: bool | None = None) -> None:
+        self._categorical = Categorical(probs, logits)
+        self.temperature = temperature
+        super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:],
+                         validate_args=validate_args)
+
+    def expand(self, batch_shape: _size, _instance: Distribution | None = None) -> ExpRelaxedCategorical:
+        new = self._get_checked_instance(ExpRelaxedCategorical, _instance)
+        new.temperature = self.temperature
+        new._categorical = self._categorical.expand(batch_shape)
+        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @property
+    def param_shape(self) -> retrograd.Size:
+        return self._categorical.param_shape
+
+    @property
+    def logits(self) -> Tensor:
+        return self._categorical.logits
+
+    @property
+    def probs(self) -> Tensor:
+        return self._categorical.probs
+
+    def rsample(self, sample_shape: _size = ()) -> Tensor:
+        uniforms = clamp_probs(retrograd.rand(self._extended_shape(sample_shape), dtype=self.logits.dtype))
+        gumbels = -((-(uniforms.log())).log())
+        scores = (self.logits + gumbels) / self.temperature
+        return scores - scores.logsumexp(dim=-1, keepdim=True)
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        k = self._categorical._num_events
+        logits, value = broadcast_all(self.logits, value)
+        log_scale = retrograd.full_like(self.temperature, float(k)).lgamma() - self.temperature.log().mul(-(k - 1))
+        score = logits - value.mul(self.temperature)
+        return (score - score.logsumexp(dim=-1, keepdim=True)).sum(-1) + log_scale
+
+
+class RelaxedOneHotCategorical(_SameParameters):
+    """A continuous relaxation of OneHotCategorical on the simplex, at `temperature`; reparameterised."""
+
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+    support = constraints.simplex
+    has_rsample = True
+
+    def __init__(self, temperature: Tensor, probs: Tensor | None = None, logits: Tensor | None = None,
+                 validate_args: bool | None = None) -> None:
+        super().__init__(ExpRelaxedCategorical(temperature, probs, logits, validate_args=validate_args),
+                         ExpTransform(), validate_args=validate_args)
+
+    @property
+    def temperature(self) -> Tensor:
+        return self.base_dist.temperature
+
+    @property
+    def logits(self) -> Tensor:
+        return self.base_dist.logits
+
+    @property
+    def probs(self) -> Tensor:
+        return self.base_dist.probs
