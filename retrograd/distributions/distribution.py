@@ -218,7 +218,7 @@ class Distribution:
         if value.size()[event_dim_start:] != self._event_shape:
             raise ValueError(f"The right-most size of value must match event_shape: {value.size()} vs "
                              f"{self._event_shape}.")
-        actual_shape, expected_shape = value.size(), self._batch_shape + self._event_shape
+        actual_shape, expected_shape = value.size(), retrograd.Size(self._batch_shape + self._event_shape)
         for i, j in zip(reversed(actual_shape), reversed(expected_shape)):
             if i != 1 and j != 1 and i != j:
                 raise ValueError(f"Value is not broadcastable with batch_shape+event_shape: {actual_shape} vs "
