@@ -8,7 +8,9 @@ their distributions do not. Validation follows torch (on unless `python -O` or
 `Distribution.set_default_validate_args(False)`), with its ValueError texts.
 """
 
-from . import constraints, transforms
+import sys
+
+from . import compound, constraints, continuous, discrete, distribution, transformed, transforms
 from .compound import Independent, MixtureSameFamily
 from .continuous import Beta, Cauchy, Chi2, Dirichlet, Exponential, Gamma, Laplace, Normal, StudentT, Uniform
 from .discrete import (
@@ -54,3 +56,18 @@ __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Di
            "constraints", "kl_divergence", "register_kl", "transforms", "AbsTransform", "AffineTransform",
            "ComposeTransform", "ExpTransform", "IndependentTransform", "PowerTransform", "SigmoidTransform",
            "SoftplusTransform", "TanhTransform", "Transform", "identity_transform"]
+
+# torch defines each distribution in a module of its own (torch.distributions.normal, ...); here they are grouped
+# by kind, and torch's module names are registered as aliases of the modules that hold them, so that
+# `from torch.distributions.normal import Normal` runs unchanged.
+_TORCH_MODULE_NAMES = {
+    compound: ["independent", "mixture_same_family"],
+    continuous: ["beta", "cauchy", "chi2", "dirichlet", "exponential", "gamma", "laplace", "normal", "studentT",
+                 "uniform"],
+    discrete: ["bernoulli", "binomial", "categorical", "geometric", "one_hot_categorical", "poisson"],
+    distribution: ["exp_family", "utils"],
+    transformed: ["gumbel", "log_normal", "relaxed_bernoulli", "relaxed_categorical", "transformed_distribution"],
+}
+for _module, _names in _TORCH_MODULE_NAMES.items():
+    for _name in _names:
+        sys.modules.setdefault(f"{__name__}.{_name}", _module)
