@@ -18,6 +18,8 @@ from .discrete import (
     Binomial,
     Categorical,
     Geometric,
+    Multinomial,
+    NegativeBinomial,
     OneHotCategorical,
     OneHotCategoricalStraightThrough,
     Poisson,
@@ -28,11 +30,16 @@ from .multivariate_normal import MultivariateNormal
 from .transformed import (
     ExpRelaxedCategorical,
     Gumbel,
+    HalfCauchy,
+    HalfNormal,
+    InverseGamma,
     LogitRelaxedBernoulli,
     LogNormal,
+    Pareto,
     RelaxedBernoulli,
     RelaxedOneHotCategorical,
     TransformedDistribution,
+    Weibull,
 )
 from .transforms import (
     AbsTransform,
@@ -48,14 +55,17 @@ from .transforms import (
     identity_transform,
 )
 
-__all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution",
-           "ExpRelaxedCategorical", "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Gumbel",
-           "Independent", "Laplace", "LogNormal", "LogitRelaxedBernoulli", "MixtureSameFamily",
-           "MultivariateNormal", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Poisson",
-           "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform",
-           "constraints", "kl_divergence", "register_kl", "transforms", "AbsTransform", "AffineTransform",
-           "ComposeTransform", "ExpTransform", "IndependentTransform", "PowerTransform", "SigmoidTransform",
-           "SoftplusTransform", "TanhTransform", "Transform", "identity_transform"]
+__all__ = [
+    "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
+    "ComposeTransform", "Dirichlet", "Distribution", "ExpRelaxedCategorical", "ExpTransform", "Exponential",
+    "ExponentialFamily", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent",
+    "IndependentTransform", "InverseGamma", "Laplace", "LogNormal", "LogitRelaxedBernoulli", "MixtureSameFamily",
+    "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
+    "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "PowerTransform", "RelaxedBernoulli",
+    "RelaxedOneHotCategorical", "SigmoidTransform", "SoftplusTransform", "StudentT", "TanhTransform", "Transform",
+    "TransformedDistribution", "Uniform", "Weibull", "constraints", "identity_transform", "kl_divergence",
+    "register_kl", "transforms",
+]
 
 # torch defines each distribution in a module of its own (torch.distributions.normal, ...); here they are grouped
 # by kind, and torch's module names are registered as aliases of the modules that hold them, so that
@@ -64,9 +74,11 @@ _TORCH_MODULE_NAMES = {
     compound: ["independent", "mixture_same_family"],
     continuous: ["beta", "cauchy", "chi2", "dirichlet", "exponential", "gamma", "laplace", "normal", "studentT",
                  "uniform"],
-    discrete: ["bernoulli", "binomial", "categorical", "geometric", "one_hot_categorical", "poisson"],
+    discrete: ["bernoulli", "binomial", "categorical", "geometric", "multinomial", "negative_binomial",
+               "one_hot_categorical", "poisson"],
     distribution: ["exp_family", "utils"],
-    transformed: ["gumbel", "log_normal", "relaxed_bernoulli", "relaxed_categorical", "transformed_distribution"],
+    transformed: ["gumbel", "half_cauchy", "half_normal", "inverse_gamma", "log_normal", "pareto", "relaxed_bernoulli",
+                  "relaxed_categorical", "transformed_distribution", "weibull"],
 }
 for _module, _names in _TORCH_MODULE_NAMES.items():
     for _name in _names:

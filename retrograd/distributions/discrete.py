@@ -16,6 +16,7 @@ from .. import _dtype as D
 from .._tensor import Tensor
 from ..nn import functional as F
 from . import constraints
+from .continuous import Gamma
 from .distribution import (
     Distribution,
     ExponentialFamily,
@@ -26,7 +27,7 @@ from .distribution import (
     probs_to_logits,
 )
 
-__all__ = ["Bernoulli", "Binomial", "Categorical", "Geometric", "OneHotCategorical",
+__all__ = ["Bernoulli", "Binomial", "Categorical", "Geometric", "Multinomial", "NegativeBinomial", "OneHotCategorical",
            "OneHotCategoricalStraightThrough", "Poisson"]
 
 
@@ -179,6 +180,52 @@ class Binomial(_BinaryParameter):
 
     def enumerate_support(self, expand: bool = True) -> Tensor:
         return self._enumerate_counts(self._homogeneous_count("enumerate_support"), expand)
+
+
+class NegativeBinomial(_BinaryParameter):
+    """The number of successes before `total_count` failures in Bernoulli(`probs`) trials."""
+
+    arg_constraints = {"total_count": constraints.greater_than_eq(0),
+                       "probs": constraints.half_open_interval(0.0, 1.0), "logits": constraints.real}
+    support = constraints.nonnegative_integer
+    _params = ("total_count", "probs", "logits")
+
+    def __init__(self, total_count: Tensor | float, probs: Tensor | None = None, logits: Tensor | None = None,
+                 validate_args: bool | None = None) -> None:
+        _one_of_probs_or_logits(probs, logits)
+        if probs is not None:
+            self.total_count, self.probs = broadcast_all(total_count, probs)
+        else:
+            self.total_count, self.logits = broadcast_all(total_count, logits)
+        self.total_count = self.total_count.type_as(self._param)
+        super().__init__(self._param.size(), validate_args=validate_args)
+
+    @property
+    def mean(self) -> Tensor:
+        return self.total_count * retrograd.exp(self.logits)
+
+    @property
+    def mode(self) -> Tensor:
+        return ((self.total_count - 1) * self.logits.exp()).floor().clamp(min=0.0)
+
+    @property
+    def variance(self) -> Tensor:
+        return self.mean / retrograd.sigmoid(-self.logits)
+
+    def sample(self, sample_shape: _size = ()) -> Tensor:
+        with retrograd.no_grad():  # a Poisson draw at a Gamma-distributed rate
+            rate = Gamma(concentration=self.total_count, rate=retrograd.exp(-self.logits)).sample(sample_shape)
+            return retrograd.poisson(rate)
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        log_unnormalized_prob = (self.total_count * F.logsigmoid(-self.logits)
+                                 + value * F.logsigmoid(self.logits))
+        log_normalization = (-retrograd.lgamma(self.total_count + value) + retrograd.lgamma(1.0 + value)
+                             + retrograd.lgamma(self.total_count))
+        log_normalization = log_normalization.masked_fill(self.total_count + value == 0.0, 0.0)
+        return log_unnormalized_prob - log_normalization
 
 
 class Geometric(_BinaryParameter):
@@ -421,3 +468,76 @@ class OneHotCategoricalStraightThrough(OneHotCategorical):
         samples = self.sample(sample_shape)
         probs = self._categorical.probs
         return samples + (probs - probs.detach())
+
+
+class Multinomial(Distribution):
+    """Counts of each category in `total_count` independent Categorical(`probs`) draws."""
+
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+
+    def __init__(self, total_count: int = 1, probs: Tensor | None = None, logits: Tensor | None = None,
+                 validate_args: bool | None = None) -> None:
+        if not isinstance(total_count, int):
+            raise NotImplementedError("inhomogeneous total_count is not supported")
+        self.total_count = total_count
+        self._categorical = Categorical(probs=probs, logits=logits)
+        self._binomial = Binomial(total_count=total_count, probs=self.probs)
+        super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:],
+                         validate_args=validate_args)
+
+    def expand(self, batch_shape: _size, _instance: Distribution | None = None) -> Multinomial:
+        new = self._get_checked_instance(Multinomial, _instance)
+        new.total_count = self.total_count
+        new._categorical = self._categorical.expand(batch_shape)
+        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @constraints.dependent_property(is_discrete=True, event_dim=1)
+    def support(self) -> constraints.Constraint:
+        return constraints.multinomial(self.total_count)
+
+    @property
+    def logits(self) -> Tensor:
+        return self._categorical.logits
+
+    @property
+    def probs(self) -> Tensor:
+        return self._categorical.probs
+
+    @property
+    def param_shape(self) -> retrograd.Size:
+        return self._categorical.param_shape
+
+    @property
+    def mean(self) -> Tensor:
+        return self.probs * self.total_count
+
+    @property
+    def variance(self) -> Tensor:
+        return self.total_count * self.probs * (1 - self.probs)
+
+    def sample(self, sample_shape: _size = ()) -> Tensor:
+        sample_shape = retrograd.Size(sample_shape)
+        with retrograd.no_grad():
+            draws = self._categorical.sample(retrograd.Size((self.total_count,)) + sample_shape)
+            draws = draws.permute(*range(1, draws.dim()), 0)  # the draws last
+            counts = retrograd.zeros(self._extended_shape(sample_shape), dtype=draws.dtype)
+            counts.scatter_add_(-1, draws, retrograd.ones_like(draws))
+            return counts.type_as(self.probs)
+
+    def entropy(self) -> Tensor:
+        n = retrograd.tensor(self.total_count)
+        term1 = n * self._categorical.entropy() - retrograd.lgamma(n + 1)
+        support = self._binomial.enumerate_support(expand=False)[1:]
+        binomial_probs = retrograd.exp(self._binomial.log_prob(support))
+        return term1 + (binomial_probs * retrograd.lgamma(support + 1)).sum([0, -1])
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        logits, value = broadcast_all(self.logits, value)
+        logits = retrograd.where((value == 0) & (logits == -math.inf), 0.0, logits)  # 0 * log(0) is 0 here
+        log_factorial_n = retrograd.lgamma(value.sum(-1) + 1)
+        log_factorial_xs = retrograd.lgamma(value + 1).sum(-1)
+        return log_factorial_n - log_factorial_xs + (logits * value).sum(-1)

@@ -21,7 +21,7 @@ from .continuous import Beta, Cauchy, Dirichlet, Exponential, Gamma, Laplace, No
 from .discrete import Bernoulli, Binomial, Categorical, Geometric, OneHotCategorical, Poisson
 from .distribution import Distribution, _sum_rightmost
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
-from .transformed import Gumbel, TransformedDistribution
+from .transformed import Gumbel, HalfNormal, Pareto, TransformedDistribution
 
 __all__ = ["kl_divergence", "register_kl"]
 
@@ -218,6 +218,19 @@ def _kl_normal_normal(p: Normal, q: Normal) -> Tensor:
     return 0.5 * (var_ratio + t1 - 1 - var_ratio.log())
 
 
+@register_kl(HalfNormal, HalfNormal)
+def _kl_halfnormal_halfnormal(p: HalfNormal, q: HalfNormal) -> Tensor:
+    return _kl_normal_normal(p.base_dist, q.base_dist)
+
+
+@register_kl(Pareto, Pareto)
+def _kl_pareto_pareto(p: Pareto, q: Pareto) -> Tensor:
+    scale_ratio = p.scale / q.scale
+    alpha_ratio = q.alpha / p.alpha
+    result = q.alpha * scale_ratio.log() - alpha_ratio.log() + alpha_ratio - 1
+    return retrograd.where(p.support.lower_bound < q.support.lower_bound, math.inf, result)
+
+
 @register_kl(Poisson, Poisson)
 def _kl_poisson_poisson(p: Poisson, q: Poisson) -> Tensor:
     return p.rate * (p.rate.log() - q.rate.log()) - (p.rate - q.rate)
@@ -265,12 +278,13 @@ def _register_infinite(type_p: type, parameter: str, *types_q: type) -> None:
         register_kl(type_p, type_q)(lambda p, q: _infinite_like(getattr(p, parameter)))
 
 
-_register_infinite(Beta, "concentration1")  # torch's pairs with Pareto and ContinuousBernoulli (not built)
-_register_infinite(Exponential, "rate", Beta, Uniform)
-_register_infinite(Gamma, "concentration", Beta, Uniform)
-_register_infinite(Gumbel, "loc", Beta, Exponential, Gamma, Uniform)
-_register_infinite(Laplace, "loc", Beta, Exponential, Gamma, Uniform)
-_register_infinite(Normal, "loc", Beta, Exponential, Gamma, Uniform)
+_register_infinite(Beta, "concentration1", Pareto)
+_register_infinite(Exponential, "rate", Beta, Pareto, Uniform)
+_register_infinite(Gamma, "concentration", Beta, Pareto, Uniform)
+_register_infinite(Gumbel, "loc", Beta, Exponential, Gamma, Pareto, Uniform)
+_register_infinite(Laplace, "loc", Beta, Exponential, Gamma, Pareto, Uniform)
+_register_infinite(Normal, "loc", Beta, Exponential, Gamma, Pareto, Uniform)
+_register_infinite(Pareto, "scale", Beta, Uniform)
 _register_infinite(Poisson, "rate", Bernoulli, Binomial)
 
 
@@ -432,3 +446,39 @@ def _kl_uniform_normal(p: Uniform, q: Normal) -> Tensor:
     t2 = common_term.pow(2) / 12
     t3 = ((p.high + p.low - 2 * q.loc) / 2).pow(2)
     return t1 + 0.5 * (t2 + t3) / q.scale.pow(2)
+
+
+@register_kl(Pareto, Exponential)
+def _kl_pareto_exponential(p: Pareto, q: Exponential) -> Tensor:
+    scale_rate_prod = p.scale * q.rate
+    result = ((p.alpha / scale_rate_prod).log() - p.alpha.reciprocal() + p.alpha * scale_rate_prod / (p.alpha - 1)
+              - 1)
+    return retrograd.where(p.alpha <= 1, math.inf, result)
+
+
+@register_kl(Pareto, Gamma)
+def _kl_pareto_gamma(p: Pareto, q: Gamma) -> Tensor:
+    common_term = p.scale.log() + p.alpha.reciprocal()
+    t1 = p.alpha.log() - common_term
+    t2 = q.concentration.lgamma() - q.concentration * q.rate.log()
+    t3 = (1 - q.concentration) * common_term
+    t4 = q.rate * p.alpha * p.scale / (p.alpha - 1)
+    return retrograd.where(p.alpha <= 1, math.inf, t1 + t2 + t3 + t4 - 1)
+
+
+@register_kl(Pareto, Normal)
+def _kl_pareto_normal(p: Pareto, q: Normal) -> Tensor:
+    var_normal = 2 * q.scale.pow(2)
+    common_term = p.scale / (p.alpha - 1)
+    t1 = (math.sqrt(2 * math.pi) * q.scale * p.alpha / p.scale).log()
+    t3 = p.alpha * common_term.pow(2) / (p.alpha - 2)
+    t4 = (p.alpha * common_term - q.loc).pow(2)
+    return retrograd.where(p.alpha <= 2, math.inf, t1 - p.alpha.reciprocal() + (t3 + t4) / var_normal - 1)
+
+
+@register_kl(Uniform, Pareto)
+def _kl_uniform_pareto(p: Uniform, q: Pareto) -> Tensor:
+    support_uniform = p.high - p.low
+    t1 = (q.alpha * q.scale.pow(q.alpha) * support_uniform).log()
+    t2 = (_x_log_x(p.high) - _x_log_x(p.low) - support_uniform) / support_uniform
+    return retrograd.where(p.low < q.support.lower_bound, math.inf, t2 * (q.alpha + 1) - t1)

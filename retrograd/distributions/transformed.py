@@ -13,13 +13,22 @@ from .. import _dtype as D
 from .._tensor import Tensor
 from . import constraints
 from .compound import Independent
-from .continuous import Normal, Uniform
+from .continuous import Cauchy, Exponential, Gamma, Normal, Uniform
 from .discrete import Categorical, _BinaryParameter
 from .distribution import Distribution, _size, _sum_rightmost, broadcast_all, clamp_probs
-from .transforms import AffineTransform, ComposeTransform, ExpTransform, SigmoidTransform, Transform
+from .transforms import (
+    AbsTransform,
+    AffineTransform,
+    ComposeTransform,
+    ExpTransform,
+    PowerTransform,
+    SigmoidTransform,
+    Transform,
+)
 
-__all__ = ["ExpRelaxedCategorical", "Gumbel", "LogNormal", "LogitRelaxedBernoulli", "RelaxedBernoulli",
-           "RelaxedOneHotCategorical", "TransformedDistribution"]
+__all__ = ["ExpRelaxedCategorical", "Gumbel", "HalfCauchy", "HalfNormal", "InverseGamma", "LogNormal",
+           "LogitRelaxedBernoulli", "Pareto", "RelaxedBernoulli", "RelaxedOneHotCategorical",
+           "TransformedDistribution", "Weibull"]
 
 _EULER_CONSTANT = 0.57721566490153286060
 
@@ -136,13 +145,12 @@ class TransformedDistribution(Distribution):
 
 class _SameParameters(TransformedDistribution):
     """A transformed distribution made by its own __init__ from its parameters: `expand` keeps its class and
-    expands the parameters it holds itself."""
+    expands the parameters it holds itself (`_params`)."""
 
     def expand(self, batch_shape: _size, _instance: Distribution | None = None) -> TransformedDistribution:
         new = self._get_checked_instance(type(self), _instance)
-        for name in ("loc", "scale"):
-            if name in self.__dict__:
-                setattr(new, name, self.__dict__[name].expand(batch_shape))
+        for name in self._params:
+            setattr(new, name, self.__dict__[name].expand(batch_shape))
         return super().expand(batch_shape, _instance=new)
 
 
@@ -186,6 +194,7 @@ class Gumbel(_SameParameters):
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
+    _params = ("loc", "scale")
 
     def __init__(self, loc: Tensor | float, scale: Tensor | float, validate_args: bool | None = None) -> None:
         self.loc, self.scale = broadcast_all(loc, scale)
@@ -223,6 +232,173 @@ class Gumbel(_SameParameters):
 
     def entropy(self) -> Tensor:
         return self.scale.log() + (1 + _EULER_CONSTANT)
+
+
+class _Folded(_SameParameters):
+    """|X| for X symmetric about 0 with `scale` (HalfNormal, HalfCauchy): density doubled on [0, inf)."""
+
+    arg_constraints = {"scale": constraints.positive}
+    support = constraints.nonnegative
+    has_rsample = True
+
+    @property
+    def scale(self) -> Tensor:
+        return self.base_dist.scale
+
+    @property
+    def mode(self) -> Tensor:
+        return retrograd.zeros_like(self.scale)
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        value = retrograd.as_tensor(value, dtype=self.base_dist.scale.dtype)
+        if self._validate_args:
+            self._validate_sample(value)
+        return retrograd.where(value >= 0, self.base_dist.log_prob(value) + math.log(2), -math.inf)
+
+    def cdf(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        return 2 * self.base_dist.cdf(value) - 1
+
+    def icdf(self, prob: Tensor) -> Tensor:
+        return self.base_dist.icdf((prob + 1) / 2)
+
+    def entropy(self) -> Tensor:
+        return self.base_dist.entropy() - math.log(2)
+
+
+class HalfNormal(_Folded):
+    """|X| for X ~ Normal(0, scale)."""
+
+    def __init__(self, scale: Tensor | float, validate_args: bool | None = None) -> None:
+        super().__init__(Normal(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args)
+
+    @property
+    def mean(self) -> Tensor:
+        return self.scale * math.sqrt(2 / math.pi)
+
+    @property
+    def variance(self) -> Tensor:
+        return self.scale.pow(2) * (1 - 2 / math.pi)
+
+
+class HalfCauchy(_Folded):
+    """|X| for X ~ Cauchy(0, scale)."""
+
+    def __init__(self, scale: Tensor | float, validate_args: bool | None = None) -> None:
+        super().__init__(Cauchy(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args)
+
+    @property
+    def mean(self) -> Tensor:
+        return retrograd.full(self._extended_shape(), math.inf, dtype=self.scale.dtype)
+
+    @property
+    def variance(self) -> Tensor:
+        return self.base_dist.variance
+
+
+class Pareto(_SameParameters):
+    """The Pareto type-I distribution: scale * exp(Exponential(alpha))."""
+
+    arg_constraints = {"alpha": constraints.positive, "scale": constraints.positive}
+    _params = ("scale", "alpha")
+
+    def __init__(self, scale: Tensor | float, alpha: Tensor | float, validate_args: bool | None = None) -> None:
+        self.scale, self.alpha = broadcast_all(scale, alpha)
+        super().__init__(Exponential(self.alpha, validate_args=validate_args),
+                         [ExpTransform(), AffineTransform(loc=0, scale=self.scale)], validate_args=validate_args)
+
+    @property
+    def mean(self) -> Tensor:
+        a = self.alpha.clamp(min=1)
+        return a * self.scale / (a - 1)
+
+    @property
+    def mode(self) -> Tensor:
+        return self.scale
+
+    @property
+    def variance(self) -> Tensor:
+        a = self.alpha.clamp(min=2)
+        return self.scale.pow(2) * a / ((a - 1).pow(2) * (a - 2))
+
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
+    def support(self) -> constraints.Constraint:
+        return constraints.greater_than_eq(self.scale)
+
+    def entropy(self) -> Tensor:
+        return (self.scale / self.alpha).log() + (1 + self.alpha.reciprocal())
+
+
+class Weibull(_SameParameters):
+    """The Weibull distribution: scale * Exponential(1) ** (1 / concentration)."""
+
+    arg_constraints = {"scale": constraints.positive, "concentration": constraints.positive}
+    support = constraints.positive
+    _params = ("scale", "concentration", "concentration_reciprocal")
+
+    def __init__(self, scale: Tensor | float, concentration: Tensor | float,
+                 validate_args: bool | None = None) -> None:
+        self.scale, self.concentration = broadcast_all(scale, concentration)
+        self.concentration_reciprocal = self.concentration.reciprocal()
+        transforms = [PowerTransform(exponent=self.concentration_reciprocal), AffineTransform(loc=0, scale=self.scale)]
+        super().__init__(Exponential(retrograd.ones_like(self.scale), validate_args=validate_args), transforms,
+                         validate_args=validate_args)
+
+    @property
+    def mean(self) -> Tensor:
+        return self.scale * retrograd.exp(retrograd.lgamma(1 + self.concentration_reciprocal))
+
+    @property
+    def mode(self) -> Tensor:
+        return self.scale * ((self.concentration - 1) / self.concentration) ** self.concentration.reciprocal()
+
+    @property
+    def variance(self) -> Tensor:
+        return self.scale.pow(2) * (retrograd.exp(retrograd.lgamma(1 + 2 * self.concentration_reciprocal))
+                                    - retrograd.exp(2 * retrograd.lgamma(1 + self.concentration_reciprocal)))
+
+    def entropy(self) -> Tensor:
+        return (_EULER_CONSTANT * (1 - self.concentration_reciprocal)
+                + retrograd.log(self.scale * self.concentration_reciprocal) + 1)
+
+
+class InverseGamma(_SameParameters):
+    """1 / X for X ~ Gamma(concentration, rate)."""
+
+    arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
+    support = constraints.positive
+    has_rsample = True
+
+    def __init__(self, concentration: Tensor | float, rate: Tensor | float, validate_args: bool | None = None
+                 ) -> None:
+        base_dist = Gamma(concentration, rate, validate_args=validate_args)
+        super().__init__(base_dist, PowerTransform(-base_dist.rate.new_ones(())), validate_args=validate_args)
+
+    @property
+    def concentration(self) -> Tensor:
+        return self.base_dist.concentration
+
+    @property
+    def rate(self) -> Tensor:
+        return self.base_dist.rate
+
+    @property
+    def mean(self) -> Tensor:
+        return retrograd.where(self.concentration > 1, self.rate / (self.concentration - 1), math.inf)
+
+    @property
+    def mode(self) -> Tensor:
+        return self.rate / (self.concentration + 1)
+
+    @property
+    def variance(self) -> Tensor:
+        result = self.rate.square() / ((self.concentration - 1).square() * (self.concentration - 2))
+        return retrograd.where(self.concentration > 2, result, math.inf)
+
+    def entropy(self) -> Tensor:
+        return (self.concentration + self.rate.log() + self.concentration.lgamma()
+                - (1 + self.concentration) * self.concentration.digamma())
 
 
 class LogitRelaxedBernoulli(_BinaryParameter):
