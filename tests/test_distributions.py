@@ -187,7 +187,7 @@ def test_shapes_flags_and_expand(name):
     assert ours.batch_shape == theirs.batch_shape and ours.event_shape == theirs.event_shape
     assert ours.has_rsample == theirs.has_rsample
     assert ours.has_enumerate_support == theirs.has_enumerate_support
-    assert repr(ours.support) == repr(theirs.support) if name != "Uniform" else True
+    assert repr(ours.support) == repr(theirs.support)
     assert list(ours.arg_constraints) == list(theirs.arg_constraints)
     new_batch = (4,) + tuple(ours.batch_shape)
     big_ours, big_theirs = ours.expand(new_batch), theirs.expand(new_batch)
@@ -441,6 +441,9 @@ TRANSFORMS = [
     lambda D, T: D.ComposeTransform([D.AffineTransform(0.0, 0.5), D.ExpTransform(), D.AffineTransform(1.0, 2.0)]),
     lambda D, T: D.ExpTransform().inv, lambda D, T: D.IndependentTransform(D.SigmoidTransform(), 1),
     lambda D, T: D.AffineTransform(T([0.5, -1.0, 2.0]), T([2.0, -0.5, 1.5]), event_dim=1),
+    lambda D, T: D.StickBreakingTransform(), lambda D, T: D.transform_to(D.constraints.interval(T(-1.0), T(2.0))),
+    lambda D, T: D.biject_to(D.constraints.greater_than(0.5)), lambda D, T: D.biject_to(D.constraints.less_than(0.5)),
+    lambda D, T: D.biject_to(D.constraints.independent(D.constraints.unit_interval, 1)),
 ]
 
 
@@ -454,15 +457,41 @@ def test_transforms_match_torch(case):
         back = t.inv(y.detach())
         jac = t.log_abs_det_jacobian(x, y)
         (grad,) = lib.autograd.grad((y.sum() + jac.sum()), x)
-        results.append((y, back, jac, grad, repr(t), t.sign if t.bijective else None, t.domain.event_dim,
-                        t.codomain.event_dim))
+        try:
+            sign = t.sign
+        except NotImplementedError:
+            sign = NotImplementedError
+        results.append((y, back, jac, grad, repr(t), sign, t.domain.event_dim, t.codomain.event_dim))
     ours, theirs = results
     for mine, reference in zip(ours[:4], theirs[:4]):
         np.testing.assert_allclose(mine.detach().numpy(), reference.detach().numpy(), rtol=1e-10, atol=1e-12)
     assert ours[4] == theirs[4] and ours[6:] == theirs[6:]
-    assert (ours[5] is None) == (theirs[5] is None)
-    if theirs[5] is not None and not isinstance(theirs[5], torch.Tensor):
+    if isinstance(theirs[5], torch.Tensor):
+        np.testing.assert_array_equal(ours[5].numpy(), theirs[5].numpy())
+    else:
         assert ours[5] == theirs[5]
+
+
+def test_non_bijective_and_matrix_transforms_match_torch():
+    """SoftmaxTransform and the matrix transforms (no log-det in torch): values, inverses and gradients."""
+    for make, x in ((lambda D: D.SoftmaxTransform(), SIMPLEX), (lambda D: D.LowerCholeskyTransform(), COV),
+                    (lambda D: D.PositiveDefiniteTransform(), COV), (lambda D: D.transform_to(D.constraints.simplex),
+                                                                     SIMPLEX)):
+        results = []
+        for lib in (retrograd, torch):
+            t = make(lib.distributions)
+            x_t = lib.tensor(x, requires_grad=True)
+            y = t(x_t)
+            (grad,) = lib.autograd.grad((y * lib.tensor(np.cos(np.arange(y.numel())).reshape(tuple(y.shape)))).sum(),
+                                        x_t)
+            results.append((y.detach().numpy(), t.inv(y.detach()).numpy(), grad.numpy(), repr(t),
+                            bool(t.codomain.check(y).all())))
+        ours, theirs = results
+        for mine, reference in zip(ours[:3], theirs[:3]):
+            np.testing.assert_allclose(mine, reference, rtol=1e-10, atol=1e-12)
+        assert ours[3:] == theirs[3:]
+    with pytest.raises(NotImplementedError, match="Cannot transform _CorrCholesky constraints"):
+        retrograd.distributions.biject_to(retrograd.distributions.constraints.corr_cholesky)
 
 
 def test_transform_cache_and_equality():

@@ -20,7 +20,8 @@ from . import constraints
 from .distribution import _sum_rightmost, broadcast_all
 
 __all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform", "IndependentTransform",
-           "PowerTransform", "SigmoidTransform", "SoftplusTransform", "TanhTransform", "Transform",
+           "LowerCholeskyTransform", "PositiveDefiniteTransform", "PowerTransform", "SigmoidTransform",
+           "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform", "TanhTransform", "Transform",
            "identity_transform"]
 
 
@@ -315,16 +316,20 @@ class IndependentTransform(Transform):
         return self.base_transform.inverse_shape(shape)
 
 
-class _PointwiseIncreasing(Transform):
-    """A bijective, increasing, elementwise transform without parameters: equal to any other of its class."""
-
-    bijective = True
-    sign = 1
+class _WithoutParameters(Transform):
+    """A transform without parameters: equal to any other of its class."""
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, type(self))
 
     __hash__ = object.__hash__
+
+
+class _PointwiseIncreasing(_WithoutParameters):
+    """A bijective, increasing, elementwise transform without parameters."""
+
+    bijective = True
+    sign = 1
 
 
 class ExpTransform(_PointwiseIncreasing):
@@ -390,15 +395,10 @@ class TanhTransform(_PointwiseIncreasing):
         return 2.0 * (math.log(2.0) - x - F.softplus(-2.0 * x))  # log(1 - tanh(x)^2), without cancellation
 
 
-class AbsTransform(Transform):
+class AbsTransform(_WithoutParameters):
     """y = |x| (not bijective)."""
 
     codomain = constraints.positive
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, AbsTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x: Tensor) -> Tensor:
         return x.abs()
@@ -508,3 +508,92 @@ class AffineTransform(Transform):
                                                   tuple(getattr(self.scale, "shape", ()))))
 
     inverse_shape = forward_shape
+
+
+class _VectorShapes(_WithoutParameters):
+    """A transform of vectors (the last dim), which needs at least one dim."""
+
+    domain = constraints.real_vector
+    codomain = constraints.simplex
+
+    def forward_shape(self, shape: tuple) -> tuple:
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return shape
+
+    inverse_shape = forward_shape
+
+
+class SoftmaxTransform(_VectorShapes):
+    """y = softmax(x) over the last dim (not bijective: the inverse is log)."""
+
+    def _call(self, x: Tensor) -> Tensor:
+        probs = (x - x.max(-1, True)[0]).exp()
+        return probs / probs.sum(-1, True)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return y.log()
+
+
+class StickBreakingTransform(_VectorShapes):
+    """A bijection from vectors of length K to the simplex in K + 1 dims, by breaking a stick at sigmoid points."""
+
+    bijective = True
+
+    @staticmethod
+    def _offset_log(n: int, like: Tensor) -> Tensor:
+        """log(n + 1 - k) for k = 1..n: centres the break points so that x = 0 maps to the uniform vector."""
+        return (n + 1 - like.new_ones(n).cumsum(-1)).log()
+
+    def _call(self, x: Tensor) -> Tensor:
+        finfo = D.finfo(x.dtype)
+        z = retrograd.clamp(retrograd.sigmoid(x - self._offset_log(x.shape[-1], x)), min=finfo.tiny,
+                            max=1.0 - finfo.eps)
+        z_cumprod = (1 - z).cumprod(-1)
+        return F.pad(z, [0, 1], value=1) * F.pad(z_cumprod, [1, 0], value=1)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        y_crop = y[..., :-1]
+        offset = (y.shape[-1] - y.new_ones(y_crop.shape[-1]).cumsum(-1)).log()
+        remaining = retrograd.clamp(1 - y_crop.cumsum(-1), min=D.finfo(y.dtype).tiny)  # positive near the corners
+        return y_crop.log() - remaining.log() + offset
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        x = x - self._offset_log(x.shape[-1], x)
+        return (-x + F.logsigmoid(x) + y[..., :-1].log()).sum(-1)  # 1 - sigmoid(x) = exp(-x) sigmoid(x)
+
+    def forward_shape(self, shape: tuple) -> tuple:
+        super().forward_shape(shape)
+        return retrograd.Size(tuple(shape[:-1]) + (shape[-1] + 1,))
+
+    def inverse_shape(self, shape: tuple) -> tuple:
+        super().inverse_shape(shape)
+        return retrograd.Size(tuple(shape[:-1]) + (shape[-1] - 1,))
+
+
+class LowerCholeskyTransform(_WithoutParameters):
+    """Square matrices to lower-triangular ones with a positive diagonal: the strict lower part and exp of the
+    diagonal."""
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.lower_cholesky
+
+    def _call(self, x: Tensor) -> Tensor:
+        return x.tril(-1) + x.diagonal(dim1=-2, dim2=-1).exp().diag_embed()
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return y.tril(-1) + y.diagonal(dim1=-2, dim2=-1).log().diag_embed()
+
+
+class PositiveDefiniteTransform(_WithoutParameters):
+    """Square matrices to positive definite ones: L L^T of the LowerCholeskyTransform L."""
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.positive_definite
+
+    def _call(self, x: Tensor) -> Tensor:
+        x = LowerCholeskyTransform()(x)
+        return x @ x.mT
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return LowerCholeskyTransform().inv(retrograd.linalg.cholesky(y))
