@@ -72,6 +72,9 @@ CASES = {
     "MVN-precision": (_mvn("precision_matrix"), {"loc": LOC, "m": np.linalg.inv(COV)}, np.array([0.5, 0.1, -1.0])),
     "MVN-batched": (lambda D, p: D.MultivariateNormal(p["loc"], scale_tril=p["m"]),
                     {"loc": np.stack([LOC, -LOC]), "m": TRIL}, np.array([0.5, 0.1, -1.0])),
+    "LowRank": (lambda D, p: D.LowRankMultivariateNormal(p["loc"], p["w"], p["d"]),
+                {"loc": np.stack([LOC, -LOC]), "w": np.array([[0.5, -0.2], [0.3, 0.8], [-0.4, 0.1]]), "d": POSITIVE},
+                np.array([[0.5, 0.1, -1.0], [1.0, 2.0, 0.0]])),
     "Independent": (lambda D, p: D.Independent(D.Normal(p["loc"], p["scale"]), 1), {"loc": LOC, "scale": SCALE},
                     np.array([0.1, 0.4, 5.0])),
     "Mixture": (lambda D, p: D.MixtureSameFamily(D.Categorical(logits=p["w"]), D.Normal(p["loc"], p["scale"])),
@@ -218,7 +221,7 @@ def test_samples_have_the_shape_dtype_and_support(name):
 MOMENT_CASES = ["Normal", "Laplace", "Gumbel", "LogNormal", "Uniform", "Exponential", "Gamma", "Chi2", "Beta",
                 "HalfNormal", "Weibull", "NegativeBinomial", "Multinomial", "InverseGamma", "Dirichlet",
                 "Bernoulli-probs", "Binomial", "Geometric", "Poisson", "OneHotCategorical", "MVN-covariance", "Mixture",
-                "StudentT"]
+                "StudentT", "LowRank"]
 
 
 @pytest.mark.parametrize("name", MOMENT_CASES)
@@ -338,6 +341,7 @@ KL_PAIRS = [
     ("Gumbel", "Normal"), ("Bernoulli-probs", "Poisson"), ("Poisson", "Bernoulli-probs"), ("Exponential", "Beta"),
     ("HalfNormal", "HalfNormal"), ("Pareto", "Pareto"), ("Pareto", "Exponential"), ("Pareto", "Gamma"),
     ("Pareto", "Normal"), ("Uniform", "Pareto"), ("Normal", "Pareto"), ("Pareto", "Uniform"),
+    ("LowRank", "LowRank"), ("MVN-covariance", "LowRank"), ("LowRank", "MVN-batched"),
 ]
 
 
@@ -407,6 +411,8 @@ INVALID = [
     lambda D, T: D.Normal(T([0.0, 1.0]), 1.0).log_prob(T([0.0, 1.0, 2.0])),
     lambda D, T: D.MultivariateNormal(T([0.0, 0.0]), T([[1.0, 0.0], [0.0, 1.0]])).log_prob(T([0.0, 1.0, 2.0])),
     lambda D, T: D.Independent(D.Normal(0.0, 1.0), 1),
+    lambda D, T: D.LowRankMultivariateNormal(T([0.0, 0.0]), T([[0.1], [0.1]]), T([1.0, -1.0])),
+    lambda D, T: D.LowRankMultivariateNormal(T([0.0, 0.0]), T([[1.0, 2.0]]), T([1.0, 1.0])),
     lambda D, T: D.Exponential(T([1.0])).log_prob(T([-1.0])),
     lambda D, T: D.Normal(0.0, 1.0).log_prob(0.5),
 ]

@@ -10,7 +10,7 @@ their distributions do not. Validation follows torch (on unless `python -O` or
 
 import sys
 
-from . import compound, constraints, continuous, discrete, distribution, transformed, transforms
+from . import compound, constraints, continuous, discrete, distribution, multivariate_normal, transformed, transforms
 from .compound import Independent, MixtureSameFamily
 from .constraint_registry import biject_to, transform_to
 from .continuous import Beta, Cauchy, Chi2, Dirichlet, Exponential, Gamma, Laplace, Normal, StudentT, Uniform
@@ -27,7 +27,7 @@ from .discrete import (
 )
 from .distribution import Distribution, ExponentialFamily
 from .kl import kl_divergence, register_kl
-from .multivariate_normal import MultivariateNormal
+from .multivariate_normal import LowRankMultivariateNormal, MultivariateNormal
 from .transformed import (
     ExpRelaxedCategorical,
     Gumbel,
@@ -64,13 +64,13 @@ __all__ = [
     "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
     "ComposeTransform", "Dirichlet", "Distribution", "ExpRelaxedCategorical", "ExpTransform", "Exponential",
     "ExponentialFamily", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent",
-    "IndependentTransform", "InverseGamma", "Laplace", "LogNormal", "LogitRelaxedBernoulli", "LowerCholeskyTransform",
-    "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
-    "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "PositiveDefiniteTransform", "PowerTransform",
-    "RelaxedBernoulli", "RelaxedOneHotCategorical", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform",
-    "StickBreakingTransform", "StudentT", "TanhTransform", "Transform", "TransformedDistribution", "Uniform",
-    "Weibull", "biject_to", "constraints", "identity_transform", "kl_divergence", "register_kl", "transform_to",
-    "transforms",
+    "IndependentTransform", "InverseGamma", "Laplace", "LogNormal", "LogitRelaxedBernoulli",
+    "LowRankMultivariateNormal", "LowerCholeskyTransform", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
+    "NegativeBinomial", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson",
+    "PositiveDefiniteTransform", "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical", "SigmoidTransform",
+    "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform", "StudentT", "TanhTransform", "Transform",
+    "TransformedDistribution", "Uniform", "Weibull", "biject_to", "constraints", "identity_transform", "kl_divergence",
+    "register_kl", "transform_to", "transforms",
 ]
 
 # torch defines each distribution in a module of its own (torch.distributions.normal, ...); here they are grouped
@@ -83,6 +83,7 @@ _TORCH_MODULE_NAMES = {
     discrete: ["bernoulli", "binomial", "categorical", "geometric", "multinomial", "negative_binomial",
                "one_hot_categorical", "poisson"],
     distribution: ["exp_family", "utils"],
+    multivariate_normal: ["lowrank_multivariate_normal"],
     transformed: ["gumbel", "half_cauchy", "half_normal", "inverse_gamma", "log_normal", "pareto", "relaxed_bernoulli",
                   "relaxed_categorical", "transformed_distribution", "weibull"],
 }

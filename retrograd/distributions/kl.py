@@ -20,7 +20,13 @@ from .compound import Independent
 from .continuous import Beta, Cauchy, Dirichlet, Exponential, Gamma, Laplace, Normal, Uniform
 from .discrete import Bernoulli, Binomial, Categorical, Geometric, OneHotCategorical, Poisson
 from .distribution import Distribution, _sum_rightmost
-from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
+from .multivariate_normal import (
+    LowRankMultivariateNormal,
+    MultivariateNormal,
+    _batch_lowrank_logdet,
+    _batch_lowrank_mahalanobis,
+    _batch_mahalanobis,
+)
 from .transformed import Gumbel, HalfNormal, Pareto, TransformedDistribution
 
 __all__ = ["kl_divergence", "register_kl"]
@@ -196,9 +202,7 @@ def _kl_laplace_laplace(p: Laplace, q: Laplace) -> Tensor:
 
 @register_kl(MultivariateNormal, MultivariateNormal)
 def _kl_multivariatenormal_multivariatenormal(p: MultivariateNormal, q: MultivariateNormal) -> Tensor:
-    if p.event_shape != q.event_shape:
-        raise ValueError("KL-divergence between two Multivariate Normals with                          different "
-                         "event shapes cannot be computed")
+    _check_event_shapes(p, q, "Multivariate Normals")
     p_tril, q_tril = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
     half_term1 = (q_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
                   - p_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1))
@@ -206,9 +210,71 @@ def _kl_multivariatenormal_multivariatenormal(p: MultivariateNormal, q: Multivar
     batch = np.broadcast_shapes(tuple(q_tril.shape[:-2]), tuple(p_tril.shape[:-2]))
     solved = retrograd.linalg.solve_triangular(q_tril.expand(batch + (n, n)), p_tril.expand(batch + (n, n)),
                                                upper=False)
-    term2 = solved.reshape(-1, n * n).pow(2).sum(-1).reshape(batch)  # trace of X X^T
     term3 = _batch_mahalanobis(q_tril, q.loc - p.loc)
-    return half_term1 + 0.5 * (term2 + term3 - n)
+    return half_term1 + 0.5 * (_batch_trace_xxt(solved) + term3 - n)
+
+
+def _batch_trace_xxt(bmat: Tensor) -> Tensor:
+    """trace(X X^T) for each matrix X of a batch: the sum of its squared entries."""
+    return bmat.reshape(-1, bmat.size(-2) * bmat.size(-1)).pow(2).sum(-1).reshape(bmat.shape[:-2])
+
+
+def _lowrank_parts(d: LowRankMultivariateNormal) -> tuple[Tensor, Tensor, Tensor]:
+    return d._unbroadcasted_cov_factor, d._unbroadcasted_cov_diag, d._capacitance_tril
+
+
+def _woodbury_factor(q: LowRankMultivariateNormal) -> Tensor:
+    """A with inv(q's covariance) = inv(D_q) - A^T A."""
+    factor, diag, capacitance_tril = _lowrank_parts(q)
+    return retrograd.linalg.solve_triangular(capacitance_tril, factor.mT / diag.unsqueeze(-2), upper=False)
+
+
+def _check_event_shapes(p: Distribution, q: Distribution, what: str) -> None:
+    if p.event_shape != q.event_shape:
+        raise ValueError(f"KL-divergence between two {what} with                          different event shapes "
+                         "cannot be computed")
+
+
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+def _kl_lowrank_lowrank(p: LowRankMultivariateNormal, q: LowRankMultivariateNormal) -> Tensor:
+    _check_event_shapes(p, q, "Low Rank Multivariate Normals")
+    term1 = _batch_lowrank_logdet(*_lowrank_parts(q)) - _batch_lowrank_logdet(*_lowrank_parts(p))
+    term3 = _batch_lowrank_mahalanobis(q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag, q.loc - p.loc,
+                                       q._capacitance_tril)
+    a = _woodbury_factor(q)
+    p_factor, p_diag, q_diag = p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag, q._unbroadcasted_cov_diag
+    term2 = ((p_diag / q_diag).sum(-1) + _batch_trace_xxt(p_factor * q_diag.rsqrt().unsqueeze(-1))
+             - _batch_trace_xxt(a * p_diag.sqrt().unsqueeze(-2)) - _batch_trace_xxt(a.matmul(p_factor)))
+    return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
+
+
+@register_kl(MultivariateNormal, LowRankMultivariateNormal)
+def _kl_mvn_lowrank(p: MultivariateNormal, q: LowRankMultivariateNormal) -> Tensor:
+    _check_event_shapes(p, q, "(Low Rank) Multivariate Normals")
+    p_tril = p._unbroadcasted_scale_tril
+    term1 = _batch_lowrank_logdet(*_lowrank_parts(q)) - 2 * p_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+    term3 = _batch_lowrank_mahalanobis(q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag, q.loc - p.loc,
+                                       q._capacitance_tril)
+    term2 = (_batch_trace_xxt(p_tril * q._unbroadcasted_cov_diag.rsqrt().unsqueeze(-1))
+             - _batch_trace_xxt(_woodbury_factor(q).matmul(p_tril)))
+    return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
+
+
+@register_kl(LowRankMultivariateNormal, MultivariateNormal)
+def _kl_lowrank_mvn(p: LowRankMultivariateNormal, q: MultivariateNormal) -> Tensor:
+    _check_event_shapes(p, q, "(Low Rank) Multivariate Normals")
+    q_tril = q._unbroadcasted_scale_tril
+    term1 = 2 * q_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1) - _batch_lowrank_logdet(*_lowrank_parts(p))
+    term3 = _batch_mahalanobis(q_tril, q.loc - p.loc)
+    n = p.event_shape[0]
+    batch = np.broadcast_shapes(tuple(q_tril.shape[:-2]), tuple(p._unbroadcasted_cov_factor.shape[:-2]))
+    q_tril = q_tril.expand(batch + (n, n))
+    p_factor = p._unbroadcasted_cov_factor.expand(batch + (n, p.cov_factor.size(-1)))
+    p_diag = retrograd.diag_embed(p._unbroadcasted_cov_diag.sqrt()).expand(batch + (n, n))
+    solve = retrograd.linalg.solve_triangular
+    term2 = (_batch_trace_xxt(solve(q_tril, p_factor, upper=False))
+             + _batch_trace_xxt(solve(q_tril, p_diag, upper=False)))
+    return 0.5 * (term1 + term2 + term3 - n)
 
 
 @register_kl(Normal, Normal)
