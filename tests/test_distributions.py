@@ -586,3 +586,37 @@ def test_torch_module_paths_import():
             "print(float(kl_divergence(Normal(0.0, 1.0), Normal(1.0, 1.0))), c.Categorical.__name__)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["0.5", "Categorical"]
+
+
+EXPONENTIAL_FAMILIES = ["Normal", "Exponential", "Gamma", "Beta", "Dirichlet", "Bernoulli-probs", "Poisson"]
+
+
+@pytest.mark.parametrize("name", EXPONENTIAL_FAMILIES)
+def test_exponential_family_entropy_and_bregman_kl(name):
+    """The generic entropy and the Bregman-divergence KL from natural parameters match torch's."""
+    results = []
+    for lib in (retrograd, torch):
+        p, p_leaves = _shifted(lib, name, 1.0)
+        q, _ = _shifted(lib, name, 1.3)
+        try:
+            entropy = lib.distributions.ExponentialFamily.entropy(p)
+        except NotImplementedError:
+            entropy = None
+        kl = lib.distributions.kl._kl_expfamily_expfamily(p, q)
+        results.append((entropy, kl, gradients(lib, kl, p_leaves)))
+    (our_entropy, our_kl, our_grads), (their_entropy, their_kl, their_grads) = results
+    assert (our_entropy is None) == (their_entropy is None)
+    if their_entropy is not None:
+        np.testing.assert_allclose(our_entropy.detach().numpy(), their_entropy.detach().numpy(), rtol=1e-10)
+    np.testing.assert_allclose(our_kl.detach().numpy(), their_kl.detach().numpy(), rtol=1e-9, atol=1e-12)
+    assert_same_gradients(our_grads, their_grads)
+
+
+def test_kl_between_exponential_families_without_a_closed_form():
+    messages = []
+    for lib in (retrograd, torch):
+        with pytest.raises(NotImplementedError) as error:
+            lib.distributions.kl_divergence(lib.distributions.Poisson(lib.tensor([1.0])),
+                                            lib.distributions.Exponential(lib.tensor([1.0])))
+        messages.append(str(error.value))
+    assert messages[0] == messages[1]

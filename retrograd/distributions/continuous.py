@@ -86,6 +86,15 @@ class Normal(_LocScale, ExponentialFamily):
     def entropy(self) -> Tensor:
         return 0.5 + 0.5 * math.log(2 * math.pi) + retrograd.log(self.scale)
 
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self) -> tuple[Tensor, Tensor]:
+        return self.loc / self.scale.pow(2), -0.5 * self.scale.pow(2).reciprocal()
+
+    def _log_normalizer(self, x: Tensor, y: Tensor) -> Tensor:
+        return -0.25 * x.pow(2) / y + 0.5 * retrograd.log(-math.pi / y)
+
 
 class Laplace(_LocScale):
     """The Laplace distribution: density exp(-|x - loc| / scale) / (2 scale)."""
@@ -266,6 +275,15 @@ class Exponential(ExponentialFamily):
     def entropy(self) -> Tensor:
         return 1.0 - retrograd.log(self.rate)
 
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self) -> tuple[Tensor]:
+        return (-self.rate,)
+
+    def _log_normalizer(self, x: Tensor) -> Tensor:
+        return -retrograd.log(-x)
+
 
 class Gamma(ExponentialFamily):
     """The Gamma distribution with shape `concentration` and inverse scale `rate`."""
@@ -313,6 +331,15 @@ class Gamma(ExponentialFamily):
     def entropy(self) -> Tensor:
         return (self.concentration - retrograd.log(self.rate) + retrograd.lgamma(self.concentration)
                 + (1.0 - self.concentration) * retrograd.digamma(self.concentration))
+
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self) -> tuple[Tensor, Tensor]:
+        return self.concentration - 1, -self.rate
+
+    def _log_normalizer(self, x: Tensor, y: Tensor) -> Tensor:
+        return retrograd.lgamma(x + 1) + (x + 1) * retrograd.log(-y.reciprocal())
 
 
 class Chi2(Gamma):
@@ -427,6 +454,13 @@ class Dirichlet(ExponentialFamily):
                 - (k - a0) * retrograd.digamma(a0)
                 - ((self.concentration - 1.0) * retrograd.digamma(self.concentration)).sum(-1))
 
+    @property
+    def _natural_params(self) -> tuple[Tensor]:
+        return (self.concentration,)
+
+    def _log_normalizer(self, x: Tensor) -> Tensor:
+        return x.lgamma().sum(-1) - retrograd.lgamma(x.sum(-1))
+
 
 class Beta(ExponentialFamily):
     """The Beta distribution on [0, 1]: the first coordinate of Dirichlet([concentration1, concentration0])."""
@@ -483,3 +517,10 @@ class Beta(ExponentialFamily):
 
     def entropy(self) -> Tensor:
         return self._dirichlet.entropy()
+
+    @property
+    def _natural_params(self) -> tuple[Tensor, Tensor]:
+        return self.concentration1, self.concentration0
+
+    def _log_normalizer(self, x: Tensor, y: Tensor) -> Tensor:
+        return retrograd.lgamma(x) + retrograd.lgamma(y) - retrograd.lgamma(x + y)

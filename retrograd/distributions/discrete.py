@@ -114,6 +114,15 @@ class Bernoulli(_BinaryParameter, ExponentialFamily):
     def enumerate_support(self, expand: bool = True) -> Tensor:
         return self._enumerate_counts(1, expand)
 
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self) -> tuple[Tensor]:
+        return (retrograd.logit(self.probs),)
+
+    def _log_normalizer(self, x: Tensor) -> Tensor:
+        return retrograd.log1p(retrograd.exp(x))
+
 
 class Binomial(_BinaryParameter):
     """The number of successes in `total_count` independent Bernoulli(`probs`) trials."""
@@ -308,6 +317,13 @@ class Poisson(ExponentialFamily):
             self._validate_sample(value)
         rate, value = broadcast_all(self.rate, value)
         return value.xlogy(rate) - rate - (value + 1).lgamma()
+
+    @property
+    def _natural_params(self) -> tuple[Tensor]:
+        return (retrograd.log(self.rate),)
+
+    def _log_normalizer(self, x: Tensor) -> Tensor:
+        return retrograd.exp(x)
 
 
 class Categorical(Distribution):

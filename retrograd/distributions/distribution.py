@@ -250,4 +250,28 @@ class Distribution:
 
 
 class ExponentialFamily(Distribution):
-    """A distribution of the exponential family; torch uses this base for its Bregman-divergence KL fallback."""
+    """A distribution of the exponential family p(x; theta) = h(x) exp(<theta, t(x)> - F(theta)), described by its
+    natural parameters theta, log-normaliser F and E[log h(x)] (`_mean_carrier_measure`). From them come a generic
+    entropy and the Bregman-divergence KL between two members of one family (kl.py), as in torch."""
+
+    @property
+    def _natural_params(self) -> tuple[Tensor, ...]:
+        raise NotImplementedError
+
+    def _log_normalizer(self, *natural_params: Tensor) -> Tensor:
+        raise NotImplementedError
+
+    @property
+    def _mean_carrier_measure(self) -> float:
+        raise NotImplementedError
+
+    def entropy(self) -> Tensor:
+        """F(theta) - <theta, grad F(theta)> - E[log h(x)], grad F taken by autograd."""
+        result = -self._mean_carrier_measure
+        nparams = [p.detach().requires_grad_() for p in self._natural_params]
+        lg_normal = self._log_normalizer(*nparams)
+        gradients = retrograd.autograd.grad(lg_normal.sum(), nparams, create_graph=True)
+        result = result + lg_normal
+        for nparam, g in zip(nparams, gradients):
+            result = result - (nparam * g).reshape(self._batch_shape + (-1,)).sum(-1)
+        return result
