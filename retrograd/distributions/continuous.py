@@ -71,9 +71,7 @@ class Normal(_LocScale, ExponentialFamily):
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:
             self._validate_sample(value)
-        var = self.scale ** 2
-        log_scale = math.log(self.scale) if isinstance(self.scale, Number) else self.scale.log()
-        return -((value - self.loc) ** 2) / (2 * var) - log_scale - _LOG_SQRT_2PI
+        return -((value - self.loc) ** 2) / (2 * self.scale ** 2) - self.scale.log() - _LOG_SQRT_2PI
 
     def cdf(self, value: Tensor) -> Tensor:
         if self._validate_args:
