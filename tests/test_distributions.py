@@ -59,6 +59,10 @@ CASES = {
     "Binomial": (lambda D, p: D.Binomial(torch_or_ours_counts(D), probs=p["probs"]), {"probs": PROBS},
                  np.array([0.0, 1.0, 4.0])),
     "Binomial-logits": (lambda D, p: D.Binomial(5, logits=p["logits"]), {"logits": LOC}, np.array([0.0, 1.0, 4.0])),
+    "ContinuousBernoulli": (lambda D, p: D.ContinuousBernoulli(probs=p["probs"]),
+                            {"probs": np.array([0.2, 0.4995, 0.9])}, UNIT_VALUES),
+    "ContinuousBernoulli-logits": (lambda D, p: D.ContinuousBernoulli(logits=p["logits"]), {"logits": LOC},
+                                   UNIT_VALUES),
     "Geometric": (lambda D, p: D.Geometric(probs=p["probs"]), {"probs": PROBS}, np.array([0.0, 3.0, 1.0])),
     "Poisson": (lambda D, p: D.Poisson(p["rate"]), {"rate": POSITIVE}, np.array([0.0, 3.0, 6.0])),
     "Categorical-probs": (lambda D, p: D.Categorical(probs=p["probs"]), {"probs": SIMPLEX * 2}, np.array([2, 0])),
@@ -221,7 +225,7 @@ def test_samples_have_the_shape_dtype_and_support(name):
 MOMENT_CASES = ["Normal", "Laplace", "Gumbel", "LogNormal", "Uniform", "Exponential", "Gamma", "Chi2", "Beta",
                 "HalfNormal", "Weibull", "NegativeBinomial", "Multinomial", "InverseGamma", "Dirichlet",
                 "Bernoulli-probs", "Binomial", "Geometric", "Poisson", "OneHotCategorical", "MVN-covariance", "Mixture",
-                "StudentT", "LowRank"]
+                "StudentT", "LowRank", "ContinuousBernoulli"]
 
 
 @pytest.mark.parametrize("name", MOMENT_CASES)
@@ -342,6 +346,9 @@ KL_PAIRS = [
     ("HalfNormal", "HalfNormal"), ("Pareto", "Pareto"), ("Pareto", "Exponential"), ("Pareto", "Gamma"),
     ("Pareto", "Normal"), ("Uniform", "Pareto"), ("Normal", "Pareto"), ("Pareto", "Uniform"),
     ("LowRank", "LowRank"), ("MVN-covariance", "LowRank"), ("LowRank", "MVN-batched"),
+    ("ContinuousBernoulli", "ContinuousBernoulli-logits"), ("Beta", "ContinuousBernoulli"),
+    ("ContinuousBernoulli", "Exponential"), ("ContinuousBernoulli", "Normal"), ("ContinuousBernoulli", "Uniform"),
+    ("Uniform", "ContinuousBernoulli"), ("Normal", "ContinuousBernoulli"),
 ]
 
 
@@ -588,7 +595,8 @@ def test_torch_module_paths_import():
     assert out.stdout.split() == ["0.5", "Categorical"]
 
 
-EXPONENTIAL_FAMILIES = ["Normal", "Exponential", "Gamma", "Beta", "Dirichlet", "Bernoulli-probs", "Poisson"]
+EXPONENTIAL_FAMILIES = ["Normal", "Exponential", "Gamma", "Beta", "Dirichlet", "Bernoulli-probs", "Poisson",
+                        "ContinuousBernoulli-logits"]
 
 
 @pytest.mark.parametrize("name", EXPONENTIAL_FAMILIES)

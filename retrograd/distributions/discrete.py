@@ -1,8 +1,9 @@
 """Discrete distributions (torch's bernoulli.py, categorical.py, one_hot_categorical.py, binomial.py,
-geometric.py, poisson.py): given by `probs` or by `logits` (the other is computed on first use), with torch's
-formulas, so log_prob, entropy and moments and their gradients are torch's numbers. Samples come from
-retrograd's generator and carry no gradient (no rsample), as in torch; OneHotCategoricalStraightThrough passes
-the gradient of `probs` straight through its sample.
+geometric.py, poisson.py, multinomial.py, negative_binomial.py), and ContinuousBernoulli, Bernoulli's continuous
+counterpart on [0, 1] (continuous_bernoulli.py): given by `probs` or by `logits` (the other is computed on first
+use), with torch's formulas, so log_prob, entropy and moments and their gradients are torch's numbers. Samples
+come from retrograd's generator and carry no gradient (no rsample), as in torch; OneHotCategoricalStraightThrough
+passes the gradient of `probs` straight through its sample, and ContinuousBernoulli's rsample inverts its cdf.
 """
 
 from __future__ import annotations
@@ -22,13 +23,14 @@ from .distribution import (
     ExponentialFamily,
     _size,
     broadcast_all,
+    clamp_probs,
     lazy_property,
     logits_to_probs,
     probs_to_logits,
 )
 
-__all__ = ["Bernoulli", "Binomial", "Categorical", "Geometric", "Multinomial", "NegativeBinomial", "OneHotCategorical",
-           "OneHotCategoricalStraightThrough", "Poisson"]
+__all__ = ["Bernoulli", "Binomial", "Categorical", "ContinuousBernoulli", "Geometric", "Multinomial",
+           "NegativeBinomial", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Poisson"]
 
 
 def _one_of_probs_or_logits(probs: object, logits: object) -> None:
@@ -189,6 +191,122 @@ class Binomial(_BinaryParameter):
 
     def enumerate_support(self, expand: bool = True) -> Tensor:
         return self._enumerate_counts(self._homogeneous_count("enumerate_support"), expand)
+
+
+class ContinuousBernoulli(_BinaryParameter, ExponentialFamily):
+    """The continuous Bernoulli distribution on [0, 1]: density proportional to probs^x (1 - probs)^(1 - x). Near
+    probs = 1/2 (inside `lims`) the normaliser and moments use Taylor expansions, as torch's do."""
+
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.unit_interval
+    _mean_carrier_measure = 0
+    has_rsample = True
+
+    def __init__(self, probs: Tensor | Number | None = None, logits: Tensor | Number | None = None,
+                 lims: tuple[float, float] = (0.499, 0.501), validate_args: bool | None = None) -> None:
+        is_scalar = self._set_probs_or_logits(probs, logits)
+        if probs is not None:
+            if validate_args is not None and not self.arg_constraints["probs"].check(self.probs).all():
+                raise ValueError("The parameter probs has invalid values")
+            self.probs = clamp_probs(self.probs)
+        self._lims = lims
+        super().__init__(retrograd.Size() if is_scalar else self._param.size(), validate_args=validate_args)
+
+    def expand(self, batch_shape: _size, _instance: Distribution | None = None) -> ContinuousBernoulli:
+        new = super().expand(batch_shape, _instance)
+        new._lims = self._lims
+        return new
+
+    @lazy_property
+    def probs(self) -> Tensor:
+        return clamp_probs(logits_to_probs(self.logits, is_binary=True))
+
+    def _outside_unstable_region(self) -> Tensor:
+        return retrograd.le(self.probs, self._lims[0]) | retrograd.gt(self.probs, self._lims[1])
+
+    def _cut_probs(self) -> Tensor:
+        """probs away from 1/2 (where the closed forms divide by zero); the Taylor branch is used there."""
+        return retrograd.where(self._outside_unstable_region(), self.probs,
+                               self._lims[0] * retrograd.ones_like(self.probs))
+
+    def _cont_bern_log_norm(self) -> Tensor:
+        """The log of the normalising constant."""
+        cut_probs = self._cut_probs()
+        below_half = retrograd.where(retrograd.le(cut_probs, 0.5), cut_probs, retrograd.zeros_like(cut_probs))
+        above_half = retrograd.where(retrograd.ge(cut_probs, 0.5), cut_probs, retrograd.ones_like(cut_probs))
+        log_norm = (retrograd.log(retrograd.abs(retrograd.log1p(-cut_probs) - retrograd.log(cut_probs)))
+                    - retrograd.where(retrograd.le(cut_probs, 0.5), retrograd.log1p(-2.0 * below_half),
+                                      retrograd.log(2.0 * above_half - 1.0)))
+        x = retrograd.pow(self.probs - 0.5, 2)
+        taylor = math.log(2.0) + (4.0 / 3.0 + 104.0 / 45.0 * x) * x
+        return retrograd.where(self._outside_unstable_region(), log_norm, taylor)
+
+    @property
+    def mean(self) -> Tensor:
+        cut_probs = self._cut_probs()
+        mus = cut_probs / (2.0 * cut_probs - 1.0) + 1.0 / (retrograd.log1p(-cut_probs) - retrograd.log(cut_probs))
+        x = self.probs - 0.5
+        taylor = 0.5 + (1.0 / 3.0 + 16.0 / 45.0 * retrograd.pow(x, 2)) * x
+        return retrograd.where(self._outside_unstable_region(), mus, taylor)
+
+    @property
+    def stddev(self) -> Tensor:
+        return retrograd.sqrt(self.variance)
+
+    @property
+    def variance(self) -> Tensor:
+        cut_probs = self._cut_probs()
+        variances = (cut_probs * (cut_probs - 1.0) / retrograd.pow(1.0 - 2.0 * cut_probs, 2)
+                     + 1.0 / retrograd.pow(retrograd.log1p(-cut_probs) - retrograd.log(cut_probs), 2))
+        x = retrograd.pow(self.probs - 0.5, 2)
+        taylor = 1.0 / 12.0 - (1.0 / 15.0 - 128.0 / 945.0 * x) * x
+        return retrograd.where(self._outside_unstable_region(), variances, taylor)
+
+    def sample(self, sample_shape: _size = ()) -> Tensor:
+        u = retrograd.rand(self._extended_shape(sample_shape), dtype=self.probs.dtype)
+        with retrograd.no_grad():
+            return self.icdf(u)
+
+    def rsample(self, sample_shape: _size = ()) -> Tensor:
+        return self.icdf(retrograd.rand(self._extended_shape(sample_shape), dtype=self.probs.dtype))
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        logits, value = broadcast_all(self.logits, value)
+        return -F.binary_cross_entropy_with_logits(logits, value, reduction="none") + self._cont_bern_log_norm()
+
+    def cdf(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        cut_probs = self._cut_probs()
+        cdfs = ((retrograd.pow(cut_probs, value) * retrograd.pow(1.0 - cut_probs, 1.0 - value) + cut_probs - 1.0)
+                / (2.0 * cut_probs - 1.0))
+        unbounded_cdfs = retrograd.where(self._outside_unstable_region(), cdfs, value)
+        return retrograd.where(retrograd.le(value, 0.0), retrograd.zeros_like(value),
+                               retrograd.where(retrograd.ge(value, 1.0), retrograd.ones_like(value), unbounded_cdfs))
+
+    def icdf(self, value: Tensor) -> Tensor:
+        cut_probs = self._cut_probs()
+        inverted = ((retrograd.log1p(-cut_probs + value * (2.0 * cut_probs - 1.0)) - retrograd.log1p(-cut_probs))
+                    / (retrograd.log(cut_probs) - retrograd.log1p(-cut_probs)))
+        return retrograd.where(self._outside_unstable_region(), inverted, value)
+
+    def entropy(self) -> Tensor:
+        log_probs0, log_probs1 = retrograd.log1p(-self.probs), retrograd.log(self.probs)
+        return self.mean * (log_probs0 - log_probs1) - self._cont_bern_log_norm() - log_probs0
+
+    @property
+    def _natural_params(self) -> tuple[Tensor]:
+        return (self.logits,)
+
+    def _log_normalizer(self, x: Tensor) -> Tensor:
+        outside = retrograd.le(x, self._lims[0] - 0.5) | retrograd.gt(x, self._lims[1] - 0.5)
+        cut_nat_params = retrograd.where(outside, x, (self._lims[0] - 0.5) * retrograd.ones_like(x))
+        log_norm = (retrograd.log(retrograd.abs(retrograd.special.expm1(cut_nat_params)))
+                    - retrograd.log(retrograd.abs(cut_nat_params)))
+        taylor = 0.5 * x + retrograd.pow(x, 2) / 24.0 - retrograd.pow(x, 4) / 2880.0
+        return retrograd.where(outside, log_norm, taylor)
 
 
 class NegativeBinomial(_BinaryParameter):

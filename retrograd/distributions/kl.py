@@ -18,7 +18,7 @@ from .._tensor import Tensor
 from ..nn import functional as F
 from .compound import Independent
 from .continuous import Beta, Cauchy, Dirichlet, Exponential, Gamma, Laplace, Normal, Uniform
-from .discrete import Bernoulli, Binomial, Categorical, Geometric, OneHotCategorical, Poisson
+from .discrete import Bernoulli, Binomial, Categorical, ContinuousBernoulli, Geometric, OneHotCategorical, Poisson
 from .distribution import Distribution, ExponentialFamily, _sum_rightmost
 from .multivariate_normal import (
     LowRankMultivariateNormal,
@@ -361,12 +361,13 @@ def _register_infinite(type_p: type, parameter: str, *types_q: type) -> None:
 
 
 _register_infinite(Beta, "concentration1", Pareto)
-_register_infinite(Exponential, "rate", Beta, Pareto, Uniform)
-_register_infinite(Gamma, "concentration", Beta, Pareto, Uniform)
-_register_infinite(Gumbel, "loc", Beta, Exponential, Gamma, Pareto, Uniform)
-_register_infinite(Laplace, "loc", Beta, Exponential, Gamma, Pareto, Uniform)
-_register_infinite(Normal, "loc", Beta, Exponential, Gamma, Pareto, Uniform)
-_register_infinite(Pareto, "scale", Beta, Uniform)
+_register_infinite(ContinuousBernoulli, "probs", Pareto)
+_register_infinite(Exponential, "rate", Beta, ContinuousBernoulli, Pareto, Uniform)
+_register_infinite(Gamma, "concentration", Beta, ContinuousBernoulli, Pareto, Uniform)
+_register_infinite(Gumbel, "loc", Beta, ContinuousBernoulli, Exponential, Gamma, Pareto, Uniform)
+_register_infinite(Laplace, "loc", Beta, ContinuousBernoulli, Exponential, Gamma, Pareto, Uniform)
+_register_infinite(Normal, "loc", Beta, ContinuousBernoulli, Exponential, Gamma, Pareto, Uniform)
+_register_infinite(Pareto, "scale", Beta, ContinuousBernoulli, Uniform)
 _register_infinite(Poisson, "rate", Bernoulli, Binomial)
 
 
@@ -564,3 +565,42 @@ def _kl_uniform_pareto(p: Uniform, q: Pareto) -> Tensor:
     t1 = (q.alpha * q.scale.pow(q.alpha) * support_uniform).log()
     t2 = (_x_log_x(p.high) - _x_log_x(p.low) - support_uniform) / support_uniform
     return retrograd.where(p.low < q.support.lower_bound, math.inf, t2 * (q.alpha + 1) - t1)
+
+
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli_continuous_bernoulli(p: ContinuousBernoulli, q: ContinuousBernoulli) -> Tensor:
+    t1 = p.mean * (p.logits - q.logits)
+    t2 = p._cont_bern_log_norm() + retrograd.log1p(-p.probs)
+    t3 = -q._cont_bern_log_norm() - retrograd.log1p(-q.probs)
+    return t1 + t2 + t3
+
+
+@register_kl(Beta, ContinuousBernoulli)
+def _kl_beta_continuous_bernoulli(p: Beta, q: ContinuousBernoulli) -> Tensor:
+    return -p.entropy() - p.mean * q.logits - retrograd.log1p(-q.probs) - q._cont_bern_log_norm()
+
+
+@register_kl(ContinuousBernoulli, Exponential)
+def _kl_continuous_bernoulli_exponential(p: ContinuousBernoulli, q: Exponential) -> Tensor:
+    return -p.entropy() - retrograd.log(q.rate) + q.rate * p.mean
+
+
+@register_kl(ContinuousBernoulli, Normal)
+def _kl_continuous_bernoulli_normal(p: ContinuousBernoulli, q: Normal) -> Tensor:
+    t2 = 0.5 * (math.log(2.0 * math.pi) + retrograd.square(q.loc / q.scale)) + retrograd.log(q.scale)
+    t3 = (p.variance + retrograd.square(p.mean) - 2.0 * q.loc * p.mean) / (2.0 * retrograd.square(q.scale))
+    return -p.entropy() + t2 + t3
+
+
+@register_kl(ContinuousBernoulli, Uniform)
+def _kl_continuous_bernoulli_uniform(p: ContinuousBernoulli, q: Uniform) -> Tensor:
+    result = -p.entropy() + (q.high - q.low).log()
+    outside = retrograd.ge(q.low, p.support.lower_bound) | retrograd.le(q.high, p.support.upper_bound)
+    return retrograd.where(outside, math.inf, result)
+
+
+@register_kl(Uniform, ContinuousBernoulli)
+def _kl_uniform_continuous_bernoulli(p: Uniform, q: ContinuousBernoulli) -> Tensor:
+    result = -p.entropy() - p.mean * q.logits - retrograd.log1p(-q.probs) - q._cont_bern_log_norm()
+    outside = retrograd.ge(p.high, q.support.upper_bound) | retrograd.le(p.low, q.support.lower_bound)
+    return retrograd.where(outside, math.inf, result)
