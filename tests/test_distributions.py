@@ -63,6 +63,12 @@ CASES = {
                             {"probs": np.array([0.2, 0.4995, 0.9])}, UNIT_VALUES),
     "ContinuousBernoulli-logits": (lambda D, p: D.ContinuousBernoulli(logits=p["logits"]), {"logits": LOC},
                                    UNIT_VALUES),
+    "FisherSnedecor": (lambda D, p: D.FisherSnedecor(p["df1"], p["df2"]),
+                       {"df1": np.array([1.5, 3.0, 6.0]), "df2": np.array([1.5, 3.0, 8.0])}, np.array([0.1, 0.4, 5.0])),
+    "LogisticNormal": (lambda D, p: D.LogisticNormal(p["loc"], p["scale"]), {"loc": LOC[:2], "scale": SCALE[:2]},
+                       np.array([0.2, 0.5, 0.3])),
+    "Kumaraswamy": (lambda D, p: D.Kumaraswamy(p["c1"], p["c0"]), {"c1": np.array([0.7, 2.0, 4.5]), "c0": SCALE},
+                    UNIT_VALUES),
     "Geometric": (lambda D, p: D.Geometric(probs=p["probs"]), {"probs": PROBS}, np.array([0.0, 3.0, 1.0])),
     "Poisson": (lambda D, p: D.Poisson(p["rate"]), {"rate": POSITIVE}, np.array([0.0, 3.0, 6.0])),
     "Categorical-probs": (lambda D, p: D.Categorical(probs=p["probs"]), {"probs": SIMPLEX * 2}, np.array([2, 0])),
@@ -225,7 +231,7 @@ def test_samples_have_the_shape_dtype_and_support(name):
 MOMENT_CASES = ["Normal", "Laplace", "Gumbel", "LogNormal", "Uniform", "Exponential", "Gamma", "Chi2", "Beta",
                 "HalfNormal", "Weibull", "NegativeBinomial", "Multinomial", "InverseGamma", "Dirichlet",
                 "Bernoulli-probs", "Binomial", "Geometric", "Poisson", "OneHotCategorical", "MVN-covariance", "Mixture",
-                "StudentT", "LowRank", "ContinuousBernoulli"]
+                "StudentT", "LowRank", "ContinuousBernoulli", "FisherSnedecor", "Kumaraswamy"]
 
 
 @pytest.mark.parametrize("name", MOMENT_CASES)

@@ -13,7 +13,19 @@ import sys
 from . import compound, constraints, continuous, discrete, distribution, multivariate_normal, transformed, transforms
 from .compound import Independent, MixtureSameFamily
 from .constraint_registry import biject_to, transform_to
-from .continuous import Beta, Cauchy, Chi2, Dirichlet, Exponential, Gamma, Laplace, Normal, StudentT, Uniform
+from .continuous import (
+    Beta,
+    Cauchy,
+    Chi2,
+    Dirichlet,
+    Exponential,
+    FisherSnedecor,
+    Gamma,
+    Laplace,
+    Normal,
+    StudentT,
+    Uniform,
+)
 from .discrete import (
     Bernoulli,
     Binomial,
@@ -35,6 +47,8 @@ from .transformed import (
     HalfCauchy,
     HalfNormal,
     InverseGamma,
+    Kumaraswamy,
+    LogisticNormal,
     LogitRelaxedBernoulli,
     LogNormal,
     Pareto,
@@ -64,14 +78,14 @@ from .transforms import (
 __all__ = [
     "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
     "ComposeTransform", "ContinuousBernoulli", "Dirichlet", "Distribution", "ExpRelaxedCategorical", "ExpTransform",
-    "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent",
-    "IndependentTransform", "InverseGamma", "Laplace", "LogNormal", "LogitRelaxedBernoulli",
-    "LowRankMultivariateNormal", "LowerCholeskyTransform", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
-    "NegativeBinomial", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson",
-    "PositiveDefiniteTransform", "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical", "SigmoidTransform",
-    "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform", "StudentT", "TanhTransform", "Transform",
-    "TransformedDistribution", "Uniform", "Weibull", "biject_to", "constraints", "identity_transform", "kl_divergence",
-    "register_kl", "transform_to", "transforms",
+    "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
+    "Independent", "IndependentTransform", "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal", "LogisticNormal",
+    "LogitRelaxedBernoulli", "LowRankMultivariateNormal", "LowerCholeskyTransform", "MixtureSameFamily", "Multinomial",
+    "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
+    "Pareto", "Poisson", "PositiveDefiniteTransform", "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical",
+    "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform", "StudentT", "TanhTransform",
+    "Transform", "TransformedDistribution", "Uniform", "Weibull", "biject_to", "constraints", "identity_transform",
+    "kl_divergence", "register_kl", "transform_to", "transforms",
 ]
 
 # torch defines each distribution in a module of its own (torch.distributions.normal, ...); here they are grouped
@@ -79,14 +93,15 @@ __all__ = [
 # `from torch.distributions.normal import Normal` runs unchanged.
 _TORCH_MODULE_NAMES = {
     compound: ["independent", "mixture_same_family"],
-    continuous: ["beta", "cauchy", "chi2", "dirichlet", "exponential", "gamma", "laplace", "normal", "studentT",
-                 "uniform"],
+    continuous: ["beta", "cauchy", "chi2", "dirichlet", "exponential", "fishersnedecor", "gamma", "laplace", "normal",
+                 "studentT", "uniform"],
     discrete: ["bernoulli", "binomial", "categorical", "continuous_bernoulli", "geometric", "multinomial",
                "negative_binomial", "one_hot_categorical", "poisson"],
     distribution: ["exp_family", "utils"],
     multivariate_normal: ["lowrank_multivariate_normal"],
-    transformed: ["gumbel", "half_cauchy", "half_normal", "inverse_gamma", "log_normal", "pareto", "relaxed_bernoulli",
-                  "relaxed_categorical", "transformed_distribution", "weibull"],
+    transformed: ["gumbel", "half_cauchy", "half_normal", "inverse_gamma", "kumaraswamy", "log_normal",
+                  "logistic_normal", "pareto", "relaxed_bernoulli", "relaxed_categorical", "transformed_distribution",
+                  "weibull"],
 }
 for _module, _names in _TORCH_MODULE_NAMES.items():
     for _name in _names:

@@ -21,8 +21,8 @@ from .._tensor import Tensor
 from . import constraints
 from .distribution import Distribution, ExponentialFamily, _batch_shape_of, _size, _standard_normal, broadcast_all
 
-__all__ = ["Beta", "Cauchy", "Chi2", "Dirichlet", "Exponential", "Gamma", "Laplace", "Normal", "StudentT",
-           "Uniform"]
+__all__ = ["Beta", "Cauchy", "Chi2", "Dirichlet", "Exponential", "FisherSnedecor", "Gamma", "Laplace", "Normal",
+           "StudentT", "Uniform"]
 
 _LOG_SQRT_2PI = math.log(math.sqrt(2 * math.pi))
 
@@ -403,6 +403,57 @@ class StudentT(Distribution):
         return (self.scale.log() + 0.5 * (self.df + 1) * (retrograd.digamma(0.5 * (self.df + 1))
                                                           - retrograd.digamma(0.5 * self.df))
                 + 0.5 * self.df.log() + lbeta)
+
+
+class FisherSnedecor(Distribution):
+    """The F-distribution with `df1` and `df2` degrees of freedom: a ratio of scaled chi-squared draws."""
+
+    arg_constraints = {"df1": constraints.positive, "df2": constraints.positive}
+    support = constraints.positive
+    has_rsample = True
+    _params = ("df1", "df2")
+
+    def __init__(self, df1: Tensor | float, df2: Tensor | float, validate_args: bool | None = None) -> None:
+        self.df1, self.df2 = broadcast_all(df1, df2)
+        self._gamma1 = Gamma(self.df1 * 0.5, self.df1)
+        self._gamma2 = Gamma(self.df2 * 0.5, self.df2)
+        super().__init__(_batch_shape_of(self.df1, df1, df2), validate_args=validate_args)
+
+    def expand(self, batch_shape: _size, _instance: Distribution | None = None) -> FisherSnedecor:
+        new = super().expand(batch_shape, _instance)
+        new._gamma1, new._gamma2 = self._gamma1.expand(batch_shape), self._gamma2.expand(batch_shape)
+        return new
+
+    @property
+    def mean(self) -> Tensor:
+        df2 = retrograd.where(self.df2 <= 2, math.nan, self.df2)
+        return df2 / (df2 - 2)
+
+    @property
+    def mode(self) -> Tensor:
+        mode = (self.df1 - 2) / self.df1 * self.df2 / (self.df2 + 2)
+        return retrograd.where(self.df1 <= 2, math.nan, mode)
+
+    @property
+    def variance(self) -> Tensor:
+        df2 = retrograd.where(self.df2 <= 4, math.nan, self.df2)
+        return 2 * df2.pow(2) * (self.df1 + df2 - 2) / (self.df1 * (df2 - 2).pow(2) * (df2 - 4))
+
+    def rsample(self, sample_shape: _size = ()) -> Tensor:
+        shape = self._extended_shape(sample_shape)
+        x1 = self._gamma1.rsample(sample_shape).view(shape)
+        x2 = self._gamma2.rsample(sample_shape).view(shape)
+        tiny = D.finfo(x2.dtype).tiny
+        return (x1 / x2.clamp(min=tiny)).clamp(min=tiny)
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        ct1, ct2, ct3 = self.df1 * 0.5, self.df2 * 0.5, self.df1 / self.df2
+        t1 = (ct1 + ct2).lgamma() - ct1.lgamma() - ct2.lgamma()
+        t2 = ct1 * ct3.log() + (ct1 - 1) * retrograd.log(value)
+        t3 = (ct1 + ct2) * retrograd.log1p(ct3 * value)
+        return t1 + t2 - t3
 
 
 class Dirichlet(ExponentialFamily):

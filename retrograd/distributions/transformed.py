@@ -23,12 +23,13 @@ from .transforms import (
     ExpTransform,
     PowerTransform,
     SigmoidTransform,
+    StickBreakingTransform,
     Transform,
 )
 
-__all__ = ["ExpRelaxedCategorical", "Gumbel", "HalfCauchy", "HalfNormal", "InverseGamma", "LogNormal",
-           "LogitRelaxedBernoulli", "Pareto", "RelaxedBernoulli", "RelaxedOneHotCategorical",
-           "TransformedDistribution", "Weibull"]
+__all__ = ["ExpRelaxedCategorical", "Gumbel", "HalfCauchy", "HalfNormal", "InverseGamma", "Kumaraswamy",
+           "LogNormal", "LogisticNormal", "LogitRelaxedBernoulli", "Pareto", "RelaxedBernoulli",
+           "RelaxedOneHotCategorical", "TransformedDistribution", "Weibull"]
 
 _EULER_CONSTANT = 0.57721566490153286060
 
@@ -187,6 +188,71 @@ class LogNormal(_SameParameters):
 
     def entropy(self) -> Tensor:
         return self.base_dist.entropy() + self.loc
+
+
+class LogisticNormal(_SameParameters):
+    """The stick-breaking image on the simplex of Normal(loc, scale) vectors (one dim shorter)."""
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.simplex
+    has_rsample = True
+
+    def __init__(self, loc: Tensor | float, scale: Tensor | float, validate_args: bool | None = None) -> None:
+        base_dist = Normal(loc, scale, validate_args=validate_args)
+        if not base_dist.batch_shape:
+            base_dist = base_dist.expand([1])
+        super().__init__(base_dist, StickBreakingTransform(), validate_args=validate_args)
+
+    @property
+    def loc(self) -> Tensor:
+        return self.base_dist.base_dist.loc
+
+    @property
+    def scale(self) -> Tensor:
+        return self.base_dist.base_dist.scale
+
+
+class Kumaraswamy(_SameParameters):
+    """The Kumaraswamy distribution on [0, 1]: (1 - U ** (1 / concentration0)) ** (1 / concentration1)."""
+
+    arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
+    support = constraints.unit_interval
+    has_rsample = True
+    _params = ("concentration1", "concentration0")
+
+    def __init__(self, concentration1: Tensor | float, concentration0: Tensor | float,
+                 validate_args: bool | None = None) -> None:
+        self.concentration1, self.concentration0 = broadcast_all(concentration1, concentration0)
+        base_dist = Uniform(retrograd.full_like(self.concentration0, 0), retrograd.full_like(self.concentration0, 1),
+                            validate_args=validate_args)
+        transforms = [PowerTransform(exponent=self.concentration0.reciprocal()), AffineTransform(loc=1.0, scale=-1.0),
+                      PowerTransform(exponent=self.concentration1.reciprocal())]
+        super().__init__(base_dist, transforms, validate_args=validate_args)
+
+    def _moment(self, n: int) -> Tensor:
+        """E[X ** n] = b B(1 + n / a, b)."""
+        a, b = self.concentration1, self.concentration0
+        return b * retrograd.exp(retrograd.lgamma(1 + n / a) + retrograd.lgamma(b) - retrograd.lgamma(1 + n / a + b))
+
+    @property
+    def mean(self) -> Tensor:
+        return self._moment(1)
+
+    @property
+    def mode(self) -> Tensor:
+        log_mode = (self.concentration0.reciprocal() * (-self.concentration0).log1p()
+                    - (-self.concentration0 * self.concentration1).log1p())
+        return retrograd.where((self.concentration0 < 1) | (self.concentration1 < 1), math.nan, log_mode).exp()
+
+    @property
+    def variance(self) -> Tensor:
+        return self._moment(2) - retrograd.pow(self.mean, 2)
+
+    def entropy(self) -> Tensor:
+        t1 = 1 - self.concentration1.reciprocal()
+        t0 = 1 - self.concentration0.reciprocal()
+        h0 = retrograd.digamma(self.concentration0 + 1) + _EULER_CONSTANT
+        return t0 + t1 * h0 - retrograd.log(self.concentration1) - retrograd.log(self.concentration0)
 
 
 class Gumbel(_SameParameters):
