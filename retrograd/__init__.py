@@ -27,6 +27,7 @@ from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled, i
 from .ops import *  # noqa: F403 - the op table is the public namespace
 from .ops import __all__ as _ops_all
 from .ops.nn_extra import _weight_norm, _weight_norm_interface, norm_except_dim
+from .ops.random import _standard_gamma, _standard_gamma_grad
 from .ops.selection import _unique, _unique2
 from . import autograd  # noqa: E402
 from . import ops as _ops  # noqa: E402
@@ -165,8 +166,8 @@ def are_deterministic_algorithms_enabled() -> bool:
 # attributes. `import retrograd.nn`, `from retrograd import nn` and pickles naming their classes import
 # them as usual. Optional extras and new subsystems load this way too: never at `import retrograd`.
 _LAZY_SUBMODULES = {"_VF", "_vmap_internals", "accelerator", "amp", "backends", "cuda", "datasets", "distributed",
-                    "fft", "func", "jit", "linalg", "masked", "nn", "onnx", "optim", "random", "serialization",
-                    "special", "testing", "utils", "version", "viz"}
+                    "distributions", "fft", "func", "jit", "linalg", "masked", "nn", "onnx", "optim", "random",
+                    "serialization", "special", "testing", "utils", "version", "viz"}
 _LAZY_NAMES = {"autocast": "amp", "load": "serialization", "save": "serialization", "vmap": "func"}  # name: module
 
 

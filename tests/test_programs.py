@@ -17,8 +17,9 @@ import pytest
 PROGRAMS = Path(__file__).resolve().parent / "programs"
 NUMBER = re.compile(r"-?\d+\.\d+(?:e-?\d+)?")
 CASES = [("gpt.py",), ("gpt.py", "--manual-attention"), ("lstm_lm.py",), ("lbfgs_sine.py",), ("polynomial.py",),
-         ("infinite_sampler.py",), ("classifier.py",), ("vae.py",), ("packed_rnn.py",)]
-DRAWING = {"infinite_sampler.py", "classifier.py", "vae.py"}  # their batches or noise come from torch's random draws
+         ("infinite_sampler.py",), ("classifier.py",), ("vae.py",), ("packed_rnn.py",), ("policy.py",)]
+# their batches, noise or actions come from torch's random draws
+DRAWING = {"infinite_sampler.py", "classifier.py", "vae.py", "policy.py"}
 
 
 def run(script_and_args: tuple[str, ...], weights: Path, through_retrograd: bool, cwd: Path) -> str:

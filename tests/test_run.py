@@ -97,10 +97,10 @@ def test_module_form_and_missing_submodules(tmp_path):
     ours = run(sys.executable, "-m", "retrograd.run", "-m", "job", cwd=tmp_path)
     assert ours.returncode == 0, ours.stderr
     assert ours.stdout.strip() == "[0.0, 2.0]"
-    (tmp_path / "cuda.py").write_text("import torch.distributions\n")
+    (tmp_path / "cuda.py").write_text("import torch.sparse\n")
     failed = run(sys.executable, "-m", "retrograd.run", str(tmp_path / "cuda.py"), cwd=tmp_path)
     assert failed.returncode == 1
-    assert "torch.distributions has no retrograd counterpart" in failed.stderr
+    assert "torch.sparse has no retrograd counterpart" in failed.stderr
     usage = run(sys.executable, "-m", "retrograd.run", cwd=tmp_path)
     assert usage.returncode == 2 and "usage: python -m retrograd.run script.py" in usage.stdout
 

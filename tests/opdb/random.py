@@ -40,4 +40,6 @@ OPS = [
     OpInfo("normal", normal_samples),
     OpInfo("poisson", lambda rng: [Sample((np.zeros((2, 3)),), name="zero_rate", gradcheck=False)]),
     OpInfo("multinomial", one_hot_rows, method=True, differentiable=False),
+    OpInfo("binomial", lambda rng: [Sample((np.array([3.0, 5.0, 0.0]), np.array([0.0, 1.0, 1.0])), name="certain",
+                                           gradcheck=False)], differentiable=False, forward_ad=False),
 ]

@@ -1,0 +1,108 @@
+"""torch.distributions: parameterised probability distributions for sampling and scoring (VAEs, policy
+gradients, Bayesian models), with torch's classes, constraints, transforms and KL divergences.
+
+Built on retrograd's public ops, so log_prob, entropy, moments, cdf/icdf and KL give torch's numbers and
+gradients (checked against torch in tests/test_distributions.py); `rsample` is reparameterised, so gradients
+flow from samples to parameters. Samples come from retrograd's generator: their values differ from torch's,
+their distributions do not. Validation follows torch (on unless `python -O` or
+`Distribution.set_default_validate_args(False)`), with its ValueError texts.
+"""
+
+import sys
+
+from . import compound, constraints, continuous, discrete, distribution, multivariate_normal, transformed, transforms
+from .compound import Independent, MixtureSameFamily
+from .constraint_registry import biject_to, transform_to
+from .continuous import (
+    Beta,
+    Cauchy,
+    Chi2,
+    Dirichlet,
+    Exponential,
+    FisherSnedecor,
+    Gamma,
+    Laplace,
+    Normal,
+    StudentT,
+    Uniform,
+)
+from .discrete import (
+    Bernoulli,
+    Binomial,
+    Categorical,
+    ContinuousBernoulli,
+    Geometric,
+    Multinomial,
+    NegativeBinomial,
+    OneHotCategorical,
+    OneHotCategoricalStraightThrough,
+    Poisson,
+)
+from .distribution import Distribution, ExponentialFamily
+from .kl import kl_divergence, register_kl
+from .multivariate_normal import LowRankMultivariateNormal, MultivariateNormal
+from .transformed import (
+    ExpRelaxedCategorical,
+    Gumbel,
+    HalfCauchy,
+    HalfNormal,
+    InverseGamma,
+    Kumaraswamy,
+    LogisticNormal,
+    LogitRelaxedBernoulli,
+    LogNormal,
+    Pareto,
+    RelaxedBernoulli,
+    RelaxedOneHotCategorical,
+    TransformedDistribution,
+    Weibull,
+)
+from .transforms import (
+    AbsTransform,
+    AffineTransform,
+    ComposeTransform,
+    ExpTransform,
+    IndependentTransform,
+    LowerCholeskyTransform,
+    PositiveDefiniteTransform,
+    PowerTransform,
+    SigmoidTransform,
+    SoftmaxTransform,
+    SoftplusTransform,
+    StickBreakingTransform,
+    TanhTransform,
+    Transform,
+    identity_transform,
+)
+
+__all__ = [
+    "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
+    "ComposeTransform", "ContinuousBernoulli", "Dirichlet", "Distribution", "ExpRelaxedCategorical", "ExpTransform",
+    "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
+    "Independent", "IndependentTransform", "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal", "LogisticNormal",
+    "LogitRelaxedBernoulli", "LowRankMultivariateNormal", "LowerCholeskyTransform", "MixtureSameFamily", "Multinomial",
+    "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
+    "Pareto", "Poisson", "PositiveDefiniteTransform", "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical",
+    "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform", "StudentT", "TanhTransform",
+    "Transform", "TransformedDistribution", "Uniform", "Weibull", "biject_to", "constraints", "identity_transform",
+    "kl_divergence", "register_kl", "transform_to", "transforms",
+]
+
+# torch defines each distribution in a module of its own (torch.distributions.normal, ...); here they are grouped
+# by kind, and torch's module names are registered as aliases of the modules that hold them, so that
+# `from torch.distributions.normal import Normal` runs unchanged.
+_TORCH_MODULE_NAMES = {
+    compound: ["independent", "mixture_same_family"],
+    continuous: ["beta", "cauchy", "chi2", "dirichlet", "exponential", "fishersnedecor", "gamma", "laplace", "normal",
+                 "studentT", "uniform"],
+    discrete: ["bernoulli", "binomial", "categorical", "continuous_bernoulli", "geometric", "multinomial",
+               "negative_binomial", "one_hot_categorical", "poisson"],
+    distribution: ["exp_family", "utils"],
+    multivariate_normal: ["lowrank_multivariate_normal"],
+    transformed: ["gumbel", "half_cauchy", "half_normal", "inverse_gamma", "kumaraswamy", "log_normal",
+                  "logistic_normal", "pareto", "relaxed_bernoulli", "relaxed_categorical", "transformed_distribution",
+                  "weibull"],
+}
+for _module, _names in _TORCH_MODULE_NAMES.items():
+    for _name in _names:
+        sys.modules.setdefault(f"{__name__}.{_name}", _module)

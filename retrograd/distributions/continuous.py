@@ -1,0 +1,575 @@
+"""Continuous univariate and simplex distributions (torch's normal.py, uniform.py, laplace.py, cauchy.py,
+exponential.py, gamma.py, chi2.py, studentT.py, beta.py, dirichlet.py): the same parameters, constraints and
+formulas, so log_prob, entropy, moments, cdf and icdf and their gradients are torch's numbers.
+
+rsample is reparameterised: location-scale families transform standard noise; Gamma (and through it Chi2,
+StudentT, Dirichlet and Beta) draws with `_standard_gamma`, whose gradient is the implicit one torch uses
+(Note [implicit gamma gradient] in ops/random.py). Dirichlet normalises Gamma draws, so its sample's gradient is
+the Gamma draws' implicit gradient carried through the normalisation, not torch's `_dirichlet_grad` of the
+marginal Beta CDF: a different, equally unbiased estimator (the samples differ from torch's anyway).
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Number
+
+import retrograd
+
+from .. import _dtype as D
+from .._tensor import Tensor
+from . import constraints
+from .distribution import Distribution, ExponentialFamily, _batch_shape_of, _size, _standard_normal, broadcast_all
+
+__all__ = ["Beta", "Cauchy", "Chi2", "Dirichlet", "Exponential", "FisherSnedecor", "Gamma", "Laplace", "Normal",
+           "StudentT", "Uniform"]
+
+_LOG_SQRT_2PI = math.log(math.sqrt(2 * math.pi))
+
+
+class _LocScale(Distribution):
+    """A distribution given by `loc` and a positive `scale`, broadcast together."""
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
+    has_rsample = True
+    _params = ("loc", "scale")
+
+    def __init__(self, loc: Tensor | float, scale: Tensor | float, validate_args: bool | None = None) -> None:
+        self.loc, self.scale = broadcast_all(loc, scale)
+        super().__init__(_batch_shape_of(self.loc, loc, scale), validate_args=validate_args)
+
+    @property
+    def mode(self) -> Tensor:
+        return self.loc
+
+
+class Normal(_LocScale, ExponentialFamily):
+    """The normal distribution N(loc, scale^2)."""
+
+    @property
+    def mean(self) -> Tensor:
+        return self.loc
+
+    @property
+    def stddev(self) -> Tensor:
+        return self.scale
+
+    @property
+    def variance(self) -> Tensor:
+        return self.stddev.pow(2)
+
+    def sample(self, sample_shape: _size = ()) -> Tensor:
+        shape = self._extended_shape(sample_shape)
+        with retrograd.no_grad():
+            return retrograd.normal(self.loc.expand(shape), self.scale.expand(shape))
+
+    def rsample(self, sample_shape: _size = ()) -> Tensor:
+        eps = _standard_normal(self._extended_shape(sample_shape), dtype=self.loc.dtype)
+        return self.loc + eps * self.scale
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        return -((value - self.loc) ** 2) / (2 * self.scale ** 2) - self.scale.log() - _LOG_SQRT_2PI
+
+    def cdf(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        return 0.5 * (1 + retrograd.erf((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)))
+
+    def icdf(self, value: Tensor) -> Tensor:
+        return self.loc + self.scale * retrograd.erfinv(2 * value - 1) * math.sqrt(2)
+
+    def entropy(self) -> Tensor:
+        return 0.5 + 0.5 * math.log(2 * math.pi) + retrograd.log(self.scale)
+
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self) -> tuple[Tensor, Tensor]:
+        return self.loc / self.scale.pow(2), -0.5 * self.scale.pow(2).reciprocal()
+
+    def _log_normalizer(self, x: Tensor, y: Tensor) -> Tensor:
+        return -0.25 * x.pow(2) / y + 0.5 * retrograd.log(-math.pi / y)
+
+
+class Laplace(_LocScale):
+    """The Laplace distribution: density exp(-|x - loc| / scale) / (2 scale)."""
+
+    @property
+    def mean(self) -> Tensor:
+        return self.loc
+
+    @property
+    def variance(self) -> Tensor:
+        return 2 * self.scale.pow(2)
+
+    @property
+    def stddev(self) -> Tensor:
+        return (2 ** 0.5) * self.scale
+
+    def rsample(self, sample_shape: _size = ()) -> Tensor:
+        finfo = D.finfo(self.loc.dtype)
+        with retrograd.no_grad():
+            u = retrograd.empty(self._extended_shape(sample_shape), dtype=self.loc.dtype).uniform_(finfo.eps - 1, 1)
+        return self.loc - self.scale * u.sign() * retrograd.log1p(-u.abs())
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        return -retrograd.log(2 * self.scale) - retrograd.abs(value - self.loc) / self.scale
+
+    def cdf(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        return 0.5 - 0.5 * (value - self.loc).sign() * retrograd.expm1(-(value - self.loc).abs() / self.scale)
+
+    def icdf(self, value: Tensor) -> Tensor:
+        term = value - 0.5
+        return self.loc - self.scale * term.sign() * retrograd.log1p(-2 * term.abs())
+
+    def entropy(self) -> Tensor:
+        return 1 + retrograd.log(2 * self.scale)
+
+
+class Cauchy(_LocScale):
+    """The Cauchy (Lorentz) distribution: no mean (nan) and infinite variance."""
+
+    @property
+    def mean(self) -> Tensor:
+        return retrograd.full(self._extended_shape(), math.nan, dtype=self.loc.dtype)
+
+    @property
+    def variance(self) -> Tensor:
+        return retrograd.full(self._extended_shape(), math.inf, dtype=self.loc.dtype)
+
+    def rsample(self, sample_shape: _size = ()) -> Tensor:
+        with retrograd.no_grad():  # the standard Cauchy by inverting its cdf
+            u = retrograd.rand(self._extended_shape(sample_shape), dtype=self.loc.dtype)
+            eps = retrograd.tan(math.pi * (u - 0.5))
+        return self.loc + eps * self.scale
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        return -math.log(math.pi) - self.scale.log() - (((value - self.loc) / self.scale) ** 2).log1p()
+
+    def cdf(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        return retrograd.atan((value - self.loc) / self.scale) / math.pi + 0.5
+
+    def icdf(self, value: Tensor) -> Tensor:
+        return retrograd.tan(math.pi * (value - 0.5)) * self.scale + self.loc
+
+    def entropy(self) -> Tensor:
+        return math.log(4 * math.pi) + self.scale.log()
+
+
+class Uniform(Distribution):
+    """The uniform distribution on the half-open interval [low, high)."""
+
+    has_rsample = True
+    _params = ("low", "high")
+
+    @property
+    def arg_constraints(self) -> dict[str, constraints.Constraint]:
+        return {"low": constraints.less_than(self.high), "high": constraints.greater_than(self.low)}
+
+    def __init__(self, low: Tensor | float, high: Tensor | float, validate_args: bool | None = None) -> None:
+        self.low, self.high = broadcast_all(low, high)
+        super().__init__(_batch_shape_of(self.low, low, high), validate_args=validate_args)
+
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
+    def support(self) -> constraints.Constraint:
+        return constraints.interval(self.low, self.high)
+
+    @property
+    def mean(self) -> Tensor:
+        return (self.high + self.low) / 2
+
+    @property
+    def mode(self) -> Tensor:
+        return math.nan * self.high
+
+    @property
+    def stddev(self) -> Tensor:
+        return (self.high - self.low) / 12 ** 0.5
+
+    @property
+    def variance(self) -> Tensor:
+        return (self.high - self.low).pow(2) / 12
+
+    def rsample(self, sample_shape: _size = ()) -> Tensor:
+        rand = retrograd.rand(self._extended_shape(sample_shape), dtype=self.low.dtype)
+        return self.low + rand * (self.high - self.low)
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        lb = self.low.le(value).type_as(self.low)
+        ub = self.high.gt(value).type_as(self.low)
+        return retrograd.log(lb.mul(ub)) - retrograd.log(self.high - self.low)
+
+    def cdf(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        return ((value - self.low) / (self.high - self.low)).clamp(min=0, max=1)
+
+    def icdf(self, value: Tensor) -> Tensor:
+        return value * (self.high - self.low) + self.low
+
+    def entropy(self) -> Tensor:
+        return retrograd.log(self.high - self.low)
+
+
+class Exponential(ExponentialFamily):
+    """The exponential distribution with `rate`."""
+
+    arg_constraints = {"rate": constraints.positive}
+    support = constraints.nonnegative
+    has_rsample = True
+    _params = ("rate",)
+
+    def __init__(self, rate: Tensor | float, validate_args: bool | None = None) -> None:
+        (self.rate,) = broadcast_all(rate)
+        super().__init__(_batch_shape_of(self.rate, rate), validate_args=validate_args)
+
+    @property
+    def mean(self) -> Tensor:
+        return self.rate.reciprocal()
+
+    @property
+    def mode(self) -> Tensor:
+        return retrograd.zeros_like(self.rate)
+
+    @property
+    def stddev(self) -> Tensor:
+        return self.rate.reciprocal()
+
+    @property
+    def variance(self) -> Tensor:
+        return self.rate.pow(-2)
+
+    def rsample(self, sample_shape: _size = ()) -> Tensor:
+        with retrograd.no_grad():
+            draws = retrograd.empty(self._extended_shape(sample_shape), dtype=self.rate.dtype).exponential_()
+        return draws / self.rate
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        return self.rate.log() - self.rate * value
+
+    def cdf(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        return 1 - retrograd.exp(-self.rate * value)
+
+    def icdf(self, value: Tensor) -> Tensor:
+        return -retrograd.log1p(-value) / self.rate
+
+    def entropy(self) -> Tensor:
+        return 1.0 - retrograd.log(self.rate)
+
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self) -> tuple[Tensor]:
+        return (-self.rate,)
+
+    def _log_normalizer(self, x: Tensor) -> Tensor:
+        return -retrograd.log(-x)
+
+
+class Gamma(ExponentialFamily):
+    """The Gamma distribution with shape `concentration` and inverse scale `rate`."""
+
+    arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
+    support = constraints.nonnegative
+    has_rsample = True
+    _params = ("concentration", "rate")
+
+    def __init__(self, concentration: Tensor | float, rate: Tensor | float, validate_args: bool | None = None
+                 ) -> None:
+        self.concentration, self.rate = broadcast_all(concentration, rate)
+        super().__init__(_batch_shape_of(self.concentration, concentration, rate), validate_args=validate_args)
+
+    @property
+    def mean(self) -> Tensor:
+        return self.concentration / self.rate
+
+    @property
+    def mode(self) -> Tensor:
+        return ((self.concentration - 1) / self.rate).clamp(min=0)
+
+    @property
+    def variance(self) -> Tensor:
+        return self.concentration / self.rate.pow(2)
+
+    def rsample(self, sample_shape: _size = ()) -> Tensor:
+        shape = self._extended_shape(sample_shape)
+        value = retrograd._standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
+        value.detach().clamp_(min=D.finfo(value.dtype).tiny)  # keeps draws positive, outside the graph
+        return value
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        value = retrograd.as_tensor(value, dtype=self.rate.dtype)
+        if self._validate_args:
+            self._validate_sample(value)
+        return (retrograd.xlogy(self.concentration, self.rate) + retrograd.xlogy(self.concentration - 1, value)
+                - self.rate * value - retrograd.lgamma(self.concentration))
+
+    def cdf(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        return retrograd.special.gammainc(self.concentration, self.rate * value)
+
+    def entropy(self) -> Tensor:
+        return (self.concentration - retrograd.log(self.rate) + retrograd.lgamma(self.concentration)
+                + (1.0 - self.concentration) * retrograd.digamma(self.concentration))
+
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self) -> tuple[Tensor, Tensor]:
+        return self.concentration - 1, -self.rate
+
+    def _log_normalizer(self, x: Tensor, y: Tensor) -> Tensor:
+        return retrograd.lgamma(x + 1) + (x + 1) * retrograd.log(-y.reciprocal())
+
+
+class Chi2(Gamma):
+    """The chi-squared distribution with `df` degrees of freedom: Gamma(df / 2, 1 / 2)."""
+
+    arg_constraints = {"df": constraints.positive}
+
+    def __init__(self, df: Tensor | float, validate_args: bool | None = None) -> None:
+        super().__init__(0.5 * df, 0.5, validate_args=validate_args)
+
+    @property
+    def df(self) -> Tensor:
+        return self.concentration * 2
+
+
+class StudentT(Distribution):
+    """Student's t-distribution with `df` degrees of freedom, location `loc` and scale `scale`."""
+
+    arg_constraints = {"df": constraints.positive, "loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
+    has_rsample = True
+    _params = ("df", "loc", "scale")
+
+    def __init__(self, df: Tensor | float, loc: Tensor | float = 0.0, scale: Tensor | float = 1.0,
+                 validate_args: bool | None = None) -> None:
+        self.df, self.loc, self.scale = broadcast_all(df, loc, scale)
+        self._chi2 = Chi2(self.df)
+        super().__init__(self.df.size(), validate_args=validate_args)
+
+    def expand(self, batch_shape: _size, _instance: Distribution | None = None) -> StudentT:
+        new = super().expand(batch_shape, _instance)
+        new._chi2 = self._chi2.expand(batch_shape)
+        return new
+
+    @property
+    def mean(self) -> Tensor:
+        return retrograd.where(self.df > 1, self.loc, math.nan)
+
+    @property
+    def mode(self) -> Tensor:
+        return self.loc
+
+    @property
+    def variance(self) -> Tensor:
+        finite = self.scale.pow(2) * self.df / (self.df - 2)
+        return retrograd.where(self.df > 2, finite, retrograd.where(self.df > 1, math.inf, math.nan))
+
+    def rsample(self, sample_shape: _size = ()) -> Tensor:
+        x = _standard_normal(self._extended_shape(sample_shape), dtype=self.df.dtype)
+        z = self._chi2.rsample(sample_shape)
+        return self.loc + self.scale * (x * retrograd.rsqrt(z / self.df))
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        y = (value - self.loc) / self.scale
+        z = (self.scale.log() + 0.5 * self.df.log() + 0.5 * math.log(math.pi) + retrograd.lgamma(0.5 * self.df)
+             - retrograd.lgamma(0.5 * (self.df + 1.0)))
+        return -0.5 * (self.df + 1.0) * retrograd.log1p(y ** 2.0 / self.df) - z
+
+    def entropy(self) -> Tensor:
+        lbeta = retrograd.lgamma(0.5 * self.df) + math.lgamma(0.5) - retrograd.lgamma(0.5 * (self.df + 1))
+        return (self.scale.log() + 0.5 * (self.df + 1) * (retrograd.digamma(0.5 * (self.df + 1))
+                                                          - retrograd.digamma(0.5 * self.df))
+                + 0.5 * self.df.log() + lbeta)
+
+
+class FisherSnedecor(Distribution):
+    """The F-distribution with `df1` and `df2` degrees of freedom: a ratio of scaled chi-squared draws."""
+
+    arg_constraints = {"df1": constraints.positive, "df2": constraints.positive}
+    support = constraints.positive
+    has_rsample = True
+    _params = ("df1", "df2")
+
+    def __init__(self, df1: Tensor | float, df2: Tensor | float, validate_args: bool | None = None) -> None:
+        self.df1, self.df2 = broadcast_all(df1, df2)
+        self._gamma1 = Gamma(self.df1 * 0.5, self.df1)
+        self._gamma2 = Gamma(self.df2 * 0.5, self.df2)
+        super().__init__(_batch_shape_of(self.df1, df1, df2), validate_args=validate_args)
+
+    def expand(self, batch_shape: _size, _instance: Distribution | None = None) -> FisherSnedecor:
+        new = super().expand(batch_shape, _instance)
+        new._gamma1, new._gamma2 = self._gamma1.expand(batch_shape), self._gamma2.expand(batch_shape)
+        return new
+
+    @property
+    def mean(self) -> Tensor:
+        df2 = retrograd.where(self.df2 <= 2, math.nan, self.df2)
+        return df2 / (df2 - 2)
+
+    @property
+    def mode(self) -> Tensor:
+        mode = (self.df1 - 2) / self.df1 * self.df2 / (self.df2 + 2)
+        return retrograd.where(self.df1 <= 2, math.nan, mode)
+
+    @property
+    def variance(self) -> Tensor:
+        df2 = retrograd.where(self.df2 <= 4, math.nan, self.df2)
+        return 2 * df2.pow(2) * (self.df1 + df2 - 2) / (self.df1 * (df2 - 2).pow(2) * (df2 - 4))
+
+    def rsample(self, sample_shape: _size = ()) -> Tensor:
+        shape = self._extended_shape(sample_shape)
+        x1 = self._gamma1.rsample(sample_shape).view(shape)
+        x2 = self._gamma2.rsample(sample_shape).view(shape)
+        tiny = D.finfo(x2.dtype).tiny
+        return (x1 / x2.clamp(min=tiny)).clamp(min=tiny)
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        ct1, ct2, ct3 = self.df1 * 0.5, self.df2 * 0.5, self.df1 / self.df2
+        t1 = (ct1 + ct2).lgamma() - ct1.lgamma() - ct2.lgamma()
+        t2 = ct1 * ct3.log() + (ct1 - 1) * retrograd.log(value)
+        t3 = (ct1 + ct2) * retrograd.log1p(ct3 * value)
+        return t1 + t2 - t3
+
+
+class Dirichlet(ExponentialFamily):
+    """The Dirichlet distribution over the simplex, with a positive `concentration` vector."""
+
+    arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
+    support = constraints.simplex
+    has_rsample = True
+    _params = ("concentration",)
+
+    def __init__(self, concentration: Tensor, validate_args: bool | None = None) -> None:
+        if concentration.dim() < 1:
+            raise ValueError("`concentration` parameter must be at least one-dimensional.")
+        self.concentration = concentration
+        super().__init__(concentration.shape[:-1], concentration.shape[-1:], validate_args=validate_args)
+
+    def rsample(self, sample_shape: _size = ()) -> Tensor:
+        gammas = retrograd._standard_gamma(self.concentration.expand(self._extended_shape(sample_shape)))
+        return gammas / gammas.sum(-1, True)  # the draws are at least tiny already
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        return (retrograd.xlogy(self.concentration - 1.0, value).sum(-1)
+                + retrograd.lgamma(self.concentration.sum(-1)) - retrograd.lgamma(self.concentration).sum(-1))
+
+    @property
+    def mean(self) -> Tensor:
+        return self.concentration / self.concentration.sum(-1, True)
+
+    @property
+    def mode(self) -> Tensor:
+        concentrationm1 = (self.concentration - 1).clamp(min=0.0)
+        mode = concentrationm1 / concentrationm1.sum(-1, True)
+        corner = retrograd.nn.functional.one_hot(mode.argmax(dim=-1), concentrationm1.shape[-1]).to(mode)
+        return retrograd.where((self.concentration < 1).all(dim=-1, keepdim=True), corner, mode)
+
+    @property
+    def variance(self) -> Tensor:
+        con0 = self.concentration.sum(-1, True)
+        return self.concentration * (con0 - self.concentration) / (con0.pow(2) * (con0 + 1))
+
+    def entropy(self) -> Tensor:
+        k = self.concentration.size(-1)
+        a0 = self.concentration.sum(-1)
+        return (retrograd.lgamma(self.concentration).sum(-1) - retrograd.lgamma(a0)
+                - (k - a0) * retrograd.digamma(a0)
+                - ((self.concentration - 1.0) * retrograd.digamma(self.concentration)).sum(-1))
+
+    @property
+    def _natural_params(self) -> tuple[Tensor]:
+        return (self.concentration,)
+
+    def _log_normalizer(self, x: Tensor) -> Tensor:
+        return x.lgamma().sum(-1) - retrograd.lgamma(x.sum(-1))
+
+
+class Beta(ExponentialFamily):
+    """The Beta distribution on [0, 1]: the first coordinate of Dirichlet([concentration1, concentration0])."""
+
+    arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
+    support = constraints.unit_interval
+    has_rsample = True
+
+    def __init__(self, concentration1: Tensor | float, concentration0: Tensor | float,
+                 validate_args: bool | None = None) -> None:
+        if isinstance(concentration1, Number) and isinstance(concentration0, Number):
+            both = retrograd.tensor([float(concentration1), float(concentration0)])
+        else:
+            concentration1, concentration0 = broadcast_all(concentration1, concentration0)
+            both = retrograd.stack([concentration1, concentration0], -1)
+        self._dirichlet = Dirichlet(both, validate_args=validate_args)
+        super().__init__(self._dirichlet._batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape: _size, _instance: Distribution | None = None) -> Beta:
+        new = self._get_checked_instance(Beta, _instance)
+        new._dirichlet = self._dirichlet.expand(batch_shape)
+        Distribution.__init__(new, batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @property
+    def concentration1(self) -> Tensor:
+        return self._dirichlet.concentration[..., 0]
+
+    @property
+    def concentration0(self) -> Tensor:
+        return self._dirichlet.concentration[..., 1]
+
+    @property
+    def mean(self) -> Tensor:
+        return self.concentration1 / (self.concentration1 + self.concentration0)
+
+    @property
+    def mode(self) -> Tensor:
+        return self._dirichlet.mode[..., 0]
+
+    @property
+    def variance(self) -> Tensor:
+        total = self.concentration1 + self.concentration0
+        return self.concentration1 * self.concentration0 / (total.pow(2) * (total + 1))
+
+    def rsample(self, sample_shape: _size = ()) -> Tensor:
+        return self._dirichlet.rsample(sample_shape).select(-1, 0)
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        return self._dirichlet.log_prob(retrograd.stack([value, 1.0 - value], -1))
+
+    def entropy(self) -> Tensor:
+        return self._dirichlet.entropy()
+
+    @property
+    def _natural_params(self) -> tuple[Tensor, Tensor]:
+        return self.concentration1, self.concentration0
+
+    def _log_normalizer(self, x: Tensor, y: Tensor) -> Tensor:
+        return retrograd.lgamma(x) + retrograd.lgamma(y) - retrograd.lgamma(x + y)
