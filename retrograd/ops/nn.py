@@ -148,6 +148,25 @@ def _moments(xp, xs, dims: tuple[int, ...]):
     return mean, centered.mean(axis=dims, keepdims=True)
 
 
+def _channel_moments(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """_moments of each channel of (N, C, ...) (batch norm's), kept as (1, C, 1, ...): the sums as a
+    matrix-vector product and the squares as one dot per row, two passes and one temporary in all (float32
+    and float64; other dtypes through _moments)."""
+    if x.dtype not in (np.float32, np.float64) or x.ndim < 2:
+        return _moments(np, x, (0, *range(2, x.ndim)))
+    rows = x.reshape(*x.shape[:2], -1)
+    count = rows.shape[0] * rows.shape[2]
+    mean = _channel_sums(rows) / count
+    centered = rows - mean[:, None]
+    var = np.vecdot(centered, centered).sum(0) / count
+    return mean.reshape(_channel_view(x.shape)), var.reshape(_channel_view(x.shape))
+
+
+def _channel_sums(rows: np.ndarray) -> np.ndarray:
+    """Sum over dims 0 and 2 of (N, C, S): a matrix-vector product per sample (no temporary, BLAS speed)."""
+    return (rows @ np.ones(rows.shape[2], dtype=rows.dtype)).sum(0)
+
+
 native_group_norm_op = native_norm_op.alias("native_group_norm", "NativeGroupNormBackward0")
 native_batch_norm_op = native_norm_op.alias("native_batch_norm", "NativeBatchNormBackward0")
 
@@ -507,7 +526,7 @@ def _batch_norm_grads_unrecorded(grad: Tensor, input: Tensor, weight: Tensor | N
     rows = g.reshape(n, c, -1)
     count = n * rows.shape[2]
     invstd = 1 / np.sqrt(var.reshape(c) + eps)
-    bias_grad = (rows @ np.ones(rows.shape[2], dtype=x.dtype)).sum(0)  # a matrix-vector product: no temporary
+    bias_grad = _channel_sums(rows)
     dot = np.vecdot(rows, centered).sum(0)  # sum(grad * (x - mean)) per channel, one pass
     scale = invstd if weight is None else invstd * weight._data
     input_grad = rows * scale[:, None]
@@ -988,7 +1007,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         if count <= 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
         frozen = None
-        moments = _moments(np, x, dims)
+        moments = _channel_moments(x)
         if running_mean is not None or running_var is not None:
             mean, var = moments
             _update_running(running_mean, running_var, mean.reshape(-1), var.reshape(-1) * (count / (count - 1)),
