@@ -51,6 +51,27 @@ def test_non_finite_input_stays_where_torch_puts_it(bad):
         np.testing.assert_allclose(ours[finite], theirs[finite], rtol=1e-10, atol=1e-10)
 
 
+@pytest.mark.parametrize("bad", [np.inf, np.nan])
+def test_non_finite_gradient_stays_where_torch_puts_it(bad):
+    """A non-finite incoming gradient reaches the same input- and weight-gradient entries as in torch, NaN where
+    it meets x's zero padding (Note [one im2col for both gradients]: then the two kernels run separately)."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 6, 6, 6))
+    w = rng.standard_normal((5, 6, 3, 3))
+    g = rng.standard_normal((2, 5, 6, 6))
+    g[0, 2, 3, 5] = bad  # the last column: junk positions of the row before read it
+    grads = []
+    for lib in LIBS:
+        xt, wt = lib.tensor(x, requires_grad=True), lib.tensor(w, requires_grad=True)
+        lib.nn.functional.conv2d(xt, wt, padding=1).backward(lib.tensor(g))
+        grads.append([xt.grad.numpy(), wt.grad.numpy()])
+    for ours, theirs in zip(*grads):
+        np.testing.assert_array_equal(np.isnan(ours), np.isnan(theirs))
+        np.testing.assert_array_equal(np.isinf(ours), np.isinf(theirs))
+        finite = np.isfinite(theirs)
+        np.testing.assert_allclose(ours[finite], theirs[finite], rtol=1e-10, atol=1e-10)
+
+
 def complex_grads(lib, fn, x, w, g, v):
     """First-order gradients of (x, w) for the cotangent g, and the gradients of <grads, v> (double backward)."""
     x, w = lib.tensor(x, requires_grad=True), lib.tensor(w, requires_grad=True)

@@ -39,6 +39,18 @@ runs one loop per (plane, offset); a spare padded row at the end keeps the last 
 the buffer. The crop is one more copy of the output, so flat rows are used when the columns
 outnumber the output channels (not for a first layer with one input channel).
 
+Note [one im2col for both gradients]
+With stride 1 and one group, the input's gradient conv_T(g, w) is a convolution of g (Note [im2col]),
+whose columns G hold, at each input position q, g at q - k for every kernel offset k: exactly the
+products the weight's gradient sums, conv_w(g, x)[f, c, k] = sum_q G[(f, flipped k), q] x[c, q]. So
+when nothing records the backward (create_graph=False), `conv_grads` takes both from one im2col of g
+(`_conv_backward`): x is laid on G's grid, zeros at its junk positions (Note [flat rows]), instead of
+being padded and copied once per kernel offset again. That sum meets x only where it is, never the
+padding, so it is used only where 0 * inf cannot occur (x and g finite; else the two kernels run
+separately and, as torch's, make NaN where an inf meets the padding), and only when the input has
+at least half as many channels as the output (a product with a handful of columns, as in a first
+layer, runs slower than the separate im2col of x).
+
 Note [batch parts]
 The convolution kernels run the batch in parts whose im2col columns take about `_PART_BYTES`, in
 per-thread scratch buffers that every call reuses (`_SCRATCH`: four, of at most `_SCRATCH_LIMIT`
@@ -64,6 +76,8 @@ import numpy as np
 from .. import _dtype as D
 from .._creation import zeros
 from .._tensor import Tensor, _wrap
+from ..autograd import grad_mode
+from ..autograd.forward_ad import transforms as _transforms
 from .registry import apply, defop
 from .shape import stack
 
@@ -230,17 +244,38 @@ def _conv(xp, x, w, win: Window, groups: int, bias=None):
     grid = _flat_grid(x, win, out, wg.shape[2] * groups, f)
     y = xp.empty((n, groups, f // groups, math.prod(out)), dtype=xp.result_type(x.dtype, w.dtype))
     for part, cols in _column_parts(xp, x, win, out, grid):
-        cols = cols.reshape(len(cols), groups, wg.shape[2], cols.shape[-1])  # (n, G, CK/G, L)
-        if grid is None:
-            xp.matmul(wg, cols, out=y[part])
-            continue
-        prod = _SCRATCH.array(xp, "prod", (len(cols), groups, f // groups, cols.shape[-1]), y.dtype)
-        xp.matmul(wg, cols, out=prod)
-        y[part].reshape(-1, f, *out)[...] = prod.reshape(-1, f, *grid)[(Ellipsis, *(slice(0, o) for o in out[1:]))]
+        _product_into(xp, y, part, wg, cols.reshape(len(cols), groups, wg.shape[2], cols.shape[-1]), out, grid)
     y = y.reshape(n, f, *out)
     if bias is not None:
         y += bias.reshape(-1, *(1,) * len(out))
     return y
+
+
+def _product_into(xp, y, part: slice, wg, cols, out: Sequence[int], grid: tuple[int, ...] | None) -> None:
+    """y[part] = wg @ cols ((G, F/G, CK/G) by (n, G, CK/G, L)), cropped from the grid of flat rows if there is one."""
+    if grid is None:
+        xp.matmul(wg, cols, out=y[part])
+        return
+    f = wg.shape[0] * wg.shape[1]
+    prod = _SCRATCH.array(xp, "prod", (len(cols), *wg.shape[:2], cols.shape[-1]), y.dtype)
+    xp.matmul(wg, cols, out=prod)
+    y[part].reshape(-1, f, *out)[...] = prod.reshape(-1, f, *grid)[(Ellipsis, *(slice(0, o) for o in out[1:]))]
+
+
+def _as_convolution(w, spatial: Sequence[int], out: Sequence[int], win: Window, groups: int):
+    """conv_T(., w) with stride 1 as a convolution: (the flipped kernel, channels swapped within each group; its
+    window, each side's padding widened by the kernel's extent less the original padding), or None when a
+    stride or a negative padding rules it out."""
+    if any(s != 1 for s in win.stride):
+        return None
+    reach = [dl * (k - 1) for dl, k in zip(win.dilation, win.kernel)]
+    pads = tuple((r - lo, x - o + lo) for r, (lo, _), x, o in zip(reach, win.padding, spatial, out))
+    if any(lo < 0 or hi < 0 for lo, hi in pads):
+        return None
+    f, c = w.shape[0], w.shape[1] * groups
+    flipped = w.reshape(groups, f // groups, c // groups, *win.kernel).swapaxes(1, 2)[
+        (Ellipsis, *(slice(None, None, -1),) * len(win.kernel))].reshape(c, f // groups, *win.kernel)
+    return flipped, Window(win.kernel, win.stride, pads, win.dilation)
 
 
 def _conv_transpose(xp, g, w, spatial: Sequence[int], win: Window, groups: int):
@@ -248,14 +283,9 @@ def _conv_transpose(xp, g, w, spatial: Sequence[int], win: Window, groups: int):
     it is a convolution of g by the flipped kernel, channels swapped within each group."""
     n, f = g.shape[:2]
     c = w.shape[1] * groups
-    d = len(win.kernel)
-    # the convolution's padding: each side widened by the kernel's extent less the original padding
-    reach = [dl * (k - 1) for dl, k in zip(win.dilation, win.kernel)]
-    pads = tuple((r - lo, x - o + lo) for r, (lo, _), x, o in zip(reach, win.padding, spatial, g.shape[2:]))
-    if all(s == 1 for s in win.stride) and all(lo >= 0 and hi >= 0 for lo, hi in pads):
-        flipped = w.reshape(groups, f // groups, c // groups, *win.kernel).swapaxes(1, 2)[
-            (Ellipsis, *(slice(None, None, -1),) * d)].reshape(c, f // groups, *win.kernel)
-        return _conv(xp, g, flipped, Window(win.kernel, win.stride, pads, win.dilation), groups)
+    as_conv = _as_convolution(w, spatial, g.shape[2:], win, groups)
+    if as_conv is not None:
+        return _conv(xp, g, *as_conv, groups)
     wt = w.reshape(groups, f // groups, -1).transpose(0, 2, 1)  # (G, C/G*K, F/G)
     padded = tuple(x + lo + hi for x, (lo, hi) in zip(spatial, win.padding))
     buf = xp.zeros((n, c, *padded), dtype=xp.result_type(g.dtype, w.dtype))
@@ -264,6 +294,33 @@ def _conv_transpose(xp, g, w, spatial: Sequence[int], win: Window, groups: int):
         cols = xp.matmul(wt, g[part].reshape(-1, groups, f // groups, p))  # (n, G, C/G*K, P)
         _add_windows(buf[part], cols.reshape(-1, c, *win.kernel, *g.shape[2:]), win)
     return _unpadded(buf, spatial, win)
+
+
+def _conv_backward(xp, g, x, w, win: Window):
+    """(conv_T(g, w), conv_w(g, x)) from one im2col of g, for one group and stride 1 (Note [one im2col for
+    both gradients]); None where that does not apply."""
+    spatial = x.shape[2:]
+    as_conv = _as_convolution(w, spatial, g.shape[2:], win, 1)
+    if as_conv is None or not xp.isfinite(x.sum() + g.sum()):  # where 0 * inf differs: the two-pass way
+        return None
+    flipped, window = as_conv
+    f, c, kernel = w.shape[0], w.shape[1], win.kernel
+    grid = _flat_grid(g, window, spatial, f * math.prod(kernel), c)
+    size = math.prod(grid or spatial)
+    wg = flipped.reshape(1, c, -1)
+    dx = xp.empty((x.shape[0], 1, c, math.prod(spatial)), dtype=g.dtype)
+    total = xp.zeros((f * math.prod(kernel), c), dtype=g.dtype)  # rows: (F, flipped K)
+    for part, cols in _column_parts(xp, g, window, spatial, grid):
+        _product_into(xp, dx, part, wg, cols[:, None], spatial, grid)
+        rows = x[part]
+        if grid is not None:  # x laid on the grid, zeros at the junk positions
+            rows = _SCRATCH.array(xp, "rows", (len(cols), c, *grid), x.dtype)
+            rows.fill(0)
+            rows[(Ellipsis, *(slice(0, o) for o in spatial[1:]))] = x[part]
+        rows = rows.reshape(len(cols), c, size)
+        total += xp.matmul(cols, rows.transpose(0, 2, 1)).sum(0)
+    dw = total.reshape(f, *kernel, c)[(slice(None), *(slice(None, None, -1),) * len(kernel))]
+    return dx.reshape(x.shape), xp.moveaxis(dw, -1, 1).copy()
 
 
 def _conv_weight(xp, g, x, win: Window, groups: int):
@@ -275,7 +332,7 @@ def _conv_weight(xp, g, x, win: Window, groups: int):
     grid = _flat_grid(x, win, out, ck * groups, f)
     if grid is not None and not xp.isfinite(x.sum()):
         grid = None
-    total = xp.zeros((groups, f // groups, ck), dtype=xp.result_type(g.dtype, x.dtype))
+    total = xp.zeros((groups, ck, f // groups), dtype=xp.result_type(g.dtype, x.dtype))  # transposed: faster BLAS
     for part, cols in _column_parts(xp, x, win, out, grid):
         rows = g[part]
         if grid is not None:
@@ -284,8 +341,8 @@ def _conv_weight(xp, g, x, win: Window, groups: int):
             rows[(Ellipsis, *(slice(0, o) for o in out[1:]))] = g[part]
         rows = rows.reshape(len(cols), groups, f // groups, cols.shape[-1])
         cols = cols.reshape(len(cols), groups, ck, cols.shape[-1])
-        total += xp.matmul(rows, cols.transpose(0, 1, 3, 2)).sum(0)
-    return total.reshape(f, x.shape[1] // groups, *win.kernel)
+        total += xp.matmul(cols, rows.transpose(0, 1, 3, 2)).sum(0)
+    return total.transpose(0, 2, 1).reshape(f, x.shape[1] // groups, *win.kernel)
 
 
 def _transposed_size(spatial: Sequence[int], win: Window, output_padding: Sequence[int]) -> tuple[int, ...]:
@@ -301,8 +358,8 @@ def _transposed_size(spatial: Sequence[int], win: Window, output_padding: Sequen
 
 @defop("convolution", node="ConvolutionBackward0", inputs=("input", "weight", "bias"),
        params=("win", "groups", "transposed", "output_padding"),
-       input="conv_input_grad(grad, conj(weight), input_shape, win, groups, transposed)",
-       weight="conv_weight_grad(grad, conj(input), win, groups, transposed)",
+       input="conv_grads(grad, conj(input), conj(weight), input_shape, win, groups, transposed, grad_input_mask)[0]",
+       weight="conv_grads(grad, conj(input), conj(weight), input_shape, win, groups, transposed, grad_input_mask)[1]",
        bias="grad.sum([0, *range(2, grad.ndim)])",
        jvp="conv_jvp(input_t, weight_t, bias_t, input, weight, win, groups, transposed, output_padding)")
 def convolution_op(xp, x, w, b, win, groups, transposed, output_padding):
@@ -723,6 +780,21 @@ def _flat_index(coords: list, spatial: Sequence[int]) -> tuple[np.ndarray, np.nd
 # ============================================================================================
 # Formula helpers
 # ============================================================================================
+
+
+def conv_grads(grad: Tensor, input: Tensor, weight: Tensor, input_shape: tuple, win: Window, groups: int,
+               transposed: bool, grad_input_mask: tuple) -> tuple[Tensor | None, Tensor | None]:
+    """(d/d input, d/d weight) of a convolution, each only where grad_input_mask asks for it; both from one
+    im2col of the gradient when nothing records them (Note [one im2col for both gradients])."""
+    if grad_input_mask[0] and grad_input_mask[1] and not transposed and groups == 1 \
+            and 2 * input_shape[1] >= grad.shape[1] and not grad_mode._state.enabled and not _transforms.active:
+        arrays = (grad._data, input._data, weight._data)
+        if all(type(a) is np.ndarray and a.dtype == arrays[0].dtype for a in arrays) and D.kind(arrays[0]) == "f":
+            both = _conv_backward(np, *arrays, win)
+            if both is not None:
+                return _wrap(both[0]), _wrap(both[1])
+    return (conv_input_grad(grad, weight, input_shape, win, groups, transposed) if grad_input_mask[0] else None,
+            conv_weight_grad(grad, input, win, groups, transposed) if grad_input_mask[1] else None)
 
 
 def conv_input_grad(grad: Tensor, weight: Tensor, input_shape: tuple, win: Window, groups: int,

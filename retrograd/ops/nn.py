@@ -25,6 +25,8 @@ from .. import _creation
 from .. import _dtype as D
 from .._creation import zeros
 from .._tensor import Tensor, _wrap, _wrap_dim
+from ..autograd import grad_mode
+from ..autograd.forward_ad import transforms as _transforms
 from . import arrays as A
 from .activation import logsigmoid
 from .conv import *  # noqa: F403 - the spatial kernels are this family's too (rows, helpers, public functions)
@@ -144,6 +146,25 @@ def _moments(xp, xs, dims: tuple[int, ...]):
     centered = xs - mean
     centered *= centered
     return mean, centered.mean(axis=dims, keepdims=True)
+
+
+def _channel_moments(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """_moments of each channel of (N, C, ...) (batch norm's), kept as (1, C, 1, ...): the sums as a
+    matrix-vector product and the squares as one dot per row, two passes and one temporary in all (float32
+    and float64; other dtypes through _moments)."""
+    if x.dtype not in (np.float32, np.float64) or x.ndim < 2:
+        return _moments(np, x, (0, *range(2, x.ndim)))
+    rows = x.reshape(*x.shape[:2], -1)
+    count = rows.shape[0] * rows.shape[2]
+    mean = _channel_sums(rows) / count
+    centered = rows - mean[:, None]
+    var = np.vecdot(centered, centered).sum(0) / count
+    return mean.reshape(_channel_view(x.shape)), var.reshape(_channel_view(x.shape))
+
+
+def _channel_sums(rows: np.ndarray) -> np.ndarray:
+    """Sum over dims 0 and 2 of (N, C, S): a matrix-vector product per sample (no temporary, BLAS speed)."""
+    return (rows @ np.ones(rows.shape[2], dtype=rows.dtype)).sum(0)
 
 
 native_group_norm_op = native_norm_op.alias("native_group_norm", "NativeGroupNormBackward0")
@@ -471,19 +492,66 @@ def _through_statistics(t: Tensor, xhat: Tensor, axes: NormAxes) -> Tensor:
     return t - t.mean(axes.dims, keepdim=True) - xhat * (t * xhat).mean(axes.dims, keepdim=True)
 
 
+# Note [unrecorded batch-norm backward]
+# Batch norm's backward formulas are differentiable ops, so that a gradient taken under create_graph can be
+# differentiated again; run one by one they take about ten passes over the input, most with a fresh
+# temporary, and recompute the statistics the forward took. When nothing records them (grad mode off in
+# backward: create_graph=False, and no forward-mode level, vmap or saved-tensor hook active) they are
+# computed in NumPy instead, from the forward's (mean, variance), which the node keeps in its NormAxes
+# parameter: one pass for sum(grad), one for sum(grad * (x - mean)), and the input's gradient
+# grad * a + (x - mean) * b + c with per-channel a, b, c, in two fresh arrays. Same formula as the
+# recorded path (the biased variance's invstd, the sums over their count), rounded differently.
+
+
+def _batch_statistics(input: Tensor, axes: NormAxes) -> bool:
+    """Whether the statistics are the input's own, taken over the elements that each weight scales (batch norm
+    in training): then the sums of the weight and bias gradients are also the means the input gradient needs."""
+    return axes.frozen is None and axes.layout == tuple(input.shape) and \
+        tuple(i for i, n in enumerate(axes.affine) if n == 1) == tuple(axes.dims)
+
+
+def _batch_norm_grads_unrecorded(grad: Tensor, input: Tensor, weight: Tensor | None, moments: tuple | None,
+                                 eps: float) -> tuple[Tensor, Tensor, Tensor] | None:
+    """Note [unrecorded batch-norm backward]: batch norm's three gradients in NumPy from the forward's saved
+    statistics, when nothing records them; None when they must be differentiable ops."""
+    arrays = (grad._data, input._data) + (() if weight is None else (weight._data,))
+    if grad_mode._state.enabled or _transforms.active or moments is None or \
+            any(type(a) is not np.ndarray or a.dtype != arrays[1].dtype for a in arrays) or \
+            arrays[1].dtype not in (np.float32, np.float64):
+        return None
+    g, x = arrays[:2]
+    n, c = x.shape[:2]
+    mean, var = moments
+    centered = (x - mean).reshape(n, c, -1)
+    rows = g.reshape(n, c, -1)
+    count = n * rows.shape[2]
+    invstd = 1 / np.sqrt(var.reshape(c) + eps)
+    bias_grad = _channel_sums(rows)
+    dot = np.vecdot(rows, centered).sum(0)  # sum(grad * (x - mean)) per channel, one pass
+    scale = invstd if weight is None else invstd * weight._data
+    input_grad = rows * scale[:, None]
+    centered *= (-scale * invstd * invstd * dot / count)[:, None]
+    input_grad += centered
+    input_grad += (-scale * bias_grad / count)[:, None]
+    return _wrap(input_grad.reshape(x.shape)), _wrap(dot * invstd), _wrap(bias_grad)
+
+
 def norm_grads(grad: Tensor, input: Tensor, weight: Tensor | None, axes: NormAxes,
                eps: float) -> tuple[Tensor, Tensor, Tensor]:
     """(input, weight, bias) gradients of a normalisation, from one standardisation (Note [shared gradient
     calls]): sum(grad * xhat) and sum(grad) over the affine dims, and the input's invstd * (g' - mean(g') -
     xhat * mean(g' * xhat)), g' = grad * weight. Where the statistics are taken over the same elements as those
     sums (batch norm), the two means are those sums over their count, so they are not taken again."""
+    if _batch_statistics(input, axes):
+        fast = _batch_norm_grads_unrecorded(grad, input, weight, axes.moments, eps)
+        if fast is not None:
+            return fast
     xhat, invstd = standardized(input, axes, eps)
     flat_xhat = xhat.reshape(input.shape)
     weight_grad = sum_to(grad * flat_xhat, axes.affine)
     bias_grad = sum_to(grad, axes.affine)
     w = None if weight is None else weight.reshape(axes.affine)
-    if axes.frozen is None and axes.layout == tuple(input.shape) and \
-            tuple(i for i, n in enumerate(axes.affine) if n == 1) == tuple(axes.dims):
+    if _batch_statistics(input, axes):
         count = math.prod(input.shape[i] for i in axes.dims)
         scale = invstd if w is None else invstd * w
         input_grad = (grad - bias_grad / count - flat_xhat * (weight_grad / count)) * scale
@@ -939,7 +1007,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         if count <= 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
         frozen = None
-        moments = _moments(np, x, dims)
+        moments = _channel_moments(x)
         if running_mean is not None or running_var is not None:
             mean, var = moments
             _update_running(running_mean, running_var, mean.reshape(-1), var.reshape(-1) * (count / (count - 1)),

@@ -225,6 +225,8 @@ class Op:
             lines += ["    if node._saved is None and _holds_array(node._params):  # saved index tensors, freed",
                       "        raise RuntimeError(FREED_MESSAGE)"]
         lines += [f"    {p} = node._params[{k}]" for k, p in enumerate(self.params) if p in used]
+        if "grad_input_mask" in used:  # Note [shared gradient calls]
+            lines.append("    grad_input_mask = tuple(w is not None for w in wanted)")
         for k, name in enumerate(self.inputs):
             for suffix, pos in (("_shape", 0), ("_dtype", 1)):
                 if name + suffix in used:
@@ -883,7 +885,9 @@ def refuse_non_tensors(op: Op, inputs: tuple) -> None:
 # Some ops compute the gradients of several inputs in one helper call and index it, one formula
 # per input (`attention_grads(grad, query, key, value, ...)[0]`, `[1]`, `[2]`). The generated
 # backward makes that call once for all of them, when any of those inputs wants a gradient,
-# instead of once per input: each formula is still written, and read, on its own.
+# instead of once per input: each formula is still written, and read, on its own. Such a helper
+# may read `grad_input_mask` (derivatives.yaml's name): which inputs want a gradient, so that it
+# computes only those.
 
 
 def _shared_calls(sources: dict[int, str]) -> dict[str, list[int]]:
