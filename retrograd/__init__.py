@@ -164,7 +164,7 @@ def are_deterministic_algorithms_enabled() -> bool:
 # attributes. `import retrograd.nn`, `from retrograd import nn` and pickles naming their classes import
 # them as usual. Optional extras and new subsystems load this way too: never at `import retrograd`.
 _LAZY_SUBMODULES = {"_VF", "_vmap_internals", "accelerator", "amp", "backends", "cuda", "datasets", "distributed",
-                    "fft", "func", "jit", "linalg", "masked", "nn", "onnx", "optim", "random", "serialization",
+                    "fft", "func", "jit", "linalg", "masked", "nn", "onnx", "optim", "random", "serialization", "signal",
                     "special", "testing", "utils", "version", "viz"}
 _LAZY_NAMES = {"autocast": "amp", "load": "serialization", "save": "serialization", "vmap": "func"}  # name: module
 
