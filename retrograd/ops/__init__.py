@@ -30,7 +30,7 @@ from .registry import OPS, Op, apply, defop, finalize
 from .registry import operand as _operand
 
 FAMILIES = ("pointwise", "activation", "complex", "reduction", "selection", "shape", "indexing", "linalg", "nn",
-            "nn_extra", "random", "fft", "special", "numeric")
+            "nn_extra", "random", "fft", "special", "numeric", "statistics")
 _modules = []
 for _family in FAMILIES:
     try:
