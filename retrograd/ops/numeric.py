@@ -63,8 +63,9 @@ def frexp_op(xp, x):
     return mantissa, exponent.astype("int32")
 
 
-@defop("ldexp", inputs=("self", "other"), promote="float", self="grad * conj(pow(2, other))",
-       other="grad * conj(result) * math.log(2)", jvp="self_t * pow(2, other) + other_t * result * math.log(2)")
+# torch's self formula, grad * pow(2, other), is 0 at a negative integer exponent (an integer power); exp2 is not
+@defop("ldexp", inputs=("self", "other"), promote="float", self="grad * conj(exp2(other))",
+       other="grad * conj(result) * math.log(2)", jvp="self_t * exp2(other) + other_t * result * math.log(2)")
 def ldexp_op(xp, x, e):
     return x * xp.exp2(e) if D.kind(x) != "c" else x * 2 ** e  # NumPy's exp2 takes no complex exponent
 

@@ -18,7 +18,7 @@ from .. import _creation
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap, _wrap_dim
 from .pointwise import _refuse_kinds, conj, real, where
-from .reduction import _dims, norm_backward, return_type, vector_norm, vector_norm_op
+from .reduction import _dims, norm_backward, norm_jvp, return_type, vector_norm, vector_norm_op
 from .registry import apply, defop
 from .shape import cat
 
@@ -38,11 +38,11 @@ def dist_op(xp, a, b, p):
     return vector_norm_op.forward(xp, a - b, p, None, False)
 
 
+# `dim` holds the dims each slice's norm reduces (every dim but torch's `dim`), so that vmap shifts them
 @defop("renorm", params=("p", "dim", "maxnorm"), self="renorm_backward(grad, self, p, dim, maxnorm)",
-       jvp="renorm_backward(self_t, self, p, dim, maxnorm)")  # torch's renorm_jvp is this formula on the tangent
+       jvp="renorm_jvp(self, self_t, p, dim, maxnorm)")
 def renorm_op(xp, x, p, dim, maxnorm):
-    others = tuple(d for d in range(x.ndim) if d != dim)
-    norm = vector_norm_op.forward(xp, x, p, others, True)
+    norm = vector_norm_op.forward(xp, x, p, dim, True)
     return x * xp.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1).astype(norm.dtype)
 
 
@@ -63,10 +63,9 @@ def logcumsumexp_op(xp, x, dim):
     return np.moveaxis(out, 0, dim)
 
 
-def renorm_backward(grad: Tensor, self: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
-    """Gradient of renorm (torch's renorm_backward): where a slice was rescaled, the scale's own derivative
-    through the slice's norm joins the scaled gradient."""
-    others = tuple(d for d in range(self.ndim) if d != dim)
+def renorm_backward(grad: Tensor, self: Tensor, p: float, others: tuple, maxnorm: float) -> Tensor:
+    """Gradient of renorm (torch's renorm_backward) with its slices' norms over `others`: where a slice was
+    rescaled, the scale's own derivative through the slice's norm joins the scaled gradient."""
     norm = vector_norm(self, p, others, keepdim=True)
     projected = conj(self) * grad
     projected = (real(projected) if projected.is_complex() else projected).sum(others, keepdim=True)
@@ -74,6 +73,15 @@ def renorm_backward(grad: Tensor, self: Tensor, p: float, dim: int, maxnorm: flo
     inverse = (norm + 1e-7).reciprocal()
     factor = inverse * maxnorm
     return where(norm > maxnorm, factor * grad - (factor * inverse) * through_norm, grad)
+
+
+def renorm_jvp(self: Tensor, self_t: Tensor, p: float, others: tuple, maxnorm: float) -> Tensor:
+    """Tangent of renorm: where a slice was rescaled by maxnorm / (norm + 1e-7), that scale's own tangent too."""
+    norm = vector_norm(self, p, others, keepdim=True)
+    inverse = (norm + 1e-7).reciprocal()
+    factor = inverse * maxnorm
+    norm_t = norm_jvp(self_t, self, norm, p, others, True)
+    return where(norm > maxnorm, factor * (self_t - self * norm_t * inverse), self_t)
 
 
 def _reverse_logcumsumexp(x: Tensor, dim: int) -> Tensor:
@@ -115,7 +123,8 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
         raise RuntimeError("renorm: non-positive-norm not supported")
     if maxnorm < 0:
         raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm:g}")
-    return apply(renorm_op, (input,), (float(p), _wrap_dim(dim, input.ndim), maxnorm))
+    dim = _wrap_dim(dim, input.ndim)
+    return apply(renorm_op, (input,), (float(p), tuple(d for d in range(input.ndim) if d != dim), maxnorm))
 
 
 def logcumsumexp(input: Tensor, dim: int) -> Tensor:
@@ -241,13 +250,13 @@ def _quantile(input: Tensor, q: Tensor | float, dim: int | None, keepdim: bool, 
         ranks = (q.reshape(-1) * last).masked_fill(numbers.logical_not().any(-1, keepdim=True), last)
     ranks = {"lower": ranks.floor, "higher": ranks.ceil, "nearest": ranks.round}.get(interpolation, lambda: ranks)()
     below = ranks.long()
-    values = ranked.gather(-1, below)
+    values = ranked.gather(-1, below)  # a new tensor: torch finishes it in place (LerpBackward1, SqueezeBackward4)
     if interpolation in ("linear", "midpoint"):
         weights = _creation.full_like(ranks, 0.5) if interpolation == "midpoint" else ranks - below
-        values = values.lerp(ranked.gather(-1, ranks.ceil().long()), weights)
+        values.lerp_(ranked.gather(-1, ranks.ceil().long()), weights)
     if q.ndim == 0:
-        return values.squeeze(-1)
-    return values.unsqueeze(0).transpose(0, -1).squeeze(-1)
+        return values.squeeze_(-1)
+    return values.unsqueeze_(0).transpose_(0, -1).squeeze_(-1)
 
 
 def quantile(input: Tensor, q: Tensor | float, dim: int | None = None, keepdim: bool = False, *,
