@@ -2497,7 +2497,7 @@ def _approximate_basis(A: Tensor, q: int, niter: int, M: Tensor | None) -> Tenso
     """q orthonormal columns Q with Q Q^H (A - M) close to A - M: a random projection refined by niter subspace
     iterations (Halko, Martinsson and Tropp 2009, algorithm 4.4, as torch._lowrank does it)."""
     dtype = A.dtype if A.dtype.category >= 2 else D.float32
-    R = randn(A.shape[-1], q, dtype=dtype)
+    R = randn(A.shape[-1], q, dtype=dtype, device=A.device)
 
     def times(left: Tensor, right: Tensor) -> Tensor:
         return matmul(left, right) if M is None else matmul(left, right) - matmul(M if left is A else M.mH, right)

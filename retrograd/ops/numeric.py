@@ -13,7 +13,8 @@ from collections.abc import Callable
 
 from .. import _dtype as D
 from .._tensor import Tensor
-from .pointwise import _arrays, _refuse_kinds, _tensor_pair
+from . import arrays as A
+from .pointwise import _refuse_kinds, _tensor_pair
 from .reduction import return_type
 from .registry import Op, apply, defop
 
@@ -27,29 +28,28 @@ return_types_frexp = return_type("frexp", ("mantissa", "exponent"))
 def _integer_row(name: str, kernel: str, compute: Callable) -> Op:
     """A row over two integer operands (promoted alike) that refuses bool, float and complex as torch does."""
     def forward(xp, a, b):
-        a, b = _arrays(xp, a, b)
+        a, b = (xp.full_like(b, a) if not hasattr(a, "dtype") else a,  # a Python number: on the array's device
+                xp.full_like(a, b) if not hasattr(b, "dtype") else b)
         _refuse_kinds(a.dtype, kernel, kinds="bfc")
         return compute(xp, a, b)
 
     return defop(name, inputs=("self", "other"), promote="binary")(forward)
 
 
-def _shift_left(xp, a, b):
-    """a << b, zero where the shift is negative or reaches the width (torch's rule; C leaves it undefined)."""
-    inside = (b >= 0) & (b < a.dtype.itemsize * 8)
-    return xp.where(inside, xp.left_shift(a, xp.where(inside, b, 0)), 0).astype(a.dtype)
-
-
-def _shift_right(xp, a, b):
-    """a >> b; a shift that is negative or reaches the width leaves only the sign (0 or -1)."""
-    inside = (b >= 0) & (b < a.dtype.itemsize * 8)
-    return xp.where(inside, xp.right_shift(a, xp.where(inside, b, 0)), xp.where(a < 0, -1, 0)).astype(a.dtype)
+def _shift(xp, a, b, left: bool):
+    """a << b or a >> b, by torch's rule where C leaves it undefined (a shift that is negative or reaches the
+    width): left, zero; right, only the sign (0 or -1)."""
+    inside = (b >= 0) & (b < D.of_array(a).itemsize * 8)
+    b = xp.where(inside, b, xp.zeros_like(b))
+    if left:
+        return xp.where(inside, xp.bitwise_left_shift(a, b), xp.zeros_like(a))
+    return xp.where(inside, xp.bitwise_right_shift(a, b), xp.where(a < 0, -xp.ones_like(a), xp.zeros_like(a)))
 
 
 gcd_op = _integer_row("gcd", "gcd_cpu", lambda xp, a, b: xp.gcd(a, b))
 lcm_op = _integer_row("lcm", "lcm_cpu", lambda xp, a, b: xp.lcm(a, b))
-bitwise_left_shift = _integer_row("bitwise_left_shift", "lshift_cpu", _shift_left)
-bitwise_right_shift = _integer_row("bitwise_right_shift", "rshift_cpu", _shift_right)
+bitwise_left_shift = _integer_row("bitwise_left_shift", "lshift_cpu", lambda xp, a, b: _shift(xp, a, b, True))
+bitwise_right_shift = _integer_row("bitwise_right_shift", "rshift_cpu", lambda xp, a, b: _shift(xp, a, b, False))
 
 # ============================================================================================
 # Floats: mantissa and exponent, the next representable number
@@ -80,7 +80,7 @@ def nextafter_op(xp, a, b):
 @defop("heaviside", node="NotImplemented", inputs=("self", "values"),
        self="not_implemented('heaviside')", values="not_implemented('heaviside')")
 def heaviside_op(xp, x, values):
-    return xp.where(x == 0, values, x > 0).astype(x.dtype)
+    return xp.where(x == 0, values, A.astype(xp, x > 0, D.of_array(x)))
 
 
 gcd = _tensor_pair(gcd_op, "gcd")
@@ -90,7 +90,7 @@ nextafter = _tensor_pair(nextafter_op, "nextafter")
 
 
 def frexp(input: Tensor) -> tuple[Tensor, Tensor]:
-    """input = mantissa * 2 ** exponent with |mantissa| in [0.5, 1) (int32 exponents); floats only."""
+    """input = mantissa * 2 ** exponent with abs(mantissa) in [0.5, 1) (int32 exponents); floats only."""
     if not input.is_floating_point():
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
     return return_types_frexp(*apply(frexp_op, (input,)))
@@ -114,17 +114,17 @@ def heaviside(input: Tensor, values: Tensor) -> Tensor:
 
 @defop("isposinf")
 def isposinf_op(xp, x):
-    return x == float("inf") if D.kind(x) == "f" else xp.zeros(x.shape, dtype=bool)
+    return x == float("inf") if D.kind(x) == "f" else xp.zeros_like(x, dtype=xp.bool)
 
 
 @defop("isneginf")
 def isneginf_op(xp, x):
-    return x == -float("inf") if D.kind(x) == "f" else xp.zeros(x.shape, dtype=bool)
+    return x == -float("inf") if D.kind(x) == "f" else xp.zeros_like(x, dtype=xp.bool)
 
 
 @defop("isreal")
 def isreal_op(xp, x):
-    return xp.imag(x) == 0 if D.kind(x) == "c" else xp.ones(x.shape, dtype=bool)
+    return xp.imag(x) == 0 if D.kind(x) == "c" else xp.ones_like(x, dtype=xp.bool)
 
 
 def _real_only(op: Op) -> Callable[[Tensor], Tensor]:

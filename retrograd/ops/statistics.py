@@ -43,7 +43,8 @@ def dist_op(xp, a, b, p):
        jvp="renorm_jvp(self, self_t, p, dim, maxnorm)")
 def renorm_op(xp, x, p, dim, maxnorm):
     norm = vector_norm_op.forward(xp, x, p, dim, True)
-    return x * xp.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1).astype(norm.dtype)
+    scale = maxnorm / (norm + 1e-7)
+    return x * xp.where(norm > maxnorm, scale, xp.ones_like(scale))
 
 
 @defop("logcumsumexp", params=("dim",), self="logcumsumexp_backward(grad, self, result, dim)",

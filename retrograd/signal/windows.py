@@ -47,7 +47,7 @@ def _period(M: int, sym: bool) -> int:
 
 def exponential(M: int, *, center: float | None = None, tau: float = 1.0, sym: bool = True, dtype: Any = None,
                 layout: Any = retrograd.strided, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """exp(-|n - center| / tau), the Poisson window; center defaults to the window's middle."""
+    """exp(-abs(n - center) / tau), the Poisson window; center defaults to the window's middle."""
     dtype = _checked("exponential", M, dtype, layout)
     if tau <= 0:
         raise ValueError(f"Tau must be positive, got: {tau} instead.")
@@ -103,7 +103,7 @@ def kaiser(M: int, *, beta: float = 12.0, sym: bool = True, dtype: Any = None, l
 
 def bartlett(M: int, *, sym: bool = True, dtype: Any = None, layout: Any = retrograd.strided, device: Any = None,
              requires_grad: bool = False) -> Tensor:
-    """1 - |2n / N - 1|, the triangular window."""
+    """1 - abs(2n / N - 1), the triangular window."""
     dtype = _checked("bartlett", M, dtype, layout)
     trivial = _trivial(M, dtype, device, requires_grad)
     if trivial is not None:
