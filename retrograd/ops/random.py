@@ -264,4 +264,5 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
 
 
 __all__ = ["bernoulli", "multinomial", "normal", "poisson"]
-METHODS = ["bernoulli", "bernoulli_", "cauchy_", "exponential_", "geometric_", "log_normal_", "multinomial", "normal_", "random_", "uniform_"]
+METHODS = ["bernoulli", "bernoulli_", "cauchy_", "exponential_", "geometric_", "log_normal_", "multinomial", "normal_",
+           "random_", "uniform_"]
