@@ -20,8 +20,10 @@ import numpy as np
 from .. import _dtype as D
 from .._creation import ones, tensor
 from .._tensor import Tensor, _wrap_dim
-from .complex import conj, conj_physical, real
+from .complex import conj, conj_physical, real, view_as_real
+from .conv import pad
 from .registry import accepting_out, apply, defop
+from .shape import unfold_backward
 
 # numpy.fft's `norm` for each normalization code, by direction (NumPy names the side that is scaled)
 _NUMPY_NORM_FORWARD = {0: "backward", 1: "ortho", 2: "forward"}
@@ -420,8 +422,6 @@ def _flag(value: bool | None) -> str:
 
 def _centred_window(window: Tensor | None, win_length: int, n_fft: int, dtype: D.dtype) -> Tensor:
     """The window (ones of dtype when not given) padded with zeros to n_fft, centred as torch pads it."""
-    from .conv import pad
-
     if window is None:
         window = ones(win_length, dtype=dtype)
     left = (n_fft - win_length) // 2
@@ -434,15 +434,13 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: i
          align_to_window: bool | None = None) -> Tensor:
     """The short-time Fourier transform: the FFT of each windowed frame of n_fft samples, hop_length apart (the
     signal padded by n_fft // 2 at both ends when center): (n_fft // 2 + 1 or n_fft bins, frames)."""
-    from .conv import pad
-
     if center and align_to_window is not None:
         raise RuntimeError("stft align_to_window should only be set when center = false")
     if center:
         original_ndim = input.ndim
         extended = [1] * (3 - input.ndim) + list(input.shape)
         input = pad(input.view(extended), [n_fft // 2, n_fft // 2], pad_mode)
-        input = input.view(input.shape[-(len(extended) - (3 - original_ndim)):])
+        input = input.view(input.shape[-original_ndim:])
     hop_length = n_fft // 4 if hop_length is None else hop_length
     win_length = n_fft if win_length is None else win_length
     prefix = (f"stft({D.tensor_type_name(input.dtype)}{list(input.shape)}, n_fft={n_fft}, hop_length={hop_length}, "
@@ -482,8 +480,6 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: i
     out = out.transpose(1, 2)  # torch works in place here (TransposeBackward1, SqueezeBackward4): retrograd's
     if input.ndim == 1:        # in-place transpose_ and squeeze_ give wrong shapes under vmap
         out = out.squeeze(0)
-    from .complex import view_as_real
-
     return out if (complex_given if return_complex is None else return_complex) else view_as_real(out)
 
 
@@ -492,8 +488,6 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: 
           length: int | None = None, return_complex: bool = False) -> Tensor:
     """The inverse of stft: each frame's inverse FFT, windowed, overlapped and added, divided by the summed
     squared window (torch.istft)."""
-    from .conv import pad
-
     hop_length = n_fft // 4 if hop_length is None else hop_length
     win_length = n_fft if win_length is None else win_length
     if not input.is_complex():
@@ -518,8 +512,7 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: 
     if window is not None and (window.ndim != 1 or window.shape[0] != win_length):
         raise RuntimeError(f"istft: expected a 1D window tensor of size equal to win_length={win_length}, but got "
                            f"window with size {list(window.shape)}")
-    given_window = window
-    window = _centred_window(window, win_length, n_fft, input.dtype.to_real())
+    padded = _centred_window(window, win_length, n_fft, input.dtype.to_real())
     spectrum = (input.unsqueeze(0) if input.ndim == 2 else input).transpose(1, 2)  # (channel, frames, bins)
     normalization = 1 if normalized else 2
     if return_complex:
@@ -527,22 +520,20 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: 
             raise RuntimeError("Cannot have onesided output if window or input is complex")
         frames = apply(fft_c2c_op, (spectrum,), ((2,), normalization, False))
     else:
-        if window.is_complex():
+        if padded.is_complex():
             raise RuntimeError("Complex windows are incompatible with return_complex=False")
         if not half:
             spectrum = spectrum.narrow(-1, 0, n_fft // 2 + 1)
         frames = apply(fft_c2r_op, (spectrum,), ((2,), normalization, n_fft))
-    from .shape import unfold_backward
-
     expected = n_fft + hop_length * (n_frames - 1)
-    signal = unfold_backward(frames * window.view(1, 1, n_fft), (frames.shape[0], expected), 1, n_fft, hop_length)
-    envelope = unfold_backward(window.pow(2).expand(1, n_frames, n_fft), (1, expected), 1, n_fft, hop_length)
+    signal = unfold_backward(frames * padded.view(1, 1, n_fft), (frames.shape[0], expected), 1, n_fft, hop_length)
+    envelope = unfold_backward(padded.pow(2).expand(1, n_frames, n_fft), (1, expected), 1, n_fft, hop_length)
     start = n_fft // 2 if center else 0
     end = start + length if length is not None else -(n_fft // 2) if center else expected
     signal, envelope = signal[:, start:end], envelope[:, start:end]
     if bool((envelope.abs().min() < 1e-11)._data):
         raise RuntimeError(f"istft(CPU{D.scalar_type_name(input.dtype)}Type{list(input.shape)}, n_fft={n_fft}, "
-                           f"hop_length={hop_length}, win_length={win_length}, window={_tensor_repr(given_window)}, "
+                           f"hop_length={hop_length}, win_length={win_length}, window={_tensor_repr(window)}, "
                            f"center={_flag(center)}, normalized={_flag(normalized)}, onesided={_flag(onesided)}, "
                            f"length={length}, return_complex={_flag(return_complex)}) window overlap add min: 1\n"
                            "[ CPUBoolType{} ]")

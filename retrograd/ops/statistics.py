@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -17,6 +18,7 @@ import numpy as np
 from .. import _creation
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap, _wrap_dim
+from .complex import complex as make_complex
 from .pointwise import _refuse_kinds, conj, real, where
 from .reduction import _dims, norm_backward, norm_jvp, return_type, vector_norm, vector_norm_op
 from .registry import apply, defop
@@ -173,8 +175,6 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
     else:
         dof = total - correction
     if bool(dof._data <= 0):
-        import warnings
-
         warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
                       "observations.", UserWarning, stacklevel=2)
         dof = _creation.zeros_like(dof)
@@ -195,8 +195,6 @@ def corrcoef(input: Tensor) -> Tensor:
     c = c / stddev.view(-1, 1)
     c = c / stddev.view(1, -1)
     if c.is_complex():
-        from .complex import complex as make_complex
-
         return make_complex(real(c).clip(-1, 1), c.imag.clip(-1, 1))
     return c.clip(-1, 1)
 
