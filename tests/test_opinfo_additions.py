@@ -32,6 +32,10 @@ CALLS = [
     "L.ldexp(T(F), T([1]))", "L.ldexp(T(I), T(I))", "L.ldexp(T([1 + 0j, 2 + 1j]), T(2))", "L.ldexp(T(F), 2)",
     "L.nextafter(T(F), T(0.0))", "L.nextafter(T(I), T(I))", "L.nextafter(T(F), 1.0)",
     "L.nextafter(T(F, 'float32'), T(F, 'float32').flip(0))",
+    "L.geqrf(T(X).requires_grad_())[0].sum().backward()", "L.heaviside(T(F).requires_grad_(), T(F)).sum().backward()",
+    "(lambda x: L.autograd.grad(L.frexp(x).mantissa.sum(), x))(T(X * 9).requires_grad_())",
+    "(lambda x, e: L.autograd.grad(L.ldexp(x, e).sum(), (x, e)))(T(X).requires_grad_(), T(X).requires_grad_())",
+    "(lambda x, y: L.autograd.grad(L.nextafter(x, y).sum(), (x, y)))(T(X).requires_grad_(), T(X[0]).requires_grad_())",
     # statistics
     "L.bincount(T(N))", "L.bincount(T(N), T([0.5, 1, 1, 2], 'float32'))", "L.bincount(T(N), T([1, 1, 1, 2]))",
     "L.bincount(T(N), minlength=8)", "L.bincount(T([-1]))", "L.bincount(T(X))", "L.bincount(T(N).view(2, 2))",
