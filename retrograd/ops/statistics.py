@@ -97,7 +97,7 @@ def logcumsumexp_backward(grad: Tensor, self: Tensor, result: Tensor, dim: int) 
     if grad.is_complex():
         return (_reverse_logcumsumexp(conj(grad).log() - result, dim) + self).exp().conj()
     lowest = float(np.finfo(grad._data.dtype).min)
-    log_abs = grad.abs().log()
+    log_abs = where(grad == 0, 1, grad).abs().log()  # the same values; no 0 / 0 in its own derivative where grad is 0
     positive = (_reverse_logcumsumexp(where(grad > 0, log_abs, lowest) - result, dim) + self).exp()
     negative = (_reverse_logcumsumexp(where(grad < 0, log_abs, lowest) - result, dim) + self).exp()
     return positive - negative
