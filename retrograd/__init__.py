@@ -167,7 +167,7 @@ def are_deterministic_algorithms_enabled() -> bool:
 # them as usual. Optional extras and new subsystems load this way too: never at `import retrograd`.
 _LAZY_SUBMODULES = {"_VF", "_vmap_internals", "accelerator", "amp", "backends", "cuda", "datasets", "distributed",
                     "distributions", "fft", "func", "jit", "linalg", "masked", "nn", "onnx", "optim", "random",
-                    "serialization", "special", "testing", "utils", "version", "viz"}
+                    "serialization", "signal", "special", "testing", "utils", "version", "viz"}
 _LAZY_NAMES = {"autocast": "amp", "load": "serialization", "save": "serialization", "vmap": "func"}  # name: module
 
 

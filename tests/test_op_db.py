@@ -72,12 +72,13 @@ def read_status() -> dict[str, tuple[str, str]]:
 
 def resolve(lib, name: str):
     """lib's op for an OpInfo name, where torch keeps it: a function of the module tree (`nn.functional.relu`), else
-    a Tensor method (`float`, `cdouble`, `__radd__`: torch.cdouble is a dtype, Tensor.cdouble the op)."""
+    a Tensor method (`float`, `cdouble`, `__radd__`: torch.cdouble is a dtype, Tensor.cdouble the op; `cauchy`:
+    Tensor.cauchy_)."""
     target = torch
     for part in name.split("."):
         target = getattr(target, part, None)
-    if not callable(target):
-        return getattr(lib.Tensor, name)
+    if not callable(target):  # OpInfo names the random in-place draws without their "_" (`uniform`: uniform_)
+        return getattr(lib.Tensor, name if hasattr(torch.Tensor, name) else name + "_")
     target = lib
     for part in name.split("."):
         target = getattr(target, part)

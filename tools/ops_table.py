@@ -18,7 +18,8 @@ TITLES = {"pointwise": "Pointwise", "activation": "Activations", "complex": "Com
           "selection": "Selection and sorting", "shape": "Shape and views", "indexing": "Indexing",
           "linalg": "Linear algebra", "nn": "Neural-network kernels and losses",
           "nn_extra": "Less common network kernels and losses", "conv": "Convolution and pooling",
-          "random": "Random sampling", "fft": "Fourier transforms", "special": "Special functions"}
+          "random": "Random sampling", "fft": "Fourier transforms", "special": "Special functions",
+          "numeric": "Integers and float representation", "statistics": "Statistics and histograms"}
 SUBMODULES = ("LINALG", "FFT", "SPECIAL")  # each family's lists of names in torch.linalg, torch.fft, torch.special
 
 

@@ -30,7 +30,7 @@ from .registry import OPS, Op, apply, defop, finalize
 from .registry import operand as _operand
 
 FAMILIES = ("pointwise", "activation", "complex", "reduction", "selection", "shape", "indexing", "linalg", "nn",
-            "nn_extra", "random", "fft", "special")
+            "nn_extra", "random", "fft", "special", "numeric", "statistics")
 _modules = []
 for _family in FAMILIES:
     try:
@@ -456,6 +456,12 @@ Tensor.__invert__ = lambda self: pointwise.bitwise_not(self)
 Tensor.__and__ = Tensor.__rand__ = _operator(pointwise.bitwise_and)
 Tensor.__or__ = Tensor.__ror__ = _operator(pointwise.bitwise_or)
 Tensor.__xor__ = Tensor.__rxor__ = _operator(pointwise.bitwise_xor)
+Tensor.__lshift__ = _operator(bitwise_left_shift)
+Tensor.__rshift__ = _operator(bitwise_right_shift)
+Tensor.__rlshift__ = _operator(lambda self, other: bitwise_left_shift(other, self))
+Tensor.__rrshift__ = _operator(lambda self, other: bitwise_right_shift(other, self))
+Tensor.__ilshift__ = lambda self, other: Tensor.bitwise_left_shift_(self, other)
+Tensor.__irshift__ = lambda self, other: Tensor.bitwise_right_shift_(self, other)
 Tensor.__eq__ = _operator(eq, arrays=True)  # torch compares with an array elementwise (`+` leaves it to NumPy)
 Tensor.__ne__ = _operator(ne)
 Tensor.__lt__ = _operator(lt)

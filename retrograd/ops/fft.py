@@ -18,10 +18,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from .. import _dtype as D
-from .._creation import tensor
+from .._creation import ones, tensor
 from .._tensor import Tensor, _wrap_dim
-from .complex import conj, conj_physical, real
+from .complex import conj, conj_physical, real, view_as_real
+from .conv import pad
 from .registry import accepting_out, apply, defop
+from .shape import unfold_backward
 
 # numpy.fft's `norm` for each normalization code, by direction (NumPy names the side that is scaled)
 _NUMPY_NORM_FORWARD = {0: "backward", 1: "ortho", 2: "forward"}
@@ -403,3 +405,145 @@ FFT = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2"
 for _name in FFT[:18]:
     globals()[_name] = accepting_out(globals()[_name], "fft_" + _name)
 del _name
+
+
+# ============================================================================================
+# Short-time Fourier transform: torch.stft, torch.istft
+# ============================================================================================
+
+
+def _tensor_repr(t: Tensor | None) -> str:
+    return "None" if t is None else f"{D.tensor_type_name(t.dtype)}{{{list(t.shape)}}}"
+
+
+def _flag(value: bool | None) -> str:
+    return "None" if value is None else str(int(value))
+
+
+def _centred_window(window: Tensor | None, win_length: int, n_fft: int, dtype: D.dtype) -> Tensor:
+    """The window (ones of dtype when not given) padded with zeros to n_fft, centred as torch pads it."""
+    if window is None:
+        window = ones(win_length, dtype=dtype)
+    left = (n_fft - win_length) // 2
+    return window if win_length == n_fft else pad(window, [left, n_fft - win_length - left])
+
+
+def stft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: int | None = None,
+         window: Tensor | None = None, center: bool = True, pad_mode: str = "reflect", normalized: bool = False,
+         onesided: bool | None = None, return_complex: bool | None = None,
+         align_to_window: bool | None = None) -> Tensor:
+    """The short-time Fourier transform: the FFT of each windowed frame of n_fft samples, hop_length apart (the
+    signal padded by n_fft // 2 at both ends when center): (n_fft // 2 + 1 or n_fft bins, frames)."""
+    if center and align_to_window is not None:
+        raise RuntimeError("stft align_to_window should only be set when center = false")
+    if center:
+        original_ndim = input.ndim
+        extended = [1] * (3 - input.ndim) + list(input.shape)
+        input = pad(input.view(extended), [n_fft // 2, n_fft // 2], pad_mode)
+        input = input.view(input.shape[-original_ndim:])
+    hop_length = n_fft // 4 if hop_length is None else hop_length
+    win_length = n_fft if win_length is None else win_length
+    prefix = (f"stft({D.tensor_type_name(input.dtype)}{list(input.shape)}, n_fft={n_fft}, hop_length={hop_length}, "
+              f"win_length={win_length}, window={_tensor_repr(window)}, normalized={_flag(normalized)}, "
+              f"onesided={_flag(onesided)}, return_complex={_flag(return_complex)}, "
+              f"align_to_window={_flag(align_to_window)}) : ")
+    complex_given = input.is_complex() or (window is not None and window.is_complex())
+    if return_complex is None and not complex_given:
+        raise RuntimeError("stft requires the return_complex parameter be given for real inputs, and will further "
+                           "require that return_complex=True in a future PyTorch release.")
+    if input.ndim not in (1, 2):
+        raise RuntimeError(prefix + "expected a 1D or 2D tensor")
+    signal = input.unsqueeze(0) if input.ndim == 1 else input
+    length = signal.shape[1]
+    if not 0 < n_fft <= length:
+        raise RuntimeError(prefix + f"expected 0 < n_fft < {length}, but got n_fft={n_fft}")
+    if hop_length <= 0:
+        raise RuntimeError(prefix + f"expected hop_length > 0, but got hop_length={hop_length}")
+    if not 0 < win_length <= n_fft:
+        raise RuntimeError(prefix + f"expected 0 < win_length <= n_fft, but got win_length={win_length}")
+    if window is not None and (window.ndim != 1 or window.shape[0] != win_length):
+        raise RuntimeError(prefix + f"expected a 1D window tensor of size equal to win_length={win_length}, but got "
+                                    f"window with size {list(window.shape)}")
+    if align_to_window and win_length < n_fft:  # frames start where their window does, not n_fft apart from it
+        left = (n_fft - win_length) // 2
+        signal = pad(signal, [left, n_fft - win_length - left])
+    frames = signal.unfold(1, n_fft, hop_length)  # (batch, frames, n_fft)
+    if window is not None or win_length < n_fft:  # no window: a rectangular one of win_length samples
+        frames = frames * _centred_window(window, win_length, n_fft, signal.dtype)
+    complex_input = frames.is_complex()
+    onesided = not complex_input if onesided is None else onesided
+    normalization = 1 if normalized else 0
+    if complex_input:
+        out = apply(fft_c2c_op, (frames,), ((2,), normalization, True))
+    else:
+        out = apply(fft_r2c_op, (frames,), ((2,), normalization, onesided))
+    out = out.transpose(1, 2)  # torch works in place here (TransposeBackward1, SqueezeBackward4): retrograd's
+    if input.ndim == 1:        # in-place transpose_ and squeeze_ give wrong shapes under vmap
+        out = out.squeeze(0)
+    return out if (complex_given if return_complex is None else return_complex) else view_as_real(out)
+
+
+def istft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: int | None = None,
+          window: Tensor | None = None, center: bool = True, normalized: bool = False, onesided: bool | None = None,
+          length: int | None = None, return_complex: bool = False) -> Tensor:
+    """The inverse of stft: each frame's inverse FFT, windowed, overlapped and added, divided by the summed
+    squared window (torch.istft)."""
+    hop_length = n_fft // 4 if hop_length is None else hop_length
+    win_length = n_fft if win_length is None else win_length
+    if not input.is_complex():
+        raise RuntimeError("istft requires a complex-valued input tensor matching the output from stft with "
+                           "return_complex=True.")
+    if input.numel() == 0:
+        raise RuntimeError("istft input tensor cannot be empty.")
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"istft: expected a tensor with 3 or 4 dimensions of complex dtype, but got {input.ndim}")
+    bins, n_frames = input.shape[-2:]
+    half = bins != n_fft if onesided is None else onesided  # a one-sided spectrum
+    if half and n_fft // 2 + 1 != bins:
+        raise RuntimeError(f"istft: expected the frequency dimension (3rd to the last) of the input tensor to match "
+                           f"n_fft / 2 + 1 when onesided=True, but got {bins}")
+    if not half and n_fft != bins:
+        raise RuntimeError(f"istft: expected the frequency dimension (3rd to the last) of the input tensor to match "
+                           f"n_fft when onesided=False, but got {bins}")
+    if not 0 < hop_length <= win_length:
+        raise RuntimeError("istft: expected 0 < hop_length <= win_length")
+    if not 0 < win_length <= n_fft:
+        raise RuntimeError("istft: expected 0 < win_length <= n_fft")
+    if window is not None and (window.ndim != 1 or window.shape[0] != win_length):
+        raise RuntimeError(f"istft: expected a 1D window tensor of size equal to win_length={win_length}, but got "
+                           f"window with size {list(window.shape)}")
+    padded = _centred_window(window, win_length, n_fft, input.dtype.to_real())
+    spectrum = (input.unsqueeze(0) if input.ndim == 2 else input).transpose(1, 2)  # (channel, frames, bins)
+    normalization = 1 if normalized else 2
+    if return_complex:
+        if half:
+            raise RuntimeError("Cannot have onesided output if window or input is complex")
+        frames = apply(fft_c2c_op, (spectrum,), ((2,), normalization, False))
+    else:
+        if padded.is_complex():
+            raise RuntimeError("Complex windows are incompatible with return_complex=False")
+        if not half:
+            spectrum = spectrum.narrow(-1, 0, n_fft // 2 + 1)
+        frames = apply(fft_c2r_op, (spectrum,), ((2,), normalization, n_fft))
+    expected = n_fft + hop_length * (n_frames - 1)
+    signal = unfold_backward(frames * padded.view(1, 1, n_fft), (frames.shape[0], expected), 1, n_fft, hop_length)
+    envelope = unfold_backward(padded.pow(2).expand(1, n_frames, n_fft), (1, expected), 1, n_fft, hop_length)
+    start = n_fft // 2 if center else 0
+    end = start + length if length is not None else -(n_fft // 2) if center else expected
+    signal, envelope = signal[:, start:end], envelope[:, start:end]
+    if bool((envelope.abs().min() < 1e-11)._data):
+        raise RuntimeError(f"istft(CPU{D.scalar_type_name(input.dtype)}Type{list(input.shape)}, n_fft={n_fft}, "
+                           f"hop_length={hop_length}, win_length={win_length}, window={_tensor_repr(window)}, "
+                           f"center={_flag(center)}, normalized={_flag(normalized)}, onesided={_flag(onesided)}, "
+                           f"length={length}, return_complex={_flag(return_complex)}) window overlap add min: 1\n"
+                           "[ CPUBoolType{} ]")
+    signal = signal / envelope
+    if input.ndim == 2:
+        signal = signal.squeeze(0)
+    if end > expected:
+        signal = pad(signal, [0, end - expected])
+    return signal
+
+
+__all__ = ["istft", "stft"]
+METHODS = ["istft", "stft"]

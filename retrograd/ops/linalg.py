@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from .. import _dtype as D
-from .._creation import ones_like
+from .._creation import ones_like, randn
 from .._tensor import Tensor, _wrap, _wrap_dim
 from . import arrays as A
 from .pointwise import log, where
@@ -248,7 +248,7 @@ def _square_reflectors(xp: Any, a: Any, tau: Any) -> tuple:
 def ldl_factor_op(xp, a):
     """LAPACK's sytf2 (lower, Bunch-Kaufman pivoting) per matrix: (LD, pivots, info)."""
     batch = a.shape[:-2]
-    factors = np.array(a, copy=True).reshape(-1, *a.shape[-2:])
+    factors = np.array(a, copy=True).reshape(math.prod(batch), *a.shape[-2:])  # -1 is ambiguous when a is empty
     pivots = np.zeros(factors.shape[:-1], dtype=np.int32)
     info = np.zeros(len(factors), dtype=np.int32)
     for k in range(len(factors)):
@@ -454,6 +454,26 @@ def cholesky_ex_op(xp, a, upper):
     return (xp.conj(xp.swapaxes(factor, -1, -2)) if upper else factor), info
 
 
+@defop("cholesky", params=("upper",), self="cholesky_backward(grad, result, upper)",
+       jvp="cholesky_jvp(self_t, result, upper)")
+def legacy_cholesky_op(xp, a, upper):
+    factor, info = cholesky_ex_op.forward(xp, a, upper)
+    _raise_info("cholesky", info, _not_positive_definite)
+    return factor
+
+
+@defop("geqrf", outputs=2, self="not_implemented_error('geqrf')")
+def geqrf_op(xp, a):
+    """LAPACK's geqrf: R on and above the diagonal, the Householder reflectors below it, and their scales."""
+    m, n = a.shape[-2:]
+    if min(m, n) == 0:
+        return a.copy(), xp.zeros((*a.shape[:-2], 0), dtype=a.dtype)
+    stacked = a.reshape(-1, m, n)
+    raw = [np.linalg.qr(matrix, mode="raw") for matrix in stacked]  # (reflectors and R transposed, tau)
+    factors = np.stack([np.swapaxes(h, -1, -2) for h, _ in raw]).reshape(a.shape)
+    return factors, np.stack([tau for _, tau in raw]).reshape(*a.shape[:-2], min(m, n))
+
+
 @defop("linalg_lu_factor_ex", inputs=("A",), outputs=3, differentiable_outputs=(0,),
        A="lu_factor_ex_backward(grad, results[0], results[1])", jvp="lu_factor_ex_jvp(A_t, results[0], results[1])")
 def lu_factor_ex_op(xp, a):
@@ -483,14 +503,6 @@ def qr_op(xp, a, mode):
         return xp.zeros((0,), a.dtype), xp.linalg.qr(a, mode="r")
     q, r = xp.linalg.qr(a, mode=mode)
     return q, r
-
-
-# torch declares geqrf's derivative and does not provide it
-@defop("geqrf", outputs=2, self="not_implemented_error('geqrf')")
-def geqrf_op(xp, a):
-    """LAPACK's geqrf: R on and above the diagonal, the Householder vectors below it, and their scales tau."""
-    packed, tau = np.linalg.qr(a, mode="raw")  # LAPACK's column-major result, transposed
-    return xp.ascontiguousarray(xp.swapaxes(packed, -1, -2)), tau
 
 
 @defop("linalg_svd", params=("full_matrices",), outputs=3,
@@ -1459,6 +1471,8 @@ def householder_product_backward(grad: Tensor, input: Tensor, tau: Tensor) -> tu
         v_grad = -(t.conj() * kv + t * matmul(kernel.mH, v.unsqueeze(-1)).squeeze(-1))
         column_grads.append(v_grad * _wrap((np.arange(m) > i).astype(input._data.dtype)))
         prefix = matmul(prefix, householders[i])
+    if not k:  # no reflectors: Q is the identity's first n columns, whatever the input holds
+        return input.new_zeros(input.shape), tau.new_zeros(tau.shape)
     zeros = input.new_zeros((*input.shape[:-1], n - k))
     input_grad = cat([stack(column_grads, -1), zeros], -1) if n > k else stack(column_grads, -1)
     return input_grad, stack(tau_grads, -1)
@@ -2005,6 +2019,7 @@ slogdet_result = return_type("slogdet", "sign logabsdet")
 linalg_solve_ex_result = return_type("linalg_solve_ex", "result info")
 linalg_cholesky_ex_result = return_type("linalg_cholesky_ex", "L info")
 linalg_qr_result = return_type("linalg_qr", "Q R")
+qr_result = return_type("qr", "Q R")
 linalg_svd_result = return_type("linalg_svd", "U S Vh")
 svd_result = return_type("svd", "U S V")
 linalg_eigh_result = return_type("linalg_eigh", "eigenvalues eigenvectors")
@@ -2332,15 +2347,39 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -
     _check_matrix("linalg.cholesky", A)
     factor, info = apply(cholesky_ex_op, (A,), (upper,))
     if check_errors:
-        _raise_info("linalg.cholesky", info._data,
-                    lambda order: "The factorization could not be completed because the input is not positive-"
-                                  f"definite (the leading minor of order {order} is not positive-definite).")
+        _raise_info("linalg.cholesky", info._data, _not_positive_definite)
     return linalg_cholesky_ex_result(factor, info)
 
 
-def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
-    """The Cholesky factor of a Hermitian positive-definite matrix (lower, or upper = L^H)."""
+def _not_positive_definite(order: int) -> str:
+    return ("The factorization could not be completed because the input is not positive-definite (the leading minor "
+            f"of order {order} is not positive-definite).")
+
+
+def linalg_cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
+    """torch.linalg.cholesky: the Cholesky factor of a Hermitian positive-definite matrix (lower, or upper = L^H)."""
     return cholesky_ex(A, upper=upper, check_errors=True)[0]
+
+
+def cholesky(input: Tensor, upper: bool = False) -> Tensor:
+    """The deprecated torch.cholesky: linalg.cholesky under its own node (CholeskyBackward0)."""
+    _check_legacy_matrix("cholesky", input, "cholesky_cpu")
+    return apply(legacy_cholesky_op, (input,), (upper,))
+
+
+def _check_legacy_matrix(name: str, A: Tensor, kernel: str, square: bool = True) -> None:
+    """A legacy LAPACK op's checks: dims (and square) first, then the kernel's refusal of integer dtypes."""
+    if A.ndim >= 2 and (not square or A.shape[-1] == A.shape[-2]) and A.dtype.category < 2:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{D.scalar_type_name(A.dtype)}'")
+    _check_matrix(name, A, square=square)
+
+
+def geqrf(input: Tensor) -> tuple:
+    """(a, tau) as LAPACK's geqrf leaves them: the input of householder_product and ormqr (no derivative)."""
+    if input.ndim < 2:
+        raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
+    _check_legacy_matrix("geqrf", input, "geqrf_cpu", square=False)
+    return geqrf_result(*apply(geqrf_op, (input,)))
 
 
 def _check_lu_input(name: str, A: Tensor, pivot: bool) -> None:
@@ -2416,22 +2455,18 @@ def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True, unpa
     return lu_unpack_result(*apply(lu_unpack_op, (LU_data,), (pivots, unpack_data, unpack_pivots)))
 
 
-def qr(A: Tensor, mode: str = "reduced") -> tuple:
-    """A = QR with orthonormal Q and upper-triangular R (mode 'reduced', 'complete' or 'r')."""
+def qr(input: Tensor, some: bool = True) -> tuple:
+    """The deprecated torch.qr: linalg.qr, reduced unless some=False."""
+    return qr_result(*linalg_qr(input, "reduced" if some else "complete"))
+
+
+def linalg_qr(A: Tensor, mode: str = "reduced") -> tuple:
+    """torch.linalg.qr: A = QR with orthonormal Q and upper-triangular R (mode 'reduced', 'complete' or 'r')."""
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', or "
                            "'complete'")
     _check_matrix("linalg.qr", A, square=False)
     return linalg_qr_result(*apply(qr_op, (A,), (mode,)))
-
-
-def geqrf(input: Tensor) -> tuple:
-    """LAPACK's QR factorisation in its packed form (a, tau), the input of householder_product and ormqr."""
-    if input.dim() < 2:
-        raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
-    if not (input.is_floating_point() or input.is_complex()):
-        raise NotImplementedError(f"\"geqrf_cpu\" not implemented for '{D.scalar_type_name(input.dtype)}'")
-    return geqrf_result(*apply(geqrf_op, (input,), ()))
 
 
 def linalg_svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None) -> tuple:
@@ -2456,6 +2491,53 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> tuple:
                           _wrap(np.zeros(batch + (n, n), input._data.dtype)))
     U, S, Vh = linalg_svd(input, full_matrices=not some)
     return svd_result(U, S, Vh.mH)
+
+
+def _approximate_basis(A: Tensor, q: int, niter: int, M: Tensor | None) -> Tensor:
+    """q orthonormal columns Q with Q Q^H (A - M) close to A - M: a random projection refined by niter subspace
+    iterations (Halko, Martinsson and Tropp 2009, algorithm 4.4, as torch._lowrank does it)."""
+    dtype = A.dtype if A.dtype.category >= 2 else D.float32
+    R = randn(A.shape[-1], q, dtype=dtype, device=A.device)
+
+    def times(left: Tensor, right: Tensor) -> Tensor:
+        return matmul(left, right) if M is None else matmul(left, right) - matmul(M if left is A else M.mH, right)
+
+    Q = linalg_qr(times(A, R)).Q
+    for _ in range(niter):
+        Q = linalg_qr(times(A.mH, Q)).Q
+        Q = linalg_qr(times(A, Q)).Q
+    return Q
+
+
+def svd_lowrank(A: Tensor, q: int | None = 6, niter: int | None = 2, M: Tensor | None = None) -> tuple:
+    """(U, S, V) with A - M close to U diag(S) V^H, of rank q, by a randomized SVD (Halko et al. 2009, algorithm
+    5.1); its random projection comes from retrograd's generator."""
+    q = 6 if q is None else q
+    niter = 2 if niter is None else niter
+    m, n = A.shape[-2:]
+    if M is not None:
+        M = M.broadcast_to(A.shape)
+    if m < n:
+        A = A.mH
+        M = None if M is None else M.mH
+    Q = _approximate_basis(A, q, niter, M)
+    B = matmul(Q.mH, A) if M is None else matmul(Q.mH, A) - matmul(Q.mH, M)
+    U, S, Vh = linalg_svd(B, full_matrices=False)
+    U, V = matmul(Q, U), Vh.mH
+    return (V, S, U) if m < n else (U, S, V)
+
+
+def pca_lowrank(A: Tensor, q: int | None = None, center: bool = True, niter: int = 2) -> tuple:
+    """Principal components of the rows of A (centred unless center=False): svd_lowrank of rank q (min(6, m, n)
+    by default)."""
+    m, n = A.shape[-2:]
+    if q is None:
+        q = min(6, m, n)
+    elif not 0 <= q <= min(m, n):
+        raise ValueError(f"q(={q}) must be non-negative integer and not greater than min(m, n)={min(m, n)}")
+    if not niter >= 0:
+        raise ValueError(f"niter(={niter}) must be non-negative integer")
+    return svd_lowrank(A - A.mean(dim=(-2,), keepdim=True) if center else A, q, niter=niter)
 
 
 def _check_uplo(UPLO: str) -> None:
@@ -2660,13 +2742,14 @@ def matrix_rank(A: Tensor, tol: float | None = None, hermitian: bool = False, *,
     return _wrap(xp.sum(values > threshold[..., None], axis=-1).astype(np.int64))
 
 
-__all__ = ["addbmm", "addmm", "addmv", "addr", "baddbmm", "bmm", "chain_matmul", "cholesky_inverse", "cholesky_solve",
-           "cross", "det", "dot", "einsum", "geqrf", "ger", "inner", "inverse", "kron", "logdet", "lu", "lu_solve",
-           "lu_unpack", "matmul", "matrix_exp", "matrix_power", "mm", "mv", "orgqr", "ormqr", "outer", "pinverse",
-           "slogdet", "svd", "tensordot", "trace", "triangular_solve", "vdot"]
-METHODS = ["addbmm", "addmm", "addmv", "addr", "baddbmm", "cholesky_inverse", "cholesky_solve", "cross", "det", "geqrf",
-           "inner", "inverse", "kron", "logdet", "lu", "lu_solve", "matrix_exp", "matrix_power", "orgqr", "ormqr",
-           "pinverse", "slogdet", "svd", "trace", "triangular_solve", "vdot"]
+__all__ = ["addbmm", "addmm", "addmv", "addr", "baddbmm", "bmm", "chain_matmul", "cholesky", "cholesky_inverse",
+           "cholesky_solve", "cross", "det", "dot", "einsum", "geqrf", "ger", "inner", "inverse", "kron", "logdet",
+           "lu", "lu_solve", "lu_unpack", "matmul", "matrix_exp", "matrix_power", "mm", "mv", "orgqr", "ormqr",
+           "outer", "pca_lowrank", "pinverse", "qr", "slogdet", "svd", "svd_lowrank", "tensordot", "trace",
+           "triangular_solve", "vdot"]
+METHODS = ["addbmm", "addmm", "addmv", "addr", "baddbmm", "cholesky", "cholesky_inverse", "cholesky_solve", "cross",
+           "det", "geqrf", "inner", "inverse", "kron", "logdet", "lu", "lu_solve", "matrix_exp", "matrix_power",
+           "orgqr", "ormqr", "pinverse", "qr", "slogdet", "svd", "trace", "triangular_solve", "vdot"]
 INPLACE = ["addbmm", "addmm", "addmv", "addr", "baddbmm"]
 LINALG = ["cholesky", "cholesky_ex", "cond", "cross", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv", "inv_ex",
           "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power",

@@ -1038,16 +1038,17 @@ xlogy_scalar_self = xlogy_op.alias("xlogy_scalar_self", "XlogyBackward1")
 xlogy_scalar_other = xlogy_op.alias("xlogy_scalar_other", "XlogyBackward2")
 
 
+# torch's formulas, not sigmoid's: where one input is -inf their second derivatives are NaN (inf / inf) as torch's
 @defop("logaddexp", inputs=("self", "other"), promote="float",
-       self="grad * sigmoid(self - other)", other="grad * sigmoid(other - self)",
-       jvp="self_t * sigmoid(self - other) + other_t * sigmoid(other - self)")
+       self="grad / conj(1 + exp(other - self))", other="grad / conj(1 + exp(self - other))",
+       jvp="self_t / (1 + exp(other - self)) + other_t / (1 + exp(self - other))")
 def logaddexp_op(xp, a, b):
     return xp.logaddexp(a, b)
 
 
 @defop("logaddexp2", inputs=("self", "other"), promote="float",
-       self="grad * sigmoid((self - other) * math.log(2))", other="grad * sigmoid((other - self) * math.log(2))",
-       jvp="self_t * sigmoid((self - other) * math.log(2)) + other_t * sigmoid((other - self) * math.log(2))")
+       self="grad / (1 + pow(2, other - self))", other="grad / (1 + pow(2, self - other))",
+       jvp="self_t / (1 + pow(2, other - self)) + other_t / (1 + pow(2, self - other))")
 def logaddexp2_op(xp, a, b):
     return xp.logaddexp2(a, b)
 

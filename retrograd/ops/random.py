@@ -41,6 +41,9 @@ def _sampler_row(name: str, node: str, inputs: tuple = ("self",)) -> Op:
 normal_in_place = _sampler_row("normal_", "NormalBackward0")
 uniform_in_place = _sampler_row("uniform_", "UniformBackward0")
 exponential_in_place = _sampler_row("exponential_", "ExponentialBackward0")
+cauchy_in_place = _sampler_row("cauchy_", "CauchyBackward0")
+geometric_in_place = _sampler_row("geometric_", "GeometricBackward0")
+log_normal_in_place = _sampler_row("log_normal_", "LogNormalBackward0")
 random_in_place = (_sampler_row("random_from_to_", "RandomBackward0"), _sampler_row("random_to_", "RandomBackward1"),
                    _sampler_row("random_", "RandomBackward2"))
 bernoulli_in_place_tensor = _sampler_row("bernoulli_tensor_", "BernoulliBackward1", ("self", "p"))
@@ -209,6 +212,35 @@ def exponential_(self: Tensor, lambd: float = 1.0, *, generator: Generator | Non
     return _in_place(self, exponential_in_place, lambda xp, x: rng.exponential(1 / lambd, x.shape).astype(x.dtype))
 
 
+def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator: Generator | None = None) -> Tensor:
+    """Fill self with samples of the Cauchy distribution about median, of scale sigma."""
+    if D.kind(self._data) != "f":
+        raise RuntimeError(f"Cauchy distribution is a continuous probability distribution. dtype must be a floating "
+                           f"point but you specified {D.CPP_TYPE_NAMES[self.dtype.name]}")
+    if sigma <= 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_number(sigma)}")
+    rng = _generator(generator)
+    return _in_place(self, cauchy_in_place,
+                     lambda xp, x: (median + sigma * rng.standard_cauchy(x.shape)).astype(x.dtype))
+
+
+def geometric_(self: Tensor, p: float, *, generator: Generator | None = None) -> Tensor:
+    """Fill self with the number of Bernoulli(p) trials up to the first success (1, 2, ...): any real dtype."""
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_number(p)}")
+    rng = _generator(generator)
+    return _in_place(self, geometric_in_place, lambda xp, x: rng.geometric(p, x.shape).astype(x.dtype))
+
+
+def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator: Generator | None = None) -> Tensor:
+    """Fill self with exp of samples of N(mean, std^2)."""
+    _require_float(self, "log_normal_cpu")
+    if std <= 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_number(std)}")
+    rng = _generator(generator)
+    return _in_place(self, log_normal_in_place, lambda xp, x: rng.lognormal(mean, std, x.shape).astype(x.dtype))
+
+
 def random_(self: Tensor, *bounds: int, generator: Generator | None = None, **named: int) -> Tensor:
     """Fill self with integers: random_(from, to) in [from, to), random_(to) in [0, to), random_() in
     [0, 2**mantissa] for floats and [0, max] for integers."""
@@ -337,4 +369,5 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
 
 
 __all__ = ["_standard_gamma", "_standard_gamma_grad", "bernoulli", "binomial", "multinomial", "normal", "poisson"]
-METHODS = ["bernoulli", "bernoulli_", "exponential_", "multinomial", "normal_", "random_", "uniform_"]
+METHODS = ["bernoulli", "bernoulli_", "cauchy_", "exponential_", "geometric_", "log_normal_", "multinomial", "normal_",
+           "random_", "uniform_"]

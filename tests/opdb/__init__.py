@@ -71,7 +71,7 @@ class OpInfo:
 
 
 FAMILIES = ("pointwise", "activation", "complex", "reduction", "selection", "shape", "indexing", "linalg", "nn",
-            "nn_extra", "random", "fft", "special")
+            "nn_extra", "random", "fft", "special", "numeric", "statistics")
 
 
 def all_ops() -> list[OpInfo]:

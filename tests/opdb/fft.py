@@ -7,7 +7,9 @@ grad_fn names, dtypes and errors of the transforms themselves are in tests/test_
 
 from __future__ import annotations
 
-from . import OpInfo, Sample, noncontig, rand
+import numpy as np
+
+from . import C, OpInfo, Sample, noncontig, rand
 
 
 def transform(name, complex_input, complex_output):
@@ -49,7 +51,39 @@ def rows(name, samples, complex_input, complex_output, real_alias=False):
                   aliases=(f"{name}{suffix}",) if suffix else ())
 
 
+def short_time(name, complex_input, complex_output):
+    """A call of torch.<name> (stft, istft): view_as_complex on the input, view_as_real on the result, as needed."""
+    def call(m, x, *args, **kwargs):
+        out = getattr(m, name)(m.view_as_complex(x) if complex_input else x, *args, **kwargs)
+        return m.view_as_real(out) if complex_output else out
+    return call
+
+
+def stft_samples(rng):
+    window = C(0.5 - 0.5 * np.cos(2 * np.pi * np.arange(8) / 8))
+    return [Sample((rand(rng, 40), 8), {"window": window, "return_complex": True}, name="hann"),
+            Sample((rand(rng, 2, 30), 8), {"hop_length": 3, "win_length": 6, "center": False, "return_complex": True},
+                   name="batched_short_window"),
+            Sample((rand(rng, 24), 8), {"return_complex": True, "onesided": False, "normalized": True},
+                   name="two_sided")]
+
+
+def istft_samples(complex_output):
+    def samples(rng):
+        if complex_output:
+            return [Sample((rand(rng, 6, 5, 2), 6), {"onesided": False, "return_complex": True, "hop_length": 2},
+                           name="two_sided")]
+        return [Sample((rand(rng, 5, 6, 2), 8), {"hop_length": 2}, name="onesided"),
+                Sample((rand(rng, 2, 5, 4, 2), 8), {"center": False, "length": 18}, name="length")]
+    return samples
+
+
 OPS = [
+    OpInfo("stft", stft_samples, call=short_time("stft", False, True)),
+    OpInfo("stft", lambda rng: [Sample((rand(rng, 20, 2), 6), {"pad_mode": "constant"}, name="complex")],
+           call=short_time("stft", True, True), aliases=("stft_complex",)),
+    OpInfo("istft", istft_samples(False), call=short_time("istft", True, False)),
+    OpInfo("istft", istft_samples(True), call=short_time("istft", True, True), aliases=("istft_complex",)),
     # c2c on complex input, r2c (full or one-sided) on real input
     *(rows(n, one_dim_samples, c, True, real_alias=True) for n in ("fft", "ifft") for c in (False, True)),
     rows("rfft", one_dim_samples, False, True),

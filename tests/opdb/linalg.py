@@ -249,6 +249,11 @@ def hermitian_samples(rng):
             Sample((half_spd(rng, 1, 1),), name="1x1")]
 
 
+def low_rank(rng, m, n, rank):
+    """An m x n matrix of rank `rank` exactly, with well-separated singular values."""
+    return rand(rng, m, rank) @ np.diag(np.arange(rank, 0, -1) * 2.0) @ np.linalg.qr(rand(rng, n, rank))[0].T
+
+
 def cholesky_samples(rng):
     return hermitian_samples(rng) + [Sample((half_spd(rng, 3, 3),), {"upper": True}, "upper")]
 
@@ -541,6 +546,7 @@ OPS = [
     # decompositions
     OpInfo("linalg.cholesky", cholesky_samples, call=hermitian(lambda m: m.linalg.cholesky)),
     OpInfo("linalg.cholesky_ex", cholesky_samples, call=hermitian(lambda m: m.linalg.cholesky_ex)),
+    OpInfo("cholesky", cholesky_samples, call=hermitian(lambda m: m.cholesky), aliases=("cholesky_legacy",)),
     OpInfo("linalg.lu_factor", lu_samples),
     OpInfo("linalg.lu_factor_ex", lu_samples),
     OpInfo("linalg.lu", lu_samples),
@@ -553,7 +559,16 @@ OPS = [
     OpInfo("linalg.qr", qr_samples, call=qr_gauge_fixed),
     OpInfo("linalg.qr", lambda rng: [Sample((rand(rng, 4, 3),), name="tall"), Sample((rand(rng, 3, 4),), name="wide")],
            outputs=lambda r: (r.R.abs(),), differentiable=False, aliases=("linalg.qr_raw",)),
-    OpInfo("geqrf", rectangular_samples, method=True, differentiable=False),
+    OpInfo("qr", lambda rng: [Sample((rand(rng, 4, 3),), name="tall"), Sample((rand(rng, 3, 4), False), name="full")],
+           outputs=lambda r: (r.R.abs(),), differentiable=False, method=True, aliases=("qr_legacy",)),
+    # geqrf: LAPACK's own layout, the same in both libraries; no derivative (GeqrfBackward0 raises)
+    OpInfo("geqrf", lambda rng: [Sample((rand(rng, 4, 3),), name="tall"), Sample((rand(rng, 2, 3, 4),), name="wide")],
+           method=True, differentiable=False),
+    # randomized: for an input of rank q exactly, the singular values do not depend on the random projection
+    OpInfo("svd_lowrank", lambda rng: [Sample((low_rank(rng, 5, 4, 2),), {"q": 2}, name="rank2")],
+           outputs=lambda r: (r[1],), differentiable=False),
+    OpInfo("pca_lowrank", lambda rng: [Sample((low_rank(rng, 5, 4, 2),), {"q": 2, "center": False}, name="rank2")],
+           outputs=lambda r: (r[1],), differentiable=False),
     OpInfo("linalg.svd", svd_samples, call=svd_gauge_fixed),
     OpInfo("linalg.svd", rectangular_samples, outputs=lambda r: (r.S,), differentiable=False,
            aliases=("linalg.svd_raw",)),
