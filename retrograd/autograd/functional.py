@@ -9,6 +9,7 @@ one VJP per output element, or, with `vectorize=True`, all of them in one batche
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -284,12 +285,19 @@ def jacobian(func: Callable, inputs: Any, create_graph: bool = False, strict: bo
 
 
 def _jacobian_rows(i: int, out: Tensor, inputs: tuple, create_graph: bool, strict: bool) -> tuple:
-    """One VJP per element of output i (torch's loop, used when vectorize=False)."""
+    """One VJP per element of output i (torch's loop, used when vectorize=False), each with a one-hot
+    cotangent: the same numbers as torch's backward from `out.reshape(-1)[j]` without recording a
+    select node per row (a complex output takes torch's path, whose implicit gradient raises)."""
     from ..ops.shape import stack  # the op table loads after autograd
     rows: list[list] = [[] for _ in inputs]
-    flat = out.reshape(-1)
-    for j in range(out.numel()):
-        grads = _grads((flat[j],), inputs, retain_graph=True, create_graph=create_graph)
+    flat = out.reshape(-1) if out.is_complex() else None
+    for j, index in enumerate(itertools.product(*map(range, out.shape))):
+        if flat is not None:
+            grads = _grads((flat[j],), inputs, retain_graph=True, create_graph=create_graph)
+        else:
+            one_hot = out.new_zeros(out.shape)
+            one_hot._data[index] = 1  # a fresh tensor: no graph, no view, nothing else holds it
+            grads = _grads((out,), inputs, (one_hot,), retain_graph=True, create_graph=create_graph)
         for k, (g, x) in enumerate(zip(grads, inputs)):
             if g is None:
                 if strict:
