@@ -261,7 +261,8 @@ class Op:
         self.jvp = self._compile_jvp(namespace) if self.jvp_src else None
         self.numpy_function = _numpy_function(self)
         if not self.variadic:
-            self.run = _generate(f"run of {self.name}", self._run_source(), op=self, ZERO_NRS=(0,) * len(self.inputs),
+            self.run = _generate(f"run of {self.name}", self._run_source(False, self.numpy_function), op=self,
+                                 ZERO_NRS=(0,) * len(self.inputs),
                                  NUMPY_FUNCTION=self.numpy_function)
         # last, as it marks the row compiled: another thread then finds every piece in place
         self.vjps = self.node_class.apply = scope["backward"]  # the node's apply(grads) is the generated backward
@@ -299,16 +300,20 @@ class Op:
         exec("\n".join(lines), scope)  # noqa: S102 - generated from our own rule table
         return scope["jvp"]
 
-    def operator(self, params: tuple = ()) -> Callable:
+    def operator(self, params: tuple = (), numpy_function: Callable | None = None) -> Callable:
         """This binary op as a Tensor operator method, `x.__mul__(other)`: its entry point with `params`
-        fixed and the operand normalised first (Note [operands]), one call fewer than `run`."""
-        return _generate(f"operator of {self.name}", self._run_source(operator=True), op=self, PARAMS=params,
-                         ZERO_NRS=(0,) * len(self.inputs), NUMPY_FUNCTION=self.numpy_function)
+        fixed and the operand normalised first (Note [operands]), one call fewer than `run`.
+        `numpy_function`: what the forward calls with these params, for an op with params (Note
+        [one-call forwards])."""
+        numpy_function = numpy_function or _numpy_function(self)  # compile() may not have run yet
+        return _generate(f"operator of {self.name}", self._run_source(True, numpy_function), op=self, PARAMS=params,
+                         ZERO_NRS=(0,) * len(self.inputs), NUMPY_FUNCTION=numpy_function)
 
-    def _run_source(self, operator: bool = False) -> list[str]:
+    def _run_source(self, operator: bool = False, numpy_function: Callable | None = None) -> list[str]:
         """The source of this op's entry point: `_apply_generic` and `_record` unrolled for its fixed
         inputs, with the node's fields written straight (Note [entry points]). As an `operator`, it
-        takes (self, other) and reads its params from the constant PARAMS."""
+        takes (self, other) and reads its params from the constant PARAMS; `numpy_function` is NumPy's
+        one call for the forward (with those params, for an operator), if there is one."""
         xs = [f"x{k}" for k in range(len(self.inputs))]
         ds = [f"d{k}" for k in range(len(self.inputs))]
         if operator:
@@ -352,9 +357,10 @@ class Op:
                           f"        {_names(ds)} = _arrays(op, {args})"]
         params = ", *params" if self.params else ""  # a call without unpacking when the op has none
         call = f"forward(np if type(d0) is _ndarray else namespace_of(({', '.join(ds)},)), {', '.join(ds)}{params})"
-        if self.numpy_function is not None:  # NumPy's function itself on ndarrays (Note [one-call forwards])
-            call = (f"NUMPY_FUNCTION({', '.join(ds)}) if type(d0) is _ndarray "
-                    f"else forward(namespace_of(({', '.join(ds)},)), {', '.join(ds)})")
+        if numpy_function is not None:  # NumPy's function itself on ndarrays (Note [one-call forwards])
+            out_array = ", out=..." if _UFUNC_OUT_ARRAY and isinstance(numpy_function, np.ufunc) else ""
+            call = (f"NUMPY_FUNCTION({', '.join(ds)}{out_array}) if type(d0) is _ndarray "
+                    f"else forward(namespace_of(({', '.join(ds)},)), {', '.join(ds)}{params})")
         lines += ["    try:",
                   f"        result = {call}",
                   "    except Exception as e:  # arrays on two devices, or NumPy's broadcasting error: torch's words",
@@ -901,9 +907,20 @@ def _shared_calls(sources: dict[int, str]) -> dict[str, list[int]]:
 # Many forwards are one call of the array namespace with their inputs in order (`mul` is
 # `return xp.multiply(a, b)`). For those the entry point calls NumPy's function itself when the
 # input is an ndarray, one Python call fewer per op; other namespaces (CuPy) still go through the
-# forward. The forward stays the one definition: the shortcut is read off its source.
+# forward. The forward stays the one definition: the shortcut is read off its source. A ufunc is
+# called with `out=...` (NumPy >= 2.3), so a 0-d result comes back as a 0-d array, not a NumPy
+# scalar the entry point would convert with another call (a third of a 0-d op's kernel time).
 
 
+def _ufunc_out_array() -> bool:
+    """Whether NumPy's ufuncs take `out=...` (return an array, even 0-d: NumPy >= 2.3)."""
+    try:
+        return type(np.add(np.float32(1), 1, out=...)) is np.ndarray
+    except TypeError:
+        return False
+
+
+_UFUNC_OUT_ARRAY = _ufunc_out_array()
 _SKIPPED_OPCODES = {"RESUME", "PRECALL", "CACHE", "PUSH_NULL", "NOP"}
 
 
