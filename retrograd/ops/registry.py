@@ -28,7 +28,7 @@ import numpy as np
 
 from .. import _creation
 from .. import _dtype as D
-from .._tensor import NO_VERSION_COUNTER, Tensor, _array_of, _wrap, _wrap_many, device  # noqa: F401 - _array_of: generated
+from .._tensor import NO_VERSION_COUNTER, Tensor, ViewRefs, _array_of, _wrap, _wrap_many, device  # noqa: F401 - _array_of: generated
 from .._xp import locate, namespace
 from ..autograd import forward_ad, grad_mode
 from ..autograd.graph import (
@@ -1036,26 +1036,34 @@ DEFAULT, NO_GRAD, INFERENCE, MULTI_OUTPUT, IN_CUSTOM_FUNCTION = (
 def _mark_views(op: Op, source: Tensor, outs: tuple, params: tuple) -> None:
     """Views share memory and the version counter with their base and remember how they were made; views
     of an inference tensor are inference tensors, not views (Note [inference tensors])."""
-    counter = source._counter()
-    if counter is NO_VERSION_COUNTER:
+    counter = source._vc
+    if counter is None:
+        counter = source._vc = [0]
+    elif counter is NO_VERSION_COUNTER:
         for o in outs:
             o._vc = counter
         return
-    base = source._base if source._base is not None else source
     state = _grad_state
     made = INFERENCE if state.inference else NO_GRAD if not state.grad else \
         DEFAULT if op.n_outputs == 1 else MULTI_OUTPUT
-    if source._base is not None:  # torch's propagate_creation_meta: the latest unusual way, inference mode first
-        was = source._extra["creation_meta"]
+    base = source._base
+    if base is None:  # a view of a base: the common case
+        base = fw_base = source
+        replayed = None
+    else:  # torch's propagate_creation_meta: the latest unusual way, inference mode first
+        extra = source._extra
+        was = extra["creation_meta"]
         made = was if made == DEFAULT or was == INFERENCE else made
-    replayed = None if source._base is None else source._extra.get("replay")
-    fw_base = source._extra.get("fw_base", source) if source._base is not None else source
+        replayed = extra.get("replay")
+        fw_base = extra.get("fw_base", source)
+    replay_every_op = state.view_replay
+    base_dtype = base._data.dtype
     for index, o in enumerate(outs):
         o._vc = counter
         o._base = base
         o._extra = {"creation_meta": made, "fw_base": fw_base}  # forward_ad, Note [tangents of views]
-        if replayed is not None or state.view_replay or o._data.dtype != base._data.dtype:
-            o._extra["replay"] = _view_recipe(op, params, index, source, replayed, o, state.view_replay)
+        if replayed is not None or replay_every_op or o._data.dtype is not base_dtype and o._data.dtype != base_dtype:
+            o._extra["replay"] = _view_recipe(op, params, index, source, replayed, o, replay_every_op)
     if state.enabled:  # shape.rebase_view regenerates these after an in-place op gives the base history
         _track_views(base, outs)  # (also when the base has none yet: `x1.expand(2)`, then `x1.add_(leaf)`)
     elif source._requires_grad:
@@ -1080,11 +1088,15 @@ def _view_recipe(op: Op, params: tuple, index: int, source: Tensor, replayed: tu
 
 def _track_views(base: Tensor, views: Sequence[Tensor]) -> None:
     """Keep weak references to `views` on their base, for shape.rebase_view and its kin to find."""
-    extra = base._extra_dict()
+    extra = base._extra
+    if extra is None:
+        extra = base._extra = {}
     tracked = extra.get("views")
     if tracked is None:
-        tracked = extra["views"] = weakref.WeakSet()
-    tracked.update(views)
+        tracked = extra["views"] = ViewRefs()
+    tracked.extend(map(weakref.ref, views))
+    if len(tracked) > tracked.limit:
+        tracked.prune()
 
 
 def _record(op: Op, inputs: Sequence, params: tuple, outs: tuple) -> None:
