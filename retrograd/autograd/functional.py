@@ -13,7 +13,7 @@ import itertools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .. import _creation  # partly loaded while autograd loads (read at call time)
+from .. import _creation, autograd  # partly loaded while autograd loads (read at call time)
 from . import forward_ad, grad_mode
 
 if TYPE_CHECKING:
@@ -104,15 +104,13 @@ def _require_grad(tensors: tuple, kind: str, strict: bool) -> None:
 def _grads(outputs: tuple, inputs: tuple, grad_outputs: tuple | None = None, create_graph: bool = False,
            retain_graph: bool | None = None, is_grads_batched: bool = False) -> tuple:
     """autograd.grad that skips outputs without a graph (None where an input is unused)."""
-    from . import grad
-
     if grad_outputs is None:
         grad_outputs = (None,) * len(outputs)
     pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if o is not None and o.requires_grad]
     if not pairs:
         return (None,) * len(inputs)
-    return grad([o for o, _ in pairs], inputs, [g for _, g in pairs], retain_graph=retain_graph,
-                create_graph=create_graph, allow_unused=True, is_grads_batched=is_grads_batched)
+    return autograd.grad([o for o, _ in pairs], inputs, [g for _, g in pairs], retain_graph=retain_graph,
+                         create_graph=create_graph, allow_unused=True, is_grads_batched=is_grads_batched)
 
 
 _UNUSED = {
