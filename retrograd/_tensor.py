@@ -159,6 +159,27 @@ CPU = device("cpu")
 # `array / t` is torch's reciprocal(t) * array, as torch defines it.
 
 
+class ViewRefs(list):
+    """Weak references to the views of a base (`base._extra["views"]`), for in-place ops to find them.
+    References are made in C with no callback (a WeakSet runs Python code for every view made and
+    every view that dies: most of a view's cost); dead ones are dropped whenever the list has doubled."""
+
+    __slots__ = ("limit",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.limit = 16
+
+    def prune(self) -> None:
+        """Drop the references to dead views (called by the adder when the list has doubled)."""
+        self[:] = [ref for ref in self if ref() is not None]
+        self.limit = 2 * len(self) + 16
+
+    def live(self) -> list[Tensor]:
+        """The views still alive."""
+        return [view for ref in self if (view := ref()) is not None]
+
+
 class Tensor:
     """An n-dimensional array that can record the operations applied to it."""
 
@@ -415,7 +436,7 @@ class Tensor:
         made in no_grad, and in-place ops on them are refused as on views of a leaf."""
         self._requires_grad = flag or self._made_in_no_grad()
         views = None if self._extra is None else self._extra.get("views")
-        for view in list(views or ()):
+        for view in views.live() if views else ():
             if view.grad_fn is None:
                 view._requires_grad = flag
                 if flag:

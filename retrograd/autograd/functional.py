@@ -9,10 +9,11 @@ one VJP per output element, or, with `vectorize=True`, all of them in one batche
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .. import _creation  # partly loaded while autograd loads (read at call time)
+from .. import _creation, autograd  # partly loaded while autograd loads (read at call time)
 from . import forward_ad, grad_mode
 
 if TYPE_CHECKING:
@@ -103,15 +104,13 @@ def _require_grad(tensors: tuple, kind: str, strict: bool) -> None:
 def _grads(outputs: tuple, inputs: tuple, grad_outputs: tuple | None = None, create_graph: bool = False,
            retain_graph: bool | None = None, is_grads_batched: bool = False) -> tuple:
     """autograd.grad that skips outputs without a graph (None where an input is unused)."""
-    from . import grad
-
     if grad_outputs is None:
         grad_outputs = (None,) * len(outputs)
     pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if o is not None and o.requires_grad]
     if not pairs:
         return (None,) * len(inputs)
-    return grad([o for o, _ in pairs], inputs, [g for _, g in pairs], retain_graph=retain_graph,
-                create_graph=create_graph, allow_unused=True, is_grads_batched=is_grads_batched)
+    return autograd.grad([o for o, _ in pairs], inputs, [g for _, g in pairs], retain_graph=retain_graph,
+                         create_graph=create_graph, allow_unused=True, is_grads_batched=is_grads_batched)
 
 
 _UNUSED = {
@@ -284,12 +283,19 @@ def jacobian(func: Callable, inputs: Any, create_graph: bool = False, strict: bo
 
 
 def _jacobian_rows(i: int, out: Tensor, inputs: tuple, create_graph: bool, strict: bool) -> tuple:
-    """One VJP per element of output i (torch's loop, used when vectorize=False)."""
+    """One VJP per element of output i (torch's loop, used when vectorize=False), each with a one-hot
+    cotangent: the same numbers as torch's backward from `out.reshape(-1)[j]` without recording a
+    select node per row (a complex output takes torch's path, whose implicit gradient raises)."""
     from ..ops.shape import stack  # the op table loads after autograd
     rows: list[list] = [[] for _ in inputs]
-    flat = out.reshape(-1)
-    for j in range(out.numel()):
-        grads = _grads((flat[j],), inputs, retain_graph=True, create_graph=create_graph)
+    flat = out.reshape(-1) if out.is_complex() else None
+    for j, index in enumerate(itertools.product(*map(range, out.shape))):
+        if flat is not None:
+            grads = _grads((flat[j],), inputs, retain_graph=True, create_graph=create_graph)
+        else:
+            one_hot = out.new_zeros(out.shape)
+            one_hot._data[index] = 1  # a fresh tensor: no graph, no view, nothing else holds it
+            grads = _grads((out,), inputs, (one_hot,), retain_graph=True, create_graph=create_graph)
         for k, (g, x) in enumerate(zip(grads, inputs)):
             if g is None:
                 if strict:

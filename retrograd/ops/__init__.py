@@ -434,8 +434,9 @@ def _operator(fn: Any, arrays: bool = False) -> Any:
     return method
 
 
-# the hottest operators run their op row's generated entry point directly (Op.operator)
-Tensor.__add__ = Tensor.__radd__ = OPS["add"].operator(pointwise._ALPHA_ONE)
+# the hottest operators run their op row's generated entry point directly (Op.operator); add's
+# forward with alpha = 1 is NumPy's `add` (Note [one-call forwards])
+Tensor.__add__ = Tensor.__radd__ = OPS["add"].operator(pointwise._ALPHA_ONE, np_.add)
 Tensor.__sub__ = _operator(sub)
 Tensor.__rsub__ = _operator(_rsub)
 Tensor.__mul__ = Tensor.__rmul__ = OPS["mul"].operator()

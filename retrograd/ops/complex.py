@@ -15,6 +15,8 @@ from __future__ import annotations
 import builtins
 import math
 
+import numpy as np
+
 from .. import _dtype as D
 from .._creation import zeros_like
 from .._tensor import Tensor
@@ -131,6 +133,9 @@ def imag(input: Tensor) -> Tensor:
 def conj(input: Tensor | complex) -> Tensor | complex:
     """The complex conjugate; real tensors (and real numbers) are returned as they are."""
     if isinstance(input, Tensor):
+        data = input._data
+        if type(data) is np.ndarray:  # most formulas call conj: NumPy's dtype kind, without the dtype lookup
+            return apply(conj_op, (input,)) if data.dtype.kind == "c" else input
         return apply(conj_op, (input,)) if input.dtype.is_complex else input
     return input.conjugate() if isinstance(input, builtins.complex) else input
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from .. import _creation
 from .. import _dtype as D
-from .._tensor import NO_VERSION_COUNTER, Tensor, _array_of, _wrap, _wrap_many, device  # noqa: F401 - _array_of: generated
+from .._tensor import NO_VERSION_COUNTER, Tensor, ViewRefs, _array_of, _wrap, _wrap_many, device  # noqa: F401 - _array_of: generated
 from .._xp import locate, namespace
 from ..autograd import forward_ad, grad_mode
 from ..autograd.graph import (
@@ -263,7 +263,8 @@ class Op:
         self.jvp = self._compile_jvp(namespace) if self.jvp_src else None
         self.numpy_function = _numpy_function(self)
         if not self.variadic:
-            self.run = _generate(f"run of {self.name}", self._run_source(), op=self, ZERO_NRS=(0,) * len(self.inputs),
+            self.run = _generate(f"run of {self.name}", self._run_source(False, self.numpy_function), op=self,
+                                 ZERO_NRS=(0,) * len(self.inputs),
                                  NUMPY_FUNCTION=self.numpy_function)
         # last, as it marks the row compiled: another thread then finds every piece in place
         self.vjps = self.node_class.apply = scope["backward"]  # the node's apply(grads) is the generated backward
@@ -301,16 +302,20 @@ class Op:
         exec("\n".join(lines), scope)  # noqa: S102 - generated from our own rule table
         return scope["jvp"]
 
-    def operator(self, params: tuple = ()) -> Callable:
+    def operator(self, params: tuple = (), numpy_function: Callable | None = None) -> Callable:
         """This binary op as a Tensor operator method, `x.__mul__(other)`: its entry point with `params`
-        fixed and the operand normalised first (Note [operands]), one call fewer than `run`."""
-        return _generate(f"operator of {self.name}", self._run_source(operator=True), op=self, PARAMS=params,
-                         ZERO_NRS=(0,) * len(self.inputs), NUMPY_FUNCTION=self.numpy_function)
+        fixed and the operand normalised first (Note [operands]), one call fewer than `run`.
+        `numpy_function`: what the forward calls with these params, for an op with params (Note
+        [one-call forwards])."""
+        numpy_function = numpy_function or _numpy_function(self)  # compile() may not have run yet
+        return _generate(f"operator of {self.name}", self._run_source(True, numpy_function), op=self, PARAMS=params,
+                         ZERO_NRS=(0,) * len(self.inputs), NUMPY_FUNCTION=numpy_function)
 
-    def _run_source(self, operator: bool = False) -> list[str]:
+    def _run_source(self, operator: bool = False, numpy_function: Callable | None = None) -> list[str]:
         """The source of this op's entry point: `_apply_generic` and `_record` unrolled for its fixed
         inputs, with the node's fields written straight (Note [entry points]). As an `operator`, it
-        takes (self, other) and reads its params from the constant PARAMS."""
+        takes (self, other) and reads its params from the constant PARAMS; `numpy_function` is NumPy's
+        one call for the forward (with those params, for an operator), if there is one."""
         xs = [f"x{k}" for k in range(len(self.inputs))]
         ds = [f"d{k}" for k in range(len(self.inputs))]
         if operator:
@@ -354,9 +359,10 @@ class Op:
                           f"        {_names(ds)} = _arrays(op, {args})"]
         params = ", *params" if self.params else ""  # a call without unpacking when the op has none
         call = f"forward(np if type(d0) is _ndarray else namespace_of(({', '.join(ds)},)), {', '.join(ds)}{params})"
-        if self.numpy_function is not None:  # NumPy's function itself on ndarrays (Note [one-call forwards])
-            call = (f"NUMPY_FUNCTION({', '.join(ds)}) if type(d0) is _ndarray "
-                    f"else forward(namespace_of(({', '.join(ds)},)), {', '.join(ds)})")
+        if numpy_function is not None:  # NumPy's function itself on ndarrays (Note [one-call forwards])
+            out_array = ", out=..." if _UFUNC_OUT_ARRAY and isinstance(numpy_function, np.ufunc) else ""
+            call = (f"NUMPY_FUNCTION({', '.join(ds)}{out_array}) if type(d0) is _ndarray "
+                    f"else forward(namespace_of(({', '.join(ds)},)), {', '.join(ds)}{params})")
         lines += ["    try:",
                   f"        result = {call}",
                   "    except Exception as e:  # arrays on two devices, or NumPy's broadcasting error: torch's words",
@@ -905,9 +911,20 @@ def _shared_calls(sources: dict[int, str]) -> dict[str, list[int]]:
 # Many forwards are one call of the array namespace with their inputs in order (`mul` is
 # `return xp.multiply(a, b)`). For those the entry point calls NumPy's function itself when the
 # input is an ndarray, one Python call fewer per op; other namespaces (CuPy) still go through the
-# forward. The forward stays the one definition: the shortcut is read off its source.
+# forward. The forward stays the one definition: the shortcut is read off its source. A ufunc is
+# called with `out=...` (NumPy >= 2.3), so a 0-d result comes back as a 0-d array, not a NumPy
+# scalar the entry point would convert with another call (a third of a 0-d op's kernel time).
 
 
+def _ufunc_out_array() -> bool:
+    """Whether NumPy's ufuncs take `out=...` (return an array, even 0-d: NumPy >= 2.3)."""
+    try:
+        return type(np.add(np.float32(1), 1, out=...)) is np.ndarray
+    except TypeError:
+        return False
+
+
+_UFUNC_OUT_ARRAY = _ufunc_out_array()
 _SKIPPED_OPCODES = {"RESUME", "PRECALL", "CACHE", "PUSH_NULL", "NOP"}
 
 
@@ -1023,26 +1040,34 @@ DEFAULT, NO_GRAD, INFERENCE, MULTI_OUTPUT, IN_CUSTOM_FUNCTION = (
 def _mark_views(op: Op, source: Tensor, outs: tuple, params: tuple) -> None:
     """Views share memory and the version counter with their base and remember how they were made; views
     of an inference tensor are inference tensors, not views (Note [inference tensors])."""
-    counter = source._counter()
-    if counter is NO_VERSION_COUNTER:
+    counter = source._vc
+    if counter is None:
+        counter = source._vc = [0]
+    elif counter is NO_VERSION_COUNTER:
         for o in outs:
             o._vc = counter
         return
-    base = source._base if source._base is not None else source
     state = _grad_state
     made = INFERENCE if state.inference else NO_GRAD if not state.grad else \
         DEFAULT if op.n_outputs == 1 else MULTI_OUTPUT
-    if source._base is not None:  # torch's propagate_creation_meta: the latest unusual way, inference mode first
-        was = source._extra["creation_meta"]
+    base = source._base
+    if base is None:  # a view of a base: the common case
+        base = fw_base = source
+        replayed = None
+    else:  # torch's propagate_creation_meta: the latest unusual way, inference mode first
+        extra = source._extra
+        was = extra["creation_meta"]
         made = was if made == DEFAULT or was == INFERENCE else made
-    replayed = None if source._base is None else source._extra.get("replay")
-    fw_base = source._extra.get("fw_base", source) if source._base is not None else source
+        replayed = extra.get("replay")
+        fw_base = extra.get("fw_base", source)
+    replay_every_op = state.view_replay
+    base_dtype = base._data.dtype
     for index, o in enumerate(outs):
         o._vc = counter
         o._base = base
         o._extra = {"creation_meta": made, "fw_base": fw_base}  # forward_ad, Note [tangents of views]
-        if replayed is not None or state.view_replay or o._data.dtype != base._data.dtype:
-            o._extra["replay"] = _view_recipe(op, params, index, source, replayed, o, state.view_replay)
+        if replayed is not None or replay_every_op or o._data.dtype is not base_dtype and o._data.dtype != base_dtype:
+            o._extra["replay"] = _view_recipe(op, params, index, source, replayed, o, replay_every_op)
     if state.enabled:  # shape.rebase_view regenerates these after an in-place op gives the base history
         _track_views(base, outs)  # (also when the base has none yet: `x1.expand(2)`, then `x1.add_(leaf)`)
     elif source._requires_grad:
@@ -1067,11 +1092,15 @@ def _view_recipe(op: Op, params: tuple, index: int, source: Tensor, replayed: tu
 
 def _track_views(base: Tensor, views: Sequence[Tensor]) -> None:
     """Keep weak references to `views` on their base, for shape.rebase_view and its kin to find."""
-    extra = base._extra_dict()
+    extra = base._extra
+    if extra is None:
+        extra = base._extra = {}
     tracked = extra.get("views")
     if tracked is None:
-        tracked = extra["views"] = weakref.WeakSet()
-    tracked.update(views)
+        tracked = extra["views"] = ViewRefs()
+    tracked.extend(map(weakref.ref, views))
+    if len(tracked) > tracked.limit:
+        tracked.prune()
 
 
 def _record(op: Op, inputs: Sequence, params: tuple, outs: tuple) -> None:

@@ -439,7 +439,7 @@ def _rebase_view(tensor: Tensor, replaced: tuple | None) -> None:
         base = tensor
     views = None if base._extra is None else base._extra.get("views")
     if views and base._requires_grad:
-        for v in list(views):
+        for v in views.live():
             if v is not tensor:
                 _regenerate_or_refuse(v, base)
 
@@ -465,7 +465,7 @@ def regenerate_after_untracked_write(tensor: Tensor, keep: Tensor | None = None)
     base = tensor._base if tensor._base is not None else tensor
     if not base._requires_grad:
         return
-    views = set(base._extra.get("views", ())) if base._extra else set()
+    views = set(base._extra["views"].live()) if base._extra and "views" in base._extra else set()
     if tensor is not base and not tensor._extra_dict().get("discarded"):
         views.add(tensor)
     views.discard(keep)
