@@ -702,7 +702,7 @@ def _as_saved_value(value: object) -> object:
 class SavedOutput:
     """An op's own output kept for its backward without a tensor -> node -> tensor cycle."""
 
-    __slots__ = ("data", "counter", "version", "output_nr", "requires_grad")
+    __slots__ = ("data", "counter", "version", "output_nr", "requires_grad", "view_history")
 
     def __init__(self, tensor: Tensor) -> None:
         self.data = tensor._data
@@ -710,6 +710,7 @@ class SavedOutput:
         self.version = self.counter[0]
         self.output_nr = tensor._output_nr
         self.requires_grad = tensor._requires_grad
+        self.view_history: Node | None = None  # set by resave_output for an in-place op on a view
 
     def unpack(self, node: Node) -> Tensor:
         t = _wrap(self.data)
@@ -718,7 +719,11 @@ class SavedOutput:
             t.grad_fn, t._output_nr = node, self.output_nr
             raise RuntimeError(modified_message(t, self.version, node))
         if self.requires_grad:
-            t.grad_fn, t._output_nr, t._requires_grad = node, self.output_nr, True
+            if self.view_history is None:
+                t.grad_fn, t._output_nr = node, self.output_nr
+            else:
+                t.grad_fn, t._output_nr = self.view_history, 0
+            t._requires_grad = True
         return t
 
 
@@ -1238,9 +1243,17 @@ def saved_output(tensor: Tensor) -> SavedOutput | _SavedWithTangents:
 def resave_output(node: OpNode, tensor: Tensor) -> None:
     """An in-place op wrote its result into `tensor`: its node's saved output is `tensor` now, with the
     tangents it has. A result that saved-tensor hooks packed stays as packed (their pack ran once, and
-    their unpack runs once, as in torch)."""
+    their unpack runs once, as in torch). When `tensor` is a view, its history is the fresh one its base's
+    CopySlices gave it, which wraps `node`: the output unpacks with that history, so that a double backward
+    reaches `node` only through CopySlices, which calls it (as torch's, which holds it weakly and falls back
+    to `node` once the view is gone: the engine could then run `node`, and free what it saved, before
+    CopySlices calls it). The cycle this makes (node, saved output, view's history, CopySlices) is broken
+    when CopySlices is released after its backward, else by the garbage collector."""
     if type(node._result[0]) is not _PackedSaved:
-        node._result = (saved_output(tensor),)
+        saved = saved_output(tensor)
+        if tensor.grad_fn is not None and tensor.grad_fn is not node:
+            (saved.saved if type(saved) is _SavedWithTangents else saved).view_history = tensor.grad_fn
+        node._result = (saved,)
 
 
 class _SavedWithTangents:
