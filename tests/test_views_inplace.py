@@ -125,17 +125,6 @@ def copy_slices_double_backward_through_saved_result(L):
 
 
 @scenario
-def copy_slices_double_backward_after_the_view_is_gone(L):
-    """The same with the view gone before backward (torch's saved result then leads to relu_'s node itself,
-    retrograd's still to the view's history: the graphs differ below CopySlices, not the gradients)."""
-    x = leaf(L, np.array([1.0, -2.0, 3.0, 4.0]))
-    y = x * 1
-    L.relu_(y[1:3])
-    (g,) = L.autograd.grad((y * y).sum(), x, create_graph=True)
-    return [graph(g.grad_fn, 2), g, L.autograd.grad(g.sum(), x)]
-
-
-@scenario
 def zero_through_transposed_view(L):
     x = leaf(L)
     y = x * 1

@@ -287,6 +287,30 @@ class BatchedTensor(Tensor):
         return self
 
 
+def _new_batched(name: str) -> Callable:
+    """Tensor.new_zeros / new_ones / new_empty / new_full on a batched tensor: a new tensor for each example,
+    batched alike (torch's batching rule), so that a write of batched values into it stays each example's."""
+    plain = getattr(Tensor, name)
+
+    def method(self: BatchedTensor, *args: Any, **kwargs: Any) -> Tensor:
+        size, rest = (args[:-1], args[-1:]) if name in ("new_full", "new_empty_strided") else (args, ())
+        if "size" in kwargs:
+            size = kwargs.pop("size")
+        batch, size = tuple(level.size for level in self._levels), _creation._shape(size)
+        if name == "new_empty_strided":  # each example a storage of its own, one after the other
+            (stride,) = rest
+            span = 0 if 0 in size else 1 + sum((n - 1) * s for n, s in zip(size, stride))
+            rest = (tuple(math.prod(batch[i + 1:]) * span for i in range(len(batch))) + tuple(stride),)
+        return make(plain(self._physical, batch + size, *rest, **kwargs), self._levels)
+
+    method.__name__ = name
+    return method
+
+
+for _name in ("new_zeros", "new_ones", "new_empty", "new_full", "new_empty_strided"):
+    setattr(BatchedTensor, _name, _new_batched(_name))
+
+
 def make(physical: Tensor, levels: Sequence[Level]) -> Tensor:
     """The BatchedTensor at `levels` (sorted) whose leading physical dims are those levels."""
     if not levels:

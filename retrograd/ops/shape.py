@@ -448,7 +448,7 @@ class CopySlices(Node):
             return out
         if self.fn is None:
             raise RuntimeError(FREED_MESSAGE)
-        result = empty_strided(*self._base_layout, dtype=grad.dtype).copy_(grad)
+        result = grad.new_empty_strided(*self._base_layout).copy_(grad)
         view = self._view
         grad_slice = view(result) if isinstance(view, _Replay) else as_strided(result, *view)
         res = self.fn.apply([grad_slice.clone(memory_format=contiguous_format)])
@@ -592,16 +592,33 @@ class _Replay:
 
 def view_of_tangent(view: Tensor, base: Tensor, base_tangent: Tensor) -> Tensor | None:
     """The view of `base_tangent` that `view` is of `base` (forward_ad, Note [tangents of views]); None
-    when the tangent is laid out otherwise than the base (or batched by vmap), or the view changes dtype."""
-    if view._data.dtype != base._data.dtype or getattr(base_tangent, "_physical", None) is not None or \
-            base_tangent._data.dtype != base._data.dtype:
+    when the tangent is laid out otherwise than the base, or the view changes dtype. A tangent batched by
+    vmap gives the same view of each example: the view of its physical tensor, batched likewise."""
+    physical = getattr(base_tangent, "_physical", None)
+    tangent = base_tangent if physical is None else physical
+    batched = 0 if physical is None else len(base_tangent._levels)
+    if view._data.dtype != base._data.dtype or tangent._data.dtype != base._data.dtype:
         return None
     place = _Geometry(base)
-    if _Geometry(base_tangent).describe_owner() != place.describe_owner():
+    root = tangent._base if tangent._base is not None else tangent
+    size, stride, offset = _storage(root).describe(tangent._data)
+    if (size[batched:], stride[batched:]) != place.describe_owner()[:2]:
         return None
-    size, stride, offset = place.describe(view._data)
-    root = base_tangent._base if base_tangent._base is not None else base_tangent
-    return as_strided(base_tangent, size, stride, _storage(root).describe(base_tangent._data)[2] + offset)
+    view_size, view_stride, view_offset = place.describe(view._data)
+    return as_strided(base_tangent, view_size, view_stride, offset + view_offset)
+
+
+def zeros_batched_like(tensor: Tensor, like: Tensor) -> Tensor:
+    """Zeros laid out like `tensor` in every example of the batched `like` (a batched tangent that views
+    of `tensor` can be views of)."""
+    batch = like._physical._data.shape[:len(like._levels)]
+    stride = _Geometry(tensor).describe_owner()[1]
+    numel = max(1, _Geometry(tensor).numel)
+    batch_stride = tuple(math.prod(batch[i + 1:]) * numel for i in range(len(batch)))
+    physical = empty_strided(batch + tensor._data.shape, batch_stride + stride, dtype=like.dtype).zero_()
+    from ..autograd.batched import make  # vmap builds on the op table (imports it at its top)
+
+    return make(physical, like._levels)
 
 
 def same_strides(a: Tensor, b: Tensor) -> bool:
@@ -1298,6 +1315,15 @@ def as_strided(input: Tensor, size: Sequence[int], stride: Sequence[int], storag
         raise RuntimeError("mismatch in length of strides and shape")
     if any(s < 0 for s in stride):
         raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: {list(stride)}")
+    physical = getattr(input, "_physical", None)
+    if physical is not None:  # under vmap: the same window of each example (torch's batching rule)
+        from ..autograd.batched import make  # vmap builds on the op table (imports it at its top)
+
+        k = len(input._levels)
+        root = physical._base if physical._base is not None else physical
+        own_size, own_stride, own_offset = _storage(root).describe(physical._data)
+        offset = own_offset if storage_offset is None else int(storage_offset)
+        return make(as_strided(physical, own_size[:k] + size, own_stride[:k] + stride, offset), input._levels)
     storage = _storage(input._base if input._base is not None else input, input._data.dtype)
     offset = storage.describe(input._data)[2] if storage_offset is None else int(storage_offset)
     needed = 0 if 0 in size else offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1
