@@ -602,18 +602,19 @@ def view_of_tangent(view: Tensor, base: Tensor, base_tangent: Tensor) -> Tensor 
     place = _Geometry(base)
     root = tangent._base if tangent._base is not None else tangent
     size, stride, offset = _storage(root).describe(tangent._data)
-    if (size[batched:], stride[batched:]) != place.describe_owner()[:2]:
+    base_size, base_stride, base_offset = place.describe_owner()
+    if (size[batched:], stride[batched:]) != (base_size, base_stride):
         return None
     view_size, view_stride, view_offset = place.describe(view._data)
-    return as_strided(base_tangent, view_size, view_stride, offset + view_offset)
+    return as_strided(base_tangent, view_size, view_stride, offset + view_offset - base_offset)
 
 
 def zeros_batched_like(tensor: Tensor, like: Tensor) -> Tensor:
     """Zeros laid out like `tensor` in every example of the batched `like` (a batched tangent that views
     of `tensor` can be views of)."""
-    batch = like._physical._data.shape[:len(like._levels)]
-    stride = _Geometry(tensor).describe_owner()[1]
-    numel = max(1, _Geometry(tensor).numel)
+    batch = tuple(level.size for level in like._levels)
+    place = _Geometry(tensor)
+    stride, numel = place.describe_owner()[1], max(1, place.numel)
     batch_stride = tuple(math.prod(batch[i + 1:]) * numel for i in range(len(batch)))
     physical = empty_strided(batch + tensor._data.shape, batch_stride + stride, dtype=like.dtype).zero_()
     from ..autograd.batched import make  # vmap builds on the op table (imports it at its top)
