@@ -36,7 +36,18 @@ def new_factories(lib):
     return [t.tolist() for t in lib.vmap(f)(lib.arange(12.0).reshape(2, 6))]
 
 
-@pytest.mark.parametrize("scenario", [batched_write_through_transposed_view, new_factories])
+def copy_of_a_plain_tensor_into_a_batched_one(lib):
+    def f(g):
+        scalar, row = g[0].clone(), g.clone()
+        scalar.copy_(lib.zeros(()))
+        row.copy_(lib.arange(3.0))
+        return scalar, row
+
+    return [t.tolist() for t in lib.vmap(f)(lib.ones(4, 3))]
+
+
+@pytest.mark.parametrize("scenario", [batched_write_through_transposed_view, new_factories,
+                                      copy_of_a_plain_tensor_into_a_batched_one])
 def test_same_as_torch(scenario):
     assert scenario(retrograd) == scenario(torch)
 

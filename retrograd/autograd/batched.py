@@ -506,6 +506,14 @@ def _apply(op: Any, args: Any, params: tuple) -> Any:
     return apply(op, args, params)
 
 
+def _copy(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+    """copy_(self, src) (src already expanded to self's logical shape): src is written into every example,
+    so it takes self's batch dims, repeated along the levels it is not batched at."""
+    dst, src = args
+    physical = align(dst, levels, dst.ndim, full=True)
+    return make(_apply(op, (physical, align(src, levels, dst.ndim, full=True)), params), levels)
+
+
 # ---- elementwise ------------------------------------------------------------------------------
 
 def _elementwise(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
@@ -889,7 +897,7 @@ RULES: dict[str, Callable] = {
     "sum_all": _whole("sum"), "mean_all": _whole("mean"), "max_all": _whole("amax"), "min_all": _whole("amin"),
     "view": _reshape, "_unsafe_view": _reshape, "expand": _expand, "permute": _permute, "t": _t,
     "squeeze": _squeeze_all, "select_backward": _with_sizes, "slice_backward": _with_sizes,
-    "clone": _elementwise, "_to_copy": _elementwise, "copy_": _elementwise,
+    "clone": _elementwise, "_to_copy": _elementwise, "copy_": _copy,
     "mm": _matmul, "mv": _matmul, "dot": _matmul, "bmm": _matmul, "outer": _matmul, "matmul_nd": _matmul,
     "matmul_vec_mat": _matmul,
     "index": _index, "index_put": _index_put, "copy_slices_put": _index_put, "gather": _gather_scatter,
