@@ -168,7 +168,8 @@ def are_deterministic_algorithms_enabled() -> bool:
 _LAZY_SUBMODULES = {"_VF", "_vmap_internals", "accelerator", "amp", "backends", "cuda", "datasets", "distributed",
                     "distributions", "fft", "func", "jit", "linalg", "masked", "nn", "onnx", "optim", "random",
                     "serialization", "signal", "special", "testing", "utils", "version", "viz"}
-_LAZY_NAMES = {"autocast": "amp", "load": "serialization", "save": "serialization", "vmap": "func"}  # name: module
+_LAZY_NAMES = {"autocast": "amp", "load": "serialization", "lobpcg": "_lobpcg", "save": "serialization",
+               "vmap": "func"}  # name: module
 
 
 def __getattr__(name: str) -> Any:

@@ -90,6 +90,40 @@ def add_through_slice(L):
     return [name(y), name(v), x.grad, z.grad]
 
 
+def graph(fn, depth: int):
+    """The names of a node and of those below it, `depth` levels down (Note [in-place through views])."""
+    if fn is None or depth == 0:
+        return None if fn is None else fn.name()
+    return (fn.name(), tuple(graph(f, depth - 1) for f, _ in fn.next_functions))
+
+
+@scenario
+def copy_slices_edges_and_double_backward(L):
+    """CopySlices wraps the in-place op's node: its edges are the base's old history and the op's other
+    inputs, and its backward (copy, as_strided, clone, the op's node, copy_ back) records torch's nodes."""
+    x, w = leaf(L, np.array([1.0, -2.0, 3.0, 4.0])), leaf(L, np.array([2.0, 5.0]))
+    y = x * 1
+    y[1:3].add_(w * w)
+    seen = [graph(y.grad_fn, 2)]
+    out = (y * y).sum()
+    (gx,) = L.autograd.grad(out, x, create_graph=True)
+    (gw,) = L.autograd.grad(out, w, create_graph=True)
+    second = L.autograd.grad((gx * gx).sum() + gw.sum(), (x, w))
+    return seen + [graph(gx.grad_fn, 4), graph(gw.grad_fn, 3), gx, gw, second]
+
+
+@scenario
+def copy_slices_double_backward_through_saved_result(L):
+    """relu_ on a view saves its result, which unpacks with the view's fresh history: the double backward
+    reaches relu_'s node only through CopySlices, as torch's does."""
+    x = leaf(L, np.array([1.0, -2.0, 3.0, 4.0]))
+    y = x * 1
+    v = y[1:3]
+    L.relu_(v)
+    (g,) = L.autograd.grad((y * y).sum(), x, create_graph=True)
+    return [graph(g.grad_fn, 4), g, L.autograd.grad(g.sum(), x)]
+
+
 @scenario
 def zero_through_transposed_view(L):
     x = leaf(L)

@@ -287,6 +287,30 @@ class BatchedTensor(Tensor):
         return self
 
 
+def _new_batched(name: str) -> Callable:
+    """Tensor.new_zeros / new_ones / new_empty / new_full on a batched tensor: a new tensor for each example,
+    batched alike (torch's batching rule), so that a write of batched values into it stays each example's."""
+    plain = getattr(Tensor, name)
+
+    def method(self: BatchedTensor, *args: Any, **kwargs: Any) -> Tensor:
+        size, rest = (args[:-1], args[-1:]) if name in ("new_full", "new_empty_strided") else (args, ())
+        if "size" in kwargs:
+            size = kwargs.pop("size")
+        batch, size = tuple(level.size for level in self._levels), _creation._shape(size)
+        if name == "new_empty_strided":  # each example a storage of its own, one after the other
+            (stride,) = rest
+            span = 0 if 0 in size else 1 + sum((n - 1) * s for n, s in zip(size, stride))
+            rest = (tuple(math.prod(batch[i + 1:]) * span for i in range(len(batch))) + tuple(stride),)
+        return make(plain(self._physical, batch + size, *rest, **kwargs), self._levels)
+
+    method.__name__ = name
+    return method
+
+
+for _name in ("new_zeros", "new_ones", "new_empty", "new_full", "new_empty_strided"):
+    setattr(BatchedTensor, _name, _new_batched(_name))
+
+
 def make(physical: Tensor, levels: Sequence[Level]) -> Tensor:
     """The BatchedTensor at `levels` (sorted) whose leading physical dims are those levels."""
     if not levels:
@@ -480,6 +504,14 @@ def _wrap_outputs(out: Any, levels: tuple) -> Any:
 
 def _apply(op: Any, args: Any, params: tuple) -> Any:
     return apply(op, args, params)
+
+
+def _copy(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+    """copy_(self, src) (src already expanded to self's logical shape): src is written into every example,
+    so it takes self's batch dims, repeated along the levels it is not batched at."""
+    dst, src = args
+    physical = align(dst, levels, dst.ndim, full=True)
+    return make(_apply(op, (physical, align(src, levels, dst.ndim, full=True)), params), levels)
 
 
 # ---- elementwise ------------------------------------------------------------------------------
@@ -865,7 +897,7 @@ RULES: dict[str, Callable] = {
     "sum_all": _whole("sum"), "mean_all": _whole("mean"), "max_all": _whole("amax"), "min_all": _whole("amin"),
     "view": _reshape, "_unsafe_view": _reshape, "expand": _expand, "permute": _permute, "t": _t,
     "squeeze": _squeeze_all, "select_backward": _with_sizes, "slice_backward": _with_sizes,
-    "clone": _elementwise, "_to_copy": _elementwise, "copy_": _elementwise,
+    "clone": _elementwise, "_to_copy": _elementwise, "copy_": _copy,
     "mm": _matmul, "mv": _matmul, "dot": _matmul, "bmm": _matmul, "outer": _matmul, "matmul_nd": _matmul,
     "matmul_vec_mat": _matmul,
     "index": _index, "index_put": _index_put, "copy_slices_put": _index_put, "gather": _gather_scatter,

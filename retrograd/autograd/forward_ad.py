@@ -146,7 +146,9 @@ def _level_id(level: int | None, what: str) -> int | None:
 # differentiable (make_dual's and unpack_dual's outputs, which carry or drop a tangent of their own).
 # A view made before its base had a tangent takes the view of it when first asked (get_tangent). An
 # in-place op writes its new tangent into the tangent already there (write_tangent); a view without
-# one first gives its forward base a zero tangent, so `base[0] = dual` gives `base` a tangent.
+# one first gives its forward base a zero tangent, so `base[0] = dual` gives `base` a tangent. Under
+# vmap a batched tangent makes that zero tangent batched too (zeros laid out like the base in every
+# example), and the view's tangent is the same view of each example (as_strided of a batched tensor).
 
 
 def get_tangent(tensor: Any, level_id: int) -> Any:
@@ -171,8 +173,9 @@ def get_tangent(tensor: Any, level_id: int) -> Any:
 
 def write_tangent(tensor: Any, level_id: int, tangent: Any) -> bool:
     """Give `tensor` the new tangent an in-place op computed for it (Note [tangents of views]): True
-    when done; False when `tensor` was only handed it (tangents batched by vmap, expanded ones), so
-    that its base's tangent must follow out of place, through CopySlices (shape.rebase_view)."""
+    when done; False when `tensor` was only handed it (an expanded tangent, one batched by vmap where
+    the tangent there is not), so that its base's tangent must follow out of place, through CopySlices
+    (shape.rebase_view)."""
     from ..ops import shape
 
     batched = _batched().is_batched
@@ -183,12 +186,15 @@ def write_tangent(tensor: Any, level_id: int, tangent: Any) -> bool:
         set_tangent(base, level_id, tangent)  # the view is all of its base: both share the new tangent, as in torch
         set_tangent(tensor, level_id, tangent)
         return True
-    if batched(tangent) or current is not None and batched(current):
-        set_tangent(tensor, level_id, tangent)
-        return base is None
     if current is None and base is not None:
-        set_tangent(base, level_id, shape.zeros_laid_out_like(base))
+        with hidden_levels(level_id):
+            zeros = shape.zeros_batched_like(base, tangent) if batched(tangent) else shape.zeros_laid_out_like(base)
+        set_tangent(base, level_id, zeros)
         current = get_tangent(tensor, level_id)
+    levels_of = _batched().levels_of
+    if current is not None and set(levels_of(tangent)) - set(levels_of(current)):
+        set_tangent(tensor, level_id, tangent)  # batched where the tangent there is not: handed over
+        return base is None
     if current is None or not shape.is_writable_in_place(current):
         set_tangent(tensor, level_id, tangent)
         return base is None

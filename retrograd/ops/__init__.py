@@ -278,7 +278,7 @@ def _copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
     value = src_t.expand(self.shape) if src_t._data.shape != self._data.shape else src_t
     if value.dtype is not self.dtype:
         value = to(value, self.dtype)
-    if value._requires_grad or self._requires_grad or _transforms.levels:  # a graph or tangents to carry
+    if value._requires_grad or self._requires_grad or _transforms.levels or _transforms.vmap:  # graph, tangent, batch
         return self._become(apply(_COPY, (self, value)))
     self._data[...] = value._data
     self._bump_version()

@@ -70,13 +70,13 @@ def become(self: Tensor, result: Tensor) -> Tensor:
         self._output_nr = result._output_nr
         self._requires_grad = True
         move_retains_grad(self, old_node, old_nr)
-        if getattr(node, "_result", None):
-            resave_output(node, self)
     if (node is not None or replaced_tangents) and (
             self._base is not None or self._extra is not None):  # a view, or a base that may have views
-        rebase_view(self, (old_node, old_nr) if node is not None else None, replaced_tangents)
+        rebase_view(self, node is not None, replaced_tangents)
     elif self._base is not None or self._extra is not None and self._extra.get("views"):
         regenerate_after_untracked_write(self)
+    if getattr(node, "_result", None):
+        resave_output(node, self)
     return self
 
 

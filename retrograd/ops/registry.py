@@ -710,7 +710,7 @@ def _as_saved_value(value: object) -> object:
 class SavedOutput:
     """An op's own output kept for its backward without a tensor -> node -> tensor cycle."""
 
-    __slots__ = ("data", "counter", "version", "output_nr", "requires_grad")
+    __slots__ = ("data", "counter", "version", "output_nr", "requires_grad", "view_history")
 
     def __init__(self, tensor: Tensor) -> None:
         self.data = tensor._data
@@ -718,6 +718,7 @@ class SavedOutput:
         self.version = self.counter[0]
         self.output_nr = tensor._output_nr
         self.requires_grad = tensor._requires_grad
+        self.view_history: weakref.ref | None = None  # set by resave_output for an in-place op on a view
 
     def unpack(self, node: Node) -> Tensor:
         t = _wrap(self.data)
@@ -726,7 +727,12 @@ class SavedOutput:
             t.grad_fn, t._output_nr = node, self.output_nr
             raise RuntimeError(modified_message(t, self.version, node))
         if self.requires_grad:
-            t.grad_fn, t._output_nr, t._requires_grad = node, self.output_nr, True
+            history = None if self.view_history is None else self.view_history()
+            if history is None:
+                t.grad_fn, t._output_nr = node, self.output_nr
+            else:
+                t.grad_fn, t._output_nr = history, 0
+            t._requires_grad = True
         return t
 
 
@@ -1271,9 +1277,17 @@ def saved_output(tensor: Tensor) -> SavedOutput | _SavedWithTangents:
 def resave_output(node: OpNode, tensor: Tensor) -> None:
     """An in-place op wrote its result into `tensor`: its node's saved output is `tensor` now, with the
     tangents it has. A result that saved-tensor hooks packed stays as packed (their pack ran once, and
-    their unpack runs once, as in torch)."""
+    their unpack runs once, as in torch). When `tensor` is a view, its history is the fresh one its base's
+    CopySlices gave it, which wraps `node`: while that history lives the output unpacks with it, so that a
+    double backward reaches `node` only through CopySlices; it is held weakly (torch's weak grad_fn), as a
+    strong hold would make a cycle (node, saved output, view's history, CopySlices). Once it is gone the
+    output unpacks with `node`, as torch's: a double backward then needs CopySlices to run before `node`
+    (torch runs the newer node first; see Note [execution order] in autograd/engine.py)."""
     if type(node._result[0]) is not _PackedSaved:
-        node._result = (saved_output(tensor),)
+        saved = saved_output(tensor)
+        if tensor.grad_fn is not None and tensor.grad_fn is not node:
+            (saved.saved if type(saved) is _SavedWithTangents else saved).view_history = weakref.ref(tensor.grad_fn)
+        node._result = (saved,)
 
 
 class _SavedWithTangents:

@@ -21,9 +21,9 @@ from .._memory_format import contiguous_format, is_laid_out, laid_out, memory_fo
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ..autograd import grad_mode
 from ..autograd.forward_ad import only_levels, set_tangent
-from ..autograd.graph import move_retains_grad
+from ..autograd.graph import Node, edge_of, move_retains_grad
 from . import arrays as A
-from .registry import DEFAULT, IN_CUSTOM_FUNCTION, INFERENCE, MULTI_OUTPUT, NO_GRAD, Op, apply, defop
+from .registry import DEFAULT, FREED_MESSAGE, IN_CUSTOM_FUNCTION, INFERENCE, MULTI_OUTPUT, NO_GRAD, Op, apply, defop
 from .registry import sum_to as _sum_to
 
 # ============================================================================================
@@ -398,41 +398,95 @@ def unfold_backward(xp, g, input_sizes, dim, size, step):
 
 
 @defop("copy_slices", node="CopySlices", inputs=("self", "src"), params=("region",),
-       self="erase_at(grad, region)", src="take_at(grad, region)", jvp="put_at(self_t, src_t, region)")
+       jvp="put_at(self_t, src_t, region)")
 def copy_slices(xp, base, src, region):
-    return base  # the write already went through the view's memory; this node only records it
+    return base  # the write already went through the view's memory; this gives the base its new tangent
 
 
 # Note [in-place through views]
 # An in-place op on a view v of base b (v shares b's memory) changes b too. torch records it as
-# CopySlices on b: the gradient of the new b is split into the part outside v's region, which goes
-# to b's old history, and the part inside, which goes through the in-place op's node (whose input
-# is v's old history, itself a view of b's old history). Here `region` holds, for each element of
-# v, its flat position in b, so both parts are a take/put (layout independent, differentiable).
+# CopySlices on b, a node that wraps the in-place op's own node `fn`: its edges are b's old history
+# and fn's edges past the first (fn's first edge, v's old history, is not followed). Its backward is
+# torch's: the incoming gradient is copied into a tensor laid out like b (CopyBackwards when it has a
+# history), fn is applied to a clone of that copy's view where v lies (AsStridedBackward0,
+# CloneBackward0), and fn's gradient for v is written back into the view (CopySlices again); the copy
+# is b's old history's gradient, the rest of fn's gradients go to fn's other inputs. So the graph of a
+# double backward has torch's nodes. The copy_slices row only gives b its new tangent (forward AD).
 # Afterwards every live view of b (v included) gets a fresh history from the new b: an as_strided
 # view (AsStridedBackward0), as torch regenerates it. Views register on their base in
 # registry._mark_views; only views of bases that take part in a graph are tracked.
 
 
-def rebase_view(tensor: Tensor, replaced: tuple | None = None, tangent_levels: tuple = ()) -> None:
-    """After an in-place op gave `tensor` a new node (or tangent): record the write on its base
-    (CopySlices) when `tensor` is a view, then regenerate the history of the base's live views (Note
-    above). `replaced` is the view's edge before the op, which the op's node read it from. Tangents
-    follow only at `tangent_levels`: the op wrote the others in place (forward_ad, Note [tangents of
-    views])."""
+class CopySlices(Node):
+    """The node an in-place op on a view records on the view's base (Note [in-place through views])."""
+
+    __slots__ = ("fn", "_base_layout", "_view")
+
+    def __init__(self, base: Tensor, view: Tensor, fn: Node) -> None:
+        super().__init__()
+        self.fn = fn
+        storage = _storage(base)
+        base_size, base_stride, base_offset = storage.describe_owner()
+        self._base_layout = (base_size, base_stride)
+        recipe = view._extra_dict().get("replay")
+        if recipe is not None:
+            self._view: _Replay | tuple = _Replay(recipe, base)
+        else:
+            size, stride, offset = storage.describe(view._data)
+            self._view = (size, stride, offset - base_offset)
+        old = edge_of(base) if base._requires_grad else (None, 0)
+        self._next_nodes = (old[0],) + fn._next_nodes[1:]
+        self._next_nrs = (old[1],) + fn._next_nrs[1:]
+
+    def name(self) -> str:
+        return "torch::autograd::CopySlices"
+
+    def apply(self, grads: list) -> list:
+        grad = grads[0]
+        out: list = [None] * len(self._next_nodes)
+        if grad is None:
+            return out
+        if self.fn is None:
+            raise RuntimeError(FREED_MESSAGE)
+        result = grad.new_empty_strided(*self._base_layout).copy_(grad)
+        view = self._view
+        grad_slice = view(result) if isinstance(view, _Replay) else as_strided(result, *view)
+        res = self.fn.apply([grad_slice.clone(memory_format=contiguous_format)])
+        if self._next_nodes[0] is not None:
+            if res[0] is None:
+                grad_slice.zero_()
+            else:
+                grad_slice.copy_(res[0])
+            out[0] = result
+        out[1:] = res[1:]
+        return out
+
+    def release(self) -> None:
+        """Let go of fn, as torch's does (fn frees what it saved when nothing else holds it: a saved
+        output of fn's op may still lead to fn)."""
+        self.fn = None
+
+
+def rebase_view(tensor: Tensor, recorded: bool = True, tangent_levels: tuple = ()) -> None:
+    """After an in-place op gave `tensor` a new node (`recorded`, its grad_fn) or tangent: record the write
+    on its base (CopySlices) when `tensor` is a view, then regenerate the history of the base's live views
+    (Note above). Tangents follow only at `tangent_levels`: the op wrote the others in place (forward_ad,
+    Note [tangents of views])."""
     with only_levels(tangent_levels):
-        _rebase_view(tensor, replaced)
+        _rebase_view(tensor, recorded)
 
 
-def _rebase_view(tensor: Tensor, replaced: tuple | None) -> None:
+def _rebase_view(tensor: Tensor, recorded: bool) -> None:
     base = tensor._base
     if base is not None:
-        if replaced is not None and replaced[0] is not None and base._requires_grad:
-            _read_view_from_base(tensor, replaced, base)
         recipe = tensor._extra_dict().get("replay")
         same_elements = recipe is None or tensor._data.dtype == base._data.dtype  # flat positions say where it is
         region = _storage(base).region_of(tensor._data) if same_elements else _Replay(recipe, base)
-        _take_over(base, apply(copy_slices, (base, tensor), (region,)))
+        node = CopySlices(base, tensor, tensor.grad_fn) if recorded else None
+        written = apply(copy_slices, (base, tensor), (region,))
+        if node is not None:
+            written.grad_fn, written._output_nr, written._requires_grad = node, 0, True
+        _take_over(base, written)
         if not tensor._extra_dict().get("discarded"):
             _regenerate(tensor, base)
     else:
@@ -442,19 +496,6 @@ def _rebase_view(tensor: Tensor, replaced: tuple | None) -> None:
         for v in views.live():
             if v is not tensor:
                 _regenerate_or_refuse(v, base)
-
-
-def _read_view_from_base(view: Tensor, replaced: tuple, base: Tensor) -> None:
-    """torch's CopySlices hands the in-place op the gradient of the view's region of the base
-    directly: the view's old node, and the hooks registered on it, do not run for it. So the op's
-    self edge, which led to that node, leads to a fresh view of the base's history instead (the same
-    gradient)."""
-    node = view.grad_fn
-    if node._next_nodes[0] is not replaced[0] or node._next_nrs[0] != replaced[1]:
-        return
-    fresh = _remade(view, base)
-    node._next_nodes = (fresh.grad_fn,) + node._next_nodes[1:]
-    node._next_nrs = (fresh._output_nr,) + node._next_nrs[1:]
 
 
 def regenerate_after_untracked_write(tensor: Tensor, keep: Tensor | None = None) -> None:
@@ -551,16 +592,34 @@ class _Replay:
 
 def view_of_tangent(view: Tensor, base: Tensor, base_tangent: Tensor) -> Tensor | None:
     """The view of `base_tangent` that `view` is of `base` (forward_ad, Note [tangents of views]); None
-    when the tangent is laid out otherwise than the base (or batched by vmap), or the view changes dtype."""
-    if view._data.dtype != base._data.dtype or getattr(base_tangent, "_physical", None) is not None or \
-            base_tangent._data.dtype != base._data.dtype:
+    when the tangent is laid out otherwise than the base, or the view changes dtype. A tangent batched by
+    vmap gives the same view of each example: the view of its physical tensor, batched likewise."""
+    physical = getattr(base_tangent, "_physical", None)
+    tangent = base_tangent if physical is None else physical
+    batched = 0 if physical is None else len(base_tangent._levels)
+    if view._data.dtype != base._data.dtype or tangent._data.dtype != base._data.dtype:
         return None
     place = _Geometry(base)
-    if _Geometry(base_tangent).describe_owner() != place.describe_owner():
+    root = tangent._base if tangent._base is not None else tangent
+    size, stride, offset = _storage(root).describe(tangent._data)
+    base_size, base_stride, base_offset = place.describe_owner()
+    if (size[batched:], stride[batched:]) != (base_size, base_stride):
         return None
-    size, stride, offset = place.describe(view._data)
-    root = base_tangent._base if base_tangent._base is not None else base_tangent
-    return as_strided(base_tangent, size, stride, _storage(root).describe(base_tangent._data)[2] + offset)
+    view_size, view_stride, view_offset = place.describe(view._data)
+    return as_strided(base_tangent, view_size, view_stride, offset + view_offset - base_offset)
+
+
+def zeros_batched_like(tensor: Tensor, like: Tensor) -> Tensor:
+    """Zeros laid out like `tensor` in every example of the batched `like` (a batched tangent that views
+    of `tensor` can be views of)."""
+    batch = tuple(level.size for level in like._levels)
+    place = _Geometry(tensor)
+    stride, numel = place.describe_owner()[1], max(1, place.numel)
+    batch_stride = tuple(math.prod(batch[i + 1:]) * numel for i in range(len(batch)))
+    physical = empty_strided(batch + tensor._data.shape, batch_stride + stride, dtype=like.dtype).zero_()
+    from ..autograd.batched import make  # vmap builds on the op table (imports it at its top)
+
+    return make(physical, like._levels)
 
 
 def same_strides(a: Tensor, b: Tensor) -> bool:
@@ -586,15 +645,6 @@ def zeros_laid_out_like(tensor: Tensor) -> Tensor:
 def is_writable_in_place(tensor: Tensor) -> bool:
     """No two elements share memory (an expanded tangent is replaced, not written)."""
     return all(s != 0 or n <= 1 for n, s in zip(tensor._data.shape, tensor._data.strides))
-
-
-def take_at(grad: Tensor, region: np.ndarray | _Replay) -> Tensor:
-    """The part of grad (laid out like a base) that a view of the base sees: flat positions or a replay."""
-    if isinstance(region, _Replay):
-        return region(grad).clone(memory_format=contiguous_format)
-    from .indexing import take_op  # indexing builds on this family (imports it at its top)
-
-    return take_op(grad, region)
 
 
 def put_at(base: Tensor, src: Tensor, region: np.ndarray | _Replay) -> Tensor:
@@ -868,17 +918,6 @@ def as_strided_tangent(tangent: Tensor, geometry: _AsStrided) -> Tensor:
 
     storage = put_op(zeros(geometry.storage.numel, dtype=tangent.dtype), tangent, geometry.input_positions(), False)
     return take_op(storage, geometry.output_positions())
-
-
-def erase_at(grad: Tensor, region: np.ndarray | _Replay) -> Tensor:
-    """grad with the places in `region` (flat indices, or where a replayed view lies) set to zero."""
-    if isinstance(region, _Replay):
-        out = region.copy(grad)
-        region(out).zero_()
-        return out
-    from .indexing import put_op  # indexing builds on this family (imports it at its top)
-
-    return put_op(grad, zeros(region.shape, dtype=grad.dtype), region, False)
 
 
 # ============================================================================================
@@ -1277,6 +1316,15 @@ def as_strided(input: Tensor, size: Sequence[int], stride: Sequence[int], storag
         raise RuntimeError("mismatch in length of strides and shape")
     if any(s < 0 for s in stride):
         raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: {list(stride)}")
+    physical = getattr(input, "_physical", None)
+    if physical is not None:  # under vmap: the same window of each example (torch's batching rule)
+        from ..autograd.batched import make  # vmap builds on the op table (imports it at its top)
+
+        k = len(input._levels)
+        root = physical._base if physical._base is not None else physical
+        own_size, own_stride, own_offset = _storage(root).describe(physical._data)
+        offset = own_offset if storage_offset is None else int(storage_offset)
+        return make(as_strided(physical, own_size[:k] + size, own_stride[:k] + stride, offset), input._levels)
     storage = _storage(input._base if input._base is not None else input, input._data.dtype)
     offset = storage.describe(input._data)[2] if storage_offset is None else int(storage_offset)
     needed = 0 if 0 in size else offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1
