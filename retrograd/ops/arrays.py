@@ -29,3 +29,10 @@ def reshape(xp: Any, x: Any, *shape: Any) -> Any:
     if hasattr(x, "strides"):
         return x.reshape(*shape)
     return xp.reshape(x, tuple(shape[0]) if len(shape) == 1 and not isinstance(shape[0], int) else shape)
+
+
+def reduce(xp: Any, name: str, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """x reduced by the standard's `name` (sum, prod, mean, max, min, any, all) over `axis`."""
+    if hasattr(x, "strides"):
+        return getattr(x, name)(axis=axis, keepdims=keepdims)
+    return getattr(xp, name)(x, axis=axis, keepdims=keepdims)

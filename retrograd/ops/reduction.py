@@ -37,7 +37,7 @@ from .registry import apply, defop
        jvp="self_t.sum().to(result.dtype)")
 def sum_all(xp, x, dtype):
     if not hasattr(x, "strides"):  # not NumPy-like: the standard's function
-        return xp.sum(x, dtype=D.native(xp, dtype))
+        return xp.sum(xp.astype(x, xp.int64) if D.kind(x) == "b" else x, dtype=D.native(xp, dtype))
     return x.sum(dtype=dtype)  # the array's method: NumPy's module function adds a Python wrapper (~2 µs)
 
 
@@ -46,7 +46,8 @@ def sum_all(xp, x, dtype):
        jvp="self_t.sum(dim, keepdim).to(result.dtype)")
 def sum_dim(xp, x, dim, keepdim, dtype):
     if not hasattr(x, "strides"):
-        return xp.sum(x, axis=dim, keepdims=keepdim, dtype=D.native(xp, dtype))
+        return xp.sum(xp.astype(x, xp.int64) if D.kind(x) == "b" else x, axis=dim, keepdims=keepdim,
+                      dtype=D.native(xp, dtype))
     return x.sum(axis=dim, keepdims=keepdim, dtype=dtype)
 
 
@@ -226,13 +227,15 @@ def vector_norm_op(xp, x, ord, dim, keepdim):  # noqa: A002
 @defop("cumsum", params=("dim", "dtype"), self="reversed_cumsum(grad, dim)",
        jvp="self_t.cumsum(dim).to(result.dtype)")
 def cumsum_op(xp, x, dim, dtype):
-    return xp.cumsum(A.reshape(xp, x, -1) if x.ndim == 0 else x, axis=dim, dtype=dtype).reshape(x.shape)
+    return A.reshape(xp, xp.cumulative_sum(A.reshape(xp, x, -1) if x.ndim == 0 else x, axis=dim,
+                                           dtype=D.native(xp, dtype)), x.shape)
 
 
 @defop("cumprod", params=("dim", "dtype"), self="cumprod_backward(grad, self, result, dim)",
        jvp="cumprod_jvp(self_t, self, result, dim)")
 def cumprod_op(xp, x, dim, dtype):
-    return xp.cumprod(A.reshape(xp, x, -1) if x.ndim == 0 else x, axis=dim, dtype=dtype).reshape(x.shape)
+    return A.reshape(xp, xp.cumulative_prod(A.reshape(xp, x, -1) if x.ndim == 0 else x, axis=dim,
+                                            dtype=D.native(xp, dtype)), x.shape)
 
 
 @defop("cummax", params=("dim",), outputs=2, differentiable_outputs=(0,),
@@ -524,7 +527,7 @@ def prod_backward(grad: Tensor, self: Tensor, result: Tensor, dim: int | None, k
         return g * conj(restore_reduced_dims(result, dim, keepdim, self.ndim) / self)
     x, d = (self.reshape(-1), 0) if dim is None else (self, dim)
     n = x.shape[d]
-    last = (arange(n) == n - 1).reshape([n if i == d else 1 for i in range(x.ndim)])
+    last = (arange(n, device=self.device) == n - 1).reshape([n if i == d else 1 for i in range(x.ndim)])
     out = cumprod_backward(where(last, g.reshape([1] * x.ndim) if dim is None else g, 0.0), x, x.cumprod(d), d)
     return out.reshape(self.shape)
 
