@@ -164,7 +164,7 @@ def softplus_backward(xp, g, x, beta, threshold):
 @_smooth_backward_op("hardswish_backward")
 def hardswish_backward(xp, g, x):
     """0 up to -3, x / 3 + 1/2 between, 1 from 3 on (torch's choice at the joins), times grad."""
-    return (g * xp.where(x <= -3, 0, xp.where(x < 3, x / 3 + 0.5, 1))).astype(g.dtype, copy=False)
+    return A.astype(xp, g * xp.where(x <= -3, 0, xp.where(x < 3, x / 3 + 0.5, 1)), g.dtype, copy=False)
 
 
 @_smooth_backward_op("log_sigmoid_backward")
@@ -281,7 +281,7 @@ def _softplus(xp, x, beta, threshold):
 @defop("log_sigmoid", node="LogSigmoidBackward0", self="log_sigmoid_backward(grad, self)",
        jvp="log_sigmoid_backward(self_t, self)")
 def log_sigmoid_op(xp, x):
-    return (xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x)))).astype(x.dtype, copy=False)
+    return A.astype(xp, xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x))), x.dtype, copy=False)
 
 
 # ============================================================================================

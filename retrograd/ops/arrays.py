@@ -36,3 +36,10 @@ def reduce(xp: Any, name: str, x: Any, axis: Any = None, keepdims: bool = False)
     if hasattr(x, "strides"):
         return getattr(x, name)(axis=axis, keepdims=keepdims)
     return getattr(xp, name)(x, axis=axis, keepdims=keepdims)
+
+
+def argsort(xp: Any, x: Any, axis: int) -> Any:
+    """Indices that sort x along `axis`, equal elements in their order (NaN last)."""
+    if hasattr(x, "strides"):
+        return x.argsort(axis=axis, kind="stable")
+    return xp.argsort(x, axis=axis, stable=True)

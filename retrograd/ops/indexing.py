@@ -317,31 +317,31 @@ def zero_op(xp, x):
 
 def index_backward(grad: Tensor, shape: tuple, indices: tuple) -> Tensor:
     """The adjoint of indexing: grad added into zeros at the indexed places (duplicates add up)."""
-    return index_put_op(zeros(shape, dtype=grad.dtype), grad, indices, True)
+    return index_put_op(zeros(shape, dtype=grad.dtype, device=grad.device), grad, indices, True)
 
 
 def index_select_backward(grad: Tensor, shape: tuple, dim: int, index: np.ndarray) -> Tensor:
-    return index_add_op(zeros(shape, dtype=grad.dtype), grad, dim, index, 1)
+    return index_add_op(zeros(shape, dtype=grad.dtype, device=grad.device), grad, dim, index, 1)
 
 
 def gather_backward(grad: Tensor, shape: tuple, dim: int, index: np.ndarray) -> Tensor:
-    return scatter_add_op(zeros(shape, dtype=grad.dtype), grad, dim, index)
+    return scatter_add_op(zeros(shape, dtype=grad.dtype, device=grad.device), grad, dim, index)
 
 
 def take_backward(grad: Tensor, shape: tuple, index: np.ndarray) -> Tensor:
-    return put_op(zeros(shape, dtype=grad.dtype), grad, index, True)
+    return put_op(zeros(shape, dtype=grad.dtype, device=grad.device), grad, index, True)
 
 
 def masked_select_backward(grad: Tensor, shape: tuple, mask: np.ndarray) -> Tensor:
     """grad put back at the masked places of a zero tensor of the broadcast shape."""
-    return masked_scatter_op(zeros(np.broadcast_shapes(shape, mask.shape), dtype=grad.dtype), grad, mask)
+    return masked_scatter_op(zeros(np.broadcast_shapes(shape, mask.shape), dtype=grad.dtype, device=grad.device), grad, mask)
 
 
 def masked_scatter_source_grad(grad: Tensor, mask: np.ndarray, source_shape: tuple) -> Tensor:
     """The gradient at the masked places, in source's order, padded with zeros to source's size."""
     picked = masked_select_op(grad, mask)
     rest = int(np.prod(source_shape)) - picked._data.size
-    return cat([picked, zeros(rest, dtype=grad.dtype)]).reshape(source_shape)
+    return cat([picked, zeros(rest, dtype=grad.dtype, device=grad.device)]).reshape(source_shape)
 
 
 def scale_by_alpha(t: Tensor, alpha: complex) -> Tensor:
@@ -463,7 +463,7 @@ def _as_index(value: object) -> np.ndarray:
         if arr.size == 0 and not isinstance(value, Tensor):
             return arr.astype(np.int64)
         raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-    return arr.astype(np.int64, copy=False)
+    return A.astype(namespace(arr), arr, np.int64, copy=False)
 
 
 def _parse_key(key: object) -> list:
@@ -722,7 +722,16 @@ def _index_vector(index: Tensor, what: str) -> np.ndarray:
         raise IndexError(f"{what}(): Index is supposed to be a vector")
     if D.kind(arr) not in "iu":
         raise RuntimeError(f"{what}(): Expected dtype int32 or int64 for index")
-    return arr.reshape(-1).astype(np.int64, copy=False)
+    xp = namespace(arr)
+    return A.astype(xp, A.reshape(xp, arr, -1), np.int64, copy=False)
+
+
+def _index_range(index: object) -> tuple[int, int]:
+    """(largest, smallest) element of an index array; (0, 0) when it is empty."""
+    if not index.size:
+        return 0, 0
+    xp = namespace(index)
+    return int(A.reduce(xp, "max", index)), int(A.reduce(xp, "min", index))
 
 
 def _check_along(index: np.ndarray, size: int, dim: int, error: type = IndexError, what: str = "",
@@ -745,9 +754,10 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     if input._data.ndim == 0 and idx.size != 1:
         raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {idx.size} value(s)")
     size = input._data.shape[d] if input._data.ndim else 1
-    if idx.size and (idx.max() >= size or idx.min() < 0):
-        bad = int(idx.max() if idx.max() >= size else idx.min())
-        raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={size}")
+    high, least = _index_range(idx)
+    if high >= size or least < 0:
+        raise RuntimeError(f"INDICES element is out of DATA bounds, id={high if high >= size else least} "
+                           f"axis_dim={size}")
     return apply(index_select_op, (input,), (d, idx))
 
 
@@ -757,7 +767,8 @@ def _along_source(input: Tensor, dim: int, index: Tensor, source: Tensor, what: 
     if arr.ndim > 1:
         raise IndexError(f"{what}(): Index is supposed to be a vector, but got dim: {arr.ndim} with type: "
                          f"{_dtype_word(index.dtype)} and size: {list(arr.shape)}")
-    idx = arr.reshape(-1).astype(np.int64, copy=False)
+    xp = namespace(arr)
+    idx = A.astype(xp, A.reshape(xp, arr, -1), np.int64, copy=False)
     n = source._data.shape[d] if source._data.ndim else 1
     if idx.size != n:
         raise RuntimeError(f"{what}(): Number of indices ({idx.size}) should be equal to source.size(dim): ({n}), "
@@ -952,9 +963,10 @@ def _flat_index(input: Tensor, index: Tensor) -> np.ndarray:
     if index.dtype is not D.int64:
         raise RuntimeError(f"take(): Expected a long tensor for index, but got {_dtype_word(index.dtype)}")
     n = input._data.size
-    if idx.size and (idx.max() >= n or idx.min() < -n):
-        bad = int(idx.max() if idx.max() >= n else idx.min())
-        raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} elements.")
+    high, least = _index_range(idx)
+    if high >= n or least < -n:
+        raise IndexError(f"out of range: tried to access index {high if high >= n else least} on a tensor of {n} "
+                         "elements.")
     return idx
 
 
@@ -976,12 +988,14 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
 
 def nonzero(input: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:
     """Indices of nonzero elements: an (n, ndim) int64 tensor, or one tensor per dim."""
-    idx = np.nonzero(input._data if input._data.ndim else input._data.reshape(1))
+    data = input._data
+    xp = namespace(data)
+    idx = xp.nonzero(data if data.ndim else A.reshape(xp, data, 1))
     if as_tuple:
-        return tuple(_wrap(i.astype(np.int64)) for i in idx)
-    if input._data.ndim == 0:
-        return _wrap(np.zeros((int(bool(input._data)), 0), np.int64))
-    return _wrap(np.stack(idx, axis=1).astype(np.int64))
+        return tuple(_wrap(A.astype(xp, i, np.int64)) for i in idx)
+    if data.ndim == 0:
+        return _wrap(xp.zeros((int(bool(data)), 0), dtype=xp.int64, device=data.device))
+    return _wrap(A.astype(xp, xp.stack(idx, axis=1), np.int64))
 
 
 def argwhere(input: Tensor) -> Tensor:

@@ -86,8 +86,8 @@ def softmax_backward_data(xp, g, r, dim):
 def log_softmax_op(xp, x, dim):
     if not x.size:
         return A.copy(xp, x)
-    shifted = x - x.max(axis=dim, keepdims=True)
-    shifted -= xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))  # in place: one temporary fewer
+    shifted = x - A.reduce(xp, "max", x, dim, True)
+    shifted -= xp.log(A.reduce(xp, "sum", xp.exp(shifted), dim, True))  # in place: one temporary fewer
     return shifted
 
 
@@ -140,10 +140,10 @@ def native_norm_op(xp, x, w, b, axes, eps):
 
 def _moments(xp, xs, dims: tuple[int, ...]):
     """(mean, biased variance) over dims, kept as size-1 dims: four passes (NumPy's var takes the mean again)."""
-    mean = xs.mean(axis=dims, keepdims=True)
+    mean = A.reduce(xp, "mean", xs, dims, True)
     centered = xs - mean
     centered *= centered
-    return mean, centered.mean(axis=dims, keepdims=True)
+    return mean, A.reduce(xp, "mean", centered, dims, True)
 
 
 native_group_norm_op = native_norm_op.alias("native_group_norm", "NativeGroupNormBackward0")
@@ -286,7 +286,8 @@ def mse_loss_op(xp, x, t, reduction):
        jvp="loss_reduce(smooth_l1_slope(self - target, beta) * (self_t - target_t), reduction)")
 def smooth_l1_loss_op(xp, x, t, reduction, beta):
     d = xp.abs(x - t)
-    return _reduce(xp, xp.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta).astype(d.dtype, copy=False), reduction)
+    return _reduce(xp, A.astype(xp, xp.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), d.dtype, copy=False),
+                   reduction)
 
 
 @defop("huber_loss", inputs=("self", "target"), params=("reduction", "delta"),
@@ -295,7 +296,7 @@ def smooth_l1_loss_op(xp, x, t, reduction, beta):
        jvp="loss_reduce(huber_slope(self - target, delta) * (self_t - target_t), reduction)")
 def huber_loss_op(xp, x, t, reduction, delta):
     d = xp.abs(x - t)
-    return _reduce(xp, xp.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)).astype(d.dtype, copy=False),
+    return _reduce(xp, A.astype(xp, xp.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)), d.dtype, copy=False),
                    reduction)
 
 
@@ -595,7 +596,7 @@ def margin_coefficients(x: Tensor, target: np.ndarray, p: int, margin: float, we
     if weight is not None:
         slope = slope * weight[_wrap(target)].unsqueeze(-1)
     slope = slope / cls
-    return slope - zeros(x.shape, dtype=x.dtype).scatter(-1, index, slope.sum(-1, keepdim=True))
+    return slope - zeros(x.shape, dtype=x.dtype, device=x.device).scatter(-1, index, slope.sum(-1, keepdim=True))
 
 
 def multilabel_margin_coefficients(x: Tensor, target: np.ndarray) -> Tensor:

@@ -55,7 +55,7 @@ def sum_dim(xp, x, dim, keepdim, dtype):
        self="where(isnan(self), 0.0, restore_reduced_dims(grad, dim, keepdim, self.ndim).expand(self_shape))",
        jvp="where(isnan(self), 0.0, self_t).sum(dim, keepdim).to(result.dtype)")
 def nansum_op(xp, x, dim, keepdim, dtype):
-    return xp.nansum(x, axis=dim, keepdims=keepdim, dtype=dtype)
+    return xp.sum(xp.where(xp.isnan(x), 0, x), axis=dim, keepdims=keepdim, dtype=D.native(xp, dtype))
 
 
 @defop("mean_all", node="MeanBackward0", self="grad.expand(self_shape) / math.prod(self_shape)",
@@ -322,19 +322,19 @@ def any_op(xp, x, dim, keepdim):
 def select_along(xp, x, dim: int, keepdim: bool, pick) -> tuple:
     """(values, indices) of one element per slice along dim; `pick()` gives the kept-dim indices."""
     if x.ndim == 0:
-        return A.copy(xp, x), xp.zeros((), dtype=xp.int64)
+        return A.copy(xp, x), xp.zeros((), dtype=xp.int64, device=x.device)
     idx = pick()
     values = xp.take_along_axis(x, idx, axis=dim)
-    return (values, idx) if keepdim else (values.squeeze(dim), idx.squeeze(dim))
+    return (values, idx) if keepdim else (xp.squeeze(values, axis=dim), xp.squeeze(idx, axis=dim))
 
 
 def index_of_extreme(xp, x, dim: int | Sequence[int] | None, keepdim: bool, find) -> object:
     """argmax/argmin over one dim or several (flattened in order, as over everything)."""
     if x.ndim == 0:
-        return xp.zeros((), dtype=xp.int64)
+        return xp.zeros((), dtype=xp.int64, device=x.device)
     dims = tuple(range(x.ndim)) if dim is None else (dim,) if isinstance(dim, int) else tuple(dim)
     kept = [d for d in range(x.ndim) if d not in dims]
-    moved = xp.transpose(x, kept + list(dims))
+    moved = xp.permute_dims(x, tuple(kept) + dims)
     flat = A.reshape(xp, moved, moved.shape[:len(kept)] + (math.prod(x.shape[d] for d in dims),))
     out = find(flat, axis=-1)
     return A.reshape(xp, out, [1 if d in dims else n for d, n in enumerate(x.shape)]) if keepdim else out
@@ -370,16 +370,16 @@ def median_along(xp, x, dim: int, keepdim: bool, ignore_nan: bool) -> tuple:
     one; nanmedian() takes the middle of the non-NaN values (and index 0 of an all-NaN slice).
     An empty input has median NaN."""
     if x.ndim == 0:
-        return A.copy(xp, x), xp.zeros((), dtype=xp.int64)
+        return A.copy(xp, x), xp.zeros((), dtype=xp.int64, device=x.device)
     if x.size == 0 and x.ndim == 1:
-        return xp.asarray(math.nan, dtype=x.dtype, device=x.device), xp.zeros((), dtype=xp.int64)
-    nan = xp.isnan(x) if D.kind(x) in "fc" else xp.zeros(x.shape, dtype=bool)
-    order = xp.argsort(x, axis=dim, kind="stable")  # NaN last
+        return xp.asarray(math.nan, dtype=x.dtype, device=x.device), xp.zeros((), dtype=xp.int64, device=x.device)
+    nan = xp.isnan(x) if D.kind(x) in "fc" else xp.full(x.shape, False, device=x.device)
+    order = A.argsort(xp, x, dim)  # NaN last
     if ignore_nan:
-        valid = x.shape[dim] - xp.sum(nan, axis=dim, keepdims=True)
+        valid = x.shape[dim] - xp.count_nonzero(nan, axis=dim, keepdims=True)
         middle = xp.maximum(valid - 1, 0) // 2
     else:
-        middle = xp.full(xp.sum(nan, axis=dim, keepdims=True).shape, (x.shape[dim] - 1) // 2)
+        middle = xp.full(x.shape[:dim] + (1,) + x.shape[dim + 1:], (x.shape[dim] - 1) // 2, device=x.device)
     idx = xp.take_along_axis(order, middle, axis=dim)
     if not ignore_nan:
         idx = xp.where(xp.any(nan, axis=dim, keepdims=True), xp.argmax(nan, axis=dim, keepdims=True), idx)
@@ -449,7 +449,7 @@ def value_selecting_reduction_backward(grad: Tensor, dim: int, indices: Tensor, 
     if not keepdim:
         grad = grad.unsqueeze(dim)
         indices = indices.unsqueeze(dim)
-    return zeros(self_shape, dtype=grad.dtype).scatter(dim, indices, grad)
+    return zeros(self_shape, dtype=grad.dtype, device=grad.device).scatter(dim, indices, grad)
 
 
 def gather_reduced(t: Tensor, dim: int, indices: Tensor, keepdim: bool) -> Tensor:
@@ -464,14 +464,14 @@ def cummaxmin_backward(grad: Tensor, self_shape: tuple, indices: Tensor, dim: in
     """cummax/cummin: every output's gradient goes to the element it copied (they add up)."""
     if len(self_shape) == 0:
         return grad
-    return zeros(self_shape, dtype=grad.dtype).scatter_add(dim, indices, grad)
+    return zeros(self_shape, dtype=grad.dtype, device=grad.device).scatter_add(dim, indices, grad)
 
 
 def reversed_cumsum(t: Tensor, dim: int) -> Tensor:
     """out[i] = sum of t[j] for j >= i along dim (the adjoint of cumsum)."""
     if t.ndim == 0 or t.shape[dim] <= 1:
         return t
-    backwards = arange(t.shape[dim] - 1, -1, -1)
+    backwards = arange(t.shape[dim] - 1, -1, -1, device=t.device)
     return t.index_select(dim, backwards).cumsum(dim).index_select(dim, backwards)
 
 

@@ -834,7 +834,7 @@ def cat_backward(grad: Tensor, shapes: list, dim: int) -> list[Tensor]:
     pieces, offset = [], 0
     for s in shapes:
         if len(s) == 1 and s[0] == 0:
-            pieces.append(zeros(0, dtype=grad.dtype))
+            pieces.append(zeros(0, dtype=grad.dtype, device=grad.device))
         else:
             pieces.append(grad.narrow(dim, offset, s[dim]))
             offset += s[dim]
@@ -854,8 +854,8 @@ def as_strided_backward(grad: Tensor, geometry: _AsStrided) -> Tensor:
     from .indexing import index_add_op, take_op  # indexing builds on this family (imports it at its top)
 
     if 0 in geometry.size:  # torch: fresh zeros in the input's shape, without history
-        return zeros(geometry.source[0], dtype=grad.dtype)
-    storage = zeros(geometry.storage.numel, dtype=grad.dtype)
+        return zeros(geometry.source[0], dtype=grad.dtype, device=grad.device)
+    storage = zeros(geometry.storage.numel, dtype=grad.dtype, device=grad.device)
     storage = index_add_op(storage, grad.reshape(-1), 0, geometry.output_positions().reshape(-1), 1)
     out = take_op(storage, geometry.input_positions())
     counts = geometry.input_counts()
@@ -866,7 +866,7 @@ def as_strided_tangent(tangent: Tensor, geometry: _AsStrided) -> Tensor:
     """The input's tangent laid into the storage, read through the strided window."""
     from .indexing import put_op, take_op  # indexing builds on this family (imports it at its top)
 
-    storage = put_op(zeros(geometry.storage.numel, dtype=tangent.dtype), tangent, geometry.input_positions(), False)
+    storage = put_op(zeros(geometry.storage.numel, dtype=tangent.dtype, device=tangent.device), tangent, geometry.input_positions(), False)
     return take_op(storage, geometry.output_positions())
 
 
@@ -878,7 +878,7 @@ def erase_at(grad: Tensor, region: np.ndarray | _Replay) -> Tensor:
         return out
     from .indexing import put_op  # indexing builds on this family (imports it at its top)
 
-    return put_op(grad, zeros(region.shape, dtype=grad.dtype), region, False)
+    return put_op(grad, zeros(region.shape, dtype=grad.dtype, device=grad.device), region, False)
 
 
 # ============================================================================================

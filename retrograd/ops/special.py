@@ -175,7 +175,7 @@ def mvlgamma_digamma(self: Tensor, p: int) -> Tensor:
     from .._creation import arange
     from .pointwise import digamma
 
-    shifts = arange(p, dtype=self.dtype) / 2
+    shifts = arange(p, dtype=self.dtype, device=self.device) / 2
     return digamma(self.unsqueeze(-1) - shifts).sum(-1)
 
 
