@@ -242,7 +242,7 @@ def _scatter_counts(shape: tuple, dim: int, index: np.ndarray, include_self: boo
 @defop("masked_fill", inputs=("self", "value"), params=("mask",), self="masked_fill_op(grad, 0.0, mask)",
        value="masked_fill_op(grad, 0.0, ~mask).sum()", jvp="masked_fill_op(self_t, value_t, mask)")
 def masked_fill_op(xp, x, value, mask):
-    return xp.where(mask, xp.asarray(value).astype(x.dtype, copy=False), x)
+    return xp.where(mask, A.astype(xp, xp.asarray(value, device=x.device), x.dtype, copy=False), x)
 
 
 # torch names the node of a tensor value MaskedFillBackward1 (a number: MaskedFillBackward0)

@@ -37,6 +37,7 @@ from .. import _dtype as D
 from .._creation import ones_like
 from .._tensor import Tensor, _wrap, _wrap_dim
 from . import arrays as A
+from .arrays import reduce as reduce_array  # where a parameter named A hides the module
 from .pointwise import log, where
 from .reduction import amax, amin, return_type, vector_norm
 from .registry import apply, defop, namespace
@@ -544,7 +545,7 @@ def matrix_exp_op(xp, a):
 # only through that copy, whose node (torch::autograd::CopyBackwards) sends it a zero gradient.
 @defop("matrix_power_zero", node="CopyBackwards", self="grad * 0", jvp="self_t * 0")
 def matrix_power_zero(xp, a):
-    return xp.broadcast_to(xp.eye(a.shape[-1], dtype=a.dtype), a.shape).copy()
+    return A.copy(xp, xp.broadcast_to(xp.eye(a.shape[-1], dtype=a.dtype, device=a.device), a.shape))
 
 
 # ============================================================================================
@@ -646,7 +647,7 @@ def einsum_operand_grad(grad: Tensor, equation: str, which: int, shape: tuple, o
 
 def eye_of(n: int, m: int, like: Tensor) -> Tensor:
     """An n x m identity of like's dtype (a constant)."""
-    return _wrap(np.eye(n, m, dtype=like._data.dtype))
+    return _wrap(namespace(like._data).eye(n, m, dtype=like._data.dtype, device=like._data.device))
 
 
 def diag_of(x: Tensor) -> Tensor:
@@ -662,7 +663,7 @@ def solved_triangle(x: Tensor, upper: bool, unitriangular: bool) -> Tensor:
 def grad_defined(g: Tensor) -> bool:
     """Whether a cotangent carries anything: an output nobody used arrives as zeros, which we treat
     like torch's undefined gradient (the two are equivalent, and skipping avoids 0/0 in svd/eigh)."""
-    return bool(g._data.any())
+    return bool(A.reduce(namespace(g._data), "any", g._data))
 
 
 def batch_mask(mask: Tensor) -> Tensor:
@@ -698,8 +699,8 @@ def det_backward(grad: Tensor, det: Tensor, A: Tensor) -> Tensor:
         return A * 0
     n = A.shape[-1]
     scaled = (grad * det.conj()).unsqueeze(-1).unsqueeze(-1)
-    singular = abs(det) < 100 * np.finfo(det._data.dtype).eps
-    if not singular._data.any():
+    singular = abs(det) < 100 * D.finfo(det.dtype).eps
+    if not reduce_array(namespace(singular._data), "any", singular._data):
         return scaled * inv(A).mH
     through_svd = det_backward_singular(grad, A)
     if singular._data.all():
@@ -1310,7 +1311,7 @@ def batched_or_singular(xp: Any, a: np.ndarray, solve_fn: Callable) -> tuple:
     """solve_fn over a batch of matrices, plus torch's `info`; singular matrices give nan results
     instead of stopping the whole batch."""
     try:
-        return solve_fn(a), xp.zeros(a.shape[:-2], dtype=np.int32)
+        return solve_fn(a), xp.zeros(a.shape[:-2], dtype=D.native(xp, np.int32), device=a.device)
     except np.linalg.LinAlgError:
         info = lu_kernel(xp, a)[2]
         singular = (info > 0)[..., None, None]
@@ -1337,7 +1338,7 @@ def cholesky_kernel(xp: Any, a: np.ndarray) -> tuple:
     """Lower Cholesky factors and torch's `info` (the order of the first leading minor that is not
     positive-definite); factors of failing matrices are nan."""
     try:
-        return xp.linalg.cholesky(a), xp.zeros(a.shape[:-2], dtype=np.int32)
+        return xp.linalg.cholesky(a), xp.zeros(a.shape[:-2], dtype=D.native(xp, np.int32), device=a.device)
     except np.linalg.LinAlgError:
         pass
     n = a.shape[-1]
@@ -1508,7 +1509,7 @@ def _check_same_dtype(name: str, A: Tensor, B: Tensor) -> None:
 def _raise_info(name: str, info: np.ndarray, message: Callable[[int], str], error: type = LinAlgError) -> None:
     """torch's LinAlgError (or `error`) for the first failing matrix, naming its batch element when batched.
     Under vmap `info` is a batched view: any() sees every example, `physical` holds them all."""
-    if not (info > 0).any():
+    if not A.reduce(namespace(info), "any", info > 0):
         return
     whole = getattr(info, "physical", None)
     info = np.asarray(info if whole is None else whole)
@@ -2097,7 +2098,7 @@ def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = Fa
         raise NotImplementedError("retrograd's linalg.ldl_factor does not implement hermitian=True for complex "
                                   "inputs (LAPACK's hetrf)")
     LD, pivots, info = apply(ldl_factor_op, (A,))
-    if check_errors and (info._data > 0).any():
+    if check_errors and reduce_array(namespace(info._data), "any", info._data > 0):
         raise RuntimeError(f"torch.linalg.ldl_factor: Unknown error code: {int(info._data.max())}.")
     return linalg_ldl_factor_ex_result(LD, pivots, info)
 
@@ -2225,7 +2226,7 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = Fa
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation {equation} ({n}x{n} and "
                            f"{b_rows}x{b_cols})")
     result, info = apply(solve_ex_op, (A, B), (left, vector))
-    if check_errors and (info._data > 0).any():
+    if check_errors and reduce_array(namespace(info._data), "any", info._data > 0):
         raise LinAlgError("torch.linalg.solve: The solver failed because the input matrix is singular.")
     return linalg_solve_ex_result(result, info)
 
@@ -2495,7 +2496,7 @@ def pinv(A: Tensor, rcond: float | Tensor | None = None, hermitian: bool = False
     if rcond is not None:
         rtol = rcond
     atol_given = atol is not None and (isinstance(atol, Tensor) or atol > 0)
-    default_rtol = 0.0 if atol_given else np.finfo(A._data.dtype).eps * max(A._data.shape[-2:])
+    default_rtol = 0.0 if atol_given else D.finfo(A.dtype).eps * max(A._data.shape[-2:])
     return apply(pinv_op, (A,), (_tolerance(atol, 0.0), _tolerance(rtol, default_rtol), hermitian))
 
 

@@ -34,7 +34,7 @@ from .conv import avg_pool2d, avg_pool3d, constant_like, pad
 from .linalg import addmm, matmul
 from .pointwise import clamp_min, div_by_number_op, log, log1p, minimum, sigmoid, where, xlogy
 from .reduction import vector_norm_op
-from .registry import apply, defop, sum_to
+from .registry import apply, defop, namespace, sum_to
 
 
 class NormAxes(NamedTuple):
@@ -98,7 +98,7 @@ def log_softmax_op(xp, x, dim):
        jvp="grad_output_t - exp(output) * (grad_output_t.sum(dim, True) + output_t * grad_output.sum(dim, True))")
 def log_softmax_backward_data(xp, g, r, dim):
     scaled = xp.exp(r)
-    scaled *= g.sum(axis=dim, keepdims=True)
+    scaled *= A.reduce(xp, "sum", g, dim, True)
     return g - scaled
 
 
@@ -822,7 +822,8 @@ def _check_p(p: float) -> None:
 def _keep_mask(input: Tensor, p: float, feature: bool) -> np.ndarray:
     """Bernoulli(1 - p) draws from retrograd's generator: per element, or per (sample, channel) for features."""
     shape = input.shape if not feature else (*input.shape[:2], *(1,) * (input.ndim - 2))
-    return (_creation.rand(*shape, dtype=input.dtype)._data < 1 - p).astype(input._data.dtype)
+    keep = _creation.rand(*shape, dtype=input.dtype, device=input.device)._data < 1 - p
+    return A.astype(namespace(keep), keep, input.dtype)
 
 
 def _dropout(input: Tensor, p: float, training: bool, inplace: bool, feature: bool = False,
@@ -1152,7 +1153,8 @@ def _check_target_classes(target: np.ndarray, classes: int, ignore_index: int) -
     """torch's IndexError for a class index out of range; returns whether some target is ignore_index."""
     if not target.size:
         return False
-    low, high = target.min(), target.max()
+    xp = namespace(target)
+    low, high = A.reduce(xp, "min", target), A.reduce(xp, "max", target)
     if 0 <= low and high < classes and not low <= ignore_index <= high:  # the common case: two reductions
         return False
     ignored = target == ignore_index

@@ -22,6 +22,7 @@ from .. import _creation
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap
 from .conv import max_pool_backward_op
+from .indexing import _index_range
 from .nn import _renorm_rows, cross_entropy, embedding_backward_op, linear, loss_reduce, pairwise_distance
 from .pointwise import where
 from .registry import apply, defop
@@ -493,8 +494,9 @@ def _unpool(input: Tensor, indices: Tensor, size: list[int]) -> Tensor:
         raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor ({list(input.shape)}) "
                            f"but got indices tensor with shape: {list(indices.shape)}")
     flat = indices._data
-    if flat.size and (flat.min() < 0 or flat.max() >= math.prod(size)):
-        bad = flat.max() if flat.max() >= math.prod(size) else flat.min()
+    high, least = _index_range(flat)
+    if least < 0 or high >= math.prod(size):
+        bad = high if high >= math.prod(size) else least
         raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size "
                            f"{'x'.join(str(n) for n in size)})")
     d = len(size)

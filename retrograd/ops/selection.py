@@ -74,7 +74,7 @@ def searchsorted_op(xp, seq, values, out_int32, right):
     side = "right" if right else "left"
     index_type = xp.int32 if out_int32 else xp.int64
     if seq.ndim == 1:
-        return xp.searchsorted(seq, values, side=side).astype(index_type)
+        return A.astype(xp, xp.searchsorted(seq, values, side=side), index_type)
     rows, found = A.reshape(xp, seq, -1, seq.shape[-1]), A.reshape(xp, values, -1, values.shape[-1])
     out = xp.stack([xp.searchsorted(r, v, side=side) for r, v in zip(rows, found)]) if rows.shape[0] else found
     return A.reshape(xp, out, values.shape).astype(index_type)

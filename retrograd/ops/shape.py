@@ -34,8 +34,8 @@ from .registry import sum_to as _sum_to
 @defop("view", params=("shape",), view=True, self="grad.reshape(self_shape)", jvp="self_t.reshape(shape)")
 def view_op(xp, x, shape):
     try:
-        if not hasattr(x, "strides"):  # an array API array without a memory layout (Note [choosing a namespace])
-            return xp.reshape(x, shape, copy=False)
+        if not hasattr(x, "strides"):  # an array API array without a memory layout (Note [choosing a namespace]):
+            return xp.reshape(x, shape)  # the library shares its memory where it can
         out = x.view()
         out.shape = shape
     except (AttributeError, ValueError):
