@@ -147,12 +147,12 @@ def baddbmm_op(xp, c, a, b, beta, alpha):
        batch2="scale_by(conj(batch1).transpose(1, 2).bmm(grad.expand(batch2_shape[:1] + grad.shape)), alpha)",
        jvp="self_t * beta + (batch1_t.bmm(batch2) + batch1.bmm(batch2_t)).sum(0) * alpha")
 def addbmm_op(xp, c, a, b, beta, alpha):
-    return add_scaled(xp, c, xp.matmul(a, b).sum(0), beta, alpha)
+    return add_scaled(xp, c, A.reduce(xp, "sum", xp.matmul(a, b), 0), beta, alpha)
 
 
 @defop("trace", self="trace_backward(grad, self_shape)", jvp="trace(self_t)")
 def trace_op(xp, x):
-    return xp.trace(x)
+    return x.trace() if hasattr(x, "strides") else xp.linalg.trace(x)
 
 
 @defop("linalg_cross", inputs=("self", "other"), params=("dim",), promote="binary",

@@ -709,7 +709,7 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: 
 
 def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1) -> Tensor:
     """softmax((logits + Gumbel noise) / tau); hard=True gives one-hot samples with the soft gradient."""
-    uniform = _creation.rand(*logits.shape, dtype=logits.dtype)
+    uniform = _creation.rand(*logits.shape, dtype=logits.dtype, device=logits.device)
     gumbels = -(-uniform.log()).log()  # -log(Exponential(1))
     soft = softmax((logits + gumbels) / tau, dim)
     if not hard:

@@ -314,6 +314,8 @@ def diagonal_copy(xp, x, offset, dim1, dim2):
        params=("input_sizes", "offset", "dim1", "dim2"), grad_output="diagonal_op(grad, offset, dim1, dim2)",
        jvp="diagonal_backward(grad_output_t, input_sizes, offset, dim1, dim2)")
 def diagonal_backward(xp, g, input_sizes, offset, dim1, dim2):
+    if not hasattr(g, "strides"):
+        return _embed_diagonal(xp, g, input_sizes, offset, dim1, dim2)
     out = xp.zeros(input_sizes, dtype=g.dtype, device=g.device)
     _writable_diagonal(xp, out, offset, dim1, dim2)[...] = g
     return out
@@ -326,6 +328,8 @@ def diag_embed_op(xp, x, offset, dim1, dim2):
     shape = list(x.shape[:-1])
     for d in sorted((dim1, dim2)):
         shape.insert(d, n)
+    if not hasattr(x, "strides"):
+        return _embed_diagonal(xp, x, shape, offset, dim1, dim2)
     out = xp.zeros(shape, dtype=x.dtype, device=x.device)
     _writable_diagonal(xp, out, offset, dim1, dim2)[...] = x
     return out
@@ -337,6 +341,21 @@ def _diagonal(xp, x, offset, dim1, dim2):
     if hasattr(x, "strides"):
         return xp.diagonal(x, offset, dim1, dim2)
     return xp.linalg.diagonal(xp.moveaxis(x, (dim1, dim2), (-2, -1)), offset=offset)
+
+
+def _embed_diagonal(xp, values, shape, offset, dim1, dim2):
+    """Zeros of `shape` with `values` (..., k) on the diagonal (offset, dim1, dim2), built without writing through a
+    view: the standard's arrays have no strided diagonal to write to."""
+    n1, n2 = shape[dim1], shape[dim2]
+    rows = xp.reshape(xp.arange(n1, device=values.device), (n1, 1))
+    cols = xp.reshape(xp.arange(n2, device=values.device), (1, n2))
+    on_diagonal = cols - rows == offset
+    if not values.shape[-1] or not xp.any(on_diagonal):
+        return xp.zeros(shape, dtype=values.dtype, device=values.device)
+    position = xp.clip(xp.broadcast_to(rows if offset >= 0 else cols, (n1, n2)), 0, values.shape[-1] - 1)
+    spread = xp.reshape(xp.take(values, xp.reshape(position, (-1,)), axis=-1), values.shape[:-1] + (n1, n2))
+    square = xp.where(on_diagonal, spread, xp.zeros((), dtype=values.dtype, device=values.device))
+    return xp.moveaxis(square, (-2, -1), (dim1, dim2))
 
 
 def _writable_diagonal(xp, x, offset, dim1, dim2):
