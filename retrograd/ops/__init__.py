@@ -95,13 +95,13 @@ def type_as(input: Tensor, other: Tensor) -> Tensor:
 
 
 def _new_like(factory: str) -> Any:
-    """Tensor.new_<factory>: the factory with this tensor's dtype unless one is given (a strided CPU tensor: the
+    """Tensor.new_<factory>: the factory with this tensor's dtype and device unless given (a strided CPU tensor: the
     layout and pin_memory torch's factories take are accepted for that)."""
 
     def method(self: Tensor, *args: Any, dtype: D.dtype | None = None, device: Any = None,
                requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
-        return getattr(_creation, factory)(*args, dtype=dtype or self.dtype, device=device,
-                                           requires_grad=requires_grad)
+        where = self.device if device is None else device
+        return getattr(_creation, factory)(*args, dtype=dtype or self.dtype, device=where, requires_grad=requires_grad)
 
     method.__name__ = f"new_{factory}"
     return method

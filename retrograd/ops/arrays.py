@@ -43,3 +43,10 @@ def argsort(xp: Any, x: Any, axis: int) -> Any:
     if hasattr(x, "strides"):
         return x.argsort(axis=axis, kind="stable")
     return xp.argsort(x, axis=axis, stable=True)
+
+
+def matrix_transpose(xp: Any, x: Any) -> Any:
+    """x with its last two dims swapped (a view where the layout allows)."""
+    if hasattr(x, "strides"):
+        return x.swapaxes(-1, -2)
+    return xp.matrix_transpose(x)

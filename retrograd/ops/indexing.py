@@ -334,7 +334,8 @@ def take_backward(grad: Tensor, shape: tuple, index: np.ndarray) -> Tensor:
 
 def masked_select_backward(grad: Tensor, shape: tuple, mask: np.ndarray) -> Tensor:
     """grad put back at the masked places of a zero tensor of the broadcast shape."""
-    return masked_scatter_op(zeros(np.broadcast_shapes(shape, mask.shape), dtype=grad.dtype, device=grad.device), grad, mask)
+    return masked_scatter_op(zeros(np.broadcast_shapes(shape, mask.shape), dtype=grad.dtype, device=grad.device), grad,
+                             mask)
 
 
 def masked_scatter_source_grad(grad: Tensor, mask: np.ndarray, source_shape: tuple) -> Tensor:

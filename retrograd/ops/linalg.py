@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from .. import _dtype as D
-from .._creation import ones_like
+from .._creation import arange, ones_like
 from .._tensor import Tensor, _wrap, _wrap_dim
 from . import arrays as A
 from .arrays import reduce as reduce_array  # where a parameter named A hides the module
@@ -86,7 +86,7 @@ def bmm_op(xp, a, b):
 @defop("outer", node="MulBackward0", inputs=("self", "vec2"), self="(grad * conj(vec2)).sum(1)",
        vec2="(grad * conj(self).unsqueeze(1)).sum(0)", jvp="outer(self_t, vec2) + outer(self, vec2_t)")
 def outer_op(xp, a, b):
-    return xp.multiply.outer(a, b)
+    return a[:, None] * b
 
 
 # Note [matmul nodes]
@@ -130,7 +130,7 @@ def addmv_op(xp, c, a, v, beta, alpha):
        vec2="scale_by(grad.t().mv(conj(vec1)), alpha)",
        jvp="self_t * beta + (outer(vec1_t, vec2) + outer(vec1, vec2_t)) * alpha")
 def addr_op(xp, c, a, b, beta, alpha):
-    return add_scaled(xp, c, xp.multiply.outer(a, b), beta, alpha)
+    return add_scaled(xp, c, a[:, None] * b, beta, alpha)
 
 
 @defop("baddbmm", inputs=("self", "batch1", "batch2"), params=("beta", "alpha"),
@@ -190,7 +190,7 @@ def inv_ex_op(xp, a):
 def cholesky_inverse_op(xp, factor, upper):
     """(L L^H)^-1 from the Cholesky factor L (or (U^H U)^-1 from U when upper); only its triangle is read."""
     triangle = xp.triu(factor) if upper else xp.tril(factor)
-    half = xp.swapaxes(triangle, -1, -2).conj()
+    half = xp.conj(A.matrix_transpose(xp, triangle))
     return xp.linalg.inv(xp.matmul(half, triangle) if upper else xp.matmul(triangle, half))
 
 
@@ -199,21 +199,21 @@ def cholesky_inverse_op(xp, factor, upper):
 def householder_product_op(xp, a, tau):
     """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^H, v_i = (0, ..., 0, 1, a[i+1:, i])."""
     m, n = a.shape[-2:]
-    q = xp.broadcast_to(xp.eye(m, n, dtype=a.dtype), a.shape).copy()
+    q = A.copy(xp, xp.broadcast_to(xp.eye(m, n, dtype=a.dtype, device=a.device), a.shape))
     for i in reversed(range(tau.shape[-1])):
         v = _reflector(xp, a, i)
-        q = q - tau[..., i, None, None] * v[..., :, None] * xp.matmul(v.conj()[..., None, :], q)
+        q = q - tau[..., i, None, None] * v[..., :, None] * xp.matmul(xp.conj(v)[..., None, :], q)
     return q
 
 
 def _reflector(xp: Any, a: Any, i: int) -> Any:
     """v_i of the i-th column of a: zeros above row i, 1 at row i, a's entries below (arrays or tensors)."""
     m = a.shape[-2]
-    below = np.arange(m) > i
-    unit = np.arange(m) == i
     if isinstance(a, Tensor):
-        return a[..., :, i] * _wrap(below.astype(a._data.dtype)) + _wrap(unit.astype(a._data.dtype))
-    return xp.where(below, a[..., :, i], unit.astype(a.dtype))
+        rows = arange(m, device=a.device)
+        return a[..., :, i] * (rows > i).to(a.dtype) + (rows == i).to(a.dtype)
+    rows = xp.arange(m, device=a.device)
+    return xp.where(rows > i, a[..., :, i], A.astype(xp, rows == i, a.dtype))
 
 
 @defop("ormqr", inputs=("self", "input2", "input3"), params=("left", "transpose"),
@@ -225,7 +225,7 @@ def ormqr_op(xp, a, tau, other, left, transpose):
     op(Q) = Q^H when transpose."""
     q = householder_product_op.forward(xp, *_square_reflectors(xp, a, tau))
     if transpose:
-        q = xp.swapaxes(q, -1, -2).conj()
+        q = xp.conj(A.matrix_transpose(xp, q))
     return xp.matmul(q, other) if left else xp.matmul(other, q)
 
 
@@ -238,8 +238,8 @@ def _square_reflectors(xp: Any, a: Any, tau: Any) -> tuple:
             columns = cat([columns, columns.new_zeros((*a.shape[:-1], rows - k))], -1)
             scales = cat([tau, tau.new_zeros((*tau.shape[:-1], rows - k))], -1)
         else:
-            columns = xp.concatenate([columns, xp.zeros((*a.shape[:-1], rows - k), dtype=a.dtype)], -1)
-            scales = xp.concatenate([tau, xp.zeros((*tau.shape[:-1], rows - k), dtype=tau.dtype)], -1)
+            columns = xp.concat([columns, xp.zeros((*a.shape[:-1], rows - k), dtype=a.dtype, device=a.device)], axis=-1)
+            scales = xp.concat([tau, xp.zeros((*tau.shape[:-1], rows - k), dtype=tau.dtype, device=a.device)], axis=-1)
     return columns, scales
 
 
@@ -395,7 +395,7 @@ def solve_ex_op(xp, a, b, left, vector):
     if vector:
         b = b[..., None]
     if not left:  # X A = B  <=>  A^T X^T = B^T
-        a, b = xp.swapaxes(a, -1, -2), xp.swapaxes(b, -1, -2)
+        a, b = A.matrix_transpose(xp, a), A.matrix_transpose(xp, b)
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
 
     def solve_all(m: np.ndarray) -> np.ndarray:
@@ -403,7 +403,7 @@ def solve_ex_op(xp, a, b, left, vector):
 
     x, info = batched_or_singular(xp, a, solve_all)  # info belongs to A's own batch, as in torch
     if not left:
-        x = xp.swapaxes(x, -1, -2)
+        x = A.matrix_transpose(xp, x)
     return (x[..., 0] if vector else x), info
 
 
@@ -420,19 +420,19 @@ def solve_triangular_op(xp, a, b, upper, left, unitriangular):
        A="triangular_solve_grad_a(grads, A, results[0], upper, transpose, unitriangular)",
        jvp="triangular_solve_jvp(self_t, A_t, A, results[0], upper, transpose, unitriangular)")
 def triangular_solve_op(xp, b, a, upper, transpose, unitriangular):
-    coefficient = xp.swapaxes(a, -1, -2) if transpose else a
+    coefficient = A.matrix_transpose(xp, a) if transpose else a
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     x = triangular_solve_kernel(xp, coefficient, b, upper != transpose, True, unitriangular)
-    return xp.broadcast_to(x, batch + x.shape[-2:]).copy(), xp.broadcast_to(a, batch + a.shape[-2:]).copy()
+    return A.copy(xp, xp.broadcast_to(x, batch + x.shape[-2:])), A.copy(xp, xp.broadcast_to(a, batch + a.shape[-2:]))
 
 
 @defop("cholesky_solve", inputs=("self", "input2"), params=("upper",),
        self="cholesky_solve(grad, input2, upper)", input2="cholesky_solve_grad_factor(grad, input2, result, upper)",
        jvp="cholesky_solve_jvp(self_t, input2_t, input2, result, upper)")
 def cholesky_solve_op(xp, b, factor, upper):
-    lower = xp.conj(xp.swapaxes(factor, -1, -2)) if upper else factor
+    lower = xp.conj(A.matrix_transpose(xp, factor)) if upper else factor
     y = triangular_solve_kernel(xp, lower, b, False, True, False)
-    return triangular_solve_kernel(xp, xp.conj(xp.swapaxes(lower, -1, -2)), y, True, True, False)
+    return triangular_solve_kernel(xp, xp.conj(A.matrix_transpose(xp, lower)), y, True, True, False)
 
 
 @defop("linalg_lu_solve", inputs=("LU", "B"), params=("pivots", "left", "adjoint"),
@@ -452,7 +452,7 @@ def lu_solve_op(xp, lu, b, pivots, left, adjoint):
        self="cholesky_backward(grad, result, upper)", jvp="cholesky_jvp(self_t, result, upper)")
 def cholesky_ex_op(xp, a, upper):
     factor, info = cholesky_kernel(xp, a)
-    return (xp.conj(xp.swapaxes(factor, -1, -2)) if upper else factor), info
+    return (xp.conj(A.matrix_transpose(xp, factor)) if upper else factor), info
 
 
 @defop("linalg_lu_factor_ex", inputs=("A",), outputs=3, differentiable_outputs=(0,),
@@ -515,14 +515,14 @@ def pinv_op(xp, a, atol, rtol, hermitian):
     if hermitian:
         w, v = xp.linalg.eigh(a)
         scale = xp.abs(w)
-        left, right = v, xp.conj(xp.swapaxes(v, -1, -2))
+        left, right = v, xp.conj(A.matrix_transpose(xp, v))
     else:
         left, w, right = xp.linalg.svd(a, full_matrices=False)
         scale = w
-        left, right = xp.conj(xp.swapaxes(right, -1, -2)), xp.conj(xp.swapaxes(left, -1, -2))
-    top = scale.max(axis=-1, keepdims=True, initial=0.0)
+        left, right = xp.conj(A.matrix_transpose(xp, right)), xp.conj(A.matrix_transpose(xp, left))
+    top = A.reduce(xp, "max", scale, -1, True) if scale.shape[-1] else xp.zeros_like(scale[..., :1])
     keep = scale > xp.maximum(atol, rtol * top)
-    inverse = xp.where(keep, 1 / xp.where(keep, w, 1), 0).astype(a.dtype)
+    inverse = A.astype(xp, xp.where(keep, 1 / xp.where(keep, w, 1), 0), a.dtype)
     return xp.matmul(left * inverse[..., None, :], right)
 
 
@@ -703,7 +703,7 @@ def det_backward(grad: Tensor, det: Tensor, A: Tensor) -> Tensor:
     if not reduce_array(namespace(singular._data), "any", singular._data):
         return scaled * inv(A).mH
     through_svd = det_backward_singular(grad, A)
-    if singular._data.all():
+    if reduce_array(namespace(singular._data), "all", singular._data):
         return through_svd
     mask = batch_mask(singular)
     return where(mask, through_svd, scaled * inv(where(mask, eye_of(n, n, A), A)).mH)
@@ -1218,7 +1218,7 @@ def add_scaled(xp: Any, c: np.ndarray, product: np.ndarray, beta: complex, alpha
     `product` is the caller's fresh result, so c is added into it when it fits (a linear layer's bias)."""
     out = product if alpha == 1 else product * alpha
     if beta == 0:
-        return xp.broadcast_to(out, xp.broadcast_shapes(c.shape, out.shape)).astype(product.dtype)
+        return A.astype(xp, xp.broadcast_to(out, xp.broadcast_shapes(c.shape, out.shape)), product.dtype)
     addend = c if beta == 1 else c * beta
     if addend.dtype == out.dtype and hasattr(out, "strides"):  # NumPy's in-place add
         try:
@@ -1323,15 +1323,16 @@ def triangular_solve_kernel(xp: Any, a: np.ndarray, b: np.ndarray, upper: bool, 
                             unitriangular: bool) -> np.ndarray:
     """Solve with the triangle of `a` only (its other half is never read, as in LAPACK trtrs)."""
     n = a.shape[-1]
-    keep = ~np.tri(n, n, -1, dtype=bool) if upper else np.tri(n, n, 0, dtype=bool)
-    tri = xp.where(keep, a, xp.zeros((), dtype=a.dtype, device=a.device))
+    rows = xp.reshape(xp.arange(n, device=a.device), (n, 1))
+    cols = xp.reshape(xp.arange(n, device=a.device), (1, n))
+    tri = xp.where(cols >= rows if upper else cols <= rows, a, xp.zeros((), dtype=a.dtype, device=a.device))
     if unitriangular:
-        tri = xp.where(np.eye(n, dtype=bool), xp.ones((), a.dtype), tri)
+        tri = xp.where(cols == rows, xp.ones((), dtype=a.dtype, device=a.device), tri)
     if not left:
-        tri, b = xp.swapaxes(tri, -1, -2), xp.swapaxes(b, -1, -2)
+        tri, b = A.matrix_transpose(xp, tri), A.matrix_transpose(xp, b)
     batch = np.broadcast_shapes(tri.shape[:-2], b.shape[:-2])
     x = xp.linalg.solve(xp.broadcast_to(tri, batch + tri.shape[-2:]), xp.broadcast_to(b, batch + b.shape[-2:]))
-    return xp.swapaxes(x, -1, -2) if not left else x
+    return A.matrix_transpose(xp, x) if not left else x
 
 
 def cholesky_kernel(xp: Any, a: np.ndarray) -> tuple:
@@ -1432,7 +1433,7 @@ def householder_product_backward(grad: Tensor, input: Tensor, tau: Tensor) -> tu
     d v_i = -(conj(tau_i) K_i v + tau_i K_i^H v), whose entries below the diagonal are column i's gradient."""
     m, n = input.shape[-2:]
     k = tau.shape[-1]
-    eye = _wrap(np.eye(m, dtype=input._data.dtype))
+    eye = eye_of(m, m, input)
     full_grad = cat([grad, grad.new_zeros((*grad.shape[:-1], m - n))], -1) if m > n else grad
     reflectors = [_reflector(np, input, i) for i in range(k)]
     householders = [eye - tau[..., i, None, None] * reflectors[i].unsqueeze(-1) * reflectors[i].conj().unsqueeze(-2)
@@ -1450,7 +1451,7 @@ def householder_product_backward(grad: Tensor, input: Tensor, tau: Tensor) -> tu
         tau_grads.append(-(v.conj() * kv).sum(-1))
         t = tau[..., i, None]
         v_grad = -(t.conj() * kv + t * matmul(kernel.mH, v.unsqueeze(-1)).squeeze(-1))
-        column_grads.append(v_grad * _wrap((np.arange(m) > i).astype(input._data.dtype)))
+        column_grads.append(v_grad * (arange(m, device=input.device) > i).to(input.dtype))
         prefix = matmul(prefix, householders[i])
     zeros = input.new_zeros((*input.shape[:-1], n - k))
     input_grad = cat([stack(column_grads, -1), zeros], -1) if n > k else stack(column_grads, -1)
@@ -2136,7 +2137,7 @@ def tensorinv(A: Tensor, ind: int = 2) -> Tensor:
         raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
                            f"prod(self.shape[:ind]), but got {math.prod(end)} != {math.prod(start)}")
     result, info = inv_ex(A.reshape(math.prod(end), math.prod(end)))
-    if (info._data > 0).any():
+    if reduce_array(namespace(info._data), "any", info._data > 0):
         raise LinAlgError("inv: The diagonal element 1 is zero, the inversion could not be completed because "
                           "the input matrix is singular.")
     return apply(reshape_alias_op, (result,), ((*end, *start),))  # torch's C++ reshape: ReshapeAliasBackward0
@@ -2166,7 +2167,7 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
 
 def vander(x: Tensor, N: int | None = None) -> Tensor:
     """The Vandermonde matrix of x: columns x^0, x^1, ..., x^(N-1) (a column of ones, then cumprod, as torch)."""
-    if x._data.dtype.kind not in "fciu" or x.dtype is D.bool_:
+    if D.kind(x._data) not in "fciu" or x.dtype is D.bool_:
         raise RuntimeError(f"linalg.vander supports floating point, complex, and integer tensors, but got "
                            f"{D.scalar_type_name(x.dtype)}")
     column = x.unsqueeze(-1) if x.ndim == 0 else x
@@ -2435,8 +2436,9 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> tuple:
         _check_matrix("linalg.svd", input, square=False)
         m, n = input._data.shape[-2:]
         batch = input._data.shape[:-2]
-        return svd_result(_wrap(np.zeros(batch + (m, m), input._data.dtype)), svdvals(input),
-                          _wrap(np.zeros(batch + (n, n), input._data.dtype)))
+        xp, data = namespace(input._data), input._data
+        return svd_result(_wrap(xp.zeros(batch + (m, m), dtype=data.dtype, device=data.device)), svdvals(input),
+                          _wrap(xp.zeros(batch + (n, n), dtype=data.dtype, device=data.device)))
     U, S, Vh = linalg_svd(input, full_matrices=not some)
     return svd_result(U, S, Vh.mH)
 

@@ -179,7 +179,7 @@ def embedding_backward_op(xp, g, indices, num_weights, padding_idx, scale_grad_b
        jvp="attention_jvp(query_t, key_t, value_t, query, key, value, mask, scale)")
 def attention_op(xp, q, k, v, mask, scale):
     """softmax(q @ k^T * scale + mask) @ v; `mask` is additive (-inf where masked) or None."""
-    s = xp.matmul(q, xp.swapaxes(k, -1, -2)) * scale
+    s = xp.matmul(q, A.matrix_transpose(xp, k)) * scale
     if mask is not None:
         s = s + mask
     return A.astype(xp, xp.matmul(softmax_op.forward(xp, s, s.ndim - 1), v), q.dtype, copy=False)
@@ -349,7 +349,7 @@ def euclidean_dist_op(xp, a, b):
     """Distances through one matmul, torch's way for large inputs: |a|^2 - 2 a.b + |b|^2, clamped at 0."""
     sq_a = (a * a).sum(-1, keepdims=True)
     sq_b = (b * b).sum(-1, keepdims=True)
-    d2 = xp.matmul(a, xp.swapaxes(b, -1, -2)) * -2 + sq_a + xp.swapaxes(sq_b, -1, -2)
+    d2 = xp.matmul(a, A.matrix_transpose(xp, b)) * -2 + sq_a + A.matrix_transpose(xp, sq_b)
     return xp.sqrt(xp.maximum(d2, 0))
 
 
@@ -1078,16 +1078,18 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     if is_causal and attn_mask is not None and not fused:  # the fused kernel applies both, the math path refuses
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
     mask = None
+    xp, device = namespace(query._data), query._data.device
     if attn_mask is not None:
         m = attn_mask._data
-        mask = np.where(m, 0.0, -np.inf) if m.dtype == bool else m
+        mask = xp.where(m, xp.zeros((), device=device), -xp.inf) if D.kind(m) == "b" else m
     if is_causal:
-        causal = np.where(np.tril(np.ones((length, source), dtype=bool)), 0.0, -np.inf)
+        rows = xp.reshape(xp.arange(length, device=device), (length, 1))
+        causal = xp.where(xp.arange(source, device=device) <= rows, xp.zeros((), device=device), -xp.inf)
         mask = causal if mask is None else mask + causal
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
     if fused:
         return apply(attention_op, (query, key, value),
-                     (None if mask is None else mask.astype(query._data.dtype), scale))
+                     (None if mask is None else A.astype(xp, mask, query.dtype), scale))
     # torch's math path: both sides scaled by sqrt(scale), additive mask, softmax, dropout, matmul
     root = math.sqrt(abs(scale))
     scores = matmul(query * (root if scale >= 0 else -root), key.mT * root)

@@ -689,7 +689,8 @@ def _special_pair(xp, fn: Callable, a, x, **kwargs):
     a, x = xp.broadcast_arrays(a, x)
     dtype = xp.result_type(a, x)
     with np.errstate(all="ignore"):
-        out = fn(xp, A.reshape(xp, A.astype(xp, a, np.float64), -1), A.reshape(xp, A.astype(xp, x, np.float64), -1), **kwargs)
+        out = fn(xp, A.reshape(xp, A.astype(xp, a, np.float64), -1), A.reshape(xp, A.astype(xp, x, np.float64), -1),
+                 **kwargs)
     return A.astype(xp, A.reshape(xp, out, a.shape), dtype, copy=False)
 
 
@@ -875,7 +876,7 @@ def _divide_rounded(xp, a, b, rounding_mode):
         return xp.floor_divide(a, b)
     if D.kind(a) in "iub":  # promotion made both integral
         q = xp.floor_divide(a, b)
-        return q + A.astype(xp, (q < 0) & (q * b != a), q.dtype)  # floor -> trunc for negative quotients with a remainder
+        return q + A.astype(xp, (q < 0) & (q * b != a), q.dtype)  # floor -> trunc: negative quotients with a remainder
     return xp.trunc(xp.divide(a, b))
 
 
@@ -1408,7 +1409,8 @@ def where(condition: Tensor, input: Tensor | complex | None = None, other: Tenso
         raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor with dtype "
                            f"{condition.dtype}")
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-        input = tensor(D.number(input), device=getattr(condition, "device", None))  # a NumPy scalar gets a number's dtype (Note [operands])
+        # a NumPy scalar gets a number's dtype (Note [operands])
+        input = tensor(D.number(input), device=getattr(condition, "device", None))
     return apply(where_op, (input, other), (cond,))
 
 

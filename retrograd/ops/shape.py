@@ -885,7 +885,8 @@ def as_strided_tangent(tangent: Tensor, geometry: _AsStrided) -> Tensor:
     """The input's tangent laid into the storage, read through the strided window."""
     from .indexing import put_op, take_op  # indexing builds on this family (imports it at its top)
 
-    storage = put_op(zeros(geometry.storage.numel, dtype=tangent.dtype, device=tangent.device), tangent, geometry.input_positions(), False)
+    storage = put_op(zeros(geometry.storage.numel, dtype=tangent.dtype, device=tangent.device), tangent,
+                     geometry.input_positions(), False)
     return take_op(storage, geometry.output_positions())
 
 

@@ -150,7 +150,8 @@ zeta_scalar_other = zeta_op.alias("special_zeta_scalar_other", "SpecialZetaBackw
 def sinc_op(xp, x):
     with np.errstate(all="ignore"):
         pix = x * math.pi
-        return A.astype(xp, xp.where(x == 0, xp.ones((), dtype=x.dtype, device=x.device), xp.sin(pix) / pix), x.dtype, copy=False)
+        one = xp.ones((), dtype=x.dtype, device=x.device)
+        return A.astype(xp, xp.where(x == 0, one, xp.sin(pix) / pix), x.dtype, copy=False)
 
 
 @defop("mvlgamma", params=("p",), promote="float", self="grad * mvlgamma_digamma(self, p)",
