@@ -129,6 +129,8 @@ def gather_op(xp, x, dim, index):
 @defop("scatter", inputs=("self", "src"), params=("dim", "index"), self="scatter_value_op(grad, dim, index, 0)",
        src="gather_op(grad, dim, index)", jvp="scatter_op(self_t, src_t, dim, index)")
 def scatter_op(xp, x, src, dim, index):
+    if not hasattr(x, "strides"):
+        return _scatter_compared(xp, x, src, dim, index, False)
     out = A.copy(xp, x)
     target, places, src = _scatter_target(out, src, dim, index)
     target[places] = src
@@ -138,6 +140,8 @@ def scatter_op(xp, x, src, dim, index):
 @defop("scatter_value", node="ScatterBackward1", params=("dim", "index", "value"),
        self="scatter_value_op(grad, dim, index, 0)", jvp="scatter_value_op(self_t, dim, index, 0)")
 def scatter_value_op(xp, x, dim, index, value):
+    if not hasattr(x, "strides"):
+        return _scatter_compared(xp, x, value, dim, index, False)
     out = A.copy(xp, x)
     target, places, _ = _scatter_target(out, None, dim, index)
     target[places] = value
@@ -147,6 +151,8 @@ def scatter_value_op(xp, x, dim, index, value):
 @defop("scatter_add", inputs=("self", "src"), params=("dim", "index"), self="grad", src="gather_op(grad, dim, index)",
        jvp="scatter_add_op(self_t, src_t, dim, index)")
 def scatter_add_op(xp, x, src, dim, index):
+    if not hasattr(x, "strides"):
+        return _scatter_compared(xp, x, src, dim, index, True)
     out = A.copy(xp, x)
     target, places, src = _scatter_target(out, src, dim, index)
     xp.add.at(target, places, src)
@@ -224,6 +230,33 @@ def _scatter_target(out: np.ndarray, src: object, dim: int, index: np.ndarray) -
     if isinstance(src, np.ndarray) and src.ndim and src.shape != index.shape:
         src = src[tuple(slice(0, n) for n in index.shape)]  # torch reads only the part the index covers
     return out, tuple(places), src
+
+
+def _scatter_compared(xp, x, src, dim, index, add: bool):
+    """scatter (the last write wins, as NumPy's) or scatter_add for arrays without indexed writes (the standard's):
+    each place along dim compares its position with every index of its line, k x n comparisons per line."""
+    if index.size == 0:
+        return A.copy(xp, x)
+    if x.ndim == 0:
+        return A.reshape(xp, _scatter_compared(xp, A.reshape(xp, x, 1), src if not hasattr(src, "ndim") or src.ndim
+                                               else A.reshape(xp, src, 1), 0, A.reshape(xp, index, 1), add), ())
+    lines = xp.moveaxis(index, dim, -1)  # (..., k): index lines; the places compared are the last axis, (..., k, n)
+    k, n = lines.shape[-1], x.shape[dim]
+    hits = lines[..., None] == xp.arange(n, device=x.device)
+    region = tuple(slice(0, m) for m in lines.shape[:-1]) + (slice(None),)
+    out = A.copy(xp, xp.moveaxis(x, dim, -1))
+    if hasattr(src, "ndim") and src.ndim:
+        src = xp.moveaxis(src[tuple(slice(0, m) for m in index.shape)], dim, -1)  # torch reads the covered part only
+    else:
+        src = xp.broadcast_to(xp.asarray(src, dtype=x.dtype, device=x.device), lines.shape)
+    if add:
+        out[region] = out[region] + xp.sum(xp.where(hits, src[..., None], xp.zeros((), dtype=x.dtype, device=x.device)),
+                                           axis=-2)
+    else:
+        last = xp.max(xp.where(hits, xp.reshape(xp.arange(k, device=x.device), (k, 1)), -1), axis=-2)  # (..., n)
+        written = xp.take_along_axis(src, xp.clip(last, 0, None), axis=-1)
+        out[region] = xp.where(last >= 0, written, out[region])
+    return xp.moveaxis(out, -1, dim)
 
 
 def _scatter_counts(shape: tuple, dim: int, index: np.ndarray, include_self: bool) -> np.ndarray:

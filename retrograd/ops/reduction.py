@@ -382,8 +382,8 @@ def median_along(xp, x, dim: int, keepdim: bool, ignore_nan: bool) -> tuple:
         middle = xp.full(x.shape[:dim] + (1,) + x.shape[dim + 1:], (x.shape[dim] - 1) // 2, device=x.device)
     idx = xp.take_along_axis(order, middle, axis=dim)
     if not ignore_nan:
-        idx = xp.where(xp.any(nan, axis=dim, keepdims=True), xp.argmax(A.astype(xp, nan, xp.int8), axis=dim, keepdims=True),
-                       idx)
+        first_nan = xp.argmax(A.astype(xp, nan, xp.int8), axis=dim, keepdims=True)
+        idx = xp.where(xp.any(nan, axis=dim, keepdims=True), first_nan, idx)
     return select_along(xp, x, dim, keepdim, lambda: A.astype(xp, idx, xp.int64))
 
 
