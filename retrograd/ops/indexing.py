@@ -60,13 +60,16 @@ def index_put_op(xp, x, values, indices, accumulate):
 @defop("index_select", params=("dim", "index"), self="index_select_backward(grad, self_shape, dim, index)",
        jvp="index_select_op(self_t, dim, index)")
 def index_select_op(xp, x, dim, index):
-    return xp.take(x, index, axis=dim) if x.ndim else A.reshape(xp, x, 1)[index].reshape(())
+    return xp.take(x, index, axis=dim) if x.ndim else A.reshape(xp, xp.take(A.reshape(xp, x, 1), index, axis=0), ())
 
 
 @defop("index_add", inputs=("self", "source"), params=("dim", "index", "alpha"), self="grad",
        source="scale_by_alpha(index_select_op(grad, dim, index), alpha)",
        jvp="index_add_op(self_t, source_t, dim, index, alpha)")
 def index_add_op(xp, x, source, dim, index, alpha):
+    if not hasattr(x, "strides"):
+        source = source * alpha if alpha != 1 else source
+        return _scatter_compared(xp, x, source, dim, _spread(xp, index, dim, source.shape), True)
     out = A.copy(xp, x)
     xp.add.at(_along(out, dim), index, _along(source * alpha if alpha != 1 else source, dim))
     return out
@@ -75,6 +78,8 @@ def index_add_op(xp, x, source, dim, index, alpha):
 @defop("index_copy", inputs=("self", "source"), params=("dim", "index"), self="index_fill_op(grad, dim, index, 0)",
        source="index_select_op(grad, dim, index)", jvp="index_copy_op(self_t, source_t, dim, index)")
 def index_copy_op(xp, x, source, dim, index):
+    if not hasattr(x, "strides"):
+        return _scatter_compared(xp, x, source, dim, _spread(xp, index, dim, source.shape), False)
     out = A.copy(xp, x)
     _along(out, dim)[index] = _along(source, dim)
     return out
@@ -83,6 +88,9 @@ def index_copy_op(xp, x, source, dim, index):
 @defop("index_fill", params=("dim", "index", "value"), self="index_fill_op(grad, dim, index, 0)",
        jvp="index_fill_op(self_t, dim, index, 0)")
 def index_fill_op(xp, x, dim, index, value):
+    if not hasattr(x, "strides"):
+        shape = x.shape[:dim] + index.shape + x.shape[dim + 1:] if x.ndim else ()
+        return _scatter_compared(xp, x, value, dim, _spread(xp, index, dim, shape), False)
     out = A.copy(xp, x)
     _along(out, dim)[index] = value
     return out
@@ -94,11 +102,16 @@ def index_fill_op(xp, x, dim, index, value):
 def index_fill_tensor_op(xp, x, value, dim, index):
     if x.ndim == 0:
         return xp.asarray(value, dtype=x.dtype, device=x.device).copy()
-    chosen = np.zeros(x.shape[dim], dtype=bool)
-    chosen[index] = True
+    n = x.shape[dim]
+    chosen = xp.any(A.reshape(xp, index % n, (-1, 1)) == xp.arange(n, device=x.device), axis=0)
     chosen = A.reshape(xp, chosen, (-1,) + (1,) * (x.ndim - dim - 1))
     value = A.reshape(xp, value, value.shape + (1,) * (x.ndim - value.ndim))  # leading dims (vmap's) align with x's
     return xp.where(chosen, A.astype(xp, value, x.dtype, copy=False), x)
+
+
+def _spread(xp, index, dim, shape):
+    """A vector of indices along dim spread over `shape` (the index of each element of a slice-wise op)."""
+    return xp.broadcast_to(A.reshape(xp, index, tuple(-1 if i == dim else 1 for i in range(len(shape)))), shape)
 
 
 def _along(x, dim):
@@ -823,7 +836,8 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """A copy of input with the slices of source written at `index` along dim."""
     d = _wrap_dim(dim, input._data.ndim)
-    idx = index._data.reshape(-1).astype(np.int64, copy=False)
+    xp = namespace(index._data)
+    idx = A.astype(xp, A.reshape(xp, index._data, -1), np.int64, copy=False)
     n = source._data.shape[d] if source._data.ndim else 1
     if idx.size != n:
         raise IndexError(f"index_copy_(): Number of indices ({idx.size}) should be equal to source.size(dim) ({n})")

@@ -79,14 +79,14 @@ def mean_dim(xp, x, dim, keepdim):
        self="prod_backward(grad, self, result, None, False)",
        jvp="product_jvp(self_t, self, result, None, False)")
 def prod_all(xp, x, dtype):
-    return xp.prod(x, dtype=dtype)
+    return xp.prod(x, dtype=D.native(xp, dtype))
 
 
 @defop("prod_dim", node="ProdBackward1", params=("dim", "keepdim", "dtype"),
        self="prod_backward(grad, self, result, dim, keepdim)",
        jvp="product_jvp(self_t, self, result, dim, keepdim)")
 def prod_dim(xp, x, dim, keepdim, dtype):
-    return xp.prod(x, axis=dim if x.ndim else (), keepdims=keepdim, dtype=dtype)
+    return xp.prod(x, axis=dim if x.ndim else (), keepdims=keepdim, dtype=D.native(xp, dtype))
 
 
 # ============================================================================================
@@ -227,6 +227,7 @@ def vector_norm_op(xp, x, ord, dim, keepdim):  # noqa: A002
 @defop("cumsum", params=("dim", "dtype"), self="reversed_cumsum(grad, dim)",
        jvp="self_t.cumsum(dim).to(result.dtype)")
 def cumsum_op(xp, x, dim, dtype):
+    x = A.astype(xp, x, xp.int64) if D.kind(x) == "b" else x  # the standard sums numbers only
     return A.reshape(xp, xp.cumulative_sum(A.reshape(xp, x, -1) if x.ndim == 0 else x, axis=dim,
                                            dtype=D.native(xp, dtype)), x.shape)
 
