@@ -50,3 +50,10 @@ def matrix_transpose(xp: Any, x: Any) -> Any:
     if hasattr(x, "strides"):
         return x.swapaxes(-1, -2)
     return xp.matrix_transpose(x)
+
+
+def dot(xp: Any, a: Any, b: Any) -> Any:
+    """The inner product of two vectors, without conjugation (NumPy's dot; the standard's tensordot)."""
+    if hasattr(a, "strides"):
+        return xp.dot(a, b)
+    return xp.tensordot(a, b, axes=1)

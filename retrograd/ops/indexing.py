@@ -307,7 +307,7 @@ def masked_select_op(xp, x, mask):
        jvp="masked_scatter_op(self_t, source_t, mask)")
 def masked_scatter_op(xp, x, source, mask):
     shape = np.broadcast_shapes(x.shape, mask.shape)
-    out = xp.broadcast_to(x, shape).copy()
+    out = A.copy(xp, xp.broadcast_to(x, shape))
     where = xp.broadcast_to(mask, shape)
     out[where] = A.reshape(xp, source, -1)[: int(where.sum())]
     return out
@@ -344,7 +344,7 @@ def fill_op(xp, x, value):
 @defop("fill_tensor", node="FillBackward3", inputs=("self", "value"), self="zeros_like(grad)", value="grad.sum()",
        jvp="cast_to(value_t, self_dtype).expand(self_shape)")
 def fill_tensor_op(xp, x, value):
-    return xp.full_like(x, value)
+    return A.astype(xp, xp.broadcast_to(value, x.shape), x.dtype)
 
 
 fill_out_op = fill_op.alias("fill_out", "FillBackward0")  # torch.fill, out of place: the Scalar and Tensor nodes

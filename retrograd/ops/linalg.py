@@ -68,13 +68,13 @@ def mv_op(xp, a, v):
 @defop("dot", inputs=("self", "tensor"), self="grad * conj(tensor)", tensor="grad * conj(self)",
        jvp="dot(self_t, tensor) + dot(self, tensor_t)")
 def dot_op(xp, a, b):
-    return xp.dot(a, b)
+    return A.dot(xp, a, b)
 
 
 @defop("vdot", inputs=("self", "other"), self="conj(grad) * other", other="grad * self",
        jvp="vdot(self_t, other) + vdot(self, other_t)")
 def vdot_op(xp, a, b):
-    return xp.vdot(a, b)
+    return A.dot(xp, xp.conj(a), b)
 
 
 @defop("bmm", inputs=("self", "mat2"), self="grad.bmm(conj(mat2).transpose(1, 2))",
@@ -2614,7 +2614,7 @@ def cond(A: Tensor, p: float | str | None = None) -> Tensor:
     _check_matrix(f"linalg.cond(ord={p})", A)
     inverse, info = inv_ex(A)
     singular = info > 0
-    if not singular._data.any():
+    if not reduce_array(namespace(singular._data), "any", singular._data):
         return matrix_norm(A, p) * matrix_norm(inverse, p)
     n = A.shape[-1]
     safe_inverse = inv(where(batch_mask(singular), eye_of(n, n, A), A))
@@ -2633,7 +2633,7 @@ def matrix_rank(A: Tensor, tol: float | None = None, hermitian: bool = False, *,
         _check_matrix("linalg.eigh", A)
     data = A._data
     xp = namespace(data)
-    values = xp.abs(xp.linalg.eigvalsh(data)) if hermitian else xp.linalg.svd(data, compute_uv=False)
+    values = xp.abs(xp.linalg.eigvalsh(data)) if hermitian else xp.linalg.svdvals(data)
     atol = tol if atol is None else atol
     atol_value = 0.0 if atol is None else (atol._data if isinstance(atol, Tensor) else atol)
     if rtol is None:

@@ -24,6 +24,7 @@ import numpy as np
 from .. import _creation
 from .. import _dtype as D
 from .._creation import zeros
+from .._memory_format import is_laid_out
 from .._tensor import Tensor, _wrap, _wrap_dim
 from . import arrays as A
 from .activation import logsigmoid
@@ -31,6 +32,7 @@ from .conv import *  # noqa: F403 - the spatial kernels are this family's too (r
 from .conv import FUNCTIONAL_ONLY as _CONV_FUNCTIONAL
 from .conv import PUBLIC as _CONV_PUBLIC
 from .conv import avg_pool2d, avg_pool3d, constant_like, pad
+from .indexing import _index_range
 from .linalg import addmm, matmul
 from .pointwise import clamp_min, div_by_number_op, log, log1p, minimum, sigmoid, where, xlogy
 from .reduction import vector_norm_op
@@ -304,7 +306,7 @@ def huber_loss_op(xp, x, t, reduction, delta):
        self="-target * sigmoid(-target * self) * reduced_grad(grad, reduction, self_shape, target_shape)",
        jvp="loss_reduce(-target * sigmoid(-target * self) * self_t, reduction)")
 def soft_margin_loss_op(xp, x, t, reduction):
-    return _reduce(xp, xp.log1p(xp.exp(-t * x)).astype(x.dtype, copy=False), reduction)
+    return _reduce(xp, A.astype(xp, xp.log1p(xp.exp(-t * x)), x.dtype, copy=False), reduction)
 
 
 @defop("multi_margin_loss", inputs=("self", "weight"), params=("target", "p", "margin", "reduction"),
@@ -336,10 +338,10 @@ def cdist_op(xp, a, b, p):
     if math.isinf(p):
         return diff.max(-1, initial=0)
     if p == 1:
-        return diff.sum(-1)
+        return A.reduce(xp, "sum", diff, -1)
     if p == 2:
-        return xp.sqrt((diff * diff).sum(-1))
-    return (diff ** p).sum(-1) ** (1.0 / p)
+        return xp.sqrt(A.reduce(xp, "sum", diff * diff, -1))
+    return A.reduce(xp, "sum", diff ** p, -1) ** (1.0 / p)
 
 
 @defop("_euclidean_dist", node="EuclideanDistBackward0", inputs=("x1", "x2"),
@@ -376,7 +378,7 @@ def _at_targets(xp, x, index, values=None):
     wrapper costs more than a small loss)."""
     cls = 1 if x.ndim > 1 else 0
     if x.ndim <= 2:
-        where = (xp.arange(x.shape[0]), index) if x.ndim == 2 else index
+        where = (xp.arange(x.shape[0], device=x.device), index) if x.ndim == 2 else index
         if values is None:
             return x[where]
         x[where] = values
@@ -385,7 +387,7 @@ def _at_targets(xp, x, index, values=None):
         values = xp.expand_dims(xp.broadcast_to(values, index.shape), cls)
     index = xp.expand_dims(index, cls)
     if values is None:
-        return xp.take_along_axis(x, index, axis=cls).squeeze(cls)
+        return xp.squeeze(xp.take_along_axis(x, index, axis=cls), axis=cls)
     xp.put_along_axis(x, index, values, axis=cls)
     return x
 
@@ -413,7 +415,7 @@ def _margin_terms(xp, x, target, margin):
     """margin - x[y] + x[i] for every class i, and 0 at the target class itself."""
     picked = xp.take_along_axis(x, target[..., None], axis=-1)
     terms = margin - picked + x
-    return xp.where(xp.arange(x.shape[-1]) == target[..., None], 0, terms)
+    return xp.where(xp.arange(x.shape[-1], device=x.device) == target[..., None], 0, terms)
 
 
 def _multilabel_hinges(x, target):
@@ -732,7 +734,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     nd = input._data.ndim
     if nd == 2:
         return addmm(bias, input, weight.t())
-    if input._data.flags.c_contiguous and bias._data.ndim == 1:  # flatten the leading dims, as torch does
+    if is_laid_out(input._data, None) and bias._data.ndim == 1:  # flatten the leading dims, as torch does
         flat = input.reshape(math.prod(input.shape[:-1]), input.shape[-1])
         return addmm(bias, flat, weight.t()).view(*input.shape[:-1], weight.shape[0])
     return matmul(input, weight.t()) + bias
@@ -778,11 +780,12 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
         if not -n <= padding_idx < n:
             raise AssertionError("Padding_idx must be within num_embeddings")
         padding_idx %= n
-    if indices.size and (indices.max() >= n or indices.min() < 0):
+    high, least = _index_range(indices)
+    if high >= n or least < 0:
         raise IndexError("index out of range in self")
     if max_norm is not None:
         _renorm_rows(weight, np.unique(indices), max_norm, norm_type)
-    return apply(embedding_op, (weight,), (indices.astype(np.int64), padding_idx, scale_grad_by_freq))
+    return apply(embedding_op, (weight,), (A.astype(namespace(indices), indices, np.int64), padding_idx, scale_grad_by_freq))
 
 
 def _renorm_rows(weight: Tensor, rows: np.ndarray, max_norm: float, norm_type: float) -> None:
@@ -801,15 +804,17 @@ def _legacy(t: Tensor) -> str:
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """int64 one-hot encoding along a new last dim (no gradient)."""
     idx = tensor._data
-    if idx.dtype != np.int64:
+    if tensor.dtype is not D.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
-    if idx.size and idx.min() < 0:
+    high, least = _index_range(idx)
+    if least < 0:
         raise RuntimeError("Class values must be non-negative.")
     if num_classes == -1:
-        num_classes = int(idx.max()) + 1 if idx.size else 0
-    elif idx.size and idx.max() >= num_classes:
+        num_classes = high + 1 if idx.size else 0
+    elif idx.size and high >= num_classes:
         raise RuntimeError("Class values must be smaller than num_classes.")
-    return _wrap((idx[..., None] == np.arange(num_classes)).astype(np.int64))
+    xp = namespace(idx)
+    return _wrap(A.astype(xp, idx[..., None] == xp.arange(num_classes, device=idx.device), np.int64))
 
 
 # ---- dropout --------------------------------------------------------------------------------
@@ -1030,7 +1035,7 @@ def rms_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | No
     """x / sqrt(mean(x^2) + eps) over the last dims, times weight (composed, as torch)."""
     shape = _normalized_shape(input, normalized_shape, "rms_norm")
     if eps is None:
-        eps = float(np.finfo(input._data.dtype).eps)
+        eps = D.finfo(input.dtype).eps
     dims = tuple(range(-len(shape), 0))
     out = input * (input.pow(2).mean(dims, keepdim=True) + eps).rsqrt()
     return out * weight if weight is not None else out
@@ -1114,7 +1119,8 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
 
     def unit(t: Tensor) -> Tensor:
         norm = apply(vector_norm_op, (t,), (2.0, (d,), True)).clone()
-        np.maximum(norm._data, eps, out=norm._data)  # torch clamps the norm without recording it
+        data = norm._data
+        data[...] = namespace(data).maximum(data, eps)  # torch clamps the norm without recording it
         return t / norm
 
     return (unit(a) * unit(b)).sum(d)
@@ -1161,9 +1167,10 @@ def _check_target_classes(target: np.ndarray, classes: int, ignore_index: int) -
         return False
     ignored = target == ignore_index
     valid = target[~ignored]
-    if valid.size and (valid.max() >= classes or valid.min() < 0):
-        raise IndexError(f"Target {int(valid.max() if valid.max() >= classes else valid.min())} is out of bounds.")
-    return bool(ignored.any())
+    high, least = _index_range(valid)
+    if high >= classes or least < 0:
+        raise IndexError(f"Target {high if high >= classes else least} is out of bounds.")
+    return bool(A.reduce(xp, "any", ignored))
 
 
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
@@ -1183,7 +1190,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
         raise RuntimeError(f"size mismatch (got input: {list(x.shape)} , target: {list(t.shape)}")
     ignored = _check_target_classes(t, x.shape[1 if x.ndim > 1 else 0], ignore_index)
     w = None if weight is None else weight._data.astype(x.dtype)
-    params = (t.astype(np.int64, copy=False), w, reduction, ignore_index if ignored else None)
+    params = (A.astype(namespace(t), t, np.int64, copy=False), w, reduction, ignore_index if ignored else None)
     if x.ndim <= 2:
         return apply(nll_loss_op, (input,), params)
     loss = apply(nll_loss2d_op, (input,), params)  # torch views K-d inputs as 2-d images, and views back
@@ -1237,9 +1244,10 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
                          f"({input.shape}) is deprecated. Please ensure they have the same size.")
     _not_differentiable("binary_cross_entropy", weight=weight)
     x = input._data
-    if x.size and ((x < 0) | (x > 1)).any():
+    xp = namespace(x)
+    if x.size and A.reduce(xp, "any", (x < 0) | (x > 1)):
         raise RuntimeError("all elements of input should be between 0 and 1")
-    if x.size and ((target._data < 0) | (target._data > 1)).any():
+    if x.size and A.reduce(xp, "any", (target._data < 0) | (target._data > 1)):
         raise RuntimeError("all elements of target should be between 0 and 1")
     if weight is not None:
         weight = weight.expand(*np.broadcast_shapes(tuple(target.shape), tuple(weight.shape)))
@@ -1365,7 +1373,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
     _not_differentiable("multi_margin_loss", weight=weight)
-    t = target._data.astype(np.int64)
+    t = A.astype(namespace(target._data), target._data, np.int64)
     _check_margin_input(input)
     frames = input.shape[0] if input.ndim == 2 else 1
     if t.ndim > 1 or t.size != frames:
@@ -1389,7 +1397,7 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | N
                            reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """Hinge loss between every listed target class (up to the first -1) and every other class, over C."""
     reduction = _reduction(size_average, reduce, reduction)
-    t = target._data.astype(np.int64)
+    t = A.astype(namespace(target._data), target._data, np.int64)
     _check_margin_input(input)
     if input.ndim == 2 and t.shape != tuple(input.shape) or input.ndim < 2 and (t.ndim > 1 or t.size != input.numel()):
         raise RuntimeError(f"inconsistent target size: {list(t.shape)} for input of size: {list(input.shape)}")
@@ -1465,7 +1473,7 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: 
         if var < 0:
             raise ValueError("var has negative entry/entries")
         var = var * _creation.ones_like(input)
-    elif (var._data < 0).any():
+    elif A.reduce(namespace(var._data), "any", var._data < 0):
         raise ValueError("var has negative entry/entries")
     if tuple(var.shape) != tuple(input.shape):
         if tuple(input.shape[:-1]) == tuple(var.shape):
@@ -1475,7 +1483,7 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: 
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(reduction + " is not valid")
     var = var.clone()
-    np.maximum(var._data, eps, out=var._data)  # torch clamps under no_grad: the gradient ignores the clamp
+    var._data[...] = namespace(var._data).maximum(var._data, eps)  # torch clamps under no_grad: the gradient ignores the clamp
     loss = 0.5 * (log(var) + (input - target) ** 2 / var)
     if full:
         loss = loss + 0.5 * math.log(2 * math.pi)
