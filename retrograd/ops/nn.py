@@ -785,7 +785,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
         raise IndexError("index out of range in self")
     if max_norm is not None:
         _renorm_rows(weight, np.unique(indices), max_norm, norm_type)
-    return apply(embedding_op, (weight,), (A.astype(namespace(indices), indices, np.int64), padding_idx, scale_grad_by_freq))
+    indices = A.astype(namespace(indices), indices, np.int64)
+    return apply(embedding_op, (weight,), (indices, padding_idx, scale_grad_by_freq))
 
 
 def _renorm_rows(weight: Tensor, rows: np.ndarray, max_norm: float, norm_type: float) -> None:
@@ -1483,7 +1484,7 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: 
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(reduction + " is not valid")
     var = var.clone()
-    var._data[...] = namespace(var._data).maximum(var._data, eps)  # torch clamps under no_grad: the gradient ignores the clamp
+    var._data[...] = namespace(var._data).maximum(var._data, eps)  # clamped under no_grad: the gradient ignores it
     loss = 0.5 * (log(var) + (input - target) ** 2 / var)
     if full:
         loss = loss + 0.5 * math.log(2 * math.pi)
