@@ -26,6 +26,7 @@ from .._tensor import device as _device
 from .._tensor import placement as _placement
 from ..autograd.forward_ad import transforms as _transforms
 from ..autograd.grad_mode import _state as _grad_state
+from . import arrays as _arrays
 from .registry import OPS, Op, apply, defop, finalize
 from .registry import operand as _operand
 
@@ -354,7 +355,7 @@ def _memory_changed(tensor: Tensor) -> None:
 @defop("copy_", node="CopyBackwards", inputs=("self", "src"), self="zeros_like(grad)", src="grad",
        jvp="src_t.clone()")  # a tangent of self's own, never src's (torch: self_t.copy_(src_t))
 def _COPY(xp, dst, src):  # noqa: N802
-    return src.copy()
+    return _arrays.copy(xp, src)
 
 
 for _name, _fn in _METHODS.items():

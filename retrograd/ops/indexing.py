@@ -12,6 +12,7 @@ never carry a gradient, and formulas pass them on to other rows as they are.
 
 from __future__ import annotations
 
+import math
 import operator
 import warnings
 from collections.abc import Sequence
@@ -309,7 +310,7 @@ def masked_scatter_op(xp, x, source, mask):
     shape = np.broadcast_shapes(x.shape, mask.shape)
     out = A.copy(xp, xp.broadcast_to(x, shape))
     where = xp.broadcast_to(mask, shape)
-    out[where] = A.reshape(xp, source, -1)[: int(where.sum())]
+    out[where] = A.reshape(xp, source, -1)[: int(xp.count_nonzero(where))]
     return out
 
 
@@ -319,9 +320,14 @@ def take_op(xp, x, index):
 
 
 @defop("put", inputs=("self", "source"), params=("index", "accumulate"),
-       self="grad if accumulate else put_op(grad, zeros(source_shape, dtype=grad.dtype), index, False)",
+       self="grad if accumulate else put_op(grad, zeros(source_shape, dtype=grad.dtype, device=grad.device), index, "
+            "False)",
        source="take_op(grad, index).reshape(source_shape)", jvp="put_op(self_t, source_t, index, accumulate)")
 def put_op(xp, x, source, index, accumulate):
+    if not hasattr(x, "strides"):
+        flat = _scatter_compared(xp, A.reshape(xp, x, -1), A.reshape(xp, source, -1), 0,
+                                 A.reshape(xp, index, -1) % math.prod(x.shape), accumulate)
+        return A.reshape(xp, flat, x.shape)
     out = A.copy(xp, x)
     flat, places, values = A.reshape(xp, out, -1), A.reshape(xp, index, -1), xp.asarray(source).reshape(-1)
     if accumulate:
@@ -966,8 +972,8 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     if tuple(s_in) != input._data.shape:
         input = input.expand(s_in)
     index = indices._data
-    index = np.where(index < 0, index + s_in[d], index)  # negative indices count from the end, as in indexing
-    return gather(input, d, _wrap(np.broadcast_to(index, s_idx)))
+    index = namespace(index).where(index < 0, index + s_in[d], index)  # negative indices count from the end
+    return gather(input, d, _wrap(namespace(index).broadcast_to(index, s_idx)))
 
 
 # ============================================================================================

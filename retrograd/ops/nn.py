@@ -156,7 +156,9 @@ native_batch_norm_op = native_norm_op.alias("native_batch_norm", "NativeBatchNor
        weight="embedding_backward_op(grad, indices, weight_shape[0], padding_idx, scale_grad_by_freq)",
        jvp="embedding_op(weight_t, indices, None, False)")
 def embedding_op(xp, w, indices, padding_idx, scale_grad_by_freq):
-    return xp.take(w, indices, axis=0)
+    if indices.ndim == 1 or hasattr(w, "strides"):  # the standard's take has vector indices only
+        return xp.take(w, indices, axis=0)
+    return A.reshape(xp, xp.take(w, A.reshape(xp, indices, -1), axis=0), indices.shape + w.shape[1:])
 
 
 @defop("embedding_dense_backward", node="EmbeddingDenseBackwardBackward0", inputs=("grad_output",),

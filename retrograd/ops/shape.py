@@ -77,7 +77,7 @@ def transpose_op(xp, x, dim0, dim1):
 
 @defop("t", node="TBackward0", view=True, self="grad.t()", jvp="self_t.t()")
 def t_op(xp, x):
-    return x.T
+    return A.matrix_transpose(xp, x) if x.ndim == 2 else x
 
 
 @defop("permute", params=("dims",), view=True, self="grad.permute(inverse_permutation(dims))",
@@ -1571,7 +1571,7 @@ def tensor_split(input: Tensor, indices_or_sections: int | Sequence[int] | Tenso
         if arg._data.ndim > 1:
             raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
                                f"one-dimensional tensor, but got a tensor with {arg._data.ndim} dims")
-        arg = int(arg._data) if arg._data.ndim == 0 else arg._data.tolist()
+        arg = int(arg._data) if arg._data.ndim == 0 else arg.tolist()
     d = _wrap_dim(dim, input._data.ndim)
     n = input._data.shape[d]
     if isinstance(arg, (int, np.integer)):
@@ -1632,17 +1632,18 @@ def repeat_interleave(input: Tensor, repeats: int | Tensor | None = None, dim: i
         shape[d + 1] = int(repeats)
         return flatten(clone(expand(wide, shape)), d, d + 1)
     n = input._data.shape[d]
-    counts = repeats._data.reshape(-1)
+    xp = _xp.namespace(repeats._data)
+    counts = A.reshape(xp, repeats._data, -1)
     if counts.size == 1:
-        counts = np.broadcast_to(counts, (n,))
+        counts = xp.broadcast_to(counts, (n,))
     if counts.size != n:
         raise RuntimeError(f"repeats must have the same size as input along dim, but got repeats.size(0) = "
                            f"{counts.size} and input.size({d}) = {n}")
-    if (counts < 0).any():
+    if A.reduce(xp, "any", counts < 0):
         raise RuntimeError("repeats can not be negative")
     from .indexing import index_select  # indexing builds on this family (imports it at its top)
 
-    return index_select(input, d, _wrap(np.repeat(np.arange(n, dtype=np.int64), counts)))
+    return index_select(input, d, _wrap(xp.repeat(xp.arange(n, dtype=xp.int64, device=counts.device), counts)))
 
 
 def flip(input: Tensor, dims: int | Sequence[int], *more_dims: int) -> Tensor:
