@@ -57,3 +57,14 @@ def dot(xp: Any, a: Any, b: Any) -> Any:
     if hasattr(a, "strides"):
         return xp.dot(a, b)
     return xp.tensordot(a, b, axes=1)
+
+
+def max_from(xp: Any, x: Any, axis: Any, keepdims: bool, initial: float) -> Any:
+    """The largest of `initial` and x's elements over `axis` (NumPy's max(initial=): empty reductions give it)."""
+    if hasattr(x, "strides"):
+        return x.max(axis=axis, keepdims=keepdims, initial=initial)
+    axes = range(x.ndim) if axis is None else [a % x.ndim for a in ((axis,) if isinstance(axis, int) else axis)]
+    if all(x.shape[a] for a in axes):
+        return xp.maximum(xp.max(x, axis=axis, keepdims=keepdims), initial)
+    shape = tuple(1 if a in axes else n for a, n in enumerate(x.shape) if keepdims or a not in axes)
+    return xp.full(shape, initial, dtype=x.dtype, device=x.device)

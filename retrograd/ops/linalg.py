@@ -37,7 +37,8 @@ from .. import _dtype as D
 from .._creation import arange, ones_like
 from .._tensor import Tensor, _wrap, _wrap_dim
 from . import arrays as A
-from .arrays import reduce as reduce_array  # where a parameter named A hides the module
+from .arrays import max_from  # these two where a parameter named A hides the module
+from .arrays import reduce as reduce_array
 from .pointwise import log, where
 from .reduction import amax, amin, return_type, vector_norm
 from .registry import apply, defop, namespace
@@ -497,6 +498,8 @@ def svd_op(xp, a, full_matrices):
        self="eigh_backward(grads[0], grads[1], results[0], results[1])",
        jvp="eigh_jvp(self_t, results[0], results[1])")
 def eigh_op(xp, a, uplo):
+    if not hasattr(a, "strides"):  # the standard's eigh reads the lower triangle: the upper one is conj(a^T)'s
+        return xp.linalg.eigh(a if uplo == "L" else xp.conj(A.matrix_transpose(xp, a)))
     w, v = xp.linalg.eigh(a, UPLO=uplo)
     return w, v
 
@@ -520,7 +523,7 @@ def pinv_op(xp, a, atol, rtol, hermitian):
         left, w, right = xp.linalg.svd(a, full_matrices=False)
         scale = w
         left, right = xp.conj(A.matrix_transpose(xp, right)), xp.conj(A.matrix_transpose(xp, left))
-    top = A.reduce(xp, "max", scale, -1, True) if scale.shape[-1] else xp.zeros_like(scale[..., :1])
+    top = A.max_from(xp, scale, -1, True, 0.0)
     keep = scale > xp.maximum(atol, rtol * top)
     inverse = A.astype(xp, xp.where(keep, 1 / xp.where(keep, w, 1), 0), a.dtype)
     return xp.matmul(left * inverse[..., None, :], right)
@@ -1371,21 +1374,21 @@ def expm_kernel(xp: Any, a: np.ndarray) -> np.ndarray:
     """exp(A) by scaling and squaring with the [13/13] Padé approximant, per matrix of a batch."""
     n = a.shape[-1]
     if a.size == 0:
-        return a.copy()
-    norm1 = xp.abs(a).sum(axis=-2).max(axis=-1).astype(np.float64)
-    squarings = xp.maximum(0, xp.ceil(xp.log2(xp.maximum(norm1, 1e-300) / _EXPM_THETA13))).astype(int)
-    scaled = a / (2.0 ** squarings)[..., None, None].astype(a.dtype)
+        return A.copy(xp, a)
+    norm1 = A.astype(xp, A.reduce(xp, "max", A.reduce(xp, "sum", xp.abs(a), -2), -1), np.float64)
+    squarings = xp.maximum(xp.ceil(xp.log2(xp.maximum(norm1, 1e-300) / _EXPM_THETA13)), 0)  # whole numbers
+    scaled = a / A.astype(xp, (2.0 ** squarings)[..., None, None], a.dtype)
     b = _EXPM_PADE13
-    eye = xp.eye(n, dtype=a.dtype)
+    eye = xp.eye(n, dtype=a.dtype, device=a.device)
     a2 = scaled @ scaled
     a4 = a2 @ a2
     a6 = a4 @ a2
     u = scaled @ (a6 @ (b[13] * a6 + b[11] * a4 + b[9] * a2) + b[7] * a6 + b[5] * a4 + b[3] * a2 + b[1] * eye)
     v = a6 @ (b[12] * a6 + b[10] * a4 + b[8] * a2) + b[6] * a6 + b[4] * a4 + b[2] * a2 + b[0] * eye
     r = xp.linalg.solve(v - u, v + u)
-    for step in range(int(squarings.max(initial=0))):
+    for step in range(int(A.reduce(xp, "max", squarings)) if squarings.size else 0):
         r = xp.where((step < squarings)[..., None, None], r @ r, r)
-    return r.astype(a.dtype, copy=False)
+    return A.astype(xp, r, a.dtype, copy=False)
 
 
 LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
@@ -2637,12 +2640,12 @@ def matrix_rank(A: Tensor, tol: float | None = None, hermitian: bool = False, *,
     atol = tol if atol is None else atol
     atol_value = 0.0 if atol is None else (atol._data if isinstance(atol, Tensor) else atol)
     if rtol is None:
-        eps = np.finfo(values.dtype).eps * max(data.shape[-2:])
+        eps = D.finfo(D.of_array(values)).eps * max(data.shape[-2:])
         rtol = 0.0 if atol is not None and np.all(np.asarray(atol_value) > 0) else eps
     rtol_value = rtol._data if isinstance(rtol, Tensor) else rtol
-    largest = values.max(axis=-1, initial=0.0)
+    largest = max_from(xp, values, -1, False, 0.0)
     threshold = xp.maximum(atol_value, rtol_value * largest)
-    return _wrap(xp.sum(values > threshold[..., None], axis=-1).astype(np.int64))
+    return _wrap(xp.astype(xp.count_nonzero(values > threshold[..., None], axis=-1), xp.int64))
 
 
 __all__ = ["addbmm", "addmm", "addmv", "addr", "baddbmm", "bmm", "chain_matmul", "cholesky_inverse", "cholesky_solve",

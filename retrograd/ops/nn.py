@@ -336,9 +336,9 @@ def multilabel_margin_loss_op(xp, x, target, reduction):
 def cdist_op(xp, a, b, p):
     diff = xp.abs(a[..., :, None, :] - b[..., None, :, :])
     if p == 0:
-        return (diff != 0).sum(-1).astype(a.dtype)
+        return A.astype(xp, xp.count_nonzero(diff, axis=-1), a.dtype)
     if math.isinf(p):
-        return diff.max(-1, initial=0)
+        return A.max_from(xp, diff, -1, False, 0)
     if p == 1:
         return A.reduce(xp, "sum", diff, -1)
     if p == 2:

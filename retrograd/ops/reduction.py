@@ -189,7 +189,7 @@ def std_mean_op(xp, x, dim, correction, keepdim):
        self="logsumexp_backward(grad, self, result, dim, keepdim)",
        jvp="logsumexp_jvp(self_t, self, dim, keepdim)")
 def logsumexp_op(xp, x, dim, keepdim):
-    shift = xp.max(x, axis=dim, keepdims=True, initial=-math.inf)
+    shift = A.max_from(xp, x, dim, True, -math.inf)
     shift = xp.where(xp.isfinite(shift), shift, 0)  # all -inf (or inf) slices: no shift
     with np.errstate(divide="ignore"):
         out = xp.log(xp.sum(xp.exp(x - shift), axis=dim, keepdims=True)) + shift
@@ -207,7 +207,7 @@ def vector_norm_op(xp, x, ord, dim, keepdim):  # noqa: A002
         if ord == 2:
             out = xp.sqrt(xp.sum(a * a, axis=dim, keepdims=keepdim))
         elif ord == math.inf:
-            out = xp.max(a, axis=dim, keepdims=keepdim, initial=0)
+            out = A.max_from(xp, a, dim, keepdim, 0)
         elif ord == -math.inf:
             out = xp.min(a, axis=dim, keepdims=keepdim)
         elif ord == 0:
