@@ -204,7 +204,7 @@ def nll_loss_op(xp, x, target, weight, reduction, ignore_index):
     if weight is None and ignore_index is None:
         loss, total = -picked, picked.size
         if reduction == "mean" and total:  # a float by a nonzero count: nothing to guard, already x's dtype
-            return loss.sum() / total
+            return A.reduce(xp, "sum", loss) / total
     else:
         w = _sample_weights(target, weight, ignore_index, x.dtype)
         loss, total = -picked * w, w.sum()
@@ -319,7 +319,7 @@ def multi_margin_loss_op(xp, x, w, target, p, margin, reduction):
     loss = xp.maximum(terms, 0) ** p
     if w is not None:
         loss = loss * w[target][..., None]
-    return _reduce(xp, (loss.sum(-1) / x.shape[-1]).astype(x.dtype, copy=False), reduction)
+    return _reduce(xp, A.astype(xp, A.reduce(xp, "sum", loss, -1) / x.shape[-1], x.dtype, copy=False), reduction)
 
 
 @defop("multilabel_margin_loss", inputs=("self",), params=("target", "reduction"),
@@ -351,8 +351,8 @@ def cdist_op(xp, a, b, p):
        jvp="euclidean_dist_jvp(x1_t, x2_t, x1, x2, result)")
 def euclidean_dist_op(xp, a, b):
     """Distances through one matmul, torch's way for large inputs: |a|^2 - 2 a.b + |b|^2, clamped at 0."""
-    sq_a = (a * a).sum(-1, keepdims=True)
-    sq_b = (b * b).sum(-1, keepdims=True)
+    sq_a = A.reduce(xp, "sum", a * a, -1, True)
+    sq_b = A.reduce(xp, "sum", b * b, -1, True)
     d2 = xp.matmul(a, A.matrix_transpose(xp, b)) * -2 + sq_a + A.matrix_transpose(xp, sq_b)
     return xp.sqrt(xp.maximum(d2, 0))
 

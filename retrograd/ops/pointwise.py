@@ -80,7 +80,12 @@ round_half_even = defop("round", self=_ZERO_VJP, jvp=_ZERO_JVP)(_rounding("round
 
 @defop("round_decimals", node="RoundBackward1", params=("decimals",), self=_ZERO_VJP, jvp=_ZERO_JVP)
 def round_decimals(xp, x, decimals):
-    return A.copy(xp, x) if D.kind(x) in "iub" else xp.round(x, decimals)
+    if D.kind(x) in "iub":
+        return A.copy(xp, x)
+    if hasattr(x, "strides"):
+        return xp.round(x, decimals)
+    scale = 10.0 ** builtins.abs(decimals)  # as NumPy: round x * 10^d (or x / 10^-d), then scale back
+    return xp.round(x * scale) / scale if decimals >= 0 else xp.round(x / scale) * scale
 
 
 @defop("frac", self="grad", jvp="self_t")

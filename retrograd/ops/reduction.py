@@ -211,7 +211,7 @@ def vector_norm_op(xp, x, ord, dim, keepdim):  # noqa: A002
         elif ord == -math.inf:
             out = xp.min(a, axis=dim, keepdims=keepdim)
         elif ord == 0:
-            out = xp.sum(a != 0, axis=dim, keepdims=keepdim)
+            out = xp.count_nonzero(a, axis=dim, keepdims=keepdim)
         elif ord == 1:
             out = xp.sum(a, axis=dim, keepdims=keepdim)
         else:

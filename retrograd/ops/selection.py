@@ -76,8 +76,9 @@ def searchsorted_op(xp, seq, values, out_int32, right):
     if seq.ndim == 1:
         return A.astype(xp, xp.searchsorted(seq, values, side=side), index_type)
     rows, found = A.reshape(xp, seq, -1, seq.shape[-1]), A.reshape(xp, values, -1, values.shape[-1])
-    out = xp.stack([xp.searchsorted(r, v, side=side) for r, v in zip(rows, found)]) if rows.shape[0] else found
-    return A.reshape(xp, out, values.shape).astype(index_type)
+    out = xp.stack([xp.searchsorted(rows[i, ...], found[i, ...], side=side) for i in range(rows.shape[0])]) \
+        if rows.shape[0] else found
+    return A.astype(xp, A.reshape(xp, out, values.shape), index_type)
 
 
 @defop("isin", inputs=("elements", "test_elements"), params=("assume_unique", "invert"), promote="binary")
@@ -481,7 +482,8 @@ def searchsorted(sorted_sequence: Tensor, input: Tensor | float, *, out_int32: b
         right = side == "right"
     if sorter is not None:
         sorted_sequence = sorted_sequence.gather(-1, sorter)
-    values = input if isinstance(input, Tensor) else _creation.tensor(input, dtype=sorted_sequence.dtype)
+    values = input if isinstance(input, Tensor) else _creation.tensor(input, dtype=sorted_sequence.dtype,
+                                                                      device=sorted_sequence.device)
     return apply(searchsorted_op, (sorted_sequence, values), (bool(out_int32), bool(right)))
 
 
