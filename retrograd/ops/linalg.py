@@ -160,7 +160,9 @@ def trace_op(xp, x):
        self="linalg_cross(conj(other), grad, dim=dim)", other="linalg_cross(grad, conj(self), dim=dim)",
        jvp="linalg_cross(self_t, other, dim=dim) + linalg_cross(self, other_t, dim=dim)")
 def cross_op(xp, a, b, dim):
-    return xp.cross(a, b, axis=dim)
+    if hasattr(a, "strides"):
+        return xp.cross(a, b, axis=dim)
+    return xp.linalg.cross(a, b, axis=dim - max(a.ndim, b.ndim) if dim >= 0 else dim)  # the standard's axis is < 0
 
 
 # einsum contracts its operands pairwise, left to right, as torch does; each step is one row
