@@ -101,7 +101,7 @@ def _new_like(factory: str) -> Any:
 
     def method(self: Tensor, *args: Any, dtype: D.dtype | None = None, device: Any = None,
                requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
-        where = self.device if device is None else device
+        where = device if device is not None or type(self._data) is np_.ndarray else self.device
         return getattr(_creation, factory)(*args, dtype=dtype or self.dtype, device=where, requires_grad=requires_grad)
 
     method.__name__ = f"new_{factory}"

@@ -20,7 +20,9 @@ def copy(xp: Any, x: Any) -> Any:
 def astype(xp: Any, x: Any, dtype: Any, copy: bool = True) -> Any:
     """x converted to `dtype` (ours, a NumPy dtype or the namespace's own)."""
     if hasattr(x, "strides"):
-        return x.astype(dtype.np if isinstance(dtype, D.dtype) else dtype, copy=copy)
+        if isinstance(dtype, D.dtype):
+            dtype = dtype.np
+        return x.astype(dtype) if copy else x.astype(dtype, copy=False)  # a keyword costs NumPy's call more
     return xp.astype(x, D.native(xp, dtype), copy=copy)
 
 

@@ -775,16 +775,20 @@ def _index_vector(index: Tensor, what: str) -> np.ndarray:
         raise IndexError(f"{what}(): Index is supposed to be a vector")
     if D.kind(arr) not in "iu":
         raise RuntimeError(f"{what}(): Expected dtype int32 or int64 for index")
+    if hasattr(arr, "strides"):
+        return arr.reshape(-1).astype(np.int64, copy=False)  # NumPy's methods skip its functions' wrappers
     xp = namespace(arr)
-    return A.astype(xp, A.reshape(xp, arr, -1), np.int64, copy=False)
+    return xp.astype(xp.reshape(arr, (-1,)), xp.int64, copy=False)
 
 
 def _index_range(index: object) -> tuple[int, int]:
     """(largest, smallest) element of an index array; (0, 0) when it is empty."""
     if not index.size:
         return 0, 0
+    if hasattr(index, "strides"):
+        return index.max(), index.min()  # NumPy's methods (and NumPy's integers) skip its functions' wrappers
     xp = namespace(index)
-    return int(A.reduce(xp, "max", index)), int(A.reduce(xp, "min", index))
+    return int(xp.max(index)), int(xp.min(index))
 
 
 def _check_along(index: np.ndarray, size: int, dim: int, error: type = IndexError, what: str = "",

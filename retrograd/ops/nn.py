@@ -24,7 +24,6 @@ import numpy as np
 from .. import _creation
 from .. import _dtype as D
 from .._creation import zeros
-from .._memory_format import is_laid_out
 from .._tensor import Tensor, _wrap, _wrap_dim
 from . import arrays as A
 from .activation import logsigmoid
@@ -88,8 +87,11 @@ def softmax_backward_data(xp, g, r, dim):
 def log_softmax_op(xp, x, dim):
     if not x.size:
         return A.copy(xp, x)
-    shifted = x - A.reduce(xp, "max", x, dim, True)
-    shifted -= xp.log(A.reduce(xp, "sum", xp.exp(shifted), dim, True))  # in place: one temporary fewer
+    if not hasattr(x, "strides"):  # the standard's functions; NumPy's methods below skip their Python wrappers
+        shifted = x - xp.max(x, axis=dim, keepdims=True)
+        return shifted - xp.log(xp.sum(xp.exp(shifted), axis=dim, keepdims=True))
+    shifted = x - x.max(axis=dim, keepdims=True)
+    shifted -= xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))  # in place: one temporary fewer
     return shifted
 
 
@@ -142,10 +144,10 @@ def native_norm_op(xp, x, w, b, axes, eps):
 
 def _moments(xp, xs, dims: tuple[int, ...]):
     """(mean, biased variance) over dims, kept as size-1 dims: four passes (NumPy's var takes the mean again)."""
-    mean = A.reduce(xp, "mean", xs, dims, True)
+    mean = xs.mean(axis=dims, keepdims=True)
     centered = xs - mean
     centered *= centered
-    return mean, A.reduce(xp, "mean", centered, dims, True)
+    return mean, centered.mean(axis=dims, keepdims=True)
 
 
 native_group_norm_op = native_norm_op.alias("native_group_norm", "NativeGroupNormBackward0")
@@ -156,7 +158,7 @@ native_batch_norm_op = native_norm_op.alias("native_batch_norm", "NativeBatchNor
        weight="embedding_backward_op(grad, indices, weight_shape[0], padding_idx, scale_grad_by_freq)",
        jvp="embedding_op(weight_t, indices, None, False)")
 def embedding_op(xp, w, indices, padding_idx, scale_grad_by_freq):
-    if indices.ndim == 1 or hasattr(w, "strides"):  # the standard's take has vector indices only
+    if hasattr(w, "strides") or indices.ndim == 1:  # the standard's take has vector indices only
         return xp.take(w, indices, axis=0)
     return A.reshape(xp, xp.take(w, A.reshape(xp, indices, -1), axis=0), indices.shape + w.shape[1:])
 
@@ -736,7 +738,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     nd = input._data.ndim
     if nd == 2:
         return addmm(bias, input, weight.t())
-    if is_laid_out(input._data, None) and bias._data.ndim == 1:  # flatten the leading dims, as torch does
+    flags = getattr(input._data, "flags", None)  # None: an array API array without a memory layout
+    if (flags is None or flags.c_contiguous) and bias._data.ndim == 1:  # flatten the leading dims, as torch does
         flat = input.reshape(math.prod(input.shape[:-1]), input.shape[-1])
         return addmm(bias, flat, weight.t()).view(*input.shape[:-1], weight.shape[0])
     return matmul(input, weight.t()) + bias
@@ -813,7 +816,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     if least < 0:
         raise RuntimeError("Class values must be non-negative.")
     if num_classes == -1:
-        num_classes = high + 1 if idx.size else 0
+        num_classes = int(high) + 1 if idx.size else 0
     elif idx.size and high >= num_classes:
         raise RuntimeError("Class values must be smaller than num_classes.")
     xp = namespace(idx)

@@ -227,7 +227,8 @@ def vector_norm_op(xp, x, ord, dim, keepdim):  # noqa: A002
 @defop("cumsum", params=("dim", "dtype"), self="reversed_cumsum(grad, dim)",
        jvp="self_t.cumsum(dim).to(result.dtype)")
 def cumsum_op(xp, x, dim, dtype):
-    x = A.astype(xp, x, xp.int64) if D.kind(x) == "b" else x  # the standard sums numbers only
+    if not hasattr(x, "strides") and D.kind(x) == "b":  # the standard sums numbers only
+        x = xp.astype(x, xp.int64)
     return A.reshape(xp, xp.cumulative_sum(A.reshape(xp, x, -1) if x.ndim == 0 else x, axis=dim,
                                            dtype=D.native(xp, dtype)), x.shape)
 
@@ -326,7 +327,11 @@ def select_along(xp, x, dim: int, keepdim: bool, pick) -> tuple:
         return A.copy(xp, x), xp.zeros((), dtype=xp.int64, device=x.device)
     idx = pick()
     values = xp.take_along_axis(x, idx, axis=dim)
-    return (values, idx) if keepdim else (xp.squeeze(values, axis=dim), xp.squeeze(idx, axis=dim))
+    if keepdim:
+        return values, idx
+    if hasattr(values, "strides"):
+        return values.squeeze(dim), idx.squeeze(dim)  # NumPy's methods skip its functions' Python wrappers
+    return xp.squeeze(values, axis=dim), xp.squeeze(idx, axis=dim)
 
 
 def index_of_extreme(xp, x, dim: int | Sequence[int] | None, keepdim: bool, find) -> object:

@@ -77,7 +77,9 @@ def transpose_op(xp, x, dim0, dim1):
 
 @defop("t", node="TBackward0", view=True, self="grad.t()", jvp="self_t.t()")
 def t_op(xp, x):
-    return A.matrix_transpose(xp, x) if x.ndim == 2 else x
+    if hasattr(x, "strides"):
+        return x.T
+    return xp.matrix_transpose(x) if x.ndim == 2 else x  # the standard's .T takes 2-d arrays only
 
 
 @defop("permute", params=("dims",), view=True, self="grad.permute(inverse_permutation(dims))",
