@@ -105,7 +105,7 @@ def exp(xp, x):
 
 @defop("exp2", promote="float", self="grad * conj(result * math.log(2))", jvp="self_t * result * math.log(2)")
 def exp2(xp, x):
-    return xp.exp2(x)
+    return xp.exp2(x) if hasattr(x, "strides") else xp.pow(2.0, x)  # the standard has no exp2
 
 
 @defop("deg2rad", node="Deg2RadBackward0", promote="float", self="grad * (math.pi / 180)",
@@ -976,14 +976,18 @@ def minimum_op(xp, a, b):
        self="where(fmax_keeps_self(self, other), grad, 0)", other="where(fmax_keeps_self(self, other), 0, grad)",
        jvp="where((self > other) | isnan(other), self_t, other_t)")  # torch: ties take other's tangent here
 def fmax_op(xp, a, b):
-    return xp.fmax(a, b)
+    if hasattr(a, "strides"):
+        return xp.fmax(a, b)
+    return xp.where(xp.isnan(b), a, xp.where(xp.isnan(a), b, xp.maximum(a, b)))  # a number wins over NaN
 
 
 @defop("fmin", inputs=("self", "other"), promote="binary",
        self="where(fmin_keeps_self(self, other), grad, 0)", other="where(fmin_keeps_self(self, other), 0, grad)",
        jvp="where(fmin_keeps_self(self, other), self_t, other_t)")
 def fmin_op(xp, a, b):
-    return xp.fmin(a, b)
+    if hasattr(a, "strides"):
+        return xp.fmin(a, b)
+    return xp.where(xp.isnan(b), a, xp.where(xp.isnan(a), b, xp.minimum(a, b)))  # a number wins over NaN
 
 
 @defop("atan2", inputs=("self", "other"), promote="float",
@@ -1174,7 +1178,13 @@ def signbit(xp, x):
 
 @defop("isclose", inputs=("self", "other"), params=("rtol", "atol", "equal_nan"), promote="binary")
 def isclose_op(xp, a, b, rtol, atol, equal_nan):
-    return xp.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
+    if hasattr(a, "strides"):
+        return xp.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
+    if D.kind(a) in "iub":  # NumPy's way: integers compare as floats
+        a, b = xp.astype(a, xp.float64), xp.astype(b, xp.float64)
+    finite = xp.isfinite(a) & xp.isfinite(b)
+    close = (a == b) | finite & (xp.abs(a - b) <= atol + rtol * xp.abs(b))  # |a - b| <= atol + rtol |b|, as NumPy
+    return close | xp.isnan(a) & xp.isnan(b) if equal_nan else close
 
 
 # ============================================================================================

@@ -289,7 +289,18 @@ def roll_op(xp, x, shifts, dims):
 
 @defop("rot90", params=("k", "dims"), self="rot90_op(grad, -k, dims)", jvp="rot90_op(self_t, k, dims)")
 def rot90_op(xp, x, k, dims):
-    return xp.rot90(x, k, dims).copy()
+    if hasattr(x, "strides"):
+        return xp.rot90(x, k, dims).copy()
+    k, (first, second) = k % 4, dims  # NumPy's rot90 in the standard's flips and permutations
+    swapped = list(range(x.ndim))
+    swapped[first], swapped[second] = swapped[second], swapped[first]
+    if k == 0:
+        return A.copy(xp, x)
+    if k == 2:
+        return xp.flip(xp.flip(x, axis=first), axis=second)
+    if k == 1:
+        return xp.permute_dims(xp.flip(x, axis=second), tuple(swapped))
+    return xp.flip(xp.permute_dims(x, tuple(swapped)), axis=second)
 
 
 # ============================================================================================
