@@ -35,8 +35,9 @@ def reshape(xp: Any, x: Any, *shape: Any) -> Any:
 
 def reduce(xp: Any, name: str, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """x reduced by the standard's `name` (sum, prod, mean, max, min, any, all) over `axis`."""
-    if hasattr(x, "strides"):
-        return getattr(x, name)(axis=axis, keepdims=keepdims)
+    if hasattr(x, "strides"):  # whole-array reductions take no arguments (vmap's batched views read them all)
+        method = getattr(x, name)
+        return method() if axis is None and not keepdims else method(axis=axis, keepdims=keepdims)
     return getattr(xp, name)(x, axis=axis, keepdims=keepdims)
 
 
