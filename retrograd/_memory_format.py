@@ -50,6 +50,8 @@ def laid_out(array: np.ndarray, fmt: memory_format | None) -> np.ndarray:
 
 def is_laid_out(array: np.ndarray, fmt: memory_format) -> bool:
     """Whether `array` has `fmt`'s strides (dims of size 1 may have any stride, as in torch)."""
+    if not hasattr(array, "strides"):  # an array API array without a memory layout has every layout
+        return True
     if fmt is None or fmt is contiguous_format or fmt is preserve_format:
         return bool(array.flags.c_contiguous)
     if array.ndim != fmt.ndim:

@@ -26,6 +26,7 @@ from .._tensor import device as _device
 from .._tensor import placement as _placement
 from ..autograd.forward_ad import transforms as _transforms
 from ..autograd.grad_mode import _state as _grad_state
+from . import arrays as _arrays
 from .registry import OPS, Op, apply, defop, finalize
 from .registry import operand as _operand
 
@@ -95,13 +96,13 @@ def type_as(input: Tensor, other: Tensor) -> Tensor:
 
 
 def _new_like(factory: str) -> Any:
-    """Tensor.new_<factory>: the factory with this tensor's dtype unless one is given (a strided CPU tensor: the
+    """Tensor.new_<factory>: the factory with this tensor's dtype and device unless given (a strided CPU tensor: the
     layout and pin_memory torch's factories take are accepted for that)."""
 
     def method(self: Tensor, *args: Any, dtype: D.dtype | None = None, device: Any = None,
                requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
-        return getattr(_creation, factory)(*args, dtype=dtype or self.dtype, device=device,
-                                           requires_grad=requires_grad)
+        where = device if device is not None or type(self._data) is np_.ndarray else self.device
+        return getattr(_creation, factory)(*args, dtype=dtype or self.dtype, device=where, requires_grad=requires_grad)
 
     method.__name__ = f"new_{factory}"
     return method
@@ -354,7 +355,7 @@ def _memory_changed(tensor: Tensor) -> None:
 @defop("copy_", node="CopyBackwards", inputs=("self", "src"), self="zeros_like(grad)", src="grad",
        jvp="src_t.clone()")  # a tangent of self's own, never src's (torch: self_t.copy_(src_t))
 def _COPY(xp, dst, src):  # noqa: N802
-    return src.copy()
+    return _arrays.copy(xp, src)
 
 
 for _name, _fn in _METHODS.items():

@@ -25,7 +25,7 @@ from .._tensor import Tensor
 from . import arrays as A
 from .pointwise import erf, sigmoid, tanh, where, zero_where
 from .pointwise import relu as _relu_row
-from .registry import Op, apply, defop, linear_backward_op
+from .registry import Op, apply, defop, linear_backward_op, namespace
 from .shape import cat
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -164,7 +164,7 @@ def softplus_backward(xp, g, x, beta, threshold):
 @_smooth_backward_op("hardswish_backward")
 def hardswish_backward(xp, g, x):
     """0 up to -3, x / 3 + 1/2 between, 1 from 3 on (torch's choice at the joins), times grad."""
-    return (g * xp.where(x <= -3, 0, xp.where(x < 3, x / 3 + 0.5, 1))).astype(g.dtype, copy=False)
+    return A.astype(xp, g * xp.where(x <= -3, 0, xp.where(x < 3, x / 3 + 0.5, 1)), g.dtype, copy=False)
 
 
 @_smooth_backward_op("log_sigmoid_backward")
@@ -173,10 +173,16 @@ def log_sigmoid_backward(xp, g, x):
     return g * sigmoid.forward(xp, -x)
 
 
+def _halves(x, dim):
+    """x's first and second halves along dim (NumPy's split; the standard slices)."""
+    half, before = x.shape[dim] // 2, (slice(None),) * (dim % x.ndim)
+    return x[before + (slice(0, half), ...)], x[before + (slice(half, None), ...)]
+
+
 @_smooth_backward_op("glu_backward", ("dim",), grad_output="glu_jvp(grad, self, dim)")
 def glu_backward(xp, g, x, dim):
     """The halves' gradients side by side: grad sigmoid(b), and grad a sigmoid'(b)."""
-    a, b = xp.split(x, 2, axis=dim)
+    a, b = _halves(x, dim)
     gate = sigmoid.forward(xp, b)
     return xp.concat([g * gate, g * a * gate * (1 - gate)], axis=dim)
 
@@ -249,7 +255,7 @@ def gelu_op(xp, x, approximate):
 
 def _normal_cdf(xp, x):
     """Phi(x) = (1 + erf(x / sqrt(2))) / 2 in x's dtype, in place on erf's result (the GELU kernels)."""
-    out = erf.forward(xp, x * np.asarray(1 / math.sqrt(2), dtype=x.dtype))
+    out = erf.forward(xp, x * (1 / math.sqrt(2)))  # the constant rounded to x's dtype (a weak Python scalar)
     out += 1
     out *= 0.5
     return out
@@ -281,7 +287,7 @@ def _softplus(xp, x, beta, threshold):
 @defop("log_sigmoid", node="LogSigmoidBackward0", self="log_sigmoid_backward(grad, self)",
        jvp="log_sigmoid_backward(self_t, self)")
 def log_sigmoid_op(xp, x):
-    return (xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x)))).astype(x.dtype, copy=False)
+    return A.astype(xp, xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x))), x.dtype, copy=False)
 
 
 # ============================================================================================
@@ -320,7 +326,7 @@ def hardshrink_op(xp, x, lambd):
 
 @defop("glu", params=("dim",), self="glu_backward(grad, self, dim)", jvp="glu_jvp(self_t, self, dim)")
 def glu_op(xp, x, dim):
-    a, b = xp.split(x, 2, axis=dim)
+    a, b = _halves(x, dim)
     return a * sigmoid.forward(xp, b)
 
 
@@ -428,7 +434,9 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     noise = None
     if training:  # with one slope (lower == upper) there is nothing to draw
         slopes = lower if lower == upper else _rng(None).uniform(lower, upper, x.shape)
-        noise = np.where(x <= 0, slopes, 1).astype(x.dtype)
+        xp = namespace(x)
+        slopes = slopes if isinstance(slopes, float) else xp.asarray(slopes, device=x.device)
+        noise = A.astype(xp, xp.where(x <= 0, slopes, xp.ones_like(x)), x.dtype)
     return _activation(rrelu_op, rrelu_result, input, (noise, lower, upper, training), inplace)
 
 
@@ -627,9 +635,12 @@ def prelu_channels(weight: Tensor, ndim: int) -> Tensor:
 
 def prelu_channel_sum(t: Tensor | np.ndarray, weight_shape: tuple) -> Tensor | np.ndarray:
     """t summed to prelu's weight: per channel (dim 1), or over all for one weight (a Tensor or an array)."""
-    if len(weight_shape) == 0 or weight_shape[0] == 1 or t.ndim < 2:
-        return t.sum().reshape(weight_shape)
-    return t.sum(tuple(d for d in range(t.ndim) if d != 1)).reshape(weight_shape)
+    dims = None if len(weight_shape) == 0 or weight_shape[0] == 1 or t.ndim < 2 else \
+        tuple(d for d in range(t.ndim) if d != 1)
+    if isinstance(t, Tensor):
+        return (t.sum() if dims is None else t.sum(dims)).reshape(weight_shape)
+    xp = namespace(t)
+    return A.reshape(xp, A.reduce(xp, "sum", t, dims), weight_shape)
 
 
 def _cat(tensors: list, dim: int) -> Tensor:

@@ -20,7 +20,9 @@ def copy(xp: Any, x: Any) -> Any:
 def astype(xp: Any, x: Any, dtype: Any, copy: bool = True) -> Any:
     """x converted to `dtype` (ours, a NumPy dtype or the namespace's own)."""
     if hasattr(x, "strides"):
-        return x.astype(dtype.np if isinstance(dtype, D.dtype) else dtype, copy=copy)
+        if isinstance(dtype, D.dtype):
+            dtype = dtype.np
+        return x.astype(dtype) if copy else x.astype(dtype, copy=False)  # a keyword costs NumPy's call more
     return xp.astype(x, D.native(xp, dtype), copy=copy)
 
 
@@ -29,3 +31,43 @@ def reshape(xp: Any, x: Any, *shape: Any) -> Any:
     if hasattr(x, "strides"):
         return x.reshape(*shape)
     return xp.reshape(x, tuple(shape[0]) if len(shape) == 1 and not isinstance(shape[0], int) else shape)
+
+
+def reduce(xp: Any, name: str, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """x reduced by the standard's `name` (sum, prod, mean, max, min, any, all) over `axis`."""
+    if hasattr(x, "strides"):  # whole-array reductions take no arguments (vmap's batched views read them all)
+        method = getattr(x, name)
+        return method() if axis is None and not keepdims else method(axis=axis, keepdims=keepdims)
+    return getattr(xp, name)(x, axis=axis, keepdims=keepdims)
+
+
+def argsort(xp: Any, x: Any, axis: int) -> Any:
+    """Indices that sort x along `axis`, equal elements in their order (NaN last)."""
+    if hasattr(x, "strides"):
+        return x.argsort(axis=axis, kind="stable")
+    return xp.argsort(x, axis=axis, stable=True)
+
+
+def matrix_transpose(xp: Any, x: Any) -> Any:
+    """x with its last two dims swapped (a view where the layout allows)."""
+    if hasattr(x, "strides"):
+        return x.swapaxes(-1, -2)
+    return xp.matrix_transpose(x)
+
+
+def dot(xp: Any, a: Any, b: Any) -> Any:
+    """The inner product of two vectors, without conjugation (NumPy's dot; the standard's tensordot)."""
+    if hasattr(a, "strides"):
+        return xp.dot(a, b)
+    return xp.tensordot(a, b, axes=1)
+
+
+def max_from(xp: Any, x: Any, axis: Any, keepdims: bool, initial: float) -> Any:
+    """The largest of `initial` and x's elements over `axis` (NumPy's max(initial=): empty reductions give it)."""
+    if hasattr(x, "strides"):
+        return x.max(axis=axis, keepdims=keepdims, initial=initial)
+    axes = range(x.ndim) if axis is None else [a % x.ndim for a in ((axis,) if isinstance(axis, int) else axis)]
+    if all(x.shape[a] for a in axes):
+        return xp.maximum(xp.max(x, axis=axis, keepdims=keepdims), initial)
+    shape = tuple(1 if a in axes else n for a, n in enumerate(x.shape) if keepdims or a not in axes)
+    return xp.full(shape, initial, dtype=x.dtype, device=x.device)

@@ -20,6 +20,7 @@ import numpy as np
 from .. import _dtype as D
 from .._creation import ones, tensor
 from .._tensor import Tensor, _wrap_dim
+from . import arrays as A
 from .complex import conj, conj_physical, real, view_as_real
 from .conv import pad
 from .registry import accepting_out, apply, defop
@@ -43,7 +44,7 @@ _NUMPY_NORM_INVERSE = {0: "forward", 1: "ortho", 2: "backward"}
        jvp="fft_c2c_op(self_t, dim, normalization, forward)")
 def fft_c2c_op(xp, x, dim, normalization, forward):
     if not dim:
-        return x.copy()
+        return A.copy(xp, x)
     if forward:
         return xp.fft.fftn(x, axes=dim, norm=_NUMPY_NORM_FORWARD[normalization])
     return xp.fft.ifftn(x, axes=dim, norm=_NUMPY_NORM_INVERSE[normalization])
@@ -54,6 +55,8 @@ def fft_c2c_op(xp, x, dim, normalization, forward):
        jvp="fft_r2c_op(self_t, dim, normalization, onesided)")
 def fft_r2c_op(xp, x, dim, normalization, onesided):
     norm = _NUMPY_NORM_FORWARD[normalization]
+    if not onesided and not hasattr(x, "strides"):  # the standard's fftn takes complex input only
+        x = A.astype(xp, x, D.of_array(x).to_complex())
     return xp.fft.rfftn(x, axes=dim, norm=norm) if onesided else xp.fft.fftn(x, axes=dim, norm=norm)
 
 

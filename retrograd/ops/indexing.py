@@ -12,6 +12,7 @@ never carry a gradient, and formulas pass them on to other rows as they are.
 
 from __future__ import annotations
 
+import math
 import operator
 import warnings
 from collections.abc import Sequence
@@ -60,13 +61,16 @@ def index_put_op(xp, x, values, indices, accumulate):
 @defop("index_select", params=("dim", "index"), self="index_select_backward(grad, self_shape, dim, index)",
        jvp="index_select_op(self_t, dim, index)")
 def index_select_op(xp, x, dim, index):
-    return xp.take(x, index, axis=dim) if x.ndim else A.reshape(xp, x, 1)[index].reshape(())
+    return xp.take(x, index, axis=dim) if x.ndim else A.reshape(xp, xp.take(A.reshape(xp, x, 1), index, axis=0), ())
 
 
 @defop("index_add", inputs=("self", "source"), params=("dim", "index", "alpha"), self="grad",
        source="scale_by_alpha(index_select_op(grad, dim, index), alpha)",
        jvp="index_add_op(self_t, source_t, dim, index, alpha)")
 def index_add_op(xp, x, source, dim, index, alpha):
+    if not hasattr(x, "strides"):
+        source = source * alpha if alpha != 1 else source
+        return _scatter_compared(xp, x, source, dim, _spread(xp, index, dim, source.shape), True)
     out = A.copy(xp, x)
     xp.add.at(_along(out, dim), index, _along(source * alpha if alpha != 1 else source, dim))
     return out
@@ -75,6 +79,8 @@ def index_add_op(xp, x, source, dim, index, alpha):
 @defop("index_copy", inputs=("self", "source"), params=("dim", "index"), self="index_fill_op(grad, dim, index, 0)",
        source="index_select_op(grad, dim, index)", jvp="index_copy_op(self_t, source_t, dim, index)")
 def index_copy_op(xp, x, source, dim, index):
+    if not hasattr(x, "strides"):
+        return _scatter_compared(xp, x, source, dim, _spread(xp, index, dim, source.shape), False)
     out = A.copy(xp, x)
     _along(out, dim)[index] = _along(source, dim)
     return out
@@ -83,6 +89,9 @@ def index_copy_op(xp, x, source, dim, index):
 @defop("index_fill", params=("dim", "index", "value"), self="index_fill_op(grad, dim, index, 0)",
        jvp="index_fill_op(self_t, dim, index, 0)")
 def index_fill_op(xp, x, dim, index, value):
+    if not hasattr(x, "strides"):
+        shape = x.shape[:dim] + index.shape + x.shape[dim + 1:] if x.ndim else ()
+        return _scatter_compared(xp, x, value, dim, _spread(xp, index, dim, shape), False)
     out = A.copy(xp, x)
     _along(out, dim)[index] = value
     return out
@@ -94,11 +103,16 @@ def index_fill_op(xp, x, dim, index, value):
 def index_fill_tensor_op(xp, x, value, dim, index):
     if x.ndim == 0:
         return xp.asarray(value, dtype=x.dtype, device=x.device).copy()
-    chosen = np.zeros(x.shape[dim], dtype=bool)
-    chosen[index] = True
+    n = x.shape[dim]
+    chosen = xp.any(A.reshape(xp, index % n, (-1, 1)) == xp.arange(n, device=x.device), axis=0)
     chosen = A.reshape(xp, chosen, (-1,) + (1,) * (x.ndim - dim - 1))
     value = A.reshape(xp, value, value.shape + (1,) * (x.ndim - value.ndim))  # leading dims (vmap's) align with x's
     return xp.where(chosen, A.astype(xp, value, x.dtype, copy=False), x)
+
+
+def _spread(xp, index, dim, shape):
+    """A vector of indices along dim spread over `shape` (the index of each element of a slice-wise op)."""
+    return xp.broadcast_to(A.reshape(xp, index, tuple(-1 if i == dim else 1 for i in range(len(shape)))), shape)
 
 
 def _along(x, dim):
@@ -129,6 +143,8 @@ def gather_op(xp, x, dim, index):
 @defop("scatter", inputs=("self", "src"), params=("dim", "index"), self="scatter_value_op(grad, dim, index, 0)",
        src="gather_op(grad, dim, index)", jvp="scatter_op(self_t, src_t, dim, index)")
 def scatter_op(xp, x, src, dim, index):
+    if not hasattr(x, "strides"):
+        return _scatter_compared(xp, x, src, dim, index, False)
     out = A.copy(xp, x)
     target, places, src = _scatter_target(out, src, dim, index)
     target[places] = src
@@ -138,6 +154,8 @@ def scatter_op(xp, x, src, dim, index):
 @defop("scatter_value", node="ScatterBackward1", params=("dim", "index", "value"),
        self="scatter_value_op(grad, dim, index, 0)", jvp="scatter_value_op(self_t, dim, index, 0)")
 def scatter_value_op(xp, x, dim, index, value):
+    if not hasattr(x, "strides"):
+        return _scatter_compared(xp, x, value, dim, index, False)
     out = A.copy(xp, x)
     target, places, _ = _scatter_target(out, None, dim, index)
     target[places] = value
@@ -147,6 +165,8 @@ def scatter_value_op(xp, x, dim, index, value):
 @defop("scatter_add", inputs=("self", "src"), params=("dim", "index"), self="grad", src="gather_op(grad, dim, index)",
        jvp="scatter_add_op(self_t, src_t, dim, index)")
 def scatter_add_op(xp, x, src, dim, index):
+    if not hasattr(x, "strides"):
+        return _scatter_compared(xp, x, src, dim, index, True)
     out = A.copy(xp, x)
     target, places, src = _scatter_target(out, src, dim, index)
     xp.add.at(target, places, src)
@@ -226,6 +246,33 @@ def _scatter_target(out: np.ndarray, src: object, dim: int, index: np.ndarray) -
     return out, tuple(places), src
 
 
+def _scatter_compared(xp, x, src, dim, index, add: bool):
+    """scatter (the last write wins, as NumPy's) or scatter_add for arrays without indexed writes (the standard's):
+    each place along dim compares its position with every index of its line, k x n comparisons per line."""
+    if index.size == 0:
+        return A.copy(xp, x)
+    if x.ndim == 0:
+        return A.reshape(xp, _scatter_compared(xp, A.reshape(xp, x, 1), src if not hasattr(src, "ndim") or src.ndim
+                                               else A.reshape(xp, src, 1), 0, A.reshape(xp, index, 1), add), ())
+    lines = xp.moveaxis(index, dim, -1)  # (..., k): index lines; the places compared are the last axis, (..., k, n)
+    k, n = lines.shape[-1], x.shape[dim]
+    hits = lines[..., None] == xp.arange(n, device=x.device)
+    region = tuple(slice(0, m) for m in lines.shape[:-1]) + (slice(None),)
+    out = A.copy(xp, xp.moveaxis(x, dim, -1))
+    if hasattr(src, "ndim") and src.ndim:
+        src = xp.moveaxis(src[tuple(slice(0, m) for m in index.shape)], dim, -1)  # torch reads the covered part only
+    else:
+        src = xp.broadcast_to(xp.asarray(src, dtype=x.dtype, device=x.device), lines.shape)
+    if add:
+        out[region] = out[region] + xp.sum(xp.where(hits, src[..., None], xp.zeros((), dtype=x.dtype, device=x.device)),
+                                           axis=-2)
+    else:
+        last = xp.max(xp.where(hits, xp.reshape(xp.arange(k, device=x.device), (k, 1)), -1), axis=-2)  # (..., n)
+        written = xp.take_along_axis(src, xp.clip(last, 0, None), axis=-1)
+        out[region] = xp.where(last >= 0, written, out[region])
+    return xp.moveaxis(out, -1, dim)
+
+
 def _scatter_counts(shape: tuple, dim: int, index: np.ndarray, include_self: bool) -> np.ndarray:
     """How many values scatter_reduce combined into each place (at least 1, as torch divides by it)."""
     counts = np.full(shape, 1 if include_self else 0, dtype=np.int64)
@@ -242,7 +289,7 @@ def _scatter_counts(shape: tuple, dim: int, index: np.ndarray, include_self: boo
 @defop("masked_fill", inputs=("self", "value"), params=("mask",), self="masked_fill_op(grad, 0.0, mask)",
        value="masked_fill_op(grad, 0.0, ~mask).sum()", jvp="masked_fill_op(self_t, value_t, mask)")
 def masked_fill_op(xp, x, value, mask):
-    return xp.where(mask, xp.asarray(value).astype(x.dtype, copy=False), x)
+    return xp.where(mask, A.astype(xp, xp.asarray(value, device=x.device), x.dtype, copy=False), x)
 
 
 # torch names the node of a tensor value MaskedFillBackward1 (a number: MaskedFillBackward0)
@@ -261,9 +308,9 @@ def masked_select_op(xp, x, mask):
        jvp="masked_scatter_op(self_t, source_t, mask)")
 def masked_scatter_op(xp, x, source, mask):
     shape = np.broadcast_shapes(x.shape, mask.shape)
-    out = xp.broadcast_to(x, shape).copy()
+    out = A.copy(xp, xp.broadcast_to(x, shape))
     where = xp.broadcast_to(mask, shape)
-    out[where] = A.reshape(xp, source, -1)[: int(where.sum())]
+    out[where] = A.reshape(xp, source, -1)[: int(xp.count_nonzero(where))]
     return out
 
 
@@ -273,9 +320,14 @@ def take_op(xp, x, index):
 
 
 @defop("put", inputs=("self", "source"), params=("index", "accumulate"),
-       self="grad if accumulate else put_op(grad, zeros(source_shape, dtype=grad.dtype), index, False)",
+       self="grad if accumulate else put_op(grad, zeros(source_shape, dtype=grad.dtype, device=grad.device), index, "
+            "False)",
        source="take_op(grad, index).reshape(source_shape)", jvp="put_op(self_t, source_t, index, accumulate)")
 def put_op(xp, x, source, index, accumulate):
+    if not hasattr(x, "strides"):
+        flat = _scatter_compared(xp, A.reshape(xp, x, -1), A.reshape(xp, source, -1), 0,
+                                 A.reshape(xp, index, -1) % math.prod(x.shape), accumulate)
+        return A.reshape(xp, flat, x.shape)
     out = A.copy(xp, x)
     flat, places, values = A.reshape(xp, out, -1), A.reshape(xp, index, -1), xp.asarray(source).reshape(-1)
     if accumulate:
@@ -298,7 +350,7 @@ def fill_op(xp, x, value):
 @defop("fill_tensor", node="FillBackward3", inputs=("self", "value"), self="zeros_like(grad)", value="grad.sum()",
        jvp="cast_to(value_t, self_dtype).expand(self_shape)")
 def fill_tensor_op(xp, x, value):
-    return xp.full_like(x, value)
+    return A.astype(xp, xp.broadcast_to(value, x.shape), x.dtype)
 
 
 fill_out_op = fill_op.alias("fill_out", "FillBackward0")  # torch.fill, out of place: the Scalar and Tensor nodes
@@ -317,31 +369,32 @@ def zero_op(xp, x):
 
 def index_backward(grad: Tensor, shape: tuple, indices: tuple) -> Tensor:
     """The adjoint of indexing: grad added into zeros at the indexed places (duplicates add up)."""
-    return index_put_op(zeros(shape, dtype=grad.dtype), grad, indices, True)
+    return index_put_op(zeros(shape, dtype=grad.dtype, device=grad.device), grad, indices, True)
 
 
 def index_select_backward(grad: Tensor, shape: tuple, dim: int, index: np.ndarray) -> Tensor:
-    return index_add_op(zeros(shape, dtype=grad.dtype), grad, dim, index, 1)
+    return index_add_op(zeros(shape, dtype=grad.dtype, device=grad.device), grad, dim, index, 1)
 
 
 def gather_backward(grad: Tensor, shape: tuple, dim: int, index: np.ndarray) -> Tensor:
-    return scatter_add_op(zeros(shape, dtype=grad.dtype), grad, dim, index)
+    return scatter_add_op(zeros(shape, dtype=grad.dtype, device=grad.device), grad, dim, index)
 
 
 def take_backward(grad: Tensor, shape: tuple, index: np.ndarray) -> Tensor:
-    return put_op(zeros(shape, dtype=grad.dtype), grad, index, True)
+    return put_op(zeros(shape, dtype=grad.dtype, device=grad.device), grad, index, True)
 
 
 def masked_select_backward(grad: Tensor, shape: tuple, mask: np.ndarray) -> Tensor:
     """grad put back at the masked places of a zero tensor of the broadcast shape."""
-    return masked_scatter_op(zeros(np.broadcast_shapes(shape, mask.shape), dtype=grad.dtype), grad, mask)
+    return masked_scatter_op(zeros(np.broadcast_shapes(shape, mask.shape), dtype=grad.dtype, device=grad.device), grad,
+                             mask)
 
 
 def masked_scatter_source_grad(grad: Tensor, mask: np.ndarray, source_shape: tuple) -> Tensor:
     """The gradient at the masked places, in source's order, padded with zeros to source's size."""
     picked = masked_select_op(grad, mask)
     rest = int(np.prod(source_shape)) - picked._data.size
-    return cat([picked, zeros(rest, dtype=grad.dtype)]).reshape(source_shape)
+    return cat([picked, zeros(rest, dtype=grad.dtype, device=grad.device)]).reshape(source_shape)
 
 
 def scale_by_alpha(t: Tensor, alpha: complex) -> Tensor:
@@ -463,7 +516,7 @@ def _as_index(value: object) -> np.ndarray:
         if arr.size == 0 and not isinstance(value, Tensor):
             return arr.astype(np.int64)
         raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-    return arr.astype(np.int64, copy=False)
+    return A.astype(namespace(arr), arr, np.int64, copy=False)
 
 
 def _parse_key(key: object) -> list:
@@ -722,7 +775,20 @@ def _index_vector(index: Tensor, what: str) -> np.ndarray:
         raise IndexError(f"{what}(): Index is supposed to be a vector")
     if D.kind(arr) not in "iu":
         raise RuntimeError(f"{what}(): Expected dtype int32 or int64 for index")
-    return arr.reshape(-1).astype(np.int64, copy=False)
+    if hasattr(arr, "strides"):
+        return arr.reshape(-1).astype(np.int64, copy=False)  # NumPy's methods skip its functions' wrappers
+    xp = namespace(arr)
+    return xp.astype(xp.reshape(arr, (-1,)), xp.int64, copy=False)
+
+
+def _index_range(index: object) -> tuple[int, int]:
+    """(largest, smallest) element of an index array; (0, 0) when it is empty."""
+    if not index.size:
+        return 0, 0
+    if hasattr(index, "strides"):
+        return index.max(), index.min()  # NumPy's methods (and NumPy's integers) skip its functions' wrappers
+    xp = namespace(index)
+    return int(xp.max(index)), int(xp.min(index))
 
 
 def _check_along(index: np.ndarray, size: int, dim: int, error: type = IndexError, what: str = "",
@@ -745,9 +811,10 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     if input._data.ndim == 0 and idx.size != 1:
         raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {idx.size} value(s)")
     size = input._data.shape[d] if input._data.ndim else 1
-    if idx.size and (idx.max() >= size or idx.min() < 0):
-        bad = int(idx.max() if idx.max() >= size else idx.min())
-        raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={size}")
+    high, least = _index_range(idx)
+    if high >= size or least < 0:
+        raise RuntimeError(f"INDICES element is out of DATA bounds, id={high if high >= size else least} "
+                           f"axis_dim={size}")
     return apply(index_select_op, (input,), (d, idx))
 
 
@@ -757,7 +824,8 @@ def _along_source(input: Tensor, dim: int, index: Tensor, source: Tensor, what: 
     if arr.ndim > 1:
         raise IndexError(f"{what}(): Index is supposed to be a vector, but got dim: {arr.ndim} with type: "
                          f"{_dtype_word(index.dtype)} and size: {list(arr.shape)}")
-    idx = arr.reshape(-1).astype(np.int64, copy=False)
+    xp = namespace(arr)
+    idx = A.astype(xp, A.reshape(xp, arr, -1), np.int64, copy=False)
     n = source._data.shape[d] if source._data.ndim else 1
     if idx.size != n:
         raise RuntimeError(f"{what}(): Number of indices ({idx.size}) should be equal to source.size(dim): ({n}), "
@@ -778,7 +846,8 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """A copy of input with the slices of source written at `index` along dim."""
     d = _wrap_dim(dim, input._data.ndim)
-    idx = index._data.reshape(-1).astype(np.int64, copy=False)
+    xp = namespace(index._data)
+    idx = A.astype(xp, A.reshape(xp, index._data, -1), np.int64, copy=False)
     n = source._data.shape[d] if source._data.ndim else 1
     if idx.size != n:
         raise IndexError(f"index_copy_(): Number of indices ({idx.size}) should be equal to source.size(dim) ({n})")
@@ -907,8 +976,8 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     if tuple(s_in) != input._data.shape:
         input = input.expand(s_in)
     index = indices._data
-    index = np.where(index < 0, index + s_in[d], index)  # negative indices count from the end, as in indexing
-    return gather(input, d, _wrap(np.broadcast_to(index, s_idx)))
+    index = namespace(index).where(index < 0, index + s_in[d], index)  # negative indices count from the end
+    return gather(input, d, _wrap(namespace(index).broadcast_to(index, s_idx)))
 
 
 # ============================================================================================
@@ -952,9 +1021,10 @@ def _flat_index(input: Tensor, index: Tensor) -> np.ndarray:
     if index.dtype is not D.int64:
         raise RuntimeError(f"take(): Expected a long tensor for index, but got {_dtype_word(index.dtype)}")
     n = input._data.size
-    if idx.size and (idx.max() >= n or idx.min() < -n):
-        bad = int(idx.max() if idx.max() >= n else idx.min())
-        raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} elements.")
+    high, least = _index_range(idx)
+    if high >= n or least < -n:
+        raise IndexError(f"out of range: tried to access index {high if high >= n else least} on a tensor of {n} "
+                         "elements.")
     return idx
 
 
@@ -976,12 +1046,14 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
 
 def nonzero(input: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:
     """Indices of nonzero elements: an (n, ndim) int64 tensor, or one tensor per dim."""
-    idx = np.nonzero(input._data if input._data.ndim else input._data.reshape(1))
+    data = input._data
+    xp = namespace(data)
+    idx = xp.nonzero(data if data.ndim else A.reshape(xp, data, 1))
     if as_tuple:
-        return tuple(_wrap(i.astype(np.int64)) for i in idx)
-    if input._data.ndim == 0:
-        return _wrap(np.zeros((int(bool(input._data)), 0), np.int64))
-    return _wrap(np.stack(idx, axis=1).astype(np.int64))
+        return tuple(_wrap(A.astype(xp, i, np.int64)) for i in idx)
+    if data.ndim == 0:
+        return _wrap(xp.zeros((int(bool(data)), 0), dtype=xp.int64, device=data.device))
+    return _wrap(A.astype(xp, xp.stack(idx, axis=1), np.int64))
 
 
 def argwhere(input: Tensor) -> Tensor:

@@ -34,9 +34,11 @@ from typing import Any
 import numpy as np
 
 from .. import _dtype as D
-from .._creation import ones_like, randn
+from .._creation import arange, ones_like, randn
 from .._tensor import Tensor, _wrap, _wrap_dim
 from . import arrays as A
+from .arrays import max_from  # these two where a parameter named A hides the module
+from .arrays import reduce as reduce_array
 from .pointwise import log, where
 from .reduction import amax, amin, return_type, vector_norm
 from .registry import apply, defop, namespace
@@ -67,13 +69,13 @@ def mv_op(xp, a, v):
 @defop("dot", inputs=("self", "tensor"), self="grad * conj(tensor)", tensor="grad * conj(self)",
        jvp="dot(self_t, tensor) + dot(self, tensor_t)")
 def dot_op(xp, a, b):
-    return xp.dot(a, b)
+    return A.dot(xp, a, b)
 
 
 @defop("vdot", inputs=("self", "other"), self="conj(grad) * other", other="grad * self",
        jvp="vdot(self_t, other) + vdot(self, other_t)")
 def vdot_op(xp, a, b):
-    return xp.vdot(a, b)
+    return A.dot(xp, xp.conj(a), b)
 
 
 @defop("bmm", inputs=("self", "mat2"), self="grad.bmm(conj(mat2).transpose(1, 2))",
@@ -85,7 +87,7 @@ def bmm_op(xp, a, b):
 @defop("outer", node="MulBackward0", inputs=("self", "vec2"), self="(grad * conj(vec2)).sum(1)",
        vec2="(grad * conj(self).unsqueeze(1)).sum(0)", jvp="outer(self_t, vec2) + outer(self, vec2_t)")
 def outer_op(xp, a, b):
-    return xp.multiply.outer(a, b)
+    return a[:, None] * b
 
 
 # Note [matmul nodes]
@@ -129,7 +131,7 @@ def addmv_op(xp, c, a, v, beta, alpha):
        vec2="scale_by(grad.t().mv(conj(vec1)), alpha)",
        jvp="self_t * beta + (outer(vec1_t, vec2) + outer(vec1, vec2_t)) * alpha")
 def addr_op(xp, c, a, b, beta, alpha):
-    return add_scaled(xp, c, xp.multiply.outer(a, b), beta, alpha)
+    return add_scaled(xp, c, a[:, None] * b, beta, alpha)
 
 
 @defop("baddbmm", inputs=("self", "batch1", "batch2"), params=("beta", "alpha"),
@@ -146,19 +148,21 @@ def baddbmm_op(xp, c, a, b, beta, alpha):
        batch2="scale_by(conj(batch1).transpose(1, 2).bmm(grad.expand(batch2_shape[:1] + grad.shape)), alpha)",
        jvp="self_t * beta + (batch1_t.bmm(batch2) + batch1.bmm(batch2_t)).sum(0) * alpha")
 def addbmm_op(xp, c, a, b, beta, alpha):
-    return add_scaled(xp, c, xp.matmul(a, b).sum(0), beta, alpha)
+    return add_scaled(xp, c, A.reduce(xp, "sum", xp.matmul(a, b), 0), beta, alpha)
 
 
 @defop("trace", self="trace_backward(grad, self_shape)", jvp="trace(self_t)")
 def trace_op(xp, x):
-    return xp.trace(x)
+    return x.trace() if hasattr(x, "strides") else xp.linalg.trace(x)
 
 
 @defop("linalg_cross", inputs=("self", "other"), params=("dim",), promote="binary",
        self="linalg_cross(conj(other), grad, dim=dim)", other="linalg_cross(grad, conj(self), dim=dim)",
        jvp="linalg_cross(self_t, other, dim=dim) + linalg_cross(self, other_t, dim=dim)")
 def cross_op(xp, a, b, dim):
-    return xp.cross(a, b, axis=dim)
+    if hasattr(a, "strides"):
+        return xp.cross(a, b, axis=dim)
+    return xp.linalg.cross(a, b, axis=dim - max(a.ndim, b.ndim) if dim >= 0 else dim)  # the standard's axis is < 0
 
 
 # einsum contracts its operands pairwise, left to right, as torch does; each step is one row
@@ -189,7 +193,7 @@ def inv_ex_op(xp, a):
 def cholesky_inverse_op(xp, factor, upper):
     """(L L^H)^-1 from the Cholesky factor L (or (U^H U)^-1 from U when upper); only its triangle is read."""
     triangle = xp.triu(factor) if upper else xp.tril(factor)
-    half = xp.swapaxes(triangle, -1, -2).conj()
+    half = xp.conj(A.matrix_transpose(xp, triangle))
     return xp.linalg.inv(xp.matmul(half, triangle) if upper else xp.matmul(triangle, half))
 
 
@@ -198,21 +202,21 @@ def cholesky_inverse_op(xp, factor, upper):
 def householder_product_op(xp, a, tau):
     """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^H, v_i = (0, ..., 0, 1, a[i+1:, i])."""
     m, n = a.shape[-2:]
-    q = xp.broadcast_to(xp.eye(m, n, dtype=a.dtype), a.shape).copy()
+    q = A.copy(xp, xp.broadcast_to(xp.eye(m, n, dtype=a.dtype, device=a.device), a.shape))
     for i in reversed(range(tau.shape[-1])):
         v = _reflector(xp, a, i)
-        q = q - tau[..., i, None, None] * v[..., :, None] * xp.matmul(v.conj()[..., None, :], q)
+        q = q - tau[..., i, None, None] * v[..., :, None] * xp.matmul(xp.conj(v)[..., None, :], q)
     return q
 
 
 def _reflector(xp: Any, a: Any, i: int) -> Any:
     """v_i of the i-th column of a: zeros above row i, 1 at row i, a's entries below (arrays or tensors)."""
     m = a.shape[-2]
-    below = np.arange(m) > i
-    unit = np.arange(m) == i
     if isinstance(a, Tensor):
-        return a[..., :, i] * _wrap(below.astype(a._data.dtype)) + _wrap(unit.astype(a._data.dtype))
-    return xp.where(below, a[..., :, i], unit.astype(a.dtype))
+        rows = arange(m, device=a.device)
+        return a[..., :, i] * (rows > i).to(a.dtype) + (rows == i).to(a.dtype)
+    rows = xp.arange(m, device=a.device)
+    return xp.where(rows > i, a[..., :, i], A.astype(xp, rows == i, a.dtype))
 
 
 @defop("ormqr", inputs=("self", "input2", "input3"), params=("left", "transpose"),
@@ -224,7 +228,7 @@ def ormqr_op(xp, a, tau, other, left, transpose):
     op(Q) = Q^H when transpose."""
     q = householder_product_op.forward(xp, *_square_reflectors(xp, a, tau))
     if transpose:
-        q = xp.swapaxes(q, -1, -2).conj()
+        q = xp.conj(A.matrix_transpose(xp, q))
     return xp.matmul(q, other) if left else xp.matmul(other, q)
 
 
@@ -237,8 +241,8 @@ def _square_reflectors(xp: Any, a: Any, tau: Any) -> tuple:
             columns = cat([columns, columns.new_zeros((*a.shape[:-1], rows - k))], -1)
             scales = cat([tau, tau.new_zeros((*tau.shape[:-1], rows - k))], -1)
         else:
-            columns = xp.concatenate([columns, xp.zeros((*a.shape[:-1], rows - k), dtype=a.dtype)], -1)
-            scales = xp.concatenate([tau, xp.zeros((*tau.shape[:-1], rows - k), dtype=tau.dtype)], -1)
+            columns = xp.concat([columns, xp.zeros((*a.shape[:-1], rows - k), dtype=a.dtype, device=a.device)], axis=-1)
+            scales = xp.concat([tau, xp.zeros((*tau.shape[:-1], rows - k), dtype=tau.dtype, device=a.device)], axis=-1)
     return columns, scales
 
 
@@ -394,7 +398,7 @@ def solve_ex_op(xp, a, b, left, vector):
     if vector:
         b = b[..., None]
     if not left:  # X A = B  <=>  A^T X^T = B^T
-        a, b = xp.swapaxes(a, -1, -2), xp.swapaxes(b, -1, -2)
+        a, b = A.matrix_transpose(xp, a), A.matrix_transpose(xp, b)
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
 
     def solve_all(m: np.ndarray) -> np.ndarray:
@@ -402,7 +406,7 @@ def solve_ex_op(xp, a, b, left, vector):
 
     x, info = batched_or_singular(xp, a, solve_all)  # info belongs to A's own batch, as in torch
     if not left:
-        x = xp.swapaxes(x, -1, -2)
+        x = A.matrix_transpose(xp, x)
     return (x[..., 0] if vector else x), info
 
 
@@ -419,19 +423,19 @@ def solve_triangular_op(xp, a, b, upper, left, unitriangular):
        A="triangular_solve_grad_a(grads, A, results[0], upper, transpose, unitriangular)",
        jvp="triangular_solve_jvp(self_t, A_t, A, results[0], upper, transpose, unitriangular)")
 def triangular_solve_op(xp, b, a, upper, transpose, unitriangular):
-    coefficient = xp.swapaxes(a, -1, -2) if transpose else a
+    coefficient = A.matrix_transpose(xp, a) if transpose else a
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     x = triangular_solve_kernel(xp, coefficient, b, upper != transpose, True, unitriangular)
-    return xp.broadcast_to(x, batch + x.shape[-2:]).copy(), xp.broadcast_to(a, batch + a.shape[-2:]).copy()
+    return A.copy(xp, xp.broadcast_to(x, batch + x.shape[-2:])), A.copy(xp, xp.broadcast_to(a, batch + a.shape[-2:]))
 
 
 @defop("cholesky_solve", inputs=("self", "input2"), params=("upper",),
        self="cholesky_solve(grad, input2, upper)", input2="cholesky_solve_grad_factor(grad, input2, result, upper)",
        jvp="cholesky_solve_jvp(self_t, input2_t, input2, result, upper)")
 def cholesky_solve_op(xp, b, factor, upper):
-    lower = xp.conj(xp.swapaxes(factor, -1, -2)) if upper else factor
+    lower = xp.conj(A.matrix_transpose(xp, factor)) if upper else factor
     y = triangular_solve_kernel(xp, lower, b, False, True, False)
-    return triangular_solve_kernel(xp, xp.conj(xp.swapaxes(lower, -1, -2)), y, True, True, False)
+    return triangular_solve_kernel(xp, xp.conj(A.matrix_transpose(xp, lower)), y, True, True, False)
 
 
 @defop("linalg_lu_solve", inputs=("LU", "B"), params=("pivots", "left", "adjoint"),
@@ -451,7 +455,7 @@ def lu_solve_op(xp, lu, b, pivots, left, adjoint):
        self="cholesky_backward(grad, result, upper)", jvp="cholesky_jvp(self_t, result, upper)")
 def cholesky_ex_op(xp, a, upper):
     factor, info = cholesky_kernel(xp, a)
-    return (xp.conj(xp.swapaxes(factor, -1, -2)) if upper else factor), info
+    return (xp.conj(A.matrix_transpose(xp, factor)) if upper else factor), info
 
 
 @defop("cholesky", params=("upper",), self="cholesky_backward(grad, result, upper)",
@@ -516,6 +520,8 @@ def svd_op(xp, a, full_matrices):
        self="eigh_backward(grads[0], grads[1], results[0], results[1])",
        jvp="eigh_jvp(self_t, results[0], results[1])")
 def eigh_op(xp, a, uplo):
+    if not hasattr(a, "strides"):  # the standard's eigh reads the lower triangle: the upper one is conj(a^T)'s
+        return xp.linalg.eigh(a if uplo == "L" else xp.conj(A.matrix_transpose(xp, a)))
     w, v = xp.linalg.eigh(a, UPLO=uplo)
     return w, v
 
@@ -534,14 +540,14 @@ def pinv_op(xp, a, atol, rtol, hermitian):
     if hermitian:
         w, v = xp.linalg.eigh(a)
         scale = xp.abs(w)
-        left, right = v, xp.conj(xp.swapaxes(v, -1, -2))
+        left, right = v, xp.conj(A.matrix_transpose(xp, v))
     else:
         left, w, right = xp.linalg.svd(a, full_matrices=False)
         scale = w
-        left, right = xp.conj(xp.swapaxes(right, -1, -2)), xp.conj(xp.swapaxes(left, -1, -2))
-    top = scale.max(axis=-1, keepdims=True, initial=0.0)
+        left, right = xp.conj(A.matrix_transpose(xp, right)), xp.conj(A.matrix_transpose(xp, left))
+    top = A.max_from(xp, scale, -1, True, 0.0)
     keep = scale > xp.maximum(atol, rtol * top)
-    inverse = xp.where(keep, 1 / xp.where(keep, w, 1), 0).astype(a.dtype)
+    inverse = A.astype(xp, xp.where(keep, 1 / xp.where(keep, w, 1), 0), a.dtype)
     return xp.matmul(left * inverse[..., None, :], right)
 
 
@@ -564,7 +570,7 @@ def matrix_exp_op(xp, a):
 # only through that copy, whose node (torch::autograd::CopyBackwards) sends it a zero gradient.
 @defop("matrix_power_zero", node="CopyBackwards", self="grad * 0", jvp="self_t * 0")
 def matrix_power_zero(xp, a):
-    return xp.broadcast_to(xp.eye(a.shape[-1], dtype=a.dtype), a.shape).copy()
+    return A.copy(xp, xp.broadcast_to(xp.eye(a.shape[-1], dtype=a.dtype, device=a.device), a.shape))
 
 
 # ============================================================================================
@@ -666,7 +672,7 @@ def einsum_operand_grad(grad: Tensor, equation: str, which: int, shape: tuple, o
 
 def eye_of(n: int, m: int, like: Tensor) -> Tensor:
     """An n x m identity of like's dtype (a constant)."""
-    return _wrap(np.eye(n, m, dtype=like._data.dtype))
+    return _wrap(namespace(like._data).eye(n, m, dtype=like._data.dtype, device=like._data.device))
 
 
 def diag_of(x: Tensor) -> Tensor:
@@ -682,7 +688,7 @@ def solved_triangle(x: Tensor, upper: bool, unitriangular: bool) -> Tensor:
 def grad_defined(g: Tensor) -> bool:
     """Whether a cotangent carries anything: an output nobody used arrives as zeros, which we treat
     like torch's undefined gradient (the two are equivalent, and skipping avoids 0/0 in svd/eigh)."""
-    return bool(g._data.any())
+    return bool(A.reduce(namespace(g._data), "any", g._data))
 
 
 def batch_mask(mask: Tensor) -> Tensor:
@@ -718,11 +724,11 @@ def det_backward(grad: Tensor, det: Tensor, A: Tensor) -> Tensor:
         return A * 0
     n = A.shape[-1]
     scaled = (grad * det.conj()).unsqueeze(-1).unsqueeze(-1)
-    singular = abs(det) < 100 * np.finfo(det._data.dtype).eps
-    if not singular._data.any():
+    singular = abs(det) < 100 * D.finfo(det.dtype).eps
+    if not reduce_array(namespace(singular._data), "any", singular._data):
         return scaled * inv(A).mH
     through_svd = det_backward_singular(grad, A)
-    if singular._data.all():
+    if reduce_array(namespace(singular._data), "all", singular._data):
         return through_svd
     mask = batch_mask(singular)
     return where(mask, through_svd, scaled * inv(where(mask, eye_of(n, n, A), A)).mH)
@@ -1237,7 +1243,7 @@ def add_scaled(xp: Any, c: np.ndarray, product: np.ndarray, beta: complex, alpha
     `product` is the caller's fresh result, so c is added into it when it fits (a linear layer's bias)."""
     out = product if alpha == 1 else product * alpha
     if beta == 0:
-        return xp.broadcast_to(out, xp.broadcast_shapes(c.shape, out.shape)).astype(product.dtype)
+        return A.astype(xp, xp.broadcast_to(out, xp.broadcast_shapes(c.shape, out.shape)), product.dtype)
     addend = c if beta == 1 else c * beta
     if addend.dtype == out.dtype and hasattr(out, "strides"):  # NumPy's in-place add
         try:
@@ -1330,7 +1336,7 @@ def batched_or_singular(xp: Any, a: np.ndarray, solve_fn: Callable) -> tuple:
     """solve_fn over a batch of matrices, plus torch's `info`; singular matrices give nan results
     instead of stopping the whole batch."""
     try:
-        return solve_fn(a), xp.zeros(a.shape[:-2], dtype=np.int32)
+        return solve_fn(a), xp.zeros(a.shape[:-2], dtype=D.native(xp, np.int32), device=a.device)
     except np.linalg.LinAlgError:
         info = lu_kernel(xp, a)[2]
         singular = (info > 0)[..., None, None]
@@ -1342,22 +1348,23 @@ def triangular_solve_kernel(xp: Any, a: np.ndarray, b: np.ndarray, upper: bool, 
                             unitriangular: bool) -> np.ndarray:
     """Solve with the triangle of `a` only (its other half is never read, as in LAPACK trtrs)."""
     n = a.shape[-1]
-    keep = ~np.tri(n, n, -1, dtype=bool) if upper else np.tri(n, n, 0, dtype=bool)
-    tri = xp.where(keep, a, xp.zeros((), dtype=a.dtype, device=a.device))
+    rows = xp.reshape(xp.arange(n, device=a.device), (n, 1))
+    cols = xp.reshape(xp.arange(n, device=a.device), (1, n))
+    tri = xp.where(cols >= rows if upper else cols <= rows, a, xp.zeros((), dtype=a.dtype, device=a.device))
     if unitriangular:
-        tri = xp.where(np.eye(n, dtype=bool), xp.ones((), a.dtype), tri)
+        tri = xp.where(cols == rows, xp.ones((), dtype=a.dtype, device=a.device), tri)
     if not left:
-        tri, b = xp.swapaxes(tri, -1, -2), xp.swapaxes(b, -1, -2)
+        tri, b = A.matrix_transpose(xp, tri), A.matrix_transpose(xp, b)
     batch = np.broadcast_shapes(tri.shape[:-2], b.shape[:-2])
     x = xp.linalg.solve(xp.broadcast_to(tri, batch + tri.shape[-2:]), xp.broadcast_to(b, batch + b.shape[-2:]))
-    return xp.swapaxes(x, -1, -2) if not left else x
+    return A.matrix_transpose(xp, x) if not left else x
 
 
 def cholesky_kernel(xp: Any, a: np.ndarray) -> tuple:
     """Lower Cholesky factors and torch's `info` (the order of the first leading minor that is not
     positive-definite); factors of failing matrices are nan."""
     try:
-        return xp.linalg.cholesky(a), xp.zeros(a.shape[:-2], dtype=np.int32)
+        return xp.linalg.cholesky(a), xp.zeros(a.shape[:-2], dtype=D.native(xp, np.int32), device=a.device)
     except np.linalg.LinAlgError:
         pass
     n = a.shape[-1]
@@ -1389,21 +1396,21 @@ def expm_kernel(xp: Any, a: np.ndarray) -> np.ndarray:
     """exp(A) by scaling and squaring with the [13/13] Padé approximant, per matrix of a batch."""
     n = a.shape[-1]
     if a.size == 0:
-        return a.copy()
-    norm1 = xp.abs(a).sum(axis=-2).max(axis=-1).astype(np.float64)
-    squarings = xp.maximum(0, xp.ceil(xp.log2(xp.maximum(norm1, 1e-300) / _EXPM_THETA13))).astype(int)
-    scaled = a / (2.0 ** squarings)[..., None, None].astype(a.dtype)
+        return A.copy(xp, a)
+    norm1 = A.astype(xp, A.reduce(xp, "max", A.reduce(xp, "sum", xp.abs(a), -2), -1), np.float64)
+    squarings = xp.maximum(xp.ceil(xp.log2(xp.maximum(norm1, 1e-300) / _EXPM_THETA13)), 0)  # whole numbers
+    scaled = a / A.astype(xp, (2.0 ** squarings)[..., None, None], a.dtype)
     b = _EXPM_PADE13
-    eye = xp.eye(n, dtype=a.dtype)
+    eye = xp.eye(n, dtype=a.dtype, device=a.device)
     a2 = scaled @ scaled
     a4 = a2 @ a2
     a6 = a4 @ a2
     u = scaled @ (a6 @ (b[13] * a6 + b[11] * a4 + b[9] * a2) + b[7] * a6 + b[5] * a4 + b[3] * a2 + b[1] * eye)
     v = a6 @ (b[12] * a6 + b[10] * a4 + b[8] * a2) + b[6] * a6 + b[4] * a4 + b[2] * a2 + b[0] * eye
     r = xp.linalg.solve(v - u, v + u)
-    for step in range(int(squarings.max(initial=0))):
+    for step in range(int(A.reduce(xp, "max", squarings)) if squarings.size else 0):
         r = xp.where((step < squarings)[..., None, None], r @ r, r)
-    return r.astype(a.dtype, copy=False)
+    return A.astype(xp, r, a.dtype, copy=False)
 
 
 LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
@@ -1451,7 +1458,7 @@ def householder_product_backward(grad: Tensor, input: Tensor, tau: Tensor) -> tu
     d v_i = -(conj(tau_i) K_i v + tau_i K_i^H v), whose entries below the diagonal are column i's gradient."""
     m, n = input.shape[-2:]
     k = tau.shape[-1]
-    eye = _wrap(np.eye(m, dtype=input._data.dtype))
+    eye = eye_of(m, m, input)
     full_grad = cat([grad, grad.new_zeros((*grad.shape[:-1], m - n))], -1) if m > n else grad
     reflectors = [_reflector(np, input, i) for i in range(k)]
     householders = [eye - tau[..., i, None, None] * reflectors[i].unsqueeze(-1) * reflectors[i].conj().unsqueeze(-2)
@@ -1469,7 +1476,7 @@ def householder_product_backward(grad: Tensor, input: Tensor, tau: Tensor) -> tu
         tau_grads.append(-(v.conj() * kv).sum(-1))
         t = tau[..., i, None]
         v_grad = -(t.conj() * kv + t * matmul(kernel.mH, v.unsqueeze(-1)).squeeze(-1))
-        column_grads.append(v_grad * _wrap((np.arange(m) > i).astype(input._data.dtype)))
+        column_grads.append(v_grad * (arange(m, device=input.device) > i).to(input.dtype))
         prefix = matmul(prefix, householders[i])
     if not k:  # no reflectors: Q is the identity's first n columns, whatever the input holds
         return input.new_zeros(input.shape), tau.new_zeros(tau.shape)
@@ -1530,7 +1537,7 @@ def _check_same_dtype(name: str, A: Tensor, B: Tensor) -> None:
 def _raise_info(name: str, info: np.ndarray, message: Callable[[int], str], error: type = LinAlgError) -> None:
     """torch's LinAlgError (or `error`) for the first failing matrix, naming its batch element when batched.
     Under vmap `info` is a batched view: any() sees every example, `physical` holds them all."""
-    if not (info > 0).any():
+    if not A.reduce(namespace(info), "any", info > 0):
         return
     whole = getattr(info, "physical", None)
     info = np.asarray(info if whole is None else whole)
@@ -2121,7 +2128,7 @@ def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = Fa
         raise NotImplementedError("retrograd's linalg.ldl_factor does not implement hermitian=True for complex "
                                   "inputs (LAPACK's hetrf)")
     LD, pivots, info = apply(ldl_factor_op, (A,))
-    if check_errors and (info._data > 0).any():
+    if check_errors and reduce_array(namespace(info._data), "any", info._data > 0):
         raise RuntimeError(f"torch.linalg.ldl_factor: Unknown error code: {int(info._data.max())}.")
     return linalg_ldl_factor_ex_result(LD, pivots, info)
 
@@ -2159,7 +2166,7 @@ def tensorinv(A: Tensor, ind: int = 2) -> Tensor:
         raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
                            f"prod(self.shape[:ind]), but got {math.prod(end)} != {math.prod(start)}")
     result, info = inv_ex(A.reshape(math.prod(end), math.prod(end)))
-    if (info._data > 0).any():
+    if reduce_array(namespace(info._data), "any", info._data > 0):
         raise LinAlgError("inv: The diagonal element 1 is zero, the inversion could not be completed because "
                           "the input matrix is singular.")
     return apply(reshape_alias_op, (result,), ((*end, *start),))  # torch's C++ reshape: ReshapeAliasBackward0
@@ -2189,7 +2196,7 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
 
 def vander(x: Tensor, N: int | None = None) -> Tensor:
     """The Vandermonde matrix of x: columns x^0, x^1, ..., x^(N-1) (a column of ones, then cumprod, as torch)."""
-    if x._data.dtype.kind not in "fciu" or x.dtype is D.bool_:
+    if D.kind(x._data) not in "fciu" or x.dtype is D.bool_:
         raise RuntimeError(f"linalg.vander supports floating point, complex, and integer tensors, but got "
                            f"{D.scalar_type_name(x.dtype)}")
     column = x.unsqueeze(-1) if x.ndim == 0 else x
@@ -2249,7 +2256,7 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = Fa
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation {equation} ({n}x{n} and "
                            f"{b_rows}x{b_cols})")
     result, info = apply(solve_ex_op, (A, B), (left, vector))
-    if check_errors and (info._data > 0).any():
+    if check_errors and reduce_array(namespace(info._data), "any", info._data > 0):
         raise LinAlgError("torch.linalg.solve: The solver failed because the input matrix is singular.")
     return linalg_solve_ex_result(result, info)
 
@@ -2487,8 +2494,9 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> tuple:
         _check_matrix("linalg.svd", input, square=False)
         m, n = input._data.shape[-2:]
         batch = input._data.shape[:-2]
-        return svd_result(_wrap(np.zeros(batch + (m, m), input._data.dtype)), svdvals(input),
-                          _wrap(np.zeros(batch + (n, n), input._data.dtype)))
+        xp, data = namespace(input._data), input._data
+        return svd_result(_wrap(xp.zeros(batch + (m, m), dtype=data.dtype, device=data.device)), svdvals(input),
+                          _wrap(xp.zeros(batch + (n, n), dtype=data.dtype, device=data.device)))
     U, S, Vh = linalg_svd(input, full_matrices=not some)
     return svd_result(U, S, Vh.mH)
 
@@ -2595,7 +2603,7 @@ def pinv(A: Tensor, rcond: float | Tensor | None = None, hermitian: bool = False
     if rcond is not None:
         rtol = rcond
     atol_given = atol is not None and (isinstance(atol, Tensor) or atol > 0)
-    default_rtol = 0.0 if atol_given else np.finfo(A._data.dtype).eps * max(A._data.shape[-2:])
+    default_rtol = 0.0 if atol_given else D.finfo(A.dtype).eps * max(A._data.shape[-2:])
     return apply(pinv_op, (A,), (_tolerance(atol, 0.0), _tolerance(rtol, default_rtol), hermitian))
 
 
@@ -2711,7 +2719,7 @@ def cond(A: Tensor, p: float | str | None = None) -> Tensor:
     _check_matrix(f"linalg.cond(ord={p})", A)
     inverse, info = inv_ex(A)
     singular = info > 0
-    if not singular._data.any():
+    if not reduce_array(namespace(singular._data), "any", singular._data):
         return matrix_norm(A, p) * matrix_norm(inverse, p)
     n = A.shape[-1]
     safe_inverse = inv(where(batch_mask(singular), eye_of(n, n, A), A))
@@ -2730,16 +2738,16 @@ def matrix_rank(A: Tensor, tol: float | None = None, hermitian: bool = False, *,
         _check_matrix("linalg.eigh", A)
     data = A._data
     xp = namespace(data)
-    values = xp.abs(xp.linalg.eigvalsh(data)) if hermitian else xp.linalg.svd(data, compute_uv=False)
+    values = xp.abs(xp.linalg.eigvalsh(data)) if hermitian else xp.linalg.svdvals(data)
     atol = tol if atol is None else atol
     atol_value = 0.0 if atol is None else (atol._data if isinstance(atol, Tensor) else atol)
     if rtol is None:
-        eps = np.finfo(values.dtype).eps * max(data.shape[-2:])
+        eps = D.finfo(D.of_array(values)).eps * max(data.shape[-2:])
         rtol = 0.0 if atol is not None and np.all(np.asarray(atol_value) > 0) else eps
     rtol_value = rtol._data if isinstance(rtol, Tensor) else rtol
-    largest = values.max(axis=-1, initial=0.0)
+    largest = max_from(xp, values, -1, False, 0.0)
     threshold = xp.maximum(atol_value, rtol_value * largest)
-    return _wrap(xp.sum(values > threshold[..., None], axis=-1).astype(np.int64))
+    return _wrap(xp.astype(xp.count_nonzero(values > threshold[..., None], axis=-1), xp.int64))
 
 
 __all__ = ["addbmm", "addmm", "addmv", "addr", "baddbmm", "bmm", "chain_matmul", "cholesky", "cholesky_inverse",

@@ -33,10 +33,11 @@ from .conv import *  # noqa: F403 - the spatial kernels are this family's too (r
 from .conv import FUNCTIONAL_ONLY as _CONV_FUNCTIONAL
 from .conv import PUBLIC as _CONV_PUBLIC
 from .conv import avg_pool2d, avg_pool3d, constant_like, pad
+from .indexing import _index_range
 from .linalg import addmm, matmul
 from .pointwise import clamp_min, div_by_number_op, log, log1p, minimum, sigmoid, where, xlogy
 from .reduction import vector_norm_op
-from .registry import apply, defop, sum_to
+from .registry import apply, defop, namespace, sum_to
 
 
 class NormAxes(NamedTuple):
@@ -88,6 +89,9 @@ def softmax_backward_data(xp, g, r, dim):
 def log_softmax_op(xp, x, dim):
     if not x.size:
         return A.copy(xp, x)
+    if not hasattr(x, "strides"):  # the standard's functions; NumPy's methods below skip their Python wrappers
+        shifted = x - xp.max(x, axis=dim, keepdims=True)
+        return shifted - xp.log(xp.sum(xp.exp(shifted), axis=dim, keepdims=True))
     shifted = x - x.max(axis=dim, keepdims=True)
     shifted -= xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))  # in place: one temporary fewer
     return shifted
@@ -100,7 +104,7 @@ def log_softmax_op(xp, x, dim):
        jvp="grad_output_t - exp(output) * (grad_output_t.sum(dim, True) + output_t * grad_output.sum(dim, True))")
 def log_softmax_backward_data(xp, g, r, dim):
     scaled = xp.exp(r)
-    scaled *= g.sum(axis=dim, keepdims=True)
+    scaled *= A.reduce(xp, "sum", g, dim, True)
     return g - scaled
 
 
@@ -175,7 +179,9 @@ native_batch_norm_op = native_norm_op.alias("native_batch_norm", "NativeBatchNor
        weight="embedding_backward_op(grad, indices, weight_shape[0], padding_idx, scale_grad_by_freq)",
        jvp="embedding_op(weight_t, indices, None, False)")
 def embedding_op(xp, w, indices, padding_idx, scale_grad_by_freq):
-    return xp.take(w, indices, axis=0)
+    if hasattr(w, "strides") or indices.ndim == 1:  # the standard's take has vector indices only
+        return xp.take(w, indices, axis=0)
+    return A.reshape(xp, xp.take(w, A.reshape(xp, indices, -1), axis=0), indices.shape + w.shape[1:])
 
 
 @defop("embedding_dense_backward", node="EmbeddingDenseBackwardBackward0", inputs=("grad_output",),
@@ -200,7 +206,7 @@ def embedding_backward_op(xp, g, indices, num_weights, padding_idx, scale_grad_b
        jvp="attention_jvp(query_t, key_t, value_t, query, key, value, mask, scale)")
 def attention_op(xp, q, k, v, mask, scale):
     """softmax(q @ k^T * scale + mask) @ v; `mask` is additive (-inf where masked) or None."""
-    s = xp.matmul(q, xp.swapaxes(k, -1, -2)) * scale
+    s = xp.matmul(q, A.matrix_transpose(xp, k)) * scale
     if mask is not None:
         s = s + mask
     return A.astype(xp, xp.matmul(softmax_op.forward(xp, s, s.ndim - 1), v), q.dtype, copy=False)
@@ -221,7 +227,7 @@ def nll_loss_op(xp, x, target, weight, reduction, ignore_index):
     if weight is None and ignore_index is None:
         loss, total = -picked, picked.size
         if reduction == "mean" and total:  # a float by a nonzero count: nothing to guard, already x's dtype
-            return loss.sum() / total
+            return A.reduce(xp, "sum", loss) / total
     else:
         w = _sample_weights(target, weight, ignore_index, x.dtype)
         loss, total = -picked * w, w.sum()
@@ -307,7 +313,8 @@ def mse_loss_op(xp, x, t, reduction):
        jvp="loss_reduce(smooth_l1_slope(self - target, beta) * (self_t - target_t), reduction)")
 def smooth_l1_loss_op(xp, x, t, reduction, beta):
     d = xp.abs(x - t)
-    return _reduce(xp, xp.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta).astype(d.dtype, copy=False), reduction)
+    return _reduce(xp, A.astype(xp, xp.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), d.dtype, copy=False),
+                   reduction)
 
 
 @defop("huber_loss", inputs=("self", "target"), params=("reduction", "delta"),
@@ -316,7 +323,7 @@ def smooth_l1_loss_op(xp, x, t, reduction, beta):
        jvp="loss_reduce(huber_slope(self - target, delta) * (self_t - target_t), reduction)")
 def huber_loss_op(xp, x, t, reduction, delta):
     d = xp.abs(x - t)
-    return _reduce(xp, xp.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)).astype(d.dtype, copy=False),
+    return _reduce(xp, A.astype(xp, xp.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)), d.dtype, copy=False),
                    reduction)
 
 
@@ -324,7 +331,7 @@ def huber_loss_op(xp, x, t, reduction, delta):
        self="-target * sigmoid(-target * self) * reduced_grad(grad, reduction, self_shape, target_shape)",
        jvp="loss_reduce(-target * sigmoid(-target * self) * self_t, reduction)")
 def soft_margin_loss_op(xp, x, t, reduction):
-    return _reduce(xp, xp.log1p(xp.exp(-t * x)).astype(x.dtype, copy=False), reduction)
+    return _reduce(xp, A.astype(xp, xp.log1p(xp.exp(-t * x)), x.dtype, copy=False), reduction)
 
 
 @defop("multi_margin_loss", inputs=("self", "weight"), params=("target", "p", "margin", "reduction"),
@@ -335,7 +342,7 @@ def multi_margin_loss_op(xp, x, w, target, p, margin, reduction):
     loss = xp.maximum(terms, 0) ** p
     if w is not None:
         loss = loss * w[target][..., None]
-    return _reduce(xp, (loss.sum(-1) / x.shape[-1]).astype(x.dtype, copy=False), reduction)
+    return _reduce(xp, A.astype(xp, A.reduce(xp, "sum", loss, -1) / x.shape[-1], x.dtype, copy=False), reduction)
 
 
 @defop("multilabel_margin_loss", inputs=("self",), params=("target", "reduction"),
@@ -352,14 +359,14 @@ def multilabel_margin_loss_op(xp, x, target, reduction):
 def cdist_op(xp, a, b, p):
     diff = xp.abs(a[..., :, None, :] - b[..., None, :, :])
     if p == 0:
-        return (diff != 0).sum(-1).astype(a.dtype)
+        return A.astype(xp, xp.count_nonzero(diff, axis=-1), a.dtype)
     if math.isinf(p):
-        return diff.max(-1, initial=0)
+        return A.max_from(xp, diff, -1, False, 0)
     if p == 1:
-        return diff.sum(-1)
+        return A.reduce(xp, "sum", diff, -1)
     if p == 2:
-        return xp.sqrt((diff * diff).sum(-1))
-    return (diff ** p).sum(-1) ** (1.0 / p)
+        return xp.sqrt(A.reduce(xp, "sum", diff * diff, -1))
+    return A.reduce(xp, "sum", diff ** p, -1) ** (1.0 / p)
 
 
 @defop("_euclidean_dist", node="EuclideanDistBackward0", inputs=("x1", "x2"),
@@ -367,9 +374,9 @@ def cdist_op(xp, a, b, p):
        jvp="euclidean_dist_jvp(x1_t, x2_t, x1, x2, result)")
 def euclidean_dist_op(xp, a, b):
     """Distances through one matmul, torch's way for large inputs: |a|^2 - 2 a.b + |b|^2, clamped at 0."""
-    sq_a = (a * a).sum(-1, keepdims=True)
-    sq_b = (b * b).sum(-1, keepdims=True)
-    d2 = xp.matmul(a, xp.swapaxes(b, -1, -2)) * -2 + sq_a + xp.swapaxes(sq_b, -1, -2)
+    sq_a = A.reduce(xp, "sum", a * a, -1, True)
+    sq_b = A.reduce(xp, "sum", b * b, -1, True)
+    d2 = xp.matmul(a, A.matrix_transpose(xp, b)) * -2 + sq_a + A.matrix_transpose(xp, sq_b)
     return xp.sqrt(xp.maximum(d2, 0))
 
 
@@ -396,7 +403,7 @@ def _at_targets(xp, x, index, values=None):
     wrapper costs more than a small loss)."""
     cls = 1 if x.ndim > 1 else 0
     if x.ndim <= 2:
-        where = (xp.arange(x.shape[0]), index) if x.ndim == 2 else index
+        where = (xp.arange(x.shape[0], device=x.device), index) if x.ndim == 2 else index
         if values is None:
             return x[where]
         x[where] = values
@@ -405,7 +412,7 @@ def _at_targets(xp, x, index, values=None):
         values = xp.expand_dims(xp.broadcast_to(values, index.shape), cls)
     index = xp.expand_dims(index, cls)
     if values is None:
-        return xp.take_along_axis(x, index, axis=cls).squeeze(cls)
+        return xp.squeeze(xp.take_along_axis(x, index, axis=cls), axis=cls)
     xp.put_along_axis(x, index, values, axis=cls)
     return x
 
@@ -433,7 +440,7 @@ def _margin_terms(xp, x, target, margin):
     """margin - x[y] + x[i] for every class i, and 0 at the target class itself."""
     picked = xp.take_along_axis(x, target[..., None], axis=-1)
     terms = margin - picked + x
-    return xp.where(xp.arange(x.shape[-1]) == target[..., None], 0, terms)
+    return xp.where(xp.arange(x.shape[-1], device=x.device) == target[..., None], 0, terms)
 
 
 def _multilabel_hinges(x, target):
@@ -663,7 +670,7 @@ def margin_coefficients(x: Tensor, target: np.ndarray, p: int, margin: float, we
     if weight is not None:
         slope = slope * weight[_wrap(target)].unsqueeze(-1)
     slope = slope / cls
-    return slope - zeros(x.shape, dtype=x.dtype).scatter(-1, index, slope.sum(-1, keepdim=True))
+    return slope - zeros(x.shape, dtype=x.dtype, device=x.device).scatter(-1, index, slope.sum(-1, keepdim=True))
 
 
 def multilabel_margin_coefficients(x: Tensor, target: np.ndarray) -> Tensor:
@@ -776,7 +783,7 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: 
 
 def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1) -> Tensor:
     """softmax((logits + Gumbel noise) / tau); hard=True gives one-hot samples with the soft gradient."""
-    uniform = _creation.rand(*logits.shape, dtype=logits.dtype)
+    uniform = _creation.rand(*logits.shape, dtype=logits.dtype, device=logits.device)
     gumbels = -(-uniform.log()).log()  # -log(Exponential(1))
     soft = softmax((logits + gumbels) / tau, dim)
     if not hard:
@@ -799,7 +806,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     nd = input._data.ndim
     if nd == 2:
         return addmm(bias, input, weight.t())
-    if input._data.flags.c_contiguous and bias._data.ndim == 1:  # flatten the leading dims, as torch does
+    flags = getattr(input._data, "flags", None)  # None: an array API array without a memory layout
+    if (flags is None or flags.c_contiguous) and bias._data.ndim == 1:  # flatten the leading dims, as torch does
         flat = input.reshape(math.prod(input.shape[:-1]), input.shape[-1])
         return addmm(bias, flat, weight.t()).view(*input.shape[:-1], weight.shape[0])
     return matmul(input, weight.t()) + bias
@@ -845,11 +853,13 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
         if not -n <= padding_idx < n:
             raise AssertionError("Padding_idx must be within num_embeddings")
         padding_idx %= n
-    if indices.size and (indices.max() >= n or indices.min() < 0):
+    high, least = _index_range(indices)
+    if high >= n or least < 0:
         raise IndexError("index out of range in self")
     if max_norm is not None:
         _renorm_rows(weight, np.unique(indices), max_norm, norm_type)
-    return apply(embedding_op, (weight,), (indices.astype(np.int64), padding_idx, scale_grad_by_freq))
+    indices = A.astype(namespace(indices), indices, np.int64)
+    return apply(embedding_op, (weight,), (indices, padding_idx, scale_grad_by_freq))
 
 
 def _renorm_rows(weight: Tensor, rows: np.ndarray, max_norm: float, norm_type: float) -> None:
@@ -868,15 +878,17 @@ def _legacy(t: Tensor) -> str:
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """int64 one-hot encoding along a new last dim (no gradient)."""
     idx = tensor._data
-    if idx.dtype != np.int64:
+    if tensor.dtype is not D.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
-    if idx.size and idx.min() < 0:
+    high, least = _index_range(idx)
+    if least < 0:
         raise RuntimeError("Class values must be non-negative.")
     if num_classes == -1:
-        num_classes = int(idx.max()) + 1 if idx.size else 0
-    elif idx.size and idx.max() >= num_classes:
+        num_classes = int(high) + 1 if idx.size else 0
+    elif idx.size and high >= num_classes:
         raise RuntimeError("Class values must be smaller than num_classes.")
-    return _wrap((idx[..., None] == np.arange(num_classes)).astype(np.int64))
+    xp = namespace(idx)
+    return _wrap(A.astype(xp, idx[..., None] == xp.arange(num_classes, device=idx.device), np.int64))
 
 
 # ---- dropout --------------------------------------------------------------------------------
@@ -889,7 +901,8 @@ def _check_p(p: float) -> None:
 def _keep_mask(input: Tensor, p: float, feature: bool) -> np.ndarray:
     """Bernoulli(1 - p) draws from retrograd's generator: per element, or per (sample, channel) for features."""
     shape = input.shape if not feature else (*input.shape[:2], *(1,) * (input.ndim - 2))
-    return (_creation.rand(*shape, dtype=input.dtype)._data < 1 - p).astype(input._data.dtype)
+    keep = _creation.rand(*shape, dtype=input.dtype, device=input.device)._data < 1 - p
+    return A.astype(namespace(keep), keep, input.dtype)
 
 
 def _dropout(input: Tensor, p: float, training: bool, inplace: bool, feature: bool = False,
@@ -1096,7 +1109,7 @@ def rms_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | No
     """x / sqrt(mean(x^2) + eps) over the last dims, times weight (composed, as torch)."""
     shape = _normalized_shape(input, normalized_shape, "rms_norm")
     if eps is None:
-        eps = float(np.finfo(input._data.dtype).eps)
+        eps = D.finfo(input.dtype).eps
     dims = tuple(range(-len(shape), 0))
     out = input * (input.pow(2).mean(dims, keepdim=True) + eps).rsqrt()
     return out * weight if weight is not None else out
@@ -1144,16 +1157,18 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     if is_causal and attn_mask is not None and not fused:  # the fused kernel applies both, the math path refuses
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
     mask = None
+    xp, device = namespace(query._data), query._data.device
     if attn_mask is not None:
         m = attn_mask._data
-        mask = np.where(m, 0.0, -np.inf) if m.dtype == bool else m
+        mask = xp.where(m, xp.zeros((), device=device), -xp.inf) if D.kind(m) == "b" else m
     if is_causal:
-        causal = np.where(np.tril(np.ones((length, source), dtype=bool)), 0.0, -np.inf)
+        rows = xp.reshape(xp.arange(length, device=device), (length, 1))
+        causal = xp.where(xp.arange(source, device=device) <= rows, xp.zeros((), device=device), -xp.inf)
         mask = causal if mask is None else mask + causal
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
     if fused:
         return apply(attention_op, (query, key, value),
-                     (None if mask is None else mask.astype(query._data.dtype), scale))
+                     (None if mask is None else A.astype(xp, mask, query.dtype), scale))
     # torch's math path: both sides scaled by sqrt(scale), additive mask, softmax, dropout, matmul
     root = math.sqrt(abs(scale))
     scores = matmul(query * (root if scale >= 0 else -root), key.mT * root)
@@ -1178,7 +1193,8 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
 
     def unit(t: Tensor) -> Tensor:
         norm = apply(vector_norm_op, (t,), (2.0, (d,), True)).clone()
-        np.maximum(norm._data, eps, out=norm._data)  # torch clamps the norm without recording it
+        data = norm._data
+        data[...] = namespace(data).maximum(data, eps)  # torch clamps the norm without recording it
         return t / norm
 
     return (unit(a) * unit(b)).sum(d)
@@ -1219,14 +1235,16 @@ def _check_target_classes(target: np.ndarray, classes: int, ignore_index: int) -
     """torch's IndexError for a class index out of range; returns whether some target is ignore_index."""
     if not target.size:
         return False
-    low, high = target.min(), target.max()
+    xp = namespace(target)
+    low, high = A.reduce(xp, "min", target), A.reduce(xp, "max", target)
     if 0 <= low and high < classes and not low <= ignore_index <= high:  # the common case: two reductions
         return False
     ignored = target == ignore_index
     valid = target[~ignored]
-    if valid.size and (valid.max() >= classes or valid.min() < 0):
-        raise IndexError(f"Target {int(valid.max() if valid.max() >= classes else valid.min())} is out of bounds.")
-    return bool(ignored.any())
+    high, least = _index_range(valid)
+    if high >= classes or least < 0:
+        raise IndexError(f"Target {high if high >= classes else least} is out of bounds.")
+    return bool(A.reduce(xp, "any", ignored))
 
 
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
@@ -1246,7 +1264,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
         raise RuntimeError(f"size mismatch (got input: {list(x.shape)} , target: {list(t.shape)}")
     ignored = _check_target_classes(t, x.shape[1 if x.ndim > 1 else 0], ignore_index)
     w = None if weight is None else weight._data.astype(x.dtype)
-    params = (t.astype(np.int64, copy=False), w, reduction, ignore_index if ignored else None)
+    params = (A.astype(namespace(t), t, np.int64, copy=False), w, reduction, ignore_index if ignored else None)
     if x.ndim <= 2:
         return apply(nll_loss_op, (input,), params)
     loss = apply(nll_loss2d_op, (input,), params)  # torch views K-d inputs as 2-d images, and views back
@@ -1300,9 +1318,10 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
                          f"({input.shape}) is deprecated. Please ensure they have the same size.")
     _not_differentiable("binary_cross_entropy", weight=weight)
     x = input._data
-    if x.size and ((x < 0) | (x > 1)).any():
+    xp = namespace(x)
+    if x.size and A.reduce(xp, "any", (x < 0) | (x > 1)):
         raise RuntimeError("all elements of input should be between 0 and 1")
-    if x.size and ((target._data < 0) | (target._data > 1)).any():
+    if x.size and A.reduce(xp, "any", (target._data < 0) | (target._data > 1)):
         raise RuntimeError("all elements of target should be between 0 and 1")
     if weight is not None:
         weight = weight.expand(*np.broadcast_shapes(tuple(target.shape), tuple(weight.shape)))
@@ -1428,7 +1447,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
     _not_differentiable("multi_margin_loss", weight=weight)
-    t = target._data.astype(np.int64)
+    t = A.astype(namespace(target._data), target._data, np.int64)
     _check_margin_input(input)
     frames = input.shape[0] if input.ndim == 2 else 1
     if t.ndim > 1 or t.size != frames:
@@ -1452,7 +1471,7 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | N
                            reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """Hinge loss between every listed target class (up to the first -1) and every other class, over C."""
     reduction = _reduction(size_average, reduce, reduction)
-    t = target._data.astype(np.int64)
+    t = A.astype(namespace(target._data), target._data, np.int64)
     _check_margin_input(input)
     if input.ndim == 2 and t.shape != tuple(input.shape) or input.ndim < 2 and (t.ndim > 1 or t.size != input.numel()):
         raise RuntimeError(f"inconsistent target size: {list(t.shape)} for input of size: {list(input.shape)}")
@@ -1528,7 +1547,7 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: 
         if var < 0:
             raise ValueError("var has negative entry/entries")
         var = var * _creation.ones_like(input)
-    elif (var._data < 0).any():
+    elif A.reduce(namespace(var._data), "any", var._data < 0):
         raise ValueError("var has negative entry/entries")
     if tuple(var.shape) != tuple(input.shape):
         if tuple(input.shape[:-1]) == tuple(var.shape):
@@ -1538,7 +1557,7 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: 
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(reduction + " is not valid")
     var = var.clone()
-    np.maximum(var._data, eps, out=var._data)  # torch clamps under no_grad: the gradient ignores the clamp
+    var._data[...] = namespace(var._data).maximum(var._data, eps)  # clamped under no_grad: the gradient ignores it
     loss = 0.5 * (log(var) + (input - target) ** 2 / var)
     if full:
         loss = loss + 0.5 * math.log(2 * math.pi)

@@ -21,7 +21,9 @@ import numpy as np
 from .. import _creation
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap
+from . import arrays as A
 from .conv import max_pool_backward_op
+from .indexing import _index_range
 from .nn import _renorm_rows, cross_entropy, embedding_backward_op, linear, loss_reduce, pairwise_distance
 from .pointwise import where
 from .registry import apply, defop
@@ -36,23 +38,24 @@ from .registry import apply, defop
 def channel_shuffle_op(xp, x, groups):
     """(N, g k, ...) -> channels regrouped as k groups of g: channel c k + i moves to i g + c."""
     n, c = x.shape[:2]
-    return xp.ascontiguousarray(xp.swapaxes(x.reshape(n, groups, c // groups, *x.shape[2:]), 1, 2)).reshape(x.shape)
+    grouped = A.reshape(xp, x, n, groups, c // groups, *x.shape[2:])
+    return A.reshape(xp, A.copy(xp, xp.permute_dims(grouped, (0, 2, 1, *range(3, grouped.ndim)))), x.shape)
 
 
 @defop("_pdist_forward", node="PdistBackward0", params=("p",), self="pdist_backward_op(grad, self, result, p)")
 def pdist_op(xp, x, p):
     """The p-norm distance of each pair of rows i < j, in row-major order of the pairs."""
-    first, second = np.triu_indices(x.shape[0], 1)
-    diff = xp.abs(x[first] - x[second])
+    first, second = (xp.asarray(rows, device=x.device) for rows in np.triu_indices(x.shape[0], 1))
+    diff = xp.abs(xp.take(x, first, axis=0) - xp.take(x, second, axis=0))
     if p == 0:
-        return (diff != 0).sum(-1).astype(x.dtype)
+        return A.astype(xp, xp.count_nonzero(diff, axis=-1), x.dtype)
     if math.isinf(p):
-        return diff.max(-1, initial=0)
+        return A.max_from(xp, diff, -1, False, 0)
     if p == 1:
-        return diff.sum(-1)
+        return A.reduce(xp, "sum", diff, -1)
     if p == 2:
-        return xp.sqrt((diff * diff).sum(-1))
-    return (diff**p).sum(-1) ** (1.0 / p)
+        return xp.sqrt(A.reduce(xp, "sum", diff * diff, -1))
+    return A.reduce(xp, "sum", diff**p, -1) ** (1.0 / p)
 
 
 # torch declares no derivative of _pdist_backward
@@ -565,8 +568,9 @@ def _unpool(input: Tensor, indices: Tensor, size: list[int]) -> Tensor:
         raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor ({list(input.shape)}) "
                            f"but got indices tensor with shape: {list(indices.shape)}")
     flat = indices._data
-    if flat.size and (flat.min() < 0 or flat.max() >= math.prod(size)):
-        bad = flat.max() if flat.max() >= math.prod(size) else flat.min()
+    high, least = _index_range(flat)
+    if least < 0 or high >= math.prod(size):
+        bad = high if high >= math.prod(size) else least
         raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size "
                            f"{'x'.join(str(n) for n in size)})")
     d = len(size)

@@ -25,7 +25,7 @@ from .._creation import full, tensor, zeros_like
 from .._tensor import Tensor
 from . import arrays as A
 from .complex import conj, conj_physical, imag, real  # noqa: F401 - conj for the helpers; real/imag: Tensor.real
-from .registry import Op, apply, defop, linear_backward_op
+from .registry import Op, apply, defop, linear_backward_op, namespace
 
 _ZERO_VJP = "zeros_like(grad)"  # step functions (floor, sign, ...): the gradient is zero, not undefined
 _ZERO_JVP = "zeros_like(self_t)"
@@ -75,12 +75,17 @@ floor = defop("floor", self=_ZERO_VJP, jvp=_ZERO_JVP)(_rounding("floor"))
 ceil = defop("ceil", self=_ZERO_VJP, jvp=_ZERO_JVP)(_rounding("ceil"))
 trunc = defop("trunc", self=_ZERO_VJP, jvp=_ZERO_JVP)(_rounding("trunc"))
 fix = trunc
-round_half_even = defop("round", self=_ZERO_VJP, jvp=_ZERO_JVP)(_rounding("rint"))
+round_half_even = defop("round", self=_ZERO_VJP, jvp=_ZERO_JVP)(_rounding("round"))
 
 
 @defop("round_decimals", node="RoundBackward1", params=("decimals",), self=_ZERO_VJP, jvp=_ZERO_JVP)
 def round_decimals(xp, x, decimals):
-    return A.copy(xp, x) if D.kind(x) in "iub" else xp.round(x, decimals)
+    if D.kind(x) in "iub":
+        return A.copy(xp, x)
+    if hasattr(x, "strides"):
+        return xp.round(x, decimals)
+    scale = 10.0 ** builtins.abs(decimals)  # as NumPy: round x * 10^d (or x / 10^-d), then scale back
+    return xp.round(x * scale) / scale if decimals >= 0 else xp.round(x / scale) * scale
 
 
 @defop("frac", self="grad", jvp="self_t")
@@ -100,7 +105,7 @@ def exp(xp, x):
 
 @defop("exp2", promote="float", self="grad * conj(result * math.log(2))", jvp="self_t * result * math.log(2)")
 def exp2(xp, x):
-    return xp.exp2(x)
+    return xp.exp2(x) if hasattr(x, "strides") else xp.pow(2.0, x)  # the standard has no exp2
 
 
 @defop("deg2rad", node="Deg2RadBackward0", promote="float", self="grad * (math.pi / 180)",
@@ -426,10 +431,10 @@ _EULER_GAMMA = 0.57721566490153286061
 
 def _special(xp, fn: Callable, x, *args):
     """Run a special function on a flat float64 copy of x; the result has x's shape and dtype."""
-    flat = A.astype(xp, x, np.float64).reshape(-1)
+    flat = A.reshape(xp, A.astype(xp, x, np.float64), -1)
     with np.errstate(all="ignore"):
         out = fn(xp, flat, *args)
-    return A.reshape(xp, out, x.shape).astype(x.dtype, copy=False)
+    return A.astype(xp, A.reshape(xp, out, x.shape), x.dtype, copy=False)
 
 
 # Note [erf, erfc, erfinv in a few NumPy passes]
@@ -507,11 +512,12 @@ def _piecewise(xp, key, out, pieces):
     """out[i] = fn(key[i]) for each (lo, hi, fn) in pieces with lo <= key[i] < hi, fn run on the gathered
     elements; a piece that holds every element runs on key whole, and its result is returned."""
     for lo, hi, fn in pieces:
-        index = xp.flatnonzero((key >= lo) & (key < hi))
+        mask = (key >= lo) & (key < hi)
+        index = xp.nonzero(mask)[0]
         if index.size == key.size:
             return fn(key)
-        if index.size:
-            out[index] = fn(key[index])
+        if index.size:  # the standard writes through boolean masks only
+            out[index if hasattr(out, "strides") else mask] = fn(key[index])
     return out
 
 
@@ -561,12 +567,12 @@ def _erf(xp, x):
         (0.84375, 1.25, lambda v: _ERX + _erf_mid_ratio(v)),
         (1.25, _ERFC_SPLIT, lambda v: 1 - _erfc_tail(xp, v, _ERFC_NEAR_R, _ERFC_NEAR_S, False)),
         (_ERFC_SPLIT, 6.0, lambda v: 1 - _erfc_tail(xp, v, _ERFC_FAR_R, _ERFC_FAR_S, False))))
-    return xp.copysign(out, x, out=out)
+    return xp.copysign(out, x)
 
 
 def _erfc(xp, x):
     out = _erfc_positive(xp, xp.abs(x))
-    negative = xp.flatnonzero(x < 0)
+    negative = x < 0
     out[negative] = 2 - out[negative]
     return out
 
@@ -574,7 +580,7 @@ def _erfc(xp, x):
 def _erfcx(xp, x):
     """exp(x^2) erfc(x) (torch.special.erfcx) in float64: no underflow for large x, inf below about -26.6."""
     out = _erfc_positive(xp, xp.abs(x), scaled=True)
-    negative = xp.flatnonzero(x < 0)
+    negative = x < 0
     high, low = _split_square(xp.minimum(-x[negative], 27.0))  # exp(27^2) overflows already
     out[negative] = 2 * xp.exp(high) * xp.exp(low) - out[negative]
     return out
@@ -605,7 +611,7 @@ def _erfinv_positive(xp, a, complement: bool):
 
 def _erfinv(xp, y):
     a = xp.abs(y)
-    out = _piecewise(xp, a, xp.where(a == 1, xp.inf, xp.nan), (
+    out = _piecewise(xp, a, xp.where(a == 1, xp.inf, xp.full_like(a, xp.nan)), (
         (0.0, 0.5, lambda v: _erfinv_positive(xp, v, False)),
         (0.5, 1.0, lambda v: _erfinv_positive(xp, v, True))))
     return xp.copysign(out, y)
@@ -618,7 +624,7 @@ def _hurwitz_zeta(xp, s: int, q):
     total = xp.zeros_like(q)
     while True:
         low = a < cutoff
-        if not low.any():
+        if not A.reduce(xp, "any", low):
             break
         total = total + xp.where(low, a ** -float(s), 0)
         a = xp.where(low, a + 1, a)
@@ -637,7 +643,7 @@ def _digamma_positive(xp, x):
     total = xp.zeros_like(x)
     while True:
         low = a < 10
-        if not low.any():
+        if not A.reduce(xp, "any", low):
             break
         total = total - xp.where(low, 1 / a, 0)
         a = xp.where(low, a + 1, a)
@@ -671,7 +677,7 @@ def _polygamma(xp, x, n: int):
     pos = x > 0
     out[pos] = _polygamma_positive(xp, x[pos], n)
     neg = (x < 0) & (x != xp.floor(x))
-    if neg.any():
+    if A.reduce(xp, "any", neg):
         xn = x[neg]
         cot = 1 / xp.tan(math.pi * (xn - xp.round(xn)))
         poly = xp.zeros_like(xn)
@@ -692,8 +698,9 @@ def _special_pair(xp, fn: Callable, a, x, **kwargs):
     a, x = xp.broadcast_arrays(a, x)
     dtype = xp.result_type(a, x)
     with np.errstate(all="ignore"):
-        out = fn(xp, A.astype(xp, a, np.float64).reshape(-1), A.astype(xp, x, np.float64).reshape(-1), **kwargs)
-    return A.reshape(xp, out, a.shape).astype(dtype, copy=False)
+        out = fn(xp, A.reshape(xp, A.astype(xp, a, np.float64), -1), A.reshape(xp, A.astype(xp, x, np.float64), -1),
+                 **kwargs)
+    return A.astype(xp, A.reshape(xp, out, a.shape), dtype, copy=False)
 
 
 _IGAMMA_MAX_TERMS = 2000
@@ -714,7 +721,7 @@ def _igamma(xp, a, x, lower: bool):
     for n in range(1, _IGAMMA_MAX_TERMS):
         term = term * xs / (aa + n)
         total = total + term
-        if (xp.abs(term) <= xp.abs(total) * 1e-17).all():
+        if A.reduce(xp, "all", xp.abs(term) <= xp.abs(total) * 1e-17):
             break
     p = total * prefix[series]
     out[series] = p if lower else 1 - p
@@ -734,7 +741,7 @@ def _igamma(xp, a, x, lower: bool):
         d = 1 / d
         delta = d * c
         h = h * delta
-        if (xp.abs(delta - 1) <= 1e-16).all():
+        if A.reduce(xp, "all", xp.abs(delta - 1) <= 1e-16):
             break
     q = prefix[frac] * h
     out[frac] = 1 - q if lower else q
@@ -768,7 +775,7 @@ def _lgamma_stirling(xp, x):
     product = xp.ones_like(x)
     while True:
         low = a < 10
-        if not low.any():
+        if not A.reduce(xp, "any", low):
             break
         product = xp.where(low, product * a, product)
         a = xp.where(low, a + 1, a)
@@ -878,7 +885,7 @@ def _divide_rounded(xp, a, b, rounding_mode):
         return xp.floor_divide(a, b)
     if D.kind(a) in "iub":  # promotion made both integral
         q = xp.floor_divide(a, b)
-        return q + ((q < 0) & (q * b != a))  # floor -> trunc for negative quotients with a remainder
+        return q + A.astype(xp, (q < 0) & (q * b != a), q.dtype)  # floor -> trunc: negative quotients with a remainder
     return xp.trunc(xp.divide(a, b))
 
 
@@ -973,14 +980,18 @@ def minimum_op(xp, a, b):
        self="where(fmax_keeps_self(self, other), grad, 0)", other="where(fmax_keeps_self(self, other), 0, grad)",
        jvp="where((self > other) | isnan(other), self_t, other_t)")  # torch: ties take other's tangent here
 def fmax_op(xp, a, b):
-    return xp.fmax(a, b)
+    if hasattr(a, "strides"):
+        return xp.fmax(a, b)
+    return xp.where(xp.isnan(b), a, xp.where(xp.isnan(a), b, xp.maximum(a, b)))  # a number wins over NaN
 
 
 @defop("fmin", inputs=("self", "other"), promote="binary",
        self="where(fmin_keeps_self(self, other), grad, 0)", other="where(fmin_keeps_self(self, other), 0, grad)",
        jvp="where(fmin_keeps_self(self, other), self_t, other_t)")
 def fmin_op(xp, a, b):
-    return xp.fmin(a, b)
+    if hasattr(a, "strides"):
+        return xp.fmin(a, b)
+    return xp.where(xp.isnan(b), a, xp.where(xp.isnan(a), b, xp.minimum(a, b)))  # a number wins over NaN
 
 
 @defop("atan2", inputs=("self", "other"), promote="float",
@@ -1074,7 +1085,7 @@ def lerp_tensor(xp, start, end, weight):
 def _lerp(xp, start, end, weight):
     """start + weight (end - start), computed from whichever end is nearer (torch's rounding)."""
     diff = end - start
-    near_start = xp.abs(weight) < 0.5
+    near_start = xp.asarray(builtins.abs(weight) < 0.5, device=diff.device)
     return A.astype(xp, xp.where(near_start, start + weight * diff, end - diff * (1 - weight)), diff.dtype, copy=False)
 
 
@@ -1105,11 +1116,14 @@ def where_op(xp, a, b, condition):
 # ============================================================================================
 
 
-def _no_grad_binary(name: str, ufunc: str, ordered: bool = False) -> Op:
-    """A comparison or logical op; an `ordered` comparison refuses complex numbers as torch does."""
+def _no_grad_binary(name: str, ufunc: str, ordered: bool = False, logical: bool = False) -> Op:
+    """A comparison or logical op; an `ordered` comparison refuses complex numbers as torch does; a `logical`
+    op reads nonzero numbers as true (the standard's logical functions take booleans only)."""
     def forward(xp, a, b):
         if ordered:
             _refuse_kinds(a.dtype, f"{name}_cpu")  # both promoted alike
+        if logical and D.kind(a) != "b":  # both promoted alike
+            a, b = a != 0, b != 0
         return getattr(xp, ufunc)(a, b)
 
     return defop(name, inputs=("self", "other"), promote="binary")(forward)
@@ -1128,9 +1142,9 @@ lt = _no_grad_binary("lt", "less", ordered=True)
 le = _no_grad_binary("le", "less_equal", ordered=True)
 gt = _no_grad_binary("gt", "greater", ordered=True)
 ge = _no_grad_binary("ge", "greater_equal", ordered=True)
-logical_and = _no_grad_binary("logical_and", "logical_and")
-logical_or = _no_grad_binary("logical_or", "logical_or")
-logical_xor = _no_grad_binary("logical_xor", "logical_xor")
+logical_and = _no_grad_binary("logical_and", "logical_and", logical=True)
+logical_or = _no_grad_binary("logical_or", "logical_or", logical=True)
+logical_xor = _no_grad_binary("logical_xor", "logical_xor", logical=True)
 bitwise_and = _no_grad_binary("bitwise_and", "bitwise_and")
 bitwise_or = _no_grad_binary("bitwise_or", "bitwise_or")
 bitwise_xor = _no_grad_binary("bitwise_xor", "bitwise_xor")
@@ -1144,7 +1158,7 @@ def logical_not(xp, x):
 
 @defop("bitwise_not")
 def bitwise_not(xp, x):
-    return xp.logical_not(x) if x.dtype == bool else xp.invert(x)
+    return xp.logical_not(x) if D.kind(x) == "b" else xp.bitwise_invert(x)
 
 
 @defop("isnan")
@@ -1169,7 +1183,13 @@ def signbit(xp, x):
 
 @defop("isclose", inputs=("self", "other"), params=("rtol", "atol", "equal_nan"), promote="binary")
 def isclose_op(xp, a, b, rtol, atol, equal_nan):
-    return xp.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
+    if hasattr(a, "strides"):
+        return xp.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
+    if D.kind(a) in "iub":  # NumPy's way: integers compare as floats
+        a, b = xp.astype(a, xp.float64), xp.astype(b, xp.float64)
+    finite = xp.isfinite(a) & xp.isfinite(b)
+    close = (a == b) | finite & (xp.abs(a - b) <= atol + rtol * xp.abs(b))  # |a - b| <= atol + rtol |b|, as NumPy
+    return close | xp.isnan(a) & xp.isnan(b) if equal_nan else close
 
 
 # ============================================================================================
@@ -1409,7 +1429,8 @@ def where(condition: Tensor, input: Tensor | complex | None = None, other: Tenso
         raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor with dtype "
                            f"{condition.dtype}")
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-        input = tensor(D.number(input))  # a NumPy scalar gets a number's dtype (Note [operands])
+        # a NumPy scalar gets a number's dtype (Note [operands])
+        input = tensor(D.number(input), device=getattr(condition, "device", None))
     return apply(where_op, (input, other), (cond,))
 
 
@@ -1420,12 +1441,13 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
 
 def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
     """Whether every element is close (see isclose)."""
-    return bool(isclose(input, other, rtol, atol, equal_nan)._data.all())
+    close = isclose(input, other, rtol, atol, equal_nan)._data
+    return bool(A.reduce(namespace(close), "all", close))
 
 
 def equal(input: Tensor, other: Tensor) -> bool:
     """Whether both tensors have the same shape and the same values."""
-    return input.shape == other.shape and bool((input._data == other._data).all())
+    return input.shape == other.shape and bool(A.reduce(namespace(input._data), "all", input._data == other._data))
 
 
 multiply = mul
@@ -1604,8 +1626,8 @@ def inplace_not_implemented(name: str) -> None:
 
 def _arrays(xp, *values):
     """Python numbers among a forward's operands as 0-d arrays of the (promoted) array dtype."""
-    dtype = next(v.dtype for v in values if hasattr(v, "dtype"))
-    return tuple(v if hasattr(v, "dtype") else xp.asarray(v, dtype=dtype) for v in values)
+    array = next(v for v in values if hasattr(v, "dtype"))
+    return tuple(v if hasattr(v, "dtype") else xp.asarray(v, dtype=array.dtype, device=array.device) for v in values)
 
 
 def _is_number(value: object) -> bool:

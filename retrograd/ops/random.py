@@ -19,8 +19,9 @@ from .. import _dtype as D
 from .._creation import Generator, _rng
 from .._tensor import Tensor, _wrap
 from ..autograd.forward_ad import transforms
+from . import arrays as A
 from .pointwise import _polygamma, _special
-from .registry import Op, apply, defop
+from .registry import Op, apply, defop, namespace
 
 
 def _sampler_row(name: str, node: str, inputs: tuple = ("self",)) -> Op:
@@ -186,7 +187,7 @@ def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Gen
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_number(std)}")
     rng = _generator(generator)
-    return _in_place(self, normal_in_place, lambda xp, x: (mean + std * rng.standard_normal(x.shape)).astype(x.dtype))
+    return _in_place(self, normal_in_place, lambda xp, x: _drawn(xp, mean + std * rng.standard_normal(x.shape), x))
 
 
 def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Generator | None = None, **bounds: float
@@ -198,7 +199,7 @@ def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Generat
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={_number(a)} > "
                            f"to={_number(b)}")
     rng = _generator(generator)
-    return _in_place(self, uniform_in_place, lambda xp, x: rng.uniform(a, b, x.shape).astype(x.dtype))
+    return _in_place(self, uniform_in_place, lambda xp, x: _drawn(xp, rng.uniform(a, b, x.shape), x))
 
 
 def exponential_(self: Tensor, lambd: float = 1.0, *, generator: Generator | None = None) -> Tensor:
@@ -209,7 +210,7 @@ def exponential_(self: Tensor, lambd: float = 1.0, *, generator: Generator | Non
     if lambd <= 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_number(lambd)}")
     rng = _generator(generator)
-    return _in_place(self, exponential_in_place, lambda xp, x: rng.exponential(1 / lambd, x.shape).astype(x.dtype))
+    return _in_place(self, exponential_in_place, lambda xp, x: _drawn(xp, rng.exponential(1 / lambd, x.shape), x))
 
 
 def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator: Generator | None = None) -> Tensor:
@@ -257,7 +258,12 @@ def random_(self: Tensor, *bounds: int, generator: Generator | None = None, **na
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     rng = _generator(generator)
-    return _in_place(self, row, lambda xp, x: rng.integers(low, high, x.shape).astype(x.dtype))
+    return _in_place(self, row, lambda xp, x: _drawn(xp, rng.integers(low, high, x.shape), x))
+
+
+def _drawn(xp: Any, values: Any, like: Any) -> Any:
+    """Values drawn on the host (retrograd's generator is NumPy's) as an array of like's dtype on like's device."""
+    return A.astype(xp, xp.asarray(values, device=like.device), like.dtype)
 
 
 def bernoulli_(self: Tensor, p: float | Tensor = 0.5, *, generator: Generator | None = None) -> Tensor:
@@ -265,22 +271,23 @@ def bernoulli_(self: Tensor, p: float | Tensor = 0.5, *, generator: Generator | 
     rng = _generator(generator)
     if isinstance(p, Tensor):
         return _in_place(self, bernoulli_in_place_tensor,
-                         lambda xp, x, q: (rng.random(x.shape) < q).astype(x.dtype), (p,))
+                         lambda xp, x, q: _drawn(xp, xp.asarray(rng.random(x.shape), device=x.device) < q, x), (p,))
     if not 0 <= p <= 1:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_number(p)}")
-    return _in_place(self, bernoulli_in_place_number, lambda xp, x: (rng.random(x.shape) < p).astype(x.dtype))
+    return _in_place(self, bernoulli_in_place_number, lambda xp, x: _drawn(xp, rng.random(x.shape) < p, x))
 
 
 def bernoulli(input: Tensor, p: float | None = None, *, generator: Generator | None = None) -> Tensor:
     """1 with probability input (elementwise), else 0; with a number p, every element uses p."""
     rng = _generator(generator)
     if p is not None:
-        return apply(bernoulli_p_op, (input,), (lambda xp, x: (rng.random(x.shape) < p).astype(x.dtype),))
+        return apply(bernoulli_p_op, (input,), (lambda xp, x: _drawn(xp, rng.random(x.shape) < p, x),))
     data = input._data
-    if (data < 0).any() or (data > 1).any():
+    if A.reduce(namespace(data), "any", (data < 0) | (data > 1)):
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message "
                            "be improved?  If so, please report an enhancement request to PyTorch.)")
-    return apply(bernoulli_op, (input,), (lambda xp, x: (rng.random(x.shape) < x).astype(x.dtype),))
+    return apply(bernoulli_op, (input,),
+                 (lambda xp, x: _drawn(xp, xp.asarray(rng.random(x.shape), device=x.device) < x, x),))
 
 
 def normal(mean: Tensor | float, std: Tensor | float = 1.0, size: Any = None, *, generator: Generator | None = None,
@@ -294,7 +301,7 @@ def normal(mean: Tensor | float, std: Tensor | float = 1.0, size: Any = None, *,
         dt = (dtype or D.get_default_dtype()).np
         out = _wrap((mean + std * rng.standard_normal(shape)).astype(dt))
         return out.requires_grad_() if requires_grad else out
-    if tensors[1] and (std._data < 0).any():
+    if tensors[1] and A.reduce(namespace(std._data), "any", std._data < 0):
         raise RuntimeError("normal expects all elements of std >= 0.0")
     if not tensors[1] and std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_number(std)}")
@@ -304,7 +311,7 @@ def normal(mean: Tensor | float, std: Tensor | float = 1.0, size: Any = None, *,
         m = arrays[0] if tensors[0] else mean
         s = arrays[-1] if tensors[1] else std
         shape = np.broadcast_shapes(np.shape(m), np.shape(s))  # a ValueError becomes torch's error in apply
-        return (m + s * rng.standard_normal(shape)).astype(arrays[0].dtype)
+        return _drawn(xp, m + s * xp.asarray(rng.standard_normal(shape), device=arrays[0].device), arrays[0])
 
     return apply(normal_ops[tensors], inputs, (draw,))
 
@@ -312,7 +319,7 @@ def normal(mean: Tensor | float, std: Tensor | float = 1.0, size: Any = None, *,
 def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
     """Samples of Poisson(input) (elementwise rates)."""
     rng = _generator(generator)
-    return apply(poisson_op, (input,), (lambda xp, x: rng.poisson(x).astype(x.dtype),))
+    return apply(poisson_op, (input,), (lambda xp, x: _drawn(xp, rng.poisson(x), x),))
 
 
 def binomial(count: Tensor, prob: Tensor, generator: Generator | None = None) -> Tensor:

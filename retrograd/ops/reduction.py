@@ -37,7 +37,7 @@ from .registry import apply, defop
        jvp="self_t.sum().to(result.dtype)")
 def sum_all(xp, x, dtype):
     if not hasattr(x, "strides"):  # not NumPy-like: the standard's function
-        return xp.sum(x, dtype=D.native(xp, dtype))
+        return xp.sum(xp.astype(x, xp.int64) if D.kind(x) == "b" else x, dtype=D.native(xp, dtype))
     return x.sum(dtype=dtype)  # the array's method: NumPy's module function adds a Python wrapper (~2 µs)
 
 
@@ -46,7 +46,8 @@ def sum_all(xp, x, dtype):
        jvp="self_t.sum(dim, keepdim).to(result.dtype)")
 def sum_dim(xp, x, dim, keepdim, dtype):
     if not hasattr(x, "strides"):
-        return xp.sum(x, axis=dim, keepdims=keepdim, dtype=D.native(xp, dtype))
+        return xp.sum(xp.astype(x, xp.int64) if D.kind(x) == "b" else x, axis=dim, keepdims=keepdim,
+                      dtype=D.native(xp, dtype))
     return x.sum(axis=dim, keepdims=keepdim, dtype=dtype)
 
 
@@ -54,7 +55,7 @@ def sum_dim(xp, x, dim, keepdim, dtype):
        self="where(isnan(self), 0.0, restore_reduced_dims(grad, dim, keepdim, self.ndim).expand(self_shape))",
        jvp="where(isnan(self), 0.0, self_t).sum(dim, keepdim).to(result.dtype)")
 def nansum_op(xp, x, dim, keepdim, dtype):
-    return xp.nansum(x, axis=dim, keepdims=keepdim, dtype=dtype)
+    return xp.sum(xp.where(xp.isnan(x), 0, x), axis=dim, keepdims=keepdim, dtype=D.native(xp, dtype))
 
 
 @defop("mean_all", node="MeanBackward0", self="grad.expand(self_shape) / math.prod(self_shape)",
@@ -78,14 +79,14 @@ def mean_dim(xp, x, dim, keepdim):
        self="prod_backward(grad, self, result, None, False)",
        jvp="product_jvp(self_t, self, result, None, False)")
 def prod_all(xp, x, dtype):
-    return xp.prod(x, dtype=dtype)
+    return xp.prod(x, dtype=D.native(xp, dtype))
 
 
 @defop("prod_dim", node="ProdBackward1", params=("dim", "keepdim", "dtype"),
        self="prod_backward(grad, self, result, dim, keepdim)",
        jvp="product_jvp(self_t, self, result, dim, keepdim)")
 def prod_dim(xp, x, dim, keepdim, dtype):
-    return xp.prod(x, axis=dim if x.ndim else (), keepdims=keepdim, dtype=dtype)
+    return xp.prod(x, axis=dim if x.ndim else (), keepdims=keepdim, dtype=D.native(xp, dtype))
 
 
 # ============================================================================================
@@ -188,7 +189,7 @@ def std_mean_op(xp, x, dim, correction, keepdim):
        self="logsumexp_backward(grad, self, result, dim, keepdim)",
        jvp="logsumexp_jvp(self_t, self, dim, keepdim)")
 def logsumexp_op(xp, x, dim, keepdim):
-    shift = xp.max(x, axis=dim, keepdims=True, initial=-math.inf)
+    shift = A.max_from(xp, x, dim, True, -math.inf)
     shift = xp.where(xp.isfinite(shift), shift, 0)  # all -inf (or inf) slices: no shift
     with np.errstate(divide="ignore"):
         out = xp.log(xp.sum(xp.exp(x - shift), axis=dim, keepdims=True)) + shift
@@ -206,11 +207,11 @@ def vector_norm_op(xp, x, ord, dim, keepdim):  # noqa: A002
         if ord == 2:
             out = xp.sqrt(xp.sum(a * a, axis=dim, keepdims=keepdim))
         elif ord == math.inf:
-            out = xp.max(a, axis=dim, keepdims=keepdim, initial=0)
+            out = A.max_from(xp, a, dim, keepdim, 0)
         elif ord == -math.inf:
             out = xp.min(a, axis=dim, keepdims=keepdim)
         elif ord == 0:
-            out = xp.sum(a != 0, axis=dim, keepdims=keepdim)
+            out = xp.count_nonzero(a, axis=dim, keepdims=keepdim)
         elif ord == 1:
             out = xp.sum(a, axis=dim, keepdims=keepdim)
         else:
@@ -226,13 +227,17 @@ def vector_norm_op(xp, x, ord, dim, keepdim):  # noqa: A002
 @defop("cumsum", params=("dim", "dtype"), self="reversed_cumsum(grad, dim)",
        jvp="self_t.cumsum(dim).to(result.dtype)")
 def cumsum_op(xp, x, dim, dtype):
-    return xp.cumsum(A.reshape(xp, x, -1) if x.ndim == 0 else x, axis=dim, dtype=dtype).reshape(x.shape)
+    if not hasattr(x, "strides") and D.kind(x) == "b":  # the standard sums numbers only
+        x = xp.astype(x, xp.int64)
+    return A.reshape(xp, xp.cumulative_sum(A.reshape(xp, x, -1) if x.ndim == 0 else x, axis=dim,
+                                           dtype=D.native(xp, dtype)), x.shape)
 
 
 @defop("cumprod", params=("dim", "dtype"), self="cumprod_backward(grad, self, result, dim)",
        jvp="cumprod_jvp(self_t, self, result, dim)")
 def cumprod_op(xp, x, dim, dtype):
-    return xp.cumprod(A.reshape(xp, x, -1) if x.ndim == 0 else x, axis=dim, dtype=dtype).reshape(x.shape)
+    return A.reshape(xp, xp.cumulative_prod(A.reshape(xp, x, -1) if x.ndim == 0 else x, axis=dim,
+                                            dtype=D.native(xp, dtype)), x.shape)
 
 
 @defop("cummax", params=("dim",), outputs=2, differentiable_outputs=(0,),
@@ -319,19 +324,23 @@ def any_op(xp, x, dim, keepdim):
 def select_along(xp, x, dim: int, keepdim: bool, pick) -> tuple:
     """(values, indices) of one element per slice along dim; `pick()` gives the kept-dim indices."""
     if x.ndim == 0:
-        return A.copy(xp, x), xp.zeros((), dtype=xp.int64)
+        return A.copy(xp, x), xp.zeros((), dtype=xp.int64, device=x.device)
     idx = pick()
     values = xp.take_along_axis(x, idx, axis=dim)
-    return (values, idx) if keepdim else (values.squeeze(dim), idx.squeeze(dim))
+    if keepdim:
+        return values, idx
+    if hasattr(values, "strides"):
+        return values.squeeze(dim), idx.squeeze(dim)  # NumPy's methods skip its functions' Python wrappers
+    return xp.squeeze(values, axis=dim), xp.squeeze(idx, axis=dim)
 
 
 def index_of_extreme(xp, x, dim: int | Sequence[int] | None, keepdim: bool, find) -> object:
     """argmax/argmin over one dim or several (flattened in order, as over everything)."""
     if x.ndim == 0:
-        return xp.zeros((), dtype=xp.int64)
+        return xp.zeros((), dtype=xp.int64, device=x.device)
     dims = tuple(range(x.ndim)) if dim is None else (dim,) if isinstance(dim, int) else tuple(dim)
     kept = [d for d in range(x.ndim) if d not in dims]
-    moved = xp.transpose(x, kept + list(dims))
+    moved = xp.permute_dims(x, tuple(kept) + dims)
     flat = A.reshape(xp, moved, moved.shape[:len(kept)] + (math.prod(x.shape[d] for d in dims),))
     out = find(flat, axis=-1)
     return A.reshape(xp, out, [1 if d in dims else n for d, n in enumerate(x.shape)]) if keepdim else out
@@ -367,19 +376,20 @@ def median_along(xp, x, dim: int, keepdim: bool, ignore_nan: bool) -> tuple:
     one; nanmedian() takes the middle of the non-NaN values (and index 0 of an all-NaN slice).
     An empty input has median NaN."""
     if x.ndim == 0:
-        return A.copy(xp, x), xp.zeros((), dtype=xp.int64)
+        return A.copy(xp, x), xp.zeros((), dtype=xp.int64, device=x.device)
     if x.size == 0 and x.ndim == 1:
-        return xp.asarray(math.nan, dtype=x.dtype, device=x.device), xp.zeros((), dtype=xp.int64)
-    nan = xp.isnan(x) if D.kind(x) in "fc" else xp.zeros(x.shape, dtype=bool)
-    order = xp.argsort(x, axis=dim, kind="stable")  # NaN last
+        return xp.asarray(math.nan, dtype=x.dtype, device=x.device), xp.zeros((), dtype=xp.int64, device=x.device)
+    nan = xp.isnan(x) if D.kind(x) in "fc" else xp.full(x.shape, False, device=x.device)
+    order = A.argsort(xp, x, dim)  # NaN last
     if ignore_nan:
-        valid = x.shape[dim] - xp.sum(nan, axis=dim, keepdims=True)
+        valid = x.shape[dim] - xp.count_nonzero(nan, axis=dim, keepdims=True)
         middle = xp.maximum(valid - 1, 0) // 2
     else:
-        middle = xp.full(xp.sum(nan, axis=dim, keepdims=True).shape, (x.shape[dim] - 1) // 2)
+        middle = xp.full(x.shape[:dim] + (1,) + x.shape[dim + 1:], (x.shape[dim] - 1) // 2, device=x.device)
     idx = xp.take_along_axis(order, middle, axis=dim)
     if not ignore_nan:
-        idx = xp.where(xp.any(nan, axis=dim, keepdims=True), xp.argmax(nan, axis=dim, keepdims=True), idx)
+        first_nan = xp.argmax(A.astype(xp, nan, xp.int8), axis=dim, keepdims=True)
+        idx = xp.where(xp.any(nan, axis=dim, keepdims=True), first_nan, idx)
     return select_along(xp, x, dim, keepdim, lambda: A.astype(xp, idx, xp.int64))
 
 
@@ -446,7 +456,7 @@ def value_selecting_reduction_backward(grad: Tensor, dim: int, indices: Tensor, 
     if not keepdim:
         grad = grad.unsqueeze(dim)
         indices = indices.unsqueeze(dim)
-    return zeros(self_shape, dtype=grad.dtype).scatter(dim, indices, grad)
+    return zeros(self_shape, dtype=grad.dtype, device=grad.device).scatter(dim, indices, grad)
 
 
 def gather_reduced(t: Tensor, dim: int, indices: Tensor, keepdim: bool) -> Tensor:
@@ -461,14 +471,14 @@ def cummaxmin_backward(grad: Tensor, self_shape: tuple, indices: Tensor, dim: in
     """cummax/cummin: every output's gradient goes to the element it copied (they add up)."""
     if len(self_shape) == 0:
         return grad
-    return zeros(self_shape, dtype=grad.dtype).scatter_add(dim, indices, grad)
+    return zeros(self_shape, dtype=grad.dtype, device=grad.device).scatter_add(dim, indices, grad)
 
 
 def reversed_cumsum(t: Tensor, dim: int) -> Tensor:
     """out[i] = sum of t[j] for j >= i along dim (the adjoint of cumsum)."""
     if t.ndim == 0 or t.shape[dim] <= 1:
         return t
-    backwards = arange(t.shape[dim] - 1, -1, -1)
+    backwards = arange(t.shape[dim] - 1, -1, -1, device=t.device)
     return t.index_select(dim, backwards).cumsum(dim).index_select(dim, backwards)
 
 
@@ -524,7 +534,7 @@ def prod_backward(grad: Tensor, self: Tensor, result: Tensor, dim: int | None, k
         return g * conj(restore_reduced_dims(result, dim, keepdim, self.ndim) / self)
     x, d = (self.reshape(-1), 0) if dim is None else (self, dim)
     n = x.shape[d]
-    last = (arange(n) == n - 1).reshape([n if i == d else 1 for i in range(x.ndim)])
+    last = (arange(n, device=self.device) == n - 1).reshape([n if i == d else 1 for i in range(x.ndim)])
     out = cumprod_backward(where(last, g.reshape([1] * x.ndim) if dim is None else g, 0.0), x, x.cumprod(d), d)
     return out.reshape(self.shape)
 

@@ -557,7 +557,8 @@ class OpNode(Node):
         """Undefined gradients of a multi-output node's differentiable outputs become zeros, as torch's formulas
         expect (an output that cannot have one, such as max pooling's indices, stays None)."""
         wanted = self.op.differentiable_outputs
-        return tuple(g if g is not None or wanted is not None and i not in wanted else _creation.zeros(shape, dtype=dt)
+        return tuple(g if g is not None or wanted is not None and i not in wanted else
+                     _creation.zeros(shape, dtype=dt, device=next(d.device for d in grads if d is not None))
                      for i, (g, (shape, dt)) in enumerate(zip(grads, self._out_meta)))
 
     def release(self) -> None:

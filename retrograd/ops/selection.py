@@ -19,7 +19,7 @@ from .. import _dtype as D
 from .._tensor import Tensor, _wrap_dim
 from . import arrays as A
 from .reduction import return_type
-from .registry import apply, defop
+from .registry import apply, defop, namespace
 
 # ============================================================================================
 # Rows
@@ -74,10 +74,11 @@ def searchsorted_op(xp, seq, values, out_int32, right):
     side = "right" if right else "left"
     index_type = xp.int32 if out_int32 else xp.int64
     if seq.ndim == 1:
-        return xp.searchsorted(seq, values, side=side).astype(index_type)
+        return A.astype(xp, xp.searchsorted(seq, values, side=side), index_type)
     rows, found = A.reshape(xp, seq, -1, seq.shape[-1]), A.reshape(xp, values, -1, values.shape[-1])
-    out = xp.stack([xp.searchsorted(r, v, side=side) for r, v in zip(rows, found)]) if rows.shape[0] else found
-    return A.reshape(xp, out, values.shape).astype(index_type)
+    out = xp.stack([xp.searchsorted(rows[i, ...], found[i, ...], side=side) for i in range(rows.shape[0])]) \
+        if rows.shape[0] else found
+    return A.astype(xp, A.reshape(xp, out, values.shape), index_type)
 
 
 @defop("isin", inputs=("elements", "test_elements"), params=("assume_unique", "invert"), promote="binary")
@@ -136,39 +137,42 @@ def select_rows(xp, x, dim: int, keepdim: bool, choose: Callable[[np.ndarray], n
     """(values, indices) picked along dim. `choose` maps the (m, n) array whose rows are the
     slices to the (m, j) positions to pick; a kept dim of size 1 is squeezed unless keepdim."""
     if x.ndim == 0:
-        return A.copy(xp, x), xp.zeros((), dtype=xp.int64)
+        return A.copy(xp, x), xp.zeros((), dtype=xp.int64, device=x.device)
     moved = xp.moveaxis(x, dim, -1)
     picked = choose(A.reshape(xp, moved, math.prod(moved.shape[:-1]), moved.shape[-1]))
-    idx = xp.moveaxis(A.reshape(xp, picked, moved.shape[:-1] + picked.shape[-1:]), -1, dim).astype(xp.int64)
+    idx = A.astype(xp, xp.moveaxis(A.reshape(xp, picked, moved.shape[:-1] + picked.shape[-1:]), -1, dim), xp.int64)
     values = xp.take_along_axis(x, idx, axis=dim)
-    return (values, idx) if keepdim else (values.squeeze(dim), idx.squeeze(dim))
+    return (values, idx) if keepdim else (xp.squeeze(values, axis=dim), xp.squeeze(idx, axis=dim))
 
 
 def stable_order(rows: np.ndarray, descending: bool) -> np.ndarray:
     """Positions in stable sorted order, NaN counted as the largest value (as torch orders it)."""
+    xp = namespace(rows)
     if not descending:
-        return np.argsort(rows, axis=1, kind="stable")
+        return A.argsort(xp, rows, 1)
     n = rows.shape[1]  # a stable descending sort: the stable ascending sort of the reversed row, reversed
-    return n - 1 - np.argsort(rows[:, ::-1], axis=1, kind="stable")[:, ::-1]
+    return n - 1 - xp.flip(A.argsort(xp, xp.flip(rows, axis=1), 1), axis=1)
 
 
 def equal(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """a == b, with NaN equal to NaN (equal keys for torch's NaN-aware comparators)."""
     same = a == b
-    return same | (np.isnan(a) & np.isnan(b)) if D.kind(a) in "fc" else same
+    xp = namespace(a)
+    return same | (xp.isnan(a) & xp.isnan(b)) if D.kind(a) in "fc" else same
 
 
 def has_ties(sorted_rows: np.ndarray, upto: int) -> np.ndarray:
     """Per row: whether two of the first `upto` + 1 sorted values are equal."""
     j = min(upto, sorted_rows.shape[1] - 1)
-    return equal(sorted_rows[:, 1:j + 1], sorted_rows[:, :j]).any(axis=1)
+    return A.reduce(namespace(sorted_rows), "any", equal(sorted_rows[:, 1:j + 1], sorted_rows[:, :j]), 1)
 
 
 def sort_order(rows: np.ndarray, descending: bool, stable: bool) -> np.ndarray:
     """Positions in sorted order. stable=False is std::sort, stable only up to 16 elements."""
     order = stable_order(rows, descending)
     if not stable and rows.shape[1] > 16:
-        for r in np.flatnonzero(has_ties(np.take_along_axis(rows, order, axis=1), rows.shape[1])):
+        xp = namespace(rows)
+        for r in xp.nonzero(has_ties(xp.take_along_axis(rows, order, axis=1), rows.shape[1]))[0]:
             order[r] = model_rows(rows[r], descending, std_sort)
     return order
 
@@ -179,11 +183,12 @@ def topk_order(rows: np.ndarray, k: int, largest: bool, sorted: bool) -> np.ndar
     if k == 0:
         return order[:, :0]
     partial = k * 64 <= rows.shape[1]
-    model = has_ties(np.take_along_axis(rows, order, axis=1), k)
+    xp = namespace(rows)
+    model = has_ties(xp.take_along_axis(rows, order, axis=1), k)
     if not sorted and not partial and k > 1:
         model[:] = True  # nth_element leaves the first k - 1 in an order of its own
     algorithm = (lambda a: std_partial_sort(a, k)) if partial else (lambda a: std_select_sorted(a, k, sorted))
-    for r in np.flatnonzero(model):
+    for r in xp.nonzero(model)[0]:
         order[r] = model_rows(rows[r], largest, algorithm)
     return order[:, :k]
 
@@ -191,8 +196,9 @@ def topk_order(rows: np.ndarray, k: int, largest: bool, sorted: bool) -> np.ndar
 def kth_order(rows: np.ndarray, k: int) -> np.ndarray:
     """The position of the k-th smallest, as torch's quickselect finds it among equal values."""
     order = stable_order(rows, False)[:, k - 1:k]
-    kth = np.take_along_axis(rows, order, axis=1)
-    for r in np.flatnonzero(equal(rows, kth).sum(axis=1) > 1):
+    xp = namespace(rows)
+    kth = xp.take_along_axis(rows, order, axis=1)
+    for r in xp.nonzero(xp.count_nonzero(equal(rows, kth), axis=1) > 1)[0]:
         order[r, 0] = model_rows(rows[r], False, lambda a: torch_quickselect(a, k - 1))[k - 1]
     return order
 
@@ -476,7 +482,8 @@ def searchsorted(sorted_sequence: Tensor, input: Tensor | float, *, out_int32: b
         right = side == "right"
     if sorter is not None:
         sorted_sequence = sorted_sequence.gather(-1, sorter)
-    values = input if isinstance(input, Tensor) else _creation.tensor(input, dtype=sorted_sequence.dtype)
+    values = input if isinstance(input, Tensor) else _creation.tensor(input, dtype=sorted_sequence.dtype,
+                                                                      device=sorted_sequence.device)
     return apply(searchsorted_op, (sorted_sequence, values), (bool(out_int32), bool(right)))
 
 

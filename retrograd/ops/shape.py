@@ -34,8 +34,8 @@ from .registry import sum_to as _sum_to
 @defop("view", params=("shape",), view=True, self="grad.reshape(self_shape)", jvp="self_t.reshape(shape)")
 def view_op(xp, x, shape):
     try:
-        if not hasattr(x, "strides"):  # an array API array without a memory layout (Note [choosing a namespace])
-            return xp.reshape(x, shape, copy=False)
+        if not hasattr(x, "strides"):  # an array API array without a memory layout (Note [choosing a namespace]):
+            return xp.reshape(x, shape)  # the library shares its memory where it can
         out = x.view()
         out.shape = shape
     except (AttributeError, ValueError):
@@ -77,7 +77,9 @@ def transpose_op(xp, x, dim0, dim1):
 
 @defop("t", node="TBackward0", view=True, self="grad.t()", jvp="self_t.t()")
 def t_op(xp, x):
-    return x.T
+    if hasattr(x, "strides"):
+        return x.T
+    return xp.matrix_transpose(x) if x.ndim == 2 else x  # the standard's .T takes 2-d arrays only
 
 
 @defop("permute", params=("dims",), view=True, self="grad.permute(inverse_permutation(dims))",
@@ -287,7 +289,18 @@ def roll_op(xp, x, shifts, dims):
 
 @defop("rot90", params=("k", "dims"), self="rot90_op(grad, -k, dims)", jvp="rot90_op(self_t, k, dims)")
 def rot90_op(xp, x, k, dims):
-    return xp.rot90(x, k, dims).copy()
+    if hasattr(x, "strides"):
+        return xp.rot90(x, k, dims).copy()
+    k, (first, second) = k % 4, dims  # NumPy's rot90 in the standard's flips and permutations
+    swapped = list(range(x.ndim))
+    swapped[first], swapped[second] = swapped[second], swapped[first]
+    if k == 0:
+        return A.copy(xp, x)
+    if k == 2:
+        return xp.flip(xp.flip(x, axis=first), axis=second)
+    if k == 1:
+        return xp.permute_dims(xp.flip(x, axis=second), tuple(swapped))
+    return xp.flip(xp.permute_dims(x, tuple(swapped)), axis=second)
 
 
 # ============================================================================================
@@ -314,6 +327,8 @@ def diagonal_copy(xp, x, offset, dim1, dim2):
        params=("input_sizes", "offset", "dim1", "dim2"), grad_output="diagonal_op(grad, offset, dim1, dim2)",
        jvp="diagonal_backward(grad_output_t, input_sizes, offset, dim1, dim2)")
 def diagonal_backward(xp, g, input_sizes, offset, dim1, dim2):
+    if not hasattr(g, "strides"):
+        return _embed_diagonal(xp, g, input_sizes, offset, dim1, dim2)
     out = xp.zeros(input_sizes, dtype=g.dtype, device=g.device)
     _writable_diagonal(xp, out, offset, dim1, dim2)[...] = g
     return out
@@ -326,6 +341,8 @@ def diag_embed_op(xp, x, offset, dim1, dim2):
     shape = list(x.shape[:-1])
     for d in sorted((dim1, dim2)):
         shape.insert(d, n)
+    if not hasattr(x, "strides"):
+        return _embed_diagonal(xp, x, shape, offset, dim1, dim2)
     out = xp.zeros(shape, dtype=x.dtype, device=x.device)
     _writable_diagonal(xp, out, offset, dim1, dim2)[...] = x
     return out
@@ -337,6 +354,21 @@ def _diagonal(xp, x, offset, dim1, dim2):
     if hasattr(x, "strides"):
         return xp.diagonal(x, offset, dim1, dim2)
     return xp.linalg.diagonal(xp.moveaxis(x, (dim1, dim2), (-2, -1)), offset=offset)
+
+
+def _embed_diagonal(xp, values, shape, offset, dim1, dim2):
+    """Zeros of `shape` with `values` (..., k) on the diagonal (offset, dim1, dim2), built without writing through a
+    view: the standard's arrays have no strided diagonal to write to."""
+    n1, n2 = shape[dim1], shape[dim2]
+    rows = xp.reshape(xp.arange(n1, device=values.device), (n1, 1))
+    cols = xp.reshape(xp.arange(n2, device=values.device), (1, n2))
+    on_diagonal = cols - rows == offset
+    if not values.shape[-1] or not xp.any(on_diagonal):
+        return xp.zeros(shape, dtype=values.dtype, device=values.device)
+    position = xp.clip(xp.broadcast_to(rows if offset >= 0 else cols, (n1, n2)), 0, values.shape[-1] - 1)
+    spread = xp.reshape(xp.take(values, xp.reshape(position, (-1,)), axis=-1), values.shape[:-1] + (n1, n2))
+    square = xp.where(on_diagonal, spread, xp.zeros((), dtype=values.dtype, device=values.device))
+    return xp.moveaxis(square, (-2, -1), (dim1, dim2))
 
 
 def _writable_diagonal(xp, x, offset, dim1, dim2):
@@ -884,7 +916,7 @@ def cat_backward(grad: Tensor, shapes: list, dim: int) -> list[Tensor]:
     pieces, offset = [], 0
     for s in shapes:
         if len(s) == 1 and s[0] == 0:
-            pieces.append(zeros(0, dtype=grad.dtype))
+            pieces.append(zeros(0, dtype=grad.dtype, device=grad.device))
         else:
             pieces.append(grad.narrow(dim, offset, s[dim]))
             offset += s[dim]
@@ -904,8 +936,8 @@ def as_strided_backward(grad: Tensor, geometry: _AsStrided) -> Tensor:
     from .indexing import index_add_op, take_op  # indexing builds on this family (imports it at its top)
 
     if 0 in geometry.size:  # torch: fresh zeros in the input's shape, without history
-        return zeros(geometry.source[0], dtype=grad.dtype)
-    storage = zeros(geometry.storage.numel, dtype=grad.dtype)
+        return zeros(geometry.source[0], dtype=grad.dtype, device=grad.device)
+    storage = zeros(geometry.storage.numel, dtype=grad.dtype, device=grad.device)
     storage = index_add_op(storage, grad.reshape(-1), 0, geometry.output_positions().reshape(-1), 1)
     out = take_op(storage, geometry.input_positions())
     counts = geometry.input_counts()
@@ -916,7 +948,8 @@ def as_strided_tangent(tangent: Tensor, geometry: _AsStrided) -> Tensor:
     """The input's tangent laid into the storage, read through the strided window."""
     from .indexing import put_op, take_op  # indexing builds on this family (imports it at its top)
 
-    storage = put_op(zeros(geometry.storage.numel, dtype=tangent.dtype), tangent, geometry.input_positions(), False)
+    storage = put_op(zeros(geometry.storage.numel, dtype=tangent.dtype, device=tangent.device), tangent,
+                     geometry.input_positions(), False)
     return take_op(storage, geometry.output_positions())
 
 
@@ -1599,7 +1632,7 @@ def tensor_split(input: Tensor, indices_or_sections: int | Sequence[int] | Tenso
         if arg._data.ndim > 1:
             raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
                                f"one-dimensional tensor, but got a tensor with {arg._data.ndim} dims")
-        arg = int(arg._data) if arg._data.ndim == 0 else arg._data.tolist()
+        arg = int(arg._data) if arg._data.ndim == 0 else arg.tolist()
     d = _wrap_dim(dim, input._data.ndim)
     n = input._data.shape[d]
     if isinstance(arg, (int, np.integer)):
@@ -1660,17 +1693,18 @@ def repeat_interleave(input: Tensor, repeats: int | Tensor | None = None, dim: i
         shape[d + 1] = int(repeats)
         return flatten(clone(expand(wide, shape)), d, d + 1)
     n = input._data.shape[d]
-    counts = repeats._data.reshape(-1)
+    xp = _xp.namespace(repeats._data)
+    counts = A.reshape(xp, repeats._data, -1)
     if counts.size == 1:
-        counts = np.broadcast_to(counts, (n,))
+        counts = xp.broadcast_to(counts, (n,))
     if counts.size != n:
         raise RuntimeError(f"repeats must have the same size as input along dim, but got repeats.size(0) = "
                            f"{counts.size} and input.size({d}) = {n}")
-    if (counts < 0).any():
+    if A.reduce(xp, "any", counts < 0):
         raise RuntimeError("repeats can not be negative")
     from .indexing import index_select  # indexing builds on this family (imports it at its top)
 
-    return index_select(input, d, _wrap(np.repeat(np.arange(n, dtype=np.int64), counts)))
+    return index_select(input, d, _wrap(xp.repeat(xp.arange(n, dtype=xp.int64, device=counts.device), counts)))
 
 
 def flip(input: Tensor, dims: int | Sequence[int], *more_dims: int) -> Tensor:

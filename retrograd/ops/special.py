@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor
+from . import arrays as A
 from .complex import conj
 from .pointwise import _EULER_GAMMA, _erfcx, _special, _special_pair, erfc, lgamma
 from .registry import OPS, apply, defop
@@ -32,7 +33,7 @@ _MACHEP = 2.0 ** -53
 def _real_kernel(xp, name: str, fn: Callable, *arrays, **kwargs):
     """Run a float64 kernel of one or two arrays; complex inputs get torch's error for a real-only kernel."""
     for a in arrays:
-        if getattr(a, "dtype", None) is not None and a.dtype.kind == "c":
+        if getattr(a, "dtype", None) is not None and D.kind(a) == "c":
             raise NotImplementedError(f"\"{name}\" not implemented for '{D.scalar_type_name(a.dtype)}'")
     if len(arrays) == 1:
         return _special(xp, functools.partial(fn, **kwargs), arrays[0])
@@ -42,9 +43,9 @@ def _real_kernel(xp, name: str, fn: Callable, *arrays, **kwargs):
 def _float_arrays(xp, a, b):
     """Two operands as arrays of their promoted floating dtype (a Python number takes the other's)."""
     if not hasattr(a, "dtype"):
-        a = xp.asarray(a, dtype=b.dtype)
+        a = xp.asarray(a, dtype=b.dtype, device=b.device)
     if not hasattr(b, "dtype"):
-        b = xp.asarray(b, dtype=a.dtype)
+        b = xp.asarray(b, dtype=a.dtype, device=a.device)
     return a, b
 
 
@@ -85,7 +86,7 @@ def bessel_i1_backward(grad: Tensor, self: Tensor, result: Tensor, scaled: bool)
     is replaced by eps where |x| <= eps before dividing, so that no NaN reaches a second derivative."""
     from .pointwise import where
 
-    eps = float(np.finfo(self._data.dtype).eps)
+    eps = D.finfo(self.dtype).eps
     not_tiny = self.abs() > eps
     safe = where(not_tiny, self, eps)
     if scaled:
@@ -148,16 +149,17 @@ zeta_scalar_other = zeta_op.alias("special_zeta_scalar_other", "SpecialZetaBackw
 @defop("sinc", promote="float", self="sinc_backward(grad, self)", jvp="conj(sinc_backward(conj(self_t), self))")
 def sinc_op(xp, x):
     with np.errstate(all="ignore"):
-        pix = x * x.dtype.type(math.pi) if x.dtype.kind == "f" else x * math.pi
-        return xp.where(x == 0, xp.ones((), x.dtype), xp.sin(pix) / pix).astype(x.dtype, copy=False)
+        pix = x * math.pi
+        one = xp.ones((), dtype=x.dtype, device=x.device)
+        return A.astype(xp, xp.where(x == 0, one, xp.sin(pix) / pix), x.dtype, copy=False)
 
 
 @defop("mvlgamma", params=("p",), promote="float", self="grad * mvlgamma_digamma(self, p)",
        jvp="self_t * mvlgamma_digamma(self, p)")
 def mvlgamma_op(xp, x, p):
-    shifts = xp.arange(p, dtype=x.dtype) / 2
+    shifts = xp.arange(p, dtype=x.dtype, device=x.device) / 2
     terms = lgamma.forward(xp, x[..., None] - shifts)
-    return (terms.sum(-1) + x.dtype.type(p * (p - 1) / 4 * math.log(math.pi))).astype(x.dtype, copy=False)
+    return A.astype(xp, A.reduce(xp, "sum", terms, -1) + p * (p - 1) / 4 * math.log(math.pi), x.dtype, copy=False)
 
 
 def sinc_backward(grad: Tensor, self: Tensor) -> Tensor:
@@ -174,7 +176,7 @@ def mvlgamma_digamma(self: Tensor, p: int) -> Tensor:
     from .._creation import arange
     from .pointwise import digamma
 
-    shifts = arange(p, dtype=self.dtype) / 2
+    shifts = arange(p, dtype=self.dtype, device=self.device) / 2
     return digamma(self.unsqueeze(-1) - shifts).sum(-1)
 
 
@@ -230,7 +232,7 @@ def _bessel_i(xp, x, order: int, scaled: bool):
     v = a[near]
     t = v * v / 4
     term = xp.ones_like(v) if order == 0 else v / 2
-    total = term.copy()
+    total = A.copy(xp, term)
     for k in range(1, _SERIES_TERMS):
         term = term * t / (k * (k + order))
         total = total + term
@@ -292,7 +294,7 @@ def _miller(xp, a, order: int, second_kind: bool):
         if m == 1:
             j1 = j
         big = xp.abs(j) > 1e200
-        if big.any():
+        if A.reduce(xp, "any", big):
             scale = xp.where(big, 1e-200, 1.0)
             j, j_next, norm, even, odd = j * scale, j_next * scale, norm * scale, even * scale, odd * scale
             if j1 is not None:
@@ -383,7 +385,7 @@ def _steed_k(xp, x, mu: float, scaled: bool):
     c = a1
     a = -a1
     s = 1 + q * delh
-    active = xp.ones(x.shape, bool)  # each element stops once its terms are below its sum's rounding
+    active = xp.full(x.shape, True, device=x.device)  # each element stops once its terms are below its sum's rounding
     for i in range(1, _K_FRACTION_STEPS):
         a -= 2 * i
         c = -a * c / (i + 1.0)
@@ -397,7 +399,7 @@ def _steed_k(xp, x, mu: float, scaled: bool):
         h = xp.where(active, h + delh, h)
         s = xp.where(active, s + step, s)
         active &= ~(xp.abs(step) <= _MACHEP * xp.abs(s))
-        if not active.any():
+        if not A.reduce(xp, "any", active):
             break
     k_mu = xp.sqrt(math.pi / (2 * x)) / s
     if not scaled:
@@ -472,8 +474,8 @@ def _airy_coefficients(count: int) -> list[float]:
 def _airy_series(xp, x):
     cube = x * x * x
     f_term = xp.ones_like(x)
-    g_term = x.copy()
-    f, g = f_term.copy(), g_term.copy()
+    g_term = A.copy(xp, x)
+    f, g = A.copy(xp, f_term), A.copy(xp, g_term)
     for k in range(1, _AIRY_SERIES_TERMS):
         f_term = f_term * cube / ((3 * k) * (3 * k - 1))
         g_term = g_term * cube / ((3 * k + 1) * (3 * k))
@@ -506,11 +508,11 @@ def _airy_ai(xp, x):
     far = (x <= _AIRY_FAR) & xp.isfinite(x)
     out[far] = _airy_asymptotic(xp, -x[far])[0]
     middle = (x > _AIRY_FAR) & (x < _AIRY_SERIES_LOW)
-    if middle.any():
+    if A.reduce(xp, "any", middle):
         target = x[middle]
-        start_value, start_slope = _airy_asymptotic(xp, xp.asarray([-_AIRY_FAR]))
-        y = xp.full_like(target, start_value[0])
-        dy = xp.full_like(target, start_slope[0])
+        start_value, start_slope = _airy_asymptotic(xp, xp.asarray([-_AIRY_FAR], device=x.device))
+        y = xp.full_like(target, float(start_value[0]))
+        dy = xp.full_like(target, float(start_slope[0]))
         h = (target - _AIRY_FAR) / _AIRY_TAYLOR_STEPS
         position = xp.full_like(target, _AIRY_FAR)
         for _ in range(_AIRY_TAYLOR_STEPS):
@@ -598,13 +600,13 @@ def _hurwitz_zeta(xp, x, q):
     work = ~done
     x, q = x[work], q[work]
     s = q ** -x
-    a = q.copy()
+    a = A.copy(xp, q)
     b = xp.zeros_like(q)
-    finished = xp.zeros(q.shape, bool)
+    finished = xp.full(q.shape, False, device=q.device)
     i = 0
     while True:
         more = ~finished & ((i < 9) | (a <= 9))
-        if not more.any():
+        if not A.reduce(xp, "any", more):
             break
         i += 1
         a = xp.where(more, a + 1, a)
@@ -645,7 +647,7 @@ def _recurrence(xp, x, n, first, step):
     """p_n(x) for p_0 = 1, p_1 = first(x), p_{k+1} = step(k, x, p_k, p_{k-1}); n an integer array."""
     previous, current = xp.ones_like(x), first(x)
     out = xp.where(n == 0, previous, current)
-    top = int(n.max()) if n.size else 0
+    top = int(A.reduce(xp, "max", n)) if math.prod(n.shape) else 0
     for k in range(1, top):
         previous, current = current, step(k, x, current, previous)
         out = xp.where(n == k + 1, current, out)
@@ -656,19 +658,19 @@ def _chebyshev(xp, x, n, kind: str):
     """T, U, V or W of the first to fourth kinds, with torch's special cases (Note [orthogonal polynomials])."""
     twice = {"t": 1.0, "u": 2.0, "v": 2.0, "w": 2.0}[kind]
     offset = {"t": 0.0, "u": 0.0, "v": -1.0, "w": 1.0}[kind]
-    n = xp.where(xp.isfinite(n), n, -1).astype(np.int64)
+    n = xp.trunc(xp.where(xp.isfinite(n), n, -1))
     out = _recurrence(xp, x, n, lambda v: twice * v + offset, lambda k, v, p, q: (v + v) * p - q)
     odd = n % 2 == 1
     if kind == "t":
-        at_one, at_minus_one, trig_from = xp.ones_like(x), xp.where(odd, -1.0, 1.0), 6
+        at_one, at_minus_one, trig_from = xp.ones_like(x), xp.where(odd, -1.0, xp.ones_like(x)), 6
     elif kind == "u":
         at_one, at_minus_one, trig_from = n + 1.0, xp.where(odd, -(n + 1.0), n + 1.0), 8
     elif kind == "v":
         at_one, at_minus_one, trig_from = xp.ones_like(x), xp.where(odd, -(2 * n + 1.0), 2 * n + 1.0), 8
     else:
-        at_one, at_minus_one, trig_from = 2 * n + 1.0, xp.where(odd, -1.0, 1.0), 8
+        at_one, at_minus_one, trig_from = 2 * n + 1.0, xp.where(odd, -1.0, xp.ones_like(x)), 8
     inside = (n > trig_from) & (xp.abs(x) < 1)
-    theta = xp.arccos(xp.where(inside, x, 0.0))
+    theta = xp.acos(xp.where(inside, x, 0.0))
     if kind == "t":
         trig = xp.cos(n * theta)
     elif kind == "u":
@@ -689,7 +691,7 @@ def _shifted_chebyshev(xp, x, n, kind: str):
 
 
 def _hermite(xp, x, n, physicists: bool):
-    n = xp.where(xp.isfinite(n), n, -1).astype(np.int64)
+    n = xp.trunc(xp.where(xp.isfinite(n), n, -1))
     if physicists:  # H_{k+1} = 2x H_k - 2k H_{k-1}
         out = _recurrence(xp, x, n, lambda v: v + v, lambda k, v, p, q: (v + v) * p - 2 * k * q)
     else:           # He_{k+1} = x He_k - k He_{k-1}
@@ -698,15 +700,15 @@ def _hermite(xp, x, n, physicists: bool):
 
 
 def _laguerre(xp, x, n):
-    n = xp.where(xp.isfinite(n), n, -1).astype(np.int64)
+    n = xp.trunc(xp.where(xp.isfinite(n), n, -1))
     out = _recurrence(xp, x, n, lambda v: 1 - v, lambda k, v, p, q: ((2 * k + 1 - v) * p - k * q) / (k + 1))
     return xp.where(n < 0, 0.0, xp.where(x == 0, 1.0, out))
 
 
 def _legendre(xp, x, n):
-    n = xp.where(xp.isfinite(n), n, -1).astype(np.int64)
+    n = xp.trunc(xp.where(xp.isfinite(n), n, -1))
     out = _recurrence(xp, x, n, lambda v: v, lambda k, v, p, q: ((2 * k + 1) * v * p - k * q) / (k + 1))
-    at_minus_one = xp.where(n % 2 == 1, -1.0, 1.0)
+    at_minus_one = xp.where(n % 2 == 1, -1.0, xp.ones_like(x))
     out = xp.where(x == 1, 1.0, xp.where(x == -1, at_minus_one, out))
     return xp.where(n < 0, 0.0, out)
 
