@@ -175,6 +175,29 @@ OPS = [
          no_fd=("noncontig",)),
     rows("unfold", ("windows", (3, 6), 1, 2, 2), ("overlap", (5,), 0, 3, 1), ("neg_dim", (2, 5), -1, 2, 3),
          ("empty", (3, 4), 1, 0, 1), ("0d", (), 0, 1, 1), call=method("unfold"), aliases=("Tensor.unfold",)),
+
+    # ---- copies of views and their adjoints, the scatters (Note [view copies and scatters]) ---
+    rows("alias_copy", ("2d", (3, 4)), ("0d", ())),
+    rows("as_strided_copy", ("window", (3, 4), arg((2, 2)), arg((4, 1))),
+         ("offset", (3, 4), arg((2, 3)), arg((1, 2)), 1)),
+    rows("diagonal_copy", ("offset", (3, 4), 1), ("dims", (2, 3, 4), 0, -1, 0)),
+    rows("expand_copy", ("size1", (3, 1), arg((3, 4))), ("adds_dims", (4,), arg((2, 3, 4)))),
+    rows("narrow_copy", ("mid", (4, 5), 1, 1, 3), ("size1", (1, 5), 0, 0, 1), method=True),
+    rows("permute_copy", ("3d", (2, 3, 4), arg((2, 0, 1))), ("0d", (), arg(()))),
+    rows("squeeze_copy", ("all", (1, 3, 1, 2)), ("dim", (1, 3, 1), 2), ("dims", (1, 3, 1, 2), arg((0, -2, 1)))),
+    rows("t_copy", ("2d", (3, 4)), ("1d", (4,))),
+    rows("transpose_copy", ("neg", (2, 3, 4), -1, -3), ("noncontig", ("nc", (3, 4)), 0, 1)),
+    rows("unbind_copy", ("dim0", (3, 4)), ("neg", (2, 3, 4), -1)),
+    rows("unfold_copy", ("windows", (3, 6), 1, 2, 2), ("overlap", (5,), 0, 3, 1)),
+    rows("unsqueeze_copy", ("mid", (3, 4), 1), ("0d", (), 0)),
+    rows("view_copy", ("2d", (3, 4), arg((2, 6))), ("noncontig", ("nc", (4, 3)), arg((12,))),
+         ("infer", (3, 4), arg((-1,)))),
+    rows("split_with_sizes_copy", ("sizes", (5, 3), [2, 0, 3]), ("dim1", (3, 4), [1, 3], 1)),
+    rows("select_scatter", ("dim0", (3, 4), (4,), 0, 1), ("neg", (2, 3, 4), (2, 3), -1, -1), method=True),
+    rows("slice_scatter", ("mid", (4, 5), (4, 2), 1, 1, 3), ("step", (6, 3), (2, 3), 0, 1, None, 3),
+         ("default", (3, 2), (3, 2)), ("clamped", (4, 3), (2, 3), 0, -2, 10), method=True),
+    rows("diagonal_scatter", ("square", (3, 3), (3,)), ("offset", (3, 4), (3,), 1),
+         ("dims", (2, 3, 4), (3, 2), 0, 0, -1), method=True),
 ]
 
 OPS += [
