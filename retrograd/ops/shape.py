@@ -18,9 +18,9 @@ import numpy as np
 
 from .. import _dtype as D
 from .. import _xp
-from .._creation import empty_strided, zeros
+from .._creation import empty_strided, tensor, zeros
 from .._memory_format import contiguous_format, is_laid_out, laid_out, memory_format
-from .._tensor import Tensor, _wrap, _wrap_dim
+from .._tensor import Size, Tensor, _wrap, _wrap_dim
 from ..autograd import grad_mode
 from ..autograd.forward_ad import only_levels, set_tangent
 from ..autograd.graph import move_retains_grad
@@ -176,6 +176,19 @@ def to_device(t: Tensor, device: tuple, source: tuple | None = None) -> Tensor:
 def cat_op(xp, arrays, dim):
     ndim = max(a.ndim for a in arrays)
     return xp.concat([a for a in arrays if a.ndim == ndim], axis=dim)  # torch skips 1-d empty tensors
+
+
+@defop("block_diag", inputs=("*tensors",), node="BlockDiagBackward0",
+       tensors="block_diag_backward(grad, tensors_shape)", jvp="block_diag_op(tensors_t)")
+def block_diag_op(xp, arrays):
+    blocks = [A.reshape(xp, a, (1,) * (2 - a.ndim) + tuple(a.shape)) for a in arrays]  # 0-d, 1-d: one row
+    out = xp.zeros((sum(b.shape[0] for b in blocks), sum(b.shape[1] for b in blocks)), dtype=arrays[0].dtype,
+                   device=arrays[0].device)
+    r = c = 0
+    for b in blocks:
+        out[r:r + b.shape[0], c:c + b.shape[1]] = b
+        r, c = r + b.shape[0], c + b.shape[1]
+    return out
 
 
 @defop("stack", inputs=("*tensors",), params=("dim",), tensors="grad.unbind(dim)", jvp="stack(tensors_t, dim)")
@@ -891,6 +904,16 @@ def cat_backward(grad: Tensor, shapes: list, dim: int) -> list[Tensor]:
     return pieces
 
 
+def block_diag_backward(grad: Tensor, shapes: list) -> list[Tensor]:
+    """Each block's piece of grad (a 0-d or 1-d input's block is one row), in the input's shape."""
+    pieces, r, c = [], 0, 0
+    for shape in shapes:
+        rows, cols = ((1,) * (2 - len(shape)) + tuple(shape))
+        pieces.append(grad[r:r + rows, c:c + cols].reshape(shape))
+        r, c = r + rows, c + cols
+    return pieces
+
+
 def repeat_backward(grad: Tensor, repeats: tuple, self_shape: tuple) -> Tensor:
     """Sum the gradient over the tiles: view it as (r0, s0, r1, s1, ...) and sum the r axes."""
     padded = (1,) * (len(repeats) - len(self_shape)) + tuple(self_shape)
@@ -1223,6 +1246,68 @@ def cartesian_prod(*tensors: Tensor) -> Tensor:
     if len(tensors) == 1:
         return tensors[0]
     return stack([g.reshape(-1) for g in meshgrid(*tensors, indexing="ij")], 1)
+
+
+def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
+    """Every r-element combination of a 1-d input's elements (in order; with repeats when `with_replacement`), one
+    per row, built as torch builds it: grids of r copies, the increasing index tuples selected, stacked
+    (StackBackward0)."""
+    from .indexing import masked_select  # indexing builds on this family (imports it at its top)
+
+    if input._data.ndim != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return tensor([], dtype=input.dtype, device=input.device)
+    index = np.indices((input._data.size,) * r)
+    increasing = np.less_equal if with_replacement else np.less
+    mask = tensor(np.logical_and.reduce([increasing(a, b) for a, b in zip(index, index[1:])], initial=True),
+                  device=input.device)
+    return stack([masked_select(g, mask) for g in meshgrid(*[input] * r, indexing="ij")], 1)
+
+
+def block_diag(*tensors: Tensor) -> Tensor:
+    """A block-diagonal matrix of the tensors (0-d and 1-d ones count as one row), zeros elsewhere."""
+    for i, t in enumerate(tensors):
+        if t._data.ndim > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has "
+                               f"{t._data.ndim} dimensions")
+    if not tensors:
+        return zeros(1, 0)
+    return apply(block_diag_op, (_promote_all(list(tensors)),))
+
+
+def broadcast_shapes(*shapes: int | Sequence[int]) -> Size:
+    """The shape tensors of these shapes broadcast to, without making them (torch's errors for mismatches)."""
+    result: list[int] = []
+    for k, shape in enumerate(shapes):
+        if isinstance(shape, (int, np.integer)):
+            shape = (int(shape),)
+        if not isinstance(shape, (tuple, list)) or not all(isinstance(n, (int, np.integer)) for n in shape):
+            raise RuntimeError(f"Input shapes should be of type ints, a tuple of ints, or a list of ints, got {shape}")
+        result = [1] * (len(shape) - len(result)) + result
+        for i in range(-1, -len(shape) - 1, -1):
+            if shape[i] < 0 or shape[i] != 1 and result[i] not in (1, shape[i]):
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {shape[i]} at {i}! Mismatching "
+                                   f"argument at index {k} had {tuple(shape)}; but expected shape should be "
+                                   f"broadcastable to {result}")
+            if shape[i] != 1:
+                result[i] = shape[i]
+    return Size(result)
+
+
+def unravel_index(indices: Tensor, shape: int | Sequence[int]) -> tuple[Tensor, ...]:
+    """The coordinates in an array of `shape` of flat indices (one int64 tensor per dim), as torch computes them:
+    floor division by each dim's stride, modulo its size."""
+    if indices.is_complex() or indices.is_floating_point() or indices.dtype is D.bool_:
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    if any(n < 0 for n in shape):
+        raise ValueError(f"'shape' cannot have negative values, but got {shape}")
+    strides = list(itertools.accumulate(reversed(shape[1:] + (1,)), lambda a, b: a * b))[::-1]
+    sizes = [tensor(v, dtype=D.int64, device=indices.device) for v in (strides, shape)]
+    return unbind(indices.unsqueeze(-1).floor_divide(sizes[0]) % sizes[1], -1)
 
 
 def diagflat(input: Tensor, offset: int = 0) -> Tensor:
@@ -1907,6 +1992,7 @@ def triu(input: Tensor, diagonal: int = 0) -> Tensor:
 __all__ = ["alias_copy", "as_strided_copy", "diagonal_copy", "expand_copy", "narrow_copy", "permute_copy",
            "squeeze_copy", "t_copy", "transpose_copy", "unbind_copy", "unfold_copy", "unsqueeze_copy", "view_copy",
            "split_with_sizes_copy", "select_scatter", "slice_scatter", "diagonal_scatter", "as_strided_scatter",
+           "block_diag", "broadcast_shapes", "combinations", "unravel_index",
            "as_strided", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_tensors", "broadcast_to",
            "cartesian_prod", "diagflat", "dsplit", "hsplit", "meshgrid", "positive", "resolve_neg", "vsplit", "cat",
            "chunk", "clone", "column_stack", "concat", "concatenate", "contiguous", "detach", "diag", "diag_embed",

@@ -222,6 +222,13 @@ def grid_sample_samples(rng):
     return out
 
 
+def grid_sampler_samples(rng):
+    """grid_sample's samples as torch.grid_sampler takes them: modes by number."""
+    modes, paddings = ("bilinear", "nearest", "bicubic"), ("zeros", "border", "reflection")
+    return [Sample((*s.args, modes.index(s.kwargs["mode"]), paddings.index(s.kwargs["padding_mode"]),
+                    s.kwargs["align_corners"]), name=s.name) for s in grid_sample_samples(rng)[::3]]
+
+
 def affine_grid_samples(rng):
     return [Sample((rand(rng, 2, 2, 3), (2, 3, 4, 5)), {"align_corners": False}, "2d"),
             Sample((rand(rng, 1, 2, 3), (1, 1, 3, 2)), {"align_corners": True}, "2d_corners"),
@@ -505,6 +512,12 @@ OPS = [
     OpInfo(F("upsample_bilinear"), lambda rng: [Sample((rand(rng, 1, 2, 3, 3),), {"scale_factor": 2})]),
     OpInfo(F("affine_grid"), affine_grid_samples),
     OpInfo(F("grid_sample"), grid_sample_samples),
+    OpInfo("grid_sampler", grid_sampler_samples),
+    OpInfo("grid_sampler_2d", lambda rng: [s for s in grid_sampler_samples(rng) if s.args[0].ndim == 4]),
+    OpInfo("grid_sampler_3d", lambda rng: [s for s in grid_sampler_samples(rng) if s.args[0].ndim == 5]),
+    OpInfo("constant_pad_nd", lambda rng: [Sample((rand(rng, 2, 3), (1, 2)), name="last"),
+                                           Sample((rand(rng, 2, 3, 4), (0, 1, -1, 2), 1.5), name="crop_value"),
+                                           Sample((rand(rng, 0, 3), (1, 1)), name="size0")]),
     OpInfo(F("pixel_shuffle"), lambda rng: [Sample((rand(rng, 2, 8, 3, 2), 2), name="batched"),
                                             Sample((rand(rng, 9, 2, 2), 3), name="unbatched")]),
     OpInfo(F("pixel_unshuffle"), lambda rng: [Sample((rand(rng, 2, 2, 4, 6), 2), name="batched"),
