@@ -512,6 +512,17 @@ OPS = [
     OpInfo(F("upsample_bilinear"), lambda rng: [Sample((rand(rng, 1, 2, 3, 3),), {"scale_factor": 2})]),
     OpInfo(F("affine_grid"), affine_grid_samples),
     OpInfo(F("grid_sample"), grid_sample_samples),
+    OpInfo("native_layer_norm", lambda rng: [Sample((rand(rng, 2, 3, 4), (4,), rand(rng, 4), rand(rng, 4), 1e-5),
+                                                    name="affine"),
+                                             Sample((rand(rng, 2, 3), (2, 3), None, None, 0.5), name="plain")]),
+    OpInfo("native_batch_norm", lambda rng: [
+        Sample((rand(rng, 4, 3, 2), rand(rng, 3), rand(rng, 3), C(np.zeros(3)), C(np.ones(3)), True, 0.1, 1e-5),
+               name="train"),
+        Sample((rand(rng, 4, 3), None, None, C(rand(rng, 3)), C(positive(rng, 3)), False, 0.1, 1e-5), name="eval")],
+        call=lambda m, x, w, b, rm, rv, *args: m.native_batch_norm(x, w, b, *_as_input_dtype(x, rm, rv), *args)),
+    # its statistics' nodes are MeanBackward1 and RsqrtBackward0 where torch names all three outputs' node alike
+    OpInfo("native_group_norm", lambda rng: [Sample((rand(rng, 2, 6, 3), rand(rng, 6), rand(rng, 6), 2, 6, 3, 3, 1e-5),
+                                                    name="groups")], skip_grad_fn=True),
     OpInfo("grid_sampler", grid_sampler_samples),
     OpInfo("grid_sampler_2d", lambda rng: [s for s in grid_sampler_samples(rng) if s.args[0].ndim == 4]),
     OpInfo("grid_sampler_3d", lambda rng: [s for s in grid_sampler_samples(rng) if s.args[0].ndim == 5]),
