@@ -43,6 +43,7 @@ for _module in _modules:
         globals()[_name] = getattr(_module, _name)
 pointwise, reduction, shape = (importlib.import_module(f"{__name__}.{m}") for m in ("pointwise", "reduction", "shape"))
 from . import inplace  # noqa: E402
+from .aten import aten  # noqa: E402 - torch.ops.aten
 from .indexing import getitem, setitem  # noqa: E402
 
 multiply = mul
@@ -501,7 +502,7 @@ def _formula_namespace() -> dict:
 
 
 __all__ = [n for n, v in list(globals().items()) if not n.startswith("_") and not isinstance(v, types.ModuleType)
-           and n not in ("annotations", "Any", "D", "Op", "OPS", "apply", "finalize", "defop", "math", "Tensor",
+           and n not in ("annotations", "Any", "D", "Op", "OPS", "apply", "finalize", "defop", "math", "Tensor", "aten",
                          "FAMILIES", "importlib", "types")]
 FUNCTIONAL = [n for m in _modules for n in getattr(m, "FUNCTIONAL", ())]  # names torch.nn.functional has
 LINALG = [n for m in _modules for n in getattr(m, "LINALG", ())]  # names torch.linalg has

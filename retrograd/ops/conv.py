@@ -442,6 +442,15 @@ def max_pool_backward_op(xp, g, indices, input_shape, d, repeats):
     return total.reshape(input_shape)
 
 
+# aten::max_pool2d_with_indices_backward called directly takes the pooled input too, which it reads nothing of:
+# its gradient is zeros, and it makes the result require grad when the input does (torch's formula)
+@defop("max_pool2d_with_indices_backward", node="MaxPool2DWithIndicesBackwardBackward0", inputs=("grad_output", "self"),
+       params=("indices", "input_shape", "d", "repeats"), grad_output="pick_op(grad, indices, d, repeats)",
+       self="zeros_like(grad)", jvp="max_pool_backward_op(grad_output_t, indices, input_shape, d, repeats)")
+def max_pool_input_backward_op(xp, g, x, indices, input_shape, d, repeats):
+    return max_pool_backward_op.forward(xp, g, indices, input_shape, d, repeats)
+
+
 @defop("pick", node="GatherBackward0", params=("indices", "d", "repeats"),
        self="max_pool_backward_op(grad, indices, self_shape, d, repeats)", jvp="pick_op(self_t, indices, d, repeats)")
 def pick_op(xp, x, indices, d, repeats):

@@ -824,6 +824,14 @@ def _keep_mask(input: Tensor, p: float, feature: bool) -> np.ndarray:
     return (_creation.rand(*shape, dtype=input.dtype)._data < 1 - p).astype(input._data.dtype)
 
 
+@defop("native_dropout_backward", node="NativeDropoutBackwardBackward0", inputs=("grad_output",),
+       params=("mask", "scale"), grad_output="native_dropout_backward_op(grad, mask, scale)",
+       jvp="native_dropout_backward_op(grad_output_t, mask, scale)")
+def native_dropout_backward_op(xp, g, mask, scale):
+    """aten::native_dropout_backward: the gradient of a dropout that kept `mask` and scaled by `scale`."""
+    return (g * mask * scale).astype(g.dtype, copy=False)
+
+
 def _dropout(input: Tensor, p: float, training: bool, inplace: bool, feature: bool = False,
              alpha: bool = False) -> Tensor:
     """torch's _dropout_impl: input * noise (MulBackward0), plus an affine shift for alpha dropout."""
