@@ -1038,7 +1038,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
 
 def native_layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | None, bias: Tensor | None,
                       eps: float) -> tuple[Tensor, Tensor, Tensor]:
-    """layer_norm, with the mean and 1/std of each normalised slice (shape [*batch, 1, ...], no gradient)."""
+    """layer_norm, with the mean and 1/std of each normalised slice (the batch dims, then size-1 dims; no gradient)."""
     out = layer_norm(input, normalized_shape, weight, bias, eps)
     dims = tuple(range(input.ndim - len(tuple(normalized_shape)), input.ndim))
     mean, var = _moments(np, input._data, dims)
@@ -1060,7 +1060,7 @@ def native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
 
 def native_group_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None, N: int, C: int,  # noqa: N803
                       HxW: int, group: int, eps: float) -> tuple[Tensor, Tensor, Tensor]:  # noqa: N803 - torch's
-    """group_norm of an (N, C, *) input of HxW elements per channel, with each group's mean and 1/std, (N, group),
+    """group_norm of an (N, C, ...) input of HxW elements per channel, with each group's mean and 1/std, (N, group),
     both differentiable."""
     if input.numel() != N * C * HxW:
         raise RuntimeError(f"Expected input to have {N * C * HxW} elements, but got {input.numel()}")
