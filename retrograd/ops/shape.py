@@ -1890,7 +1890,7 @@ def _copy_of(name: str, resolve: Callable[..., tuple[Op, tuple, tuple]]) -> Call
 
     copy.__name__ = copy.__qualname__ = name
     copy.__doc__ = f"torch.{name}: {name.removesuffix('_copy')}'s elements in memory of their own."
-    copy.__signature__ = inspect.signature(resolve)
+    copy.__signature__ = inspect.signature(resolve).replace(return_annotation="Tensor")
     return copy
 
 
@@ -1943,7 +1943,7 @@ def _scatter_of(name: str, resolve: Callable[..., tuple[Op, tuple, tuple]], row:
     scatter.__doc__ = f"torch.{name}: input with src written where {name.removesuffix('_scatter')} would look."
     parameters = list(inspect.signature(resolve).parameters.values())
     src = inspect.Parameter("src", inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    scatter.__signature__ = inspect.Signature([parameters[0], src, *parameters[1:]])
+    scatter.__signature__ = inspect.Signature([parameters[0], src, *parameters[1:]], return_annotation="Tensor")
     return scatter
 
 
