@@ -9,11 +9,12 @@ import warnings
 from typing import Any
 
 from . import _dtype
-from ._creation import (Generator, arange, as_tensor, default_generator, empty, empty_like, empty_strided, eye,
+from ._creation import (Generator, arange, as_tensor, default_generator, empty, empty_like, empty_permuted,
+                        empty_strided, eye, scalar_tensor, tril_indices, triu_indices,
                         from_numpy, full, full_like, get_rng_state, initial_seed, linspace, logspace, manual_seed, normal, ones, ones_like, rand,
                         rand_like, randint, randint_like, randn, randn_like, randperm, seed, set_rng_state, tensor, zeros,
                         zeros_like)
-from ._dtype import (bfloat16, bool_ as bool, complex64, complex128, dtype, finfo, iinfo, float16, float32, float64, get_default_dtype,  # noqa: A004
+from ._dtype import (bfloat16, bool_ as bool, complex32, complex64, complex128, dtype, finfo, iinfo, float16, float32, float64, get_default_dtype,  # noqa: A004
                      int8, int16, int32, int64, set_default_dtype, uint8)
 from ._legacy import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor,
                       LongTensor, ShortTensor)
@@ -35,9 +36,14 @@ from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enab
 
 half, float, double = float16, float32, float64  # noqa: A001
 short, int, long = int16, int32, int64  # noqa: A001
-cfloat, cdouble = complex64, complex128
+chalf, cfloat, cdouble = complex32, complex64, complex128
 inf, nan, pi, e = _math.inf, _math.nan, _math.pi, _math.e  # torch's constants
 from .version import __version__  # noqa: E402 - torch's format: "2.13.0+retrograd.0.1.0"
+
+
+def resize_as_(input: Tensor, the_template: Tensor, **kwargs: Any) -> Tensor:
+    """input resized in place to the_template's shape (``Tensor.resize_as_``; memory_format= is accepted)."""
+    return input.resize_as_(the_template, **kwargs)
 
 
 def is_tensor(obj: Any) -> bool:

@@ -278,6 +278,52 @@ def empty_strided(size: Sequence[int], stride: Sequence[int], *, dtype: D.dtype 
     return _finish(data, requires_grad, device)
 
 
+def empty_permuted(size: Sequence[int], physical_layout: Sequence[int], *, dtype: D.dtype | None = None,
+                   device: Any = None, requires_grad: bool = False, layout: Any = None,
+                   pin_memory: bool = False) -> Tensor:
+    """An uninitialised tensor of `size` whose dims lie in memory in the order `physical_layout` (outermost first)."""
+    shape, order = _shape((size,)), tuple(int(d) for d in physical_layout)
+    if len(order) != len(shape):
+        raise RuntimeError(f"Number of dimensions in size does not match the length of the physical_layout; i.e. "
+                           f"len(size) = {len(shape)} is not equal to len(physical_layout) = {len(order)}")
+    if sorted(order) != list(range(len(shape))):
+        raise RuntimeError(f"Dimension {order} in physical_layout is not a permutation of the dims")
+    stride, step = [0] * len(shape), 1
+    for d in reversed(order):
+        stride[d], step = step, step * max(shape[d], 1)
+    return empty_strided(shape, stride, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def scalar_tensor(s: Any, *, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False,
+                  layout: Any = None, pin_memory: bool = False) -> Tensor:
+    """A 0-d tensor of `s`, of the default floating dtype unless `dtype` is given (whatever the type of `s`)."""
+    return _filled(s.item() if isinstance(s, Tensor) else s, (), dtype, requires_grad, device=device)
+
+
+def _triangle_indices(lower: bool) -> Any:
+    """torch.tril_indices / triu_indices: the (row, column) coordinates of a row x col matrix's triangle, 2 x N."""
+    name = "tril_indices" if lower else "triu_indices"
+
+    def indices(row: int, col: int, offset: int = 0, *, dtype: D.dtype | None = None, device: Any = None,
+                layout: Any = None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+        dtype = D.int64 if dtype is None else dtype
+        if dtype.category > 1:
+            raise NotImplementedError(f'"{name}" not implemented for \'{D.SCALAR_TYPE_NAMES[dtype.name]}\'')
+        for what, n in (("row", row), ("col", col)):
+            if n < 0:
+                raise RuntimeError(f"{what} must be non-negative, got{n}")
+        places = (np.tril_indices if lower else np.triu_indices)(row, offset, col)
+        return _finish(np.stack(places).astype(dtype.np, copy=False).reshape(2, -1), requires_grad, device)
+
+    indices.__name__ = indices.__qualname__ = name
+    indices.__doc__ = f"torch.{name}: the coordinates of the {'lower' if lower else 'upper'} triangle of a row x col " \
+                      "matrix from diagonal `offset`, as a 2 x N tensor (rows, then columns)."
+    return indices
+
+
+tril_indices, triu_indices = _triangle_indices(True), _triangle_indices(False)
+
+
 def full(size: Sequence[int], fill_value: Any, *, dtype: D.dtype | None = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
     """A tensor of `size` filled with fill_value (its dtype inferred from the value, as torch)."""

@@ -80,6 +80,10 @@ class _NamedOnly(dtype):
 
 
 bfloat16 = _NamedOnly("bfloat16", 2, 2, NO_BFLOAT16)
+# torch's complex32 (chalf), two float16 parts: NumPy has no such type either, so it is named only, as bfloat16
+complex32 = _NamedOnly("complex32", 4, 3, "retrograd has no complex32 tensors: NumPy has no complex type of two "
+                       "float16 parts, and computing as torch does on one (each op in complex64, its result rounded) "
+                       "is not built; use complex64")
 
 ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64, complex64, complex128)
 FROM_NUMPY: dict[np.dtype, dtype] = {d.np: d for d in ALL_DTYPES}
@@ -88,7 +92,7 @@ ALIASES = {"half": float16, "float": float32, "double": float64, "short": int16,
 # How torch's error texts name element types: the ScalarType ("Float") and the C++ type ("float")
 SCALAR_TYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
                      "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
-                     "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+                     "complex32": "ComplexHalf", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
 
 
 _NATIVE: dict[object, dict] = {}  # namespace -> {its dtype object: our dtype, and back}, made on first use

@@ -37,7 +37,8 @@ RANDOM_OUTPUT = frozenset({
     "new_empty", "new_empty_strided", "nn.functional.dropout", "nn.functional.dropout2d", "nn.functional.dropout3d",
     "nn.functional.alpha_dropout", "nn.functional.feature_alpha_dropout", "nn.functional.rrelu",
     "nn.functional.fractional_max_pool2d", "nn.functional.fractional_max_pool3d", "svd_lowrank", "pca_lowrank",
-    "torch.empty", "resize_", "resize_as_"})
+    "torch.empty", "resize_", "resize_as_",
+    "nn.functional.multi_head_attention_forward"})  # its one sample draws dropout (dropout_p=0.5, training)
 
 
 def is_public(op) -> bool:
@@ -117,17 +118,34 @@ def to_retrograd(obj):
 
 def retrograd_op(op):
     """The callable that runs op's samples in retrograd. Where OpInfo wraps the op in a lambda (`x.float(*a)`,
-    `torch.randn(...)`), the same code runs with retrograd in place of torch's modules; otherwise the op is found by
-    name (a Tensor method is called unbound with the sample's input first)."""
+    `torch.randn(...)`), the same code runs with retrograd in place of torch's modules; an aten operator
+    (`torch.ops.aten.slice.Tensor`) is found under the same path in retrograd.ops; otherwise the op is found by
+    name (a Tensor method is called unbound with the sample's input first), or, for a helper of torch's test
+    suite that calls aten operators (`max_pool2d_backward`), its code runs with retrograd in place of torch."""
     fn = op.op
+    if isinstance(fn, torch._ops.OpOverload):
+        target = retrograd.ops
+        for part in str(fn).split("."):
+            target = getattr(target, part)
+        return target
     if isinstance(fn, types.FunctionType) and fn.__name__ == "<lambda>":
-        glob = {k: _TORCH_MODULES.get(getattr(v, "__name__", None), v) if isinstance(v, types.ModuleType) else v
-                for k, v in fn.__globals__.items()}
-        closure = None if fn.__closure__ is None else tuple(
-            types.CellType(to_retrograd(c.cell_contents)) for c in fn.__closure__)
         resolve(retrograd, op.name)  # AttributeError: missing, whatever the lambda calls
-        return types.FunctionType(fn.__code__, glob, fn.__name__, fn.__defaults__, closure)
-    return resolve(retrograd, op.name)
+        return _with_retrograd(fn)
+    try:
+        return resolve(retrograd, op.name)
+    except AttributeError:
+        if isinstance(fn, types.FunctionType) and fn.__module__.startswith("torch.testing"):
+            return _with_retrograd(fn)
+        raise
+
+
+def _with_retrograd(fn: types.FunctionType) -> types.FunctionType:
+    """fn's code with retrograd's modules where its globals and closure hold torch's."""
+    glob = {k: _TORCH_MODULES.get(getattr(v, "__name__", None), v) if isinstance(v, types.ModuleType) else v
+            for k, v in fn.__globals__.items()}
+    closure = None if fn.__closure__ is None else tuple(
+        types.CellType(to_retrograd(c.cell_contents)) for c in fn.__closure__)
+    return types.FunctionType(fn.__code__, glob, fn.__name__, fn.__defaults__, closure)
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -640,7 +640,7 @@ def _expand(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
 def _permute(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
     k = len(levels)
     p = align(args[0], levels)
-    return make(p.permute(tuple(range(k)) + tuple(d + k for d in params[0])), levels)
+    return make(_apply(op, (p,), (tuple(range(k)) + tuple(d + k for d in params[0]),)), levels)  # permute(_copy)
 
 
 def _t(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
@@ -895,7 +895,8 @@ ELEMENTWISE_FAMILIES = ("retrograd.ops.pointwise", "retrograd.ops.activation", "
 NOT_ELEMENTWISE = {"prelu", "prelu_kernel_backward", "glu", "nll_loss"}
 RULES: dict[str, Callable] = {
     "sum_all": _whole("sum"), "mean_all": _whole("mean"), "max_all": _whole("amax"), "min_all": _whole("amin"),
-    "view": _reshape, "_unsafe_view": _reshape, "expand": _expand, "permute": _permute, "t": _t,
+    "view": _reshape, "_unsafe_view": _reshape, "expand": _expand, "permute": _permute, "permute_copy": _permute,
+    "t": _t,
     "squeeze": _squeeze_all, "select_backward": _with_sizes, "slice_backward": _with_sizes,
     "clone": _elementwise, "_to_copy": _elementwise, "copy_": _copy,
     "mm": _matmul, "mv": _matmul, "dot": _matmul, "bmm": _matmul, "outer": _matmul, "matmul_nd": _matmul,
@@ -903,7 +904,8 @@ RULES: dict[str, Callable] = {
     "index": _index, "index_put": _index_put, "copy_slices_put": _index_put, "gather": _gather_scatter,
     "scatter": _gather_scatter, "scatter_add": _gather_scatter, "masked_fill": _masked_fill,
     "mse_loss": _loss, "binary_cross_entropy_with_logits": _loss,
-    "nll_loss": _loop, "copy_slices": _loop, "as_strided": _refused,
+    "nll_loss": _loop, "copy_slices": _loop, "as_strided": _refused, "as_strided_copy": _refused,
+    "as_strided_scatter": _refused,
     "alias": _elementwise, "repeat": _repeat, "einsum": _einsum,
     "diagonal_backward": _with_sizes, "unfold_backward": _with_sizes,
     "scatter_reduce": _gather_scatter, "index_reduce": _gather_scatter, "scatter_value": _gather_scatter,

@@ -2,11 +2,91 @@
 
 from __future__ import annotations
 
+import math as _math
+
+from .._tensor import Tensor as _Tensor
 from ..ops import FUNCTIONAL as _NAMES
 from ..ops import _modules
+from ..ops.nn import dropout, linear, softmax  # what multi_head_attention_forward calls (all in FUNCTIONAL too)
 
 for _module in _modules:
     for _name in getattr(_module, "FUNCTIONAL", ()):
         globals()[_name] = getattr(_module, _name)
 
-__all__ = list(_NAMES)
+
+
+def multi_head_attention_forward(
+        query: _Tensor, key: _Tensor, value: _Tensor, embed_dim_to_check: int, num_heads: int,
+        in_proj_weight: _Tensor | None, in_proj_bias: _Tensor | None, bias_k: _Tensor | None,
+        bias_v: _Tensor | None, add_zero_attn: bool, dropout_p: float, out_proj_weight: _Tensor,
+        out_proj_bias: _Tensor | None, training: bool = True, key_padding_mask: _Tensor | None = None,
+        need_weights: bool = True, attn_mask: _Tensor | None = None, use_separate_proj_weight: bool = False,
+        q_proj_weight: _Tensor | None = None, k_proj_weight: _Tensor | None = None,
+        v_proj_weight: _Tensor | None = None, static_k: _Tensor | None = None, static_v: _Tensor | None = None,
+        average_attn_weights: bool = True, is_causal: bool = False) -> tuple[_Tensor, _Tensor | None]:
+    """nn.MultiheadAttention's computation with its weights given: (L, N, E) inputs (or unbatched (L, E)) ->
+    (output, attention weights averaged over heads, or per head, or None)."""
+    from .. import cat, zeros
+    from .modules.activation import _canonical_mask, _causal_mask, _pad_last
+
+    batched = query.dim() == 3
+    if not batched:  # (L, E): a batch of one
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    tgt_len, bsz, embed_dim = query.shape
+    if embed_dim != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}")
+    head_dim = embed_dim // num_heads
+    if head_dim * num_heads != embed_dim:
+        raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask", attn_mask, "attn_mask", query.dtype)
+    e = embed_dim
+    bq, bk, bv = (None,) * 3 if in_proj_bias is None else (in_proj_bias[:e], in_proj_bias[e:2 * e],
+                                                            in_proj_bias[2 * e:])
+    wq, wk, wv = ((q_proj_weight, k_proj_weight, v_proj_weight) if use_separate_proj_weight else
+                  (in_proj_weight[:e], in_proj_weight[e:2 * e], in_proj_weight[2 * e:]))
+    q, k, v = linear(query, wq, bq), linear(key, wk, bk), linear(value, wv, bv)
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
+                           "method `generate_square_subsequent_mask` to create this mask.")
+    # torch hands a lone causal hint to its fused attention, which then applies the causal mask, not attn_mask
+    causal_only = is_causal and key_padding_mask is None and not need_weights
+    attn_mask = None if causal_only else _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype)
+    if attn_mask is not None and attn_mask.dim() == 2:
+        attn_mask = attn_mask.unsqueeze(0)
+    if bias_k is not None and bias_v is not None:
+        k, v = cat([k, bias_k.repeat(1, bsz, 1)]), cat([v, bias_v.repeat(1, bsz, 1)])
+        attn_mask, key_padding_mask = _pad_last(attn_mask), _pad_last(key_padding_mask)
+    q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
+    k = k.reshape(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1) if static_k is None else static_k
+    v = v.reshape(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1) if static_v is None else static_v
+    if add_zero_attn:
+        k = cat([k, zeros(bsz * num_heads, 1, head_dim, dtype=k.dtype)], 1)
+        v = cat([v, zeros(bsz * num_heads, 1, head_dim, dtype=v.dtype)], 1)
+        attn_mask, key_padding_mask = _pad_last(attn_mask), _pad_last(key_padding_mask)
+    src_len = k.shape[1]
+    if causal_only:
+        attn_mask = _causal_mask(tgt_len, src_len, q.dtype)
+    scores = (q * _math.sqrt(1.0 / head_dim)).bmm(k.transpose(1, 2))
+    if attn_mask is not None:
+        scores = scores + attn_mask
+    if key_padding_mask is not None:
+        mask = key_padding_mask.reshape(bsz, 1, 1, src_len).expand(bsz, num_heads, 1, src_len)
+        scores = scores + mask.reshape(bsz * num_heads, 1, src_len)
+    weights = softmax(scores, -1)
+    if dropout_p > 0.0 and training:
+        weights = dropout(weights, p=dropout_p)
+    out = weights.bmm(v).transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
+    out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, embed_dim)
+    if not batched:
+        out = out.squeeze(1)
+    if not need_weights:
+        return out, None
+    weights = weights.reshape(bsz, num_heads, tgt_len, src_len)
+    if average_attn_weights:
+        weights = weights.mean(1)
+    return out, (weights if batched else weights.squeeze(0))
+
+
+__all__ = [*_NAMES, "multi_head_attention_forward"]

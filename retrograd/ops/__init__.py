@@ -44,6 +44,7 @@ for _module in _modules:
         globals()[_name] = getattr(_module, _name)
 pointwise, reduction, shape = (importlib.import_module(f"{__name__}.{m}") for m in ("pointwise", "reduction", "shape"))
 from . import inplace  # noqa: E402
+from .aten import aten  # noqa: E402 - torch.ops.aten
 from .indexing import getitem, setitem  # noqa: E402
 
 multiply = mul
@@ -155,7 +156,8 @@ _METHODS.update(
     transpose=transpose, true_divide=div, type_as=type_as, unbind=unbind, unflatten=unflatten,
     unsqueeze=unsqueeze, view=view, where=lambda self, condition, other: where(condition, self, other),
     float=_cast(D.float32), double=_cast(D.float64), half=_cast(D.float16), bfloat16=_cast(D.bfloat16),
-    long=_cast(D.int64), int=_cast(D.int32), short=_cast(D.int16), bool=_cast(D.bool_), byte=_cast(D.uint8),
+    chalf=_cast(D.complex32), long=_cast(D.int64), int=_cast(D.int32), short=_cast(D.int16), bool=_cast(D.bool_),
+    byte=_cast(D.uint8),
     char=_cast(D.int8), cfloat=_cast(D.complex64), cdouble=_cast(D.complex128), type=_type, new=_new,
     narrow_slice=shape.narrow_slice,
     view_as=lambda self, other: view(self, other.shape),
@@ -420,6 +422,21 @@ def _mod(self: Tensor, other: Any) -> Tensor:
     return remainder(self, other)
 
 
+def _rmod(self: Tensor, other: Any) -> Tensor:
+    return remainder(other, self)
+
+
+def _rdiv(self: Tensor, other: Any) -> Tensor:
+    """Tensor.__rdiv__, `other / self` as torch writes it: reciprocal(self) * other (MulBackward0)."""
+    return reciprocal(self) * other
+
+
+def _to_sparse(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """Refused: every retrograd tensor is dense (torch.strided; sparse layouts are out of scope)."""
+    raise RuntimeError("retrograd has no sparse tensors: every tensor is dense (torch.strided), and torch's sparse "
+                       "layouts are out of its scope; keep the dense tensor")
+
+
 def _operator(fn: Any, arrays: bool = False) -> Any:
     """A binary operator method calling `fn(self, other)` with the operand taken as torch takes it (Note
     [operands]): NotImplemented for an operand that is no tensor or number (nor array, unless `arrays`), so
@@ -447,6 +464,9 @@ Tensor.__rtruediv__ = _rtruediv_or_array
 Tensor.__floordiv__ = _operator(_floordiv)
 Tensor.__rfloordiv__ = _operator(_rfloordiv)
 Tensor.__mod__ = _operator(_mod)
+Tensor.__rmod__ = _operator(_rmod)
+Tensor.__rdiv__ = _operator(_rdiv)
+Tensor.to_sparse = _to_sparse
 Tensor.__pow__ = _operator(pow)
 Tensor.__rpow__ = _operator(_rpow)
 Tensor.__matmul__ = lambda self, other: matmul(self, other) if isinstance(other, Tensor) else NotImplemented
@@ -490,7 +510,7 @@ def _formula_namespace() -> dict:
 
 
 __all__ = [n for n, v in list(globals().items()) if not n.startswith("_") and not isinstance(v, types.ModuleType)
-           and n not in ("annotations", "Any", "D", "Op", "OPS", "apply", "finalize", "defop", "math", "Tensor",
+           and n not in ("annotations", "Any", "D", "Op", "OPS", "apply", "finalize", "defop", "math", "Tensor", "aten",
                          "FAMILIES", "importlib", "types")]
 FUNCTIONAL = [n for m in _modules for n in getattr(m, "FUNCTIONAL", ())]  # names torch.nn.functional has
 LINALG = [n for m in _modules for n in getattr(m, "LINALG", ())]  # names torch.linalg has

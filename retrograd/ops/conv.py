@@ -68,7 +68,7 @@ import itertools
 import math
 import threading
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -497,6 +497,15 @@ def max_pool_backward_op(xp, g, indices, input_shape, d, repeats):
         total = xp.zeros(planes * size, dtype=g.dtype, device=g.device)
         total[(indices.reshape(planes, -1) + (xp.arange(planes) * size)[:, None]).reshape(-1)] = g.reshape(-1)
     return total.reshape(input_shape)
+
+
+# aten::max_pool2d_with_indices_backward called directly takes the pooled input too, which it reads nothing of:
+# its gradient is zeros, and it makes the result require grad when the input does (torch's formula)
+@defop("max_pool2d_with_indices_backward", node="MaxPool2DWithIndicesBackwardBackward0", inputs=("grad_output", "self"),
+       params=("indices", "input_shape", "d", "repeats"), grad_output="pick_op(grad, indices, d, repeats)",
+       self="zeros_like(grad)", jvp="max_pool_backward_op(grad_output_t, indices, input_shape, d, repeats)")
+def max_pool_input_backward_op(xp, g, x, indices, input_shape, d, repeats):
+    return max_pool_backward_op.forward(xp, g, indices, input_shape, d, repeats)
 
 
 @defop("pick", node="GatherBackward0", params=("indices", "d", "repeats"),
@@ -1320,6 +1329,21 @@ def _source_index(size: int, lo: int, hi: int, mode: str) -> np.ndarray:
 _PAD_NAMES = {"reflect": "reflection_pad", "replicate": "replication_pad"}
 
 
+def constant_pad_nd(input: Tensor, pad: Sequence[int], value: float = 0) -> Tensor:
+    """torch.constant_pad_nd: the last len(pad)//2 dims padded with `value` (pad = (last_low, last_high, ...);
+    negative amounts crop)."""
+    pad = tuple(int(p) for p in pad)
+    if len(pad) % 2:
+        raise RuntimeError(f"Length of pad must be even but instead it equals {len(pad)}")
+    if len(pad) > 2 * input._data.ndim:
+        raise RuntimeError(f"Length of pad should be no more than twice the number of dimensions of the input. Pad "
+                           f"length is {len(pad)}while the input has {input._data.ndim}dimensions.")
+    for k in range(len(pad) // 2):
+        if input._data.shape[-1 - k] + pad[2 * k] + pad[2 * k + 1] < 0:
+            raise RuntimeError("narrow(): length must be non-negative.")
+    return apply(constant_pad_nd_op, (input,), (pad, value))
+
+
 def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float | None = None) -> Tensor:
     """Pad the last len(pad)//2 dims: pad = (last_low, last_high, second_last_low, ...); negative crops.
 
@@ -1560,15 +1584,32 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
     if padding_mode not in ("zeros", "border", "reflection"):
         raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
                          f"'reflection', but got: '{padding_mode}'")
-    align_corners = _align_corners_default(align_corners)
+    return grid_sampler(input, grid, _GRID_MODES.index(mode), _GRID_PADDINGS.index(padding_mode),
+                        _align_corners_default(align_corners))
+
+
+_GRID_MODES, _GRID_PADDINGS = ("bilinear", "nearest", "bicubic"), ("zeros", "border", "reflection")
+
+
+def grid_sampler(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
+                 align_corners: bool) -> Tensor:
+    """torch.grid_sampler, grid_sample's kernel (GridSampler2DBackward0 / 3D): modes by number, in _GRID_MODES'
+    and _GRID_PADDINGS' order; the input's rank picks 2-d or 3-d."""
+    return _grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners, input.ndim - 2)
+
+
+def _grid_sampler(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int, align_corners: bool,
+                  rank: int) -> Tensor:
+    """grid_sampler of inputs of `rank` spatial dims, with torch's checks in torch's order."""
+    mode, padding_mode = _GRID_MODES[interpolation_mode], _GRID_PADDINGS[padding_mode]
     d = input.ndim - 2
     if grid.shape[-1] != d:
         raise RuntimeError(f"grid_sampler(): expected grid to have size {d} in last dimension, but got grid with "
                            f"sizes {list(grid.shape)}")
-    if input.ndim not in (4, 5) or grid.ndim != input.ndim:
-        raise RuntimeError(f"grid_sampler(): expected {input.ndim if input.ndim in (4, 5) else '4D or 5'}D input "
-                           f"and grid with same number of dimensions, but got input with sizes {list(input.shape)} "
-                           f"and grid with sizes {list(grid.shape)}")
+    if input.ndim not in (4, 5) or grid.ndim != input.ndim or d != rank:
+        expected = f"{rank + 2}D" if rank in (2, 3) else "4D or 5D"
+        raise RuntimeError(f"grid_sampler(): expected {expected} input and grid with same number of dimensions, but "
+                           f"got input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
     if grid.shape[0] != input.shape[0]:
         raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got input with "
                            f"sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
@@ -1577,7 +1618,23 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
     return apply(grid_sampler_op if d == 2 else grid_sampler_3d_op, (input, grid), (mode, padding_mode, align_corners))
 
 
-PUBLIC = ["adaptive_avg_pool1d", "avg_pool1d", "conv1d", "conv2d", "conv3d",
+def _grid_sampler_of_rank(rank: int) -> Callable[..., Tensor]:
+    """torch.grid_sampler_2d / 3d: grid_sampler for inputs of one rank (rank + 2 dims)."""
+
+    def sampler(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
+                align_corners: bool) -> Tensor:
+        return _grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners, rank)
+
+    sampler.__name__ = sampler.__qualname__ = f"grid_sampler_{rank}d"
+    sampler.__doc__ = f"torch.grid_sampler_{rank}d: grid_sampler of {rank + 2}-d inputs and grids."
+    return sampler
+
+
+grid_sampler_2d, grid_sampler_3d = _grid_sampler_of_rank(2), _grid_sampler_of_rank(3)
+
+
+PUBLIC = ["adaptive_avg_pool1d", "avg_pool1d", "constant_pad_nd", "conv1d", "conv2d", "conv3d", "grid_sampler",
+          "grid_sampler_2d", "grid_sampler_3d",
           "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "max_pool1d", "max_pool2d", "max_pool3d",
           "max_pool1d_with_indices", "pixel_shuffle", "pixel_unshuffle"]
 FUNCTIONAL_ONLY = ["adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d",

@@ -1056,14 +1056,27 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, 
     return _wrap(A.astype(xp, xp.stack(idx, axis=1), np.int64))
 
 
+@defop("nonzero_static", params=("size", "fill_value"))
+def nonzero_static_op(xp, x, size, fill_value):
+    found = np.argwhere(x)[:size]  # a 0-d input: (1, 0) or (0, 0)
+    return np.concatenate([found, np.full((size - found.shape[0], x.ndim), fill_value)]).astype(np.int64)
+
+
+def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
+    """nonzero's (n, ndim) indices cut or padded with `fill_value` rows to exactly `size` rows (a static shape)."""
+    if not isinstance(size, (int, np.integer)) or size < 0:
+        raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
+    return apply(nonzero_static_op, (input,), (int(size), int(fill_value)))
+
+
 def argwhere(input: Tensor) -> Tensor:
     """nonzero(input) as an (n, ndim) tensor."""
     return nonzero(input)
 
 
 __all__ = ["argwhere", "fill", "fill_", "gather", "index_add", "index_copy", "index_fill", "index_put", "index_put_",
-           "index_reduce", "index_select", "masked_fill", "masked_scatter", "masked_select", "nonzero", "put",
-           "scatter", "scatter_add", "scatter_reduce", "take", "take_along_dim", "zero_"]
-METHODS = ["fill_", "index_add", "index_copy", "index_fill", "index_put", "index_put_", "index_reduce",
-           "masked_scatter", "put", "scatter_reduce", "take", "zero_"]
+           "index_reduce", "index_select", "masked_fill", "masked_scatter", "masked_select", "nonzero",
+           "nonzero_static", "put", "scatter", "scatter_add", "scatter_reduce", "take", "take_along_dim", "zero_"]
+METHODS = ["nonzero_static", "fill_", "index_add", "index_copy", "index_fill", "index_put", "index_put_",
+           "index_reduce", "masked_scatter", "put", "scatter_reduce", "take", "zero_"]
 INPLACE = ["index_add", "index_copy", "index_fill", "index_reduce", "masked_scatter", "put", "scatter_reduce"]

@@ -905,6 +905,14 @@ def _keep_mask(input: Tensor, p: float, feature: bool) -> np.ndarray:
     return A.astype(namespace(keep), keep, input.dtype)
 
 
+@defop("native_dropout_backward", node="NativeDropoutBackwardBackward0", inputs=("grad_output",),
+       params=("mask", "scale"), grad_output="native_dropout_backward_op(grad, mask, scale)",
+       jvp="native_dropout_backward_op(grad_output_t, mask, scale)")
+def native_dropout_backward_op(xp, g, mask, scale):
+    """aten::native_dropout_backward: the gradient of a dropout that kept `mask` and scaled by `scale`."""
+    return (g * mask * scale).astype(g.dtype, copy=False)
+
+
 def _dropout(input: Tensor, p: float, training: bool, inplace: bool, feature: bool = False,
              alpha: bool = False) -> Tensor:
     """torch's _dropout_impl: input * noise (MulBackward0), plus an affine shift for alpha dropout."""
@@ -1102,6 +1110,44 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
                            f"shape {list(input.shape)} and num_groups={num_groups}")
     axes = NormAxes((n, num_groups, -1), (2,), _channel_view(input.shape), (c,))
     return apply(native_group_norm_op, (input, weight, bias), (axes, eps))
+
+
+# torch's native_* normalisations return the saved statistics too: (output, mean, 1/std). Layer and batch
+# norm's statistics carry no gradient, as in torch; group norm's do, and are computed here with differentiable
+# ops (MeanBackward1, RsqrtBackward0 where torch names all three outputs NativeGroupNormBackward0).
+
+
+def native_layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | None, bias: Tensor | None,
+                      eps: float) -> tuple[Tensor, Tensor, Tensor]:
+    """layer_norm, with the mean and 1/std of each normalised slice (the batch dims, then size-1 dims; no gradient)."""
+    out = layer_norm(input, normalized_shape, weight, bias, eps)
+    dims = tuple(range(input.ndim - len(tuple(normalized_shape)), input.ndim))
+    mean, var = _moments(np, input._data, dims)
+    return out, _wrap(mean), _wrap((1 / np.sqrt(var + eps)).astype(input._data.dtype, copy=False))
+
+
+def native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None, running_mean: Tensor | None,
+                      running_var: Tensor | None, training: bool, momentum: float,
+                      eps: float) -> tuple[Tensor, Tensor, Tensor]:
+    """batch_norm, with the batch mean and 1/std per channel in training (empty tensors in evaluation; no
+    gradient)."""
+    stats = _moments(np, input._data, (0, *range(2, input.ndim))) if training else None
+    out = batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+    if stats is None:
+        return out, _wrap(np.empty(0, input._data.dtype)), _wrap(np.empty(0, input._data.dtype))
+    mean, var = (a.reshape(-1) for a in stats)
+    return out, _wrap(mean), _wrap((1 / np.sqrt(var + eps)).astype(input._data.dtype, copy=False))
+
+
+def native_group_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None, N: int, C: int,  # noqa: N803
+                      HxW: int, group: int, eps: float) -> tuple[Tensor, Tensor, Tensor]:  # noqa: N803 - torch's
+    """group_norm of an (N, C, ...) input of HxW elements per channel, with each group's mean and 1/std, (N, group),
+    both differentiable."""
+    if input.numel() != N * C * HxW:
+        raise RuntimeError(f"Expected input to have {N * C * HxW} elements, but got {input.numel()}")
+    groups = input.reshape(N, group, -1)
+    return (group_norm(input, group, weight, bias, eps), groups.mean(-1),
+            (groups.var(-1, unbiased=False) + eps).rsqrt())
 
 
 def rms_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | None = None,
@@ -1564,8 +1610,8 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: 
     return loss_reduce(loss, reduction)
 
 
-__all__ = ["bilinear", "cdist", "cosine_similarity", "group_norm", "layer_norm", "log_softmax", "pairwise_distance",
-           "rms_norm", "softmax", *_CONV_PUBLIC]
+__all__ = ["bilinear", "cdist", "cosine_similarity", "group_norm", "layer_norm", "log_softmax", "native_batch_norm",
+           "native_group_norm", "native_layer_norm", "pairwise_distance", "rms_norm", "softmax", *_CONV_PUBLIC]
 FUNCTIONAL = ["alpha_dropout", "batch_norm", "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits",
               "cosine_embedding_loss", "cosine_similarity", "cross_entropy", "dropout", "dropout1d", "dropout2d",
               "dropout3d", "embedding", "feature_alpha_dropout", "gaussian_nll_loss", "group_norm", "gumbel_softmax",

@@ -7,6 +7,8 @@ recorded on the view's base by `rebase_view` (Note [in-place through views]).
 
 from __future__ import annotations
 
+import functools
+import inspect
 import itertools
 import math
 from collections.abc import Callable, Sequence
@@ -16,9 +18,9 @@ import numpy as np
 
 from .. import _dtype as D
 from .. import _xp
-from .._creation import empty_strided, zeros
+from .._creation import empty_strided, tensor, zeros
 from .._memory_format import contiguous_format, is_laid_out, laid_out, memory_format
-from .._tensor import Tensor, _wrap, _wrap_dim
+from .._tensor import Size, Tensor, _wrap, _wrap_dim
 from ..autograd import grad_mode
 from ..autograd.forward_ad import only_levels, set_tangent
 from ..autograd.graph import Node, edge_of, move_retains_grad
@@ -178,6 +180,19 @@ def cat_op(xp, arrays, dim):
     return xp.concat([a for a in arrays if a.ndim == ndim], axis=dim)  # torch skips 1-d empty tensors
 
 
+@defop("block_diag", inputs=("*tensors",), node="BlockDiagBackward0",
+       tensors="block_diag_backward(grad, tensors_shape)", jvp="block_diag_op(tensors_t)")
+def block_diag_op(xp, arrays):
+    blocks = [A.reshape(xp, a, (1,) * (2 - a.ndim) + tuple(a.shape)) for a in arrays]  # 0-d, 1-d: one row
+    out = xp.zeros((sum(b.shape[0] for b in blocks), sum(b.shape[1] for b in blocks)), dtype=arrays[0].dtype,
+                   device=arrays[0].device)
+    r = c = 0
+    for b in blocks:
+        out[r:r + b.shape[0], c:c + b.shape[1]] = b
+        r, c = r + b.shape[0], c + b.shape[1]
+    return out
+
+
 @defop("stack", inputs=("*tensors",), params=("dim",), tensors="grad.unbind(dim)", jvp="stack(tensors_t, dim)")
 def stack_op(xp, arrays, dim):
     return xp.stack(arrays, axis=dim)
@@ -316,13 +331,6 @@ def diagonal_op(xp, x, offset, dim1, dim2):
     return _writable_diagonal(xp, x, offset, dim1, dim2)
 
 
-# torch.diag of a matrix is diagonal_copy: the same rule, a copy rather than a view
-@defop("diagonal_copy", node="DiagonalBackward0_copy", params=("offset", "dim1", "dim2"),
-       self=_DIAGONAL_VJP, jvp=_DIAGONAL_JVP)
-def diagonal_copy(xp, x, offset, dim1, dim2):
-    return xp.asarray(_diagonal(xp, x, offset, dim1, dim2), copy=True)
-
-
 @defop("diagonal_backward", node="DiagonalBackwardBackward0", inputs=("grad_output",),
        params=("input_sizes", "offset", "dim1", "dim2"), grad_output="diagonal_op(grad, offset, dim1, dim2)",
        jvp="diagonal_backward(grad_output_t, input_sizes, offset, dim1, dim2)")
@@ -421,6 +429,61 @@ def unfold_backward(xp, g, input_sizes, dim, size, step):
     starts = np.arange(windows.shape[0]) * step
     for k in range(size):  # within one offset k the windows touch distinct places
         moved[starts + k] += windows[..., k]
+    return out
+
+
+# ============================================================================================
+# Copies of views (permute_copy, ...) and their adjoints, the scatters (select_scatter, ...)
+# ============================================================================================
+
+
+def _copy_row(view: Op, name: str | None = None, node: str | None = None, shaped: Op | None = None) -> Op:
+    """torch's `<view>_copy`: the view's row (parameters, derivatives, tangent) with its result in memory of its
+    own, recorded as the view's node with `_copy` (PermuteBackward0_copy). `shaped`: a row whose forward gives
+    the same elements where the view's cannot (view_copy reshapes memory that view would refuse)."""
+    forward = (shaped or view).forward
+
+    def copied(xp, x, *params):
+        out = forward(xp, x, *params)
+        return A.copy(xp, out) if view.n_outputs == 1 else tuple(A.copy(xp, o) for o in out)
+
+    return defop(name or f"{view.name}_copy", params=view.params, node=node or f"{view.node_class.__name__}_copy",
+                 outputs=view.n_outputs, jvp=view.jvp_src, **view.vjp_src)(copied)
+
+
+VIEW_COPIES = {view: _copy_row(view, *how) for view, *how in (
+    (alias_op,), (as_strided_op,), (diagonal_op,), (expand_op,), (permute_op,), (squeeze_all,), (squeeze_dim,),
+    (squeeze_dims,), (t_op,), (transpose_op,), (unbind_op,), (unfold_op,), (unsqueeze_op,),
+    (split_with_sizes_op,), (view_op, None, None, unsafe_view),
+    (slice_op, "narrow_copy", "NarrowCopyBackward0"))}  # torch's narrow_copy has a node of its own
+
+
+def _scatter_row(view: Op) -> Op:
+    """torch's `<view>_scatter`: self with src written where the view lies, the view's adjoint (self's gradient:
+    grad with zeros there; src's: that view of grad)."""
+    name, args = f"{view.name}_scatter", ", ".join(view.params)
+
+    def scatter(xp, x, src, *params):
+        out = A.copy(xp, x)
+        view.forward(xp, out, *params)[...] = src
+        return out
+
+    return defop(name, inputs=("self", "src"), params=view.params, self=f"{name}_op(grad, zeros_like(src), {args})",
+                 src=f"{view.name}_op(grad, {args})", jvp=f"{name}_op(self_t, src_t, {args})")(scatter)
+
+
+select_scatter_op, slice_scatter_op, diagonal_scatter_op = map(_scatter_row, (select_op, slice_op, diagonal_op))
+
+
+@defop("as_strided_scatter", inputs=("self", "src"), params=("size", "stride", "storage_offset"),
+       self="as_strided_scatter_op(grad, zeros_like(src), size, stride, storage_offset)",
+       src="as_strided(grad.contiguous(), size, stride, storage_offset)",
+       jvp="as_strided_scatter_op(self_t, src_t, size, stride, storage_offset)")
+def as_strided_scatter_op(xp, x, src, size, stride, storage_offset):
+    out = x.copy(order="K")  # torch's clone keeps a dense input's strides, and the window reads that storage
+    storage = out.ravel(order="K")[storage_offset:]  # a view: the copy is dense
+    window = np.lib.stride_tricks.as_strided(storage, size, tuple(s * out.itemsize for s in stride))
+    window[...] = src
     return out
 
 
@@ -923,6 +986,16 @@ def cat_backward(grad: Tensor, shapes: list, dim: int) -> list[Tensor]:
     return pieces
 
 
+def block_diag_backward(grad: Tensor, shapes: list) -> list[Tensor]:
+    """Each block's piece of grad (a 0-d or 1-d input's block is one row), in the input's shape."""
+    pieces, r, c = [], 0, 0
+    for shape in shapes:
+        rows, cols = ((1,) * (2 - len(shape)) + tuple(shape))
+        pieces.append(grad[r:r + rows, c:c + cols].reshape(shape))
+        r, c = r + rows, c + cols
+    return pieces
+
+
 def repeat_backward(grad: Tensor, repeats: tuple, self_shape: tuple) -> Tensor:
     """Sum the gradient over the tiles: view it as (r0, s0, r1, s1, ...) and sum the r axes."""
     padded = (1,) * (len(repeats) - len(self_shape)) + tuple(self_shape)
@@ -997,7 +1070,11 @@ def view(input: Tensor, *shape: int) -> Tensor:
     """The same memory seen with another shape (no copy; errors when impossible)."""
     if len(shape) == 1 and isinstance(shape[0], D.dtype):
         return input.to(shape[0])
-    return apply(view_op, (input,), (_infer_shape(_sizes(shape), input._data.size),))
+    return apply(*_viewed(input, *shape))
+
+
+def _viewed(input: Tensor, *shape: int) -> tuple[Op, tuple, tuple]:
+    return view_op, (input,), (_infer_shape(_sizes(shape), input._data.size),)
 
 
 def reshape(input: Tensor, *shape: int) -> Tensor:
@@ -1048,8 +1125,12 @@ def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
 
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap two dims (a view)."""
+    return apply(*_transposed(input, dim0, dim1))
+
+
+def _transposed(input: Tensor, dim0: int, dim1: int) -> tuple[Op, tuple, tuple]:
     n = input._data.ndim
-    return apply(transpose_op, (input,), (_wrap_dim(dim0, n), _wrap_dim(dim1, n)))
+    return transpose_op, (input,), (_wrap_dim(dim0, n), _wrap_dim(dim1, n))
 
 
 def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:
@@ -1064,13 +1145,21 @@ def swapdims(input: Tensor, dim0: int, dim1: int) -> Tensor:
 
 def t(input: Tensor) -> Tensor:
     """Transpose of a matrix (0-d and 1-d tensors are returned as they are, as a view)."""
+    return apply(*_transposed_matrix(input))
+
+
+def _transposed_matrix(input: Tensor) -> tuple[Op, tuple, tuple]:
     if input._data.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input._data.ndim}D")
-    return apply(t_op, (input,))
+    return t_op, (input,), ()
 
 
 def permute(input: Tensor, *dims: int) -> Tensor:
     """Reorder dims (a view)."""
+    return apply(*_permuted(input, *dims))
+
+
+def _permuted(input: Tensor, *dims: int) -> tuple[Op, tuple, tuple]:
     dims = _sizes(dims)
     n = input._data.ndim
     if len(dims) != n:
@@ -1080,7 +1169,7 @@ def permute(input: Tensor, *dims: int) -> Tensor:
     wrapped = tuple(_wrap_dim(d, n) for d in dims)
     if len(set(wrapped)) != n:
         raise RuntimeError("permute(): duplicate dims are not allowed.")
-    return apply(permute_op, (input,), (wrapped,))
+    return permute_op, (input,), (wrapped,)
 
 
 def movedim(input: Tensor, source: int | Sequence[int], destination: int | Sequence[int]) -> Tensor:
@@ -1109,21 +1198,33 @@ def moveaxis(input: Tensor, source: int | Sequence[int], destination: int | Sequ
 
 def squeeze(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
     """Remove size-1 dims (all, or the given ones when they have size 1)."""
+    return apply(*_squeezed(input, dim))
+
+
+def _squeezed(input: Tensor, dim: int | Sequence[int] | None = None) -> tuple[Op, tuple, tuple]:
     n = input._data.ndim
     if dim is None:
-        return apply(squeeze_all, (input,))
+        return squeeze_all, (input,), ()
     if isinstance(dim, (int, np.integer)):
-        return apply(squeeze_dim, (input,), (_wrap_dim(int(dim), n),))
-    return apply(squeeze_dims, (input,), (_dim_list(dim, n),))
+        return squeeze_dim, (input,), (_wrap_dim(int(dim), n),)
+    return squeeze_dims, (input,), (_dim_list(dim, n),)
 
 
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """Insert a size-1 dim at `dim`."""
-    return apply(unsqueeze_op, (input,), (_wrap_dim(dim, input._data.ndim + 1),))
+    return apply(*_unsqueezed(input, dim))
+
+
+def _unsqueezed(input: Tensor, dim: int) -> tuple[Op, tuple, tuple]:
+    return unsqueeze_op, (input,), (_wrap_dim(dim, input._data.ndim + 1),)
 
 
 def expand(input: Tensor, *sizes: int) -> Tensor:
     """Broadcast size-1 dims to `sizes` without copying (-1 keeps a dim)."""
+    return apply(*_expanded(input, *sizes))
+
+
+def _expanded(input: Tensor, *sizes: int, implicit: bool = False) -> tuple[Op, tuple, tuple]:
     sizes = _sizes(sizes)
     shape = input._data.shape
     lead = len(sizes) - len(shape)
@@ -1147,7 +1248,7 @@ def expand(input: Tensor, *sizes: int) -> Tensor:
                                f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
                                f"{list(shape)}")
         target.append(s)
-    return apply(expand_op, (input,), (tuple(target),))
+    return expand_op, (input,), (tuple(target),)
 
 
 def _split_along(name: str, dim: int, min_dims: int) -> Callable:
@@ -1219,6 +1320,68 @@ def cartesian_prod(*tensors: Tensor) -> Tensor:
     return stack([g.reshape(-1) for g in meshgrid(*tensors, indexing="ij")], 1)
 
 
+def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
+    """Every r-element combination of a 1-d input's elements (in order; with repeats when `with_replacement`), one
+    per row, built as torch builds it: grids of r copies, the increasing index tuples selected, stacked
+    (StackBackward0)."""
+    from .indexing import masked_select  # indexing builds on this family (imports it at its top)
+
+    if input._data.ndim != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return tensor([], dtype=input.dtype, device=input.device)
+    index = np.indices((input._data.size,) * r)
+    increasing = np.less_equal if with_replacement else np.less
+    mask = tensor(np.logical_and.reduce([increasing(a, b) for a, b in zip(index, index[1:])], initial=True),
+                  device=input.device)
+    return stack([masked_select(g, mask) for g in meshgrid(*[input] * r, indexing="ij")], 1)
+
+
+def block_diag(*tensors: Tensor) -> Tensor:
+    """A block-diagonal matrix of the tensors (0-d and 1-d ones count as one row), zeros elsewhere."""
+    for i, t in enumerate(tensors):
+        if t._data.ndim > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has "
+                               f"{t._data.ndim} dimensions")
+    if not tensors:
+        return zeros(1, 0)
+    return apply(block_diag_op, (_promote_all(list(tensors)),))
+
+
+def broadcast_shapes(*shapes: int | Sequence[int]) -> Size:
+    """The shape tensors of these shapes broadcast to, without making them (torch's errors for mismatches)."""
+    result: list[int] = []
+    for k, shape in enumerate(shapes):
+        if isinstance(shape, (int, np.integer)):
+            shape = (int(shape),)
+        if not isinstance(shape, (tuple, list)) or not all(isinstance(n, (int, np.integer)) for n in shape):
+            raise RuntimeError(f"Input shapes should be of type ints, a tuple of ints, or a list of ints, got {shape}")
+        result = [1] * (len(shape) - len(result)) + result
+        for i in range(-1, -len(shape) - 1, -1):
+            if shape[i] < 0 or shape[i] != 1 and result[i] not in (1, shape[i]):
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {shape[i]} at {i}! Mismatching "
+                                   f"argument at index {k} had {tuple(shape)}; but expected shape should be "
+                                   f"broadcastable to {result}")
+            if shape[i] != 1:
+                result[i] = shape[i]
+    return Size(result)
+
+
+def unravel_index(indices: Tensor, shape: int | Sequence[int]) -> tuple[Tensor, ...]:
+    """The coordinates in an array of `shape` of flat indices (one int64 tensor per dim), as torch computes them:
+    floor division by each dim's stride, modulo its size."""
+    if indices.is_complex() or indices.is_floating_point() or indices.dtype is D.bool_:
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    if any(n < 0 for n in shape):
+        raise ValueError(f"'shape' cannot have negative values, but got {shape}")
+    strides = list(itertools.accumulate(reversed(shape[1:] + (1,)), lambda a, b: a * b))[::-1]
+    sizes = [tensor(v, dtype=D.int64, device=indices.device) for v in (strides, shape)]
+    return unbind(indices.unsqueeze(-1).floor_divide(sizes[0]) % sizes[1], -1)
+
+
 def diagflat(input: Tensor, offset: int = 0) -> Tensor:
     """A 2-d tensor with the flattened input on diagonal `offset`."""
     return diag_embed(view(input.contiguous(), (-1,)), offset)
@@ -1258,6 +1421,10 @@ def broadcast_to(input: Tensor, size: Sequence[int]) -> Tensor:
 
 def select(input: Tensor, dim: int, index: int) -> Tensor:
     """The slice at `index` along `dim`, removing the dim (a view)."""
+    return apply(*_selected(input, dim, index))
+
+
+def _selected(input: Tensor, dim: int, index: int) -> tuple[Op, tuple, tuple]:
     if input._data.ndim == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
     d = _wrap_dim(dim, input._data.ndim)
@@ -1266,11 +1433,15 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
     if not -size <= index < size:
         raise IndexError(f"select(): index {index} out of range for tensor of size {list(input.shape)} at "
                          f"dimension {d}")
-    return apply(select_op, (input,), (d, index + size if index < 0 else index))
+    return select_op, (input,), (d, index + size if index < 0 else index)
 
 
 def narrow(input: Tensor, dim: int, start: int | Tensor, length: int) -> Tensor:
     """Elements start..start+length along dim (a view)."""
+    return apply(*_narrowed(input, dim, start, length))
+
+
+def _narrowed(input: Tensor, dim: int, start: int | Tensor, length: int) -> tuple[Op, tuple, tuple]:
     if input._data.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = _wrap_dim(dim, input._data.ndim)
@@ -1284,7 +1455,7 @@ def narrow(input: Tensor, dim: int, start: int | Tensor, length: int) -> Tensor:
         raise RuntimeError("narrow(): length must be non-negative.")
     if start + length > size:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
-    return apply(slice_op, (input,), (d, start, start + length, 1))
+    return slice_op, (input,), (d, start, start + length, 1)
 
 
 def narrow_slice(input: Tensor, dim: int, start: int | None, end: int | None, step: int | None) -> Tensor:
@@ -1294,11 +1465,15 @@ def narrow_slice(input: Tensor, dim: int, start: int | None, end: int | None, st
 
 def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     """The diagonal of the (dim1, dim2) planes, as a last dim (a view)."""
+    return apply(*_diagonal_of(input, offset, dim1, dim2))
+
+
+def _diagonal_of(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> tuple[Op, tuple, tuple]:
     n = input._data.ndim
     d1, d2 = _wrap_dim(dim1, n), _wrap_dim(dim2, n)
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    return apply(diagonal_op, (input,), (offset, d1, d2))
+    return diagonal_op, (input,), (offset, d1, d2)
 
 
 # Note [in-place view ops]
@@ -1344,6 +1519,11 @@ unsqueeze_ = _inplace_view(unsqueeze)
 
 def as_strided(input: Tensor, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None) -> Tensor:
     """A view of input's storage with the given size, stride and offset (in elements)."""
+    return apply(*_strided(input, size, stride, storage_offset))
+
+
+def _strided(input: Tensor, size: Sequence[int], stride: Sequence[int],
+             storage_offset: int | None = None) -> tuple[Op, tuple, tuple]:
     size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
     if len(size) != len(stride):
         raise RuntimeError("mismatch in length of strides and shape")
@@ -1360,13 +1540,18 @@ def as_strided(input: Tensor, size: Sequence[int], stride: Sequence[int], storag
         return make(as_strided(physical, own_size[:k] + size, own_stride[:k] + stride, offset), input._levels)
     storage = _storage(input._base if input._base is not None else input, input._data.dtype)
     offset = storage.describe(input._data)[2] if storage_offset is None else int(storage_offset)
-    needed = 0 if 0 in size else offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1
-    if needed > storage.numel:
-        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and "
-                           f"itemsize {storage.item} requiring a storage size of {needed * storage.item} are out of "
-                           f"bounds for storage of size {storage.numel * storage.item}")
+    _check_in_storage(size, stride, offset, storage.numel, storage.item)
     geometry = _AsStrided(storage, input._data, size, stride, offset)
-    return apply(as_strided_op, (input,), (size, stride, offset, geometry))
+    return as_strided_op, (input,), (size, stride, offset, geometry)
+
+
+def _check_in_storage(size: tuple, stride: tuple, offset: int, numel: int, itemsize: int) -> None:
+    """torch's refusal of a strided window reaching past a storage of `numel` elements."""
+    needed = 0 if 0 in size else offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1
+    if needed > numel:
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and "
+                           f"itemsize {itemsize} requiring a storage size of {needed * itemsize} are out of "
+                           f"bounds for storage of size {numel * itemsize}")
 
 
 as_strided_ = _inplace_view(as_strided)
@@ -1374,6 +1559,10 @@ as_strided_ = _inplace_view(as_strided)
 
 def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
     """Tensor.unfold: every window of `size` elements along `dimension`, `step` apart, as a new last dim."""
+    return apply(*_unfolded(input, dimension, size, step))
+
+
+def _unfolded(input: Tensor, dimension: int, size: int, step: int) -> tuple[Op, tuple, tuple]:
     n = input._data.ndim
     d = _wrap_dim(dimension, n)
     length = input._data.shape[d] if n else 1
@@ -1383,7 +1572,7 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
         raise RuntimeError(f"size is {size} but must be >= 0")
     if step <= 0:
         raise RuntimeError(f"step is {step} but must be > 0")
-    return apply(unfold_op, (input,), (d, size, step))
+    return unfold_op, (input,), (d, size, step)
 
 
 def cast(input: Tensor, dtype: D.dtype, memory_format: memory_format | None = None) -> Tensor:
@@ -1547,9 +1736,13 @@ def _promote_all(tensors: list[Tensor]) -> list[Tensor]:
 
 def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     """Split into the slices along `dim`, removing it."""
+    return apply(*_unbound(input, dim))
+
+
+def _unbound(input: Tensor, dim: int = 0) -> tuple[Op, tuple, tuple]:
     if input._data.ndim == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
-    return apply(unbind_op, (input,), (_wrap_dim(dim, input._data.ndim),))
+    return unbind_op, (input,), (_wrap_dim(dim, input._data.ndim),)
 
 
 def _split_dim(input: Tensor, dim: int, name: str = "split") -> tuple[int, int]:
@@ -1568,7 +1761,7 @@ def split(tensor: Tensor, split_size_or_sections: int | Sequence[int], dim: int 
 
 def split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
     """Chunks of the given sizes along dim (they must add up to its length)."""
-    return _split_by_sizes(split_with_sizes_op, input, split_sizes, dim)
+    return apply(*_split_by_sizes(split_with_sizes_op, input, split_sizes, dim))
 
 
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
@@ -1583,7 +1776,7 @@ def unsafe_split(tensor: Tensor, split_size: int, dim: int = 0) -> tuple[Tensor,
 
 def unsafe_split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
     """split_with_sizes's pieces, not tracked as views of the input."""
-    return _split_by_sizes(unsafe_split_with_sizes_op, input, split_sizes, dim)
+    return apply(*_split_by_sizes(unsafe_split_with_sizes_op, input, split_sizes, dim))
 
 
 def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
@@ -1601,13 +1794,13 @@ def _split_by_size(op: Op, tensor: Tensor, split_size: int, dim: int) -> tuple[T
     return apply(op, (tensor,), (size, d))
 
 
-def _split_by_sizes(op: Op, input: Tensor, split_sizes: Sequence[int], dim: int) -> tuple[Tensor, ...]:
+def _split_by_sizes(op: Op, input: Tensor, split_sizes: Sequence[int], dim: int = 0) -> tuple[Op, tuple, tuple]:
     d, n = _split_dim(input, dim)
     sizes = tuple(int(s) for s in split_sizes)
     if sum(sizes) != n or any(s < 0 for s in sizes):
         raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
                            f"dimension {d}), but got split_sizes={list(sizes)}")
-    return apply(op, (input,), (sizes, d))
+    return op, (input,), (sizes, d)
 
 
 def _chunk_size(input: Tensor, chunks: int, dim: int) -> int:
@@ -1758,7 +1951,99 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:
         return apply(diag_embed_op, (input,), (diagonal, 0, 1))
     if n != 2:
         raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {n}D")
-    return apply(diagonal_copy, (input,), (diagonal, 0, 1))
+    return apply(VIEW_COPIES[diagonal_op], (input,), (diagonal, 0, 1))
+
+
+# Note [view copies and scatters]
+# torch's `<view>_copy` ops (permute_copy, ...) give a view's elements in memory of their own, and its
+# `<view>_scatter` ops (select_scatter, ...) write src into a copy of self where the view lies: the
+# view's adjoint. Each view function resolves its arguments in a helper that returns (row, inputs,
+# params) (`_permuted`, ...); the view applies that row, its copy the row's copy (VIEW_COPIES: the
+# same derivatives under the node name plus `_copy`), its scatter the scatter row of the same params,
+# after torch's check that src has the view's shape.
+
+
+def _copy_of(name: str, resolve: Callable[..., tuple[Op, tuple, tuple]]) -> Callable[..., Tensor]:
+    """torch.<name>: the view `resolve` describes, as a copy (Note [view copies and scatters])."""
+
+    def copy(input: Tensor, *args: Any, **kwargs: Any) -> Tensor | tuple[Tensor, ...]:
+        view, inputs, params = resolve(input, *args, **kwargs)
+        return apply(VIEW_COPIES[view], inputs, params)
+
+    copy.__name__ = copy.__qualname__ = name
+    copy.__doc__ = f"torch.{name}: {name.removesuffix('_copy')}'s elements in memory of their own."
+    copy.__signature__ = inspect.signature(resolve).replace(return_annotation="Tensor")
+    return copy
+
+
+def _aliased(input: Tensor) -> tuple[Op, tuple, tuple]:
+    return alias_op, (input,), ()
+
+
+alias_copy = _copy_of("alias_copy", _aliased)
+as_strided_copy = _copy_of("as_strided_copy", _strided)
+diagonal_copy = _copy_of("diagonal_copy", _diagonal_of)
+expand_copy = _copy_of("expand_copy", _expanded)
+narrow_copy = _copy_of("narrow_copy", _narrowed)
+permute_copy = _copy_of("permute_copy", _permuted)
+squeeze_copy = _copy_of("squeeze_copy", _squeezed)
+t_copy = _copy_of("t_copy", _transposed_matrix)
+transpose_copy = _copy_of("transpose_copy", _transposed)
+unbind_copy = _copy_of("unbind_copy", _unbound)
+unfold_copy = _copy_of("unfold_copy", _unfolded)
+unsqueeze_copy = _copy_of("unsqueeze_copy", _unsqueezed)
+view_copy = _copy_of("view_copy", _viewed)
+split_with_sizes_copy = _copy_of("split_with_sizes_copy", functools.partial(_split_by_sizes, split_with_sizes_op))
+
+
+def _sliced(input: Tensor, dim: int = 0, start: int | None = None, end: int | None = None,
+            step: int = 1) -> tuple[Op, tuple, tuple]:
+    """aten::slice's arguments: bounds wrapped once and clamped to the dim, as torch (step must be positive)."""
+    if input._data.ndim == 0:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    d = _wrap_dim(dim, input._data.ndim)
+    if step <= 0:
+        raise RuntimeError("slice step must be positive")
+    n = input._data.shape[d]
+    start, end = (min(max(b + n if b < 0 else b, 0), n) for b in (start or 0, n if end is None else end))
+    return slice_op, (input,), (d, start, max(start, end), step)
+
+
+def _scatter_of(name: str, resolve: Callable[..., tuple[Op, tuple, tuple]], row: Op) -> Callable[..., Tensor]:
+    """torch.<name>: a copy of input with src written where the view `resolve` describes lies (Note [view copies
+    and scatters])."""
+
+    def scatter(input: Tensor, src: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        view, _, params = resolve(input, *args, **kwargs)
+        where = view.forward(np, np.broadcast_to(0, input.shape), *params)  # the view's shape; no values read
+        if tuple(src.shape) != where.shape:
+            raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
+                               f"{list(src.shape)}, slice size = {list(where.shape)}")
+        return apply(row, (input, src), params)
+
+    scatter.__name__ = scatter.__qualname__ = name
+    scatter.__doc__ = f"torch.{name}: input with src written where {name.removesuffix('_scatter')} would look."
+    parameters = list(inspect.signature(resolve).parameters.values())
+    src = inspect.Parameter("src", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    scatter.__signature__ = inspect.Signature([parameters[0], src, *parameters[1:]], return_annotation="Tensor")
+    return scatter
+
+
+select_scatter = _scatter_of("select_scatter", _selected, select_scatter_op)
+slice_scatter = _scatter_of("slice_scatter", _sliced, slice_scatter_op)
+diagonal_scatter = _scatter_of("diagonal_scatter", _diagonal_of, diagonal_scatter_op)
+
+
+def as_strided_scatter(input: Tensor, src: Tensor, size: Sequence[int], stride: Sequence[int],
+                       storage_offset: int | None = None) -> Tensor:
+    """A copy of input with src written into the window (size, stride, storage_offset) of the copy's memory."""
+    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    offset = int(storage_offset or 0)
+    _check_in_storage(size, stride, offset, input._data.size, input._data.itemsize)
+    if tuple(src.shape) != size:
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
+                           f"slice size = {list(size)}")
+    return apply(as_strided_scatter_op, (input, src), (size, stride, offset))
 
 
 def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
@@ -1786,7 +2071,11 @@ def triu(input: Tensor, diagonal: int = 0) -> Tensor:
     return _triangle(triu_op, "triu", input, diagonal)
 
 
-__all__ = ["as_strided", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_tensors", "broadcast_to",
+__all__ = ["alias_copy", "as_strided_copy", "diagonal_copy", "expand_copy", "narrow_copy", "permute_copy",
+           "squeeze_copy", "t_copy", "transpose_copy", "unbind_copy", "unfold_copy", "unsqueeze_copy", "view_copy",
+           "split_with_sizes_copy", "select_scatter", "slice_scatter", "diagonal_scatter", "as_strided_scatter",
+           "block_diag", "broadcast_shapes", "combinations", "unravel_index",
+           "as_strided", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_tensors", "broadcast_to",
            "cartesian_prod", "diagflat", "dsplit", "hsplit", "meshgrid", "positive", "resolve_neg", "vsplit", "cat",
            "chunk", "clone", "column_stack", "concat", "concatenate", "contiguous", "detach", "diag", "diag_embed",
            "diagonal", "dstack", "expand", "expand_as", "flatten", "flip", "fliplr", "flipud", "hstack", "movedim",
@@ -1794,7 +2083,8 @@ __all__ = ["as_strided", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_te
            "select", "split", "split_with_sizes", "squeeze", "stack", "swapaxes", "swapdims", "t", "tensor_split",
            "tile", "transpose", "tril", "triu", "unbind", "unflatten", "unsafe_chunk", "unsafe_split",
            "unsafe_split_with_sizes", "unsqueeze", "view", "vstack"]
-METHODS = ["as_strided", "as_strided_", "diag", "diag_embed", "diagflat", "diagonal", "dsplit", "hsplit", "positive",
+METHODS = ["narrow_copy", "as_strided_scatter", "diagonal_scatter", "select_scatter", "slice_scatter",
+           "as_strided", "as_strided_", "diag", "diag_embed", "diagflat", "diagonal", "dsplit", "hsplit", "positive",
            "resolve_neg", "sum_to_size", "vsplit", "flip", "fliplr", "flipud", "is_contiguous",
            "ravel", "repeat", "repeat_interleave", "roll", "rot90", "split_with_sizes", "squeeze_", "swapaxes_",
            "swapdims_", "t_", "tensor_split", "tile", "transpose_", "tril", "triu", "unfold", "unsafe_chunk",

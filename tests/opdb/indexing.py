@@ -263,6 +263,10 @@ OPS = [
     OpInfo("nonzero", cases(("as_tuple", lambda rng: np.array([[0.0, 1.5], [2.0, 0.0]]), {"as_tuple": True})),
            differentiable=False, aliases=("nonzero_as_tuple",)),
     OpInfo("argwhere", cases(("2d", lambda rng: np.array([[0.0, 1.5], [2.0, -1.0]]))), differentiable=False),
+    OpInfo("nonzero_static", cases(
+        ("padded", lambda rng: np.array([[0.0, 1.5], [2.0, 0.0]]), {"size": 3}),
+        ("cut", lambda rng: np.array([[0.0, 1.5], [2.0, 0.0]]), {"size": 1, "fill_value": 7}),
+        ("0d", lambda rng: np.array(3.0), {"size": 2})), differentiable=False, method=True),
 ]
 
 OPS += [

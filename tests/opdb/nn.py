@@ -222,6 +222,13 @@ def grid_sample_samples(rng):
     return out
 
 
+def grid_sampler_samples(rng):
+    """grid_sample's samples as torch.grid_sampler takes them: modes by number."""
+    modes, paddings = ("bilinear", "nearest", "bicubic"), ("zeros", "border", "reflection")
+    return [Sample((*s.args, modes.index(s.kwargs["mode"]), paddings.index(s.kwargs["padding_mode"]),
+                    s.kwargs["align_corners"]), name=s.name) for s in grid_sample_samples(rng)[::3]]
+
+
 def affine_grid_samples(rng):
     return [Sample((rand(rng, 2, 2, 3), (2, 3, 4, 5)), {"align_corners": False}, "2d"),
             Sample((rand(rng, 1, 2, 3), (1, 1, 3, 2)), {"align_corners": True}, "2d_corners"),
@@ -505,6 +512,23 @@ OPS = [
     OpInfo(F("upsample_bilinear"), lambda rng: [Sample((rand(rng, 1, 2, 3, 3),), {"scale_factor": 2})]),
     OpInfo(F("affine_grid"), affine_grid_samples),
     OpInfo(F("grid_sample"), grid_sample_samples),
+    OpInfo("native_layer_norm", lambda rng: [Sample((rand(rng, 2, 3, 4), (4,), rand(rng, 4), rand(rng, 4), 1e-5),
+                                                    name="affine"),
+                                             Sample((rand(rng, 2, 3), (2, 3), None, None, 0.5), name="plain")]),
+    OpInfo("native_batch_norm", lambda rng: [
+        Sample((rand(rng, 4, 3, 2), rand(rng, 3), rand(rng, 3), C(np.zeros(3)), C(np.ones(3)), True, 0.1, 1e-5),
+               name="train"),
+        Sample((rand(rng, 4, 3), None, None, C(rand(rng, 3)), C(positive(rng, 3)), False, 0.1, 1e-5), name="eval")],
+        call=lambda m, x, w, b, rm, rv, *args: m.native_batch_norm(x, w, b, *_as_input_dtype(x, rm, rv), *args)),
+    # its statistics' nodes are MeanBackward1 and RsqrtBackward0 where torch names all three outputs' node alike
+    OpInfo("native_group_norm", lambda rng: [Sample((rand(rng, 2, 6, 3), rand(rng, 6), rand(rng, 6), 2, 6, 3, 3, 1e-5),
+                                                    name="groups")], skip_grad_fn=True),
+    OpInfo("grid_sampler", grid_sampler_samples),
+    OpInfo("grid_sampler_2d", lambda rng: [s for s in grid_sampler_samples(rng) if s.args[0].ndim == 4]),
+    OpInfo("grid_sampler_3d", lambda rng: [s for s in grid_sampler_samples(rng) if s.args[0].ndim == 5]),
+    OpInfo("constant_pad_nd", lambda rng: [Sample((rand(rng, 2, 3), (1, 2)), name="last"),
+                                           Sample((rand(rng, 2, 3, 4), (0, 1, -1, 2), 1.5), name="crop_value"),
+                                           Sample((rand(rng, 0, 3), (1, 1)), name="size0")]),
     OpInfo(F("pixel_shuffle"), lambda rng: [Sample((rand(rng, 2, 8, 3, 2), 2), name="batched"),
                                             Sample((rand(rng, 9, 2, 2), 3), name="unbatched")]),
     OpInfo(F("pixel_unshuffle"), lambda rng: [Sample((rand(rng, 2, 2, 4, 6), 2), name="batched"),

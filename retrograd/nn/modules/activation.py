@@ -6,7 +6,6 @@ argument order; one base class does the binding, the call and the repr for all o
 
 from __future__ import annotations
 
-import math
 import warnings
 from typing import Any
 
@@ -261,79 +260,20 @@ class MultiheadAttention(Module):
             init.xavier_normal_(self.bias_k)
             init.xavier_normal_(self.bias_v)
 
-    def _projections(self) -> tuple:
-        e = self.embed_dim
-        b = self.in_proj_bias
-        bq, bk, bv = (None, None, None) if b is None else (b[:e], b[e:2 * e], b[2 * e:])
-        if self._qkv_same_embed_dim:
-            w = self.in_proj_weight
-            return (w[:e], bq), (w[e:2 * e], bk), (w[2 * e:], bv)
-        return (self.q_proj_weight, bq), (self.k_proj_weight, bk), (self.v_proj_weight, bv)
-
     def forward(self, query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Tensor | None = None,
                 need_weights: bool = True, attn_mask: Tensor | None = None, average_attn_weights: bool = True,
                 is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
-        from ... import cat, zeros
-
-        batched = query.dim() == 3
-        if not batched:  # (L, E): a batch of one
-            query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
-            if key_padding_mask is not None:
-                key_padding_mask = key_padding_mask.unsqueeze(0)
-        elif self.batch_first:
+        transposed = self.batch_first and query.dim() == 3
+        if transposed:
             query, key, value = query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1)
-        tgt_len, bsz, _ = query.shape
-        heads, head_dim = self.num_heads, self.head_dim
-        key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask", attn_mask, "attn_mask", query.dtype)
-        (wq, bq), (wk, bk), (wv, bv) = self._projections()
-        q = F.linear(query, wq, bq)
-        k = F.linear(key, wk, bk)
-        v = F.linear(value, wv, bv)
-        if is_causal and attn_mask is None:
-            raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
-                               "method `generate_square_subsequent_mask` to create this mask.")
-        # torch hands a lone causal hint to its fused attention, which then applies the causal mask, not attn_mask
-        causal_only = is_causal and key_padding_mask is None and not need_weights
-        attn_mask = None if causal_only else _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype)
-        if attn_mask is not None and attn_mask.dim() == 2:
-            attn_mask = attn_mask.unsqueeze(0)
-        if self.bias_k is not None:
-            k = cat([k, self.bias_k.expand(1, bsz, self.embed_dim)])
-            v = cat([v, self.bias_v.expand(1, bsz, self.embed_dim)])
-            attn_mask = _pad_last(attn_mask)
-            key_padding_mask = _pad_last(key_padding_mask)
-        q = q.reshape(tgt_len, bsz * heads, head_dim).transpose(0, 1)
-        k = k.reshape(k.shape[0], bsz * heads, head_dim).transpose(0, 1)
-        v = v.reshape(v.shape[0], bsz * heads, head_dim).transpose(0, 1)
-        if self.add_zero_attn:
-            k = cat([k, zeros(bsz * heads, 1, head_dim, dtype=k.dtype)], 1)
-            v = cat([v, zeros(bsz * heads, 1, head_dim, dtype=v.dtype)], 1)
-            attn_mask = _pad_last(attn_mask)
-            key_padding_mask = _pad_last(key_padding_mask)
-        src_len = k.shape[1]
-        if causal_only:
-            attn_mask = _causal_mask(tgt_len, src_len, q.dtype)
-        scores = (q * math.sqrt(1.0 / head_dim)).bmm(k.transpose(1, 2))
-        if attn_mask is not None:
-            scores = scores + attn_mask
-        if key_padding_mask is not None:
-            mask = key_padding_mask.reshape(bsz, 1, 1, src_len).expand(bsz, heads, 1, src_len)
-            scores = scores + mask.reshape(bsz * heads, 1, src_len)
-        weights = F.softmax(scores, -1)
-        if self.dropout > 0.0 and self.training:
-            weights = F.dropout(weights, p=self.dropout)
-        out = weights.bmm(v).transpose(0, 1).reshape(tgt_len * bsz, self.embed_dim)
-        out = F.linear(out, self.out_proj.weight, self.out_proj.bias).reshape(tgt_len, bsz, self.embed_dim)
-        if not batched:
-            out = out.squeeze(1)
-        elif self.batch_first:
-            out = out.transpose(0, 1)
-        if not need_weights:
-            return out, None
-        weights = weights.reshape(bsz, heads, tgt_len, src_len)
-        if average_attn_weights:
-            weights = weights.mean(1)
-        return out, (weights if batched else weights.squeeze(0))
+        out, weights = F.multi_head_attention_forward(
+            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias, self.bias_k,
+            self.bias_v, self.add_zero_attn, self.dropout, self.out_proj.weight, self.out_proj.bias,
+            training=self.training, key_padding_mask=key_padding_mask, need_weights=need_weights,
+            attn_mask=attn_mask, use_separate_proj_weight=not self._qkv_same_embed_dim,
+            q_proj_weight=self.q_proj_weight, k_proj_weight=self.k_proj_weight, v_proj_weight=self.v_proj_weight,
+            average_attn_weights=average_attn_weights, is_causal=is_causal)
+        return (out.transpose(0, 1) if transposed else out), weights
 
 
 def _causal_mask(rows: int, cols: int, dtype: Any = None, device: Any = None) -> Tensor:

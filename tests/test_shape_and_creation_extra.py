@@ -1,0 +1,106 @@
+"""Shape helpers and creation functions built for PyTorch's OpInfo entries (block_diag, combinations, broadcast_shapes,
+unravel_index, tril/triu_indices, scalar_tensor, empty_permuted, nonzero_static, constant_pad_nd, grid_sampler_2d/3d,
+__rdiv__, __rmod__) against torch where the op database and the sweep do not reach: argument errors (types and
+texts), edge cases, and the dtypes retrograd refuses with a clear error (complex32, sparse layouts)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import retrograd
+
+
+def failure(call, lib):
+    with pytest.raises(Exception) as info:
+        call(lib)
+    return type(info.value).__name__, str(info.value)
+
+
+ERRORS = [
+    lambda lib: lib.constant_pad_nd(lib.ones(2, 3), (1,)),
+    lambda lib: lib.constant_pad_nd(lib.ones(2, 3), (1, 1, 1, 1, 1, 1)),
+    lambda lib: lib.constant_pad_nd(lib.ones(2, 3), (-3, -1)),
+    lambda lib: lib.broadcast_shapes((2, 3), (4,)),
+    lambda lib: lib.broadcast_shapes((2, 3), (-1,)),
+    lambda lib: lib.broadcast_shapes((2, 1), (3, 4), (5, 1)),
+    lambda lib: lib.broadcast_shapes(2.5),
+    lambda lib: lib.unravel_index(lib.tensor([1.0]), (2, 2)),
+    lambda lib: lib.unravel_index(lib.tensor([True]), (2, 2)),
+    lambda lib: lib.unravel_index(lib.tensor([1]), (2, -2)),
+    lambda lib: lib.tril_indices(-1, 4),
+    lambda lib: lib.triu_indices(3, -2),
+    lambda lib: lib.triu_indices(3, 4, -1, dtype=lib.float32),
+    lambda lib: lib.nonzero_static(lib.tensor([[0, 1], [2, 0]]), size=-1),
+    lambda lib: lib.block_diag(lib.ones(2, 2, 2)),
+    lambda lib: lib.combinations(lib.ones(2, 2)),
+    lambda lib: lib.combinations(lib.ones(2), -1),
+    lambda lib: lib.empty_permuted((2, 3, 4), (2, 0)),
+    lambda lib: lib.grid_sampler_2d(lib.ones(1, 3, 3), lib.ones(1, 2, 2, 2), 0, 0, False),
+    lambda lib: lib.grid_sampler_3d(lib.ones(1, 1, 3, 3), lib.ones(1, 2, 2, 2), 0, 0, False),
+    lambda lib: lib.grid_sampler(lib.ones(1, 1, 1, 3, 3), lib.ones(1, 1, 2, 2, 3), 2, 0, False),
+]
+
+
+@pytest.mark.parametrize("k", range(len(ERRORS)))
+def test_argument_errors_are_torchs(k):
+    assert failure(ERRORS[k], retrograd) == failure(ERRORS[k], torch)
+
+
+SAME = [
+    lambda lib: lib.broadcast_shapes(5, (3, 1), [2, 1, 1], ()),
+    lambda lib: lib.unravel_index(lib.tensor([5, -1, 7], dtype=lib.int32), (2, 2)),
+    lambda lib: lib.unravel_index(lib.tensor(3), (1, 9223372036854775807)),
+    lambda lib: lib.scalar_tensor(3),
+    lambda lib: lib.scalar_tensor(True, dtype=lib.int64),
+    lambda lib: lib.tril_indices(3, 4, 1, dtype=lib.int32),
+    lambda lib: lib.triu_indices(0, 5),
+    lambda lib: lib.nonzero_static(lib.tensor([[0, 1], [2, 0]]), size=3),
+    lambda lib: lib.nonzero_static(lib.tensor(0.0), size=2, fill_value=4),
+    lambda lib: lib.block_diag(),
+    lambda lib: lib.block_diag(lib.tensor(2), lib.ones(2, 1), lib.zeros(0)),
+    lambda lib: lib.combinations(lib.arange(3), 0),
+    lambda lib: lib.combinations(lib.arange(4), 3),
+    lambda lib: lib.combinations(lib.arange(3), 2, with_replacement=True),
+    lambda lib: lib.empty_permuted((2, 0, 4), (1, 2, 0)).stride(),
+    lambda lib: lib.ones(3).__rdiv__(2),
+    lambda lib: lib.arange(1, 4).__rmod__(7),
+]
+
+
+def plain(value):
+    if isinstance(value, (torch.Tensor, retrograd.Tensor)):
+        return str(value.dtype).split(".")[-1], tuple(value.shape), value.tolist()
+    if isinstance(value, tuple):
+        return tuple(plain(v) for v in value)
+    return value
+
+
+@pytest.mark.parametrize("k", range(len(SAME)))
+def test_results_are_torchs(k):
+    assert plain(SAME[k](retrograd)) == plain(SAME[k](torch))
+
+
+def test_block_diag_and_combinations_name_torchs_nodes():
+    for lib in (retrograd, torch):
+        a = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        assert type(lib.block_diag(a, a[:2]).grad_fn).__name__ == "BlockDiagBackward0"
+        assert type(lib.combinations(a).grad_fn).__name__ == "StackBackward0"
+        assert type(a.__rdiv__(2.0).grad_fn).__name__ == "MulBackward0"
+
+
+@pytest.mark.parametrize("refused", [lambda t: t.chalf(), lambda t: t.to(retrograd.complex32), lambda t: t.to_sparse()])
+def test_complex32_and_sparse_tensors_are_refused_clearly(refused):
+    with pytest.raises(RuntimeError, match="retrograd has no (complex32|sparse) tensors"):
+        refused(retrograd.ones(3))
+    assert retrograd.chalf is retrograd.complex32 and str(retrograd.complex32) == "torch.complex32"
+
+
+def test_grid_sampler_takes_grid_samples_modes_by_number():
+    rng = np.random.default_rng(0)
+    x, grid = rng.normal(size=(1, 2, 3, 4)), rng.uniform(-1.2, 1.2, size=(1, 2, 3, 2))
+    for mode, padding in ((0, 0), (1, 1), (2, 2)):
+        ours = retrograd.grid_sampler_2d(retrograd.tensor(x), retrograd.tensor(grid), mode, padding, True)
+        theirs = torch.grid_sampler_2d(torch.tensor(x), torch.tensor(grid), mode, padding, True)
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-10, atol=1e-12)
