@@ -981,7 +981,8 @@ def _generate(name: str, lines: list[str], **scope: object) -> Callable:
 # nearly every saved tensor is at version 0, so the generated entry points share one tuple per
 # distinct value (the lookup key is freed at once: no net allocation). Versions are shared only
 # when all are 0 (None: not saved), so that parameters updated in place every step do not fill the
-# table; the shape table is emptied when it grows large.
+# table; the shape table is emptied when it grows large. Only NumPy dtypes (CuPy's too) enter it: another
+# library's dtype may hash as NumPy's and then be compared with it at each lookup (array_api_strict warns).
 
 _META: dict[tuple, tuple] = {}
 _VERSIONS: dict[tuple, tuple] = {}
@@ -993,8 +994,9 @@ def _intern_meta(facts: tuple) -> tuple:
     input, None for an input that is not a tensor (Note [interned metadata])."""
     if len(_META) >= _INTERNED_MAX:
         _META.clear()
-    meta = _META[facts] = tuple(None if facts[k + 1] is None else (facts[k], facts[k + 1])
-                                for k in range(0, len(facts), 2))
+    meta = tuple(None if facts[k + 1] is None else (facts[k], facts[k + 1]) for k in range(0, len(facts), 2))
+    if all(dtype is None or isinstance(dtype, np.dtype) for dtype in facts[1::2]):
+        _META[facts] = meta
     return meta
 
 

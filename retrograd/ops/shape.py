@@ -1519,6 +1519,16 @@ unsqueeze_ = _inplace_view(unsqueeze)
 
 def as_strided(input: Tensor, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None) -> Tensor:
     """A view of input's storage with the given size, stride and offset (in elements)."""
+    physical = getattr(input, "_physical", None)
+    if physical is not None:  # under vmap: the same window of each example (torch's batching rule)
+        from ..autograd.batched import make  # vmap builds on the op table (imports it at its top)
+
+        k = len(input._levels)
+        root = physical._base if physical._base is not None else physical
+        own_size, own_stride, own_offset = _storage(root).describe(physical._data)
+        offset = own_offset if storage_offset is None else int(storage_offset)
+        return make(as_strided(physical, own_size[:k] + tuple(size), own_stride[:k] + tuple(stride), offset),
+                    input._levels)
     return apply(*_strided(input, size, stride, storage_offset))
 
 
@@ -1529,15 +1539,6 @@ def _strided(input: Tensor, size: Sequence[int], stride: Sequence[int],
         raise RuntimeError("mismatch in length of strides and shape")
     if any(s < 0 for s in stride):
         raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: {list(stride)}")
-    physical = getattr(input, "_physical", None)
-    if physical is not None:  # under vmap: the same window of each example (torch's batching rule)
-        from ..autograd.batched import make  # vmap builds on the op table (imports it at its top)
-
-        k = len(input._levels)
-        root = physical._base if physical._base is not None else physical
-        own_size, own_stride, own_offset = _storage(root).describe(physical._data)
-        offset = own_offset if storage_offset is None else int(storage_offset)
-        return make(as_strided(physical, own_size[:k] + size, own_stride[:k] + stride, offset), input._levels)
     storage = _storage(input._base if input._base is not None else input, input._data.dtype)
     offset = storage.describe(input._data)[2] if storage_offset is None else int(storage_offset)
     _check_in_storage(size, stride, offset, storage.numel, storage.item)
