@@ -601,3 +601,24 @@ def test_hooks_of_a_view_modified_in_place():
         return sorted(log)  # the order of independent branches is torch's creation order (Note [execution order])
 
     both(scenario)
+
+
+def test_gradients_not_asked_for_are_not_computed():
+    """Note [gradients not asked for]: autograd.grad(out, [x]) runs no formula for another input that requires
+    grad; igamma has no derivative for `a` (torch raises there), so asking only for x's must work as in torch, and
+    a node's post-hook sees None for the input not asked for, as torch's does."""
+    def run(lib):
+        a = lib.tensor([1.5, 2.0], dtype=lib.float64, requires_grad=True)
+        x = lib.tensor([0.5, 3.0], dtype=lib.float64, requires_grad=True)
+        y = lib.igamma(a, x) * a
+        seen = []
+        y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: seen.append([g is None for g in grad_inputs]))
+        (gx,) = lib.autograd.grad(y.sum(), [x])
+        return gx.detach().numpy(), seen
+
+    got, expected = run(retrograd), run(torch)
+    np.testing.assert_allclose(got[0], expected[0], rtol=1e-12)
+    assert got[1] == expected[1] == [[False, True]]
+    with pytest.raises(NotImplementedError):  # asked for, a's gradient still raises as torch's does
+        a = retrograd.tensor([1.5], dtype=retrograd.float64, requires_grad=True)
+        retrograd.autograd.grad(retrograd.igamma(a, retrograd.tensor([0.5], dtype=retrograd.float64)).sum(), [a])

@@ -33,6 +33,13 @@ from .graph import AccumulateGrad, Node, anomaly, edge_of, running_node
 # node's later inputs were made later; where independent branches were built in another order,
 # they may run in another order than torch's (same gradients, hooks called in another order).
 
+# Note [gradients not asked for]
+# autograd.grad(out, inputs) and backward(inputs=...) run only the nodes on a path to a wanted input
+# (`needed`), and, as torch's exec_info does, a generated node computes only the formulas of its
+# edges that lead there (the children counted in `deps`): an input that requires grad but was not
+# asked for costs nothing and cannot raise (igamma's gradient for `a`, say). Its gradient is None,
+# also for the node's post-hooks, as torch's is undefined.
+
 # Note [reentrant backward]
 # A custom Function's backward may itself call backward() (checkpointing does). Each call is a
 # graph task of its own, run to completion on the calling thread while the outer one waits, as in
@@ -84,6 +91,7 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, retain_graph: bool, 
     # Steps 1 and 2: dependency counts over everything reachable, or with explicit inputs over the
     # nodes that lead to one of them.
     targets: dict[tuple, list[int]] = {}
+    pruned = False  # some reachable node leads to no wanted input (Note [gradients not asked for])
     if inputs is None:
         deps, needed = _dependencies(roots), None
     else:
@@ -91,7 +99,7 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, retain_graph: bool, 
             node, nr = _input_edge(t, capture)
             if node is not None:
                 targets.setdefault((node, nr), []).append(k)
-        deps, needed = _dependencies_towards(roots, {node for node, _ in targets})
+        deps, needed, pruned = _dependencies_towards(roots, {node for node, _ in targets})
         if not capture:  # backward(inputs=...): the inputs' own nodes run (a leaf's accumulates)
             needed.update(node for node, _ in targets)
             targets = {}
@@ -129,14 +137,20 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, retain_graph: bool, 
                     tracer.node_ran(node, grads, None)
                 grads = outs = None  # only the engine's references are left: accumulate_into may have kept the gradient
                 continue
+            wanted = None
+            if pruned and node._takes_wanted:  # Note [gradients not asked for]
+                edges = node._next_nodes
+                wanted = tuple([child if child in deps else None for child in edges])
+                if wanted == edges:
+                    wanted = None
             if node._hookset is None and grads[0] is not None and not anomaly.enabled:  # the common node, inline
-                outs = node.apply(grads)
+                outs = node.apply(grads) if wanted is None else node.apply(grads, wanted)
                 if not retain_graph:
                     node.release()
                 if node._hookset is not None:  # registered while it ran
                     outs = _call_post_hooks(node, outs, grads)
             else:
-                outs = _run_node(node, grads, retain_graph)
+                outs = _run_node(node, grads, retain_graph, wanted)
             if tracer is not None:
                 tracer.node_ran(node, grads, outs)
             for child, nr, g in zip(node._next_nodes, node._next_nrs, outs):
@@ -211,11 +225,12 @@ def _dependencies(roots: list) -> dict:
     return deps
 
 
-def _dependencies_towards(roots: list, wanted: set) -> tuple[dict, set]:
+def _dependencies_towards(roots: list, wanted: set) -> tuple[dict, set, bool]:
     """Dependency counts among the nodes that lead to a wanted node, and the nodes that must run to
     get there (those with a counted node below). Every consumer of such a node leads there too, so
     its count is its full count of consumers: one walk down records each node's consumers, one walk
-    back up from the wanted nodes marks the ones needed."""
+    back up from the wanted nodes marks the ones needed. Also: whether some reachable node leads to no
+    wanted one (then the needed nodes skip the formulas of edges towards it)."""
     consumers: dict[Node, list] = {node: [] for node, _ in roots}
     stack = list(consumers)
     while stack:
@@ -238,7 +253,7 @@ def _dependencies_towards(roots: list, wanted: set) -> tuple[dict, set]:
             deps[node] = len(above)
             needed.update(above)
             stack.extend(above)
-    return deps, needed
+    return deps, needed, len(deps) < len(consumers)
 
 
 def _deliver(node: Node, grads: list, targets: dict, captured: list) -> None:
@@ -286,7 +301,7 @@ def checked_hook_result(value: Any) -> Any:
     return value
 
 
-def _run_node(node: Node, grads: list, retain_graph: bool) -> list:
+def _run_node(node: Node, grads: list, retain_graph: bool, wanted: tuple | None = None) -> list:
     """Apply one node as torch's call_function does: tensor hooks, pre-hooks, its VJPs (an
     accumulator adds into .grad), post-hooks and anomaly checks; free it unless retained."""
     grads = _call_tensor_hooks(node, grads)
@@ -297,7 +312,7 @@ def _run_node(node: Node, grads: list, retain_graph: bool) -> list:
     else:
         token = running_node.set(node) if anomaly.enabled else None
         try:
-            outs = node.apply(grads)
+            outs = node.apply(grads) if wanted is None else node.apply(grads, wanted)
         except Exception:
             if anomaly.enabled:  # torch shows where the failing node was created
                 from .anomaly_mode import report

@@ -98,6 +98,8 @@ class Node:
     # the edges to the nodes that produced the inputs, as two parallel tuples (Note [edges])
     __slots__ = ("_next_nodes", "_next_nrs", "_hookset", "_trace", "__weakref__")
     _out_meta: tuple | None = None  # (shape, dtype) of each output of a multi-output node; None for one output
+    # True where apply(grads, wanted) takes the edges whose gradients are wanted (Note [gradients not asked for])
+    _takes_wanted = False
 
     def __init__(self) -> None:
         self._hookset = None

@@ -191,7 +191,9 @@ class Op:
             return
         namespace = _FORMULA_NAMESPACE
         used = set().union(*(self._referenced_names(src) for src in self.vjp_src.values()))
-        lines = ["def backward(node, grads):", "    wanted = node._next_nodes"]
+        lines = ["def backward(node, grads, wanted=None):",  # Note [gradients not asked for]
+                 "    if wanted is None:",
+                 "        wanted = node._next_nodes"]
         if self.saves_inputs and self.variadic:
             lines.append("    saved = node._unpack_saved()")
         elif self.saves_inputs:  # _unpack_saved inline, unless saved-tensor hooks packed them
@@ -469,13 +471,14 @@ class OpNode(Node):
     op: Op
     forward_name: str
     _packed = False  # True in the classes of nodes whose saved tensors went through saved-tensor hooks
+    _takes_wanted = True
 
-    def apply(self, grads: list) -> list:
+    def apply(self, grads: list, wanted: tuple | None = None) -> list:
         """The op's generated backward; compile() installs it as each node class's own `apply`, so this
         runs only for the first node of an op not compiled yet (Note [compiled on first use])."""
         op = type(self).op
         op.compile()
-        return op.vjps(self, grads)
+        return op.vjps(self, grads, wanted)
 
     def _unpack_saved(self) -> list:
         """The saved inputs for backward, with torch's errors for freed graphs, in-place changes since
