@@ -8,7 +8,7 @@ import retrograd
 from .._tensor import Tensor
 from . import constraints
 from .discrete import Categorical
-from .distribution import Distribution, _size, _sum_rightmost
+from .distribution import Distribution, _size, _sum_rightmost, forwarded
 
 __all__ = ["Independent", "MixtureSameFamily"]
 
@@ -39,9 +39,7 @@ class Independent(Distribution):
         new._validate_args = self._validate_args
         return new
 
-    @property
-    def has_rsample(self) -> bool:
-        return self.base_dist.has_rsample
+    has_rsample = forwarded("base_dist", "has_rsample")
 
     @property
     def has_enumerate_support(self) -> bool:
@@ -54,17 +52,11 @@ class Independent(Distribution):
             result = constraints.independent(result, self.reinterpreted_batch_ndims)
         return result
 
-    @property
-    def mean(self) -> Tensor:
-        return self.base_dist.mean
+    mean = forwarded("base_dist", "mean")
 
-    @property
-    def mode(self) -> Tensor:
-        return self.base_dist.mode
+    mode = forwarded("base_dist", "mode")
 
-    @property
-    def variance(self) -> Tensor:
-        return self.base_dist.variance
+    variance = forwarded("base_dist", "variance")
 
     def sample(self, sample_shape: _size = ()) -> Tensor:
         return self.base_dist.sample(sample_shape)

@@ -24,6 +24,7 @@ from .distribution import (
     _size,
     broadcast_all,
     clamp_probs,
+    forwarded,
     lazy_property,
     logits_to_probs,
     probs_to_logits,
@@ -546,25 +547,15 @@ class OneHotCategorical(Distribution):
         new._validate_args = self._validate_args
         return new
 
-    @property
-    def _param(self) -> Tensor:
-        return self._categorical._param
+    _param = forwarded("_categorical", "_param")
 
-    @property
-    def probs(self) -> Tensor:
-        return self._categorical.probs
+    probs = forwarded("_categorical", "probs")
 
-    @property
-    def logits(self) -> Tensor:
-        return self._categorical.logits
+    logits = forwarded("_categorical", "logits")
 
-    @property
-    def param_shape(self) -> retrograd.Size:
-        return self._categorical.param_shape
+    param_shape = forwarded("_categorical", "param_shape")
 
-    @property
-    def mean(self) -> Tensor:
-        return self._categorical.probs
+    mean = forwarded("_categorical", "probs")
 
     @property
     def mode(self) -> Tensor:
@@ -631,17 +622,11 @@ class Multinomial(Distribution):
     def support(self) -> constraints.Constraint:
         return constraints.multinomial(self.total_count)
 
-    @property
-    def logits(self) -> Tensor:
-        return self._categorical.logits
+    logits = forwarded("_categorical", "logits")
 
-    @property
-    def probs(self) -> Tensor:
-        return self._categorical.probs
+    probs = forwarded("_categorical", "probs")
 
-    @property
-    def param_shape(self) -> retrograd.Size:
-        return self._categorical.param_shape
+    param_shape = forwarded("_categorical", "param_shape")
 
     @property
     def mean(self) -> Tensor:

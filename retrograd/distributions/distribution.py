@@ -35,6 +35,15 @@ class lazy_property:  # noqa: N801 - torch's name
         return value
 
 
+def forwarded(holder: str, name: str) -> property:
+    """A read-only property answering with the `name` of the object in attribute `holder` (a wrapped
+    distribution or categorical), so the wrappers do not each spell the same three-line property out."""
+    def get(self: Any) -> Any:
+        return getattr(getattr(self, holder), name)
+
+    return property(get, doc=f"self.{holder}.{name}")
+
+
 def broadcast_all(*values: Tensor | Number) -> tuple[Tensor, ...]:
     """Broadcast tensors and numbers together; numbers take the first tensor's dtype (the default dtype if none)."""
     if not all(isinstance(v, (Tensor, Number)) for v in values):

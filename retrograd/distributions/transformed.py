@@ -15,7 +15,7 @@ from . import constraints
 from .compound import Independent
 from .continuous import Cauchy, Exponential, Gamma, Normal, Uniform
 from .discrete import Categorical, _BinaryParameter
-from .distribution import Distribution, _size, _sum_rightmost, broadcast_all, clamp_probs
+from .distribution import Distribution, _size, _sum_rightmost, broadcast_all, clamp_probs, forwarded
 from .transforms import (
     AbsTransform,
     AffineTransform,
@@ -90,9 +90,7 @@ class TransformedDistribution(Distribution):
             support = constraints.independent(support, len(self.event_shape) - support.event_dim)
         return support
 
-    @property
-    def has_rsample(self) -> bool:
-        return self.base_dist.has_rsample
+    has_rsample = forwarded("base_dist", "has_rsample")
 
     def sample(self, sample_shape: _size = ()) -> Tensor:
         with retrograd.no_grad():
@@ -165,13 +163,9 @@ class LogNormal(_SameParameters):
     def __init__(self, loc: Tensor | float, scale: Tensor | float, validate_args: bool | None = None) -> None:
         super().__init__(Normal(loc, scale, validate_args=validate_args), ExpTransform(), validate_args=validate_args)
 
-    @property
-    def loc(self) -> Tensor:
-        return self.base_dist.loc
+    loc = forwarded("base_dist", "loc")
 
-    @property
-    def scale(self) -> Tensor:
-        return self.base_dist.scale
+    scale = forwarded("base_dist", "scale")
 
     @property
     def mean(self) -> Tensor:
@@ -307,9 +301,7 @@ class _Folded(_SameParameters):
     support = constraints.nonnegative
     has_rsample = True
 
-    @property
-    def scale(self) -> Tensor:
-        return self.base_dist.scale
+    scale = forwarded("base_dist", "scale")
 
     @property
     def mode(self) -> Tensor:
@@ -358,9 +350,7 @@ class HalfCauchy(_Folded):
     def mean(self) -> Tensor:
         return retrograd.full(self._extended_shape(), math.inf, dtype=self.scale.dtype)
 
-    @property
-    def variance(self) -> Tensor:
-        return self.base_dist.variance
+    variance = forwarded("base_dist", "variance")
 
 
 class Pareto(_SameParameters):
@@ -441,13 +431,9 @@ class InverseGamma(_SameParameters):
         base_dist = Gamma(concentration, rate, validate_args=validate_args)
         super().__init__(base_dist, PowerTransform(-base_dist.rate.new_ones(())), validate_args=validate_args)
 
-    @property
-    def concentration(self) -> Tensor:
-        return self.base_dist.concentration
+    concentration = forwarded("base_dist", "concentration")
 
-    @property
-    def rate(self) -> Tensor:
-        return self.base_dist.rate
+    rate = forwarded("base_dist", "rate")
 
     @property
     def mean(self) -> Tensor:
@@ -511,17 +497,11 @@ class RelaxedBernoulli(_SameParameters):
         super().__init__(LogitRelaxedBernoulli(temperature, probs, logits), SigmoidTransform(),
                          validate_args=validate_args)
 
-    @property
-    def temperature(self) -> Tensor:
-        return self.base_dist.temperature
+    temperature = forwarded("base_dist", "temperature")
 
-    @property
-    def logits(self) -> Tensor:
-        return self.base_dist.logits
+    logits = forwarded("base_dist", "logits")
 
-    @property
-    def probs(self) -> Tensor:
-        return self.base_dist.probs
+    probs = forwarded("base_dist", "probs")
 
 
 class ExpRelaxedCategorical(Distribution):
@@ -546,17 +526,11 @@ class ExpRelaxedCategorical(Distribution):
         new._validate_args = self._validate_args
         return new
 
-    @property
-    def param_shape(self) -> retrograd.Size:
-        return self._categorical.param_shape
+    param_shape = forwarded("_categorical", "param_shape")
 
-    @property
-    def logits(self) -> Tensor:
-        return self._categorical.logits
+    logits = forwarded("_categorical", "logits")
 
-    @property
-    def probs(self) -> Tensor:
-        return self._categorical.probs
+    probs = forwarded("_categorical", "probs")
 
     def rsample(self, sample_shape: _size = ()) -> Tensor:
         uniforms = clamp_probs(retrograd.rand(self._extended_shape(sample_shape), dtype=self.logits.dtype))
@@ -586,14 +560,8 @@ class RelaxedOneHotCategorical(_SameParameters):
         super().__init__(ExpRelaxedCategorical(temperature, probs, logits, validate_args=validate_args),
                          ExpTransform(), validate_args=validate_args)
 
-    @property
-    def temperature(self) -> Tensor:
-        return self.base_dist.temperature
+    temperature = forwarded("base_dist", "temperature")
 
-    @property
-    def logits(self) -> Tensor:
-        return self.base_dist.logits
+    logits = forwarded("base_dist", "logits")
 
-    @property
-    def probs(self) -> Tensor:
-        return self.base_dist.probs
+    probs = forwarded("base_dist", "probs")
