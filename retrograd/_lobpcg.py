@@ -252,17 +252,19 @@ class LOBPCG:
         return (self.bvars.get("force_stop", False) or self.ivars["iterations_left"] == 0
                 or self.ivars["converged_count"] >= self.iparams["k"])
 
+    def _first_rayleigh_ritz(self, largest: bool) -> Tensor:
+        """The first step of both methods: Rayleigh-Ritz on the initial X; the search direction P starts empty."""
+        Ri = self._rayleigh_ritz_transform(self.X)
+        E, Z = _eigh(_qform(_qform(self.A, self.X), Ri), largest)
+        self.X = self.X.matmul(Ri.matmul(Z))
+        self.E = E
+        return self.X[:, :0]
+
     def _update_basic(self) -> None:
         """A step of Knyazev's LOBPCG: Rayleigh-Ritz on the unconverged part of S, B-orthonormalized by Cholesky."""
         n, largest = self.iparams["n"], self.bparams["largest"]
         if self.ivars["istep"] == 0:
-            Ri = self._rayleigh_ritz_transform(self.X)
-            E, Z = _eigh(_qform(_qform(self.A, self.X), Ri), largest)
-            self.X = self.X.matmul(Ri.matmul(Z))
-            self.E = E
-            P = self.X[:, :0]
-            self.update_residual()
-            self.update_converged_count()
+            P = self._first_rayleigh_ritz(largest)
         else:
             nc, ns = self.ivars["converged_count"], self.ivars["converged_end"]
             S_ = self.S[:, nc:ns]
@@ -271,8 +273,8 @@ class LOBPCG:
             self.X[:, nc:] = S_.matmul(Ri.matmul(Z[:, :n - nc]))
             self.E[nc:] = E_[:n - nc]
             P = S_.matmul(Ri.matmul(Z[:, n:2 * n - nc]))
-            self.update_residual()
-            self.update_converged_count()
+        self.update_residual()
+        self.update_converged_count()
         self._fill_search_basis(P, _apply(self.iK, self._unconverged_residual()))
 
     def _update_ortho(self) -> None:
@@ -280,11 +282,7 @@ class LOBPCG:
         by `_get_ortho`, so Rayleigh-Ritz needs no Cholesky factor."""
         n, largest = self.iparams["n"], self.bparams["largest"]
         if self.ivars["istep"] == 0:
-            Ri = self._rayleigh_ritz_transform(self.X)
-            E, Z = _eigh(_qform(_qform(self.A, self.X), Ri), largest)
-            self.X = self.X.matmul(Ri.matmul(Z))
-            self.E = E
-            P = self.X[:, :0]
+            P = self._first_rayleigh_ritz(largest)
         else:
             nc, ns = self.ivars["converged_count"], self.ivars["converged_end"]
             S_ = self.S[:, nc:ns]

@@ -62,9 +62,15 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
 
 def remove_weight_norm(module: Module, name: str = "weight") -> Module:
     """Make module.<name> a plain parameter again, holding its current value."""
+    return remove_reparametrization(module, name, WeightNorm, "weight_norm")
+
+
+def remove_reparametrization(module: Module, name: str, kind: type, label: str) -> Module:
+    """Take off module's forward pre-hook of class `kind` for `name` (the legacy weight_norm and spectral_norm),
+    leaving module.<name> a plain parameter with its current value; torch's ValueError when there is none."""
     for key, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, WeightNorm) and hook.name == name:
+        if isinstance(hook, kind) and hook.name == name:
             hook.remove(module)
             del module._forward_pre_hooks[key]
             return module
-    raise ValueError(f"weight_norm of '{name}' not found in {module}")
+    raise ValueError(f"{label} of '{name}' not found in {module}")
