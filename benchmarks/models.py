@@ -72,7 +72,7 @@ def _gpt(lib: Any, layers: int, width: int, context: int, vocab: int, exact: boo
             self.wte.weight = self.lm_head.weight
 
         def forward(self, idx):
-            x = self.wte(idx) + self.wpe(lib.arange(idx.size(1)))
+            x = self.wte(idx) + self.wpe(lib.arange(idx.size(1), device=idx.device))
             for block in self.h:
                 x = block(x)
             return self.lm_head(self.ln_f(x))

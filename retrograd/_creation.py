@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from . import _dtype as D
+from . import _xp
 from ._tensor import NO_VERSION_COUNTER, Tensor, _wrap, on_device, placement
 from .autograd import grad_mode
 from .autograd.forward_ad import transforms
@@ -36,6 +37,8 @@ class Generator:
     def manual_seed(self, seed: int) -> Generator:
         self._seed = int(seed)
         self._numpy_rng = np.random.default_rng(int(seed))
+        if self is default_generator:  # torch.manual_seed seeds the CUDA generators too
+            _xp.seed_devices(int(seed))
         return self
 
     def initial_seed(self) -> int:
@@ -376,13 +379,37 @@ def logspace(start: float | Tensor, end: float | Tensor, steps: int, base: float
 def rand(*size: Any, generator: Generator | None = None, dtype: D.dtype | None = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
     """Uniform samples from [0, 1)."""
+    drawn = _device_draw("random", size, generator, dtype, device, requires_grad)
+    if drawn is not None:
+        return drawn
     return _finish(_rng(generator).random(_shape(size)).astype(_np_dtype(dtype)), requires_grad, device)
 
 
 def randn(*size: Any, generator: Generator | None = None, dtype: D.dtype | None = None, device: Any = None,
           requires_grad: bool = False) -> Tensor:
     """Standard normal samples."""
+    drawn = _device_draw("normal", size, generator, dtype, device, requires_grad)
+    if drawn is not None:
+        return drawn
     return _finish(_rng(generator).standard_normal(_shape(size)).astype(_np_dtype(dtype)), requires_grad, device)
+
+
+def _device_draw(kind: str, size: Sequence, generator: Generator | None, dtype: D.dtype | None, device: Any,
+                 requires_grad: bool) -> Tensor | None:
+    """Samples drawn by a device's own generator (Note [random numbers on a device] in _xp.py), or None: on the
+    CPU, with an explicit generator, or where the backend has none."""
+    if device is None or generator is not None:
+        return None
+    where = placement(device)
+    if where[0] == "cpu":
+        return None
+    _rng(None)  # vmap's randomness checks
+    drawn = _xp.backend(where[0]).draw(kind, _shape(size), _np_dtype(dtype), where[1])
+    if drawn is None:
+        return None
+    t = _new(drawn)
+    t._requires_grad = requires_grad
+    return t
 
 
 def randint(low: int, high: int | Sequence[int] | None = None, size: Sequence[int] = (), *,

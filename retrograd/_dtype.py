@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _xp
+
 
 class dtype:  # noqa: N801 - torch spells it in lower case
     """A tensor element type, e.g. `retrograd.float32`."""
@@ -137,7 +139,7 @@ def of_array(array: object) -> dtype:
     native = array.dtype
     if isinstance(native, np.dtype):
         return FROM_NUMPY[native]
-    return native_table(array.__array_namespace__())[native]
+    return native_table(_xp.namespace(array))[native]
 
 
 def scalar_type_name(dt: dtype | np.dtype) -> str:

@@ -698,7 +698,7 @@ def _init(t: Tensor, data: np.ndarray) -> None:
 def _array_of(data: Any) -> Any:
     """What a tensor holds for a forward's result that is not an ndarray: NumPy scalars become 0-d
     arrays, another namespace's arrays (CuPy) stay as they are."""
-    return np.asarray(data) if isinstance(data, _generic) or not hasattr(data, "__array_namespace__") else data
+    return np.asarray(data) if isinstance(data, _generic) or not _xp.is_array(data) else data
 
 
 def _wrap(data: Any) -> Tensor:

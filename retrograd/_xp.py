@@ -40,6 +40,13 @@ def namespace(array: object) -> types.ModuleType:
     return np if get is None else get()
 
 
+def is_array(value: object) -> bool:
+    """Whether `value` is an array of some namespace: NumPy's, a backend's (CuPy's arrays have no
+    `__array_namespace__`), or any library's with the array API's `__array_namespace__`."""
+    kind = type(value)
+    return kind is _ndarray or kind in _NAMESPACE_OF_TYPE or hasattr(value, "__array_namespace__")
+
+
 class Backend:
     """The arrays behind one torch device type: a namespace, the native device of each index, and the
     copies to and from host (NumPy) memory."""
@@ -64,6 +71,14 @@ class Backend:
     def from_host(self, array: np.ndarray, index: int) -> Any:
         return self.xp.asarray(array, device=self.devices[index], copy=True)
 
+    def draw(self, kind: str, shape: tuple[int, ...], dtype: np.dtype, index: int) -> Any:
+        """`kind` ('random': uniform [0, 1), 'normal') samples drawn on the device by its own generator, or None
+        where the library has none (the standard has no random numbers): then the host draws and copies."""
+        return None
+
+    def seed(self, seed: int) -> None:
+        """Seed the device's own generators (Note [random numbers on a device])."""
+
     def to_host(self, array: Any) -> np.ndarray:
         """A NumPy copy of `array`, through the namespace's host device (the standard's `to_device`)."""
         host = self.xp.__array_namespace_info__().default_device()
@@ -71,34 +86,53 @@ class Backend:
 
 
 class _CuPy(Backend):
-    """CuPy's arrays on the GPUs it sees: its own copies to and from the host."""
+    """CuPy's arrays on the GPUs it sees, computed on through array-api-compat's standard namespace for CuPy
+    (CuPy's own functions take no `device=`): CuPy's own copies to and from the host."""
 
-    def __init__(self, cupy: Any) -> None:
+    def __init__(self, cupy: Any, standard: Any) -> None:
         count = cupy.cuda.runtime.getDeviceCount()
-        super().__init__("cuda", cupy, [cupy.cuda.Device(i) for i in range(count)])
-        _NAMESPACE_OF_TYPE[cupy.ndarray] = cupy
+        super().__init__("cuda", standard, [cupy.cuda.Device(i) for i in range(count)])
+        self.cupy = cupy
+        self.generators: dict[int, Any] = {}
+        _NAMESPACE_OF_TYPE[cupy.ndarray] = standard
         self.name = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode() if count else "cupy"
 
     def synchronize(self) -> None:
-        self.xp.cuda.runtime.deviceSynchronize()
+        self.cupy.cuda.runtime.deviceSynchronize()
 
     def index_of(self, array: Any) -> int | None:
         return array.device.id
 
     def from_host(self, array: np.ndarray, index: int) -> Any:
-        with self.xp.cuda.Device(index):
-            return self.xp.asarray(array)
+        with self.cupy.cuda.Device(index):
+            return self.cupy.asarray(array)
 
     def to_host(self, array: Any) -> np.ndarray:
         return array.get()
 
+    def draw(self, kind: str, shape: tuple[int, ...], dtype: np.dtype, index: int) -> Any:
+        native = dtype if dtype in (np.float32, np.float64) else np.dtype(np.float32)
+        with self.cupy.cuda.Device(index):
+            found = self.generators.get(index)
+            if found is None:  # unseeded: from the OS, as torch's CUDA generator without manual_seed
+                found = self.generators[index] = self.cupy.random.default_rng()
+            drawn = found.random(shape, dtype=native) if kind == "random" else found.standard_normal(shape, native)
+            return drawn if native == dtype else drawn.astype(dtype)
+
+    def seed(self, seed: int) -> None:
+        self.generators = {i: None for i in range(len(self.devices))}
+        for index in self.generators:
+            with self.cupy.cuda.Device(index):
+                self.generators[index] = self.cupy.random.default_rng(seed)
+
 
 def _find_cupy() -> Backend | None:
-    """CuPy behind 'cuda' when it imports and sees a GPU; None otherwise."""
+    """CuPy behind 'cuda' when it and array-api-compat import and CuPy sees a GPU; None otherwise."""
     try:
+        import array_api_compat.cupy
         import cupy
 
-        found = _CuPy(cupy)
+        found = _CuPy(cupy, array_api_compat.cupy)
     except Exception:  # noqa: BLE001 - no CuPy, or a CuPy without a driver or a GPU: no CUDA, as torch says
         return None
     return found if found.devices else None
@@ -113,6 +147,8 @@ def backend(device_type: str) -> Backend | None:
     found = _backends.get(device_type)
     if found is _NOT_LOOKED_UP:
         found = _backends[device_type] = _find_cupy()
+        if found is not None and _pending_seed[0] is not None:
+            found.seed(_pending_seed[0])
     return found
 
 
@@ -137,6 +173,24 @@ def transfer(array: Any, device_type: str, index: int | None) -> Any:
         return array
     host = array if here[0] == "cpu" else _backends[here[0]].to_host(array)
     return host if device_type == "cpu" else _backends[device_type].from_host(host, index)
+
+
+# Note [random numbers on a device]
+# A backend with its own random generator (CuPy's) draws a device's random tensors there, as torch's CUDA
+# generator does: copying host draws to a GPU costs more than the training step that uses them (dropout
+# masks). Its streams differ from the CPU's, as torch's CUDA streams do; `manual_seed` seeds both.
+# A backend without one (array_api_strict) gets the host's draws, copied.
+
+
+def seed_devices(seed: int) -> None:
+    """Seed the generators of every backend looked up so far (a later one is seeded when first used)."""
+    _pending_seed[0] = seed
+    for found in _backends.values():
+        if isinstance(found, Backend):
+            found.seed(seed)
+
+
+_pending_seed: list[int | None] = [None]
 
 
 @contextlib.contextmanager

@@ -4,8 +4,9 @@ answers of a torch built without CUDA.
 Scripts written for GPUs start with `device = 'cuda' if torch.cuda.is_available() else 'cpu'` and a
 seeding block. With CuPy and a GPU, 'cuda' tensors hold CuPy arrays (retrograd/_xp.py, Note [choosing a
 namespace]). Without them the scripts take the CPU branch, exactly as on a torch built without CUDA, and
-calls that need a device raise the AssertionError torch raises there. Random numbers are drawn on the host
-and copied, so seeding the CPU generator seeds 'cuda' tensors too; the CUDA seeding calls do nothing.
+calls that need a device raise the AssertionError torch raises there. `rand`/`randn` on a GPU (dropout masks,
+`rand_like`) draw from CuPy's generator there, seeded by `torch.manual_seed` and the CUDA seeding calls, its
+streams not the CPU's, as in torch (Note [random numbers on a device]); other random ops draw on the host.
 Memory counters stay at zero (CuPy's pool is not read).
 """
 
@@ -66,11 +67,14 @@ def is_bf16_supported(including_emulation: bool = True) -> bool:
 
 
 def manual_seed(seed: int) -> None:
-    """Seeds the (absent) CUDA generators: nothing to do, as on a CPU-only torch."""
+    """Seeds the GPUs' generators (CuPy's; every GPU's, where torch seeds the current one); without a GPU
+    there is none to seed, as on a CPU-only torch."""
+    _xp.seed_devices(int(seed))
 
 
 def manual_seed_all(seed: int) -> None:
-    """Seeds every (absent) CUDA generator: nothing to do."""
+    """Seeds every GPU's generator (none without a GPU)."""
+    _xp.seed_devices(int(seed))
 
 
 def seed() -> None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from .. import _dtype as D
 
 
@@ -64,10 +66,23 @@ def dot(xp: Any, a: Any, b: Any) -> Any:
 
 def max_from(xp: Any, x: Any, axis: Any, keepdims: bool, initial: float) -> Any:
     """The largest of `initial` and x's elements over `axis` (NumPy's max(initial=): empty reductions give it)."""
-    if hasattr(x, "strides"):
+    if type(x) is np.ndarray:  # CuPy's max takes no initial
         return x.max(axis=axis, keepdims=keepdims, initial=initial)
     axes = range(x.ndim) if axis is None else [a % x.ndim for a in ((axis,) if isinstance(axis, int) else axis)]
     if all(x.shape[a] for a in axes):
         return xp.maximum(xp.max(x, axis=axis, keepdims=keepdims), initial)
     shape = tuple(1 if a in axes else n for a, n in enumerate(x.shape) if keepdims or a not in axes)
     return xp.full(shape, initial, dtype=x.dtype, device=x.device)
+
+
+def add_at(xp: Any, out: Any, index: Any, values: Any) -> Any:
+    """out with values[i] added into row index[i], repeated indices accumulating (NumPy's and CuPy's add.at, in
+    place). The standard has no scatter: there, a one-hot matrix product (rows x len(index) work; fine for the
+    small tables it serves, never NumPy's path)."""
+    scatter = getattr(getattr(xp, "add", None), "at", None)
+    if scatter is not None:
+        scatter(out, index, values)
+        return out
+    rows = xp.arange(out.shape[0], device=out.device)
+    one_hot = astype(xp, xp.reshape(rows, (-1, 1)) == xp.reshape(index, (1, -1)), values.dtype)
+    return out + xp.reshape(xp.matmul(one_hot, xp.reshape(values, (index.shape[0], -1))), out.shape)

@@ -76,6 +76,7 @@ import numpy as np
 from .. import _dtype as D
 from .._creation import zeros
 from .._tensor import Tensor, _wrap
+from .._xp import namespace
 from ..autograd import grad_mode
 from ..autograd.forward_ad import transforms as _transforms
 from .registry import apply, defop
@@ -841,7 +842,8 @@ def conv_jvp(input_t: Tensor, weight_t: Tensor, bias_t: Tensor | None, input: Te
 
 def constant_like(array: np.ndarray, like: Tensor) -> Tensor:
     """A constant tensor (no grad) in `like`'s dtype."""
-    return _wrap(np.asarray(array, dtype=like._data.dtype))
+    xp = namespace(like._data)
+    return _wrap(xp.asarray(array, dtype=like._data.dtype, device=like._data.device))
 
 
 def _corner_values(input: Tensor, corner: _Corner) -> Tensor:

@@ -22,7 +22,7 @@ import numpy as np
 from .. import _dtype as D
 from .._creation import zeros
 from .._tensor import Tensor, _wrap, _wrap_dim
-from .._xp import namespace
+from .._xp import is_array, namespace
 from ..autograd import grad_mode
 from ..autograd.forward_ad import transforms as _transforms
 from . import arrays as A
@@ -236,12 +236,12 @@ def _scatter_target(out: np.ndarray, src: object, dim: int, index: np.ndarray) -
     if dim == out.ndim:  # a 0-d target reads as 1-d; a 0-d index (and src) too
         if index.ndim == out.ndim:
             index = index[..., None]
-            if isinstance(src, np.ndarray) and src.ndim == out.ndim and src.ndim:
+            if is_array(src) and src.ndim == out.ndim and src.ndim:
                 src = src[..., None]
         out = out[..., None]
     places = list(np.indices(index.shape, sparse=True))
     places[dim] = index
-    if isinstance(src, np.ndarray) and src.ndim and src.shape != index.shape:
+    if is_array(src) and src.ndim and src.shape != index.shape:
         src = src[tuple(slice(0, n) for n in index.shape)]  # torch reads only the part the index covers
     return out, tuple(places), src
 
@@ -545,7 +545,7 @@ def _index_views(x: Tensor, entries: list, lone_slice: bool) -> tuple[Tensor, tu
     """Apply the basic entries as views (select, slice, unsqueeze) the way torch does; return the
     view and the key of the advanced entries over the view's dims (None if there are none)."""
     ndim = x._data.ndim
-    specified = sum(e.ndim if isinstance(e, np.ndarray) and e.dtype == bool else 1 for e in entries
+    specified = sum(e.ndim if is_array(e) and e.dtype == bool else 1 for e in entries
                     if e is not None and e is not Ellipsis and not isinstance(e, bool))
     if specified > ndim:
         if ndim == 0 and len(entries) == 1 and isinstance(entries[0], int):
@@ -582,7 +582,7 @@ def _index_views(x: Tensor, entries: list, lone_slice: bool) -> tuple[Tensor, tu
         else:  # checked only if NumPy refuses it (_explain_index_error)
             advanced.append(e)
             dim += e.ndim if e.dtype == bool else 1
-    if not any(isinstance(a, np.ndarray) for a in advanced):
+    if not any(is_array(a) for a in advanced):
         return out, None
     while isinstance(advanced[-1], slice):
         advanced.pop()
@@ -594,10 +594,10 @@ def _explain_index_error(key: tuple, shape: tuple) -> None:
     mask of the wrong shape, index arrays that do not broadcast); return if none applies."""
     dim = 0
     for k in key:
-        if isinstance(k, np.ndarray):
+        if is_array(k):
             _check_index(k, shape, dim)
-        dim += k.ndim if isinstance(k, np.ndarray) and k.dtype == bool else 1
-    shapes = [a.shape if a.dtype != bool else (int(a.sum()),) for a in key if isinstance(a, np.ndarray)]
+        dim += k.ndim if is_array(k) and k.dtype == bool else 1
+    shapes = [a.shape if a.dtype != bool else (int(a.sum()),) for a in key if is_array(a)]
     try:
         np.broadcast_shapes(*shapes)
     except ValueError:
@@ -724,7 +724,7 @@ def _put_key(self: Tensor, indices: Sequence) -> tuple:
         if not isinstance(idx, Tensor):
             raise TypeError(f"expected Tensor as element {i} in argument 1, but got {type(idx).__name__}")
     key = tuple(_as_index(idx) for idx in indices)
-    if len(key) > self._data.ndim and not any(isinstance(k, np.ndarray) and k.dtype == bool for k in key):
+    if len(key) > self._data.ndim and not any(is_array(k) and k.dtype == bool for k in key):
         raise IndexError(f"too many indices for tensor of dimension {self._data.ndim} (got {len(key)})")
     return key
 

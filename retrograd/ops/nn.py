@@ -63,6 +63,7 @@ class NormAxes(NamedTuple):
 @defop("_softmax", node="SoftmaxBackward0", params=("dim",), self="softmax_backward_data(grad, result, dim)",
        jvp="result * (self_t - (self_t * result).sum(dim, True))")
 def softmax_op(xp, x, dim):
+    dim = dim if x.ndim else None  # a 0-d tensor is one element (CuPy refuses its axis 0)
     if not x.size:
         return A.copy(xp, x)
     e = xp.exp(x - xp.max(x, axis=dim, keepdims=True))
@@ -78,6 +79,7 @@ def softmax_op(xp, x, dim):
        jvp="softmax_backward_data(grad_output_t, output, dim) + output_t * (grad_output - (grad_output * output)"
            ".sum(dim, True)) - output * (grad_output * output_t).sum(dim, True)")
 def softmax_backward_data(xp, g, r, dim):
+    dim = dim if g.ndim else None  # a 0-d tensor is one element (CuPy refuses its axis 0)
     out = g - xp.sum(g * r, axis=dim, keepdims=True)
     out *= r  # r * (g - sum(g r)), the product in place
     return out
@@ -87,6 +89,7 @@ def softmax_backward_data(xp, g, r, dim):
        self="log_softmax_backward_data(grad, result, dim)",
        jvp="self_t - (self_t * exp(result)).sum(dim, True)")
 def log_softmax_op(xp, x, dim):
+    dim = dim if x.ndim else None  # a 0-d tensor is one element (CuPy refuses its axis 0)
     if not x.size:
         return A.copy(xp, x)
     if not hasattr(x, "strides"):  # the standard's functions; NumPy's methods below skip their Python wrappers
@@ -103,6 +106,7 @@ def log_softmax_op(xp, x, dim):
        output="-grad * exp(output) * grad_output.sum(dim, True)",
        jvp="grad_output_t - exp(output) * (grad_output_t.sum(dim, True) + output_t * grad_output.sum(dim, True))")
 def log_softmax_backward_data(xp, g, r, dim):
+    dim = dim if g.ndim else None  # a 0-d tensor is one element (CuPy refuses its axis 0)
     scaled = xp.exp(r)
     scaled *= A.reduce(xp, "sum", g, dim, True)
     return g - scaled
@@ -146,10 +150,10 @@ def native_norm_op(xp, x, w, b, axes, eps):
 
 def _moments(xp, xs, dims: tuple[int, ...]):
     """(mean, biased variance) over dims, kept as size-1 dims: four passes (NumPy's var takes the mean again)."""
-    mean = xs.mean(axis=dims, keepdims=True)
+    mean = A.reduce(xp, "mean", xs, dims, True)
     centered = xs - mean
     centered *= centered
-    return mean, centered.mean(axis=dims, keepdims=True)
+    return mean, A.reduce(xp, "mean", centered, dims, True)
 
 
 def _channel_moments(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -192,10 +196,11 @@ def embedding_op(xp, w, indices, padding_idx, scale_grad_by_freq):
 def embedding_backward_op(xp, g, indices, num_weights, padding_idx, scale_grad_by_freq):
     """Each looked-up row's gradient added into its weight row (padding_idx gets none)."""
     flat = A.reshape(xp, indices, -1)
-    rows = A.reshape(xp, g, flat.size, -1) * _row_scale(flat, num_weights, padding_idx, scale_grad_by_freq)[:, None]
-    out = xp.zeros((num_weights, rows.shape[1]), dtype=g.dtype)
-    xp.add.at(out, flat, A.astype(xp, rows, g.dtype, copy=False))
-    return out
+    rows = A.reshape(xp, g, flat.size, -1)
+    if padding_idx is not None or scale_grad_by_freq:
+        rows = rows * A.astype(xp, _row_scale(xp, flat, num_weights, padding_idx, scale_grad_by_freq)[:, None],
+                               g.dtype, copy=False)
+    return A.add_at(xp, xp.zeros((num_weights, rows.shape[1]), dtype=g.dtype, device=g.device), flat, rows)
 
 
 @defop("_scaled_dot_product_flash_attention_for_cpu", node="ScaledDotProductFlashAttentionForCpuBackward0",
@@ -249,19 +254,19 @@ def nll_loss_backward_op(xp, g, x, target, weight, reduction, ignore_index):
     """-w[t] * grad at each target position (over the total weight for 'mean'), zero elsewhere: nll_loss's
     backward as one row, linear in grad, so its own derivative is nll_loss again (torch's double backward)."""
     if weight is None and ignore_index is None and target.size:  # every sample weighs 1 (or 1 / count)
-        w = g.dtype.type(1) / target.size if reduction == "mean" else 1
+        w = 1 / target.size if reduction == "mean" else 1  # a Python float keeps g's dtype
     else:
         w = _sample_weights(target, weight, ignore_index, g.dtype)
         if reduction == "mean":
             with np.errstate(invalid="ignore", divide="ignore"):
                 w = w / w.sum()
-    out = xp.zeros(x.shape, g.dtype)
+    out = xp.zeros(x.shape, dtype=g.dtype, device=g.device)
     if ignore_index is None:
-        _at_targets(xp, out, target, -w * g)
-    else:  # an ignored sample's row is left alone (as torch does), also when all are and 'mean' made 0 / 0
-        ignored = target == ignore_index
-        _at_targets(xp, out, xp.where(ignored, 0, target), xp.where(ignored, 0, -w * g).astype(g.dtype, copy=False))
-    return out
+        return _at_targets(xp, out, target, -w * g)
+    # an ignored sample's row is left alone (as torch does), also when all are and 'mean' made 0 / 0
+    ignored = target == ignore_index
+    return _at_targets(xp, out, xp.where(ignored, 0, target),
+                       A.astype(xp, xp.where(ignored, 0, -w * g), g.dtype, copy=False))
 
 
 nll_loss2d_op = nll_loss_op.alias("nll_loss2d", "NllLoss2DBackward0")
@@ -402,6 +407,10 @@ def _at_targets(xp, x, index, values=None):
     `values`, write them there. Plain integer indexing for 1-d and 2-d inputs (take_along_axis's Python
     wrapper costs more than a small loss)."""
     cls = 1 if x.ndim > 1 else 0
+    if values is not None and not hasattr(x, "strides"):  # the standard has no indexed assignment: a one-hot select
+        classes = xp.reshape(xp.arange(x.shape[cls], device=x.device), (-1,) + (1,) * (x.ndim - cls - 1))
+        return xp.where(xp.expand_dims(index, axis=cls) == classes,
+                        xp.expand_dims(xp.broadcast_to(values, index.shape), axis=cls), x)
     if x.ndim <= 2:
         where = (xp.arange(x.shape[0], device=x.device), index) if x.ndim == 2 else index
         if values is None:
@@ -426,13 +435,14 @@ def _sample_weights(target: np.ndarray, weight: np.ndarray | None, ignore_index:
     return np.where(valid, w, 0).astype(dtype)
 
 
-def _row_scale(flat: np.ndarray, num_weights: int, padding_idx: int | None, by_freq: bool) -> np.ndarray:
-    """Per looked-up index: 0 for padding_idx, 1 / count with scale_grad_by_freq, else 1."""
-    scale = np.ones(flat.shape, dtype=np.float64)
+def _row_scale(xp, flat, num_weights: int, padding_idx: int | None, by_freq: bool):
+    """Per looked-up index (float64): 0 for padding_idx, 1 / count with scale_grad_by_freq, else 1."""
+    scale = xp.ones(flat.shape, dtype=xp.float64, device=flat.device)
     if by_freq:
-        scale = scale / np.bincount(flat, minlength=num_weights)[flat]
+        counts = A.add_at(xp, xp.zeros(num_weights, dtype=xp.float64, device=flat.device), flat, scale)
+        scale = scale / xp.take(counts, flat)
     if padding_idx is not None:
-        scale = np.where(flat == padding_idx, 0.0, scale)
+        scale = xp.where(flat == padding_idx, 0.0, scale)
     return scale
 
 
@@ -583,8 +593,9 @@ def standardize_jvp(input_t: Tensor, weight_t: Tensor | None, bias_t: Tensor | N
 
 def embedding_row_scale(indices: np.ndarray, num_weights: int, padding_idx: int | None, by_freq: bool,
                         dtype: object) -> Tensor:
-    scale = _row_scale(indices.reshape(-1), num_weights, padding_idx, by_freq)
-    return _wrap(scale.reshape(*indices.shape, 1).astype(dtype.np))
+    xp = namespace(indices)
+    scale = _row_scale(xp, A.reshape(xp, indices, -1), num_weights, padding_idx, by_freq)
+    return _wrap(A.astype(xp, A.reshape(xp, scale, (*indices.shape, 1)), dtype))
 
 
 def attention_probs(query: Tensor, key: Tensor, mask: np.ndarray | None, scale: float) -> Tensor:
@@ -1223,8 +1234,10 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     elif mask is not None:
         scores = scores + constant_like(mask, scores)
     probs = softmax(scores, -1)
-    if mask is not None and np.isinf(mask).all(-1).any():  # _safe_softmax: fully masked rows give zeros
-        probs = probs.masked_fill(_wrap(np.broadcast_to(np.isinf(mask).all(-1, keepdims=True), probs.shape)), 0.0)
+    if mask is not None:  # _safe_softmax: fully masked rows give zeros
+        masked_rows = xp.all(xp.isinf(mask), axis=-1, keepdims=True)
+        if bool(xp.any(masked_rows)):
+            probs = probs.masked_fill(_wrap(xp.broadcast_to(masked_rows, tuple(probs.shape))), 0.0)
     if dropout_p > 0.0:
         probs = dropout(probs, dropout_p, True)
     return matmul(probs, value)

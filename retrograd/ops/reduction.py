@@ -343,6 +343,9 @@ def index_of_extreme(xp, x, dim: int | Sequence[int] | None, keepdim: bool, find
     moved = xp.permute_dims(x, tuple(kept) + dims)
     flat = A.reshape(xp, moved, moved.shape[:len(kept)] + (math.prod(x.shape[d] for d in dims),))
     out = find(flat, axis=-1)
+    if type(x) is not np.ndarray and D.kind(x) in "fc":  # CuPy's argmax skips NaN: torch and NumPy take the first
+        nan = A.astype(xp, xp.isnan(flat), xp.int8)
+        out = xp.where(xp.any(nan == 1, axis=-1), xp.argmax(nan, axis=-1), out)
     return A.reshape(xp, out, [1 if d in dims else n for d, n in enumerate(x.shape)]) if keepdim else out
 
 

@@ -29,7 +29,7 @@ import numpy as np
 from .. import _creation
 from .. import _dtype as D
 from .._tensor import NO_VERSION_COUNTER, Tensor, ViewRefs, _array_of, _wrap, _wrap_many, device  # noqa: F401 - _array_of: generated
-from .._xp import locate, namespace
+from .._xp import is_array, locate, namespace
 from ..autograd import forward_ad, grad_mode
 from ..autograd.graph import (
     NO_EDGE,
@@ -795,13 +795,13 @@ def _arrays(op: Op, args: tuple) -> list:
 
 def namespace_of(arrays: Sequence) -> types.ModuleType:
     """The namespace of a forward's first array (its first inputs may be Python numbers)."""
-    return next((namespace(a) for a in arrays if hasattr(a, "__array_namespace__")), np)
+    return next((namespace(a) for a in arrays if is_array(a)), np)
 
 
 def _cpu_scalars_moved(arrays: list) -> list:
     """torch lets a 0-d CPU tensor join tensors on another device, read as a number: moved to theirs (tensors of
     more dimensions on two devices are torch's error, _forward_error)."""
-    other = next((a for a in arrays if type(a) is not _ndarray and hasattr(a, "__array_namespace__")), None)
+    other = next((a for a in arrays if type(a) is not _ndarray and is_array(a)), None)
     if other is None:
         return arrays
     xp = namespace(other)
@@ -838,7 +838,7 @@ def operand(value: object) -> object:
 def _forward_error(error: Exception, arrays: Sequence) -> Exception:
     """What a forward that failed on `arrays` raises: torch's error for tensors on two devices, its broadcasting
     error for a ValueError from shapes, else the forward's own error."""
-    devices = list(dict.fromkeys(str(device(*locate(a))) for a in arrays if hasattr(a, "__array_namespace__")))
+    devices = list(dict.fromkeys(str(device(*locate(a))) for a in arrays if is_array(a)))
     if len(devices) > 1:
         return RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
                             f"{devices[0]} and {devices[1]}!")

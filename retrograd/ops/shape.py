@@ -117,7 +117,9 @@ def unsqueeze_op(xp, x, dim):
 def _strided_view(x, shape: tuple, strides: tuple):
     """A view of x's memory with other shape and strides (byte strides from x's first element), writeable
     when x is. A contiguous NumPy array goes through the ndarray constructor (~0.5 µs against as_strided's ~4)."""
-    if type(x) is np.ndarray and x.flags.c_contiguous:
+    if type(x) is not np.ndarray:  # CuPy's strided arrays (always writeable)
+        return _xp.namespace(x).lib.stride_tricks.as_strided(x, shape, strides)
+    if x.flags.c_contiguous:
         return np.ndarray(shape, x.dtype, x, 0, strides)
     return np.lib.stride_tricks.as_strided(x, shape, strides, writeable=x.flags.writeable)
 
@@ -381,7 +383,7 @@ def _embed_diagonal(xp, values, shape, offset, dim1, dim2):
 
 def _writable_diagonal(xp, x, offset, dim1, dim2):
     d = _diagonal(xp, x, offset, dim1, dim2)
-    if hasattr(x, "flags") and x.flags.writeable:
+    if type(x) is np.ndarray and x.flags.writeable:
         d.flags.writeable = True  # NumPy hands out read-only diagonals; torch's are ordinary views
     return d
 

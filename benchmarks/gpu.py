@@ -1,0 +1,168 @@
+"""`python -m benchmarks.gpu`: training steps on a GPU, retrograd (CuPy behind 'cuda') against torch CUDA.
+
+Both libraries run in one process on the same device, the same weights and batches: a large-batch MLP and a
+GPT at two sizes (the small one of the CPU suite, and nanoGPT's character-level Shakespeare configuration:
+6 layers, 384 wide, context 256, batch 64). Each step is timed between device synchronisations; the table
+gives medians and the ratio retrograd / torch. `--device cpu` runs the same steps on the CPU (a smoke run
+where no GPU is present). `--profile` adds retrograd's cProfile of one GPT step: where the host time goes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import pstats
+import statistics
+import time
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .models import _gpt, _same_weights
+
+MLP_WIDTHS = (1024, 4096, 4096, 10)
+
+
+def _synchronize(lib: Any, device: str) -> None:
+    if device != "cpu":
+        lib.cuda.synchronize()
+
+
+def _time(lib: Any, device: str, step: Callable[[], None], warmup: int, repeats: int) -> float:
+    """Median milliseconds of `step`, each timed between device synchronisations."""
+    for _ in range(warmup):
+        step()
+    times = []
+    for _ in range(repeats):
+        _synchronize(lib, device)
+        start = time.perf_counter()
+        step()
+        _synchronize(lib, device)
+        times.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(times)
+
+
+def _mlp_step(lib: Any, device: str, batch: int) -> Callable[[], None]:
+    """A ReLU MLP (MLP_WIDTHS), cross-entropy, SGD with momentum: the large-batch step of issue #18."""
+    nn = lib.nn
+    layers = []
+    for fan_in, fan_out in zip(MLP_WIDTHS, MLP_WIDTHS[1:]):
+        layers += [nn.Linear(fan_in, fan_out), nn.ReLU()]
+    model = nn.Sequential(*layers[:-1])
+    _same_weights(lib, model)
+    model.to(device)
+    rng = np.random.default_rng(2)
+    x = lib.tensor(rng.standard_normal((batch, MLP_WIDTHS[0])).astype(np.float32)).to(device)
+    y = lib.tensor(rng.integers(0, MLP_WIDTHS[-1], batch)).to(device)
+    optimizer = lib.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+
+    def step() -> None:
+        loss = nn.functional.cross_entropy(model(x), y)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+
+    return step
+
+
+def _gpt_step(lib: Any, device: str, size: tuple[int, int, int, int], exact: bool = False) -> Callable[[], None]:
+    """The GPT of benchmarks/models.py (tanh-GELU by pow, masked_fill attention, dropout, AdamW, clipping)."""
+    layers, width, context, batch = size
+    vocab = 65
+    model = _gpt(lib, layers, width, context, vocab, exact)
+    _same_weights(lib, model)
+    model.to(device)
+    rng = np.random.default_rng(1)
+    x = lib.tensor(rng.integers(0, vocab, (batch, context))).to(device)
+    y = lib.tensor(rng.integers(0, vocab, (batch, context))).to(device)
+    optimizer = lib.optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.1)
+
+    def step() -> None:
+        loss = lib.nn.functional.cross_entropy(model(x).view(-1, vocab), y.view(-1))
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        lib.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+
+    return step
+
+
+def _cases(quick: bool) -> dict[str, Callable[[Any, str], Callable[[], None]]]:
+    small, nanogpt = ((1, 32, 16, 4), (2, 64, 32, 8)) if quick else ((4, 128, 64, 32), (6, 384, 256, 64))
+    mlp_batch = 64 if quick else 8192
+    return {
+        f"MLP {'-'.join(map(str, MLP_WIDTHS))}, batch {mlp_batch}, SGD": lambda lib, d: _mlp_step(lib, d, mlp_batch),
+        f"GPT {small[0]}x{small[1]}, batch {small[3]}x{small[2]}, AdamW": lambda lib, d: _gpt_step(lib, d, small),
+        f"GPT {nanogpt[0]}x{nanogpt[1]}, batch {nanogpt[3]}x{nanogpt[2]}, AdamW":
+            lambda lib, d: _gpt_step(lib, d, nanogpt),
+        f"GPT {small[0]}x{small[1]} exact GELU + SDPA": lambda lib, d: _gpt_step(lib, d, small, exact=True),
+    }
+
+
+def _profile(lib: Any, step: Callable[[], None], device: str) -> str:
+    """cProfile of three steps: the 25 functions with the most own time."""
+    step()
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(3):
+        step()
+    _synchronize(lib, device)
+    profiler.disable()
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(25)
+    return out.getvalue()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.gpu", description=__doc__)
+    parser.add_argument("--device", default="cuda", help="cuda (default) or cpu")
+    parser.add_argument("--quick", action="store_true", help="small sizes, few repeats")
+    parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--only", help="run the cases whose name contains this text")
+    parser.add_argument("--profile", action="store_true", help="print retrograd's profile of each case")
+    parser.add_argument("--json", help="also write the results here")
+    args = parser.parse_args(argv)
+
+    import torch
+
+    import retrograd
+
+    libs = {"retrograd": retrograd, "torch": torch}
+    device_name = torch.cuda.get_device_name(0) if args.device != "cpu" else "CPU"
+    print(f"device: {device_name}; torch {torch.__version__}; retrograd on "
+          f"{retrograd.cuda.get_device_name(0) if args.device != 'cpu' else 'NumPy'}")
+    rows = []
+    for name, build in _cases(args.quick).items():
+        if args.only and args.only not in name:
+            continue
+        row: dict[str, Any] = {"case": name}
+        for lib_name, lib in libs.items():
+            try:
+                step = build(lib, args.device)
+                row[lib_name] = _time(lib, args.device, step, warmup=1 if args.quick else 3,
+                                      repeats=3 if args.quick else args.repeats)
+                if args.profile and lib is retrograd:
+                    print(f"## profile, {name}\n{_profile(lib, step, args.device)}")
+            except Exception as e:  # noqa: BLE001 - a failing case is reported, the others still run
+                row[lib_name] = f"{type(e).__name__}: {e}"[:300]
+                traceback.print_exc()
+        ours, theirs = row["retrograd"], row["torch"]
+        row["ratio"] = ours / theirs if isinstance(ours, float) and isinstance(theirs, float) else None
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    print("\n| case | retrograd ms/step | torch ms/step | ratio |\n|---|---:|---:|---:|")
+    for row in rows:
+        cells = [f"{v:.2f}" if isinstance(v, float) else str(v) for v in (row["retrograd"], row["torch"])]
+        ratio = f"{row['ratio']:.2f}" if row["ratio"] else "-"
+        print(f"| {row['case']} | {cells[0]} | {cells[1]} | {ratio} |")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": device_name, "torch": torch.__version__, "rows": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
