@@ -523,6 +523,14 @@ TRANSFORMS = [
     lambda D, T: D.StickBreakingTransform(), lambda D, T: D.transform_to(D.constraints.interval(T(-1.0), T(2.0))),
     lambda D, T: D.biject_to(D.constraints.greater_than(0.5)), lambda D, T: D.biject_to(D.constraints.less_than(0.5)),
     lambda D, T: D.biject_to(D.constraints.independent(D.constraints.unit_interval, 1)),
+    lambda D, T: D.ReshapeTransform((3,), (1, 3)), lambda D, T: D.CorrCholeskyTransform(),
+    lambda D, T: D.CatTransform([D.ExpTransform(), D.AffineTransform(1.0, T([2.0, -0.5]))], 0, [1, 2]),
+    lambda D, T: D.StackTransform([D.ExpTransform(), D.SigmoidTransform(), D.TanhTransform()], dim=-1),
+    lambda D, T: D.CumulativeDistributionTransform(D.Normal(T(0.2), T(1.5))),
+    lambda D, T: D.biject_to(D.constraints.cat([D.constraints.positive, D.constraints.interval(-1.0, 1.0)], 0,
+                                               [2, 1])),
+    lambda D, T: D.transform_to(D.constraints.stack([D.constraints.real, D.constraints.positive,
+                                                     D.constraints.unit_interval])),
 ]
 
 
@@ -569,8 +577,70 @@ def test_non_bijective_and_matrix_transforms_match_torch():
         for mine, reference in zip(ours[:3], theirs[:3]):
             np.testing.assert_allclose(mine, reference, rtol=1e-10, atol=1e-12)
         assert ours[3:] == theirs[3:]
-    with pytest.raises(NotImplementedError, match="Cannot transform _CorrCholesky constraints"):
-        retrograd.distributions.biject_to(retrograd.distributions.constraints.corr_cholesky)
+
+
+def test_corr_cholesky_cat_and_stack_transforms_match_torch():
+    """CorrCholeskyTransform on a batch into 4 x 4 correlation factors (and biject_to(corr_cholesky)), a
+    CatTransform whose log-det is summed over an event and a StackTransform along a middle dim: values, inverses,
+    log-dets, gradients, shapes and codomain checks as torch's."""
+    corr_cholesky = retrograd.distributions.biject_to(retrograd.distributions.constraints.corr_cholesky)
+    assert bool(corr_cholesky.codomain.check(corr_cholesky(retrograd.tensor(np.linspace(-2.0, 1.5, 10)))).all())
+    cases = [(lambda D: D.biject_to(D.constraints.corr_cholesky), np.linspace(-2.0, 1.5, 12).reshape(2, 6)),
+             (lambda D: D.CatTransform([D.ExpTransform(), D.IndependentTransform(D.SigmoidTransform(), 1)], -1,
+                                       [1, 2]), np.linspace(-1.0, 1.0, 6).reshape(2, 3)),
+             (lambda D: D.StackTransform([D.ExpTransform(), D.SoftplusTransform()], 1),
+              np.linspace(-1.0, 1.0, 12).reshape(3, 2, 2))]
+    for make, x in cases:
+        results = []
+        for lib in (retrograd, torch):
+            t = make(lib.distributions)
+            x_t = lib.tensor(x, requires_grad=True)
+            y = t(x_t)
+            jac = t.log_abs_det_jacobian(x_t, y)
+            weights = lib.tensor(np.cos(np.arange(y.numel())).reshape(tuple(y.shape)))
+            (grad,) = lib.autograd.grad((y * weights).sum() + jac.sum(), x_t)
+            try:  # torch's cat constraint cannot join the checks of pieces with different event dims
+                in_codomain = bool(t.codomain.check(y).all())
+            except RuntimeError as error:
+                in_codomain = str(error)
+            results.append((y.detach().numpy(), t.inv(y.detach()).numpy(), jac.detach().numpy(), grad.numpy(),
+                            in_codomain, tuple(t.forward_shape(x_t.shape)),
+                            tuple(t.inverse_shape(y.shape)), t.domain.event_dim, t.codomain.event_dim))
+        ours, theirs = results
+        for mine, reference in zip(ours[:4], theirs[:4]):
+            np.testing.assert_allclose(mine, reference, rtol=1e-10, atol=1e-12)
+        assert ours[4:] == theirs[4:]
+
+
+def test_cat_and_stack_constraints_and_transform_errors_match_torch():
+    value = np.array([[0.5, -1.0, 0.2], [2.0, 0.0, 1.5]])
+    for make in (lambda c: c.cat([c.positive, c.real, c.unit_interval], -1),
+                 lambda c: c.cat([c.real, c.positive], 0, [1, 1]), lambda c: c.stack([c.positive, c.real], 0),
+                 lambda c: c.stack([c.independent(c.positive, 1), c.simplex], 0)):
+        ours, theirs = (make(lib.distributions.constraints) for lib in (retrograd, torch))
+        assert repr(ours) == repr(theirs) and ours.event_dim == theirs.event_dim
+        assert ours.is_discrete == theirs.is_discrete
+        np.testing.assert_array_equal(ours.check(retrograd.tensor(value)).numpy(),
+                                      theirs.check(torch.tensor(value)).numpy())
+    failures = [
+        lambda D, T: D.ReshapeTransform((2, 3), (4,)),
+        lambda D, T: D.ReshapeTransform((2, 3), (6,)).forward_shape((4, 3, 2)),
+        lambda D, T: D.CorrCholeskyTransform().forward_shape((5,)),
+        lambda D, T: D.CorrCholeskyTransform().inverse_shape((3, 4)),
+        lambda D, T: D.CatTransform([D.ExpTransform()], 0, [2])(T([1.0, 2.0, 3.0])),
+        lambda D, T: D.StackTransform([D.ExpTransform()], 1)(T([1.0, 2.0])),
+        lambda D, T: D.CatTransform([D.ExpTransform()], 0, [1, 2]),
+        lambda D, T: D.constraints.stack([D.constraints.real], 1).check(T([1.0])),
+        lambda D, T: D.utils.vec_to_tril_matrix(T([1.0, 2.0, 3.0, 4.0, 5.0])),
+        lambda D, T: D.utils.tril_matrix_to_vec(T([[1.0, 2.0], [3.0, 4.0]]), diag=2),
+    ]
+    for failure in failures:
+        errors = []
+        for lib in (retrograd, torch):
+            with pytest.raises((ValueError, AssertionError)) as error:
+                failure(lib.distributions, lib.tensor)
+            errors.append((error.type, str(error.value)))
+        assert errors[0] == errors[1]
 
 
 def test_transform_cache_and_equality():
