@@ -26,6 +26,15 @@ __all__ = ["LKJCholesky", "Wishart"]
 _LOG_2 = math.log(2)
 
 
+# Note [LKJ onion method]
+# LKJCholesky.sample builds L row by row (section 3.2 of Lewandowski, Kurowicka and Joe 2009, as NumPyro does):
+# row i >= 1 is sqrt(y_i) times a uniform direction in its first i coordinates, with the diagonal entry making
+# its norm 1, and y_i ~ Beta(i / 2, concentration + (dim - 2) / 2 - (i - 1) / 2); row 0 draws a Beta it does not
+# use. torch 2.13 draws y_i from Beta(i - 1 / 2, ...) instead, so for dim >= 3 its rows below the second are more
+# correlated than the LKJ distribution its log_prob describes. Here every off-diagonal correlation has the LKJ
+# marginal, 2 Beta(b, b) - 1 with b = concentration - 1 + dim / 2 (tests/test_distributions.py checks it).
+
+
 class LKJCholesky(Distribution):
     """The LKJ distribution over lower Cholesky factors L of dim x dim correlation matrices: the density of
     L L^T is proportional to det(L L^T) ** (concentration - 1), so concentration 1 is uniform over them."""
@@ -38,11 +47,7 @@ class LKJCholesky(Distribution):
             raise ValueError(f"Expected dim to be an integer greater than or equal to 2. Found dim={dim}.")
         self.dim = dim
         (self.concentration,) = broadcast_all(concentration)
-        # Note [LKJ onion method]: row i >= 1 of L is sqrt(y_i) times a uniform direction in its first i
-        # coordinates, y_i ~ Beta(i / 2, concentration + (dim - 2) / 2 - (i - 1) / 2) (section 3.2 of Lewandowski,
-        # Kurowicka and Joe 2009, as in NumPyro); row 0 draws a Beta it does not use. torch 2.13 draws row i's y_i
-        # from Beta(i - 1 / 2, ...) instead, so for dim >= 3 its rows below the second are more correlated than the
-        # LKJ distribution that its log_prob describes; here every off-diagonal correlation has the LKJ marginal.
+        # the radii of the onion method, one Beta per row (Note [LKJ onion method])
         offset = 0.5 * retrograd.arange(dim - 1, dtype=self.concentration.dtype)
         offset = retrograd.cat([offset.new_zeros((1,)), offset])
         marginal_concentration = self.concentration + 0.5 * (dim - 2)
