@@ -10,7 +10,17 @@ their distributions do not. Validation follows torch (on unless `python -O` or
 
 import sys
 
-from . import compound, constraints, continuous, discrete, distribution, multivariate_normal, transformed, transforms
+from . import (
+    compound,
+    constraints,
+    continuous,
+    discrete,
+    distribution,
+    matrix,
+    multivariate_normal,
+    transformed,
+    transforms,
+)
 from .compound import Independent, MixtureSameFamily
 from .constraint_registry import biject_to, transform_to
 from .continuous import (
@@ -21,10 +31,12 @@ from .continuous import (
     Exponential,
     FisherSnedecor,
     Gamma,
+    GeneralizedPareto,
     Laplace,
     Normal,
     StudentT,
     Uniform,
+    VonMises,
 )
 from .discrete import (
     Bernoulli,
@@ -40,6 +52,7 @@ from .discrete import (
 )
 from .distribution import Distribution, ExponentialFamily
 from .kl import kl_divergence, register_kl
+from .matrix import LKJCholesky, Wishart
 from .multivariate_normal import LowRankMultivariateNormal, MultivariateNormal
 from .transformed import (
     ExpRelaxedCategorical,
@@ -60,15 +73,20 @@ from .transformed import (
 from .transforms import (
     AbsTransform,
     AffineTransform,
+    CatTransform,
     ComposeTransform,
+    CorrCholeskyTransform,
+    CumulativeDistributionTransform,
     ExpTransform,
     IndependentTransform,
     LowerCholeskyTransform,
     PositiveDefiniteTransform,
     PowerTransform,
+    ReshapeTransform,
     SigmoidTransform,
     SoftmaxTransform,
     SoftplusTransform,
+    StackTransform,
     StickBreakingTransform,
     TanhTransform,
     Transform,
@@ -76,16 +94,18 @@ from .transforms import (
 )
 
 __all__ = [
-    "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
-    "ComposeTransform", "ContinuousBernoulli", "Dirichlet", "Distribution", "ExpRelaxedCategorical", "ExpTransform",
-    "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
-    "Independent", "IndependentTransform", "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal", "LogisticNormal",
-    "LogitRelaxedBernoulli", "LowRankMultivariateNormal", "LowerCholeskyTransform", "MixtureSameFamily", "Multinomial",
-    "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
-    "Pareto", "Poisson", "PositiveDefiniteTransform", "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical",
-    "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform", "StudentT", "TanhTransform",
-    "Transform", "TransformedDistribution", "Uniform", "Weibull", "biject_to", "constraints", "identity_transform",
-    "kl_divergence", "register_kl", "transform_to", "transforms",
+    "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform", "Categorical", "Cauchy",
+    "Chi2", "ComposeTransform", "ContinuousBernoulli", "CorrCholeskyTransform", "CumulativeDistributionTransform",
+    "Dirichlet", "Distribution", "ExpRelaxedCategorical", "ExpTransform", "Exponential", "ExponentialFamily",
+    "FisherSnedecor", "Gamma", "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
+    "Independent", "IndependentTransform", "InverseGamma", "Kumaraswamy", "LKJCholesky", "Laplace", "LogNormal",
+    "LogisticNormal", "LogitRelaxedBernoulli", "LowRankMultivariateNormal", "LowerCholeskyTransform",
+    "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
+    "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "PositiveDefiniteTransform", "PowerTransform",
+    "RelaxedBernoulli", "RelaxedOneHotCategorical", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
+    "SoftplusTransform", "StackTransform", "StickBreakingTransform", "StudentT", "TanhTransform", "Transform",
+    "TransformedDistribution", "Uniform", "VonMises", "Weibull", "Wishart", "biject_to", "constraints",
+    "identity_transform", "kl_divergence", "register_kl", "transform_to", "transforms",
 ]
 
 # torch defines each distribution in a module of its own (torch.distributions.normal, ...); here they are grouped
@@ -93,11 +113,12 @@ __all__ = [
 # `from torch.distributions.normal import Normal` runs unchanged.
 _TORCH_MODULE_NAMES = {
     compound: ["independent", "mixture_same_family"],
-    continuous: ["beta", "cauchy", "chi2", "dirichlet", "exponential", "fishersnedecor", "gamma", "laplace", "normal",
-                 "studentT", "uniform"],
+    continuous: ["beta", "cauchy", "chi2", "dirichlet", "exponential", "fishersnedecor", "gamma", "generalized_pareto",
+                 "laplace", "normal", "studentT", "uniform", "von_mises"],
     discrete: ["bernoulli", "binomial", "categorical", "continuous_bernoulli", "geometric", "multinomial",
                "negative_binomial", "one_hot_categorical", "poisson"],
     distribution: ["exp_family", "utils"],
+    matrix: ["lkj_cholesky", "wishart"],
     multivariate_normal: ["lowrank_multivariate_normal"],
     transformed: ["gumbel", "half_cauchy", "half_normal", "inverse_gamma", "kumaraswamy", "log_normal",
                   "logistic_normal", "pareto", "relaxed_bernoulli", "relaxed_categorical", "transformed_distribution",
@@ -106,3 +127,4 @@ _TORCH_MODULE_NAMES = {
 for _module, _names in _TORCH_MODULE_NAMES.items():
     for _name in _names:
         sys.modules.setdefault(f"{__name__}.{_name}", _module)
+        globals().setdefault(_name, _module)  # torch.distributions.normal is an attribute too

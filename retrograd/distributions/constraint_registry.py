@@ -107,6 +107,22 @@ def _transform_to_simplex(constraint: constraints.Constraint) -> transforms.Tran
     return transforms.SoftmaxTransform()
 
 
+@_register_both(constraints.corr_cholesky)
+def _transform_to_corr_cholesky(constraint: constraints.Constraint) -> transforms.Transform:
+    return transforms.CorrCholeskyTransform()
+
+
+def _register_piecewise(registry: ConstraintRegistry) -> None:
+    """Map cat and stack constraints to Cat and Stack transforms of `registry`'s transform for each piece."""
+    registry.register(constraints.cat, lambda c: transforms.CatTransform([registry(p) for p in c.cseq], c.dim,
+                                                                          c.lengths))
+    registry.register(constraints.stack, lambda c: transforms.StackTransform([registry(p) for p in c.cseq], c.dim))
+
+
+_register_piecewise(biject_to)
+_register_piecewise(transform_to)
+
+
 @transform_to.register(constraints.lower_cholesky)
 def _transform_to_lower_cholesky(constraint: constraints.Constraint) -> transforms.Transform:
     return transforms.LowerCholeskyTransform()

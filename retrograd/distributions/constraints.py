@@ -8,19 +8,21 @@ torch's (torch/distributions/constraints.py).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
+
+import retrograd
 
 from .. import _creation
 from .. import _dtype as D
 from .._tensor import Tensor
 
-__all__ = ["Constraint", "MixtureSameFamilyConstraint", "boolean", "corr_cholesky", "dependent",
+__all__ = ["Constraint", "MixtureSameFamilyConstraint", "boolean", "cat", "corr_cholesky", "dependent",
            "dependent_property", "greater_than", "greater_than_eq", "half_open_interval", "independent",
            "integer_interval", "interval", "is_dependent",
            "less_than", "lower_cholesky", "lower_triangular", "multinomial", "nonnegative", "nonnegative_integer",
            "one_hot", "positive", "positive_definite", "positive_integer", "positive_semidefinite", "real",
-           "real_vector", "simplex", "square", "symmetric", "unit_interval"]
+           "real_vector", "simplex", "square", "stack", "symmetric", "unit_interval"]
 
 
 class Constraint:
@@ -295,6 +297,63 @@ class _PositiveDefinite(_Symmetric):
         return linalg.cholesky_ex(value).info.eq(0)
 
 
+def _check_dim_in_range(dim: int, value: Tensor, noun: str = "value") -> None:
+    """torch's assertion that `dim` indexes a dim of `value`."""
+    if not -value.dim() <= dim < value.dim():
+        raise AssertionError(f"dim {dim} out of range for {noun} with {value.dim()} dimensions")
+
+
+class _Piecewise(Constraint):
+    """The constraints of `cseq` on pieces of a value along `dim` (the shared half of _Cat and _Stack)."""
+
+    def __init__(self, cseq: Sequence[Constraint], dim: int) -> None:
+        if not all(isinstance(c, Constraint) for c in cseq):
+            raise AssertionError("All elements of cseq must be Constraint instances")
+        self.cseq = list(cseq)
+        self.dim = dim
+
+    @property
+    def is_discrete(self) -> bool:
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self) -> int:
+        return max(c.event_dim for c in self.cseq)
+
+
+class _Cat(_Piecewise):
+    """The constraints of `cseq` on consecutive pieces of lengths `lengths` along `dim` (as torch.cat joins them)."""
+
+    def __init__(self, cseq: Sequence[Constraint], dim: int = 0, lengths: Sequence[int] | None = None) -> None:
+        super().__init__(cseq, dim)
+        self.lengths = [1] * len(self.cseq) if lengths is None else list(lengths)
+        if len(self.lengths) != len(self.cseq):
+            raise AssertionError(f"lengths ({len(self.lengths)}) must match cseq ({len(self.cseq)})")
+
+    def check(self, value: Tensor) -> Tensor:
+        _check_dim_in_range(self.dim, value)
+        starts = [sum(self.lengths[:i]) for i in range(len(self.lengths))]
+        return retrograd.cat([c.check(value.narrow(self.dim, start, length))
+                              for c, start, length in zip(self.cseq, starts, self.lengths)], self.dim)
+
+
+class _Stack(_Piecewise):
+    """The constraints of `cseq` on the slices along `dim` (as torch.stack joins them)."""
+
+    def __init__(self, cseq: Sequence[Constraint], dim: int = 0) -> None:
+        super().__init__(cseq, dim)
+
+    @property
+    def event_dim(self) -> int:
+        event_dim = super().event_dim
+        return event_dim + 1 if self.dim + event_dim < 0 else event_dim
+
+    def check(self, value: Tensor) -> Tensor:
+        _check_dim_in_range(self.dim, value)
+        slices = [value.select(self.dim, i) for i in range(value.size(self.dim))]
+        return retrograd.stack([c.check(v) for v, c in zip(slices, self.cseq)], self.dim)
+
+
 dependent = _Dependent()
 dependent_property = _DependentProperty
 independent = _IndependentConstraint
@@ -322,6 +381,8 @@ square = _Square()
 symmetric = _Symmetric()
 positive_semidefinite = _PositiveSemidefinite()
 positive_definite = _PositiveDefinite()
+cat = _Cat
+stack = _Stack
 
 
 class MixtureSameFamilyConstraint(Constraint):

@@ -1,12 +1,14 @@
-"""Continuous univariate and simplex distributions (torch's normal.py, uniform.py, laplace.py, cauchy.py,
-exponential.py, gamma.py, chi2.py, studentT.py, beta.py, dirichlet.py): the same parameters, constraints and
-formulas, so log_prob, entropy, moments, cdf and icdf and their gradients are torch's numbers.
+"""Continuous univariate, circular and simplex distributions (torch's normal.py, uniform.py, laplace.py, cauchy.py,
+exponential.py, gamma.py, chi2.py, studentT.py, beta.py, dirichlet.py, generalized_pareto.py, von_mises.py): the
+same parameters, constraints and formulas, so log_prob, entropy, moments, cdf and icdf and their gradients are
+torch's numbers.
 
 rsample is reparameterised: location-scale families transform standard noise; Gamma (and through it Chi2,
 StudentT, Dirichlet and Beta) draws with `_standard_gamma`, whose gradient is the implicit one torch uses
 (Note [implicit gamma gradient] in ops/random.py). Dirichlet normalises Gamma draws, so its sample's gradient is
 the Gamma draws' implicit gradient carried through the normalisation, not torch's `_dirichlet_grad` of the
-marginal Beta CDF: a different, equally unbiased estimator (the samples differ from torch's anyway).
+marginal Beta CDF: a different, equally unbiased estimator (the samples differ from torch's anyway). VonMises
+has no rsample (nor has torch's): its rejection sampler draws in float64 until every draw is accepted.
 """
 
 from __future__ import annotations
@@ -21,8 +23,8 @@ from .._tensor import Tensor
 from . import constraints
 from .distribution import Distribution, ExponentialFamily, _batch_shape_of, _size, _standard_normal, broadcast_all
 
-__all__ = ["Beta", "Cauchy", "Chi2", "Dirichlet", "Exponential", "FisherSnedecor", "Gamma", "Laplace", "Normal",
-           "StudentT", "Uniform"]
+__all__ = ["Beta", "Cauchy", "Chi2", "Dirichlet", "Exponential", "FisherSnedecor", "Gamma", "GeneralizedPareto",
+           "Laplace", "Normal", "StudentT", "Uniform", "VonMises"]
 
 _LOG_SQRT_2PI = math.log(math.sqrt(2 * math.pi))
 
@@ -573,3 +575,168 @@ class Beta(ExponentialFamily):
 
     def _log_normalizer(self, x: Tensor, y: Tensor) -> Tensor:
         return retrograd.lgamma(x) + retrograd.lgamma(y) - retrograd.lgamma(x + y)
+
+
+class GeneralizedPareto(Distribution):
+    """The generalised Pareto distribution of `loc`, `scale` and `concentration` (xi): Exponential at xi = 0,
+    Pareto for xi > 0, bounded above by loc - scale / xi for xi < 0 (Uniform at xi = -1)."""
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive, "concentration": constraints.real}
+    has_rsample = True
+    _params = ("loc", "scale", "concentration")
+
+    def __init__(self, loc: Tensor | float, scale: Tensor | float, concentration: Tensor | float,
+                 validate_args: bool | None = None) -> None:
+        self.loc, self.scale, self.concentration = broadcast_all(loc, scale, concentration)
+        super().__init__(_batch_shape_of(self.loc, loc, scale, concentration), validate_args=validate_args)
+
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
+    def support(self) -> constraints.Constraint:
+        upper = retrograd.where(self.concentration < 0, self.loc - self.scale / self.concentration, math.inf)
+        return constraints.interval(self.loc, upper)
+
+    def _safe_concentration(self) -> tuple[Tensor, Tensor]:
+        """Where the concentration is (close to) zero, and the concentration with those entries set to one, so that
+        the branch for xi != 0 stays finite where the xi = 0 branch is taken."""
+        eq_zero = retrograd.isclose(self.concentration, retrograd.zeros_like(self.concentration))
+        return eq_zero, retrograd.where(eq_zero, retrograd.ones_like(self.concentration), self.concentration)
+
+    def rsample(self, sample_shape: _size = ()) -> Tensor:
+        u = retrograd.rand(self._extended_shape(sample_shape), dtype=self.loc.dtype)
+        return self.icdf(u)
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        z = (value - self.loc) / self.scale
+        eq_zero, safe_conc = self._safe_concentration()
+        y = 1 / safe_conc + retrograd.ones_like(z)
+        where_nonzero = retrograd.where(y == 0, y, y * retrograd.log1p(safe_conc * z))
+        return -self.scale.log() - retrograd.where(eq_zero, z, where_nonzero)
+
+    def log_survival_function(self, value: Tensor) -> Tensor:
+        """log P(X > value)."""
+        if self._validate_args:
+            self._validate_sample(value)
+        z = (value - self.loc) / self.scale
+        eq_zero, safe_conc = self._safe_concentration()
+        return retrograd.where(eq_zero, -z, -retrograd.log1p(safe_conc * z) / safe_conc)
+
+    def log_cdf(self, value: Tensor) -> Tensor:
+        """log P(X <= value)."""
+        return retrograd.log1p(-retrograd.exp(self.log_survival_function(value)))
+
+    def cdf(self, value: Tensor) -> Tensor:
+        return retrograd.exp(self.log_cdf(value))
+
+    def icdf(self, value: Tensor) -> Tensor:
+        eq_zero, safe_conc = self._safe_concentration()
+        logu = retrograd.log1p(-value)
+        where_nonzero = self.loc + self.scale / safe_conc * retrograd.expm1(-safe_conc * logu)
+        return retrograd.where(eq_zero, self.loc - self.scale * logu, where_nonzero)
+
+    @property
+    def mean(self) -> Tensor:
+        valid = self.concentration < 1
+        safe_conc = retrograd.where(valid, self.concentration, 0.5)
+        return retrograd.where(valid, self.loc + self.scale / (1 - safe_conc), math.nan)
+
+    @property
+    def mode(self) -> Tensor:
+        return self.loc
+
+    @property
+    def variance(self) -> Tensor:
+        valid = self.concentration < 0.5
+        safe_conc = retrograd.where(valid, self.concentration, 0.25)
+        return retrograd.where(valid, self.scale ** 2 / ((1 - safe_conc) ** 2 * (1 - 2 * safe_conc)), math.nan)
+
+    def entropy(self) -> Tensor:
+        return retrograd.broadcast_to(retrograd.log(self.scale) + self.concentration + 1, self._batch_shape)
+
+
+# Note [von Mises Bessel functions]
+# The von Mises normaliser is 2 pi I0(kappa) and its circular variance 1 - I1(kappa) / I0(kappa). torch evaluates
+# log I0 and log I1 with the polynomial approximations of Abramowitz and Stegun 9.8.1-9.8.4 (relative error about
+# 1e-7), not with the exact i0e/i1e; the same polynomials are used here, so log_prob and variance are torch's
+# numbers (and are differentiable, being built of retrograd ops).
+_BESSEL_COEFFICIENTS_SMALL = ([1.0, 3.5156229, 3.0899424, 1.2067492, 0.2659732, 0.360768e-1, 0.45813e-2],
+                              [0.5, 0.87890594, 0.51498869, 0.15084934, 0.2658733e-1, 0.301532e-2, 0.32411e-3])
+_BESSEL_COEFFICIENTS_LARGE = ([0.39894228, 0.1328592e-1, 0.225319e-2, -0.157565e-2, 0.916281e-2, -0.2057706e-1,
+                               0.2635537e-1, -0.1647633e-1, 0.392377e-2],
+                              [0.39894228, -0.3988024e-1, -0.362018e-2, 0.163801e-2, -0.1031555e-1, 0.2282967e-1,
+                               -0.2895312e-1, 0.1787654e-1, -0.420059e-2])
+
+
+def _eval_poly(y: Tensor, coefficients: list[float]) -> Tensor:
+    """sum_k coefficients[k] y^k by Horner's rule."""
+    result = coefficients[-1]
+    for coefficient in reversed(coefficients[:-1]):
+        result = coefficient + y * result
+    return result
+
+
+def _log_modified_bessel_fn(x: Tensor, order: int = 0) -> Tensor:
+    """log I_order(x) for x > 0 and order 0 or 1 (Note [von Mises Bessel functions])."""
+    small = _eval_poly((x / 3.75) ** 2, _BESSEL_COEFFICIENTS_SMALL[order])
+    if order == 1:
+        small = x.abs() * small
+    large = x - 0.5 * x.log() + _eval_poly(3.75 / x, _BESSEL_COEFFICIENTS_LARGE[order]).log()
+    return retrograd.where(x < 3.75, small.log(), large)
+
+
+class VonMises(Distribution):
+    """The circular von Mises distribution of angles around `loc` with `concentration` kappa; values and `loc`
+    are any reals, read modulo 2 pi. Samples come from Best and Fisher's rejection sampler, in float64."""
+
+    arg_constraints = {"loc": constraints.real, "concentration": constraints.positive}
+    support = constraints.real
+    _params = ("loc", "concentration")
+
+    def __init__(self, loc: Tensor | float, concentration: Tensor | float, validate_args: bool | None = None
+                 ) -> None:
+        self.loc, self.concentration = broadcast_all(loc, concentration)
+        super().__init__(self.loc.shape, validate_args=validate_args)
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        return (self.concentration * retrograd.cos(value - self.loc) - math.log(2 * math.pi)
+                - _log_modified_bessel_fn(self.concentration, order=0))
+
+    def sample(self, sample_shape: _size = ()) -> Tensor:
+        """Best and Fisher (1979): a wrapped Cauchy proposal with parameter r, accepted by a squeeze test or the
+        exact test; each draw repeats until it is accepted."""
+        shape = self._extended_shape(sample_shape)
+        with retrograd.no_grad():
+            kappa = self.concentration.detach().double()
+            tau = 1 + (1 + 4 * kappa ** 2).sqrt()
+            rho = (tau - (2 * tau).sqrt()) / (2 * kappa)
+            proposal_r = retrograd.where(kappa < 1e-5, 1 / kappa + kappa, (1 + rho ** 2) / (2 * rho))
+            x = retrograd.zeros(shape, dtype=retrograd.float64)
+            done = retrograd.zeros(shape, dtype=retrograd.bool)
+            while not bool(done.all()):
+                u1, u2, u3 = retrograd.rand((3, *shape), dtype=retrograd.float64).unbind()
+                z = retrograd.cos(math.pi * u1)
+                f = (1 + proposal_r * z) / (proposal_r + z)
+                c = kappa * (proposal_r - f)
+                accept = ~done & (((c * (2 - c) - u2) > 0) | ((c / u2).log() + 1 - c >= 0))
+                x = retrograd.where(accept, (u3 - 0.5).sign() * f.acos(), x)
+                done = done | accept
+            angle = (x + math.pi + self.loc.detach().double()) % (2 * math.pi) - math.pi
+            return angle.to(self.loc.dtype)
+
+    @property
+    def mean(self) -> Tensor:
+        """The circular mean."""
+        return self.loc
+
+    @property
+    def mode(self) -> Tensor:
+        return self.loc
+
+    @property
+    def variance(self) -> Tensor:
+        """The circular variance 1 - E[cos(X - loc)]."""
+        return 1 - (_log_modified_bessel_fn(self.concentration, order=1)
+                    - _log_modified_bessel_fn(self.concentration, order=0)).exp()

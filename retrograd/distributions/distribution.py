@@ -91,6 +91,33 @@ def probs_to_logits(probs: Tensor, is_binary: bool = False) -> Tensor:
     return clamped.log()
 
 
+def _tril_mask(n: int, diag: int) -> Tensor:
+    """The n x n bool mask of the entries on or below diagonal `diag`."""
+    arange = retrograd.arange(n)
+    return arange < arange.view(-1, 1) + (diag + 1)
+
+
+def tril_matrix_to_vec(mat: Tensor, diag: int = 0) -> Tensor:
+    """The entries of (a batch of) square matrices on or below diagonal `diag`, in row order."""
+    n = mat.shape[-1]
+    if diag < -n or diag >= n:
+        raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
+    return mat[..., _tril_mask(n, diag)]
+
+
+def vec_to_tril_matrix(vec: Tensor, diag: int = 0) -> Tensor:
+    """The inverse of tril_matrix_to_vec: square matrices, zero above diagonal `diag`, filled in row order."""
+    # n is the positive root of n^2 + (1 + 2 diag) n - |diag| (diag + 1) - 2 len(vec) = 0
+    n = (-(1 + 2 * diag) + ((1 + 2 * diag) ** 2 + 8 * vec.shape[-1] + 4 * abs(diag) * (diag + 1)) ** 0.5) / 2
+    if round(n) - n > D.finfo(vec.dtype).eps:
+        raise ValueError(f"The size of last dimension is {vec.shape[-1]} which cannot be expressed as the lower "
+                         "triangular part of a square D x D matrix.")
+    n = round(n)
+    mat = vec.new_zeros(vec.shape[:-1] + (n, n))
+    mat[..., _tril_mask(n, diag)] = vec
+    return mat
+
+
 class Distribution:
     """A batch of probability distributions of `batch_shape`, each over events of `event_shape`."""
 

@@ -1,7 +1,7 @@
 """kl_divergence(p, q) and the `register_kl` registry (torch/distributions/kl.py): a closed form per pair of
 distribution types, found by the most specific registered match along the class hierarchy. The pairs and
-formulas are torch's for the distributions built here; a pair torch defines by the exponential-family Bregman
-fallback or with distributions not built here raises NotImplementedError."""
+formulas are torch's; a pair of one exponential family without a closed form (Wishart, ...) falls back, as in
+torch, to the Bregman divergence of the log-normaliser."""
 
 from __future__ import annotations
 

@@ -6,6 +6,7 @@ caches its last (x, y) pair when made with cache_size=1, so that `inv` of a samp
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from numbers import Number
 from typing import Any
 
@@ -17,11 +18,12 @@ from .. import _dtype as D
 from .._tensor import Tensor
 from ..nn import functional as F
 from . import constraints
-from .distribution import _sum_rightmost, broadcast_all
+from .distribution import Distribution, _sum_rightmost, broadcast_all, tril_matrix_to_vec, vec_to_tril_matrix
 
-__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform", "IndependentTransform",
-           "LowerCholeskyTransform", "PositiveDefiniteTransform", "PowerTransform", "SigmoidTransform",
-           "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform", "TanhTransform", "Transform",
+__all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "CorrCholeskyTransform",
+           "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform", "LowerCholeskyTransform",
+           "PositiveDefiniteTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
+           "SoftplusTransform", "StackTransform", "StickBreakingTransform", "TanhTransform", "Transform",
            "identity_transform"]
 
 
@@ -597,3 +599,246 @@ class PositiveDefiniteTransform(_WithoutParameters):
 
     def _inverse(self, y: Tensor) -> Tensor:
         return LowerCholeskyTransform().inv(retrograd.linalg.cholesky(y))
+
+
+class ReshapeTransform(Transform):
+    """Reshapes the rightmost `in_shape` dims to `out_shape` (unit Jacobian)."""
+
+    bijective = True
+
+    def __init__(self, in_shape: Sequence[int], out_shape: Sequence[int], cache_size: int = 0) -> None:
+        self.in_shape, self.out_shape = retrograd.Size(in_shape), retrograd.Size(out_shape)
+        if self.in_shape.numel() != self.out_shape.numel():
+            raise ValueError("in_shape, out_shape have different numbers of elements")
+        super().__init__(cache_size=cache_size)
+
+    @constraints.dependent_property(is_discrete=False)
+    def domain(self) -> constraints.Constraint:
+        return constraints.independent(constraints.real, len(self.in_shape))
+
+    @constraints.dependent_property(is_discrete=False)
+    def codomain(self) -> constraints.Constraint:
+        return constraints.independent(constraints.real, len(self.out_shape))
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return ReshapeTransform(self.in_shape, self.out_shape, cache_size=cache_size)
+
+    def _call(self, x: Tensor) -> Tensor:
+        return x.reshape(x.shape[:x.dim() - len(self.in_shape)] + self.out_shape)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return y.reshape(y.shape[:y.dim() - len(self.out_shape)] + self.in_shape)
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        return x.new_zeros(x.shape[:x.dim() - len(self.in_shape)])
+
+    @staticmethod
+    def _replace_event_shape(shape: tuple, old: retrograd.Size, new: retrograd.Size) -> tuple:
+        """`shape` with its rightmost `old` dims replaced by `new` (torch's errors when they are not `old`)."""
+        if len(shape) < len(old):
+            raise ValueError("Too few dimensions on input")
+        cut = len(shape) - len(old)
+        if shape[cut:] != old:
+            raise ValueError(f"Shape mismatch: expected {shape[cut:]} but got {old}")
+        return shape[:cut] + new
+
+    def forward_shape(self, shape: tuple) -> tuple:
+        return self._replace_event_shape(shape, self.in_shape, self.out_shape)
+
+    def inverse_shape(self, shape: tuple) -> tuple:
+        return self._replace_event_shape(shape, self.out_shape, self.in_shape)
+
+
+class CorrCholeskyTransform(_WithoutParameters):
+    """Unconstrained vectors of length D (D - 1) / 2 to Cholesky factors of D x D correlation matrices: tanh into
+    (-1, 1), then a signed stick-breaking of each row of the strict lower triangle to unit Euclidean length."""
+
+    domain = constraints.real_vector
+    codomain = constraints.corr_cholesky
+    bijective = True
+
+    def _call(self, x: Tensor) -> Tensor:
+        eps = D.finfo(x.dtype).eps
+        r = vec_to_tril_matrix(x.tanh().clamp(min=-1 + eps, max=1 - eps), diag=-1)
+        # y = sign(r) sqrt(z prod_{k<j}(1 - z_k)) with z = r^2, which is r sqrt(prod_{k<j}(1 - z_k))
+        z1m_cumprod_sqrt = (1 - r ** 2).sqrt().cumprod(-1)
+        r = r + retrograd.eye(r.shape[-1], dtype=r.dtype)
+        return r * F.pad(z1m_cumprod_sqrt[..., :-1], [1, 0], value=1)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        y_cumsum = 1 - (y * y).cumsum(dim=-1)
+        y_cumsum_shifted = F.pad(y_cumsum[..., :-1], [1, 0], value=1)
+        t = tril_matrix_to_vec(y, diag=-1) / tril_matrix_to_vec(y_cumsum_shifted, diag=-1).sqrt()
+        return (t.log1p() - t.neg().log1p()) / 2  # atanh
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        """log |det| between x and the flattened strict lower triangle of y (the dimensions differ)."""
+        y1m_cumsum = 1 - (y * y).cumsum(dim=-1)
+        stick_breaking_logdet = 0.5 * tril_matrix_to_vec(y1m_cumsum, diag=-2).log().sum(-1)  # diag -2: no shift
+        tanh_logdet = -2 * (x + F.softplus(-2 * x) - math.log(2.0)).sum(dim=-1)
+        return stick_breaking_logdet + tanh_logdet
+
+    def forward_shape(self, shape: tuple) -> tuple:
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        n = shape[-1]
+        d = round((0.25 + 2 * n) ** 0.5 + 0.5)
+        if d * (d - 1) // 2 != n:
+            raise ValueError("Input is not a flattened lower-diagonal number")
+        return shape[:-1] + (d, d)
+
+    def inverse_shape(self, shape: tuple) -> tuple:
+        if len(shape) < 2:
+            raise ValueError("Too few dimensions on input")
+        if shape[-2] != shape[-1]:
+            raise ValueError("Input is not square")
+        return shape[:-2] + (shape[-1] * (shape[-1] - 1) // 2,)
+
+
+class _PiecewiseTransform(Transform):
+    """The transforms of `tseq` applied to pieces of a tensor along `dim` (the shared half of CatTransform and
+    StackTransform; they differ in how they cut and join)."""
+
+    def __init__(self, tseq: Sequence[Transform], dim: int, cache_size: int) -> None:
+        if not all(isinstance(t, Transform) for t in tseq):
+            raise AssertionError("All elements of tseq must be Transform instances")
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms = list(tseq)
+        self.dim = dim
+
+    @property
+    def bijective(self) -> bool:
+        return all(t.bijective for t in self.transforms)
+
+    def _pieces(self, z: Tensor, name: str, noun: str = "tensor") -> list[Tensor]:
+        """`z` cut along `dim` into one piece per transform, with torch's assertions on its dims."""
+        raise NotImplementedError
+
+    def _join(self, pieces: list[Tensor], dim: int) -> Tensor:
+        raise NotImplementedError
+
+    def _call(self, x: Tensor) -> Tensor:
+        return self._join([t(piece) for t, piece in zip(self.transforms, self._pieces(x, "x"))], self.dim)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return self._join([t.inv(piece) for t, piece in zip(self.transforms, self._pieces(y, "y"))], self.dim)
+
+    def _log_abs_det_jacobians(self, x: Tensor, y: Tensor) -> list[Tensor]:
+        """Each transform's log |det| on its piece."""
+        pairs = zip(self.transforms, self._pieces(x, "x", "x"), self._pieces(y, "y", "y"))
+        return [t.log_abs_det_jacobian(a, b) for t, a, b in pairs]
+
+
+class CatTransform(_PiecewiseTransform):
+    """The transforms of `tseq` applied to consecutive pieces of lengths `lengths` along `dim`, joined as torch.cat
+    joins them."""
+
+    def __init__(self, tseq: Sequence[Transform], dim: int = 0, lengths: Sequence[int] | None = None,
+                 cache_size: int = 0) -> None:
+        super().__init__(tseq, dim, cache_size)
+        self.lengths = [1] * len(self.transforms) if lengths is None else list(lengths)
+        if len(self.lengths) != len(self.transforms):
+            raise AssertionError(f"lengths ({len(self.lengths)}) must match transforms ({len(self.transforms)})")
+
+    @property
+    def event_dim(self) -> int:
+        return max(t.event_dim for t in self.transforms)
+
+    @property
+    def length(self) -> int:
+        return sum(self.lengths)
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return CatTransform(self.transforms, self.dim, self.lengths, cache_size)
+
+    def _pieces(self, z: Tensor, name: str, noun: str = "tensor") -> list[Tensor]:
+        constraints._check_dim_in_range(self.dim, z, noun)
+        if z.size(self.dim) != self.length:
+            raise AssertionError(f"{name}.size({self.dim}) = {z.size(self.dim)} must equal length {self.length}")
+        starts = [sum(self.lengths[:i]) for i in range(len(self.lengths))]
+        return [z.narrow(self.dim, start, length) for start, length in zip(starts, self.lengths)]
+
+    _join = staticmethod(retrograd.cat)
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        terms = [_sum_rightmost(term, self.event_dim - t.event_dim)
+                 for t, term in zip(self.transforms, self._log_abs_det_jacobians(x, y))]
+        dim = (self.dim - x.dim() if self.dim >= 0 else self.dim) + self.event_dim
+        return retrograd.cat(terms, dim=dim) if dim < 0 else sum(terms)  # dim inside the event: summed out
+
+    @constraints.dependent_property(is_discrete=False)
+    def domain(self) -> constraints.Constraint:
+        return constraints.cat([t.domain for t in self.transforms], self.dim, self.lengths)
+
+    @constraints.dependent_property(is_discrete=False)
+    def codomain(self) -> constraints.Constraint:
+        return constraints.cat([t.codomain for t in self.transforms], self.dim, self.lengths)
+
+
+class StackTransform(_PiecewiseTransform):
+    """The transforms of `tseq` applied to the slices along `dim`, joined as torch.stack joins them."""
+
+    def __init__(self, tseq: Sequence[Transform], dim: int = 0, cache_size: int = 0) -> None:
+        super().__init__(tseq, dim, cache_size)
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return StackTransform(self.transforms, self.dim, cache_size)
+
+    def _pieces(self, z: Tensor, name: str, noun: str = "tensor") -> list[Tensor]:
+        constraints._check_dim_in_range(self.dim, z, noun)
+        if z.size(self.dim) != len(self.transforms):
+            raise AssertionError(f"{name}.size({self.dim}) = {z.size(self.dim)} must equal len(transforms) "
+                                 f"{len(self.transforms)}")
+        return [z.select(self.dim, i) for i in range(z.size(self.dim))]
+
+    _join = staticmethod(retrograd.stack)
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        return retrograd.stack(self._log_abs_det_jacobians(x, y), dim=self.dim)
+
+    @constraints.dependent_property(is_discrete=False)
+    def domain(self) -> constraints.Constraint:
+        return constraints.stack([t.domain for t in self.transforms], self.dim)
+
+    @constraints.dependent_property(is_discrete=False)
+    def codomain(self) -> constraints.Constraint:
+        return constraints.stack([t.codomain for t in self.transforms], self.dim)
+
+
+class CumulativeDistributionTransform(Transform):
+    """y = distribution.cdf(x): onto the unit interval, with log |dy/dx| the distribution's log_prob (e.g. a
+    Gaussian copula from a MultivariateNormal and Normal(0, 1))."""
+
+    bijective = True
+    codomain = constraints.unit_interval
+    sign = +1
+
+    def __init__(self, distribution: Distribution, cache_size: int = 0) -> None:
+        super().__init__(cache_size=cache_size)
+        self.distribution = distribution
+
+    @property
+    def domain(self) -> constraints.Constraint:
+        return self.distribution.support
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return CumulativeDistributionTransform(self.distribution, cache_size=cache_size)
+
+    def _call(self, x: Tensor) -> Tensor:
+        return self.distribution.cdf(x)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return self.distribution.icdf(y)
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        return self.distribution.log_prob(x)
