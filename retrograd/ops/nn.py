@@ -131,13 +131,13 @@ def native_norm_op(xp, x, w, b, axes, eps):
     if len(scale.shape) == len(axes.affine) and all(a in (1, n) for a, n in zip(axes.affine, scale.shape)):
         # weight and bias per statistic (batch norm): y = x * scale + shift in two passes, as torch's kernel
         if w is not None:
-            scale = scale * w.reshape(axes.affine)
+            scale = scale * A.reshape(xp, w, axes.affine)
         shift = -mean * scale
         if b is not None:
-            shift = shift + b.reshape(axes.affine)
+            shift = shift + A.reshape(xp, b, axes.affine)
         y = xs * scale
         y += shift
-        return y.astype(x.dtype, copy=False)
+        return A.astype(xp, y, x.dtype, copy=False)
     y = xs - mean
     y *= scale
     y = A.reshape(xp, y, x.shape)
@@ -160,8 +160,8 @@ def _channel_moments(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """_moments of each channel of (N, C, ...) (batch norm's), kept as (1, C, 1, ...): the sums as a
     matrix-vector product and the squares as one dot per row, two passes and one temporary in all (float32
     and float64; other dtypes through _moments)."""
-    if x.dtype not in (np.float32, np.float64) or x.ndim < 2:
-        return _moments(np, x, (0, *range(2, x.ndim)))
+    if type(x) is not np.ndarray or x.dtype not in (np.float32, np.float64) or x.ndim < 2:
+        return _moments(namespace(x), x, (0, *range(2, x.ndim)))
     rows = x.reshape(*x.shape[:2], -1)
     count = rows.shape[0] * rows.shape[2]
     mean = _channel_sums(rows) / count
@@ -495,7 +495,7 @@ def standardized(input: Tensor, axes: NormAxes, eps: float) -> tuple[Tensor, Ten
     xs = input.reshape(axes.layout)
     if axes.frozen is not None:
         mean, var = axes.frozen
-        invstd = constant_like(1 / np.sqrt(var + eps), input)
+        invstd = constant_like(1 / namespace(var).sqrt(var + eps), input)
         return (xs - constant_like(mean, input)) * invstd, invstd
     centered = xs - xs.mean(axes.dims, keepdim=True)
     invstd = ((centered * centered).mean(axes.dims, keepdim=True) + eps) ** -0.5
@@ -1042,13 +1042,14 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         moments = _channel_moments(x)
         if running_mean is not None or running_var is not None:
             mean, var = moments
-            _update_running(running_mean, running_var, mean.reshape(-1), var.reshape(-1) * (count / (count - 1)),
-                            momentum)
+            xp = namespace(x)
+            _update_running(running_mean, running_var, A.reshape(xp, mean, -1),
+                            A.reshape(xp, var, -1) * (count / (count - 1)), momentum)
     else:
         if running_mean is None or running_var is None:
             raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
-        shape = _channel_view(x.shape)
-        frozen = (running_mean._data.reshape(shape).copy(), running_var._data.reshape(shape).copy())
+        shape, xp = _channel_view(x.shape), namespace(x)
+        frozen = tuple(A.copy(xp, A.reshape(xp, t._data, shape)) for t in (running_mean, running_var))
         moments = None
     axes = NormAxes(tuple(x.shape), dims, _channel_view(x.shape), (channels,), frozen, moments)
     return apply(native_batch_norm_op, (input, weight, bias), (axes, eps))
@@ -1059,7 +1060,7 @@ def _update_running(running_mean: Tensor | None, running_var: Tensor | None, mea
     for running, stat in ((running_mean, mean), (running_var, var)):
         if running is not None:
             running._data *= 1 - momentum
-            running._data += (momentum * stat).astype(running._data.dtype)
+            running._data += A.astype(namespace(stat), momentum * stat, running._data.dtype)
             running._bump_version()
 
 
@@ -1133,8 +1134,9 @@ def native_layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Te
     """layer_norm, with the mean and 1/std of each normalised slice (the batch dims, then size-1 dims; no gradient)."""
     out = layer_norm(input, normalized_shape, weight, bias, eps)
     dims = tuple(range(input.ndim - len(tuple(normalized_shape)), input.ndim))
-    mean, var = _moments(np, input._data, dims)
-    return out, _wrap(mean), _wrap((1 / np.sqrt(var + eps)).astype(input._data.dtype, copy=False))
+    xp = namespace(input._data)
+    mean, var = _moments(xp, input._data, dims)
+    return out, _wrap(mean), _wrap(A.astype(xp, 1 / xp.sqrt(var + eps), input._data.dtype, copy=False))
 
 
 def native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None, running_mean: Tensor | None,
@@ -1142,12 +1144,13 @@ def native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
                       eps: float) -> tuple[Tensor, Tensor, Tensor]:
     """batch_norm, with the batch mean and 1/std per channel in training (empty tensors in evaluation; no
     gradient)."""
-    stats = _moments(np, input._data, (0, *range(2, input.ndim))) if training else None
+    xp = namespace(input._data)
+    stats = _moments(xp, input._data, (0, *range(2, input.ndim))) if training else None
     out = batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
     if stats is None:
-        return out, _wrap(np.empty(0, input._data.dtype)), _wrap(np.empty(0, input._data.dtype))
-    mean, var = (a.reshape(-1) for a in stats)
-    return out, _wrap(mean), _wrap((1 / np.sqrt(var + eps)).astype(input._data.dtype, copy=False))
+        return out, *(_wrap(xp.empty(0, dtype=input._data.dtype, device=input._data.device)) for _ in range(2))
+    mean, var = (A.reshape(xp, a, -1) for a in stats)
+    return out, _wrap(mean), _wrap(A.astype(xp, 1 / xp.sqrt(var + eps), input._data.dtype, copy=False))
 
 
 def native_group_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None, N: int, C: int,  # noqa: N803
