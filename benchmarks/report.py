@@ -22,6 +22,7 @@ from .workloads import NUMPY, RETROGRAD, TORCH, WORKLOADS
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS_PATH = Path(__file__).resolve().parent / "RESULTS.md"
+GPU_PATH = RESULTS_PATH.with_name("GPU.md")
 
 # (workload, case) -> (baseline library, largest ratio retrograd / baseline), from the speed issue
 TIME_TARGETS = {
@@ -262,7 +263,15 @@ def render(results: dict, envs: dict, quick: bool, threads: int, rounds: int, cl
     extra = notes(results)
     if extra:
         lines += ["## Notes", "", *extra, ""]
-    return "\n".join(lines)
+    return "\n".join(lines + gpu_section())
+
+
+def gpu_section() -> list[str]:
+    """The GPU table of GPU.md, measured separately on a lent GPU (tools/gpu_check.sh), never by this run."""
+    table = next(block for block in GPU_PATH.read_text().split("\n\n") if block.startswith("|")).splitlines()
+    return ["## On a GPU (measured separately)", "",
+            "From `benchmarks/GPU.md` (its date, device and torch version there; `tools/gpu_check.sh` on a GPU "
+            "machine), not re-run here:", "", *table, ""]
 
 
 def main(argv: list[str] | None = None) -> None:
