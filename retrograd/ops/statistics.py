@@ -18,10 +18,11 @@ import numpy as np
 from .. import _creation
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap, _wrap_dim
+from . import arrays as A
 from .complex import complex as make_complex
 from .pointwise import _refuse_kinds, conj, real, where
 from .reduction import _dims, norm_backward, norm_jvp, return_type, vector_norm, vector_norm_op
-from .registry import apply, defop
+from .registry import apply, defop, namespace
 from .shape import cat
 
 return_types_histogram = return_type("histogram", ("hist", "bin_edges"))
@@ -163,7 +164,7 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
         if weights.numel() != observations:
             raise RuntimeError(f"cov(): expected {name} to have the same numel as there are observations in the "
                                f"input but got {weights.numel()} != {observations}")
-        if observations and bool((weights._data < 0).any()):
+        if observations and A.reduce(namespace(weights._data), "any", weights._data < 0):
             raise RuntimeError(f"cov(): {name} cannot be negative")
         w = weights if w is None else w * weights
     total = w.sum() if w is not None else _creation.tensor(observations)
@@ -217,12 +218,12 @@ def _quantile(input: Tensor, q: Tensor | float, dim: int | None, keepdim: bool, 
             raise RuntimeError("quantile() q must be a scalar or 1D tensor")
         if q.dtype is not input.dtype:
             raise RuntimeError("quantile() q tensor must be same dtype as the input tensor")
-        if ((q._data < 0) | (q._data > 1)).any():
+        if A.reduce(namespace(q._data), "any", (q._data < 0) | (q._data > 1)):
             raise RuntimeError("quantile() q values must be in the range [0, 1]")
     else:
         if not 0 <= q <= 1:
             raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {q:g}")
-        q = _creation.tensor(q, dtype=input.dtype)
+        q = _creation.tensor(q, dtype=input.dtype, device=input.device)
     if input.numel() == 0:
         raise RuntimeError("quantile() input tensor must be non-empty")
     if interpolation not in _INTERPOLATIONS:
@@ -389,23 +390,33 @@ def _bin_index(values: np.ndarray, edges: np.ndarray, equal_width: bool) -> np.n
 def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:  # noqa: A002 - torch's names
     """Counts of input's elements in `bins` equal bins over [min, max] (the data's range when both are 0)."""
     data = input._data
+    xp = namespace(data)
     _refuse_kinds(data.dtype, "histogram_cpu", kinds="buic")
     if bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
     low, high = float(min), float(max)
     if low == high and data.size:
-        low, high = float(data.min()), float(data.max())
+        low, high = float(A.reduce(xp, "min", data)), float(A.reduce(xp, "max", data))
     if low == high:
         low, high = low - 1, high + 1
     if low > high:
         raise RuntimeError("torch.histc: max must be larger than min")
     if not (math.isfinite(low) and math.isfinite(high)):
         raise RuntimeError(f"torch.histc: range of [{low:g}, {high:g}] is not finite")
-    low, high = data.dtype.type(low), data.dtype.type(high)
-    values = data.ravel()
+    low, high = (xp.asarray(v, dtype=data.dtype, device=data.device) for v in (low, high))  # in input's precision
+    values = A.reshape(xp, data, -1)
     values = values[(values >= low) & (values <= high)]
-    pos = np.minimum(((values - low) * bins / (high - low)).astype(np.int64), bins - 1)  # no local search
-    return _wrap(np.bincount(pos, minlength=bins).astype(data.dtype))
+    pos = xp.minimum(A.astype(xp, (values - low) * bins / (high - low), xp.int64), bins - 1)  # no local search
+    return _wrap(A.astype(xp, count_bins(xp, pos, bins), data.dtype))
+
+
+def count_bins(xp, pos, bins: int):
+    """How many of the 1-d integer positions fall in each of range(bins) (NumPy's bincount; the standard has
+    none: the positions' sorted order, binary-searched for each bin's first)."""
+    if xp is np:
+        return np.bincount(pos, minlength=bins)
+    starts = xp.searchsorted(xp.sort(pos), xp.arange(bins + 1, dtype=pos.dtype, device=pos.device))
+    return xp.diff(starts)
 
 
 def histogramdd(input: Tensor, bins: int | Sequence[int] | Sequence[Tensor], *,
