@@ -23,10 +23,10 @@ from .. import _dtype as D
 from .._tensor import Tensor, _wrap
 from . import arrays as A
 from .conv import max_pool_backward_op
-from .indexing import _index_range
+from .indexing import _index_range, index_add_op
 from .nn import _renorm_rows, cross_entropy, embedding_backward_op, linear, loss_reduce, pairwise_distance
 from .pointwise import where
-from .registry import apply, defop
+from .registry import apply, defop, namespace
 
 # ============================================================================================
 # Rows
@@ -64,26 +64,24 @@ def pdist_op(xp, x, p):
        pdist="not_implemented_error('_pdist_backward')")
 def pdist_backward_op(xp, g, x, dist, p):
     """Each pair's distance gradient g * d dist / d x_i added to row i and subtracted from row j."""
-    first, second = np.triu_indices(x.shape[0], 1)
-    diff = x[first] - x[second]
+    first, second = (xp.asarray(rows, device=x.device) for rows in np.triu_indices(x.shape[0], 1))
+    diff = xp.take(x, first, axis=0) - xp.take(x, second, axis=0)
     d = dist[:, None]
-    safe = xp.where(d == 0, 1, d)
+    zero = xp.zeros((), dtype=diff.dtype, device=x.device)
+    safe = xp.where(d == 0, xp.ones_like(d), d)
     with np.errstate(divide="ignore", invalid="ignore"):
         if p == 0:
             slope = xp.zeros_like(diff)
         elif p == 1:
             slope = xp.sign(diff)
         elif math.isinf(p):
-            slope = xp.sign(diff) * (xp.abs(diff) == d)
+            slope = xp.where(xp.abs(diff) == d, xp.sign(diff), zero)
         elif p == 2:
-            slope = xp.where(d == 0, 0, diff / safe)
+            slope = xp.where(d == 0, zero, diff / safe)
         else:
-            slope = xp.where(d == 0, 0, xp.sign(diff) * xp.abs(diff) ** (p - 1) / safe ** (p - 1))
-    rows = (slope * g[:, None]).astype(x.dtype, copy=False)
-    out = xp.zeros_like(x)
-    xp.add.at(out, first, rows)
-    xp.subtract.at(out, second, rows)
-    return out
+            slope = xp.where(d == 0, zero, xp.sign(diff) * xp.abs(diff) ** (p - 1) / safe ** (p - 1))
+    rows = A.astype(xp, slope * g[:, None], x.dtype, copy=False)
+    return index_add_op.forward(xp, index_add_op.forward(xp, xp.zeros_like(x), rows, 0, first, 1), rows, 0, second, -1)
 
 
 @defop("_embedding_bag", node="EmbeddingBagBackward0", inputs=("weight", "per_sample_weights"),
@@ -149,23 +147,26 @@ def _fractional_max_pool_forward(xp, x, starts, kernel):
     dimension) and its flat index in the input plane; the first maximum, or the last NaN, as torch picks."""
     d = len(kernel)
     spatial = x.shape[x.ndim - d:]
-    planes = x.reshape(-1, *spatial)
+    planes = A.reshape(xp, x, (math.prod(x.shape[:x.ndim - d]), *spatial))
     out = tuple(s.shape[1] for s in starts)
     coords = []  # per dimension: (P, *out, *kernel) coordinates, broadcast over the others
     for i, (start, k) in enumerate(zip(starts, kernel)):
-        shape = [len(start)] + [1] * (2 * d)
+        shape = [start.shape[0]] + [1] * (2 * d)
         shape[1 + i], shape[1 + d + i] = out[i], k
-        coords.append((start[:, :, None] + np.arange(k)).reshape(shape))
-    windows = planes[(np.arange(planes.shape[0]).reshape(-1, *[1] * (2 * d)), *coords)]
-    windows = windows.reshape(*windows.shape[:1 + d], -1)
-    nan = np.isnan(windows)
-    arg = xp.where(nan.any(-1), windows.shape[-1] - 1 - xp.argmax(nan[..., ::-1], -1), xp.argmax(windows, -1))
-    best = xp.take_along_axis(windows, arg[..., None], -1)[..., 0]
+        coords.append(A.reshape(xp, start[:, :, None] + xp.arange(k, device=x.device), shape))
+    coords = xp.broadcast_arrays(A.reshape(xp, xp.arange(planes.shape[0], device=x.device), (-1, *[1] * (2 * d))),
+                                 *coords)
+    windows = planes[tuple(coords)]
+    windows = A.reshape(xp, windows, (*windows.shape[:1 + d], -1))
+    nan = xp.isnan(windows)
+    last_nan = windows.shape[-1] - 1 - xp.argmax(A.astype(xp, xp.flip(nan, axis=-1), xp.int8), axis=-1)
+    arg = xp.where(A.reduce(xp, "any", nan, -1), last_nan, xp.argmax(windows, axis=-1))[..., None]
+    best = xp.take_along_axis(windows, arg, axis=-1)[..., 0]
     flat = 0
-    for c, size in zip(np.broadcast_arrays(*coords), spatial):
-        flat = flat * size + xp.take_along_axis(c.reshape(*c.shape[:1 + d], -1), arg[..., None], -1)[..., 0]
+    for c, size in zip(coords[1:], spatial):
+        flat = flat * size + xp.take_along_axis(A.reshape(xp, c, (*c.shape[:1 + d], -1)), arg, axis=-1)[..., 0]
     lead = x.shape[:x.ndim - d]
-    return best.reshape(*lead, *out), flat.reshape(*lead, *out).astype(np.int64)
+    return A.reshape(xp, best, (*lead, *out)), A.astype(xp, A.reshape(xp, flat, (*lead, *out)), xp.int64)
 
 
 fractional_max_pool_backward_op = max_pool_backward_op.alias("fractional_max_pool2d_backward",
@@ -456,15 +457,19 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
                  (bags, mode, -1 if padding_idx is None else padding_idx, scale_grad_by_freq))
 
 
-def _interval_starts(samples: np.ndarray, size: int, out: int, kernel: int) -> np.ndarray:
+def _interval_starts(xp: Any, samples: Any, size: int, out: int, kernel: int) -> Any:
     """torch's generate_intervals, per plane: window corners spread over the input by each plane's random sample
     in [0, 1), in the samples' float type; the last window ends at the input's end."""
-    dtype = samples.dtype.type
-    alpha = dtype(size - kernel) / dtype(out - 1) if out > 1 else dtype(0)
-    steps = np.arange(out - 1).astype(samples.dtype)
+    def number(value: float) -> Any:
+        return xp.asarray(value, dtype=samples.dtype, device=samples.device)
+
+    alpha = number(size - kernel) / number(out - 1) if out > 1 else number(0)
+    steps = A.astype(xp, xp.arange(out - 1, device=samples.device), samples.dtype)
     with np.errstate(invalid="ignore", over="ignore"):
-        starts = ((steps + samples[:, None]) * alpha).astype(np.int64) - (samples * alpha).astype(np.int64)[:, None]
-    return np.concatenate([starts, np.full((len(samples), 1), size - kernel, dtype=np.int64)], axis=1)
+        starts = (A.astype(xp, (steps + samples[:, None]) * alpha, xp.int64)
+                  - A.astype(xp, samples * alpha, xp.int64)[:, None])
+    last = xp.full((samples.shape[0], 1), size - kernel, dtype=xp.int64, device=samples.device)
+    return xp.concat([starts, last], axis=1)
 
 
 def _fractional_max_pool(input: Tensor, d: int, kernel_size: int | Sequence[int], output_size: Any,
@@ -482,7 +487,7 @@ def _fractional_max_pool(input: Tensor, d: int, kernel_size: int | Sequence[int]
     kernel = tuple(kernel_size) if isinstance(kernel_size, (tuple, list)) else (kernel_size,) * d
     batch, channels = (1 if input.ndim == d + 1 else input.shape[0]), input.shape[input.ndim - d - 1]
     if random_samples is None:
-        random_samples = _creation.rand(batch, channels, d, dtype=input.dtype)
+        random_samples = _creation.rand(batch, channels, d, dtype=input.dtype, device=input.device)
     if random_samples.dtype is not input.dtype:
         raise RuntimeError("Expect _random_samples to have the same dtype as input")
     if random_samples.ndim != 3:
@@ -497,9 +502,11 @@ def _fractional_max_pool(input: Tensor, d: int, kernel_size: int | Sequence[int]
     for axis, size, o, k in zip(("time", "height", "width")[3 - d:], spatial, out, kernel):
         if o + k - 1 > size - (d == 3):  # torch's 3-d check is strict, its 2-d one is not
             raise RuntimeError(f"{where}: pool {axis} {k} too large relative to input {axis} {size}")
-    samples = random_samples._data[:batch].reshape(-1, d)
+    xp = namespace(random_samples._data)
+    samples = A.reshape(xp, random_samples._data[:batch, ...], (batch * channels, d))
     order = (1, 0) if d == 2 else (0, 1, 2)  # torch draws a 2-d plane's width sample first
-    starts = tuple(_interval_starts(samples[:, j], size, o, k) for j, size, o, k in zip(order, spatial, out, kernel))
+    starts = tuple(_interval_starts(xp, samples[:, j], size, o, k)
+                   for j, size, o, k in zip(order, spatial, out, kernel))
     op = fractional_max_pool_op if d == 2 else fractional_max_pool3d_op
     values, indices = apply(op, (input,), (starts, kernel))
     return (values, indices) if return_indices else values
