@@ -115,8 +115,9 @@ def embedding_bag_op(xp, w, psw, bags, mode, padding_idx, scale_grad_by_freq):
                  "zero_infinity)")
 def ctc_loss_op(xp, lp, targets, input_lengths, target_lengths, blank, zero_infinity):
     """The negative log-likelihood of each target (N) under the (T, N, C) log_probs, summed over alignments."""
-    return np.array([-_ctc_log_likelihood(_ctc_alpha(lp[:t, n], _extended(target, blank)))
-                     for n, (target, t) in enumerate(zip(targets, input_lengths))], dtype=lp.dtype)
+    losses = [-_ctc_log_likelihood(xp, _ctc_alpha(xp, lp[:t, n, :], _extended(target, blank)))
+              for n, (target, t) in enumerate(zip(targets, input_lengths))]
+    return A.astype(xp, xp.stack(losses), lp.dtype) if losses else xp.zeros(0, dtype=lp.dtype, device=lp.device)
 
 
 # torch declares no derivative of _ctc_loss_backward: under create_graph its node is NotImplemented
@@ -127,19 +128,18 @@ def ctc_loss_op(xp, lp, targets, input_lengths, target_lengths, blank, zero_infi
 def ctc_loss_backward_op(xp, grad, lp, nll, targets, input_lengths, target_lengths, blank, zero_infinity):
     """torch's gradient (Note [ctc gradient]): exp(lp) - sum over the positions s labelled c of
     exp(log alpha_t(s) + log beta_t(s) + nll - lp), for t within each input length, zero after."""
-    out = np.zeros_like(lp)
+    out = xp.zeros_like(lp)
     for n, (target, length) in enumerate(zip(targets, input_lengths)):
-        if length == 0 or (zero_infinity and np.isinf(nll[n])):
+        if length == 0 or (zero_infinity and bool(xp.isinf(nll[n]))):
             continue
         labels = _extended(target, blank)
-        probs = lp[:length, n]
-        alpha = _ctc_alpha(probs, labels)
-        beta = _ctc_alpha(probs[::-1], labels[::-1])[::-1, ::-1]
-        posterior = np.full(probs.shape, -np.inf)
-        np.logaddexp.at(posterior, (slice(None), labels), alpha + beta)  # logaddexp over the positions of a label
+        probs = lp[:length, n, :]
+        alpha = _ctc_alpha(xp, probs, labels)
+        beta = xp.flip(_ctc_alpha(xp, xp.flip(probs, axis=0), labels[::-1]))
+        posterior = _ctc_posterior(xp, alpha + beta, labels, probs.shape[1])
         with np.errstate(invalid="ignore", over="ignore"):
-            out[:length, n] = (np.exp(probs) - np.exp(posterior + nll[n] - probs)) * grad[n]
-    return out.astype(lp.dtype, copy=False)
+            out[:length, n, :] = A.astype(xp, (xp.exp(probs) - xp.exp(posterior + nll[n] - probs)) * grad[n], lp.dtype)
+    return out
 
 
 def _fractional_max_pool_forward(xp, x, starts, kernel):
@@ -282,30 +282,49 @@ def _extended(target: np.ndarray, blank: int) -> np.ndarray:
     return labels
 
 
-def _ctc_alpha(lp: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """log alpha_t(s) (T, S'): the log-probability of the prefixes of alignments that are at l'(s) at time t."""
+def _ctc_alpha(xp: Any, lp: Any, labels: np.ndarray) -> Any:
+    """log alpha_t(s) (T, S') in float64: the log-probability of the prefixes of alignments that are at l'(s) at
+    time t."""
     steps, size = lp.shape[0], len(labels)
-    alpha = np.full((steps, size), -np.inf)
+    alpha = xp.full((steps, size), -math.inf, dtype=xp.float64, device=lp.device)
     if steps == 0:
         return alpha
-    alpha[0, :2] = lp[0, labels[:2]]
+    emitted = A.astype(xp, xp.take(lp, xp.asarray(labels, device=lp.device), axis=1), xp.float64)  # lp[t, l'(s)]
+    alpha[0, :2] = emitted[0, :2]
     skip = np.zeros(size, dtype=bool)  # s may come from s - 2: a label differing from the one two before
     skip[2:] = (labels[2:] != labels[:-2]) & (labels[2:] != labels[0])
+    skip = xp.asarray(skip[2:], device=lp.device)
     with np.errstate(invalid="ignore"):
         for t in range(1, steps):
-            prev = alpha[t - 1]
-            total = prev.copy()
-            total[1:] = np.logaddexp(total[1:], prev[:-1])
-            total[2:] = np.where(skip[2:], np.logaddexp(total[2:], prev[:-2]), total[2:])
-            alpha[t] = total + lp[t, labels]
+            prev = alpha[t - 1, :]
+            total = A.copy(xp, prev)
+            total[1:] = xp.logaddexp(total[1:], prev[:-1])
+            total[2:] = xp.where(skip, xp.logaddexp(total[2:], prev[:-2]), total[2:])
+            alpha[t, :] = total + emitted[t, :]
     return alpha
 
 
-def _ctc_log_likelihood(alpha: np.ndarray) -> float:
+def _ctc_log_likelihood(xp: Any, alpha: Any) -> Any:
     """log p(target): alignments end on the last label or on the blank after it."""
     if not alpha.shape[0]:
-        return -np.inf if alpha.shape[1] > 1 else 0.0
-    return float(np.logaddexp.reduce(alpha[-1, -2:]))
+        return xp.asarray(-math.inf if alpha.shape[1] > 1 else 0.0, dtype=xp.float64, device=alpha.device)
+    return xp.logaddexp(alpha[-1, -2], alpha[-1, -1]) if alpha.shape[1] > 1 else alpha[-1, -1]
+
+
+def _ctc_posterior(xp: Any, joint: Any, labels: np.ndarray, classes: int) -> Any:
+    """(T, C): logsumexp of log alpha + log beta over the positions labelled c, -inf for classes not in l'."""
+    present, group = np.unique(labels, return_inverse=True)  # the host's labels: which positions share a class
+    members = xp.asarray(group[:, None] == np.arange(len(present)), device=joint.device)  # (S', U)
+    spread = xp.where(members, joint[:, :, None], xp.asarray(-math.inf, dtype=joint.dtype, device=joint.device))
+    top = xp.max(spread, axis=1)
+    top = xp.where(xp.isfinite(top), top, xp.zeros_like(top))
+    with np.errstate(divide="ignore"):
+        grouped = xp.log(xp.sum(xp.exp(spread - top[:, None, :]), axis=1)) + top  # (T, U)
+    column = np.full(classes, len(present))  # each class's group; classes not in l' read the -inf column
+    column[present] = np.arange(len(present))
+    padded = xp.concat([grouped, xp.full((grouped.shape[0], 1), -math.inf, dtype=grouped.dtype,
+                                         device=grouped.device)], axis=1)
+    return xp.take(padded, xp.asarray(column, device=joint.device), axis=1)
 
 
 @dataclass(frozen=True)
@@ -679,8 +698,9 @@ _TENSOR_CLASS = "<class 'torch.Tensor'>"  # what torch's str(type(offsets)) prin
 
 
 def _lengths(lengths: Tensor | Sequence[int]) -> np.ndarray:
-    """Sequence lengths given as a tensor, a sequence or a number, as a flat int64 array."""
-    return np.asarray(lengths._data if isinstance(lengths, Tensor) else lengths, dtype=np.int64).reshape(-1)
+    """Sequence lengths given as a tensor (read on the host, as torch reads them), a sequence or a number, as a
+    flat int64 array."""
+    return np.asarray(lengths._host() if isinstance(lengths, Tensor) else lengths, dtype=np.int64).reshape(-1)
 
 
 def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor | Sequence[int],
@@ -691,7 +711,7 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor | Sequenc
     unbatched = log_probs.ndim == 2
     lp = log_probs.unsqueeze(1) if unbatched else log_probs
     steps, batch, classes = lp.shape
-    tg = targets._data
+    tg = targets._host()  # the labels pick the positions of the recursions: the host reads them
     ilen, tlen = _lengths(input_lengths), _lengths(target_lengths)
     if not 0 <= blank < classes:
         raise RuntimeError("blank must be in label range")
@@ -724,7 +744,7 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor | Sequenc
     if unbatched:
         loss = loss.squeeze(0)
     if reduction == "mean":
-        divisor = _wrap(np.maximum(tlen, 1).astype(lp._data.dtype).reshape(loss.shape))
+        divisor = _creation.tensor(np.maximum(tlen, 1).reshape(loss.shape), dtype=lp.dtype, device=lp.device)
         return (loss / divisor).mean()
     return loss_reduce(loss, reduction)
 
