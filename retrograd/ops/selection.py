@@ -243,21 +243,25 @@ def mode_order(rows: np.ndarray) -> np.ndarray:
     """The position torch reports for each row's most frequent value (the smallest such value):
     the last of its run after std::sort, which is its last occurrence up to 16 elements."""
     m, n = rows.shape
+    xp = namespace(rows)
     if m == 0:
-        return np.zeros((0, 1), dtype=np.int64)
+        return xp.zeros((0, 1), dtype=xp.int64, device=rows.device)
     ranks = ranks_of(rows)
-    width = int(ranks.max()) + 1
-    groups, counts = np.unique(ranks + width * np.arange(m)[:, None], return_counts=True)
-    row, key = np.divmod(groups, width)
-    first = np.lexsort((key, -counts, row))  # per row: highest count, then smallest key
-    best = first[np.r_[True, row[first][1:] != row[first][:-1]]]
-    mode_key, mode_count = key[best], counts[best]
-    hits = ranks == mode_key[:, None]
-    order = (n - 1 - np.argmax(hits[:, ::-1], axis=1))[:, None]
+    ranked = xp.sort(ranks, axis=1)
+    starts = xp.concat([xp.ones((m, 1), dtype=xp.bool, device=rows.device), ranked[:, 1:] != ranked[:, :-1]], axis=1)
+    flat_starts = A.reshape(xp, starts, -1)  # each row opens a run: runs never cross rows
+    run_lengths = xp.diff(xp.concat([xp.nonzero(flat_starts)[0], xp.asarray([m * n], device=rows.device)]))
+    run = xp.cumulative_sum(A.astype(xp, flat_starts, xp.int64)) - 1
+    length_at = A.reshape(xp, xp.take(run_lengths, run), (m, n))  # the length of the run each sorted place is in
+    best = xp.argmax(length_at, axis=1)[:, None]  # the longest run, the smallest value on ties (the first)
+    mode_key = xp.take_along_axis(ranked, best, axis=1)
+    mode_count = xp.take_along_axis(length_at, best, axis=1)[:, 0]
+    hits = A.astype(xp, xp.flip(ranks == mode_key, axis=1), xp.int8)
+    order = (n - 1 - xp.argmax(hits, axis=1))[:, None]
     if n > 16:
-        for r in np.flatnonzero(mode_count > 1):
+        for r in xp.nonzero(mode_count > 1)[0]:
             pairs = model_rows(ranks[r], False, std_sort)
-            order[r, 0] = pairs[np.flatnonzero(ranks[r][pairs] == mode_key[r])[-1]]
+            order[r, 0] = pairs[np.flatnonzero(ranks[r][pairs] == mode_key[r, 0])[-1]]
     return order
 
 
@@ -276,7 +280,15 @@ def mode_order(rows: np.ndarray) -> np.ndarray:
 
 def ranks_of(values: np.ndarray) -> np.ndarray:
     """Equal values get equal integer ranks, ordered as the values are (NaNs share the top rank)."""
-    return np.unique(values, return_inverse=True)[1].reshape(values.shape)
+    xp = namespace(values)
+    if xp is np:
+        return np.unique(values, return_inverse=True)[1].reshape(values.shape)
+    flat = A.reshape(xp, values, -1)
+    order = xp.argsort(flat, stable=False)  # equal values get equal ranks in any order
+    ordered = xp.take(flat, order)
+    new = xp.concat([xp.zeros(min(flat.shape[0], 1), dtype=xp.bool, device=values.device),
+                     xp.logical_not(equal(ordered[1:], ordered[:-1]))])
+    return A.reshape(xp, unsort(xp, xp.cumulative_sum(A.astype(xp, new, xp.int64)), order), values.shape)
 
 
 def model_rows(row: np.ndarray, descending: bool, algorithm: Callable[[list], None]) -> np.ndarray:
