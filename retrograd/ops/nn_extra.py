@@ -27,6 +27,7 @@ from .indexing import _index_range, index_add_op
 from .nn import _renorm_rows, cross_entropy, embedding_backward_op, linear, loss_reduce, pairwise_distance
 from .pointwise import where
 from .registry import apply, defop, namespace
+from .statistics import count_bins
 
 # ============================================================================================
 # Rows
@@ -92,6 +93,8 @@ def pdist_backward_op(xp, g, x, dist, p):
 def embedding_bag_op(xp, w, psw, bags, mode, padding_idx, scale_grad_by_freq):
     """Each bag's rows of w (times per_sample_weights) summed, averaged or maxed; padding_idx rows left out, an
     empty bag gives zeros."""
+    if not hasattr(w, "strides"):
+        return _bags_compared(xp, w, psw, bags, mode, padding_idx)
     keep = bags.indices != padding_idx
     rows = w[bags.indices[keep]]
     if psw is not None:
@@ -106,6 +109,28 @@ def embedding_bag_op(xp, w, psw, bags, mode, padding_idx, scale_grad_by_freq):
     xp.add.at(out, members, rows)
     if mode == "mean":
         out /= np.maximum(bags.sizes(padding_idx), 1)[:, None]
+    return out
+
+
+def _bag_members(xp: Any, bags: Bags, padding_idx: int) -> Any:
+    """(bags, indices): whether index k is a non-padding member of bag b."""
+    every = xp.reshape(xp.arange(bags.count, device=bags.bag.device), (-1, 1))
+    return (bags.bag[None, :] == every) & (bags.indices != padding_idx)[None, :]
+
+
+def _bags_compared(xp: Any, w: Any, psw: Any, bags: Bags, mode: str, padding_idx: int) -> Any:
+    """embedding_bag for arrays without indexed writes (the standard's): each bag compares its number with every
+    index's, bags x indices x D work, as index_add's compared scatter."""
+    rows = xp.take(w, bags.indices, axis=0)
+    if psw is not None:
+        rows = rows * psw[:, None]
+    members = _bag_members(xp, bags, padding_idx)[:, :, None]
+    if mode == "max":
+        out = xp.max(xp.where(members, rows[None, ...], -math.inf), axis=1)
+        return xp.where(A.reduce(xp, "any", members, 1), out, xp.zeros_like(out))
+    out = xp.sum(xp.where(members, rows[None, ...], xp.zeros((), dtype=w.dtype, device=w.device)), axis=1)
+    if mode == "mean":
+        out = out / A.astype(xp, xp.maximum(bags.sizes(padding_idx), 1), w.dtype)[:, None]
     return out
 
 
@@ -335,9 +360,9 @@ class Bags:
     bag: np.ndarray
     count: int
 
-    def sizes(self, padding_idx: int) -> np.ndarray:
+    def sizes(self, padding_idx: int) -> Any:
         """How many non-padding indices each bag holds."""
-        return np.bincount(self.bag[self.indices != padding_idx], minlength=self.count)
+        return count_bins(namespace(self.bag), self.bag[self.indices != padding_idx], self.count)
 
     def __hash__(self) -> int:
         return id(self)
@@ -361,14 +386,22 @@ def embedding_bag_weight_grad(grad: Tensor, weight: Tensor, per_sample_weights: 
     if per_sample_weights is not None:
         per_index = per_index * per_sample_weights.unsqueeze(1)
     elif mode == "mean":
-        sizes = np.maximum(bags.sizes(padding_idx), 1)[bags.bag]
-        per_index = per_index / _wrap(sizes.astype(weight._data.dtype)).unsqueeze(1)
+        xp = namespace(bags.bag)
+        sizes = xp.take(xp.maximum(bags.sizes(padding_idx), 1), bags.bag)
+        per_index = per_index / _wrap(A.astype(xp, sizes, weight._data.dtype)).unsqueeze(1)
     padding = None if padding_idx < 0 else padding_idx
     return apply(embedding_backward_op, (per_index,), (bags.indices, weight.shape[0], padding, scale_grad_by_freq))
 
 
 def _max_rows(w: np.ndarray, bags: Bags, padding_idx: int) -> np.ndarray:
     """(bags, D): the weight row holding each bag's maximum in each column (0 for an empty bag); the first on ties."""
+    xp = namespace(w)
+    if xp is not np:  # the standard: every bag compares its members at once; the first maximum above -inf
+        values = xp.where(_bag_members(xp, bags, padding_idx)[:, :, None], xp.take(w, bags.indices, axis=0)[None, ...],
+                          -math.inf)
+        first = xp.argmax(values, axis=1)
+        picked = A.reshape(xp, xp.take(bags.indices, A.reshape(xp, first, -1)), first.shape)
+        return xp.where(xp.max(values, axis=1) > -math.inf, picked, xp.zeros_like(picked))
     keep = np.flatnonzero(bags.indices != padding_idx)
     rows = np.zeros((bags.count, w.shape[1]), dtype=np.int64)
     best = np.full((bags.count, w.shape[1]), -np.inf)
@@ -382,7 +415,7 @@ def _max_rows(w: np.ndarray, bags: Bags, padding_idx: int) -> np.ndarray:
 
 def embedding_bag_sample_weight_grad(grad: Tensor, weight: Tensor, bags: Bags, padding_idx: int) -> Tensor:
     """d out[bag(k)] / d w_k = weight[index k]: the dot product with the bag's gradient (0 for padding)."""
-    keep = _wrap((bags.indices != padding_idx).astype(weight._data.dtype))
+    keep = _wrap(A.astype(namespace(bags.indices), bags.indices != padding_idx, weight._data.dtype))
     rows = weight.index_select(0, _wrap(bags.indices)) * grad.index_select(0, _wrap(bags.bag))
     return rows.sum(1) * keep
 
@@ -438,8 +471,9 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
             raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
                              "fixed length sequences. However, found offsets of type "
                              f"{_TENSOR_CLASS if isinstance(offsets, Tensor) else type(offsets)}")
-        starts = np.arange(0, input.numel(), input.shape[1]) if input.shape[1] else np.zeros(input.shape[0], int)
-        indices = input._data.reshape(-1)
+        xp, device = namespace(input._data), input._data.device
+        starts = xp.arange(input.shape[0], device=device) * input.shape[1]
+        indices = A.reshape(xp, input._data, -1)
         if per_sample_weights is not None:
             per_sample_weights = per_sample_weights.reshape(-1)
     elif input.ndim == 1:
@@ -447,7 +481,9 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
             raise ValueError("offsets has to be a 1D Tensor but got None")
         if offsets.ndim != 1:
             raise ValueError("offsets has to be a 1D Tensor")
-        starts, indices = offsets._data.astype(np.int64), input._data
+        indices = input._data
+        xp, device = namespace(indices), indices.device
+        starts = A.astype(xp, offsets._data, xp.int64)
     else:
         raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}")
     if mode == "max" and scale_grad_by_freq:
@@ -465,13 +501,13 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
         if not -n <= padding_idx < n:
             raise AssertionError("padding_idx must be within the number of embeddings")
         padding_idx %= n
-    if indices.size and (indices.max() >= n or indices.min() < 0):
+    if indices.size and (A.reduce(xp, "max", indices) >= n or A.reduce(xp, "min", indices) < 0):
         raise IndexError("index out of range in self")
     if max_norm is not None:
-        _renorm_rows(weight, np.unique(indices), max_norm, norm_type)
-    count = len(starts) - 1 if include_last_offset and input.ndim == 1 else len(starts)
-    bag = np.searchsorted(starts[:count], np.arange(indices.size), side="right") - 1
-    bags = Bags(indices.astype(np.int64), bag.astype(np.int64), count)
+        _renorm_rows(weight, xp.unique_values(indices), max_norm, norm_type)
+    count = starts.shape[0] - 1 if include_last_offset and input.ndim == 1 else starts.shape[0]
+    bag = xp.searchsorted(starts[:count], xp.arange(indices.size, dtype=xp.int64, device=device), side="right") - 1
+    bags = Bags(A.astype(xp, indices, xp.int64), A.astype(xp, bag, xp.int64), count)
     return apply(embedding_bag_op, (weight, per_sample_weights),
                  (bags, mode, -1 if padding_idx is None else padding_idx, scale_grad_by_freq))
 
