@@ -174,7 +174,52 @@ def cross_op(xp, a, b, dim):
        other="einsum_operand_grad(grad, equation, 1, other.shape, self)",
        jvp="einsum_pair(equation, self_t, other) + (0 if other is None else einsum_pair(equation, self, other_t))")
 def einsum_op(xp, a, b, equation):
-    return xp.einsum(equation, a) if b is None else xp.einsum(equation, a, b)
+    if xp is np:
+        return np.einsum(equation, a) if b is None else np.einsum(equation, a, b)
+    return _einsum_by_matmul(xp, equation, a, b)
+
+
+def _einsum_by_matmul(xp: Any, equation: str, a: Any, b: Any) -> Any:
+    """One einsum step with the standard's functions (it has no einsum): each operand's repeated labels taken down
+    to their diagonal and its own labels summed, then one batched matmul over the shared labels."""
+    inputs, out = equation.split("->")
+    terms = inputs.split(",")
+    operands = [_einsum_reduced(xp, x, term, out + (terms[1 - k] if b is not None else ""))
+                for k, (x, term) in enumerate(zip((a, b) if b is not None else (a,), terms))]
+    if b is None:
+        x, term = operands[0]
+        return xp.permute_dims(x, tuple(term.index(c) for c in out))
+    (x, left), (y, right) = operands
+    size = {**dict(zip(left, x.shape)), **dict(zip(right, y.shape))}
+    batch = [c for c in left if c in right and c in out]
+    shared = [c for c in left if c in right and c not in out]
+    rows, columns = [c for c in left if c not in right], [c for c in right if c not in left]
+
+    def laid_out(z: Any, term: str, groups: list) -> Any:
+        moved = xp.permute_dims(z, tuple(term.index(c) for group in groups for c in group))
+        return xp.reshape(moved, tuple(math.prod(size[c] for c in group) for group in groups))
+
+    product = xp.matmul(laid_out(x, left, [batch, rows, shared]), laid_out(y, right, [batch, shared, columns]))
+    labels = batch + rows + columns
+    product = xp.reshape(product, tuple(size[c] for c in labels))
+    return xp.permute_dims(product, tuple(labels.index(c) for c in out))
+
+
+def _einsum_reduced(xp: Any, x: Any, term: str, elsewhere: str) -> tuple[Any, str]:
+    """(x, term) with each repeated label's diagonal taken (the other places zeroed, then summed away) and the
+    labels no other term or the output names summed."""
+    while len(set(term)) < len(term):
+        c = next(c for c in term if term.count(c) > 1)
+        i, j = term.index(c), term.index(c, term.index(c) + 1)
+        along_i, along_j = ([x.shape[i] if k == axis else 1 for k in range(x.ndim)] for axis in (i, j))
+        places = xp.arange(x.shape[i], device=x.device)
+        on_diagonal = xp.reshape(places, tuple(along_i)) == xp.reshape(places, tuple(along_j))
+        x = xp.sum(xp.where(on_diagonal, x, xp.zeros((), dtype=x.dtype, device=x.device)), axis=j, dtype=x.dtype)
+        term = term[:j] + term[j + 1:]
+    alone = tuple(k for k, c in enumerate(term) if c not in elsewhere)
+    if alone:
+        x, term = xp.sum(x, axis=alone, dtype=x.dtype), "".join(c for c in term if c in elsewhere)
+    return x, term
 
 
 # ============================================================================================
