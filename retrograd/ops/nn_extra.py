@@ -93,7 +93,7 @@ def pdist_backward_op(xp, g, x, dist, p):
 def embedding_bag_op(xp, w, psw, bags, mode, padding_idx, scale_grad_by_freq):
     """Each bag's rows of w (times per_sample_weights) summed, averaged or maxed; padding_idx rows left out, an
     empty bag gives zeros."""
-    if not hasattr(w, "strides"):
+    if xp is not np:  # NumPy's ufunc.at scatters; the others compare
         return _bags_compared(xp, w, psw, bags, mode, padding_idx)
     keep = bags.indices != padding_idx
     rows = w[bags.indices[keep]]

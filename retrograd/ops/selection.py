@@ -105,7 +105,7 @@ def isin_op(xp, elements, test_elements, assume_unique, invert):
        differentiable_outputs=(0,), self="not_implemented_error('_unique2')")
 def unique2_op(xp, x, return_inverse, return_counts):
     flat = A.reshape(xp, x, -1)
-    if hasattr(flat, "strides") and not (D.kind(flat) in "fc" and np.isnan(flat).any()):
+    if hasattr(flat, "strides") and not (D.kind(flat) in "fc" and xp.isnan(flat).any()):
         order = flat.argsort()  # NumPy's quicksort, several times faster than its stable sort
     else:  # NaNs are each a value of their own, in their order (as torch's)
         order = A.argsort(xp, flat, 0)
@@ -147,7 +147,7 @@ def unsort(xp, values, order):
     """values[k] moved to position order[k]: sorted values back in the order before the sort (NumPy writes them
     there; the standard, which has no assignment through index arrays, takes them by the inverse order)."""
     if hasattr(values, "strides"):
-        out = np.empty_like(values)
+        out = xp.empty_like(values)
         out[order] = values
         return out
     return xp.take(values, A.argsort(xp, order, 0), axis=0)

@@ -414,7 +414,7 @@ def unfold_op(xp, x, dim, size, step):
         return A.reshape(xp, x, 1)
     count = (x.shape[dim] - size) // step + 1
     shape = x.shape[:dim] + (count,) + x.shape[dim + 1:] + (size,)
-    if not hasattr(x, "strides"):  # the standard has no strided views: the windows' elements taken, a copy
+    if xp is not np:  # the standard has no strided views: the windows' elements taken, a copy
         places = xp.reshape(xp.arange(count, device=x.device)[:, None] * step + xp.arange(size, device=x.device), (-1,))
         windows = xp.reshape(xp.take(x, places, axis=dim), x.shape[:dim] + (count, size) + x.shape[dim + 1:])
         return xp.moveaxis(windows, dim + 1, -1)
@@ -469,7 +469,7 @@ def _scatter_row(view: Op, unstrided: Callable | None = None) -> Op:
     name, args = f"{view.name}_scatter", ", ".join(view.params)
 
     def scatter(xp, x, src, *params):
-        if unstrided is not None and not hasattr(x, "strides"):
+        if unstrided is not None and xp is not np:
             return unstrided(xp, x, src, *params)
         out = A.copy(xp, x)
         view.forward(xp, out, *params)[...] = src
