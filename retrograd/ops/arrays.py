@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from .. import _dtype as D
 
 
@@ -71,3 +73,24 @@ def max_from(xp: Any, x: Any, axis: Any, keepdims: bool, initial: float) -> Any:
         return xp.maximum(xp.max(x, axis=axis, keepdims=keepdims), initial)
     shape = tuple(1 if a in axes else n for a, n in enumerate(x.shape) if keepdims or a not in axes)
     return xp.full(shape, initial, dtype=x.dtype, device=x.device)
+
+
+def accumulate(xp: Any, combine: Any, x: Any, axis: int) -> Any:
+    """The running `combine` along `axis`: out[i] = combine(out[i - 1], x[i]). `combine` names a ufunc (maximum,
+    minimum, logaddexp: NumPy's ufunc.accumulate) or is a function of two arrays (NumPy: a loop over the axis).
+    The standard has no ufunc methods: there, a log-step scan (each step combines every element with the one 2^k
+    before it), log2(n) whole-array steps whose grouping, not order, differs from a loop's."""
+    if xp is np:
+        if isinstance(combine, str):
+            return getattr(np, combine).accumulate(x, axis=axis)
+        out = np.moveaxis(x.copy(), axis, 0)
+        for i in range(1, out.shape[0]):
+            out[i] = combine(out[i - 1], out[i])
+        return np.moveaxis(out, 0, axis)
+    combine = getattr(xp, combine) if isinstance(combine, str) else combine
+    moved = xp.moveaxis(x, axis, -1)
+    step = 1
+    while step < moved.shape[-1]:
+        moved = xp.concat([moved[..., :step], combine(moved[..., :-step], moved[..., step:])], axis=-1)
+        step *= 2
+    return xp.moveaxis(moved, -1, axis)

@@ -56,16 +56,16 @@ def renorm_op(xp, x, p, dim, maxnorm):
 def logcumsumexp_op(xp, x, dim):
     _refuse_kinds(x.dtype, "logcumsumexp_out_cpu", kinds="buib")
     if x.ndim == 0:
-        return x.copy()
+        return A.copy(xp, x)
     if D.kind(x) != "c":
-        return np.logaddexp.accumulate(x, axis=dim)
-    out = np.moveaxis(x.copy(), dim, 0)  # complex: NumPy's logaddexp takes none, so a running pairwise one
-    for i in range(1, out.shape[0]):
-        a, b = out[i - 1], out[i]
-        top = np.where(a.real >= b.real, a, b)
-        top = np.where(np.isfinite(top), top, 0)
-        out[i] = top + np.log(np.exp(a - top) + np.exp(b - top))
-    return np.moveaxis(out, 0, dim)
+        return A.accumulate(xp, "logaddexp", x, dim)
+
+    def complex_logaddexp(a, b):  # NumPy's logaddexp takes no complex numbers
+        top = xp.where(xp.real(a) >= xp.real(b), a, b)
+        top = xp.where(xp.isfinite(top), top, 0)
+        return top + xp.log(xp.exp(a - top) + xp.exp(b - top))
+
+    return A.accumulate(xp, complex_logaddexp, x, dim)
 
 
 def renorm_backward(grad: Tensor, self: Tensor, p: float, others: tuple, maxnorm: float) -> Tensor:
@@ -98,7 +98,7 @@ def logcumsumexp_backward(grad: Tensor, self: Tensor, result: Tensor, dim: int) 
     a real gradient are summed apart, so no exp overflows."""
     if grad.is_complex():
         return (_reverse_logcumsumexp(conj(grad).log() - result, dim) + self).exp().conj()
-    lowest = float(np.finfo(grad._data.dtype).min)
+    lowest = float(namespace(grad._data).finfo(grad._data.dtype).min)
     log_abs = where(grad == 0, 1, grad).abs().log()  # the same values; no 0 / 0 in its own derivative where grad is 0
     positive = (_reverse_logcumsumexp(where(grad > 0, log_abs, lowest) - result, dim) + self).exp()
     negative = (_reverse_logcumsumexp(where(grad < 0, log_abs, lowest) - result, dim) + self).exp()
