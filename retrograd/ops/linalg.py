@@ -1504,21 +1504,28 @@ def lstsq_kernel(xp: Any, a: np.ndarray, b: np.ndarray, rcond: float | None, dri
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     a = xp.broadcast_to(a, batch + a.shape[-2:])
     b = xp.broadcast_to(b, batch + b.shape[-2:])
-    cutoff = rcond if rcond is not None and rcond > 0 else np.finfo(a.dtype).eps * max(m, n)
-    solution = xp.empty(batch + (n, b.shape[-1]), dtype=a.dtype)
-    ranks = np.zeros(batch, dtype=np.int64)
-    values = np.zeros(batch + (min(m, n),), dtype=np.finfo(a.dtype).dtype)
-    for idx in np.ndindex(*batch):
-        x, _, rank, sv = xp.linalg.lstsq(a[idx], b[idx], rcond=cutoff)
-        solution[idx], ranks[idx], values[idx] = x, rank, sv
-    full_rank = bool((ranks == min(m, n)).all())
+    cutoff = rcond if rcond is not None and rcond > 0 else float(xp.finfo(a.dtype).eps) * max(m, n)
+    if xp is np:
+        solution = np.empty(batch + (n, b.shape[-1]), dtype=a.dtype)
+        ranks = np.zeros(batch, dtype=np.int64)
+        values = np.zeros(batch + (min(m, n),), dtype=np.finfo(a.dtype).dtype)
+        for idx in np.ndindex(*batch):
+            x, _, rank, sv = np.linalg.lstsq(a[idx], b[idx], rcond=cutoff)
+            solution[idx], ranks[idx], values[idx] = x, rank, sv
+    else:  # the standard has no lstsq: gelsd's minimum-norm solution is the pseudo-inverse's, at the same cutoff
+        values = xp.linalg.svdvals(a)
+        top = A.max_from(xp, values, -1, True, 0)
+        ranks = A.astype(xp, xp.count_nonzero(values > cutoff * top, axis=-1), xp.int64)
+        solution = xp.matmul(xp.linalg.pinv(a, rtol=cutoff), b)
+    full_rank = A.reduce(xp, "all", ranks == min(m, n))
+    real = xp.finfo(a.dtype).dtype
     if m > n and driver != "gelsy" and full_rank:
-        residuals = (xp.abs(xp.matmul(a, solution) - b) ** 2).sum(axis=-2)
+        residuals = A.reduce(xp, "sum", xp.abs(xp.matmul(a, solution) - b) ** 2, -2)
     else:
-        residuals = xp.zeros((0,), dtype=values.dtype)
-    rank = ranks if driver != "gels" else np.zeros((0,), dtype=np.int64)
-    singular_values = values if driver in ("gelsd", "gelss") else np.zeros((0,), dtype=values.dtype)
-    return (solution[..., 0] if vector else solution), residuals.astype(values.dtype), rank, singular_values
+        residuals = xp.zeros((0,), dtype=real, device=a.device)
+    rank = ranks if driver != "gels" else xp.zeros((0,), dtype=xp.int64, device=a.device)
+    singular_values = values if driver in ("gelsd", "gelss") else xp.zeros((0,), dtype=real, device=a.device)
+    return (solution[..., 0] if vector else solution), A.astype(xp, residuals, real), rank, singular_values
 
 
 # ============================================================================================
