@@ -540,11 +540,43 @@ def geqrf_op(xp, a):
     """LAPACK's geqrf: R on and above the diagonal, the Householder reflectors below it, and their scales."""
     m, n = a.shape[-2:]
     if min(m, n) == 0:
-        return a.copy(), xp.zeros((*a.shape[:-2], 0), dtype=a.dtype)
+        return A.copy(xp, a), xp.zeros((*a.shape[:-2], 0), dtype=a.dtype, device=a.device)
+    if xp is not np:
+        return _householder_qr(xp, a)
     stacked = a.reshape(-1, m, n)
     raw = [np.linalg.qr(matrix, mode="raw") for matrix in stacked]  # (reflectors and R transposed, tau)
     factors = np.stack([np.swapaxes(h, -1, -2) for h, _ in raw]).reshape(a.shape)
     return factors, np.stack([tau for _, tau in raw]).reshape(*a.shape[:-2], min(m, n))
+
+
+def _householder_qr(xp: Any, a: Any) -> tuple:
+    """geqrf's layout from the standard's functions (it has no raw QR): LAPACK's unblocked geqr2, one reflector
+    per column, chosen as larfg chooses it (beta = -sign(re alpha) |x|, tau = (beta - alpha) / beta, no reflection
+    where the column below the diagonal is zero and alpha is real), vectorised over the batch."""
+    m, n = a.shape[-2:]
+    out = A.copy(xp, a)
+    scales = []
+    for j in range(min(m, n)):
+        alpha, below = out[..., j, j], out[..., j + 1:, j]
+        rest = xp.linalg.vector_norm(below, axis=-1)
+        complex_alpha = D.kind(a) == "c"
+        still = (rest == 0) & ((xp.imag(alpha) == 0) if complex_alpha else True)
+        real_alpha = xp.real(alpha) if complex_alpha else alpha
+        beta = -xp.copysign(xp.sqrt(xp.abs(alpha) ** 2 + rest ** 2), real_alpha)
+        beta = xp.where(still, real_alpha, beta)
+        safe = xp.where(still, xp.ones_like(beta), beta)
+        tau = xp.where(still, xp.zeros_like(alpha), (A.astype(xp, beta, a.dtype) - alpha) / A.astype(xp, safe, a.dtype))
+        shift = alpha - A.astype(xp, beta, a.dtype)
+        v = below / xp.where(still, xp.ones_like(shift), shift)[..., None]
+        out[..., j + 1:, j] = v
+        out[..., j, j] = A.astype(xp, beta, a.dtype)
+        if j + 1 < n:  # the trailing columns: A -= conj(tau) v (v^H A), v with its leading 1
+            full = xp.concat([xp.ones_like(alpha)[..., None], v], axis=-1)[..., :, None]
+            trailing = out[..., j:, j + 1:]
+            projected = xp.sum(xp.conj(full) * trailing, axis=-2, keepdims=True)
+            out[..., j:, j + 1:] = trailing - xp.conj(tau)[..., None, None] * full * projected
+        scales.append(tau)
+    return out, xp.stack(scales, axis=-1)
 
 
 @defop("linalg_lu_factor_ex", inputs=("A",), outputs=3, differentiable_outputs=(0,),
