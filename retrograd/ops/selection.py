@@ -284,7 +284,7 @@ def ranks_of(values: np.ndarray) -> np.ndarray:
     if xp is np:
         return np.unique(values, return_inverse=True)[1].reshape(values.shape)
     flat = A.reshape(xp, values, -1)
-    order = xp.argsort(flat, stable=False)  # equal values get equal ranks in any order
+    order = A.argsort(xp, flat, 0)
     ordered = xp.take(flat, order)
     new = xp.concat([xp.zeros(min(flat.shape[0], 1), dtype=xp.bool, device=values.device),
                      xp.logical_not(equal(ordered[1:], ordered[:-1]))])
