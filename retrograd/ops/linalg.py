@@ -1386,8 +1386,8 @@ def swap_rows(xp: Any, a: Any, j: int, p: Any) -> Any:
     no assignment through index arrays, builds the swapped array)."""
     if hasattr(a, "strides"):
         every = xp.arange(a.shape[0])
-        row = a[every, j].copy()
-        a[every, j] = a[every, p]
+        row = a[:, j].copy()
+        a[:, j] = a[every, p]
         a[every, p] = row
         return a
     trailing = (1,) * (a.ndim - 2)
@@ -1402,7 +1402,7 @@ def lu_permutation(xp: Any, pivots: np.ndarray, m: int) -> np.ndarray:
     batch, k = pivots.shape[:-1], pivots.shape[-1]
     count = math.prod(batch)
     perm = A.copy(xp, xp.broadcast_to(xp.arange(m, device=pivots.device), (count, m)))
-    swaps = A.astype(xp, A.reshape(xp, pivots, (count, k)), xp.int64) - 1
+    swaps = A.reshape(xp, pivots, (count, k)) - 1
     for j in range(k):
         perm = swap_rows(xp, perm, j, swaps[:, j])
     return A.reshape(xp, perm, batch + (m,))
