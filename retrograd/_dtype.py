@@ -113,8 +113,14 @@ def native_table(xp: object) -> dict:
 
 
 def from_native(native: object) -> dtype:
-    """Our dtype of an array library's dtype object (a NumPy dtype, or one of a namespace already met)."""
-    return FROM_NUMPY[native] if isinstance(native, np.dtype) else _FROM_NATIVE[native]
+    """Our dtype of an array library's dtype object (a NumPy dtype, or one of a namespace already met or behind a
+    device type: an op may ask of its input's dtype first)."""
+    if isinstance(native, np.dtype):
+        return FROM_NUMPY[native]
+    if native not in _FROM_NATIVE:
+        for xp in _xp.namespaces():
+            native_table(xp)
+    return _FROM_NATIVE[native]
 
 
 def native(xp: object, dt: dtype | np.dtype | object) -> object:

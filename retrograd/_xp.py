@@ -152,6 +152,11 @@ def backend(device_type: str) -> Backend | None:
     return found
 
 
+def namespaces() -> list[Any]:
+    """The namespaces behind device types now (CuPy's once looked up)."""
+    return [found.xp for found in _backends.values() if isinstance(found, Backend)]
+
+
 def locate(array: Any) -> tuple[str, int | None]:
     """The torch device (type, index) holding `array`: ('cpu', None) for NumPy's arrays."""
     if type(array) is _ndarray:

@@ -86,3 +86,24 @@ def add_at(xp: Any, out: Any, index: Any, values: Any) -> Any:
     rows = xp.arange(out.shape[0], device=out.device)
     one_hot = astype(xp, xp.reshape(rows, (-1, 1)) == xp.reshape(index, (1, -1)), values.dtype)
     return out + xp.reshape(xp.matmul(one_hot, xp.reshape(values, (index.shape[0], -1))), out.shape)
+
+
+def accumulate(xp: Any, combine: Any, x: Any, axis: int) -> Any:
+    """The running `combine` along `axis`: out[i] = combine(out[i - 1], x[i]). `combine` names a ufunc (maximum,
+    minimum, logaddexp: NumPy's ufunc.accumulate) or is a function of two arrays (NumPy: a loop over the axis).
+    The standard has no ufunc methods: there, a log-step scan (each step combines every element with the one 2^k
+    before it), log2(n) whole-array steps whose grouping, not order, differs from a loop's."""
+    if xp is np:
+        if isinstance(combine, str):
+            return getattr(np, combine).accumulate(x, axis=axis)
+        out = np.moveaxis(x.copy(), axis, 0)
+        for i in range(1, out.shape[0]):
+            out[i] = combine(out[i - 1], out[i])
+        return np.moveaxis(out, 0, axis)
+    combine = getattr(xp, combine) if isinstance(combine, str) else combine
+    moved = xp.moveaxis(x, axis, -1)
+    step = 1
+    while step < moved.shape[-1]:
+        moved = xp.concat([moved[..., :step], combine(moved[..., :-step], moved[..., step:])], axis=-1)
+        step *= 2
+    return xp.moveaxis(moved, -1, axis)

@@ -30,6 +30,8 @@ from .registry import apply, defop
 
 @defop("view_as_real", view=True, self="view_as_complex_op(grad.contiguous())", jvp="view_as_real(self_t)")
 def view_as_real_op(xp, z):
+    if xp is not np:  # the standard has no strided views: the parts stacked, a copy
+        return xp.stack([xp.real(z), xp.imag(z)], axis=-1)
     parts = z.real  # a view of the real parts; each imaginary part sits one real item further on
     return xp.lib.stride_tricks.as_strided(parts, z.shape + (2,), z.strides + (parts.itemsize,))
 

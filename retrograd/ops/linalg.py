@@ -174,7 +174,52 @@ def cross_op(xp, a, b, dim):
        other="einsum_operand_grad(grad, equation, 1, other.shape, self)",
        jvp="einsum_pair(equation, self_t, other) + (0 if other is None else einsum_pair(equation, self, other_t))")
 def einsum_op(xp, a, b, equation):
-    return xp.einsum(equation, a) if b is None else xp.einsum(equation, a, b)
+    if xp is np:
+        return np.einsum(equation, a) if b is None else np.einsum(equation, a, b)
+    return _einsum_by_matmul(xp, equation, a, b)
+
+
+def _einsum_by_matmul(xp: Any, equation: str, a: Any, b: Any) -> Any:
+    """One einsum step with the standard's functions (it has no einsum): each operand's repeated labels taken down
+    to their diagonal and its own labels summed, then one batched matmul over the shared labels."""
+    inputs, out = equation.split("->")
+    terms = inputs.split(",")
+    operands = [_einsum_reduced(xp, x, term, out + (terms[1 - k] if b is not None else ""))
+                for k, (x, term) in enumerate(zip((a, b) if b is not None else (a,), terms))]
+    if b is None:
+        x, term = operands[0]
+        return xp.permute_dims(x, tuple(term.index(c) for c in out))
+    (x, left), (y, right) = operands
+    size = {**dict(zip(left, x.shape)), **dict(zip(right, y.shape))}
+    batch = [c for c in left if c in right and c in out]
+    shared = [c for c in left if c in right and c not in out]
+    rows, columns = [c for c in left if c not in right], [c for c in right if c not in left]
+
+    def laid_out(z: Any, term: str, groups: list) -> Any:
+        moved = xp.permute_dims(z, tuple(term.index(c) for group in groups for c in group))
+        return xp.reshape(moved, tuple(math.prod(size[c] for c in group) for group in groups))
+
+    product = xp.matmul(laid_out(x, left, [batch, rows, shared]), laid_out(y, right, [batch, shared, columns]))
+    labels = batch + rows + columns
+    product = xp.reshape(product, tuple(size[c] for c in labels))
+    return xp.permute_dims(product, tuple(labels.index(c) for c in out))
+
+
+def _einsum_reduced(xp: Any, x: Any, term: str, elsewhere: str) -> tuple[Any, str]:
+    """(x, term) with each repeated label's diagonal taken (the other places zeroed, then summed away) and the
+    labels no other term or the output names summed."""
+    while len(set(term)) < len(term):
+        c = next(c for c in term if term.count(c) > 1)
+        i, j = term.index(c), term.index(c, term.index(c) + 1)
+        along_i, along_j = ([x.shape[i] if k == axis else 1 for k in range(x.ndim)] for axis in (i, j))
+        places = xp.arange(x.shape[i], device=x.device)
+        on_diagonal = xp.reshape(places, tuple(along_i)) == xp.reshape(places, tuple(along_j))
+        x = xp.sum(xp.where(on_diagonal, x, xp.zeros((), dtype=x.dtype, device=x.device)), axis=j, dtype=x.dtype)
+        term = term[:j] + term[j + 1:]
+    alone = tuple(k for k, c in enumerate(term) if c not in elsewhere)
+    if alone:
+        x, term = xp.sum(x, axis=alone, dtype=x.dtype), "".join(c for c in term if c in elsewhere)
+    return x, term
 
 
 # ============================================================================================
@@ -251,13 +296,16 @@ def _square_reflectors(xp: Any, a: Any, tau: Any) -> tuple:
        self="not_implemented('linalg_ldl_factor_ex')")
 def ldl_factor_op(xp, a):
     """LAPACK's sytf2 (lower, Bunch-Kaufman pivoting) per matrix: (LD, pivots, info)."""
-    batch = a.shape[:-2]
-    factors = np.array(a, copy=True).reshape(math.prod(batch), *a.shape[-2:])  # -1 is ambiguous when a is empty
-    pivots = np.zeros(factors.shape[:-1], dtype=np.int32)
-    info = np.zeros(len(factors), dtype=np.int32)
-    for k in range(len(factors)):
-        pivots[k], info[k] = _sytf2_lower(factors[k])
-    return (np.tril(factors).reshape(a.shape), pivots.reshape(*batch, a.shape[-1]), info.reshape(batch))
+    batch, n = a.shape[:-2], a.shape[-1]
+    stacked = A.reshape(xp, a, (math.prod(batch), n, n))  # -1 is ambiguous when a is empty
+    factored = [_sytf2_lower(xp, A.copy(xp, stacked[k, ...])) for k in range(stacked.shape[0])]
+    if not factored:
+        return A.copy(xp, a), xp.zeros((*batch, n), dtype=xp.int32, device=a.device), \
+            xp.zeros(batch, dtype=xp.int32, device=a.device)
+    factors, pivots, info = zip(*factored)
+    return (A.reshape(xp, xp.tril(xp.stack(factors)), a.shape),
+            A.reshape(xp, xp.asarray(pivots, dtype=xp.int32, device=a.device), (*batch, n)),
+            A.reshape(xp, xp.asarray(info, dtype=xp.int32, device=a.device), batch))
 
 
 @defop("linalg_ldl_solve", node="NotImplemented", inputs=("LD", "B"), params=("pivots",),
@@ -265,33 +313,57 @@ def ldl_factor_op(xp, a):
 def ldl_solve_op(xp, factors, b, pivots):
     """LAPACK's sytrs (lower) per matrix: A X = B from sytrf's factors and pivots."""
     shape = np.broadcast_shapes(factors.shape[:-2], b.shape[:-2], pivots.shape[:-1])
-    factors = np.broadcast_to(factors, (*shape, *factors.shape[-2:])).reshape(-1, *factors.shape[-2:])
-    pivots = np.broadcast_to(pivots, (*shape, pivots.shape[-1])).reshape(-1, pivots.shape[-1])
-    x = np.array(np.broadcast_to(b, (*shape, *b.shape[-2:])), copy=True).reshape(-1, *b.shape[-2:])
-    for k in range(len(x)):
-        _sytrs_lower(factors[k], pivots[k], x[k])
-    return x.reshape(*shape, *b.shape[-2:])
+    count = math.prod(shape)
+    factors = A.reshape(xp, xp.broadcast_to(factors, (*shape, *factors.shape[-2:])), (count, *factors.shape[-2:]))
+    pivots = A.reshape(xp, xp.broadcast_to(pivots, (*shape, pivots.shape[-1])), (count, pivots.shape[-1]))
+    x = A.reshape(xp, xp.broadcast_to(b, (*shape, *b.shape[-2:])), (count, *b.shape[-2:]))
+    if not count:
+        return A.reshape(xp, A.copy(xp, x), (*shape, *b.shape[-2:]))
+    solved = [_sytrs_lower(xp, factors[k, ...], _host_ints(pivots[k, ...]), A.copy(xp, x[k, ...]))
+              for k in range(count)]
+    return A.reshape(xp, xp.stack(solved), (*shape, *b.shape[-2:]))
 
 
-def _magnitude(value: Any) -> Any:
-    """LAPACK's |.| for pivoting: |x| for reals, |re| + |im| (cabs1) for complex numbers."""
-    return np.abs(value.real) + np.abs(value.imag) if np.iscomplexobj(value) else np.abs(value)
+def _host_ints(vector: Any) -> list[int]:
+    """A 1-d integer array's values as Python ints (NumPy and CuPy: tolist; the standard: one read each)."""
+    if hasattr(vector, "strides"):
+        return vector.tolist()
+    return [int(vector[i]) for i in range(vector.shape[0])]
 
 
-def _sytf2_lower(a: np.ndarray) -> tuple[np.ndarray, int]:
+def _magnitude(xp: Any, value: Any) -> float:
+    """LAPACK's |.| of one element for pivoting: |x| for reals, |re| + |im| (cabs1) for complex numbers."""
+    return float(xp.abs(xp.real(value)) + xp.abs(xp.imag(value)) if D.kind(value) == "c" else xp.abs(value))
+
+
+def _largest(xp: Any, values: Any) -> int:
+    """The position of the largest cabs1 magnitude in a vector (the first on ties), as LAPACK's i?amax."""
+    return int(xp.argmax(xp.abs(xp.real(values)) + xp.abs(xp.imag(values)) if D.kind(values) == "c"
+                         else xp.abs(values)))
+
+
+def _swap(xp: Any, a: Any, first: tuple, second: tuple) -> None:
+    """Exchange a[first] and a[second] in place (basic indices: the standard assigns through those only)."""
+    held = A.copy(xp, a[first])
+    a[first] = a[second]
+    a[second] = held
+
+
+def _sytf2_lower(xp: Any, a: Any) -> tuple[Any, list[int], int]:
     """The Bunch-Kaufman factorisation P L D L^T P^T of a symmetric matrix in place, in LAPACK's order of
-    operations (dsytf2, UPLO='L'); returns LAPACK's 1-based pivots (negative for 2x2 blocks) and info."""
+    operations (dsytf2, UPLO='L'); returns the factors, LAPACK's 1-based pivots (negative for 2x2 blocks)
+    and info. Each step's pivot choice reads a few numbers on the host."""
     n = a.shape[0]
     alpha = (1 + math.sqrt(17)) / 8
-    pivots = np.zeros(n, dtype=np.int32)
+    pivots = [0] * n
     info = 0
     k = 0
     while k < n:
         step = 1
-        absakk = _magnitude(a[k, k])
+        absakk = _magnitude(xp, a[k, k])
         if k < n - 1:
-            imax = k + 1 + int(np.argmax(_magnitude(a[k + 1:, k])))
-            colmax = _magnitude(a[imax, k])
+            imax = k + 1 + _largest(xp, a[k + 1:, k])
+            colmax = _magnitude(xp, a[imax, k])
         else:
             imax, colmax = k, 0.0
         if max(absakk, colmax) == 0 or math.isnan(absakk):
@@ -301,31 +373,31 @@ def _sytf2_lower(a: np.ndarray) -> tuple[np.ndarray, int]:
             if absakk >= alpha * colmax:
                 kp = k
             else:
-                jmax = k + int(np.argmax(_magnitude(a[imax, k:imax])))
-                rowmax = _magnitude(a[imax, jmax])
+                jmax = k + _largest(xp, a[imax, k:imax])
+                rowmax = _magnitude(xp, a[imax, jmax])
                 if imax < n - 1:
-                    jmax = imax + 1 + int(np.argmax(_magnitude(a[imax + 1:, imax])))
-                    rowmax = max(rowmax, _magnitude(a[jmax, imax]))
+                    jmax = imax + 1 + _largest(xp, a[imax + 1:, imax])
+                    rowmax = max(rowmax, _magnitude(xp, a[jmax, imax]))
                 if absakk >= alpha * colmax * (colmax / rowmax):
                     kp = k
-                elif _magnitude(a[imax, imax]) >= alpha * rowmax:
+                elif _magnitude(xp, a[imax, imax]) >= alpha * rowmax:
                     kp = imax
                 else:
                     kp, step = imax, 2
             kk = k + step - 1
             if kp != kk:  # swap rows and columns kk and kp of the trailing lower triangle
-                a[kp + 1:, [kk, kp]] = a[kp + 1:, [kp, kk]]
-                between = a[kk + 1:kp, kk].copy()
+                _swap(xp, a, (slice(kp + 1, None), kk), (slice(kp + 1, None), kp))
+                between = A.copy(xp, a[kk + 1:kp, kk])
                 a[kk + 1:kp, kk] = a[kp, kk + 1:kp]
                 a[kp, kk + 1:kp] = between
-                a[kk, kk], a[kp, kp] = a[kp, kp], a[kk, kk]
+                _swap(xp, a, (kk, kk), (kp, kp))
                 if step == 2:
-                    a[k + 1, k], a[kp, k] = a[kp, k], a[k + 1, k]
+                    _swap(xp, a, (k + 1, k), (kp, k))
             if step == 1:
                 if k < n - 1:
                     d11 = 1 / a[k, k]
-                    column = a[k + 1:, k].copy()
-                    a[k + 1:, k + 1:] -= np.tril(d11 * np.outer(column, column))
+                    column = A.copy(xp, a[k + 1:, k])
+                    a[k + 1:, k + 1:] -= xp.tril(d11 * column[:, None] * column[None, :])
                     a[k + 1:, k] *= d11
             elif k < n - 2:
                 d21 = a[k + 1, k]
@@ -334,50 +406,47 @@ def _sytf2_lower(a: np.ndarray) -> tuple[np.ndarray, int]:
                 d21 = (1 / (d11 * d22 - 1)) / d21
                 wk = d21 * (d11 * a[k + 2:, k] - a[k + 2:, k + 1])
                 wkp1 = d21 * (d22 * a[k + 2:, k + 1] - a[k + 2:, k])
-                a[k + 2:, k + 2:] -= np.tril(np.outer(a[k + 2:, k], wk) + np.outer(a[k + 2:, k + 1], wkp1))
+                a[k + 2:, k + 2:] -= xp.tril(a[k + 2:, k, None] * wk[None, :] + a[k + 2:, k + 1, None] * wkp1[None, :])
                 a[k + 2:, k], a[k + 2:, k + 1] = wk, wkp1
         if step == 1:
             pivots[k] = kp + 1
         else:
             pivots[k] = pivots[k + 1] = -(kp + 1)
         k += step
-    return pivots, info
+    return a, pivots, info
 
 
-def _sytrs_lower(a: np.ndarray, pivots: np.ndarray, b: np.ndarray) -> None:
-    """Solve A X = B in place in b with sytrf's lower factors (LAPACK's dsytrs, UPLO='L')."""
+def _sytrs_lower(xp: Any, a: Any, pivots: list[int], b: Any) -> Any:
+    """Solve A X = B in place in b with sytrf's lower factors (LAPACK's dsytrs, UPLO='L'); returns b."""
     n = a.shape[0]
     k = 0
     while k < n:  # L D y = P^T b
         if pivots[k] > 0:
-            kp = pivots[k] - 1
-            b[[k, kp]] = b[[kp, k]]
-            b[k + 1:] -= np.outer(a[k + 1:, k], b[k])
-            b[k] /= a[k, k]
+            _swap(xp, b, (k, ...), (pivots[k] - 1, ...))
+            b[k + 1:, ...] -= a[k + 1:, k, None] * b[None, k, :]
+            b[k, ...] /= a[k, k]
             k += 1
         else:
-            kp = -pivots[k] - 1
-            b[[k + 1, kp]] = b[[kp, k + 1]]
-            b[k + 2:] -= np.outer(a[k + 2:, k], b[k]) + np.outer(a[k + 2:, k + 1], b[k + 1])
+            _swap(xp, b, (k + 1, ...), (-pivots[k] - 1, ...))
+            b[k + 2:, ...] -= a[k + 2:, k, None] * b[None, k, :] + a[k + 2:, k + 1, None] * b[None, k + 1, :]
             akm1k = a[k + 1, k]
             akm1, ak = a[k, k] / akm1k, a[k + 1, k + 1] / akm1k
             denom = akm1 * ak - 1
-            bkm1, bk = b[k] / akm1k, b[k + 1] / akm1k
-            b[k], b[k + 1] = (ak * bkm1 - bk) / denom, (akm1 * bk - bkm1) / denom
+            bkm1, bk = b[k, ...] / akm1k, b[k + 1, ...] / akm1k
+            b[k, ...], b[k + 1, ...] = (ak * bkm1 - bk) / denom, (akm1 * bk - bkm1) / denom
             k += 2
     k = n - 1
     while k >= 0:  # L^T P^T x = y
         if pivots[k] > 0:
-            b[k] -= a[k + 1:, k] @ b[k + 1:]
-            kp = pivots[k] - 1
-            b[[k, kp]] = b[[kp, k]]
+            b[k, ...] -= a[k + 1:, k] @ b[k + 1:, ...]
+            _swap(xp, b, (k, ...), (pivots[k] - 1, ...))
             k -= 1
         else:
-            b[k] -= a[k + 1:, k] @ b[k + 1:]
-            b[k - 1] -= a[k + 1:, k - 1] @ b[k + 1:]
-            kp = -pivots[k] - 1
-            b[[k, kp]] = b[[kp, k]]
+            b[k, ...] -= a[k + 1:, k] @ b[k + 1:, ...]
+            b[k - 1, ...] -= a[k + 1:, k - 1] @ b[k + 1:, ...]
+            _swap(xp, b, (k, ...), (-pivots[k] - 1, ...))
             k -= 2
+    return b
 
 
 @defop("linalg_det", self="det_backward(grad, result, self)", jvp="det_jvp(self_t, result, self)")
@@ -471,11 +540,43 @@ def geqrf_op(xp, a):
     """LAPACK's geqrf: R on and above the diagonal, the Householder reflectors below it, and their scales."""
     m, n = a.shape[-2:]
     if min(m, n) == 0:
-        return a.copy(), xp.zeros((*a.shape[:-2], 0), dtype=a.dtype)
+        return A.copy(xp, a), xp.zeros((*a.shape[:-2], 0), dtype=a.dtype, device=a.device)
+    if xp is not np:
+        return _householder_qr(xp, a)
     stacked = a.reshape(-1, m, n)
     raw = [np.linalg.qr(matrix, mode="raw") for matrix in stacked]  # (reflectors and R transposed, tau)
     factors = np.stack([np.swapaxes(h, -1, -2) for h, _ in raw]).reshape(a.shape)
     return factors, np.stack([tau for _, tau in raw]).reshape(*a.shape[:-2], min(m, n))
+
+
+def _householder_qr(xp: Any, a: Any) -> tuple:
+    """geqrf's layout from the standard's functions (it has no raw QR): LAPACK's unblocked geqr2, one reflector
+    per column, chosen as larfg chooses it (beta = -sign(re alpha) |x|, tau = (beta - alpha) / beta, no reflection
+    where the column below the diagonal is zero and alpha is real), vectorised over the batch."""
+    m, n = a.shape[-2:]
+    out = A.copy(xp, a)
+    scales = []
+    for j in range(min(m, n)):
+        alpha, below = out[..., j, j], out[..., j + 1:, j]
+        rest = xp.linalg.vector_norm(below, axis=-1)
+        complex_alpha = D.kind(a) == "c"
+        still = (rest == 0) & ((xp.imag(alpha) == 0) if complex_alpha else True)
+        real_alpha = xp.real(alpha) if complex_alpha else alpha
+        beta = -xp.copysign(xp.sqrt(xp.abs(alpha) ** 2 + rest ** 2), real_alpha)
+        beta = xp.where(still, real_alpha, beta)
+        safe = xp.where(still, xp.ones_like(beta), beta)
+        tau = xp.where(still, xp.zeros_like(alpha), (A.astype(xp, beta, a.dtype) - alpha) / A.astype(xp, safe, a.dtype))
+        shift = alpha - A.astype(xp, beta, a.dtype)
+        v = below / xp.where(still, xp.ones_like(shift), shift)[..., None]
+        out[..., j + 1:, j] = v
+        out[..., j, j] = A.astype(xp, beta, a.dtype)
+        if j + 1 < n:  # the trailing columns: A -= conj(tau) v (v^H A), v with its leading 1
+            full = xp.concat([xp.ones_like(alpha)[..., None], v], axis=-1)[..., :, None]
+            trailing = out[..., j:, j + 1:]
+            projected = xp.sum(xp.conj(full) * trailing, axis=-2, keepdims=True)
+            out[..., j:, j + 1:] = trailing - xp.conj(tau)[..., None, None] * full * projected
+        scales.append(tau)
+    return out, xp.stack(scales, axis=-1)
 
 
 @defop("linalg_lu_factor_ex", inputs=("A",), outputs=3, differentiable_outputs=(0,),
@@ -1263,51 +1364,62 @@ def lu_kernel(xp: Any, a: np.ndarray) -> tuple:
     k = min(m, n)
     batch = a.shape[:-2]
     count = math.prod(batch)
-    lu = xp.array(a, copy=True).reshape((count, m, n))
-    every = xp.arange(count)
-    pivots = xp.empty((count, k), dtype=np.int32)
-    info = xp.zeros(count, dtype=np.int32)
+    lu = A.reshape(xp, A.copy(xp, a), (count, m, n))
+    pivots = xp.zeros((count, k), dtype=xp.int32, device=a.device)
+    info = xp.zeros(count, dtype=xp.int32, device=a.device)
     for j in range(k):
         column = lu[:, j:, j]
-        p = xp.argmax(xp.abs(column.real) + xp.abs(column.imag), axis=-1) + j
-        pivots[:, j] = p + 1
-        row = lu[every, j].copy()
-        lu[every, j] = lu[every, p]
-        lu[every, p] = row
+        magnitude = xp.abs(xp.real(column)) + xp.abs(xp.imag(column)) if D.kind(a) == "c" else xp.abs(column)
+        p = xp.argmax(magnitude, axis=-1) + j
+        pivots[:, j] = A.astype(xp, p + 1, xp.int32)
+        lu = swap_rows(xp, lu, j, p)
         head = lu[:, j, j]
         zero = head == 0
         info = xp.where((info == 0) & zero, j + 1, info)
-        lu[:, j + 1:, j] /= xp.where(zero, 1, head)[:, None]  # a zero pivot leaves its (zero) column as it is
+        lu[:, j + 1:, j] /= xp.where(zero, xp.ones_like(head), head)[:, None]  # a zero pivot leaves its column
         lu[:, j + 1:, j + 1:] -= lu[:, j + 1:, j, None] * lu[:, j, None, j + 1:]
-    return lu.reshape(a.shape), pivots.reshape(batch + (k,)), info.reshape(batch)
+    return A.reshape(xp, lu, a.shape), A.reshape(xp, pivots, batch + (k,)), A.reshape(xp, info, batch)
+
+
+def swap_rows(xp: Any, a: Any, j: int, p: Any) -> Any:
+    """a with a[b, j] and a[b, p[b]] swapped for every b (in place on NumPy's arrays; the standard, which has
+    no assignment through index arrays, builds the swapped array)."""
+    if hasattr(a, "strides"):
+        every = xp.arange(a.shape[0])
+        row = a[:, j].copy()
+        a[:, j] = a[every, p]
+        a[every, p] = row
+        return a
+    trailing = (1,) * (a.ndim - 2)
+    p = xp.reshape(p, (a.shape[0], 1, *trailing))
+    rows = xp.reshape(xp.arange(a.shape[1], device=a.device), (1, a.shape[1], *trailing))
+    at_p = xp.take_along_axis(a, xp.broadcast_to(p, (a.shape[0], 1, *a.shape[2:])), axis=1)
+    return xp.where(rows == j, at_p, xp.where(rows == p, a[:, j:j + 1, ...], a))
 
 
 def lu_permutation(xp: Any, pivots: np.ndarray, m: int) -> np.ndarray:
     """The row order LAPACK's swaps give (..., m): row i of P^T A is row perm[i] of A."""
     batch, k = pivots.shape[:-1], pivots.shape[-1]
     count = math.prod(batch)
-    perm = xp.array(xp.broadcast_to(xp.arange(m), (count, m)))
-    swaps = pivots.reshape((count, k)) - 1
-    every = xp.arange(count)
+    perm = A.copy(xp, xp.broadcast_to(xp.arange(m, device=pivots.device), (count, m)))
+    swaps = A.reshape(xp, pivots, (count, k)) - 1
     for j in range(k):
-        p = swaps[:, j]
-        row = perm[:, j].copy()
-        perm[:, j] = perm[every, p]
-        perm[every, p] = row
-    return perm.reshape(batch + (m,))
+        perm = swap_rows(xp, perm, j, swaps[:, j])
+    return A.reshape(xp, perm, batch + (m,))
 
 
 def lu_unpack_kernel(xp: Any, lu: np.ndarray, pivots: np.ndarray, unpack_data: bool, unpack_pivots: bool) -> tuple:
     """(P, L, U) with A = P L U from getrf's packed factors; a part not asked for is an empty (0,) array."""
     m, n = lu.shape[-2:]
     k = min(m, n)
-    empty = xp.zeros((0,), dtype=lu.dtype)
+    empty = xp.zeros((0,), dtype=lu.dtype, device=lu.device)
     P = empty
-    if unpack_pivots:
-        P = xp.swapaxes(xp.eye(m, dtype=lu.dtype)[lu_permutation(xp, pivots, m)], -1, -2)
+    if unpack_pivots:  # P[..., r, i] = 1 where r is perm[..., i]
+        rows = xp.reshape(xp.arange(m, device=lu.device), (m, 1))
+        P = A.astype(xp, rows == lu_permutation(xp, pivots, m)[..., None, :], lu.dtype)
     if not unpack_data:
         return P, empty, empty
-    L = xp.tril(lu[..., :k], -1) + xp.eye(m, k, dtype=lu.dtype)
+    L = xp.tril(lu[..., :k], k=-1) + xp.eye(m, k, dtype=lu.dtype, device=lu.device)
     return P, L, xp.triu(lu[..., :k, :])
 
 
@@ -1315,21 +1427,21 @@ def lu_solve_kernel(xp: Any, lu: np.ndarray, b: np.ndarray, pivots: np.ndarray, 
                     adjoint: bool) -> np.ndarray:
     """X with op(A) X = B (left) or X op(A) = B, A = P L U given by getrf's factors, op(A) = A or A^H."""
     if not left:  # X op(A) = B  <=>  op(A)^H X^H = B^H
-        return _adjoint_of(lu_solve_kernel(xp, lu, _adjoint_of(b), pivots, True, not adjoint))
+        return _adjoint_of(xp, lu_solve_kernel(xp, lu, _adjoint_of(xp, b), pivots, True, not adjoint))
     n = lu.shape[-1]
     batch = np.broadcast_shapes(lu.shape[:-2], b.shape[:-2], pivots.shape[:-1])
-    perm = xp.broadcast_to(lu_permutation(xp, pivots, n), batch + (n,))[..., None]
+    perm = xp.broadcast_to(lu_permutation(xp, pivots, n)[..., None], batch + (n, b.shape[-1]))
     b = xp.broadcast_to(b, batch + b.shape[-2:])
     if adjoint:  # A^H = U^H L^H P^T
-        y = triangular_solve_kernel(xp, _adjoint_of(lu), b, False, True, False)
-        y = triangular_solve_kernel(xp, _adjoint_of(lu), y, True, True, True)
-        return xp.take_along_axis(y, xp.argsort(perm, axis=-2), axis=-2)
+        y = triangular_solve_kernel(xp, _adjoint_of(xp, lu), b, False, True, False)
+        y = triangular_solve_kernel(xp, _adjoint_of(xp, lu), y, True, True, True)
+        return xp.take_along_axis(y, A.argsort(xp, perm, -2), axis=-2)
     y = triangular_solve_kernel(xp, lu, xp.take_along_axis(b, perm, axis=-2), False, True, True)
     return triangular_solve_kernel(xp, lu, y, True, True, False)
 
 
-def _adjoint_of(a: np.ndarray) -> np.ndarray:
-    return a.conj().swapaxes(-1, -2)
+def _adjoint_of(xp: Any, a: np.ndarray) -> np.ndarray:
+    return A.matrix_transpose(xp, xp.conj(a))
 
 
 def batched_or_singular(xp: Any, a: np.ndarray, solve_fn: Callable) -> tuple:
@@ -1424,21 +1536,28 @@ def lstsq_kernel(xp: Any, a: np.ndarray, b: np.ndarray, rcond: float | None, dri
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     a = xp.broadcast_to(a, batch + a.shape[-2:])
     b = xp.broadcast_to(b, batch + b.shape[-2:])
-    cutoff = rcond if rcond is not None and rcond > 0 else np.finfo(a.dtype).eps * max(m, n)
-    solution = xp.empty(batch + (n, b.shape[-1]), dtype=a.dtype)
-    ranks = np.zeros(batch, dtype=np.int64)
-    values = np.zeros(batch + (min(m, n),), dtype=np.finfo(a.dtype).dtype)
-    for idx in np.ndindex(*batch):
-        x, _, rank, sv = xp.linalg.lstsq(a[idx], b[idx], rcond=cutoff)
-        solution[idx], ranks[idx], values[idx] = x, rank, sv
-    full_rank = bool((ranks == min(m, n)).all())
+    cutoff = rcond if rcond is not None and rcond > 0 else float(xp.finfo(a.dtype).eps) * max(m, n)
+    if xp is np:
+        solution = np.empty(batch + (n, b.shape[-1]), dtype=a.dtype)
+        ranks = np.zeros(batch, dtype=np.int64)
+        values = np.zeros(batch + (min(m, n),), dtype=np.finfo(a.dtype).dtype)
+        for idx in np.ndindex(*batch):
+            x, _, rank, sv = np.linalg.lstsq(a[idx], b[idx], rcond=cutoff)
+            solution[idx], ranks[idx], values[idx] = x, rank, sv
+    else:  # the standard has no lstsq: gelsd's minimum-norm solution is the pseudo-inverse's, at the same cutoff
+        values = xp.linalg.svdvals(a)
+        top = A.max_from(xp, values, -1, True, 0)
+        ranks = A.astype(xp, xp.count_nonzero(values > cutoff * top, axis=-1), xp.int64)
+        solution = xp.matmul(xp.linalg.pinv(a, rtol=cutoff), b)
+    full_rank = A.reduce(xp, "all", ranks == min(m, n))
+    real = xp.finfo(a.dtype).dtype
     if m > n and driver != "gelsy" and full_rank:
-        residuals = (xp.abs(xp.matmul(a, solution) - b) ** 2).sum(axis=-2)
+        residuals = A.reduce(xp, "sum", xp.abs(xp.matmul(a, solution) - b) ** 2, -2)
     else:
-        residuals = xp.zeros((0,), dtype=values.dtype)
-    rank = ranks if driver != "gels" else np.zeros((0,), dtype=np.int64)
-    singular_values = values if driver in ("gelsd", "gelss") else np.zeros((0,), dtype=values.dtype)
-    return (solution[..., 0] if vector else solution), residuals.astype(values.dtype), rank, singular_values
+        residuals = xp.zeros((0,), dtype=real, device=a.device)
+    rank = ranks if driver != "gels" else xp.zeros((0,), dtype=xp.int64, device=a.device)
+    singular_values = values if driver in ("gelsd", "gelss") else xp.zeros((0,), dtype=real, device=a.device)
+    return (solution[..., 0] if vector else solution), A.astype(xp, residuals, real), rank, singular_values
 
 
 # ============================================================================================
@@ -2153,7 +2272,7 @@ def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False)
     if LD.is_complex() and hermitian:
         raise NotImplementedError("retrograd's linalg.ldl_solve does not implement hermitian=True for complex "
                                   "inputs (LAPACK's hetrs)")
-    return apply(ldl_solve_op, (LD, B), (pivots._data.astype(np.int64),))
+    return apply(ldl_solve_op, (LD, B), (A.astype(namespace(pivots._data), pivots._data, np.int64),))
 
 
 def tensorinv(A: Tensor, ind: int = 2) -> Tensor:
@@ -2447,7 +2566,7 @@ def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True, unpa
                            f"{list(LU_data._data.shape)} instead")
     pivots = LU_pivots._data
     if unpack_pivots:
-        if pivots.dtype != np.int32:
+        if LU_pivots.dtype is not D.int32:
             raise RuntimeError("torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of torch.int32 "
                                "dtype.\nNote: this function is intended to be used with the output produced by "
                                "torch.linalg.lu_factor")
@@ -2456,7 +2575,7 @@ def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True, unpa
         if pivots.shape != expected:  # torch reads past the end of a short pivots tensor
             raise RuntimeError(f"torch.lu_unpack: Expected LU_pivots of shape {list(expected)}, but got "
                                f"{list(pivots.shape)}. Did you properly pass the result of lu_factor?")
-        if ((pivots < 1) | (pivots > m)).any():
+        if reduce_array(namespace(pivots), "any", (pivots < 1) | (pivots > m)):
             raise RuntimeError("pivots passed to lu_unpack must be between 1 and LU.size(-2) inclusive.Did you "
                                "properly pass the result of lu_factor?")
     return lu_unpack_result(*apply(lu_unpack_op, (LU_data,), (pivots, unpack_data, unpack_pivots)))

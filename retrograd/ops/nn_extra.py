@@ -23,10 +23,11 @@ from .. import _dtype as D
 from .._tensor import Tensor, _wrap
 from . import arrays as A
 from .conv import max_pool_backward_op
-from .indexing import _index_range
+from .indexing import _index_range, index_add_op
 from .nn import _renorm_rows, cross_entropy, embedding_backward_op, linear, loss_reduce, pairwise_distance
 from .pointwise import where
-from .registry import apply, defop
+from .registry import apply, defop, namespace
+from .statistics import count_bins
 
 # ============================================================================================
 # Rows
@@ -64,26 +65,24 @@ def pdist_op(xp, x, p):
        pdist="not_implemented_error('_pdist_backward')")
 def pdist_backward_op(xp, g, x, dist, p):
     """Each pair's distance gradient g * d dist / d x_i added to row i and subtracted from row j."""
-    first, second = np.triu_indices(x.shape[0], 1)
-    diff = x[first] - x[second]
+    first, second = (xp.asarray(rows, device=x.device) for rows in np.triu_indices(x.shape[0], 1))
+    diff = xp.take(x, first, axis=0) - xp.take(x, second, axis=0)
     d = dist[:, None]
-    safe = xp.where(d == 0, 1, d)
+    zero = xp.zeros((), dtype=diff.dtype, device=x.device)
+    safe = xp.where(d == 0, xp.ones_like(d), d)
     with np.errstate(divide="ignore", invalid="ignore"):
         if p == 0:
             slope = xp.zeros_like(diff)
         elif p == 1:
             slope = xp.sign(diff)
         elif math.isinf(p):
-            slope = xp.sign(diff) * (xp.abs(diff) == d)
+            slope = xp.where(xp.abs(diff) == d, xp.sign(diff), zero)
         elif p == 2:
-            slope = xp.where(d == 0, 0, diff / safe)
+            slope = xp.where(d == 0, zero, diff / safe)
         else:
-            slope = xp.where(d == 0, 0, xp.sign(diff) * xp.abs(diff) ** (p - 1) / safe ** (p - 1))
-    rows = (slope * g[:, None]).astype(x.dtype, copy=False)
-    out = xp.zeros_like(x)
-    xp.add.at(out, first, rows)
-    xp.subtract.at(out, second, rows)
-    return out
+            slope = xp.where(d == 0, zero, xp.sign(diff) * xp.abs(diff) ** (p - 1) / safe ** (p - 1))
+    rows = A.astype(xp, slope * g[:, None], x.dtype, copy=False)
+    return index_add_op.forward(xp, index_add_op.forward(xp, xp.zeros_like(x), rows, 0, first, 1), rows, 0, second, -1)
 
 
 @defop("_embedding_bag", node="EmbeddingBagBackward0", inputs=("weight", "per_sample_weights"),
@@ -94,6 +93,8 @@ def pdist_backward_op(xp, g, x, dist, p):
 def embedding_bag_op(xp, w, psw, bags, mode, padding_idx, scale_grad_by_freq):
     """Each bag's rows of w (times per_sample_weights) summed, averaged or maxed; padding_idx rows left out, an
     empty bag gives zeros."""
+    if xp is not np:  # NumPy's ufunc.at scatters; the others compare
+        return _bags_compared(xp, w, psw, bags, mode, padding_idx)
     keep = bags.indices != padding_idx
     rows = w[bags.indices[keep]]
     if psw is not None:
@@ -111,14 +112,37 @@ def embedding_bag_op(xp, w, psw, bags, mode, padding_idx, scale_grad_by_freq):
     return out
 
 
+def _bag_members(xp: Any, bags: Bags, padding_idx: int) -> Any:
+    """(bags, indices): whether index k is a non-padding member of bag b."""
+    every = xp.reshape(xp.arange(bags.count, device=bags.bag.device), (-1, 1))
+    return (bags.bag[None, :] == every) & (bags.indices != padding_idx)[None, :]
+
+
+def _bags_compared(xp: Any, w: Any, psw: Any, bags: Bags, mode: str, padding_idx: int) -> Any:
+    """embedding_bag for arrays without indexed writes (the standard's): each bag compares its number with every
+    index's, bags x indices x D work, as index_add's compared scatter."""
+    rows = xp.take(w, bags.indices, axis=0)
+    if psw is not None:
+        rows = rows * psw[:, None]
+    members = _bag_members(xp, bags, padding_idx)[:, :, None]
+    if mode == "max":
+        out = xp.max(xp.where(members, rows[None, ...], -math.inf), axis=1)
+        return xp.where(A.reduce(xp, "any", members, 1), out, xp.zeros_like(out))
+    out = xp.sum(xp.where(members, rows[None, ...], xp.zeros((), dtype=w.dtype, device=w.device)), axis=1)
+    if mode == "mean":
+        out = out / A.astype(xp, xp.maximum(bags.sizes(padding_idx), 1), w.dtype)[:, None]
+    return out
+
+
 @defop("_ctc_loss", node="CtcLossBackward0", inputs=("log_probs",),
        params=("targets", "input_lengths", "target_lengths", "blank", "zero_infinity"),
        log_probs="ctc_loss_backward_op(grad, log_probs, result, targets, input_lengths, target_lengths, blank, "
                  "zero_infinity)")
 def ctc_loss_op(xp, lp, targets, input_lengths, target_lengths, blank, zero_infinity):
     """The negative log-likelihood of each target (N) under the (T, N, C) log_probs, summed over alignments."""
-    return np.array([-_ctc_log_likelihood(_ctc_alpha(lp[:t, n], _extended(target, blank)))
-                     for n, (target, t) in enumerate(zip(targets, input_lengths))], dtype=lp.dtype)
+    losses = [-_ctc_log_likelihood(xp, _ctc_alpha(xp, lp[:t, n, :], _extended(target, blank)))
+              for n, (target, t) in enumerate(zip(targets, input_lengths))]
+    return A.astype(xp, xp.stack(losses), lp.dtype) if losses else xp.zeros(0, dtype=lp.dtype, device=lp.device)
 
 
 # torch declares no derivative of _ctc_loss_backward: under create_graph its node is NotImplemented
@@ -129,19 +153,18 @@ def ctc_loss_op(xp, lp, targets, input_lengths, target_lengths, blank, zero_infi
 def ctc_loss_backward_op(xp, grad, lp, nll, targets, input_lengths, target_lengths, blank, zero_infinity):
     """torch's gradient (Note [ctc gradient]): exp(lp) - sum over the positions s labelled c of
     exp(log alpha_t(s) + log beta_t(s) + nll - lp), for t within each input length, zero after."""
-    out = np.zeros_like(lp)
+    out = xp.zeros_like(lp)
     for n, (target, length) in enumerate(zip(targets, input_lengths)):
-        if length == 0 or (zero_infinity and np.isinf(nll[n])):
+        if length == 0 or (zero_infinity and bool(xp.isinf(nll[n]))):
             continue
         labels = _extended(target, blank)
-        probs = lp[:length, n]
-        alpha = _ctc_alpha(probs, labels)
-        beta = _ctc_alpha(probs[::-1], labels[::-1])[::-1, ::-1]
-        posterior = np.full(probs.shape, -np.inf)
-        np.logaddexp.at(posterior, (slice(None), labels), alpha + beta)  # logaddexp over the positions of a label
+        probs = lp[:length, n, :]
+        alpha = _ctc_alpha(xp, probs, labels)
+        beta = xp.flip(_ctc_alpha(xp, xp.flip(probs, axis=0), labels[::-1]))
+        posterior = _ctc_posterior(xp, alpha + beta, labels, probs.shape[1])
         with np.errstate(invalid="ignore", over="ignore"):
-            out[:length, n] = (np.exp(probs) - np.exp(posterior + nll[n] - probs)) * grad[n]
-    return out.astype(lp.dtype, copy=False)
+            out[:length, n, :] = A.astype(xp, (xp.exp(probs) - xp.exp(posterior + nll[n] - probs)) * grad[n], lp.dtype)
+    return out
 
 
 def _fractional_max_pool_forward(xp, x, starts, kernel):
@@ -149,23 +172,26 @@ def _fractional_max_pool_forward(xp, x, starts, kernel):
     dimension) and its flat index in the input plane; the first maximum, or the last NaN, as torch picks."""
     d = len(kernel)
     spatial = x.shape[x.ndim - d:]
-    planes = x.reshape(-1, *spatial)
+    planes = A.reshape(xp, x, (math.prod(x.shape[:x.ndim - d]), *spatial))
     out = tuple(s.shape[1] for s in starts)
     coords = []  # per dimension: (P, *out, *kernel) coordinates, broadcast over the others
     for i, (start, k) in enumerate(zip(starts, kernel)):
-        shape = [len(start)] + [1] * (2 * d)
+        shape = [start.shape[0]] + [1] * (2 * d)
         shape[1 + i], shape[1 + d + i] = out[i], k
-        coords.append((start[:, :, None] + np.arange(k)).reshape(shape))
-    windows = planes[(np.arange(planes.shape[0]).reshape(-1, *[1] * (2 * d)), *coords)]
-    windows = windows.reshape(*windows.shape[:1 + d], -1)
-    nan = np.isnan(windows)
-    arg = xp.where(nan.any(-1), windows.shape[-1] - 1 - xp.argmax(nan[..., ::-1], -1), xp.argmax(windows, -1))
-    best = xp.take_along_axis(windows, arg[..., None], -1)[..., 0]
+        coords.append(A.reshape(xp, start[:, :, None] + xp.arange(k, device=x.device), shape))
+    coords = xp.broadcast_arrays(A.reshape(xp, xp.arange(planes.shape[0], device=x.device), (-1, *[1] * (2 * d))),
+                                 *coords)
+    windows = planes[tuple(coords)]
+    windows = A.reshape(xp, windows, (*windows.shape[:1 + d], -1))
+    nan = xp.isnan(windows)
+    last_nan = windows.shape[-1] - 1 - xp.argmax(A.astype(xp, xp.flip(nan, axis=-1), xp.int8), axis=-1)
+    arg = xp.where(A.reduce(xp, "any", nan, -1), last_nan, xp.argmax(windows, axis=-1))[..., None]
+    best = xp.take_along_axis(windows, arg, axis=-1)[..., 0]
     flat = 0
-    for c, size in zip(np.broadcast_arrays(*coords), spatial):
-        flat = flat * size + xp.take_along_axis(c.reshape(*c.shape[:1 + d], -1), arg[..., None], -1)[..., 0]
+    for c, size in zip(coords[1:], spatial):
+        flat = flat * size + xp.take_along_axis(A.reshape(xp, c, (*c.shape[:1 + d], -1)), arg, axis=-1)[..., 0]
     lead = x.shape[:x.ndim - d]
-    return best.reshape(*lead, *out), flat.reshape(*lead, *out).astype(np.int64)
+    return A.reshape(xp, best, (*lead, *out)), A.astype(xp, A.reshape(xp, flat, (*lead, *out)), xp.int64)
 
 
 fractional_max_pool_backward_op = max_pool_backward_op.alias("fractional_max_pool2d_backward",
@@ -281,30 +307,49 @@ def _extended(target: np.ndarray, blank: int) -> np.ndarray:
     return labels
 
 
-def _ctc_alpha(lp: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """log alpha_t(s) (T, S'): the log-probability of the prefixes of alignments that are at l'(s) at time t."""
+def _ctc_alpha(xp: Any, lp: Any, labels: np.ndarray) -> Any:
+    """log alpha_t(s) (T, S') in float64: the log-probability of the prefixes of alignments that are at l'(s) at
+    time t."""
     steps, size = lp.shape[0], len(labels)
-    alpha = np.full((steps, size), -np.inf)
+    alpha = xp.full((steps, size), -math.inf, dtype=xp.float64, device=lp.device)
     if steps == 0:
         return alpha
-    alpha[0, :2] = lp[0, labels[:2]]
+    emitted = A.astype(xp, xp.take(lp, xp.asarray(labels, device=lp.device), axis=1), xp.float64)  # lp[t, l'(s)]
+    alpha[0, :2] = emitted[0, :2]
     skip = np.zeros(size, dtype=bool)  # s may come from s - 2: a label differing from the one two before
     skip[2:] = (labels[2:] != labels[:-2]) & (labels[2:] != labels[0])
+    skip = xp.asarray(skip[2:], device=lp.device)
     with np.errstate(invalid="ignore"):
         for t in range(1, steps):
-            prev = alpha[t - 1]
-            total = prev.copy()
-            total[1:] = np.logaddexp(total[1:], prev[:-1])
-            total[2:] = np.where(skip[2:], np.logaddexp(total[2:], prev[:-2]), total[2:])
-            alpha[t] = total + lp[t, labels]
+            prev = alpha[t - 1, :]
+            total = A.copy(xp, prev)
+            total[1:] = xp.logaddexp(total[1:], prev[:-1])
+            total[2:] = xp.where(skip, xp.logaddexp(total[2:], prev[:-2]), total[2:])
+            alpha[t, :] = total + emitted[t, :]
     return alpha
 
 
-def _ctc_log_likelihood(alpha: np.ndarray) -> float:
+def _ctc_log_likelihood(xp: Any, alpha: Any) -> Any:
     """log p(target): alignments end on the last label or on the blank after it."""
     if not alpha.shape[0]:
-        return -np.inf if alpha.shape[1] > 1 else 0.0
-    return float(np.logaddexp.reduce(alpha[-1, -2:]))
+        return xp.asarray(-math.inf if alpha.shape[1] > 1 else 0.0, dtype=xp.float64, device=alpha.device)
+    return xp.logaddexp(alpha[-1, -2], alpha[-1, -1]) if alpha.shape[1] > 1 else alpha[-1, -1]
+
+
+def _ctc_posterior(xp: Any, joint: Any, labels: np.ndarray, classes: int) -> Any:
+    """(T, C): logsumexp of log alpha + log beta over the positions labelled c, -inf for classes not in l'."""
+    present, group = np.unique(labels, return_inverse=True)  # the host's labels: which positions share a class
+    members = xp.asarray(group[:, None] == np.arange(len(present)), device=joint.device)  # (S', U)
+    spread = xp.where(members, joint[:, :, None], xp.asarray(-math.inf, dtype=joint.dtype, device=joint.device))
+    top = xp.max(spread, axis=1)
+    top = xp.where(xp.isfinite(top), top, xp.zeros_like(top))
+    with np.errstate(divide="ignore"):
+        grouped = xp.log(xp.sum(xp.exp(spread - top[:, None, :]), axis=1)) + top  # (T, U)
+    column = np.full(classes, len(present))  # each class's group; classes not in l' read the -inf column
+    column[present] = np.arange(len(present))
+    padded = xp.concat([grouped, xp.full((grouped.shape[0], 1), -math.inf, dtype=grouped.dtype,
+                                         device=grouped.device)], axis=1)
+    return xp.take(padded, xp.asarray(column, device=joint.device), axis=1)
 
 
 @dataclass(frozen=True)
@@ -315,9 +360,9 @@ class Bags:
     bag: np.ndarray
     count: int
 
-    def sizes(self, padding_idx: int) -> np.ndarray:
+    def sizes(self, padding_idx: int) -> Any:
         """How many non-padding indices each bag holds."""
-        return np.bincount(self.bag[self.indices != padding_idx], minlength=self.count)
+        return count_bins(namespace(self.bag), self.bag[self.indices != padding_idx], self.count)
 
     def __hash__(self) -> int:
         return id(self)
@@ -341,14 +386,22 @@ def embedding_bag_weight_grad(grad: Tensor, weight: Tensor, per_sample_weights: 
     if per_sample_weights is not None:
         per_index = per_index * per_sample_weights.unsqueeze(1)
     elif mode == "mean":
-        sizes = np.maximum(bags.sizes(padding_idx), 1)[bags.bag]
-        per_index = per_index / _wrap(sizes.astype(weight._data.dtype)).unsqueeze(1)
+        xp = namespace(bags.bag)
+        sizes = xp.take(xp.maximum(bags.sizes(padding_idx), 1), bags.bag)
+        per_index = per_index / _wrap(A.astype(xp, sizes, weight._data.dtype)).unsqueeze(1)
     padding = None if padding_idx < 0 else padding_idx
     return apply(embedding_backward_op, (per_index,), (bags.indices, weight.shape[0], padding, scale_grad_by_freq))
 
 
 def _max_rows(w: np.ndarray, bags: Bags, padding_idx: int) -> np.ndarray:
     """(bags, D): the weight row holding each bag's maximum in each column (0 for an empty bag); the first on ties."""
+    xp = namespace(w)
+    if xp is not np:  # the standard: every bag compares its members at once; the first maximum above -inf
+        values = xp.where(_bag_members(xp, bags, padding_idx)[:, :, None], xp.take(w, bags.indices, axis=0)[None, ...],
+                          -math.inf)
+        first = xp.argmax(values, axis=1)
+        picked = A.reshape(xp, xp.take(bags.indices, A.reshape(xp, first, -1)), first.shape)
+        return xp.where(xp.max(values, axis=1) > -math.inf, picked, xp.zeros_like(picked))
     keep = np.flatnonzero(bags.indices != padding_idx)
     rows = np.zeros((bags.count, w.shape[1]), dtype=np.int64)
     best = np.full((bags.count, w.shape[1]), -np.inf)
@@ -362,7 +415,7 @@ def _max_rows(w: np.ndarray, bags: Bags, padding_idx: int) -> np.ndarray:
 
 def embedding_bag_sample_weight_grad(grad: Tensor, weight: Tensor, bags: Bags, padding_idx: int) -> Tensor:
     """d out[bag(k)] / d w_k = weight[index k]: the dot product with the bag's gradient (0 for padding)."""
-    keep = _wrap((bags.indices != padding_idx).astype(weight._data.dtype))
+    keep = _wrap(A.astype(namespace(bags.indices), bags.indices != padding_idx, weight._data.dtype))
     rows = weight.index_select(0, _wrap(bags.indices)) * grad.index_select(0, _wrap(bags.bag))
     return rows.sum(1) * keep
 
@@ -418,8 +471,9 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
             raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
                              "fixed length sequences. However, found offsets of type "
                              f"{_TENSOR_CLASS if isinstance(offsets, Tensor) else type(offsets)}")
-        starts = np.arange(0, input.numel(), input.shape[1]) if input.shape[1] else np.zeros(input.shape[0], int)
-        indices = input._data.reshape(-1)
+        xp, device = namespace(input._data), input._data.device
+        starts = xp.arange(input.shape[0], device=device) * input.shape[1]
+        indices = A.reshape(xp, input._data, -1)
         if per_sample_weights is not None:
             per_sample_weights = per_sample_weights.reshape(-1)
     elif input.ndim == 1:
@@ -427,7 +481,9 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
             raise ValueError("offsets has to be a 1D Tensor but got None")
         if offsets.ndim != 1:
             raise ValueError("offsets has to be a 1D Tensor")
-        starts, indices = offsets._data.astype(np.int64), input._data
+        indices = input._data
+        xp, device = namespace(indices), indices.device
+        starts = A.astype(xp, offsets._data, xp.int64)
     else:
         raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}")
     if mode == "max" and scale_grad_by_freq:
@@ -445,26 +501,30 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
         if not -n <= padding_idx < n:
             raise AssertionError("padding_idx must be within the number of embeddings")
         padding_idx %= n
-    if indices.size and (indices.max() >= n or indices.min() < 0):
+    if indices.size and (A.reduce(xp, "max", indices) >= n or A.reduce(xp, "min", indices) < 0):
         raise IndexError("index out of range in self")
     if max_norm is not None:
-        _renorm_rows(weight, np.unique(indices), max_norm, norm_type)
-    count = len(starts) - 1 if include_last_offset and input.ndim == 1 else len(starts)
-    bag = np.searchsorted(starts[:count], np.arange(indices.size), side="right") - 1
-    bags = Bags(indices.astype(np.int64), bag.astype(np.int64), count)
+        _renorm_rows(weight, xp.unique_values(indices), max_norm, norm_type)
+    count = starts.shape[0] - 1 if include_last_offset and input.ndim == 1 else starts.shape[0]
+    bag = xp.searchsorted(starts[:count], xp.arange(indices.size, dtype=xp.int64, device=device), side="right") - 1
+    bags = Bags(A.astype(xp, indices, xp.int64), A.astype(xp, bag, xp.int64), count)
     return apply(embedding_bag_op, (weight, per_sample_weights),
                  (bags, mode, -1 if padding_idx is None else padding_idx, scale_grad_by_freq))
 
 
-def _interval_starts(samples: np.ndarray, size: int, out: int, kernel: int) -> np.ndarray:
+def _interval_starts(xp: Any, samples: Any, size: int, out: int, kernel: int) -> Any:
     """torch's generate_intervals, per plane: window corners spread over the input by each plane's random sample
     in [0, 1), in the samples' float type; the last window ends at the input's end."""
-    dtype = samples.dtype.type
-    alpha = dtype(size - kernel) / dtype(out - 1) if out > 1 else dtype(0)
-    steps = np.arange(out - 1).astype(samples.dtype)
+    def number(value: float) -> Any:
+        return xp.asarray(value, dtype=samples.dtype, device=samples.device)
+
+    alpha = number(size - kernel) / number(out - 1) if out > 1 else number(0)
+    steps = A.astype(xp, xp.arange(out - 1, device=samples.device), samples.dtype)
     with np.errstate(invalid="ignore", over="ignore"):
-        starts = ((steps + samples[:, None]) * alpha).astype(np.int64) - (samples * alpha).astype(np.int64)[:, None]
-    return np.concatenate([starts, np.full((len(samples), 1), size - kernel, dtype=np.int64)], axis=1)
+        starts = (A.astype(xp, (steps + samples[:, None]) * alpha, xp.int64)
+                  - A.astype(xp, samples * alpha, xp.int64)[:, None])
+    last = xp.full((samples.shape[0], 1), size - kernel, dtype=xp.int64, device=samples.device)
+    return xp.concat([starts, last], axis=1)
 
 
 def _fractional_max_pool(input: Tensor, d: int, kernel_size: int | Sequence[int], output_size: Any,
@@ -482,7 +542,7 @@ def _fractional_max_pool(input: Tensor, d: int, kernel_size: int | Sequence[int]
     kernel = tuple(kernel_size) if isinstance(kernel_size, (tuple, list)) else (kernel_size,) * d
     batch, channels = (1 if input.ndim == d + 1 else input.shape[0]), input.shape[input.ndim - d - 1]
     if random_samples is None:
-        random_samples = _creation.rand(batch, channels, d, dtype=input.dtype)
+        random_samples = _creation.rand(batch, channels, d, dtype=input.dtype, device=input.device)
     if random_samples.dtype is not input.dtype:
         raise RuntimeError("Expect _random_samples to have the same dtype as input")
     if random_samples.ndim != 3:
@@ -497,9 +557,11 @@ def _fractional_max_pool(input: Tensor, d: int, kernel_size: int | Sequence[int]
     for axis, size, o, k in zip(("time", "height", "width")[3 - d:], spatial, out, kernel):
         if o + k - 1 > size - (d == 3):  # torch's 3-d check is strict, its 2-d one is not
             raise RuntimeError(f"{where}: pool {axis} {k} too large relative to input {axis} {size}")
-    samples = random_samples._data[:batch].reshape(-1, d)
+    xp = namespace(random_samples._data)
+    samples = A.reshape(xp, random_samples._data[:batch, ...], (batch * channels, d))
     order = (1, 0) if d == 2 else (0, 1, 2)  # torch draws a 2-d plane's width sample first
-    starts = tuple(_interval_starts(samples[:, j], size, o, k) for j, size, o, k in zip(order, spatial, out, kernel))
+    starts = tuple(_interval_starts(xp, samples[:, j], size, o, k)
+                   for j, size, o, k in zip(order, spatial, out, kernel))
     op = fractional_max_pool_op if d == 2 else fractional_max_pool3d_op
     values, indices = apply(op, (input,), (starts, kernel))
     return (values, indices) if return_indices else values
@@ -672,8 +734,9 @@ _TENSOR_CLASS = "<class 'torch.Tensor'>"  # what torch's str(type(offsets)) prin
 
 
 def _lengths(lengths: Tensor | Sequence[int]) -> np.ndarray:
-    """Sequence lengths given as a tensor, a sequence or a number, as a flat int64 array."""
-    return np.asarray(lengths._data if isinstance(lengths, Tensor) else lengths, dtype=np.int64).reshape(-1)
+    """Sequence lengths given as a tensor (read on the host, as torch reads them), a sequence or a number, as a
+    flat int64 array."""
+    return np.asarray(lengths._host() if isinstance(lengths, Tensor) else lengths, dtype=np.int64).reshape(-1)
 
 
 def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor | Sequence[int],
@@ -684,7 +747,7 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor | Sequenc
     unbatched = log_probs.ndim == 2
     lp = log_probs.unsqueeze(1) if unbatched else log_probs
     steps, batch, classes = lp.shape
-    tg = targets._data
+    tg = targets._host()  # the labels pick the positions of the recursions: the host reads them
     ilen, tlen = _lengths(input_lengths), _lengths(target_lengths)
     if not 0 <= blank < classes:
         raise RuntimeError("blank must be in label range")
@@ -717,7 +780,7 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor | Sequenc
     if unbatched:
         loss = loss.squeeze(0)
     if reduction == "mean":
-        divisor = _wrap(np.maximum(tlen, 1).astype(lp._data.dtype).reshape(loss.shape))
+        divisor = _creation.tensor(np.maximum(tlen, 1).reshape(loss.shape), dtype=lp.dtype, device=lp.device)
         return (loss / divisor).mean()
     return loss_reduce(loss, reduction)
 

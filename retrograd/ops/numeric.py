@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+
 from .. import _dtype as D
 from .._tensor import Tensor
 from . import arrays as A
-from .pointwise import _refuse_kinds, _tensor_pair
+from .pointwise import _refuse_kinds, _tensor_pair, exp2
 from .reduction import return_type
 from .registry import Op, apply, defop
 
@@ -46,8 +48,29 @@ def _shift(xp, a, b, left: bool):
     return xp.where(inside, xp.bitwise_right_shift(a, b), xp.where(a < 0, -xp.ones_like(a), xp.zeros_like(a)))
 
 
-gcd_op = _integer_row("gcd", "gcd_cpu", lambda xp, a, b: xp.gcd(a, b))
-lcm_op = _integer_row("lcm", "lcm_cpu", lambda xp, a, b: xp.lcm(a, b))
+def _gcd(xp, a, b):
+    """The greatest common divisor, non-negative (NumPy's gcd; the standard has none: Euclid's steps on every
+    element until each remainder is 0)."""
+    if xp is np:
+        return np.gcd(a, b)
+    a, b = xp.broadcast_arrays(xp.abs(a), xp.abs(b))
+    while A.reduce(xp, "any", b != 0):
+        going = b != 0
+        a, b = xp.where(going, b, a), xp.where(going, xp.remainder(a, xp.where(going, b, xp.ones_like(b))), b)
+    return a
+
+
+def _lcm(xp, a, b):
+    """|a / gcd(a, b) * b|, 0 where gcd is 0, as torch and NumPy compute it."""
+    if xp is np:
+        return np.lcm(a, b)
+    g = _gcd(xp, a, b)
+    none = g == 0
+    return xp.where(none, g, xp.abs(xp.floor_divide(a, xp.where(none, xp.ones_like(g), g)) * b))
+
+
+gcd_op = _integer_row("gcd", "gcd_cpu", _gcd)
+lcm_op = _integer_row("lcm", "lcm_cpu", _lcm)
 bitwise_left_shift = _integer_row("bitwise_left_shift", "lshift_cpu", lambda xp, a, b: _shift(xp, a, b, True))
 bitwise_right_shift = _integer_row("bitwise_right_shift", "rshift_cpu", lambda xp, a, b: _shift(xp, a, b, False))
 
@@ -59,15 +82,27 @@ bitwise_right_shift = _integer_row("bitwise_right_shift", "rshift_cpu", lambda x
 @defop("frexp", outputs=2, differentiable_outputs=(0,), self="grads[0] / exp2(results[1])",
        jvp="(self_t / exp2(results[1]), None)")
 def frexp_op(xp, x):
-    mantissa, exponent = xp.frexp(x)
-    return mantissa, exponent.astype("int32")
+    if xp is np:
+        mantissa, exponent = np.frexp(x)
+        return mantissa, exponent.astype("int32")
+    # the standard has no frexp: the exponent from log2, put right by one where rounding moved it; the scaling
+    # by 2^-e in two halves, so that neither power overflows, is exact
+    regular = xp.isfinite(x) & (x != 0)
+    size = xp.where(regular, xp.abs(x), xp.ones_like(x))
+    exponent = xp.floor(xp.log2(size)) + 1
+    half = xp.floor(exponent / 2)
+    mantissa = size / xp.pow(2.0, half) / xp.pow(2.0, exponent - half)
+    exponent = xp.where(mantissa >= 1, exponent + 1, xp.where(mantissa < 0.5, exponent - 1, exponent))
+    mantissa = xp.where(mantissa >= 1, mantissa / 2, xp.where(mantissa < 0.5, mantissa * 2, mantissa))
+    return (xp.where(regular, xp.copysign(mantissa, x), x),
+            A.astype(xp, xp.where(regular, exponent, xp.zeros_like(exponent)), xp.int32))
 
 
 # torch's self formula, grad * pow(2, other), is 0 at a negative integer exponent (an integer power); exp2 is not
 @defop("ldexp", inputs=("self", "other"), promote="float", self="grad * conj(exp2(other))",
        other="grad * conj(result) * math.log(2)", jvp="self_t * exp2(other) + other_t * result * math.log(2)")
 def ldexp_op(xp, x, e):
-    return x * xp.exp2(e) if D.kind(x) != "c" else x * 2 ** e  # NumPy's exp2 takes no complex exponent
+    return x * exp2.forward(xp, e) if D.kind(x) != "c" else x * 2 ** e  # NumPy's exp2 takes no complex exponent
 
 
 @defop("nextafter", inputs=("self", "other"), promote="binary", self="where(self != other, grad, 0)",

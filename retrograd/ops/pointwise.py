@@ -347,7 +347,16 @@ def polygamma_op(xp, x, n):
 def nan_to_num_op(xp, x, nan, posinf, neginf):
     if D.kind(x) in "iub":
         return A.copy(xp, x)
-    return xp.nan_to_num(x, copy=True, nan=nan, posinf=posinf, neginf=neginf)
+    if xp is np:
+        return np.nan_to_num(x, copy=True, nan=nan, posinf=posinf, neginf=neginf)
+    if D.kind(x) == "c":  # the standard builds complex numbers by arithmetic only: exact once both parts are finite
+        parts = [nan_to_num_op.forward(xp, part(x), nan, posinf, neginf) for part in (xp.real, xp.imag)]
+        rebuilt = A.astype(xp, parts[0], x.dtype) + A.astype(xp, parts[1], x.dtype) * 1j
+        return xp.where(xp.isfinite(x), x, rebuilt)
+    top = xp.finfo(x.dtype).max
+    fixed = xp.where(xp.isnan(x), 0.0 if nan is None else nan, x)
+    fixed = xp.where(fixed == math.inf, top if posinf is None else posinf, fixed)
+    return xp.where(fixed == -math.inf, -top if neginf is None else neginf, fixed)
 
 
 # ============================================================================================
@@ -949,12 +958,24 @@ def remainder_scalar_self(xp, a, b):
        self="grad", other="-grad * div(self, other, rounding_mode='trunc')",
        jvp="self_t - other_t * div(self, other, rounding_mode='trunc')")
 def fmod_op(xp, a, b):
-    return xp.fmod(a, b)
+    return _fmod(xp, a, b)
 
 
 @defop("fmod_scalar", node="FmodBackward0", inputs=("self", "other"), promote="binary", self="grad", jvp="self_t")
 def fmod_scalar(xp, a, b):
-    return xp.fmod(a, b)
+    return _fmod(xp, a, b)
+
+
+def _fmod(xp, a, b):
+    """C's fmod: the remainder of truncated division, with a's sign (NumPy's fmod; the standard has Python's
+    remainder only, with b's sign: floats take it of |a| and |b|, exactly, and a's sign; integers step back by b
+    where the signs differ)."""
+    if xp is np:
+        return np.fmod(a, b)
+    if D.kind(a) == "f":
+        return xp.copysign(xp.remainder(xp.abs(a), math.fabs(b) if isinstance(b, (int, float)) else xp.abs(b)), a)
+    r = xp.remainder(a, b)
+    return xp.where((r != 0) & ((r < 0) != (a < 0)), r - b, r)
 
 
 # ============================================================================================
@@ -1061,7 +1082,11 @@ def logaddexp_op(xp, a, b):
        self="grad / (1 + pow(2, other - self))", other="grad / (1 + pow(2, self - other))",
        jvp="self_t / (1 + pow(2, other - self)) + other_t / (1 + pow(2, self - other))")
 def logaddexp2_op(xp, a, b):
-    return xp.logaddexp2(a, b)
+    if xp is np:
+        return np.logaddexp2(a, b)
+    # the standard has no logaddexp2: NumPy's formula, max + log2(1 + 2^-|a - b|), and a + 1 where a == b (infinities)
+    spread = xp.log1p(xp.pow(2.0, -xp.abs(a - b))) * (1 / math.log(2))
+    return xp.where(a == b, a + 1, xp.maximum(a, b) + spread)
 
 
 # ============================================================================================

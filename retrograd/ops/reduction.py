@@ -244,14 +244,14 @@ def cumprod_op(xp, x, dim, dtype):
        self="cummaxmin_backward(grad, self_shape, results[1], dim)",
        jvp="gather_reduced(self_t, dim, results[1], True)")
 def cummax_op(xp, x, dim):
-    return running_extreme(xp, x, dim, xp.maximum)
+    return running_extreme(xp, x, dim, "maximum")
 
 
 @defop("cummin", params=("dim",), outputs=2, differentiable_outputs=(0,),
        self="cummaxmin_backward(grad, self_shape, results[1], dim)",
        jvp="gather_reduced(self_t, dim, results[1], True)")
 def cummin_op(xp, x, dim):
-    return running_extreme(xp, x, dim, xp.minimum)
+    return running_extreme(xp, x, dim, "minimum")
 
 
 # ============================================================================================
@@ -366,11 +366,11 @@ def running_extreme(xp, x, dim: int, extreme) -> tuple:
     once NaN, the extreme stays NaN.
     """
     line = A.reshape(xp, x, -1) if x.ndim == 0 else x
-    values = extreme.accumulate(line, axis=dim)
+    values = A.accumulate(xp, extreme, line, dim)
     takes_over = (line == values) | (xp.isnan(line) if D.kind(line) in "fc" else False)
-    positions = xp.arange(line.shape[dim]).reshape((-1,) + (1,) * (line.ndim - dim - 1))
-    indices = xp.maximum.accumulate(xp.where(takes_over, positions, 0), axis=dim)
-    return A.reshape(xp, values, x.shape), A.astype(xp, indices, xp.int64).reshape(x.shape)
+    positions = A.reshape(xp, xp.arange(line.shape[dim], device=x.device), (-1,) + (1,) * (line.ndim - dim - 1))
+    indices = A.accumulate(xp, "maximum", xp.where(takes_over, positions, xp.zeros_like(positions)), dim)
+    return A.reshape(xp, values, x.shape), A.reshape(xp, A.astype(xp, indices, xp.int64), x.shape)
 
 
 def median_along(xp, x, dim: int, keepdim: bool, ignore_nan: bool) -> tuple:

@@ -83,7 +83,16 @@ def searchsorted_op(xp, seq, values, out_int32, right):
 
 @defop("isin", inputs=("elements", "test_elements"), params=("assume_unique", "invert"), promote="binary")
 def isin_op(xp, elements, test_elements, assume_unique, invert):
-    return xp.isin(elements, test_elements, assume_unique=assume_unique, invert=invert)
+    if xp is np:  # assume_unique only spares NumPy a sort
+        return np.isin(elements, test_elements, assume_unique=assume_unique, invert=invert)
+    # the standard's isin takes integers only: a binary search among the sorted test elements
+    device = (elements if hasattr(elements, "device") else test_elements).device
+    elements, tests = (xp.asarray(v, device=device) for v in (elements, test_elements))  # numbers too
+    tests, flat = xp.sort(A.reshape(xp, tests, -1)), A.reshape(xp, elements, -1)
+    if tests.shape[0] == 0:
+        return xp.full(elements.shape, invert, device=device)
+    nearest = xp.take(tests, xp.clip(xp.searchsorted(tests, flat), 0, tests.shape[0] - 1))
+    return A.reshape(xp, (nearest != flat) if invert else (nearest == flat), elements.shape)
 
 
 # ============================================================================================
@@ -95,9 +104,15 @@ def isin_op(xp, elements, test_elements, assume_unique, invert):
 @defop("_unique2", node="Unique2Backward0", params=("return_inverse", "return_counts"), outputs=3,
        differentiable_outputs=(0,), self="not_implemented_error('_unique2')")
 def unique2_op(xp, x, return_inverse, return_counts):
-    values, inverse, counts = xp.unique(x, return_inverse=True, return_counts=True)
-    return (values, A.reshape(xp, inverse, x.shape) if return_inverse else xp.zeros(0, xp.int64),
-            counts if return_counts else xp.zeros(0, xp.int64))
+    flat = A.reshape(xp, x, -1)
+    if hasattr(flat, "strides") and not (D.kind(flat) in "fc" and xp.isnan(flat).any()):
+        order = flat.argsort()  # NumPy's quicksort, several times faster than its stable sort
+    else:  # NaNs are each a value of their own, in their order (as torch's)
+        order = A.argsort(xp, flat, 0)
+    values, runs, counts = runs_of(xp, xp.take(flat, order, axis=0))
+    inverse = A.reshape(xp, unsort(xp, runs, order), x.shape)
+    empty = xp.zeros(0, dtype=xp.int64, device=x.device)
+    return values, inverse if return_inverse else empty, counts if return_counts else empty
 
 
 @defop("_unique", node="UniqueBackward0", params=("return_inverse",), outputs=2, differentiable_outputs=(0,),
@@ -109,23 +124,44 @@ def unique_op(xp, x, return_inverse):
 @defop("unique_dim", node="UniqueDimBackward0", params=("dim",), outputs=3, differentiable_outputs=(0,),
        self="not_implemented_error('unique_dim')")
 def unique_dim_op(xp, x, dim):
-    values, inverse, counts = xp.unique(x, return_inverse=True, return_counts=True, axis=dim)
-    return values, A.reshape(xp, inverse, -1), counts
+    rows = xp.moveaxis(x, dim, 0)
+    flat = A.reshape(xp, rows, rows.shape[0], math.prod(rows.shape[1:]))
+    order = xp.arange(rows.shape[0], device=x.device)
+    for column in reversed(range(flat.shape[1])):  # a lexicographic order: stable sorts from the last key
+        order = xp.take(order, A.argsort(xp, xp.take(flat[:, column], order, axis=0), 0), axis=0)
+    values, runs, counts = runs_of(xp, xp.take(rows, order, axis=0))
+    return xp.moveaxis(values, 0, dim), unsort(xp, runs, order), counts
 
 
 @defop("unique_consecutive", node="UniqueConsecutiveBackward0", params=("return_inverse", "return_counts", "dim"),
        outputs=3, differentiable_outputs=(0,), self="not_implemented_error('unique_consecutive')")
 def unique_consecutive_op(xp, x, return_inverse, return_counts, dim):
-    rows = A.reshape(xp, x, -1) if dim is None else xp.moveaxis(x, dim, 0)
-    flat = A.reshape(xp, rows, rows.shape[0], -1)
-    starts = xp.ones(rows.shape[0], dtype=bool)
-    starts[1:] = (flat[1:] != flat[:-1]).any(axis=1)
-    values = rows[starts] if dim is None else xp.moveaxis(rows[starts], 0, dim)
-    inverse = xp.cumsum(starts) - 1
-    counts = xp.diff(xp.append(xp.flatnonzero(starts), rows.shape[0]))
-    inverse = A.reshape(xp, inverse, x.shape if dim is None else -1) if return_inverse else xp.zeros(0, xp.int64)
-    return (A.copy(xp, values), inverse,
-            counts if return_counts else xp.zeros(0, xp.int64))
+    values, runs, counts = runs_of(xp, A.reshape(xp, x, -1) if dim is None else xp.moveaxis(x, dim, 0))
+    empty = xp.zeros(0, dtype=xp.int64, device=x.device)
+    return (values if dim is None else xp.moveaxis(values, 0, dim),
+            A.reshape(xp, runs, x.shape if dim is None else -1) if return_inverse else empty,
+            counts if return_counts else empty)
+
+
+def unsort(xp, values, order):
+    """values[k] moved to position order[k]: sorted values back in the order before the sort (NumPy writes them
+    there; the standard, which has no assignment through index arrays, takes them by the inverse order)."""
+    if hasattr(values, "strides"):
+        out = xp.empty_like(values)
+        out[order] = values
+        return out
+    return xp.take(values, A.argsort(xp, order, 0), axis=0)
+
+
+def runs_of(xp, rows):
+    """Runs of equal consecutive slices along axis 0: (each run's slice, each slice's run, each run's length)."""
+    n = rows.shape[0]
+    flat = A.reshape(xp, rows, n, math.prod(rows.shape[1:]))
+    changed = A.reduce(xp, "any", flat[1:, ...] != flat[:-1, ...], 1)
+    starts = xp.concat([xp.ones(min(n, 1), dtype=xp.bool, device=rows.device), changed])
+    runs = xp.cumulative_sum(A.astype(xp, starts, xp.int64)) - 1
+    ends = xp.concat([xp.nonzero(starts)[0], xp.asarray([n], device=rows.device)])
+    return xp.take(rows, ends[:-1], axis=0), runs, A.astype(xp, xp.diff(ends), xp.int64, copy=False)
 
 
 # ============================================================================================
@@ -207,21 +243,25 @@ def mode_order(rows: np.ndarray) -> np.ndarray:
     """The position torch reports for each row's most frequent value (the smallest such value):
     the last of its run after std::sort, which is its last occurrence up to 16 elements."""
     m, n = rows.shape
+    xp = namespace(rows)
     if m == 0:
-        return np.zeros((0, 1), dtype=np.int64)
+        return xp.zeros((0, 1), dtype=xp.int64, device=rows.device)
     ranks = ranks_of(rows)
-    width = int(ranks.max()) + 1
-    groups, counts = np.unique(ranks + width * np.arange(m)[:, None], return_counts=True)
-    row, key = np.divmod(groups, width)
-    first = np.lexsort((key, -counts, row))  # per row: highest count, then smallest key
-    best = first[np.r_[True, row[first][1:] != row[first][:-1]]]
-    mode_key, mode_count = key[best], counts[best]
-    hits = ranks == mode_key[:, None]
-    order = (n - 1 - np.argmax(hits[:, ::-1], axis=1))[:, None]
+    ranked = xp.sort(ranks, axis=1)
+    starts = xp.concat([xp.ones((m, 1), dtype=xp.bool, device=rows.device), ranked[:, 1:] != ranked[:, :-1]], axis=1)
+    flat_starts = A.reshape(xp, starts, -1)  # each row opens a run: runs never cross rows
+    run_lengths = xp.diff(xp.concat([xp.nonzero(flat_starts)[0], xp.asarray([m * n], device=rows.device)]))
+    run = xp.cumulative_sum(A.astype(xp, flat_starts, xp.int64)) - 1
+    length_at = A.reshape(xp, xp.take(run_lengths, run), (m, n))  # the length of the run each sorted place is in
+    best = xp.argmax(length_at, axis=1)[:, None]  # the longest run, the smallest value on ties (the first)
+    mode_key = xp.take_along_axis(ranked, best, axis=1)
+    mode_count = xp.take_along_axis(length_at, best, axis=1)[:, 0]
+    hits = A.astype(xp, xp.flip(ranks == mode_key, axis=1), xp.int8)
+    order = (n - 1 - xp.argmax(hits, axis=1))[:, None]
     if n > 16:
-        for r in np.flatnonzero(mode_count > 1):
+        for r in xp.nonzero(mode_count > 1)[0]:
             pairs = model_rows(ranks[r], False, std_sort)
-            order[r, 0] = pairs[np.flatnonzero(ranks[r][pairs] == mode_key[r])[-1]]
+            order[r, 0] = pairs[np.flatnonzero(ranks[r][pairs] == mode_key[r, 0])[-1]]
     return order
 
 
@@ -240,7 +280,15 @@ def mode_order(rows: np.ndarray) -> np.ndarray:
 
 def ranks_of(values: np.ndarray) -> np.ndarray:
     """Equal values get equal integer ranks, ordered as the values are (NaNs share the top rank)."""
-    return np.unique(values, return_inverse=True)[1].reshape(values.shape)
+    xp = namespace(values)
+    if xp is np:
+        return np.unique(values, return_inverse=True)[1].reshape(values.shape)
+    flat = A.reshape(xp, values, -1)
+    order = A.argsort(xp, flat, 0)
+    ordered = xp.take(flat, order)
+    new = xp.concat([xp.zeros(min(flat.shape[0], 1), dtype=xp.bool, device=values.device),
+                     xp.logical_not(equal(ordered[1:], ordered[:-1]))])
+    return A.reshape(xp, unsort(xp, xp.cumulative_sum(A.astype(xp, new, xp.int64)), order), values.shape)
 
 
 def model_rows(row: np.ndarray, descending: bool, algorithm: Callable[[list], None]) -> np.ndarray:

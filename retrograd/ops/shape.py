@@ -416,6 +416,10 @@ def unfold_op(xp, x, dim, size, step):
         return A.reshape(xp, x, 1)
     count = (x.shape[dim] - size) // step + 1
     shape = x.shape[:dim] + (count,) + x.shape[dim + 1:] + (size,)
+    if xp is not np:  # the standard has no strided views: the windows' elements taken, a copy
+        places = xp.reshape(xp.arange(count, device=x.device)[:, None] * step + xp.arange(size, device=x.device), (-1,))
+        windows = xp.reshape(xp.take(x, places, axis=dim), x.shape[:dim] + (count, size) + x.shape[dim + 1:])
+        return xp.moveaxis(windows, dim + 1, -1)
     strides = x.strides[:dim] + (x.strides[dim] * step,) + x.strides[dim + 1:] + (x.strides[dim],)
     return _strided_view(x, shape, strides)
 
@@ -428,10 +432,10 @@ def unfold_backward(xp, g, input_sizes, dim, size, step):
         return A.reshape(xp, g, ())
     out = xp.zeros(input_sizes, dtype=g.dtype, device=g.device)
     moved, windows = xp.moveaxis(out, dim, 0), xp.moveaxis(g, dim, 0)
-    starts = np.arange(windows.shape[0]) * step
-    for k in range(size):  # within one offset k the windows touch distinct places
-        moved[starts + k] += windows[..., k]
-    return out
+    count = windows.shape[0]
+    for k in range(size):  # within one offset k the windows touch distinct places, every step-th from k
+        moved[k:k + step * (count - 1) + 1:step, ...] += windows[..., k]
+    return out if hasattr(out, "strides") else xp.moveaxis(moved, 0, dim)
 
 
 # ============================================================================================
@@ -460,12 +464,15 @@ VIEW_COPIES = {view: _copy_row(view, *how) for view, *how in (
     (slice_op, "narrow_copy", "NarrowCopyBackward0"))}  # torch's narrow_copy has a node of its own
 
 
-def _scatter_row(view: Op) -> Op:
+def _scatter_row(view: Op, unstrided: Callable | None = None) -> Op:
     """torch's `<view>_scatter`: self with src written where the view lies, the view's adjoint (self's gradient:
-    grad with zeros there; src's: that view of grad)."""
+    grad with zeros there; src's: that view of grad). `unstrided`: the same for arrays whose view is no strided
+    window to write through (the standard's diagonal)."""
     name, args = f"{view.name}_scatter", ", ".join(view.params)
 
     def scatter(xp, x, src, *params):
+        if unstrided is not None and xp is not np:
+            return unstrided(xp, x, src, *params)
         out = A.copy(xp, x)
         view.forward(xp, out, *params)[...] = src
         return out
@@ -474,7 +481,14 @@ def _scatter_row(view: Op) -> Op:
                  src=f"{view.name}_op(grad, {args})", jvp=f"{name}_op(self_t, src_t, {args})")(scatter)
 
 
-select_scatter_op, slice_scatter_op, diagonal_scatter_op = map(_scatter_row, (select_op, slice_op, diagonal_op))
+def _diagonal_written(xp, x, src, offset, dim1, dim2):
+    """x with src on the diagonal (offset, dim1, dim2), chosen place by place."""
+    on_diagonal = _embed_diagonal(xp, xp.ones_like(src, dtype=xp.bool), x.shape, offset, dim1, dim2)
+    return xp.where(on_diagonal, _embed_diagonal(xp, src, x.shape, offset, dim1, dim2), x)
+
+
+select_scatter_op, slice_scatter_op = map(_scatter_row, (select_op, slice_op))
+diagonal_scatter_op = _scatter_row(diagonal_op, _diagonal_written)
 
 
 @defop("as_strided_scatter", inputs=("self", "src"), params=("size", "stride", "storage_offset"),

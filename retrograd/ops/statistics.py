@@ -18,10 +18,12 @@ import numpy as np
 from .. import _creation
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap, _wrap_dim
+from . import arrays as A
 from .complex import complex as make_complex
+from .indexing import index_add_op
 from .pointwise import _refuse_kinds, conj, real, where
 from .reduction import _dims, norm_backward, norm_jvp, return_type, vector_norm, vector_norm_op
-from .registry import apply, defop
+from .registry import apply, defop, namespace
 from .shape import cat
 
 return_types_histogram = return_type("histogram", ("hist", "bin_edges"))
@@ -54,16 +56,16 @@ def renorm_op(xp, x, p, dim, maxnorm):
 def logcumsumexp_op(xp, x, dim):
     _refuse_kinds(x.dtype, "logcumsumexp_out_cpu", kinds="buib")
     if x.ndim == 0:
-        return x.copy()
+        return A.copy(xp, x)
     if D.kind(x) != "c":
-        return np.logaddexp.accumulate(x, axis=dim)
-    out = np.moveaxis(x.copy(), dim, 0)  # complex: NumPy's logaddexp takes none, so a running pairwise one
-    for i in range(1, out.shape[0]):
-        a, b = out[i - 1], out[i]
-        top = np.where(a.real >= b.real, a, b)
-        top = np.where(np.isfinite(top), top, 0)
-        out[i] = top + np.log(np.exp(a - top) + np.exp(b - top))
-    return np.moveaxis(out, 0, dim)
+        return A.accumulate(xp, "logaddexp", x, dim)
+
+    def complex_logaddexp(a, b):  # NumPy's logaddexp takes no complex numbers
+        top = xp.where(xp.real(a) >= xp.real(b), a, b)
+        top = xp.where(xp.isfinite(top), top, 0)
+        return top + xp.log(xp.exp(a - top) + xp.exp(b - top))
+
+    return A.accumulate(xp, complex_logaddexp, x, dim)
 
 
 def renorm_backward(grad: Tensor, self: Tensor, p: float, others: tuple, maxnorm: float) -> Tensor:
@@ -96,7 +98,7 @@ def logcumsumexp_backward(grad: Tensor, self: Tensor, result: Tensor, dim: int) 
     a real gradient are summed apart, so no exp overflows."""
     if grad.is_complex():
         return (_reverse_logcumsumexp(conj(grad).log() - result, dim) + self).exp().conj()
-    lowest = float(np.finfo(grad._data.dtype).min)
+    lowest = float(namespace(grad._data).finfo(grad._data.dtype).min)
     log_abs = where(grad == 0, 1, grad).abs().log()  # the same values; no 0 / 0 in its own derivative where grad is 0
     positive = (_reverse_logcumsumexp(where(grad > 0, log_abs, lowest) - result, dim) + self).exp()
     negative = (_reverse_logcumsumexp(where(grad < 0, log_abs, lowest) - result, dim) + self).exp()
@@ -163,7 +165,7 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
         if weights.numel() != observations:
             raise RuntimeError(f"cov(): expected {name} to have the same numel as there are observations in the "
                                f"input but got {weights.numel()} != {observations}")
-        if observations and bool((weights._data < 0).any()):
+        if observations and A.reduce(namespace(weights._data), "any", weights._data < 0):
             raise RuntimeError(f"cov(): {name} cannot be negative")
         w = weights if w is None else w * weights
     total = w.sum() if w is not None else _creation.tensor(observations)
@@ -217,12 +219,12 @@ def _quantile(input: Tensor, q: Tensor | float, dim: int | None, keepdim: bool, 
             raise RuntimeError("quantile() q must be a scalar or 1D tensor")
         if q.dtype is not input.dtype:
             raise RuntimeError("quantile() q tensor must be same dtype as the input tensor")
-        if ((q._data < 0) | (q._data > 1)).any():
+        if A.reduce(namespace(q._data), "any", (q._data < 0) | (q._data > 1)):
             raise RuntimeError("quantile() q values must be in the range [0, 1]")
     else:
         if not 0 <= q <= 1:
             raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {q:g}")
-        q = _creation.tensor(q, dtype=input.dtype)
+        q = _creation.tensor(q, dtype=input.dtype, device=input.device)
     if input.numel() == 0:
         raise RuntimeError("quantile() input tensor must be non-empty")
     if interpolation not in _INTERPOLATIONS:
@@ -349,63 +351,82 @@ def _gradient_along(x: Tensor, d: int, h: object, edge_order: int) -> Tensor:
 def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
     """How often each non-negative integer occurs in the 1-d input (summing weights instead, if given)."""
     data = input._data
+    xp = namespace(data)
     _refuse_kinds(data.dtype, "bincount_cpu", kinds="bfc")
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
-    if data.ndim != 1 or (data < 0).any():
+    if data.ndim != 1 or A.reduce(xp, "any", data < 0):
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if weights is not None and (weights.ndim != 1 or weights.shape[0] != data.shape[0]):
         raise RuntimeError("weights should be 1-d and have the same length as input")
+    length = minlength  # NumPy's bincount lengthens to the largest value itself
+    if xp is not np and data.shape[0]:
+        length = builtins.max(minlength, int(A.reduce(xp, "max", data)) + 1)
     if weights is None:
-        return _wrap(np.bincount(data, minlength=minlength).astype(np.int64))
-    dtype = weights._data.dtype if D.kind(weights._data) == "f" else np.float64
-    return _wrap(np.bincount(data, weights._data.astype(np.float64), minlength=minlength).astype(dtype))
+        return _wrap(A.astype(xp, count_bins(xp, data, length), xp.int64))
+    dtype = weights._data.dtype if D.kind(weights._data) == "f" else D.native(xp, np.float64)
+    return _wrap(A.astype(xp, count_bins(xp, data, length, A.astype(xp, weights._data, D.native(xp, np.float64))),
+                          dtype))
 
 
-def _linspace_edges(low: float, high: float, bins: int, dtype: np.dtype) -> np.ndarray:
+def _linspace_edges(xp, low: float, high: float, bins: int, dtype: object, device: object) -> object:
     """bins + 1 equal-width edges from low to high, as torch's linspace computes them (from both ends)."""
     step = (high - low) / bins
-    i = np.arange(bins + 1)
-    return np.where(i < (bins + 1) // 2, low + step * i, high - step * (bins - i)).astype(dtype)
+    i = A.astype(xp, xp.arange(bins + 1, device=device), D.native(xp, np.float64))
+    return A.astype(xp, xp.where(i < (bins + 1) // 2, low + step * i, high - step * (bins - i)), dtype)
 
 
-def _bin_index(values: np.ndarray, edges: np.ndarray, equal_width: bool) -> np.ndarray:
+def _bin_index(xp, values, edges, equal_width: bool):
     """Each value's bin, -1 outside [first edge, last edge] (NaN too); the last edge belongs to the last bin.
     Equal-width bins find the index arithmetically, then correct it against the edges by one either way (torch's
     local search); others by binary search."""
-    count = len(edges) - 1
+    count = edges.shape[0] - 1
     low, high = edges[0], edges[-1]
     inside = (values >= low) & (values <= high)
     if equal_width:
         with np.errstate(invalid="ignore"):
-            pos = np.clip(np.where(inside, (values - low) * count / (high - low), 0).astype(np.int64), 0, count)
-        pos = np.where((pos > 0) & (values < edges[pos]), pos - 1, pos)
-        pos = np.where((pos < count) & (values >= edges[np.minimum(pos + 1, count)]), pos + 1, pos)
+            guess = xp.where(inside, (values - low) * count / (high - low), xp.zeros_like(values))
+            pos = xp.clip(A.astype(xp, guess, xp.int64), 0, count)
+        pos = xp.where((pos > 0) & (values < xp.take(edges, pos)), pos - 1, pos)
+        pos = xp.where((pos < count) & (values >= xp.take(edges, xp.minimum(pos + 1, count))), pos + 1, pos)
     else:
-        pos = np.searchsorted(edges, values, side="right") - 1
-    return np.where(inside, np.minimum(pos, count - 1), -1)
+        pos = A.astype(xp, xp.searchsorted(edges, values, side="right"), xp.int64) - 1
+    return xp.where(inside, xp.minimum(pos, count - 1), -1)
 
 
 def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:  # noqa: A002 - torch's names
     """Counts of input's elements in `bins` equal bins over [min, max] (the data's range when both are 0)."""
     data = input._data
+    xp = namespace(data)
     _refuse_kinds(data.dtype, "histogram_cpu", kinds="buic")
     if bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
     low, high = float(min), float(max)
     if low == high and data.size:
-        low, high = float(data.min()), float(data.max())
+        low, high = float(A.reduce(xp, "min", data)), float(A.reduce(xp, "max", data))
     if low == high:
         low, high = low - 1, high + 1
     if low > high:
         raise RuntimeError("torch.histc: max must be larger than min")
     if not (math.isfinite(low) and math.isfinite(high)):
         raise RuntimeError(f"torch.histc: range of [{low:g}, {high:g}] is not finite")
-    low, high = data.dtype.type(low), data.dtype.type(high)
-    values = data.ravel()
+    low, high = (xp.asarray(v, dtype=data.dtype, device=data.device) for v in (low, high))  # in input's precision
+    values = A.reshape(xp, data, -1)
     values = values[(values >= low) & (values <= high)]
-    pos = np.minimum(((values - low) * bins / (high - low)).astype(np.int64), bins - 1)  # no local search
-    return _wrap(np.bincount(pos, minlength=bins).astype(data.dtype))
+    pos = xp.minimum(A.astype(xp, (values - low) * bins / (high - low), xp.int64), bins - 1)  # no local search
+    return _wrap(A.astype(xp, count_bins(xp, pos, bins), data.dtype))
+
+
+def count_bins(xp, pos, bins: int, weights=None):
+    """How many of the 1-d integer positions fall in each of range(bins), or the sum of their float64 weights
+    (NumPy's bincount; the standard has none: the positions' sorted order, binary-searched for each bin's first,
+    or index_add's scatter of the weights)."""
+    if xp is np:
+        return np.bincount(pos, weights, minlength=bins)
+    if weights is not None:
+        return index_add_op.forward(xp, xp.zeros(bins, dtype=weights.dtype, device=pos.device), weights, 0, pos, 1)
+    starts = xp.searchsorted(xp.sort(pos), xp.arange(bins + 1, dtype=pos.dtype, device=pos.device))
+    return xp.diff(starts)
 
 
 def histogramdd(input: Tensor, bins: int | Sequence[int] | Sequence[Tensor], *,
@@ -414,11 +435,12 @@ def histogramdd(input: Tensor, bins: int | Sequence[int] | Sequence[Tensor], *,
     """A histogram of the points in input's rows (its last dim the coordinates): counts (or summed weights, or
     a density) in bins given per coordinate as a count or as edges, and the edges."""
     data = input._data
+    xp, device = namespace(data), data.device
     _refuse_kinds(data.dtype, "histogramdd", kinds="buic")
     if data.ndim < 2:
         raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
     n = data.shape[-1]
-    points = data.reshape(-1, n)
+    points = A.reshape(xp, data, (math.prod(data.shape[:-1]), n))
     if isinstance(bins, int):
         bins = [bins] * n
     if len(bins) != n:
@@ -448,27 +470,34 @@ def histogramdd(input: Tensor, bins: int | Sequence[int] | Sequence[Tensor], *,
                 if low > high:
                     raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min {low:g} max "
                                        f"{high:g} for dimension {k}")
+            elif column.shape[0]:
+                low, high = float(A.reduce(xp, "min", column)), float(A.reduce(xp, "max", column))
             else:
-                low, high = (float(column.min()), float(column.max())) if column.size else (0.0, 0.0)
+                low, high = 0.0, 0.0
             if low == high:
                 low, high = low - 0.5, high + 0.5
             if not (math.isfinite(low) and math.isfinite(high)):
                 raise RuntimeError(f"torch.histogramdd: dimension {k}'s range [{low:g}, {high:g}] is not finite")
-            e = _linspace_edges(low, high, b, data.dtype)
+            e = _linspace_edges(xp, low, high, b, data.dtype, device)
             equal = True
         edges.append(e)
-        index.append(_bin_index(column, e, equal) if len(e) > 1 else np.full(column.shape, -1))
-    counted = np.all([i >= 0 for i in index], axis=0) if index else np.ones(len(points), bool)
-    shape = tuple(max(len(e) - 1, 0) for e in edges)
-    flat = np.ravel_multi_index([i[counted] for i in index], shape) if counted.any() else np.zeros(0, np.int64)
-    w = None if weight is None else weight._data.reshape(-1)[counted].astype(np.float64)
-    hist = np.bincount(flat, w, minlength=math.prod(shape)).reshape(shape).astype(data.dtype)
+        index.append(_bin_index(xp, column, e, equal) if e.shape[0] > 1 else
+                     xp.full(column.shape, -1, dtype=xp.int64, device=device))
+    shape = tuple(builtins.max(e.shape[0] - 1, 0) for e in edges)
+    counted = xp.ones(points.shape[0], dtype=xp.bool, device=device)
+    flat = xp.zeros(points.shape[0], dtype=xp.int64, device=device)
+    for i, size in zip(index, shape):  # row-major flat bins (NumPy's ravel_multi_index)
+        counted, flat = counted & (i >= 0), flat * size + i
+    flat = flat[counted]
+    float64 = D.native(xp, np.float64)
+    w = None if weight is None else A.astype(xp, A.reshape(xp, weight._data, -1)[counted], float64)
+    hist = A.astype(xp, A.reshape(xp, count_bins(xp, flat, math.prod(shape), w), shape), data.dtype)
     if density:
-        volumes = np.ones(shape, dtype=data.dtype)
+        volumes = xp.ones(shape, dtype=data.dtype, device=device)
         for k, e in enumerate(edges):
-            volumes = volumes * np.diff(e).reshape([-1 if j == k else 1 for j in builtins.range(n)])
-        hist = hist / (hist.sum() * volumes)
-    return return_types_histogramdd(_wrap(hist.astype(data.dtype)), tuple(_wrap(e) for e in edges))
+            volumes = volumes * A.reshape(xp, xp.diff(e), [-1 if j == k else 1 for j in builtins.range(n)])
+        hist = hist / (A.reduce(xp, "sum", hist) * volumes)
+    return return_types_histogramdd(_wrap(A.astype(xp, hist, data.dtype)), tuple(_wrap(e) for e in edges))
 
 
 def histogram(input: Tensor, bins: int | Tensor = 100, *, range: Sequence[float] | None = None,  # noqa: A002

@@ -111,7 +111,8 @@ def einsum_samples(rng):
              ("i,j->ij", [(2,), (3,)], "outer"), ("ij,jk", [(2, 3), (3, 2)], "implicit_matmul"),
              ("...ij,...jk->...ik", [(2, 1, 2, 3), (4, 3, 2)], "ellipsis_broadcast"),
              ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 2)], "three_operands"),
-             ("iij,kj->ik", [(2, 2, 3), (4, 3)], "diagonal_and_contract"), ("ij,k->ijk", [(2, 3), (2,)], "sum_free")]
+             ("iij,kj->ik", [(2, 2, 3), (4, 3)], "diagonal_and_contract"), ("ij,k->ijk", [(2, 3), (2,)], "sum_free"),
+             ("ijk,jl->li", [(2, 3, 4), (3, 5)], "own_label_summed")]
     return [Sample((eq, *[rand(rng, *s) for s in shapes]), name=name) for eq, shapes, name in cases]
 
 
