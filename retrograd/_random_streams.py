@@ -37,8 +37,11 @@ _F32, _F64 = np.float32, np.float64
 
 def fma(a: np.ndarray, b: float | np.ndarray, c: float | np.ndarray) -> np.ndarray:
     """a * b + c rounded once, in a's dtype (float32 or float64), as a fused multiply-add gives."""
-    if a.dtype == _F32:  # the float64 product of two float32 values is exact
-        return (a.astype(_F64) * np.asarray(b, _F64) + np.asarray(c, _F64)).astype(_F32)
+    if a.dtype == _F32:  # the float64 product of two float32 values is exact; the sum is rounded to float32
+        total = a.astype(_F64)
+        total *= b
+        total += c
+        return total.astype(_F32)
     b, c = np.asarray(b, _F64), np.asarray(c, _F64)
     product = a * b
     a_hi, a_lo = _split(a)
@@ -80,10 +83,11 @@ def _log_ps(x: np.ndarray) -> np.ndarray:
     exponent = exponent - small.astype(_F32)
     m = (mantissa - _F32(1)) + np.where(small, mantissa, _F32(0))
     z = m * m
+    m_wide = m.astype(_F64)  # each fma's multiplier, widened once
     y = np.full_like(m, _LOG_COEFFICIENTS[0])
     for coefficient in _LOG_COEFFICIENTS[1:]:
-        y = fma(y, m, coefficient)
-    y = fma(y * m, z, exponent * _F32(-2.12194440e-4))
+        y = fma(y, m_wide, coefficient)
+    y = fma(y * m, z.astype(_F64), exponent * _F32(-2.12194440e-4))
     y = y - z * _F32(0.5)
     return fma(exponent, _F32(0.693359375), m + y)
 
@@ -95,18 +99,29 @@ def _sincos_ps(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     for step in (-0.78515625, -2.4187564849853515625e-4, -3.77489497744594108e-8):  # x - y * pi/4, in three parts
         x = fma(y, _F32(step), x)
     z = x * x
-    cosine = fma(fma(np.full_like(z, _F32(2.443315711809948e-5)), z, _F32(-1.388731625493765e-3)), z,
+    z_wide = z.astype(_F64)  # each fma's multiplier, widened once
+    cosine = fma(fma(np.full_like(z, _F32(2.443315711809948e-5)), z_wide, _F32(-1.388731625493765e-3)), z_wide,
                  _F32(4.166664568298827e-2))
-    cosine = fma(cosine * z, z, -(z * _F32(0.5))) + _F32(1)
-    sine = fma(np.full_like(z, _F32(-1.9515295891e-4)), z, _F32(8.3321608736e-3))
-    sine = fma(fma(sine, z, _F32(-1.6666654611e-1)) * z, x, x)
+    cosine = fma(cosine * z, z_wide, -(z * _F32(0.5))) + _F32(1)
+    sine = fma(np.full_like(z, _F32(-1.9515295891e-4)), z_wide, _F32(8.3321608736e-3))
+    sine = fma(fma(sine, z_wide, _F32(-1.6666654611e-1)) * z, x, x)
     first = (octant & 2) == 0
     sin, cos = np.where(first, sine, cosine), np.where(first, cosine, sine)
     return np.where(octant & 4, -sin, sin), np.where(~(octant - 2) & 4, -cos, cos)
 
 
+_CHUNK = 1 << 15  # elements transformed at a time: the temporaries stay in cache
+
+
 def box_muller_blocks(uniform: np.ndarray, mean: float, std: float) -> np.ndarray:
     """normal_fill's transform of uniforms in blocks of 16 (8 radii, 8 angles), in uniform's dtype."""
+    if uniform.size <= _CHUNK:
+        return _box_muller_chunk(uniform, mean, std)
+    return np.concatenate([_box_muller_chunk(uniform[i:i + _CHUNK], mean, std)
+                           for i in range(0, uniform.size, _CHUNK)])
+
+
+def _box_muller_chunk(uniform: np.ndarray, mean: float, std: float) -> np.ndarray:
     dtype = uniform.dtype.type
     blocks = uniform.reshape(-1, 2, 8)
     u1, u2 = dtype(1) - blocks[:, 0], blocks[:, 1]
