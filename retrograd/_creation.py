@@ -114,15 +114,19 @@ class Generator:
         """n uniform [0, 1) samples as torch draws them: float64 from 53 bits of random64, else float32."""
         return S.unit_float64(self._words64(n)) if double else S.unit_float32(self._words(n))
 
-    def uniform(self, shape: tuple, dtype: np.dtype, low: float = 0.0, high: float = 1.0) -> np.ndarray:
+    def uniform(self, shape: tuple, dtype: np.dtype, low: float = 0.0, high: float = 1.0,
+                fused: bool = True) -> np.ndarray:
         """uniform_(low, high) into a new array: x * (high - low) + low per element, a value rounded up to high
-        in dtype replaced by low."""
+        in dtype replaced by low. The multiply-add is fused, as in torch's kernels built for AVX2; `fused=False`
+        rounds twice, as kernels outside native/cpu do (rrelu's)."""
         dtype = np.dtype(dtype)
         double = dtype == np.float64
         compute = np.float64 if double else np.float32
         low_c, high_c = compute(low), compute(high)
         x = self._unit(math.prod(shape), double)
-        values = (x if (low, high) == (0, 1) else S.fma(x, high_c - low_c, low_c)).astype(dtype, copy=False)
+        if (low, high) != (0, 1):
+            x = S.fma(x, high_c - low_c, low_c) if fused else x * (high_c - low_c) + low_c
+        values = x.astype(dtype, copy=False)
         return np.where(values == dtype.type(high), dtype.type(low), values).reshape(shape)
 
     def normal(self, shape: tuple, dtype: np.dtype, mean: float = 0.0, std: float = 1.0,

@@ -173,3 +173,11 @@ def test_seeds_read_back_as_torch():
     assert retrograd.Generator().initial_seed() == torch.Generator().initial_seed() == 67280421310721
     drawn = retrograd.seed()
     assert retrograd.initial_seed() == drawn and 0 <= drawn < 2**64
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_rrelu_draws_torchs_slopes(dtype):
+    """One float64 uniform per non-positive element, even with lower == upper (the stream moves on as torch's)."""
+    data = np.random.default_rng(0).standard_normal(300).astype(dtype)
+    assert_same(3, lambda lib: [lib.nn.functional.rrelu(lib.tensor(data), 0.1, 0.3, training=True),
+                                lib.nn.functional.rrelu(lib.tensor(data), 0.2, 0.2, training=True), lib.rand(5)])
