@@ -437,8 +437,9 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     if training:
         xp = namespace(x)
         negative = _xp.transfer(x <= 0, "cpu", None)
-        slopes = np.ones(x.shape, x.dtype)
-        bounds = [float(np.dtype(x.dtype if x.dtype == np.float64 else np.float32).type(b)) for b in (lower, upper)]
+        dtype = D.of_array(x).np
+        slopes = np.ones(x.shape, dtype)
+        bounds = [float(np.dtype(dtype if dtype == np.float64 else np.float32).type(b)) for b in (lower, upper)]
         slopes[negative] = _torch_rng(None).uniform((int(negative.sum()),), np.float64, *bounds, fused=False)
         noise = xp.asarray(slopes, device=x.device)
     return _activation(rrelu_op, rrelu_result, input, (noise, lower, upper, training), inplace)

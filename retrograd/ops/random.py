@@ -259,7 +259,7 @@ def _on_host(p: Any, shape: tuple) -> np.ndarray:
 
 def _host_dtype(like: Any) -> np.dtype:
     """The NumPy dtype of like (an array on any device)."""
-    return np.dtype(D.from_numpy_dtype(like.dtype).np) if not isinstance(like, np.ndarray) else like.dtype
+    return np.dtype(D.of_array(like).np)
 
 
 def _drawn(xp: Any, values: Any, like: Any) -> Any:
