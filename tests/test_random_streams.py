@@ -181,3 +181,18 @@ def test_rrelu_draws_torchs_slopes(dtype):
     data = np.random.default_rng(0).standard_normal(300).astype(dtype)
     assert_same(3, lambda lib: [lib.nn.functional.rrelu(lib.tensor(data), 0.1, 0.3, training=True),
                                 lib.nn.functional.rrelu(lib.tensor(data), 0.2, 0.2, training=True), lib.rand(5)])
+
+
+@pytest.mark.parametrize("seed", SEEDS[:2])
+def test_a_shuffling_data_loader_gives_torchs_batches(seed):
+    """Each DataLoader iterator draws its workers' base seed, and a RandomSampler without a generator seeds a
+    fresh one from the default generator, as torch's do; random_split and the samplers follow."""
+    def batches(lib):
+        data = lib.utils.data
+        loader = data.DataLoader(data.TensorDataset(lib.arange(10)), batch_size=4, shuffle=True)
+        epochs = [lib.cat([b[0] for b in loader]) for _ in range(2)]
+        split = lib.tensor(data.random_split(range(10), [0.5, 0.5])[0].indices)
+        with_replacement = lib.tensor(list(data.RandomSampler(range(10), replacement=True, num_samples=40)))
+        return [*epochs, split, with_replacement, lib.tensor(list(data.SubsetRandomSampler([5, 6, 7]))), lib.rand(2)]
+
+    assert_same(seed, batches)
