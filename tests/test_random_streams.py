@@ -196,3 +196,18 @@ def test_a_shuffling_data_loader_gives_torchs_batches(seed):
         return [*epochs, split, with_replacement, lib.tensor(list(data.SubsetRandomSampler([5, 6, 7]))), lib.rand(2)]
 
     assert_same(seed, batches)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_multinomial_is_torchs(dtype):
+    """With replacement: a float64 uniform per sample searched in the cumulative sums; otherwise (and for one
+    sample) the largest p / q for q ~ Exp(1). Categorical and WeightedRandomSampler draw through it."""
+    probabilities = np.random.default_rng(1).random((3, 50)) ** 3
+
+    def draw(lib):
+        p = lib.tensor(probabilities, dtype=getattr(lib, dtype))
+        return [lib.multinomial(p, 1), lib.multinomial(p, 1, True), lib.multinomial(p, 5), lib.multinomial(p, 20, True),
+                lib.multinomial(p[0], 7, True), lib.distributions.Categorical(probs=p).sample((4,)),
+                lib.tensor(list(lib.utils.data.WeightedRandomSampler([0.1, 0.5, 0.4], 9)))]
+
+    assert_same(0, draw)

@@ -2,8 +2,8 @@
 
 The draws come from retrograd's generator (`manual_seed` seeds it), which is torch's CPU mt19937 with
 torch's arithmetic (Note [torch's CPU random streams]): normal_, uniform_, random_, bernoulli, exponential_,
-cauchy_, log_normal_ and geometric_ give torch's numbers for the same seed; poisson, binomial, gamma and
-multinomial draw from the same stream with NumPy's algorithms, so their numbers differ from torch's.
+cauchy_, log_normal_, geometric_ and multinomial give torch's numbers for the same seed; poisson, binomial
+and gamma draw from the same stream with NumPy's algorithms, so their numbers differ from torch's.
 A sample has no gradient, but torch records the samplers on tensors that require grad, with zero
 gradients, under their own nodes (`NormalBackward0` for `x.normal_()`, `BernoulliBackward1` for
 `x.bernoulli_(p_tensor)`, ...). Every row here is one mechanism, `_sampler_row`: its forward runs the `draw` it is given
@@ -373,8 +373,17 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     if not replacement and ((rows > 0).sum(axis=1) < num_samples).any():
         raise RuntimeError("invalid multinomial distribution (with replacement=False, not enough non-negative "
                            "category to sample)")
-    picks = [rng._rng.choice(rows.shape[1], num_samples, replace=replacement, p=row / total)
-             for row, total in zip(rows, totals)]
+    probabilities = data.reshape(-1, data.shape[-1])
+    if replacement and num_samples > 1:  # torch: a float64 uniform per sample, searched in the row's cumulative sums
+        cumulative = np.cumsum(probabilities.astype(np.promote_types(data.dtype, np.float32)), axis=1)
+        cumulative = cumulative / cumulative[:, -1:]
+        cumulative[:, -1] = 1
+        uniforms = rng._unit(probabilities.size // probabilities.shape[1] * num_samples, True)
+        picks = [np.searchsorted(row.astype(np.float64), u) for row, u in
+                 zip(cumulative, uniforms.reshape(-1, num_samples))]
+    else:  # torch: the largest p / q for q ~ Exp(1) drawn in p's dtype (the Gumbel-max trick, exponentiated)
+        ratios = probabilities / rng.exponential(probabilities.shape, 1.0).astype(data.dtype)
+        picks = np.argsort(-ratios, axis=1, kind="stable")[:, :num_samples]
     return _wrap(np.asarray(picks, dtype=np.int64).reshape(*data.shape[:-1], num_samples))
 
 
