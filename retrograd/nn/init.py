@@ -52,13 +52,13 @@ def _rng(generator: _creation.Generator | None) -> _creation.Generator:
 
 
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: _creation.Generator | None = None) -> Tensor:
-    """Values drawn uniformly from [a, b) (tensor.uniform_: torch's numbers for the same seed)."""
+    """Values drawn uniformly from [a, b), as `Tensor.uniform_` draws them (torch's numbers for the same seed)."""
     return _fill(tensor, _rng(generator).uniform(tensor._data.shape, tensor._data.dtype, a, b))
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: _creation.Generator | None = None
             ) -> Tensor:
-    """Values drawn from N(mean, std^2) (tensor.normal_: torch's numbers for the same seed)."""
+    """Values drawn from N(mean, std^2), as `Tensor.normal_` draws them (torch's numbers for the same seed)."""
     return _fill(tensor, _rng(generator).normal(tensor._data.shape, tensor._data.dtype, mean, std))
 
 
