@@ -211,3 +211,18 @@ def test_multinomial_is_torchs(dtype):
                 lib.tensor(list(lib.utils.data.WeightedRandomSampler([0.1, 0.5, 0.4], 9)))]
 
     assert_same(0, draw)
+
+
+@pytest.mark.parametrize("method", ["normal_", "uniform_", "bernoulli_", "random_", "exponential_"])
+def test_a_strided_view_is_filled_in_memory_order(method):
+    """torch's serial kernels walk a permuted view in memory order (and normal_ takes the scalar path)."""
+    views = {(20, 30): lambda t: t.t(), (8, 10): lambda t: t[:, ::2], (3, 4, 5): lambda t: t.permute(2, 0, 1)}
+
+    def fill(lib):
+        bases = [lib.zeros(*shape) for shape in views]
+        for base, view in zip(bases, views.values()):
+            getattr(view(base), method)()
+        return bases
+
+    assert_same(0, fill, rtol=1e-6 if method == "exponential_" else 0.0)
+    assert_same(1, lambda lib: lib.nn.init.kaiming_uniform_(lib.empty(30, 20).T))

@@ -53,13 +53,15 @@ def _rng(generator: _creation.Generator | None) -> _creation.Generator:
 
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: _creation.Generator | None = None) -> Tensor:
     """Values drawn uniformly from [a, b), as `Tensor.uniform_` draws them (torch's numbers for the same seed)."""
-    return _fill(tensor, _rng(generator).uniform(tensor._data.shape, tensor._data.dtype, a, b))
+    with no_grad():
+        return tensor.uniform_(a, b, generator=generator)
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: _creation.Generator | None = None
             ) -> Tensor:
     """Values drawn from N(mean, std^2), as `Tensor.normal_` draws them (torch's numbers for the same seed)."""
-    return _fill(tensor, _rng(generator).normal(tensor._data.shape, tensor._data.dtype, mean, std))
+    with no_grad():
+        return tensor.normal_(mean, std, generator=generator)
 
 
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,

@@ -165,9 +165,26 @@ def _require_float(self: Tensor, kernel: str) -> None:
 
 
 def _in_place(self: Tensor, row: Op, draw: Callable, others: tuple = ()) -> Tensor:
-    """Write a draw into self, recorded under `row` when autograd is watching."""
+    """Write a draw into self, recorded under `row` when autograd is watching. torch fills a strided tensor
+    in memory order, so on a permuted view (a transposed weight) the draw runs with self's dims in that order."""
     self._check_inplace()
+    order = _memory_order(self._data)
+    if order != tuple(range(self.ndim)):
+        inverse, draw_in_order = tuple(int(d) for d in np.argsort(order)), draw
+
+        def draw(xp: Any, x: Any, *rest: Any) -> Any:
+            rest = tuple(xp.permute_dims(xp.broadcast_to(r, x.shape), order) for r in rest)
+            return xp.permute_dims(draw_in_order(xp, xp.permute_dims(x, order), *rest), inverse)
+
     return self._become(apply(row, (self, *others), (draw,)))
+
+
+def _memory_order(data: Any) -> tuple[int, ...]:
+    """data's dims from the largest stride to the smallest (C order for a contiguous array or another library's)."""
+    strides = getattr(data, "strides", None)
+    if strides is None:
+        return tuple(range(data.ndim))
+    return tuple(sorted(range(data.ndim), key=lambda d: -abs(strides[d]) if data.shape[d] > 1 else 0))
 
 
 # ============================================================================================
