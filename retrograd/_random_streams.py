@@ -30,7 +30,14 @@ import numpy as np
 #   shuffle driven by random() % (n - i).
 # - bernoulli(p) compares a uniform with p (double for a number p or a float64 p tensor, float for others).
 #   torch on an Intel CPU with MKL draws bernoulli_(p) for a number p from MKL's own MCG31 stream instead (seeded
-#   by one random()); retrograd follows the generic path that torch takes elsewhere (AMD, ARM).
+#   by one random()); retrograd follows the generic path that torch takes elsewhere (AMD, ARM). Dropout is
+#   bernoulli_(1 - p) on a new tensor, divided by 1 - p.
+# - exponential_, cauchy_, geometric_ and log_normal_ transform one double uniform (log_normal_ one scalar normal)
+#   per element; multinomial searches a double uniform per sample in the row's cumulative sums with replacement,
+#   and otherwise takes the largest p / q for q drawn by exponential_.
+# - Kernels outside native/cpu (rrelu's) are compiled without fma, so their multiply-add rounds twice.
+# - A serial kernel walks a strided tensor in memory order, so in-place samplers on a transposed view draw in
+#   that order (ops/random.py `_in_place`).
 
 _F32, _F64 = np.float32, np.float64
 
