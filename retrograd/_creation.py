@@ -27,6 +27,7 @@ class Generator:
     def __init__(self, device: str = "cpu") -> None:
         self._seed: int | None = _DEFAULT_SEED
         self._bits: np.random.MT19937 | None = None
+        self._seeder: np.random.RandomState | None = None
         self._numpy_rng: np.random.Generator | None = None
         self._next_normal: float | None = None  # torch's cached second Box-Muller sample (double)
         self._next_float_normal: float | None = None  # torch's float cache: kept in the state, never drawn here
@@ -35,28 +36,32 @@ class Generator:
         """The Mersenne Twister, seeded on first use (made then, not at `import retrograd`: numpy.random is a
         tenth of the import's time); the default generator's seed comes from the OS, as torch's does."""
         if self._bits is None:
-            self.manual_seed(self._seed if self._seed is not None else int(np.random.SeedSequence().entropy % 2**64))
+            self._reseed(self._seed if self._seed is not None else _os_seed())
         return self._bits
 
     @property
     def _rng(self) -> np.random.Generator:
         """A NumPy generator on the same mt19937 words, for the draws torch's arithmetic is not reproduced for."""
-        if self._numpy_rng is None or self._numpy_rng.bit_generator is not self._engine():
+        if self._numpy_rng is None:
             self._numpy_rng = np.random.Generator(self._engine())
         return self._numpy_rng
 
     def manual_seed(self, seed: int) -> Generator:
         """Seed with torch's init_genrand(seed mod 2**32); initial_seed() keeps the whole 64-bit seed."""
-        self._seed = int(seed) % 2**64
-        key = np.random.RandomState(self._seed & 0xFFFFFFFF).get_state()[1]  # legacy seeding is init_genrand
-        self._bits = np.random.MT19937()
-        self._bits.state = {"bit_generator": "MT19937", "state": {"key": key, "pos": _MT_N}}
-        self._next_normal = self._next_float_normal = None
+        self._reseed(int(seed) % 2**64)
         return self
+
+    def _reseed(self, seed: int) -> None:
+        if self._bits is None:  # one engine for the generator's life: seeding it again costs a microsecond
+            self._bits = np.random.MT19937(0)
+            self._seeder = np.random.RandomState(self._bits)
+        self._seeder.seed(seed & 0xFFFFFFFF)  # RandomState's legacy seeding of an MT19937 is init_genrand
+        self._seed = seed
+        self._next_normal = self._next_float_normal = None
 
     def seed(self) -> int:
         """Reseed from the OS and return the seed."""
-        return self.manual_seed(int(np.random.SeedSequence().entropy % 2**64))._seed
+        return self.manual_seed(_os_seed())._seed
 
     def initial_seed(self) -> int:
         self._engine()
@@ -89,10 +94,9 @@ class Generator:
         left, seeded = int(left_seeded & 0xFFFFFFFF), int(left_seeded >> 32) & 0xFF
         if not seeded or not 0 < left <= _MT_N:
             raise RuntimeError("Invalid mt19937 state")
-        bits = np.random.MT19937()
-        bits.state = {"bit_generator": "MT19937",
-                      "state": {"key": raw[24:_NORMAL_AT].view(np.uint64).astype(np.uint32), "pos": _MT_N + 1 - left}}
-        self._seed, self._bits = int(seed), bits
+        self._engine().state = {"bit_generator": "MT19937", "state": {
+            "key": raw[24:_NORMAL_AT].view(np.uint64).astype(np.uint32), "pos": _MT_N + 1 - left}}
+        self._seed = int(seed)
         normal = float(raw[_NORMAL_AT + 8:_NORMAL_AT + 16].view(np.float64)[0])
         self._next_normal = normal if raw[_NORMAL_AT + 24] else None
         float_normal = float(raw[_NORMAL_AT + 32:_NORMAL_AT + 36].view(np.float32)[0])
@@ -214,6 +218,11 @@ _DEFAULT_SEED = 67280421310721  # torch's default_rng_seed_val: the seed of a ne
 _MT_N = 624
 _STATE_BYTES = 5056
 _NORMAL_AT = 24 + 8 * _MT_N
+
+
+def _os_seed() -> int:
+    """A 64-bit seed from the OS's entropy, as torch's nondeterministic seed."""
+    return int(np.random.SeedSequence().entropy % 2**64)
 
 
 default_generator = Generator()
