@@ -23,6 +23,7 @@ from .. import _dtype as D
 from .. import _xp
 from .._creation import _torch_rng
 from .._tensor import Tensor
+from ..autograd.forward_ad import transforms
 from . import arrays as A
 from .pointwise import erf, sigmoid, tanh, where, zero_where
 from .pointwise import relu as _relu_row
@@ -435,6 +436,8 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     x = input._data
     noise = None
     if training:
+        if transforms.vmap:  # torch has no batching rule for it (nor its loop fallback, whatever the randomness)
+            raise RuntimeError("vmap: we do not yet support aten::rrelu. Please file an issue")
         xp = namespace(x)
         negative = _xp.transfer(x <= 0, "cpu", None)
         dtype = D.of_array(x).np
