@@ -11,7 +11,7 @@ from typing import Any
 from . import _dtype
 from ._creation import (Generator, arange, as_tensor, default_generator, empty, empty_like, empty_permuted,
                         empty_strided, eye, scalar_tensor, tril_indices, triu_indices,
-                        from_numpy, full, full_like, get_rng_state, initial_seed, linspace, logspace, manual_seed, normal, ones, ones_like, rand,
+                        from_numpy, full, full_like, get_rng_state, initial_seed, linspace, logspace, manual_seed, ones, ones_like, rand,
                         rand_like, randint, randint_like, randn, randn_like, randperm, seed, set_rng_state, tensor, zeros,
                         zeros_like)
 from ._dtype import (bfloat16, bool_ as bool, complex32, complex64, complex128, dtype, finfo, iinfo, float16, float32, float64, get_default_dtype,  # noqa: A004

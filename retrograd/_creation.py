@@ -1,18 +1,20 @@
 """Tensor creation: from data, filled, ranges and random, each with dtype= and requires_grad=.
 
-Random numbers come from one NumPy generator that `manual_seed` resets (the streams differ from
-torch's, so tests compare on identical inputs, not on seeds).
+Random numbers come from torch's CPU generator rebuilt on NumPy's mt19937: after `manual_seed(s)`
+rand, randn, randint and randperm give torch's numbers (Note [torch's CPU random streams]).
 """
 
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from . import _dtype as D
+from . import _random_streams as S
 from . import _xp
 from ._tensor import NO_VERSION_COUNTER, Tensor, _wrap, on_device, placement
 from .autograd import grad_mode
@@ -20,72 +22,223 @@ from .autograd.forward_ad import transforms
 
 
 class Generator:
-    """A random-number generator (torch.Generator): `manual_seed`, and use as `generator=`."""
+    """A random-number generator (torch.Generator): torch's CPU mt19937, so a seed gives torch's numbers
+    (Note [torch's CPU random streams]); `manual_seed`, state, and use as `generator=`."""
 
     def __init__(self, device: str = "cpu") -> None:
+        self._seed: int | None = _DEFAULT_SEED
+        self._bits: np.random.MT19937 | None = None
+        self._seeder: np.random.RandomState | None = None
         self._numpy_rng: np.random.Generator | None = None
-        self._seed = None
+        self._next_normal: float | None = None  # torch's cached second Box-Muller sample (double)
+        self._next_float_normal: float | None = None  # torch's float cache: kept in the state, never drawn here
+
+    def _engine(self) -> np.random.MT19937:
+        """The Mersenne Twister, seeded on first use (made then, not at `import retrograd`: numpy.random is a
+        tenth of the import's time); the default generator's seed comes from the OS, as torch's does."""
+        if self._bits is None:
+            self._reseed(self._seed if self._seed is not None else _os_seed())
+        return self._bits
 
     @property
     def _rng(self) -> np.random.Generator:
-        """The NumPy generator, seeded from the OS on first use unless manual_seed came first (made then,
-        not at `import retrograd`: numpy.random is a tenth of the import's time)."""
+        """A NumPy generator on the same mt19937 words, for the draws torch's arithmetic is not reproduced for."""
         if self._numpy_rng is None:
-            self._numpy_rng = np.random.default_rng()
+            self._numpy_rng = np.random.Generator(self._engine())
         return self._numpy_rng
 
     def manual_seed(self, seed: int) -> Generator:
-        self._seed = int(seed)
-        self._numpy_rng = np.random.default_rng(int(seed))
+        """Seed with torch's init_genrand(seed mod 2**32); initial_seed() keeps the whole 64-bit seed."""
+        self._reseed(int(seed) % 2**64)
         if self is default_generator:  # torch.manual_seed seeds the CUDA generators too
             _xp.seed_devices(int(seed))
         return self
 
+    def _reseed(self, seed: int) -> None:
+        if self._bits is None:  # one engine for the generator's life: seeding it again costs a microsecond
+            self._bits = np.random.MT19937(0)
+            self._seeder = np.random.RandomState(self._bits)
+        self._seeder.seed(seed & 0xFFFFFFFF)  # RandomState's legacy seeding of an MT19937 is init_genrand
+        self._seed = seed
+        self._next_normal = self._next_float_normal = None
+
+    def seed(self) -> int:
+        """Reseed from the OS and return the seed."""
+        return self.manual_seed(_os_seed())._seed
+
     def initial_seed(self) -> int:
+        self._engine()
         return self._seed
 
     def get_state(self) -> Tensor:
-        """The generator's state as a uint8 tensor, as torch gives it (Note [generator state])."""
-        state = self._rng.bit_generator.state
-        words = (state["state"]["state"], state["state"]["inc"], state["has_uint32"], state["uinteger"])
-        return _new(np.frombuffer(b"".join(w.to_bytes(n, "little") for w, n in zip(words, _STATE_FIELDS)),
-                                  np.uint8).copy())
+        """The state as torch's 5056-byte uint8 tensor (Note [generator state])."""
+        state = self._engine().state["state"]
+        key, pos = state["key"], int(state["pos"])
+        fresh = pos == _MT_N and int(key[0]) == self._seed & 0xFFFFFFFF
+        out = np.zeros(_STATE_BYTES, np.uint8)
+        header = np.array([self._seed, (1 << 32) | (_MT_N + 1 - pos), 0 if fresh else pos], np.uint64)  # left, seeded
+        out[:24] = header.view(np.uint8)
+        out[24:_NORMAL_AT] = key.astype(np.uint64).view(np.uint8)
+        doubles = np.array([0.0, self._next_normal or 0.0, 0.0], np.float64)  # normal_x, normal_y, normal_rho
+        out[_NORMAL_AT:_NORMAL_AT + 24] = doubles.view(np.uint8)
+        out[_NORMAL_AT + 24] = self._next_normal is not None
+        out[_NORMAL_AT + 32:_NORMAL_AT + 36] = np.array([self._next_float_normal or 0.0], np.float32).view(np.uint8)
+        out[_NORMAL_AT + 36] = self._next_float_normal is not None
+        return _new(out)
 
     def set_state(self, new_state: Tensor) -> Generator:
         if not isinstance(new_state, Tensor) or new_state.dtype is not D.uint8:
             raise TypeError("RNG state must be a torch.ByteTensor")
-        if new_state.numel() != sum(_STATE_FIELDS):
-            raise RuntimeError(f"Expected a retrograd generator state (NumPy's PCG64) of size {sum(_STATE_FIELDS)} "
-                               f"but found the input RNG state size to be {new_state.numel()}")
-        raw, words = new_state._data.tobytes(), []
-        for n in _STATE_FIELDS:
-            words.append(int.from_bytes(raw[:n], "little"))
-            raw = raw[n:]
-        self._rng.bit_generator.state = {"bit_generator": "PCG64", "state": {"state": words[0], "inc": words[1]},
-                                         "has_uint32": words[2], "uinteger": words[3]}
+        if new_state.numel() != _STATE_BYTES:
+            raise RuntimeError(f"Expected a CPUGeneratorImplState of size {_STATE_BYTES} but found the input RNG "
+                               f"state size to be {new_state.numel()}")
+        raw = np.ascontiguousarray(new_state._data).reshape(-1)
+        seed, left_seeded, _ = raw[:24].view(np.uint64)
+        left, seeded = int(left_seeded & 0xFFFFFFFF), int(left_seeded >> 32) & 0xFF
+        if not seeded or not 0 < left <= _MT_N:
+            raise RuntimeError("Invalid mt19937 state")
+        self._engine().state = {"bit_generator": "MT19937", "state": {
+            "key": raw[24:_NORMAL_AT].view(np.uint64).astype(np.uint32), "pos": _MT_N + 1 - left}}
+        self._seed = int(seed)
+        normal = float(raw[_NORMAL_AT + 8:_NORMAL_AT + 16].view(np.float64)[0])
+        self._next_normal = normal if raw[_NORMAL_AT + 24] else None
+        float_normal = float(raw[_NORMAL_AT + 32:_NORMAL_AT + 36].view(np.float32)[0])
+        self._next_float_normal = float_normal if raw[_NORMAL_AT + 36] else None
         return self
+
+    # -- torch's draws (Note [torch's CPU random streams]); each returns a NumPy array ---------------------------
+
+    def _words(self, n: int) -> np.ndarray:
+        """n raw 32-bit words (random()), as uint64."""
+        return self._engine().random_raw(n) if n else np.zeros(0, np.uint64)
+
+    def _words64(self, n: int) -> np.ndarray:
+        """n random64() values: two words each, the first the high half."""
+        words = self._words(2 * n)
+        return (words[0::2] << np.uint64(32)) | words[1::2]
+
+    def _unit(self, n: int, double: bool) -> np.ndarray:
+        """n uniform [0, 1) samples as torch draws them: float64 from 53 bits of random64, else float32."""
+        return S.unit_float64(self._words64(n)) if double else S.unit_float32(self._words(n))
+
+    def uniform(self, shape: tuple, dtype: np.dtype, low: float = 0.0, high: float = 1.0,
+                fused: bool = True) -> np.ndarray:
+        """uniform_(low, high) into a new array: x * (high - low) + low per element, a value rounded up to high
+        in dtype replaced by low. The multiply-add is fused, as in torch's kernels built for AVX2; `fused=False`
+        rounds twice, as kernels outside native/cpu do (rrelu's)."""
+        dtype = np.dtype(dtype)
+        double = dtype == np.float64
+        compute = np.float64 if double else np.float32
+        low_c, high_c = compute(low), compute(high)
+        x = self._unit(math.prod(shape), double)
+        if (low, high) != (0, 1):
+            x = S.fma(x, high_c - low_c, low_c) if fused else x * (high_c - low_c) + low_c
+        values = x.astype(dtype, copy=False)
+        return np.where(values == dtype.type(high), dtype.type(low), values).reshape(shape)
+
+    def normal(self, shape: tuple, dtype: np.dtype, mean: float = 0.0, std: float = 1.0,
+               contiguous: bool = True) -> np.ndarray:
+        """normal_(mean, std) into a new array: normal_fill for 16 or more contiguous elements, the scalar
+        Box-Muller (with the cached sample) otherwise."""
+        dtype, n = np.dtype(dtype), math.prod(shape)
+        if n < 16 or not contiguous:
+            return self._scalar_normals(n, mean, std).astype(dtype).reshape(shape)
+        double = dtype == np.float64
+        full = n - n % 16
+        uniform = self._unit(n if dtype in (np.float32, np.float64) else full, double)  # half: in blocks only
+        out = np.empty(n, np.float64 if double else np.float32)
+        out[:full] = S.box_muller_blocks(uniform[:full], mean, std)
+        if n % 16:
+            out[n - 16:] = S.box_muller_blocks(self._unit(16, double), mean, std)
+        return out.astype(dtype, copy=False).reshape(shape)
+
+    def _scalar_normals(self, n: int, mean: float = 0.0, std: float = 1.0) -> np.ndarray:
+        """n float64 samples of normal_distribution<double>: pairs r cos, r sin, the unused sine cached."""
+        cached = [] if self._next_normal is None else [self._next_normal]
+        pairs = (n - len(cached) + 1) // 2
+        u = self._unit(2 * pairs, True)
+        values = np.concatenate([np.array(cached, np.float64), S.box_muller_pairs(u[0::2], u[1::2])])
+        self._next_normal = float(values[n]) if values.size > n else None
+        return values[:n] if (mean, std) == (0, 1) else S.fma(values[:n], std, mean)
+
+    def integers(self, low: int, high: int, shape: tuple) -> np.ndarray:
+        """random_(low, high): random() % (high - low) + low, from random64() when the range is 2**28 or more."""
+        span, n = high - low, math.prod(shape)
+        words = self._words64(n) if span >= 1 << 28 else self._words(n)
+        return ((words % np.uint64(span)) + np.uint64(low % 2**64)).view(np.int64).reshape(shape)
+
+    def bits(self, shape: tuple, dtype: np.dtype) -> np.ndarray:
+        """random_() with no bounds: every value the dtype holds exactly, [0, 2**digits] for floats."""
+        dtype, n = np.dtype(dtype), math.prod(shape)
+        if dtype == np.bool_:
+            return (self._words(n) & np.uint64(1)).astype(bool).reshape(shape)
+        wide = dtype in (np.int64, np.float64)
+        words = self._words64(n) if wide else self._words(n)
+        modulus = 2 ** (np.finfo(dtype).nmant + 1) + 1 if dtype.kind == "f" else int(np.iinfo(dtype).max) + 1
+        return (words % np.uint64(modulus)).astype(dtype).reshape(shape)
+
+    def permutation(self, n: int) -> np.ndarray:
+        """randperm(n): torch's Fisher-Yates shuffle, swapping i with i + random() % (n - i)."""
+        offsets = (self._words(max(n - 1, 0)) % np.arange(n, 1, -1, dtype=np.uint64)).tolist()
+        order = list(range(n))
+        for i, offset in enumerate(offsets):  # each swap depends on the ones before: no array form
+            j = i + offset
+            order[i], order[j] = order[j], order[i]
+        return np.array(order, np.int64)
+
+    def bernoulli(self, p: float | np.ndarray, shape: tuple) -> np.ndarray:
+        """Booleans, True with probability p: a uniform below p, drawn in double for a number or a float64 p,
+        in float32 for a float32 (or half) p array."""
+        single = isinstance(p, np.ndarray) and p.dtype != np.float64
+        u = self._unit(math.prod(shape), not single).reshape(shape)
+        return u < (p.astype(np.float32) if single else p)
+
+    def exponential(self, shape: tuple, lambd: float) -> np.ndarray:
+        """exponential_(lambd) in float64: -1/lambd * log1p(-u)."""
+        return (-1.0 / lambd) * np.log1p(-self._unit(math.prod(shape), True)).reshape(shape)
+
+    def log_normal(self, shape: tuple, mean: float, std: float) -> np.ndarray:
+        """log_normal_(mean, std) in float64: exp of the scalar normal draws."""
+        return np.exp(self._scalar_normals(math.prod(shape), mean, std)).reshape(shape)
+
+    def cauchy(self, shape: tuple, median: float, sigma: float) -> np.ndarray:
+        """cauchy_(median, sigma) in float64: median + sigma * tan(pi * (u - 1/2))."""
+        return median + sigma * np.tan(np.pi * (self._unit(math.prod(shape), True) - 0.5)).reshape(shape)
+
+    def geometric(self, shape: tuple, p: float) -> np.ndarray:
+        """geometric_(p) in float64: ceil(log(u) / log1p(-p))."""
+        return np.ceil(np.log(self._unit(math.prod(shape), True)) / np.log1p(-p)).reshape(shape)
 
 
 # Note [generator state]
-# torch's CPU generator is a Mersenne Twister whose state is 5056 bytes; retrograd's is NumPy's PCG64, so its
-# state is its own 40 bytes (128-bit state and increment, the cached half-word flag and value), in a uint8
-# tensor as torch's is: saved with a checkpoint and set back, it resumes the same stream. A state saved by
-# torch does not fit and is refused by its size, as torch refuses a state of the wrong size.
-_STATE_FIELDS = (16, 16, 4, 4)
+# get_state gives torch's CPUGeneratorImplState, 5056 bytes: the initial seed (uint64), left and seeded (int32),
+# next (uint64), the 624 mt19937 words each widened to uint64, three doubles of which the second holds the cached
+# normal sample, its valid flag (int32 and padding), then the cached float sample and its flag. torch's `left`
+# counts down to the next twist where NumPy's `pos` counts up (pos = 625 - left); torch's `next` is 0 right
+# after seeding and equals pos otherwise, and a state whose first word is still the seed is read as just seeded.
+# A state saved by torch sets retrograd's generator to the same stream, and the other way round.
+_DEFAULT_SEED = 67280421310721  # torch's default_rng_seed_val: the seed of a new torch.Generator()
+_MT_N = 624
+_STATE_BYTES = 5056
+_NORMAL_AT = 24 + 8 * _MT_N
+
+
+def _os_seed() -> int:
+    """A 64-bit seed from the OS's entropy, as torch's nondeterministic seed."""
+    return int(np.random.SeedSequence().entropy % 2**64)
 
 
 default_generator = Generator()
+default_generator._seed = None  # seeded from the OS on first use, as torch's default generator
 
 
 def manual_seed(seed: int) -> Generator:
-    """Seed the default generator (reproducible within retrograd)."""
+    """Seed the default generator: draws then give torch's numbers for the same seed."""
     return default_generator.manual_seed(seed)
 
 
 def seed() -> int:
-    s = int(np.random.SeedSequence().entropy % (2**63))
-    manual_seed(s)
-    return s
+    return default_generator.seed()
 
 
 def initial_seed() -> int:
@@ -93,7 +246,7 @@ def initial_seed() -> int:
 
 
 def get_rng_state() -> Tensor:
-    """The default generator's state, a uint8 tensor (Note [generator state])."""
+    """The default generator's state, torch's 5056-byte uint8 tensor (Note [generator state])."""
     return default_generator.get_state()
 
 
@@ -107,15 +260,20 @@ LEGACY_RANDOMNESS_ERROR = ("vmap: We do not yet support calling random operation
                            "random operations outside of vmap as a workaround")
 
 
-def _rng(generator: Generator | None) -> np.random.Generator:
-    """The NumPy generator behind `generator`; every draw asks here, so inside a vmap level that
-    refuses randomness (randomness='error', or torch's legacy _vmap) it raises torch's error."""
+def _torch_rng(generator: Generator | None) -> Generator:
+    """The generator a draw uses (`generator` or the default one); every draw asks here, so inside a vmap
+    level that refuses randomness (randomness='error', or torch's legacy _vmap) it raises torch's error."""
     for level in reversed(transforms.vmap):
         if level.randomness == "error":
             raise RuntimeError(RANDOMNESS_ERROR)
         if level.randomness == "legacy":
             raise RuntimeError(LEGACY_RANDOMNESS_ERROR)
-    return (generator or default_generator)._rng
+    return generator or default_generator
+
+
+def _rng(generator: Generator | None) -> np.random.Generator:
+    """A NumPy generator on `generator`'s words, for draws whose torch arithmetic is not reproduced."""
+    return _torch_rng(generator)._rng
 
 
 def _new(data: np.ndarray) -> Tensor:
@@ -378,20 +536,21 @@ def logspace(start: float | Tensor, end: float | Tensor, steps: int, base: float
 
 def rand(*size: Any, generator: Generator | None = None, dtype: D.dtype | None = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
-    """Uniform samples from [0, 1)."""
+    """Uniform samples from [0, 1) (torch's numbers for the same seed)."""
     drawn = _device_draw("random", size, generator, dtype, device, requires_grad)
     if drawn is not None:
         return drawn
-    return _finish(_rng(generator).random(_shape(size)).astype(_np_dtype(dtype)), requires_grad, device)
+    data = _torch_rng(generator).uniform(_shape(size), _np_dtype(dtype))
+    return _finish(data, requires_grad, device)
 
 
 def randn(*size: Any, generator: Generator | None = None, dtype: D.dtype | None = None, device: Any = None,
           requires_grad: bool = False) -> Tensor:
-    """Standard normal samples."""
+    """Standard normal samples (torch's numbers for the same seed)."""
     drawn = _device_draw("normal", size, generator, dtype, device, requires_grad)
     if drawn is not None:
         return drawn
-    return _finish(_rng(generator).standard_normal(_shape(size)).astype(_np_dtype(dtype)), requires_grad, device)
+    return _finish(_torch_rng(generator).normal(_shape(size), _np_dtype(dtype)), requires_grad, device)
 
 
 def _device_draw(kind: str, size: Sequence, generator: Generator | None, dtype: D.dtype | None, device: Any,
@@ -419,22 +578,17 @@ def randint(low: int, high: int | Sequence[int] | None = None, size: Sequence[in
     overload, with low = 0."""
     if high is None or isinstance(high, Sequence):
         low, high, size = 0, low, size if high is None else high
-    data = _rng(generator).integers(low, high, size=_shape((size,)) if not isinstance(size, int) else (size,))
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    shape = _shape((size,)) if not isinstance(size, int) else (size,)
+    data = _torch_rng(generator).integers(int(low), int(high), shape)
     return _finish(data.astype(_np_dtype(dtype, D.int64)), requires_grad, device)
 
 
 def randperm(n: int, *, generator: Generator | None = None, dtype: D.dtype | None = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:
-    return _finish(_rng(generator).permutation(n).astype(_np_dtype(dtype, D.int64)), requires_grad, device)
-
-
-def normal(mean: float | Tensor = 0.0, std: float | Tensor = 1.0, size: Sequence[int] | None = None, *,
-           generator: Generator | None = None, dtype: D.dtype | None = None) -> Tensor:
-    m = mean._data if isinstance(mean, Tensor) else mean
-    s = std._data if isinstance(std, Tensor) else std
-    shape = tuple(size) if size is not None else np.broadcast_shapes(np.shape(m), np.shape(s))
-    out_dtype = mean.dtype if isinstance(mean, Tensor) else (std.dtype if isinstance(std, Tensor) else dtype)
-    return _finish(_rng(generator).normal(m, s, size=shape).astype(_np_dtype(out_dtype)), False)
+    """A random permutation of 0..n-1 (torch's for the same seed)."""
+    return _finish(_torch_rng(generator).permutation(n).astype(_np_dtype(dtype, D.int64)), requires_grad, device)
 
 
 def _where(input: Tensor, device: Any) -> Any:

@@ -13,7 +13,7 @@ from retrograd import viz
 from retrograd.datasets import load_digits
 
 ROOT = Path(__file__).resolve().parent.parent
-STATED_ACCURACY = 0.96  # the README states the default run's accuracy; the test holds it to at least this
+STATED_ACCURACY = 0.95  # the README states the default run's accuracy; the test holds it to at least this
 
 
 def demo(*args, cwd):

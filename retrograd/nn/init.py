@@ -7,6 +7,7 @@ Every function draws from retrograd's generator (`generator=` or the default one
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -46,31 +47,56 @@ def _fill(tensor: Tensor, values: np.ndarray) -> Tensor:
     return tensor
 
 
-def _rng(generator: _creation.Generator | None) -> np.random.Generator:
-    return _creation._rng(generator)
+def _rng(generator: _creation.Generator | None) -> _creation.Generator:
+    return _creation._torch_rng(generator)
 
 
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: _creation.Generator | None = None) -> Tensor:
-    """Values drawn uniformly from [a, b)."""
-    return _fill(tensor, _rng(generator).uniform(a, b, tensor._data.shape))
+    """Values drawn uniformly from [a, b), as `Tensor.uniform_` draws them (torch's numbers for the same seed)."""
+    with no_grad():
+        return tensor.uniform_(a, b, generator=generator)
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: _creation.Generator | None = None
             ) -> Tensor:
-    """Values drawn from N(mean, std^2)."""
-    return _fill(tensor, _rng(generator).normal(mean, std, tensor._data.shape))
+    """Values drawn from N(mean, std^2), as `Tensor.normal_` draws them (torch's numbers for the same seed)."""
+    with no_grad():
+        return tensor.normal_(mean, std, generator=generator)
 
 
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
                   generator: _creation.Generator | None = None) -> Tensor:
-    """Values from N(mean, std^2) restricted to [a, b] (redrawn until inside)."""
-    rng = _rng(generator)
-    values = rng.normal(mean, std, tensor._data.shape)
-    outside = (values < a) | (values > b)
-    while outside.any():
-        values[outside] = rng.normal(mean, std, int(outside.sum()))
-        outside = (values < a) | (values > b)
-    return _fill(tensor, values)
+    """Values from N(mean, std^2) restricted to [a, b], by torch's two rejection samplers: redraw the
+    whole tensor's normals where a value fell outside when most of the mass is inside, else uniform
+    candidates in [a, b] accepted by the density's ratio to its peak."""
+    if mean < a - 2 * std or mean > b + 2 * std:
+        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values may "
+                      "be incorrect.", stacklevel=2)
+    rng, shape, dtype = _rng(generator), tensor._data.shape, tensor._data.dtype
+    if _norm_cdf((b - mean) / std) - _norm_cdf((a - mean) / std) > 0.3:
+        low, high = dtype.type(a), dtype.type(b)
+        result = rng.normal(shape, dtype, mean, std)
+        while ((result < low) | (result > high)).any():
+            outside = (result < low) | (result > high)
+            result = np.where(outside, rng.normal(shape, dtype, mean, std), result)
+        return _fill(tensor, result)
+    mode = max(a, min(mean, b))
+    log_peak = -0.5 * ((mode - mean) / std) ** 2
+
+    def log_density(x: np.ndarray) -> np.ndarray:
+        return ((x - dtype.type(mean)) / dtype.type(std)) ** 2 * dtype.type(-0.5) - dtype.type(log_peak)
+
+    result = rng.uniform(shape, dtype, a, b)
+    pending = np.log(rng.uniform(shape, dtype)) > log_density(result)
+    while pending.any():
+        candidates = rng.uniform(shape, dtype, a, b)
+        result = np.where(pending, candidates, result)
+        pending = np.where(pending, np.log(rng.uniform(shape, dtype)) > log_density(candidates), pending)
+    return _fill(tensor, result)
+
+
+def _norm_cdf(x: float) -> float:
+    return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
@@ -143,8 +169,6 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonline
                      generator: _creation.Generator | None = None) -> Tensor:
     """He uniform: U(-b, b) with b = gain * sqrt(3 / fan) (Linear and Conv use a=sqrt(5))."""
     if 0 in tensor._data.shape:
-        import warnings
-
         warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return tensor
     fan = _calculate_correct_fan(tensor, mode)
@@ -156,8 +180,6 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinea
                     generator: _creation.Generator | None = None) -> Tensor:
     """He normal: N(0, std^2) with std = gain / sqrt(fan)."""
     if 0 in tensor._data.shape:
-        import warnings
-
         warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return tensor
     fan = _calculate_correct_fan(tensor, mode)
@@ -172,7 +194,7 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator: _creation.Generator 
         return tensor
     rows = tensor._data.shape[0]
     cols = tensor.numel() // rows
-    flat = _rng(generator).normal(0.0, 1.0, (rows, cols))
+    flat = _rng(generator).normal((rows, cols), tensor._data.dtype)
     if rows < cols:
         flat = flat.T
     q, r = np.linalg.qr(flat)
@@ -188,11 +210,10 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator: _crea
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     rows, cols = tensor._data.shape
-    rng = _rng(generator)
-    values = rng.normal(0, std, (rows, cols))
+    values = _rng(generator).normal((rows, cols), tensor._data.dtype, 0.0, std)
     zeros = int(math.ceil(sparsity * rows))
-    for c in range(cols):
-        values[rng.permutation(rows)[:zeros], c] = 0
+    for c in range(cols):  # torch draws these permutations from the default generator, whatever `generator` is
+        values[_creation.default_generator.permutation(rows)[:zeros], c] = 0
     return _fill(tensor, values)
 
 

@@ -20,8 +20,10 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from .. import _dtype as D
-from .._creation import _rng
+from .. import _xp
+from .._creation import _torch_rng
 from .._tensor import Tensor
+from ..autograd.forward_ad import transforms
 from . import arrays as A
 from .pointwise import erf, sigmoid, tanh, where, zero_where
 from .pointwise import relu as _relu_row
@@ -426,17 +428,23 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
           inplace: bool = False) -> Tensor:
     """leaky_relu with a slope per negative element drawn from U(lower, upper) in training, their mean otherwise.
 
-    Draws come from retrograd's default generator (`retrograd.manual_seed` makes them repeatable), so the
-    slopes differ from torch's; not under vmap."""
+    Draws come from retrograd's default generator as torch's do: one float64 uniform between the bounds
+    (rounded to the input's compute dtype) per non-positive element, in order, even when lower == upper, so
+    a seed gives torch's slopes; not under vmap."""
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     x = input._data
     noise = None
-    if training:  # with one slope (lower == upper) there is nothing to draw
-        slopes = lower if lower == upper else _rng(None).uniform(lower, upper, x.shape)
+    if training:
+        if transforms.vmap:  # torch has no batching rule for it (nor its loop fallback, whatever the randomness)
+            raise RuntimeError("vmap: we do not yet support aten::rrelu. Please file an issue")
         xp = namespace(x)
-        slopes = slopes if isinstance(slopes, float) else xp.asarray(slopes, device=x.device)
-        noise = A.astype(xp, xp.where(x <= 0, slopes, xp.ones_like(x)), x.dtype)
+        negative = _xp.transfer(x <= 0, "cpu", None)
+        dtype = D.of_array(x).np
+        slopes = np.ones(x.shape, dtype)
+        bounds = [float(np.dtype(dtype if dtype == np.float64 else np.float32).type(b)) for b in (lower, upper)]
+        slopes[negative] = _torch_rng(None).uniform((int(negative.sum()),), np.float64, *bounds, fused=False)
+        noise = xp.asarray(slopes, device=x.device)
     return _activation(rrelu_op, rrelu_result, input, (noise, lower, upper, training), inplace)
 
 

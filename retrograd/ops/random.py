@@ -1,10 +1,12 @@
 """Rule table: random sampling (OPS.md section K).
 
-The draws come from retrograd's generator (`manual_seed` seeds it): the numbers differ from
-torch's, the distributions and everything autograd shows do not. A sample has no gradient, but
-torch records the samplers on tensors that require grad, with zero gradients, under their own
-nodes (`NormalBackward0` for `x.normal_()`, `BernoulliBackward1` for `x.bernoulli_(p_tensor)`,
-...). Every row here is one mechanism, `_sampler_row`: its forward runs the `draw` it is given
+The draws come from retrograd's generator (`manual_seed` seeds it), which is torch's CPU mt19937 with
+torch's arithmetic (Note [torch's CPU random streams]): normal_, uniform_, random_, bernoulli, exponential_,
+cauchy_, log_normal_, geometric_ and multinomial give torch's numbers for the same seed; poisson, binomial
+and gamma draw from the same stream with NumPy's algorithms, so their numbers differ from torch's.
+A sample has no gradient, but torch records the samplers on tensors that require grad, with zero
+gradients, under their own nodes (`NormalBackward0` for `x.normal_()`, `BernoulliBackward1` for
+`x.bernoulli_(p_tensor)`, ...). Every row here is one mechanism, `_sampler_row`: its forward runs the `draw` it is given
 (a closure over the arguments and the generator) and every input's gradient is zeros.
 """
 
@@ -16,7 +18,8 @@ from typing import Any
 import numpy as np
 
 from .. import _dtype as D
-from .._creation import Generator, _rng
+from .. import _xp
+from .._creation import Generator, _torch_rng
 from .._tensor import Tensor, _wrap
 from ..autograd.forward_ad import transforms
 from . import arrays as A
@@ -142,10 +145,10 @@ def standard_gamma_grad_op(xp, alpha, x):
 # ============================================================================================
 
 
-def _generator(generator: Generator | None) -> np.random.Generator:
-    """The NumPy generator behind `generator`; torch's error inside vmap(randomness='error'). Under
+def _generator(generator: Generator | None) -> Generator:
+    """The generator a draw uses; torch's error inside vmap(randomness='error'). Under
     randomness='different' each example draws its own numbers (the loop fallback); 'same' is not built."""
-    rng = _rng(generator)  # torch's error under randomness='error'
+    rng = _torch_rng(generator)  # torch's error under randomness='error'
     if any(level.randomness == "same" for level in transforms.vmap):
         raise NotImplementedError("retrograd's vmap draws each example's numbers separately: randomness='same' "
                                   "is not supported for random operations")
@@ -162,18 +165,26 @@ def _require_float(self: Tensor, kernel: str) -> None:
 
 
 def _in_place(self: Tensor, row: Op, draw: Callable, others: tuple = ()) -> Tensor:
-    """Write a draw into self, recorded under `row` when autograd is watching."""
+    """Write a draw into self, recorded under `row` when autograd is watching. torch fills a strided tensor
+    in memory order, so on a permuted view (a transposed weight) the draw runs with self's dims in that order."""
     self._check_inplace()
+    order = _memory_order(self._data)
+    if order != tuple(range(self.ndim)):
+        inverse, draw_in_order = tuple(int(d) for d in np.argsort(order)), draw
+
+        def draw(xp: Any, x: Any, *rest: Any) -> Any:
+            rest = tuple(xp.permute_dims(xp.broadcast_to(r, x.shape), order) for r in rest)
+            return xp.permute_dims(draw_in_order(xp, xp.permute_dims(x, order), *rest), inverse)
+
     return self._become(apply(row, (self, *others), (draw,)))
 
 
-def _random_bounds(dtype: np.dtype) -> int:
-    """random_()'s default upper end: every integer the dtype holds exactly (2**mantissa for floats)."""
-    if D.kind(dtype) == "f":
-        return 2 ** (np.finfo(dtype).nmant + 1) + 1
-    if D.kind(dtype) == "b":
-        return 2
-    return int(np.iinfo(dtype).max)
+def _memory_order(data: Any) -> tuple[int, ...]:
+    """data's dims from the largest stride to the smallest (C order for a contiguous array or another library's)."""
+    strides = getattr(data, "strides", None)
+    if strides is None:
+        return tuple(range(data.ndim))
+    return tuple(sorted(range(data.ndim), key=lambda d: -abs(strides[d]) if data.shape[d] > 1 else 0))
 
 
 # ============================================================================================
@@ -187,7 +198,9 @@ def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Gen
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_number(std)}")
     rng = _generator(generator)
-    return _in_place(self, normal_in_place, lambda xp, x: _drawn(xp, mean + std * rng.standard_normal(x.shape), x))
+    contiguous = self._data.flags.c_contiguous if isinstance(self._data, np.ndarray) else True
+    return _in_place(self, normal_in_place,
+                     lambda xp, x: _drawn(xp, rng.normal(x.shape, _host_dtype(x), mean, std, contiguous), x))
 
 
 def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Generator | None = None, **bounds: float
@@ -199,7 +212,7 @@ def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Generat
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={_number(a)} > "
                            f"to={_number(b)}")
     rng = _generator(generator)
-    return _in_place(self, uniform_in_place, lambda xp, x: _drawn(xp, rng.uniform(a, b, x.shape), x))
+    return _in_place(self, uniform_in_place, lambda xp, x: _drawn(xp, rng.uniform(x.shape, _host_dtype(x), a, b), x))
 
 
 def exponential_(self: Tensor, lambd: float = 1.0, *, generator: Generator | None = None) -> Tensor:
@@ -210,7 +223,7 @@ def exponential_(self: Tensor, lambd: float = 1.0, *, generator: Generator | Non
     if lambd <= 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_number(lambd)}")
     rng = _generator(generator)
-    return _in_place(self, exponential_in_place, lambda xp, x: _drawn(xp, rng.exponential(1 / lambd, x.shape), x))
+    return _in_place(self, exponential_in_place, lambda xp, x: _drawn(xp, rng.exponential(x.shape, lambd), x))
 
 
 def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator: Generator | None = None) -> Tensor:
@@ -222,7 +235,7 @@ def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_number(sigma)}")
     rng = _generator(generator)
     return _in_place(self, cauchy_in_place,
-                     lambda xp, x: (median + sigma * rng.standard_cauchy(x.shape)).astype(x.dtype))
+                     lambda xp, x: _drawn(xp, rng.cauchy(x.shape, median, sigma), x))
 
 
 def geometric_(self: Tensor, p: float, *, generator: Generator | None = None) -> Tensor:
@@ -230,7 +243,7 @@ def geometric_(self: Tensor, p: float, *, generator: Generator | None = None) ->
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_number(p)}")
     rng = _generator(generator)
-    return _in_place(self, geometric_in_place, lambda xp, x: rng.geometric(p, x.shape).astype(x.dtype))
+    return _in_place(self, geometric_in_place, lambda xp, x: _drawn(xp, rng.geometric(x.shape, p), x))
 
 
 def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator: Generator | None = None) -> Tensor:
@@ -239,26 +252,31 @@ def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator:
     if std <= 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_number(std)}")
     rng = _generator(generator)
-    return _in_place(self, log_normal_in_place, lambda xp, x: rng.lognormal(mean, std, x.shape).astype(x.dtype))
+    return _in_place(self, log_normal_in_place, lambda xp, x: _drawn(xp, rng.log_normal(x.shape, mean, std), x))
 
 
 def random_(self: Tensor, *bounds: int, generator: Generator | None = None, **named: int) -> Tensor:
     """Fill self with integers: random_(from, to) in [from, to), random_(to) in [0, to), random_() in
     [0, 2**mantissa] for floats and [0, max] for integers."""
     bounds = bounds + tuple(named[k] for k in ("from", "to") if k in named)
-    if len(bounds) == 2:
-        low, high = bounds
-        row = random_in_place[0]
-    elif len(bounds) == 1:
-        low, high = 0, bounds[0]
-        row = random_in_place[1]
-    else:
-        low, high = 0, _random_bounds(self._data.dtype)
-        row = random_in_place[2]
+    rng = _generator(generator)
+    if not bounds:
+        return _in_place(self, random_in_place[2], lambda xp, x: _drawn(xp, rng.bits(x.shape, _host_dtype(x)), x))
+    low, high = bounds if len(bounds) == 2 else (0, bounds[0])
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
-    rng = _generator(generator)
-    return _in_place(self, row, lambda xp, x: _drawn(xp, rng.integers(low, high, x.shape), x))
+    return _in_place(self, random_in_place[2 - len(bounds)],
+                     lambda xp, x: _drawn(xp, rng.integers(int(low), int(high), x.shape), x))
+
+
+def _on_host(p: Any, shape: tuple) -> np.ndarray:
+    """bernoulli's probabilities as a NumPy array of `shape` (the generator draws on the host)."""
+    return np.broadcast_to(_xp.transfer(p, "cpu", None), shape)
+
+
+def _host_dtype(like: Any) -> np.dtype:
+    """The NumPy dtype of like (an array on any device)."""
+    return np.dtype(D.of_array(like).np)
 
 
 def _drawn(xp: Any, values: Any, like: Any) -> Any:
@@ -271,23 +289,23 @@ def bernoulli_(self: Tensor, p: float | Tensor = 0.5, *, generator: Generator | 
     rng = _generator(generator)
     if isinstance(p, Tensor):
         return _in_place(self, bernoulli_in_place_tensor,
-                         lambda xp, x, q: _drawn(xp, xp.asarray(rng.random(x.shape), device=x.device) < q, x), (p,))
+                         lambda xp, x, q: _drawn(xp, rng.bernoulli(_on_host(q, x.shape), x.shape), x), (p,))
     if not 0 <= p <= 1:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_number(p)}")
-    return _in_place(self, bernoulli_in_place_number, lambda xp, x: _drawn(xp, rng.random(x.shape) < p, x))
+    return _in_place(self, bernoulli_in_place_number, lambda xp, x: _drawn(xp, rng.bernoulli(p, x.shape), x))
 
 
 def bernoulli(input: Tensor, p: float | None = None, *, generator: Generator | None = None) -> Tensor:
     """1 with probability input (elementwise), else 0; with a number p, every element uses p."""
     rng = _generator(generator)
     if p is not None:
-        return apply(bernoulli_p_op, (input,), (lambda xp, x: _drawn(xp, rng.random(x.shape) < p, x),))
+        return apply(bernoulli_p_op, (input,), (lambda xp, x: _drawn(xp, rng.bernoulli(p, x.shape), x),))
     data = input._data
     if A.reduce(namespace(data), "any", (data < 0) | (data > 1)):
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message "
                            "be improved?  If so, please report an enhancement request to PyTorch.)")
     return apply(bernoulli_op, (input,),
-                 (lambda xp, x: _drawn(xp, xp.asarray(rng.random(x.shape), device=x.device) < x, x),))
+                 (lambda xp, x: _drawn(xp, rng.bernoulli(_on_host(x, x.shape), x.shape), x),))
 
 
 def normal(mean: Tensor | float, std: Tensor | float = 1.0, size: Any = None, *, generator: Generator | None = None,
@@ -299,7 +317,7 @@ def normal(mean: Tensor | float, std: Tensor | float = 1.0, size: Any = None, *,
     if not any(tensors):
         shape = tuple(size) if size is not None else ()
         dt = (dtype or D.get_default_dtype()).np
-        out = _wrap((mean + std * rng.standard_normal(shape)).astype(dt))
+        out = _wrap(rng.normal(shape, dt, mean, std))
         return out.requires_grad_() if requires_grad else out
     if tensors[1] and A.reduce(namespace(std._data), "any", std._data < 0):
         raise RuntimeError("normal expects all elements of std >= 0.0")
@@ -311,7 +329,9 @@ def normal(mean: Tensor | float, std: Tensor | float = 1.0, size: Any = None, *,
         m = arrays[0] if tensors[0] else mean
         s = arrays[-1] if tensors[1] else std
         shape = np.broadcast_shapes(np.shape(m), np.shape(s))  # a ValueError becomes torch's error in apply
-        return _drawn(xp, m + s * xp.asarray(rng.standard_normal(shape), device=arrays[0].device), arrays[0])
+        out = xp.asarray(rng.normal(shape, _host_dtype(arrays[0]), 0.0, 1.0 if tensors[1] else s),
+                         device=arrays[0].device)
+        return _drawn(xp, out * s + m if tensors[1] else out + m, arrays[0])
 
     return apply(normal_ops[tensors], inputs, (draw,))
 
@@ -319,13 +339,13 @@ def normal(mean: Tensor | float, std: Tensor | float = 1.0, size: Any = None, *,
 def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
     """Samples of Poisson(input) (elementwise rates)."""
     rng = _generator(generator)
-    return apply(poisson_op, (input,), (lambda xp, x: _drawn(xp, rng.poisson(x), x),))
+    return apply(poisson_op, (input,), (lambda xp, x: _drawn(xp, rng._rng.poisson(x), x),))
 
 
 def binomial(count: Tensor, prob: Tensor, generator: Generator | None = None) -> Tensor:
     """Samples of Binomial(count, prob): successes in `count` trials (elementwise, broadcast)."""
     rng = _generator(generator)
-    return apply(binomial_op, (count, prob), (lambda xp, n, p: rng.binomial(n.astype(np.int64), p).astype(
+    return apply(binomial_op, (count, prob), (lambda xp, n, p: rng._rng.binomial(n.astype(np.int64), p).astype(
         np.result_type(n, p)),))
 
 
@@ -336,7 +356,7 @@ def _standard_gamma(input: Tensor, generator: Generator | None = None) -> Tensor
     rng = _generator(generator)
 
     def draw(xp: Any, alpha: np.ndarray) -> np.ndarray:
-        sample = rng.standard_gamma(np.where(alpha > 0, alpha, 0.0)).astype(alpha.dtype)
+        sample = rng._rng.standard_gamma(np.where(alpha > 0, alpha, 0.0)).astype(alpha.dtype)
         return np.maximum(sample, np.finfo(alpha.dtype).tiny)
 
     return apply(standard_gamma_op, (input,), (draw,))
@@ -370,8 +390,17 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     if not replacement and ((rows > 0).sum(axis=1) < num_samples).any():
         raise RuntimeError("invalid multinomial distribution (with replacement=False, not enough non-negative "
                            "category to sample)")
-    picks = [rng.choice(rows.shape[1], num_samples, replace=replacement, p=row / total)
-             for row, total in zip(rows, totals)]
+    probabilities = data.reshape(-1, data.shape[-1])
+    if replacement and num_samples > 1:  # torch: a float64 uniform per sample, searched in the row's cumulative sums
+        cumulative = np.cumsum(probabilities.astype(np.promote_types(data.dtype, np.float32)), axis=1)
+        cumulative = cumulative / cumulative[:, -1:]
+        cumulative[:, -1] = 1
+        uniforms = rng._unit(probabilities.size // probabilities.shape[1] * num_samples, True)
+        picks = [np.searchsorted(row.astype(np.float64), u) for row, u in
+                 zip(cumulative, uniforms.reshape(-1, num_samples))]
+    else:  # torch: the largest p / q for q ~ Exp(1) drawn in p's dtype (the Gumbel-max trick, exponentiated)
+        ratios = probabilities / rng.exponential(probabilities.shape, 1.0).astype(data.dtype)
+        picks = np.argsort(-ratios, axis=1, kind="stable")[:, :num_samples]
     return _wrap(np.asarray(picks, dtype=np.int64).reshape(*data.shape[:-1], num_samples))
 
 

@@ -129,6 +129,7 @@ class DataLoader:
         if self.pin_memory:  # torch's words where no accelerator is found (always, here)
             warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned "
                           "memory won't be used.", stacklevel=2)
+        C._torch_rng(self.generator).bits((), np.int64)  # each iterator draws its workers' base seed, as torch
         return self._batches()
 
     def _batches(self) -> Iterator[Any]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence, Sized
 from typing import Any
 
+import numpy as np
+
 from ... import _creation as C
 from ... import _dtype as D
 from ...ops.random import multinomial
@@ -53,14 +55,17 @@ class RandomSampler(Sampler):
 
     def __iter__(self) -> Iterator[int]:
         n = len(self.data_source)
+        generator = self.generator
+        if generator is None:  # as torch: a fresh generator seeded by one int64 drawn from the default one
+            generator = C.Generator().manual_seed(int(C.default_generator.bits((), np.int64)))
         if self.replacement:  # 32 draws at a time, as torch: an "infinite" sampler (num_samples=1e10) costs nothing
             for _ in range(self.num_samples // 32):
-                yield from C.randint(0, n, (32,), generator=self.generator).tolist()
-            yield from C.randint(0, n, (self.num_samples % 32,), generator=self.generator).tolist()
+                yield from C.randint(0, n, (32,), generator=generator).tolist()
+            yield from C.randint(0, n, (self.num_samples % 32,), generator=generator).tolist()
             return
         for _ in range(self.num_samples // n):
-            yield from C.randperm(n, generator=self.generator).tolist()
-        yield from C.randperm(n, generator=self.generator).tolist()[: self.num_samples % n]
+            yield from C.randperm(n, generator=generator).tolist()
+        yield from C.randperm(n, generator=generator).tolist()[: self.num_samples % n]
 
     def __len__(self) -> int:
         return self.num_samples

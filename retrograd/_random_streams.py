@@ -1,0 +1,150 @@
+"""torch's CPU sampling arithmetic in NumPy: how ATen turns raw 32-bit Mersenne Twister words into
+uniform, normal and integer samples (Note [torch's CPU random streams]). Pure functions of arrays;
+the generator that owns the words is `_creation.Generator`."""
+
+from __future__ import annotations
+
+import numpy as np
+
+# Note [torch's CPU random streams]
+# torch's CPU generator is a 32-bit mt19937 seeded with init_genrand(seed mod 2**32); NumPy's MT19937 under
+# legacy seeding (RandomState's) produces the same raw words, so retrograd's Generator holds one and draws a
+# whole tensor's words in one `random_raw` call. ATen (core/TransformationHelper.h, core/DistributionsHelper.h,
+# native/cpu/DistributionTemplates.h) turns words into values, one element after another in memory order; the
+# functions here do the same arithmetic on whole arrays:
+# - `random()` is one word, `random64()` two (the first is the high half).
+# - uniform: float32 takes the low 24 bits of one word times 2**-24, float64 the low 53 bits of a random64 times
+#   2**-53; the value is x * (to - from) + from, which the compiler fuses into one fma (`fma` here), in float32
+#   for float32 (and half) tensors.
+# - normal on a contiguous tensor of 16 or more elements (normal_fill): draw a uniform per element, then
+#   Box-Muller on each block of 16 (the first 8 give the radius from log(1 - u), the last 8 the angle); when
+#   the size is not a multiple of 16 the last 16 elements are drawn again and transformed as one more block.
+#   For float32 on x86 builds with AVX2 (AVX-512 included) the block runs avx_mathfun's Cephes polynomials in
+#   float32 with fused multiply-adds (`_log_ps`, `_sincos_ps`): reproduced operation by operation, they give
+#   torch's floats bit for bit. float64 uses libm's log, sin and cos; NumPy's log can differ from glibc's by one
+#   ulp in a few elements per thousand.
+# - normal below 16 elements (or non-contiguous) is the scalar Box-Muller in double: each pair of uniforms
+#   gives r cos(theta), and r sin(theta) is cached in the generator for the next scalar draw (it is part of the
+#   state, as torch's `next_double_normal_sample`).
+# - integers in [from, to): random() % range + from, or random64() when range >= 2**28; randperm is a Fisher-Yates
+#   shuffle driven by random() % (n - i).
+# - bernoulli(p) compares a uniform with p (double for a number p or a float64 p tensor, float for others).
+#   torch on an Intel CPU with MKL draws bernoulli_(p) for a number p from MKL's own MCG31 stream instead (seeded
+#   by one random()); retrograd follows the generic path that torch takes elsewhere (AMD, ARM). Dropout is
+#   bernoulli_(1 - p) on a new tensor, divided by 1 - p.
+# - exponential_, cauchy_, geometric_ and log_normal_ transform one double uniform (log_normal_ one scalar normal)
+#   per element; multinomial searches a double uniform per sample in the row's cumulative sums with replacement,
+#   and otherwise takes the largest p / q for q drawn by exponential_.
+# - Kernels outside native/cpu (rrelu's) are compiled without fma, so their multiply-add rounds twice.
+# - A serial kernel walks a strided tensor in memory order, so in-place samplers on a transposed view draw in
+#   that order (ops/random.py `_in_place`).
+
+_F32, _F64 = np.float32, np.float64
+
+
+def fma(a: np.ndarray, b: float | np.ndarray, c: float | np.ndarray) -> np.ndarray:
+    """a * b + c rounded once, in a's dtype (float32 or float64), as a fused multiply-add gives."""
+    if a.dtype == _F32:  # the float64 product of two float32 values is exact; the sum is rounded to float32
+        total = a.astype(_F64)
+        total *= b
+        total += c
+        return total.astype(_F32)
+    b, c = np.asarray(b, _F64), np.asarray(c, _F64)
+    product = a * b
+    a_hi, a_lo = _split(a)
+    b_hi, b_lo = _split(b)
+    product_error = ((a_hi * b_hi - product) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo  # Dekker: exact
+    total = product + c
+    total_error = (product - (total - (total - product))) + (c - (total - product))  # Knuth's two-sum
+    return total + (total_error + product_error)
+
+
+def _split(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Veltkamp's split of float64 x into two halves of 26 bits whose product terms are exact."""
+    scaled = x * 134217729.0
+    high = scaled - (scaled - x)
+    return high, x - high
+
+
+def unit_float32(words: np.ndarray) -> np.ndarray:
+    """Uniform [0, 1) float32 from 32-bit words: the low 24 bits times 2**-24."""
+    return (words & np.uint64(0xFFFFFF)).astype(_F32) * _F32(2.0**-24)
+
+
+def unit_float64(words64: np.ndarray) -> np.ndarray:
+    """Uniform [0, 1) float64 from 64-bit words: the low 53 bits times 2**-53."""
+    return (words64 & np.uint64(2**53 - 1)).astype(_F64) * 2.0**-53
+
+
+_LOG_COEFFICIENTS = [_F32(v) for v in (7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1,
+                                       1.4249322787e-1, -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1,
+                                       3.3333331174e-1)]
+
+
+def _log_ps(x: np.ndarray) -> np.ndarray:
+    """avx_mathfun's log256_ps for positive float32 x (Cephes: exponent and a degree-8 polynomial)."""
+    bits = x.view(np.int32)
+    exponent = ((bits >> 23) - 0x7F).astype(_F32) + _F32(1)
+    mantissa = ((bits & ~0x7F800000) | np.int32(0x3F000000)).view(_F32)  # in [0.5, 1)
+    small = mantissa < _F32(0.707106781186547524)
+    exponent = exponent - small.astype(_F32)
+    m = (mantissa - _F32(1)) + np.where(small, mantissa, _F32(0))
+    z = m * m
+    m_wide = m.astype(_F64)  # each fma's multiplier, widened once
+    y = np.full_like(m, _LOG_COEFFICIENTS[0])
+    for coefficient in _LOG_COEFFICIENTS[1:]:
+        y = fma(y, m_wide, coefficient)
+    y = fma(y * m, z.astype(_F64), exponent * _F32(-2.12194440e-4))
+    y = y - z * _F32(0.5)
+    return fma(exponent, _F32(0.693359375), m + y)
+
+
+def _sincos_ps(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """avx_mathfun's sincos256_ps for non-negative float32 x (Cephes: reduce by pi/4, two polynomials)."""
+    octant = ((x * _F32(1.27323954473516)).astype(np.int32) + 1) & ~1
+    y = octant.astype(_F32)
+    for step in (-0.78515625, -2.4187564849853515625e-4, -3.77489497744594108e-8):  # x - y * pi/4, in three parts
+        x = fma(y, _F32(step), x)
+    z = x * x
+    z_wide = z.astype(_F64)  # each fma's multiplier, widened once
+    cosine = fma(fma(np.full_like(z, _F32(2.443315711809948e-5)), z_wide, _F32(-1.388731625493765e-3)), z_wide,
+                 _F32(4.166664568298827e-2))
+    cosine = fma(cosine * z, z_wide, -(z * _F32(0.5))) + _F32(1)
+    sine = fma(np.full_like(z, _F32(-1.9515295891e-4)), z_wide, _F32(8.3321608736e-3))
+    sine = fma(fma(sine, z_wide, _F32(-1.6666654611e-1)) * z, x, x)
+    first = (octant & 2) == 0
+    sin, cos = np.where(first, sine, cosine), np.where(first, cosine, sine)
+    return np.where(octant & 4, -sin, sin), np.where(~(octant - 2) & 4, -cos, cos)
+
+
+_CHUNK = 1 << 15  # elements transformed at a time: the temporaries stay in cache
+
+
+def box_muller_blocks(uniform: np.ndarray, mean: float, std: float) -> np.ndarray:
+    """normal_fill's transform of uniforms in blocks of 16 (8 radii, 8 angles), in uniform's dtype."""
+    if uniform.size <= _CHUNK:
+        return _box_muller_chunk(uniform, mean, std)
+    return np.concatenate([_box_muller_chunk(uniform[i:i + _CHUNK], mean, std)
+                           for i in range(0, uniform.size, _CHUNK)])
+
+
+def _box_muller_chunk(uniform: np.ndarray, mean: float, std: float) -> np.ndarray:
+    dtype = uniform.dtype.type
+    blocks = uniform.reshape(-1, 2, 8)
+    u1, u2 = dtype(1) - blocks[:, 0], blocks[:, 1]
+    if dtype is _F32:
+        radius = np.sqrt(_F32(-2) * _log_ps(u1))
+        sin, cos = _sincos_ps(_F32(2.0 * np.pi) * u2)
+    else:
+        radius = np.sqrt(-2 * np.log(u1))
+        theta = 2.0 * np.pi * u2
+        sin, cos = np.sin(theta), np.cos(theta)
+    pairs = np.stack([radius * cos, radius * sin], axis=1).reshape(-1)
+    return pairs if (mean, std) == (0, 1) else fma(pairs, dtype(std), dtype(mean))
+
+
+def box_muller_pairs(u1: np.ndarray, u2: np.ndarray) -> np.ndarray:
+    """normal_distribution<double>'s scalar transform: r cos(theta), r sin(theta) for each pair, interleaved."""
+    radius = np.sqrt(-2.0 * np.log1p(-u2))
+    theta = 2.0 * np.pi * u1
+    return np.stack([radius * np.cos(theta), radius * np.sin(theta)], axis=1).reshape(-1)

@@ -1,0 +1,228 @@
+"""After manual_seed(s), retrograd's draws are torch's CPU draws (Note [torch's CPU random streams]): every
+sampler below runs under torch and under retrograd from the same seed and must give the same numbers,
+bit for bit except where the Note says NumPy's float64 log, log1p, sin or cos may differ from glibc's by an
+ulp (compared there to 4 ulps)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import retrograd
+
+SEEDS = (0, 1, 123456789, 2**40 + 3)
+SIZES = (1, 2, 3, 15, 16, 17, 31, 33, 100, 257)
+F64_ULPS = 4 * np.finfo(np.float64).eps
+
+
+def _numpy(value):
+    if isinstance(value, (list, tuple)):
+        return np.concatenate([_numpy(v).ravel() for v in value])
+    return value.detach().numpy() if hasattr(value, "detach") else np.asarray(value)
+
+
+def _both(seed, draw):
+    """draw(lib) under torch and retrograd, each after lib.manual_seed(seed), as NumPy arrays."""
+    out = []
+    for lib in (torch, retrograd):
+        lib.manual_seed(seed)
+        out.append(_numpy(draw(lib)))
+    return out
+
+
+def assert_same(seed, draw, rtol=0.0, atol=0.0):
+    expected, actual = _both(seed, draw)
+    assert actual.dtype == expected.dtype and actual.shape == expected.shape
+    if rtol or atol:
+        np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol)
+    else:
+        np.testing.assert_array_equal(actual, expected)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("n", SIZES)
+def test_rand_and_randn_float32_are_torchs(seed, n):
+    assert_same(seed, lambda lib: [lib.rand(n), lib.randn(n), lib.randn(3, n), lib.rand(n)])
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("n", SIZES)
+def test_rand_and_randn_float64_are_torchs(seed, n):
+    assert_same(seed, lambda lib: lib.rand(n, dtype=lib.float64))
+    assert_same(seed, lambda lib: [lib.randn(n, dtype=lib.float64), lib.randn(2, n, dtype=lib.float64)],
+                rtol=F64_ULPS)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_cached_normal_carries_from_one_small_draw_to_the_next(seed):
+    """Below 16 elements torch's Box-Muller keeps the second sample of a pair for the next draw."""
+    assert_same(seed, lambda lib: [lib.randn(3), lib.randn(1), lib.randn(5), lib.randn(20), lib.randn(2)])
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_randint_randperm_and_likes_are_torchs(seed):
+    like = lambda lib: lib.zeros(4, 5)  # noqa: E731
+    assert_same(seed, lambda lib: [lib.randint(-3, 10, (7, 5)), lib.randint(7, (40,)), lib.randint(0, 2**40, (9,)),
+                                   lib.randint(-2**35, 5, (3,)), lib.randperm(1), lib.randperm(37),
+                                   lib.randint_like(like(lib), 3, 9).long(), lib.randint_like(like(lib), 6).long()])
+    assert_same(seed, lambda lib: [lib.rand_like(like(lib)), lib.randn_like(like(lib)),
+                                   lib.randperm(50, dtype=lib.float32)])
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_generator_objects_and_the_generator_argument(seed):
+    def draw(lib):
+        g = lib.Generator().manual_seed(seed + 1)
+        fresh = lib.Generator()  # torch's default seed, 67280421310721
+        return [lib.randn(20, generator=g), lib.rand(5, generator=g), lib.randint(0, 9, (6,), generator=g),
+                lib.randperm(9, generator=g), lib.rand(3), lib.randn(17, generator=fresh),
+                lib.empty(30).normal_(generator=g), lib.empty(3).uniform_(-1, 1, generator=g)]
+
+    assert_same(seed, draw)
+
+
+@pytest.mark.parametrize("seed", SEEDS[:2])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_in_place_samplers_are_torchs(seed, dtype):
+    def make(lib, n=50):
+        return lib.empty(n, dtype=getattr(lib, dtype))
+
+    exact = lambda lib: [make(lib).uniform_(-0.3, 0.7), make(lib).uniform_(), make(lib, 7).uniform_(2, 5),  # noqa: E731
+                         make(lib).random_(), make(lib).random_(5), make(lib).random_(-5, 5),
+                         make(lib).bernoulli_(0.3), make(lib).geometric_(0.3)]
+    assert_same(seed, exact)
+    rtol = 1e-6 if dtype == "float32" else F64_ULPS
+    assert_same(seed, lambda lib: [make(lib).normal_(0.5, 0.02), make(lib, 9).normal_(-1, 3),
+                                   make(lib).exponential_(1.5), make(lib).cauchy_(0.5, 2.0),
+                                   make(lib).log_normal_(0.5, 0.3)], rtol=rtol)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int16", "int8", "uint8", "bool", "float16"])
+def test_random_fills_every_dtype_as_torch(dtype):
+    assert_same(5, lambda lib: [lib.empty(30, dtype=getattr(lib, dtype)).random_(),
+                                lib.empty(30, dtype=getattr(lib, dtype)).random_(0, 2)])
+
+
+@pytest.mark.parametrize("seed", SEEDS[:2])
+def test_normal_and_bernoulli_with_tensor_arguments_are_torchs(seed):
+    assert_same(seed, lambda lib: [lib.normal(2.0, 3.0, (20,)), lib.normal(lib.arange(20.0), 2.0),
+                                   lib.normal(1.0, lib.arange(20.0)), lib.normal(lib.arange(5.0), lib.ones(5)),
+                                   lib.bernoulli(lib.full((30,), 0.4)),
+                                   lib.bernoulli(lib.full((30,), 0.4, dtype=lib.float64)),
+                                   lib.empty(30).bernoulli_(lib.linspace(0, 1, 30))])
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_seeded_model_starts_from_torchs_weights(seed):
+    """nn.Linear, Conv2d, Embedding, LSTM and the nn.init functions: torch's initial parameters."""
+    assert_same(seed, lambda lib: [list(lib.nn.Linear(4, 3).parameters()), list(lib.nn.Linear(40, 30).parameters()),
+                                   list(lib.nn.Conv2d(3, 8, 3).parameters()), lib.nn.Embedding(10, 6).weight,
+                                   list(lib.nn.LSTM(5, 7).parameters())])
+    init = lambda lib: lib.nn.init  # noqa: E731
+    assert_same(seed, lambda lib: [init(lib).xavier_uniform_(lib.empty(7, 9)),
+                                   init(lib).xavier_normal_(lib.empty(7, 9)),
+                                   init(lib).kaiming_uniform_(lib.empty(7, 9)),
+                                   init(lib).kaiming_normal_(lib.empty(17, 9), mode="fan_out"),
+                                   init(lib).normal_(lib.empty(3, 3), 0, 0.02), init(lib).sparse_(lib.empty(7, 9), 0.3),
+                                   init(lib).trunc_normal_(lib.empty(70, 9), std=0.02)])
+    # trunc_normal_'s second sampler: uniform candidates, accepted through log (float32, a ulp apart at worst)
+    assert_same(seed, lambda lib: init(lib).trunc_normal_(lib.empty(70, 9), mean=0, std=1, a=2, b=3), rtol=1e-6)
+    assert_same(seed, lambda lib: init(lib).orthogonal_(lib.empty(7, 9)), atol=1e-5)  # LAPACK's QR rounds its way
+
+
+def test_a_seeded_training_step_prints_torchs_loss():
+    def loss(lib):
+        model = lib.nn.Sequential(lib.nn.Linear(8, 16), lib.nn.Tanh(), lib.nn.Linear(16, 1))
+        x, y = lib.randn(32, 8), lib.randn(32, 1)
+        opt = lib.optim.SGD(model.parameters(), lr=0.1)
+        losses = []
+        for _ in range(3):
+            opt.zero_grad()
+            value = lib.nn.functional.mse_loss(model(x), y)
+            value.backward()
+            opt.step()
+            losses.append(value.item())
+        return losses
+
+    expected, actual = _both(0, loss)
+    np.testing.assert_allclose(actual, expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_rng_state_is_torchs_5056_bytes_and_crosses_over(seed):
+    """get_rng_state gives torch's bytes (after seeding, after draws, with a cached normal); a state taken
+    from torch and set in retrograd continues torch's stream, and the other way round."""
+    assert_same(seed, lambda lib: lib.get_rng_state())
+    assert_same(seed, lambda lib: (lib.randn(3), lib.get_rng_state())[1])
+    assert_same(seed, lambda lib: (lib.rand(1000), lib.randn(1), lib.get_rng_state())[1])
+    torch.manual_seed(seed)
+    torch.rand(700)
+    torch.randn(5)
+    retrograd.set_rng_state(retrograd.from_numpy(torch.get_rng_state().numpy()))
+    np.testing.assert_array_equal(retrograd.randn(7).numpy(), torch.randn(7).numpy())
+    retrograd.randint(0, 5, (9,))
+    torch.set_rng_state(torch.from_numpy(retrograd.get_rng_state().numpy()))
+    np.testing.assert_array_equal(retrograd.rand(30).numpy(), torch.rand(30).numpy())
+
+
+def test_seeds_read_back_as_torch():
+    for seed in (0, 7, 2**40 + 3, -1):
+        assert retrograd.manual_seed(seed).initial_seed() == torch.manual_seed(seed).initial_seed()
+        assert retrograd.initial_seed() == torch.initial_seed()
+    assert retrograd.Generator().initial_seed() == torch.Generator().initial_seed() == 67280421310721
+    drawn = retrograd.seed()
+    assert retrograd.initial_seed() == drawn and 0 <= drawn < 2**64
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_rrelu_draws_torchs_slopes(dtype):
+    """One float64 uniform per non-positive element, even with lower == upper (the stream moves on as torch's)."""
+    data = np.random.default_rng(0).standard_normal(300).astype(dtype)
+    assert_same(3, lambda lib: [lib.nn.functional.rrelu(lib.tensor(data), 0.1, 0.3, training=True),
+                                lib.nn.functional.rrelu(lib.tensor(data), 0.2, 0.2, training=True), lib.rand(5)])
+
+
+@pytest.mark.parametrize("seed", SEEDS[:2])
+def test_a_shuffling_data_loader_gives_torchs_batches(seed):
+    """Each DataLoader iterator draws its workers' base seed, and a RandomSampler without a generator seeds a
+    fresh one from the default generator, as torch's do; random_split and the samplers follow."""
+    def batches(lib):
+        data = lib.utils.data
+        loader = data.DataLoader(data.TensorDataset(lib.arange(10)), batch_size=4, shuffle=True)
+        epochs = [lib.cat([b[0] for b in loader]) for _ in range(2)]
+        split = lib.tensor(data.random_split(range(10), [0.5, 0.5])[0].indices)
+        with_replacement = lib.tensor(list(data.RandomSampler(range(10), replacement=True, num_samples=40)))
+        return [*epochs, split, with_replacement, lib.tensor(list(data.SubsetRandomSampler([5, 6, 7]))), lib.rand(2)]
+
+    assert_same(seed, batches)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_multinomial_is_torchs(dtype):
+    """With replacement: a float64 uniform per sample searched in the cumulative sums; otherwise (and for one
+    sample) the largest p / q for q ~ Exp(1). Categorical and WeightedRandomSampler draw through it."""
+    probabilities = np.random.default_rng(1).random((3, 50)) ** 3
+
+    def draw(lib):
+        p = lib.tensor(probabilities, dtype=getattr(lib, dtype))
+        return [lib.multinomial(p, 1), lib.multinomial(p, 1, True), lib.multinomial(p, 5), lib.multinomial(p, 20, True),
+                lib.multinomial(p[0], 7, True), lib.distributions.Categorical(probs=p).sample((4,)),
+                lib.tensor(list(lib.utils.data.WeightedRandomSampler([0.1, 0.5, 0.4], 9)))]
+
+    assert_same(0, draw)
+
+
+@pytest.mark.parametrize("method", ["normal_", "uniform_", "bernoulli_", "random_", "exponential_"])
+def test_a_strided_view_is_filled_in_memory_order(method):
+    """torch's serial kernels walk a permuted view in memory order (and normal_ takes the scalar path)."""
+    views = {(20, 30): lambda t: t.t(), (8, 10): lambda t: t[:, ::2], (3, 4, 5): lambda t: t.permute(2, 0, 1)}
+
+    def fill(lib):
+        bases = [lib.zeros(*shape) for shape in views]
+        for base, view in zip(bases, views.values()):
+            getattr(view(base), method)()
+        return bases
+
+    assert_same(0, fill, rtol=1e-6 if method == "exponential_" else 0.0)
+    assert_same(1, lambda lib: lib.nn.init.kaiming_uniform_(lib.empty(30, 20).T))
