@@ -912,6 +912,8 @@ def _check_p(p: float) -> None:
 def _keep_mask(input: Tensor, p: float, feature: bool) -> np.ndarray:
     """Bernoulli(1 - p) draws from retrograd's generator: per element, or per (sample, channel) for features."""
     shape = input.shape if not feature else (*input.shape[:2], *(1,) * (input.ndim - 2))
+    if type(input._data) is np.ndarray:  # torch's CPU masks (Note [torch's CPU random streams])
+        return _creation._torch_rng(None).bernoulli(1 - p, tuple(shape)).astype(input._data.dtype)
     keep = _creation.rand(*shape, dtype=input.dtype, device=input.device)._data < 1 - p
     return A.astype(namespace(keep), keep, input.dtype)
 
