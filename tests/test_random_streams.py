@@ -5,6 +5,8 @@ ulp (compared there to 4 ulps)."""
 
 from __future__ import annotations
 
+import platform
+
 import numpy as np
 import pytest
 import torch
@@ -31,6 +33,13 @@ def _both(seed, draw):
     return out
 
 
+def bernoulli_number(lib, t, p=0.5):
+    """t.bernoulli_(p) for a number p. torch's side takes p as a float64 tensor: the same arithmetic as its generic
+    path for a number, which torch leaves for MKL's own stream on Intel CPUs (Note [torch's CPU random streams]),
+    so the comparison holds on any machine."""
+    return t.bernoulli_(p) if lib is retrograd else t.bernoulli_(lib.full(t.shape, p, dtype=lib.float64))
+
+
 def assert_same(seed, draw, rtol=0.0, atol=0.0):
     expected, actual = _both(seed, draw)
     assert actual.dtype == expected.dtype and actual.shape == expected.shape
@@ -43,7 +52,10 @@ def assert_same(seed, draw, rtol=0.0, atol=0.0):
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("n", SIZES)
 def test_rand_and_randn_float32_are_torchs(seed, n):
-    assert_same(seed, lambda lib: [lib.rand(n), lib.randn(n), lib.randn(3, n), lib.rand(n)])
+    # torch's float32 randn of 16 or more elements is its x86 build's vectorised log/sincos: other builds round
+    # the same draws differently in the last bits
+    assert_same(seed, lambda lib: [lib.rand(n), lib.randn(n), lib.randn(3, n), lib.rand(n)],
+                rtol=0.0 if platform.machine().lower() in ("x86_64", "amd64") else 1e-5)
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -90,7 +102,7 @@ def test_in_place_samplers_are_torchs(seed, dtype):
 
     exact = lambda lib: [make(lib).uniform_(-0.3, 0.7), make(lib).uniform_(), make(lib, 7).uniform_(2, 5),  # noqa: E731
                          make(lib).random_(), make(lib).random_(5), make(lib).random_(-5, 5),
-                         make(lib).bernoulli_(0.3), make(lib).geometric_(0.3)]
+                         bernoulli_number(lib, make(lib), 0.3), make(lib).geometric_(0.3)]
     assert_same(seed, exact)
     rtol = 1e-6 if dtype == "float32" else F64_ULPS
     assert_same(seed, lambda lib: [make(lib).normal_(0.5, 0.02), make(lib, 9).normal_(-1, 3),
@@ -221,7 +233,10 @@ def test_a_strided_view_is_filled_in_memory_order(method):
     def fill(lib):
         bases = [lib.zeros(*shape) for shape in views]
         for base, view in zip(bases, views.values()):
-            getattr(view(base), method)()
+            if method == "bernoulli_":
+                bernoulli_number(lib, view(base))
+            else:
+                getattr(view(base), method)()
         return bases
 
     assert_same(0, fill, rtol=1e-6 if method == "exponential_" else 0.0)
