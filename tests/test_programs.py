@@ -1,8 +1,10 @@
 """Real-program idioms, run unchanged under torch and under `python -m retrograd.run` (tests/programs/): each
-program prints its losses step by step; both runs start from the same weights (the torch run writes its initial
-weights to WEIGHTS, the retrograd run loads them) and, where the program shuffles or samples its data or draws noise,
-the same draws (tests/programs/_draws.py replays torch's: the two generators differ), so the printed
-numbers must agree to float32 accuracy and every other word exactly."""
+program prints its losses step by step, and the printed numbers must agree to float32 accuracy and every other word
+exactly. A program that seeds torch's generator runs plainly under both, nothing shared: retrograd draws torch's
+numbers from the seed (Note [torch's CPU random streams]), so the initial weights, batches and noise are torch's.
+Every program also runs with its initial weights shared (the torch run writes them to WEIGHTS, the retrograd run
+loads them) and torch's draws replayed (tests/programs/_draws.py), which is what makes the unseeded ones
+comparable."""
 
 from __future__ import annotations
 
@@ -20,26 +22,32 @@ CASES = [("gpt.py",), ("gpt.py", "--manual-attention"), ("lstm_lm.py",), ("lbfgs
          ("infinite_sampler.py",), ("classifier.py",), ("vae.py",), ("packed_rnn.py",), ("policy.py",)]
 # their batches, noise or actions come from torch's random draws
 DRAWING = {"infinite_sampler.py", "classifier.py", "vae.py", "policy.py"}
+UNSEEDED = {"classifier.py", "packed_rnn.py"}  # they never call torch.manual_seed
+RUNS = [(case, True) for case in CASES] + [(case, False) for case in CASES if case[0] not in UNSEEDED]
 
 
-def run(script_and_args: tuple[str, ...], weights: Path, through_retrograd: bool, cwd: Path) -> str:
-    if script_and_args[0] in DRAWING:
+def run(script_and_args: tuple[str, ...], weights: Path | None, through_retrograd: bool, cwd: Path) -> str:
+    """The program's output under torch or retrograd; with `weights`, its initial weights and draws shared."""
+    if weights is not None and script_and_args[0] in DRAWING:
         mode = "replay" if through_retrograd else "record"
         launcher = [sys.executable, str(PROGRAMS / "_draws.py"), mode, str(cwd / "draws.json")]
     else:
         launcher = [sys.executable, "-m", "retrograd.run"] if through_retrograd else [sys.executable]
-    env = {**os.environ, "WEIGHTS": str(weights)}
+    env = {name: value for name, value in os.environ.items() if name != "WEIGHTS"}
+    if weights is not None:
+        env["WEIGHTS"] = str(weights)
     out = subprocess.run(launcher + [str(PROGRAMS / script_and_args[0]), *script_and_args[1:]], capture_output=True,
                          text=True, timeout=600, env=env, cwd=cwd)
     assert out.returncode == 0, out.stderr[-4000:]
     return out.stdout
 
 
-@pytest.mark.parametrize("program", CASES, ids=[" ".join(c) for c in CASES])
-def test_program_prints_torchs_numbers(program, tmp_path):
-    weights = tmp_path / "weights.npz"
+@pytest.mark.parametrize(("program", "shared"), RUNS,
+                         ids=[" ".join(c) + (", shared" if shared else ", from the seed") for c, shared in RUNS])
+def test_program_prints_torchs_numbers(program, shared, tmp_path):
+    weights = tmp_path / "weights.npz" if shared else None
     theirs = run(program, weights, through_retrograd=False, cwd=tmp_path)  # writes its initial weights
-    assert weights.exists()
+    assert weights is None or weights.exists()
     ours = run(program, weights, through_retrograd=True, cwd=tmp_path)
     assert NUMBER.sub("#", ours) == NUMBER.sub("#", theirs)
     our_numbers, their_numbers = ([float(n) for n in NUMBER.findall(text)] for text in (ours, theirs))
