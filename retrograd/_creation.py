@@ -189,7 +189,10 @@ class Generator:
     def bernoulli(self, p: float | np.ndarray, shape: tuple) -> np.ndarray:
         """Booleans, True with probability p: a uniform below p, drawn in double for a number or a float64 p,
         in float32 for a float32 (or half) p array."""
-        single = isinstance(p, np.ndarray) and p.dtype != np.float64
+        if not isinstance(p, np.ndarray):  # u < p for u = bits * 2**-53 is bits < ceil(p 2**53): no float pass
+            bits = self._words64(math.prod(shape)) & np.uint64(2**53 - 1)
+            return (bits < np.uint64(math.ceil(min(max(p, 0.0), 1.0) * 2.0**53))).reshape(shape)
+        single = p.dtype != np.float64
         u = self._unit(math.prod(shape), not single).reshape(shape)
         return u < (p.astype(np.float32) if single else p)
 
