@@ -393,10 +393,14 @@ def _imag(x: Tensor) -> Tensor:
 
 
 def _rsub(self: Tensor, other: Any) -> Tensor:
+    if _grad_state.formula and not isinstance(other, Tensor):  # C++'s `number - tensor` (Note [scalar overloads])
+        return sub(_creation.full_like(self, other), self)
     return rsub(self, other)
 
 
 def _rtruediv(self: Tensor, other: Any) -> Tensor:
+    if _grad_state.formula and not isinstance(other, Tensor):  # C++'s `number / tensor` (Note [scalar overloads])
+        return div(_creation.full_like(self, other), self)
     return div(other, self)
 
 

@@ -35,7 +35,7 @@ from .conv import PUBLIC as _CONV_PUBLIC
 from .conv import avg_pool2d, avg_pool3d, constant_like, pad
 from .indexing import _index_range
 from .linalg import addmm, matmul
-from .pointwise import clamp_min, div_by_number_op, log, log1p, minimum, sigmoid, where, xlogy
+from .pointwise import clamp_min, div_by_number, log, log1p, minimum, sigmoid, where, xlogy
 from .reduction import vector_norm_op
 from .registry import apply, defop, namespace, sum_to
 
@@ -1337,7 +1337,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
             return -per.sum(cls)
         if reduction == "sum":
             return -per.sum()
-        return apply(div_by_number_op, (-per.sum(), input.numel() // classes if input.numel() else 0))
+        return div_by_number(-per.sum(), input.numel() // classes if input.numel() else 0)
     loss = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
     if label_smoothing == 0:
         return loss

@@ -103,7 +103,7 @@ def exp(xp, x):
     return xp.exp(x)
 
 
-@defop("exp2", promote="float", self="grad * conj(result * math.log(2))", jvp="self_t * result * math.log(2)")
+@defop("exp2", promote="float", self="grad * conj(result) * math.log(2)", jvp="self_t * result * math.log(2)")
 def exp2(xp, x):
     return xp.exp2(x) if hasattr(x, "strides") else xp.pow(2.0, x)  # the standard has no exp2
 
@@ -860,9 +860,31 @@ def div_op(xp, a, b):
     return xp.divide(a, b)
 
 
-# torch's C++ composites (trapezoid, the nn losses) multiply and divide by a Scalar: the Scalar overloads' nodes
-mul_by_number_op = mul.alias("mul_by_number", "MulBackward1")
-div_by_number_op = div_op.alias("div_by_number", "DivBackward1")
+# The Scalar overloads: what torch's C++ records for `tensor op number` (Note [scalar overloads])
+@defop("add_scalar", node="AddBackward1", params=("other", "alpha"), promote="binary", self="grad", jvp="self_t")
+def add_scalar(xp, a, other, alpha):
+    return add_op.forward(xp, a, other, alpha)
+
+
+@defop("sub_scalar", node="SubBackward1", params=("other", "alpha"), promote="binary", self="grad", jvp="self_t")
+def sub_scalar(xp, a, other, alpha):
+    return sub_op.forward(xp, a, other, alpha)
+
+
+@defop("mul_scalar", node="MulBackward1", params=("other",), promote="binary",
+       self="grad * conj(other)", jvp="self_t * other")
+def mul_scalar(xp, a, other):
+    return xp.multiply(a, other)
+
+
+@defop("div_scalar", node="DivBackward1", params=("other",), promote="float",
+       self="grad / conj(other)", jvp="self_t / other")
+def div_scalar(xp, a, other):
+    return xp.divide(a, other)
+
+
+add_op.scalar_overload, sub_op.scalar_overload, mul.scalar_overload, div_op.scalar_overload = (
+    add_scalar, sub_scalar, mul_scalar, div_scalar)
 
 
 @defop("div_rounding", node="DivBackward2", inputs=("self", "other"), params=("rounding_mode",), promote="binary",
@@ -1315,6 +1337,16 @@ def div(input: Tensor | complex, other: Tensor | complex, *, rounding_mode: str 
 divide = true_divide = div
 
 
+def mul_by_number(input: Tensor, number: complex) -> Tensor:
+    """input * number recorded as torch's C++ composites record it (MulBackward1, Note [scalar overloads])."""
+    return apply(mul_scalar, (_promoted(input, number),), (number,))
+
+
+def div_by_number(input: Tensor, number: complex) -> Tensor:
+    """input / number recorded as torch's C++ composites record it (DivBackward1, Note [scalar overloads])."""
+    return apply(div_scalar, (_promoted(input, number),), (number,))
+
+
 def floor_divide(input: Tensor, other: Tensor | float) -> Tensor:
     """input / other rounded down; torch defines no derivative (backward raises)."""
     return apply(floor_divide_op, (input, other))
@@ -1529,8 +1561,8 @@ def logit_backward(grad: Tensor, self: Tensor, eps: float | None) -> Tensor:
     """g / (x (1 - x)); NaN outside [0, 1] without eps, 0 outside [eps, 1 - eps] with it."""
     local = grad / (self * (1 - self))
     if eps is None:
-        return where((self < 0) | (self > 1), math.nan, local)
-    return where((self < eps) | (self > 1 - eps), 0, local)
+        return where((self >= 0) & (self <= 1), local, math.nan)
+    return where((self >= eps) & (self <= 1 - eps), local, 0)
 
 
 def pow_backward(grad: Tensor, self: Tensor, exponent: Tensor | complex) -> Tensor:
