@@ -343,6 +343,17 @@ def make_tensor_properties(L):
             outcome(lambda: make((2,), dtype=L.float32, device="cpu", low=3, high=1))]
 
 
+@scenario
+def size_arithmetic(L):
+    """A Size sliced, concatenated with a tuple on either side or repeated stays a Size; its items must be ints."""
+    size = L.Size([2, 3])
+    made = [lambda: size + (4,), lambda: (4,) + size, lambda: size + size, lambda: size[1:], lambda: size[::-1],
+            lambda: size * 2, lambda: 2 * size, lambda: size * 0, lambda: size[0], lambda: L.Size(L.tensor([1, 2])),
+            lambda: L.Size([True, np.int64(3)]), lambda: L.Size(5), lambda: L.Size([1.5]), lambda: L.Size(["a"]),
+            lambda: size + [4], lambda: size + 1, lambda: size * 1.5, lambda: size.__reduce__()[1]]
+    return [outcome(lambda: (type(v := fn()).__name__, repr(v))) for fn in made]
+
+
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_same_as_torch(name: str) -> None:
     ours = outcome(lambda: SCENARIOS[name](retrograd))
