@@ -51,6 +51,11 @@ def view_op(xp, x, shape):
 reshape_alias_op = view_op.alias("_reshape_alias", "ReshapeAliasBackward0")  # reshape's view of strided memory
 
 
+@defop("view_dtype", params=("dtype",))  # torch's view.dtype: no autograd view, its output not differentiable
+def view_dtype_op(xp, x, dtype):
+    return x.view(D.native(xp, dtype))
+
+
 @defop("_unsafe_view", node="UnsafeViewBackward0", params=("shape",), self="grad.reshape(self_shape)",
        jvp="self_t.reshape(shape)")
 def unsafe_view(xp, x, shape):
@@ -1066,11 +1071,56 @@ def _dim_list(dims: int | Sequence[int], ndim: int) -> tuple[int, ...]:
     return wrapped
 
 
-def view(input: Tensor, *shape: int) -> Tensor:
-    """The same memory seen with another shape (no copy; errors when impossible)."""
+def view(input: Tensor, *shape: int, dtype: D.dtype | None = None) -> Tensor:
+    """The same memory seen with another shape, or as elements of another dtype (its bits reinterpreted; a
+    different element size changes the last dim), no copy; errors when impossible."""
     if len(shape) == 1 and isinstance(shape[0], D.dtype):
-        return input.to(shape[0])
-    return apply(*_viewed(input, *shape))
+        shape, dtype = (), shape[0]
+    if dtype is None:
+        return apply(*_viewed(input, *shape))
+    refusal = _view_dtype_refusal(input, dtype)
+    if refusal:
+        raise RuntimeError(refusal)
+    out = apply(view_dtype_op, (input,), (dtype,))
+    if out._vc is None:  # the same memory: writes through either count on one version counter
+        out._vc = input._counter()
+    return out
+
+
+def _view_dtype_refusal(input: Tensor, dtype: D.dtype) -> str | None:
+    """torch's reason a tensor cannot be seen as `dtype` of another element size, in its order of checks."""
+    old, new = input.dtype.itemsize, dtype.itemsize
+    if old == new:
+        return None
+    names = (f"view {D.SCALAR_TYPE_NAMES[input.dtype.name]} as {D.SCALAR_TYPE_NAMES[dtype.name]} "
+             "(different element sizes)")
+    if input.dim() == 0:
+        return f"self.dim() cannot be 0 to {names}"
+    strides = input.stride()
+    if strides[-1] != 1:
+        return f"self.stride(-1) must be 1 to {names}, but got {strides[-1]}"
+    if old > new:
+        return None
+    ratio = new // old
+    if input.shape[-1] % ratio:
+        return f"self.size(-1) must be divisible by {ratio} to {names}, but got {input.shape[-1]}"
+    offset = _storage_offset(input._data)
+    if offset % ratio:
+        return f"self.storage_offset() must be divisible by {ratio} to {names}, but got {offset}"
+    for i, stride in enumerate(strides[:-1]):
+        if stride % ratio:
+            return f"self.stride({i}) must be divisible by {ratio} to {names}, but got {stride}"
+    return None
+
+
+def _storage_offset(a: Any) -> int:
+    """Where a NumPy array starts in the memory of the array it views, in elements (0 for other arrays)."""
+    if not isinstance(a, np.ndarray):
+        return 0
+    root = a
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    return (a.__array_interface__["data"][0] - root.__array_interface__["data"][0]) // a.itemsize
 
 
 def _viewed(input: Tensor, *shape: int) -> tuple[Op, tuple, tuple]:
