@@ -1012,21 +1012,24 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     with the unbiased variance, as torch does.
     """
     x = input._data
+    if training and x.shape[0] * math.prod(x.shape[2:]) == 1:  # torch checks this first (a 0-d input: IndexError)
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
     if x.size == 0:  # as torch: a copy scaled and shifted by the first weight and bias, no statistics checked
         out = input.clone()
         if weight is not None:
             out = out * weight[0]
         return out if bias is None else out + bias[0]
-    channels = x.shape[1] if x.ndim > 1 else 1
+    channels = x.shape[1] if x.ndim > 1 else 0  # torch's count for a 1-d input, which it then refuses
     dims = (0, *range(2, x.ndim))
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
                     ("bias", bias)):
+        if t is None and not training and name.startswith("running"):
+            raise RuntimeError(f"{name} must be defined in evaluation mode")
         if t is not None and t.numel() != channels:
             raise RuntimeError(f"{name} should contain {channels} elements not {t.numel()}")
+    _wrap_dim(1, x.ndim)  # torch's IndexError for the channel dim of a 1-d input
     if training:
         count = x.size // channels
-        if count <= 1:
-            raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
         frozen = None
         moments = _channel_moments(x)
         if running_mean is not None or running_var is not None:
@@ -1034,8 +1037,6 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
             _update_running(running_mean, running_var, mean.reshape(-1), var.reshape(-1) * (count / (count - 1)),
                             momentum)
     else:
-        if running_mean is None or running_var is None:
-            raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
         shape = _channel_view(x.shape)
         frozen = (running_mean._data.reshape(shape).copy(), running_var._data.reshape(shape).copy())
         moments = None
