@@ -1531,7 +1531,8 @@ def _diagonal_of(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -
 # transpose(x) returns, taking its array and its history under the node name torch gives the
 # in-place form (TransposeBackward1, ...). It counts as a change of x's memory: the version moves
 # on and the other views of that memory get fresh histories (or torch's refusal). x stays what it
-# was: a view of its base, or no view.
+# was: a view of its base, or no view. Under vmap the batch (the physical tensor) becomes the
+# view, as torch's batching rules change it in place.
 
 _INPLACE_VIEW_NODES = {op: op.alias(name, node) for op, name, node in (
     (transpose_op, "transpose_", "TransposeBackward1"), (t_op, "t_", "TBackward1"),
@@ -1545,20 +1546,30 @@ def _inplace_view(view_fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
 
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         self._check_inplace(memory=False)
-        out = view_fn(self, *args, **kwargs)
-        node = out.grad_fn
-        if node is not None:
-            node.__class__ = _INPLACE_VIEW_NODES[type(node).op].node_class
-        self._data = out._data  # how self was made stays as it was, as in torch
-        _take_over(self, out)
-        del out  # a temporary view of self: no history to regenerate
-        self._bump_version()
-        regenerate_after_untracked_write(self, keep=self)
+        _become_view(self, view_fn(self, *args, **kwargs))
         return self
 
     method.__name__ = view_fn.__name__ + "_"
     method.__doc__ = f"In-place version of {view_fn.__name__}: self becomes that view of itself."
     return method
+
+
+def _become_view(tensor: Tensor, view: Tensor) -> None:
+    """`tensor` becomes `view`, a view of itself (Note [in-place view ops]); under vmap its physical tensor
+    (the whole batch) becomes the view's, as torch's batching rules change it in place."""
+    physical = getattr(tensor, "_physical", None)
+    if physical is not None:
+        _become_view(physical, view._physical)
+        tensor._data = view._data
+        return
+    node = view.grad_fn
+    if node is not None and type(node).op in _INPLACE_VIEW_NODES:  # a batched view may be made by another op
+        node.__class__ = _INPLACE_VIEW_NODES[type(node).op].node_class
+    tensor._data = view._data  # how tensor was made stays as it was, as in torch
+    _take_over(tensor, view)
+    del view  # a temporary view of tensor: no history to regenerate
+    tensor._bump_version()
+    regenerate_after_untracked_write(tensor, keep=tensor)
 
 
 transpose_ = swapaxes_ = swapdims_ = _inplace_view(transpose)
