@@ -477,7 +477,8 @@ def setitem_graphs_of_every_key_and_value(L):
     keys = [0, slice(0, 1), Ellipsis, None, True, (True,), slice(None, None, 2), (0, 1), [0, 2], (slice(None), [0]),
             L.tensor([True, False, True]), L.tensor([[True, False], [False, True], [True, True]])]
     values = [lambda: 1.0, lambda: L.tensor([5.0, 6.0], dtype=L.float64, requires_grad=True),
-              lambda: L.tensor(2.0, dtype=L.float64, requires_grad=True), lambda: L.tensor([[7.0, 8.0]], dtype=L.float64)]
+              lambda: L.tensor(2.0, dtype=L.float64, requires_grad=True),
+              lambda: L.tensor([[7.0, 8.0]], dtype=L.float64)]
     seen = []
     for key in keys:
         for value in values:
