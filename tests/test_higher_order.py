@@ -405,6 +405,10 @@ FORMULA_GRAPHS = {  # numbers in a formula take the Scalar overloads; a number t
     "sqrt": lambda lib, x: x.sqrt(), "log2": lambda lib, x: x.log2(), "exp2": lambda lib, x: x.exp2(),
     "expm1": lambda lib, x: x.expm1(), "log1p": lambda lib, x: x.log1p(), "square": lambda lib, x: x.square(),
     "atan": lambda lib, x: x.atan(), "sinc": lambda lib, x: x.sinc(), "logit": lambda lib, x: x.logit(),
+    "rsqrt": lambda lib, x: x.rsqrt(), "cos": lambda lib, x: x.cos(), "tan": lambda lib, x: x.tan(),
+    "asin": lambda lib, x: x.asin(), "acos": lambda lib, x: x.acos(), "asinh": lambda lib, x: x.asinh(),
+    "acosh": lambda lib, x: (x + 1.5).acosh(), "atanh": lambda lib, x: x.atanh(), "erf": lambda lib, x: x.erf(),
+    "erfc": lambda lib, x: x.erfc(), "erfinv": lambda lib, x: x.erfinv(),
     "silu": lambda lib, x: lib.nn.functional.silu(x), "hypot": lambda lib, x: lib.hypot(x, x * 0.5 + 1),
     "logaddexp": lambda lib, x: lib.logaddexp(x, 2 * x), "addcmul": lambda lib, x: lib.addcmul(x, x, x, value=0.5),
 }

@@ -150,8 +150,7 @@ def sqrt(xp, x):
     return xp.sqrt(x)
 
 
-@defop("rsqrt", promote="float", self="-0.5 * grad * conj(result * result * result)",
-       jvp="-0.5 * self_t * result * result * result")
+@defop("rsqrt", promote="float", self="-0.5 * grad * conj(result.pow(3))", jvp="-0.5 * self_t * result.pow(3)")
 def rsqrt(xp, x):
     return 1 / xp.sqrt(x)
 
@@ -171,22 +170,22 @@ def sin(xp, x):
     return xp.sin(x)
 
 
-@defop("cos", promote="float", self="-grad * conj(sin(self))", jvp="-self_t * sin(self)")
+@defop("cos", promote="float", self="grad * -conj(sin(self))", jvp="self_t * -sin(self)")
 def cos(xp, x):
     return xp.cos(x)
 
 
-@defop("tan", promote="float", self="grad * conj(1 + result * result)", jvp="self_t * (1 + result * result)")
+@defop("tan", promote="float", self="grad * conj(1 + result.pow(2))", jvp="self_t * (1 + result.pow(2))")
 def tan(xp, x):
     return xp.tan(x)
 
 
-@defop("asin", promote="float", self="grad * conj(rsqrt(1 - self * self))", jvp="self_t * rsqrt(1 - self * self)")
+@defop("asin", promote="float", self="grad * conj(rsqrt(-self * self + 1))", jvp="self_t * rsqrt(-self * self + 1)")
 def asin(xp, x):
     return xp.asin(x)
 
 
-@defop("acos", promote="float", self="-grad * conj(rsqrt(1 - self * self))", jvp="-self_t * rsqrt(1 - self * self)")
+@defop("acos", promote="float", self="grad * -conj(rsqrt(-self * self + 1))", jvp="self_t * -rsqrt(-self * self + 1)")
 def acos(xp, x):
     return xp.acos(x)
 
@@ -211,18 +210,19 @@ def tanh(xp, x):
     return xp.tanh(x)
 
 
-@defop("asinh", promote="float", self="grad * conj(rsqrt(self * self + 1))", jvp="self_t * rsqrt(self * self + 1)")
+@defop("asinh", promote="float", self="grad * conj(rsqrt(self.pow(2) + 1))", jvp="self_t * rsqrt(self.pow(2) + 1)")
 def asinh(xp, x):
     return xp.asinh(x)
 
 
-@defop("acosh", promote="float", self="grad / conj(sqrt(self - 1) * sqrt(self + 1))",  # principal branch, as torch
-       jvp="self_t / (sqrt(self - 1) * sqrt(self + 1))")
+@defop("acosh", promote="float",  # complex: the principal branch, as torch (sqrt(a b) is not sqrt(a) sqrt(b) there)
+       self="grad * conj(rsqrt(self + 1) * rsqrt(self - 1)) if self.is_complex() else grad * rsqrt(self * self - 1)",
+       jvp="self_t * (rsqrt(self + 1) * rsqrt(self - 1) if self.is_complex() else rsqrt(self * self - 1))")
 def acosh(xp, x):
     return xp.acosh(x)
 
 
-@defop("atanh", promote="float", self="grad / conj(1 - self * self)", jvp="self_t / (1 - self * self)")
+@defop("atanh", promote="float", self="grad / conj(1 - self.pow(2))", jvp="self_t / (1 - self.pow(2))")
 def atanh(xp, x):
     return xp.atanh(x)
 
@@ -306,22 +306,22 @@ def zero_where(xp, mask, values):
 # ============================================================================================
 
 
-@defop("erf", promote="float", self="grad * (2 / math.sqrt(math.pi)) * exp(-self * self)",
-       jvp="self_t * (2 / math.sqrt(math.pi)) * exp(-self * self)")
+@defop("erf", promote="float", self="2 / math.sqrt(math.pi) * exp(-self.pow(2)) * grad",
+       jvp="2 / math.sqrt(math.pi) * exp(-self.pow(2)) * self_t")
 def erf(xp, x):
     if x.dtype == np.float32:  # in float32, as torch computes it (Note [erf, erfc, erfinv in a few NumPy passes])
         return _erf_float32(xp, x)
     return _special(xp, _erf, x)
 
 
-@defop("erfc", promote="float", self="-grad * (2 / math.sqrt(math.pi)) * exp(-self * self)",
-       jvp="-self_t * (2 / math.sqrt(math.pi)) * exp(-self * self)")
+@defop("erfc", promote="float", self="-2 / math.sqrt(math.pi) * exp(-self.pow(2)) * grad",
+       jvp="-2 / math.sqrt(math.pi) * exp(-self.pow(2)) * self_t")
 def erfc(xp, x):
     return _special(xp, _erfc, x)
 
 
-@defop("erfinv", promote="float", self="grad * (math.sqrt(math.pi) / 2) * exp(result * result)",
-       jvp="self_t * (math.sqrt(math.pi) / 2) * exp(result * result)")
+@defop("erfinv", promote="float", self="0.5 * math.sqrt(math.pi) * exp(result.pow(2)) * grad",
+       jvp="0.5 * math.sqrt(math.pi) * exp(result.pow(2)) * self_t")
 def erfinv(xp, x):
     return _special(xp, _erfinv, x)
 
