@@ -18,6 +18,7 @@ computation is delegated to the op table (`retrograd.ops`); methods are attached
 
 from __future__ import annotations
 
+import operator
 import warnings
 import weakref
 from collections.abc import Callable, Iterator
@@ -63,15 +64,51 @@ class _NoVersionCounter:
 
 
 NO_VERSION_COUNTER = _NoVersionCounter()
+_size = tuple.__new__  # a Size of an array's shape, which holds ints already: no checks on the hot path
 
 
 class Size(tuple):
-    """torch.Size: a tuple of ints that prints as `torch.Size([2, 3])`."""
+    """torch.Size: a tuple of ints that prints as `torch.Size([2, 3])`; slicing, concatenating with a tuple
+    (on either side) and repeating it give a Size again, as in torch."""
 
     __slots__ = ()
 
+    def __new__(cls, sizes: Any = ()) -> Size:
+        items = tuple(sizes)
+        if all(type(s) is int for s in items):
+            return tuple.__new__(cls, items)
+        ints = []
+        for i, s in enumerate(items):  # anything with __index__ (bools, NumPy ints, 0-d integer tensors)
+            try:
+                ints.append(operator.index(s))
+            except TypeError:
+                raise TypeError(f"torch.Size() takes an iterable of 'int' (item {i} is '{type(s).__name__}')") from None
+        return tuple.__new__(cls, ints)
+
     def __repr__(self) -> str:
         return f"torch.Size({list(self)})"
+
+    def __reduce__(self) -> tuple:
+        return Size, (tuple(self),)
+
+    def __getitem__(self, index: Any) -> Any:
+        item = tuple.__getitem__(self, index)
+        return tuple.__new__(Size, item) if type(index) is slice else item
+
+    def __add__(self, other: Any) -> Size:
+        if not isinstance(other, tuple):
+            raise TypeError(f"can only concatenate tuple (not {type(other).__name__}) to torch.Size")
+        return tuple.__new__(Size, tuple.__add__(self, other))
+
+    def __radd__(self, other: Any) -> Size:
+        return tuple.__new__(Size, other + tuple(self)) if isinstance(other, tuple) else NotImplemented
+
+    def __mul__(self, times: Any) -> Size:
+        if not hasattr(times, "__index__"):  # Python's own error for repeating a sequence
+            raise TypeError(f"can't multiply sequence by non-int of type '{type(times).__name__}'")
+        return tuple.__new__(Size, tuple.__mul__(self, times))
+
+    __rmul__ = __mul__
 
     def numel(self) -> int:
         n = 1
@@ -199,11 +236,11 @@ class Tensor:
     # ---- array facts ----------------------------------------------------------------------
     @property
     def shape(self) -> Size:
-        return Size(self._data.shape)
+        return _size(Size, self._data.shape)
 
     def size(self, dim: int | None = None) -> Size | int:
         if dim is None:
-            return Size(self._data.shape)
+            return _size(Size, self._data.shape)
         return self._data.shape[_wrap_dim(dim, self._data.ndim)]
 
     def dim(self) -> int:

@@ -33,6 +33,10 @@ def _unused(lib):
     return {"a": a, "b": b, "out": (a * 2).sum()}
 
 
+def _norm_stats(lib):
+    return {"mean": lib.tensor([0.5, -1.0, 2.0]), "var": lib.tensor([1.5, 2.0, 0.5])}
+
+
 def _view_of_leaf(lib):
     x = _leaf(lib, (1.0, 2.0, 3.0, 4.0))
     return {"x": x, "v": x.view(2, 2)}
@@ -178,6 +182,26 @@ CASES = {
     "inplace_clamp_min_shifted": (_square, lambda lib, e: e["m"].view(-1)[1:].clamp_(min=e["m"].view(-1)[:-1])),
     "copy_own_transpose": (_square, lambda lib, e: e["m"].copy_(e["m"].t())),
     "copy_own_row": (_square, lambda lib, e: e["m"].copy_(e["m"][0])),
+    # ---- batch norm on inputs of the wrong rank or size (the running statistics must stay as they were) ----
+    **{f"batch_norm_{name}": (_norm_stats, action) for name, action in {
+        "module_1d": lambda lib, e: lib.nn.BatchNorm1d(3)(lib.ones(3)),
+        "module_4d_in_1d": lambda lib, e: lib.nn.BatchNorm1d(3)(lib.ones(2, 3, 4, 5)),
+        "module_3d_in_2d": lambda lib, e: lib.nn.BatchNorm2d(3)(lib.ones(3, 4, 5)),
+        "module_one_value": lambda lib, e: lib.nn.BatchNorm1d(3)(lib.ones(1, 3, 1)),
+        "one_value_before_sizes": lambda lib, e: lib.nn.functional.batch_norm(
+            lib.ones(1, 3), lib.zeros(4), e["var"], training=True),
+        "functional_1d": lambda lib, e: lib.nn.functional.batch_norm(lib.ones(3), e["mean"], e["var"]),
+        "functional_0d": lambda lib, e: lib.nn.functional.batch_norm(lib.tensor(1.0), e["mean"], e["var"]),
+        "functional_0d_training": lambda lib, e: lib.nn.functional.batch_norm(lib.tensor(1.0), None, None,
+                                                                              training=True),
+        "functional_1d_training": lambda lib, e: lib.nn.functional.batch_norm(lib.ones(3), None, None, training=True),
+        "functional_1d_weight": lambda lib, e: lib.nn.functional.batch_norm(lib.ones(3), None, None, lib.ones(3),
+                                                                            training=True),
+        "no_running_var_in_eval": lambda lib, e: lib.nn.functional.batch_norm(lib.ones(2, 3), e["mean"], None),
+        "no_running_mean_in_eval": lambda lib, e: lib.nn.functional.batch_norm(lib.ones(3), None, None, lib.ones(3)),
+        "running_var_size": lambda lib, e: lib.nn.functional.batch_norm(lib.ones(2, 4), e["mean"].repeat(2)[:4],
+                                                                        lib.ones(3)),
+    }.items()},
 }
 
 

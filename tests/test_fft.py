@@ -174,3 +174,19 @@ def test_out_and_torch_mapping() -> None:
             "print(torch.fft.rfft.__module__, torch.special.ndtr.__module__, torch.fft.__name__)")
     out = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).parents[1], capture_output=True, text=True)
     assert out.stdout.split() == ["retrograd.ops.fft", "retrograd.ops.special", "retrograd.fft"], out.stderr
+
+
+@pytest.mark.parametrize("batched", [False, True])
+def test_stft_records_torchs_in_place_nodes_and_runs_under_vmap(batched):
+    """stft transposes (and squeezes a 1-d signal's batch) in place, as torch: TransposeBackward1 and
+    SqueezeBackward4, with torch's gradient; under vmap each signal's spectrum has torch's shape."""
+    def scenario(lib):
+        x = lib.tensor(np.sin(np.arange(32.0)), requires_grad=True)
+        signal = x.reshape(2, 16) if batched else x
+        y = lib.stft(signal, 8, return_complex=True)
+        (g,) = lib.autograd.grad(y.abs().sum(), x)
+        mapped = lib.func.vmap(lambda s: lib.stft(s, 8, return_complex=True))(x.detach().reshape(2, 16))
+        return (tuple(y.shape), y.grad_fn.name(), y.grad_fn.next_functions[0][0].name(),
+                np.round(g.numpy(), 9).tolist(), tuple(mapped.shape), round(mapped.abs().sum().item(), 9))
+
+    assert scenario(retrograd) == scenario(torch)

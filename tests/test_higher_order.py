@@ -387,3 +387,56 @@ def test_double_backward_memory_is_steady(gc_off):
     last = tracemalloc.get_traced_memory()[0]
     tracemalloc.stop()
     assert last - first < 64 * 64 * 8  # less than one weight matrix after 20 more steps
+
+
+# ---- the nodes of derivative formulas (Note [scalar overloads]) ------------------------------------
+
+def _graph_names(fn) -> tuple | None:
+    """The tree of node names below `fn` (edges in order; None for an edge to nothing)."""
+    if fn is None:
+        return None
+    return type(fn).__name__, tuple(_graph_names(child) for child, _ in fn.next_functions)
+
+
+FORMULA_GRAPHS = {  # numbers in a formula take the Scalar overloads; a number the user gave is a tensor
+    "x ** 2": lambda lib, x: x ** 2, "x ** 3": lambda lib, x: x ** 3, "x ** 0.5": lambda lib, x: x ** 0.5,
+    "x ** -1": lambda lib, x: x ** -1, "x ** x": lambda lib, x: x ** x, "2 ** x": lambda lib, x: 2 ** x,
+    "x * 0.5": lambda lib, x: (x * 0.5) ** 2, "x / 4": lambda lib, x: (x / 4) ** 2,
+    "sqrt": lambda lib, x: x.sqrt(), "log2": lambda lib, x: x.log2(), "exp2": lambda lib, x: x.exp2(),
+    "expm1": lambda lib, x: x.expm1(), "log1p": lambda lib, x: x.log1p(), "square": lambda lib, x: x.square(),
+    "atan": lambda lib, x: x.atan(), "sinc": lambda lib, x: x.sinc(), "logit": lambda lib, x: x.logit(),
+    "rsqrt": lambda lib, x: x.rsqrt(), "cos": lambda lib, x: x.cos(), "tan": lambda lib, x: x.tan(),
+    "asin": lambda lib, x: x.asin(), "acos": lambda lib, x: x.acos(), "asinh": lambda lib, x: x.asinh(),
+    "acosh": lambda lib, x: (x + 1.5).acosh(), "atanh": lambda lib, x: x.atanh(), "erf": lambda lib, x: x.erf(),
+    "erfc": lambda lib, x: x.erfc(), "erfinv": lambda lib, x: x.erfinv(),
+    "silu": lambda lib, x: lib.nn.functional.silu(x), "hypot": lambda lib, x: lib.hypot(x, x * 0.5 + 1),
+    "logaddexp": lambda lib, x: lib.logaddexp(x, 2 * x), "addcmul": lambda lib, x: lib.addcmul(x, x, x, value=0.5),
+}
+
+
+@pytest.mark.parametrize("name", list(FORMULA_GRAPHS))
+def test_formula_nodes_take_torchs_overloads(name):
+    """Under create_graph, a gradient's graph has torch's nodes: `n * self.pow(n - 1)` in pow's formula is
+    MulBackward1 (C++ takes mul's Scalar overload), `1 + x` AddBackward1, `1 - x` SubBackward0 (C++ fills a
+    tensor), while the saved 0.5 of a user's `x * 0.5` is a tensor in torch, so its formula's product is
+    MulBackward0; the values agree too."""
+    def scenario(lib):
+        x = lib.tensor([0.3, 0.6, 0.7, 0.9], dtype=lib.float64, requires_grad=True)
+        (g,) = lib.autograd.grad(FORMULA_GRAPHS[name](lib, x).sum(), x, create_graph=True)
+        (gg,) = lib.autograd.grad(g.sum(), x)
+        return _graph_names(g.grad_fn), values(g), values(gg)
+
+    ours, theirs = scenario(retrograd), scenario(torch)
+    assert ours[0] == theirs[0]
+    np.testing.assert_allclose(ours[1:], theirs[1:], rtol=1e-10)
+
+
+def test_scalar_overload_nodes_show_torchs_edges_and_saved_values():
+    """MulBackward1 (mul's Scalar overload) has one edge and saves the number itself, as torch's does."""
+    def scenario(lib):
+        x = lib.tensor([1.5, 2.0], requires_grad=True)
+        (g,) = lib.autograd.grad((x ** 3).sum(), x, create_graph=True)
+        scaled = g.grad_fn.next_functions[1][0]
+        return type(scaled).__name__, len(scaled.next_functions), scaled._saved_other
+
+    assert scenario(retrograd) == scenario(torch)

@@ -343,6 +343,39 @@ def make_tensor_properties(L):
             outcome(lambda: make((2,), dtype=L.float32, device="cpu", low=3, high=1))]
 
 
+@scenario
+def view_as_another_dtype(L):
+    """view(dtype) reinterprets the bits (a smaller element splits the last dim, a larger one merges it), shares
+    memory and the version counter without being an autograd view, is not differentiable, and refuses with
+    torch's reasons."""
+    x = L.tensor([[1.0, -2.0], [3.5, 0.25]])
+    seen = [x.view(L.int32), x.view(L.int16), x.view(L.uint8), x.view(L.float64), x[:1].view(L.int64),
+            x.view(L.complex64), L.tensor([1 + 2j]).view(L.float32), x.view(L.float16), x.t().view(L.int32),
+            L.tensor(1.0).view(L.int32), L.tensor([1, 2]).view(L.float64), x.view(dtype=L.int32)]
+    refused = [outcome(lambda: L.ones(3).view(L.float64)), outcome(lambda: L.tensor(1.0).view(L.int16)),
+               outcome(lambda: x.t().view(L.int16)), outcome(lambda: L.ones(2, 4).t().view(L.float64)),
+               outcome(lambda: L.arange(8.0).view(2, 4)[:, 1:3].view(L.float64)),
+               outcome(lambda: L.ones(4, 4)[:, :2].view(2, 4)[:, 1:3].view(L.float64))]
+    y = x.clone()
+    v = y.view(L.int32)
+    v.add_(1)
+    leaf = L.ones(2, requires_grad=True)
+    flags = [v._is_view(), v._base is None, y._version, y.tolist(), leaf.view(L.float32).requires_grad,
+             leaf.view(L.complex64).requires_grad]
+    return seen, refused, flags
+
+
+@scenario
+def size_arithmetic(L):
+    """A Size sliced, concatenated with a tuple on either side or repeated stays a Size; its items must be ints."""
+    size = L.Size([2, 3])
+    made = [lambda: size + (4,), lambda: (4,) + size, lambda: size + size, lambda: size[1:], lambda: size[::-1],
+            lambda: size * 2, lambda: 2 * size, lambda: size * 0, lambda: size[0], lambda: L.Size(L.tensor([1, 2])),
+            lambda: L.Size([True, np.int64(3)]), lambda: L.Size(5), lambda: L.Size([1.5]), lambda: L.Size(["a"]),
+            lambda: size + [4], lambda: size + 1, lambda: size * 1.5, lambda: size.__reduce__()[1]]
+    return [outcome(lambda: (type(v := fn()).__name__, repr(v))) for fn in made]
+
+
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_same_as_torch(name: str) -> None:
     ours = outcome(lambda: SCENARIOS[name](retrograd))

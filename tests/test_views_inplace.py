@@ -462,6 +462,48 @@ def setitem_on_a_tensor_without_history(L):
     return seen + [w.grad]
 
 
+def _edges(t):
+    """The node of t and the names of its next nodes (None for an edge to nothing)."""
+    node = t.grad_fn
+    return None if node is None else (node.name(), [None if n is None else n.name() for n, _ in node.next_functions])
+
+
+@scenario
+def setitem_graphs_of_every_key_and_value(L):
+    """torch's copy_to: a value of the target's sizes is copied, a 0-d one fills (FillBackward3, or inside
+    CopySlices), another one is expanded first (ExpandBackward0); a lone True writes x.unsqueeze(0); advanced
+    keys put (IndexPutBackward0); values broadcast to the indexing result's shape or torch's error; and a leaf
+    that requires grad (or a view of one) refuses before anything else but a shape error."""
+    keys = [0, slice(0, 1), Ellipsis, None, True, (True,), slice(None, None, 2), (0, 1), [0, 2], (slice(None), [0]),
+            L.tensor([True, False, True]), L.tensor([[True, False], [False, True], [True, True]])]
+    values = [lambda: 1.0, lambda: L.tensor([5.0, 6.0], dtype=L.float64, requires_grad=True),
+              lambda: L.tensor(2.0, dtype=L.float64, requires_grad=True),
+              lambda: L.tensor([[7.0, 8.0]], dtype=L.float64)]
+    seen = []
+    for key in keys:
+        for value in values:
+            base = L.tensor(X[:3, :2], requires_grad=True)
+            y = base * 1
+
+            def write(target, key=key, value=value):
+                target[key] = value()
+                return target
+
+            seen.append(outcome(lambda: _edges(write(y))))
+            seen.append(outcome(lambda: (y.sum().backward(), base.grad)[1]) if y.grad_fn is not None else None)
+            seen.append(outcome(lambda: write(L.tensor(X[:3, :2], requires_grad=True))))
+            seen.append(outcome(lambda: write(leaf(L)[:3, :2])))
+    return seen
+
+
+@scenario
+def index_put_takes_tensor_values(L):
+    y = L.zeros(3, 2)
+    return [outcome(lambda: y.index_put_((L.tensor([0, 1]),), 1.0)),
+            outcome(lambda: y.index_put_((L.tensor([0, 1]),), L.ones(1, 2, 2))),
+            outcome(lambda: y.index_put_((L.tensor([0, 1]),), L.ones(2, 1)))]
+
+
 @scenario
 def setitem_value_shapes(L):
     y = L.zeros(3, 4, dtype=L.float64)

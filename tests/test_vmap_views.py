@@ -4,6 +4,8 @@ factories and as_strided of a batched tensor are batched, and CopySlices' backwa
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -46,8 +48,46 @@ def copy_of_a_plain_tensor_into_a_batched_one(lib):
     return [t.tolist() for t in lib.vmap(f)(lib.ones(4, 3))]
 
 
+INPLACE_VIEWS = {"transpose_": lambda y: y.transpose_(0, 1), "t_": lambda y: y.t_(),
+                 "swapdims_": lambda y: y.swapdims_(0, 1), "squeeze_": lambda y: y.squeeze_(),
+                 "squeeze_dim_": lambda y: y.squeeze_(0), "squeeze_dims_": lambda y: y.squeeze_((0, 1)),
+                 "unsqueeze_": lambda y: y.unsqueeze_(0), "unsqueeze_last_": lambda y: y.unsqueeze_(-1)}
+
+
+def inplace_views_of_batched_tensors(lib):
+    """An in-place view op changes each example's shape: the batch (its physical tensor) becomes the view, for
+    a clone made inside and for the vmapped input itself, with the batch at any dim."""
+    seen = []
+    for shape in ((4, 2, 3), (4, 1, 3), (4, 3, 1)):
+        for fn in INPLACE_VIEWS.values():
+            for in_dims in (0, 1, -1):
+                x = lib.arange(24.0)[:math.prod(shape)].reshape(shape)
+                if x.shape[in_dims] == 1:  # a batch of one: torch's squeeze_ rule squeezes the batch dim too
+                    continue
+                result, clone = lib.vmap(lambda x: (lambda y: (fn(y), y))(x.clone()), in_dims=in_dims)(x)
+                seen.append((result.shape, clone.shape, result.tolist()))
+            x = lib.arange(24.0)[:math.prod(shape)].reshape(shape)
+            seen.append((lib.vmap(fn)(x).shape, x.shape))
+    return seen
+
+
+def inplace_views_under_grad(lib):
+    w = lib.arange(6.0, dtype=lib.float64).reshape(3, 2)
+
+    def f(x):
+        y = x.clone()
+        y.t_()
+        y.unsqueeze_(0)
+        y.squeeze_(0)
+        return (y * w).sin().sum()
+
+    x = lib.arange(30.0, dtype=lib.float64).reshape(5, 2, 3) / 10
+    return np.round(lib.func.vmap(lib.func.grad(f))(x).numpy(), 9).tolist()
+
+
 @pytest.mark.parametrize("scenario", [batched_write_through_transposed_view, new_factories,
-                                      copy_of_a_plain_tensor_into_a_batched_one])
+                                      copy_of_a_plain_tensor_into_a_batched_one, inplace_views_of_batched_tensors,
+                                      inplace_views_under_grad])
 def test_same_as_torch(scenario):
     assert scenario(retrograd) == scenario(torch)
 

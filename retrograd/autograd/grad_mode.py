@@ -24,6 +24,7 @@ class _State(threading.local):
     enabled = True  # recording: grad mode on and inference mode off (set only by _set_modes)
     tracer = None  # an autograd.trace recording this thread's backward passes
     view_replay = False  # views record how to remake them, for all views (shape.py, Note [view replay])
+    formula = False  # a rule's derivative formula is recording: numbers take Scalar overloads (Note [scalar overloads])
 
 
 _state = _State()

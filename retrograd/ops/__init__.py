@@ -393,11 +393,20 @@ def _imag(x: Tensor) -> Tensor:
 
 
 def _rsub(self: Tensor, other: Any) -> Tensor:
+    if _grad_state.formula and not isinstance(other, Tensor):  # C++'s `number - tensor` (Note [scalar overloads])
+        return sub(_filled_like(self, other), self)
     return rsub(self, other)
 
 
 def _rtruediv(self: Tensor, other: Any) -> Tensor:
+    if _grad_state.formula and not isinstance(other, Tensor):  # C++'s `number / tensor` (Note [scalar overloads])
+        return div(_filled_like(self, other), self)
     return div(other, self)
+
+
+def _filled_like(self: Tensor, number: complex) -> Tensor:
+    """A tensor of self's shape filled with `number`, in the dtype the two promote to (no int truncation)."""
+    return _creation.full_like(self, number, dtype=D.result_type(self, number))
 
 
 def _rtruediv_or_array(self: Tensor, other: Any) -> Any:

@@ -263,7 +263,7 @@ def _normal_cdf(xp, x):
     return out
 
 
-@defop("silu", self="grad * silu_derivative(self)", jvp="self_t * silu_derivative(self)")
+@defop("silu", self="silu_backward(grad, self)", jvp="silu_backward(self_t, self)")
 def silu_op(xp, x):
     return x * sigmoid.forward(xp, x)
 
@@ -592,9 +592,10 @@ def gelu_double_backward(grad: Tensor, grad_output: Tensor, x: Tensor, approxima
     return grad * grad_output * pdf * (2 - x * x)
 
 
-def silu_derivative(x: Tensor) -> Tensor:
+def silu_backward(grad: Tensor, x: Tensor) -> Tensor:
+    """grad * s * (1 + x (1 - s)) with s = sigmoid(x), in torch's order (its double-backward graph)."""
     s = sigmoid(x)
-    return s * (1 + x * (1 - s))
+    return grad * s * (1 + x * (1 - s))
 
 
 def mish_derivative(x: Tensor) -> Tensor:

@@ -480,9 +480,9 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: i
         out = apply(fft_c2c_op, (frames,), ((2,), normalization, True))
     else:
         out = apply(fft_r2c_op, (frames,), ((2,), normalization, onesided))
-    out = out.transpose(1, 2)  # torch works in place here (TransposeBackward1, SqueezeBackward4): retrograd's
-    if input.ndim == 1:        # in-place transpose_ and squeeze_ give wrong shapes under vmap
-        out = out.squeeze(0)
+    out.transpose_(1, 2)  # in place, as torch (TransposeBackward1, SqueezeBackward4)
+    if input.ndim == 1:
+        out.squeeze_(0)
     return out if (complex_given if return_complex is None else return_complex) else view_as_real(out)
 
 

@@ -678,17 +678,23 @@ def setitem(self: Tensor, key: object, value: Tensor | complex) -> None:
     ``index_put_`` for advanced keys (IndexPutBackward0)."""
     if key is False:
         return
+    if key is True:  # torch writes x.unsqueeze(0) (a True in a tuple is an advanced index)
+        key = None
     if not isinstance(value, (Tensor, bool, int, float, complex, np.number)):
         raise TypeError(f"can't assign a {_type_name(value)} to a {D.tensor_type_name(self.dtype)}")
     target, advanced = _index_views(self, _parse_key(key), lone_slice=False)
     if target is not self:
         target._extra_dict()["discarded"] = True  # no one sees this view after the write: no need to regenerate it
-    if isinstance(value, Tensor) and value._data.ndim:
-        value = _drop_leading_ones(value)
     if advanced is not None:
-        _index_put_inplace(target, advanced, value, False)
-    elif isinstance(value, Tensor):
-        target.copy_(value)
+        _index_put_inplace(target, advanced, _drop_leading_ones(value) if isinstance(value, Tensor) else value, False)
+    elif isinstance(value, Tensor):  # torch's copy_to: equal sizes copy, a 0-d value fills, else an expanded copy
+        if value._data.shape == target._data.shape:
+            target.copy_(value)
+        elif value._data.ndim:
+            target.copy_(_drop_leading_ones(value).expand(target._data.shape))
+        else:
+            target._check_inplace()
+            fill_(target, value)
     else:  # torch fills with a 0-d tensor, after copy_'s refusal of memory the target's elements share
         target._check_inplace()
         fill_(target, _wrap(np.asarray(value, dtype=self._data.dtype)))
@@ -702,6 +708,8 @@ def _type_name(value: object) -> str:
 def _drop_leading_ones(value: Tensor) -> Tensor:
     """torch strips leading size-1 dims of an assigned value before broadcasting it."""
     shape = value._data.shape
+    if not shape:
+        return value
     k = 0
     while k < len(shape) and shape[k] == 1:
         k += 1
@@ -735,8 +743,10 @@ def _put_values(self: Tensor, key: tuple, values: Tensor | complex) -> Tensor | 
         return values
     target = np.empty(self._data.shape, dtype=bool)[key].shape
     try:
-        np.broadcast_shapes(values._data.shape, target)
+        fits = np.broadcast_shapes(values._data.shape, target) == target  # values broadcast to the result's shape
     except ValueError:
+        fits = False
+    if not fits:
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
                            f"indexing result of shape {list(target)}") from None
     if values.dtype is not self.dtype:
@@ -753,6 +763,8 @@ def index_put(input: Tensor, indices: Sequence[Tensor], values: Tensor, accumula
 
 def index_put_(input: Tensor, indices: Sequence[Tensor], values: Tensor, accumulate: bool = False) -> Tensor:
     """In-place index_put (IndexPutBackward0, or CopySlices on the base when input is a view)."""
+    if not isinstance(values, Tensor):  # torch's words for the method (torch.index_put_ says position 3)
+        raise TypeError(f"index_put_(): argument 'values' (position 2) must be Tensor, not {type(values).__name__}")
     return _index_put_inplace(input, _put_key(input, indices), values, bool(accumulate))
 
 

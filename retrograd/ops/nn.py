@@ -35,7 +35,7 @@ from .conv import PUBLIC as _CONV_PUBLIC
 from .conv import avg_pool2d, avg_pool3d, constant_like, pad
 from .indexing import _index_range
 from .linalg import addmm, matmul
-from .pointwise import clamp_min, div_by_number_op, log, log1p, minimum, sigmoid, where, xlogy
+from .pointwise import clamp_min, div_by_number, log, log1p, minimum, sigmoid, where, xlogy
 from .reduction import vector_norm_op
 from .registry import apply, defop, namespace, sum_to
 
@@ -1025,21 +1025,24 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     with the unbiased variance, as torch does.
     """
     x = input._data
+    if training and x.shape[0] * math.prod(x.shape[2:]) == 1:  # torch checks this first (a 0-d input: IndexError)
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
     if x.size == 0:  # as torch: a copy scaled and shifted by the first weight and bias, no statistics checked
         out = input.clone()
         if weight is not None:
             out = out * weight[0]
         return out if bias is None else out + bias[0]
-    channels = x.shape[1] if x.ndim > 1 else 1
+    channels = x.shape[1] if x.ndim > 1 else 0  # torch's count for a 1-d input, which it then refuses
     dims = (0, *range(2, x.ndim))
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
                     ("bias", bias)):
+        if t is None and not training and name.startswith("running"):
+            raise RuntimeError(f"{name} must be defined in evaluation mode")
         if t is not None and t.numel() != channels:
             raise RuntimeError(f"{name} should contain {channels} elements not {t.numel()}")
+    _wrap_dim(1, x.ndim)  # torch's IndexError for the channel dim of a 1-d input
     if training:
         count = x.size // channels
-        if count <= 1:
-            raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
         frozen = None
         moments = _channel_moments(x)
         if running_mean is not None or running_var is not None:
@@ -1048,8 +1051,6 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
             _update_running(running_mean, running_var, A.reshape(xp, mean, -1),
                             A.reshape(xp, var, -1) * (count / (count - 1)), momentum)
     else:
-        if running_mean is None or running_var is None:
-            raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
         shape, xp = _channel_view(x.shape), namespace(x)
         frozen = tuple(A.copy(xp, A.reshape(xp, t._data, shape)) for t in (running_mean, running_var))
         moments = None
@@ -1355,7 +1356,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
             return -per.sum(cls)
         if reduction == "sum":
             return -per.sum()
-        return apply(div_by_number_op, (-per.sum(), input.numel() // classes if input.numel() else 0))
+        return div_by_number(-per.sum(), input.numel() // classes if input.numel() else 0)
     loss = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
     if label_smoothing == 0:
         return loss

@@ -103,7 +103,7 @@ def exp(xp, x):
     return xp.exp(x)
 
 
-@defop("exp2", promote="float", self="grad * conj(result * math.log(2))", jvp="self_t * result * math.log(2)")
+@defop("exp2", promote="float", self="grad * conj(result) * math.log(2)", jvp="self_t * result * math.log(2)")
 def exp2(xp, x):
     return xp.exp2(x) if hasattr(x, "strides") else xp.pow(2.0, x)  # the standard has no exp2
 
@@ -150,8 +150,7 @@ def sqrt(xp, x):
     return xp.sqrt(x)
 
 
-@defop("rsqrt", promote="float", self="-0.5 * grad * conj(result * result * result)",
-       jvp="-0.5 * self_t * result * result * result")
+@defop("rsqrt", promote="float", self="-0.5 * grad * conj(result.pow(3))", jvp="-0.5 * self_t * result.pow(3)")
 def rsqrt(xp, x):
     return 1 / xp.sqrt(x)
 
@@ -171,22 +170,22 @@ def sin(xp, x):
     return xp.sin(x)
 
 
-@defop("cos", promote="float", self="-grad * conj(sin(self))", jvp="-self_t * sin(self)")
+@defop("cos", promote="float", self="grad * -conj(sin(self))", jvp="self_t * -sin(self)")
 def cos(xp, x):
     return xp.cos(x)
 
 
-@defop("tan", promote="float", self="grad * conj(1 + result * result)", jvp="self_t * (1 + result * result)")
+@defop("tan", promote="float", self="grad * conj(1 + result.pow(2))", jvp="self_t * (1 + result.pow(2))")
 def tan(xp, x):
     return xp.tan(x)
 
 
-@defop("asin", promote="float", self="grad * conj(rsqrt(1 - self * self))", jvp="self_t * rsqrt(1 - self * self)")
+@defop("asin", promote="float", self="grad * conj(rsqrt(-self * self + 1))", jvp="self_t * rsqrt(-self * self + 1)")
 def asin(xp, x):
     return xp.asin(x)
 
 
-@defop("acos", promote="float", self="-grad * conj(rsqrt(1 - self * self))", jvp="-self_t * rsqrt(1 - self * self)")
+@defop("acos", promote="float", self="grad * -conj(rsqrt(-self * self + 1))", jvp="self_t * -rsqrt(-self * self + 1)")
 def acos(xp, x):
     return xp.acos(x)
 
@@ -211,18 +210,19 @@ def tanh(xp, x):
     return xp.tanh(x)
 
 
-@defop("asinh", promote="float", self="grad * conj(rsqrt(self * self + 1))", jvp="self_t * rsqrt(self * self + 1)")
+@defop("asinh", promote="float", self="grad * conj(rsqrt(self.pow(2) + 1))", jvp="self_t * rsqrt(self.pow(2) + 1)")
 def asinh(xp, x):
     return xp.asinh(x)
 
 
-@defop("acosh", promote="float", self="grad / conj(sqrt(self - 1) * sqrt(self + 1))",  # principal branch, as torch
-       jvp="self_t / (sqrt(self - 1) * sqrt(self + 1))")
+@defop("acosh", promote="float",  # complex: the principal branch, as torch (sqrt(a b) is not sqrt(a) sqrt(b) there)
+       self="grad * conj(rsqrt(self + 1) * rsqrt(self - 1)) if self.is_complex() else grad * rsqrt(self * self - 1)",
+       jvp="self_t * (rsqrt(self + 1) * rsqrt(self - 1) if self.is_complex() else rsqrt(self * self - 1))")
 def acosh(xp, x):
     return xp.acosh(x)
 
 
-@defop("atanh", promote="float", self="grad / conj(1 - self * self)", jvp="self_t / (1 - self * self)")
+@defop("atanh", promote="float", self="grad / conj(1 - self.pow(2))", jvp="self_t / (1 - self.pow(2))")
 def atanh(xp, x):
     return xp.atanh(x)
 
@@ -306,22 +306,22 @@ def zero_where(xp, mask, values):
 # ============================================================================================
 
 
-@defop("erf", promote="float", self="grad * (2 / math.sqrt(math.pi)) * exp(-self * self)",
-       jvp="self_t * (2 / math.sqrt(math.pi)) * exp(-self * self)")
+@defop("erf", promote="float", self="2 / math.sqrt(math.pi) * exp(-self.pow(2)) * grad",
+       jvp="2 / math.sqrt(math.pi) * exp(-self.pow(2)) * self_t")
 def erf(xp, x):
     if x.dtype == np.float32:  # in float32, as torch computes it (Note [erf, erfc, erfinv in a few NumPy passes])
         return _erf_float32(xp, x)
     return _special(xp, _erf, x)
 
 
-@defop("erfc", promote="float", self="-grad * (2 / math.sqrt(math.pi)) * exp(-self * self)",
-       jvp="-self_t * (2 / math.sqrt(math.pi)) * exp(-self * self)")
+@defop("erfc", promote="float", self="-2 / math.sqrt(math.pi) * exp(-self.pow(2)) * grad",
+       jvp="-2 / math.sqrt(math.pi) * exp(-self.pow(2)) * self_t")
 def erfc(xp, x):
     return _special(xp, _erfc, x)
 
 
-@defop("erfinv", promote="float", self="grad * (math.sqrt(math.pi) / 2) * exp(result * result)",
-       jvp="self_t * (math.sqrt(math.pi) / 2) * exp(result * result)")
+@defop("erfinv", promote="float", self="0.5 * math.sqrt(math.pi) * exp(result.pow(2)) * grad",
+       jvp="0.5 * math.sqrt(math.pi) * exp(result.pow(2)) * self_t")
 def erfinv(xp, x):
     return _special(xp, _erfinv, x)
 
@@ -869,9 +869,31 @@ def div_op(xp, a, b):
     return xp.divide(a, b)
 
 
-# torch's C++ composites (trapezoid, the nn losses) multiply and divide by a Scalar: the Scalar overloads' nodes
-mul_by_number_op = mul.alias("mul_by_number", "MulBackward1")
-div_by_number_op = div_op.alias("div_by_number", "DivBackward1")
+# The Scalar overloads: what torch's C++ records for `tensor op number` (Note [scalar overloads])
+@defop("add_scalar", node="AddBackward1", params=("other", "alpha"), promote="binary", self="grad", jvp="self_t")
+def add_scalar(xp, a, other, alpha):
+    return add_op.forward(xp, a, other, alpha)
+
+
+@defop("sub_scalar", node="SubBackward1", params=("other", "alpha"), promote="binary", self="grad", jvp="self_t")
+def sub_scalar(xp, a, other, alpha):
+    return sub_op.forward(xp, a, other, alpha)
+
+
+@defop("mul_scalar", node="MulBackward1", params=("other",), promote="binary",
+       self="grad * conj(other)", jvp="self_t * other")
+def mul_scalar(xp, a, other):
+    return xp.multiply(a, other)
+
+
+@defop("div_scalar", node="DivBackward1", params=("other",), promote="float",
+       self="grad / conj(other)", jvp="self_t / other")
+def div_scalar(xp, a, other):
+    return xp.divide(a, other)
+
+
+add_op.scalar_overload, sub_op.scalar_overload, mul.scalar_overload, div_op.scalar_overload = (
+    add_scalar, sub_scalar, mul_scalar, div_scalar)
 
 
 @defop("div_rounding", node="DivBackward2", inputs=("self", "other"), params=("rounding_mode",), promote="binary",
@@ -1340,6 +1362,16 @@ def div(input: Tensor | complex, other: Tensor | complex, *, rounding_mode: str 
 divide = true_divide = div
 
 
+def mul_by_number(input: Tensor, number: complex) -> Tensor:
+    """input * number recorded as torch's C++ composites record it (MulBackward1, Note [scalar overloads])."""
+    return apply(mul_scalar, (_promoted(input, number),), (number,))
+
+
+def div_by_number(input: Tensor, number: complex) -> Tensor:
+    """input / number recorded as torch's C++ composites record it (DivBackward1, Note [scalar overloads])."""
+    return apply(div_scalar, (_promoted(input, number),), (number,))
+
+
 def floor_divide(input: Tensor, other: Tensor | float) -> Tensor:
     """input / other rounded down; torch defines no derivative (backward raises)."""
     return apply(floor_divide_op, (input, other))
@@ -1554,8 +1586,8 @@ def logit_backward(grad: Tensor, self: Tensor, eps: float | None) -> Tensor:
     """g / (x (1 - x)); NaN outside [0, 1] without eps, 0 outside [eps, 1 - eps] with it."""
     local = grad / (self * (1 - self))
     if eps is None:
-        return where((self < 0) | (self > 1), math.nan, local)
-    return where((self < eps) | (self > 1 - eps), 0, local)
+        return where((self >= 0) & (self <= 1), local, math.nan)
+    return where((self >= eps) & (self <= 1 - eps), local, 0)
 
 
 def pow_backward(grad: Tensor, self: Tensor, exponent: Tensor | complex) -> Tensor:

@@ -922,9 +922,9 @@ def _trapezoid_setup(y: Tensor, dim: int) -> tuple[int, Tensor | None]:
 
 def _scaled(t: Tensor, number: float, divide: bool = False) -> Tensor:
     """t times a number (divided by its inverse), recorded as torch's Scalar overloads (MulBackward1, DivBackward1)."""
-    from .pointwise import div_by_number_op, mul_by_number_op
+    from .pointwise import div_by_number, mul_by_number
 
-    return apply(div_by_number_op, (t, 1 / number)) if divide else apply(mul_by_number_op, (t, number))
+    return div_by_number(t, 1 / number) if divide else mul_by_number(t, number)
 
 
 def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None, dim: int = -1) -> Tensor:

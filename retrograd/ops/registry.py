@@ -65,7 +65,8 @@ class Op:
 
     __slots__ = ("name", "forward", "inputs", "params", "vjp_src", "jvp_src", "promote", "node_class",
                  "n_outputs", "differentiable_outputs", "variadic", "differentiable", "is_view", "saves_inputs",
-                 "saves_result", "readers", "vjps", "jvp", "run", "arity", "numpy_function", "__dict__")
+                 "saves_result", "readers", "vjps", "jvp", "run", "arity", "numpy_function", "scalar_overload",
+                 "__dict__")
 
     def __init__(self, name: str, forward: Callable, inputs: Sequence[str], params: Sequence[str],
                  vjp: dict[str, str], jvp: str | None, promote: str | None, node_name: str,
@@ -86,6 +87,7 @@ class Op:
         self.jvp = None
         self.numpy_function: Callable | None = None  # set by compile() (Note [one-call forwards])
         self.arity = 1 if self.variadic else len(self.inputs)  # how many leading arguments are tensor inputs
+        self.scalar_overload: Op | None = None  # recorded for a number in a formula (Note [scalar overloads])
         # the entry point apply() calls: generic until finalize() generates this op's own (Note [entry points])
         self.run: Callable[[tuple, tuple], Tensor | tuple] = lambda args, params: _apply_generic(self, args, params)
         names = set().union(*(self._referenced_names(src) for src in self.vjp_src.values()))
@@ -192,6 +194,12 @@ class Op:
         namespace = _FORMULA_NAMESPACE
         used = set().union(*(self._referenced_names(src) for src in self.vjp_src.values()))
         lines = ["def backward(node, grads, wanted=None):",  # Note [gradients not asked for]
+                 "    if _grad_state.enabled and not _grad_state.formula:  # Note [scalar overloads]",
+                 "        _grad_state.formula = True",
+                 "        try:",
+                 "            return backward(node, grads, wanted)",
+                 "        finally:",
+                 "            _grad_state.formula = False",
                  "    if wanted is None:",
                  "        wanted = node._next_nodes"]
         if self.saves_inputs and self.variadic:
@@ -237,6 +245,11 @@ class Op:
                                  else f"    {name}{suffix} = {meta}[{pos}]")
         if self.n_outputs == 1:
             lines.append("    grad = grads[0]")
+            numbers = [self.inputs[i] for i in self.saves_inputs if i and self.promote and not self.variadic]
+            if numbers:  # Note [scalar overloads]: a number the caller gave as a tensor input is a tensor in torch
+                lines.append("    if _grad_state.formula and grad is not None:")
+                lines += [f"        if {n} is not None and not isinstance({n}, Tensor):\n"
+                          f"            {n} = _wrapped_number({n}, grad)" for n in numbers]
         else:
             lines.append("    grads = node._materialize(grads)")
             lines.append("    grad = grads[0]")
@@ -260,7 +273,8 @@ class Op:
             outs = [f"g{k}" if name in self.vjp_src else "None" for k, name in enumerate(self.inputs)]
             lines.append(f"    return [{', '.join(outs)}]")
         scope = dict(namespace, _fit=_fit, FREED_MESSAGE=FREED_MESSAGE, modified_message=modified_message,
-                     DETACHED_MESSAGE=DETACHED_MESSAGE, AccumulateGrad=AccumulateGrad, _holds_array=_holds_array)
+                     DETACHED_MESSAGE=DETACHED_MESSAGE, AccumulateGrad=AccumulateGrad, _holds_array=_holds_array,
+                     _grad_state=_grad_state, _wrapped_number=_wrapped_number)
         exec("\n".join(lines), scope)  # noqa: S102 - generated from our own rule table
         self.jvp = self._compile_jvp(namespace) if self.jvp_src else None
         self.numpy_function = _numpy_function(self)
@@ -388,7 +402,12 @@ class Op:
             lines.append("        if (" + " or ".join(f"isinstance({x}, Tensor) and {x}._requires_grad" for x in xs)
                          + ") and (" + " or ".join(f"({x}._vc is not NO_VERSION_COUNTER if isinstance({x}, Tensor) "
                                                    f"else {x} is not None)" for x in xs) + "):")
-            lines += ["            " + line for line in self._record_source(xs)]
+            record = self._record_source(xs)
+            if self.scalar_overload is not None:  # Note [scalar overloads]
+                record = ["if _grad_state.formula and not isinstance(x1, Tensor):",
+                          "    _record(op.scalar_overload, (x0,), (x1, *params), (out,))",
+                          "else:"] + ["    " + line for line in record]
+            lines += ["            " + line for line in record]
             lines.append("    elif _grad_state.inference:" if not self.is_view else "")
         else:
             lines.append("    if _grad_state.inference:" if not self.is_view else "")
@@ -897,6 +916,30 @@ def refuse_non_tensors(op: Op, inputs: tuple) -> None:
 # for an op, `print("\n".join(OPS["add"]._run_source()))`.
 
 
+# Note [scalar overloads]
+# torch has two overloads of `*`, `/`, `+` and `-`: a Tensor one (MulBackward0, DivBackward0,
+# AddBackward0, SubBackward0) and a Scalar one (MulBackward1, DivBackward1, AddBackward1,
+# SubBackward1, whose node has one edge and saves the number). Python code always takes the Tensor
+# one: `x * 2` wraps 2 in a tensor. torch's derivative formulas are C++, where `x * 2` takes the
+# Scalar one, and `2 - x`, `2 / x` fill a tensor with 2 and subtract or divide by x in place
+# (SubBackward0, DivBackward0). So a double-backward graph shows `exponent * self.pow(exponent - 1)`
+# as MulBackward1 where the same expression in user code is MulBackward0. Our formulas are Python;
+# to record torch's nodes, the generated backward marks the thread while its formulas run with
+# grad on (`_grad_state.formula`), and the four ops' entry points then record the row of their
+# Scalar overload (`op.scalar_overload`) for a number operand; the reflected `-` and `/` operators
+# fill a tensor (ops/__init__.py). The forward is the same computation either way; only the node
+# differs. A number given as an op's tensor input (`x * 0.5`) is a tensor in torch (a wrapped
+# number), so its op's formula (`grad * other`) records MulBackward0: the generated backward hands
+# such a number to the formula as a 0-d tensor (_wrapped_number). torch's C++ composites that
+# multiply by a Scalar call the Scalar rows directly (pointwise.mul_by_number).
+
+
+def _wrapped_number(value: complex, grad: Tensor) -> Tensor:
+    """A number given as an op's tensor input, as torch holds it: a 0-d tensor (of the dtype the number takes
+    with `grad`, as torch's wrapped numbers promote), so a formula combining it records the Tensor overload."""
+    return _creation.full((), value, dtype=D.result_type(grad, value), device=grad.device)
+
+
 # Note [shared gradient calls]
 # Some ops compute the gradients of several inputs in one helper call and index it, one formula
 # per input (`attention_grads(grad, query, key, value, ...)[0]`, `[1]`, `[2]`). The generated
@@ -1037,7 +1080,10 @@ def _apply_generic(op: Op, args: tuple, params: tuple = ()) -> Tensor | tuple:
     if _grad_state.enabled:
         if op.vjp_src and any(isinstance(t, Tensor) and t._requires_grad for t in inputs) and any(
                 t._vc is not NO_VERSION_COUNTER if isinstance(t, Tensor) else t is not None for t in inputs):
-            _record(op, inputs, params, outs)
+            if op.scalar_overload is not None and _grad_state.formula and not isinstance(inputs[1], Tensor):
+                _record(op.scalar_overload, inputs[:1], (inputs[1], *params), outs)  # Note [scalar overloads]
+            else:
+                _record(op, inputs, params, outs)
     elif _grad_state.inference and not op.is_view:
         for o in outs:
             o._vc = NO_VERSION_COUNTER

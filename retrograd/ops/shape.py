@@ -51,6 +51,11 @@ def view_op(xp, x, shape):
 reshape_alias_op = view_op.alias("_reshape_alias", "ReshapeAliasBackward0")  # reshape's view of strided memory
 
 
+@defop("view_dtype", params=("dtype",))  # torch's view.dtype: no autograd view, its output not differentiable
+def view_dtype_op(xp, x, dtype):
+    return x.view(D.native(xp, dtype))
+
+
 @defop("_unsafe_view", node="UnsafeViewBackward0", params=("shape",), self="grad.reshape(self_shape)",
        jvp="self_t.reshape(shape)")
 def unsafe_view(xp, x, shape):
@@ -1082,11 +1087,56 @@ def _dim_list(dims: int | Sequence[int], ndim: int) -> tuple[int, ...]:
     return wrapped
 
 
-def view(input: Tensor, *shape: int) -> Tensor:
-    """The same memory seen with another shape (no copy; errors when impossible)."""
+def view(input: Tensor, *shape: int, dtype: D.dtype | None = None) -> Tensor:
+    """The same memory seen with another shape, or as elements of another dtype (its bits reinterpreted; a
+    different element size changes the last dim), no copy; errors when impossible."""
     if len(shape) == 1 and isinstance(shape[0], D.dtype):
-        return input.to(shape[0])
-    return apply(*_viewed(input, *shape))
+        shape, dtype = (), shape[0]
+    if dtype is None:
+        return apply(*_viewed(input, *shape))
+    refusal = _view_dtype_refusal(input, dtype)
+    if refusal:
+        raise RuntimeError(refusal)
+    out = apply(view_dtype_op, (input,), (dtype,))
+    if out._vc is None:  # the same memory: writes through either count on one version counter
+        out._vc = input._counter()
+    return out
+
+
+def _view_dtype_refusal(input: Tensor, dtype: D.dtype) -> str | None:
+    """torch's reason a tensor cannot be seen as `dtype` of another element size, in its order of checks."""
+    old, new = input.dtype.itemsize, dtype.itemsize
+    if old == new:
+        return None
+    names = (f"view {D.SCALAR_TYPE_NAMES[input.dtype.name]} as {D.SCALAR_TYPE_NAMES[dtype.name]} "
+             "(different element sizes)")
+    if input.dim() == 0:
+        return f"self.dim() cannot be 0 to {names}"
+    strides = input.stride()
+    if strides[-1] != 1:
+        return f"self.stride(-1) must be 1 to {names}, but got {strides[-1]}"
+    if old > new:
+        return None
+    ratio = new // old
+    if input.shape[-1] % ratio:
+        return f"self.size(-1) must be divisible by {ratio} to {names}, but got {input.shape[-1]}"
+    offset = _storage_offset(input._data)
+    if offset % ratio:
+        return f"self.storage_offset() must be divisible by {ratio} to {names}, but got {offset}"
+    for i, stride in enumerate(strides[:-1]):
+        if stride % ratio:
+            return f"self.stride({i}) must be divisible by {ratio} to {names}, but got {stride}"
+    return None
+
+
+def _storage_offset(a: Any) -> int:
+    """Where a NumPy array starts in the memory of the array it views, in elements (0 for other arrays)."""
+    if not isinstance(a, np.ndarray):
+        return 0
+    root = a
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    return (a.__array_interface__["data"][0] - root.__array_interface__["data"][0]) // a.itemsize
 
 
 def _viewed(input: Tensor, *shape: int) -> tuple[Op, tuple, tuple]:
@@ -1497,7 +1547,8 @@ def _diagonal_of(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -
 # transpose(x) returns, taking its array and its history under the node name torch gives the
 # in-place form (TransposeBackward1, ...). It counts as a change of x's memory: the version moves
 # on and the other views of that memory get fresh histories (or torch's refusal). x stays what it
-# was: a view of its base, or no view.
+# was: a view of its base, or no view. Under vmap the batch (the physical tensor) becomes the
+# view, as torch's batching rules change it in place.
 
 _INPLACE_VIEW_NODES = {op: op.alias(name, node) for op, name, node in (
     (transpose_op, "transpose_", "TransposeBackward1"), (t_op, "t_", "TBackward1"),
@@ -1511,20 +1562,30 @@ def _inplace_view(view_fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
 
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         self._check_inplace(memory=False)
-        out = view_fn(self, *args, **kwargs)
-        node = out.grad_fn
-        if node is not None:
-            node.__class__ = _INPLACE_VIEW_NODES[type(node).op].node_class
-        self._data = out._data  # how self was made stays as it was, as in torch
-        _take_over(self, out)
-        del out  # a temporary view of self: no history to regenerate
-        self._bump_version()
-        regenerate_after_untracked_write(self, keep=self)
+        _become_view(self, view_fn(self, *args, **kwargs))
         return self
 
     method.__name__ = view_fn.__name__ + "_"
     method.__doc__ = f"In-place version of {view_fn.__name__}: self becomes that view of itself."
     return method
+
+
+def _become_view(tensor: Tensor, view: Tensor) -> None:
+    """`tensor` becomes `view`, a view of itself (Note [in-place view ops]); under vmap its physical tensor
+    (the whole batch) becomes the view's, as torch's batching rules change it in place."""
+    physical = getattr(tensor, "_physical", None)
+    if physical is not None:
+        _become_view(physical, view._physical)
+        tensor._data = view._data
+        return
+    node = view.grad_fn
+    if node is not None and type(node).op in _INPLACE_VIEW_NODES:  # a batched view may be made by another op
+        node.__class__ = _INPLACE_VIEW_NODES[type(node).op].node_class
+    tensor._data = view._data  # how tensor was made stays as it was, as in torch
+    _take_over(tensor, view)
+    del view  # a temporary view of tensor: no history to regenerate
+    tensor._bump_version()
+    regenerate_after_untracked_write(tensor, keep=tensor)
 
 
 transpose_ = swapaxes_ = swapdims_ = _inplace_view(transpose)

@@ -168,7 +168,7 @@ def sinc_backward(grad: Tensor, self: Tensor) -> Tensor:
 
     pix = self * math.pi
     square = self * self * math.pi
-    return where(square == 0, 0, grad * conj(pix * cos(pix) - sin(pix)) / conj(square))
+    return where(square == 0, 0, grad * conj((pix * cos(pix) - sin(pix)) / square))
 
 
 def mvlgamma_digamma(self: Tensor, p: int) -> Tensor:
