@@ -68,7 +68,7 @@ import itertools
 import math
 import threading
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -104,15 +104,12 @@ def _out_size(spatial: Sequence[int], win: Window) -> tuple[int, ...]:
 
 def _padded(xp, x, pairs: Sequence[tuple[int, int]], fill: float, scratch: str | None = None):
     """x with (low, high) >= 0 elements of `fill` around each of its last len(pairs) dims: a filled buffer
-    and one copy, cheaper than xp.pad; in the scratch buffer of that name if one is given."""
+    and one copy, cheaper than a pad function; in the scratch buffer of that name if one is given."""
     d = len(pairs)
     spatial = x.shape[x.ndim - d:]
-    shape = x.shape[:x.ndim - d] + tuple(n + lo + hi for n, (lo, hi) in zip(spatial, pairs))
-    if scratch is None:
-        out = xp.full(shape, fill, dtype=x.dtype, device=x.device)
-    else:
-        out = _SCRATCH.array(xp, scratch, shape, x.dtype)
-        out.fill(fill)
+    out = _SCRATCH.array(xp, scratch, x.shape[:x.ndim - d] + tuple(n + lo + hi for n, (lo, hi) in zip(spatial, pairs)),
+                         x)
+    out[...] = fill
     out[(Ellipsis, *(slice(lo, lo + n) for n, (lo, _) in zip(spatial, pairs)))] = x
     return out
 
@@ -123,82 +120,77 @@ class _Scratch(threading.local):
     def __init__(self) -> None:
         self.buffers: dict[str, np.ndarray] = {}
 
-    def array(self, xp, name: str, shape: tuple[int, ...], dtype: np.dtype):
-        """An uninitialised array in the buffer `name`, which grows to the largest request up to
-        `_SCRATCH_LIMIT` bytes (larger ones get memory of their own)."""
-        nbytes = math.prod(shape) * np.dtype(dtype).itemsize
+    def array(self, xp, name: str | None, shape: tuple[int, ...], like):
+        """An uninitialised array of `like`'s dtype and device. For NumPy's arrays, in the buffer `name` (if one
+        is named), which grows to the largest request up to `_SCRATCH_LIMIT` bytes (larger ones get memory of
+        their own); other libraries have memory pools of their own (CuPy's) or nothing to gain (Note [one
+        im2col path])."""
+        if name is None or xp is not np:
+            return xp.empty(shape, dtype=like.dtype, device=like.device)
+        nbytes = math.prod(shape) * like.itemsize
         if nbytes > _SCRATCH_LIMIT:
-            return xp.empty(shape, dtype=dtype)
+            return np.empty(shape, dtype=like.dtype)
         buf = self.buffers.get(name)
         if buf is None or buf.nbytes < nbytes:
-            buf = self.buffers[name] = xp.empty(nbytes, dtype=np.uint8)
-        return buf[:nbytes].view(dtype).reshape(shape)
+            buf = self.buffers[name] = np.empty(nbytes, dtype=np.uint8)
+        return buf[:nbytes].view(like.dtype).reshape(shape)
 
 
 _SCRATCH = _Scratch()
 
 
-def _windows(xp, x, win: Window, out: Sequence[int], fill: float = 0.0, scratch: str | None = None):
-    """Every receptive field of x: shape (*lead, *O, *K), a read-only strided view of the padded input (no copy)."""
+def _offsets(win: Window) -> Iterator[tuple[int, ...]]:
+    """Every kernel offset, in C order."""
+    return itertools.product(*(range(k) for k in win.kernel))
+
+
+def _window_at(buf, offset: Sequence[int], win: Window, out: Sequence[int]):
+    """What kernel offset `offset` reads of a padded buffer at every output position: (*lead, *O), a strided
+    slice (a view for NumPy)."""
+    return buf[(Ellipsis, *(slice(k * dl, k * dl + (o - 1) * s + 1, s)
+                            for k, dl, o, s in zip(offset, win.dilation, out, win.stride)))]
+
+
+def _fill_columns(xp, cols, x, win: Window, out: Sequence[int], grid: tuple[int, ...] | None,
+                  scratch: str | None = None) -> None:
+    """im2col into `cols`: (*lead, *X) -> (*lead, *K, *O), each kernel offset's window of the input, one slice
+    copy per offset (Note [one im2col path]); on flat rows (Note [flat rows], `grid` not None) cols is
+    (*lead, *K, prod(grid)) and each offset's window one contiguous run of the padded input."""
     d = len(win.kernel)
-    if any(lo or hi for lo, hi in win.padding):
-        x = _padded(xp, x, win.padding, fill, scratch)
-    lead, steps = x.strides[:x.ndim - d], x.strides[x.ndim - d:]
-    return xp.lib.stride_tricks.as_strided(
-        x, x.shape[:x.ndim - d] + tuple(out) + tuple(win.kernel),
-        lead + tuple(t * s for t, s in zip(steps, win.stride)) + tuple(t * dl for t, dl in zip(steps, win.dilation)),
-        writeable=False)
-
-
-def _column_view(xp, x, win: Window, out: Sequence[int], scratch: str | None = None):
-    """im2col as a view: (*lead, *X) -> (*lead, *K, *O), each kernel offset's window of the input (no copy;
-    output positions innermost, so copying it runs along input rows)."""
-    d = len(win.kernel)
-    view = _windows(xp, x, win, out, scratch=scratch)
-    n = view.ndim - 2 * d
-    return view.transpose(*range(n), *range(n + d, n + 2 * d), *range(n, n + d))
-
-
-def _columns(xp, x, win: Window, out: Sequence[int]):
-    """im2col: (*lead, *X) -> (*lead, *K, *O), the column view laid out contiguously."""
-    return xp.ascontiguousarray(_column_view(xp, x, win, out))
-
-
-def _flat_column_view(xp, x, win: Window, out: Sequence[int], scratch: str | None = None):
-    """im2col for stride 1 (Note [flat rows]): (*lead, *X) -> ((*lead, *K, L), grid), a strided view in which
-    each kernel offset's window is one contiguous run of the flattened padded input; L = prod(grid) positions
-    on the grid (out[0], *padded[1:]), of which those past `out` in the trailing dims are junk to crop."""
-    d = len(win.kernel)
+    if grid is None:
+        buf = _padded(xp, x, win.padding, 0.0, scratch) if any(lo or hi for lo, hi in win.padding) else x
+        for offset in _offsets(win):
+            cols[(Ellipsis, *offset, *(slice(None),) * d)] = _window_at(buf, offset, win, out)
+        return
     pairs = [(lo, hi + (i == 0 and d > 1)) for i, (lo, hi) in enumerate(win.padding)]  # a spare row for the junk
     buf = _padded(xp, x, pairs, 0.0, scratch)
-    lead, padded = buf.shape[:buf.ndim - d], buf.shape[buf.ndim - d:]
-    rows = buf.reshape(*lead, -1)
-    pitch = [math.prod(padded[i + 1:]) * buf.itemsize for i in range(d)]
-    grid = (out[0], *padded[1:])
-    return xp.lib.stride_tricks.as_strided(
-        rows, (*lead, *win.kernel, math.prod(grid)),
-        rows.strides[:-1] + tuple(dl * p for dl, p in zip(win.dilation, pitch)) + (buf.itemsize,),
-        writeable=False), grid
+    padded = buf.shape[buf.ndim - d:]
+    rows = xp.reshape(buf, (*buf.shape[:buf.ndim - d], -1))
+    pitch = [math.prod(padded[i + 1:]) for i in range(d)]
+    size = cols.shape[-1]
+    for offset in _offsets(win):
+        start = sum(k * dl * p for k, dl, p in zip(offset, win.dilation, pitch))
+        cols[(Ellipsis, *offset, slice(None))] = rows[..., start:start + size]
 
 
-def _add_windows(buf, cols, win: Window) -> None:
-    """col2im into a padded buffer: add (*lead, *K, *O) to the places of (*lead, *padded X) they came from."""
+def _add_windows(buf, cols, win: Window, part: slice = slice(None)) -> None:
+    """col2im into a padded buffer: add (*lead, *K, *O) to the places of buf[part] (*lead, *padded X) they
+    came from, one strided add per kernel offset, never per pixel."""
     d = len(win.kernel)
-    lead = (slice(None),) * (cols.ndim - 2 * d)
     out = cols.shape[cols.ndim - d:]
-    for offset in np.ndindex(*win.kernel):  # one strided add per kernel offset, never per pixel
+    for offset in _offsets(win):
         target = tuple(slice(k * dl, k * dl + (o - 1) * s + 1, s)
                        for k, dl, o, s in zip(offset, win.dilation, out, win.stride))
-        buf[lead + target] += cols[lead + offset]
+        buf[(part, Ellipsis, *target)] += cols[(Ellipsis, *offset, *(slice(None),) * d)]
 
 
 def _unpadded(buf, spatial: Sequence[int], win: Window):
-    """The part of a padded buffer that is the input (a view)."""
+    """The part of a padded buffer that is the input (a view for NumPy)."""
     return buf[(Ellipsis, *(slice(lo, lo + x) for x, (lo, _) in zip(spatial, win.padding)))]
 
 
 def _scatter_windows(xp, cols, spatial: Sequence[int], win: Window):
-    """col2im, the adjoint of `_columns`: add (*lead, *K, *O) back to the places in (*lead, *X) they came from."""
+    """col2im, the adjoint of im2col: add (*lead, *K, *O) back to the places in (*lead, *X) they came from."""
     d = len(win.kernel)
     padded = tuple(x + lo + hi for x, (lo, hi) in zip(spatial, win.padding))
     buf = xp.zeros(cols.shape[:cols.ndim - 2 * d] + padded, dtype=cols.dtype, device=cols.device)
@@ -228,41 +220,49 @@ def _column_parts(xp, x, win: Window, out: Sequence[int], grid: tuple[int, ...] 
     """im2col part by part (Note [batch parts]): (slice, columns (n, C*K, L)) in a scratch buffer, from flat
     rows on `grid` (L = prod(grid)) or, when grid is None, from the windows (L = prod(out))."""
     size = math.prod(grid or out)
-    for part in _batch_parts(x.shape[0], x.shape[1] * math.prod(win.kernel) * size * x.itemsize):
-        view = (_column_view(xp, x[part], win, out, "pad") if grid is None
-                else _flat_column_view(xp, x[part], win, out, "pad")[0])
-        cols = _SCRATCH.array(xp, "cols", view.shape, x.dtype)
-        xp.copyto(cols, view)
-        yield part, cols.reshape(len(cols), -1, size)
+    c = x.shape[1]
+    for part in _batch_parts(x.shape[0], c * math.prod(win.kernel) * size * D.of_array(x).itemsize):
+        piece = x[part, ...]
+        n = piece.shape[0]
+        cols = _SCRATCH.array(xp, "cols", (n, c, *win.kernel, *((size,) if grid else out)), x)
+        _fill_columns(xp, cols, piece, win, out, grid, "pad")
+        yield part, xp.reshape(cols, (n, -1, size))
 
 
-def _conv(xp, x, w, win: Window, groups: int, bias=None):
-    """conv(x, w) (+ bias): (N, C, *X) with (F, C/groups, *K) -> (N, F, *O), one matmul per sample and group."""
+def _matmul_into(xp, a, b, y, part: slice) -> None:
+    """y[part] = a @ b, the product (*batch, M, L) taken in y's shape: NumPy's and CuPy's matmul write it in
+    place (out= on a view of y), the standard's arrays take it by assignment."""
+    if hasattr(y, "strides"):
+        xp.matmul(a, b, out=y[part].reshape(*b.shape[:-2], a.shape[-2], b.shape[-1]))
+    else:
+        y[part, ...] = xp.reshape(xp.matmul(a, b), (-1, *y.shape[1:]))
+
+
+def _conv(xp, x, w, win: Window, groups: int):
+    """conv(x, w): (N, C, *X) with (F, C/groups, *K) -> (N, F, *O), one matmul per part and group."""
     n, f = x.shape[0], w.shape[0]
     out = _out_size(x.shape[2:], win)
-    wg = w.reshape(groups, f // groups, -1)
+    wg = xp.reshape(w, (groups, f // groups, -1))
     grid = _flat_grid(x, win, out, wg.shape[2] * groups, f)
-    y = xp.empty((n, groups, f // groups, math.prod(out)), dtype=xp.result_type(x.dtype, w.dtype))
+    y = xp.empty((n, f, *out), dtype=xp.result_type(x.dtype, w.dtype), device=x.device)
     for part, cols in _column_parts(xp, x, win, out, grid):
-        _product_into(xp, y, part, wg, cols.reshape(len(cols), groups, wg.shape[2], cols.shape[-1]), out, grid)
-    y = y.reshape(n, f, *out)
-    if bias is not None:
-        y += bias.reshape(-1, *(1,) * len(out))
+        _product_into(xp, y, part, wg, xp.reshape(cols, (cols.shape[0], groups, wg.shape[2], cols.shape[-1])), grid)
     return y
 
 
-def _product_into(xp, y, part: slice, wg, cols, out: Sequence[int], grid: tuple[int, ...] | None) -> None:
-    """y[part] = wg @ cols ((G, F/G, CK/G) by (n, G, CK/G, L)), cropped from the grid of flat rows if there is one."""
+def _product_into(xp, y, part: slice, wg, cols, grid: tuple[int, ...] | None) -> None:
+    """y[part] = wg @ cols ((G, F/G, CK/G) by (n, G, CK/G, L)) into y (N, F, *O), cropped from the grid of flat
+    rows if there is one."""
     if grid is None:
-        xp.matmul(wg, cols, out=y[part])
+        _matmul_into(xp, wg, cols, y, part)
         return
-    f = wg.shape[0] * wg.shape[1]
-    prod = _SCRATCH.array(xp, "prod", (len(cols), *wg.shape[:2], cols.shape[-1]), y.dtype)
-    xp.matmul(wg, cols, out=prod)
-    y[part].reshape(-1, f, *out)[...] = prod.reshape(-1, f, *grid)[(Ellipsis, *(slice(0, o) for o in out[1:]))]
+    n, f, out = cols.shape[0], y.shape[1], y.shape[2:]
+    prod = _SCRATCH.array(xp, "prod", (n, f, *grid), y)
+    _matmul_into(xp, wg, cols, prod, slice(None))
+    y[part, ...] = prod[(Ellipsis, *(slice(0, o) for o in out[1:]))]
 
 
-def _as_convolution(w, spatial: Sequence[int], out: Sequence[int], win: Window, groups: int):
+def _as_convolution(xp, w, spatial: Sequence[int], out: Sequence[int], win: Window, groups: int):
     """conv_T(., w) with stride 1 as a convolution: (the flipped kernel, channels swapped within each group; its
     window, each side's padding widened by the kernel's extent less the original padding), or None when a
     stride or a negative padding rules it out."""
@@ -272,9 +272,10 @@ def _as_convolution(w, spatial: Sequence[int], out: Sequence[int], win: Window, 
     pads = tuple((r - lo, x - o + lo) for r, (lo, _), x, o in zip(reach, win.padding, spatial, out))
     if any(lo < 0 or hi < 0 for lo, hi in pads):
         return None
-    f, c = w.shape[0], w.shape[1] * groups
-    flipped = w.reshape(groups, f // groups, c // groups, *win.kernel).swapaxes(1, 2)[
-        (Ellipsis, *(slice(None, None, -1),) * len(win.kernel))].reshape(c, f // groups, *win.kernel)
+    f, c, d = w.shape[0], w.shape[1] * groups, len(win.kernel)
+    swapped = xp.permute_dims(xp.reshape(w, (groups, f // groups, c // groups, *win.kernel)),
+                              (0, 2, 1, *range(3, 3 + d)))
+    flipped = xp.reshape(xp.flip(swapped, axis=tuple(range(3, 3 + d))), (c, f // groups, *win.kernel))
     return flipped, Window(win.kernel, win.stride, pads, win.dilation)
 
 
@@ -283,44 +284,44 @@ def _conv_transpose(xp, g, w, spatial: Sequence[int], win: Window, groups: int):
     it is a convolution of g by the flipped kernel, channels swapped within each group."""
     n, f = g.shape[:2]
     c = w.shape[1] * groups
-    as_conv = _as_convolution(w, spatial, g.shape[2:], win, groups)
+    as_conv = _as_convolution(xp, w, spatial, g.shape[2:], win, groups)
     if as_conv is not None:
         return _conv(xp, g, *as_conv, groups)
-    wt = w.reshape(groups, f // groups, -1).transpose(0, 2, 1)  # (G, C/G*K, F/G)
+    wt = xp.matrix_transpose(xp.reshape(w, (groups, f // groups, -1)))  # (G, C/G*K, F/G)
     padded = tuple(x + lo + hi for x, (lo, hi) in zip(spatial, win.padding))
-    buf = xp.zeros((n, c, *padded), dtype=xp.result_type(g.dtype, w.dtype))
+    buf = xp.zeros((n, c, *padded), dtype=xp.result_type(g.dtype, w.dtype), device=g.device)
     p = math.prod(g.shape[2:])
-    for part in _batch_parts(n, c * math.prod(win.kernel) * p * g.itemsize):
-        cols = xp.matmul(wt, g[part].reshape(-1, groups, f // groups, p))  # (n, G, C/G*K, P)
-        _add_windows(buf[part], cols.reshape(-1, c, *win.kernel, *g.shape[2:]), win)
+    for part in _batch_parts(n, c * math.prod(win.kernel) * p * D.of_array(g).itemsize):
+        cols = xp.matmul(wt, xp.reshape(g[part, ...], (-1, groups, f // groups, p)))  # (n, G, C/G*K, P)
+        _add_windows(buf, xp.reshape(cols, (-1, c, *win.kernel, *g.shape[2:])), win, part)
     return _unpadded(buf, spatial, win)
 
 
-def _conv_backward(xp, g, x, w, win: Window):
-    """(conv_T(g, w), conv_w(g, x)) from one im2col of g, for one group and stride 1 (Note [one im2col for
-    both gradients]); None where that does not apply."""
+def _conv_backward(g, x, w, win: Window):
+    """(conv_T(g, w), conv_w(g, x)) from one im2col of g, for NumPy's arrays, one group and stride 1 (Note [one
+    im2col for both gradients]); None where that does not apply."""
     spatial = x.shape[2:]
-    as_conv = _as_convolution(w, spatial, g.shape[2:], win, 1)
-    if as_conv is None or not xp.isfinite(x.sum() + g.sum()):  # where 0 * inf differs: the two-pass way
+    as_conv = _as_convolution(np, w, spatial, g.shape[2:], win, 1)
+    if as_conv is None or not np.isfinite(x.sum() + g.sum()):  # where 0 * inf differs: the two-pass way
         return None
     flipped, window = as_conv
     f, c, kernel = w.shape[0], w.shape[1], win.kernel
     grid = _flat_grid(g, window, spatial, f * math.prod(kernel), c)
     size = math.prod(grid or spatial)
     wg = flipped.reshape(1, c, -1)
-    dx = xp.empty((x.shape[0], 1, c, math.prod(spatial)), dtype=g.dtype)
-    total = xp.zeros((f * math.prod(kernel), c), dtype=g.dtype)  # rows: (F, flipped K)
-    for part, cols in _column_parts(xp, g, window, spatial, grid):
-        _product_into(xp, dx, part, wg, cols[:, None], spatial, grid)
+    dx = np.empty(x.shape, dtype=g.dtype)
+    total = np.zeros((f * math.prod(kernel), c), dtype=g.dtype)  # rows: (F, flipped K)
+    for part, cols in _column_parts(np, g, window, spatial, grid):
+        _product_into(np, dx, part, wg, cols[:, None], grid)
         rows = x[part]
         if grid is not None:  # x laid on the grid, zeros at the junk positions
-            rows = _SCRATCH.array(xp, "rows", (len(cols), c, *grid), x.dtype)
+            rows = _SCRATCH.array(np, "rows", (len(cols), c, *grid), x)
             rows.fill(0)
             rows[(Ellipsis, *(slice(0, o) for o in spatial[1:]))] = x[part]
         rows = rows.reshape(len(cols), c, size)
-        total += xp.matmul(cols, rows.transpose(0, 2, 1)).sum(0)
+        total += np.matmul(cols, rows.transpose(0, 2, 1)).sum(0)
     dw = total.reshape(f, *kernel, c)[(slice(None), *(slice(None, None, -1),) * len(kernel))]
-    return dx.reshape(x.shape), xp.moveaxis(dw, -1, 1).copy()
+    return dx, np.moveaxis(dw, -1, 1).copy()
 
 
 def _conv_weight(xp, g, x, win: Window, groups: int):
@@ -330,19 +331,20 @@ def _conv_weight(xp, g, x, win: Window, groups: int):
     out = g.shape[2:]
     ck = x.shape[1] // groups * math.prod(win.kernel)
     grid = _flat_grid(x, win, out, ck * groups, f)
-    if grid is not None and not xp.isfinite(x.sum()):
+    if grid is not None and not xp.isfinite(xp.sum(x)):
         grid = None
-    total = xp.zeros((groups, ck, f // groups), dtype=xp.result_type(g.dtype, x.dtype))  # transposed: faster BLAS
+    # transposed: faster BLAS
+    total = xp.zeros((groups, ck, f // groups), dtype=xp.result_type(g.dtype, x.dtype), device=g.device)
     for part, cols in _column_parts(xp, x, win, out, grid):
-        rows = g[part]
+        m, size = cols.shape[0], cols.shape[-1]
+        rows = g[part, ...]
         if grid is not None:
-            rows = _SCRATCH.array(xp, "rows", (len(cols), f, *grid), g.dtype)
-            rows.fill(0)
-            rows[(Ellipsis, *(slice(0, o) for o in out[1:]))] = g[part]
-        rows = rows.reshape(len(cols), groups, f // groups, cols.shape[-1])
-        cols = cols.reshape(len(cols), groups, ck, cols.shape[-1])
-        total += xp.matmul(cols, rows.transpose(0, 1, 3, 2)).sum(0)
-    return total.transpose(0, 2, 1).reshape(f, x.shape[1] // groups, *win.kernel)
+            rows = _SCRATCH.array(xp, "rows", (m, f, *grid), g)
+            rows[...] = 0
+            rows[(Ellipsis, *(slice(0, o) for o in out[1:]))] = g[part, ...]
+        rows = xp.reshape(rows, (m, groups, f // groups, size))
+        total += xp.sum(xp.matmul(xp.reshape(cols, (m, groups, ck, size)), xp.matrix_transpose(rows)), axis=0)
+    return xp.reshape(xp.matrix_transpose(total), (f, x.shape[1] // groups, *win.kernel))
 
 
 def _transposed_size(spatial: Sequence[int], win: Window, output_padding: Sequence[int]) -> tuple[int, ...]:
@@ -363,11 +365,10 @@ def _transposed_size(spatial: Sequence[int], win: Window, output_padding: Sequen
        bias="grad.sum([0, *range(2, grad.ndim)])",
        jvp="conv_jvp(input_t, weight_t, bias_t, input, weight, win, groups, transposed, output_padding)")
 def convolution_op(xp, x, w, b, win, groups, transposed, output_padding):
-    if not transposed:
-        return _conv(xp, x, w, win, groups, b)
-    y = _conv_transpose(xp, x, w, _transposed_size(x.shape[2:], win, output_padding), win, groups)
+    y = _conv_transpose(xp, x, w, _transposed_size(x.shape[2:], win, output_padding), win, groups) if transposed \
+        else _conv(xp, x, w, win, groups)
     if b is not None:
-        y += b.reshape(-1, *(1,) * (y.ndim - 2))
+        y += xp.reshape(b, (-1, *(1,) * (y.ndim - 2)))
     return y
 
 
@@ -392,8 +393,10 @@ def im2col_op(xp, x, win):
     """(*batch, C, *X) -> (*batch, C * prod(kernel), L): each window as a column."""
     d = len(win.kernel)
     out = _out_size(x.shape[x.ndim - d:], win)
+    cols = xp.empty((*x.shape[:x.ndim - d], *win.kernel, *out), dtype=x.dtype, device=x.device)
+    _fill_columns(xp, cols, x, win, out, None)
     rows = x.shape[x.ndim - d - 1] * math.prod(win.kernel)  # named, not -1: a batch may be empty
-    return _columns(xp, x, win, out).reshape(*x.shape[:x.ndim - d - 1], rows, math.prod(out))
+    return xp.reshape(cols, (*x.shape[:x.ndim - d - 1], rows, math.prod(out)))
 
 
 @defop("col2im", node="Col2ImBackward0", params=("output_size", "win"), self="im2col_op(grad, win)",
@@ -401,7 +404,7 @@ def im2col_op(xp, x, win):
 def col2im_op(xp, cols, output_size, win):
     """The adjoint of im2col: add each column back to its window of an (*batch, C, *output_size) result."""
     channels = cols.shape[-2] // math.prod(win.kernel)  # named, not -1: a batch may be empty
-    cols = cols.reshape(*cols.shape[:-2], channels, *win.kernel, *_out_size(output_size, win))
+    cols = xp.reshape(cols, (*cols.shape[:-2], channels, *win.kernel, *_out_size(output_size, win)))
     return _scatter_windows(xp, cols, output_size, win)
 
 
@@ -410,8 +413,9 @@ def _max_pool_forward(xp, x, win, out):
     of tied maxima, the last NaN, and never a padding position (an all -inf window points at its first
     real element)."""
     d = len(win.kernel)
-    view = _windows(xp, x, win, out, -np.inf if D.kind(x) == "f" else np.iinfo(x.dtype).min)
-    planes = [view[(Ellipsis, *offset)] for offset in np.ndindex(*win.kernel)]  # one strided view per offset
+    buf = x if not any(lo or hi for lo, hi in win.padding) else \
+        _padded(xp, x, win.padding, -np.inf if D.kind(x) == "f" else np.iinfo(x.dtype).min)
+    planes = [_window_at(buf, offset, win, out) for offset in _offsets(win)]  # one strided view per offset
     best = xp.maximum(planes[0], planes[1]) if len(planes) > 1 else planes[0].copy()
     for plane in planes[2:]:
         xp.maximum(best, plane, out=best)  # NaN propagates, as torch's max pooling does
@@ -519,11 +523,12 @@ def pick_op(xp, x, indices, d, repeats):
 @defop("avg_pool2d", node="AvgPool2DBackward0", params=("win", "out", "divisor"),
        self="avg_pool_backward_op(grad, self_shape, win, divisor)", jvp="avg_pool_op(self_t, win, out, divisor)")
 def avg_pool_op(xp, x, win, out, divisor):
-    view = _windows(xp, x, win, out)
-    offsets = np.ndindex(*win.kernel)
-    sums = view[(Ellipsis, *next(offsets))].copy()
+    if any(lo or hi for lo, hi in win.padding):
+        x = _padded(xp, x, win.padding, 0.0)
+    offsets = _offsets(win)
+    sums = _window_at(x, next(offsets), win, out).copy()
     for offset in offsets:
-        sums += view[(Ellipsis, *offset)]
+        sums += _window_at(x, offset, win, out)
     return (sums / divisor).astype(x.dtype, copy=False)
 
 
@@ -799,7 +804,7 @@ def conv_grads(grad: Tensor, input: Tensor, weight: Tensor, input_shape: tuple, 
             and 2 * input_shape[1] >= grad.shape[1] and not grad_mode._state.enabled and not _transforms.active:
         arrays = (grad._data, input._data, weight._data)
         if all(type(a) is np.ndarray and a.dtype == arrays[0].dtype for a in arrays) and D.kind(arrays[0]) == "f":
-            both = _conv_backward(np, *arrays, win)
+            both = _conv_backward(*arrays, win)
             if both is not None:
                 return _wrap(both[0]), _wrap(both[1])
     return (conv_input_grad(grad, weight, input_shape, win, groups, transposed) if grad_input_mask[0] else None,
