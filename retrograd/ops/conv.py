@@ -78,7 +78,7 @@ from .._creation import zeros
 from .._tensor import Tensor, _wrap
 from ..autograd import grad_mode
 from ..autograd.forward_ad import transforms as _transforms
-from .registry import apply, defop
+from .registry import apply, defop, namespace
 from .shape import stack
 
 
@@ -461,26 +461,31 @@ max_pool3d_op = max_pool_op.alias("max_pool3d_with_indices", "MaxPool3DWithIndic
        jvp="(pick_op(self_t, results[1]._data, len(out), True), None)")
 def adaptive_max_pool_op(xp, x, out):
     d = len(out)
-    spatial = x.shape[x.ndim - d:]
+    lead, spatial = x.shape[:x.ndim - d], x.shape[x.ndim - d:]
     coords = []  # per dim: (O, L) input coordinates, the shorter windows padded by repeating their last element
     for size, o in zip(spatial, out):
         start = (np.arange(o) * size) // o
         end = -((-(np.arange(o) + 1) * size) // o)
         length = int((end - start).max())
-        coords.append(np.minimum(start[:, None] + np.arange(length), end[:, None] - 1))
-    index = tuple(c.reshape((1,) * (2 * i) + c.shape + (1,) * (2 * (d - 1 - i))) for i, c in enumerate(coords))
-    cols = x[(Ellipsis, *index)]  # (*lead, O0, L0, O1, L1, ...)
-    lead = cols.ndim - 2 * d
-    cols = cols.transpose(*range(lead), *range(lead, lead + 2 * d, 2), *range(lead + 1, lead + 2 * d, 2))
-    cols = cols.reshape(*cols.shape[:lead + d], -1)
+        coords.append(xp.asarray(np.minimum(start[:, None] + np.arange(length), end[:, None] - 1).reshape(-1),
+                                 device=x.device))
+    lengths = [c.shape[0] // o for c, o in zip(coords, out)]
+    cols = x
+    for i, c in enumerate(coords):  # each dim's windows gathered: (*lead, O0*L0, O1*L1, ...)
+        cols = xp.take(cols, c, axis=len(lead) + i)
+    cols = xp.reshape(cols, (*lead, *itertools.chain(*zip(out, lengths))))
+    n = len(lead)
+    cols = xp.permute_dims(cols, (*range(n), *range(n, n + 2 * d, 2), *range(n + 1, n + 2 * d, 2)))
+    cols = xp.reshape(cols, (*lead, *out, math.prod(lengths)))
     arg = xp.argmax(cols, axis=-1)
-    values = xp.take_along_axis(cols, arg[..., None], axis=-1)[..., 0]
-    offsets = np.unravel_index(arg, tuple(c.shape[1] for c in coords))
+    values = xp.take_along_axis(cols, xp.expand_dims(arg, axis=-1), axis=-1)[..., 0]
     flat = 0
-    for i, (k, size) in enumerate(zip(offsets, spatial)):
-        rows = np.arange(out[i]).reshape((-1,) + (1,) * (d - 1 - i))
-        flat = flat * size + coords[i][rows, k]
-    return values, xp.asarray(flat, dtype=np.int64)
+    for i, (c, length, size) in enumerate(zip(coords, lengths, spatial)):
+        k = (arg // math.prod(lengths[i + 1:])) % length  # the maximum's offset in this dim's window
+        rows = xp.reshape(xp.arange(out[i], device=x.device) * length, (-1,) + (1,) * (d - 1 - i))
+        place = rows + k
+        flat = flat * size + xp.reshape(xp.take(c, xp.reshape(place, (-1,))), place.shape)
+    return values, xp.astype(flat, xp.int64)
 
 
 adaptive_max_pool3d_op = adaptive_max_pool_op.alias("adaptive_max_pool3d", "AdaptiveMaxPool3DBackward0")
@@ -494,13 +499,31 @@ def max_pool_backward_op(xp, g, indices, input_shape, d, repeats):
     `repeats`: whether windows overlap, so that one element may be picked more than once."""
     planes = math.prod(input_shape[:len(input_shape) - d])
     size = math.prod(input_shape[len(input_shape) - d:])
-    if repeats:
-        flat = (indices.reshape(planes, -1) + (xp.arange(planes) * size)[:, None]).reshape(-1)
-        total = xp.bincount(flat, weights=g.reshape(-1), minlength=planes * size).astype(g.dtype, copy=False)
+    if repeats or xp is not np:
+        flat = xp.reshape(xp.reshape(indices, (planes, -1)) + xp.arange(planes, device=g.device)[:, None] * size, (-1,))
+        total = _sum_at(xp, flat, xp.reshape(g, (-1,)), planes * size)
     else:  # the result before the index temporary, which is then freed on top of the heap (Note [batch parts])
         total = xp.zeros(planes * size, dtype=g.dtype, device=g.device)
         total[(indices.reshape(planes, -1) + (xp.arange(planes) * size)[:, None]).reshape(-1)] = g.reshape(-1)
-    return total.reshape(input_shape)
+    return xp.reshape(total, input_shape)
+
+
+def _sum_at(xp, flat, values, length: int):
+    """The sum of `values` at each of `length` places by their flat index (a gather's adjoint): NumPy's bincount;
+    the standard has no scatter, so there the values are sorted by place and each place adds its run of them,
+    one gather per element of the longest run."""
+    if xp is np:
+        return np.bincount(flat, weights=values, minlength=length).astype(values.dtype, copy=False)
+    order = xp.argsort(flat, stable=True)
+    places = xp.arange(length, device=flat.device)
+    flat = xp.take(flat, order)
+    first = xp.searchsorted(flat, places, side="left")
+    count = xp.searchsorted(flat, places, side="right") - first
+    padded = xp.concat([xp.take(values, order), xp.zeros(1, dtype=values.dtype, device=values.device)])
+    total = xp.zeros(length, dtype=values.dtype, device=values.device)
+    for j in range(int(xp.max(count)) if length else 0):  # the zero at the end where a run is shorter
+        total += xp.take(padded, xp.where(count > j, first + j, flat.shape[0]))
+    return total
 
 
 # aten::max_pool2d_with_indices_backward called directly takes the pooled input too, which it reads nothing of:
@@ -517,7 +540,8 @@ def max_pool_input_backward_op(xp, g, x, indices, input_shape, d, repeats):
 def pick_op(xp, x, indices, d, repeats):
     """The adjoint of max_pool_backward: each input plane's element at `indices`."""
     planes = math.prod(x.shape[:x.ndim - d])
-    return xp.take_along_axis(x.reshape(planes, -1), indices.reshape(planes, -1), axis=1).reshape(indices.shape)
+    picked = xp.take_along_axis(xp.reshape(x, (planes, -1)), xp.reshape(indices, (planes, -1)), axis=1)
+    return xp.reshape(picked, indices.shape)
 
 
 @defop("avg_pool2d", node="AvgPool2DBackward0", params=("win", "out", "divisor"),
@@ -559,7 +583,7 @@ def gather_dims_op(xp, x, indices):
     d = len(indices)
     for i, index in enumerate(indices):
         if index is not None:
-            x = xp.take(x, index, axis=x.ndim - d + i)
+            x = xp.take(x, xp.asarray(index, device=x.device), axis=x.ndim - d + i)
     return x
 
 
@@ -573,10 +597,27 @@ def scatter_dims_op(xp, g, input_shape, indices):
         if indices[i] is None:
             continue
         axis = g.ndim - d + i
-        out = xp.zeros(g.shape[:axis] + (input_shape[len(input_shape) - d + i],) + g.shape[axis + 1:], dtype=g.dtype)
-        xp.add.at(out, (slice(None),) * axis + (indices[i],), g)
+        size = input_shape[len(input_shape) - d + i]
+        zero = xp.zeros((*g.shape[:axis], 1, *g.shape[axis + 1:]), dtype=g.dtype, device=g.device)
+        padded = xp.concat([g, zero], axis=axis)  # a zero slice at the end, for places with fewer sources
+        sources = _sources(indices[i], size)
+        out = xp.take(padded, xp.asarray(sources[0], device=g.device), axis=axis) if len(sources) else \
+            xp.zeros((*g.shape[:axis], size, *g.shape[axis + 1:]), dtype=g.dtype, device=g.device)
+        for source in sources[1:]:
+            out += xp.take(padded, xp.asarray(source, device=g.device), axis=axis)
         g = out
     return g
+
+
+def _sources(index: np.ndarray, size: int) -> np.ndarray:
+    """The gathers whose sum is the adjoint of take(., index) along a dim of `size`: row j holds, for each place,
+    the position of its j-th source in index (in order), or len(index) (a zero slice) where it has fewer."""
+    counts = np.bincount(index, minlength=size)
+    order = np.argsort(index, kind="stable")
+    rank = np.arange(len(index)) - (np.cumsum(counts) - counts)[index[order]]
+    sources = np.full((counts.max(initial=0), size), len(index))
+    sources[rank, index[order]] = order
+    return sources
 
 
 GATHER_NODES = {f"{kind}{d}d": gather_dims_op.alias(f"{kind}{d}d", f"{node}{d}DBackward0")
@@ -618,20 +659,20 @@ def constant_pad_nd_op(xp, x, pad, value):
        jvp="pixel_shuffle_op(self_t, factor)")
 def pixel_shuffle_op(xp, x, r):
     *lead, c, h, w = x.shape
-    x = x.reshape(*lead, c // (r * r), r, r, h, w)
+    x = xp.reshape(x, (*lead, c // (r * r), r, r, h, w))
     n = len(lead)
-    x = x.transpose(*range(n), n, n + 3, n + 1, n + 4, n + 2)
-    return x.reshape(*lead, c // (r * r), h * r, w * r)
+    x = xp.permute_dims(x, (*range(n), n, n + 3, n + 1, n + 4, n + 2))
+    return xp.reshape(x, (*lead, c // (r * r), h * r, w * r))
 
 
 @defop("pixel_unshuffle", params=("factor",), self="pixel_shuffle_op(grad, factor)",
        jvp="pixel_unshuffle_op(self_t, factor)")
 def pixel_unshuffle_op(xp, x, r):
     *lead, c, h, w = x.shape
-    x = x.reshape(*lead, c, h // r, r, w // r, r)
+    x = xp.reshape(x, (*lead, c, h // r, r, w // r, r))
     n = len(lead)
-    x = x.transpose(*range(n), n, n + 2, n + 4, n + 1, n + 3)
-    return x.reshape(*lead, c * r * r, h // r, w // r)
+    x = xp.permute_dims(x, (*range(n), n, n + 2, n + 4, n + 1, n + 3))
+    return xp.reshape(x, (*lead, c * r * r, h // r, w // r))
 
 
 # ============================================================================================
@@ -644,8 +685,8 @@ def pixel_unshuffle_op(xp, x, r):
        jvp="affine_grid_generator_op(theta_t, base)")
 def affine_grid_generator_op(xp, theta, base):
     """Each point of the base grid (*size, k), homogeneous coordinates, mapped by each theta (N, k-1, k)."""
-    points = xp.matmul(xp.asarray(base, dtype=theta.dtype).reshape(-1, base.shape[-1]), theta.transpose(0, 2, 1))
-    return points.reshape(theta.shape[0], *base.shape[:-1], theta.shape[1])
+    points = xp.matmul(xp.asarray(base.reshape(-1, base.shape[-1]), device=theta.device), xp.matrix_transpose(theta))
+    return xp.reshape(points, (theta.shape[0], *base.shape[:-1], theta.shape[1]))
 
 
 @defop("grid_sampler_2d", node="GridSampler2DBackward0", inputs=("input", "grid"),
@@ -655,12 +696,12 @@ def affine_grid_generator_op(xp, theta, base):
        jvp="grid_sample_jvp(input_t, grid_t, input, grid, mode, padding_mode, align_corners)")
 def grid_sampler_op(xp, x, grid, mode, padding_mode, align_corners):
     n, c = x.shape[:2]
-    out = xp.zeros((n, c, math.prod(grid.shape[1:-1])), dtype=x.dtype)
-    flat_x = x.reshape(n, c, -1)
+    out = xp.zeros((n, c, math.prod(grid.shape[1:-1])), dtype=x.dtype, device=x.device)
+    flat_x = xp.reshape(x, (n, c, -1))
     for corner in _grid_corners(xp, grid, x.shape[2:], mode, padding_mode, align_corners):
         picked = xp.take_along_axis(flat_x, corner.index[:, None, :], axis=2)
-        out += picked * (corner.weight * corner.inside)[:, None, :]
-    return out.reshape(n, c, *grid.shape[1:-1])
+        out += picked * (xp.astype(corner.inside, x.dtype) * corner.weight)[:, None, :]
+    return xp.reshape(out, (n, c, *grid.shape[1:-1]))
 
 
 grid_sampler_3d_op = grid_sampler_op.alias("grid_sampler_3d", "GridSampler3DBackward0")
@@ -670,37 +711,38 @@ class _Corner(NamedTuple):
     """One of the input points a grid sample reads: flat index (N, P), whether it is inside the input, its
     interpolation weight, and the weight's slopes along each grid component (x first; None for nearest)."""
 
-    index: np.ndarray
-    inside: np.ndarray
+    index: object
+    inside: object
     weight: object
     slopes: tuple | None
 
 
-def _reflect(coord, low2: int, high2: int):
+def _reflect(xp, coord, low2: int, high2: int):
     """torch's reflect_coordinates: fold coord into [low2/2, high2/2]; also d(result)/d(coord) (+-1)."""
     if low2 == high2:
-        return np.zeros_like(coord), np.zeros_like(coord)
+        return xp.zeros_like(coord), xp.zeros_like(coord)
     low, span = low2 / 2, (high2 - low2) / 2
     shifted = coord - low
-    sign = np.where(shifted < 0, -1.0, 1.0)
-    shifted = np.abs(shifted)
-    extra = np.fmod(shifted, span)
-    odd = np.floor(shifted / span) % 2 == 1
-    return np.where(odd, span - extra + low, extra + low), np.where(odd, -sign, sign)
+    sign = xp.where(shifted < 0, -1.0, xp.ones_like(shifted))
+    shifted = xp.abs(shifted)
+    extra = xp.remainder(shifted, span)  # C's fmod: shifted >= 0
+    odd = xp.remainder(xp.floor(shifted / span), 2) == 1
+    return xp.where(odd, span - extra + low, extra + low), xp.where(odd, -sign, sign)
 
 
-def _source(coord, size: int, padding_mode: str, align_corners: bool):
+def _source(xp, coord, size: int, padding_mode: str, align_corners: bool):
     """torch's grid_sampler_compute_source_index: the input coordinate a grid value points at, and its
     derivative with respect to the grid value."""
     scale = (size - 1) / 2 if align_corners else size / 2
     coord = ((coord + 1) * (size - 1) / 2) if align_corners else (((coord + 1) * size - 1) / 2)
-    slope = np.full(coord.shape, scale)
+    slope = xp.full(coord.shape, scale, dtype=coord.dtype, device=coord.device)
     if padding_mode == "reflection":
-        coord, sign = _reflect(coord, 0, 2 * (size - 1)) if align_corners else _reflect(coord, -1, 2 * size - 1)
+        coord, sign = _reflect(xp, coord, 0, 2 * (size - 1)) if align_corners else \
+            _reflect(xp, coord, -1, 2 * size - 1)
         slope = slope * sign
     if padding_mode in ("border", "reflection"):
         inside = (coord > 0) & (coord < size - 1)
-        coord, slope = np.clip(coord, 0, size - 1), np.where(inside, slope, 0.0)
+        coord, slope = xp.clip(coord, 0, size - 1), xp.where(inside, slope, 0.0)
     return coord, slope
 
 
@@ -728,13 +770,14 @@ def _grid_cubic_weights(t):
             [far_slope(t + 1), near_slope(t), -near_slope(1 - t), -far_slope(2 - t)])
 
 
-def _tap_coordinate(coord: np.ndarray, size: int, padding_mode: str, align_corners: bool) -> np.ndarray:
+def _tap_coordinate(xp, coord, size: int, padding_mode: str, align_corners: bool):
     """A bicubic tap's integer coordinate after padding (torch's compute_coordinates on it, then truncation)."""
     if padding_mode == "reflection":
-        coord = _reflect(coord, 0, 2 * (size - 1))[0] if align_corners else _reflect(coord, -1, 2 * size - 1)[0]
+        coord = _reflect(xp, coord, 0, 2 * (size - 1))[0] if align_corners else \
+            _reflect(xp, coord, -1, 2 * size - 1)[0]
     if padding_mode in ("border", "reflection"):
-        coord = np.clip(coord, 0, size - 1)
-    return coord.astype(np.int64)
+        coord = xp.clip(coord, 0, size - 1)
+    return xp.astype(coord, xp.int64)
 
 
 def _grid_corners(xp, grid, spatial, mode: str, padding_mode: str, align_corners: bool, as_tensors: bool = False):
@@ -742,34 +785,32 @@ def _grid_corners(xp, grid, spatial, mode: str, padding_mode: str, align_corners
     bicubic. With `as_tensors`, `grid` is a Tensor and weights and slopes are differentiable functions of it."""
     d = len(spatial)
     values = grid._data if as_tensors else grid
-    n = len(values)
+    n = values.shape[0]
     options = []  # per spatial dim (input order): [(integer coordinate, weight factor, factor's slope)]
     for k, size in enumerate(spatial):
-        v = values[..., d - 1 - k].reshape(n, -1)  # the grid's components run x (the last dimension) first
-        if mode == "bicubic":  # the taps are padded one by one, the source coordinate is not
-            coord, slope = _source(v, size, "zeros", align_corners)
-        else:
-            coord, slope = _source(v, size, padding_mode, align_corners)
+        v = xp.reshape(values[..., d - 1 - k], (n, -1))  # the grid's components run x (the last dimension) first
+        # the bicubic taps are padded one by one, the source coordinate is not
+        coord, slope = _source(xp, v, size, "zeros" if mode == "bicubic" else padding_mode, align_corners)
         exact = coord
         if as_tensors:  # the coordinate as a function of the grid (its slope is piecewise constant)
             exact = (grid[..., d - 1 - k].reshape(n, -1) * constant_like(slope, grid)
                      + constant_like(coord - v * slope, grid))
             slope = constant_like(slope, grid)
         if mode == "nearest":
-            options.append([(np.rint(coord).astype(np.int64), 1.0, None)])
+            options.append([(xp.astype(xp.round(coord), xp.int64), 1.0, None)])
             continue
-        low = np.floor(coord)
+        low = xp.floor(coord)
         fraction = exact - (constant_like(low, grid) if as_tensors else low)
         if mode == "bicubic":
             weights, slopes = _grid_cubic_weights(fraction)
-            options.append([(_tap_coordinate(low + j - 1, size, padding_mode, align_corners), w, s * slope)
+            options.append([(_tap_coordinate(xp, low + j - 1, size, padding_mode, align_corners), w, s * slope)
                             for j, (w, s) in enumerate(zip(weights, slopes))])
         else:
-            options.append([(low.astype(np.int64), 1 - fraction, -slope),
-                            (low.astype(np.int64) + 1, fraction, slope)])
+            options.append([(xp.astype(low, xp.int64), 1 - fraction, -slope),
+                            (xp.astype(low, xp.int64) + 1, fraction, slope)])
     corners = []
     for choice in itertools.product(*options):
-        index, inside = _flat_index([c for c, _, _ in choice], spatial)
+        index, inside = _flat_index(xp, [c for c, _, _ in choice], spatial)
         factors = [f for _, f, _ in choice]
         weight = math.prod(factors[1:], start=factors[0])
         slopes = None
@@ -777,18 +818,19 @@ def _grid_corners(xp, grid, spatial, mode: str, padding_mode: str, align_corners
             per_dim = [math.prod([f for j, f in enumerate(factors) if j != k], start=choice[k][2]) for k in range(d)]
             slopes = tuple(reversed(per_dim))
         if mode == "nearest" and as_tensors:
-            weight = constant_like(np.ones(index.shape), grid)
+            weight = constant_like(xp.ones(index.shape, dtype=values.dtype, device=values.device), grid)
         corners.append(_Corner(index, inside, weight, slopes))
     return corners
 
 
-def _flat_index(coords: list, spatial: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-    inside = np.ones(coords[0].shape, dtype=bool)
-    index = np.zeros(coords[0].shape, dtype=np.int64)
+def _flat_index(xp, coords: list, spatial: Sequence[int]) -> tuple:
+    """The flat index into the input of integer coordinates (one array per dim), 0 where any is outside; and
+    whether all are inside."""
+    inside, index = True, 0
     for c, size in zip(coords, spatial):
-        inside &= (c >= 0) & (c < size)
-        index = index * size + np.clip(c, 0, size - 1)
-    return np.where(inside, index, 0), inside
+        inside = inside & (c >= 0) & (c < size)
+        index = index * size + xp.clip(c, 0, size - 1)
+    return xp.where(inside, index, 0), inside
 
 
 # ============================================================================================
@@ -844,9 +886,11 @@ def conv_jvp(input_t: Tensor, weight_t: Tensor, bias_t: Tensor | None, input: Te
     return out
 
 
-def constant_like(array: np.ndarray, like: Tensor) -> Tensor:
-    """A constant tensor (no grad) in `like`'s dtype."""
-    return _wrap(np.asarray(array, dtype=like._data.dtype))
+def constant_like(array: object, like: Tensor) -> Tensor:
+    """A constant tensor (no grad) in `like`'s dtype and on its device, of a number, a host (NumPy) array or an
+    array of `like`'s namespace."""
+    data = like._data
+    return _wrap(namespace(data).asarray(array, dtype=data.dtype, device=data.device))
 
 
 def _corner_values(input: Tensor, corner: _Corner) -> Tensor:
@@ -861,8 +905,8 @@ def grid_sample_input_grad(grad: Tensor, input: Tensor, grid: Tensor, mode: str,
     """Each output's gradient spread back to the points it read, by their weights."""
     n, c = input.shape[:2]
     g = grad.reshape(n, c, -1)
-    total = zeros((n, c, math.prod(input.shape[2:])), dtype=grad.dtype)
-    for corner in _grid_corners(np, grid, input.shape[2:], mode, padding_mode, align_corners, True):
+    total = zeros((n, c, math.prod(input.shape[2:])), dtype=grad.dtype, device=grad.device)
+    for corner in _grid_corners(namespace(grid._data), grid, input.shape[2:], mode, padding_mode, align_corners, True):
         index = constant_like(corner.index, input).long().unsqueeze(1).expand(n, c, corner.index.shape[1])
         share = g * (corner.weight * constant_like(corner.inside, grid)).unsqueeze(1)
         total = total.scatter_add(2, index, share)
@@ -876,7 +920,7 @@ def grid_sample_grid_grad(grad: Tensor, input: Tensor, grid: Tensor, mode: str, 
         return grid * 0
     g = grad.reshape(*grad.shape[:2], -1)
     components = [0] * grid.shape[-1]
-    for corner in _grid_corners(np, grid, input.shape[2:], mode, padding_mode, align_corners, True):
+    for corner in _grid_corners(namespace(grid._data), grid, input.shape[2:], mode, padding_mode, align_corners, True):
         read = (g * _corner_values(input, corner)).sum(1)
         components = [total + read * slope for total, slope in zip(components, corner.slopes)]
     return stack(components, -1).reshape(grid.shape)
@@ -887,7 +931,7 @@ def grid_sample_jvp(input_t: Tensor, grid_t: Tensor, input: Tensor, grid: Tensor
     n, c = input.shape[:2]
     out = 0
     tangents = [grid_t[..., k].reshape(n, -1) for k in range(grid.shape[-1])]
-    for corner in _grid_corners(np, grid, input.shape[2:], mode, padding_mode, align_corners, True):
+    for corner in _grid_corners(namespace(grid._data), grid, input.shape[2:], mode, padding_mode, align_corners, True):
         out = out + _corner_values(input_t, corner) * corner.weight.unsqueeze(1)
         if corner.slopes is not None:
             moved = sum(slope * t for slope, t in zip(corner.slopes, tangents))
@@ -1487,7 +1531,7 @@ def interpolate(input: Tensor, size: int | Sequence[int] | None = None,
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input._data.ndim}D) "
                                   f"for the modes: nearest | linear | bilinear | bicubic | trilinear | area | "
                                   f"nearest-exact (got {mode})")
-    dtype = input._data.dtype if input.dtype.is_floating_point else np.dtype(np.float32)
+    dtype = input.dtype.np if input.dtype.is_floating_point else np.dtype(np.float32)
     matrices = tuple(_interpolation_matrix(x, o, s, bool(align_corners), mode == "bicubic", dtype)
                      for x, o, s in zip(spatial, out, scales))
     name = {"linear": "upsample_linear1d", "bilinear": "upsample_bilinear2d", "bicubic": "upsample_bicubic2d",
@@ -1575,7 +1619,7 @@ def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None =
     axes = [_grid_steps(n, align_corners) for n in spatial]  # (D,) H, W
     mesh = np.meshgrid(*axes, indexing="ij")
     base = np.stack([*reversed(mesh), np.ones_like(mesh[0])], axis=-1)  # x first, then y (then z), then 1
-    return apply(affine_grid_generator_op, (theta,), (base.astype(theta._data.dtype),))
+    return apply(affine_grid_generator_op, (theta,), (base.astype(theta.dtype.np),))
 
 
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",
