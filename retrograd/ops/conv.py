@@ -4,8 +4,8 @@ pooling, padding, resampling and pixel shuffles. `ops/nn.py` re-exports everythi
 Every kernel works on the last d dims of its input (d = 1, 2 or 3), the dims before them being
 batch and channels, and is built from a few array-level mechanisms shared by all rows:
 
-- `_windows` / `_scatter_windows`: every receptive field as a strided view (no copy), and its
-  adjoint, one strided add per kernel offset (Note [im2col]);
+- `_fill_columns` / `_scatter_windows`: every receptive field laid out as columns, one strided
+  slice copied per kernel offset, and its adjoint, one strided add per kernel offset (Note [im2col]);
 - `gather_dims` / `scatter_dims`: a gather of whole slices along several dims (reflection,
   replication and circular padding, nearest upsampling) and its adjoint;
 - `separable_map`: one small matrix applied along each dim (linear, bilinear, bicubic and
@@ -14,10 +14,10 @@ batch and channels, and is built from a few array-level mechanisms shared by all
 
 Note [im2col]
 A convolution is a matrix product once each output position's receptive field is laid out as a
-row ("im2col"): a strided view of the zero-padded input gives every window (stride and dilation
-are its steps), and one matmul per group does the arithmetic. Its adjoint
-("col2im") adds the rows back with one strided add per kernel offset: a loop over the kernel's
-offsets, never over pixels. Three linear maps cover every convolution and all its derivatives::
+row ("im2col"): each kernel offset reads a strided slice of the zero-padded input (stride and
+dilation are its steps), copied into its row of the columns, and one matmul per group does the
+arithmetic. Its adjoint ("col2im") adds the rows back with one strided add per kernel offset: a
+loop over the kernel's offsets, never over pixels. Three linear maps cover every convolution and all its derivatives::
 
     conv(x, w)      the convolution                          (N, C, *X) -> (N, F, *O)
     conv_T(g, w)    its adjoint in x: transposed convolution (N, F, *O) -> (N, C, *X)
@@ -30,14 +30,26 @@ exactly the weight of the convolution it is the adjoint of. With stride 1, conv_
 convolution (by the flipped kernel, channels swapped within each group, padding widened to the
 kernel's extent), so it reads windows instead of adding them back.
 
+Note [one im2col path]
+The kernels compute with the `xp` namespace they are given (Note [choosing a namespace] in _xp.py),
+so one code path serves NumPy, CuPy and any array-API library: the standard's slices (with steps),
+reshapes, permutations, takes and matmul. An im2col built from one slice copy per kernel offset
+runs as fast on NumPy as copying an as_strided view of all windows did (the same inner loops; a
+few Python steps per offset), so no strided-memory variant is kept. What stays NumPy's is chosen
+in one helper each: scratch memory reused between calls (`_Scratch.array`; CuPy's pool does that
+itself), matmul writing into its result (`_matmul_into`: out= on a view, where NumPy and CuPy have
+views), and a scatter-add by flat index (`_sum_at`: NumPy's bincount; the standard has no scatter).
+The one-im2col backward (`_conv_backward`) runs on NumPy's arrays only, where nothing records it.
+
 Note [flat rows]
-Copying the window view runs one inner loop per output row, which costs more than the row itself
+Copying the windows runs one inner loop per output row, which costs more than the row itself
 for small images. With stride 1, a kernel offset's window is one contiguous run of the padded input
 flattened per plane, if each output row is taken as long as a padded row: the extra positions at
 the end of each row read into the next row and are junk, cropped after the matmul. The copy then
-runs one loop per (plane, offset); a spare padded row at the end keeps the last junk positions inside
-the buffer. The crop is one more copy of the output, so flat rows are used when the columns
-outnumber the output channels (not for a first layer with one input channel).
+runs one loop per (plane, offset), a plain slice of the flattened padded input; a spare padded
+row at the end keeps the last junk positions inside the buffer. The crop is one more copy of the
+output, so flat rows are used when the columns outnumber the output channels (not for a first
+layer with one input channel).
 
 Note [one im2col for both gradients]
 With stride 1 and one group, the input's gradient conv_T(g, w) is a convolution of g (Note [im2col]),
@@ -838,17 +850,29 @@ def _flat_index(xp, coords: list, spatial: Sequence[int]) -> tuple:
 # ============================================================================================
 
 
+def unrecorded_arrays(*tensors: Tensor) -> tuple[np.ndarray, ...] | None:
+    """The tensors' arrays where a backward formula may compute them in NumPy, outside the graph: nothing records
+    it (grad mode off, as in a backward without create_graph, and no forward-mode level, vmap or saved-tensor hook
+    active) and all are NumPy float32 or float64 arrays of one dtype; None where it must run differentiable ops."""
+    if grad_mode._state.enabled or _transforms.active:
+        return None
+    arrays = tuple(t._data for t in tensors)
+    if any(type(a) is not np.ndarray for a in arrays) or arrays[0].dtype not in (np.float32, np.float64) \
+            or any(a.dtype != arrays[0].dtype for a in arrays):
+        return None
+    return arrays
+
+
 def conv_grads(grad: Tensor, input: Tensor, weight: Tensor, input_shape: tuple, win: Window, groups: int,
                transposed: bool, grad_input_mask: tuple) -> tuple[Tensor | None, Tensor | None]:
     """(d/d input, d/d weight) of a convolution, each only where grad_input_mask asks for it; both from one
     im2col of the gradient when nothing records them (Note [one im2col for both gradients])."""
     if grad_input_mask[0] and grad_input_mask[1] and not transposed and groups == 1 \
-            and 2 * input_shape[1] >= grad.shape[1] and not grad_mode._state.enabled and not _transforms.active:
-        arrays = (grad._data, input._data, weight._data)
-        if all(type(a) is np.ndarray and a.dtype == arrays[0].dtype for a in arrays) and D.kind(arrays[0]) == "f":
-            both = _conv_backward(*arrays, win)
-            if both is not None:
-                return _wrap(both[0]), _wrap(both[1])
+            and 2 * input_shape[1] >= grad.shape[1]:
+        arrays = unrecorded_arrays(grad, input, weight)
+        both = None if arrays is None else _conv_backward(*arrays, win)
+        if both is not None:
+            return _wrap(both[0]), _wrap(both[1])
     return (conv_input_grad(grad, weight, input_shape, win, groups, transposed) if grad_input_mask[0] else None,
             conv_weight_grad(grad, input, win, groups, transposed) if grad_input_mask[1] else None)
 
