@@ -90,6 +90,7 @@ from .._creation import zeros
 from .._tensor import Tensor, _wrap
 from ..autograd import grad_mode
 from ..autograd.forward_ad import transforms as _transforms
+from . import arrays as A
 from .registry import apply, defop, namespace
 from .shape import stack
 
@@ -244,7 +245,7 @@ def _column_parts(xp, x, win: Window, out: Sequence[int], grid: tuple[int, ...] 
 def _matmul_into(xp, a, b, y, part: slice) -> None:
     """y[part] = a @ b, the product (*batch, M, L) taken in y's shape: NumPy's and CuPy's matmul write it in
     place (out= on a view of y), the standard's arrays take it by assignment."""
-    if hasattr(y, "strides"):
+    if _numpy_like(y):
         xp.matmul(a, b, out=y[part].reshape(*b.shape[:-2], a.shape[-2], b.shape[-1]))
     else:
         y[part, ...] = xp.reshape(xp.matmul(a, b), (-1, *y.shape[1:]))
@@ -428,32 +429,46 @@ def _max_pool_forward(xp, x, win, out):
     buf = x if not any(lo or hi for lo, hi in win.padding) else \
         _padded(xp, x, win.padding, -np.inf if D.kind(x) == "f" else np.iinfo(x.dtype).min)
     planes = [_window_at(buf, offset, win, out) for offset in _offsets(win)]  # one strided view per offset
-    best = xp.maximum(planes[0], planes[1]) if len(planes) > 1 else planes[0].copy()
-    for plane in planes[2:]:
-        xp.maximum(best, plane, out=best)  # NaN propagates, as torch's max pooling does
+    best = xp.maximum(planes[0], planes[1]) if len(planes) > 1 else A.copy(xp, planes[0])
+    for plane in planes[2:]:  # NaN propagates, as torch's max pooling does
+        best = _maximum_into(xp, best, plane)
     # the first maximum's offset = how many leading planes miss the maximum (cheaper than a where per plane),
     # counted in the smallest integer type that holds it
     missed = planes[0] != best
-    arg = missed.astype(np.min_scalar_type(len(planes) - 1))
+    arg = xp.astype(missed, D.native(xp, np.min_scalar_type(len(planes) - 1)))
     for plane in planes[1:-1]:
         missed &= plane != best
-        arg += missed
-    if D.kind(x) == "f" and math.isnan(best.sum()):  # a NaN sums to NaN: one pass, no mask
+        arg += missed if _numpy_like(arg) else xp.astype(missed, arg.dtype)  # the standard adds one dtype
+    if D.kind(x) == "f" and math.isnan(xp.sum(best)):  # a NaN sums to NaN: one pass, no mask
         for k, plane in enumerate(planes):
             arg = xp.where(plane != plane, k, arg)
     spatial = x.shape[x.ndim - d:]
-    starts = [(xp.arange(o) * s - lo).reshape((-1,) + (1,) * (d - 1 - i))
+    starts = [xp.reshape(xp.arange(o, device=x.device) * s - lo, (-1,) + (1,) * (d - 1 - i))
               for i, (o, s, (lo, _)) in enumerate(zip(out, win.stride, win.padding))]
     if not any(lo for lo, _ in win.padding):  # no window reaches outside: flat = window start + offset's flat
         row = [math.prod(spatial[i + 1:]) for i in range(d)]  # flat step of each spatial dim
         offsets = sum(i * dl * r for i, dl, r in zip(np.indices(win.kernel).reshape(d, -1), win.dilation, row))
-        flat = xp.asarray(offsets).take(arg)
+        flat = xp.reshape(xp.take(xp.asarray(offsets, device=x.device), xp.reshape(arg, (-1,))), arg.shape)
         flat += sum(start * r for start, r in zip(starts, row))
         return best, flat
-    flat = 0
-    for size, start, offset, dilation in zip(spatial, starts, np.unravel_index(arg, win.kernel), win.dilation):
+    flat, arg = 0, xp.astype(arg, xp.int64)
+    for i, (size, start, dilation) in enumerate(zip(spatial, starts, win.dilation)):
+        offset = (arg // math.prod(win.kernel[i + 1:])) % win.kernel[i]
         flat = flat * size + xp.clip(start + offset * dilation, 0, size - 1)
     return best, flat
+
+
+def _numpy_like(array) -> bool:
+    """Whether an array has NumPy's API beyond the standard (NumPy's and CuPy's): views, out= and casting
+    between dtypes in place."""
+    return hasattr(array, "strides")
+
+
+def _maximum_into(xp, best, other):
+    """maximum(best, other), written over `best` where the namespace writes in place (Note [batch parts])."""
+    if _numpy_like(best):
+        return xp.maximum(best, other, out=best)
+    return xp.maximum(best, other)
 
 
 @defop("max_pool2d_with_indices", node="MaxPool2DWithIndicesBackward0", params=("win", "out"), outputs=2,
@@ -559,13 +574,12 @@ def pick_op(xp, x, indices, d, repeats):
 @defop("avg_pool2d", node="AvgPool2DBackward0", params=("win", "out", "divisor"),
        self="avg_pool_backward_op(grad, self_shape, win, divisor)", jvp="avg_pool_op(self_t, win, out, divisor)")
 def avg_pool_op(xp, x, win, out, divisor):
-    if any(lo or hi for lo, hi in win.padding):
-        x = _padded(xp, x, win.padding, 0.0)
+    buf = _padded(xp, x, win.padding, 0.0) if any(lo or hi for lo, hi in win.padding) else x
     offsets = _offsets(win)
-    sums = _window_at(x, next(offsets), win, out).copy()
+    sums = A.copy(xp, _window_at(buf, next(offsets), win, out))
     for offset in offsets:
-        sums += _window_at(x, offset, win, out)
-    return (sums / divisor).astype(x.dtype, copy=False)
+        sums += _window_at(buf, offset, win, out)
+    return A.astype(xp, sums / _on_device(xp, divisor, x), x.dtype, copy=False)
 
 
 avg_pool3d_op = avg_pool_op.alias("avg_pool3d", "AvgPool3DBackward0")
@@ -577,10 +591,15 @@ avg_pool3d_op = avg_pool_op.alias("avg_pool3d", "AvgPool3DBackward0")
        jvp="avg_pool_backward_op(grad_output_t, input_shape, win, divisor)")
 def avg_pool_backward_op(xp, g, input_shape, win, divisor):
     d = len(win.kernel)
-    share = (g / divisor).astype(g.dtype, copy=False)
+    share = A.astype(xp, g / _on_device(xp, divisor, g), g.dtype, copy=False)
     lead, out = share.shape[:share.ndim - d], share.shape[share.ndim - d:]
-    cols = xp.broadcast_to(share.reshape(*lead, *(1,) * d, *out), (*lead, *win.kernel, *out))
+    cols = xp.broadcast_to(xp.reshape(share, (*lead, *(1,) * d, *out)), (*lead, *win.kernel, *out))
     return _scatter_windows(xp, cols, input_shape[len(input_shape) - d:], win)
+
+
+def _on_device(xp, value, like):
+    """A host (NumPy) array parameter on `like`'s device; a number as it is (a weak scalar in promotion)."""
+    return xp.asarray(value, device=like.device) if isinstance(value, np.ndarray) else value
 
 
 # ============================================================================================
