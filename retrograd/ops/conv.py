@@ -76,6 +76,7 @@ freed on top of the heap rather than leaving a hole below the result.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import threading
@@ -164,26 +165,41 @@ def _window_at(buf, offset: Sequence[int], win: Window, out: Sequence[int]):
                             for k, dl, o, s in zip(offset, win.dilation, out, win.stride)))]
 
 
-def _fill_columns(xp, cols, x, win: Window, out: Sequence[int], grid: tuple[int, ...] | None,
-                  scratch: str | None = None) -> None:
-    """im2col into `cols`: (*lead, *X) -> (*lead, *K, *O), each kernel offset's window of the input, one slice
-    copy per offset (Note [one im2col path]); on flat rows (Note [flat rows], `grid` not None) cols is
-    (*lead, *K, prod(grid)) and each offset's window one contiguous run of the padded input."""
+@functools.lru_cache(maxsize=256)
+def _column_copies(win: Window, out: tuple[int, ...], grid: tuple[int, ...] | None,
+                   padded: tuple[int, ...]) -> tuple[tuple[tuple, tuple], ...]:
+    """im2col as one slice copy per kernel offset (Note [one im2col path]): (where in the columns, from where in
+    the padded input) for each offset. Columns (*lead, *K, *O) take each offset's window; on flat rows (Note
+    [flat rows], `grid` not None) columns (*lead, *K, prod(grid)) take one contiguous run of the padded input
+    flattened per plane; computed once per geometry, as the calls of a training loop repeat it."""
     d = len(win.kernel)
     if grid is None:
-        buf = _padded(xp, x, win.padding, 0.0, scratch) if any(lo or hi for lo, hi in win.padding) else x
-        for offset in _offsets(win):
-            cols[(Ellipsis, *offset, *(slice(None),) * d)] = _window_at(buf, offset, win, out)
-        return
-    pairs = [(lo, hi + (i == 0 and d > 1)) for i, (lo, hi) in enumerate(win.padding)]  # a spare row for the junk
-    buf = _padded(xp, x, pairs, 0.0, scratch)
-    padded = buf.shape[buf.ndim - d:]
-    rows = xp.reshape(buf, (*buf.shape[:buf.ndim - d], -1))
+        return tuple(((Ellipsis, *offset, *(slice(None),) * d), (Ellipsis, *(
+            slice(k * dl, k * dl + (o - 1) * s + 1, s) for k, dl, o, s in zip(offset, win.dilation, out, win.stride))))
+            for offset in _offsets(win))
     pitch = [math.prod(padded[i + 1:]) for i in range(d)]
-    size = cols.shape[-1]
-    for offset in _offsets(win):
-        start = sum(k * dl * p for k, dl, p in zip(offset, win.dilation, pitch))
-        cols[(Ellipsis, *offset, slice(None))] = rows[..., start:start + size]
+    size = math.prod(grid)
+    starts = [sum(k * dl * p for k, dl, p in zip(offset, win.dilation, pitch)) for offset in _offsets(win)]
+    return tuple(((Ellipsis, *offset, slice(None)), (Ellipsis, slice(start, start + size)))
+                 for offset, start in zip(_offsets(win), starts))
+
+
+def _fill_columns(xp, cols, x, win: Window, copies: tuple, grid: tuple[int, ...] | None,
+                  scratch: str | None = None) -> None:
+    """im2col into `cols`: the `_column_copies` of x's padded input (with a spare row for the junk of flat rows)."""
+    d = len(win.kernel)
+    pairs = win.padding if grid is None else [(lo, hi + (i == 0 and d > 1)) for i, (lo, hi) in enumerate(win.padding)]
+    buf = _padded(xp, x, pairs, 0.0, scratch) if any(lo or hi for lo, hi in pairs) else x
+    if grid is not None:
+        buf = xp.reshape(buf, (*buf.shape[:buf.ndim - d], -1))
+    for target, source in copies:
+        cols[target] = buf[source]
+
+
+def _padded_size(spatial: Sequence[int], win: Window, grid: tuple[int, ...] | None) -> tuple[int, ...]:
+    """The spatial size of the padded input that `_fill_columns` copies from."""
+    return tuple(n + lo + hi + (grid is not None and i == 0 and len(spatial) > 1)
+                 for i, (n, (lo, hi)) in enumerate(zip(spatial, win.padding)))
 
 
 def _add_windows(buf, cols, win: Window, part: slice = slice(None)) -> None:
@@ -234,11 +250,12 @@ def _column_parts(xp, x, win: Window, out: Sequence[int], grid: tuple[int, ...] 
     rows on `grid` (L = prod(grid)) or, when grid is None, from the windows (L = prod(out))."""
     size = math.prod(grid or out)
     c = x.shape[1]
+    copies = _column_copies(win, out, grid, _padded_size(x.shape[2:], win, grid))
     for part in _batch_parts(x.shape[0], c * math.prod(win.kernel) * size * D.of_array(x).itemsize):
         piece = x[part, ...]
         n = piece.shape[0]
         cols = _SCRATCH.array(xp, "cols", (n, c, *win.kernel, *((size,) if grid else out)), x)
-        _fill_columns(xp, cols, piece, win, out, grid, "pad")
+        _fill_columns(xp, cols, piece, win, copies, grid, "pad")
         yield part, xp.reshape(cols, (n, -1, size))
 
 
@@ -407,7 +424,7 @@ def im2col_op(xp, x, win):
     d = len(win.kernel)
     out = _out_size(x.shape[x.ndim - d:], win)
     cols = xp.empty((*x.shape[:x.ndim - d], *win.kernel, *out), dtype=x.dtype, device=x.device)
-    _fill_columns(xp, cols, x, win, out, None)
+    _fill_columns(xp, cols, x, win, _column_copies(win, out, None, ()), None)
     rows = x.shape[x.ndim - d - 1] * math.prod(win.kernel)  # named, not -1: a batch may be empty
     return xp.reshape(cols, (*x.shape[:x.ndim - d - 1], rows, math.prod(out)))
 
