@@ -158,11 +158,16 @@ def _offsets(win: Window) -> Iterator[tuple[int, ...]]:
     return itertools.product(*(range(k) for k in win.kernel))
 
 
+def _window_slices(offset: Sequence[int], win: Window, out: Sequence[int]) -> tuple[slice, ...]:
+    """Where kernel offset `offset` reads in a padded buffer at every output position: a strided slice per dim."""
+    return tuple(slice(k * dl, k * dl + (o - 1) * s + 1, s)
+                 for k, dl, o, s in zip(offset, win.dilation, out, win.stride))
+
+
 def _window_at(buf, offset: Sequence[int], win: Window, out: Sequence[int]):
     """What kernel offset `offset` reads of a padded buffer at every output position: (*lead, *O), a strided
     slice (a view for NumPy)."""
-    return buf[(Ellipsis, *(slice(k * dl, k * dl + (o - 1) * s + 1, s)
-                            for k, dl, o, s in zip(offset, win.dilation, out, win.stride)))]
+    return buf[(Ellipsis, *_window_slices(offset, win, out))]
 
 
 @functools.lru_cache(maxsize=256)
@@ -174,9 +179,8 @@ def _column_copies(win: Window, out: tuple[int, ...], grid: tuple[int, ...] | No
     flattened per plane; computed once per geometry, as the calls of a training loop repeat it."""
     d = len(win.kernel)
     if grid is None:
-        return tuple(((Ellipsis, *offset, *(slice(None),) * d), (Ellipsis, *(
-            slice(k * dl, k * dl + (o - 1) * s + 1, s) for k, dl, o, s in zip(offset, win.dilation, out, win.stride))))
-            for offset in _offsets(win))
+        return tuple(((Ellipsis, *offset, *(slice(None),) * d), (Ellipsis, *_window_slices(offset, win, out)))
+                     for offset in _offsets(win))
     pitch = [math.prod(padded[i + 1:]) for i in range(d)]
     size = math.prod(grid)
     starts = [sum(k * dl * p for k, dl, p in zip(offset, win.dilation, pitch)) for offset in _offsets(win)]
@@ -188,7 +192,7 @@ def _fill_columns(xp, cols, x, win: Window, copies: tuple, grid: tuple[int, ...]
                   scratch: str | None = None) -> None:
     """im2col into `cols`: the `_column_copies` of x's padded input (with a spare row for the junk of flat rows)."""
     d = len(win.kernel)
-    pairs = win.padding if grid is None else [(lo, hi + (i == 0 and d > 1)) for i, (lo, hi) in enumerate(win.padding)]
+    pairs = _column_padding(win, grid)
     buf = _padded(xp, x, pairs, 0.0, scratch) if any(lo or hi for lo, hi in pairs) else x
     if grid is not None:
         buf = xp.reshape(buf, (*buf.shape[:buf.ndim - d], -1))
@@ -196,10 +200,12 @@ def _fill_columns(xp, cols, x, win: Window, copies: tuple, grid: tuple[int, ...]
         cols[target] = buf[source]
 
 
-def _padded_size(spatial: Sequence[int], win: Window, grid: tuple[int, ...] | None) -> tuple[int, ...]:
-    """The spatial size of the padded input that `_fill_columns` copies from."""
-    return tuple(n + lo + hi + (grid is not None and i == 0 and len(spatial) > 1)
-                 for i, (n, (lo, hi)) in enumerate(zip(spatial, win.padding)))
+def _column_padding(win: Window, grid: tuple[int, ...] | None) -> tuple[tuple[int, int], ...]:
+    """The (low, high) padding of the input that `_fill_columns` copies from: the window's, and on flat rows a
+    spare row at the end for the last junk positions (Note [flat rows])."""
+    if grid is None or len(win.kernel) == 1:
+        return win.padding
+    return ((win.padding[0][0], win.padding[0][1] + 1), *win.padding[1:])
 
 
 def _add_windows(buf, cols, win: Window, part: slice = slice(None)) -> None:
@@ -208,9 +214,7 @@ def _add_windows(buf, cols, win: Window, part: slice = slice(None)) -> None:
     d = len(win.kernel)
     out = cols.shape[cols.ndim - d:]
     for offset in _offsets(win):
-        target = tuple(slice(k * dl, k * dl + (o - 1) * s + 1, s)
-                       for k, dl, o, s in zip(offset, win.dilation, out, win.stride))
-        buf[(part, Ellipsis, *target)] += cols[(Ellipsis, *offset, *(slice(None),) * d)]
+        buf[(part, Ellipsis, *_window_slices(offset, win, out))] += cols[(Ellipsis, *offset, *(slice(None),) * d)]
 
 
 def _unpadded(buf, spatial: Sequence[int], win: Window):
@@ -250,7 +254,8 @@ def _column_parts(xp, x, win: Window, out: Sequence[int], grid: tuple[int, ...] 
     rows on `grid` (L = prod(grid)) or, when grid is None, from the windows (L = prod(out))."""
     size = math.prod(grid or out)
     c = x.shape[1]
-    copies = _column_copies(win, out, grid, _padded_size(x.shape[2:], win, grid))
+    padded = tuple(n + lo + hi for n, (lo, hi) in zip(x.shape[2:], _column_padding(win, grid)))
+    copies = _column_copies(win, out, grid, padded)
     for part in _batch_parts(x.shape[0], c * math.prod(win.kernel) * size * D.of_array(x).itemsize):
         piece = x[part, ...]
         n = piece.shape[0]
