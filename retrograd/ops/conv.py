@@ -548,7 +548,7 @@ def max_pool_backward_op(xp, g, indices, input_shape, d, repeats):
     `repeats`: whether windows overlap, so that one element may be picked more than once."""
     planes = math.prod(input_shape[:len(input_shape) - d])
     size = math.prod(input_shape[len(input_shape) - d:])
-    if repeats or xp is not np:
+    if repeats or not _numpy_like(g):  # the standard has no writes at index arrays
         flat = xp.reshape(xp.reshape(indices, (planes, -1)) + xp.arange(planes, device=g.device)[:, None] * size, (-1,))
         total = _sum_at(xp, flat, xp.reshape(g, (-1,)), planes * size)
     else:  # the result before the index temporary, which is then freed on top of the heap (Note [batch parts])
@@ -558,11 +558,11 @@ def max_pool_backward_op(xp, g, indices, input_shape, d, repeats):
 
 
 def _sum_at(xp, flat, values, length: int):
-    """The sum of `values` at each of `length` places by their flat index (a gather's adjoint): NumPy's bincount;
-    the standard has no scatter, so there the values are sorted by place and each place adds its run of them,
-    one gather per element of the longest run."""
-    if xp is np:
-        return np.bincount(flat, weights=values, minlength=length).astype(values.dtype, copy=False)
+    """The sum of `values` at each of `length` places by their flat index (a gather's adjoint): NumPy's (and
+    CuPy's) bincount; the standard has no scatter, so there the values are sorted by place and each place adds
+    its run of them, one gather per element of the longest run."""
+    if _numpy_like(values):
+        return xp.bincount(flat, weights=values, minlength=length).astype(values.dtype, copy=False)
     order = xp.argsort(flat, stable=True)
     places = xp.arange(length, device=flat.device)
     flat = xp.take(flat, order)
