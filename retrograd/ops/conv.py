@@ -89,10 +89,11 @@ import numpy as np
 from .. import _dtype as D
 from .._creation import zeros
 from .._tensor import Tensor, _wrap
+from .._xp import namespace
 from ..autograd import grad_mode
 from ..autograd.forward_ad import transforms as _transforms
 from . import arrays as A
-from .registry import apply, defop, namespace
+from .registry import apply, defop
 from .shape import stack
 
 
@@ -951,11 +952,10 @@ def conv_jvp(input_t: Tensor, weight_t: Tensor, bias_t: Tensor | None, input: Te
     return out
 
 
-def constant_like(array: object, like: Tensor) -> Tensor:
-    """A constant tensor (no grad) in `like`'s dtype and on its device, of a number, a host (NumPy) array or an
-    array of `like`'s namespace."""
-    data = like._data
-    return _wrap(namespace(data).asarray(array, dtype=data.dtype, device=data.device))
+def constant_like(array: np.ndarray, like: Tensor) -> Tensor:
+    """A constant tensor (no grad) in `like`'s dtype."""
+    xp = namespace(like._data)
+    return _wrap(xp.asarray(array, dtype=like._data.dtype, device=like._data.device))
 
 
 def _corner_values(input: Tensor, corner: _Corner) -> Tensor:
