@@ -4,8 +4,8 @@ pooling, padding, resampling and pixel shuffles. `ops/nn.py` re-exports everythi
 Every kernel works on the last d dims of its input (d = 1, 2 or 3), the dims before them being
 batch and channels, and is built from a few array-level mechanisms shared by all rows:
 
-- `_windows` / `_scatter_windows`: every receptive field as a strided view (no copy), and its
-  adjoint, one strided add per kernel offset (Note [im2col]);
+- `_fill_columns` / `_scatter_windows`: every receptive field laid out as columns, one strided
+  slice copied per kernel offset, and its adjoint, one strided add per kernel offset (Note [im2col]);
 - `gather_dims` / `scatter_dims`: a gather of whole slices along several dims (reflection,
   replication and circular padding, nearest upsampling) and its adjoint;
 - `separable_map`: one small matrix applied along each dim (linear, bilinear, bicubic and
@@ -14,10 +14,10 @@ batch and channels, and is built from a few array-level mechanisms shared by all
 
 Note [im2col]
 A convolution is a matrix product once each output position's receptive field is laid out as a
-row ("im2col"): a strided view of the zero-padded input gives every window (stride and dilation
-are its steps), and one matmul per group does the arithmetic. Its adjoint
-("col2im") adds the rows back with one strided add per kernel offset: a loop over the kernel's
-offsets, never over pixels. Three linear maps cover every convolution and all its derivatives::
+row ("im2col"): each kernel offset reads a strided slice of the zero-padded input (stride and
+dilation are its steps), copied into its row of the columns, and one matmul per group does the
+arithmetic. Its adjoint ("col2im") adds the rows back with one strided add per kernel offset: a
+loop over the kernel's offsets, never over pixels. Three linear maps cover every convolution and all its derivatives::
 
     conv(x, w)      the convolution                          (N, C, *X) -> (N, F, *O)
     conv_T(g, w)    its adjoint in x: transposed convolution (N, F, *O) -> (N, C, *X)
@@ -30,14 +30,26 @@ exactly the weight of the convolution it is the adjoint of. With stride 1, conv_
 convolution (by the flipped kernel, channels swapped within each group, padding widened to the
 kernel's extent), so it reads windows instead of adding them back.
 
+Note [one im2col path]
+The kernels compute with the `xp` namespace they are given (Note [choosing a namespace] in _xp.py),
+so one code path serves NumPy, CuPy and any array-API library: the standard's slices (with steps),
+reshapes, permutations, takes and matmul. An im2col built from one slice copy per kernel offset
+runs as fast on NumPy as copying an as_strided view of all windows did (the same inner loops; a
+few Python steps per offset), so no strided-memory variant is kept. What stays NumPy's is chosen
+in one helper each: scratch memory reused between calls (`_Scratch.array`; CuPy's pool does that
+itself), matmul writing into its result (`_matmul_into`: out= on a view, where NumPy and CuPy have
+views), and a scatter-add by flat index (`_sum_at`: NumPy's bincount; the standard has no scatter).
+The one-im2col backward (`_conv_backward`) runs on NumPy's arrays only, where nothing records it.
+
 Note [flat rows]
-Copying the window view runs one inner loop per output row, which costs more than the row itself
+Copying the windows runs one inner loop per output row, which costs more than the row itself
 for small images. With stride 1, a kernel offset's window is one contiguous run of the padded input
 flattened per plane, if each output row is taken as long as a padded row: the extra positions at
 the end of each row read into the next row and are junk, cropped after the matmul. The copy then
-runs one loop per (plane, offset); a spare padded row at the end keeps the last junk positions inside
-the buffer. The crop is one more copy of the output, so flat rows are used when the columns
-outnumber the output channels (not for a first layer with one input channel).
+runs one loop per (plane, offset), a plain slice of the flattened padded input; a spare padded
+row at the end keeps the last junk positions inside the buffer. The crop is one more copy of the
+output, so flat rows are used when the columns outnumber the output channels (not for a first
+layer with one input channel).
 
 Note [one im2col for both gradients]
 With stride 1 and one group, the input's gradient conv_T(g, w) is a convolution of g (Note [im2col]),
@@ -64,11 +76,12 @@ freed on top of the heap rather than leaving a hole below the result.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import threading
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -79,6 +92,7 @@ from .._tensor import Tensor, _wrap
 from .._xp import namespace
 from ..autograd import grad_mode
 from ..autograd.forward_ad import transforms as _transforms
+from . import arrays as A
 from .registry import apply, defop
 from .shape import stack
 
@@ -105,15 +119,12 @@ def _out_size(spatial: Sequence[int], win: Window) -> tuple[int, ...]:
 
 def _padded(xp, x, pairs: Sequence[tuple[int, int]], fill: float, scratch: str | None = None):
     """x with (low, high) >= 0 elements of `fill` around each of its last len(pairs) dims: a filled buffer
-    and one copy, cheaper than xp.pad; in the scratch buffer of that name if one is given."""
+    and one copy, cheaper than a pad function; in the scratch buffer of that name if one is given."""
     d = len(pairs)
     spatial = x.shape[x.ndim - d:]
-    shape = x.shape[:x.ndim - d] + tuple(n + lo + hi for n, (lo, hi) in zip(spatial, pairs))
-    if scratch is None:
-        out = xp.full(shape, fill, dtype=x.dtype, device=x.device)
-    else:
-        out = _SCRATCH.array(xp, scratch, shape, x.dtype)
-        out.fill(fill)
+    out = _SCRATCH.array(xp, scratch, x.shape[:x.ndim - d] + tuple(n + lo + hi for n, (lo, hi) in zip(spatial, pairs)),
+                         x)
+    out[...] = fill
     out[(Ellipsis, *(slice(lo, lo + n) for n, (lo, _) in zip(spatial, pairs)))] = x
     return out
 
@@ -124,82 +135,96 @@ class _Scratch(threading.local):
     def __init__(self) -> None:
         self.buffers: dict[str, np.ndarray] = {}
 
-    def array(self, xp, name: str, shape: tuple[int, ...], dtype: np.dtype):
-        """An uninitialised array in the buffer `name`, which grows to the largest request up to
-        `_SCRATCH_LIMIT` bytes (larger ones get memory of their own)."""
-        nbytes = math.prod(shape) * np.dtype(dtype).itemsize
+    def array(self, xp, name: str | None, shape: tuple[int, ...], like):
+        """An uninitialised array of `like`'s dtype and device. For NumPy's arrays, in the buffer `name` (if one
+        is named), which grows to the largest request up to `_SCRATCH_LIMIT` bytes (larger ones get memory of
+        their own); other libraries have memory pools of their own (CuPy's) or nothing to gain (Note [one
+        im2col path])."""
+        if name is None or xp is not np:
+            return xp.empty(shape, dtype=like.dtype, device=like.device)
+        nbytes = math.prod(shape) * like.itemsize
         if nbytes > _SCRATCH_LIMIT:
-            return xp.empty(shape, dtype=dtype)
+            return np.empty(shape, dtype=like.dtype)
         buf = self.buffers.get(name)
         if buf is None or buf.nbytes < nbytes:
-            buf = self.buffers[name] = xp.empty(nbytes, dtype=np.uint8)
-        return buf[:nbytes].view(dtype).reshape(shape)
+            buf = self.buffers[name] = np.empty(nbytes, dtype=np.uint8)
+        return buf[:nbytes].view(like.dtype).reshape(shape)
 
 
 _SCRATCH = _Scratch()
 
 
-def _windows(xp, x, win: Window, out: Sequence[int], fill: float = 0.0, scratch: str | None = None):
-    """Every receptive field of x: shape (*lead, *O, *K), a read-only strided view of the padded input (no copy)."""
+def _offsets(win: Window) -> Iterator[tuple[int, ...]]:
+    """Every kernel offset, in C order."""
+    return itertools.product(*(range(k) for k in win.kernel))
+
+
+def _window_slices(offset: Sequence[int], win: Window, out: Sequence[int]) -> tuple[slice, ...]:
+    """Where kernel offset `offset` reads in a padded buffer at every output position: a strided slice per dim."""
+    return tuple(slice(k * dl, k * dl + (o - 1) * s + 1, s)
+                 for k, dl, o, s in zip(offset, win.dilation, out, win.stride))
+
+
+def _window_at(buf, offset: Sequence[int], win: Window, out: Sequence[int]):
+    """What kernel offset `offset` reads of a padded buffer at every output position: (*lead, *O), a strided
+    slice (a view for NumPy)."""
+    return buf[(Ellipsis, *_window_slices(offset, win, out))]
+
+
+@functools.lru_cache(maxsize=256)
+def _column_copies(win: Window, out: tuple[int, ...], grid: tuple[int, ...] | None,
+                   padded: tuple[int, ...]) -> tuple[tuple[tuple, tuple], ...]:
+    """im2col as one slice copy per kernel offset (Note [one im2col path]): (where in the columns, from where in
+    the padded input) for each offset. Columns (*lead, *K, *O) take each offset's window; on flat rows (Note
+    [flat rows], `grid` not None) columns (*lead, *K, prod(grid)) take one contiguous run of the padded input
+    flattened per plane; computed once per geometry, as the calls of a training loop repeat it."""
     d = len(win.kernel)
-    if any(lo or hi for lo, hi in win.padding):
-        x = _padded(xp, x, win.padding, fill, scratch)
-    lead, steps = x.strides[:x.ndim - d], x.strides[x.ndim - d:]
-    return xp.lib.stride_tricks.as_strided(
-        x, x.shape[:x.ndim - d] + tuple(out) + tuple(win.kernel),
-        lead + tuple(t * s for t, s in zip(steps, win.stride)) + tuple(t * dl for t, dl in zip(steps, win.dilation)),
-        writeable=False)
+    if grid is None:
+        return tuple(((Ellipsis, *offset, *(slice(None),) * d), (Ellipsis, *_window_slices(offset, win, out)))
+                     for offset in _offsets(win))
+    pitch = [math.prod(padded[i + 1:]) for i in range(d)]
+    size = math.prod(grid)
+    starts = [sum(k * dl * p for k, dl, p in zip(offset, win.dilation, pitch)) for offset in _offsets(win)]
+    return tuple(((Ellipsis, *offset, slice(None)), (Ellipsis, slice(start, start + size)))
+                 for offset, start in zip(_offsets(win), starts))
 
 
-def _column_view(xp, x, win: Window, out: Sequence[int], scratch: str | None = None):
-    """im2col as a view: (*lead, *X) -> (*lead, *K, *O), each kernel offset's window of the input (no copy;
-    output positions innermost, so copying it runs along input rows)."""
+def _fill_columns(xp, cols, x, win: Window, copies: tuple, grid: tuple[int, ...] | None,
+                  scratch: str | None = None) -> None:
+    """im2col into `cols`: the `_column_copies` of x's padded input (with a spare row for the junk of flat rows)."""
     d = len(win.kernel)
-    view = _windows(xp, x, win, out, scratch=scratch)
-    n = view.ndim - 2 * d
-    return view.transpose(*range(n), *range(n + d, n + 2 * d), *range(n, n + d))
+    pairs = _column_padding(win, grid)
+    buf = _padded(xp, x, pairs, 0.0, scratch) if any(lo or hi for lo, hi in pairs) else x
+    if grid is not None:
+        buf = xp.reshape(buf, (*buf.shape[:buf.ndim - d], -1))
+    for target, source in copies:
+        cols[target] = buf[source]
 
 
-def _columns(xp, x, win: Window, out: Sequence[int]):
-    """im2col: (*lead, *X) -> (*lead, *K, *O), the column view laid out contiguously."""
-    return xp.ascontiguousarray(_column_view(xp, x, win, out))
+def _column_padding(win: Window, grid: tuple[int, ...] | None) -> tuple[tuple[int, int], ...]:
+    """The (low, high) padding of the input that `_fill_columns` copies from: the window's, and on flat rows a
+    spare row at the end for the last junk positions (Note [flat rows])."""
+    if grid is None or len(win.kernel) == 1:
+        return win.padding
+    return ((win.padding[0][0], win.padding[0][1] + 1), *win.padding[1:])
 
 
-def _flat_column_view(xp, x, win: Window, out: Sequence[int], scratch: str | None = None):
-    """im2col for stride 1 (Note [flat rows]): (*lead, *X) -> ((*lead, *K, L), grid), a strided view in which
-    each kernel offset's window is one contiguous run of the flattened padded input; L = prod(grid) positions
-    on the grid (out[0], *padded[1:]), of which those past `out` in the trailing dims are junk to crop."""
+def _add_windows(buf, cols, win: Window, part: slice = slice(None)) -> None:
+    """col2im into a padded buffer: add (*lead, *K, *O) to the places of buf[part] (*lead, *padded X) they
+    came from, one strided add per kernel offset, never per pixel."""
     d = len(win.kernel)
-    pairs = [(lo, hi + (i == 0 and d > 1)) for i, (lo, hi) in enumerate(win.padding)]  # a spare row for the junk
-    buf = _padded(xp, x, pairs, 0.0, scratch)
-    lead, padded = buf.shape[:buf.ndim - d], buf.shape[buf.ndim - d:]
-    rows = buf.reshape(*lead, -1)
-    pitch = [math.prod(padded[i + 1:]) * buf.itemsize for i in range(d)]
-    grid = (out[0], *padded[1:])
-    return xp.lib.stride_tricks.as_strided(
-        rows, (*lead, *win.kernel, math.prod(grid)),
-        rows.strides[:-1] + tuple(dl * p for dl, p in zip(win.dilation, pitch)) + (buf.itemsize,),
-        writeable=False), grid
-
-
-def _add_windows(buf, cols, win: Window) -> None:
-    """col2im into a padded buffer: add (*lead, *K, *O) to the places of (*lead, *padded X) they came from."""
-    d = len(win.kernel)
-    lead = (slice(None),) * (cols.ndim - 2 * d)
     out = cols.shape[cols.ndim - d:]
-    for offset in np.ndindex(*win.kernel):  # one strided add per kernel offset, never per pixel
-        target = tuple(slice(k * dl, k * dl + (o - 1) * s + 1, s)
-                       for k, dl, o, s in zip(offset, win.dilation, out, win.stride))
-        buf[lead + target] += cols[lead + offset]
+    for offset in _offsets(win):
+        buf[(part, Ellipsis, *_window_slices(offset, win, out))] += cols[(Ellipsis, *offset, *(slice(None),) * d)]
 
 
 def _unpadded(buf, spatial: Sequence[int], win: Window):
-    """The part of a padded buffer that is the input (a view)."""
+    """The part of a padded buffer that is the input (a view for NumPy)."""
     return buf[(Ellipsis, *(slice(lo, lo + x) for x, (lo, _) in zip(spatial, win.padding)))]
 
 
 def _scatter_windows(xp, cols, spatial: Sequence[int], win: Window):
-    """col2im, the adjoint of `_columns`: add (*lead, *K, *O) back to the places in (*lead, *X) they came from."""
+    """col2im, the adjoint of im2col: add (*lead, *K, *O) back to the places in (*lead, *X) they came from."""
     d = len(win.kernel)
     padded = tuple(x + lo + hi for x, (lo, hi) in zip(spatial, win.padding))
     buf = xp.zeros(cols.shape[:cols.ndim - 2 * d] + padded, dtype=cols.dtype, device=cols.device)
@@ -229,41 +254,51 @@ def _column_parts(xp, x, win: Window, out: Sequence[int], grid: tuple[int, ...] 
     """im2col part by part (Note [batch parts]): (slice, columns (n, C*K, L)) in a scratch buffer, from flat
     rows on `grid` (L = prod(grid)) or, when grid is None, from the windows (L = prod(out))."""
     size = math.prod(grid or out)
-    for part in _batch_parts(x.shape[0], x.shape[1] * math.prod(win.kernel) * size * x.itemsize):
-        view = (_column_view(xp, x[part], win, out, "pad") if grid is None
-                else _flat_column_view(xp, x[part], win, out, "pad")[0])
-        cols = _SCRATCH.array(xp, "cols", view.shape, x.dtype)
-        xp.copyto(cols, view)
-        yield part, cols.reshape(len(cols), -1, size)
+    c = x.shape[1]
+    padded = tuple(n + lo + hi for n, (lo, hi) in zip(x.shape[2:], _column_padding(win, grid)))
+    copies = _column_copies(win, out, grid, padded)
+    for part in _batch_parts(x.shape[0], c * math.prod(win.kernel) * size * D.of_array(x).itemsize):
+        piece = x[part, ...]
+        n = piece.shape[0]
+        cols = _SCRATCH.array(xp, "cols", (n, c, *win.kernel, *((size,) if grid else out)), x)
+        _fill_columns(xp, cols, piece, win, copies, grid, "pad")
+        yield part, xp.reshape(cols, (n, -1, size))
 
 
-def _conv(xp, x, w, win: Window, groups: int, bias=None):
-    """conv(x, w) (+ bias): (N, C, *X) with (F, C/groups, *K) -> (N, F, *O), one matmul per sample and group."""
+def _matmul_into(xp, a, b, y, part: slice) -> None:
+    """y[part] = a @ b, the product (*batch, M, L) taken in y's shape: NumPy's and CuPy's matmul write it in
+    place (out= on a view of y), the standard's arrays take it by assignment."""
+    if _numpy_like(y):
+        xp.matmul(a, b, out=y[part].reshape(*b.shape[:-2], a.shape[-2], b.shape[-1]))
+    else:
+        y[part, ...] = xp.reshape(xp.matmul(a, b), (-1, *y.shape[1:]))
+
+
+def _conv(xp, x, w, win: Window, groups: int):
+    """conv(x, w): (N, C, *X) with (F, C/groups, *K) -> (N, F, *O), one matmul per part and group."""
     n, f = x.shape[0], w.shape[0]
     out = _out_size(x.shape[2:], win)
-    wg = w.reshape(groups, f // groups, -1)
+    wg = xp.reshape(w, (groups, f // groups, -1))
     grid = _flat_grid(x, win, out, wg.shape[2] * groups, f)
-    y = xp.empty((n, groups, f // groups, math.prod(out)), dtype=xp.result_type(x.dtype, w.dtype))
+    y = xp.empty((n, f, *out), dtype=xp.result_type(x.dtype, w.dtype), device=x.device)
     for part, cols in _column_parts(xp, x, win, out, grid):
-        _product_into(xp, y, part, wg, cols.reshape(len(cols), groups, wg.shape[2], cols.shape[-1]), out, grid)
-    y = y.reshape(n, f, *out)
-    if bias is not None:
-        y += bias.reshape(-1, *(1,) * len(out))
+        _product_into(xp, y, part, wg, xp.reshape(cols, (cols.shape[0], groups, wg.shape[2], cols.shape[-1])), grid)
     return y
 
 
-def _product_into(xp, y, part: slice, wg, cols, out: Sequence[int], grid: tuple[int, ...] | None) -> None:
-    """y[part] = wg @ cols ((G, F/G, CK/G) by (n, G, CK/G, L)), cropped from the grid of flat rows if there is one."""
+def _product_into(xp, y, part: slice, wg, cols, grid: tuple[int, ...] | None) -> None:
+    """y[part] = wg @ cols ((G, F/G, CK/G) by (n, G, CK/G, L)) into y (N, F, *O), cropped from the grid of flat
+    rows if there is one."""
     if grid is None:
-        xp.matmul(wg, cols, out=y[part])
+        _matmul_into(xp, wg, cols, y, part)
         return
-    f = wg.shape[0] * wg.shape[1]
-    prod = _SCRATCH.array(xp, "prod", (len(cols), *wg.shape[:2], cols.shape[-1]), y.dtype)
-    xp.matmul(wg, cols, out=prod)
-    y[part].reshape(-1, f, *out)[...] = prod.reshape(-1, f, *grid)[(Ellipsis, *(slice(0, o) for o in out[1:]))]
+    n, f, out = cols.shape[0], y.shape[1], y.shape[2:]
+    prod = _SCRATCH.array(xp, "prod", (n, f, *grid), y)
+    _matmul_into(xp, wg, cols, prod, slice(None))
+    y[part, ...] = prod[(Ellipsis, *(slice(0, o) for o in out[1:]))]
 
 
-def _as_convolution(w, spatial: Sequence[int], out: Sequence[int], win: Window, groups: int):
+def _as_convolution(xp, w, spatial: Sequence[int], out: Sequence[int], win: Window, groups: int):
     """conv_T(., w) with stride 1 as a convolution: (the flipped kernel, channels swapped within each group; its
     window, each side's padding widened by the kernel's extent less the original padding), or None when a
     stride or a negative padding rules it out."""
@@ -273,9 +308,10 @@ def _as_convolution(w, spatial: Sequence[int], out: Sequence[int], win: Window, 
     pads = tuple((r - lo, x - o + lo) for r, (lo, _), x, o in zip(reach, win.padding, spatial, out))
     if any(lo < 0 or hi < 0 for lo, hi in pads):
         return None
-    f, c = w.shape[0], w.shape[1] * groups
-    flipped = w.reshape(groups, f // groups, c // groups, *win.kernel).swapaxes(1, 2)[
-        (Ellipsis, *(slice(None, None, -1),) * len(win.kernel))].reshape(c, f // groups, *win.kernel)
+    f, c, d = w.shape[0], w.shape[1] * groups, len(win.kernel)
+    swapped = xp.permute_dims(xp.reshape(w, (groups, f // groups, c // groups, *win.kernel)),
+                              (0, 2, 1, *range(3, 3 + d)))
+    flipped = xp.reshape(xp.flip(swapped, axis=tuple(range(3, 3 + d))), (c, f // groups, *win.kernel))
     return flipped, Window(win.kernel, win.stride, pads, win.dilation)
 
 
@@ -284,44 +320,44 @@ def _conv_transpose(xp, g, w, spatial: Sequence[int], win: Window, groups: int):
     it is a convolution of g by the flipped kernel, channels swapped within each group."""
     n, f = g.shape[:2]
     c = w.shape[1] * groups
-    as_conv = _as_convolution(w, spatial, g.shape[2:], win, groups)
+    as_conv = _as_convolution(xp, w, spatial, g.shape[2:], win, groups)
     if as_conv is not None:
         return _conv(xp, g, *as_conv, groups)
-    wt = w.reshape(groups, f // groups, -1).transpose(0, 2, 1)  # (G, C/G*K, F/G)
+    wt = xp.matrix_transpose(xp.reshape(w, (groups, f // groups, -1)))  # (G, C/G*K, F/G)
     padded = tuple(x + lo + hi for x, (lo, hi) in zip(spatial, win.padding))
-    buf = xp.zeros((n, c, *padded), dtype=xp.result_type(g.dtype, w.dtype))
+    buf = xp.zeros((n, c, *padded), dtype=xp.result_type(g.dtype, w.dtype), device=g.device)
     p = math.prod(g.shape[2:])
-    for part in _batch_parts(n, c * math.prod(win.kernel) * p * g.itemsize):
-        cols = xp.matmul(wt, g[part].reshape(-1, groups, f // groups, p))  # (n, G, C/G*K, P)
-        _add_windows(buf[part], cols.reshape(-1, c, *win.kernel, *g.shape[2:]), win)
+    for part in _batch_parts(n, c * math.prod(win.kernel) * p * D.of_array(g).itemsize):
+        cols = xp.matmul(wt, xp.reshape(g[part, ...], (-1, groups, f // groups, p)))  # (n, G, C/G*K, P)
+        _add_windows(buf, xp.reshape(cols, (-1, c, *win.kernel, *g.shape[2:])), win, part)
     return _unpadded(buf, spatial, win)
 
 
-def _conv_backward(xp, g, x, w, win: Window):
-    """(conv_T(g, w), conv_w(g, x)) from one im2col of g, for one group and stride 1 (Note [one im2col for
-    both gradients]); None where that does not apply."""
+def _conv_backward(g, x, w, win: Window):
+    """(conv_T(g, w), conv_w(g, x)) from one im2col of g, for NumPy's arrays, one group and stride 1 (Note [one
+    im2col for both gradients]); None where that does not apply."""
     spatial = x.shape[2:]
-    as_conv = _as_convolution(w, spatial, g.shape[2:], win, 1)
-    if as_conv is None or not xp.isfinite(x.sum() + g.sum()):  # where 0 * inf differs: the two-pass way
+    as_conv = _as_convolution(np, w, spatial, g.shape[2:], win, 1)
+    if as_conv is None or not np.isfinite(x.sum() + g.sum()):  # where 0 * inf differs: the two-pass way
         return None
     flipped, window = as_conv
     f, c, kernel = w.shape[0], w.shape[1], win.kernel
     grid = _flat_grid(g, window, spatial, f * math.prod(kernel), c)
     size = math.prod(grid or spatial)
     wg = flipped.reshape(1, c, -1)
-    dx = xp.empty((x.shape[0], 1, c, math.prod(spatial)), dtype=g.dtype)
-    total = xp.zeros((f * math.prod(kernel), c), dtype=g.dtype)  # rows: (F, flipped K)
-    for part, cols in _column_parts(xp, g, window, spatial, grid):
-        _product_into(xp, dx, part, wg, cols[:, None], spatial, grid)
+    dx = np.empty(x.shape, dtype=g.dtype)
+    total = np.zeros((f * math.prod(kernel), c), dtype=g.dtype)  # rows: (F, flipped K)
+    for part, cols in _column_parts(np, g, window, spatial, grid):
+        _product_into(np, dx, part, wg, cols[:, None], grid)
         rows = x[part]
         if grid is not None:  # x laid on the grid, zeros at the junk positions
-            rows = _SCRATCH.array(xp, "rows", (len(cols), c, *grid), x.dtype)
+            rows = _SCRATCH.array(np, "rows", (len(cols), c, *grid), x)
             rows.fill(0)
             rows[(Ellipsis, *(slice(0, o) for o in spatial[1:]))] = x[part]
         rows = rows.reshape(len(cols), c, size)
-        total += xp.matmul(cols, rows.transpose(0, 2, 1)).sum(0)
+        total += np.matmul(cols, rows.transpose(0, 2, 1)).sum(0)
     dw = total.reshape(f, *kernel, c)[(slice(None), *(slice(None, None, -1),) * len(kernel))]
-    return dx.reshape(x.shape), xp.moveaxis(dw, -1, 1).copy()
+    return dx, np.moveaxis(dw, -1, 1).copy()
 
 
 def _conv_weight(xp, g, x, win: Window, groups: int):
@@ -331,19 +367,20 @@ def _conv_weight(xp, g, x, win: Window, groups: int):
     out = g.shape[2:]
     ck = x.shape[1] // groups * math.prod(win.kernel)
     grid = _flat_grid(x, win, out, ck * groups, f)
-    if grid is not None and not xp.isfinite(x.sum()):
+    if grid is not None and not xp.isfinite(xp.sum(x)):
         grid = None
-    total = xp.zeros((groups, ck, f // groups), dtype=xp.result_type(g.dtype, x.dtype))  # transposed: faster BLAS
+    # transposed: faster BLAS
+    total = xp.zeros((groups, ck, f // groups), dtype=xp.result_type(g.dtype, x.dtype), device=g.device)
     for part, cols in _column_parts(xp, x, win, out, grid):
-        rows = g[part]
+        m, size = cols.shape[0], cols.shape[-1]
+        rows = g[part, ...]
         if grid is not None:
-            rows = _SCRATCH.array(xp, "rows", (len(cols), f, *grid), g.dtype)
-            rows.fill(0)
-            rows[(Ellipsis, *(slice(0, o) for o in out[1:]))] = g[part]
-        rows = rows.reshape(len(cols), groups, f // groups, cols.shape[-1])
-        cols = cols.reshape(len(cols), groups, ck, cols.shape[-1])
-        total += xp.matmul(cols, rows.transpose(0, 1, 3, 2)).sum(0)
-    return total.transpose(0, 2, 1).reshape(f, x.shape[1] // groups, *win.kernel)
+            rows = _SCRATCH.array(xp, "rows", (m, f, *grid), g)
+            rows[...] = 0
+            rows[(Ellipsis, *(slice(0, o) for o in out[1:]))] = g[part, ...]
+        rows = xp.reshape(rows, (m, groups, f // groups, size))
+        total += xp.sum(xp.matmul(xp.reshape(cols, (m, groups, ck, size)), xp.matrix_transpose(rows)), axis=0)
+    return xp.reshape(xp.matrix_transpose(total), (f, x.shape[1] // groups, *win.kernel))
 
 
 def _transposed_size(spatial: Sequence[int], win: Window, output_padding: Sequence[int]) -> tuple[int, ...]:
@@ -364,11 +401,10 @@ def _transposed_size(spatial: Sequence[int], win: Window, output_padding: Sequen
        bias="grad.sum([0, *range(2, grad.ndim)])",
        jvp="conv_jvp(input_t, weight_t, bias_t, input, weight, win, groups, transposed, output_padding)")
 def convolution_op(xp, x, w, b, win, groups, transposed, output_padding):
-    if not transposed:
-        return _conv(xp, x, w, win, groups, b)
-    y = _conv_transpose(xp, x, w, _transposed_size(x.shape[2:], win, output_padding), win, groups)
+    y = _conv_transpose(xp, x, w, _transposed_size(x.shape[2:], win, output_padding), win, groups) if transposed \
+        else _conv(xp, x, w, win, groups)
     if b is not None:
-        y += b.reshape(-1, *(1,) * (y.ndim - 2))
+        y += xp.reshape(b, (-1, *(1,) * (y.ndim - 2)))
     return y
 
 
@@ -393,8 +429,10 @@ def im2col_op(xp, x, win):
     """(*batch, C, *X) -> (*batch, C * prod(kernel), L): each window as a column."""
     d = len(win.kernel)
     out = _out_size(x.shape[x.ndim - d:], win)
+    cols = xp.empty((*x.shape[:x.ndim - d], *win.kernel, *out), dtype=x.dtype, device=x.device)
+    _fill_columns(xp, cols, x, win, _column_copies(win, out, None, ()), None)
     rows = x.shape[x.ndim - d - 1] * math.prod(win.kernel)  # named, not -1: a batch may be empty
-    return _columns(xp, x, win, out).reshape(*x.shape[:x.ndim - d - 1], rows, math.prod(out))
+    return xp.reshape(cols, (*x.shape[:x.ndim - d - 1], rows, math.prod(out)))
 
 
 @defop("col2im", node="Col2ImBackward0", params=("output_size", "win"), self="im2col_op(grad, win)",
@@ -402,7 +440,7 @@ def im2col_op(xp, x, win):
 def col2im_op(xp, cols, output_size, win):
     """The adjoint of im2col: add each column back to its window of an (*batch, C, *output_size) result."""
     channels = cols.shape[-2] // math.prod(win.kernel)  # named, not -1: a batch may be empty
-    cols = cols.reshape(*cols.shape[:-2], channels, *win.kernel, *_out_size(output_size, win))
+    cols = xp.reshape(cols, (*cols.shape[:-2], channels, *win.kernel, *_out_size(output_size, win)))
     return _scatter_windows(xp, cols, output_size, win)
 
 
@@ -411,34 +449,49 @@ def _max_pool_forward(xp, x, win, out):
     of tied maxima, the last NaN, and never a padding position (an all -inf window points at its first
     real element)."""
     d = len(win.kernel)
-    view = _windows(xp, x, win, out, -np.inf if D.kind(x) == "f" else np.iinfo(x.dtype).min)
-    planes = [view[(Ellipsis, *offset)] for offset in np.ndindex(*win.kernel)]  # one strided view per offset
-    best = xp.maximum(planes[0], planes[1]) if len(planes) > 1 else planes[0].copy()
-    for plane in planes[2:]:
-        xp.maximum(best, plane, out=best)  # NaN propagates, as torch's max pooling does
+    buf = x if not any(lo or hi for lo, hi in win.padding) else \
+        _padded(xp, x, win.padding, -np.inf if D.kind(x) == "f" else np.iinfo(x.dtype).min)
+    planes = [_window_at(buf, offset, win, out) for offset in _offsets(win)]  # one strided view per offset
+    best = xp.maximum(planes[0], planes[1]) if len(planes) > 1 else A.copy(xp, planes[0])
+    for plane in planes[2:]:  # NaN propagates, as torch's max pooling does
+        best = _maximum_into(xp, best, plane)
     # the first maximum's offset = how many leading planes miss the maximum (cheaper than a where per plane),
     # counted in the smallest integer type that holds it
     missed = planes[0] != best
-    arg = missed.astype(np.min_scalar_type(len(planes) - 1))
+    arg = xp.astype(missed, D.native(xp, np.min_scalar_type(len(planes) - 1)))
     for plane in planes[1:-1]:
         missed &= plane != best
-        arg += missed
-    if D.kind(x) == "f" and math.isnan(best.sum()):  # a NaN sums to NaN: one pass, no mask
+        arg += missed if _numpy_like(arg) else xp.astype(missed, arg.dtype)  # the standard adds one dtype
+    if D.kind(x) == "f" and math.isnan(xp.sum(best)):  # a NaN sums to NaN: one pass, no mask
         for k, plane in enumerate(planes):
             arg = xp.where(plane != plane, k, arg)
     spatial = x.shape[x.ndim - d:]
-    starts = [(xp.arange(o) * s - lo).reshape((-1,) + (1,) * (d - 1 - i))
+    starts = [xp.reshape(xp.arange(o, device=x.device) * s - lo, (-1,) + (1,) * (d - 1 - i))
               for i, (o, s, (lo, _)) in enumerate(zip(out, win.stride, win.padding))]
     if not any(lo for lo, _ in win.padding):  # no window reaches outside: flat = window start + offset's flat
         row = [math.prod(spatial[i + 1:]) for i in range(d)]  # flat step of each spatial dim
         offsets = sum(i * dl * r for i, dl, r in zip(np.indices(win.kernel).reshape(d, -1), win.dilation, row))
-        flat = xp.asarray(offsets).take(arg)
+        flat = xp.reshape(xp.take(xp.asarray(offsets, device=x.device), xp.reshape(arg, (-1,))), arg.shape)
         flat += sum(start * r for start, r in zip(starts, row))
         return best, flat
-    flat = 0
-    for size, start, offset, dilation in zip(spatial, starts, np.unravel_index(arg, win.kernel), win.dilation):
+    flat, arg = 0, xp.astype(arg, xp.int64)
+    for i, (size, start, dilation) in enumerate(zip(spatial, starts, win.dilation)):
+        offset = (arg // math.prod(win.kernel[i + 1:])) % win.kernel[i]
         flat = flat * size + xp.clip(start + offset * dilation, 0, size - 1)
     return best, flat
+
+
+def _numpy_like(array) -> bool:
+    """Whether an array has NumPy's API beyond the standard (NumPy's and CuPy's): views, out= and casting
+    between dtypes in place."""
+    return hasattr(array, "strides")
+
+
+def _maximum_into(xp, best, other):
+    """maximum(best, other), written over `best` where the namespace writes in place (Note [batch parts])."""
+    if _numpy_like(best):
+        return xp.maximum(best, other, out=best)
+    return xp.maximum(best, other)
 
 
 @defop("max_pool2d_with_indices", node="MaxPool2DWithIndicesBackward0", params=("win", "out"), outputs=2,
@@ -458,26 +511,31 @@ max_pool3d_op = max_pool_op.alias("max_pool3d_with_indices", "MaxPool3DWithIndic
        jvp="(pick_op(self_t, results[1]._data, len(out), True), None)")
 def adaptive_max_pool_op(xp, x, out):
     d = len(out)
-    spatial = x.shape[x.ndim - d:]
+    lead, spatial = x.shape[:x.ndim - d], x.shape[x.ndim - d:]
     coords = []  # per dim: (O, L) input coordinates, the shorter windows padded by repeating their last element
     for size, o in zip(spatial, out):
         start = (np.arange(o) * size) // o
         end = -((-(np.arange(o) + 1) * size) // o)
         length = int((end - start).max())
-        coords.append(np.minimum(start[:, None] + np.arange(length), end[:, None] - 1))
-    index = tuple(c.reshape((1,) * (2 * i) + c.shape + (1,) * (2 * (d - 1 - i))) for i, c in enumerate(coords))
-    cols = x[(Ellipsis, *index)]  # (*lead, O0, L0, O1, L1, ...)
-    lead = cols.ndim - 2 * d
-    cols = cols.transpose(*range(lead), *range(lead, lead + 2 * d, 2), *range(lead + 1, lead + 2 * d, 2))
-    cols = cols.reshape(*cols.shape[:lead + d], -1)
+        coords.append(xp.asarray(np.minimum(start[:, None] + np.arange(length), end[:, None] - 1).reshape(-1),
+                                 device=x.device))
+    lengths = [c.shape[0] // o for c, o in zip(coords, out)]
+    cols = x
+    for i, c in enumerate(coords):  # each dim's windows gathered: (*lead, O0*L0, O1*L1, ...)
+        cols = xp.take(cols, c, axis=len(lead) + i)
+    cols = xp.reshape(cols, (*lead, *itertools.chain(*zip(out, lengths))))
+    n = len(lead)
+    cols = xp.permute_dims(cols, (*range(n), *range(n, n + 2 * d, 2), *range(n + 1, n + 2 * d, 2)))
+    cols = xp.reshape(cols, (*lead, *out, math.prod(lengths)))
     arg = xp.argmax(cols, axis=-1)
-    values = xp.take_along_axis(cols, arg[..., None], axis=-1)[..., 0]
-    offsets = np.unravel_index(arg, tuple(c.shape[1] for c in coords))
+    values = xp.take_along_axis(cols, xp.expand_dims(arg, axis=-1), axis=-1)[..., 0]
     flat = 0
-    for i, (k, size) in enumerate(zip(offsets, spatial)):
-        rows = np.arange(out[i]).reshape((-1,) + (1,) * (d - 1 - i))
-        flat = flat * size + coords[i][rows, k]
-    return values, xp.asarray(flat, dtype=np.int64)
+    for i, (c, length, size) in enumerate(zip(coords, lengths, spatial)):
+        k = (arg // math.prod(lengths[i + 1:])) % length  # the maximum's offset in this dim's window
+        rows = xp.reshape(xp.arange(out[i], device=x.device) * length, (-1,) + (1,) * (d - 1 - i))
+        place = rows + k
+        flat = flat * size + xp.reshape(xp.take(c, xp.reshape(place, (-1,))), place.shape)
+    return values, xp.astype(flat, xp.int64)
 
 
 adaptive_max_pool3d_op = adaptive_max_pool_op.alias("adaptive_max_pool3d", "AdaptiveMaxPool3DBackward0")
@@ -491,13 +549,31 @@ def max_pool_backward_op(xp, g, indices, input_shape, d, repeats):
     `repeats`: whether windows overlap, so that one element may be picked more than once."""
     planes = math.prod(input_shape[:len(input_shape) - d])
     size = math.prod(input_shape[len(input_shape) - d:])
-    if repeats:
-        flat = (indices.reshape(planes, -1) + (xp.arange(planes) * size)[:, None]).reshape(-1)
-        total = xp.bincount(flat, weights=g.reshape(-1), minlength=planes * size).astype(g.dtype, copy=False)
+    if repeats or not _numpy_like(g):  # the standard has no writes at index arrays
+        flat = xp.reshape(xp.reshape(indices, (planes, -1)) + xp.arange(planes, device=g.device)[:, None] * size, (-1,))
+        total = _sum_at(xp, flat, xp.reshape(g, (-1,)), planes * size)
     else:  # the result before the index temporary, which is then freed on top of the heap (Note [batch parts])
         total = xp.zeros(planes * size, dtype=g.dtype, device=g.device)
         total[(indices.reshape(planes, -1) + (xp.arange(planes) * size)[:, None]).reshape(-1)] = g.reshape(-1)
-    return total.reshape(input_shape)
+    return xp.reshape(total, input_shape)
+
+
+def _sum_at(xp, flat, values, length: int):
+    """The sum of `values` at each of `length` places by their flat index (a gather's adjoint): NumPy's (and
+    CuPy's) bincount; the standard has no scatter, so there the values are sorted by place and each place adds
+    its run of them, one gather per element of the longest run."""
+    if _numpy_like(values):
+        return xp.bincount(flat, weights=values, minlength=length).astype(values.dtype, copy=False)
+    order = xp.argsort(flat, stable=True)
+    places = xp.arange(length, device=flat.device)
+    flat = xp.take(flat, order)
+    first = xp.searchsorted(flat, places, side="left")
+    count = xp.searchsorted(flat, places, side="right") - first
+    padded = xp.concat([xp.take(values, order), xp.zeros(1, dtype=values.dtype, device=values.device)])
+    total = xp.zeros(length, dtype=values.dtype, device=values.device)
+    for j in range(int(xp.max(count)) if length else 0):  # the zero at the end where a run is shorter
+        total += xp.take(padded, xp.where(count > j, first + j, flat.shape[0]))
+    return total
 
 
 # aten::max_pool2d_with_indices_backward called directly takes the pooled input too, which it reads nothing of:
@@ -514,18 +590,19 @@ def max_pool_input_backward_op(xp, g, x, indices, input_shape, d, repeats):
 def pick_op(xp, x, indices, d, repeats):
     """The adjoint of max_pool_backward: each input plane's element at `indices`."""
     planes = math.prod(x.shape[:x.ndim - d])
-    return xp.take_along_axis(x.reshape(planes, -1), indices.reshape(planes, -1), axis=1).reshape(indices.shape)
+    picked = xp.take_along_axis(xp.reshape(x, (planes, -1)), xp.reshape(indices, (planes, -1)), axis=1)
+    return xp.reshape(picked, indices.shape)
 
 
 @defop("avg_pool2d", node="AvgPool2DBackward0", params=("win", "out", "divisor"),
        self="avg_pool_backward_op(grad, self_shape, win, divisor)", jvp="avg_pool_op(self_t, win, out, divisor)")
 def avg_pool_op(xp, x, win, out, divisor):
-    view = _windows(xp, x, win, out)
-    offsets = np.ndindex(*win.kernel)
-    sums = view[(Ellipsis, *next(offsets))].copy()
+    buf = _padded(xp, x, win.padding, 0.0) if any(lo or hi for lo, hi in win.padding) else x
+    offsets = _offsets(win)
+    sums = A.copy(xp, _window_at(buf, next(offsets), win, out))
     for offset in offsets:
-        sums += view[(Ellipsis, *offset)]
-    return (sums / divisor).astype(x.dtype, copy=False)
+        sums += _window_at(buf, offset, win, out)
+    return A.astype(xp, sums / _on_device(xp, divisor, x), x.dtype, copy=False)
 
 
 avg_pool3d_op = avg_pool_op.alias("avg_pool3d", "AvgPool3DBackward0")
@@ -537,10 +614,15 @@ avg_pool3d_op = avg_pool_op.alias("avg_pool3d", "AvgPool3DBackward0")
        jvp="avg_pool_backward_op(grad_output_t, input_shape, win, divisor)")
 def avg_pool_backward_op(xp, g, input_shape, win, divisor):
     d = len(win.kernel)
-    share = (g / divisor).astype(g.dtype, copy=False)
+    share = A.astype(xp, g / _on_device(xp, divisor, g), g.dtype, copy=False)
     lead, out = share.shape[:share.ndim - d], share.shape[share.ndim - d:]
-    cols = xp.broadcast_to(share.reshape(*lead, *(1,) * d, *out), (*lead, *win.kernel, *out))
+    cols = xp.broadcast_to(xp.reshape(share, (*lead, *(1,) * d, *out)), (*lead, *win.kernel, *out))
     return _scatter_windows(xp, cols, input_shape[len(input_shape) - d:], win)
+
+
+def _on_device(xp, value, like):
+    """A host (NumPy) array parameter on `like`'s device; a number as it is (a weak scalar in promotion)."""
+    return xp.asarray(value, device=like.device) if isinstance(value, np.ndarray) else value
 
 
 # ============================================================================================
@@ -555,7 +637,7 @@ def gather_dims_op(xp, x, indices):
     d = len(indices)
     for i, index in enumerate(indices):
         if index is not None:
-            x = xp.take(x, index, axis=x.ndim - d + i)
+            x = xp.take(x, xp.asarray(index, device=x.device), axis=x.ndim - d + i)
     return x
 
 
@@ -569,10 +651,27 @@ def scatter_dims_op(xp, g, input_shape, indices):
         if indices[i] is None:
             continue
         axis = g.ndim - d + i
-        out = xp.zeros(g.shape[:axis] + (input_shape[len(input_shape) - d + i],) + g.shape[axis + 1:], dtype=g.dtype)
-        xp.add.at(out, (slice(None),) * axis + (indices[i],), g)
+        size = input_shape[len(input_shape) - d + i]
+        zero = xp.zeros((*g.shape[:axis], 1, *g.shape[axis + 1:]), dtype=g.dtype, device=g.device)
+        padded = xp.concat([g, zero], axis=axis)  # a zero slice at the end, for places with fewer sources
+        sources = _sources(indices[i], size)
+        out = xp.take(padded, xp.asarray(sources[0], device=g.device), axis=axis) if len(sources) else \
+            xp.zeros((*g.shape[:axis], size, *g.shape[axis + 1:]), dtype=g.dtype, device=g.device)
+        for source in sources[1:]:
+            out += xp.take(padded, xp.asarray(source, device=g.device), axis=axis)
         g = out
     return g
+
+
+def _sources(index: np.ndarray, size: int) -> np.ndarray:
+    """The gathers whose sum is the adjoint of take(., index) along a dim of `size`: row j holds, for each place,
+    the position of its j-th source in index (in order), or len(index) (a zero slice) where it has fewer."""
+    counts = np.bincount(index, minlength=size)
+    order = np.argsort(index, kind="stable")
+    rank = np.arange(len(index)) - (np.cumsum(counts) - counts)[index[order]]
+    sources = np.full((counts.max(initial=0), size), len(index))
+    sources[rank, index[order]] = order
+    return sources
 
 
 GATHER_NODES = {f"{kind}{d}d": gather_dims_op.alias(f"{kind}{d}d", f"{node}{d}DBackward0")
@@ -614,20 +713,20 @@ def constant_pad_nd_op(xp, x, pad, value):
        jvp="pixel_shuffle_op(self_t, factor)")
 def pixel_shuffle_op(xp, x, r):
     *lead, c, h, w = x.shape
-    x = x.reshape(*lead, c // (r * r), r, r, h, w)
+    x = xp.reshape(x, (*lead, c // (r * r), r, r, h, w))
     n = len(lead)
-    x = x.transpose(*range(n), n, n + 3, n + 1, n + 4, n + 2)
-    return x.reshape(*lead, c // (r * r), h * r, w * r)
+    x = xp.permute_dims(x, (*range(n), n, n + 3, n + 1, n + 4, n + 2))
+    return xp.reshape(x, (*lead, c // (r * r), h * r, w * r))
 
 
 @defop("pixel_unshuffle", params=("factor",), self="pixel_shuffle_op(grad, factor)",
        jvp="pixel_unshuffle_op(self_t, factor)")
 def pixel_unshuffle_op(xp, x, r):
     *lead, c, h, w = x.shape
-    x = x.reshape(*lead, c, h // r, r, w // r, r)
+    x = xp.reshape(x, (*lead, c, h // r, r, w // r, r))
     n = len(lead)
-    x = x.transpose(*range(n), n, n + 2, n + 4, n + 1, n + 3)
-    return x.reshape(*lead, c * r * r, h // r, w // r)
+    x = xp.permute_dims(x, (*range(n), n, n + 2, n + 4, n + 1, n + 3))
+    return xp.reshape(x, (*lead, c * r * r, h // r, w // r))
 
 
 # ============================================================================================
@@ -640,8 +739,8 @@ def pixel_unshuffle_op(xp, x, r):
        jvp="affine_grid_generator_op(theta_t, base)")
 def affine_grid_generator_op(xp, theta, base):
     """Each point of the base grid (*size, k), homogeneous coordinates, mapped by each theta (N, k-1, k)."""
-    points = xp.matmul(xp.asarray(base, dtype=theta.dtype).reshape(-1, base.shape[-1]), theta.transpose(0, 2, 1))
-    return points.reshape(theta.shape[0], *base.shape[:-1], theta.shape[1])
+    points = xp.matmul(xp.asarray(base.reshape(-1, base.shape[-1]), device=theta.device), xp.matrix_transpose(theta))
+    return xp.reshape(points, (theta.shape[0], *base.shape[:-1], theta.shape[1]))
 
 
 @defop("grid_sampler_2d", node="GridSampler2DBackward0", inputs=("input", "grid"),
@@ -651,12 +750,12 @@ def affine_grid_generator_op(xp, theta, base):
        jvp="grid_sample_jvp(input_t, grid_t, input, grid, mode, padding_mode, align_corners)")
 def grid_sampler_op(xp, x, grid, mode, padding_mode, align_corners):
     n, c = x.shape[:2]
-    out = xp.zeros((n, c, math.prod(grid.shape[1:-1])), dtype=x.dtype)
-    flat_x = x.reshape(n, c, -1)
+    out = xp.zeros((n, c, math.prod(grid.shape[1:-1])), dtype=x.dtype, device=x.device)
+    flat_x = xp.reshape(x, (n, c, -1))
     for corner in _grid_corners(xp, grid, x.shape[2:], mode, padding_mode, align_corners):
         picked = xp.take_along_axis(flat_x, corner.index[:, None, :], axis=2)
-        out += picked * (corner.weight * corner.inside)[:, None, :]
-    return out.reshape(n, c, *grid.shape[1:-1])
+        out += picked * (xp.astype(corner.inside, x.dtype) * corner.weight)[:, None, :]
+    return xp.reshape(out, (n, c, *grid.shape[1:-1]))
 
 
 grid_sampler_3d_op = grid_sampler_op.alias("grid_sampler_3d", "GridSampler3DBackward0")
@@ -666,37 +765,38 @@ class _Corner(NamedTuple):
     """One of the input points a grid sample reads: flat index (N, P), whether it is inside the input, its
     interpolation weight, and the weight's slopes along each grid component (x first; None for nearest)."""
 
-    index: np.ndarray
-    inside: np.ndarray
+    index: object
+    inside: object
     weight: object
     slopes: tuple | None
 
 
-def _reflect(coord, low2: int, high2: int):
+def _reflect(xp, coord, low2: int, high2: int):
     """torch's reflect_coordinates: fold coord into [low2/2, high2/2]; also d(result)/d(coord) (+-1)."""
     if low2 == high2:
-        return np.zeros_like(coord), np.zeros_like(coord)
+        return xp.zeros_like(coord), xp.zeros_like(coord)
     low, span = low2 / 2, (high2 - low2) / 2
     shifted = coord - low
-    sign = np.where(shifted < 0, -1.0, 1.0)
-    shifted = np.abs(shifted)
-    extra = np.fmod(shifted, span)
-    odd = np.floor(shifted / span) % 2 == 1
-    return np.where(odd, span - extra + low, extra + low), np.where(odd, -sign, sign)
+    sign = xp.where(shifted < 0, -1.0, xp.ones_like(shifted))
+    shifted = xp.abs(shifted)
+    extra = xp.remainder(shifted, span)  # C's fmod: shifted >= 0
+    odd = xp.remainder(xp.floor(shifted / span), 2) == 1
+    return xp.where(odd, span - extra + low, extra + low), xp.where(odd, -sign, sign)
 
 
-def _source(coord, size: int, padding_mode: str, align_corners: bool):
+def _source(xp, coord, size: int, padding_mode: str, align_corners: bool):
     """torch's grid_sampler_compute_source_index: the input coordinate a grid value points at, and its
     derivative with respect to the grid value."""
     scale = (size - 1) / 2 if align_corners else size / 2
     coord = ((coord + 1) * (size - 1) / 2) if align_corners else (((coord + 1) * size - 1) / 2)
-    slope = np.full(coord.shape, scale)
+    slope = xp.full(coord.shape, scale, dtype=coord.dtype, device=coord.device)
     if padding_mode == "reflection":
-        coord, sign = _reflect(coord, 0, 2 * (size - 1)) if align_corners else _reflect(coord, -1, 2 * size - 1)
+        coord, sign = _reflect(xp, coord, 0, 2 * (size - 1)) if align_corners else \
+            _reflect(xp, coord, -1, 2 * size - 1)
         slope = slope * sign
     if padding_mode in ("border", "reflection"):
         inside = (coord > 0) & (coord < size - 1)
-        coord, slope = np.clip(coord, 0, size - 1), np.where(inside, slope, 0.0)
+        coord, slope = xp.clip(coord, 0, size - 1), xp.where(inside, slope, 0.0)
     return coord, slope
 
 
@@ -724,13 +824,14 @@ def _grid_cubic_weights(t):
             [far_slope(t + 1), near_slope(t), -near_slope(1 - t), -far_slope(2 - t)])
 
 
-def _tap_coordinate(coord: np.ndarray, size: int, padding_mode: str, align_corners: bool) -> np.ndarray:
+def _tap_coordinate(xp, coord, size: int, padding_mode: str, align_corners: bool):
     """A bicubic tap's integer coordinate after padding (torch's compute_coordinates on it, then truncation)."""
     if padding_mode == "reflection":
-        coord = _reflect(coord, 0, 2 * (size - 1))[0] if align_corners else _reflect(coord, -1, 2 * size - 1)[0]
+        coord = _reflect(xp, coord, 0, 2 * (size - 1))[0] if align_corners else \
+            _reflect(xp, coord, -1, 2 * size - 1)[0]
     if padding_mode in ("border", "reflection"):
-        coord = np.clip(coord, 0, size - 1)
-    return coord.astype(np.int64)
+        coord = xp.clip(coord, 0, size - 1)
+    return xp.astype(coord, xp.int64)
 
 
 def _grid_corners(xp, grid, spatial, mode: str, padding_mode: str, align_corners: bool, as_tensors: bool = False):
@@ -738,34 +839,32 @@ def _grid_corners(xp, grid, spatial, mode: str, padding_mode: str, align_corners
     bicubic. With `as_tensors`, `grid` is a Tensor and weights and slopes are differentiable functions of it."""
     d = len(spatial)
     values = grid._data if as_tensors else grid
-    n = len(values)
+    n = values.shape[0]
     options = []  # per spatial dim (input order): [(integer coordinate, weight factor, factor's slope)]
     for k, size in enumerate(spatial):
-        v = values[..., d - 1 - k].reshape(n, -1)  # the grid's components run x (the last dimension) first
-        if mode == "bicubic":  # the taps are padded one by one, the source coordinate is not
-            coord, slope = _source(v, size, "zeros", align_corners)
-        else:
-            coord, slope = _source(v, size, padding_mode, align_corners)
+        v = xp.reshape(values[..., d - 1 - k], (n, -1))  # the grid's components run x (the last dimension) first
+        # the bicubic taps are padded one by one, the source coordinate is not
+        coord, slope = _source(xp, v, size, "zeros" if mode == "bicubic" else padding_mode, align_corners)
         exact = coord
         if as_tensors:  # the coordinate as a function of the grid (its slope is piecewise constant)
             exact = (grid[..., d - 1 - k].reshape(n, -1) * constant_like(slope, grid)
                      + constant_like(coord - v * slope, grid))
             slope = constant_like(slope, grid)
         if mode == "nearest":
-            options.append([(np.rint(coord).astype(np.int64), 1.0, None)])
+            options.append([(xp.astype(xp.round(coord), xp.int64), 1.0, None)])
             continue
-        low = np.floor(coord)
+        low = xp.floor(coord)
         fraction = exact - (constant_like(low, grid) if as_tensors else low)
         if mode == "bicubic":
             weights, slopes = _grid_cubic_weights(fraction)
-            options.append([(_tap_coordinate(low + j - 1, size, padding_mode, align_corners), w, s * slope)
+            options.append([(_tap_coordinate(xp, low + j - 1, size, padding_mode, align_corners), w, s * slope)
                             for j, (w, s) in enumerate(zip(weights, slopes))])
         else:
-            options.append([(low.astype(np.int64), 1 - fraction, -slope),
-                            (low.astype(np.int64) + 1, fraction, slope)])
+            options.append([(xp.astype(low, xp.int64), 1 - fraction, -slope),
+                            (xp.astype(low, xp.int64) + 1, fraction, slope)])
     corners = []
     for choice in itertools.product(*options):
-        index, inside = _flat_index([c for c, _, _ in choice], spatial)
+        index, inside = _flat_index(xp, [c for c, _, _ in choice], spatial)
         factors = [f for _, f, _ in choice]
         weight = math.prod(factors[1:], start=factors[0])
         slopes = None
@@ -773,18 +872,19 @@ def _grid_corners(xp, grid, spatial, mode: str, padding_mode: str, align_corners
             per_dim = [math.prod([f for j, f in enumerate(factors) if j != k], start=choice[k][2]) for k in range(d)]
             slopes = tuple(reversed(per_dim))
         if mode == "nearest" and as_tensors:
-            weight = constant_like(np.ones(index.shape), grid)
+            weight = constant_like(xp.ones(index.shape, dtype=values.dtype, device=values.device), grid)
         corners.append(_Corner(index, inside, weight, slopes))
     return corners
 
 
-def _flat_index(coords: list, spatial: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-    inside = np.ones(coords[0].shape, dtype=bool)
-    index = np.zeros(coords[0].shape, dtype=np.int64)
+def _flat_index(xp, coords: list, spatial: Sequence[int]) -> tuple:
+    """The flat index into the input of integer coordinates (one array per dim), 0 where any is outside; and
+    whether all are inside."""
+    inside, index = True, 0
     for c, size in zip(coords, spatial):
-        inside &= (c >= 0) & (c < size)
-        index = index * size + np.clip(c, 0, size - 1)
-    return np.where(inside, index, 0), inside
+        inside = inside & (c >= 0) & (c < size)
+        index = index * size + xp.clip(c, 0, size - 1)
+    return xp.where(inside, index, 0), inside
 
 
 # ============================================================================================
@@ -792,17 +892,29 @@ def _flat_index(coords: list, spatial: Sequence[int]) -> tuple[np.ndarray, np.nd
 # ============================================================================================
 
 
+def unrecorded_arrays(*tensors: Tensor) -> tuple[np.ndarray, ...] | None:
+    """The tensors' arrays where a backward formula may compute them in NumPy, outside the graph: nothing records
+    it (grad mode off, as in a backward without create_graph, and no forward-mode level, vmap or saved-tensor hook
+    active) and all are NumPy float32 or float64 arrays of one dtype; None where it must run differentiable ops."""
+    if grad_mode._state.enabled or _transforms.active:
+        return None
+    arrays = tuple(t._data for t in tensors)
+    if any(type(a) is not np.ndarray for a in arrays) or arrays[0].dtype not in (np.float32, np.float64) \
+            or any(a.dtype != arrays[0].dtype for a in arrays):
+        return None
+    return arrays
+
+
 def conv_grads(grad: Tensor, input: Tensor, weight: Tensor, input_shape: tuple, win: Window, groups: int,
                transposed: bool, grad_input_mask: tuple) -> tuple[Tensor | None, Tensor | None]:
     """(d/d input, d/d weight) of a convolution, each only where grad_input_mask asks for it; both from one
     im2col of the gradient when nothing records them (Note [one im2col for both gradients])."""
     if grad_input_mask[0] and grad_input_mask[1] and not transposed and groups == 1 \
-            and 2 * input_shape[1] >= grad.shape[1] and not grad_mode._state.enabled and not _transforms.active:
-        arrays = (grad._data, input._data, weight._data)
-        if all(type(a) is np.ndarray and a.dtype == arrays[0].dtype for a in arrays) and D.kind(arrays[0]) == "f":
-            both = _conv_backward(np, *arrays, win)
-            if both is not None:
-                return _wrap(both[0]), _wrap(both[1])
+            and 2 * input_shape[1] >= grad.shape[1]:
+        arrays = unrecorded_arrays(grad, input, weight)
+        both = None if arrays is None else _conv_backward(*arrays, win)
+        if both is not None:
+            return _wrap(both[0]), _wrap(both[1])
     return (conv_input_grad(grad, weight, input_shape, win, groups, transposed) if grad_input_mask[0] else None,
             conv_weight_grad(grad, input, win, groups, transposed) if grad_input_mask[1] else None)
 
@@ -858,8 +970,8 @@ def grid_sample_input_grad(grad: Tensor, input: Tensor, grid: Tensor, mode: str,
     """Each output's gradient spread back to the points it read, by their weights."""
     n, c = input.shape[:2]
     g = grad.reshape(n, c, -1)
-    total = zeros((n, c, math.prod(input.shape[2:])), dtype=grad.dtype)
-    for corner in _grid_corners(np, grid, input.shape[2:], mode, padding_mode, align_corners, True):
+    total = zeros((n, c, math.prod(input.shape[2:])), dtype=grad.dtype, device=grad.device)
+    for corner in _grid_corners(namespace(grid._data), grid, input.shape[2:], mode, padding_mode, align_corners, True):
         index = constant_like(corner.index, input).long().unsqueeze(1).expand(n, c, corner.index.shape[1])
         share = g * (corner.weight * constant_like(corner.inside, grid)).unsqueeze(1)
         total = total.scatter_add(2, index, share)
@@ -873,7 +985,7 @@ def grid_sample_grid_grad(grad: Tensor, input: Tensor, grid: Tensor, mode: str, 
         return grid * 0
     g = grad.reshape(*grad.shape[:2], -1)
     components = [0] * grid.shape[-1]
-    for corner in _grid_corners(np, grid, input.shape[2:], mode, padding_mode, align_corners, True):
+    for corner in _grid_corners(namespace(grid._data), grid, input.shape[2:], mode, padding_mode, align_corners, True):
         read = (g * _corner_values(input, corner)).sum(1)
         components = [total + read * slope for total, slope in zip(components, corner.slopes)]
     return stack(components, -1).reshape(grid.shape)
@@ -884,7 +996,7 @@ def grid_sample_jvp(input_t: Tensor, grid_t: Tensor, input: Tensor, grid: Tensor
     n, c = input.shape[:2]
     out = 0
     tangents = [grid_t[..., k].reshape(n, -1) for k in range(grid.shape[-1])]
-    for corner in _grid_corners(np, grid, input.shape[2:], mode, padding_mode, align_corners, True):
+    for corner in _grid_corners(namespace(grid._data), grid, input.shape[2:], mode, padding_mode, align_corners, True):
         out = out + _corner_values(input_t, corner) * corner.weight.unsqueeze(1)
         if corner.slopes is not None:
             moved = sum(slope * t for slope, t in zip(corner.slopes, tangents))
@@ -1484,7 +1596,7 @@ def interpolate(input: Tensor, size: int | Sequence[int] | None = None,
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input._data.ndim}D) "
                                   f"for the modes: nearest | linear | bilinear | bicubic | trilinear | area | "
                                   f"nearest-exact (got {mode})")
-    dtype = input._data.dtype if input.dtype.is_floating_point else np.dtype(np.float32)
+    dtype = input.dtype.np if input.dtype.is_floating_point else np.dtype(np.float32)
     matrices = tuple(_interpolation_matrix(x, o, s, bool(align_corners), mode == "bicubic", dtype)
                      for x, o, s in zip(spatial, out, scales))
     name = {"linear": "upsample_linear1d", "bilinear": "upsample_bilinear2d", "bicubic": "upsample_bicubic2d",
@@ -1572,7 +1684,7 @@ def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None =
     axes = [_grid_steps(n, align_corners) for n in spatial]  # (D,) H, W
     mesh = np.meshgrid(*axes, indexing="ij")
     base = np.stack([*reversed(mesh), np.ones_like(mesh[0])], axis=-1)  # x first, then y (then z), then 1
-    return apply(affine_grid_generator_op, (theta,), (base.astype(theta._data.dtype),))
+    return apply(affine_grid_generator_op, (theta,), (base.astype(theta.dtype.np),))
 
 
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",

@@ -25,14 +25,12 @@ from .. import _creation
 from .. import _dtype as D
 from .._creation import zeros
 from .._tensor import Tensor, _wrap, _wrap_dim
-from ..autograd import grad_mode
-from ..autograd.forward_ad import transforms as _transforms
 from . import arrays as A
 from .activation import logsigmoid
 from .conv import *  # noqa: F403 - the spatial kernels are this family's too (rows, helpers, public functions)
 from .conv import FUNCTIONAL_ONLY as _CONV_FUNCTIONAL
 from .conv import PUBLIC as _CONV_PUBLIC
-from .conv import avg_pool2d, avg_pool3d, constant_like, pad
+from .conv import avg_pool2d, avg_pool3d, constant_like, pad, unrecorded_arrays
 from .indexing import _index_range
 from .linalg import addmm, matmul
 from .pointwise import clamp_min, div_by_number, log, log1p, minimum, sigmoid, where, xlogy
@@ -531,10 +529,8 @@ def _batch_norm_grads_unrecorded(grad: Tensor, input: Tensor, weight: Tensor | N
                                  eps: float) -> tuple[Tensor, Tensor, Tensor] | None:
     """Note [unrecorded batch-norm backward]: batch norm's three gradients in NumPy from the forward's saved
     statistics, when nothing records them; None when they must be differentiable ops."""
-    arrays = (grad._data, input._data) + (() if weight is None else (weight._data,))
-    if grad_mode._state.enabled or _transforms.active or moments is None or \
-            any(type(a) is not np.ndarray or a.dtype != arrays[1].dtype for a in arrays) or \
-            arrays[1].dtype not in (np.float32, np.float64):
+    arrays = unrecorded_arrays(grad, input, *(() if weight is None else (weight,)))
+    if arrays is None or moments is None:
         return None
     g, x = arrays[:2]
     n, c = x.shape[:2]
