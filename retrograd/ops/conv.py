@@ -422,14 +422,15 @@ def convolution_op(xp, x, w, b, win, groups, transposed, output_padding):
 
 # torch's convolution_backward: the three gradients of a convolution as the outputs of one node (grad_input_mask
 # says which are wanted; Note [unwanted outputs]); its formulas are torch's _convolution_double_backward, with
-# grads = (ggI, ggW, ggb): each gradient is bilinear, so its derivative in one operand is the adjoint map of the
-# other (Note [im2col]), conj() of the fixed operand for complex numbers
+# grads = (ggI, ggW, ggb), None where undefined: each gradient is bilinear, so its derivative in one operand is the
+# adjoint map of the other (Note [im2col]), conj() of the fixed operand for complex numbers
 @defop("convolution_backward", node="ConvolutionBackwardBackward0", inputs=("grad_output", "input", "weight"),
-       params=("win", "groups", "transposed", "output_padding", "output_mask"), outputs=3,
-       grad_output="convolution_op(grads[0], conj(weight), grads[2], win, groups, transposed, output_padding) "
-                   "+ convolution_op(conj(input), grads[1], None, win, groups, transposed, output_padding)",
-       input="conv_input_grad(conj(grad_output), grads[1], input_shape, win, groups, transposed)",
-       weight="conv_weight_grad(conj(grad_output), grads[0], win, groups, transposed)",
+       params=("win", "groups", "transposed", "output_padding", "output_mask"), outputs=3, materialize_grads=False,
+       grad_output="conv_double_grad_output(grads, conj(input), conj(weight), grad_output_shape, win, groups, "
+                   "transposed, output_padding)",
+       input="None if grads[1] is None else "
+             "conv_input_grad(conj(grad_output), grads[1], input_shape, win, groups, transposed)",
+       weight="None if grads[0] is None else conv_weight_grad(conj(grad_output), grads[0], win, groups, transposed)",
        jvp="conv_backward_jvp(grad_output_t, input_t, weight_t, grad_output, input, weight, win, groups, transposed)")
 def convolution_backward_op(xp, g, x, w, win, groups, transposed, output_padding, output_mask):
     """(d/d input, d/d weight, d/d bias) of conv(x, w) + b, or of conv_T(x, w) + b (`transposed`), for the
@@ -966,6 +967,20 @@ def conv_backward_jvp(grad_output_t: Tensor, input_t: Tensor, weight_t: Tensor, 
             conv_weight_grad(grad_output_t, input, win, groups, transposed)
             + conv_weight_grad(grad_output, input_t, win, groups, transposed),
             grad_output_t.sum([0, *range(2, grad_output_t.ndim)]))
+
+
+def conv_double_grad_output(grads: tuple, input: Tensor, weight: Tensor, shape: tuple, win: Window, groups: int,
+                            transposed: bool, output_padding: tuple | None) -> Tensor | None:
+    """d/d grad_output of convolution_backward: conv(ggI, weight) + conv(input, ggW) + ggb, each term only where its
+    gradient is defined (conv_T for a transposed convolution)."""
+    ggi, ggw, ggb = grads
+    if ggi is None and ggw is None:
+        return None if ggb is None else ggb.reshape(-1, *(1,) * (len(shape) - 2)).expand(shape)
+    out = convolution_op(*((ggi, weight) if ggi is not None else (input, ggw)), ggb, win, groups, transposed,
+                         output_padding)
+    if ggi is not None and ggw is not None:
+        out = out + convolution_op(input, ggw, None, win, groups, transposed, output_padding)
+    return out
 
 
 def conv_input_grad(grad: Tensor, weight: Tensor, input_shape: tuple, win: Window, groups: int,
