@@ -68,7 +68,8 @@ Note [unwanted outputs]
 A convolution's three gradients are the outputs of one `convolution_backward` node, as in torch, whose
 grad_input_mask says which of them its caller wants. A row's outputs are tensors, so one nobody asked for is a
 zero broadcast to its shape (no memory, never handed out: the convolution's backward returns only the wanted
-ones). Under create_graph its gradient in a double backward is zeros, which adds nothing. When nothing records,
+ones). Under create_graph nothing differentiates it: the row keeps undefined gradients None
+(`materialize_grads=False`), and its formulas skip their terms, as torch's do. When nothing records,
 the node is not made and the row is the kernels alone, so a first-order backward costs what it did before the
 row existed; the one-im2col kernel (Note [one im2col for both gradients]) serves both, recorded or not.
 
