@@ -39,7 +39,8 @@ few Python steps per offset), so no strided-memory variant is kept. What stays N
 in one helper each: scratch memory reused between calls (`_Scratch.array`; CuPy's pool does that
 itself), matmul writing into its result (`_matmul_into`: out= on a view, where NumPy and CuPy have
 views), and a scatter-add by flat index (`_sum_at`: NumPy's bincount; the standard has no scatter).
-The one-im2col backward (`_conv_backward`) runs on NumPy's arrays only, where nothing records it.
+The one-im2col backward (`_conv_backward`) runs on NumPy's float arrays only, inside the forward of the
+`convolution_backward` row, where nothing differentiates through it (the row's formulas do).
 
 Note [flat rows]
 Copying the windows runs one inner loop per output row, which costs more than the row itself
@@ -55,13 +56,22 @@ Note [one im2col for both gradients]
 With stride 1 and one group, the input's gradient conv_T(g, w) is a convolution of g (Note [im2col]),
 whose columns G hold, at each input position q, g at q - k for every kernel offset k: exactly the
 products the weight's gradient sums, conv_w(g, x)[f, c, k] = sum_q G[(f, flipped k), q] x[c, q]. So
-when nothing records the backward (create_graph=False), `conv_grads` takes both from one im2col of g
-(`_conv_backward`): x is laid on G's grid, zeros at its junk positions (Note [flat rows]), instead of
-being padded and copied once per kernel offset again. That sum meets x only where it is, never the
+when both are wanted, the `convolution_backward` row takes both from one im2col of g (`_conv_backward`,
+on NumPy's float arrays): x is laid on G's grid, zeros at its junk positions (Note [flat rows]), instead of being
+padded and copied once per kernel offset again. That sum meets x only where it is, never the
 padding, so it is used only where 0 * inf cannot occur (x and g finite; else the two kernels run
 separately and, as torch's, make NaN where an inf meets the padding), and only when the input has
 at least half as many channels as the output (a product with a handful of columns, as in a first
 layer, runs slower than the separate im2col of x).
+
+Note [unwanted outputs]
+A convolution's three gradients are the outputs of one `convolution_backward` node, as in torch, whose
+grad_input_mask says which of them its caller wants. A row's outputs are tensors, so one nobody asked for is a
+zero broadcast to its shape (no memory, never handed out: the convolution's backward returns only the wanted
+ones). Under create_graph nothing differentiates it: the row keeps undefined gradients None
+(`materialize_grads=False`), and its formulas skip their terms, as torch's do. When nothing records,
+the node is not made and the row is the kernels alone, so a first-order backward costs what it did before the
+row existed; the one-im2col kernel (Note [one im2col for both gradients]) serves both, recorded or not.
 
 Note [batch parts]
 The convolution kernels run the batch in parts whose im2col columns take about `_PART_BYTES`, in
@@ -396,9 +406,12 @@ def _transposed_size(spatial: Sequence[int], win: Window, output_padding: Sequen
 
 @defop("convolution", node="ConvolutionBackward0", inputs=("input", "weight", "bias"),
        params=("win", "groups", "transposed", "output_padding"),
-       input="conv_grads(grad, conj(input), conj(weight), input_shape, win, groups, transposed, grad_input_mask)[0]",
-       weight="conv_grads(grad, conj(input), conj(weight), input_shape, win, groups, transposed, grad_input_mask)[1]",
-       bias="grad.sum([0, *range(2, grad.ndim)])",
+       input="convolution_backward_op(grad, conj(input), conj(weight), win, groups, transposed, output_padding, "
+             "grad_input_mask)[0]",
+       weight="convolution_backward_op(grad, conj(input), conj(weight), win, groups, transposed, output_padding, "
+             "grad_input_mask)[1]",
+       bias="convolution_backward_op(grad, conj(input), conj(weight), win, groups, transposed, output_padding, "
+             "grad_input_mask)[2]",
        jvp="conv_jvp(input_t, weight_t, bias_t, input, weight, win, groups, transposed, output_padding)")
 def convolution_op(xp, x, w, b, win, groups, transposed, output_padding):
     y = _conv_transpose(xp, x, w, _transposed_size(x.shape[2:], win, output_padding), win, groups) if transposed \
@@ -406,6 +419,47 @@ def convolution_op(xp, x, w, b, win, groups, transposed, output_padding):
     if b is not None:
         y += xp.reshape(b, (-1, *(1,) * (y.ndim - 2)))
     return y
+
+
+# torch's convolution_backward: the three gradients of a convolution as the outputs of one node (grad_input_mask
+# says which are wanted; Note [unwanted outputs]); its formulas are torch's _convolution_double_backward, with
+# grads = (ggI, ggW, ggb), None where undefined: each gradient is bilinear, so its derivative in one operand is the
+# adjoint map of the other (Note [im2col]), conj() of the fixed operand for complex numbers
+@defop("convolution_backward", node="ConvolutionBackwardBackward0", inputs=("grad_output", "input", "weight"),
+       params=("win", "groups", "transposed", "output_padding", "output_mask"), outputs=3, materialize_grads=False,
+       grad_output="conv_double_grad_output(grads, conj(input), conj(weight), grad_output_shape, win, groups, "
+                   "transposed, output_padding)",
+       input="None if grads[1] is None else "
+             "conv_input_grad(conj(grad_output), grads[1], input_shape, win, groups, transposed)",
+       weight="None if grads[0] is None else conv_weight_grad(conj(grad_output), grads[0], win, groups, transposed)",
+       jvp="conv_backward_jvp(grad_output_t, input_t, weight_t, grad_output, input, weight, win, groups, transposed)")
+def convolution_backward_op(xp, g, x, w, win, groups, transposed, output_padding, output_mask):
+    """(d/d input, d/d weight, d/d bias) of conv(x, w) + b, or of conv_T(x, w) + b (`transposed`), for the
+    gradient g; an output output_mask does not ask for is a zero placeholder (Note [unwanted outputs])."""
+    both = None
+    if output_mask[0] and output_mask[1] and not transposed and groups == 1 and 2 * x.shape[1] >= g.shape[1] \
+            and type(g) is type(x) is type(w) is np.ndarray and g.dtype == x.dtype == w.dtype \
+            and g.dtype in (np.float32, np.float64):
+        both = _conv_backward(g, x, w, win)  # Note [one im2col for both gradients]
+    if both is not None:
+        dx, dw = both
+    else:
+        dx = dw = None
+        if output_mask[0]:
+            dx = _conv(xp, g, w, win, groups)[(Ellipsis, *(slice(0, s) for s in x.shape[2:]))] if transposed \
+                else _conv_transpose(xp, g, w, x.shape[2:], win, groups)
+        if output_mask[1]:
+            dw = _conv_weight(xp, x, g, win, groups) if transposed else _conv_weight(xp, g, x, win, groups)
+    channels = w.shape[1] * groups if transposed else w.shape[0]
+    db = xp.sum(g, axis=(0, *range(2, g.ndim))) if output_mask[2] else None
+    return tuple(_unwanted(xp, shape, g) if out is None else out
+                 for out, shape in ((dx, x.shape), (dw, w.shape), (db, (channels,))))
+
+
+def _unwanted(xp, shape: tuple, like):
+    """The placeholder of a gradient nobody asked for: a zero broadcast to its shape, no memory (Note [unwanted
+    outputs])."""
+    return xp.broadcast_to(xp.zeros((), dtype=like.dtype, device=like.device), shape)
 
 
 @defop("convolution_weight", node="ConvolutionBackwardBackward0", inputs=("grad_output", "input"),
@@ -905,18 +959,29 @@ def unrecorded_arrays(*tensors: Tensor) -> tuple[np.ndarray, ...] | None:
     return arrays
 
 
-def conv_grads(grad: Tensor, input: Tensor, weight: Tensor, input_shape: tuple, win: Window, groups: int,
-               transposed: bool, grad_input_mask: tuple) -> tuple[Tensor | None, Tensor | None]:
-    """(d/d input, d/d weight) of a convolution, each only where grad_input_mask asks for it; both from one
-    im2col of the gradient when nothing records them (Note [one im2col for both gradients])."""
-    if grad_input_mask[0] and grad_input_mask[1] and not transposed and groups == 1 \
-            and 2 * input_shape[1] >= grad.shape[1]:
-        arrays = unrecorded_arrays(grad, input, weight)
-        both = None if arrays is None else _conv_backward(*arrays, win)
-        if both is not None:
-            return _wrap(both[0]), _wrap(both[1])
-    return (conv_input_grad(grad, weight, input_shape, win, groups, transposed) if grad_input_mask[0] else None,
-            conv_weight_grad(grad, input, win, groups, transposed) if grad_input_mask[1] else None)
+def conv_backward_jvp(grad_output_t: Tensor, input_t: Tensor, weight_t: Tensor, grad_output: Tensor,
+                      input: Tensor, weight: Tensor, win: Window, groups: int, transposed: bool) -> tuple:
+    """Forward mode of convolution_backward, bilinear in (grad_output, input) and in (grad_output, weight)."""
+    shape = input.shape
+    return (conv_input_grad(grad_output_t, weight, shape, win, groups, transposed)
+            + conv_input_grad(grad_output, weight_t, shape, win, groups, transposed),
+            conv_weight_grad(grad_output_t, input, win, groups, transposed)
+            + conv_weight_grad(grad_output, input_t, win, groups, transposed),
+            grad_output_t.sum([0, *range(2, grad_output_t.ndim)]))
+
+
+def conv_double_grad_output(grads: tuple, input: Tensor, weight: Tensor, shape: tuple, win: Window, groups: int,
+                            transposed: bool, output_padding: tuple | None) -> Tensor | None:
+    """d/d grad_output of convolution_backward: conv(ggI, weight) + conv(input, ggW) + ggb, each term only where its
+    gradient is defined (conv_T for a transposed convolution)."""
+    ggi, ggw, ggb = grads
+    if ggi is None and ggw is None:
+        return None if ggb is None else ggb.reshape(-1, *(1,) * (len(shape) - 2)).expand(shape)
+    out = convolution_op(*((ggi, weight) if ggi is not None else (input, ggw)), ggb, win, groups, transposed,
+                         output_padding)
+    if ggi is not None and ggw is not None:
+        out = out + convolution_op(input, ggw, None, win, groups, transposed, output_padding)
+    return out
 
 
 def conv_input_grad(grad: Tensor, weight: Tensor, input_shape: tuple, win: Window, groups: int,

@@ -66,11 +66,12 @@ class Op:
     __slots__ = ("name", "forward", "inputs", "params", "vjp_src", "jvp_src", "promote", "node_class",
                  "n_outputs", "differentiable_outputs", "variadic", "differentiable", "is_view", "saves_inputs",
                  "saves_result", "readers", "vjps", "jvp", "run", "arity", "numpy_function", "scalar_overload",
-                 "__dict__")
+                 "materialize_grads", "__dict__")
 
     def __init__(self, name: str, forward: Callable, inputs: Sequence[str], params: Sequence[str],
                  vjp: dict[str, str], jvp: str | None, promote: str | None, node_name: str,
-                 n_outputs: int, differentiable_outputs: Sequence[int] | None, is_view: bool = False) -> None:
+                 n_outputs: int, differentiable_outputs: Sequence[int] | None, is_view: bool = False,
+                 materialize_grads: bool = True) -> None:
         self.name = name
         self.forward = forward
         self.variadic = inputs[0].startswith("*") if inputs else False
@@ -82,6 +83,7 @@ class Op:
         self.n_outputs = n_outputs  # -1: as many as the forward returns (split, unbind)
         self.differentiable_outputs = None if differentiable_outputs is None else tuple(differentiable_outputs)
         self.is_view = is_view
+        self.materialize_grads = materialize_grads  # False: a multi-output row's formulas see None for undefined grads
         self.differentiable = tuple(n in self.vjp_src for n in self.inputs)
         self.vjps: Callable | None = None  # the generated backward, made by compile() on first use
         self.jvp = None
@@ -251,7 +253,8 @@ class Op:
                 lines += [f"        if {n} is not None and not isinstance({n}, Tensor):\n"
                           f"            {n} = _wrapped_number({n}, grad)" for n in numbers]
         else:
-            lines.append("    grads = node._materialize(grads)")
+            if self.materialize_grads:
+                lines.append("    grads = node._materialize(grads)")
             lines.append("    grad = grads[0]")
         if self.variadic:
             src = self.vjp_src.get(self.inputs[0])
@@ -1582,8 +1585,10 @@ OPS: dict[str, Op] = {}
 
 def defop(name: str, *, inputs: Sequence[str] = ("self",), params: Sequence[str] = (), node: str | None = None,
           promote: str | None = None, outputs: int = 1, differentiable_outputs: Sequence[int] | None = None,
-          view: bool = False, jvp: str | None = None, **vjp: str) -> Callable[[Callable], Op]:
-    """Declare a row of the rule table; the decorated function is the op's NumPy forward.
+          view: bool = False, materialize_grads: bool = True, jvp: str | None = None,
+          **vjp: str) -> Callable[[Callable], Op]:
+    """Declare a row of the rule table; the decorated function is the op's NumPy forward. `materialize_grads=False`
+    hands a multi-output row's formulas None for an output nobody differentiated (torch's grads[i].defined()).
 
     >>> @defop("exp", node="ExpBackward0", promote="float", self="grad * result.conj()")
     ... def exp(xp, x): return xp.exp(x)
@@ -1592,7 +1597,7 @@ def defop(name: str, *, inputs: Sequence[str] = ("self",), params: Sequence[str]
     def register(forward: Callable) -> Op:
         op = Op(name, forward, inputs, params, vjp, jvp, promote,
                 node or "".join(p.capitalize() for p in name.split("_")) + "Backward0",
-                outputs, differentiable_outputs, view)
+                outputs, differentiable_outputs, view, materialize_grads)
         if name in OPS:
             raise ValueError(f"op {name!r} declared twice")
         OPS[name] = op
