@@ -88,7 +88,7 @@ def fft_c2r_backward(grad: Tensor, dim: tuple, normalization: int) -> Tensor:
     weights[1:1 + doubled] = 2
     shape = [1] * half.ndim
     shape[last] = -1
-    return half * tensor(weights.reshape(shape).astype(half._data.real.dtype))
+    return half * tensor(weights.reshape(shape).astype(half._data.real.dtype), device=half.device)
 
 
 def _pad_end(x: Tensor, dim: int, amount: int) -> Tensor:
@@ -379,7 +379,7 @@ def ifftshift(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
 
 
 def _frequencies(name: str, values: np.ndarray, n: int, d: float, dtype: D.dtype | None,
-                 requires_grad: bool) -> Tensor:
+                 requires_grad: bool, device: object = None) -> Tensor:
     """`values` / (n d) in dtype, rounded as torch's arange in the dtype times the scalar 1 / (n d)."""
     dtype = dtype or D.get_default_dtype()
     if not (dtype.is_floating_point or dtype.is_complex):
@@ -387,20 +387,20 @@ def _frequencies(name: str, values: np.ndarray, n: int, d: float, dtype: D.dtype
     if dtype.is_complex:
         raise NotImplementedError(f"\"arange_cpu\" not implemented for '{D.scalar_type_name(dtype)}'")
     out = values.astype(dtype.np) * dtype.np.type(1.0 / (n * d))
-    return tensor(out, requires_grad=requires_grad)
+    return tensor(out, requires_grad=requires_grad, device=device)
 
 
 def fftfreq(n: int, d: float = 1.0, *, dtype: D.dtype | None = None, layout: object = None, device: object = None,
             requires_grad: bool = False) -> Tensor:
     """The sample frequencies of an n-point transform: [0, 1, ..., (n - 1) // 2, -(n // 2), ..., -1] / (d n)."""
     values = np.concatenate([np.arange((n + 1) // 2), np.arange(-(n // 2), 0)])
-    return _frequencies("fftfreq", values, n, d, dtype, requires_grad)
+    return _frequencies("fftfreq", values, n, d, dtype, requires_grad, device)
 
 
 def rfftfreq(n: int, d: float = 1.0, *, dtype: D.dtype | None = None, layout: object = None, device: object = None,
              requires_grad: bool = False) -> Tensor:
     """The sample frequencies of rfft's n // 2 + 1 outputs: [0, 1, ..., n // 2] / (d n)."""
-    return _frequencies("rfftfreq", np.arange(n // 2 + 1), n, d, dtype, requires_grad)
+    return _frequencies("rfftfreq", np.arange(n // 2 + 1), n, d, dtype, requires_grad, device)
 
 
 FFT = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2", "hfft2", "ihfft2", "fftn",
