@@ -16,7 +16,7 @@ import retrograd
 from .. import linalg
 from .._tensor import Tensor
 from . import constraints
-from .distribution import Distribution, _size, _standard_normal, lazy_property
+from .distribution import Distribution, _size, _standard_normal, at_loc, lazy_property
 
 __all__ = ["LowRankMultivariateNormal", "MultivariateNormal"]
 
@@ -114,13 +114,7 @@ class MultivariateNormal(_CholeskyScale, Distribution):
     def precision_matrix(self) -> Tensor:
         return retrograd.cholesky_inverse(self._unbroadcasted_scale_tril).expand(self._matrix_shape())
 
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
+    mean = mode = at_loc
 
     @property
     def variance(self) -> Tensor:
@@ -208,13 +202,7 @@ class LowRankMultivariateNormal(Distribution):
     def _matrix_shape(self) -> retrograd.Size:
         return self._batch_shape + self._event_shape + self._event_shape
 
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
+    mean = mode = at_loc
 
     @lazy_property
     def variance(self) -> Tensor:
