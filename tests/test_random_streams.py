@@ -10,6 +10,7 @@ import platform
 import numpy as np
 import pytest
 import torch
+from test_optim import train
 
 import retrograd
 
@@ -144,20 +145,12 @@ def test_a_seeded_model_starts_from_torchs_weights(seed):
 
 
 def test_a_seeded_training_step_prints_torchs_loss():
-    def loss(lib):
-        model = lib.nn.Sequential(lib.nn.Linear(8, 16), lib.nn.Tanh(), lib.nn.Linear(16, 1))
-        x, y = lib.randn(32, 8), lib.randn(32, 1)
-        opt = lib.optim.SGD(model.parameters(), lr=0.1)
-        losses = []
-        for _ in range(3):
-            opt.zero_grad()
-            value = lib.nn.functional.mse_loss(model(x), y)
-            value.backward()
-            opt.step()
-            losses.append(value.item())
-        return losses
+    def losses(lib):  # the initial weights, the data and the labels are all drawn from the seeded generator
+        model = lib.nn.Sequential(lib.nn.Linear(8, 16), lib.nn.Tanh(), lib.nn.Linear(16, 3))
+        x, y = lib.randn(32, 8).numpy(), lib.randint(0, 3, (32,)).numpy()
+        return train(lib, model, lib.optim.SGD(model.parameters(), lr=0.1), x, y, steps=3)
 
-    expected, actual = _both(0, loss)
+    expected, actual = _both(0, losses)
     np.testing.assert_allclose(actual, expected, rtol=1e-6)
 
 

@@ -21,7 +21,15 @@ import retrograd
 from .. import _dtype as D
 from .._tensor import Tensor
 from . import constraints
-from .distribution import Distribution, ExponentialFamily, _batch_shape_of, _size, _standard_normal, broadcast_all
+from .distribution import (
+    Distribution,
+    ExponentialFamily,
+    _batch_shape_of,
+    _size,
+    _standard_normal,
+    at_loc,
+    broadcast_all,
+)
 
 __all__ = ["Beta", "Cauchy", "Chi2", "Dirichlet", "Exponential", "FisherSnedecor", "Gamma", "GeneralizedPareto",
            "Laplace", "Normal", "StudentT", "Uniform", "VonMises"]
@@ -41,17 +49,13 @@ class _LocScale(Distribution):
         self.loc, self.scale = broadcast_all(loc, scale)
         super().__init__(_batch_shape_of(self.loc, loc, scale), validate_args=validate_args)
 
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
+    mode = at_loc
 
 
 class Normal(_LocScale, ExponentialFamily):
     """The normal distribution N(loc, scale^2)."""
 
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
+    mean = at_loc
 
     @property
     def stddev(self) -> Tensor:
@@ -99,9 +103,7 @@ class Normal(_LocScale, ExponentialFamily):
 class Laplace(_LocScale):
     """The Laplace distribution: density exp(-|x - loc| / scale) / (2 scale)."""
 
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
+    mean = at_loc
 
     @property
     def variance(self) -> Tensor:
@@ -378,9 +380,7 @@ class StudentT(Distribution):
     def mean(self) -> Tensor:
         return retrograd.where(self.df > 1, self.loc, math.nan)
 
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
+    mode = at_loc
 
     @property
     def variance(self) -> Tensor:
@@ -641,9 +641,7 @@ class GeneralizedPareto(Distribution):
         safe_conc = retrograd.where(valid, self.concentration, 0.5)
         return retrograd.where(valid, self.loc + self.scale / (1 - safe_conc), math.nan)
 
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
+    mode = at_loc
 
     @property
     def variance(self) -> Tensor:
@@ -726,14 +724,7 @@ class VonMises(Distribution):
             angle = (x + math.pi + self.loc.detach().double()) % (2 * math.pi) - math.pi
             return angle.to(self.loc.dtype)
 
-    @property
-    def mean(self) -> Tensor:
-        """The circular mean."""
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
+    mean = mode = at_loc  # the circular mean
 
     @property
     def variance(self) -> Tensor:

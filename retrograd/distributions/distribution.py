@@ -8,6 +8,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from functools import update_wrapper
 from numbers import Number
+from operator import attrgetter
 from typing import Any
 
 import retrograd
@@ -42,6 +43,10 @@ def forwarded(holder: str, name: str) -> property:
         return getattr(getattr(self, holder), name)
 
     return property(get, doc=f"self.{holder}.{name}")
+
+
+# the mean or mode of a distribution centred or peaked at its `loc`, written once instead of a property per class
+at_loc = property(attrgetter("loc"), doc="self.loc")
 
 
 def broadcast_all(*values: Tensor | Number) -> tuple[Tensor, ...]:

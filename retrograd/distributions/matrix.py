@@ -19,7 +19,7 @@ from .._tensor import Tensor
 from . import constraints
 from .continuous import Beta, Chi2
 from .distribution import Distribution, ExponentialFamily, _size, _standard_normal, broadcast_all, lazy_property
-from .multivariate_normal import _precision_to_scale_tril
+from .multivariate_normal import _CholeskyScale, _scale_tril_of, _the_given_matrix
 
 __all__ = ["LKJCholesky", "Wishart"]
 
@@ -97,7 +97,7 @@ def _mvdigamma(x: Tensor, p: int) -> Tensor:
                              ).sum(-1)
 
 
-class Wishart(ExponentialFamily):
+class Wishart(_CholeskyScale, ExponentialFamily):
     """The Wishart distribution of positive definite p x p matrices with `df` degrees of freedom (> p - 1) and a
     scale given by a covariance matrix, a precision matrix or a lower Cholesky factor (kept internally as the
     unbroadcast factor, as in MultivariateNormal)."""
@@ -114,13 +114,8 @@ class Wishart(ExponentialFamily):
     def __init__(self, df: Tensor | float, covariance_matrix: Tensor | None = None,
                  precision_matrix: Tensor | None = None, scale_tril: Tensor | None = None,
                  validate_args: bool | None = None) -> None:
-        given = {"covariance_matrix": covariance_matrix, "precision_matrix": precision_matrix,
-                 "scale_tril": scale_tril}
-        given = {name: matrix for name, matrix in given.items() if matrix is not None}
-        if len(given) != 1:
-            raise AssertionError("Exactly one of covariance_matrix or precision_matrix or scale_tril may be "
-                                 "specified.")
-        ((name, matrix),) = given.items()
+        name, matrix = _the_given_matrix(AssertionError, covariance_matrix=covariance_matrix,
+                                         precision_matrix=precision_matrix, scale_tril=scale_tril)
         if matrix.dim() < 2:
             raise ValueError("scale_tril must be at least two-dimensional, with optional leading batch dimensions")
         if isinstance(df, Number):
@@ -137,12 +132,7 @@ class Wishart(ExponentialFamily):
             warnings.warn("Low df values detected. Singular samples are highly likely to occur for ndim - 1 < df < "
                           "ndim.", stacklevel=2)
         super().__init__(batch_shape, matrix.shape[-2:], validate_args=validate_args)
-        if scale_tril is not None:
-            self._unbroadcasted_scale_tril = scale_tril
-        elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = linalg.cholesky(covariance_matrix)
-        else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
+        self._unbroadcasted_scale_tril = _scale_tril_of(name, matrix)
         self._dist_chi2 = self._bartlett_chi2()
 
     def _bartlett_chi2(self) -> Chi2:
@@ -164,18 +154,6 @@ class Wishart(ExponentialFamily):
         new._dist_chi2 = new._bartlett_chi2()
         new._validate_args = self._validate_args
         return new
-
-    def _matrix_shape(self) -> retrograd.Size:
-        return self._batch_shape + self._event_shape
-
-    @lazy_property
-    def scale_tril(self) -> Tensor:
-        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
-
-    @lazy_property
-    def covariance_matrix(self) -> Tensor:
-        factor = self._unbroadcasted_scale_tril
-        return (factor @ factor.mT).expand(self._matrix_shape())
 
     @lazy_property
     def precision_matrix(self) -> Tensor:

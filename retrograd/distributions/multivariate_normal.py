@@ -16,7 +16,7 @@ import retrograd
 from .. import linalg
 from .._tensor import Tensor
 from . import constraints
-from .distribution import Distribution, _size, _standard_normal, lazy_property
+from .distribution import Distribution, _size, _standard_normal, at_loc, lazy_property
 
 __all__ = ["LowRankMultivariateNormal", "MultivariateNormal"]
 
@@ -43,7 +43,45 @@ def _precision_to_scale_tril(precision: Tensor) -> Tensor:
     return linalg.solve_triangular(inverse_factor, identity, upper=False)
 
 
-class MultivariateNormal(Distribution):
+def _the_given_matrix(error: type[Exception], **matrices: Tensor | None) -> tuple[str, Tensor]:
+    """(name, matrix) of the one matrix given among covariance_matrix, precision_matrix and scale_tril; `error`
+    (torch's exception type for the distribution) when there is not exactly one."""
+    given = {name: matrix for name, matrix in matrices.items() if matrix is not None}
+    if len(given) != 1:
+        raise error("Exactly one of covariance_matrix or precision_matrix or scale_tril may be specified.")
+    ((name, matrix),) = given.items()
+    return name, matrix
+
+
+def _scale_tril_of(name: str, matrix: Tensor) -> Tensor:
+    """The lower Cholesky factor of the scale given as `name` (scale_tril, covariance_matrix or precision_matrix)."""
+    if name == "scale_tril":
+        return matrix
+    return linalg.cholesky(matrix) if name == "covariance_matrix" else _precision_to_scale_tril(matrix)
+
+
+class _CholeskyScale:
+    """scale_tril and covariance_matrix of a distribution whose scale is held as the unbroadcast Cholesky factor
+    `_unbroadcasted_scale_tril` (MultivariateNormal, Wishart), expanded to the batch shape. Each keeps its own
+    precision_matrix, as torch: cholesky_inverse in one, cholesky_solve against the identity in the other."""
+
+    _batch_shape: retrograd.Size
+    _unbroadcasted_scale_tril: Tensor
+
+    def _matrix_shape(self) -> retrograd.Size:
+        return self._batch_shape + self._unbroadcasted_scale_tril.shape[-2:]
+
+    @lazy_property
+    def scale_tril(self) -> Tensor:
+        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
+
+    @lazy_property
+    def covariance_matrix(self) -> Tensor:
+        factor = self._unbroadcasted_scale_tril
+        return retrograd.matmul(factor, factor.mT).expand(self._matrix_shape())
+
+
+class MultivariateNormal(_CholeskyScale, Distribution):
     """The multivariate normal distribution N(loc, covariance_matrix)."""
 
     arg_constraints = {"loc": constraints.real_vector, "covariance_matrix": constraints.positive_definite,
@@ -56,12 +94,8 @@ class MultivariateNormal(Distribution):
                  scale_tril: Tensor | None = None, validate_args: bool | None = None) -> None:
         if loc.dim() < 1:
             raise ValueError("loc must be at least one-dimensional.")
-        given = {"scale_tril": scale_tril, "covariance_matrix": covariance_matrix,
-                 "precision_matrix": precision_matrix}
-        given = {name: matrix for name, matrix in given.items() if matrix is not None}
-        if len(given) != 1:
-            raise ValueError("Exactly one of covariance_matrix or precision_matrix or scale_tril may be specified.")
-        ((name, matrix),) = given.items()
+        name, matrix = _the_given_matrix(ValueError, covariance_matrix=covariance_matrix,
+                                         precision_matrix=precision_matrix, scale_tril=scale_tril)
         if matrix.dim() < 2:
             what = "scale_tril matrix" if name == "scale_tril" else name
             raise ValueError(f"{what} must be at least two-dimensional, with optional leading batch dimensions")
@@ -69,41 +103,18 @@ class MultivariateNormal(Distribution):
         setattr(self, name, matrix.expand(batch_shape + (-1, -1)))
         self.loc = loc.expand(batch_shape + (-1,))
         super().__init__(batch_shape, self.loc.shape[-1:], validate_args=validate_args)
-        if scale_tril is not None:
-            self._unbroadcasted_scale_tril = scale_tril
-        elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = linalg.cholesky(covariance_matrix)
-        else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
+        self._unbroadcasted_scale_tril = _scale_tril_of(name, matrix)
 
     def expand(self, batch_shape: _size, _instance: Distribution | None = None) -> MultivariateNormal:
         new = super().expand(batch_shape, _instance)
         new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril
         return new
 
-    def _matrix_shape(self) -> retrograd.Size:
-        return self._batch_shape + self._event_shape + self._event_shape
-
-    @lazy_property
-    def scale_tril(self) -> Tensor:
-        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
-
-    @lazy_property
-    def covariance_matrix(self) -> Tensor:
-        factor = self._unbroadcasted_scale_tril
-        return retrograd.matmul(factor, factor.mT).expand(self._matrix_shape())
-
     @lazy_property
     def precision_matrix(self) -> Tensor:
         return retrograd.cholesky_inverse(self._unbroadcasted_scale_tril).expand(self._matrix_shape())
 
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
+    mean = mode = at_loc
 
     @property
     def variance(self) -> Tensor:
@@ -191,13 +202,7 @@ class LowRankMultivariateNormal(Distribution):
     def _matrix_shape(self) -> retrograd.Size:
         return self._batch_shape + self._event_shape + self._event_shape
 
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
+    mean = mode = at_loc
 
     @lazy_property
     def variance(self) -> Tensor:

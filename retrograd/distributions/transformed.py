@@ -15,7 +15,7 @@ from . import constraints
 from .compound import Independent
 from .continuous import Cauchy, Exponential, Gamma, Normal, Uniform
 from .discrete import Categorical, _BinaryParameter
-from .distribution import Distribution, _size, _sum_rightmost, broadcast_all, clamp_probs, forwarded
+from .distribution import Distribution, _size, _sum_rightmost, at_loc, broadcast_all, clamp_probs, forwarded
 from .transforms import (
     AbsTransform,
     AffineTransform,
@@ -278,9 +278,7 @@ class Gumbel(_SameParameters):
     def mean(self) -> Tensor:
         return self.loc + self.scale * _EULER_CONSTANT
 
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
+    mode = at_loc
 
     @property
     def stddev(self) -> Tensor:
