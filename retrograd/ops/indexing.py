@@ -38,6 +38,10 @@ from .shape import alias_op, cat, select, slice_op, unsqueeze
 @defop("index", params=("indices",), self="index_backward(grad, self_shape, indices)",
        jvp="index_op(self_t, indices)")
 def index_op(xp, x, indices):
+    if not hasattr(x, "strides"):  # the standard indexes with integer arrays only beside integers: a flat take
+        rows, linear, at, _ = _advanced_rows(xp, x, indices)
+        picked = xp.take(rows, xp.reshape(linear, (-1,)), axis=0)
+        return _move_dims(xp, xp.reshape(picked, linear.shape + rows.shape[1:]), linear.ndim, 0, at)
     return x[indices]
 
 
@@ -45,12 +49,82 @@ def index_op(xp, x, indices):
        self="grad if accumulate else index_put_op(grad, 0.0, indices, False)", values="index_op(grad, indices)",
        jvp="index_put_op(self_t, values_t, indices, accumulate)")
 def index_put_op(xp, x, values, indices, accumulate):
+    if not hasattr(x, "strides"):  # the standard has no indexed assignment: the rows' scatter (Note above)
+        return _index_put_standard(xp, x, values, indices, accumulate)
     out = A.copy(xp, x)
     if accumulate:
         xp.add.at(out, indices, values)
     else:
         out[indices] = values
     return out
+
+
+# Note [advanced indexing on the standard]
+# The standard indexes with integer arrays only when every other entry is an integer, and has no indexed
+# assignment. There a key of index arrays and full slices is read as NumPy reads it, through rows: masks become
+# their nonzero positions, the indexed dims move first and merge into rows, the broadcast index arrays become one
+# linear row number each, and `take` (getitem) or a scatter of rows (index_put: arrays.add_at, or the last write
+# per row by comparison, _scatter_compared) works on those rows. NumPy puts the broadcast dims first when the
+# index arrays stand apart (a slice between them), else where the first one stood.
+
+
+def _advanced_rows(xp, x, key):
+    """(x with its indexed dims merged into leading rows, the linear row of each broadcast index, where NumPy
+    puts the broadcast dims, and the function that turns such rows back into x's layout)."""
+    dims, arrays, dim = [], [], 0
+    for k in key:
+        if is_array(k) and k.dtype == xp.bool:
+            found = xp.nonzero(k) if k.ndim else ()
+            dims += range(dim, dim + len(found))
+            arrays += found
+            dim += k.ndim
+            continue
+        if is_array(k):
+            size = x.shape[dim]
+            if k.size and (int(xp.max(k)) >= size or int(xp.min(k)) < -size):
+                raise IndexError("index out of bounds")  # replaced by torch's words (_explain_index_error)
+            dims.append(dim)
+            arrays.append(k % size if size else k)
+        dim += 1
+    arrays = xp.broadcast_arrays(*arrays)
+    linear = xp.zeros(arrays[0].shape, dtype=xp.int64, device=x.device)
+    for d, index in zip(dims, arrays):
+        linear = linear * x.shape[d] + A.astype(xp, index, xp.int64, copy=False)
+    order = dims + [d for d in range(x.ndim) if d not in dims]
+    moved_shape = tuple(x.shape[d] for d in order)
+    rows = xp.reshape(xp.permute_dims(x, tuple(order)), (math.prod(moved_shape[:len(dims)]),) + moved_shape[len(dims):])
+    at = dims[0] if dims == list(range(dims[0], dims[0] + len(dims))) else 0
+
+    def restore(new_rows):
+        return xp.permute_dims(xp.reshape(new_rows, moved_shape), tuple(sorted(range(x.ndim), key=order.__getitem__)))
+
+    return rows, linear, at, restore
+
+
+def _move_dims(xp, x, count, start, to):
+    """x with its `count` dims from `start` moved to begin at `to` (the other dims keep their order)."""
+    if start == to:
+        return x
+    moved = list(range(start, start + count))
+    others = [d for d in range(x.ndim) if d not in moved]
+    return xp.permute_dims(x, tuple(others[:to] + moved + others[to:]))
+
+
+def _index_put_standard(xp, x, values, indices, accumulate):
+    """index_put on the standard's arrays: values sent to x's indexed rows (Note above)."""
+    rows, linear, at, restore = _advanced_rows(xp, x, indices)
+    if not is_array(values):
+        values = xp.asarray(values, dtype=x.dtype, device=x.device)
+    rest = rows.shape[1:]
+    placed = tuple(rest[:at]) + linear.shape + tuple(rest[at:])
+    values = _move_dims(xp, xp.broadcast_to(A.astype(xp, values, x.dtype, copy=False), placed), linear.ndim, at, 0)
+    flat_rows = xp.reshape(rows, (rows.shape[0], math.prod(rest)))
+    flat_values = xp.reshape(values, (math.prod(linear.shape), flat_rows.shape[1]))
+    flat_linear = xp.reshape(linear, (-1,))
+    if accumulate:
+        return restore(A.add_at(xp, flat_rows, flat_linear, flat_values))
+    lines = xp.broadcast_to(xp.reshape(flat_linear, (-1, 1)), flat_values.shape)
+    return restore(_scatter_compared(xp, flat_rows, flat_values, 0, lines, False))
 
 
 # ============================================================================================
@@ -506,10 +580,10 @@ def _as_index(value: object) -> np.ndarray:
         arr = np.asarray(value)
         if arr.dtype == object:
             arr = np.asarray([v._data if isinstance(v, Tensor) else v for v in value])
-    if arr.dtype == np.uint8:
+    if D.of_array(arr) is D.uint8:
         warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead.",
                       UserWarning, stacklevel=4)
-        return arr.astype(bool)
+        return arr != 0
     if D.kind(arr) == "b":
         return arr
     if D.kind(arr) not in "iu":
@@ -517,6 +591,13 @@ def _as_index(value: object) -> np.ndarray:
             return arr.astype(np.int64)
         raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
     return A.astype(namespace(arr), arr, np.int64, copy=False)
+
+
+def _index_like(data: object, index: object) -> object:
+    """An index array where `data` lives: a list's (host) index, or a CPU tensor's, indexing a device's tensor."""
+    if type(index) is type(data) or type(data) is np.ndarray:
+        return index
+    return namespace(data).asarray(index, device=data.device)
 
 
 def _parse_key(key: object) -> list:
@@ -561,7 +642,7 @@ def _index_views(x: Tensor, entries: list, lone_slice: bool) -> tuple[Tensor, tu
             dim += skip
         elif e is None or isinstance(e, bool):
             out = unsqueeze(out, dim)
-            advanced.append(np.array([e]) if isinstance(e, bool) else slice(None))
+            advanced.append(_index_like(x._data, np.array([e])) if isinstance(e, bool) else slice(None))
             dim += 1
         elif isinstance(e, int):
             size = out._data.shape[dim]
@@ -580,7 +661,7 @@ def _index_views(x: Tensor, entries: list, lone_slice: bool) -> tuple[Tensor, tu
             advanced.append(slice(None))
             dim += 1
         else:  # checked only if NumPy refuses it (_explain_index_error)
-            advanced.append(e)
+            advanced.append(_index_like(x._data, e))
             dim += e.ndim if e.dtype == bool else 1
     if not any(is_array(a) for a in advanced):
         return out, None
@@ -731,7 +812,7 @@ def _put_key(self: Tensor, indices: Sequence) -> tuple:
     for i, idx in enumerate(indices):
         if not isinstance(idx, Tensor):
             raise TypeError(f"expected Tensor as element {i} in argument 1, but got {type(idx).__name__}")
-    key = tuple(_as_index(idx) for idx in indices)
+    key = tuple(_index_like(self._data, _as_index(idx)) for idx in indices)
     if len(key) > self._data.ndim and not any(is_array(k) and k.dtype == bool for k in key):
         raise IndexError(f"too many indices for tensor of dimension {self._data.ndim} (got {len(key)})")
     return key
@@ -741,7 +822,7 @@ def _put_values(self: Tensor, key: tuple, values: Tensor | complex) -> Tensor | 
     """Values for index_put: same dtype as self and broadcastable to the indexed shape."""
     if not isinstance(values, Tensor):
         return values
-    target = np.empty(self._data.shape, dtype=bool)[key].shape
+    target = _indexed_shape(self._data.shape, key)
     try:
         fits = np.broadcast_shapes(values._data.shape, target) == target  # values broadcast to the result's shape
     except ValueError:
@@ -766,6 +847,33 @@ def index_put_(input: Tensor, indices: Sequence[Tensor], values: Tensor, accumul
     if not isinstance(values, Tensor):  # torch's words for the method (torch.index_put_ says position 3)
         raise TypeError(f"index_put_(): argument 'values' (position 2) must be Tensor, not {type(values).__name__}")
     return _index_put_inplace(input, _put_key(input, indices), values, bool(accumulate))
+
+
+def _indexed_shape(shape: tuple, key: tuple) -> tuple:
+    """The shape of x[key] for an advanced key (index arrays, masks and full slices), laid out as NumPy lays it;
+    IndexError where NumPy's indexing would raise one for the key's shapes."""
+    spans, shapes, dim = [], [], 0  # (first dim, dims) each index array covers
+    for k in key:
+        if not is_array(k):
+            dim += 1
+            continue
+        xp = namespace(k)
+        mask = k.dtype == xp.bool
+        width = k.ndim if mask else 1
+        if mask and k.shape != tuple(shape[dim:dim + width]):
+            raise IndexError("mask shape")  # torch's words: _explain_index_error
+        shapes.append((int(xp.count_nonzero(k)),) if mask else k.shape)
+        spans.append((dim, width))
+        dim += width
+    try:
+        broadcast = np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise IndexError("shape mismatch") from None
+    covered = {d for first, width in spans for d in range(first, first + width)}
+    rest = [n for d, n in enumerate(shape) if d not in covered]
+    apart = any(first != before + width for (before, width), (first, _) in zip(spans, spans[1:]))
+    at = 0 if apart else spans[0][0]
+    return tuple(rest[:at]) + broadcast + tuple(rest[at:])
 
 
 def _index_put_inplace(target: Tensor, key: tuple, values: Tensor | complex, accumulate: bool) -> Tensor:
