@@ -778,7 +778,8 @@ def setitem(self: Tensor, key: object, value: Tensor | complex) -> None:
             fill_(target, value)
     else:  # torch fills with a 0-d tensor, after copy_'s refusal of memory the target's elements share
         target._check_inplace()
-        fill_(target, _wrap(np.asarray(value, dtype=self._data.dtype)))
+        data = self._data  # the value made where the tensor lives: a GPU array takes no host array
+        fill_(target, _wrap(namespace(data).asarray(value, dtype=data.dtype, device=data.device)))
 
 
 def _type_name(value: object) -> str:
