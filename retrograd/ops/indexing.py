@@ -172,7 +172,7 @@ def index_fill_op(xp, x, dim, index, value):
 
 
 @defop("index_fill_tensor", node="IndexFillBackward1", inputs=("self", "value"), params=("dim", "index"),
-       self="index_fill_op(grad, dim, index, 0)", value="index_select_op(grad, dim, np.unique(index)).sum()",
+       self="index_fill_op(grad, dim, index, 0)", value="index_select_op(grad, dim, unique_index(index)).sum()",
        jvp="index_fill_tensor_op(self_t, value_t, dim, index)")
 def index_fill_tensor_op(xp, x, value, dim, index):
     if x.ndim == 0:
@@ -382,8 +382,15 @@ def masked_select_op(xp, x, mask):
        jvp="masked_scatter_op(self_t, source_t, mask)")
 def masked_scatter_op(xp, x, source, mask):
     shape = np.broadcast_shapes(x.shape, mask.shape)
-    out = A.copy(xp, xp.broadcast_to(x, shape))
     where = xp.broadcast_to(mask, shape)
+    if not hasattr(x, "strides"):  # no indexed assignment: each masked place takes source's element at its rank
+        if not source.size:  # then nothing is masked (masked_scatter checks the count)
+            return A.copy(xp, xp.broadcast_to(x, shape))
+        flat = xp.reshape(where, (-1,))
+        rank = xp.cumulative_sum(A.astype(xp, flat, xp.int64)) - 1
+        picked = xp.take(xp.reshape(source, (-1,)), xp.clip(rank, 0, None), axis=0)
+        return xp.where(where, xp.reshape(picked, shape), x)
+    out = A.copy(xp, xp.broadcast_to(x, shape))
     out[where] = A.reshape(xp, source, -1)[: int(xp.count_nonzero(where))]
     return out
 
@@ -469,6 +476,11 @@ def masked_scatter_source_grad(grad: Tensor, mask: np.ndarray, source_shape: tup
     picked = masked_select_op(grad, mask)
     rest = int(np.prod(source_shape)) - picked._data.size
     return cat([picked, zeros(rest, dtype=grad.dtype, device=grad.device)]).reshape(source_shape)
+
+
+def unique_index(index: object) -> object:
+    """The distinct entries of an index array (each filled slice counts once), in its own namespace."""
+    return namespace(index).unique_values(index)
 
 
 def scale_by_alpha(t: Tensor, alpha: complex) -> Tensor:
@@ -1073,7 +1085,7 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
     shape = [1] * source._data.ndim
     if shape:
         shape[d] = idx.size
-    spread = np.broadcast_to(idx.reshape(shape), source._data.shape)
+    spread = namespace(idx).broadcast_to(A.reshape(namespace(idx), idx, shape), source._data.shape)
     return apply(index_reduce_op, (input, source), (d, spread, reduce, bool(include_self)))
 
 
@@ -1132,7 +1144,8 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
 def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     """input with the masked places filled, in order, by source's leading elements."""
     m = _bool_mask(mask, "masked_scatter_")
-    if int(np.broadcast_to(m, np.broadcast_shapes(m.shape, input._data.shape)).sum()) > source._data.size:
+    xp = namespace(m)
+    if int(xp.count_nonzero(xp.broadcast_to(m, np.broadcast_shapes(m.shape, input._data.shape)))) > source._data.size:
         raise RuntimeError("Number of elements of source < number of ones in mask")
     return apply(masked_scatter_op, (input, source), (m,))
 
@@ -1169,18 +1182,29 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, 
     """Indices of nonzero elements: an (n, ndim) int64 tensor, or one tensor per dim."""
     data = input._data
     xp = namespace(data)
-    idx = xp.nonzero(data if data.ndim else A.reshape(xp, data, 1))
     if as_tuple:
-        return tuple(_wrap(A.astype(xp, i, np.int64)) for i in idx)
-    if data.ndim == 0:
-        return _wrap(xp.zeros((int(bool(data)), 0), dtype=xp.int64, device=data.device))
-    return _wrap(A.astype(xp, xp.stack(idx, axis=1), np.int64))
+        return tuple(_wrap(A.astype(xp, i, np.int64)) for i in xp.nonzero(_at_least_1d(xp, data)))
+    return _wrap(_nonzero_rows(xp, data))
+
+
+def _at_least_1d(xp, x):
+    return x if x.ndim else A.reshape(xp, x, 1)
+
+
+def _nonzero_rows(xp, x):
+    """The (n, ndim) int64 indices of x's nonzero elements (a 0-d x: (1, 0) or (0, 0))."""
+    found = xp.nonzero(_at_least_1d(xp, x))  # first: vmap refuses it for its dynamic shape
+    if x.ndim == 0:
+        return xp.zeros((int(bool(x)), 0), dtype=xp.int64, device=x.device)
+    return A.astype(xp, xp.stack(found, axis=1), np.int64)
 
 
 @defop("nonzero_static", params=("size", "fill_value"))
 def nonzero_static_op(xp, x, size, fill_value):
-    found = np.argwhere(x)[:size]  # a 0-d input: (1, 0) or (0, 0)
-    return np.concatenate([found, np.full((size - found.shape[0], x.ndim), fill_value)]).astype(np.int64)
+    found = _nonzero_rows(xp, x)
+    found = found[:min(size, found.shape[0]), ...]  # the standard leaves a stop past the end unspecified
+    padding = xp.full((size - found.shape[0], x.ndim), fill_value, dtype=xp.int64, device=x.device)
+    return xp.concat([found, padding])
 
 
 def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
