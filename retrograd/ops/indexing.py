@@ -124,7 +124,7 @@ def _index_put_standard(xp, x, values, indices, accumulate):
     if accumulate:
         return restore(A.add_at(xp, flat_rows, flat_linear, flat_values))
     lines = xp.broadcast_to(xp.reshape(flat_linear, (-1, 1)), flat_values.shape)
-    return restore(_scatter_compared(xp, flat_rows, flat_values, 0, lines, False))
+    return restore(_scatter_compared(xp, flat_rows, flat_values, 0, lines, None))
 
 
 # ============================================================================================
@@ -144,7 +144,7 @@ def index_select_op(xp, x, dim, index):
 def index_add_op(xp, x, source, dim, index, alpha):
     if not hasattr(x, "strides"):
         source = source * alpha if alpha != 1 else source
-        return _scatter_compared(xp, x, source, dim, _spread(xp, index, dim, source.shape), True)
+        return _scatter_compared(xp, x, source, dim, _spread(xp, index, dim, source.shape), "sum")
     out = A.copy(xp, x)
     xp.add.at(_along(out, dim), index, _along(source * alpha if alpha != 1 else source, dim))
     return out
@@ -154,7 +154,7 @@ def index_add_op(xp, x, source, dim, index, alpha):
        source="index_select_op(grad, dim, index)", jvp="index_copy_op(self_t, source_t, dim, index)")
 def index_copy_op(xp, x, source, dim, index):
     if not hasattr(x, "strides"):
-        return _scatter_compared(xp, x, source, dim, _spread(xp, index, dim, source.shape), False)
+        return _scatter_compared(xp, x, source, dim, _spread(xp, index, dim, source.shape), None)
     out = A.copy(xp, x)
     _along(out, dim)[index] = _along(source, dim)
     return out
@@ -165,7 +165,7 @@ def index_copy_op(xp, x, source, dim, index):
 def index_fill_op(xp, x, dim, index, value):
     if not hasattr(x, "strides"):
         shape = x.shape[:dim] + index.shape + x.shape[dim + 1:] if x.ndim else ()
-        return _scatter_compared(xp, x, value, dim, _spread(xp, index, dim, shape), False)
+        return _scatter_compared(xp, x, value, dim, _spread(xp, index, dim, shape), None)
     out = A.copy(xp, x)
     _along(out, dim)[index] = value
     return out
@@ -218,7 +218,7 @@ def gather_op(xp, x, dim, index):
        src="gather_op(grad, dim, index)", jvp="scatter_op(self_t, src_t, dim, index)")
 def scatter_op(xp, x, src, dim, index):
     if not hasattr(x, "strides"):
-        return _scatter_compared(xp, x, src, dim, index, False)
+        return _scatter_compared(xp, x, src, dim, index, None)
     out = A.copy(xp, x)
     target, places, src = _scatter_target(out, src, dim, index)
     target[places] = src
@@ -229,7 +229,7 @@ def scatter_op(xp, x, src, dim, index):
        self="scatter_value_op(grad, dim, index, 0)", jvp="scatter_value_op(self_t, dim, index, 0)")
 def scatter_value_op(xp, x, dim, index, value):
     if not hasattr(x, "strides"):
-        return _scatter_compared(xp, x, value, dim, index, False)
+        return _scatter_compared(xp, x, value, dim, index, None)
     out = A.copy(xp, x)
     target, places, _ = _scatter_target(out, None, dim, index)
     target[places] = value
@@ -240,7 +240,7 @@ def scatter_value_op(xp, x, dim, index, value):
        jvp="scatter_add_op(self_t, src_t, dim, index)")
 def scatter_add_op(xp, x, src, dim, index):
     if not hasattr(x, "strides"):
-        return _scatter_compared(xp, x, src, dim, index, True)
+        return _scatter_compared(xp, x, src, dim, index, "sum")
     out = A.copy(xp, x)
     target, places, src = _scatter_target(out, src, dim, index)
     xp.add.at(target, places, src)
@@ -251,6 +251,8 @@ def scatter_add_op(xp, x, src, dim, index):
 @defop("scatter_reduce_legacy", node="NotImplemented", inputs=("self", "src"), params=("dim", "index", "reduce"),
        self="derivative_not_implemented('aten::scatter')", src="derivative_not_implemented('aten::scatter')")
 def scatter_reduce_legacy(xp, x, src, dim, index, reduce):
+    if not hasattr(x, "strides"):  # the standard has no ufunc.at
+        return _scatter_compared(xp, x, src, dim, index, "sum" if reduce == "add" else "prod")
     out = A.copy(xp, x)
     target, places, src = _scatter_target(out, src, dim, index)
     (xp.add if reduce == "add" else xp.multiply).at(target, places, src)
@@ -267,6 +269,8 @@ _IDENTITY = {"sum": 0, "mean": 0, "prod": 1, "amax": -np.inf, "amin": np.inf}
        src="scatter_reduce_backward(grad, self, src, result, dim, index, reduce, include_self)[1]",
        jvp="scatter_reduce_tangent(self, self_t, src, src_t, result, dim, index, reduce, include_self)")
 def scatter_reduce_op(xp, x, src, dim, index, reduce, include_self):
+    if not hasattr(x, "strides"):  # the standard has no ufunc.at: reduce each place's compared values
+        return _scatter_compared(xp, x, src, dim, index, reduce, include_self)
     out = A.copy(xp, x)
     target, places, src = _scatter_target(out, src, dim, index)
     if not include_self:
@@ -320,14 +324,16 @@ def _scatter_target(out: np.ndarray, src: object, dim: int, index: np.ndarray) -
     return out, tuple(places), src
 
 
-def _scatter_compared(xp, x, src, dim, index, add: bool):
-    """scatter (the last write wins, as NumPy's) or scatter_add for arrays without indexed writes (the standard's):
-    each place along dim compares its position with every index of its line, k x n comparisons per line."""
+def _scatter_compared(xp, x, src, dim, index, reduce, include_self=True):
+    """scatter (reduce None: the last write wins, as NumPy's) or scatter_reduce (sum, prod, mean, amax, amin) for
+    arrays without indexed writes (the standard's): each place along dim compares its position with every index of
+    its line, k x n comparisons per line."""
     if index.size == 0:
         return A.copy(xp, x)
     if x.ndim == 0:
         return A.reshape(xp, _scatter_compared(xp, A.reshape(xp, x, 1), src if not hasattr(src, "ndim") or src.ndim
-                                               else A.reshape(xp, src, 1), 0, A.reshape(xp, index, 1), add), ())
+                                               else A.reshape(xp, src, 1), 0, A.reshape(xp, index, 1), reduce,
+                                               include_self), ())
     lines = xp.moveaxis(index, dim, -1)  # (..., k): index lines; the places compared are the last axis, (..., k, n)
     k, n = lines.shape[-1], x.shape[dim]
     hits = lines[..., None] == xp.arange(n, device=x.device)
@@ -337,22 +343,36 @@ def _scatter_compared(xp, x, src, dim, index, add: bool):
         src = xp.moveaxis(src[tuple(slice(0, m) for m in index.shape)], dim, -1)  # torch reads the covered part only
     else:
         src = xp.broadcast_to(xp.asarray(src, dtype=x.dtype, device=x.device), lines.shape)
-    if add:
-        out[region] = out[region] + xp.sum(xp.where(hits, src[..., None], xp.zeros((), dtype=x.dtype, device=x.device)),
-                                           axis=-2)
-    else:
+    base = out[region]
+    if reduce is None:
         last = xp.max(xp.where(hits, xp.reshape(xp.arange(k, device=x.device), (k, 1)), -1), axis=-2)  # (..., n)
         written = xp.take_along_axis(src, xp.clip(last, 0, None), axis=-1)
-        out[region] = xp.where(last >= 0, written, out[region])
+        out[region] = xp.where(last >= 0, written, base)
+        return xp.moveaxis(out, -1, dim)
+    identity = _IDENTITY[reduce]
+    if D.kind(x) in "iu" and math.isinf(identity):  # an integer's least or greatest value
+        identity = xp.iinfo(x.dtype).min if identity < 0 else xp.iinfo(x.dtype).max
+    identity = xp.asarray(identity, dtype=x.dtype, device=x.device)
+    combined = getattr(xp, _COMBINED[reduce])(xp.where(hits, src[..., None], identity), axis=-2)
+    if reduce == "mean":
+        count = A.reduce(xp, "sum", A.astype(xp, hits, x.dtype), -2) + int(include_self)
+        combined = (combined + base if include_self else combined) / xp.maximum(count, 1)
+    elif include_self:
+        combined = getattr(xp, _MERGED[reduce])(base, combined)
+    out[region] = xp.where(xp.any(hits, axis=-2), A.astype(xp, combined, x.dtype, copy=False), base)
     return xp.moveaxis(out, -1, dim)
+
+
+_COMBINED = {"sum": "sum", "mean": "sum", "prod": "prod", "amax": "max", "amin": "min"}  # over a place's values
+_MERGED = {"sum": "add", "prod": "multiply", "amax": "maximum", "amin": "minimum"}  # those with self's value
 
 
 def _scatter_counts(shape: tuple, dim: int, index: np.ndarray, include_self: bool) -> np.ndarray:
     """How many values scatter_reduce combined into each place (at least 1, as torch divides by it)."""
-    counts = np.full(shape, 1 if include_self else 0, dtype=np.int64)
-    target, places, _ = _scatter_target(counts, None, dim, index)
-    np.add.at(target, places, 1)
-    return np.maximum(counts, 1)
+    xp = namespace(index)
+    counts = xp.full(shape, int(include_self), dtype=xp.int64, device=index.device)
+    ones = xp.ones(index.shape, dtype=xp.int64, device=index.device)
+    return xp.maximum(scatter_add_op.forward(xp, counts, ones, dim, index), 1)
 
 
 # ============================================================================================
@@ -407,7 +427,7 @@ def take_op(xp, x, index):
 def put_op(xp, x, source, index, accumulate):
     if not hasattr(x, "strides"):
         flat = _scatter_compared(xp, A.reshape(xp, x, -1), A.reshape(xp, source, -1), 0,
-                                 A.reshape(xp, index, -1) % math.prod(x.shape), accumulate)
+                                 A.reshape(xp, index, -1) % math.prod(x.shape), "sum" if accumulate else None)
         return A.reshape(xp, flat, x.shape)
     out = A.copy(xp, x)
     flat, places, values = A.reshape(xp, out, -1), A.reshape(xp, index, -1), xp.asarray(source).reshape(-1)
@@ -500,7 +520,7 @@ def scatter_reduce_backward(grad: Tensor, self: Tensor, src: Tensor, result: Ten
         grad_self, grad_src = grad, gather_op(grad, dim, index)
     elif reduce == "mean":
         counts = _scatter_counts(tuple(self.shape), dim, index, include_self)
-        grad_self = grad / _wrap(counts.astype(grad._data.dtype))
+        grad_self = grad / _wrap(A.astype(namespace(counts), counts, grad._data.dtype))
         grad_src = gather_op(grad_self, dim, index)
     elif reduce == "prod":
         grad_self, grad_src = _scatter_prod_backward(grad, self, src, result, dim, index, include_self, op)
@@ -527,7 +547,7 @@ def _scatter_prod_backward(grad: Tensor, self: Tensor, src: Tensor, result: Tens
     others = scatter_reduce_op(self, src.masked_fill(lone_zero, 1), dim, index, "prod", include_self)
     grad_src = where(lone_zero, gather_op(grad * others, dim, index),
                      gather_op(grad * result, dim, index) / src.masked_fill(src_zero, 1))
-    if grad_mode._state.enabled and (zeros_per_place._data > 1).any():
+    if grad_mode._state.enabled and bool(A.reduce(namespace(index), "any", zeros_per_place._data > 1)):
         source = "src" if op == "scatter_reduce" else "source"
         grad_src = delayed_error_op(grad_src, f"{op}(): Double backward is unsupported for {source} when >1 zeros in "
                                               f"{source} are scattered to the same position in self")
