@@ -1096,9 +1096,9 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
 
     if use_input_stats:
         if running_mean is not None or running_var is not None:
-            dims = tuple(range(2, x.ndim))
-            stats_mean = x.mean(axis=dims).mean(axis=0)
-            stats_var = x.var(axis=dims, ddof=1).mean(axis=0)
+            xp, dims = namespace(x), tuple(range(2, x.ndim))
+            stats_mean = A.reduce(xp, "mean", A.reduce(xp, "mean", x, dims), 0)
+            stats_var = A.reduce(xp, "mean", xp.var(x, axis=dims, correction=1), 0)
             _update_running(running_mean, running_var, stats_mean, stats_var, momentum)
         out = batch_norm(flat, None, None, repeat(weight), repeat(bias), True, momentum, eps)
     else:
