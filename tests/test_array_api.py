@@ -311,6 +311,28 @@ def test_writes_into_a_cuda_tensor(key, value, grad: bool) -> None:
         np.testing.assert_array_equal(found, expected)
 
 
+def _index_error(device: str, key, write: bool) -> str:
+    x = retrograd.arange(12.0).reshape(3, 4).to(device)
+    with pytest.raises(IndexError) as caught:
+        if write:
+            x[key(device)] = 1.0
+        else:
+            x[key(device)]
+    return str(caught.value)
+
+
+@pytest.mark.usefixtures("cuda")
+@pytest.mark.parametrize("write", [False, True])
+@pytest.mark.parametrize("key", [
+    lambda d: retrograd.tensor([5]).to(d),
+    lambda d: retrograd.tensor([[True, False]]).to(d),
+    lambda d: (retrograd.tensor([0, 1]).to(d), retrograd.tensor([0, 1, 2]).to(d)),
+], ids=["out_of_bounds", "mask_shape", "no_broadcast"])
+def test_index_errors_on_cuda_are_torchs(key, write: bool) -> None:
+    """A bad advanced key raises torch's IndexError on 'cuda' as on the CPU (the standard's path checks the key)."""
+    assert _index_error("cuda", key, write) == _index_error("cpu", key, write)
+
+
 @pytest.mark.usefixtures("cuda")
 def test_module_on_cuda_trains_as_on_cpu() -> None:
     retrograd.manual_seed(0)

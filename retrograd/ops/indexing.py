@@ -74,6 +74,8 @@ def _advanced_rows(xp, x, key):
     dims, arrays, dim = [], [], 0
     for k in key:
         if is_array(k) and k.dtype == xp.bool:
+            if k.shape != x.shape[dim:dim + k.ndim]:
+                raise IndexError("mask shape")  # replaced by torch's words (_explain_index_error)
             found = xp.nonzero(k) if k.ndim else ()
             dims += range(dim, dim + len(found))
             arrays += found
@@ -86,7 +88,10 @@ def _advanced_rows(xp, x, key):
             dims.append(dim)
             arrays.append(k % size if size else k)
         dim += 1
-    arrays = xp.broadcast_arrays(*arrays)
+    try:
+        arrays = xp.broadcast_arrays(*arrays)
+    except ValueError:
+        raise IndexError("shape mismatch") from None
     linear = xp.zeros(arrays[0].shape, dtype=xp.int64, device=x.device)
     for d, index in zip(dims, arrays):
         linear = linear * x.shape[d] + A.astype(xp, index, xp.int64, copy=False)
@@ -176,7 +181,7 @@ def index_fill_op(xp, x, dim, index, value):
        jvp="index_fill_tensor_op(self_t, value_t, dim, index)")
 def index_fill_tensor_op(xp, x, value, dim, index):
     if x.ndim == 0:
-        return xp.asarray(value, dtype=x.dtype, device=x.device).copy()
+        return A.astype(xp, value, x.dtype)
     n = x.shape[dim]
     chosen = xp.any(A.reshape(xp, index % n, (-1, 1)) == xp.arange(n, device=x.device), axis=0)
     chosen = A.reshape(xp, chosen, (-1,) + (1,) * (x.ndim - dim - 1))
@@ -658,7 +663,7 @@ def _index_views(x: Tensor, entries: list, lone_slice: bool) -> tuple[Tensor, tu
     """Apply the basic entries as views (select, slice, unsqueeze) the way torch does; return the
     view and the key of the advanced entries over the view's dims (None if there are none)."""
     ndim = x._data.ndim
-    specified = sum(e.ndim if is_array(e) and e.dtype == bool else 1 for e in entries
+    specified = sum(e.ndim if is_array(e) and D.kind(e) == "b" else 1 for e in entries
                     if e is not None and e is not Ellipsis and not isinstance(e, bool))
     if specified > ndim:
         if ndim == 0 and len(entries) == 1 and isinstance(entries[0], int):
@@ -694,7 +699,7 @@ def _index_views(x: Tensor, entries: list, lone_slice: bool) -> tuple[Tensor, tu
             dim += 1
         else:  # checked only if NumPy refuses it (_explain_index_error)
             advanced.append(_index_like(x._data, e))
-            dim += e.ndim if e.dtype == bool else 1
+            dim += e.ndim if D.kind(e) == "b" else 1
     if not any(is_array(a) for a in advanced):
         return out, None
     while isinstance(advanced[-1], slice):
@@ -709,8 +714,8 @@ def _explain_index_error(key: tuple, shape: tuple) -> None:
     for k in key:
         if is_array(k):
             _check_index(k, shape, dim)
-        dim += k.ndim if is_array(k) and k.dtype == bool else 1
-    shapes = [a.shape if a.dtype != bool else (int(a.sum()),) for a in key if is_array(a)]
+        dim += k.ndim if is_array(k) and D.kind(k) == "b" else 1
+    shapes = [a.shape if D.kind(a) != "b" else (int(namespace(a).count_nonzero(a)),) for a in key if is_array(a)]
     try:
         np.broadcast_shapes(*shapes)
     except ValueError:
@@ -720,15 +725,16 @@ def _explain_index_error(key: tuple, shape: tuple) -> None:
 
 def _check_index(index: np.ndarray, shape: tuple, dim: int) -> None:
     """torch's bounds check of an index array (or shape check of a mask) at `dim`."""
-    if index.dtype == bool:
+    if D.kind(index) == "b":
         for j, n in enumerate(index.shape):
             if dim + j >= len(shape) or n != shape[dim + j]:
                 raise IndexError(f"The shape of the mask {list(index.shape)} at index {j} does not match the shape of "
                                  f"the indexed tensor {list(shape)} at index {dim + j}")
         return
     size = shape[dim]
-    if index.size and (index.max() >= size or index.min() < -size):
-        bad = int(index.max() if index.max() >= size else index.min())
+    high, least = _index_range(index)
+    if high >= size or least < -size:
+        bad = int(high if high >= size else least)
         raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
 
 
@@ -846,7 +852,7 @@ def _put_key(self: Tensor, indices: Sequence) -> tuple:
         if not isinstance(idx, Tensor):
             raise TypeError(f"expected Tensor as element {i} in argument 1, but got {type(idx).__name__}")
     key = tuple(_index_like(self._data, _as_index(idx)) for idx in indices)
-    if len(key) > self._data.ndim and not any(is_array(k) and k.dtype == bool for k in key):
+    if len(key) > self._data.ndim and not any(is_array(k) and D.kind(k) == "b" for k in key):
         raise IndexError(f"too many indices for tensor of dimension {self._data.ndim} (got {len(key)})")
     return key
 
