@@ -86,8 +86,8 @@ def add_at(xp: Any, out: Any, index: Any, values: Any) -> Any:
         return out
     rows = xp.arange(out.shape[0], device=out.device)
     one_hot = astype(xp, xp.reshape(rows, (-1, 1)) == xp.reshape(index, (1, -1)), values.dtype)
-    rows = xp.reshape(values, (index.shape[0], math.prod(out.shape[1:])))  # -1 is ambiguous for no index
-    return out + xp.reshape(xp.matmul(one_hot, rows), out.shape)
+    per_index = xp.reshape(values, (index.shape[0], math.prod(out.shape[1:])))  # -1 is ambiguous for no index
+    return out + xp.reshape(xp.matmul(one_hot, per_index), out.shape)
 
 
 def accumulate(xp: Any, combine: Any, x: Any, axis: int) -> Any:
