@@ -283,6 +283,56 @@ def test_device_mismatch_is_torchs_error() -> None:
         assert (a.to("cuda:1") + retrograd.ones(2, device="cuda:1")).device == retrograd.device("cuda:1")
 
 
+def _write(device: str, key, value, grad: bool) -> list:
+    """y = 2x; y[key] = value on `device`: y, and x's gradient of sum(y * y) where `grad`, as NumPy arrays."""
+    x = retrograd.arange(12.0).reshape(3, 4).to(device).requires_grad_(grad)
+    y = x * 2
+    y[key(y) if callable(key) else key.to(device) if isinstance(key, retrograd.Tensor) else key] = (
+        value.to(device) if isinstance(value, retrograd.Tensor) else value)
+    found = [y.detach().cpu().numpy()]
+    if grad:
+        found.append(retrograd.autograd.grad((y * y).sum(), x)[0].cpu().numpy())
+    return found
+
+
+@pytest.mark.usefixtures("cuda")
+@pytest.mark.parametrize(("key", "value", "grad"), [
+    (lambda y: y > 10, 0.5, True),
+    (retrograd.tensor([2, 0]), -1.0, True),
+    (retrograd.tensor([[True, False, True, False]] * 3), 4, True),
+    (retrograd.tensor([1]), retrograd.full((4,), 7.0), True),
+    (0, 3.0, False),  # a view's write with a gradient is CopySlices: NumPy's strided memory (setitem's listing)
+    ((slice(None), 1), 2, False),
+], ids=["mask_number", "index_number", "mask_int", "index_tensor", "int_number", "slice_int"])
+def test_writes_into_a_cuda_tensor(key, value, grad: bool) -> None:
+    """x[mask] = number, x[idx] = number or tensor, x[0] = number: the written value is made where the tensor lives
+    (a GPU array refuses a host array in its __setitem__); values and gradients as on the CPU."""
+    for found, expected in zip(_write("cuda", key, value, grad), _write("cpu", key, value, grad), strict=True):
+        np.testing.assert_array_equal(found, expected)
+
+
+def _index_error(device: str, key, write: bool) -> str:
+    x = retrograd.arange(12.0).reshape(3, 4).to(device)
+    with pytest.raises(IndexError) as caught:
+        if write:
+            x[key(device)] = 1.0
+        else:
+            x[key(device)]
+    return str(caught.value)
+
+
+@pytest.mark.usefixtures("cuda")
+@pytest.mark.parametrize("write", [False, True])
+@pytest.mark.parametrize("key", [
+    lambda d: retrograd.tensor([5]).to(d),
+    lambda d: retrograd.tensor([[True, False]]).to(d),
+    lambda d: (retrograd.tensor([0, 1]).to(d), retrograd.tensor([0, 1, 2]).to(d)),
+], ids=["out_of_bounds", "mask_shape", "no_broadcast"])
+def test_index_errors_on_cuda_are_torchs(key, write: bool) -> None:
+    """A bad advanced key raises torch's IndexError on 'cuda' as on the CPU (the standard's path checks the key)."""
+    assert _index_error("cuda", key, write) == _index_error("cpu", key, write)
+
+
 @pytest.mark.usefixtures("cuda")
 def test_module_on_cuda_trains_as_on_cpu() -> None:
     retrograd.manual_seed(0)

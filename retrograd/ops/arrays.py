@@ -7,6 +7,7 @@ functions, which know no methods, memory layouts or NumPy dtypes.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -85,7 +86,8 @@ def add_at(xp: Any, out: Any, index: Any, values: Any) -> Any:
         return out
     rows = xp.arange(out.shape[0], device=out.device)
     one_hot = astype(xp, xp.reshape(rows, (-1, 1)) == xp.reshape(index, (1, -1)), values.dtype)
-    return out + xp.reshape(xp.matmul(one_hot, xp.reshape(values, (index.shape[0], -1))), out.shape)
+    per_index = xp.reshape(values, (index.shape[0], math.prod(out.shape[1:])))  # -1 is ambiguous for no index
+    return out + xp.reshape(xp.matmul(one_hot, per_index), out.shape)
 
 
 def accumulate(xp: Any, combine: Any, x: Any, axis: int) -> Any:

@@ -38,6 +38,10 @@ from .shape import alias_op, cat, select, slice_op, unsqueeze
 @defop("index", params=("indices",), self="index_backward(grad, self_shape, indices)",
        jvp="index_op(self_t, indices)")
 def index_op(xp, x, indices):
+    if not hasattr(x, "strides"):  # the standard indexes with integer arrays only beside integers: a flat take
+        rows, linear, at, _ = _advanced_rows(xp, x, indices)
+        picked = xp.take(rows, xp.reshape(linear, (-1,)), axis=0)
+        return _move_dims(xp, xp.reshape(picked, linear.shape + rows.shape[1:]), linear.ndim, 0, at)
     return x[indices]
 
 
@@ -45,12 +49,87 @@ def index_op(xp, x, indices):
        self="grad if accumulate else index_put_op(grad, 0.0, indices, False)", values="index_op(grad, indices)",
        jvp="index_put_op(self_t, values_t, indices, accumulate)")
 def index_put_op(xp, x, values, indices, accumulate):
+    if not hasattr(x, "strides"):  # the standard has no indexed assignment: the rows' scatter (Note above)
+        return _index_put_standard(xp, x, values, indices, accumulate)
     out = A.copy(xp, x)
     if accumulate:
         xp.add.at(out, indices, values)
     else:
         out[indices] = values
     return out
+
+
+# Note [advanced indexing on the standard]
+# The standard indexes with integer arrays only when every other entry is an integer, and has no indexed
+# assignment. There a key of index arrays and full slices is read as NumPy reads it, through rows: masks become
+# their nonzero positions, the indexed dims move first and merge into rows, the broadcast index arrays become one
+# linear row number each, and `take` (getitem) or a scatter of rows (index_put: arrays.add_at, or the last write
+# per row by comparison, _scatter_compared) works on those rows. NumPy puts the broadcast dims first when the
+# index arrays stand apart (a slice between them), else where the first one stood.
+
+
+def _advanced_rows(xp, x, key):
+    """(x with its indexed dims merged into leading rows, the linear row of each broadcast index, where NumPy
+    puts the broadcast dims, and the function that turns such rows back into x's layout)."""
+    dims, arrays, dim = [], [], 0
+    for k in key:
+        if is_array(k) and k.dtype == xp.bool:
+            if k.shape != x.shape[dim:dim + k.ndim]:
+                raise IndexError("mask shape")  # replaced by torch's words (_explain_index_error)
+            found = xp.nonzero(k) if k.ndim else ()
+            dims += range(dim, dim + len(found))
+            arrays += found
+            dim += k.ndim
+            continue
+        if is_array(k):
+            size = x.shape[dim]
+            if k.size and (int(xp.max(k)) >= size or int(xp.min(k)) < -size):
+                raise IndexError("index out of bounds")  # replaced by torch's words (_explain_index_error)
+            dims.append(dim)
+            arrays.append(k % size if size else k)
+        dim += 1
+    try:
+        arrays = xp.broadcast_arrays(*arrays)
+    except ValueError:
+        raise IndexError("shape mismatch") from None
+    linear = xp.zeros(arrays[0].shape, dtype=xp.int64, device=x.device)
+    for d, index in zip(dims, arrays):
+        linear = linear * x.shape[d] + A.astype(xp, index, xp.int64, copy=False)
+    order = dims + [d for d in range(x.ndim) if d not in dims]
+    moved_shape = tuple(x.shape[d] for d in order)
+    rows = xp.reshape(xp.permute_dims(x, tuple(order)), (math.prod(moved_shape[:len(dims)]),) + moved_shape[len(dims):])
+    at = dims[0] if dims == list(range(dims[0], dims[0] + len(dims))) else 0
+
+    def restore(new_rows):
+        return xp.permute_dims(xp.reshape(new_rows, moved_shape), tuple(sorted(range(x.ndim), key=order.__getitem__)))
+
+    return rows, linear, at, restore
+
+
+def _move_dims(xp, x, count, start, to):
+    """x with its `count` dims from `start` moved to begin at `to` (the other dims keep their order)."""
+    if start == to:
+        return x
+    moved = list(range(start, start + count))
+    others = [d for d in range(x.ndim) if d not in moved]
+    return xp.permute_dims(x, tuple(others[:to] + moved + others[to:]))
+
+
+def _index_put_standard(xp, x, values, indices, accumulate):
+    """index_put on the standard's arrays: values sent to x's indexed rows (Note above)."""
+    rows, linear, at, restore = _advanced_rows(xp, x, indices)
+    if not is_array(values):
+        values = xp.asarray(values, dtype=x.dtype, device=x.device)
+    rest = rows.shape[1:]
+    placed = tuple(rest[:at]) + linear.shape + tuple(rest[at:])
+    values = _move_dims(xp, xp.broadcast_to(A.astype(xp, values, x.dtype, copy=False), placed), linear.ndim, at, 0)
+    flat_rows = xp.reshape(rows, (rows.shape[0], math.prod(rest)))
+    flat_values = xp.reshape(values, (math.prod(linear.shape), flat_rows.shape[1]))
+    flat_linear = xp.reshape(linear, (-1,))
+    if accumulate:
+        return restore(A.add_at(xp, flat_rows, flat_linear, flat_values))
+    lines = xp.broadcast_to(xp.reshape(flat_linear, (-1, 1)), flat_values.shape)
+    return restore(_scatter_compared(xp, flat_rows, flat_values, 0, lines, None))
 
 
 # ============================================================================================
@@ -70,7 +149,7 @@ def index_select_op(xp, x, dim, index):
 def index_add_op(xp, x, source, dim, index, alpha):
     if not hasattr(x, "strides"):
         source = source * alpha if alpha != 1 else source
-        return _scatter_compared(xp, x, source, dim, _spread(xp, index, dim, source.shape), True)
+        return _scatter_compared(xp, x, source, dim, _spread(xp, index, dim, source.shape), "sum")
     out = A.copy(xp, x)
     xp.add.at(_along(out, dim), index, _along(source * alpha if alpha != 1 else source, dim))
     return out
@@ -80,7 +159,7 @@ def index_add_op(xp, x, source, dim, index, alpha):
        source="index_select_op(grad, dim, index)", jvp="index_copy_op(self_t, source_t, dim, index)")
 def index_copy_op(xp, x, source, dim, index):
     if not hasattr(x, "strides"):
-        return _scatter_compared(xp, x, source, dim, _spread(xp, index, dim, source.shape), False)
+        return _scatter_compared(xp, x, source, dim, _spread(xp, index, dim, source.shape), None)
     out = A.copy(xp, x)
     _along(out, dim)[index] = _along(source, dim)
     return out
@@ -91,18 +170,18 @@ def index_copy_op(xp, x, source, dim, index):
 def index_fill_op(xp, x, dim, index, value):
     if not hasattr(x, "strides"):
         shape = x.shape[:dim] + index.shape + x.shape[dim + 1:] if x.ndim else ()
-        return _scatter_compared(xp, x, value, dim, _spread(xp, index, dim, shape), False)
+        return _scatter_compared(xp, x, value, dim, _spread(xp, index, dim, shape), None)
     out = A.copy(xp, x)
     _along(out, dim)[index] = value
     return out
 
 
 @defop("index_fill_tensor", node="IndexFillBackward1", inputs=("self", "value"), params=("dim", "index"),
-       self="index_fill_op(grad, dim, index, 0)", value="index_select_op(grad, dim, np.unique(index)).sum()",
+       self="index_fill_op(grad, dim, index, 0)", value="index_select_op(grad, dim, unique_index(index)).sum()",
        jvp="index_fill_tensor_op(self_t, value_t, dim, index)")
 def index_fill_tensor_op(xp, x, value, dim, index):
     if x.ndim == 0:
-        return xp.asarray(value, dtype=x.dtype, device=x.device).copy()
+        return A.astype(xp, value, x.dtype)
     n = x.shape[dim]
     chosen = xp.any(A.reshape(xp, index % n, (-1, 1)) == xp.arange(n, device=x.device), axis=0)
     chosen = A.reshape(xp, chosen, (-1,) + (1,) * (x.ndim - dim - 1))
@@ -144,7 +223,7 @@ def gather_op(xp, x, dim, index):
        src="gather_op(grad, dim, index)", jvp="scatter_op(self_t, src_t, dim, index)")
 def scatter_op(xp, x, src, dim, index):
     if not hasattr(x, "strides"):
-        return _scatter_compared(xp, x, src, dim, index, False)
+        return _scatter_compared(xp, x, src, dim, index, None)
     out = A.copy(xp, x)
     target, places, src = _scatter_target(out, src, dim, index)
     target[places] = src
@@ -155,7 +234,7 @@ def scatter_op(xp, x, src, dim, index):
        self="scatter_value_op(grad, dim, index, 0)", jvp="scatter_value_op(self_t, dim, index, 0)")
 def scatter_value_op(xp, x, dim, index, value):
     if not hasattr(x, "strides"):
-        return _scatter_compared(xp, x, value, dim, index, False)
+        return _scatter_compared(xp, x, value, dim, index, None)
     out = A.copy(xp, x)
     target, places, _ = _scatter_target(out, None, dim, index)
     target[places] = value
@@ -166,7 +245,7 @@ def scatter_value_op(xp, x, dim, index, value):
        jvp="scatter_add_op(self_t, src_t, dim, index)")
 def scatter_add_op(xp, x, src, dim, index):
     if not hasattr(x, "strides"):
-        return _scatter_compared(xp, x, src, dim, index, True)
+        return _scatter_compared(xp, x, src, dim, index, "sum")
     out = A.copy(xp, x)
     target, places, src = _scatter_target(out, src, dim, index)
     xp.add.at(target, places, src)
@@ -177,6 +256,8 @@ def scatter_add_op(xp, x, src, dim, index):
 @defop("scatter_reduce_legacy", node="NotImplemented", inputs=("self", "src"), params=("dim", "index", "reduce"),
        self="derivative_not_implemented('aten::scatter')", src="derivative_not_implemented('aten::scatter')")
 def scatter_reduce_legacy(xp, x, src, dim, index, reduce):
+    if not hasattr(x, "strides"):  # the standard has no ufunc.at
+        return _scatter_compared(xp, x, src, dim, index, "sum" if reduce == "add" else "prod")
     out = A.copy(xp, x)
     target, places, src = _scatter_target(out, src, dim, index)
     (xp.add if reduce == "add" else xp.multiply).at(target, places, src)
@@ -193,6 +274,8 @@ _IDENTITY = {"sum": 0, "mean": 0, "prod": 1, "amax": -np.inf, "amin": np.inf}
        src="scatter_reduce_backward(grad, self, src, result, dim, index, reduce, include_self)[1]",
        jvp="scatter_reduce_tangent(self, self_t, src, src_t, result, dim, index, reduce, include_self)")
 def scatter_reduce_op(xp, x, src, dim, index, reduce, include_self):
+    if not hasattr(x, "strides"):  # the standard has no ufunc.at: reduce each place's compared values
+        return _scatter_compared(xp, x, src, dim, index, reduce, include_self)
     out = A.copy(xp, x)
     target, places, src = _scatter_target(out, src, dim, index)
     if not include_self:
@@ -246,14 +329,16 @@ def _scatter_target(out: np.ndarray, src: object, dim: int, index: np.ndarray) -
     return out, tuple(places), src
 
 
-def _scatter_compared(xp, x, src, dim, index, add: bool):
-    """scatter (the last write wins, as NumPy's) or scatter_add for arrays without indexed writes (the standard's):
-    each place along dim compares its position with every index of its line, k x n comparisons per line."""
+def _scatter_compared(xp, x, src, dim, index, reduce, include_self=True):
+    """scatter (reduce None: the last write wins, as NumPy's) or scatter_reduce (sum, prod, mean, amax, amin) for
+    arrays without indexed writes (the standard's): each place along dim compares its position with every index of
+    its line, k x n comparisons per line."""
     if index.size == 0:
         return A.copy(xp, x)
     if x.ndim == 0:
         return A.reshape(xp, _scatter_compared(xp, A.reshape(xp, x, 1), src if not hasattr(src, "ndim") or src.ndim
-                                               else A.reshape(xp, src, 1), 0, A.reshape(xp, index, 1), add), ())
+                                               else A.reshape(xp, src, 1), 0, A.reshape(xp, index, 1), reduce,
+                                               include_self), ())
     lines = xp.moveaxis(index, dim, -1)  # (..., k): index lines; the places compared are the last axis, (..., k, n)
     k, n = lines.shape[-1], x.shape[dim]
     hits = lines[..., None] == xp.arange(n, device=x.device)
@@ -263,22 +348,36 @@ def _scatter_compared(xp, x, src, dim, index, add: bool):
         src = xp.moveaxis(src[tuple(slice(0, m) for m in index.shape)], dim, -1)  # torch reads the covered part only
     else:
         src = xp.broadcast_to(xp.asarray(src, dtype=x.dtype, device=x.device), lines.shape)
-    if add:
-        out[region] = out[region] + xp.sum(xp.where(hits, src[..., None], xp.zeros((), dtype=x.dtype, device=x.device)),
-                                           axis=-2)
-    else:
+    base = out[region]
+    if reduce is None:
         last = xp.max(xp.where(hits, xp.reshape(xp.arange(k, device=x.device), (k, 1)), -1), axis=-2)  # (..., n)
         written = xp.take_along_axis(src, xp.clip(last, 0, None), axis=-1)
-        out[region] = xp.where(last >= 0, written, out[region])
+        out[region] = xp.where(last >= 0, written, base)
+        return xp.moveaxis(out, -1, dim)
+    identity = _IDENTITY[reduce]
+    if D.kind(x) in "iu" and math.isinf(identity):  # an integer's least or greatest value
+        identity = xp.iinfo(x.dtype).min if identity < 0 else xp.iinfo(x.dtype).max
+    identity = xp.asarray(identity, dtype=x.dtype, device=x.device)
+    combined = getattr(xp, _COMBINED[reduce])(xp.where(hits, src[..., None], identity), axis=-2)
+    if reduce == "mean":
+        count = A.reduce(xp, "sum", A.astype(xp, hits, x.dtype), -2) + int(include_self)
+        combined = (combined + base if include_self else combined) / xp.maximum(count, 1)
+    elif include_self:
+        combined = getattr(xp, _MERGED[reduce])(base, combined)
+    out[region] = xp.where(xp.any(hits, axis=-2), A.astype(xp, combined, x.dtype, copy=False), base)
     return xp.moveaxis(out, -1, dim)
+
+
+_COMBINED = {"sum": "sum", "mean": "sum", "prod": "prod", "amax": "max", "amin": "min"}  # over a place's values
+_MERGED = {"sum": "add", "prod": "multiply", "amax": "maximum", "amin": "minimum"}  # those with self's value
 
 
 def _scatter_counts(shape: tuple, dim: int, index: np.ndarray, include_self: bool) -> np.ndarray:
     """How many values scatter_reduce combined into each place (at least 1, as torch divides by it)."""
-    counts = np.full(shape, 1 if include_self else 0, dtype=np.int64)
-    target, places, _ = _scatter_target(counts, None, dim, index)
-    np.add.at(target, places, 1)
-    return np.maximum(counts, 1)
+    xp = namespace(index)
+    counts = xp.full(shape, int(include_self), dtype=xp.int64, device=index.device)
+    ones = xp.ones(index.shape, dtype=xp.int64, device=index.device)
+    return xp.maximum(scatter_add_op.forward(xp, counts, ones, dim, index), 1)
 
 
 # ============================================================================================
@@ -308,8 +407,15 @@ def masked_select_op(xp, x, mask):
        jvp="masked_scatter_op(self_t, source_t, mask)")
 def masked_scatter_op(xp, x, source, mask):
     shape = np.broadcast_shapes(x.shape, mask.shape)
-    out = A.copy(xp, xp.broadcast_to(x, shape))
     where = xp.broadcast_to(mask, shape)
+    if not hasattr(x, "strides"):  # no indexed assignment: each masked place takes source's element at its rank
+        if not source.size:  # then nothing is masked (masked_scatter checks the count)
+            return A.copy(xp, xp.broadcast_to(x, shape))
+        flat = xp.reshape(where, (-1,))
+        rank = xp.cumulative_sum(A.astype(xp, flat, xp.int64)) - 1
+        picked = xp.take(xp.reshape(source, (-1,)), xp.clip(rank, 0, None), axis=0)
+        return xp.where(where, xp.reshape(picked, shape), x)
+    out = A.copy(xp, xp.broadcast_to(x, shape))
     out[where] = A.reshape(xp, source, -1)[: int(xp.count_nonzero(where))]
     return out
 
@@ -326,7 +432,7 @@ def take_op(xp, x, index):
 def put_op(xp, x, source, index, accumulate):
     if not hasattr(x, "strides"):
         flat = _scatter_compared(xp, A.reshape(xp, x, -1), A.reshape(xp, source, -1), 0,
-                                 A.reshape(xp, index, -1) % math.prod(x.shape), accumulate)
+                                 A.reshape(xp, index, -1) % math.prod(x.shape), "sum" if accumulate else None)
         return A.reshape(xp, flat, x.shape)
     out = A.copy(xp, x)
     flat, places, values = A.reshape(xp, out, -1), A.reshape(xp, index, -1), xp.asarray(source).reshape(-1)
@@ -397,6 +503,11 @@ def masked_scatter_source_grad(grad: Tensor, mask: np.ndarray, source_shape: tup
     return cat([picked, zeros(rest, dtype=grad.dtype, device=grad.device)]).reshape(source_shape)
 
 
+def unique_index(index: object) -> object:
+    """The distinct entries of an index array (each filled slice counts once), in its own namespace."""
+    return namespace(index).unique_values(index)
+
+
 def scale_by_alpha(t: Tensor, alpha: complex) -> Tensor:
     """t * conj(alpha), skipped for alpha == 1 (torch's maybe_multiply)."""
     return t if alpha == 1 else t * (alpha.conjugate() if isinstance(alpha, complex) else alpha)
@@ -414,7 +525,7 @@ def scatter_reduce_backward(grad: Tensor, self: Tensor, src: Tensor, result: Ten
         grad_self, grad_src = grad, gather_op(grad, dim, index)
     elif reduce == "mean":
         counts = _scatter_counts(tuple(self.shape), dim, index, include_self)
-        grad_self = grad / _wrap(counts.astype(grad._data.dtype))
+        grad_self = grad / _wrap(A.astype(namespace(counts), counts, grad._data.dtype))
         grad_src = gather_op(grad_self, dim, index)
     elif reduce == "prod":
         grad_self, grad_src = _scatter_prod_backward(grad, self, src, result, dim, index, include_self, op)
@@ -441,7 +552,7 @@ def _scatter_prod_backward(grad: Tensor, self: Tensor, src: Tensor, result: Tens
     others = scatter_reduce_op(self, src.masked_fill(lone_zero, 1), dim, index, "prod", include_self)
     grad_src = where(lone_zero, gather_op(grad * others, dim, index),
                      gather_op(grad * result, dim, index) / src.masked_fill(src_zero, 1))
-    if grad_mode._state.enabled and (zeros_per_place._data > 1).any():
+    if grad_mode._state.enabled and bool(A.reduce(namespace(index), "any", zeros_per_place._data > 1)):
         source = "src" if op == "scatter_reduce" else "source"
         grad_src = delayed_error_op(grad_src, f"{op}(): Double backward is unsupported for {source} when >1 zeros in "
                                               f"{source} are scattered to the same position in self")
@@ -506,10 +617,10 @@ def _as_index(value: object) -> np.ndarray:
         arr = np.asarray(value)
         if arr.dtype == object:
             arr = np.asarray([v._data if isinstance(v, Tensor) else v for v in value])
-    if arr.dtype == np.uint8:
+    if D.of_array(arr) is D.uint8:
         warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead.",
                       UserWarning, stacklevel=4)
-        return arr.astype(bool)
+        return arr != 0
     if D.kind(arr) == "b":
         return arr
     if D.kind(arr) not in "iu":
@@ -517,6 +628,13 @@ def _as_index(value: object) -> np.ndarray:
             return arr.astype(np.int64)
         raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
     return A.astype(namespace(arr), arr, np.int64, copy=False)
+
+
+def _index_like(data: object, index: object) -> object:
+    """An index array where `data` lives: a list's (host) index, or a CPU tensor's, indexing a device's tensor."""
+    if type(index) is type(data) or type(data) is np.ndarray:
+        return index
+    return namespace(data).asarray(index, device=data.device)
 
 
 def _parse_key(key: object) -> list:
@@ -545,7 +663,7 @@ def _index_views(x: Tensor, entries: list, lone_slice: bool) -> tuple[Tensor, tu
     """Apply the basic entries as views (select, slice, unsqueeze) the way torch does; return the
     view and the key of the advanced entries over the view's dims (None if there are none)."""
     ndim = x._data.ndim
-    specified = sum(e.ndim if is_array(e) and e.dtype == bool else 1 for e in entries
+    specified = sum(e.ndim if is_array(e) and D.kind(e) == "b" else 1 for e in entries
                     if e is not None and e is not Ellipsis and not isinstance(e, bool))
     if specified > ndim:
         if ndim == 0 and len(entries) == 1 and isinstance(entries[0], int):
@@ -561,7 +679,7 @@ def _index_views(x: Tensor, entries: list, lone_slice: bool) -> tuple[Tensor, tu
             dim += skip
         elif e is None or isinstance(e, bool):
             out = unsqueeze(out, dim)
-            advanced.append(np.array([e]) if isinstance(e, bool) else slice(None))
+            advanced.append(_index_like(x._data, np.array([e])) if isinstance(e, bool) else slice(None))
             dim += 1
         elif isinstance(e, int):
             size = out._data.shape[dim]
@@ -580,8 +698,8 @@ def _index_views(x: Tensor, entries: list, lone_slice: bool) -> tuple[Tensor, tu
             advanced.append(slice(None))
             dim += 1
         else:  # checked only if NumPy refuses it (_explain_index_error)
-            advanced.append(e)
-            dim += e.ndim if e.dtype == bool else 1
+            advanced.append(_index_like(x._data, e))
+            dim += e.ndim if D.kind(e) == "b" else 1
     if not any(is_array(a) for a in advanced):
         return out, None
     while isinstance(advanced[-1], slice):
@@ -596,8 +714,8 @@ def _explain_index_error(key: tuple, shape: tuple) -> None:
     for k in key:
         if is_array(k):
             _check_index(k, shape, dim)
-        dim += k.ndim if is_array(k) and k.dtype == bool else 1
-    shapes = [a.shape if a.dtype != bool else (int(a.sum()),) for a in key if is_array(a)]
+        dim += k.ndim if is_array(k) and D.kind(k) == "b" else 1
+    shapes = [a.shape if D.kind(a) != "b" else (int(namespace(a).count_nonzero(a)),) for a in key if is_array(a)]
     try:
         np.broadcast_shapes(*shapes)
     except ValueError:
@@ -607,15 +725,16 @@ def _explain_index_error(key: tuple, shape: tuple) -> None:
 
 def _check_index(index: np.ndarray, shape: tuple, dim: int) -> None:
     """torch's bounds check of an index array (or shape check of a mask) at `dim`."""
-    if index.dtype == bool:
+    if D.kind(index) == "b":
         for j, n in enumerate(index.shape):
             if dim + j >= len(shape) or n != shape[dim + j]:
                 raise IndexError(f"The shape of the mask {list(index.shape)} at index {j} does not match the shape of "
                                  f"the indexed tensor {list(shape)} at index {dim + j}")
         return
     size = shape[dim]
-    if index.size and (index.max() >= size or index.min() < -size):
-        bad = int(index.max() if index.max() >= size else index.min())
+    high, least = _index_range(index)
+    if high >= size or least < -size:
+        bad = int(high if high >= size else least)
         raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
 
 
@@ -697,7 +816,8 @@ def setitem(self: Tensor, key: object, value: Tensor | complex) -> None:
             fill_(target, value)
     else:  # torch fills with a 0-d tensor, after copy_'s refusal of memory the target's elements share
         target._check_inplace()
-        fill_(target, _wrap(np.asarray(value, dtype=self._data.dtype)))
+        data = self._data  # the value made where the tensor lives: a GPU array takes no host array
+        fill_(target, _wrap(namespace(data).asarray(value, dtype=data.dtype, device=data.device)))
 
 
 def _type_name(value: object) -> str:
@@ -731,8 +851,8 @@ def _put_key(self: Tensor, indices: Sequence) -> tuple:
     for i, idx in enumerate(indices):
         if not isinstance(idx, Tensor):
             raise TypeError(f"expected Tensor as element {i} in argument 1, but got {type(idx).__name__}")
-    key = tuple(_as_index(idx) for idx in indices)
-    if len(key) > self._data.ndim and not any(is_array(k) and k.dtype == bool for k in key):
+    key = tuple(_index_like(self._data, _as_index(idx)) for idx in indices)
+    if len(key) > self._data.ndim and not any(is_array(k) and D.kind(k) == "b" for k in key):
         raise IndexError(f"too many indices for tensor of dimension {self._data.ndim} (got {len(key)})")
     return key
 
@@ -741,7 +861,7 @@ def _put_values(self: Tensor, key: tuple, values: Tensor | complex) -> Tensor | 
     """Values for index_put: same dtype as self and broadcastable to the indexed shape."""
     if not isinstance(values, Tensor):
         return values
-    target = np.empty(self._data.shape, dtype=bool)[key].shape
+    target = _indexed_shape(self._data.shape, key)
     try:
         fits = np.broadcast_shapes(values._data.shape, target) == target  # values broadcast to the result's shape
     except ValueError:
@@ -766,6 +886,33 @@ def index_put_(input: Tensor, indices: Sequence[Tensor], values: Tensor, accumul
     if not isinstance(values, Tensor):  # torch's words for the method (torch.index_put_ says position 3)
         raise TypeError(f"index_put_(): argument 'values' (position 2) must be Tensor, not {type(values).__name__}")
     return _index_put_inplace(input, _put_key(input, indices), values, bool(accumulate))
+
+
+def _indexed_shape(shape: tuple, key: tuple) -> tuple:
+    """The shape of x[key] for an advanced key (index arrays, masks and full slices), laid out as NumPy lays it;
+    IndexError where NumPy's indexing would raise one for the key's shapes."""
+    spans, shapes, dim = [], [], 0  # (first dim, dims) each index array covers
+    for k in key:
+        if not is_array(k):
+            dim += 1
+            continue
+        xp = namespace(k)
+        mask = k.dtype == xp.bool
+        width = k.ndim if mask else 1
+        if mask and k.shape != tuple(shape[dim:dim + width]):
+            raise IndexError("mask shape")  # torch's words: _explain_index_error
+        shapes.append((int(xp.count_nonzero(k)),) if mask else k.shape)
+        spans.append((dim, width))
+        dim += width
+    try:
+        broadcast = np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise IndexError("shape mismatch") from None
+    covered = {d for first, width in spans for d in range(first, first + width)}
+    rest = [n for d, n in enumerate(shape) if d not in covered]
+    apart = any(first != before + width for (before, width), (first, _) in zip(spans, spans[1:]))
+    at = 0 if apart else spans[0][0]
+    return tuple(rest[:at]) + broadcast + tuple(rest[at:])
 
 
 def _index_put_inplace(target: Tensor, key: tuple, values: Tensor | complex, accumulate: bool) -> Tensor:
@@ -964,7 +1111,7 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
     shape = [1] * source._data.ndim
     if shape:
         shape[d] = idx.size
-    spread = np.broadcast_to(idx.reshape(shape), source._data.shape)
+    spread = namespace(idx).broadcast_to(A.reshape(namespace(idx), idx, shape), source._data.shape)
     return apply(index_reduce_op, (input, source), (d, spread, reduce, bool(include_self)))
 
 
@@ -1023,7 +1170,8 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
 def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     """input with the masked places filled, in order, by source's leading elements."""
     m = _bool_mask(mask, "masked_scatter_")
-    if int(np.broadcast_to(m, np.broadcast_shapes(m.shape, input._data.shape)).sum()) > source._data.size:
+    xp = namespace(m)
+    if int(xp.count_nonzero(xp.broadcast_to(m, np.broadcast_shapes(m.shape, input._data.shape)))) > source._data.size:
         raise RuntimeError("Number of elements of source < number of ones in mask")
     return apply(masked_scatter_op, (input, source), (m,))
 
@@ -1060,18 +1208,29 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, 
     """Indices of nonzero elements: an (n, ndim) int64 tensor, or one tensor per dim."""
     data = input._data
     xp = namespace(data)
-    idx = xp.nonzero(data if data.ndim else A.reshape(xp, data, 1))
     if as_tuple:
-        return tuple(_wrap(A.astype(xp, i, np.int64)) for i in idx)
-    if data.ndim == 0:
-        return _wrap(xp.zeros((int(bool(data)), 0), dtype=xp.int64, device=data.device))
-    return _wrap(A.astype(xp, xp.stack(idx, axis=1), np.int64))
+        return tuple(_wrap(A.astype(xp, i, np.int64)) for i in xp.nonzero(_at_least_1d(xp, data)))
+    return _wrap(_nonzero_rows(xp, data))
+
+
+def _at_least_1d(xp, x):
+    return x if x.ndim else A.reshape(xp, x, 1)
+
+
+def _nonzero_rows(xp, x):
+    """The (n, ndim) int64 indices of x's nonzero elements (a 0-d x: (1, 0) or (0, 0))."""
+    found = xp.nonzero(_at_least_1d(xp, x))  # first: vmap refuses it for its dynamic shape
+    if x.ndim == 0:
+        return xp.zeros((int(bool(x)), 0), dtype=xp.int64, device=x.device)
+    return A.astype(xp, xp.stack(found, axis=1), np.int64)
 
 
 @defop("nonzero_static", params=("size", "fill_value"))
 def nonzero_static_op(xp, x, size, fill_value):
-    found = np.argwhere(x)[:size]  # a 0-d input: (1, 0) or (0, 0)
-    return np.concatenate([found, np.full((size - found.shape[0], x.ndim), fill_value)]).astype(np.int64)
+    found = _nonzero_rows(xp, x)
+    found = found[:min(size, found.shape[0]), ...]  # the standard leaves a stop past the end unspecified
+    padding = xp.full((size - found.shape[0], x.ndim), fill_value, dtype=xp.int64, device=x.device)
+    return xp.concat([found, padding])
 
 
 def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:

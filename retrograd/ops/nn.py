@@ -31,7 +31,7 @@ from .conv import *  # noqa: F403 - the spatial kernels are this family's too (r
 from .conv import FUNCTIONAL_ONLY as _CONV_FUNCTIONAL
 from .conv import PUBLIC as _CONV_PUBLIC
 from .conv import avg_pool2d, avg_pool3d, constant_like, pad, unrecorded_arrays
-from .indexing import _index_range
+from .indexing import _index_range, index_put_op, scatter_add_op
 from .linalg import addmm, matmul
 from .pointwise import clamp_min, div_by_number, log, log1p, minimum, sigmoid, where, xlogy
 from .reduction import vector_norm_op
@@ -232,16 +232,16 @@ def nll_loss_op(xp, x, target, weight, reduction, ignore_index):
         if reduction == "mean" and total:  # a float by a nonzero count: nothing to guard, already x's dtype
             return A.reduce(xp, "sum", loss) / total
     else:
-        w = _sample_weights(target, weight, ignore_index, x.dtype)
-        loss, total = -picked * w, w.sum()
+        w = _sample_weights(xp, target, weight, ignore_index, x.dtype)
+        loss, total = -picked * w, A.reduce(xp, "sum", w)
         if ignore_index is not None:  # torch's 0 for an ignored sample, not -x * 0 (-0.0)
-            loss = xp.where(target == ignore_index, 0, loss).astype(x.dtype, copy=False)
+            loss = A.astype(xp, xp.where(target == ignore_index, 0, loss), x.dtype, copy=False)
     if reduction == "none":
         return loss
     if reduction == "sum":
-        return loss.sum()
+        return A.reduce(xp, "sum", loss)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return (loss.sum() / total).astype(x.dtype)
+        return A.astype(xp, A.reduce(xp, "sum", loss) / total, x.dtype)
 
 
 @defop("nll_loss_backward", node="NllLossBackwardBackward0", inputs=("grad_output", "self"),
@@ -254,10 +254,10 @@ def nll_loss_backward_op(xp, g, x, target, weight, reduction, ignore_index):
     if weight is None and ignore_index is None and target.size:  # every sample weighs 1 (or 1 / count)
         w = 1 / target.size if reduction == "mean" else 1  # a Python float keeps g's dtype
     else:
-        w = _sample_weights(target, weight, ignore_index, g.dtype)
+        w = _sample_weights(xp, target, weight, ignore_index, g.dtype)
         if reduction == "mean":
             with np.errstate(invalid="ignore", divide="ignore"):
-                w = w / w.sum()
+                w = w / A.reduce(xp, "sum", w)
     out = xp.zeros(x.shape, dtype=g.dtype, device=g.device)
     if ignore_index is None:
         return _at_targets(xp, out, target, -w * g)
@@ -344,7 +344,7 @@ def multi_margin_loss_op(xp, x, w, target, p, margin, reduction):
     terms = _margin_terms(xp, x, target, margin)
     loss = xp.maximum(terms, 0) ** p
     if w is not None:
-        loss = loss * w[target][..., None]
+        loss = loss * _class_weights(xp, w, target)[..., None]
     return _reduce(xp, A.astype(xp, A.reduce(xp, "sum", loss, -1) / x.shape[-1], x.dtype, copy=False), reduction)
 
 
@@ -352,8 +352,9 @@ def multi_margin_loss_op(xp, x, w, target, p, margin, reduction):
        self="multilabel_margin_coefficients(self, target) * per_sample(grad, reduction, self_shape[:-1])",
        jvp="loss_reduce((multilabel_margin_coefficients(self, target) * self_t).sum(-1), reduction)")
 def multilabel_margin_loss_op(xp, x, target, reduction):
-    hinge, _, _ = _multilabel_hinges(x, target)
-    return _reduce(xp, (xp.maximum(hinge, 0).sum((-2, -1)) / x.shape[-1]).astype(x.dtype, copy=False), reduction)
+    hinge, _, _ = _multilabel_hinges(xp, x, target)
+    per_sample = A.reduce(xp, "sum", xp.maximum(hinge, 0), (-2, -1)) / x.shape[-1]
+    return _reduce(xp, A.astype(xp, per_sample, x.dtype, copy=False), reduction)
 
 
 @defop("cdist", node="CdistBackward0", inputs=("x1", "x2"), params=("p",),
@@ -424,13 +425,22 @@ def _at_targets(xp, x, index, values=None):
     return x
 
 
-def _sample_weights(target: np.ndarray, weight: np.ndarray | None, ignore_index: int, dtype: np.dtype) -> np.ndarray:
+def _sample_weights(xp, target, weight, ignore_index: int | None, dtype: object):
     """Each sample's class weight, 0 where the target is ignore_index (None: no target is ignored)."""
-    if ignore_index is None:
-        return np.ones(target.shape, dtype=dtype) if weight is None else weight[target].astype(dtype)
-    valid = target != ignore_index
-    w = weight[np.where(valid, target, 0)] if weight is not None else np.ones(target.shape, dtype=dtype)
-    return np.where(valid, w, 0).astype(dtype)
+    valid = None if ignore_index is None else target != ignore_index
+    if weight is None:
+        w = xp.ones(target.shape, dtype=dtype, device=target.device)
+    else:
+        classes = target if valid is None else xp.where(valid, target, 0)
+        w = A.astype(xp, _class_weights(xp, weight, classes), dtype, copy=False)
+    return w if valid is None else A.astype(xp, xp.where(valid, w, 0), dtype, copy=False)
+
+
+def _class_weights(xp, weight, target):
+    """weight[target]: each sample's class weight, in target's shape (the standard's take wants a vector)."""
+    if hasattr(weight, "strides"):
+        return weight[target]
+    return xp.reshape(xp.take(weight, xp.reshape(target, (-1,)), axis=0), target.shape)
 
 
 def _row_scale(xp, flat, num_weights: int, padding_idx: int | None, by_freq: bool):
@@ -451,14 +461,15 @@ def _margin_terms(xp, x, target, margin):
     return xp.where(xp.arange(x.shape[-1], device=x.device) == target[..., None], 0, terms)
 
 
-def _multilabel_hinges(x, target):
+def _multilabel_hinges(xp, x, target):
     """1 - x[y_j] + x[i] for every listed target j (up to the first -1) and every non-target class i."""
-    listed = np.cumprod(target >= 0, axis=-1).astype(bool)  # the entries before the first -1
-    safe = np.where(listed, target, 0)
-    is_target = ((safe[..., :, None] == np.arange(x.shape[-1])) & listed[..., :, None]).any(-2)
+    listed = xp.cumulative_sum(A.astype(xp, target < 0, xp.int64), axis=-1) == 0  # the entries before the first -1
+    safe = xp.where(listed, target, 0)
+    classes = xp.arange(x.shape[-1], device=x.device)
+    is_target = xp.any((safe[..., :, None] == classes) & listed[..., :, None], axis=-2)
     pairs = listed[..., :, None] & ~is_target[..., None, :]
-    picked = np.take_along_axis(x, safe, axis=-1)
-    hinge = np.where(pairs, 1 - picked[..., :, None] + x[..., None, :], 0)
+    picked = xp.take_along_axis(x, safe, axis=-1)
+    hinge = xp.where(pairs, 1 - picked[..., :, None] + x[..., None, :], 0)
     return hinge, pairs, safe
 
 
@@ -672,7 +683,8 @@ def margin_coefficients(x: Tensor, target: np.ndarray, p: int, margin: float, we
     cls = x.shape[-1]
     index = _wrap(target[..., None])
     terms = margin - x.gather(-1, index) + x
-    active = constant_like((terms._data > 0) & (np.arange(cls) != target[..., None]), x)
+    xp = namespace(target)
+    active = constant_like((terms._data > 0) & (xp.arange(cls, device=target.device) != target[..., None]), x)
     slope = active if p == 1 else 2 * terms * active
     if weight is not None:
         slope = slope * weight[_wrap(target)].unsqueeze(-1)
@@ -682,10 +694,11 @@ def margin_coefficients(x: Tensor, target: np.ndarray, p: int, margin: float, we
 
 def multilabel_margin_coefficients(x: Tensor, target: np.ndarray) -> Tensor:
     """d loss / d x of multilabel_margin_loss per sample (piecewise constant: the count of active hinges)."""
-    hinge, pairs, safe = _multilabel_hinges(x._data, target)
-    active = (pairs & (hinge > 0)).astype(x._data.dtype)
-    coef = active.sum(-2)
-    np.add.at(coef, (*np.indices(safe.shape, sparse=True)[:-1], safe), -active.sum(-1))
+    xp = namespace(target)
+    hinge, pairs, safe = _multilabel_hinges(xp, x._data, target)
+    active = A.astype(xp, pairs & (hinge > 0), x._data.dtype)
+    coef = A.reduce(xp, "sum", active, -2)  # each target's place loses its count of active hinges
+    coef = scatter_add_op.forward(xp, coef, -A.reduce(xp, "sum", active, -1), coef.ndim - 1, safe)
     return constant_like(coef / x.shape[-1], x)
 
 
@@ -864,7 +877,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
     if high >= n or least < 0:
         raise IndexError("index out of range in self")
     if max_norm is not None:
-        _renorm_rows(weight, np.unique(indices), max_norm, norm_type)
+        _renorm_rows(weight, namespace(indices).unique_values(indices), max_norm, norm_type)
     indices = A.astype(namespace(indices), indices, np.int64)
     return apply(embedding_op, (weight,), (indices, padding_idx, scale_grad_by_freq))
 
@@ -872,9 +885,14 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
 def _renorm_rows(weight: Tensor, rows: np.ndarray, max_norm: float, norm_type: float) -> None:
     """torch.embedding_renorm_: scale the given rows down to max_norm, in place and outside autograd."""
     data = weight._data
-    norms = np.linalg.norm(data[rows], ord=norm_type, axis=1)
-    scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
-    data[rows] *= scale[:, None].astype(data.dtype)
+    xp = namespace(data)
+    picked = xp.take(data, rows, axis=0)
+    norms = xp.linalg.vector_norm(picked, ord=norm_type, axis=1)
+    scale = A.astype(xp, xp.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)[:, None], data.dtype)
+    if hasattr(data, "strides"):
+        data[rows] *= scale
+    else:  # the standard writes only whole arrays in place
+        data[...] = index_put_op.forward(xp, data, picked * scale, (rows,), False)
     weight._bump_version()
 
 
@@ -1078,9 +1096,9 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
 
     if use_input_stats:
         if running_mean is not None or running_var is not None:
-            dims = tuple(range(2, x.ndim))
-            stats_mean = x.mean(axis=dims).mean(axis=0)
-            stats_var = x.var(axis=dims, ddof=1).mean(axis=0)
+            xp, dims = namespace(x), tuple(range(2, x.ndim))
+            stats_mean = A.reduce(xp, "mean", A.reduce(xp, "mean", x, dims), 0)
+            stats_var = A.reduce(xp, "mean", xp.var(x, axis=dims, correction=1), 0)
             _update_running(running_mean, running_var, stats_mean, stats_var, momentum)
         out = batch_norm(flat, None, None, repeat(weight), repeat(bias), True, momentum, eps)
     else:
@@ -1324,7 +1342,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     if x.ndim > 2 and t.shape != x.shape[:1] + x.shape[2:]:
         raise RuntimeError(f"size mismatch (got input: {list(x.shape)} , target: {list(t.shape)}")
     ignored = _check_target_classes(t, x.shape[1 if x.ndim > 1 else 0], ignore_index)
-    w = None if weight is None else weight._data.astype(x.dtype)
+    w = None if weight is None else A.astype(namespace(x), weight._data, x.dtype)
     params = (A.astype(namespace(t), t, np.int64, copy=False), w, reduction, ignore_index if ignored else None)
     if x.ndim <= 2:
         return apply(nll_loss_op, (input,), params)
@@ -1361,7 +1379,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     smooth = where(_wrap(ignored), 0.0, smooth)
     if reduction == "mean":
         if weight is None:
-            smooth = smooth.sum() / int((~ignored).sum())
+            smooth = smooth.sum() / int(namespace(ignored).count_nonzero(~ignored))
         else:
             smooth = smooth.sum() / weight[_wrap(target._data[~ignored])].sum()
     elif reduction == "sum":
