@@ -41,6 +41,22 @@ from .autograd.graph import (
 _ndarray = np.ndarray
 _generic = np.generic
 _new = object.__new__
+NO_BITS = (False, False)
+
+
+def lazy_bits(tensor: Tensor) -> tuple[bool, bool]:
+    """torch's (conjugate bit, negative bit) of `tensor` (ops/complex.py, Note [conjugate and negative bits])."""
+    extra = tensor._extra
+    return NO_BITS if extra is None else extra.get("bits", NO_BITS)
+
+
+def set_lazy_bits(tensor: Tensor, bits: tuple[bool, bool]) -> Tensor:
+    """Give `tensor` torch's conjugate and negative bits `bits`; returns it."""
+    if bits != NO_BITS:
+        tensor._extra_dict()["bits"] = bits
+    elif tensor._extra is not None:
+        tensor._extra.pop("bits", None)
+    return tensor
 
 
 INFERENCE_SAVE_MESSAGE = (
@@ -310,6 +326,11 @@ class Tensor:
         as torch does."""
         if self._requires_grad and grad_mode._state.enabled and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        if self._extra is not None and "bits" in self._extra and not force:
+            conj, _ = self._extra["bits"]
+            which, resolve = ("conjugate", "resolve_conj") if conj else ("negative", "resolve_neg")
+            raise RuntimeError(f"Can't call numpy() on Tensor that has {which} bit set. "
+                               f"Use tensor.{resolve}().numpy() instead.")
         if type(self._data) is not _ndarray:
             where = self.device
             if where.type != "cpu":
@@ -664,11 +685,19 @@ class Tensor:
         """Whether this tensor is a view of another (its `_base`)."""
         return self._base is not None
 
+    def is_conj(self) -> bool:
+        """torch's conjugate bit (ops/complex.py, Note [conjugate and negative bits])."""
+        return lazy_bits(self)[0]
+
+    def is_neg(self) -> bool:
+        """torch's negative bit (ops/complex.py, Note [conjugate and negative bits])."""
+        return lazy_bits(self)[1]
+
     def detach(self) -> Tensor:
-        """The same memory and version counter, cut from the graph (requires_grad=False)."""
+        """The same memory, version counter and conjugate/negative bits, cut from the graph (requires_grad=False)."""
         out = _wrap(self._data)
         out._vc = self._counter()
-        return out
+        return set_lazy_bits(out, lazy_bits(self)) if self._extra is not None else out
 
     def detach_(self) -> Tensor:
         if self._base is not None:

@@ -134,7 +134,8 @@ def check_against_torch(fn, arrays, dtype="complex128", atol=1e-10, rtol=1e-8):
     theirs_in = [leaf(torch, a, dtype) for a in arrays]
     ours, theirs = fn(retrograd, *ours_in), fn(torch, *theirs_in)
     assert str(ours.dtype) == str(theirs.dtype)
-    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().resolve_conj().resolve_neg().numpy(),
+    np.testing.assert_allclose(ours.detach().resolve_conj().resolve_neg().numpy(),
+                               theirs.detach().resolve_conj().resolve_neg().numpy(),
                                atol=atol, rtol=rtol)
     assert (ours.grad_fn and ours.grad_fn.name()) == (theirs.grad_fn and theirs.grad_fn.name())
     for name, loss in losses(retrograd, ours).items():
@@ -142,7 +143,7 @@ def check_against_torch(fn, arrays, dtype="complex128", atol=1e-10, rtol=1e-8):
         expected = torch.autograd.grad(losses(torch, theirs)[name], theirs_in, retain_graph=True)
         for k, (g, e) in enumerate(zip(grads, expected)):
             assert str(g.dtype) == str(e.dtype), f"{name}: grad dtype of input {k}"
-            np.testing.assert_allclose(g.numpy(), e.resolve_conj().numpy(), atol=atol, rtol=rtol,
+            np.testing.assert_allclose(g.resolve_conj().numpy(), e.resolve_conj().numpy(), atol=atol, rtol=rtol,
                                        err_msg=f"{name}: input {k}")
             if dtype == "complex128":
 
@@ -151,8 +152,8 @@ def check_against_torch(fn, arrays, dtype="complex128", atol=1e-10, rtol=1e-8):
                         out = fn(retrograd, *[retrograd.tensor(v) for v in values])
                         return losses(retrograd, out)[name].item()
 
-                np.testing.assert_allclose(g.numpy(), numerical_grad(scalar, arrays, k), atol=1e-6, rtol=1e-5,
-                                           err_msg=f"{name}: input {k} vs finite differences")
+                np.testing.assert_allclose(g.resolve_conj().numpy(), numerical_grad(scalar, arrays, k), atol=1e-6,
+                                           rtol=1e-5, err_msg=f"{name}: input {k} vs finite differences")
 
 
 @pytest.mark.parametrize("dtype", ["complex128", "complex64"])
