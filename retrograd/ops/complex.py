@@ -15,14 +15,16 @@ for `imag`.
 # Note [conjugate and negative bits]
 # torch's `conj` of a complex tensor is a lazy view: the same memory read conjugated, marked by the
 # conjugate bit (is_conj); `_neg_view` likewise sets the negative bit (is_neg), and so does `imag` of
-# a conjugate view. NumPy has no lazy conjugation, so retrograd computes their values at once (a copy,
-# not a view: a write through `x.conj()` does not reach x) and keeps torch's bits as metadata on the
-# result (`_tensor.lazy_bits`), where torch would set them: conj and _neg_view flip one bit of their
-# input's, views (registry._mark_views) and `detach` keep their source's; every other op's result has
-# none, as torch's materialised results. The bits decide what torch decides by them: resolve_conj/resolve_neg (a
-# clone without bits, CloneBackward0, where a bit is set), numpy() and view_as_real (refused on a
-# conjugate tensor), forward AD's make_dual (a tangent whose bits differ from its primal's is
-# copied, with the primal's bits). Gradients kept in `.grad` stand alone, without bits.
+# a conjugate view. NumPy has no lazy conjugation, so retrograd computes their values at once (a
+# copy, not a view) and keeps torch's bits as metadata on the result (`_tensor.lazy_bits`), where
+# torch would set them: conj and _neg_view flip one bit of their input's, views
+# (registry._mark_views) and `detach` keep their source's; every other op's result has none, as
+# torch's materialised results. The bits decide what torch decides by them: resolve_conj and
+# resolve_neg (a clone without bits, CloneBackward0, where a bit is set), numpy() and view_as_real
+# (refused on a conjugate tensor), forward AD's make_dual (a tangent whose bits differ from its
+# primal's is copied, with the primal's bits). What the copy cannot give: a write through
+# `x.conj()` or `x._neg_view()` does not reach x, x.conj()._base is None, and an in-place op on it
+# records its own node (torch's regenerates the view's ConjBackward0 over CopySlices on x).
 
 from __future__ import annotations
 
@@ -263,6 +265,6 @@ def angle_jvp(self_t: Tensor, self: Tensor) -> Tensor:
 
 
 __all__ = ["angle", "complex", "conj", "conj_physical", "imag", "is_conj", "is_neg", "polar", "real", "resolve_conj",
-           "resolve_neg", "view_as_complex", "view_as_real", "_conj", "_neg_view"]
+           "resolve_neg", "view_as_complex", "view_as_real"]
 METHODS = ["angle", "conj_physical", "resolve_conj", "resolve_neg", "_conj", "_neg_view"]
 INPLACE = ["conj_physical"]
