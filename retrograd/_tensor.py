@@ -326,11 +326,6 @@ class Tensor:
         as torch does."""
         if self._requires_grad and grad_mode._state.enabled and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
-        if self._extra is not None and "bits" in self._extra and not force:
-            conj, _ = self._extra["bits"]
-            which, resolve = ("conjugate", "resolve_conj") if conj else ("negative", "resolve_neg")
-            raise RuntimeError(f"Can't call numpy() on Tensor that has {which} bit set. "
-                               f"Use tensor.{resolve}().numpy() instead.")
         if type(self._data) is not _ndarray:
             where = self.device
             if where.type != "cpu":

@@ -20,11 +20,13 @@ for `imag`.
 # torch would set them: conj and _neg_view flip one bit of their input's, views
 # (registry._mark_views) and `detach` keep their source's; every other op's result has none, as
 # torch's materialised results. The bits decide what torch decides by them: resolve_conj and
-# resolve_neg (a clone without bits, CloneBackward0, where a bit is set), numpy() and view_as_real
-# (refused on a conjugate tensor), forward AD's make_dual (a tangent whose bits differ from its
-# primal's is copied, with the primal's bits). What the copy cannot give: a write through
-# `x.conj()` or `x._neg_view()` does not reach x, x.conj()._base is None, and an in-place op on it
-# records its own node (torch's regenerates the view's ConjBackward0 over CopySlices on x).
+# resolve_neg (a clone without bits, CloneBackward0, where a bit is set) and forward AD's make_dual
+# (a tangent whose bits differ from its primal's is copied, with the primal's bits). What the copy
+# cannot give: a write through `x.conj()` or `x._neg_view()` does not reach x, x.conj()._base is
+# None, and an in-place op on it records its own node (torch's regenerates the view's ConjBackward0
+# over CopySlices on x). Not done: torch's refusals of numpy() and view_as_real on a tensor with a
+# bit, because a derivative formula here may end in `conj` where torch's kernel gives a plain tensor
+# (a conv or sinc gradient), so a gradient or tangent can carry a bit torch's has not.
 
 from __future__ import annotations
 
@@ -121,10 +123,6 @@ def view_as_real(input: Tensor) -> Tensor:
     """A real view of a complex tensor with a trailing dimension of 2 (real, imaginary)."""
     if not input.is_complex():
         raise RuntimeError("view_as_real is only supported for complex tensors")
-    if lazy_bits(input)[0]:
-        raise RuntimeError("view_as_real doesn't work on unresolved conjugated tensors.  To resolve the conjugate "
-                           "tensor so you can view it as real, use self.resolve_conj(); however, be warned that the "
-                           "resulting tensor will NOT alias the original.")
     return apply(view_as_real_op, (input,))
 
 
