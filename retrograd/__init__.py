@@ -27,6 +27,7 @@ from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled, i
                                  set_grad_enabled)
 from .ops import *  # noqa: F403 - the op table is the public namespace
 from .ops import __all__ as _ops_all
+from .ops.complex import _conj, _neg_view
 from .ops.nn_extra import _weight_norm, _weight_norm_interface, norm_except_dim
 from .ops.random import _standard_gamma, _standard_gamma_grad
 from .ops.selection import _unique, _unique2

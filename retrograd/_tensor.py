@@ -41,6 +41,22 @@ from .autograd.graph import (
 _ndarray = np.ndarray
 _generic = np.generic
 _new = object.__new__
+NO_BITS = (False, False)
+
+
+def lazy_bits(tensor: Tensor) -> tuple[bool, bool]:
+    """torch's (conjugate bit, negative bit) of `tensor` (ops/complex.py, Note [conjugate and negative bits])."""
+    extra = tensor._extra
+    return NO_BITS if extra is None else extra.get("bits", NO_BITS)
+
+
+def set_lazy_bits(tensor: Tensor, bits: tuple[bool, bool]) -> Tensor:
+    """Give `tensor` torch's conjugate and negative bits `bits`; returns it."""
+    if bits != NO_BITS:
+        tensor._extra_dict()["bits"] = bits
+    elif tensor._extra is not None:
+        tensor._extra.pop("bits", None)
+    return tensor
 
 
 INFERENCE_SAVE_MESSAGE = (
@@ -664,11 +680,19 @@ class Tensor:
         """Whether this tensor is a view of another (its `_base`)."""
         return self._base is not None
 
+    def is_conj(self) -> bool:
+        """torch's conjugate bit (ops/complex.py, Note [conjugate and negative bits])."""
+        return lazy_bits(self)[0]
+
+    def is_neg(self) -> bool:
+        """torch's negative bit (ops/complex.py, Note [conjugate and negative bits])."""
+        return lazy_bits(self)[1]
+
     def detach(self) -> Tensor:
-        """The same memory and version counter, cut from the graph (requires_grad=False)."""
+        """The same memory, version counter and conjugate/negative bits, cut from the graph (requires_grad=False)."""
         out = _wrap(self._data)
         out._vc = self._counter()
-        return out
+        return set_lazy_bits(out, lazy_bits(self)) if self._extra is not None else out
 
     def detach_(self) -> Tensor:
         if self._base is not None:

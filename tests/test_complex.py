@@ -134,7 +134,8 @@ def check_against_torch(fn, arrays, dtype="complex128", atol=1e-10, rtol=1e-8):
     theirs_in = [leaf(torch, a, dtype) for a in arrays]
     ours, theirs = fn(retrograd, *ours_in), fn(torch, *theirs_in)
     assert str(ours.dtype) == str(theirs.dtype)
-    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().resolve_conj().resolve_neg().numpy(),
+    np.testing.assert_allclose(ours.detach().resolve_conj().resolve_neg().numpy(),
+                               theirs.detach().resolve_conj().resolve_neg().numpy(),
                                atol=atol, rtol=rtol)
     assert (ours.grad_fn and ours.grad_fn.name()) == (theirs.grad_fn and theirs.grad_fn.name())
     for name, loss in losses(retrograd, ours).items():
@@ -142,7 +143,7 @@ def check_against_torch(fn, arrays, dtype="complex128", atol=1e-10, rtol=1e-8):
         expected = torch.autograd.grad(losses(torch, theirs)[name], theirs_in, retain_graph=True)
         for k, (g, e) in enumerate(zip(grads, expected)):
             assert str(g.dtype) == str(e.dtype), f"{name}: grad dtype of input {k}"
-            np.testing.assert_allclose(g.numpy(), e.resolve_conj().numpy(), atol=atol, rtol=rtol,
+            np.testing.assert_allclose(g.resolve_conj().numpy(), e.resolve_conj().numpy(), atol=atol, rtol=rtol,
                                        err_msg=f"{name}: input {k}")
             if dtype == "complex128":
 
@@ -151,8 +152,8 @@ def check_against_torch(fn, arrays, dtype="complex128", atol=1e-10, rtol=1e-8):
                         out = fn(retrograd, *[retrograd.tensor(v) for v in values])
                         return losses(retrograd, out)[name].item()
 
-                np.testing.assert_allclose(g.numpy(), numerical_grad(scalar, arrays, k), atol=1e-6, rtol=1e-5,
-                                           err_msg=f"{name}: input {k} vs finite differences")
+                np.testing.assert_allclose(g.resolve_conj().numpy(), numerical_grad(scalar, arrays, k), atol=1e-6,
+                                           rtol=1e-5, err_msg=f"{name}: input {k} vs finite differences")
 
 
 @pytest.mark.parametrize("dtype", ["complex128", "complex64"])
@@ -253,6 +254,95 @@ def test_conj_node_and_double_conj() -> None:
         assert lib.conj(z).grad_fn.name() == "ConjBackward0"
         assert lib.conj_physical(z).grad_fn.name() == "ConjPhysicalBackward0"
         np.testing.assert_array_equal(lib.conj(lib.conj(z)).detach().resolve_conj().numpy(), z_data)
+
+
+BIT_RECIPES = {
+    "conj": lambda m, z: z.conj(),
+    "conj_twice": lambda m, z: z.conj().conj(),
+    "_conj": lambda m, z: m._conj(z),
+    "neg_view": lambda m, z: z._neg_view(),
+    "neg_view_twice": lambda m, z: z._neg_view()._neg_view(),
+    "conj_neg_view": lambda m, z: z.conj()._neg_view(),
+    "neg_view_of_real": lambda m, z: z.real._neg_view(),
+    "select_of_conj": lambda m, z: z.conj()[0],
+    "transpose_of_conj": lambda m, z: z.conj().t(),
+    "reshape_of_conj": lambda m, z: z.conj().reshape(6),
+    "unsqueeze_of_neg_view": lambda m, z: z._neg_view().unsqueeze(0),
+    "detach_of_conj": lambda m, z: z.conj().detach(),
+    "contiguous_of_conj": lambda m, z: z.conj().contiguous(),
+    "clone_of_conj": lambda m, z: z.conj().clone(),
+    "sum_of_conj": lambda m, z: z.conj() + 1,
+    "real_of_conj": lambda m, z: z.conj().real,
+    "imag_of_conj": lambda m, z: z.conj().imag,
+    "real_of_neg_view": lambda m, z: z._neg_view().real,
+    "imag_of_neg_view": lambda m, z: m.imag(z._neg_view()),
+    "imag_of_conj_neg_view": lambda m, z: z.conj()._neg_view().imag,
+    "view_as_real_of_neg_view": lambda m, z: m.view_as_real(z._neg_view()),
+    "resolve_conj": lambda m, z: z.conj().resolve_conj(),
+    "resolve_conj_of_neg_view": lambda m, z: z._neg_view().resolve_conj(),
+    "resolve_conj_of_both": lambda m, z: z.conj()._neg_view().resolve_conj(),
+    "resolve_neg": lambda m, z: m.resolve_neg(z._neg_view()),
+    "resolve_neg_of_conj": lambda m, z: z.conj().resolve_neg(),
+    "conj_physical_of_conj": lambda m, z: z.conj().conj_physical(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BIT_RECIPES))
+def test_conjugate_and_negative_bits_match_torch(name: str) -> None:
+    """torch's conjugate and negative bits (is_conj, is_neg), values, node and gradients where conj, _neg_view,
+    their views, real/imag and resolve_conj/resolve_neg set, keep or drop them."""
+    z_data = complex_array(2, 3)
+    results = []
+    for lib in (torch, retrograd):
+        z = leaf(lib, z_data)
+        out = BIT_RECIPES[name](lib, z * 1)  # not a leaf, so that the in-place recipe may write it
+        values = out.detach().resolve_conj().resolve_neg()
+        weights = lib.tensor(np.cos(np.arange(out.numel()) + 0.5j).reshape(tuple(out.shape)).astype(
+            "complex128" if out.is_complex() else "float64"))
+        loss = (out.resolve_conj().resolve_neg() * weights).sum()
+        (grad,) = lib.autograd.grad(loss.real if loss.is_complex() else loss, z) if loss.requires_grad else (z,)
+        results.append((out.is_conj(), out.is_neg(), lib.is_conj(out), lib.is_neg(out), str(out.dtype),
+                        out.grad_fn and out.grad_fn.name(), values.numpy(), grad.detach().resolve_conj().numpy()))
+    theirs, ours = results
+    assert ours[:6] == theirs[:6]
+    np.testing.assert_allclose(ours[6], theirs[6], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(ours[7], theirs[7], rtol=1e-12, atol=1e-12)
+
+
+def test_inplace_op_on_conjugate_keeps_its_bit() -> None:
+    """An in-place op on a tensor with the conjugate bit keeps the bit and writes the values torch's reads give
+    (retrograd's `conj` is a copy: the write does not reach the input, Note [conjugate and negative bits])."""
+    z_data = complex_array(2, 3)
+    results = []
+    for lib in (torch, retrograd):
+        out = lib.tensor(z_data).conj().mul_(2j)
+        results.append((out.is_conj(), out.resolve_conj().numpy()))
+    assert results[1][0] is results[0][0] is True
+    np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("primal_bits", ["none", "conj", "neg"])
+@pytest.mark.parametrize("tangent_bits", ["none", "conj", "neg"])
+def test_make_dual_copies_a_tangent_with_other_bits(primal_bits: str, tangent_bits: str) -> None:
+    """make_dual keeps the tangent itself only where its conjugate and negative bits are the primal's (torch's
+    has_same_meta); the copy has the primal's bits and the tangent's values."""
+    make = {"none": lambda t: t, "conj": lambda t: t.conj(), "neg": lambda t: t._neg_view()}
+    x_data, t_data = complex_array(2, 3), complex_array(2, 3)
+    results = []
+    for lib in (torch, retrograd):
+        fw = lib.autograd.forward_ad
+        x, t = make[primal_bits](lib.tensor(x_data)), make[tangent_bits](lib.tensor(t_data))
+        with fw.dual_level():
+            dual = fw.make_dual(x, t)
+            tangent = fw.unpack_dual(dual).tangent
+            parts = [fw.unpack_dual(part(dual)).tangent for part in (lib.real, lib.imag)]
+            results.append((tangent is t, dual.is_conj(), dual.is_neg(), tangent.is_conj(), tangent.is_neg(),
+                            tangent.resolve_conj().resolve_neg().numpy(),
+                            [p.resolve_neg().numpy() for p in parts]))
+    theirs, ours = results
+    assert ours[:5] == theirs[:5]
+    np.testing.assert_allclose(ours[5], theirs[5], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(ours[6], theirs[6], rtol=1e-12, atol=1e-12)
 
 
 def test_sgn_of_real_has_zero_gradient() -> None:

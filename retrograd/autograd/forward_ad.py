@@ -283,6 +283,7 @@ def make_dual(tensor: Any, tangent: Any, *, level: int | None = None) -> Any:
 
 def make_dual_at(tensor: Any, tangent: Any, level_id: int) -> Any:
     """make_dual at an internal level id (func.jvp opens levels of its own)."""
+    from .._tensor import lazy_bits, set_lazy_bits  # the tensor class loads after autograd's core
     from ..ops import shape  # the op table loads after autograd's core
 
     if not (tensor.is_floating_point() or tensor.is_complex()):
@@ -306,8 +307,10 @@ def make_dual_at(tensor: Any, tangent: Any, level_id: int) -> Any:
     if not _grad_state.inference:  # inference mode turns forward AD off
         if batched.is_batched(tangent):  # torch copies a tangent laid out otherwise than the primal
             tangent = tangent if shape.is_contiguous_layout(tensor) else tangent.clone()
-        elif not shape.same_strides(tangent, tensor):
-            tangent = shape.zeros_laid_out_like(tensor).copy_(tangent)
+        elif not shape.same_strides(tangent, tensor) or lazy_bits(tangent) != lazy_bits(tensor):
+            # torch's has_same_meta also compares conjugate and negative bits (ops/complex.py, Note [conjugate
+            # and negative bits]): the copy takes the primal's
+            tangent = set_lazy_bits(shape.zeros_laid_out_like(tensor).copy_(tangent), lazy_bits(tensor))
         set_tangent(dual, level_id, tangent)
     return dual
 

@@ -6,9 +6,27 @@ multiplies the incoming gradient by the *conjugate* of the local derivative, and
 fed into a complex result receives the real part of its gradient (the engine casts, `_fit`).
 
 `real` and `imag` are views made as torch makes them: `view_as_real(z).select(-1, k)`, so their
-node is SelectBackward0 over ViewAsRealBackward0. retrograd has no lazy conjugate bit: `conj`
-conjugates at once (a copy, not a view) but records torch's node name, ConjBackward0.
+node is SelectBackward0 over ViewAsRealBackward0. `conj` conjugates at once (a copy, not a view) but
+records torch's node name, ConjBackward0, and sets torch's conjugate bit (Note [conjugate and negative
+bits]); so `real` and `imag` of a tensor with that bit are torch's: of its `_conj`, then a `_neg_view`
+for `imag`.
 """
+
+# Note [conjugate and negative bits]
+# torch's `conj` of a complex tensor is a lazy view: the same memory read conjugated, marked by the
+# conjugate bit (is_conj); `_neg_view` likewise sets the negative bit (is_neg), and so does `imag` of
+# a conjugate view. NumPy has no lazy conjugation, so retrograd computes their values at once (a
+# copy, not a view) and keeps torch's bits as metadata on the result (`_tensor.lazy_bits`), where
+# torch would set them: conj and _neg_view flip one bit of their input's, views
+# (registry._mark_views) and `detach` keep their source's; every other op's result has none, as
+# torch's materialised results. The bits decide what torch decides by them: resolve_conj and
+# resolve_neg (a clone without bits, CloneBackward0, where a bit is set) and forward AD's make_dual
+# (a tangent whose bits differ from its primal's is copied, with the primal's bits). What the copy
+# cannot give: a write through `x.conj()` or `x._neg_view()` does not reach x, x.conj()._base is
+# None, and an in-place op on it records its own node (torch's regenerates the view's ConjBackward0
+# over CopySlices on x). Not done: torch's refusals of numpy() and view_as_real on a tensor with a
+# bit, because a derivative formula here may end in `conj` where torch's kernel gives a plain tensor
+# (a conv or sinc gradient), so a gradient or tangent can carry a bit torch's has not.
 
 from __future__ import annotations
 
@@ -19,7 +37,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._creation import zeros_like
-from .._tensor import Tensor
+from .._tensor import Tensor, lazy_bits, set_lazy_bits
 from . import arrays as A
 from .registry import apply, defop
 
@@ -36,7 +54,8 @@ def view_as_real_op(xp, z):
     return xp.lib.stride_tricks.as_strided(parts, z.shape + (2,), z.strides + (parts.itemsize,))
 
 
-@defop("view_as_complex", view=True, self="view_as_real(grad.contiguous())", jvp="view_as_complex(self_t)")
+@defop("view_as_complex", view=True, self="view_as_real(grad.contiguous().resolve_conj())",
+       jvp="view_as_complex(self_t)")
 def view_as_complex_op(xp, x):
     if x.size == 0:  # nothing to share; NumPy gives some empty arrays zero strides, which .view refuses
         return xp.empty(x.shape[:-1], dtype=COMPLEX_OF[x.dtype.name])
@@ -55,7 +74,12 @@ def conj_op(xp, z):
     return xp.conj(z)
 
 
-@defop("conj_physical", self="conj(grad)", jvp="conj(self_t)")
+@defop("_neg_view", node="NegViewBackward0", self="grad.neg()", jvp="_neg_view(self_t)")
+def neg_view_op(xp, x):
+    return xp.negative(x)
+
+
+@defop("conj_physical", self="conj_physical(grad)", jvp="conj_physical(self_t)")
 def conj_physical_op(xp, z):
     return xp.conj(z)
 
@@ -119,27 +143,46 @@ def view_as_complex(input: Tensor) -> Tensor:
 
 
 def real(input: Tensor) -> Tensor:
-    """The real part: a view for complex tensors, the tensor itself otherwise."""
+    """The real part: a view for complex tensors (of the resolved conjugate where the conjugate bit is set,
+    as torch's), the tensor itself otherwise."""
     if not input.is_complex():
         return input
-    return view_as_real(input).select(-1, 0)
+    return view_as_real(_conj(input) if lazy_bits(input)[0] else input).select(-1, 0)
 
 
 def imag(input: Tensor) -> Tensor:
-    """The imaginary part of a complex tensor, as a view."""
+    """The imaginary part of a complex tensor, as a view; where the conjugate bit is set, torch's
+    negative view of the resolved conjugate's."""
     if not input.is_complex():
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    if lazy_bits(input)[0]:
+        return _neg_view(view_as_real(_conj(input))).select(-1, 1)
     return view_as_real(input).select(-1, 1)
 
 
 def conj(input: Tensor | complex) -> Tensor | complex:
-    """The complex conjugate; real tensors (and real numbers) are returned as they are."""
+    """The complex conjugate, with the conjugate bit flipped; real tensors (and real numbers) as they are."""
     if isinstance(input, Tensor):
         data = input._data
         if type(data) is np.ndarray:  # most formulas call conj: NumPy's dtype kind, without the dtype lookup
-            return apply(conj_op, (input,)) if data.dtype.kind == "c" else input
-        return apply(conj_op, (input,)) if input.dtype.is_complex else input
+            if data.dtype.kind != "c":
+                return input
+        elif not input.dtype.is_complex:
+            return input
+        conj_bit, neg = lazy_bits(input)
+        return set_lazy_bits(apply(conj_op, (input,)), (not conj_bit, neg))
     return input.conjugate() if isinstance(input, builtins.complex) else input
+
+
+def _conj(input: Tensor) -> Tensor:
+    """torch._conj: `conj` for complex tensors."""
+    return conj(input)
+
+
+def _neg_view(input: Tensor) -> Tensor:
+    """The negation, with the negative bit flipped (NegViewBackward0; Note [conjugate and negative bits])."""
+    conj_bit, neg = lazy_bits(input)
+    return set_lazy_bits(apply(neg_view_op, (input,)), (conj_bit, not neg))
 
 
 def conj_physical(input: Tensor) -> Tensor:
@@ -148,13 +191,23 @@ def conj_physical(input: Tensor) -> Tensor:
 
 
 def resolve_conj(input: Tensor) -> Tensor:
-    """The tensor itself: retrograd's `conj` already materialises, so nothing is left to resolve."""
-    return input
+    """The input itself, or, where its conjugate bit is set, a clone without bits (CloneBackward0)."""
+    return input.clone() if lazy_bits(input)[0] else input
+
+
+def resolve_neg(input: Tensor) -> Tensor:
+    """The input itself, or, where its negative bit is set, a clone without bits (CloneBackward0)."""
+    return input.clone() if lazy_bits(input)[1] else input
 
 
 def is_conj(input: Tensor) -> bool:
-    """Always False: retrograd keeps no lazy conjugate bit."""
-    return False
+    """torch's conjugate bit (Note [conjugate and negative bits])."""
+    return lazy_bits(input)[0]
+
+
+def is_neg(input: Tensor) -> bool:
+    """torch's negative bit (Note [conjugate and negative bits])."""
+    return lazy_bits(input)[1]
 
 
 def angle(input: Tensor) -> Tensor:
@@ -209,7 +262,7 @@ def angle_jvp(self_t: Tensor, self: Tensor) -> Tensor:
     return where(self == 0, 0, imag(conj(self) * self_t) / (self.abs() ** 2))
 
 
-__all__ = ["angle", "complex", "conj", "conj_physical", "imag", "polar", "real", "resolve_conj", "view_as_complex",
-           "view_as_real"]
-METHODS = ["angle", "conj_physical", "resolve_conj", "is_conj"]
+__all__ = ["angle", "complex", "conj", "conj_physical", "imag", "is_conj", "is_neg", "polar", "real", "resolve_conj",
+           "resolve_neg", "view_as_complex", "view_as_real"]
+METHODS = ["angle", "conj_physical", "resolve_conj", "resolve_neg", "_conj", "_neg_view"]
 INPLACE = ["conj_physical"]

@@ -28,7 +28,17 @@ import numpy as np
 
 from .. import _creation
 from .. import _dtype as D
-from .._tensor import NO_VERSION_COUNTER, Tensor, ViewRefs, _array_of, _wrap, _wrap_many, device  # noqa: F401 - _array_of: generated
+from .._tensor import (  # noqa: F401 - _array_of: generated
+    NO_VERSION_COUNTER,
+    Tensor,
+    ViewRefs,
+    _array_of,
+    _wrap,
+    _wrap_many,
+    device,
+    lazy_bits,
+    set_lazy_bits,
+)
 from .._xp import is_array, locate, namespace
 from ..autograd import forward_ad, grad_mode
 from ..autograd.graph import (
@@ -1107,6 +1117,7 @@ def _mark_views(op: Op, source: Tensor, outs: tuple, params: tuple) -> None:
     elif counter is NO_VERSION_COUNTER:
         for o in outs:
             o._vc = counter
+            set_lazy_bits(o, lazy_bits(source))
         return
     state = _grad_state
     made = INFERENCE if state.inference else NO_GRAD if not state.grad else \
@@ -1123,10 +1134,13 @@ def _mark_views(op: Op, source: Tensor, outs: tuple, params: tuple) -> None:
         fw_base = extra.get("fw_base", source)
     replay_every_op = state.view_replay
     base_dtype = base._data.dtype
+    bits = None if source._extra is None else source._extra.get("bits")  # complex.py, Note [conjugate and ...]
     for index, o in enumerate(outs):
         o._vc = counter
         o._base = base
         o._extra = {"creation_meta": made, "fw_base": fw_base}  # forward_ad, Note [tangents of views]
+        if bits is not None:
+            o._extra["bits"] = bits
         if replayed is not None or replay_every_op or o._data.dtype is not base_dtype and o._data.dtype != base_dtype:
             o._extra["replay"] = _view_recipe(op, params, index, source, replayed, o, replay_every_op)
     if state.enabled:  # shape.rebase_view regenerates these after an in-place op gives the base history

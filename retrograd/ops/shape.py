@@ -1460,11 +1460,6 @@ def positive(input: Tensor) -> Tensor:
     return input
 
 
-def resolve_neg(input: Tensor) -> Tensor:
-    """The input itself: retrograd has no lazy negation bit, so there is nothing to resolve."""
-    return input
-
-
 def sum_to_size(input: Tensor, *size: int) -> Tensor:
     """The sum of input down to `size` (the shape it was broadcast from): the adjoint of expand."""
     shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (list, tuple)) else tuple(size)
@@ -2154,7 +2149,7 @@ __all__ = ["alias_copy", "as_strided_copy", "diagonal_copy", "expand_copy", "nar
            "split_with_sizes_copy", "select_scatter", "slice_scatter", "diagonal_scatter", "as_strided_scatter",
            "block_diag", "broadcast_shapes", "combinations", "unravel_index",
            "as_strided", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_tensors", "broadcast_to",
-           "cartesian_prod", "diagflat", "dsplit", "hsplit", "meshgrid", "positive", "resolve_neg", "vsplit", "cat",
+           "cartesian_prod", "diagflat", "dsplit", "hsplit", "meshgrid", "positive", "vsplit", "cat",
            "chunk", "clone", "column_stack", "concat", "concatenate", "contiguous", "detach", "diag", "diag_embed",
            "diagonal", "dstack", "expand", "expand_as", "flatten", "flip", "fliplr", "flipud", "hstack", "movedim",
            "moveaxis", "narrow", "permute", "ravel", "repeat_interleave", "reshape", "roll", "rot90", "row_stack",
@@ -2163,7 +2158,7 @@ __all__ = ["alias_copy", "as_strided_copy", "diagonal_copy", "expand_copy", "nar
            "unsafe_split_with_sizes", "unsqueeze", "view", "vstack"]
 METHODS = ["narrow_copy", "as_strided_scatter", "diagonal_scatter", "select_scatter", "slice_scatter",
            "as_strided", "as_strided_", "diag", "diag_embed", "diagflat", "diagonal", "dsplit", "hsplit", "positive",
-           "resolve_neg", "sum_to_size", "vsplit", "flip", "fliplr", "flipud", "is_contiguous",
+           "sum_to_size", "vsplit", "flip", "fliplr", "flipud", "is_contiguous",
            "ravel", "repeat", "repeat_interleave", "roll", "rot90", "split_with_sizes", "squeeze_", "swapaxes_",
            "swapdims_", "t_", "tensor_split", "tile", "transpose_", "tril", "triu", "unfold", "unsafe_chunk",
            "unsafe_split", "unsafe_split_with_sizes", "unsqueeze_"]

@@ -51,7 +51,7 @@ OPS = [
     OpInfo("real", complex_samples(), call=through_complex(lambda m, z: m.real(z))),
     OpInfo("real", lambda rng: [Sample((rand(rng, 3, 4),), name="of_real")], aliases=("real_of_real",)),
     OpInfo("imag", complex_samples(), call=through_complex(lambda m, z: m.imag(z))),
-    # resolve_conj: torch's conj is a lazy view that view_as_real refuses; ours is already resolved
+    # resolve_conj: a conjugate tensor (torch's lazy view, ours a copy with the bit) is refused by view_as_real
     OpInfo("conj", complex_samples(), call=through_complex(lambda m, z: m.conj(z).resolve_conj(), back=True)),
     OpInfo("conj", lambda rng: [Sample((rand(rng, 3, 4),), name="of_real")], aliases=("conj_of_real",)),
     OpInfo("conj_physical", complex_samples(), call=through_complex(lambda m, z: m.conj_physical(z), back=True)),
