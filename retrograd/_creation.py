@@ -565,7 +565,7 @@ def _device_draw(kind: str, size: Sequence, generator: Generator | None, dtype: 
     where = placement(device)
     if where[0] == "cpu":
         return None
-    _rng(None)  # vmap's randomness checks
+    _torch_rng(None)  # vmap's randomness checks
     drawn = _xp.backend(where[0]).draw(kind, _shape(size), _np_dtype(dtype), where[1])
     if drawn is None:
         return None
