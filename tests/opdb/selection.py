@@ -116,14 +116,14 @@ def sorted_rows(rng, *shape):
 
 def searchsorted_samples(rng):
     seq = sorted_rows(rng, 8)
+    shuffled = rng.permutation(8).astype(np.float64)  # `sorter` must sort it: else the answer is undefined
     return [
         Sample((seq, rand(rng, 3, 4) * 5 + 5), name="1d_sequence"),
         Sample((seq, C(seq[[0, 3, 5]])), {"right": True}, "ties_right"),
         Sample((seq, C(seq[[1, 4]])), {"side": "right", "out_int32": True}, "side_int32"),
         Sample((sorted_rows(rng, 2, 3, 6), rand(rng, 2, 3, 4) * 5 + 5), name="batched"),
         Sample((seq, 4.0), name="number"),
-        Sample((C(rng.permutation(8).astype(np.float64)), rand(rng, 5) * 8), {"sorter": C(np.argsort(
-            rng.permutation(8)))}, "sorter"),
+        Sample((C(shuffled), rand(rng, 5) * 8), {"sorter": C(np.argsort(shuffled))}, "sorter"),
     ]
 
 
