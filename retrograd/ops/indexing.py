@@ -385,14 +385,19 @@ def _scatter_counts(shape: tuple, dim: int, index: np.ndarray, include_self: boo
 # ============================================================================================
 
 
-@defop("masked_fill", inputs=("self", "value"), params=("mask",), self="masked_fill_op(grad, 0.0, mask)",
-       value="masked_fill_op(grad, 0.0, ~mask).sum()", jvp="masked_fill_op(self_t, value_t, mask)")
-def masked_fill_op(xp, x, value, mask):
+# torch has two rows: a number value is a parameter (MaskedFillBackward0, one edge: self), a 0-d tensor value
+# an input (MaskedFillBackward1, edges self and value)
+@defop("masked_fill", params=("mask", "value"), self="masked_fill_op(grad, mask, 0.0)",
+       jvp="masked_fill_op(self_t, mask, 0.0)")
+def masked_fill_op(xp, x, mask, value):
     return xp.where(mask, A.astype(xp, xp.asarray(value, device=x.device), x.dtype, copy=False), x)
 
 
-# torch names the node of a tensor value MaskedFillBackward1 (a number: MaskedFillBackward0)
-masked_fill_tensor_op = masked_fill_op.alias("masked_fill_tensor", "MaskedFillBackward1")
+@defop("masked_fill_tensor", node="MaskedFillBackward1", inputs=("self", "value"), params=("mask",),
+       self="masked_fill_op(grad, mask, 0.0)", value="masked_fill_op(grad, ~mask, 0.0).sum()",
+       jvp="masked_fill_tensor_op(self_t, value_t, mask)")
+def masked_fill_tensor_op(xp, x, value, mask):
+    return masked_fill_op.forward(xp, x, mask, value)
 
 
 @defop("masked_select", params=("mask",), self="masked_select_backward(grad, self_shape, mask)",
@@ -402,7 +407,7 @@ def masked_select_op(xp, x, mask):
     return xp.broadcast_to(x, shape)[xp.broadcast_to(mask, shape)]
 
 
-@defop("masked_scatter", inputs=("self", "source"), params=("mask",), self="masked_fill_op(grad, 0.0, mask)",
+@defop("masked_scatter", inputs=("self", "source"), params=("mask",), self="masked_fill_op(grad, mask, 0.0)",
        source="masked_scatter_source_grad(grad, mask, source_shape)",
        jvp="masked_scatter_op(self_t, source_t, mask)")
 def masked_scatter_op(xp, x, source, mask):
@@ -1159,7 +1164,7 @@ def masked_fill(input: Tensor, mask: Tensor, value: Tensor | complex) -> Tensor:
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                                f"{value._data.ndim} dimension(s).")
         return apply(masked_fill_tensor_op, (input, value), (m,))
-    return apply(masked_fill_op, (input, value), (m,))
+    return apply(masked_fill_op, (input,), (m, value))
 
 
 def masked_select(input: Tensor, mask: Tensor) -> Tensor:
