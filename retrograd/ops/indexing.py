@@ -322,11 +322,20 @@ def _scatter_target(out: np.ndarray, src: object, dim: int, index: np.ndarray) -
             if is_array(src) and src.ndim == out.ndim and src.ndim:
                 src = src[..., None]
         out = out[..., None]
-    places = list(np.indices(index.shape, sparse=True))
+    places = list(_open_grid(index))
     places[dim] = index
     if is_array(src) and src.ndim and src.shape != index.shape:
         src = src[tuple(slice(0, n) for n in index.shape)]  # torch reads only the part the index covers
     return out, tuple(places), src
+
+
+def _open_grid(index: np.ndarray) -> tuple:
+    """np.indices(index.shape, sparse=True) in index's namespace, on its device (a CuPy index: GPU positions)."""
+    if type(index) is np.ndarray:
+        return np.indices(index.shape, sparse=True)
+    xp, ones = namespace(index), (1,) * index.ndim
+    return tuple(xp.reshape(xp.arange(n, device=index.device), ones[:axis] + (n,) + ones[axis + 1:])
+                 for axis, n in enumerate(index.shape))
 
 
 def _scatter_compared(xp, x, src, dim, index, reduce, include_self=True):
