@@ -164,6 +164,19 @@ def test_op_behind_the_seam(name: str) -> None:
     pytest.fail(f"{name} runs behind the seam now: take it off NUMPY_ONLY")
 
 
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3), (2, 1, 4)])
+def test_scatter_positions_stay_in_the_index_namespace(shape: tuple) -> None:
+    """scatter's positions along the other dims are made where the index lives (a CuPy index: on its GPU),
+    as NumPy's np.indices(shape, sparse=True)."""
+    from retrograd.ops.indexing import _open_grid
+
+    index = array_api_strict.asarray(np.zeros(shape, dtype=np.int64))
+    grid, expected = _open_grid(index), np.indices(shape, sparse=True)
+    assert all(type(g) is type(index) and g.device == index.device for g in grid)
+    assert [np.asarray(g).tolist() for g in grid] == [e.tolist() for e in expected]
+    assert [g.shape for g in grid] == [e.shape for e in expected]
+
+
 @pytest.mark.skipif(not _cupy_gpu(), reason=NO_GPU)
 @pytest.mark.parametrize("shard", range(8))
 def test_ops_on_cupy(shard: int, monkeypatch) -> None:

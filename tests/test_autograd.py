@@ -327,6 +327,18 @@ def next_functions(L):
 
 
 @scenario
+def masked_fill_edges(L):
+    """A number value is no input of MaskedFillBackward0 (one edge); a 0-d tensor value is one of
+    MaskedFillBackward1's (two edges), whether or not it requires grad."""
+    x = L.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    mask = L.tensor([True, False, True])
+    fills = [x.masked_fill(mask, 2.5), x.masked_fill(mask, L.tensor(2.5)),
+             x.masked_fill(mask, L.tensor(2.5, requires_grad=True)), (x * 1).masked_fill_(mask, 1)]
+    return [[y.grad_fn.name(), [(n.name() if n is not None else None, i) for n, i in y.grad_fn.next_functions]]
+            for y in fills]
+
+
+@scenario
 def broadcasting_grads(L):
     a = L.tensor([[1.0], [2.0]], requires_grad=True)
     b = L.tensor([1.0, 2.0, 3.0], requires_grad=True)

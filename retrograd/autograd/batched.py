@@ -819,13 +819,13 @@ def _scaled_sum(product: Callable) -> Callable:
 
 
 def _masked_fill(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
-    """x.masked_fill(mask, value) is where(mask, value, x), an elementwise op."""
-    x, value = args
+    """x.masked_fill(mask, value) is where(mask, value, x), an elementwise op (value a number: a param)."""
+    (x,), (mask, value) = args, params
     if not isinstance(value, Tensor):
         value = _creation.full((), value, dtype=x.dtype)
     elif value.dtype is not x.dtype:
         value = value.to(x.dtype)
-    return _elementwise(where_op, (value, x), params, levels)
+    return _elementwise(where_op, (value, x), (mask,), levels)
 
 
 # ---- losses ---------------------------------------------------------------------------------------

@@ -322,11 +322,20 @@ def _scatter_target(out: np.ndarray, src: object, dim: int, index: np.ndarray) -
             if is_array(src) and src.ndim == out.ndim and src.ndim:
                 src = src[..., None]
         out = out[..., None]
-    places = list(np.indices(index.shape, sparse=True))
+    places = list(_open_grid(index))
     places[dim] = index
     if is_array(src) and src.ndim and src.shape != index.shape:
         src = src[tuple(slice(0, n) for n in index.shape)]  # torch reads only the part the index covers
     return out, tuple(places), src
+
+
+def _open_grid(index: np.ndarray) -> tuple:
+    """np.indices(index.shape, sparse=True) in index's namespace, on its device (a CuPy index: GPU positions)."""
+    if type(index) is np.ndarray:
+        return np.indices(index.shape, sparse=True)
+    xp, ones = namespace(index), (1,) * index.ndim
+    return tuple(xp.reshape(xp.arange(n, device=index.device), ones[:axis] + (n,) + ones[axis + 1:])
+                 for axis, n in enumerate(index.shape))
 
 
 def _scatter_compared(xp, x, src, dim, index, reduce, include_self=True):
@@ -385,14 +394,19 @@ def _scatter_counts(shape: tuple, dim: int, index: np.ndarray, include_self: boo
 # ============================================================================================
 
 
-@defop("masked_fill", inputs=("self", "value"), params=("mask",), self="masked_fill_op(grad, 0.0, mask)",
-       value="masked_fill_op(grad, 0.0, ~mask).sum()", jvp="masked_fill_op(self_t, value_t, mask)")
-def masked_fill_op(xp, x, value, mask):
+# torch has two rows: a number value is a parameter (MaskedFillBackward0, one edge: self), a 0-d tensor value
+# an input (MaskedFillBackward1, edges self and value)
+@defop("masked_fill", params=("mask", "value"), self="masked_fill_op(grad, mask, 0.0)",
+       jvp="masked_fill_op(self_t, mask, 0.0)")
+def masked_fill_op(xp, x, mask, value):
     return xp.where(mask, A.astype(xp, xp.asarray(value, device=x.device), x.dtype, copy=False), x)
 
 
-# torch names the node of a tensor value MaskedFillBackward1 (a number: MaskedFillBackward0)
-masked_fill_tensor_op = masked_fill_op.alias("masked_fill_tensor", "MaskedFillBackward1")
+@defop("masked_fill_tensor", node="MaskedFillBackward1", inputs=("self", "value"), params=("mask",),
+       self="masked_fill_op(grad, mask, 0.0)", value="masked_fill_op(grad, ~mask, 0.0).sum()",
+       jvp="masked_fill_tensor_op(self_t, value_t, mask)")
+def masked_fill_tensor_op(xp, x, value, mask):
+    return masked_fill_op.forward(xp, x, mask, value)
 
 
 @defop("masked_select", params=("mask",), self="masked_select_backward(grad, self_shape, mask)",
@@ -402,7 +416,7 @@ def masked_select_op(xp, x, mask):
     return xp.broadcast_to(x, shape)[xp.broadcast_to(mask, shape)]
 
 
-@defop("masked_scatter", inputs=("self", "source"), params=("mask",), self="masked_fill_op(grad, 0.0, mask)",
+@defop("masked_scatter", inputs=("self", "source"), params=("mask",), self="masked_fill_op(grad, mask, 0.0)",
        source="masked_scatter_source_grad(grad, mask, source_shape)",
        jvp="masked_scatter_op(self_t, source_t, mask)")
 def masked_scatter_op(xp, x, source, mask):
@@ -1159,7 +1173,7 @@ def masked_fill(input: Tensor, mask: Tensor, value: Tensor | complex) -> Tensor:
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                                f"{value._data.ndim} dimension(s).")
         return apply(masked_fill_tensor_op, (input, value), (m,))
-    return apply(masked_fill_op, (input, value), (m,))
+    return apply(masked_fill_op, (input,), (m, value))
 
 
 def masked_select(input: Tensor, mask: Tensor) -> Tensor:
