@@ -205,14 +205,7 @@ class Op:
             return
         namespace = _FORMULA_NAMESPACE
         used = set().union(*(self._referenced_names(src) for src in self.vjp_src.values()))
-        lines = ["def backward(node, grads, wanted=None):",  # Note [gradients not asked for]
-                 "    if _grad_state.enabled and not _grad_state.formula:  # Note [scalar overloads]",
-                 "        _grad_state.formula = True",
-                 "        try:",
-                 "            return backward(node, grads, wanted)",
-                 "        finally:",
-                 "            _grad_state.formula = False",
-                 "    if wanted is None:",
+        lines = ["    if wanted is None:",
                  "        wanted = node._next_nodes"]
         if self.saves_inputs and self.variadic:
             lines.append("    saved = node._unpack_saved()")
@@ -260,8 +253,9 @@ class Op:
             numbers = [self.inputs[i] for i in self.saves_inputs if i and self.promote and not self.variadic]
             if numbers:  # Note [scalar overloads]: a number the caller gave as a tensor input is a tensor in torch
                 lines.append("    if _grad_state.formula and grad is not None:")
-                lines += [f"        if {n} is not None and not isinstance({n}, Tensor):\n"
-                          f"            {n} = _wrapped_number({n}, grad)" for n in numbers]
+                for n in numbers:
+                    lines += [f"        if {n} is not None and not isinstance({n}, Tensor):",
+                              f"            {n} = _wrapped_number({n}, grad)"]
         else:
             if self.materialize_grads:
                 lines.append("    grads = node._materialize(grads)")
@@ -285,6 +279,15 @@ class Op:
                           f"            g{k} = _fit(g{k}, meta)"]
             outs = [f"g{k}" if name in self.vjp_src else "None" for k, name in enumerate(self.inputs)]
             lines.append(f"    return [{', '.join(outs)}]")
+        # the body marks the thread in place, no second call (Note [scalar overloads]); a try costs nothing
+        lines = ["def backward(node, grads, wanted=None):",  # Note [gradients not asked for]
+                 "    marks = _grad_state.enabled and not _grad_state.formula",
+                 "    if marks:",
+                 "        _grad_state.formula = True",
+                 "    try:"] + ["    " + line for line in lines] + [
+                 "    finally:",
+                 "        if marks:",
+                 "            _grad_state.formula = False"]
         scope = dict(namespace, _fit=_fit, FREED_MESSAGE=FREED_MESSAGE, modified_message=modified_message,
                      DETACHED_MESSAGE=DETACHED_MESSAGE, AccumulateGrad=AccumulateGrad, _holds_array=_holds_array,
                      _grad_state=_grad_state, _wrapped_number=_wrapped_number)
@@ -293,7 +296,6 @@ class Op:
         self.numpy_function = _numpy_function(self)
         if not self.variadic:
             self.run = _generate(f"run of {self.name}", self._run_source(False, self.numpy_function), op=self,
-                                 ZERO_NRS=(0,) * len(self.inputs),
                                  NUMPY_FUNCTION=self.numpy_function)
         # last, as it marks the row compiled: another thread then finds every piece in place
         self.vjps = self.node_class.apply = scope["backward"]  # the node's apply(grads) is the generated backward
@@ -338,7 +340,7 @@ class Op:
         [one-call forwards])."""
         numpy_function = numpy_function or _numpy_function(self)  # compile() may not have run yet
         return _generate(f"operator of {self.name}", self._run_source(True, numpy_function), op=self, PARAMS=params,
-                         ZERO_NRS=(0,) * len(self.inputs), NUMPY_FUNCTION=numpy_function)
+                         NUMPY_FUNCTION=numpy_function)
 
     def _run_source(self, operator: bool = False, numpy_function: Callable | None = None) -> list[str]:
         """The source of this op's entry point: `_apply_generic` and `_record` unrolled for its fixed
@@ -416,10 +418,10 @@ class Op:
                          + ") and (" + " or ".join(f"({x}._vc is not NO_VERSION_COUNTER if isinstance({x}, Tensor) "
                                                    f"else {x} is not None)" for x in xs) + "):")
             record = self._record_source(xs)
-            if self.scalar_overload is not None:  # Note [scalar overloads]
-                record = ["if _grad_state.formula and not isinstance(x1, Tensor):",
-                          "    _record(op.scalar_overload, (x0,), (x1, *params), (out,))",
-                          "else:"] + ["    " + line for line in record]
+            if self.scalar_overload is not None:  # Note [scalar overloads]: its node, recorded inline too
+                scalar = self.scalar_overload._record_source(["x0"], "scalar_node_class", "(x1, *params)")
+                record = (["if _grad_state.formula and not isinstance(x1, Tensor):"]
+                          + ["    " + line for line in scalar] + ["else:"] + ["    " + line for line in record])
             lines += ["            " + line for line in record]
             lines.append("    elif _grad_state.inference:" if not self.is_view else "")
         else:
@@ -430,9 +432,10 @@ class Op:
         lines.append("    return out")
         return [line for line in lines if line]
 
-    def _record_source(self, xs: list[str]) -> list[str]:
-        """The body of `_record` for this op's fixed inputs and outputs (run by the entry point)."""
-        lines = ["node = _new(node_class)",
+    def _record_source(self, xs: list[str], node_class: str = "node_class", params: str = "params") -> list[str]:
+        """The body of `_record` for this op's fixed inputs and outputs (run by the entry point), with the
+        names the entry point gives this op's node class and params."""
+        lines = [f"node = _new({node_class})",
                  "node._hookset = None",
                  "node._trace = anomaly_trace() if anomaly.enabled else None"]
         for k, x in enumerate(xs):  # edge (node n, output r) and (shape, dtype) of each input (Note [edges])
@@ -452,10 +455,11 @@ class Op:
                       f"    shape{k} = dtype{k} = None"]
         facts = _names(f"shape{k}, dtype{k}" for k in range(len(xs)))
         nrs = _names(f"r{k}" for k in range(len(xs)))
+        zero_nrs = _names("0" for _ in xs)  # a constant tuple: no allocation
         lines += [f"node._next_nodes = ({_names(f'n{k}' for k in range(len(xs)))})",
-                  f"node._next_nrs = ({nrs}) if {' or '.join(f'r{k}' for k in range(len(xs)))} else ZERO_NRS",
+                  f"node._next_nrs = ({nrs}) if {' or '.join(f'r{k}' for k in range(len(xs)))} else ({zero_nrs})",
                   f"node._in_meta = _META.get(({facts})) or _intern_meta(({facts}))",
-                  "node._params = params"]
+                  f"node._params = {params}"]
         if self.saves_inputs:  # only what the formulas of inputs that want a gradient read (torch's rule)
             for k, (i, readers) in enumerate(zip(self.saves_inputs, self.readers)):
                 x = xs[i]
@@ -944,7 +948,10 @@ def refuse_non_tensors(op: Op, inputs: tuple) -> None:
 # differs. A number given as an op's tensor input (`x * 0.5`) is a tensor in torch (a wrapped
 # number), so its op's formula (`grad * other`) records MulBackward0: the generated backward hands
 # such a number to the formula as a 0-d tensor (_wrapped_number). torch's C++ composites that
-# multiply by a Scalar call the Scalar rows directly (pointwise.mul_by_number).
+# multiply by a Scalar call the Scalar rows directly (pointwise.mul_by_number). Double backward
+# pays for this on every node, so the backward sets and clears the mark in its own body (a second
+# call per node cost the HVP workload 1%), and the entry points write the Scalar row's node inline
+# as they write their own (the generic _record cost it 3%).
 
 
 def _wrapped_number(value: complex, grad: Tensor) -> Tensor:
@@ -1027,7 +1034,9 @@ def _generate(name: str, lines: list[str], **scope: object) -> Callable:
     filename = f"{__file__}<{name}>"  # under the package directory: anomaly traces skip its frames
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # readable tracebacks
     op = scope["op"]
-    namespace = dict(globals(), forward=op.forward, node_class=op.node_class, **scope)
+    scalar_node_class = op.scalar_overload and op.scalar_overload.node_class  # Note [scalar overloads]
+    namespace = dict(globals(), forward=op.forward, node_class=op.node_class, scalar_node_class=scalar_node_class,
+                     **scope)
     exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - generated from our own rule table
     return namespace["run"]
 
