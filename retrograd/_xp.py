@@ -120,8 +120,7 @@ class _CuPy(Backend):
             return drawn if native == dtype else drawn.astype(dtype)
 
     def seed(self, seed: int) -> None:
-        self.generators = {i: None for i in range(len(self.devices))}
-        for index in self.generators:
+        for index in range(len(self.devices)):
             with self.cupy.cuda.Device(index):
                 self.generators[index] = self.cupy.random.default_rng(seed)
 
@@ -140,6 +139,7 @@ def _find_cupy() -> Backend | None:
 
 _NOT_LOOKED_UP = object()
 _backends: dict[str, Any] = {"cuda": _NOT_LOOKED_UP}
+_seed: int | None = None  # the last manual_seed, for a backend looked up later (Note [random numbers on a device])
 
 
 def backend(device_type: str) -> Backend | None:
@@ -147,8 +147,8 @@ def backend(device_type: str) -> Backend | None:
     found = _backends.get(device_type)
     if found is _NOT_LOOKED_UP:
         found = _backends[device_type] = _find_cupy()
-        if found is not None and _pending_seed[0] is not None:
-            found.seed(_pending_seed[0])
+        if found is not None and _seed is not None:
+            found.seed(_seed)
     return found
 
 
@@ -189,13 +189,11 @@ def transfer(array: Any, device_type: str, index: int | None) -> Any:
 
 def seed_devices(seed: int) -> None:
     """Seed the generators of every backend looked up so far (a later one is seeded when first used)."""
-    _pending_seed[0] = seed
+    global _seed
+    _seed = seed
     for found in _backends.values():
         if isinstance(found, Backend):
             found.seed(seed)
-
-
-_pending_seed: list[int | None] = [None]
 
 
 @contextlib.contextmanager
