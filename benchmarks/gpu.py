@@ -1,10 +1,13 @@
 """`python -m benchmarks.gpu`: training steps on a GPU, retrograd (CuPy behind 'cuda') against torch CUDA.
 
-Both libraries run in one process on the same device, the same weights and batches: a large-batch MLP and a
+Both libraries run in one process on the same device, the same weights and batches: a large-batch MLP, a
 GPT at two sizes (the small one of the CPU suite, and nanoGPT's character-level Shakespeare configuration:
-6 layers, 384 wide, context 256, batch 64). Each step is timed between device synchronisations; the table
-gives medians and the ratio retrograd / torch. `--device cpu` runs the same steps on the CPU (a smoke run
-where no GPU is present). `--profile` adds retrograd's cProfile of one GPT step: where the host time goes.
+6 layers, 384 wide, context 256, batch 64) and the CPU suite's ResNet blocks at CIFAR size. Each step is
+timed between device synchronisations; the table gives medians, the ratio retrograd / torch, and the device
+memory one warm step needs above what was live before it (torch: `max_memory_allocated`; retrograd: how far
+CuPy's memory pool grows from empty, an upper bound of its peak). `--device cpu` runs the same steps on the
+CPU (a smoke run where no GPU is present). `--profile` adds retrograd's cProfile of one GPT step: where the
+host time goes.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from .models import _gpt, _same_weights
+from .models import _gpt, _resnet, _same_weights
 
 MLP_WIDTHS = (1024, 4096, 4096, 10)
 
@@ -91,15 +94,57 @@ def _gpt_step(lib: Any, device: str, size: tuple[int, int, int, int], exact: boo
     return step
 
 
+def _resnet_step(lib: Any, device: str, channels: int, batch: int) -> Callable[[], None]:
+    """The CPU suite's ResNet blocks (conv, BatchNorm, ReLU, shortcut) on 32x32 inputs, SGD with momentum."""
+    model = _resnet(lib, channels)
+    _same_weights(lib, model)
+    model.to(device)
+    rng = np.random.default_rng(3)
+    x = lib.tensor(rng.standard_normal((batch, 3, 32, 32)).astype(np.float32)).to(device)
+    y = lib.tensor(rng.integers(0, 10, batch)).to(device)
+    optimizer = lib.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-4)
+
+    def step() -> None:
+        optimizer.zero_grad()
+        lib.nn.functional.cross_entropy(model(x), y).backward()
+        optimizer.step()
+
+    return step
+
+
+def _peak_mib(lib: Any, device: str, step: Callable[[], None]) -> float | None:
+    """Device memory (MiB) one step needs above what was live before it; None on the CPU."""
+    if device == "cpu":
+        return None
+    _synchronize(lib, device)
+    if lib.__name__ == "torch":
+        lib.cuda.reset_peak_memory_stats()
+        before = lib.cuda.memory_allocated()
+        step()
+        _synchronize(lib, device)
+        return (lib.cuda.max_memory_allocated() - before) / 2**20
+    import cupy
+
+    pool = cupy.get_default_memory_pool()
+    pool.free_all_blocks()
+    before = pool.total_bytes()
+    step()
+    _synchronize(lib, device)
+    return (pool.total_bytes() - before) / 2**20
+
+
 def _cases(quick: bool) -> dict[str, Callable[[Any, str], Callable[[], None]]]:
     small, nanogpt = ((1, 32, 16, 4), (2, 64, 32, 8)) if quick else ((4, 128, 64, 32), (6, 384, 256, 64))
     mlp_batch = 64 if quick else 8192
+    resnet = (4, 4) if quick else (64, 128)
     return {
         f"MLP {'-'.join(map(str, MLP_WIDTHS))}, batch {mlp_batch}, SGD": lambda lib, d: _mlp_step(lib, d, mlp_batch),
         f"GPT {small[0]}x{small[1]}, batch {small[3]}x{small[2]}, AdamW": lambda lib, d: _gpt_step(lib, d, small),
         f"GPT {nanogpt[0]}x{nanogpt[1]}, batch {nanogpt[3]}x{nanogpt[2]}, AdamW":
             lambda lib, d: _gpt_step(lib, d, nanogpt),
         f"GPT {small[0]}x{small[1]} exact GELU + SDPA": lambda lib, d: _gpt_step(lib, d, small, exact=True),
+        f"ResNet blocks, {resnet[0]} channels, batch {resnet[1]} on 32x32, SGD":
+            lambda lib, d: _resnet_step(lib, d, *resnet),
     }
 
 
@@ -145,6 +190,7 @@ def main(argv: list[str] | None = None) -> None:
                 step = build(lib, args.device)
                 row[lib_name] = _time(lib, args.device, step, warmup=1 if args.quick else 3,
                                       repeats=3 if args.quick else args.repeats)
+                row[f"{lib_name} MiB"] = _peak_mib(lib, args.device, step)
                 if args.profile and lib is retrograd:
                     print(f"## profile, {name}\n{_profile(lib, step, args.device)}")
             except Exception as e:  # noqa: BLE001 - a failing case is reported, the others still run
@@ -154,11 +200,13 @@ def main(argv: list[str] | None = None) -> None:
         row["ratio"] = ours / theirs if isinstance(ours, float) and isinstance(theirs, float) else None
         rows.append(row)
         print(json.dumps(row), flush=True)
-    print("\n| case | retrograd ms/step | torch ms/step | ratio |\n|---|---:|---:|---:|")
+    print("\n| case | retrograd ms/step | torch ms/step | ratio | retrograd MiB | torch MiB |"
+          "\n|---|---:|---:|---:|---:|---:|")
     for row in rows:
-        cells = [f"{v:.2f}" if isinstance(v, float) else str(v) for v in (row["retrograd"], row["torch"])]
+        cells = [f"{v:.2f}" if isinstance(v, float) else str(v)
+                 for v in (row["retrograd"], row["torch"], row.get("retrograd MiB"), row.get("torch MiB"))]
         ratio = f"{row['ratio']:.2f}" if row["ratio"] else "-"
-        print(f"| {row['case']} | {cells[0]} | {cells[1]} | {ratio} |")
+        print(f"| {row['case']} | {cells[0]} | {cells[1]} | {ratio} | {cells[2]} | {cells[3]} |")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": device_name, "torch": torch.__version__, "rows": rows}, f, indent=1)

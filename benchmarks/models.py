@@ -154,11 +154,9 @@ def lstm_lm(lib: Any, quick: bool) -> list[Case]:
                  repeats=3 if quick else 8, warmup=1)]
 
 
-def resnet_block(lib: Any, quick: bool) -> list[Case]:
-    """Two ResNet basic blocks (conv 3x3, BatchNorm, ReLU, identity shortcut) and a linear head, SGD momentum."""
-    torch = lib.module
+def _resnet(torch: Any, channels: int) -> Any:
+    """Two ResNet basic blocks (conv 3x3, BatchNorm, ReLU, identity shortcut) on a conv stem, and a linear head."""
     nn = torch.nn
-    channels, batch, size = (4, 4, 8) if quick else (16, 32, 32)
 
     class BasicBlock(nn.Module):
         def __init__(self):
@@ -172,8 +170,16 @@ def resnet_block(lib: Any, quick: bool) -> list[Case]:
             out = nn.functional.relu(self.bn1(self.conv1(x)))
             return nn.functional.relu(self.bn2(self.conv2(out)) + x)
 
-    model = nn.Sequential(nn.Conv2d(3, channels, 3, padding=1, bias=False), nn.BatchNorm2d(channels), nn.ReLU(),
-                          BasicBlock(), BasicBlock(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(channels, 10))
+    return nn.Sequential(nn.Conv2d(3, channels, 3, padding=1, bias=False), nn.BatchNorm2d(channels), nn.ReLU(),
+                         BasicBlock(), BasicBlock(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(channels, 10))
+
+
+def resnet_block(lib: Any, quick: bool) -> list[Case]:
+    """Two ResNet basic blocks with BatchNorm and a linear head, SGD momentum: the CNN users train."""
+    torch = lib.module
+    nn = torch.nn
+    channels, batch, size = (4, 4, 8) if quick else (16, 32, 32)
+    model = _resnet(torch, channels)
     _same_weights(torch, model)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-4)
     rng = np.random.default_rng(3)
