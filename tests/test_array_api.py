@@ -177,6 +177,11 @@ def test_scatter_positions_stay_in_the_index_namespace(shape: tuple) -> None:
     assert [g.shape for g in grid] == [e.shape for e in expected]
 
 
+# Samples whose result torch leaves undefined (index_put with repeated indices, without accumulate): on a GPU the
+# writes race, as torch's CUDA kernels' do, so no one answer is compared there
+UNDEFINED_ON_A_GPU = {"index_put_duplicates"}
+
+
 @pytest.mark.skipif(not _cupy_gpu(), reason=NO_GPU)
 @pytest.mark.parametrize("shard", range(8))
 def test_ops_on_cupy(shard: int, monkeypatch) -> None:
@@ -186,7 +191,7 @@ def test_ops_on_cupy(shard: int, monkeypatch) -> None:
     draws: test_cuda_draws_its_own_random_numbers)."""
     monkeypatch.setattr(_xp.backend("cuda"), "draw", lambda *args: None)
     failures, listed = [], []
-    for name in sorted(ROWS)[shard::8]:
+    for name in sorted(set(ROWS) - UNDEFINED_ON_A_GPU)[shard::8]:
         try:
             _check(name, rtol=1e-7, atol=1e-10)
         except AssertionError as e:

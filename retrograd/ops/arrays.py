@@ -15,6 +15,12 @@ import numpy as np
 from .. import _dtype as D
 
 
+def numpy_indexing(x: Any) -> bool:
+    """Whether x indexes as NumPy's arrays do: a bad index raises and every reduction has its ufunc.at. CuPy
+    copies NumPy's API but not these (a bad index wraps around, there is no multiply.at)."""
+    return type(x) is np.ndarray
+
+
 def copy(xp: Any, x: Any) -> Any:
     """A copy of x's elements."""
     return x.copy() if hasattr(x, "strides") else xp.asarray(x, copy=True)

@@ -38,7 +38,8 @@ from .shape import alias_op, cat, select, slice_op, unsqueeze
 @defop("index", params=("indices",), self="index_backward(grad, self_shape, indices)",
        jvp="index_op(self_t, indices)")
 def index_op(xp, x, indices):
-    if not hasattr(x, "strides"):  # the standard indexes with integer arrays only beside integers: a flat take
+    if not A.numpy_indexing(x):  # the standard indexes with integer arrays only beside integers: a flat take
+        # (CuPy's x[indices] would wrap an index out of bounds around, where this raises torch's error)
         rows, linear, at, _ = _advanced_rows(xp, x, indices)
         picked = xp.take(rows, xp.reshape(linear, (-1,)), axis=0)
         return _move_dims(xp, xp.reshape(picked, linear.shape + rows.shape[1:]), linear.ndim, 0, at)
@@ -51,6 +52,8 @@ def index_op(xp, x, indices):
 def index_put_op(xp, x, values, indices, accumulate):
     if not hasattr(x, "strides"):  # the standard has no indexed assignment: the rows' scatter (Note above)
         return _index_put_standard(xp, x, values, indices, accumulate)
+    if not A.numpy_indexing(x):  # CuPy wraps an index out of bounds: torch's check first
+        _explain_index_error(indices, x.shape)
     out = A.copy(xp, x)
     if accumulate:
         xp.add.at(out, indices, values)
@@ -256,7 +259,8 @@ def scatter_add_op(xp, x, src, dim, index):
 @defop("scatter_reduce_legacy", node="NotImplemented", inputs=("self", "src"), params=("dim", "index", "reduce"),
        self="derivative_not_implemented('aten::scatter')", src="derivative_not_implemented('aten::scatter')")
 def scatter_reduce_legacy(xp, x, src, dim, index, reduce):
-    if not hasattr(x, "strides"):  # the standard has no ufunc.at
+    if not hasattr(x, "strides") or reduce == "multiply" and not A.numpy_indexing(x):
+        # the standard has no ufunc.at, CuPy no multiply.at: reduce each place's compared values
         return _scatter_compared(xp, x, src, dim, index, "sum" if reduce == "add" else "prod")
     out = A.copy(xp, x)
     target, places, src = _scatter_target(out, src, dim, index)
@@ -274,7 +278,8 @@ _IDENTITY = {"sum": 0, "mean": 0, "prod": 1, "amax": -np.inf, "amin": np.inf}
        src="scatter_reduce_backward(grad, self, src, result, dim, index, reduce, include_self)[1]",
        jvp="scatter_reduce_tangent(self, self_t, src, src_t, result, dim, index, reduce, include_self)")
 def scatter_reduce_op(xp, x, src, dim, index, reduce, include_self):
-    if not hasattr(x, "strides"):  # the standard has no ufunc.at: reduce each place's compared values
+    if not hasattr(x, "strides") or reduce not in ("sum", "mean") and not A.numpy_indexing(x):
+        # the standard has no ufunc.at, CuPy no multiply.at and an inexact maximum.at: compare each place's values
         return _scatter_compared(xp, x, src, dim, index, reduce, include_self)
     out = A.copy(xp, x)
     target, places, src = _scatter_target(out, src, dim, index)

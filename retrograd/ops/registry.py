@@ -396,8 +396,8 @@ class Op:
                     f"else forward(namespace_of(({', '.join(ds)},)), {', '.join(ds)}{params})")
         lines += ["    try:",
                   f"        result = {call}",
-                  "    except Exception as e:  # arrays on two devices, or NumPy's broadcasting error: torch's words",
-                  f"        raise _forward_error(e, [{', '.join(ds)}]) from None"]
+                  "    except Exception as e:  # a 0-d host array beside a device's, or torch's error",
+                  f"        result = _on_one_device(op, e, [{', '.join(ds)}], params)"]
         single = self.n_outputs == 1
         if single:  # _wrap inline
             lines += ["    if type(result) is not _ndarray:  # a 0-d result comes back from NumPy as a scalar",
@@ -871,6 +871,19 @@ def operand(value: object) -> object:
     return NotImplemented
 
 
+def _on_one_device(op: Op, error: Exception, arrays: list, params: tuple) -> object:
+    """After the forward failed: its result once 0-d host arrays join the others' device (the entry points' fast
+    path leaves them where they are; torch reads a 0-d CPU tensor beside a device's tensors as a number), else
+    the error torch gives (_forward_error). Costs nothing until a forward fails."""
+    moved = _cpu_scalars_moved(arrays)
+    if any(a is not b for a, b in zip(moved, arrays)):
+        try:
+            return op.forward(namespace_of(moved), *moved, *params)
+        except Exception as e:  # noqa: BLE001 - reported below, as for any forward
+            error, arrays = e, moved
+    raise _forward_error(error, arrays) from None
+
+
 def _forward_error(error: Exception, arrays: Sequence) -> Exception:
     """What a forward that failed on `arrays` raises: torch's error for tensors on two devices, its broadcasting
     error for a ValueError from shapes, else the forward's own error."""
@@ -1090,8 +1103,8 @@ def _apply_generic(op: Op, args: tuple, params: tuple = ()) -> Tensor | tuple:
         first = arrays[0]
         try:
             result = op.forward(np if type(first) is _ndarray else namespace_of(arrays), *arrays, *params)
-        except Exception as e:  # arrays on two devices, or NumPy's broadcasting error: torch's words
-            raise _forward_error(e, arrays) from None
+        except Exception as e:  # a 0-d host array beside a device's, or torch's error
+            result = _on_one_device(op, e, arrays, params)
     if op.n_outputs == 1:
         out = _wrap(result)
         outs = (out,)
