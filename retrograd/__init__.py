@@ -201,6 +201,9 @@ _ops.registry.finalize(_ops._formula_namespace())
 for _name in _ops_all:  # Note [out=]: torch's functions take out= (rows take it themselves), methods do not
     if callable(globals()[_name]) and not isinstance(globals()[_name], _ops.registry.Op):
         globals()[_name] = _ops.registry.accepting_out(globals()[_name], _name)
+for _name in ("zeros", "ones", "empty", "full", "eye", "arange", "linspace", "logspace", "rand", "randn", "randint",
+              "randperm"):  # the factories torch gives out= (Note [out=])
+    globals()[_name] = _ops.registry.accepting_out(globals()[_name], _name, factory=True)
 
 # Note [floating-point warnings]: NumPy reports out-of-domain values (log(0), 0/0, sqrt(-1)) with a
 # RuntimeWarning; torch computes the same inf/nan silently. A filter for warnings raised from

@@ -415,17 +415,17 @@ def _filled(fill: Any, size: Sequence, dtype: D.dtype | None, requires_grad: boo
 
 
 def zeros(*size: Any, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False,
-          out: Any = None, layout: Any = None) -> Tensor:
+          layout: Any = None) -> Tensor:
     return _finish(np.zeros(_shape(size), dtype=_np_dtype(dtype)), requires_grad, device)
 
 
 def ones(*size: Any, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False,
-         out: Any = None, layout: Any = None) -> Tensor:
+         layout: Any = None) -> Tensor:
     return _finish(np.ones(_shape(size), dtype=_np_dtype(dtype)), requires_grad, device)
 
 
 def empty(*size: Any, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False,
-          out: Any = None, layout: Any = None, memory_format: Any = None) -> Tensor:
+          layout: Any = None, memory_format: Any = None) -> Tensor:
     return _finish(np.empty(_shape(size), dtype=_np_dtype(dtype)), requires_grad, device)
 
 
@@ -605,7 +605,7 @@ def _like(fn: Any) -> Any:
         return fn(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
                   device=_where(input, device))
 
-    like.__name__ = fn.__name__ + "_like"
+    like.__name__ = like.__qualname__ = fn.__name__ + "_like"
     like.__doc__ = f"{fn.__name__}() with the shape (and by default the dtype) of `input`."
     return like
 

@@ -150,6 +150,29 @@ def test_num_threads():
         retrograd.set_num_threads(0)
 
 
+@pytest.mark.parametrize("call, out_dtype", [
+    ("lib.zeros(2, 3, out=out)", "int64"), ("lib.ones(4, out=out)", "float64"), ("lib.full((2,), 7, out=out)", "int32"),
+    ("lib.eye(3, out=out)", "float32"), ("lib.arange(5, out=out)", "float64"),
+    ("lib.arange(0, 1, 0.25, out=out)", "float32"),
+    ("lib.linspace(0, 1, 5, out=out)", "float64"), ("lib.logspace(0, 2, 3, out=out)", "float32"),
+    ("lib.rand(3, out=out)", "float64"), ("lib.randn(2, 2, out=out)", "float32"), ("lib.randn(5, out=out)", "float64"),
+    ("lib.randint(10, (4,), out=out)", "int64"), ("lib.randint(3, 9, (6,), out=out)", "int32"),
+    ("lib.randperm(6, out=out)", "int64"),
+])
+def test_factories_write_into_out_in_its_dtype(call, out_dtype):
+    """torch's factories take out=: the values made in out's dtype (random ones drawn as such), out resized and
+    returned; the seeded numbers are torch's."""
+    results = []
+    for lib in LIBS:
+        lib.manual_seed(5)
+        out = lib.empty(0, dtype=getattr(lib, out_dtype))
+        result = eval(call, {"lib": lib, "out": out})
+        assert result is out
+        results.append(out)
+    assert str(results[1].dtype) == str(results[0].dtype) and results[1].shape == results[0].shape
+    np.testing.assert_allclose(results[1].numpy(), results[0].numpy(), rtol=1e-6)
+
+
 def test_a_missing_name_says_so():
     with pytest.raises(AttributeError, match=r"^retrograd does not support torch\.quantize_per_tensor yet$"):
         retrograd.quantize_per_tensor  # noqa: B018

@@ -1553,16 +1553,20 @@ def _hooked_node_class(cls: type) -> type:
 # requires grad, and under forward AD when one has a tangent. `accepting_out` gives every public
 # Python function of the retrograd namespace this argument once (retrograd/__init__.py), and the
 # rows that are public functions themselves take it in Op.__call__; ops called internally,
-# methods and operators go without it.
+# methods and operators go without it. A factory (zeros, arange, randn, ...) makes its values in
+# out's dtype unless `dtype=` says otherwise, as torch's do: `randn(3, out=float64_tensor)` draws
+# doubles, `zeros(3, out=int64_tensor)` makes integers.
 
 
-def accepting_out(fn: Callable, name: str) -> Callable:
-    """`fn` taking torch's `out=` keyword (Note [out=])."""
+def accepting_out(fn: Callable, name: str, factory: bool = False) -> Callable:
+    """`fn` taking torch's `out=` keyword (Note [out=]); a `factory` makes its values in out's dtype."""
 
     @functools.wraps(fn)
     def function(*args: object, out: Tensor | Sequence[Tensor] | None = None, **kwargs: object) -> object:
         if out is None:
             return fn(*args, **kwargs)
+        if factory and isinstance(out, Tensor) and kwargs.get("dtype") is None:
+            kwargs["dtype"] = out.dtype
         return _call_with_out(fn, name, args, kwargs, out)
 
     function.__name__ = function.__qualname__ = name
