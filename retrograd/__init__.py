@@ -173,8 +173,8 @@ def are_deterministic_algorithms_enabled() -> bool:
 # attributes. `import retrograd.nn`, `from retrograd import nn` and pickles naming their classes import
 # them as usual. Optional extras and new subsystems load this way too: never at `import retrograd`.
 _LAZY_SUBMODULES = {"_VF", "_vmap_internals", "accelerator", "amp", "backends", "cuda", "datasets", "distributed",
-                    "distributions", "fft", "func", "jit", "linalg", "masked", "nn", "onnx", "optim", "random",
-                    "serialization", "signal", "special", "testing", "utils", "version", "viz"}
+                    "distributions", "fft", "func", "jit", "linalg", "masked", "multiprocessing", "nn", "onnx", "optim",
+                    "profiler", "random", "serialization", "signal", "special", "testing", "utils", "version", "viz"}
 _LAZY_NAMES = {"autocast": "amp", "load": "serialization", "lobpcg": "_lobpcg", "save": "serialization",
                "vmap": "func"}  # name: module
 

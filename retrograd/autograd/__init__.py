@@ -228,3 +228,13 @@ __all__ = [
     "set_multithreading_enabled",
     "trace",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """torch.autograd.profiler without an import of its own, loaded on first use (the package's Note [lazy
+    submodules])."""
+    if name == "profiler":
+        import importlib
+
+        return importlib.import_module(f"{__name__}.profiler")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

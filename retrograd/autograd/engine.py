@@ -131,6 +131,8 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, retain_graph: bool, 
                 continue
             if node in target_nodes:  # torch hands over what arrived, before any hook of the node
                 _deliver(node, grads, targets, captured)
+            if tracer is not None:
+                tracer.node_starting(node)
             if type(node) is AccumulateGrad:
                 outs = _run_node(node, grads, retain_graph)
                 if tracer is not None:

@@ -9,7 +9,7 @@ Each op's JVP is the `jvp=` formula of its row, compiled by `registry.Op.compile
 retrograd tensors, so forward-over-reverse (a JVP of a backward) and reverse-over-forward (the
 gradient of a tangent) compose. This module also holds `transforms`, the one switch that
 `registry.apply` reads on every op: it stays off, and costs nothing, until a dual level is
-open, vmap runs or saved-tensor hooks are set.
+open, vmap runs, saved-tensor hooks are set or a profiler records.
 """
 
 from __future__ import annotations
@@ -33,15 +33,16 @@ from .grad_mode import _state as _grad_state
 
 
 class _Transforms:
-    """What changes every op: open dual levels, running vmap levels, saved-tensor hooks."""
+    """What changes every op: open dual levels, running vmap levels, saved-tensor hooks, a profiler."""
 
     active = False                   # the flag registry.apply checks; true iff one of the below is set
     levels: tuple = ()               # visible dual levels (ints), outermost first
     vmap: tuple = ()                 # running vmap levels (batched.Level), outermost first
     saved_hooks: tuple = ()          # (pack, unpack) pairs of saved_tensors_hooks, innermost last
+    profiler = None                  # the recording profiler (autograd/profiler.py, Note [profiler events])
 
     def update(self) -> None:
-        self.active = bool(self.levels or self.vmap or self.saved_hooks)
+        self.active = bool(self.levels or self.vmap or self.saved_hooks or self.profiler is not None)
 
 
 transforms = _Transforms()

@@ -71,6 +71,9 @@ class trace:  # noqa: N801 - used like torch's context managers
         grad_mode._state.tracer = self._prev
 
     # ---- called by the engine and by the broadcast reduction ---------------------------------
+    def node_starting(self, node: Any) -> None:
+        """Nothing to note before a node runs (a profiler's tracer times it from here)."""
+
     def note_sum(self, from_shape: tuple, to_shape: tuple) -> None:
         self._pending_sums.append((tuple(from_shape), tuple(to_shape)))
 

@@ -1293,6 +1293,8 @@ def snapshot_saved_self(node: object, tensor: Tensor) -> None:
 def _transformed_apply(op: Op, args: tuple, params: tuple) -> Tensor | tuple:
     """apply() while a transform is in use (Note [transforms])."""
     state = _transforms
+    if state.profiler is not None:  # torch.profiler records: the op runs inside its event (Note [profiler events])
+        return state.profiler.run_op(op, args, params)
     if state.vmap:
         from ..autograd import batched  # vmap's batching rules: loaded on vmap's first use
 

@@ -1,0 +1,229 @@
+"""torch.profiler and torch.autograd.profiler: the same programs profiled by torch and by retrograd
+record the same event names (ops, backward nodes, user ranges), nest them the same way, follow the
+same schedule of steps, and summarise them in torch's table and Chrome trace layouts."""
+
+import importlib
+import json
+import re
+import warnings
+
+import pytest
+import torch
+
+import retrograd
+import retrograd.profiler
+from retrograd.autograd import profiler as legacy
+from retrograd.autograd.forward_ad import transforms
+
+
+def _libraries() -> list:
+    """(torch, its profiler) and (retrograd, its profiler), as a script imports them."""
+    return [(torch, importlib.import_module("torch.profiler")), (retrograd, retrograd.profiler)]
+
+
+def _tiny_model_step(lib, profiler) -> None:
+    """A forward (mm, add, relu, sum) in a user range, and its backward."""
+    x = lib.tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]], requires_grad=True)
+    w = lib.tensor([[0.1, -0.2], [0.3, 0.4], [-0.5, 0.6]], requires_grad=True)
+    with profiler.record_function("forward"):
+        loss = (lib.mm(x, w) + 1).relu().sum()
+    loss.backward()
+
+
+def _names(lib, profiler) -> set:
+    with profiler.profile(activities=[profiler.ProfilerActivity.CPU]) as prof:
+        _tiny_model_step(lib, profiler)
+    return {average.key for average in prof.key_averages()}
+
+
+def test_event_names_are_torchs():
+    theirs, ours = (_names(lib, profiler) for lib, profiler in _libraries())
+    expected = {"forward", "aten::mm", "aten::add", "aten::relu", "aten::sum", "aten::threshold_backward",
+                "aten::t"} | {"autograd::engine::evaluate_function: " + node for node in
+                              ("SumBackward0", "ReluBackward0", "AddBackward0", "MmBackward0",
+                               "torch::autograd::AccumulateGrad")}
+    assert expected <= theirs  # the oracle records them all
+    assert expected <= ours
+    assert ours <= theirs  # nothing torch would not name so
+
+
+def test_ops_nest_in_ranges_and_backward_nodes():
+    x = retrograd.ones(2, 2, requires_grad=True)
+    with legacy.profile() as prof:
+        with legacy.record_function("outer"):
+            y = (x * x).sum()
+        y.backward()
+    events = {}
+    for event in prof.function_events:  # the first of each name
+        events.setdefault(event.name, event)
+    assert events["aten::mul"].cpu_parent is events["outer"]
+    assert events["outer"].cpu_time_total >= events["aten::mul"].cpu_time_total + events["aten::sum"].cpu_time_total
+    node_ops = [e for e in prof.function_events
+                if e.cpu_parent is not None and e.cpu_parent.name == "autograd::engine::evaluate_function: MulBackward0"]
+    assert {e.name for e in node_ops} == {"aten::mul"}  # MulBackward0's formula: grad * other (twice)
+    assert events["outer"].self_cpu_time_total == pytest.approx(
+        events["outer"].cpu_time_total - sum(child.cpu_time_total for child in events["outer"].cpu_children))
+
+
+def test_row_names_map_to_torch_op_names():
+    """Rows named for an overload (sum_all, add_scalar, eq_scalar_, squeeze_dim_copy) are named as torch names
+    the op; a row named as a torch op keeps its name."""
+    from retrograd.ops.registry import OPS
+
+    for row in OPS:
+        if hasattr(torch.ops.aten, row):
+            assert legacy.aten_name(row) == "aten::" + row
+    assert [legacy.aten_name(r) for r in ("sum_all", "sum_dim", "add_scalar", "eq_scalar_", "squeeze_dim_copy")] \
+        == ["aten::sum", "aten::sum", "aten::add", "aten::eq_", "aten::squeeze_copy"]
+
+
+def test_record_function_as_decorator_and_without_profiler():
+    @legacy.record_function("decorated")
+    def double(t):
+        return t * 2
+
+    assert double(retrograd.ones(2)).tolist() == [2.0, 2.0]  # no profiler: nothing recorded, nothing fails
+    with retrograd.profiler.profile() as prof:
+        double(retrograd.ones(2))
+        double(retrograd.ones(2))
+    counts = {average.key: average.count for average in prof.key_averages()}
+    assert counts == {"decorated": 2, "aten::mul": 2}
+
+
+def test_table_layout_is_torchs():
+    def header_and_footer(lib, profiler):
+        with profiler.profile() as prof:
+            _tiny_model_step(lib, profiler)
+        lines = prof.key_averages().table(sort_by="cpu_time_total", row_limit=3).splitlines()
+        return [re.split(r"\s{2,}", line.strip()) for line in lines[:3]], len(lines), lines[-1].split(":")[0]
+
+    theirs, ours = (header_and_footer(lib, profiler) for lib, profiler in _libraries())
+    assert ours == theirs
+    assert ours[0][1] == ["Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg", "# of Calls"]
+
+
+def test_table_rows_sort_and_limit():
+    with retrograd.profiler.profile() as prof:
+        _tiny_model_step(retrograd, retrograd.profiler)
+    averages = prof.key_averages()
+    rows = averages.table(sort_by="self_cpu_time_total", row_limit=4).splitlines()[3:7]
+    names = [row.split()[0] for row in rows]
+    ranked = sorted(averages, key=lambda a: a.self_cpu_time_total, reverse=True)[:4]
+    assert names == [average.key.split()[0] for average in ranked]
+    assert sum(a.self_cpu_time_total for a in averages) == pytest.approx(averages.self_cpu_time_total)
+
+
+def test_chrome_trace_is_torchs_layout(tmp_path):
+    def trace(lib, profiler, path):
+        with profiler.profile() as prof:
+            _tiny_model_step(lib, profiler)
+        prof.export_chrome_trace(str(path))
+        return json.loads(path.read_text())
+
+    theirs = trace(torch, importlib.import_module("torch.profiler"), tmp_path / "torch.json")
+    ours = trace(retrograd, retrograd.profiler, tmp_path / "ours.json")
+    assert set(ours) == set(theirs)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ours.json", "torch.json"]  # no temporary file left
+    by_name = {}
+    for event in ours["traceEvents"]:
+        if event["ph"] == "X":
+            by_name.setdefault(event["name"], event)  # the first of each name: the forward's mm
+    assert by_name["forward"]["cat"] == "user_annotation" and by_name["aten::mm"]["cat"] == "cpu_op"
+    theirs_keys = {key for event in theirs["traceEvents"] if event["ph"] == "X" for key in event}
+    assert set(by_name["aten::mm"]) <= theirs_keys
+    assert by_name["forward"]["ts"] <= by_name["aten::mm"]["ts"] and \
+        by_name["aten::mm"]["ts"] + by_name["aten::mm"]["dur"] <= by_name["forward"]["ts"] + by_name["forward"]["dur"]
+
+
+@pytest.mark.parametrize("arguments", [dict(wait=1, warmup=1, active=2, repeat=2), dict(wait=0, warmup=1, active=1),
+                                       dict(wait=2, warmup=1, active=3, repeat=1, skip_first=2),
+                                       dict(wait=3, warmup=1, active=1, repeat=2, skip_first=1, skip_first_wait=1)])
+def test_schedule_records_torchs_steps(arguments):
+    def cycles(lib, profiler):
+        seen = []
+
+        def ready(prof):
+            seen.append(sorted(a.key for a in prof.key_averages() if a.key.startswith(("step", "ProfilerStep"))))
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            actions = [profiler.schedule(**arguments)(step).name for step in range(12)]
+            with profiler.profile(schedule=profiler.schedule(**arguments), on_trace_ready=ready) as prof:
+                for step in range(9):
+                    with profiler.record_function(f"step{step}"):
+                        lib.ones(2) * 2
+                    prof.step()
+        return actions, seen
+
+    theirs, ours = (cycles(lib, profiler) for lib, profiler in _libraries())
+    assert ours == theirs
+
+
+def test_schedule_arguments_are_checked_as_torchs():
+    for schedule in (torch.profiler.schedule, retrograd.profiler.schedule):
+        with pytest.raises(AssertionError, match="Invalid profiler schedule arguments"):
+            schedule(wait=1, warmup=1, active=0)
+        with pytest.warns(UserWarning, match="Profiler won't be using warmup"):
+            schedule(wait=1, warmup=0, active=1)
+
+
+def test_legacy_profiler_matches_torchs_names():
+    def names(lib):
+        with lib.autograd.profiler.profile() as prof:
+            _tiny_model_step(lib, lib.autograd.profiler)
+        return {event.name for event in prof.function_events}, prof.key_averages().table().splitlines()[1].split()
+
+    (theirs, their_header), (ours, our_header) = names(torch), names(retrograd)
+    assert ours <= theirs and "aten::mm" in ours and our_header == their_header
+
+
+def test_record_shapes_groups_by_input_shape():
+    with retrograd.profiler.profile(record_shapes=True) as prof:
+        retrograd.ones(2, 3) + retrograd.ones(2, 3)
+        retrograd.ones(4) + 1
+    grouped = {(a.key, str(a.input_shapes)) for a in prof.key_averages(group_by_input_shape=True)}
+    assert grouped == {("aten::add", "[[2, 3], [2, 3]]"), ("aten::add", "[[4], []]")}
+    assert "Input Shapes" in prof.key_averages(group_by_input_shape=True).table()
+
+
+def test_profiling_changes_no_result_and_leaves_nothing_behind():
+    """The same training step gives the same numbers under the profiler; an exception inside switches it off."""
+    def step():
+        retrograd.manual_seed(0)
+        model = retrograd.nn.Linear(3, 2)
+        optimizer = retrograd.optim.SGD(model.parameters(), lr=0.5, momentum=0.9)
+        for _ in range(2):
+            loss = model(retrograd.ones(4, 3)).pow(2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        return model.weight.detach().clone()
+
+    plain = step()
+    with retrograd.profiler.profile():
+        profiled = step()
+    assert retrograd.equal(plain, profiled)
+    with pytest.raises(ValueError), retrograd.profiler.profile():
+        raise ValueError
+    assert transforms.profiler is None and not transforms.active
+    assert retrograd.autograd.grad_mode._state.tracer is None
+
+
+def test_tensorboard_trace_handler_writes_a_trace_per_cycle(tmp_path):
+    handler = retrograd.profiler.tensorboard_trace_handler(str(tmp_path / "log"), worker_name="w")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        schedule = retrograd.profiler.schedule(wait=0, warmup=0, active=1, repeat=2)
+    with retrograd.profiler.profile(schedule=schedule, on_trace_ready=handler) as prof:
+        for _ in range(3):
+            retrograd.ones(2) * 2
+            prof.step()
+    files = sorted((tmp_path / "log").iterdir())
+    assert len(files) == 2 and all(re.fullmatch(r"w\.\d+\.pt\.trace\.json", f.name) for f in files)
+    assert all("traceEvents" in json.loads(f.read_text()) for f in files)
+
+
+def test_one_profiler_at_a_time():
+    with retrograd.profiler.profile(), pytest.raises(RuntimeError, match="one profiler at a time"):
+        with retrograd.autograd.profiler.profile():
+            pass
