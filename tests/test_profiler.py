@@ -58,8 +58,8 @@ def test_ops_nest_in_ranges_and_backward_nodes():
         events.setdefault(event.name, event)
     assert events["aten::mul"].cpu_parent is events["outer"]
     assert events["outer"].cpu_time_total >= events["aten::mul"].cpu_time_total + events["aten::sum"].cpu_time_total
-    node_ops = [e for e in prof.function_events
-                if e.cpu_parent is not None and e.cpu_parent.name == "autograd::engine::evaluate_function: MulBackward0"]
+    node = "autograd::engine::evaluate_function: MulBackward0"
+    node_ops = [e for e in prof.function_events if e.cpu_parent is not None and e.cpu_parent.name == node]
     assert {e.name for e in node_ops} == {"aten::mul"}  # MulBackward0's formula: grad * other (twice)
     assert events["outer"].self_cpu_time_total == pytest.approx(
         events["outer"].cpu_time_total - sum(child.cpu_time_total for child in events["outer"].cpu_children))

@@ -33,3 +33,11 @@ def mem_efficient_sdp_enabled() -> bool:
 
 def math_sdp_enabled() -> bool:
     return _sdp["math"]
+
+
+def enable_cudnn_sdp(enabled: bool) -> None:
+    _sdp["cudnn"] = enabled
+
+
+def cudnn_sdp_enabled() -> bool:
+    return _sdp["cudnn"]

@@ -9,3 +9,13 @@ from .parameter import Buffer, Parameter, UninitializedParameter
 
 __all__ = ["Buffer", "DataParallel", "LinearCrossEntropyOptions", "Parameter", "UninitializedParameter", "functional",
            "init", "parallel", "utils", *_modules_all]
+
+
+def __getattr__(name: str) -> object:
+    """torch.nn.attention without an import of its own, loaded on first use (the package's Note [lazy
+    submodules])."""
+    if name == "attention":
+        import importlib
+
+        return importlib.import_module(f"{__name__}.attention")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}", name=name)
