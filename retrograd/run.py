@@ -5,7 +5,7 @@ torch.optim, torch.optim.lr_scheduler, torch.autograd, torch.utils.data, ...) wi
 module of the same path, so the script's `import torch`, `import torch.nn as nn` and
 `from torch.autograd import grad` give retrograd without an edit. `-m module` runs a module
 instead of a file. A submodule retrograd lacks raises ImportError naming it. `install()` turns the hook on inside a
-running program (before torch is first imported).
+running program (before torch is first imported); processes that multiprocessing starts from it get the hook too.
 """
 
 from __future__ import annotations
@@ -62,11 +62,19 @@ def _alias_imported_modules() -> None:
             sys.modules.setdefault(_PREFIX + name[len("retrograd"):], module)
 
 
+# processes multiprocessing starts afresh ("spawn", "forkserver") take sys.path from their parent: this
+# folder on it, ahead of site-packages, makes their `import torch` retrograd too (its torch/__init__.py)
+_CHILDREN_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_torch_alias")
+
+
 def install() -> None:
-    """Make `import torch` (and its submodules) import retrograd from now on in this process."""
+    """Make `import torch` (and its submodules) import retrograd from now on in this process and in the
+    processes multiprocessing starts from it."""
     if _HOOK not in sys.meta_path:
         sys.meta_path.insert(0, _HOOK)
         _alias_imported_modules()
+    if _CHILDREN_PATH not in sys.path:
+        sys.path.insert(min(1, len(sys.path)), _CHILDREN_PATH)  # after the script's folder, as Python puts it first
 
 
 def main(argv: list[str]) -> int:

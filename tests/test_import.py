@@ -15,7 +15,8 @@ from retrograd.ops.registry import OPS, Op
 
 HEAVY = ["retrograd.nn", "retrograd.nn.functional", "retrograd.optim", "retrograd.linalg", "retrograd.func",
          "retrograd.serialization", "retrograd.testing", "retrograd.utils", "retrograd.utils.data",
-         "retrograd.datasets", "retrograd.viz", "retrograd.amp", "retrograd.autograd.batched", "numpy.random"]
+         "retrograd.datasets", "retrograd.viz", "retrograd.amp", "retrograd.autograd.batched", "numpy.random",
+         "retrograd.profiler", "retrograd.autograd.profiler", "retrograd.multiprocessing", "retrograd.nn.attention"]
 
 
 def _run(code: str) -> object:
@@ -43,6 +44,19 @@ print(json.dumps([type(restored).__module__, optim.SGD.__module__, F.relu.__name
 """
     assert _run(code) == ["retrograd.nn.modules.linear", "retrograd.optim.sgd", "relu", "retrograd.serialization",
                           "vmap", True, True, True, True]
+
+
+def test_profiler_attention_and_multiprocessing_load_on_first_touch():
+    """As torch's, they are attributes after `import torch` alone (torch.autograd.profiler, torch.nn.attention)."""
+    code = """
+import json
+import retrograd as torch
+print(json.dumps([torch.profiler.profile.__module__, torch.autograd.profiler.record_function.__module__,
+                  torch.nn.attention.SDPBackend.__module__, torch.multiprocessing.spawn.__module__,
+                  "profiler" in dir(torch), "multiprocessing" in dir(torch)]))
+"""
+    assert _run(code) == ["retrograd.profiler", "retrograd.autograd.profiler", "retrograd.nn.attention",
+                          "retrograd.multiprocessing.spawn", True, True]
 
 
 def test_missing_names_still_say_retrograd_lacks_them():

@@ -120,3 +120,47 @@ def test_importing_a_submodule_keeps_the_parents_name_for_it():
             "print(type(torch.autograd.gradcheck).__name__, GradcheckError.__name__)")
     out = run(sys.executable, "-c", code, cwd=ROOT)
     assert out.stdout.split() == ["function", "GradcheckError"], out.stderr
+
+
+PROFILE_ATTENTION_SPAWN = '''
+import torch
+import torch.multiprocessing as mp
+from torch.autograd.profiler import record_function
+from torch.nn.attention import SDPBackend, sdpa_kernel
+from torch.profiler import ProfilerActivity, profile
+
+
+def work(rank, queue):
+    queue.put((rank, torch.ones(2).mul(rank).tolist(), torch.__name__))
+
+
+if __name__ == "__main__":
+    x = torch.ones(2, 2, requires_grad=True)
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        with record_function("step"):
+            y = torch.mm(x, x).sum()
+        y.backward()
+    wanted = {"step", "aten::mm", "aten::sum", "autograd::engine::evaluate_function: MmBackward0"}
+    print(sorted(wanted & {average.key for average in prof.key_averages()}))
+    with sdpa_kernel(SDPBackend.MATH):
+        print(torch.backends.cuda.flash_sdp_enabled(), torch.backends.cuda.math_sdp_enabled())
+    queue = mp.get_context("spawn").SimpleQueue()
+    mp.spawn(work, args=(queue,), nprocs=2)
+    results = sorted(queue.get() for _ in range(2))
+    print([values for _, values, _ in results])
+    print(torch.__name__, *[name for _, _, name in results])
+'''
+
+
+def test_profiler_attention_and_spawn_under_the_hook(tmp_path):
+    """torch.profiler, torch.nn.attention and torch.multiprocessing answer through the hook; the processes spawn
+    starts import retrograd as torch too."""
+    path = tmp_path / "job.py"
+    path.write_text(PROFILE_ATTENTION_SPAWN)
+    real = run(sys.executable, str(path), cwd=tmp_path)
+    assert real.returncode == 0, real.stderr
+    ours = run(sys.executable, "-m", "retrograd.run", str(path), cwd=tmp_path)
+    assert ours.returncode == 0, ours.stderr
+    real_lines, our_lines = real.stdout.splitlines(), ours.stdout.splitlines()
+    assert real_lines[-1] == "torch torch torch" and our_lines[-1] == "retrograd retrograd retrograd"
+    assert our_lines[:-1] == real_lines[:-1]
