@@ -117,18 +117,23 @@ def tensorboard_trace_handler(dir_name: str, worker_name: str | None = None, use
 
 class profile:  # noqa: N801 - torch's name
     """Record a program's ops, backward nodes and ranges, every step or as `schedule` says (see the module
-    docstring); `on_trace_ready(prof)` runs at the end of each recorded cycle."""
+    docstring); `on_trace_ready(prof)` runs at the end of each recorded cycle, and `events()` holds that cycle's
+    events (every cycle's with acc_events=True)."""
 
     def __init__(self, *, activities: Iterable[ProfilerActivity] | None = None,
                  schedule: Callable[[int], ProfilerAction] | None = None,
                  on_trace_ready: Callable[..., Any] | None = None, record_shapes: bool = False,
                  profile_memory: bool = False, with_stack: bool = False, with_flops: bool = False,
-                 with_modules: bool = False, **options: Any) -> None:
+                 with_modules: bool = False, experimental_config: Any = None, execution_trace_observer: Any = None,
+                 acc_events: bool = False, use_cuda: bool | None = None,
+                 custom_trace_id_callback: Callable[[], str] | None = None,
+                 post_processing_timeout_s: float | None = None) -> None:
         self.activities = set(activities) if activities is not None else supported_activities()
         self.record_shapes = record_shapes
         self.schedule = schedule if schedule is not None else (lambda step: ProfilerAction.RECORD)
         self.record_steps = schedule is not None  # torch marks steps only under a schedule
         self.on_trace_ready = on_trace_ready
+        self.acc_events = acc_events  # keep the events of every cycle, not only the last one's
         self.step_num = 0
         self.current_action = self.schedule(0)
         self._recording: _Recording | None = None  # the cycle being recorded
@@ -163,7 +168,9 @@ class profile:  # noqa: N801 - torch's name
 
     def _stop_trace(self) -> None:
         if self._recording is not None:
-            self._events = self._recording.stop()
+            events = self._recording.stop()
+            self._events = events if not self.acc_events or self._events is None else \
+                EventList([*self._events, *events], base_time_ns=events._base_time_ns)
             self._recording = None
 
     def _trace_ready(self) -> None:

@@ -38,10 +38,9 @@ def _names(lib, profiler) -> set:
 
 def test_event_names_are_torchs():
     theirs, ours = (_names(lib, profiler) for lib, profiler in _libraries())
+    nodes = ("SumBackward0", "ReluBackward0", "AddBackward0", "MmBackward0", "torch::autograd::AccumulateGrad")
     expected = {"forward", "aten::mm", "aten::add", "aten::relu", "aten::sum", "aten::threshold_backward",
-                "aten::t"} | {"autograd::engine::evaluate_function: " + node for node in
-                              ("SumBackward0", "ReluBackward0", "AddBackward0", "MmBackward0",
-                               "torch::autograd::AccumulateGrad")}
+                "aten::t", *nodes, *("autograd::engine::evaluate_function: " + node for node in nodes)}
     assert expected <= theirs  # the oracle records them all
     assert expected <= ours
     assert ours <= theirs  # nothing torch would not name so
@@ -58,9 +57,9 @@ def test_ops_nest_in_ranges_and_backward_nodes():
         events.setdefault(event.name, event)
     assert events["aten::mul"].cpu_parent is events["outer"]
     assert events["outer"].cpu_time_total >= events["aten::mul"].cpu_time_total + events["aten::sum"].cpu_time_total
-    node = "autograd::engine::evaluate_function: MulBackward0"
-    node_ops = [e for e in prof.function_events if e.cpu_parent is not None and e.cpu_parent.name == node]
+    node_ops = [e for e in prof.function_events if e.cpu_parent is not None and e.cpu_parent.name == "MulBackward0"]
     assert {e.name for e in node_ops} == {"aten::mul"}  # MulBackward0's formula: grad * other (twice)
+    assert node_ops[0].cpu_parent.cpu_parent.name == "autograd::engine::evaluate_function: MulBackward0"
     assert events["outer"].self_cpu_time_total == pytest.approx(
         events["outer"].cpu_time_total - sum(child.cpu_time_total for child in events["outer"].cpu_children))
 
@@ -227,3 +226,26 @@ def test_one_profiler_at_a_time():
     with retrograd.profiler.profile(), pytest.raises(RuntimeError, match="one profiler at a time"):
         with retrograd.autograd.profiler.profile():
             pass
+
+
+def test_events_accumulate_across_cycles_with_acc_events():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        schedule = retrograd.profiler.schedule(wait=0, warmup=0, active=1, repeat=3)
+    with retrograd.profiler.profile(schedule=schedule, acc_events=True) as prof:
+        for step in range(3):
+            with retrograd.profiler.record_function(f"step{step}"):
+                retrograd.ones(2) * 2
+            prof.step()
+    assert sorted(a.key for a in prof.key_averages() if a.key.startswith("step")) == ["step0", "step1", "step2"]
+
+
+def test_a_trace_inside_the_profiler_still_sees_the_backward():
+    x = retrograd.ones(3, requires_grad=True)
+    with retrograd.profiler.profile() as prof, retrograd.autograd.trace() as steps:
+        (x * 2).sum().backward()
+    assert [step.node for step in steps.steps] == ["SumBackward0", "MulBackward0", "torch::autograd::AccumulateGrad"]
+    with retrograd.autograd.trace() as steps, retrograd.profiler.profile() as prof:
+        (x * 2).sum().backward()
+    assert len(steps.steps) == 3
+    assert "autograd::engine::evaluate_function: MulBackward0" in {a.key for a in prof.key_averages()}

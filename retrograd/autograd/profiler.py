@@ -325,6 +325,7 @@ class _Recording:
         self._open = threading.local()  # .stack: this thread's open events, innermost last
         self._tracer = None  # the thread's tracer before this recording took the slot
         self._nodes: list[FunctionEvent] = []  # open backward-node events
+        self.recording = False
 
     # ---- on and off ------------------------------------------------------------------------
     def start(self) -> None:
@@ -335,9 +336,11 @@ class _Recording:
         grad_mode._state.tracer = self
         transforms.profiler = self
         transforms.update()
+        self.recording = True
 
     def stop(self) -> EventList:
         """Stop recording; the finished events, in the order they began."""
+        self.recording = False
         if transforms.profiler is self:
             transforms.profiler = None
             transforms.update()
@@ -387,19 +390,24 @@ class _Recording:
         try:
             return registry.apply(op, args, params)
         finally:
-            transforms.profiler = self
-            transforms.update()
+            if self.recording:  # not if another thread stopped the profiler meanwhile
+                transforms.profiler = self
+                transforms.update()
             self.end(event)
 
     # ---- the backward engine's tracer calls (autograd.trace's protocol) ---------------------
     def node_starting(self, node: Any) -> None:
-        self._nodes.append(self.begin("autograd::engine::evaluate_function: " + node.name()))
+        """Open the node's two events, torch's `autograd::engine::evaluate_function: MulBackward0` and inside it
+        `MulBackward0` (here both span the engine's whole handling of the node, hooks included)."""
+        name = node.name()
+        self._nodes.append(self.begin("autograd::engine::evaluate_function: " + name))
+        self.begin(name)
         if self._tracer is not None:
             self._tracer.node_starting(node)
 
     def node_ran(self, node: Any, grads: list, outs: list | None) -> None:
         if self._nodes:
-            self.end(self._nodes.pop())
+            self.end(self._nodes.pop())  # and the node's own event inside it
         if self._tracer is not None:
             self._tracer.node_ran(node, grads, outs)
 
@@ -451,7 +459,9 @@ class profile:  # noqa: N801 - torch's name
     def __init__(self, enabled: bool = True, *, use_cuda: bool = False, use_device: str | None = None,
                  record_shapes: bool = False, with_flops: bool = False, profile_memory: bool = False,
                  with_stack: bool = False, with_modules: bool = False, use_kineto: bool = False,
-                 use_cpu: bool = True, **options: Any) -> None:
+                 use_cpu: bool = True, experimental_config: Any = None, acc_events: bool = False,
+                 custom_trace_id_callback: Callable[[], str] | None = None,
+                 post_processing_timeout_s: float | None = None, activity_filters: dict | None = None) -> None:
         self.enabled = enabled
         self.record_shapes = record_shapes
         self.function_events: EventList | None = None

@@ -24,6 +24,8 @@ from multiprocessing import *  # noqa: F403 - Python's multiprocessing is the pu
 
 from .spawn import ProcessContext, ProcessExitedException, ProcessRaisedException, spawn, start_processes
 
+SpawnContext = ProcessContext  # torch's older name
+
 __all__ = ["set_sharing_strategy", "get_sharing_strategy", "get_all_sharing_strategies", "spawn", "start_processes",
            "ProcessContext", "ProcessExitedException", "ProcessRaisedException", *multiprocessing.__all__]
 
