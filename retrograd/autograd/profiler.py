@@ -8,13 +8,16 @@
 
 What is recorded (Note [profiler events]): every op of the rule table, named as torch names the
 aten op (`aten::mm`, `aten::add`); every node the backward engine runs
-(`autograd::engine::evaluate_function: MulBackward0`); every `record_function` range. Events nest
+(`autograd::engine::evaluate_function: MulBackward0`, and `MulBackward0` inside it); every
+`record_function` range. Events nest
 by time, so a node's event holds the ops its formula ran and a range holds everything inside it.
 Times are wall-clock CPU times from `time.perf_counter_ns`. Not recorded: memory
 (`profile_memory`), call stacks (`with_stack`), FLOPs and modules (accepted, their columns stay
-empty), ops inside vmap batching rules and forward-mode JVP formulas (they run inside their op's
-event), device kernels (there are none). `torch.profiler` (retrograd/profiler) builds its
-scheduled profiler on the recording kept here.
+empty), creation functions (`ones`, `zeros`, `randn`: not rows of the table), torch's composite
+ops as such (`linear` shows the rows it runs: `aten::t`, `aten::addmm`), ops inside vmap batching
+rules and forward-mode JVP formulas (they run inside their op's event), device kernels (there are
+none). `torch.profiler` (retrograd/profiler.py) builds its scheduled profiler on the recording
+kept here.
 """
 
 from __future__ import annotations
