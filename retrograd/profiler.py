@@ -97,10 +97,8 @@ def schedule(*, wait: int, warmup: int, active: int, repeat: int = 0, skip_first
 def tensorboard_trace_handler(dir_name: str, worker_name: str | None = None, use_gzip: bool = False,
                               use_python_export: bool = False) -> Callable[[profile], None]:
     """An on_trace_ready that writes each cycle's Chrome trace to `dir_name` as
-    `{worker_name}.{time_ns}.pt.trace.json`, the files TensorBoard's profiler plugin reads."""
-    if use_gzip:
-        raise NotImplementedError("retrograd's tensorboard_trace_handler writes plain JSON traces: use_gzip=True is "
-                                  "not built")
+    `{worker_name}.{time_ns}.pt.trace.json` (`.gz` added with use_gzip), the files TensorBoard's profiler plugin
+    reads."""
 
     def handler_fn(prof: profile) -> None:
         nonlocal worker_name
@@ -110,7 +108,8 @@ def tensorboard_trace_handler(dir_name: str, worker_name: str | None = None, use
             raise RuntimeError("Can't create directory: " + dir_name) from e
         if not worker_name:
             worker_name = f"{socket.gethostname()}_{os.getpid()}"
-        prof.export_chrome_trace(os.path.join(dir_name, f"{worker_name}.{time.time_ns()}.pt.trace.json"))
+        name = f"{worker_name}.{time.time_ns()}.pt.trace.json" + (".gz" if use_gzip else "")
+        prof.export_chrome_trace(os.path.join(dir_name, name))
 
     return handler_fn
 

@@ -2,6 +2,7 @@
 record the same event names (ops, backward nodes, user ranges), nest them the same way, follow the
 same schedule of steps, and summarise them in torch's table and Chrome trace layouts."""
 
+import gzip
 import importlib
 import json
 import re
@@ -220,6 +221,8 @@ def test_tensorboard_trace_handler_writes_a_trace_per_cycle(tmp_path):
     files = sorted((tmp_path / "log").iterdir())
     assert len(files) == 2 and all(re.fullmatch(r"w\.\d+\.pt\.trace\.json", f.name) for f in files)
     assert all("traceEvents" in json.loads(f.read_text()) for f in files)
+    prof.export_chrome_trace(str(tmp_path / "trace.json.gz"))
+    assert "traceEvents" in json.loads(gzip.decompress((tmp_path / "trace.json.gz").read_bytes()))
 
 
 def test_one_profiler_at_a_time():

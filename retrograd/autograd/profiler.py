@@ -23,6 +23,7 @@ kept here.
 from __future__ import annotations
 
 import functools
+import gzip
 import json
 import os
 import re
@@ -262,8 +263,8 @@ def _build_table(events: EventList, sort_by: str | None, row_limit: int, max_nam
 
 def _write_chrome_trace(events: Iterable[FunctionEvent], path: str, base_time_ns: int) -> None:
     """torch's Chrome trace: metadata events naming the process, then one complete ("X") event per
-    recorded event; written to a temporary file beside `path` and moved over it, so a reader never
-    sees half a trace."""
+    recorded event; gzipped for a path ending in .gz, as torch's; written to a temporary file beside
+    `path` and moved over it, so a reader never sees half a trace."""
     pid = os.getpid()
     events = [event for event in events if isinstance(event, FunctionEvent)]
     start = min((event.start_us for event in events), default=0.0)
@@ -287,8 +288,9 @@ def _write_chrome_trace(events: Iterable[FunctionEvent], path: str, base_time_ns
     directory = os.path.dirname(os.path.abspath(path))
     descriptor, temporary = tempfile.mkstemp(dir=directory, prefix=".trace-", suffix=".json")
     try:
-        with os.fdopen(descriptor, "w") as f:
-            json.dump(trace, f)
+        with os.fdopen(descriptor, "wb") as f:
+            text = json.dumps(trace).encode()
+            f.write(gzip.compress(text) if path.endswith(".gz") else text)
         os.replace(temporary, path)
     except BaseException:
         os.unlink(temporary)
