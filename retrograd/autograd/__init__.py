@@ -237,4 +237,4 @@ def __getattr__(name: str) -> Any:
         import importlib
 
         return importlib.import_module(f"{__name__}.profiler")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}", name=name)
