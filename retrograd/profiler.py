@@ -1,5 +1,7 @@
 """torch.profiler: the profiler training scripts use, with torch's schedule of steps.
 
+For example::
+
     with torch.profiler.profile(activities=[ProfilerActivity.CPU],
                                 schedule=torch.profiler.schedule(wait=1, warmup=1, active=2),
                                 on_trace_ready=torch.profiler.tensorboard_trace_handler("./log")) as prof:

@@ -1,5 +1,7 @@
 """torch.autograd.profiler: time the ops, backward nodes and named ranges a program runs.
 
+For example::
+
     with torch.autograd.profiler.profile() as prof:
         with torch.autograd.profiler.record_function("forward"):
             loss = model(x).sum()

@@ -1,10 +1,12 @@
 """torch.multiprocessing: Python's multiprocessing, with torch's additions (spawn, sharing strategies).
 
+For example::
+
     import torch.multiprocessing as mp
     mp.spawn(train, args=(world_size,), nprocs=world_size)   # train(rank, world_size) in each process
 
 Every name of Python's `multiprocessing` is here (Process, Queue, Pool, get_context,
-set_start_method, cpu_count, ...), plus `spawn` / `start_processes` (fn(i, *args) in each of
+set_start_method, cpu_count, ...), plus `spawn` / `start_processes` (`fn(i, *args)` in each of
 nprocs processes; a child's exception comes back as ProcessRaisedException with its traceback) and
 the sharing-strategy calls.
 

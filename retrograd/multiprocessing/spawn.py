@@ -1,4 +1,4 @@
-"""torch.multiprocessing.spawn: run fn(i, *args) in nprocs processes and report the first that fails.
+"""torch.multiprocessing.spawn: run `fn(i, *args)` in nprocs processes and report the first that fails.
 
 A child that raises writes its formatted traceback to its own temporary file and exits with 1; the
 parent, joining, stops the others and raises ProcessRaisedException carrying that traceback (or
@@ -127,7 +127,7 @@ class ProcessContext:
 
 def start_processes(fn: Callable, args: tuple = (), nprocs: int = 1, join: bool = True, daemon: bool = False,
                     start_method: str = "spawn") -> ProcessContext | None:
-    """Start fn(i, *args) for i in range(nprocs) with `start_method`; join them unless join=False (then the
+    """Start `fn(i, *args)` for i in range(nprocs) with `start_method`; join them unless join=False (then the
     ProcessContext is returned)."""
     context = multiprocessing.get_context(start_method)
     processes, error_files = [], []
@@ -150,7 +150,7 @@ def start_processes(fn: Callable, args: tuple = (), nprocs: int = 1, join: bool 
 
 def spawn(fn: Callable, args: tuple = (), nprocs: int = 1, join: bool = True, daemon: bool = False,
           start_method: str = "spawn") -> ProcessContext | None:
-    """Run fn(i, *args) in nprocs new processes started by "spawn" (start_processes for another start method)."""
+    """Run `fn(i, *args)` in nprocs new processes started by "spawn" (start_processes for another start method)."""
     if start_method != "spawn":
         warnings.warn(f"This method only supports start_method=spawn (got: {start_method}).\n"
                       "To use a different start_method use:\n\t\t torch.multiprocessing.start_processes(...)",
