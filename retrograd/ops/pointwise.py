@@ -50,7 +50,7 @@ def abs(xp, x):  # noqa: A001 - torch's name
 def sgn(xp, x):
     if D.kind(x) == "c":
         mag = xp.abs(x)
-        return xp.where(mag == 0, 0, x / xp.where(mag == 0, 1, mag)).astype(x.dtype)
+        return A.astype(xp, xp.where(mag == 0, 0, x / xp.where(mag == 0, 1, mag)), x.dtype, copy=False)
     return xp.sign(x) if x.dtype != bool else A.copy(xp, x)
 
 
