@@ -130,12 +130,14 @@ def _from_parts(xp, re, im):
 
 
 def _from_parts_standard(xp, re, im):
+    """_from_parts on arrays without writable parts: each part from exact operations (Note above)."""
     dtype = xp.complex128 if re.dtype == xp.float64 else xp.complex64
     re, im = xp.broadcast_arrays(re, im)
     finite = xp.isfinite(im)
     unit = xp.conj(xp.astype(xp.where(finite, im, 0.0), dtype)) * 1j  # (+0, im)
-    constant = lambda value: xp.asarray(builtins.complex(-0.0, value), dtype=dtype, device=im.device)  # noqa: E731
-    not_finite = xp.where(im != im, constant(math.nan), xp.where(im > 0, constant(math.inf), constant(-math.inf)))
+    nan, inf, minus_inf = (xp.asarray(builtins.complex(-0.0, v), dtype=dtype, device=im.device)
+                           for v in (math.nan, math.inf, -math.inf))
+    not_finite = xp.where(im != im, nan, xp.where(im > 0, inf, minus_inf))
     return xp.conj(xp.astype(re, dtype)) + xp.where(finite, -xp.conj(unit), not_finite)
 
 
