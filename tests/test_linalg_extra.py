@@ -3,6 +3,7 @@ torch 2.13 (values, gradients and grad_fn names are checked by their op-database
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -73,3 +74,41 @@ def test_ldl_factor_ex_reports_singular_pivots():
 def test_singular_tensorinv_raises_linalg_error():
     with pytest.raises(retrograd.linalg.LinAlgError, match="the input matrix is singular"):
         retrograd.linalg.tensorinv(retrograd.zeros(2, 2, 2, 2))
+
+
+PHASE_LOSSES = {
+    "eig_depends_on_phase": lambda lib, x: lib.linalg.eig(x)[1].real.sum(),
+    "eig_does_not": lambda lib, x: lib.linalg.eig(x)[1].abs().sum() + lib.linalg.eig(x)[0].real.sum(),
+    "svd_depends_on_phase": lambda lib, x: lib.linalg.svd(x)[0].real.sum(),
+    "svd_does_not": lambda lib, x: lib.linalg.svd(x)[1].sum() + lib.linalg.svd(x)[0].abs().sum(),
+}
+
+
+def _phase_check(lib, loss, device: str = "cpu") -> str | np.ndarray:
+    """The gradient of a complex eig/svd loss, or the error backward raises."""
+    data = np.random.default_rng(0).standard_normal((3, 3, 2)) @ np.array([1, 1j])
+    x = lib.tensor(data).to(device).requires_grad_()
+    try:
+        loss(lib, x).backward()
+    except RuntimeError as e:
+        return str(e)
+    return x.grad.cpu().numpy()
+
+
+@pytest.mark.parametrize("name", PHASE_LOSSES)
+def test_complex_phase_checks_match_torch(name):
+    """A loss of complex eigen- or singular vectors that depends on their free phase: torch's error; one that does not:
+    torch's gradient. On NumPy's arrays and on array_api_strict's behind the seam (the check computes there)."""
+    import array_api_strict
+
+    from retrograd import _xp
+
+    expected = _phase_check(torch, PHASE_LOSSES[name])
+    with _xp.use("cuda", array_api_strict, [array_api_strict.Device("device1")]):
+        found = [_phase_check(retrograd, PHASE_LOSSES[name]), _phase_check(retrograd, PHASE_LOSSES[name], "cuda")]
+    assert isinstance(expected, str) == name.endswith("phase")
+    for ours in found:
+        if isinstance(expected, str):
+            assert ours == expected
+        else:
+            np.testing.assert_allclose(ours, expected, rtol=1e-9, atol=1e-12)

@@ -1,9 +1,11 @@
 """The erf family's kernels (ops/pointwise.py, Note [erf, erfc, erfinv in a few NumPy passes]) over the whole
 line: ulps against mpmath at 40 digits and against torch, in float64 and in float32, every interval of the
-piecewise float64 approximation and both sides of its boundaries, the tails, and the non-finite values."""
+piecewise float64 approximation and both sides of its boundaries, the tails, and the non-finite values. The
+float64 kernels run on NumPy's arrays and on array_api_strict's (the standard's path: no bit views)."""
 
 import math
 
+import array_api_strict
 import mpmath
 import numpy as np
 import pytest
@@ -11,6 +13,7 @@ import torch
 
 import retrograd
 from retrograd.ops import pointwise
+from retrograd.ops import special as special_kernels
 
 BOUNDARIES = [0.25, 0.84375, 1.25, 1 / 0.35, 6.0, 28.0]
 
@@ -34,6 +37,15 @@ def float64_points():
                            -np.geomspace(1e-300, 7, 100), around_boundaries()])
 
 
+def run(kernel, xp, x):
+    """A float64 kernel on a copy of x in namespace xp, back as a NumPy array."""
+    with np.errstate(all="ignore"):
+        return np.asarray(kernel(xp, xp.asarray(x.copy())))
+
+
+NAMESPACES = pytest.mark.parametrize("xp", [np, array_api_strict], ids=["numpy", "standard"])
+
+
 def mp(fn, values):
     mpmath.mp.dps = 40
     return np.array([float(fn(mpmath.mpf(float(v)))) for v in values])
@@ -44,23 +56,38 @@ def mp(fn, values):
     ("erfc", mpmath.erfc, 3),
     ("erfcx", lambda v: mpmath.exp(v * v) * mpmath.erfc(v), 3),
 ])
-def test_float64_kernels_within_ulps_of_mpmath(name, exact, bound):
+@NAMESPACES
+def test_float64_kernels_within_ulps_of_mpmath(name, exact, bound, xp):
     x = float64_points()
     if name == "erfcx":  # no underflow: out to 1e300, and down to where exp(x^2) overflows
         x = np.concatenate([x[x > -26.5], np.geomspace(30, 1e12, 100), -np.geomspace(1e-3, 26.5, 100)])
-    with np.errstate(all="ignore"):
-        ours = getattr(pointwise, "_" + name)(np, x.copy())
+    ours = run(getattr(pointwise, "_" + name), xp, x)
     assert ulps(ours, mp(exact, x)).max() <= bound
 
 
-def test_erfinv_within_an_ulp_of_mpmath():
+@NAMESPACES
+def test_erfinv_within_an_ulp_of_mpmath(xp):
     rng = np.random.default_rng(1)
     y = np.concatenate([rng.uniform(-1, 1, 400), 1 - np.geomspace(1e-16, 0.5, 100),
                         -(1 - np.geomspace(1e-16, 0.5, 20)), np.geomspace(1e-300, 0.5, 100),
                         [0.5, np.nextafter(0.5, 0)]])
-    with np.errstate(all="ignore"):
-        ours = pointwise._erfinv(np, y.copy())
-    assert ulps(ours, mp(mpmath.erfinv, y)).max() <= 1
+    assert ulps(run(pointwise._erfinv, xp, y), mp(mpmath.erfinv, y)).max() <= 1
+
+
+@pytest.mark.parametrize("name", ["_erf", "_erfc", "_erfcx", "_erfinv", "_log_ndtr", "_ndtri"])
+def test_standard_path_agrees_with_numpys_over_the_line(name):
+    """The standard's path (Veltkamp's split for exp(-a^2)) against NumPy's (the bit mask's), tails, non-finite values
+    and the normal kernels built on them included: infinities and NaN where NumPy has them, and finite values within
+    6 ulp, as two results each within 3 ulp of mpmath (test_float64_kernels_within_ulps_of_mpmath runs both)."""
+    kernel = getattr(special_kernels if name in ("_log_ndtr", "_ndtri") else pointwise, name)
+    x = np.concatenate([float64_points(), np.geomspace(27, 1e300, 50), [1e308, np.inf, -np.inf, np.nan, 0.0, -0.0]])
+    if name in ("_erfinv", "_ndtri"):
+        x = np.concatenate([np.linspace(-1, 1, 801), 1 - np.geomspace(1e-16, 0.5, 100), np.geomspace(5e-324, 0.5, 100),
+                            [np.nan, 1.5]])
+    numpys, standard = run(kernel, np, x), run(kernel, array_api_strict, x)
+    finite = np.isfinite(numpys)
+    np.testing.assert_array_equal(standard[~finite], numpys[~finite])
+    assert ulps(standard[finite], numpys[finite]).max() <= 6
 
 
 @pytest.mark.parametrize("name", ["erf", "erfc", "erfinv"])
@@ -104,13 +131,13 @@ def test_float32_erf_is_float32_within_ulps_of_the_truth():
     assert ulps(ours, truth).max() <= 2.5
 
 
-def test_erfcx_kernel_matches_torch_special():
+@NAMESPACES
+def test_erfcx_kernel_matches_torch_special(xp):
     """exp(x^2) erfc(x) against torch.special.erfcx: no underflow for large x, inf where exp(x^2) overflows.
     (For x < 0 torch's 2 exp(x^2) - erfcx(-x) drifts from mpmath as x^2 grows, by ~500 ulp at -25; ours stays
     within 3 ulp, test_float64_kernels_within_ulps_of_mpmath: so a relative tolerance there.)"""
     x = np.concatenate([np.linspace(-25, 50, 7501), np.geomspace(50, 1e300, 200), [-27.0, -np.inf, np.inf, np.nan]])
-    with np.errstate(all="ignore"):
-        ours = pointwise._erfcx(np, x.copy())
+    ours = run(pointwise._erfcx, xp, x)
     theirs = torch.special.erfcx(torch.tensor(x)).numpy()
     finite = np.isfinite(theirs)
     assert ulps(ours[finite & (x >= 0)], theirs[finite & (x >= 0)]).max() <= 8

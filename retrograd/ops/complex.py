@@ -57,6 +57,8 @@ def view_as_real_op(xp, z):
 @defop("view_as_complex", view=True, self="view_as_real(grad.contiguous().resolve_conj())",
        jvp="view_as_complex(self_t)")
 def view_as_complex_op(xp, x):
+    if xp is not np:  # the standard has no strided views: the parts joined, a copy
+        return _from_parts(xp, x[..., 0], x[..., 1])
     if x.size == 0:  # nothing to share; NumPy gives some empty arrays zero strides, which .view refuses
         return xp.empty(x.shape[:-1], dtype=COMPLEX_OF[x.dtype.name])
     return x.view(COMPLEX_OF[x.dtype.name])[..., 0]
@@ -86,8 +88,8 @@ def conj_physical_op(xp, z):
 
 @defop("angle", promote="float", self="angle_backward(grad, self)", jvp="angle_jvp(self_t, self)")
 def angle_op(xp, z):
-    if D.kind(z) == "c":
-        return xp.angle(z)
+    if D.kind(z) == "c":  # NumPy's angle is this atan2, which the standard has
+        return xp.angle(z) if xp is np else xp.atan2(xp.imag(z), xp.real(z))
     # torch: pi for negative reals, 0 otherwise (also for -0.0), NaN stays NaN
     pi = xp.asarray(math.pi, dtype=z.dtype, device=z.device)
     return A.astype(xp, xp.where(z < 0, pi, xp.where(z != z, z, 0)), z.dtype, copy=False)
@@ -106,12 +108,37 @@ def complex_op(xp, re, im):
 
 
 def _from_parts(xp, re, im):
-    """A complex array of the real dtype's precision from broadcast real and imaginary parts."""
+    """A complex array of the real dtype's precision from broadcast real and imaginary parts (Note [complex numbers
+    from parts])."""
+    if xp is not np:
+        return _from_parts_standard(xp, re, im)
     shape = xp.broadcast_shapes(re.shape, im.shape)
     out = xp.empty(shape, dtype=COMPLEX_OF[re.dtype.name])
     out.real = re
     out.imag = im
     return out
+
+
+# Note [complex numbers from parts]
+# NumPy writes the parts into a complex array's memory (`out.real = re`); the standard has no such views, and
+# re + im * 1j is not exact: the product computes im * 0 for its real part (NaN for an infinite im) and both sums
+# lose signs of zero (-0.0 + 0.0 is +0.0). So the standard's path builds each part from an exact operation:
+# astype(im) is (im, +0), conj of it (im, -0), times 1j (+0, im) exactly (im * 1 + -0 * 0 keeps even -0), and
+# -conj of that (-0, im); conj(astype(re)) is (re, -0), and adding the two gives (re + -0, -0 + im) = (re, im),
+# since x + -0 is x for every x. An infinite or NaN im, whose product would be NaN, takes the constant (-0, im)
+# instead. Bit for bit NumPy's result (tests/test_complex.py).
+
+
+def _from_parts_standard(xp, re, im):
+    """_from_parts on arrays without writable parts: each part from exact operations (Note above)."""
+    dtype = xp.complex128 if re.dtype == xp.float64 else xp.complex64
+    re, im = xp.broadcast_arrays(re, im)
+    finite = xp.isfinite(im)
+    unit = xp.conj(xp.astype(xp.where(finite, im, 0.0), dtype)) * 1j  # (+0, im)
+    nan, inf, minus_inf = (xp.asarray(builtins.complex(-0.0, v), dtype=dtype, device=im.device)
+                           for v in (math.nan, math.inf, -math.inf))
+    not_finite = xp.where(im != im, nan, xp.where(im > 0, inf, minus_inf))
+    return xp.conj(xp.astype(re, dtype)) + xp.where(finite, -xp.conj(unit), not_finite)
 
 
 # ============================================================================================
@@ -134,10 +161,13 @@ def view_as_complex(input: Tensor) -> Tensor:
                            f"of scalar type: {D.scalar_type_name(input.dtype)}")
     if data.ndim == 0 or data.shape[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")
-    # strides of empty tensors are not checked: NumPy gives some of them zero strides where torch's are regular
-    if data.size and data.strides[-1] != data.itemsize:
+    # strides of empty tensors are not checked: NumPy gives some of them zero strides where torch's are regular;
+    # nor those of the standard's arrays, which have none (their view_as_complex is a copy)
+    if not hasattr(data, "strides") or not data.size:
+        return apply(view_as_complex_op, (input,))
+    if data.strides[-1] != data.itemsize:
         raise RuntimeError("Tensor must have a last dimension with stride 1")
-    if data.size and any(s % (2 * data.itemsize) for s, n in zip(data.strides[:-1], data.shape[:-1]) if n > 1):
+    if any(s % (2 * data.itemsize) for s, n in zip(data.strides[:-1], data.shape[:-1]) if n > 1):
         raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
     return apply(view_as_complex_op, (input,))
 

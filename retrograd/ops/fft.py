@@ -88,7 +88,7 @@ def fft_c2r_backward(grad: Tensor, dim: tuple, normalization: int) -> Tensor:
     weights[1:1 + doubled] = 2
     shape = [1] * half.ndim
     shape[last] = -1
-    return half * tensor(weights.reshape(shape).astype(half._data.real.dtype), device=half.device)
+    return half * tensor(weights.reshape(shape), dtype=half.dtype.to_real(), device=half.device)
 
 
 def _pad_end(x: Tensor, dim: int, amount: int) -> Tensor:
@@ -423,10 +423,10 @@ def _flag(value: bool | None) -> str:
     return "None" if value is None else str(int(value))
 
 
-def _centred_window(window: Tensor | None, win_length: int, n_fft: int, dtype: D.dtype) -> Tensor:
-    """The window (ones of dtype when not given) padded with zeros to n_fft, centred as torch pads it."""
+def _centred_window(window: Tensor | None, win_length: int, n_fft: int, dtype: D.dtype, device: object) -> Tensor:
+    """The window (ones of dtype on device when not given) padded with zeros to n_fft, centred as torch pads it."""
     if window is None:
-        window = ones(win_length, dtype=dtype)
+        window = ones(win_length, dtype=dtype, device=device)
     left = (n_fft - win_length) // 2
     return window if win_length == n_fft else pad(window, [left, n_fft - win_length - left])
 
@@ -472,7 +472,7 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: i
         signal = pad(signal, [left, n_fft - win_length - left])
     frames = signal.unfold(1, n_fft, hop_length)  # (batch, frames, n_fft)
     if window is not None or win_length < n_fft:  # no window: a rectangular one of win_length samples
-        frames = frames * _centred_window(window, win_length, n_fft, signal.dtype)
+        frames = frames * _centred_window(window, win_length, n_fft, signal.dtype, signal.device)
     complex_input = frames.is_complex()
     onesided = not complex_input if onesided is None else onesided
     normalization = 1 if normalized else 0
@@ -515,7 +515,7 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: 
     if window is not None and (window.ndim != 1 or window.shape[0] != win_length):
         raise RuntimeError(f"istft: expected a 1D window tensor of size equal to win_length={win_length}, but got "
                            f"window with size {list(window.shape)}")
-    padded = _centred_window(window, win_length, n_fft, input.dtype.to_real())
+    padded = _centred_window(window, win_length, n_fft, input.dtype.to_real(), input.device)
     spectrum = (input.unsqueeze(0) if input.ndim == 2 else input).transpose(1, 2)  # (channel, frames, bins)
     normalization = 1 if normalized else 2
     if return_complex:

@@ -630,8 +630,10 @@ def eigh_op(xp, a, uplo):
 @defop("linalg_eig", outputs=2, self="eig_backward(grads[0], grads[1], results[0], results[1], self_dtype)",
        jvp="eig_jvp(self_t, results[0], results[1])")
 def eig_op(xp, a):
+    # NumPy's eig, or the standard's (its linalg.eig is new in the 2025.12 revision): the eigenvalues come in the
+    # library's order, LAPACK geev's on NumPy as on torch's CPU (CuPy's documents no order)
     values, vectors = xp.linalg.eig(a)  # real when every eigenvalue is: torch's results are always complex
-    complex_dtype = np.result_type(a.dtype, np.complex64)
+    complex_dtype = xp.result_type(a.dtype, xp.complex64)
     return A.astype(xp, values, complex_dtype, copy=False), A.astype(xp, vectors, complex_dtype, copy=False)
 
 
@@ -1169,11 +1171,25 @@ def skew(X: Tensor) -> Tensor:
     return X - X.mH
 
 
+def _imaginary_diagonal(x: Tensor | None) -> Any:
+    """The imaginary parts of the main diagonal of x's last two dims, an array of x's namespace (0 for None)."""
+    if x is None:
+        return 0.0
+    xp = namespace(x._data)
+    return xp.imag(np.diagonal(x._data, 0, -2, -1) if xp is np else xp.linalg.diagonal(x._data))
+
+
+def _all_close(a: Any, b: Any) -> bool:
+    """NumPy's allclose(a, b, rtol=1e-2, atol=1e-2) for torch's phase checks: a and b arrays of one namespace, or one
+    of them a number."""
+    b_is_array = hasattr(b, "shape")
+    xp = namespace(b if b_is_array else a)
+    return bool(reduce_array(xp, "all", xp.abs(a - b) <= 1e-2 + 1e-2 * (xp.abs(b) if b_is_array else abs(b))))
+
+
 def svd_check_gauge(skew_U: Tensor | None, skew_V: Tensor | None, S: Tensor) -> None:
     """A loss of complex singular vectors must not depend on their phases (torch's check)."""
-    im_U = np.zeros(S.shape) if skew_U is None else np.diagonal(skew_U._data, 0, -2, -1).imag
-    im_V = np.zeros(S.shape) if skew_V is None else np.diagonal(skew_V._data, 0, -2, -1).imag
-    if not np.allclose(im_U, -im_V, rtol=1e-2, atol=1e-2):
+    if not _all_close(_imaginary_diagonal(skew_U), -_imaginary_diagonal(skew_V)):
         raise RuntimeError("svd_backward: The singular vectors in the complex case are specified up to multiplication "
                            "by e^{i phi}. The specified loss function depends on this phase term, making it "
                            "ill-defined.")
@@ -1229,7 +1245,7 @@ def eigh_backward(gL: Tensor, gV: Tensor, L: Tensor, V: Tensor) -> Tensor:
 def _check_eigenvector_phase(name: str, VhgV: Tensor) -> None:
     """torch's refusal of a loss that depends on the free phase of complex eigenvectors (V^H gV has an
     imaginary diagonal)."""
-    if VhgV.is_complex() and not np.allclose(np.diagonal(VhgV._data, 0, -2, -1).imag, 0, rtol=1e-2, atol=1e-2):
+    if VhgV.is_complex() and not _all_close(_imaginary_diagonal(VhgV), 0.0):
         raise RuntimeError(f"{name}: The eigenvectors in the complex case are specified up to multiplication by "
                            "e^{i phi}. The specified loss function depends on this quantity, so it is ill-defined.")
 

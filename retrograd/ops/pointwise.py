@@ -50,7 +50,7 @@ def abs(xp, x):  # noqa: A001 - torch's name
 def sgn(xp, x):
     if D.kind(x) == "c":
         mag = xp.abs(x)
-        return xp.where(mag == 0, 0, x / xp.where(mag == 0, 1, mag)).astype(x.dtype)
+        return A.astype(xp, xp.where(mag == 0, 0, x / xp.where(mag == 0, 1, mag)), x.dtype, copy=False)
     return xp.sign(x) if x.dtype != bool else A.copy(xp, x)
 
 
@@ -455,7 +455,9 @@ def _special(xp, fn: Callable, x, *args):
 #   0.84375 <= a < 1.25:  erf = erx + P(a - 1)/Q(a - 1), erx = erf(1) rounded to 24 bits
 #   a >= 1.25:            erfc = exp(-a^2 - 0.5625 + R(1/a^2)/S(1/a^2)) / a, two fits split at
 #                         1/0.35, a^2 split as z^2 + (a - z)(a + z) with z = a cut to 21 bits (z^2
-#                         exact), so that exp keeps erfc's relative accuracy into the far tail;
+#                         exact), so that exp keeps erfc's relative accuracy into the far tail (by
+#                         masking the bits on NumPy; on the standard's arrays, which have no bit
+#                         views, Veltkamp's split to 26 bits: as accurate, a pass slower, `_split_square`);
 #   erf = +-1 from a = 6, erfc(x) = 2 - erfc(-x) for x < 0, and near 0 erfc = 1 - erf written so
 #   that nothing cancels (0.5 - (a - 0.5 + a R/S) from a = 1/4).
 # `_piecewise` gathers each interval's elements (two comparisons and an index per interval), so an
@@ -540,10 +542,19 @@ def _erf_mid_ratio(a):
     return _horner(s, _ERF_MID_P) / _horner(s, _ERF_MID_Q)
 
 
-def _split_square(a):
-    """(z^2, a^2 - z^2) for float64 a, z = a cut to 21 bits: z^2 is exact and the rest small, so exp(+-a^2) taken
-    as the product of their exps keeps its relative accuracy where a^2 is large."""
-    z = (a.view(np.uint64) & np.uint64(0xFFFFFFFF00000000)).view(np.float64)
+def _split_square(xp, a):
+    """(z^2, a^2 - z^2) for float64 a >= 0, z = a's leading bits: z^2 is exact and the rest small, so exp(+-a^2)
+    taken as the product of their exps keeps its relative accuracy where a^2 is large. NumPy cuts a to 21 bits by
+    masking its bits; the standard has no bit views, so there Veltkamp's split (a * (2^27 + 1), two subtractions)
+    keeps 26 bits, a pass slower (Note [erf, erfc, erfinv in a few NumPy passes]). Its z may round above a, so that
+    a^2 - z^2 is negative, and for a huge a outside exp's range: there a past 28 is taken as 28 (exp(-a^2) is 0 from
+    27.3 on)."""
+    if xp is np:
+        z = (a.view(np.uint64) & np.uint64(0xFFFFFFFF00000000)).view(np.float64)
+    else:
+        a = xp.minimum(a, 28.0)
+        scaled = a * 134217729.0
+        z = scaled - (scaled - a)
     return z * z, (a - z) * (a + z)
 
 
@@ -553,7 +564,7 @@ def _erfc_tail(xp, a, r, s, scaled):
     exponent = _horner(inv, r) / _horner(inv, s) - 0.5625
     if scaled:
         return xp.exp(exponent) / a
-    high, low = _split_square(a)
+    high, low = _split_square(xp, a)
     return xp.exp(-high) * xp.exp(exponent - low) / a
 
 
@@ -590,7 +601,7 @@ def _erfcx(xp, x):
     """exp(x^2) erfc(x) (torch.special.erfcx) in float64: no underflow for large x, inf below about -26.6."""
     out = _erfc_positive(xp, xp.abs(x), scaled=True)
     negative = x < 0
-    high, low = _split_square(xp.minimum(-x[negative], 27.0))  # exp(27^2) overflows already
+    high, low = _split_square(xp, xp.minimum(-x[negative], 27.0))  # exp(27^2) overflows already
     out[negative] = 2 * xp.exp(high) * xp.exp(low) - out[negative]
     return out
 

@@ -270,7 +270,8 @@ def random_(self: Tensor, *bounds: int, generator: Generator | None = None, **na
 
 
 def _on_host(p: Any, shape: tuple) -> np.ndarray:
-    """bernoulli's probabilities as a NumPy array of `shape` (the generator draws on the host)."""
+    """A distribution's parameters (bernoulli's probabilities, poisson's rates) as a NumPy array of `shape`: the
+    generator draws on the host."""
     return np.broadcast_to(_xp.transfer(p, "cpu", None), shape)
 
 
@@ -339,14 +340,19 @@ def normal(mean: Tensor | float, std: Tensor | float = 1.0, size: Any = None, *,
 def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
     """Samples of Poisson(input) (elementwise rates)."""
     rng = _generator(generator)
-    return apply(poisson_op, (input,), (lambda xp, x: _drawn(xp, rng._rng.poisson(x), x),))
+    return apply(poisson_op, (input,), (lambda xp, x: _drawn(xp, rng._rng.poisson(_on_host(x, x.shape)), x),))
 
 
 def binomial(count: Tensor, prob: Tensor, generator: Generator | None = None) -> Tensor:
     """Samples of Binomial(count, prob): successes in `count` trials (elementwise, broadcast)."""
     rng = _generator(generator)
-    return apply(binomial_op, (count, prob), (lambda xp, n, p: rng._rng.binomial(n.astype(np.int64), p).astype(
-        np.result_type(n, p)),))
+
+    def draw(xp: Any, n: Any, p: Any) -> Any:
+        count, probability = _xp.transfer(n, "cpu", None), _xp.transfer(p, "cpu", None)
+        drawn = rng._rng.binomial(count.astype(np.int64), probability).astype(np.result_type(count, probability))
+        return xp.asarray(drawn, device=n.device)
+
+    return apply(binomial_op, (count, prob), (draw,))
 
 
 def _standard_gamma(input: Tensor, generator: Generator | None = None) -> Tensor:
@@ -369,9 +375,10 @@ def _standard_gamma_grad(self: Tensor, output: Tensor) -> Tensor:
 
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
                 generator: Generator | None = None) -> Tensor:
-    """Indices drawn from the categories of each row of probabilities (int64, no gradient)."""
+    """Indices drawn from the categories of each row of probabilities (int64, no gradient), on the host (the generator
+    is NumPy's), then moved to input's device."""
     rng = _generator(generator)
-    data = input._data
+    data = _xp.transfer(input._data, "cpu", None)
     if data.ndim not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
     if D.kind(data) != "f":
@@ -401,7 +408,8 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     else:  # torch: the largest p / q for q ~ Exp(1) drawn in p's dtype (the Gumbel-max trick, exponentiated)
         ratios = probabilities / rng.exponential(probabilities.shape, 1.0).astype(data.dtype)
         picks = np.argsort(-ratios, axis=1, kind="stable")[:, :num_samples]
-    return _wrap(np.asarray(picks, dtype=np.int64).reshape(*data.shape[:-1], num_samples))
+    picks = np.asarray(picks, dtype=np.int64).reshape(*data.shape[:-1], num_samples)
+    return _wrap(_xp.transfer(picks, *_xp.locate(input._data)))
 
 
 __all__ = ["_standard_gamma", "_standard_gamma_grad", "bernoulli", "binomial", "multinomial", "normal", "poisson"]

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .. import _creation
+from .. import _creation, _xp
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap_dim
 from . import arrays as A
@@ -208,8 +208,8 @@ def sort_order(rows: np.ndarray, descending: bool, stable: bool) -> np.ndarray:
     order = stable_order(rows, descending)
     if not stable and rows.shape[1] > 16:
         xp = namespace(rows)
-        for r in xp.nonzero(has_ties(xp.take_along_axis(rows, order, axis=1), rows.shape[1]))[0]:
-            order[r] = model_rows(rows[r], descending, std_sort)
+        for r in rows_where(has_ties(xp.take_along_axis(rows, order, axis=1), rows.shape[1])):
+            order[r, ...] = model_rows(rows[r, ...], descending, std_sort)
     return order
 
 
@@ -222,10 +222,10 @@ def topk_order(rows: np.ndarray, k: int, largest: bool, sorted: bool) -> np.ndar
     xp = namespace(rows)
     model = has_ties(xp.take_along_axis(rows, order, axis=1), k)
     if not sorted and not partial and k > 1:
-        model[:] = True  # nth_element leaves the first k - 1 in an order of its own
+        model[...] = True  # nth_element leaves the first k - 1 in an order of its own
     algorithm = (lambda a: std_partial_sort(a, k)) if partial else (lambda a: std_select_sorted(a, k, sorted))
-    for r in xp.nonzero(model)[0]:
-        order[r] = model_rows(rows[r], largest, algorithm)
+    for r in rows_where(model):
+        order[r, ...] = model_rows(rows[r, ...], largest, algorithm)
     return order[:, :k]
 
 
@@ -234,8 +234,8 @@ def kth_order(rows: np.ndarray, k: int) -> np.ndarray:
     order = stable_order(rows, False)[:, k - 1:k]
     xp = namespace(rows)
     kth = xp.take_along_axis(rows, order, axis=1)
-    for r in xp.nonzero(xp.count_nonzero(equal(rows, kth), axis=1) > 1)[0]:
-        order[r, 0] = model_rows(rows[r], False, lambda a: torch_quickselect(a, k - 1))[k - 1]
+    for r in rows_where(xp.count_nonzero(equal(rows, kth), axis=1) > 1):
+        order[r, 0] = model_rows(rows[r, ...], False, lambda a: torch_quickselect(a, k - 1))[k - 1]
     return order
 
 
@@ -259,9 +259,10 @@ def mode_order(rows: np.ndarray) -> np.ndarray:
     hits = A.astype(xp, xp.flip(ranks == mode_key, axis=1), xp.int8)
     order = (n - 1 - xp.argmax(hits, axis=1))[:, None]
     if n > 16:
-        for r in xp.nonzero(mode_count > 1)[0]:
-            pairs = model_rows(ranks[r], False, std_sort)
-            order[r, 0] = pairs[np.flatnonzero(ranks[r][pairs] == mode_key[r, 0])[-1]]
+        for r in rows_where(mode_count > 1):
+            row_ranks = _xp.transfer(ranks[r, ...], "cpu", None)
+            pairs = model_rows(row_ranks, False, std_sort)
+            order[r, 0] = int(pairs[np.flatnonzero(row_ranks[pairs] == int(mode_key[r, 0]))[-1]])
     return order
 
 
@@ -275,7 +276,11 @@ def mode_order(rows: np.ndarray) -> np.ndarray:
 # below replay them on rows of integer ranks (NaN ranked above every number, as torch's NaN-aware
 # comparators order it) and are used only on rows where ties can change the answer; elsewhere
 # NumPy's stable sort gives the same positions much faster. A model runs in Python, so a large
-# slice with ties is slow.
+# slice with ties is slow. On another namespace (a GPU's) the stable sort is the standard's
+# (`argsort(stable=True)`, descending by flips), and a row with ties has its ranks copied to the host
+# for the model, its positions copied back: the standard has no unstable sort whose order among equal
+# values could stand for std::sort's, and none is needed. (torch's CUDA kernels order ties by
+# algorithms of their own; these are the CPU's, which the tests compare against.)
 
 
 def ranks_of(values: np.ndarray) -> np.ndarray:
@@ -291,13 +296,20 @@ def ranks_of(values: np.ndarray) -> np.ndarray:
     return A.reshape(xp, unsort(xp, xp.cumulative_sum(A.astype(xp, new, xp.int64)), order), values.shape)
 
 
+def rows_where(mask: np.ndarray) -> list[int]:
+    """The numbers of the rows where `mask` (one bool per row) is set, on the host."""
+    return np.flatnonzero(_xp.transfer(mask, "cpu", None)).tolist()
+
+
 def model_rows(row: np.ndarray, descending: bool, algorithm: Callable[[list], None]) -> np.ndarray:
-    """Run a model of a C++ algorithm on (rank, position) pairs of one row, ranks negated for a
-    descending order (the models always put smaller keys first); return the positions it leaves."""
-    ranks = ranks_of(row)
-    pairs = list(zip((-ranks if descending else ranks).tolist(), range(len(row))))
+    """Run a model of a C++ algorithm on (rank, position) pairs of one row (of any namespace: the ranks are copied to
+    the host), ranks negated for a descending order (the models always put smaller keys first); return the positions
+    it leaves, in row's namespace and on its device."""
+    ranks = _xp.transfer(ranks_of(row), "cpu", None)
+    pairs = list(zip((-ranks if descending else ranks).tolist(), range(row.shape[0])))
     algorithm(pairs)
-    return np.array([p for _, p in pairs], dtype=np.int64)
+    positions = np.array([p for _, p in pairs], dtype=np.int64)
+    return positions if type(row) is np.ndarray else namespace(row).asarray(positions, device=row.device)
 
 
 def std_sort(a: list) -> None:
