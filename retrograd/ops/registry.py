@@ -364,15 +364,23 @@ class Op:
                   f"        return _transformed_apply(op, {args}, params)"]
         if not operator:
             lines.append(f"    {_names(xs)} = args")
+        opmath = not self.is_view and self.name not in _BFLOAT16_BITS  # Note [bfloat16] in _dtype.py
+        to_opmath = f"        if _has_bfloat16({args}):\n            return _apply_bfloat16(op, {args}, params)"
         if self.promote is None:
             lines += [f"    {d} = {x}._data if isinstance({x}, Tensor) else {x}" for x, d in zip(xs, ds)]
+            if opmath:  # one identity test (a float kind's test stands for it below, an ndarray's here)
+                lines += ["    if type(d0) is _ndarray and d0.dtype is D.NUMPY_BFLOAT16:",
+                          f"        return _apply_bfloat16(op, {args}, params)"]
         else:  # the common case inline (one dtype, scalars that keep its category), else _arrays
-            # NumPy's arrays only: other namespaces' dtypes have no `kind`, and _arrays handles them
-            floating = " and d0.dtype.kind in 'fc'" if self.promote == "float" else ""
+            # NumPy's arrays only: other namespaces' dtypes have no `kind`, and _arrays handles them;
+            # bfloat16's kind is 'V', and the identity test sends it to _arrays too (Note [bfloat16])
+            floating = " and d0.dtype.kind in 'fc'" if self.promote == "float" else \
+                " and d0.dtype is not D.NUMPY_BFLOAT16" if len(xs) == 1 else \
+                " and (dt := d0.dtype) is not D.NUMPY_BFLOAT16"
             lines += [f"    if isinstance(x0, Tensor) and type(d0 := x0._data) is _ndarray{floating}:"]
             if len(xs) == 1:
-                lines += ["        pass", "    else:", f"        d0, = _arrays(op, {args})"]
-            else:
+                lines += ["        pass", "    else:"] + [to_opmath] * opmath + [f"        d0, = _arrays(op, {args})"]
+            elif self.promote == "float":
                 lines += ["        dt = d0.dtype"]
             for k, (x, d) in enumerate(zip(xs[1:], ds[1:])):
                 same = "same and " if k else ""  # the first test assigns `same`
@@ -386,8 +394,7 @@ class Op:
             if len(xs) > 1:
                 lines += ["    else:",
                           "        same = False",
-                          "    if not same:",
-                          f"        {_names(ds)} = _arrays(op, {args})"]
+                          "    if not same:"] + [to_opmath] * opmath + [f"        {_names(ds)} = _arrays(op, {args})"]
         params = ", *params" if self.params else ""  # a call without unpacking when the op has none
         call = f"forward(np if type(d0) is _ndarray else namespace_of(({', '.join(ds)},)), {', '.join(ds)}{params})"
         if numpy_function is not None:  # NumPy's function itself on ndarrays (Note [one-call forwards])
@@ -1076,20 +1083,25 @@ def _intern_versions(versions: tuple) -> tuple:
     return versions
 
 
-def _apply_generic(op: Op, args: tuple, params: tuple = ()) -> Tensor | tuple:
-    """apply() for any op, with loops over its inputs (the reference for Note [entry points])."""
+def _apply_generic(op: Op, args: tuple, params: tuple = (), forward: Callable | None = None) -> Tensor | tuple:
+    """apply() for any op, with loops over its inputs (the reference for Note [entry points]); `forward`
+    stands in for the op's own (_apply_bfloat16's)."""
     if _transforms.active:  # forward AD, vmap or saved-tensor hooks in use (Note [transforms])
         return _transformed_apply(op, args, params)
+    if forward is None:
+        forward = op.forward
     if op.variadic:
         inputs = args[0]
         arrays = [t._data for t in inputs]
-        result = op.forward(namespace_of(arrays), arrays, *params)
+        if forward is op.forward and D.NUMPY_BFLOAT16 is not None and _has_bfloat16(inputs):
+            return _apply_bfloat16(op, args, params)
+        result = forward(namespace_of(arrays), arrays, *params)
     else:
         inputs = args
         arrays = _arrays(op, args)
         first = arrays[0]
         try:
-            result = op.forward(np if type(first) is _ndarray else namespace_of(arrays), *arrays, *params)
+            result = forward(np if type(first) is _ndarray else namespace_of(arrays), *arrays, *params)
         except Exception as e:  # arrays on two devices, or NumPy's broadcasting error: torch's words
             raise _forward_error(e, arrays) from None
     if op.n_outputs == 1:
@@ -1110,6 +1122,48 @@ def _apply_generic(op: Op, args: tuple, params: tuple = ()) -> Tensor | tuple:
         for o in outs:
             o._vc = NO_VERSION_COUNTER
     return out
+
+
+_BFLOAT16_BITS = frozenset({"view_dtype", "nextafter"})  # ops that read a bfloat16's bits: run on them as they are
+
+
+def _has_bfloat16(values: Sequence) -> bool:
+    """Whether a tensor among `values` (or in a list among them) holds bfloat16 (Note [bfloat16] in _dtype.py)."""
+    if D.NUMPY_BFLOAT16 is None:
+        return False
+    return any(v._data.dtype is D.NUMPY_BFLOAT16 if isinstance(v, Tensor) else
+               isinstance(v, (list, tuple)) and _has_bfloat16(v) for v in values)
+
+
+def _apply_bfloat16(op: Op, args: tuple, params: tuple) -> Tensor | tuple:
+    """apply() where a bfloat16 tensor takes part, as torch's CPU kernels compute: the forward runs on float32
+    copies of the bfloat16 arrays (so sums and products accumulate in float32), and its floating results are
+    rounded to bfloat16 once, unless the op's `dtype` asks for another (Note [bfloat16] in _dtype.py)."""
+    wanted = params[op.params.index("dtype")] if "dtype" in op.params else None
+    rounds = wanted is None or wanted is D.bfloat16
+
+    def forward(xp: types.ModuleType, *arrays: object) -> object:
+        widened = _widened(arrays)
+        result = op.forward(xp, *widened)
+        return _rounded(result) if rounds and widened is not arrays else result
+
+    return _apply_generic(op, args, params, forward)
+
+
+def _widened(values: tuple | list) -> tuple | list:
+    """`values` with each bfloat16 array (in lists too) as float32: the same object when there is none."""
+    out = type(values)(v.astype(np.float32) if type(v) is _ndarray and v.dtype is D.NUMPY_BFLOAT16 else
+                       _widened(v) if type(v) is list or type(v) is tuple else v for v in values)
+    return values if all(a is b for a, b in zip(out, values)) else out
+
+
+def _rounded(result: object) -> object:
+    """A forward's float32 results rounded to bfloat16 (to nearest even), in tuples and lists too."""
+    if type(result) is tuple or type(result) is list:
+        return type(result)(_rounded(r) for r in result)
+    if isinstance(result, (_ndarray, _generic)) and result.dtype == np.float32:
+        return _asarray(result).astype(D.NUMPY_BFLOAT16)
+    return result
 
 
 # How a view was made (torch's CreationMeta; shape.py, Note [view creation meta]).
