@@ -1142,19 +1142,28 @@ def _apply_bfloat16(op: Op, args: tuple, params: tuple) -> Tensor | tuple:
     wanted = params[op.params.index("dtype")] if "dtype" in op.params else None
     rounds = wanted is None or wanted is D.bfloat16
 
-    def forward(xp: types.ModuleType, *arrays: object) -> object:
-        widened = _widened(arrays)
-        result = op.forward(xp, *widened)
-        return _rounded(result) if rounds and widened is not arrays else result
+    def forward(xp: types.ModuleType, *values: object) -> object:
+        inputs = values[:op.arity]  # then the params, as they are
+        if not any(_is_bfloat16(v) or type(v) is list and any(map(_is_bfloat16, v)) for v in inputs):
+            return op.forward(xp, *values)  # promotion left none (bfloat16 with float32 is float32)
+        result = op.forward(xp, *map(_opmath, inputs), *values[op.arity:])
+        return _rounded(result) if rounds else result
 
     return _apply_generic(op, args, params, forward)
 
 
-def _widened(values: tuple | list) -> tuple | list:
-    """`values` with each bfloat16 array (in lists too) as float32: the same object when there is none."""
-    out = type(values)(v.astype(np.float32) if type(v) is _ndarray and v.dtype is D.NUMPY_BFLOAT16 else
-                       _widened(v) if type(v) is list or type(v) is tuple else v for v in values)
-    return values if all(a is b for a, b in zip(out, values)) else out
+def _is_bfloat16(value: object) -> bool:
+    return type(value) is _ndarray and value.dtype is D.NUMPY_BFLOAT16
+
+
+def _opmath(value: object) -> object:
+    """A forward's input as torch's kernels read it beside bfloat16 arrays: an array as float32, a Python float
+    as the bfloat16 tensor torch wraps it in (a list item by item)."""
+    if type(value) is list:
+        return [_opmath(v) for v in value]
+    if _is_bfloat16(value):
+        return value.astype(np.float32)
+    return float(np.array(value, D.NUMPY_BFLOAT16)) if type(value) is float else value
 
 
 def _rounded(result: object) -> object:
@@ -1334,6 +1343,8 @@ def snapshot_saved_self(node: object, tensor: Tensor) -> None:
 def _transformed_apply(op: Op, args: tuple, params: tuple) -> Tensor | tuple:
     """apply() while a transform is in use (Note [transforms])."""
     state = _transforms
+    if state.autocast and op.name in state.autocast:
+        args = _autocast_inputs(args, state.autocast[op.name])
     if state.vmap:
         from ..autograd import batched  # vmap's batching rules: loaded on vmap's first use
 
@@ -1355,6 +1366,15 @@ def _transformed_apply(op: Op, args: tuple, params: tuple) -> Tensor | tuple:
         if state.saved_hooks:
             _pack_saved(node)
     return out
+
+
+def _autocast_inputs(args: tuple, target: D.dtype) -> tuple:
+    """An autocast row's inputs as torch's autocast casts them: each floating tensor other than float64 (a
+    list's too) to `target`, recorded as ToCopyBackward0 (amp, Note [autocast on the CPU])."""
+    if type(args[0]) is list:  # a variadic row
+        return (list(_autocast_inputs(tuple(args[0]), target)), *args[1:])
+    return tuple(a.to(target) if isinstance(a, Tensor) and a.dtype.is_floating_point and a.dtype is not D.float64
+                 else a for a in args)
 
 
 def _propagate_tangents(op: Op, inputs: Sequence, params: tuple, outs: tuple) -> None:
