@@ -154,8 +154,7 @@ def native(xp: object, dt: dtype | np.dtype | object) -> object:
     if xp is np or not isinstance(dt, np.dtype):
         return dt
     if dt is NUMPY_BFLOAT16:
-        raise RuntimeError(f"bfloat16 tensors are NumPy arrays of ml_dtypes' type: {getattr(xp, '__name__', xp)} "
-                           "has no bfloat16; keep them on the CPU (Note [bfloat16])")
+        raise RuntimeError(_xp.no_bfloat16(xp))
     return native_table(xp)[FROM_NUMPY[dt]]
 
 

@@ -163,7 +163,7 @@ class autocast:  # noqa: N801 - torch's name
         dtype = D.bfloat16 if dtype is None and device_type == "cpu" else dtype
         if enabled and dtype not in (D.bfloat16, D.float16):
             warnings.warn("In CPU autocast, but the target dtype is not supported. Disabling autocast.\n"
-                          "CPU Autocast only supports dtype of torch.bfloat16, torch.float16 currently.", stacklevel=2)
+                          "CPU Autocast only supports dtypes of torch.bfloat16, torch.float16 currently.", stacklevel=2)
             enabled = False
         self.device, self.fast_dtype, self._enabled = device_type, dtype, enabled
         self._outer: list = []

@@ -13,6 +13,7 @@ import sys
 import warnings
 from typing import Any
 
+from .. import _dtype as D
 from .graph import Node, anomaly
 
 

@@ -364,7 +364,8 @@ class Op:
                   f"        return _transformed_apply(op, {args}, params)"]
         if not operator:
             lines.append(f"    {_names(xs)} = args")
-        opmath = not self.is_view and self.name not in _BFLOAT16_BITS  # Note [bfloat16] in _dtype.py
+        # Note [bfloat16] in _dtype.py; a sampler row (its `draw` param) makes values in its input's dtype itself
+        opmath = not self.is_view and self.name not in _BFLOAT16_BITS and "draw" not in self.params
         to_opmath = f"        if _has_bfloat16({args}):\n            return _apply_bfloat16(op, {args}, params)"
         if self.promote is None:
             lines += [f"    {d} = {x}._data if isinstance({x}, Tensor) else {x}" for x, d in zip(xs, ds)]
@@ -1124,7 +1125,11 @@ def _apply_generic(op: Op, args: tuple, params: tuple = (), forward: Callable | 
     return out
 
 
-_BFLOAT16_BITS = frozenset({"view_dtype", "nextafter"})  # ops that read a bfloat16's bits: run on them as they are
+# the rows that read or move bfloat16's bits (not compute on its values): they run on the bfloat16 array itself
+_BFLOAT16_BITS = frozenset({"view_dtype", "nextafter", "_to_device"})
+# torch's mul and div kernels read a number operand as float32 (its original_scalar_value); the others read the
+# bfloat16 tensor it is wrapped in
+_BFLOAT16_FLOAT_NUMBERS = frozenset({"mul", "div"})
 
 
 def _has_bfloat16(values: Sequence) -> bool:
@@ -1141,12 +1146,13 @@ def _apply_bfloat16(op: Op, args: tuple, params: tuple) -> Tensor | tuple:
     rounded to bfloat16 once, unless the op's `dtype` asks for another (Note [bfloat16] in _dtype.py)."""
     wanted = params[op.params.index("dtype")] if "dtype" in op.params else None
     rounds = wanted is None or wanted is D.bfloat16
+    widen = _widened if op.name in _BFLOAT16_FLOAT_NUMBERS else _opmath
 
     def forward(xp: types.ModuleType, *values: object) -> object:
         inputs = values[:op.arity]  # then the params, as they are
         if not any(_is_bfloat16(v) or type(v) is list and any(map(_is_bfloat16, v)) for v in inputs):
             return op.forward(xp, *values)  # promotion left none (bfloat16 with float32 is float32)
-        result = op.forward(xp, *map(_opmath, inputs), *values[op.arity:])
+        result = op.forward(xp, *map(widen, inputs), *values[op.arity:])
         return _rounded(result) if rounds else result
 
     return _apply_generic(op, args, params, forward)
@@ -1157,13 +1163,18 @@ def _is_bfloat16(value: object) -> bool:
 
 
 def _opmath(value: object) -> object:
-    """A forward's input as torch's kernels read it beside bfloat16 arrays: an array as float32, a Python float
+    """A forward's input as torch's kernels read it beside bfloat16 arrays: an array as float32, a Python number
     as the bfloat16 tensor torch wraps it in (a list item by item)."""
+    if type(value) is float or type(value) is int:
+        return float(np.array(value, D.NUMPY_BFLOAT16))
+    return _widened(value)
+
+
+def _widened(value: object) -> object:
+    """A bfloat16 array as float32 (a list item by item); anything else as it is."""
     if type(value) is list:
-        return [_opmath(v) for v in value]
-    if _is_bfloat16(value):
-        return value.astype(np.float32)
-    return float(np.array(value, D.NUMPY_BFLOAT16)) if type(value) is float else value
+        return [_widened(v) for v in value]
+    return value.astype(np.float32) if _is_bfloat16(value) else value
 
 
 def _rounded(result: object) -> object:
