@@ -58,14 +58,20 @@ complex128 = dtype("complex128", np.complex128, 3)
 # NumPy has no bfloat16; the optional ml_dtypes package (JAX's, `pip install 'retrograd[bfloat16]'`) gives it
 # one, imported when the first bfloat16 array is made (`bfloat16.np`), so `import retrograd` stays NumPy-only
 # and scripts that only name torch.bfloat16 (nanoGPT's dtype dict) need nothing more. A bfloat16 tensor holds
-# an ml_dtypes.bfloat16 ndarray (kind 'V', not 'f': ask the torch dtype, not the kind). torch computes every
-# op on bfloat16 in float32 ("opmath") and rounds the result to bfloat16 once (to nearest even), reductions
-# and matmul accumulating in float32; so does the choke point (ops/registry.py, `_apply_bfloat16`): it runs
-# the forward on float32 copies and rounds its floating results, and gradients, bfloat16 tensors themselves,
-# take the same road. Views, shape ops and bit reinterpretation (`view(torch.int16)`) run on the bfloat16
-# array itself. Promotion: bfloat16 with float16 is float32, with a wider float that float, with integers,
-# bool or a Python float bfloat16 (promote_types). Under another array namespace (CuPy, array_api_strict)
-# there is no bfloat16: `native` says so.
+# an ml_dtypes.bfloat16 ndarray (kind 'V', not 'f': ask the torch dtype or `kind()`, not the array's kind).
+# torch computes every op on bfloat16 in float32 ("opmath") and rounds the result to bfloat16 once (to nearest
+# even), sums and matmul accumulating in float32; so does the choke point (ops/registry.py, _apply_bfloat16):
+# the forward runs on float32 copies of the bfloat16 arrays and its float32 results are rounded, unless the
+# row's `dtype` asks for another. A Python number beside them is read as torch's kernels read it: as the
+# bfloat16 it is wrapped in, except by mul and div (float32). Gradients are bfloat16 tensors and take the
+# same road, op by op of each formula (torch's fused backward kernels, layer norm's, round once: a few ulps
+# apart). The entry points find bfloat16 at no cost to other dtypes: a float row's kind test fails on 'V', a
+# binary row's dtype test and other rows' one identity test (`d0.dtype is NUMPY_BFLOAT16`) send it on. Views,
+# shape ops, bit reinterpretation (`view(torch.int16)`), nextafter, device moves and the samplers (which draw
+# as torch does for bfloat16) run on the bfloat16 array itself. Promotion: bfloat16 with float16 is float32,
+# with a wider float that float, with integers, bool or a Python float bfloat16 (promote_types). `numpy()`
+# refuses, as torch's. Under another array namespace (CuPy, array_api_strict) there is no bfloat16: moving a
+# bfloat16 tensor there raises (_xp.no_bfloat16).
 NO_ML_DTYPES = ("bfloat16 tensors need the ml_dtypes package (NumPy has no bfloat16 type): "
                 "pip install 'retrograd[bfloat16]'")
 NUMPY_BFLOAT16: np.dtype | None = None  # ml_dtypes' bfloat16 once a bfloat16 array was made (the choke point reads it)

@@ -279,6 +279,30 @@ def test_cpu_autocast_runs_torchs_listed_ops_in_bfloat16():
         np.testing.assert_allclose(a.tolist(), b.tolist(), rtol=2**-6, atol=2**-6 * b.abs().max().item())
 
 
+def test_cpu_autocast_training_step_of_an_mlp():
+    """Linears in bfloat16 with float32 weights, cross entropy in float32 (torch runs the whole loss in float32,
+    log_softmax included), a float64 product left alone, conv and bmm of mixed inputs in bfloat16."""
+    def step(lib):
+        model = lib.nn.Sequential(lib.nn.Linear(8, 16), lib.nn.ReLU(), lib.nn.Linear(16, 4))
+        x = lib.randn(5, 8)
+        with lib.autocast("cpu"):
+            logits = model(x)
+            loss = lib.nn.functional.cross_entropy(logits, lib.tensor([0, 1, 2, 3, 0]))
+            batched = lib.bmm(lib.randn(2, 3, 4), lib.randn(2, 4, 5).bfloat16())
+            conv = lib.nn.functional.conv1d(lib.randn(1, 2, 5), lib.randn(3, 2, 2))
+            double = lib.randn(3, 3).double() @ lib.randn(3, 3).double()
+        loss.backward()
+        dtypes = [str(t.dtype) for t in (logits, loss, batched, conv, double, model[0].weight.grad)]
+        return dtypes, loss, model[0].weight.grad, logits, batched
+
+    ours, theirs = both(step)
+    assert ours[0] == theirs[0]
+    np.testing.assert_allclose(ours[1].item(), theirs[1].item(), rtol=1e-6)
+    np.testing.assert_allclose(ours[2].tolist(), theirs[2].tolist(), rtol=1e-5, atol=1e-6)
+    assert_bits(ours[3], theirs[3], ulps=1)
+    assert_bits(ours[4], theirs[4], ulps=1)
+
+
 def test_cpu_autocast_to_an_unsupported_dtype_disables_itself_with_torchs_warning():
     def caught(lib):
         with warnings.catch_warnings(record=True) as found:

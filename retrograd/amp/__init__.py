@@ -132,10 +132,10 @@ class GradScaler:
 # they are given. Here the cast is made per row of the rule table, in the choke point's transform path
 # (registry._transformed_apply: nothing is paid while autocast is off), for the rows that torch's listed
 # ops are made of: linear and matmul (mm, mv, dot, bmm, addmm, addbmm, baddbmm, matmul's rows),
-# convolutions and prelu in lower precision; losses (nll_loss, mse, l1, smooth l1, huber, binary cross
-# entropy, kl_div...), prod, cdist, trace, the pads, 3-d pooling and some of linalg in float32. Where torch
-# lists a composite (cross_entropy_loss) the cast falls on its rows (nll_loss), so the log_softmax before
-# it runs in the lower precision.
+# convolutions and prelu in lower precision; cross entropy, losses with rows of their own (nll_loss, mse,
+# smooth l1, huber, binary cross entropy, margins...), prod, cdist, trace, the pads, 3-d pooling, the FFTs
+# and some of linalg in float32. torch's other listed composites (l1_loss, kl_div, cosine_embedding_loss...)
+# are not cast: their rows run on what they are given.
 _LOWER_PRECISION_ROWS = ("mm", "mv", "dot", "vdot", "bmm", "addmm", "addmv", "addbmm", "baddbmm", "matmul_nd",
                          "matmul_vec_mat", "matmul_folded_clone", "matmul_folded_transpose", "convolution", "prelu",
                          "_scaled_dot_product_flash_attention_for_cpu")
@@ -143,8 +143,9 @@ _FLOAT32_ROWS = ("avg_pool3d", "binary_cross_entropy", "binary_cross_entropy_wit
                  "prod_dim", "cdist", "trace", "cholesky", "cholesky_inverse", "cholesky_solve", "linalg_pinv",
                  "max_pool3d_with_indices", "max_unpool3d", "adaptive_avg_pool3d", "reflection_pad1d",
                  "reflection_pad2d", "replication_pad1d", "replication_pad2d", "replication_pad3d", "mse_loss",
-                 "nll_loss", "nll_loss2d", "smooth_l1_loss", "huber_loss", "l1_loss", "soft_margin_loss",
-                 "multi_margin_loss", "multilabel_margin_loss", "kl_div", "_ctc_loss", "fft_r2c", "fft_c2c", "fft_c2r")
+                 "nll_loss", "nll_loss2d", "smooth_l1_loss", "huber_loss", "soft_margin_loss", "multi_margin_loss",
+                 "multilabel_margin_loss", "_ctc_loss", "fft_r2c", "fft_c2c", "fft_c2r",
+                 "cross_entropy")  # a composite here: ops/nn.py casts its input (registry.autocast_input)
 
 
 class autocast:  # noqa: N801 - torch's name

@@ -1379,6 +1379,20 @@ def _transformed_apply(op: Op, args: tuple, params: tuple) -> Tensor | tuple:
     return out
 
 
+def autocast_unifies(*tensors: Tensor) -> bool:
+    """Whether CPU autocast is on and casts these tensors to one dtype (floating, none float64): a public
+    matrix product then skips its same-dtype check, its rows cast first (amp, Note [autocast on the CPU])."""
+    return _transforms.autocast is not None and all(t.dtype.is_floating_point and t.dtype is not D.float64
+                                                    for t in tensors)
+
+
+def autocast_input(tensor: Tensor, name: str) -> Tensor:
+    """`tensor` as CPU autocast casts the input of torch's op `name` where that op is a composite here (torch's
+    cross_entropy_loss runs in float32; its rows alone would leave log_softmax in bfloat16)."""
+    target = _transforms.autocast.get(name) if _transforms.autocast is not None else None
+    return tensor if target is None else _autocast_inputs((tensor,), target)[0]
+
+
 def _autocast_inputs(args: tuple, target: D.dtype) -> tuple:
     """An autocast row's inputs as torch's autocast casts them: each floating tensor other than float64 (a
     list's too) to `target`, recorded as ToCopyBackward0 (amp, Note [autocast on the CPU])."""
