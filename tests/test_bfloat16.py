@@ -123,14 +123,17 @@ ELEMENTWISE = {
     "add_number": lambda lib, x, y: x + 1.1, "mul_number": lambda lib, x, y: x * 0.3, "rsub": lambda lib, x, y: 2.7 - x,
     "add_alpha": lambda lib, x, y: lib.add(x, y, alpha=0.25), "maximum": lambda lib, x, y: lib.maximum(x, y),
     "div_number": lambda lib, x, y: x / 0.3, "add_int": lambda lib, x, y: x + 257,
+    "pow_number": lambda lib, x, y: x.abs() ** 1.3,
     "clamp": lambda lib, x, y: x.clamp(-0.5, 0.5), "where": lambda lib, x, y: lib.where(x > 0, x, y),
     "with_int": lambda lib, x, y: x + lib.arange(x.shape[-1]), "lerp": lambda lib, x, y: lib.lerp(x, y, 0.3),
     "addcmul": lambda lib, x, y: lib.addcmul(x, x, y, value=0.5), "nextafter": lambda lib, x, y: lib.nextafter(x, y),
 }
 # Within one ulp: a float32 sum (reductions, matmul, normalisation) whose order of additions differs from
 # torch's vectorised kernels can land on the other side of a bfloat16 rounding boundary; so can torch's
-# vectorised rsqrt and integer powers, which are not correctly rounded in float32.
+# vectorised rsqrt and integer powers, which are not correctly rounded in float32, and its add with an alpha,
+# whose scalar tail loop rounds alpha * other to bfloat16 before adding.
 ACCUMULATING = {
+    "add_alpha_0.3": lambda lib, x, y: lib.add(x, y, alpha=0.3),
     "sum": lambda lib, x, y: x.sum(1), "mean": lambda lib, x, y: x.mean(0), "rsqrt": lambda lib, x, y: x.abs().rsqrt(),
     "cube": lambda lib, x, y: x ** 3,
     "cumsum": lambda lib, x, y: x.cumsum(1), "var": lambda lib, x, y: x.var(1), "norm": lambda lib, x, y: x.norm(),

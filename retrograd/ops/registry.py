@@ -1128,8 +1128,9 @@ def _apply_generic(op: Op, args: tuple, params: tuple = (), forward: Callable | 
 # the rows that read or move bfloat16's bits (not compute on its values): they run on the bfloat16 array itself
 _BFLOAT16_BITS = frozenset({"view_dtype", "nextafter", "_to_device"})
 # torch's mul and div kernels read a number operand as float32 (its original_scalar_value); the others read the
-# bfloat16 tensor it is wrapped in
+# bfloat16 tensor it is wrapped in, and add's `alpha` and pow's `exponent` as bfloat16 too
 _BFLOAT16_FLOAT_NUMBERS = frozenset({"mul", "div"})
+_BFLOAT16_NUMBER_PARAMS = frozenset({"alpha", "exponent"})
 
 
 def _has_bfloat16(values: Sequence) -> bool:
@@ -1147,12 +1148,14 @@ def _apply_bfloat16(op: Op, args: tuple, params: tuple) -> Tensor | tuple:
     wanted = params[op.params.index("dtype")] if "dtype" in op.params else None
     rounds = wanted is None or wanted is D.bfloat16
     widen = _widened if op.name in _BFLOAT16_FLOAT_NUMBERS else _opmath
+    as_bfloat16 = [name in _BFLOAT16_NUMBER_PARAMS for name in op.params]
 
     def forward(xp: types.ModuleType, *values: object) -> object:
-        inputs = values[:op.arity]  # then the params, as they are
+        inputs = values[:op.arity]  # then the params
         if not any(_is_bfloat16(v) or type(v) is list and any(map(_is_bfloat16, v)) for v in inputs):
             return op.forward(xp, *values)  # promotion left none (bfloat16 with float32 is float32)
-        result = op.forward(xp, *map(widen, inputs), *values[op.arity:])
+        params = [_opmath(p) if rounded else p for p, rounded in zip(values[op.arity:], as_bfloat16)]
+        result = op.forward(xp, *map(widen, inputs), *params)
         return _rounded(result) if rounds else result
 
     return _apply_generic(op, args, params, forward)
