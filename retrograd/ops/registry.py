@@ -1094,7 +1094,7 @@ def _apply_generic(op: Op, args: tuple, params: tuple = (), forward: Callable | 
     if op.variadic:
         inputs = args[0]
         arrays = [t._data for t in inputs]
-        if forward is op.forward and D.NUMPY_BFLOAT16 is not None and _has_bfloat16(inputs):
+        if forward is op.forward and _has_bfloat16(inputs):
             return _apply_bfloat16(op, args, params)
         result = forward(namespace_of(arrays), arrays, *params)
     else:
@@ -1397,10 +1397,8 @@ def autocast_input(tensor: Tensor, name: str) -> Tensor:
 
 
 def _autocast_inputs(args: tuple, target: D.dtype) -> tuple:
-    """An autocast row's inputs as torch's autocast casts them: each floating tensor other than float64 (a
-    list's too) to `target`, recorded as ToCopyBackward0 (amp, Note [autocast on the CPU])."""
-    if type(args[0]) is list:  # a variadic row
-        return (list(_autocast_inputs(tuple(args[0]), target)), *args[1:])
+    """An autocast row's inputs as torch's autocast casts them: each floating tensor other than float64 to
+    `target`, recorded as ToCopyBackward0 (amp, Note [autocast on the CPU])."""
     return tuple(a.to(target) if isinstance(a, Tensor) and a.dtype.is_floating_point and a.dtype is not D.float64
                  else a for a in args)
 
