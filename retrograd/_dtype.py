@@ -256,6 +256,8 @@ def set_default_dtype(d: dtype) -> None:
     """Change the default floating dtype (float32 or float64, as torch allows)."""
     if d not in (float16, bfloat16, float32, float64):
         raise TypeError("only floating-point types are supported as the default type")
+    if d is bfloat16:
+        bfloat16.np  # noqa: B018 - loads ml_dtypes now: numbers and integers promote to it (Note [bfloat16])
     defaults.floating = d
 
 

@@ -173,6 +173,21 @@ def test_sums_accumulate_in_float32():
         assert (lib.ones(1, 1024, dtype=lib.bfloat16) @ lib.ones(1024, 1, dtype=lib.bfloat16)).item() == 1024
 
 
+def test_bfloat16_as_the_default_dtype():
+    """Numbers and integer tensors promote to the default dtype: bfloat16, computed as any bfloat16 op."""
+    def made(lib):
+        lib.set_default_dtype(lib.bfloat16)
+        try:
+            ints = lib.arange(5)
+            return [lib.tensor([1.1, 2.0]), ints * 1.1, ints + 1.1, ints.exp(), ints / 3, lib.randn(4),
+                    lib.nn.Linear(2, 2).weight.detach()]
+        finally:
+            lib.set_default_dtype(lib.float32)
+
+    for ours, theirs in zip(*both(made)):
+        assert_bits(ours, theirs)
+
+
 def test_a_dtype_argument_keeps_its_dtype():
     for make in (lambda lib: lib.ones(3, dtype=lib.bfloat16).sum(dtype=lib.float32),
                  lambda lib: lib.ones(3, dtype=lib.bfloat16).to(lib.float64) / 3,

@@ -1134,10 +1134,11 @@ _BFLOAT16_NUMBER_PARAMS = frozenset({"alpha", "exponent"})
 
 
 def _has_bfloat16(values: Sequence) -> bool:
-    """Whether a tensor among `values` (or in a list among them) holds bfloat16 (Note [bfloat16] in _dtype.py)."""
+    """Whether bfloat16 may take part: a tensor among `values` (or in a list among them) holds it, or it is the
+    default dtype, which numbers and integer tensors promote to (Note [bfloat16] in _dtype.py)."""
     if D.NUMPY_BFLOAT16 is None:
         return False
-    return any(v._data.dtype is D.NUMPY_BFLOAT16 if isinstance(v, Tensor) else
+    return D.defaults.floating is D.bfloat16 or any(v._data.dtype is D.NUMPY_BFLOAT16 if isinstance(v, Tensor) else
                isinstance(v, (list, tuple)) and _has_bfloat16(v) for v in values)
 
 
