@@ -34,6 +34,7 @@ from .ops.selection import _unique, _unique2
 from . import autograd  # noqa: E402
 from . import ops as _ops  # noqa: E402
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: E402
+from .autograd.forward_ad import transforms as _transforms  # noqa: E402
 
 half, float, double = float16, float32, float64  # noqa: A001
 short, int, long = int16, int32, int64  # noqa: A001
@@ -128,7 +129,7 @@ def get_num_threads() -> int:
 
 
 def is_autocast_enabled(device_type: str | None = None) -> bool:
-    return False  # retrograd.amp.autocast never enables (see its docstring)
+    return device_type == "cpu" and _transforms.autocast is not None  # CPU autocast only (retrograd.amp)
 
 
 _flags = {"matmul_precision": "highest", "deterministic": False}

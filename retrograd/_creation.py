@@ -289,7 +289,7 @@ def _new(data: np.ndarray) -> Tensor:
 
 def _finish(data: np.ndarray, requires_grad: bool, device: Any = None) -> Tensor:
     """A factory's tensor around NumPy's `data`, copied to `device` when that is not the CPU."""
-    if requires_grad and data.dtype.kind not in "fc":
+    if requires_grad and D.kind(data) not in "fc":
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
     t = _new(data if device is None else on_device(data, device))
     t._requires_grad = requires_grad

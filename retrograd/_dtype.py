@@ -39,7 +39,7 @@ class dtype:  # noqa: N801 - torch spells it in lower case
 
     def to_complex(self) -> dtype:
         """The complex dtype of the same precision (float64 -> complex128)."""
-        return {float16: complex64, float32: complex64, float64: complex128}.get(self, self)
+        return {float16: complex64, bfloat16: complex64, float32: complex64, float64: complex128}.get(self, self)
 
 
 bool_ = dtype("bool", np.bool_, 0)
@@ -55,20 +55,30 @@ complex64 = dtype("complex64", np.complex64, 3)
 complex128 = dtype("complex128", np.complex128, 3)
 
 # Note [bfloat16]
-# torch.bfloat16 is a name a script may use without making a tensor of it (nanoGPT builds
-# {'float32': torch.float32, 'bfloat16': torch.bfloat16, 'float16': torch.float16} on every run), so it
-# exists as a dtype, with torch's attributes; making a tensor of it raises NO_BFLOAT16. Why none is
-# built: NumPy has no bfloat16. The ml_dtypes package (JAX's) gives it one that rounds to nearest even as
-# torch does, but its arrays are of kind 'V' (not 'f'), NumPy promotes them to float32 in matmul and
-# with a Python float, and it sums in bfloat16 where torch accumulates in float32: torch's numbers need
-# every op run in float32 and its result rounded at the one choke point (ops/registry.py), and each
-# view, in-place write and dtype check taught the new kind. That is a subsystem of its own, not built.
-NO_BFLOAT16 = ("retrograd has no bfloat16 tensors: NumPy has no bfloat16 type, and computing as torch does on one "
-               "(each op in float32, its result rounded to bfloat16) is not built; use float32 (or float16)")
+# NumPy has no bfloat16; the optional ml_dtypes package (JAX's, `pip install 'retrograd[bfloat16]'`) gives it
+# one, imported when the first bfloat16 array is made (`bfloat16.np`), so `import retrograd` stays NumPy-only
+# and scripts that only name torch.bfloat16 (nanoGPT's dtype dict) need nothing more. A bfloat16 tensor holds
+# an ml_dtypes.bfloat16 ndarray (kind 'V', not 'f': ask the torch dtype or `kind()`, not the array's kind).
+# torch computes every op on bfloat16 in float32 ("opmath") and rounds the result to bfloat16 once (to nearest
+# even), sums and matmul accumulating in float32; so does the choke point (ops/registry.py, _apply_bfloat16):
+# the forward runs on float32 copies of the bfloat16 arrays and its float32 results are rounded, unless the
+# row's `dtype` asks for another. A Python number beside them is read as torch's kernels read it: as the
+# bfloat16 it is wrapped in, except by mul and div (float32). Gradients are bfloat16 tensors and take the
+# same road, op by op of each formula (torch's fused backward kernels, layer norm's, round once: a few ulps
+# apart). The entry points find bfloat16 at no cost to other dtypes: a float row's kind test fails on 'V', a
+# binary row's dtype test and other rows' one identity test (`d0.dtype is NUMPY_BFLOAT16`) send it on. Views,
+# shape ops, bit reinterpretation (`view(torch.int16)`), nextafter, device moves and the samplers (which draw
+# as torch does for bfloat16) run on the bfloat16 array itself. Promotion: bfloat16 with float16 is float32,
+# with a wider float that float, with integers, bool or a Python float bfloat16 (promote_types). `numpy()`
+# refuses, as torch's. Under another array namespace (CuPy, array_api_strict) there is no bfloat16: moving a
+# bfloat16 tensor there raises (_xp.no_bfloat16).
+NO_ML_DTYPES = ("bfloat16 tensors need the ml_dtypes package (NumPy has no bfloat16 type): "
+                "pip install 'retrograd[bfloat16]'")
+NUMPY_BFLOAT16: np.dtype | None = None  # ml_dtypes' bfloat16 once a bfloat16 array was made (the choke point reads it)
 
 
 class _NamedOnly(dtype):
-    """A torch dtype retrograd can name and compare but not hold in a tensor (Note [bfloat16])."""
+    """A torch dtype retrograd can name and compare but not hold in a tensor (complex32)."""
 
     __slots__ = ("_refusal",)
 
@@ -81,8 +91,26 @@ class _NamedOnly(dtype):
         raise RuntimeError(self._refusal)
 
 
-bfloat16 = _NamedOnly("bfloat16", 2, 2, NO_BFLOAT16)
-# torch's complex32 (chalf), two float16 parts: NumPy has no such type either, so it is named only, as bfloat16
+class _BFloat16(_NamedOnly):
+    """torch.bfloat16, whose NumPy type comes from ml_dtypes, imported on first use (Note [bfloat16])."""
+
+    __slots__ = ()
+
+    @property
+    def np(self) -> np.dtype:
+        global NUMPY_BFLOAT16
+        if NUMPY_BFLOAT16 is None:
+            try:
+                import ml_dtypes
+            except ImportError:
+                raise RuntimeError(self._refusal) from None
+            NUMPY_BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+            FROM_NUMPY[NUMPY_BFLOAT16] = self
+        return NUMPY_BFLOAT16
+
+
+bfloat16 = _BFloat16("bfloat16", 2, 2, NO_ML_DTYPES)
+# torch's complex32 (chalf), two float16 parts: NumPy has no such type, so it is named only
 complex32 = _NamedOnly("complex32", 4, 3, "retrograd has no complex32 tensors: NumPy has no complex type of two "
                        "float16 parts, and computing as torch does on one (each op in complex64, its result rounded) "
                        "is not built; use complex64")
@@ -131,13 +159,17 @@ def native(xp: object, dt: dtype | np.dtype | object) -> object:
         dt = np.dtype(dt)
     if xp is np or not isinstance(dt, np.dtype):
         return dt
+    if dt is NUMPY_BFLOAT16:
+        raise RuntimeError(_xp.no_bfloat16(xp))
     return native_table(xp)[FROM_NUMPY[dt]]
 
 
 def kind(value: object) -> str:
     """NumPy's kind letter ('b', 'i', 'u', 'f', 'c') of an array, or of a dtype object, of any array library."""
     dt = value if isinstance(value, np.dtype) else getattr(value, "dtype", value)
-    return dt.kind if isinstance(dt, np.dtype) else from_native(dt).np.kind
+    if isinstance(dt, np.dtype):
+        return dt.kind if dt is not NUMPY_BFLOAT16 else "f"  # ml_dtypes' kind is 'V'
+    return from_native(dt).np.kind
 
 
 def of_array(array: object) -> dtype:
@@ -171,7 +203,7 @@ class finfo:  # noqa: N801 - torch's name
         if not real.is_floating_point:
             raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
                             "'torch.finfo'")
-        info = np.finfo(real.np)
+        info = _machine_limits(real.np)
         self.bits, self.dtype = info.bits, real.name
         self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
         self.tiny = self.smallest_normal = float(info.smallest_normal)
@@ -180,6 +212,15 @@ class finfo:  # noqa: N801 - torch's name
     def __repr__(self) -> str:
         return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
                 f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+def _machine_limits(np_dtype: np.dtype) -> np.finfo:
+    """NumPy's finfo of a floating type; ml_dtypes' for bfloat16 (Note [bfloat16])."""
+    if np_dtype is NUMPY_BFLOAT16:
+        import ml_dtypes  # loaded by then: bfloat16.np imported it
+
+        return ml_dtypes.finfo(np_dtype)
+    return np.finfo(np_dtype)
 
 
 class iinfo:  # noqa: N801 - torch's name
@@ -213,10 +254,10 @@ def get_default_dtype() -> dtype:
 
 def set_default_dtype(d: dtype) -> None:
     """Change the default floating dtype (float32 or float64, as torch allows)."""
-    if d is bfloat16:
-        raise RuntimeError(NO_BFLOAT16)
-    if d not in (float16, float32, float64):
+    if d not in (float16, bfloat16, float32, float64):
         raise TypeError("only floating-point types are supported as the default type")
+    if d is bfloat16:
+        bfloat16.np  # noqa: B018 - loads ml_dtypes now: numbers and integers promote to it (Note [bfloat16])
     defaults.floating = d
 
 
@@ -246,6 +287,9 @@ def promote_types(a: dtype, b: dtype) -> dtype:
         if hi.is_complex and lo.is_floating_point and lo.itemsize > hi.itemsize // 2:
             return lo.to_complex()
         return hi
+    if a is bfloat16 or b is bfloat16:  # NumPy has no common type of bfloat16 and float16 (Note [bfloat16])
+        wider = b if a is bfloat16 else a
+        return wider if wider.itemsize > 2 else float32
     return FROM_NUMPY[np.promote_types(a.np, b.np)]
 
 

@@ -231,6 +231,8 @@ def format_tensor(data: np.ndarray, *, dtype_name: str | None, extras: Sequence[
     Example: ``'tensor([[3., 3.],\\n        [3., 3.]], grad_fn=<AddBackward0>)'``.
     """
     a = np.asarray(data)
+    if a.dtype.kind == "V":  # bfloat16 (ml_dtypes' kind): printed as the float32 it widens to exactly
+        a = a.astype(np.float32)
     indent = len(_PREFIX)
     suffixes = [] if device is None else [f"device='{device}'"]
     if a.size == 0:

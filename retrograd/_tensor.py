@@ -326,6 +326,8 @@ class Tensor:
         as torch does."""
         if self._requires_grad and grad_mode._state.enabled and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        if self._data.dtype is D.NUMPY_BFLOAT16:  # NumPy has no bfloat16 of its own (Note [bfloat16])
+            raise TypeError("Got unsupported ScalarType BFloat16")
         if type(self._data) is not _ndarray:
             where = self.device
             if where.type != "cpu":

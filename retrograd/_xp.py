@@ -177,7 +177,17 @@ def transfer(array: Any, device_type: str, index: int | None) -> Any:
     if here == (device_type, index):
         return array
     host = array if here[0] == "cpu" else _backends[here[0]].to_host(array)
-    return host if device_type == "cpu" else _backends[device_type].from_host(host, index)
+    if device_type == "cpu":
+        return host
+    if host.dtype.kind == "V":  # ml_dtypes' bfloat16, a NumPy type only (Note [bfloat16] in _dtype.py)
+        raise RuntimeError(no_bfloat16(_backends[device_type].xp))
+    return _backends[device_type].from_host(host, index)
+
+
+def no_bfloat16(xp: Any) -> str:
+    """The error for a bfloat16 array asked of namespace `xp`: retrograd's bfloat16 is ml_dtypes' NumPy type."""
+    return (f"bfloat16 tensors are NumPy arrays of ml_dtypes' type: {getattr(xp, '__name__', xp)} has no bfloat16; "
+            "keep them on the CPU")
 
 
 # Note [random numbers on a device]

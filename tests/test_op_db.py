@@ -191,20 +191,27 @@ def torch_array(t: torch.Tensor) -> np.ndarray:
     t = t.detach()
     if t._is_zerotensor():
         return np.zeros(tuple(t.shape), dtype=str(t.dtype).split(".")[-1])
+    t = t.float() if t.dtype == torch.bfloat16 else t  # NumPy has no bfloat16: compared as the float32 it widens to
     return t.resolve_conj().resolve_neg().numpy()
+
+
+def our_array(t: retrograd.Tensor) -> np.ndarray:
+    """t's values (bfloat16 as the float32 it widens to, as torch_array)."""
+    t = t.detach()
+    return (t.float() if t.dtype is retrograd.bfloat16 else t).numpy()
 
 
 def assert_same(ours, theirs, what: str, values: bool = True) -> None:
     """ours (retrograd) agrees with theirs (torch): shape, dtype and values. A None gradient equals a zero one."""
     if theirs is None or ours is None:
         zero = ((theirs is None or not torch_array(theirs).any()) and
-                (ours is None or not ours.detach().numpy().any()))
+                (ours is None or not our_array(ours).any()))
         assert zero, f"{what}: None in one library only"
         return
     assert tuple(ours.shape) == tuple(theirs.shape), f"{what}: shape {tuple(ours.shape)} vs {tuple(theirs.shape)}"
     assert str(ours.dtype) == str(theirs.dtype), f"{what}: dtype {ours.dtype} vs {theirs.dtype}"
     if values:
-        np.testing.assert_allclose(ours.detach().numpy(), torch_array(theirs), equal_nan=True, err_msg=what,
+        np.testing.assert_allclose(our_array(ours), torch_array(theirs), equal_nan=True, err_msg=what,
                                    **tolerance(theirs.dtype))
 
 
@@ -215,7 +222,7 @@ def cotangents(outputs: list, rng: np.random.Generator) -> list[np.ndarray]:
         c = rng.normal(size=tuple(o.shape))
         if o.is_complex():
             c = c + 1j * rng.normal(size=tuple(o.shape))
-        cots.append(c.astype(str(o.dtype).split(".")[-1]))
+        cots.append(c.astype(str(o.dtype).split(".")[-1].replace("bfloat16", "float32")))
     return cots
 
 
@@ -249,11 +256,13 @@ def run_sample(op, fn, sample, rng) -> None:
     gradgrad = op.supports_gradgrad
     cots = cotangents([tts[i] for i in live], rng)
     try:
-        tg = torch.autograd.grad([tts[i] for i in live], tins, [torch.tensor(c) for c in cots],
+        tg = torch.autograd.grad([tts[i] for i in live], tins,
+                                 [torch.tensor(c, dtype=tts[i].dtype) for c, i in zip(cots, live)],
                                  allow_unused=True, create_graph=gradgrad)
     except Exception:  # noqa: BLE001 - torch has no backward for this sample
         return
-    rg = retrograd.autograd.grad([rts[i] for i in live], rins, [retrograd.tensor(c) for c in cots],
+    rg = retrograd.autograd.grad([rts[i] for i in live], rins,
+                                 [retrograd.tensor(c, dtype=rts[i].dtype) for c, i in zip(cots, live)],
                                  allow_unused=True, create_graph=gradgrad)
     for i, (a, b) in enumerate(zip(rg, tg)):
         assert_same(a, b, f"gradient of input {i}")

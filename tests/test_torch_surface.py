@@ -108,9 +108,7 @@ def test_cuda_scalers_and_autocast_disable_themselves_with_torchs_warnings():
     assert messages(retrograd) == messages(torch)
 
 
-def test_cpu_autocast_enabled_says_what_it_cannot_do():
-    with pytest.raises(RuntimeError, match="retrograd does not implement autocast on the CPU"):
-        retrograd.autocast("cpu", dtype=retrograd.float16)
+def test_autocast_refuses_unknown_devices():
     for lib in LIBS:
         with pytest.raises(RuntimeError):  # torch's text here is its device-string parser's
             lib.autocast("tpu")
@@ -318,9 +316,9 @@ def test_a_wrong_rng_state_is_refused():
             lib.set_rng_state(lib.zeros(5056, dtype=lib.uint8))
 
 
-def test_bfloat16_is_a_name_a_script_can_use_and_a_tensor_of_it_is_refused_clearly():
-    """torch.bfloat16 exists with torch's attributes (nanoGPT puts it in a dict on every run); retrograd has no
-    bfloat16 tensors (Note [bfloat16]), so each way of making one says so."""
+def test_bfloat16_is_a_name_a_script_can_use():
+    """torch.bfloat16 exists with torch's attributes (nanoGPT puts it in a dict on every run); its tensors are
+    tested in test_bfloat16.py."""
     lib = retrograd
     assert repr(lib.bfloat16) == repr(torch.bfloat16) == "torch.bfloat16"
     for attr in ("is_floating_point", "is_complex", "is_signed", "itemsize"):
@@ -328,9 +326,3 @@ def test_bfloat16_is_a_name_a_script_can_use_and_a_tensor_of_it_is_refused_clear
     ptdtype = {"float32": lib.float32, "bfloat16": lib.bfloat16, "float16": lib.float16}["float16"]
     assert ptdtype is lib.float16 and lib.bfloat16 != lib.float16
     assert lib.nn.ReLU().bfloat16() is not None  # nothing to convert, as in torch
-    for make in (lambda: lib.ones(2, dtype=lib.bfloat16), lambda: lib.ones(2).bfloat16(),
-                 lambda: lib.ones(2).to(lib.bfloat16), lambda: lib.nn.Linear(2, 2).bfloat16(),
-                 lambda: lib.tensor([1.0], dtype=lib.bfloat16), lambda: lib.ones(2).sum(dtype=lib.bfloat16),
-                 lambda: lib.promote_types(lib.bfloat16, lib.float16), lambda: lib.set_default_dtype(lib.bfloat16)):
-        with pytest.raises(RuntimeError, match="^retrograd has no bfloat16 tensors: NumPy has no bfloat16 type"):
-            make()

@@ -3,8 +3,8 @@
 GradScaler is torch's loss-scaling algorithm in full for the device "cpu" (scale the loss, unscale the
 gradients, skip the step when one is inf or NaN, grow or back off the scale); for "cuda" it disables
 itself with torch's warning, as torch does where CUDA is absent. autocast is a no-op when disabled or
-asked for "cuda" (torch warns and disables there too); enabled on the CPU it raises, because
-retrograd has no lower-precision kernels to cast to (and NumPy no bfloat16).
+asked for "cuda" (torch warns and disables there too); on the CPU it casts the inputs of torch's
+listed ops to bfloat16 (or float16) or to float32 (Note [autocast on the CPU]).
 """
 
 from __future__ import annotations
@@ -14,7 +14,9 @@ import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from .. import _dtype as D
 from .._tensor import Tensor
+from ..autograd.forward_ad import transforms
 from ..autograd.grad_mode import no_grad
 
 __all__ = ["GradScaler", "autocast", "is_autocast_available"]
@@ -124,8 +126,31 @@ class GradScaler:
         self._growth_interval, self._growth_tracker = state_dict["growth_interval"], state_dict["_growth_tracker"]
 
 
+# Note [autocast on the CPU]
+# torch's CPU autocast casts the floating inputs (float64 excepted) of the ops on its lower-precision list to
+# the autocast dtype (bfloat16 by default) and those of its float32 list to float32; other ops run on what
+# they are given. Here the cast is made per row of the rule table, in the choke point's transform path
+# (registry._transformed_apply: nothing is paid while autocast is off), for the rows that torch's listed
+# ops are made of: linear and matmul (mm, mv, dot, bmm, addmm, addbmm, baddbmm, matmul's rows),
+# convolutions and prelu in lower precision; cross entropy, losses with rows of their own (nll_loss, mse,
+# smooth l1, huber, binary cross entropy, margins...), prod, cdist, trace, the pads, 3-d pooling, the FFTs
+# and some of linalg in float32. torch's other listed composites (l1_loss, kl_div, cosine_embedding_loss...)
+# are not cast: their rows run on what they are given.
+_LOWER_PRECISION_ROWS = ("mm", "mv", "dot", "vdot", "bmm", "addmm", "addmv", "addbmm", "baddbmm", "matmul_nd",
+                         "matmul_vec_mat", "matmul_folded_clone", "matmul_folded_transpose", "convolution", "prelu",
+                         "_scaled_dot_product_flash_attention_for_cpu")
+_FLOAT32_ROWS = ("avg_pool3d", "binary_cross_entropy", "binary_cross_entropy_with_logits", "polar", "prod_all",
+                 "prod_dim", "cdist", "trace", "cholesky", "cholesky_inverse", "cholesky_solve", "linalg_pinv",
+                 "max_pool3d_with_indices", "max_unpool3d", "adaptive_avg_pool3d", "reflection_pad1d",
+                 "reflection_pad2d", "replication_pad1d", "replication_pad2d", "replication_pad3d", "mse_loss",
+                 "nll_loss", "nll_loss2d", "smooth_l1_loss", "huber_loss", "soft_margin_loss", "multi_margin_loss",
+                 "multilabel_margin_loss", "_ctc_loss", "fft_r2c", "fft_c2c", "fft_c2r",
+                 "cross_entropy")  # a composite here: ops/nn.py casts its input (registry.autocast_input)
+
+
 class autocast:  # noqa: N801 - torch's name
-    """`with torch.autocast(device_type, dtype=None, enabled=True)`: a context manager and a decorator."""
+    """`with torch.autocast(device_type, dtype=None, enabled=True)`: a context manager and a decorator; on the
+    CPU, torch's listed ops compute in `dtype` (bfloat16 by default) or float32 (Note [autocast on the CPU])."""
 
     def __init__(self, device_type: str, dtype: Any = None, enabled: bool = True,
                  cache_enabled: bool | None = None) -> None:
@@ -136,16 +161,24 @@ class autocast:  # noqa: N801 - torch's name
         if enabled and device_type == "cuda":
             warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.", stacklevel=2)
             enabled = False
-        if enabled:
-            raise RuntimeError("retrograd does not implement autocast on the CPU: it has no lower-precision "
-                               "kernels (and NumPy no bfloat16); run in float32 or pass enabled=False")
+        dtype = D.bfloat16 if dtype is None and device_type == "cpu" else dtype
+        if enabled and dtype not in (D.bfloat16, D.float16):
+            warnings.warn("In CPU autocast, but the target dtype is not supported. Disabling autocast.\n"
+                          "CPU Autocast only supports dtypes of torch.bfloat16, torch.float16 currently.", stacklevel=2)
+            enabled = False
         self.device, self.fast_dtype, self._enabled = device_type, dtype, enabled
+        self._outer: list = []
 
     def __enter__(self) -> autocast:
+        self._outer.append(transforms.autocast)
+        transforms.autocast = {**dict.fromkeys(_LOWER_PRECISION_ROWS, self.fast_dtype),
+                               **dict.fromkeys(_FLOAT32_ROWS, D.float32)} if self._enabled else None
+        transforms.update()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        return None
+        transforms.autocast = self._outer.pop()
+        transforms.update()
 
     def __call__(self, fn: Callable) -> Callable:
         @functools.wraps(fn)

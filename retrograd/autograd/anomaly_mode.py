@@ -13,6 +13,7 @@ import sys
 import warnings
 from typing import Any
 
+from .. import _dtype as D
 from .graph import Node, anomaly
 
 
@@ -98,6 +99,6 @@ def check_node_outputs(node: Node, grads: list[Any]) -> None:
         if g is None:
             continue
         data = g._physical._data if hasattr(g, "_physical") else g._data  # a batched gradient: the whole batch
-        if data.dtype.kind in "fc" and (data != data).any():
+        if D.kind(data) in "fc" and (data != data).any():
             report(node)
             raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")

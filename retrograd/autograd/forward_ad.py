@@ -33,16 +33,17 @@ from .grad_mode import _state as _grad_state
 
 
 class _Transforms:
-    """What changes every op: open dual levels, running vmap levels, saved-tensor hooks, a profiler."""
+    """What changes every op: open dual levels, running vmap levels, saved-tensor hooks, a profiler, CPU autocast."""
 
     active = False                   # the flag registry.apply checks; true iff one of the below is set
     levels: tuple = ()               # visible dual levels (ints), outermost first
     vmap: tuple = ()                 # running vmap levels (batched.Level), outermost first
     saved_hooks: tuple = ()          # (pack, unpack) pairs of saved_tensors_hooks, innermost last
     profiler = None                  # the recording profiler (autograd/profiler.py, Note [profiler events])
+    autocast: dict | None = None     # while torch.autocast('cpu') is on: {row name: dtype its inputs take}
 
     def update(self) -> None:
-        self.active = bool(self.levels or self.vmap or self.saved_hooks or self.profiler is not None)
+        self.active = bool(self.levels or self.vmap or self.saved_hooks or self.profiler is not None or self.autocast)
 
 
 transforms = _Transforms()

@@ -41,7 +41,7 @@ from .arrays import max_from  # these two where a parameter named A hides the mo
 from .arrays import reduce as reduce_array
 from .pointwise import log, where
 from .reduction import amax, amin, return_type, vector_norm
-from .registry import apply, defop, namespace
+from .registry import apply, autocast_unifies, defop, namespace
 from .shape import cat, diag_embed, diagonal, reshape_alias_op, stack, tril, triu, unsafe_view
 
 
@@ -1683,7 +1683,7 @@ def _raise_info(name: str, info: np.ndarray, message: Callable[[int], str], erro
 
 
 def _mm_dtypes(a: Tensor, b: Tensor, first: str = "m1", second: str = "m2") -> None:
-    if a.dtype is not b.dtype:
+    if a.dtype is not b.dtype and not autocast_unifies(a, b):
         raise RuntimeError(f"expected {first} and {second} to have the same dtype, but got: "
                            f"{D.scalar_type_name(a.dtype).lower()} != {D.scalar_type_name(b.dtype).lower()}")
 
@@ -1723,7 +1723,7 @@ def _check_vectors(name: str, a: Tensor, b: Tensor) -> None:
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{a._data.shape[0]}] and src "
                            f"[{b._data.shape[0]}] to have the same number of elements, but got "
                            f"{a._data.shape[0]} and {b._data.shape[0]} elements respectively")
-    if a.dtype is not b.dtype:
+    if a.dtype is not b.dtype and not autocast_unifies(a, b):
         raise RuntimeError(f"{name} : expected both vectors to have same dtype, but found "
                            f"{D.scalar_type_name(a.dtype)} and {D.scalar_type_name(b.dtype)}")
 
@@ -1834,7 +1834,7 @@ def _check_batch_broadcast(a: tuple, b: tuple) -> None:
 
 
 def _check_scaled_product(self: Tensor, mat: Tensor, other: Tensor) -> None:
-    if self.dtype is not other.dtype or mat.dtype is not other.dtype:
+    if (self.dtype is not other.dtype or mat.dtype is not other.dtype) and not autocast_unifies(self, mat, other):
         culprit = self if self.dtype is not other.dtype else mat
         raise RuntimeError(f"{'self' if culprit is self else 'mat1'} and mat2 must have the same dtype, but got "
                            f"{D.scalar_type_name(culprit.dtype)} and {D.scalar_type_name(other.dtype)}")

@@ -35,7 +35,7 @@ from .indexing import _index_range, index_put_op, scatter_add_op
 from .linalg import addmm, matmul
 from .pointwise import clamp_min, div_by_number, log, log1p, minimum, sigmoid, where, xlogy
 from .reduction import vector_norm_op
-from .registry import apply, defop, namespace, sum_to
+from .registry import apply, autocast_input, defop, namespace, sum_to
 
 
 class NormAxes(NamedTuple):
@@ -1358,6 +1358,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     reduction = _reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    input = autocast_input(input, "cross_entropy")
     cls = 1 if input.ndim > 1 else 0
     classes = input.shape[cls]
     logp = log_softmax(input, cls)

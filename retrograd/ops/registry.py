@@ -364,15 +364,24 @@ class Op:
                   f"        return _transformed_apply(op, {args}, params)"]
         if not operator:
             lines.append(f"    {_names(xs)} = args")
+        # Note [bfloat16] in _dtype.py; a sampler row (its `draw` param) makes values in its input's dtype itself
+        opmath = not self.is_view and self.name not in _BFLOAT16_BITS and "draw" not in self.params
+        to_opmath = f"        if _has_bfloat16({args}):\n            return _apply_bfloat16(op, {args}, params)"
         if self.promote is None:
             lines += [f"    {d} = {x}._data if isinstance({x}, Tensor) else {x}" for x, d in zip(xs, ds)]
+            if opmath:  # one identity test (a float kind's test stands for it below, an ndarray's here)
+                lines += ["    if type(d0) is _ndarray and d0.dtype is D.NUMPY_BFLOAT16:",
+                          f"        return _apply_bfloat16(op, {args}, params)"]
         else:  # the common case inline (one dtype, scalars that keep its category), else _arrays
-            # NumPy's arrays only: other namespaces' dtypes have no `kind`, and _arrays handles them
-            floating = " and d0.dtype.kind in 'fc'" if self.promote == "float" else ""
+            # NumPy's arrays only: other namespaces' dtypes have no `kind`, and _arrays handles them;
+            # bfloat16's kind is 'V', and the identity test sends it to _arrays too (Note [bfloat16])
+            floating = " and d0.dtype.kind in 'fc'" if self.promote == "float" else \
+                " and d0.dtype is not D.NUMPY_BFLOAT16" if len(xs) == 1 else \
+                " and (dt := d0.dtype) is not D.NUMPY_BFLOAT16"
             lines += [f"    if isinstance(x0, Tensor) and type(d0 := x0._data) is _ndarray{floating}:"]
             if len(xs) == 1:
-                lines += ["        pass", "    else:", f"        d0, = _arrays(op, {args})"]
-            else:
+                lines += ["        pass", "    else:"] + [to_opmath] * opmath + [f"        d0, = _arrays(op, {args})"]
+            elif self.promote == "float":
                 lines += ["        dt = d0.dtype"]
             for k, (x, d) in enumerate(zip(xs[1:], ds[1:])):
                 same = "same and " if k else ""  # the first test assigns `same`
@@ -386,8 +395,7 @@ class Op:
             if len(xs) > 1:
                 lines += ["    else:",
                           "        same = False",
-                          "    if not same:",
-                          f"        {_names(ds)} = _arrays(op, {args})"]
+                          "    if not same:"] + [to_opmath] * opmath + [f"        {_names(ds)} = _arrays(op, {args})"]
         params = ", *params" if self.params else ""  # a call without unpacking when the op has none
         call = f"forward(np if type(d0) is _ndarray else namespace_of(({', '.join(ds)},)), {', '.join(ds)}{params})"
         if numpy_function is not None:  # NumPy's function itself on ndarrays (Note [one-call forwards])
@@ -397,7 +405,7 @@ class Op:
         lines += ["    try:",
                   f"        result = {call}",
                   "    except Exception as e:  # a 0-d host array beside a device's, or torch's error",
-                  f"        result = _on_one_device(op, e, [{', '.join(ds)}], params)"]
+                  f"        result = _on_one_device(forward, e, [{', '.join(ds)}], params)"]
         single = self.n_outputs == 1
         if single:  # _wrap inline
             lines += ["    if type(result) is not _ndarray:  # a 0-d result comes back from NumPy as a scalar",
@@ -871,14 +879,14 @@ def operand(value: object) -> object:
     return NotImplemented
 
 
-def _on_one_device(op: Op, error: Exception, arrays: list, params: tuple) -> object:
+def _on_one_device(forward: Callable, error: Exception, arrays: list, params: tuple) -> object:
     """After the forward failed: its result once 0-d host arrays join the others' device (the entry points' fast
     path leaves them where they are; torch reads a 0-d CPU tensor beside a device's tensors as a number), else
     the error torch gives (_forward_error). Costs nothing until a forward fails."""
     moved = _cpu_scalars_moved(arrays)
     if any(a is not b for a, b in zip(moved, arrays)):
         try:
-            return op.forward(namespace_of(moved), *moved, *params)
+            return forward(namespace_of(moved), *moved, *params)
         except Exception as e:  # noqa: BLE001 - reported below, as for any forward
             error, arrays = e, moved
     raise _forward_error(error, arrays) from None
@@ -1089,22 +1097,27 @@ def _intern_versions(versions: tuple) -> tuple:
     return versions
 
 
-def _apply_generic(op: Op, args: tuple, params: tuple = ()) -> Tensor | tuple:
-    """apply() for any op, with loops over its inputs (the reference for Note [entry points])."""
+def _apply_generic(op: Op, args: tuple, params: tuple = (), forward: Callable | None = None) -> Tensor | tuple:
+    """apply() for any op, with loops over its inputs (the reference for Note [entry points]); `forward`
+    stands in for the op's own (_apply_bfloat16's)."""
     if _transforms.active:  # forward AD, vmap or saved-tensor hooks in use (Note [transforms])
         return _transformed_apply(op, args, params)
+    if forward is None:
+        forward = op.forward
     if op.variadic:
         inputs = args[0]
         arrays = [t._data for t in inputs]
-        result = op.forward(namespace_of(arrays), arrays, *params)
+        if forward is op.forward and _has_bfloat16(inputs):
+            return _apply_bfloat16(op, args, params)
+        result = forward(namespace_of(arrays), arrays, *params)
     else:
         inputs = args
         arrays = _arrays(op, args)
         first = arrays[0]
         try:
-            result = op.forward(np if type(first) is _ndarray else namespace_of(arrays), *arrays, *params)
+            result = forward(np if type(first) is _ndarray else namespace_of(arrays), *arrays, *params)
         except Exception as e:  # a 0-d host array beside a device's, or torch's error
-            result = _on_one_device(op, e, arrays, params)
+            result = _on_one_device(forward, e, arrays, params)
     if op.n_outputs == 1:
         out = _wrap(result)
         outs = (out,)
@@ -1123,6 +1136,71 @@ def _apply_generic(op: Op, args: tuple, params: tuple = ()) -> Tensor | tuple:
         for o in outs:
             o._vc = NO_VERSION_COUNTER
     return out
+
+
+# the rows that read or move bfloat16's bits (not compute on its values): they run on the bfloat16 array itself
+_BFLOAT16_BITS = frozenset({"view_dtype", "nextafter", "_to_device"})
+# torch's mul and div kernels read a number operand as float32 (its original_scalar_value); the others read the
+# bfloat16 tensor it is wrapped in, and add's `alpha` and pow's `exponent` as bfloat16 too
+_BFLOAT16_FLOAT_NUMBERS = frozenset({"mul", "div"})
+_BFLOAT16_NUMBER_PARAMS = frozenset({"alpha", "exponent"})
+
+
+def _has_bfloat16(values: Sequence) -> bool:
+    """Whether bfloat16 may take part: a tensor among `values` (or in a list among them) holds it, or it is the
+    default dtype, which numbers and integer tensors promote to (Note [bfloat16] in _dtype.py)."""
+    if D.NUMPY_BFLOAT16 is None:
+        return False
+    return D.defaults.floating is D.bfloat16 or any(v._data.dtype is D.NUMPY_BFLOAT16 if isinstance(v, Tensor) else
+               isinstance(v, (list, tuple)) and _has_bfloat16(v) for v in values)
+
+
+def _apply_bfloat16(op: Op, args: tuple, params: tuple) -> Tensor | tuple:
+    """apply() where a bfloat16 tensor takes part, as torch's CPU kernels compute: the forward runs on float32
+    copies of the bfloat16 arrays (so sums and products accumulate in float32), and its floating results are
+    rounded to bfloat16 once, unless the op's `dtype` asks for another (Note [bfloat16] in _dtype.py)."""
+    wanted = params[op.params.index("dtype")] if "dtype" in op.params else None
+    rounds = wanted is None or wanted is D.bfloat16
+    widen = _widened if op.name in _BFLOAT16_FLOAT_NUMBERS else _opmath
+    as_bfloat16 = [name in _BFLOAT16_NUMBER_PARAMS for name in op.params]
+
+    def forward(xp: types.ModuleType, *values: object) -> object:
+        inputs = values[:op.arity]  # then the params
+        if not any(_is_bfloat16(v) or type(v) is list and any(map(_is_bfloat16, v)) for v in inputs):
+            return op.forward(xp, *values)  # promotion left none (bfloat16 with float32 is float32)
+        params = [_opmath(p) if rounded else p for p, rounded in zip(values[op.arity:], as_bfloat16)]
+        result = op.forward(xp, *map(widen, inputs), *params)
+        return _rounded(result) if rounds else result
+
+    return _apply_generic(op, args, params, forward)
+
+
+def _is_bfloat16(value: object) -> bool:
+    return type(value) is _ndarray and value.dtype is D.NUMPY_BFLOAT16
+
+
+def _opmath(value: object) -> object:
+    """A forward's input as torch's kernels read it beside bfloat16 arrays: an array as float32, a Python number
+    as the bfloat16 tensor torch wraps it in (a list item by item)."""
+    if type(value) is float or type(value) is int:
+        return float(np.array(value, D.NUMPY_BFLOAT16))
+    return _widened(value)
+
+
+def _widened(value: object) -> object:
+    """A bfloat16 array as float32 (a list item by item); anything else as it is."""
+    if type(value) is list:
+        return [_widened(v) for v in value]
+    return value.astype(np.float32) if _is_bfloat16(value) else value
+
+
+def _rounded(result: object) -> object:
+    """A forward's float32 results rounded to bfloat16 (to nearest even), in tuples and lists too."""
+    if type(result) is tuple or type(result) is list:
+        return type(result)(_rounded(r) for r in result)
+    if isinstance(result, (_ndarray, _generic)) and result.dtype == np.float32:
+        return _asarray(result).astype(D.NUMPY_BFLOAT16)
+    return result
 
 
 # How a view was made (torch's CreationMeta; shape.py, Note [view creation meta]).
@@ -1295,6 +1373,8 @@ def _transformed_apply(op: Op, args: tuple, params: tuple) -> Tensor | tuple:
     state = _transforms
     if state.profiler is not None:  # torch.profiler records: the op runs inside its event (Note [profiler events])
         return state.profiler.run_op(op, args, params)
+    if state.autocast and op.name in state.autocast:
+        args = _autocast_inputs(args, state.autocast[op.name])
     if state.vmap:
         from ..autograd import batched  # vmap's batching rules: loaded on vmap's first use
 
@@ -1316,6 +1396,27 @@ def _transformed_apply(op: Op, args: tuple, params: tuple) -> Tensor | tuple:
         if state.saved_hooks:
             _pack_saved(node)
     return out
+
+
+def autocast_unifies(*tensors: Tensor) -> bool:
+    """Whether CPU autocast is on and casts these tensors to one dtype (floating, none float64): a public
+    matrix product then skips its same-dtype check, its rows cast first (amp, Note [autocast on the CPU])."""
+    return _transforms.autocast is not None and all(t.dtype.is_floating_point and t.dtype is not D.float64
+                                                    for t in tensors)
+
+
+def autocast_input(tensor: Tensor, name: str) -> Tensor:
+    """`tensor` as CPU autocast casts the input of torch's op `name` where that op is a composite here (torch's
+    cross_entropy_loss runs in float32; its rows alone would leave log_softmax in bfloat16)."""
+    target = _transforms.autocast.get(name) if _transforms.autocast is not None else None
+    return tensor if target is None else _autocast_inputs((tensor,), target)[0]
+
+
+def _autocast_inputs(args: tuple, target: D.dtype) -> tuple:
+    """An autocast row's inputs as torch's autocast casts them: each floating tensor other than float64 to
+    `target`, recorded as ToCopyBackward0 (amp, Note [autocast on the CPU])."""
+    return tuple(a.to(target) if isinstance(a, Tensor) and a.dtype.is_floating_point and a.dtype is not D.float64
+                 else a for a in args)
 
 
 def _propagate_tangents(op: Op, inputs: Sequence, params: tuple, outs: tuple) -> None:

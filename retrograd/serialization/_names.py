@@ -23,6 +23,7 @@ STORAGE_NAMES: dict[str, D.dtype] = {
     "DoubleStorage": D.float64, "FloatStorage": D.float32, "HalfStorage": D.float16, "LongStorage": D.int64,
     "IntStorage": D.int32, "ShortStorage": D.int16, "CharStorage": D.int8, "ByteStorage": D.uint8,
     "BoolStorage": D.bool_, "ComplexDoubleStorage": D.complex128, "ComplexFloatStorage": D.complex64,
+    "BFloat16Storage": D.bfloat16,  # its NumPy type (ml_dtypes') is looked up when a storage is read
 }
 STORAGE_NAME_OF: dict[D.dtype, str] = {dt: name for name, dt in STORAGE_NAMES.items()}
 STORAGE_NAMES["UntypedStorage"] = D.uint8  # raw bytes, which _rebuild_tensor_v3 reads as its dtype

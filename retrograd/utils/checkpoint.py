@@ -97,6 +97,19 @@ def _rng_state(state: dict | None) -> Iterator[None]:
         _creation.default_generator.set_state(current)
 
 
+@contextlib.contextmanager
+def _autocast_as(state: dict | None) -> Iterator[None]:
+    """Run with CPU autocast as it was around the first run (torch's checkpoint reenters it to recompute)."""
+    outer = transforms.autocast
+    transforms.autocast = state
+    transforms.update()
+    try:
+        yield
+    finally:
+        transforms.autocast = outer
+        transforms.update()
+
+
 def _default_metadata(tensor: Tensor) -> dict:
     return {"shape": tensor.shape, "dtype": tensor.dtype, "device": tensor.device}
 
@@ -138,6 +151,7 @@ class _Frame:
     def __init__(self, fn: Callable, args: tuple, kwargs: dict, rng_state: dict | None, early_stop: bool,
                  metadata: Callable, recompute_context: Any, debug: bool) -> None:
         self.fn, self.kwargs, self.rng_state, self.early_stop = fn, kwargs, rng_state, early_stop
+        self.autocast = transforms.autocast  # made during the first run: its autocast, for the recomputation
         self.inputs = [_SavedInput(a) if isinstance(a, Tensor) else a for a in args]
         self.metadata_of, self.recompute_context = metadata, recompute_context
         self.holders: list[weakref.ref] = []
@@ -183,7 +197,8 @@ class _Frame:
             self.log[1].clear()
         hooks = saved_tensors_hooks(lambda tensor: self._pack_recomputed(task, tensor), lambda tensor: tensor)
         try:
-            with hooks, grad_mode.enable_grad(), _rng_state(self.rng_state), self.recompute_context:
+            with hooks, grad_mode.enable_grad(), _rng_state(self.rng_state), _autocast_as(self.autocast), \
+                    self.recompute_context:
                 self.fn(*args, **self.kwargs)
         except _StopRecomputation:
             pass
@@ -256,6 +271,7 @@ class CheckpointFunction(Function):
                           stacklevel=2)
         ctx.run_function = run_function
         ctx.rng_state = _creation.default_generator.get_state() if preserve_rng_state else None
+        ctx.autocast = transforms.autocast
         ctx.tensor_positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         ctx.inputs = [None if isinstance(a, Tensor) else a for a in args]
         ctx.save_for_backward(*[args[i] for i in ctx.tensor_positions])
@@ -272,7 +288,7 @@ class CheckpointFunction(Function):
         inputs = list(ctx.inputs)
         for i, t in zip(ctx.tensor_positions, ctx.saved_tensors):
             inputs[i] = t.detach().requires_grad_(t.requires_grad)
-        with _rng_state(ctx.rng_state), grad_mode.enable_grad():
+        with _rng_state(ctx.rng_state), _autocast_as(ctx.autocast), grad_mode.enable_grad():
             outputs = ctx.run_function(*inputs)
         outputs = outputs if isinstance(outputs, tuple) else (outputs,)
         pairs = [(o, g) for o, g in zip(outputs, grads) if isinstance(o, Tensor) and o.requires_grad]

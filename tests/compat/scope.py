@@ -36,8 +36,8 @@ CATEGORIES: list[tuple[str, str, str]] = [
     ("storage and memory internals", "C++ storage objects, data pointers, untyped storages and the CPU "
      "memory allocator have no NumPy counterpart", r"untyped_storage|_storage\(|data_ptr|\.storage\(|"
      r"torch\.cuda\.memory|_cdata|StorageWeakRef|_weak_ref"),
-    ("quantisation, bfloat16 and autocast", "quantised tensors, bfloat16 (NumPy has no such dtype) and the "
-     "autocast kernels of torch's backends", r"quantize|qint8|quint8|autocast|bfloat16|float8"),
+    ("quantisation and float8", "quantised tensors and float8 dtypes (NumPy has no such types)",
+     r"quantize|qint8|quint8|float8"),
 ]
 _COMPILED = [(name, reason, re.compile(pattern)) for name, reason, pattern in CATEGORIES]
 

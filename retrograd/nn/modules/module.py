@@ -403,7 +403,7 @@ class Module:
         return self._apply(lambda t: t.to(float16) if t.is_floating_point() else t)
 
     def bfloat16(self) -> Module:
-        """Refused for a module with floating tensors: retrograd has no bfloat16 tensors (Note [bfloat16])."""
+        """Cast the floating parameters and buffers to bfloat16 (needs ml_dtypes: Note [bfloat16])."""
         from ... import bfloat16
 
         return self._apply(lambda t: t.to(bfloat16) if t.is_floating_point() else t)
