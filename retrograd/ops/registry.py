@@ -55,6 +55,7 @@ from ..autograd.graph import (
     edge_of,
     saved_state,
 )
+from .unsigned import UNSIGNED_ROWS, UNSIGNED_TYPES, kernel, refuse_unsigned  # noqa: F401 - UNSIGNED_TYPES: generated
 
 _ndarray = np.ndarray
 _generic = np.generic
@@ -394,6 +395,9 @@ class Op:
             out_array = ", out=..." if _UFUNC_OUT_ARRAY and isinstance(numpy_function, np.ufunc) else ""
             call = (f"NUMPY_FUNCTION({', '.join(ds)}{out_array}) if type(d0) is _ndarray "
                     f"else forward(namespace_of(({', '.join(ds)},)), {', '.join(ds)}{params})")
+        if self.name not in UNSIGNED_ROWS:  # torch's refusal, before NumPy computes (ops/unsigned.py)
+            lines += ["    if type(d0) is not _ndarray or d0.dtype.type in UNSIGNED_TYPES:",
+                      f"        refuse_unsigned({kernel(self.name)!r}, d0)"]
         lines += ["    try:",
                   f"        result = {call}",
                   "    except Exception as e:  # arrays on two devices, or NumPy's broadcasting error: torch's words",
@@ -1088,6 +1092,8 @@ def _apply_generic(op: Op, args: tuple, params: tuple = ()) -> Tensor | tuple:
         inputs = args
         arrays = _arrays(op, args)
         first = arrays[0]
+        if op.name not in UNSIGNED_ROWS:
+            refuse_unsigned(kernel(op.name), first)
         try:
             result = op.forward(np if type(first) is _ndarray else namespace_of(arrays), *arrays, *params)
         except Exception as e:  # arrays on two devices, or NumPy's broadcasting error: torch's words
