@@ -169,7 +169,14 @@ def tensor_type_name(dt: dtype | np.dtype) -> str:
 CPP_TYPE_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
                   "int32": "int", "int64": "long int", "float16": "c10::Half", "float32": "float", "float64": "double",
                   "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
-                  "uint16": "unsigned short", "uint32": "unsigned int", "uint64": "unsigned long"}
+                  "uint16": "short unsigned int", "uint32": "unsigned int", "uint64": "long unsigned int"}
+
+
+def refuse_unsigned(kernel: str, dt: dtype) -> None:
+    """torch's error from `kernel`, which has no version for the wide unsigned dtypes (Note [unsigned dtypes] in
+    ops/unsigned.py), if `dt` is one of them."""
+    if dt in UNSIGNED_WIDE:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_type_name(dt)}'")
 
 
 class finfo:  # noqa: N801 - torch's name

@@ -27,7 +27,6 @@ from .._tensor import Tensor, _wrap_dim
 from . import arrays as A
 from .pointwise import _refuse_kinds, conj, exp, isnan, logical_not, maximum, minimum, sgn, where
 from .registry import apply, defop
-from .unsigned import refuse_unsigned
 
 # ============================================================================================
 # Sums and means
@@ -679,7 +678,7 @@ def _accumulate_dtype(input: Tensor, dtype: D.dtype | None, kernel: str) -> obje
     """The NumPy dtype sums and products accumulate in: `dtype`, or int64 for integer/bool input. torch's `kernel`
     has no wide unsigned accumulator (Note [unsigned dtypes])."""
     if dtype is not None:
-        refuse_unsigned(kernel, dtype.np)
+        D.refuse_unsigned(kernel, dtype)
         return dtype.np
     return D.int64.np if input.dtype.category < 2 else None
 

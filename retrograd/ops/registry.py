@@ -55,9 +55,10 @@ from ..autograd.graph import (
     edge_of,
     saved_state,
 )
-from .unsigned import UNSIGNED_ROWS, UNSIGNED_TYPES, kernel, refuse_unsigned  # noqa: F401 - UNSIGNED_TYPES: generated
+from .unsigned import UNSIGNED_ROWS, UNSIGNED_TYPES, refuse_row  # noqa: F401 - UNSIGNED_TYPES: generated
 
 _ndarray = np.ndarray
+_INT64 = np.dtype(np.int64)
 _generic = np.generic
 _asarray = np.asarray
 _new = object.__new__
@@ -397,7 +398,7 @@ class Op:
                     f"else forward(namespace_of(({', '.join(ds)},)), {', '.join(ds)}{params})")
         if self.name not in UNSIGNED_ROWS:  # torch's refusal, before NumPy computes (ops/unsigned.py)
             lines += ["    if type(d0) is not _ndarray or d0.dtype.type in UNSIGNED_TYPES:",
-                      f"        refuse_unsigned({kernel(self.name)!r}, d0)"]
+                      "        refuse_row(op.name, d0, params)"]
         lines += ["    try:",
                   f"        result = {call}",
                   "    except Exception as e:  # arrays on two devices, or NumPy's broadcasting error: torch's words",
@@ -638,7 +639,8 @@ def sum_to(grad: Tensor, shape: tuple) -> Tensor:
         return grad
     # the rows themselves (dims are already normal, the sum is contiguous): SumBackward1, then a
     # ViewBackward0 that drops the leading dims, as torch's sum_to records
-    grad = OPS["sum_dim"].run((grad,), (dims, True, None))
+    integral = D.kind(grad._data) in "biu"  # sum_to_size of an integer tensor: int64, as torch's sums (NumPy: uint64)
+    grad = OPS["sum_dim"].run((grad,), (dims, True, _INT64 if integral else None))
     return OPS["view"].run((grad,), (shape,)) if grad._data.shape != shape else grad
 
 
@@ -1093,7 +1095,7 @@ def _apply_generic(op: Op, args: tuple, params: tuple = ()) -> Tensor | tuple:
         arrays = _arrays(op, args)
         first = arrays[0]
         if op.name not in UNSIGNED_ROWS:
-            refuse_unsigned(kernel(op.name), first)
+            refuse_row(op.name, first, params)
         try:
             result = op.forward(np if type(first) is _ndarray else namespace_of(arrays), *arrays, *params)
         except Exception as e:  # arrays on two devices, or NumPy's broadcasting error: torch's words
