@@ -396,7 +396,8 @@ class Op:
             out_array = ", out=..." if _UFUNC_OUT_ARRAY and isinstance(numpy_function, np.ufunc) else ""
             call = (f"NUMPY_FUNCTION({', '.join(ds)}{out_array}) if type(d0) is _ndarray "
                     f"else forward(namespace_of(({', '.join(ds)},)), {', '.join(ds)}{params})")
-        if self.name not in UNSIGNED_ROWS:  # torch's refusal, before NumPy computes (ops/unsigned.py)
+        if self.name not in UNSIGNED_ROWS and self.promote != "float":  # torch's refusal (ops/unsigned.py); a
+            # float op has converted an unsigned input already, as torch's do
             lines += ["    if type(d0) is not _ndarray or d0.dtype.type in UNSIGNED_TYPES:",
                       "        refuse_row(op.name, d0, params)"]
         lines += ["    try:",
@@ -1094,7 +1095,7 @@ def _apply_generic(op: Op, args: tuple, params: tuple = ()) -> Tensor | tuple:
         inputs = args
         arrays = _arrays(op, args)
         first = arrays[0]
-        if op.name not in UNSIGNED_ROWS:
+        if op.name not in UNSIGNED_ROWS and op.promote != "float":
             refuse_row(op.name, first, params)
         try:
             result = op.forward(np if type(first) is _ndarray else namespace_of(arrays), *arrays, *params)
