@@ -35,17 +35,18 @@ UNSIGNED_ROWS = frozenset({
     "split_with_sizes_copy", "squeeze", "squeeze_", "squeeze_copy", "squeeze_dim", "squeeze_dim_", "squeeze_dim_copy",
     "squeeze_dims", "squeeze_dims_", "squeeze_dims_copy", "stack", "t", "t_", "t_copy", "transpose", "transpose_",
     "transpose_copy", "unbind", "unbind_copy", "unfold", "unfold_copy", "unsafe_split", "unsafe_split_with_sizes",
-    "unsqueeze", "unsqueeze_", "unsqueeze_copy", "view", "view_copy", "view_dtype", "where", "zero", "outer",
+    "unsqueeze", "unsqueeze_", "unsqueeze_copy", "view", "view_copy", "view_dtype", "where", "zero",
     "random_", "random_from_to_", "random_to_",
     # equality, class tests, bitwise and, or, xor
     "eq", "eq_", "eq_scalar_", "ne", "ne_", "ne_scalar_", "isclose", "isfinite", "isinf", "isnan", "isneginf",
     "isposinf", "isreal", "signbit", "bitwise_and", "bitwise_or", "bitwise_xor",
     # arithmetic torch has kernels for; rounding an integer is the identity
-    "mul", "mul_scalar", "div", "div_scalar", "ceil", "floor", "round", "trunc", "nan_to_num",
+    "mul", "mul_scalar", "outer", "div", "div_scalar", "ceil", "floor", "round", "trunc", "nan_to_num",
     # reductions, sorting, uniques
     "all", "any", "sum_all", "sum_dim", "nansum", "prod_all", "prod_dim", "cumsum", "cumprod", "argsort", "sort",
     "sort_stable", "_unique", "_unique2", "unique_consecutive", "unique_dim", "nonzero_static",
 })
+
 
 def _convolution_kernel(x: np.ndarray, params: tuple) -> str:
     """The CPU kernel torch runs a convolution with (params: the convolution row's window, groups, transposed)."""
@@ -112,7 +113,7 @@ def refuse_row(row: str, array: object, params: tuple) -> None:
     D.refuse_unsigned(kernel if isinstance(kernel, str) else kernel(array, params), D.FROM_NUMPY[array.dtype])
 
 
-def _unsigned(value: object) -> bool:
-    """Whether value is a NumPy dtype, or an array (NumPy's, CuPy's) of one, of a wide unsigned type."""
-    dtype = value if isinstance(value, np.dtype) else getattr(value, "dtype", None)
+def _unsigned(array: object) -> bool:
+    """Whether `array` (NumPy's, CuPy's; anything else is not) holds a wide unsigned type."""
+    dtype = getattr(array, "dtype", None)
     return isinstance(dtype, np.dtype) and dtype.type in UNSIGNED_TYPES
