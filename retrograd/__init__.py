@@ -15,7 +15,7 @@ from ._creation import (Generator, arange, as_tensor, default_generator, empty, 
                         rand_like, randint, randint_like, randn, randn_like, randperm, seed, set_rng_state, tensor, zeros,
                         zeros_like)
 from ._dtype import (bfloat16, bool_ as bool, complex32, complex64, complex128, dtype, finfo, iinfo, float16, float32, float64, get_default_dtype,  # noqa: A004
-                     int8, int16, int32, int64, set_default_dtype, uint8)
+                     int8, int16, int32, int64, set_default_dtype, uint8, uint16, uint32, uint64)
 from ._legacy import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor,
                       LongTensor, ShortTensor)
 from ._layout import layout, strided

@@ -383,9 +383,23 @@ def tensor(data: Any, *, dtype: D.dtype | None = None, device: Any = None, requi
            pin_memory: bool = False) -> Tensor:
     """A new leaf tensor holding a copy of `data` (floats are float32 by default, ints int64)."""
     arr = _infer(data, exact=dtype is not None)
+    if dtype in D.UNSIGNED_WIDE and not isinstance(data, (Tensor, np.ndarray)):
+        _check_unsigned_numbers(arr, dtype)
     if dtype is not None:
         arr = arr.astype(_np_dtype(dtype))
     return _finish(np.ascontiguousarray(arr) if arr.ndim else arr.reshape(()), requires_grad, device)
+
+
+def _check_unsigned_numbers(arr: np.ndarray, dtype: D.dtype) -> None:
+    """torch's checks of Python numbers made uint16, uint32 or uint64: a uint64 takes non-negative ints only (Python's
+    own conversion to unsigned), the others any int whose magnitude fits (negative ones wrap around)."""
+    if dtype is D.uint64:
+        if arr.dtype.kind == "f":
+            raise TypeError("an integer is required")
+        if arr.dtype.kind == "i" and (arr < 0).any():
+            raise OverflowError("can't convert negative int to unsigned")
+    elif arr.dtype.kind in "iu" and arr.size and np.abs(arr.astype(np.float64)).max() > np.iinfo(dtype.np).max:
+        raise RuntimeError(f"value cannot be converted to type {dtype.name} without overflow")
 
 
 def as_tensor(data: Any, dtype: D.dtype | None = None, device: Any = None) -> Tensor:
@@ -411,7 +425,12 @@ def from_numpy(array: np.ndarray) -> Tensor:
 
 def _filled(fill: Any, size: Sequence, dtype: D.dtype | None, requires_grad: bool, default: D.dtype | None = None,
             device: Any = None) -> Tensor:
-    return _finish(np.full(_shape(size), fill, dtype=_np_dtype(dtype, default)), requires_grad, device)
+    np_dtype = _np_dtype(dtype, default)
+    if np_dtype.kind == "u" and type(fill) is int and fill < 0:  # C++'s conversion: wraps, if -fill fits
+        if -fill > np.iinfo(np_dtype).max:
+            raise RuntimeError(f"value cannot be converted to type {np_dtype}_t without overflow")
+        fill += 1 << 8 * np_dtype.itemsize
+    return _finish(np.full(_shape(size), fill, dtype=np_dtype), requires_grad, device)
 
 
 def zeros(*size: Any, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False,
@@ -471,7 +490,7 @@ def _triangle_indices(lower: bool) -> Any:
     def indices(row: int, col: int, offset: int = 0, *, dtype: D.dtype | None = None, device: Any = None,
                 layout: Any = None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
         dtype = D.int64 if dtype is None else dtype
-        if dtype.category > 1:
+        if dtype.category > 1 or dtype in D.UNSIGNED_WIDE:
             raise NotImplementedError(f'"{name}" not implemented for \'{D.SCALAR_TYPE_NAMES[dtype.name]}\'')
         for what, n in (("row", row), ("col", col)):
             if n < 0:
@@ -500,6 +519,7 @@ def full(size: Sequence[int], fill_value: Any, *, dtype: D.dtype | None = None, 
 
 def eye(n: int, m: int | None = None, *, dtype: D.dtype | None = None, device: Any = None,
         requires_grad: bool = False) -> Tensor:
+    D.refuse_unsigned("eye", dtype)
     return _finish(np.eye(n, n if m is None else m, dtype=_np_dtype(dtype)), requires_grad, device)
 
 
@@ -511,6 +531,7 @@ def arange(start: float, end: float | None = None, step: float = 1, *, dtype: D.
     values = [v.item() if isinstance(v, (Tensor, np.generic)) else v for v in (start, end, step)]  # np.int64 is an int
     if dtype is None:
         dtype = D.int64 if all(isinstance(v, int) for v in values) else D.defaults.floating
+    D.refuse_unsigned("arange_cpu", dtype)
     n = max(int(np.ceil((values[1] - values[0]) / values[2])), 0)
     data = (values[0] + np.arange(n, dtype=np.float64 if dtype.category >= 2 else np.int64) * values[2])
     return _finish(data.astype(_np_dtype(dtype)), requires_grad, device)
@@ -528,18 +549,21 @@ def _bounds(name: str, start: Any, end: Any) -> tuple:
 def linspace(start: float | Tensor, end: float | Tensor, steps: int, *, dtype: D.dtype | None = None,
              device: Any = None, requires_grad: bool = False) -> Tensor:
     start, end = _bounds("linspace", start, end)
+    D.refuse_unsigned("linspace_cpu", dtype)
     return _finish(np.linspace(start, end, steps, dtype=np.float64).astype(_np_dtype(dtype)), requires_grad, device)
 
 
 def logspace(start: float | Tensor, end: float | Tensor, steps: int, base: float = 10.0, *,
              dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     start, end = _bounds("logspace", start, end)
+    D.refuse_unsigned("logspace_cpu", dtype)
     return _finish(np.logspace(start, end, steps, base=base).astype(_np_dtype(dtype)), requires_grad, device)
 
 
 def rand(*size: Any, generator: Generator | None = None, dtype: D.dtype | None = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
     """Uniform samples from [0, 1) (torch's numbers for the same seed)."""
+    D.refuse_unsigned("check_uniform_bounds", dtype)
     drawn = _device_draw("random", size, generator, dtype, device, requires_grad)
     if drawn is not None:
         return drawn
@@ -550,6 +574,7 @@ def rand(*size: Any, generator: Generator | None = None, dtype: D.dtype | None =
 def randn(*size: Any, generator: Generator | None = None, dtype: D.dtype | None = None, device: Any = None,
           requires_grad: bool = False) -> Tensor:
     """Standard normal samples (torch's numbers for the same seed)."""
+    D.refuse_unsigned("normal_kernel_cpu", dtype)
     drawn = _device_draw("normal", size, generator, dtype, device, requires_grad)
     if drawn is not None:
         return drawn
@@ -591,6 +616,7 @@ def randint(low: int, high: int | Sequence[int] | None = None, size: Sequence[in
 def randperm(n: int, *, generator: Generator | None = None, dtype: D.dtype | None = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:
     """A random permutation of 0..n-1 (torch's for the same seed)."""
+    D.refuse_unsigned("randperm", dtype)
     return _finish(_torch_rng(generator).permutation(n).astype(_np_dtype(dtype, D.int64)), requires_grad, device)
 
 

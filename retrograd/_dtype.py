@@ -53,6 +53,11 @@ float32 = dtype("float32", np.float32, 2)
 float64 = dtype("float64", np.float64, 2)
 complex64 = dtype("complex64", np.complex64, 3)
 complex128 = dtype("complex128", np.complex128, 3)
+# torch's "barebones" unsigned types: few kernels take them, no other integer promotes with them
+# (Note [unsigned dtypes] in ops/unsigned.py)
+uint16 = dtype("uint16", np.uint16, 1)
+uint32 = dtype("uint32", np.uint32, 1)
+uint64 = dtype("uint64", np.uint64, 1)
 
 # Note [bfloat16]
 # NumPy has no bfloat16; the optional ml_dtypes package (JAX's, `pip install 'retrograd[bfloat16]'`) gives it
@@ -115,14 +120,17 @@ complex32 = _NamedOnly("complex32", 4, 3, "retrograd has no complex32 tensors: N
                        "float16 parts, and computing as torch does on one (each op in complex64, its result rounded) "
                        "is not built; use complex64")
 
-ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64, complex64, complex128)
+ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64, complex64, complex128,
+              uint16, uint32, uint64)
+UNSIGNED_WIDE = frozenset((uint16, uint32, uint64))
 FROM_NUMPY: dict[np.dtype, dtype] = {d.np: d for d in ALL_DTYPES}
 ALIASES = {"half": float16, "float": float32, "double": float64, "short": int16, "int": int32,
            "long": int64, "cfloat": complex64, "cdouble": complex128}
 # How torch's error texts name element types: the ScalarType ("Float") and the C++ type ("float")
 SCALAR_TYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
                      "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
-                     "complex32": "ComplexHalf", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+                     "complex32": "ComplexHalf", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+                     "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64"}
 
 
 _NATIVE: dict[object, dict] = {}  # namespace -> {its dtype object: our dtype, and back}, made on first use
@@ -192,7 +200,15 @@ def tensor_type_name(dt: dtype | np.dtype) -> str:
 
 CPP_TYPE_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
                   "int32": "int", "int64": "long int", "float16": "c10::Half", "float32": "float", "float64": "double",
-                  "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+                  "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
+                  "uint16": "short unsigned int", "uint32": "unsigned int", "uint64": "long unsigned int"}
+
+
+def refuse_unsigned(kernel: str, dt: dtype) -> None:
+    """torch's error from `kernel`, which has no version for the wide unsigned dtypes (Note [unsigned dtypes] in
+    ops/unsigned.py), if `dt` is one of them."""
+    if dt in UNSIGNED_WIDE:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_type_name(dt)}'")
 
 
 class finfo:  # noqa: N801 - torch's name
@@ -270,11 +286,10 @@ def from_numpy_dtype(np_dtype: np.dtype) -> dtype:
     try:
         return FROM_NUMPY[np_dtype]
     except KeyError:
-        if np_dtype == np.uint16 or np_dtype == np.uint32 or np_dtype == np.uint64:
-            raise TypeError(f"can't convert np.ndarray of type numpy.{np_dtype} to a tensor") from None
         raise TypeError(
             f"can't convert np.ndarray of type numpy.{np_dtype}. The only supported types are: float64, "
-            "float32, float16, complex64, complex128, int64, int32, int16, int8, uint8, and bool."
+            "float32, float16, complex64, complex128, int64, int32, int16, int8, uint64, uint32, uint16, uint8, "
+            "and bool."
         ) from None
 
 
@@ -282,6 +297,9 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     """torch.promote_types: the smallest dtype both a and b convert to without losing category."""
     if a is b:
         return a
+    if (a in UNSIGNED_WIDE or b in UNSIGNED_WIDE) and not (a.is_floating_point or b.is_floating_point):
+        raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, attempted to promote "
+                           f"{scalar_type_name(a)} and {scalar_type_name(b)}")
     if a.category != b.category:
         hi, lo = (a, b) if a.category > b.category else (b, a)
         if hi.is_complex and lo.is_floating_point and lo.itemsize > hi.itemsize // 2:

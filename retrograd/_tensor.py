@@ -301,6 +301,9 @@ class Tensor:
     def is_complex(self) -> bool:
         return self.dtype.is_complex
 
+    def is_signed(self) -> bool:
+        return self.dtype.is_signed
+
     def stride(self, dim: int | None = None) -> tuple | int:
         strides = tuple(s // self._data.itemsize for s in self._data.strides)
         return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim)]

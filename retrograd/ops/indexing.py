@@ -1225,6 +1225,7 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
 
 def nonzero(input: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:
     """Indices of nonzero elements: an (n, ndim) int64 tensor, or one tensor per dim."""
+    D.refuse_unsigned("nonzero_count_cpu", input.dtype)
     data = input._data
     xp = namespace(data)
     if as_tuple:

@@ -261,6 +261,7 @@ def random_(self: Tensor, *bounds: int, generator: Generator | None = None, **na
     bounds = bounds + tuple(named[k] for k in ("from", "to") if k in named)
     rng = _generator(generator)
     if not bounds:
+        D.refuse_unsigned("random_kernel_cpu", self.dtype)
         return _in_place(self, random_in_place[2], lambda xp, x: _drawn(xp, rng.bits(x.shape, _host_dtype(x)), x))
     low, high = bounds if len(bounds) == 2 else (0, bounds[0])
     if low >= high:

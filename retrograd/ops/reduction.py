@@ -25,7 +25,7 @@ from .. import _dtype as D
 from .._creation import arange, ones_like, zeros
 from .._tensor import Tensor, _wrap_dim
 from . import arrays as A
-from .pointwise import conj, exp, isnan, logical_not, maximum, minimum, sgn, where
+from .pointwise import _refuse_kinds, conj, exp, isnan, logical_not, maximum, minimum, sgn, where
 from .registry import apply, defop
 
 # ============================================================================================
@@ -304,6 +304,15 @@ def argmin_op(xp, x, dim, keepdim):
 @defop("count_nonzero", params=("dim",))
 def count_nonzero_op(xp, x, dim):
     return xp.asarray(xp.count_nonzero(x, axis=dim), dtype=xp.int64)
+
+
+# torch's hash_tensor has no derivative (no formula: its uint64 result is never differentiable)
+@defop("hash_tensor", params=("dim", "keepdim"))
+def hash_tensor_op(xp, x, dim, keepdim):
+    """Each element's bits as a uint64 (floats widened to float64, integers and bools to int64 first), xor-reduced over
+    `dim` (None: every dim): torch's mode 0. Reinterpreting bits is NumPy's ndarray.view (the standard has none)."""
+    wide = A.astype(xp, x, D.float64 if D.kind(x) in "f" else D.int64, copy=False)
+    return xp.bitwise_xor.reduce(wide.view(np.uint64), axis=dim, keepdims=keepdim)
 
 
 @defop("all", params=("dim", "keepdim"))
@@ -665,9 +674,11 @@ def _whole(dim: object) -> bool:
     return dim is None or (not isinstance(dim, (int, Tensor)) and len(dim) == 0)
 
 
-def _accumulate_dtype(input: Tensor, dtype: D.dtype | None) -> object:
-    """The NumPy dtype sums and products accumulate in: `dtype`, or int64 for integer/bool input."""
+def _accumulate_dtype(input: Tensor, dtype: D.dtype | None, kernel: str) -> object:
+    """The NumPy dtype sums and products accumulate in: `dtype`, or int64 for integer/bool input. torch's `kernel`
+    has no wide unsigned accumulator (Note [unsigned dtypes])."""
     if dtype is not None:
+        D.refuse_unsigned(kernel, dtype)
         return dtype.np
     return D.int64.np if input.dtype.category < 2 else None
 
@@ -686,15 +697,17 @@ def _require_nonempty_dim(input: Tensor, d: int, name: str) -> None:
 def sum(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,  # noqa: A001
         dtype: D.dtype | None = None) -> Tensor:
     """Sum over all elements or along `dim` (int and bool inputs sum in int64)."""
+    accumulate = _accumulate_dtype(input, dtype, "sum_cpu")
     if dim is None and not keepdim:
-        return apply(sum_all, (input,), (_accumulate_dtype(input, dtype),))
-    return apply(sum_dim, (input,), (_reduced_dims(dim, input.ndim), keepdim, _accumulate_dtype(input, dtype)))
+        return apply(sum_all, (input,), (accumulate,))
+    return apply(sum_dim, (input,), (_reduced_dims(dim, input.ndim), keepdim, accumulate))
 
 
 def nansum(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
            dtype: D.dtype | None = None) -> Tensor:
     """Sum treating NaN as zero (NaNs get no gradient)."""
-    return apply(nansum_op, (input,), (_reduced_dims(dim, input.ndim), keepdim, _accumulate_dtype(input, dtype)))
+    accumulate = _accumulate_dtype(input, dtype, "sum_cpu")
+    return apply(nansum_op, (input,), (_reduced_dims(dim, input.ndim), keepdim, accumulate))
 
 
 def mean(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
@@ -720,11 +733,12 @@ def nanmean(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool
 
 def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype: D.dtype | None = None) -> Tensor:
     """Product of all elements or along `dim`; the gradient is exact with zeros."""
+    accumulate = _accumulate_dtype(input, dtype, "prod_out_cpu")
     if dim is None:
-        return apply(prod_all, (input,), (_accumulate_dtype(input, dtype),))
+        return apply(prod_all, (input,), (accumulate,))
     if not isinstance(dim, int):
         raise TypeError(f"prod(): argument 'dim' must be int, not {type(dim).__name__}")
-    return apply(prod_dim, (input,), (_wrap_dim(dim, input.ndim), keepdim, _accumulate_dtype(input, dtype)))
+    return apply(prod_dim, (input,), (_wrap_dim(dim, input.ndim), keepdim, accumulate))
 
 
 def _extreme(input: Tensor, dim: object, keepdim: bool, name: str, whole: object, along: object,
@@ -960,12 +974,12 @@ def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None
 
 def cumsum(input: Tensor, dim: int, *, dtype: D.dtype | None = None) -> Tensor:
     """Running sum along dim (int and bool inputs sum in int64)."""
-    return apply(cumsum_op, (input,), (_wrap_dim(dim, input.ndim), _accumulate_dtype(input, dtype)))
+    return apply(cumsum_op, (input,), (_wrap_dim(dim, input.ndim), _accumulate_dtype(input, dtype, "cumsum_out_cpu")))
 
 
 def cumprod(input: Tensor, dim: int, *, dtype: D.dtype | None = None) -> Tensor:
     """Running product along dim; the gradient is exact with zeros."""
-    return apply(cumprod_op, (input,), (_wrap_dim(dim, input.ndim), _accumulate_dtype(input, dtype)))
+    return apply(cumprod_op, (input,), (_wrap_dim(dim, input.ndim), _accumulate_dtype(input, dtype, "cumprod_out_cpu")))
 
 
 def cummax(input: Tensor, dim: int) -> tuple:
@@ -1002,6 +1016,26 @@ def count_nonzero(input: Tensor, dim: int | Sequence[int] | None = None) -> Tens
     return apply(count_nonzero_op, (input,), (None if _whole(dim) else _reduced_dims(dim, input.ndim),))
 
 
+def hash_tensor(input: Tensor, dim: int | Sequence[int] | None = (), *, keepdim: bool = False,
+                mode: int = 0) -> Tensor:
+    """A uint64 hash of the elements, over everything or along dims: their bits (as float64, or int64) xor-ed.
+
+    >>> hash_tensor(tensor([1, 2]))  # 1 ^ 2
+    tensor(3, dtype=torch.uint64)
+    """
+    if mode != 0:
+        raise RuntimeError(f"Unknown hash_tensor mode: {mode}")
+    _refuse_kinds(input._data.dtype, "xor_sum_cpu")
+    dims = None if _whole(dim) else _dims(dim, input.ndim)
+    if dims is None and input._data.size == 0:
+        raise RuntimeError("hash_tensor: Expected reduction dim to be specified for input.numel() == 0. Specify the "
+                           "reduction dim with the 'dim' argument.")
+    for d in dims or ():
+        if input.ndim and input.shape[d] == 0:
+            raise IndexError(f"hash_tensor: Expected reduction dim {d} to have non-zero size.")
+    return apply(hash_tensor_op, (input,), (dims if input.ndim else None, keepdim and input.ndim > 0))
+
+
 def all(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001
     """True where every element (along dim) is nonzero; bool result, no gradient."""
     return apply(all_op, (input,), (None if dim is None else _reduced_dims(dim, input.ndim), keepdim))
@@ -1013,9 +1047,10 @@ def any(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = F
 
 
 __all__ = ["all", "amax", "amin", "aminmax", "any", "argmax", "argmin", "count_nonzero", "cummax", "cummin", "cumprod",
-           "cumsum", "cumulative_trapezoid", "diff", "trapezoid", "trapz", "logsumexp", "max", "mean", "median", "min",
-           "nanmean", "nanmedian", "nansum", "norm", "prod", "std", "std_mean", "sum", "var", "var_mean"]
-METHODS = ["aminmax", "count_nonzero", "cummax", "cummin", "cumprod", "cumsum", "diff", "logsumexp", "median",
-           "nanmean", "nanmedian", "nansum", "prod", "std", "var"]
+           "cumsum", "cumulative_trapezoid", "diff", "hash_tensor", "trapezoid", "trapz", "logsumexp", "max", "mean",
+           "median", "min", "nanmean", "nanmedian", "nansum", "norm", "prod", "std", "std_mean", "sum", "var",
+           "var_mean"]
+METHODS = ["aminmax", "count_nonzero", "cummax", "cummin", "cumprod", "cumsum", "diff", "hash_tensor", "logsumexp",
+           "median", "nanmean", "nanmedian", "nansum", "prod", "std", "var"]
 INPLACE = ["cumsum", "cumprod"]
 LINALG = ["vector_norm"]

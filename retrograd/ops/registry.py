@@ -55,8 +55,10 @@ from ..autograd.graph import (
     edge_of,
     saved_state,
 )
+from .unsigned import UNSIGNED_ROWS, UNSIGNED_TYPES, refuse_row  # noqa: F401 - UNSIGNED_TYPES: generated
 
 _ndarray = np.ndarray
+_INT64 = np.dtype(np.int64)
 _generic = np.generic
 _asarray = np.asarray
 _new = object.__new__
@@ -402,6 +404,10 @@ class Op:
             out_array = ", out=..." if _UFUNC_OUT_ARRAY and isinstance(numpy_function, np.ufunc) else ""
             call = (f"NUMPY_FUNCTION({', '.join(ds)}{out_array}) if type(d0) is _ndarray "
                     f"else forward(namespace_of(({', '.join(ds)},)), {', '.join(ds)}{params})")
+        if self.name not in UNSIGNED_ROWS and self.promote != "float":  # torch's refusal (ops/unsigned.py); a
+            # float op has converted an unsigned input already, as torch's do
+            lines += ["    if type(d0) is not _ndarray or d0.dtype.type in UNSIGNED_TYPES:",
+                      "        refuse_row(op.name, d0, params)"]
         lines += ["    try:",
                   f"        result = {call}",
                   "    except Exception as e:  # a 0-d host array beside a device's, or torch's error",
@@ -642,7 +648,8 @@ def sum_to(grad: Tensor, shape: tuple) -> Tensor:
         return grad
     # the rows themselves (dims are already normal, the sum is contiguous): SumBackward1, then a
     # ViewBackward0 that drops the leading dims, as torch's sum_to records
-    grad = OPS["sum_dim"].run((grad,), (dims, True, None))
+    integral = D.kind(grad._data) in "biu"  # sum_to_size of an integer tensor: int64, as torch's sums (NumPy: uint64)
+    grad = OPS["sum_dim"].run((grad,), (dims, True, _INT64 if integral else None))
     return OPS["view"].run((grad,), (shape,)) if grad._data.shape != shape else grad
 
 
@@ -1114,6 +1121,8 @@ def _apply_generic(op: Op, args: tuple, params: tuple = (), forward: Callable | 
         inputs = args
         arrays = _arrays(op, args)
         first = arrays[0]
+        if op.name not in UNSIGNED_ROWS and op.promote != "float":
+            refuse_row(op.name, first, params)
         try:
             result = forward(np if type(first) is _ndarray else namespace_of(arrays), *arrays, *params)
         except Exception as e:  # a 0-d host array beside a device's, or torch's error

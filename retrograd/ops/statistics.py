@@ -353,6 +353,7 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     data = input._data
     xp = namespace(data)
     _refuse_kinds(data.dtype, "bincount_cpu", kinds="bfc")
+    D.refuse_unsigned("bincount_cpu", input.dtype)
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
     if data.ndim != 1 or A.reduce(xp, "any", data < 0):

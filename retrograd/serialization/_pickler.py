@@ -37,6 +37,9 @@ class TorchGlobal:
 
 
 _REBUILD_TENSOR = TorchGlobal("torch._utils", "_rebuild_tensor_v2")
+# a dtype with no legacy storage class (uint16, uint32, uint64): its bytes in an UntypedStorage, the dtype named after
+_REBUILD_TENSOR_V3 = TorchGlobal("torch._utils", "_rebuild_tensor_v3")
+_UNTYPED_STORAGE = TorchGlobal("torch.storage", "UntypedStorage")
 _REBUILD_PARAMETER = TorchGlobal("torch._utils", "_rebuild_parameter")
 _SIZE = TorchGlobal("torch", "Size")
 _STORAGE_TYPES = {dt: TorchGlobal("torch", name) for dt, name in STORAGE_NAME_OF.items()}
@@ -81,7 +84,10 @@ class TorchPickler(pickle._Pickler):
     def persistent_id(self, obj: Any) -> Any:
         if type(obj) is not StorageRef:
             return None
-        return ("storage", _STORAGE_TYPES[D.FROM_NUMPY[obj.flat.dtype]], obj.key, obj.location, obj.flat.size)
+        typed = _STORAGE_TYPES.get(D.FROM_NUMPY[obj.flat.dtype])
+        if typed is None:
+            return ("storage", _UNTYPED_STORAGE, obj.key, obj.location, obj.flat.nbytes)
+        return ("storage", typed, obj.key, obj.location, obj.flat.size)
 
     def _storage(self, owner: np.ndarray, location: str = "cpu") -> StorageRef:
         ref = self._storage_keys.get(id(owner))
@@ -100,8 +106,10 @@ class TorchPickler(pickle._Pickler):
             if type(data) is not np.ndarray:  # a device's array: its host copy in the file, its device named, as torch
                 location, data = str(obj.device), _xp.transfer(data, "cpu", None)
             owner, offset, strides = _storage_view(data)
-            return _REBUILD_TENSOR, (self._storage(owner, location), offset, tuple(obj.shape), strides,
-                                     obj.requires_grad, OrderedDict())
+            args = (self._storage(owner, location), offset, tuple(obj.shape), strides, obj.requires_grad, OrderedDict())
+            if obj.dtype not in _STORAGE_TYPES:
+                return _REBUILD_TENSOR_V3, (*args, obj.dtype)
+            return _REBUILD_TENSOR, args
         if type(obj) is HookDict:  # a module's hook table: torch keeps its hooks in an OrderedDict
             return OrderedDict, (), None, None, iter(obj.items())
         if type(obj) is Size:

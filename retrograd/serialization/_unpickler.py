@@ -25,8 +25,7 @@ from ._names import DEFAULT_GLOBALS, torch_name
 
 _BLOCKED_MODULES = ("sys", "os", "posix", "nt")
 # element types torch allows by default that retrograd lacks: named as such rather than as unsafe globals
-_TORCH_ONLY_DTYPES = ("bfloat16", "float8_", "float4_", "uint16", "uint32", "uint64", "complex32", "qint", "quint",
-                      "bits")
+_TORCH_ONLY_DTYPES = ("bfloat16", "float8_", "float4_", "complex32", "qint", "quint", "bits")
 _user_globals: list[Any] = []
 
 UNSAFE_MESSAGE = (

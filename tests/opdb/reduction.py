@@ -390,6 +390,17 @@ def count_nonzero_samples(rng):
     ]
 
 
+def hash_tensor_samples(rng):
+    return [
+        Sample((with_zeros(rand(rng, 3, 4), (0, 1)),), name="all"),
+        Sample((rand(rng, 3, 4), 1), {"keepdim": True}, name="dim_keepdim"),
+        Sample((rand(rng, 2, 3, 4), (0, 2)), name="dims"),
+        Sample((rand(rng),), name="0d"),
+        Sample((C(rng.integers(-5, 5, size=(3, 4))), 0), name="int"),
+        Sample((C(rng.random((3, 4)) > 0.5), -1), name="bool"),
+    ]
+
+
 def logical_samples(rng):
     return [
         Sample((with_zeros(rand(rng, 3, 4), (0, 1)),), name="all"),
@@ -429,6 +440,7 @@ OPS = [
     OpInfo("median", median_samples, method=True),
     OpInfo("nanmedian", median_samples, method=True),
     OpInfo("count_nonzero", count_nonzero_samples, method=True, differentiable=False),
+    OpInfo("hash_tensor", hash_tensor_samples, method=True, differentiable=False),
     OpInfo("all", logical_samples, method=True, differentiable=False),
     OpInfo("any", logical_samples, method=True, differentiable=False),
 ]

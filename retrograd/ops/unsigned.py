@@ -1,0 +1,119 @@
+"""Which rows of the rule table run on torch's wide unsigned dtypes (uint16, uint32, uint64), and the words of
+torch's refusal for the others (Note [unsigned dtypes]).
+
+The registry's entry points read this table: a row not in UNSIGNED_ROWS whose first input is (after promotion) a
+tensor of one of those dtypes raises torch's `"<kernel>" not implemented for 'UInt64'` before NumPy computes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from .. import _dtype as D
+
+# Note [unsigned dtypes]
+# torch 2.13 has uint16, uint32 and uint64 tensors with "limited support": they can be made, converted, copied,
+# viewed, reshaped, indexed, compared for equality, combined bitwise (and, or, xor), multiplied, divided (true
+# division), summed and multiplied down (sum, prod, cumsum, cumprod and nansum give int64, as for every integer
+# type), sorted, and any op that computes in floating point (exp, sqrt, the special functions) converts them
+# first; nearly everything else (add, sub, neg, abs, ordered comparisons, max and min, matmul, shifts, bitwise_not,
+# floor division, remainder, pow, ...) raises NotImplementedError naming the kernel and the type. They promote
+# with no other integer type nor bool nor complex, only with the floating types (_dtype.promote_types). NumPy
+# computes on all of them, so the rows torch runs are listed here and every other row refuses as torch does:
+# measured by running OpInfo's samples converted to these dtypes through torch (tests/test_uint_dtypes.py
+# compares both libraries on them, values or error texts).
+
+UNSIGNED_ROWS = frozenset({
+    # made, copied, converted, viewed, reshaped, selected, filled
+    "_reshape_alias", "_to_copy", "_to_device", "_unsafe_view", "alias", "alias_copy", "as_strided", "as_strided_",
+    "as_strided_copy", "as_strided_scatter", "cat", "clone", "conj", "conj_physical", "constant_pad_nd", "copy_",
+    "copy_slices", "diag_embed", "diagonal", "diagonal_copy", "diagonal_scatter", "expand", "expand_copy", "fill",
+    "fill_out", "fill_tensor", "fill_tensor_out", "index", "narrow_copy", "permute", "permute_copy", "repeat", "roll",
+    "rot90", "select", "select_scatter", "slice", "slice_scatter", "split", "split_with_sizes",
+    "split_with_sizes_copy", "squeeze", "squeeze_", "squeeze_copy", "squeeze_dim", "squeeze_dim_", "squeeze_dim_copy",
+    "squeeze_dims", "squeeze_dims_", "squeeze_dims_copy", "stack", "t", "t_", "t_copy", "transpose", "transpose_",
+    "transpose_copy", "unbind", "unbind_copy", "unfold", "unfold_copy", "unsafe_split", "unsafe_split_with_sizes",
+    "unsqueeze", "unsqueeze_", "unsqueeze_copy", "view", "view_copy", "view_dtype", "where", "zero",
+    "random_", "random_from_to_", "random_to_",
+    # equality, class tests, bitwise and, or, xor
+    "eq", "eq_", "eq_scalar_", "ne", "ne_", "ne_scalar_", "isclose", "isfinite", "isinf", "isnan", "isneginf",
+    "isposinf", "isreal", "signbit", "bitwise_and", "bitwise_or", "bitwise_xor",
+    # arithmetic torch has kernels for; rounding an integer is the identity
+    "mul", "mul_scalar", "outer", "div", "div_scalar", "ceil", "floor", "round", "trunc", "nan_to_num",
+    # reductions, sorting, uniques
+    "all", "any", "sum_all", "sum_dim", "nansum", "prod_all", "prod_dim", "cumsum", "cumprod", "argsort", "sort",
+    "sort_stable", "_unique", "_unique2", "unique_consecutive", "unique_dim", "nonzero_static",
+})
+
+
+def _convolution_kernel(x: np.ndarray, params: tuple) -> str:
+    """The CPU kernel torch runs a convolution with (params: the convolution row's window, groups, transposed)."""
+    window, _, transposed = params[:3]
+    if transposed:
+        return f"slow_conv_transpose{3 if x.ndim == 5 else 2}d_out_cpu"
+    if any(d != 1 for d in window.dilation):
+        return "slow_conv_dilated<>"
+    return "compute_columns3d" if x.ndim == 5 else "slow_conv2d_cpu"
+
+
+# the kernel torch's refusal names, where it is not "<row>_cpu": a name, or a function of the input and params
+KERNELS: dict[str, str | Callable[[np.ndarray, tuple], str]] = {
+    "div_rounding": lambda x, params: f"div_{params[0]}_cpu", "convolution": _convolution_kernel,
+    "_log_softmax": "log_softmax_lastdim_kernel_impl", "_softmax": "softmax_lastdim_kernel_impl", "abs": "abs_cpu",
+    "add": "add_stub", "add_scalar": "add_stub", "addbmm": "addmm_impl_cpu_", "addcmul": "addcmul_cpu_out",
+    "addmm": "addmm_impl_cpu_", "addmv": "addmv_impl_cpu", "addr": "addr_cpu", "amax": "max_values_cpu",
+    "amin": "min_values_cpu", "avg_pool2d": "avg_pool2d", "avg_pool3d": "avg_pool3d_out_frame", "baddbmm": "baddbmm",
+    "bernoulli": "bernoulli_tensor_cpu_self_", "bernoulli_": "bernoulli_scalar_cpu_",
+    "bernoulli_p": "bernoulli_scalar_cpu_", "bernoulli_tensor_": "bernoulli_tensor_cpu_self_",
+    "bitwise_left_shift": "lshift_cpu", "bitwise_right_shift": "rshift_cpu", "bmm": "bmm",
+    "clamp": "clamp_scalar_cpu", "clamp_max": "clamp_max_scalar_cpu", "clamp_max_tensor": "minimum_cpu",
+    "clamp_min": "clamp_min_scalar_cpu", "clamp_min_tensor": "maximum_cpu", "clamp_tensor": "clamp_cpu",
+    "count_nonzero": "nonzero_count_cpu", "dot": "dot", "einsum": "bmm", "flip": "flip_cpu",
+    "floor_divide": "div_floor_cpu", "fmax": "maximum_cpu", "fmin": "minimum_cpu", "fmod": "fmod_cpu",
+    "fmod_scalar": "fmod_cpu", "gather": "scatter_gather_tensor_cpu", "geometric_": "geometric_cpu",
+    "hardtanh": "clamp_scalar_cpu", "hash_tensor": "xor_sum_cpu", "index_fill_tensor": "index_fill_cpu",
+    "index_put": "index_put", "index_select": "index_select", "isin": "isin_default_cpu", "linalg_cross": "cross",
+    "logcumsumexp": "logcumsumexp_out_cpu", "masked_fill": "masked_fill", "masked_fill_tensor": "masked_fill",
+    "masked_scatter": "masked_scatter", "masked_select": "masked_select", "max_all": "max_all", "max_dim": "max_cpu",
+    "max_pool2d_with_indices": "max_pool2d", "max_pool3d_with_indices": "max_pool3d", "maximum": "maximum_cpu",
+    "median_all": "median_cpu", "median_dim": "median_out", "min_all": "min_all", "min_dim": "min_cpu",
+    "minimum": "minimum_cpu", "mm": "addmm_impl_cpu_", "mv": "addmv_impl_cpu", "nanmedian_all": "median_cpu",
+    "nanmedian_dim": "median_out", "native_channel_shuffle": "channel_shuffle", "normal_": "normal_kernel_cpu",
+    "pixel_shuffle": "pixel_shuffle", "pixel_unshuffle": "pixel_unshuffle", "pow": "pow", "pow_scalar_base": "pow",
+    "pow_tensor": "pow", "reflection_pad1d": "reflection_pad1d", "reflection_pad2d": "reflection_pad2d",
+    "reflection_pad3d": "reflection_pad3d", "relu": "clamp_min_scalar_cpu", "remainder": "remainder_cpu",
+    "remainder_scalar": "remainder_cpu", "remainder_scalar_self": "remainder_cpu",
+    "replication_pad1d": "replication_pad1d", "replication_pad2d": "replication_pad2d",
+    "replication_pad3d": "replication_pad3d", "rsub": "add_stub", "rsub_scalar": "add_stub",
+    "scatter": "scatter_gather_tensor_cpu", "searchsorted": "searchsorted_out_cpu", "sgn": "sign_cpu",
+    "sub": "add_stub", "sub_scalar": "add_stub", "threshold": "threshold_cpu", "trace": "trace", "tril": "tril",
+    "triu": "triu", "uniform_": "check_uniform_bounds", "vdot": "dot",
+}
+
+# rows whose kernel torch skips for a 0-d input (a copy) or an empty one (nothing to compute)
+ZERO_DIM_COPIES = frozenset({"cummax", "cummin", "flip", "kthvalue", "max_dim", "min_dim", "mode", "topk"})
+EMPTY_SKIPS = frozenset({"amax", "amin", "argmax", "argmin", "circular_pad", "count_nonzero", "cummax", "cummin",
+                         "flip", "gather", "index_select", "masked_select", "max_dim", "min_dim", "mm", "mode",
+                         "pixel_shuffle", "pixel_unshuffle", "searchsorted", "tril", "triu"})
+
+UNSIGNED_TYPES = frozenset(dt.np.type for dt in D.UNSIGNED_WIDE)  # NumPy's scalar types of them
+
+
+def refuse_row(row: str, array: object, params: tuple) -> None:
+    """torch's error for row `row` (not in UNSIGNED_ROWS) run on `array` with `params`, where torch's kernel would
+    see a wide unsigned dtype: not for a 0-d or empty input torch copies or skips, nor for a flip that keeps the
+    innermost (unit-stride) dim in place (torch flips the others by copying, with no kernel of its own)."""
+    if not _unsigned(array) or array.ndim == 0 and row in ZERO_DIM_COPIES or array.size == 0 and row in EMPTY_SKIPS:
+        return
+    if row == "flip" and all(array.strides[d] != array.itemsize for d in params[0]):
+        return
+    kernel = KERNELS.get(row, row + "_cpu")
+    D.refuse_unsigned(kernel if isinstance(kernel, str) else kernel(array, params), D.FROM_NUMPY[array.dtype])
+
+
+def _unsigned(array: object) -> bool:
+    """Whether `array` (NumPy's, CuPy's; anything else is not) holds a wide unsigned type."""
+    dtype = getattr(array, "dtype", None)
+    return isinstance(dtype, np.dtype) and dtype.type in UNSIGNED_TYPES
