@@ -149,11 +149,17 @@ def gelu_backward(xp, g, x, approximate):
         beta, kappa = math.sqrt(2 / math.pi), 0.044715
         t = xp.tanh(beta * (x + kappa * x * x * x))
         return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * beta * (1 + 3 * kappa * x * x))
+    return A.blockwise(lambda grad, v: _gelu_slope(xp, v) * grad, g, x)  # Note [blockwise passes]
+
+
+def _gelu_slope(xp, x):
+    """Phi(x) + x phi(x), exact GELU's derivative (a fresh array: the caller scales it by grad, not in place, as
+    grad may carry batch dimensions that x does not)."""
     out = xp.exp(x * x * -0.5)
     out *= 1 / math.sqrt(2 * math.pi)
     out *= x
     out += _normal_cdf(xp, x)
-    return g * out  # not in place: g may carry batch dimensions that x does not (batched grads)
+    return out
 
 
 @_smooth_backward_op("softplus_backward", ("beta", "threshold"))
@@ -250,6 +256,11 @@ def gelu_op(xp, x, approximate):
     if approximate == "tanh":
         inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)
         return 0.5 * x * (1 + xp.tanh(inner))
+    return A.blockwise(lambda v: _exact_gelu(xp, v), x)  # Note [blockwise passes]
+
+
+def _exact_gelu(xp, x):
+    """x Phi(x)."""
     out = _normal_cdf(xp, x)
     out *= x
     return out
