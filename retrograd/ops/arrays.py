@@ -112,7 +112,6 @@ def accumulate(xp: Any, combine: Any, x: Any, axis: int) -> Any:
 
 
 # Note [blockwise passes]
-# ~~~~~~~~~~~~~~~~~~~~~~~
 # An elementwise formula written in NumPy is one pass over memory per ufunc: exact GELU's forward is about 25
 # (erf's polynomial alone 20), each reading and writing arrays larger than the cache, and it keeps several
 # full-size temporaries alive at once. Taken a block of _BLOCK_ELEMENTS at a time, the passes of one block run
