@@ -144,16 +144,21 @@ def elu_backward(xp, g, x, alpha, scale, input_scale, is_result):
 
 @_smooth_backward_op("gelu_backward", ("approximate",))
 def gelu_backward(xp, g, x, approximate):
+    """grad times d gelu (not in place: grad may carry batch dimensions that x does not, batched grads)."""
+    return A.blockwise(lambda grad, v: grad * _gelu_slope(xp, v, approximate), g, x)  # Note [blockwise passes]
+
+
+def _gelu_slope(xp, x, approximate):
     """d gelu: Phi(x) + x phi(x) exactly, or the derivative of torch's tanh approximation."""
     if approximate == "tanh":
         beta, kappa = math.sqrt(2 / math.pi), 0.044715
         t = xp.tanh(beta * (x + kappa * x * x * x))
-        return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * beta * (1 + 3 * kappa * x * x))
+        return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * beta * (1 + 3 * kappa * x * x)
     out = xp.exp(x * x * -0.5)
     out *= 1 / math.sqrt(2 * math.pi)
     out *= x
     out += _normal_cdf(xp, x)
-    return g * out  # not in place: g may carry batch dimensions that x does not (batched grads)
+    return out
 
 
 @_smooth_backward_op("softplus_backward", ("beta", "threshold"))
@@ -247,6 +252,11 @@ celu_result = elu_result.alias("celu_result", "CeluBackward1")
 @defop("gelu", params=("approximate",), self="gelu_backward(grad, self, approximate)",
        jvp="gelu_backward(self_t, self, approximate)")
 def gelu_op(xp, x, approximate):
+    return A.blockwise(lambda v: _gelu(xp, v, approximate), x)  # Note [blockwise passes]
+
+
+def _gelu(xp, x, approximate):
+    """x Phi(x), or torch's tanh approximation of it."""
     if approximate == "tanh":
         inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)
         return 0.5 * x * (1 + xp.tanh(inner))

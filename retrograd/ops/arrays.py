@@ -115,3 +115,53 @@ def accumulate(xp: Any, combine: Any, x: Any, axis: int) -> Any:
         moved = xp.concat([moved[..., :step], combine(moved[..., :-step], moved[..., step:])], axis=-1)
         step *= 2
     return xp.moveaxis(moved, -1, axis)
+
+
+# Note [blockwise passes]
+# An elementwise formula written in NumPy is one pass over memory per ufunc: exact GELU's forward is about 25
+# (erf's polynomial alone 20), each reading and writing arrays larger than the cache, and it keeps several
+# full-size temporaries alive at once. Taken a block of _BLOCK_ELEMENTS at a time, the passes of one block run
+# on data the previous pass left in the core's cache, and the temporaries are a block's size. The elements
+# are computed by the same ufunc calls in the same order, at the same offsets modulo every SIMD width (the
+# block size is a power of two), so the results are the same bits. Blocks smaller than this one lose to
+# NumPy's cost per call (a microsecond or so, about 25 calls per block).
+_BLOCK_ELEMENTS = 1 << 16
+
+
+def blockwise(fn: Any, *arrays: Any) -> Any:
+    """fn(*arrays) for an elementwise fn of many passes, block by block on NumPy's contiguous arrays of one shape
+    (Note [blockwise passes]); fn on the whole arrays for anything else."""
+    first = arrays[0]
+    if first.size <= 2 * _BLOCK_ELEMENTS or any(type(a) is not np.ndarray or a.shape != first.shape
+                                                 or not a.flags.c_contiguous for a in arrays):
+        return fn(*arrays)
+    flat = [a.reshape(-1) for a in arrays]
+    out = None
+    for part in blocks(first.size, 1):
+        piece = fn(*(a[part] for a in flat))
+        if out is None:
+            out = np.empty(first.size, dtype=piece.dtype)
+        out[part] = piece
+    return out.reshape(first.shape)
+
+
+def blocks(count: int, item_elements: int) -> list[slice]:
+    """Slices of `count` items of `item_elements` elements each, about _BLOCK_ELEMENTS elements a slice (at least
+    one item): the blocks of Note [blockwise passes]."""
+    step = max(1, _BLOCK_ELEMENTS // max(item_elements, 1))
+    return [slice(i, min(i + step, count)) for i in range(0, count, step)]
+
+
+def with_scalar(ufunc: Any, x: Any, value: float) -> Any:
+    """ufunc(x, value) for NumPy's maximum or minimum and a Python number, in x's dtype: NumPy's SIMD loops of
+    these take two arrays, and a scalar (or any broadcast) operand runs the plain loop, about three times
+    slower (ReLU's forward), so on large float arrays the value is a block of an array and x goes through it
+    block by block (Note [blockwise passes]; the same elements, the same bits)."""
+    if type(x) is not np.ndarray or x.dtype.kind != "f" or x.size <= 2 * _BLOCK_ELEMENTS or not x.flags.c_contiguous:
+        return ufunc(x, value)
+    operand = np.full(_BLOCK_ELEMENTS, value, dtype=x.dtype)
+    out = np.empty(x.shape, dtype=x.dtype)
+    flat, into = x.reshape(-1), out.reshape(-1)
+    for part in blocks(x.size, 1):
+        ufunc(flat[part], operand[:part.stop - part.start], out=into[part])
+    return out

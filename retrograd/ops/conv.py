@@ -59,10 +59,14 @@ products the weight's gradient sums, conv_w(g, x)[f, c, k] = sum_q G[(f, flipped
 when both are wanted, the `convolution_backward` row takes both from one im2col of g (`_conv_backward`,
 on NumPy's float arrays): x is laid on G's grid, zeros at its junk positions (Note [flat rows]), instead of being
 padded and copied once per kernel offset again. That sum meets x only where it is, never the
-padding, so it is used only where 0 * inf cannot occur (x and g finite; else the two kernels run
-separately and, as torch's, make NaN where an inf meets the padding), and only when the input has
+padding, so it is kept only where 0 * inf cannot occur (x and g finite; else the two kernels run
+separately and, as torch's, make NaN where an inf meets the padding), and used only when the input has
 at least half as many channels as the output (a product with a handful of columns, as in a first
-layer, runs slower than the separate im2col of x).
+layer, runs slower than the separate im2col of x). Finiteness is read from the weight's gradient
+afterwards, not from two passes over x and g before: every element of x and of g enters some product of
+that sum (g's columns cover all of padded g, and x's grid all of x), and inf or NaN in a product leaves the
+sum non-finite, so a finite sum means finite inputs (a non-finite one, from them or from an overflow, runs
+the two kernels).
 
 Note [unwanted outputs]
 A convolution's three gradients are the outputs of one `convolution_backward` node, as in torch, whose
@@ -353,7 +357,7 @@ def _conv_backward(g, x, w, win: Window):
     im2col for both gradients]); None where that does not apply."""
     spatial = x.shape[2:]
     as_conv = _as_convolution(np, w, spatial, g.shape[2:], win, 1)
-    if as_conv is None or not np.isfinite(x.sum() + g.sum()):  # where 0 * inf differs: the two-pass way
+    if as_conv is None:
         return None
     flipped, window = as_conv
     f, c, kernel = w.shape[0], w.shape[1], win.kernel
@@ -362,17 +366,27 @@ def _conv_backward(g, x, w, win: Window):
     wg = flipped.reshape(1, c, -1)
     dx = np.empty(x.shape, dtype=g.dtype)
     total = np.zeros((f * math.prod(kernel), c), dtype=g.dtype)  # rows: (F, flipped K)
-    for part, cols in _column_parts(np, g, window, spatial, grid):
-        _product_into(np, dx, part, wg, cols[:, None], grid)
-        rows = x[part]
-        if grid is not None:  # x laid on the grid, zeros at the junk positions
-            rows = _SCRATCH.array(np, "rows", (len(cols), c, *grid), x)
-            rows.fill(0)
-            rows[(Ellipsis, *(slice(0, o) for o in spatial[1:]))] = x[part]
-        rows = rows.reshape(len(cols), c, size)
-        total += np.matmul(cols, rows.transpose(0, 2, 1)).sum(0)
+    with np.errstate(invalid="ignore", over="ignore"):  # a non-finite sum is not kept: no warning for it
+        for part, cols in _column_parts(np, g, window, spatial, grid):
+            _product_into(np, dx, part, wg, cols[:, None], grid)
+            rows = x[part] if grid is None else _on_grid(np, x[part], grid)
+            rows = rows.reshape(len(cols), c, size)
+            total += np.matmul(cols, rows.transpose(0, 2, 1)).sum(0)
+    if not np.isfinite(total).all():  # where 0 * inf differs: the two-pass way
+        return None
     dw = total.reshape(f, *kernel, c)[(slice(None), *(slice(None, None, -1),) * len(kernel))]
     return dx, np.moveaxis(dw, -1, 1).copy()
+
+
+def _on_grid(xp, values, grid: tuple[int, ...]):
+    """values (n, C, *O) laid on the grid of flat rows (Note [flat rows]) in a scratch buffer, zeros at the junk
+    positions: only the junk is cleared, the rest is written once."""
+    rows = _SCRATCH.array(xp, "rows", (*values.shape[:2], *grid), values)
+    spatial = values.shape[2:]
+    for i in range(1, len(grid)):
+        rows[(Ellipsis, slice(spatial[i], None), *(slice(None),) * (len(grid) - 1 - i))] = 0
+    rows[(Ellipsis, slice(None), *(slice(0, o) for o in spatial[1:]))] = values
+    return rows
 
 
 def _conv_weight(xp, g, x, win: Window, groups: int):
@@ -388,11 +402,7 @@ def _conv_weight(xp, g, x, win: Window, groups: int):
     total = xp.zeros((groups, ck, f // groups), dtype=xp.result_type(g.dtype, x.dtype), device=g.device)
     for part, cols in _column_parts(xp, x, win, out, grid):
         m, size = cols.shape[0], cols.shape[-1]
-        rows = g[part, ...]
-        if grid is not None:
-            rows = _SCRATCH.array(xp, "rows", (m, f, *grid), g)
-            rows[...] = 0
-            rows[(Ellipsis, *(slice(0, o) for o in out[1:]))] = g[part, ...]
+        rows = g[part, ...] if grid is None else _on_grid(xp, g[part, ...], grid)
         rows = xp.reshape(rows, (m, groups, f // groups, size))
         total += xp.sum(xp.matmul(xp.reshape(cols, (m, groups, ck, size)), xp.matrix_transpose(rows)), axis=0)
     return xp.reshape(xp.matrix_transpose(total), (f, x.shape[1] // groups, *win.kernel))

@@ -275,7 +275,7 @@ def logit_op(xp, x, eps):
 @defop("relu", node="ReluBackward0", self="threshold_backward(grad, result, 0)",
        jvp="threshold_backward(self_t, result, 0)")
 def relu(xp, x):
-    return A.astype(xp, xp.maximum(x, 0), x.dtype, copy=False)
+    return A.astype(xp, A.with_scalar(xp.maximum, x, 0), x.dtype, copy=False)
 
 
 @linear_backward_op("threshold_backward", ("threshold",))
