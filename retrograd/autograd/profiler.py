@@ -303,7 +303,7 @@ def _write_chrome_trace(events: Iterable[FunctionEvent], path: str, base_time_ns
 # profiler names the op without the overload (aten::sum, aten::add, aten::eq_).
 _OVERLOAD = re.compile(r"(?<=\w)_(all|dims?|scalar(_other|_self|_base)?|tensor(_tensor|_float)?|float_tensor|rounding|"
                        r"decimals|stable|result|legacy|value|from_to|to)$")
-_TORCH_OVERLOAD_NAMES = frozenset({"unique_dim"})  # rows named as torch names an op of its own
+_TORCH_OVERLOAD_NAMES = frozenset({"unique_dim", "hash_tensor"})  # rows named as torch names an op of its own
 
 
 @functools.cache
