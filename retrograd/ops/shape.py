@@ -20,7 +20,7 @@ from .. import _dtype as D
 from .. import _xp
 from .._creation import empty_strided, tensor, zeros
 from .._memory_format import contiguous_format, is_laid_out, laid_out, memory_format
-from .._tensor import Size, Tensor, _wrap, _wrap_dim
+from .._tensor import Size, Tensor, _wrap, _wrap_dim, make_stale
 from ..autograd import grad_mode
 from ..autograd.forward_ad import only_levels, set_tangent
 from ..autograd.graph import Node, edge_of, move_retains_grad
@@ -638,8 +638,7 @@ def _regenerate_or_refuse(view: Tensor, base: Tensor) -> None:
     if extra["creation_meta"] == DEFAULT:
         _regenerate(view, base)
     elif "stale" not in extra:
-        extra["stale"] = view.grad_fn
-        del view.grad_fn  # Tensor.__getattr__ raises the refusal from now on
+        make_stale(view)  # its grad_fn raises the refusal from now on
 
 
 def _regenerate(view: Tensor, base: Tensor) -> None:
@@ -806,7 +805,8 @@ def _take_over(tensor: Tensor, fresh: Tensor) -> None:
 # after its base (or another view of it) was written: for the others torch refuses, naming the kind,
 # when the view is written (check_inplace_view) and, for a written base, when the view's grad_fn is
 # next read. Histories here are regenerated eagerly, at the write, so such a view is marked there:
-# its grad_fn slot is emptied, the old value kept as "stale", and Tensor.__getattr__ raises.
+# its grad_fn slot is emptied, the old value kept as "stale", and reading it raises (Note [stale views] in
+# _tensor.py).
 
 _REBASE_ADVICE = {
     MULTI_OUTPUT: " This view is the output of a function that returns multiple views. Such functions do not allow "
