@@ -133,16 +133,15 @@ class Op:
             lines += ["", f"Forward mode: ``{self.jvp_src}``"]
         return "\n".join(lines)
 
-    def __getattr__(self, name: str) -> object:
-        """`__signature__`, made on first use (inspect.signature, help()): the tensor inputs, the
-        parameters, then torch's keyword-only `out`."""
-        if name != "__signature__":
-            raise AttributeError(name)
+    @functools.cached_property
+    def __signature__(self) -> inspect.Signature:
+        """Made on first use (inspect.signature, help()): the tensor inputs, the parameters, then torch's
+        keyword-only `out`. (A cached property, not a __getattr__: a class with one gets no specialised
+        attribute reads, and entry points read an op's fields on every call.)"""
         kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
         parameters = [inspect.Parameter(n, kind) for n in self._public_inputs() + list(self.params)]
         parameters.append(inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None))
-        self.__signature__ = inspect.Signature(parameters)
-        return self.__signature__
+        return inspect.Signature(parameters)
 
     def __call__(self, *args: object, out: Tensor | Sequence[Tensor] | None = None) -> Tensor | tuple:
         """Run the op: the leading arguments are its tensor inputs, the rest its parameters; `out`
