@@ -1055,8 +1055,8 @@ def as_strided_tangent(tangent: Tensor, geometry: _AsStrided) -> Tensor:
 def _sizes(args: tuple) -> tuple:
     """A shape given as varargs `f(2, 3)` or as one sequence `f((2, 3))`."""
     if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
-        return tuple(int(s) for s in args[0])
-    return tuple(int(s) for s in args)
+        return tuple(map(int, args[0]))
+    return tuple(map(int, args))
 
 
 def _infer_shape(shape: Sequence[int], numel: int) -> tuple[int, ...]:
