@@ -134,8 +134,9 @@ def expand_op(xp, x, shape):
     if not hasattr(x, "strides"):
         return xp.broadcast_to(x, shape)
     lead = len(shape) - x.ndim
-    strides = (0,) * lead + tuple(0 if n == 1 and m != 1 else s
-                                  for n, m, s in zip(x.shape, shape[lead:], x.strides))
+    strides = (0,) * lead  # a 0-d source (a reduction's gradient) needs no more
+    if x.ndim:
+        strides += tuple([0 if n == 1 and m != 1 else s for n, m, s in zip(x.shape, shape[lead:], x.strides)])
     return _strided_view(x, shape, strides)
 
 
