@@ -1231,8 +1231,9 @@ def _mark_views(op: Op, source: Tensor, outs: tuple, params: tuple) -> None:
             set_lazy_bits(o, lazy_bits(source))
         return
     state = _grad_state
-    made = INFERENCE if state.inference else NO_GRAD if not state.grad else \
-        DEFAULT if op.n_outputs == 1 else MULTI_OUTPUT
+    enabled = state.enabled  # grad mode on and inference mode off: the common case, one read of the thread's state
+    made = (DEFAULT if op.n_outputs == 1 else MULTI_OUTPUT) if enabled else INFERENCE if state.inference else \
+        NO_GRAD if not state.grad else DEFAULT if op.n_outputs == 1 else MULTI_OUTPUT
     base = source._base
     if base is None:  # a view of a base: the common case
         base = fw_base = source
@@ -1254,7 +1255,7 @@ def _mark_views(op: Op, source: Tensor, outs: tuple, params: tuple) -> None:
             o._extra["bits"] = bits
         if replayed is not None or replay_every_op or o._data.dtype is not base_dtype and o._data.dtype != base_dtype:
             o._extra["replay"] = _view_recipe(op, params, index, source, replayed, o, replay_every_op)
-    if state.enabled:  # shape.rebase_view regenerates these after an in-place op gives the base history
+    if enabled:  # shape.rebase_view regenerates these after an in-place op gives the base history
         _track_views(base, outs)  # (also when the base has none yet: `x1.expand(2)`, then `x1.add_(leaf)`)
     elif source._requires_grad:
         for o in outs:  # torch: made in no_grad, it requires grad, has no history and no AccumulateGrad
@@ -1284,7 +1285,10 @@ def _track_views(base: Tensor, views: Sequence[Tensor]) -> None:
     tracked = extra.get("views")
     if tracked is None:
         tracked = extra["views"] = ViewRefs()
-    tracked.extend(map(weakref.ref, views))
+    if len(views) == 1:
+        tracked.append(weakref.ref(views[0]))
+    else:
+        tracked.extend(map(weakref.ref, views))
     if len(tracked) > tracked.limit:
         tracked.prune()
 
