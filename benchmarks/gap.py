@@ -36,6 +36,9 @@ class _NodeClock:
     def __init__(self, phase_of: dict, marks: list) -> None:
         self.phase_of, self.marks = phase_of, marks
 
+    def node_starting(self, node: Any) -> None:
+        """Only ends are stamped: a node's time runs from the previous stamp."""
+
     def node_ran(self, node: Any, grads: list, outs: list | None) -> None:
         self.marks.append((self.phase_of[node], time.perf_counter()))
 
