@@ -304,8 +304,8 @@ def _shape(size: Sequence) -> tuple[int, ...]:
         if not isinstance(s, (int, np.integer)) and not (isinstance(s, Tensor) and s.ndim == 0):
             raise TypeError(f"empty(): argument 'size' must be tuple of ints, but found element of type "
                             f"{type(s).__name__}")
-    out = tuple(int(s) for s in size)
-    if any(s < 0 for s in out):
+    out = tuple(map(int, size))
+    if out and min(out) < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(out)}: {list(out)}")
     return out
 

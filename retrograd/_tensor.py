@@ -437,13 +437,6 @@ class Tensor:
         memo[id(self)] = out
         return out
 
-    def __getattr__(self, name: str) -> Any:
-        """Reached only for an attribute the tensor lacks, or for the grad_fn of a view whose history torch
-        refuses to regenerate after its base changed in place (ops.shape, Note [view creation meta])."""
-        if name == "grad_fn" and self._extra is not None and "stale" in self._extra:
-            raise RuntimeError(self._view_rebase_message(indirect=True))  # bound by the op table (ops/__init__)
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
-
     # ---- autograd attributes --------------------------------------------------------------
     @property
     def requires_grad(self) -> bool:
@@ -748,6 +741,37 @@ def _warn_scalar_of_grad(tensor: Tensor) -> None:
     if tensor._requires_grad and grad_mode._state.enabled:
         warn_once("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
                   "Consider using tensor.detach() first.", UserWarning, stacklevel=3)
+
+
+# Note [stale views]
+# A view whose history torch refuses to regenerate after its base changed in place raises when its grad_fn is
+# read (ops.shape, Note [view creation meta]). Its grad_fn slot is emptied and the object moves to a subclass of
+# its class that has a __getattr__, reached for the empty slot only. Tensor itself has none: a class with a
+# __getattr__ gets no specialised attribute reads from the interpreter, and every `x._data` on it costs about
+# five times as much (5% of a Hessian-vector product).
+
+_STALE_CLASSES: dict[type, type] = {}
+
+
+def make_stale(view: Tensor) -> None:
+    """Empty `view`'s grad_fn slot, the recorded value kept as `_extra["stale"]`: reading it raises torch's
+    refusal from now on (Note [stale views])."""
+    view._extra["stale"] = view.grad_fn
+    del view.grad_fn
+    cls = type(view)
+    stale = _STALE_CLASSES.get(cls)
+    if stale is None:
+        stale = _STALE_CLASSES[cls] = type(cls.__name__, (cls,), {
+            "__slots__": (), "__getattr__": _stale_getattr, "__module__": cls.__module__,
+            "__qualname__": cls.__qualname__, "__doc__": cls.__doc__})
+    view.__class__ = stale
+
+
+def _stale_getattr(self: Tensor, name: str) -> Any:
+    """Reached for an attribute a stale view lacks: its grad_fn raises the refusal (Note [stale views])."""
+    if name == "grad_fn" and self._extra is not None and "stale" in self._extra:
+        raise RuntimeError(self._view_rebase_message(indirect=True))  # bound by the op table (ops/__init__)
+    raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
 
 def _init(t: Tensor, data: np.ndarray) -> None:

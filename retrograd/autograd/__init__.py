@@ -62,7 +62,7 @@ def _make_grads(outputs: Sequence, grads: Sequence, is_grads_batched: bool = Fal
             if not dtype.is_floating_point:
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {dtype}")
             if type(o) is Tensor and not shape and type(o._data) is np.ndarray:  # a plain 0-d loss: its 1 directly
-                out.append(_tensor._wrap(o._data.dtype.type(1)))
+                out.append(_tensor._wrap(np.array(1, o._data.dtype)))
             else:
                 out.append(_creation.ones(shape, dtype=dtype, device=getattr(o, "device", None)))  # an edge: the CPU
             continue
@@ -180,6 +180,8 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
 def _inputs(inputs: Any, caller: str) -> tuple:
     """The `inputs` of grad() or backward() as a tuple: a tensor, a GradientEdge, a sequence of
     them, or a dict of tensors (its values)."""
+    if isinstance(inputs, _tensor.Tensor):  # the usual call, without the Mapping test (an ABC's is slow)
+        return (inputs,)
     if type(inputs) is dict:
         inputs = tuple(inputs.values())
     elif isinstance(inputs, Mapping):

@@ -93,17 +93,18 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, retain_graph: bool, 
     targets: dict[tuple, list[int]] = {}
     pruned = False  # some reachable node leads to no wanted input (Note [gradients not asked for])
     if inputs is None:
-        deps, needed = _dependencies(roots), None
+        deps, needed, target_nodes = _dependencies(roots), None, set()
     else:
+        target_nodes = set()
         for k, t in enumerate(inputs):
             node, nr = _input_edge(t, capture)
             if node is not None:
                 targets.setdefault((node, nr), []).append(k)
-        deps, needed, pruned = _dependencies_towards(roots, {node for node, _ in targets})
+                target_nodes.add(node)
+        deps, needed, pruned = _dependencies_towards(roots, target_nodes)
         if not capture:  # backward(inputs=...): the inputs' own nodes run (a leaf's accumulates)
-            needed.update(node for node, _ in targets)
-            targets = {}
-    target_nodes = {node for node, _ in targets}
+            needed.update(target_nodes)
+            targets, target_nodes = {}, set()
 
     # Step 3: run nodes as their counts reach zero.
     buffers: dict[Node, list] = {}
@@ -115,7 +116,7 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, retain_graph: bool, 
     ready = [node for node in buffers if deps.get(node) == 0]
     leaves: list[Node] = []  # ready accumulators, run before the other ready nodes (Note [execution order])
     captured: list = [None] * (len(inputs) if inputs is not None else 0)
-    task = GraphTask(deps, needed, target_nodes, is_checkpoint_valid() and inputs is None)
+    task = GraphTask(deps, needed, target_nodes, inputs is None and is_checkpoint_valid())
     state = grad_mode._state
     tracer = state.tracer
     prev = (state.grad, state.inference)
@@ -175,8 +176,9 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, retain_graph: bool, 
                     (leaves if type(child) is AccumulateGrad else ready).append(child)
                 deps[child] = count - 1
             outs = g = grads = buf = None  # drop references so AccumulateGrad may keep a gradient without copying
-        grad_mode._set_modes(*prev)
         callbacks = task.callbacks
+        if callbacks:  # they run in the caller's modes (restored again below, for an exception)
+            grad_mode._set_modes(*prev)
         while callbacks:  # a callback may queue another: it runs too
             callbacks.pop(0)()
     finally:

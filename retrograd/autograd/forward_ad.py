@@ -42,6 +42,9 @@ class _Transforms:
     profiler = None                  # the recording profiler (autograd/profiler.py, Note [profiler events])
     autocast: dict | None = None     # while torch.autocast('cpu') is on: {row name: dtype its inputs take}
 
+    def __init__(self) -> None:
+        self.active = False  # an instance attribute: the interpreter specialises its read (every op reads it)
+
     def update(self) -> None:
         self.active = bool(self.levels or self.vmap or self.saved_hooks or self.profiler is not None or self.autocast)
 

@@ -13,7 +13,7 @@ import itertools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .. import _creation, autograd  # partly loaded while autograd loads (read at call time)
+from .. import _creation, _tensor, autograd  # partly loaded while autograd loads (read at call time)
 from . import forward_ad, grad_mode
 
 if TYPE_CHECKING:
@@ -21,9 +21,7 @@ if TYPE_CHECKING:
 
 
 def _is_tensor(value: Any) -> bool:
-    from .._tensor import Tensor
-
-    return isinstance(value, Tensor)
+    return isinstance(value, _tensor.Tensor)  # the module bound at import, the class read now (no import per call)
 
 
 def _as_tuple(value: Any, arg_name: str, fn_name: str) -> tuple[bool, tuple]:

@@ -257,8 +257,9 @@ def edge_of(tensor: Tensor) -> tuple:
 
 # Anomaly mode lives here because node creation is where it records forward tracebacks.
 class _Anomaly:
-    enabled = False
-    check_nan = True
+    def __init__(self) -> None:  # instance attributes: the interpreter specialises their reads (every node reads one)
+        self.enabled = False
+        self.check_nan = True
 
 
 anomaly = _Anomaly()

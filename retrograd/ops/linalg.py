@@ -1683,6 +1683,8 @@ def _raise_info(name: str, info: np.ndarray, message: Callable[[int], str], erro
 
 
 def _mm_dtypes(a: Tensor, b: Tensor, first: str = "m1", second: str = "m2") -> None:
+    if a._data.dtype is b._data.dtype:  # one NumPy dtype object: the same dtype, no look-up
+        return
     if a.dtype is not b.dtype and not autocast_unifies(a, b):
         raise RuntimeError(f"expected {first} and {second} to have the same dtype, but got: "
                            f"{D.CPP_TYPE_NAMES[a.dtype.name]} != {D.CPP_TYPE_NAMES[b.dtype.name]}")

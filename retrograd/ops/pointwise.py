@@ -237,7 +237,8 @@ arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, aco
        output="-2 * conj(grad) * grad_output * conj(output)",
        jvp="tanh_backward(grad_output_t, output) - 2 * grad_output * conj(output * output_t)")
 def tanh_backward(xp, g, r):
-    return g * xp.conj(1 - r * r)
+    local = 1 - r * r
+    return g * (xp.conj(local) if D.kind(local) == "c" else local)  # NumPy's conj of a real array is a copy
 
 
 # ============================================================================================
@@ -935,14 +936,18 @@ def _divide_rounded(xp, a, b, rounding_mode):
        self="pow_backward(grad, self, exponent)",
        jvp="conj(pow_backward(conj(self_t), self, exponent))")  # auto_element_wise: holomorphic
 def pow_scalar(xp, x, exponent):
-    kernel = _EXPONENT_KERNELS.get(exponent) if D.kind(x) in "fc" and not isinstance(exponent, bool) else None
-    return kernel(xp, x) if kernel is not None else xp.pow(x, exponent)
+    kernel = _EXPONENT_KERNELS.get(exponent)  # the table first: most exponents have no kernel, and need no test
+    if kernel is not None and type(exponent) is not bool and D.kind(x) in "fc":
+        return kernel(xp, x)
+    return xp.pow(x, exponent)
 
 
 # Note [scalar exponents]: as torch's pow kernel does, the exponents that models use (x ** 2, the x ** 3 of
 # tanh-GELU, square roots and reciprocals) are computed with multiplies, sqrt and division instead of a general
-# power: 3 to 50 times faster in NumPy, and rounded as torch rounds them (a general power is not).
+# power: 3 to 50 times faster in NumPy, and rounded as torch rounds them (a general power is not). x ** 1, which
+# the derivative of x ** 2 computes, is a copy, as torch's is.
 _EXPONENT_KERNELS = {
+    1: lambda xp, x: A.copy(xp, x),
     2: lambda xp, x: x * x,
     3: lambda xp, x: x * x * x,
     0.5: lambda xp, x: xp.sqrt(x),
@@ -1401,8 +1406,11 @@ def pow(input: Tensor | complex, exponent: Tensor | complex) -> Tensor:  # noqa:
     if isinstance(input, Tensor):
         if isinstance(exponent, Tensor):
             return apply(pow_tensor, (input, exponent))
-        exponent = D.number(exponent)  # a NumPy scalar as the number it holds (Note [operands])
-        if input.dtype.category < 2:  # int_tensor ** 2.5 is float32, as the exponent were promoted with it
+        if type(exponent) is not int and type(exponent) is not float:
+            exponent = D.number(exponent)  # a NumPy scalar as the number it holds (Note [operands])
+        data = input._data  # a NumPy float or complex tensor needs no promotion: no dtype lookup
+        if not (type(data) is np.ndarray and data.dtype.kind in "fc") and input.dtype.category < 2:
+            # int_tensor ** 2.5 is float32, as the exponent were promoted with it
             if type(exponent) is int and exponent < 0:
                 raise RuntimeError("Integers to negative integer powers are not allowed.")
             input = _promoted(input, exponent)

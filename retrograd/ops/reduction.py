@@ -680,6 +680,9 @@ def _accumulate_dtype(input: Tensor, dtype: D.dtype | None, kernel: str) -> obje
     if dtype is not None:
         D.refuse_unsigned(kernel, dtype)
         return dtype.np
+    data = input._data
+    if type(data) is np.ndarray and data.dtype.kind in "fc":  # the common case, without the dtype look-up
+        return None
     return D.int64.np if input.dtype.category < 2 else None
 
 

@@ -133,16 +133,15 @@ class Op:
             lines += ["", f"Forward mode: ``{self.jvp_src}``"]
         return "\n".join(lines)
 
-    def __getattr__(self, name: str) -> object:
-        """`__signature__`, made on first use (inspect.signature, help()): the tensor inputs, the
-        parameters, then torch's keyword-only `out`."""
-        if name != "__signature__":
-            raise AttributeError(name)
+    @functools.cached_property
+    def __signature__(self) -> inspect.Signature:
+        """Made on first use (inspect.signature, help()): the tensor inputs, the parameters, then torch's
+        keyword-only `out`. (A cached property, not a __getattr__: a class with one gets no specialised
+        attribute reads, and entry points read an op's fields on every call.)"""
         kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
         parameters = [inspect.Parameter(n, kind) for n in self._public_inputs() + list(self.params)]
         parameters.append(inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None))
-        self.__signature__ = inspect.Signature(parameters)
-        return self.__signature__
+        return inspect.Signature(parameters)
 
     def __call__(self, *args: object, out: Tensor | Sequence[Tensor] | None = None) -> Tensor | tuple:
         """Run the op: the leading arguments are its tensor inputs, the rest its parameters; `out`
@@ -354,23 +353,26 @@ class Op:
         if operator:
             args = "(x0, x1)"
             lines = ["def run(x0, x1):",
-                     "    if not isinstance(x1, Tensor) and type(x1) is not int and type(x1) is not float:",
-                     "        x1 = operand(x1)",
+                     "    t1 = isinstance(x1, Tensor)",
+                     "    if not t1 and type(x1) is not int and type(x1) is not float:",
+                     "        x1 = operand(x1)  # a number, or NotImplemented",
                      "        if x1 is NotImplemented:",
                      "            return NotImplemented",
+                     "    t0 = isinstance(x0, Tensor)",
                      "    params = PARAMS"]
         else:
             args = "args"
             lines = ["def run(args, params):"]
         lines += ["    if _transforms.active:  # Note [transforms]",
                   f"        return _transformed_apply(op, {args}, params)"]
-        if not operator:
+        if not operator:  # which inputs are tensors, tested once (Note [entry points])
             lines.append(f"    {_names(xs)} = args")
+            lines += [f"    t{k} = isinstance({x}, Tensor)" for k, x in enumerate(xs)]
         # Note [bfloat16] in _dtype.py; a sampler row (its `draw` param) makes values in its input's dtype itself
         opmath = not self.is_view and self.name not in _BFLOAT16_BITS and "draw" not in self.params
         to_opmath = f"        if _has_bfloat16({args}):\n            return _apply_bfloat16(op, {args}, params)"
         if self.promote is None:
-            lines += [f"    {d} = {x}._data if isinstance({x}, Tensor) else {x}" for x, d in zip(xs, ds)]
+            lines += [f"    {d} = {x}._data if t{k} else {x}" for k, (x, d) in enumerate(zip(xs, ds))]
             if opmath:  # one identity test (a float kind's test stands for it below, an ndarray's here)
                 lines += ["    if type(d0) is _ndarray and d0.dtype is D.NUMPY_BFLOAT16:",
                           f"        return _apply_bfloat16(op, {args}, params)"]
@@ -380,14 +382,14 @@ class Op:
             floating = " and d0.dtype.kind in 'fc'" if self.promote == "float" else \
                 " and d0.dtype is not D.NUMPY_BFLOAT16" if len(xs) == 1 else \
                 " and (dt := d0.dtype) is not D.NUMPY_BFLOAT16"
-            lines += [f"    if isinstance(x0, Tensor) and type(d0 := x0._data) is _ndarray{floating}:"]
+            lines += [f"    if t0 and type(d0 := x0._data) is _ndarray{floating}:"]
             if len(xs) == 1:
                 lines += ["        pass", "    else:"] + [to_opmath] * opmath + [f"        d0, = _arrays(op, {args})"]
             elif self.promote == "float":
                 lines += ["        dt = d0.dtype"]
             for k, (x, d) in enumerate(zip(xs[1:], ds[1:])):
                 same = "same and " if k else ""  # the first test assigns `same`
-                lines += [f"        if isinstance({x}, Tensor):",
+                lines += [f"        if t{k + 1}:",
                           f"            {d} = {x}._data",
                           f"            same = {same}{d}.dtype is dt",
                           "        else:",
@@ -428,13 +430,13 @@ class Op:
             lines.append(f"    _mark_views(op, x0, {'(out,)' if single else 'outs'}, params)")
         if self.vjp_src:  # recorded when some input requires grad and one is no inference tensor
             lines.append("    if _grad_state.enabled:")
-            lines.append("        if (" + " or ".join(f"isinstance({x}, Tensor) and {x}._requires_grad" for x in xs)
-                         + ") and (" + " or ".join(f"({x}._vc is not NO_VERSION_COUNTER if isinstance({x}, Tensor) "
-                                                   f"else {x} is not None)" for x in xs) + "):")
+            lines.append("        if (" + " or ".join(f"t{k} and {x}._requires_grad" for k, x in enumerate(xs))
+                         + ") and (" + " or ".join(f"({x}._vc is not NO_VERSION_COUNTER if t{k} "
+                                                   f"else {x} is not None)" for k, x in enumerate(xs)) + "):")
             record = self._record_source(xs)
             if self.scalar_overload is not None:  # Note [scalar overloads]: its node, recorded inline too
                 scalar = self.scalar_overload._record_source(["x0"], "scalar_node_class", "(x1, *params)")
-                record = (["if _grad_state.formula and not isinstance(x1, Tensor):"]
+                record = (["if _grad_state.formula and not t1:"]
                           + ["    " + line for line in scalar] + ["else:"] + ["    " + line for line in record])
             lines += ["            " + line for line in record]
             lines.append("    elif _grad_state.inference:" if not self.is_view else "")
@@ -455,7 +457,7 @@ class Op:
         for k, x in enumerate(xs):  # edge (node n, output r) and (shape, dtype) of each input (Note [edges])
             lines.append(f"n{k} = None")
             lines.append(f"r{k} = 0")
-            lines.append(f"if isinstance({x}, Tensor):")
+            lines.append(f"if t{x[1:]}:")  # t<k>: x<k> is a tensor (the entry point tested it once)
             if self.differentiable[k]:
                 lines += [f"    if {x}._requires_grad:",
                           f"        n{k} = {x}.grad_fn",
@@ -479,7 +481,7 @@ class Op:
                 x = xs[i]
                 lines += [f"if {' or '.join(f'n{j} is not None' for j in readers)}:",
                           f"    s{k} = {x}",
-                          f"    v{k} = (0 if {x}._vc is None else {x}._vc[0]) if isinstance({x}, Tensor) else None",
+                          f"    v{k} = (0 if {x}._vc is None else {x}._vc[0]) if t{x[1:]} else None",
                           "else:",
                           f"    s{k} = v{k} = None"]
             n = len(self.saves_inputs)
@@ -1229,8 +1231,9 @@ def _mark_views(op: Op, source: Tensor, outs: tuple, params: tuple) -> None:
             set_lazy_bits(o, lazy_bits(source))
         return
     state = _grad_state
-    made = INFERENCE if state.inference else NO_GRAD if not state.grad else \
-        DEFAULT if op.n_outputs == 1 else MULTI_OUTPUT
+    enabled = state.enabled  # grad mode on and inference mode off: the common case, one read of the thread's state
+    made = (DEFAULT if op.n_outputs == 1 else MULTI_OUTPUT) if enabled else INFERENCE if state.inference else \
+        NO_GRAD if not state.grad else DEFAULT if op.n_outputs == 1 else MULTI_OUTPUT
     base = source._base
     if base is None:  # a view of a base: the common case
         base = fw_base = source
@@ -1252,7 +1255,7 @@ def _mark_views(op: Op, source: Tensor, outs: tuple, params: tuple) -> None:
             o._extra["bits"] = bits
         if replayed is not None or replay_every_op or o._data.dtype is not base_dtype and o._data.dtype != base_dtype:
             o._extra["replay"] = _view_recipe(op, params, index, source, replayed, o, replay_every_op)
-    if state.enabled:  # shape.rebase_view regenerates these after an in-place op gives the base history
+    if enabled:  # shape.rebase_view regenerates these after an in-place op gives the base history
         _track_views(base, outs)  # (also when the base has none yet: `x1.expand(2)`, then `x1.add_(leaf)`)
     elif source._requires_grad:
         for o in outs:  # torch: made in no_grad, it requires grad, has no history and no AccumulateGrad
@@ -1282,7 +1285,10 @@ def _track_views(base: Tensor, views: Sequence[Tensor]) -> None:
     tracked = extra.get("views")
     if tracked is None:
         tracked = extra["views"] = ViewRefs()
-    tracked.extend(map(weakref.ref, views))
+    if len(views) == 1:
+        tracked.append(weakref.ref(views[0]))
+    else:
+        tracked.extend(map(weakref.ref, views))
     if len(tracked) > tracked.limit:
         tracked.prune()
 

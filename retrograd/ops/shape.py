@@ -20,7 +20,7 @@ from .. import _dtype as D
 from .. import _xp
 from .._creation import empty_strided, tensor, zeros
 from .._memory_format import contiguous_format, is_laid_out, laid_out, memory_format
-from .._tensor import Size, Tensor, _wrap, _wrap_dim
+from .._tensor import Size, Tensor, _wrap, _wrap_dim, make_stale
 from ..autograd import grad_mode
 from ..autograd.forward_ad import only_levels, set_tangent
 from ..autograd.graph import Node, edge_of, move_retains_grad
@@ -134,8 +134,9 @@ def expand_op(xp, x, shape):
     if not hasattr(x, "strides"):
         return xp.broadcast_to(x, shape)
     lead = len(shape) - x.ndim
-    strides = (0,) * lead + tuple(0 if n == 1 and m != 1 else s
-                                  for n, m, s in zip(x.shape, shape[lead:], x.strides))
+    strides = (0,) * lead  # a 0-d source (a reduction's gradient) needs no more
+    if x.ndim:
+        strides += tuple([0 if n == 1 and m != 1 else s for n, m, s in zip(x.shape, shape[lead:], x.strides)])
     return _strided_view(x, shape, strides)
 
 
@@ -638,8 +639,7 @@ def _regenerate_or_refuse(view: Tensor, base: Tensor) -> None:
     if extra["creation_meta"] == DEFAULT:
         _regenerate(view, base)
     elif "stale" not in extra:
-        extra["stale"] = view.grad_fn
-        del view.grad_fn  # Tensor.__getattr__ raises the refusal from now on
+        make_stale(view)  # its grad_fn raises the refusal from now on
 
 
 def _regenerate(view: Tensor, base: Tensor) -> None:
@@ -806,7 +806,8 @@ def _take_over(tensor: Tensor, fresh: Tensor) -> None:
 # after its base (or another view of it) was written: for the others torch refuses, naming the kind,
 # when the view is written (check_inplace_view) and, for a written base, when the view's grad_fn is
 # next read. Histories here are regenerated eagerly, at the write, so such a view is marked there:
-# its grad_fn slot is emptied, the old value kept as "stale", and Tensor.__getattr__ raises.
+# its grad_fn slot is emptied, the old value kept as "stale", and reading it raises (Note [stale views] in
+# _tensor.py).
 
 _REBASE_ADVICE = {
     MULTI_OUTPUT: " This view is the output of a function that returns multiple views. Such functions do not allow "
@@ -1055,8 +1056,8 @@ def as_strided_tangent(tangent: Tensor, geometry: _AsStrided) -> Tensor:
 def _sizes(args: tuple) -> tuple:
     """A shape given as varargs `f(2, 3)` or as one sequence `f((2, 3))`."""
     if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
-        return tuple(int(s) for s in args[0])
-    return tuple(int(s) for s in args)
+        return tuple(map(int, args[0]))
+    return tuple(map(int, args))
 
 
 def _infer_shape(shape: Sequence[int], numel: int) -> tuple[int, ...]:
