@@ -35,11 +35,11 @@ class dtype:  # noqa: N801 - torch spells it in lower case
 
     def to_real(self) -> dtype:
         """The real dtype of the same precision (complex64 -> float32)."""
-        return {complex64: float32, complex128: float64}.get(self, self)
+        return {complex32: float16, complex64: float32, complex128: float64}.get(self, self)
 
     def to_complex(self) -> dtype:
         """The complex dtype of the same precision (float64 -> complex128)."""
-        return {float16: complex64, bfloat16: complex64, float32: complex64, float64: complex128}.get(self, self)
+        return {float16: complex32, bfloat16: complex64, float32: complex64, float64: complex128}.get(self, self)
 
 
 bool_ = dtype("bool", np.bool_, 0)
@@ -82,24 +82,14 @@ NO_ML_DTYPES = ("bfloat16 tensors need the ml_dtypes package (NumPy has no bfloa
 NUMPY_BFLOAT16: np.dtype | None = None  # ml_dtypes' bfloat16 once a bfloat16 array was made (the choke point reads it)
 
 
-class _NamedOnly(dtype):
-    """A torch dtype retrograd can name and compare but not hold in a tensor (complex32)."""
-
-    __slots__ = ("_refusal",)
-
-    def __init__(self, name: str, itemsize: int, category: int, refusal: str) -> None:
-        self.name, self.category, self.itemsize, self._refusal = name, category, itemsize, refusal
-        self.is_floating_point, self.is_complex, self.is_signed = category == 2, category == 3, True
-
-    @property
-    def np(self) -> np.dtype:  # every use that would make or convert an array asks here
-        raise RuntimeError(self._refusal)
-
-
-class _BFloat16(_NamedOnly):
+class _BFloat16(dtype):
     """torch.bfloat16, whose NumPy type comes from ml_dtypes, imported on first use (Note [bfloat16])."""
 
     __slots__ = ()
+
+    def __init__(self) -> None:
+        self.name, self.category, self.itemsize = "bfloat16", 2, 2
+        self.is_floating_point, self.is_complex, self.is_signed = True, False, True
 
     @property
     def np(self) -> np.dtype:
@@ -108,22 +98,95 @@ class _BFloat16(_NamedOnly):
             try:
                 import ml_dtypes
             except ImportError:
-                raise RuntimeError(self._refusal) from None
+                raise RuntimeError(NO_ML_DTYPES) from None
             NUMPY_BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
             FROM_NUMPY[NUMPY_BFLOAT16] = self
         return NUMPY_BFLOAT16
 
 
-bfloat16 = _BFloat16("bfloat16", 2, 2, NO_ML_DTYPES)
-# torch's complex32 (chalf), two float16 parts: NumPy has no such type, so it is named only
-complex32 = _NamedOnly("complex32", 4, 3, "retrograd has no complex32 tensors: NumPy has no complex type of two "
-                       "float16 parts, and computing as torch does on one (each op in complex64, its result rounded) "
-                       "is not built; use complex64")
+bfloat16 = _BFloat16()
+
+# Note [complex32]
+# torch's complex32 (chalf, ComplexHalf): two float16 parts, 4 bytes. NumPy has no such type; a complex32 tensor
+# holds a NumPy *structured* array of two float16 fields, `real` and `imag` (NUMPY_COMPLEX32), one element per
+# complex number. Chosen over a float16 array with a hidden trailing dim of 2 because every array fact torch
+# reads stays the array's own: shape, strides (in elements of 4 bytes), storage offset, views, reshapes,
+# transposes, indexing, cat and where run on the structured array unchanged, as they do on any dtype; and
+# `view_as_real` is one NumPy view of any strided array, `.view((float16, (2,)))`, whose subarray dtype adds the
+# trailing dim of 2 (`.real`/`.imag` are its [..., 0] and [..., 1]). NumPy computes nothing on it (its ufuncs
+# have no loop for a structured type; `astype` would copy a number into both fields), so values cross only
+# through `widen` (to complex64, exact) and `to_complex32` (each part rounded to float16 once, to nearest even;
+# from complex128 through complex64 first, as torch's c10::complex<Half> conversion does). torch computes the
+# few ops it has ComplexHalf kernels for in complex64 ("opmath") and rounds each result once; so does the choke
+# point (ops/registry.py, _apply_complex32), and every other op raises torch's NotImplementedError naming the
+# kernel (ops/complex32.py lists which). Promotion: complex32 with bool, integers and float16 is complex32, with
+# bfloat16, float32 and complex64 complex64, with float64 and complex128 complex128 (promote_types). `numpy()`
+# refuses, as torch's; printing, `item`, `tolist` read the complex64 values. The array's kind is 'V' (as
+# ml_dtypes' bfloat16's): ask the torch dtype or `kind()`, which says 'c'.
+NUMPY_COMPLEX32 = np.dtype([("real", np.float16), ("imag", np.float16)])
+_PARTS = np.dtype((np.float16, (2,)))  # a complex32 element seen as its two float16 parts (Note [complex32])
+
+
+class _Complex32(dtype):
+    """torch.complex32, held in a NumPy structured array of two float16 fields (Note [complex32])."""
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        super().__init__("complex32", NUMPY_COMPLEX32, 3)
+        self.is_signed = True
+
+
+complex32 = _Complex32()
+
+
+def is_complex32(array: object) -> bool:
+    """Whether `array` (a NumPy array; anything else is not) holds complex32 (Note [complex32])."""
+    return getattr(array, "dtype", None) == NUMPY_COMPLEX32
+
+
+def complex32_parts(array: np.ndarray) -> np.ndarray:
+    """A complex32 array's float16 parts as a view with a trailing dim of 2 (view_as_real), any strides."""
+    return array.view(_PARTS)
+
+
+def widen(array: object) -> object:
+    """A complex32 array as complex64 (exact), a bfloat16 one as float32; any other value as it is."""
+    if not isinstance(array, np.ndarray) or array.dtype.kind != "V":
+        return array
+    if array.dtype is NUMPY_BFLOAT16:
+        return array.astype(np.float32)
+    return complex32_parts(array).astype(np.float32).view(np.complex64)[..., 0]
+
+
+def to_complex32(array: object) -> np.ndarray:
+    """A complex32 array of `array`'s values (numbers, bool, integer, floating or complex), each part rounded to
+    float16 once; complex128 and float64 through complex64 first, as torch converts (Note [complex32])."""
+    array = widen(np.asarray(array))
+    if array.dtype == NUMPY_COMPLEX32:
+        return array
+    values = array.astype(np.complex64) if array.dtype != np.complex64 else array
+    out = np.empty(values.shape, NUMPY_COMPLEX32)
+    parts = complex32_parts(out)
+    parts[..., 0], parts[..., 1] = values.real, values.imag
+    return out
+
+
+def cast(array: np.ndarray, target: dtype) -> np.ndarray:
+    """A NumPy `array` as dtype `target`, complex32 either side (Note [complex32]); NumPy's astype otherwise."""
+    if target is complex32:
+        return to_complex32(array)
+    if array.dtype.kind == "V" and array.dtype is not NUMPY_BFLOAT16:
+        array = widen(array)
+        if not target.is_complex:  # torch reads the real part (its warning is the caller's)
+            array = array.real
+    return array.astype(target.np)
+
 
 ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64, complex64, complex128,
               uint16, uint32, uint64)
 UNSIGNED_WIDE = frozenset((uint16, uint32, uint64))
-FROM_NUMPY: dict[np.dtype, dtype] = {d.np: d for d in ALL_DTYPES}
+FROM_NUMPY: dict[np.dtype, dtype] = {d.np: d for d in (*ALL_DTYPES, complex32)}
 ALIASES = {"half": float16, "float": float32, "double": float64, "short": int16, "int": int32,
            "long": int64, "cfloat": complex64, "cdouble": complex128}
 # How torch's error texts name element types: the ScalarType ("Float") and the C++ type ("float")
@@ -176,7 +239,7 @@ def kind(value: object) -> str:
     """NumPy's kind letter ('b', 'i', 'u', 'f', 'c') of an array, or of a dtype object, of any array library."""
     dt = value if isinstance(value, np.dtype) else getattr(value, "dtype", value)
     if isinstance(dt, np.dtype):
-        return dt.kind if dt is not NUMPY_BFLOAT16 else "f"  # ml_dtypes' kind is 'V'
+        return dt.kind if dt.kind != "V" else "f" if dt is NUMPY_BFLOAT16 else "c"  # ml_dtypes', complex32's: 'V'
     return from_native(dt).np.kind
 
 
@@ -200,7 +263,8 @@ def tensor_type_name(dt: dtype | np.dtype) -> str:
 
 CPP_TYPE_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
                   "int32": "int", "int64": "long int", "float16": "c10::Half", "float32": "float", "float64": "double",
-                  "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
+                  "complex32": "c10::complex<c10::Half>", "complex64": "c10::complex<float>",
+                  "complex128": "c10::complex<double>",
                   "uint16": "short unsigned int", "uint32": "unsigned int", "uint64": "long unsigned int"}
 
 
@@ -300,6 +364,10 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     if (a in UNSIGNED_WIDE or b in UNSIGNED_WIDE) and not (a.is_floating_point or b.is_floating_point):
         raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, attempted to promote "
                            f"{scalar_type_name(a)} and {scalar_type_name(b)}")
+    if a is complex32 or b is complex32:  # NumPy has no complex32 (Note [complex32])
+        other = b if a is complex32 else a
+        return complex32 if other.category < 2 or other is float16 else \
+            promote_types(other if other.is_complex else other.to_complex(), complex64)
     if a.category != b.category:
         hi, lo = (a, b) if a.category > b.category else (b, a)
         if hi.is_complex and lo.is_floating_point and lo.itemsize > hi.itemsize // 2:

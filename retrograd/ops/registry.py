@@ -55,6 +55,7 @@ from ..autograd.graph import (
     edge_of,
     saved_state,
 )
+from . import complex32
 from .unsigned import UNSIGNED_ROWS, UNSIGNED_TYPES, refuse_row  # noqa: F401 - UNSIGNED_TYPES: generated
 
 _ndarray = np.ndarray
@@ -366,20 +367,20 @@ class Op:
                   f"        return _transformed_apply(op, {args}, params)"]
         if not operator:
             lines.append(f"    {_names(xs)} = args")
-        # Note [bfloat16] in _dtype.py; a sampler row (its `draw` param) makes values in its input's dtype itself
+        # Notes [bfloat16] and [complex32] in _dtype.py (both NumPy types have kind 'V'); a sampler row (its `draw`
+        # param) makes values in its input's dtype itself
         opmath = not self.is_view and self.name not in _BFLOAT16_BITS and "draw" not in self.params
-        to_opmath = f"        if _has_bfloat16({args}):\n            return _apply_bfloat16(op, {args}, params)"
+        to_opmath = f"        if _has_opmath({args}):\n            return _apply_opmath(op, {args}, params)"
         if self.promote is None:
             lines += [f"    {d} = {x}._data if isinstance({x}, Tensor) else {x}" for x, d in zip(xs, ds)]
             if opmath:  # one identity test (a float kind's test stands for it below, an ndarray's here)
-                lines += ["    if type(d0) is _ndarray and d0.dtype is D.NUMPY_BFLOAT16:",
-                          f"        return _apply_bfloat16(op, {args}, params)"]
+                lines += ["    if type(d0) is _ndarray and d0.dtype.kind == 'V':",
+                          f"        return _apply_opmath(op, {args}, params)"]
         else:  # the common case inline (one dtype, scalars that keep its category), else _arrays
             # NumPy's arrays only: other namespaces' dtypes have no `kind`, and _arrays handles them;
-            # bfloat16's kind is 'V', and the identity test sends it to _arrays too (Note [bfloat16])
+            # bfloat16's and complex32's kind is 'V', and the kind test sends them to _arrays too
             floating = " and d0.dtype.kind in 'fc'" if self.promote == "float" else \
-                " and d0.dtype is not D.NUMPY_BFLOAT16" if len(xs) == 1 else \
-                " and (dt := d0.dtype) is not D.NUMPY_BFLOAT16"
+                " and d0.dtype.kind != 'V'" if len(xs) == 1 else " and (dt := d0.dtype).kind != 'V'"
             lines += [f"    if isinstance(x0, Tensor) and type(d0 := x0._data) is _ndarray{floating}:"]
             if len(xs) == 1:
                 lines += ["        pass", "    else:"] + [to_opmath] * opmath + [f"        d0, = _arrays(op, {args})"]
@@ -862,7 +863,7 @@ def _cpu_scalars_moved(arrays: list) -> list:
 def _cast(array: object, target: D.dtype) -> object:
     """`array` in dtype `target`, in its own namespace."""
     if type(array) is _ndarray:
-        return array if array.dtype == target.np else array.astype(target.np)
+        return array if array.dtype == target.np else D.cast(array, target)
     xp = namespace(array)
     native = D.native_table(xp)[target]
     return array if array.dtype == native else xp.astype(array, native)
@@ -1106,7 +1107,7 @@ def _intern_versions(versions: tuple) -> tuple:
 
 def _apply_generic(op: Op, args: tuple, params: tuple = (), forward: Callable | None = None) -> Tensor | tuple:
     """apply() for any op, with loops over its inputs (the reference for Note [entry points]); `forward`
-    stands in for the op's own (_apply_bfloat16's)."""
+    stands in for the op's own (_apply_bfloat16's, _apply_complex32's)."""
     if _transforms.active:  # forward AD, vmap or saved-tensor hooks in use (Note [transforms])
         return _transformed_apply(op, args, params)
     if forward is None:
@@ -1114,8 +1115,8 @@ def _apply_generic(op: Op, args: tuple, params: tuple = (), forward: Callable | 
     if op.variadic:
         inputs = args[0]
         arrays = [t._data for t in inputs]
-        if forward is op.forward and _has_bfloat16(inputs):
-            return _apply_bfloat16(op, args, params)
+        if forward is op.forward and _has_opmath(inputs):
+            return _apply_opmath(op, args, params)
         result = forward(namespace_of(arrays), arrays, *params)
     else:
         inputs = args
@@ -1153,6 +1154,70 @@ _BFLOAT16_BITS = frozenset({"view_dtype", "nextafter", "_to_device"})
 # bfloat16 tensor it is wrapped in, and add's `alpha` and pow's `exponent` as bfloat16 too
 _BFLOAT16_FLOAT_NUMBERS = frozenset({"mul", "div"})
 _BFLOAT16_NUMBER_PARAMS = frozenset({"alpha", "exponent"})
+
+
+def _has_opmath(values: Sequence) -> bool:
+    """Whether bfloat16 or complex32, which compute through a wider type, may take part: a tensor among `values`
+    (or in a list among them) holds one (their NumPy kind is 'V'), bfloat16 is the default dtype, or a complex
+    operand meets float16, which promote to complex32."""
+    return any(type(v._data) is _ndarray and v._data.dtype.kind == "V" if isinstance(v, Tensor) else
+               isinstance(v, (list, tuple)) and _has_opmath(v) for v in values) or _has_bfloat16(()) or \
+        _promotes_to_complex32(values)
+
+
+def _promotes_to_complex32(values: Sequence) -> bool:
+    """Whether operands `values` of no complex32 promote to it: float16 (or lower) beside a complex operand."""
+    return any(type(v) is complex or isinstance(v, Tensor) and D.kind(v._data) == "c" for v in values) and \
+        not any(isinstance(v, (list, tuple)) for v in values) and D.result_type(*values) is D.complex32
+
+
+def _apply_opmath(op: Op, args: tuple, params: tuple) -> Tensor | tuple:
+    """apply() where bfloat16 or complex32 takes part: the complex32 rules where a complex32 tensor does (Note
+    [complex32] in _dtype.py), else bfloat16's (Note [bfloat16])."""
+    inputs = args[0] if op.variadic else args
+    if any(isinstance(v, Tensor) and D.is_complex32(v._data) for v in inputs) or _promotes_to_complex32(inputs):
+        return _apply_complex32(op, args, params)
+    return _apply_bfloat16(op, args, params)
+
+
+def _apply_complex32(op: Op, args: tuple, params: tuple) -> Tensor | tuple:
+    """apply() where a complex32 tensor takes part, as torch's CPU kernels compute: a row with a ComplexHalf kernel
+    (ops/complex32.py) runs on complex64 copies of the complex32 arrays and its results are rounded once (complex64
+    to complex32, float32 to float16), unless the op's `dtype` asks for another; any other row raises torch's
+    NotImplementedError. Promotion comes first: complex32 beside complex64 or float32 computes in complex64."""
+    wanted = params[op.params.index("dtype")] if "dtype" in op.params else None
+    rounds = wanted is None or wanted is D.complex32 or wanted is D.NUMPY_COMPLEX32  # ours or NumPy's dtype
+
+    def forward(xp: types.ModuleType, *values: object) -> object:
+        inputs = values[:op.arity]
+        first = next((v for v in _flat(inputs) if D.is_complex32(v)), None)
+        if first is None:
+            return op.forward(xp, *values)  # promotion left none
+        if op.name not in complex32.COMPLEX32_ROWS:
+            complex32.refuse(op.name, first, values[op.arity:])
+        result = op.forward(xp, *map(_complex64, inputs), *values[op.arity:])
+        return _complex32_rounded(result) if rounds else result
+
+    return _apply_generic(op, args, params, forward)
+
+
+def _complex64(value: object) -> object:
+    """A complex32 array as complex64 (a list item by item); anything else as it is."""
+    if type(value) is list:
+        return [_complex64(v) for v in value]
+    return D.widen(value) if D.is_complex32(value) else value
+
+
+def _complex32_rounded(result: object) -> object:
+    """A forward's complex64 results rounded to complex32, float32 ones to float16, in tuples and lists too."""
+    if type(result) is tuple or type(result) is list:
+        return type(result)(_complex32_rounded(r) for r in result)
+    if isinstance(result, (_ndarray, _generic)):
+        if result.dtype == np.complex64:
+            return D.to_complex32(result)
+        if result.dtype == np.float32:
+            return _asarray(result).astype(np.float16)
+    return result
 
 
 def _has_bfloat16(values: Sequence) -> bool:

@@ -1,0 +1,68 @@
+"""Which rows of the rule table run on torch's complex32 (ComplexHalf), and the words of torch's refusal for the
+others (Note [complex32] in retrograd/_dtype.py).
+
+The choke point (registry._apply_complex32) reads this table: a row where a complex32 array is among the forward's
+inputs (after promotion) computes on complex64 copies and rounds its results once if it is in COMPLEX32_ROWS, and
+raises torch's `"<kernel>" not implemented for 'ComplexHalf'` otherwise.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import _dtype as D
+from .unsigned import KERNELS as UNSIGNED_KERNELS
+
+# Note [complex32 kernels]
+# torch 2.13 has ComplexHalf CPU kernels for copying, converting, filling, selecting and joining values, for add,
+# sub, mul, neg, conj, abs and sgn, equality and the class tests (isnan, isfinite, ...), any and all, and the
+# vector norms (through their complex64 accumulation); every other op (division, exp and the transcendental
+# functions, sums, products, matmul, ordered comparisons, ...) raises NotImplementedError naming its kernel.
+# Measured by running OpInfo's samples converted to complex32 through torch (tests/test_complex32.py compares both
+# libraries on them, values or error texts). View rows never reach this table: they run on the complex32 array.
+
+COMPLEX32_ROWS = frozenset({
+    # made, copied, converted, selected, joined, filled (the values cross unchanged)
+    "_to_copy", "clone", "copy_", "copy_slices", "cat", "stack", "block_diag", "constant_pad_nd", "circular_pad",
+    "diag_embed", "diagonal_scatter", "select_scatter", "slice_scatter", "as_strided_scatter", "narrow_copy",
+    "alias_copy", "as_strided_copy", "diagonal_copy", "expand_copy", "permute_copy", "squeeze_copy",
+    "squeeze_dim_copy", "squeeze_dims_copy", "t_copy", "transpose_copy", "unsqueeze_copy", "unbind_copy",
+    "unfold_copy", "view_copy", "split_with_sizes_copy", "repeat", "roll", "rot90", "tril", "triu", "where",
+    "index", "index_select", "index_fill", "index_fill_tensor", "masked_fill", "masked_fill_tensor",
+    "masked_select", "nonzero_static", "fill", "fill_out", "fill_tensor", "fill_tensor_out", "zero",
+    "_unsafe_view", "_reshape_alias", "uniform_", "normal_",
+    # arithmetic torch has kernels for
+    "add", "add_scalar", "sub", "sub_scalar", "rsub", "rsub_scalar", "mul", "mul_scalar", "outer", "neg", "conj",
+    "conj_physical", "abs", "sgn", "addcmul",
+    # equality, class tests, reductions to bool, norms
+    "eq", "eq_", "eq_scalar_", "ne", "ne_", "ne_scalar_", "isfinite", "isinf", "isnan", "isreal", "all", "any",
+    "count_nonzero", "linalg_vector_norm",
+})
+
+# the kernel torch's refusal names where it is not the unsigned dtypes' (ops/unsigned.py) nor "<row>_cpu"
+KERNELS = {
+    "sum_all": "sum_cpu", "sum_dim": "sum_cpu", "nansum": "sum_cpu", "mean_all": "sum_cpu", "mean_dim": "sum_cpu",
+    "prod_all": "prod_out_cpu", "prod_dim": "prod_out_cpu", "cumsum": "cumsum_out_cpu",
+    "cumprod": "cumprod_out_cpu", "div": "div_cpu", "div_scalar": "div_cpu", "vdot": "vdot", "exp2": "exp2",
+    "pow": "pow", "pow_scalar_base": "pow", "pow_tensor": "pow", "einsum": "sum_cpu", "trace": "trace",
+    "addcdiv": "addcdiv_cpu_out", "lerp": "lerp_kernel_scalar", "lerp_tensor": "lerp_kernel_tensor",
+    "linalg_svd": "linalg_svd_cpu", "linalg_eigh": "linalg_eigh_cpu", "linalg_eig": "linalg_eig_out_cpu",
+    "linalg_lu": "lu_cpu", "linalg_lu_factor_ex": "lu_cpu", "linalg_det": "lu_cpu", "linalg_cholesky_ex": "cholesky_cpu",
+    "linalg_ldl_factor_ex": "ldl_factor_kernel_cpu", "linalg_ldl_solve": "ldl_solve_kernel_cpu",
+    "linalg_lu_solve": "linalg.lu_solve_cpu", "cholesky_inverse": "cholesky_inverse_out_cpu", "put": "take_put_cpu",
+    "take": "take_cpu", "scatter_value": "scatter_gather_scalar_cpu", "scatter_add": "scatter_gather_tensor_cpu",
+    "native_channel_shuffle": "channel_shuffle", "im2col": "im2col_out_cpu", "logical_not": "logical_not_cpu",
+    "flip": "flip_cpu",
+    **{f"{name}": f"{name}_vml_cpu" for name in ("exp", "log", "log10", "log1p", "log2", "sqrt", "expm1", "sin",
+                                                  "cos", "tan", "tanh", "asin", "acos", "atan")},
+}
+
+
+def refuse(row: str, array: Any, params: tuple) -> None:
+    """torch's error for row `row` (not in COMPLEX32_ROWS) run on the complex32 `array` with `params`, except for a
+    flip torch does as a copy (it keeps the innermost, unit-stride dim in place, as for the unsigned dtypes)."""
+    if row == "flip" and all(array.strides[d] != array.itemsize for d in params[0]):
+        return
+    kernel = KERNELS.get(row) or UNSIGNED_KERNELS.get(row, row + "_cpu")
+    name = kernel if isinstance(kernel, str) else kernel(array, params)
+    raise NotImplementedError(f"\"{name}\" not implemented for '{D.scalar_type_name(D.complex32)}'")
