@@ -156,7 +156,7 @@ def widen(array: object) -> object:
         return array
     if array.dtype is NUMPY_BFLOAT16:
         return array.astype(np.float32)
-    return complex32_parts(array).astype(np.float32).view(np.complex64)[..., 0]
+    return complex32_parts(array).astype(np.float32, order="C").view(np.complex64)[..., 0]
 
 
 def to_complex32(array: object) -> np.ndarray:

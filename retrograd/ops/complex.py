@@ -197,7 +197,8 @@ def conj(input: Tensor | complex) -> Tensor | complex:
     if isinstance(input, Tensor):
         data = input._data
         if type(data) is np.ndarray:  # most formulas call conj: NumPy's dtype kind, without the dtype lookup
-            if data.dtype.kind != "c":
+            kind = data.dtype.kind
+            if kind != "c" and (kind != "V" or data.dtype is D.NUMPY_BFLOAT16):  # complex32's is 'V'
                 return input
         elif not input.dtype.is_complex:
             return input

@@ -11,7 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from .. import _dtype as D
+from .unsigned import EMPTY_SKIPS as UNSIGNED_EMPTY_SKIPS
 from .unsigned import KERNELS as UNSIGNED_KERNELS
+from .unsigned import ZERO_DIM_COPIES as UNSIGNED_ZERO_DIM_COPIES
 
 # Note [complex32 kernels]
 # torch 2.13 has ComplexHalf CPU kernels for copying, converting, filling, selecting and joining values, for add,
@@ -36,8 +38,35 @@ COMPLEX32_ROWS = frozenset({
     "conj_physical", "abs", "sgn", "addcmul",
     # equality, class tests, reductions to bool, norms
     "eq", "eq_", "eq_scalar_", "ne", "ne_", "ne_scalar_", "isfinite", "isinf", "isnan", "isreal", "all", "any",
-    "count_nonzero", "linalg_vector_norm",
+    "count_nonzero", "linalg_vector_norm", "norm_dim", "dist", "std", "var", "std_mean", "var_mean",
+    "split", "split_with_sizes", "unsafe_split", "unsafe_split_with_sizes", "index_put", "index_add",
 })
+
+# rows of several tensors whose result dtype is their promoted one (the others keep self's): complex32 beside a
+# wider tensor gives that wider dtype, unrounded
+PROMOTING = frozenset({"block_diag", "cat", "stack", "outer"})
+
+# rows whose kernel torch skips for a 0-d input (a copy) or an empty one (nothing to compute or factor)
+ZERO_DIM_COPIES = UNSIGNED_ZERO_DIM_COPIES | {"cumsum", "cumprod"}
+EMPTY_SKIPS = UNSIGNED_EMPTY_SKIPS | {
+    "sum_all", "sum_dim", "prod_all", "prod_dim", "cumsum", "cumprod", "bmm", "addmm", "addmv", "mv", "cholesky",
+    "linalg_cholesky_ex", "linalg_det", "linalg_eigh", "linalg_ldl_factor_ex", "linalg_svd", "linalg_lu_solve",
+    "linalg_lu", "linalg_lu_factor_ex"}
+
+
+def _rounded(value: Any) -> Any:
+    """A complex64 array rounded to complex32 and read back (one rounding of an intermediate result)."""
+    return D.widen(D.to_complex32(value))
+
+
+def _addcmul(xp: Any, x: Any, t1: Any, t2: Any, value: complex) -> Any:
+    """addcmul as torch's ComplexHalf kernel computes it: in complex32 arithmetic, each product rounded."""
+    return x + _rounded(_rounded(t1 * t2) * value)
+
+
+# forwards of rows that torch's ComplexHalf kernels compute otherwise than in complex64 with one rounding; they take
+# complex64 arrays of complex32 values (the choke point rounds their result)
+FORWARDS = {"addcmul": _addcmul}
 
 # the kernel torch's refusal names where it is not the unsigned dtypes' (ops/unsigned.py) nor "<row>_cpu"
 KERNELS = {
@@ -52,17 +81,35 @@ KERNELS = {
     "linalg_lu_solve": "linalg.lu_solve_cpu", "cholesky_inverse": "cholesky_inverse_out_cpu", "put": "take_put_cpu",
     "take": "take_cpu", "scatter_value": "scatter_gather_scalar_cpu", "scatter_add": "scatter_gather_tensor_cpu",
     "native_channel_shuffle": "channel_shuffle", "im2col": "im2col_out_cpu", "logical_not": "logical_not_cpu",
-    "flip": "flip_cpu",
+    "flip": "flip_cpu", "matrix_power_zero": "eye", "linalg_qr": "geqrf_cpu", "linalg_solve_ex": "lu_cpu",
+    "linalg_householder_product": "orgqr_cpu", "linalg_matrix_exp": "bmm", "logsumexp": "exp_vml_cpu",
+    "lu_unpack": "scatter_gather_scalar_cpu", "scatter_reduce_legacy": "scatter_gather_tensor_cpu",
     **{f"{name}": f"{name}_vml_cpu" for name in ("exp", "log", "log10", "log1p", "log2", "sqrt", "expm1", "sin",
                                                   "cos", "tan", "tanh", "asin", "acos", "atan")},
+}
+
+_MKL_FFT = "MKL FFT doesn't support tensors of type: Half"
+_LOW_PRECISION = "Low precision dtypes not supported. Got ComplexHalf"
+# rows whose refusal is a RuntimeError of the op's own checks, before any kernel: its text, of the input's shape
+RUNTIME_ERRORS = {
+    "fft_c2c": lambda shape: _MKL_FFT, "fft_c2r": lambda shape: _MKL_FFT, "fft_r2c": lambda shape: _MKL_FFT,
+    "linalg_inv_ex": lambda shape: f"linalg.inv: {_LOW_PRECISION}",
+    "linalg_slogdet": lambda shape: f"linalg.slogdet: {_LOW_PRECISION}",
+    "linalg_pinv": lambda shape: f"linalg.pinv(ComplexHalf{{{list(shape)}}}): expected a tensor with 2 or more "
+                                 "dimensions of float, double, cfloat or cdouble types",
 }
 
 
 def refuse(row: str, array: Any, params: tuple) -> None:
     """torch's error for row `row` (not in COMPLEX32_ROWS) run on the complex32 `array` with `params`, except for a
-    flip torch does as a copy (it keeps the innermost, unit-stride dim in place, as for the unsigned dtypes)."""
+    0-d or empty input torch copies or skips, nor for a flip torch does as a copy (it keeps the innermost,
+    unit-stride dim in place, as for the unsigned dtypes)."""
+    if array.ndim == 0 and row in ZERO_DIM_COPIES or array.size == 0 and row in EMPTY_SKIPS:
+        return
     if row == "flip" and all(array.strides[d] != array.itemsize for d in params[0]):
         return
+    if row in RUNTIME_ERRORS:
+        raise RuntimeError(RUNTIME_ERRORS[row](array.shape))
     kernel = KERNELS.get(row) or UNSIGNED_KERNELS.get(row, row + "_cpu")
     name = kernel if isinstance(kernel, str) else kernel(array, params)
     raise NotImplementedError(f"\"{name}\" not implemented for '{D.scalar_type_name(D.complex32)}'")

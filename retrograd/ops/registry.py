@@ -1195,8 +1195,10 @@ def _apply_complex32(op: Op, args: tuple, params: tuple) -> Tensor | tuple:
             return op.forward(xp, *values)  # promotion left none
         if op.name not in complex32.COMPLEX32_ROWS:
             complex32.refuse(op.name, first, values[op.arity:])
-        result = op.forward(xp, *map(_complex64, inputs), *values[op.arity:])
-        return _complex32_rounded(result) if rounds else result
+        result = complex32.FORWARDS.get(op.name, op.forward)(xp, *map(_complex64, inputs), *values[op.arity:])
+        wider = op.name in complex32.PROMOTING and any(
+            type(v) is _ndarray and v.dtype.kind in "fc" and v.dtype.itemsize > 2 for v in _flat(inputs))
+        return _complex32_rounded(result) if rounds and not wider else result
 
     return _apply_generic(op, args, params, forward)
 
