@@ -262,9 +262,9 @@ def tensor_type_name(dt: dtype | np.dtype) -> str:
 
 
 CPP_TYPE_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
-                  "int32": "int", "int64": "long int", "float16": "c10::Half", "float32": "float", "float64": "double",
-                  "complex32": "c10::complex<c10::Half>", "complex64": "c10::complex<float>",
-                  "complex128": "c10::complex<double>",
+                  "int32": "int", "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+                  "float32": "float", "float64": "double", "complex32": "c10::complex<c10::Half>",
+                  "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
                   "uint16": "short unsigned int", "uint32": "unsigned int", "uint64": "long unsigned int"}
 
 

@@ -131,7 +131,24 @@ def complex32_mismatch(name: str) -> str | None:
 
 
 # entries whose samples, made complex32, still differ somewhere, and why
-KNOWN: dict[str, str] = {
+_MIXED = ("with one complex32 and one complex64 operand, torch checks the operands' dtypes in the op's own words, "
+          "or refuses on the complex32 one before promoting; retrograd's composition checks or promotes first")
+_COMPOSITE = ("torch's composite reaches another kernel or check first (or skips it on these samples); retrograd's "
+              "row or composition refuses with its own kernel's name, or computes")
+_RANDOM = "retrograd draws a complex tensor's random samples as real ones (complex64 too), torch draws both parts"
+KNOWN = {
+    **dict.fromkeys(("__rmatmul__", "addmv", "addr", "baddbmm", "bmm", "cartesian_prod", "cholesky_solve", "cross",
+                     "dot", "index_copy", "inner", "linalg.cross", "linalg.lstsq", "linalg.lstsq.grad_oriented",
+                     "linalg.solve_triangular", "masked_scatter", "matmul", "mv", "nn.functional.conv1d",
+                     "nn.functional.conv2d", "nn.functional.conv3d", "nn.functional.conv_transpose1d",
+                     "nn.functional.conv_transpose2d", "nn.functional.conv_transpose3d", "tensordot",
+                     "triangular_solve", "vdot"), _MIXED),
+    **dict.fromkeys(("einsum", "ldexp", "linalg.vander", "linalg.vecdot", "logdet", "lu_solve", "nn.functional.linear",
+                     "nn.functional.rms_norm", "norm.nuc", "sum_to_size"), _COMPOSITE),
+    **dict.fromkeys(("normal.in_place", "rand_like", "randn", "randn_like", "uniform"), _RANDOM),
+    "logaddexp": "retrograd's logaddexp has no complex version (complex64 neither)",
+    "renorm": "torch fails an internal assert (AccumulateType has no ComplexHalf); retrograd refuses as for a kernel",
+    "to_sparse": "retrograd has no sparse tensors",
 }
 
 

@@ -38,7 +38,7 @@ COMPLEX32_ROWS = frozenset({
     "conj_physical", "abs", "sgn", "addcmul",
     # equality, class tests, reductions to bool, norms
     "eq", "eq_", "eq_scalar_", "ne", "ne_", "ne_scalar_", "isfinite", "isinf", "isnan", "isreal", "all", "any",
-    "count_nonzero", "linalg_vector_norm", "norm_dim", "dist", "std", "var", "std_mean", "var_mean",
+    "count_nonzero", "isclose", "linalg_vector_norm", "norm_dim", "dist", "std", "var", "std_mean", "var_mean",
     "split", "split_with_sizes", "unsafe_split", "unsafe_split_with_sizes", "index_put", "index_add",
 })
 
@@ -60,8 +60,9 @@ def _rounded(value: Any) -> Any:
 
 
 def _addcmul(xp: Any, x: Any, t1: Any, t2: Any, value: complex) -> Any:
-    """addcmul as torch's ComplexHalf kernel computes it: in complex32 arithmetic, each product rounded."""
-    return x + _rounded(_rounded(t1 * t2) * value)
+    """addcmul as torch's ComplexHalf kernel computes it: `self + value * t1 * t2` in complex32 arithmetic, the
+    value made complex32 and each product rounded."""
+    return x + _rounded(_rounded(_rounded(value) * t1) * t2)
 
 
 # forwards of rows that torch's ComplexHalf kernels compute otherwise than in complex64 with one rounding; they take
