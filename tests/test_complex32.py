@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 import torch
 from test_op_db import ENTRIES, RANDOM_OUTPUT, retrograd_op, tensors, to_retrograd, tolerance
+from test_uint_dtypes import _values as values
 from test_uint_dtypes import outcome
 
 import retrograd
@@ -22,13 +23,6 @@ import retrograd
 DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64", "complex32",
           "complex64", "complex128", "uint16", "uint32", "uint64")
 SAMPLES = 3  # per entry
-
-
-def values(t) -> np.ndarray:
-    """A tensor's values as NumPy holds them: complex32 as the complex64 and bfloat16 as the float32 they widen to."""
-    t = t.detach().resolve_conj()
-    name = str(t.dtype)
-    return (t.cfloat() if name == "torch.complex32" else t.float() if name == "torch.bfloat16" else t).numpy()
 
 
 def assert_same_outcome(ours: tuple, theirs: tuple, what: str, compare_values: bool = True) -> None:

@@ -271,7 +271,8 @@ def cotangents(outputs: list, rng: np.random.Generator) -> list[np.ndarray]:
         c = rng.normal(size=tuple(o.shape))
         if o.is_complex():
             c = c + 1j * rng.normal(size=tuple(o.shape))
-        cots.append(c.astype(str(o.dtype).split(".")[-1].replace("bfloat16", "float32")))
+        cots.append(c.astype(str(o.dtype).split(".")[-1].replace("bfloat16", "float32").replace("complex32",
+                                                                                               "complex64")))
     return cots
 
 
