@@ -530,8 +530,7 @@ def full(size: Sequence[int], fill_value: Any, *, dtype: D.dtype | None = None, 
 def eye(n: int, m: int | None = None, *, dtype: D.dtype | None = None, device: Any = None,
         requires_grad: bool = False) -> Tensor:
     D.refuse_unsigned("eye", dtype)
-    if dtype is D.complex32:
-        raise NotImplementedError("\"eye\" not implemented for 'ComplexHalf'")
+    D.refuse_complex32("eye", dtype)
     return _finish(np.eye(n, n if m is None else m, dtype=_np_dtype(dtype)), requires_grad, device)
 
 
@@ -544,6 +543,7 @@ def arange(start: float, end: float | None = None, step: float = 1, *, dtype: D.
     if dtype is None:
         dtype = D.int64 if all(isinstance(v, int) for v in values) else D.defaults.floating
     D.refuse_unsigned("arange_cpu", dtype)
+    D.refuse_complex32("arange_cpu", dtype)
     n = max(int(np.ceil((values[1] - values[0]) / values[2])), 0)
     data = (values[0] + np.arange(n, dtype=np.float64 if dtype.category >= 2 else np.int64) * values[2])
     return _finish(data.astype(_np_dtype(dtype)), requires_grad, device)
@@ -562,6 +562,7 @@ def linspace(start: float | Tensor, end: float | Tensor, steps: int, *, dtype: D
              device: Any = None, requires_grad: bool = False) -> Tensor:
     start, end = _bounds("linspace", start, end)
     D.refuse_unsigned("linspace_cpu", dtype)
+    D.refuse_complex32("linspace_cpu", dtype if steps > 1 else None)  # one value or none: a fill
     return _finish(_converted(np.linspace(start, end, steps, dtype=np.float64), dtype), requires_grad, device)
 
 
@@ -569,6 +570,7 @@ def logspace(start: float | Tensor, end: float | Tensor, steps: int, base: float
              dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     start, end = _bounds("logspace", start, end)
     D.refuse_unsigned("logspace_cpu", dtype)
+    D.refuse_complex32("logspace_cpu", dtype if steps > 1 else None)
     return _finish(_converted(np.logspace(start, end, steps, base=base), dtype), requires_grad, device)
 
 

@@ -275,6 +275,12 @@ def refuse_unsigned(kernel: str, dt: dtype) -> None:
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_type_name(dt)}'")
 
 
+def refuse_complex32(kernel: str, dt: dtype | None) -> None:
+    """torch's error from `kernel`, which has no ComplexHalf version (Note [complex32]), if `dt` is complex32."""
+    if dt is complex32:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'ComplexHalf'")
+
+
 class finfo:  # noqa: N801 - torch's name
     """Machine limits of a floating dtype (of a complex dtype's real part): torch.finfo, values as Python floats."""
 

@@ -53,7 +53,7 @@ def assert_same_outcome(ours: tuple, theirs: tuple, what: str, values: bool = Tr
 def _values(t):
     """A tensor's values as NumPy holds them (bfloat16 widened to float32, complex32 to complex64: neither library's
     numpy() takes them)."""
-    t = t.detach().resolve_conj()
+    t = t.detach().resolve_conj().resolve_neg()
     name = str(t.dtype)
     return (t.float() if name == "torch.bfloat16" else t.cfloat() if name == "torch.complex32" else t).numpy()
 

@@ -96,6 +96,8 @@ RUNTIME_ERRORS = {
     "fft_c2c": lambda shape: _MKL_FFT, "fft_c2r": lambda shape: _MKL_FFT, "fft_r2c": lambda shape: _MKL_FFT,
     "linalg_inv_ex": lambda shape: f"linalg.inv: {_LOW_PRECISION}",
     "linalg_slogdet": lambda shape: f"linalg.slogdet: {_LOW_PRECISION}",
+    "sort": lambda shape: "Sort does not support complex dtypes on CPU",
+    "sort_stable": lambda shape: "Sort does not support complex dtypes on CPU",
     "linalg_pinv": lambda shape: f"linalg.pinv(ComplexHalf{{{list(shape)}}}): expected a tensor with 2 or more "
                                  "dimensions of float, double, cfloat or cdouble types",
 }
@@ -104,10 +106,10 @@ RUNTIME_ERRORS = {
 def refuse(row: str, array: Any, params: tuple) -> None:
     """torch's error for row `row` (not in COMPLEX32_ROWS) run on the complex32 `array` with `params`, except for a
     0-d or empty input torch copies or skips, nor for a flip torch does as a copy (it keeps the innermost,
-    unit-stride dim in place, as for the unsigned dtypes)."""
+    unit-stride dim in place, as for the unsigned dtypes; a dim of size 1 flips to itself)."""
     if array.ndim == 0 and row in ZERO_DIM_COPIES or array.size == 0 and row in EMPTY_SKIPS:
         return
-    if row == "flip" and all(array.strides[d] != array.itemsize for d in params[0]):
+    if row == "flip" and all(array.strides[d] != array.itemsize or array.shape[d] == 1 for d in params[0]):
         return
     if row in RUNTIME_ERRORS:
         raise RuntimeError(RUNTIME_ERRORS[row](array.shape))
