@@ -17,8 +17,6 @@ from typing import Any
 
 import numpy as np
 
-from . import _dtype as D
-
 _PREFIX = "tensor("
 
 
@@ -233,8 +231,8 @@ def format_tensor(data: np.ndarray, *, dtype_name: str | None, extras: Sequence[
     Example: ``'tensor([[3., 3.],\\n        [3., 3.]], grad_fn=<AddBackward0>)'``.
     """
     a = np.asarray(data)
-    if a.dtype.kind == "V":  # bfloat16, complex32 (kind 'V'): printed as the float32, complex64 they widen to exactly
-        a = D.widen(a)
+    if a.dtype.kind == "V":  # bfloat16 (ml_dtypes' kind): printed as the float32 it widens to exactly
+        a = a.astype(np.float32)
     indent = len(_PREFIX)
     suffixes = [] if device is None else [f"device='{device}'"]
     if a.size == 0:

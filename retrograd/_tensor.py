@@ -411,7 +411,8 @@ class Tensor:
             place = _xp.locate(data)
             data = _xp.transfer(data, "cpu", None)
             where = None if place[0] == "cpu" else str(device(*place))
-        return format_tensor(data, dtype_name=dt.name if shown else None, extras=extras, device=where)
+        # complex32 printed as the complex64 it widens to exactly (Note [complex32])
+        return format_tensor(D.widen(data), dtype_name=dt.name if shown else None, extras=extras, device=where)
 
     __str__ = __repr__
 

@@ -150,7 +150,7 @@ _COMPOSITE = ("torch's composite calls a kernel with no unsigned version (neg, l
 KNOWN = {
     **dict.fromkeys(("__rmatmul__", "__rsub__", "addmv", "addr", "baddbmm", "bmm", "cartesian_prod", "clamp", "cross",
                      "equal", "index_add", "index_copy", "index_fill", "index_put", "index_reduce.amax",
-                     "index_reduce.amin", "index_reduce.mean", "index_reduce.prod", "inner", "isclose", "ldexp",
+                     "index_reduce.amin", "index_reduce.mean", "index_reduce.prod", "inner", "ldexp",
                      "linalg.cross", "masked_scatter", "matmul", "mv", "native_dropout_backward",
                      "nn.functional.bilinear", "nn.functional.conv1d", "nn.functional.conv2d",
                      "nn.functional.conv3d", "outer", "put", "rsub", "scatter_reduce.amax", "scatter_reduce.amin",
