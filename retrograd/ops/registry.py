@@ -367,20 +367,21 @@ class Op:
                   f"        return _transformed_apply(op, {args}, params)"]
         if not operator:
             lines.append(f"    {_names(xs)} = args")
-        # Notes [bfloat16] and [complex32] in _dtype.py (both NumPy types have kind 'V'); a sampler row (its `draw`
-        # param) makes values in its input's dtype itself
+        # Notes [bfloat16] and [complex32] in _dtype.py: neither is one of NumPy's own types (`isbuiltin` 2, an
+        # ml_dtypes type, and 0, a structured type; NumPy's are 1); a sampler row (its `draw` param) makes values in its
+        # input's dtype itself
         opmath = not self.is_view and self.name not in _BFLOAT16_BITS and "draw" not in self.params
         to_opmath = f"        if _has_opmath({args}):\n            return _apply_opmath(op, {args}, params)"
         if self.promote is None:
             lines += [f"    {d} = {x}._data if isinstance({x}, Tensor) else {x}" for x, d in zip(xs, ds)]
             if opmath:  # one identity test (a float kind's test stands for it below, an ndarray's here)
-                lines += ["    if type(d0) is _ndarray and d0.dtype.kind == 'V':",
+                lines += ["    if type(d0) is _ndarray and d0.dtype.isbuiltin != 1:",
                           f"        return _apply_opmath(op, {args}, params)"]
         else:  # the common case inline (one dtype, scalars that keep its category), else _arrays
             # NumPy's arrays only: other namespaces' dtypes have no `kind`, and _arrays handles them;
-            # bfloat16's and complex32's kind is 'V', and the kind test sends them to _arrays too
+            # bfloat16's and complex32's kind is 'V', and they are not NumPy's own: the test sends them to _arrays
             floating = " and d0.dtype.kind in 'fc'" if self.promote == "float" else \
-                " and d0.dtype.kind != 'V'" if len(xs) == 1 else " and (dt := d0.dtype).kind != 'V'"
+                " and d0.dtype.isbuiltin == 1" if len(xs) == 1 else " and (dt := d0.dtype).isbuiltin == 1"
             lines += [f"    if isinstance(x0, Tensor) and type(d0 := x0._data) is _ndarray{floating}:"]
             if len(xs) == 1:
                 lines += ["        pass", "    else:"] + [to_opmath] * opmath + [f"        d0, = _arrays(op, {args})"]
@@ -1158,26 +1159,36 @@ _BFLOAT16_NUMBER_PARAMS = frozenset({"alpha", "exponent"})
 
 def _has_opmath(values: Sequence) -> bool:
     """Whether bfloat16 or complex32, which compute through a wider type, may take part: a tensor among `values`
-    (or in a list among them) holds one (their NumPy kind is 'V'), bfloat16 is the default dtype, or a complex
-    operand meets float16, which promote to complex32."""
-    return any(type(v._data) is _ndarray and v._data.dtype.kind == "V" if isinstance(v, Tensor) else
-               isinstance(v, (list, tuple)) and _has_opmath(v) for v in values) or _has_bfloat16(()) or \
-        _promotes_to_complex32(values)
-
-
-def _promotes_to_complex32(values: Sequence) -> bool:
-    """Whether operands `values` of no complex32 promote to it: float16 (or lower) beside a complex operand."""
-    return any(type(v) is complex or isinstance(v, Tensor) and D.kind(v._data) == "c" for v in values) and \
-        not any(isinstance(v, (list, tuple)) for v in values) and D.result_type(*values) is D.complex32
+    (or in a list among them) holds one (their NumPy kind is 'V'), bfloat16 is the default dtype, or float16 meets
+    a complex operand, which promote to complex32. One pass, on the entry points' slow path."""
+    half = complex_operand = False
+    for v in values:
+        if isinstance(v, Tensor):
+            data = v._data
+            if type(data) is _ndarray:
+                kind = data.dtype.kind
+                if kind == "V":
+                    return True
+                complex_operand = complex_operand or kind == "c"
+                half = half or kind == "f" and data.itemsize == 2
+        elif type(v) is complex:
+            complex_operand = True
+        elif isinstance(v, (list, tuple)) and _has_opmath(v):
+            return True
+    if half and complex_operand:
+        return D.result_type(*values) is D.complex32
+    return D.defaults.floating is D.bfloat16
 
 
 def _apply_opmath(op: Op, args: tuple, params: tuple) -> Tensor | tuple:
     """apply() where bfloat16 or complex32 takes part: the complex32 rules where a complex32 tensor does (Note
     [complex32] in _dtype.py), else bfloat16's (Note [bfloat16])."""
-    inputs = args[0] if op.variadic else args
-    if any(isinstance(v, Tensor) and D.is_complex32(v._data) for v in inputs) or _promotes_to_complex32(inputs):
+    inputs = _flat(args)
+    if any(isinstance(v, Tensor) and D.is_complex32(v._data) for v in inputs):
         return _apply_complex32(op, args, params)
-    return _apply_bfloat16(op, args, params)
+    if D.defaults.floating is D.bfloat16 or any(isinstance(v, Tensor) and v._data.dtype.kind == "V" for v in inputs):
+        return _apply_bfloat16(op, args, params)
+    return _apply_complex32(op, args, params)  # float16 beside a complex operand (_has_opmath)
 
 
 def _apply_complex32(op: Op, args: tuple, params: tuple) -> Tensor | tuple:
@@ -1220,15 +1231,6 @@ def _complex32_rounded(result: object) -> object:
         if result.dtype == np.float32:
             return _asarray(result).astype(np.float16)
     return result
-
-
-def _has_bfloat16(values: Sequence) -> bool:
-    """Whether bfloat16 may take part: a tensor among `values` (or in a list among them) holds it, or it is the
-    default dtype, which numbers and integer tensors promote to (Note [bfloat16] in _dtype.py)."""
-    if D.NUMPY_BFLOAT16 is None:
-        return False
-    return D.defaults.floating is D.bfloat16 or any(v._data.dtype is D.NUMPY_BFLOAT16 if isinstance(v, Tensor) else
-               isinstance(v, (list, tuple)) and _has_bfloat16(v) for v in values)
 
 
 def _apply_bfloat16(op: Op, args: tuple, params: tuple) -> Tensor | tuple:
