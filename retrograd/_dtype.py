@@ -80,6 +80,9 @@ uint64 = dtype("uint64", np.uint64, 1)
 NO_ML_DTYPES = ("bfloat16 tensors need the ml_dtypes package (NumPy has no bfloat16 type): "
                 "pip install 'retrograd[bfloat16]'")
 NUMPY_BFLOAT16: np.dtype | None = None  # ml_dtypes' bfloat16 once a bfloat16 array was made (the choke point reads it)
+# the NumPy scalar types the choke point's entry points treat apart: the wide unsigned types (refused by most ops),
+# complex32's np.void and, once loaded, bfloat16's (both computed through a wider type)
+SPECIAL_TYPES: set[type] = {np.uint16, np.uint32, np.uint64, np.void}
 
 
 class _BFloat16(dtype):
@@ -101,6 +104,7 @@ class _BFloat16(dtype):
                 raise RuntimeError(NO_ML_DTYPES) from None
             NUMPY_BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
             FROM_NUMPY[NUMPY_BFLOAT16] = self
+            SPECIAL_TYPES.add(NUMPY_BFLOAT16.type)
         return NUMPY_BFLOAT16
 
 
@@ -370,18 +374,18 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     if (a in UNSIGNED_WIDE or b in UNSIGNED_WIDE) and not (a.is_floating_point or b.is_floating_point):
         raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, attempted to promote "
                            f"{scalar_type_name(a)} and {scalar_type_name(b)}")
-    if a is complex32 or b is complex32:  # NumPy has no complex32 (Note [complex32])
-        other = b if a is complex32 else a
-        return complex32 if other.category < 2 or other is float16 else \
-            promote_types(other if other.is_complex else other.to_complex(), complex64)
     if a.category != b.category:
         hi, lo = (a, b) if a.category > b.category else (b, a)
+        if hi is complex32:  # NumPy has no complex32 (Note [complex32]): float16 and below keep it
+            return hi if lo.category < 2 or lo is float16 else promote_types(lo.to_complex(), complex64)
         if hi.is_complex and lo.is_floating_point and lo.itemsize > hi.itemsize // 2:
             return lo.to_complex()
         return hi
     if a is bfloat16 or b is bfloat16:  # NumPy has no common type of bfloat16 and float16 (Note [bfloat16])
         wider = b if a is bfloat16 else a
         return wider if wider.itemsize > 2 else float32
+    if a is complex32 or b is complex32:  # with complex64 or complex128: that one
+        return b if a is complex32 else a
     return FROM_NUMPY[np.promote_types(a.np, b.np)]
 
 

@@ -371,10 +371,19 @@ class Op:
         # ml_dtypes type, and 0, a structured type; NumPy's are 1); a sampler row (its `draw` param) makes values in its
         # input's dtype itself
         opmath = not self.is_view and self.name not in _BFLOAT16_BITS and "draw" not in self.params
-        to_opmath = f"        if _has_opmath({args}):\n            return _apply_opmath(op, {args}, params)"
+        special = " or ".join(f"type({d}) is _ndarray and {d}.dtype.isbuiltin != 1" for d in ds)
+        to_opmath = f"        if {special}:  # after promotion\n            return _apply_opmath(op, {args}, params)"
+        refuses = self.name not in UNSIGNED_ROWS and self.promote != "float"  # torch's refusal (ops/unsigned.py); a
+        # float op has converted an unsigned input already, as torch's do
         if self.promote is None:
             lines += [f"    {d} = {x}._data if isinstance({x}, Tensor) else {x}" for x, d in zip(xs, ds)]
-            if opmath:  # one identity test (a float kind's test stands for it below, an ndarray's here)
+            if opmath and refuses:  # one set lookup finds the unsigned types, bfloat16 and complex32
+                lines += ["    if type(d0) is not _ndarray or d0.dtype.type in _SPECIAL_TYPES:",
+                          "        if type(d0) is _ndarray and d0.dtype.isbuiltin != 1:",
+                          f"            return _apply_opmath(op, {args}, params)",
+                          "        refuse_row(op.name, d0, params)"]
+                refuses = False
+            elif opmath:  # one test (a float kind's test stands for it below, an ndarray's here)
                 lines += ["    if type(d0) is _ndarray and d0.dtype.isbuiltin != 1:",
                           f"        return _apply_opmath(op, {args}, params)"]
         else:  # the common case inline (one dtype, scalars that keep its category), else _arrays
@@ -384,7 +393,7 @@ class Op:
                 " and d0.dtype.isbuiltin == 1" if len(xs) == 1 else " and (dt := d0.dtype).isbuiltin == 1"
             lines += [f"    if isinstance(x0, Tensor) and type(d0 := x0._data) is _ndarray{floating}:"]
             if len(xs) == 1:
-                lines += ["        pass", "    else:"] + [to_opmath] * opmath + [f"        d0, = _arrays(op, {args})"]
+                lines += ["        pass", "    else:", f"        d0, = _arrays(op, {args})"] + [to_opmath] * opmath
             elif self.promote == "float":
                 lines += ["        dt = d0.dtype"]
             for k, (x, d) in enumerate(zip(xs[1:], ds[1:])):
@@ -399,15 +408,14 @@ class Op:
             if len(xs) > 1:
                 lines += ["    else:",
                           "        same = False",
-                          "    if not same:"] + [to_opmath] * opmath + [f"        {_names(ds)} = _arrays(op, {args})"]
+                          "    if not same:", f"        {_names(ds)} = _arrays(op, {args})"] + [to_opmath] * opmath
         params = ", *params" if self.params else ""  # a call without unpacking when the op has none
         call = f"forward(np if type(d0) is _ndarray else namespace_of(({', '.join(ds)},)), {', '.join(ds)}{params})"
         if numpy_function is not None:  # NumPy's function itself on ndarrays (Note [one-call forwards])
             out_array = ", out=..." if _UFUNC_OUT_ARRAY and isinstance(numpy_function, np.ufunc) else ""
             call = (f"NUMPY_FUNCTION({', '.join(ds)}{out_array}) if type(d0) is _ndarray "
                     f"else forward(namespace_of(({', '.join(ds)},)), {', '.join(ds)}{params})")
-        if self.name not in UNSIGNED_ROWS and self.promote != "float":  # torch's refusal (ops/unsigned.py); a
-            # float op has converted an unsigned input already, as torch's do
+        if refuses:
             lines += ["    if type(d0) is not _ndarray or d0.dtype.type in UNSIGNED_TYPES:",
                       "        refuse_row(op.name, d0, params)"]
         lines += ["    try:",
@@ -861,10 +869,20 @@ def _cpu_scalars_moved(arrays: list) -> list:
     return [xp.asarray(a, device=other.device) if type(a) is _ndarray and a.ndim == 0 else a for a in arrays]
 
 
+_COMPLEX32 = D.complex32
+
+
 def _cast(array: object, target: D.dtype) -> object:
     """`array` in dtype `target`, in its own namespace."""
     if type(array) is _ndarray:
-        return array if array.dtype == target.np else D.cast(array, target)
+        if array.dtype == target.np:
+            return array
+        if target is _COMPLEX32:
+            return D.to_complex32(array)
+        try:
+            return array.astype(target.np)
+        except TypeError:  # from complex32, which NumPy does not convert (Note [complex32])
+            return D.cast(array, target)
     xp = namespace(array)
     native = D.native_table(xp)[target]
     return array if array.dtype == native else xp.astype(array, native)
@@ -1116,9 +1134,14 @@ def _apply_generic(op: Op, args: tuple, params: tuple = (), forward: Callable | 
     if op.variadic:
         inputs = args[0]
         arrays = [t._data for t in inputs]
-        if forward is op.forward and _has_opmath(inputs):
+        if forward is op.forward and D.NUMPY_BFLOAT16 is not None and _has_opmath(inputs):
             return _apply_opmath(op, args, params)
-        result = forward(namespace_of(arrays), arrays, *params)
+        try:  # the variadic rows (cat, stack, block_diag) move complex32 values as they are
+            result = forward(namespace_of(arrays), arrays, *params)
+        except Exception:
+            if forward is op.forward and _has_opmath(inputs):  # complex32 beside another dtype: NumPy has no
+                return _apply_opmath(op, args, params)  # common type, torch's promotion has (Note [complex32])
+            raise
     else:
         inputs = args
         arrays = _arrays(op, args)
@@ -1157,38 +1180,27 @@ _BFLOAT16_FLOAT_NUMBERS = frozenset({"mul", "div"})
 _BFLOAT16_NUMBER_PARAMS = frozenset({"alpha", "exponent"})
 
 
-def _has_opmath(values: Sequence) -> bool:
-    """Whether bfloat16 or complex32, which compute through a wider type, may take part: a tensor among `values`
-    (or in a list among them) holds one (their NumPy kind is 'V'), bfloat16 is the default dtype, or float16 meets
-    a complex operand, which promote to complex32. One pass, on the entry points' slow path."""
-    half = complex_operand = False
-    for v in values:
-        if isinstance(v, Tensor):
-            data = v._data
-            if type(data) is _ndarray:
-                kind = data.dtype.kind
-                if kind == "V":
-                    return True
-                complex_operand = complex_operand or kind == "c"
-                half = half or kind == "f" and data.itemsize == 2
-        elif type(v) is complex:
-            complex_operand = True
-        elif isinstance(v, (list, tuple)) and _has_opmath(v):
+_SPECIAL_TYPES = D.SPECIAL_TYPES  # the NumPy scalar types the entry points send on (one set lookup)
+
+
+def _has_opmath(tensors: Sequence) -> bool:
+    """Whether bfloat16 or complex32, which compute through a wider type, may take part in a variadic op: one of
+    `tensors` holds one (neither is NumPy's own type), or bfloat16 is the default dtype."""
+    for t in tensors:
+        if type(t._data) is _ndarray and t._data.dtype.isbuiltin != 1:
             return True
-    if half and complex_operand:
-        return D.result_type(*values) is D.complex32
     return D.defaults.floating is D.bfloat16
 
 
 def _apply_opmath(op: Op, args: tuple, params: tuple) -> Tensor | tuple:
-    """apply() where bfloat16 or complex32 takes part: the complex32 rules where a complex32 tensor does (Note
-    [complex32] in _dtype.py), else bfloat16's (Note [bfloat16])."""
+    """apply() where bfloat16 or complex32 takes part (after promotion): the complex32 rules where a complex32 tensor
+    does, or float16 met a complex operand (Note [complex32] in _dtype.py), else bfloat16's (Note [bfloat16])."""
     inputs = _flat(args)
     if any(isinstance(v, Tensor) and D.is_complex32(v._data) for v in inputs):
         return _apply_complex32(op, args, params)
     if D.defaults.floating is D.bfloat16 or any(isinstance(v, Tensor) and v._data.dtype.kind == "V" for v in inputs):
         return _apply_bfloat16(op, args, params)
-    return _apply_complex32(op, args, params)  # float16 beside a complex operand (_has_opmath)
+    return _apply_complex32(op, args, params)  # float16 beside a complex operand
 
 
 def _apply_complex32(op: Op, args: tuple, params: tuple) -> Tensor | tuple:
