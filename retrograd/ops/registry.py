@@ -388,9 +388,11 @@ class Op:
                           f"        return _apply_opmath(op, {args}, params)"]
         else:  # the common case inline (one dtype, scalars that keep its category), else _arrays
             # NumPy's arrays only: other namespaces' dtypes have no `kind`, and _arrays handles them;
-            # bfloat16's and complex32's kind is 'V', and they are not NumPy's own: the test sends them to _arrays
+            # bfloat16's kind is 'V', and the identity test sends it to _arrays too; complex32 alone (no NumPy loop
+            # takes it) reaches the forward's failure (_on_one_device), mixed with another dtype _arrays
             floating = " and d0.dtype.kind in 'fc'" if self.promote == "float" else \
-                " and d0.dtype.isbuiltin == 1" if len(xs) == 1 else " and (dt := d0.dtype).isbuiltin == 1"
+                " and d0.dtype is not D.NUMPY_BFLOAT16" if len(xs) == 1 else \
+                " and (dt := d0.dtype) is not D.NUMPY_BFLOAT16"
             lines += [f"    if isinstance(x0, Tensor) and type(d0 := x0._data) is _ndarray{floating}:"]
             if len(xs) == 1:
                 lines += ["        pass", "    else:", f"        d0, = _arrays(op, {args})"] + [to_opmath] * opmath
@@ -421,7 +423,7 @@ class Op:
         lines += ["    try:",
                   f"        result = {call}",
                   "    except Exception as e:  # a 0-d host array beside a device's, or torch's error",
-                  f"        result = _on_one_device(forward, e, [{', '.join(ds)}], params)"]
+                  f"        result = _on_one_device(forward, e, [{', '.join(ds)}], params, op)"]
         single = self.n_outputs == 1
         if single:  # _wrap inline
             lines += ["    if type(result) is not _ndarray:  # a 0-d result comes back from NumPy as a scalar",
@@ -906,10 +908,13 @@ def operand(value: object) -> object:
     return NotImplemented
 
 
-def _on_one_device(forward: Callable, error: Exception, arrays: list, params: tuple) -> object:
+def _on_one_device(forward: Callable, error: Exception, arrays: list, params: tuple, op: Op | None = None) -> object:
     """After the forward failed: its result once 0-d host arrays join the others' device (the entry points' fast
-    path leaves them where they are; torch reads a 0-d CPU tensor beside a device's tensors as a number), else
-    the error torch gives (_forward_error). Costs nothing until a forward fails."""
+    path leaves them where they are; torch reads a 0-d CPU tensor beside a device's tensors as a number), or, for
+    complex32 arrays (which NumPy computes nothing on) given to `op`'s own forward, as torch computes on them
+    (_complex32_forward); else the error torch gives (_forward_error). Costs nothing until a forward fails."""
+    if op is not None and any(D.is_complex32(a) for a in arrays):
+        return _complex32_forward(op, arrays, params)
     moved = _cpu_scalars_moved(arrays)
     if any(a is not b for a, b in zip(moved, arrays)):
         try:
@@ -1151,7 +1156,7 @@ def _apply_generic(op: Op, args: tuple, params: tuple = (), forward: Callable | 
         try:
             result = forward(np if type(first) is _ndarray else namespace_of(arrays), *arrays, *params)
         except Exception as e:  # a 0-d host array beside a device's, or torch's error
-            result = _on_one_device(forward, e, arrays, params)
+            result = _on_one_device(forward, e, arrays, params, op if forward is op.forward else None)
     if op.n_outputs == 1:
         out = _wrap(result)
         outs = (out,)
@@ -1204,26 +1209,28 @@ def _apply_opmath(op: Op, args: tuple, params: tuple) -> Tensor | tuple:
 
 
 def _apply_complex32(op: Op, args: tuple, params: tuple) -> Tensor | tuple:
-    """apply() where a complex32 tensor takes part, as torch's CPU kernels compute: a row with a ComplexHalf kernel
-    (ops/complex32.py) runs on complex64 copies of the complex32 arrays and its results are rounded once (complex64
-    to complex32, float32 to float16), unless the op's `dtype` asks for another; any other row raises torch's
-    NotImplementedError. Promotion comes first: complex32 beside complex64 or float32 computes in complex64."""
+    """apply() where a complex32 tensor takes part (_complex32_forward), promotion first: complex32 beside complex64
+    or float32 computes in complex64."""
+    return _apply_generic(op, args, params, lambda xp, *values: _complex32_forward(op, values[:op.arity],
+                                                                                   values[op.arity:]))
+
+
+def _complex32_forward(op: Op, inputs: Sequence, params: tuple) -> object:
+    """`op`'s forward on NumPy `inputs` as torch's CPU kernels compute where a complex32 array is among them: a row
+    with a ComplexHalf kernel (ops/complex32.py) runs on complex64 copies of the complex32 arrays and its results
+    are rounded once (complex64 to complex32, float32 to float16), unless the op's `dtype` asks for another; any
+    other row raises torch's NotImplementedError (Note [complex32] in _dtype.py)."""
+    first = next((v for v in _flat(inputs) if D.is_complex32(v)), None)
+    if first is None:
+        return op.forward(np, *inputs, *params)  # promotion left none
+    if op.name not in complex32.COMPLEX32_ROWS:
+        complex32.refuse(op.name, first, params)
+    result = complex32.FORWARDS.get(op.name, op.forward)(np, *map(_complex64, inputs), *params)
     wanted = params[op.params.index("dtype")] if "dtype" in op.params else None
     rounds = wanted is None or wanted is D.complex32 or wanted is D.NUMPY_COMPLEX32  # ours or NumPy's dtype
-
-    def forward(xp: types.ModuleType, *values: object) -> object:
-        inputs = values[:op.arity]
-        first = next((v for v in _flat(inputs) if D.is_complex32(v)), None)
-        if first is None:
-            return op.forward(xp, *values)  # promotion left none
-        if op.name not in complex32.COMPLEX32_ROWS:
-            complex32.refuse(op.name, first, values[op.arity:])
-        result = complex32.FORWARDS.get(op.name, op.forward)(xp, *map(_complex64, inputs), *values[op.arity:])
-        wider = op.name in complex32.PROMOTING and any(
-            type(v) is _ndarray and v.dtype.kind in "fc" and v.dtype.itemsize > 2 for v in _flat(inputs))
-        return _complex32_rounded(result) if rounds and not wider else result
-
-    return _apply_generic(op, args, params, forward)
+    wider = op.name in complex32.PROMOTING and any(
+        type(v) is _ndarray and v.dtype.kind in "fc" and v.dtype.itemsize > 2 for v in _flat(inputs))
+    return _complex32_rounded(result) if rounds and not wider else result
 
 
 def _complex64(value: object) -> object:
