@@ -71,7 +71,8 @@ uint64 = dtype("uint64", np.uint64, 1)
 # bfloat16 it is wrapped in, except by mul and div (float32). Gradients are bfloat16 tensors and take the
 # same road, op by op of each formula (torch's fused backward kernels, layer norm's, round once: a few ulps
 # apart). The entry points find bfloat16 at no cost to other dtypes: a float row's kind test fails on 'V', a
-# binary row's dtype test and other rows' one identity test (`d0.dtype is NUMPY_BFLOAT16`) send it on. Views,
+# promoted row's identity test (`d0.dtype is NUMPY_BFLOAT16`) sends it to _arrays, after which its dtype, not
+# NumPy's own (`isbuiltin` 2), sends it on; other rows find it by its scalar type (SPECIAL_TYPES). Views,
 # shape ops, bit reinterpretation (`view(torch.int16)`), nextafter, device moves and the samplers (which draw
 # as torch does for bfloat16) run on the bfloat16 array itself. Promotion: bfloat16 with float16 is float32,
 # with a wider float that float, with integers, bool or a Python float bfloat16 (promote_types). `numpy()`
@@ -81,7 +82,7 @@ NO_ML_DTYPES = ("bfloat16 tensors need the ml_dtypes package (NumPy has no bfloa
                 "pip install 'retrograd[bfloat16]'")
 NUMPY_BFLOAT16: np.dtype | None = None  # ml_dtypes' bfloat16 once a bfloat16 array was made (the choke point reads it)
 # the NumPy scalar types the choke point's entry points treat apart: the wide unsigned types (refused by most ops),
-# complex32's np.void and, once loaded, bfloat16's (both computed through a wider type)
+# complex32's np.void and, once loaded, bfloat16's (both computed through a wider type; Notes [bfloat16], [complex32])
 SPECIAL_TYPES: set[type] = {np.uint16, np.uint32, np.uint64, np.void}
 
 
@@ -121,12 +122,18 @@ bfloat16 = _BFloat16()
 # have no loop for a structured type; `astype` would copy a number into both fields), so values cross only
 # through `widen` (to complex64, exact) and `to_complex32` (each part rounded to float16 once, to nearest even;
 # from complex128 through complex64 first, as torch's c10::complex<Half> conversion does). torch computes the
-# few ops it has ComplexHalf kernels for in complex64 ("opmath") and rounds each result once; so does the choke
-# point (ops/registry.py, _apply_complex32), and every other op raises torch's NotImplementedError naming the
-# kernel (ops/complex32.py lists which). Promotion: complex32 with bool, integers and float16 is complex32, with
-# bfloat16, float32 and complex64 complex64, with float64 and complex128 complex128 (promote_types). `numpy()`
-# refuses, as torch's; printing, `item`, `tolist` read the complex64 values. The array's kind is 'V' (as
-# ml_dtypes' bfloat16's): ask the torch dtype or `kind()`, which says 'c'.
+# few ops it has ComplexHalf kernels for in complex64 ("opmath") and rounds each result once (a few kernels round
+# more often: addcmul after each product, var and std per part; ops/complex32.py's FORWARDS); so does the choke
+# point (ops/registry.py, _complex32_forward), and every other op raises torch's NotImplementedError naming the
+# kernel (ops/complex32.py lists which). The entry points pay nothing for it: a row with no dtype promotion finds
+# complex32 by its scalar type (np.void, in SPECIAL_TYPES, one set lookup it shares with the unsigned types and
+# bfloat16) or by its dtype not being NumPy's own (`isbuiltin` 0); a promoted row sends complex32 beside another
+# dtype through _arrays, whose promotion decides, and complex32 alone to its forward, which NumPy refuses (no
+# ufunc loop takes a structured type), so the forward's failure path computes it; the variadic rows (cat, stack)
+# move its values as they are. Promotion: complex32 with bool, integers and float16 is complex32 (so is float16
+# with a complex number), with bfloat16, float32 and complex64 complex64, with float64 and complex128 complex128
+# (promote_types). `numpy()` refuses, as torch's; printing, `item`, `tolist` read the complex64 values. The
+# array's kind is 'V' (as ml_dtypes' bfloat16's): ask the torch dtype or `kind()`, which says 'c'.
 NUMPY_COMPLEX32 = np.dtype([("real", np.float16), ("imag", np.float16)])
 _PARTS = np.dtype((np.float16, (2,)))  # a complex32 element seen as its two float16 parts (Note [complex32])
 

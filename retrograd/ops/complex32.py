@@ -1,9 +1,10 @@
 """Which rows of the rule table run on torch's complex32 (ComplexHalf), and the words of torch's refusal for the
 others (Note [complex32] in retrograd/_dtype.py).
 
-The choke point (registry._apply_complex32) reads this table: a row where a complex32 array is among the forward's
-inputs (after promotion) computes on complex64 copies and rounds its results once if it is in COMPLEX32_ROWS, and
-raises torch's `"<kernel>" not implemented for 'ComplexHalf'` otherwise.
+The choke point (registry._complex32_forward) reads this table: a row where a complex32 array is among the forward's
+inputs (after promotion) computes on complex64 copies and rounds its results once if it is in COMPLEX32_ROWS (through
+FORWARDS where torch's kernel rounds more often), and raises torch's `"<kernel>" not implemented for 'ComplexHalf'`
+(or the op's own RuntimeError) otherwise.
 """
 
 from __future__ import annotations
@@ -18,8 +19,11 @@ from .unsigned import ZERO_DIM_COPIES as UNSIGNED_ZERO_DIM_COPIES
 # Note [complex32 kernels]
 # torch 2.13 has ComplexHalf CPU kernels for copying, converting, filling, selecting and joining values, for add,
 # sub, mul, neg, conj, abs and sgn, equality and the class tests (isnan, isfinite, ...), any and all, and the
-# vector norms (through their complex64 accumulation); every other op (division, exp and the transcendental
-# functions, sums, products, matmul, ordered comparisons, ...) raises NotImplementedError naming its kernel.
+# vector norms (through their complex64 accumulation), var and std; every other op (division, exp and the
+# transcendental functions, sums, products, matmul, ordered comparisons, ...) raises NotImplementedError naming its
+# kernel, unless its input is empty (or 0-d) and the kernel is skipped. Most kernels compute in complex64 and round
+# once; addcmul computes in complex32 arithmetic (each product rounded) and var/std take each part's float16
+# variance and add them in float16 (FORWARDS).
 # Measured by running OpInfo's samples converted to complex32 through torch (tests/test_complex32.py compares both
 # libraries on them, values or error texts). View rows never reach this table: they run on the complex32 array.
 
@@ -44,7 +48,7 @@ COMPLEX32_ROWS = frozenset({
 
 # rows of several tensors whose result dtype is their promoted one (the others keep self's): complex32 beside a
 # wider tensor gives that wider dtype, unrounded
-PROMOTING = frozenset({"block_diag", "cat", "stack", "outer"})
+PROMOTING = frozenset({"block_diag", "cat", "stack", "outer", "where"})
 
 # rows whose kernel torch skips for a 0-d input (a copy) or an empty one (nothing to compute or factor)
 ZERO_DIM_COPIES = UNSIGNED_ZERO_DIM_COPIES | {"cumsum", "cumprod"}
@@ -77,7 +81,8 @@ KERNELS = {
     "pow": "pow", "pow_scalar_base": "pow", "pow_tensor": "pow", "einsum": "sum_cpu", "trace": "trace",
     "addcdiv": "addcdiv_cpu_out", "lerp": "lerp_kernel_scalar", "lerp_tensor": "lerp_kernel_tensor",
     "linalg_svd": "linalg_svd_cpu", "linalg_eigh": "linalg_eigh_cpu", "linalg_eig": "linalg_eig_out_cpu",
-    "linalg_lu": "lu_cpu", "linalg_lu_factor_ex": "lu_cpu", "linalg_det": "lu_cpu", "linalg_cholesky_ex": "cholesky_cpu",
+    "linalg_lu": "lu_cpu", "linalg_lu_factor_ex": "lu_cpu", "linalg_det": "lu_cpu",
+    "linalg_cholesky_ex": "cholesky_cpu",
     "linalg_ldl_factor_ex": "ldl_factor_kernel_cpu", "linalg_ldl_solve": "ldl_solve_kernel_cpu",
     "linalg_lu_solve": "linalg.lu_solve_cpu", "cholesky_inverse": "cholesky_inverse_out_cpu", "put": "take_put_cpu",
     "take": "take_cpu", "scatter_value": "scatter_gather_scalar_cpu", "scatter_add": "scatter_gather_tensor_cpu",
