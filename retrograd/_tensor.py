@@ -329,7 +329,8 @@ class Tensor:
         as torch does."""
         if self._requires_grad and grad_mode._state.enabled and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
-        if self._data.dtype.kind == "V":  # NumPy has no bfloat16 nor complex32 (Notes [bfloat16], [complex32])
+        dtype = self._data.dtype
+        if isinstance(dtype, np.dtype) and dtype.kind == "V":  # bfloat16, complex32: NumPy has neither
             raise TypeError(f"Got unsupported ScalarType {D.scalar_type_name(self.dtype)}")
         if type(self._data) is not _ndarray:
             where = self.device
