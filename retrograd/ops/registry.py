@@ -883,8 +883,10 @@ def _cast(array: object, target: D.dtype) -> object:
             return D.to_complex32(array)
         try:
             return array.astype(target.np)
-        except TypeError:  # from complex32, which NumPy does not convert (Note [complex32])
-            return D.cast(array, target)
+        except TypeError:
+            if not D.is_complex32(array):
+                raise
+            return D.cast(array, target)  # complex32, which NumPy converts to nothing (Note [complex32])
     xp = namespace(array)
     native = D.native_table(xp)[target]
     return array if array.dtype == native else xp.astype(array, native)
