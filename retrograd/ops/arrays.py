@@ -14,7 +14,6 @@ import numpy as np
 
 from .. import _dtype as D
 
-
 _NUMPY_COMPLEX32 = D.NUMPY_COMPLEX32
 
 
