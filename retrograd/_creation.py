@@ -318,6 +318,12 @@ def _np_dtype(dtype: D.dtype | None, default: D.dtype | None = None) -> np.dtype
     return D.from_numpy_dtype(np.dtype(dtype)).np
 
 
+def _converted(array: np.ndarray, dtype: D.dtype | None, default: D.dtype | None = None) -> np.ndarray:
+    """`array` as `dtype` (ours or NumPy's, None for `default` or the default float), complex32 too."""
+    np_dtype = _np_dtype(dtype, default)
+    return D.to_complex32(array) if np_dtype == D.NUMPY_COMPLEX32 else array.astype(np_dtype)
+
+
 def _infer(data: Any, exact: bool = False) -> np.ndarray:
     """Nested Python data to an array with torch's dtypes (floats -> default, ints -> int64). With `exact`
     the caller casts to a dtype of its own, so Python numbers keep their full precision until then
@@ -386,7 +392,7 @@ def tensor(data: Any, *, dtype: D.dtype | None = None, device: Any = None, requi
     if dtype in D.UNSIGNED_WIDE and not isinstance(data, (Tensor, np.ndarray)):
         _check_unsigned_numbers(arr, dtype)
     if dtype is not None:
-        arr = arr.astype(_np_dtype(dtype))
+        arr = _converted(arr, dtype)
     return _finish(np.ascontiguousarray(arr) if arr.ndim else arr.reshape(()), requires_grad, device)
 
 
@@ -430,6 +436,8 @@ def _filled(fill: Any, size: Sequence, dtype: D.dtype | None, requires_grad: boo
         if -fill > np.iinfo(np_dtype).max:
             raise RuntimeError(f"value cannot be converted to type {np_dtype}_t without overflow")
         fill += 1 << 8 * np_dtype.itemsize
+    if np_dtype == D.NUMPY_COMPLEX32:  # NumPy would write the number into both parts (Note [complex32])
+        return _finish(D.to_complex32(np.full(_shape(size), fill, np.complex64)), requires_grad, device)
     return _finish(np.full(_shape(size), fill, dtype=np_dtype), requires_grad, device)
 
 
@@ -440,6 +448,8 @@ def zeros(*size: Any, dtype: D.dtype | None = None, device: Any = None, requires
 
 def ones(*size: Any, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False,
          layout: Any = None) -> Tensor:
+    if dtype is D.complex32:  # NumPy would write 1 into both parts (Note [complex32])
+        return _filled(1, size, dtype, requires_grad, device=device)
     return _finish(np.ones(_shape(size), dtype=_np_dtype(dtype)), requires_grad, device)
 
 
@@ -520,6 +530,7 @@ def full(size: Sequence[int], fill_value: Any, *, dtype: D.dtype | None = None, 
 def eye(n: int, m: int | None = None, *, dtype: D.dtype | None = None, device: Any = None,
         requires_grad: bool = False) -> Tensor:
     D.refuse_unsigned("eye", dtype)
+    D.refuse_complex32("eye", dtype)
     return _finish(np.eye(n, n if m is None else m, dtype=_np_dtype(dtype)), requires_grad, device)
 
 
@@ -532,6 +543,7 @@ def arange(start: float, end: float | None = None, step: float = 1, *, dtype: D.
     if dtype is None:
         dtype = D.int64 if all(isinstance(v, int) for v in values) else D.defaults.floating
     D.refuse_unsigned("arange_cpu", dtype)
+    D.refuse_complex32("arange_cpu", dtype)
     n = max(int(np.ceil((values[1] - values[0]) / values[2])), 0)
     data = (values[0] + np.arange(n, dtype=np.float64 if dtype.category >= 2 else np.int64) * values[2])
     return _finish(data.astype(_np_dtype(dtype)), requires_grad, device)
@@ -550,14 +562,16 @@ def linspace(start: float | Tensor, end: float | Tensor, steps: int, *, dtype: D
              device: Any = None, requires_grad: bool = False) -> Tensor:
     start, end = _bounds("linspace", start, end)
     D.refuse_unsigned("linspace_cpu", dtype)
-    return _finish(np.linspace(start, end, steps, dtype=np.float64).astype(_np_dtype(dtype)), requires_grad, device)
+    D.refuse_complex32("linspace_cpu", dtype if steps > 1 else None)  # one value or none: a fill
+    return _finish(_converted(np.linspace(start, end, steps, dtype=np.float64), dtype), requires_grad, device)
 
 
 def logspace(start: float | Tensor, end: float | Tensor, steps: int, base: float = 10.0, *,
              dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     start, end = _bounds("logspace", start, end)
     D.refuse_unsigned("logspace_cpu", dtype)
-    return _finish(np.logspace(start, end, steps, base=base).astype(_np_dtype(dtype)), requires_grad, device)
+    D.refuse_complex32("logspace_cpu", dtype if steps > 1 else None)
+    return _finish(_converted(np.logspace(start, end, steps, base=base), dtype), requires_grad, device)
 
 
 def rand(*size: Any, generator: Generator | None = None, dtype: D.dtype | None = None, device: Any = None,

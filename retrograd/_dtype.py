@@ -35,11 +35,11 @@ class dtype:  # noqa: N801 - torch spells it in lower case
 
     def to_real(self) -> dtype:
         """The real dtype of the same precision (complex64 -> float32)."""
-        return {complex64: float32, complex128: float64}.get(self, self)
+        return {complex32: float16, complex64: float32, complex128: float64}.get(self, self)
 
     def to_complex(self) -> dtype:
         """The complex dtype of the same precision (float64 -> complex128)."""
-        return {float16: complex64, bfloat16: complex64, float32: complex64, float64: complex128}.get(self, self)
+        return {float16: complex32, bfloat16: complex64, float32: complex64, float64: complex128}.get(self, self)
 
 
 bool_ = dtype("bool", np.bool_, 0)
@@ -71,7 +71,8 @@ uint64 = dtype("uint64", np.uint64, 1)
 # bfloat16 it is wrapped in, except by mul and div (float32). Gradients are bfloat16 tensors and take the
 # same road, op by op of each formula (torch's fused backward kernels, layer norm's, round once: a few ulps
 # apart). The entry points find bfloat16 at no cost to other dtypes: a float row's kind test fails on 'V', a
-# binary row's dtype test and other rows' one identity test (`d0.dtype is NUMPY_BFLOAT16`) send it on. Views,
+# promoted row's identity test (`d0.dtype is NUMPY_BFLOAT16`) sends it to _arrays, after which its dtype, not
+# NumPy's own (`isbuiltin` 2), sends it on; other rows find it by its scalar type (SPECIAL_TYPES). Views,
 # shape ops, bit reinterpretation (`view(torch.int16)`), nextafter, device moves and the samplers (which draw
 # as torch does for bfloat16) run on the bfloat16 array itself. Promotion: bfloat16 with float16 is float32,
 # with a wider float that float, with integers, bool or a Python float bfloat16 (promote_types). `numpy()`
@@ -80,26 +81,19 @@ uint64 = dtype("uint64", np.uint64, 1)
 NO_ML_DTYPES = ("bfloat16 tensors need the ml_dtypes package (NumPy has no bfloat16 type): "
                 "pip install 'retrograd[bfloat16]'")
 NUMPY_BFLOAT16: np.dtype | None = None  # ml_dtypes' bfloat16 once a bfloat16 array was made (the choke point reads it)
+# the NumPy scalar types the choke point's entry points treat apart: the wide unsigned types (refused by most ops),
+# complex32's np.void and, once loaded, bfloat16's (both computed through a wider type; Notes [bfloat16], [complex32])
+SPECIAL_TYPES: set[type] = {np.uint16, np.uint32, np.uint64, np.void}
 
 
-class _NamedOnly(dtype):
-    """A torch dtype retrograd can name and compare but not hold in a tensor (complex32)."""
-
-    __slots__ = ("_refusal",)
-
-    def __init__(self, name: str, itemsize: int, category: int, refusal: str) -> None:
-        self.name, self.category, self.itemsize, self._refusal = name, category, itemsize, refusal
-        self.is_floating_point, self.is_complex, self.is_signed = category == 2, category == 3, True
-
-    @property
-    def np(self) -> np.dtype:  # every use that would make or convert an array asks here
-        raise RuntimeError(self._refusal)
-
-
-class _BFloat16(_NamedOnly):
+class _BFloat16(dtype):
     """torch.bfloat16, whose NumPy type comes from ml_dtypes, imported on first use (Note [bfloat16])."""
 
     __slots__ = ()
+
+    def __init__(self) -> None:
+        self.name, self.category, self.itemsize = "bfloat16", 2, 2
+        self.is_floating_point, self.is_complex, self.is_signed = True, False, True
 
     @property
     def np(self) -> np.dtype:
@@ -108,22 +102,102 @@ class _BFloat16(_NamedOnly):
             try:
                 import ml_dtypes
             except ImportError:
-                raise RuntimeError(self._refusal) from None
+                raise RuntimeError(NO_ML_DTYPES) from None
             NUMPY_BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
             FROM_NUMPY[NUMPY_BFLOAT16] = self
+            SPECIAL_TYPES.add(NUMPY_BFLOAT16.type)
         return NUMPY_BFLOAT16
 
 
-bfloat16 = _BFloat16("bfloat16", 2, 2, NO_ML_DTYPES)
-# torch's complex32 (chalf), two float16 parts: NumPy has no such type, so it is named only
-complex32 = _NamedOnly("complex32", 4, 3, "retrograd has no complex32 tensors: NumPy has no complex type of two "
-                       "float16 parts, and computing as torch does on one (each op in complex64, its result rounded) "
-                       "is not built; use complex64")
+bfloat16 = _BFloat16()
+
+# Note [complex32]
+# torch's complex32 (chalf, ComplexHalf): two float16 parts, 4 bytes. NumPy has no such type; a complex32 tensor
+# holds a NumPy *structured* array of two float16 fields, `real` and `imag` (NUMPY_COMPLEX32), one element per
+# complex number. Chosen over a float16 array with a hidden trailing dim of 2 because every array fact torch
+# reads stays the array's own: shape, strides (in elements of 4 bytes), storage offset, views, reshapes,
+# transposes, indexing, cat and where run on the structured array unchanged, as they do on any dtype; and
+# `view_as_real` is one NumPy view of any strided array, `.view((float16, (2,)))`, whose subarray dtype adds the
+# trailing dim of 2 (`.real`/`.imag` are its [..., 0] and [..., 1]). NumPy computes nothing on it (its ufuncs
+# have no loop for a structured type; `astype` would copy a number into both fields), so values cross only
+# through `widen` (to complex64, exact) and `to_complex32` (each part rounded to float16 once, to nearest even;
+# from complex128 through complex64 first, as torch's c10::complex<Half> conversion does). torch computes the
+# few ops it has ComplexHalf kernels for in complex64 ("opmath") and rounds each result once (a few kernels round
+# more often: addcmul after each product, var and std per part; ops/complex32.py's FORWARDS); so does the choke
+# point (ops/registry.py, _complex32_forward), and every other op raises torch's NotImplementedError naming the
+# kernel (ops/complex32.py lists which). The entry points pay nothing for it: a row with no dtype promotion finds
+# complex32 by its scalar type (np.void, in SPECIAL_TYPES, one set lookup it shares with the unsigned types and
+# bfloat16) or by its dtype not being NumPy's own (`isbuiltin` 0); a promoted row sends complex32 beside another
+# dtype through _arrays, whose promotion decides, and complex32 alone to its forward, which NumPy refuses (no
+# ufunc loop takes a structured type), so the forward's failure path computes it; the variadic rows (cat, stack)
+# move its values as they are. Promotion: complex32 with bool, integers and float16 is complex32 (so is float16
+# with a complex number), with bfloat16, float32 and complex64 complex64, with float64 and complex128 complex128
+# (promote_types). `numpy()` refuses, as torch's; printing, `item`, `tolist` read the complex64 values. The
+# array's kind is 'V' (as ml_dtypes' bfloat16's): ask the torch dtype or `kind()`, which says 'c'.
+NUMPY_COMPLEX32 = np.dtype([("real", np.float16), ("imag", np.float16)])
+_PARTS = np.dtype((np.float16, (2,)))  # a complex32 element seen as its two float16 parts (Note [complex32])
+
+
+class _Complex32(dtype):
+    """torch.complex32, held in a NumPy structured array of two float16 fields (Note [complex32])."""
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        super().__init__("complex32", NUMPY_COMPLEX32, 3)
+        self.is_signed = True
+
+
+complex32 = _Complex32()
+
+
+def is_complex32(array: object) -> bool:
+    """Whether `array` (a NumPy array; anything else is not) holds complex32 (Note [complex32])."""
+    return getattr(array, "dtype", None) == NUMPY_COMPLEX32
+
+
+def complex32_parts(array: np.ndarray) -> np.ndarray:
+    """A complex32 array's float16 parts as a view with a trailing dim of 2 (view_as_real), any strides."""
+    return array.view(_PARTS)
+
+
+def widen(array: object) -> object:
+    """A complex32 array as complex64 (exact), a bfloat16 one as float32; any other value as it is."""
+    if not isinstance(array, np.ndarray) or array.dtype.kind != "V":
+        return array
+    if array.dtype is NUMPY_BFLOAT16:
+        return array.astype(np.float32)
+    return complex32_parts(array).astype(np.float32, order="C").view(np.complex64)[..., 0]
+
+
+def to_complex32(array: object) -> np.ndarray:
+    """A complex32 array of `array`'s values (numbers, bool, integer, floating or complex), each part rounded to
+    float16 once; complex128 and float64 through complex64 first, as torch converts (Note [complex32])."""
+    array = widen(np.asarray(array))
+    if array.dtype == NUMPY_COMPLEX32:
+        return array
+    values = array.astype(np.complex64) if array.dtype != np.complex64 else array
+    out = np.empty(values.shape, NUMPY_COMPLEX32)
+    parts = complex32_parts(out)
+    parts[..., 0], parts[..., 1] = values.real, values.imag
+    return out
+
+
+def cast(array: np.ndarray, target: dtype) -> np.ndarray:
+    """A NumPy `array` as dtype `target`, complex32 either side (Note [complex32]); NumPy's astype otherwise."""
+    if target is complex32:
+        return to_complex32(array)
+    if array.dtype.kind == "V" and array.dtype is not NUMPY_BFLOAT16:
+        array = widen(array)
+        if not target.is_complex:  # torch reads the real part (its warning is the caller's)
+            array = array.real
+    return array.astype(target.np)
+
 
 ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64, complex64, complex128,
               uint16, uint32, uint64)
 UNSIGNED_WIDE = frozenset((uint16, uint32, uint64))
-FROM_NUMPY: dict[np.dtype, dtype] = {d.np: d for d in ALL_DTYPES}
+FROM_NUMPY: dict[np.dtype, dtype] = {d.np: d for d in (*ALL_DTYPES, complex32)}
 ALIASES = {"half": float16, "float": float32, "double": float64, "short": int16, "int": int32,
            "long": int64, "cfloat": complex64, "cdouble": complex128}
 # How torch's error texts name element types: the ScalarType ("Float") and the C++ type ("float")
@@ -176,7 +250,7 @@ def kind(value: object) -> str:
     """NumPy's kind letter ('b', 'i', 'u', 'f', 'c') of an array, or of a dtype object, of any array library."""
     dt = value if isinstance(value, np.dtype) else getattr(value, "dtype", value)
     if isinstance(dt, np.dtype):
-        return dt.kind if dt is not NUMPY_BFLOAT16 else "f"  # ml_dtypes' kind is 'V'
+        return dt.kind if dt.kind != "V" else "f" if dt is NUMPY_BFLOAT16 else "c"  # ml_dtypes', complex32's: 'V'
     return from_native(dt).np.kind
 
 
@@ -199,7 +273,8 @@ def tensor_type_name(dt: dtype | np.dtype) -> str:
 
 
 CPP_TYPE_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
-                  "int32": "int", "int64": "long int", "float16": "c10::Half", "float32": "float", "float64": "double",
+                  "int32": "int", "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+                  "float32": "float", "float64": "double", "complex32": "c10::complex<c10::Half>",
                   "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
                   "uint16": "short unsigned int", "uint32": "unsigned int", "uint64": "long unsigned int"}
 
@@ -209,6 +284,12 @@ def refuse_unsigned(kernel: str, dt: dtype) -> None:
     ops/unsigned.py), if `dt` is one of them."""
     if dt in UNSIGNED_WIDE:
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_type_name(dt)}'")
+
+
+def refuse_complex32(kernel: str, dt: dtype | None) -> None:
+    """torch's error from `kernel`, which has no ComplexHalf version (Note [complex32]), if `dt` is complex32."""
+    if dt is complex32:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'ComplexHalf'")
 
 
 class finfo:  # noqa: N801 - torch's name
@@ -302,12 +383,16 @@ def promote_types(a: dtype, b: dtype) -> dtype:
                            f"{scalar_type_name(a)} and {scalar_type_name(b)}")
     if a.category != b.category:
         hi, lo = (a, b) if a.category > b.category else (b, a)
+        if hi is complex32:  # NumPy has no complex32 (Note [complex32]): float16 and below keep it
+            return hi if lo.category < 2 or lo is float16 else promote_types(lo.to_complex(), complex64)
         if hi.is_complex and lo.is_floating_point and lo.itemsize > hi.itemsize // 2:
             return lo.to_complex()
         return hi
     if a is bfloat16 or b is bfloat16:  # NumPy has no common type of bfloat16 and float16 (Note [bfloat16])
         wider = b if a is bfloat16 else a
         return wider if wider.itemsize > 2 else float32
+    if a is complex32 or b is complex32:  # with complex64 or complex128: that one
+        return b if a is complex32 else a
     return FROM_NUMPY[np.promote_types(a.np, b.np)]
 
 

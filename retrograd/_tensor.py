@@ -314,10 +314,10 @@ class Tensor:
     def item(self) -> Any:
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
-        return self._host().reshape(()).item()
+        return D.widen(self._host()).reshape(()).item()
 
     def tolist(self) -> Any:
-        return self._host().tolist()
+        return D.widen(self._host()).tolist()
 
     def _host(self) -> np.ndarray:
         """The elements as a NumPy array: the array itself on the CPU, a copy from another device."""
@@ -329,8 +329,9 @@ class Tensor:
         as torch does."""
         if self._requires_grad and grad_mode._state.enabled and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
-        if self._data.dtype is D.NUMPY_BFLOAT16:  # NumPy has no bfloat16 of its own (Note [bfloat16])
-            raise TypeError("Got unsupported ScalarType BFloat16")
+        dtype = self._data.dtype
+        if isinstance(dtype, np.dtype) and dtype.kind == "V":  # bfloat16, complex32: NumPy has neither
+            raise TypeError(f"Got unsupported ScalarType {D.scalar_type_name(self.dtype)}")
         if type(self._data) is not _ndarray:
             where = self.device
             if where.type != "cpu":
@@ -411,7 +412,8 @@ class Tensor:
             place = _xp.locate(data)
             data = _xp.transfer(data, "cpu", None)
             where = None if place[0] == "cpu" else str(device(*place))
-        return format_tensor(data, dtype_name=dt.name if shown else None, extras=extras, device=where)
+        # complex32 printed as the complex64 it widens to exactly (Note [complex32])
+        return format_tensor(D.widen(data), dtype_name=dt.name if shown else None, extras=extras, device=where)
 
     __str__ = __repr__
 

@@ -238,14 +238,15 @@ def torch_array(t: torch.Tensor) -> np.ndarray:
     t = t.detach()
     if t._is_zerotensor():
         return np.zeros(tuple(t.shape), dtype=str(t.dtype).split(".")[-1])
-    t = t.float() if t.dtype == torch.bfloat16 else t  # NumPy has no bfloat16: compared as the float32 it widens to
+    # NumPy has no bfloat16 nor complex32: compared as the float32 and complex64 they widen to
+    t = t.float() if t.dtype == torch.bfloat16 else t.cfloat() if t.dtype == torch.complex32 else t
     return t.resolve_conj().resolve_neg().numpy()
 
 
 def our_array(t: retrograd.Tensor) -> np.ndarray:
-    """t's values (bfloat16 as the float32 it widens to, as torch_array)."""
+    """t's values (bfloat16 and complex32 as the float32 and complex64 they widen to, as torch_array)."""
     t = t.detach()
-    return (t.float() if t.dtype is retrograd.bfloat16 else t).numpy()
+    return (t.float() if t.dtype is retrograd.bfloat16 else t.cfloat() if t.dtype is retrograd.complex32 else t).numpy()
 
 
 def assert_same(ours, theirs, what: str, values: bool = True, override: dict | None = None) -> None:
@@ -270,7 +271,8 @@ def cotangents(outputs: list, rng: np.random.Generator) -> list[np.ndarray]:
         c = rng.normal(size=tuple(o.shape))
         if o.is_complex():
             c = c + 1j * rng.normal(size=tuple(o.shape))
-        cots.append(c.astype(str(o.dtype).split(".")[-1].replace("bfloat16", "float32")))
+        cots.append(c.astype(str(o.dtype).split(".")[-1].replace("bfloat16", "float32").replace("complex32",
+                                                                                               "complex64")))
     return cots
 
 

@@ -232,8 +232,8 @@ def _direct_inplace(self: Tensor, ufunc: str, args: tuple, kwargs: dict) -> bool
             value = value * alpha  # one temporary, the size of `other`
         try:
             getattr(np_, ufunc)(data, value, out=data)
-        except ValueError:
-            return False  # shapes that do not broadcast into self: the general path raises torch's error
+        except (ValueError, TypeError):  # shapes that do not broadcast into self, or complex32 (no NumPy loop):
+            return False  # the general path raises torch's error or computes as torch does
     self._bump_version()
     if self._base is not None or self._extra is not None and self._extra.get("views"):  # a live view to update
         shape.regenerate_after_untracked_write(self)

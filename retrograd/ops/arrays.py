@@ -14,6 +14,8 @@ import numpy as np
 
 from .. import _dtype as D
 
+_NUMPY_COMPLEX32 = D.NUMPY_COMPLEX32
+
 
 def numpy_indexing(x: Any) -> bool:
     """Whether x indexes as NumPy's arrays do: a bad index raises and every reduction has its ufunc.at. CuPy
@@ -31,7 +33,14 @@ def astype(xp: Any, x: Any, dtype: Any, copy: bool = True) -> Any:
     if hasattr(x, "strides"):
         if isinstance(dtype, D.dtype):
             dtype = dtype.np
-        return x.astype(dtype) if copy else x.astype(dtype, copy=False)  # a keyword costs NumPy's call more
+        if dtype is _NUMPY_COMPLEX32:  # NumPy would copy a number into both parts (Note [complex32])
+            return D.to_complex32(x)
+        try:
+            return x.astype(dtype) if copy else x.astype(dtype, copy=False)  # a keyword costs NumPy's call more
+        except TypeError:
+            if x.dtype != _NUMPY_COMPLEX32:
+                raise
+            return D.cast(x, D.FROM_NUMPY[np.dtype(dtype)])  # complex32, which NumPy converts to nothing
     return xp.astype(x, D.native(xp, dtype), copy=copy)
 
 

@@ -50,6 +50,8 @@ from .registry import apply, defop
 def view_as_real_op(xp, z):
     if xp is not np:  # the standard has no strided views: the parts stacked, a copy
         return xp.stack([xp.real(z), xp.imag(z)], axis=-1)
+    if D.is_complex32(z):  # its two float16 fields as a trailing dim (Note [complex32])
+        return D.complex32_parts(z)
     parts = z.real  # a view of the real parts; each imaginary part sits one real item further on
     return xp.lib.stride_tricks.as_strided(parts, z.shape + (2,), z.strides + (parts.itemsize,))
 
@@ -64,7 +66,7 @@ def view_as_complex_op(xp, x):
     return x.view(COMPLEX_OF[x.dtype.name])[..., 0]
 
 
-COMPLEX_OF = {"float16": "complex64", "float32": "complex64", "float64": "complex128"}
+COMPLEX_OF = {"float16": D.NUMPY_COMPLEX32, "float32": "complex64", "float64": "complex128"}
 
 # ============================================================================================
 # Conjugation, angle, construction from parts
@@ -195,7 +197,8 @@ def conj(input: Tensor | complex) -> Tensor | complex:
     if isinstance(input, Tensor):
         data = input._data
         if type(data) is np.ndarray:  # most formulas call conj: NumPy's dtype kind, without the dtype lookup
-            if data.dtype.kind != "c":
+            kind = data.dtype.kind
+            if kind != "c" and (kind != "V" or data.dtype is D.NUMPY_BFLOAT16):  # complex32's is 'V'
                 return input
         elif not input.dtype.is_complex:
             return input

@@ -779,7 +779,8 @@ def fill_(self: Tensor, value: Tensor | complex) -> Tensor:
         if isinstance(value, Tensor):
             return self._become(apply(fill_tensor_op, (self, value)))
         return self._become(apply(fill_op, (self,), (value,)))
-    self._data[...] = value._data if isinstance(value, Tensor) else value
+    value = value._data if isinstance(value, Tensor) else value
+    self._data[...] = D.to_complex32(value) if D.is_complex32(self._data) else value  # Note [complex32]
     self._bump_version()
     return self
 

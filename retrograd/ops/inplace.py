@@ -57,6 +57,8 @@ def become(self: Tensor, result: Tensor) -> Tensor:
         data[...] = xp.astype(result._data, data.dtype)
     elif data.ndim == 0:
         data[()] = result._data
+    elif data.dtype.kind == "V" and result._data.dtype != data.dtype:  # NumPy does not convert to complex32
+        np.copyto(data, D.cast(result._data, self.dtype))
     else:
         np.copyto(data, result._data, casting="unsafe")
     self._bump_version()

@@ -2869,7 +2869,7 @@ def matrix_rank(A: Tensor, tol: float | None = None, hermitian: bool = False, *,
     eps * max(m, n) unless only a positive atol is given; `tol` is the older spelling of atol."""
     if A._data.ndim < 2:
         raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at least 2 dimensions.")
-    if A.dtype.category < 2:
+    if A.dtype not in (D.float32, D.float64, D.complex64, D.complex128):  # LAPACK's types only, as torch's
         raise RuntimeError("This function doesn't handle types other than float and double")
     if hermitian:
         _check_matrix("linalg.eigh", A)

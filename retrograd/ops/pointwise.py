@@ -1511,7 +1511,9 @@ def where(condition: Tensor, input: Tensor | complex | None = None, other: Tenso
 
 
 def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
-    """``|input - other| <= atol + rtol * |other|``, elementwise."""
+    """``|input - other| <= atol + rtol * |other|``, elementwise (tensors of one dtype, as torch's)."""
+    if isinstance(other, Tensor) and isinstance(input, Tensor) and other.dtype is not input.dtype:
+        raise RuntimeError(f"{D.scalar_type_name(input.dtype)} did not match {D.scalar_type_name(other.dtype)}")
     return apply(isclose_op, (input, other), (rtol, atol, equal_nan))
 
 
@@ -1522,7 +1524,13 @@ def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e
 
 
 def equal(input: Tensor, other: Tensor) -> bool:
-    """Whether both tensors have the same shape and the same values."""
+    """Whether both tensors have the same shape and the same values (torch has no kernel for two complex32)."""
+    if (D.is_complex32(input._data) or D.is_complex32(other._data)) and input.shape == other.shape:
+        if input.dtype is other.dtype:  # the same view of the same memory: torch checks it holds no NaN
+            same = input._data.__array_interface__ == other._data.__array_interface__
+            raise NotImplementedError(f"\"{'equal_notnan_cpu' if same else 'equal_cpu'}\" not implemented for "
+                                      "'ComplexHalf'")
+        input, other = (t.cfloat() if t.dtype is D.complex32 else t for t in (input, other))
     return input.shape == other.shape and bool(A.reduce(namespace(input._data), "all", input._data == other._data))
 
 
@@ -1721,8 +1729,8 @@ def _like(t: Tensor, value: complex) -> Tensor:
 
 
 def _legacy_name(t: Tensor) -> str:
-    return {"float32": "float", "float64": "double", "float16": "half", "int64": "long", "int32": "int"}.get(
-        t.dtype.name, t.dtype.name)
+    """How torch's dtype checks name a tensor's element type: its C++ type (float, c10::complex<c10::Half>)."""
+    return D.CPP_TYPE_NAMES.get(t.dtype.name, t.dtype.name)
 
 
 __all__ = [

@@ -277,8 +277,10 @@ def _on_host(p: Any, shape: tuple) -> np.ndarray:
 
 
 def _host_dtype(like: Any) -> np.dtype:
-    """The NumPy dtype of like (an array on any device)."""
-    return np.dtype(D.of_array(like).np)
+    """The NumPy dtype of like (an array on any device) that the generator draws: complex64 for complex32, whose
+    values _drawn rounds (Note [complex32])."""
+    dtype = D.of_array(like)
+    return np.dtype(np.complex64 if dtype is D.complex32 else dtype.np)
 
 
 def _drawn(xp: Any, values: Any, like: Any) -> Any:

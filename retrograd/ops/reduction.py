@@ -25,6 +25,7 @@ from .. import _dtype as D
 from .._creation import arange, ones_like, zeros
 from .._tensor import Tensor, _wrap_dim
 from . import arrays as A
+from . import complex32
 from .pointwise import _refuse_kinds, conj, exp, isnan, logical_not, maximum, minimum, sgn, where
 from .registry import apply, defop
 
@@ -366,6 +367,29 @@ def variance(xp, x, dim: tuple | None, correction: float, keepdim: bool):
     with np.errstate(divide="ignore", invalid="ignore"):
         divisor = xp.asarray(divisor, dtype=squares.dtype, device=squares.device)
         return xp.sum(squares, axis=dim, keepdims=keepdim) / divisor
+
+
+def _complex32_variance(xp, z, dim: tuple | None, correction: float, keepdim: bool):
+    """torch's variance of complex32 values `z` (given as complex64): each part's variance rounded to float16, the
+    two summed in float16 (Note [complex32 kernels])."""
+    real, imag = (variance(xp, part, dim, correction, keepdim).astype(np.float16) for part in (z.real, z.imag))
+    return real + imag
+
+
+def _complex32_mean(xp, z, dim: tuple | None, keepdim: bool):
+    """torch's mean of complex32 values `z` beside their variance: each part's float16 mean (Note [complex32
+    kernels])."""
+    real, imag = (xp.mean(part, axis=dim, keepdims=keepdim).astype(np.float16) for part in (z.real, z.imag))
+    return D.to_complex32(real + 1j * imag.astype(np.complex64))
+
+
+complex32.FORWARDS.update(
+    var=_complex32_variance,
+    std=lambda xp, z, *params: np.sqrt(_complex32_variance(xp, z, *params)),
+    var_mean=lambda xp, z, dim, correction, keepdim: (_complex32_variance(xp, z, dim, correction, keepdim),
+                                                      _complex32_mean(xp, z, dim, keepdim)),
+    std_mean=lambda xp, z, dim, correction, keepdim: (np.sqrt(_complex32_variance(xp, z, dim, correction, keepdim)),
+                                                      _complex32_mean(xp, z, dim, keepdim)))
 
 
 def running_extreme(xp, x, dim: int, extreme) -> tuple:

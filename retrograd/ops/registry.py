@@ -55,6 +55,7 @@ from ..autograd.graph import (
     edge_of,
     saved_state,
 )
+from . import complex32
 from .unsigned import UNSIGNED_ROWS, UNSIGNED_TYPES, refuse_row  # noqa: F401 - UNSIGNED_TYPES: generated
 
 _ndarray = np.ndarray
@@ -368,23 +369,35 @@ class Op:
         if not operator:  # which inputs are tensors, tested once (Note [entry points])
             lines.append(f"    {_names(xs)} = args")
             lines += [f"    t{k} = isinstance({x}, Tensor)" for k, x in enumerate(xs)]
-        # Note [bfloat16] in _dtype.py; a sampler row (its `draw` param) makes values in its input's dtype itself
+        # Notes [bfloat16] and [complex32] in _dtype.py: neither is one of NumPy's own types (`isbuiltin` 2, an
+        # ml_dtypes type, and 0, a structured type; NumPy's are 1); a sampler row (its `draw` param) makes values in its
+        # input's dtype itself
         opmath = not self.is_view and self.name not in _BFLOAT16_BITS and "draw" not in self.params
-        to_opmath = f"        if _has_bfloat16({args}):\n            return _apply_bfloat16(op, {args}, params)"
+        special = " or ".join(f"type({d}) is _ndarray and {d}.dtype.isbuiltin != 1" for d in ds)
+        to_opmath = f"        if {special}:  # after promotion\n            return _apply_opmath(op, {args}, params)"
+        refuses = self.name not in UNSIGNED_ROWS and self.promote != "float"  # torch's refusal (ops/unsigned.py); a
+        # float op has converted an unsigned input already, as torch's do
         if self.promote is None:
             lines += [f"    {d} = {x}._data if t{k} else {x}" for k, (x, d) in enumerate(zip(xs, ds))]
-            if opmath:  # one identity test (a float kind's test stands for it below, an ndarray's here)
-                lines += ["    if type(d0) is _ndarray and d0.dtype is D.NUMPY_BFLOAT16:",
-                          f"        return _apply_bfloat16(op, {args}, params)"]
+            if opmath and refuses:  # one set lookup finds the unsigned types, bfloat16 and complex32
+                lines += ["    if type(d0) is not _ndarray or d0.dtype.type in _SPECIAL_TYPES:",
+                          "        if type(d0) is _ndarray and d0.dtype.isbuiltin != 1:",
+                          f"            return _apply_opmath(op, {args}, params)",
+                          "        refuse_row(op.name, d0, params)"]
+                refuses = False
+            elif opmath:  # one test (a float kind's test stands for it below, an ndarray's here)
+                lines += ["    if type(d0) is _ndarray and d0.dtype.isbuiltin != 1:",
+                          f"        return _apply_opmath(op, {args}, params)"]
         else:  # the common case inline (one dtype, scalars that keep its category), else _arrays
             # NumPy's arrays only: other namespaces' dtypes have no `kind`, and _arrays handles them;
-            # bfloat16's kind is 'V', and the identity test sends it to _arrays too (Note [bfloat16])
+            # bfloat16's kind is 'V', and the identity test sends it to _arrays too; complex32 alone (no NumPy loop
+            # takes it) reaches the forward's failure (_on_one_device), mixed with another dtype _arrays
             floating = " and d0.dtype.kind in 'fc'" if self.promote == "float" else \
                 " and d0.dtype is not D.NUMPY_BFLOAT16" if len(xs) == 1 else \
                 " and (dt := d0.dtype) is not D.NUMPY_BFLOAT16"
             lines += [f"    if t0 and type(d0 := x0._data) is _ndarray{floating}:"]
             if len(xs) == 1:
-                lines += ["        pass", "    else:"] + [to_opmath] * opmath + [f"        d0, = _arrays(op, {args})"]
+                lines += ["        pass", "    else:", f"        d0, = _arrays(op, {args})"] + [to_opmath] * opmath
             elif self.promote == "float":
                 lines += ["        dt = d0.dtype"]
             for k, (x, d) in enumerate(zip(xs[1:], ds[1:])):
@@ -399,21 +412,20 @@ class Op:
             if len(xs) > 1:
                 lines += ["    else:",
                           "        same = False",
-                          "    if not same:"] + [to_opmath] * opmath + [f"        {_names(ds)} = _arrays(op, {args})"]
+                          "    if not same:", f"        {_names(ds)} = _arrays(op, {args})"] + [to_opmath] * opmath
         params = ", *params" if self.params else ""  # a call without unpacking when the op has none
         call = f"forward(np if type(d0) is _ndarray else namespace_of(({', '.join(ds)},)), {', '.join(ds)}{params})"
         if numpy_function is not None:  # NumPy's function itself on ndarrays (Note [one-call forwards])
             out_array = ", out=..." if _UFUNC_OUT_ARRAY and isinstance(numpy_function, np.ufunc) else ""
             call = (f"NUMPY_FUNCTION({', '.join(ds)}{out_array}) if type(d0) is _ndarray "
                     f"else forward(namespace_of(({', '.join(ds)},)), {', '.join(ds)}{params})")
-        if self.name not in UNSIGNED_ROWS and self.promote != "float":  # torch's refusal (ops/unsigned.py); a
-            # float op has converted an unsigned input already, as torch's do
+        if refuses:
             lines += ["    if type(d0) is not _ndarray or d0.dtype.type in UNSIGNED_TYPES:",
                       "        refuse_row(op.name, d0, params)"]
         lines += ["    try:",
                   f"        result = {call}",
                   "    except Exception as e:  # a 0-d host array beside a device's, or torch's error",
-                  f"        result = _on_one_device(forward, e, [{', '.join(ds)}], params)"]
+                  f"        result = _on_one_device(forward, e, [{', '.join(ds)}], params, op)"]
         single = self.n_outputs == 1
         if single:  # _wrap inline
             lines += ["    if type(result) is not _ndarray:  # a 0-d result comes back from NumPy as a scalar",
@@ -861,10 +873,22 @@ def _cpu_scalars_moved(arrays: list) -> list:
     return [xp.asarray(a, device=other.device) if type(a) is _ndarray and a.ndim == 0 else a for a in arrays]
 
 
+_COMPLEX32 = D.complex32
+
+
 def _cast(array: object, target: D.dtype) -> object:
     """`array` in dtype `target`, in its own namespace."""
     if type(array) is _ndarray:
-        return array if array.dtype == target.np else array.astype(target.np)
+        if array.dtype == target.np:
+            return array
+        if target is _COMPLEX32:
+            return D.to_complex32(array)
+        try:
+            return array.astype(target.np)
+        except TypeError:
+            if not D.is_complex32(array):
+                raise
+            return D.cast(array, target)  # complex32, which NumPy converts to nothing (Note [complex32])
     xp = namespace(array)
     native = D.native_table(xp)[target]
     return array if array.dtype == native else xp.astype(array, native)
@@ -888,10 +912,13 @@ def operand(value: object) -> object:
     return NotImplemented
 
 
-def _on_one_device(forward: Callable, error: Exception, arrays: list, params: tuple) -> object:
+def _on_one_device(forward: Callable, error: Exception, arrays: list, params: tuple, op: Op | None = None) -> object:
     """After the forward failed: its result once 0-d host arrays join the others' device (the entry points' fast
-    path leaves them where they are; torch reads a 0-d CPU tensor beside a device's tensors as a number), else
-    the error torch gives (_forward_error). Costs nothing until a forward fails."""
+    path leaves them where they are; torch reads a 0-d CPU tensor beside a device's tensors as a number), or, for
+    complex32 arrays (which NumPy computes nothing on) given to `op`'s own forward, as torch computes on them
+    (_complex32_forward); else the error torch gives (_forward_error). Costs nothing until a forward fails."""
+    if op is not None and any(D.is_complex32(a) for a in arrays):
+        return _complex32_forward(op, arrays, params)
     moved = _cpu_scalars_moved(arrays)
     if any(a is not b for a, b in zip(moved, arrays)):
         try:
@@ -1108,7 +1135,7 @@ def _intern_versions(versions: tuple) -> tuple:
 
 def _apply_generic(op: Op, args: tuple, params: tuple = (), forward: Callable | None = None) -> Tensor | tuple:
     """apply() for any op, with loops over its inputs (the reference for Note [entry points]); `forward`
-    stands in for the op's own (_apply_bfloat16's)."""
+    stands in for the op's own (_apply_bfloat16's, _apply_complex32's)."""
     if _transforms.active:  # forward AD, vmap or saved-tensor hooks in use (Note [transforms])
         return _transformed_apply(op, args, params)
     if forward is None:
@@ -1116,9 +1143,14 @@ def _apply_generic(op: Op, args: tuple, params: tuple = (), forward: Callable | 
     if op.variadic:
         inputs = args[0]
         arrays = [t._data for t in inputs]
-        if forward is op.forward and _has_bfloat16(inputs):
-            return _apply_bfloat16(op, args, params)
-        result = forward(namespace_of(arrays), arrays, *params)
+        if forward is op.forward and D.NUMPY_BFLOAT16 is not None and _has_opmath(inputs):
+            return _apply_opmath(op, args, params)
+        try:  # the variadic rows (cat, stack, block_diag) move complex32 values as they are
+            result = forward(namespace_of(arrays), arrays, *params)
+        except Exception:
+            if forward is op.forward and _has_opmath(inputs):  # complex32 beside another dtype: NumPy has no
+                return _apply_opmath(op, args, params)  # common type, torch's promotion has (Note [complex32])
+            raise
     else:
         inputs = args
         arrays = _arrays(op, args)
@@ -1128,7 +1160,7 @@ def _apply_generic(op: Op, args: tuple, params: tuple = (), forward: Callable | 
         try:
             result = forward(np if type(first) is _ndarray else namespace_of(arrays), *arrays, *params)
         except Exception as e:  # a 0-d host array beside a device's, or torch's error
-            result = _on_one_device(forward, e, arrays, params)
+            result = _on_one_device(forward, e, arrays, params, op if forward is op.forward else None)
     if op.n_outputs == 1:
         out = _wrap(result)
         outs = (out,)
@@ -1157,13 +1189,71 @@ _BFLOAT16_FLOAT_NUMBERS = frozenset({"mul", "div"})
 _BFLOAT16_NUMBER_PARAMS = frozenset({"alpha", "exponent"})
 
 
-def _has_bfloat16(values: Sequence) -> bool:
-    """Whether bfloat16 may take part: a tensor among `values` (or in a list among them) holds it, or it is the
-    default dtype, which numbers and integer tensors promote to (Note [bfloat16] in _dtype.py)."""
-    if D.NUMPY_BFLOAT16 is None:
-        return False
-    return D.defaults.floating is D.bfloat16 or any(v._data.dtype is D.NUMPY_BFLOAT16 if isinstance(v, Tensor) else
-               isinstance(v, (list, tuple)) and _has_bfloat16(v) for v in values)
+_SPECIAL_TYPES = D.SPECIAL_TYPES  # the NumPy scalar types the entry points send on (one set lookup)
+
+
+def _has_opmath(tensors: Sequence) -> bool:
+    """Whether bfloat16 or complex32, which compute through a wider type, may take part in a variadic op: one of
+    `tensors` holds one (neither is NumPy's own type), or bfloat16 is the default dtype."""
+    for t in tensors:
+        if type(t._data) is _ndarray and t._data.dtype.isbuiltin != 1:
+            return True
+    return D.defaults.floating is D.bfloat16
+
+
+def _apply_opmath(op: Op, args: tuple, params: tuple) -> Tensor | tuple:
+    """apply() where bfloat16 or complex32 takes part (after promotion): the complex32 rules where a complex32 tensor
+    does, or float16 met a complex operand (Note [complex32] in _dtype.py), else bfloat16's (Note [bfloat16])."""
+    inputs = _flat(args)
+    if any(isinstance(v, Tensor) and D.is_complex32(v._data) for v in inputs):
+        return _apply_complex32(op, args, params)
+    if D.defaults.floating is D.bfloat16 or any(isinstance(v, Tensor) and v._data.dtype.kind == "V" for v in inputs):
+        return _apply_bfloat16(op, args, params)
+    return _apply_complex32(op, args, params)  # float16 beside a complex operand
+
+
+def _apply_complex32(op: Op, args: tuple, params: tuple) -> Tensor | tuple:
+    """apply() where a complex32 tensor takes part (_complex32_forward), promotion first: complex32 beside complex64
+    or float32 computes in complex64."""
+    return _apply_generic(op, args, params, lambda xp, *values: _complex32_forward(op, values[:op.arity],
+                                                                                   values[op.arity:]))
+
+
+def _complex32_forward(op: Op, inputs: Sequence, params: tuple) -> object:
+    """`op`'s forward on NumPy `inputs` as torch's CPU kernels compute where a complex32 array is among them: a row
+    with a ComplexHalf kernel (ops/complex32.py) runs on complex64 copies of the complex32 arrays and its results
+    are rounded once (complex64 to complex32, float32 to float16), unless the op's `dtype` asks for another; any
+    other row raises torch's NotImplementedError (Note [complex32] in _dtype.py)."""
+    first = next((v for v in _flat(inputs) if D.is_complex32(v)), None)
+    if first is None:
+        return op.forward(np, *inputs, *params)  # promotion left none
+    if op.name not in complex32.COMPLEX32_ROWS:
+        complex32.refuse(op.name, first, params)
+    result = complex32.FORWARDS.get(op.name, op.forward)(np, *map(_complex64, inputs), *params)
+    wanted = params[op.params.index("dtype")] if "dtype" in op.params else None
+    rounds = wanted is None or wanted is D.complex32 or wanted is D.NUMPY_COMPLEX32  # ours or NumPy's dtype
+    wider = op.name in complex32.PROMOTING and any(
+        type(v) is _ndarray and v.dtype.kind in "fc" and v.dtype.itemsize > 2 for v in _flat(inputs))
+    return _complex32_rounded(result) if rounds and not wider else result
+
+
+def _complex64(value: object) -> object:
+    """A complex32 array as complex64 (a list item by item); anything else as it is."""
+    if type(value) is list:
+        return [_complex64(v) for v in value]
+    return D.widen(value) if D.is_complex32(value) else value
+
+
+def _complex32_rounded(result: object) -> object:
+    """A forward's complex64 results rounded to complex32, float32 ones to float16, in tuples and lists too."""
+    if type(result) is tuple or type(result) is list:
+        return type(result)(_complex32_rounded(r) for r in result)
+    if isinstance(result, (_ndarray, _generic)):
+        if result.dtype == np.complex64:
+            return D.to_complex32(result)
+        if result.dtype == np.float32:
+            return _asarray(result).astype(np.float16)
+    return result
 
 
 def _apply_bfloat16(op: Op, args: tuple, params: tuple) -> Tensor | tuple:

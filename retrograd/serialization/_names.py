@@ -122,7 +122,7 @@ DEFAULT_GLOBALS: dict[str, Any] = {
     "torch._utils._rebuild_parameter": rebuild_parameter,
     "torch._utils._rebuild_parameter_with_state": rebuild_parameter_with_state,
     "torch._tensor._rebuild_from_type_v2": rebuild_from_type_v2,
-    **{f"torch.{dt.name}": dt for dt in (*D.ALL_DTYPES, D.bfloat16)},  # a dtype as a value: bfloat16 too
+    **{f"torch.{dt.name}": dt for dt in (*D.ALL_DTYPES, D.bfloat16, D.complex32)},  # a dtype as a value
     **{f"torch.{name}": StorageType(name) for name in STORAGE_NAMES if name != "UntypedStorage"},
     "torch.storage.UntypedStorage": StorageType("UntypedStorage"),
 }
