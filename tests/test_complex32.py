@@ -8,42 +8,24 @@ round once); where torch raises, retrograd raises the same error type and text.
 from __future__ import annotations
 
 import io
-import itertools
 import warnings
 
 import numpy as np
 import pytest
 import torch
-from test_op_db import ENTRIES, RANDOM_OUTPUT, retrograd_op, tensors, to_retrograd, tolerance
-from test_uint_dtypes import _values as values
-from test_uint_dtypes import outcome
+from dtype_sweep import assert_same_outcome as same_outcome
+from dtype_sweep import first_mismatch, outcome, values
+from test_op_db import ENTRIES, tensors
 
 import retrograd
 
 DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64", "complex32",
           "complex64", "complex128", "uint16", "uint32", "uint64")
-SAMPLES = 3  # per entry
 
 
-def assert_same_outcome(ours: tuple, theirs: tuple, what: str, compare_values: bool = True) -> None:
-    """Both raise the same error, or both compute tensors of the same dtypes, shapes and values: complex32 and float16
-    ones exactly, others at torch.testing's tolerance for their dtype."""
-    assert ours[0] == theirs[0], f"{what}: retrograd {ours[1:] if ours[0] == 'raises' else 'computes'}, torch " \
-                                 f"{theirs[1:] if theirs[0] == 'raises' else 'computes'}"
-    if ours[0] == "raises":
-        assert ours[1:] == theirs[1:], f"{what}: {ours[1:]} vs {theirs[1:]}"
-        return
-    rts, tts = tensors(ours[1]), tensors(theirs[1])
-    assert len(rts) == len(tts), f"{what}: {len(rts)} tensors vs {len(tts)}"
-    if not tts:
-        assert ours[1] == theirs[1], f"{what}: {ours[1]!r} vs {theirs[1]!r}"
-    for r, t in zip(rts, tts):
-        assert str(r.dtype) == str(t.dtype), f"{what}: dtype {r.dtype} vs {t.dtype}"
-        assert tuple(r.shape) == tuple(t.shape), f"{what}: shape {tuple(r.shape)} vs {tuple(t.shape)}"
-        if compare_values:
-            exact = t.dtype in (torch.complex32, torch.float16)
-            np.testing.assert_allclose(values(r), values(t), equal_nan=True, err_msg=what,
-                                       **(dict(rtol=0, atol=0) if exact else tolerance(t.dtype)))
+def assert_same_outcome(ours: tuple, theirs: tuple, what: str) -> None:
+    """The sweep's comparison, complex32 and float16 results bit for bit."""
+    same_outcome(ours, theirs, what, exact=(torch.complex32, torch.float16))
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -92,36 +74,11 @@ def test_result_type_and_add_match_torch(operand, vector):
 COMPLEX_ENTRIES = sorted(name for name, op in ENTRIES.items() if torch.complex64 in op.supported_dtypes("cpu"))
 
 
-def as_complex32(obj, everywhere: bool):
-    """A sample's arguments with complex64 tensors as complex32: the input only, or `everywhere`."""
-    if isinstance(obj, torch.Tensor):
-        return obj.to(torch.complex32) if obj.dtype == torch.complex64 else obj
-    if isinstance(obj, (list, tuple)) and everywhere:
-        return type(obj)(as_complex32(o, everywhere) for o in obj)
-    if isinstance(obj, dict) and everywhere:
-        return {k: as_complex32(v, everywhere) for k, v in obj.items()}
-    return obj
-
-
 def complex32_mismatch(name: str) -> str | None:
     """The first sample of entry `name` on which the two libraries disagree once made complex32, or None."""
-    op = ENTRIES[name]
-    fn = retrograd_op(op)
-    for everywhere in (False, True):
-        torch.manual_seed(0)
-        for i, sample in enumerate(itertools.islice(op.sample_inputs("cpu", torch.complex64), SAMPLES)):
-            args = [as_complex32(sample.input, True), *as_complex32(list(sample.args), everywhere)]
-            kwargs = as_complex32(sample.kwargs, everywhere)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                theirs = outcome(op, *args, **kwargs)
-                ours = outcome(fn, *to_retrograd(args), **to_retrograd(kwargs))
-            what = f"sample {i}{' (all complex64 arguments)' if everywhere else ''}"
-            try:
-                assert_same_outcome(ours, theirs, what, compare_values=op.name not in RANDOM_OUTPUT)
-            except AssertionError as error:
-                return " ".join(str(error).split())[:300]
-    return None
+    return first_mismatch(name, torch.complex64,
+                          lambda t: t.to(torch.complex32) if t.dtype == torch.complex64 else t,
+                          exact=(torch.complex32, torch.float16))
 
 
 # entries whose samples, made complex32, still differ somewhere, and why

@@ -7,55 +7,17 @@ retrograd computes the same values and dtype; where torch raises, retrograd rais
 from __future__ import annotations
 
 import io
-import itertools
-import warnings
 
-import numpy as np
 import pytest
 import torch
-from test_op_db import ENTRIES, RANDOM_OUTPUT, retrograd_op, tensors, to_retrograd, tolerance
+from dtype_sweep import assert_same_outcome, first_mismatch, outcome
+from test_op_db import ENTRIES, tensors
 
 import retrograd
 
 UNSIGNED = ("uint16", "uint32", "uint64")
 OTHERS = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64", "complex64",
           "complex128")
-SAMPLES = 3  # per entry and dtype
-
-
-def outcome(fn, *args, **kwargs) -> tuple:
-    """("ok", result) or ("raises", type name, first line of the message)."""
-    try:
-        return "ok", fn(*args, **kwargs)
-    except Exception as error:  # noqa: BLE001 - the error is what is compared
-        return "raises", type(error).__name__, str(error).strip().splitlines()[0] if str(error).strip() else ""
-
-
-def assert_same_outcome(ours: tuple, theirs: tuple, what: str, values: bool = True) -> None:
-    """Both raise the same error, or both compute tensors of the same dtypes, shapes and (unless not `values`) values,
-    at torch.testing's tolerance for their dtype."""
-    assert ours[0] == theirs[0], f"{what}: retrograd {ours[1:] if ours[0] == 'raises' else 'computes'}, torch " \
-                                 f"{theirs[1:] if theirs[0] == 'raises' else 'computes'}"
-    if ours[0] == "raises":
-        assert ours[1:] == theirs[1:], f"{what}: {ours[1:]} vs {theirs[1:]}"
-        return
-    rts, tts = tensors(ours[1]), tensors(theirs[1])
-    assert len(rts) == len(tts), f"{what}: {len(rts)} tensors vs {len(tts)}"
-    if not tts:
-        assert ours[1] == theirs[1], f"{what}: {ours[1]!r} vs {theirs[1]!r}"
-    for r, t in zip(rts, tts):
-        assert str(r.dtype) == str(t.dtype), f"{what}: dtype {r.dtype} vs {t.dtype}"
-        assert tuple(r.shape) == tuple(t.shape), f"{what}: shape {tuple(r.shape)} vs {tuple(t.shape)}"
-        if values:
-            np.testing.assert_allclose(_values(r), _values(t), equal_nan=True, err_msg=what, **tolerance(t.dtype))
-
-
-def _values(t):
-    """A tensor's values as NumPy holds them (bfloat16 widened to float32, complex32 to complex64: neither library's
-    numpy() takes them)."""
-    t = t.detach().resolve_conj().resolve_neg()
-    name = str(t.dtype)
-    return (t.float() if name == "torch.bfloat16" else t.cfloat() if name == "torch.complex32" else t).numpy()
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -109,35 +71,14 @@ def test_result_type_with_a_uint64_tensor_matches_torch(operand):
 INT_ENTRIES = sorted(name for name, op in ENTRIES.items() if torch.int64 in op.supported_dtypes("cpu"))
 
 
-def as_unsigned(obj, dtype: torch.dtype, everywhere: bool):
-    """A sample's arguments with int64 tensors as `dtype` (their absolute values): the input only, or `everywhere`."""
-    if isinstance(obj, torch.Tensor):
-        return obj.abs().to(dtype) if obj.dtype == torch.int64 else obj
-    if isinstance(obj, (list, tuple)) and everywhere:
-        return type(obj)(as_unsigned(o, dtype, everywhere) for o in obj)
-    if isinstance(obj, dict) and everywhere:
-        return {k: as_unsigned(v, dtype, everywhere) for k, v in obj.items()}
-    return obj
-
-
 def unsigned_mismatch(name: str) -> str | None:
-    """The first sample of entry `name` on which the two libraries disagree once made unsigned, or None."""
-    op = ENTRIES[name]
-    fn = retrograd_op(op)
-    for dtype, everywhere in itertools.product((torch.uint16, torch.uint32, torch.uint64), (False, True)):
-        torch.manual_seed(0)
-        for i, sample in enumerate(itertools.islice(op.sample_inputs("cpu", torch.int64), SAMPLES)):
-            args = [as_unsigned(sample.input, dtype, True), *as_unsigned(list(sample.args), dtype, everywhere)]
-            kwargs = as_unsigned(sample.kwargs, dtype, everywhere)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                theirs = outcome(op, *args, **kwargs)
-                ours = outcome(fn, *to_retrograd(args), **to_retrograd(kwargs))
-            what = f"{dtype} sample {i}{' (all int64 arguments)' if everywhere else ''}"
-            try:
-                assert_same_outcome(ours, theirs, what, values=op.name not in RANDOM_OUTPUT)
-            except AssertionError as error:
-                return " ".join(str(error).split())[:300]
+    """The first sample of entry `name` on which the two libraries disagree once its int64 tensors are made unsigned
+    (their absolute values), or None."""
+    for dtype in (torch.uint16, torch.uint32, torch.uint64):
+        mismatch = first_mismatch(name, torch.int64, lambda t, d=dtype: t.abs().to(d) if t.dtype == torch.int64 else t,
+                                  f"{dtype} ")
+        if mismatch:
+            return mismatch
     return None
 
 
