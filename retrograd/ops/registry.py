@@ -391,7 +391,7 @@ class Op:
         else:  # the common case inline (one dtype, scalars that keep its category), else _arrays
             # NumPy's arrays only: other namespaces' dtypes have no `kind`, and _arrays handles them;
             # bfloat16's kind is 'V', and the identity test sends it to _arrays too; complex32 alone (no NumPy loop
-            # takes it) reaches the forward's failure (_on_one_device), mixed with another dtype _arrays
+            # takes it) reaches the forward's failure (_after_forward_failed), mixed with another dtype _arrays
             floating = " and d0.dtype.kind in 'fc'" if self.promote == "float" else \
                 " and d0.dtype is not D.NUMPY_BFLOAT16" if len(xs) == 1 else \
                 " and (dt := d0.dtype) is not D.NUMPY_BFLOAT16"
@@ -425,7 +425,7 @@ class Op:
         lines += ["    try:",
                   f"        result = {call}",
                   "    except Exception as e:  # a 0-d host array beside a device's, or torch's error",
-                  f"        result = _on_one_device(forward, e, [{', '.join(ds)}], params, op)"]
+                  f"        result = _after_forward_failed(forward, e, [{', '.join(ds)}], params, op)"]
         single = self.n_outputs == 1
         if single:  # _wrap inline
             lines += ["    if type(result) is not _ndarray:  # a 0-d result comes back from NumPy as a scalar",
@@ -912,7 +912,8 @@ def operand(value: object) -> object:
     return NotImplemented
 
 
-def _on_one_device(forward: Callable, error: Exception, arrays: list, params: tuple, op: Op | None = None) -> object:
+def _after_forward_failed(forward: Callable, error: Exception, arrays: list, params: tuple,
+                          op: Op | None = None) -> object:
     """After the forward failed: its result once 0-d host arrays join the others' device (the entry points' fast
     path leaves them where they are; torch reads a 0-d CPU tensor beside a device's tensors as a number), or, for
     complex32 arrays (which NumPy computes nothing on) given to `op`'s own forward, as torch computes on them
@@ -1160,7 +1161,7 @@ def _apply_generic(op: Op, args: tuple, params: tuple = (), forward: Callable | 
         try:
             result = forward(np if type(first) is _ndarray else namespace_of(arrays), *arrays, *params)
         except Exception as e:  # a 0-d host array beside a device's, or torch's error
-            result = _on_one_device(forward, e, arrays, params, op if forward is op.forward else None)
+            result = _after_forward_failed(forward, e, arrays, params, op if forward is op.forward else None)
     if op.n_outputs == 1:
         out = _wrap(result)
         outs = (out,)
