@@ -389,22 +389,33 @@ def tensor(data: Any, *, dtype: D.dtype | None = None, device: Any = None, requi
            pin_memory: bool = False) -> Tensor:
     """A new leaf tensor holding a copy of `data` (floats are float32 by default, ints int64)."""
     arr = _infer(data, exact=dtype is not None)
-    if dtype in D.UNSIGNED_WIDE and not isinstance(data, (Tensor, np.ndarray)):
-        _check_unsigned_numbers(arr, dtype)
+    if dtype is not None and not isinstance(data, (Tensor, np.ndarray)):
+        _check_numbers(arr, dtype)
     if dtype is not None:
         arr = _converted(arr, dtype)
     return _finish(np.ascontiguousarray(arr) if arr.ndim else arr.reshape(()), requires_grad, device)
 
 
-def _check_unsigned_numbers(arr: np.ndarray, dtype: D.dtype) -> None:
-    """torch's checks of Python numbers made uint16, uint32 or uint64: a uint64 takes non-negative ints only (Python's
-    own conversion to unsigned), the others any int whose magnitude fits (negative ones wrap around)."""
+def _check_numbers(arr: np.ndarray, dtype: D.dtype) -> None:
+    """torch's checks of Python numbers made an integer dtype (Note [numbers out of a dtype's range] in _dtype.py):
+    ints of its range (an unsigned dtype also takes negative ones whose magnitude fits: they wrap around), finite
+    floats of its range; a uint64 takes non-negative ints only (Python's own conversion to unsigned)."""
     if dtype is D.uint64:
         if arr.dtype.kind == "f":
             raise TypeError("an integer is required")
         if arr.dtype.kind == "i" and (arr < 0).any():
             raise OverflowError("can't convert negative int to unsigned")
-    elif arr.dtype.kind in "iu" and arr.size and np.abs(arr.astype(np.float64)).max() > np.iinfo(dtype.np).max:
+        return
+    if not arr.size or dtype.np.kind not in "iu" or arr.dtype.kind not in "iuf":
+        return
+    info = np.iinfo(dtype.np)
+    if arr.dtype.kind == "f":
+        fits = np.isfinite(arr).all() and info.min <= arr.min() and arr.max() <= info.max
+    elif dtype is D.int64:  # ints beyond int64 failed when the array was made
+        fits = True
+    else:
+        fits = (-info.max if info.min == 0 else info.min) <= arr.min() and arr.max() <= info.max
+    if not fits:
         raise RuntimeError(f"value cannot be converted to type {dtype.name} without overflow")
 
 
@@ -432,10 +443,7 @@ def from_numpy(array: np.ndarray) -> Tensor:
 def _filled(fill: Any, size: Sequence, dtype: D.dtype | None, requires_grad: bool, default: D.dtype | None = None,
             device: Any = None) -> Tensor:
     np_dtype = _np_dtype(dtype, default)
-    if np_dtype.kind == "u" and type(fill) is int and fill < 0:  # C++'s conversion: wraps, if -fill fits
-        if -fill > np.iinfo(np_dtype).max:
-            raise RuntimeError(f"value cannot be converted to type {np_dtype}_t without overflow")
-        fill += 1 << 8 * np_dtype.itemsize
+    fill = D.checked(fill, np_dtype)
     if np_dtype == D.NUMPY_COMPLEX32:  # NumPy would write the number into both parts (Note [complex32])
         return _finish(D.to_complex32(np.full(_shape(size), fill, np.complex64)), requires_grad, device)
     return _finish(np.full(_shape(size), fill, dtype=np_dtype), requires_grad, device)

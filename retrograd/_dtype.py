@@ -8,6 +8,8 @@ torch, not NumPy: an int64 tensor times a float32 tensor is float32, and Python 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import _xp
@@ -402,6 +404,68 @@ def number(value: object) -> object:
     if isinstance(value, np.generic):
         return float(value) if value.dtype.kind == "b" else value.item()
     return value
+
+
+# Note [numbers out of a dtype's range]
+# torch converts a Python number into a tensor's dtype in two ways. As an operand of arithmetic (`x + 300`,
+# `x & 300`) it is a 0-d int64 tensor, cast to the result's dtype as C++ casts integers: modulo 2**bits
+# (uint8: 300 -> 44). As the number argument of a fill (`fill_`, `full`, `masked_fill`'s value, `clamp`'s
+# bounds, `alpha`, `pow`'s exponent) c10's checked conversion refuses a value the dtype cannot hold, with
+# "value cannot be converted to type uint8_t without overflow". What it cannot hold: an integer type takes
+# the ints of its range, an unsigned one also negative ints whose magnitude fits (two's complement: -1 is
+# 255), and finite floats of its range (not NaN, not inf, not -1.0 for unsigned types); float16, bfloat16,
+# float32 and complex64 take any number but a finite one beyond their largest (torch skips that check when it
+# fills a one-element tensor); float64, complex128 and bool take every number. NumPy does neither: it refuses
+# an int operand beyond the dtype (OverflowError) and casts a fill value silently, so both are decided here.
+
+_CHECKED_TYPE_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
+                       "uint16": "uint16_t", "uint32": "uint32_t", "float16": "c10::Half",
+                       "bfloat16": "c10::BFloat16", "float32": "float", "complex64": "c10::complex<float>"}
+_LARGEST = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38, "float32": float(np.finfo(np.float32).max),
+            "complex64": float(np.finfo(np.float32).max)}  # the largest finite value of each
+
+
+def fits(value: object, np_dtype: np.dtype, halves: bool = True) -> bool:
+    """Whether c10's checked conversion takes the Python number `value` into `np_dtype` (Note [numbers out of a
+    dtype's range]); dtypes it never refuses take everything, float16 and bfloat16 too unless `halves`."""
+    if not isinstance(np_dtype, np.dtype):  # another array library's dtype
+        np_dtype = from_native(np_dtype).np
+    name = np_dtype.name
+    if name not in _CHECKED_TYPE_NAMES or type(value) is bool:
+        return True
+    if name in _LARGEST:
+        if not halves and np_dtype.itemsize == 2:
+            return True
+        parts = (value.real, value.imag) if type(value) is complex else (value,)
+        return not any(math.isfinite(part) and abs(part) > _LARGEST[name] for part in parts)
+    info = np.iinfo(np_dtype)
+    if type(value) is int:
+        return (-info.max if info.min == 0 else info.min) <= value <= info.max
+    return type(value) is not float or info.min <= value <= info.max  # NaN fails both
+
+
+def check_fits(value: object, np_dtype: np.dtype, halves: bool = True) -> None:
+    """Raise torch's error when a number argument does not fit the tensor's dtype (Note [numbers out of a dtype's
+    range]); torch checks no float16 or bfloat16 number it first makes a 0-d tensor (`where`, `x[i] = v`): not
+    `halves` then."""
+    if not fits(value, np_dtype, halves):
+        name = (np_dtype if isinstance(np_dtype, np.dtype) else from_native(np_dtype).np).name
+        raise RuntimeError(f"value cannot be converted to type {_CHECKED_TYPE_NAMES[name]} without overflow")
+
+
+def checked(value: object, np_dtype: np.dtype, halves: bool = True) -> object:
+    """A number argument in `np_dtype` as torch converts it: refused unless it fits, an int wrapped around (Note
+    [numbers out of a dtype's range])."""
+    check_fits(value, np_dtype, halves)
+    return wrapped(value, np_dtype) if type(value) is int and kind(np_dtype) in "iu" else value
+
+
+def wrapped(value: int, np_dtype: np.dtype) -> int:
+    """A Python int cast to an integer dtype as C++ casts it: modulo 2**bits, into the dtype's range."""
+    np_dtype = np_dtype if isinstance(np_dtype, np.dtype) else from_native(np_dtype).np
+    bits = 8 * np_dtype.itemsize
+    value %= 1 << bits
+    return value - (1 << bits) if np_dtype.kind == "i" and value >> (bits - 1) else value
 
 
 def scalar_dtype(value: object) -> dtype:

@@ -772,7 +772,9 @@ def getitem(self: Tensor, key: object) -> Tensor:
 def fill_(self: Tensor, value: Tensor | complex) -> Tensor:
     """Set every element to value, in place (FillBackward2 for a number, FillBackward3 for a 0-d tensor)."""
     self._check_inplace(memory=False)
-    if isinstance(value, Tensor) and value._data.ndim:
+    if not isinstance(value, Tensor):
+        value = D.checked(value, self._data.dtype)
+    elif value._data.ndim:
         raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value._data.ndim} "
                            "dimensions.")
     if _recorded(self, value):
@@ -821,6 +823,8 @@ def setitem(self: Tensor, key: object, value: Tensor | complex) -> None:
         key = None
     if not isinstance(value, (Tensor, bool, int, float, complex, np.number)):
         raise TypeError(f"can't assign a {_type_name(value)} to a {D.tensor_type_name(self.dtype)}")
+    if not isinstance(value, Tensor):
+        value = D.checked(D.number(value), self._data.dtype, halves=False)
     target, advanced = _index_views(self, _parse_key(key), lone_slice=False)
     if target is not self:
         target._extra_dict()["discarded"] = True  # no one sees this view after the write: no need to regenerate it
@@ -1046,6 +1050,7 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Tensor | complex) 
             raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                                f"{value._data.ndim} dimension(s).")
         return apply(index_fill_tensor_op, (input, value), (d, idx))
+    D.check_fits(value, input._data.dtype)
     return apply(index_fill_op, (input,), (d, idx, value))
 
 
@@ -1098,6 +1103,7 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: Tensor | complex | None
             raise RuntimeError(f"reduce argument must be either add or multiply. Got {reduce}")
         return apply(scatter_reduce_legacy, (input, src), (d, idx, reduce))
     if tensor_src is None:
+        D.check_fits(src, input._data.dtype)
         return apply(scatter_value_op, (input,), (d, idx, src))
     return apply(scatter_op, (input, src), (d, idx))
 
@@ -1179,6 +1185,7 @@ def masked_fill(input: Tensor, mask: Tensor, value: Tensor | complex) -> Tensor:
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                                f"{value._data.ndim} dimension(s).")
         return apply(masked_fill_tensor_op, (input, value), (m,))
+    D.check_fits(value, input._data.dtype)
     return apply(masked_fill_op, (input,), (m, value))
 
 

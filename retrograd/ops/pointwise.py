@@ -922,8 +922,16 @@ def floor_divide_op(xp, a, b):
     return _divide_rounded(xp, a, b, "floor")
 
 
+def _refuse_integer_zero(xp, a, b) -> None:
+    """torch's error for an integer division by zero (NumPy's answer would be 0, with a warning)."""
+    if all(isinstance(v, int) or hasattr(v, "dtype") and D.kind(v) in "iub" for v in (a, b)) and (
+            b == 0 if isinstance(b, int) else bool(xp.any(b == 0))):
+        raise RuntimeError("ZeroDivisionError")
+
+
 def _divide_rounded(xp, a, b, rounding_mode):
     """a / b rounded toward zero ('trunc') or down ('floor'); integer inputs give integers."""
+    _refuse_integer_zero(xp, a, b)
     if rounding_mode == "floor":
         return xp.floor_divide(a, b)
     if D.kind(a) in "iub":  # promotion made both integral
@@ -977,18 +985,21 @@ def pow_scalar_base(xp, e, base):
        self="grad", other="-grad * div(self, other, rounding_mode='floor')",
        jvp="self_t - other_t * div(self, other, rounding_mode='floor')")
 def remainder_op(xp, a, b):
+    _refuse_integer_zero(xp, a, b)
     return xp.remainder(a, b)
 
 
 @defop("remainder_scalar", node="RemainderBackward0", inputs=("self", "other"), promote="binary",
        self="grad", jvp="self_t")
 def remainder_scalar(xp, a, b):
+    _refuse_integer_zero(xp, a, b)
     return xp.remainder(a, b)
 
 
 @defop("remainder_scalar_self", node=_NOT_IMPLEMENTED, inputs=("self", "other"), promote="binary",
        other="not_implemented('remainder')", jvp="not_implemented('remainder')")
 def remainder_scalar_self(xp, a, b):
+    _refuse_integer_zero(xp, a, b)
     return xp.remainder(a, b)
 
 
@@ -1008,6 +1019,7 @@ def _fmod(xp, a, b):
     """C's fmod: the remainder of truncated division, with a's sign (NumPy's fmod; the standard has Python's
     remainder only, with b's sign: floats take it of |a| and |b|, exactly, and a's sign; integers step back by b
     where the signs differ)."""
+    _refuse_integer_zero(xp, a, b)
     if xp is np:
         return np.fmod(a, b)
     if D.kind(a) == "f":
@@ -1171,6 +1183,8 @@ def addcdiv_op(xp, x, t1, t2, value):
        self="where(condition, grad, 0)", other="where(condition, 0, grad)",
        jvp="where(condition, self_t, other_t)")
 def where_op(xp, a, b, condition):
+    if hasattr(a, "dtype") != hasattr(b, "dtype"):  # a number beside a tensor: torch's Scalar overload checks it
+        D.check_fits(b, a.dtype, halves=False) if hasattr(a, "dtype") else D.check_fits(a, b.dtype, halves=False)
     return xp.where(condition, a, b)
 
 

@@ -920,6 +920,8 @@ def _after_forward_failed(forward: Callable, error: Exception, arrays: list, par
     (_complex32_forward); else the error torch gives (_forward_error). Costs nothing until a forward fails."""
     if op is not None and any(D.is_complex32(a) for a in arrays):
         return _complex32_forward(op, arrays, params)
+    if isinstance(error, OverflowError) and op is not None:
+        return _with_numbers_cast(op, forward, error, arrays, params)
     moved = _cpu_scalars_moved(arrays)
     if any(a is not b for a, b in zip(moved, arrays)):
         try:
@@ -927,6 +929,24 @@ def _after_forward_failed(forward: Callable, error: Exception, arrays: list, par
         except Exception as e:  # noqa: BLE001 - reported below, as for any forward
             error, arrays = e, moved
     raise _forward_error(error, arrays) from None
+
+
+NUMBER_ARGUMENTS = frozenset(("value", "fill_value", "alpha", "beta", "min", "max", "min_val", "max_val", "threshold",
+                              "exponent"))  # parameters torch reads as a Scalar in the tensor's dtype
+
+
+def _with_numbers_cast(op: Op, forward: Callable, error: OverflowError, arrays: list, params: tuple) -> object:
+    """The forward again after NumPy refused a Python int beyond the tensor's dtype, as torch converts numbers (Note
+    [numbers out of a dtype's range] in _dtype.py): a number argument raises torch's error unless it fits (then,
+    an int, it wraps around as C++ casts it), an int operand wraps around."""
+    np_dtype = next(a.dtype for a in arrays if is_array(a))
+    numbers = [name in NUMBER_ARGUMENTS and type(value) in (int, float, complex)
+               for name, value in zip(op.params or (), params)]
+    params = tuple(D.checked(value, np_dtype) if is_number else value for value, is_number in zip(params, numbers))
+    if D.kind(np_dtype) not in "iu":
+        raise error
+    cast = [D.wrapped(a, np_dtype) if type(a) is int else a for a in arrays]
+    return forward(namespace_of(cast), *cast, *params)
 
 
 def _forward_error(error: Exception, arrays: Sequence) -> Exception:

@@ -1,0 +1,79 @@
+"""Python numbers beyond a tensor's dtype (Note [numbers out of a dtype's range] in retrograd/_dtype.py) against
+torch: arithmetic wraps an int operand around as C++ casts it; fills, bounds and other number arguments raise
+torch's "value cannot be converted" error unless the number fits; tensor() checks each number it is given."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from dtype_sweep import assert_same_outcome, outcome
+
+import retrograd
+
+INTEGER = ("uint8", "int8", "int16", "int32")
+NUMBERS = (300, -1, -129, 2**40, 70000, 1.0e10, -1.0, float("nan"), float("inf"), 2.5)
+
+
+def _zeros(lib, dtype: str):
+    return lib.zeros(4, dtype=getattr(lib, dtype))
+
+
+def _mask(lib):
+    return lib.tensor([True, False, True, False])
+
+
+CASES = {  # each takes a library, a dtype name and a number
+    "add": lambda lib, dt, v: _zeros(lib, dt) + v,
+    "sub": lambda lib, dt, v: _zeros(lib, dt) - v,
+    "rsub": lambda lib, dt, v: v - _zeros(lib, dt),
+    "mul": lambda lib, dt, v: (_zeros(lib, dt) + 3) * v,
+    "add_": lambda lib, dt, v: _zeros(lib, dt).add_(v),
+    "remainder": lambda lib, dt, v: (_zeros(lib, dt) + 7) % v,
+    "bitwise_and": lambda lib, dt, v: (_zeros(lib, dt) + 7) & v,
+    "bitwise_xor": lambda lib, dt, v: (_zeros(lib, dt) + 7) ^ v,
+    "fill_": lambda lib, dt, v: _zeros(lib, dt).fill_(v),
+    "full": lambda lib, dt, v: lib.full((3,), v, dtype=getattr(lib, dt)),
+    "new_full": lambda lib, dt, v: _zeros(lib, dt).new_full((2,), v),
+    "masked_fill": lambda lib, dt, v: _zeros(lib, dt).masked_fill(_mask(lib), v),
+    "where": lambda lib, dt, v: lib.where(_mask(lib), _zeros(lib, dt), v),
+    "clamp": lambda lib, dt, v: _zeros(lib, dt).clamp(max=v),
+    "index_fill": lambda lib, dt, v: _zeros(lib, dt).index_fill(0, lib.tensor([1]), v),
+    "scatter value": lambda lib, dt, v: _zeros(lib, dt).scatter(0, lib.tensor([1]), v),
+    "alpha": lambda lib, dt, v: lib.add(_zeros(lib, dt), _zeros(lib, dt), alpha=v),
+    "setitem slice": lambda lib, dt, v: _zeros(lib, dt).__setitem__(slice(1, None), v),
+    "setitem index": lambda lib, dt, v: _zeros(lib, dt).__setitem__(lib.tensor([1]), v),
+    "tensor": lambda lib, dt, v: lib.tensor([1, v], dtype=getattr(lib, dt)),
+    "0-d tensor": lambda lib, dt, v: lib.tensor(v, dtype=getattr(lib, dt)),
+}
+
+
+def _run(case: str, lib, dt: str, v: object):
+    result = CASES[case](lib, dt, v)
+    return "set" if result is None else result
+
+
+@pytest.mark.parametrize("dt", INTEGER)
+@pytest.mark.parametrize("case", CASES)
+def test_integer_dtypes_take_numbers_as_torch_does(case, dt):
+    for v in NUMBERS:
+        if type(v) is float and case in ("bitwise_and", "bitwise_xor", "remainder", "alpha", "mul", "add", "sub",
+                                         "rsub", "add_"):
+            continue  # a float operand makes the result float: nothing to convert
+        assert_same_outcome(outcome(_run, case, retrograd, dt, v), outcome(_run, case, torch, dt, v),
+                            f"{case} {dt} {v!r}")
+
+
+@pytest.mark.parametrize("dt", ("float16", "bfloat16", "float32", "float64", "complex64", "complex128"))
+@pytest.mark.parametrize("case", ("fill_", "full", "masked_fill", "where", "setitem slice", "index_fill"))
+def test_floating_dtypes_refuse_numbers_beyond_their_largest_as_torch_does(case, dt):
+    for v in (1.0e10, 1.0e39, -1.0e300, float("-inf"), float("nan"), 65504.0, 65520.0):
+        assert_same_outcome(outcome(_run, case, retrograd, dt, v), outcome(_run, case, torch, dt, v),
+                            f"{case} {dt} {v!r}")
+
+
+def test_wrapped_operand_is_the_cpp_cast():
+    assert retrograd._dtype.wrapped(300, retrograd.uint8.np) == 44
+    assert retrograd._dtype.wrapped(-1, retrograd.uint8.np) == 255
+    assert retrograd._dtype.wrapped(128, retrograd.int8.np) == -128
+    assert retrograd._dtype.wrapped(-129, retrograd.int8.np) == 127
+    assert retrograd._dtype.wrapped(2**40 + 5, retrograd.int32.np) == 5
