@@ -77,3 +77,24 @@ def test_wrapped_operand_is_the_cpp_cast():
     assert retrograd._dtype.wrapped(128, retrograd.int8.np) == -128
     assert retrograd._dtype.wrapped(-129, retrograd.int8.np) == 127
     assert retrograd._dtype.wrapped(2**40 + 5, retrograd.int32.np) == 5
+
+
+DIVISIONS = {
+    "//": lambda a, b: a // b,
+    "%": lambda a, b: a % b,
+    "fmod": lambda a, b: a.fmod(b),
+    "div trunc": lambda a, b: a.div(b, rounding_mode="trunc"),
+    "div floor": lambda a, b: a.div(b, rounding_mode="floor"),
+}
+
+
+@pytest.mark.parametrize("dt", ("uint8", "int32", "int64", "float32"))
+@pytest.mark.parametrize("op", DIVISIONS)
+def test_integer_division_by_zero_raises_as_torch_does(op, dt):
+    def run(lib, divisor_is_tensor):
+        a = lib.tensor([7, 9], dtype=getattr(lib, dt))
+        b = lib.tensor([2, 0], dtype=getattr(lib, dt)) if divisor_is_tensor else 0
+        return DIVISIONS[op](a, b)
+    for divisor_is_tensor in (True, False):
+        assert_same_outcome(outcome(run, retrograd, divisor_is_tensor), outcome(run, torch, divisor_is_tensor),
+                            f"{op} {dt} by {'a tensor' if divisor_is_tensor else 'a number'} with a zero")
