@@ -80,3 +80,15 @@ def test_gap_times_both_steps_phase_by_phase():
     assert all(totals[side] >= max(medians[side].values()) for side in totals)
     text = gap.table(order, medians, totals)
     assert text.count("\n") == len(order) + 2 and "| whole step (median of totals) |" in text
+
+
+def test_row_winograd_is_the_convolution():
+    """benchmarks/winograd.py's F(2,3) forward gives conv2d's values (float64; an odd width, a last part short)."""
+    import torch
+
+    from benchmarks.winograd import RowWinograd
+
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((5, 3, 7, 9)), rng.standard_normal((4, 3, 3, 3))
+    expected = torch.nn.functional.conv2d(torch.from_numpy(x), torch.from_numpy(w), padding=1).numpy()
+    np.testing.assert_allclose(RowWinograd(x, w, part=2)(), expected, rtol=1e-12, atol=1e-12)
