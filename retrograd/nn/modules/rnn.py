@@ -62,9 +62,10 @@ def _run_direction(mode: str, proj: Tensor, sizes: list[int], packed: bool, stat
     initial = state
     state = _rows(state, 0, sizes[-1], lstm) if reverse and packed else state
     outputs: list = [None] * len(sizes)
+    steps = None if packed else proj.unbind(0)  # one node whose backward stacks the steps' gradients, as torch's
     for t in (reversed(range(len(sizes))) if reverse else range(len(sizes))):
         n = sizes[t]
-        x_t = proj[offsets[t]:offsets[t + 1]] if packed else proj[t]
+        x_t = proj[offsets[t]:offsets[t + 1]] if packed else steps[t]
         running = _width(state, lstm)
         if n > running:  # backward over a packed input: sequences whose last step this is join
             joining = _rows(initial, running, n, lstm)
