@@ -560,6 +560,51 @@ def _batch_norm_grads_unrecorded(grad: Tensor, input: Tensor, weight: Tensor | N
     return _wrap(input_grad.reshape(x.shape)), _wrap(dot * invstd), _wrap(bias_grad)
 
 
+# Note [unrecorded layer-norm backward]
+# The same for layer norm (statistics over the trailing dims, weight and bias over those dims too): the
+# differentiable formulas take about fifteen passes, each an op with its own temporary, and the statistics
+# again (3.8 ms against torch's 0.11 for (32, 64, 128) float32). Unrecorded, it is NumPy on the (rows, D)
+# matrix: the statistics again (the forward keeps none), x_hat, the column sums for the weight and bias
+# gradients, and the input's invstd * (g' - mean(g') - x_hat * mean(g' * x_hat)), g' = grad * weight, with the
+# row means as matrix-vector products. Same formula as the recorded path, rounded differently.
+
+
+def _layer_statistics(input: Tensor, axes: NormAxes) -> bool:
+    """Whether the statistics are each trailing slice's own and the weight spans that slice (layer norm)."""
+    return axes.frozen is None and axes.layout == tuple(input.shape) and axes.affine == axes.params and \
+        axes.dims == tuple(range(input.ndim - len(axes.dims), input.ndim)) and \
+        axes.affine == tuple(input.shape[input.ndim - len(axes.dims):])
+
+
+def _layer_norm_grads_unrecorded(grad: Tensor, input: Tensor, weight: Tensor | None, axes: NormAxes,
+                                 eps: float) -> tuple[Tensor, Tensor, Tensor] | None:
+    """Note [unrecorded layer-norm backward]: layer norm's three gradients in NumPy, when nothing records them;
+    None when they must be differentiable ops."""
+    arrays = unrecorded_arrays(grad, input, *(() if weight is None else (weight,)))
+    if arrays is None or not input._data.size:
+        return None
+    g, x = arrays[:2]
+    width = math.prod(axes.params)
+    rows, g = x.reshape(-1, width), g.reshape(-1, width)
+    per_width = np.full(width, 1 / width, dtype=x.dtype)
+    xhat = rows - (rows @ per_width)[:, None]
+    invstd = 1 / np.sqrt(np.vecdot(xhat, xhat) / width + eps)
+    xhat *= invstd[:, None]
+    bias_grad = g.sum(0)
+    scaled = g * xhat
+    weight_grad = scaled.sum(0)
+    if weight is None:
+        scaled = g.copy()
+    else:
+        np.multiply(g, weight._data.reshape(width), out=scaled)  # g' (the product above is spent)
+    xhat *= (np.vecdot(scaled, xhat) / width)[:, None]
+    scaled -= (scaled @ per_width)[:, None]
+    scaled -= xhat
+    scaled *= invstd[:, None]
+    return _wrap(scaled.reshape(x.shape)), _wrap(weight_grad.reshape(axes.params)), \
+        _wrap(bias_grad.reshape(axes.params))
+
+
 def norm_grads(grad: Tensor, input: Tensor, weight: Tensor | None, axes: NormAxes,
                eps: float) -> tuple[Tensor, Tensor, Tensor]:
     """(input, weight, bias) gradients of a normalisation, from one standardisation (Note [shared gradient
@@ -568,6 +613,10 @@ def norm_grads(grad: Tensor, input: Tensor, weight: Tensor | None, axes: NormAxe
     sums (batch norm), the two means are those sums over their count, so they are not taken again."""
     if _batch_statistics(input, axes):
         fast = _batch_norm_grads_unrecorded(grad, input, weight, axes.moments, eps)
+        if fast is not None:
+            return fast
+    elif _layer_statistics(input, axes):
+        fast = _layer_norm_grads_unrecorded(grad, input, weight, axes, eps)
         if fast is not None:
             return fast
     xhat, invstd = standardized(input, axes, eps)
