@@ -64,6 +64,9 @@ def softmax_op(xp, x, dim):
     dim = dim if x.ndim else None  # a 0-d tensor is one element (CuPy refuses its axis 0)
     if not x.size:
         return A.copy(xp, x)
+    parts = _row_blocks(x, dim)
+    if parts is not None:
+        return _softmax_rows(x, parts, log=False)
     e = xp.exp(x - xp.max(x, axis=dim, keepdims=True))
     e /= xp.sum(e, axis=dim, keepdims=True)  # in place: one full-size temporary fewer
     return e
@@ -78,7 +81,10 @@ def softmax_op(xp, x, dim):
            ".sum(dim, True)) - output * (grad_output * output_t).sum(dim, True)")
 def softmax_backward_data(xp, g, r, dim):
     dim = dim if g.ndim else None  # a 0-d tensor is one element (CuPy refuses its axis 0)
-    out = g - xp.sum(g * r, axis=dim, keepdims=True)
+    if dim is not None and type(g) is np.ndarray and g.dtype.kind == "f" and g.dtype == r.dtype:
+        out = g - np.expand_dims(np.vecdot(g, r, axis=dim), dim)  # sum(g r) without g r's temporary
+    else:
+        out = g - xp.sum(g * r, axis=dim, keepdims=True)
     out *= r  # r * (g - sum(g r)), the product in place
     return out
 
@@ -93,6 +99,9 @@ def log_softmax_op(xp, x, dim):
     if not hasattr(x, "strides"):  # the standard's functions; NumPy's methods below skip their Python wrappers
         shifted = x - xp.max(x, axis=dim, keepdims=True)
         return shifted - xp.log(xp.sum(xp.exp(shifted), axis=dim, keepdims=True))
+    parts = _row_blocks(x, dim)
+    if parts is not None:
+        return _softmax_rows(x, parts, log=True)
     shifted = x - x.max(axis=dim, keepdims=True)
     shifted -= xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))  # in place: one temporary fewer
     return shifted
@@ -105,9 +114,56 @@ def log_softmax_op(xp, x, dim):
        jvp="grad_output_t - exp(output) * (grad_output_t.sum(dim, True) + output_t * grad_output.sum(dim, True))")
 def log_softmax_backward_data(xp, g, r, dim):
     dim = dim if g.ndim else None  # a 0-d tensor is one element (CuPy refuses its axis 0)
+    parts = _row_blocks(r, dim)
+    if parts is not None and type(g) is np.ndarray and g.dtype == r.dtype and g.flags.c_contiguous:
+        out = np.empty_like(r)
+        width = r.shape[-1]
+        rows, into, grads = r.reshape(-1, width), out.reshape(-1, width), g.reshape(-1, width)
+        minus_sums = -grads.sum(axis=1, keepdims=True)
+        for part in parts:
+            block = into[part]
+            np.exp(rows[part], out=block)
+            block *= minus_sums[part]
+            block += grads[part]  # g - exp(r) * sum(g): the same bits as the whole-array formula below
+        return out
     scaled = xp.exp(r)
     scaled *= A.reduce(xp, "sum", g, dim, True)
     return g - scaled
+
+
+# Note [softmax rows in blocks]
+# softmax and log_softmax along the last axis of a large C-contiguous NumPy array run their passes after the
+# shift a block of rows at a time (Note [blockwise passes] in ops/arrays.py): exp, the rows' sums, and the
+# division or the log's subtraction then read what the previous pass left in the cache, and exp's temporary is
+# a block's size. The same ufuncs on the same elements in the same order: the same bits. log_softmax of
+# (700, 10000) float32 (a language model's 10000 classes): 13.0 -> 7.1 ms forward (torch 11.4 alone), the
+# backward 8.1 -> 6.8 ms.
+
+
+def _row_blocks(x: np.ndarray, dim: int | None) -> list[slice] | None:
+    """The blocks of rows a softmax along dim runs by (Note [softmax rows in blocks]); None for the whole array."""
+    if type(x) is not np.ndarray or x.dtype.kind != "f" or x.ndim == 0 or dim not in (-1, x.ndim - 1) or not x.size \
+            or not x.flags.c_contiguous:
+        return None
+    parts = A.blocks(x.size // x.shape[-1], x.shape[-1])
+    return parts if len(parts) > 2 else None
+
+
+def _softmax_rows(x: np.ndarray, parts: list[slice], log: bool) -> np.ndarray:
+    """softmax (or log_softmax) of x along its last axis, by the given blocks of rows (Note [softmax rows in
+    blocks])."""
+    out = x - x.max(axis=-1, keepdims=True)
+    rows = out.reshape(-1, x.shape[-1])
+    scratch = np.empty((parts[0].stop, x.shape[-1]), dtype=x.dtype) if log else None
+    for part in parts:
+        block = rows[part]
+        e = np.exp(block, out=block if scratch is None else scratch[:block.shape[0]])
+        sums = e.sum(axis=1, keepdims=True)
+        if log:
+            block -= np.log(sums)
+        else:
+            block /= sums
+    return out
 
 
 # ============================================================================================
