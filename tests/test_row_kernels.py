@@ -42,3 +42,13 @@ def test_two_norm_matches_torch(shape, dim, keepdim, dtype):
     ours, theirs = (lib.linalg.vector_norm(lib.tensor(x), 2, dim, keepdim) for lib in (retrograd, torch))
     assert tuple(ours.shape) == tuple(theirs.shape) and str(ours.dtype) == str(theirs.dtype)
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5 if dtype == np.float32 else 1e-12)
+
+
+@pytest.mark.parametrize("width", [1, 3, 64, 65, 511, 512, 513])
+def test_row_max_by_halving_is_max(width):
+    from retrograd.ops.nn import _row_max
+
+    x = np.random.default_rng(2).standard_normal((40, width)).astype(np.float32)
+    x[3, width // 2] = np.nan
+    x[4] = -np.inf
+    assert np.array_equal(_row_max(x), x.max(axis=1, keepdims=True), equal_nan=True)

@@ -152,18 +152,34 @@ def _row_blocks(x: np.ndarray, dim: int | None) -> list[slice] | None:
 def _softmax_rows(x: np.ndarray, parts: list[slice], log: bool) -> np.ndarray:
     """softmax (or log_softmax) of x along its last axis, by the given blocks of rows (Note [softmax rows in
     blocks])."""
-    out = x - x.max(axis=-1, keepdims=True)
-    rows = out.reshape(-1, x.shape[-1])
+    rows = x.reshape(-1, x.shape[-1])
+    out = rows - _row_max(rows)
     scratch = np.empty((parts[0].stop, x.shape[-1]), dtype=x.dtype) if log else None
     for part in parts:
-        block = rows[part]
+        block = out[part]
         e = np.exp(block, out=block if scratch is None else scratch[:block.shape[0]])
         sums = e.sum(axis=1, keepdims=True)
         if log:
             block -= np.log(sums)
         else:
             block /= sums
-    return out
+    return out.reshape(x.shape)
+
+
+def _row_max(rows: np.ndarray) -> np.ndarray:
+    """Each row's maximum, as a column: for rows of at most 512 by halving (the elementwise maximum of the two
+    halves, repeated), since NumPy's reduction pays a set-up per row (32768 rows of 64: 0.57 -> 0.35 ms);
+    the same values, NaN propagated as max does."""
+    if rows.shape[1] > 512:
+        return rows.max(axis=1, keepdims=True)
+    top = rows
+    while top.shape[1] > 1:
+        half = top.shape[1] // 2
+        folded = np.maximum(top[:, :half], top[:, half:2 * half])
+        if top.shape[1] % 2:
+            np.maximum(folded[:, :1], top[:, 2 * half:], out=folded[:, :1])
+        top = folded
+    return top
 
 
 # ============================================================================================
