@@ -1,0 +1,54 @@
+"""Row kernels at sizes that take their NumPy fast paths, against torch: softmax and log_softmax by blocks of rows
+(ops/nn.py, Note [softmax rows in blocks]) with their backward and double backward, and the 2-norm as one dot per
+row (ops/reduction.py, _rows_squared_norms)."""
+
+import numpy as np
+import pytest
+import torch
+
+import retrograd
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("shape, dim", [((300, 1000), 1), ((8, 4, 64, 64), -1), ((8, 4, 64, 64), 2)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_softmax_by_blocks_matches_torch(name, shape, dim, dtype):
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal(shape) * 3).astype(dtype)
+    x.reshape(-1, shape[-1])[::7, 1:5] = -np.inf  # masked entries, as causal attention has
+    g = rng.standard_normal(shape).astype(dtype)
+    results = []
+    for lib in (retrograd, torch):
+        t = lib.tensor(x, requires_grad=True)
+        y = getattr(lib, name)(t, dim)
+        gx, = lib.autograd.grad(y, t, lib.tensor(g), create_graph=True)
+        gg, = lib.autograd.grad((gx * gx).sum(), t)
+        plain, = lib.autograd.grad(getattr(lib, name)(t, dim), t, lib.tensor(g))
+        results.append([y.detach().numpy(), gx.detach().numpy(), gg.numpy(), plain.numpy()])
+    tol = 1e-4 if dtype == np.float32 else 1e-10
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("shape", [(), (7,), (3, 4), (2, 3, 40), (0, 3)])
+@pytest.mark.parametrize("dim", [None, -1, 0, "all"])
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_two_norm_matches_torch(shape, dim, keepdim, dtype):
+    if shape == () and dim is not None:
+        return
+    dim = tuple(range(len(shape))) if dim == "all" else dim
+    x = np.random.default_rng(1).standard_normal(shape).astype(dtype)
+    ours, theirs = (lib.linalg.vector_norm(lib.tensor(x), 2, dim, keepdim) for lib in (retrograd, torch))
+    assert tuple(ours.shape) == tuple(theirs.shape) and str(ours.dtype) == str(theirs.dtype)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5 if dtype == np.float32 else 1e-12)
+
+
+@pytest.mark.parametrize("width", [1, 3, 64, 65, 511, 512, 513])
+def test_row_max_by_halving_is_max(width):
+    from retrograd.ops.nn import _row_max
+
+    x = np.random.default_rng(2).standard_normal((40, width)).astype(np.float32)
+    x[3, width // 2] = np.nan
+    x[4] = -np.inf
+    assert np.array_equal(_row_max(x), x.max(axis=1, keepdims=True), equal_nan=True)
