@@ -161,3 +161,54 @@ def test_exact_gelu_forward_and_backward_match_torch(dtype):
     tol = {torch.float32: 2e-6, torch.float64: 1e-14}[dtype]
     np.testing.assert_allclose(ry, ty, rtol=tol, atol=tol)
     np.testing.assert_allclose(rg, tg, rtol=tol, atol=tol)
+
+
+def _float32_ulps(ours, truth):
+    """|ours - truth| in float32 units in the last place of the float64 truth (subnormal spacing below)."""
+    spacing = np.spacing(np.abs(truth).astype(np.float32)).astype(np.float64)
+    return np.abs(np.asarray(ours, np.float64) - truth) / np.maximum(spacing, 2.0 ** -149)
+
+
+def test_float32_exact_gelu_and_slope_within_2_ulps_of_float64():
+    """Note [float32 exact GELU]: a sweep of float32 of every magnitude in [1e-30, 20] (both signs, every interval
+    and its ends) plus the slope's root's neighbours, against x Phi(x) and Phi(x) + x phi(x) from math.erfc."""
+    bits = np.linspace(np.float32(1e-30).view(np.int32), np.float32(20).view(np.int32), 150_000).astype(np.int32)
+    ends = np.array([0.3, 0.7, 1.5, 3.0], np.float32).view(np.int32)[:, None] + np.arange(-3, 4, dtype=np.int32)
+    root = np.float32(-0.7517915246935645).view(np.int32) + np.arange(-500, 500, dtype=np.int32)
+    magnitudes = np.concatenate([bits, ends.ravel()]).view(np.float32)
+    x = np.concatenate([magnitudes, -magnitudes, root.view(np.float32)])
+    wide = x.astype(np.float64)
+    phi = 0.5 * np.array([math.erfc(-v / math.sqrt(2)) for v in wide])
+    gelu, slope = wide * phi, phi + wide * np.exp(-wide * wide / 2) / math.sqrt(2 * math.pi)
+    t = retrograd.tensor(x, requires_grad=True)
+    y = retrograd.nn.functional.gelu(t)
+    y.backward(retrograd.ones_like(y))
+    assert y.dtype == t.grad.dtype == retrograd.float32
+    assert _float32_ulps(y.detach().numpy(), gelu).max() <= 2
+    assert _float32_ulps(t.grad.numpy(), slope).max() <= 2
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_exact_gelu_special_values_and_shapes_match_torch(dtype):
+    """inf, NaN, signed zeros and tiny values as torch's kernels give them; a non-contiguous input larger than a
+    block; float16 computed in float32 and rounded once, as torch does."""
+    special = np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, 1e-45, -1e-45, 1e-30, -1e-30, 3e38, -3e38, -20, 20])
+    rng = np.random.default_rng(0)
+    big = rng.normal(0.0, 2.0, (700, 300))[:, ::2]
+    for x in (special, big):
+        tx = torch.tensor(x, dtype=dtype, requires_grad=True)
+        rx = retrograd.tensor(x, dtype=getattr(retrograd, str(dtype)[6:]), requires_grad=True)
+        outs = []
+        for lib, t in ((torch, tx), (retrograd, rx)):
+            y = lib.nn.functional.gelu(t)
+            y.backward(lib.ones_like(y) * 3)
+            outs.append((y.detach().float().numpy(), t.grad.float().numpy()))
+        (ty, tg), (ry, rg) = outs
+        tol = {torch.float32: 1e-5, torch.float16: 2e-3}[dtype]
+        for ours, theirs in ((ry, ty), (rg, tg)):
+            finite = np.isfinite(theirs) & (np.abs(x) < 1e30)  # torch's vectorised kernel: NaN at +-3e38 and inf
+            np.testing.assert_allclose(ours[finite], theirs[finite], rtol=tol, atol=tol)
+        if x is special:  # NaN at -inf and NaN; gelu(inf) = inf as torch's scalar kernel (its vectorised one: NaN)
+            assert ry[0] == np.inf
+            np.testing.assert_array_equal(ry[1:3], ty[1:3])
+            np.testing.assert_array_equal(rg[:3], tg[:3])
