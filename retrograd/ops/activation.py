@@ -25,7 +25,7 @@ from .._creation import _torch_rng
 from .._tensor import Tensor
 from ..autograd.forward_ad import transforms
 from . import arrays as A
-from .pointwise import _erfc, erf, sigmoid, tanh, where, zero_where
+from .pointwise import erf, sigmoid, tanh, where, zero_where
 from .pointwise import relu as _relu_row
 from .registry import Op, apply, defop, linear_backward_op, namespace
 from .shape import cat
@@ -145,10 +145,6 @@ def elu_backward(xp, g, x, alpha, scale, input_scale, is_result):
 @_smooth_backward_op("gelu_backward", ("approximate",))
 def gelu_backward(xp, g, x, approximate):
     """grad times d gelu (not in place: grad may carry batch dimensions that x does not, batched grads)."""
-    if approximate == "none" and _exact_gelu_float32_applies(xp, x) and g.dtype == x.dtype:
-        if g.shape == x.shape:
-            return _exact_gelu_float32(x, g)
-        return g * _exact_gelu_float32(x, np.ones_like(x))
     return A.blockwise(lambda grad, v: grad * _gelu_slope(xp, v, approximate), g, x)  # Note [blockwise passes]
 
 
@@ -256,8 +252,6 @@ celu_result = elu_result.alias("celu_result", "CeluBackward1")
 @defop("gelu", params=("approximate",), self="gelu_backward(grad, self, approximate)",
        jvp="gelu_backward(self_t, self, approximate)")
 def gelu_op(xp, x, approximate):
-    if approximate == "none" and _exact_gelu_float32_applies(xp, x):
-        return _exact_gelu_float32(x)
     return A.blockwise(lambda v: _gelu(xp, v, approximate), x)  # Note [blockwise passes]
 
 
@@ -276,128 +270,6 @@ def _normal_cdf(xp, x):
     out = erf.forward(xp, x * (1 / math.sqrt(2)))  # the constant rounded to x's dtype (a weak Python scalar)
     out += 1
     out *= 0.5
-    return out
-
-
-# Note [float32 exact GELU]
-# torch computes float32 (and float16, bfloat16) GELU and its slope in float32, x Phi(x) with
-# Phi(x) = (1 + erf(x / sqrt 2)) / 2; that sum cancels on the left (torch's result is off by up to
-# 1.7e7 ulp there, its slope by 1.7e7 ulp, and by 13.6 ulp already on [-0.5, 0), against float64).
-# Ours, on float32 arrays (float16 through float32, bfloat16 arrives as float32: Note [bfloat16]),
-# is within 2 ulp of the float64 truth on the whole line, and takes about 16 NumPy passes on the
-# interval where a network's activations mostly lie:
-#   x in [-0.7, 1.5]:  gelu = x (1/2 + x h(x^2)),  x in [-0.3, 1.5]: slope = 1/2 + x w(x^2), h and w
-#       of degree 7, Lawson (weighted minimax) fits of (Phi - 1/2) / x and (slope - 1/2) / x, weighted
-#       so that their error is the result's relative error (3e-11 and 4e-10); computed in float32,
-#       in place, a block at a time (Note [blockwise passes]; the product with grad fused in).
-#       Left of -0.7 (-0.3) the sum 1/2 + x h (x w) cancels too much for 2 ulp: the slope's root is at
-#       x = -0.75179.
-#   the elements outside, gathered after each block, each by the first rule that holds:
-#   x > 1.5:           the erf-based float32 formulas (Phi = (1 + erf) / 2 does not cancel there;
-#                      erf: Note [erf, erfc, erfinv in a few NumPy passes]);
-#   -4 <= x < -0.7 (-0.3):  in float64, where x^2 is exact: gelu = x e Q(s), slope = e (x - r) V(s),
-#                      e = exp(-x^2 / 2), r the slope's root, s = x mapped onto [-1, 1], Q and V of
-#                      degree 14 fitted to Phi e^(x^2/2) and the slope e^(x^2/2) / (x - r) (relative
-#                      error 6e-11), then rounded to float32 once;
-#   the rest (x < -4, -inf, NaN): in float64 from erfc (0.5 erfc(-x / sqrt 2), + x e / sqrt(2 pi)).
-# Measured against float64 references from math.erfc (mpmath near the root) on every 16th float32
-# of [1e-30, 20] and its negatives (tests/test_special_kernels.py runs a sparser sweep): gelu within
-# 1.84 ulp, its slope within 1.40 ulp (float32 ulp of the true value; subnormal spacing below).
-# Inputs outside [-0.7, 1.5] (the slope: [-0.3, 1.5]) cost more: half the GPT benchmark's GELU
-# inputs lie within 0.23 of 0, where the fast path does nearly everything.
-_GELU_INTERVAL = (-0.7, 1.5)
-_SLOPE_INTERVAL = (-0.3, 1.5)
-_GELU_LEFT_END = -3.0
-_SLOPE_ROOT = -0.7517915246935645
-_GELU_PHI_ODD = (0.39894228024257006, -0.06649037656103017, 0.009973533374529083, -0.0011872559569317388,
-                 0.0001153179975055775, -9.337947193964883e-06, 6.098816359722699e-07, -2.4972268115359514e-08)
-_GELU_SLOPE_ODD = (0.7978845588172193, -0.26596146787881586, 0.05984095279878017, -0.00949739148023064,
-                   0.0011523278005908162, -0.00011148093350367257, 8.345414473684038e-06, -3.7404963528440094e-07)
-# lowest degree first, in s = x mapped from [_GELU_LEFT_END, -0.7] (the slope's: [_GELU_LEFT_END, -0.3]) to [-1, 1]
-_GELU_LEFT_MILLS = (0.1780159499134713, 0.08005468902620058, 0.03255487883052745, 0.012203942425013648,
-                    0.004272396904182261, 0.0014100095204740068, 0.0004421227259029841, 0.00013215060553230804,
-                    3.720116281416899e-05, 1.0353529571853221e-05, 3.384071918202669e-06, 8.402138987704394e-07)
-_GELU_SLOPE_LEFT = (0.5179902930080748, 0.057927848601556, 0.026035612215771026, 0.01093798853170454,
-                    0.004332961357689615, 0.0016296471747460875, 0.0005863437160785901, 0.00020186986353723556,
-                    6.429884884627535e-05, 2.0471623263492236e-05, 8.5919597087869e-06, 2.5978906997084494e-06)
-
-
-def _exact_gelu_float32_applies(xp, x) -> bool:
-    """Whether x takes the float32 kernels of Note [float32 exact GELU] (NumPy's float32 or float16 arrays)."""
-    return xp is np and type(x) is np.ndarray and x.dtype in (np.float32, np.float16)
-
-
-def _exact_gelu_float32(x, g=None):
-    """Exact GELU of a float32 (or float16) array, or g times its slope (Note [float32 exact GELU])."""
-    if x.dtype == np.float16:  # in float32, rounded once, as torch's half kernels
-        wide = _exact_gelu_float32(x.astype(np.float32), None if g is None else g.astype(np.float32))
-        return wide.astype(np.float16)
-    (lo, hi), odd = (_GELU_INTERVAL, _GELU_PHI_ODD) if g is None else (_SLOPE_INTERVAL, _GELU_SLOPE_ODD)
-    flat = np.ascontiguousarray(x).reshape(-1)
-    grad = None if g is None else np.ascontiguousarray(g).reshape(-1)
-    out = np.empty_like(flat)
-    parts = A.blocks(flat.size, 1)
-    size = parts[0].stop if parts else 0
-    square, inside, below = np.empty(size, np.float32), np.empty(size, bool), np.empty(size, bool)
-    outside = []
-    with np.errstate(over="ignore", invalid="ignore"):  # inf * 0 at -inf, as torch's NaN
-        for part in parts:
-            v, o, n = flat[part], out[part], part.stop - part.start
-            _horner_into(o, np.multiply(v, v, out=square[:n]), odd)
-            o *= v
-            o += 0.5
-            o *= v if g is None else grad[part]
-            np.greater_equal(v, lo, out=inside[:n])
-            inside[:n] &= np.less_equal(v, hi, out=below[:n])  # False for NaN
-            index = np.flatnonzero(np.logical_not(inside[:n], out=below[:n]))
-            if index.size:
-                outside.append(index + part.start)
-        if outside:
-            index = np.concatenate(outside)
-            values = _exact_gelu_outside(flat[index], g is not None)
-            out[index] = values if g is None else values * grad[index]
-    return out.reshape(x.shape)
-
-
-def _exact_gelu_outside(x, slope: bool):
-    """GELU (or its slope) of float32 elements outside the polynomial's interval, by the rules of Note [float32
-    exact GELU] for the right side, the left up to -3 (a block at a time: Note [blockwise passes]), and the rest."""
-    out = np.empty_like(x)
-    end = (_SLOPE_INTERVAL if slope else _GELU_INTERVAL)[0]
-    on_right, on_left = x > _GELU_INTERVAL[1], (x >= _GELU_LEFT_END) & (x < end)
-    right, left, rest = np.flatnonzero(on_right), np.flatnonzero(on_left), np.flatnonzero(~(on_right | on_left))
-    out[right] = (_gelu_slope if slope else _gelu)(np, x[right], "none")
-    fit = np.empty(left.size)
-    for part in A.blocks(left.size, 1):
-        v = x[left[part]].astype(np.float64)
-        s = v * (2 / (end - _GELU_LEFT_END))
-        s -= (end + _GELU_LEFT_END) / (end - _GELU_LEFT_END)
-        into = _horner_into(fit[part], s, _GELU_SLOPE_LEFT if slope else _GELU_LEFT_MILLS)
-        np.multiply(v, v, out=s)
-        s *= -0.5
-        into *= np.exp(s, out=s)
-        if slope:
-            v -= _SLOPE_ROOT
-        into *= v
-    out[left] = fit
-    v = x[rest].astype(np.float64)
-    value = _erfc(np, v * -(1 / math.sqrt(2)))
-    value *= 0.5
-    if slope:
-        value += v * np.exp(v * v * -0.5) * (1 / math.sqrt(2 * math.pi))
-    else:
-        value *= v
-    out[rest] = value
-    return out
-
-
-def _horner_into(out, z, coefficients):
-    """out = c0 + c1 z + ... + cn z^n (lowest degree first) in z's dtype, in place in out; returns out."""
-    np.multiply(z, coefficients[-1], out=out)
-    for c in coefficients[-2:0:-1]:
-        out += c
-        out *= z
-    out += coefficients[0]
     return out
 
 
