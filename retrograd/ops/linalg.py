@@ -1839,20 +1839,19 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
 # array alive through the backward. There the operand goes in as torch's copy (`contiguous()`, a recorded
 # CloneBackward0 as in torch's graph, so double backward and in-place changes to the view after the product
 # behave as torch's): the same memory as torch's saved tensor. Only when the partner requires grad (the only
-# case in which the operand is saved).
+# case in which the operand is saved), and on NumPy's arrays (whose `base` tells a view into a larger array).
 
 
 def _folded_for_saving(operand: Tensor, partner: Tensor, rows: bool = False) -> Tensor:
     """operand, or its contiguous copy where torch's matmul would save a copy of its fold and the operand's memory
     is part of a larger array (Note [matmul saves its fold]); rows: folded to 2-d (a batch times a matrix)."""
     data = operand._data
-    base = getattr(data, "base", None)
-    if not (partner._requires_grad and grad_mode._state.enabled) or base is None or base.nbytes <= data.nbytes:
+    if not (partner._requires_grad and grad_mode._state.enabled and type(data) is np.ndarray
+            and type(data.base) is np.ndarray and data.base.nbytes > data.nbytes):
         return operand
-    fold = (-1, data.shape[-1]) if rows else (-1,) + data.shape[-2:]
     try:
-        data.reshape(fold, copy=False)
-    except (ValueError, TypeError):  # not a view: torch's reshape copies
+        data.reshape((-1, data.shape[-1]) if rows else (-1,) + data.shape[-2:], copy=False)
+    except ValueError:  # not a view: torch's reshape copies
         return operand.contiguous()
     return operand
 
