@@ -396,3 +396,26 @@ def test_a_write_through_out_under_allow_mutation_on_saved_tensors():
         return a.grad.tolist()
 
     assert grad(retrograd) == grad(torch) == [3.0, 4.0]
+
+
+def test_batched_matmul_saves_a_copy_of_a_view_into_a_larger_array():
+    """Note [matmul saves its fold]: attention's q, k, v, views of one projection, are saved as copies of their own
+    size, as torch's bmm saves them (the projection is not kept alive by the products); so a change to v in place
+    after the product leaves backward valid, as in torch, and the gradients and second gradients are torch's."""
+    data = np.random.default_rng(0).standard_normal((2, 5, 24))
+    grads = []
+    for lib in (torch, retrograd):
+        x = lib.tensor(data, requires_grad=True)
+        qkv = x * 1
+        q, k, v = (z.view(2, 5, 2, 4).transpose(1, 2) for z in qkv.split(8, dim=2))
+        y = lib.softmax(q @ k.transpose(-2, -1), -1) @ v
+        if lib is retrograd:
+            saved = y.grad_fn._saved_other
+            assert saved.is_contiguous() and saved._data.base is None and saved.shape == v.shape
+        with lib.no_grad():
+            v.mul_(2)
+        (g,) = lib.autograd.grad(y.pow(2).sum(), x, create_graph=True)
+        (gg,) = lib.autograd.grad(g.pow(2).sum(), x)
+        grads.append((g.detach().numpy(), gg.numpy()))
+    for ours, theirs in zip(grads[1], grads[0]):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)

@@ -36,6 +36,7 @@ import numpy as np
 from .. import _dtype as D
 from .._creation import arange, ones_like, randn
 from .._tensor import Tensor, _wrap, _wrap_dim
+from ..autograd import grad_mode
 from . import arrays as A
 from .arrays import max_from  # these two where a parameter named A hides the module
 from .arrays import reduce as reduce_array
@@ -1822,7 +1823,37 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     if da == 1 and db == 2:
         return apply(matmul_vec_mat, (input, other))
     _check_batch_broadcast(input._data.shape[:-2], other._data.shape[:-2] if db > 1 else ())
-    return apply(_matmul_row(input, other), (input, other))
+    row = _matmul_row(input, other)
+    if db > 2 and da > 1 and row is matmul_nd:  # the batched product (bmm in torch)
+        input, other = _folded_for_saving(input, other), _folded_for_saving(other, input)
+    elif db <= 2 and other._requires_grad:  # a batch times a matrix: torch's mm on input folded to rows
+        input = _folded_for_saving(input, other, rows=True)
+    return apply(row, (input, other))
+
+
+# Note [matmul saves its fold]
+# torch's matmul reshapes a batched operand to the 3-d (or, times a matrix, 2-d) shape its bmm (mm) takes, and
+# the product saves that reshape: a view where the operand's strides allow one, else a contiguous copy. The
+# fused row saves the operand itself; where it is a view into a larger array whose fold torch would copy (the
+# attention's v, k: views of one QKV projection, three times their size), saving it would keep that whole
+# array alive through the backward. There the operand goes in as torch's copy (`contiguous()`, a recorded
+# CloneBackward0 as in torch's graph, so double backward and in-place changes to the view after the product
+# behave as torch's): the same memory as torch's saved tensor. Only when the partner requires grad (the only
+# case in which the operand is saved), and on NumPy's arrays (whose `base` tells a view into a larger array).
+
+
+def _folded_for_saving(operand: Tensor, partner: Tensor, rows: bool = False) -> Tensor:
+    """operand, or its contiguous copy where torch's matmul would save a copy of its fold and the operand's memory
+    is part of a larger array (Note [matmul saves its fold]); rows: folded to 2-d (a batch times a matrix)."""
+    data = operand._data
+    if not (partner._requires_grad and grad_mode._state.enabled and type(data) is np.ndarray
+            and type(data.base) is np.ndarray and data.base.nbytes > data.nbytes):
+        return operand
+    try:
+        data.reshape((-1, data.shape[-1]) if rows else (-1,) + data.shape[-2:], copy=False)
+    except ValueError:  # not a view: torch's reshape copies
+        return operand.contiguous()
+    return operand
 
 
 def _check_batch_broadcast(a: tuple, b: tuple) -> None:
