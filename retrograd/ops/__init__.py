@@ -244,22 +244,24 @@ def _direct_inplace(self: Tensor, ufunc: str, args: tuple, kwargs: dict) -> bool
         if ufunc != "add" and ufunc != "subtract":
             return False
         if contiguous and type(value) is np_.ndarray and value.shape == data.shape and value.flags.c_contiguous:
-            _scaled_add(data, value, -alpha if ufunc == "subtract" else alpha)
-            return _written(self)
+            scaled_add(data, value, -alpha if ufunc == "subtract" else alpha)
+            mark_written(self)
+            return True
         value = value * alpha  # one temporary, the size of `other`
     try:
         _UFUNCS[ufunc](data, value, out=data)
     except (ValueError, TypeError):  # shapes that do not broadcast into self, or complex32 (no NumPy loop):
         return False  # the general path raises torch's error or computes as torch does
-    return _written(self)
-
-
-def _written(self: Tensor) -> bool:
-    """After a direct write: count the change and update self's live views."""
-    self._bump_version()
-    if self._base is not None or self._extra is not None and self._extra.get("views"):  # a live view to update
-        shape.regenerate_after_untracked_write(self)
+    mark_written(self)
     return True
+
+
+def mark_written(tensor: Tensor) -> None:
+    """After a write into a tensor's memory that autograd did not record: count the change and update its
+    live views, as an in-place op under no_grad does."""
+    tensor._bump_version()
+    if tensor._base is not None or tensor._extra is not None and tensor._extra.get("views"):  # a live view
+        shape.regenerate_after_untracked_write(tensor)
 
 
 _UFUNCS = {name: getattr(np_, name) for name in set(_UFUNC_INPLACE.values())}
@@ -268,7 +270,7 @@ _UFUNCS = {name: getattr(np_, name) for name in set(_UFUNC_INPLACE.values())}
 _SCALED_ADD_BLOCK = 131072  # elements per block (512 KiB of float32): measured as fast as one temporary
 
 
-def _scaled_add(data: Any, value: Any, alpha: Any) -> None:
+def scaled_add(data: Any, value: Any, alpha: Any) -> None:
     """data += alpha * value for same-shape contiguous arrays, a block at a time: NumPy has no fused
     multiply-add, and this keeps the scaled operand in a block-sized scratch instead of a temporary the
     size of `value` (an optimizer step's add_(grad, alpha=-lr) then allocates nothing large)."""
