@@ -213,36 +213,43 @@ def _inplace(fn: Any, name: str) -> Any:
 def _direct_inplace(self: Tensor, ufunc: str, args: tuple, kwargs: dict) -> bool:
     """Do `self <op>= other` in place with NumPy when nothing needs recording; False otherwise, and then
     the general path runs (Note [unrecorded in-place arithmetic])."""
-    if len(args) != 1 or _transforms.active or kwargs and (len(kwargs) > 1 or "alpha" not in kwargs):
+    if len(args) != 1 or _transforms.active:
         return False
+    alpha = 1
+    if kwargs:
+        if len(kwargs) > 1 or "alpha" not in kwargs:
+            return False
+        alpha = kwargs["alpha"]
+        if type(alpha) is not int and type(alpha) is not float:
+            alpha = D.number(alpha)  # an optimiser's np.float64 learning rate (Note [operands])
+        if alpha != 1 and ufunc != "add" and ufunc != "subtract":
+            return False
     other = args[0]
     data = self._data
-    if type(data) is not np_.ndarray or not data.flags.writeable:  # NumPy's in-place ufuncs only
+    if type(data) is not np_.ndarray:  # NumPy's in-place ufuncs only
+        return False
+    flags = data.flags
+    if not flags.writeable:
         return False
     if self._base is not None:
         shape.check_inplace_view(self)  # its refusals come first on the general path too
+    recording = _grad_state.enabled
     if isinstance(other, Tensor):
         value = other._data
-        if value.dtype != data.dtype or other is self or (
-                _grad_state.enabled and (other._requires_grad or self._requires_grad)):
+        if value.dtype != data.dtype or other is self or recording and (other._requires_grad or self._requires_grad):
             return False
         if ufunc == "true_divide" and data.dtype.kind not in "fc":
             return False
         if data.size and value.size and np_.may_share_memory(data, value):  # the general path's checks decide
             return False
-    elif type(other) in (int, float) and data.dtype.kind in "fc" and not (_grad_state.enabled and self._requires_grad):
+    elif type(other) in (int, float) and data.dtype.kind in "fc" and not (recording and self._requires_grad):
         value = other
     else:
         return False
-    contiguous = data.flags.c_contiguous
+    contiguous = flags.c_contiguous
     if not contiguous and 0 in data.strides:  # elements that share memory: refused on the general path
         return False
-    alpha = kwargs["alpha"] if kwargs else 1
-    if type(alpha) is not int and type(alpha) is not float:
-        alpha = D.number(alpha)  # an optimiser's np.float64 learning rate (Note [operands])
     if alpha != 1:
-        if ufunc != "add" and ufunc != "subtract":
-            return False
         if contiguous and type(value) is np_.ndarray and value.shape == data.shape and value.flags.c_contiguous:
             scaled_add(data, value, -alpha if ufunc == "subtract" else alpha)
             mark_written(self)
