@@ -70,7 +70,7 @@ def _numpy_update(param: Tensor, grad: Tensor, state: dict, group: dict) -> bool
     beta1, beta2 = group["betas"]
     lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
     numbers = (int, float)
-    if transforms.active or group["differentiable"] or not (
+    if transforms.active or group.get("differentiable") or not (
             type(lr) in numbers and type(beta1) in numbers and type(beta2) in numbers and type(eps) in numbers
             and type(weight_decay) in numbers):
         return False
@@ -89,12 +89,12 @@ def _numpy_update(param: Tensor, grad: Tensor, state: dict, group: dict) -> bool
     np.add(count, 1, out=count)
     mark_written(state["step"])
     step = count.item()
-    decoupled = weight_decay != 0 and group["decoupled_weight_decay"]
+    decoupled = weight_decay != 0 and group.get("decoupled_weight_decay", False)
     if decoupled:
         np.multiply(p, 1 - lr * weight_decay, out=p)
-    if group["maximize"]:
+    if group.get("maximize"):
         g = np.negative(g)
-    if weight_decay != 0 and not group["decoupled_weight_decay"]:
+    if weight_decay != 0 and not group.get("decoupled_weight_decay", False):
         g = np.add(g, p if weight_decay == 1 else np.multiply(p, weight_decay))
     _add_scaled(m, np.subtract(g, m), 1 - beta1)
     np.multiply(v, beta2, out=v)
@@ -108,7 +108,7 @@ def _numpy_update(param: Tensor, grad: Tensor, state: dict, group: dict) -> bool
     np.divide(denom, bias_correction2_sqrt, out=denom)
     np.add(denom, group["eps"], out=denom)
     _add_scaled(p, np.divide(m, denom), -step_size)
-    for t, changes in ((param, 1 + decoupled), (state["exp_avg"], 1), (state["exp_avg_sq"], 2),
+    for t, changes in ((param, 2 if decoupled else 1), (state["exp_avg"], 1), (state["exp_avg_sq"], 2),
                        *(((state["max_exp_avg_sq"], 1),) if group["amsgrad"] else ())):
         for _ in range(changes):
             mark_written(t)
