@@ -251,46 +251,19 @@ def _direct_inplace(self: Tensor, ufunc: str, args: tuple, kwargs: dict) -> bool
         return False
     if alpha != 1:
         if contiguous and type(value) is np_.ndarray and value.shape == data.shape and value.flags.c_contiguous:
-            scaled_add(data, value, -alpha if ufunc == "subtract" else alpha)
-            mark_written(self)
+            inplace.scaled_add(data, value, -alpha if ufunc == "subtract" else alpha)
+            inplace.mark_written(self)
             return True
         value = value * alpha  # one temporary, the size of `other`
     try:
         _UFUNCS[ufunc](data, value, out=data)
     except (ValueError, TypeError):  # shapes that do not broadcast into self, or complex32 (no NumPy loop):
         return False  # the general path raises torch's error or computes as torch does
-    mark_written(self)
+    inplace.mark_written(self)
     return True
 
 
-def mark_written(tensor: Tensor) -> None:
-    """After a write into a tensor's memory that autograd did not record: count the change and update its
-    live views, as an in-place op under no_grad does."""
-    tensor._bump_version()
-    if tensor._base is not None or tensor._extra is not None and tensor._extra.get("views"):  # a live view
-        shape.regenerate_after_untracked_write(tensor)
-
-
 _UFUNCS = {name: getattr(np_, name) for name in set(_UFUNC_INPLACE.values())}
-
-
-_SCALED_ADD_BLOCK = 131072  # elements per block (512 KiB of float32): measured as fast as one temporary
-
-
-def scaled_add(data: Any, value: Any, alpha: Any) -> None:
-    """data += alpha * value for same-shape contiguous arrays, a block at a time: NumPy has no fused
-    multiply-add, and this keeps the scaled operand in a block-sized scratch instead of a temporary the
-    size of `value` (an optimizer step's add_(grad, alpha=-lr) then allocates nothing large)."""
-    if data.size <= _SCALED_ADD_BLOCK:
-        np_.add(data, np_.multiply(value, alpha), out=data)
-        return
-    flat, other = data.reshape(-1), value.reshape(-1)
-    scratch = np_.empty(_SCALED_ADD_BLOCK, data.dtype)
-    for start in range(0, flat.size, _SCALED_ADD_BLOCK):
-        block = flat[start:start + _SCALED_ADD_BLOCK]
-        part = scratch[:block.size]
-        np_.multiply(other[start:start + block.size], alpha, out=part)
-        np_.add(block, part, out=block)
 
 
 _INPLACE = ["abs", "add", "clamp", "clamp_min", "clamp_max", "clip", "cos", "div", "exp", "log", "masked_fill",

@@ -11,7 +11,7 @@ from .. import _creation as C
 from .. import float32
 from .._tensor import Tensor
 from ..autograd.forward_ad import transforms
-from ..ops import mark_written, scaled_add
+from ..ops.inplace import mark_written, scaled_add
 from .optimizer import Optimizer, _check_adam_family, _direction, _next_step
 
 
@@ -61,7 +61,7 @@ class Adam(Optimizer):
 # its cost. When every array is a C-contiguous NumPy float32 or float64 array of the parameter's shape and
 # the hyper-parameters are Python numbers, _numpy_update runs the same arithmetic as Adam._update, operation
 # for operation (the same ufuncs on the same operands, the in-place ones with out=, the scaled adds as
-# ops.scaled_add does them), so the bits are the same; then it counts each tensor's in-place changes as the
+# ops.inplace.scaled_add does them), so the bits are the same; then it counts each tensor's in-place changes as the
 # ops would (the version counters) and updates their live views. Anything else takes the tensor ops.
 
 
