@@ -233,6 +233,35 @@ def test_state_dict_round_trip_continues_training_exactly(name, options):
     assert_same_parameters(t_model, r_model)
 
 
+@pytest.mark.parametrize("name,options", [
+    ("Adam", dict(lr=1e-2)), ("Adam", dict(lr=1e-2, weight_decay=0.1, amsgrad=True)),
+    ("Adam", dict(lr=1e-2, weight_decay=1, maximize=True, betas=(0.0, 0.9))),
+    ("AdamW", dict(lr=1e-2, weight_decay=0.1)), ("AdamW", dict(lr=1e-2, amsgrad=True, maximize=True))])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_adam_numpy_step_equals_its_tensor_ops_bit_for_bit(name, options, dtype):
+    """Note [Adam's step in NumPy]: differentiable=True keeps the tensor ops; both give the same bits and
+    version counts."""
+    rng = np.random.default_rng(3)
+    arrays = [rng.standard_normal(shape).astype(dtype) for shape in ((5, 4), (4,), (2, 3, 2))]
+    sides = []
+    for differentiable in (False, True):
+        params = [retrograd.tensor(a.copy(), requires_grad=True) for a in arrays]
+        sides.append((params, getattr(retrograd.optim, name)(params, differentiable=differentiable, **options)))
+    for _ in range(4):
+        grads = [rng.standard_normal(a.shape).astype(dtype) for a in arrays]
+        for params, opt in sides:
+            for p, g in zip(params, grads):
+                p.grad = retrograd.tensor(g.copy())
+            opt.step()
+    (fast, fast_opt), (ops, ops_opt) = sides
+    for a, b in zip(fast, ops):
+        assert a.detach().numpy().tobytes() == b.detach().numpy().tobytes()
+        assert a._version == b._version
+        for key, value in fast_opt.state[a].items():
+            assert value.numpy().tobytes() == ops_opt.state[b][key].numpy().tobytes()
+            assert value._version == ops_opt.state[b][key]._version
+
+
 def test_load_state_dict_checks_groups():
     p = retrograd.nn.Parameter(retrograd.ones(2))
     q = retrograd.nn.Parameter(retrograd.ones(2))

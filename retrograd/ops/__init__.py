@@ -182,18 +182,27 @@ _UFUNC_INPLACE = {"add": "add", "sub": "subtract", "subtract": "subtract", "mul"
 _UNCHECKED_MEMORY = {"masked_fill_"}  # torch writes these into shared memory (expanded tensors) too
 
 
-def _inplace(fn: Any, name: str) -> Any:
-    """The in-place twin of an op: compute out of place, then write into self (Tensor._become).
+# Note [unrecorded in-place arithmetic]
+# add_, sub_, mul_ and div_ that autograd need not record (an optimizer's step under no_grad, tensors
+# outside any graph) write straight into self's memory with NumPy's out=: no temporary, no node. Every
+# optimizer step makes several such calls per parameter, so this path runs before the general one and
+# decides from a few attribute reads whether it applies; where it applies none of check_inplace's
+# refusals can (no recording leaf, no saved-tensor hooks, a view's refusals checked first), and
+# anything it does not handle (memory shared with the other operand, zero strides, other namespaces,
+# dtypes that differ) takes the general path, whose checks raise torch's errors or whose out-of-place
+# result is the same.
 
-    Arithmetic that autograd need not record (optimizer steps under no_grad) writes straight
-    into self's memory instead: no temporaries, no node."""
+
+def _inplace(fn: Any, name: str) -> Any:
+    """The in-place twin of an op: compute out of place, then write into self (Tensor._become), or
+    for arithmetic that autograd need not record, write directly (Note [unrecorded in-place arithmetic])."""
     ufunc = _UFUNC_INPLACE.get(name[:-1])
     memory = name not in _UNCHECKED_MEMORY
 
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-        self._check_inplace((*args, *kwargs.values()), memory)
         if ufunc is not None and _direct_inplace(self, ufunc, args, kwargs):
             return self
+        self._check_inplace((*args, *kwargs.values()), memory)
         return self._become(fn(self, *args, **kwargs))
 
     method.__name__ = name
@@ -202,69 +211,59 @@ def _inplace(fn: Any, name: str) -> Any:
 
 
 def _direct_inplace(self: Tensor, ufunc: str, args: tuple, kwargs: dict) -> bool:
-    """Do `self <op>= other` in place with NumPy when nothing needs recording; False otherwise."""
-    if len(args) != 1 or (kwargs and (len(kwargs) > 1 or "alpha" not in kwargs)) or _forward_ad_active():
+    """Do `self <op>= other` in place with NumPy when nothing needs recording; False otherwise, and then
+    the general path runs (Note [unrecorded in-place arithmetic])."""
+    if len(args) != 1 or _transforms.active:
         return False
+    alpha = 1
+    if kwargs:
+        if len(kwargs) > 1 or "alpha" not in kwargs:
+            return False
+        alpha = kwargs["alpha"]
+        if type(alpha) is not int and type(alpha) is not float:
+            alpha = D.number(alpha)  # an optimiser's np.float64 learning rate (Note [operands])
+        if alpha != 1 and ufunc != "add" and ufunc != "subtract":
+            return False
     other = args[0]
     data = self._data
-    if type(data) is not np_.ndarray:  # NumPy's in-place ufuncs only; other namespaces take the general path
+    if type(data) is not np_.ndarray:  # NumPy's in-place ufuncs only
         return False
+    flags = data.flags
+    if not flags.writeable:
+        return False
+    if self._base is not None:
+        shape.check_inplace_view(self)  # its refusals come first on the general path too
+    recording = _grad_state.enabled
     if isinstance(other, Tensor):
-        if other._data.dtype != data.dtype or (_grad_enabled() and (other._requires_grad or self._requires_grad)):
+        value = other._data
+        if value.dtype != data.dtype or other is self or recording and (other._requires_grad or self._requires_grad):
             return False
         if ufunc == "true_divide" and data.dtype.kind not in "fc":
             return False
-        value = other._data
-    elif type(other) in (int, float) and data.dtype.kind in "fc" and not (_grad_enabled() and self._requires_grad):
+        if data.size and value.size and np_.may_share_memory(data, value):  # the general path's checks decide
+            return False
+    elif type(other) in (int, float) and data.dtype.kind in "fc" and not (recording and self._requires_grad):
         value = other
     else:
         return False
-    if data.ndim == 0 or not data.flags.writeable:
+    contiguous = flags.c_contiguous
+    if not contiguous and 0 in data.strides:  # elements that share memory: refused on the general path
         return False
-    alpha = D.number(kwargs.get("alpha", 1))  # an optimiser's np.float64 learning rate (Note [operands])
-    if alpha != 1 and ufunc not in ("add", "subtract"):
-        return False
-    if alpha != 1 and type(value) is np_.ndarray and value.shape == data.shape and value.flags.c_contiguous \
-            and data.flags.c_contiguous:
-        _scaled_add(data, value, -alpha if ufunc == "subtract" else alpha)
-    else:
-        if alpha != 1:
-            value = value * alpha  # one temporary, the size of `other`
-        try:
-            getattr(np_, ufunc)(data, value, out=data)
-        except (ValueError, TypeError):  # shapes that do not broadcast into self, or complex32 (no NumPy loop):
-            return False  # the general path raises torch's error or computes as torch does
-    self._bump_version()
-    if self._base is not None or self._extra is not None and self._extra.get("views"):  # a live view to update
-        shape.regenerate_after_untracked_write(self)
+    if alpha != 1:
+        if contiguous and type(value) is np_.ndarray and value.shape == data.shape and value.flags.c_contiguous:
+            inplace.scaled_add(data, value, -alpha if ufunc == "subtract" else alpha)
+            inplace.mark_written(self)
+            return True
+        value = value * alpha  # one temporary, the size of `other`
+    try:
+        _UFUNCS[ufunc](data, value, out=data)
+    except (ValueError, TypeError):  # shapes that do not broadcast into self, or complex32 (no NumPy loop):
+        return False  # the general path raises torch's error or computes as torch does
+    inplace.mark_written(self)
     return True
 
 
-_SCALED_ADD_BLOCK = 131072  # elements per block (512 KiB of float32): measured as fast as one temporary
-
-
-def _scaled_add(data: Any, value: Any, alpha: Any) -> None:
-    """data += alpha * value for same-shape contiguous arrays, a block at a time: NumPy has no fused
-    multiply-add, and this keeps the scaled operand in a block-sized scratch instead of a temporary the
-    size of `value` (an optimizer step's add_(grad, alpha=-lr) then allocates nothing large)."""
-    if data.size <= _SCALED_ADD_BLOCK:
-        np_.add(data, np_.multiply(value, alpha), out=data)
-        return
-    flat, other = data.reshape(-1), value.reshape(-1)
-    scratch = np_.empty(_SCALED_ADD_BLOCK, data.dtype)
-    for start in range(0, flat.size, _SCALED_ADD_BLOCK):
-        block = flat[start:start + _SCALED_ADD_BLOCK]
-        part = scratch[:block.size]
-        np_.multiply(other[start:start + block.size], alpha, out=part)
-        np_.add(block, part, out=block)
-
-
-def _grad_enabled() -> bool:
-    return _grad_state.enabled
-
-
-def _forward_ad_active() -> bool:
-    return _transforms.active
+_UFUNCS = {name: getattr(np_, name) for name in set(_UFUNC_INPLACE.values())}
 
 
 _INPLACE = ["abs", "add", "clamp", "clamp_min", "clamp_max", "clip", "cos", "div", "exp", "log", "masked_fill",

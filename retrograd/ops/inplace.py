@@ -1,6 +1,7 @@
 """The in-place protocol: torch's refusals before an in-place write (`check_inplace`), then the write and
-the history it gives self (`become`). ops/__init__ binds them to Tensor as `_check_inplace` and `_become`; they
-live with the op table, not in _tensor, because they rebase views (shape.py) and re-save outputs (registry.py)."""
+the history it gives self (`become`), or, for a write nothing records, its count (`mark_written`).
+ops/__init__ binds the first two to Tensor as `_check_inplace` and `_become`; they live with the op table,
+not in _tensor, because they rebase views (shape.py) and re-save outputs (registry.py)."""
 
 from __future__ import annotations
 
@@ -80,6 +81,34 @@ def become(self: Tensor, result: Tensor) -> Tensor:
     if getattr(node, "_result", None):
         resave_output(node, self)
     return self
+
+
+def mark_written(tensor: Tensor) -> None:
+    """After a write into a tensor's memory that autograd did not record (ops/__init__, Note [unrecorded in-place
+    arithmetic], or an optimizer's NumPy step): count the change and update its live views, as an in-place op
+    under no_grad does."""
+    tensor._bump_version()
+    if tensor._base is not None or tensor._extra is not None and tensor._extra.get("views"):  # a live view
+        regenerate_after_untracked_write(tensor)
+
+
+_SCALED_ADD_BLOCK = 131072  # elements per block (512 KiB of float32): measured as fast as one temporary
+
+
+def scaled_add(data: np.ndarray, value: np.ndarray, alpha: float) -> None:
+    """data += alpha * value for same-shape contiguous arrays, a block at a time: NumPy has no fused
+    multiply-add, and this keeps the scaled operand in a block-sized scratch instead of a temporary the
+    size of `value` (an optimizer step's add_(grad, alpha=-lr) then allocates nothing large)."""
+    if data.size <= _SCALED_ADD_BLOCK:
+        np.add(data, np.multiply(value, alpha), out=data)
+        return
+    flat, other = data.reshape(-1), value.reshape(-1)
+    scratch = np.empty(_SCALED_ADD_BLOCK, data.dtype)
+    for start in range(0, flat.size, _SCALED_ADD_BLOCK):
+        block = flat[start:start + _SCALED_ADD_BLOCK]
+        part = scratch[:block.size]
+        np.multiply(other[start:start + block.size], alpha, out=part)
+        np.add(block, part, out=block)
 
 
 

@@ -40,6 +40,7 @@ from ..autograd import grad_mode
 from . import arrays as A
 from .arrays import max_from  # these two where a parameter named A hides the module
 from .arrays import reduce as reduce_array
+from .conv import unrecorded_arrays
 from .pointwise import log, where
 from .reduction import amax, amin, return_type, vector_norm
 from .registry import apply, autocast_unifies, defop, namespace
@@ -112,8 +113,9 @@ matmul_folded_transpose = matmul_nd.alias("matmul_folded_transpose", "TransposeB
 
 
 @defop("addmm", inputs=("self", "mat1", "mat2"), params=("beta", "alpha", "mat2_transposed"),
-       self="scale_by(grad, beta)", mat1="scale_by(grad.mm(conj(mat2).t()), alpha)",
-       mat2="scale_by(mat2_grad(grad, mat1, mat2_transposed), alpha)",
+       self="addmm_grads(grad, self_shape, mat1, mat2, beta, alpha, mat2_transposed, grad_input_mask)[0]",
+       mat1="addmm_grads(grad, self_shape, mat1, mat2, beta, alpha, mat2_transposed, grad_input_mask)[1]",
+       mat2="addmm_grads(grad, self_shape, mat1, mat2, beta, alpha, mat2_transposed, grad_input_mask)[2]",
        jvp="self_t * beta + (mat1_t.mm(mat2) + mat1.mm(mat2_t)) * alpha")
 def addmm_op(xp, c, a, b, beta, alpha, mat2_transposed):
     return add_scaled(xp, c, xp.matmul(a, b), beta, alpha)
@@ -685,6 +687,38 @@ def matrix_power_zero(xp, a):
 def scale_by(grad: Tensor, factor: complex) -> Tensor:
     """grad * conj(factor), skipping the multiplication when factor is 1 (torch's maybe_multiply)."""
     return grad if factor == 1 else grad * factor.conjugate()
+
+
+# Note [unrecorded addmm backward]
+# A linear layer's node, AddmmBackward0, gives three gradients: the bias's (grad, summed over the rows by
+# the engine's sum_to), grad @ mat2^T and mat1^T @ grad. Written as differentiable ops they are about eight
+# dispatched ops (two conj, three t, two mm, the sum and its view), a cost that is all of the node's on a
+# small layer. When nothing records them (unrecorded_arrays: no create_graph, no forward-mode level, vmap
+# or saved-tensor hook) and beta and alpha are 1, addmm_grads computes them in NumPy in one call: the same
+# products on the same operands and layouts as the ops' (so the same BLAS calls and bits), the bias's sum
+# over the same axis, and the weight's gradient still handed on as the transposed view of its product that
+# mat2_grad makes, so that AccumulateGrad keeps it as before.
+
+
+def addmm_grads(grad: Tensor, self_shape: tuple, mat1: Tensor, mat2: Tensor, beta: complex, alpha: complex,
+                mat2_transposed: bool, grad_input_mask: tuple) -> tuple:
+    """The (self, mat1, mat2) gradients of addmm that grad_input_mask asks for, None for the others (Note
+    [unrecorded addmm backward])."""
+    want_self, want_mat1, want_mat2 = grad_input_mask
+    arrays = unrecorded_arrays(grad, mat1, mat2) if beta == 1 and alpha == 1 else None
+    if arrays is None:
+        return (scale_by(grad, beta) if want_self else None,
+                scale_by(grad.mm(mat2.conj().t()), alpha) if want_mat1 else None,
+                scale_by(mat2_grad(grad, mat1, mat2_transposed), alpha) if want_mat2 else None)
+    g, a, b = arrays
+    self_grad = None
+    if want_self:  # a linear layer's bias: the sum over rows that sum_to would take; any other shape goes to it
+        self_grad = _wrap(g.sum(axis=0)) if g.ndim == 2 and tuple(self_shape) == g.shape[1:] else grad
+    mat1_grad = _wrap(np.matmul(g, b.T)) if want_mat1 else None
+    mat2_grad_ = None
+    if want_mat2:
+        mat2_grad_ = _wrap(np.matmul(g.T, a)).t() if mat2_transposed else _wrap(np.matmul(a.T, g))
+    return self_grad, mat1_grad, mat2_grad_
 
 
 def mat2_grad(grad: Tensor, mat1: Tensor, mat2_transposed: bool) -> Tensor:

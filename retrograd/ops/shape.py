@@ -627,6 +627,8 @@ def regenerate_after_untracked_write(tensor: Tensor, keep: Tensor | None = None)
     if tensor is not base and not tensor._extra_dict().get("discarded"):
         views.add(tensor)
     views.discard(keep)
+    if not views:  # the views it tracked have all died (an optimizer's step on a weight whose graph is freed)
+        return
     with grad_mode.inference_mode(False):  # recorded whatever the caller's modes
         for v in views:
             _regenerate_or_refuse(v, base)

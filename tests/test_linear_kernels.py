@@ -1,0 +1,76 @@
+"""AddmmBackward0 in both of its paths (ops/linalg.py, Note [unrecorded addmm backward]): the NumPy kernel used
+when nothing records the gradients and the differentiable formulas used under create_graph give the same bits,
+and both match torch, with the layout torch gives `.grad` and double backward through the second."""
+
+import numpy as np
+import pytest
+import torch
+
+import retrograd
+
+CASES = {  # input shape, weight shape, bias shape (None: no bias), which inputs require grad
+    "linear": ((6, 5), (3, 5), (3,), (True, True, True)),
+    "linear, 3-d input": ((2, 4, 5), (3, 5), (3,), (True, True, True)),
+    "first layer": ((6, 5), (3, 5), (3,), (False, True, True)),
+    "frozen weight": ((6, 5), (3, 5), (3,), (True, False, True)),
+    "row bias": ((6, 5), (3, 5), (1, 3), (True, True, True)),
+}
+
+
+def linear_grads(lib, arrays, wanted, create_graph, beta=1, alpha=1):
+    """Gradients of the inputs that require grad for the cotangent g (addmm with a row bias or scaled terms,
+    linear otherwise); under create_graph also the gradients of <grads, grads> (double backward)."""
+    x, w, b, g = arrays
+    inputs = [lib.tensor(a, requires_grad=r) for a, r in zip((x, w, b), wanted)]
+    tx, tw, tb = inputs
+    if tb.ndim == 2 or beta != 1 or alpha != 1:
+        y = lib.addmm(tb, tx, tw.t(), beta=beta, alpha=alpha)
+    else:
+        y = lib.nn.functional.linear(tx, tw, tb)
+    leaves = [t for t in inputs if t.requires_grad]
+    grads = lib.autograd.grad(y, leaves, lib.tensor(g), create_graph=create_graph)
+    out = [t.detach().numpy() for t in grads]
+    second = sum((t * t).sum() for t in grads)
+    if create_graph and second.requires_grad:  # the weight's gradient needs x, x's needs the weight
+        out += [t.detach().numpy() for t in lib.autograd.grad(second, leaves, allow_unused=True) if t is not None]
+    return out
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("scaled", [False, True])
+def test_addmm_gradients_same_bits_in_both_paths_and_match_torch(case, dtype, scaled):
+    x_shape, w_shape, b_shape, wanted = CASES[case]
+    rng = np.random.default_rng(5)
+    x, w, b = (rng.standard_normal(s).astype(dtype) for s in (x_shape, w_shape, b_shape))
+    g = rng.standard_normal((*x_shape[:-1], w_shape[0])).astype(dtype)
+    if scaled and len(x_shape) > 2:
+        pytest.skip("addmm takes matrices")
+    scale = dict(beta=0.5, alpha=2.0) if scaled else {}
+    arrays = (x, w, b, g)
+    fast = linear_grads(retrograd, arrays, wanted, False, **scale)
+    recorded = linear_grads(retrograd, arrays, wanted, True, **scale)
+    theirs = linear_grads(torch, arrays, wanted, True, **scale)
+    for a, e in zip(fast, recorded):
+        assert a.tobytes() == e.tobytes()
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    assert len(recorded) == len(theirs)
+    for a, e in zip(recorded, theirs):
+        assert a.dtype == e.dtype and a.shape == e.shape
+        np.testing.assert_allclose(a, e, rtol=tol, atol=tol)
+
+
+def test_linear_weight_grad_keeps_torchs_layout():
+    """The weight's gradient reaches `.grad` as torch stores it (contiguous in the weight's layout), and the
+    bias's as a standalone tensor."""
+    rng = np.random.default_rng(6)
+    x, w, b = (rng.standard_normal(s).astype(np.float32) for s in ((6, 5), (3, 5), (3,)))
+    grads = {}
+    for lib in (retrograd, torch):
+        tw, tb = lib.tensor(w, requires_grad=True), lib.tensor(b, requires_grad=True)
+        lib.nn.functional.linear(lib.tensor(x), tw, tb).sum().backward()
+        grads[lib] = tw.grad, tb.grad
+    for ours, theirs in zip(grads[retrograd], grads[torch]):
+        assert ours.stride() == theirs.stride()
+        assert ours._base is None
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
