@@ -52,13 +52,14 @@ def _make_grads(outputs: Sequence, grads: Sequence, is_grads_batched: bool = Fal
             shape, dtype = meta
             requires_grad = True
         else:
-            shape, dtype, requires_grad = o._data.shape, o.dtype, o._requires_grad
+            shape, dtype, requires_grad = o._data.shape, None, o._requires_grad  # its dtype: read below where needed
         if g is None:
             if not requires_grad:
                 out.append(None)
                 continue
             if math.prod(shape) != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            dtype = dtype or o.dtype
             if not dtype.is_floating_point:
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {dtype}")
             if type(o) is Tensor and not shape and type(o._data) is np.ndarray:  # a plain 0-d loss: its 1 directly
@@ -82,12 +83,14 @@ def _make_grads(outputs: Sequence, grads: Sequence, is_grads_batched: bool = Fal
                                    "If you only want some tensors in `grad_output` to be considered batched, consider "
                                    "using vmap.")
             raise RuntimeError(f"Mismatch in shape: {mismatch}")
-        if dtype.is_complex != (g.dtype.is_complex):
-            raise RuntimeError(f"For complex Tensors, both grad_output and output are required to have the same "
-                               f"dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {g.dtype} and output[{i}] "
-                               f"has a dtype of {dtype}.")
-        if g.dtype is not dtype:  # torch's engine casts a given gradient to its output's dtype
-            g = g.to(dtype)
+        if dtype is not None or g._data.dtype != o._data.dtype:  # a tensor's gradient of its array dtype: as it is
+            dtype = dtype or o.dtype
+            if dtype.is_complex != (g.dtype.is_complex):
+                raise RuntimeError(f"For complex Tensors, both grad_output and output are required to have the same "
+                                   f"dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {g.dtype} and "
+                                   f"output[{i}] has a dtype of {dtype}.")
+            if g.dtype is not dtype:  # torch's engine casts a given gradient to its output's dtype
+                g = g.to(dtype)
         out.append(g)
     return out
 
@@ -184,7 +187,7 @@ def _inputs(inputs: Any, caller: str) -> tuple:
         return (inputs,)
     if type(inputs) is dict:
         inputs = tuple(inputs.values())
-    elif isinstance(inputs, Mapping):
+    elif type(inputs) is not tuple and isinstance(inputs, Mapping):  # a tuple (functional's call) needs no ABC test
         raise TypeError(f"`inputs` argument to `{caller}()` must be a dict, not {type(inputs).__name__}. Other "
                         "Mapping types are not supported.")
     found = _tensors(inputs)
