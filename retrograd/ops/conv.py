@@ -107,8 +107,6 @@ from .. import _dtype as D
 from .._creation import zeros
 from .._tensor import Tensor, _wrap
 from .._xp import namespace
-from ..autograd import grad_mode
-from ..autograd.forward_ad import transforms as _transforms
 from . import arrays as A
 from .registry import apply, defop
 from .shape import stack
@@ -959,19 +957,6 @@ def _flat_index(xp, coords: list, spatial: Sequence[int]) -> tuple:
 # ============================================================================================
 # Formula helpers
 # ============================================================================================
-
-
-def unrecorded_arrays(*tensors: Tensor) -> tuple[np.ndarray, ...] | None:
-    """The tensors' arrays where a backward formula may compute them in NumPy, outside the graph: nothing records
-    it (grad mode off, as in a backward without create_graph, and no forward-mode level, vmap or saved-tensor hook
-    active) and all are NumPy float32 or float64 arrays of one dtype; None where it must run differentiable ops."""
-    if grad_mode._state.enabled or _transforms.active:
-        return None
-    arrays = tuple(t._data for t in tensors)
-    if any(type(a) is not np.ndarray for a in arrays) or arrays[0].dtype not in (np.float32, np.float64) \
-            or any(a.dtype != arrays[0].dtype for a in arrays):
-        return None
-    return arrays
 
 
 def conv_backward_jvp(grad_output_t: Tensor, input_t: Tensor, weight_t: Tensor, grad_output: Tensor,

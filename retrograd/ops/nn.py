@@ -30,12 +30,12 @@ from .activation import logsigmoid
 from .conv import *  # noqa: F403 - the spatial kernels are this family's too (rows, helpers, public functions)
 from .conv import FUNCTIONAL_ONLY as _CONV_FUNCTIONAL
 from .conv import PUBLIC as _CONV_PUBLIC
-from .conv import avg_pool2d, avg_pool3d, constant_like, pad, unrecorded_arrays
+from .conv import avg_pool2d, avg_pool3d, constant_like, pad
 from .indexing import _index_range, index_put_op, scatter_add_op
 from .linalg import addmm, matmul
 from .pointwise import clamp_min, div_by_number, log, log1p, minimum, sigmoid, where, xlogy
 from .reduction import vector_norm_op
-from .registry import apply, autocast_input, defop, namespace, sum_to
+from .registry import apply, autocast_input, defop, namespace, sum_to, unrecorded_arrays
 
 
 class NormAxes(NamedTuple):

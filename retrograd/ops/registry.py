@@ -1480,6 +1480,19 @@ def snapshot_saved_self(node: object, tensor: Tensor) -> None:
 # Transforms: forward-mode AD, vmap and saved-tensor hooks
 # --------------------------------------------------------------------------------------------
 
+def unrecorded_arrays(*tensors: Tensor) -> tuple[np.ndarray, ...] | None:
+    """The tensors' arrays where a backward formula may compute them in NumPy, outside the graph: nothing records
+    it (grad mode off, as in a backward without create_graph, and no forward-mode level, vmap or saved-tensor hook
+    active) and all are NumPy float32 or float64 arrays of one dtype; None where it must run differentiable ops."""
+    if _grad_state.enabled or _transforms.active:
+        return None
+    arrays = tuple(t._data for t in tensors)
+    if any(type(a) is not np.ndarray for a in arrays) or arrays[0].dtype not in (np.float32, np.float64) \
+            or any(a.dtype != arrays[0].dtype for a in arrays):
+        return None
+    return arrays
+
+
 # Note [transforms]
 # Forward-mode AD (tangents), vmap (batched tensors) and saved-tensor hooks change what every
 # op does, yet most programs use none of them, so apply() pays for all three with one check of
