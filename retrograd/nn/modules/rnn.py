@@ -13,6 +13,8 @@ from typing import Any
 
 from ... import _creation as C
 from ..._tensor import Tensor
+from ...ops.linalg import addmm
+from ...ops.shape import cat, stack
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -58,8 +60,6 @@ def _rnn_step(mode: str, x_proj: Tensor, state: Any, w_hh: Tensor, b_hh: Tensor 
 
 def _recurrent_sum(x_proj: Tensor, state: Tensor, w_hh: Tensor, b_hh: Tensor | None, folded: bool) -> Tensor:
     """x_proj + state W_hh^T + b_hh (Note [recurrent product folded] when `folded`)."""
-    from ... import addmm
-
     return addmm(x_proj, state, w_hh) if folded else x_proj + F.linear(state, w_hh, b_hh)
 
 
@@ -70,8 +70,6 @@ def _run_direction(mode: str, proj: Tensor, sizes: list[int], packed: bool, stat
     `sizes[t]` sequences run at step t (all of them unless the input is packed, whose sequences are sorted by
     decreasing length): going forward a sequence that has ended keeps its last state, which is its final one;
     going backward a sequence joins with its initial state at its own last step (torch's packed semantics)."""
-    from ... import cat
-
     lstm = mode == "LSTM"
     offsets = [0]
     for n in sizes:
@@ -197,7 +195,6 @@ class RNNBase(Module):
         return [states[0][i] for i in range(shapes[0][0])]
 
     def forward(self, input: Any, hx: Any = None) -> tuple:
-        from ... import cat, stack
         from ..utils.rnn import PackedSequence
 
         packed = isinstance(input, PackedSequence)
