@@ -390,6 +390,8 @@ def tensor(data: Any, *, dtype: D.dtype | None = None, device: Any = None, requi
     """A new leaf tensor holding a copy of `data` (floats are float32 by default, ints int64)."""
     arr = _infer(data, exact=dtype is not None)
     if dtype is not None and not isinstance(data, (Tensor, np.ndarray)):
+        if arr.size and arr.dtype.kind == "f" and dtype.np.kind in "iu" and not _floats_fit(arr, dtype):
+            arr = _infer(_floats_truncated(_unwrap(data), dtype), exact=True)
         _check_numbers(arr, dtype)
     if dtype is not None:
         arr = _converted(arr, dtype)
@@ -410,13 +412,32 @@ def _check_numbers(arr: np.ndarray, dtype: D.dtype) -> None:
         return
     info = np.iinfo(dtype.np)
     if arr.dtype.kind == "f":
-        fits = np.isfinite(arr).all() and info.min <= arr.min() and arr.max() <= info.max
+        fits = _floats_fit(arr, dtype)
     elif dtype is D.int64:  # ints beyond int64 failed when the array was made
         fits = True
     else:
         fits = (-info.max if info.min == 0 else info.min) <= arr.min() and arr.max() <= info.max
     if not fits:
         raise RuntimeError(f"value cannot be converted to type {dtype.name} without overflow")
+
+
+def _floats_fit(arr: np.ndarray, dtype: D.dtype) -> bool:
+    """Whether every float of `arr` is finite and within the integer dtype's range."""
+    info = np.iinfo(dtype.np)
+    return bool(np.isfinite(arr).all() and info.min <= arr.min() and arr.max() <= info.max)
+
+
+def _floats_truncated(data: Any, dtype: D.dtype) -> Any:
+    """Nested numbers for an integer dtype with each float checked and truncated, ints kept: a list that mixes
+    them reads as floats, but torch converts each number by its own type, so `-1` wraps in a uint8 while `-1.0`
+    is out of range."""
+    if isinstance(data, (list, tuple)):
+        return [_floats_truncated(v, dtype) for v in data]
+    if isinstance(data, (float, np.floating)):
+        if not _floats_fit(np.array(data), dtype):
+            raise RuntimeError(f"value cannot be converted to type {dtype.name} without overflow")
+        return int(data)
+    return data
 
 
 def as_tensor(data: Any, dtype: D.dtype | None = None, device: Any = None) -> Tensor:
@@ -442,11 +463,11 @@ def from_numpy(array: np.ndarray) -> Tensor:
 
 def _filled(fill: Any, size: Sequence, dtype: D.dtype | None, requires_grad: bool, default: D.dtype | None = None,
             device: Any = None) -> Tensor:
-    np_dtype = _np_dtype(dtype, default)
-    fill = D.checked(fill, np_dtype)
+    np_dtype, shape = _np_dtype(dtype, default), _shape(size)
+    fill = D.checked(fill, np_dtype, halves=math.prod(shape) != 1)  # Note [numbers out of a dtype's range]
     if np_dtype == D.NUMPY_COMPLEX32:  # NumPy would write the number into both parts (Note [complex32])
-        return _finish(D.to_complex32(np.full(_shape(size), fill, np.complex64)), requires_grad, device)
-    return _finish(np.full(_shape(size), fill, dtype=np_dtype), requires_grad, device)
+        return _finish(D.to_complex32(np.full(shape, fill, np.complex64)), requires_grad, device)
+    return _finish(np.full(shape, fill, dtype=np_dtype), requires_grad, device)
 
 
 def zeros(*size: Any, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False,

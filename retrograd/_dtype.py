@@ -457,7 +457,12 @@ def checked(value: object, np_dtype: np.dtype, halves: bool = True) -> object:
     """A number argument in `np_dtype` as torch converts it: refused unless it fits, an int wrapped around (Note
     [numbers out of a dtype's range])."""
     check_fits(value, np_dtype, halves)
-    return wrapped(value, np_dtype) if type(value) is int and kind(np_dtype) in "iu" else value
+    if type(value) is int and kind(np_dtype) in "iu":
+        return wrapped(value, np_dtype)
+    if not halves and not fits(value, np_dtype):  # beyond a float16's range, unchecked: its rounding (maybe inf)
+        with np.errstate(over="ignore"):
+            return np.asarray(value, np_dtype).item()
+    return value
 
 
 def wrapped(value: int, np_dtype: np.dtype) -> int:

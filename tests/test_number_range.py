@@ -1,6 +1,7 @@
 """Python numbers beyond a tensor's dtype (Note [numbers out of a dtype's range] in retrograd/_dtype.py) against
 torch: arithmetic wraps an int operand around as C++ casts it; fills, bounds and other number arguments raise
-torch's "value cannot be converted" error unless the number fits; tensor() checks each number it is given."""
+torch's "value cannot be converted" error unless the number fits (a float16 or bfloat16 fill of one element is
+not checked); tensor() checks each number it is given by its own type."""
 
 from __future__ import annotations
 
@@ -44,6 +45,9 @@ CASES = {  # each takes a library, a dtype name and a number
     "setitem index": lambda lib, dt, v: _zeros(lib, dt).__setitem__(lib.tensor([1]), v),
     "tensor": lambda lib, dt, v: lib.tensor([1, v], dtype=getattr(lib, dt)),
     "0-d tensor": lambda lib, dt, v: lib.tensor(v, dtype=getattr(lib, dt)),
+    "mixed tensor": lambda lib, dt, v: lib.tensor([[2.5], [v]], dtype=getattr(lib, dt)),  # each by its own type
+    "fill_ one element": lambda lib, dt, v: lib.zeros(1, dtype=getattr(lib, dt)).fill_(v),
+    "full one element": lambda lib, dt, v: lib.full((), v, dtype=getattr(lib, dt)),
 }
 
 
@@ -64,7 +68,8 @@ def test_integer_dtypes_take_numbers_as_torch_does(case, dt):
 
 
 @pytest.mark.parametrize("dt", ("float16", "bfloat16", "float32", "float64", "complex64", "complex128"))
-@pytest.mark.parametrize("case", ("fill_", "full", "masked_fill", "where", "setitem slice", "index_fill"))
+@pytest.mark.parametrize("case", ("fill_", "full", "masked_fill", "where", "setitem slice", "index_fill",
+                                  "fill_ one element", "full one element"))
 def test_floating_dtypes_refuse_numbers_beyond_their_largest_as_torch_does(case, dt):
     for v in (1.0e10, 1.0e39, -1.0e300, float("-inf"), float("nan"), 65504.0, 65520.0):
         assert_same_outcome(outcome(_run, case, retrograd, dt, v), outcome(_run, case, torch, dt, v),

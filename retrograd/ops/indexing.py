@@ -773,7 +773,7 @@ def fill_(self: Tensor, value: Tensor | complex) -> Tensor:
     """Set every element to value, in place (FillBackward2 for a number, FillBackward3 for a 0-d tensor)."""
     self._check_inplace(memory=False)
     if not isinstance(value, Tensor):
-        value = D.checked(value, self._data.dtype)
+        value = D.checked(value, self._data.dtype, halves=self._data.size != 1)  # Note [numbers out of a dtype's range]
     elif value._data.ndim:
         raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value._data.ndim} "
                            "dimensions.")
