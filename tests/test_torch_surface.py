@@ -214,6 +214,12 @@ def test_every_public_op_has_a_signature_and_a_docstring():
     assert missing == []
     assert str(inspect.signature(retrograd.tanh)) == "(input, *, out=None)"
     assert str(inspect.signature(retrograd.atan2)).startswith("(input")
+    taking_out = [name for name in retrograd.ops.__all__ + ["zeros", "randn", "arange"]
+                  if callable(getattr(retrograd, name)) and not isinstance(getattr(retrograd, name), type)]
+    without_out = [name for name in taking_out if "out" not in inspect.signature(getattr(retrograd, name)).parameters]
+    assert without_out == [], "every function that takes out= shows it (Note [out=])"
+    assert str(inspect.signature(retrograd.cat)) == ("(tensors: 'Sequence[Tensor]', dim: 'int' = 0, *, "
+                                                     "out: 'Tensor | None' = None) -> 'Tensor'")
     doc = inspect.getdoc(retrograd.tanh)
     assert doc.startswith("tanh(input) -> Tensor") and "TanhBackward0" in doc and "tanh_backward(grad, result)" in doc
 

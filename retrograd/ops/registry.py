@@ -1812,7 +1812,19 @@ def accepting_out(fn: Callable, name: str, factory: bool = False) -> Callable:
         return _call_with_out(fn, name, args, kwargs, out)
 
     function.__name__ = function.__qualname__ = name
+    function.__signature__ = _with_out_parameter(inspect.signature(fn))
     return function
+
+
+def _with_out_parameter(signature: inspect.Signature) -> inspect.Signature:
+    """`signature` with torch's keyword-only `out=None` (before a `**kwargs`), for help() and inspect."""
+    if "out" in signature.parameters:
+        return signature
+    parameters = list(signature.parameters.values())
+    at = len(parameters) - (bool(parameters) and parameters[-1].kind is inspect.Parameter.VAR_KEYWORD)
+    out = inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None, annotation="Tensor | None")
+    parameters.insert(at, out)
+    return signature.replace(parameters=parameters)
 
 
 def _call_with_out(fn: Callable, name: str, args: tuple, kwargs: dict, out: Tensor | Sequence[Tensor]) -> object:
