@@ -19,9 +19,10 @@ import pytest
 PROGRAMS = Path(__file__).resolve().parent / "programs"
 NUMBER = re.compile(r"-?\d+\.\d+(?:e-?\d+)?")
 CASES = [("gpt.py",), ("gpt.py", "--manual-attention"), ("lstm_lm.py",), ("lbfgs_sine.py",), ("polynomial.py",),
-         ("infinite_sampler.py",), ("classifier.py",), ("vae.py",), ("packed_rnn.py",), ("policy.py",)]
+         ("infinite_sampler.py",), ("classifier.py",), ("vae.py",), ("packed_rnn.py",), ("policy.py",), ("dcgan.py",),
+         ("seq2seq.py",)]
 # their batches, noise or actions come from torch's random draws
-DRAWING = {"infinite_sampler.py", "classifier.py", "vae.py", "policy.py"}
+DRAWING = {"infinite_sampler.py", "classifier.py", "vae.py", "policy.py", "dcgan.py"}
 UNSEEDED = {"classifier.py", "packed_rnn.py"}  # they never call torch.manual_seed
 RUNS = [(case, True) for case in CASES] + [(case, False) for case in CASES if case[0] not in UNSEEDED]
 
