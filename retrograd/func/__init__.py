@@ -2,8 +2,12 @@
 
 `grad`, `grad_and_value` and `vjp` differentiate with the ordinary reverse-mode engine, `jvp`
 with forward-mode dual levels of its own, `vmap` with batched tensors; `jacrev` is vmap over
-vjp, `jacfwd` vmap over jvp, `hessian` jacfwd over jacrev. They nest in any order (Note
-[transforms in transforms]). `functional_call` runs a module with other parameters.
+vjp, `jacfwd` vmap over jvp, `hessian` jacfwd over jacrev, `linearize` jvp at fixed primals. They
+nest in any order (Note [transforms in transforms]). `functional_call` runs a module with other
+parameters; `stack_module_state` stacks several modules' for an ensemble under vmap.
+
+This package sits above the core and nn: it reads the package face and nn's module classes, and
+nothing below imports it at load time.
 """
 
 from __future__ import annotations
@@ -13,9 +17,12 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .._tensor import Tensor
+from .. import eye, ones_like, stack, zeros, zeros_like
+from .._tensor import Size, Tensor
 from ..autograd import batched, forward_ad, grad_mode
+from ..autograd import grad as autograd_grad
 from ..autograd.batched import _flatten, _unflatten, vmap
+from ..nn.modules.normalization import _BatchNorm
 
 # Note [transforms in transforms]
 # grad / vjp differentiate with the one autograd engine, so they must not confuse their own
@@ -104,9 +111,6 @@ def _vjp_core(func: Callable, primals: tuple, has_aux: bool, context: str) -> tu
 
 def _engine_grads(outputs: list, cotangents: list, core: tuple, retain: bool) -> list:
     """d(outputs)/d(primals) weighted by cotangents, zeros where unused, batched like the primals."""
-    from .. import zeros_like
-    from ..autograd import grad as autograd_grad
-
     _, _, aliases, primals, keep, levels = core
     pairs = [_physical_pair(o, c, levels) for o, c in zip(outputs, cotangents)]
     pairs = [(o, c) for o, c in pairs if o.requires_grad]
@@ -171,8 +175,6 @@ def grad_and_value(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: 
         if output.ndim != 0:
             raise RuntimeError(f"{context}: Expected f(*args) to return a scalar Tensor, got tensor with "
                                f"{output.ndim} dims. Maybe you wanted to use the vjp or jacrev APIs instead?")
-        from .. import ones_like
-
         grads = _engine_grads([output], [ones_like(output)], core, retain=keep)
         grads = [_cut(g, keep) for g in grads]
         tree = _unflatten(grads, _flatten(diff)[1])
@@ -227,8 +229,6 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
                                f"{batched._spec_text(out_spec)}")
         for i, (o, c) in enumerate(zip(out_leaves, leaves)):
             if tuple(c.shape) != tuple(o.shape):
-                from .._tensor import Size
-
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {Size(c.shape)} and "
                                    f"output[{i}] has a shape of {Size(o.shape)}.")
         grads = _engine_grads(out_leaves, leaves, core, retain=True)
@@ -279,8 +279,6 @@ def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False, ha
             tans.append(tangent)
     finally:
         forward_ad._pop_level(level)
-    from .. import zeros_like
-
     tans = [zeros_like(o) if t is None else t for o, t in zip(outs, tans)]
     pair = (_unflatten(outs, spec), _unflatten(tans, spec))
     return pair + (aux,) if has_aux else pair
@@ -289,8 +287,6 @@ def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False, ha
 def _basis(shapes: list, like: Tensor) -> tuple[list, int]:
     """The standard basis of the flattened tensors of `shapes`: one batch of N unit tensors per
     shape (N = total numel), block k holding the identity for shape k."""
-    from .. import eye, zeros
-
     sizes = [math.prod(s) for s in shapes]
     total = sum(sizes)
     basis, start = [], 0
@@ -329,8 +325,6 @@ def jacrev(func: Callable, argnums: int | tuple[int, ...] = 0, *, has_aux: bool 
         in_leaves, in_spec = _flatten(diff)
         basis, total = _basis([tuple(o.shape) for o in out_leaves], out_leaves[0])
         if total == 0:
-            from .. import zeros
-
             columns = [[zeros(tuple(o.shape) + tuple(x.shape), dtype=x.dtype) for x in in_leaves] for o in out_leaves]
         else:
             rows = vmap(lambda *cots: _flatten(vjp_fn(_unflatten(list(cots), out_spec)))[0],
@@ -489,4 +483,69 @@ def _check_strict(module: Any, values: dict) -> None:
                            "\n\t" + "\n\t".join(parts))
 
 
-__all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "vjp", "vmap"]
+def linearize(func: Callable, *primals: Any) -> tuple[Any, Callable]:
+    """`(func(*primals), jvp_fn)`, where `jvp_fn(*tangents)` is the Jacobian-vector product at `primals`.
+
+    torch traces the JVP once into a graph; retrograd has no tracer, so each `jvp_fn` call runs `func`
+    forward again at the same primals with the tangents (same numbers, a forward pass more per call).
+
+    >>> out, jvp_fn = linearize(torch.sin, x); jvp_fn(torch.ones_like(x))   # cos(x)
+    """
+    output = func(*primals)
+    flat_primals, spec = _flatten(primals)
+
+    def jvp_fn(*tangents: Any) -> Any:
+        flat_tangents, tangent_spec = _flatten(tangents)
+        if tangent_spec != spec:
+            raise RuntimeError(f"Expected the tangents {batched._spec_text(tangent_spec)} to have the same argspec as "
+                               f"the primals {batched._spec_text(spec)}")
+        for i, (t, p) in enumerate(zip(flat_tangents, flat_primals)):
+            for what in ("shape", "device", "dtype"):
+                if getattr(t, what) != getattr(p, what):
+                    raise RuntimeError(f"tangent:{i} with {what} {getattr(t, what)} in flattened pytree doesn't "
+                                       f"match the {what} {getattr(p, what)} of the corresponding primal.")
+        return jvp(func, primals, tangents)[1]
+
+    return output, jvp_fn
+
+
+def stack_module_state(models: Sequence[Any]) -> tuple[dict, dict]:
+    """The parameters and buffers of same-class modules stacked along a new first dimension, by state-dict
+    name, for `vmap` over `functional_call` (an ensemble); stacked parameters are new leaves that require grad.
+
+    >>> params, buffers = stack_module_state(models)
+    >>> vmap(lambda p, b, x: functional_call(models[0], (p, b), (x,)), in_dims=(0, 0, None))(params, buffers, x)
+    """
+    if len(models) == 0:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if len({m.training for m in models}) > 1:
+        raise RuntimeError("stack_module_state: Expected all models to have the same training/eval mode.")
+    if any(type(m) is not type(models[0]) for m in models):
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
+    return _stacked([dict(m.named_parameters()) for m in models]), _stacked([dict(m.named_buffers()) for m in models])
+
+
+def _stacked(states: list[dict]) -> dict:
+    """Each name's tensors in the models' `states` stacked: a new leaf requiring grad when each of them does."""
+    stacked = {}
+    for name in states[0]:
+        tensors = [state[name] for state in states]
+        flags = {t.requires_grad for t in tensors}
+        if len(flags) > 1:
+            raise RuntimeError(f"Expected {name} from each model to have the same .requires_grad")
+        stacked[name] = stack(tensors).detach().requires_grad_() if flags == {True} else stack(tensors)
+    return stacked
+
+
+def replace_all_batch_norm_modules_(root: Any) -> Any:
+    """Make every batch norm in `root` use its batch's statistics and keep no running ones (its running_mean,
+    running_var and num_batches_tracked become None), in place, so that vmap need not write to shared buffers."""
+    for module in root.modules():
+        if isinstance(module, _BatchNorm) and module.track_running_stats:
+            module.running_mean = module.running_var = module.num_batches_tracked = None
+            module.track_running_stats = False
+    return root
+
+
+__all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "linearize",
+           "replace_all_batch_norm_modules_", "stack_module_state", "vjp", "vmap"]
