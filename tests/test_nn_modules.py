@@ -745,3 +745,35 @@ def test_lazy_module_loads_a_materialised_state():
     assert type(lazy).__name__ == "LazyConv1d" and lazy.weight.shape == (4, 2, 3)
     x = retrograd.randn(1, 2, 5)
     assert retrograd.equal(lazy(x), source(x)) and type(lazy) is retrograd.nn.Conv1d
+
+
+def _node_names(t, depth: int) -> list[str]:
+    names, node = [], t.grad_fn
+    while node is not None and len(names) < depth:
+        names.append(node.name())
+        node = node.next_functions[0][0] if node.next_functions else None
+    return names
+
+
+@pytest.mark.parametrize("mode", ["GRU", "RNN", "LSTM"])
+@pytest.mark.parametrize("batch_first", [False, True])
+@pytest.mark.parametrize("shape", [(5, 3), (2, 5, 3)], ids=["unbatched", "batched"])
+def test_recurrent_layers_record_torchs_last_nodes(mode, batch_first, shape):
+    """The output's last two nodes are torch's (batch_first: TransposeBackward0 for LSTM, an in-place
+    TransposeBackward1 for RNN and GRU; one sequence: SqueezeBackward1 after it), and the gradients agree. Below
+    these, torch's float32 LSTM records its oneDNN layer (MkldnnRnnLayerBackward0), retrograd its steps: not
+    compared."""
+    torch.manual_seed(0)
+    t_model = getattr(torch.nn, mode)(3, 4, batch_first=batch_first)
+    r_model = getattr(retrograd.nn, mode)(3, 4, batch_first=batch_first)
+    copy_state(t_model, r_model)
+    x = randn(*shape)
+    t_x, r_x = torch.tensor(x, requires_grad=True), retrograd.tensor(x, requires_grad=True)
+    (t_out, _), (r_out, _) = t_model(t_x), r_model(r_x)
+    depth = 2 if mode != "LSTM" else 1 if len(shape) == 2 or batch_first else 0
+    assert _node_names(r_out, depth) == _node_names(t_out, depth)
+    np.testing.assert_allclose(r_out.detach().numpy(), t_out.detach().numpy(), atol=1e-6)
+    weights = randn(*t_out.shape)
+    t_out.backward(torch.tensor(weights))
+    r_out.backward(retrograd.tensor(weights))
+    np.testing.assert_allclose(r_x.grad.numpy(), t_x.grad.numpy(), atol=1e-5)

@@ -53,7 +53,7 @@ def _rnn_step(mode: str, x_proj: Tensor, state: Any, w_hh: Tensor, b_hh: Tensor 
         r = F.sigmoid(xr + hr)
         z = F.sigmoid(xz + hz)
         n = F.tanh(xn + r * hn)
-        return n + z * (state - n)
+        return (state - n) * z + n  # torch's order of the same products and sums
     pre = _recurrent_sum(x_proj, state, w_hh, b_hh, folded)
     return F.tanh(pre) if mode == "RNN_TANH" else F.relu(pre)
 
@@ -210,9 +210,9 @@ class RNNBase(Module):
             batched = input.dim() == 3
             if input.dim() not in (2, 3):
                 raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got {input.dim()}D instead")
-            if not batched:
-                input = input.unsqueeze(1)
-            elif self.batch_first:
+            if not batched:  # one sequence: a batch of one, along the batch dim the layout names
+                input = input.unsqueeze(0 if self.batch_first else 1)
+            if self.batch_first:
                 input = input.transpose(0, 1)
             batch = input.shape[1]
             sizes = [batch] * input.shape[0]
@@ -247,11 +247,11 @@ class RNNBase(Module):
                 hidden = tuple(h.index_select(1, unsorted_indices) for h in hidden) if self.mode == "LSTM" \
                     else hidden.index_select(1, unsorted_indices)
             return PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices), hidden
+        if self.batch_first:  # torch's LSTM transposes a view, its RNN and GRU in place (TransposeBackward1)
+            output = output.transpose(0, 1) if self.mode == "LSTM" else output.transpose_(0, 1)
         if not batched:
-            output = output.squeeze(1)
+            output = output.squeeze(0 if self.batch_first else 1)
             hidden = tuple(h.squeeze(1) for h in hidden) if self.mode == "LSTM" else hidden.squeeze(1)
-        elif self.batch_first:
-            output = output.transpose(0, 1)
         return output, hidden
 
     def extra_repr(self) -> str:
