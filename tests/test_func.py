@@ -348,3 +348,47 @@ def test_vmap_hands_back_the_tensor_itself_when_its_batch_dim_is_in_place(out_di
         return out is t, legacy is t, out._base is t, lib.func.vmap(lambda x: x * 1)(t)._is_view()
 
     assert identities(retrograd) == identities(torch)
+
+
+# ---- ensembles, linearize, batch norm without running statistics ------------------------------------------
+
+def _models(L, n=3, cls="Linear"):
+    L.manual_seed(0)
+    return [L.nn.Sequential(L.nn.Linear(5, 4), L.nn.BatchNorm1d(4), L.nn.Tanh()).double() for _ in range(n)] \
+        if cls == "Sequential" else [L.nn.Linear(5, 2).double() for _ in range(n)]
+
+
+def _ensemble(L):
+    models = [L.nn.Sequential(m, L.nn.Tanh(), L.nn.Linear(2, 3).double()) for m in _models(L)]
+    params, buffers = L.func.stack_module_state(models)
+    flags = {k: (v.requires_grad, v.is_leaf) for k, v in {**params, **buffers}.items()}
+
+    def fmodel(p, b, x):
+        return L.func.functional_call(models[0], (p, b), (x,))
+
+    out = L.func.vmap(fmodel, in_dims=(0, 0, None))(params, buffers, t(L, M))
+    out.sum().backward()
+    return out, flags, {k: v.grad for k, v in params.items()}
+
+
+ENSEMBLES = {
+    "stack_module_state under vmap": _ensemble,
+    "no models": lambda L: L.func.stack_module_state([]),
+    "mixed modes": lambda L: L.func.stack_module_state([_models(L)[0], _models(L)[1].eval()]),
+    "mixed classes": lambda L: L.func.stack_module_state([_models(L)[0], L.nn.Linear(5, 2, bias=False)]),
+    "mixed requires_grad": lambda L: L.func.stack_module_state([_models(L)[0], _models(L)[1].requires_grad_(False)]),
+    "linearize": lambda L: (lambda out, fn: (out, fn(t(L, X)), fn(t(L, M[0]))))(*L.func.linearize(
+        lambda x: (x.sin() * x).cumsum(0), t(L, X))),
+    "linearize pytree": lambda L: L.func.linearize(lambda d: d["a"] * d["b"].exp(),
+                                                   {"a": t(L, X), "b": t(L, M[0])})[1]({"a": t(L, M[1]), "b": t(L, X)}),
+    "linearize wrong shape": lambda L: L.func.linearize(L.sin, t(L, X))[1](t(L, M)),
+    "linearize wrong dtype": lambda L: L.func.linearize(L.sin, t(L, X))[1](t(L, X).float()),
+    "replace_all_batch_norm_modules_": lambda L: (lambda m: (m[1].running_mean, m[1].track_running_stats,
+                                                             m(t(L, M))))(
+        L.func.replace_all_batch_norm_modules_(_models(L, 1, "Sequential")[0])),
+}
+
+
+@pytest.mark.parametrize("name", ENSEMBLES)
+def test_ensembles_and_linearize_match_torch(name):
+    same(ENSEMBLES[name])
