@@ -371,8 +371,23 @@ def _ensemble(L):
     return out, flags, {k: v.grad for k, v in params.items()}
 
 
+def _batch_norm_ensemble(L, mode):
+    models = [getattr(m, mode)() for m in _models(L, cls="Sequential")]
+    params, buffers = L.func.stack_module_state(models)
+    out = L.func.vmap(lambda p, b, x: L.func.functional_call(models[0], (p, b), (x,)), in_dims=(0, 0, None))(
+        params, buffers, t(L, M))
+    out.pow(2).sum().backward()
+    return out, buffers, {k: v.grad for k, v in params.items()}
+
+
 ENSEMBLES = {
     "stack_module_state under vmap": _ensemble,
+    "batch norm ensemble, training": lambda L: _batch_norm_ensemble(L, "train"),
+    "batch norm ensemble, eval": lambda L: _batch_norm_ensemble(L, "eval"),
+    "batch norm, running statistics not batched": lambda L: L.func.vmap(_models(L, 1, "Sequential")[0])(
+        t(L, M.reshape(3, 1, 5).repeat(2, 1))),
+    "batch norm without running statistics": lambda L: L.func.vmap(L.func.replace_all_batch_norm_modules_(
+        _models(L, 1, "Sequential")[0]))(t(L, M.reshape(3, 1, 5).repeat(2, 1))),
     "no models": lambda L: L.func.stack_module_state([]),
     "mixed modes": lambda L: L.func.stack_module_state([_models(L)[0], _models(L)[1].eval()]),
     "mixed classes": lambda L: L.func.stack_module_state([_models(L)[0], L.nn.Linear(5, 2, bias=False)]),

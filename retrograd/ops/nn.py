@@ -25,6 +25,7 @@ from .. import _creation
 from .. import _dtype as D
 from .._creation import zeros
 from .._tensor import Tensor, _wrap, _wrap_dim
+from ..autograd.forward_ad import transforms
 from . import arrays as A
 from .activation import logsigmoid
 from .conv import *  # noqa: F403 - the spatial kernels are this family's too (rows, helpers, public functions)
@@ -1182,6 +1183,8 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     x = input._data
     if training and x.shape[0] * math.prod(x.shape[2:]) == 1:  # torch checks this first (a 0-d input: IndexError)
         raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
+    if transforms.vmap:
+        return _batch_norm_in_ops(input, running_mean, running_var, weight, bias, training, momentum, eps)
     if x.size == 0:  # as torch: a copy scaled and shifted by the first weight and bias, no statistics checked
         out = input.clone()
         if weight is not None:
@@ -1211,6 +1214,39 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         moments = None
     axes = NormAxes(tuple(x.shape), dims, _channel_view(x.shape), (channels,), frozen, moments)
     return apply(native_batch_norm_op, (input, weight, bias), (axes, eps))
+
+
+_UNBATCHED_RUNNING_STATS = (
+    "Batch norm got a batched tensor as input while the running_mean or running_var, which will be updated in place, "
+    "were not batched.\nIf you are using a module and do not need eval mode, please set `track_running_stats` to be "
+    "False.If you are using a prebuilt module and do not need eval mode, please see the functorch website for "
+    "resources on how to patch your module to work with vmap")
+
+
+def _batch_norm_in_ops(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+                       weight: Tensor | None, bias: Tensor | None, training: bool, momentum: float,
+                       eps: float) -> Tensor:
+    """batch_norm written with tensor ops, for vmap: the input, a running statistic or the affine parameters may be
+    batched, so the statistics go through the ops' batching rules instead of the raw arrays. As torch, running
+    statistics updated in training must be batched wherever the input is."""
+    from ..autograd.batched import is_batched  # loaded on vmap's first use, as the registry loads it
+
+    dims, shape = (0, *range(2, input.dim())), _channel_view(input.shape)
+    if training:
+        running = [t for t in (running_mean, running_var) if t is not None]
+        if running and is_batched(input) and not all(is_batched(t) for t in running):
+            raise RuntimeError(_UNBATCHED_RUNNING_STATS)
+        mean, var = input.mean(dims), input.var(dims, unbiased=False)
+        count = input.numel() // input.shape[1]
+        for stat, value in ((running_mean, mean), (running_var, var * (count / (count - 1)))):
+            if stat is not None:
+                stat.mul_(1 - momentum).add_(value.detach() * momentum)
+    else:
+        mean, var = running_mean, running_var
+    out = (input - mean.reshape(shape)) * (var.reshape(shape) + eps).rsqrt()
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    return out if bias is None else out + bias.reshape(shape)
 
 
 def _update_running(running_mean: Tensor | None, running_var: Tensor | None, mean: np.ndarray, var: np.ndarray,
