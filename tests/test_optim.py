@@ -239,9 +239,14 @@ ADAM_CASES = [
     ("Adam", dict(lr=1e-2, weight_decay=0.1, decoupled_weight_decay=True, eps=1e-3)),
     ("AdamW", dict(lr=1e-2, weight_decay=0.1)), ("AdamW", dict(lr=1e-2, amsgrad=True, maximize=True))]
 ADAM_SHAPES = ((5, 4), (4,), (2, 3, 2), ())
+ADAM_FAMILY_CASES = ADAM_CASES + [  # the optimisers that share Adam's moments (adam._update_moments)
+    ("NAdam", dict(lr=1e-2, weight_decay=0.1, decoupled_weight_decay=True)),
+    ("NAdam", dict(lr=1e-2, betas=(0.3, 0.9), weight_decay=0.1, maximize=True)),
+    ("RAdam", dict(lr=1e-2, weight_decay=0.1, decoupled_weight_decay=True, betas=(0.9, 0.9))),
+    ("RAdam", dict(lr=1e-2, weight_decay=1, maximize=True))]
 
 
-def adam_steps(lib, name: str, options: dict, dtype, steps: int = 4, device: str = "cpu") -> list:
+def adam_steps(lib, name: str, options: dict, dtype, steps: int = 7, device: str = "cpu") -> list:
     """Parameters of ADAM_SHAPES after `steps` steps of lib's `name` on seeded random gradients, with the state."""
     rng = np.random.default_rng(3)
     params = [lib.tensor(rng.standard_normal(shape).astype(dtype), device=device, requires_grad=True)
@@ -264,11 +269,12 @@ def assert_same_bits_and_versions(ours: list, theirs: list) -> None:
             assert value._version == expected[key]._version
 
 
-@pytest.mark.parametrize("name,options", ADAM_CASES)
+@pytest.mark.parametrize("name,options", ADAM_FAMILY_CASES)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_adam_matches_torch_values_and_version_counts(name, options, dtype):
+def test_adam_family_matches_torch_values_and_version_counts(name, options, dtype):
     """Adam's step on the arrays and on the tensor ops (differentiable=True: Note [Adam on arrays]) both give
-    torch's numbers, and count torch's in-place writes on each tensor."""
+    torch's numbers, and count torch's in-place writes on each tensor; so do NAdam's and RAdam's (seven steps:
+    RAdam's rectified branch from the sixth)."""
     tol = dict(rtol=1e-5, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-14)
     theirs = adam_steps(torch, name, dict(options, foreach=False), dtype)
     for differentiable in (False, True):

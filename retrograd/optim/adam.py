@@ -74,17 +74,8 @@ def _adam_step(xp: Any, param: Any, grad: Any, exp_avg: Any, exp_avg_sq: Any, ma
     """One Adam step on arrays or tensors (Note [Adam on arrays]), writing param and the moments in place
     (max_exp_avg_sq is None without amsgrad)."""
     beta1, beta2 = group["betas"]
-    lr, weight_decay = group["lr"], group["weight_decay"]
-    decoupled = group.get("decoupled_weight_decay", False)
-    if weight_decay != 0 and decoupled:
-        param *= 1 - lr * weight_decay
-    if group.get("maximize"):
-        grad = -grad
-    if weight_decay != 0 and not decoupled:
-        grad = grad + param * weight_decay
-    exp_avg += (grad - exp_avg) * (1 - beta1)  # lerp towards grad
-    exp_avg_sq *= beta2
-    exp_avg_sq += grad * grad * (1 - beta2)
+    lr = group["lr"]
+    _update_moments(param, grad, exp_avg, exp_avg_sq, group)
     step_size = lr / (1 - beta1**step)
     bias_correction2_sqrt = (1 - beta2**step) ** 0.5
     second = exp_avg_sq
@@ -94,6 +85,25 @@ def _adam_step(xp: Any, param: Any, grad: Any, exp_avg: Any, exp_avg_sq: Any, ma
     denom = xp.sqrt(second) / bias_correction2_sqrt
     denom += group["eps"]
     param += exp_avg / denom * -step_size
+
+
+def _update_moments(param: Any, grad: Any, exp_avg: Any, exp_avg_sq: Any, group: dict) -> Any:
+    """How Adam, NAdam and RAdam begin a step, in place on arrays or tensors: decoupled weight decay (one write to
+    param), then the running means of the direction (one write: torch's lerp_ where 1 - beta1 < 0.5) and of its
+    square (two: mul_ and addcmul_). Returns the direction (the gradient after maximize and L2 weight decay)."""
+    beta1, beta2 = group["betas"]
+    weight_decay = group["weight_decay"]
+    decoupled = group.get("decoupled_weight_decay", False)
+    if weight_decay != 0 and decoupled:
+        param *= 1 - group["lr"] * weight_decay
+    if group.get("maximize"):
+        grad = -grad
+    if weight_decay != 0 and not decoupled:
+        grad = grad + param * weight_decay
+    exp_avg += (grad - exp_avg) * (1 - beta1)
+    exp_avg_sq *= beta2
+    exp_avg_sq += grad * grad * (1 - beta2)
+    return grad
 
 
 def _writes(group: dict) -> tuple[int, ...]:
