@@ -66,7 +66,8 @@ class Adam(Optimizer):
 # - the tensors themselves otherwise (differentiable=True, forward-mode tangents, tensor hyper-parameters, other
 #   dtypes), with retrograd's ops: `x *= c` is mul_, `x += y` add_, `x[...] = y` a copy.
 # Both run the same operations on the same operands (NumPy's in-place operators are its ufuncs with out=, the
-# ones the unrecorded tensor ops call), so they give the same bits and the same version counts.
+# ones the unrecorded tensor ops call), so they give the same bits and the same version counts. NAdam and RAdam
+# begin their steps with the same _update_moments, on tensors.
 
 
 def _adam_step(xp: Any, param: Any, grad: Any, exp_avg: Any, exp_avg_sq: Any, max_exp_avg_sq: Any, step: float,
@@ -74,9 +75,8 @@ def _adam_step(xp: Any, param: Any, grad: Any, exp_avg: Any, exp_avg_sq: Any, ma
     """One Adam step on arrays or tensors (Note [Adam on arrays]), writing param and the moments in place
     (max_exp_avg_sq is None without amsgrad)."""
     beta1, beta2 = group["betas"]
-    lr = group["lr"]
     _update_moments(param, grad, exp_avg, exp_avg_sq, group)
-    step_size = lr / (1 - beta1**step)
+    step_size = group["lr"] / (1 - beta1**step)
     bias_correction2_sqrt = (1 - beta2**step) ** 0.5
     second = exp_avg_sq
     if max_exp_avg_sq is not None:
