@@ -233,33 +233,80 @@ def test_state_dict_round_trip_continues_training_exactly(name, options):
     assert_same_parameters(t_model, r_model)
 
 
-@pytest.mark.parametrize("name,options", [
+ADAM_CASES = [
     ("Adam", dict(lr=1e-2)), ("Adam", dict(lr=1e-2, weight_decay=0.1, amsgrad=True)),
     ("Adam", dict(lr=1e-2, weight_decay=1, maximize=True, betas=(0.0, 0.9))),
-    ("AdamW", dict(lr=1e-2, weight_decay=0.1)), ("AdamW", dict(lr=1e-2, amsgrad=True, maximize=True))])
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_adam_numpy_step_equals_its_tensor_ops_bit_for_bit(name, options, dtype):
-    """Note [Adam's step in NumPy]: differentiable=True keeps the tensor ops; both give the same bits and
-    version counts."""
+    ("Adam", dict(lr=1e-2, weight_decay=0.1, decoupled_weight_decay=True, eps=1e-3)),
+    ("AdamW", dict(lr=1e-2, weight_decay=0.1)), ("AdamW", dict(lr=1e-2, amsgrad=True, maximize=True))]
+ADAM_SHAPES = ((5, 4), (4,), (2, 3, 2), ())
+ADAM_FAMILY_CASES = ADAM_CASES + [  # the optimisers that share Adam's moments (adam._update_moments)
+    ("NAdam", dict(lr=1e-2, weight_decay=0.1, decoupled_weight_decay=True)),
+    ("NAdam", dict(lr=1e-2, betas=(0.3, 0.9), weight_decay=0.1, maximize=True)),
+    ("RAdam", dict(lr=1e-2, weight_decay=0.1, decoupled_weight_decay=True, betas=(0.9, 0.9))),
+    ("RAdam", dict(lr=1e-2, weight_decay=1, maximize=True))]
+
+
+def adam_steps(lib, name: str, options: dict, dtype, steps: int = 7, device: str = "cpu") -> list:
+    """Parameters of ADAM_SHAPES after `steps` steps of lib's `name` on seeded random gradients, with the state."""
     rng = np.random.default_rng(3)
-    arrays = [rng.standard_normal(shape).astype(dtype) for shape in ((5, 4), (4,), (2, 3, 2))]
-    sides = []
+    params = [lib.tensor(rng.standard_normal(shape).astype(dtype), device=device, requires_grad=True)
+              for shape in ADAM_SHAPES]
+    optimizer = getattr(lib.optim, name)(params, **options)
+    for _ in range(steps):
+        for p in params:
+            p.grad = lib.tensor(rng.standard_normal(p.shape).astype(dtype), device=device)
+        optimizer.step()
+    return [(p, optimizer.state[p]) for p in params]
+
+
+def assert_same_bits_and_versions(ours: list, theirs: list) -> None:
+    for (p, state), (q, expected) in zip(ours, theirs):
+        assert p.detach().cpu().numpy().tobytes() == q.detach().cpu().numpy().tobytes()
+        assert p._version == q._version
+        assert list(state) == list(expected)
+        for key, value in state.items():
+            assert value.cpu().numpy().tobytes() == expected[key].cpu().numpy().tobytes()
+            assert value._version == expected[key]._version
+
+
+@pytest.mark.parametrize("name,options", ADAM_FAMILY_CASES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_adam_family_matches_torch_values_and_version_counts(name, options, dtype):
+    """Adam's step on the arrays and on the tensor ops (differentiable=True: Note [Adam on arrays]) both give
+    torch's numbers, and count torch's in-place writes on each tensor; so do NAdam's and RAdam's (seven steps:
+    RAdam's rectified branch from the sixth)."""
+    tol = dict(rtol=1e-5, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-14)
+    theirs = adam_steps(torch, name, dict(options, foreach=False), dtype)
     for differentiable in (False, True):
-        params = [retrograd.tensor(a.copy(), requires_grad=True) for a in arrays]
-        sides.append((params, getattr(retrograd.optim, name)(params, differentiable=differentiable, **options)))
-    for _ in range(4):
-        grads = [rng.standard_normal(a.shape).astype(dtype) for a in arrays]
-        for params, opt in sides:
-            for p, g in zip(params, grads):
-                p.grad = retrograd.tensor(g.copy())
-            opt.step()
-    (fast, fast_opt), (ops, ops_opt) = sides
-    for a, b in zip(fast, ops):
-        assert a.detach().numpy().tobytes() == b.detach().numpy().tobytes()
-        assert a._version == b._version
-        for key, value in fast_opt.state[a].items():
-            assert value.numpy().tobytes() == ops_opt.state[b][key].numpy().tobytes()
-            assert value._version == ops_opt.state[b][key]._version
+        ours = adam_steps(retrograd, name, dict(options, differentiable=differentiable), dtype)
+        for (p, state), (q, expected) in zip(ours, theirs):
+            np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), **tol)
+            assert p._version == q._version
+            assert list(state) == list(expected)
+            for key, value in state.items():
+                np.testing.assert_allclose(value.numpy(), expected[key].numpy(), **tol)
+                assert value._version == expected[key]._version, key
+
+
+@pytest.mark.parametrize("name,options", ADAM_CASES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_adam_step_on_arrays_equals_its_tensor_ops_bit_for_bit(name, options, dtype):
+    """Note [Adam on arrays]: differentiable=True runs the step's arithmetic on tensors, else on their arrays;
+    both give the same bits and version counts."""
+    assert_same_bits_and_versions(adam_steps(retrograd, name, options, dtype),
+                                  adam_steps(retrograd, name, dict(options, differentiable=True), dtype))
+
+
+@pytest.mark.parametrize("name,options", ADAM_CASES)
+def test_adam_step_on_an_array_api_device_equals_the_cpus(name, options):
+    """Note [Adam on arrays]: on another array library's arrays (array_api_strict's behind 'cuda') the step runs
+    in that library's namespace and gives the CPU's bits and version counts."""
+    import array_api_strict
+
+    with retrograd._xp.use("cuda", array_api_strict, (array_api_strict.Device("device1"),)):
+        on_device = adam_steps(retrograd, name, options, np.float32, device="cuda")
+        assert all(p.is_cuda and all(v.is_cuda for k, v in state.items() if k != "step") for p, state in on_device)
+        assert_same_bits_and_versions(on_device, adam_steps(retrograd, name, options, np.float32))
 
 
 def test_load_state_dict_checks_groups():

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import types
 from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
 from .. import _creation as C
-from .. import float32
+from .. import float32, float64, maximum, sqrt
 from .._tensor import Tensor
+from .._xp import namespace
 from ..autograd.forward_ad import transforms
-from ..ops.inplace import mark_written, scaled_add
-from .optimizer import Optimizer, _check_adam_family, _direction, _next_step
+from ..ops.inplace import mark_written
+from .optimizer import Optimizer, _check_adam_family, _next_step
 
 
 class Adam(Optimizer):
@@ -35,92 +37,108 @@ class Adam(Optimizer):
             state["exp_avg_sq"] = C.zeros_like(param)
             if group["amsgrad"]:
                 state["max_exp_avg_sq"] = C.zeros_like(param)
-        if _numpy_update(param, grad, state, group):
+        max_exp_avg_sq = state["max_exp_avg_sq"] if group["amsgrad"] else None
+        tensors = (param, grad, state["exp_avg"], state["exp_avg_sq"], max_exp_avg_sq)
+        arrays = _arrays(tensors, state["step"], group)
+        if arrays is None:
+            _adam_step(_TENSOR_OPS, *tensors, _next_step(state), group)
             return
-        beta1, beta2 = group["betas"]
-        lr = group["lr"]
-        step = _next_step(state)
-        if group["weight_decay"] != 0 and group["decoupled_weight_decay"]:
-            param.mul_(1 - lr * group["weight_decay"])
-        grad = _direction(grad, param, group)
-        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-        exp_avg.add_(grad - exp_avg, alpha=1 - beta1)  # lerp towards grad
-        exp_avg_sq.mul_(beta2).add_(grad * grad, alpha=1 - beta2)
-        step_size = lr / (1 - beta1**step)
-        bias_correction2_sqrt = (1 - beta2**step) ** 0.5
-        second = exp_avg_sq
-        if group["amsgrad"]:
-            second = state["max_exp_avg_sq"].copy_(state["max_exp_avg_sq"].maximum(exp_avg_sq))
-        denom = (second.sqrt() / bias_correction2_sqrt).add_(group["eps"])
-        param.add_(exp_avg / denom, alpha=-step_size)
+        count = state["step"]._data
+        count += 1  # _next_step's add_(1), on the counter's array
+        mark_written(state["step"])
+        _adam_step(namespace(arrays[0]), *arrays, float(count), group)
+        for tensor, writes in zip(tensors, _writes(group)):
+            for _ in range(writes):
+                mark_written(tensor)
 
 
-# Note [Adam's step in NumPy]
-# Adam's update is about a dozen tensor ops per parameter (five of them out of place), and users' programs
-# (the GPT's AdamW) run it for every parameter every step: on small parameters the ops' dispatch is most of
-# its cost. When every array is a C-contiguous NumPy float32 or float64 array of the parameter's shape and
-# the hyper-parameters are Python numbers, _numpy_update runs the same arithmetic as Adam._update, operation
-# for operation (the same ufuncs on the same operands, the in-place ones with out=, the scaled adds as
-# ops.inplace.scaled_add does them), so the bits are the same; then it counts each tensor's in-place changes as the
-# ops would (the version counters) and updates their live views. Anything else takes the tensor ops.
+# Note [Adam on arrays]
+# Adam's update is a dozen array operations per parameter, and users' programs (the GPT's AdamW) run it for
+# every parameter every step: on small parameters the tensor ops' dispatch would be most of its cost. So the
+# arithmetic is written once, in _adam_step, with Python's operators and two namespace functions (sqrt,
+# maximum), and runs on whichever operands it is given:
+# - the tensors' arrays, in their own namespace (NumPy's, or CuPy's or array_api_strict's behind 'cuda'),
+#   when nothing needs the tensor ops (_arrays): no forward-mode or vmap level, no saved-tensor hooks or
+#   profiler, differentiable=False, hyper-parameters that are Python numbers, and every array a float32 or
+#   float64 array of the parameter's type, dtype and shape (NumPy's C-contiguous and writeable). The step then
+#   counts each tensor's in-place writes on its version counter (_writes) and updates its live views, as the
+#   tensor ops would.
+# - the tensors themselves otherwise (differentiable=True, forward-mode tangents, tensor hyper-parameters, other
+#   dtypes), with retrograd's ops: `x *= c` is mul_, `x += y` add_, `x[...] = y` a copy.
+# Both run the same operations on the same operands (NumPy's in-place operators are its ufuncs with out=, the
+# ones the unrecorded tensor ops call), so they give the same bits and the same version counts. NAdam and RAdam
+# begin their steps with the same _update_moments, on tensors.
 
 
-def _numpy_update(param: Tensor, grad: Tensor, state: dict, group: dict) -> bool:
-    """Adam._update done in NumPy (Note [Adam's step in NumPy]); False, having done nothing, where it does not apply."""
+def _adam_step(xp: Any, param: Any, grad: Any, exp_avg: Any, exp_avg_sq: Any, max_exp_avg_sq: Any, step: float,
+               group: dict) -> None:
+    """One Adam step on arrays or tensors (Note [Adam on arrays]), writing param and the moments in place
+    (max_exp_avg_sq is None without amsgrad)."""
     beta1, beta2 = group["betas"]
-    lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
-    numbers = (int, float)
-    if transforms.active or group.get("differentiable") or not (
-            type(lr) in numbers and type(beta1) in numbers and type(beta2) in numbers and type(eps) in numbers
-            and type(weight_decay) in numbers):
-        return False
-    names = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq") if group["amsgrad"] else ("exp_avg", "exp_avg_sq")
-    tensors = (param, grad, *(state[k] for k in names))
-    p = param._data
-    for t in tensors:
-        a = t._data
-        if type(a) is not np.ndarray or a.dtype != p.dtype or a.shape != p.shape or not a.flags.c_contiguous:
-            return False
-    count = state["step"]._data
-    if p.dtype not in (np.float32, np.float64) or not p.ndim or not p.flags.writeable or type(count) is not np.ndarray \
-            or count.ndim:
-        return False
-    g, m, v = grad._data, state["exp_avg"]._data, state["exp_avg_sq"]._data
-    np.add(count, 1, out=count)
-    mark_written(state["step"])
-    step = count.item()
-    decoupled = weight_decay != 0 and group.get("decoupled_weight_decay", False)
-    if decoupled:
-        np.multiply(p, 1 - lr * weight_decay, out=p)
-    if group.get("maximize"):
-        g = np.negative(g)
-    if weight_decay != 0 and not group.get("decoupled_weight_decay", False):
-        g = np.add(g, p if weight_decay == 1 else np.multiply(p, weight_decay))
-    _add_scaled(m, np.subtract(g, m), 1 - beta1)
-    np.multiply(v, beta2, out=v)
-    _add_scaled(v, np.multiply(g, g), 1 - beta2)
-    step_size = lr / (1 - beta1**step)
+    _update_moments(param, grad, exp_avg, exp_avg_sq, group)
+    step_size = group["lr"] / (1 - beta1**step)
     bias_correction2_sqrt = (1 - beta2**step) ** 0.5
-    second = v
-    if group["amsgrad"]:
-        second = np.maximum(state["max_exp_avg_sq"]._data, v, out=state["max_exp_avg_sq"]._data)
-    denom = np.sqrt(second)
-    np.divide(denom, bias_correction2_sqrt, out=denom)
-    np.add(denom, group["eps"], out=denom)
-    _add_scaled(p, np.divide(m, denom), -step_size)
-    for t, changes in ((param, 2 if decoupled else 1), (state["exp_avg"], 1), (state["exp_avg_sq"], 2),
-                       *(((state["max_exp_avg_sq"], 1),) if group["amsgrad"] else ())):
-        for _ in range(changes):
-            mark_written(t)
-    return True
+    second = exp_avg_sq
+    if max_exp_avg_sq is not None:
+        max_exp_avg_sq[...] = xp.maximum(max_exp_avg_sq, exp_avg_sq)
+        second = max_exp_avg_sq
+    denom = xp.sqrt(second) / bias_correction2_sqrt
+    denom += group["eps"]
+    param += exp_avg / denom * -step_size
 
 
-def _add_scaled(data: np.ndarray, value: np.ndarray, alpha: float) -> None:
-    """data += alpha * value, as add_(value, alpha=alpha) computes it."""
-    if alpha == 1:
-        np.add(data, value, out=data)
-    else:
-        scaled_add(data, value, alpha)
+def _update_moments(param: Any, grad: Any, exp_avg: Any, exp_avg_sq: Any, group: dict) -> Any:
+    """How Adam, NAdam and RAdam begin a step, in place on arrays or tensors: decoupled weight decay (one write to
+    param), then the running means of the direction (one write: torch's lerp_ where 1 - beta1 < 0.5) and of its
+    square (two: mul_ and addcmul_). Returns the direction (the gradient after maximize and L2 weight decay)."""
+    beta1, beta2 = group["betas"]
+    weight_decay = group["weight_decay"]
+    decoupled = group.get("decoupled_weight_decay", False)
+    if weight_decay != 0 and decoupled:
+        param *= 1 - group["lr"] * weight_decay
+    if group.get("maximize"):
+        grad = -grad
+    if weight_decay != 0 and not decoupled:
+        grad = grad + param * weight_decay
+    exp_avg += (grad - exp_avg) * (1 - beta1)
+    exp_avg_sq *= beta2
+    exp_avg_sq += grad * grad * (1 - beta2)
+    return grad
+
+
+def _writes(group: dict) -> tuple[int, ...]:
+    """How many in-place writes _adam_step makes to each of param, grad, exp_avg, exp_avg_sq and max_exp_avg_sq:
+    what each tensor's version counter counts."""
+    decoupled = group["weight_decay"] != 0 and group.get("decoupled_weight_decay", False)
+    return 2 if decoupled else 1, 0, 1, 2, 1 if group["amsgrad"] else 0
+
+
+_TENSOR_OPS = types.SimpleNamespace(sqrt=sqrt, maximum=maximum)  # _adam_step's namespace on tensors
+_NUMBERS = (int, float)
+
+
+def _arrays(tensors: tuple, step: Tensor, group: dict) -> tuple | None:
+    """The tensors' arrays (None for a None), when Adam's step may run on them and the step counter on its array
+    (Note [Adam on arrays]); None where the tensor ops run it."""
+    beta1, beta2 = group["betas"]
+    if transforms.active or group.get("differentiable") or not (
+            type(group["lr"]) in _NUMBERS and type(beta1) in _NUMBERS and type(beta2) in _NUMBERS
+            and type(group["eps"]) in _NUMBERS and type(group["weight_decay"]) in _NUMBERS):
+        return None
+    param = tensors[0]
+    if param.dtype is not float32 and param.dtype is not float64:
+        return None
+    p = param._data
+    kind, dtype, shape = type(p), p.dtype, p.shape
+    arrays = [t._data if t is not None else None for t in tensors]
+    for a in arrays:
+        if a is not None and (type(a) is not kind or a.dtype != dtype or a.shape != shape
+                              or kind is np.ndarray and not (a.flags.c_contiguous and a.flags.writeable)):
+            return None
+    count = step._data
+    if type(count) is not np.ndarray or count.ndim or not count.flags.writeable:
+        return None
+    return arrays
 
 
 class AdamW(Adam):

@@ -8,7 +8,8 @@ from typing import Any
 from .. import _creation as C
 from .. import float32
 from .._tensor import Tensor
-from .optimizer import Optimizer, _check, _check_adam_family, _direction, _next_step
+from .adam import _update_moments
+from .optimizer import Optimizer, _check, _check_adam_family, _next_step
 
 
 class NAdam(Optimizer):
@@ -34,16 +35,12 @@ class NAdam(Optimizer):
             state["exp_avg_sq"] = C.zeros_like(param)
         step = _next_step(state)
         lr, (beta1, beta2) = group["lr"], group["betas"]
-        if group["weight_decay"] != 0 and group["decoupled_weight_decay"]:
-            param.mul_(1 - lr * group["weight_decay"])
-        grad = _direction(grad, param, group)
+        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+        grad = _update_moments(param, grad, exp_avg, exp_avg_sq, group)
         mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * group["momentum_decay"]))
         mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * group["momentum_decay"]))
         state["mu_product"].mul_(mu)
         mu_product = state["mu_product"].item()
-        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-        exp_avg.lerp_(grad, 1 - beta1)
-        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
         denom = exp_avg_sq.div(1 - beta2**step).sqrt().add_(group["eps"])
         param.addcdiv_(grad, denom, value=-lr * (1.0 - mu) / (1.0 - mu_product))
         param.addcdiv_(exp_avg, denom, value=-lr * mu_next / (1.0 - mu_product * mu_next))

@@ -8,7 +8,8 @@ from typing import Any
 from .. import _creation as C
 from .. import float32
 from .._tensor import Tensor
-from .optimizer import Optimizer, _check_adam_family, _direction, _next_step
+from .adam import _update_moments
+from .optimizer import Optimizer, _check_adam_family, _next_step
 
 
 class RAdam(Optimizer):
@@ -32,12 +33,8 @@ class RAdam(Optimizer):
             state["exp_avg_sq"] = C.zeros_like(param)
         step = _next_step(state)
         lr, (beta1, beta2) = group["lr"], group["betas"]
-        if group["weight_decay"] != 0 and group["decoupled_weight_decay"]:
-            param.mul_(1 - lr * group["weight_decay"])
-        grad = _direction(grad, param, group)
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-        exp_avg.lerp_(grad, 1 - beta1)
-        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        _update_moments(param, grad, exp_avg, exp_avg_sq, group)
         bias_correction2 = 1 - beta2**step
         corrected = exp_avg / (1 - beta1**step)
         rho_inf = 2 / (1 - beta2) - 1
