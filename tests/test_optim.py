@@ -5,6 +5,8 @@ both are trained for several steps on the same batch; every parameter must then 
 tolerances, for every optimiser and option that torch's single-tensor code path has.
 """
 
+import contextlib
+import functools
 import warnings
 
 import numpy as np
@@ -272,13 +274,14 @@ def assert_same_bits_and_versions(ours: list, theirs: list) -> None:
 @pytest.mark.parametrize("name,options", ADAM_FAMILY_CASES)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_adam_family_matches_torch_values_and_version_counts(name, options, dtype):
-    """Adam's step on the arrays and on the tensor ops (differentiable=True: Note [Adam on arrays]) both give
-    torch's numbers, and count torch's in-place writes on each tensor; so do NAdam's and RAdam's (seven steps:
-    RAdam's rectified branch from the sixth)."""
+    """Adam's step on the arrays and on the tensor ops (under a transform, here saved-tensor hooks: Note [Adam on
+    arrays]) both give torch's numbers, and count torch's in-place writes on each tensor; so do NAdam's and RAdam's
+    (seven steps: RAdam's rectified branch from the sixth)."""
     tol = dict(rtol=1e-5, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-14)
     theirs = adam_steps(torch, name, dict(options, foreach=False), dtype)
-    for differentiable in (False, True):
-        ours = adam_steps(retrograd, name, dict(options, differentiable=differentiable), dtype)
+    for hooks in (contextlib.nullcontext(), retrograd.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t)):
+        with hooks:
+            ours = adam_steps(retrograd, name, options, dtype)
         for (p, state), (q, expected) in zip(ours, theirs):
             np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), **tol)
             assert p._version == q._version
@@ -291,10 +294,11 @@ def test_adam_family_matches_torch_values_and_version_counts(name, options, dtyp
 @pytest.mark.parametrize("name,options", ADAM_CASES)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_adam_step_on_arrays_equals_its_tensor_ops_bit_for_bit(name, options, dtype):
-    """Note [Adam on arrays]: differentiable=True runs the step's arithmetic on tensors, else on their arrays;
-    both give the same bits and version counts."""
-    assert_same_bits_and_versions(adam_steps(retrograd, name, options, dtype),
-                                  adam_steps(retrograd, name, dict(options, differentiable=True), dtype))
+    """Note [Adam on arrays]: with a transform in use (here saved-tensor hooks) the step's arithmetic runs on
+    tensors, else on their arrays; both give the same bits and version counts."""
+    with retrograd.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+        on_tensors = adam_steps(retrograd, name, options, dtype)
+    assert_same_bits_and_versions(adam_steps(retrograd, name, options, dtype), on_tensors)
 
 
 @pytest.mark.parametrize("name,options", ADAM_CASES)
@@ -673,3 +677,70 @@ def test_lbfgs_state_dict_round_trip_continues_as_torch():
         fresh.step(closure_for(r_x, fresh))
     assert fresh.state[r_x]["func_evals"] == t_opt.state[t_x]["func_evals"]
     np.testing.assert_allclose(r_x.detach().numpy(), t_x.detach().numpy(), rtol=1e-10)
+
+
+# ---- differentiable=True: the step recorded, as in torch's TestDifferentiableOptimizer --------------------------
+
+def _differentiable_step(lib, p, grad, state, name, kwargs, *state_values):
+    """One recorded step from a non-leaf copy of p: the parameter and the state tensors that require grad."""
+    p = p.clone()
+    p.grad = grad
+    opt = getattr(lib.optim, name)([p], differentiable=True, **kwargs)
+    opt.state[p].update({k: v.clone() if isinstance(v, lib.Tensor) else v for k, v in state.items()})
+    opt.step()
+    return (p,) + tuple(v for v in opt.state[p].values() if isinstance(v, lib.Tensor) and v.requires_grad)
+
+
+DIFFERENTIABLE = {  # optimizer, its options, the state tensors (True: requires grad; a number: a 0-d step count)
+    "SGD": ("SGD", {"lr": 0.9}, {"momentum_buffer": True}),
+    "SGD nesterov": ("SGD", {"lr": 0.9, "momentum": 0.9, "nesterov": True, "weight_decay": 0.1},
+                     {"momentum_buffer": True}),
+    "Adam amsgrad": ("Adam", {"lr": 0.9, "amsgrad": True},
+                     {"step": 10.0, "exp_avg": True, "exp_avg_sq": True, "max_exp_avg_sq": True}),
+    "AdamW": ("AdamW", {"lr": 0.9, "weight_decay": 0.1}, {"step": 10.0, "exp_avg": True, "exp_avg_sq": True}),
+    "Adagrad": ("Adagrad", {"lr": 0.9}, {"sum": True, "step": 10.0}),
+    "RMSprop": ("RMSprop", {"lr": 0.9, "maximize": True, "momentum": 0.9, "weight_decay": 0.1},
+                {"step": 10.0, "square_avg": True, "momentum_buffer": True}),
+    "Adadelta": ("Adadelta", {"lr": 0.9, "weight_decay": 0.1}, {"step": 10.0, "square_avg": True, "acc_delta": True}),
+    "Adamax": ("Adamax", {"lr": 0.9, "weight_decay": 0.1}, {"step": 10.0, "exp_avg": True, "exp_inf": True}),
+    "NAdam": ("NAdam", {"lr": 0.9, "weight_decay": 0.1},
+              {"step": 10.0, "exp_avg": True, "exp_avg_sq": True, "mu_product": 1.0j}),
+    "RAdam": ("RAdam", {"lr": 0.9, "weight_decay": 0.1}, {"step": 10.0, "exp_avg": True, "exp_avg_sq": True}),
+    "ASGD": ("ASGD", {"lr": 0.9}, {"step": 10.0, "eta": 0.9, "mu": 1.0, "ax": True}),
+    "Rprop": ("Rprop", {"lr": 0.9}, {"step": 10.0, "prev": True, "step_size": True}),
+}
+
+
+def _state(lib, spec: dict, arrays: dict) -> dict:
+    """The state tensors: random ones requiring grad, 0-d numbers (a complex j marks a 0-d one requiring grad)."""
+    return {k: lib.tensor(arrays[k], requires_grad=True) if v is True
+            else lib.tensor(abs(v), dtype=lib.float64, requires_grad=isinstance(v, complex)) for k, v in spec.items()}
+
+
+@pytest.mark.parametrize("case", DIFFERENTIABLE)
+def test_differentiable_step_passes_gradcheck_and_gives_torchs_values(case):
+    """With differentiable=True the update is recorded: its gradients with respect to the parameter, its gradient
+    and the state pass gradcheck, and the updated values are torch's."""
+    name, kwargs, spec = DIFFERENTIABLE[case]
+    rng = np.random.default_rng(0)
+    arrays = {k: rng.uniform(0.1, 1.0, 10) for k in ("p", "grad", *spec)}
+    results = []
+    for lib in (torch, retrograd):
+        p, grad = (lib.tensor(arrays[k], requires_grad=True) for k in ("p", "grad"))
+        state = _state(lib, spec, arrays)
+        step = functools.partial(_differentiable_step, lib)
+        assert lib.autograd.gradcheck(step, (p, grad, state, name, kwargs, *state.values()))
+        results.append([t.detach().numpy() for t in _differentiable_step(lib, p, grad, state, name, kwargs)])
+    assert len(results[0]) == len(results[1])
+    for theirs, ours in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12)
+
+
+def test_non_leaf_parameters_are_refused_unless_they_retain_grad_or_the_optimizer_is_differentiable():
+    for lib in (torch, retrograd):
+        p = lib.ones(3, requires_grad=True) * 2
+        with pytest.raises(ValueError, match="can't optimize a non-leaf Tensor"):
+            lib.optim.SGD([p], lr=0.1)
+        lib.optim.SGD([p], lr=0.1, differentiable=True)
+        p.retain_grad()
+        lib.optim.SGD([p], lr=0.1)

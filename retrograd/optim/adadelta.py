@@ -36,6 +36,6 @@ class Adadelta(Optimizer):
         rho, eps = group["rho"], group["eps"]
         square_avg, acc_delta = state["square_avg"], state["acc_delta"]
         square_avg.mul_(rho).addcmul_(grad, grad, value=1 - rho)
-        delta = acc_delta.add(eps).sqrt_().div_(square_avg.add(eps).sqrt_()).mul_(grad)
+        delta = (acc_delta + eps).sqrt() / (square_avg + eps).sqrt() * grad  # sqrt saves its result: not in place
         acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)
         param.add_(delta, alpha=-group["lr"])

@@ -37,5 +37,5 @@ class Adagrad(Optimizer):
         grad = _direction(grad, param, group)
         clr = group["lr"] / (1 + (step - 1) * group["lr_decay"])
         state["sum"].add_(grad * grad)
-        std = state["sum"].sqrt().add_(group["eps"])
+        std = state["sum"].sqrt() + group["eps"]  # not in place: sqrt's result is saved when differentiable
         param.add_(grad / std, alpha=-clr)

@@ -39,8 +39,12 @@ class NAdam(Optimizer):
         grad = _update_moments(param, grad, exp_avg, exp_avg_sq, group)
         mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * group["momentum_decay"]))
         mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * group["momentum_decay"]))
-        state["mu_product"].mul_(mu)
-        mu_product = state["mu_product"].item()
-        denom = exp_avg_sq.div(1 - beta2**step).sqrt().add_(group["eps"])
+        mu_product = state["mu_product"].mul_(mu)
+        denom = exp_avg_sq.div(1 - beta2**step).sqrt() + group["eps"]  # not in place: sqrt saves its result
+        if group["differentiable"]:  # the coefficients stay tensors, so the gradient reaches mu_product
+            param.addcdiv_(grad * (-lr * (1.0 - mu) / (1.0 - mu_product)), denom)
+            param.addcdiv_(exp_avg * (-lr * mu_next / (1.0 - mu_product * mu_next)), denom)
+            return
+        mu_product = mu_product.item()
         param.addcdiv_(grad, denom, value=-lr * (1.0 - mu) / (1.0 - mu_product))
         param.addcdiv_(exp_avg, denom, value=-lr * mu_next / (1.0 - mu_product * mu_next))

@@ -1,10 +1,11 @@
 """The Optimizer base class: parameter groups, per-parameter state, zero_grad, state_dict and hooks.
 
 A subclass declares its defaults and `_update(param, grad, state, group)`, the update of one
-parameter written with in-place tensor ops; `step` runs it under no_grad for every parameter
-that has a gradient, group by group, in torch's order. As in torch, the first optimizer of a class
-wraps that class's `step` so that step hooks (global ones from register_optimizer_step_pre_hook and
-_post_hook, and each optimizer's own) run around it.
+parameter written with in-place tensor ops; `step` runs it for every parameter that has a gradient,
+group by group, in torch's order, under no_grad, or recorded when the optimizer was made with
+`differentiable=True` (its parameters may then be non-leaf tensors). As in torch, the first optimizer
+of a class wraps that class's `step` so that step hooks (global ones from
+register_optimizer_step_pre_hook and _post_hook, and each optimizer's own) run around it.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from .._tensor import Tensor
-from ..autograd.grad_mode import enable_grad, no_grad
+from ..autograd.grad_mode import enable_grad, set_grad_enabled
 from ..autograd.graph import HookDict, RemovableHandle
 
 _global_optimizer_pre_hooks: HookDict = HookDict()
@@ -58,6 +59,12 @@ def _with_step_hooks(step: Callable) -> Callable:
 
     hooked.hooked = True
     return hooked
+
+
+def saved_copy(t: Tensor, group: dict) -> Tensor:
+    """`t`, or a clone of it where the step is recorded (differentiable=True), for an op that saves its input when
+    an in-place write to `t` follows: the clone keeps the saved value valid, as torch's differentiable steps do."""
+    return t.clone() if group.get("differentiable") else t
 
 
 def _add_hook(hooks: HookDict, hook: Callable, prepend: bool) -> RemovableHandle:
@@ -115,7 +122,7 @@ class Optimizer:
         for param in param_group["params"]:
             if not isinstance(param, Tensor):
                 raise TypeError(f"optimizer can only optimize Tensors, but one of the params is {type(param)}")
-            if not param.is_leaf:
+            if not (param.is_leaf or param.retains_grad or self.defaults.get("differentiable")):
                 raise ValueError("can't optimize a non-leaf Tensor")
         for name, default in self.defaults.items():
             if default is required and name not in param_group:
@@ -153,7 +160,7 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
-        with no_grad():
+        with set_grad_enabled(bool(self.defaults.get("differentiable"))):  # recorded only when differentiable
             for group in self.param_groups:
                 for p in group["params"]:
                     if p.grad is not None:

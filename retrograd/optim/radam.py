@@ -41,7 +41,7 @@ class RAdam(Optimizer):
         rho_t = rho_inf - 2 * step * beta2**step / bias_correction2
         if rho_t > 5.0:
             rect = ((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
-            adaptive = bias_correction2**0.5 / exp_avg_sq.sqrt().add_(group["eps"])
+            adaptive = bias_correction2**0.5 / (exp_avg_sq.sqrt() + group["eps"])
             param.add_(corrected * lr * adaptive * rect, alpha=-1.0)
         else:
             param.add_(corrected * lr, alpha=-1.0)

@@ -45,7 +45,7 @@ class RMSprop(Optimizer):
             avg = square_avg.sub(grad_avg * grad_avg).sqrt()
         else:
             avg = square_avg.sqrt()
-        avg = avg.add_(group["eps"])
+        avg = avg + group["eps"]  # not in place: sqrt's result is saved when differentiable
         if group["momentum"] > 0:
             buf = state["momentum_buffer"]
             buf.mul_(group["momentum"]).add_(grad / avg)
