@@ -84,7 +84,8 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, retain_graph: bool, 
     capture=False (backward): accumulate into `.grad` of every leaf, or only of `inputs`.
     capture=True (autograd.grad): return the gradient of each of `inputs`, touch no `.grad`.
     """
-    if len(_engine.tasks) >= MAX_DEPTH:  # Note [reentrant backward]
+    tasks = _engine.tasks  # this thread's (Note [thread-local modes] in grad_mode.py: read once)
+    if len(tasks) >= MAX_DEPTH:  # Note [reentrant backward]
         return _on_fresh_thread(run_backward, outputs, grad_outputs, retain_graph, create_graph, inputs, capture)
     roots = [_root_edge(i, out) for i, out in enumerate(outputs)]
 
@@ -122,7 +123,7 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, retain_graph: bool, 
     if prev[0] != create_graph:  # grad mode is create_graph while rules run (three thread-local writes)
         grad_mode._set_modes(create_graph, prev[1])
     saved_hooks = transforms.saved_hooks  # what a hook enters or exits during backward is undone after, as in torch
-    _engine.tasks.append(task)
+    tasks.append(task)
     try:
         while leaves or ready:
             node = leaves.pop() if leaves else ready.pop()
@@ -177,7 +178,7 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, retain_graph: bool, 
     finally:
         if state.grad is not prev[0] or state.inference is not prev[1]:
             grad_mode._set_modes(*prev)
-        _engine.tasks.pop()
+        tasks.pop()
         if transforms.saved_hooks is not saved_hooks:
             transforms.saved_hooks = saved_hooks
             transforms.update()
