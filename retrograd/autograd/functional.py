@@ -112,11 +112,13 @@ def _grads(outputs: tuple, inputs: tuple, grad_outputs: tuple | None = None, cre
     """autograd.grad that skips outputs without a graph (None where an input is unused)."""
     if grad_outputs is None:
         grad_outputs = (None,) * len(outputs)
-    pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if o is not None and o.requires_grad]
-    if not pairs:
+    kept = [k for k, o in enumerate(outputs) if o is not None and o.requires_grad]
+    if not kept:
         return (None,) * len(inputs)
-    return autograd.grad([o for o, _ in pairs], inputs, [g for _, g in pairs], retain_graph=retain_graph,
-                         create_graph=create_graph, allow_unused=True, is_grads_batched=is_grads_batched)
+    if len(kept) < len(outputs):
+        outputs, grad_outputs = [outputs[k] for k in kept], [grad_outputs[k] for k in kept]
+    return autograd.grad(outputs, inputs, grad_outputs, retain_graph=retain_graph, create_graph=create_graph,
+                         allow_unused=True, is_grads_batched=is_grads_batched)
 
 
 _UNUSED = {
