@@ -224,18 +224,27 @@ def _dependencies_towards(roots: list, wanted: set) -> tuple[dict, bool]:
     """Dependency counts among the nodes that lead to a wanted node (a node that leads there runs,
     unless it is a wanted node with none below it). Every consumer of such a node leads there too, so
     its count is its full count of consumers: one walk down records each node's consumers, one walk
-    back up from the wanted nodes counts them. Also: whether some reachable node leads to no wanted
-    one (then the nodes that run skip the formulas of edges towards it)."""
+    back up from the wanted nodes counts them. When every node with no edge onwards is a wanted one,
+    every node leads to one (follow any edge down) and the walk back is skipped. Also: whether some
+    reachable node leads to no wanted one (then the nodes that run skip the formulas of edges towards it)."""
     consumers: dict[Node, list] = {node: [] for node, _ in roots}
     stack = list(consumers)
+    stray = False  # a node with no edge onwards that is not wanted: some nodes may lead nowhere wanted
     for node in stack:  # the list grows as nodes are found: each is visited once
+        end = True
         for child in node._next_nodes:
-            seen = consumers.get(child)
-            if seen is not None:
-                seen.append(node)
-            elif child is not None:
-                consumers[child] = [node]
-                stack.append(child)
+            if child is not None:
+                end = False
+                seen = consumers.get(child)
+                if seen is None:
+                    consumers[child] = [node]
+                    stack.append(child)
+                else:
+                    seen.append(node)
+        if end and node not in wanted:
+            stray = True
+    if not stray:
+        return {node: len(above) for node, above in consumers.items()}, False
     deps: dict[Node, int] = {}
     stack = [node for node in wanted if node in consumers]
     for node in stack:
