@@ -206,17 +206,21 @@ def _input_edge(t: Any, capture: bool) -> tuple:
 
 def _dependencies(roots: list) -> dict:
     """For every node reachable from the roots, how many edges point at it (explicit stack, no recursion)."""
-    deps: dict[Node, int] = {node: 0 for node, _ in roots}
-    stack = list(deps)
-    for node in stack:  # the list grows as nodes are found: each is visited once
-        for child in node._next_nodes:
-            count = deps.get(child)
-            if count is None:
-                if child is not None:
+    deps: dict[Node, int] = {}
+    stack = []
+    for node, _ in roots:
+        if node not in deps:
+            deps[node] = 0
+            stack.append(node)
+    while stack:  # depth first: the stack stays short on a long chain
+        for child in stack.pop()._next_nodes:
+            if child is not None:
+                count = deps.get(child)
+                if count is None:
                     deps[child] = 1
                     stack.append(child)
-            else:
-                deps[child] = count + 1
+                else:
+                    deps[child] = count + 1
     return deps
 
 
