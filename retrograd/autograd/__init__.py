@@ -165,10 +165,11 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
         result = batched_grad(outs, ins, gos, retain_graph, create_graph)
     else:
         result = run_backward(outs, gos, retain_graph, create_graph, inputs=ins, capture=True)
-    for i, g in enumerate(result):
-        if g is None and not allow_unused:
-            raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in the graph. "
-                               "Set allow_unused=True if this is the desired behavior.")
+    if not allow_unused:
+        for i, g in enumerate(result):
+            if g is None:
+                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in the "
+                                   "graph. Set allow_unused=True if this is the desired behavior.")
     if materialize_grads:
         if any(g is None and isinstance(t, GradientEdge) for t, g in zip(ins, result)):
             raise RuntimeError("materialize_grads cannot be used when the given input is a GradientEdge")

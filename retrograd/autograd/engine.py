@@ -3,8 +3,9 @@
 1. Count, for every node reachable from the roots, how many edges point at it (its
    dependencies), with an explicit stack: no recursion, so a 1,000,000-node chain is fine.
 2. When only some inputs are wanted (autograd.grad, backward(inputs=...)), count only the nodes
-   that lead to one of them; of those, only the ones above a wanted node run (`needed`), a wanted
-   node itself only hands its gradient over (autograd.grad) unless backward must run it.
+   that lead to one of them (`deps` holds no other); of those, the ones above a wanted node run, a
+   wanted node with none below it only hands its gradient over (autograd.grad) unless backward
+   must run it.
 3. Start from the roots; a node runs once every consumer has sent its gradient (its count hits
    zero), leaf accumulators first, then the node made last (Note [execution order]). Pending
    gradients wait in a dict and are dropped as soon as they are used.
@@ -35,7 +36,7 @@ from .graph import AccumulateGrad, Node, anomaly, edge_of, running_node
 
 # Note [gradients not asked for]
 # autograd.grad(out, inputs) and backward(inputs=...) run only the nodes on a path to a wanted input
-# (`needed`), and, as torch's exec_info does, a generated node computes only the formulas of its
+# (the keys of `deps`), and, as torch's exec_info does, a generated node computes only the formulas of its
 # edges that lead there (the children counted in `deps`): an input that requires grad but was not
 # asked for costs nothing and cannot raise (igamma's gradient for `a`, say). Its gradient is None,
 # also for the node's post-hooks, as torch's is undefined.
@@ -52,15 +53,14 @@ MAX_DEPTH = 32
 class GraphTask:
     """One backward call: the nodes it reaches, those it runs, and the callbacks queued for its end."""
 
-    __slots__ = ("id", "deps", "needed", "captured", "callbacks", "checkpoint_valid")
+    __slots__ = ("id", "deps", "captured", "callbacks", "checkpoint_valid")
 
-    def __init__(self, deps: dict, needed: set | None, captured: set, checkpoint_valid: bool) -> None:
+    def __init__(self, deps: dict, captured: set, checkpoint_valid: bool) -> None:
         self.id = next(_task_ids)
         # False with explicit inputs, or nested in such a task: the reentrant checkpoint cannot compute
         # the gradients of just those inputs (torch's is_checkpoint_valid)
         self.checkpoint_valid = checkpoint_valid
         self.deps = deps  # node -> consumers not yet run; every node the task reaches is a key
-        self.needed = needed  # the nodes that run (None: all of them); the others only hand over a gradient
         self.captured = captured  # the nodes whose gradients autograd.grad returns
         self.callbacks: list[Callable[[], Any]] = []
 
@@ -84,26 +84,26 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, retain_graph: bool, 
     capture=False (backward): accumulate into `.grad` of every leaf, or only of `inputs`.
     capture=True (autograd.grad): return the gradient of each of `inputs`, touch no `.grad`.
     """
-    if len(_engine.tasks) >= MAX_DEPTH:  # Note [reentrant backward]
+    tasks = _engine.tasks  # this thread's (Note [thread-local modes] in grad_mode.py: read once)
+    if len(tasks) >= MAX_DEPTH:  # Note [reentrant backward]
         return _on_fresh_thread(run_backward, outputs, grad_outputs, retain_graph, create_graph, inputs, capture)
     roots = [_root_edge(i, out) for i, out in enumerate(outputs)]
 
     # Steps 1 and 2: dependency counts over everything reachable, or with explicit inputs over the
     # nodes that lead to one of them.
     targets: dict[tuple, list[int]] = {}
+    target_nodes: set[Node] = set()  # autograd.grad's inputs' nodes: they hand their gradients over
     pruned = False  # some reachable node leads to no wanted input (Note [gradients not asked for])
     if inputs is None:
-        deps, needed, target_nodes = _dependencies(roots), None, set()
+        deps = _dependencies(roots)
     else:
-        target_nodes = set()
         for k, t in enumerate(inputs):
             node, nr = _input_edge(t, capture)
             if node is not None:
                 targets.setdefault((node, nr), []).append(k)
                 target_nodes.add(node)
-        deps, needed, pruned = _dependencies_towards(roots, target_nodes)
-        if not capture:  # backward(inputs=...): the inputs' own nodes run (a leaf's accumulates)
-            needed.update(target_nodes)
+        deps, pruned = _dependencies_towards(roots, target_nodes)
+        if not capture:  # backward(inputs=...): the inputs' own nodes run as any other (a leaf's accumulates)
             targets, target_nodes = {}, set()
 
     # Step 3: run nodes as their counts reach zero.
@@ -116,51 +116,45 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, retain_graph: bool, 
     ready = [node for node in buffers if deps.get(node) == 0]
     leaves: list[Node] = []  # ready accumulators, run before the other ready nodes (Note [execution order])
     captured: list = [None] * (len(inputs) if inputs is not None else 0)
-    task = GraphTask(deps, needed, target_nodes, inputs is None and is_checkpoint_valid())
+    task = GraphTask(deps, target_nodes, inputs is None and is_checkpoint_valid())
     state = grad_mode._state
     tracer = state.tracer
     prev = (state.grad, state.inference)
-    grad_mode._set_modes(create_graph, state.inference)
+    if prev[0] != create_graph:  # grad mode is create_graph while rules run (three thread-local writes)
+        grad_mode._set_modes(create_graph, prev[1])
     saved_hooks = transforms.saved_hooks  # what a hook enters or exits during backward is undone after, as in torch
-    _engine.tasks.append(task)
+    tasks.append(task)
     try:
         while leaves or ready:
             node = leaves.pop() if leaves else ready.pop()
             grads = buffers.pop(node)
-            if needed is not None and node not in needed:  # a wanted input's node, not run (autograd.grad)
-                _deliver(node, _call_tensor_hooks(node, grads), targets, captured)
-                continue
             if node in target_nodes:  # torch hands over what arrived, before any hook of the node
+                if not any(child in deps for child in node._next_nodes):  # no wanted input below: it does not run
+                    _deliver(node, _call_tensor_hooks(node, grads), targets, captured)
+                    continue
                 _deliver(node, grads, targets, captured)
-            if tracer is not None:
-                tracer.node_starting(node)
-            if type(node) is AccumulateGrad:
-                outs = _run_node(node, grads, retain_graph)
-                if tracer is not None:
-                    tracer.node_ran(node, grads, None)
-                grads = outs = None  # only the engine's references are left: accumulate_into may have kept the gradient
-                continue
             wanted = None
             if pruned and node._takes_wanted:  # Note [gradients not asked for]
                 edges = node._next_nodes
                 wanted = tuple([child if child in deps else None for child in edges])
                 if wanted == edges:
                     wanted = None
-            if node._hookset is None and grads[0] is not None and not anomaly.enabled:  # the common node, inline
+            if (node._hookset is None and grads[0] is not None and tracer is None and not anomaly.enabled
+                    and type(node) is not AccumulateGrad):  # the common node, inline
                 outs = node.apply(grads) if wanted is None else node.apply(grads, wanted)
                 if not retain_graph:
                     node.release()
                 if node._hookset is not None:  # registered while it ran
                     outs = _call_post_hooks(node, outs, grads)
             else:
+                if tracer is not None:
+                    tracer.node_starting(node)
                 outs = _run_node(node, grads, retain_graph, wanted)
-            if tracer is not None:
-                tracer.node_ran(node, grads, outs)
+                if tracer is not None:
+                    tracer.node_ran(node, grads, None if type(node) is AccumulateGrad else outs)
             for child, nr, g in zip(node._next_nodes, node._next_nrs, outs):
-                if child is None:
-                    continue
                 count = deps.get(child)
-                if count is None:  # not on a path to a wanted input
+                if count is None:  # no node (an input that wants no gradient), or not on a path to a wanted input
                     continue
                 buf = buffers.get(child)
                 if buf is None:
@@ -182,8 +176,9 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, retain_graph: bool, 
         while callbacks:  # a callback may queue another: it runs too
             callbacks.pop(0)()
     finally:
-        grad_mode._set_modes(*prev)
-        _engine.tasks.pop()
+        if state.grad is not prev[0] or state.inference is not prev[1]:
+            grad_mode._set_modes(*prev)
+        tasks.pop()
         if transforms.saved_hooks is not saved_hooks:
             transforms.saved_hooks = saved_hooks
             transforms.update()
@@ -217,7 +212,7 @@ def _dependencies(roots: list) -> dict:
         if node not in deps:
             deps[node] = 0
             stack.append(node)
-    while stack:
+    while stack:  # depth first: the stack stays short on a long chain
         for child in stack.pop()._next_nodes:
             if child is not None:
                 count = deps.get(child)
@@ -229,35 +224,39 @@ def _dependencies(roots: list) -> dict:
     return deps
 
 
-def _dependencies_towards(roots: list, wanted: set) -> tuple[dict, set, bool]:
-    """Dependency counts among the nodes that lead to a wanted node, and the nodes that must run to
-    get there (those with a counted node below). Every consumer of such a node leads there too, so
+def _dependencies_towards(roots: list, wanted: set) -> tuple[dict, bool]:
+    """Dependency counts among the nodes that lead to a wanted node (a node that leads there runs,
+    unless it is a wanted node with none below it). Every consumer of such a node leads there too, so
     its count is its full count of consumers: one walk down records each node's consumers, one walk
-    back up from the wanted nodes marks the ones needed. Also: whether some reachable node leads to no
-    wanted one (then the needed nodes skip the formulas of edges towards it)."""
+    back up from the wanted nodes counts them. When every node with no edge onwards is a wanted one,
+    every node leads to one (follow any edge down) and the walk back is skipped. Also: whether some
+    reachable node leads to no wanted one (then the nodes that run skip the formulas of edges towards it)."""
     consumers: dict[Node, list] = {node: [] for node, _ in roots}
     stack = list(consumers)
-    while stack:
-        node = stack.pop()
+    stray = False  # a node with no edge onwards that is not wanted: some nodes may lead nowhere wanted
+    for node in stack:  # the list grows as nodes are found: each is visited once
+        end = True
         for child in node._next_nodes:
             if child is not None:
+                end = False
                 seen = consumers.get(child)
                 if seen is None:
                     consumers[child] = [node]
                     stack.append(child)
                 else:
                     seen.append(node)
+        if end and node not in wanted:
+            stray = True
+    if not stray:
+        return {node: len(above) for node, above in consumers.items()}, False
     deps: dict[Node, int] = {}
-    needed: set[Node] = set()
     stack = [node for node in wanted if node in consumers]
-    while stack:
-        node = stack.pop()
+    for node in stack:
         if node not in deps:
             above = consumers[node]
             deps[node] = len(above)
-            needed.update(above)
             stack.extend(above)
-    return deps, needed, len(deps) < len(consumers)
+    return deps, len(deps) < len(consumers)
 
 
 def _deliver(node: Node, grads: list, targets: dict, captured: list) -> None:

@@ -9,6 +9,7 @@ one VJP per output element, or, with `vectorize=True`, all of them in one batche
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -50,8 +51,15 @@ def _prepare(tensors: tuple, create_graph: bool, need_graph: bool) -> tuple:
     """New tensor objects for the function to see: views that keep the graph to the caller's
     tensors (create_graph), else detached copies; new objects also tell apart the inputs given
     from the same tensors captured by the function."""
-    return tuple(t.view_as(t) if create_graph and t.requires_grad else t.detach().requires_grad_(need_graph)
-                 for t in tensors)
+    if create_graph:
+        return tuple(t.view_as(t) if t.requires_grad else t.detach().requires_grad_(need_graph) for t in tensors)
+    return tuple(t.detach().requires_grad_() if need_graph else t.detach() for t in tensors)
+
+
+def _last_pass_mode(create_graph: bool) -> Any:
+    """torch's `set_grad_enabled(create_graph or is_grad_enabled())` around a last pass: only
+    create_graph can change the mode, so otherwise the block is empty (no thread-local writes)."""
+    return grad_mode.enable_grad() if create_graph else contextlib.nullcontext()
 
 
 def _finish(tensors: tuple, create_graph: bool) -> tuple:
@@ -104,11 +112,13 @@ def _grads(outputs: tuple, inputs: tuple, grad_outputs: tuple | None = None, cre
     """autograd.grad that skips outputs without a graph (None where an input is unused)."""
     if grad_outputs is None:
         grad_outputs = (None,) * len(outputs)
-    pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if o is not None and o.requires_grad]
-    if not pairs:
+    kept = [k for k, o in enumerate(outputs) if o is not None and o.requires_grad]
+    if not kept:
         return (None,) * len(inputs)
-    return autograd.grad([o for o, _ in pairs], inputs, [g for _, g in pairs], retain_graph=retain_graph,
-                         create_graph=create_graph, allow_unused=True, is_grads_batched=is_grads_batched)
+    if len(kept) < len(outputs):
+        outputs, grad_outputs = [outputs[k] for k in kept], [grad_outputs[k] for k in kept]
+    return autograd.grad(outputs, inputs, grad_outputs, retain_graph=retain_graph, create_graph=create_graph,
+                         allow_unused=True, is_grads_batched=is_grads_batched)
 
 
 _UNUSED = {
@@ -173,7 +183,7 @@ def vjp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False, 
     with grad_mode.enable_grad():
         is_inputs_tuple, inputs, v, is_outputs_tuple, outputs = _start(func, inputs, v, "vjp", create_graph, strict,
                                                                        "outputs")
-    with grad_mode.set_grad_enabled(create_graph or grad_mode.is_grad_enabled()):
+    with _last_pass_mode(create_graph):
         grads = _grads(outputs, inputs, v, create_graph=create_graph)
         result = _zeros_for_unused(grads, inputs, strict, create_graph, "back")
     return (_unpack(_finish(outputs, create_graph), is_outputs_tuple),
@@ -193,7 +203,7 @@ def jvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False, 
         u = tuple(_creation.zeros_like(o, requires_grad=True) for o in outputs)
         grad_inputs = _grads(outputs, inputs, u, create_graph=True)
         _require_grad(grad_inputs, "grad_inputs", strict)
-    with grad_mode.set_grad_enabled(create_graph or grad_mode.is_grad_enabled()):
+    with _last_pass_mode(create_graph):
         grads = _grads(grad_inputs, u, v, create_graph=create_graph)
         result = _zeros_for_unused(grads, outputs, strict, create_graph, "back_trick")
     return (_unpack(_finish(outputs, create_graph), is_outputs_tuple),
@@ -378,7 +388,7 @@ def vhp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False, 
         _scalar_output(outputs, is_outputs_tuple, "vhp")
         jac = _grads(outputs, inputs, create_graph=True)
         _require_grad(jac, "jacobian", strict)
-    with grad_mode.set_grad_enabled(create_graph or grad_mode.is_grad_enabled()):
+    with _last_pass_mode(create_graph):
         grads = _grads(jac, inputs, v, create_graph=create_graph)
         result = _zeros_for_unused(grads, inputs, strict, create_graph, "double_back")
     return (_unpack(_finish(outputs, create_graph), is_outputs_tuple),
@@ -400,7 +410,7 @@ def hvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False, 
         u = tuple(_creation.zeros_like(x, requires_grad=True) for x in inputs)
         double_back = _grads(jac, inputs, u, create_graph=True)
         _require_grad(jac, "hessian", strict)
-    with grad_mode.set_grad_enabled(create_graph or grad_mode.is_grad_enabled()):
+    with _last_pass_mode(create_graph):
         grads = _grads(double_back, u, v, create_graph=create_graph)
         result = _zeros_for_unused(grads, inputs, strict, create_graph, "double_back_trick")
     return (_unpack(_finish(outputs, create_graph), is_outputs_tuple),
