@@ -5,7 +5,10 @@ none for these ops). Also the audit of which ops of the table still have only th
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -173,6 +176,18 @@ def test_reshape_of_strided_examples():
     """A reshape that views non-contiguous memory (_reshape_alias) and its backward under jacrev."""
     f = lambda x: x.transpose(0, 1).reshape(2, 2, 49)  # noqa: E731
     same(lambda L: (L.func.vmap(f)(t(L, X)), L.func.jacrev(lambda x: f(x).sin().sum(-1))(t(L, X[0]))))
+
+
+# ---- the tutorials' program ------------------------------------------------------------------------
+
+def test_tutorial_program_runs_without_the_loop(tmp_path):
+    """tests/programs/per_sample_grads.py (its numbers are torch's: tests/test_programs.py) under retrograd with
+    UserWarnings as errors: none of its vmap'd ops falls back to the per-example loop."""
+    program = Path(__file__).resolve().parent / "programs" / "per_sample_grads.py"
+    out = subprocess.run([sys.executable, "-W", "error::UserWarning", "-m", "retrograd.run", str(program)],
+                         capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-4000:]
+    assert "ntk-vector products" in out.stdout
 
 
 # ---- the audit ---------------------------------------------------------------------------------------
