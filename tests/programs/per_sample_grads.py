@@ -23,7 +23,7 @@ device = "cpu"
 
 class SimpleCNN(nn.Module):
     def __init__(self):
-        super(SimpleCNN, self).__init__()
+        super().__init__()
         self.conv1 = nn.Conv2d(1, 4, 3, 1)
         self.conv2 = nn.Conv2d(4, 8, 3, 1)
         self.fc1 = nn.Linear(8 * 4 * 4, 16)
