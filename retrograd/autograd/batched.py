@@ -770,8 +770,24 @@ def _einsum(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
 
 
 def _trailing_matrices(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
-    """Linear algebra of one matrix argument: NumPy already treats leading dims as a batch."""
-    return _wrap_outputs(_apply(op, (align(args[0], levels, full=True),), params), levels)
+    """Linear algebra on the trailing one or two dims of its operands (matrices, vectors of reflector scales,
+    a solve's right-hand sides): NumPy treats leading dims as a batch, so every operand gets all vmap dims."""
+    physical = tuple(align(a, levels, full=True) if isinstance(a, Tensor) else a for a in args)
+    return _wrap_outputs(_apply(op, physical, params), levels)
+
+
+def _solve(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+    """Solves of two operands whose batch dims broadcast: both get every vmap dim, then padded to one batch rank
+    (a `vector` right-hand side has one trailing dim, matrices two)."""
+    a, b = args
+    trailing = 1 if dict(zip(op.params, params)).get("vector") else 2
+    batch = max(a.ndim - 2, b.ndim - trailing)
+    physical = (align(a, levels, batch + 2, full=True), align(b, levels, batch + trailing, full=True))
+    out = _apply(op, physical, params)
+    if op.name == "linalg_solve_ex":  # its info has A's batch shape, not the broadcast one
+        solution, info = out
+        return make(solution, levels), make(info.reshape(tuple(info.shape[:len(levels)]) + tuple(a.shape[:-2])), levels)
+    return _wrap_outputs(out, levels)
 
 
 def _lu_solve(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
@@ -918,6 +934,75 @@ def _planes(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
     return _wrap_outputs(_apply(op, physical, tuple(new)), levels)
 
 
+# ---- normalisation and lookups --------------------------------------------------------------------
+
+def _norm(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+    """native layer norm: the vmap dims lead its layout and its dims shift; group norm: they fold into N. A
+    batched weight or bias scales and shifts after the norm without them."""
+    x, w, b = args
+    axes, eps = params
+    if type(w) is BatchedTensor or type(b) is BatchedTensor:
+        y = _norm(op, (x, None, None), params, levels)
+        y = y if w is None else y * w.reshape(axes.affine)
+        return y if b is None else y + b.reshape(axes.affine)
+    sizes = tuple(lv.size for lv in levels)
+    if op.name == "native_group_norm":
+        axes = axes._replace(layout=(math.prod(sizes) * axes.layout[0],) + tuple(axes.layout[1:]))
+    else:
+        axes = axes._replace(layout=sizes + tuple(axes.layout), dims=tuple(d + len(levels) for d in axes.dims))
+    return make(_apply(op, (align(x, levels, full=True), w, b), (axes, eps)), levels)
+
+
+def _full_index(index: np.ndarray, levels: tuple) -> np.ndarray:
+    """An index parameter with every vmap dim in front (broadcast where it is not batched)."""
+    if type(index) is _BatchedView:
+        return _align_params((index,), levels, None, full=True)[0].view(np.ndarray)
+    return np.broadcast_to(index, tuple(lv.size for lv in levels) + index.shape)
+
+
+def _offsets(count: int, length: int, ndim: int, levels: tuple) -> np.ndarray:
+    """Where each example's rows start once the examples' tables are stacked: (*vmap sizes, 1, ...)."""
+    return (np.arange(count) * length).reshape(tuple(lv.size for lv in levels) + (1,) * ndim)
+
+
+def _embedding(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+    """embedding: batched indices look up a shared table as they are; a batched table (an ensemble) is
+    stacked, each example's indices offset to its own rows."""
+    (w,), (indices, padding_idx, by_freq) = args, params
+    count = math.prod(lv.size for lv in levels)
+    if by_freq or type(w) is BatchedTensor and padding_idx is not None or count == 0:
+        return _loop(op, args, params, levels)  # per-example frequencies, padding rows: each table its own
+    index = _full_index(indices, levels)
+    if type(w) is not BatchedTensor:
+        return make(_apply(op, (w,), (index, padding_idx, by_freq)), levels)
+    table = align(w, levels, full=True).reshape((count * w.shape[0],) + tuple(w.shape[1:]))
+    return make(_apply(op, (table,), (index + _offsets(count, w.shape[0], indices.ndim, levels), None, False)),
+                levels)
+
+
+def _embedding_backward(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+    """embedding's backward for a batch of gradients: each example adds into its own stacked table."""
+    (g,), (indices, num_weights, padding_idx, by_freq) = args, params
+    sizes = tuple(lv.size for lv in levels)
+    count = math.prod(sizes)
+    if by_freq or padding_idx is not None or count == 0:
+        return _loop(op, args, params, levels)
+    index = _full_index(indices, levels) + _offsets(count, num_weights, indices.ndim, levels)
+    out = _apply(op, (align(g, levels, full=True),), (index, count * num_weights, None, False))
+    return make(out.reshape(sizes + (num_weights,) + tuple(out.shape[1:])), levels)
+
+
+def _take(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+    """take: flat indices into each example, offset to its part of the whole batch flattened."""
+    (x,), (index,) = args, params
+    count, numel = math.prod(lv.size for lv in levels), math.prod(x.shape)
+    if count == 0 or numel == 0:
+        return _loop(op, args, params, levels)
+    index = _full_index(index, levels)
+    index = np.where(index < 0, index + numel, index) + _offsets(count, numel, index.ndim - len(levels), levels)
+    return make(_apply(op, (align(x, levels, full=True),), (index,)), levels)
+
+
 # ---- losses ---------------------------------------------------------------------------------------
 
 def _loss(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
@@ -1051,7 +1136,12 @@ RULES: dict[str, Callable] = {
                      "upsample_trilinear3d", "pixel_shuffle", "pixel_unshuffle"), _planes),
     "_reshape_alias": _reshape, "view_copy": _reshape, "expand_copy": _expand, "t_copy": _t,
     "squeeze_copy": _squeeze_all,
-    "alias_copy": _elementwise, "copy_slices": _loop, "as_strided": _refused, "as_strided_copy": _refused,
+    "alias_copy": _elementwise, "native_layer_norm": _norm, "native_group_norm": _norm, "embedding": _embedding,
+    "embedding_dense_backward": _embedding_backward, "take": _take,
+    **dict.fromkeys(("cholesky", "cholesky_inverse", "geqrf", "linalg_eig", "linalg_householder_product",
+                     "linalg_ldl_factor_ex", "matrix_power_zero", "ormqr"), _trailing_matrices),
+    **dict.fromkeys(("cholesky_solve", "linalg_solve_ex", "linalg_solve_triangular", "triangular_solve"), _solve),
+    "copy_slices": _loop, "as_strided": _refused, "as_strided_copy": _refused,
     "as_strided_scatter": _refused,
     "alias": _elementwise, "repeat": _repeat, "einsum": _einsum,
     "diagonal_backward": _with_sizes, "unfold_backward": _with_sizes,
