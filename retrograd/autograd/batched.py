@@ -43,13 +43,20 @@ _new = object.__new__
 # one example. The same view, passed as an op parameter (an index or a mask), tells `dispatch`
 # that the parameter is batched.
 #
-# Rules exist for the elementwise families (pointwise, activations, complex; scalar and array
-# parameters broadcast), reductions and every op with `dim` parameters (dims shifted), shape ops
-# (view/reshape/expand/permute/squeeze/t and the backward helpers select/slice_backward),
-# matmul (mm, mv, dot, bmm, outer, batched matmul), indexing (index, index_put, gather,
-# scatter, scatter_add, masked_fill) and the mean/sum losses. Any other op falls back to a loop:
-# it runs once per example on slices of the physical tensors and the results are stacked (with
-# torch's performance warning); correct for every op whose output shape does not depend on data.
+# Rules exist for the elementwise families (pointwise, activations, complex, special functions,
+# numeric helpers; scalar and array parameters broadcast), reductions and every op with `dim`
+# parameters (dims shifted), shape ops (view/reshape/expand/permute/squeeze/t, their copies and
+# the backward helpers select/slice_backward), matmul (mm, mv, dot, bmm, outer, batched matmul),
+# linear algebra (leading dims are NumPy's batch; solves pad their operands to one batch rank),
+# indexing (index, index_put, gather, scatter, scatter_add, masked_fill, take, embedding), the
+# losses (elementwise ones reduce after; nll_loss folds the vmap dims into its batch dim N),
+# convolution (the vmap dims fold into N when only the input is batched, into the groups when the
+# weight is: each example's channels and filters a group of their own, as torch's rule does),
+# pooling, padding and resampling with their backwards (the vmap dims are more leading planes) and
+# layer/group norm. Any other op falls back to a loop: it runs once per example on slices of the
+# physical tensors and the results are stacked (with torch's performance warning); correct for
+# every op whose output shape does not depend on data. tests/test_vmap_rules.py counts the ops
+# that still loop.
 
 
 class Level:
