@@ -571,7 +571,7 @@ def _common_dtype(op: Any, args: tuple) -> tuple:
 # ---- ops along dims -------------------------------------------------------------------------
 
 DIM_PARAMS = ("dim", "dims", "dim0", "dim1", "dim2")
-EXTRA_OUTPUT_DIMS = {"unsqueeze": 1, "stack": 1, "diag_embed": 1}  # their dims index the output
+EXTRA_OUTPUT_DIMS = {"unsqueeze": 1, "unsqueeze_copy": 1, "stack": 1, "diag_embed": 1}  # their dims index the output
 
 
 def _shift(value: Any, k: int, ndim: int) -> Any:
@@ -590,8 +590,18 @@ def _along_dims(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
     first = next(a for a in inputs if isinstance(a, Tensor))
     dim_values = [p for name, p in zip(op.params, params) if name in DIM_PARAMS]
     ndim = first.ndim + EXTRA_OUTPUT_DIMS.get(op.name, 0)
-    if ndim == 0 or any(isinstance(d, (tuple, list)) and not d for d in dim_values):
-        return _loop(op, args, params, levels)  # a 0-d input or an empty dim list: no dim to shift
+    if any(isinstance(d, (tuple, list)) and not d for d in dim_values) or ndim == 0 and (
+            op.variadic or op.name == "unfold" or any(isinstance(a, Tensor) and a.ndim for a in args)):
+        return _loop(op, args, params, levels)  # an empty dim list, or 0-d examples whose result is not 0-d
+    if ndim == 0:  # numbers: dim 0 of each as a vector of one, the results numbers again (torch's 0-d semantics)
+        sizes = tuple(lv.size for lv in levels)
+        physical = tuple(align(a, levels, full=True).unsqueeze(-1) if isinstance(a, Tensor) else a for a in args)
+        out = _apply(op, physical, tuple(_shift(p, k, 1) if name in DIM_PARAMS else p
+                                         for name, p in zip(op.params, params)))
+        if isinstance(out, tuple):
+            parts = tuple(o.reshape(sizes) for o in out)
+            return _wrap_outputs(type(out)(*parts) if hasattr(out, "_fields") else parts, levels)
+        return make(out.reshape(sizes), levels)
     physical = [align(a, levels, full=True) if isinstance(a, Tensor) else a for a in inputs]
     new = tuple(_shift(p, k, ndim) if name in DIM_PARAMS else p for name, p in zip(op.params, params))
     return _wrap_outputs(_apply(op, (physical,) if op.variadic else tuple(physical), new), levels)
@@ -920,6 +930,16 @@ def _convolution_weight(op: Any, args: tuple, params: tuple, levels: tuple) -> A
     return make(dw.reshape(sizes + (dw.shape[0] // math.prod(sizes),) + tuple(dw.shape[1:])), levels)
 
 
+def _batch_rows(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+    """Ops whose every operand leads with one batch dim N, each row on its own (grid sampling): the vmap dims
+    fold into N."""
+    sizes = tuple(lv.size for lv in levels)
+    if math.prod(sizes) == 0:
+        return _loop(op, args, params, levels)
+    out = _apply(op, tuple(_into_rows(a, levels) if isinstance(a, Tensor) else a for a in args), params)
+    return make(out.reshape(sizes + (out.shape[0] // math.prod(sizes),) + tuple(out.shape[1:])), levels)
+
+
 SHAPE_PARAMS = ("input_shape", "output_shape")  # whole shapes (the vmap sizes go in front); others are spatial
 
 
@@ -1144,7 +1164,8 @@ RULES: dict[str, Callable] = {
     "_reshape_alias": _reshape, "view_copy": _reshape, "expand_copy": _expand, "t_copy": _t,
     "squeeze_copy": _squeeze_all,
     "alias_copy": _elementwise, "native_layer_norm": _norm, "native_group_norm": _norm, "embedding": _embedding,
-    "embedding_dense_backward": _embedding_backward, "take": _take,
+    "embedding_dense_backward": _embedding_backward, "take": _take, "grid_sampler_2d": _batch_rows,
+    "grid_sampler_3d": _batch_rows,
     **dict.fromkeys(("cholesky", "cholesky_inverse", "geqrf", "linalg_eig", "linalg_householder_product",
                      "linalg_ldl_factor_ex", "matrix_power_zero", "ormqr"), _trailing_matrices),
     **dict.fromkeys(("cholesky_solve", "linalg_solve_ex", "linalg_solve_triangular", "triangular_solve"), _solve),
