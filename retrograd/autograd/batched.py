@@ -804,7 +804,21 @@ def _solve(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
     if op.name == "linalg_solve_ex":  # its info has A's batch shape, not the broadcast one
         solution, info = out
         return make(solution, levels), make(info.reshape(tuple(info.shape[:len(levels)]) + tuple(a.shape[:-2])), levels)
+    if op.name == "linalg_lstsq":  # the outputs its driver does not compute are one empty tensor: one per example
+        sizes = tuple(lv.size for lv in levels)
+        out = tuple(o if o.numel() else o.expand(sizes + tuple(o.shape)) for o in out)
     return _wrap_outputs(out, levels)
+
+
+def _attention(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+    """Scaled dot-product attention: the vmap dims lead query, key and value; an additive mask broadcasts from
+    the right, or gets them too where it is batched."""
+    q = args[0]
+    mask, scale = params
+    physical = tuple(align(a, levels, q.ndim, full=True) for a in args)
+    if type(mask) is _BatchedView:
+        mask = _align_params((mask,), levels, q.ndim, full=True)[0]
+    return make(_apply(op, physical, (mask, scale)), levels)
 
 
 def _lu_solve(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
@@ -1165,7 +1179,8 @@ RULES: dict[str, Callable] = {
     "squeeze_copy": _squeeze_all,
     "alias_copy": _elementwise, "native_layer_norm": _norm, "native_group_norm": _norm, "embedding": _embedding,
     "embedding_dense_backward": _embedding_backward, "take": _take, "grid_sampler_2d": _batch_rows,
-    "grid_sampler_3d": _batch_rows,
+    "grid_sampler_3d": _batch_rows, "_scaled_dot_product_flash_attention_for_cpu": _attention,
+    "linalg_lstsq": _solve,
     **dict.fromkeys(("cholesky", "cholesky_inverse", "geqrf", "linalg_eig", "linalg_householder_product",
                      "linalg_ldl_factor_ex", "matrix_power_zero", "ormqr"), _trailing_matrices),
     **dict.fromkeys(("cholesky_solve", "linalg_solve_ex", "linalg_solve_triangular", "triangular_solve"), _solve),
