@@ -195,11 +195,13 @@ COMMON = {
     "grid_sample": lambda L, x, g: L.nn.functional.grid_sample(x, g, align_corners=False),
     "attention": lambda L, q, kv: L.nn.functional.scaled_dot_product_attention(q, kv, kv, is_causal=True),
     "lstsq": lambda L, a, b: L.linalg.lstsq(a, b).solution,
+    "addr": lambda L, a, b: L.addr(a, b[0], b[1], beta=0.5),
 }
 COMMON_ARGS = {"layer_norm": (X, W), "group_norm": (X, W), "embedding": (TOKENS, TABLE), "take": (X, TOKENS),
                "solve_triangular": (MATRICES, X[:, 0, 0, :4]), "solve": (MATRICES, X[:, 0, 0, :4, 0]),
                "cholesky": (MATRICES, None), "grid_sample": (X, GRID),
-               "attention": (X[:, 0, :, :5, :4], X[:, 1, :, :6, :4]), "lstsq": (MATRICES[:, :, :3], X[:, 0, 0, :4])}
+               "attention": (X[:, 0, :, :5, :4], X[:, 1, :, :6, :4]), "lstsq": (MATRICES[:, :, :3], X[:, 0, 0, :4]),
+               "addr": (MATRICES, X[:, 0, 0, :2, :4])}
 
 
 @pytest.mark.parametrize("in_dims", [(0, None), (None, 0), (0, 0)])
@@ -244,4 +246,4 @@ def test_ops_that_still_loop():
     assert len(looping) <= LOOPING_OPS, f"{len(looping)} ops loop under vmap (was {LOOPING_OPS}): {looping}"
 
 
-LOOPING_OPS = 68
+LOOPING_OPS = 66
