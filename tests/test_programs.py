@@ -20,7 +20,7 @@ PROGRAMS = Path(__file__).resolve().parent / "programs"
 NUMBER = re.compile(r"-?\d+\.\d+(?:e-?\d+)?")
 CASES = [("gpt.py",), ("gpt.py", "--manual-attention"), ("lstm_lm.py",), ("lbfgs_sine.py",), ("polynomial.py",),
          ("infinite_sampler.py",), ("classifier.py",), ("vae.py",), ("packed_rnn.py",), ("policy.py",), ("dcgan.py",),
-         ("seq2seq.py",)]
+         ("seq2seq.py",), ("per_sample_grads.py",)]
 # their batches, noise or actions come from torch's random draws
 DRAWING = {"infinite_sampler.py", "classifier.py", "vae.py", "policy.py", "dcgan.py"}
 UNSEEDED = {"classifier.py", "packed_rnn.py"}  # they never call torch.manual_seed

@@ -43,13 +43,20 @@ _new = object.__new__
 # one example. The same view, passed as an op parameter (an index or a mask), tells `dispatch`
 # that the parameter is batched.
 #
-# Rules exist for the elementwise families (pointwise, activations, complex; scalar and array
-# parameters broadcast), reductions and every op with `dim` parameters (dims shifted), shape ops
-# (view/reshape/expand/permute/squeeze/t and the backward helpers select/slice_backward),
-# matmul (mm, mv, dot, bmm, outer, batched matmul), indexing (index, index_put, gather,
-# scatter, scatter_add, masked_fill) and the mean/sum losses. Any other op falls back to a loop:
-# it runs once per example on slices of the physical tensors and the results are stacked (with
-# torch's performance warning); correct for every op whose output shape does not depend on data.
+# Rules exist for the elementwise families (pointwise, activations, complex, special functions,
+# numeric helpers; scalar and array parameters broadcast), reductions and every op with `dim`
+# parameters (dims shifted), shape ops (view/reshape/expand/permute/squeeze/t, their copies and
+# the backward helpers select/slice_backward), matmul (mm, mv, dot, bmm, outer, batched matmul),
+# linear algebra (leading dims are NumPy's batch; solves pad their operands to one batch rank),
+# indexing (index, index_put, gather, scatter, scatter_add, masked_fill, take, embedding), the
+# losses (elementwise ones reduce after; nll_loss folds the vmap dims into its batch dim N),
+# convolution (the vmap dims fold into N when only the input is batched, into the groups when the
+# weight is: each example's channels and filters a group of their own, as torch's rule does),
+# pooling, padding and resampling with their backwards (the vmap dims are more leading planes) and
+# layer/group norm. Any other op falls back to a loop: it runs once per example on slices of the
+# physical tensors and the results are stacked (with torch's performance warning); correct for
+# every op whose output shape does not depend on data. tests/test_vmap_rules.py counts the ops
+# that still loop.
 
 
 class Level:
@@ -564,7 +571,7 @@ def _common_dtype(op: Any, args: tuple) -> tuple:
 # ---- ops along dims -------------------------------------------------------------------------
 
 DIM_PARAMS = ("dim", "dims", "dim0", "dim1", "dim2")
-EXTRA_OUTPUT_DIMS = {"unsqueeze": 1, "stack": 1, "diag_embed": 1}  # their dims index the output
+EXTRA_OUTPUT_DIMS = {"unsqueeze": 1, "unsqueeze_copy": 1, "stack": 1, "diag_embed": 1}  # their dims index the output
 
 
 def _shift(value: Any, k: int, ndim: int) -> Any:
@@ -582,9 +589,19 @@ def _along_dims(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
     inputs = args[0] if op.variadic else args
     first = next(a for a in inputs if isinstance(a, Tensor))
     dim_values = [p for name, p in zip(op.params, params) if name in DIM_PARAMS]
-    if first.ndim == 0 or any(isinstance(d, (tuple, list)) and not d for d in dim_values):
-        return _loop(op, args, params, levels)  # a 0-d input or an empty dim list: no dim to shift
     ndim = first.ndim + EXTRA_OUTPUT_DIMS.get(op.name, 0)
+    if any(isinstance(d, (tuple, list)) and not d for d in dim_values) or ndim == 0 and (
+            op.variadic or op.name == "unfold" or any(isinstance(a, Tensor) and a.ndim for a in args)):
+        return _loop(op, args, params, levels)  # an empty dim list, or 0-d examples whose result is not 0-d
+    if ndim == 0:  # numbers: dim 0 of each as a vector of one, the results numbers again (torch's 0-d semantics)
+        sizes = tuple(lv.size for lv in levels)
+        physical = tuple(align(a, levels, full=True).unsqueeze(-1) if isinstance(a, Tensor) else a for a in args)
+        out = _apply(op, physical, tuple(_shift(p, k, 1) if name in DIM_PARAMS else p
+                                         for name, p in zip(op.params, params)))
+        if isinstance(out, tuple):
+            parts = tuple(o.reshape(sizes) for o in out)
+            return _wrap_outputs(type(out)(*parts) if hasattr(out, "_fields") else parts, levels)
+        return make(out.reshape(sizes), levels)
     physical = [align(a, levels, full=True) if isinstance(a, Tensor) else a for a in inputs]
     new = tuple(_shift(p, k, ndim) if name in DIM_PARAMS else p for name, p in zip(op.params, params))
     return _wrap_outputs(_apply(op, (physical,) if op.variadic else tuple(physical), new), levels)
@@ -770,8 +787,38 @@ def _einsum(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
 
 
 def _trailing_matrices(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
-    """Linear algebra of one matrix argument: NumPy already treats leading dims as a batch."""
-    return _wrap_outputs(_apply(op, (align(args[0], levels, full=True),), params), levels)
+    """Linear algebra on the trailing one or two dims of its operands (matrices, vectors of reflector scales,
+    a solve's right-hand sides): NumPy treats leading dims as a batch, so every operand gets all vmap dims."""
+    physical = tuple(align(a, levels, full=True) if isinstance(a, Tensor) else a for a in args)
+    return _wrap_outputs(_apply(op, physical, params), levels)
+
+
+def _solve(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+    """Solves of two operands whose batch dims broadcast: both get every vmap dim, then padded to one batch rank
+    (a `vector` right-hand side has one trailing dim, matrices two)."""
+    a, b = args
+    trailing = 1 if dict(zip(op.params, params)).get("vector") else 2
+    batch = max(a.ndim - 2, b.ndim - trailing)
+    physical = (align(a, levels, batch + 2, full=True), align(b, levels, batch + trailing, full=True))
+    out = _apply(op, physical, params)
+    if op.name == "linalg_solve_ex":  # its info has A's batch shape, not the broadcast one
+        solution, info = out
+        return make(solution, levels), make(info.reshape(tuple(info.shape[:len(levels)]) + tuple(a.shape[:-2])), levels)
+    if op.name == "linalg_lstsq":  # the outputs its driver does not compute are one empty tensor: one per example
+        sizes = tuple(lv.size for lv in levels)
+        out = tuple(o if o.numel() else o.expand(sizes + tuple(o.shape)) for o in out)
+    return _wrap_outputs(out, levels)
+
+
+def _attention(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+    """Scaled dot-product attention: the vmap dims lead query, key and value; an additive mask broadcasts from
+    the right, or gets them too where it is batched."""
+    q = args[0]
+    mask, scale = params
+    physical = tuple(align(a, levels, q.ndim, full=True) for a in args)
+    if type(mask) is _BatchedView:
+        mask = _align_params((mask,), levels, q.ndim, full=True)[0]
+    return make(_apply(op, physical, (mask, scale)), levels)
 
 
 def _lu_solve(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
@@ -828,17 +875,226 @@ def _masked_fill(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
     return _elementwise(where_op, (value, x), (mask,), levels)
 
 
+# ---- convolution and pooling ----------------------------------------------------------------------
+
+def _into_rows(t: Any, levels: tuple) -> Tensor:
+    """(*vmap, N, ...) as (vmap * N, ...): the examples as more rows of a batch dim."""
+    p = align(t, levels, full=True)
+    return p.reshape((math.prod(p.shape[:len(levels) + 1]),) + tuple(p.shape[len(levels) + 1:]))
+
+
+def _into_channels(t: Any, levels: tuple) -> Tensor:
+    """(*vmap, N, C, ...) as (N, vmap * C, ...): the examples as more channel groups."""
+    p = align(t, levels, full=True).movedim(len(levels), 0)
+    return p.reshape((p.shape[0], math.prod(p.shape[1:len(levels) + 2])) + tuple(p.shape[len(levels) + 2:]))
+
+
+def _from_channels(t: Tensor, levels: tuple) -> Tensor:
+    """The inverse of _into_channels."""
+    sizes = tuple(lv.size for lv in levels)
+    out = t.reshape((t.shape[0],) + sizes + (t.shape[1] // math.prod(sizes),) + tuple(t.shape[2:]))
+    return make(out.movedim(0, len(levels)), levels)
+
+
+def _into_filters(t: Any, levels: tuple) -> Tensor | None:
+    """A weight (*vmap, F, ...) as (vmap * F, ...), or a bias (*vmap, F) as (vmap * F,): one filter group per
+    example."""
+    return None if t is None else _into_rows(t, levels)
+
+
+def _convolution(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+    """convolution: an input batched alone folds the vmap dims into its batch dim N; with a batched weight or bias
+    (an ensemble) they fold into the groups: each example's channels and filters become groups of their own."""
+    x, w, b = args
+    win, groups, transposed, output_padding = params
+    count = math.prod(lv.size for lv in levels)
+    if count == 0:
+        return _loop(op, args, params, levels)
+    if type(w) is not BatchedTensor and type(b) is not BatchedTensor:
+        out = _apply(op, (_into_rows(x, levels), w, b), params)
+        return make(out.reshape(tuple(lv.size for lv in levels) + (x.shape[0],) + tuple(out.shape[1:])), levels)
+    out = _apply(op, (_into_channels(x, levels), _into_filters(w, levels), _into_filters(b, levels)),
+                 (win, groups * count, transposed, output_padding))
+    return _from_channels(out, levels)
+
+
+def _convolution_backward(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+    """convolution_backward: folded as the convolution is, into the groups (each example's weight and bias
+    gradients stay its own); into N when only the input's gradient is wanted from a weight not batched."""
+    g, x, w = args
+    win, groups, transposed, output_padding, mask = params
+    sizes = tuple(lv.size for lv in levels)
+    if math.prod(sizes) == 0:
+        return _loop(op, args, params, levels)
+    if type(w) is not BatchedTensor and not mask[1] and not mask[2]:
+        dx, dw, db = _apply(op, (_into_rows(g, levels), _into_rows(x, levels), w), params)
+        return make(dx.reshape(sizes + tuple(x.shape)), levels), dw, db
+    dx, dw, db = _apply(op, (_into_channels(g, levels), _into_channels(x, levels), _into_filters(w, levels)),
+                        (win, groups * math.prod(sizes), transposed, output_padding, mask))
+    return (_from_channels(dx, levels), make(dw.reshape(sizes + tuple(w.shape)), levels),
+            make(db.reshape(sizes + (-1,)), levels))
+
+
+def _convolution_weight(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+    """The weight gradient of a convolution alone: folded into the groups, as convolution_backward."""
+    g, x = args
+    win, groups = params
+    sizes = tuple(lv.size for lv in levels)
+    dw = _apply(op, (_into_channels(g, levels), _into_channels(x, levels)), (win, groups * math.prod(sizes)))
+    return make(dw.reshape(sizes + (dw.shape[0] // math.prod(sizes),) + tuple(dw.shape[1:])), levels)
+
+
+def _batch_rows(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+    """Ops whose every operand leads with one batch dim N, each row on its own (grid sampling): the vmap dims
+    fold into N."""
+    sizes = tuple(lv.size for lv in levels)
+    if math.prod(sizes) == 0:
+        return _loop(op, args, params, levels)
+    out = _apply(op, tuple(_into_rows(a, levels) if isinstance(a, Tensor) else a for a in args), params)
+    return make(out.reshape(sizes + (out.shape[0] // math.prod(sizes),) + tuple(out.shape[1:])), levels)
+
+
+SHAPE_PARAMS = ("input_shape", "output_shape")  # whole shapes (the vmap sizes go in front); others are spatial
+
+
+def _planes(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+    """Ops on the trailing (spatial) dims of a tensor whose leading dims are any batch of planes (pooling,
+    padding, resampling, im2col, and their backwards): the vmap dims are more leading dims. An index array
+    parameter (per-plane flat indices) gets them too, a whole-shape parameter their sizes."""
+    sizes = tuple(lv.size for lv in levels)
+    physical = tuple(align(a, levels, full=True) if isinstance(a, Tensor) else a for a in args)
+    new = []
+    for name, p in zip(op.params, params):
+        if name in SHAPE_PARAMS:
+            p = sizes + tuple(p)
+        elif type(p) is _BatchedView:
+            p = _align_params((p,), levels, None, full=True)[0]
+        elif name == "indices" and isinstance(p, np.ndarray):
+            p = np.broadcast_to(p, sizes + p.shape)
+        new.append(p)
+    return _wrap_outputs(_apply(op, physical, tuple(new)), levels)
+
+
+# ---- normalisation and lookups --------------------------------------------------------------------
+
+def _norm(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+    """native layer norm: the vmap dims lead its layout and its dims shift; group norm: they fold into N. A
+    batched weight or bias scales and shifts after the norm without them."""
+    x, w, b = args
+    axes, eps = params
+    if type(w) is BatchedTensor or type(b) is BatchedTensor:
+        y = _norm(op, (x, None, None), params, levels)
+        y = y if w is None else y * w.reshape(axes.affine)
+        return y if b is None else y + b.reshape(axes.affine)
+    sizes = tuple(lv.size for lv in levels)
+    if op.name == "native_group_norm":
+        axes = axes._replace(layout=(math.prod(sizes) * axes.layout[0],) + tuple(axes.layout[1:]))
+    else:
+        axes = axes._replace(layout=sizes + tuple(axes.layout), dims=tuple(d + len(levels) for d in axes.dims))
+    return make(_apply(op, (align(x, levels, full=True), w, b), (axes, eps)), levels)
+
+
+def _full_index(index: np.ndarray, levels: tuple) -> np.ndarray:
+    """An index parameter with every vmap dim in front (broadcast where it is not batched)."""
+    if type(index) is _BatchedView:
+        return _align_params((index,), levels, None, full=True)[0].view(np.ndarray)
+    return np.broadcast_to(index, tuple(lv.size for lv in levels) + index.shape)
+
+
+def _offsets(count: int, length: int, ndim: int, levels: tuple) -> np.ndarray:
+    """Where each example's rows start once the examples' tables are stacked: (*vmap sizes, 1, ...)."""
+    return (np.arange(count) * length).reshape(tuple(lv.size for lv in levels) + (1,) * ndim)
+
+
+def _embedding(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+    """embedding: batched indices look up a shared table as they are; a batched table (an ensemble) is
+    stacked, each example's indices offset to its own rows."""
+    (w,), (indices, padding_idx, by_freq) = args, params
+    count = math.prod(lv.size for lv in levels)
+    if by_freq or type(w) is BatchedTensor and padding_idx is not None or count == 0:
+        return _loop(op, args, params, levels)  # per-example frequencies, padding rows: each table its own
+    index = _full_index(indices, levels)
+    if type(w) is not BatchedTensor:
+        return make(_apply(op, (w,), (index, padding_idx, by_freq)), levels)
+    table = align(w, levels, full=True).reshape((count * w.shape[0],) + tuple(w.shape[1:]))
+    return make(_apply(op, (table,), (index + _offsets(count, w.shape[0], indices.ndim, levels), None, False)),
+                levels)
+
+
+def _embedding_backward(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+    """embedding's backward for a batch of gradients: each example adds into its own stacked table."""
+    (g,), (indices, num_weights, padding_idx, by_freq) = args, params
+    sizes = tuple(lv.size for lv in levels)
+    count = math.prod(sizes)
+    if by_freq or padding_idx is not None or count == 0:
+        return _loop(op, args, params, levels)
+    index = _full_index(indices, levels) + _offsets(count, num_weights, indices.ndim, levels)
+    out = _apply(op, (align(g, levels, full=True),), (index, count * num_weights, None, False))
+    return make(out.reshape(sizes + (num_weights,) + tuple(out.shape[1:])), levels)
+
+
+def _take(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+    """take: flat indices into each example, offset to its part of the whole batch flattened."""
+    (x,), (index,) = args, params
+    count, numel = math.prod(lv.size for lv in levels), math.prod(x.shape)
+    if count == 0 or numel == 0:
+        return _loop(op, args, params, levels)
+    index = _full_index(index, levels)
+    index = np.where(index < 0, index + numel, index) + _offsets(count, numel, index.ndim - len(levels), levels)
+    return make(_apply(op, (align(x, levels, full=True),), (index,)), levels)
+
+
 # ---- losses ---------------------------------------------------------------------------------------
 
 def _loss(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
-    """mse / bce-with-logits: the unreduced loss is elementwise; mean or sum the logical dims."""
-    reduction = params[-1]
-    out = _elementwise(op, args, params[:-1] + ("none",), levels)
+    """Elementwise losses (mse, bce, huber, ...): the unreduced loss is elementwise; mean or sum the logical dims."""
+    at = op.params.index("reduction")
+    reduction = params[at]
+    out = _elementwise(op, args, params[:at] + ("none",) + params[at + 1:], levels)
     if reduction == "mean":
         return out.mean()
     if reduction == "sum":
         return out.sum()
     return out
+
+
+def _nll_loss(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+    """nll_loss (2d) and its backward: the vmap dims fold into the loss's batch dim (N), the loss runs
+    unreduced, and each example's reduction follows with batched ops (a 'mean' divides by that example's
+    total weight)."""
+    target, weight, reduction, ignore_index = params
+    if type(weight) is _BatchedView:
+        return _loop(op, args, params, levels)
+    sizes = tuple(lv.size for lv in levels)
+    x = args[-1]  # self; the backward's grad_output comes first
+    t = _align_params((target,), levels, None, full=True)[0] if type(target) is _BatchedView else \
+        np.broadcast_to(target, sizes + target.shape)
+    rows = math.prod(t.shape[:len(levels) + 1])
+    flat_x = align(x, levels, full=True).reshape((rows,) + tuple(x.shape[1:] if x.ndim > 1 else x.shape))
+    flat_t = t.reshape((rows,) + t.shape[len(levels) + 1:])
+    if op.name.endswith("_backward"):
+        g = args[0]
+        if reduction != "none":  # each example's grad_output, spread over its samples as the reduction did
+            g = (g if reduction == "sum" else g / _total_weight(flat_t, weight, ignore_index, levels, g.dtype))
+            g = g.reshape((1,) * len(target.shape)).expand(target.shape)
+        flat_g = align(g, levels, full=True).reshape(tuple(flat_t.shape))
+        out = _apply(op, (flat_g, flat_x), (flat_t, weight, "none", ignore_index))
+        return make(out.reshape(sizes + tuple(x.shape)), levels)
+    loss = make(_apply(op, (flat_x,), (flat_t, weight, "none", ignore_index)).reshape(sizes + target.shape), levels)
+    if reduction == "none":
+        return loss
+    if reduction == "sum" or weight is None and ignore_index is None:
+        return loss.sum() if reduction == "sum" else loss.mean()
+    return loss.sum() / _total_weight(flat_t, weight, ignore_index, levels, x.dtype)
+
+
+def _total_weight(flat_target: np.ndarray, weight: Any, ignore_index: int | None, levels: tuple,
+                  dtype: Any) -> Tensor:
+    """Each example's sum of its samples' class weights (0 for an ignored target): a 'mean' nll_loss's divisor."""
+    valid = np.ones(flat_target.shape, bool) if ignore_index is None else flat_target != ignore_index
+    w = valid.astype(float) if weight is None else np.where(valid, weight[np.where(valid, flat_target, 0)], 0)
+    return make(_plain(w.reshape(tuple(lv.size for lv in levels) + (-1,)).sum(-1).astype(D.native(np, dtype))),
+                levels)
 
 
 # ---- the fallback -------------------------------------------------------------------------------------
@@ -891,7 +1147,8 @@ def _stack_examples(stack: Callable, tensors: list, sizes: tuple, op: Any) -> Te
 
 # ---- choosing a rule ---------------------------------------------------------------------------------
 
-ELEMENTWISE_FAMILIES = ("retrograd.ops.pointwise", "retrograd.ops.activation", "retrograd.ops.complex")
+ELEMENTWISE_FAMILIES = ("retrograd.ops.pointwise", "retrograd.ops.activation", "retrograd.ops.complex",
+                        "retrograd.ops.special", "retrograd.ops.numeric")
 NOT_ELEMENTWISE = {"prelu", "prelu_kernel_backward", "glu", "nll_loss"}
 RULES: dict[str, Callable] = {
     "sum_all": _whole("sum"), "mean_all": _whole("mean"), "max_all": _whole("amax"), "min_all": _whole("amin"),
@@ -903,8 +1160,31 @@ RULES: dict[str, Callable] = {
     "matmul_vec_mat": _matmul,
     "index": _index, "index_put": _index_put, "copy_slices_put": _index_put, "gather": _gather_scatter,
     "scatter": _gather_scatter, "scatter_add": _gather_scatter, "masked_fill": _masked_fill,
-    "mse_loss": _loss, "binary_cross_entropy_with_logits": _loss,
-    "nll_loss": _loop, "copy_slices": _loop, "as_strided": _refused, "as_strided_copy": _refused,
+    "mse_loss": _loss, "binary_cross_entropy_with_logits": _loss, "binary_cross_entropy": _loss, "huber_loss": _loss,
+    "smooth_l1_loss": _loss, "soft_margin_loss": _loss,
+    **dict.fromkeys(("nll_loss", "nll_loss2d", "nll_loss_backward", "nll_loss2d_backward"), _nll_loss),
+    "convolution": _convolution, "convolution_backward": _convolution_backward,
+    "convolution_weight": _convolution_weight,
+    **dict.fromkeys(("max_pool2d_with_indices", "max_pool3d_with_indices", "max_pool_backward",
+                     "max_pool2d_with_indices_backward", "pick", "avg_pool2d", "avg_pool3d", "avg_pool_backward",
+                     "adaptive_max_pool2d", "adaptive_max_pool3d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
+                     "fractional_max_pool2d_backward", "fractional_max_pool3d_backward", "max_unpool2d", "max_unpool3d",
+                     "im2col", "col2im", "constant_pad_nd", "gather_dims", "scatter_dims", "separable_map",
+                     "circular_pad", "reflection_pad1d", "reflection_pad2d", "reflection_pad3d", "replication_pad1d",
+                     "replication_pad2d", "replication_pad3d", "upsample_nearest1d", "upsample_nearest2d",
+                     "upsample_nearest3d", "upsample_nearest_exact1d", "upsample_nearest_exact2d",
+                     "upsample_nearest_exact3d", "upsample_linear1d", "upsample_bilinear2d", "upsample_bicubic2d",
+                     "upsample_trilinear3d", "pixel_shuffle", "pixel_unshuffle"), _planes),
+    "_reshape_alias": _reshape, "view_copy": _reshape, "expand_copy": _expand, "t_copy": _t,
+    "squeeze_copy": _squeeze_all,
+    "alias_copy": _elementwise, "native_layer_norm": _norm, "native_group_norm": _norm, "embedding": _embedding,
+    "embedding_dense_backward": _embedding_backward, "take": _take, "grid_sampler_2d": _batch_rows,
+    "grid_sampler_3d": _batch_rows, "_scaled_dot_product_flash_attention_for_cpu": _attention,
+    "linalg_lstsq": _solve, "addr": _scaled_sum(lambda a, b: a.outer(b)), "native_dropout_backward": _elementwise,
+    **dict.fromkeys(("cholesky", "cholesky_inverse", "geqrf", "linalg_eig", "linalg_householder_product",
+                     "linalg_ldl_factor_ex", "matrix_power_zero", "ormqr"), _trailing_matrices),
+    **dict.fromkeys(("cholesky_solve", "linalg_solve_ex", "linalg_solve_triangular", "triangular_solve"), _solve),
+    "copy_slices": _loop, "as_strided": _refused, "as_strided_copy": _refused,
     "as_strided_scatter": _refused,
     "alias": _elementwise, "repeat": _repeat, "einsum": _einsum,
     "diagonal_backward": _with_sizes, "unfold_backward": _with_sizes,

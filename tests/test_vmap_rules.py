@@ -1,0 +1,249 @@
+"""vmap's batching rules for convolution, pooling, nll_loss and the shape ops the per-sample-gradient,
+ensembling and NTK tutorials run into, against torch.func: values, and grad / jacrev through them,
+with no per-example loop (the loop fallback's performance warning is an error here, as torch prints
+none for these ops). Also the audit of which ops of the table still have only the loop."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import retrograd
+from retrograd.autograd import batched
+
+RNG = np.random.default_rng(11)
+X = RNG.standard_normal((3, 2, 2, 7, 7))  # vmap over 3: (N=2, C=2, 7, 7) each
+W = RNG.standard_normal((3, 4, 2, 3, 3))  # an ensemble of 3 weights (F=4, C=2, 3, 3)
+B = RNG.standard_normal((3, 4))
+TARGETS = RNG.integers(0, 5, (3, 6))
+LOGITS = RNG.standard_normal((3, 6, 5))
+
+
+def t(lib, array):
+    return lib.tensor(np.asarray(array), dtype=lib.float64 if np.asarray(array).dtype.kind == "f" else lib.int64)
+
+
+def leaves(value):
+    if isinstance(value, dict):
+        return [x for v in value.values() for x in leaves(v)]
+    if isinstance(value, (tuple, list)):
+        return [x for v in value for x in leaves(v)]
+    return [value]
+
+
+def same(scenario):
+    """The scenario under torch and under retrograd (any performance warning an error) gives the same tensors."""
+    theirs = leaves(scenario(torch))
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message="There is a performance drop")
+        ours = leaves(scenario(retrograd))
+    assert len(ours) == len(theirs)
+    for a, b in zip(ours, theirs):
+        assert tuple(a.shape) == tuple(b.shape)
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-10, atol=1e-12)
+
+
+# ---- convolution ---------------------------------------------------------------------------------
+
+CONVS = {  # (input, weight, bias) -> output, each example's tensors logical
+    "conv2d": lambda L, x, w, b: L.nn.functional.conv2d(x, w, b, padding=1),
+    "conv2d_groups_stride": lambda L, x, w, b: L.nn.functional.conv2d(x, w[:, :1], b, stride=2, groups=2),
+    "conv_transpose2d": lambda L, x, w, b: L.nn.functional.conv_transpose2d(x, w.transpose(0, 1)[:2], b,
+                                                                            stride=2, output_padding=1),
+    "conv1d_unbatched": lambda L, x, w, b: L.nn.functional.conv1d(x[0, :, 0], w[:, :, 0], b, dilation=2),
+}
+IN_DIMS = {"input": (0, None, None), "weight": (None, 0, 0), "both": (0, 0, 0), "bias": (None, None, 0)}
+
+
+@pytest.mark.parametrize("batched_args", IN_DIMS)
+@pytest.mark.parametrize("conv", CONVS)
+def test_convolution_under_vmap(conv, batched_args):
+    """The input batched alone folds into N, a batched weight or bias into the groups."""
+    in_dims = IN_DIMS[batched_args]
+
+    def scenario(L):
+        args = [t(L, a) if d == 0 else t(L, a[0]) for a, d in zip((X, W, B), in_dims)]
+        return L.func.vmap(lambda x, w, b: CONVS[conv](L, x, w, b), in_dims=in_dims)(*args)
+
+    same(scenario)
+
+
+@pytest.mark.parametrize("conv", CONVS)
+def test_per_example_gradients_through_convolution(conv):
+    """vmap(grad): the forward is batched, its backward runs on the physical graph."""
+    def scenario(L):
+        loss = lambda w, b, x: CONVS[conv](L, x, w, b).tanh().sum()  # noqa: E731
+        return L.func.vmap(L.func.grad(loss, argnums=(0, 1)), in_dims=(None, None, 0))(t(L, W[0]), t(L, B[0]), t(L, X))
+
+    same(scenario)
+
+
+@pytest.mark.parametrize("conv", CONVS)
+def test_jacrev_through_convolution(conv):
+    """jacrev runs convolution_backward with a batch of cotangents; vmap(jacrev) with batched inputs too."""
+    def scenario(L):
+        out = lambda w, b, x: CONVS[conv](L, x, w, b).sin().sum((-1, -2))  # noqa: E731
+        jac = L.func.jacrev(out, argnums=(0, 1, 2))(t(L, W[0]), t(L, B[0]), t(L, X[0]))
+        ensemble = L.func.vmap(L.func.jacrev(out, argnums=(0, 2)), in_dims=(0, None, 0))(t(L, W), t(L, B[0]), t(L, X))
+        return jac, ensemble
+
+    same(scenario)
+
+
+def test_input_gradient_alone_folds_into_the_batch():
+    """jacrev in the input only: convolution_backward wants no weight gradient, so the cotangents fold into N."""
+    same(lambda L: L.func.jacrev(lambda x: L.nn.functional.conv2d(x, t(L, W[0])).cos().sum((0, 2, 3)))(t(L, X[0])))
+
+
+# ---- pooling ---------------------------------------------------------------------------------------
+
+POOLS = {
+    "max_pool2d": lambda L, x: L.nn.functional.max_pool2d(x, 2),
+    "max_pool2d_overlapping": lambda L, x: L.nn.functional.max_pool2d(x, 3, stride=2, padding=1),
+    "avg_pool2d": lambda L, x: L.nn.functional.avg_pool2d(x, 3, stride=2, padding=1, count_include_pad=False),
+    "adaptive_avg_pool2d": lambda L, x: L.nn.functional.adaptive_avg_pool2d(x, (3, 2)),
+    "adaptive_max_pool2d": lambda L, x: L.nn.functional.adaptive_max_pool2d(x, 3),
+    "max_pool1d_unbatched": lambda L, x: L.nn.functional.max_pool1d(x[0, :, 1], 2),
+    "reflection_pad": lambda L, x: L.nn.functional.pad(x, (1, 2, 2, 1), mode="reflect"),
+    "bilinear": lambda L, x: L.nn.functional.interpolate(x, scale_factor=2, mode="bilinear"),
+}
+
+
+@pytest.mark.parametrize("pool", POOLS)
+def test_pooling_under_vmap(pool):
+    """Values, per-example gradients, jacrev (the backward under vmap) and vmap of jacrev."""
+    def scenario(L):
+        f = lambda x: POOLS[pool](L, x).exp().sum((-1, -2))  # noqa: E731
+        return (L.func.vmap(lambda x: POOLS[pool](L, x))(t(L, X)),
+                L.func.vmap(L.func.grad(lambda x: f(x).sum()))(t(L, X)),
+                L.func.jacrev(f)(t(L, X[0])),
+                L.func.vmap(L.func.jacrev(f))(t(L, X)))
+
+    same(scenario)
+
+
+# ---- nll_loss -----------------------------------------------------------------------------------
+
+LOSSES = {
+    "mean": {}, "sum": {"reduction": "sum"}, "none": {"reduction": "none"},
+    "weighted_mean": {"weight": np.linspace(0.5, 2.0, 5)}, "ignored_mean": {"ignore_index": 2},
+    "weighted_ignored_sum": {"weight": np.linspace(0.5, 2.0, 5), "ignore_index": 1, "reduction": "sum"},
+}
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+@pytest.mark.parametrize("in_dims", [(0, 0), (0, None), (None, 0)])
+def test_nll_loss_under_vmap(loss, in_dims):
+    """The examples fold into the loss's batch; each one's reduction follows (a 'mean' over its own weights)."""
+    def scenario(L):
+        kwargs = {k: t(L, v) if k == "weight" else v for k, v in LOSSES[loss].items()}
+        f = lambda x, y: L.nn.functional.nll_loss(x.log_softmax(-1), y, **kwargs)  # noqa: E731
+        x, y = (t(L, a) if d == 0 else t(L, a[0]) for a, d in zip((LOGITS, TARGETS), in_dims))
+        return (L.func.vmap(f, in_dims=in_dims)(x, y),
+                L.func.vmap(L.func.grad(lambda x, y: f(x, y).sum()), in_dims=in_dims)(x, y),
+                L.func.vmap(L.func.jacrev(f), in_dims=in_dims)(x, y))
+
+    same(scenario)
+
+
+def test_nll_loss_of_one_sample_and_of_images():
+    """(C,) logits with a 0-d target (the tutorial's unsqueeze-free form) and (N, C, H, W) with (N, H, W)."""
+    images = RNG.standard_normal((3, 2, 4, 3, 3))
+    labels = RNG.integers(0, 4, (3, 2, 3, 3))
+
+    def scenario(L):
+        one = L.func.vmap(L.func.grad(lambda x, y: L.nn.functional.nll_loss(x.log_softmax(0), y)))
+        two = L.func.vmap(L.func.jacrev(lambda x, y: L.nn.functional.nll_loss(x.log_softmax(1), y, reduction="sum")))
+        return one(t(L, LOGITS[:, 0]), t(L, TARGETS[:, 0])), two(t(L, images), t(L, labels))
+
+    same(scenario)
+
+
+# ---- shape ops --------------------------------------------------------------------------------------
+
+def test_unsqueeze_of_examples_that_are_numbers():
+    """unsqueeze of a 0-d example (the tutorials' target.unsqueeze(0)) is a dim shift, not a loop."""
+    same(lambda L: L.func.vmap(lambda y: (y.unsqueeze(0), y.unsqueeze(-1).unsqueeze(0)))(t(L, TARGETS[:, 0])))
+
+
+def test_reshape_of_strided_examples():
+    """A reshape that views non-contiguous memory (_reshape_alias) and its backward under jacrev."""
+    f = lambda x: x.transpose(0, 1).reshape(2, 2, 49)  # noqa: E731
+    same(lambda L: (L.func.vmap(f)(t(L, X)), L.func.jacrev(lambda x: f(x).sin().sum(-1))(t(L, X[0]))))
+
+
+# ---- other ops common in real code ----------------------------------------------------------------
+
+TABLE = RNG.standard_normal((3, 7, 4))
+TOKENS = RNG.integers(0, 7, (3, 5))
+MATRICES = RNG.standard_normal((3, 4, 4)) + 4 * np.eye(4)
+GRID = RNG.uniform(-1, 1, (3, 2, 3, 3, 2))
+COMMON = {
+    "layer_norm": lambda L, x, w: L.nn.functional.layer_norm(x, (7,), w.flatten()[:7], w.flatten()[7:14]),
+    "group_norm": lambda L, x, w: L.nn.functional.group_norm(x, 2, w.flatten()[:2], w.flatten()[2:4]),
+    "embedding": lambda L, i, w: L.nn.functional.embedding(i, w),
+    "take": lambda L, x, i: x.take(i - 2),
+    "solve_triangular": lambda L, a, b: L.linalg.solve_triangular(a.triu(), b, upper=True),
+    "solve": lambda L, a, b: L.linalg.solve(a, b),
+    "cholesky": lambda L, a, b: L.linalg.cholesky(a @ a.mT),
+    "grid_sample": lambda L, x, g: L.nn.functional.grid_sample(x, g, align_corners=False),
+    "attention": lambda L, q, kv: L.nn.functional.scaled_dot_product_attention(q, kv, kv, is_causal=True),
+    "lstsq": lambda L, a, b: L.linalg.lstsq(a, b).solution,
+    "addr": lambda L, a, b: L.addr(a, b[0], b[1], beta=0.5),
+}
+COMMON_ARGS = {"layer_norm": (X, W), "group_norm": (X, W), "embedding": (TOKENS, TABLE), "take": (X, TOKENS),
+               "solve_triangular": (MATRICES, X[:, 0, 0, :4]), "solve": (MATRICES, X[:, 0, 0, :4, 0]),
+               "cholesky": (MATRICES, None), "grid_sample": (X, GRID),
+               "attention": (X[:, 0, :, :5, :4], X[:, 1, :, :6, :4]), "lstsq": (MATRICES[:, :, :3], X[:, 0, 0, :4]),
+               "addr": (MATRICES, X[:, 0, 0, :2, :4])}
+
+
+@pytest.mark.parametrize("in_dims", [(0, None), (None, 0), (0, 0)])
+@pytest.mark.parametrize("op", COMMON)
+def test_common_ops_under_vmap(op, in_dims):
+    """Values and per-example gradients (of the floating operands) with either or both operands batched."""
+    first, second = COMMON_ARGS[op]
+    if second is None:
+        in_dims, second = (0, None), first
+
+    def scenario(L):
+        a, b = (t(L, v) if d == 0 else t(L, v[0]) for v, d in zip((first, second), in_dims))
+        f = lambda a, b: COMMON[op](L, a, b)  # noqa: E731
+        floating = tuple(i for i, v in enumerate((a, b)) if v.is_floating_point())
+        loss = L.func.grad(lambda a, b: f(a, b).sin().sum(), argnums=floating)
+        return L.func.vmap(f, in_dims=in_dims)(a, b), L.func.vmap(loss, in_dims=in_dims)(a, b)
+
+    same(scenario)
+
+
+# ---- the tutorials' program ------------------------------------------------------------------------
+
+def test_tutorial_program_runs_without_the_loop(tmp_path):
+    """tests/programs/per_sample_grads.py (its numbers are torch's: tests/test_programs.py) under retrograd with
+    UserWarnings as errors: none of its vmap'd ops falls back to the per-example loop."""
+    program = Path(__file__).resolve().parent / "programs" / "per_sample_grads.py"
+    out = subprocess.run([sys.executable, "-W", "error::UserWarning", "-m", "retrograd.run", str(program)],
+                         capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-4000:]
+    assert "ntk-vector products" in out.stdout
+
+
+# ---- the audit ---------------------------------------------------------------------------------------
+
+def test_ops_that_still_loop():
+    """Ops of the table that have only the per-example loop: random draws, data-dependent or in-place layout
+    ops and the rarer kernels. The count may only go down; a new op with no rule fails here until it gets one
+    or joins the list."""
+    from retrograd.ops.registry import OPS
+
+    looping = sorted(name for name, op in OPS.items() if batched.batching_rule(op) == "_loop")
+    assert len(looping) <= LOOPING_OPS, f"{len(looping)} ops loop under vmap (was {LOOPING_OPS}): {looping}"
+
+
+LOOPING_OPS = 66
