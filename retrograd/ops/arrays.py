@@ -190,10 +190,15 @@ def blockwise(fn: Any, *arrays: Any) -> Any:
     return out.reshape(first.shape)
 
 
+def block_step(item_elements: int) -> int:
+    """Items of `item_elements` elements each in one block of Note [blockwise passes] (at least one)."""
+    return max(1, _BLOCK_ELEMENTS // max(item_elements, 1))
+
+
 def blocks(count: int, item_elements: int) -> list[slice]:
     """Slices of `count` items of `item_elements` elements each, about _BLOCK_ELEMENTS elements a slice (at least
     one item): the blocks of Note [blockwise passes]."""
-    step = max(1, _BLOCK_ELEMENTS // max(item_elements, 1))
+    step = block_step(item_elements)
     return [slice(i, min(i + step, count)) for i in range(0, count, step)]
 
 

@@ -695,8 +695,9 @@ def scale_by(grad: Tensor, factor: complex) -> Tensor:
 # small layer. When nothing records them (unrecorded_arrays: no create_graph, no forward-mode level, vmap
 # or saved-tensor hook) and beta and alpha are 1, addmm_grads computes them in NumPy in one call: the same
 # products on the same operands and layouts as the ops' (so the same BLAS calls and bits), the bias's sum
-# over the same axis, and the weight's gradient still handed on as the transposed view of its product that
-# mat2_grad makes, so that AccumulateGrad keeps it as before.
+# over the same axis, and the weight's gradient still handed on as the transpose of its product that
+# mat2_grad makes (NumPy's, not the view op: Note [unrecorded transposes] in shape.py), so that
+# AccumulateGrad keeps it as before.
 
 
 def addmm_grads(grad: Tensor, self_shape: tuple, mat1: Tensor, mat2: Tensor, beta: complex, alpha: complex,
@@ -716,7 +717,7 @@ def addmm_grads(grad: Tensor, self_shape: tuple, mat1: Tensor, mat2: Tensor, bet
     mat1_grad = _wrap(np.matmul(g, b.T)) if want_mat1 else None
     mat2_grad_ = None
     if want_mat2:
-        mat2_grad_ = _wrap(np.matmul(g.T, a)).t() if mat2_transposed else _wrap(np.matmul(a.T, g))
+        mat2_grad_ = _wrap(np.matmul(g.T, a).T if mat2_transposed else np.matmul(a.T, g))
     return self_grad, mat1_grad, mat2_grad_
 
 

@@ -146,8 +146,9 @@ def _row_blocks(x: np.ndarray, dim: int | None) -> list[slice] | None:
     if type(x) is not np.ndarray or x.dtype.kind != "f" or x.ndim == 0 or dim not in (-1, x.ndim - 1) or not x.size \
             or not x.flags.c_contiguous:
         return None
-    parts = A.blocks(x.size // x.shape[-1], x.shape[-1])
-    return parts if len(parts) > 2 else None
+    width = x.shape[-1]
+    rows = x.size // width
+    return A.blocks(rows, width) if rows > 2 * A.block_step(width) else None  # three blocks or more
 
 
 def _softmax_rows(x: np.ndarray, parts: list[slice], log: bool) -> np.ndarray:

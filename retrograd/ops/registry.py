@@ -1486,10 +1486,13 @@ def unrecorded_arrays(*tensors: Tensor) -> tuple[np.ndarray, ...] | None:
     active) and all are NumPy float32 or float64 arrays of one dtype; None where it must run differentiable ops."""
     if _grad_state.enabled or _transforms.active:
         return None
-    arrays = tuple(t._data for t in tensors)
-    if any(type(a) is not np.ndarray for a in arrays) or arrays[0].dtype not in (np.float32, np.float64) \
-            or any(a.dtype != arrays[0].dtype for a in arrays):
+    arrays = tuple([t._data for t in tensors])
+    first = arrays[0]
+    if type(first) is not np.ndarray or first.dtype != np.float32 and first.dtype != np.float64:
         return None
+    for a in arrays:  # a loop, not any() over a generator: a linear layer's backward runs this on every step
+        if type(a) is not np.ndarray or a.dtype != first.dtype:
+            return None
     return arrays
 
 

@@ -25,7 +25,18 @@ from ..autograd import grad_mode
 from ..autograd.forward_ad import only_levels, set_tangent
 from ..autograd.graph import Node, edge_of, move_retains_grad
 from . import arrays as A
-from .registry import DEFAULT, FREED_MESSAGE, IN_CUSTOM_FUNCTION, INFERENCE, MULTI_OUTPUT, NO_GRAD, Op, apply, defop
+from .registry import (
+    DEFAULT,
+    FREED_MESSAGE,
+    IN_CUSTOM_FUNCTION,
+    INFERENCE,
+    MULTI_OUTPUT,
+    NO_GRAD,
+    Op,
+    apply,
+    defop,
+    unrecorded_arrays,
+)
 from .registry import sum_to as _sum_to
 
 # ============================================================================================
@@ -82,11 +93,28 @@ def transpose_op(xp, x, dim0, dim1):
     return xp.permute_dims(x, tuple(dims))
 
 
-@defop("t", node="TBackward0", view=True, self="grad.t()", jvp="self_t.t()")
+@defop("t", node="TBackward0", view=True, self="t_grad(grad)", jvp="self_t.t()")
 def t_op(xp, x):
     if hasattr(x, "strides"):
         return x.T
     return xp.matrix_transpose(x) if x.ndim == 2 else x  # the standard's .T takes 2-d arrays only
+
+
+# Note [unrecorded transposes]
+# A linear layer's weight enters addmm as w.t(), so its gradient passes TBackward0, whose formula transposes
+# it back, after AddmmBackward0's NumPy path (Note [unrecorded addmm backward] in linalg.py) made it as the
+# transpose of a product. When nothing records them (unrecorded_arrays: no create_graph, forward-mode level,
+# vmap or saved-tensor hook), both are NumPy's transposed arrays in new tensors rather than the view op (its
+# entry point and view bookkeeping, a microsecond or two each, two per layer and step): the same memory and
+# strides, so the weight's gradient still reaches AccumulateGrad as a transposed transpose of a product that
+# nothing else holds, which `.grad` keeps without a copy (graph._stealable). Otherwise `grad.t()` records.
+
+
+def t_grad(grad: Tensor) -> Tensor:
+    """The gradient of t(x): grad.t(), as NumPy's transpose when nothing records it (Note [unrecorded
+    transposes])."""
+    arrays = unrecorded_arrays(grad)
+    return grad.t() if arrays is None else _wrap(arrays[0].T)
 
 
 @defop("permute", params=("dims",), view=True, self="grad.permute(inverse_permutation(dims))",
