@@ -8,7 +8,7 @@ import sys as _sys
 import warnings
 from typing import Any
 
-from . import _dtype
+from . import _dtype, _heap
 from ._creation import (Generator, arange, as_tensor, default_generator, empty, empty_like, empty_permuted,
                         empty_strided, eye, scalar_tensor, tril_indices, triu_indices,
                         from_numpy, full, full_like, get_rng_state, initial_seed, linspace, logspace, manual_seed, ones, ones_like, rand,
@@ -41,6 +41,8 @@ short, int, long = int16, int32, int64  # noqa: A001
 chalf, cfloat, cdouble = complex32, complex64, complex128
 inf, nan, pi, e = _math.inf, _math.nan, _math.pi, _math.e  # torch's constants
 from .version import __version__  # noqa: E402 - torch's format: "2.13.0+retrograd.0.1.0"
+
+_heap.keep_heap()  # glibc's heap stays mapped between steps (Note [heap kept between steps])
 
 
 def resize_as_(input: Tensor, the_template: Tensor, **kwargs: Any) -> Tensor:

@@ -113,7 +113,9 @@ class Generator:
         return self._engine().random_raw(n) if n else np.zeros(0, np.uint64)
 
     def _words64(self, n: int) -> np.ndarray:
-        """n random64() values: two words each, the first the high half."""
+        """n random64() values: two words each, the first the high half (Note [random64 in one pass])."""
+        if _next64_high_first():
+            return self._rng.integers(0, 2**64 - 1, endpoint=True, dtype=np.uint64, size=n)
         words = self._words(2 * n)
         return (words[0::2] << np.uint64(32)) | words[1::2]
 
@@ -190,8 +192,13 @@ class Generator:
         """Booleans, True with probability p: a uniform below p, drawn in double for a number or a float64 p,
         in float32 for a float32 (or half) p array."""
         if not isinstance(p, np.ndarray):  # u < p for u = bits * 2**-53 is bits < ceil(p 2**53): no float pass
-            bits = self._words64(math.prod(shape)) & np.uint64(2**53 - 1)
-            return (bits < np.uint64(math.ceil(min(max(p, 0.0), 1.0) * 2.0**53))).reshape(shape)
+            bound, n = np.uint64(math.ceil(min(max(p, 0.0), 1.0) * 2.0**53)), math.prod(shape)
+            out = np.empty(n, np.bool_)
+            for start in range(0, n, _DRAW_BLOCK):  # the words a block at a time: no 8-byte array of n
+                bits = self._words64(min(_DRAW_BLOCK, n - start))
+                np.bitwise_and(bits, np.uint64(2**53 - 1), out=bits)
+                np.less(bits, bound, out=out[start:start + _DRAW_BLOCK])
+            return out.reshape(shape)
         single = p.dtype != np.float64
         u = self._unit(math.prod(shape), not single).reshape(shape)
         return u < (p.astype(np.float32) if single else p)
@@ -224,6 +231,26 @@ _DEFAULT_SEED = 67280421310721  # torch's default_rng_seed_val: the seed of a ne
 _MT_N = 624
 _STATE_BYTES = 5056
 _NORMAL_AT = 24 + 8 * _MT_N
+
+# Note [random64 in one pass]
+# torch's random64() is two mt19937 words, the first the high half. NumPy's Generator draws full-range uint64
+# integers with MT19937's next_uint64, `(uint64_t)mt19937_next(state) << 32 | mt19937_next(state)`: the same two
+# words in the same order when the compiler evaluates the left call first, and C leaves that order open. So the
+# order is read once from a probe generator (on first use: numpy.random stays out of the import); where it
+# holds, random64 values come from one `integers` call (one pass writing n values: 0.84 ms for 262,144 against
+# 1.42 for `random_raw` of 2n words shifted and or-ed), otherwise from the raw words. Bernoulli draws
+# (dropout) take them a block of _DRAW_BLOCK at a time, so no 8-byte-per-element temporary is made (at dropout's
+# sizes a 4-8 MiB array, which glibc maps afresh and faults page by page every step once it lies above the mmap
+# threshold).
+_DRAW_BLOCK = 1 << 16
+
+
+@functools.cache
+def _next64_high_first() -> bool:
+    """Whether NumPy's MT19937 next_uint64 puts its first word in the high half (Note [random64 in one pass])."""
+    raw, whole = np.random.MT19937(0), np.random.Generator(np.random.MT19937(0))
+    first, second = (int(w) for w in raw.random_raw(2))
+    return int(whole.integers(0, 2**64 - 1, endpoint=True, dtype=np.uint64)) == first << 32 | second
 
 
 def _os_seed() -> int:

@@ -155,7 +155,10 @@ def _gelu_slope(xp, x, approximate):
         t = xp.tanh(beta * (x + kappa * x * x * x))
         return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * beta * (1 + 3 * kappa * x * x)
     square = x * x
-    out = xp.exp(square * -0.5)
+    if xp is np and x.dtype == np.float32:  # exp2: half of exp's time (Note [float32 normal cdf])
+        out = np.exp2(square * np.float32(-0.5 / math.log(2)))
+    else:
+        out = xp.exp(square * -0.5)
     out *= 1 / math.sqrt(2 * math.pi)
     out *= x
     out += _normal_cdf(xp, x, square)
@@ -294,6 +297,10 @@ def _normal_cdf(xp, x, square=None):
 #             torch     2.37        1.65      1.72    4.91
 #   its slope ours      7.5e3       3.72      2.01    1.34    (erf's 9-degree form: 8.9e3 3.82 1.75 1.13)
 #             torch     3.4e4       13.6      4.51    1.73
+# The slope's phi(x) is exp2(x^2 * (-1 / (2 ln 2))) / sqrt(2 pi) in float32: NumPy's float32 exp2 takes half of
+# exp's time, and the constant's rounding adds under an ulp of phi up to |x| = 2; re-measured on the same
+# points against exp(x^2 * -0.5), the slope's largest errors go 7.7e3, 3.16, 1.58, 1.33 -> 1.6e4, 3.48, 1.44,
+# 1.33 ulp (the first column is the cancellation at the slope's root, in absolute terms 6e-8 either way).
 # Further left 1 + tanh cancels, as torch's 1 + erf does (1e5 to 1e7 ulp off, both; the slope's root at -0.75
 # is no better). From |x| = 4.5 on, x p(x^2) stays above 9 (tanh = 1 in float32) up to float32's largest,
 # where it overflows to inf.

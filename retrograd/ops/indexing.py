@@ -404,7 +404,13 @@ def _scatter_counts(shape: tuple, dim: int, index: np.ndarray, include_self: boo
 @defop("masked_fill", params=("mask", "value"), self="masked_fill_op(grad, mask, 0.0)",
        jvp="masked_fill_op(self_t, mask, 0.0)")
 def masked_fill_op(xp, x, mask, value):
-    return xp.where(mask, A.astype(xp, xp.asarray(value, device=x.device), x.dtype, copy=False), x)
+    fill = A.astype(xp, xp.asarray(value, device=x.device), x.dtype, copy=False)
+    if type(x) is np.ndarray and type(mask) is np.ndarray and x.flags.c_contiguous and mask.ndim <= x.ndim \
+            and np.broadcast_shapes(x.shape, mask.shape) == x.shape:
+        out = x.copy()  # a copy and a masked write: half of where's time with a broadcast mask (attention's)
+        np.copyto(out, fill, where=mask)
+        return out
+    return xp.where(mask, fill, x)
 
 
 @defop("masked_fill_tensor", node="MaskedFillBackward1", inputs=("self", "value"), params=("mask",),
