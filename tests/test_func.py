@@ -386,6 +386,9 @@ ENSEMBLES = {
     "batch norm ensemble, eval": lambda L: _batch_norm_ensemble(L, "eval"),
     "batch norm, running statistics not batched": lambda L: L.func.vmap(_models(L, 1, "Sequential")[0])(
         t(L, M.reshape(3, 1, 5).repeat(2, 1))),
+    "in-place write of a batch into an unbatched tensor": lambda L: L.func.vmap(lambda x: L.zeros(3).add_(x))(
+        t(L, M)),
+    "in-place write of a batch into a batched tensor": lambda L: L.func.vmap(lambda x, b: b.mul_(x))(t(L, M), t(L, N)),
     "batch norm without running statistics": lambda L: L.func.vmap(L.func.replace_all_batch_norm_modules_(
         _models(L, 1, "Sequential")[0]))(t(L, M.reshape(3, 1, 5).repeat(2, 1))),
     "no models": lambda L: L.func.stack_module_state([]),

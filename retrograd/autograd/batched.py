@@ -1153,6 +1153,7 @@ NOT_ELEMENTWISE = {"prelu", "prelu_kernel_backward", "glu", "nll_loss"}
 RULES: dict[str, Callable] = {
     "sum_all": _whole("sum"), "mean_all": _whole("mean"), "max_all": _whole("amax"), "min_all": _whole("amin"),
     "view": _reshape, "_unsafe_view": _reshape, "expand": _expand, "permute": _permute, "permute_copy": _permute,
+    "_unpack_dual_primal": _reshape,  # unpack_dual's view (forward_ad._identity_op), made on its first use
     "t": _t,
     "squeeze": _squeeze_all, "select_backward": _with_sizes, "slice_backward": _with_sizes,
     "clone": _elementwise, "_to_copy": _elementwise, "copy_": _copy,

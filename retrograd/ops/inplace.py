@@ -39,10 +39,11 @@ def become(self: Tensor, result: Tensor) -> Tensor:
     """Finish an in-place op: write `result` (computed out of place from self) into self's memory
     and take over its history, keeping what the new node saved of the old self valid."""
     data = self._data
-    if result._data.shape != data.shape:
-        raise RuntimeError(
-            f"output with shape {list(data.shape)} doesn't match the broadcast shape {list(result._data.shape)}"
-        )
+    shape = result._data.shape
+    if type(result) is not type(self) and getattr(result._data, "physical", None) is not None:
+        shape = result._data.physical.shape  # vmap: a batched result for an unbatched self, torch's shapes
+    if shape != data.shape:
+        raise RuntimeError(f"output with shape {list(data.shape)} doesn't match the broadcast shape {list(shape)}")
     rdt = result.dtype
     if rdt.category > self.dtype.category:
         raise RuntimeError(f"result type {D.scalar_type_name(rdt)} can't be cast to the desired output type "
@@ -128,8 +129,9 @@ def _check_inplace_memory(out: Tensor, inputs: Iterable) -> None:
     if a.size and 0 in a.strides and any(s == 0 and n > 1 for n, s in zip(a.shape, a.strides)):
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
                            "memory location. Please clone() the tensor before performing the operation.")
-    for t in inputs:
-        if isinstance(t, Tensor) and t is not out and a.size and t._data.size and np.may_share_memory(a, t._data):
+    for t in inputs:  # a batched input's array (a subclass) stands for a whole batch: vmap's rule checks it
+        if isinstance(t, Tensor) and t is not out and type(t._data) is np.ndarray and a.size and t._data.size \
+                and np.may_share_memory(a, t._data):
             b = t._data
             if _dense(a) and _dense(b):
                 (a_lo, a_hi), (b_lo, b_hi) = _span(a), _span(b)
