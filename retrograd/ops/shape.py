@@ -20,12 +20,23 @@ from .. import _dtype as D
 from .. import _xp
 from .._creation import empty_strided, tensor, zeros
 from .._memory_format import contiguous_format, is_laid_out, laid_out, memory_format
-from .._tensor import Size, Tensor, _wrap, _wrap_dim, make_stale
+from .._tensor import Size, Tensor, _wrap, _wrap_dim, live_views, make_stale
 from ..autograd import grad_mode
 from ..autograd.forward_ad import only_levels, set_tangent
 from ..autograd.graph import Node, edge_of, move_retains_grad
 from . import arrays as A
-from .registry import DEFAULT, FREED_MESSAGE, IN_CUSTOM_FUNCTION, INFERENCE, MULTI_OUTPUT, NO_GRAD, Op, apply, defop
+from .registry import (
+    DEFAULT,
+    FREED_MESSAGE,
+    IN_CUSTOM_FUNCTION,
+    INFERENCE,
+    MULTI_OUTPUT,
+    NO_GRAD,
+    Op,
+    apply,
+    creation_meta,
+    defop,
+)
 from .registry import sum_to as _sum_to
 
 # ============================================================================================
@@ -608,9 +619,8 @@ def _rebase_view(tensor: Tensor, recorded: bool) -> None:
             _regenerate(tensor, base)
     else:
         base = tensor
-    views = None if base._extra is None else base._extra.get("views")
-    if views and base._requires_grad:
-        for v in views.live():
+    if base._requires_grad:
+        for v in live_views(base):
             if v is not tensor:
                 _regenerate_or_refuse(v, base)
 
@@ -623,7 +633,7 @@ def regenerate_after_untracked_write(tensor: Tensor, keep: Tensor | None = None)
     base = tensor._base if tensor._base is not None else tensor
     if not base._requires_grad:
         return
-    views = set(base._extra["views"].live()) if base._extra and "views" in base._extra else set()
+    views = set(live_views(base))
     if tensor is not base and not tensor._extra_dict().get("discarded"):
         views.add(tensor)
     views.discard(keep)
@@ -637,10 +647,9 @@ def regenerate_after_untracked_write(tensor: Tensor, keep: Tensor | None = None)
 def _regenerate_or_refuse(view: Tensor, base: Tensor) -> None:
     """A view of `base` after an in-place change of their memory: a fresh history if it was made the
     ordinary way, else the refusal torch gives when its grad_fn is next read (Note [view creation meta])."""
-    extra = view._extra
-    if extra["creation_meta"] == DEFAULT:
+    if creation_meta(view) == DEFAULT:
         _regenerate(view, base)
-    elif "stale" not in extra:
+    elif "stale" not in view._extra:  # not made the usual way: it has an _extra
         make_stale(view)  # its grad_fn raises the refusal from now on
 
 
@@ -837,7 +846,7 @@ def recorded_grad_fn(tensor: Tensor) -> object:
 def view_rebase_message(view: Tensor, indirect: bool = False) -> str:
     """torch's refusal for a view not made the ordinary way, written in place itself or (`indirect`)
     through its base or another view (Note [view creation meta])."""
-    meta = view._extra["creation_meta"]
+    meta = creation_meta(view)
     fn = recorded_grad_fn(view)
     modified = "its base or another view of its base has been" if indirect else "is being"
     origin = None if fn is None else f"Output {view._output_nr} of {_forward_name(fn)}"
@@ -863,7 +872,7 @@ def check_inplace_view(view: Tensor, other_requires_grad: bool = False) -> None:
     Tensor._become when only another input of the op requires grad), in torch's order: how the view
     was made (Note [view creation meta]) first, then views of leaves."""
     if grad_mode._state.enabled and (view._requires_grad or other_requires_grad):
-        if view._extra["creation_meta"] != DEFAULT:
+        if creation_meta(view) != DEFAULT:
             raise RuntimeError(view_rebase_message(view))
         if view._requires_grad and view._base.grad_fn is None:
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
