@@ -32,10 +32,12 @@ from .._tensor import (  # noqa: F401 - _array_of: generated
     NO_VERSION_COUNTER,
     Tensor,
     _array_of,
+    _weak,
     _wrap,
     _wrap_many,
     device,
     lazy_bits,
+    prune_views,
     set_lazy_bits,
     track_views,
 )
@@ -438,10 +440,27 @@ class Op:
                       "    out._grad = out._vc = out._base = out._extra = None"]
         else:
             lines.append("    out = outs = _wrap_many(result)")
-        if self.is_view:
-            lines.append(f"    _mark_views(op, x0, {'(out,)' if single else 'outs'}, params)")
+        recording = "_grad_state.enabled"
+        if self.is_view and single:  # _mark_views' usual case inline (shape.py, Note [views and in-place writes])
+            recording = "recording"
+            lines += ["    recording = _grad_state.enabled",
+                      "    counter = x0._vc",
+                      "    if counter is None:",
+                      "        counter = x0._vc = [0]",
+                      "    if x0._base is None and type(counter) is list and recording and result.dtype is d0.dtype \\",
+                      "            and (x0._extra is None or 'bits' not in x0._extra) and not _grad_state.view_replay:",
+                      "        out._vc = counter",
+                      "        out._base = x0",
+                      "        counter.append(_weak(out))",
+                      "        tracked = len(counter)",
+                      "        if tracked >= 16 and not tracked & (tracked - 1):",
+                      "            prune_views(counter)",
+                      "    else:",
+                      "        _mark_views(op, x0, (out,), params)"]
+        elif self.is_view:
+            lines.append("    _mark_views(op, x0, outs, params)")
         if self.vjp_src:  # recorded when some input requires grad and one is no inference tensor
-            lines.append("    if _grad_state.enabled:")
+            lines.append(f"    if {recording}:")
             lines.append("        if (" + " or ".join(f"t{k} and {x}._requires_grad" for k, x in enumerate(xs))
                          + ") and (" + " or ".join(f"({x}._vc is not NO_VERSION_COUNTER if t{k} "
                                                    f"else {x} is not None)" for k, x in enumerate(xs)) + "):")

@@ -1073,20 +1073,20 @@ def _sizes(args: tuple) -> tuple:
 
 def _infer_shape(shape: Sequence[int], numel: int) -> tuple[int, ...]:
     """Resolve a single -1 in a target shape, with torch's error for impossible shapes."""
-    shape = tuple(int(s) for s in shape)
+    shape = tuple(map(int, shape))
+    if -1 not in shape:
+        if math.prod(shape) != numel:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        return shape
     if shape.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
     known = 1
     for s in shape:
         if s != -1:
             known *= s
-    if -1 in shape:
-        if known == 0 or numel % known:
-            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
-        shape = tuple(numel // known if s == -1 else s for s in shape)
-    elif known != numel:
+    if known == 0 or numel % known:
         raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
-    return shape
+    return tuple(numel // known if s == -1 else s for s in shape)
 
 
 def _dim_list(dims: int | Sequence[int], ndim: int) -> tuple[int, ...]:
@@ -1306,6 +1306,8 @@ def _expanded(input: Tensor, *sizes: int, implicit: bool = False) -> tuple[Op, t
     sizes = _sizes(sizes)
     shape = input._data.shape
     lead = len(sizes) - len(shape)
+    if lead >= 0 and sizes[lead:] == shape and (not lead or min(sizes) >= 0):  # new leading dims only (sum's VJP)
+        return expand_op, (input,), (sizes,)
     if lead < 0:
         raise RuntimeError(f"expand({D.tensor_type_name(input.dtype)}{{{list(shape)}}}, size={list(sizes)}): the "
                            f"number of sizes provided ({len(sizes)}) must be greater or equal to the number of "
@@ -1480,6 +1482,13 @@ def sum_to_size(input: Tensor, *size: int) -> Tensor:
     if lead < 0 or any(n != 1 and n != have[lead + i] for i, n in enumerate(shape)):
         raise RuntimeError(f"size {{{list(shape)}}} is not expandable to size {{{list(have)}}}.")
     return _sum_to(input, shape)
+
+
+def view_as(input: Tensor, other: Tensor) -> Tensor:
+    """view with other's shape."""
+    if isinstance(other, Tensor) and other._data.size == input._data.size:  # a shape of ints that fits: no checks
+        return apply(view_op, (input,), (other._data.shape,))
+    return view(input, other.shape)
 
 
 def expand_as(input: Tensor, other: Tensor) -> Tensor:
