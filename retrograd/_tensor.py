@@ -1,7 +1,8 @@
 """Tensor: a NumPy array plus the autograd attributes torch users know.
 
 The array lives in `_data`; `grad_fn` is the node that made the tensor (None for leaves);
-`_vc` counts in-place changes so that backward can refuse stale saved values. Every
+`_vc` counts in-place changes so that backward can refuse stale saved values (its first item; weak
+references to the views sharing it follow, ops/shape.py, Note [views and in-place writes]). Every
 computation is delegated to the op table (`retrograd.ops`); methods are attached there.
 """
 

@@ -542,7 +542,24 @@ def copy_slices(xp, base, src, region):
 # double backward has torch's nodes. The copy_slices row only gives b its new tangent (forward AD).
 # Afterwards every live view of b (v included) gets a fresh history from the new b: an as_strided
 # view (AsStridedBackward0), as torch regenerates it. Views register on their base in
-# registry._mark_views; only views of bases that take part in a graph are tracked.
+# registry._mark_views (Note [views and in-place writes]).
+
+
+# Note [views and in-place writes]
+# torch keeps no list of a base's views: a view remembers its base's version when its grad_fn was
+# made, and reading grad_fn regenerates it when the version moved on. Here grad_fn and requires_grad
+# are plain slots that every op reads, so histories are regenerated eagerly, at the write, and the
+# write must find the live views. They are listed where base and views already meet: the version
+# counter they share (`_vc`, a list made on the first view or write) holds the version at [0] and a
+# weak reference to each view made in grad mode (or in no_grad of a base that requires grad) after
+# it. Appending costs one weak reference (made in C, with no callback); the dead are dropped each
+# time the list's length passes a power of two from 16 on (_tensor.prune_views), so tracking costs
+# O(1) a view however many live. A detached alias shares the counter, so `live_views(base)` keeps the
+# views whose `_base` is that base. A view keeps no dict of facts unless one differs from its
+# default (registry._mark_views): made the usual way (creation_meta DEFAULT), its forward base
+# its base, no conjugate or negative bit, no replay recipe. So a view of a base in grad mode costs
+# the tensor, a weak reference and an append, which the generated entry points of single-output
+# view ops write inline (Op._run_source); any other case goes through _mark_views.
 
 
 class CopySlices(Node):
