@@ -447,14 +447,21 @@ class Op:
                       "    counter = x0._vc",
                       "    if counter is None:",
                       "        counter = x0._vc = [0]",
-                      "    if x0._base is None and type(counter) is list and recording and result.dtype is d0.dtype \\",
-                      "            and (x0._extra is None or 'bits' not in x0._extra) and not _grad_state.view_replay:",
+                      "    base = x0._base",
+                      "    if type(counter) is list and result.dtype is d0.dtype \\",
+                      "            and (x0._extra is None or base is None and 'bits' not in x0._extra) \\",
+                      "            and not _grad_state.view_replay:",
                       "        out._vc = counter",
-                      "        out._base = x0",
-                      "        counter.append(_weak(out))",
-                      "        tracked = len(counter)",
-                      "        if tracked >= 16 and not tracked & (tracked - 1):",
-                      "            prune_views(counter)",
+                      "        out._base = x0 if base is None else base",
+                      "        if recording:",
+                      "            counter.append(_weak(out))",
+                      "            tracked = len(counter)",
+                      "            if tracked >= 16 and not tracked & (tracked - 1):",
+                      "                prune_views(counter)",
+                      "        else:",
+                      "            out._extra = {'creation_meta': INFERENCE if _grad_state.inference else NO_GRAD}",
+                      "            if x0._requires_grad:",
+                      "                _views_of_grad_requirer((out,), counter)",
                       "    else:",
                       "        _mark_views(op, x0, (out,), params)"]
         elif self.is_view:
@@ -1408,10 +1415,17 @@ def _mark_views(op: Op, source: Tensor, outs: tuple, params: tuple) -> None:
     if enabled:  # shape.rebase_view regenerates these after an in-place op gives the base history
         track_views(counter, outs)  # (also when the base has none yet: `x1.expand(2)`, then `x1.add_(leaf)`)
     elif source._requires_grad:
-        for o in outs:  # torch: made in no_grad, it requires grad, has no history and no AccumulateGrad
-            o._requires_grad = True
-            o._extra["no_grad_view"] = True  # made in no_grad: its _extra holds its creation meta already
-        track_views(counter, outs)  # refused a fresh history when the base is written (Note [view creation meta])
+        _views_of_grad_requirer(outs, counter)
+
+
+def _views_of_grad_requirer(views: tuple, counter: list) -> None:
+    """Views made in no_grad (or inference mode) of a tensor that requires grad: as in torch they require grad,
+    have no history and no AccumulateGrad, and are refused a fresh history when their base is written (Note
+    [view creation meta]). Their `_extra` holds their creation meta already."""
+    for view in views:
+        view._requires_grad = True
+        view._extra["no_grad_view"] = True
+    track_views(counter, views)
 
 
 def _view_recipe(op: Op, params: tuple, index: int, source: Tensor, replayed: tuple | None, out: Tensor,
