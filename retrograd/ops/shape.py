@@ -142,6 +142,8 @@ def _strided_view(x, shape: tuple, strides: tuple):
 
 @defop("expand", params=("shape",), view=True, self="sum_to(grad, self_shape)", jvp="self_t.expand(shape)")
 def expand_op(xp, x, shape):
+    if type(x) is np.ndarray and not x.ndim:  # a reduction's gradient: one element, contiguous, seen everywhere
+        return np.ndarray(shape, x.dtype, x, 0, (0,) * len(shape))
     if not hasattr(x, "strides"):
         return xp.broadcast_to(x, shape)
     lead = len(shape) - x.ndim
@@ -1083,8 +1085,12 @@ def as_strided_tangent(tangent: Tensor, geometry: _AsStrided) -> Tensor:
 
 def _sizes(args: tuple) -> tuple:
     """A shape given as varargs `f(2, 3)` or as one sequence `f((2, 3))`."""
-    if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
-        return tuple(map(int, args[0]))
+    if len(args) == 1:
+        first = args[0]
+        if type(first) is int:
+            return args
+        if not isinstance(first, (int, np.integer)):
+            return tuple(map(int, first))
     return tuple(map(int, args))
 
 
