@@ -1,7 +1,8 @@
 """Tensor: a NumPy array plus the autograd attributes torch users know.
 
 The array lives in `_data`; `grad_fn` is the node that made the tensor (None for leaves);
-`_vc` counts in-place changes so that backward can refuse stale saved values. Every
+`_vc` counts in-place changes so that backward can refuse stale saved values (its first item; weak
+references to the views sharing it follow, ops/shape.py, Note [views and in-place writes]). Every
 computation is delegated to the op table (`retrograd.ops`); methods are attached there.
 """
 
@@ -18,6 +19,7 @@ computation is delegated to the op table (`retrograd.ops`); methods are attached
 
 from __future__ import annotations
 
+import itertools
 import operator
 import warnings
 import weakref
@@ -41,6 +43,7 @@ from .autograd.graph import (
 _ndarray = np.ndarray
 _generic = np.generic
 _new = object.__new__
+_weak = weakref.ref
 NO_BITS = (False, False)
 
 
@@ -212,25 +215,34 @@ CPU = device("cpu")
 # `array / t` is torch's reciprocal(t) * array, as torch defines it.
 
 
-class ViewRefs(list):
-    """Weak references to the views of a base (`base._extra["views"]`), for in-place ops to find them.
-    References are made in C with no callback (a WeakSet runs Python code for every view made and
-    every view that dies: most of a view's cost); dead ones are dropped whenever the list has doubled."""
+def track_views(counter: list, views: tuple) -> None:
+    """Add weak references to `views` to their base's version counter, for in-place ops to find them (ops/shape.py,
+    Note [views and in-place writes]); the generated entry points do the same inline for one view."""
+    for view in views:
+        counter.append(_weak(view))
+    size = len(counter)
+    if size >= 16 and (size - len(views)).bit_length() != size.bit_length():
+        prune_views(counter)
 
-    __slots__ = ("limit",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.limit = 16
+def prune_views(counter: list) -> None:
+    """Drop the references to dead views from a version counter (done each time its length passes a power of two
+    from 16 on, so that a counter costs O(1) a view however many live)."""
+    counter[1:] = [ref for ref in itertools.islice(counter, 1, None) if ref() is not None]
 
-    def prune(self) -> None:
-        """Drop the references to dead views (called by the adder when the list has doubled)."""
-        self[:] = [ref for ref in self if ref() is not None]
-        self.limit = 2 * len(self) + 16
 
-    def live(self) -> list[Tensor]:
-        """The views still alive."""
-        return [view for ref in self if (view := ref()) is not None]
+def live_views(base: Tensor) -> list[Tensor]:
+    """The views of `base` still alive that were made in grad mode, or in no_grad of a base that requires grad."""
+    counter = base._vc
+    if type(counter) is not list or len(counter) == 1:
+        return []
+    return [view for ref in itertools.islice(counter, 1, None) if (view := ref()) is not None and view._base is base]
+
+
+def has_views(tensor: Tensor) -> bool:
+    """Whether views of `tensor`'s memory were tracked (some may have died since; a detached alias shares them)."""
+    counter = tensor._vc
+    return type(counter) is list and len(counter) > 1
 
 
 class Tensor:
@@ -488,8 +500,7 @@ class Tensor:
         base's flag: they then require grad without an accumulator (gradients stop there), like views
         made in no_grad, and in-place ops on them are refused as on views of a leaf."""
         self._requires_grad = flag or self._made_in_no_grad()
-        views = None if self._extra is None else self._extra.get("views")
-        for view in views.live() if views else ():
+        for view in live_views(self):
             if view.grad_fn is None:
                 view._requires_grad = flag
                 if flag:

@@ -146,9 +146,10 @@ def _level_id(level: int | None, what: str) -> int | None:
 
 # Note [tangents of views]
 # As in torch, a view's tangent is the same view of its base's tangent, so a write through either
-# updates both. The base here is the view's forward base (`_extra["fw_base"]`, set by
-# registry._mark_views): its base, or the nearest view up the chain that is not forward
-# differentiable (make_dual's and unpack_dual's outputs, which carry or drop a tangent of their own).
+# updates both. The base here is the view's forward base (forward_base: `_extra["fw_base"]`, set by
+# registry._mark_views only when it is not the view's `_base`, None on a view that is not forward
+# differentiable): its base, or the nearest view up the chain that is not forward differentiable
+# (make_dual's and unpack_dual's outputs, which carry or drop a tangent of their own).
 # A view made before its base had a tangent takes the view of it when first asked (get_tangent). An
 # in-place op writes its new tangent into the tangent already there (write_tangent); a view without
 # one first gives its forward base a zero tangent, so `base[0] = dual` gives `base` a tangent. Under
@@ -156,21 +157,36 @@ def _level_id(level: int | None, what: str) -> int | None:
 # example), and the view's tangent is the same view of each example (as_strided of a batched tensor).
 
 
+def forward_base(tensor: Any) -> Any:
+    """The forward base of a view (Note [tangents of views]): its base unless its `_extra` names another, None for
+    a tensor that is no forward-differentiable view (`_extra["fw_base"]` None)."""
+    base = tensor._base
+    extra = tensor._extra
+    return base if extra is None or base is None else extra.get("fw_base", base)
+
+
 def get_tangent(tensor: Any, level_id: int) -> Any:
     """The tangent of `tensor` at level `level_id`, or None (always None in inference mode, which turns
     forward AD off as torch's does)."""
     extra = getattr(tensor, "_extra", None)
-    if extra is None or _grad_state.inference:
-        return None
-    tangents = extra.get("fw_grad")
-    tangent = None if tangents is None else tangents.get(level_id)
-    if tangent is None and "fw_base" in extra:
-        base_tangent = get_tangent(extra["fw_base"], level_id)
+    if extra is None:
+        fw_base = getattr(tensor, "_base", None)  # a view made the usual way: its forward base is its base
+        if fw_base is None or _grad_state.inference:
+            return None
+        tangent = None
+    else:
+        if _grad_state.inference:
+            return None
+        tangents = extra.get("fw_grad")
+        tangent = None if tangents is None else tangents.get(level_id)
+        fw_base = None if tangent is not None else forward_base(tensor)
+    if fw_base is not None:
+        base_tangent = get_tangent(fw_base, level_id)
         if base_tangent is not None:
             from ..ops import shape
 
             with hidden_levels(level_id):
-                tangent = shape.view_of_tangent(tensor, extra["fw_base"], base_tangent)
+                tangent = shape.view_of_tangent(tensor, fw_base, base_tangent)
             if tangent is not None:
                 set_tangent(tensor, level_id, tangent)
     return tangent
@@ -185,7 +201,7 @@ def write_tangent(tensor: Any, level_id: int, tangent: Any) -> bool:
 
     batched = _batched().is_batched
     current = get_tangent(tensor, level_id)
-    base = tensor._extra_dict().get("fw_base")
+    base = forward_base(tensor)
     if current is None and base is not None and shape.same_layout(tensor, base) and (
             batched(tangent) or shape.same_layout(tangent, base)):
         set_tangent(base, level_id, tangent)  # the view is all of its base: both share the new tangent, as in torch
@@ -307,8 +323,7 @@ def make_dual_at(tensor: Any, tangent: Any, level_id: int) -> Any:
         return batched.make_dual(tensor, tangent, level_id)
     with hidden_levels(level_id):  # the view must not carry tensor's own tangent of this level
         dual = shape.view(tensor, tuple(tensor.shape))
-    if dual._extra is not None:
-        dual._extra.pop("fw_base", None)  # not a forward-differentiable view (Note [tangents of views])
+    dual._extra_dict()["fw_base"] = None  # not a forward-differentiable view (Note [tangents of views])
     if not _grad_state.inference:  # inference mode turns forward AD off
         if batched.is_batched(tangent):  # torch copies a tangent laid out otherwise than the primal
             tangent = tangent if shape.is_contiguous_layout(tensor) else tangent.clone()
@@ -344,8 +359,7 @@ def unpack_dual_at(tensor: Any, level_id: int) -> UnpackedDualTensor:
         return UnpackedDualTensor(tensor, None)
     with hidden_levels(level_id):
         primal = apply(_identity_op(), (tensor,), (tuple(tensor.shape),))
-    if primal._extra is not None:
-        primal._extra.pop("fw_base", None)  # not a forward-differentiable view (Note [tangents of views])
+    primal._extra_dict()["fw_base"] = None  # not a forward-differentiable view (Note [tangents of views])
     return UnpackedDualTensor(primal, tangent)
 
 

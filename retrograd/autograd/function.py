@@ -290,7 +290,7 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
             # for the inputs it wrote in place (torch rebases those as any in-place write to a view)
             if isinstance(o, Tensor) and o._base is not None and id(o) not in ctx._dirty \
                     and id(o) not in ctx._non_differentiable and o.dtype.category >= 2:
-                o._extra["creation_meta"] = IN_CUSTOM_FUNCTION
+                o._extra_dict()["creation_meta"] = IN_CUSTOM_FUNCTION
         if record:
             ctx._out_differentiable = tuple(isinstance(o, Tensor) and o.grad_fn is ctx for o in outputs)
         ctx._saved = _pack_saved(ctx._to_save, outputs) if record else None
@@ -327,9 +327,10 @@ def _set_history(ctx: Any, out: Any, output_nr: int, args: tuple, n_outputs: int
         out._check_inplace()
         out._bump_version()
         out.grad_fn, out._output_nr, out._requires_grad = ctx, output_nr, True
-        if out._base is not None or out._extra is not None:  # a view, or a base that may have views
-            from ..ops.shape import rebase_view  # the op table loads after autograd's core
+        from .._tensor import has_views  # Tensor and the op table load after autograd's core
+        from ..ops.shape import rebase_view
 
+        if out._base is not None or has_views(out):  # a view, or a base that may have views
             rebase_view(out)
         return out
     if is_input:

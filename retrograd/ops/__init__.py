@@ -160,7 +160,7 @@ _METHODS.update(
     byte=_cast(D.uint8),
     char=_cast(D.int8), cfloat=_cast(D.complex64), cdouble=_cast(D.complex128), type=_type, new=_new,
     narrow_slice=shape.narrow_slice,
-    view_as=lambda self, other: view(self, other.shape),
+    view_as=shape.view_as,
     reshape_as=lambda self, other: reshape(self, other.shape),
     cpu=lambda self, *a, **k: to(self, "cpu"), cuda=_cuda,
     pin_memory=lambda self, device=None: _pin_memory(self),

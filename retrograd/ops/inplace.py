@@ -10,7 +10,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from .. import _dtype as D
-from .._tensor import Tensor
+from .._tensor import Tensor, has_views
 from .._xp import namespace
 from ..autograd import grad_mode
 from ..autograd.forward_ad import transforms, write_tangent
@@ -75,9 +75,9 @@ def become(self: Tensor, result: Tensor) -> Tensor:
         self._requires_grad = True
         move_retains_grad(self, old_node, old_nr)
     if (node is not None or replaced_tangents) and (
-            self._base is not None or self._extra is not None):  # a view, or a base that may have views
+            self._base is not None or has_views(self)):  # a view, or a base that may have views
         rebase_view(self, node is not None, replaced_tangents)
-    elif self._base is not None or self._extra is not None and self._extra.get("views"):
+    elif self._base is not None or has_views(self):
         regenerate_after_untracked_write(self)
     if getattr(node, "_result", None):
         resave_output(node, self)
@@ -89,7 +89,7 @@ def mark_written(tensor: Tensor) -> None:
     arithmetic], or an optimizer's NumPy step): count the change and update its live views, as an in-place op
     under no_grad does."""
     tensor._bump_version()
-    if tensor._base is not None or tensor._extra is not None and tensor._extra.get("views"):  # a live view
+    if tensor._base is not None or has_views(tensor):  # a view, or a base that may have live views
         regenerate_after_untracked_write(tensor)
 
 

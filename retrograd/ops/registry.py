@@ -31,13 +31,15 @@ from .. import _dtype as D
 from .._tensor import (  # noqa: F401 - _array_of: generated
     NO_VERSION_COUNTER,
     Tensor,
-    ViewRefs,
     _array_of,
+    _weak,
     _wrap,
     _wrap_many,
     device,
     lazy_bits,
+    prune_views,
     set_lazy_bits,
+    track_views,
 )
 from .._xp import is_array, locate, namespace
 from ..autograd import forward_ad, grad_mode
@@ -438,10 +440,34 @@ class Op:
                       "    out._grad = out._vc = out._base = out._extra = None"]
         else:
             lines.append("    out = outs = _wrap_many(result)")
-        if self.is_view:
-            lines.append(f"    _mark_views(op, x0, {'(out,)' if single else 'outs'}, params)")
+        recording = "_grad_state.enabled"
+        if self.is_view and single:  # _mark_views' usual case inline (shape.py, Note [views and in-place writes])
+            recording = "recording"
+            lines += ["    recording = _grad_state.enabled",
+                      "    counter = x0._vc",
+                      "    if counter is None:",
+                      "        counter = x0._vc = [0]",
+                      "    base = x0._base",
+                      "    if type(counter) is list and result.dtype is d0.dtype \\",
+                      "            and (x0._extra is None or base is None and 'bits' not in x0._extra) \\",
+                      "            and not _grad_state.view_replay:",
+                      "        out._vc = counter",
+                      "        out._base = x0 if base is None else base",
+                      "        if recording:",
+                      "            counter.append(_weak(out))",
+                      "            tracked = len(counter)",
+                      "            if tracked >= 16 and not tracked & (tracked - 1):",
+                      "                prune_views(counter)",
+                      "        else:",
+                      "            out._extra = {'creation_meta': INFERENCE if _grad_state.inference else NO_GRAD}",
+                      "            if x0._requires_grad:",
+                      "                _views_of_grad_requirer((out,), counter)",
+                      "    else:",
+                      "        _mark_views(op, x0, (out,), params)"]
+        elif self.is_view:
+            lines.append("    _mark_views(op, x0, outs, params)")
         if self.vjp_src:  # recorded when some input requires grad and one is no inference tensor
-            lines.append("    if _grad_state.enabled:")
+            lines.append(f"    if {recording}:")
             lines.append("        if (" + " or ".join(f"t{k} and {x}._requires_grad" for k, x in enumerate(xs))
                          + ") and (" + " or ".join(f"({x}._vc is not NO_VERSION_COUNTER if t{k} "
                                                    f"else {x} is not None)" for k, x in enumerate(xs)) + "):")
@@ -1330,9 +1356,17 @@ DEFAULT, NO_GRAD, INFERENCE, MULTI_OUTPUT, IN_CUSTOM_FUNCTION = (
     "default", "no_grad", "inference_mode", "multi_output", "in_custom_function")
 
 
+def creation_meta(view: Tensor) -> str:
+    """How `view` was made: DEFAULT unless its `_extra` says otherwise (shape.py, Note [view creation meta])."""
+    extra = view._extra
+    return DEFAULT if extra is None else extra.get("creation_meta", DEFAULT)
+
+
 def _mark_views(op: Op, source: Tensor, outs: tuple, params: tuple) -> None:
     """Views share memory and the version counter with their base and remember how they were made; views
-    of an inference tensor are inference tensors, not views (Note [inference tensors])."""
+    of an inference tensor are inference tensors, not views (Note [inference tensors]). A view made the
+    usual way (grad mode, one output, of a base with no conjugate bit, keeping its dtype) gets no `_extra`:
+    each fact it would hold has its default (shape.py, Note [views and in-place writes])."""
     counter = source._vc
     if counter is None:
         counter = source._vc = [0]
@@ -1346,33 +1380,52 @@ def _mark_views(op: Op, source: Tensor, outs: tuple, params: tuple) -> None:
     made = (DEFAULT if op.n_outputs == 1 else MULTI_OUTPUT) if enabled else INFERENCE if state.inference else \
         NO_GRAD if not state.grad else DEFAULT if op.n_outputs == 1 else MULTI_OUTPUT
     base = source._base
+    extra = source._extra
+    replayed = None
     if base is None:  # a view of a base: the common case
         base = fw_base = source
-        replayed = None
+    elif extra is None:  # a view of a view made the usual way
+        fw_base = base
     else:  # torch's propagate_creation_meta: the latest unusual way, inference mode first
-        extra = source._extra
-        was = extra["creation_meta"]
+        was = extra.get("creation_meta", DEFAULT)
         made = was if made == DEFAULT or was == INFERENCE else made
         replayed = extra.get("replay")
-        fw_base = extra.get("fw_base", source)
+        fw_base = extra.get("fw_base", base)
+        if fw_base is None:  # the source is no forward-differentiable view (forward_ad, Note [tangents of views])
+            fw_base = source
+    bits = None if extra is None else extra.get("bits")  # complex.py, Note [conjugate and negative bits]
     replay_every_op = state.view_replay
     base_dtype = base._data.dtype
-    bits = None if source._extra is None else source._extra.get("bits")  # complex.py, Note [conjugate and ...]
+    usual = made == DEFAULT and fw_base is base and bits is None and replayed is None and not replay_every_op
     for index, o in enumerate(outs):
         o._vc = counter
         o._base = base
-        o._extra = {"creation_meta": made, "fw_base": fw_base}  # forward_ad, Note [tangents of views]
+        dtype = o._data.dtype
+        if usual and (dtype is base_dtype or dtype == base_dtype):
+            continue
+        facts = o._extra = {}
+        if made != DEFAULT:
+            facts["creation_meta"] = made
+        if fw_base is not base:  # forward_ad, Note [tangents of views]
+            facts["fw_base"] = fw_base
         if bits is not None:
-            o._extra["bits"] = bits
-        if replayed is not None or replay_every_op or o._data.dtype is not base_dtype and o._data.dtype != base_dtype:
-            o._extra["replay"] = _view_recipe(op, params, index, source, replayed, o, replay_every_op)
+            facts["bits"] = bits
+        if replayed is not None or replay_every_op or dtype is not base_dtype and dtype != base_dtype:
+            facts["replay"] = _view_recipe(op, params, index, source, replayed, o, replay_every_op)
     if enabled:  # shape.rebase_view regenerates these after an in-place op gives the base history
-        _track_views(base, outs)  # (also when the base has none yet: `x1.expand(2)`, then `x1.add_(leaf)`)
+        track_views(counter, outs)  # (also when the base has none yet: `x1.expand(2)`, then `x1.add_(leaf)`)
     elif source._requires_grad:
-        for o in outs:  # torch: made in no_grad, it requires grad, has no history and no AccumulateGrad
-            o._requires_grad = True
-            o._extra["no_grad_view"] = True
-        _track_views(base, outs)  # refused a fresh history when the base is written (Note [view creation meta])
+        _views_of_grad_requirer(outs, counter)
+
+
+def _views_of_grad_requirer(views: tuple, counter: list) -> None:
+    """Views made in no_grad (or inference mode) of a tensor that requires grad: as in torch they require grad,
+    have no history and no AccumulateGrad, and are refused a fresh history when their base is written (Note
+    [view creation meta]). Their `_extra` holds their creation meta already."""
+    for view in views:
+        view._requires_grad = True
+        view._extra["no_grad_view"] = True
+    track_views(counter, views)
 
 
 def _view_recipe(op: Op, params: tuple, index: int, source: Tensor, replayed: tuple | None, out: Tensor,
@@ -1386,22 +1439,6 @@ def _view_recipe(op: Op, params: tuple, index: int, source: Tensor, replayed: tu
     if replayed is None and source._base is not None:
         replayed = ("strided", source._data, None)
     return ("op", op, params, index, replayed)
-
-
-def _track_views(base: Tensor, views: Sequence[Tensor]) -> None:
-    """Keep weak references to `views` on their base, for shape.rebase_view and its kin to find."""
-    extra = base._extra
-    if extra is None:
-        extra = base._extra = {}
-    tracked = extra.get("views")
-    if tracked is None:
-        tracked = extra["views"] = ViewRefs()
-    if len(views) == 1:
-        tracked.append(weakref.ref(views[0]))
-    else:
-        tracked.extend(map(weakref.ref, views))
-    if len(tracked) > tracked.limit:
-        tracked.prune()
 
 
 def _record(op: Op, inputs: Sequence, params: tuple, outs: tuple) -> None:

@@ -20,7 +20,7 @@ from .. import _dtype as D
 from .. import _xp
 from .._creation import empty_strided, tensor, zeros
 from .._memory_format import contiguous_format, is_laid_out, laid_out, memory_format
-from .._tensor import Size, Tensor, _wrap, _wrap_dim, make_stale
+from .._tensor import Size, Tensor, _wrap, _wrap_dim, live_views, make_stale
 from ..autograd import grad_mode
 from ..autograd.forward_ad import only_levels, set_tangent
 from ..autograd.graph import Node, edge_of, move_retains_grad
@@ -34,6 +34,7 @@ from .registry import (
     NO_GRAD,
     Op,
     apply,
+    creation_meta,
     defop,
     unrecorded_arrays,
 )
@@ -159,6 +160,8 @@ def _strided_view(x, shape: tuple, strides: tuple):
 
 @defop("expand", params=("shape",), view=True, self="sum_to(grad, self_shape)", jvp="self_t.expand(shape)")
 def expand_op(xp, x, shape):
+    if type(x) is np.ndarray and not x.ndim:  # a reduction's gradient: one element, contiguous, seen everywhere
+        return np.ndarray(shape, x.dtype, x, 0, (0,) * len(shape))
     if not hasattr(x, "strides"):
         return xp.broadcast_to(x, shape)
     lead = len(shape) - x.ndim
@@ -559,7 +562,24 @@ def copy_slices(xp, base, src, region):
 # double backward has torch's nodes. The copy_slices row only gives b its new tangent (forward AD).
 # Afterwards every live view of b (v included) gets a fresh history from the new b: an as_strided
 # view (AsStridedBackward0), as torch regenerates it. Views register on their base in
-# registry._mark_views; only views of bases that take part in a graph are tracked.
+# registry._mark_views (Note [views and in-place writes]).
+
+
+# Note [views and in-place writes]
+# torch keeps no list of a base's views: a view remembers its base's version when its grad_fn was
+# made, and reading grad_fn regenerates it when the version moved on. Here grad_fn and requires_grad
+# are plain slots that every op reads, so histories are regenerated eagerly, at the write, and the
+# write must find the live views. They are listed where base and views already meet: the version
+# counter they share (`_vc`, a list made on the first view or write) holds the version at [0] and a
+# weak reference to each view made in grad mode (or in no_grad of a base that requires grad) after
+# it. Appending costs one weak reference (made in C, with no callback); the dead are dropped each
+# time the list's length passes a power of two from 16 on (_tensor.prune_views), so tracking costs
+# O(1) a view however many live. A detached alias shares the counter, so `live_views(base)` keeps the
+# views whose `_base` is that base. A view keeps no dict of facts unless one differs from its
+# default (registry._mark_views): made the usual way (creation_meta DEFAULT), its forward base
+# its base, no conjugate or negative bit, no replay recipe. So a view of a base in grad mode costs
+# the tensor, a weak reference and an append, which the generated entry points of single-output
+# view ops write inline (Op._run_source); any other case goes through _mark_views.
 
 
 class CopySlices(Node):
@@ -636,9 +656,8 @@ def _rebase_view(tensor: Tensor, recorded: bool) -> None:
             _regenerate(tensor, base)
     else:
         base = tensor
-    views = None if base._extra is None else base._extra.get("views")
-    if views and base._requires_grad:
-        for v in views.live():
+    if base._requires_grad:
+        for v in live_views(base):
             if v is not tensor:
                 _regenerate_or_refuse(v, base)
 
@@ -651,7 +670,7 @@ def regenerate_after_untracked_write(tensor: Tensor, keep: Tensor | None = None)
     base = tensor._base if tensor._base is not None else tensor
     if not base._requires_grad:
         return
-    views = set(base._extra["views"].live()) if base._extra and "views" in base._extra else set()
+    views = set(live_views(base))
     if tensor is not base and not tensor._extra_dict().get("discarded"):
         views.add(tensor)
     views.discard(keep)
@@ -665,10 +684,9 @@ def regenerate_after_untracked_write(tensor: Tensor, keep: Tensor | None = None)
 def _regenerate_or_refuse(view: Tensor, base: Tensor) -> None:
     """A view of `base` after an in-place change of their memory: a fresh history if it was made the
     ordinary way, else the refusal torch gives when its grad_fn is next read (Note [view creation meta])."""
-    extra = view._extra
-    if extra["creation_meta"] == DEFAULT:
+    if creation_meta(view) == DEFAULT:
         _regenerate(view, base)
-    elif "stale" not in extra:
+    elif "stale" not in view._extra:  # not made the usual way: it has an _extra
         make_stale(view)  # its grad_fn raises the refusal from now on
 
 
@@ -865,7 +883,7 @@ def recorded_grad_fn(tensor: Tensor) -> object:
 def view_rebase_message(view: Tensor, indirect: bool = False) -> str:
     """torch's refusal for a view not made the ordinary way, written in place itself or (`indirect`)
     through its base or another view (Note [view creation meta])."""
-    meta = view._extra["creation_meta"]
+    meta = creation_meta(view)
     fn = recorded_grad_fn(view)
     modified = "its base or another view of its base has been" if indirect else "is being"
     origin = None if fn is None else f"Output {view._output_nr} of {_forward_name(fn)}"
@@ -891,7 +909,7 @@ def check_inplace_view(view: Tensor, other_requires_grad: bool = False) -> None:
     Tensor._become when only another input of the op requires grad), in torch's order: how the view
     was made (Note [view creation meta]) first, then views of leaves."""
     if grad_mode._state.enabled and (view._requires_grad or other_requires_grad):
-        if view._extra["creation_meta"] != DEFAULT:
+        if creation_meta(view) != DEFAULT:
             raise RuntimeError(view_rebase_message(view))
         if view._requires_grad and view._base.grad_fn is None:
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
@@ -1085,27 +1103,31 @@ def as_strided_tangent(tangent: Tensor, geometry: _AsStrided) -> Tensor:
 
 def _sizes(args: tuple) -> tuple:
     """A shape given as varargs `f(2, 3)` or as one sequence `f((2, 3))`."""
-    if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
-        return tuple(map(int, args[0]))
+    if len(args) == 1:
+        first = args[0]
+        if type(first) is int:
+            return args
+        if not isinstance(first, (int, np.integer)):
+            return tuple(map(int, first))
     return tuple(map(int, args))
 
 
 def _infer_shape(shape: Sequence[int], numel: int) -> tuple[int, ...]:
     """Resolve a single -1 in a target shape, with torch's error for impossible shapes."""
-    shape = tuple(int(s) for s in shape)
+    shape = tuple(map(int, shape))
+    if -1 not in shape:
+        if math.prod(shape) != numel:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        return shape
     if shape.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
     known = 1
     for s in shape:
         if s != -1:
             known *= s
-    if -1 in shape:
-        if known == 0 or numel % known:
-            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
-        shape = tuple(numel // known if s == -1 else s for s in shape)
-    elif known != numel:
+    if known == 0 or numel % known:
         raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
-    return shape
+    return tuple(numel // known if s == -1 else s for s in shape)
 
 
 def _dim_list(dims: int | Sequence[int], ndim: int) -> tuple[int, ...]:
@@ -1325,6 +1347,8 @@ def _expanded(input: Tensor, *sizes: int, implicit: bool = False) -> tuple[Op, t
     sizes = _sizes(sizes)
     shape = input._data.shape
     lead = len(sizes) - len(shape)
+    if lead >= 0 and sizes[lead:] == shape and (not lead or min(sizes) >= 0):  # new leading dims only (sum's VJP)
+        return expand_op, (input,), (sizes,)
     if lead < 0:
         raise RuntimeError(f"expand({D.tensor_type_name(input.dtype)}{{{list(shape)}}}, size={list(sizes)}): the "
                            f"number of sizes provided ({len(sizes)}) must be greater or equal to the number of "
@@ -1499,6 +1523,13 @@ def sum_to_size(input: Tensor, *size: int) -> Tensor:
     if lead < 0 or any(n != 1 and n != have[lead + i] for i, n in enumerate(shape)):
         raise RuntimeError(f"size {{{list(shape)}}} is not expandable to size {{{list(have)}}}.")
     return _sum_to(input, shape)
+
+
+def view_as(input: Tensor, other: Tensor) -> Tensor:
+    """view with other's shape."""
+    if isinstance(other, Tensor) and other._data.size == input._data.size:  # a shape of ints that fits: no checks
+        return apply(view_op, (input,), (other._data.shape,))
+    return view(input, other.shape)
 
 
 def expand_as(input: Tensor, other: Tensor) -> Tensor:
