@@ -9,13 +9,13 @@ batch scored twice (`netD(fake.detach())` for D, `netD(fake)` for G), two Adam o
 
 # ruff: noqa: UP031 - the example's own %-format logging
 import argparse
-import os
 
 import numpy as np
 import torch
 import torch.nn as nn
 import torch.optim as optim
 import torch.utils.data
+from _weights import share_initial_weights
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--batchSize", type=int, default=16)
@@ -95,14 +95,7 @@ netG = Generator().to(device)
 netG.apply(weights_init)
 netD = Discriminator().to(device)
 netD.apply(weights_init)
-weights = os.environ.get("WEIGHTS")
-nets = {"G": netG, "D": netD}
-if weights and os.path.exists(weights):
-    saved = np.load(weights)
-    for name, net in nets.items():
-        net.load_state_dict({k[2:]: torch.from_numpy(v) for k, v in saved.items() if k.startswith(name + ".")})
-elif weights:
-    np.savez(weights, **{f"{name}.{k}": v.numpy() for name, net in nets.items() for k, v in net.state_dict().items()})
+share_initial_weights({"G": netG, "D": netD})
 
 criterion = nn.BCELoss()
 fixed_noise = torch.randn(opt.batchSize, nz, 1, 1, device=device)

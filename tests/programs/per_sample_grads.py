@@ -9,12 +9,11 @@ Every vmap'd op has a batching rule in both libraries: run with `-W error::UserW
 `WEIGHTS=path` shares the initial weights between the two runs."""
 
 import copy
-import os
 
-import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from _weights import share_initial_weights
 from torch.func import functional_call, grad, jacrev, jvp, stack_module_state, vjp, vmap
 
 torch.manual_seed(0)
@@ -76,16 +75,7 @@ net = CNN().to(device)
 x_train = torch.randn(6, 3, 8, 8, device=device)
 x_test = torch.randn(3, 3, 8, 8, device=device)
 
-weights = os.environ.get("WEIGHTS")
-modules = {"model": model, "net": net, **{f"models{i}": m for i, m in enumerate(models)}}
-if weights and os.path.exists(weights):
-    saved = np.load(weights)
-    for name, module in modules.items():
-        module.load_state_dict({k.split("/", 1)[1]: torch.from_numpy(v) for k, v in saved.items()
-                                if k.split("/", 1)[0] == name})
-elif weights:
-    np.savez(weights, **{f"{name}/{k}": v.numpy() for name, module in modules.items()
-                         for k, v in module.state_dict().items()})
+share_initial_weights({"model": model, "net": net, **{f"models{i}": m for i, m in enumerate(models)}})
 
 
 # ---- per-sample gradients ----------------------------------------------------------------------

@@ -8,12 +8,11 @@ Translation with a Sequence to Sequence Network and Attention", run unchanged un
 `.view(-1, size(-1))`, a `TensorDataset` behind a `RandomSampler`, two Adam optimisers, and greedy decoding under
 `torch.no_grad()`. The task: write a sequence of digits backwards. `WEIGHTS=path` shares the initial weights."""
 
-import os
-
 import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from _weights import share_initial_weights
 from torch import optim
 from torch.utils.data import DataLoader, RandomSampler, TensorDataset
 
@@ -138,15 +137,7 @@ train_dataloader = DataLoader(TensorDataset(train_inputs, train_targets), sample
                               batch_size=batch_size)
 encoder = EncoderRNN(VOCAB, hidden_size).to(device)
 decoder = AttnDecoderRNN(hidden_size, VOCAB).to(device)
-weights = os.environ.get("WEIGHTS")
-nets = {"encoder": encoder, "decoder": decoder}
-if weights and os.path.exists(weights):
-    saved = np.load(weights)
-    for name, net in nets.items():
-        net.load_state_dict({k.split(".", 1)[1]: torch.from_numpy(v) for k, v in saved.items()
-                             if k.split(".", 1)[0] == name})
-elif weights:
-    np.savez(weights, **{f"{name}.{k}": v.numpy() for name, net in nets.items() for k, v in net.state_dict().items()})
+share_initial_weights({"encoder": encoder, "decoder": decoder})
 
 encoder_optimizer = optim.Adam(encoder.parameters(), lr=0.01)
 decoder_optimizer = optim.Adam(decoder.parameters(), lr=0.01)
