@@ -226,9 +226,13 @@ def track_views(counter: list, views: tuple) -> None:
 
 
 def prune_views(counter: list) -> None:
-    """Drop the references to dead views from a version counter (done each time its length passes a power of two
-    from 16 on, so that a counter costs O(1) a view however many live)."""
-    counter[1:] = [ref for ref in itertools.islice(counter, 1, None) if ref() is not None]
+    """Drop the references to dead views from a version counter (looked at each time its length reaches a power of
+    two from 16 on), once at least half are dead: with more alive the list grows to the next power of two first,
+    so that a base with 2^k - 1 live views and one view dying at a time is not scanned on every view made, and a
+    counter costs O(1) a view however many live."""
+    alive = [ref for ref in itertools.islice(counter, 1, None) if ref() is not None]
+    if 2 * len(alive) <= len(counter) - 1:
+        counter[1:] = alive
 
 
 def live_views(base: Tensor) -> list[Tensor]:

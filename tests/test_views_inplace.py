@@ -675,3 +675,28 @@ def test_write_into_expanded_memory_as_torch(op: str, detached: bool) -> None:
         return "ok", None if op == "normal_" else observe(target)
 
     assert scenario(retrograd) == scenario(torch)
+
+
+def test_views_list_is_scanned_a_bounded_number_of_times(monkeypatch):
+    """Note [views and in-place writes]: the dead views are dropped from the version counter in amortised O(1) a
+    view, also when so many views stay alive that a pruned list ends one short of a power of two (1021 kept views
+    and one view at a time made and dropped: every view made scanned the whole list)."""
+    import retrograd._tensor as tensor_module
+    import retrograd.ops.registry as registry
+
+    scans = []
+    prune = tensor_module.prune_views
+
+    def counting(counter):
+        scans.append(len(counter))
+        prune(counter)
+
+    monkeypatch.setattr(tensor_module, "prune_views", counting)
+    monkeypatch.setattr(registry, "prune_views", counting)
+    base = retrograd.randn(1021, 4, requires_grad=True).clone()
+    kept = base.unbind(0)
+    for _ in range(3000):
+        view = base[0:1]
+        del view
+    assert len(kept) == 1021 and len(scans) <= 10
+    assert len(base._vc) <= 4 * 1024  # the dead are still dropped

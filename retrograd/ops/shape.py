@@ -572,9 +572,9 @@ def copy_slices(xp, base, src, region):
 # write must find the live views. They are listed where base and views already meet: the version
 # counter they share (`_vc`, a list made on the first view or write) holds the version at [0] and a
 # weak reference to each view made in grad mode (or in no_grad of a base that requires grad) after
-# it. Appending costs one weak reference (made in C, with no callback); the dead are dropped each
-# time the list's length passes a power of two from 16 on (_tensor.prune_views), so tracking costs
-# O(1) a view however many live. A detached alias shares the counter, so `live_views(base)` keeps the
+# it. Appending costs one weak reference (made in C, with no callback); the dead are dropped when
+# the list's length reaches a power of two from 16 on and half of it is dead (_tensor.prune_views),
+# so tracking costs O(1) a view however many live. A detached alias shares the counter, so `live_views(base)` keeps the
 # views whose `_base` is that base. A view keeps no dict of facts unless one differs from its
 # default (registry._mark_views): made the usual way (creation_meta DEFAULT), its forward base
 # its base, no conjugate or negative bit, no replay recipe. So a view of a base in grad mode costs
