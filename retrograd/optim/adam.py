@@ -14,7 +14,7 @@ from .._tensor import Tensor
 from .._xp import namespace
 from ..autograd.forward_ad import transforms
 from ..ops.inplace import mark_written
-from .optimizer import Optimizer, _check_adam_family, _next_step, saved_copy
+from .optimizer import Optimizer, _check_adam_family, _next_step, _saved_copy
 
 
 class Adam(Optimizer):
@@ -80,7 +80,7 @@ def _adam_step(xp: Any, param: Any, grad: Any, exp_avg: Any, exp_avg_sq: Any, ma
     bias_correction2_sqrt = (1 - beta2**step) ** 0.5
     second = exp_avg_sq
     if max_exp_avg_sq is not None:
-        max_exp_avg_sq[...] = xp.maximum(saved_copy(max_exp_avg_sq, group), exp_avg_sq)
+        max_exp_avg_sq[...] = xp.maximum(_saved_copy(max_exp_avg_sq, group), exp_avg_sq)
         second = max_exp_avg_sq
     denom = xp.sqrt(second) / bias_correction2_sqrt
     denom += group["eps"]

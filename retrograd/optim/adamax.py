@@ -8,7 +8,7 @@ from typing import Any
 from .. import _creation as C
 from .. import float32
 from .._tensor import Tensor
-from .optimizer import Optimizer, _check_adam_family, _direction, _next_step, saved_copy
+from .optimizer import Optimizer, _check_adam_family, _direction, _next_step, _saved_copy
 
 
 class Adamax(Optimizer):
@@ -32,5 +32,5 @@ class Adamax(Optimizer):
         beta1, beta2 = group["betas"]
         exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
         exp_avg.lerp_(grad, 1 - beta1)
-        exp_inf.copy_(saved_copy(exp_inf.mul_(beta2), group).maximum(grad.abs().add_(group["eps"])))
+        exp_inf.copy_(_saved_copy(exp_inf.mul_(beta2), group).maximum(grad.abs().add_(group["eps"])))
         param.addcdiv_(exp_avg, exp_inf, value=-group["lr"] / (1 - beta1**step))

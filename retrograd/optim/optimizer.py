@@ -61,7 +61,7 @@ def _with_step_hooks(step: Callable) -> Callable:
     return hooked
 
 
-def saved_copy(t: Tensor, group: dict) -> Tensor:
+def _saved_copy(t: Tensor, group: dict) -> Tensor:
     """`t`, or a clone of it where the step is recorded (differentiable=True), for an op that saves its input when
     an in-place write to `t` follows: the clone keeps the saved value valid, as torch's differentiable steps do."""
     return t.clone() if group.get("differentiable") else t

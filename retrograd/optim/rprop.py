@@ -8,7 +8,7 @@ from typing import Any
 from .. import _creation as C
 from .. import float32
 from .._tensor import Tensor
-from .optimizer import Optimizer, _check, _direction, _next_step, saved_copy
+from .optimizer import Optimizer, _check, _direction, _next_step, _saved_copy
 
 
 class Rprop(Optimizer):
@@ -32,7 +32,7 @@ class Rprop(Optimizer):
         _next_step(state)
         grad = _direction(grad, param, group)
         etaminus, etaplus = group["etas"]
-        sign = grad.mul(saved_copy(state["prev"], group)).sign()
+        sign = grad.mul(_saved_copy(state["prev"], group)).sign()
         factor = sign.masked_fill(sign.gt(0), etaplus).masked_fill(sign.lt(0), etaminus).masked_fill(sign.eq(0), 1)
         state["step_size"].mul_(factor).clamp_(*group["step_sizes"])
         grad = grad.masked_fill(sign.lt(0), 0)
