@@ -98,13 +98,26 @@ def get_printoptions() -> dict:
     return _get()
 
 
-def compile(model: Any = None, **options: Any) -> Any:
-    """torch.compile: retrograd runs the model eagerly (said once in a warning); usable as a decorator too."""
+def compile(model: Any = None, *, mode: str | None = None, options: dict | None = None, disable: bool = False,
+            **settings: Any) -> Any:
+    """torch.compile: retrograd runs the model eagerly (said once in a warning). A module comes back wrapped in an
+    OptimizedModule as under torch (its state_dict keys begin with `_orig_mod.`), a function as it is; usable as
+    a decorator too."""
     if model is None:
-        return lambda fn: compile(fn, **options)
+        return lambda fn: compile(fn, mode=mode, options=options, disable=disable, **settings)
+    if mode is not None and options is not None:
+        raise RuntimeError("Either mode or options can be specified, but both can't be specified at the same time.")
+    if disable:
+        return model
     from .jit import warn_once_eager
 
     warn_once_eager("torch.compile")
+    from .nn import Module
+
+    if isinstance(model, Module):
+        from ._dynamo import OptimizedModule
+
+        return OptimizedModule(model)
     return model
 
 

@@ -125,18 +125,57 @@ def test_version_compares_as_torchs():
 
 def test_compile_and_jit_run_eagerly_and_say_so_once():
     model = retrograd.nn.Linear(2, 1)
+    retrograd.jit._warned.clear()  # said once per process: start from none said
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        assert retrograd.compile(model) is model
-        assert retrograd.compile(model, mode="max-autotune") is model
-        assert retrograd.compile(mode="reduce-overhead")(model) is model
+        assert retrograd.compile(model)._orig_mod is model
+        assert retrograd.compile(model, mode="max-autotune")._orig_mod is model
+        assert retrograd.compile(mode="reduce-overhead")(model)._orig_mod is model
+        assert retrograd.compile(model, disable=True) is model
+        assert model.compile() is None
         assert retrograd.jit.script(model) is model
         assert retrograd.jit.trace(model, retrograd.ones(1, 2)) is model
     assert sorted(str(w.message) for w in caught) == [f"retrograd runs torch.{api} code eagerly: nothing is compiled"
-                                                      for api in ("compile", "jit.script", "jit.trace")]
+                                                      for api in ("compile", "jit.script", "jit.trace",
+                                                                  "nn.Module.compile")]
     assert not retrograd.jit.is_scripting()
     with pytest.raises(RuntimeError, match="cannot export ONNX"):
         retrograd.onnx.export(model, retrograd.ones(1, 2), "model.onnx")
+
+
+def _compiled_module_facts(lib):
+    """What code around torch.compile(module) sees: the wrapper's type, keys, attribute routing and modes."""
+    import copy
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = lib.nn.Sequential(lib.nn.Linear(2, 3), lib.nn.ReLU())
+        compiled = lib.compile(model)
+        facts = [type(compiled).__name__, isinstance(compiled, lib._dynamo.eval_frame.OptimizedModule),
+                 list(compiled.state_dict()), [name for name, _ in compiled.named_parameters()], len(compiled),
+                 list(compiled._modules), compiled._orig_mod is model, repr(compiled)]
+        compiled.eval()
+        facts += [model.training, compiled.training]
+        compiled.train()
+        facts += [model.training]
+        compiled.scale = 3
+        facts += [model.scale, "scale" in compiled.__dict__, compiled.scale]
+        del compiled.scale
+        facts += [hasattr(model, "scale"), type(copy.deepcopy(compiled)).__name__]
+        compiled.load_state_dict(compiled.state_dict())
+        for bad in (lambda: lib.compile(model, mode="default", options={}),
+                    lambda: setattr(lib._dynamo.config, "no_such_setting", 1)):
+            with pytest.raises((RuntimeError, AttributeError)) as error:
+                bad()
+            facts.append((error.type, str(error.value)))
+        lib._dynamo.config.suppress_errors = True
+        facts += [lib._dynamo.config.suppress_errors, lib._dynamo.config.cache_size_limit, lib._dynamo.reset()]
+        lib._dynamo.config.suppress_errors = False
+    return facts
+
+
+def test_compiled_module_is_wrapped_as_torch_wraps_it():
+    assert _compiled_module_facts(retrograd) == _compiled_module_facts(torch)
 
 
 def test_num_threads():

@@ -323,6 +323,12 @@ class Module:
         """Evaluation mode: train(False)."""
         return self.train(False)
 
+    def compile(self, *args: Any, **kwargs: Any) -> None:
+        """Module.compile (torch.compile of this module's call, in place): retrograd runs it eagerly, said once."""
+        from ...jit import warn_once_eager
+
+        warn_once_eager("torch.nn.Module.compile")
+
     def requires_grad_(self, requires_grad: bool = True) -> Module:
         for p in self.parameters():
             p.requires_grad_(requires_grad)
