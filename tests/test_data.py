@@ -240,3 +240,105 @@ def test_pin_memory_warns_as_torch_without_an_accelerator_when_iteration_starts(
     assert caught[0] == caught[1]
     assert caught[0][0] == ["'pin_memory' argument is set as true but no accelerator is found, then device pinned "
                             "memory won't be used."]
+
+
+class RandomAugmented:
+    """A map-style dataset whose samples draw from torch's, Python's and NumPy's generators and name their worker."""
+
+    def __init__(self, lib):
+        self.lib = lib
+
+    def __len__(self):
+        return 7
+
+    def __getitem__(self, i):
+        import random
+
+        info = lib_data_of(self.lib).get_worker_info()
+        return self.lib.tensor([float(i), self.lib.rand(()).item(), random.random(), float(np.random.rand()),
+                                -1.0 if info is None else float(info.id), -1.0 if info is None else info.seed % 997])
+
+
+class TorchShards(tdata.IterableDataset):
+    """An iterable dataset that each worker reads its share of, drawing from the generator per sample."""
+
+    lib = torch
+
+    def __init__(self, n):
+        self.n = n
+
+    def __iter__(self):
+        info = lib_data_of(self.lib).get_worker_info()
+        start, step = (info.id, info.num_workers) if info else (0, 1)
+        for i in range(start, self.n, step):
+            yield self.lib.tensor([float(i), self.lib.randn(()).item()])
+
+
+class RetrogradShards(rdata.IterableDataset):
+    lib = retrograd
+    __init__, __iter__ = TorchShards.__init__, TorchShards.__iter__
+
+
+def reseed_numpy(lib):
+    """A worker_init_fn whose effect shows in the samples (it runs in the worker, where torch's runs)."""
+    def init(worker_id):
+        info = lib_data_of(lib).get_worker_info()
+        np.random.seed(info.seed % 997 + lib.initial_seed() % 7 + 10 * info.num_workers + worker_id)
+    return init
+
+
+def worker_run(lib, workers, persistent):
+    """Two epochs of a shuffled loader with `workers` workers, and the main program's draws after."""
+    import random
+
+    lib.manual_seed(0)
+    random.seed(0)
+    np.random.seed(0)
+    loader = lib_data_of(lib).DataLoader(RandomAugmented(lib), batch_size=2, shuffle=True, num_workers=workers,
+                                         persistent_workers=persistent, worker_init_fn=reseed_numpy(lib))
+    epochs = [[b.tolist() for b in loader] for _ in range(2)]
+    return epochs, lib.rand(()).item(), random.random(), np.random.rand()
+
+
+@pytest.mark.parametrize("workers, persistent", [(2, False), (3, True)])
+def test_workers_seed_and_order_batches_as_torchs(workers, persistent):
+    """Note [workers in one process]: each worker's seeds, worker info and init_fn, batch k from worker k % N,
+    persistent workers keeping their generators across epochs, and the main program's draws after."""
+    assert worker_run(retrograd, workers, persistent) == worker_run(torch, workers, persistent)
+
+
+@pytest.mark.parametrize("workers, batch_size", [(2, 2), (3, 2), (2, None)])
+def test_iterable_dataset_streams_come_round_robin_from_the_workers(workers, batch_size):
+    def run(lib):
+        lib.manual_seed(1)
+        return [b.tolist() for b in lib_data_of(lib).DataLoader((TorchShards if lib is torch else RetrogradShards)(7),
+                                                                batch_size=batch_size,
+                                                                num_workers=workers)]
+    assert run(retrograd) == run(torch)
+
+
+class FailsAtTwo:
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        if i == 2:
+            raise ValueError("bad sample 2")
+        return i
+
+
+def test_a_workers_error_names_the_worker_as_torch_does():
+    for data in (tdata, rdata):
+        with pytest.raises(ValueError, match=r"^Caught ValueError in DataLoader worker process 0\.\nOriginal Traceback "
+                                             r"\(most recent call last\):\n(.|\n)*ValueError: bad sample 2"):
+            list(data.DataLoader(FailsAtTwo(), batch_size=1, num_workers=2))
+
+
+@pytest.mark.parametrize("kwargs", [dict(num_workers=0, prefetch_factor=2), dict(persistent_workers=True)])
+def test_worker_options_without_workers_are_refused_as_torch_does(kwargs):
+    errors = []
+    for data in (tdata, rdata):
+        with pytest.raises(ValueError) as error:
+            data.DataLoader(FailsAtTwo(), **kwargs)
+        errors.append(str(error.value))
+    assert errors[0] == errors[1]

@@ -1,8 +1,8 @@
 """DataLoader: batches of samples from a dataset, in order or shuffled, collated into tensors.
 
-Loading runs in the calling process (num_workers is accepted and ignored: NumPy work is not
-worth a process pool at this scale). `default_collate` follows torch's rules: tensors stack,
-numbers become tensors, and tuples, lists and dicts are collated field by field.
+With num_workers > 0 the workers run in turn in the calling process with torch's seeds, worker info and
+batch order (Note [workers in one process] in worker.py). `default_collate` follows torch's rules: tensors
+stack, numbers become tensors, and tuples, lists and dicts are collated field by field.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from ... import float64, int64
 from ..._tensor import Tensor
 from .dataset import Dataset, IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
+from .worker import Workers
 
 
 def default_collate(batch: list) -> Any:
@@ -94,8 +95,16 @@ class DataLoader:
         if num_workers < 0:
             raise ValueError("num_workers option should be non-negative; use num_workers=0 to disable "
                              "multiprocessing.")
+        if num_workers == 0 and prefetch_factor is not None:
+            raise ValueError("prefetch_factor option could only be specified in multiprocessing.let num_workers > 0 "
+                             "to enable multiprocessing, otherwise set prefetch_factor to None.")
+        if persistent_workers and num_workers == 0:
+            raise ValueError("persistent_workers option needs num_workers > 0")
         self.dataset = dataset
         self.num_workers = num_workers
+        self.worker_init_fn = worker_init_fn
+        self.persistent_workers = persistent_workers
+        self._workers: Workers | None = None
         self.pin_memory = pin_memory
         self.batch_size = batch_size
         self.drop_last = drop_last
@@ -129,22 +138,47 @@ class DataLoader:
         if self.pin_memory:  # torch's words where no accelerator is found (always, here)
             warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned "
                           "memory won't be used.", stacklevel=2)
-        C._torch_rng(self.generator).bits((), np.int64)  # each iterator draws its workers' base seed, as torch
-        return self._batches()
+        if self.num_workers == 0 or self._workers is None or not self.persistent_workers:
+            # each iterator draws its workers' base seed, as torch; persistent workers keep theirs
+            base_seed = int(C._torch_rng(self.generator).bits((), np.int64))
+            if self.num_workers:
+                self._workers = Workers(self.num_workers, base_seed, self.dataset, self.worker_init_fn)
+        return self._batches(self._workers) if self.num_workers else self._batches_here()
 
-    def _batches(self) -> Iterator[Any]:
-        dataset = self.dataset
-        if isinstance(dataset, IterableDataset):
+    def _batches_here(self) -> Iterator[Any]:
+        if isinstance(self.dataset, IterableDataset):
             yield from self._iter_stream()
             return
+        for task in self._tasks():
+            yield task()
+
+    def _tasks(self) -> Iterator[Callable[[], Any]]:
+        """One fetch-and-collate per index (no auto-batching) or per batch of indices, in the sampler's order."""
+        dataset = self.dataset
         if self.batch_sampler is None:
             for idx in self.sampler:
-                yield self.collate_fn(dataset[idx])
+                yield lambda idx=idx: self.collate_fn(dataset[idx])
             return
         fetch_many = getattr(dataset, "__getitems__", None)
         for indices in self.batch_sampler:
-            samples = fetch_many(indices) if fetch_many is not None else [dataset[i] for i in indices]
-            yield self.collate_fn(samples)
+            yield lambda indices=indices: self.collate_fn(
+                fetch_many(indices) if fetch_many is not None else [dataset[i] for i in indices])
+
+    def _batches(self, workers: Workers) -> Iterator[Any]:
+        """Batches from the workers: task k of a map-style dataset by worker k % N, an iterable dataset's streams
+        round-robin until each ends (Note [workers in one process])."""
+        count = self.num_workers
+        if not isinstance(self.dataset, IterableDataset):
+            for k, task in enumerate(self._tasks()):
+                yield workers.run(k % count, task)
+            return
+        streams = {i: self._iter_stream() for i in range(count)}
+        while streams:
+            for i, stream in list(streams.items()):
+                try:
+                    yield workers.run(i, next, stream)
+                except StopIteration:
+                    del streams[i]
 
     def _iter_stream(self) -> Iterator[Any]:
         if self.batch_size is None:
