@@ -188,7 +188,7 @@ def are_deterministic_algorithms_enabled() -> bool:
 # script first touches them, through the module __getattr__ (PEP 562), and then stay as ordinary
 # attributes. `import retrograd.nn`, `from retrograd import nn` and pickles naming their classes import
 # them as usual. Optional extras and new subsystems load this way too: never at `import retrograd`.
-_LAZY_SUBMODULES = {"_VF", "_dynamo", "_vmap_internals", "accelerator", "amp", "backends", "cuda", "datasets", "distributed",
+_LAZY_SUBMODULES = {"_C", "_VF", "_dynamo", "_vmap_internals", "accelerator", "amp", "backends", "cuda", "datasets", "distributed",
                     "distributions", "fft", "func", "jit", "linalg", "masked", "multiprocessing", "nn", "onnx", "optim",
                     "profiler", "random", "serialization", "signal", "special", "testing", "utils", "version", "viz"}
 _LAZY_NAMES = {"autocast": "amp", "load": "serialization", "lobpcg": "_lobpcg", "save": "serialization",

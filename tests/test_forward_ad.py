@@ -311,3 +311,25 @@ def test_empty_strided_window_past_the_end():
         return tuple(primal.shape), tuple(tangent.shape), values(tangent), kept
 
     assert scenario(retrograd) == scenario(torch)
+
+
+def _tangents_while_switched_off(lib):
+    """What forward AD shows while torch._C._set_fwd_grad_enabled(False) holds, and after it is switched back."""
+    fw = lib.autograd.forward_ad
+    seen = []
+    with fw.dual_level():
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64)
+        dual = fw.make_dual(x, lib.tensor([1.0, 0.5], dtype=lib.float64))
+        with fw._set_fwd_grad_enabled(False):
+            seen += [fw._is_fwd_grad_enabled(), fw.unpack_dual(dual.sin()).tangent, fw.unpack_dual(dual).tangent]
+        seen += [fw._is_fwd_grad_enabled(), fw.unpack_dual(dual.sin()).tangent.tolist()]
+        lib._C._set_fwd_grad_enabled(False)
+        try:
+            seen.append(fw.unpack_dual(dual * 2).tangent)
+        finally:
+            lib._C._set_fwd_grad_enabled(True)
+    return seen
+
+
+def test_forward_ad_switched_off_computes_and_shows_no_tangent():
+    assert _tangents_while_switched_off(retrograd) == _tangents_while_switched_off(torch)

@@ -17,6 +17,7 @@ Rules run with grad mode on only when create_graph, so higher derivatives come f
 from __future__ import annotations
 
 import itertools
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -144,8 +145,8 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, retain_graph: bool, 
                 outs = node.apply(grads) if wanted is None else node.apply(grads, wanted)
                 if not retain_graph:
                     node.release()
-                if node._hookset is not None:  # registered while it ran
-                    outs = _call_post_hooks(node, outs, grads)
+                if node._hookset is not None:  # registered while it ran: they see no inputs, as in torch
+                    outs = _call_post_hooks(node, outs, [None] * len(grads))
             else:
                 if tracer is not None:
                     tracer.node_starting(node)
@@ -310,6 +311,7 @@ def _run_node(node: Node, grads: list, retain_graph: bool, wanted: tuple | None 
     grads = _call_tensor_hooks(node, grads)
     if node._hookset is not None and node._hookset.pre:
         grads = _call_pre_hooks(node, grads)
+    had_post_hooks = node._hookset is not None and bool(node._hookset.post)
     if all(g is None for g in grads):
         outs = [None] * len(node._next_nodes)
     else:
@@ -327,8 +329,8 @@ def _run_node(node: Node, grads: list, retain_graph: bool, wanted: tuple | None 
                 running_node.reset(token)
     if not retain_graph:
         node.release()
-    if node._hookset is not None:
-        outs = _call_post_hooks(node, outs, grads)
+    if node._hookset is not None:  # post-hooks registered while the node ran see no inputs, as in torch
+        outs = _call_post_hooks(node, outs, grads if had_post_hooks else [None] * len(grads))
     if anomaly.enabled:
         from .anomaly_mode import check_node_outputs
 
@@ -410,6 +412,10 @@ def is_checkpoint_valid() -> bool:
 
 def will_engine_execute_node(node: Node) -> bool:
     """Whether the running backward pass will reach `node` (run it, or hand over its gradient)."""
+    if isinstance(node, tuple):  # a GradientEdge
+        node = node[0]
+    if not isinstance(node, Node):
+        raise RuntimeError(f"_will_engine_execute_node expects an grad_fn, but got {type(node).__name__}")
     if not _engine.tasks:
         raise RuntimeError("_will_engine_execute_node should only be called during the backward pass")
     task = _engine.tasks[-1]
@@ -417,6 +423,57 @@ def will_engine_execute_node(node: Node) -> bool:
         raise RuntimeError("A leaf node was passed to _will_engine_execute_node but we are currently running "
                            "autograd.grad(). This is currently not supported.")
     return node in task.deps
+
+
+# Note [the running pass, read from its frame]
+# torch._C._current_autograd_node() and _current_graph_task_execution_order() look into the backward pass that
+# is running in this thread. The loop of run_backward keeps everything they need in its locals (`node`, the one
+# running; `deps`, `ready`, `leaves`, the schedule), so they read that frame, the innermost run_backward on this
+# thread's stack (a reentrant pass's own), rather than have the loop publish its state on every node: the loop
+# stays as it is, and only these rarely called functions pay.
+
+
+def _running_frame() -> Any:
+    """The locals of the innermost run_backward running on this thread, or None outside backward."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code is run_backward.__code__:
+            return frame.f_locals
+        frame = frame.f_back
+    return None
+
+
+def current_autograd_node() -> Node | None:
+    """The node the running backward pass is running (whose hooks or formulas call this), None outside backward."""
+    running = _running_frame()
+    return None if running is None else running.get("node")
+
+
+def current_execution_order() -> list[Node]:
+    """The nodes the running pass will run, the running one first, in the order it will run them (its schedule
+    played forward without running anything: Note [execution order])."""
+    running = _running_frame()
+    if running is None:
+        raise RuntimeError("_current_graph_task_execution_order should only be called during the backward pass")
+    if _engine.multithreading:
+        raise RuntimeError("get_current_graph_task_execution_order expects the current backward to be executed "
+                           "with multithreading disabled, e.g. by running:\n\n>>> with "
+                           "torch.autograd.set_multithreading_enabled(False):\n...     torch.autograd.grad(...)\n")
+    deps, target_nodes = dict(running["deps"]), running["target_nodes"]
+    ready, leaves = list(running["ready"]), list(running["leaves"])
+    order: list[Node] = []
+    node = running["node"]
+    while node is not None:
+        order.append(node)
+        if not (node in target_nodes and not any(child in deps for child in node._next_nodes)):
+            for child in node._next_nodes:
+                count = deps.get(child)
+                if count is not None:
+                    if count == 1:
+                        (leaves if type(child) is AccumulateGrad else ready).append(child)
+                    deps[child] = count - 1
+        node = leaves.pop() if leaves else ready.pop() if ready else None
+    return order
 
 
 class ImperativeEngine:

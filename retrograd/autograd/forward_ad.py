@@ -167,16 +167,16 @@ def forward_base(tensor: Any) -> Any:
 
 def get_tangent(tensor: Any, level_id: int) -> Any:
     """The tangent of `tensor` at level `level_id`, or None (always None in inference mode, which turns
-    forward AD off as torch's does)."""
+    forward AD off as torch's does, and while forward AD is switched off by _set_fwd_grad_enabled)."""
+    if _grad_state.inference or not _grad_state.fw_grad:
+        return None
     extra = getattr(tensor, "_extra", None)
     if extra is None:
         fw_base = getattr(tensor, "_base", None)  # a view made the usual way: its forward base is its base
-        if fw_base is None or _grad_state.inference:
+        if fw_base is None:
             return None
         tangent = None
     else:
-        if _grad_state.inference:
-            return None
         tangents = extra.get("fw_grad")
         tangent = None if tangents is None else tangents.get(level_id)
         fw_base = None if tangent is not None else forward_base(tensor)
@@ -282,6 +282,26 @@ class hidden_levels:  # noqa: N801
     def __exit__(self, *exc: object) -> None:
         transforms.levels = self.prev
         transforms.update()
+
+
+def _is_fwd_grad_enabled() -> bool:
+    """Whether forward AD is on in this thread (torch's private switch; on unless _set_fwd_grad_enabled(False))."""
+    return _grad_state.fw_grad
+
+
+class _set_fwd_grad_enabled:  # noqa: N801 - torch's name
+    """Switch forward AD on or off in this thread, now and until the with block (if any) ends: while off, tensors
+    show no tangent and ops compute none."""
+
+    def __init__(self, mode: bool) -> None:
+        self.prev = _grad_state.fw_grad
+        _grad_state.fw_grad = bool(mode)
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc: object) -> None:
+        _grad_state.fw_grad = self.prev
 
 
 # ---- public API -----------------------------------------------------------------------------

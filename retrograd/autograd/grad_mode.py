@@ -35,6 +35,7 @@ class _State(threading.local):
     tracer = None  # an autograd.trace recording this thread's backward passes
     view_replay = False  # views record how to remake them, for all views (shape.py, Note [view replay])
     formula = False  # a rule's derivative formula is recording: numbers take Scalar overloads (Note [scalar overloads])
+    fw_grad = True  # forward AD on: tangents are seen and computed (torch's fw_grad mode, _set_fwd_grad_enabled)
 
 
 _state = _State()

@@ -11,6 +11,13 @@ from __future__ import annotations
 import inspect
 import re
 
+# torch._C's names for the autograd engine (the running pass, grad and forward-AD switches, weak tensor references,
+# node classes): retrograd._C has them, so tests that use them are in scope
+AUTOGRAD_C = (r"is_grad_enabled|_set_grad_enabled|_current_graph_task_id|_current_graph_task_execution_order|"
+              r"_will_engine_execute_node|_current_autograd_node|_set_fwd_grad_enabled|_WeakTensorRef|"
+              r"_functions\.(?:AccumulateGrad|DelayedError|UndefinedGrad)|"
+              r"_autograd\.(?:SavedTensor|_saved_tensors_hooks_is_enabled)")
+
 CATEGORIES: list[tuple[str, str, str]] = [
     # (category, reason, pattern over the test's source and name)
     ("accelerators", "CUDA, MPS, XPU and multi-device tests: retrograd's run here is CPU-only",
@@ -19,8 +26,10 @@ CATEGORIES: list[tuple[str, str, str]] = [
     ("sparse and nested layouts", "retrograd tensors are dense NumPy arrays; no sparse, nested or jagged layouts",
      r"sparse|coalesce|torch\.nested|nested_tensor|jagged|mkldnn"),
     ("dispatcher and tensor subclasses", "torch's C++ dispatcher, dispatch modes, __torch_dispatch__/"
-     "__torch_function__ subclasses and custom ops registered with torch.library",
-     r"torch\._C\b|_C\._|TorchDispatchMode|TorchFunctionMode|__torch_dispatch__|__torch_function__|"
+     "__torch_function__ subclasses, custom ops registered with torch.library, and torch._C beyond the autograd "
+     "engine's functions that retrograd._C has",
+     rf"torch\._C\b(?!\.(?:{AUTOGRAD_C})\b)|(?<!torch\.)_C\._|"
+     r"TorchDispatchMode|TorchFunctionMode|__torch_dispatch__|__torch_function__|"
      r"no_dispatch|_python_dispatch|torch\.library|torch\.ops\b|LoggingTensor|logging_tensor|_subclasses|"
      r"FakeTensor|FlopCounterMode|_mode_utils|wrapper_subclass|torch\._ops|DispatchKey|_dispatch_|"
      r"create_selective_checkpoint_contexts|CheckpointPolicy"),
