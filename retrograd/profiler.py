@@ -29,7 +29,7 @@ import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .autograd.profiler import EventList, _Recording, record_function
+from .autograd.profiler import EventList, _Recording, kineto_available, record_function
 
 __all__ = ["ProfilerAction", "ProfilerActivity", "kineto_available", "profile", "record_function", "schedule",
            "supported_activities", "tensorboard_trace_handler"]
@@ -57,11 +57,6 @@ class ProfilerAction(enum.Enum):
 
 def supported_activities() -> set[ProfilerActivity]:
     return {ProfilerActivity.CPU}
-
-
-def kineto_available() -> bool:
-    """False: retrograd's profiler is its own, not torch's Kineto library."""
-    return False
 
 
 def schedule(*, wait: int, warmup: int, active: int, repeat: int = 0, skip_first: int = 0,

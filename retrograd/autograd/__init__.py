@@ -236,11 +236,17 @@ __all__ = [
 ]
 
 
+def _profiler_enabled() -> bool:
+    """Whether a profiler is recording."""
+    return forward_ad.transforms.profiler is not None
+
+
 def __getattr__(name: str) -> Any:
     """torch.autograd.profiler without an import of its own, loaded on first use (the package's Note [lazy
     submodules])."""
-    if name == "profiler":
+    if name in ("profiler", "profiler_util", "kineto_available"):
         import importlib
 
-        return importlib.import_module(f"{__name__}.profiler")
+        module = importlib.import_module(f"{__name__}.{'profiler' if name == 'kineto_available' else name}")
+        return getattr(module, name) if name == "kineto_available" else module
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}", name=name)

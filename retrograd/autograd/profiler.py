@@ -104,14 +104,19 @@ class _TimeStrings:
 class FunctionEvent(_TimeStrings):
     """One recorded op, node or range: its name, thread, start and end (microseconds) and nesting."""
 
-    def __init__(self, id: int, name: str, thread: int, start_us: float, input_shapes: list | None = None,  # noqa: A002
-                 is_user_annotation: bool = False) -> None:
+    def __init__(self, id: int, name: str, thread: int, start_us: float, end_us: float,  # noqa: A002
+                 fwd_thread: int | None = None, input_shapes: list | None = None, *, node_id: int = -1,
+                 sequence_nr: int = -1, is_user_annotation: bool = False, **unrecorded: Any) -> None:
+        """torch's signature; what torch records beyond these (memory, devices, flops) is accepted and not kept."""
         self.id = id
         self.trace_name = name  # the chrome trace's name; torch's tables count every step's range as one name
         self.name = "ProfilerStep*" if name.startswith("ProfilerStep#") else name
         self.thread = thread
+        self.fwd_thread = fwd_thread
+        self.node_id = node_id
+        self.sequence_nr = sequence_nr
         self.start_us = start_us
-        self.end_us = start_us
+        self.end_us = end_us
         self.input_shapes = input_shapes
         self.is_user_annotation = is_user_annotation
         self.cpu_children: list[FunctionEvent] = []
@@ -190,6 +195,20 @@ class EventList(list):
             for average in averages.values():
                 average.input_shapes = None
         return EventList(averages.values(), base_time_ns=self._base_time_ns)
+
+    def _populate_cpu_children(self) -> None:
+        """Nest the events of each thread by time, as torch does for events it did not see open and close: an
+        event is the child of the innermost earlier one that still holds its whole span."""
+        for thread in dict.fromkeys(event.thread for event in self):
+            open_events: list[FunctionEvent] = []
+            for event in sorted((e for e in self if e.thread == thread), key=lambda e: (e.start_us, -e.end_us)):
+                while open_events and (event.start_us >= open_events[-1].end_us
+                                       or event.end_us > open_events[-1].end_us):
+                    open_events.pop()
+                if open_events:
+                    open_events[-1].cpu_children.append(event)
+                    event.cpu_parent = open_events[-1]
+                open_events.append(event)
 
     def total_average(self) -> FunctionEventAvg:
         """All events summed into one average, keyed "Total"."""
@@ -318,6 +337,11 @@ def aten_name(row: str) -> str:
     return "aten::" + _OVERLOAD.sub("", base) + inplace
 
 
+def kineto_available() -> bool:
+    """False: retrograd's profiler is its own, not torch's Kineto library (it records the same events either way)."""
+    return False
+
+
 def _now_us() -> float:
     return time.perf_counter_ns() / 1000.0
 
@@ -362,9 +386,8 @@ class _Recording:
         stack = getattr(self._open, "stack", None)
         if stack is None:
             stack = self._open.stack = []
-        event = FunctionEvent(len(self.events) + 1, name, threading.get_ident(), _now_us(), input_shapes,
-                              is_user_annotation)
-        event.end_us = -1.0  # open
+        event = FunctionEvent(len(self.events) + 1, name, threading.get_ident(), _now_us(), -1.0,  # open
+                              input_shapes=input_shapes, is_user_annotation=is_user_annotation)
         if stack:
             event.cpu_parent = stack[-1]
         stack.append(event)

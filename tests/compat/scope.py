@@ -36,8 +36,8 @@ CATEGORIES: list[tuple[str, str, str]] = [
     ("compilers and C++ extensions", "torch.compile, TorchScript, FX, Dynamo and C++ extensions compile "
      "code for torch's runtime", r"torch\.jit|torch\.compile|torch\.fx|_dynamo|load_inline|cpp_extension|"
                                  r"torch\._inductor|torch\.export|torch\._functorch|torch\.func\.functional_call"),
-    ("profiler", "torch.autograd.profiler and kineto trace torch's C++ kernels",
-     r"profile\(|profiler|record_function|emit_nvtx|emit_itt|kineto|FunctionEvent|EventList|_format_time"),
+    ("external profilers", "emit_nvtx and emit_itt annotate ranges for NVIDIA's and Intel's profilers",
+     r"emit_nvtx|emit_itt"),
     ("multiprocessing and subprocesses", "tests that fork or start Python processes with torch imported",
      r"subprocess|multiprocessing|torch\.multiprocessing|\bmp\.|fork"),
     ("logging", "torch._logging (TORCH_LOGS) is torch's own logging configuration",
