@@ -46,6 +46,11 @@ class RemovableHandle:
         self._hooks = weakref.ref(hooks) if hasattr(hooks, "__weakref__") else (lambda: hooks)
         self._key = key
 
+    @property
+    def id(self) -> object:
+        """The hook's key in its dict."""
+        return self._key
+
     def remove(self) -> None:
         hooks = self._hooks()
         if hooks is not None:
@@ -58,7 +63,7 @@ class RemovableHandle:
         self.remove()
 
 
-_hook_ids = itertools.count(1)
+_hook_ids = itertools.count()  # one count for every kind of hook, from 0, as torch's RemovableHandle.next_id
 
 
 def add_hook(hooks: dict, fn: Callable) -> RemovableHandle:
@@ -76,6 +81,9 @@ class HookDict(OrderedDict):
 
     def add(self, fn: Callable) -> RemovableHandle:
         return add_hook(self, fn)
+
+    def __repr__(self) -> str:
+        return repr(OrderedDict(self))  # printed as torch prints a module's hooks (the pruning tutorial does)
 
 
 class HookSet:

@@ -1,0 +1,123 @@
+"""torch.nn.utils.prune against torch 2.13: each method's mask on the same weights and seeds, what pruning leaves on
+the module (parameters, buffers, the pre-hook), gradients through the mask, repeated pruning, remove, and errors."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+import torch
+
+import retrograd
+
+LIBS = (torch, retrograd)
+
+
+def prune_of(lib):
+    return importlib.import_module(f"{lib.__name__}.nn.utils.prune")
+
+
+def model(lib):
+    """A conv and a linear layer with the same weights under both libraries."""
+    rng = np.random.default_rng(0)
+    conv, linear = lib.nn.Conv2d(3, 4, 3), lib.nn.Linear(6, 5)
+    with lib.no_grad():
+        for module in (conv, linear):
+            for p in module.parameters():
+                p.copy_(lib.tensor(rng.standard_normal(tuple(p.shape)), dtype=lib.float32))
+    return conv, linear
+
+
+def facts(lib, conv, linear):
+    """What pruning left: parameter and buffer names and values, the pruned tensors, and a gradient through them."""
+    x = lib.tensor(np.random.default_rng(1).standard_normal((2, 3, 5, 5)), dtype=lib.float32)
+    y = linear(conv(x).mean(dim=(2, 3)).repeat(1, 2)[:, :6]).sum()
+    y.backward()
+    out = [prune_of(lib).is_pruned(conv), prune_of(lib).is_pruned(linear), round(y.item(), 4)]
+    for module in (conv, linear):
+        out.append(sorted((n, np.round(p.detach().numpy(), 5).tolist()) for n, p in module.named_parameters()))
+        out.append(sorted((n, b.numpy().tolist()) for n, b in module.named_buffers()))
+        out.append(np.round(module.weight.detach().numpy(), 5).tolist())
+        out.append(sorted((n, np.round(p.grad.numpy(), 4).tolist()) for n, p in module.named_parameters()))
+        out.append(len(module._forward_pre_hooks))
+    return out
+
+
+def run(lib, steps):
+    lib.manual_seed(0)
+    conv, linear = model(lib)
+    prune = prune_of(lib)
+    for step in steps:
+        step(lib, prune, conv, linear)
+    return facts(lib, conv, linear)
+
+
+CASES = {
+    "l1 unstructured": [lambda lib, p, c, m: p.l1_unstructured(c, "weight", amount=0.3)],
+    "l1 by count and importance": [
+        lambda lib, p, c, m: p.l1_unstructured(m, "weight", amount=7, importance_scores=m.weight.detach() ** 3)],
+    "random unstructured": [lambda lib, p, c, m: p.random_unstructured(m, "bias", amount=0.4)],
+    "ln structured": [lambda lib, p, c, m: p.ln_structured(c, "weight", amount=0.5, n=2, dim=0)],
+    "ln structured, inf norm, last dim": [lambda lib, p, c, m: p.ln_structured(m, "weight", amount=2, n=float("inf"),
+                                                                               dim=-1)],
+    "random structured": [lambda lib, p, c, m: p.random_structured(c, "weight", amount=1, dim=1)],
+    "custom mask": [lambda lib, p, c, m: p.custom_from_mask(m, "bias", mask=lib.tensor([1.0, 0, 1, 0, 1]))],
+    "identity": [lambda lib, p, c, m: p.identity(c, "bias")],
+    "pruned twice (a container)": [lambda lib, p, c, m: p.l1_unstructured(c, "weight", amount=0.2),
+                                   lambda lib, p, c, m: p.ln_structured(c, "weight", amount=1, n=1, dim=0),
+                                   lambda lib, p, c, m: p.random_unstructured(c, "weight", amount=0.1)],
+    "removed": [lambda lib, p, c, m: p.l1_unstructured(m, "weight", amount=0.5),
+                lambda lib, p, c, m: p.remove(m, "weight")],
+    "global": [lambda lib, p, c, m: p.global_unstructured([(c, "weight"), (m, "weight"), (m, "bias")],
+                                                          pruning_method=p.L1Unstructured, amount=0.25)],
+    "global after a local pruning": [
+        lambda lib, p, c, m: p.random_unstructured(m, "weight", amount=0.5),
+        lambda lib, p, c, m: p.global_unstructured([(c, "weight"), (m, "weight")],
+                                                   pruning_method=p.RandomUnstructured, amount=10)],
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_pruning_matches_torch(case):
+    assert run(retrograd, CASES[case]) == run(torch, CASES[case])
+
+
+def test_a_pruned_models_state_dict_is_torchs():
+    states = []
+    for lib in LIBS:
+        lib.manual_seed(0)
+        conv, _ = model(lib)
+        prune_of(lib).l1_unstructured(conv, "weight", amount=0.5)
+        states.append({k: v.numpy().tolist() for k, v in conv.state_dict().items()})
+    assert states[0] == states[1]
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, p, c, m: p.l1_unstructured(m, "weight", amount=1.5),
+    lambda lib, p, c, m: p.l1_unstructured(m, "weight", amount=-1),
+    lambda lib, p, c, m: p.l1_unstructured(m, "weight", amount="half"),
+    lambda lib, p, c, m: p.l1_unstructured(m, "bias", amount=6),
+    lambda lib, p, c, m: p.ln_structured(m, "bias", amount=1, n=2, dim=0),
+    lambda lib, p, c, m: p.ln_structured(m, "weight", amount=1, n=2, dim=2),
+    lambda lib, p, c, m: p.remove(m, "weight"),
+    lambda lib, p, c, m: p.global_unstructured([(m, "weight")], pruning_method=p.LnStructured, amount=1, n=2),
+    lambda lib, p, c, m: p.global_unstructured(5, pruning_method=p.L1Unstructured, amount=1),
+])
+def test_errors_are_torchs(call):
+    raised = []
+    for lib in LIBS:
+        conv, linear = model(lib)
+        with pytest.raises(Exception) as error:
+            call(lib, prune_of(lib), conv, linear)
+        message = str(error.value).replace(lib.__name__ + ".", "torch.")
+        raised.append((error.type, message.split(" of module ")[0].split(" to PruningContainer")[0]))
+    assert raised[0] == raised[1]
+
+
+def test_a_failed_pruning_leaves_the_module_as_it_was():
+    _, linear = model(retrograd)
+    with pytest.raises(ValueError):
+        prune_of(retrograd).l1_unstructured(linear, "bias", amount=6)
+    assert sorted(n for n, _ in linear.named_parameters()) == ["bias", "weight"]
+    assert not prune_of(retrograd).is_pruned(linear)
