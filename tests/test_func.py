@@ -410,3 +410,44 @@ ENSEMBLES = {
 @pytest.mark.parametrize("name", ENSEMBLES)
 def test_ensembles_and_linearize_match_torch(name):
     same(ENSEMBLES[name])
+
+
+def _functionalize_facts(lib):
+    """What a caller sees of functionalize: values, the input mutated, outputs that do not alias the inputs."""
+    def f(x):
+        y = x.view(-1)
+        y.add_(1)
+        return y, x * 2
+
+    facts = []
+    for mode in ("mutations", "mutations_and_views"):
+        x = lib.ones(2, 2)
+        y, z = lib.func.functionalize(f, remove=mode)(x)
+        facts += [mode, x.sum().item(), y._base is x, z.sum().item()]
+        y.mul_(10)
+        facts.append(x.sum().item())
+    x = lib.ones(2, requires_grad=True)
+    facts.append(lib.func.functionalize(lambda a: (a * 3).sin())(x).grad_fn.name())
+    facts.append(lib.func.grad(lib.func.functionalize(lambda a: (a.clone().add_(1) ** 2).sum()))(lib.ones(2)).tolist())
+    facts.append(lib.func.functionalize(f).__name__)
+    with pytest.raises(RuntimeError) as error:
+        lib.func.functionalize(f, remove="views")
+    facts.append(str(error.value))
+    return facts
+
+
+def test_functionalize_shows_torchs_values_mutations_and_no_aliasing():
+    assert _functionalize_facts(retrograd) == _functionalize_facts(torch)
+
+
+def _debug_unwrap_facts(lib):
+    vmap, unwrap = lib.func.vmap, lib.func.debug_unwrap
+    x = lib.arange(24.0).view(2, 3, 4)
+    return [vmap(lambda t: lib.tensor(unwrap(t).shape))(x).tolist(),
+            vmap(vmap(lambda t: lib.tensor(unwrap(t).shape)))(x).tolist(),
+            vmap(vmap(lambda t: lib.tensor(unwrap(t, recurse=False).shape)))(x).tolist(),
+            vmap(vmap(lambda t: unwrap(t, recurse=False)[0].sum()))(x).tolist(), unwrap(x) is x]
+
+
+def test_debug_unwrap_gives_the_batch_inside_vmap():
+    assert _debug_unwrap_facts(retrograd) == _debug_unwrap_facts(torch)

@@ -547,5 +547,36 @@ def replace_all_batch_norm_modules_(root: Any) -> Any:
     return root
 
 
-__all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "linearize",
-           "replace_all_batch_norm_modules_", "stack_module_state", "vjp", "vmap"]
+__all__ = ["debug_unwrap", "functional_call", "functionalize", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev",
+           "jvp", "linearize", "replace_all_batch_norm_modules_", "stack_module_state", "vjp", "vmap"]
+
+
+def functionalize(func: Callable, *, remove: str = "mutations") -> Callable:
+    """torch.func.functionalize: `func` with its in-place ops made out-of-place for a tracer. retrograd traces
+    nothing, so the function runs as written; what a caller sees is torch's: the same values, a mutated input
+    is mutated, and no output shares memory with an input (such an output comes back as a copy)."""
+    if remove not in ("mutations", "mutations_and_views"):
+        raise RuntimeError(f"functionalize(f, remove='mutations'): received invalid argument for remove={remove}. "
+                           "Valid options are:\n     remove='mutations': all inplace and out= operators will be "
+                           "removed from the program, and replaced with their out-of-place equivalents.\n     "
+                           "remove='mutations_and_views': In addition to the above, all aliasing operators {view} "
+                           "will be replaced with their non-aliasing counterparts, {view}_copy.\n")
+
+    @functools.wraps(func)
+    def functionalized(*args: Any, **kwargs: Any) -> Any:
+        memory = {id(t._base if t._base is not None else t)
+                  for t in _flatten((args, kwargs))[0] if isinstance(t, Tensor)}
+        flat, spec = _flatten(func(*args, **kwargs))
+        return _unflatten([t.clone() if isinstance(t, Tensor) and id(t._base if t._base is not None else t) in memory
+                           else t for t in flat], spec)
+
+    return functionalized
+
+
+def debug_unwrap(tensor: Tensor, *, recurse: bool = True) -> Tensor:
+    """The tensor inside vmap's batching: the whole batch, one leading dim per level (recurse=False: only the
+    innermost level's). A tensor that is not batched comes back as it is."""
+    if not batched.is_batched(tensor):
+        return tensor
+    return tensor._physical if recurse else batched.to_physical(tensor, batched.levels_of(tensor)[-1:])
+
