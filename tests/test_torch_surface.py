@@ -371,3 +371,53 @@ def test_bfloat16_is_a_name_a_script_can_use():
     ptdtype = {"float32": lib.float32, "bfloat16": lib.bfloat16, "float16": lib.float16}["float16"]
     assert ptdtype is lib.float16 and lib.bfloat16 != lib.float16
     assert lib.nn.ReLU().bfloat16() is not None  # nothing to convert, as in torch
+
+
+def _custom_fwd_bwd_facts(lib):
+    """A custom Function under CPU autocast with torch.amp.custom_fwd/custom_bwd: the dtypes forward and backward
+    compute in, with and without cast_inputs, inside and outside autocast."""
+    seen = []
+
+    class MatMul(lib.autograd.Function):
+        @staticmethod
+        @lib.amp.custom_fwd(device_type="cpu")
+        def forward(ctx, a, b):
+            ctx.save_for_backward(a, b)
+            out = a.mm(b)
+            seen.append(("forward", str(out.dtype), ctx._fwd_used_autocast, str(ctx._dtype)))
+            return out
+
+        @staticmethod
+        @lib.amp.custom_bwd(device_type="cpu")
+        def backward(ctx, g):
+            a, b = ctx.saved_tensors
+            seen.append(("backward", str(g.mm(b.t()).dtype)))
+            return g.mm(b.t()), a.t().mm(g)
+
+    class Double(lib.autograd.Function):
+        @staticmethod
+        @lib.amp.custom_fwd(device_type="cpu", cast_inputs=lib.float32)
+        def forward(ctx, a):
+            seen.append(("cast forward", str(a.dtype), lib.is_autocast_enabled("cpu")))
+            return a * 2
+
+        @staticmethod
+        @lib.amp.custom_bwd(device_type="cpu")
+        def backward(ctx, g):
+            return g * 2
+
+    a = lib.ones(3, 3, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with lib.autocast("cpu", dtype=lib.bfloat16):
+            out = MatMul.apply(a, a * 2)
+            doubled = Double.apply(a.to(lib.bfloat16))
+        out.float().sum().backward()
+        seen += [str(out.dtype), str(doubled.dtype), str(MatMul.apply(a, a).dtype)]
+    with pytest.raises(ValueError) as error:
+        lib.amp.custom_fwd(lambda ctx: None, device_type=1)
+    return seen + [str(error.value)]
+
+
+def test_custom_fwd_and_bwd_follow_torchs_autocast_state():
+    assert _custom_fwd_bwd_facts(retrograd) == _custom_fwd_bwd_facts(torch)

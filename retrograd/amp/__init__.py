@@ -19,7 +19,7 @@ from .._tensor import Tensor
 from ..autograd.forward_ad import transforms
 from ..autograd.grad_mode import no_grad
 
-__all__ = ["GradScaler", "autocast", "is_autocast_available"]
+__all__ = ["GradScaler", "autocast", "custom_bwd", "custom_fwd", "is_autocast_available"]
 
 _DEVICES = ("cpu", "cuda")
 
@@ -170,6 +170,7 @@ class autocast:  # noqa: N801 - torch's name
         self._outer: list = []
 
     def __enter__(self) -> autocast:
+        _open_blocks.append(self)
         self._outer.append(transforms.autocast)
         transforms.autocast = {**dict.fromkeys(_LOWER_PRECISION_ROWS, self.fast_dtype),
                                **dict.fromkeys(_FLOAT32_ROWS, D.float32)} if self._enabled else None
@@ -179,6 +180,7 @@ class autocast:  # noqa: N801 - torch's name
     def __exit__(self, *exc: object) -> None:
         transforms.autocast = self._outer.pop()
         transforms.update()
+        _open_blocks.remove(self)
 
     def __call__(self, fn: Callable) -> Callable:
         @functools.wraps(fn)
@@ -187,4 +189,65 @@ class autocast:  # noqa: N801 - torch's name
                 return fn(*args, **kwargs)
         return wrapper
 
+
+_open_blocks: list[autocast] = []  # the autocast blocks entered and not yet left, innermost last
+
+
+def _autocast_dtype(device_type: str) -> Any:
+    """The dtype autocast computes in on `device_type`: the innermost block's, else torch's default there."""
+    for block in reversed(_open_blocks):
+        if block.device == device_type and block.fast_dtype is not None:
+            return block.fast_dtype
+    return D.bfloat16 if device_type == "cpu" else D.float16
+
+
+def _cast(value: Any, device_type: str, dtype: Any) -> Any:
+    """`value` with each floating tensor on `device_type` other than float64 cast to `dtype`, containers inside."""
+    if isinstance(value, Tensor):
+        eligible = value.is_floating_point() and value.device.type == device_type and value.dtype is not D.float64
+        return value.to(dtype) if eligible else value
+    if isinstance(value, dict):
+        return {_cast(k, device_type, dtype): _cast(v, device_type, dtype) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast(v, device_type, dtype) for v in value)
+    return value
+
+
+def custom_fwd(fwd: Callable | None = None, *, device_type: str, cast_inputs: Any = None) -> Callable:
+    """Decorate a custom Function's forward for autocast: inside an autocast block on `device_type` it runs in
+    that block's state, or, with `cast_inputs`, with autocast off and its floating inputs cast to that dtype.
+    The state is noted on ctx for custom_bwd."""
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+    if fwd is None:
+        return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
+
+    @functools.wraps(fwd)
+    def forward(*args: Any, **kwargs: Any) -> Any:
+        ctx = args[0]
+        ctx._dtype = _autocast_dtype(device_type)
+        enabled = device_type == "cpu" and transforms.autocast is not None
+        ctx._fwd_used_autocast = enabled and cast_inputs is None
+        if cast_inputs is None or not enabled:
+            return fwd(*args, **kwargs)
+        with autocast(device_type=device_type, enabled=False):
+            return fwd(*_cast(args, device_type, cast_inputs), **_cast(kwargs, device_type, cast_inputs))
+
+    return forward
+
+
+def custom_bwd(bwd: Callable | None = None, *, device_type: str) -> Callable:
+    """Decorate a custom Function's backward to run in the autocast state its forward ran in (custom_fwd)."""
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+    if bwd is None:
+        return functools.partial(custom_bwd, device_type=device_type)
+
+    @functools.wraps(bwd)
+    def backward(*args: Any, **kwargs: Any) -> Any:
+        ctx = args[0]
+        with autocast(device_type=device_type, enabled=ctx._fwd_used_autocast, dtype=ctx._dtype):
+            return bwd(*args, **kwargs)
+
+    return backward
 
