@@ -141,9 +141,21 @@ def test_scope_is_read_from_what_a_test_touches():
         with torch.autograd.profiler.profile():
             pass
 
+    def test_nvtx(self):
+        with torch.autograd.profiler.emit_nvtx():
+            pass
+
+    def test_engine_names(self):
+        assert torch._C._current_graph_task_id() == -1 and torch._C._functions.AccumulateGrad
+
+    def test_dispatcher(self):
+        torch._C._set_dispatch_mode(None)
+
     assert scope.category_of(test_on_gpu) == "accelerators"
-    assert scope.category_of(test_profiled) == "profiler"
-    assert scope.category_of(test_plain) is None
+    assert scope.category_of(test_nvtx) == "external profilers"
+    assert scope.category_of(test_dispatcher) == "dispatcher and tensor subclasses"
+    for in_scope in (test_plain, test_profiled, test_engine_names):
+        assert scope.category_of(in_scope) is None
     assert all(reason for _, reason, _ in scope.CATEGORIES)
 
 
