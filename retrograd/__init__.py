@@ -22,6 +22,7 @@ from ._layout import layout, strided
 from ._memory_format import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
 from . import _tensor
 from ._tensor import Size, Tensor, device
+from .storage import TypedStorage, UntypedStorage, is_storage
 from ._warn import is_warn_always_enabled, set_warn_always
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                                  set_grad_enabled)
@@ -52,6 +53,47 @@ def resize_as_(input: Tensor, the_template: Tensor, **kwargs: Any) -> Tensor:
 
 def is_tensor(obj: Any) -> bool:
     return isinstance(obj, Tensor)
+
+
+def typename(obj: Any) -> str:
+    """A tensor's legacy type name (torch.FloatTensor), else the qualified name of obj's type, or of obj itself
+    when it is a class or function."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    named = obj if hasattr(obj, "__qualname__") else type(obj)
+    module = getattr(obj, "__module__", None) or named.__module__ or ""
+    return named.__qualname__ if module in ("", "builtins") else f"{module}.{named.__qualname__}"
+
+
+# Note [method forms]
+# torch exposes many Tensor methods as functions too, the tensor first (`torch.exp_(x)` is `x.exp_()`,
+# `torch.is_nonzero(x)` is `x.is_nonzero()`): each is written once here, calling the method, with torch's
+# refusal of an input that is no tensor.
+_METHOD_FORMS = (
+    "abs_", "acos_", "acosh_", "addmv_", "adjoint", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_",
+    "arctanh_", "as_strided_", "asin_", "asinh_", "atan_", "atanh_", "ceil_", "clamp_", "clamp_max_", "clamp_min_",
+    "clip_", "conj_physical_", "cos_", "cosh_", "deg2rad_", "detach_", "erf_", "erfc_", "exp2_", "exp_", "expm1_",
+    "fix_", "floor_", "frac_", "gcd_", "get_device", "i0_", "is_nonzero", "is_same_size", "is_signed", "lcm_",
+    "ldexp_", "log10_", "log1p_", "log2_", "log_", "logit_", "nan_to_num_", "neg_", "negative_", "rad2deg_",
+    "reciprocal_", "round_", "rsqrt_", "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_", "tanh_",
+    "trunc_", "xlogy_")
+
+
+def _method_form(name: str) -> Any:
+    """torch.<name>(input, ...): input.<name>(...) (Note [method forms])."""
+
+    def function(input: Tensor, *args: Any, **kwargs: Any) -> Any:
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+        return getattr(input, name)(*args, **kwargs)
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = f"torch.{name}(input, ...): input.{name}(...)."
+    return function
+
+
+for _name in _METHOD_FORMS:
+    globals()[_name] = _method_form(_name)
 
 
 def is_inference(input: Tensor) -> bool:

@@ -19,6 +19,7 @@ from . import _xp
 from ._tensor import NO_VERSION_COUNTER, Tensor, _wrap, on_device, placement
 from .autograd import grad_mode
 from .autograd.forward_ad import transforms
+from .storage import mark_root
 
 
 class Generator:
@@ -485,6 +486,7 @@ def from_numpy(array: np.ndarray) -> Tensor:
     if not isinstance(array, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
     D.from_numpy_dtype(array.dtype)
+    mark_root(array)
     return _new(array)
 
 
