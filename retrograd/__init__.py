@@ -9,7 +9,8 @@ import warnings
 from typing import Any
 
 from . import _dtype, _heap
-from ._creation import (Generator, arange, as_tensor, default_generator, empty, empty_like, empty_permuted,
+from ._creation import (Generator, arange, as_tensor, bartlett_window, blackman_window, default_generator, empty,
+                        asarray, empty_like, empty_permuted, frombuffer, hamming_window, hann_window, kaiser_window,
                         empty_strided, eye, scalar_tensor, tril_indices, triu_indices,
                         from_numpy, full, full_like, get_rng_state, initial_seed, linspace, logspace, manual_seed, ones, ones_like, rand,
                         rand_like, randint, randint_like, randn, randn_like, randperm, seed, set_rng_state, tensor, zeros,
@@ -37,10 +38,13 @@ from . import ops as _ops  # noqa: E402
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: E402
 from .autograd.forward_ad import transforms as _transforms  # noqa: E402
 
+globals().update(_ops.nn.TOP_LEVEL)  # torch.embedding, torch.kl_div, ...: ATen's signatures (ops/nn.py)
+
 half, float, double = float16, float32, float64  # noqa: A001
 short, int, long = int16, int32, int64  # noqa: A001
 chalf, cfloat, cdouble = complex32, complex64, complex128
 inf, nan, pi, e = _math.inf, _math.nan, _math.pi, _math.e  # torch's constants
+newaxis = None
 from .version import __version__  # noqa: E402 - torch's format: "2.13.0+retrograd.0.1.0"
 
 _heap.keep_heap()  # glibc's heap stays mapped between steps (Note [heap kept between steps])
@@ -233,7 +237,7 @@ def are_deterministic_algorithms_enabled() -> bool:
 _LAZY_SUBMODULES = {"_VF", "_dynamo", "_vmap_internals", "accelerator", "amp", "backends", "cuda", "datasets", "distributed",
                     "distributions", "fft", "func", "jit", "linalg", "masked", "multiprocessing", "nn", "onnx", "optim",
                     "profiler", "random", "serialization", "signal", "special", "testing", "utils", "version", "viz"}
-_LAZY_NAMES = {"autocast": "amp", "load": "serialization", "lobpcg": "_lobpcg", "save": "serialization",
+_LAZY_NAMES = {"GradScaler": "amp", "autocast": "amp", "load": "serialization", "lobpcg": "_lobpcg", "save": "serialization",
                "vmap": "func"}  # name: module
 
 

@@ -5,6 +5,7 @@ torch 2.13: storages (tied weights found by their data_ptr), layout and device f
 
 from __future__ import annotations
 
+import array
 import os
 import subprocess
 import sys
@@ -250,3 +251,215 @@ def test_no_warning_from_new_attributes():
         warnings.simplefilter("error")
         x = retrograd.ones(2)
         assert (x.nbytes, x.itemsize, x.storage_offset(), x.untyped_storage().nbytes()) == (8, 4, 0, 8)
+
+
+# ---- window functions ----------------------------------------------------------------------------------
+
+WINDOWS = ("hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window")
+
+
+@pytest.mark.parametrize("window", WINDOWS)
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_windows_as_torch(window, dtype):
+    """Values within a float32 ulp or two of torch's (NumPy's cos and I0 against torch's vectorised ones), float16 and
+    bfloat16 rounded after each step as torch's kernels round them (Note [window functions])."""
+    for length in (0, 1, 2, 3, 5, 8, 17, 64):
+        for periodic in (True, False):
+            made = [getattr(lib, window)(length, periodic, dtype=getattr(lib, dtype)) for lib in LIBS]
+            assert [str(w.dtype) for w in made] == [f"torch.{dtype}"] * 2 and made[1].shape == made[0].shape
+            expected, got = (w.double().numpy() for w in made)
+            np.testing.assert_allclose(got, expected, rtol=0 if dtype in ("float16", "bfloat16") else 1e-6,
+                                       atol=0 if dtype in ("float16", "bfloat16") else 3e-7)
+
+
+WINDOW_SCENARIOS = {
+    "hamming's alpha and beta": lambda lib: (lib.hamming_window(5, True, 0.6), lib.hamming_window(5, False, 0.6, 0.3)),
+    "kaiser's beta": lambda lib: (lib.kaiser_window(5, True, 5.0, dtype=lib.float64),
+                                  lib.kaiser_window(6, False, beta=0.0, dtype=lib.float64)),
+    "keywords": lambda lib: lib.hann_window(window_length=4, periodic=False, dtype=lib.float64),
+    "a leaf that requires grad": lambda lib: (lambda w: (w.requires_grad, w.is_leaf))(
+        lib.hann_window(3, requires_grad=True)),
+    "a negative length": lambda lib: lib.blackman_window(-1),
+    "an integer dtype": lambda lib: lib.hann_window(4, dtype=lib.int64),
+    "a bool dtype": lambda lib: lib.bartlett_window(4, dtype=lib.bool),
+    "a complex dtype": lambda lib: lib.kaiser_window(3, dtype=lib.complex64),
+    "a float length": lambda lib: lib.hann_window(5.0),
+}
+
+
+@pytest.mark.parametrize("scenario", list(WINDOW_SCENARIOS), ids=list(WINDOW_SCENARIOS))
+def test_window_arguments_as_torch(scenario):
+    _close(outcome(lambda: WINDOW_SCENARIOS[scenario](retrograd)), outcome(lambda: WINDOW_SCENARIOS[scenario](torch)))
+
+
+def test_stft_with_a_hann_window_as_torch():
+    signal = np.sin(np.linspace(0, 40, 256))
+    spectra = [lib.stft(lib.tensor(signal), 64, window=lib.hann_window(64, dtype=lib.float64), return_complex=True)
+               for lib in LIBS]
+    np.testing.assert_allclose(spectra[1].numpy(), spectra[0].numpy(), atol=1e-10)
+
+
+# ---- asarray, frombuffer -------------------------------------------------------------------------------
+
+ARRAY = np.arange(6.0)
+
+
+def _shares(t, array) -> bool:
+    return t.data_ptr() == array.ctypes.data
+
+
+ASARRAY_SCENARIOS = {
+    "a tensor": lambda lib: (lambda t: (lib.asarray(t) is t, lib.asarray(t, dtype=lib.float64),
+                                        lib.asarray(t, copy=True).data_ptr() == t.data_ptr()))(lib.ones(3)),
+    "a tensor that must be cast, without copy": lambda lib: lib.asarray(lib.ones(3), dtype=lib.float64, copy=False),
+    "a tensor made to require grad": lambda lib: (lambda t: (lib.asarray(t, requires_grad=True) is t,
+                                                             t.requires_grad))(lib.ones(2)),
+    "an array": lambda lib: (lambda t: (t, _shares(t, ARRAY)))(lib.asarray(ARRAY)),
+    "an array cast": lambda lib: (lambda t: (t, _shares(t, ARRAY)))(lib.asarray(ARRAY, dtype=lib.float32)),
+    "an array copied": lambda lib: _shares(lib.asarray(ARRAY, copy=True), ARRAY),
+    "an array cast without copy": lambda lib: lib.asarray(ARRAY, dtype=lib.float32, copy=False),
+    "a strided array": lambda lib: (lambda t: (t, t.stride(), _shares(t, ARRAY)))(lib.asarray(ARRAY[::2])),
+    "an array that requires grad": lambda lib: lib.asarray(ARRAY, requires_grad=True),
+    "an int array that requires grad": lambda lib: lib.asarray(np.arange(3), requires_grad=True),
+    "a NumPy scalar": lambda lib: lib.asarray(np.float64(2.0)),
+    "lists and numbers": lambda lib: (lib.asarray([1, 2]), lib.asarray([1.0, 2]), lib.asarray(3.5), lib.asarray(True),
+                                      lib.asarray([[1, 2], [3, 4]], dtype=lib.float64)),
+    "a list of tensors": lambda lib: lib.asarray([lib.tensor(1.0), lib.tensor(2.0)]),
+    "a list without copy": lambda lib: lib.asarray([1, 2], copy=False),
+    "a string": lambda lib: lib.asarray("abc"),
+    "a buffer": lambda lib: (lambda b: (lib.asarray(b, dtype=lib.int32), lib.asarray(b)))(
+        bytearray(b"\x01\x00\x00\x00\x02\x00\x00\x00")),
+}
+
+
+@pytest.mark.parametrize("scenario", list(ASARRAY_SCENARIOS), ids=list(ASARRAY_SCENARIOS))
+def test_asarray_as_torch(scenario):
+    same(ASARRAY_SCENARIOS[scenario])
+
+
+BUFFER = b"\x01\x00\x00\x00\x02\x00\x00\x00"
+FROMBUFFER_SCENARIOS = {
+    "whole": lambda lib: lib.frombuffer(bytearray(BUFFER), dtype=lib.int32),
+    "count and offset": lambda lib: lib.frombuffer(bytearray(BUFFER), dtype=lib.int16, count=2, offset=2),
+    "read-only bytes": lambda lib: lib.frombuffer(b"abcd", dtype=lib.uint8),
+    "floats, requiring grad": lambda lib: (lambda t: (t, t.is_leaf))(
+        lib.frombuffer(array.array("f", [1.0, 2.0]), dtype=lib.float32, requires_grad=True)),
+    "a ragged length": lambda lib: lib.frombuffer(bytearray(BUFFER), dtype=lib.int64, offset=1),
+    "a count too large": lambda lib: lib.frombuffer(bytearray(BUFFER), dtype=lib.int32, count=3),
+    "an offset too large": lambda lib: lib.frombuffer(bytearray(BUFFER), dtype=lib.int32, offset=8),
+    "a negative offset": lambda lib: lib.frombuffer(bytearray(BUFFER), dtype=lib.int32, offset=-1),
+    "no buffer": lambda lib: lib.frombuffer([1, 2], dtype=lib.int32),
+    "an empty buffer": lambda lib: lib.frombuffer(bytearray(), dtype=lib.int32),
+    "no elements": lambda lib: lib.frombuffer(bytearray(BUFFER), dtype=lib.int32, count=0),
+}
+
+
+@pytest.mark.parametrize("scenario", list(FROMBUFFER_SCENARIOS), ids=list(FROMBUFFER_SCENARIOS))
+def test_frombuffer_as_torch(scenario):
+    same(FROMBUFFER_SCENARIOS[scenario])
+
+
+def test_frombuffer_shares_the_buffer():
+    for lib in LIBS:
+        buffer = bytearray(BUFFER)
+        t = lib.frombuffer(buffer, dtype=lib.int32)
+        buffer[0] = 9
+        t[1] = 5
+        assert t.tolist() == [9, 5] and buffer[4] == 5
+
+
+# ---- top-level functional forms -------------------------------------------------------------------------
+
+def _leaf(lib, *shape, seed=0, low=-1.0, high=1.0):
+    return lib.tensor(np.random.default_rng(seed).uniform(low, high, shape).tolist(), dtype=lib.float64,
+                      requires_grad=True)
+
+
+def _backward(out, *leaves):
+    """out, its grad_fn name and the leaves' gradients of its sum."""
+    out.sum().backward()
+    return out, name(out), [leaf.grad for leaf in leaves]
+
+
+def _losses(lib, reduction):
+    """Each loss's top-level form at one reduction (0 none, 1 mean, 2 sum), with its gradients."""
+    target = lib.tensor(np.random.default_rng(1).uniform(0.1, 1, (4, 3)).tolist(), dtype=lib.float64)
+    signs = lib.tensor([1, -1, 1, -1])
+    a, b, c = _leaf(lib, 4, 3), _leaf(lib, 4, 3, seed=2), _leaf(lib, 4, 3, seed=3)
+    v, w = _leaf(lib, 4, seed=4), _leaf(lib, 4, seed=5)
+    return [
+        _backward(lib.kl_div(a, target, reduction), a),
+        _backward(lib.kl_div(b, target.log(), reduction, log_target=True), b),
+        _backward(lib.binary_cross_entropy_with_logits(a * 1, target, None, None, reduction), a),
+        _backward(lib.binary_cross_entropy_with_logits(c, target, target, target[0] + 1, reduction), c),
+        _backward(lib.cosine_embedding_loss(a * 1, b * 1, signs, 0.1, reduction), a, b),
+        _backward(lib.margin_ranking_loss(v, w, signs, 0.2, reduction), v, w),
+        _backward(lib.triplet_margin_loss(a * 1, b * 1, c * 1, 1.0, 2, 1e-6, True, reduction), a, b, c),
+        _backward(lib.hinge_embedding_loss(a * 1, lib.tensor([[1, -1, 1]] * 4), 0.5, reduction), a),
+        _backward(lib.poisson_nll_loss(a * 1, target, True, False, 1e-8, reduction), a),
+        _backward(lib.poisson_nll_loss(b.abs() + 0.5, target * 3, False, True, 1e-8, reduction), b),
+    ]
+
+
+def _close(observed, expected):
+    """Observations compared with tensors to 1e-12 (a running statistic's update may round another way)."""
+    if isinstance(expected, tuple) and expected and expected[0] == "tensor":
+        assert observed[:3] == expected[:3]
+        np.testing.assert_allclose(np.array(eval(observed[3])), np.array(eval(expected[3])), rtol=1e-12, atol=1e-12)
+    elif isinstance(expected, list):
+        assert len(observed) == len(expected)
+        for o, e in zip(observed, expected):
+            _close(o, e)
+    else:
+        assert observed == expected
+
+
+@pytest.mark.parametrize("reduction", [0, 1, 2, 5])
+def test_top_level_losses_as_torch(reduction):
+    _close(outcome(lambda: _losses(retrograd, reduction)), outcome(lambda: _losses(torch, reduction)))
+
+
+FUNCTIONAL_SCENARIOS = {
+    "embedding": lambda lib: (lambda w: _backward(lib.embedding(w, lib.tensor([[0, 2], [4, 2]])), w))(_leaf(lib, 5, 3)),
+    "embedding with padding": lambda lib: (lambda w: _backward(lib.embedding(w, lib.tensor([[0, 2], [4, 2]]), 2), w))(
+        _leaf(lib, 5, 3)),
+    "embedding scaled by frequency": lambda lib: (lambda w: _backward(
+        lib.embedding(w, lib.tensor([0, 2, 2]), -1, True), w))(_leaf(lib, 5, 3)),
+    "embedding_renorm_": lambda lib: (lambda w: (lib.embedding_renorm_(w, lib.tensor([1, 3, 1]), 1.0, 2.0) is w, w))(
+        lib.ones(4, 3, dtype=lib.float64) * 2),
+    "batch_norm training": lambda lib: (lambda x, wt, bs, rm, rv: (
+        _backward(lib.batch_norm(x, wt, bs, rm, rv, True, 0.1, 1e-5, True) * lib.arange(5.0), x, wt, bs), rm, rv))(
+        _leaf(lib, 4, 3, 5), _leaf(lib, 3, seed=4), _leaf(lib, 3, seed=5), lib.zeros(3, dtype=lib.float64),
+        lib.ones(3, dtype=lib.float64)),
+    "batch_norm evaluating": lambda lib: (lambda x: _backward(lib.batch_norm(
+        x, None, None, lib.zeros(3, dtype=lib.float64), lib.ones(3, dtype=lib.float64), False, 0.1, 1e-5, False), x))(
+        _leaf(lib, 4, 3, 5)),
+    "instance_norm": lambda lib: (lambda x, wt, bs: _backward(
+        lib.instance_norm(x, wt, bs, None, None, True, 0.1, 1e-5, False) * lib.arange(5.0), x, wt, bs))(
+        _leaf(lib, 4, 3, 5), _leaf(lib, 3, seed=4), _leaf(lib, 3, seed=5)),
+    "kl_div's reduction by name": lambda lib: lib.kl_div(lib.ones(2), lib.ones(2), "mean"),
+    "dropouts that keep all": lambda lib: (lambda x: [f(x, p, train) is x for f in (
+        lib.dropout, lib.alpha_dropout, lib.feature_dropout, lib.feature_alpha_dropout)
+        for p, train in ((0.0, True), (0.5, False))])(lib.ones(2, 3)),
+    "dropouts that drop all": lambda lib: (lambda x: [_backward(f(x * 1, 1.0, True), x) for f in (
+        lib.dropout, lib.alpha_dropout, lib.feature_dropout, lib.feature_alpha_dropout)])(_leaf(lib, 2, 3, 2)),
+    "in-place dropouts": lambda lib: [(lambda x: (getattr(lib, name)(x, 1.0, True) is x, x))(lib.ones(2, 3, 2)) for name
+                                      in ("dropout_", "alpha_dropout_", "feature_dropout_", "feature_alpha_dropout_")],
+    "dropout's probability": lambda lib: lib.dropout(lib.ones(2), 1.5, True),
+    "newaxis": lambda lib: (lib.newaxis, lib.ones(2)[lib.newaxis].shape),
+    "GradScaler": lambda lib: lib.GradScaler is lib.amp.GradScaler,
+}
+
+
+@pytest.mark.parametrize("scenario", list(FUNCTIONAL_SCENARIOS), ids=list(FUNCTIONAL_SCENARIOS))
+def test_top_level_functional_forms_as_torch(scenario):
+    _close(outcome(lambda: FUNCTIONAL_SCENARIOS[scenario](retrograd)),
+           outcome(lambda: FUNCTIONAL_SCENARIOS[scenario](torch)))
+
+
+def test_dropout_draws_are_torchs_after_a_seed():
+    drawn = []
+    for lib in LIBS:
+        lib.manual_seed(3)
+        drawn.append(lib.dropout(lib.ones(40), 0.5, True).tolist())
+    assert drawn[0] == drawn[1]
