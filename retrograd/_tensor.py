@@ -390,7 +390,7 @@ class Tensor:
         return self._map_elements("map2_", (x, y), callable)
 
     def _map_elements(self, name: str, others: tuple, fn: Callable[..., Any]) -> Tensor:
-        """``apply_``, ``map_`` and ``map2_``: fn on the Python numbers of self and others, written back in self's dtype."""
+        """``apply_``, ``map_``, ``map2_``: fn on the Python numbers of self and others, in self's dtype."""
         if self._requires_grad or any(other._requires_grad for other in others):
             raise RuntimeError(f"Can't call {name}() on Variable that requires grad. Use var.detach().{name}() "
                                "instead.")
