@@ -10,7 +10,8 @@ from typing import Any
 
 from . import _dtype, _heap
 from ._creation import (Generator, arange, as_tensor, bartlett_window, blackman_window, default_generator, empty,
-                        asarray, empty_like, empty_permuted, frombuffer, hamming_window, hann_window, kaiser_window,
+                        asarray, empty_like, empty_permuted, from_dlpack, from_file, frombuffer, hamming_window,
+                        hann_window, kaiser_window, to_dlpack,
                         empty_strided, eye, scalar_tensor, tril_indices, triu_indices,
                         from_numpy, full, full_like, get_rng_state, initial_seed, linspace, logspace, manual_seed, ones, ones_like, rand,
                         rand_like, randint, randint_like, randn, randn_like, randperm, seed, set_rng_state, tensor, zeros,
@@ -193,7 +194,98 @@ def is_autocast_enabled(device_type: str | None = None) -> bool:
     return device_type == "cpu" and _transforms.autocast is not None  # CPU autocast only (retrograd.amp)
 
 
-_flags = {"matmul_precision": "highest", "deterministic": False}
+def _deprecated_autocast_query(old: str, new: str, answer: Any) -> Any:
+    """torch's deprecated autocast queries: the answer of the newer spelling, with torch's DeprecationWarning."""
+    warnings.warn(f"torch.{old}() is deprecated. Please use torch.{new} instead.", DeprecationWarning, stacklevel=3)
+    return answer
+
+
+def is_autocast_cpu_enabled() -> bool:
+    return _deprecated_autocast_query("is_autocast_cpu_enabled", "is_autocast_enabled('cpu')",
+                                      is_autocast_enabled("cpu"))
+
+
+def get_autocast_cpu_dtype() -> dtype:
+    return _deprecated_autocast_query("get_autocast_cpu_dtype", "get_autocast_dtype('cpu')", get_autocast_dtype("cpu"))
+
+
+def get_autocast_gpu_dtype() -> dtype:
+    return _deprecated_autocast_query("get_autocast_gpu_dtype", "get_autocast_dtype('cuda')",
+                                      get_autocast_dtype("cuda"))
+
+
+def get_autocast_dtype(device_type: str) -> dtype:
+    """The dtype autocast computes in on device_type: the active CPU autocast's, else torch's default for the
+    device (bfloat16 on the CPU, float16 elsewhere)."""
+    from .amp import autocast_dtype
+
+    return autocast_dtype(device_type)
+
+
+class OutOfMemoryError(RuntimeError):
+    """torch.OutOfMemoryError (torch.cuda.OutOfMemoryError): raised when a device runs out of memory."""
+
+
+class AcceleratorError(RuntimeError):
+    """torch.AcceleratorError: an error an accelerator's runtime reports."""
+
+
+def range(start: float, end: float, step: float = 1, *, dtype: dtype | None = None, **factory: Any) -> Tensor:  # noqa: A001
+    """torch.range, deprecated: start to end *inclusive* by step, in the default float dtype unless dtype is given."""
+    warnings.warn("torch.range is deprecated and will be removed in a future release because its behavior is "
+                  "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values in "
+                  "[start, end).", UserWarning, stacklevel=2)
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    count = _builtins.int(_math.floor((end - start) / step)) + 1
+    return tensor([start + i * step for i in _builtins.range(count)], dtype=dtype or get_default_dtype(), **factory)
+
+
+def set_default_tensor_type(t: Any) -> None:
+    """Deprecated in torch: the default float dtype from a legacy tensor type (torch.DoubleTensor or its name);
+    a CUDA type is refused, as retrograd makes tensors on the CPU by default."""
+    warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+                  "torch.set_default_dtype() and torch.set_default_device() as alternatives.", UserWarning,
+                  stacklevel=2)
+    name = t if isinstance(t, str) else f"torch.{getattr(t, '__name__', t)}"
+    if name.startswith("torch.cuda."):
+        raise NotImplementedError("retrograd makes tensors on the CPU by default; pass device= to place them")
+    from ._legacy import TYPES
+
+    legacy = TYPES.get(name.removeprefix("torch."))
+    if legacy is None:
+        raise TypeError(f"invalid type: '{name}'")
+    set_default_dtype(legacy.dtype)
+
+
+def set_flush_denormal(mode: bool) -> bool:
+    """False: NumPy gives no control of the CPU's denormal flushing, so it is left as it is (torch answers whether
+    it could set it)."""
+    return False
+
+
+def get_num_interop_threads() -> int:
+    """The threads torch would run independent ops on; retrograd runs ops one after another (only recorded)."""
+    return _threads_interop[0] if _threads_interop else get_num_threads()
+
+
+def set_num_interop_threads(n: int) -> None:
+    """Recorded for get_num_interop_threads (retrograd runs ops one after another)."""
+    if not isinstance(n, _builtins.int) or n <= 0:
+        raise RuntimeError("Expected positive number of threads")
+    _threads_interop[:] = [n]
+
+
+def init_num_threads() -> None:
+    """torch's per-thread thread-pool setup: nothing to set up here."""
+
+
+_threads_interop: list[int] = []
+
+
+_flags = {"matmul_precision": "highest", "deterministic": False, "warn_only": False}
 
 
 def set_default_device(device: Any) -> None:
@@ -221,10 +313,32 @@ def get_float32_matmul_precision() -> str:
 def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
     """Recorded only: every retrograd kernel is deterministic already."""
     _flags["deterministic"] = _builtins.bool(mode)  # `bool` here is torch.bool
+    _flags["warn_only"] = _builtins.bool(mode) and warn_only
 
 
 def are_deterministic_algorithms_enabled() -> bool:
     return _flags["deterministic"]
+
+
+def is_deterministic_algorithms_warn_only_enabled() -> bool:
+    return _flags["warn_only"]
+
+
+def set_deterministic_debug_mode(debug_mode: str | int) -> None:
+    """torch's other spelling of use_deterministic_algorithms: "default" or 0, "warn" or 1, "error" or 2."""
+    modes = {"default": 0, "warn": 1, "error": 2}
+    if isinstance(debug_mode, str):
+        if debug_mode not in modes:
+            raise RuntimeError(f"invalid value of debug_mode, expected one of `default`, `warn`, `error`, but got "
+                               f"{debug_mode}")
+        debug_mode = modes[debug_mode]
+    if debug_mode not in (0, 1, 2):
+        raise RuntimeError(f"invalid value of debug_mode, expected 0, 1, or 2, but got {debug_mode}")
+    use_deterministic_algorithms(debug_mode != 0, warn_only=debug_mode == 1)
+
+
+def get_deterministic_debug_mode() -> int:
+    return 0 if not _flags["deterministic"] else 1 if _flags["warn_only"] else 2
 
 
 # Note [lazy submodules]
@@ -234,9 +348,10 @@ def are_deterministic_algorithms_enabled() -> bool:
 # script first touches them, through the module __getattr__ (PEP 562), and then stay as ordinary
 # attributes. `import retrograd.nn`, `from retrograd import nn` and pickles naming their classes import
 # them as usual. Optional extras and new subsystems load this way too: never at `import retrograd`.
-_LAZY_SUBMODULES = {"_VF", "_dynamo", "_vmap_internals", "accelerator", "amp", "backends", "cuda", "datasets", "distributed",
-                    "distributions", "fft", "func", "jit", "linalg", "masked", "multiprocessing", "nn", "onnx", "optim",
-                    "profiler", "random", "serialization", "signal", "special", "testing", "utils", "version", "viz"}
+_LAZY_SUBMODULES = {"_VF", "_dynamo", "_vmap_internals", "accelerator", "amp", "backends", "compiler", "cuda",
+                    "datasets", "distributed", "distributions", "fft", "func", "jit", "linalg", "masked",
+                    "multiprocessing", "nn", "onnx", "optim", "profiler", "random", "serialization", "signal", "special",
+                    "testing", "utils", "version", "viz"}
 _LAZY_NAMES = {"GradScaler": "amp", "autocast": "amp", "load": "serialization", "lobpcg": "_lobpcg", "save": "serialization",
                "vmap": "func"}  # name: module
 

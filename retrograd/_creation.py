@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -903,3 +904,46 @@ def _has_buffer(obj: Any) -> bool:
     except TypeError:
         return False
     return True
+
+
+# ---- DLPack and files ----------------------------------------------------------------------------------
+
+def from_dlpack(ext_tensor: Any, *, device: Any = None, copy: bool | None = None) -> Tensor:
+    """A tensor sharing the memory of an object that speaks DLPack (a NumPy array, another library's tensor), or
+    of a DLPack capsule (to_dlpack's)."""
+    source = ext_tensor if hasattr(ext_tensor, "__dlpack__") else _Capsule(ext_tensor)
+    result = from_numpy(np.from_dlpack(source, copy=copy))
+    return result if device is None else result.to(device)
+
+
+class _Capsule:
+    """A DLPack capsule in the shape NumPy's from_dlpack takes: an object that hands it over."""
+
+    def __init__(self, capsule: Any) -> None:
+        self.capsule = capsule
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        return self.capsule
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return 1, 0  # kDLCPU
+
+
+def to_dlpack(tensor: Tensor) -> Any:
+    """The DLPack capsule of a tensor's elements (shared, not copied), whether it requires grad or not, as torch's."""
+    return tensor._data.__dlpack__()
+
+
+def from_file(filename: str, shared: bool | None = None, size: int = 0, *, dtype: D.dtype | None = None,
+              layout: Any = None, device: Any = None, pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
+    """The first `size` elements of a file of raw elements: mapped into memory when shared (writes reach the file),
+    else read into memory of their own."""
+    np_dtype = _np_dtype(dtype)
+    needed, have = size * np_dtype.itemsize, os.path.getsize(filename)
+    if have < needed:
+        raise RuntimeError(f"file <{filename}> size <{have}> is smaller than the required mapping size <{needed}>")
+    if shared and size:
+        data = np.memmap(filename, dtype=np_dtype, mode="r+", shape=(size,)).view(np.ndarray)  # a plain array
+    else:
+        data = np.fromfile(filename, dtype=np_dtype, count=size)
+    return _finish(data, requires_grad, device)

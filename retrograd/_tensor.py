@@ -328,6 +328,42 @@ class Tensor:
     def data_ptr(self) -> int:
         return self._data.__array_interface__["data"][0]
 
+    def const_data_ptr(self) -> int:
+        return self.data_ptr()
+
+    def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
+        """The DLPack capsule of the elements (np.from_dlpack(t) shares them), refused while the tensor requires
+        grad, as torch's is."""
+        if self._requires_grad:
+            raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+        return self._data.__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self) -> tuple:
+        return self._data.__dlpack_device__()
+
+    def dim_order(self, *, ambiguity_check: bool = False) -> tuple[int, ...]:
+        """The dims from the outermost in memory to the innermost (larger strides first); size-1 dims and equal
+        strides keep their logical order, as torch's."""
+        order, sizes, strides = list(range(self.ndim)), self._data.shape, self.stride()
+        for i in range(1, len(order)):  # an insertion sort that swaps only dims it can tell apart
+            j = i
+            while j and sizes[order[j]] != 1 and sizes[order[j - 1]] != 1 and strides[order[j - 1]] < strides[order[j]]:
+                order[j - 1], order[j] = order[j], order[j - 1]
+                j -= 1
+        return tuple(order)
+
+    def is_set_to(self, tensor: Tensor) -> bool:
+        """Whether both tensors show the same elements of one storage the same way (storage, offset, sizes, strides)."""
+        return (self.untyped_storage() == tensor.untyped_storage() and self.storage_offset() == tensor.storage_offset()
+                and self._data.shape == tensor._data.shape and self.stride() == tensor.stride())
+
+    def is_distributed(self) -> bool:
+        return False
+
+    def to_dense(self, dtype: D.dtype | None = None, *, masked_grad: bool | None = None) -> Tensor:
+        """A strided tensor is dense already: itself, or cast to dtype."""
+        return self if dtype is None or dtype is self.dtype else self.to(dtype)
+
     @property
     def nbytes(self) -> int:
         return self._data.nbytes

@@ -230,7 +230,7 @@ def storage_offset_of(data: np.ndarray) -> int:
 
 def is_shared_memory(data: np.ndarray) -> bool:
     """Whether an array's storage is memory mapped shared (share_memory_'s, or a shared file map)."""
-    if type(data) is not np.ndarray:
+    if not isinstance(data, np.ndarray):
         return False
     root = root_array(data)
     return isinstance(root.base, mmap.mmap) or isinstance(root, np.memmap) and root.mode in ("r+", "w+")

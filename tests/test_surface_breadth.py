@@ -463,3 +463,117 @@ def test_dropout_draws_are_torchs_after_a_seed():
         lib.manual_seed(3)
         drawn.append(lib.dropout(lib.ones(40), 0.5, True).tolist())
     assert drawn[0] == drawn[1]
+
+
+# ---- more of torch's namespace ---------------------------------------------------------------------------
+
+def _conv(lib, transposed):
+    rng = np.random.default_rng(0)
+    x = lib.tensor(rng.normal(size=(1, 2, 5, 5)).tolist(), dtype=lib.float64, requires_grad=True)
+    w = lib.tensor(rng.normal(size=(2, 3, 3, 3) if transposed else (3, 2, 3, 3)).tolist(), dtype=lib.float64,
+                   requires_grad=True)
+    return _backward(lib.convolution(x, w, None, [2, 1], [1, 0], [1, 1], transposed, [1, 0] if transposed else [0, 0],
+                                     1), x, w)
+
+
+NAMESPACE_SCENARIOS = {
+    "range": lambda lib: (lib.range(1, 4), lib.range(0, 1, 0.25, dtype=lib.float64), lib.range(1, 4, dtype=lib.int64),
+                          lib.range(5, 1, -2), lib.range(0, 0.95, 0.1), lib.range(0, 2, requires_grad=True)),
+    "range of inconsistent bounds": lambda lib: lib.range(4, 1),
+    "range of no step": lambda lib: lib.range(0, 1, 0),
+    "deterministic debug mode": lambda lib: [(lib.set_deterministic_debug_mode(mode),
+                                              lib.get_deterministic_debug_mode(),
+                                              lib.are_deterministic_algorithms_enabled(),
+                                              lib.is_deterministic_algorithms_warn_only_enabled())
+                                             for mode in ("warn", 2, "default")],
+    "a wrong debug mode": lambda lib: lib.set_deterministic_debug_mode("loud"),
+    "autocast queries": lambda lib: (lib.is_autocast_cpu_enabled(), str(lib.get_autocast_cpu_dtype()),
+                                     str(lib.get_autocast_dtype("cpu")), str(lib.get_autocast_gpu_dtype()),
+                                     str(lib.get_autocast_dtype("cuda"))),
+    "autocast queries inside autocast": lambda lib: _inside_autocast(lib, lambda: (
+        lib.is_autocast_cpu_enabled(), str(lib.get_autocast_cpu_dtype()), str(lib.get_autocast_dtype("cpu")))),
+    "errors": lambda lib: (issubclass(lib.OutOfMemoryError, RuntimeError),
+                           issubclass(lib.AcceleratorError, RuntimeError)),
+    "interop threads": lambda lib: (lib.set_num_interop_threads(3), lib.get_num_interop_threads(),
+                                    lib.init_num_threads()),
+    "convolution": lambda lib: _conv(lib, False),
+    "transposed convolution": lambda lib: _conv(lib, True),
+    "adaptive_max_pool1d": lambda lib: (lambda x: (_backward(lib.adaptive_max_pool1d(x, [2])[0], x),
+                                                   lib.adaptive_max_pool1d(x, [2])[1]))(_leaf(lib, 2, 5)),
+    "affine_grid_generator": lambda lib: (lambda theta: _backward(lib.affine_grid_generator(theta, [1, 1, 2, 3], False),
+                                                                  theta))(_leaf(lib, 1, 2, 3)),
+    "compiler queries": lambda lib: (lib.compiler.is_compiling(), lib.compiler.is_dynamo_compiling(),
+                                     lib.compiler.is_exporting(), lib.compiler.disable(len)([1, 2]),
+                                     lib.compiler.disable(recursive=False)(len)([1])),
+    "to_dense": lambda lib: (lambda x: (x.to_dense() is x, _backward(x.to_dense(lib.float64), x)))(
+        lib.ones(2, 3, requires_grad=True)),
+    "dim_order": lambda lib: [t.dim_order() for t in (lib.ones(2, 3), lib.ones(2, 3).t(), lib.ones(2, 1, 3),
+                                                      lib.ones(2, 3, 4, 5).permute(0, 2, 3, 1), lib.ones(3, 1).t(),
+                                                      lib.ones(2, 6)[:, ::2], lib.ones(()))],
+    "is_set_to": lambda lib: (lambda x: (x.is_set_to(x), x.is_set_to(x.detach()), x.is_set_to(x.view(3, 2)),
+                                         x.is_set_to(x[0]), x.is_set_to(x.clone())))(lib.ones(2, 3)),
+    "is_distributed and const_data_ptr": lambda lib: (lambda x: (x.is_distributed(),
+                                                                 x.const_data_ptr() == x.data_ptr()))(lib.ones(2)),
+}
+
+
+def _inside_autocast(lib, query):
+    with lib.autocast("cpu", dtype=lib.float16):
+        return query()
+
+
+@pytest.mark.parametrize("scenario", list(NAMESPACE_SCENARIOS), ids=list(NAMESPACE_SCENARIOS))
+def test_namespace_as_torch(scenario):
+    try:
+        _close(outcome(lambda: NAMESPACE_SCENARIOS[scenario](retrograd)),
+               outcome(lambda: NAMESPACE_SCENARIOS[scenario](torch)))
+    finally:
+        for lib in LIBS:
+            lib.use_deterministic_algorithms(False)
+
+
+def test_deprecated_spellings_warn_as_torch():
+    for lib in LIBS:
+        with pytest.warns(UserWarning, match="torch.range is deprecated"):
+            lib.range(0, 1)
+        with pytest.warns(DeprecationWarning, match=r"torch.get_autocast_cpu_dtype\(\) is deprecated"):
+            lib.get_autocast_cpu_dtype()
+
+
+def test_set_default_tensor_type_as_torch():
+    for lib in LIBS:
+        try:
+            with pytest.warns(UserWarning, match="set_default_tensor_type"):
+                lib.set_default_tensor_type(lib.DoubleTensor)
+            assert lib.ones(1).dtype is lib.float64
+            lib.set_default_tensor_type("torch.FloatTensor")
+            assert lib.ones(1).dtype is lib.float32
+        finally:
+            lib.set_default_dtype(lib.float32)
+
+
+def test_dlpack_as_torch():
+    for lib in LIBS:
+        array = np.arange(3.0)
+        shared = lib.from_dlpack(array)
+        assert shared.dtype is lib.float64 and shared.data_ptr() == array.ctypes.data
+        assert lib.from_dlpack(lib.to_dlpack(lib.arange(2.0))).tolist() == [0.0, 1.0]
+        assert np.from_dlpack(lib.ones(2)).tolist() == [1.0, 1.0]
+        with pytest.raises(BufferError, match="Can't export tensors that require gradient"):
+            lib.from_dlpack(lib.ones(2, requires_grad=True))
+
+
+def test_from_file_as_torch(tmp_path):
+    path = tmp_path / "elements.bin"
+    for lib in LIBS:
+        np.arange(6, dtype=np.float32).tofile(path)
+        assert lib.from_file(str(path), size=4, dtype=lib.float32).tolist() == [0.0, 1.0, 2.0, 3.0]
+        assert lib.from_file(str(path)).shape == (0,)
+        with pytest.raises(RuntimeError, match="size <24> is smaller than the required mapping size <40>"):
+            lib.from_file(str(path), size=10, dtype=lib.float32)
+        mapped = lib.from_file(str(path), shared=True, size=2, dtype=lib.float32)
+        mapped[0] = 7
+        assert mapped.is_shared() and np.fromfile(path, dtype=np.float32)[0] == 7
+        private = lib.from_file(str(path), shared=False, size=2, dtype=lib.float32)
+        private[1] = 9
+        assert np.fromfile(path, dtype=np.float32)[1] == 1

@@ -28,6 +28,13 @@ def is_autocast_available(device_type: str) -> bool:
     return device_type in _DEVICES
 
 
+def autocast_dtype(device_type: str) -> Any:
+    """torch.get_autocast_dtype: the active CPU autocast's dtype, else torch's default for the device."""
+    if device_type == "cpu" and transforms.autocast is not None:
+        return transforms.autocast[_LOWER_PRECISION_ROWS[0]]
+    return D.bfloat16 if device_type == "cpu" else D.float16
+
+
 class GradScaler:
     """Dynamic loss scaling: `scaler.scale(loss).backward(); scaler.step(opt); scaler.update()`."""
 

@@ -32,7 +32,20 @@ from .activation import logsigmoid
 from .conv import *  # noqa: F403 - the spatial kernels are this family's too (rows, helpers, public functions)
 from .conv import FUNCTIONAL_ONLY as _CONV_FUNCTIONAL
 from .conv import PUBLIC as _CONV_PUBLIC
-from .conv import avg_pool2d, avg_pool3d, constant_like, pad
+from .conv import (
+    adaptive_max_pool1d_with_indices,
+    affine_grid,
+    avg_pool2d,
+    avg_pool3d,
+    constant_like,
+    conv1d,
+    conv2d,
+    conv3d,
+    conv_transpose1d,
+    conv_transpose2d,
+    conv_transpose3d,
+    pad,
+)
 from .indexing import _index_range, index_put_op, scatter_add_op
 from .linalg import addmm, matmul, matrix_norm
 from .pointwise import clamp_min, div_by_number, log, log1p, minimum, sigmoid, where, xlogy
@@ -1941,7 +1954,28 @@ def _aten_poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool, full:
                             reduction=_reduction_of(reduction, "poisson_nll_loss", 6))
 
 
+def _aten_convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Sequence[int],
+                      padding: Sequence[int], dilation: Sequence[int], transposed: bool,
+                      output_padding: Sequence[int], groups: int) -> Tensor:
+    """torch.convolution: conv1d/2d/3d, or their transposes, by the weight's spatial dims."""
+    spatial = weight.ndim - 3  # 0, 1, 2 for 1-d, 2-d, 3-d
+    if transposed:
+        return (conv_transpose1d, conv_transpose2d, conv_transpose3d)[spatial](input, weight, bias, stride, padding,
+                                                                             output_padding, groups, dilation)
+    return (conv1d, conv2d, conv3d)[spatial](input, weight, bias, stride, padding, dilation, groups)
+
+
+def _aten_adaptive_max_pool1d(input: Tensor, output_size: Sequence[int]) -> tuple[Tensor, Tensor]:
+    return adaptive_max_pool1d_with_indices(input, output_size)
+
+
+def _aten_affine_grid_generator(theta: Tensor, size: Sequence[int], align_corners: bool) -> Tensor:
+    return affine_grid(theta, size, align_corners)
+
+
 TOP_LEVEL = {
+    "convolution": _aten_convolution, "adaptive_max_pool1d": _aten_adaptive_max_pool1d,
+    "affine_grid_generator": _aten_affine_grid_generator,
     "embedding": _aten_embedding, "embedding_renorm_": _aten_embedding_renorm_, "batch_norm": _aten_batch_norm,
     "instance_norm": _aten_instance_norm, "kl_div": _aten_kl_div,
     "binary_cross_entropy_with_logits": _aten_binary_cross_entropy_with_logits,
