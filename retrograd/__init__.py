@@ -18,7 +18,7 @@ from ._creation import (Generator, arange, as_tensor, bartlett_window, blackman_
                         zeros_like)
 from ._dtype import (bfloat16, bool_ as bool, complex32, complex64, complex128, dtype, finfo, iinfo, float16, float32, float64, get_default_dtype,  # noqa: A004
                      int8, int16, int32, int64, set_default_dtype, uint8, uint16, uint32, uint64)
-from ._legacy import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor,
+from ._legacy import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor,
                       LongTensor, ShortTensor)
 from ._layout import layout, strided
 from ._memory_format import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
@@ -222,6 +222,31 @@ def get_autocast_dtype(device_type: str) -> dtype:
     return autocast_dtype(device_type)
 
 
+def get_device_module(device: Any = None) -> Any:
+    """The module of a device type (retrograd.cuda for "cuda"); the CPU's, retrograd.cpu, when none is given, as
+    where torch finds no accelerator."""
+    import importlib
+
+    kind = "cpu" if device is None else device.type if isinstance(device, _tensor.device) else _tensor.device(device).type
+    if kind not in ("cpu", "cuda"):
+        raise RuntimeError(f"Device '{kind}' does not have a corresponding module registered as 'torch.{kind}'.")
+    return importlib.import_module(f"{__name__}.{kind}")
+
+
+def is_vulkan_available() -> bool:
+    return False
+
+
+def cudnn_is_acceptable(tensor: Tensor) -> bool:
+    """False: no cuDNN here."""
+    return False
+
+
+def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
+    """torch's global switch of anomaly detection (autograd.set_detect_anomaly without the context)."""
+    autograd.set_detect_anomaly(enabled, check_nan)
+
+
 class OutOfMemoryError(RuntimeError):
     """torch.OutOfMemoryError (torch.cuda.OutOfMemoryError): raised when a device runs out of memory."""
 
@@ -348,7 +373,7 @@ def get_deterministic_debug_mode() -> int:
 # script first touches them, through the module __getattr__ (PEP 562), and then stay as ordinary
 # attributes. `import retrograd.nn`, `from retrograd import nn` and pickles naming their classes import
 # them as usual. Optional extras and new subsystems load this way too: never at `import retrograd`.
-_LAZY_SUBMODULES = {"_VF", "_dynamo", "_vmap_internals", "accelerator", "amp", "backends", "compiler", "cuda",
+_LAZY_SUBMODULES = {"_VF", "_dynamo", "_vmap_internals", "accelerator", "amp", "backends", "compiler", "cpu", "cuda",
                     "datasets", "distributed", "distributions", "fft", "func", "jit", "linalg", "masked",
                     "multiprocessing", "nn", "onnx", "optim", "profiler", "random", "serialization", "signal", "special",
                     "testing", "utils", "version", "viz"}

@@ -514,7 +514,24 @@ NAMESPACE_SCENARIOS = {
                                          x.is_set_to(x[0]), x.is_set_to(x.clone())))(lib.ones(2, 3)),
     "is_distributed and const_data_ptr": lambda lib: (lambda x: (x.is_distributed(),
                                                                  x.const_data_ptr() == x.data_ptr()))(lib.ones(2)),
+    "torch.cpu": lambda lib: (lib.cpu.is_available(), lib.cpu.device_count(), lib.cpu.current_device(),
+                              lib.cpu.synchronize(), lib.cpu.is_initialized()),
+    "device modules": lambda lib: [lib.get_device_module(where).__name__.rsplit(".")[-1]
+                                   for where in ("cpu", None, lib.device("cpu"), "cuda")],
+    "torch.cpu.amp.autocast": lambda lib: _inside(lib.cpu.amp.autocast(), lambda: (
+        lib.is_autocast_enabled("cpu"), str(lib.get_autocast_dtype("cpu")))),
+    "BFloat16Tensor": lambda lib: (str(lib.BFloat16Tensor(2).dtype), str(lib.ones(2).type(lib.BFloat16Tensor).dtype),
+                                   lib.ones(1, dtype=lib.bfloat16).type(),
+                                   isinstance(lib.ones(1, dtype=lib.bfloat16), lib.BFloat16Tensor)),
+    "anomaly switch": lambda lib: (lib.set_anomaly_enabled(True), lib.is_anomaly_enabled(),
+                                   lib.set_anomaly_enabled(False), lib.is_anomaly_enabled()),
+    "no vulkan, no cudnn": lambda lib: (lib.is_vulkan_available(), lib.cudnn_is_acceptable(lib.ones(1))),
 }
+
+
+def _inside(context, query):
+    with context:
+        return query()
 
 
 def _inside_autocast(lib, query):
