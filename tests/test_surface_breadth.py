@@ -594,3 +594,45 @@ def test_from_file_as_torch(tmp_path):
         private = lib.from_file(str(path), shared=False, size=2, dtype=lib.float32)
         private[1] = 9
         assert np.fromfile(path, dtype=np.float32)[1] == 1
+
+
+# ---- recurrent cells ------------------------------------------------------------------------------------
+
+def _cell(lib, cell, gates, biased):
+    """One step of a top-level cell: its outputs, node names and gradients of their sum."""
+    rng = np.random.default_rng(0)
+
+    def leaf(*shape):
+        return lib.tensor(rng.normal(size=shape).tolist(), dtype=lib.float64, requires_grad=True)
+
+    x, h, c = leaf(2, 3), leaf(2, 4), leaf(2, 4)
+    weights = [leaf(4 * gates, 3), leaf(4 * gates, 4)] + ([leaf(4 * gates), leaf(4 * gates)] if biased else [])
+    out = getattr(lib, cell)(x, (h, c) if cell == "lstm_cell" else h, *weights)
+    out = out if isinstance(out, tuple) else (out,)
+    sum(t.sum() for t in out).backward()
+    return list(out), [name(t) for t in out], [t.grad for t in (x, h, *weights)]
+
+
+CELLS = {"lstm_cell": 4, "gru_cell": 3, "rnn_tanh_cell": 1, "rnn_relu_cell": 1}
+
+
+@pytest.mark.parametrize("cell", list(CELLS))
+@pytest.mark.parametrize("biased", [True, False])
+def test_cells_as_torch(cell, biased):
+    _close(outcome(lambda: _cell(retrograd, cell, CELLS[cell], biased)),
+           outcome(lambda: _cell(torch, cell, CELLS[cell], biased)))
+
+
+CELL_ERRORS = {
+    "input size": lambda lib: lib.lstm_cell(lib.ones(2, 5), (lib.ones(2, 4), lib.ones(2, 4)), lib.ones(16, 3),
+                                            lib.ones(16, 4)),
+    "one hidden state for an LSTM": lambda lib: lib.lstm_cell(lib.ones(2, 3), (lib.ones(2, 4),), lib.ones(16, 3),
+                                                              lib.ones(16, 4)),
+    "batch size": lambda lib: lib.gru_cell(lib.ones(2, 3), lib.ones(3, 4), lib.ones(12, 3), lib.ones(12, 4)),
+    "hidden size": lambda lib: lib.rnn_tanh_cell(lib.ones(2, 3), lib.ones(2, 5), lib.ones(4, 3), lib.ones(4, 4)),
+}
+
+
+@pytest.mark.parametrize("scenario", list(CELL_ERRORS), ids=list(CELL_ERRORS))
+def test_cell_errors_as_torch(scenario):
+    same(CELL_ERRORS[scenario])

@@ -1973,7 +1973,64 @@ def _aten_affine_grid_generator(theta: Tensor, size: Sequence[int], align_corner
     return affine_grid(theta, size, align_corners)
 
 
+def _check_cell(input: Tensor, hidden: Sequence[Tensor], w_ih: Tensor, w_hh: Tensor) -> None:
+    """ATen's checks of a recurrent cell's input size, and of each hidden state's batch and hidden sizes."""
+    if input.shape[1] != w_ih.shape[1]:
+        raise RuntimeError(f"input has inconsistent input_size: got {input.shape[1]} expected {w_ih.shape[1]}")
+    for k, h in enumerate(hidden):
+        if input.shape[0] != h.shape[0]:
+            raise RuntimeError(f"Input batch size {input.shape[0]} doesn't match hidden{k} batch size {h.shape[0]}")
+        if h.shape[1] != w_hh.shape[1]:
+            raise RuntimeError(f"hidden{k} has inconsistent hidden_size: got {h.shape[1]}, expected {w_hh.shape[1]}")
+
+
+def _gates(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None,
+           b_hh: Tensor | None) -> Tensor:
+    """linear(hx, w_hh, b_hh) += linear(input, w_ih, b_ih), as ATen's cells add them."""
+    return linear(hx, w_hh, b_hh).add_(linear(input, w_ih, b_ih))
+
+
+def _aten_lstm_cell(input: Tensor, hx: Sequence[Tensor], w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,
+                    b_hh: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    """One LSTM step, (h', c'), computed op for op as ATen's CPU LSTMCell (so its graph has torch's nodes)."""
+    if len(hx) != 2:
+        raise RuntimeError("lstm_cell expects two hidden states")
+    _check_cell(input, hx, w_ih, w_hh)
+    ingate, forgetgate, cellgate, outgate = _gates(input, hx[0], w_ih, w_hh, b_ih, b_hh).unsafe_chunk(4, 1)
+    for gate in (ingate, forgetgate, outgate):
+        gate.sigmoid_()
+    cellgate.tanh_()
+    cy = (forgetgate * hx[1]).add_(ingate * cellgate)
+    return outgate * cy.tanh(), cy
+
+
+def _aten_gru_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,
+                   b_hh: Tensor | None = None) -> Tensor:
+    """One GRU step, computed op for op as ATen's CPU GRUCell."""
+    _check_cell(input, (hx,), w_ih, w_hh)
+    input_reset, input_update, input_new = linear(input, w_ih, b_ih).unsafe_chunk(3, 1)
+    hidden_reset, hidden_update, hidden_new = linear(hx, w_hh, b_hh).unsafe_chunk(3, 1)
+    reset_gate = hidden_reset.add_(input_reset).sigmoid_()
+    update_gate = hidden_update.add_(input_update).sigmoid_()
+    new_gate = input_new.add(hidden_new.mul_(reset_gate)).tanh_()
+    return (hx - new_gate).mul_(update_gate).add_(new_gate)
+
+
+def _simple_cell(name: str, nonlinearity: str) -> Any:
+    """torch.<name>: one step of an Elman cell, nonlinearity(linear(hx) + linear(input)), as ATen's SimpleCell."""
+
+    def cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,
+             b_hh: Tensor | None = None) -> Tensor:
+        _check_cell(input, (hx,), w_ih, w_hh)
+        return getattr(_gates(input, hx, w_ih, w_hh, b_ih, b_hh), nonlinearity)()
+
+    cell.__doc__ = f"One step of torch's {nonlinearity} RNN cell, computed as ATen computes it."
+    return cell
+
+
 TOP_LEVEL = {
+    "lstm_cell": _aten_lstm_cell, "gru_cell": _aten_gru_cell, "rnn_tanh_cell": _simple_cell("rnn_tanh_cell", "tanh"),
+    "rnn_relu_cell": _simple_cell("rnn_relu_cell", "relu"),
     "convolution": _aten_convolution, "adaptive_max_pool1d": _aten_adaptive_max_pool1d,
     "affine_grid_generator": _aten_affine_grid_generator,
     "embedding": _aten_embedding, "embedding_renorm_": _aten_embedding_renorm_, "batch_norm": _aten_batch_norm,
