@@ -9,19 +9,22 @@ import warnings
 from typing import Any
 
 from . import _dtype, _heap
-from ._creation import (Generator, arange, as_tensor, default_generator, empty, empty_like, empty_permuted,
+from ._creation import (Generator, arange, as_tensor, bartlett_window, blackman_window, default_generator, empty,
+                        asarray, empty_like, empty_permuted, from_dlpack, from_file, frombuffer, hamming_window,
+                        hann_window, kaiser_window, to_dlpack,
                         empty_strided, eye, scalar_tensor, tril_indices, triu_indices,
                         from_numpy, full, full_like, get_rng_state, initial_seed, linspace, logspace, manual_seed, ones, ones_like, rand,
                         rand_like, randint, randint_like, randn, randn_like, randperm, seed, set_rng_state, tensor, zeros,
                         zeros_like)
 from ._dtype import (bfloat16, bool_ as bool, complex32, complex64, complex128, dtype, finfo, iinfo, float16, float32, float64, get_default_dtype,  # noqa: A004
                      int8, int16, int32, int64, set_default_dtype, uint8, uint16, uint32, uint64)
-from ._legacy import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor,
+from ._legacy import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor,
                       LongTensor, ShortTensor)
 from ._layout import layout, strided
 from ._memory_format import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
 from . import _tensor
 from ._tensor import Size, Tensor, device
+from .storage import TypedStorage, UntypedStorage, is_storage
 from ._warn import is_warn_always_enabled, set_warn_always
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                                  set_grad_enabled)
@@ -36,10 +39,13 @@ from . import ops as _ops  # noqa: E402
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: E402
 from .autograd.forward_ad import transforms as _transforms  # noqa: E402
 
+globals().update(_ops.nn.TOP_LEVEL)  # torch.embedding, torch.kl_div, ...: ATen's signatures (ops/nn.py)
+
 half, float, double = float16, float32, float64  # noqa: A001
 short, int, long = int16, int32, int64  # noqa: A001
 chalf, cfloat, cdouble = complex32, complex64, complex128
 inf, nan, pi, e = _math.inf, _math.nan, _math.pi, _math.e  # torch's constants
+newaxis = None
 from .version import __version__  # noqa: E402 - torch's format: "2.13.0+retrograd.0.1.0"
 
 _heap.keep_heap()  # glibc's heap stays mapped between steps (Note [heap kept between steps])
@@ -52,6 +58,47 @@ def resize_as_(input: Tensor, the_template: Tensor, **kwargs: Any) -> Tensor:
 
 def is_tensor(obj: Any) -> bool:
     return isinstance(obj, Tensor)
+
+
+def typename(obj: Any) -> str:
+    """A tensor's legacy type name (torch.FloatTensor), else the qualified name of obj's type, or of obj itself
+    when it is a class or function."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    named = obj if hasattr(obj, "__qualname__") else type(obj)
+    module = getattr(obj, "__module__", None) or named.__module__ or ""
+    return named.__qualname__ if module in ("", "builtins") else f"{module}.{named.__qualname__}"
+
+
+# Note [method forms]
+# torch exposes many Tensor methods as functions too, the tensor first (`torch.exp_(x)` is `x.exp_()`,
+# `torch.is_nonzero(x)` is `x.is_nonzero()`): each is written once here, calling the method, with torch's
+# refusal of an input that is no tensor.
+_METHOD_FORMS = (
+    "abs_", "acos_", "acosh_", "addmv_", "adjoint", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_",
+    "arctanh_", "as_strided_", "asin_", "asinh_", "atan_", "atanh_", "ceil_", "clamp_", "clamp_max_", "clamp_min_",
+    "clip_", "conj_physical_", "cos_", "cosh_", "deg2rad_", "detach_", "erf_", "erfc_", "exp2_", "exp_", "expm1_",
+    "fix_", "floor_", "frac_", "gcd_", "get_device", "i0_", "is_nonzero", "is_same_size", "is_signed", "lcm_",
+    "ldexp_", "log10_", "log1p_", "log2_", "log_", "logit_", "nan_to_num_", "neg_", "negative_", "rad2deg_",
+    "reciprocal_", "round_", "rsqrt_", "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_", "tanh_",
+    "trunc_", "xlogy_")
+
+
+def _method_form(name: str) -> Any:
+    """torch.<name>(input, ...): input.<name>(...) (Note [method forms])."""
+
+    def function(input: Tensor, *args: Any, **kwargs: Any) -> Any:
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+        return getattr(input, name)(*args, **kwargs)
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = f"torch.{name}(input, ...): input.{name}(...)."
+    return function
+
+
+for _name in _METHOD_FORMS:
+    globals()[_name] = _method_form(_name)
 
 
 def is_inference(input: Tensor) -> bool:
@@ -147,7 +194,123 @@ def is_autocast_enabled(device_type: str | None = None) -> bool:
     return device_type == "cpu" and _transforms.autocast is not None  # CPU autocast only (retrograd.amp)
 
 
-_flags = {"matmul_precision": "highest", "deterministic": False}
+def _deprecated_autocast_query(old: str, new: str, answer: Any) -> Any:
+    """torch's deprecated autocast queries: the answer of the newer spelling, with torch's DeprecationWarning."""
+    warnings.warn(f"torch.{old}() is deprecated. Please use torch.{new} instead.", DeprecationWarning, stacklevel=3)
+    return answer
+
+
+def is_autocast_cpu_enabled() -> bool:
+    return _deprecated_autocast_query("is_autocast_cpu_enabled", "is_autocast_enabled('cpu')",
+                                      is_autocast_enabled("cpu"))
+
+
+def get_autocast_cpu_dtype() -> dtype:
+    return _deprecated_autocast_query("get_autocast_cpu_dtype", "get_autocast_dtype('cpu')", get_autocast_dtype("cpu"))
+
+
+def get_autocast_gpu_dtype() -> dtype:
+    return _deprecated_autocast_query("get_autocast_gpu_dtype", "get_autocast_dtype('cuda')",
+                                      get_autocast_dtype("cuda"))
+
+
+def get_autocast_dtype(device_type: str) -> dtype:
+    """The dtype autocast computes in on device_type: the active CPU autocast's, else torch's default for the
+    device (bfloat16 on the CPU, float16 elsewhere)."""
+    from .amp import autocast_dtype
+
+    return autocast_dtype(device_type)
+
+
+def get_device_module(device: Any = None) -> Any:
+    """The module of a device type (retrograd.cuda for "cuda"); the CPU's, retrograd.cpu, when none is given, as
+    where torch finds no accelerator."""
+    import importlib
+
+    kind = "cpu" if device is None else device.type if isinstance(device, _tensor.device) else _tensor.device(device).type
+    if kind not in ("cpu", "cuda"):
+        raise RuntimeError(f"Device '{kind}' does not have a corresponding module registered as 'torch.{kind}'.")
+    return importlib.import_module(f"{__name__}.{kind}")
+
+
+def is_vulkan_available() -> bool:
+    return False
+
+
+def cudnn_is_acceptable(tensor: Tensor) -> bool:
+    """False: no cuDNN here."""
+    return False
+
+
+def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
+    """torch's global switch of anomaly detection (autograd.set_detect_anomaly without the context)."""
+    autograd.set_detect_anomaly(enabled, check_nan)
+
+
+class OutOfMemoryError(RuntimeError):
+    """torch.OutOfMemoryError (torch.cuda.OutOfMemoryError): raised when a device runs out of memory."""
+
+
+class AcceleratorError(RuntimeError):
+    """torch.AcceleratorError: an error an accelerator's runtime reports."""
+
+
+def range(start: float, end: float, step: float = 1, *, dtype: dtype | None = None, **factory: Any) -> Tensor:  # noqa: A001
+    """torch.range, deprecated: start to end *inclusive* by step, in the default float dtype unless dtype is given."""
+    warnings.warn("torch.range is deprecated and will be removed in a future release because its behavior is "
+                  "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values in "
+                  "[start, end).", UserWarning, stacklevel=2)
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    count = _builtins.int(_math.floor((end - start) / step)) + 1
+    return tensor([start + i * step for i in _builtins.range(count)], dtype=dtype or get_default_dtype(), **factory)
+
+
+def set_default_tensor_type(t: Any) -> None:
+    """Deprecated in torch: the default float dtype from a legacy tensor type (torch.DoubleTensor or its name);
+    a CUDA type is refused, as retrograd makes tensors on the CPU by default."""
+    warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+                  "torch.set_default_dtype() and torch.set_default_device() as alternatives.", UserWarning,
+                  stacklevel=2)
+    name = t if isinstance(t, str) else f"torch.{getattr(t, '__name__', t)}"
+    if name.startswith("torch.cuda."):
+        raise NotImplementedError("retrograd makes tensors on the CPU by default; pass device= to place them")
+    from ._legacy import TYPES
+
+    legacy = TYPES.get(name.removeprefix("torch."))
+    if legacy is None:
+        raise TypeError(f"invalid type: '{name}'")
+    set_default_dtype(legacy.dtype)
+
+
+def set_flush_denormal(mode: bool) -> bool:
+    """False: NumPy gives no control of the CPU's denormal flushing, so it is left as it is (torch answers whether
+    it could set it)."""
+    return False
+
+
+def get_num_interop_threads() -> int:
+    """The threads torch would run independent ops on; retrograd runs ops one after another (only recorded)."""
+    return _threads_interop[0] if _threads_interop else get_num_threads()
+
+
+def set_num_interop_threads(n: int) -> None:
+    """Recorded for get_num_interop_threads (retrograd runs ops one after another)."""
+    if not isinstance(n, _builtins.int) or n <= 0:
+        raise RuntimeError("Expected positive number of threads")
+    _threads_interop[:] = [n]
+
+
+def init_num_threads() -> None:
+    """torch's per-thread thread-pool setup: nothing to set up here."""
+
+
+_threads_interop: list[int] = []
+
+
+_flags = {"matmul_precision": "highest", "deterministic": False, "warn_only": False}
 
 
 def set_default_device(device: Any) -> None:
@@ -175,10 +338,32 @@ def get_float32_matmul_precision() -> str:
 def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
     """Recorded only: every retrograd kernel is deterministic already."""
     _flags["deterministic"] = _builtins.bool(mode)  # `bool` here is torch.bool
+    _flags["warn_only"] = _builtins.bool(mode) and warn_only
 
 
 def are_deterministic_algorithms_enabled() -> bool:
     return _flags["deterministic"]
+
+
+def is_deterministic_algorithms_warn_only_enabled() -> bool:
+    return _flags["warn_only"]
+
+
+def set_deterministic_debug_mode(debug_mode: str | int) -> None:
+    """torch's other spelling of use_deterministic_algorithms: "default" or 0, "warn" or 1, "error" or 2."""
+    modes = {"default": 0, "warn": 1, "error": 2}
+    if isinstance(debug_mode, str):
+        if debug_mode not in modes:
+            raise RuntimeError(f"invalid value of debug_mode, expected one of `default`, `warn`, `error`, but got "
+                               f"{debug_mode}")
+        debug_mode = modes[debug_mode]
+    if debug_mode not in (0, 1, 2):
+        raise RuntimeError(f"invalid value of debug_mode, expected 0, 1, or 2, but got {debug_mode}")
+    use_deterministic_algorithms(debug_mode != 0, warn_only=debug_mode == 1)
+
+
+def get_deterministic_debug_mode() -> int:
+    return 0 if not _flags["deterministic"] else 1 if _flags["warn_only"] else 2
 
 
 # Note [lazy submodules]
@@ -188,10 +373,12 @@ def are_deterministic_algorithms_enabled() -> bool:
 # script first touches them, through the module __getattr__ (PEP 562), and then stay as ordinary
 # attributes. `import retrograd.nn`, `from retrograd import nn` and pickles naming their classes import
 # them as usual. Optional extras and new subsystems load this way too: never at `import retrograd`.
-_LAZY_SUBMODULES = {"_C", "_VF", "_dynamo", "_vmap_internals", "accelerator", "amp", "backends", "cuda", "datasets", "distributed",
-                    "distributions", "fft", "func", "jit", "linalg", "masked", "multiprocessing", "nn", "onnx", "optim",
-                    "profiler", "random", "serialization", "signal", "special", "testing", "utils", "version", "viz"}
-_LAZY_NAMES = {"autocast": "amp", "load": "serialization", "lobpcg": "_lobpcg", "save": "serialization",
+_LAZY_SUBMODULES = {"_C", "_VF", "_dynamo", "_vmap_internals", "accelerator", "amp", "backends", "compiler", "cpu",
+                    "cuda", "datasets", "distributed", "distributions", "fft", "func", "jit", "linalg", "masked",
+                    "multiprocessing", "nn", "onnx", "optim", "profiler", "random", "serialization", "signal", "special",
+                    "testing", "utils", "version", "viz"}
+_LAZY_NAMES = {"GradScaler": "amp", "autocast": "amp", "load": "serialization", "lobpcg": "_lobpcg",
+               "save": "serialization",
                "vmap": "func"}  # name: module
 
 

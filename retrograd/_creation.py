@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,8 +18,10 @@ from . import _dtype as D
 from . import _random_streams as S
 from . import _xp
 from ._tensor import NO_VERSION_COUNTER, Tensor, _wrap, on_device, placement
+from ._warn import warn_once
 from .autograd import grad_mode
 from .autograd.forward_ad import transforms
+from .storage import mark_root
 
 
 class Generator:
@@ -485,6 +488,7 @@ def from_numpy(array: np.ndarray) -> Tensor:
     if not isinstance(array, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
     D.from_numpy_dtype(array.dtype)
+    mark_root(array)
     return _new(array)
 
 
@@ -730,3 +734,216 @@ def randint_like(input: Tensor, low: int, high: int | None = None, *, dtype: D.d
                  device: Any = None, requires_grad: bool = False) -> Tensor:
     return randint(low, high, input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
                    device=_where(input, device))
+
+
+# ---- window functions --------------------------------------------------------------------------------------
+# Note [window functions]
+# torch.hann_window and its siblings are ATen factories (torch.signal.windows builds its own from public
+# ops): a leaf computed as torch's kernels compute it, an arange of the window's dtype worked on in place one
+# op at a time (in float32 for float16 and bfloat16, the value rounded to the dtype after each op and each
+# number the op takes rounded to it before, which is why torch's float16 Hann window of 3 points ends in
+# 0.7505), kaiser_window in one pass. A periodic
+# window is the symmetric one of one point more, less its last.
+
+def _window(name: str, length: Any, periodic: bool, dtype: D.dtype | None, layout: Any, device: Any,
+            requires_grad: bool, shape: Any) -> Tensor:
+    """The window `shape(points, rounded, period)` computes, after torch's checks of the length and dtype."""
+    if type(length) is not int:
+        raise TypeError(f"{name}(): argument 'window_length' (position 1) must be int, not {type(length).__name__}")
+    dtype = dtype or D.defaults.floating
+    if layout is not None and getattr(layout, "name", "strided") != "strided":
+        raise RuntimeError(f"{name} is not implemented for sparse types, got: {_options(dtype, requires_grad, layout)}")
+    if not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError(f"{name} expects floating point dtypes, got: {_options(dtype, requires_grad)}")
+    if length < 0:
+        raise RuntimeError(f"{name} requires non-negative window_length, got window_length={length}")
+    if dtype.is_complex:
+        raise NotImplementedError(f"\"arange_cpu\" not implemented for '{D.scalar_type_name(dtype)}'")
+    if length <= 1:
+        return _finish(np.ones(length, dtype.np), requires_grad, device)
+    points = length + 1 if periodic else length
+    opmath = np.float64 if dtype is D.float64 else np.float32
+
+    def rounded(values: np.ndarray | float) -> np.ndarray:
+        """values (an op's result, or a number it takes) in the window's dtype, then back in the dtype its arithmetic
+        runs in."""
+        return np.asarray(values).astype(dtype.np).astype(opmath)
+
+    window = shape(np.arange(points, dtype=opmath), rounded, points - 1)
+    return _finish(window[:length].astype(dtype.np), requires_grad, device)
+
+
+def _options(dtype: D.dtype, requires_grad: bool, layout: Any = None) -> str:
+    """torch's printout of a factory's TensorOptions, as its window checks show them."""
+    flag = "true" if requires_grad else "false (default)"
+    shown = "Strided (default)" if layout is None or layout.name == "strided" else "Sparse"
+    return (f"TensorOptions(dtype={D.CPP_TYPE_NAMES[dtype.name]}, device=cpu, layout={shown}, requires_grad={flag}, "
+            "pinned_memory=false, memory_format=(nullopt))")
+
+
+def _hamming(alpha: float, beta: float) -> Any:
+    """The Hamming family's shape: alpha - beta cos(2 pi n / period), op by op as torch's kernel."""
+    return lambda n, r, period: r(r(r(np.cos(r(n * r(2 * math.pi / period)))) * r(-beta)) + r(alpha))
+
+
+def _blackman(n: np.ndarray, r: Any, period: int) -> np.ndarray:
+    """0.42 - 0.5 cos(2 pi n / period) + 0.08 cos(4 pi n / period), op by op as torch's kernel."""
+    angle = r(n * r(math.pi / period))
+    return r(r(r(r(np.cos(r(angle * 4))) * r(0.08)) - r(r(np.cos(r(angle * 2))) * 0.5)) + r(0.42))
+
+
+def _bartlett(n: np.ndarray, r: Any, period: int) -> np.ndarray:
+    """The triangle 2n / period rising to the middle and 2 - 2n / period after it."""
+    window = r(n * r(2.0 / period))
+    half = period // 2 + 1
+    window[half:] = r(-window[half:] + 2)
+    return window
+
+
+def _kaiser(beta: float) -> Any:
+    """I0(beta sqrt(1 - ((n - a) / a)^2)) / I0(beta), a = period / 2, in one pass as torch's kernel."""
+    return lambda n, r, period: np.i0(beta * np.sqrt(np.abs(1 - ((n - period / 2) / (period / 2)) ** 2))) / np.i0(beta)
+
+
+def hamming_window(window_length: int, periodic: bool = True, alpha: float = 0.54, beta: float = 0.46, *,
+                   dtype: D.dtype | None = None, layout: Any = None, device: Any = None, pin_memory: bool = False,
+                   requires_grad: bool = False) -> Tensor:
+    """alpha - beta cos(2 pi n / period) (Note [window functions])."""
+    return _window("hamming_window", window_length, periodic, dtype, layout, device, requires_grad,
+                   _hamming(alpha, beta))
+
+
+def hann_window(window_length: int, periodic: bool = True, *, dtype: D.dtype | None = None, layout: Any = None,
+                device: Any = None, pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
+    """0.5 - 0.5 cos(2 pi n / period): the Hamming window with alpha = beta = 0.5 (Note [window functions])."""
+    return _window("hann_window", window_length, periodic, dtype, layout, device, requires_grad, _hamming(0.5, 0.5))
+
+
+def blackman_window(window_length: int, periodic: bool = True, *, dtype: D.dtype | None = None, layout: Any = None,
+                    device: Any = None, pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
+    """0.42 - 0.5 cos(2 pi n / period) + 0.08 cos(4 pi n / period) (Note [window functions])."""
+    return _window("blackman_window", window_length, periodic, dtype, layout, device, requires_grad, _blackman)
+
+
+def bartlett_window(window_length: int, periodic: bool = True, *, dtype: D.dtype | None = None, layout: Any = None,
+                    device: Any = None, pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
+    """The triangular window, 0 at both ends of the period and 1 in its middle (Note [window functions])."""
+    return _window("bartlett_window", window_length, periodic, dtype, layout, device, requires_grad, _bartlett)
+
+
+def kaiser_window(window_length: int, periodic: bool = True, beta: float = 12.0, *, dtype: D.dtype | None = None,
+                  layout: Any = None, device: Any = None, pin_memory: bool = False,
+                  requires_grad: bool = False) -> Tensor:
+    """The Kaiser window of shape parameter beta, through the Bessel function I0 (Note [window functions])."""
+    return _window("kaiser_window", window_length, periodic, dtype, layout, device, requires_grad, _kaiser(beta))
+
+
+# ---- asarray, frombuffer -----------------------------------------------------------------------------------
+
+def frombuffer(buffer: Any, *, dtype: D.dtype, count: int = -1, offset: int = 0, requires_grad: bool = False) -> Tensor:
+    """A 1-d tensor over an object's buffer (bytes, bytearray, array.array, mmap), sharing its memory; a read-only
+    buffer (bytes) gives a tensor NumPy refuses to write to, where torch writes through it."""
+    try:
+        length = memoryview(buffer).nbytes
+    except TypeError:
+        raise ValueError("object does not implement Python buffer protocol.") from None
+    if length == 0 or count == 0:
+        raise ValueError(f"both buffer length ({length}) and count ({count}) must not be 0")
+    if not 0 <= offset < length:
+        raise ValueError(f"offset ({offset} bytes) must be non-negative and no greater than buffer length ({length} "
+                         "bytes) minus 1")
+    size = dtype.itemsize
+    if count < 0:
+        if (length - offset) % size:
+            raise ValueError(f"buffer length ({length - offset} bytes) after offset ({offset} bytes) must be a "
+                             f"multiple of element size ({size})")
+        count = (length - offset) // size
+    elif offset + count * size > length:
+        raise ValueError(f"requested buffer length ({count} * {size} bytes) after offset ({offset} bytes) must not be "
+                         f"greater than actual buffer length ({length} bytes)")
+    if memoryview(buffer).readonly:
+        warn_once("The given buffer is not writable, and PyTorch does not support non-writable tensors. This means "
+                  "you can write to the underlying (supposedly non-writable) buffer using the tensor. You may want to "
+                  "copy the buffer to protect its data or make it writable before converting it to a tensor. This "
+                  "type of warning will be suppressed for the rest of this program.", UserWarning, stacklevel=2)
+    return _finish(np.frombuffer(buffer, dtype=dtype.np, count=count, offset=offset), requires_grad)
+
+
+def asarray(obj: Any, *, dtype: D.dtype | None = None, device: Any = None, copy: bool | None = None,
+            requires_grad: bool = False) -> Tensor:
+    """obj as a tensor, sharing its memory where it can: a tensor itself (cast or moved when dtype or device
+    differ), a NumPy array's or a buffer's memory, else a copy of a sequence or number; copy=True always copies,
+    copy=False refuses to."""
+    if isinstance(obj, Tensor) or isinstance(obj, np.ndarray):
+        given = obj.dtype if isinstance(obj, Tensor) else D.from_numpy_dtype(obj.dtype)
+        if copy is False and dtype is not None and dtype is not given:
+            raise ValueError(f"can't alias tensor with dtype '{D.scalar_type_name(given)}' into dtype "
+                             f"'{D.scalar_type_name(dtype)}'.")
+        result = obj if isinstance(obj, Tensor) else from_numpy(obj)
+        if dtype is not None and dtype is not given or device is not None:
+            result = result.to(device=device, dtype=dtype)
+        if copy and result.data_ptr() == (obj.data_ptr() if isinstance(obj, Tensor) else obj.ctypes.data):
+            result = result.clone()
+    elif _has_buffer(obj) and not isinstance(obj, np.generic):
+        result = frombuffer(obj, dtype=dtype or D.defaults.floating)
+        result = result.clone() if copy else result
+    else:
+        if copy is False:
+            raise ValueError("can't alias arbitrary sequence into a tensor.")
+        result = tensor(obj, dtype=dtype, device=device)
+    if requires_grad:
+        if result.dtype.category < 2:
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+        result.requires_grad_()
+    return result
+
+
+def _has_buffer(obj: Any) -> bool:
+    try:
+        memoryview(obj)
+    except TypeError:
+        return False
+    return True
+
+
+# ---- DLPack and files ----------------------------------------------------------------------------------
+
+def from_dlpack(ext_tensor: Any, *, device: Any = None, copy: bool | None = None) -> Tensor:
+    """A tensor sharing the memory of an object that speaks DLPack (a NumPy array, another library's tensor), or
+    of a DLPack capsule (to_dlpack's)."""
+    source = ext_tensor if hasattr(ext_tensor, "__dlpack__") else _Capsule(ext_tensor)
+    result = from_numpy(np.from_dlpack(source, copy=copy))
+    return result if device is None else result.to(device)
+
+
+class _Capsule:
+    """A DLPack capsule in the shape NumPy's from_dlpack takes: an object that hands it over."""
+
+    def __init__(self, capsule: Any) -> None:
+        self.capsule = capsule
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        return self.capsule
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return 1, 0  # kDLCPU
+
+
+def to_dlpack(tensor: Tensor) -> Any:
+    """The DLPack capsule of a tensor's elements (shared, not copied), whether it requires grad or not, as torch's."""
+    return tensor._data.__dlpack__()
+
+
+def from_file(filename: str, shared: bool | None = None, size: int = 0, *, dtype: D.dtype | None = None,
+              layout: Any = None, device: Any = None, pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
+    """The first `size` elements of a file of raw elements: mapped into memory when shared (writes reach the file),
+    else read into memory of their own."""
+    np_dtype = _np_dtype(dtype)
+    needed, have = size * np_dtype.itemsize, os.path.getsize(filename)
+    if have < needed:
+        raise RuntimeError(f"file <{filename}> size <{have}> is smaller than the required mapping size <{needed}>")
+    if shared and size:
+        data = np.memmap(filename, dtype=np_dtype, mode="r+", shape=(size,)).view(np.ndarray)  # a plain array
+    else:
+        data = np.fromfile(filename, dtype=np_dtype, count=size)
+    return _finish(data, requires_grad, device)

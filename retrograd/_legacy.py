@@ -56,6 +56,6 @@ def _legacy_type(dt: D.dtype) -> tensortype:
 
 
 TYPES = {t.__name__: t for t in map(_legacy_type, (D.bool_, D.uint8, D.int8, D.int16, D.int32, D.int64, D.float16,
-                                                  D.float32, D.float64))}
-BoolTensor, ByteTensor, CharTensor, ShortTensor, IntTensor, LongTensor, HalfTensor, FloatTensor, DoubleTensor = \
-    TYPES.values()
+                                                  D.float32, D.float64, D.bfloat16))}
+(BoolTensor, ByteTensor, CharTensor, ShortTensor, IntTensor, LongTensor, HalfTensor, FloatTensor, DoubleTensor,
+ BFloat16Tensor) = TYPES.values()

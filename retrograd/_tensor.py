@@ -30,6 +30,7 @@ import numpy as np
 
 from . import _dtype as D
 from . import _layout, _xp, autograd
+from . import storage as _storage
 from ._warn import warn_once
 from .autograd import grad_mode
 from .autograd.forward_ad import current_tangent
@@ -326,6 +327,122 @@ class Tensor:
 
     def data_ptr(self) -> int:
         return self._data.__array_interface__["data"][0]
+
+    def const_data_ptr(self) -> int:
+        return self.data_ptr()
+
+    def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
+        """The DLPack capsule of the elements (np.from_dlpack(t) shares them), refused while the tensor requires
+        grad, as torch's is."""
+        if self._requires_grad:
+            raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+        return self._data.__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self) -> tuple:
+        return self._data.__dlpack_device__()
+
+    def dim_order(self, *, ambiguity_check: bool = False) -> tuple[int, ...]:
+        """The dims from the outermost in memory to the innermost (larger strides first); size-1 dims and equal
+        strides keep their logical order, as torch's."""
+        order, sizes, strides = list(range(self.ndim)), self._data.shape, self.stride()
+        for i in range(1, len(order)):  # an insertion sort that swaps only dims it can tell apart
+            j = i
+            while j and sizes[order[j]] != 1 and sizes[order[j - 1]] != 1 and strides[order[j - 1]] < strides[order[j]]:
+                order[j - 1], order[j] = order[j], order[j - 1]
+                j -= 1
+        return tuple(order)
+
+    def is_set_to(self, tensor: Tensor) -> bool:
+        """Whether both tensors show the same elements of one storage the same way (storage, offset, sizes, strides)."""
+        return (self.untyped_storage() == tensor.untyped_storage() and self.storage_offset() == tensor.storage_offset()
+                and self._data.shape == tensor._data.shape and self.stride() == tensor.stride())
+
+    def is_distributed(self) -> bool:
+        return False
+
+    def to_dense(self, dtype: D.dtype | None = None, *, masked_grad: bool | None = None) -> Tensor:
+        """A strided tensor is dense already: itself, or cast to dtype."""
+        return self if dtype is None or dtype is self.dtype else self.to(dtype)
+
+    @property
+    def nbytes(self) -> int:
+        return self._data.nbytes
+
+    @property
+    def itemsize(self) -> int:
+        return self._data.itemsize
+
+    @property
+    def is_cpu(self) -> bool:
+        return type(self._data) is _ndarray or self.device.type == "cpu"
+
+    def get_device(self) -> int:
+        """The accelerator's index; -1 for a CPU tensor."""
+        index = self.device.index
+        return -1 if index is None else index
+
+    def storage_offset(self) -> int:
+        """Where the first element lies in the storage, in elements (Note [storage of an array] in storage.py)."""
+        return _storage.storage_offset_of(self._data)
+
+    def untyped_storage(self) -> _storage.UntypedStorage:
+        """The memory the elements live in, shared by the views of one base (torch.UntypedStorage)."""
+        return _storage.untyped_storage_of(self._data)
+
+    def storage(self) -> _storage.TypedStorage:
+        """untyped_storage() as elements of this dtype (torch's deprecated TypedStorage, with its warning)."""
+        return _storage.typed_storage_of(self._data, self.dtype)
+
+    def is_shared(self) -> bool:
+        """Whether the elements live in shared memory (after ``share_memory_()``, or a shared memory map)."""
+        return _storage.is_shared_memory(self._data)
+
+    def share_memory_(self) -> Tensor:
+        """Move the elements into shared memory, which processes forked later write to in common (torch's CPU
+        behaviour); views made before keep the memory they had, so a view is refused."""
+        if self._base is not None:
+            raise RuntimeError("retrograd moves a tensor's memory into shared memory only for a tensor that is "
+                               "no view: call share_memory_() on its base")
+        if not _storage.is_shared_memory(self._data):
+            self._data = _storage.shared_copy(self._data)
+        return self
+
+    def is_nonzero(self) -> bool:
+        """bool(self) for a one-element tensor, with torch's refusal of other sizes."""
+        if self._data.size == 0:
+            raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+        return bool(self)
+
+    def apply_(self, callable: Callable[[Any], Any]) -> Tensor:  # noqa: A002 - torch's name
+        """Replace each element x by callable(x), a Python call per element (CPU tensors only, as torch)."""
+        return self._map_elements("apply_", (), callable)
+
+    def map_(self, tensor: Tensor, callable: Callable[[Any, Any], Any]) -> Tensor:  # noqa: A002
+        """Replace each element x by callable(x, y), y the element of `tensor` (broadcast to self) at its place."""
+        return self._map_elements("map_", (tensor,), callable)
+
+    def map2_(self, x: Tensor, y: Tensor, callable: Callable[[Any, Any, Any], Any]) -> Tensor:  # noqa: A002
+        """Replace each element a by callable(a, b, c), b and c the elements of x and y (broadcast) at its place."""
+        return self._map_elements("map2_", (x, y), callable)
+
+    def _map_elements(self, name: str, others: tuple, fn: Callable[..., Any]) -> Tensor:
+        """``apply_``, ``map_``, ``map2_``: fn on the Python numbers of self and others, in self's dtype."""
+        if self._requires_grad or any(other._requires_grad for other in others):
+            raise RuntimeError(f"Can't call {name}() on Variable that requires grad. Use var.detach().{name}() "
+                               "instead.")
+        if type(self._data) is not _ndarray:
+            raise TypeError(f"{name} is only implemented on CPU tensors")
+        columns = [t.expand(self.shape).reshape(-1).tolist() for t in (self, *others)]
+        convert = (bool, int, float, complex)[self.dtype.category]
+        values = [convert(fn(*items)) for items in zip(*columns)]
+        self._data[...] = np.array(values, dtype=self._data.dtype).reshape(self._data.shape)
+        return self  # torch counts no version for these
+
+    def is_same_size(self, other: Tensor) -> bool:
+        if not isinstance(other, Tensor):
+            raise TypeError(f"is_same_size(): argument 'other' (position 1) must be Tensor, not "
+                            f"{type(other).__name__}")
+        return self._data.shape == other._data.shape
 
     def item(self) -> Any:
         if self._data.size != 1:
@@ -751,6 +868,12 @@ class Tensor:
                  create_graph: bool = False, inputs: Any = None) -> None:
         """Accumulate d(self)/d(leaf) into each leaf's `.grad` (a vector-Jacobian product with `gradient`)."""
         autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+# layouts, devices and kinds of tensor retrograd has none of: torch's flags for them read False
+for _flag in ("is_sparse", "is_sparse_csr", "is_quantized", "is_nested", "is_meta", "is_mkldnn", "is_xpu", "is_mps",
+              "is_ipu", "is_xla", "is_vulkan", "is_maia", "is_mtia"):
+    setattr(Tensor, _flag, property(lambda self: False, doc=f"False: retrograd has no such tensors ({_flag})."))
+
 
 def _warn_scalar_of_grad(tensor: Tensor) -> None:
     """torch's warning (once per process) for float()/complex() of a tensor that requires grad, while grad mode

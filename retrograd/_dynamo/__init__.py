@@ -8,9 +8,9 @@ does; `reset`, `disable` and `mark_dynamic` have nothing to act on.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
+from ..compiler import disable, is_compiling, reset
 from .eval_frame import OptimizedModule
 
 __all__ = ["OptimizedModule", "config", "disable", "is_compiling", "mark_dynamic", "reset"]
@@ -39,20 +39,6 @@ class _Config:
 
 
 config = _Config()
-
-
-def reset() -> None:
-    """Clear compiled code caches: there are none."""
-
-
-def is_compiling() -> bool:
-    """False: nothing is ever traced by a compiler here."""
-    return False
-
-
-def disable(fn: Callable | None = None, recursive: bool = True, *, reason: str | None = None) -> Any:
-    """Keep `fn` out of compilation: it always is. Usable bare or as `@disable()`."""
-    return fn if fn is not None else (lambda inner: inner)
 
 
 def mark_dynamic(tensor: Any, index: Any, **kwargs: Any) -> None:

@@ -28,6 +28,15 @@ def is_autocast_available(device_type: str) -> bool:
     return device_type in _DEVICES
 
 
+def autocast_dtype(device_type: str) -> Any:
+    """torch.get_autocast_dtype: the dtype of the innermost autocast block on the device (enabled or not, as in
+    torch), else torch's default there."""
+    for block in reversed(_open_blocks):
+        if block.device == device_type and block.fast_dtype is not None:
+            return block.fast_dtype
+    return D.bfloat16 if device_type == "cpu" else D.float16
+
+
 class GradScaler:
     """Dynamic loss scaling: `scaler.scale(loss).backward(); scaler.step(opt); scaler.update()`."""
 
@@ -193,14 +202,6 @@ class autocast:  # noqa: N801 - torch's name
 _open_blocks: list[autocast] = []  # the autocast blocks entered and not yet left, innermost last
 
 
-def _autocast_dtype(device_type: str) -> Any:
-    """The dtype autocast computes in on `device_type`: the innermost block's, else torch's default there."""
-    for block in reversed(_open_blocks):
-        if block.device == device_type and block.fast_dtype is not None:
-            return block.fast_dtype
-    return D.bfloat16 if device_type == "cpu" else D.float16
-
-
 def _cast(value: Any, device_type: str, dtype: Any) -> Any:
     """`value` with each floating tensor on `device_type` other than float64 cast to `dtype`, containers inside."""
     if isinstance(value, Tensor):
@@ -225,7 +226,7 @@ def custom_fwd(fwd: Callable | None = None, *, device_type: str, cast_inputs: An
     @functools.wraps(fwd)
     def forward(*args: Any, **kwargs: Any) -> Any:
         ctx = args[0]
-        ctx._dtype = _autocast_dtype(device_type)
+        ctx._dtype = autocast_dtype(device_type)
         enabled = device_type == "cpu" and transforms.autocast is not None
         ctx._fwd_used_autocast = enabled and cast_inputs is None
         if cast_inputs is None or not enabled:

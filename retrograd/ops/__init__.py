@@ -7,6 +7,7 @@ each row compiles its formulas on first use (Note [compiled on first use] in reg
 
 from __future__ import annotations
 
+import builtins
 import importlib
 import math
 import types
@@ -24,6 +25,7 @@ from .._tensor import ACCELERATOR_MISSING as _ACCELERATOR_MISSING
 from .._tensor import Tensor
 from .._tensor import device as _device
 from .._tensor import placement as _placement
+from .._tensor import track_views as _track_views
 from ..autograd.forward_ad import transforms as _transforms
 from ..autograd.grad_mode import _state as _grad_state
 from . import arrays as _arrays
@@ -170,6 +172,59 @@ _METHODS.update(
 )
 
 
+def _adjoint(self: Tensor) -> Tensor:
+    """The conjugate transpose of the last two dims (a view; torch's mH)."""
+    if self.ndim < 2:
+        raise RuntimeError(f"tensor.adjoint() is only supported on matrices or batches of matrices. Got "
+                           f"{self.ndim}-D tensor.")
+    return conj(transpose(self, -2, -1))
+
+
+def _float_power_(self: Tensor, exponent: Any) -> Tensor:
+    """self ** exponent in place, for a self of the double dtype float_power computes in (torch's refusal else)."""
+    complex_exponent = exponent.is_complex() if isinstance(exponent, Tensor) else type(exponent) is builtins.complex
+    wanted = D.complex128 if self.is_complex() or complex_exponent else D.float64
+    if self.dtype is not wanted:
+        raise RuntimeError(f"the base given to float_power_ has dtype {D.scalar_type_name(self.dtype)} but the "
+                           f"operation's result requires dtype {D.scalar_type_name(wanted)}")
+    return self.pow_(to(exponent, wanted) if isinstance(exponent, Tensor) else exponent)
+
+
+def _fill_diagonal_(self: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
+    """Write fill_value on the main diagonal (elements [i, i, ..., i]), in place through a diagonal view (CopySlices);
+    with wrap, a tall matrix's diagonal starts again every width + 1 rows, as torch's does."""
+    if self.ndim < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if self.ndim > 2 and len(set(self.shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    diagonal_view = self
+    while diagonal_view.ndim > 1:
+        diagonal_view = diagonal_view.diagonal(0, 0, 1)
+    diagonal_view.fill_(fill_value)
+    height, width = self.shape[0], self.shape[1]
+    if wrap and self.ndim == 2 and height > width + 1:
+        _fill_diagonal_(self[width + 1:], fill_value, wrap=True)
+    return self
+
+
+def _as_subclass(self: Tensor, cls: type) -> Tensor:
+    """An alias of self (AliasBackward0 where it records) as an instance of cls, made without calling cls."""
+    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+        raise TypeError("Creating a Tensor subclass from a class that does not inherit from Tensor is not possible. "
+                        "Make sure your class inherits from Tensor.")
+    alias = apply(shape.alias_op, (self,))
+    out = object.__new__(cls)
+    for slot in ("_data", "_requires_grad", "grad_fn", "_output_nr", "_grad", "_vc", "_base", "_extra"):
+        setattr(out, slot, getattr(alias, slot))
+    if out._base is not None and type(out._vc) is list:  # in-place writes to the base reach it (shape.py)
+        _track_views(out._vc, (out,))
+    return out
+
+
+_METHODS.update(adjoint=_adjoint, argwhere=argwhere, float_power=float_power, float_power_=_float_power_,
+                fill_diagonal_=_fill_diagonal_, as_subclass=_as_subclass)
+
+
 def _pin_memory(tensor: Tensor) -> Tensor:
     """Tensor.pin_memory(): pinned memory is an accelerator's, and torch refuses it where none is found."""
     raise RuntimeError(_ACCELERATOR_MISSING)
@@ -266,9 +321,11 @@ def _direct_inplace(self: Tensor, ufunc: str, args: tuple, kwargs: dict) -> bool
 _UFUNCS = {name: getattr(np_, name) for name in set(_UFUNC_INPLACE.values())}
 
 
-_INPLACE = ["abs", "add", "clamp", "clamp_min", "clamp_max", "clip", "cos", "div", "exp", "log", "masked_fill",
-            "mul", "neg", "pow", "reciprocal", "relu", "sigmoid", "sin", "sqrt", "sub", "tanh", "scatter",
-            "scatter_add", "sgn", "sign", "square", "true_divide", "divide", "multiply", "subtract", "negative"]
+_INPLACE = ["abs", "absolute", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "logical_and",
+            "logical_not", "logical_or", "logical_xor", "add", "clamp", "clamp_min", "clamp_max", "clip", "cos",
+            "div", "exp", "log", "masked_fill", "mul", "neg", "pow", "reciprocal", "relu", "sigmoid", "sin", "sqrt",
+            "sub", "tanh", "scatter", "scatter_add", "sgn", "sign", "square", "true_divide", "divide", "multiply",
+            "subtract", "negative"]
 for _module in _modules:
     _INPLACE += [n for n in getattr(_module, "INPLACE", ()) if n not in _INPLACE]
 

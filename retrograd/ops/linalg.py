@@ -2396,7 +2396,25 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     return ((x.conj() if x.is_complex() else x) * y).sum(dim)
 
 
-def vander(x: Tensor, N: int | None = None) -> Tensor:
+def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
+    """torch.vander: the columns x^(N-1), ..., x, 1 of a 1-d x (increasing: 1, x, ..., x^(N-1)); integers in int64.
+    Built as torch builds it: ones, x copied into the columns after the first, their cumprod copied back, flipped
+    unless increasing."""
+    if x.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    n = x.shape[0] if N is None else N
+    if n < 0:
+        raise RuntimeError("N must be non-negative.")
+    result = x.new_empty((x.shape[0], n), dtype=D.promote_types(x.dtype, D.int64))
+    if n > 0:
+        result.fill_(1)
+        if n > 1:
+            result.narrow(1, 1, n - 1).copy_(x.unsqueeze(1))
+            result.narrow(1, 1, n - 1).copy_(result.narrow(1, 1, n - 1).cumprod(1))
+    return result if increasing else result.flip(1)
+
+
+def linalg_vander(x: Tensor, N: int | None = None) -> Tensor:
     """The Vandermonde matrix of x: columns x^0, x^1, ..., x^(N-1) (a column of ones, then cumprod, as torch)."""
     if D.kind(x._data) not in "fciu" or x.dtype is D.bool_:
         raise RuntimeError(f"linalg.vander supports floating point, complex, and integer tensors, but got "
@@ -2956,7 +2974,7 @@ __all__ = ["addbmm", "addmm", "addmv", "addr", "baddbmm", "bmm", "chain_matmul",
            "cholesky_solve", "cross", "det", "dot", "einsum", "geqrf", "ger", "inner", "inverse", "kron", "logdet",
            "lu", "lu_solve", "lu_unpack", "matmul", "matrix_exp", "matrix_power", "mm", "mv", "orgqr", "ormqr",
            "outer", "pca_lowrank", "pinverse", "qr", "slogdet", "svd", "svd_lowrank", "tensordot", "trace",
-           "triangular_solve", "vdot"]
+           "triangular_solve", "vdot", "vander"]
 METHODS = ["addbmm", "addmm", "addmv", "addr", "baddbmm", "cholesky", "cholesky_inverse", "cholesky_solve", "cross",
            "det", "geqrf", "inner", "inverse", "kron", "logdet", "lu", "lu_solve", "matrix_exp", "matrix_power",
            "orgqr", "ormqr", "pinverse", "qr", "slogdet", "svd", "trace", "triangular_solve", "vdot"]

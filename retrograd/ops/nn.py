@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -25,17 +25,31 @@ from .. import _creation
 from .. import _dtype as D
 from .._creation import zeros
 from .._tensor import Tensor, _wrap, _wrap_dim
+from .._warn import warn_once
 from ..autograd.forward_ad import transforms
 from . import arrays as A
 from .activation import logsigmoid
 from .conv import *  # noqa: F403 - the spatial kernels are this family's too (rows, helpers, public functions)
 from .conv import FUNCTIONAL_ONLY as _CONV_FUNCTIONAL
 from .conv import PUBLIC as _CONV_PUBLIC
-from .conv import avg_pool2d, avg_pool3d, constant_like, pad
+from .conv import (
+    adaptive_max_pool1d_with_indices,
+    affine_grid,
+    avg_pool2d,
+    avg_pool3d,
+    constant_like,
+    conv1d,
+    conv2d,
+    conv3d,
+    conv_transpose1d,
+    conv_transpose2d,
+    conv_transpose3d,
+    pad,
+)
 from .indexing import _index_range, index_put_op, scatter_add_op
-from .linalg import addmm, matmul
+from .linalg import addmm, matmul, matrix_norm
 from .pointwise import clamp_min, div_by_number, log, log1p, minimum, sigmoid, where, xlogy
-from .reduction import vector_norm_op
+from .reduction import _reduced_dims, vector_norm_op
 from .registry import apply, autocast_input, defop, namespace, sum_to, unrecorded_arrays
 
 
@@ -479,6 +493,29 @@ def euclidean_dist_op(xp, a, b):
 
 # torch's nn composites reach this reduction row through an overload with its own node name
 norm_op = vector_norm_op.alias("norm_dim", "NormBackward1")
+
+
+def frobenius_norm(input: Tensor, dim: Sequence[int], keepdim: bool = False) -> Tensor:
+    """torch.frobenius_norm, which torch keeps for TorchScript: ATen's norm(input, 2, dim, keepdim) over at most
+    2 dims (NormBackward1)."""
+    warn_once("at::frobenius_norm is deprecated and it is just left for JIT compatibility. It will be removed in a "
+              "future PyTorch release. Please use `linalg.vector_norm(A, 2., dim, keepdim)` instead")
+    if len(dim) > 2:
+        raise RuntimeError(f"Expected at most 2 dimensions, but got {len(dim)} dimensions instead.")
+    if input.dtype.category < 2:
+        raise RuntimeError(f"norm(): input dtype should be either floating point or complex. Got "
+                           f"{D.scalar_type_name(input.dtype)} instead.")
+    return apply(norm_op, (input,), (2.0, _reduced_dims(dim, input.ndim), keepdim))
+
+
+def nuclear_norm(input: Tensor, dim: Sequence[int] | bool = (-2, -1), keepdim: bool = False) -> Tensor:
+    """torch.nuclear_norm(input, keepdim=False) or (input, dim, keepdim=False), which torch keeps for TorchScript:
+    linalg.matrix_norm(input, 'nuc', dim, keepdim)."""
+    warn_once("at::nuclear_norm is deprecated and it is just left for JIT compatibility. It will be removed in a "
+              "future PyTorch release. Please use `linalg.matrix_norm(A, 'nuc', dim, keepdim)` instead")
+    if isinstance(dim, bool):
+        dim, keepdim = (-2, -1), dim
+    return matrix_norm(input, "nuc", dim, keepdim)
 
 
 # ============================================================================================
@@ -1672,10 +1709,14 @@ def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None, redu
                       UserWarning, stacklevel=2)
     elif reduction not in ("batchmean", "none", "sum"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
-    loss = target.exp() * (target - input) if log_target else xlogy(target, target) - target * input
+    loss = _kl_div_pointwise(input, target, log_target)
     if reduction == "batchmean":
         return loss.sum() / input.shape[0] if input.ndim else loss.sum()
     return loss_reduce(loss, reduction)
+
+
+def _kl_div_pointwise(input: Tensor, target: Tensor, log_target: bool) -> Tensor:
+    return target.exp() * (target - input) if log_target else xlogy(target, target) - target * input
 
 
 def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
@@ -1822,7 +1863,191 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: 
     return loss_reduce(loss, reduction)
 
 
-__all__ = ["bilinear", "cdist", "cosine_similarity", "group_norm", "layer_norm", "log_softmax", "native_batch_norm",
+# ---- the functional forms torch exposes at top level ----------------------------------------------------
+# Note [top-level functional forms]
+# torch.embedding, torch.kl_div, torch.dropout, ... are the ATen functions torch.nn.functional calls, with
+# ATen's signatures: the weight before the indices, the train flag positional, reductions as the integers of
+# torch's Reduction enum (0 none, 1 mean, 2 sum; kl_div's mean is the plain mean, without F's warning),
+# cudnn_enabled accepted and ignored. Each calls the functional form above; retrograd/__init__.py re-exports
+# TOP_LEVEL under these names (the op table's own `embedding`, `dropout`, ... stay torch.nn.functional's).
+
+def _reduction_of(reduction: int, function: str, position: int) -> str:
+    """The reduction one of torch's Reduction enum values names (any other integer reduces nothing, as ATen's)."""
+    if type(reduction) is not int:
+        raise TypeError(f"{function}(): argument 'reduction' (position {position}) must be int, not "
+                        f"{type(reduction).__name__}")
+    return {1: "mean", 2: "sum"}.get(reduction, "none")
+
+
+def _aten_embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1, scale_grad_by_freq: bool = False,
+                    sparse: bool = False) -> Tensor:
+    return embedding(indices, weight, None if padding_idx < 0 else padding_idx, None, 2.0, scale_grad_by_freq, sparse)
+
+
+def _aten_embedding_renorm_(input: Tensor, indices: Tensor, max_norm: float, norm_type: float) -> Tensor:
+    """Scale the rows of input that indices name down to max_norm, in place (``torch.embedding_renorm_``)."""
+    _renorm_rows(input, namespace(indices._data).unique_values(indices._data), max_norm, norm_type)
+    return input
+
+
+def _dropout_form(name: str, inplace: bool, **kind: bool) -> Any:
+    """torch.<name>(input, p, train): _dropout of that kind, in place for the names ending in '_'."""
+
+    def function(input: Tensor, p: float, train: bool) -> Tensor:
+        if not 0 <= p <= 1:  # ATen's check (F's raises ValueError)
+            raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
+        return _dropout(input, p, train, inplace, **kind)
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = f"torch.{name}(input, p, train): the ATen form of torch.nn.functional's dropout of this kind."
+    return function
+
+
+def _aten_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None, running_mean: Tensor | None,
+                     running_var: Tensor | None, training: bool, momentum: float, eps: float,
+                     cudnn_enabled: bool) -> Tensor:
+    return batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+def _aten_instance_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None, running_mean: Tensor | None,
+                        running_var: Tensor | None, use_input_stats: bool, momentum: float, eps: float,
+                        cudnn_enabled: bool) -> Tensor:
+    return instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
+
+
+def _aten_kl_div(input: Tensor, target: Tensor, reduction: int = 1, *, log_target: bool = False) -> Tensor:
+    return loss_reduce(_kl_div_pointwise(input, target, log_target), _reduction_of(reduction, "kl_div", 3))
+
+
+def _aten_binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                           pos_weight: Tensor | None = None, reduction: int = 1) -> Tensor:
+    return binary_cross_entropy_with_logits(input, target, weight,
+                                            reduction=_reduction_of(reduction, "binary_cross_entropy_with_logits", 5),
+                                            pos_weight=pos_weight)
+
+
+def _aten_cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
+                                reduction: int = 1) -> Tensor:
+    return cosine_embedding_loss(input1, input2, target, margin,
+                                 reduction=_reduction_of(reduction, "cosine_embedding_loss", 5))
+
+
+def _aten_margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
+                              reduction: int = 1) -> Tensor:
+    return margin_ranking_loss(input1, input2, target, margin,
+                               reduction=_reduction_of(reduction, "margin_ranking_loss", 5))
+
+
+def _aten_triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0, p: float = 2,
+                              eps: float = 1e-6, swap: bool = False, reduction: int = 1) -> Tensor:
+    return triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
+                               reduction=_reduction_of(reduction, "triplet_margin_loss", 8))
+
+
+def _aten_hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, reduction: int = 1) -> Tensor:
+    return hinge_embedding_loss(input, target, margin, reduction=_reduction_of(reduction, "hinge_embedding_loss", 4))
+
+
+def _aten_poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool, full: bool, eps: float,
+                           reduction: int) -> Tensor:
+    return poisson_nll_loss(input, target, log_input, full, eps=eps,
+                            reduction=_reduction_of(reduction, "poisson_nll_loss", 6))
+
+
+def _aten_convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Sequence[int],
+                      padding: Sequence[int], dilation: Sequence[int], transposed: bool,
+                      output_padding: Sequence[int], groups: int) -> Tensor:
+    """torch.convolution: conv1d/2d/3d, or their transposes, by the weight's spatial dims."""
+    spatial = weight.ndim - 3  # 0, 1, 2 for 1-d, 2-d, 3-d
+    if transposed:
+        return (conv_transpose1d, conv_transpose2d, conv_transpose3d)[spatial](input, weight, bias, stride, padding,
+                                                                             output_padding, groups, dilation)
+    return (conv1d, conv2d, conv3d)[spatial](input, weight, bias, stride, padding, dilation, groups)
+
+
+def _aten_adaptive_max_pool1d(input: Tensor, output_size: Sequence[int]) -> tuple[Tensor, Tensor]:
+    return adaptive_max_pool1d_with_indices(input, output_size)
+
+
+def _aten_affine_grid_generator(theta: Tensor, size: Sequence[int], align_corners: bool) -> Tensor:
+    return affine_grid(theta, size, align_corners)
+
+
+def _check_cell(input: Tensor, hidden: Sequence[Tensor], w_ih: Tensor, w_hh: Tensor) -> None:
+    """ATen's checks of a recurrent cell's input size, and of each hidden state's batch and hidden sizes."""
+    if input.shape[1] != w_ih.shape[1]:
+        raise RuntimeError(f"input has inconsistent input_size: got {input.shape[1]} expected {w_ih.shape[1]}")
+    for k, h in enumerate(hidden):
+        if input.shape[0] != h.shape[0]:
+            raise RuntimeError(f"Input batch size {input.shape[0]} doesn't match hidden{k} batch size {h.shape[0]}")
+        if h.shape[1] != w_hh.shape[1]:
+            raise RuntimeError(f"hidden{k} has inconsistent hidden_size: got {h.shape[1]}, expected {w_hh.shape[1]}")
+
+
+def _gates(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None,
+           b_hh: Tensor | None) -> Tensor:
+    """linear(hx, w_hh, b_hh) += linear(input, w_ih, b_ih), as ATen's cells add them."""
+    return linear(hx, w_hh, b_hh).add_(linear(input, w_ih, b_ih))
+
+
+def _aten_lstm_cell(input: Tensor, hx: Sequence[Tensor], w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,
+                    b_hh: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    """One LSTM step, (h', c'), computed op for op as ATen's CPU LSTMCell (so its graph has torch's nodes)."""
+    if len(hx) != 2:
+        raise RuntimeError("lstm_cell expects two hidden states")
+    _check_cell(input, hx, w_ih, w_hh)
+    ingate, forgetgate, cellgate, outgate = _gates(input, hx[0], w_ih, w_hh, b_ih, b_hh).unsafe_chunk(4, 1)
+    for gate in (ingate, forgetgate, outgate):
+        gate.sigmoid_()
+    cellgate.tanh_()
+    cy = (forgetgate * hx[1]).add_(ingate * cellgate)
+    return outgate * cy.tanh(), cy
+
+
+def _aten_gru_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,
+                   b_hh: Tensor | None = None) -> Tensor:
+    """One GRU step, computed op for op as ATen's CPU GRUCell."""
+    _check_cell(input, (hx,), w_ih, w_hh)
+    input_reset, input_update, input_new = linear(input, w_ih, b_ih).unsafe_chunk(3, 1)
+    hidden_reset, hidden_update, hidden_new = linear(hx, w_hh, b_hh).unsafe_chunk(3, 1)
+    reset_gate = hidden_reset.add_(input_reset).sigmoid_()
+    update_gate = hidden_update.add_(input_update).sigmoid_()
+    new_gate = input_new.add(hidden_new.mul_(reset_gate)).tanh_()
+    return (hx - new_gate).mul_(update_gate).add_(new_gate)
+
+
+def _simple_cell(name: str, nonlinearity: str) -> Any:
+    """torch.<name>: one step of an Elman cell, nonlinearity(linear(hx) + linear(input)), as ATen's SimpleCell."""
+
+    def cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,
+             b_hh: Tensor | None = None) -> Tensor:
+        _check_cell(input, (hx,), w_ih, w_hh)
+        return getattr(_gates(input, hx, w_ih, w_hh, b_ih, b_hh), nonlinearity)()
+
+    cell.__doc__ = f"One step of torch's {nonlinearity} RNN cell, computed as ATen computes it."
+    return cell
+
+
+TOP_LEVEL = {
+    "lstm_cell": _aten_lstm_cell, "gru_cell": _aten_gru_cell, "rnn_tanh_cell": _simple_cell("rnn_tanh_cell", "tanh"),
+    "rnn_relu_cell": _simple_cell("rnn_relu_cell", "relu"),
+    "convolution": _aten_convolution, "adaptive_max_pool1d": _aten_adaptive_max_pool1d,
+    "affine_grid_generator": _aten_affine_grid_generator,
+    "embedding": _aten_embedding, "embedding_renorm_": _aten_embedding_renorm_, "batch_norm": _aten_batch_norm,
+    "instance_norm": _aten_instance_norm, "kl_div": _aten_kl_div,
+    "binary_cross_entropy_with_logits": _aten_binary_cross_entropy_with_logits,
+    "cosine_embedding_loss": _aten_cosine_embedding_loss, "margin_ranking_loss": _aten_margin_ranking_loss,
+    "triplet_margin_loss": _aten_triplet_margin_loss, "hinge_embedding_loss": _aten_hinge_embedding_loss,
+    "poisson_nll_loss": _aten_poisson_nll_loss,
+    **{name + suffix: _dropout_form(name + suffix, suffix == "_", feature="feature" in name, alpha="alpha" in name)
+       for name in ("dropout", "alpha_dropout", "feature_dropout", "feature_alpha_dropout") for suffix in ("", "_")},
+}
+for _name, _function in TOP_LEVEL.items():
+    _function.__name__ = _function.__qualname__ = _name
+
+
+__all__ = ["frobenius_norm", "nuclear_norm", "bilinear", "cdist", "cosine_similarity", "group_norm", "layer_norm",
+           "log_softmax", "native_batch_norm",
            "native_group_norm", "native_layer_norm", "pairwise_distance", "rms_norm", "softmax", *_CONV_PUBLIC]
 FUNCTIONAL = ["alpha_dropout", "batch_norm", "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits",
               "cosine_embedding_loss", "cosine_similarity", "cross_entropy", "dropout", "dropout1d", "dropout2d",

@@ -497,8 +497,9 @@ def _copy_row(view: Op, name: str | None = None, node: str | None = None, shaped
 VIEW_COPIES = {view: _copy_row(view, *how) for view, *how in (
     (alias_op,), (as_strided_op,), (diagonal_op,), (expand_op,), (permute_op,), (squeeze_all,), (squeeze_dim,),
     (squeeze_dims,), (t_op,), (transpose_op,), (unbind_op,), (unfold_op,), (unsqueeze_op,),
-    (split_with_sizes_op,), (view_op, None, None, unsafe_view),
+    (split_with_sizes_op,), (split_op,), (select_op,), (view_op, None, None, unsafe_view),
     (slice_op, "narrow_copy", "NarrowCopyBackward0"))}  # torch's narrow_copy has a node of its own
+slice_copy_op = _copy_row(slice_op)  # slice_copy keeps slice's node name, SliceBackward0_copy
 
 
 def _scatter_row(view: Op, unstrided: Callable | None = None) -> Op:
@@ -1920,13 +1921,18 @@ def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]
 
 
 def _split_by_size(op: Op, tensor: Tensor, split_size: int, dim: int) -> tuple[Tensor, ...]:
+    return apply(*_split_into(op, tensor, split_size, dim))
+
+
+def _split_into(op: Op, tensor: Tensor, split_size: int, dim: int = 0) -> tuple[Op, tuple, tuple]:
+    """split's arguments: pieces of split_size along dim, after torch's checks."""
     d, n = _split_dim(tensor, dim)
     size = int(split_size)
     if size < 0:
         raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
     if size == 0 and n != 0:
         raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
-    return apply(op, (tensor,), (size, d))
+    return op, (tensor,), (size, d)
 
 
 def _split_by_sizes(op: Op, input: Tensor, split_sizes: Sequence[int], dim: int = 0) -> tuple[Op, tuple, tuple]:
@@ -2098,12 +2104,14 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:
 # after torch's check that src has the view's shape.
 
 
-def _copy_of(name: str, resolve: Callable[..., tuple[Op, tuple, tuple]]) -> Callable[..., Tensor]:
-    """torch.<name>: the view `resolve` describes, as a copy (Note [view copies and scatters])."""
+def _copy_of(name: str, resolve: Callable[..., tuple[Op, tuple, tuple]], row: Op | None = None
+             ) -> Callable[..., Tensor]:
+    """torch.<name>: the view `resolve` describes, as a copy by its VIEW_COPIES row unless `row` is given (Note
+    [view copies and scatters])."""
 
     def copy(input: Tensor, *args: Any, **kwargs: Any) -> Tensor | tuple[Tensor, ...]:
         view, inputs, params = resolve(input, *args, **kwargs)
-        return apply(VIEW_COPIES[view], inputs, params)
+        return apply(row or VIEW_COPIES[view], inputs, params)
 
     copy.__name__ = copy.__qualname__ = name
     copy.__doc__ = f"torch.{name}: {name.removesuffix('_copy')}'s elements in memory of their own."
@@ -2129,6 +2137,8 @@ unfold_copy = _copy_of("unfold_copy", _unfolded)
 unsqueeze_copy = _copy_of("unsqueeze_copy", _unsqueezed)
 view_copy = _copy_of("view_copy", _viewed)
 split_with_sizes_copy = _copy_of("split_with_sizes_copy", functools.partial(_split_by_sizes, split_with_sizes_op))
+split_copy = _copy_of("split_copy", functools.partial(_split_into, split_op))
+select_copy = _copy_of("select_copy", _selected)
 
 
 def _sliced(input: Tensor, dim: int = 0, start: int | None = None, end: int | None = None,
@@ -2164,6 +2174,7 @@ def _scatter_of(name: str, resolve: Callable[..., tuple[Op, tuple, tuple]], row:
     return scatter
 
 
+slice_copy = _copy_of("slice_copy", _sliced, slice_copy_op)
 select_scatter = _scatter_of("select_scatter", _selected, select_scatter_op)
 slice_scatter = _scatter_of("slice_scatter", _sliced, slice_scatter_op)
 diagonal_scatter = _scatter_of("diagonal_scatter", _diagonal_of, diagonal_scatter_op)
@@ -2208,7 +2219,8 @@ def triu(input: Tensor, diagonal: int = 0) -> Tensor:
 
 __all__ = ["alias_copy", "as_strided_copy", "diagonal_copy", "expand_copy", "narrow_copy", "permute_copy",
            "squeeze_copy", "t_copy", "transpose_copy", "unbind_copy", "unfold_copy", "unsqueeze_copy", "view_copy",
-           "split_with_sizes_copy", "select_scatter", "slice_scatter", "diagonal_scatter", "as_strided_scatter",
+           "split_with_sizes_copy", "split_copy", "select_copy", "slice_copy", "select_scatter", "slice_scatter",
+           "diagonal_scatter", "as_strided_scatter",
            "block_diag", "broadcast_shapes", "combinations", "unravel_index",
            "as_strided", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_tensors", "broadcast_to",
            "cartesian_prod", "diagflat", "dsplit", "hsplit", "meshgrid", "positive", "vsplit", "cat",

@@ -478,6 +478,12 @@ def attention_samples(rng):
 # ============================================================================================
 
 OPS = [
+    # the norms torch keeps at top level for TorchScript (each warns once that it is deprecated)
+    OpInfo("frobenius_norm", lambda rng: [Sample((rand(rng, 3, 4), (0, 1)), name="matrix"),
+                                          Sample((rand(rng, 2, 3, 4), [2], True), name="one_dim_keepdim")]),
+    OpInfo("nuclear_norm", lambda rng: [Sample((rand(rng, 3, 4),), name="matrix"),
+                                        Sample((rand(rng, 4, 3), True), name="keepdim"),
+                                        Sample((rand(rng, 2, 3, 4), (0, 2)), name="batched_dims")]),
     OpInfo(F("conv2d"), conv2d_samples),
     OpInfo(F("conv1d"), conv1d_samples),
     OpInfo(F("conv3d"), conv3d_samples),

@@ -428,7 +428,9 @@ class Module:
         return self.to(device_type("cuda", 0 if index is None else index))
 
     def share_memory(self) -> Module:
-        return self
+        """Move every parameter and buffer into shared memory: processes forked later (Hogwild training) write to
+        the same weights."""
+        return self._apply(lambda t: t.share_memory_())
 
     # ---- state ------------------------------------------------------------------------------
     def state_dict(self, *args: Any, destination: dict | None = None, prefix: str = "", keep_vars: bool = False
