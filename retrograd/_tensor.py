@@ -836,6 +836,8 @@ class Tensor:
                                "torch/optim/optimizer.py as the solution.")
         self.grad_fn = None
         self._requires_grad = False
+        if self._extra is not None:  # detached from forward AD too: its tangents go, as torch's do
+            self._extra.pop("fw_grad", None)
         return self
 
     def retain_grad(self) -> None:

@@ -228,6 +228,15 @@ def storage_offset_of(data: np.ndarray) -> int:
     return (data.__array_interface__["data"][0] - _span(root_array(data))[0]) // data.itemsize
 
 
+def storage_extent(data: np.ndarray) -> tuple[int, int]:
+    """(storage offset, storage size) of an array, in its elements (torch's storage meta; (0, size) for arrays
+    that are no NumPy array, whose storage is not described here)."""
+    if type(data) is not np.ndarray:
+        return 0, data.size
+    low, size = _span(root_array(data))
+    return (data.__array_interface__["data"][0] - low) // data.itemsize, size // data.itemsize
+
+
 def is_shared_memory(data: np.ndarray) -> bool:
     """Whether an array's storage is memory mapped shared (share_memory_'s, or a shared file map)."""
     if not isinstance(data, np.ndarray):

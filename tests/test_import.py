@@ -112,3 +112,14 @@ def test_formula_names_read_from_text_match_the_compiler(op):
             todo.extend(c for c in code.co_consts if hasattr(c, "co_names"))
         compiled = {n for n in names if not n.startswith(".")} - set(keyword.kwlist)  # ".0": a comprehension's
         assert set(Op._referenced_names(source)) - set(keyword.kwlist) == compiled, source
+
+
+def test_each_row_of_the_table_has_a_name_of_its_own():
+    """A second row under a row's name replaced it in the table, so the first was never prepared for first use
+    (mul_scalar's JVP was missing when trapezoid's forward AD was the first to call it)."""
+    import retrograd.ops as ops
+    from retrograd.ops.registry import OPS, Op
+
+    rows = {id(value): value for module in vars(ops).values() if isinstance(module, type(ops))
+            for value in vars(module).values() if isinstance(value, Op)}
+    assert [op.name for op in rows.values() if OPS.get(op.name) is not op] == []

@@ -347,7 +347,7 @@ def make_dual_at(tensor: Any, tangent: Any, level_id: int) -> Any:
     if not _grad_state.inference:  # inference mode turns forward AD off
         if batched.is_batched(tangent):  # torch copies a tangent laid out otherwise than the primal
             tangent = tangent if shape.is_contiguous_layout(tensor) else tangent.clone()
-        elif not shape.same_strides(tangent, tensor) or lazy_bits(tangent) != lazy_bits(tensor):
+        elif not shape.same_storage_layout(tangent, tensor) or lazy_bits(tangent) != lazy_bits(tensor):
             # torch's has_same_meta also compares conjugate and negative bits (ops/complex.py, Note [conjugate
             # and negative bits]): the copy takes the primal's
             tangent = set_lazy_bits(shape.zeros_laid_out_like(tensor).copy_(tangent), lazy_bits(tensor))

@@ -24,6 +24,7 @@ from .._tensor import Size, Tensor, _wrap, _wrap_dim, live_views, make_stale
 from ..autograd import grad_mode
 from ..autograd.forward_ad import only_levels, set_tangent
 from ..autograd.graph import Node, edge_of, move_retains_grad
+from ..storage import storage_extent
 from . import arrays as A
 from .registry import (
     DEFAULT,
@@ -802,9 +803,19 @@ def is_contiguous_layout(tensor: Tensor) -> bool:
 
 
 def zeros_laid_out_like(tensor: Tensor) -> Tensor:
-    """Zeros with `tensor`'s shape, dtype and strides (a tangent its views can be views of)."""
+    """Zeros with `tensor`'s shape, dtype and strides, in a storage of its storage's size at its offset (torch's
+    new_zeros_with_same_feature_meta: a tangent its views, and as_strided over its storage, can be views of)."""
     stride = _Geometry(tensor).describe_owner()[1]
-    return empty_strided(tensor._data.shape, stride, dtype=tensor.dtype).zero_()
+    offset, size = storage_extent(tensor._data)
+    if offset == 0 and size == tensor._data.size:
+        return empty_strided(tensor._data.shape, stride, dtype=tensor.dtype).zero_()
+    return zeros(size, dtype=tensor.dtype).as_strided(tensor._data.shape, stride, offset)
+
+
+def same_storage_layout(a: Tensor, b: Tensor) -> bool:
+    """a and b have the same strides and the same storage offset and size (torch's has_same_meta, which does not
+    look at the storage of a tensor without elements)."""
+    return same_strides(a, b) and (a._data.size == 0 or storage_extent(a._data) == storage_extent(b._data))
 
 
 def is_writable_in_place(tensor: Tensor) -> bool:

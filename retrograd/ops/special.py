@@ -23,8 +23,8 @@ from .. import _dtype as D
 from .._tensor import Tensor
 from . import arrays as A
 from .complex import conj
-from .pointwise import _EULER_GAMMA, _erfcx, _special, _special_pair, erfc, lgamma
-from .registry import OPS, apply, defop
+from .pointwise import _EULER_GAMMA, _erfcx, _special, _special_pair, add_scalar, erfc, lgamma, mul_scalar
+from .registry import apply, defop
 
 _SQRT_2PI = math.sqrt(2 * math.pi)
 _MACHEP = 2.0 ** -53
@@ -47,11 +47,6 @@ def _float_arrays(xp, a, b):
     if not hasattr(b, "dtype"):
         b = xp.asarray(b, dtype=a.dtype, device=a.device)
     return a, b
-
-
-# torch's overloads of mul and add with a Scalar operand, which ATen's own compositions call (ndtr)
-mul_scalar = OPS["mul"].alias("mul_scalar", "MulBackward1")
-add_scalar = OPS["add"].alias("add_scalar", "AddBackward1")
 
 # ============================================================================================
 # Rows: modified Bessel functions of the first kind
@@ -770,8 +765,8 @@ def special_ndtr(input: Tensor) -> Tensor:
     overloads of mul and add: MulBackward1, AddBackward1)."""
     from .pointwise import erf
 
-    scaled = apply(mul_scalar, (input, 1 / math.sqrt(2)))
-    return apply(mul_scalar, (apply(add_scalar, (erf(scaled), 1), (1,)), 0.5))
+    scaled = apply(mul_scalar, (input,), (1 / math.sqrt(2),))
+    return apply(mul_scalar, (apply(add_scalar, (erf(scaled),), (1, 1)),), (0.5,))
 
 
 def special_ndtri(input: Tensor) -> Tensor:

@@ -42,9 +42,9 @@ CATEGORIES: list[tuple[str, str, str]] = [
      r"subprocess|multiprocessing|torch\.multiprocessing|\bmp\.|fork"),
     ("logging", "torch._logging (TORCH_LOGS) is torch's own logging configuration",
      r"make_logging_test|LoggingTestCase|torch\._logging"),
-    ("storage and memory internals", "C++ storage objects, data pointers, untyped storages and the CPU "
-     "memory allocator have no NumPy counterpart", r"untyped_storage|_storage\(|data_ptr|\.storage\(|"
-     r"torch\.cuda\.memory|_cdata|StorageWeakRef|_weak_ref"),
+    ("storage and memory internals", "torch's C++ object handles (_cdata), weak references to storages and "
+     "the CUDA memory allocator have no NumPy counterpart (storages and data pointers are in scope: retrograd has "
+     "them)", r"_typed_storage\(|torch\.cuda\.memory|_cdata|StorageWeakRef|_weak_ref"),
     ("quantisation and float8", "quantised tensors and float8 dtypes (NumPy has no such types)",
      r"quantize|qint8|quint8|float8"),
 ]
