@@ -23,7 +23,7 @@ from typing import Any
 
 from . import grad_mode
 from .forward_ad import transforms
-from .graph import AccumulateGrad, Node, anomaly, edge_of, running_node
+from .graph import AccumulateGrad, Node, accumulate_into, anomaly, edge_of, running_node
 
 # Note [execution order]
 # torch's engine takes, among the nodes whose gradients are complete, a leaf's AccumulateGrad
@@ -139,8 +139,16 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, retain_graph: bool, 
                 wanted = tuple([child if child in deps else None for child in edges])
                 if wanted == edges:
                     wanted = None
-            if (node._hookset is None and grads[0] is not None and tracer is None and not anomaly.enabled
-                    and type(node) is not AccumulateGrad):  # the common node, inline
+            if node._hookset is None and grads[0] is not None and tracer is None and not anomaly.enabled:
+                if type(node) is AccumulateGrad:  # a leaf's: no edges onwards
+                    variable = node.variable
+                    if variable._extra is None or "hooks" not in variable._extra:  # no tensor hooks: the addition
+                        accumulate_into(variable, grads[0])
+                    else:
+                        _run_node(node, grads, retain_graph)
+                    grads = None  # so that .grad may keep the gradient without copying (graph._stealable)
+                    continue
+                # the common node, inline
                 outs = node.apply(grads) if wanted is None else node.apply(grads, wanted)
                 if not retain_graph:
                     node.release()
