@@ -95,8 +95,9 @@ def mark_written(tensor: Tensor) -> None:
             prune_views(counter)  # its graph was freed): their references go, and with them the look for live ones
     else:  # no counter yet, or an inference tensor's
         tensor._bump_version()
-    if tensor._base is not None or has_views(tensor):  # a view, or a base that may have live views
-        regenerate_after_untracked_write(tensor)
+        counter = tensor._vc
+    if tensor._base is not None or type(counter) is list and len(counter) > 1:  # a view, or a base that may have
+        regenerate_after_untracked_write(tensor)  # live views (has_views)
 
 
 _SCALED_ADD_BLOCK = 131072  # elements per block (512 KiB of float32): measured as fast as one temporary
