@@ -805,9 +805,6 @@ class Tensor:
             self._extra = {}
         return self._extra
 
-    def _post_acc_hooks(self) -> HookDict | None:
-        return None if self._extra is None else self._extra.get("post_acc")
-
     def _is_view(self) -> bool:
         """Whether this tensor is a view of another (its `_base`)."""
         return self._base is not None

@@ -40,6 +40,11 @@ def _make_grads(outputs: Sequence, grads: Sequence, is_grads_batched: bool = Fal
     Tensor = _tensor.Tensor  # noqa: N806 - the class, bound once per call
     out = []
     for i, (o, g) in enumerate(zip(outputs, grads)):
+        if g is None and type(o) is Tensor and o._requires_grad:  # the usual loss: a 0-d float array's 1 directly
+            data = o._data
+            if type(data) is np.ndarray and not data.shape and data.dtype.kind == "f":
+                out.append(_tensor._wrap(np.array(1, data.dtype)))
+                continue
         if isinstance(o, GradientEdge):
             meta = edge_output_meta(o.node, o.output_nr)
             if meta is None:  # a hand-made edge of a one-output op node: a given gradient is taken as it is
@@ -62,10 +67,7 @@ def _make_grads(outputs: Sequence, grads: Sequence, is_grads_batched: bool = Fal
             dtype = dtype or o.dtype
             if not dtype.is_floating_point:
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {dtype}")
-            if type(o) is Tensor and not shape and type(o._data) is np.ndarray:  # a plain 0-d loss: its 1 directly
-                out.append(_tensor._wrap(np.array(1, o._data.dtype)))
-            else:
-                out.append(_creation.ones(shape, dtype=dtype, device=getattr(o, "device", None)))  # an edge: the CPU
+            out.append(_creation.ones(shape, dtype=dtype, device=getattr(o, "device", None)))  # an edge: the CPU
             continue
         if not isinstance(g, Tensor):
             raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")

@@ -24,7 +24,7 @@ from typing import Any
 
 from . import grad_mode
 from .forward_ad import transforms
-from .graph import AccumulateGrad, Node, anomaly, edge_of, running_node
+from .graph import AccumulateGrad, Node, accumulate_into, anomaly, edge_of, running_node
 
 # Note [execution order]
 # torch's engine takes, among the nodes whose gradients are complete, a leaf's AccumulateGrad
@@ -117,31 +117,41 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, retain_graph: bool, 
     ready = [node for node in buffers if deps.get(node) == 0]
     leaves: list[Node] = []  # ready accumulators, run before the other ready nodes (Note [execution order])
     captured: list = [None] * (len(inputs) if inputs is not None else 0)
-    task = GraphTask(deps, target_nodes, inputs is None and is_checkpoint_valid())
+    task = GraphTask(deps, target_nodes, inputs is None and (tasks[-1].checkpoint_valid if tasks else True))
     state = grad_mode._state
     tracer = state.tracer
     prev = (state.grad, state.inference)
     if prev[0] != create_graph:  # grad mode is create_graph while rules run (three thread-local writes)
         grad_mode._set_modes(create_graph, prev[1])
     saved_hooks = transforms.saved_hooks  # what a hook enters or exits during backward is undone after, as in torch
+    selective = bool(target_nodes) or pruned
     tasks.append(task)
     try:
         while leaves or ready:
             node = leaves.pop() if leaves else ready.pop()
             grads = buffers.pop(node)
-            if node in target_nodes:  # torch hands over what arrived, before any hook of the node
-                if not any(child in deps for child in node._next_nodes):  # no wanted input below: it does not run
-                    _deliver(node, _call_tensor_hooks(node, grads), targets, captured)
-                    continue
-                _deliver(node, grads, targets, captured)
             wanted = None
-            if pruned and node._takes_wanted:  # Note [gradients not asked for]
-                edges = node._next_nodes
-                wanted = tuple([child if child in deps else None for child in edges])
-                if wanted == edges:
-                    wanted = None
-            if (node._hookset is None and grads[0] is not None and tracer is None and not anomaly.enabled
-                    and type(node) is not AccumulateGrad):  # the common node, inline
+            if selective:  # explicit inputs
+                if node in target_nodes:  # torch hands over what arrived, before any hook of the node
+                    if not any(child in deps for child in node._next_nodes):  # no wanted input below: it does not run
+                        _deliver(node, _call_tensor_hooks(node, grads), targets, captured)
+                        continue
+                    _deliver(node, grads, targets, captured)
+                if pruned and node._takes_wanted:  # Note [gradients not asked for]
+                    edges = node._next_nodes
+                    wanted = tuple([child if child in deps else None for child in edges])
+                    if wanted == edges:
+                        wanted = None
+            if node._hookset is None and grads[0] is not None and tracer is None and not anomaly.enabled:
+                if type(node) is AccumulateGrad:  # a leaf's: no edges onwards
+                    variable = node.variable
+                    if variable._extra is None or "hooks" not in variable._extra:  # no tensor hooks: the addition
+                        accumulate_into(variable, grads[0])
+                    else:
+                        _run_node(node, grads, retain_graph)
+                    grads = None  # so that .grad may keep the gradient without copying (graph._stealable)
+                    continue
+                # the common node, inline
                 outs = node.apply(grads) if wanted is None else node.apply(grads, wanted)
                 if not retain_graph:
                     node.release()

@@ -204,7 +204,8 @@ def accumulate_into(tensor: Tensor, grad: Tensor | None) -> None:
         tensor._grad = old + grad
     else:
         old._data += grad._data
-    hooks = tensor._post_acc_hooks()
+    extra = tensor._extra  # its post-accumulate hooks (register_post_accumulate_grad_hook)
+    hooks = None if extra is None else extra.get("post_acc")
     if hooks:
         for fn in list(hooks.values()):
             if fn(tensor) is not None:

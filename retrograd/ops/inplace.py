@@ -10,7 +10,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from .. import _dtype as D
-from .._tensor import Tensor, has_views
+from .._tensor import Tensor, has_views, prune_views
 from .._xp import namespace
 from ..autograd import grad_mode
 from ..autograd.forward_ad import transforms, write_tangent
@@ -88,9 +88,16 @@ def mark_written(tensor: Tensor) -> None:
     """After a write into a tensor's memory that autograd did not record (ops/__init__, Note [unrecorded in-place
     arithmetic], or an optimizer's NumPy step): count the change and update its live views, as an in-place op
     under no_grad does."""
-    tensor._bump_version()
-    if tensor._base is not None or has_views(tensor):  # a view, or a base that may have live views
-        regenerate_after_untracked_write(tensor)
+    counter = tensor._vc
+    if type(counter) is list:  # _bump_version's usual case, inline
+        counter[0] += 1
+        if len(counter) > 1 and tensor._base is None:  # a base whose views may all have died (a weight's step after
+            prune_views(counter)  # its graph was freed): their references go, and with them the look for live ones
+    else:  # no counter yet, or an inference tensor's
+        tensor._bump_version()
+        counter = tensor._vc
+    if tensor._base is not None or type(counter) is list and len(counter) > 1:  # a view, or a base that may have
+        regenerate_after_untracked_write(tensor)  # live views (has_views)
 
 
 _SCALED_ADD_BLOCK = 131072  # elements per block (512 KiB of float32): measured as fast as one temporary

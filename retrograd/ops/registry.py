@@ -529,7 +529,7 @@ class Op:
         else:
             lines.append("node._saved = node._versions = _NOTHING")
         if self.n_outputs == 1 and self.differentiable_outputs is None:
-            lines += ["out.grad_fn = node", "out._output_nr = 0", "out._requires_grad = True"]
+            lines += ["out.grad_fn = node", "out._requires_grad = True"]  # its _output_nr: 0 since it was made
             if self.saves_result:
                 lines.append("node._result = (SavedOutput(out),)")
         else:
