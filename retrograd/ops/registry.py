@@ -477,7 +477,7 @@ class Op:
             record = self._record_source(xs)
             if self.scalar_overload is not None:  # Note [scalar overloads]: its node, recorded inline too
                 scalar = self.scalar_overload._record_source(["x0"], "scalar_node_class", "(x1, *params)")
-                record = (["if _grad_state.formula and not t1:"]
+                record = (["if not t1 and _grad_state.formula:"]
                           + ["    " + line for line in scalar] + ["else:"] + ["    " + line for line in record])
             lines += ["            " + line for line in record]
             lines.append("    elif _grad_state.inference:" if not self.is_view else "")
@@ -1239,7 +1239,7 @@ def _apply_generic(op: Op, args: tuple, params: tuple = (), forward: Callable | 
     if _grad_state.enabled:
         if op.vjp_src and any(isinstance(t, Tensor) and t._requires_grad for t in inputs) and any(
                 t._vc is not NO_VERSION_COUNTER if isinstance(t, Tensor) else t is not None for t in inputs):
-            if op.scalar_overload is not None and _grad_state.formula and not isinstance(inputs[1], Tensor):
+            if op.scalar_overload is not None and not isinstance(inputs[1], Tensor) and _grad_state.formula:
                 _record(op.scalar_overload, inputs[:1], (inputs[1], *params), outs)  # Note [scalar overloads]
             else:
                 _record(op, inputs, params, outs)
