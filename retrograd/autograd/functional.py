@@ -29,8 +29,9 @@ def _as_tuple(value: Any, arg_name: str, fn_name: str) -> tuple[bool, tuple]:
     """(whether value was a tuple, value as a tuple), with torch's error for non-tensors."""
     is_tuple = isinstance(value, tuple)
     values = value if is_tuple else (value,)
+    tensor = _tensor.Tensor
     for i, v in enumerate(values):
-        if not _is_tensor(v):
+        if not isinstance(v, tensor):
             where = f"value at index {i}" if is_tuple else f"given {arg_name}"
             raise TypeError(f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of Tensors but the "
                             f"{where} has type {type(v)}.")
@@ -112,11 +113,13 @@ def _grads(outputs: tuple, inputs: tuple, grad_outputs: tuple | None = None, cre
     """autograd.grad that skips outputs without a graph (None where an input is unused)."""
     if grad_outputs is None:
         grad_outputs = (None,) * len(outputs)
-    kept = [k for k, o in enumerate(outputs) if o is not None and o.requires_grad]
-    if not kept:
-        return (None,) * len(inputs)
-    if len(kept) < len(outputs):
-        outputs, grad_outputs = [outputs[k] for k in kept], [grad_outputs[k] for k in kept]
+    for o in outputs:  # the usual call: every output has a graph, and goes to grad as it is
+        if o is None or not o.requires_grad:
+            kept = [k for k, o in enumerate(outputs) if o is not None and o.requires_grad]
+            if not kept:
+                return (None,) * len(inputs)
+            outputs, grad_outputs = [outputs[k] for k in kept], [grad_outputs[k] for k in kept]
+            break
     return autograd.grad(outputs, inputs, grad_outputs, retain_graph=retain_graph, create_graph=create_graph,
                          allow_unused=True, is_grads_batched=is_grads_batched)
 

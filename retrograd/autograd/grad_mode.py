@@ -25,9 +25,17 @@ from typing import Any
 # about 13 ns but follows asyncio tasks and Context.run rather than threads (torch's modes leak
 # across tasks on one thread; a ContextVar's would not). So the modes stay thread-local, and the
 # hot paths touch them as rarely as they can: the engine and the mode switches write only what
-# changes, the backward pass reads the thread's state once.
+# changes, the backward pass reads the thread's state once. The generated backward (ops/registry.py,
+# Note [scalar overloads]) reads and writes `enabled` and `formula` in the thread's own dict, which one
+# access to `__dict__` gives (dict reads and writes then cost about 10 ns), so each thread's dict holds
+# both from its start.
 class _State(threading.local):
     """Per-thread switches read on every op (class attributes are each thread's defaults)."""
+
+    def __init__(self) -> None:
+        """Run in each thread at its first access: the two switches the generated backward reads from `__dict__`."""
+        self.enabled = True
+        self.formula = False
 
     grad = True  # torch's grad mode: what is_grad_enabled() says
     inference = False  # inference mode

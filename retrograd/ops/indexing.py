@@ -28,7 +28,7 @@ from ..autograd.forward_ad import transforms as _transforms
 from . import arrays as A
 from .pointwise import where
 from .registry import apply, defop
-from .shape import alias_op, cat, select, slice_op, unsqueeze
+from .shape import alias_op, cat, select, select_op, slice_op, unsqueeze
 
 # ============================================================================================
 # Advanced indexing: index, index_put
@@ -765,6 +765,17 @@ def _check_index(index: np.ndarray, shape: tuple, dim: int) -> None:
 
 def getitem(self: Tensor, key: object) -> Tensor:
     """x[key] with torch's decomposition into select / slice / unsqueeze views and one index op."""
+    kind = type(key)
+    if (kind is int or kind is slice) and self._data.ndim:  # x[i], x[a:b]: the view _index_views makes, unparsed
+        # (an index out of range, a step below 1: the general path raises torch's error)
+        size = self._data.shape[0]
+        if kind is int:
+            if -size <= key < size:
+                return apply(select_op, (self,), (0, key + size if key < 0 else key))
+        else:
+            start, stop, step = key.indices(size)
+            if step > 0:
+                return apply(slice_op, (self,), (0, start, max(stop, start), step))
     out, advanced = _index_views(self, _parse_key(key), lone_slice=isinstance(key, slice))
     if advanced is None:
         return apply(alias_op, (out,)) if out is self else out

@@ -61,10 +61,19 @@ def mm_op(xp, a, b, mat2_transposed):
     return xp.matmul(a, b)
 
 
-@defop("mv", inputs=("self", "vec"), self="outer(grad, conj(vec))", vec="conj(self).t().mv(grad)",
+@defop("mv", inputs=("self", "vec"), self="outer(grad, conj(vec))", vec="mv_vec_grad(self, grad)",
        jvp="self_t.mv(vec) + self.mv(vec_t)")
 def mv_op(xp, a, v):
     return xp.matmul(a, v)
+
+
+def mv_vec_grad(self: Tensor, grad: Tensor) -> Tensor:
+    """The gradient of mv's vector, conj(self).t().mv(grad): when nothing records it, the same product on
+    NumPy's transpose, without the view op (Note [unrecorded transposes] in shape.py)."""
+    arrays = unrecorded_arrays(self, grad)
+    if arrays is None:
+        return self.conj().t().mv(grad)
+    return _wrap(np.matmul(arrays[0].T, arrays[1]))
 
 
 @defop("dot", inputs=("self", "tensor"), self="grad * conj(tensor)", tensor="grad * conj(self)",

@@ -255,11 +255,10 @@ class Op:
         if self.n_outputs == 1:
             lines.append("    grad = grads[0]")
             numbers = [self.inputs[i] for i in self.saves_inputs if i and self.promote and not self.variadic]
-            if numbers:  # Note [scalar overloads]: a number the caller gave as a tensor input is a tensor in torch
-                lines.append("    if _grad_state.formula and grad is not None:")
-                for n in numbers:
-                    lines += [f"        if {n} is not None and not isinstance({n}, Tensor):",
-                              f"            {n} = _wrapped_number({n}, grad)"]
+            for n in numbers:  # Note [scalar overloads]: a number given as a tensor input is a tensor in torch
+                lines += [f"    if not isinstance({n}, Tensor) and {n} is not None and grad is not None "
+                          "and (marks or modes['formula']):",
+                          f"        {n} = _wrapped_number({n}, grad)"]
         else:
             if self.materialize_grads:
                 lines.append("    grads = node._materialize(grads)")
@@ -275,6 +274,7 @@ class Op:
                 lines.append(f"    shared{j} = ({call}) if {anyone} else None")
                 sources.update({k: f"shared{j}{sources[k][len(call):]}" for k in ks})
             for k, src in sources.items():
+                src = _REAL_CONJ.sub(_real_conj, src)  # Note [conjugates of real tensors]
                 lines += [f"    g{k} = None if wanted[{k}] is None else ({src})",
                           f"    if g{k} is not None:",
                           f"        meta = node._in_meta[{k}]",
@@ -283,18 +283,21 @@ class Op:
                           f"            g{k} = _fit(g{k}, meta)"]
             outs = [f"g{k}" if name in self.vjp_src else "None" for k, name in enumerate(self.inputs)]
             lines.append(f"    return [{', '.join(outs)}]")
-        # the body marks the thread in place, no second call (Note [scalar overloads]); a try costs nothing
+        # the body marks the thread in place, no second call, in the thread's dict (Note [scalar overloads]);
+        # a try costs nothing
         lines = ["def backward(node, grads, wanted=None):",  # Note [gradients not asked for]
-                 "    marks = _grad_state.enabled and not _grad_state.formula",
+                 "    modes = _grad_state.__dict__",
+                 "    marks = modes['enabled'] and not modes['formula']",
                  "    if marks:",
-                 "        _grad_state.formula = True",
+                 "        modes['formula'] = True",
                  "    try:"] + ["    " + line for line in lines] + [
                  "    finally:",
                  "        if marks:",
-                 "            _grad_state.formula = False"]
+                 "            modes['formula'] = False"]
         scope = dict(namespace, _fit=_fit, FREED_MESSAGE=FREED_MESSAGE, modified_message=modified_message,
                      DETACHED_MESSAGE=DETACHED_MESSAGE, AccumulateGrad=AccumulateGrad, _holds_array=_holds_array,
-                     _grad_state=_grad_state, _wrapped_number=_wrapped_number)
+                     _grad_state=_grad_state, _wrapped_number=_wrapped_number, _FLOAT32=np.dtype(np.float32),
+                     _FLOAT64=np.dtype(np.float64))
         exec("\n".join(lines), scope)  # noqa: S102 - generated from our own rule table
         self.jvp = self._compile_jvp(namespace) if self.jvp_src else None
         self.numpy_function = _numpy_function(self)
@@ -474,7 +477,7 @@ class Op:
             record = self._record_source(xs)
             if self.scalar_overload is not None:  # Note [scalar overloads]: its node, recorded inline too
                 scalar = self.scalar_overload._record_source(["x0"], "scalar_node_class", "(x1, *params)")
-                record = (["if _grad_state.formula and not t1:"]
+                record = (["if not t1 and _grad_state.formula:"]
                           + ["    " + line for line in scalar] + ["else:"] + ["    " + line for line in record])
             lines += ["            " + line for line in record]
             lines.append("    elif _grad_state.inference:" if not self.is_view else "")
@@ -1054,8 +1057,26 @@ def refuse_non_tensors(op: Op, inputs: tuple) -> None:
 # such a number to the formula as a 0-d tensor (_wrapped_number). torch's C++ composites that
 # multiply by a Scalar call the Scalar rows directly (pointwise.mul_by_number). Double backward
 # pays for this on every node, so the backward sets and clears the mark in its own body (a second
-# call per node cost the HVP workload 1%), and the entry points write the Scalar row's node inline
-# as they write their own (the generic _record cost it 3%).
+# call per node cost the HVP workload 1%), reading and writing it in the thread's dict (one
+# thread-local access a node instead of four attribute accesses: 1% of the HVP), and the entry
+# points write the Scalar row's node inline as they write their own (the generic _record cost it 3%).
+
+
+# Note [conjugates of real tensors]
+# Nearly every formula conjugates (`grad * conj(other)`, derivatives.yaml's `other.conj()`), and nearly
+# every tensor it meets is real, where conj returns its argument: a call that costs more than the test.
+# The generated backward tests a named operand inline and calls conj only when it is not a float32 or
+# float64 tensor (the dtype objects NumPy and CuPy share; another library's dtype is never one of them,
+# and conj keeps every other case: complex, bfloat16, complex32, numbers and None).
+
+_REAL_CONJ = re.compile(r"(?<![\w.])conj\((\w+)\)")
+
+
+def _real_conj(match: re.Match) -> str:
+    """`conj(x)` of a formula as the generated backward writes it (Note [conjugates of real tensors])."""
+    x = match.group(1)
+    return (f"({x} if isinstance({x}, Tensor) and ((_dt := {x}._data.dtype) is _FLOAT32 or _dt is _FLOAT64) "
+            f"else conj({x}))")
 
 
 def _wrapped_number(value: complex, grad: Tensor) -> Tensor:
@@ -1218,7 +1239,7 @@ def _apply_generic(op: Op, args: tuple, params: tuple = (), forward: Callable | 
     if _grad_state.enabled:
         if op.vjp_src and any(isinstance(t, Tensor) and t._requires_grad for t in inputs) and any(
                 t._vc is not NO_VERSION_COUNTER if isinstance(t, Tensor) else t is not None for t in inputs):
-            if op.scalar_overload is not None and _grad_state.formula and not isinstance(inputs[1], Tensor):
+            if op.scalar_overload is not None and not isinstance(inputs[1], Tensor) and _grad_state.formula:
                 _record(op.scalar_overload, inputs[:1], (inputs[1], *params), outs)  # Note [scalar overloads]
             else:
                 _record(op, inputs, params, outs)
