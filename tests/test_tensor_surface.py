@@ -376,6 +376,17 @@ def size_arithmetic(L):
     return [outcome(lambda: (type(v := fn()).__name__, repr(v))) for fn in made]
 
 
+@scenario
+def range_indexes_like_a_list(L):
+    """A range in a key is an integer index (makemore's `logprobs[range(n), Yb]`), read, written and differentiated."""
+    x = L.arange(12.0).reshape(3, 4).requires_grad_()
+    picked = x[range(3), L.tensor([0, 2, 1])]
+    picked.sum().backward()
+    y = L.zeros(3, 4)
+    y[range(3), [1, 1, 0]] = -1.0
+    return [picked, name(picked), x.grad, y, x[range(1, 3)], x[range(0)].shape, x[1, range(2)]]
+
+
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_same_as_torch(name: str) -> None:
     ours = outcome(lambda: SCENARIOS[name](retrograd))
