@@ -387,6 +387,22 @@ def range_indexes_like_a_list(L):
     return [picked, name(picked), x.grad, y, x[range(1, 3)], x[range(0)].shape, x[1, range(2)]]
 
 
+@scenario
+def numpy_keyword_names(L):
+    """axis= and keepdims= for dim= and keepdim=, where torch's argument parser takes them: methods and functions
+    parsed in C++, in-place ones too; not torch's Python ones (norm, split, unique, nn.functional), not twice."""
+    x = L.arange(12.0, dtype=L.float64).reshape(3, 4).requires_grad_()
+    taken = [x.sum(1, keepdims=True), L.sum(x, axis=0), x.mean(axis=0, keepdims=True), x.max(axis=1, keepdims=True),
+             L.cat([x, x], axis=1).shape, x.softmax(axis=1), L.argmax(x, axis=0), x.std(axis=1, keepdims=True),
+             x.detach().clone().cumsum_(axis=1), x.gather(axis=1, index=L.tensor([[0], [2], [1]])),
+             L.logsumexp(x, axis=1, keepdims=True), x.unsqueeze(axis=0).shape]
+    taken[0].sum().backward()
+    refused = [outcome(call) for call in (lambda: x.sum(dim=1, axis=0), lambda: x.sum(0, keepdim=True, keepdims=True),
+                                          lambda: x.norm(2, axis=1), lambda: x.split(1, axis=0),
+                                          lambda: L.nn.functional.softmax(x, axis=1), lambda: x.unique(axis=0))]
+    return taken + [name(taken[0]), x.grad] + [r[:2] for r in refused]
+
+
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_same_as_torch(name: str) -> None:
     ours = outcome(lambda: SCENARIOS[name](retrograd))
