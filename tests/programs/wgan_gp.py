@@ -1,11 +1,14 @@
 """A Wasserstein GAN with gradient penalty in the idioms of the public WGAN-GP code (improved training of WGANs), run
 unchanged under torch and under `python -m retrograd.run`: a critic without a sigmoid, the penalty on random
-interpolates made with `requires_grad_(True)` and differentiated by `torch.autograd.grad(outputs=..., inputs=...,
-grad_outputs=torch.ones_like(...), create_graph=True, retain_graph=True, only_inputs=True)[0]`, its `.norm(2, dim=1)`
-pushed to one, several critic steps per generator step with `p.requires_grad = False` on the critic while the
-generator trains, `backward(mone)` / `backward(one)` on the means, Adam with `betas=(0.5, 0.9)` (RMSprop with weight
-clipping for the original WGAN under `--clip`). Prints the critic's and generator's costs and the Wasserstein estimate
-each iteration; `WEIGHTS=path` shares the initial weights (tests/programs/_draws.py shares the noise)."""
+interpolates (alpha drawn per sample, `expand(...).contiguous().view(real_data.size())`) made with
+`requires_grad_(True)` and differentiated by `torch.autograd.grad(outputs=..., inputs=..., grad_outputs=
+torch.ones_like(...), create_graph=True, retain_graph=True, only_inputs=True)[0]`, viewed flat by
+`gradients.view(gradients.size(0), -1)` and its `.norm(2, dim=1)` pushed to one, several critic steps per generator
+step with `p.requires_grad = False` on the critic while the generator trains, `backward(mone)` / `backward(one)` on
+the means, Adam with `betas=(0.5, 0.9)` (RMSprop with weight clipping for the original WGAN under `--clip`); the toy
+task's MLPs, or gan_mnist's strided convolutions and transposed convolutions on 8x8 images under `--conv`. Prints the
+critic's and generator's costs and the Wasserstein estimate each iteration; `WEIGHTS=path` shares the initial weights
+(tests/programs/_draws.py shares the noise)."""
 
 import argparse
 
@@ -18,9 +21,10 @@ from _weights import share_initial_weights
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--clip", action="store_true", help="the original WGAN: RMSprop and weight clipping")
+parser.add_argument("--conv", action="store_true", help="gan_mnist's convolutional pair on 8x8 images")
 args = parser.parse_args()
 
-DIM, BATCH_SIZE, CRITIC_ITERS, ITERS, LAMBDA = 32, 16, 3, 6, 0.1
+DIM, BATCH_SIZE, CRITIC_ITERS, ITERS, LAMBDA = (8 if args.conv else 32), 16, 3, 6, 0.1
 torch.manual_seed(1)
 
 
@@ -30,8 +34,34 @@ class Generator(nn.Module):
         self.main = nn.Sequential(nn.Linear(2, DIM), nn.ReLU(True), nn.Linear(DIM, DIM), nn.ReLU(True),
                                   nn.Linear(DIM, 2))
 
+    def forward(self, noise, real_data):  # real_data: the toy's FIXED_GENERATOR option returns it plus the noise
+        return self.main(noise)
+
+
+class ConvGenerator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.preprocess = nn.Sequential(nn.Linear(2, 4 * 2 * 2 * DIM), nn.ReLU(True))
+        self.block1 = nn.Sequential(nn.ConvTranspose2d(4 * DIM, 2 * DIM, 4, stride=2, padding=1), nn.ReLU(True))
+        self.deconv_out = nn.ConvTranspose2d(2 * DIM, 1, 4, stride=2, padding=1)
+
     def forward(self, noise, real_data):
-        return self.main(noise) + real_data * 0.0  # the original's toy version adds the data back in
+        output = self.preprocess(noise).view(-1, 4 * DIM, 2, 2)
+        output = self.block1(output)
+        return torch.tanh(self.deconv_out(output))
+
+
+class ConvDiscriminator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.main = nn.Sequential(nn.Conv2d(1, DIM, 3, stride=2, padding=1), nn.LeakyReLU(0.2),
+                                  nn.Conv2d(DIM, 2 * DIM, 3, stride=2, padding=1), nn.LeakyReLU(0.2))
+        self.output = nn.Linear(2 * 2 * 2 * DIM, 1)
+
+    def forward(self, input):
+        out = self.main(input)
+        out = out.view(-1, 2 * 2 * 2 * DIM)
+        return self.output(out).view(-1)
 
 
 class Discriminator(nn.Module):
@@ -66,19 +96,30 @@ def inf_train_gen():
         yield np.array(dataset, dtype="float32") / 1.414
 
 
+def inf_image_gen():
+    """8x8 images in [-1, 1]: a blob at a random place (NumPy's generator)."""
+    rng = np.random.default_rng(0)
+    ys, xs = np.mgrid[0:8, 0:8]
+    while True:
+        centres = rng.uniform(2, 6, (BATCH_SIZE, 2))
+        images = np.exp(-((ys - centres[:, :1, None]) ** 2 + (xs - centres[:, 1:, None]) ** 2) / 4.0)
+        yield (2 * images[:, None] - 1).astype("float32")
+
+
 def calc_gradient_penalty(netD, real_data, fake_data):
     alpha = torch.rand(BATCH_SIZE, 1)
-    alpha = alpha.expand(real_data.size())
+    alpha = alpha.expand(BATCH_SIZE, real_data.nelement() // BATCH_SIZE).contiguous().view(real_data.size())
     interpolates = alpha * real_data + ((1 - alpha) * fake_data)
     interpolates.requires_grad_(True)
     disc_interpolates = netD(interpolates)
     gradients = autograd.grad(outputs=disc_interpolates, inputs=interpolates,
                               grad_outputs=torch.ones_like(disc_interpolates),
                               create_graph=True, retain_graph=True, only_inputs=True)[0]
+    gradients = gradients.view(gradients.size(0), -1)
     return ((gradients.norm(2, dim=1) - 1) ** 2).mean() * LAMBDA
 
 
-netG, netD = Generator(), Discriminator()
+netG, netD = (ConvGenerator(), ConvDiscriminator()) if args.conv else (Generator(), Discriminator())
 netD.apply(weights_init)
 netG.apply(weights_init)
 share_initial_weights({"G": netG, "D": netD})
@@ -91,7 +132,7 @@ else:
 one = torch.tensor(1, dtype=torch.float)
 mone = one * -1
 
-data = inf_train_gen()
+data = inf_image_gen() if args.conv else inf_train_gen()
 for iteration in range(ITERS):
     # (1) update the critic
     for p in netD.parameters():
@@ -132,4 +173,4 @@ for iteration in range(ITERS):
     optimizerG.step()
     print(f"iter {iteration} D_cost {D_cost.item():.6f} G_cost {G_cost.item():.6f} "
           f"Wasserstein {Wasserstein_D.item():.6f} grad_fn {type(D_cost.grad_fn).__name__}")
-print(f"generator sample mean {netG(torch.zeros(4, 2), torch.zeros(4, 2)).abs().mean().item():.6f}")
+print(f"generator sample mean {netG(torch.zeros(4, 2), None).abs().mean().item():.6f}")
