@@ -17,6 +17,7 @@ from . import _dtype as D
 from . import _random_streams as S
 from . import _xp
 from ._tensor import NO_VERSION_COUNTER, Tensor, _wrap, on_device, placement
+from ._tensor import device as _device
 from .autograd import grad_mode
 from .autograd.forward_ad import transforms
 
@@ -25,13 +26,19 @@ class Generator:
     """A random-number generator (torch.Generator): torch's CPU mt19937, so a seed gives torch's numbers
     (Note [torch's CPU random streams]); `manual_seed`, state, and use as `generator=`."""
 
-    def __init__(self, device: str = "cpu") -> None:
+    def __init__(self, device: str | _device = "cpu") -> None:
+        self._device = _device(device)
         self._seed: int | None = _DEFAULT_SEED
         self._bits: np.random.MT19937 | None = None
         self._seeder: np.random.RandomState | None = None
         self._numpy_rng: np.random.Generator | None = None
         self._next_normal: float | None = None  # torch's cached second Box-Muller sample (double)
         self._next_float_normal: float | None = None  # torch's float cache: kept in the state, never drawn here
+
+    @property
+    def device(self) -> _device:
+        """The device the generator was made for."""
+        return self._device
 
     def _engine(self) -> np.random.MT19937:
         """The Mersenne Twister, seeded on first use (made then, not at `import retrograd`: numpy.random is a

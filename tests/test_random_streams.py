@@ -95,6 +95,15 @@ def test_generator_objects_and_the_generator_argument(seed):
     assert_same(seed, draw)
 
 
+def test_a_generator_names_its_device():
+    """`g.device`, which code reads to make tensors beside its generator's draws."""
+    def devices(lib):
+        return [repr(g.device) for g in (lib.Generator(), lib.Generator(device="cpu"),
+                                         lib.Generator(device=lib.device("cpu")), lib.default_generator)]
+
+    assert devices(retrograd) == devices(torch)
+
+
 @pytest.mark.parametrize("seed", SEEDS[:2])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_in_place_samplers_are_torchs(seed, dtype):
