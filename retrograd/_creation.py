@@ -136,6 +136,8 @@ class Generator:
         in dtype replaced by low. The multiply-add is fused, as in torch's kernels built for AVX2; `fused=False`
         rounds twice, as kernels outside native/cpu do (rrelu's)."""
         dtype = np.dtype(dtype)
+        if dtype.kind == "c":  # torch fills view_as_real: both parts of each element in turn
+            return _as_complex(self.uniform((*shape, 2), np.finfo(dtype).dtype, low, high, fused), dtype)
         double = dtype == np.float64
         compute = np.float64 if double else np.float32
         low_c, high_c = compute(low), compute(high)
@@ -150,6 +152,9 @@ class Generator:
         """normal_(mean, std) into a new array: normal_fill for 16 or more contiguous elements, the scalar
         Box-Muller (with the cached sample) otherwise."""
         dtype, n = np.dtype(dtype), math.prod(shape)
+        if dtype.kind == "c":  # torch fills view_as_real, each part with half the variance
+            return _as_complex(self.normal((*shape, 2), np.finfo(dtype).dtype, mean, std / math.sqrt(2), contiguous),
+                               dtype)
         if n < 16 or not contiguous:
             return self._scalar_normals(n, mean, std).astype(dtype).reshape(shape)
         double = dtype == np.float64
@@ -263,6 +268,11 @@ def _next64_high_first() -> bool:
 def _os_seed() -> int:
     """A 64-bit seed from the OS's entropy, as torch's nondeterministic seed."""
     return int(np.random.SeedSequence().entropy % 2**64)
+
+
+def _as_complex(parts: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """(*shape, 2) real and imaginary parts as a complex array of `dtype` and shape `shape`."""
+    return parts.view(dtype)[..., 0]
 
 
 default_generator = Generator()
