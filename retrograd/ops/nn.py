@@ -1541,7 +1541,12 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     classes = input.shape[cls]
     logp = log_softmax(input, cls)
     weight_view = None if weight is None else weight.reshape(*(classes if i == cls else 1 for i in range(input.ndim)))
-    if target.dtype.is_floating_point:  # class probabilities
+    if target.shape == input.shape:  # class probabilities: torch decides by the shapes, then checks the dtype
+        if not target.dtype.is_floating_point:
+            raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
+                               f"{_legacy(target)}")
+        if ignore_index >= 0:
+            raise RuntimeError("ignore_index is not supported for floating point target")
         if label_smoothing > 0:
             target = target * (1 - label_smoothing) + label_smoothing / classes
         per = logp * target if weight_view is None else logp * target * weight_view
