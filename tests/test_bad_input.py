@@ -173,6 +173,8 @@ CASES = {
     "split_view_other_requires_grad": (_no_grad_views, lambda lib, e: e["plain_parts"][0].add_(e["x"][:1])),
     "requires_grad_view_inplace": (_no_grad_views, lambda lib, e: e["flagged"].mul_(2)),
     "backward_int_grad_shape": (_grad_set, lambda lib, e: (e["x"] * 2).sum().backward(lib.ones(2))),
+    "grad_of_output_and_input_without_grad": (_ints, lambda lib, e: lib.autograd.grad(e["i"].float().sum(), e["i"])),
+    "grad_of_input_without_grad": (_ints, lambda lib, e: lib.autograd.grad((e["x"] * 2).sum(), e["i"])),
     # ---- losses: cross_entropy takes probabilities when the shapes agree, class indices otherwise ----
     "cross_entropy_float_indices": (_pair, lambda lib, e: lib.nn.functional.cross_entropy(
         e["b"], lib.tensor([0.0, 1.0]))),
