@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -432,6 +433,10 @@ def _has_numpy_float(data: Any) -> bool:
 def tensor(data: Any, *, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False,
            pin_memory: bool = False) -> Tensor:
     """A new leaf tensor holding a copy of `data` (floats are float32 by default, ints int64)."""
+    if isinstance(data, Tensor):
+        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+                      "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).",
+                      UserWarning, stacklevel=2)
     arr = _infer(data, exact=dtype is not None)
     if dtype is not None and not isinstance(data, (Tensor, np.ndarray)):
         if arr.size and arr.dtype.kind == "f" and dtype.np.kind in "iu" and not _floats_fit(arr, dtype):

@@ -408,3 +408,19 @@ def test_same_as_torch(name: str) -> None:
     ours = outcome(lambda: SCENARIOS[name](retrograd))
     theirs = outcome(lambda: SCENARIOS[name](torch))
     assert ours == theirs
+
+
+@pytest.mark.parametrize("call", ["tensor_of_a_tensor", "softmax", "log_softmax", "softmin", "Softmax"])
+def test_deprecation_warnings_are_torchs_and_name_the_callers_line(call):
+    """torch.tensor(a_tensor) and a softmax without dim warn as torch does, from the line that called them."""
+    def warned(L):
+        x = L.ones(2, 3)
+        calls = {"tensor_of_a_tensor": lambda: L.tensor(x), "softmax": lambda: L.nn.functional.softmax(x),
+                 "log_softmax": lambda: L.nn.functional.log_softmax(x), "softmin": lambda: L.nn.functional.softmin(x),
+                 "Softmax": lambda: L.nn.Softmax()(x)}
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            calls[call]()
+        return [(w.category.__name__, str(w.message), w.filename == __file__ or call == "Softmax") for w in caught]
+
+    assert warned(retrograd) == warned(torch)

@@ -914,8 +914,10 @@ def _warn_size(input: Tensor, target: Tensor) -> None:
                       "same size.", UserWarning, stacklevel=3)
 
 
-def _implicit_dim(ndim: int) -> int:
-    """torch's legacy choice of softmax dim when none is given."""
+def _implicit_dim(name: str, ndim: int, stacklevel: int) -> int:
+    """torch's legacy choice of softmax dim when none is given, with its deprecation warning."""
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as "
+                  "an argument.", UserWarning, stacklevel=stacklevel)
     return 0 if ndim in (0, 1, 3) else 1
 
 
@@ -925,7 +927,7 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: 
     """exp(x) / sum(exp(x)) along dim, computed stably."""
     if dtype is not None:
         input = input.to(dtype)
-    dim = _implicit_dim(input.ndim) if dim is None else dim
+    dim = _implicit_dim("softmax", input.ndim, _stacklevel) if dim is None else dim
     return apply(softmax_op, (input,), (_wrap_dim(dim, input._data.ndim),))
 
 
@@ -933,7 +935,7 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dty
     """log(softmax(x)) along dim, computed stably."""
     if dtype is not None:
         input = input.to(dtype)
-    dim = _implicit_dim(input.ndim) if dim is None else dim
+    dim = _implicit_dim("log_softmax", input.ndim, _stacklevel) if dim is None else dim
     return apply(log_softmax_op, (input,), (_wrap_dim(dim, input._data.ndim),))
 
 
@@ -941,7 +943,7 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: 
     """softmax(-x) along dim."""
     if dtype is not None:
         input = input.to(dtype)
-    return softmax(-input, _implicit_dim(input.ndim) if dim is None else dim)
+    return softmax(-input, _implicit_dim("softmin", input.ndim, _stacklevel) if dim is None else dim)
 
 
 def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1) -> Tensor:
