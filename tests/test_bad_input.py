@@ -175,6 +175,9 @@ CASES = {
     "backward_int_grad_shape": (_grad_set, lambda lib, e: (e["x"] * 2).sum().backward(lib.ones(2))),
     "grad_of_output_and_input_without_grad": (_ints, lambda lib, e: lib.autograd.grad(e["i"].float().sum(), e["i"])),
     "grad_of_input_without_grad": (_ints, lambda lib, e: lib.autograd.grad((e["x"] * 2).sum(), e["i"])),
+    "lstm_input_size": (lambda lib: {}, lambda lib, e: lib.nn.LSTM(3, 4)(lib.ones(2, 3, 5))),
+    "gru_unbatched_input_size": (lambda lib: {}, lambda lib, e: lib.nn.GRU(3, 4, batch_first=True)(lib.ones(2, 5))),
+    "rnn_input_dtype": (lambda lib: {}, lambda lib, e: lib.nn.RNN(3, 4)(lib.ones(2, 1, 3, dtype=lib.float64))),
     # ---- losses: cross_entropy takes probabilities when the shapes agree, class indices otherwise ----
     "cross_entropy_float_indices": (_pair, lambda lib, e: lib.nn.functional.cross_entropy(
         e["b"], lib.tensor([0.0, 1.0]))),
