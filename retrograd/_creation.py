@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,6 +19,7 @@ from . import _dtype as D
 from . import _random_streams as S
 from . import _xp
 from ._tensor import NO_VERSION_COUNTER, Tensor, _wrap, on_device, placement
+from ._tensor import device as _device
 from ._warn import warn_once
 from .autograd import grad_mode
 from .autograd.forward_ad import transforms
@@ -28,13 +30,19 @@ class Generator:
     """A random-number generator (torch.Generator): torch's CPU mt19937, so a seed gives torch's numbers
     (Note [torch's CPU random streams]); `manual_seed`, state, and use as `generator=`."""
 
-    def __init__(self, device: str = "cpu") -> None:
+    def __init__(self, device: str | _device = "cpu") -> None:
+        self._device = _device(device)
         self._seed: int | None = _DEFAULT_SEED
         self._bits: np.random.MT19937 | None = None
         self._seeder: np.random.RandomState | None = None
         self._numpy_rng: np.random.Generator | None = None
         self._next_normal: float | None = None  # torch's cached second Box-Muller sample (double)
         self._next_float_normal: float | None = None  # torch's float cache: kept in the state, never drawn here
+
+    @property
+    def device(self) -> _device:
+        """The device the generator was made for."""
+        return self._device
 
     def _engine(self) -> np.random.MT19937:
         """The Mersenne Twister, seeded on first use (made then, not at `import retrograd`: numpy.random is a
@@ -132,6 +140,8 @@ class Generator:
         in dtype replaced by low. The multiply-add is fused, as in torch's kernels built for AVX2; `fused=False`
         rounds twice, as kernels outside native/cpu do (rrelu's)."""
         dtype = np.dtype(dtype)
+        if dtype.kind == "c":  # torch fills view_as_real: both parts of each element in turn
+            return _as_complex(self.uniform((*shape, 2), np.finfo(dtype).dtype, low, high, fused), dtype)
         double = dtype == np.float64
         compute = np.float64 if double else np.float32
         low_c, high_c = compute(low), compute(high)
@@ -146,6 +156,9 @@ class Generator:
         """normal_(mean, std) into a new array: normal_fill for 16 or more contiguous elements, the scalar
         Box-Muller (with the cached sample) otherwise."""
         dtype, n = np.dtype(dtype), math.prod(shape)
+        if dtype.kind == "c":  # torch fills view_as_real, each part with half the variance
+            return _as_complex(self.normal((*shape, 2), np.finfo(dtype).dtype, mean, std / math.sqrt(2), contiguous),
+                               dtype)
         if n < 16 or not contiguous:
             return self._scalar_normals(n, mean, std).astype(dtype).reshape(shape)
         double = dtype == np.float64
@@ -259,6 +272,11 @@ def _next64_high_first() -> bool:
 def _os_seed() -> int:
     """A 64-bit seed from the OS's entropy, as torch's nondeterministic seed."""
     return int(np.random.SeedSequence().entropy % 2**64)
+
+
+def _as_complex(parts: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """(*shape, 2) real and imaginary parts as a complex array of `dtype` and shape `shape`."""
+    return parts.view(dtype)[..., 0]
 
 
 default_generator = Generator()
@@ -418,6 +436,10 @@ def _has_numpy_float(data: Any) -> bool:
 def tensor(data: Any, *, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False,
            pin_memory: bool = False) -> Tensor:
     """A new leaf tensor holding a copy of `data` (floats are float32 by default, ints int64)."""
+    if isinstance(data, Tensor):
+        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+                      "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).",
+                      UserWarning, stacklevel=2)
     arr = _infer(data, exact=dtype is not None)
     if dtype is not None and not isinstance(data, (Tensor, np.ndarray)):
         if arr.size and arr.dtype.kind == "f" and dtype.np.kind in "iu" and not _floats_fit(arr, dtype):

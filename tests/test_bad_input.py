@@ -173,6 +173,18 @@ CASES = {
     "split_view_other_requires_grad": (_no_grad_views, lambda lib, e: e["plain_parts"][0].add_(e["x"][:1])),
     "requires_grad_view_inplace": (_no_grad_views, lambda lib, e: e["flagged"].mul_(2)),
     "backward_int_grad_shape": (_grad_set, lambda lib, e: (e["x"] * 2).sum().backward(lib.ones(2))),
+    "grad_of_output_and_input_without_grad": (_ints, lambda lib, e: lib.autograd.grad(e["i"].float().sum(), e["i"])),
+    "grad_of_input_without_grad": (_ints, lambda lib, e: lib.autograd.grad((e["x"] * 2).sum(), e["i"])),
+    "lstm_input_size": (lambda lib: {}, lambda lib, e: lib.nn.LSTM(3, 4)(lib.ones(2, 3, 5))),
+    "gru_unbatched_input_size": (lambda lib: {}, lambda lib, e: lib.nn.GRU(3, 4, batch_first=True)(lib.ones(2, 5))),
+    "rnn_input_dtype": (lambda lib: {}, lambda lib, e: lib.nn.RNN(3, 4)(lib.ones(2, 1, 3, dtype=lib.float64))),
+    # ---- losses: cross_entropy takes probabilities when the shapes agree, class indices otherwise ----
+    "cross_entropy_float_indices": (_pair, lambda lib, e: lib.nn.functional.cross_entropy(
+        e["b"], lib.tensor([0.0, 1.0]))),
+    "cross_entropy_long_probabilities": (_pair, lambda lib, e: lib.nn.functional.cross_entropy(
+        e["b"], lib.tensor([[0, 1], [1, 0]]))),
+    "cross_entropy_probabilities_ignore_index": (_pair, lambda lib, e: lib.nn.functional.cross_entropy(
+        e["b"], lib.tensor([[0.0, 1.0], [1.0, 0.0]]), ignore_index=1)),
     # ---- in-place ops that read memory they partly write ----
     "inplace_add_own_transpose": (_square, lambda lib, e: e["m"].add_(e["m"].t())),
     "inplace_transpose_add_base": (_square, lambda lib, e: e["m"].t().add_(e["m"])),

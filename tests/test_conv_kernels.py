@@ -101,3 +101,27 @@ def test_complex_gradients_match_torch(name, fn, shapes):
     g, v = z(y_shape), (z(shapes[0]), z(shapes[1]))
     for ours, theirs in zip(complex_grads(retrograd, fn, x, w, g, v), complex_grads(torch, fn, x, w, g, v)):
         np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-10)
+
+
+LAYOUT_CASES = {
+    "conv stride 2 padded": lambda F, a: F.conv2d(a, a.new_ones(2, 3, 3, 3), stride=2, padding=1),
+    "conv grouped padded": lambda F, a: F.conv2d(a, a.new_ones(3, 1, 3, 3), stride=2, padding=1, groups=3),
+    "conv_transpose padded": lambda F, a: F.conv_transpose2d(a, a.new_ones(3, 2, 4, 4), stride=2, padding=1),
+    "conv_transpose output padding": lambda F, a: F.conv_transpose2d(a, a.new_ones(3, 2, 3, 3), stride=2, padding=1,
+                                                                     output_padding=1),
+    "avg_pool padded": lambda F, a: F.avg_pool2d(a, 3, stride=2, padding=1),
+    "fold padded": lambda F, a: F.fold(F.unfold(a, 2, padding=1), (4, 4), 2, padding=1),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LAYOUT_CASES))
+def test_outputs_and_input_gradients_are_contiguous_as_torchs(case):
+    """Padded kernels compute in a padded buffer; what they hand back is contiguous, as torch's is, so `.view` on it
+    works (WGAN-GP's gradient penalty views the input gradient of a strided, padded conv)."""
+    def layouts(lib):
+        x = lib.tensor(np.linspace(-1, 1, 96).reshape(2, 3, 4, 4), requires_grad=True)
+        y = LAYOUT_CASES[case](lib.nn.functional, x)
+        (g,) = lib.autograd.grad(y, x, lib.ones_like(y), create_graph=True)
+        return [(t.is_contiguous(), t.stride(), t.view(t.size(0), -1).shape) for t in (y, g)]
+
+    assert layouts(retrograd) == layouts(torch)

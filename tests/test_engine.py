@@ -427,6 +427,17 @@ def test_retain_grad_follows_in_place_ops():
     both(scenario)
 
 
+def test_reading_a_non_leafs_grad_warns_in_torchs_words():
+    """The warning's text is torch's up to where torch adds its C++ source location."""
+    def scenario(lib):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            grad = (lib.ones(2, requires_grad=True) * 2).grad
+        return grad, [(w.category.__name__, str(w.message).split(" (Triggered internally")[0]) for w in caught]
+
+    both(scenario)
+
+
 # ---- errors and attributes ------------------------------------------------------------------------
 
 def test_backward_and_grad_errors():

@@ -117,6 +117,32 @@ def test_training_matches_torch(build, name, options):
         np.testing.assert_allclose(rb.numpy(), tb.numpy(), rtol=1e-4, atol=1e-5, err_msg=n)
 
 
+COMPLEX_OPTIMISERS = OPTIMISERS + [("Rprop", dict(lr=0.01)), ("Rprop", dict(lr=0.05, etas=(0.3, 1.5)))]
+
+
+@pytest.mark.parametrize("name,options", COMPLEX_OPTIMISERS,
+                         ids=[f"{n}-{i}" for i, (n, _) in enumerate(COMPLEX_OPTIMISERS)])
+def test_complex_parameters_train_as_torchs(name, options):
+    """Note [complex parameters]: the adaptive optimisers update a complex parameter as pairs of reals and keep
+    complex states; SGD works on the complex values (the same numbers, its update being linear)."""
+    def run(lib):
+        z = lib.nn.Parameter(lib.tensor(np.array([1 + 2j, -0.5 + 0.25j, 0.1 - 0.7j])))
+        coefficients = lib.tensor(np.array([0.3 - 1j, 2 + 0.5j, -1 + 1j]))
+        optimizer = getattr(lib.optim, name)([z], **options)
+        for _ in range(STEPS):
+            optimizer.zero_grad()
+            loss = (z * coefficients).abs().sum() + (z.real ** 2).sum() - z.imag.sum()
+            loss.backward()
+            optimizer.step()
+        state = {key: (str(value.dtype), tuple(value.shape)) for key, value in optimizer.state[z].items()
+                 if isinstance(value, lib.Tensor)}
+        return z.detach().numpy(), state
+
+    (ours, our_state), (theirs, their_state) = run(retrograd), run(torch)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
+    assert our_state == their_state
+
+
 @pytest.mark.parametrize("options", [dict(lr=0.01), dict(lr=0.05, etas=(0.3, 1.5), step_sizes=(1e-4, 0.2))])
 def test_rprop_matches_torch_in_float64(options):
     """Rprop steps by the sign of each gradient, so a float32 gradient that rounds to the other side of zero

@@ -68,6 +68,22 @@ def test_rand_and_randn_float64_are_torchs(seed, n):
 
 
 @pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("n", (1, 7, 8, 9, 20))
+def test_complex_draws_fill_both_parts_as_torchs(seed, n):
+    """torch draws a complex tensor as its view_as_real, twice as many reals: uniform parts, normal parts of
+    variance one half (an FNO's `scale * torch.rand(..., dtype=torch.cfloat)` weights)."""
+    exact = platform.machine().lower() in ("x86_64", "amd64")
+    assert_same(seed, lambda lib: [lib.rand(n, dtype=lib.cfloat), lib.rand(2, n, dtype=lib.cdouble), lib.rand(3),
+                                   lib.rand_like(lib.zeros(n, dtype=lib.cfloat)),
+                                   lib.empty(n, dtype=lib.cfloat).uniform_(-2, 3), lib.rand(2)])
+    assert_same(seed, lambda lib: [lib.randn(n, dtype=lib.cfloat), lib.randn(2, n, dtype=lib.cfloat), lib.rand(3),
+                                   lib.randn_like(lib.zeros(n, dtype=lib.cfloat)),
+                                   lib.empty(n, dtype=lib.cfloat).normal_(0.5, 2.0), lib.randn(2)],
+                rtol=0.0 if exact else 1e-5)
+    assert_same(seed, lambda lib: [lib.randn(n, dtype=lib.cdouble), lib.randn(n)], rtol=F64_ULPS)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
 def test_the_cached_normal_carries_from_one_small_draw_to_the_next(seed):
     """Below 16 elements torch's Box-Muller keeps the second sample of a pair for the next draw."""
     assert_same(seed, lambda lib: [lib.randn(3), lib.randn(1), lib.randn(5), lib.randn(20), lib.randn(2)])
@@ -93,6 +109,15 @@ def test_generator_objects_and_the_generator_argument(seed):
                 lib.empty(30).normal_(generator=g), lib.empty(3).uniform_(-1, 1, generator=g)]
 
     assert_same(seed, draw)
+
+
+def test_a_generator_names_its_device():
+    """`g.device`, which code reads to make tensors beside its generator's draws."""
+    def devices(lib):
+        return [repr(g.device) for g in (lib.Generator(), lib.Generator(device="cpu"),
+                                         lib.Generator(device=lib.device("cpu")), lib.default_generator)]
+
+    assert devices(retrograd) == devices(torch)
 
 
 @pytest.mark.parametrize("seed", SEEDS[:2])

@@ -376,8 +376,51 @@ def size_arithmetic(L):
     return [outcome(lambda: (type(v := fn()).__name__, repr(v))) for fn in made]
 
 
+@scenario
+def range_indexes_like_a_list(L):
+    """A range in a key is an integer index (makemore's `logprobs[range(n), Yb]`), read, written and differentiated."""
+    x = L.arange(12.0).reshape(3, 4).requires_grad_()
+    picked = x[range(3), L.tensor([0, 2, 1])]
+    picked.sum().backward()
+    y = L.zeros(3, 4)
+    y[range(3), [1, 1, 0]] = -1.0
+    return [picked, name(picked), x.grad, y, x[range(1, 3)], x[range(0)].shape, x[1, range(2)]]
+
+
+@scenario
+def numpy_keyword_names(L):
+    """axis= and keepdims= for dim= and keepdim=, where torch's argument parser takes them: methods and functions
+    parsed in C++, in-place ones too; not torch's Python ones (norm, split, unique, nn.functional), not twice."""
+    x = L.arange(12.0, dtype=L.float64).reshape(3, 4).requires_grad_()
+    taken = [x.sum(1, keepdims=True), L.sum(x, axis=0), x.mean(axis=0, keepdims=True), x.max(axis=1, keepdims=True),
+             L.cat([x, x], axis=1).shape, x.softmax(axis=1), L.argmax(x, axis=0), x.std(axis=1, keepdims=True),
+             x.detach().clone().cumsum_(axis=1), x.gather(axis=1, index=L.tensor([[0], [2], [1]])),
+             L.logsumexp(x, axis=1, keepdims=True), x.unsqueeze(axis=0).shape]
+    taken[0].sum().backward()
+    refused = [outcome(call) for call in (lambda: x.sum(dim=1, axis=0), lambda: x.sum(0, keepdim=True, keepdims=True),
+                                          lambda: x.norm(2, axis=1), lambda: x.split(1, axis=0),
+                                          lambda: L.nn.functional.softmax(x, axis=1), lambda: x.unique(axis=0))]
+    return taken + [name(taken[0]), x.grad] + [r[:2] for r in refused]
+
+
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_same_as_torch(name: str) -> None:
     ours = outcome(lambda: SCENARIOS[name](retrograd))
     theirs = outcome(lambda: SCENARIOS[name](torch))
     assert ours == theirs
+
+
+@pytest.mark.parametrize("call", ["tensor_of_a_tensor", "softmax", "log_softmax", "softmin", "Softmax"])
+def test_deprecation_warnings_are_torchs_and_name_the_callers_line(call):
+    """torch.tensor(a_tensor) and a softmax without dim warn as torch does, from the line that called them."""
+    def warned(L):
+        x = L.ones(2, 3)
+        calls = {"tensor_of_a_tensor": lambda: L.tensor(x), "softmax": lambda: L.nn.functional.softmax(x),
+                 "log_softmax": lambda: L.nn.functional.log_softmax(x), "softmin": lambda: L.nn.functional.softmin(x),
+                 "Softmax": lambda: L.nn.Softmax()(x)}
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            calls[call]()
+        return [(w.category.__name__, str(w.message), w.filename == __file__ or call == "Softmax") for w in caught]
+
+    assert warned(retrograd) == warned(torch)

@@ -423,6 +423,19 @@ def no_grad_writes_through_views_of_a_leaf(L):
 
 
 @scenario
+def no_grad_view_of_a_leaf_written_twice_in_no_grad(L):
+    """An optimizer's step: a view made and written in place again and again, all under no_grad (the writes record
+    nothing, so none reads the view's history); its grad_fn, and a write with grad mode on, raise afterwards."""
+    x = leaf(L)
+    with L.no_grad():
+        row = x[0]
+        row.add_(1)
+        row.addcdiv_(L.ones(4), L.full((4,), 2.0), value=-1.0)
+        row.mul_(3)
+    return [x, x._version, outcome(lambda: row.grad_fn), outcome(lambda: row.add_(1))]
+
+
+@scenario
 def detached_alias_shares_version(L):
     x = leaf(L)
     y = x * 1

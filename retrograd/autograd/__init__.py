@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 
 from .. import _creation, _tensor  # partly loaded while this package loads; read at call time
+from .engine import _root_edge, is_multithreading_enabled, run_backward, set_multithreading_enabled
 from .engine import is_checkpoint_valid as _is_checkpoint_valid  # noqa: F401 - torch's private name, used by checkpoint
-from .engine import is_multithreading_enabled, run_backward, set_multithreading_enabled
 from .grad_mode import (
     _force_original_view_tracking,  # noqa: F401 - torch's private name
     enable_grad,
@@ -152,13 +152,14 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
         allow_unused = materialize_grads
     outs = _tensors(outputs)
     ins = _inputs(inputs, "grad")
-    for t in ins:
-        if not isinstance(t, GradientEdge) and not t._requires_grad:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
     gos = list(_tensors(grad_outputs)) if grad_outputs is not None else [None] * len(outs)
     if len(gos) != len(outs):
         raise RuntimeError(f"grad requires one grad_output per output: got {len(gos)} and {len(outs)}")
     gos = _make_grads(outs, gos, is_grads_batched)
+    if any(not isinstance(t, GradientEdge) and not t._requires_grad for t in ins):
+        for i, out in enumerate(outs):  # torch's engine checks the outputs first
+            _root_edge(i, out)
+        raise RuntimeError("One of the differentiated Tensors does not require grad")
     if retain_graph is None:
         retain_graph = create_graph
     if is_grads_batched:

@@ -8,7 +8,9 @@ each row compiles its formulas on first use (Note [compiled on first use] in reg
 from __future__ import annotations
 
 import builtins
+import functools
 import importlib
+import inspect
 import math
 import types
 from typing import Any
@@ -414,6 +416,51 @@ def _memory_changed(tensor: Tensor) -> None:
        jvp="src_t.clone()")  # a tangent of self's own, never src's (torch: self_t.copy_(src_t))
 def _COPY(xp, dst, src):  # noqa: N802
     return _arrays.copy(xp, src)
+
+
+# Note [NumPy's keyword names]
+# torch's argument parser takes NumPy's name for two parameters wherever a function or method it parses has them:
+# `axis` for `dim` and `keepdims` for `keepdim` (makemore writes `counts.sum(1, keepdims=True)`). The ops torch writes
+# in Python (torch/functional.py, torch/_tensor.py) and torch.nn.functional take only their own names, and so do
+# these here. A wrapper renames the two keywords; a call without them goes straight through.
+_NUMPY_NAMES = {"dim": "axis", "keepdim": "keepdims"}
+_PYTHON_IN_TORCH = frozenset({"norm", "split", "unflatten", "unique", "unique_consecutive", "narrow_slice"})
+
+
+def _accepting_numpy_names(fn: Any, name: str) -> Any:
+    """`fn` also taking `axis` for its `dim` and `keepdims` for its `keepdim` (Note [NumPy's keyword names])."""
+    try:
+        parameters = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return fn
+    aliases = {numpy: ours for ours, numpy in _NUMPY_NAMES.items() if ours in parameters}
+    if not aliases or name in _PYTHON_IN_TORCH or isinstance(fn, Op):
+        return fn
+
+    @functools.wraps(fn)
+    def accepting(*args: Any, **kwargs: Any) -> Any:
+        if "axis" in kwargs or "keepdims" in kwargs:
+            kwargs = _renamed(kwargs, aliases, name)
+        return fn(*args, **kwargs)
+    return accepting
+
+
+def _renamed(kwargs: dict, aliases: dict, name: str) -> dict:
+    """kwargs with NumPy's names replaced by ours; one given under both names is refused in torch's words."""
+    renamed = {}
+    for key, value in kwargs.items():
+        ours = aliases.get(key, key)
+        if ours in renamed or ours != key and ours in kwargs:
+            raise TypeError(f"{name}() got an unexpected keyword argument '{_NUMPY_NAMES[ours]}'")
+        renamed[ours] = value
+    return renamed
+
+
+_WRAPPED: dict = {}  # one wrapper per function, shared by torch.<name> and Tensor.<name>
+for _space in (_METHODS, globals()):
+    for _name, _fn in list(_space.items()):
+        if callable(_fn) and not _name.startswith("_") and not isinstance(_fn, type):
+            _space[_name] = _WRAPPED.setdefault((id(_fn), _name), _accepting_numpy_names(_fn, _name))
 
 
 for _name, _fn in _METHODS.items():

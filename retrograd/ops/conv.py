@@ -233,9 +233,12 @@ def _add_windows(buf, cols, win: Window, part: slice = slice(None)) -> None:
         buf[(part, Ellipsis, *_window_slices(offset, win, out))] += cols[(Ellipsis, *offset, *(slice(None),) * d)]
 
 
-def _unpadded(buf, spatial: Sequence[int], win: Window):
-    """The part of a padded buffer that is the input (a view for NumPy)."""
-    return buf[(Ellipsis, *(slice(lo, lo + x) for x, (lo, _) in zip(spatial, win.padding)))]
+def _unpadded(xp, buf, spatial: Sequence[int], win: Window):
+    """The part of a padded buffer that is the input, an array of its own: torch's gradients and outputs are
+    contiguous, and code calls `.view` on them (WGAN-GP's `gradients.view(gradients.size(0), -1)`)."""
+    if not any(lo or hi for lo, hi in win.padding):
+        return buf
+    return A.copy(xp, buf[(Ellipsis, *(slice(lo, lo + x) for x, (lo, _) in zip(spatial, win.padding)))])
 
 
 def _scatter_windows(xp, cols, spatial: Sequence[int], win: Window):
@@ -244,7 +247,7 @@ def _scatter_windows(xp, cols, spatial: Sequence[int], win: Window):
     padded = tuple(x + lo + hi for x, (lo, hi) in zip(spatial, win.padding))
     buf = xp.zeros(cols.shape[:cols.ndim - 2 * d] + padded, dtype=cols.dtype, device=cols.device)
     _add_windows(buf, cols, win)
-    return _unpadded(buf, spatial, win)
+    return _unpadded(xp, buf, spatial, win)
 
 
 _PART_BYTES = 1 << 21
@@ -347,7 +350,7 @@ def _conv_transpose(xp, g, w, spatial: Sequence[int], win: Window, groups: int):
     for part in _batch_parts(xp, n, c * math.prod(win.kernel) * p * D.of_array(g).itemsize):
         cols = xp.matmul(wt, xp.reshape(g[part, ...], (-1, groups, f // groups, p)))  # (n, G, C/G*K, P)
         _add_windows(buf, xp.reshape(cols, (-1, c, *win.kernel, *g.shape[2:])), win, part)
-    return _unpadded(buf, spatial, win)
+    return _unpadded(xp, buf, spatial, win)
 
 
 def _conv_backward(g, x, w, win: Window):

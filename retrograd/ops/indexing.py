@@ -676,7 +676,7 @@ def _parse_key(key: object) -> list:
             entries.append(int(k))
         elif isinstance(k, Tensor) and k._data.ndim == 0 and k.dtype.category < 2:
             entries.append(bool(k._data) if k.dtype.category == 0 else int(k._data))
-        elif isinstance(k, (Tensor, list, tuple, np.ndarray)):
+        elif isinstance(k, (Tensor, list, tuple, range, np.ndarray)):
             entries.append(_as_index(k))
         else:
             raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "

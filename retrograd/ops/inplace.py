@@ -68,8 +68,8 @@ def become(self: Tensor, result: Tensor) -> Tensor:
     if result._extra is not None and result._extra.get("fw_grad"):  # forward AD: self takes the new tangent
         replaced_tangents = tuple(level_id for level_id, tangent in result._extra["fw_grad"].items()
                                   if not write_tangent(self, level_id, tangent))
-    old_node, old_nr = self.grad_fn, self._output_nr
-    if node is not None:
+    if node is not None:  # an unrecorded write leaves grad_fn unread: a stale view's raises (Note [stale views])
+        old_node, old_nr = self.grad_fn, self._output_nr
         self.grad_fn = node
         self._output_nr = result._output_nr
         self._requires_grad = True

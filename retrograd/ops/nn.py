@@ -951,8 +951,10 @@ def _warn_size(input: Tensor, target: Tensor) -> None:
                       "same size.", UserWarning, stacklevel=3)
 
 
-def _implicit_dim(ndim: int) -> int:
-    """torch's legacy choice of softmax dim when none is given."""
+def _implicit_dim(name: str, ndim: int, stacklevel: int) -> int:
+    """torch's legacy choice of softmax dim when none is given, with its deprecation warning."""
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as "
+                  "an argument.", UserWarning, stacklevel=stacklevel)
     return 0 if ndim in (0, 1, 3) else 1
 
 
@@ -962,7 +964,7 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: 
     """exp(x) / sum(exp(x)) along dim, computed stably."""
     if dtype is not None:
         input = input.to(dtype)
-    dim = _implicit_dim(input.ndim) if dim is None else dim
+    dim = _implicit_dim("softmax", input.ndim, _stacklevel) if dim is None else dim
     return apply(softmax_op, (input,), (_wrap_dim(dim, input._data.ndim),))
 
 
@@ -970,7 +972,7 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dty
     """log(softmax(x)) along dim, computed stably."""
     if dtype is not None:
         input = input.to(dtype)
-    dim = _implicit_dim(input.ndim) if dim is None else dim
+    dim = _implicit_dim("log_softmax", input.ndim, _stacklevel) if dim is None else dim
     return apply(log_softmax_op, (input,), (_wrap_dim(dim, input._data.ndim),))
 
 
@@ -978,7 +980,7 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: 
     """softmax(-x) along dim."""
     if dtype is not None:
         input = input.to(dtype)
-    return softmax(-input, _implicit_dim(input.ndim) if dim is None else dim)
+    return softmax(-input, _implicit_dim("softmin", input.ndim, _stacklevel) if dim is None else dim)
 
 
 def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1) -> Tensor:
@@ -1578,7 +1580,12 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     classes = input.shape[cls]
     logp = log_softmax(input, cls)
     weight_view = None if weight is None else weight.reshape(*(classes if i == cls else 1 for i in range(input.ndim)))
-    if target.dtype.is_floating_point:  # class probabilities
+    if target.shape == input.shape:  # class probabilities: torch decides by the shapes, then checks the dtype
+        if not target.dtype.is_floating_point:
+            raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
+                               f"{_legacy(target)}")
+        if ignore_index >= 0:
+            raise RuntimeError("ignore_index is not supported for floating point target")
         if label_smoothing > 0:
             target = target * (1 - label_smoothing) + label_smoothing / classes
         per = logp * target if weight_view is None else logp * target * weight_view

@@ -15,6 +15,8 @@ class Adadelta(Optimizer):
     """``v = rho v + (1 - rho) g^2``, ``d = sqrt(u + eps) / sqrt(v + eps) g``, ``u = rho u + (1 - rho) d^2``,
     ``p -= lr d``."""
 
+    _complex_as_real = True  # torch updates a complex parameter as pairs of reals (Note [complex parameters])
+
     def __init__(self, params: Iterable[Any], lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6,
                  weight_decay: float = 0, foreach: bool | None = None, *, capturable: bool = False,
                  maximize: bool = False, differentiable: bool = False) -> None:

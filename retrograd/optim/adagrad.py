@@ -14,6 +14,8 @@ from .optimizer import Optimizer, _check, _direction, _next_step
 class Adagrad(Optimizer):
     """s += g^2;  p -= lr / (1 + (t - 1) * lr_decay) * g / (sqrt(s) + eps)."""
 
+    _complex_as_real = True  # torch updates a complex parameter as pairs of reals (Note [complex parameters])
+
     def __init__(self, params: Iterable[Any], lr: float = 1e-2, lr_decay: float = 0, weight_decay: float = 0,
                  initial_accumulator_value: float = 0, eps: float = 1e-10, foreach: bool | None = None, *,
                  maximize: bool = False, differentiable: bool = False, fused: bool | None = None) -> None:
@@ -30,7 +32,8 @@ class Adagrad(Optimizer):
         for group in self.param_groups:  # torch creates Adagrad's state up front
             for p in group["params"]:
                 self.state[p]["step"] = C.tensor(0.0, dtype=float32)
-                self.state[p]["sum"] = C.full_like(p, group["initial_accumulator_value"])
+                value = group["initial_accumulator_value"]  # both parts of a complex sum (Note [complex parameters])
+                self.state[p]["sum"] = C.full_like(p, complex(value, value) if p.is_complex() else value)
 
     def _update(self, param: Tensor, grad: Tensor, state: dict, group: dict) -> None:
         step = _next_step(state)

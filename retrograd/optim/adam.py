@@ -20,6 +20,8 @@ from .optimizer import Optimizer, _check_adam_family, _next_step, _saved_copy
 class Adam(Optimizer):
     """Adaptive moments: p -= lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)."""
 
+    _complex_as_real = True  # torch updates a complex parameter as pairs of reals (Note [complex parameters])
+
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0, amsgrad: bool = False, *, foreach: bool | None = None,
                  maximize: bool = False, capturable: bool = False, differentiable: bool = False,

@@ -14,6 +14,8 @@ from .optimizer import Optimizer, _check_adam_family, _direction, _next_step, _s
 class Adamax(Optimizer):
     """``m = lerp(m, g, 1 - beta1)``, ``u = max(beta2 u, abs(g) + eps)``, ``p -= lr / (1 - beta1^t) m / u``."""
 
+    _complex_as_real = True  # torch updates a complex parameter as pairs of reals (Note [complex parameters])
+
     def __init__(self, params: Iterable[Any], lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0, foreach: bool | None = None, *, maximize: bool = False,
                  differentiable: bool = False, capturable: bool = False) -> None:

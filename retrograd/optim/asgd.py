@@ -15,6 +15,8 @@ class ASGD(Optimizer):
     """``p = p (1 - lambd eta) - eta g``, ``ax += mu (p - ax)``; then ``eta = lr / (1 + lambd lr t)^alpha`` and
     ``mu = 1 / max(1, t - t0)``."""
 
+    _complex_as_real = True  # torch updates a complex parameter as pairs of reals (Note [complex parameters])
+
     def __init__(self, params: Iterable[Any], lr: float = 1e-2, lambd: float = 1e-4, alpha: float = 0.75,
                  t0: float = 1e6, weight_decay: float = 0, foreach: bool | None = None, maximize: bool = False,
                  differentiable: bool = False, capturable: bool = False) -> None:

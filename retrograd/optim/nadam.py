@@ -16,6 +16,8 @@ class NAdam(Optimizer):
     """``mu_t = beta1 (1 - 0.96^(t psi) / 2)``; ``p -= lr [(1 - mu_t) g / (1 - prod mu) + mu_t+1 m / (1 - prod mu
     mu_t+1)] / (sqrt(v / (1 - beta2^t)) + eps)``."""
 
+    _complex_as_real = True  # torch updates a complex parameter as pairs of reals (Note [complex parameters])
+
     def __init__(self, params: Iterable[Any], lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0, momentum_decay: float = 4e-3,
                  decoupled_weight_decay: bool = False, *, foreach: bool | None = None, maximize: bool = False,

@@ -3,7 +3,9 @@
 A subclass declares its defaults and `_update(param, grad, state, group)`, the update of one
 parameter written with in-place tensor ops; `step` runs it for every parameter that has a gradient,
 group by group, in torch's order, under no_grad, or recorded when the optimizer was made with
-`differentiable=True` (its parameters may then be non-leaf tensors). As in torch, the first optimizer
+`differentiable=True` (its parameters may then be non-leaf tensors); a complex parameter of an optimizer
+that says `_complex_as_real` is updated as its real and imaginary parts (Note [complex parameters]). As in
+torch, the first optimizer
 of a class wraps that class's `step` so that step hooks (global ones from
 register_optimizer_step_pre_hook and _post_hook, and each optimizer's own) run around it.
 """
@@ -17,6 +19,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from .. import view_as_complex, view_as_real
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad, set_grad_enabled
 from ..autograd.graph import HookDict, RemovableHandle
@@ -85,8 +88,19 @@ class _RequiredParameter:
 required = _RequiredParameter()
 
 
+# Note [complex parameters]
+# torch's adaptive optimisers (Adam, AdamW, Adamax, NAdam, RAdam, Adagrad, RMSprop, Adadelta, Rprop, ASGD) update a
+# complex parameter through view_as_real: parameter, gradient and state are pairs of real numbers, so the second
+# moment of 1+2j is (1, 4), not (1+2j)**2, and a sign is taken per part. Their states stay complex tensors (a
+# state the update makes at the real view's shape is kept as view_as_complex of it; Rprop's step sizes start at
+# lr + lr*1j and Adagrad's sums at init + init*1j, as torch's do). SGD's update is linear: either way gives its
+# numbers, and it works on the complex values as torch's does.
+
+
 class Optimizer:
     """Base class of all optimisers: `Optimizer(params, defaults)`; params are tensors or dicts (groups)."""
+
+    _complex_as_real = False  # Note [complex parameters]
 
     def __init__(self, params: Iterable[Tensor] | Iterable[dict], defaults: dict) -> None:
         self.defaults = defaults
@@ -163,9 +177,24 @@ class Optimizer:
         with set_grad_enabled(bool(self.defaults.get("differentiable"))):  # recorded only when differentiable
             for group in self.param_groups:
                 for p in group["params"]:
-                    if p.grad is not None:
+                    if p.grad is None:
+                        continue
+                    if self._complex_as_real and p.is_complex():
+                        self._update_as_real(p, self.state[p], group)
+                    else:
                         self._update(p, p.grad, self.state[p], group)
         return loss
+
+    def _update_as_real(self, param: Tensor, state: dict, group: dict) -> None:
+        """_update on the real views of a complex parameter, its gradient and its state (Note [complex
+        parameters])."""
+        real = view_as_real(param)
+        parts = {key: view_as_real(value) if isinstance(value, Tensor) and value.is_complex() else value
+                 for key, value in state.items()}
+        self._update(real, view_as_real(param.grad), parts, group)
+        for key, value in parts.items():
+            paired = isinstance(value, Tensor) and value.is_floating_point() and value.shape == real.shape
+            state[key] = view_as_complex(value) if paired else value
 
     def _update(self, param: Tensor, grad: Tensor, state: dict, group: dict) -> None:
         raise NotImplementedError

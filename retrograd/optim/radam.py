@@ -16,6 +16,8 @@ class RAdam(Optimizer):
     """rho_t = rho_inf - 2 t beta2^t / (1 - beta2^t); for rho_t > 5 the Adam step times the rectification r_t,
     else plain momentum SGD on the bias-corrected first moment."""
 
+    _complex_as_real = True  # torch updates a complex parameter as pairs of reals (Note [complex parameters])
+
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0, decoupled_weight_decay: bool = False, *,
                  foreach: bool | None = None, maximize: bool = False, capturable: bool = False,

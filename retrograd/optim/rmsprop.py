@@ -14,6 +14,8 @@ from .optimizer import Optimizer, _check, _direction, _next_step
 class RMSprop(Optimizer):
     """v = alpha * v + (1 - alpha) * g^2;  p -= lr * g / (sqrt(v - mean(g)^2 if centered) + eps)."""
 
+    _complex_as_real = True  # torch updates a complex parameter as pairs of reals (Note [complex parameters])
+
     def __init__(self, params: Iterable[Any], lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
                  weight_decay: float = 0, momentum: float = 0, centered: bool = False, capturable: bool = False,
                  foreach: bool | None = None, maximize: bool = False, differentiable: bool = False) -> None:

@@ -15,6 +15,8 @@ class Rprop(Optimizer):
     """Each step size s grows by etaplus while g keeps the sign of the last g and shrinks by etaminus when it
     flips (that g then counts as 0), within step_sizes; then ``p -= sign(g) s``."""
 
+    _complex_as_real = True  # torch updates a complex parameter as pairs of reals (Note [complex parameters])
+
     def __init__(self, params: Iterable[Any], lr: float = 1e-2, etas: tuple[float, float] = (0.5, 1.2),
                  step_sizes: tuple[float, float] = (1e-6, 50), *, capturable: bool = False,
                  foreach: bool | None = None, maximize: bool = False, differentiable: bool = False) -> None:

@@ -25,7 +25,7 @@ def record(path, script, args):
         @functools.wraps(function)
         def wrapper(*a, **k):
             out = function(*a, **k)
-            draws.append(out.tolist())
+            draws.append((torch.view_as_real(out) if out.is_complex() else out).tolist())  # JSON has no complex
             return out
         return wrapper
 
@@ -53,7 +53,10 @@ def replay(path, script, args):
         @functools.wraps(function)
         def wrapper(*a, **k):
             out = function(*a, **k)
-            theirs = retrograd.tensor(next(draws), dtype=out.dtype)
+            if out.is_complex():
+                theirs = retrograd.view_as_complex(retrograd.tensor(next(draws), dtype=out.real.dtype))
+            else:
+                theirs = retrograd.tensor(next(draws), dtype=out.dtype)
             if theirs.shape != out.shape:
                 raise AssertionError(f"{function.__name__} drew {tuple(out.shape)}, torch drew {tuple(theirs.shape)}")
             return theirs

@@ -12,6 +12,7 @@ import warnings
 from typing import Any
 
 from ... import _creation as C
+from ... import is_autocast_enabled
 from ..._tensor import Tensor
 from ...ops.linalg import addmm
 from ...ops.shape import cat, stack
@@ -174,6 +175,16 @@ class RNNBase(Module):
         return (get("weight_ih" + suffix), get("bias_ih" + suffix), get("weight_hh" + suffix),
                 get("bias_hh" + suffix), get("weight_hr" + suffix))
 
+    def _check_input(self, input: Tensor) -> None:
+        """torch's check_input: the input's dtype is the weights' (unless autocast is on), its last size input_size."""
+        weight = self.weight_ih_l0
+        if input.dtype != weight.dtype and not is_autocast_enabled("cpu"):
+            raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype ({weight.dtype}). Convert "
+                             f"input: input.to({weight.dtype}), or convert model: model.to({input.dtype})")
+        if input.shape[-1] != self.input_size:
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, got "
+                               f"{input.shape[-1]}")
+
     def _initial_state(self, input: Tensor, hx: Any, batch: int, batched: bool) -> list:
         """Per (layer, direction): the initial state (h, or (h, c) for LSTM), checked against torch's shapes."""
         directions = 2 if self.bidirectional else 1
@@ -217,6 +228,7 @@ class RNNBase(Module):
             batch = input.shape[1]
             sizes = [batch] * input.shape[0]
             layer_input = input
+        self._check_input(layer_input)
         states = self._initial_state(layer_input, hx, batch, batched)
         directions = 2 if self.bidirectional else 1
         finals = []
