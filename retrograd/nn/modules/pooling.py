@@ -9,6 +9,7 @@ from typing import Any
 from ..._tensor import Tensor
 from .. import functional as F
 from .module import Module
+from .utils import _ntuple
 
 
 class _MaxPoolNd(Module):
@@ -116,7 +117,7 @@ class _LPPoolNd(Module):
         self.norm_type, self.kernel_size, self.stride, self.ceil_mode = norm_type, kernel_size, stride, ceil_mode
 
     def forward(self, input: Tensor) -> Tensor:
-        kernel = _ntuple(self.kernel_size, self.n_dims)
+        kernel = _ntuple(self.n_dims)(self.kernel_size)
         stride = kernel if self.stride is None else self.stride
         pool = F.avg_pool1d if self.n_dims == 1 else getattr(F, f"avg_pool{self.n_dims}d")
         out = pool(input.pow(self.norm_type), kernel, stride, 0, self.ceil_mode)
@@ -144,9 +145,6 @@ class LPPool3d(_LPPoolNd):
 
     n_dims = 3
 
-
-def _ntuple(value: Any, n: int) -> tuple:
-    return tuple(value) if isinstance(value, (list, tuple)) else (value,) * n
 
 
 class _AdaptivePool(Module):

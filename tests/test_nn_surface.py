@@ -1,0 +1,190 @@
+"""torch.nn / optim / data surface that libraries import, against torch: torch's module paths (under the import
+hook), the lazy and sync norm layers, Fold/Unfold, the channel dropouts, and the helpers in nn.modules.utils."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+import retrograd
+
+IMPORTS = [
+    "from torch.nn.modules.batchnorm import _NormBase, _BatchNorm, BatchNorm1d, BatchNorm2d, BatchNorm3d, "
+    "SyncBatchNorm, LazyBatchNorm1d, _LazyNormBase",
+    "from torch.nn.modules.instancenorm import _InstanceNorm, InstanceNorm1d, InstanceNorm2d, LazyInstanceNorm3d",
+    "from torch.nn.modules.pixelshuffle import PixelShuffle, PixelUnshuffle",
+    "from torch.nn.modules.fold import Fold, Unfold",
+    "from torch.nn.modules.utils import _single, _pair, _triple, _quadruple, _ntuple, _reverse_repeat_tuple, "
+    "consume_prefix_in_state_dict_if_present",
+    "from torch.nn.common_types import _size_1_t, _size_2_t, _size_3_t, _size_any_t, _ratio_2_t, _maybe_indices_t",
+    "from torch.utils.hooks import RemovableHandle, unserializable_hook",
+    "from torch.optim.adamw import AdamW",
+    "from torch.amp.autocast_mode import autocast, is_autocast_available",
+    "from torch.amp.grad_scaler import GradScaler",
+    "from torch.nn.parameter import UninitializedBuffer, UninitializedParameter",
+]
+
+
+@pytest.mark.parametrize("statement", IMPORTS)
+def test_torch_import_path_exists_in_torch(statement):
+    exec(statement, {})  # the oracle has each name where the statement looks for it
+
+
+def test_torch_import_paths_under_the_hook():
+    code = ("import retrograd.run as r; r.install()\n" + "\n".join(IMPORTS) +
+            "\nimport torch, torch.nn.modules.batchnorm as b, retrograd\n"
+            "assert b._BatchNorm is retrograd.nn.modules.normalization._BatchNorm\n"
+            "assert isinstance(torch.nn.SyncBatchNorm(2), b._BatchNorm)\nprint('ok')")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "ok", done.stderr
+
+
+def test_ntuple_parsers_match_torch():
+    from torch.nn.modules import utils as tu
+
+    from retrograd.nn.modules import utils as ru
+    for name in ("_single", "_pair", "_triple", "_quadruple"):
+        for value in (3, (1, 2), [4, 5, 6], range(2)):
+            assert getattr(ru, name)(value) == getattr(tu, name)(value)
+        assert getattr(ru, name).__name__ == getattr(tu, name).__name__
+    assert ru._ntuple(5, "five")(2) == tu._ntuple(5, "five")(2)
+    assert ru._ntuple(5, "five").__name__ == "five"
+    assert ru._reverse_repeat_tuple((1, 2, 3), 2) == tu._reverse_repeat_tuple((1, 2, 3), 2)
+    assert ru._list_with_default([None, 3], [1, 2, 5, 7]) == tu._list_with_default([None, 3], [1, 2, 5, 7])
+    with pytest.raises(ValueError, match="at least 3"):
+        ru._list_with_default([None, 3], [1, 2])
+
+
+def test_consume_prefix_in_state_dict():
+    from torch.nn.modules.utils import consume_prefix_in_state_dict_if_present as torch_consume
+
+    from retrograd.nn.modules.utils import consume_prefix_in_state_dict_if_present as consume
+    results = []
+    for lib, fn in ((torch, torch_consume), (retrograd, consume)):
+        model = lib.nn.Sequential(lib.nn.Linear(2, 2))
+        state = lib.nn.Sequential(model).state_dict()
+        renamed = type(state)((k.replace("0.", "module.", 1), v) for k, v in state.items())
+        renamed._metadata = {"module": {}, "module.0": {}, "": {}}
+        fn(renamed, "module.")
+        model.load_state_dict(renamed)
+        results.append((list(renamed), sorted(renamed._metadata)))
+    assert results[0] == results[1]
+
+
+def _same(a, b, rtol=1e-6):
+    np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=rtol, atol=1e-6)
+
+
+@pytest.mark.parametrize("name,shape", [("LazyBatchNorm1d", (4, 3)), ("LazyBatchNorm2d", (2, 3, 4, 5)),
+                                        ("LazyBatchNorm3d", (2, 3, 2, 2, 3)), ("LazyInstanceNorm1d", (2, 3, 5)),
+                                        ("LazyInstanceNorm2d", (2, 3, 4, 4)), ("LazyInstanceNorm3d", (2, 3, 2, 3, 3))])
+def test_lazy_norms_match_torch(name, shape):
+    x = np.random.default_rng(0).standard_normal(shape)
+    modules, outs = [], []
+    for lib, kwargs in ((torch, {}), (retrograd, {})):
+        m = getattr(lib.nn, name)(dtype=lib.float64, **kwargs)
+        assert repr(m) and list(m.state_dict()) == ["weight", "bias", "running_mean", "running_var",
+                                                    "num_batches_tracked"]
+        assert m.has_uninitialized_params() and repr(m.running_mean) == "<UninitializedBuffer>"
+        xi = lib.tensor(x, requires_grad=True)
+        y = m(xi)
+        (y * y.detach().sin()).sum().backward()
+        modules.append(m)
+        outs.append((y, xi.grad, m.weight.grad, m.running_mean, m.running_var, m.num_batches_tracked))
+    assert repr(modules[0]) == repr(modules[1]) and type(modules[1]).__name__ == name.replace("Lazy", "")
+    assert type(modules[1].running_mean) is retrograd.Tensor
+    for a, b in zip(*outs, strict=True):
+        _same(a, b)
+
+
+def test_lazy_norm_options_and_state_dict_load():
+    for lib in (torch, retrograd):
+        m = lib.nn.LazyBatchNorm2d(affine=False, track_running_stats=False)
+        assert m.weight is None and m.running_mean is None and list(m.state_dict()) == []
+    source = retrograd.nn.BatchNorm1d(3)
+    source.running_mean.fill_(2.0)
+    target = retrograd.nn.LazyBatchNorm1d()
+    target.load_state_dict(source.state_dict())
+    assert target.running_mean.tolist() == [2.0, 2.0, 2.0] and target.weight.shape == (3,)
+
+
+def test_sync_batchnorm_converts_and_runs_as_batchnorm():
+    outs = []
+    for lib in (torch, retrograd):
+        lib.manual_seed(0)
+        model = lib.nn.Sequential(lib.nn.Conv2d(2, 3, 1), lib.nn.BatchNorm2d(3, momentum=None),
+                                  lib.nn.Sequential(lib.nn.BatchNorm1d(4, affine=False)))
+        bn = model[1]
+        converted = lib.nn.SyncBatchNorm.convert_sync_batchnorm(model)
+        assert converted is model and type(model[1]) is lib.nn.SyncBatchNorm and model[1].weight is bn.weight
+        assert model[1].running_mean is bn.running_mean and type(model[2][0]).__name__ == "SyncBatchNorm"
+        x = lib.tensor(np.arange(2 * 2 * 3 * 3, dtype=np.float32).reshape(2, 2, 3, 3) / 7)
+        y = model[1](model[0](x))
+        outs.append((repr(model), y, model[1].running_var, model[1].process_group))
+        single = lib.nn.SyncBatchNorm.convert_sync_batchnorm(lib.nn.BatchNorm1d(2).eval())
+        assert type(single) is lib.nn.SyncBatchNorm and not single.training
+        with pytest.raises(ValueError, match="expected at least 2D input") as e:
+            single(lib.ones(3))
+        outs.append(str(e.value))
+        with pytest.raises(ValueError, match="non-zero"):
+            lib.nn.SyncBatchNorm(0)(lib.ones(2, 0))
+    assert outs[0][0] == outs[2][0] and outs[0][3] is outs[2][3] is None and outs[1] == outs[3]
+    _same(outs[0][1], outs[2][1], rtol=1e-5)
+    _same(outs[0][2], outs[2][2], rtol=1e-5)
+
+
+@pytest.mark.parametrize("kwargs", [dict(kernel_size=2), dict(kernel_size=(2, 3), dilation=(1, 2), padding=1,
+                                                                  stride=(2, 1))])
+def test_fold_unfold_modules_match_torch(kwargs):
+    x = np.random.default_rng(1).standard_normal((2, 3, 6, 7))
+    outs = []
+    for lib in (torch, retrograd):
+        unfold = lib.nn.Unfold(**kwargs)
+        fold = lib.nn.Fold(output_size=(6, 7), **kwargs)
+        xi = lib.tensor(x, requires_grad=True)
+        cols = unfold(xi)
+        back = fold(cols)
+        (back * back.detach().cos()).sum().backward()
+        outs.append((repr(unfold), repr(fold), cols.grad_fn.name(), back.grad_fn.name(), cols, back, xi.grad))
+    assert outs[0][:4] == outs[1][:4]
+    for a, b in zip(outs[0][4:], outs[1][4:], strict=True):
+        _same(a, b)
+
+
+@pytest.mark.parametrize("name", ["Dropout3d", "FeatureAlphaDropout"])
+def test_channel_dropouts(name):
+    for lib in (torch, retrograd):
+        with pytest.raises(ValueError, match="between 0 and 1"):
+            getattr(lib.nn, name)(1.5)
+    reprs = [repr(getattr(lib.nn, name)(0.3, inplace=True)) for lib in (torch, retrograd)]
+    assert reprs[0] == reprs[1]
+    m = getattr(retrograd.nn, name)(0.5)
+    x = retrograd.randn(4, 8, 2, 3, 3)
+    y = m(x)
+    # whole channels take one fate: within a channel y / x (or y - x's affine) is constant
+    ratio = ((y - y.flatten(2).mean(-1)[..., None, None, None]) / (x - x.flatten(2).mean(-1)[..., None, None, None]))
+    spread = ratio.flatten(2).std(-1)
+    assert float(spread.max()) < 1e-4 or name == "FeatureAlphaDropout"
+    m.eval()
+    assert m(x) is x or bool((m(x) == x).all())
+
+
+def test_unserializable_hook_marks_and_removable_handle_is_the_graphs():
+    from retrograd.utils import hooks
+
+    def hook(grad):
+        return grad
+
+    assert hooks.unserializable_hook(hook) is hook and hook.__torch_unserializable__
+    t = retrograd.ones(2, requires_grad=True)
+    assert isinstance(t.register_hook(hook), hooks.RemovableHandle)
+    with __import__("warnings").catch_warnings(record=True) as caught:
+        __import__("warnings").simplefilter("always")
+        hooks.warn_if_has_hooks(t)
+        t.register_hook(lambda g: g)
+        hooks.warn_if_has_hooks(t)
+    assert len(caught) == 1 and "will not be serialized" in str(caught[0].message)
