@@ -5,9 +5,10 @@ from . import functional, init, parallel, utils
 from .modules import *  # noqa: F403 - the layers are the public namespace
 from .modules import __all__ as _modules_all
 from .parallel import DataParallel
-from .parameter import Buffer, Parameter, UninitializedParameter
+from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
 
-__all__ = ["Buffer", "DataParallel", "LinearCrossEntropyOptions", "Parameter", "UninitializedParameter", "functional",
+__all__ = ["Buffer", "DataParallel", "LinearCrossEntropyOptions", "Parameter", "UninitializedBuffer",
+           "UninitializedParameter", "functional",
            "init", "parallel", "utils", *_modules_all]
 
 
