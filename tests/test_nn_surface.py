@@ -188,3 +188,27 @@ def test_unserializable_hook_marks_and_removable_handle_is_the_graphs():
         t.register_hook(lambda g: g)
         hooks.warn_if_has_hooks(t)
     assert len(caught) == 1 and "will not be serialized" in str(caught[0].message)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+@pytest.mark.parametrize("norm_type,kernel,stride,ceil", [(2, 2, None, False), (3, 3, 2, True),
+                                                          (float("inf"), 2, 1, False), (-float("inf"), 2, None, True),
+                                                          (1.5, "tuple", None, False)])
+def test_lp_pool_functional_and_module_match_torch(n, norm_type, kernel, stride, ceil):
+    if kernel == "tuple":
+        if n == 1:
+            pytest.skip("torch's lp_pool1d takes an int kernel_size only")
+        kernel = (2,) * n
+    shape = (2, 3, 6, 7, 5)[:n + 2]
+    x = np.random.default_rng(n).standard_normal(shape)
+    x = np.abs(x) + 0.1 if norm_type in (1.5, 3) else x  # a fractional power of a negative sum is NaN in both
+    outs = []
+    for lib in (torch, retrograd):
+        xi = lib.tensor(x, requires_grad=True)
+        y = getattr(lib.nn.functional, f"lp_pool{n}d")(xi, norm_type, kernel, stride, ceil)
+        (y * y.detach().cos()).sum().backward()
+        layer = getattr(lib.nn, f"LPPool{n}d")(norm_type, kernel, stride, ceil)
+        outs.append((y.grad_fn.name(), repr(layer), y, xi.grad, layer(xi)))
+    assert outs[0][:2] == outs[1][:2]
+    for a, b in zip(outs[0][2:], outs[1][2:], strict=True):
+        _same(a, b)

@@ -3,13 +3,11 @@ max unpooling, each calling its functional."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from ..._tensor import Tensor
 from .. import functional as F
 from .module import Module
-from .utils import _ntuple
 
 
 class _MaxPoolNd(Module):
@@ -117,11 +115,8 @@ class _LPPoolNd(Module):
         self.norm_type, self.kernel_size, self.stride, self.ceil_mode = norm_type, kernel_size, stride, ceil_mode
 
     def forward(self, input: Tensor) -> Tensor:
-        kernel = _ntuple(self.n_dims)(self.kernel_size)
-        stride = kernel if self.stride is None else self.stride
-        pool = F.avg_pool1d if self.n_dims == 1 else getattr(F, f"avg_pool{self.n_dims}d")
-        out = pool(input.pow(self.norm_type), kernel, stride, 0, self.ceil_mode)
-        return (out.sign() * F.relu(out.abs())).mul(math.prod(kernel)).pow(1.0 / self.norm_type)
+        return getattr(F, f"lp_pool{self.n_dims}d")(input, self.norm_type, self.kernel_size, self.stride,
+                                                    self.ceil_mode)
 
     def extra_repr(self) -> str:
         return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, "
