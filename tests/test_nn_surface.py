@@ -212,3 +212,36 @@ def test_lp_pool_functional_and_module_match_torch(n, norm_type, kernel, stride,
     assert outs[0][:2] == outs[1][:2]
     for a, b in zip(outs[0][2:], outs[1][2:], strict=True):
         _same(a, b)
+
+
+DEPRECATED_INITS = [("uniform", (), {}), ("normal", (0.5, 2.0), {}), ("constant", (0.25,), {}), ("eye", (), {}),
+                    ("dirac", (), {"groups": 2}), ("xavier_uniform", (), {"gain": 2.0}), ("xavier_normal", (), {}),
+                    ("kaiming_uniform", (), {"a": 0.1}), ("kaiming_normal", (), {"mode": "fan_out"}),
+                    ("orthogonal", (), {}), ("sparse", (0.5,), {})]
+
+
+@pytest.mark.parametrize("name,args,kwargs", DEPRECATED_INITS, ids=[d[0] for d in DEPRECATED_INITS])
+def test_deprecated_init_names_warn_and_fill_as_the_underscore_ones(name, args, kwargs):
+    shape = (4, 2, 3) if name == "dirac" else (4, 6)
+    messages = []
+    for lib in (torch, retrograd):
+        old = getattr(lib.nn.init, name)
+        assert old.__name__ == name
+        lib.manual_seed(3)
+        with pytest.warns(FutureWarning) as caught:
+            filled = old(lib.empty(*shape), *args, **kwargs)
+        messages.append(str(caught[0].message))
+        lib.manual_seed(3)
+        expected = getattr(lib.nn.init, name + "_")(lib.empty(*shape), *args, **kwargs)
+        assert filled.tolist() == expected.tolist()
+    assert messages[0] == messages[1] == f"`nn.init.{name}` is now deprecated in favor of `nn.init.{name}_`."
+
+
+@pytest.mark.parametrize("shape,groups", [((4, 2, 3), 2), ((3, 5, 3, 4), 1), ((6, 2, 3, 3, 2), 3)])
+def test_dirac_and_eye_match_torch(shape, groups):
+    assert retrograd.nn.init.dirac_(retrograd.empty(*shape), groups).tolist() == \
+        torch.nn.init.dirac_(torch.empty(*shape), groups).tolist()
+    assert retrograd.nn.init.eye_(retrograd.empty(3, 5)).tolist() == torch.nn.init.eye_(torch.empty(3, 5)).tolist()
+    for lib in (torch, retrograd):
+        with pytest.raises(ValueError, match="dim 0 must be divisible by groups"):
+            lib.nn.init.dirac_(lib.empty(5, 2, 3), 2)
