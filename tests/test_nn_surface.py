@@ -245,3 +245,47 @@ def test_dirac_and_eye_match_torch(shape, groups):
     for lib in (torch, retrograd):
         with pytest.raises(ValueError, match="dim 0 must be divisible by groups"):
             lib.nn.init.dirac_(lib.empty(5, 2, 3), 2)
+
+
+@pytest.mark.parametrize("d,kwargs", [(1, dict(stride=2, padding=1)),
+                                      (2, dict(stride=(2, 1), padding=(1, 0), dilation=(1, 2), groups=2)),
+                                      (3, dict(padding=1))])
+def test_nn_grad_conv_input_and_weight_match_torch(d, kwargs):
+    rng = np.random.default_rng(d)
+    input_size, weight_size = (2, 4) + (7,) * d, (6, 4 // kwargs.get("groups", 1)) + (3,) * d
+    x, w = rng.standard_normal(input_size), rng.standard_normal(weight_size)
+    out_shape = getattr(torch.nn.functional, f"conv{d}d")(torch.tensor(x), torch.tensor(w), **kwargs).shape
+    g = rng.standard_normal(tuple(out_shape))
+    outs = []
+    for lib in (torch, retrograd):
+        xi, wi, gi = (lib.tensor(a, requires_grad=True) for a in (x, w, g))
+        grad_input = getattr(lib.nn.grad, f"conv{d}d_input")(input_size, wi, gi, **kwargs)
+        grad_weight = getattr(lib.nn.functional.grad, f"conv{d}d_weight")(xi, weight_size, gi, **kwargs)
+        (grad_input.sin().sum() + grad_weight.cos().sum()).backward()  # both are differentiable
+        outs.append((grad_input.grad_fn.name(), grad_weight.grad_fn.name(), grad_input, grad_weight, xi.grad,
+                     wi.grad, gi.grad))
+    assert outs[0][:2] == outs[1][:2]
+    for a, b in zip(outs[0][2:], outs[1][2:], strict=True):
+        _same(a, b)
+    # and they are conv's own gradients
+    xi, wi = retrograd.tensor(x, requires_grad=True), retrograd.tensor(w, requires_grad=True)
+    y = getattr(retrograd.nn.functional, f"conv{d}d")(xi, wi, **kwargs)
+    _same(outs[1][2], retrograd.autograd.grad(y, xi, retrograd.tensor(g))[0])
+
+
+def test_rnn_cell_base_for_custom_cells():
+    states = []
+    for lib in (torch, retrograd):
+        class TwoGateCell(lib.nn.RNNCellBase):
+            def __init__(self):
+                super().__init__(3, 4, bias=False, num_chunks=2)
+
+            def forward(self, x, h):
+                gates = x @ self.weight_ih.T + h @ self.weight_hh.T
+                return gates[:, :4].sigmoid() * gates[:, 4:].tanh()
+
+        cell = TwoGateCell()
+        h = cell(lib.ones(2, 3), lib.zeros(2, 4))
+        states.append((repr(cell), [(k, tuple(v.shape)) for k, v in cell.state_dict().items()], tuple(h.shape),
+                       float(cell.weight_hh.abs().max()) <= 0.5, isinstance(lib.nn.LSTMCell(2, 3), lib.nn.RNNCellBase)))
+    assert states[0] == states[1]

@@ -1,14 +1,14 @@
 """torch.nn for retrograd: modules (layers, losses, containers), Parameter, init, functional and utils."""
 
 from ..ops.nn_extra import LinearCrossEntropyOptions
-from . import functional, init, parallel, utils
+from . import functional, grad, init, parallel, utils
 from .modules import *  # noqa: F403 - the layers are the public namespace
 from .modules import __all__ as _modules_all
 from .parallel import DataParallel
 from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
 
 __all__ = ["Buffer", "DataParallel", "LinearCrossEntropyOptions", "Parameter", "UninitializedBuffer",
-           "UninitializedParameter", "functional",
+           "UninitializedParameter", "functional", "grad",
            "init", "parallel", "utils", *_modules_all]
 
 

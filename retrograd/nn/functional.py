@@ -15,6 +15,7 @@ from ..ops.conv import max_pool1d as _max_pool1d
 from ..ops.conv import max_pool2d as _max_pool2d
 from ..ops.conv import max_pool3d as _max_pool3d
 from ..ops.nn import dropout, linear, softmax  # what multi_head_attention_forward calls (all in FUNCTIONAL too)
+from . import grad  # torch.nn.functional.grad is torch.nn.grad
 
 for _module in _modules:
     for _name in getattr(_module, "FUNCTIONAL", ()):
@@ -127,4 +128,4 @@ def lp_pool3d(input: _Tensor, norm_type: float, kernel_size: object, stride: obj
     return _lp_pool(_avg_pool3d, _max_pool3d, 3, input, norm_type, kernel_size, stride, ceil_mode)
 
 
-__all__ = [*_NAMES, "lp_pool1d", "lp_pool2d", "lp_pool3d", "multi_head_attention_forward"]
+__all__ = [*_NAMES, "grad", "lp_pool1d", "lp_pool2d", "lp_pool3d", "multi_head_attention_forward"]
