@@ -289,3 +289,37 @@ def test_rnn_cell_base_for_custom_cells():
         states.append((repr(cell), [(k, tuple(v.shape)) for k, v in cell.state_dict().items()], tuple(h.shape),
                        float(cell.weight_hh.abs().max()) <= 0.5, isinstance(lib.nn.LSTMCell(2, 3), lib.nn.RNNCellBase)))
     assert states[0] == states[1]
+
+
+@pytest.mark.parametrize("kind", ["conv", "conv_nobias", "conv_transpose", "linear", "linear_bn1"])
+def test_fusion_matches_torch_and_the_unfused_pair(kind):
+    x = np.random.default_rng(4).standard_normal((3, 4, 5, 5) if kind.startswith("conv") else (3, 4))
+    outs = []
+    for lib in (torch, retrograd):
+        lib.manual_seed(0)
+        fuse = lib.nn.utils.fusion
+        if kind.startswith("conv"):
+            layer = lib.nn.ConvTranspose2d(4, 6, 3) if kind == "conv_transpose" else \
+                lib.nn.Conv2d(4, 6, 3, bias=kind != "conv_nobias")
+            bn = lib.nn.BatchNorm2d(6, affine=kind != "conv_nobias")
+        else:
+            layer, bn = lib.nn.Linear(4, 6), lib.nn.BatchNorm1d(1 if kind == "linear_bn1" else 6)
+        with lib.no_grad():
+            bn.running_mean.uniform_(-1, 1)
+            bn.running_var.uniform_(0.5, 2)
+            if bn.weight is not None:
+                bn.weight.uniform_(0.5, 2)
+        layer.eval(), bn.eval()
+        xi = lib.tensor(x, dtype=lib.float32)
+        fused = fuse.fuse_conv_bn_eval(layer, bn, transpose=kind == "conv_transpose") if kind.startswith("conv") \
+            else fuse.fuse_linear_bn_eval(layer, bn)
+        unfused = bn(layer(xi)[:, :1] if kind == "linear_bn1" else layer(xi))
+        y = fused(xi)
+        outs.append((type(fused.weight).__name__, fused.weight.requires_grad, fused is not layer, y, fused.bias))
+        _same(y[:, :1] if kind == "linear_bn1" else y, unfused, rtol=1e-4)
+        layer.train()
+        with pytest.raises(AssertionError, match="Fusion only for eval!"):
+            fuse.fuse_linear_bn_eval(layer, bn) if kind.startswith("linear") else fuse.fuse_conv_bn_eval(layer, bn)
+    assert outs[0][:3] == outs[1][:3]
+    _same(outs[0][3], outs[1][3], rtol=1e-5)
+    _same(outs[0][4], outs[1][4], rtol=1e-5)
