@@ -18,6 +18,7 @@ IMPORTS = [
     "from torch.nn.modules.instancenorm import _InstanceNorm, InstanceNorm1d, InstanceNorm2d, LazyInstanceNorm3d",
     "from torch.nn.modules.pixelshuffle import PixelShuffle, PixelUnshuffle",
     "from torch.nn.modules.fold import Fold, Unfold",
+    "from torch.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss",
     "from torch.nn.modules.utils import _single, _pair, _triple, _quadruple, _ntuple, _reverse_repeat_tuple, "
     "consume_prefix_in_state_dict_if_present",
     "from torch.nn.common_types import _size_1_t, _size_2_t, _size_3_t, _size_any_t, _ratio_2_t, _maybe_indices_t",
@@ -323,3 +324,26 @@ def test_fusion_matches_torch_and_the_unfused_pair(kind):
     assert outs[0][:3] == outs[1][:3]
     _same(outs[0][3], outs[1][3], rtol=1e-5)
     _same(outs[0][4], outs[1][4], rtol=1e-5)
+
+
+def test_adaptive_log_softmax_matches_torch():
+    x = np.random.default_rng(0).standard_normal((7, 16))
+    target = np.array([0, 3, 5, 9, 14, 19, 2])
+    outs = []
+    for lib in (torch, retrograd):
+        lib.manual_seed(0)
+        asm = lib.nn.AdaptiveLogSoftmaxWithLoss(16, 20, [4, 10, 15], div_value=2.0, head_bias=True).double()
+        xi = lib.tensor(x, requires_grad=True)
+        out, loss = asm(xi, lib.tensor(target))
+        loss.backward()
+        single = asm(xi[0], lib.tensor(target[0]))
+        outs.append((repr(asm), list(asm.state_dict()), out.grad_fn.name(), loss.grad_fn.name(),
+                     asm.predict(xi).tolist(), type(single).__name__, single.output.shape,
+                     out, loss, xi.grad, asm.head.weight.grad, asm.tail[1][0].weight.grad, asm.log_prob(xi)))
+        with pytest.raises(RuntimeError, match=r"Target values should be in \[0, 19\]"):
+            asm(xi, lib.tensor([0, 1, 2, 3, 4, 5, 20]))
+        with pytest.raises(ValueError, match="cutoffs should be a sequence of unique"):
+            lib.nn.AdaptiveLogSoftmaxWithLoss(16, 20, [10, 4])
+    assert outs[0][:7] == outs[1][:7]
+    for a, b in zip(outs[0][7:], outs[1][7:], strict=True):
+        _same(a, b)

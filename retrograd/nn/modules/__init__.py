@@ -2,6 +2,7 @@
 
 from . import (
     activation,
+    adaptive,
     channelshuffle,
     container,
     conv,
@@ -22,7 +23,7 @@ from . import (
 )
 
 _FAMILIES = (module, container, linear, activation, conv, pooling, padding, dropout, flatten, fold, normalization,
-             sparse, rnn, transformer, loss, distance, channelshuffle, upsampling)
+             sparse, rnn, transformer, loss, distance, channelshuffle, upsampling, adaptive)
 for _family in _FAMILIES:
     for _name in _family.__all__:
         globals()[_name] = getattr(_family, _name)
