@@ -347,3 +347,29 @@ def test_adaptive_log_softmax_matches_torch():
     assert outs[0][:7] == outs[1][:7]
     for a, b in zip(outs[0][7:], outs[1][7:], strict=True):
         _same(a, b)
+
+
+def test_weighted_loss_base_and_nllloss2d():
+    from torch.nn.modules.loss import _WeightedLoss as TorchWeighted
+
+    from retrograd.nn.modules.loss import _WeightedLoss
+    results = []
+    for lib, base in ((torch, TorchWeighted), (retrograd, _WeightedLoss)):
+        class ScaledNLL(base):
+            def __init__(self, weight=None, scale=2.0, reduction="mean"):
+                super().__init__(weight, reduction=reduction)
+                self.scale = scale
+
+            def forward(self, input, target):
+                return self.scale * lib.nn.functional.nll_loss(input, target, weight=self.weight,
+                                                               reduction=self.reduction)
+
+        loss = ScaledNLL(lib.tensor([1.0, 2.0, 0.5]), reduction="sum")
+        logp = lib.tensor([[-1.0, -2.0, -0.5], [-0.3, -1.5, -2.5]])
+        with pytest.warns(FutureWarning, match="`NLLLoss2d` has been deprecated"):
+            old = lib.nn.NLLLoss2d(weight=lib.tensor([1.0, 2.0, 0.5]))
+        results.append((list(loss.state_dict()), loss(logp, lib.tensor([1, 2])).item(),
+                        [isinstance(getattr(lib.nn, n)(), base) for n in ("NLLLoss", "CrossEntropyLoss", "BCELoss",
+                                                                          "MultiMarginLoss", "MSELoss")],
+                        repr(old), old(logp, lib.tensor([1, 2])).item()))
+    assert results[0] == results[1]
