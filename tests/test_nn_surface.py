@@ -373,3 +373,20 @@ def test_weighted_loss_base_and_nllloss2d():
                                                                           "MultiMarginLoss", "MSELoss")],
                         repr(old), old(logp, lib.tensor([1, 2])).item()))
     assert results[0] == results[1]
+
+
+def test_clip_grads_with_norm_and_the_deprecated_clip_grad_norm():
+    results = []
+    for lib in (torch, retrograd):
+        params = [lib.nn.Parameter(lib.ones(3)), lib.nn.Parameter(lib.ones(2, 2))]
+        params[0].grad, params[1].grad = lib.tensor([3.0, 4.0, 0.0]), lib.full((2, 2), 2.0)
+        total = lib.nn.utils.get_total_norm([p.grad for p in params])
+        lib.nn.utils.clip_grads_with_norm_(params, 2.0, total)
+        clipped = [p.grad.tolist() for p in params]
+        with pytest.warns(FutureWarning, match="`torch.nn.utils.clip_grad_norm` is now deprecated"):
+            again = lib.nn.utils.clip_grad_norm(iter(params), 1.0)
+        with pytest.warns(UserWarning, match="`parameters` is an empty generator"):
+            lib.nn.utils.clip_grad_norm_((p for p in []), 1.0)
+        results.append(np.hstack([total.item(), *map(np.ravel, clipped), again.item(),
+                                  *(np.ravel(p.grad.tolist()) for p in params)]))
+    np.testing.assert_allclose(results[1], results[0], rtol=1e-5)

@@ -130,7 +130,7 @@ class Conv2d(_Conv):
     n_dims = 2
 
 
-class _ConvTranspose(_ConvNd):
+class _ConvTransposeNd(_ConvNd):
     """ConvTranspose1d / 2d / 3d: `functional.conv_transpose{n}d` (zero padding only, as torch)."""
 
     transposed = True
@@ -177,19 +177,19 @@ class Conv3d(_Conv):
     n_dims = 3
 
 
-class ConvTranspose1d(_ConvTranspose):
+class ConvTranspose1d(_ConvTransposeNd):
     """The gradient of Conv1d with respect to its input, as a layer (upsampling)."""
 
     n_dims = 1
 
 
-class ConvTranspose2d(_ConvTranspose):
+class ConvTranspose2d(_ConvTransposeNd):
     """The gradient of Conv2d with respect to its input, as a layer (upsampling)."""
 
     n_dims = 2
 
 
-class ConvTranspose3d(_ConvTranspose):
+class ConvTranspose3d(_ConvTransposeNd):
     """The gradient of Conv3d with respect to its input, as a layer (upsampling volumes)."""
 
     n_dims = 3
@@ -236,7 +236,7 @@ class _LazyConv(_LazyConvMixin, _Conv):
         self._make_lazy(out_channels, bias, dtype)
 
 
-class _LazyConvTranspose(_LazyConvMixin, _ConvTranspose):
+class _LazyConvTranspose(_LazyConvMixin, _ConvTransposeNd):
     def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
                  output_padding: Any = 0, groups: int = 1, bias: bool = True, dilation: Any = 1,
                  padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
