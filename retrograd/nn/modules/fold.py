@@ -11,7 +11,7 @@ from .module import Module
 
 
 class Fold(Module):
-    """(N, C * prod(kernel_size), L) columns -> (N, C, *output_size), overlapping values summed."""
+    """``(N, C * prod(kernel_size), L)`` columns -> ``(N, C, *output_size)``, overlapping values summed."""
 
     def __init__(self, output_size: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0, stride: Any = 1
                  ) -> None:
@@ -28,7 +28,7 @@ class Fold(Module):
 
 
 class Unfold(Module):
-    """(N, C, H, W) -> (N, C * prod(kernel_size), L): each sliding block as a column."""
+    """``(N, C, H, W)`` -> ``(N, C * prod(kernel_size), L)``: each sliding block as a column."""
 
     def __init__(self, kernel_size: Any, dilation: Any = 1, padding: Any = 0, stride: Any = 1) -> None:
         super().__init__()
