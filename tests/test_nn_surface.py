@@ -399,3 +399,19 @@ def test_clip_grads_with_norm_and_the_deprecated_clip_grad_norm():
         results.append(np.hstack([total.item(), *map(np.ravel, clipped), again.item(),
                                   *(np.ravel(p.grad.tolist()) for p in params)]))
     np.testing.assert_allclose(results[1], results[0], rtol=1e-5)
+
+
+def test_factory_kwargs_and_the_deprecated_container():
+    for lib in (torch, retrograd):
+        merged = lib.nn.factory_kwargs({"dtype": lib.float64, "factory_kwargs": {"device": "cpu"}})
+        assert merged == {"dtype": lib.float64, "device": "cpu"} and lib.nn.factory_kwargs(None) == {}
+        with pytest.raises(TypeError, match="dtype specified twice"):
+            lib.nn.factory_kwargs({"dtype": lib.float64, "factory_kwargs": {"dtype": lib.float32}})
+        with pytest.raises(TypeError, match="unexpected kwargs"):
+            lib.nn.factory_kwargs({"bias": True})
+    reprs = []
+    for lib in (torch, retrograd):
+        with pytest.warns(FutureWarning, match="`nn.Container` is deprecated"):
+            box = lib.nn.Container(fc=lib.nn.Linear(2, 3), act=lib.nn.ReLU())
+        reprs.append((repr(box), list(box.state_dict())))
+    assert reprs[0] == reprs[1]
