@@ -342,3 +342,45 @@ def test_worker_options_without_workers_are_refused_as_torch_does(kwargs):
             data.DataLoader(FailsAtTwo(), **kwargs)
         errors.append(str(error.value))
     assert errors[0] == errors[1]
+
+
+class _Counting:
+    """An iterable dataset of range(n) for either library (ChainDataset checks the IterableDataset type)."""
+
+    @staticmethod
+    def make(lib_data, n):
+        class Counting(lib_data.IterableDataset):
+            def __iter__(self):
+                return iter(range(n))
+
+            def __len__(self):
+                return n
+
+        return Counting()
+
+
+def test_chain_and_stack_datasets_match_torch():
+    results = []
+    for lib, data in ((torch, tdata), (retrograd, rdata)):
+        chain = data.ChainDataset([_Counting.make(data, 2), _Counting.make(data, 3)])
+        added = _Counting.make(data, 1) + _Counting.make(data, 2)
+        loader = data.DataLoader(chain, batch_size=2)
+        x, y = lib.arange(4.0), lib.arange(4) * 10
+        tuple_stack = data.StackDataset(data.TensorDataset(x), y)
+        dict_stack = data.StackDataset(a=x, b=y)
+        batch = next(iter(data.DataLoader(dict_stack, batch_size=3)))
+        results.append((list(chain), len(chain), type(added).__name__, list(added),
+                        [b.tolist() for b in loader], [(a[0].item(), b.item()) for a, b in tuple_stack],
+                        len(dict_stack), {k: v.tolist() for k, v in dict_stack[2].items()},
+                        {k: v.tolist() for k, v in batch.items()},
+                        [(a[0].item(), b.item()) for a, b in tuple_stack.__getitems__([3, 0])],
+                        [{k: v.tolist() for k, v in row.items()} for row in dict_stack.__getitems__([1, 0])]))
+        with pytest.raises(AssertionError, match="ChainDataset only supports IterableDataset"):
+            list(data.ChainDataset([data.TensorDataset(x)]))
+        with pytest.raises(ValueError, match="Size mismatch between datasets"):
+            data.StackDataset(x, lib.arange(3))
+        with pytest.raises(ValueError, match="At least one dataset should be passed"):
+            data.StackDataset()
+        with pytest.raises(ValueError, match="but both types are given"):
+            data.StackDataset(x, b=y)
+    assert results[0] == results[1]

@@ -428,6 +428,12 @@ SCHEDULES = [
     ("OneCycleLR", dict(max_lr=[0.5, 1.0], total_steps=20)),
     ("OneCycleLR", dict(max_lr=0.4, epochs=4, steps_per_epoch=5, anneal_strategy="linear", three_phase=True,
                         pct_start=0.25)),
+    ("CyclicLR", dict(base_lr=0.01, max_lr=0.1, step_size_up=3)),
+    ("CyclicLR", dict(base_lr=[0.01, 0.02], max_lr=[0.1, 0.5], step_size_up=2, step_size_down=3, mode="triangular2",
+                      base_momentum=0.7, max_momentum=[0.9, 0.95])),
+    ("CyclicLR", dict(base_lr=0.01, max_lr=0.1, step_size_up=4, step_size_down=1, mode="exp_range", gamma=0.9)),
+    ("CyclicLR", dict(base_lr=0.01, max_lr=0.1, step_size_up=2, scale_fn=lambda x: 0.5 ** x,
+                      scale_mode="iterations", cycle_momentum=False)),
 ]
 
 
@@ -503,6 +509,45 @@ def test_one_cycle_cycles_adams_beta1():
         return out
 
     assert betas(retrograd) == pytest.approx(betas(torch), rel=1e-12)
+
+
+class HalvingScale:
+    """A callable object as CyclicLR's scale_fn: its __dict__ is what the scheduler's state dict keeps of it."""
+
+    def __init__(self, base: float) -> None:
+        self.base = base
+
+    def __call__(self, x: float) -> float:
+        return self.base ** x
+
+
+def test_cyclic_lr_cycles_adams_beta1_and_resumes_from_its_state_dict():
+    def run(lib):
+        opt = lib.optim.Adam([lib.nn.Parameter(lib.ones(1))], lr=0.1, betas=(0.9, 0.99))
+        sched = lib.optim.lr_scheduler.CyclicLR(opt, 0.01, 0.2, step_size_up=3, scale_fn=HalvingScale(0.5))
+        for _ in range(4):
+            opt.step()
+            sched.step()
+        state = sched.state_dict()
+        fresh_opt = lib.optim.Adam([lib.nn.Parameter(lib.ones(1))], lr=0.1, betas=(0.9, 0.99))
+        fresh = lib.optim.lr_scheduler.CyclicLR(fresh_opt, 0.05, 0.3, step_size_up=5, scale_fn=HalvingScale(0.9))
+        fresh.load_state_dict(dict(state))
+        lrs = []
+        for _ in range(6):
+            fresh.step()
+            lrs.extend(fresh.get_last_lr() + [fresh_opt.param_groups[0]["betas"][0]])
+        keys = sorted(key for key in state if key != "_get_lr_called_within_step")  # torch's get_lr-misuse flag
+        return keys, state["_scale_fn_custom"], fresh.scale_fn(2.0), lrs
+
+    ours, theirs = run(retrograd), run(torch)
+    assert ours[:3] == theirs[:3]
+    assert ours[3] == pytest.approx(theirs[3], rel=1e-12)
+    for lib in (torch, retrograd):
+        opt = lib.optim.Adagrad([lib.nn.Parameter(lib.ones(1))])
+        with pytest.raises(ValueError, match="optimizer must support momentum or beta1"):
+            lib.optim.lr_scheduler.CyclicLR(opt, 0.01, 0.1)
+        with pytest.raises(ValueError, match="mode is invalid and scale_fn is None"):
+            lib.optim.lr_scheduler.CyclicLR(opt, 0.01, 0.1, mode="other", cycle_momentum=False)
 
 
 def test_scheduler_state_dict_resumes():

@@ -7,7 +7,15 @@ import math as _math
 from .._tensor import Tensor as _Tensor
 from ..ops import FUNCTIONAL as _NAMES
 from ..ops import _modules
+from ..ops.activation import relu as _relu
+from ..ops.conv import avg_pool1d as _avg_pool1d
+from ..ops.conv import avg_pool2d as _avg_pool2d
+from ..ops.conv import avg_pool3d as _avg_pool3d
+from ..ops.conv import max_pool1d as _max_pool1d
+from ..ops.conv import max_pool2d as _max_pool2d
+from ..ops.conv import max_pool3d as _max_pool3d
 from ..ops.nn import dropout, linear, softmax  # what multi_head_attention_forward calls (all in FUNCTIONAL too)
+from . import grad  # torch.nn.functional.grad is torch.nn.grad
 
 for _module in _modules:
     for _name in getattr(_module, "FUNCTIONAL", ()):
@@ -89,4 +97,35 @@ def multi_head_attention_forward(
     return out, (weights if batched else weights.squeeze(0))
 
 
-__all__ = [*_NAMES, "multi_head_attention_forward"]
+def _lp_pool(avg_pool: object, max_pool: object, n: int, input: _Tensor, norm_type: float, kernel_size: object,
+             stride: object, ceil_mode: bool) -> _Tensor:
+    """The p-norm over sliding windows, composed from average pooling as torch composes it (max pooling of |x| for
+    p = +-inf); a window whose sum of x^p is 0 gets a zero gradient."""
+    if norm_type == float("inf"):
+        return max_pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    if norm_type == -float("inf"):
+        return -max_pool(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    out = avg_pool(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    window = _math.prod(kernel_size) if isinstance(kernel_size, (tuple, list)) else kernel_size**n
+    return (out.sign() * _relu(out.abs())).mul(window).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input: _Tensor, norm_type: float, kernel_size: object, stride: object = None,
+              ceil_mode: bool = False) -> _Tensor:
+    """Power-average pooling of (N, C, L) inputs: (sum over each window of x^p) ^ (1/p)."""
+    return _lp_pool(_avg_pool1d, _max_pool1d, 1, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool2d(input: _Tensor, norm_type: float, kernel_size: object, stride: object = None,
+              ceil_mode: bool = False) -> _Tensor:
+    """Power-average pooling of (N, C, H, W) inputs: (sum over each window of x^p) ^ (1/p)."""
+    return _lp_pool(_avg_pool2d, _max_pool2d, 2, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool3d(input: _Tensor, norm_type: float, kernel_size: object, stride: object = None,
+              ceil_mode: bool = False) -> _Tensor:
+    """Power-average pooling of (N, C, D, H, W) inputs: (sum over each window of x^p) ^ (1/p)."""
+    return _lp_pool(_avg_pool3d, _max_pool3d, 3, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+__all__ = [*_NAMES, "grad", "lp_pool1d", "lp_pool2d", "lp_pool3d", "multi_head_attention_forward"]

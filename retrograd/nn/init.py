@@ -1,4 +1,5 @@
-"""torch.nn.init: fill a tensor in place with the initial values layers use (torch's formulas).
+"""torch.nn.init: fill a tensor in place with the initial values layers use (torch's formulas), and torch's
+deprecated names without the trailing underscore (`nn.init.normal`), which warn as torch's do.
 
 Every function draws from retrograd's generator (`generator=` or the default one), writes with
 `copy_` under no_grad so a Parameter keeps its identity, and returns the tensor.
@@ -8,6 +9,8 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -215,6 +218,34 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator: _crea
     for c in range(cols):  # torch draws these permutations from the default generator, whatever `generator` is
         values[_creation.default_generator.permutation(rows)[:zeros], c] = 0
     return _fill(tensor, values)
+
+
+def _make_deprecate(method: Callable) -> Callable:
+    """torch's old name without the trailing underscore: the same fill, with torch's FutureWarning."""
+    new_name = method.__name__
+    old_name = new_name[:-1]
+
+    def deprecated_init(*args: Any, **kwargs: Any) -> Tensor:
+        warnings.warn(f"`nn.init.{old_name}` is now deprecated in favor of `nn.init.{new_name}`.", FutureWarning,
+                      stacklevel=2)
+        return method(*args, **kwargs)
+
+    deprecated_init.__doc__ = f"{old_name}(...): deprecated in favor of torch.nn.init.{new_name}."
+    deprecated_init.__name__ = old_name
+    return deprecated_init
+
+
+uniform = _make_deprecate(uniform_)
+normal = _make_deprecate(normal_)
+constant = _make_deprecate(constant_)
+eye = _make_deprecate(eye_)
+dirac = _make_deprecate(dirac_)
+xavier_uniform = _make_deprecate(xavier_uniform_)
+xavier_normal = _make_deprecate(xavier_normal_)
+kaiming_uniform = _make_deprecate(kaiming_uniform_)
+kaiming_normal = _make_deprecate(kaiming_normal_)
+orthogonal = _make_deprecate(orthogonal_)
+sparse = _make_deprecate(sparse_)
 
 
 __all__ = ["calculate_gain", "constant_", "dirac_", "eye_", "kaiming_normal_", "kaiming_uniform_", "normal_",

@@ -1,5 +1,6 @@
 """nn.Parameter and nn.Buffer: tensors a Module registers when they are assigned as attributes; and
-UninitializedParameter, the shapeless placeholder a lazy module holds until its first forward."""
+UninitializedParameter and UninitializedBuffer, the shapeless placeholders a lazy module holds until its first
+forward."""
 
 from __future__ import annotations
 
@@ -47,23 +48,16 @@ def _rebuild_parameter(data: Any, requires_grad: bool) -> Parameter:
     return Parameter(_wrap(data), requires_grad)
 
 
-class UninitializedParameter(Parameter):
-    """A parameter whose shape is not known yet (a lazy module's, until its first forward): it keeps a dtype and
-    requires_grad, and `materialize(shape)` turns it into an ordinary (uninitialised) Parameter of that shape."""
+class UninitializedTensorMixin:
+    """What a lazy module's placeholders share: no shape until `materialize(shape)` turns them into their
+    `cls_to_become` (a Parameter, or a plain Tensor for a buffer) of that shape."""
 
     __slots__ = ()
-    cls_to_become = Parameter
-
-    def __new__(cls, requires_grad: bool = True, device: Any = None, dtype: Any = None) -> UninitializedParameter:
-        from .. import empty
-
-        return super().__new__(cls, empty(0, dtype=dtype), requires_grad)
-
-    def __init__(self, requires_grad: bool = True, device: Any = None, dtype: Any = None) -> None:
-        """Everything happens in __new__."""
+    cls_to_become: type
 
     def materialize(self, shape: Any, device: Any = None, dtype: Any = None) -> None:
-        """Become a Parameter of `shape` (empty values; the module initialises them), in `dtype` or the one kept."""
+        """Become a `cls_to_become` of `shape` (empty values; the module initialises them), in `dtype` or the
+        one kept."""
         from .. import empty
 
         self.data = empty(shape, dtype=self.dtype if dtype is None else dtype)
@@ -84,15 +78,51 @@ class UninitializedParameter(Parameter):
     def __reduce_ex__(self, protocol: int) -> tuple:
         return (type(self), (self.requires_grad, None, self.dtype))
 
-    def __deepcopy__(self, memo: dict) -> UninitializedParameter:
+    def __deepcopy__(self, memo: dict) -> Any:
         if id(self) not in memo:
             memo[id(self)] = type(self)(self.requires_grad, None, self.dtype)
         return memo[id(self)]
 
 
+class UninitializedParameter(UninitializedTensorMixin, Parameter):
+    """A parameter whose shape is not known yet (a lazy module's, until its first forward): it keeps a dtype and
+    requires_grad, and `materialize(shape)` turns it into an ordinary (uninitialised) Parameter of that shape."""
+
+    __slots__ = ()
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad: bool = True, device: Any = None, dtype: Any = None) -> UninitializedParameter:
+        from .. import empty
+
+        return super().__new__(cls, empty(0, dtype=dtype), requires_grad)
+
+    def __init__(self, requires_grad: bool = True, device: Any = None, dtype: Any = None) -> None:
+        """Everything happens in __new__."""
+
+
+class UninitializedBuffer(UninitializedTensorMixin, Tensor):
+    """A buffer whose shape is not known yet (a lazy norm layer's running statistics): `materialize(shape)` turns it
+    into a plain Tensor of that shape."""
+
+    __slots__ = ()
+    cls_to_become = Tensor
+
+    def __new__(cls, requires_grad: bool = False, device: Any = None, dtype: Any = None, persistent: bool = True
+                ) -> UninitializedBuffer:
+        from .. import empty
+
+        out = empty(0, dtype=dtype).requires_grad_(requires_grad)
+        out.__class__ = cls
+        return out
+
+    def __init__(self, requires_grad: bool = False, device: Any = None, dtype: Any = None, persistent: bool = True
+                 ) -> None:
+        """Everything happens in __new__."""
+
+
 def is_lazy(param: Any) -> bool:
-    """Whether `param` is a lazy module's placeholder (an UninitializedParameter)."""
-    return isinstance(param, UninitializedParameter)
+    """Whether `param` is a lazy module's placeholder (an UninitializedParameter or UninitializedBuffer)."""
+    return isinstance(param, UninitializedTensorMixin)
 
 
 class Buffer(Tensor):

@@ -17,12 +17,15 @@ import functools
 import itertools
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TypeAlias
 
 from .. import view_as_complex, view_as_real
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad, set_grad_enabled
 from ..autograd.graph import HookDict, RemovableHandle
+
+# what an optimizer's `params` may be (torch's alias, which optimizer signatures in libraries import)
+ParamsT: TypeAlias = Iterable[Tensor] | Iterable[dict[str, Any]] | Iterable[tuple[str, Tensor]]
 
 _global_optimizer_pre_hooks: HookDict = HookDict()
 _global_optimizer_post_hooks: HookDict = HookDict()

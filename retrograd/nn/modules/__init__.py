@@ -2,12 +2,14 @@
 
 from . import (
     activation,
+    adaptive,
     channelshuffle,
     container,
     conv,
     distance,
     dropout,
     flatten,
+    fold,
     linear,
     loss,
     module,
@@ -20,8 +22,8 @@ from . import (
     upsampling,
 )
 
-_FAMILIES = (module, container, linear, activation, conv, pooling, padding, dropout, flatten, normalization, sparse,
-             rnn, transformer, loss, distance, channelshuffle, upsampling)
+_FAMILIES = (module, container, linear, activation, conv, pooling, padding, dropout, flatten, fold, normalization,
+             sparse, rnn, transformer, loss, distance, channelshuffle, upsampling, adaptive)
 for _family in _FAMILIES:
     for _name in _family.__all__:
         globals()[_name] = getattr(_family, _name)

@@ -7,6 +7,7 @@ state_dict see them exactly as torch does.
 from __future__ import annotations
 
 import operator
+import warnings
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
@@ -21,6 +22,17 @@ def _index(idx: int, size: int, kind: str) -> int:
     if not -size <= idx < size:
         raise IndexError(f"index {idx} is out of range")
     return idx + size if idx < 0 else idx
+
+
+class Container(Module):
+    """torch's deprecated container: each keyword becomes a child module."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        warnings.warn("`nn.Container` is deprecated. All of its functionality is now implemented in `nn.Module`. "
+                      "Subclass that instead.", FutureWarning, stacklevel=2)
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)
 
 
 class Sequential(Module):
@@ -315,5 +327,5 @@ class ParameterDict(Module):
 
 
 __all__ = [
-    "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
+    "Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
 ]

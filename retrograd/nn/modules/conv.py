@@ -14,13 +14,7 @@ from ..parameter import Parameter, UninitializedParameter
 from .lazy import LazyModuleMixin
 from .linear import _uniform_bias
 from .module import Module
-
-
-def _ntuple(value: Any, n: int) -> tuple:
-    """An int repeated n times, or the given sequence as a tuple (torch's _single/_pair)."""
-    if isinstance(value, (list, tuple)):
-        return tuple(value)
-    return (value,) * n
+from .utils import _ntuple
 
 
 class _ConvNd(Module):
@@ -33,8 +27,8 @@ class _ConvNd(Module):
                  dilation: Any = 1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
                  output_padding: Any = 0, dtype: Any = None) -> None:
         super().__init__()
-        n = self.n_dims
-        kernel_size, stride, dilation = _ntuple(kernel_size, n), _ntuple(stride, n), _ntuple(dilation, n)
+        parse = _ntuple(self.n_dims)
+        kernel_size, stride, dilation = parse(kernel_size), parse(stride), parse(dilation)
         if groups <= 0:
             raise ValueError("groups must be a positive integer")
         if in_channels % groups != 0:
@@ -47,14 +41,14 @@ class _ConvNd(Module):
             if padding == "same" and any(s != 1 for s in stride):
                 raise ValueError("padding='same' is not supported for strided convolutions")
         else:
-            padding = _ntuple(padding, n)
+            padding = parse(padding)
         if padding_mode not in ("zeros", "reflect", "replicate", "circular"):
             raise ValueError("padding_mode must be one of {'zeros', 'reflect', 'replicate', 'circular'}, but got "
                              f"padding_mode='{padding_mode}'")
         self.in_channels, self.out_channels = in_channels, out_channels
         self.kernel_size, self.stride, self.padding, self.dilation = kernel_size, stride, padding, dilation
         self.transposed = self.transposed
-        self.output_padding = _ntuple(output_padding, n)
+        self.output_padding = parse(output_padding)
         self.groups = groups
         self.padding_mode = padding_mode
         self._reversed_padding_repeated_twice = self._pad_amounts()
@@ -136,7 +130,7 @@ class Conv2d(_Conv):
     n_dims = 2
 
 
-class _ConvTranspose(_ConvNd):
+class _ConvTransposeNd(_ConvNd):
     """ConvTranspose1d / 2d / 3d: `functional.conv_transpose{n}d` (zero padding only, as torch)."""
 
     transposed = True
@@ -183,19 +177,19 @@ class Conv3d(_Conv):
     n_dims = 3
 
 
-class ConvTranspose1d(_ConvTranspose):
+class ConvTranspose1d(_ConvTransposeNd):
     """The gradient of Conv1d with respect to its input, as a layer (upsampling)."""
 
     n_dims = 1
 
 
-class ConvTranspose2d(_ConvTranspose):
+class ConvTranspose2d(_ConvTransposeNd):
     """The gradient of Conv2d with respect to its input, as a layer (upsampling)."""
 
     n_dims = 2
 
 
-class ConvTranspose3d(_ConvTranspose):
+class ConvTranspose3d(_ConvTransposeNd):
     """The gradient of Conv3d with respect to its input, as a layer (upsampling volumes)."""
 
     n_dims = 3
@@ -242,7 +236,7 @@ class _LazyConv(_LazyConvMixin, _Conv):
         self._make_lazy(out_channels, bias, dtype)
 
 
-class _LazyConvTranspose(_LazyConvMixin, _ConvTranspose):
+class _LazyConvTranspose(_LazyConvMixin, _ConvTransposeNd):
     def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
                  output_padding: Any = 0, groups: int = 1, bias: bool = True, dilation: Any = 1,
                  padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:

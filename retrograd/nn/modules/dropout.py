@@ -44,12 +44,24 @@ class Dropout2d(_DropoutNd):
     function = "dropout2d"
 
 
+class Dropout3d(_DropoutNd):
+    """Zeroes whole channels of (N, C, D, H, W) inputs."""
+
+    function = "dropout3d"
+
+
 class AlphaDropout(_DropoutNd):
     """Dropout that keeps the mean and variance of SELU activations."""
 
     function = "alpha_dropout"
 
 
+class FeatureAlphaDropout(_DropoutNd):
+    """Alpha dropout of whole channels (the SELU-preserving form of Dropout2d/3d)."""
+
+    function = "feature_alpha_dropout"
+
+
 __all__ = [
-    "Dropout", "Dropout1d", "Dropout2d", "AlphaDropout",
+    "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout",
 ]

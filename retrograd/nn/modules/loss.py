@@ -57,6 +57,13 @@ class _Loss(Module):
         return getattr(F, self.function)(*inputs, **options, reduction=self.reduction)
 
 
+class _WeightedLoss(_Loss):
+    """A loss with an optional per-class `weight` buffer: torch's base of the weighted losses, and of user losses
+    that take (weight, size_average, reduce, reduction)."""
+
+    signature = (("weight", None), *_LEGACY)
+
+
 class L1Loss(_Loss):
     function = "l1_loss"
 
@@ -65,19 +72,29 @@ class MSELoss(_Loss):
     function = "mse_loss"
 
 
-class CrossEntropyLoss(_Loss):
+class CrossEntropyLoss(_WeightedLoss):
     function = "cross_entropy"
     signature = (("weight", None), ("size_average", None), ("ignore_index", -100), ("reduce", None),
                  ("reduction", "mean"), ("label_smoothing", 0.0))
 
 
-class NLLLoss(_Loss):
+class NLLLoss(_WeightedLoss):
     function = "nll_loss"
     signature = (("weight", None), ("size_average", None), ("ignore_index", -100), ("reduce", None),
                  ("reduction", "mean"))
 
 
-class BCELoss(_Loss):
+class NLLLoss2d(NLLLoss):
+    """NLLLoss under its old name for (N, C, H, W) inputs, deprecated in torch as here."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        warnings.warn("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a drop-in replacement and see "
+                      "https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for more details.", FutureWarning,
+                      stacklevel=2)
+        super().__init__(*args, **kwargs)
+
+
+class BCELoss(_WeightedLoss):
     function = "binary_cross_entropy"
     signature = (("weight", None), *_LEGACY)
 
@@ -137,7 +154,7 @@ class TripletMarginLoss(_Loss):
     signature = (("margin", 1.0), ("p", 2.0), ("eps", 1e-6), ("swap", False), *_LEGACY)
 
 
-class MultiMarginLoss(_Loss):
+class MultiMarginLoss(_WeightedLoss):
     function = "multi_margin_loss"
     signature = (("p", 1), ("margin", 1.0), ("weight", None), *_LEGACY)
 
@@ -146,7 +163,7 @@ class MultiLabelMarginLoss(_Loss):
     function = "multilabel_margin_loss"
 
 
-class MultiLabelSoftMarginLoss(_Loss):
+class MultiLabelSoftMarginLoss(_WeightedLoss):
     function = "multilabel_soft_margin_loss"
     signature = (("weight", None), *_LEGACY)
 
@@ -173,7 +190,7 @@ class TripletMarginWithDistanceLoss(_Loss):
         self._options = ("distance_function", "margin", "swap")
 
 
-class LinearCrossEntropyLoss(_Loss):
+class LinearCrossEntropyLoss(_WeightedLoss):
     """cross_entropy of the logits of an inner Linear (in_features -> num_classes * prod(out_features)), whose weight
     `linear_cross_entropy` sees as (num_classes, out_features..., in_features)."""
 
@@ -210,7 +227,7 @@ class LinearCrossEntropyLoss(_Loss):
 
 
 __all__ = [
-    "CTCLoss", "LinearCrossEntropyLoss", "TripletMarginWithDistanceLoss",
+    "CTCLoss", "LinearCrossEntropyLoss", "TripletMarginWithDistanceLoss", "NLLLoss2d",
     "L1Loss", "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "HuberLoss", "SmoothL1Loss",
     "KLDivLoss", "SoftMarginLoss", "MarginRankingLoss", "HingeEmbeddingLoss", "CosineEmbeddingLoss", "PoissonNLLLoss",
     "GaussianNLLLoss", "TripletMarginLoss", "MultiMarginLoss", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss",

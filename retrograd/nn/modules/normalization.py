@@ -1,5 +1,6 @@
-"""Normalisation layers: BatchNorm1d/2d/3d (with running statistics), InstanceNorm1d/2d/3d, LayerNorm and
-GroupNorm."""
+"""Normalisation layers: BatchNorm1d/2d/3d (with running statistics) and SyncBatchNorm, InstanceNorm1d/2d/3d, the
+Lazy forms of both (num_features read from the first input), LayerNorm, GroupNorm, RMSNorm and LocalResponseNorm.
+torch's import paths nn.modules.batchnorm and nn.modules.instancenorm re-export from here."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedBuffer, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 
 
@@ -127,6 +129,55 @@ class BatchNorm3d(_BatchNorm):
     input_dims = (5,)
 
 
+class SyncBatchNorm(_BatchNorm):
+    """Batch normalisation whose statistics a process group would share; with one process (or no process group
+    initialised) it is BatchNorm of any input of 2 or more dims. Synchronising needs a GPU in torch, so training
+    under an initialised process group raises torch's error."""
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, process_group: Any = None, device: Any = None, dtype: Any = None,
+                 *, bias: bool = True) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
+        self.process_group = process_group
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.dim() < 2:
+            raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
+
+    def forward(self, input: Tensor) -> Tensor:
+        self._check_input_dim(input)
+        if input.size(1) == 0:
+            raise ValueError("SyncBatchNorm number of input channels should be non-zero")
+        if self.training:
+            from ... import distributed  # only now: nn never imports the distributed package on its own
+
+            if distributed.is_available() and distributed.is_initialized():
+                raise ValueError("SyncBatchNorm expected input tensor to be on GPU or XPU or privateuseone")
+        return super().forward(input)
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module: Module, process_group: Any = None) -> Module:
+        """`module` with every _BatchNorm in it replaced by a SyncBatchNorm sharing its parameters and buffers (a
+        new module when `module` itself is one)."""
+        converted = module
+        if isinstance(module, _BatchNorm):
+            converted = cls(module.num_features, module.eps, module.momentum, module.affine,
+                            module.track_running_stats, process_group, bias=module.bias is not None)
+            if module.affine:
+                with no_grad():
+                    converted.weight = module.weight
+                    converted.bias = module.bias
+            converted.running_mean = module.running_mean
+            converted.running_var = module.running_var
+            converted.num_batches_tracked = module.num_batches_tracked
+            converted.training = module.training
+            if hasattr(module, "qconfig"):
+                converted.qconfig = module.qconfig
+        for name, child in module.named_children():
+            converted.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return converted
+
+
 class _InstanceNorm(_NormBase):
     """Normalises each (sample, channel) plane over its spatial dims; by default neither affine nor
     tracking running statistics. An input without its batch dim is normalised as a batch of one."""
@@ -173,6 +224,81 @@ class InstanceNorm3d(_InstanceNorm):
     """Instance normalisation of (N, C, D, H, W) or unbatched (C, D, H, W) inputs."""
 
     input_dims = (4, 5)
+
+
+class _LazyNormBase(LazyModuleMixin, _NormBase):
+    """A norm layer whose num_features (and so its parameter and buffer shapes) comes from the first input's dim 1.
+    As in torch, the lazy instance norms default to affine and tracked statistics too."""
+
+    def __init__(self, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, device: Any = None, dtype: Any = None, *, bias: bool = True
+                 ) -> None:
+        super().__init__(0, eps, momentum, False, False, device, dtype, bias=False)  # placeholders come next
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if affine:
+            self.weight = UninitializedParameter(dtype=dtype)
+            if bias:
+                self.bias = UninitializedParameter(dtype=dtype)
+        if track_running_stats:
+            self.running_mean = UninitializedBuffer(dtype=dtype)
+            self.running_var = UninitializedBuffer(dtype=dtype)
+            self.num_batches_tracked = C.tensor(0, dtype=int64)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor) -> None:
+        if self.has_uninitialized_params():
+            self.num_features = input.shape[1]
+            for name in ("weight", "bias", "running_mean", "running_var"):
+                placeholder = getattr(self, name)
+                if placeholder is not None:
+                    placeholder.materialize((self.num_features,))
+            self.reset_parameters()
+
+
+class LazyBatchNorm1d(_LazyNormBase, _BatchNorm):
+    """BatchNorm1d with num_features taken from the first input."""
+
+    cls_to_become = BatchNorm1d
+    input_dims = BatchNorm1d.input_dims
+
+
+class LazyBatchNorm2d(_LazyNormBase, _BatchNorm):
+    """BatchNorm2d with num_features taken from the first input."""
+
+    cls_to_become = BatchNorm2d
+    input_dims = BatchNorm2d.input_dims
+
+
+class LazyBatchNorm3d(_LazyNormBase, _BatchNorm):
+    """BatchNorm3d with num_features taken from the first input."""
+
+    cls_to_become = BatchNorm3d
+    input_dims = BatchNorm3d.input_dims
+
+
+class LazyInstanceNorm1d(_LazyNormBase, _InstanceNorm):
+    """InstanceNorm1d with num_features taken from the first input."""
+
+    cls_to_become = InstanceNorm1d
+    input_dims = InstanceNorm1d.input_dims
+
+
+class LazyInstanceNorm2d(_LazyNormBase, _InstanceNorm):
+    """InstanceNorm2d with num_features taken from the first input."""
+
+    cls_to_become = InstanceNorm2d
+    input_dims = InstanceNorm2d.input_dims
+
+
+class LazyInstanceNorm3d(_LazyNormBase, _InstanceNorm):
+    """InstanceNorm3d with num_features taken from the first input."""
+
+    cls_to_become = InstanceNorm3d
+    input_dims = InstanceNorm3d.input_dims
 
 
 class LayerNorm(Module):
@@ -270,5 +396,6 @@ class LocalResponseNorm(Module):
 
 __all__ = [
     "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LayerNorm",
-    "GroupNorm", "RMSNorm", "LocalResponseNorm",
+    "GroupNorm", "RMSNorm", "LocalResponseNorm", "SyncBatchNorm", "LazyBatchNorm1d", "LazyBatchNorm2d",
+    "LazyBatchNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",
 ]

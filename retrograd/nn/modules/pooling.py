@@ -3,7 +3,6 @@ max unpooling, each calling its functional."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from ..._tensor import Tensor
@@ -116,11 +115,8 @@ class _LPPoolNd(Module):
         self.norm_type, self.kernel_size, self.stride, self.ceil_mode = norm_type, kernel_size, stride, ceil_mode
 
     def forward(self, input: Tensor) -> Tensor:
-        kernel = _ntuple(self.kernel_size, self.n_dims)
-        stride = kernel if self.stride is None else self.stride
-        pool = F.avg_pool1d if self.n_dims == 1 else getattr(F, f"avg_pool{self.n_dims}d")
-        out = pool(input.pow(self.norm_type), kernel, stride, 0, self.ceil_mode)
-        return (out.sign() * F.relu(out.abs())).mul(math.prod(kernel)).pow(1.0 / self.norm_type)
+        return getattr(F, f"lp_pool{self.n_dims}d")(input, self.norm_type, self.kernel_size, self.stride,
+                                                    self.ceil_mode)
 
     def extra_repr(self) -> str:
         return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, "
@@ -144,9 +140,6 @@ class LPPool3d(_LPPoolNd):
 
     n_dims = 3
 
-
-def _ntuple(value: Any, n: int) -> tuple:
-    return tuple(value) if isinstance(value, (list, tuple)) else (value,) * n
 
 
 class _AdaptivePool(Module):

@@ -317,15 +317,15 @@ class GRU(RNNBase):
                          dtype=dtype)
 
 
-class _Cell(Module):
-    """One step of a recurrent layer: weight_ih, weight_hh, bias_ih, bias_hh."""
+class RNNCellBase(Module):
+    """What every recurrent cell holds: weight_ih (num_chunks * hidden_size, input_size), weight_hh, bias_ih and
+    bias_hh, initialised uniform in +-1/sqrt(hidden_size); custom cells subclass it and define forward."""
 
-    mode: str
-
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, dtype: Any = None) -> None:
+    def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int, device: Any = None,
+                 dtype: Any = None) -> None:
         super().__init__()
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
-        gate_size = _GATES[self.mode] * hidden_size
+        gate_size = num_chunks * hidden_size
         self.weight_ih = Parameter(C.empty(gate_size, input_size, dtype=dtype))
         self.weight_hh = Parameter(C.empty(gate_size, hidden_size, dtype=dtype))
         if bias:
@@ -338,6 +338,23 @@ class _Cell(Module):
 
     def reset_parameters(self) -> None:
         _uniform_all(self, self.hidden_size)
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
+        if getattr(self, "nonlinearity", "tanh") != "tanh":
+            s += f", nonlinearity={self.nonlinearity}"
+        return s
+
+
+class _Cell(RNNCellBase):
+    """The built-in cells: one step of the recurrence their `mode` names, on a batch or one unbatched sample."""
+
+    mode: str
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, dtype: Any = None) -> None:
+        super().__init__(input_size, hidden_size, bias, _GATES[self.mode], dtype=dtype)
 
     def forward(self, input: Tensor, hx: Any = None) -> Any:
         if input.dim() not in (1, 2):
@@ -354,14 +371,6 @@ class _Cell(Module):
         if not batched:
             out = tuple(o.squeeze(0) for o in out) if self.mode == "LSTM" else out.squeeze(0)
         return out
-
-    def extra_repr(self) -> str:
-        s = f"{self.input_size}, {self.hidden_size}"
-        if self.bias is not True:
-            s += f", bias={self.bias}"
-        if getattr(self, "nonlinearity", "tanh") != "tanh":
-            s += f", nonlinearity={self.nonlinearity}"
-        return s
 
 
 class RNNCell(_Cell):
@@ -397,5 +406,5 @@ class GRUCell(_Cell):
 
 
 __all__ = [
-    "RNNBase", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell",
+    "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
 ]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import types
+import warnings
 from collections.abc import Iterable
 
 from ..._tensor import Tensor
@@ -46,15 +48,37 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float, norm
 
     >>> total = clip_grad_norm_(model.parameters(), max_norm=1.0)
     """
+    if isinstance(parameters, Tensor):
+        parameters = [parameters]
+    else:
+        from_generator = isinstance(parameters, types.GeneratorType)
+        parameters = list(parameters)  # read twice below
+        if from_generator and not parameters:
+            warnings.warn("`parameters` is an empty generator, no gradient clipping will occur.", stacklevel=2)
+    total = get_total_norm(_grads(parameters), norm_type, error_if_nonfinite)
+    clip_grads_with_norm_(parameters, max_norm, total)
+    return total
+
+
+def clip_grads_with_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float, total_norm: Tensor,
+                          foreach: bool | None = None) -> None:
+    """Scale the gradients in place by max_norm / (total_norm + 1e-6), capped at 1: clip_grad_norm_'s second half,
+    for a total norm computed elsewhere (get_total_norm over several groups, say)."""
     grads = _grads(parameters)
-    total = get_total_norm(grads, norm_type, error_if_nonfinite)
     if not grads:
-        return total
+        return
     with no_grad():
-        coef = (max_norm / (total + 1e-6)).clamp(max=1.0)
+        coef = (float(max_norm) / (total_norm + 1e-6)).clamp(max=1.0)
         for g in grads:
             g.mul_(coef.to(g.dtype))
-    return total
+
+
+def clip_grad_norm(parameters: Tensor | Iterable[Tensor], max_norm: float, norm_type: float = 2.0,
+                   error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:
+    """clip_grad_norm_ under its old name, deprecated as in torch."""
+    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of `torch.nn.utils.clip_grad_norm_`.",
+                  FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 
 
 def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float, foreach: bool | None = None) -> None:

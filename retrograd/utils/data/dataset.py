@@ -1,11 +1,12 @@
-"""Datasets: the map-style Dataset protocol, TensorDataset, Subset, ConcatDataset and random_split."""
+"""Datasets: the map-style Dataset protocol, TensorDataset, Subset, ConcatDataset, StackDataset, ChainDataset (of
+iterable datasets) and random_split."""
 
 from __future__ import annotations
 
 import bisect
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from ... import _creation as C
@@ -27,6 +28,9 @@ class IterableDataset(Dataset):
 
     def __iter__(self) -> Any:
         raise NotImplementedError("Subclasses of IterableDataset should implement __iter__.")
+
+    def __add__(self, other: Dataset) -> ChainDataset:
+        return ChainDataset([self, other])
 
 
 class TensorDataset(Dataset):
@@ -86,6 +90,68 @@ class ConcatDataset(Dataset):
         which = bisect.bisect_right(self.cumulative_sizes, idx)
         offset = idx - (self.cumulative_sizes[which - 1] if which else 0)
         return self.datasets[which][offset]
+
+
+class ChainDataset(IterableDataset):
+    """Several iterable datasets read one after another (built lazily: the list is only walked when iterated)."""
+
+    def __init__(self, datasets: Iterable[Dataset]) -> None:
+        self.datasets = datasets
+
+    def _iterables(self) -> Iterator[IterableDataset]:
+        for dataset in self.datasets:
+            if not isinstance(dataset, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            yield dataset
+
+    def __iter__(self) -> Iterator[Any]:
+        for dataset in self._iterables():
+            yield from dataset
+
+    def __len__(self) -> int:
+        return sum(len(dataset) for dataset in self._iterables())
+
+
+class StackDataset(Dataset):
+    """Datasets of one length zipped: sample i is the tuple (positional datasets) or dict (keyword datasets) of
+    their i-th samples."""
+
+    def __init__(self, *args: Dataset, **kwargs: Dataset) -> None:
+        if args and kwargs:
+            raise ValueError("Supported either ``tuple``- (via ``args``) or``dict``- (via ``kwargs``) like "
+                             "input/output, but both types are given.")
+        if not args and not kwargs:
+            raise ValueError("At least one dataset should be passed")
+        parts = list(args or kwargs.values())
+        self._length = len(parts[0])
+        if any(self._length != len(dataset) for dataset in parts):
+            raise ValueError("Size mismatch between datasets")
+        self.datasets: tuple | dict = args or kwargs
+
+    def __getitem__(self, index: int) -> tuple | dict:
+        if isinstance(self.datasets, dict):
+            return {key: dataset[index] for key, dataset in self.datasets.items()}
+        return tuple(dataset[index] for dataset in self.datasets)
+
+    def __getitems__(self, indices: list) -> list:
+        """A batch of samples, each part fetched in one call where its dataset has __getitems__."""
+        named = self.datasets.items() if isinstance(self.datasets, dict) else enumerate(self.datasets)
+        columns = {}
+        for key, dataset in named:
+            fetch_many = getattr(dataset, "__getitems__", None)
+            if callable(fetch_many):
+                column = fetch_many(indices)
+                if len(column) != len(indices):
+                    raise ValueError(f"Nested dataset's output size mismatch. Expected {len(indices)}, got "
+                                     f"{len(column)}")
+            else:
+                column = [dataset[index] for index in indices]
+            columns[key] = column
+        rows = [dict(zip(columns, row)) for row in zip(*columns.values())]
+        return rows if isinstance(self.datasets, dict) else [tuple(row.values()) for row in rows]
+
+    def __len__(self) -> int:
+        return self._length
 
 
 def random_split(dataset: Dataset, lengths: Sequence[int | float], generator: C.Generator | None = None
