@@ -81,13 +81,12 @@ OPS = sorted(UNARY) + sorted(BINARY)
 VIEWS = {"permute_rev", "transpose", "reshape_flat", "unsqueeze", "squeeze", "slice", "expand"}
 SAME_MEMORY = VIEWS | {"detach", "inplace_mul", "inplace_sigmoid", "inplace_add"}  # the result shares x's memory
 INPLACE = {"inplace_mul", "inplace_sigmoid", "inplace_add"}
-# Left out on purpose (a torch quirk retrograd does not reproduce, listed under the README's Limits): once memory
-# seen by a view made under no_grad is written in place (under no_grad, or through its base or another view), torch
-# raises "A view was created in no_grad mode and its base or another view of its base has been modified inplace
-# with grad mode enabled" the next time that view's grad_fn is read or the view is used, even when the write and
-# the read both happen under no_grad; retrograd keeps the view usable without history. Such writes are skipped
-# (recorded as skipped in both traces), except an in-place step with grad enabled on such a view itself, which
-# both libraries refuse at once.
+# Left out: once memory seen by a view made under no_grad is written in place (under no_grad, or through its base
+# or another view), torch raises "A view was created in no_grad mode and its base or another view of its base has
+# been modified inplace with grad mode enabled" the next time that view's grad_fn is read or the view is used with
+# grad enabled. retrograd raises the same (tests/test_views_inplace.py checks the usual cases), but the fuzzer does
+# not generate such writes (recorded as skipped in both traces), except an in-place step with grad enabled on such a
+# view itself, which both libraries refuse at once.
 
 
 @dataclass(frozen=True)
