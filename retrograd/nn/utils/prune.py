@@ -16,6 +16,7 @@ from ... import _creation as C
 from ..._tensor import Tensor
 from ..modules.module import Module
 from .convert_parameters import parameters_to_vector
+from .weight_norm import remove_hook_of
 
 
 class BasePruningMethod:
@@ -367,12 +368,8 @@ def global_unstructured(parameters: Iterable[tuple[Module, str]], pruning_method
 
 def remove(module: Module, name: str) -> Module:
     """Make the pruning of `module.name` permanent and drop its mask and hook."""
-    for key, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, BasePruningMethod) and hook._tensor_name == name:
-            hook.remove(module)
-            del module._forward_pre_hooks[key]
-            return module
-    raise ValueError(f"Parameter '{name}' of module {module} has to be pruned before pruning can be removed")
+    return remove_hook_of(module, lambda hook: isinstance(hook, BasePruningMethod) and hook._tensor_name == name,
+                          f"Parameter '{name}' of module {module} has to be pruned before pruning can be removed")
 
 
 def is_pruned(module: Module) -> bool:

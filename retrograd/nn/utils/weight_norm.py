@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 from ..._tensor import Tensor
@@ -68,9 +69,16 @@ def remove_weight_norm(module: Module, name: str = "weight") -> Module:
 def remove_reparametrization(module: Module, name: str, kind: type, label: str) -> Module:
     """Take off module's forward pre-hook of class `kind` for `name` (the legacy weight_norm and spectral_norm),
     leaving module.<name> a plain parameter with its current value; torch's ValueError when there is none."""
+    return remove_hook_of(module, lambda hook: isinstance(hook, kind) and hook.name == name,
+                          f"{label} of '{name}' not found in {module}")
+
+
+def remove_hook_of(module: Module, is_it: Callable[[Any], bool], missing: str) -> Module:
+    """Take off the first forward pre-hook `is_it` accepts, after its own `remove(module)` (a reparametrization
+    made permanent); ValueError(`missing`) when there is none."""
     for key, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, kind) and hook.name == name:
+        if is_it(hook):
             hook.remove(module)
             del module._forward_pre_hooks[key]
             return module
-    raise ValueError(f"{label} of '{name}' not found in {module}")
+    raise ValueError(missing)
