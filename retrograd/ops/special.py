@@ -23,7 +23,7 @@ from .. import _dtype as D
 from .._tensor import Tensor
 from . import arrays as A
 from .complex import conj
-from .pointwise import _EULER_GAMMA, _erfcx, _special, _special_pair, add_scalar, erfc, lgamma, mul_scalar
+from .pointwise import _EULER_GAMMA, _erfcx, _special, _special_pair, add_scalar, erfc, lgamma, mul_by_number
 from .registry import apply, defop
 
 _SQRT_2PI = math.sqrt(2 * math.pi)
@@ -765,8 +765,8 @@ def special_ndtr(input: Tensor) -> Tensor:
     overloads of mul and add: MulBackward1, AddBackward1)."""
     from .pointwise import erf
 
-    scaled = apply(mul_scalar, (input,), (1 / math.sqrt(2),))
-    return apply(mul_scalar, (apply(add_scalar, (erf(scaled),), (1, 1)),), (0.5,))
+    scaled = mul_by_number(input, 1 / math.sqrt(2))
+    return mul_by_number(apply(add_scalar, (erf(scaled),), (1, 1)), 0.5)
 
 
 def special_ndtri(input: Tensor) -> Tensor:
