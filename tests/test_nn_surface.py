@@ -200,14 +200,15 @@ def test_unserializable_hook_marks_and_removable_handle_is_the_graphs():
     assert len(caught) == 1 and "will not be serialized" in str(caught[0].message)
 
 
-@pytest.mark.parametrize("n", [1, 2, 3])
-@pytest.mark.parametrize("norm_type,kernel,stride,ceil", [(2, 2, None, False), (3, 3, 2, True),
-                                                          (float("inf"), 2, 1, False), (-float("inf"), 2, None, True),
-                                                          (1.5, "tuple", None, False)])
+LP_POOLS = [(2, 2, None, False), (3, 3, 2, True), (float("inf"), 2, 1, False), (-float("inf"), 2, None, True),
+            (1.5, "tuple", None, False)]
+
+
+# torch's lp_pool1d takes an int kernel_size only: no tuple case in one dimension
+@pytest.mark.parametrize("n,norm_type,kernel,stride,ceil",
+                         [(n, *case) for n in (1, 2, 3) for case in LP_POOLS if not (n == 1 and case[1] == "tuple")])
 def test_lp_pool_functional_and_module_match_torch(n, norm_type, kernel, stride, ceil):
     if kernel == "tuple":
-        if n == 1:
-            pytest.skip("torch's lp_pool1d takes an int kernel_size only")
         kernel = (2,) * n
     shape = (2, 3, 6, 7, 5)[:n + 2]
     x = np.random.default_rng(n).standard_normal(shape)
