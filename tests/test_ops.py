@@ -408,3 +408,17 @@ def test_formulas_sharing_a_call_make_it_once(monkeypatch, wanted):
         assert (expected is None) == (got is None)
         if expected is not None:
             np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("call", ["x.sum()", "x.sum(dim=None)", "torch.sum(x, None)", "x.sum(None, keepdim=True)",
+                                  "x.sum(dim=())", "x.mean()", "x.mean(dim=None)", "torch.mean(x, None, True)",
+                                  "x.mean(dim=[])", "x.sum(dtype=torch.float64)"])
+def test_reductions_name_the_overload_torch_takes(call):
+    """dim=None passed explicitly takes torch's dim-list overload (SumBackward1, MeanBackward1); left out, the
+    whole-tensor one (SumBackward0, MeanBackward0)."""
+    def grad_fn_name(lib):
+        x = lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True) * 1
+        out = eval(call, {"x": x, "torch": lib})
+        return out.grad_fn.name(), tuple(out.shape), out.tolist()
+
+    assert grad_fn_name(retrograd) == grad_fn_name(torch)

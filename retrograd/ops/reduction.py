@@ -18,6 +18,7 @@ import math
 import warnings
 from collections import namedtuple
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -742,12 +743,27 @@ def _require_nonempty_dim(input: Tensor, d: int, name: str) -> None:
         raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
 
 
-def sum(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,  # noqa: A001
+class _DimOmitted:
+    """The default of `dim` in sum and mean. torch takes another overload when dim=None is passed (SumBackward1,
+    MeanBackward1: the dim list's) than when dim is left out (SumBackward0, MeanBackward0), so the two differ."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "None"
+
+
+_DIM_OMITTED: Any = _DimOmitted()
+
+
+def sum(input: Tensor, dim: int | Sequence[int] | None = _DIM_OMITTED, keepdim: bool = False, *,  # noqa: A001
         dtype: D.dtype | None = None) -> Tensor:
     """Sum over all elements or along `dim` (int and bool inputs sum in int64)."""
     accumulate = _accumulate_dtype(input, dtype, "sum_cpu")
-    if dim is None and not keepdim:
-        return apply(sum_all, (input,), (accumulate,))
+    if dim is _DIM_OMITTED:
+        if not keepdim:
+            return apply(sum_all, (input,), (accumulate,))
+        dim = None
     return apply(sum_dim, (input,), (_reduced_dims(dim, input.ndim), keepdim, accumulate))
 
 
@@ -758,14 +774,16 @@ def nansum(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool 
     return apply(nansum_op, (input,), (_reduced_dims(dim, input.ndim), keepdim, accumulate))
 
 
-def mean(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
+def mean(input: Tensor, dim: int | Sequence[int] | None = _DIM_OMITTED, keepdim: bool = False, *,
          dtype: D.dtype | None = None) -> Tensor:
     """Arithmetic mean over all elements or along `dim` (floating or complex input only)."""
     if dtype is not None:
         input = input.to(dtype)
     _require_floating(input, "mean")
-    if dim is None and not keepdim:
-        return apply(mean_all, (input,))
+    if dim is _DIM_OMITTED:
+        if not keepdim:
+            return apply(mean_all, (input,))
+        dim = None
     return apply(mean_dim, (input,), (_reduced_dims(dim, input.ndim), keepdim))
 
 
