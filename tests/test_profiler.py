@@ -252,3 +252,41 @@ def test_a_trace_inside_the_profiler_still_sees_the_backward():
         (x * 2).sum().backward()
     assert len(steps.steps) == 3
     assert "autograd::engine::evaluate_function: MulBackward0" in {a.key for a in prof.key_averages()}
+
+
+def test_op_and_backward_events_carry_the_nodes_sequence_numbers():
+    """Note [sequence numbers]: an op that records a node tags its event with the node's number, and the node's two
+    backward events carry it too (torch's sequence_nr), with the forward's thread; ops that record no node, and
+    accumulators, carry -1. Numbers are compared as differences from the first, as both count from where they are."""
+    def numbered(lib, profiler):
+        with profiler.profile(activities=[profiler.ProfilerActivity.CPU]) as prof:
+            x = lib.ones(3, 3, requires_grad=True)
+            y = lib.ones(3, 3, requires_grad=True)
+            (x * y + x).sum(dim=None).backward()
+        events = [e for e in prof.events() if e.name.startswith(("aten::mul", "aten::add", "aten::sum", "autograd::"))
+                  or "Backward" in e.name or "AccumulateGrad" in e.name]
+        first = min(e.sequence_nr for e in events if e.sequence_nr >= 0)
+        forward_thread = next(e.thread for e in events if e.name == "aten::mul")
+        assert all(e.fwd_thread == forward_thread for e in events if "Backward" in e.name)
+        return [(e.name, e.sequence_nr - first if e.sequence_nr >= 0 else -1) for e in events
+                if e.cpu_parent is None or "Backward" in e.name or "AccumulateGrad" in e.name]
+
+    theirs, ours = (numbered(lib, profiler) for lib, profiler in _libraries())
+    assert ours == theirs
+
+
+def test_composite_ops_record_an_event_around_the_rows_they_run():
+    """linear and matmul are composites in torch: their event (with its input shapes) holds the ops they run."""
+    def tree(lib, profiler):
+        layer = lib.nn.Linear(4, 3)
+        with profiler.profile(activities=[profiler.ProfilerActivity.CPU], record_shapes=True) as prof:
+            layer(lib.ones(5, 4))
+            lib.ones(2, 3) @ lib.ones(3)
+            lib.nn.functional.linear(lib.ones(5, 4), layer.weight)
+        wanted = ("aten::linear", "aten::matmul", "aten::t", "aten::addmm", "aten::mv", "aten::mm")
+        return [(e.name, e.input_shapes if e.name in wanted[:2] else None, [c.name for c in e.cpu_children
+                                                                             if c.name in wanted])
+                for e in prof.events() if e.name in wanted[:2]]
+
+    theirs, ours = (tree(lib, profiler) for lib, profiler in _libraries())
+    assert ours == theirs

@@ -20,6 +20,7 @@ import itertools
 import sys
 import threading
 from collections.abc import Callable, Sequence
+from heapq import heapify, heappop, heappush
 from typing import Any
 
 from . import grad_mode
@@ -29,11 +30,12 @@ from .graph import AccumulateGrad, Node, accumulate_into, anomaly, edge_of, runn
 # Note [execution order]
 # torch's engine takes, among the nodes whose gradients are complete, a leaf's AccumulateGrad
 # first (so .grad and post-accumulate hooks see a gradient as early as possible), then the node
-# created last (its sequence number). Accumulators are taken first here too. Nodes carry no
-# creation stamp, so the other ready nodes are kept as a stack (depth first, pushed in the order of
-# each node's inputs): the same order as torch's for a chain, and for a module's graph where each
-# node's later inputs were made later; where independent branches were built in another order,
-# they may run in another order than torch's (same gradients, hooks called in another order).
+# made last, by its sequence number (Note [sequence numbers] in graph.py). Here too, so hooks run,
+# and gradients meeting at a node are summed, in torch's order. Ready accumulators wait in a list
+# (`leaves`); the other ready nodes in a heap keyed by their negated number and their id (which
+# settles ties of numbers set by hand), except the newest, when it is newer than every node in the
+# heap: it waits outside (`following`) and runs next. A chain, most of any graph, never touches
+# the heap, and a node with two inputs made in order pushes only the older one.
 
 # Note [gradients not asked for]
 # autograd.grad(out, inputs) and backward(inputs=...) run only the nodes on a path to a wanted input
@@ -114,7 +116,8 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, retain_graph: bool, 
         if buf is None:
             buf = buffers[node] = [None] * (len(node._out_meta) if node._out_meta else 1)
         buf[nr] = grad if buf[nr] is None else buf[nr] + grad
-    ready = [node for node in buffers if deps.get(node) == 0]
+    ready = [(-node._seq, id(node), node) for node in buffers if deps.get(node) == 0]  # a heap (Note [execution order])
+    heapify(ready)
     leaves: list[Node] = []  # ready accumulators, run before the other ready nodes (Note [execution order])
     captured: list = [None] * (len(inputs) if inputs is not None else 0)
     task = GraphTask(deps, target_nodes, inputs is None and (tasks[-1].checkpoint_valid if tasks else True))
@@ -127,8 +130,17 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, retain_graph: bool, 
     selective = bool(target_nodes) or pruned
     tasks.append(task)
     try:
-        while leaves or ready:
-            node = leaves.pop() if leaves else ready.pop()
+        following = None  # the newest ready node, when newer than all in the heap (Note [execution order])
+        while True:
+            if leaves:
+                node = leaves.pop()
+            elif following is not None:
+                node = following
+                following = None
+            elif ready:
+                node = heappop(ready)[2]
+            else:
+                break
             grads = buffers.pop(node)
             wanted = None
             if selective:  # explicit inputs
@@ -178,8 +190,21 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, retain_graph: bool, 
                 elif g is not None:
                     buf[nr] = g if buf[nr] is None else buf[nr] + g
                 if count == 1:
-                    (leaves if type(child) is AccumulateGrad else ready).append(child)
+                    if type(child) is AccumulateGrad:
+                        leaves.append(child)
+                    elif following is None:
+                        if not ready or child._seq > -ready[0][0]:
+                            following = child
+                        else:
+                            heappush(ready, (-child._seq, id(child), child))
+                    elif child._seq > following._seq:
+                        heappush(ready, (-following._seq, id(following), following))
+                        following = child
+                    else:
+                        heappush(ready, (-child._seq, id(child), child))
                 deps[child] = count - 1
+            if tracer is not None:  # its gradients are in the next nodes' buffers (torch's evaluate_function ends)
+                tracer.node_finished(node)
             outs = g = grads = buf = None  # drop references so AccumulateGrad may keep a gradient without copying
         callbacks = task.callbacks
         if callbacks:  # they run in the caller's modes (restored again below, for an exception)
@@ -438,9 +463,9 @@ def will_engine_execute_node(node: Node) -> bool:
 # Note [the running pass, read from its frame]
 # torch._C._current_autograd_node() and _current_graph_task_execution_order() look into the backward pass that
 # is running in this thread. The loop of run_backward keeps everything they need in its locals (`node`, the one
-# running; `deps`, `ready`, `leaves`, the schedule), so they read that frame, the innermost run_backward on this
-# thread's stack (a reentrant pass's own), rather than have the loop publish its state on every node: the loop
-# stays as it is, and only these rarely called functions pay.
+# running; `deps`, `ready`, `following`, `leaves`, the schedule), so they read that frame, the innermost
+# run_backward on this thread's stack (a reentrant pass's own), rather than have the loop publish its state on
+# every node: the loop stays as it is, and only these rarely called functions pay.
 
 
 def _running_frame() -> Any:
@@ -470,7 +495,9 @@ def current_execution_order() -> list[Node]:
                            "with multithreading disabled, e.g. by running:\n\n>>> with "
                            "torch.autograd.set_multithreading_enabled(False):\n...     torch.autograd.grad(...)\n")
     deps, target_nodes = dict(running["deps"]), running["target_nodes"]
-    ready, leaves = list(running["ready"]), list(running["leaves"])
+    ready, leaves, following = list(running["ready"]), list(running["leaves"]), running["following"]
+    if following is not None:
+        heappush(ready, (-following._seq, id(following), following))
     order: list[Node] = []
     node = running["node"]
     while node is not None:
@@ -480,9 +507,12 @@ def current_execution_order() -> list[Node]:
                 count = deps.get(child)
                 if count is not None:
                     if count == 1:
-                        (leaves if type(child) is AccumulateGrad else ready).append(child)
+                        if type(child) is AccumulateGrad:
+                            leaves.append(child)
+                        else:
+                            heappush(ready, (-child._seq, id(child), child))
                     deps[child] = count - 1
-        node = leaves.pop() if leaves else ready.pop() if ready else None
+        node = leaves.pop() if leaves else heappop(ready)[2] if ready else None
     return order
 
 

@@ -36,6 +36,15 @@ NO_EDGE = (None, 0)
 # two parallel tuples instead: `_next_nodes` and `_next_nrs`, whose all-zero case (nearly every
 # edge) is one shared constant; `next_functions` builds the pairs when asked.
 
+# Note [sequence numbers]
+# Every node is numbered as it is made (torch's sequence_nr, `_sequence_nr()`): the engine runs, among the
+# nodes whose gradients are complete, the one made last (Note [execution order] in engine.py), and the
+# profiler tags an op's event and its node's backward events with the number. A leaf's AccumulateGrad takes
+# no number but UINT64_MAX, as in torch, and runs first. torch counts per thread from 0; here one count
+# serves every thread, so numbers stay unique (a thread's nodes are numbered in the order it made them).
+next_sequence_nr = itertools.count().__next__
+ACCUMULATE_GRAD_SEQUENCE_NR = 2**64 - 1
+
 
 class RemovableHandle:
     """Returned by register_hook; `remove()` unregisters the hook."""
@@ -104,7 +113,7 @@ class Node:
     """A step of the backward graph; subclasses define `apply(grads) -> grads of inputs`."""
 
     # the edges to the nodes that produced the inputs, as two parallel tuples (Note [edges])
-    __slots__ = ("_next_nodes", "_next_nrs", "_hookset", "_trace", "__weakref__")
+    __slots__ = ("_next_nodes", "_next_nrs", "_hookset", "_trace", "_seq", "__weakref__")
     _out_meta: tuple | None = None  # (shape, dtype) of each output of a multi-output node; None for one output
     # True where apply(grads, wanted) takes the edges whose gradients are wanted (Note [gradients not asked for])
     _takes_wanted = False
@@ -112,6 +121,7 @@ class Node:
     def __init__(self) -> None:
         self._hookset = None
         self._trace = anomaly_trace() if anomaly.enabled else None
+        self._seq = next_sequence_nr()
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {hex(id(self))}>"
@@ -132,6 +142,13 @@ class Node:
 
     def apply(self, grads: list) -> list:
         raise NotImplementedError
+
+    def _sequence_nr(self) -> int:
+        """The node's number in the order nodes were made (Note [sequence numbers])."""
+        return self._seq
+
+    def _set_sequence_nr(self, sequence_nr: int) -> None:
+        self._seq = int(sequence_nr)
 
     def release(self) -> None:
         """Free what was saved for backward (called after use unless retain_graph)."""
@@ -179,6 +196,7 @@ class AccumulateGrad(Node):
     def __init__(self, variable: Tensor) -> None:
         self._hookset = None  # Node.__init__'s fields, set here: a leaf's accumulator is made every forward
         self._trace = anomaly_trace() if anomaly.enabled else None
+        self._seq = ACCUMULATE_GRAD_SEQUENCE_NR
         self.variable = variable
         self._next_nodes = self._next_nrs = ()
 

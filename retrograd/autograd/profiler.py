@@ -9,14 +9,15 @@ For example::
     print(prof.key_averages().table(sort_by="cpu_time_total", row_limit=10))
 
 What is recorded (Note [profiler events]): every op of the rule table, named as torch names the
-aten op (`aten::mm`, `aten::add`); every node the backward engine runs
-(`autograd::engine::evaluate_function: MulBackward0`, and `MulBackward0` inside it); every
-`record_function` range. Events nest
+aten op (`aten::mm`, `aten::add`), with the sequence number of the node it made; the composite ops
+marked as such (`aten::linear`, `aten::matmul`: ops/registry.composite) around the rows they run;
+every node the backward engine runs (`autograd::engine::evaluate_function: MulBackward0`, and
+`MulBackward0` inside it, with the node's number); every `record_function` range. Events nest
 by time, so a node's event holds the ops its formula ran and a range holds everything inside it.
 Times are wall-clock CPU times from `time.perf_counter_ns`. Not recorded: memory
 (`profile_memory`), call stacks (`with_stack`), FLOPs and modules (accepted, their columns stay
-empty), creation functions (`ones`, `zeros`, `randn`: not rows of the table), torch's composite
-ops as such (`linear` shows the rows it runs: `aten::t`, `aten::addmm`), ops inside vmap batching
+empty), creation functions (`ones`, `zeros`, `randn`: not rows of the table), torch's other
+composite ops as such (`dropout` shows the rows it runs), ops inside vmap batching
 rules and forward-mode JVP formulas (they run inside their op's event), device kernels (there are
 none). `torch.profiler` (retrograd/profiler.py) builds its scheduled profiler on the recording
 kept here.
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import gzip
+import inspect
 import json
 import os
 import re
@@ -39,6 +41,7 @@ from typing import Any
 
 from . import grad_mode
 from .forward_ad import transforms
+from .graph import AccumulateGrad
 
 # Note [profiler events]
 # While a profiler records, `transforms.profiler` holds its _Recording and `transforms.active` is
@@ -50,7 +53,8 @@ from .forward_ad import transforms
 # once per backward pass) before and after each node: the recording takes that slot while it
 # runs and passes the calls on to an `autograd.trace` that held it before. Each thread keeps its
 # own stack of open events: an event's parent is the one open when it began, and its self time
-# is its time less its children's.
+# is its time less its children's. A composite function (ops/registry.composite) opens its event
+# around its body with the profiler left on, so the rows it runs record inside it.
 
 
 def _format_time(time_us: float) -> str:
@@ -355,7 +359,8 @@ class _Recording:
         self.base_time_ns = time.time_ns() - time.perf_counter_ns()
         self._open = threading.local()  # .stack: this thread's open events, innermost last
         self._tracer = None  # the thread's tracer before this recording took the slot
-        self._nodes: list[FunctionEvent] = []  # open backward-node events
+        self._nodes: list[tuple[FunctionEvent, FunctionEvent]] = []  # open backward-node events (outer, inner)
+        self._forward_threads: dict[int, int] = {}  # a recorded op's node's sequence number -> its op's thread
         self.recording = False
 
     # ---- on and off ------------------------------------------------------------------------
@@ -387,7 +392,7 @@ class _Recording:
         if stack is None:
             stack = self._open.stack = []
         event = FunctionEvent(len(self.events) + 1, name, threading.get_ident(), _now_us(), -1.0,  # open
-                              input_shapes=input_shapes, is_user_annotation=is_user_annotation)
+                              fwd_thread=0, input_shapes=input_shapes, is_user_annotation=is_user_annotation)
         if stack:
             event.cpu_parent = stack[-1]
         stack.append(event)
@@ -415,31 +420,62 @@ class _Recording:
             inputs = args[0] if op.variadic else args
             shapes = [list(getattr(x, "shape", ())) for x in inputs]
         event = self.begin(aten_name(op.name), shapes)
+        inputs = args[0] if op.variadic else args
+        nodes_before = [getattr(x, "grad_fn", None) for x in inputs]
         transforms.profiler = None
         transforms.update()
         try:
-            return registry.apply(op, args, params)
+            out = registry.apply(op, args, params)
         finally:
             if self.recording:  # not if another thread stopped the profiler meanwhile
                 transforms.profiler = self
                 transforms.update()
             self.end(event)
+        node = (out[0] if isinstance(out, tuple) else out).grad_fn
+        if node is not None and all(node is not before for before in nodes_before):  # the node this op made
+            event.sequence_nr = node._seq  # its backward's events carry the number too (node_starting)
+            self._forward_threads[node._seq] = event.thread
+        return out
+
+    def run_composite(self, name: str, fn: Callable, args: tuple, kwargs: dict) -> Any:
+        """Run a composite op (ops/registry.composite) inside an event of its own; the rows it runs record inside."""
+        shapes = None
+        if self.record_shapes:  # of every argument of the signature, defaults too ([] for None), as torch's schema
+            bound = inspect.signature(fn).bind(*args, **kwargs)
+            bound.apply_defaults()
+            shapes = [list(getattr(x, "shape", ())) for x in bound.arguments.values()]
+        event = self.begin(name, shapes)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            self.end(event)
 
     # ---- the backward engine's tracer calls (autograd.trace's protocol) ---------------------
     def node_starting(self, node: Any) -> None:
-        """Open the node's two events, torch's `autograd::engine::evaluate_function: MulBackward0` and inside it
-        `MulBackward0` (here both span the engine's whole handling of the node, hooks included)."""
+        """Open the node's two events: torch's `autograd::engine::evaluate_function: MulBackward0`, which ends once
+        the node's gradients are added into the next nodes' inputs, and inside it `MulBackward0`, which ends when
+        the node has run (here with its hooks)."""
         name = node.name()
-        self._nodes.append(self.begin("autograd::engine::evaluate_function: " + name))
-        self.begin(name)
+        outer, inner = self.begin("autograd::engine::evaluate_function: " + name), self.begin(name)
+        self._nodes.append((outer, inner))
+        if type(node) is not AccumulateGrad:  # whose number, UINT64_MAX, torch's events show as -1
+            for event in (outer, inner):
+                event.sequence_nr = node._seq
+                event.fwd_thread = self._forward_threads.get(node._seq, event.thread)
         if self._tracer is not None:
             self._tracer.node_starting(node)
 
     def node_ran(self, node: Any, grads: list, outs: list | None) -> None:
         if self._nodes:
-            self.end(self._nodes.pop())  # and the node's own event inside it
+            self.end(self._nodes[-1][1])  # the node's own event
         if self._tracer is not None:
             self._tracer.node_ran(node, grads, outs)
+
+    def node_finished(self, node: Any) -> None:
+        if self._nodes:
+            self.end(self._nodes.pop()[0])
+        if self._tracer is not None:
+            self._tracer.node_finished(node)
 
     def note_sum(self, from_shape: tuple, to_shape: tuple) -> None:
         if self._tracer is not None:

@@ -74,6 +74,9 @@ class trace:  # noqa: N801 - used like torch's context managers
     def node_starting(self, node: Any) -> None:
         """Nothing to note before a node runs (a profiler's tracer times it from here)."""
 
+    def node_finished(self, node: Any) -> None:
+        """Nothing to note once a node's gradients are added into the next nodes' inputs (a profiler ends its event)."""
+
     def note_sum(self, from_shape: tuple, to_shape: tuple) -> None:
         self._pending_sums.append((tuple(from_shape), tuple(to_shape)))
 

@@ -42,7 +42,7 @@ from .arrays import max_from  # these two where a parameter named A hides the mo
 from .arrays import reduce as reduce_array
 from .pointwise import log, where
 from .reduction import amax, amin, return_type, vector_norm
-from .registry import apply, autocast_unifies, defop, namespace, unrecorded_arrays
+from .registry import apply, autocast_unifies, composite, defop, namespace, unrecorded_arrays
 from .shape import cat, diag_embed, diagonal, reshape_alias_op, stack, tril, triu, unsafe_view
 
 
@@ -1847,6 +1847,7 @@ def _matmul_shape_error(a: Tensor, b: Tensor) -> RuntimeError:
                         f"[{batch}, {sb[-2] if len(sb) > 1 else sb[0]}].")
 
 
+@composite("aten::matmul")
 def matmul(input: Tensor, other: Tensor) -> Tensor:
     """The matrix product for every shape combination, as torch.matmul (batch dims broadcast)."""
     da, db = input._data.ndim, other._data.ndim

@@ -50,7 +50,7 @@ from .indexing import _index_range, index_put_op, scatter_add_op
 from .linalg import addmm, matmul, matrix_norm
 from .pointwise import clamp_min, div_by_number, log, log1p, minimum, sigmoid, where, xlogy
 from .reduction import _reduced_dims, vector_norm_op
-from .registry import apply, autocast_input, defop, namespace, sum_to, unrecorded_arrays
+from .registry import apply, autocast_input, composite, defop, namespace, sum_to, unrecorded_arrays
 
 
 class NormAxes(NamedTuple):
@@ -997,6 +997,7 @@ def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: floa
 
 # ---- linear layers --------------------------------------------------------------------------
 
+@composite("aten::linear")
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """input @ weight.T + bias: one fused addmm (AddmmBackward0) as torch, for any number of leading dims.
 

@@ -55,6 +55,7 @@ from ..autograd.graph import (
     anomaly_trace,
     before_inplace_write,
     edge_of,
+    next_sequence_nr,
     saved_state,
 )
 from . import complex32
@@ -494,7 +495,8 @@ class Op:
         names the entry point gives this op's node class and params."""
         lines = [f"node = _new({node_class})",
                  "node._hookset = None",
-                 "node._trace = anomaly_trace() if anomaly.enabled else None"]
+                 "node._trace = anomaly_trace() if anomaly.enabled else None",
+                 "node._seq = next_sequence_nr()"]
         for k, x in enumerate(xs):  # edge (node n, output r) and (shape, dtype) of each input (Note [edges])
             lines.append(f"n{k} = None")
             lines.append(f"r{k} = 0")
@@ -1467,6 +1469,7 @@ def _record(op: Op, inputs: Sequence, params: tuple, outs: tuple) -> None:
     node = _new(op.node_class)
     node._hookset = None
     node._trace = anomaly_trace() if anomaly.enabled else None
+    node._seq = next_sequence_nr()
     edges = []
     meta = []
     if op.variadic:
@@ -1532,6 +1535,24 @@ def snapshot_saved_self(node: object, tensor: Tensor) -> None:
             snap._requires_grad = tensor._requires_grad
             snap._vc = [node._versions[i]]
             saved[i] = snap
+
+
+def composite(aten: str) -> Callable[[Callable], Callable]:
+    """Mark a public function torch implements as a composite op (`aten::linear`, `aten::matmul`): while a profiler
+    records, a call runs inside an event of that name, around the events of the rows it runs (Note [profiler
+    events] in autograd/profiler.py); otherwise the function runs as it is."""
+
+    def decorate(fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def run(*args: object, **kwargs: object) -> object:
+            profiler = _transforms.profiler
+            if profiler is None:
+                return fn(*args, **kwargs)
+            return profiler.run_composite(aten, fn, args, kwargs)
+
+        return run
+
+    return decorate
 
 
 # --------------------------------------------------------------------------------------------
@@ -1675,8 +1696,8 @@ def resave_output(node: OpNode, tensor: Tensor) -> None:
     CopySlices gave it, which wraps `node`: while that history lives the output unpacks with it, so that a
     double backward reaches `node` only through CopySlices; it is held weakly (torch's weak grad_fn), as a
     strong hold would make a cycle (node, saved output, view's history, CopySlices). Once it is gone the
-    output unpacks with `node`, as torch's: a double backward then needs CopySlices to run before `node`
-    (torch runs the newer node first; see Note [execution order] in autograd/engine.py)."""
+    output unpacks with `node`, as torch's: a double backward then runs CopySlices before `node`, the newer
+    node first (Note [execution order] in autograd/engine.py)."""
     if type(node._result[0]) is not _PackedSaved:
         saved = saved_output(tensor)
         if tensor.grad_fn is not None and tensor.grad_fn is not node:
