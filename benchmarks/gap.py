@@ -42,6 +42,9 @@ class _NodeClock:
     def node_ran(self, node: Any, grads: list, outs: list | None) -> None:
         self.marks.append((self.phase_of[node], time.perf_counter()))
 
+    def node_finished(self, node: Any) -> None:
+        """Adding into the next nodes' buffers counts as the engine's time, between nodes."""
+
     def note_sum(self, from_shape: tuple, to_shape: tuple) -> None:
         """Broadcast sums are part of their node's time here."""
 
