@@ -22,7 +22,7 @@ from ._tensor import NO_VERSION_COUNTER, Tensor, _wrap, on_device, placement
 from ._tensor import device as _device
 from ._warn import warn_once
 from .autograd import grad_mode
-from .autograd.forward_ad import transforms
+from .autograd.forward_ad import composite, transforms
 from .storage import mark_root
 
 
@@ -523,11 +523,13 @@ def _filled(fill: Any, size: Sequence, dtype: D.dtype | None, requires_grad: boo
     return _finish(np.full(shape, fill, dtype=np_dtype), requires_grad, device)
 
 
+@composite("aten::zeros")
 def zeros(*size: Any, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False,
           layout: Any = None) -> Tensor:
     return _finish(np.zeros(_shape(size), dtype=_np_dtype(dtype)), requires_grad, device)
 
 
+@composite("aten::ones")
 def ones(*size: Any, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False,
          layout: Any = None) -> Tensor:
     if dtype is D.complex32:  # NumPy would write 1 into both parts (Note [complex32])
@@ -535,11 +537,13 @@ def ones(*size: Any, dtype: D.dtype | None = None, device: Any = None, requires_
     return _finish(np.ones(_shape(size), dtype=_np_dtype(dtype)), requires_grad, device)
 
 
+@composite("aten::empty")
 def empty(*size: Any, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False,
           layout: Any = None, memory_format: Any = None) -> Tensor:
     return _finish(np.empty(_shape(size), dtype=_np_dtype(dtype)), requires_grad, device)
 
 
+@composite("aten::empty_strided")
 def empty_strided(size: Sequence[int], stride: Sequence[int], *, dtype: D.dtype | None = None, device: Any = None,
                   requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
     """An uninitialised tensor with the given strides (in elements) over memory of just the span they reach."""
@@ -553,6 +557,7 @@ def empty_strided(size: Sequence[int], stride: Sequence[int], *, dtype: D.dtype 
     return _finish(data, requires_grad, device)
 
 
+@composite("aten::empty_permuted")
 def empty_permuted(size: Sequence[int], physical_layout: Sequence[int], *, dtype: D.dtype | None = None,
                    device: Any = None, requires_grad: bool = False, layout: Any = None,
                    pin_memory: bool = False) -> Tensor:
@@ -569,6 +574,7 @@ def empty_permuted(size: Sequence[int], physical_layout: Sequence[int], *, dtype
     return empty_strided(shape, stride, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
+@composite("aten::scalar_tensor")
 def scalar_tensor(s: Any, *, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False,
                   layout: Any = None, pin_memory: bool = False) -> Tensor:
     """A 0-d tensor of `s`, of the default floating dtype unless `dtype` is given (whatever the type of `s`)."""
@@ -593,12 +599,13 @@ def _triangle_indices(lower: bool) -> Any:
     indices.__name__ = indices.__qualname__ = name
     indices.__doc__ = f"torch.{name}: the coordinates of the {'lower' if lower else 'upper'} triangle of a row x col " \
                       "matrix from diagonal `offset`, as a 2 x N tensor (rows, then columns)."
-    return indices
+    return composite("aten::" + name)(indices)
 
 
 tril_indices, triu_indices = _triangle_indices(True), _triangle_indices(False)
 
 
+@composite("aten::full")
 def full(size: Sequence[int], fill_value: Any, *, dtype: D.dtype | None = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
     """A tensor of `size` filled with fill_value (its dtype inferred from the value, as torch)."""
@@ -609,6 +616,7 @@ def full(size: Sequence[int], fill_value: Any, *, dtype: D.dtype | None = None, 
                    device)
 
 
+@composite("aten::eye")
 def eye(n: int, m: int | None = None, *, dtype: D.dtype | None = None, device: Any = None,
         requires_grad: bool = False) -> Tensor:
     D.refuse_unsigned("eye", dtype)
@@ -616,6 +624,7 @@ def eye(n: int, m: int | None = None, *, dtype: D.dtype | None = None, device: A
     return _finish(np.eye(n, n if m is None else m, dtype=_np_dtype(dtype)), requires_grad, device)
 
 
+@composite("aten::arange")
 def arange(start: float, end: float | None = None, step: float = 1, *, dtype: D.dtype | None = None,
            device: Any = None, requires_grad: bool = False) -> Tensor:
     """Values start, start+step, ... below end; int64 when all arguments are integers."""
@@ -640,6 +649,7 @@ def _bounds(name: str, start: Any, end: Any) -> tuple:
     return tuple(v.item() if isinstance(v, Tensor) else v for v in (start, end))
 
 
+@composite("aten::linspace")
 def linspace(start: float | Tensor, end: float | Tensor, steps: int, *, dtype: D.dtype | None = None,
              device: Any = None, requires_grad: bool = False) -> Tensor:
     start, end = _bounds("linspace", start, end)
@@ -648,6 +658,7 @@ def linspace(start: float | Tensor, end: float | Tensor, steps: int, *, dtype: D
     return _finish(_converted(np.linspace(start, end, steps, dtype=np.float64), dtype), requires_grad, device)
 
 
+@composite("aten::logspace")
 def logspace(start: float | Tensor, end: float | Tensor, steps: int, base: float = 10.0, *,
              dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     start, end = _bounds("logspace", start, end)
@@ -656,6 +667,7 @@ def logspace(start: float | Tensor, end: float | Tensor, steps: int, base: float
     return _finish(_converted(np.logspace(start, end, steps, base=base), dtype), requires_grad, device)
 
 
+@composite("aten::rand")
 def rand(*size: Any, generator: Generator | None = None, dtype: D.dtype | None = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
     """Uniform samples from [0, 1) (torch's numbers for the same seed)."""
@@ -667,6 +679,7 @@ def rand(*size: Any, generator: Generator | None = None, dtype: D.dtype | None =
     return _finish(data, requires_grad, device)
 
 
+@composite("aten::randn")
 def randn(*size: Any, generator: Generator | None = None, dtype: D.dtype | None = None, device: Any = None,
           requires_grad: bool = False) -> Tensor:
     """Standard normal samples (torch's numbers for the same seed)."""
@@ -695,6 +708,7 @@ def _device_draw(kind: str, size: Sequence, generator: Generator | None, dtype: 
     return t
 
 
+@composite("aten::randint")
 def randint(low: int, high: int | Sequence[int] | None = None, size: Sequence[int] = (), *,
             generator: Generator | None = None, dtype: D.dtype | None = None, device: Any = None,
             requires_grad: bool = False) -> Tensor:
@@ -709,6 +723,7 @@ def randint(low: int, high: int | Sequence[int] | None = None, size: Sequence[in
     return _finish(data.astype(_np_dtype(dtype, D.int64)), requires_grad, device)
 
 
+@composite("aten::randperm")
 def randperm(n: int, *, generator: Generator | None = None, dtype: D.dtype | None = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:
     """A random permutation of 0..n-1 (torch's for the same seed)."""
@@ -724,7 +739,9 @@ def _where(input: Tensor, device: Any) -> Any:
 def _like(fn: Any, numpy_fn: Any = None) -> Any:
     """`fn`'s `_like` factory; `numpy_fn` (np.zeros, ...) makes the array itself for a NumPy input of one of
     NumPy's own dtypes (not bfloat16 nor complex32) when no dtype or device is asked for: the usual call, at
-    a third of the checks."""
+    a third of the checks. A profiler records it as torch's `aten::zeros_like`, not the `aten::zeros` it calls."""
+    fn = fn.__wrapped__
+
     def like(input: Tensor, *, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False,
              memory_format: Any = None, layout: Any = None) -> Tensor:
         data = input._data
@@ -736,7 +753,7 @@ def _like(fn: Any, numpy_fn: Any = None) -> Any:
 
     like.__name__ = like.__qualname__ = fn.__name__ + "_like"
     like.__doc__ = f"{fn.__name__}() with the shape (and by default the dtype) of `input`."
-    return like
+    return composite(f"aten::{like.__name__}")(like)
 
 
 zeros_like = _like(zeros, np.zeros)
@@ -746,15 +763,17 @@ rand_like = _like(rand)
 randn_like = _like(randn)
 
 
+@composite("aten::full_like")
 def full_like(input: Tensor, fill_value: Any, *, dtype: D.dtype | None = None, device: Any = None,
               requires_grad: bool = False, memory_format: Any = None) -> Tensor:
-    return full(input.shape, fill_value, dtype=dtype or input.dtype, requires_grad=requires_grad,
+    return full.__wrapped__(input.shape, fill_value, dtype=dtype or input.dtype, requires_grad=requires_grad,
                 device=_where(input, device))
 
 
+@composite("aten::randint_like")
 def randint_like(input: Tensor, low: int, high: int | None = None, *, dtype: D.dtype | None = None,
                  device: Any = None, requires_grad: bool = False) -> Tensor:
-    return randint(low, high, input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
+    return randint.__wrapped__(low, high, input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
                    device=_where(input, device))
 
 
@@ -827,6 +846,7 @@ def _kaiser(beta: float) -> Any:
     return lambda n, r, period: np.i0(beta * np.sqrt(np.abs(1 - ((n - period / 2) / (period / 2)) ** 2))) / np.i0(beta)
 
 
+@composite("aten::hamming_window")
 def hamming_window(window_length: int, periodic: bool = True, alpha: float = 0.54, beta: float = 0.46, *,
                    dtype: D.dtype | None = None, layout: Any = None, device: Any = None, pin_memory: bool = False,
                    requires_grad: bool = False) -> Tensor:
@@ -835,24 +855,28 @@ def hamming_window(window_length: int, periodic: bool = True, alpha: float = 0.5
                    _hamming(alpha, beta))
 
 
+@composite("aten::hann_window")
 def hann_window(window_length: int, periodic: bool = True, *, dtype: D.dtype | None = None, layout: Any = None,
                 device: Any = None, pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
     """0.5 - 0.5 cos(2 pi n / period): the Hamming window with alpha = beta = 0.5 (Note [window functions])."""
     return _window("hann_window", window_length, periodic, dtype, layout, device, requires_grad, _hamming(0.5, 0.5))
 
 
+@composite("aten::blackman_window")
 def blackman_window(window_length: int, periodic: bool = True, *, dtype: D.dtype | None = None, layout: Any = None,
                     device: Any = None, pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
     """0.42 - 0.5 cos(2 pi n / period) + 0.08 cos(4 pi n / period) (Note [window functions])."""
     return _window("blackman_window", window_length, periodic, dtype, layout, device, requires_grad, _blackman)
 
 
+@composite("aten::bartlett_window")
 def bartlett_window(window_length: int, periodic: bool = True, *, dtype: D.dtype | None = None, layout: Any = None,
                     device: Any = None, pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
     """The triangular window, 0 at both ends of the period and 1 in its middle (Note [window functions])."""
     return _window("bartlett_window", window_length, periodic, dtype, layout, device, requires_grad, _bartlett)
 
 
+@composite("aten::kaiser_window")
 def kaiser_window(window_length: int, periodic: bool = True, beta: float = 12.0, *, dtype: D.dtype | None = None,
                   layout: Any = None, device: Any = None, pin_memory: bool = False,
                   requires_grad: bool = False) -> Tensor:

@@ -82,10 +82,11 @@ def test_record_function_as_decorator_and_without_profiler():
     def double(t):
         return t * 2
 
-    assert double(retrograd.ones(2)).tolist() == [2.0, 2.0]  # no profiler: nothing recorded, nothing fails
+    x = retrograd.ones(2)
+    assert double(x).tolist() == [2.0, 2.0]  # no profiler: nothing recorded, nothing fails
     with retrograd.profiler.profile() as prof:
-        double(retrograd.ones(2))
-        double(retrograd.ones(2))
+        double(x)
+        double(x)
     counts = {average.key: average.count for average in prof.key_averages()}
     assert counts == {"decorated": 2, "aten::mul": 2}
 
@@ -178,9 +179,10 @@ def test_legacy_profiler_matches_torchs_names():
 
 
 def test_record_shapes_groups_by_input_shape():
+    a, b = retrograd.ones(2, 3), retrograd.ones(4)
     with retrograd.profiler.profile(record_shapes=True) as prof:
-        retrograd.ones(2, 3) + retrograd.ones(2, 3)
-        retrograd.ones(4) + 1
+        a + a
+        b + 1
     grouped = {(a.key, str(a.input_shapes)) for a in prof.key_averages(group_by_input_shape=True)}
     assert grouped == {("aten::add", "[[2, 3], [2, 3]]"), ("aten::add", "[[4], []]")}
     assert "Input Shapes" in prof.key_averages(group_by_input_shape=True).table()
@@ -289,4 +291,27 @@ def test_composite_ops_record_an_event_around_the_rows_they_run():
                 for e in prof.events() if e.name in wanted[:2]]
 
     theirs, ours = (tree(lib, profiler) for lib, profiler in _libraries())
+    assert ours == theirs
+
+
+def test_creation_functions_record_torchs_event():
+    """A factory leaves one top-level event named as torch's (`aten::randn`, `aten::zeros_like`), with no sequence
+    number; torch's inner allocation and fill events (`aten::empty`, `aten::normal_`) are not recorded."""
+    def top_events(lib, profiler):
+        x = lib.ones(2, 3)
+        calls = [lambda: lib.zeros(2, 3), lambda: lib.ones(2), lambda: lib.empty(4), lambda: lib.full((2,), 1.5),
+                 lambda: lib.rand(3), lambda: lib.randn(2, 2, requires_grad=True), lambda: lib.randint(0, 5, (3,)),
+                 lambda: lib.randperm(4), lambda: lib.eye(2), lambda: lib.arange(5), lambda: lib.linspace(0, 1, 3),
+                 lambda: lib.zeros_like(x), lambda: lib.ones_like(x), lambda: lib.empty_like(x),
+                 lambda: lib.rand_like(x), lambda: lib.randn_like(x, dtype=lib.float64),
+                 lambda: lib.full_like(x, 2.0), lambda: lib.randint_like(x, 3), lambda: lib.tril_indices(3, 3),
+                 lambda: lib.hann_window(4), lambda: lib.scalar_tensor(1.0)]
+        found = []
+        for call in calls:
+            with profiler.profile(activities=[profiler.ProfilerActivity.CPU]) as prof:
+                call()
+            found.append([(e.name, e.sequence_nr) for e in prof.events() if e.cpu_parent is None])
+        return found
+
+    theirs, ours = (top_events(lib, profiler) for lib, profiler in _libraries())
     assert ours == theirs

@@ -14,8 +14,10 @@ open, vmap runs, saved-tensor hooks are set or a profiler records.
 
 from __future__ import annotations
 
+import functools
 import weakref
 from collections import namedtuple
+from collections.abc import Callable
 from typing import Any
 
 from .. import _creation  # partly loaded while autograd loads (read at call time)
@@ -50,6 +52,25 @@ class _Transforms:
 
 
 transforms = _Transforms()
+
+
+def composite(aten: str) -> Callable[[Callable], Callable]:
+    """Mark a public function torch implements as a composite op (`aten::linear`, `aten::matmul`) or a creation
+    function (`aten::zeros`): while a profiler records, a call runs inside an event of that name, around the events
+    of the rows it runs (Note [profiler events] in autograd/profiler.py); otherwise the function runs as it is.
+    The undecorated function is `__wrapped__`, for a composite that calls another without its event."""
+
+    def decorate(fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def run(*args: object, **kwargs: object) -> object:
+            profiler = transforms.profiler
+            if profiler is None:
+                return fn(*args, **kwargs)
+            return profiler.run_composite(aten, fn, args, kwargs)
+
+        return run
+
+    return decorate
 
 
 class _Level:

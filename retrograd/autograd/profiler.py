@@ -10,17 +10,18 @@ For example::
 
 What is recorded (Note [profiler events]): every op of the rule table, named as torch names the
 aten op (`aten::mm`, `aten::add`), with the sequence number of the node it made; the composite ops
-marked as such (`aten::linear`, `aten::matmul`: ops/registry.composite) around the rows they run;
+marked as such (`aten::linear`, `aten::matmul`: forward_ad.composite) around the rows they run;
+the creation functions, one event each (`aten::randn`, `aten::zeros_like`);
 every node the backward engine runs (`autograd::engine::evaluate_function: MulBackward0`, and
 `MulBackward0` inside it, with the node's number); every `record_function` range. Events nest
 by time, so a node's event holds the ops its formula ran and a range holds everything inside it.
 Times are wall-clock CPU times from `time.perf_counter_ns`. Not recorded: memory
 (`profile_memory`), call stacks (`with_stack`), FLOPs and modules (accepted, their columns stay
-empty), creation functions (`ones`, `zeros`, `randn`: not rows of the table), torch's other
-composite ops as such (`dropout` shows the rows it runs), ops inside vmap batching
-rules and forward-mode JVP formulas (they run inside their op's event), device kernels (there are
-none). `torch.profiler` (retrograd/profiler.py) builds its scheduled profiler on the recording
-kept here.
+empty), the allocation and fill events inside a creation function (torch's `aten::empty` and
+`aten::normal_` inside `aten::randn`: NumPy makes the array in one call), torch's other composite
+ops as such (`dropout` shows the rows it runs), ops inside vmap batching rules and forward-mode
+JVP formulas (they run inside their op's event), device kernels (there are none).
+`torch.profiler` (retrograd/profiler.py) builds its scheduled profiler on the recording kept here.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ from .graph import AccumulateGrad
 # once per backward pass) before and after each node: the recording takes that slot while it
 # runs and passes the calls on to an `autograd.trace` that held it before. Each thread keeps its
 # own stack of open events: an event's parent is the one open when it began, and its self time
-# is its time less its children's. A composite function (ops/registry.composite) opens its event
+# is its time less its children's. A composite function (forward_ad.composite) opens its event
 # around its body with the profiler left on, so the rows it runs record inside it.
 
 
@@ -438,7 +439,7 @@ class _Recording:
         return out
 
     def run_composite(self, name: str, fn: Callable, args: tuple, kwargs: dict) -> Any:
-        """Run a composite op (ops/registry.composite) inside an event of its own; the rows it runs record inside."""
+        """Run a composite op (forward_ad.composite) inside an event of its own; the rows it runs record inside."""
         shapes = None
         if self.record_shapes:  # of every argument of the signature, defaults too ([] for None), as torch's schema
             bound = inspect.signature(fn).bind(*args, **kwargs)

@@ -37,12 +37,13 @@ from .. import _dtype as D
 from .._creation import arange, ones_like, randn
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ..autograd import grad_mode
+from ..autograd.forward_ad import composite
 from . import arrays as A
 from .arrays import max_from  # these two where a parameter named A hides the module
 from .arrays import reduce as reduce_array
 from .pointwise import log, where
 from .reduction import amax, amin, return_type, vector_norm
-from .registry import apply, autocast_unifies, composite, defop, namespace, unrecorded_arrays
+from .registry import apply, autocast_unifies, defop, namespace, unrecorded_arrays
 from .shape import cat, diag_embed, diagonal, reshape_alias_op, stack, tril, triu, unsafe_view
 
 

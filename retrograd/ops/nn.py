@@ -26,7 +26,7 @@ from .. import _dtype as D
 from .._creation import zeros
 from .._tensor import Tensor, _wrap, _wrap_dim
 from .._warn import warn_once
-from ..autograd.forward_ad import transforms
+from ..autograd.forward_ad import composite, transforms
 from . import arrays as A
 from .activation import logsigmoid
 from .conv import *  # noqa: F403 - the spatial kernels are this family's too (rows, helpers, public functions)
@@ -50,7 +50,7 @@ from .indexing import _index_range, index_put_op, scatter_add_op
 from .linalg import addmm, matmul, matrix_norm
 from .pointwise import clamp_min, div_by_number, log, log1p, minimum, sigmoid, where, xlogy
 from .reduction import _reduced_dims, vector_norm_op
-from .registry import apply, autocast_input, composite, defop, namespace, sum_to, unrecorded_arrays
+from .registry import apply, autocast_input, defop, namespace, sum_to, unrecorded_arrays
 
 
 class NormAxes(NamedTuple):

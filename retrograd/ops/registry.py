@@ -1537,24 +1537,6 @@ def snapshot_saved_self(node: object, tensor: Tensor) -> None:
             saved[i] = snap
 
 
-def composite(aten: str) -> Callable[[Callable], Callable]:
-    """Mark a public function torch implements as a composite op (`aten::linear`, `aten::matmul`): while a profiler
-    records, a call runs inside an event of that name, around the events of the rows it runs (Note [profiler
-    events] in autograd/profiler.py); otherwise the function runs as it is."""
-
-    def decorate(fn: Callable) -> Callable:
-        @functools.wraps(fn)
-        def run(*args: object, **kwargs: object) -> object:
-            profiler = _transforms.profiler
-            if profiler is None:
-                return fn(*args, **kwargs)
-            return profiler.run_composite(aten, fn, args, kwargs)
-
-        return run
-
-    return decorate
-
-
 # --------------------------------------------------------------------------------------------
 # Transforms: forward-mode AD, vmap and saved-tensor hooks
 # --------------------------------------------------------------------------------------------
