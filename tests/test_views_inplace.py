@@ -197,6 +197,31 @@ def diagonal_and_as_strided_views(L):
 
 
 @scenario
+def as_strided_counts_offsets_in_the_whole_storage(L):
+    """A detached slice's storage is its source's memory: storage_offset() and as_strided's offset both count from
+    its start, so `t.as_strided(t.size(), t.stride(), t.storage_offset())` is t, and a window may reach the memory
+    before and after the slice; its gradient lands on the slice's own elements."""
+    source = L.tensor(np.arange(6.0) - 2.5, dtype=L.float64)
+    t = source[1:5].detach().requires_grad_()
+    same = t.as_strided(t.size(), t.stride(), t.storage_offset())
+    wide = t.as_strided((3,), (2,), 0)
+    (same * same).sum().backward(retain_graph=True)
+    first = t.grad.clone()
+    (wide * 3).sum().backward()
+    beyond = outcome(lambda: t.as_strided((7,), (1,), 0))
+    return [t.storage_offset(), same, name(same), wide, first, t.grad, t.view(2, 2).as_strided((2,), (1,), 2),
+            beyond]
+
+
+@scenario
+def as_strided_under_vmap_stays_inside_each_example(L):
+    x = L.tensor(np.arange(12.0).reshape(3, 4), dtype=L.float64)
+    inside = L.vmap(lambda e: e.as_strided((2,), (1,), 2))(x)
+    return [inside, outcome(lambda: L.vmap(lambda e: e.as_strided((5,), (1,), 0))(x)),
+            outcome(lambda: L.vmap(lambda e: e.as_strided((2,), (1,), 3))(x))]
+
+
+@scenario
 def narrow_and_unfold_views(L):
     x = leaf(L)
     y = x * 1

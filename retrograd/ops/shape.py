@@ -24,7 +24,7 @@ from .._tensor import Size, Tensor, _wrap, _wrap_dim, live_views, make_stale
 from ..autograd import grad_mode
 from ..autograd.forward_ad import only_levels, set_tangent
 from ..autograd.graph import Node, edge_of, move_retains_grad
-from ..storage import storage_extent
+from ..storage import root_array, storage_extent
 from . import arrays as A
 from .registry import (
     DEFAULT,
@@ -617,7 +617,7 @@ class CopySlices(Node):
             raise RuntimeError(FREED_MESSAGE)
         result = grad.new_empty_strided(*self._base_layout).copy_(grad)
         view = self._view
-        grad_slice = view(result) if isinstance(view, _Replay) else as_strided(result, *view)
+        grad_slice = view(result) if isinstance(view, _Replay) else _within_base(result, *view)
         res = self.fn.apply([grad_slice.clone(memory_format=contiguous_format)])
         if self._next_nodes[0] is not None:
             if res[0] is None:
@@ -748,7 +748,7 @@ class _Replay:
             tensor = self.copy(tensor)
         for step in self.steps:
             if step[0] == "strided":
-                tensor = as_strided(tensor, *step[1:])
+                tensor = _within_base(tensor, *step[1:])
             else:
                 _, op, params, index = step
                 out = apply(op, (tensor,), params)
@@ -772,7 +772,7 @@ def view_of_tangent(view: Tensor, base: Tensor, base_tangent: Tensor) -> Tensor 
     if (size[batched:], stride[batched:]) != (base_size, base_stride):
         return None
     view_size, view_stride, view_offset = place.describe(view._data)
-    return as_strided(base_tangent, view_size, view_stride, offset + view_offset - base_offset)
+    return _within_base(base_tangent, view_size, view_stride, offset + view_offset - base_offset)
 
 
 def zeros_batched_like(tensor: Tensor, like: Tensor) -> Tensor:
@@ -834,16 +834,18 @@ def put_at(base: Tensor, src: Tensor, region: np.ndarray | _Replay) -> Tensor:
     return put_op(base, src, region, False)
 
 
-def _storage(base: Tensor, dtype: np.dtype | None = None) -> _Geometry:
+def _storage(base: Tensor, dtype: np.dtype | None = None, whole: bool = False) -> _Geometry:
     """The base's storage geometry in elements of `dtype` (its own by default), kept on the base while
-    its array stays the same."""
+    its array stays the same. Its positions count from the base's first element, so that they apply to any
+    tensor laid out like the base (a gradient, a tangent); `whole`: from the start of the memory torch's storage
+    is (the root of the array's chain of bases, as `untyped_storage()` shows it), for as_strided's offsets."""
     if dtype is not None and dtype == base._data.dtype:
         dtype = None
     extra = base._extra_dict()
-    key = "storage" if dtype is None else ("storage", dtype)
+    key = "storage" if dtype is None and not whole else ("storage", dtype, whole)
     storage = extra.get(key)
     if storage is None or storage.owner is not base._data:
-        storage = extra[key] = _Geometry(base, dtype)
+        storage = extra[key] = _Geometry(base, dtype, root_array(base._data) if whole else None)
     return storage
 
 
@@ -935,19 +937,20 @@ class _Geometry:
 
     __slots__ = ("owner", "dtype", "origin", "numel", "item", "_cache")
 
-    def __init__(self, base: Tensor, dtype: np.dtype | None = None) -> None:
+    def __init__(self, base: Tensor, dtype: np.dtype | None = None, memory: np.ndarray | None = None) -> None:
         arr = base._data
         self.owner = arr
         self.dtype = arr.dtype if dtype is None else dtype
         self.item = self.dtype.itemsize
-        low = high = _address(arr)
-        for n, s in zip(arr.shape, arr.strides):
+        memory = arr if memory is None else memory  # what the positions count over: the base's elements by default
+        low = high = _address(memory)
+        for n, s in zip(memory.shape, memory.strides):
             if n == 0:
-                low = high = _address(arr)
+                low = high = _address(memory)
                 break
             low, high = low + min(0, (n - 1) * s), high + max(0, (n - 1) * s)
         self.origin = low
-        self.numel = (high - low + arr.itemsize) // self.item if arr.size else 0
+        self.numel = (high - low + memory.itemsize) // self.item if memory.size else 0
         self._cache: dict = {}
 
     def describe(self, arr: np.ndarray) -> tuple[tuple, tuple, int]:
@@ -984,7 +987,8 @@ class _Geometry:
         """A NumPy view of the storage with torch's (size, stride, storage_offset)."""
         strides = tuple(s * self.item for s in stride)
         owner = self.owner
-        if owner.flags.c_contiguous and owner.size and 0 not in size:  # the owner is the storage itself: the quick way
+        if owner.flags.c_contiguous and owner.size == self.numel and _address(owner) == self.origin and owner.size \
+                and 0 not in size:  # the owner is the storage itself: the quick way
             return np.ndarray(tuple(size), self.dtype, buffer=owner, offset=offset * self.item, strides=strides)
         interface = {"data": (self.origin + offset * self.item, not owner.flags.writeable), "shape": tuple(size),
                      "strides": strides, "typestr": self.dtype.str, "version": 3}
@@ -1665,27 +1669,56 @@ unsqueeze_ = _inplace_view(unsqueeze)
 
 def as_strided(input: Tensor, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None) -> Tensor:
     """A view of input's storage with the given size, stride and offset (in elements)."""
+    return _as_strided(input, size, stride, storage_offset, whole=True)
+
+
+def _within_base(input: Tensor, size: Sequence[int], stride: Sequence[int], offset: int) -> Tensor:
+    """as_strided with `offset` counted from the first element of input's autograd base, not from the start of
+    its storage: the windows of views and gradients laid out like a base (CopySlices, view replay, tangents)."""
+    return _as_strided(input, size, stride, offset, whole=False)
+
+
+def _as_strided(input: Tensor, size: Sequence[int], stride: Sequence[int], storage_offset: int | None,
+                whole: bool) -> Tensor:
     physical = getattr(input, "_physical", None)
     if physical is not None:  # under vmap: the same window of each example (torch's batching rule)
         from ..autograd.batched import make  # vmap builds on the op table (imports it at its top)
 
         k = len(input._levels)
         root = physical._base if physical._base is not None else physical
-        own_size, own_stride, own_offset = _storage(root).describe(physical._data)
+        own_size, own_stride, own_offset = _storage(root, whole=whole).describe(physical._data)
         offset = own_offset if storage_offset is None else int(storage_offset)
-        return make(as_strided(physical, own_size[:k] + tuple(size), own_stride[:k] + tuple(stride), offset),
-                    input._levels)
-    return apply(*_strided(input, size, stride, storage_offset))
+        _check_within_example(size, stride, offset, own_size[k:], own_stride[k:], own_offset)
+        return make(apply(*_strided(physical, own_size[:k] + tuple(size), own_stride[:k] + tuple(stride), offset,
+                                    whole)), input._levels)
+    return apply(*_strided(input, size, stride, storage_offset, whole))
 
 
-def _strided(input: Tensor, size: Sequence[int], stride: Sequence[int],
-             storage_offset: int | None = None) -> tuple[Op, tuple, tuple]:
+def _check_within_example(size: Sequence[int], stride: Sequence[int], offset: int, example_size: tuple,
+                          example_stride: tuple, example_offset: int) -> None:
+    """torch's vmap refuses an as_strided window that reaches memory outside the example it is taken of."""
+    if 0 in size:
+        return
+    last = offset + sum((n - 1) * s for n, s in zip(size, stride))
+    example_last = example_offset + sum((n - 1) * s for n, s in zip(example_size, example_stride))
+    if offset < example_offset or last > example_last:
+        raise RuntimeError(f"result = tensor.as_strided({list(size)}, {list(stride)}, {offset}) can access memory "
+                           f"outside of `tensor`. `result` can access some memory in range [{offset}, {last + 1}], "
+                           f"but `tensor` can only access some memory in range [{example_offset}, "
+                           f"{example_last + 1}]. This is not supported inside of vmap, please try to rewrite the "
+                           "`as_strided` call as a sequence of PyTorch view operations")
+
+
+def _strided(input: Tensor, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None,
+             whole: bool = False) -> tuple[Op, tuple, tuple]:
+    """as_strided's op and arguments; offsets count from the base's first element, or with `whole` from the start
+    of its storage (torch's storage_offset)."""
     size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
     if len(size) != len(stride):
         raise RuntimeError("mismatch in length of strides and shape")
     if any(s < 0 for s in stride):
         raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: {list(stride)}")
-    storage = _storage(input._base if input._base is not None else input, input._data.dtype)
+    storage = _storage(input._base if input._base is not None else input, input._data.dtype, whole)
     offset = storage.describe(input._data)[2] if storage_offset is None else int(storage_offset)
     _check_in_storage(size, stride, offset, storage.numel, storage.item)
     geometry = _AsStrided(storage, input._data, size, stride, offset)
