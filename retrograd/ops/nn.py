@@ -134,7 +134,7 @@ def log_softmax_backward_data(xp, g, r, dim):
         out = np.empty_like(r)
         width = r.shape[-1]
         rows, into, grads = r.reshape(-1, width), out.reshape(-1, width), g.reshape(-1, width)
-        minus_sums = -grads.sum(axis=1, keepdims=True)
+        minus_sums = -_row_sums(grads)
         for part in parts:
             block = into[part]
             np.exp(rows[part], out=block)
@@ -174,12 +174,25 @@ def _softmax_rows(x: np.ndarray, parts: list[slice], log: bool) -> np.ndarray:
     for part in parts:
         block = out[part]
         e = np.exp(block, out=block if scratch is None else scratch[:block.shape[0]])
-        sums = e.sum(axis=1, keepdims=True)
+        sums = _row_sums(e)
         if log:
             block -= np.log(sums)
         else:
             block /= sums
     return out.reshape(x.shape)
+
+
+def _row_sums(rows: np.ndarray) -> np.ndarray:
+    """Each row's sum, as a column: for float32 and float64 rows of at most 512 as their product with a vector of
+    ones (one BLAS matrix-vector product), since NumPy's reduction pays a set-up per row (32768 rows of 64: 1.12 ->
+    0.25 ms on an AVX2 host); wider rows, and other dtypes, by NumPy's pairwise sum."""
+    width = rows.shape[1]
+    if width > 512 or rows.dtype not in _BLAS_FLOATS:
+        return rows.sum(axis=1, keepdims=True)
+    return (rows @ np.ones(width, rows.dtype))[:, None]
+
+
+_BLAS_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _row_max(rows: np.ndarray) -> np.ndarray:
