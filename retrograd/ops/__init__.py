@@ -429,12 +429,11 @@ _PYTHON_IN_TORCH = frozenset({"norm", "split", "unflatten", "unique", "unique_co
 
 def _accepting_numpy_names(fn: Any, name: str) -> Any:
     """`fn` also taking `axis` for its `dim` and `keepdims` for its `keepdim` (Note [NumPy's keyword names])."""
-    try:
-        parameters = inspect.signature(fn).parameters
-    except (TypeError, ValueError):
+    if name in _PYTHON_IN_TORCH or isinstance(fn, Op):
         return fn
+    parameters = _parameter_names(fn)
     aliases = {numpy: ours for ours, numpy in _NUMPY_NAMES.items() if ours in parameters}
-    if not aliases or name in _PYTHON_IN_TORCH or isinstance(fn, Op):
+    if not aliases:
         return fn
 
     @functools.wraps(fn)
@@ -443,6 +442,20 @@ def _accepting_numpy_names(fn: Any, name: str) -> Any:
             kwargs = _renamed(kwargs, aliases, name)
         return fn(*args, **kwargs)
     return accepting
+
+
+def _parameter_names(fn: Any) -> tuple[str, ...]:
+    """The names `fn` takes, as inspect.signature finds them (a `__signature__` first, then the function under its
+    wrappers), read from the code object where there is one: inspect.signature of the 600-some functions here took
+    a tenth of `import retrograd`."""
+    signature = getattr(fn, "__signature__", None)
+    code = getattr(inspect.unwrap(fn), "__code__", None) if signature is None else None
+    if code is not None:
+        return code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    try:
+        return tuple(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return ()
 
 
 def _renamed(kwargs: dict, aliases: dict, name: str) -> dict:
