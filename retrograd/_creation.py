@@ -767,14 +767,14 @@ randn_like = _like(randn)
 def full_like(input: Tensor, fill_value: Any, *, dtype: D.dtype | None = None, device: Any = None,
               requires_grad: bool = False, memory_format: Any = None) -> Tensor:
     return full.__wrapped__(input.shape, fill_value, dtype=dtype or input.dtype, requires_grad=requires_grad,
-                device=_where(input, device))
+                            device=_where(input, device))
 
 
 @composite("aten::randint_like")
 def randint_like(input: Tensor, low: int, high: int | None = None, *, dtype: D.dtype | None = None,
                  device: Any = None, requires_grad: bool = False) -> Tensor:
     return randint.__wrapped__(low, high, input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
-                   device=_where(input, device))
+                               device=_where(input, device))
 
 
 # ---- window functions --------------------------------------------------------------------------------------

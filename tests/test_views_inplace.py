@@ -210,7 +210,7 @@ def as_strided_counts_offsets_in_the_whole_storage(L):
     (wide * 3).sum().backward()
     beyond = outcome(lambda: t.as_strided((7,), (1,), 0))
     return [t.storage_offset(), same, name(same), wide, first, t.grad, t.view(2, 2).as_strided((2,), (1,), 2),
-            beyond]
+            beyond, L.as_strided_copy(t.detach(), (5,), (1,), 0)]
 
 
 @scenario

@@ -1689,9 +1689,9 @@ def _as_strided(input: Tensor, size: Sequence[int], stride: Sequence[int], stora
         own_size, own_stride, own_offset = _storage(root, whole=whole).describe(physical._data)
         offset = own_offset if storage_offset is None else int(storage_offset)
         _check_within_example(size, stride, offset, own_size[k:], own_stride[k:], own_offset)
-        return make(apply(*_strided(physical, own_size[:k] + tuple(size), own_stride[:k] + tuple(stride), offset,
-                                    whole)), input._levels)
-    return apply(*_strided(input, size, stride, storage_offset, whole))
+        return make(apply(*_strided_in(physical, own_size[:k] + tuple(size), own_stride[:k] + tuple(stride), offset,
+                                       whole)), input._levels)
+    return apply(*_strided_in(input, size, stride, storage_offset, whole))
 
 
 def _check_within_example(size: Sequence[int], stride: Sequence[int], offset: int, example_size: tuple,
@@ -1699,8 +1699,8 @@ def _check_within_example(size: Sequence[int], stride: Sequence[int], offset: in
     """torch's vmap refuses an as_strided window that reaches memory outside the example it is taken of."""
     if 0 in size:
         return
-    last = offset + sum((n - 1) * s for n, s in zip(size, stride))
-    example_last = example_offset + sum((n - 1) * s for n, s in zip(example_size, example_stride))
+    last, example_last = _last_position(size, stride, offset), _last_position(example_size, example_stride,
+                                                                              example_offset)
     if offset < example_offset or last > example_last:
         raise RuntimeError(f"result = tensor.as_strided({list(size)}, {list(stride)}, {offset}) can access memory "
                            f"outside of `tensor`. `result` can access some memory in range [{offset}, {last + 1}], "
@@ -1709,8 +1709,15 @@ def _check_within_example(size: Sequence[int], stride: Sequence[int], offset: in
                            "`as_strided` call as a sequence of PyTorch view operations")
 
 
-def _strided(input: Tensor, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None,
-             whole: bool = False) -> tuple[Op, tuple, tuple]:
+def _strided(input: Tensor, size: Sequence[int], stride: Sequence[int],
+             storage_offset: int | None = None) -> tuple[Op, tuple, tuple]:
+    """as_strided's op and arguments, the offset counted from the start of input's storage (torch's
+    storage_offset): as_strided_copy's view."""
+    return _strided_in(input, size, stride, storage_offset, whole=True)
+
+
+def _strided_in(input: Tensor, size: Sequence[int], stride: Sequence[int], storage_offset: int | None,
+                whole: bool) -> tuple[Op, tuple, tuple]:
     """as_strided's op and arguments; offsets count from the base's first element, or with `whole` from the start
     of its storage (torch's storage_offset)."""
     size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
@@ -1727,11 +1734,16 @@ def _strided(input: Tensor, size: Sequence[int], stride: Sequence[int], storage_
 
 def _check_in_storage(size: tuple, stride: tuple, offset: int, numel: int, itemsize: int) -> None:
     """torch's refusal of a strided window reaching past a storage of `numel` elements."""
-    needed = 0 if 0 in size else offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1
+    needed = 0 if 0 in size else _last_position(size, stride, offset) + 1
     if needed > numel:
         raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and "
                            f"itemsize {itemsize} requiring a storage size of {needed * itemsize} are out of "
                            f"bounds for storage of size {numel * itemsize}")
+
+
+def _last_position(size: Sequence[int], stride: Sequence[int], offset: int) -> int:
+    """The storage position of a strided window's last element (its sizes all at least 1)."""
+    return offset + sum((n - 1) * s for n, s in zip(size, stride))
 
 
 as_strided_ = _inplace_view(as_strided)
