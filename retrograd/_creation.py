@@ -10,7 +10,7 @@ import functools
 import math
 import os
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -514,19 +514,58 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return _new(array)
 
 
+# Note [factory events]
+# torch's factories allocate, then fill in place: `aten::randn` holds `aten::empty` and `aten::normal_`, and a
+# _like factory's allocation is `aten::empty_like` around `aten::empty_strided`. NumPy makes a filled array in
+# one call, and that is what a factory runs while no profiler records. While one records, `_made` makes the
+# array as torch does, each event around its own work: an empty array, then the values written into it.
+
+_FILL_ARITY = {"zero_": 1, "fill_": 2, "uniform_": 4, "normal_": 4, "random_": 4}  # each fill's arguments, self first
+
+
+def _made(shape: tuple, dtype: np.dtype, fill: str | None, values: Callable[[], np.ndarray]) -> np.ndarray:
+    """The array `values()` makes (of `shape` and NumPy `dtype`), allocated and then filled by the in-place op
+    `fill` (`"normal_"`; None: nothing to fill) while a profiler records (Note [factory events])."""
+    profiler = transforms.profiler
+    if profiler is None:
+        return values()
+    outer = profiler.innermost()
+    allocation = ["aten::empty_like", "aten::empty_strided"] if outer.endswith("_like") else ["aten::empty"]
+    if outer in allocation:  # empty() and empty_like() are the allocation's own events
+        del allocation[:allocation.index(outer) + 1]
+    shapes = profiler.record_shapes
+    events = [profiler.begin(name, [list(shape) if name == "aten::empty_like" else []] + [[]] * 5 if shapes else None)
+              for name in allocation]
+    try:
+        out = np.empty(shape, dtype)
+    finally:
+        if events:
+            profiler.end(events[0])
+    if fill is None:
+        return out
+    event = profiler.begin("aten::" + fill, [list(shape)] + [[]] * (_FILL_ARITY[fill] - 1) if shapes else None)
+    try:
+        out[...] = values()
+    finally:
+        profiler.end(event)
+    return out
+
+
 def _filled(fill: Any, size: Sequence, dtype: D.dtype | None, requires_grad: bool, default: D.dtype | None = None,
             device: Any = None) -> Tensor:
     np_dtype, shape = _np_dtype(dtype, default), _shape(size)
     fill = D.checked(fill, np_dtype, halves=math.prod(shape) != 1)  # Note [numbers out of a dtype's range]
     if np_dtype == D.NUMPY_COMPLEX32:  # NumPy would write the number into both parts (Note [complex32])
         return _finish(D.to_complex32(np.full(shape, fill, np.complex64)), requires_grad, device)
-    return _finish(np.full(shape, fill, dtype=np_dtype), requires_grad, device)
+    return _finish(_made(shape, np_dtype, "fill_", lambda: np.full(shape, fill, dtype=np_dtype)), requires_grad,
+                   device)
 
 
 @composite("aten::zeros")
 def zeros(*size: Any, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False,
           layout: Any = None) -> Tensor:
-    return _finish(np.zeros(_shape(size), dtype=_np_dtype(dtype)), requires_grad, device)
+    shape, np_dtype = _shape(size), _np_dtype(dtype)
+    return _finish(_made(shape, np_dtype, "zero_", lambda: np.zeros(shape, np_dtype)), requires_grad, device)
 
 
 @composite("aten::ones")
@@ -534,7 +573,8 @@ def ones(*size: Any, dtype: D.dtype | None = None, device: Any = None, requires_
          layout: Any = None) -> Tensor:
     if dtype is D.complex32:  # NumPy would write 1 into both parts (Note [complex32])
         return _filled(1, size, dtype, requires_grad, device=device)
-    return _finish(np.ones(_shape(size), dtype=_np_dtype(dtype)), requires_grad, device)
+    shape, np_dtype = _shape(size), _np_dtype(dtype)
+    return _finish(_made(shape, np_dtype, "fill_", lambda: np.ones(shape, np_dtype)), requires_grad, device)
 
 
 @composite("aten::empty")
@@ -675,8 +715,8 @@ def rand(*size: Any, generator: Generator | None = None, dtype: D.dtype | None =
     drawn = _device_draw("random", size, generator, dtype, device, requires_grad)
     if drawn is not None:
         return drawn
-    data = _torch_rng(generator).uniform(_shape(size), _np_dtype(dtype))
-    return _finish(data, requires_grad, device)
+    rng, shape, np_dtype = _torch_rng(generator), _shape(size), _np_dtype(dtype)
+    return _finish(_made(shape, np_dtype, "uniform_", lambda: rng.uniform(shape, np_dtype)), requires_grad, device)
 
 
 @composite("aten::randn")
@@ -687,7 +727,8 @@ def randn(*size: Any, generator: Generator | None = None, dtype: D.dtype | None 
     drawn = _device_draw("normal", size, generator, dtype, device, requires_grad)
     if drawn is not None:
         return drawn
-    return _finish(_torch_rng(generator).normal(_shape(size), _np_dtype(dtype)), requires_grad, device)
+    rng, shape, np_dtype = _torch_rng(generator), _shape(size), _np_dtype(dtype)
+    return _finish(_made(shape, np_dtype, "normal_", lambda: rng.normal(shape, np_dtype)), requires_grad, device)
 
 
 def _device_draw(kind: str, size: Sequence, generator: Generator | None, dtype: D.dtype | None, device: Any,
@@ -719,8 +760,9 @@ def randint(low: int, high: int | Sequence[int] | None = None, size: Sequence[in
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     shape = _shape((size,)) if not isinstance(size, int) else (size,)
-    data = _torch_rng(generator).integers(int(low), int(high), shape)
-    return _finish(data.astype(_np_dtype(dtype, D.int64)), requires_grad, device)
+    rng, np_dtype = _torch_rng(generator), _np_dtype(dtype, D.int64)
+    data = _made(shape, np_dtype, "random_", lambda: rng.integers(int(low), int(high), shape).astype(np_dtype))
+    return _finish(data, requires_grad, device)
 
 
 @composite("aten::randperm")
@@ -736,10 +778,11 @@ def _where(input: Tensor, device: Any) -> Any:
     return device if device is not None or type(input._data) is np.ndarray else input.device
 
 
-def _like(fn: Any, numpy_fn: Any = None) -> Any:
+def _like(fn: Any, numpy_fn: Any = None, fill: str | None = None) -> Any:
     """`fn`'s `_like` factory; `numpy_fn` (np.zeros, ...) makes the array itself for a NumPy input of one of
     NumPy's own dtypes (not bfloat16 nor complex32) when no dtype or device is asked for: the usual call, at
-    a third of the checks. A profiler records it as torch's `aten::zeros_like`, not the `aten::zeros` it calls."""
+    a third of the checks, its in-place `fill` named for the profiler (Note [factory events]). A profiler records
+    it as torch's `aten::zeros_like`, not the `aten::zeros` it calls."""
     fn = fn.__wrapped__
 
     def like(input: Tensor, *, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False,
@@ -747,7 +790,8 @@ def _like(fn: Any, numpy_fn: Any = None) -> Any:
         data = input._data
         if numpy_fn is not None and dtype is None and device is None and type(data) is np.ndarray \
                 and data.dtype.isbuiltin == 1:
-            return _finish(numpy_fn(data.shape, data.dtype), requires_grad)
+            shape, np_dtype = data.shape, data.dtype
+            return _finish(_made(shape, np_dtype, fill, lambda: numpy_fn(shape, np_dtype)), requires_grad)
         return fn(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
                   device=_where(input, device))
 
@@ -756,8 +800,8 @@ def _like(fn: Any, numpy_fn: Any = None) -> Any:
     return composite(f"aten::{like.__name__}")(like)
 
 
-zeros_like = _like(zeros, np.zeros)
-ones_like = _like(ones, np.ones)
+zeros_like = _like(zeros, np.zeros, "zero_")
+ones_like = _like(ones, np.ones, "fill_")
 empty_like = _like(empty, np.empty)
 rand_like = _like(rand)
 randn_like = _like(randn)

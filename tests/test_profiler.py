@@ -296,7 +296,7 @@ def test_composite_ops_record_an_event_around_the_rows_they_run():
 
 def test_creation_functions_record_torchs_event():
     """A factory leaves one top-level event named as torch's (`aten::randn`, `aten::zeros_like`), with no sequence
-    number; torch's inner allocation and fill events (`aten::empty`, `aten::normal_`) are not recorded."""
+    number."""
     def top_events(lib, profiler):
         x = lib.ones(2, 3)
         calls = [lambda: lib.zeros(2, 3), lambda: lib.ones(2), lambda: lib.empty(4), lambda: lib.full((2,), 1.5),
@@ -314,4 +314,27 @@ def test_creation_functions_record_torchs_event():
         return found
 
     theirs, ours = (top_events(lib, profiler) for lib, profiler in _libraries())
+    assert ours == theirs
+
+
+def test_filling_factories_allocate_then_fill_as_torch_records():
+    """Inside a factory that fills, torch's allocation and in-place fill events, each with its parent and its
+    recorded shapes (Note [factory events]): `aten::empty` then `aten::normal_`, and for a _like factory
+    `aten::empty_like` around `aten::empty_strided`."""
+    def inner_events(lib, profiler):
+        x = lib.ones(2, 3)
+        calls = [lambda: lib.zeros(2, 3), lambda: lib.ones(2), lambda: lib.empty(4), lambda: lib.full((2,), 1.5),
+                 lambda: lib.rand(3), lambda: lib.randn(2, 2, requires_grad=True), lambda: lib.randint(0, 5, (3,)),
+                 lambda: lib.zeros_like(x), lambda: lib.ones_like(x, dtype=lib.float16), lambda: lib.empty_like(x),
+                 lambda: lib.rand_like(x), lambda: lib.randn_like(x, dtype=lib.float64), lambda: lib.full_like(x, 2.0),
+                 lambda: lib.randint_like(x, 3)]
+        found = []
+        for call in calls:
+            with profiler.profile(activities=[profiler.ProfilerActivity.CPU], record_shapes=True) as prof:
+                call()
+            found.append([(e.name, e.cpu_parent.name, e.sequence_nr, e.input_shapes) for e in prof.events()
+                          if e.cpu_parent is not None])
+        return found
+
+    theirs, ours = (inner_events(lib, profiler) for lib, profiler in _libraries())
     assert ours == theirs

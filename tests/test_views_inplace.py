@@ -222,6 +222,29 @@ def as_strided_under_vmap_stays_inside_each_example(L):
 
 
 @scenario
+def as_strided_tangent_under_vmap_stays_inside_each_example(L):
+    """Forward AD takes as_strided's window of the tangent itself (torch's self_t.as_strided), so a tangent
+    batched by vmap, laid out as its own examples and not as the primal's storage, gets a window inside each
+    example and is refused one that reaches past it."""
+    fw = L.autograd.forward_ad
+    primal = L.tensor(np.arange(5.0) - 2, dtype=L.float64)[:4].detach()
+    tangents = L.tensor(np.arange(12.0).reshape(3, 4), dtype=L.float64)
+
+    def window(size, stride, offset):
+        def jvp(tangent):
+            with fw.dual_level():
+                return fw.unpack_dual(fw.make_dual(primal, tangent).as_strided(size, stride, offset)).tangent
+        return L._vmap_internals._vmap(jvp, 0, 0)(tangents)
+
+    try:  # the legacy vmap's message runs words together in torch: compare its phrase
+        window((5,), (1,), 0)
+        refused = False
+    except RuntimeError as e:
+        refused = "can access memory outside of `tensor`" in str(e)
+    return [outcome(lambda: window((2,), (2,), 1)), refused]
+
+
+@scenario
 def narrow_and_unfold_views(L):
     x = leaf(L)
     y = x * 1

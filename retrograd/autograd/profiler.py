@@ -11,14 +11,15 @@ For example::
 What is recorded (Note [profiler events]): every op of the rule table, named as torch names the
 aten op (`aten::mm`, `aten::add`), with the sequence number of the node it made; the composite ops
 marked as such (`aten::linear`, `aten::matmul`: forward_ad.composite) around the rows they run;
-the creation functions, one event each (`aten::randn`, `aten::zeros_like`);
+the creation functions (`aten::randn`, `aten::zeros_like`), with torch's allocation and fill
+events inside those that fill (`aten::empty`, `aten::normal_`; Note [factory events] in _creation.py);
 every node the backward engine runs (`autograd::engine::evaluate_function: MulBackward0`, and
 `MulBackward0` inside it, with the node's number); every `record_function` range. Events nest
 by time, so a node's event holds the ops its formula ran and a range holds everything inside it.
 Times are wall-clock CPU times from `time.perf_counter_ns`. Not recorded: memory
 (`profile_memory`), call stacks (`with_stack`), FLOPs and modules (accepted, their columns stay
-empty), the allocation and fill events inside a creation function (torch's `aten::empty` and
-`aten::normal_` inside `aten::randn`: NumPy makes the array in one call), torch's other composite
+empty), torch's inner events of the creation functions that make their values in one pass
+(`aten::eye`, `aten::arange`, the windows), torch's other composite
 ops as such (`dropout` shows the rows it runs), ops inside vmap batching rules and forward-mode
 JVP formulas (they run inside their op's event), device kernels (there are none).
 `torch.profiler` (retrograd/profiler.py) builds its scheduled profiler on the recording kept here.
@@ -399,6 +400,11 @@ class _Recording:
         stack.append(event)
         self.events.append(event)
         return event
+
+    def innermost(self) -> str:
+        """The name of the innermost event open on this thread ('' when none is)."""
+        stack = getattr(self._open, "stack", None)
+        return stack[-1].name if stack else ""
 
     def end(self, event: FunctionEvent) -> None:
         """Close `event` (and any event left open inside it, as torch closes a range left open by an error)."""

@@ -1013,10 +1013,11 @@ class _AsStrided:
     """as_strided's parameters resolved against its input's storage (what its rules need; the
     element positions are computed only when a rule asks)."""
 
-    __slots__ = ("storage", "size", "stride", "offset", "source")
+    __slots__ = ("storage", "size", "stride", "offset", "source", "whole")
 
-    def __init__(self, storage: _Geometry, source: np.ndarray, size: tuple, stride: tuple, offset: int) -> None:
-        self.storage, self.size, self.stride, self.offset = storage, size, stride, offset
+    def __init__(self, storage: _Geometry, source: np.ndarray, size: tuple, stride: tuple, offset: int,
+                 whole: bool = False) -> None:
+        self.storage, self.size, self.stride, self.offset, self.whole = storage, size, stride, offset, whole
         self.source = storage.describe(source) if source is not storage.owner else storage.describe_owner()
 
     def window(self, size: tuple, stride: tuple, offset: int) -> np.ndarray:
@@ -1104,8 +1105,17 @@ def as_strided_backward(grad: Tensor, geometry: _AsStrided) -> Tensor:
 
 
 def as_strided_tangent(tangent: Tensor, geometry: _AsStrided) -> Tensor:
-    """The input's tangent laid into the storage, read through the strided window."""
+    """The input's tangent laid into the storage, read through the strided window. torch's formula is
+    self_t.as_strided(size, stride, storage_offset), so under vmap a user's window that reaches outside each
+    example of a batched tangent is refused, as its batching rule refuses it."""
     from .indexing import put_op, take_op  # indexing builds on this family (imports it at its top)
+
+    physical = getattr(tangent, "_physical", None)
+    if geometry.whole and physical is not None:
+        k = len(tangent._levels)
+        own_size, own_stride, own_offset = _physical_layout(physical, whole=True)
+        _check_within_example(geometry.size, geometry.stride, geometry.offset, own_size[k:], own_stride[k:],
+                              own_offset)
 
     storage = put_op(zeros(geometry.storage.numel, dtype=tangent.dtype, device=tangent.device), tangent,
                      geometry.input_positions(), False)
@@ -1685,13 +1695,18 @@ def _as_strided(input: Tensor, size: Sequence[int], stride: Sequence[int], stora
         from ..autograd.batched import make  # vmap builds on the op table (imports it at its top)
 
         k = len(input._levels)
-        root = physical._base if physical._base is not None else physical
-        own_size, own_stride, own_offset = _storage(root, whole=whole).describe(physical._data)
+        own_size, own_stride, own_offset = _physical_layout(physical, whole)
         offset = own_offset if storage_offset is None else int(storage_offset)
         _check_within_example(size, stride, offset, own_size[k:], own_stride[k:], own_offset)
         return make(apply(*_strided_in(physical, own_size[:k] + tuple(size), own_stride[:k] + tuple(stride), offset,
                                        whole)), input._levels)
     return apply(*_strided_in(input, size, stride, storage_offset, whole))
+
+
+def _physical_layout(physical: Tensor, whole: bool) -> tuple[tuple, tuple, int]:
+    """(size, stride, offset) of a batched tensor's physical array in its storage, batch dims first."""
+    root = physical._base if physical._base is not None else physical
+    return _storage(root, whole=whole).describe(physical._data)
 
 
 def _check_within_example(size: Sequence[int], stride: Sequence[int], offset: int, example_size: tuple,
@@ -1728,7 +1743,7 @@ def _strided_in(input: Tensor, size: Sequence[int], stride: Sequence[int], stora
     storage = _storage(input._base if input._base is not None else input, input._data.dtype, whole)
     offset = storage.describe(input._data)[2] if storage_offset is None else int(storage_offset)
     _check_in_storage(size, stride, offset, storage.numel, storage.item)
-    geometry = _AsStrided(storage, input._data, size, stride, offset)
+    geometry = _AsStrided(storage, input._data, size, stride, offset, whole)
     return as_strided_op, (input,), (size, stride, offset, geometry)
 
 
