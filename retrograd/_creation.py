@@ -335,8 +335,12 @@ def _new(data: np.ndarray) -> Tensor:
     return t
 
 
-def _finish(data: np.ndarray, requires_grad: bool, device: Any = None) -> Tensor:
-    """A factory's tensor around NumPy's `data`, copied to `device` when that is not the CPU."""
+def _finish(data: np.ndarray, requires_grad: bool, device: Any = None, pin_memory: bool = False) -> Tensor:
+    """A factory's tensor around NumPy's `data`, copied to `device` when that is not the CPU. Pinned memory is an
+    accelerator's allocator's, which torch refuses where it finds none, as here."""
+    if pin_memory:
+        raise RuntimeError("pin_memory=True requires a CUDA or other accelerator backend; no pinned memory allocator "
+                           "is available on this system.")
     if requires_grad and D.kind(data) not in "fc":
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
     t = _new(data if device is None else on_device(data, device))
@@ -447,7 +451,7 @@ def tensor(data: Any, *, dtype: D.dtype | None = None, device: Any = None, requi
         _check_numbers(arr, dtype)
     if dtype is not None:
         arr = _converted(arr, dtype)
-    return _finish(np.ascontiguousarray(arr) if arr.ndim else arr.reshape(()), requires_grad, device)
+    return _finish(np.ascontiguousarray(arr) if arr.ndim else arr.reshape(()), requires_grad, device, pin_memory)
 
 
 def _check_numbers(arr: np.ndarray, dtype: D.dtype) -> None:
@@ -552,35 +556,37 @@ def _made(shape: tuple, dtype: np.dtype, fill: str | None, values: Callable[[], 
 
 
 def _filled(fill: Any, size: Sequence, dtype: D.dtype | None, requires_grad: bool, default: D.dtype | None = None,
-            device: Any = None) -> Tensor:
+            device: Any = None, pin_memory: bool = False) -> Tensor:
     np_dtype, shape = _np_dtype(dtype, default), _shape(size)
     fill = D.checked(fill, np_dtype, halves=math.prod(shape) != 1)  # Note [numbers out of a dtype's range]
     if np_dtype == D.NUMPY_COMPLEX32:  # NumPy would write the number into both parts (Note [complex32])
-        return _finish(D.to_complex32(np.full(shape, fill, np.complex64)), requires_grad, device)
+        return _finish(D.to_complex32(np.full(shape, fill, np.complex64)), requires_grad, device, pin_memory)
     return _finish(_made(shape, np_dtype, "fill_", lambda: np.full(shape, fill, dtype=np_dtype)), requires_grad,
-                   device)
+                   device, pin_memory)
 
 
 @composite("aten::zeros")
 def zeros(*size: Any, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False,
-          layout: Any = None) -> Tensor:
+          layout: Any = None, pin_memory: bool = False) -> Tensor:
     shape, np_dtype = _shape(size), _np_dtype(dtype)
-    return _finish(_made(shape, np_dtype, "zero_", lambda: np.zeros(shape, np_dtype)), requires_grad, device)
+    return _finish(_made(shape, np_dtype, "zero_", lambda: np.zeros(shape, np_dtype)), requires_grad, device,
+                   pin_memory)
 
 
 @composite("aten::ones")
 def ones(*size: Any, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False,
-         layout: Any = None) -> Tensor:
+         layout: Any = None, pin_memory: bool = False) -> Tensor:
     if dtype is D.complex32:  # NumPy would write 1 into both parts (Note [complex32])
-        return _filled(1, size, dtype, requires_grad, device=device)
+        return _filled(1, size, dtype, requires_grad, device=device, pin_memory=pin_memory)
     shape, np_dtype = _shape(size), _np_dtype(dtype)
-    return _finish(_made(shape, np_dtype, "fill_", lambda: np.ones(shape, np_dtype)), requires_grad, device)
+    return _finish(_made(shape, np_dtype, "fill_", lambda: np.ones(shape, np_dtype)), requires_grad, device,
+                   pin_memory)
 
 
 @composite("aten::empty")
 def empty(*size: Any, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False,
-          layout: Any = None, memory_format: Any = None) -> Tensor:
-    return _finish(np.empty(_shape(size), dtype=_np_dtype(dtype)), requires_grad, device)
+          layout: Any = None, memory_format: Any = None, pin_memory: bool = False) -> Tensor:
+    return _finish(np.empty(_shape(size), dtype=_np_dtype(dtype)), requires_grad, device, pin_memory)
 
 
 @composite("aten::empty_strided")
@@ -594,7 +600,7 @@ def empty_strided(size: Sequence[int], stride: Sequence[int], *, dtype: D.dtype 
     span = 1 + sum((n - 1) * s for n, s in zip(shape, stride)) if all(shape) else 0
     memory = np.empty(span, np_dtype)
     data = np.lib.stride_tricks.as_strided(memory, shape, tuple(s * np_dtype.itemsize for s in stride))
-    return _finish(data, requires_grad, device)
+    return _finish(data, requires_grad, device, pin_memory)
 
 
 @composite("aten::empty_permuted")
@@ -611,14 +617,15 @@ def empty_permuted(size: Sequence[int], physical_layout: Sequence[int], *, dtype
     stride, step = [0] * len(shape), 1
     for d in reversed(order):
         stride[d], step = step, step * max(shape[d], 1)
-    return empty_strided(shape, stride, dtype=dtype, device=device, requires_grad=requires_grad)
+    return empty_strided(shape, stride, dtype=dtype, device=device, requires_grad=requires_grad, pin_memory=pin_memory)
 
 
 @composite("aten::scalar_tensor")
 def scalar_tensor(s: Any, *, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False,
                   layout: Any = None, pin_memory: bool = False) -> Tensor:
     """A 0-d tensor of `s`, of the default floating dtype unless `dtype` is given (whatever the type of `s`)."""
-    return _filled(s.item() if isinstance(s, Tensor) else s, (), dtype, requires_grad, device=device)
+    return _filled(s.item() if isinstance(s, Tensor) else s, (), dtype, requires_grad, device=device,
+                   pin_memory=pin_memory)
 
 
 def _triangle_indices(lower: bool) -> Any:
@@ -634,7 +641,7 @@ def _triangle_indices(lower: bool) -> Any:
             if n < 0:
                 raise RuntimeError(f"{what} must be non-negative, got{n}")
         places = (np.tril_indices if lower else np.triu_indices)(row, offset, col)
-        return _finish(np.stack(places).astype(dtype.np, copy=False).reshape(2, -1), requires_grad, device)
+        return _finish(np.stack(places).astype(dtype.np, copy=False).reshape(2, -1), requires_grad, device, pin_memory)
 
     indices.__name__ = indices.__qualname__ = name
     indices.__doc__ = f"torch.{name}: the coordinates of the {'lower' if lower else 'upper'} triangle of a row x col " \
@@ -647,26 +654,26 @@ tril_indices, triu_indices = _triangle_indices(True), _triangle_indices(False)
 
 @composite("aten::full")
 def full(size: Sequence[int], fill_value: Any, *, dtype: D.dtype | None = None, device: Any = None,
-         requires_grad: bool = False) -> Tensor:
+         requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
     """A tensor of `size` filled with fill_value (its dtype inferred from the value, as torch)."""
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     default = D.scalar_dtype(fill_value) if dtype is None else None
     return _filled(fill_value, (size,) if not isinstance(size, int) else (size,), dtype, requires_grad, default,
-                   device)
+                   device, pin_memory)
 
 
 @composite("aten::eye")
 def eye(n: int, m: int | None = None, *, dtype: D.dtype | None = None, device: Any = None,
-        requires_grad: bool = False) -> Tensor:
+        requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
     D.refuse_unsigned("eye", dtype)
     D.refuse_complex32("eye", dtype)
-    return _finish(np.eye(n, n if m is None else m, dtype=_np_dtype(dtype)), requires_grad, device)
+    return _finish(np.eye(n, n if m is None else m, dtype=_np_dtype(dtype)), requires_grad, device, pin_memory)
 
 
 @composite("aten::arange")
 def arange(start: float, end: float | None = None, step: float = 1, *, dtype: D.dtype | None = None,
-           device: Any = None, requires_grad: bool = False) -> Tensor:
+           device: Any = None, requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
     """Values start, start+step, ... below end; int64 when all arguments are integers."""
     if end is None:
         start, end = 0, start
@@ -677,7 +684,7 @@ def arange(start: float, end: float | None = None, step: float = 1, *, dtype: D.
     D.refuse_complex32("arange_cpu", dtype)
     n = max(int(np.ceil((values[1] - values[0]) / values[2])), 0)
     data = (values[0] + np.arange(n, dtype=np.float64 if dtype.category >= 2 else np.int64) * values[2])
-    return _finish(data.astype(_np_dtype(dtype)), requires_grad, device)
+    return _finish(data.astype(_np_dtype(dtype)), requires_grad, device, pin_memory)
 
 
 def _bounds(name: str, start: Any, end: Any) -> tuple:
@@ -691,44 +698,48 @@ def _bounds(name: str, start: Any, end: Any) -> tuple:
 
 @composite("aten::linspace")
 def linspace(start: float | Tensor, end: float | Tensor, steps: int, *, dtype: D.dtype | None = None,
-             device: Any = None, requires_grad: bool = False) -> Tensor:
+             device: Any = None, requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
     start, end = _bounds("linspace", start, end)
     D.refuse_unsigned("linspace_cpu", dtype)
     D.refuse_complex32("linspace_cpu", dtype if steps > 1 else None)  # one value or none: a fill
-    return _finish(_converted(np.linspace(start, end, steps, dtype=np.float64), dtype), requires_grad, device)
+    return _finish(_converted(np.linspace(start, end, steps, dtype=np.float64), dtype), requires_grad, device,
+                   pin_memory)
 
 
 @composite("aten::logspace")
 def logspace(start: float | Tensor, end: float | Tensor, steps: int, base: float = 10.0, *,
-             dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+             dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False, layout: Any = None,
+             pin_memory: bool = False) -> Tensor:
     start, end = _bounds("logspace", start, end)
     D.refuse_unsigned("logspace_cpu", dtype)
     D.refuse_complex32("logspace_cpu", dtype if steps > 1 else None)
-    return _finish(_converted(np.logspace(start, end, steps, base=base), dtype), requires_grad, device)
+    return _finish(_converted(np.logspace(start, end, steps, base=base), dtype), requires_grad, device, pin_memory)
 
 
 @composite("aten::rand")
 def rand(*size: Any, generator: Generator | None = None, dtype: D.dtype | None = None, device: Any = None,
-         requires_grad: bool = False) -> Tensor:
+         requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
     """Uniform samples from [0, 1) (torch's numbers for the same seed)."""
     D.refuse_unsigned("check_uniform_bounds", dtype)
     drawn = _device_draw("random", size, generator, dtype, device, requires_grad)
     if drawn is not None:
         return drawn
     rng, shape, np_dtype = _torch_rng(generator), _shape(size), _np_dtype(dtype)
-    return _finish(_made(shape, np_dtype, "uniform_", lambda: rng.uniform(shape, np_dtype)), requires_grad, device)
+    return _finish(_made(shape, np_dtype, "uniform_", lambda: rng.uniform(shape, np_dtype)), requires_grad, device,
+                   pin_memory)
 
 
 @composite("aten::randn")
 def randn(*size: Any, generator: Generator | None = None, dtype: D.dtype | None = None, device: Any = None,
-          requires_grad: bool = False) -> Tensor:
+          requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
     """Standard normal samples (torch's numbers for the same seed)."""
     D.refuse_unsigned("normal_kernel_cpu", dtype)
     drawn = _device_draw("normal", size, generator, dtype, device, requires_grad)
     if drawn is not None:
         return drawn
     rng, shape, np_dtype = _torch_rng(generator), _shape(size), _np_dtype(dtype)
-    return _finish(_made(shape, np_dtype, "normal_", lambda: rng.normal(shape, np_dtype)), requires_grad, device)
+    return _finish(_made(shape, np_dtype, "normal_", lambda: rng.normal(shape, np_dtype)), requires_grad, device,
+                   pin_memory)
 
 
 def _device_draw(kind: str, size: Sequence, generator: Generator | None, dtype: D.dtype | None, device: Any,
@@ -752,7 +763,7 @@ def _device_draw(kind: str, size: Sequence, generator: Generator | None, dtype: 
 @composite("aten::randint")
 def randint(low: int, high: int | Sequence[int] | None = None, size: Sequence[int] = (), *,
             generator: Generator | None = None, dtype: D.dtype | None = None, device: Any = None,
-            requires_grad: bool = False) -> Tensor:
+            requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
     """Integers uniform in [low, high) (int64 by default); `randint(high, size)` is torch's other
     overload, with low = 0."""
     if high is None or isinstance(high, Sequence):
@@ -762,15 +773,16 @@ def randint(low: int, high: int | Sequence[int] | None = None, size: Sequence[in
     shape = _shape((size,)) if not isinstance(size, int) else (size,)
     rng, np_dtype = _torch_rng(generator), _np_dtype(dtype, D.int64)
     data = _made(shape, np_dtype, "random_", lambda: rng.integers(int(low), int(high), shape).astype(np_dtype))
-    return _finish(data, requires_grad, device)
+    return _finish(data, requires_grad, device, pin_memory)
 
 
 @composite("aten::randperm")
 def randperm(n: int, *, generator: Generator | None = None, dtype: D.dtype | None = None, device: Any = None,
-             requires_grad: bool = False) -> Tensor:
+             requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
     """A random permutation of 0..n-1 (torch's for the same seed)."""
     D.refuse_unsigned("randperm", dtype)
-    return _finish(_torch_rng(generator).permutation(n).astype(_np_dtype(dtype, D.int64)), requires_grad, device)
+    return _finish(_torch_rng(generator).permutation(n).astype(_np_dtype(dtype, D.int64)), requires_grad, device,
+                   pin_memory)
 
 
 def _where(input: Tensor, device: Any) -> Any:
@@ -778,23 +790,42 @@ def _where(input: Tensor, device: Any) -> Any:
     return device if device is not None or type(input._data) is np.ndarray else input.device
 
 
-def _like(fn: Any, numpy_fn: Any = None, fill: str | None = None) -> Any:
+def _like(fn: Any, numpy_fn: Any, fill: str | None) -> Any:
     """`fn`'s `_like` factory; `numpy_fn` (np.zeros, ...) makes the array itself for a NumPy input of one of
     NumPy's own dtypes (not bfloat16 nor complex32) when no dtype or device is asked for: the usual call, at
-    a third of the checks, its in-place `fill` named for the profiler (Note [factory events]). A profiler records
-    it as torch's `aten::zeros_like`, not the `aten::zeros` it calls."""
+    a third of the checks, its in-place `fill` named for the profiler (Note [factory events])."""
     fn = fn.__wrapped__
 
     def like(input: Tensor, *, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False,
-             memory_format: Any = None, layout: Any = None) -> Tensor:
+             memory_format: Any = None, layout: Any = None, pin_memory: bool = False) -> Tensor:
         data = input._data
         if numpy_fn is not None and dtype is None and device is None and type(data) is np.ndarray \
                 and data.dtype.isbuiltin == 1:
             shape, np_dtype = data.shape, data.dtype
-            return _finish(_made(shape, np_dtype, fill, lambda: numpy_fn(shape, np_dtype)), requires_grad)
+            return _finish(_made(shape, np_dtype, fill, lambda: numpy_fn(shape, np_dtype)), requires_grad,
+                           pin_memory=pin_memory)
         return fn(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
-                  device=_where(input, device))
+                  device=_where(input, device), pin_memory=pin_memory)
 
+    return _named_like(like, fn)
+
+
+def _drawn_like(fn: Any) -> Any:
+    """`fn`'s `_like` draw (rand_like, randn_like), from `generator` as torch's."""
+    fn = fn.__wrapped__
+
+    def like(input: Tensor, *, generator: Generator | None = None, dtype: D.dtype | None = None, device: Any = None,
+             requires_grad: bool = False, memory_format: Any = None, layout: Any = None,
+             pin_memory: bool = False) -> Tensor:
+        return fn(input.shape, generator=generator, dtype=dtype or input.dtype, requires_grad=requires_grad,
+                  device=_where(input, device), pin_memory=pin_memory)
+
+    return _named_like(like, fn)
+
+
+def _named_like(like: Callable, fn: Callable) -> Callable:
+    """`like` named and documented as `fn`'s _like factory, which a profiler records as torch's `aten::zeros_like`,
+    not the `aten::zeros` it calls."""
     like.__name__ = like.__qualname__ = fn.__name__ + "_like"
     like.__doc__ = f"{fn.__name__}() with the shape (and by default the dtype) of `input`."
     return composite(f"aten::{like.__name__}")(like)
@@ -802,23 +833,25 @@ def _like(fn: Any, numpy_fn: Any = None, fill: str | None = None) -> Any:
 
 zeros_like = _like(zeros, np.zeros, "zero_")
 ones_like = _like(ones, np.ones, "fill_")
-empty_like = _like(empty, np.empty)
-rand_like = _like(rand)
-randn_like = _like(randn)
+empty_like = _like(empty, np.empty, None)
+rand_like = _drawn_like(rand)
+randn_like = _drawn_like(randn)
 
 
 @composite("aten::full_like")
 def full_like(input: Tensor, fill_value: Any, *, dtype: D.dtype | None = None, device: Any = None,
-              requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+              requires_grad: bool = False, memory_format: Any = None, layout: Any = None,
+              pin_memory: bool = False) -> Tensor:
     return full.__wrapped__(input.shape, fill_value, dtype=dtype or input.dtype, requires_grad=requires_grad,
-                            device=_where(input, device))
+                            device=_where(input, device), pin_memory=pin_memory)
 
 
 @composite("aten::randint_like")
-def randint_like(input: Tensor, low: int, high: int | None = None, *, dtype: D.dtype | None = None,
-                 device: Any = None, requires_grad: bool = False) -> Tensor:
-    return randint.__wrapped__(low, high, input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
-                               device=_where(input, device))
+def randint_like(input: Tensor, low: int, high: int | None = None, *, generator: Generator | None = None,
+                 dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False,
+                 memory_format: Any = None, layout: Any = None, pin_memory: bool = False) -> Tensor:
+    return randint.__wrapped__(low, high, input.shape, generator=generator, dtype=dtype or input.dtype,
+                               requires_grad=requires_grad, device=_where(input, device), pin_memory=pin_memory)
 
 
 # ---- window functions --------------------------------------------------------------------------------------
@@ -831,7 +864,7 @@ def randint_like(input: Tensor, low: int, high: int | None = None, *, dtype: D.d
 # window is the symmetric one of one point more, less its last.
 
 def _window(name: str, length: Any, periodic: bool, dtype: D.dtype | None, layout: Any, device: Any,
-            requires_grad: bool, shape: Any) -> Tensor:
+            requires_grad: bool, pin_memory: bool, shape: Any) -> Tensor:
     """The window `shape(points, rounded, period)` computes, after torch's checks of the length and dtype."""
     if type(length) is not int:
         raise TypeError(f"{name}(): argument 'window_length' (position 1) must be int, not {type(length).__name__}")
@@ -845,7 +878,7 @@ def _window(name: str, length: Any, periodic: bool, dtype: D.dtype | None, layou
     if dtype.is_complex:
         raise NotImplementedError(f"\"arange_cpu\" not implemented for '{D.scalar_type_name(dtype)}'")
     if length <= 1:
-        return _finish(np.ones(length, dtype.np), requires_grad, device)
+        return _finish(np.ones(length, dtype.np), requires_grad, device, pin_memory)
     points = length + 1 if periodic else length
     opmath = np.float64 if dtype is D.float64 else np.float32
 
@@ -855,7 +888,7 @@ def _window(name: str, length: Any, periodic: bool, dtype: D.dtype | None, layou
         return np.asarray(values).astype(dtype.np).astype(opmath)
 
     window = shape(np.arange(points, dtype=opmath), rounded, points - 1)
-    return _finish(window[:length].astype(dtype.np), requires_grad, device)
+    return _finish(window[:length].astype(dtype.np), requires_grad, device, pin_memory)
 
 
 def _options(dtype: D.dtype, requires_grad: bool, layout: Any = None) -> str:
@@ -895,7 +928,7 @@ def hamming_window(window_length: int, periodic: bool = True, alpha: float = 0.5
                    dtype: D.dtype | None = None, layout: Any = None, device: Any = None, pin_memory: bool = False,
                    requires_grad: bool = False) -> Tensor:
     """alpha - beta cos(2 pi n / period) (Note [window functions])."""
-    return _window("hamming_window", window_length, periodic, dtype, layout, device, requires_grad,
+    return _window("hamming_window", window_length, periodic, dtype, layout, device, requires_grad, pin_memory,
                    _hamming(alpha, beta))
 
 
@@ -903,21 +936,24 @@ def hamming_window(window_length: int, periodic: bool = True, alpha: float = 0.5
 def hann_window(window_length: int, periodic: bool = True, *, dtype: D.dtype | None = None, layout: Any = None,
                 device: Any = None, pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
     """0.5 - 0.5 cos(2 pi n / period): the Hamming window with alpha = beta = 0.5 (Note [window functions])."""
-    return _window("hann_window", window_length, periodic, dtype, layout, device, requires_grad, _hamming(0.5, 0.5))
+    return _window("hann_window", window_length, periodic, dtype, layout, device, requires_grad, pin_memory,
+                   _hamming(0.5, 0.5))
 
 
 @composite("aten::blackman_window")
 def blackman_window(window_length: int, periodic: bool = True, *, dtype: D.dtype | None = None, layout: Any = None,
                     device: Any = None, pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
     """0.42 - 0.5 cos(2 pi n / period) + 0.08 cos(4 pi n / period) (Note [window functions])."""
-    return _window("blackman_window", window_length, periodic, dtype, layout, device, requires_grad, _blackman)
+    return _window("blackman_window", window_length, periodic, dtype, layout, device, requires_grad, pin_memory,
+                   _blackman)
 
 
 @composite("aten::bartlett_window")
 def bartlett_window(window_length: int, periodic: bool = True, *, dtype: D.dtype | None = None, layout: Any = None,
                     device: Any = None, pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
     """The triangular window, 0 at both ends of the period and 1 in its middle (Note [window functions])."""
-    return _window("bartlett_window", window_length, periodic, dtype, layout, device, requires_grad, _bartlett)
+    return _window("bartlett_window", window_length, periodic, dtype, layout, device, requires_grad, pin_memory,
+                   _bartlett)
 
 
 @composite("aten::kaiser_window")
@@ -925,7 +961,8 @@ def kaiser_window(window_length: int, periodic: bool = True, beta: float = 12.0,
                   layout: Any = None, device: Any = None, pin_memory: bool = False,
                   requires_grad: bool = False) -> Tensor:
     """The Kaiser window of shape parameter beta, through the Bessel function I0 (Note [window functions])."""
-    return _window("kaiser_window", window_length, periodic, dtype, layout, device, requires_grad, _kaiser(beta))
+    return _window("kaiser_window", window_length, periodic, dtype, layout, device, requires_grad, pin_memory,
+                   _kaiser(beta))
 
 
 # ---- asarray, frombuffer -----------------------------------------------------------------------------------

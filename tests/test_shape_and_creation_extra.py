@@ -102,3 +102,44 @@ def test_grid_sampler_takes_grid_samples_modes_by_number():
         ours = retrograd.grid_sampler_2d(retrograd.tensor(x), retrograd.tensor(grid), mode, padding, True)
         theirs = torch.grid_sampler_2d(torch.tensor(x), torch.tensor(grid), mode, padding, True)
         np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-10, atol=1e-12)
+
+
+FACTORIES = {
+    "zeros": lambda lib, **kw: lib.zeros(2, 3, **kw), "ones": lambda lib, **kw: lib.ones(2, **kw),
+    "empty": lambda lib, **kw: lib.empty(0, **kw), "full": lambda lib, **kw: lib.full((2,), 1.5, **kw),
+    "rand": lambda lib, **kw: lib.rand(3, **kw), "randn": lambda lib, **kw: lib.randn(3, **kw),
+    "randint": lambda lib, **kw: lib.randint(0, 5, (3,), **kw), "randperm": lambda lib, **kw: lib.randperm(4, **kw),
+    "eye": lambda lib, **kw: lib.eye(2, **kw), "arange": lambda lib, **kw: lib.arange(4, **kw),
+    "linspace": lambda lib, **kw: lib.linspace(0, 1, 3, **kw),
+    "logspace": lambda lib, **kw: lib.logspace(0, 1, 3, **kw),
+    "tensor": lambda lib, **kw: lib.tensor([1.0], **{k: v for k, v in kw.items() if k != "layout"}),
+    "hann_window": lambda lib, **kw: lib.hann_window(4, **kw),
+    "zeros_like": lambda lib, **kw: lib.zeros_like(lib.ones(2), **kw),
+    "rand_like": lambda lib, **kw: lib.rand_like(lib.ones(2), **kw),
+    "full_like": lambda lib, **kw: lib.full_like(lib.ones(2), 3.0, **kw),
+    "randint_like": lambda lib, **kw: lib.randint_like(lib.ones(2), 4, **kw),
+    "new_zeros": lambda lib, **kw: lib.ones(2).new_zeros(3, **kw),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FACTORIES))
+def test_factories_take_torchs_layout_and_pin_memory(name):
+    """Every factory takes torch's layout= and pin_memory= options: a strided layout and unpinned memory are what
+    it makes, and pinned memory, an accelerator's, is refused with torch's error where none is found."""
+    make = FACTORIES[name]
+    for lib in (torch, retrograd):
+        assert make(lib, layout=lib.strided, pin_memory=False).layout == lib.strided
+    assert failure(lambda lib: make(lib, pin_memory=True), retrograd) == failure(lambda lib: make(lib, pin_memory=True),
+                                                                                torch)
+
+
+@pytest.mark.parametrize("name", ["rand_like", "randn_like", "randint_like"])
+def test_random_like_factories_draw_from_the_generator_given(name):
+    """rand_like, randn_like and randint_like take `generator=` as torch's do, and draw torch's numbers from it."""
+    def draw(lib):
+        generator = lib.Generator().manual_seed(7)
+        like = getattr(lib, name)
+        args = (4,) if name == "randint_like" else ()
+        return like(lib.ones(5, dtype=lib.float64), *args, generator=generator).numpy()
+
+    np.testing.assert_array_equal(draw(retrograd), draw(torch))

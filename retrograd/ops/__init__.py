@@ -101,13 +101,14 @@ def type_as(input: Tensor, other: Tensor) -> Tensor:
 
 
 def _new_like(factory: str) -> Any:
-    """Tensor.new_<factory>: the factory with this tensor's dtype and device unless given (a strided CPU tensor: the
-    layout and pin_memory torch's factories take are accepted for that)."""
+    """Tensor.new_<factory>: the factory with this tensor's dtype and device unless given, and its layout and
+    pin_memory options."""
 
     def method(self: Tensor, *args: Any, dtype: D.dtype | None = None, device: Any = None,
                requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
         where = device if device is not None or type(self._data) is np_.ndarray else self.device
-        return getattr(_creation, factory)(*args, dtype=dtype or self.dtype, device=where, requires_grad=requires_grad)
+        return getattr(_creation, factory)(*args, dtype=dtype or self.dtype, device=where, requires_grad=requires_grad,
+                                           pin_memory=pin_memory)
 
     method.__name__ = f"new_{factory}"
     return method
