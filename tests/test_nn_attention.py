@@ -60,3 +60,35 @@ def test_unbuilt_submodules_say_so():
     with pytest.raises(AttributeError, match="does not build torch.nn.attention.flex_attention"):
         attention.flex_attention  # noqa: B018
     assert retrograd.nn.attention is attention  # reached as an attribute, as torch.nn.attention is
+
+
+def _sdpa(lib, arrays, dtype, mask=None, causal=False):
+    """Fused attention of the arrays (query, key, value) as `dtype`, its output and gradients as float64."""
+    q, k, v = (lib.tensor(a).to(getattr(lib, dtype)).requires_grad_() for a in arrays)
+    out = lib.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=None if mask is None else lib.tensor(mask),
+                                                         is_causal=causal)
+    (out * out).sum().backward()
+    return [t.detach().double().numpy() for t in (out, q.grad, k.grad, v.grad)]
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("causal", [False, True])
+def test_narrow_attention_rounds_as_torchs_kernel(dtype, causal):
+    """bfloat16 and float16 attention gives torch's numbers: the exponentials rounded to the query's dtype before
+    their product with v, the product divided by the rows' sums (Note [attention in torch's order])."""
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal((2, 3, 7, 4)).astype(np.float32) for _ in range(3)]
+    ours, theirs = _sdpa(retrograd, arrays, dtype, causal=causal)[0], _sdpa(torch, arrays, dtype, causal=causal)[0]
+    np.testing.assert_array_equal(ours, theirs)
+
+
+def test_attention_to_no_key_is_zero():
+    """A query row every key is masked from attends to nothing: zeros, with zero gradients, as torch's kernel gives
+    (softmax alone would give NaN)."""
+    rng = np.random.default_rng(1)
+    arrays = [rng.standard_normal((1, 2, 3, 4)) for _ in range(3)]
+    mask = np.array([[True, True, False], [False, False, False], [True, False, True]])
+    ours, theirs = _sdpa(retrograd, arrays, "float64", mask), _sdpa(torch, arrays, "float64", mask)
+    assert not ours[0][:, :, 1].any()
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)

@@ -272,3 +272,66 @@ def test_causal_hint_applies_the_causal_mask_as_torch():
     r_out = r_model(*[retrograd.tensor(x)] * 3, attn_mask=retrograd.tensor(wrong_mask), is_causal=True,
                     need_weights=False)
     np.testing.assert_allclose(r_out[0].detach().numpy(), t_out[0].detach().numpy(), atol=2e-5, rtol=1e-4)
+
+
+def _graph_names(output):
+    """The names of the nodes in output's backward graph, each once, in the order a walk from the output meets them."""
+    seen, order, stack = set(), [], [output.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        order.append(node.name())
+        stack.extend(next_node for next_node, _ in reversed(node.next_functions))
+    return order
+
+
+def _attention_twins(batch_first=False):
+    """A MultiheadAttention in torch and the same one, its weights copied, in retrograd."""
+    theirs, ours = torch.nn.MultiheadAttention(D_MODEL, NHEAD, batch_first=batch_first), \
+        retrograd.nn.MultiheadAttention(D_MODEL, NHEAD, batch_first=batch_first)
+    ours.load_state_dict({k: retrograd.tensor(v.numpy()) for k, v in theirs.state_dict().items()})
+    return theirs, ours
+
+
+ATTENTION_CALLS = {
+    "self-attention, fused": lambda m, x, y, kpm: m(x, x, x, need_weights=False)[0],
+    "self-attention, weights": lambda m, x, y, kpm: m(x, x, x, key_padding_mask=kpm)[0],
+    "self-attention, padding, fused": lambda m, x, y, kpm: m(x, x, x, key_padding_mask=kpm, need_weights=False)[0],
+    "cross-attention": lambda m, x, y, kpm: m(x, y, y, need_weights=False)[0],
+    "separate inputs": lambda m, x, y, kpm: m(x, y, y * 2, need_weights=True)[0],
+}
+
+
+@pytest.mark.parametrize("call", sorted(ATTENTION_CALLS))
+def test_multihead_attention_records_torchs_graph(call):
+    """MultiheadAttention composes as torch's functional does: one in-projection for self-attention (two when key is
+    value), the padding mask merged into attn_mask, baddbmm and softmax when the weights are wanted, else the fused
+    attention row; so its backward graph has torch's nodes, and its outputs and gradients are torch's. (Sequence
+    first: a batch-first input's transposed projections fold into one UnsafeViewBackward0 node here, where torch
+    records its clone and mm.)"""
+    x, y, kpm = randn(5, 2, D_MODEL), randn(4, 2, D_MODEL), padding(2, 5, (0, 2))
+    found = []
+    for lib, module in zip((torch, retrograd), _attention_twins()):
+        xs, ys = lib.tensor(x, requires_grad=True), lib.tensor(y, requires_grad=True)
+        out = ATTENTION_CALLS[call](module, xs, ys, lib.tensor(kpm))
+        (out * out).sum().backward()
+        found.append((_graph_names(out), out.detach().numpy(), xs.grad.numpy(), module.in_proj_weight.grad.numpy()))
+    (theirs, *their_values), (ours, *our_values) = found
+    assert ours == theirs
+    for a, b in zip(our_values, their_values):
+        np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-6)
+
+
+def test_multihead_attention_under_autocast_is_torchs_bfloat16():
+    """Under CPU autocast the projections and the fused attention run in bfloat16 as torch's: the same bits."""
+    x, kpm = randn(3, 7, D_MODEL), padding(3, 7, (0, 2, 4))
+    found = []
+    for lib, module in zip((torch, retrograd), _attention_twins(batch_first=True)):
+        xs = lib.tensor(x)
+        with lib.autocast("cpu", dtype=lib.bfloat16):
+            out = module(xs, xs, xs, key_padding_mask=lib.tensor(kpm), need_weights=False)[0]
+        found.append((str(out.dtype), out.float().detach().numpy()))
+    assert found[1][0] == found[0][0]
+    np.testing.assert_array_equal(found[1][1], found[0][1])

@@ -14,7 +14,7 @@ from ..ops.conv import avg_pool3d as _avg_pool3d
 from ..ops.conv import max_pool1d as _max_pool1d
 from ..ops.conv import max_pool2d as _max_pool2d
 from ..ops.conv import max_pool3d as _max_pool3d
-from ..ops.nn import dropout, linear, softmax  # what multi_head_attention_forward calls (all in FUNCTIONAL too)
+from ..ops.nn import dropout, linear, scaled_dot_product_attention, softmax  # what multi_head_attention_forward calls
 from . import grad  # torch.nn.functional.grad is torch.nn.grad
 
 for _module in _modules:
@@ -33,9 +33,11 @@ def multi_head_attention_forward(
         v_proj_weight: _Tensor | None = None, static_k: _Tensor | None = None, static_v: _Tensor | None = None,
         average_attn_weights: bool = True, is_causal: bool = False) -> tuple[_Tensor, _Tensor | None]:
     """nn.MultiheadAttention's computation with its weights given: (L, N, E) inputs (or unbatched (L, E)) ->
-    (output, attention weights averaged over heads, or per head, or None)."""
+    (output, attention weights averaged over heads, or per head, or None). As torch composes it: one projection for
+    self-attention, the key padding mask merged into attn_mask, the weights by baddbmm and softmax when they are
+    asked for, else scaled_dot_product_attention (its fused row, with a lone causal hint passed on)."""
     from .. import cat, zeros
-    from .modules.activation import _canonical_mask, _causal_mask, _pad_last
+    from .modules.activation import _canonical_mask, _pad_last
 
     batched = query.dim() == 3
     if not batched:  # (L, E): a batch of one
@@ -43,58 +45,86 @@ def multi_head_attention_forward(
         if key_padding_mask is not None:
             key_padding_mask = key_padding_mask.unsqueeze(0)
     tgt_len, bsz, embed_dim = query.shape
+    key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask", attn_mask, "attn_mask", query.dtype)
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
+                           "method `generate_square_subsequent_mask` to create this mask.")
+    if is_causal and key_padding_mask is None and not need_weights:  # the hint alone goes to the fused attention
+        attn_mask = None
+    else:
+        attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype)
+        is_causal = is_causal and key_padding_mask is None
     if embed_dim != embed_dim_to_check:
         raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}")
     head_dim = embed_dim // num_heads
     if head_dim * num_heads != embed_dim:
         raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
-    key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask", attn_mask, "attn_mask", query.dtype)
-    e = embed_dim
-    bq, bk, bv = (None,) * 3 if in_proj_bias is None else (in_proj_bias[:e], in_proj_bias[e:2 * e],
-                                                            in_proj_bias[2 * e:])
-    wq, wk, wv = ((q_proj_weight, k_proj_weight, v_proj_weight) if use_separate_proj_weight else
-                  (in_proj_weight[:e], in_proj_weight[e:2 * e], in_proj_weight[2 * e:]))
-    q, k, v = linear(query, wq, bq), linear(key, wk, bk), linear(value, wv, bv)
-    if is_causal and attn_mask is None:
-        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
-                           "method `generate_square_subsequent_mask` to create this mask.")
-    # torch hands a lone causal hint to its fused attention, which then applies the causal mask, not attn_mask
-    causal_only = is_causal and key_padding_mask is None and not need_weights
-    attn_mask = None if causal_only else _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype)
+    if use_separate_proj_weight:
+        bq, bk, bv = (None,) * 3 if in_proj_bias is None else in_proj_bias.chunk(3)
+        q, k, v = linear(query, q_proj_weight, bq), linear(key, k_proj_weight, bk), linear(value, v_proj_weight, bv)
+    else:
+        q, k, v = _in_projection_packed(query, key, value, in_proj_weight, in_proj_bias)
     if attn_mask is not None and attn_mask.dim() == 2:
         attn_mask = attn_mask.unsqueeze(0)
     if bias_k is not None and bias_v is not None:
         k, v = cat([k, bias_k.repeat(1, bsz, 1)]), cat([v, bias_v.repeat(1, bsz, 1)])
         attn_mask, key_padding_mask = _pad_last(attn_mask), _pad_last(key_padding_mask)
-    q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
-    k = k.reshape(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1) if static_k is None else static_k
-    v = v.reshape(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1) if static_v is None else static_v
+    q = q.view(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
+    k = k.view(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1) if static_k is None else static_k
+    v = v.view(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1) if static_v is None else static_v
     if add_zero_attn:
         k = cat([k, zeros(bsz * num_heads, 1, head_dim, dtype=k.dtype)], 1)
         v = cat([v, zeros(bsz * num_heads, 1, head_dim, dtype=v.dtype)], 1)
         attn_mask, key_padding_mask = _pad_last(attn_mask), _pad_last(key_padding_mask)
     src_len = k.shape[1]
-    if causal_only:
-        attn_mask = _causal_mask(tgt_len, src_len, q.dtype)
-    scores = (q * _math.sqrt(1.0 / head_dim)).bmm(k.transpose(1, 2))
-    if attn_mask is not None:
-        scores = scores + attn_mask
-    if key_padding_mask is not None:
-        mask = key_padding_mask.reshape(bsz, 1, 1, src_len).expand(bsz, num_heads, 1, src_len)
-        scores = scores + mask.reshape(bsz * num_heads, 1, src_len)
-    weights = softmax(scores, -1)
-    if dropout_p > 0.0 and training:
-        weights = dropout(weights, p=dropout_p)
-    out = weights.bmm(v).transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
-    out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, embed_dim)
+    if key_padding_mask is not None:  # merged into attn_mask, per head
+        key_padding_mask = key_padding_mask.view(bsz, 1, 1, src_len).expand(-1, num_heads, -1, -1).reshape(
+            bsz * num_heads, 1, src_len)
+        attn_mask = key_padding_mask if attn_mask is None else attn_mask + key_padding_mask
+    if not training:
+        dropout_p = 0.0
+    if need_weights:
+        q_scaled = q * _math.sqrt(1.0 / head_dim)
+        scores = q_scaled.bmm(k.transpose(-2, -1)) if attn_mask is None else \
+            attn_mask.baddbmm(q_scaled, k.transpose(-2, -1))
+        weights = softmax(scores, -1)
+        if dropout_p > 0.0:
+            weights = dropout(weights, p=dropout_p)
+        out = weights.bmm(v).transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
+    else:
+        if attn_mask is not None:
+            attn_mask = attn_mask.unsqueeze(0) if attn_mask.shape[0] == 1 and attn_mask.dim() == 3 else \
+                attn_mask.view(bsz, num_heads, -1, src_len)
+        q, k, v = (t.view(bsz, num_heads, -1, head_dim) for t in (q, k, v))
+        out = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
+        out = out.permute(2, 0, 1, 3).reshape(bsz * tgt_len, embed_dim)
+    out = linear(out, out_proj_weight, out_proj_bias).view(tgt_len, bsz, embed_dim)
     if not batched:
         out = out.squeeze(1)
     if not need_weights:
         return out, None
-    weights = weights.reshape(bsz, num_heads, tgt_len, src_len)
+    weights = weights.view(bsz, num_heads, tgt_len, src_len)
     if average_attn_weights:
         weights = weights.mean(1)
     return out, (weights if batched else weights.squeeze(0))
+
+
+def _in_projection_packed(q: _Tensor, k: _Tensor, v: _Tensor, w: _Tensor,
+                          b: _Tensor | None) -> tuple[_Tensor, _Tensor, _Tensor]:
+    """The query, key and value projections by the packed weight: one product for self-attention (q, k and v one
+    tensor), two when key is value, as torch makes them (its graph, its rows laid out (3, E) then split)."""
+    e = q.shape[-1]
+    if k is v:
+        if q is k:
+            proj = linear(q, w, b).unflatten(-1, (3, e)).unsqueeze(0).transpose(0, -2).squeeze(-2).contiguous()
+            return proj[0], proj[1], proj[2]
+        w_q, w_kv = w.split([e, 2 * e])
+        b_q, b_kv = (None, None) if b is None else b.split([e, 2 * e])
+        kv = linear(k, w_kv, b_kv).unflatten(-1, (2, e)).unsqueeze(0).transpose(0, -2).squeeze(-2).contiguous()
+        return linear(q, w_q, b_q), kv[0], kv[1]
+    bq, bk, bv = (None,) * 3 if b is None else b.chunk(3)
+    w_q, w_k, w_v = w.chunk(3)
+    return linear(q, w_q, bq), linear(k, w_k, bk), linear(v, w_v, bv)
 
 
 def _lp_pool(avg_pool: object, max_pool: object, n: int, input: _Tensor, norm_type: float, kernel_size: object,

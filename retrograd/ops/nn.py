@@ -323,17 +323,52 @@ def embedding_backward_op(xp, g, indices, num_weights, padding_idx, scale_grad_b
 
 
 @defop("_scaled_dot_product_flash_attention_for_cpu", node="ScaledDotProductFlashAttentionForCpuBackward0",
-       inputs=("query", "key", "value"), params=("mask", "scale"),
+       inputs=("query", "key", "value"), params=("mask", "scale", "stored"),
        query="attention_grads(grad, query, key, value, mask, scale)[0]",
        key="attention_grads(grad, query, key, value, mask, scale)[1]",
        value="attention_grads(grad, query, key, value, mask, scale)[2]",
        jvp="attention_jvp(query_t, key_t, value_t, query, key, value, mask, scale)")
-def attention_op(xp, q, k, v, mask, scale):
-    """softmax(q @ k^T * scale + mask) @ v; `mask` is additive (-inf where masked) or None."""
+def attention_op(xp, q, k, v, mask, scale, stored):
+    """softmax(q @ k^T * scale + mask) @ v in the order of torch's CPU kernel (Note [attention in torch's order]);
+    `mask` is additive (-inf where masked) or None, `stored` the narrow dtype the exponentials are rounded to (the
+    query's bfloat16 or float16) or None."""
+    dtype, query = q.dtype, q
+    compute = np.float32 if dtype == np.float16 else dtype  # bfloat16 comes widened (Note [bfloat16] in _dtype.py)
+    q, k, v = (A.astype(xp, a, compute, copy=False) for a in (q, k, v))
     s = xp.matmul(q, A.matrix_transpose(xp, k)) * scale
     if mask is not None:
-        s = s + mask
-    return A.astype(xp, xp.matmul(softmax_op.forward(xp, s, s.ndim - 1), v), q.dtype, copy=False)
+        s = s + A.astype(xp, mask, compute, copy=False)
+    rows = type(s) is np.ndarray and s.flags.c_contiguous  # NumPy's rows: in place, by the softmax helpers
+    flat = s.reshape(-1, s.shape[-1]) if rows else s
+    top = _row_max(flat) if rows else xp.max(s, axis=-1, keepdims=True)
+    empty = top == -math.inf  # a row every key is masked from: zeros, as torch's kernel gives
+    if A.reduce(xp, "any", empty):
+        top = xp.where(empty, xp.zeros_like(top), top)
+    if rows:
+        flat -= top
+        e = np.exp(s, out=s)
+    else:
+        e = xp.exp(s - top)
+    sums = _row_sums(flat) if rows else A.reduce(xp, "sum", e, -1, True)
+    if stored is not None:
+        e = A.astype(xp, A.astype(xp, e, stored), compute)
+    out = xp.matmul(e, v)
+    out /= xp.reshape(xp.where(empty, xp.ones_like(sums), sums), out.shape[:-1] + (1,))
+    if type(query) is np.ndarray and query.strides[-1] == query.itemsize and not query.flags.c_contiguous:
+        laid = np.empty_like(query, dtype=dtype)  # laid out as the query, as torch's output is
+        laid[...] = out
+        return laid
+    return A.astype(xp, out, dtype, copy=False)
+
+
+# Note [attention in torch's order]
+# The fused attention row follows torch's CPU flash kernel: the scores in float32 at least, their exponentials after
+# each row's maximum, the rows' sums of those, the exponentials rounded to the query's dtype when it is narrower
+# (torch's kernel stores them so for its second GEMM), their product with v, and that divided by the sums. Dividing
+# the (L, E) product, not the (L, S) probabilities, is the order that gives torch's bfloat16 numbers, and a pass
+# fewer. A row whose every key is masked gives zeros (and zero gradients), where softmax alone gives NaN. The output
+# is laid out as the query when the query's last dim is dense (MultiheadAttention's heads are (L, N, H, E) in
+# memory): torch's is, and its permute and reshape back to (L N, H E) are then views, not a copy.
 
 
 # ============================================================================================
@@ -800,10 +835,20 @@ def embedding_row_scale(indices: np.ndarray, num_weights: int, padding_idx: int 
 
 
 def attention_probs(query: Tensor, key: Tensor, mask: np.ndarray | None, scale: float) -> Tensor:
+    """softmax(q k^T s + mask), zero in a row every key is masked from (Note [attention in torch's order])."""
     scores = matmul(query, key.mT) * scale
-    if mask is not None:
-        scores = scores + constant_like(mask, query)
-    return softmax(scores, -1)
+    if mask is None:
+        return softmax(scores, -1)
+    return _zero_masked_rows(softmax(scores + constant_like(mask, query), -1), mask)
+
+
+def _zero_masked_rows(probs: Tensor, mask: np.ndarray) -> Tensor:
+    """Attention probabilities with zeros in each row the additive `mask` is -inf all along (torch's _safe_softmax)."""
+    xp = namespace(mask)
+    masked_rows = xp.all(xp.isinf(mask) & (mask < 0), axis=-1, keepdims=True)
+    if not bool(xp.any(masked_rows)):
+        return probs
+    return probs.masked_fill(_wrap(xp.broadcast_to(masked_rows, tuple(probs.shape))), 0.0)
 
 
 def attention_grads(grad: Tensor, query: Tensor, key: Tensor, value: Tensor, mask: np.ndarray | None,
@@ -1455,6 +1500,11 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
                                  enable_gqa: bool = False) -> Tensor:
     """softmax(q k^T * scale + mask) v. Like torch on the CPU: one fused node for 4-d inputs without dropout
     (ScaledDotProductFlashAttentionForCpuBackward0), torch's math composition otherwise."""
+    # autocast casts the op's inputs, mask too, before either path (its narrow dtype decides the fused row's rounding)
+    row = attention_op.name
+    query, key, value = (autocast_input(t, row) for t in (query, key, value))
+    if attn_mask is not None:
+        attn_mask = autocast_input(attn_mask, row)
     if enable_gqa and query.shape[-3] != key.shape[-3]:
         repeat = query.shape[-3] // key.shape[-3]
         key = key.repeat_interleave(repeat, -3)
@@ -1476,8 +1526,9 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
         mask = causal if mask is None else mask + causal
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
     if fused:
+        stored = query._data.dtype if query.dtype in (D.bfloat16, D.float16) else None
         return apply(attention_op, (query, key, value),
-                     (None if mask is None else A.astype(xp, mask, query.dtype), scale))
+                     (None if mask is None else A.astype(xp, mask, query.dtype), scale, stored))
     # torch's math path: both sides scaled by sqrt(scale), additive mask, softmax, dropout, matmul
     root = math.sqrt(abs(scale))
     scores = matmul(query * (root if scale >= 0 else -root), key.mT * root)
@@ -1486,10 +1537,8 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     elif mask is not None:
         scores = scores + constant_like(mask, scores)
     probs = softmax(scores, -1)
-    if mask is not None:  # _safe_softmax: fully masked rows give zeros
-        masked_rows = xp.all(xp.isinf(mask), axis=-1, keepdims=True)
-        if bool(xp.any(masked_rows)):
-            probs = probs.masked_fill(_wrap(xp.broadcast_to(masked_rows, tuple(probs.shape))), 0.0)
+    if mask is not None:
+        probs = _zero_masked_rows(probs, mask)
     if dropout_p > 0.0:
         probs = dropout(probs, dropout_p, True)
     return matmul(probs, value)

@@ -264,8 +264,14 @@ class MultiheadAttention(Module):
                 need_weights: bool = True, attn_mask: Tensor | None = None, average_attn_weights: bool = True,
                 is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
         transposed = self.batch_first and query.dim() == 3
-        if transposed:
-            query, key, value = query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1)
+        if transposed:  # as torch, one tensor stays one tensor (self-attention's single projection)
+            if key is not value:
+                query, key, value = (x.transpose(0, 1) for x in (query, key, value))
+            elif query is key:
+                query = key = value = query.transpose(0, 1)
+            else:
+                query, key = query.transpose(0, 1), key.transpose(0, 1)
+                value = key
         out, weights = F.multi_head_attention_forward(
             query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias, self.bias_k,
             self.bias_v, self.add_zero_attn, self.dropout, self.out_proj.weight, self.out_proj.bias,
