@@ -113,6 +113,8 @@ def outer_op(xp, a, b):
        self="matmul_grad_left(grad, other, len(self_shape))", other="matmul_grad_right(grad, self, len(other_shape))",
        jvp="matmul(self_t, other) + matmul(self, other_t)")
 def matmul_nd(xp, a, b):
+    if a.ndim > 2 and b.ndim == 2:  # a batch times a matrix: one GEMM over the batch folded into rows, as torch folds
+        return xp.reshape(xp.matmul(xp.reshape(a, (-1, a.shape[-1])), b), a.shape[:-1] + b.shape[-1:])
     return xp.matmul(a, b)
 
 
@@ -763,6 +765,8 @@ def matmul_grad_right(grad: Tensor, self: Tensor, other_ndim: int) -> Tensor:
         return self.unsqueeze(-1) * grad.unsqueeze(-2) if other_ndim > 1 else grad.unsqueeze(-1) * self
     if other_ndim == 1:
         return matmul(self.mT, grad.unsqueeze(-1)).squeeze(-1)
+    if other_ndim == 2 and self.ndim > 2:  # the batch folded into rows: one product, not one per batch then a sum
+        return self.reshape(-1, self.shape[-1]).mT.mm(grad.reshape(-1, grad.shape[-1]))
     return matmul(self.mT, grad)
 
 
