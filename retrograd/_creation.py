@@ -799,8 +799,7 @@ def _like(fn: Any, numpy_fn: Any, fill: str | None) -> Any:
     def like(input: Tensor, *, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False,
              memory_format: Any = None, layout: Any = None, pin_memory: bool = False) -> Tensor:
         data = input._data
-        if numpy_fn is not None and dtype is None and device is None and type(data) is np.ndarray \
-                and data.dtype.isbuiltin == 1:
+        if dtype is None and device is None and type(data) is np.ndarray and data.dtype.isbuiltin == 1:
             shape, np_dtype = data.shape, data.dtype
             return _finish(_made(shape, np_dtype, fill, lambda: numpy_fn(shape, np_dtype)), requires_grad,
                            pin_memory=pin_memory)

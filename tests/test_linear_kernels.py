@@ -72,3 +72,23 @@ def test_linear_weight_grad_keeps_torchs_layout():
         assert ours.stride() == theirs.stride()
         assert ours._base is None
         np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize(("batch", "matrix", "transposed"), [
+    ((4, 3, 5), (5, 2), False), ((3, 4, 5), (5, 2), True), ((2, 3, 0), (0, 4), False), ((2, 0, 3), (3, 4), False),
+    ((0, 2, 3), (3, 4), False)])
+def test_batch_times_matrix_folds_like_torch(batch, matrix, transposed):
+    """A batch times a matrix runs as one product over the batch folded into rows (forward, and the matrix's
+    gradient), for non-contiguous and empty batches too: torch's values and gradients, to float64 rounding."""
+    rng = np.random.default_rng(0)
+    a, b, g = rng.standard_normal(batch), rng.standard_normal(matrix), rng.standard_normal(batch[:-1] + matrix[-1:])
+    found = []
+    for lib in (torch, retrograd):
+        x = lib.tensor(a.transpose(1, 0, 2).copy() if transposed else a, requires_grad=True)
+        w = lib.tensor(b, requires_grad=True)
+        out = (x.transpose(0, 1) if transposed else x) @ w
+        target = lib.tensor(g.transpose(1, 0, 2).copy() if transposed else g)
+        (out * (target.transpose(0, 1) if transposed else target)).sum().backward()
+        found.append([t.detach().numpy() for t in (out, x.grad, w.grad)])
+    for ours, theirs in zip(*reversed(found)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12)

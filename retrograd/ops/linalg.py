@@ -114,7 +114,8 @@ def outer_op(xp, a, b):
        jvp="matmul(self_t, other) + matmul(self, other_t)")
 def matmul_nd(xp, a, b):
     if a.ndim > 2 and b.ndim == 2:  # a batch times a matrix: one GEMM over the batch folded into rows, as torch folds
-        return xp.reshape(xp.matmul(xp.reshape(a, (-1, a.shape[-1])), b), a.shape[:-1] + b.shape[-1:])
+        rows = math.prod(a.shape[:-1])  # not -1: an empty inner dim leaves it undetermined
+        return xp.reshape(xp.matmul(xp.reshape(a, (rows, a.shape[-1])), b), a.shape[:-1] + b.shape[-1:])
     return xp.matmul(a, b)
 
 
@@ -766,7 +767,8 @@ def matmul_grad_right(grad: Tensor, self: Tensor, other_ndim: int) -> Tensor:
     if other_ndim == 1:
         return matmul(self.mT, grad.unsqueeze(-1)).squeeze(-1)
     if other_ndim == 2 and self.ndim > 2:  # the batch folded into rows: one product, not one per batch then a sum
-        return self.reshape(-1, self.shape[-1]).mT.mm(grad.reshape(-1, grad.shape[-1]))
+        rows = math.prod(self.shape[:-1])  # not -1: an empty inner dim leaves it undetermined
+        return self.reshape(rows, self.shape[-1]).mT.mm(grad.reshape(rows, grad.shape[-1]))
     return matmul(self.mT, grad)
 
 

@@ -342,7 +342,8 @@ def attention_op(xp, q, k, v, mask, scale, stored):
     flat = s.reshape(-1, s.shape[-1]) if rows else s
     top = _row_max(flat) if rows else xp.max(s, axis=-1, keepdims=True)
     empty = top == -math.inf  # a row every key is masked from: zeros, as torch's kernel gives
-    if A.reduce(xp, "any", empty):
+    some_empty = A.reduce(xp, "any", empty)
+    if some_empty:
         top = xp.where(empty, xp.zeros_like(top), top)
     if rows:
         flat -= top
@@ -350,10 +351,12 @@ def attention_op(xp, q, k, v, mask, scale, stored):
     else:
         e = xp.exp(s - top)
     sums = _row_sums(flat) if rows else A.reduce(xp, "sum", e, -1, True)
+    if some_empty:  # their exponentials are all 0: divided by 1, not by their 0 sum
+        sums = xp.where(empty, xp.ones_like(sums), sums)
     if stored is not None:
         e = A.astype(xp, A.astype(xp, e, stored), compute)
     out = xp.matmul(e, v)
-    out /= xp.reshape(xp.where(empty, xp.ones_like(sums), sums), out.shape[:-1] + (1,))
+    out /= xp.reshape(sums, out.shape[:-1] + (1,))
     if type(query) is np.ndarray and query.strides[-1] == query.itemsize and not query.flags.c_contiguous:
         laid = np.empty_like(query, dtype=dtype)  # laid out as the query, as torch's output is
         laid[...] = out

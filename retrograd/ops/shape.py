@@ -1112,10 +1112,7 @@ def as_strided_tangent(tangent: Tensor, geometry: _AsStrided) -> Tensor:
 
     physical = getattr(tangent, "_physical", None)
     if geometry.whole and physical is not None:
-        k = len(tangent._levels)
-        own_size, own_stride, own_offset = _physical_layout(physical, whole=True)
-        _check_within_example(geometry.size, geometry.stride, geometry.offset, own_size[k:], own_stride[k:],
-                              own_offset)
+        _inside_each_example(physical, len(tangent._levels), geometry.size, geometry.stride, geometry.offset, True)
 
     storage = put_op(zeros(geometry.storage.numel, dtype=tangent.dtype, device=tangent.device), tangent,
                      geometry.input_positions(), False)
@@ -1695,18 +1692,21 @@ def _as_strided(input: Tensor, size: Sequence[int], stride: Sequence[int], stora
         from ..autograd.batched import make  # vmap builds on the op table (imports it at its top)
 
         k = len(input._levels)
-        own_size, own_stride, own_offset = _physical_layout(physical, whole)
-        offset = own_offset if storage_offset is None else int(storage_offset)
-        _check_within_example(size, stride, offset, own_size[k:], own_stride[k:], own_offset)
+        own_size, own_stride, offset = _inside_each_example(physical, k, size, stride, storage_offset, whole)
         return make(apply(*_strided_in(physical, own_size[:k] + tuple(size), own_stride[:k] + tuple(stride), offset,
                                        whole)), input._levels)
     return apply(*_strided_in(input, size, stride, storage_offset, whole))
 
 
-def _physical_layout(physical: Tensor, whole: bool) -> tuple[tuple, tuple, int]:
-    """(size, stride, offset) of a batched tensor's physical array in its storage, batch dims first."""
+def _inside_each_example(physical: Tensor, k: int, size: Sequence[int], stride: Sequence[int], offset: int | None,
+                         whole: bool) -> tuple[tuple, tuple, int]:
+    """The (size, stride) of a batched tensor's physical array in its storage (its k batch dims first) and the
+    window's offset (None: the example's own), once torch's vmap check finds the window inside each example."""
     root = physical._base if physical._base is not None else physical
-    return _storage(root, whole=whole).describe(physical._data)
+    own_size, own_stride, own_offset = _storage(root, whole=whole).describe(physical._data)
+    offset = own_offset if offset is None else int(offset)
+    _check_within_example(size, stride, offset, own_size[k:], own_stride[k:], own_offset)
+    return own_size, own_stride, offset
 
 
 def _check_within_example(size: Sequence[int], stride: Sequence[int], offset: int, example_size: tuple,
