@@ -553,9 +553,9 @@ def test_saved_tensors_released_after_backward() -> None:
     big = retrograd.ones(1000) * 2
     y = (x.sum() * big).sum()
     node = y.grad_fn.next_functions[0][0]
-    assert node._saved is not None
+    assert node._kept is not None
     y.backward()
-    assert node._saved is None
+    assert node._kept is None
 
 
 def test_grad_mode_is_thread_local() -> None:

@@ -446,7 +446,7 @@ def function_apply(cls: type, ctx: Any, args: tuple, kwargs: dict) -> Any:
         transforms.update()
     for level_id in transforms.levels:
         function_jvp(cls, ctx, args, out if isinstance(out, tuple) else (out,), raw, level_id)
-    if transforms.saved_hooks and ctx._saved:
+    if transforms.saved_hooks and ctx._kept:
         pack_function_saved(ctx)
     return out
 

@@ -58,7 +58,7 @@ class BackwardCFunction(Node, FunctionCtx):
     def __init__(self) -> None:
         super().__init__()
         self._to_save = ()
-        self._saved = None
+        self._kept = None
         self._non_differentiable: set = set()
         self._dirty: set = set()
         self._materialize = True
@@ -76,12 +76,12 @@ class BackwardCFunction(Node, FunctionCtx):
 
         if self._forward_saved is not None:  # inside jvp (torch: the tensors given to save_for_forward)
             return self._forward_saved
-        if self._saved is None:
+        if self._kept is None:
             if not self._to_save:
                 return ()
             raise RuntimeError(FREED_MESSAGE)
         out = []
-        for item, version in self._saved:
+        for item, version in self._kept:
             if type(item) is SavedOutput:
                 out.append(item.unpack(self))
                 continue
@@ -95,11 +95,11 @@ class BackwardCFunction(Node, FunctionCtx):
         """What save_for_backward kept, as SavedTensors (one pair of saved-tensor hooks each)."""
         from ..ops.registry import FREED_MESSAGE  # the op table loads after autograd's core
 
-        if self._saved is None:
+        if self._kept is None:
             if not self._to_save:
                 return ()
             raise RuntimeError(FREED_MESSAGE)
-        return tuple(SavedTensor._of(self, k, f"saved_tensors[{k}]") for k in range(len(self._saved)))
+        return tuple(SavedTensor._of(self, k, f"saved_tensors[{k}]") for k in range(len(self._kept)))
 
     def _register_saved_hooks(self, k: int, hooks: tuple) -> None:
         from ..ops.registry import register_function_saved_hooks  # the op table loads after autograd's core
@@ -152,7 +152,7 @@ class BackwardCFunction(Node, FunctionCtx):
         return out
 
     def release(self) -> None:
-        self._saved = None
+        self._kept = None
 
 
 def _user_backward(cls: type) -> Callable:
@@ -293,7 +293,7 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
                 o._extra_dict()["creation_meta"] = IN_CUSTOM_FUNCTION
         if record:
             ctx._out_differentiable = tuple(isinstance(o, Tensor) and o.grad_fn is ctx for o in outputs)
-        ctx._saved = _pack_saved(ctx._to_save, outputs) if record else None
+        ctx._kept = _pack_saved(ctx._to_save, outputs) if record else None
         if not record:
             ctx._to_save = ()
         return (outputs[0] if single else outputs), raw

@@ -109,16 +109,18 @@ def min_all(xp, x):
     return xp.min(x)
 
 
-@defop("max_dim", node="MaxBackward0", params=("dim", "keepdim"), outputs=2, differentiable_outputs=(0,),
-       self="value_selecting_reduction_backward(grad, dim, results[1], self_shape, keepdim)",
-       jvp="gather_reduced(self_t, dim, results[1], keepdim)")
+@defop("max_dim", node="MaxBackward0", params=("dim", "keepdim"), outputs=("values", "indices"),
+       differentiable_outputs=(0,),
+       self="value_selecting_reduction_backward(grad, dim, indices, self_shape, keepdim)",
+       jvp="gather_reduced(self_t, dim, indices, keepdim)")
 def max_dim(xp, x, dim, keepdim):
     return select_along(xp, x, dim, keepdim, lambda: xp.argmax(x, axis=dim, keepdims=True))
 
 
-@defop("min_dim", node="MinBackward0", params=("dim", "keepdim"), outputs=2, differentiable_outputs=(0,),
-       self="value_selecting_reduction_backward(grad, dim, results[1], self_shape, keepdim)",
-       jvp="gather_reduced(self_t, dim, results[1], keepdim)")
+@defop("min_dim", node="MinBackward0", params=("dim", "keepdim"), outputs=("values", "indices"),
+       differentiable_outputs=(0,),
+       self="value_selecting_reduction_backward(grad, dim, indices, self_shape, keepdim)",
+       jvp="gather_reduced(self_t, dim, indices, keepdim)")
 def min_dim(xp, x, dim, keepdim):
     return select_along(xp, x, dim, keepdim, lambda: xp.argmin(x, axis=dim, keepdims=True))
 

@@ -80,13 +80,13 @@ class Op:
     """One row of the rule table: forward, VJPs per input, JVP, and the node class it records."""
 
     __slots__ = ("name", "forward", "inputs", "params", "vjp_src", "jvp_src", "promote", "node_class",
-                 "n_outputs", "differentiable_outputs", "variadic", "differentiable", "is_view", "saves_inputs",
-                 "saves_result", "readers", "vjps", "jvp", "run", "arity", "numpy_function", "scalar_overload",
-                 "materialize_grads", "__dict__")
+                 "n_outputs", "output_names", "differentiable_outputs", "variadic", "differentiable", "is_view",
+                 "saves_inputs", "saves_result", "readers", "vjps", "jvp", "run", "arity", "numpy_function",
+                 "scalar_overload", "materialize_grads", "__dict__")
 
     def __init__(self, name: str, forward: Callable, inputs: Sequence[str], params: Sequence[str],
                  vjp: dict[str, str], jvp: str | None, promote: str | None, node_name: str,
-                 n_outputs: int, differentiable_outputs: Sequence[int] | None, is_view: bool = False,
+                 outputs: int | Sequence[str], differentiable_outputs: Sequence[int] | None, is_view: bool = False,
                  materialize_grads: bool = True) -> None:
         self.name = name
         self.forward = forward
@@ -96,7 +96,10 @@ class Op:
         self.vjp_src = {k: vjp[k] for k in self.inputs if k in vjp}
         self.jvp_src = jvp
         self.promote = promote
-        self.n_outputs = n_outputs  # -1: as many as the forward returns (split, unbind)
+        # outputs: how many (-1: as many as the forward returns, split and unbind), or their names (derivatives.yaml's
+        # output names, which formulas read and accessors are named after: `indices`, `logsumexp`)
+        self.output_names = () if isinstance(outputs, int) else tuple(outputs)
+        self.n_outputs = len(self.output_names) or outputs
         self.differentiable_outputs = None if differentiable_outputs is None else tuple(differentiable_outputs)
         self.is_view = is_view
         self.materialize_grads = materialize_grads  # False: a multi-output row's formulas see None for undefined grads
@@ -114,7 +117,7 @@ class Op:
         self.readers = tuple(tuple(j for j, name in enumerate(self.inputs) if name in self.vjp_src
                                    and self.inputs[i] in self._referenced_names(self.vjp_src[name]))
                              for i in self.saves_inputs)
-        self.saves_result = "result" in names or "results" in names
+        self.saves_result = "result" in names or "results" in names or not names.isdisjoint(self.output_names)
         forward_name = node_name[: node_name.index("Backward")] if "Backward" in node_name else node_name
         attrs = {"__slots__": (), "op": self, "forward_name": forward_name, **_saved_accessors(self, names)}
         if node_name in ENGINE_NODES:  # torch names these 'torch::autograd::<Name>'
@@ -127,7 +130,8 @@ class Op:
 
     def _docstring(self) -> str:
         """What help() shows for the op: its call, its node and its derivatives, read off the row."""
-        lines = [f"{self.name}({', '.join(self._public_inputs() + list(self.params))}) -> Tensor", "",
+        returns = f"({', '.join(f'Tensor {n}' for n in self.output_names)})" if self.output_names else "Tensor"
+        lines = [f"{self.name}({', '.join(self._public_inputs() + list(self.params))}) -> {returns}", "",
                  f"A row of retrograd's rule table, recorded as ``{self.node_class.__name__}``. Derivatives, in "
                  "derivatives.yaml's words (``grad``: the incoming gradient, ``result``: the output):", ""]
         lines += [f"- {'input' if k == 'self' else k}: ``{src}``" for k, src in self.vjp_src.items()]
@@ -170,7 +174,7 @@ class Op:
         """The same row under another node name (torch names some call paths differently)."""
         inputs = [("*" if self.variadic else "") + i for i in self.inputs]
         op = Op(name, self.forward, inputs, self.params, self.vjp_src, self.jvp_src, self.promote, node_name,
-                self.n_outputs, self.differentiable_outputs, self.is_view)
+                self.output_names or self.n_outputs, self.differentiable_outputs, self.is_view)
         OPS[name] = op
         if _FORMULA_NAMESPACE:  # made after finalize(): compiles on first use as the others
             op.defer_compile()
@@ -218,7 +222,7 @@ class Op:
             lines += ["    if node._packed:",
                       "        saved = node._unpack_saved()",
                       "    else:",
-                      "        saved = node._saved",
+                      "        saved = node._kept",
                       "        if saved is None:",
                       "            raise RuntimeError(FREED_MESSAGE)",
                       "        versions = node._versions"]
@@ -232,7 +236,7 @@ class Op:
                               "                raise RuntimeError(DETACHED_MESSAGE)"]
         lines += [f"    {self.inputs[i]} = saved[{k}]" for k, i in enumerate(self.saves_inputs)]
         if self.saves_result and self.n_outputs == 1:  # one output: unpacked inline (the common case)
-            lines.append("    if node._saved is None:")
+            lines.append("    if node._kept is None:")
             lines.append("        raise RuntimeError(FREED_MESSAGE)")
             lines.append("    result = node._result[0].unpack(node)")
             if "results" in used:
@@ -241,8 +245,9 @@ class Op:
             lines.append("    results = node._unpack_results()")
             if "result" in used:
                 lines.append("    result = results[0]")
+            lines += [f"    {name} = results[{j}]" for j, name in enumerate(self.output_names) if name in used]
         if not self.saves_inputs and not self.saves_result and any(p in used for p in self.params):
-            lines += ["    if node._saved is None and _holds_array(node._params):  # saved index tensors, freed",
+            lines += ["    if node._kept is None and _holds_array(node._params):  # saved index tensors, freed",
                       "        raise RuntimeError(FREED_MESSAGE)"]
         lines += [f"    {p} = node._params[{k}]" for k, p in enumerate(self.params) if p in used]
         if "grad_input_mask" in used:  # Note [shared gradient calls]
@@ -336,6 +341,7 @@ class Op:
                     if name + suffix in used:
                         lines.append(f"    {name}{suffix} = {name}._data.{attr}")
         lines += [f"    {p} = params[{k}]" for k, p in enumerate(self.params) if p in used]
+        lines += [f"    {name} = results[{j}]" for j, name in enumerate(self.output_names) if name in used]
         lines += ["    result = results[0]", f"    return ({self.jvp_src})"]
         scope = dict(namespace, _zero_tangent=_zero_tangent)
         exec("\n".join(lines), scope)  # noqa: S102 - generated from our own rule table
@@ -528,11 +534,11 @@ class Op:
                           "else:",
                           f"    s{k} = v{k} = None"]
             n = len(self.saves_inputs)
-            lines += [f"node._saved = [{', '.join(f's{k}' for k in range(n))}]",
+            lines += [f"node._kept = [{', '.join(f's{k}' for k in range(n))}]",
                       f"versions = ({_names(f'v{k}' for k in range(n))})",
                       "node._versions = _VERSIONS.get(versions) or _intern_versions(versions)"]
         else:
-            lines.append("node._saved = node._versions = _NOTHING")
+            lines.append("node._kept = node._versions = _NOTHING")
         if self.n_outputs == 1 and self.differentiable_outputs is None:
             lines += ["out.grad_fn = node", "out._requires_grad = True"]  # its _output_nr: 0 since it was made
             if self.saves_result:
@@ -562,7 +568,7 @@ class Op:
 class OpNode(Node):
     """A node recorded by `apply`: what its op's formulas read, and the generated backward."""
 
-    __slots__ = ("_saved", "_versions", "_params", "_in_meta", "_out_meta", "_result")
+    __slots__ = ("_kept", "_versions", "_params", "_in_meta", "_out_meta", "_result")
     op: Op
     forward_name: str
     _packed = False  # True in the classes of nodes whose saved tensors went through saved-tensor hooks
@@ -578,7 +584,7 @@ class OpNode(Node):
     def _unpack_saved(self) -> list:
         """The saved inputs for backward, with torch's errors for freed graphs, in-place changes since
         and detached originals; hooked ones are unpacked in the order torch unpacks them."""
-        saved = self._saved
+        saved = self._kept
         if saved is None:
             raise RuntimeError(FREED_MESSAGE)
         out = list(saved)
@@ -590,7 +596,7 @@ class OpNode(Node):
     def _unpack_input(self, k: int, for_backward: bool = False) -> object:
         """Saved input `k` as it was saved (the tensor itself: torch's saved original), checked for
         in-place changes since; unpacked through its hooks if it has some."""
-        saved = self._saved
+        saved = self._kept
         if saved is None:
             raise RuntimeError(FREED_MESSAGE)
         value = saved[k]
@@ -615,7 +621,7 @@ class OpNode(Node):
         """Parameter `k` as torch's accessor returns it: index arrays as tensors (freed with the
         graph), lists as tuples, anything else as given."""
         value = self._params[k]
-        if self._saved is None and _holds_array(value):
+        if self._kept is None and _holds_array(value):
             raise RuntimeError(FREED_MESSAGE)
         return _as_saved_value(value)
 
@@ -623,16 +629,16 @@ class OpNode(Node):
         """SavedTensor.register_hooks: pack saved value `slot` through `hooks` now, unpack it on use."""
         kind, k = slot
         if kind == "input":
-            if self._saved is None:
+            if self._kept is None:
                 raise RuntimeError(SAVED_FREED_MESSAGE)
-            value = self._saved[k]
+            value = self._kept[k]
             if type(value) is _PackedSaved:
                 raise RuntimeError(SAVED_HOOKS_SET_MESSAGE)
             if not isinstance(value, Tensor):
                 raise RuntimeError(SAVED_NONE_MESSAGE)
-            saved = list(self._saved)
+            saved = list(self._kept)
             saved[k] = _PackedSaved(value, hooks, None)
-            self._saved = saved
+            self._kept = saved
         else:
             if self._result is None:
                 raise RuntimeError(SAVED_FREED_MESSAGE)
@@ -647,7 +653,7 @@ class OpNode(Node):
             self.__class__ = _hooked_node_class(type(self))
 
     def _unpack_results(self) -> _SavedResults:
-        if self._saved is None:
+        if self._kept is None:
             raise RuntimeError(FREED_MESSAGE)
         return _SavedResults(self)
 
@@ -660,7 +666,7 @@ class OpNode(Node):
                      for i, (g, (shape, dt)) in enumerate(zip(grads, self._out_meta)))
 
     def release(self) -> None:
-        self._saved = None
+        self._kept = None
         self._result = None
 
     def rule_sources(self) -> dict[str, str]:
@@ -736,9 +742,9 @@ DETACHED_MESSAGE = ("Trying to use a saved tensor that has been detached in-plac
 def _saved_accessors(op: Op, names: set[str]) -> dict[str, property]:
     """torch's accessors of what a node of `op` saved, named after the row's own names (derivatives.yaml's):
     `_saved_<input>` and `_raw_saved_<input>` (a SavedTensor) for saved inputs, `_saved_result` and
-    `_raw_saved_result` for a saved output (`_saved_results`, `_raw_saved_results` when the op has
-    several), `_saved_<param>` for the parameters its formulas read, `_saved_<input>_sym_sizes` and
-    `_saved_<input>_scalar_type` for the shapes and dtypes they read."""
+    `_raw_saved_result` for a saved output (`_saved_<output>` for a named one, `_saved_results`,
+    `_raw_saved_results` when the op has several unnamed), `_saved_<param>` for the parameters its formulas
+    read, `_saved_<input>_sym_sizes` and `_saved_<input>_scalar_type` for the shapes and dtypes they read."""
     accessors: dict[str, property] = {}
 
     def add(name: str, getter: Callable, doc: str) -> None:
@@ -754,12 +760,17 @@ def _saved_accessors(op: Op, names: set[str]) -> dict[str, property]:
         add("_saved_result", lambda node: node._unpack_output(0), "The saved output.")
         add("_raw_saved_result", lambda node: SavedTensor._of(node, ("result", 0), "result"),
             "The saved output as a SavedTensor (register_hooks).")
-    elif op.saves_result:
+    elif op.saves_result and "results" in names:
         add("_saved_results", lambda node: tuple(node._unpack_output(j) for j in range(len(node._result or ()))),
             "The saved outputs.")
         add("_raw_saved_results", lambda node: tuple(SavedTensor._of(node, ("result", j), f"result{j}")
                                                      for j in range(len(node._result or ()))),
             "The saved outputs as SavedTensors (register_hooks).")
+    for j, name in enumerate(op.output_names):
+        if name in names:
+            add(f"_saved_{name}", lambda node, j=j: node._unpack_output(j), f"The saved output {name}.")
+            add(f"_raw_saved_{name}", lambda node, j=j, name=name: SavedTensor._of(node, ("result", j), name),
+                f"The saved output {name} as a SavedTensor (register_hooks).")
     for k, param in enumerate(op.params):
         if param in names:
             add(f"_saved_{param}", lambda node, k=k: node._param_value(k), f"The saved argument {param}.")
@@ -1491,7 +1502,7 @@ def _record(op: Op, inputs: Sequence, params: tuple, outs: tuple) -> None:
     if op.saves_inputs:
         # save only what the formulas of inputs that want a gradient read (torch's rule): a value
         # no formula will use must not make backward fail when it is later changed in place
-        saved = node._saved = []
+        saved = node._kept = []
         versions = node._versions = []
         for i, readers in zip(op.saves_inputs, op.readers):
             t = inputs[i]
@@ -1502,7 +1513,7 @@ def _record(op: Op, inputs: Sequence, params: tuple, outs: tuple) -> None:
                 saved.append(None)
                 versions.append(None)
     else:
-        node._saved = _NOTHING
+        node._kept = _NOTHING
         node._versions = _NOTHING
     if op.differentiable_outputs is None:
         for i, o in enumerate(outs):
@@ -1524,7 +1535,7 @@ _NOTHING: list = []  # shared by the nodes that save nothing (never mutated)
 
 def snapshot_saved_self(node: object, tensor: Tensor) -> None:
     """If `node` saved `tensor` (about to be overwritten), keep a copy of its current value instead."""
-    saved = getattr(node, "_saved", None)
+    saved = getattr(node, "_kept", None)
     if not saved:
         return
     for i, s in enumerate(saved):
@@ -1762,9 +1773,9 @@ def _pack_saved(node: OpNode) -> None:
         tensor, version = target
         if tensor._version_value() != version:  # written by a path that records nothing
             saved_state.inplace_target = None
-        elif any(s is tensor for s in node._saved):
+        elif any(s is tensor for s in node._kept):
             snapshot_saved_self(node, tensor)  # pack the value before the write, as torch packs a clone of it
-    saved = list(node._saved)
+    saved = list(node._kept)
     results = list(node._result or ())
     for kind, k in _pack_order(type(node).op):
         if kind == "input" and isinstance(saved[k], Tensor):
@@ -1773,8 +1784,8 @@ def _pack_saved(node: OpNode) -> None:
             for j, r in enumerate(results):
                 s = r.saved if type(r) is _SavedWithTangents else r
                 results[j] = _PackedSaved(s.unpack(node), hooks, s.output_nr)
-    if node._saved:
-        node._saved = saved
+    if node._kept:
+        node._kept = saved
         node.__class__ = _hooked_node_class(type(node))
     if node._result is not None:
         node._result = tuple(results)
@@ -1800,16 +1811,16 @@ def _pack_order(op: Op) -> list[tuple[str, int]]:
 
 def register_function_saved_hooks(ctx: Node, k: int, hooks: tuple) -> None:
     """SavedTensor.register_hooks on what a custom Function's ctx saved at position `k`."""
-    if ctx._saved is None:
+    if ctx._kept is None:
         raise RuntimeError(SAVED_FREED_MESSAGE)
-    item, version = ctx._saved[k]
+    item, version = ctx._kept[k]
     if type(item) is _PackedSaved:
         raise RuntimeError(SAVED_HOOKS_SET_MESSAGE)
     if item is None:
         raise RuntimeError(SAVED_NONE_MESSAGE)
     item = _PackedSaved(item.unpack(ctx), hooks, item.output_nr) if type(item) is SavedOutput else \
         _PackedSaved(item, hooks, None)
-    ctx._saved = [*ctx._saved[:k], (item, version), *ctx._saved[k + 1:]]
+    ctx._kept = [*ctx._kept[:k], (item, version), *ctx._kept[k + 1:]]
     if not ctx._packed:
         ctx.__class__ = _hooked_node_class(type(ctx))
 
@@ -1818,13 +1829,13 @@ def pack_function_saved(ctx: Node) -> None:
     """Pass what a custom Function's ctx saved through the innermost saved_tensors_hooks pair."""
     hooks = _transforms.saved_hooks[-1]
     packed = []
-    for item, version in ctx._saved:
+    for item, version in ctx._kept:
         if type(item) is SavedOutput:
             item = _PackedSaved(item.unpack(ctx), hooks, item.output_nr)
         elif isinstance(item, Tensor):
             item = _PackedSaved(item, hooks, None)
         packed.append((item, version))
-    ctx._saved = packed
+    ctx._kept = packed
     ctx.__class__ = _hooked_node_class(type(ctx))
 
 
@@ -1837,9 +1848,9 @@ def _hooked_node_class(cls: type) -> type:
     hooked = _HOOKED.get(cls)
     if hooked is None:
         def saved_tensors(self: Node) -> tuple:
-            if self._saved is None:
+            if self._kept is None:
                 raise RuntimeError(FREED_MESSAGE)
-            return tuple(s.unpack(self) if type(s) is _PackedSaved else s for s, _ in self._saved)
+            return tuple(s.unpack(self) if type(s) is _PackedSaved else s for s, _ in self._kept)
 
         extra = {"_packed": True} if issubclass(cls, OpNode) else {"_packed": True,
                                                                   "saved_tensors": property(saved_tensors)}
@@ -1942,11 +1953,13 @@ OPS: dict[str, Op] = {}
 
 
 def defop(name: str, *, inputs: Sequence[str] = ("self",), params: Sequence[str] = (), node: str | None = None,
-          promote: str | None = None, outputs: int = 1, differentiable_outputs: Sequence[int] | None = None,
-          view: bool = False, materialize_grads: bool = True, jvp: str | None = None,
-          **vjp: str) -> Callable[[Callable], Op]:
-    """Declare a row of the rule table; the decorated function is the op's NumPy forward. `materialize_grads=False`
-    hands a multi-output row's formulas None for an output nobody differentiated (torch's grads[i].defined()).
+          promote: str | None = None, outputs: int | Sequence[str] = 1,
+          differentiable_outputs: Sequence[int] | None = None, view: bool = False, materialize_grads: bool = True,
+          jvp: str | None = None, **vjp: str) -> Callable[[Callable], Op]:
+    """Declare a row of the rule table; the decorated function is the op's NumPy forward. `outputs`: how many, or
+    their names (formulas read a named output, and its node's accessor is `_saved_<name>`, as torch's).
+    `materialize_grads=False` hands a multi-output row's formulas None for an output nobody differentiated (torch's
+    grads[i].defined()).
 
     >>> @defop("exp", node="ExpBackward0", promote="float", self="grad * result.conj()")
     ... def exp(xp, x): return xp.exp(x)
