@@ -92,3 +92,85 @@ def test_attention_to_no_key_is_zero():
     assert not ours[0][:, :, 1].any()
     for a, b in zip(ours, theirs):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+def _saved_names(node):
+    return sorted(a for a in dir(node) if a.startswith("_saved_"))
+
+
+@pytest.mark.parametrize("options", [{"is_causal": True}, {"mask": "bool", "scale": 0.5}, {"mask": "float"}])
+def test_attention_node_saves_what_torchs_saves(options):
+    """The fused node saves torch's values under torch's names: the inputs, the output, each row's log-sum-exp of
+    the scores (0 in a row masked from every key, laid out (N, L, H) in memory), the additive mask (a bool one as
+    0 and -inf), is_causal, dropout_p and the scale as given."""
+    rng = np.random.default_rng(2)
+    q = rng.standard_normal((2, 3, 4, 5))
+    mask = {"bool": np.array([[1, 0, 1, 1], [0, 0, 0, 0], [1, 1, 1, 1], [0, 1, 0, 1]], dtype=bool),
+            "float": np.where(rng.random((4, 4)) > 0.3, 0.0, -np.inf)}.get(options.get("mask"))
+
+    def node(lib):
+        x = lib.tensor(q).requires_grad_()
+        out = lib.nn.functional.scaled_dot_product_attention(
+            x, x * 2, x * 3, attn_mask=None if mask is None else lib.tensor(mask),
+            is_causal=options.get("is_causal", False), scale=options.get("scale"))
+        return out, out.grad_fn
+
+    (ours, mine), (theirs, their) = node(retrograd), node(torch)
+    assert type(mine).__name__ == type(their).__name__ == "ScaledDotProductFlashAttentionForCpuBackward0"
+    assert _saved_names(mine) == _saved_names(their)
+    for name in ("_saved_is_causal", "_saved_dropout_p", "_saved_scale"):
+        assert getattr(mine, name) == getattr(their, name)
+    np.testing.assert_allclose(mine._saved_logsumexp.numpy(), their._saved_logsumexp.numpy(), rtol=1e-12)
+    assert mine._saved_logsumexp.stride() == their._saved_logsumexp.stride()
+    assert not mine._saved_logsumexp.requires_grad
+    np.testing.assert_array_equal(mine._saved_output.detach().numpy(), ours.detach().numpy())
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-12)
+    if mask is None:
+        assert mine._saved_attn_mask is None and their._saved_attn_mask is None
+    else:
+        np.testing.assert_array_equal(mine._saved_attn_mask.numpy(), their._saved_attn_mask.numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", ["plain", "causal", "wider_keys_scaled", "bool_mask", "float_mask", "empty_rows"])
+def test_attention_backward_from_the_log_sum_exp_is_torchs(dtype, case):
+    """The fused row's gradients, taken from its saved output and log-sum-exp (Note [attention backward from the
+    log-sum-exp]), are torch's, with masks, a causal mask, more keys than queries and rows masked from every key;
+    and the recomputing path (create_graph) gives the same."""
+    rng = np.random.default_rng(3)
+    length, source = (4, 6) if case == "wider_keys_scaled" else (5, 5)
+    arrays = [rng.standard_normal((2, 3, n, 8)) for n in (length, source, source)]
+    options = {"causal": {"is_causal": True}, "wider_keys_scaled": {"scale": 0.3},
+               "bool_mask": {"attn_mask": rng.random((5, 5)) > 0.4},
+               "float_mask": {"attn_mask": np.where(rng.random((5, 5)) > 0.3, 0.0, -np.inf).astype(dtype)},
+               "empty_rows": {"attn_mask": np.eye(5, dtype=bool)[::-1].copy(), "is_causal": True}}.get(case, {})
+    tolerance = {"float32": {"rtol": 1e-4, "atol": 1e-5}, "float64": {"rtol": 1e-10, "atol": 1e-12}}[dtype]
+
+    def grads(lib, create_graph=False):
+        q, k, v = (lib.tensor(a, dtype=getattr(lib, dtype)).requires_grad_() for a in arrays)
+        kwargs = {**options, "attn_mask": lib.tensor(options["attn_mask"])} if "attn_mask" in options else options
+        out = lib.nn.functional.scaled_dot_product_attention(q, k, v, **kwargs)
+        seed = lib.tensor(np.cos(np.arange(out.numel())).reshape(tuple(out.shape)), dtype=getattr(lib, dtype))
+        return [g.detach().double().numpy() for g in lib.autograd.grad(out, (q, k, v), seed,
+                                                                       create_graph=create_graph)]
+
+    theirs = grads(torch)
+    for ours in (grads(retrograd), grads(retrograd, create_graph=True)):
+        for a, b in zip(ours, theirs):
+            np.testing.assert_allclose(a, b, **tolerance)
+
+
+def test_attention_aten_row_returns_output_and_log_sum_exp():
+    """torch.ops.aten._scaled_dot_product_flash_attention_for_cpu: (output, logsumexp), the second without a
+    gradient; a bfloat16 query's log-sum-exp in float32, as torch's."""
+    rng = np.random.default_rng(4)
+    q = rng.standard_normal((1, 2, 3, 4)).astype(np.float32)
+    results = {}
+    for lib in (retrograd, torch):
+        x = lib.tensor(q).requires_grad_()
+        out, lse = lib.ops.aten._scaled_dot_product_flash_attention_for_cpu(x, x, x, 0.0, True)
+        narrow = lib.ops.aten._scaled_dot_product_flash_attention_for_cpu(*[x.bfloat16()] * 3)[1]
+        assert out.requires_grad and not lse.requires_grad and narrow.dtype == lib.float32
+        results[lib] = out.detach().numpy(), lse.numpy()
+    for a, b in zip(results[retrograd], results[torch]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)

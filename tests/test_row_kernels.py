@@ -2,6 +2,8 @@
 (ops/nn.py, Note [softmax rows in blocks]) with their backward and double backward, and the 2-norm as one dot per
 row (ops/reduction.py, _rows_squared_norms)."""
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -9,6 +11,18 @@ import torch
 import retrograd
 
 
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("shape", [(2, 3, 5, 5), (300, 5)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_softmax_of_a_row_of_minus_infinity_is_nan_without_a_warning(name, shape, dtype):
+    """A row every entry of which is -inf (attention masked from every key) is NaN, as torch's, and NumPy's
+    invalid-value warning for -inf - -inf does not reach the user (torch gives none)."""
+    x = np.zeros(shape, dtype=dtype)
+    x[..., 1, :] = -np.inf
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ours = getattr(retrograd, name)(retrograd.tensor(x), -1).numpy()
+    np.testing.assert_array_equal(ours, getattr(torch, name)(torch.tensor(x), -1).numpy())
 @pytest.mark.parametrize("name", ["softmax", "log_softmax"])
 @pytest.mark.parametrize("shape, dim", [((300, 1000), 1), ((8, 4, 64, 64), -1), ((8, 4, 64, 64), 2)])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

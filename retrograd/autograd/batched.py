@@ -814,11 +814,11 @@ def _attention(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
     """Scaled dot-product attention: the vmap dims lead query, key and value; an additive mask broadcasts from
     the right, or gets them too where it is batched."""
     q = args[0]
-    mask, *rest = params
+    dropout_p, is_causal, mask, *rest = params
     physical = tuple(align(a, levels, q.ndim, full=True) for a in args)
     if type(mask) is _BatchedView:
         mask = _align_params((mask,), levels, q.ndim, full=True)[0]
-    return make(_apply(op, physical, (mask, *rest)), levels)
+    return _wrap_outputs(_apply(op, physical, (dropout_p, is_causal, mask, *rest)), levels)
 
 
 def _lu_solve(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:

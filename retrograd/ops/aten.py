@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .. import _dtype as D
 from .._tensor import Tensor
 from .conv import max_pool_input_backward_op
-from .nn import native_dropout_backward_op
+from .nn import attention_op, native_dropout_backward_op
 from .registry import apply
 from .shape import _sliced
 
@@ -54,6 +55,18 @@ def max_pool2d_with_indices_backward(grad_output: Tensor, input: Tensor, kernel_
     return apply(max_pool_input_backward_op, (grad_output, input), (indices._data, tuple(input.shape), 2, True))
 
 
+def _scaled_dot_product_flash_attention_for_cpu(query: Tensor, key: Tensor, value: Tensor, dropout_p: float = 0.0,
+                                                 is_causal: bool = False, *, attn_mask: Tensor | None = None,
+                                                 scale: float | None = None) -> tuple[Tensor, Tensor]:
+    """aten::_scaled_dot_product_flash_attention_for_cpu: (output, logsumexp) of the fused attention row (4-d
+    query, key and value, an additive attn_mask; no dropout)."""
+    if dropout_p != 0.0:
+        raise NotImplementedError("retrograd's fused attention row takes no dropout: use scaled_dot_product_attention")
+    stored = query._data.dtype if query.dtype in (D.bfloat16, D.float16) else None
+    return apply(attention_op, (query, key, value),
+                 (0.0, is_causal, None if attn_mask is None else attn_mask._data, scale, stored))
+
+
 class _Namespace:
     """torch.ops.aten's operators that retrograd has."""
 
@@ -68,4 +81,5 @@ class _Namespace:
 
 
 aten = _Namespace({"slice": slice, "native_dropout_backward": native_dropout_backward,
-                   "max_pool2d_with_indices_backward": max_pool2d_with_indices_backward})
+                   "max_pool2d_with_indices_backward": max_pool2d_with_indices_backward,
+                   "_scaled_dot_product_flash_attention_for_cpu": _scaled_dot_product_flash_attention_for_cpu})

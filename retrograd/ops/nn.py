@@ -80,10 +80,11 @@ def softmax_op(xp, x, dim):
     if not x.size:
         return A.copy(xp, x)
     parts = _row_blocks(x, dim)
-    if parts is not None:
-        return _softmax_rows(x, parts, log=False)
-    e = xp.exp(x - xp.max(x, axis=dim, keepdims=True))
-    e /= xp.sum(e, axis=dim, keepdims=True)  # in place: one full-size temporary fewer
+    with np.errstate(invalid="ignore"):  # a row of -inf is NaN without a warning, as torch's
+        if parts is not None:
+            return _softmax_rows(x, parts, log=False)
+        e = xp.exp(x - xp.max(x, axis=dim, keepdims=True))
+        e /= xp.sum(e, axis=dim, keepdims=True)  # in place: one full-size temporary fewer
     return e
 
 
@@ -111,14 +112,15 @@ def log_softmax_op(xp, x, dim):
     dim = dim if x.ndim else None  # a 0-d tensor is one element (CuPy refuses its axis 0)
     if not x.size:
         return A.copy(xp, x)
-    if not hasattr(x, "strides"):  # the standard's functions; NumPy's methods below skip their Python wrappers
-        shifted = x - xp.max(x, axis=dim, keepdims=True)
-        return shifted - xp.log(xp.sum(xp.exp(shifted), axis=dim, keepdims=True))
-    parts = _row_blocks(x, dim)
-    if parts is not None:
-        return _softmax_rows(x, parts, log=True)
-    shifted = x - x.max(axis=dim, keepdims=True)
-    shifted -= xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))  # in place: one temporary fewer
+    with np.errstate(invalid="ignore"):  # a row of -inf is NaN without a warning, as torch's
+        if not hasattr(x, "strides"):  # the standard's functions; NumPy's methods below skip their Python wrappers
+            shifted = x - xp.max(x, axis=dim, keepdims=True)
+            return shifted - xp.log(xp.sum(xp.exp(shifted), axis=dim, keepdims=True))
+        parts = _row_blocks(x, dim)
+        if parts is not None:
+            return _softmax_rows(x, parts, log=True)
+        shifted = x - x.max(axis=dim, keepdims=True)
+        shifted -= xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))  # in place: one temporary fewer
     return shifted
 
 
@@ -323,19 +325,22 @@ def embedding_backward_op(xp, g, indices, num_weights, padding_idx, scale_grad_b
 
 
 @defop("_scaled_dot_product_flash_attention_for_cpu", node="ScaledDotProductFlashAttentionForCpuBackward0",
-       inputs=("query", "key", "value"), params=("mask", "scale", "stored"),
-       query="attention_grads(grad, query, key, value, mask, scale)[0]",
-       key="attention_grads(grad, query, key, value, mask, scale)[1]",
-       value="attention_grads(grad, query, key, value, mask, scale)[2]",
-       jvp="attention_jvp(query_t, key_t, value_t, query, key, value, mask, scale)")
-def attention_op(xp, q, k, v, mask, scale, stored):
-    """softmax(q @ k^T * scale + mask) @ v in the order of torch's CPU kernel (Note [attention in torch's order]);
-    `mask` is additive (-inf where masked) or None, `stored` the narrow dtype the exponentials are rounded to (the
-    query's bfloat16 or float16) or None."""
+       inputs=("query", "key", "value"), params=("dropout_p", "is_causal", "attn_mask", "scale", "stored"),
+       outputs=("output", "logsumexp"), differentiable_outputs=(0,),
+       query="attention_grads(grad, query, key, value, output, logsumexp, dropout_p, is_causal, attn_mask, scale)[0]",
+       key="attention_grads(grad, query, key, value, output, logsumexp, dropout_p, is_causal, attn_mask, scale)[1]",
+       value="attention_grads(grad, query, key, value, output, logsumexp, dropout_p, is_causal, attn_mask, scale)[2]",
+       jvp="attention_jvp(query_t, key_t, value_t, query, key, value, is_causal, attn_mask, scale)")
+def attention_op(xp, q, k, v, dropout_p, is_causal, attn_mask, scale, stored):
+    """(softmax(q @ k^T * scale + mask) @ v, each row's log-sum-exp of the scores) in the order of torch's CPU kernel
+    (Note [attention in torch's order]); `attn_mask` is additive (-inf where masked) or None, `is_causal` adds the
+    causal one, `scale` None is 1 / sqrt(E), `stored` the narrow dtype the exponentials are rounded to (the query's
+    bfloat16 or float16) or None. dropout_p is 0 (torch's math path takes dropout)."""
     dtype, query = q.dtype, q
     compute = np.float32 if dtype == np.float16 else dtype  # bfloat16 comes widened (Note [bfloat16] in _dtype.py)
     q, k, v = (A.astype(xp, a, compute, copy=False) for a in (q, k, v))
-    s = xp.matmul(q, A.matrix_transpose(xp, k)) * scale
+    s = xp.matmul(q, A.matrix_transpose(xp, k)) * _attention_scale(scale, q)
+    mask = attention_mask(xp, attn_mask, is_causal, q, k)
     if mask is not None:
         s = s + A.astype(xp, mask, compute, copy=False)
     rows = type(s) is np.ndarray and s.flags.c_contiguous  # NumPy's rows: in place, by the softmax helpers
@@ -357,11 +362,33 @@ def attention_op(xp, q, k, v, mask, scale, stored):
         e = A.astype(xp, A.astype(xp, e, stored), compute)
     out = xp.matmul(e, v)
     out /= xp.reshape(sums, out.shape[:-1] + (1,))
+    logsumexp = xp.reshape(xp.log(sums) + top, out.shape[:-1])  # 0 in a row masked from every key, as torch's
+    if type(query) is np.ndarray and query.ndim == 4:  # torch's is (N, L, H) in memory
+        laid_lse = np.empty((out.shape[0], out.shape[2], out.shape[1]), dtype=logsumexp.dtype).transpose(0, 2, 1)
+        laid_lse[...] = logsumexp
+        logsumexp = laid_lse
     if type(query) is np.ndarray and query.strides[-1] == query.itemsize and not query.flags.c_contiguous:
         laid = np.empty_like(query, dtype=dtype)  # laid out as the query, as torch's output is
         laid[...] = out
-        return laid
-    return A.astype(xp, out, dtype, copy=False)
+        return laid, logsumexp
+    return A.astype(xp, out, dtype, copy=False), logsumexp
+
+
+def _attention_scale(scale: float | None, query: Any) -> float:
+    """The scores' scale: the given one, else 1 / sqrt(E), as torch's."""
+    return 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+
+
+def attention_mask(xp, attn_mask: Any, is_causal: bool, query: Any, key: Any) -> Any:
+    """The additive mask attention applies (-inf where masked): attn_mask, plus the causal one (key j masked from
+    query i where j > i) when is_causal; None for neither."""
+    if not is_causal:
+        return attn_mask
+    length, source = query.shape[-2], key.shape[-2]
+    device = getattr(query, "device", None)
+    rows = xp.reshape(xp.arange(length, device=device), (length, 1))
+    causal = xp.where(xp.arange(source, device=device) <= rows, xp.zeros((), device=device), -xp.inf)
+    return causal if attn_mask is None else attn_mask + causal
 
 
 # Note [attention in torch's order]
@@ -837,9 +864,11 @@ def embedding_row_scale(indices: np.ndarray, num_weights: int, padding_idx: int 
     return _wrap(A.astype(xp, A.reshape(xp, scale, (*indices.shape, 1)), dtype))
 
 
-def attention_probs(query: Tensor, key: Tensor, mask: np.ndarray | None, scale: float) -> Tensor:
+def attention_probs(query: Tensor, key: Tensor, is_causal: bool, attn_mask: np.ndarray | None,
+                    scale: float | None) -> Tensor:
     """softmax(q k^T s + mask), zero in a row every key is masked from (Note [attention in torch's order])."""
-    scores = matmul(query, key.mT) * scale
+    mask = attention_mask(namespace(query._data), attn_mask, is_causal, query._data, key._data)
+    scores = matmul(query, key.mT) * _attention_scale(scale, query)
     if mask is None:
         return softmax(scores, -1)
     return _zero_masked_rows(softmax(scores + constant_like(mask, query), -1), mask)
@@ -854,18 +883,57 @@ def _zero_masked_rows(probs: Tensor, mask: np.ndarray) -> Tensor:
     return probs.masked_fill(_wrap(xp.broadcast_to(masked_rows, tuple(probs.shape))), 0.0)
 
 
-def attention_grads(grad: Tensor, query: Tensor, key: Tensor, value: Tensor, mask: np.ndarray | None,
-                    scale: float) -> tuple[Tensor, Tensor, Tensor]:
-    """(dq, dk, dv) of softmax(q k^T s + mask) v, through the attention probabilities P."""
-    probs = attention_probs(query, key, mask, scale)
-    d_scores = softmax_backward_data(matmul(grad, value.mT), probs, probs.ndim - 1) * scale
+def attention_grads(grad: Tensor, query: Tensor, key: Tensor, value: Tensor, output: Tensor, logsumexp: Tensor,
+                    dropout_p: float, is_causal: bool, attn_mask: np.ndarray | None,
+                    scale: float | None) -> tuple[Tensor, Tensor, Tensor]:
+    """(dq, dk, dv) of softmax(q k^T s + mask) v, through the attention probabilities P: from the saved output and
+    log-sum-exp when nothing records them (Note [attention backward from the log-sum-exp]), else recomputed by
+    differentiable ops. dropout_p is 0 (the fused row takes none)."""
+    fast = _attention_grads_unrecorded(grad, query, key, value, output, logsumexp, is_causal, attn_mask, scale)
+    if fast is not None:
+        return fast
+    probs = attention_probs(query, key, is_causal, attn_mask, scale)
+    d_scores = softmax_backward_data(matmul(grad, value.mT), probs, probs.ndim - 1) * _attention_scale(scale, query)
     return matmul(d_scores, key), matmul(d_scores.mT, query), matmul(probs.mT, grad)
 
 
+# Note [attention backward from the log-sum-exp]
+# The fused row saves each row's log-sum-exp of the scores, as torch's kernel does, so its backward rebuilds the
+# probabilities in two passes, P = exp(s - lse), not softmax's five (maximum, difference, exponential, sum,
+# quotient); and softmax's backward P * (dP - rowsum(dP * P)) takes its row sums from the (L, E) output, rowsum(dP *
+# P) = rowsum(dO * O) (dP = dO V^T, O = P V), not the (L, S) product. Unrecorded, in NumPy, as the layer norm's
+# backward; under create_graph, or for a narrow query, the differentiable composition recomputes P.
+
+
+def _attention_grads_unrecorded(grad: Tensor, query: Tensor, key: Tensor, value: Tensor, output: Tensor,
+                                logsumexp: Tensor, is_causal: bool, attn_mask: np.ndarray | None,
+                                scale: float | None) -> tuple[Tensor, Tensor, Tensor] | None:
+    """Note [attention backward from the log-sum-exp]: (dq, dk, dv) in NumPy, or None where they must be ops."""
+    if query.dtype is not D.float32 and query.dtype is not D.float64:
+        return None
+    arrays = unrecorded_arrays(grad, query, key, value, output, logsumexp)
+    if arrays is None:
+        return None
+    g, q, k, v, o, lse = arrays
+    scale = _attention_scale(scale, q)
+    s = q @ k.swapaxes(-1, -2)
+    s *= scale
+    mask = attention_mask(np, attn_mask, is_causal, q, k)
+    if mask is not None:
+        s += mask
+    s -= lse[..., None]
+    probs = np.exp(s, out=s)
+    d_probs = g @ v.swapaxes(-1, -2)
+    d_probs -= np.vecdot(g, o)[..., None]
+    d_probs *= probs
+    d_probs *= scale  # the scores' gradient
+    return (_wrap(d_probs @ k), _wrap(d_probs.swapaxes(-1, -2) @ q), _wrap(probs.swapaxes(-1, -2) @ g))
+
+
 def attention_jvp(query_t: Tensor, key_t: Tensor, value_t: Tensor, query: Tensor, key: Tensor, value: Tensor,
-                  mask: np.ndarray | None, scale: float) -> Tensor:
-    probs = attention_probs(query, key, mask, scale)
-    d_scores = (matmul(query_t, key.mT) + matmul(query, key_t.mT)) * scale
+                  is_causal: bool, attn_mask: np.ndarray | None, scale: float | None) -> Tensor:
+    probs = attention_probs(query, key, is_causal, attn_mask, scale)
+    d_scores = (matmul(query_t, key.mT) + matmul(query, key_t.mT)) * _attention_scale(scale, query)
     d_probs = probs * (d_scores - (d_scores * probs).sum(-1, keepdim=True))
     return matmul(d_probs, value) + matmul(probs, value_t)
 
@@ -1518,20 +1586,18 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
              and not (attn_mask is not None and attn_mask.requires_grad))
     if is_causal and attn_mask is not None and not fused:  # the fused kernel applies both, the math path refuses
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
-    mask = None
+    additive = None  # the mask as torch's kernel takes it: a bool one as 0 and -inf
     xp, device = namespace(query._data), query._data.device
     if attn_mask is not None:
         m = attn_mask._data
-        mask = xp.where(m, xp.zeros((), device=device), -xp.inf) if D.kind(m) == "b" else m
-    if is_causal:
-        rows = xp.reshape(xp.arange(length, device=device), (length, 1))
-        causal = xp.where(xp.arange(source, device=device) <= rows, xp.zeros((), device=device), -xp.inf)
-        mask = causal if mask is None else mask + causal
-    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+        additive = xp.where(m, xp.zeros((), device=device), -xp.inf) if D.kind(m) == "b" else m
     if fused:
         stored = query._data.dtype if query.dtype in (D.bfloat16, D.float16) else None
         return apply(attention_op, (query, key, value),
-                     (None if mask is None else A.astype(xp, mask, query.dtype), scale, stored))
+                     (0.0, is_causal, None if additive is None else A.astype(xp, additive, query.dtype), scale,
+                      stored))[0]
+    mask = attention_mask(xp, additive, is_causal, query._data, key._data)
+    scale = _attention_scale(scale, query)
     # torch's math path: both sides scaled by sqrt(scale), additive mask, softmax, dropout, matmul
     root = math.sqrt(abs(scale))
     scores = matmul(query * (root if scale >= 0 else -root), key.mT * root)

@@ -1268,6 +1268,8 @@ _BFLOAT16_BITS = frozenset({"view_dtype", "nextafter", "_to_device"})
 # bfloat16 tensor it is wrapped in, and add's `alpha` and pow's `exponent` as bfloat16 too
 _BFLOAT16_FLOAT_NUMBERS = frozenset({"mul", "div"})
 _BFLOAT16_NUMBER_PARAMS = frozenset({"alpha", "exponent"})
+# outputs torch's kernels leave in float32 beside bfloat16 ones (attention's log-sum-exp), by position
+_BFLOAT16_FLOAT32_OUTPUTS = {"_scaled_dot_product_flash_attention_for_cpu": (1,)}
 
 
 _SPECIAL_TYPES = D.SPECIAL_TYPES  # the NumPy scalar types the entry points send on (one set lookup)
@@ -1352,7 +1354,10 @@ def _apply_bfloat16(op: Op, args: tuple, params: tuple) -> Tensor | tuple:
             return op.forward(xp, *values)  # promotion left none (bfloat16 with float32 is float32)
         params = [_opmath(p) if rounded else p for p, rounded in zip(values[op.arity:], as_bfloat16)]
         result = op.forward(xp, *map(widen, inputs), *params)
-        return _rounded(result) if rounds else result
+        if not rounds:
+            return result
+        kept = _BFLOAT16_FLOAT32_OUTPUTS.get(op.name, ())
+        return tuple(r if i in kept else _rounded(r) for i, r in enumerate(result)) if kept else _rounded(result)
 
     return _apply_generic(op, args, params, forward)
 
