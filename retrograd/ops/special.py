@@ -20,10 +20,11 @@ from collections.abc import Callable
 import numpy as np
 
 from .. import _dtype as D
+from .._creation import arange, tensor
 from .._tensor import Tensor
 from . import arrays as A
 from .complex import conj
-from .pointwise import _EULER_GAMMA, _erfcx, _special, _special_pair, add_scalar, erfc, lgamma, mul_by_number
+from .pointwise import _EULER_GAMMA, _erfcx, _special, _special_pair, add_scalar, digamma, erfc, lgamma, mul_by_number
 from .registry import apply, defop
 
 _SQRT_2PI = math.sqrt(2 * math.pi)
@@ -168,9 +169,6 @@ def sinc_backward(grad: Tensor, self: Tensor) -> Tensor:
 
 def mvlgamma_digamma(self: Tensor, p: int) -> Tensor:
     """sum_j digamma(self - j / 2) over j < p: the derivative of mvlgamma."""
-    from .._creation import arange
-    from .pointwise import digamma
-
     shifts = arange(p, dtype=self.dtype, device=self.device) / 2
     return digamma(self.unsqueeze(-1) - shifts).sum(-1)
 
@@ -834,8 +832,6 @@ def _unary(op, doc: str) -> Callable:
 
 def _binary(op, doc: str) -> Callable:
     def function(input: Tensor | float, n: Tensor | float) -> Tensor:
-        from .._creation import tensor
-
         x, degree = (t if isinstance(t, Tensor) else tensor(t) for t in (input, n))
         return apply(op, (x, degree))
 
