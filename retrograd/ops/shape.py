@@ -447,8 +447,8 @@ def as_strided_op(xp, x, size, stride, storage_offset, geometry):
     return geometry.window(size, stride, storage_offset)
 
 
-@defop("unfold", params=("dim", "size", "step"), view=True,
-       self="unfold_backward(grad, self_shape, dim, size, step)", jvp="self_t.unfold(dim, size, step)")
+@defop("unfold", params=("dimension", "size", "step"), view=True,
+       self="unfold_backward(grad, self_shape, dimension, size, step)", jvp="self_t.unfold(dimension, size, step)")
 def unfold_op(xp, x, dim, size, step):
     if x.ndim == 0:
         return A.reshape(xp, x, 1)
