@@ -179,6 +179,36 @@ class Generator:
         self._next_normal = float(values[n]) if values.size > n else None
         return values[:n] if (mean, std) == (0, 1) else S.fma(values[:n], std, mean)
 
+    def gamma(self, alpha: np.ndarray, double: bool) -> np.ndarray:
+        """_standard_gamma's draws (float64 values): torch's `sample_gamma` for each alpha in C order, its uniforms
+        and normals of normal_distribution<double> (the cached sine shared with other scalar draws). A draw takes a
+        varying number of words, so a chunk is read ahead and the engine then set just past the words used."""
+        engine, saved = self._engine(), self._engine().state
+        flat = np.ascontiguousarray(alpha, np.float64).reshape(-1).tolist()
+        words, taken = self._words(6 * len(flat) + 8).tolist(), 0
+
+        def uniform() -> float:  # uniform_real_distribution<double>: the low 53 bits of random64() times 2**-53
+            nonlocal taken
+            if taken + 2 > len(words):
+                words.extend(self._words(len(words)).tolist())
+            taken += 2
+            return ((words[taken - 2] & 0x1FFFFF) << 32 | words[taken - 1]) * 2.0**-53
+
+        def normal() -> float:  # normal_distribution<double>: Box-Muller on two uniforms, the sine cached
+            if self._next_normal is not None:
+                value, self._next_normal = self._next_normal, None
+                return value
+            u1, u2 = uniform(), uniform()
+            radius, theta = math.sqrt(-2.0 * math.log1p(-u2)), 2.0 * math.pi * u1
+            self._next_normal = radius * math.sin(theta)
+            return radius * math.cos(theta)
+
+        with np.errstate(over="ignore"):  # float32 arithmetic on a tiny alpha overflows to inf, as in C
+            out = [S.sample_gamma(a, not double, uniform, normal) for a in flat]
+        engine.state = saved
+        self._words(taken)
+        return np.array(out, np.float64).reshape(alpha.shape)
+
     def integers(self, low: int, high: int, shape: tuple) -> np.ndarray:
         """random_(low, high): random() % (high - low) + low, from random64() when the range is 2**28 or more."""
         span, n = high - low, math.prod(shape)

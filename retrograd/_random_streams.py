@@ -1,8 +1,11 @@
 """torch's CPU sampling arithmetic in NumPy: how ATen turns raw 32-bit Mersenne Twister words into
-uniform, normal and integer samples (Note [torch's CPU random streams]). Pure functions of arrays;
-the generator that owns the words is `_creation.Generator`."""
+uniform, normal, integer and gamma samples (Note [torch's CPU random streams]). Pure functions of arrays (and
+`sample_gamma`, of one alpha and two samplers); the generator that owns the words is `_creation.Generator`."""
 
 from __future__ import annotations
+
+import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -31,11 +34,15 @@ import numpy as np
 # - bernoulli(p) compares a uniform with p (double for a number p or a float64 p tensor, float for others).
 #   torch on an Intel CPU with MKL draws bernoulli_(p) for a number p from MKL's own MCG31 stream instead (seeded
 #   by one random()); retrograd follows the generic path that torch takes elsewhere (AMD, ARM). Dropout is
-#   bernoulli_(1 - p) on a new tensor, divided by 1 - p.
+#   bernoulli_(1 - p) on empty_like(input), divided by 1 - p: the mask keeps a permuted input's layout, so it
+#   is drawn in the input's memory order.
 # - exponential_, cauchy_, geometric_ and log_normal_ transform one double uniform (log_normal_ one scalar normal)
 #   per element; multinomial searches a double uniform per sample in the row's cumulative sums with replacement,
 #   and otherwise takes the largest p / q for q drawn by exponential_.
-# - Kernels outside native/cpu (rrelu's) are compiled without fma, so their multiply-add rounds twice.
+# - _standard_gamma (and _sample_dirichlet, on float64 draws) runs `sample_gamma` on each element in turn:
+#   Marsaglia and Tsang's rejection on double uniforms (random64) and scalar double normals (the cached sine
+#   shared), alpha below 1 boosted by one more uniform, so a draw takes a varying number of words (`sample_gamma`).
+# - Kernels outside native/cpu (rrelu's, gamma's) are compiled without fma, so their multiply-add rounds twice.
 # - A serial kernel walks a strided tensor in memory order, so in-place samplers on a transposed view draw in
 #   that order (ops/random.py `_in_place`).
 
@@ -141,6 +148,43 @@ def _box_muller_chunk(uniform: np.ndarray, mean: float, std: float) -> np.ndarra
         sin, cos = np.sin(theta), np.cos(theta)
     pairs = np.stack([radius * cos, radius * sin], axis=1).reshape(-1)
     return pairs if (mean, std) == (0, 1) else fma(pairs, dtype(std), dtype(mean))
+
+
+_THIRD_F, _SQUEEZE_F = float(_F32(1.0) / _F32(3.0)), float(_F32(0.0331))  # the C++ source's 1.0f / 3.0f, 0.0331f
+_TINY_F, _TINY_D = float(np.finfo(_F32).tiny), float(np.finfo(_F64).tiny)
+
+
+def sample_gamma(alpha: float, single: bool, uniform: Callable[[], float], normal: Callable[[], float]) -> float:
+    """One Gamma(alpha, 1) draw as ATen's `sample_gamma` makes it (native/Distributions.h): Marsaglia and Tsang's
+    rejection from double uniforms and normals, alpha below 1 boosted by one uniform. alpha's own arithmetic is in
+    float32 when `single` (a float tensor's scalar_t), the rest in double, and the result is at least the dtype's
+    tiny (so a NaN or negative alpha gives tiny, as torch's `std::max` does). Python's math is libm's, as torch's."""
+    rounded = (lambda v: float(_F32(v))) if single else float
+    scale = 1.0
+    if alpha < 1.0:
+        if alpha == 0.0:
+            return _TINY_F if single else _TINY_D
+        try:
+            scale *= math.pow(1.0 - uniform(), rounded(1.0 / alpha))
+        except OverflowError:
+            scale = math.inf
+        alpha = rounded(alpha + 1.0)
+    d = rounded(alpha - _THIRD_F)
+    c = 1.0 / math.sqrt(9.0 * d) if d > 0 else (math.inf if d == 0 else math.nan)
+    while True:
+        x = normal()
+        y = 1.0 + c * x
+        while y <= 0:
+            x = normal()
+            y = 1.0 + c * x
+        v = y * y * y
+        u = 1.0 - uniform()
+        xx = x * x
+        log_v = math.log(v) if v > 0 else (-math.inf if v == 0 else math.nan)
+        if u < 1.0 - _SQUEEZE_F * xx * xx or math.log(u) < 0.5 * xx + d * (1.0 - v + log_v):
+            sample = rounded(scale * d * v)
+            tiny = _TINY_F if single else _TINY_D
+            return sample if tiny < sample else tiny
 
 
 def box_muller_pairs(u1: np.ndarray, u2: np.ndarray) -> np.ndarray:

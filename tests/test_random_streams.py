@@ -259,3 +259,46 @@ def test_a_strided_view_is_filled_in_memory_order(method):
 
     assert_same(0, fill, rtol=1e-6 if method == "exponential_" else 0.0)
     assert_same(1, lambda lib: lib.nn.init.kaiming_uniform_(lib.empty(30, 20).T))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gamma_dirichlet_and_beta_draws_are_torchs(seed, dtype):
+    """_standard_gamma is ATen's sample_gamma (Marsaglia and Tsang's rejection, an alpha below 1 boosted by one
+    uniform): a varying number of words per draw, after which the stream, the cached normal included, is still
+    torch's. Dirichlet and Beta normalise float64 draws, as torch's _sample_dirichlet does."""
+    alpha = [0.0, 1e-30, 1e-3, 0.3, 0.8, 1.0, 1.5, 2.5, 7.0, 150.0, -1.0, float("nan"), float("inf")]
+
+    def draw(lib):
+        dtype_ = getattr(lib, dtype)
+        concentration = lib.tensor([[0.5, 2.0, 3.0], [4.0, 0.2, 1.0]], dtype=dtype_)
+        return [lib._standard_gamma(lib.tensor(alpha, dtype=dtype_)), lib.randn(3, dtype=dtype_),
+                lib._standard_gamma(lib.full((40,), 0.7, dtype=dtype_)), lib.rand(3, dtype=dtype_),
+                lib.distributions.Gamma(lib.tensor([2.0, 0.5], dtype=dtype_), 3.0).sample((5,)),
+                lib.distributions.Dirichlet(concentration).sample((4,)),
+                lib.distributions.Beta(lib.tensor(0.8, dtype=dtype_), lib.tensor(0.8, dtype=dtype_)).sample((6,)),
+                lib.distributions.Chi2(lib.tensor([3.0], dtype=dtype_)).sample((3,)), lib.randn(5, dtype=dtype_)]
+
+    assert_same(seed, draw)
+
+
+@pytest.mark.parametrize("p", [0.3, 0.5])
+def test_dropout_fills_its_mask_in_the_inputs_memory_order(p):
+    """torch's dropout draws its mask into empty_like(input), which keeps a permuted input's layout (a broadcast dim
+    stays where it is), filling it in memory order: on attention's batch-first output (a transposed view) the mask
+    is torch's. torch's side draws the mask by bernoulli_ with a float64 p, the arithmetic of its generic path
+    (Note [torch's CPU random streams]: on Intel CPUs torch's dropout takes MKL's stream instead)."""
+    data = np.random.default_rng(0).standard_normal((4, 6, 5)).astype(np.float32)
+    views = [lambda t: t.transpose(0, 1), lambda t: t.permute(2, 0, 1), lambda t: t[:, ::2],
+             lambda t: t.transpose(0, 2)[::2], lambda t: t, lambda t: t[:1].expand(3, 6, 5),
+             lambda t: t[:, :1].transpose(0, 2).expand(5, 6, 4)]
+
+    def draw(lib):
+        inputs = [view(lib.tensor(data)) for view in views]
+        if lib is retrograd:
+            return [lib.nn.functional.dropout(x, p) for x in inputs] + [lib.rand(3)]
+        noises = [lib.empty_like(x).bernoulli_(lib.full(x.shape, 1 - p, dtype=lib.float64)).div_(1 - p)
+                  for x in inputs]
+        return [x * noise for x, noise in zip(inputs, noises)] + [lib.rand(3)]
+
+    assert_same(0, draw)

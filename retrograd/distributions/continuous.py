@@ -5,10 +5,11 @@ torch's numbers.
 
 rsample is reparameterised: location-scale families transform standard noise; Gamma (and through it Chi2,
 StudentT, Dirichlet and Beta) draws with `_standard_gamma`, whose gradient is the implicit one torch uses
-(Note [implicit gamma gradient] in ops/random.py). Dirichlet normalises Gamma draws, so its sample's gradient is
-the Gamma draws' implicit gradient carried through the normalisation, not torch's `_dirichlet_grad` of the
-marginal Beta CDF: a different, equally unbiased estimator (the samples differ from torch's anyway). VonMises
-has no rsample (nor has torch's): its rejection sampler draws in float64 until every draw is accepted.
+(Note [implicit gamma gradient] in ops/random.py). Dirichlet normalises float64 Gamma draws, as torch's
+`_sample_dirichlet` does, so its samples are torch's, but its sample's gradient is the Gamma draws' implicit gradient
+carried through the normalisation, not torch's `_dirichlet_grad` of the marginal Beta CDF: a different, equally
+unbiased estimator. VonMises has no rsample (nor has torch's): its rejection sampler draws in float64 until every
+draw is accepted.
 """
 
 from __future__ import annotations
@@ -473,8 +474,9 @@ class Dirichlet(ExponentialFamily):
         super().__init__(concentration.shape[:-1], concentration.shape[-1:], validate_args=validate_args)
 
     def rsample(self, sample_shape: _size = ()) -> Tensor:
-        gammas = retrograd._standard_gamma(self.concentration.expand(self._extended_shape(sample_shape)))
-        return gammas / gammas.sum(-1, True)  # the draws are at least tiny already
+        concentration = self.concentration.expand(self._extended_shape(sample_shape))
+        gammas = retrograd._standard_gamma(concentration.double())  # as torch's _sample_dirichlet: double draws,
+        return (gammas / gammas.sum(-1, True)).to(concentration.dtype)  # normalised, then rounded to the dtype
 
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:

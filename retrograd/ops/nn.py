@@ -49,6 +49,7 @@ from .conv import (
 from .indexing import _index_range, index_put_op, scatter_add_op
 from .linalg import addmm, matmul, matrix_norm
 from .pointwise import clamp_min, div_by_number, log, log1p, minimum, sigmoid, where, xlogy
+from .random import _memory_order
 from .reduction import _reduced_dims, vector_norm_op
 from .registry import apply, autocast_input, defop, namespace, sum_to, unrecorded_arrays
 
@@ -1237,10 +1238,14 @@ def _check_p(p: float) -> None:
 
 
 def _keep_mask(input: Tensor, p: float, feature: bool) -> np.ndarray:
-    """Bernoulli(1 - p) draws from retrograd's generator: per element, or per (sample, channel) for features."""
+    """Bernoulli(1 - p) draws from retrograd's generator: per element, or per (sample, channel) for features.
+    torch draws an element mask into `empty_like(input)`, which keeps input's layout, and fills it in memory order:
+    on a permuted input (attention's output, transposed back to batch-first) the draws run in that order too."""
     shape = input.shape if not feature else (*input.shape[:2], *(1,) * (input.ndim - 2))
     if type(input._data) is np.ndarray:  # torch's CPU masks (Note [torch's CPU random streams])
-        return _creation._torch_rng(None).bernoulli(1 - p, tuple(shape)).astype(input._data.dtype)
+        order = tuple(range(input.ndim)) if feature else _memory_order(input._data)
+        keep = _creation._torch_rng(None).bernoulli(1 - p, tuple(shape[d] for d in order))
+        return keep.transpose(np.argsort(order)).astype(input._data.dtype)
     keep = _creation.rand(*shape, dtype=input.dtype, device=input.device)._data < 1 - p
     return A.astype(namespace(keep), keep, input.dtype)
 

@@ -2,8 +2,8 @@
 
 The draws come from retrograd's generator (`manual_seed` seeds it), which is torch's CPU mt19937 with
 torch's arithmetic (Note [torch's CPU random streams]): normal_, uniform_, random_, bernoulli, exponential_,
-cauchy_, log_normal_, geometric_ and multinomial give torch's numbers for the same seed; poisson, binomial
-and gamma draw from the same stream with NumPy's algorithms, so their numbers differ from torch's.
+cauchy_, log_normal_, geometric_, multinomial and _standard_gamma give torch's numbers for the same seed; poisson
+and binomial draw from the same stream with NumPy's algorithms, so their numbers differ from torch's.
 A sample has no gradient, but torch records the samplers on tensors that require grad, with zero
 gradients, under their own nodes (`NormalBackward0` for `x.normal_()`, `BernoulliBackward1` for
 `x.bernoulli_(p_tensor)`, ...). Every row here is one mechanism, `_sampler_row`: its forward runs the `draw` it is given
@@ -180,11 +180,33 @@ def _in_place(self: Tensor, row: Op, draw: Callable, others: tuple = ()) -> Tens
 
 
 def _memory_order(data: Any) -> tuple[int, ...]:
-    """data's dims from the largest stride to the smallest (C order for a contiguous array or another library's)."""
+    """data's dims from the outermost to the innermost as torch's TensorIterator walks them (and as `empty_like`
+    lays out a copy): by decreasing stride, the larger size outside on a tie, and a broadcast dim (stride 0) left
+    where it is, by the insertion sort of TensorIterator's `reorder_dimensions`. Dims of size 1 go last (they do
+    not change the order); C order for a contiguous array or another library's."""
     strides = getattr(data, "strides", None)
     if strides is None:
         return tuple(range(data.ndim))
-    return tuple(sorted(range(data.ndim), key=lambda d: -abs(strides[d]) if data.shape[d] > 1 else 0))
+    shape, strides = data.shape, [abs(s) for s in strides]
+
+    def should_swap(dim0: int, dim1: int) -> int:  # 1: dim0 belongs outside dim1, -1: inside, 0: either
+        if strides[dim0] == 0 or strides[dim1] == 0:
+            return 0
+        if strides[dim0] != strides[dim1]:
+            return 1 if strides[dim0] > strides[dim1] else -1
+        return 1 if shape[dim0] > shape[dim1] else 0
+
+    perm = [d for d in reversed(range(data.ndim)) if shape[d] > 1]  # innermost first, as torch's
+    for i in range(1, len(perm)):
+        dim1 = i
+        for dim0 in reversed(range(i)):
+            comparison = should_swap(perm[dim0], perm[dim1])
+            if comparison > 0:
+                perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
+                dim1 = dim0
+            elif comparison < 0:
+                break
+    return (*reversed(perm), *(d for d in range(data.ndim) if shape[d] == 1))
 
 
 # ============================================================================================
@@ -364,9 +386,9 @@ def _standard_gamma(input: Tensor, generator: Generator | None = None) -> Tensor
     _require_float(input, "gamma_cpu")
     rng = _generator(generator)
 
-    def draw(xp: Any, alpha: np.ndarray) -> np.ndarray:
-        sample = rng._rng.standard_gamma(np.where(alpha > 0, alpha, 0.0)).astype(alpha.dtype)
-        return np.maximum(sample, np.finfo(alpha.dtype).tiny)
+    def draw(xp: Any, alpha: Any) -> Any:
+        host = _on_host(alpha, alpha.shape)
+        return _drawn(xp, rng.gamma(host, host.dtype == np.float64), alpha)
 
     return apply(standard_gamma_op, (input,), (draw,))
 
