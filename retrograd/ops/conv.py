@@ -564,10 +564,10 @@ def _maximum_into(xp, best, other):
     return xp.maximum(best, other)
 
 
-@defop("max_pool2d_with_indices", node="MaxPool2DWithIndicesBackward0", params=("win", "out"), outputs=2,
-       differentiable_outputs=(0,),
-       self="max_pool_backward_op(grads[0], results[1]._data, self_shape, len(out), windows_overlap(win))",
-       jvp="(pick_op(self_t, results[1]._data, len(out), False), None)")
+@defop("max_pool2d_with_indices", node="MaxPool2DWithIndicesBackward0", params=("win", "out"),
+       outputs=("result0", "result1"), differentiable_outputs=(0,),
+       self="max_pool_backward_op(grads[0], result1._data, self_shape, len(out), windows_overlap(win))",
+       jvp="(pick_op(self_t, result1._data, len(out), False), None)")
 def max_pool_op(xp, x, win, out):
     return _max_pool_forward(xp, x, win, out)
 
@@ -575,10 +575,10 @@ def max_pool_op(xp, x, win, out):
 max_pool3d_op = max_pool_op.alias("max_pool3d_with_indices", "MaxPool3DWithIndicesBackward0")
 
 
-@defop("adaptive_max_pool2d", node="AdaptiveMaxPool2DBackward0", params=("out",), outputs=2,
+@defop("adaptive_max_pool2d", node="AdaptiveMaxPool2DBackward0", params=("out",), outputs=("result0", "result1"),
        differentiable_outputs=(0,),
-       self="max_pool_backward_op(grads[0], results[1]._data, self_shape, len(out), True)",
-       jvp="(pick_op(self_t, results[1]._data, len(out), True), None)")
+       self="max_pool_backward_op(grads[0], result1._data, self_shape, len(out), True)",
+       jvp="(pick_op(self_t, result1._data, len(out), True), None)")
 def adaptive_max_pool_op(xp, x, out):
     d = len(out)
     lead, spatial = x.shape[:x.ndim - d], x.shape[x.ndim - d:]

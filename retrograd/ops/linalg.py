@@ -242,8 +242,8 @@ def _einsum_reduced(xp: Any, x: Any, term: str, elsewhere: str) -> tuple[Any, st
 # ============================================================================================
 
 
-@defop("linalg_inv_ex", outputs=2, differentiable_outputs=(0,),
-       self="-matmul(result.mH, matmul(grad, result.mH))", jvp="-matmul(matmul(result, self_t), result)")
+@defop("linalg_inv_ex", outputs=("inverse", "info"), differentiable_outputs=(0,),
+       self="-matmul(inverse.mH, matmul(grad, inverse.mH))", jvp="-matmul(matmul(inverse, self_t), inverse)")
 def inv_ex_op(xp, a):
     return batched_or_singular(xp, a, xp.linalg.inv)
 
@@ -469,13 +469,14 @@ def det_op(xp, a):
     return xp.linalg.det(a)
 
 
-@defop("linalg_slogdet", outputs=2,
-       self="slogdet_backward(grads[0], grads[1], self, results[0])", jvp="slogdet_jvp(self_t, self, results[0])")
+@defop("linalg_slogdet", inputs=("A",), outputs=("sign", "logabsdet"),
+       A="slogdet_backward(grads[0], grads[1], A, sign)", jvp="slogdet_jvp(A_t, A, sign)")
 def slogdet_op(xp, a):
     return tuple(xp.linalg.slogdet(a))
 
 
-@defop("linalg_solve_ex", inputs=("A", "B"), params=("left", "vector"), outputs=2, differentiable_outputs=(0,),
+@defop("linalg_solve_ex", inputs=("A", "B"), params=("left", "vector"), outputs=("result", "info"),
+       differentiable_outputs=(0,),
        A="solve_grad_a(grad, A, result, left, vector)", B="solve_grad_b(grad, A, left)",
        jvp="solve_jvp(A_t, B_t, A, result, left, vector)")
 def solve_ex_op(xp, a, b, left, vector):
@@ -502,10 +503,11 @@ def solve_triangular_op(xp, a, b, upper, left, unitriangular):
     return triangular_solve_kernel(xp, a, b, upper, left, unitriangular)
 
 
-@defop("triangular_solve", inputs=("self", "A"), params=("upper", "transpose", "unitriangular"), outputs=2,
+@defop("triangular_solve", inputs=("self", "A"), params=("upper", "transpose", "unitriangular"),
+       outputs=("solution", "cloned_coefficient"),
        self="triangular_solve_grad_b(grads[0], A, upper, transpose, unitriangular)",
-       A="triangular_solve_grad_a(grads, A, results[0], upper, transpose, unitriangular)",
-       jvp="triangular_solve_jvp(self_t, A_t, A, results[0], upper, transpose, unitriangular)")
+       A="triangular_solve_grad_a(grads, A, solution, upper, transpose, unitriangular)",
+       jvp="triangular_solve_jvp(self_t, A_t, A, solution, upper, transpose, unitriangular)")
 def triangular_solve_op(xp, b, a, upper, transpose, unitriangular):
     coefficient = A.matrix_transpose(xp, a) if transpose else a
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
@@ -535,8 +537,8 @@ def lu_solve_op(xp, lu, b, pivots, left, adjoint):
 # ============================================================================================
 
 
-@defop("linalg_cholesky_ex", params=("upper",), outputs=2, differentiable_outputs=(0,),
-       self="cholesky_backward(grad, result, upper)", jvp="cholesky_jvp(self_t, result, upper)")
+@defop("linalg_cholesky_ex", params=("upper",), outputs=("L", "info"), differentiable_outputs=(0,),
+       self="cholesky_backward(grad, L, upper)", jvp="cholesky_jvp(self_t, L, upper)")
 def cholesky_ex_op(xp, a, upper):
     factor, info = cholesky_kernel(xp, a)
     return (xp.conj(A.matrix_transpose(xp, factor)) if upper else factor), info
@@ -594,15 +596,14 @@ def _householder_qr(xp: Any, a: Any) -> tuple:
     return out, xp.stack(scales, axis=-1)
 
 
-@defop("linalg_lu_factor_ex", inputs=("A",), outputs=3, differentiable_outputs=(0,),
-       A="lu_factor_ex_backward(grad, results[0], results[1])", jvp="lu_factor_ex_jvp(A_t, results[0], results[1])")
+@defop("linalg_lu_factor_ex", inputs=("A",), outputs=("LU", "pivots", "info"), differentiable_outputs=(0,),
+       A="lu_factor_ex_backward(grad, LU, pivots)", jvp="lu_factor_ex_jvp(A_t, LU, pivots)")
 def lu_factor_ex_op(xp, a):
     return lu_kernel(xp, a)
 
 
-@defop("linalg_lu", inputs=("A",), outputs=3, differentiable_outputs=(1, 2),
-       A="lu_backward(grads[1], grads[2], results[0], results[1], results[2])",
-       jvp="lu_jvp(A_t, results[0], results[1], results[2])")
+@defop("linalg_lu", inputs=("A",), outputs=("P", "L", "U"), differentiable_outputs=(1, 2),
+       A="lu_backward(grads[1], grads[2], P, L, U)", jvp="lu_jvp(A_t, P, L, U)")
 def lu_op(xp, a):
     lu, pivots, _ = lu_kernel(xp, a)
     return lu_unpack_kernel(xp, lu, pivots, True, True)
@@ -615,9 +616,8 @@ def lu_unpack_op(xp, lu, pivots, unpack_data, unpack_pivots):
     return lu_unpack_kernel(xp, lu, pivots, unpack_data, unpack_pivots)
 
 
-@defop("linalg_qr", params=("mode",), outputs=2,
-       self="qr_backward(grads[0], grads[1], results[0], results[1], mode)",
-       jvp="qr_jvp(self_t, results[0], results[1], mode)")
+@defop("linalg_qr", params=("mode",), outputs=("Q", "R"),
+       self="qr_backward(grads[0], grads[1], Q, R, mode)", jvp="qr_jvp(self_t, Q, R, mode)")
 def qr_op(xp, a, mode):
     if mode == "r":
         return xp.zeros((0,), a.dtype), xp.linalg.qr(a, mode="r")
@@ -625,16 +625,16 @@ def qr_op(xp, a, mode):
     return q, r
 
 
-@defop("linalg_svd", params=("full_matrices",), outputs=3,
-       self="svd_backward(grads, results, full_matrices)", jvp="svd_jvp(self_t, results, full_matrices)")
+@defop("linalg_svd", params=("full_matrices",), outputs=("U", "S", "Vh"),
+       self="svd_backward(grads, (U, S, Vh), full_matrices)", jvp="svd_jvp(self_t, (U, S, Vh), full_matrices)")
 def svd_op(xp, a, full_matrices):
     u, s, vh = xp.linalg.svd(a, full_matrices=full_matrices)
     return u, s, vh
 
 
-@defop("linalg_eigh", params=("UPLO",), outputs=2,
-       self="eigh_backward(grads[0], grads[1], results[0], results[1])",
-       jvp="eigh_jvp(self_t, results[0], results[1])")
+@defop("linalg_eigh", params=("UPLO",), outputs=("eigenvalues", "eigenvectors"),
+       self="eigh_backward(grads[0], grads[1], eigenvalues, eigenvectors)",
+       jvp="eigh_jvp(self_t, eigenvalues, eigenvectors)")
 def eigh_op(xp, a, uplo):
     if not hasattr(a, "strides"):  # the standard's eigh reads the lower triangle: the upper one is conj(a^T)'s
         return xp.linalg.eigh(a if uplo == "L" else xp.conj(A.matrix_transpose(xp, a)))
@@ -642,8 +642,9 @@ def eigh_op(xp, a, uplo):
     return w, v
 
 
-@defop("linalg_eig", outputs=2, self="eig_backward(grads[0], grads[1], results[0], results[1], self_dtype)",
-       jvp="eig_jvp(self_t, results[0], results[1])")
+@defop("linalg_eig", outputs=("eigenvalues", "eigenvectors"),
+       self="eig_backward(grads[0], grads[1], eigenvalues, eigenvectors, self_dtype)",
+       jvp="eig_jvp(self_t, eigenvalues, eigenvectors)")
 def eig_op(xp, a):
     # NumPy's eig, or the standard's (its linalg.eig is new in the 2025.12 revision): the eigenvalues come in the
     # library's order, LAPACK geev's on NumPy as on torch's CPU (CuPy's documents no order)
@@ -669,11 +670,11 @@ def pinv_op(xp, a, atol, rtol, hermitian):
     return xp.matmul(left * inverse[..., None, :], right)
 
 
-@defop("linalg_lstsq", inputs=("self", "b"), params=("rcond", "driver", "vector"), outputs=4,
-       differentiable_outputs=(0, 1),
-       self="lstsq_grad_a(grads[0], grads[1], self, b, results[0], vector)",
-       b="lstsq_grad_b(grads[0], grads[1], self, b, results[0], vector)",
-       jvp="lstsq_jvp(self_t, b_t, self, b, results[0], results[1], vector)")
+@defop("linalg_lstsq", inputs=("self", "b"), params=("rcond", "driver", "vector"),
+       outputs=("solution", "residuals", "rank", "singular_values"), differentiable_outputs=(0, 1),
+       self="lstsq_grad_a(grads[0], grads[1], self, b, solution, vector)",
+       b="lstsq_grad_b(grads[0], grads[1], self, b, solution, vector)",
+       jvp="lstsq_jvp(self_t, b_t, self, b, solution, residuals, vector)")
 def lstsq_op(xp, a, b, rcond, driver, vector):
     return lstsq_kernel(xp, a, b[..., None] if vector else b, rcond, driver, vector)
 

@@ -199,10 +199,10 @@ fractional_max_pool_backward_op = max_pool_backward_op.alias("fractional_max_poo
 fractional_max_pool3d_backward_op = max_pool_backward_op.alias("fractional_max_pool3d_backward",
                                                                "FractionalMaxPool3DBackwardBackward0")
 fractional_max_pool_op, fractional_max_pool3d_op = (
-    defop(f"fractional_max_pool{d}d", node=f"FractionalMaxPool{d}DBackward0", params=("starts", "kernel"), outputs=2,
-          differentiable_outputs=(0,),
-          self=f"{backward}(grads[0], results[1]._data, self_shape, len(kernel), True)",
-          jvp="(pick_op(self_t, results[1]._data, len(kernel), True), None)")(_fractional_max_pool_forward)
+    defop(f"fractional_max_pool{d}d", node=f"FractionalMaxPool{d}DBackward0", params=("starts", "kernel"),
+          outputs=("result0", "result1"), differentiable_outputs=(0,),
+          self=f"{backward}(grads[0], result1._data, self_shape, len(kernel), True)",
+          jvp="(pick_op(self_t, result1._data, len(kernel), True), None)")(_fractional_max_pool_forward)
     for d, backward in ((2, "fractional_max_pool_backward_op"), (3, "fractional_max_pool3d_backward_op")))
 
 
@@ -250,10 +250,10 @@ def pack_padded_backward_op(xp, g, steps, rows, batch_first, input_shape):
 # s = sum(grad * v) over those dims: dL/dg = s / n and dL/dv = (g / n) (grad - v s / n^2).
 
 
-@defop("_weight_norm_interface", node="WeightNormInterfaceBackward0", inputs=("v", "g"), params=("dim",), outputs=2,
-       differentiable_outputs=(0,),
+@defop("_weight_norm_interface", node="WeightNormInterfaceBackward0", inputs=("v", "g"), params=("dim",),
+       outputs=("result0", "result1"), differentiable_outputs=(0,),
        v="weight_norm_v_grad(grads[0], v, g, dim)", g="weight_norm_sum(grads[0] * v, dim) / weight_norm_of(v, dim)",
-       jvp="weight_norm_jvp(v, g, v_t, g_t, results[1], dim)")
+       jvp="weight_norm_jvp(v, g, v_t, g_t, result1, dim)")
 def weight_norm_interface_op(xp, v, g, dim):
     """(v g / ||v||, ||v||) with the norm over every dim but `dim` (kept as size-1 dims)."""
     axes = tuple(i for i in range(v.ndim) if i != dim)

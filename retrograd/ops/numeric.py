@@ -79,8 +79,8 @@ bitwise_right_shift = _integer_row("bitwise_right_shift", "rshift_cpu", lambda x
 # ============================================================================================
 
 
-@defop("frexp", outputs=2, differentiable_outputs=(0,), self="grads[0] / exp2(results[1])",
-       jvp="(self_t / exp2(results[1]), None)")
+@defop("frexp", outputs=("mantissa", "exponent"), differentiable_outputs=(0,), self="grads[0] / exp2(exponent)",
+       jvp="(self_t / exp2(exponent), None)")
 def frexp_op(xp, x):
     if xp is np:
         mantissa, exponent = np.frexp(x)

@@ -139,11 +139,10 @@ def amin_op(xp, x, dim, keepdim):
     return xp.min(x, axis=dim, keepdims=keepdim)
 
 
-@defop("aminmax", params=("dim", "keepdim"), outputs=2,
-       self="evenly_distribute_reduced(grads[0], self, results[0], dim, keepdim)"
-            " + evenly_distribute_reduced(grads[1], self, results[1], dim, keepdim)",
-       jvp="(amaxamin_jvp(self_t, self, results[0], dim, keepdim),"
-           " amaxamin_jvp(self_t, self, results[1], dim, keepdim))")
+@defop("aminmax", params=("dim", "keepdim"), outputs=("min", "max"),
+       self="evenly_distribute_reduced(grads[0], self, min, dim, keepdim)"
+            " + evenly_distribute_reduced(grads[1], self, max, dim, keepdim)",
+       jvp="(amaxamin_jvp(self_t, self, min, dim, keepdim), amaxamin_jvp(self_t, self, max, dim, keepdim))")
 def aminmax_op(xp, x, dim, keepdim):
     return xp.min(x, axis=dim, keepdims=keepdim), xp.max(x, axis=dim, keepdims=keepdim)
 
@@ -169,17 +168,16 @@ def std_op(xp, x, dim, correction, keepdim):
 
 @defop("var_mean", params=("dim", "correction", "keepdim"), outputs=2,
        self="var_backward(grads[0], self, dim, correction, keepdim)"
-            " + mean_backward(grads[1], self_shape, dim, keepdim)",
+            " + mean_backward(grads[1], self.shape, dim, keepdim)",
        jvp="(var_jvp(self_t, self, dim, correction, keepdim), self_t.mean(dim, keepdim))")
 def var_mean_op(xp, x, dim, correction, keepdim):
     return variance(xp, x, dim, correction, keepdim), xp.mean(x, axis=dim, keepdims=keepdim)
 
 
-@defop("std_mean", params=("dim", "correction", "keepdim"), outputs=2,
-       self="var_backward(std_to_var_grad(grads[0], results[0]), self, dim, correction, keepdim)"
-            " + mean_backward(grads[1], self_shape, dim, keepdim)",
-       jvp="(std_to_var_grad(var_jvp(self_t, self, dim, correction, keepdim), results[0]),"
-           " self_t.mean(dim, keepdim))")
+@defop("std_mean", params=("dim", "correction", "keepdim"), outputs=("result0", "result1"),
+       self="var_backward(std_to_var_grad(grads[0], result0), self, dim, correction, keepdim)"
+            " + mean_backward(grads[1], self.shape, dim, keepdim)",
+       jvp="(std_to_var_grad(var_jvp(self_t, self, dim, correction, keepdim), result0), self_t.mean(dim, keepdim))")
 def std_mean_op(xp, x, dim, correction, keepdim):
     return xp.sqrt(variance(xp, x, dim, correction, keepdim)), xp.mean(x, axis=dim, keepdims=keepdim)
 
@@ -265,16 +263,14 @@ def cumprod_op(xp, x, dim, dtype):
                                             dtype=D.native(xp, dtype)), x.shape)
 
 
-@defop("cummax", params=("dim",), outputs=2, differentiable_outputs=(0,),
-       self="cummaxmin_backward(grad, self_shape, results[1], dim)",
-       jvp="gather_reduced(self_t, dim, results[1], True)")
+@defop("cummax", params=("dim",), outputs=("values", "indices"), differentiable_outputs=(0,),
+       self="cummaxmin_backward(grad, self_shape, indices, dim)", jvp="gather_reduced(self_t, dim, indices, True)")
 def cummax_op(xp, x, dim):
     return running_extreme(xp, x, dim, "maximum")
 
 
-@defop("cummin", params=("dim",), outputs=2, differentiable_outputs=(0,),
-       self="cummaxmin_backward(grad, self_shape, results[1], dim)",
-       jvp="gather_reduced(self_t, dim, results[1], True)")
+@defop("cummin", params=("dim",), outputs=("values", "indices"), differentiable_outputs=(0,),
+       self="cummaxmin_backward(grad, self_shape, indices, dim)", jvp="gather_reduced(self_t, dim, indices, True)")
 def cummin_op(xp, x, dim):
     return running_extreme(xp, x, dim, "minimum")
 
@@ -296,17 +292,18 @@ def nanmedian_all(xp, x):
     return median_along(xp, A.reshape(xp, x, -1), 0, False, ignore_nan=True)[0]
 
 
-@defop("median_dim", node="MedianBackward1", params=("dim", "keepdim"), outputs=2, differentiable_outputs=(0,),
-       self="value_selecting_reduction_backward(grad, dim, results[1], self_shape, keepdim)",
-       jvp="gather_reduced(self_t, dim, results[1], keepdim)")
+@defop("median_dim", node="MedianBackward1", params=("dim", "keepdim"), outputs=("values", "indices"),
+       differentiable_outputs=(0,),
+       self="value_selecting_reduction_backward(grad, dim, indices, self_shape, keepdim)",
+       jvp="gather_reduced(self_t, dim, indices, keepdim)")
 def median_dim(xp, x, dim, keepdim):
     return median_along(xp, x, dim, keepdim, ignore_nan=False)
 
 
-@defop("nanmedian_dim", node="NanmedianBackward1", params=("dim", "keepdim"), outputs=2,
+@defop("nanmedian_dim", node="NanmedianBackward1", params=("dim", "keepdim"), outputs=("values", "indices"),
        differentiable_outputs=(0,),
-       self="value_selecting_reduction_backward(grad, dim, results[1], self_shape, keepdim)",
-       jvp="gather_reduced(self_t, dim, results[1], keepdim)")
+       self="value_selecting_reduction_backward(grad, dim, indices, self_shape, keepdim)",
+       jvp="gather_reduced(self_t, dim, indices, keepdim)")
 def nanmedian_dim(xp, x, dim, keepdim):
     return median_along(xp, x, dim, keepdim, ignore_nan=True)
 

@@ -26,10 +26,10 @@ from .registry import apply, defop, namespace
 # ============================================================================================
 
 
-@defop("sort", node="SortBackward0", params=("dim", "descending", "stable"), outputs=2,
+@defop("sort", node="SortBackward0", params=("dim", "descending", "stable"), outputs=("values", "indices"),
        differentiable_outputs=(0,),
-       self="value_selecting_reduction_backward(grad, dim, results[1], self_shape, True)",
-       jvp="gather_reduced(self_t, dim, results[1], True)")
+       self="value_selecting_reduction_backward(grad, dim, indices, self_shape, True)",
+       jvp="gather_reduced(self_t, dim, indices, True)")
 def sort_op(xp, x, dim, descending, stable):
     return select_rows(xp, x, dim, True, lambda keys: sort_order(keys, descending, stable))
 
@@ -43,23 +43,23 @@ def argsort_op(xp, x, dim, descending, stable):
     return sort_op.forward(xp, x, dim, descending, stable)[1]
 
 
-@defop("topk", params=("k", "dim", "largest", "sorted"), outputs=2, differentiable_outputs=(0,),
-       self="value_selecting_reduction_backward(grad, dim, results[1], self_shape, True)",
-       jvp="gather_reduced(self_t, dim, results[1], True)")
+@defop("topk", params=("k", "dim", "largest", "sorted"), outputs=("values", "indices"), differentiable_outputs=(0,),
+       self="value_selecting_reduction_backward(grad, dim, indices, self_shape, True)",
+       jvp="gather_reduced(self_t, dim, indices, True)")
 def topk_op(xp, x, k, dim, largest, sorted):  # noqa: A002
     return select_rows(xp, x, dim, True, lambda keys: topk_order(keys, k, largest, sorted))
 
 
-@defop("kthvalue", params=("k", "dim", "keepdim"), outputs=2, differentiable_outputs=(0,),
-       self="value_selecting_reduction_backward(grad, dim, results[1], self_shape, keepdim)",
-       jvp="gather_reduced(self_t, dim, results[1], keepdim)")
+@defop("kthvalue", params=("k", "dim", "keepdim"), outputs=("values", "indices"), differentiable_outputs=(0,),
+       self="value_selecting_reduction_backward(grad, dim, indices, self_shape, keepdim)",
+       jvp="gather_reduced(self_t, dim, indices, keepdim)")
 def kthvalue_op(xp, x, k, dim, keepdim):
     return select_rows(xp, x, dim, keepdim, lambda keys: kth_order(keys, k))
 
 
-@defop("mode", params=("dim", "keepdim"), outputs=2, differentiable_outputs=(0,),
-       self="value_selecting_reduction_backward(grad, dim, results[1], self_shape, keepdim)",
-       jvp="gather_reduced(self_t, dim, results[1], keepdim)")
+@defop("mode", params=("dim", "keepdim"), outputs=("values", "indices"), differentiable_outputs=(0,),
+       self="value_selecting_reduction_backward(grad, dim, indices, self_shape, keepdim)",
+       jvp="gather_reduced(self_t, dim, indices, keepdim)")
 def mode_op(xp, x, dim, keepdim):
     return select_rows(xp, x, dim, keepdim, mode_order)
 
