@@ -570,7 +570,7 @@ def _common_dtype(op: Any, args: tuple) -> tuple:
 
 # ---- ops along dims -------------------------------------------------------------------------
 
-DIM_PARAMS = ("dim", "dims", "dim0", "dim1", "dim2")
+DIM_PARAMS = ("dim", "dims", "dim0", "dim1", "dim2", "dimension")  # "dimension": unfold's, as torch names it
 EXTRA_OUTPUT_DIMS = {"unsqueeze": 1, "unsqueeze_copy": 1, "stack": 1, "diag_embed": 1}  # their dims index the output
 
 
