@@ -18,6 +18,7 @@ import numpy as np
 from . import _dtype as D
 from . import _random_streams as S
 from . import _xp
+from ._memory_format import like_order
 from ._tensor import NO_VERSION_COUNTER, Tensor, _wrap, on_device, placement
 from ._tensor import device as _device
 from ._warn import warn_once
@@ -830,24 +831,48 @@ def _like(fn: Any, numpy_fn: Any, fill: str | None) -> Any:
              memory_format: Any = None, layout: Any = None, pin_memory: bool = False) -> Tensor:
         data = input._data
         if dtype is None and device is None and type(data) is np.ndarray and data.dtype.isbuiltin == 1:
-            shape, np_dtype = data.shape, data.dtype
-            return _finish(_made(shape, np_dtype, fill, lambda: numpy_fn(shape, np_dtype)), requires_grad,
-                           pin_memory=pin_memory)
-        return fn(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
-                  device=_where(input, device), pin_memory=pin_memory)
+            np_dtype = data.dtype
+            return _laid_like(input, memory_format, lambda shape: _finish(
+                _made(shape, np_dtype, fill, lambda: numpy_fn(shape, np_dtype)), requires_grad, pin_memory=pin_memory))
+        return _laid_like(input, memory_format, lambda shape: fn(
+            shape, dtype=dtype or input.dtype, requires_grad=requires_grad, device=_where(input, device),
+            pin_memory=pin_memory))
 
     return _named_like(like, fn)
 
 
+def _laid_like(input: Tensor, memory_format: Any, make: Callable[[tuple[int, ...]], Tensor]) -> Tensor:
+    """make(shape) for a _like factory, laid out in memory as `memory_format` asks (preserve_format, the default,
+    keeps a transposed input's layout, as torch's empty_like): made with its dims in that order, so that draws
+    fill memory in torch's order, then its dims put back (the same leaf, its array a permuted view)."""
+    order = like_order(input._data, memory_format)
+    shape = tuple(input.shape)
+    if order == tuple(range(len(shape))):
+        return make(shape)
+    out = make(tuple(shape[d] for d in order))
+    out._data = out._data.transpose(tuple(int(d) for d in np.argsort(order)))
+    return out
+
+
 def _drawn_like(fn: Any) -> Any:
-    """`fn`'s `_like` draw (rand_like, randn_like), from `generator` as torch's."""
+    """`fn`'s `_like` draw (rand_like, randn_like), from `generator` as torch's, laid out as the input (normal draws
+    into a permuted layout by torch's scalar sampler: its vectorised normal_fill takes contiguous tensors only)."""
     fn = fn.__wrapped__
 
     def like(input: Tensor, *, generator: Generator | None = None, dtype: D.dtype | None = None, device: Any = None,
              requires_grad: bool = False, memory_format: Any = None, layout: Any = None,
              pin_memory: bool = False) -> Tensor:
-        return fn(input.shape, generator=generator, dtype=dtype or input.dtype, requires_grad=requires_grad,
-                  device=_where(input, device), pin_memory=pin_memory)
+        dtype = dtype or input.dtype
+        if fn is randn.__wrapped__ and device is None and type(input._data) is np.ndarray and \
+                (dtype.is_floating_point or dtype.is_complex) and \
+                like_order(input._data, memory_format) != tuple(range(input.ndim)):
+            rng, np_dtype = _torch_rng(generator), _np_dtype(dtype)
+            return _laid_like(input, memory_format, lambda shape: _finish(_made(
+                shape, np_dtype, "normal_", lambda: rng.normal(shape, np_dtype, contiguous=False)), requires_grad,
+                pin_memory=pin_memory))
+        return _laid_like(input, memory_format, lambda shape: fn(
+            shape, generator=generator, dtype=dtype, requires_grad=requires_grad, device=_where(input, device),
+            pin_memory=pin_memory))
 
     return _named_like(like, fn)
 
@@ -871,16 +896,18 @@ randn_like = _drawn_like(randn)
 def full_like(input: Tensor, fill_value: Any, *, dtype: D.dtype | None = None, device: Any = None,
               requires_grad: bool = False, memory_format: Any = None, layout: Any = None,
               pin_memory: bool = False) -> Tensor:
-    return full.__wrapped__(input.shape, fill_value, dtype=dtype or input.dtype, requires_grad=requires_grad,
-                            device=_where(input, device), pin_memory=pin_memory)
+    return _laid_like(input, memory_format, lambda shape: full.__wrapped__(
+        shape, fill_value, dtype=dtype or input.dtype, requires_grad=requires_grad, device=_where(input, device),
+        pin_memory=pin_memory))
 
 
 @composite("aten::randint_like")
 def randint_like(input: Tensor, low: int, high: int | None = None, *, generator: Generator | None = None,
                  dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False,
                  memory_format: Any = None, layout: Any = None, pin_memory: bool = False) -> Tensor:
-    return randint.__wrapped__(low, high, input.shape, generator=generator, dtype=dtype or input.dtype,
-                               requires_grad=requires_grad, device=_where(input, device), pin_memory=pin_memory)
+    return _laid_like(input, memory_format, lambda shape: randint.__wrapped__(
+        low, high, shape, generator=generator, dtype=dtype or input.dtype, requires_grad=requires_grad,
+        device=_where(input, device), pin_memory=pin_memory))
 
 
 # ---- window functions --------------------------------------------------------------------------------------

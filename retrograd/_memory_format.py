@@ -7,6 +7,8 @@ else row-major. NumPy arrays carry strides, so each format is a real layout here
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 
@@ -36,6 +38,57 @@ def _dims_outermost_first(ndim: int, fmt: memory_format) -> tuple[int, ...]:
     if ndim != fmt.ndim:
         raise RuntimeError(f"required rank {fmt.ndim} tensor to use {fmt.name} format")
     return (0,) + tuple(range(2, ndim)) + (1,)
+
+
+def memory_order(data: Any) -> tuple[int, ...]:
+    """data's dims from the outermost to the innermost as torch's TensorIterator walks them (and as `empty_like`
+    lays out a copy): by decreasing stride, the larger size outside on a tie, and a broadcast dim (stride 0) left
+    where it is, by the insertion sort of TensorIterator's `reorder_dimensions`. Dims of size 1 go last (they do
+    not change the order); C order for a contiguous array or another library's."""
+    strides = getattr(data, "strides", None)
+    if strides is None:
+        return tuple(range(data.ndim))
+    shape, strides = data.shape, [abs(s) for s in strides]
+
+    def should_swap(dim0: int, dim1: int) -> int:  # 1: dim0 belongs outside dim1, -1: inside, 0: either
+        if strides[dim0] == 0 or strides[dim1] == 0:
+            return 0
+        if strides[dim0] != strides[dim1]:
+            return 1 if strides[dim0] > strides[dim1] else -1
+        return 1 if shape[dim0] > shape[dim1] else 0
+
+    perm = [d for d in reversed(range(data.ndim)) if shape[d] > 1]  # innermost first, as torch's
+    for i in range(1, len(perm)):
+        dim1 = i
+        for dim0 in reversed(range(i)):
+            comparison = should_swap(perm[dim0], perm[dim1])
+            if comparison > 0:
+                perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
+                dim1 = dim0
+            elif comparison < 0:
+                break
+    return (*reversed(perm), *(d for d in range(data.ndim) if shape[d] == 1))
+
+
+def like_order(array: Any, fmt: memory_format | None) -> tuple[int, ...]:
+    """The dims of a new tensor like `array` (the _like factories') from the outermost to the innermost:
+    preserve_format (None, their default) keeps the layout of a dense array whose dims are permuted (a transposed
+    view), as torch's empty_like does; row-major for anything else; a channels-last format its own order."""
+    if fmt is None or fmt is preserve_format:
+        permuted = isinstance(array, np.ndarray) and not array.flags.c_contiguous and _is_permuted_dense(array)
+        return memory_order(array) if permuted else tuple(range(array.ndim))
+    return _dims_outermost_first(array.ndim, fmt)
+
+
+def _is_permuted_dense(array: np.ndarray) -> bool:
+    """Whether `array` fills its memory without gaps or overlaps in some order of its dims (torch's
+    is_non_overlapping_and_dense)."""
+    expected = array.itemsize
+    for d in sorted((d for d in range(array.ndim) if array.shape[d] != 1), key=lambda d: abs(array.strides[d])):
+        if array.strides[d] != expected:
+            return False
+        expected *= array.shape[d]
+    return True
 
 
 def laid_out(array: np.ndarray, fmt: memory_format | None) -> np.ndarray:

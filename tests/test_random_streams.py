@@ -302,3 +302,31 @@ def test_dropout_fills_its_mask_in_the_inputs_memory_order(p):
         return [x * noise for x, noise in zip(inputs, noises)] + [lib.rand(3)]
 
     assert_same(0, draw)
+
+
+@pytest.mark.parametrize("factory", ["rand_like", "randn_like", "randint_like", "zeros_like", "full_like"])
+@pytest.mark.parametrize("layout", ["transposed", "permuted", "channels_last", "sliced", "expanded"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64"])
+def test_like_factories_keep_the_input_layout_and_torchs_draws(factory, layout, dtype):
+    """The _like factories lay their tensor out as torch's empty_like does (preserve_format: a transposed or
+    permuted dense input's strides, row-major otherwise), and draw into it in memory order, a normal draw into a
+    non-contiguous tensor by the scalar sampler as torch's normal_ does; the draws after them stay torch's."""
+    if dtype == "complex64" and factory == "randint_like":
+        pytest.skip("randint_like takes no complex dtype in torch either")
+
+    def run(lib):
+        lib.manual_seed(3)
+        base = lib.ones(2, 3, 4, 5, dtype=getattr(lib, dtype))
+        x = {"transposed": base[0, 0].t(), "permuted": base.permute(3, 1, 0, 2),
+             "channels_last": base.contiguous(memory_format=lib.channels_last), "sliced": base[:, :, ::2],
+             "expanded": base[:1].expand(3, 3, 4, 5)}[layout]
+        extra = {"randint_like": (7,), "full_like": (2.5,)}.get(factory, ())
+        y = getattr(lib, factory)(x, *extra)
+        return y.stride(), y.is_leaf, y.detach().numpy().copy(), lib.rand(3).numpy()
+
+    ours, theirs = run(retrograd), run(torch)
+    assert ours[:2] == theirs[:2]
+    # normals take NumPy's float64 log, sin and cos, which may differ from glibc's by an ulp (the Note)
+    rtol = (F64_ULPS if dtype == "float64" else 1e-6) if factory == "randn_like" else 0.0
+    np.testing.assert_allclose(ours[2], theirs[2], rtol=rtol, atol=0)
+    np.testing.assert_array_equal(ours[3], theirs[3])

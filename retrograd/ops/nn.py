@@ -24,6 +24,7 @@ import numpy as np
 from .. import _creation
 from .. import _dtype as D
 from .._creation import zeros
+from .._memory_format import memory_order
 from .._tensor import Tensor, _wrap, _wrap_dim
 from .._warn import warn_once
 from ..autograd.forward_ad import composite, transforms
@@ -49,7 +50,6 @@ from .conv import (
 from .indexing import _index_range, index_put_op, scatter_add_op
 from .linalg import addmm, matmul, matrix_norm
 from .pointwise import clamp_min, div_by_number, log, log1p, minimum, sigmoid, where, xlogy
-from .random import _memory_order
 from .reduction import _reduced_dims, vector_norm_op
 from .registry import apply, autocast_input, defop, namespace, sum_to, unrecorded_arrays
 
@@ -1243,7 +1243,7 @@ def _keep_mask(input: Tensor, p: float, feature: bool) -> np.ndarray:
     on a permuted input (attention's output, transposed back to batch-first) the draws run in that order too."""
     shape = input.shape if not feature else (*input.shape[:2], *(1,) * (input.ndim - 2))
     if type(input._data) is np.ndarray:  # torch's CPU masks (Note [torch's CPU random streams])
-        order = tuple(range(input.ndim)) if feature else _memory_order(input._data)
+        order = tuple(range(input.ndim)) if feature else memory_order(input._data)
         keep = _creation._torch_rng(None).bernoulli(1 - p, tuple(shape[d] for d in order))
         return keep.transpose(np.argsort(order)).astype(input._data.dtype)
     keep = _creation.rand(*shape, dtype=input.dtype, device=input.device)._data < 1 - p

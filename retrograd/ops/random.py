@@ -20,6 +20,7 @@ import numpy as np
 from .. import _dtype as D
 from .. import _xp
 from .._creation import Generator, _torch_rng
+from .._memory_format import memory_order
 from .._tensor import Tensor, _wrap
 from ..autograd.forward_ad import transforms
 from . import arrays as A
@@ -168,7 +169,7 @@ def _in_place(self: Tensor, row: Op, draw: Callable, others: tuple = ()) -> Tens
     """Write a draw into self, recorded under `row` when autograd is watching. torch fills a strided tensor
     in memory order, so on a permuted view (a transposed weight) the draw runs with self's dims in that order."""
     self._check_inplace()
-    order = _memory_order(self._data)
+    order = memory_order(self._data)
     if order != tuple(range(self.ndim)):
         inverse, draw_in_order = tuple(int(d) for d in np.argsort(order)), draw
 
@@ -177,36 +178,6 @@ def _in_place(self: Tensor, row: Op, draw: Callable, others: tuple = ()) -> Tens
             return xp.permute_dims(draw_in_order(xp, xp.permute_dims(x, order), *rest), inverse)
 
     return self._become(apply(row, (self, *others), (draw,)))
-
-
-def _memory_order(data: Any) -> tuple[int, ...]:
-    """data's dims from the outermost to the innermost as torch's TensorIterator walks them (and as `empty_like`
-    lays out a copy): by decreasing stride, the larger size outside on a tie, and a broadcast dim (stride 0) left
-    where it is, by the insertion sort of TensorIterator's `reorder_dimensions`. Dims of size 1 go last (they do
-    not change the order); C order for a contiguous array or another library's."""
-    strides = getattr(data, "strides", None)
-    if strides is None:
-        return tuple(range(data.ndim))
-    shape, strides = data.shape, [abs(s) for s in strides]
-
-    def should_swap(dim0: int, dim1: int) -> int:  # 1: dim0 belongs outside dim1, -1: inside, 0: either
-        if strides[dim0] == 0 or strides[dim1] == 0:
-            return 0
-        if strides[dim0] != strides[dim1]:
-            return 1 if strides[dim0] > strides[dim1] else -1
-        return 1 if shape[dim0] > shape[dim1] else 0
-
-    perm = [d for d in reversed(range(data.ndim)) if shape[d] > 1]  # innermost first, as torch's
-    for i in range(1, len(perm)):
-        dim1 = i
-        for dim0 in reversed(range(i)):
-            comparison = should_swap(perm[dim0], perm[dim1])
-            if comparison > 0:
-                perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
-                dim1 = dim0
-            elif comparison < 0:
-                break
-    return (*reversed(perm), *(d for d in range(data.ndim) if shape[d] == 1))
 
 
 # ============================================================================================
