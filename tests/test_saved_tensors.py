@@ -419,3 +419,29 @@ def test_batched_matmul_saves_a_copy_of_a_view_into_a_larger_array():
         grads.append((g.detach().numpy(), gg.numpy()))
     for ours, theirs in zip(grads[1], grads[0]):
         np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["std", "std_mean", "max_dim", "sort", "exp", "pow", "qr", "eigh", "cummax"])
+def test_saved_tensors_hooks_pack_what_torch_packs_in_its_order(name):
+    """saved_tensors_hooks see the values a node saves in torch's order: its inputs, then the outputs its formulas
+    read (torch saves outputs once the op has run), and only those (max's indices, not its values)."""
+    def packed(lib):
+        x = lib.tensor(np.array([[2.0, -1.0, 0.5], [0.3, 1.5, -0.7], [1.1, 0.2, 0.9]]), requires_grad=True) + 0
+        call = {"std": lambda: x.std(), "std_mean": lambda: lib.std_mean(x)[0], "max_dim": lambda: x.max(0)[0],
+                "sort": lambda: x.sort(0)[0], "exp": lambda: x.exp(), "pow": lambda: x.pow(x),
+                "qr": lambda: lib.linalg.qr(x)[0], "eigh": lambda: lib.linalg.eigh(x + x.mT)[0],
+                "cummax": lambda: lib.cummax(x, 1)[0]}[name]
+        seen = []
+
+        def pack(t):
+            seen.append(("input" if t is x else "output", tuple(t.shape)))
+            return t
+
+        with lib.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            call()
+        return seen
+
+    ours, theirs = packed(retrograd), packed(torch)
+    if name == "cummax":  # torch saves the input itself where retrograd saves its shape (saved_accessor_differences)
+        theirs = [p for p in theirs if p[0] != "input"]
+    assert ours == theirs

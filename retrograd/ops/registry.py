@@ -1785,9 +1785,9 @@ def _pack_saved(node: OpNode) -> None:
     for kind, k in _pack_order(type(node).op):
         if kind == "input" and isinstance(saved[k], Tensor):
             saved[k] = _PackedSaved(saved[k], hooks, None)
-        elif kind == "result":  # every output, where the formulas first read `result`
-            for j, r in enumerate(results):
-                s = r.saved if type(r) is _SavedWithTangents else r
+        elif kind == "result":  # output k, or every output for k = -1 (the formulas read `results`)
+            for j in range(len(results)) if k == -1 else (k,):
+                s = results[j].saved if type(results[j]) is _SavedWithTangents else results[j]
                 results[j] = _PackedSaved(s.unpack(node), hooks, s.output_nr)
     if node._kept:
         node._kept = saved
@@ -1797,8 +1797,9 @@ def _pack_saved(node: OpNode) -> None:
 
 
 def _pack_order(op: Op) -> list[tuple[str, int]]:
-    """What a node of `op` saves, in the order torch saves (and unpacks) it: by first mention in
-    the formulas, taken input by input (torch's generated code saves in that order)."""
+    """What a node of `op` saves, in the order torch saves (and unpacks) it: the inputs, then the outputs the
+    formulas read (torch's generated code saves outputs once the op has run), each by first mention in the
+    formulas, taken input by input."""
     order = op.__dict__.get("_pack_order")
     if order is None:
         text = " ".join(op.vjp_src[n] for n in op.inputs if n in op.vjp_src)
@@ -1807,10 +1808,15 @@ def _pack_order(op: Op) -> list[tuple[str, int]]:
             found = re.search(rf"\b{name}\b", text)
             return found.start() if found else len(text)
 
-        items = [(first(op.inputs[i]), "input", k) for k, i in enumerate(op.saves_inputs)]
+        items = [(0, first(op.inputs[i]), "input", k) for k, i in enumerate(op.saves_inputs)]
         if op.saves_result:
-            items.append((min(first("result"), first("results")), "result", 0))
-        order = op._pack_order = [(kind, k) for _, kind, k in sorted(items)]
+            read = [(j, first(name)) for j, name in enumerate(op.output_names) if re.search(rf"\b{name}\b", text)]
+            if re.search(r"\bresults\b", text):
+                read.append((-1, first("results")))  # every output
+            elif re.search(r"\bresult\b", text):
+                read.append((0, first("result")))
+            items += [(1, at, "result", j) for j, at in dict(sorted(read, key=lambda r: -r[1])).items()]
+        order = op._pack_order = [(kind, k) for _, _, kind, k in sorted(items)]
     return order
 
 
