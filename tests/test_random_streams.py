@@ -330,3 +330,23 @@ def test_like_factories_keep_the_input_layout_and_torchs_draws(factory, layout, 
     rtol = (F64_ULPS if dtype == "float64" else 1e-6) if factory == "randn_like" else 0.0
     np.testing.assert_allclose(ours[2], theirs[2], rtol=rtol, atol=0)
     np.testing.assert_array_equal(ours[3], theirs[3])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_sample_dirichlet_is_torchs(dtype):
+    """torch._sample_dirichlet (torchvision's RandomMixup draws its mixing weight with it): torch's samples, the
+    draws after it in step, no derivative (backward raises torch's error), and torch's refusal of other dtypes."""
+    def run(lib):
+        lib.manual_seed(7)
+        alpha = lib.tensor([[0.2, 0.2, 1.5], [3.0, 0.5, 0.9]], dtype=getattr(lib, dtype), requires_grad=True)
+        sample = lib._sample_dirichlet(alpha)
+        with pytest.raises(RuntimeError) as refused:
+            sample.sum().backward()
+        with pytest.raises(NotImplementedError) as wrong_dtype:
+            lib._sample_dirichlet(lib.ones(2, dtype=lib.int64))
+        return sample.detach().numpy(), lib.rand(3).numpy(), str(refused.value), str(wrong_dtype.value)
+
+    ours, theirs = run(retrograd), run(torch)
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-6 if dtype == "float32" else F64_ULPS)
+    np.testing.assert_array_equal(ours[1], theirs[1])
+    assert ours[2:] == theirs[2:]

@@ -39,6 +39,11 @@ def _sampler_row(name: str, node: str, inputs: tuple = ("self",)) -> Op:
     return defop(name, node=node, inputs=inputs, params=("draw",), jvp="zeros_like(result)", **formulas)(forward)
 
 
+def _one_draw(xp, x, draw):
+    """The forward of a row of one input whose values are `draw(xp, x)`."""
+    return draw(xp, x)
+
+
 # ============================================================================================
 # Rows
 # ============================================================================================
@@ -55,7 +60,7 @@ bernoulli_in_place_tensor = _sampler_row("bernoulli_tensor_", "BernoulliBackward
 bernoulli_in_place_number = _sampler_row("bernoulli_", "BernoulliBackward2")
 bernoulli_op = _sampler_row("bernoulli", "BernoulliBackward0")
 bernoulli_p_op = defop("bernoulli_p", node="NotImplemented", params=("draw",),
-                       self="derivative_not_implemented('aten::bernoulli')")(lambda xp, x, draw: draw(xp, x))
+                       self="derivative_not_implemented('aten::bernoulli')")(_one_draw)
 normal_ops = {(True, False): _sampler_row("normal_tensor_float", "NormalBackward1", ("mean",)),
               (False, True): _sampler_row("normal_float_tensor", "NormalBackward2", ("std",)),
               (True, True): _sampler_row("normal_tensor_tensor", "NormalBackward3", ("mean", "std"))}
@@ -63,9 +68,11 @@ poisson_op = _sampler_row("poisson", "PoissonBackward0")
 binomial_op = defop("binomial", node="NotImplemented", inputs=("count", "prob"), params=("draw",),
                     count="derivative_not_implemented('aten::binomial')",
                     prob="derivative_not_implemented('aten::binomial')")(lambda xp, n, p, draw: draw(xp, n, p))
+sample_dirichlet_op = defop("_sample_dirichlet", node="NotImplemented", params=("draw",),
+                            self="derivative_not_implemented('aten::_sample_dirichlet')")(_one_draw)
 standard_gamma_op = defop("_standard_gamma", node="StandardGammaBackward0", params=("draw",),
                           self="grad * _standard_gamma_grad(self, result)",
-                          jvp="self_t * _standard_gamma_grad(self, result)")(lambda xp, x, draw: draw(xp, x))
+                          jvp="self_t * _standard_gamma_grad(self, result)")(_one_draw)
 
 
 # Note [implicit gamma gradient]
@@ -362,6 +369,22 @@ def _standard_gamma(input: Tensor, generator: Generator | None = None) -> Tensor
         return _drawn(xp, rng.gamma(host, host.dtype == np.float64), alpha)
 
     return apply(standard_gamma_op, (input,), (draw,))
+
+
+def _sample_dirichlet(input: Tensor, generator: Generator | None = None) -> Tensor:
+    """Samples of Dirichlet(input) along the last dim, as torch's: Gamma draws in float64 (the same stream as
+    _standard_gamma's in double), each normalised by its row's sum, rounded to input's dtype. No gradient (torch's
+    derivative is not implemented: backward raises)."""
+    if input.dtype not in (D.float32, D.float64):
+        raise NotImplementedError(f'"dirichlet" not implemented for \'{D.scalar_type_name(input.dtype)}\'')
+    rng = _generator(generator)
+
+    def draw(xp: Any, alpha: Any) -> Any:
+        host = _on_host(alpha, alpha.shape)
+        gammas = rng.gamma(host, True)
+        return _drawn(xp, gammas / gammas.sum(-1, keepdims=True), alpha)
+
+    return apply(sample_dirichlet_op, (input,), (draw,))
 
 
 def _standard_gamma_grad(self: Tensor, output: Tensor) -> Tensor:
