@@ -86,17 +86,29 @@ def test_typed_storage_warns_once_as_torch():
     assert seen[0] == seen[1] == "[('UserWarning', 'TypedStorage is deprecated. It ', True)]\n"
 
 
+def _in_a_forked_child(work) -> None:
+    """Run `work` in a forked child and wait for it. The child always ends by os._exit, never by returning or
+    raising into the test runner (an xdist worker's fork that unwinds would go on running the worker's tests);
+    the child's failure is the parent's."""
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            work()
+            code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, "the forked child failed"
+
+
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 def test_shared_memory_is_written_by_a_forked_process():
     for lib in LIBS:
         t = lib.zeros(4)
         assert not t.is_shared()
         assert t.share_memory_() is t and t.is_shared() and t.untyped_storage().is_shared()
-        pid = os.fork()
-        if pid == 0:
-            t[1] = 7.0
-            os._exit(0)
-        os.waitpid(pid, 0)
+        _in_a_forked_child(lambda t=t: t.__setitem__(1, 7.0))
         assert t.tolist() == [0.0, 7.0, 0.0, 0.0]
         assert t[1:].is_shared()
 
@@ -104,7 +116,8 @@ def test_shared_memory_is_written_by_a_forked_process():
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 def test_a_shared_models_weights_are_trained_by_a_forked_process():
     """Hogwild training (pytorch/examples' mnist_hogwild): model.share_memory(), then SGD steps in a forked
-    process reach the parent's weights, and give torch's values."""
+    process reach the parent's weights, and give torch's values (torch's taken in this process: torch refuses
+    autograd in a forked child once its parent has started autograd's threads, which depends on earlier tests)."""
     weights = []
     for lib in LIBS:
         model = lib.nn.Linear(3, 1)
@@ -112,15 +125,18 @@ def test_a_shared_models_weights_are_trained_by_a_forked_process():
             model.weight.copy_(lib.tensor([[0.5, -1.0, 2.0]]))
             model.bias.fill_(0.25)
         assert model.share_memory() is model and all(p.is_shared() for p in model.parameters())
-        pid = os.fork()
-        if pid == 0:
+
+        def train(lib=lib, model=model):
             optimizer = lib.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
             for _ in range(3):
                 optimizer.zero_grad()
                 model(lib.tensor([[1.0, 2.0, 3.0]])).pow(2).sum().backward()
                 optimizer.step()
-            os._exit(0)
-        os.waitpid(pid, 0)
+
+        if lib is retrograd:
+            _in_a_forked_child(train)
+        else:
+            train()
         weights.append([round(v, 5) for v in model.weight.flatten().tolist() + model.bias.tolist()])
     assert weights[0] == weights[1] != [0.5, -1.0, 2.0, 0.25]
 
