@@ -1573,7 +1573,7 @@ def _in_place_as(row: Op) -> Callable:
         return self._become(apply(row, (self,), params))
 
     method.__name__ = row.name
-    method.__doc__ = f"In-place {row.name[:-1]} ({row.node_class.__name__})."
+    method.__doc__ = f"In-place {row.name[:-1]} ({row.node_name})."
     return method
 
 

@@ -22,7 +22,7 @@ import re
 import types
 import warnings
 import weakref
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -76,10 +76,25 @@ _STRING_LITERAL = re.compile(r"'[^']*'|\"[^\"]*\"")
 ENGINE_NODES = ("CopySlices", "CopyBackwards", "NotImplemented", "Error")
 
 
+class _MadeOnFirstRead:
+    """An attribute computed by the decorated method on first read and kept in the instance's __dict__ (which
+    later reads find first); unlike functools.cached_property, threads that race on the first read all get the
+    value stored first (dict.setdefault), so every node of a row has one class."""
+
+    def __init__(self, make: Callable) -> None:
+        self.make, self.__doc__ = make, make.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: object, objtype: type | None = None) -> object:
+        return self if obj is None else obj.__dict__.setdefault(self.name, self.make(obj))
+
+
 class Op:
     """One row of the rule table: forward, VJPs per input, JVP, and the node class it records."""
 
-    __slots__ = ("name", "forward", "inputs", "params", "vjp_src", "jvp_src", "promote", "node_class",
+    __slots__ = ("name", "forward", "inputs", "params", "vjp_src", "jvp_src", "promote", "node_name",
                  "n_outputs", "output_names", "differentiable_outputs", "variadic", "differentiable", "is_view",
                  "saves_inputs", "saves_result", "readers", "vjps", "jvp", "run", "arity", "numpy_function",
                  "scalar_overload", "materialize_grads", "__dict__")
@@ -118,12 +133,20 @@ class Op:
                                    and self.inputs[i] in self._referenced_names(self.vjp_src[name]))
                              for i in self.saves_inputs)
         self.saves_result = "result" in names or "results" in names or not names.isdisjoint(self.output_names)
+        self.node_name = node_name
+        self.__doc__ = self._docstring()
+
+    @_MadeOnFirstRead
+    def node_class(self) -> type[OpNode]:
+        """The class of the nodes it records (`AddBackward0`), with the row's saved-value accessors; made on first
+        read, as most rows are never recorded in a program (Note [compiled on first use])."""
+        names = set().union(*(self._referenced_names(src) for src in self.vjp_src.values()))
+        node_name = self.node_name
         forward_name = node_name[: node_name.index("Backward")] if "Backward" in node_name else node_name
         attrs = {"__slots__": (), "op": self, "forward_name": forward_name, **_saved_accessors(self, names)}
         if node_name in ENGINE_NODES:  # torch names these 'torch::autograd::<Name>'
             attrs["name"] = lambda node: "torch::autograd::" + type(node).__name__
-        self.node_class = type(node_name, (OpNode,), attrs)
-        self.__doc__ = self._docstring()
+        return type(node_name, (OpNode,), attrs)
 
     def _public_inputs(self) -> list[str]:
         return ["input" if n == "self" else n for n in self.inputs]
@@ -132,7 +155,7 @@ class Op:
         """What help() shows for the op: its call, its node and its derivatives, read off the row."""
         returns = f"({', '.join(f'Tensor {n}' for n in self.output_names)})" if self.output_names else "Tensor"
         lines = [f"{self.name}({', '.join(self._public_inputs() + list(self.params))}) -> {returns}", "",
-                 f"A row of retrograd's rule table, recorded as ``{self.node_class.__name__}``. Derivatives, in "
+                 f"A row of retrograd's rule table, recorded as ``{self.node_name}``. Derivatives, in "
                  "derivatives.yaml's words (``grad``: the incoming gradient, ``result``: the output):", ""]
         lines += [f"- {'input' if k == 'self' else k}: ``{src}``" for k, src in self.vjp_src.items()]
         if not self.vjp_src:
@@ -1898,8 +1921,34 @@ def accepting_out(fn: Callable, name: str, factory: bool = False) -> Callable:
         return _call_with_out(fn, name, args, kwargs, out)
 
     function.__name__ = function.__qualname__ = name
-    function.__signature__ = _with_out_parameter(inspect.signature(fn))
+    function.__signature__ = _SignatureWithOut(fn)
     return function
+
+
+class _SignatureWithOut(inspect.Signature):
+    """`fn`'s signature with torch's `out=`, worked out when first read (inspect.signature, help()): working out
+    the 360 of them took a seventh of retrograd's own import. Signature's methods read the two properties."""
+
+    __slots__ = ("_fn", "_made")
+
+    def __init__(self, fn: Callable) -> None:  # no Signature.__init__: its parameters are made on first read
+        self._fn, self._made = fn, None
+
+    def _signature(self) -> inspect.Signature:
+        if self._made is None:
+            self._made = _with_out_parameter(inspect.signature(self._fn))
+        return self._made
+
+    @property
+    def parameters(self) -> Mapping[str, inspect.Parameter]:
+        return self._signature().parameters
+
+    @property
+    def return_annotation(self) -> object:
+        return self._signature().return_annotation
+
+    def __repr__(self) -> str:
+        return f"<Signature {self}>"
 
 
 def _with_out_parameter(signature: inspect.Signature) -> inspect.Signature:

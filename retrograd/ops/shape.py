@@ -491,7 +491,7 @@ def _copy_row(view: Op, name: str | None = None, node: str | None = None, shaped
         out = forward(xp, x, *params)
         return A.copy(xp, out) if view.n_outputs == 1 else tuple(A.copy(xp, o) for o in out)
 
-    return defop(name or f"{view.name}_copy", params=view.params, node=node or f"{view.node_class.__name__}_copy",
+    return defop(name or f"{view.name}_copy", params=view.params, node=node or f"{view.node_name}_copy",
                  outputs=view.n_outputs, jvp=view.jvp_src, **view.vjp_src)(copied)
 
 
