@@ -1,4 +1,4 @@
-"""What the suite measures: seven workloads, each written once against torch's API.
+"""What the suite measures: twelve workloads, each written once against torch's API.
 
 retrograd and torch run the same code: `torch = lib.module` is `retrograd` or `torch` itself; the NumPy floor
 of the MLP step lives in `floor.py`. Every workload draws its data from a seeded NumPy generator
@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import gc
 import importlib
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -18,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from . import floor, models
-from .harness import Case
+from .harness import Case, time_case
 
 RETROGRAD, TORCH, NUMPY = "retrograd", "torch", "numpy"
 
@@ -366,6 +369,30 @@ def long_chain(lib: Lib, quick: bool) -> list[Case]:
     return [forward, backward]
 
 
+# --------------------------------------------------------------------------------------------
+# 12. Import time: `python -c "import X"` in a fresh interpreter, bytecode cached
+# --------------------------------------------------------------------------------------------
+
+def _interpreter_run(code: str) -> Callable[[Any], None]:
+    """A fresh interpreter running `code`, bytecode written and read (the warm-up call caches it), in this
+    process's folder and thread settings: what a user's `python script.py` pays before its first line."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+    def run(_: Any) -> None:
+        subprocess.run([sys.executable, "-c", code], env=env, check=True)
+    return run
+
+
+def import_time(lib: Lib, quick: bool) -> list[Case]:
+    """Wall time of `import retrograd`, `import torch`, and `import numpy` as the floor (retrograd needs it)."""
+    case = Case("python -c 'import X', bytecode cached", "ms", _interpreter_run(f"import {lib.name}"),
+                repeats=5 if quick else 20, warmup=2, clock="wall")
+    if lib.name == NUMPY:
+        start = Case("", "", _interpreter_run("pass"), repeats=5, warmup=1, clock="wall")
+        case.notes = [f"Python's own start (python -c pass): {time_case(start, quick)['time'] * 1e3:.0f} ms"]
+    return [case]
+
+
 WORKLOADS: dict[str, Workload] = {w.key: w for w in [
     Workload("overhead", "1. per-op overhead: 100 elementwise ops on a (4,) tensor", (RETROGRAD, TORCH),
              per_op_overhead),
@@ -385,4 +412,5 @@ WORKLOADS: dict[str, Workload] = {w.key: w for w in [
     Workload("lstm", "10. LSTM language model (2 layers, tied weights, clipping, SGD)", (RETROGRAD, TORCH),
              models.lstm_lm),
     Workload("resnet", "11. ResNet basic blocks with BatchNorm, SGD momentum", (RETROGRAD, TORCH), models.resnet_block),
+    Workload("import", "12. import time (wall)", (RETROGRAD, TORCH, NUMPY), import_time),
 ]}
