@@ -1820,26 +1820,22 @@ def _pack_saved(node: OpNode) -> None:
 
 
 def _pack_order(op: Op) -> list[tuple[str, int]]:
-    """What a node of `op` saves, in the order torch saves (and unpacks) it: the inputs, then the outputs the
-    formulas read (torch's generated code saves outputs once the op has run), each by first mention in the
-    formulas, taken input by input."""
+    """What a node of `op` saves, in the order torch's generated code saves (and unpacks) it: the saved inputs, then
+    the outputs the formulas read (saved once the op has run), each group sorted by name, as torch's
+    gen_autograd_functions.py sorts them (`lerp` packs end, self, weight; `svd` S, U, Vh)."""
     order = op.__dict__.get("_pack_order")
     if order is None:
-        text = " ".join(op.vjp_src[n] for n in op.inputs if n in op.vjp_src)
-
-        def first(name: str) -> int:
-            found = re.search(rf"\b{name}\b", text)
-            return found.start() if found else len(text)
-
-        items = [(0, first(op.inputs[i]), "input", k) for k, i in enumerate(op.saves_inputs)]
+        text = " ".join(op.vjp_src.values())
+        inputs = sorted((op.inputs[i], "input", k) for k, i in enumerate(op.saves_inputs))
+        outputs = {}
         if op.saves_result:
-            read = [(j, first(name)) for j, name in enumerate(op.output_names) if re.search(rf"\b{name}\b", text)]
+            outputs = {j: name for j, name in enumerate(op.output_names) if re.search(rf"\b{name}\b", text)}
             if re.search(r"\bresults\b", text):
-                read.append((-1, first("results")))  # every output
+                outputs = {-1: "results"}  # every output
             elif re.search(r"\bresult\b", text):
-                read.append((0, first("result")))
-            items += [(1, at, "result", j) for j, at in dict(sorted(read, key=lambda r: -r[1])).items()]
-        order = op._pack_order = [(kind, k) for _, _, kind, k in sorted(items)]
+                outputs.setdefault(0, "result")
+        order = op._pack_order = [(kind, k) for _, kind, k in inputs + sorted(
+            (name, "result", j) for j, name in outputs.items())]
     return order
 
 
