@@ -105,6 +105,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._creation import zeros
+from .._memory_format import channels_last, channels_last_3d, laid_out, suggest_memory_format
 from .._tensor import Tensor, _wrap
 from .._xp import namespace
 from . import arrays as A
@@ -434,7 +435,23 @@ def convolution_op(xp, x, w, b, win, groups, transposed, output_padding):
         else _conv(xp, x, w, win, groups)
     if b is not None:
         y += xp.reshape(b, (-1, *(1,) * (y.ndim - 2)))
-    return y
+    return _in_backend_format(y, x, w)
+
+
+def _in_backend_format(y, x, w):
+    """y laid out as torch's CPU convolution backends lay out their results (ConvUtils.h's
+    `_determine_backend_memory_format`): channels_last when the input's or the weight's strides suggest it (a
+    `model.to(memory_format=torch.channels_last)`, an input made `.contiguous(memory_format=torch.channels_last)`),
+    for the 2-d convolutions of every dtype (thnn's and mkldnn's rule), for the 3-d ones only where mkldnn runs them
+    (float32 and complex64; Slow3d's results are row-major); else y as computed, row-major."""
+    if not hasattr(y, "strides") or y.ndim not in (4, 5):
+        return y
+    fmt = channels_last if y.ndim == 4 else channels_last_3d
+    if y.ndim == 5 and y.dtype not in (np.float32, np.complex64):
+        return y
+    if fmt not in (suggest_memory_format(x), suggest_memory_format(w)):
+        return y
+    return laid_out(y, fmt)  # a copy even when y already passes for channels_last: torch's strides of size-1 dims
 
 
 # torch's convolution_backward: the three gradients of a convolution as the outputs of one node (grad_input_mask
@@ -468,6 +485,7 @@ def convolution_backward_op(xp, g, x, w, win, groups, transposed, output_padding
             dw = _conv_weight(xp, x, g, win, groups) if transposed else _conv_weight(xp, g, x, win, groups)
     channels = w.shape[1] * groups if transposed else w.shape[0]
     db = xp.sum(g, axis=(0, *range(2, g.ndim))) if output_mask[2] else None
+    dx, dw = (None if d is None else _in_backend_format(d, x, w) for d in (dx, dw))  # as torch's backends give them
     return tuple(_unwanted(xp, shape, g) if out is None else out
                  for out, shape in ((dx, x.shape), (dw, w.shape), (db, (channels,))))
 
