@@ -154,3 +154,22 @@ def suggest_memory_format(array: Any) -> memory_format:
             return contiguous_format
         smallest = strides[d] * (shape[d] if shape[d] > 1 else 1)
     return fmt
+
+
+def keeping_channels_last(forward: Any) -> Any:
+    """An op's forward whose (first) result is laid out channels_last when its input's strides suggest it, as
+    torch's CPU kernels that allocate their output in `input.suggest_memory_format()` do (group norm, pooling,
+    upsampling, padding): a channels_last activation stays channels_last through a U-Net's decoder."""
+
+    def kept(xp: Any, x: Any, *rest: Any) -> Any:
+        out = forward(xp, x, *rest)
+        if not hasattr(x, "strides") or x.ndim != 4 or suggest_memory_format(x) is not channels_last:
+            return out
+        first = out[0] if isinstance(out, tuple) else out
+        if hasattr(first, "strides") and first.ndim == 4 and not is_laid_out(first, channels_last):
+            first = laid_out(first, channels_last)
+            return (first, *out[1:]) if isinstance(out, tuple) else first
+        return out
+
+    kept.__name__, kept.__doc__ = forward.__name__, forward.__doc__
+    return kept

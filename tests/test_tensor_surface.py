@@ -167,7 +167,8 @@ def channels_last_models(L):
     """The channels_last idiom of segmentation and detection code: `model.to(memory_format=torch.channels_last)`
     lays out the 4-d weights only (a 5-d one refuses), a convolution answers channels_last when its input's or its
     weight's strides suggest it (2-d: every dtype; 3-d: float32 only), size-1 dims with torch's strides; clone()
-    preserves a layout by default; Tensor.to(memory_format=) copies unless the strides already read as asked."""
+    preserves a layout by default; Tensor.to(memory_format=) copies unless the strides already read as asked;
+    group norm, pooling, padding and upsampling keep a channels_last input's layout."""
     F, cl, cl3 = L.nn.functional, L.channels_last, L.channels_last_3d
     model = L.nn.Sequential(L.nn.Conv2d(3, 4, 3, padding=1), L.nn.GroupNorm(2, 4), L.nn.Linear(4, 2))
     weight = model[0].weight
@@ -194,6 +195,12 @@ def channels_last_models(L):
     cl_rows = rows.contiguous(memory_format=cl)
     seen += [L.rand(2, 6, 1, 1).to(memory_format=cl).stride(), cl_rows.to(memory_format=cl) is cl_rows,
              L.rand(3, 4).t().to(memory_format=L.contiguous_format).stride(), cl_rows.contiguous().stride()]
+    # the decoder's ops keep a channels_last activation channels_last (their kernels allocate in its format)
+    seen += [F.group_norm(cl_rows, 3).stride(), F.avg_pool2d(cl_rows, 2).stride(),
+             F.adaptive_avg_pool2d(cl_rows, 3).stride(), F.pad(cl_rows, [1, 1, 1, 1]).stride(),
+             F.pad(cl_rows, [1, 1, 1, 1], mode="reflect").stride(),
+             F.interpolate(cl_rows, scale_factor=2, mode="bilinear", align_corners=False).stride(),
+             F.interpolate(cl_rows, scale_factor=2, mode="nearest").stride(), F.layer_norm(cl_rows, (6,)).stride()]
     return seen
 
 

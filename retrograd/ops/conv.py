@@ -105,7 +105,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._creation import zeros
-from .._memory_format import channels_last, channels_last_3d, laid_out, suggest_memory_format
+from .._memory_format import channels_last, channels_last_3d, keeping_channels_last, laid_out, suggest_memory_format
 from .._tensor import Tensor, _wrap
 from .._xp import namespace
 from . import arrays as A
@@ -787,6 +787,13 @@ SEPARABLE_NODES = {name: separable_map_op.alias(name, node) for name, node in (
     ("adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0"), ("adaptive_avg_pool3d", "AdaptiveAvgPool3DBackward0"))}
 
 
+# the kernels that allocate their result in the input's suggested memory format (a channels_last input stays so)
+for _name in ("upsample_bilinear2d", "upsample_bicubic2d", "adaptive_avg_pool2d"):
+    SEPARABLE_NODES[_name].forward = keeping_channels_last(SEPARABLE_NODES[_name].forward)
+for _name in ("reflection_pad2d", "replication_pad2d", "upsample_nearest2d", "upsample_nearest_exact2d"):
+    GATHER_NODES[_name].forward = keeping_channels_last(GATHER_NODES[_name].forward)
+
+
 @defop("constant_pad_nd", node="ConstantPadNdBackward0", params=("pad", "value"),
        self="constant_pad_nd_op(grad, tuple(-p for p in pad), 0)", jvp="constant_pad_nd_op(self_t, pad, 0)")
 def constant_pad_nd_op(xp, x, pad, value):
@@ -795,6 +802,10 @@ def constant_pad_nd_op(xp, x, pad, value):
     pairs = [(pad[2 * (d - 1 - i)], pad[2 * (d - 1 - i) + 1]) for i in range(d)]
     crop = tuple(slice(max(-lo, 0), x.shape[x.ndim - d + i] - max(-hi, 0)) for i, (lo, hi) in enumerate(pairs))
     return _padded(xp, x[(Ellipsis, *crop)], [(max(lo, 0), max(hi, 0)) for lo, hi in pairs], value)
+
+
+constant_pad_nd_op.forward = keeping_channels_last(constant_pad_nd_op.forward)
+avg_pool_op.forward = keeping_channels_last(avg_pool_op.forward)
 
 
 @defop("pixel_shuffle", params=("factor",), self="pixel_unshuffle_op(grad, factor)",
