@@ -7,6 +7,7 @@ else row-major. NumPy arrays carry strides, so each format is a real layout here
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -92,13 +93,34 @@ def _is_permuted_dense(array: np.ndarray) -> bool:
 
 
 def laid_out(array: np.ndarray, fmt: memory_format | None) -> np.ndarray:
-    """A copy of `array` in `fmt` (None: row-major; preserve_format: the input's layout when dense)."""
+    """A copy of `array` in `fmt` (None: row-major; preserve_format: `preserved`'s layout)."""
     if fmt is None or fmt is contiguous_format:
         return np.array(array, order="C", copy=True)
     if fmt is preserve_format:
-        return np.array(array, order="K", copy=True)
-    order = _dims_outermost_first(array.ndim, fmt)
-    return np.ascontiguousarray(array.transpose(order)).transpose(np.argsort(order))
+        return preserved(array)
+    return _copied_in_order(array, _dims_outermost_first(array.ndim, fmt))
+
+
+def preserved(array: np.ndarray) -> np.ndarray:
+    """A copy of `array` as torch's clone lays it out by default (empty_like's preserve_format): a dense array's
+    strides, size-1 dims included (a channels_last activation stays channels_last, a transpose stays transposed);
+    an array with gaps or a broadcast dim gets dense strides in `memory_order`, torch's `infer_dense_strides`."""
+    if array.flags.c_contiguous and 1 not in array.shape:  # (NumPy's flag ignores the strides of size-1 dims)
+        return array.copy()
+    if _is_permuted_dense(array):  # its own strides: the dims by decreasing stride, ties kept in dim order
+        order = sorted(range(array.ndim), key=lambda d: -array.strides[d])
+    else:
+        order = list(memory_order(array))
+    return _copied_in_order(array, order)
+
+
+def _copied_in_order(array: np.ndarray, order: Sequence[int]) -> np.ndarray:
+    """A dense copy of `array` whose dims lie in memory from order[0] (outermost) to order[-1], with torch's strides
+    for size-1 dims too (the product of the sizes inside them; NumPy's ascontiguousarray keeps a size-1 dim's stride
+    as it was)."""
+    out = np.empty(tuple(array.shape[d] for d in order), dtype=array.dtype)
+    out[...] = array.transpose(order)
+    return out.transpose(np.argsort(order))
 
 
 def is_laid_out(array: np.ndarray, fmt: memory_format) -> bool:
@@ -115,3 +137,39 @@ def is_laid_out(array: np.ndarray, fmt: memory_format) -> bool:
             return False
         expected *= array.shape[d]
     return True
+
+
+def suggest_memory_format(array: Any) -> memory_format:
+    """The layout torch reads off a tensor's strides (TensorImpl's is_channels_last_strides_2d/_3d, which
+    `suggest_memory_format` answers): channels_last for a 4-d array whose dims nest as NHWC, channels_last_3d for a
+    5-d one as NDHWC, else contiguous_format; ambiguous strides (a size-1 channel dim of a row-major array, an N111
+    tensor) read as row-major, as in torch."""
+    shape, strides = getattr(array, "shape", ()), getattr(array, "strides", None)
+    if strides is None or len(shape) not in (4, 5) or strides[1] == 0:
+        return contiguous_format
+    fmt = channels_last if len(shape) == 4 else channels_last_3d
+    smallest = 0
+    for d in reversed(_dims_outermost_first(len(shape), fmt)):  # innermost first: 1, (4,) 3, 2, 0
+        if shape[d] == 0 or strides[d] < smallest or (d == 0 and smallest == strides[1]):
+            return contiguous_format
+        smallest = strides[d] * (shape[d] if shape[d] > 1 else 1)
+    return fmt
+
+
+def keeping_channels_last(forward: Any) -> Any:
+    """An op's forward whose (first) result is laid out channels_last when its input's strides suggest it, as
+    torch's CPU kernels that allocate their output in `input.suggest_memory_format()` do (group norm, pooling,
+    upsampling, padding): a channels_last activation stays channels_last through a U-Net's decoder."""
+
+    def kept(xp: Any, x: Any, *rest: Any) -> Any:
+        out = forward(xp, x, *rest)
+        if not hasattr(x, "strides") or x.ndim != 4 or suggest_memory_format(x) is not channels_last:
+            return out
+        first = out[0] if isinstance(out, tuple) else out
+        if hasattr(first, "strides") and first.ndim == 4 and not is_laid_out(first, channels_last):
+            first = laid_out(first, channels_last)
+            return (first, *out[1:]) if isinstance(out, tuple) else first
+        return out
+
+    kept.__name__, kept.__doc__ = forward.__name__, forward.__doc__
+    return kept

@@ -163,6 +163,48 @@ def gradients_take_their_leaf_layout(L):
 
 
 @scenario
+def channels_last_models(L):
+    """The channels_last idiom of segmentation and detection code: `model.to(memory_format=torch.channels_last)`
+    lays out the 4-d weights only (a 5-d one refuses), a convolution answers channels_last when its input's or its
+    weight's strides suggest it (2-d: every dtype; 3-d: float32 only), size-1 dims with torch's strides; clone()
+    preserves a layout by default; Tensor.to(memory_format=) copies unless the strides already read as asked;
+    group norm, pooling, padding and upsampling keep a channels_last input's layout."""
+    F, cl, cl3 = L.nn.functional, L.channels_last, L.channels_last_3d
+    model = L.nn.Sequential(L.nn.Conv2d(3, 4, 3, padding=1), L.nn.GroupNorm(2, 4), L.nn.Linear(4, 2))
+    weight = model[0].weight
+    model.to(memory_format=cl)
+    x = L.rand(2, 3, 5, 6).contiguous(memory_format=cl).requires_grad_()
+    y = model[0](x)
+    y.sum().backward()
+    seen = [model[0].weight is weight, model[0].weight.stride(), model[0].bias.stride(), model[2].weight.stride(),
+            y.stride(), y.grad_fn.name(), x.grad.stride(), model[0].weight.grad.stride(),
+            outcome(lambda: L.nn.Conv3d(1, 1, 1).to(memory_format=cl)),
+            L.nn.Conv3d(1, 2, 1).to(L.float64, memory_format=cl3).weight.stride()]
+    rows = L.rand(2, 3, 5, 6)
+    for dtype in (L.float32, L.float64):
+        r, w = rows.to(dtype), L.rand(4, 3, 2, 2, dtype=dtype)
+        seen += [F.conv2d(r, w.contiguous(memory_format=cl)).stride(),
+                 F.conv2d(r.contiguous(memory_format=cl), w, dilation=2).stride(),
+                 F.conv_transpose2d(r.contiguous(memory_format=cl), w.transpose(0, 1), stride=2).stride(),
+                 F.conv2d(r.contiguous(memory_format=cl), L.rand(4, 3, 5, 6, dtype=dtype)).stride(),
+                 F.conv3d(L.rand(2, 3, 2, 3, 4, dtype=dtype).contiguous(memory_format=cl3),
+                          L.rand(2, 3, 1, 2, 2, dtype=dtype)).stride()]
+    seen.append(F.conv2d(L.rand(2, 1, 4, 4).contiguous(memory_format=cl), L.rand(3, 1, 3, 3)).stride())
+    seen += [v.clone().stride() for v in (rows.contiguous(memory_format=cl), rows.transpose(1, 3), L.rand(1, 3).t(),
+                                          L.rand(1, 4).expand(3, 4), rows.contiguous(memory_format=cl)[:, :, ::2])]
+    cl_rows = rows.contiguous(memory_format=cl)
+    seen += [L.rand(2, 6, 1, 1).to(memory_format=cl).stride(), cl_rows.to(memory_format=cl) is cl_rows,
+             L.rand(3, 4).t().to(memory_format=L.contiguous_format).stride(), cl_rows.contiguous().stride()]
+    # the decoder's ops keep a channels_last activation channels_last (their kernels allocate in its format)
+    seen += [F.group_norm(cl_rows, 3).stride(), F.avg_pool2d(cl_rows, 2).stride(),
+             F.adaptive_avg_pool2d(cl_rows, 3).stride(), F.pad(cl_rows, [1, 1, 1, 1]).stride(),
+             F.pad(cl_rows, [1, 1, 1, 1], mode="reflect").stride(),
+             F.interpolate(cl_rows, scale_factor=2, mode="bilinear", align_corners=False).stride(),
+             F.interpolate(cl_rows, scale_factor=2, mode="nearest").stride(), F.layer_norm(cl_rows, (6,)).stride()]
+    return seen
+
+
+@scenario
 def standard_basis_blocks(L):
     """autograd.functional's identity blocks, one per tensor, in its dtype (torch's tests call it)."""
     inputs = (L.ones(2, 3, dtype=L.float64), L.ones(()), L.ones(0), L.ones(2))

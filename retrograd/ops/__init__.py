@@ -82,7 +82,10 @@ def to(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         moved = shape.to_device(input, _placement(where))
         if moved is not input:
             return moved if dtype is None or dtype is moved.dtype else shape.cast(moved, dtype, layout)
-    if layout is not None and not _memory_format.is_laid_out(input._data, layout):
+    # torch's to_will_alias: a copy unless the layout read off the strides is the one asked for (so a (2, 6, 1, 1)
+    # row-major tensor is copied to channels_last strides, though either layout describes it)
+    if layout is not None and hasattr(input._data, "strides") and _memory_format.suggest_memory_format(input._data) \
+            is not layout:
         return shape.cast(input, dtype or input.dtype, layout)
     if dtype is None or dtype is input.dtype:
         return clone(input) if copy else input

@@ -105,6 +105,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._creation import zeros
+from .._memory_format import channels_last, channels_last_3d, keeping_channels_last, laid_out, suggest_memory_format
 from .._tensor import Tensor, _wrap
 from .._xp import namespace
 from . import arrays as A
@@ -434,7 +435,23 @@ def convolution_op(xp, x, w, b, win, groups, transposed, output_padding):
         else _conv(xp, x, w, win, groups)
     if b is not None:
         y += xp.reshape(b, (-1, *(1,) * (y.ndim - 2)))
-    return y
+    return _in_backend_format(y, x, w)
+
+
+def _in_backend_format(y, x, w):
+    """y laid out as torch's CPU convolution backends lay out their results (ConvUtils.h's
+    `_determine_backend_memory_format`): channels_last when the input's or the weight's strides suggest it (a
+    `model.to(memory_format=torch.channels_last)`, an input made `.contiguous(memory_format=torch.channels_last)`),
+    for the 2-d convolutions of every dtype (thnn's and mkldnn's rule), for the 3-d ones only where mkldnn runs them
+    (float32 and complex64; Slow3d's results are row-major); else y as computed, row-major."""
+    if not hasattr(y, "strides") or y.ndim not in (4, 5):
+        return y
+    fmt = channels_last if y.ndim == 4 else channels_last_3d
+    if y.ndim == 5 and y.dtype not in (np.float32, np.complex64):
+        return y
+    if fmt not in (suggest_memory_format(x), suggest_memory_format(w)):
+        return y
+    return laid_out(y, fmt)  # a copy even when y already passes for channels_last: torch's strides of size-1 dims
 
 
 # torch's convolution_backward: the three gradients of a convolution as the outputs of one node (grad_input_mask
@@ -468,6 +485,7 @@ def convolution_backward_op(xp, g, x, w, win, groups, transposed, output_padding
             dw = _conv_weight(xp, x, g, win, groups) if transposed else _conv_weight(xp, g, x, win, groups)
     channels = w.shape[1] * groups if transposed else w.shape[0]
     db = xp.sum(g, axis=(0, *range(2, g.ndim))) if output_mask[2] else None
+    dx, dw = (None if d is None else _in_backend_format(d, x, w) for d in (dx, dw))  # as torch's backends give them
     return tuple(_unwanted(xp, shape, g) if out is None else out
                  for out, shape in ((dx, x.shape), (dw, w.shape), (db, (channels,))))
 
@@ -769,6 +787,13 @@ SEPARABLE_NODES = {name: separable_map_op.alias(name, node) for name, node in (
     ("adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0"), ("adaptive_avg_pool3d", "AdaptiveAvgPool3DBackward0"))}
 
 
+# the kernels that allocate their result in the input's suggested memory format (a channels_last input stays so)
+for _name in ("upsample_bilinear2d", "upsample_bicubic2d", "adaptive_avg_pool2d"):
+    SEPARABLE_NODES[_name].forward = keeping_channels_last(SEPARABLE_NODES[_name].forward)
+for _name in ("reflection_pad2d", "replication_pad2d", "upsample_nearest2d", "upsample_nearest_exact2d"):
+    GATHER_NODES[_name].forward = keeping_channels_last(GATHER_NODES[_name].forward)
+
+
 @defop("constant_pad_nd", node="ConstantPadNdBackward0", params=("pad", "value"),
        self="constant_pad_nd_op(grad, tuple(-p for p in pad), 0)", jvp="constant_pad_nd_op(self_t, pad, 0)")
 def constant_pad_nd_op(xp, x, pad, value):
@@ -777,6 +802,10 @@ def constant_pad_nd_op(xp, x, pad, value):
     pairs = [(pad[2 * (d - 1 - i)], pad[2 * (d - 1 - i) + 1]) for i in range(d)]
     crop = tuple(slice(max(-lo, 0), x.shape[x.ndim - d + i] - max(-hi, 0)) for i, (lo, hi) in enumerate(pairs))
     return _padded(xp, x[(Ellipsis, *crop)], [(max(lo, 0), max(hi, 0)) for lo, hi in pairs], value)
+
+
+constant_pad_nd_op.forward = keeping_channels_last(constant_pad_nd_op.forward)
+avg_pool_op.forward = keeping_channels_last(avg_pool_op.forward)
 
 
 @defop("pixel_shuffle", params=("factor",), self="pixel_unshuffle_op(grad, factor)",

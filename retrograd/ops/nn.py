@@ -24,7 +24,7 @@ import numpy as np
 from .. import _creation
 from .. import _dtype as D
 from .._creation import zeros
-from .._memory_format import memory_order
+from .._memory_format import keeping_channels_last, memory_order
 from .._tensor import Tensor, _wrap, _wrap_dim
 from .._warn import warn_once
 from ..autograd.forward_ad import composite, transforms
@@ -298,6 +298,7 @@ def _channel_sums(rows: np.ndarray) -> np.ndarray:
 
 
 native_group_norm_op = native_norm_op.alias("native_group_norm", "NativeGroupNormBackward0")
+native_group_norm_op.forward = keeping_channels_last(native_group_norm_op.forward)  # torch's CPU kernel's layout
 native_batch_norm_op = native_norm_op.alias("native_batch_norm", "NativeBatchNormBackward0")
 
 

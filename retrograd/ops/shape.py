@@ -19,7 +19,7 @@ import numpy as np
 from .. import _dtype as D
 from .. import _xp
 from .._creation import empty_strided, tensor, zeros
-from .._memory_format import contiguous_format, is_laid_out, laid_out, memory_format
+from .._memory_format import contiguous_format, is_laid_out, laid_out, memory_format, preserve_format
 from .._tensor import Size, Tensor, _wrap, _wrap_dim, live_views, make_stale
 from ..autograd import grad_mode
 from ..autograd.forward_ad import only_levels, set_tangent
@@ -181,7 +181,8 @@ def expand_op(xp, x, shape):
 def clone_op(xp, x, memory_format):
     if not hasattr(x, "strides"):
         return xp.asarray(x, copy=True)
-    return A.copy(xp, x) if memory_format is None else laid_out(x, memory_format)
+    # torch's default is preserve_format: a channels_last or transposed input's copy keeps its layout
+    return laid_out(x, preserve_format if memory_format is None else memory_format)
 
 
 # torch's _to_copy_backward: a complex gradient of a real input is its real part (no ComplexWarning)
@@ -1800,7 +1801,7 @@ def contiguous(input: Tensor, memory_format: memory_format = contiguous_format) 
     """self when already laid out in `memory_format` (row-major by default), else a copy that is."""
     if is_laid_out(input._data, memory_format):
         return input
-    return apply(clone_op, (input,), (None if memory_format is contiguous_format else memory_format,))
+    return apply(clone_op, (input,), (memory_format,))
 
 
 def is_contiguous(input: Tensor, memory_format: memory_format = contiguous_format) -> bool:

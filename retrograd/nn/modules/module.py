@@ -372,10 +372,14 @@ class Module:
         return self
 
     def to(self, *args: Any, **kwargs: Any) -> Module:
-        """Move parameters and buffers to a device and cast the floating-point ones to a dtype, in place."""
+        """Move parameters and buffers to a device and cast the floating-point ones to a dtype, in place; with
+        memory_format= (torch.channels_last), lay out the 4-d and 5-d ones (conv weights) in it, as torch does."""
         from ... import _dtype as D
         from ..._tensor import device
 
+        fmt = kwargs.get("memory_format")
+        if fmt is not None:  # torch converts the 4-d and 5-d tensors only (a 5-d one refuses channels_last)
+            self._apply(lambda t: t.to(memory_format=fmt) if t.dim() in (4, 5) else t)
         dtype, where = kwargs.get("dtype"), None
         for a in (*args, kwargs.get("device"), kwargs.get("tensor")):
             if isinstance(a, D.dtype):
