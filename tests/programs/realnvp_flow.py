@@ -307,6 +307,7 @@ for epoch in range(12):
                   f"grad_norm {total_norm.item():.5f} lr {scheduler.get_last_lr()[0]:.6f}")
         step += 1
     scheduler.step()
+print("scheduler state", sorted(scheduler.state_dict()))  # what a checkpoint of the schedule holds
 
 nb_optimizer = torch.optim.Adam([p for p in notebook.parameters() if p.requires_grad == True], lr=1e-3)  # noqa: E712
 for t in range(61):
