@@ -536,8 +536,7 @@ def test_cyclic_lr_cycles_adams_beta1_and_resumes_from_its_state_dict():
         for _ in range(6):
             fresh.step()
             lrs.extend(fresh.get_last_lr() + [fresh_opt.param_groups[0]["betas"][0]])
-        keys = sorted(key for key in state if key != "_get_lr_called_within_step")  # torch's get_lr-misuse flag
-        return keys, state["_scale_fn_custom"], fresh.scale_fn(2.0), lrs
+        return sorted(state), state["_scale_fn_custom"], fresh.scale_fn(2.0), lrs
 
     ours, theirs = run(retrograd), run(torch)
     assert ours[:3] == theirs[:3]
@@ -548,6 +547,59 @@ def test_cyclic_lr_cycles_adams_beta1_and_resumes_from_its_state_dict():
             lib.optim.lr_scheduler.CyclicLR(opt, 0.01, 0.1)
         with pytest.raises(ValueError, match="mode is invalid and scale_fn is None"):
             lib.optim.lr_scheduler.CyclicLR(opt, 0.01, 0.1, mode="other", cycle_momentum=False)
+
+
+def make_schedule(lib, name, options, opt):
+    """A schedule of lr_scheduler by name, SWALR, or a SequentialLR of a constant warm-up and an ExponentialLR."""
+    schedules = lib.optim.lr_scheduler
+    if name == "SWALR":
+        return lib.optim.swa_utils.SWALR(opt, **options)
+    if name == "SequentialLR":
+        return schedules.SequentialLR(opt, [schedules.ConstantLR(opt, 0.5, 2), schedules.ExponentialLR(opt, 0.9)], [2])
+    return getattr(schedules, name)(opt, **options)
+
+
+def schedule_warnings(lib, name, options, optimizer_first):
+    """The rates a user's `get_lr()` gives after each step and the warnings of each step (torch warns that get_lr
+    computes the next rate, not the current one, and about a first `scheduler.step()` before any
+    `optimizer.step()`), the schedule's state-dict keys, and the warning of a first step after `optimizer.step`
+    was replaced."""
+    def caught_while(fn):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = fn()
+        return out, [str(w.message) for w in caught]
+
+    opt = lib.optim.SGD([lib.nn.Parameter(lib.ones(1))], lr=0.1, momentum=0.9)
+    sched = make_schedule(lib, name, options, opt)
+    rates, messages = [], []
+    for _ in range(3):
+        if optimizer_first:
+            opt.step()
+        messages.append(caught_while(sched.step)[1])
+        if name != "SequentialLR":  # it has no get_lr of its own
+            rate, said = caught_while(sched.get_lr)
+            rates.extend(rate)
+            messages.append(said)
+    state = sched.state_dict()
+    keys = sorted(key for key in state if key != "_schedulers") + [state.get("_schedule_phases")]  # OneCycleLR's
+    replaced = lib.optim.Adam([lib.nn.Parameter(lib.ones(1))], lr=0.1)
+    later = lib.optim.lr_scheduler.StepLR(replaced, 2)
+    replaced.step = lambda *args: None
+    return rates, messages, keys, caught_while(later.step)[1]
+
+
+@pytest.mark.parametrize("optimizer_first", [True, False], ids=["optimizer first", "schedule first"])
+@pytest.mark.parametrize("name,options", SCHEDULES[:11] + [("SequentialLR", {}), ("SWALR", dict(swa_lr=0.05))],
+                         ids=[f"{n}{i}" for i, (n, _) in enumerate(SCHEDULES[:11])] + ["SequentialLR", "SWALR"])
+def test_schedule_warnings_match_torch(name, options, optimizer_first):
+    """Public training code logs `scheduler.get_lr()` and steps its schedule before its optimizer; torch warns
+    about both (and its state dicts carry the flag that tells get_lr it is called by step)."""
+    options = {k: v[0] if isinstance(v, list) and k == "max_lr" else v for k, v in options.items()}  # one group
+    ours = schedule_warnings(retrograd, name, options, optimizer_first)
+    theirs = schedule_warnings(torch, name, options, optimizer_first)
+    assert ours[0] == pytest.approx(theirs[0], rel=1e-12)
+    assert ours[1:] == theirs[1:]
 
 
 def test_scheduler_state_dict_resumes():
