@@ -116,11 +116,9 @@ def preserved(array: np.ndarray) -> np.ndarray:
 
 def _copied_in_order(array: np.ndarray, order: Sequence[int]) -> np.ndarray:
     """A dense copy of `array` whose dims lie in memory from order[0] (outermost) to order[-1], with torch's strides
-    for size-1 dims too (the product of the sizes inside them; NumPy's ascontiguousarray keeps a size-1 dim's stride
-    as it was)."""
-    out = np.empty(tuple(array.shape[d] for d in order), dtype=array.dtype)
-    out[...] = array.transpose(order)
-    return out.transpose(np.argsort(order))
+    for size-1 dims too (the product of the sizes inside them: a fresh row-major copy has them, where NumPy's
+    ascontiguousarray keeps a size-1 dim's stride as it was). Array methods only, so CuPy's arrays take it too."""
+    return array.transpose(tuple(order)).copy().transpose(tuple(int(d) for d in np.argsort(order)))
 
 
 def is_laid_out(array: np.ndarray, fmt: memory_format) -> bool:
