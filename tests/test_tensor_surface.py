@@ -168,7 +168,7 @@ def channels_last_models(L):
     lays out the 4-d weights only (a 5-d one refuses), a convolution answers channels_last when its input's or its
     weight's strides suggest it (2-d: every dtype; 3-d: float32 only), size-1 dims with torch's strides; clone()
     preserves a layout by default; Tensor.to(memory_format=) copies unless the strides already read as asked;
-    group norm, pooling, padding and upsampling keep a channels_last input's layout."""
+    group norm, pooling, padding, upsampling and pixel (un)shuffle keep a channels_last input's layout."""
     F, cl, cl3 = L.nn.functional, L.channels_last, L.channels_last_3d
     model = L.nn.Sequential(L.nn.Conv2d(3, 4, 3, padding=1), L.nn.GroupNorm(2, 4), L.nn.Linear(4, 2))
     weight = model[0].weight
@@ -201,6 +201,9 @@ def channels_last_models(L):
              F.pad(cl_rows, [1, 1, 1, 1], mode="reflect").stride(),
              F.interpolate(cl_rows, scale_factor=2, mode="bilinear", align_corners=False).stride(),
              F.interpolate(cl_rows, scale_factor=2, mode="nearest").stride(), F.layer_norm(cl_rows, (6,)).stride()]
+    shuffled = L.rand(2, 8, 3, 3).contiguous(memory_format=cl).requires_grad_()
+    seen += [F.pixel_shuffle(shuffled, 2).stride(), F.pixel_unshuffle(cl_rows[:, :, :4], 2).stride(),
+             L.autograd.grad(F.pixel_shuffle(shuffled, 2), shuffled, L.rand(2, 2, 6, 6))[0].stride()]
     return seen
 
 

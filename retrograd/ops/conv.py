@@ -828,6 +828,10 @@ def pixel_unshuffle_op(xp, x, r):
     return xp.reshape(x, (*lead, c * r * r, h // r, w // r))
 
 
+pixel_shuffle_op.forward = keeping_channels_last(pixel_shuffle_op.forward)
+pixel_unshuffle_op.forward = keeping_channels_last(pixel_unshuffle_op.forward)
+
+
 # ============================================================================================
 # Rows: affine grids and grid sampling
 # ============================================================================================
