@@ -66,3 +66,46 @@ def test_lazy_linear_first_call_draws_torch_initialisation_bounds():
     assert [n for n, _ in r_mod.named_parameters()] == ["weight", "bias"]
     r_mod.weight.sum().backward()
     assert r_mod.weight.grad is not None
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+@pytest.mark.parametrize(("shape", "kwargs"), [
+    ((2, 3, 16, 16), dict(size=(10, 10))),  # torchvision's RandomResizedCrop / Resize on tensors
+    ((1, 2, 11, 13), dict(size=(16, 3))),  # up one way, down the other
+    ((1, 1, 7, 9), dict(size=(1, 2), align_corners=True)),
+    ((1, 2, 13, 10), dict(scale_factor=(0.6, 2.5))),
+    ((1, 2, 13, 10), dict(scale_factor=0.3, recompute_scale_factor=True)),
+])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_interpolate_antialias_matches_torch(mode, shape, kwargs, dtype):
+    """antialias=True (a filter stretched over every source pixel when downsampling): values, gradients, grad_fn
+    names and a channels_last input's layout as torch's."""
+    x = rng.standard_normal(shape).astype(dtype)
+    t_x, r_x = torch.tensor(x, requires_grad=True), retrograd.tensor(x, requires_grad=True)
+    t_out = torch.nn.functional.interpolate(t_x, mode=mode, antialias=True, **kwargs)
+    r_out = retrograd.nn.functional.interpolate(r_x, mode=mode, antialias=True, **kwargs)
+    assert type(r_out.grad_fn).__name__ == type(t_out.grad_fn).__name__
+    assert r_out.dtype == getattr(retrograd, dtype) and r_out.shape == t_out.shape
+    tol = dict(rtol=1e-5, atol=1e-6) if dtype == "float32" else dict(rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(r_out.detach().numpy(), t_out.detach().numpy(), **tol)
+    w = rng.standard_normal(tuple(t_out.shape)).astype(dtype)
+    t_out.backward(torch.tensor(w))
+    r_out.backward(retrograd.tensor(w))
+    np.testing.assert_allclose(r_x.grad.numpy(), t_x.grad.numpy(), **tol)
+    t_cl = torch.nn.functional.interpolate(torch.tensor(x).to(memory_format=torch.channels_last), mode=mode,
+                                           antialias=True, **kwargs)
+    r_cl = retrograd.nn.functional.interpolate(retrograd.tensor(x).to(memory_format=retrograd.channels_last),
+                                               mode=mode, antialias=True, **kwargs)
+    assert r_cl.is_contiguous(memory_format=retrograd.channels_last) == t_cl.is_contiguous(
+        memory_format=torch.channels_last)
+
+
+@pytest.mark.parametrize(("shape", "mode"), [((1, 1, 8), "linear"), ((1, 1, 8, 8), "nearest"),
+                                             ((1, 1, 4, 4, 4), "trilinear"), ((1, 1, 8, 8), "area")])
+def test_interpolate_antialias_rejects_other_modes_as_torch(shape, mode):
+    with pytest.raises(ValueError) as theirs:
+        torch.nn.functional.interpolate(torch.zeros(shape), size=(5,) * (len(shape) - 2), mode=mode, antialias=True)
+    with pytest.raises(ValueError) as ours:
+        retrograd.nn.functional.interpolate(retrograd.zeros(shape), size=(5,) * (len(shape) - 2), mode=mode,
+                                            antialias=True)
+    assert str(ours.value) == str(theirs.value)

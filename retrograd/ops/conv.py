@@ -784,11 +784,14 @@ def separable_map_op(xp, x, matrices):
 SEPARABLE_NODES = {name: separable_map_op.alias(name, node) for name, node in (
     ("upsample_linear1d", "UpsampleLinear1DBackward0"), ("upsample_bilinear2d", "UpsampleBilinear2DBackward0"),
     ("upsample_bicubic2d", "UpsampleBicubic2DBackward0"), ("upsample_trilinear3d", "UpsampleTrilinear3DBackward0"),
+    ("upsample_bilinear2d_aa", "UpsampleBilinear2DAaBackward0"),
+    ("upsample_bicubic2d_aa", "UpsampleBicubic2DAaBackward0"),
     ("adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0"), ("adaptive_avg_pool3d", "AdaptiveAvgPool3DBackward0"))}
 
 
 # the kernels that allocate their result in the input's suggested memory format (a channels_last input stays so)
-for _name in ("upsample_bilinear2d", "upsample_bicubic2d", "adaptive_avg_pool2d"):
+for _name in ("upsample_bilinear2d", "upsample_bicubic2d", "upsample_bilinear2d_aa", "upsample_bicubic2d_aa",
+              "adaptive_avg_pool2d"):
     SEPARABLE_NODES[_name].forward = keeping_channels_last(SEPARABLE_NODES[_name].forward)
 for _name in ("reflection_pad2d", "replication_pad2d", "upsample_nearest2d", "upsample_nearest_exact2d"):
     GATHER_NODES[_name].forward = keeping_channels_last(GATHER_NODES[_name].forward)
@@ -1655,6 +1658,34 @@ def _interpolation_matrix(size: int, out: int, scale: float | None, align_corner
     return m
 
 
+def _antialiased_matrix(size: int, out: int, scale: float | None, align_corners: bool, cubic: bool,
+                        dtype: np.dtype) -> np.ndarray:
+    """(out, size): antialiased resampling weights (torch's and PIL's): a triangle (or a = -0.5 cubic) filter
+    stretched by the scale when downsampling, so that every source pixel under it counts, normalised per row."""
+    if align_corners:
+        step = (size - 1) / (out - 1) if out > 1 else 0.0
+    else:
+        step = 1.0 / scale if scale is not None and scale > 0 else size / out
+    stretch = max(step, 1.0)
+    support = (2.0 if cubic else 1.0) * stretch
+    a = -0.5
+
+    def kernel(x: np.ndarray) -> np.ndarray:
+        x = np.abs(x)
+        if not cubic:
+            return np.where(x < 1, 1 - x, 0.0)
+        return np.where(x < 1, ((a + 2) * x - (a + 3)) * x * x + 1,
+                        np.where(x < 2, (((x - 5) * x + 8) * x - 4) * a, 0.0))
+
+    m = np.zeros((out, size))
+    for i in range(out):
+        center = step * (i + 0.5)
+        lo, hi = max(int(center - support + 0.5), 0), min(int(center + support + 0.5), size)
+        w = kernel((np.arange(lo, hi) - center + 0.5) / stretch)
+        m[i, lo:hi] = w / w.sum() if w.sum() != 0 else w
+    return m.astype(dtype)
+
+
 def interpolate(input: Tensor, size: int | Sequence[int] | None = None,
                 scale_factor: float | Sequence[float] | None = None, mode: str = "nearest",
                 align_corners: bool | None = None, recompute_scale_factor: bool | None = None,
@@ -1664,11 +1695,9 @@ def interpolate(input: Tensor, size: int | Sequence[int] | None = None,
     if mode in ("nearest", "area", "nearest-exact") and align_corners is not None:
         raise ValueError("align_corners option can only be set with the interpolating modes: "
                          "linear | bilinear | bicubic | trilinear")
-    if mode in _LINEAR_MODES and _LINEAR_MODES[mode] != d:
+    if mode in _LINEAR_MODES and _LINEAR_MODES[mode] != d and not antialias:
         raise NotImplementedError(f"Got {input._data.ndim}D input, but {mode} mode needs {_LINEAR_MODES[mode] + 2}D "
                                   "input")
-    if antialias:
-        raise NotImplementedError("retrograd's interpolate has no antialias mode")
     if size is not None and scale_factor is not None:
         raise ValueError("only one of size or scale_factor should be defined")
     spatial = input._data.shape[2:]
@@ -1686,6 +1715,9 @@ def interpolate(input: Tensor, size: int | Sequence[int] | None = None,
             scales = (None,) * d
     else:
         raise ValueError("either size or scale_factor should be defined")
+    if antialias and (mode not in ("bilinear", "bicubic") or input._data.ndim != 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a "
+                         "4-D tensor as input")
     if mode == "area":
         return _adaptive_avg_pool(input, d, out) if d > 1 else adaptive_avg_pool1d(input, out)
     if mode in ("nearest", "nearest-exact"):
@@ -1698,10 +1730,11 @@ def interpolate(input: Tensor, size: int | Sequence[int] | None = None,
                                   f"for the modes: nearest | linear | bilinear | bicubic | trilinear | area | "
                                   f"nearest-exact (got {mode})")
     dtype = input.dtype.np if input.dtype.is_floating_point else np.dtype(np.float32)
-    matrices = tuple(_interpolation_matrix(x, o, s, bool(align_corners), mode == "bicubic", dtype)
+    weights = _antialiased_matrix if antialias else _interpolation_matrix
+    matrices = tuple(weights(x, o, s, bool(align_corners), mode == "bicubic", dtype)
                      for x, o, s in zip(spatial, out, scales))
     name = {"linear": "upsample_linear1d", "bilinear": "upsample_bilinear2d", "bicubic": "upsample_bicubic2d",
-            "trilinear": "upsample_trilinear3d"}[mode]
+            "trilinear": "upsample_trilinear3d"}[mode] + ("_aa" if antialias else "")
     return apply(SEPARABLE_NODES[name], (input,), (matrices,))
 
 
