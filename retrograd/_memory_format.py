@@ -95,7 +95,7 @@ def _is_permuted_dense(array: np.ndarray) -> bool:
 def laid_out(array: np.ndarray, fmt: memory_format | None) -> np.ndarray:
     """A copy of `array` in `fmt` (None: row-major; preserve_format: `preserved`'s layout)."""
     if fmt is None or fmt is contiguous_format:
-        return np.array(array, order="C", copy=True)
+        return array.copy(order="C")  # a method, so CuPy's arrays take it too
     if fmt is preserve_format:
         return preserved(array)
     return _copied_in_order(array, _dims_outermost_first(array.ndim, fmt))
