@@ -1,0 +1,235 @@
+"""Deep Q-learning on a 5x5 gridworld, in the idioms of the PyTorch DQN tutorial and common DQN repositories:
+a `namedtuple('Transition', ...)` replay memory on `collections.deque(maxlen=...)` sampled with Python's
+`random.sample`, epsilon-greedy action choice with an exponentially decaying epsilon (`math.exp`), greedy actions
+by `policy_net(state).max(1).indices.view(1, 1)` under `torch.no_grad()` and random ones by
+`torch.tensor([[random.randrange(n)]], dtype=torch.long)`, batches by `Transition(*zip(*transitions))` and
+`torch.cat`, the non-final mask `torch.tensor(tuple(map(lambda s: s is not None, ...)), dtype=torch.bool)`,
+`policy_net(state_batch).gather(1, action_batch)`, a masked assignment of the target net's `.max(1).values`,
+`nn.SmoothL1Loss`, `optim.AdamW(..., amsgrad=True)`, `clip_grad_value_`, the soft target update through
+`state_dict()` dicts and `load_state_dict`; a Double-DQN agent (argmax from the policy net, value from the
+target net by `gather`) whose target net is a `copy.deepcopy`; a greedy evaluation, and a `torch.save` /
+`torch.load(weights_only=True)` round trip of the policy into a fresh net. The environment is plain Python and
+deterministic, exploration draws from Python's seeded `random`; torch's generator only initialises the nets
+(`WEIGHTS=path` shares them)."""
+
+# ruff: noqa: UP004, UP008 - the tutorial's own spelling
+import copy
+import math
+import os
+import random
+import tempfile
+from collections import deque, namedtuple
+from itertools import count
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import torch.optim as optim
+from _weights import share_initial_weights
+
+torch.manual_seed(0)
+random.seed(0)
+
+
+class GridWorld:
+    """A 5x5 grid: start top-left, +1 at the goal bottom-right, -1 in the pit, -0.04 a step, 20 steps at most."""
+
+    size, goal, pit, max_steps = 5, (4, 4), (2, 2), 20
+    moves = ((-1, 0), (1, 0), (0, -1), (0, 1))  # up, down, left, right
+
+    def reset(self):
+        self.position, self.steps = (0, 0), 0
+        return self.observation(), {}
+
+    def observation(self):
+        one_hot = [0.0] * (self.size * self.size)
+        one_hot[self.position[0] * self.size + self.position[1]] = 1.0
+        return one_hot
+
+    def step(self, action):
+        dr, dc = self.moves[action]
+        row = min(max(self.position[0] + dr, 0), self.size - 1)
+        col = min(max(self.position[1] + dc, 0), self.size - 1)
+        self.position, self.steps = (row, col), self.steps + 1
+        if self.position == self.goal:
+            return self.observation(), 1.0, True, False, {}
+        if self.position == self.pit:
+            return self.observation(), -1.0, True, False, {}
+        return self.observation(), -0.04, False, self.steps >= self.max_steps, {}
+
+
+Transition = namedtuple("Transition", ("state", "action", "next_state", "reward"))
+
+
+class ReplayMemory(object):
+    def __init__(self, capacity):
+        self.memory = deque([], maxlen=capacity)
+
+    def push(self, *args):
+        """Save a transition"""
+        self.memory.append(Transition(*args))
+
+    def sample(self, batch_size):
+        return random.sample(self.memory, batch_size)
+
+    def __len__(self):
+        return len(self.memory)
+
+
+class DQN(nn.Module):
+    def __init__(self, n_observations, n_actions):
+        super(DQN, self).__init__()
+        self.layer1 = nn.Linear(n_observations, 32)
+        self.layer2 = nn.Linear(32, 32)
+        self.layer3 = nn.Linear(32, n_actions)
+
+    def forward(self, x):
+        x = F.relu(self.layer1(x))
+        x = F.relu(self.layer2(x))
+        return self.layer3(x)
+
+
+BATCH_SIZE = 16
+GAMMA = 0.9
+EPS_START = 0.9
+EPS_END = 0.05
+EPS_DECAY = 150
+TAU = 0.05
+LR = 3e-3
+NUM_EPISODES = 24
+
+env = GridWorld()
+n_actions = len(GridWorld.moves)
+n_observations = len(env.reset()[0])
+
+
+def greedy_actions(net):
+    """The greedy action in every cell of the grid."""
+    with torch.no_grad():
+        return net(torch.eye(n_observations)).max(1).indices
+
+
+def train(name, policy_net, target_net, double):
+    optimizer = optim.AdamW(policy_net.parameters(), lr=LR, amsgrad=True)
+    memory = ReplayMemory(400)
+    steps_done = 0
+
+    def select_action(state):
+        nonlocal steps_done
+        sample = random.random()
+        eps_threshold = EPS_END + (EPS_START - EPS_END) * math.exp(-1. * steps_done / EPS_DECAY)
+        steps_done += 1
+        if sample > eps_threshold:
+            with torch.no_grad():
+                # t.max(1) will return the largest column value of each row; .indices is the action
+                return policy_net(state).max(1).indices.view(1, 1)
+        else:
+            return torch.tensor([[random.randrange(n_actions)]], dtype=torch.long)
+
+    def optimize_model():
+        if len(memory) < BATCH_SIZE:
+            return None
+        transitions = memory.sample(BATCH_SIZE)
+        # Transpose the batch: a Transition of batch-arrays from a batch-array of Transitions
+        batch = Transition(*zip(*transitions))
+        non_final_mask = torch.tensor(tuple(map(lambda s: s is not None, batch.next_state)), dtype=torch.bool)
+        non_final_next_states = torch.cat([s for s in batch.next_state if s is not None])
+        state_batch = torch.cat(batch.state)
+        action_batch = torch.cat(batch.action)
+        reward_batch = torch.cat(batch.reward)
+
+        state_action_values = policy_net(state_batch).gather(1, action_batch)
+        next_state_values = torch.zeros(BATCH_SIZE)
+        with torch.no_grad():
+            if double:
+                next_actions = policy_net(non_final_next_states).argmax(1, keepdim=True)
+                next_state_values[non_final_mask] = target_net(non_final_next_states).gather(1, next_actions).squeeze(1)
+            else:
+                next_state_values[non_final_mask] = target_net(non_final_next_states).max(1).values
+        expected_state_action_values = (next_state_values * GAMMA) + reward_batch
+
+        criterion = nn.SmoothL1Loss()
+        loss = criterion(state_action_values, expected_state_action_values.unsqueeze(1))
+        optimizer.zero_grad()
+        loss.backward()
+        # In-place gradient clipping
+        torch.nn.utils.clip_grad_value_(policy_net.parameters(), 100)
+        optimizer.step()
+        return loss
+
+    for i_episode in range(NUM_EPISODES):
+        state, info = env.reset()
+        state = torch.tensor(state, dtype=torch.float32).unsqueeze(0)
+        episode_return, losses = 0.0, []
+        for t in count():
+            action = select_action(state)
+            observation, reward, terminated, truncated, _ = env.step(action.item())
+            episode_return += reward
+            reward = torch.tensor([reward])
+            done = terminated or truncated
+            if terminated:
+                next_state = None
+            else:
+                next_state = torch.tensor(observation, dtype=torch.float32).unsqueeze(0)
+            memory.push(state, action, next_state, reward)
+            state = next_state
+
+            loss = optimize_model()
+            if loss is not None:
+                losses.append(loss.item())
+
+            # Soft update of the target network's weights: θ′ ← τ θ + (1 −τ )θ′
+            target_net_state_dict = target_net.state_dict()
+            policy_net_state_dict = policy_net.state_dict()
+            for key in policy_net_state_dict:
+                target_net_state_dict[key] = policy_net_state_dict[key] * TAU + target_net_state_dict[key] * (1 - TAU)
+            target_net.load_state_dict(target_net_state_dict)
+
+            if done:
+                break
+        if i_episode % 4 == 3:
+            mean_loss = f"{sum(losses) / len(losses):.6f}" if losses else "n/a"
+            print(f"{name} episode {i_episode + 1} steps {t + 1} return {episode_return:.2f} loss {mean_loss} "
+                  f"last {losses[-1] if losses else float('nan'):.6f} memory {len(memory)} steps_done {steps_done}")
+
+    # greedy evaluation
+    state, _ = env.reset()
+    path, total = [env.position], 0.0
+    for t in count():
+        with torch.no_grad():
+            action = policy_net(torch.tensor(state).unsqueeze(0)).max(1).indices.item()
+        state, reward, terminated, truncated, _ = env.step(action)
+        path.append(env.position)
+        total += reward
+        if terminated or truncated:
+            break
+    print(f"{name} greedy return {total:.2f} in {t + 1} steps, path {path}")
+    q = policy_net(torch.eye(n_observations))
+    print(f"{name} Q start {' '.join(f'{v:.6f}' for v in q[0].tolist())} mean {q.mean().item():.6f}")
+    print(f"{name} greedy actions {greedy_actions(policy_net).tolist()}")
+
+
+# the tutorial's agent: a target net built fresh and loaded from the policy's state dict
+policy_net = DQN(n_observations, n_actions)
+target_net = DQN(n_observations, n_actions)
+double_policy = DQN(n_observations, n_actions)
+share_initial_weights({"policy": policy_net, "double": double_policy})
+target_net.load_state_dict(policy_net.state_dict())
+train("dqn", policy_net, target_net, double=False)
+
+# Double DQN with a deep-copied target net
+double_target = copy.deepcopy(double_policy)
+print("deepcopy shares storage:", double_target.layer1.weight.data_ptr() == double_policy.layer1.weight.data_ptr())
+train("double", double_policy, double_target, double=True)
+
+# save the policy and reload it into a fresh net
+with tempfile.TemporaryDirectory() as tmp:
+    path = os.path.join(tmp, "policy.pt")
+    torch.save(policy_net.state_dict(), path)
+    state_dict = torch.load(path, weights_only=True)
+    fresh = DQN(n_observations, n_actions)
+    print("load:", fresh.load_state_dict(state_dict))
+    print("keys:", list(state_dict), type(state_dict).__name__)
+    print("reloaded greedy actions match:", torch.equal(greedy_actions(fresh), greedy_actions(policy_net)))
+    difference = fresh(torch.eye(n_observations)) - policy_net(torch.eye(n_observations))
+    print(f"reloaded max diff {difference.abs().max().item():.6f}")
