@@ -12,7 +12,7 @@ target net by `gather`) whose target net is a `copy.deepcopy`; a greedy evaluati
 deterministic, exploration draws from Python's seeded `random`; torch's generator only initialises the nets
 (`WEIGHTS=path` shares them)."""
 
-# ruff: noqa: UP004, UP008 - the tutorial's own spelling
+# ruff: noqa: UP004, UP008, UP032 - the tutorial's and the repositories' own spelling
 import copy
 import math
 import os
@@ -21,6 +21,7 @@ import tempfile
 from collections import deque, namedtuple
 from itertools import count
 
+import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -209,11 +210,108 @@ def train(name, policy_net, target_net, double):
     print(f"{name} greedy actions {greedy_actions(policy_net).tolist()}")
 
 
-# the tutorial's agent: a target net built fresh and loaded from the policy's state dict
+# a dueling-network agent in the style of the common "dqn_agent.py" repositories: NumPy-stacked batches, a
+# (1 - dones) mask, F.mse_loss, RMSprop, clip_grad_norm_ and a soft update through the parameters' .data
+class DuelingQNetwork(nn.Module):
+    """A shared trunk, then the state's value plus its actions' advantages less their mean."""
+
+    def __init__(self, state_size, action_size, seed, fc1_units=32, fc2_units=16):
+        super(DuelingQNetwork, self).__init__()
+        self.seed = torch.manual_seed(seed)
+        self.fc1 = nn.Linear(state_size, fc1_units)
+        self.value = nn.Sequential(nn.Linear(fc1_units, fc2_units), nn.ReLU(), nn.Linear(fc2_units, 1))
+        self.advantage = nn.Sequential(nn.Linear(fc1_units, fc2_units), nn.ReLU(),
+                                       nn.Linear(fc2_units, action_size))
+
+    def forward(self, state):
+        x = F.relu(self.fc1(state))
+        value, advantage = self.value(x), self.advantage(x)
+        return value + advantage - advantage.mean(dim=1, keepdim=True)
+
+
+class ReplayBuffer:
+    """Fixed-size buffer to store experience tuples."""
+
+    def __init__(self, action_size, buffer_size, batch_size, seed):
+        self.action_size = action_size
+        self.memory = deque(maxlen=buffer_size)
+        self.batch_size = batch_size
+        self.experience = namedtuple("Experience", field_names=["state", "action", "reward", "next_state", "done"])
+        self.seed = random.seed(seed)
+
+    def add(self, state, action, reward, next_state, done):
+        self.memory.append(self.experience(state, action, reward, next_state, done))
+
+    def sample(self):
+        experiences = random.sample(self.memory, k=self.batch_size)
+        states = torch.from_numpy(np.vstack([e.state for e in experiences if e is not None])).float()
+        actions = torch.from_numpy(np.vstack([e.action for e in experiences if e is not None])).long()
+        rewards = torch.from_numpy(np.vstack([e.reward for e in experiences if e is not None])).float()
+        next_states = torch.from_numpy(np.vstack([e.next_state for e in experiences if e is not None])).float()
+        dones = torch.from_numpy(np.vstack([e.done for e in experiences if e is not None]).astype(np.uint8)).float()
+        return (states, actions, rewards, next_states, dones)
+
+    def __len__(self):
+        return len(self.memory)
+
+
+class Agent:
+    """Interacts with and learns from the environment."""
+
+    def __init__(self, state_size, action_size, seed):
+        self.state_size, self.action_size = state_size, action_size
+        self.qnetwork_local = DuelingQNetwork(state_size, action_size, seed)
+        self.qnetwork_target = DuelingQNetwork(state_size, action_size, seed)
+        self.optimizer = optim.RMSprop(self.qnetwork_local.parameters(), lr=1e-3)
+        self.memory = ReplayBuffer(action_size, 300, BATCH_SIZE, seed)
+        self.t_step = 0
+
+    def step(self, state, action, reward, next_state, done):
+        self.memory.add(state, action, reward, next_state, done)
+        self.t_step = (self.t_step + 1) % 2  # learn every 2 steps
+        if self.t_step == 0 and len(self.memory) > BATCH_SIZE:
+            return self.learn(self.memory.sample(), GAMMA)
+        return None
+
+    def act(self, state, eps=0.):
+        state = torch.from_numpy(state).float().unsqueeze(0)
+        self.qnetwork_local.eval()
+        with torch.no_grad():
+            action_values = self.qnetwork_local(state)
+        self.qnetwork_local.train()
+        if random.random() > eps:
+            return np.argmax(action_values.cpu().data.numpy())
+        else:
+            return random.choice(np.arange(self.action_size))
+
+    def learn(self, experiences, gamma):
+        states, actions, rewards, next_states, dones = experiences
+        Q_targets_next = self.qnetwork_target(next_states).detach().max(1)[0].unsqueeze(1)
+        Q_targets = rewards + (gamma * Q_targets_next * (1 - dones))
+        Q_expected = self.qnetwork_local(states).gather(1, actions)
+        loss = F.mse_loss(Q_expected, Q_targets)
+        self.optimizer.zero_grad()
+        loss.backward()
+        total_norm = torch.nn.utils.clip_grad_norm_(self.qnetwork_local.parameters(), 1.0)
+        self.optimizer.step()
+        self.soft_update(self.qnetwork_local, self.qnetwork_target, TAU)
+        return loss.item(), total_norm.item()
+
+    def soft_update(self, local_model, target_model, tau):
+        """θ_target = τ*θ_local + (1 - τ)*θ_target"""
+        for target_param, local_param in zip(target_model.parameters(), local_model.parameters()):
+            target_param.data.copy_(tau * local_param.data + (1.0 - tau) * target_param.data)
+
+
+# all nets are built before training: the dueling agent seeds torch's and Python's generators
 policy_net = DQN(n_observations, n_actions)
 target_net = DQN(n_observations, n_actions)
 double_policy = DQN(n_observations, n_actions)
-share_initial_weights({"policy": policy_net, "double": double_policy})
+agent = Agent(state_size=n_observations, action_size=n_actions, seed=0)
+share_initial_weights({"policy": policy_net, "double": double_policy, "local": agent.qnetwork_local,
+                       "target": agent.qnetwork_target})
+
+# the tutorial's agent: a target net built fresh and loaded from the policy's state dict
 target_net.load_state_dict(policy_net.state_dict())
 train("dqn", policy_net, target_net, double=False)
 
@@ -221,6 +319,46 @@ train("dqn", policy_net, target_net, double=False)
 double_target = copy.deepcopy(double_policy)
 print("deepcopy shares storage:", double_target.layer1.weight.data_ptr() == double_policy.layer1.weight.data_ptr())
 train("double", double_policy, double_target, double=True)
+
+# the dueling agent
+scores_window, eps = deque(maxlen=4), 1.0
+for i_episode in range(1, 17):
+    state, score, learned = np.array(env.reset()[0], dtype=np.float32), 0.0, []
+    for t in range(GridWorld.max_steps):
+        action = agent.act(state, eps)
+        next_state, reward, done, truncated, _ = env.step(action)
+        next_state = np.array(next_state, dtype=np.float32)
+        out = agent.step(state, action, reward, next_state, done)
+        if out is not None:
+            learned.append(out)
+        state, score = next_state, score + reward
+        if done or truncated:
+            break
+    scores_window.append(score)
+    eps = max(0.05, 0.8 * eps)
+    if i_episode % 4 == 0:
+        loss, norm = learned[-1] if learned else (float("nan"), float("nan"))
+        print("Episode {}\tAverage Score: {:.2f}\tloss {:.6f} grad norm {:.6f} eps {:.4f}".format(
+            i_episode, np.mean(scores_window), loss, norm, eps))
+print("dueling greedy actions", greedy_actions(agent.qnetwork_local).tolist(), agent.qnetwork_local.training)
+
+# a full checkpoint, resumed into a fresh agent that takes the same next step as the original
+with tempfile.TemporaryDirectory() as tmp:
+    path = os.path.join(tmp, "checkpoint.pth")
+    torch.save({"episode": i_episode, "model_state_dict": agent.qnetwork_local.state_dict(),
+                "target_state_dict": agent.qnetwork_target.state_dict(),
+                "optimizer_state_dict": agent.optimizer.state_dict(), "eps": eps}, path)
+    checkpoint = torch.load(path, weights_only=True)
+    resumed = Agent(state_size=n_observations, action_size=n_actions, seed=1)
+    resumed.qnetwork_local.load_state_dict(checkpoint["model_state_dict"])
+    resumed.qnetwork_target.load_state_dict(checkpoint["target_state_dict"])
+    resumed.optimizer.load_state_dict(checkpoint["optimizer_state_dict"])
+    print("checkpoint", checkpoint["episode"], f"{checkpoint['eps']:.4f}", sorted(checkpoint["optimizer_state_dict"]),
+          sorted(checkpoint["optimizer_state_dict"]["state"][0]), checkpoint["optimizer_state_dict"]["param_groups"])
+    experiences = agent.memory.sample()
+    (loss, norm), (resumed_loss, resumed_norm) = agent.learn(experiences, GAMMA), resumed.learn(experiences, GAMMA)
+    print(f"next step loss {loss:.6f} norm {norm:.6f} resumed {resumed_loss:.6f} {resumed_norm:.6f}",
+          torch.equal(greedy_actions(agent.qnetwork_local), greedy_actions(resumed.qnetwork_local)))
 
 # save the policy and reload it into a fresh net
 with tempfile.TemporaryDirectory() as tmp:
