@@ -7,10 +7,15 @@ by `policy_net(state).max(1).indices.view(1, 1)` under `torch.no_grad()` and ran
 `policy_net(state_batch).gather(1, action_batch)`, a masked assignment of the target net's `.max(1).values`,
 `nn.SmoothL1Loss`, `optim.AdamW(..., amsgrad=True)`, `clip_grad_value_`, the soft target update through
 `state_dict()` dicts and `load_state_dict`; a Double-DQN agent (argmax from the policy net, value from the
-target net by `gather`) whose target net is a `copy.deepcopy`; a greedy evaluation, and a `torch.save` /
-`torch.load(weights_only=True)` round trip of the policy into a fresh net. The environment is plain Python and
-deterministic, exploration draws from Python's seeded `random`; torch's generator only initialises the nets
-(`WEIGHTS=path` shares them)."""
+target net by `gather`) whose target net is a `copy.deepcopy`; a dueling agent in the style of the common
+`dqn_agent.py` repositories (`np.vstack` batches through `torch.from_numpy`, `.max(1)[0].unsqueeze(1)`,
+`(1 - dones)`, `F.mse_loss`, `optim.RMSprop`, `clip_grad_norm_`, a `.data.copy_` soft update, `np.argmax` of
+`.cpu().data.numpy()`) whose full checkpoint with the optimizer's state resumes into a fresh agent; a C51 agent
+as Rainbow implementations write it (log_softmax over atoms, the floor/ceil projection with boolean-product masks
+and `index_add_` into `m.view(-1)`, a hard target update); the tutorial's `unfold` moving average; greedy
+evaluations, and a `torch.save` / `torch.load(weights_only=True)` round trip of the policy into a fresh net.
+The environment is plain Python and deterministic, exploration and replay draw from Python's seeded `random`;
+torch's generator only initialises the nets (`WEIGHTS=path` shares them)."""
 
 # ruff: noqa: UP004, UP008, UP032 - the tutorial's and the repositories' own spelling
 import copy
@@ -303,13 +308,30 @@ class Agent:
             target_param.data.copy_(tau * local_param.data + (1.0 - tau) * target_param.data)
 
 
+# a distributional (C51) agent as Rainbow implementations write it: a softmax over atoms per action, the
+# target distribution projected onto the support with floor/ceil, boolean-product masks and index_add_
+ATOMS, V_MIN, V_MAX = 11, -1.5, 1.5
+
+
+class CategoricalDQN(nn.Module):
+    def __init__(self, n_observations, n_actions, atoms=ATOMS):
+        super().__init__()
+        self.n_actions, self.atoms = n_actions, atoms
+        self.fc = nn.Sequential(nn.Linear(n_observations, 32), nn.ReLU(), nn.Linear(32, n_actions * atoms))
+
+    def forward(self, x, log=False):
+        q = self.fc(x).view(-1, self.n_actions, self.atoms)
+        return F.log_softmax(q, dim=2) if log else F.softmax(q, dim=2)
+
+
 # all nets are built before training: the dueling agent seeds torch's and Python's generators
 policy_net = DQN(n_observations, n_actions)
 target_net = DQN(n_observations, n_actions)
 double_policy = DQN(n_observations, n_actions)
 agent = Agent(state_size=n_observations, action_size=n_actions, seed=0)
+online = CategoricalDQN(n_observations, n_actions)
 share_initial_weights({"policy": policy_net, "double": double_policy, "local": agent.qnetwork_local,
-                       "target": agent.qnetwork_target})
+                       "target": agent.qnetwork_target, "c51": online})
 
 # the tutorial's agent: a target net built fresh and loaded from the policy's state dict
 target_net.load_state_dict(policy_net.state_dict())
@@ -359,6 +381,71 @@ with tempfile.TemporaryDirectory() as tmp:
     (loss, norm), (resumed_loss, resumed_norm) = agent.learn(experiences, GAMMA), resumed.learn(experiences, GAMMA)
     print(f"next step loss {loss:.6f} norm {norm:.6f} resumed {resumed_loss:.6f} {resumed_norm:.6f}",
           torch.equal(greedy_actions(agent.qnetwork_local), greedy_actions(resumed.qnetwork_local)))
+
+# the C51 agent
+support = torch.linspace(V_MIN, V_MAX, ATOMS)
+delta_z = (V_MAX - V_MIN) / (ATOMS - 1)
+c51_target = copy.deepcopy(online)
+c51_optimizer = optim.Adam(online.parameters(), lr=2e-3, eps=1.5e-4)
+c51_memory = deque(maxlen=300)
+for episode in range(12):
+    state, _ = env.reset()
+    episode_return, losses = 0.0, []
+    for t in count():
+        eps = max(0.1, 1.0 - episode / 8)
+        if random.random() < eps:
+            action = random.randrange(n_actions)
+        else:
+            with torch.no_grad():
+                action = (online(torch.tensor([state])) * support).sum(2).argmax(1).item()
+        next_state, reward, terminated, truncated, _ = env.step(action)
+        c51_memory.append((state, action, reward, next_state, float(not terminated)))
+        state, episode_return = next_state, episode_return + reward
+        if len(c51_memory) >= BATCH_SIZE:
+            states, actions, returns, next_states, nonterminals = zip(*random.sample(c51_memory, BATCH_SIZE))
+            states, next_states = torch.tensor(states), torch.tensor(next_states)
+            actions, returns = torch.tensor(actions), torch.tensor(returns)
+            nonterminals = torch.tensor(nonterminals).unsqueeze(1)
+            log_p = online(states, log=True)
+            log_p_a = log_p[range(BATCH_SIZE), actions]
+            with torch.no_grad():
+                pns = online(next_states)
+                argmax_indices_ns = (pns * support.expand_as(pns)).sum(2).argmax(1)  # Double-Q choice
+                pns = c51_target(next_states)
+                pns_a = pns[range(BATCH_SIZE), argmax_indices_ns]
+                Tz = returns.unsqueeze(1) + nonterminals * GAMMA * support.unsqueeze(0)
+                Tz = Tz.clamp(min=V_MIN, max=V_MAX)
+                b = (Tz - V_MIN) / delta_z
+                l, u = b.floor().to(torch.int64), b.ceil().to(torch.int64)
+                l[(u > 0) * (l == u)] -= 1
+                u[(l < (ATOMS - 1)) * (l == u)] += 1
+                m = states.new_zeros(BATCH_SIZE, ATOMS)
+                offset = torch.linspace(0, ((BATCH_SIZE - 1) * ATOMS), BATCH_SIZE).unsqueeze(1).expand(
+                    BATCH_SIZE, ATOMS).to(actions)
+                m.view(-1).index_add_(0, (l + offset).view(-1), (pns_a * (u.float() - b)).view(-1))
+                m.view(-1).index_add_(0, (u + offset).view(-1), (pns_a * (b - l.float())).view(-1))
+            loss = -torch.sum(m * log_p_a, 1)
+            c51_optimizer.zero_grad()
+            loss.mean().backward()
+            nn.utils.clip_grad_norm_(online.parameters(), 10.0)
+            c51_optimizer.step()
+            losses.append(loss.mean().item())
+        if (t + 1) % 8 == 0:
+            c51_target.load_state_dict(online.state_dict())  # a hard target update
+        if terminated or truncated:
+            break
+    if episode % 3 == 2:
+        print(f"c51 episode {episode + 1} return {episode_return:.2f} loss {sum(losses) / max(len(losses), 1):.6f} "
+              f"mass {m.sum(1).mean().item():.6f}")
+with torch.no_grad():
+    q = (online(torch.eye(n_observations)) * support).sum(2)
+print("c51 Q start", " ".join(f"{v:.6f}" for v in q[0].tolist()), "greedy", q.argmax(1).tolist())
+
+# the tutorial's plot_durations: a moving average of episode lengths by unfold
+durations_t = torch.tensor([20, 20, 15, 20, 10, 8, 10, 9], dtype=torch.float)
+means = durations_t.unfold(0, 4, 1).mean(1).view(-1)
+means = torch.cat((torch.zeros(3), means))
+print("moving average", " ".join(f"{v:.2f}" for v in means.tolist()))
 
 # save the policy and reload it into a fresh net
 with tempfile.TemporaryDirectory() as tmp:
