@@ -12,8 +12,10 @@ target net by `gather`) whose target net is a `copy.deepcopy`; a dueling agent i
 `(1 - dones)`, `F.mse_loss`, `optim.RMSprop`, `clip_grad_norm_`, a `.data.copy_` soft update, `np.argmax` of
 `.cpu().data.numpy()`) whose full checkpoint with the optimizer's state resumes into a fresh agent; a C51 agent
 as Rainbow implementations write it (log_softmax over atoms, the floor/ceil projection with boolean-product masks
-and `index_add_` into `m.view(-1)`, a hard target update); the tutorial's `unfold` moving average; greedy
-evaluations, and a `torch.save` / `torch.load(weights_only=True)` round trip of the policy into a fresh net.
+and `index_add_` into `m.view(-1)`, a hard target update, batches of NumPy observations through
+`torch.FloatTensor(list)` and `torch.tensor(list, dtype=...)`, with torch's warning that this is slow, and the
+dtype `torch.tensor(list)` infers from them); the tutorial's `unfold` moving average; greedy evaluations, and a
+`torch.save` / `torch.load(weights_only=True)` round trip of the policy into a fresh net.
 The environment is plain Python and deterministic, exploration and replay draw from Python's seeded `random`;
 torch's generator only initialises the nets (`WEIGHTS=path` shares them)."""
 
@@ -399,11 +401,11 @@ for episode in range(12):
             with torch.no_grad():
                 action = (online(torch.tensor([state])) * support).sum(2).argmax(1).item()
         next_state, reward, terminated, truncated, _ = env.step(action)
-        c51_memory.append((state, action, reward, next_state, float(not terminated)))
+        c51_memory.append((np.array(state), action, reward, np.array(next_state), float(not terminated)))
         state, episode_return = next_state, episode_return + reward
         if len(c51_memory) >= BATCH_SIZE:
             states, actions, returns, next_states, nonterminals = zip(*random.sample(c51_memory, BATCH_SIZE))
-            states, next_states = torch.tensor(states), torch.tensor(next_states)
+            states, next_states = torch.FloatTensor(states), torch.tensor(next_states, dtype=torch.float32)
             actions, returns = torch.tensor(actions), torch.tensor(returns)
             nonterminals = torch.tensor(nonterminals).unsqueeze(1)
             log_p = online(states, log=True)
@@ -439,6 +441,7 @@ for episode in range(12):
               f"mass {m.sum(1).mean().item():.6f}")
 with torch.no_grad():
     q = (online(torch.eye(n_observations)) * support).sum(2)
+print("observations stacked by torch.tensor:", torch.tensor([s for s, *_ in list(c51_memory)[:4]]).dtype)
 print("c51 Q start", " ".join(f"{v:.6f}" for v in q[0].tolist()), "greedy", q.argmax(1).tolist())
 
 # the tutorial's plot_durations: a moving average of episode lengths by unfold
