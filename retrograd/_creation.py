@@ -418,6 +418,11 @@ def _infer(data: Any, exact: bool = False) -> np.ndarray:
         return data.copy()
     numpy_values = []
     if isinstance(data, (list, tuple)):
+        first = data  # torch sizes the tensor down the first items, taking an array for a sequence: len(0-d) fails
+        while (isinstance(first, (list, tuple)) or isinstance(first, np.ndarray) and first.ndim) and len(first):
+            first = first[0]
+        if isinstance(first, np.ndarray) and not first.ndim:
+            raise TypeError("len() of unsized object")
         flat = _flat(data)
         if any(isinstance(v, Tensor) for v in flat):
             data = _unwrap(data)

@@ -79,7 +79,8 @@ def legacy_tensor_types(L):
 def tensor_from_a_list_of_numpy_arrays(L):
     """Each array counts with its dtype, as NumPy scalars do (replay batches: `torch.tensor([s for s in states])`),
     and the copy warns once per process (TORCH_WARN_ONCE) at the caller's line, for every constructor, but not
-    when nothing is copied; under set_warn_always once per array met (a 2-D array and each of its rows)."""
+    when nothing is copied; under set_warn_always once per array met (a 2-D array and each of its rows). A 0-d
+    array first in a list fails as torch sizes the list (len() of an unsized object)."""
     was = L.is_warn_always_enabled()
     L.set_warn_always(True)
     try:
@@ -95,7 +96,9 @@ def tensor_from_a_list_of_numpy_arrays(L):
     finally:
         L.set_warn_always(was)
     messages = {(w.category.__name__, str(w.message).split(" (Triggered")[0], w.filename) for w in caught}
-    return made + [empty, silent, len(caught), sorted(messages)]
+    zero_d = [outcome(lambda: L.tensor(data)) for data in ([np.array(1.5)], [np.array(1.5), 2.0], [2.0, np.array(1.5)],
+                                                            ([np.array(2)],), [np.array([1.5])])]
+    return made + [empty, silent, len(caught), sorted(messages)] + zero_d
 
 
 @scenario
