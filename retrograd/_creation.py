@@ -21,7 +21,7 @@ from . import _xp
 from ._memory_format import like_order
 from ._tensor import NO_VERSION_COUNTER, Tensor, _wrap, on_device, placement
 from ._tensor import device as _device
-from ._warn import warn_once
+from ._warn import warn_once, warn_once_at_user
 from .autograd import grad_mode
 from .autograd.forward_ad import composite, transforms
 from .storage import mark_root
@@ -416,23 +416,34 @@ def _infer(data: Any, exact: bool = False) -> np.ndarray:
     if isinstance(data, np.ndarray):
         D.from_numpy_dtype(data.dtype)
         return data.copy()
-    numpy_scalars = []
+    numpy_values = []
     if isinstance(data, (list, tuple)):
+        first = data  # torch sizes the tensor down the first items, taking an array for a sequence: len(0-d) fails
+        while (isinstance(first, (list, tuple)) or isinstance(first, np.ndarray) and first.ndim) and len(first):
+            first = first[0]
+        if isinstance(first, np.ndarray) and not first.ndim:
+            raise TypeError("len() of unsized object")
         flat = _flat(data)
         if any(isinstance(v, Tensor) for v in flat):
             data = _unwrap(data)
             flat = _flat(data)
-        numpy_scalars = [v for v in flat if isinstance(v, np.generic)]
+        numpy_values = [v for v in flat if isinstance(v, (np.generic, np.ndarray))]
     arr = np.array(data)
     if arr.dtype == object:
         raise TypeError("can't convert data of mixed or ragged types to a tensor")
     kind = arr.dtype.kind
     if kind not in "biufc":
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    # torch's copy loop says it once per process for every array it meets (under set_warn_always, every time)
+    for _ in range(sum(_arrays_met(v) for v in numpy_values if isinstance(v, np.ndarray)) if arr.size else 0):
+        warn_once_at_user("Creating a tensor from a list of numpy.ndarrays is extremely slow. Please consider "
+                          "converting the list to a single numpy.ndarray with numpy.array() before converting to a "
+                          "tensor.")
     if exact:
         return arr
-    if numpy_scalars:  # each NumPy scalar counts with its own dtype, Python numbers with torch's
-        dtypes = [D.from_numpy_dtype(v.dtype) if isinstance(v, np.generic) else D.scalar_dtype(v) for v in flat]
+    if numpy_values:  # each NumPy scalar or array counts with its own dtype, Python numbers with torch's
+        dtypes = [D.from_numpy_dtype(v.dtype) if isinstance(v, (np.generic, np.ndarray)) else D.scalar_dtype(v)
+                  for v in flat]
         return arr.astype(functools.reduce(D.promote_types, dtypes).np)
     if kind == "f" and not _has_numpy_float(data):
         arr = arr.astype(D.defaults.floating.np)
@@ -443,6 +454,12 @@ def _infer(data: Any, exact: bool = False) -> np.ndarray:
     if arr.size == 0 and kind == "f":
         arr = arr.astype(D.defaults.floating.np)
     return arr
+
+
+def _arrays_met(array: np.ndarray) -> int:
+    """How many arrays torch's copy loop meets in an array inside a list: the array, then its rows' arrays (its
+    last dimension's items are NumPy scalars)."""
+    return 1 + (array.shape[0] * _arrays_met(array[0]) if array.ndim >= 2 else 0)
 
 
 def _flat(data: Any) -> list:

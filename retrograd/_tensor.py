@@ -480,9 +480,10 @@ class Tensor:
             data = data.astype(dtype, copy=False)
         return data.copy() if copy else data
 
-    def __array_wrap__(self, array: np.ndarray, context: Any = None, return_scalar: bool = False) -> Tensor:
+    def __array_wrap__(self, array: np.ndarray) -> Tensor:
         """A NumPy function's result on tensors, as a tensor sharing its memory; booleans come back as
-        uint8, as torch's do (Note [NumPy interop])."""
+        uint8, as torch's do (Note [NumPy interop]). torch's takes the array alone, so NumPy 2 warns its
+        DeprecationWarning that __array_wrap__ must accept context and return_scalar: so does ours."""
         return _wrap(array.astype(np.uint8) if array.dtype == np.bool_ else array)
 
     def __len__(self) -> int:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 import warnings
 
 _policy = {"always": False}
@@ -24,3 +26,15 @@ def warn_once(message: str, category: type[Warning] = UserWarning, stacklevel: i
     if _policy["always"] or message not in _warned:
         _warned.add(message)
         warnings.warn(message, category, stacklevel=stacklevel + 1)
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def warn_once_at_user(message: str, category: type[Warning] = UserWarning) -> None:
+    """warn_once, attributed to the innermost frame outside retrograd, where torch's C++ warnings point (the
+    Python line that called into torch), however deep inside retrograd the warning is raised."""
+    frame, stacklevel = sys._getframe(1), 2
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, stacklevel = frame.f_back, stacklevel + 1
+    warn_once(message, category, stacklevel=stacklevel)

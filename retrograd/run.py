@@ -13,9 +13,11 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.machinery
+import io
 import os
 import runpy
 import sys
+import zipfile
 from types import ModuleType
 
 _PREFIX = "torch"
@@ -94,8 +96,29 @@ def main(argv: list[str]) -> int:
     else:
         sys.argv = list(argv)
         sys.path[0] = os.path.dirname(os.path.abspath(argv[0]))  # as `python script.py` sets it
-        runpy.run_path(argv[0], run_name="__main__")
+        if os.path.isfile(argv[0]) and not zipfile.is_zipfile(argv[0]):
+            _run_script(argv[0])
+        else:  # a folder or zip file with a __main__.py
+            runpy.run_path(argv[0], run_name="__main__")
     return 0
+
+
+def _run_script(path: str) -> None:
+    """Run a script file as `python path` does: since Python 3.9 its __main__'s __file__ (and so the file name in
+    its warnings and tracebacks) is `path` joined to the working directory, unnormalised, while sys.argv[0] stays
+    `path` as given (runpy.run_path would set both to the one path it is given)."""
+    filename = os.path.join(os.getcwd(), path)
+    with io.open_code(filename) as f:
+        code = compile(f.read(), filename, "exec", dont_inherit=True)
+    main = ModuleType("__main__")
+    main.__dict__.update(__file__=filename, __cached__=None, __loader__=None, __package__=None, __spec__=None)
+    saved = sys.modules.get("__main__")
+    sys.modules["__main__"] = main  # classes the script defines pickle as __main__.X, as in a plain run
+    try:
+        exec(code, main.__dict__)
+    finally:
+        if saved is not None:
+            sys.modules["__main__"] = saved
 
 
 if __name__ == "__main__":

@@ -176,6 +176,29 @@ def test_float_of_a_tensor_that_requires_grad_warns_once_as_torch():
     assert [run.startswith("<string>:8: ") for run in runs] == [True, True]  # at line 8, after no_grad, not in it
 
 
+NUMPY_WRAPS = """
+import numpy as np
+import {lib} as torch
+t = torch.tensor([1.0, 2.0])
+t + np.array([2.0, 3.0])
+np.exp(t)
+np.greater(t, 1.0)
+t * np.float64(2.0)
+np.asarray(t)
+"""
+
+
+def test_numpy_wrapping_a_result_warns_as_with_torch():
+    """torch's Tensor.__array_wrap__ takes the array alone, so each NumPy function it wraps a result for (not a
+    NumPy scalar's operator, not asarray) gets NumPy 2's DeprecationWarning, shown at the caller's line."""
+    runs = [subprocess.run([sys.executable, "-c", NUMPY_WRAPS.format(lib=lib)], capture_output=True, text=True,
+                           check=True).stderr for lib in ("torch", "retrograd")]
+    assert runs[1] == runs[0]
+    warned = [line.split(":")[1] for line in runs[0].splitlines()
+              if "DeprecationWarning: __array_wrap__ must accept context and return_scalar" in line]
+    assert warned == (["5", "6", "7"] if np.lib.NumpyVersion(np.__version__) >= "2.0.0" else [])
+
+
 @pytest.mark.parametrize(("data", "dtype"), [
     ([0.3], "float64"), (0.3, "float64"), ([[0.1, 0.2]], "float64"), ([1, 2**40 + 1], "float64"), ([0.3], "float32"),
     ([0.3], "float16"), ([0.1 + 0.2j], "complex128"), ([np.float32(0.3)], "float64"), ([True, False], "float64"),

@@ -105,6 +105,18 @@ def test_module_form_and_missing_submodules(tmp_path):
     assert usage.returncode == 2 and "usage: python -m retrograd.run script.py" in usage.stdout
 
 
+def test_a_relative_script_path_names_main_as_python_does(tmp_path):
+    """`python x.py` makes __main__.__file__ (and so its warnings' file names) absolute, keeping sys.argv[0]."""
+    (tmp_path / "where.py").write_text("import sys, warnings\nprint(__file__, sys.argv[0], __name__)\n"
+                                       "warnings.warn('w')\n")
+    for name in ("where.py", "./where.py"):
+        real = run(sys.executable, name, cwd=tmp_path)
+        ours = run(sys.executable, "-m", "retrograd.run", name, cwd=tmp_path)
+        assert real.returncode == ours.returncode == 0, ours.stderr
+        assert ours.stdout == real.stdout == f"{tmp_path}/{name} {name} __main__\n"
+        assert ours.stderr == real.stderr
+
+
 def test_install_in_process():
     code = ("import retrograd.run as r; r.install(); import torch, torch.optim as o, torch.utils.data as d; "
             "print(torch.__name__, o.__name__, d.__name__)")

@@ -76,6 +76,32 @@ def legacy_tensor_types(L):
 
 
 @scenario
+def tensor_from_a_list_of_numpy_arrays(L):
+    """Each array counts with its dtype, as NumPy scalars do (replay batches: `torch.tensor([s for s in states])`),
+    and the copy warns once per process (TORCH_WARN_ONCE) at the caller's line, for every constructor, but not
+    when nothing is copied; under set_warn_always once per array met (a 2-D array and each of its rows). A 0-d
+    array first in a list fails as torch sizes the list (len() of an unsized object)."""
+    was = L.is_warn_always_enabled()
+    L.set_warn_always(True)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            made = [L.tensor([np.ones(2), np.zeros(2)]), L.tensor([np.ones(2, np.float32), np.ones(2)]),
+                    L.tensor([1.0, np.ones(())]), L.tensor([[np.ones(2, np.int32)], [[1, 2]]]),
+                    L.tensor([np.ones(2, np.uint16)]), L.tensor((np.ones(2, np.float32), [1.0, 2.0])),
+                    L.as_tensor([np.ones(2)]), L.zeros(1, dtype=L.float16).new_tensor([np.ones(2)]),
+                    L.FloatTensor([np.ones(2)]), L.tensor([np.ones(2)], dtype=L.int64), L.tensor([np.ones((2, 3))])]
+            silent = len(caught)
+            empty = L.tensor([np.ones(0)])
+    finally:
+        L.set_warn_always(was)
+    messages = {(w.category.__name__, str(w.message).split(" (Triggered")[0], w.filename) for w in caught}
+    zero_d = [outcome(lambda: L.tensor(data)) for data in ([np.array(1.5)], [np.array(1.5), 2.0], [2.0, np.array(1.5)],
+                                                            ([np.array(2)],), [np.array([1.5])])]
+    return made + [empty, silent, len(caught), sorted(messages)] + zero_d
+
+
+@scenario
 def legacy_new(L):
     x = L.ones(2, dtype=L.float64, requires_grad=True)
     return [x.new(L.Size([2, 3])).shape, x.new((2, 3)), x.new([1, 2]), x.new(2, 3).dtype, x.new().shape,
