@@ -3,7 +3,11 @@
 
 from __future__ import annotations
 
+import os
+import sys
 import warnings
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 _policy = {"always": False}
 _warned: set[str] = set()
@@ -24,3 +28,13 @@ def warn_once(message: str, category: type[Warning] = UserWarning, stacklevel: i
     if _policy["always"] or message not in _warned:
         _warned.add(message)
         warnings.warn(message, category, stacklevel=stacklevel + 1)
+
+
+def user_stacklevel() -> int:
+    """The `stacklevel` for a warnings.warn in the calling function that names the first frame outside retrograd,
+    the user's line where torch's warnings point, however many of retrograd's wrappers lie between (a fixed count
+    that named a wrapper's line also made the default filter show one warning for all its callers)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level

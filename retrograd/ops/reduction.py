@@ -25,6 +25,7 @@ import numpy as np
 from .. import _dtype as D
 from .._creation import arange, ones_like, zeros
 from .._tensor import Tensor, _wrap_dim
+from .._warn import user_stacklevel
 from . import arrays as A
 from . import complex32
 from .pointwise import _refuse_kinds, conj, exp, isnan, logical_not, maximum, minimum, sgn, where
@@ -899,7 +900,8 @@ def _correction(name: str, input: Tensor, dim: object, unbiased: bool | None, co
     dims = None if dim is None and not keepdim else _reduced_dims(dim, input.ndim)
     if reduced_numel(input.shape, dims) - correction <= 0:
         warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
-                      "reduction factor (input numel divided by output numel).", UserWarning, stacklevel=3)
+                      "reduction factor (input numel divided by output numel).", UserWarning,
+                      stacklevel=user_stacklevel())
     return dims, correction, keepdim
 
 
