@@ -7,6 +7,8 @@ import os
 import sys
 import warnings
 
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
 _policy = {"always": False}
 _warned: set[str] = set()
 
@@ -28,13 +30,17 @@ def warn_once(message: str, category: type[Warning] = UserWarning, stacklevel: i
         warnings.warn(message, category, stacklevel=stacklevel + 1)
 
 
-_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+def user_stacklevel() -> int:
+    """The `stacklevel` for a warnings.warn in the calling function that names the first frame outside retrograd,
+    the user's line where torch's warnings point, however many of retrograd's wrappers lie between (a fixed count
+    that named a wrapper's line also made the default filter show one warning for all its callers)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def warn_once_at_user(message: str, category: type[Warning] = UserWarning) -> None:
     """warn_once, attributed to the innermost frame outside retrograd, where torch's C++ warnings point (the
     Python line that called into torch), however deep inside retrograd the warning is raised."""
-    frame, stacklevel = sys._getframe(1), 2
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
-        frame, stacklevel = frame.f_back, stacklevel + 1
-    warn_once(message, category, stacklevel=stacklevel)
+    warn_once(message, category, stacklevel=user_stacklevel())

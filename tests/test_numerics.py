@@ -103,6 +103,35 @@ def test_out_of_domain_values_warn_as_little_as_torch(numpy_too: bool) -> None:
     assert runs["retrograd"].stderr.count("RuntimeWarning") == int(numpy_too)
 
 
+EMPTY_MEANS = """
+import {lib} as torch
+import {lib}.nn.functional as F
+x = torch.zeros(0, 4, requires_grad=True)
+cases = [x.mean(), x.mean(dim=0), x.mean(dim=(0, 1), keepdim=True), x.mean(dim=1), x.nanmean(),
+         F.smooth_l1_loss(x, torch.zeros(0, 4), beta=1 / 9), F.mse_loss(x, torch.zeros(0, 4)),
+         F.l1_loss(x, torch.zeros(0, 4)), F.binary_cross_entropy_with_logits(x, torch.zeros(0, 4)),
+         torch.zeros(0, dtype=torch.complex64).mean(), torch.zeros(0, 2, dtype=torch.float16).mean(0),
+         *torch.var_mean(torch.zeros(0, 2), dim=0, correction=0)]
+for y in cases:
+    if y.requires_grad:
+        y.sum().backward()
+    print(y.dtype, y.detach().numpy().tolist())
+print(x.grad.shape)
+"""
+
+
+def test_a_mean_of_no_elements_is_nan_without_a_warning():
+    """A detector's box loss over no positive anchors is F.smooth_l1_loss of empty tensors: NaN, as torch says it
+    silently; NumPy's mean of an empty slice warns from NumPy's own frame, which retrograd's filter (Note
+    [floating-point warnings]) does not see, so its reductions take the mean of no elements themselves."""
+    runs = {lib: subprocess.run([sys.executable, "-c", EMPTY_MEANS.format(lib=lib)], capture_output=True, text=True,
+                                check=True) for lib in ("torch", "retrograd")}
+    assert runs["retrograd"].stdout == runs["torch"].stdout
+    assert "nan" in runs["torch"].stdout
+    for run in runs.values():  # var_mean's own warning of a divisor <= 0 is torch's too
+        assert "RuntimeWarning" not in run.stderr and run.stderr.count("UserWarning: var_mean()") == 1
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("p", ["fro", "nuc", 1, -1, float("inf"), -float("inf")])
 def test_cond_of_an_exactly_singular_matrix_is_inf(p, dtype):

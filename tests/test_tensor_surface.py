@@ -495,3 +495,20 @@ def test_deprecation_warnings_are_torchs_and_name_the_callers_line(call):
         return [(w.category.__name__, str(w.message), w.filename == __file__ or call == "Softmax") for w in caught]
 
     assert warned(retrograd) == warned(torch)
+
+
+@pytest.mark.parametrize("call", ["var", "Tensor.var", "std", "Tensor.std", "var_mean", "std_mean"])
+def test_degrees_of_freedom_warnings_name_the_callers_line(call):
+    """var/std over one element warn from the user's line as torch's do, whether called as a function (through
+    retrograd's NumPy-keyword wrapper) or a method; naming a wrapper's line instead also made Python's default
+    filter show one warning for every caller."""
+    def warned(L):
+        x = L.ones(1)
+        fn = getattr(L.Tensor, call.split(".")[1]) if "." in call else getattr(L, call)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fn(x)
+        return [(w.category.__name__, str(w.message).split(" (Triggered internally")[0], w.filename == __file__)
+                for w in caught]
+
+    assert warned(retrograd) == warned(torch)

@@ -59,6 +59,16 @@ def reduce(xp: Any, name: str, x: Any, axis: Any = None, keepdims: bool = False)
     return getattr(xp, name)(x, axis=axis, keepdims=keepdims)
 
 
+def mean(xp: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """x's mean over `axis`; a mean of no elements is NaN without NumPy's "Mean of empty slice" warning, as in
+    torch (the warning names NumPy's frame, so Note [floating-point warnings]'s filter misses it)."""
+    if x.size == 0:
+        axes = range(x.ndim) if axis is None else (axis,) if isinstance(axis, int) else axis
+        with np.errstate(invalid="ignore", divide="ignore"):  # 0 / 0 where the mean covers no elements
+            return xp.sum(x, axis=axis, keepdims=keepdims) / math.prod(x.shape[d] for d in axes)
+    return xp.mean(x, axis=axis, keepdims=keepdims)
+
+
 def argsort(xp: Any, x: Any, axis: int) -> Any:
     """Indices that sort x along `axis`, equal elements in their order (NaN last)."""
     if hasattr(x, "strides"):

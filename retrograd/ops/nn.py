@@ -606,7 +606,7 @@ def nuclear_norm(input: Tensor, dim: Sequence[int] | bool = (-2, -1), keepdim: b
 
 def _reduce(xp, loss, reduction: str):
     if reduction == "mean":
-        return xp.mean(loss)
+        return A.mean(xp, loss)
     if reduction == "sum":
         return xp.sum(loss)
     return loss

@@ -25,6 +25,7 @@ import numpy as np
 from .. import _dtype as D
 from .._creation import arange, ones_like, zeros
 from .._tensor import Tensor, _wrap_dim
+from .._warn import user_stacklevel
 from . import arrays as A
 from . import complex32
 from .pointwise import _refuse_kinds, conj, exp, isnan, logical_not, maximum, minimum, sgn, where
@@ -63,13 +64,13 @@ def nansum_op(xp, x, dim, keepdim, dtype):
 @defop("mean_all", node="MeanBackward0", self="grad.expand(self_shape) / math.prod(self_shape)",
        jvp="self_t.mean()")
 def mean_all(xp, x):
-    return xp.mean(x)
+    return A.mean(xp, x)
 
 
 @defop("mean_dim", node="MeanBackward1", params=("dim", "keepdim"),
        self="mean_backward(grad, self_shape, dim, keepdim)", jvp="self_t.mean(dim, keepdim)")
 def mean_dim(xp, x, dim, keepdim):
-    return xp.mean(x, axis=dim, keepdims=keepdim)
+    return A.mean(xp, x, dim, keepdim)
 
 
 # ============================================================================================
@@ -171,7 +172,7 @@ def std_op(xp, x, dim, correction, keepdim):
             " + mean_backward(grads[1], self.shape, dim, keepdim)",
        jvp="(var_jvp(self_t, self, dim, correction, keepdim), self_t.mean(dim, keepdim))")
 def var_mean_op(xp, x, dim, correction, keepdim):
-    return variance(xp, x, dim, correction, keepdim), xp.mean(x, axis=dim, keepdims=keepdim)
+    return variance(xp, x, dim, correction, keepdim), A.mean(xp, x, dim, keepdim)
 
 
 @defop("std_mean", params=("dim", "correction", "keepdim"), outputs=("result0", "result1"),
@@ -179,7 +180,7 @@ def var_mean_op(xp, x, dim, correction, keepdim):
             " + mean_backward(grads[1], self.shape, dim, keepdim)",
        jvp="(std_to_var_grad(var_jvp(self_t, self, dim, correction, keepdim), result0), self_t.mean(dim, keepdim))")
 def std_mean_op(xp, x, dim, correction, keepdim):
-    return xp.sqrt(variance(xp, x, dim, correction, keepdim)), xp.mean(x, axis=dim, keepdims=keepdim)
+    return xp.sqrt(variance(xp, x, dim, correction, keepdim)), A.mean(xp, x, dim, keepdim)
 
 
 # ============================================================================================
@@ -382,7 +383,7 @@ def index_of_extreme(xp, x, dim: int | Sequence[int] | None, keepdim: bool, find
 
 def variance(xp, x, dim: tuple | None, correction: float, keepdim: bool):
     """Sum of squared deviations over (count - correction), as torch: a divisor <= 0 gives inf/nan."""
-    deviation = x - xp.mean(x, axis=dim, keepdims=True)
+    deviation = x - A.mean(xp, x, dim, True)
     squares = (deviation * xp.conj(deviation)).real if D.kind(x) == "c" else deviation * deviation
     divisor = builtins.max(reduced_numel(x.shape, dim) - correction, 0)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -400,7 +401,7 @@ def _complex32_variance(xp, z, dim: tuple | None, correction: float, keepdim: bo
 def _complex32_mean(xp, z, dim: tuple | None, keepdim: bool):
     """torch's mean of complex32 values `z` beside their variance: each part's float16 mean (Note [complex32
     kernels])."""
-    real, imag = (xp.mean(part, axis=dim, keepdims=keepdim).astype(np.float16) for part in (z.real, z.imag))
+    real, imag = (A.mean(xp, part, dim, keepdim).astype(np.float16) for part in (z.real, z.imag))
     return D.to_complex32(real + 1j * imag.astype(np.complex64))
 
 
@@ -899,7 +900,8 @@ def _correction(name: str, input: Tensor, dim: object, unbiased: bool | None, co
     dims = None if dim is None and not keepdim else _reduced_dims(dim, input.ndim)
     if reduced_numel(input.shape, dims) - correction <= 0:
         warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
-                      "reduction factor (input numel divided by output numel).", UserWarning, stacklevel=3)
+                      "reduction factor (input numel divided by output numel).", UserWarning,
+                      stacklevel=user_stacklevel())
     return dims, correction, keepdim
 
 
