@@ -44,8 +44,8 @@ def _dims_outermost_first(ndim: int, fmt: memory_format) -> tuple[int, ...]:
 def memory_order(data: Any) -> tuple[int, ...]:
     """data's dims from the outermost to the innermost as torch's TensorIterator walks them (and as `empty_like`
     lays out a copy): by decreasing stride, the larger size outside on a tie, and a broadcast dim (stride 0) left
-    where it is, by the insertion sort of TensorIterator's `reorder_dimensions`. Dims of size 1 go last (they do
-    not change the order); C order for a contiguous array or another library's."""
+    where it is, by the insertion sort of TensorIterator's `reorder_dimensions`. Dims of size 1 (and 0) go last (they
+    do not change the order); C order for a contiguous array or another library's."""
     strides = getattr(data, "strides", None)
     if strides is None:
         return tuple(range(data.ndim))
@@ -68,7 +68,7 @@ def memory_order(data: Any) -> tuple[int, ...]:
                 dim1 = dim0
             elif comparison < 0:
                 break
-    return (*reversed(perm), *(d for d in range(data.ndim) if shape[d] == 1))
+    return (*reversed(perm), *(d for d in range(data.ndim) if shape[d] <= 1))
 
 
 def like_order(array: Any, fmt: memory_format | None) -> tuple[int, ...]:

@@ -234,6 +234,15 @@ def channels_last_models(L):
 
 
 @scenario
+def clones_of_empty_tensors(L):
+    """clone() of empty tensors, transposed, permuted or sliced among them, is an empty tensor of the same shape
+    (their layout is not compared: torch keeps whatever strides the empty input had)."""
+    tensors = [L.zeros(0, 1), L.zeros(0, 3).t(), L.zeros(2, 0, 1), L.zeros(2, 3, 0, 4).permute(0, 2, 3, 1),
+               L.zeros(0, 4)[:, ::2], L.zeros(0, 2, dtype=L.complex64).conj()]
+    return [(t.clone(), t.clone().is_contiguous(), t.abs().abs()) for t in tensors]
+
+
+@scenario
 def standard_basis_blocks(L):
     """autograd.functional's identity blocks, one per tensor, in its dtype (torch's tests call it)."""
     inputs = (L.ones(2, 3, dtype=L.float64), L.ones(()), L.ones(0), L.ones(2))
