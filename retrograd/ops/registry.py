@@ -96,8 +96,8 @@ class Op:
 
     __slots__ = ("name", "forward", "inputs", "params", "vjp_src", "jvp_src", "promote", "node_name",
                  "n_outputs", "output_names", "differentiable_outputs", "variadic", "differentiable", "is_view",
-                 "saves_inputs", "saves_result", "readers", "vjps", "jvp", "run", "arity", "numpy_function",
-                 "scalar_overload", "materialize_grads", "__dict__")
+                 "formula_names", "saves_inputs", "saves_result", "readers", "vjps", "jvp", "run", "arity",
+                 "numpy_function", "scalar_overload", "materialize_grads", "__dict__")
 
     def __init__(self, name: str, forward: Callable, inputs: Sequence[str], params: Sequence[str],
                  vjp: dict[str, str], jvp: str | None, promote: str | None, node_name: str,
@@ -126,7 +126,8 @@ class Op:
         self.scalar_overload: Op | None = None  # recorded for a number in a formula (Note [scalar overloads])
         # the entry point apply() calls: generic until finalize() generates this op's own (Note [entry points])
         self.run: Callable[[tuple, tuple], Tensor | tuple] = lambda args, params: _apply_generic(self, args, params)
-        names = set().union(*(self._referenced_names(src) for src in self.vjp_src.values()))
+        # every name the VJP formulas read: the inputs and outputs they save, the accessors a node offers
+        self.formula_names = names = frozenset().union(*map(self._referenced_names, self.vjp_src.values()))
         self.saves_inputs = tuple(i for i, n in enumerate(self.inputs) if n in names)
         # for each saved input, the inputs whose formula reads it: it is kept only if one of them wants a gradient
         self.readers = tuple(tuple(j for j, name in enumerate(self.inputs) if name in self.vjp_src
@@ -140,10 +141,10 @@ class Op:
     def node_class(self) -> type[OpNode]:
         """The class of the nodes it records (`AddBackward0`), with the row's saved-value accessors; made on first
         read, as most rows are never recorded in a program (Note [compiled on first use])."""
-        names = set().union(*(self._referenced_names(src) for src in self.vjp_src.values()))
         node_name = self.node_name
         forward_name = node_name[: node_name.index("Backward")] if "Backward" in node_name else node_name
-        attrs = {"__slots__": (), "op": self, "forward_name": forward_name, **_saved_accessors(self, names)}
+        attrs = {"__slots__": (), "op": self, "forward_name": forward_name,
+                 **_saved_accessors(self, self.formula_names)}
         if node_name in ENGINE_NODES:  # torch names these 'torch::autograd::<Name>'
             attrs["name"] = lambda node: "torch::autograd::" + type(node).__name__
         return type(node_name, (OpNode,), attrs)
@@ -236,7 +237,7 @@ class Op:
         if self.vjps is not None:
             return
         namespace = _FORMULA_NAMESPACE
-        used = set().union(*(self._referenced_names(src) for src in self.vjp_src.values()))
+        used = self.formula_names
         lines = ["    if wanted is None:",
                  "        wanted = node._next_nodes"]
         if self.saves_inputs and self.variadic:

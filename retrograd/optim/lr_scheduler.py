@@ -112,20 +112,23 @@ class LRScheduler:
 
     def _update_lr(self, epoch: int | None = None) -> None:
         """One epoch on by the recursive rule, or straight to `epoch` by the closed form where there is one."""
+        if epoch is None:
+            self.last_epoch += 1
+            self._set_rates(self.get_lr)
+        else:
+            self.last_epoch = epoch
+            self._set_rates(getattr(self, "_get_closed_form_lr", self.get_lr))
+
+    def _set_rates(self, compute: Callable[[], list[float]]) -> None:
+        """Give each group the rate `compute` answers, called as from step(): get_lr() warns only otherwise."""
         self._get_lr_called_within_step = True
         try:
-            if epoch is None:
-                self.last_epoch += 1
-                values = self.get_lr()
-            else:
-                self.last_epoch = epoch
-                closed = getattr(self, "_get_closed_form_lr", None)
-                values = closed() if closed is not None else self.get_lr()
+            values = compute()
         finally:
             self._get_lr_called_within_step = False
         for group, lr in zip(self.optimizer.param_groups, values):
             group["lr"] = lr
-        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+        self._last_lr = self._current()
 
     def _initial_step(self) -> None:
         """The first step, as the constructor takes it (SequentialLR restarts its schedules with it)."""
@@ -301,14 +304,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         else:
             self.T_i, self.T_cur = self.T_0, epoch
         self.last_epoch = math.floor(epoch)
-        self._get_lr_called_within_step = True
-        try:
-            values = self.get_lr()
-        finally:
-            self._get_lr_called_within_step = False
-        for group, lr in zip(self.optimizer.param_groups, values):
-            group["lr"] = lr
-        self._last_lr = self._current()
+        self._set_rates(self.get_lr)
 
 
 class OneCycleLR(LRScheduler):
