@@ -68,14 +68,18 @@ def test_lazy_linear_first_call_draws_torch_initialisation_bounds():
     assert r_mod.weight.grad is not None
 
 
-@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
-@pytest.mark.parametrize(("shape", "kwargs"), [
+RESIZES = [
     ((2, 3, 16, 16), dict(size=(10, 10))),  # torchvision's RandomResizedCrop / Resize on tensors
     ((1, 2, 11, 13), dict(size=(16, 3))),  # up one way, down the other
     ((1, 1, 7, 9), dict(size=(1, 2), align_corners=True)),
     ((1, 2, 13, 10), dict(scale_factor=(0.6, 2.5))),
     ((1, 2, 13, 10), dict(scale_factor=0.3, recompute_scale_factor=True)),
-])
+]
+ANTIALIASED = [(mode, shape, kwargs) for mode in ("bilinear", "bicubic", "lanczos") for shape, kwargs in RESIZES
+               if not (mode == "lanczos" and kwargs.get("align_corners"))]  # lanczos refuses align_corners
+
+
+@pytest.mark.parametrize(("mode", "shape", "kwargs"), ANTIALIASED)
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_interpolate_antialias_matches_torch(mode, shape, kwargs, dtype):
     """antialias=True (a filter stretched over every source pixel when downsampling): values, gradients, grad_fn
@@ -109,3 +113,60 @@ def test_interpolate_antialias_rejects_other_modes_as_torch(shape, mode):
         retrograd.nn.functional.interpolate(retrograd.zeros(shape), size=(5,) * (len(shape) - 2), mode=mode,
                                             antialias=True)
     assert str(ours.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize(("mode", "antialias"), [("bilinear", False), ("bicubic", False), ("bilinear", True),
+                                                 ("bicubic", True), ("lanczos", True)])
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_interpolate_uint8_images_match_torch_exactly(mode, antialias, channels_last):
+    """A uint8 image resized (torchvision's Resize of a tensor) is torch's to the last pixel: fixed-point weights,
+    width first, each pass rounded and saturated (Note [uint8 resampling]); uint8 out, the input's layout kept."""
+    for h, w, out_h, out_w in [(13, 9, 5, 17), (6, 20, 6, 7), (9, 9, 24, 3)]:
+        x = rng.integers(0, 256, (2, 3, h, w)).astype(np.uint8)
+        t_x, r_x = torch.tensor(x), retrograd.tensor(x)
+        if channels_last:
+            t_x, r_x = t_x.to(memory_format=torch.channels_last), r_x.to(memory_format=retrograd.channels_last)
+        for corners in (False, True) if mode != "lanczos" else (False,):
+            t_out = torch.nn.functional.interpolate(t_x, size=(out_h, out_w), mode=mode, antialias=antialias,
+                                                    align_corners=corners)
+            r_out = retrograd.nn.functional.interpolate(r_x, size=(out_h, out_w), mode=mode, antialias=antialias,
+                                                        align_corners=corners)
+            assert r_out.dtype == retrograd.uint8
+            np.testing.assert_array_equal(r_out.numpy(), t_out.numpy())
+            assert r_out.stride() == t_out.stride()
+
+
+@pytest.mark.parametrize(("shape", "kwargs"), [
+    ((1, 1, 4, 4), dict(mode="lanczos")),
+    ((1, 1, 4, 4), dict(mode="lanczos", antialias=True, align_corners=True)),
+    ((1, 1, 4), dict(mode="lanczos")),
+    ((1, 1, 4), dict(mode="lanczos", antialias=True)),
+])
+def test_interpolate_lanczos_refuses_as_torch(shape, kwargs):
+    with pytest.raises((ValueError, NotImplementedError)) as theirs:
+        torch.nn.functional.interpolate(torch.zeros(shape), size=(2,) * (len(shape) - 2), **kwargs)
+    with pytest.raises(theirs.type) as ours:
+        retrograd.nn.functional.interpolate(retrograd.zeros(shape), size=(2,) * (len(shape) - 2), **kwargs)
+    assert str(ours.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "uint8", "bool", "int64"])
+@pytest.mark.parametrize(("ndim", "kwargs"), [
+    (4, dict(mode="nearest")), (3, dict(mode="nearest")), (4, dict(mode="nearest-exact")), (4, dict(mode="area")),
+    (3, dict(mode="linear")), (4, dict(mode="bilinear")), (4, dict(mode="bicubic")), (5, dict(mode="trilinear")),
+    (4, dict(mode="bilinear", antialias=True)), (4, dict(mode="lanczos", antialias=True)),
+])
+def test_interpolate_integer_dtypes_as_torch(dtype, ndim, kwargs):
+    """Integer and bool images: uint8 resampled where torch's kernels take it, the rest refused in torch's words, never
+    a silently wrong image."""
+    x = rng.integers(0, 2 if dtype == "bool" else 100, (1, 2) + (5,) * (ndim - 2))
+    size = (3,) * (ndim - 2)
+    try:
+        theirs = torch.nn.functional.interpolate(torch.tensor(x).to(getattr(torch, dtype)), size=size, **kwargs)
+    except NotImplementedError as e:
+        with pytest.raises(NotImplementedError) as ours:
+            retrograd.nn.functional.interpolate(retrograd.tensor(x).to(getattr(retrograd, dtype)), size=size, **kwargs)
+        assert str(ours.value) == str(e)
+        return
+    ours = retrograd.nn.functional.interpolate(retrograd.tensor(x).to(getattr(retrograd, dtype)), size=size, **kwargs)
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())

@@ -775,10 +775,38 @@ GATHER_NODES["circular_pad"] = gather_dims_op.alias("circular_pad", "CopySlices"
 def separable_map_op(xp, x, matrices):
     """Apply matrices[i] (O_i, X_i) along the i-th of the last len(matrices) dims."""
     d = len(matrices)
+    if x.dtype == np.uint8:
+        return _resampled_like_pil(xp, x, matrices)
     for i, m in enumerate(matrices):
         axis = x.ndim - d + i
         x = xp.moveaxis(xp.tensordot(x, xp.asarray(m, dtype=x.dtype, device=x.device), axes=([axis], [1])), -1, axis)
     return x
+
+
+# Note [uint8 resampling]
+# torch resizes a uint8 image (torchvision's Resize of a tensor) the way PIL does, in fixed point: each dim's weights
+# rounded to integers at the most fractional bits that keep the largest under 2**15, the last dim resampled first,
+# each pass rounded half up and saturated to 0..255 before the next. Floating-point weights with one rounding at the
+# end differ from it by one in about a tenth of the pixels.
+def _resampled_like_pil(xp, x, matrices):
+    """uint8 resampling by fixed-point weights, the last dim first (Note [uint8 resampling])."""
+    for i in reversed(range(len(matrices))):
+        weights, bits = _fixed_point(matrices[i])
+        axis = x.ndim - len(matrices) + i
+        summed = xp.tensordot(x.astype(xp.int64), xp.asarray(weights, device=x.device), axes=([axis], [1]))
+        x = xp.moveaxis(xp.clip((summed + (1 << (bits - 1))) >> bits, 0, 255).astype(xp.uint8), -1, axis)
+    return x.copy()  # row-major, as torch's
+
+
+def _fixed_point(weights: np.ndarray) -> tuple[np.ndarray, int]:
+    """The weights as integers of `bits` fractional bits, the most (up to 22) that keep each under 2**15 (Note
+    [uint8 resampling]); rounded half away from zero."""
+    largest = float(np.abs(weights).max())
+    bits = 0
+    while bits < 22 and int(0.5 + largest * (1 << (bits + 1))) < 1 << 15:
+        bits += 1
+    scaled = weights * (1 << bits)
+    return np.trunc(scaled + np.where(scaled < 0, -0.5, 0.5)).astype(np.int64), bits
 
 
 SEPARABLE_NODES = {name: separable_map_op.alias(name, node) for name, node in (
@@ -786,12 +814,13 @@ SEPARABLE_NODES = {name: separable_map_op.alias(name, node) for name, node in (
     ("upsample_bicubic2d", "UpsampleBicubic2DBackward0"), ("upsample_trilinear3d", "UpsampleTrilinear3DBackward0"),
     ("upsample_bilinear2d_aa", "UpsampleBilinear2DAaBackward0"),
     ("upsample_bicubic2d_aa", "UpsampleBicubic2DAaBackward0"),
+    ("upsample_lanczos2d_aa", "UpsampleLanczos2DAaBackward0"),
     ("adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0"), ("adaptive_avg_pool3d", "AdaptiveAvgPool3DBackward0"))}
 
 
 # the kernels that allocate their result in the input's suggested memory format (a channels_last input stays so)
 for _name in ("upsample_bilinear2d", "upsample_bicubic2d", "upsample_bilinear2d_aa", "upsample_bicubic2d_aa",
-              "adaptive_avg_pool2d"):
+              "upsample_lanczos2d_aa", "adaptive_avg_pool2d"):
     SEPARABLE_NODES[_name].forward = keeping_channels_last(SEPARABLE_NODES[_name].forward)
 for _name in ("reflection_pad2d", "replication_pad2d", "upsample_nearest2d", "upsample_nearest_exact2d"):
     GATHER_NODES[_name].forward = keeping_channels_last(GATHER_NODES[_name].forward)
@@ -1658,25 +1687,34 @@ def _interpolation_matrix(size: int, out: int, scale: float | None, align_corner
     return m
 
 
-def _antialiased_matrix(size: int, out: int, scale: float | None, align_corners: bool, cubic: bool,
+def _triangle(x: np.ndarray) -> np.ndarray:
+    return np.maximum(1 - np.abs(x), 0.0)
+
+
+def _keys_cubic(x: np.ndarray, a: float = -0.5) -> np.ndarray:
+    x = np.abs(x)
+    return np.where(x < 1, ((a + 2) * x - (a + 3)) * x * x + 1, np.where(x < 2, (((x - 5) * x + 8) * x - 4) * a, 0.0))
+
+
+def _lanczos3(x: np.ndarray) -> np.ndarray:
+    return np.where(np.abs(x) < 3, np.sinc(x) * np.sinc(x / 3), 0.0)
+
+
+# the antialiasing filters by mode: (half-width, kernel), PIL's BILINEAR, BICUBIC and LANCZOS
+_AA_FILTERS = {"bilinear": (1.0, _triangle), "bicubic": (2.0, _keys_cubic), "lanczos": (3.0, _lanczos3)}
+
+
+def _antialiased_matrix(size: int, out: int, scale: float | None, align_corners: bool, mode: str,
                         dtype: np.dtype) -> np.ndarray:
-    """(out, size): antialiased resampling weights (torch's and PIL's): a triangle (or a = -0.5 cubic) filter
-    stretched by the scale when downsampling, so that every source pixel under it counts, normalised per row."""
+    """(out, size): antialiased resampling weights (torch's and PIL's): the mode's filter stretched by the scale when
+    downsampling, so that every source pixel under it counts, normalised per row."""
     if align_corners:
         step = (size - 1) / (out - 1) if out > 1 else 0.0
     else:
         step = 1.0 / scale if scale is not None and scale > 0 else size / out
     stretch = max(step, 1.0)
-    support = (2.0 if cubic else 1.0) * stretch
-    a = -0.5
-
-    def kernel(x: np.ndarray) -> np.ndarray:
-        x = np.abs(x)
-        if not cubic:
-            return np.where(x < 1, 1 - x, 0.0)
-        return np.where(x < 1, ((a + 2) * x - (a + 3)) * x * x + 1,
-                        np.where(x < 2, (((x - 5) * x + 8) * x - 4) * a, 0.0))
-
+    half_width, kernel = _AA_FILTERS[mode]
+    support = half_width * stretch
     m = np.zeros((out, size))
     for i in range(out):
         center = step * (i + 0.5)
@@ -1690,7 +1728,8 @@ def interpolate(input: Tensor, size: int | Sequence[int] | None = None,
                 scale_factor: float | Sequence[float] | None = None, mode: str = "nearest",
                 align_corners: bool | None = None, recompute_scale_factor: bool | None = None,
                 antialias: bool = False) -> Tensor:
-    """Resize the spatial dims: 'nearest', 'nearest-exact', 'linear', 'bilinear', 'bicubic', 'trilinear', 'area'."""
+    """Resize the spatial dims: 'nearest', 'nearest-exact', 'linear', 'bilinear', 'bicubic', 'trilinear', 'area',
+    or 'lanczos' (antialiased only, PIL's LANCZOS)."""
     d = input._data.ndim - 2
     if mode in ("nearest", "area", "nearest-exact") and align_corners is not None:
         raise ValueError("align_corners option can only be set with the interpolating modes: "
@@ -1715,9 +1754,15 @@ def interpolate(input: Tensor, size: int | Sequence[int] | None = None,
             scales = (None,) * d
     else:
         raise ValueError("either size or scale_factor should be defined")
-    if antialias and (mode not in ("bilinear", "bicubic") or input._data.ndim != 4):
+    if antialias and (mode not in _AA_FILTERS or input._data.ndim != 4):
         raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a "
                          "4-D tensor as input")
+    if mode == "lanczos" and d == 2:
+        if align_corners:
+            raise ValueError("Lanczos mode does not support align_corners=True")
+        if not antialias:
+            raise ValueError("Lanczos mode requires antialias=True")
+    _check_resampled_dtype(input, mode, antialias)
     if mode == "area":
         return _adaptive_avg_pool(input, d, out) if d > 1 else adaptive_avg_pool1d(input, out)
     if mode in ("nearest", "nearest-exact"):
@@ -1725,17 +1770,43 @@ def interpolate(input: Tensor, size: int | Sequence[int] | None = None,
         indices = tuple(_nearest_index(x, o, s, exact) for x, o, s in zip(spatial, out, scales))
         name = f"upsample_nearest{'_exact' if exact else ''}{d}d"
         return apply(GATHER_NODES[name], (input,), (indices,))
-    if mode not in _LINEAR_MODES:
+    if mode not in _LINEAR_MODES and not antialias:
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input._data.ndim}D) "
-                                  f"for the modes: nearest | linear | bilinear | bicubic | trilinear | area | "
-                                  f"nearest-exact (got {mode})")
-    dtype = input.dtype.np if input.dtype.is_floating_point else np.dtype(np.float32)
-    weights = _antialiased_matrix if antialias else _interpolation_matrix
-    matrices = tuple(weights(x, o, s, bool(align_corners), mode == "bicubic", dtype)
-                     for x, o, s in zip(spatial, out, scales))
+                                  f"for the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area "
+                                  f"| nearest-exact (got {mode})")
+    dtype = input.dtype.np if input.dtype.is_floating_point else np.dtype(np.float64)  # uint8: Note [uint8 resampling]
+    if antialias:
+        matrices = tuple(_antialiased_matrix(x, o, s, bool(align_corners), mode, dtype)
+                         for x, o, s in zip(spatial, out, scales))
+    else:
+        matrices = tuple(_interpolation_matrix(x, o, s, bool(align_corners), mode == "bicubic", dtype)
+                         for x, o, s in zip(spatial, out, scales))
     name = {"linear": "upsample_linear1d", "bilinear": "upsample_bilinear2d", "bicubic": "upsample_bicubic2d",
-            "trilinear": "upsample_trilinear3d"}[mode] + ("_aa" if antialias else "")
+            "trilinear": "upsample_trilinear3d", "lanczos": "upsample_lanczos2d"}[mode] + ("_aa" if antialias else "")
     return apply(SEPARABLE_NODES[name], (input,), (matrices,))
+
+
+def _check_resampled_dtype(input: Tensor, mode: str, antialias: bool) -> None:
+    """Refuse, in torch's words, the integer and bool dtypes its CPU kernels do not resample: every one but uint8,
+    which the nearest modes copy and the 2-d filters resample in fixed point (Note [uint8 resampling])."""
+    dtype, d = input.dtype, input._data.ndim - 2
+    if dtype.is_floating_point or dtype.is_complex:
+        return
+    if mode == "area":
+        kernel = "adaptive_avg_pool2d" if d < 3 else "adaptive_avg_pool3d"
+        if d == 2 and suggest_memory_format(input._data) is channels_last:
+            kernel += "_channels_last"
+    elif mode in ("linear", "trilinear"):
+        kernel = "compute_indices_weights_linear"
+    elif dtype == D.uint8:
+        return
+    elif mode.startswith("nearest"):
+        kernel = "upsample_nearest2d_channels_last" if d == 2 else "compute_indices_weights_nearest"
+    elif antialias:
+        kernel = "compute_index_ranges_weights"
+    else:
+        kernel = "compute_indices_weights_cubic" if mode == "bicubic" else "upsample_bilinear2d_channels_last"
+    raise NotImplementedError(f"\"{kernel}\" not implemented for '{D.scalar_type_name(dtype)}'")
 
 
 def upsample(input: Tensor, size: int | Sequence[int] | None = None,

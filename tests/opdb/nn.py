@@ -203,7 +203,12 @@ def interpolate_samples(rng):
         Sample((rand(rng, 1, 2, 5, 7),), {"size": (2, 3), "mode": "area"}, "area"),
         Sample((rand(rng, 1, 2, 4, 4),), {"scale_factor": 0.5, "mode": "bilinear", "recompute_scale_factor": True},
                "recompute"),
-    ]
+    ] + [Sample((rand(rng, 1, 2, 7, 5),), {"size": (3, 4), "mode": mode, "align_corners": ac, "antialias": True},
+                f"{mode}_antialias_{'corners' if ac else 'centers'}")  # torchvision's Resize of a tensor
+         for mode in ("bilinear", "bicubic") for ac in (False, True)] + [
+        Sample((rand(rng, 2, 1, 3, 6),), {"scale_factor": (1.5, 0.5), "mode": "bicubic", "antialias": True},
+               "bicubic_antialias_up_and_down"),
+        Sample((rand(rng, 1, 2, 8, 3),), {"size": (3, 5), "mode": "lanczos", "antialias": True}, "lanczos")]
 
 
 def grid_sample_samples(rng):
