@@ -264,6 +264,49 @@ def test_encoder_nested_path_warns_as_torch():
     assert len(messages(retrograd)) == 1
 
 
+HIDDEN_ROW = padding(3, 5, [0, 2, 1])
+HIDDEN_ROW[2] = True
+HIDDEN_QUERY = causal(5, True)
+HIDDEN_QUERY[3] = True
+
+
+@pytest.mark.parametrize("module", ["attention", "layer", "layer-tanh", "encoder"])
+@pytest.mark.parametrize("masks", ["padding", "float-padding", "attn", "both"])
+@pytest.mark.parametrize("mode", ["no_grad", "grad"])
+def test_queries_with_every_key_hidden_match_torch(module, masks, mode):
+    """A query whose keys are all masked: torch's composite path gives it zero attention, its fused kernels
+    (eval mode, no grad; float masks keep MultiheadAttention off its own) NaN."""
+    def build(lib):
+        if module == "attention":
+            return lib.nn.MultiheadAttention(D_MODEL, NHEAD, batch_first=True)
+        activation = "Tanh" if module == "layer-tanh" else "relu"
+        layer = encoder_layer(lib, batch_first=True, activation=activation)
+        return layer if module != "encoder" else lib.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+
+    def run(lib, model):
+        model.eval()
+        x = lib.tensor(SRC_BF, requires_grad=mode == "grad")
+        padded = lib.tensor(HIDDEN_ROW if masks != "float-padding" else np.where(HIDDEN_ROW, -np.inf, 0).astype("f4"))
+        keys = {"padding": padded, "float-padding": padded, "attn": None, "both": padded}[masks]
+        query = lib.tensor(HIDDEN_QUERY) if masks in ("attn", "both") else None
+        with lib.no_grad() if mode == "no_grad" else lib.enable_grad():
+            if module == "attention":
+                out = model(x, x, x, key_padding_mask=keys, attn_mask=query, need_weights=False)[0]
+            elif module == "encoder":
+                out = model(x, mask=query, src_key_padding_mask=keys)
+            else:
+                out = model(x, src_mask=query, src_key_padding_mask=keys)
+        return out.detach().numpy()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t_model, r_model = twin(build, {})
+        t_out = run(torch, t_model)
+    r_out = run(retrograd, r_model)
+    np.testing.assert_array_equal(np.isnan(r_out), np.isnan(t_out))
+    np.testing.assert_allclose(r_out, t_out, atol=2e-5, rtol=1e-4)
+
+
 @pytest.mark.parametrize("size,dtype", [(4, None), (1, "float64")])
 def test_generate_square_subsequent_mask_matches_torch(size, dtype):
     t_mask = torch.nn.Transformer.generate_square_subsequent_mask(size, dtype=dtype and getattr(torch, dtype))

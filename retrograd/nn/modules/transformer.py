@@ -22,7 +22,7 @@ from ...autograd import grad_mode
 from ...backends import mha
 from .. import functional as F
 from .. import init
-from .activation import GELU, MultiheadAttention, ReLU, _canonical_mask, _causal_mask
+from .activation import GELU, MultiheadAttention, ReLU, _canonical_mask, _causal_mask, _nan_where_hidden
 from .container import ModuleList
 from .dropout import Dropout
 from .linear import Linear
@@ -146,7 +146,23 @@ class TransformerEncoderLayer(Module):
         else:
             x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
             x = self.norm2(x + self._ff_block(x))
+        if self._takes_fast_path(src):  # Note [MultiheadAttention's fast path and hidden rows]
+            x = _nan_where_hidden(x, src_key_padding_mask, src_mask, self.self_attn.num_heads)
         return x
+
+    def _takes_fast_path(self, src: Tensor) -> bool:
+        """Whether torch's forward would run its fused encoder-layer kernel for this input."""
+        attn = self.self_attn
+        if not (mha.get_fastpath_enabled() and src.dim() == 3 and not self.training and attn.batch_first
+                and attn.in_proj_bias is not None and attn._qkv_same_embed_dim and self.activation_relu_or_gelu
+                and self.norm1.eps == self.norm2.eps and attn.num_heads % 2 == 0):
+            return False
+        if any(getattr(m, "_forward_hooks", None) or getattr(m, "_forward_pre_hooks", None) for m in self.modules()):
+            return False
+        tensors = (src, attn.in_proj_weight, attn.in_proj_bias, attn.out_proj.weight, attn.out_proj.bias,
+                   self.norm1.weight, self.norm1.bias, self.norm2.weight, self.norm2.bias,
+                   self.linear1.weight, self.linear1.bias, self.linear2.weight, self.linear2.bias)
+        return not (grad_mode.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors))
 
     def _sa_block(self, x: Tensor, attn_mask: Tensor | None, key_padding_mask: Tensor | None,
                   is_causal: bool = False) -> Tensor:
