@@ -15,9 +15,11 @@ buffer, `nn.TransformerEncoder(nn.TransformerEncoderLayer(..., dropout=0.1, batc
 `src_key_padding_mask = (x == PAD)`, masked mean pooling, `AdamW` with weight decay under a
 `get_linear_schedule_with_warmup`-style `LambdaLR`; evaluation under `model.eval()` and `torch.inference_mode()`, and
 the encoder's outputs at padded positions in training mode and in eval mode under `torch.no_grad()` (torch's
-nested-tensor fast path returns zeros there). The `enable_nested_tensor` warning of a `batch_first=False` encoder
-(the translation tutorial's layout) is caught and printed. `WEIGHTS=path` shares the initial weights between the two
-runs (tests/programs/_draws.py shares the shuffles, the split and the dropout stays torch's stream)."""
+nested-tensor fast path returns zeros there), an empty sentence among them (an all-padding row: an empty bag for
+the EmbeddingBag, zeros from the nested path and the classifier's bias after pooling). The `enable_nested_tensor`
+warning of a `batch_first=False` encoder (the translation tutorial's layout) is caught and printed. `WEIGHTS=path`
+shares the initial weights between the two runs (tests/programs/_draws.py shares the shuffles and the split; the
+dropout masks are torch's stream in both)."""
 
 import math
 import warnings
@@ -64,12 +66,12 @@ def build_vocab(corpus, specials=("<pad>", "<unk>")):
 
 
 train_iter = make_corpus(240, seed=0)
-test_iter = make_corpus(64, seed=1) + [(4, "the quantum laptop said hello")]  # "hello" is not in the vocab
+test_iter = make_corpus(64, seed=1) + [(4, "the quantum laptop said hello"), (1, "")]  # "hello" is unknown
 vocab = build_vocab(train_iter)
 PAD, UNK = vocab["<pad>"], vocab["<unk>"]
 text_pipeline = lambda x: [vocab.get(token, UNK) for token in x.split()]  # noqa: E731 - the tutorial's lambdas
 label_pipeline = lambda x: int(x) - 1  # noqa: E731
-print("vocab size", len(vocab), "example", text_pipeline(test_iter[-1][1]), label_pipeline(test_iter[-1][0]))
+print("vocab size", len(vocab), "example", text_pipeline(test_iter[-2][1]), label_pipeline(test_iter[-2][0]))
 
 
 def collate_batch(batch):
@@ -89,7 +91,7 @@ def collate_batch(batch):
 def collate_padded(batch):
     """Labels and a right-padded (batch, max_len) token batch."""
     labels = torch.tensor([label_pipeline(label) for label, _ in batch])
-    texts = [torch.tensor(text_pipeline(text)) for _, text in batch]
+    texts = [torch.tensor(text_pipeline(text), dtype=torch.int64) for _, text in batch]
     return labels, pad_sequence(texts, batch_first=True, padding_value=PAD)
 
 
@@ -317,7 +319,7 @@ for epoch in range(1, 3):
     print(f"transformer epoch {epoch} valid loss {total_loss / len(split_valid_):.6f} "
           f"accuracy {correct / len(split_valid_):.3f}")
 
-labels, tokens = next(iter(padded_valid))
+labels, tokens = collate_padded([split_valid_[i] for i in range(BATCH_SIZE - 1)] + [test_iter[-1]])
 with torch.no_grad():
     transformer.train()
     torch.manual_seed(1)
@@ -331,3 +333,8 @@ print(f"padded positions {pad_mask.sum().item()}: train |out| {train_out[pad_mas
       f"inference |out| {inference_out[pad_mask].abs().sum().item():.6f}")
 print(f"kept positions eval |out| {eval_out[~pad_mask].abs().sum().item():.6f} "
       f"first row {eval_out[0, 0, :4].tolist()}")
+with torch.inference_mode():
+    logits = transformer(tokens)
+print(f"empty sentence: train |out| {train_out[-1].abs().sum().item():.6f} eval |out| "
+      f"{eval_out[-1].abs().sum().item():.6f} logits {logits[-1].tolist()} = "
+      f"bias {transformer.classifier.bias.tolist()}")
