@@ -36,6 +36,15 @@ ERRORS = [
                                                 per_sample_weights=lib.ones(2)),
     lambda lib: lib.nn.functional.embedding_bag(lib.tensor([1, 2]), lib.ones(3, 2), lib.tensor([0]),
                                                 per_sample_weights=lib.ones(3)),
+    lambda lib: lib.nn.functional.embedding_bag(lib.tensor([1, 2, 0]), lib.ones(3, 2), lib.tensor([1, 2])),
+    lambda lib: lib.nn.functional.embedding_bag(lib.tensor([1, 2, 0], dtype=lib.int32), lib.ones(3, 2),
+                                                lib.tensor([-1], dtype=lib.int32)),
+    lambda lib: lib.nn.functional.embedding_bag(lib.tensor([1, 2, 0]), lib.ones(3, 2), lib.tensor([0, 4]),
+                                                include_last_offset=True),
+    lambda lib: lib.nn.functional.embedding_bag(lib.tensor([1, 2, 0]), lib.ones(3, 2), lib.tensor([0, 2, 1])),
+    lambda lib: lib.nn.functional.embedding_bag(lib.tensor([1, 2, 0]), lib.ones(3, 2), lib.tensor([0, 2, -1])),
+    lambda lib: lib.nn.functional.embedding_bag(lib.tensor([1, 2, 0]), lib.ones(3, 2), lib.tensor([0.0, 1.0])),
+    lambda lib: lib.nn.functional.embedding_bag(lib.tensor([[1.0, 2.0]], dtype=lib.float64), lib.ones(3, 2)),
     lambda lib: lib.nn.functional.ctc_loss(lib.tensor(LP), lib.tensor([[1, 2, 2], [3, 1, 0]]), lib.tensor([7, 5]),
                                            lib.tensor([3, 2])),
     lambda lib: lib.nn.functional.ctc_loss(lib.tensor(LP), lib.tensor([[1, 2, 2], [3, 1, 0]]), lib.tensor([6, 5]),
@@ -129,6 +138,31 @@ def test_embedding_bag_scales_gradients_by_each_indexs_frequency():
     retrograd.nn.functional.embedding_bag(retrograd.tensor(indices), w_r, mode="sum",
                                           scale_grad_by_freq=True).sum().backward()
     np.testing.assert_allclose(w_r.grad.numpy(), w_t.grad.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_embedding_bag_empty_bags_match_torch(mode):
+    """An empty bag (two equal offsets) gives zeros and passes no gradient."""
+    def bags(lib):
+        weight = lib.tensor(np.arange(8.0).reshape(4, 2), requires_grad=True)
+        out = lib.nn.functional.embedding_bag(lib.tensor([1, 2, 3]), weight, lib.tensor([0, 0, 3, 3]), mode=mode)
+        (out * lib.arange(8.0).reshape(4, 2)).sum().backward()
+        return out.detach().numpy(), weight.grad.numpy()
+
+    for ours, theirs in zip(bags(retrograd), bags(torch)):
+        np.testing.assert_array_equal(ours, theirs)
+
+
+@pytest.mark.parametrize("offsets,include_last_offset", [([], False), ([0], True)])
+def test_embedding_bag_without_bags_is_empty(offsets, include_last_offset):
+    """No offsets (or only the closing one) make no bags, whatever the input holds: a (0, D) result, as torch's
+    forward gives (its backward there crashes the process, so torch is not run here)."""
+    weight = retrograd.tensor(np.arange(8.0).reshape(4, 2), requires_grad=True)
+    out = retrograd.nn.functional.embedding_bag(retrograd.tensor([1, 2, 3]), weight, retrograd.tensor(
+        offsets, dtype=retrograd.long), include_last_offset=include_last_offset)
+    out.sum().backward()
+    assert tuple(out.shape) == (0, 2)
+    np.testing.assert_array_equal(weight.grad.numpy(), np.zeros((4, 2)))
 
 
 def test_modules_match_torch():

@@ -25,6 +25,17 @@ def test_embedding_backward_matches_torch(vocab, count, padding_idx):
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("padding_idx, scale_grad_by_freq", [(None, False), (1, True)])
+def test_embedding_backward_of_no_indices_is_zero_as_torch(padding_idx, scale_grad_by_freq):
+    grads = []
+    for lib in (retrograd, torch):
+        w = lib.ones(4, 2, requires_grad=True)
+        out = lib.nn.functional.embedding(lib.zeros(0, 3, dtype=lib.long), w, padding_idx=padding_idx,
+                                          scale_grad_by_freq=scale_grad_by_freq)
+        grads.append(lib.autograd.grad(out.sum(), w)[0].numpy())
+    np.testing.assert_array_equal(grads[0], grads[1])
+
+
 def test_index_put_accumulate_matches_torch():
     rng = np.random.default_rng(1)
     x = rng.standard_normal((50, 4, 30))

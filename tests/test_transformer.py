@@ -173,6 +173,140 @@ def test_eval_without_grad_matches_torch_fast_path():
     np.testing.assert_allclose(r_out.numpy(), t_out.numpy(), atol=2e-5, rtol=1e-4)
 
 
+@pytest.mark.parametrize("kwargs", [{"batch_first": True}, {}, {"batch_first": True, "norm_first": True},
+                                    {"batch_first": True, "bias": False}, {"batch_first": True, "activation": "Tanh"},
+                                    {"batch_first": True, "activation": "gelu"}])
+def test_encoder_nested_tensor_warning_and_flag_match_torch(kwargs):
+    """torch's encoder says why its layer rules out nested tensors, naming the caller's line, and keeps the flag."""
+    def built(lib):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            model = lib.nn.TransformerEncoder(encoder_layer(lib, **kwargs), 2)
+            odd = lib.nn.TransformerEncoder(lib.nn.TransformerEncoderLayer(9, 3, batch_first=True), 1)
+            quiet = lib.nn.TransformerEncoder(encoder_layer(lib, **kwargs), 1, enable_nested_tensor=False)
+        return ([(str(w.message), w.filename) for w in caught],
+                (model.use_nested_tensor, odd.use_nested_tensor, quiet.use_nested_tensor))
+
+    assert built(retrograd) == built(torch)
+
+
+def test_transformer_default_layout_warns_as_torch():
+    def messages(lib):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            lib.nn.Transformer(D_MODEL, NHEAD, 1, 1, FF)
+        return [str(w.message) for w in caught]
+
+    assert messages(retrograd) == messages(torch)
+    assert messages(retrograd)
+
+
+def left_padding(batch, length, hidden):
+    return padding(batch, length, hidden)[:, ::-1].copy()
+
+
+ALL_PADDED = padding(3, 5, [0, 2, 1])
+ALL_PADDED[1] = True
+
+
+@pytest.mark.parametrize("mask,mode,kwargs", [
+    (SRC_PAD, "no_grad", {}), (SRC_PAD, "inference_mode", {}), (SRC_PAD, "frozen", {}),
+    (SRC_PAD, "grad", {}), (SRC_PAD, "train", {}), (SRC_PAD, "no_fastpath", {}),
+    (np.where(SRC_PAD, -np.inf, 0.0).astype(np.float32), "no_grad", {}), (ALL_PADDED, "no_grad", {}),
+    (left_padding(3, 5, [1, 2, 0]), "no_grad", {}), (left_padding(3, 5, [1, 2, 0]), "no_grad", {"mask_check": False}),
+    (SRC_PAD, "no_grad", {"enable_nested_tensor": False}), (padding(3, 5, [2, 1, 3]), "no_grad", {"norm": True}),
+])
+def test_eval_encoder_output_at_padding_matches_torch_nested_path(mask, mode, kwargs):
+    """Eval mode without grad: torch's nested-tensor path gives zeros at right-padded positions (then `norm`);
+    without `mask_check` it keeps each row's first unpadded-count positions, whatever the mask hides."""
+    def build(lib):
+        norm = lib.nn.LayerNorm(D_MODEL) if kwargs.get("norm") else None
+        rest = {k: v for k, v in kwargs.items() if k != "norm"}
+        return lib.nn.TransformerEncoder(encoder_layer(lib, batch_first=True, dropout=0.0), 2, norm, **rest)
+
+    def run(lib, model):
+        model.train(mode == "train")
+        if mode == "frozen":
+            model.requires_grad_(False)
+        x, key_padding = lib.tensor(SRC_BF), lib.tensor(mask)
+        lib.backends.mha.set_fastpath_enabled(mode != "no_fastpath")
+        try:
+            context = {"no_grad": lib.no_grad, "inference_mode": lib.inference_mode}.get(mode, lib.enable_grad)
+            with context():
+                return model(x, src_key_padding_mask=key_padding).detach().numpy()
+        finally:
+            lib.backends.mha.set_fastpath_enabled(True)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch's note that nested tensors are a prototype
+        t_model, r_model = twin(build, {})
+        t_out = run(torch, t_model)
+    np.testing.assert_allclose(run(retrograd, r_model), t_out, atol=2e-5, rtol=1e-4)
+
+
+def test_encoder_nested_path_warns_as_torch():
+    """torch's once-per-process note that nested tensors are a prototype, given by the fast path (not for the
+    left-padded batch it refuses); under set_warn_always torch repeats it for each nested op inside its layers,
+    retrograd once per forward, so the messages are compared as a set."""
+    def messages(lib):
+        model = lib.nn.TransformerEncoder(encoder_layer(lib, batch_first=True), 1).eval()
+        lib.set_warn_always(True)
+        try:
+            with warnings.catch_warnings(record=True) as caught, lib.no_grad():
+                warnings.simplefilter("always")
+                model(lib.tensor(SRC_BF), src_key_padding_mask=lib.tensor(SRC_PAD))
+                model(lib.tensor(SRC_BF), src_key_padding_mask=lib.tensor(left_padding(3, 5, [1, 2, 0])))
+        finally:
+            lib.set_warn_always(False)
+        return [str(w.message) for w in caught]
+
+    assert set(messages(retrograd)) == set(messages(torch))
+    assert len(messages(retrograd)) == 1
+
+
+HIDDEN_ROW = padding(3, 5, [0, 2, 1])
+HIDDEN_ROW[2] = True
+HIDDEN_QUERY = causal(5, True)
+HIDDEN_QUERY[3] = True
+
+
+@pytest.mark.parametrize("module", ["attention", "layer", "layer-tanh", "encoder"])
+@pytest.mark.parametrize("masks", ["padding", "float-padding", "attn", "both"])
+@pytest.mark.parametrize("mode", ["no_grad", "grad"])
+def test_queries_with_every_key_hidden_match_torch(module, masks, mode):
+    """A query whose keys are all masked: torch's composite path gives it zero attention, its fused kernels
+    (eval mode, no grad; float masks keep MultiheadAttention off its own) NaN."""
+    def build(lib):
+        if module == "attention":
+            return lib.nn.MultiheadAttention(D_MODEL, NHEAD, batch_first=True)
+        activation = "Tanh" if module == "layer-tanh" else "relu"
+        layer = encoder_layer(lib, batch_first=True, activation=activation)
+        return layer if module != "encoder" else lib.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+
+    def run(lib, model):
+        model.eval()
+        x = lib.tensor(SRC_BF, requires_grad=mode == "grad")
+        padded = lib.tensor(HIDDEN_ROW if masks != "float-padding" else np.where(HIDDEN_ROW, -np.inf, 0).astype("f4"))
+        keys = {"padding": padded, "float-padding": padded, "attn": None, "both": padded}[masks]
+        query = lib.tensor(HIDDEN_QUERY) if masks in ("attn", "both") else None
+        with lib.no_grad() if mode == "no_grad" else lib.enable_grad():
+            if module == "attention":
+                out = model(x, x, x, key_padding_mask=keys, attn_mask=query, need_weights=False)[0]
+            elif module == "encoder":
+                out = model(x, mask=query, src_key_padding_mask=keys)
+            else:
+                out = model(x, src_mask=query, src_key_padding_mask=keys)
+        return out.detach().numpy()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t_model, r_model = twin(build, {})
+        t_out = run(torch, t_model)
+    r_out = run(retrograd, r_model)
+    np.testing.assert_array_equal(np.isnan(r_out), np.isnan(t_out))
+    np.testing.assert_allclose(r_out, t_out, atol=2e-5, rtol=1e-4)
+
+
 @pytest.mark.parametrize("size,dtype", [(4, None), (1, "float64")])
 def test_generate_square_subsequent_mask_matches_torch(size, dtype):
     t_mask = torch.nn.Transformer.generate_square_subsequent_mask(size, dtype=dtype and getattr(torch, dtype))

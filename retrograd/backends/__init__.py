@@ -1,10 +1,11 @@
-"""torch.backends: the flags scripts read and set for cuDNN, CUDA matmuls, MPS and oneDNN.
+"""torch.backends: the flags scripts read and set for cuDNN, CUDA matmuls, MPS, oneDNN and the MHA fast path.
 
 retrograd computes with NumPy on the CPU, so none of these back-ends exists: `is_available()` is False
 everywhere, and the flags are plain attributes with torch's defaults that a script can read and set
-(setting them changes nothing here, as setting cuDNN flags changes nothing on a CPU-only torch).
+(setting them changes nothing here, as setting cuDNN flags changes nothing on a CPU-only torch). The one that
+does is `mha`'s fast-path switch: TransformerEncoder reads it, as torch's does.
 """
 
-from . import cuda, cudnn, mkldnn, mps
+from . import cuda, cudnn, mha, mkldnn, mps
 
-__all__ = ["cuda", "cudnn", "mkldnn", "mps"]
+__all__ = ["cuda", "cudnn", "mha", "mkldnn", "mps"]

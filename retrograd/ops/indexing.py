@@ -1011,8 +1011,14 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     if input._data.ndim == 0 and idx.size != 1:
         raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {idx.size} value(s)")
     size = input._data.shape[d] if input._data.ndim else 1
+    if not idx.size:
+        return apply(index_select_op, (input,), (d, idx))
+    if not size and input._data.ndim > 1:
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
     high, least = _index_range(idx)
     if high >= size or least < 0:
+        if d == 0:  # torch's kernels for rows (and 0-d and 1-d input) check in their own words
+            raise IndexError("index out of range in self")
         raise RuntimeError(f"INDICES element is out of DATA bounds, id={high if high >= size else least} "
                            f"axis_dim={size}")
     return apply(index_select_op, (input,), (d, idx))

@@ -319,7 +319,7 @@ def embedding_op(xp, w, indices, padding_idx, scale_grad_by_freq):
 def embedding_backward_op(xp, g, indices, num_weights, padding_idx, scale_grad_by_freq):
     """Each looked-up row's gradient added into its weight row (padding_idx gets none)."""
     flat = A.reshape(xp, indices, -1)
-    rows = A.reshape(xp, g, flat.size, -1)
+    rows = A.reshape(xp, g, flat.size, g.shape[-1])  # -1 cannot be inferred when there are no indices
     if padding_idx is not None or scale_grad_by_freq:
         rows = rows * A.astype(xp, _row_scale(xp, flat, num_weights, padding_idx, scale_grad_by_freq)[:, None],
                                g.dtype, copy=False)

@@ -484,6 +484,10 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
         indices = input._data
         xp, device = namespace(indices), indices.device
         starts = A.astype(xp, offsets._data, xp.int64)
+        if not starts.shape[0] or (include_last_offset and starts.shape[0] == 1):  # no bags: the indices are in none
+            indices = indices[:0]
+            if per_sample_weights is not None:
+                per_sample_weights = per_sample_weights[:0]
     else:
         raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}")
     if mode == "max" and scale_grad_by_freq:
@@ -496,6 +500,13 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
         raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
                                   f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
                                   "GitHub.")
+    index_dtype = input.dtype if offsets is None or input.ndim == 2 else D.promote_types(input.dtype, offsets.dtype)
+    if index_dtype not in (D.int64, D.int32):
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got {D.tensor_type_name(index_dtype)} instead (while checking arguments "
+                           "for embedding_bag)")
+    if input.ndim == 1:
+        _check_offsets(xp, starts, input.shape[0], index_dtype)
     n = weight.shape[0]
     if padding_idx is not None:
         if not -n <= padding_idx < n:
@@ -510,6 +521,24 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
     bags = Bags(A.astype(xp, indices, xp.int64), A.astype(xp, bag, xp.int64), count)
     return apply(embedding_bag_op, (weight, per_sample_weights),
                  (bags, mode, -1 if padding_idx is None else padding_idx, scale_grad_by_freq))
+
+
+def _check_offsets(xp: Any, starts: Any, size: int, index_dtype: D.dtype) -> None:
+    """torch's checks of a 1-D input's offsets, in its words: the first must be 0 and the last within the input
+    (what torch checks up front); negative or decreasing ones fail as they do inside torch's kernels."""
+    if not starts.shape[0]:
+        return
+    first, last = int(starts[0]), int(starts[-1])
+    if first != 0:
+        raise RuntimeError("offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
+                           f"position 0. However, got {first}\n[ {D.tensor_type_name(index_dtype)}{{}} ]")
+    if last > size:
+        raise RuntimeError(f"offsets[-1] can not be greater than input's length {size} but got offsets[-1] of {last}")
+    if int(A.reduce(xp, "min", starts)) < 0:
+        raise IndexError("index out of range in self")
+    if bool(xp.any(starts[1:] < starts[:-1])):
+        raise RuntimeError("Expected i < index_size to be true, but got false.  (Could this error message be "
+                           "improved?  If so, please report an enhancement request to PyTorch.)")
 
 
 def _interval_starts(xp: Any, samples: Any, size: int, out: int, kernel: int) -> Any:

@@ -11,6 +11,8 @@ from typing import Any
 
 from ... import _creation as C
 from ..._tensor import Tensor
+from ...autograd import grad_mode
+from ...backends import mha
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -263,6 +265,7 @@ class MultiheadAttention(Module):
     def forward(self, query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Tensor | None = None,
                 need_weights: bool = True, attn_mask: Tensor | None = None, average_attn_weights: bool = True,
                 is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
+        fused = not need_weights and self._takes_fast_path(query, key, value, key_padding_mask, attn_mask)
         transposed = self.batch_first and query.dim() == 3
         if transposed:  # as torch, one tensor stays one tensor (self-attention's single projection)
             if key is not value:
@@ -279,7 +282,48 @@ class MultiheadAttention(Module):
             attn_mask=attn_mask, use_separate_proj_weight=not self._qkv_same_embed_dim,
             q_proj_weight=self.q_proj_weight, k_proj_weight=self.k_proj_weight, v_proj_weight=self.v_proj_weight,
             average_attn_weights=average_attn_weights, is_causal=is_causal)
-        return (out.transpose(0, 1) if transposed else out), weights
+        out = out.transpose(0, 1) if transposed else out
+        return (_nan_where_hidden(out, key_padding_mask, attn_mask, self.num_heads) if fused else out), weights
+
+    # Note [MultiheadAttention's fast path and hidden rows]
+    # In eval mode, without grad, for batch-first self-attention (one tensor as query, key and value) with an even
+    # head count and packed biased projections, torch runs its native kernel instead of the composite path. The two
+    # agree except for a query whose keys the masks hide entirely (a sequence that is all padding): the composite
+    # path's scaled_dot_product_attention gives it zero attention, the kernel NaN. (Float masks keep torch off its
+    # kernel here; TransformerEncoderLayer's fused path takes them, and gives NaN too.) retrograd always runs the
+    # composite path and writes NaN into such rows where torch would have run its kernel.
+
+    def _takes_fast_path(self, query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Tensor | None,
+                         attn_mask: Tensor | None) -> bool:
+        """Whether torch's forward would run its native attention kernel for these inputs."""
+        if any(m is not None and m.is_floating_point() for m in (key_padding_mask, attn_mask)):
+            return False
+        if not (mha.get_fastpath_enabled() and query.dim() == 3 and query is key and key is value
+                and not self.training and self.batch_first and self.num_heads % 2 == 0
+                and self._qkv_same_embed_dim and self.bias_k is None and self.bias_v is None
+                and not self.add_zero_attn and self.in_proj_bias is not None
+                and query.dtype == self.in_proj_weight.dtype == self.in_proj_bias.dtype):
+            return False
+        tensors = (query, self.in_proj_weight, self.in_proj_bias, self.out_proj.weight, self.out_proj.bias)
+        return not (grad_mode.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors))
+
+
+def _nan_where_hidden(out: Tensor, key_padding_mask: Tensor | None, attn_mask: Tensor | None, heads: int) -> Tensor:
+    """Batch-first `out` (N, L, E) with NaN in the rows of queries that the masks (True or -inf) leave no key to
+    attend to in some head, as torch's fused attention gives (Note [MultiheadAttention's fast path and hidden
+    rows])."""
+    def hidden(mask: Tensor) -> Tensor:
+        return mask if mask.dtype.name == "bool" else mask == float("-inf")
+
+    if key_padding_mask is None and attn_mask is None:
+        return out
+    batch, length = out.shape[:2]
+    merged = None if key_padding_mask is None else hidden(key_padding_mask)[:, None, None, :]
+    if attn_mask is not None:
+        per_head = attn_mask if attn_mask.dim() == 2 else attn_mask.view(batch, heads, *attn_mask.shape[-2:])
+        merged = hidden(per_head) if merged is None else merged | hidden(per_head)
+    rows = merged.all(-1).any(1) if merged.dim() == 4 else merged.all(-1).unsqueeze(0)
+    return out.masked_fill(rows.expand(batch, length).unsqueeze(-1), float("nan"))
 
 
 def _causal_mask(rows: int, cols: int, dtype: Any = None, device: Any = None) -> Tensor:

@@ -3,20 +3,26 @@
 Each layer is self-attention (and, in the decoder, attention over the encoder's memory) and a
 feed-forward block, each with a residual connection and a LayerNorm after it (`norm_first=False`,
 the paper's layout) or before it (`norm_first=True`). Sub-module names, parameter names and
-initialisation are torch's, so a torch state dict loads unchanged. torch's fused inference fast
-path and nested tensors compute the same function; retrograd always runs the composite path.
+initialisation are torch's, so a torch state dict loads unchanged. retrograd always runs the composite
+path; where torch's encoder would take its nested-tensor fast path, the result is made the same as that path's
+(Note [TransformerEncoder's nested-tensor fast path]).
 """
 
 from __future__ import annotations
 
 import copy
+import warnings
 from collections.abc import Callable
 from typing import Any
 
+from ... import _creation as C
 from ..._tensor import Tensor
+from ..._warn import warn_once
+from ...autograd import grad_mode
+from ...backends import mha
 from .. import functional as F
 from .. import init
-from .activation import GELU, MultiheadAttention, ReLU, _canonical_mask, _causal_mask
+from .activation import GELU, MultiheadAttention, ReLU, _canonical_mask, _causal_mask, _nan_where_hidden
 from .container import ModuleList
 from .dropout import Dropout
 from .linear import Linear
@@ -52,6 +58,35 @@ def _get_activation_fn(activation: str) -> Callable[[Tensor], Tensor]:
     if activation == "gelu":
         return F.gelu
     raise RuntimeError(f"activation should be relu/gelu, not {activation}")
+
+
+# torch's once-per-process warning on building the nested tensor of its encoder's fast path, word for word
+_NESTED_PROTOTYPE = ("The PyTorch API of nested tensors is in prototype stage and will change in the near future. "
+                     "We recommend specifying layout=torch.jagged when constructing a nested tensor, as this layout "
+                     "receives active development, has better operator coverage, and works with torch.compile. "
+                     "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/NestedTensorImpl.cpp:177.)")
+
+
+def _why_not_sparsity_fast_path(encoder_layer: Module) -> str:
+    """Why torch's encoder built on `encoder_layer` cannot use nested tensors, in torch's words ("" when it can)."""
+    enc_layer = "encoder_layer"
+    if not isinstance(encoder_layer, TransformerEncoderLayer):
+        return f"{enc_layer} was not TransformerEncoderLayer"
+    if encoder_layer.norm_first:
+        return f"{enc_layer}.norm_first was True"
+    if not encoder_layer.self_attn.batch_first:
+        return f"{enc_layer}.self_attn.batch_first was not True(use batch_first for better inference performance)"
+    if not encoder_layer.self_attn._qkv_same_embed_dim:
+        return f"{enc_layer}.self_attn._qkv_same_embed_dim was not True"
+    if encoder_layer.self_attn.in_proj_bias is None:
+        return f"{enc_layer}.self_attn was passed bias=False"
+    if not encoder_layer.activation_relu_or_gelu:
+        return f"{enc_layer}.activation_relu_or_gelu was not True"
+    if encoder_layer.norm1.eps != encoder_layer.norm2.eps:
+        return f"{enc_layer}.norm1.eps was not equal to {enc_layer}.norm2.eps"
+    if encoder_layer.self_attn.num_heads % 2 == 1:
+        return f"{enc_layer}.self_attn.num_heads is odd"
+    return ""
 
 
 def _get_clones(module: Module, n: int) -> ModuleList:
@@ -111,7 +146,23 @@ class TransformerEncoderLayer(Module):
         else:
             x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
             x = self.norm2(x + self._ff_block(x))
+        if self._takes_fast_path(src):  # Note [MultiheadAttention's fast path and hidden rows]
+            x = _nan_where_hidden(x, src_key_padding_mask, src_mask, self.self_attn.num_heads)
         return x
+
+    def _takes_fast_path(self, src: Tensor) -> bool:
+        """Whether torch's forward would run its fused encoder-layer kernel for this input."""
+        attn = self.self_attn
+        if not (mha.get_fastpath_enabled() and src.dim() == 3 and not self.training and attn.batch_first
+                and attn.in_proj_bias is not None and attn._qkv_same_embed_dim and self.activation_relu_or_gelu
+                and self.norm1.eps == self.norm2.eps and attn.num_heads % 2 == 0):
+            return False
+        if any(getattr(m, "_forward_hooks", None) or getattr(m, "_forward_pre_hooks", None) for m in self.modules()):
+            return False
+        tensors = (src, attn.in_proj_weight, attn.in_proj_bias, attn.out_proj.weight, attn.out_proj.bias,
+                   self.norm1.weight, self.norm1.bias, self.norm2.weight, self.norm2.bias,
+                   self.linear1.weight, self.linear1.bias, self.linear2.weight, self.linear2.bias)
+        return not (grad_mode.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors))
 
     def _sa_block(self, x: Tensor, attn_mask: Tensor | None, key_padding_mask: Tensor | None,
                   is_causal: bool = False) -> Tensor:
@@ -191,8 +242,8 @@ class TransformerDecoderLayer(Module):
 class TransformerEncoder(Module):
     """`num_layers` deep copies of `encoder_layer` applied in turn, then `norm` if given.
 
-    `enable_nested_tensor` and `mask_check` are accepted and kept: they choose torch's nested-tensor
-    fast path, which retrograd does not have (the results are the same without it).
+    `enable_nested_tensor` and `mask_check` choose torch's nested-tensor fast path: its warning when the layer
+    rules it out, and its zeros at padded positions (Note [TransformerEncoder's nested-tensor fast path]).
     """
 
     __constants__ = ["norm"]
@@ -204,8 +255,13 @@ class TransformerEncoder(Module):
         self.num_layers = num_layers
         self.norm = norm
         self.enable_nested_tensor = enable_nested_tensor
-        self.use_nested_tensor = False
+        self.use_nested_tensor = enable_nested_tensor
         self.mask_check = mask_check
+        why_not_sparsity_fast_path = _why_not_sparsity_fast_path(encoder_layer)
+        if enable_nested_tensor and why_not_sparsity_fast_path:
+            warnings.warn(f"enable_nested_tensor is True, but self.use_nested_tensor is False because "
+                          f"{why_not_sparsity_fast_path}", stacklevel=2)
+            self.use_nested_tensor = False
 
     def forward(self, src: Tensor, mask: Tensor | None = None, src_key_padding_mask: Tensor | None = None,
                 is_causal: bool | None = None) -> Tensor:
@@ -213,10 +269,43 @@ class TransformerEncoder(Module):
         mask = _canonical_mask(mask, "mask", None, "", src.dtype)
         seq_len = _get_seq_len(src, self.layers[0].self_attn.batch_first)
         is_causal = _detect_is_causal_mask(mask, is_causal, seq_len)
+        dropped = self._nested_tensor_dropped(src, mask, src_key_padding_mask)
+        if dropped is not None:
+            warn_once(_NESTED_PROTOTYPE, stacklevel=1)
+            src_key_padding_mask = _canonical_mask(dropped, "src_key_padding_mask", None, "", src.dtype)
         output = src
         for layer in self.layers:
             output = layer(output, src_mask=mask, is_causal=is_causal, src_key_padding_mask=src_key_padding_mask)
+        if dropped is not None:
+            output = output.masked_fill(dropped.unsqueeze(-1), 0.0)
         return output if self.norm is None else self.norm(output)
+
+    # Note [TransformerEncoder's nested-tensor fast path]
+    # In eval mode, with a key padding mask and no attention mask, batched input, and no grad wanted of the input
+    # or the first layer's weights, torch's encoder packs the batch into a nested tensor of each row's first
+    # `length` positions (length = the row's unpadded count), runs the layers on that unmasked, and pads the result
+    # back with zeros: the padded positions come out 0 (then `norm`), where training mode gives them values. With
+    # `mask_check` it does so only for right-padded rows; without, it takes the first `length` positions whatever
+    # the mask says. retrograd runs the same layers with those positions as the padding and zeroes them after.
+
+    def _nested_tensor_dropped(self, src: Tensor, mask: Tensor | None,
+                               src_key_padding_mask: Tensor | None) -> Tensor | None:
+        """The (N, L) positions torch's nested-tensor fast path drops, or None where it would not run."""
+        layer = self.layers[0]
+        if not (mha.get_fastpath_enabled() and getattr(self, "use_nested_tensor", False) and not layer.training
+                and src.dim() == 3 and src_key_padding_mask is not None and mask is None):
+            return None
+        attn = layer.self_attn
+        weights = (src, attn.in_proj_weight, attn.in_proj_bias, attn.out_proj.weight, attn.out_proj.bias,
+                   layer.norm1.weight, layer.norm1.bias, layer.norm2.weight, layer.norm2.bias,
+                   layer.linear1.weight, layer.linear1.bias, layer.linear2.weight, layer.linear2.bias)
+        if grad_mode.is_grad_enabled() and any(w is not None and w.requires_grad for w in weights):
+            return None
+        kept = src_key_padding_mask == 0  # the additive mask: 0 where kept, -inf where padded
+        dropped = C.arange(src.size(1)) >= kept.sum(1, keepdim=True)
+        if getattr(self, "mask_check", True) and not bool((dropped == kept.logical_not()).all()):
+            return None
+        return dropped
 
 
 class TransformerDecoder(Module):
