@@ -19,6 +19,7 @@ from .. import _creation
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap_dim
 from ..ops.linalg import matmul
+from ..ops.nn_extra import weight_norm_of
 from ..ops.pointwise import where_op
 from ..ops.registry import apply
 from ..ops.shape import cat, stack
@@ -52,8 +53,9 @@ _new = object.__new__
 # losses (elementwise ones reduce after; nll_loss folds the vmap dims into its batch dim N),
 # convolution (the vmap dims fold into N when only the input is batched, into the groups when the
 # weight is: each example's channels and filters a group of their own, as torch's rule does),
-# pooling, padding and resampling with their backwards (the vmap dims are more leading planes) and
-# layer/group norm. Any other op falls back to a loop: it runs once per example on slices of the
+# pooling, padding and resampling with their backwards (the vmap dims are more leading planes),
+# layer/group norm and weight norm (its norm over every dim but one, composed so as not to span the
+# vmap dims). Any other op falls back to a loop: it runs once per example on slices of the
 # physical tensors and the results are stacked (with torch's performance warning); correct for
 # every op whose output shape does not depend on data. tests/test_vmap_rules.py counts the ops
 # that still loop.
@@ -865,6 +867,13 @@ def _scaled_sum(product: Callable) -> Callable:
     return _composite(build)
 
 
+def _weight_norm_interface(v: Tensor, g: Tensor, dim: int) -> tuple[Tensor, Tensor]:
+    """(v g / ||v||, ||v||) from batched ops: the op's norm spans every dim but `dim`, so shifting `dim` past the
+    vmap dims (the rule for ops along dims) would take the norm across the examples too."""
+    norms = weight_norm_of(v, dim)
+    return v * (g / norms), norms
+
+
 def _masked_fill(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
     """x.masked_fill(mask, value) is where(mask, value, x), an elementwise op (value a number: a param)."""
     (x,), (mask, value) = args, params
@@ -1195,6 +1204,7 @@ RULES: dict[str, Callable] = {
     "argmax": _arg_extreme, "argmin": _arg_extreme,
     **dict.fromkeys(("_unique", "_unique2", "unique_dim", "unique_consecutive"), _dynamic_shape),
     "vdot": _composite(lambda a, b: (a.conj() * b).sum()),
+    "_weight_norm_interface": _composite(_weight_norm_interface),
     "trace": _composite(lambda x: x.diagonal(0, 0, 1).sum()),
     "prod_all": _composite(lambda x, dtype: x.reshape(-1).prod(0) if dtype is None else
                            x.reshape(-1).prod(0, dtype=_dtype_of(dtype))),
