@@ -198,13 +198,14 @@ COMMON = {
     "addr": lambda L, a, b: L.addr(a, b[0], b[1], beta=0.5),
     "weight_norm": lambda L, v, g: L._weight_norm(v, g, 0),  # the norm over every dim but 0: not across examples
     "weight_norm_last_dim": lambda L, v, g: L._weight_norm(v, g.mT, 1),
+    "cosine_similarity": lambda L, a, b: L.nn.functional.cosine_similarity(a, b, dim=-1),  # clamped norms
 }
 COMMON_ARGS = {"layer_norm": (X, W), "group_norm": (X, W), "embedding": (TOKENS, TABLE), "take": (X, TOKENS),
                "solve_triangular": (MATRICES, X[:, 0, 0, :4]), "solve": (MATRICES, X[:, 0, 0, :4, 0]),
                "cholesky": (MATRICES, None), "grid_sample": (X, GRID),
                "attention": (X[:, 0, :, :5, :4], X[:, 1, :, :6, :4]), "lstsq": (MATRICES[:, :, :3], X[:, 0, 0, :4]),
                "addr": (MATRICES, X[:, 0, 0, :2, :4]), "weight_norm": (MATRICES, X[:, 0, 0, :4, :1]),
-               "weight_norm_last_dim": (MATRICES, X[:, 0, 0, :4, :1])}
+               "weight_norm_last_dim": (MATRICES, X[:, 0, 0, :4, :1]), "cosine_similarity": (X, X[:, 1])}
 
 
 @pytest.mark.parametrize("in_dims", [(0, None), (None, 0), (0, 0)])

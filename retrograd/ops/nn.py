@@ -28,6 +28,7 @@ from .._memory_format import keeping_channels_last, memory_order
 from .._tensor import Tensor, _wrap, _wrap_dim
 from .._warn import warn_once
 from ..autograd.forward_ad import composite, transforms
+from ..autograd.grad_mode import no_grad
 from . import arrays as A
 from .activation import logsigmoid
 from .conv import *  # noqa: F403 - the spatial kernels are this family's too (rows, helpers, public functions)
@@ -1621,16 +1622,22 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
 
 # ---- distances ------------------------------------------------------------------------------
 
+def _clamped_unrecorded(t: Tensor, low: float) -> Tensor:
+    """A copy of `t` clamped below at `low` in place under no_grad, as torch clamps cosine_similarity's norms and
+    gaussian_nll_loss's variance: the gradient flows as if unclamped. Tensor ops, so that it also runs under vmap."""
+    out = t.clone()
+    with no_grad():
+        out.clamp_min_(low)
+    return out
+
+
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """``x1 . x2 / (max(|x1|, eps) max(|x2|, eps))`` along dim; each input is divided by its norm first, as torch."""
     a, b = _broadcast_pair(x1, x2)
     d = _wrap_dim(dim, a.ndim)
 
     def unit(t: Tensor) -> Tensor:
-        norm = apply(vector_norm_op, (t,), (2.0, (d,), True)).clone()
-        data = norm._data
-        data[...] = namespace(data).maximum(data, eps)  # torch clamps the norm without recording it
-        return t / norm
+        return t / _clamped_unrecorded(apply(vector_norm_op, (t,), (2.0, (d,), True)), eps)
 
     return (unit(a) * unit(b)).sum(d)
 
@@ -2001,8 +2008,7 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: 
             raise ValueError("var is of incorrect size")
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(reduction + " is not valid")
-    var = var.clone()
-    var._data[...] = namespace(var._data).maximum(var._data, eps)  # clamped under no_grad: the gradient ignores it
+    var = _clamped_unrecorded(var, eps)
     loss = 0.5 * (log(var) + (input - target) ** 2 / var)
     if full:
         loss = loss + 0.5 * math.log(2 * math.pi)
