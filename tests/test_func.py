@@ -201,6 +201,33 @@ def test_functional_call_details():
     assert same(scenario)[0] == "ok"
 
 
+def test_functional_call_sets_attributes_as_torch():
+    """Names that are not parameters or buffers go through setattr, as torch's: a weight_norm'd layer's "weight"
+    is used as given (through right_inverse), a plain tensor attribute is replaced, a non-tensor value or attribute
+    is refused; a buffer the forward reassigns is written back into the caller's dict."""
+    def scenario(L):
+        class Counter(L.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("count", L.zeros((), dtype=L.float64))
+                self.lin = L.nn.utils.parametrizations.weight_norm(L.nn.Linear(3, 2).double())
+                self.scale = t(L, 2.0)
+
+            def forward(self, x):
+                self.count = self.count + 1
+                return self.lin(x) * self.scale
+
+        L.manual_seed(0)
+        model, x = Counter(), t(L, DATA)
+        given = {"count": t(L, 5.0), "lin.weight": t(L, RNG_W), "scale": t(L, 3.0)}
+        out = L.func.functional_call(model, given, (x,))
+        refused = [outcome(lambda: L.func.functional_call(model, {name: value}, (x,)))
+                   for name, value in (("training", t(L, 1.0)), ("lin.bias", 3.0))]
+        return out, given["count"], model.count, model.scale, model.lin.weight, refused
+
+    assert same(scenario)[0] == "ok"
+
+
 RNG_W = RNG.standard_normal((2, 3))
 RNG_B = RNG.standard_normal(2)
 
