@@ -1395,6 +1395,9 @@ def _vmap_call(func: Callable, in_dims: Any, out_dims: Any, randomness: str, chu
     if not isinstance(in_dims, (int, tuple)) or isinstance(in_dims, bool):
         raise ValueError(f"{context}: expected `in_dims` to be int or a (potentially nested) tuple matching the "
                          f"structure of inputs, got: {type(in_dims)}.")
+    if not args:
+        raise ValueError(f"vmap({name})(<inputs>): got no inputs. Maybe you forgot to add inputs, or you are trying "
+                         "to vmap over a function with no inputs. The latter is unsupported.")
     if isinstance(in_dims, tuple) and len(in_dims) != len(args):
         raise ValueError(f"{context}: in_dims is not compatible with the structure of `inputs`. in_dims has "
                          f"structure {_spec_text(_flatten(in_dims)[1])} but inputs has structure "
@@ -1407,7 +1410,8 @@ def _vmap_call(func: Callable, in_dims: Any, out_dims: Any, randomness: str, chu
         if d is None:
             continue
         if not isinstance(d, int):
-            raise ValueError(f"{context}: in_dim must be an int or None, got {d!r}")
+            raise ValueError(f"{context}: Got in_dim={d} for an input but in_dim must be either an integer dimension "
+                             "or None.")
         if not isinstance(x, Tensor):
             raise ValueError(f"{context}: Got in_dim={d} for an input but the input is of type {type(x)}. We cannot "
                              "vmap over non-Tensor arguments, please use None as the respective in_dim")
@@ -1417,8 +1421,7 @@ def _vmap_call(func: Callable, in_dims: Any, out_dims: Any, randomness: str, chu
                              f"{n} so expected in_dim to satisfy -{n} <= in_dim < {n}.")
         sizes.append(x.shape[d])
     if not sizes:
-        raise ValueError(f"{context}: at least one input must be a Tensor batched with an in_dim that is not None; "
-                         "got none.")
+        raise ValueError("vmap: Expected at least one Tensor to vmap over")
     if len(set(sizes)) > 1:
         raise ValueError(f"vmap: Expected all tensors to have the same size in the mapped dimension, got sizes "
                          f"{sizes} for the mapped dimension")
