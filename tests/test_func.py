@@ -481,3 +481,21 @@ def _debug_unwrap_facts(lib):
 
 def test_debug_unwrap_gives_the_batch_inside_vmap():
     assert _debug_unwrap_facts(retrograd) == _debug_unwrap_facts(torch)
+
+
+def test_batched_tensor_repr_nests_as_torchs():
+    """Printed inside vmap, a tensor shows torch's wrappers: the innermost vmap's outermost, each numbered by its
+    depth among the running vmaps (a second vmap call starts again at 1), blank lines of the value left blank."""
+    def scenario(L):
+        seen = []
+
+        def look(x):
+            seen.append(repr(x))
+            return x
+
+        L.func.vmap(look)(t(L, M))
+        L.func.vmap(L.func.vmap(look))(t(L, np.stack([M, N])))
+        L.func.vmap(lambda a: L.func.vmap(look)(a * 2))(t(L, M))
+        return [text.replace("torch.", "").replace("retrograd.", "") for text in seen]
+
+    assert scenario(retrograd) == scenario(torch)

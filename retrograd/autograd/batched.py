@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
+import textwrap
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -237,10 +238,13 @@ class BatchedTensor(Tensor):
     __slots__ = ("_physical", "_levels")
 
     def __repr__(self) -> str:
+        """torch's nesting: a wrapper per level, the innermost vmap's outside, each numbered by its depth among the
+        running vmaps; the batch dims lead, so each wrapper's bdim is 0 (torch keeps a non-zero in_dim's)."""
+        running = transforms.vmap
         inner = repr(self._physical)
-        for i, level in reversed(list(enumerate(self._levels))):
-            body = "\n".join("    " + line for line in inner.split("\n"))
-            inner = f"BatchedTensor(lvl={level.id}, bdim={i}, value=\n{body}\n)"
+        for level in self._levels:
+            depth = running.index(level) + 1 if level in running else level.id
+            inner = f"BatchedTensor(lvl={depth}, bdim=0, value=\n{textwrap.indent(inner, '    ')}\n)"
         return inner
 
     __str__ = __repr__
