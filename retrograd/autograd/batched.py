@@ -1336,28 +1336,44 @@ def _unflatten(leaves: list, spec: Any) -> Any:
     return build(spec)
 
 
-def _spec_text(spec: Any) -> str:
+def _spec_text(spec: Any, indent: int = 0) -> str:
+    """A structure as torch's pytree TreeSpec prints: a dict's keys as its context, children after the first on
+    lines of their own, indented two more per level."""
     if spec is None:
         return "*"
     kind, children = spec
-    if kind is dict:
-        return "{" + ", ".join(f"{k!r}: {_spec_text(c)}" for k, c in children) + "}"
-    return f"TreeSpec({kind.__name__}, None, [{', '.join(_spec_text(c) for c in children)}])"
+    context = repr([key for key, _ in children]) if kind is dict else "None"
+    parts = [_spec_text(c, indent + 2) for c in ([c for _, c in children] if kind is dict else children)]
+    body = ",".join(parts[:1] + ["\n" + " " * (indent + 2) + part for part in parts[1:]])
+    return f"TreeSpec({kind.__name__}, {context}, [{body}])"
 
 
 def broadcast_prefix(prefix: Any, tree: Any, what: str, context: str) -> list:
-    """One value per leaf of `tree`, from `prefix` (a value, or a structure matching the tree's top)."""
+    """One value per leaf of `tree`, from `prefix` (a value, or a structure matching the tree's top); torch's error,
+    naming both whole structures, where some level does not match."""
+    values = _broadcast(prefix, tree)
+    if values is None:
+        whole = {"in_dims": "inputs", "out_dims": "outputs"}[what]
+        raise ValueError(f"{context}: {what} is not compatible with the structure of `{whole}`. {what} has "
+                         f"structure {_spec_text(_flatten(prefix)[1])} but {whole} has structure "
+                         f"{_spec_text(_flatten(tree)[1])}.")
+    return values
+
+
+def _broadcast(prefix: Any, tree: Any) -> list | None:
+    """broadcast_prefix's values, or None where the structures differ."""
     leaves, spec = _flatten(tree)
     if isinstance(prefix, (tuple, list, dict)) and not hasattr(prefix, "_fields"):
         if spec is None or not _same_top(prefix, tree):
-            _, pspec = _flatten(prefix)
-            raise ValueError(f"{context}: {what} is not compatible with the structure of `{what[:-5]}s`. {what} has "
-                             f"structure {_spec_text(pspec)} but {what[:-5]}s has structure {_spec_text(spec)}.")
+            return None
         out: list = []
         items = prefix.values() if isinstance(prefix, dict) else prefix
         subtrees = tree.values() if isinstance(tree, dict) else tree
         for p, sub in zip(items, subtrees):
-            out += broadcast_prefix(p, sub, what, context)
+            found = _broadcast(p, sub)
+            if found is None:
+                return None
+            out += found
         return out
     return [prefix] * len(leaves)
 
@@ -1365,7 +1381,8 @@ def broadcast_prefix(prefix: Any, tree: Any, what: str, context: str) -> list:
 def _same_top(prefix: Any, tree: Any) -> bool:
     if isinstance(prefix, dict):
         return isinstance(tree, dict) and list(prefix) == list(tree)
-    return isinstance(tree, (tuple, list)) and not isinstance(tree, dict) and len(prefix) == len(tree)
+    return isinstance(tree, (tuple, list)) and isinstance(prefix, list) == isinstance(tree, list) and \
+        len(prefix) == len(tree)  # a tuple and a list are different pytree nodes, as in torch's pytree
 
 
 def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = "error", *,
