@@ -230,6 +230,24 @@ def test_common_ops_under_vmap(op, in_dims):
     same(scenario)
 
 
+
+@pytest.mark.parametrize("randomness", ["different", "same"])
+def test_dropout_masks_follow_the_randomness_of_vmap(randomness):
+    """torch's draws: 'different' one mask per example (before, every example got the same one), 'same' one mask
+    for all; nested levels, feature and alpha dropout, and per-example gradients through the masks."""
+    def scenario(L):
+        F = L.nn.functional
+        L.manual_seed(0)
+        flat = L.func.vmap(lambda a: F.dropout(a, 0.4), randomness=randomness)(t(L, X[:, 0, 0]).float())
+        nested = L.func.vmap(L.func.vmap(lambda a: F.alpha_dropout(a, 0.3, True), randomness=randomness),
+                             randomness=randomness)(t(L, X[:, 0]))
+        features = L.func.vmap(lambda a: F.dropout2d(a, 0.5), randomness=randomness)(t(L, X))
+        grads = L.func.vmap(L.func.grad(lambda w, a: F.dropout(a * w, 0.5).pow(2).sum()), in_dims=(None, 0),
+                            randomness=randomness)(t(L, X[0, 0, 0, 0]), t(L, X[:, 0, 0]))
+        return flat, nested, features, grads, L.rand(2)
+
+    same(scenario)
+
 # ---- the tutorials' program ------------------------------------------------------------------------
 
 def test_tutorial_program_runs_without_the_loop(tmp_path):

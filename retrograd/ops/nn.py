@@ -1239,17 +1239,40 @@ def _check_p(p: float) -> None:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
 
 
-def _keep_mask(input: Tensor, p: float, feature: bool) -> np.ndarray:
+def _keep_mask(input: Tensor, p: float, feature: bool) -> np.ndarray | Tensor:
     """Bernoulli(1 - p) draws from retrograd's generator: per element, or per (sample, channel) for features.
     torch draws an element mask into `empty_like(input)`, which keeps input's layout, and fills it in memory order:
     on a permuted input (attention's output, transposed back to batch-first) the draws run in that order too."""
     shape = input.shape if not feature else (*input.shape[:2], *(1,) * (input.ndim - 2))
+    if transforms.vmap and hasattr(input, "_levels"):  # a BatchedTensor
+        return _batched_keep_mask(input, p, tuple(shape))
     if type(input._data) is np.ndarray:  # torch's CPU masks (Note [torch's CPU random streams])
         order = tuple(range(input.ndim)) if feature else memory_order(input._data)
         keep = _creation._torch_rng(None).bernoulli(1 - p, tuple(shape[d] for d in order))
         return keep.transpose(np.argsort(order)).astype(input._data.dtype)
     keep = _creation.rand(*shape, dtype=input.dtype, device=input.device)._data < 1 - p
     return A.astype(namespace(keep), keep, input.dtype)
+
+
+# Note [dropout under vmap]
+# As torch's batching rule for dropout, the running vmap levels' randomness picks the mask: 'different' draws one
+# for every example (the batch dims of those levels lead the draw), 'same' one mask for all examples (a size-1 dim
+# for such a level), 'error' refuses. The draw is torch's CPU bernoulli over that shape, row-major.
+
+def _batched_keep_mask(input: Tensor, p: float, shape: tuple) -> Tensor:
+    """The keep mask of a dropout inside vmap, batched at the running levels (Note [dropout under vmap])."""
+    from ..autograd import batched
+
+    rng = _creation._torch_rng(None)  # torch's error under randomness='error'
+    levels = transforms.vmap
+    sizes = tuple(level.size if level.randomness == "different" else 1 for level in levels)
+    keep = rng.bernoulli(1 - p, sizes + shape).astype(input.dtype.np)
+    return batched.make(_wrap(keep), levels)
+
+
+def _constant(value: np.ndarray | Tensor, like: Tensor) -> Tensor:
+    """A mask-derived value as a tensor in `like`'s dtype: a batched mask (vmap) is one already."""
+    return value if isinstance(value, Tensor) else constant_like(value, like)
 
 
 @defop("native_dropout_backward", node="NativeDropoutBackwardBackward0", inputs=("grad_output",),
@@ -1271,12 +1294,12 @@ def _dropout(input: Tensor, p: float, training: bool, inplace: bool, feature: bo
         return input.mul_(noise) if inplace else input * noise
     keep = _keep_mask(input, p, feature)
     if not alpha:
-        noise = constant_like(keep / (1 - p), input)
+        noise = _constant(keep / (1 - p), input)
         return input.mul_(noise) if inplace else input * noise
     selu_alpha = 1.7580993408473766  # -SELU's lower bound: dropped units are set there, then re-standardised
     a = 1.0 / math.sqrt((selu_alpha * selu_alpha * p + 1) * (1 - p))
-    shift = constant_like((keep - 1) * selu_alpha * a + selu_alpha * a * p, input)
-    scaled = input.mul_(constant_like(keep * a, input)) if inplace else input * constant_like(keep * a, input)
+    shift = _constant((keep - 1) * selu_alpha * a + selu_alpha * a * p, input)
+    scaled = input.mul_(_constant(keep * a, input)) if inplace else input * _constant(keep * a, input)
     return scaled.add_(shift) if inplace else scaled + shift
 
 
