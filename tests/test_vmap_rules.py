@@ -234,7 +234,8 @@ def test_common_ops_under_vmap(op, in_dims):
 @pytest.mark.parametrize("randomness", ["different", "same"])
 def test_dropout_masks_follow_the_randomness_of_vmap(randomness):
     """torch's draws: 'different' one mask per example (before, every example got the same one), 'same' one mask
-    for all; nested levels, feature and alpha dropout, and per-example gradients through the masks."""
+    for all; nested levels, feature and alpha dropout, an input vmap does not batch, and per-example gradients
+    through the masks."""
     def scenario(L):
         F = L.nn.functional
         L.manual_seed(0)
@@ -244,7 +245,9 @@ def test_dropout_masks_follow_the_randomness_of_vmap(randomness):
         features = L.func.vmap(lambda a: F.dropout2d(a, 0.5), randomness=randomness)(t(L, X))
         grads = L.func.vmap(L.func.grad(lambda w, a: F.dropout(a * w, 0.5).pow(2).sum()), in_dims=(None, 0),
                             randomness=randomness)(t(L, X[0, 0, 0, 0]), t(L, X[:, 0, 0]))
-        return flat, nested, features, grads, L.rand(2)
+        unbatched = L.func.vmap(lambda w: F.dropout(t(L, X[0, 0, 0]), 0.5) * w, randomness=randomness)(
+            t(L, X[:, 0, 0, 0, 0]))  # an input the level does not batch: 'different' still draws per example
+        return flat, nested, features, grads, unbatched, L.rand(2)
 
     same(scenario)
 

@@ -1244,8 +1244,8 @@ def _keep_mask(input: Tensor, p: float, feature: bool) -> np.ndarray | Tensor:
     torch draws an element mask into `empty_like(input)`, which keeps input's layout, and fills it in memory order:
     on a permuted input (attention's output, transposed back to batch-first) the draws run in that order too."""
     shape = input.shape if not feature else (*input.shape[:2], *(1,) * (input.ndim - 2))
-    if transforms.vmap and hasattr(input, "_levels"):  # a BatchedTensor
-        return _batched_keep_mask(input, p, tuple(shape))
+    if transforms.vmap and (hasattr(input, "_levels") or any(lv.randomness == "different" for lv in transforms.vmap)):
+        return _batched_keep_mask(input, p, tuple(shape))  # a batched input, or one mask per example wanted
     if type(input._data) is np.ndarray:  # torch's CPU masks (Note [torch's CPU random streams])
         order = tuple(range(input.ndim)) if feature else memory_order(input._data)
         keep = _creation._torch_rng(None).bernoulli(1 - p, tuple(shape[d] for d in order))
@@ -1256,8 +1256,9 @@ def _keep_mask(input: Tensor, p: float, feature: bool) -> np.ndarray | Tensor:
 
 # Note [dropout under vmap]
 # As torch's batching rule for dropout, the running vmap levels' randomness picks the mask: 'different' draws one
-# for every example (the batch dims of those levels lead the draw), 'same' one mask for all examples (a size-1 dim
-# for such a level), 'error' refuses. The draw is torch's CPU bernoulli over that shape, row-major.
+# for every example (the batch dims of those levels lead the draw), also of an input that is not batched, 'same' one
+# mask for all examples (a size-1 dim for such a level), 'error' refuses. The draw is torch's CPU bernoulli over
+# that shape, row-major.
 
 def _batched_keep_mask(input: Tensor, p: float, shape: tuple) -> Tensor:
     """The keep mask of a dropout inside vmap, batched at the running levels (Note [dropout under vmap])."""
