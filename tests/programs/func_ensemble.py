@@ -1,21 +1,21 @@
-"""Model ensembling, neural tangent kernels, Hessians, parametrizations and activation checkpointing, in the idioms
-of PyTorch's torch.func tutorials ("Model ensembling", "Neural Tangent Kernels", "Jacobians, Hessians, hvp, vhp, and
-more") and of public code using `torch.nn.utils.parametrizations` and `torch.utils.checkpoint`, run unchanged under
-torch and under `python -m retrograd.run`. Ensembling: small MLPs stacked by `torch.func.stack_module_state`, a
-`copy.deepcopy(models[0])` base model (the tutorial's `.to("meta")` left out: retrograd has no meta device) called
-by `functional_call(base_model, (params, buffers), (x,))` under `vmap(fmodel, in_dims=(0, 0, None))` (one
-minibatch) and `in_dims=(0, 0, 0)` (one per model), checked against the loop of models; then the ensemble trained
-by `vmap(grad(loss))` over the stacked parameters with a manual SGD update `{k: p - lr * g[k] for ...}`, checked
-against the loop of models trained by `backward()`. Empirical NTK of an MLP: `vmap(jacrev(fnet_single, argnums=0),
-(None, 0))` over `dict(net.named_parameters())` detached, contracted per parameter by `torch.einsum('Naf,Mbf->NMab',
-...)` and summed, and by NTK-vector products (`vjp`, `jvp`, nested `vmap`). Hessians of a scalar function:
-`hessian`, `jacfwd(jacrev(f))`, `jacrev(jacrev(f))`, an hvp as `jvp(grad(f), ...)`, and
+"""Model ensembling, neural tangent kernels, Hessians, parametrizations and activation checkpointing, in the idioms of
+PyTorch's torch.func tutorials ("Model ensembling", "Neural Tangent Kernels", "Jacobians, Hessians, hvp, vhp, and more")
+and of public code using `torch.nn.utils.parametrizations` and `torch.utils.checkpoint`, run unchanged under torch and
+under `python -m retrograd.run`. Ensembling: small MLPs stacked by `torch.func.stack_module_state`, a
+`copy.deepcopy(models[0])` base model (the tutorial's `.to("meta")` left out: retrograd has no meta device) called by
+`functional_call(base_model, (params, buffers), (x,))` under `vmap(fmodel, in_dims=(0, 0, None))` (one minibatch) and
+`in_dims=(0, 0, 0)` (one per model), checked against the loop of models; then the ensemble trained by `vmap(grad(loss))`
+over the stacked parameters with a manual SGD update `{k: p - lr * g[k] for ...}`, checked against the loop of models
+trained by `backward()`; input dropout under `vmap(..., randomness="different")` and `"same"`. Empirical NTK of an MLP:
+`vmap(jacrev(fnet_single, argnums=0), (None, 0))` over `dict(net.named_parameters())` detached, contracted per parameter
+by `torch.einsum('Naf,Mbf->NMab', ...)` and summed, and by NTK-vector products (`vjp`, `jvp`, nested `vmap`). Hessians
+of a scalar function: `hessian`, `jacfwd(jacrev(f))`, `jacrev(jacrev(f))`, an hvp as `jvp(grad(f), ...)`, and
 `torch.autograd.functional.hessian` and `hvp`. A small model with `weight_norm`, `spectral_norm` and `orthogonal`
 parametrizations, a forward under `parametrize.cached()`, `parametrize.is_parametrized`, its state_dict keys
-(`parametrizations.weight.original0` ...), trained with Adam; per-sample gradients of a weight_norm'd and
-orthogonal MLP's originals by `vmap(grad(...))` over `functional_call`, checked against the loop of
-`autograd.grad`; and residual blocks run under `torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False)`
-in training, whose gradients match the plain run's. `WEIGHTS=path` shares the initial weights."""
+(`parametrizations.weight.original0` ...), trained with Adam; per-sample gradients of a weight_norm'd and orthogonal
+MLP's originals by `vmap(grad(...))` over `functional_call`, checked against the loop of `autograd.grad`; and residual
+blocks run under `torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False)` in training, whose gradients match
+the plain run's. `WEIGHTS=path` shares the initial weights."""
 
 import copy
 
@@ -175,6 +175,16 @@ for i, model in enumerate(models):
                 p -= lr * p.grad
     assert torch.allclose(model.fc3.weight, params["fc3.weight"][i], atol=1e-5)
 print("ensemble matches loop", f"{params['fc1.weight'].abs().sum().item():.5f}")
+
+
+def fmodel_dropout(params, buffers, x):
+    return fmodel(params, buffers, F.dropout(x, 0.25))
+
+
+# input dropout inside vmap: one mask per model ('different') or one mask for all ('same')
+for randomness in ("different", "same"):
+    out = vmap(fmodel_dropout, in_dims=(0, 0, None), randomness=randomness)(params, buffers, data)
+    print(f"dropout {randomness}", tuple(out.shape), f"{out.pow(2).sum().item():.5f}")
 
 # ---- neural tangent kernels -------------------------------------------------------------------
 
