@@ -26,6 +26,9 @@ _PREFIX = "torch"
 class _TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Finds `torch` and `torch.*` and loads them as the retrograd module with the same path."""
 
+    def __init__(self) -> None:
+        self._own: dict[str, tuple] = {}  # alias name -> the retrograd module's (__spec__, __path__) while loading
+
     def find_spec(self, fullname: str, path: object = None, target: object = None
                   ) -> importlib.machinery.ModuleSpec | None:
         if fullname != _PREFIX and not fullname.startswith(_PREFIX + "."):
@@ -42,10 +45,18 @@ class _TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             raise ModuleNotFoundError(f"retrograd.run: {spec.name} has no retrograd counterpart ({target} does not "
                                       "exist)", name=spec.name) from None
         _alias_imported_modules()
+        self._own[spec.name] = (module.__spec__, getattr(module, "__path__", None))
         return module
 
     def exec_module(self, module: ModuleType) -> None:
-        """Nothing to run: the retrograd module is already imported."""
+        """Nothing to run: the retrograd module is already imported. Python has just given it the alias's spec
+        (and a plain module a package's empty __path__): its own go back, or each relative import run inside it
+        (a function's `from ..nn import Sequential`) warns `__package__ != __spec__.parent`, an error under -W
+        error."""
+        own_spec, own_path = self._own.pop(module.__spec__.name)
+        module.__spec__ = own_spec
+        if own_path is None:
+            vars(module).pop("__path__", None)
 
 
 _HOOK = _TorchAlias()

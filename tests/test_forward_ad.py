@@ -333,3 +333,17 @@ def _tangents_while_switched_off(lib):
 
 def test_forward_ad_switched_off_computes_and_shows_no_tangent():
     assert _tangents_while_switched_off(retrograd) == _tangents_while_switched_off(torch)
+
+
+def test_clamped_norm_of_cosine_similarity_keeps_its_tangent():
+    """torch clamps cosine_similarity's norms at eps in place under no_grad, which forward AD still sees: a row
+    whose norm is below eps gets the clamp's tangent (zero) for its norm, not the unclamped norm's."""
+    def scenario(lib):
+        fw = lib.autograd.forward_ad
+        a = A.copy()
+        a[1] = 1e-10
+        with fw.dual_level():
+            dual = fw.make_dual(t(lib, a), t(lib, B))
+            return values(fw.unpack_dual(lib.nn.functional.cosine_similarity(dual, t(lib, A[::-1].copy()))).tangent)
+
+    assert scenario(retrograd) == pytest.approx(scenario(torch), rel=1e-12)

@@ -134,6 +134,18 @@ def test_importing_a_submodule_keeps_the_parents_name_for_it():
     assert out.stdout.split() == ["function", "GradcheckError"], out.stderr
 
 
+
+def test_a_module_imported_through_the_hook_keeps_its_own_spec():
+    """Python gives a module the spec of the name it was imported by; the hook puts retrograd's back, so a relative
+    import run later inside it (checkpoint_sequential's `from ..nn import Sequential`) raises no ImportWarning
+    (`__package__ != __spec__.parent`), which -W error made an exception."""
+    code = ("import retrograd.run as r; r.install(); import torch, torch.utils.checkpoint as c; "
+            "s = torch.nn.Sequential(torch.nn.Linear(2, 2)); "
+            "c.checkpoint_sequential(s, 1, torch.ones(1, 2, requires_grad=True), use_reentrant=False); "
+            "print(c.__spec__.name, hasattr(c, '__path__'))")
+    out = run(sys.executable, "-W", "error::ImportWarning", "-c", code, cwd=ROOT)
+    assert out.stdout.split() == ["retrograd.utils.checkpoint", "False"], out.stderr
+
 PROFILE_ATTENTION_SPAWN = '''
 import torch
 import torch.multiprocessing as mp

@@ -184,6 +184,7 @@ TABLE = RNG.standard_normal((3, 7, 4))
 TOKENS = RNG.integers(0, 7, (3, 5))
 MATRICES = RNG.standard_normal((3, 4, 4)) + 4 * np.eye(4)
 GRID = RNG.uniform(-1, 1, (3, 2, 3, 3, 2))
+ALONG = RNG.integers(-4, 4, (3, 7, 2))  # indices along dim 1 of TABLE's examples, negative ones from the end
 COMMON = {
     "layer_norm": lambda L, x, w: L.nn.functional.layer_norm(x, (7,), w.flatten()[:7], w.flatten()[7:14]),
     "group_norm": lambda L, x, w: L.nn.functional.group_norm(x, 2, w.flatten()[:2], w.flatten()[2:4]),
@@ -196,12 +197,19 @@ COMMON = {
     "attention": lambda L, q, kv: L.nn.functional.scaled_dot_product_attention(q, kv, kv, is_causal=True),
     "lstsq": lambda L, a, b: L.linalg.lstsq(a, b).solution,
     "addr": lambda L, a, b: L.addr(a, b[0], b[1], beta=0.5),
+    "weight_norm": lambda L, v, g: L._weight_norm(v, g, 0),  # the norm over every dim but 0: not across examples
+    "weight_norm_last_dim": lambda L, v, g: L._weight_norm(v, g.mT, 1),
+    "cosine_similarity": lambda L, a, b: L.nn.functional.cosine_similarity(a, b, dim=-1),  # clamped norms
+    "gather": lambda L, x, i: L.gather(x, 1, i.remainder(4)),  # the index's bounds checked over every example
+    "take_along_dim": lambda L, x, i: L.take_along_dim(x, i, 1),
 }
 COMMON_ARGS = {"layer_norm": (X, W), "group_norm": (X, W), "embedding": (TOKENS, TABLE), "take": (X, TOKENS),
                "solve_triangular": (MATRICES, X[:, 0, 0, :4]), "solve": (MATRICES, X[:, 0, 0, :4, 0]),
                "cholesky": (MATRICES, None), "grid_sample": (X, GRID),
                "attention": (X[:, 0, :, :5, :4], X[:, 1, :, :6, :4]), "lstsq": (MATRICES[:, :, :3], X[:, 0, 0, :4]),
-               "addr": (MATRICES, X[:, 0, 0, :2, :4])}
+               "addr": (MATRICES, X[:, 0, 0, :2, :4]), "weight_norm": (MATRICES, X[:, 0, 0, :4, :1]),
+               "weight_norm_last_dim": (MATRICES, X[:, 0, 0, :4, :1]), "cosine_similarity": (X, X[:, 1]),
+               "gather": (TABLE, ALONG), "take_along_dim": (TABLE, ALONG)}
 
 
 @pytest.mark.parametrize("in_dims", [(0, None), (None, 0), (0, 0)])
@@ -221,6 +229,27 @@ def test_common_ops_under_vmap(op, in_dims):
 
     same(scenario)
 
+
+
+@pytest.mark.parametrize("randomness", ["different", "same"])
+def test_dropout_masks_follow_the_randomness_of_vmap(randomness):
+    """torch's draws: 'different' one mask per example (before, every example got the same one), 'same' one mask
+    for all; nested levels, feature and alpha dropout, an input vmap does not batch, and per-example gradients
+    through the masks."""
+    def scenario(L):
+        F = L.nn.functional
+        L.manual_seed(0)
+        flat = L.func.vmap(lambda a: F.dropout(a, 0.4), randomness=randomness)(t(L, X[:, 0, 0]).float())
+        nested = L.func.vmap(L.func.vmap(lambda a: F.alpha_dropout(a, 0.3, True), randomness=randomness),
+                             randomness=randomness)(t(L, X[:, 0]))
+        features = L.func.vmap(lambda a: F.dropout2d(a, 0.5), randomness=randomness)(t(L, X))
+        grads = L.func.vmap(L.func.grad(lambda w, a: F.dropout(a * w, 0.5).pow(2).sum()), in_dims=(None, 0),
+                            randomness=randomness)(t(L, X[0, 0, 0, 0]), t(L, X[:, 0, 0]))
+        unbatched = L.func.vmap(lambda w: F.dropout(t(L, X[0, 0, 0]), 0.5) * w, randomness=randomness)(
+            t(L, X[:, 0, 0, 0, 0]))  # an input the level does not batch: 'different' still draws per example
+        return flat, nested, features, grads, unbatched, L.rand(2)
+
+    same(scenario)
 
 # ---- the tutorials' program ------------------------------------------------------------------------
 

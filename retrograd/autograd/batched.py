@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
+import textwrap
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -19,6 +20,7 @@ from .. import _creation
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap_dim
 from ..ops.linalg import matmul
+from ..ops.nn_extra import weight_norm_of
 from ..ops.pointwise import where_op
 from ..ops.registry import apply
 from ..ops.shape import cat, stack
@@ -52,8 +54,9 @@ _new = object.__new__
 # losses (elementwise ones reduce after; nll_loss folds the vmap dims into its batch dim N),
 # convolution (the vmap dims fold into N when only the input is batched, into the groups when the
 # weight is: each example's channels and filters a group of their own, as torch's rule does),
-# pooling, padding and resampling with their backwards (the vmap dims are more leading planes) and
-# layer/group norm. Any other op falls back to a loop: it runs once per example on slices of the
+# pooling, padding and resampling with their backwards (the vmap dims are more leading planes),
+# layer/group norm and weight norm (its norm over every dim but one, composed so as not to span the
+# vmap dims). Any other op falls back to a loop: it runs once per example on slices of the
 # physical tensors and the results are stacked (with torch's performance warning); correct for
 # every op whose output shape does not depend on data. tests/test_vmap_rules.py counts the ops
 # that still loop.
@@ -235,10 +238,13 @@ class BatchedTensor(Tensor):
     __slots__ = ("_physical", "_levels")
 
     def __repr__(self) -> str:
+        """torch's nesting: a wrapper per level, the innermost vmap's outside, each numbered by its depth among the
+        running vmaps; the batch dims lead, so each wrapper's bdim is 0 (torch keeps a non-zero in_dim's)."""
+        running = transforms.vmap
         inner = repr(self._physical)
-        for i, level in reversed(list(enumerate(self._levels))):
-            body = "\n".join("    " + line for line in inner.split("\n"))
-            inner = f"BatchedTensor(lvl={level.id}, bdim={i}, value=\n{body}\n)"
+        for level in self._levels:
+            depth = running.index(level) + 1 if level in running else level.id
+            inner = f"BatchedTensor(lvl={depth}, bdim=0, value=\n{textwrap.indent(inner, '    ')}\n)"
         return inner
 
     __str__ = __repr__
@@ -865,6 +871,13 @@ def _scaled_sum(product: Callable) -> Callable:
     return _composite(build)
 
 
+def _weight_norm_interface(v: Tensor, g: Tensor, dim: int) -> tuple[Tensor, Tensor]:
+    """(v g / ||v||, ||v||) from batched ops: the op's norm spans every dim but `dim`, so shifting `dim` past the
+    vmap dims (the rule for ops along dims) would take the norm across the examples too."""
+    norms = weight_norm_of(v, dim)
+    return v * (g / norms), norms
+
+
 def _masked_fill(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
     """x.masked_fill(mask, value) is where(mask, value, x), an elementwise op (value a number: a param)."""
     (x,), (mask, value) = args, params
@@ -1195,6 +1208,7 @@ RULES: dict[str, Callable] = {
     "argmax": _arg_extreme, "argmin": _arg_extreme,
     **dict.fromkeys(("_unique", "_unique2", "unique_dim", "unique_consecutive"), _dynamic_shape),
     "vdot": _composite(lambda a, b: (a.conj() * b).sum()),
+    "_weight_norm_interface": _composite(_weight_norm_interface),
     "trace": _composite(lambda x: x.diagonal(0, 0, 1).sum()),
     "prod_all": _composite(lambda x, dtype: x.reshape(-1).prod(0) if dtype is None else
                            x.reshape(-1).prod(0, dtype=_dtype_of(dtype))),
@@ -1322,28 +1336,44 @@ def _unflatten(leaves: list, spec: Any) -> Any:
     return build(spec)
 
 
-def _spec_text(spec: Any) -> str:
+def _spec_text(spec: Any, indent: int = 0) -> str:
+    """A structure as torch's pytree TreeSpec prints: a dict's keys as its context, children after the first on
+    lines of their own, indented two more per level."""
     if spec is None:
         return "*"
     kind, children = spec
-    if kind is dict:
-        return "{" + ", ".join(f"{k!r}: {_spec_text(c)}" for k, c in children) + "}"
-    return f"TreeSpec({kind.__name__}, None, [{', '.join(_spec_text(c) for c in children)}])"
+    context = repr([key for key, _ in children]) if kind is dict else "None"
+    parts = [_spec_text(c, indent + 2) for c in ([c for _, c in children] if kind is dict else children)]
+    body = ",".join(parts[:1] + ["\n" + " " * (indent + 2) + part for part in parts[1:]])
+    return f"TreeSpec({kind.__name__}, {context}, [{body}])"
 
 
 def broadcast_prefix(prefix: Any, tree: Any, what: str, context: str) -> list:
-    """One value per leaf of `tree`, from `prefix` (a value, or a structure matching the tree's top)."""
+    """One value per leaf of `tree`, from `prefix` (a value, or a structure matching the tree's top); torch's error,
+    naming both whole structures, where some level does not match."""
+    values = _broadcast(prefix, tree)
+    if values is None:
+        whole = {"in_dims": "inputs", "out_dims": "outputs"}[what]
+        raise ValueError(f"{context}: {what} is not compatible with the structure of `{whole}`. {what} has "
+                         f"structure {_spec_text(_flatten(prefix)[1])} but {whole} has structure "
+                         f"{_spec_text(_flatten(tree)[1])}.")
+    return values
+
+
+def _broadcast(prefix: Any, tree: Any) -> list | None:
+    """broadcast_prefix's values, or None where the structures differ."""
     leaves, spec = _flatten(tree)
     if isinstance(prefix, (tuple, list, dict)) and not hasattr(prefix, "_fields"):
         if spec is None or not _same_top(prefix, tree):
-            _, pspec = _flatten(prefix)
-            raise ValueError(f"{context}: {what} is not compatible with the structure of `{what[:-5]}s`. {what} has "
-                             f"structure {_spec_text(pspec)} but {what[:-5]}s has structure {_spec_text(spec)}.")
+            return None
         out: list = []
         items = prefix.values() if isinstance(prefix, dict) else prefix
         subtrees = tree.values() if isinstance(tree, dict) else tree
         for p, sub in zip(items, subtrees):
-            out += broadcast_prefix(p, sub, what, context)
+            found = _broadcast(p, sub)
+            if found is None:
+                return None
+            out += found
         return out
     return [prefix] * len(leaves)
 
@@ -1351,7 +1381,8 @@ def broadcast_prefix(prefix: Any, tree: Any, what: str, context: str) -> list:
 def _same_top(prefix: Any, tree: Any) -> bool:
     if isinstance(prefix, dict):
         return isinstance(tree, dict) and list(prefix) == list(tree)
-    return isinstance(tree, (tuple, list)) and not isinstance(tree, dict) and len(prefix) == len(tree)
+    return isinstance(tree, (tuple, list)) and isinstance(prefix, list) == isinstance(tree, list) and \
+        len(prefix) == len(tree)  # a tuple and a list are different pytree nodes, as in torch's pytree
 
 
 def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = "error", *,
@@ -1385,6 +1416,9 @@ def _vmap_call(func: Callable, in_dims: Any, out_dims: Any, randomness: str, chu
     if not isinstance(in_dims, (int, tuple)) or isinstance(in_dims, bool):
         raise ValueError(f"{context}: expected `in_dims` to be int or a (potentially nested) tuple matching the "
                          f"structure of inputs, got: {type(in_dims)}.")
+    if not args:
+        raise ValueError(f"vmap({name})(<inputs>): got no inputs. Maybe you forgot to add inputs, or you are trying "
+                         "to vmap over a function with no inputs. The latter is unsupported.")
     if isinstance(in_dims, tuple) and len(in_dims) != len(args):
         raise ValueError(f"{context}: in_dims is not compatible with the structure of `inputs`. in_dims has "
                          f"structure {_spec_text(_flatten(in_dims)[1])} but inputs has structure "
@@ -1397,7 +1431,8 @@ def _vmap_call(func: Callable, in_dims: Any, out_dims: Any, randomness: str, chu
         if d is None:
             continue
         if not isinstance(d, int):
-            raise ValueError(f"{context}: in_dim must be an int or None, got {d!r}")
+            raise ValueError(f"{context}: Got in_dim={d} for an input but in_dim must be either an integer dimension "
+                             "or None.")
         if not isinstance(x, Tensor):
             raise ValueError(f"{context}: Got in_dim={d} for an input but the input is of type {type(x)}. We cannot "
                              "vmap over non-Tensor arguments, please use None as the respective in_dim")
@@ -1407,8 +1442,7 @@ def _vmap_call(func: Callable, in_dims: Any, out_dims: Any, randomness: str, chu
                              f"{n} so expected in_dim to satisfy -{n} <= in_dim < {n}.")
         sizes.append(x.shape[d])
     if not sizes:
-        raise ValueError(f"{context}: at least one input must be a Tensor batched with an in_dim that is not None; "
-                         "got none.")
+        raise ValueError("vmap: Expected at least one Tensor to vmap over")
     if len(set(sizes)) > 1:
         raise ValueError(f"vmap: Expected all tensors to have the same size in the mapped dimension, got sizes "
                          f"{sizes} for the mapped dimension")

@@ -417,19 +417,32 @@ def functional_call(module: Any, parameter_and_buffer_dicts: Any, args: Any = No
     if strict:
         _check_strict(module, values)
     args = () if args is None else args if isinstance(args, tuple) else (args,)
-    saved = [_swap(module, name, value) for name, value in values.items()]
+    saved: dict = {}
     try:
+        for name, value in values.items():
+            saved[name] = _swap(module, name, value)
         return module(*args, **(kwargs or {}))
     finally:
-        for name, old in reversed(list(zip(values, saved))):
-            _swap(module, name, old)
+        last = {name: _swap(module, name, old) for name, old in saved.items()}
+        dicts.update({name: last[name] for name in dicts if name in last})
 
+
+# Note [functional_call's swaps]
+# As torch's stateless._reparametrize_module, a name that is not a parameter or buffer is set by setattr, so a
+# parametrized tensor's name ("weight" of a weight_norm'd layer) goes through its right_inverse (the originals take
+# the value under no_grad, and the swap back stores the module's own weight the same way), and a plain tensor
+# attribute is replaced. What the module holds at the end is written back into the caller's dict (one dict, not a
+# merged list of them) under the names it gave: a forward that reassigns a buffer (`self.count = self.count + 1`)
+# hands the new tensor to the caller.
 
 _ABSENT = object()
 
 
 def _swap(module: Any, name: str, value: Any) -> Any:
-    """Put `value` at dotted `name` in module; returns what was there (_ABSENT if nothing)."""
+    """Put `value` at dotted `name` in module (Note [functional_call's swaps]); returns what was there (_ABSENT if
+    nothing)."""
+    if value is not _ABSENT and value is not None and not isinstance(value, Tensor):
+        raise TypeError(f"{value} is not an instance of torch.Tensor")
     *path, leaf = name.split(".")
     owner = module
     for part in path:
@@ -443,11 +456,13 @@ def _swap(module: Any, name: str, value: Any) -> Any:
             else:
                 entries[leaf] = value
             return old
-    old = owner.__dict__.get(leaf, _ABSENT)
-    if value is _ABSENT:
-        owner.__dict__.pop(leaf, None)
-    elif leaf in owner.__dict__ or old is _ABSENT:
-        owner.__dict__[leaf] = value
+    old = getattr(owner, leaf) if hasattr(owner, leaf) else _ABSENT
+    if old is not _ABSENT and old is not None and not isinstance(old, Tensor):
+        raise TypeError(f"attribute `{leaf}`: {old} is not an instance of torch.Tensor")
+    if value is not _ABSENT:
+        setattr(owner, leaf, value)
+    elif hasattr(owner, leaf):
+        delattr(owner, leaf)
     return old
 
 

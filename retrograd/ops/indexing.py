@@ -997,8 +997,7 @@ def _check_along(index: np.ndarray, size: int, dim: int, error: type = IndexErro
     low = -size if negative else 0
     if not index.size:
         return
-    xp = namespace(index)
-    high, least = int(xp.max(index)), int(xp.min(index))
+    high, least = (int(v) for v in _index_range(index))  # a batched index's whole range (Note [batched tensors])
     if high >= size or least < low:
         bad = high if high >= size else least
         raise error(f"{what}index {bad} is out of bounds for dimension {dim} with size {size}")
@@ -1183,9 +1182,8 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     s_in[d], s_idx[d] = input._data.shape[d], indices._data.shape[d]
     if tuple(s_in) != input._data.shape:
         input = input.expand(s_in)
-    index = indices._data
-    index = namespace(index).where(index < 0, index + s_in[d], index)  # negative indices count from the end
-    return gather(input, d, _wrap(namespace(index).broadcast_to(index, s_idx)))
+    index = where(indices < 0, indices + s_in[d], indices)  # negative indices count from the end; tensor ops for vmap
+    return gather(input, d, index if tuple(s_idx) == tuple(index.shape) else index.expand(s_idx))
 
 
 # ============================================================================================

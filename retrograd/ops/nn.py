@@ -28,6 +28,7 @@ from .._memory_format import keeping_channels_last, memory_order
 from .._tensor import Tensor, _wrap, _wrap_dim
 from .._warn import warn_once
 from ..autograd.forward_ad import composite, transforms
+from ..autograd.grad_mode import no_grad
 from . import arrays as A
 from .activation import logsigmoid
 from .conv import *  # noqa: F403 - the spatial kernels are this family's too (rows, helpers, public functions)
@@ -1238,17 +1239,41 @@ def _check_p(p: float) -> None:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
 
 
-def _keep_mask(input: Tensor, p: float, feature: bool) -> np.ndarray:
+def _keep_mask(input: Tensor, p: float, feature: bool) -> np.ndarray | Tensor:
     """Bernoulli(1 - p) draws from retrograd's generator: per element, or per (sample, channel) for features.
     torch draws an element mask into `empty_like(input)`, which keeps input's layout, and fills it in memory order:
     on a permuted input (attention's output, transposed back to batch-first) the draws run in that order too."""
     shape = input.shape if not feature else (*input.shape[:2], *(1,) * (input.ndim - 2))
+    if transforms.vmap and (hasattr(input, "_levels") or any(lv.randomness == "different" for lv in transforms.vmap)):
+        return _batched_keep_mask(input, p, tuple(shape))  # a batched input, or one mask per example wanted
     if type(input._data) is np.ndarray:  # torch's CPU masks (Note [torch's CPU random streams])
         order = tuple(range(input.ndim)) if feature else memory_order(input._data)
         keep = _creation._torch_rng(None).bernoulli(1 - p, tuple(shape[d] for d in order))
         return keep.transpose(np.argsort(order)).astype(input._data.dtype)
     keep = _creation.rand(*shape, dtype=input.dtype, device=input.device)._data < 1 - p
     return A.astype(namespace(keep), keep, input.dtype)
+
+
+# Note [dropout under vmap]
+# As torch's batching rule for dropout, the running vmap levels' randomness picks the mask: 'different' draws one
+# for every example (the batch dims of those levels lead the draw), also of an input that is not batched, 'same' one
+# mask for all examples (a size-1 dim for such a level), 'error' refuses. The draw is torch's CPU bernoulli over
+# that shape, row-major.
+
+def _batched_keep_mask(input: Tensor, p: float, shape: tuple) -> Tensor:
+    """The keep mask of a dropout inside vmap, batched at the running levels (Note [dropout under vmap])."""
+    from ..autograd import batched
+
+    rng = _creation._torch_rng(None)  # torch's error under randomness='error'
+    levels = transforms.vmap
+    sizes = tuple(level.size if level.randomness == "different" else 1 for level in levels)
+    keep = rng.bernoulli(1 - p, sizes + shape).astype(input.dtype.np)
+    return batched.make(_wrap(keep), levels)
+
+
+def _constant(value: np.ndarray | Tensor, like: Tensor) -> Tensor:
+    """A mask-derived value as a tensor in `like`'s dtype: a batched mask (vmap) is one already."""
+    return value if isinstance(value, Tensor) else constant_like(value, like)
 
 
 @defop("native_dropout_backward", node="NativeDropoutBackwardBackward0", inputs=("grad_output",),
@@ -1270,12 +1295,12 @@ def _dropout(input: Tensor, p: float, training: bool, inplace: bool, feature: bo
         return input.mul_(noise) if inplace else input * noise
     keep = _keep_mask(input, p, feature)
     if not alpha:
-        noise = constant_like(keep / (1 - p), input)
+        noise = _constant(keep / (1 - p), input)
         return input.mul_(noise) if inplace else input * noise
     selu_alpha = 1.7580993408473766  # -SELU's lower bound: dropped units are set there, then re-standardised
     a = 1.0 / math.sqrt((selu_alpha * selu_alpha * p + 1) * (1 - p))
-    shift = constant_like((keep - 1) * selu_alpha * a + selu_alpha * a * p, input)
-    scaled = input.mul_(constant_like(keep * a, input)) if inplace else input * constant_like(keep * a, input)
+    shift = _constant((keep - 1) * selu_alpha * a + selu_alpha * a * p, input)
+    scaled = input.mul_(_constant(keep * a, input)) if inplace else input * _constant(keep * a, input)
     return scaled.add_(shift) if inplace else scaled + shift
 
 
@@ -1621,16 +1646,22 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
 
 # ---- distances ------------------------------------------------------------------------------
 
+def _clamped_unrecorded(t: Tensor, low: float) -> Tensor:
+    """A copy of `t` clamped below at `low` in place under no_grad, as torch clamps cosine_similarity's norms and
+    gaussian_nll_loss's variance: the gradient flows as if unclamped. Tensor ops, so that it also runs under vmap."""
+    out = t.clone()
+    with no_grad():
+        out.clamp_min_(low)
+    return out
+
+
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """``x1 . x2 / (max(|x1|, eps) max(|x2|, eps))`` along dim; each input is divided by its norm first, as torch."""
     a, b = _broadcast_pair(x1, x2)
     d = _wrap_dim(dim, a.ndim)
 
     def unit(t: Tensor) -> Tensor:
-        norm = apply(vector_norm_op, (t,), (2.0, (d,), True)).clone()
-        data = norm._data
-        data[...] = namespace(data).maximum(data, eps)  # torch clamps the norm without recording it
-        return t / norm
+        return t / _clamped_unrecorded(apply(vector_norm_op, (t,), (2.0, (d,), True)), eps)
 
     return (unit(a) * unit(b)).sum(d)
 
@@ -2001,8 +2032,7 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: 
             raise ValueError("var is of incorrect size")
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(reduction + " is not valid")
-    var = var.clone()
-    var._data[...] = namespace(var._data).maximum(var._data, eps)  # clamped under no_grad: the gradient ignores it
+    var = _clamped_unrecorded(var, eps)
     loss = 0.5 * (log(var) + (input - target) ** 2 / var)
     if full:
         loss = loss + 0.5 * math.log(2 * math.pi)
