@@ -94,6 +94,13 @@ ERRORS = [
     lambda lib: lib.nn.functional.grid_sample(lib.ones(1, 2, 3, 3), lib.zeros(1, 2, 2, 3), align_corners=False),
     lambda lib: lib.nn.functional.grid_sample(lib.ones(1, 2, 3, 3), lib.zeros(2, 2, 2, 2), align_corners=False),
     lambda lib: lib.nn.functional.grid_sample(lib.ones(1, 2, 3, 3), lib.zeros(1, 2, 2, 2, 2), align_corners=False),
+    # a forward hook that returns a tuple feeds it to the next ReLU(inplace=True): torch names the in-place function
+    lambda lib: lib.nn.functional.relu((lib.ones(2),), inplace=True),
+    lambda lib: lib.nn.functional.selu((lib.ones(2),), inplace=True),
+    lambda lib: lib.nn.functional.relu6((lib.ones(2),), inplace=True),
+    lambda lib: lib.nn.functional.relu6((lib.ones(2),)),
+    lambda lib: lib.nn.functional.rrelu_((lib.ones(2),)),
+    lambda lib: lib.nn.functional.threshold_((lib.ones(2),), 0.1, 0.0),
 ]
 
 
