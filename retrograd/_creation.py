@@ -750,8 +750,28 @@ def linspace(start: float | Tensor, end: float | Tensor, steps: int, *, dtype: D
     start, end = _bounds("linspace", start, end)
     D.refuse_unsigned("linspace_cpu", dtype)
     D.refuse_complex32("linspace_cpu", dtype if steps > 1 else None)  # one value or none: a fill
+    np_dtype = _np_dtype(dtype)
+    if np_dtype in (np.float32, np.float64) and not any(isinstance(v, complex) for v in (start, end)):
+        return _finish(_linspace_in(start, end, steps, np_dtype), requires_grad, device, pin_memory)
     return _finish(_converted(np.linspace(start, end, steps, dtype=np.float64), dtype), requires_grad, device,
                    pin_memory)
+
+
+# Note [linspace's rounding]
+# torch's CPU linspace computes in the tensor's dtype: step = (end - start) / (steps - 1) rounded there, then the
+# first half of the points counts up from start (start + step * i) and the second half down from end
+# (end - step * (steps - 1 - i)), each a fused multiply-add, so both ends are exact. NumPy's float64 linspace
+# rounded to float32 is one ulp off in about a third of the points (and float64's own differs in a few), which
+# affine_grid's base grid, built on linspace, carries into every sampling coordinate.
+def _linspace_in(start: float, end: float, steps: int, np_dtype: np.dtype) -> np.ndarray:
+    """torch's float32 / float64 linspace values (Note [linspace's rounding])."""
+    first, last = np_dtype.type(start), np_dtype.type(end)
+    if steps <= 1:
+        return np.full(steps, first, dtype=np_dtype)
+    step = (last - first) / np_dtype.type(steps - 1)
+    counts = np.arange(steps, dtype=np_dtype)
+    half = steps // 2
+    return np.concatenate([S.fma(counts[:half], step, first), S.fma(counts[steps - half - 1::-1], -step, last)])
 
 
 @composite("aten::logspace")

@@ -103,6 +103,13 @@ ERRORS = [
     lambda lib: lib.nn.functional.grid_sample(lib.ones(1, 2, 3, 3), lib.zeros(1, 2, 2, 3), align_corners=False),
     lambda lib: lib.nn.functional.grid_sample(lib.ones(1, 2, 3, 3), lib.zeros(2, 2, 2, 2), align_corners=False),
     lambda lib: lib.nn.functional.grid_sample(lib.ones(1, 2, 3, 3), lib.zeros(1, 2, 2, 2, 2), align_corners=False),
+    # a forward hook that returns a tuple feeds it to the next ReLU(inplace=True): torch names the in-place function
+    lambda lib: lib.nn.functional.relu((lib.ones(2),), inplace=True),
+    lambda lib: lib.nn.functional.selu((lib.ones(2),), inplace=True),
+    lambda lib: lib.nn.functional.relu6((lib.ones(2),), inplace=True),
+    lambda lib: lib.nn.functional.relu6((lib.ones(2),)),
+    lambda lib: lib.nn.functional.rrelu_((lib.ones(2),)),
+    lambda lib: lib.nn.functional.threshold_((lib.ones(2),), 0.1, 0.0),
 ]
 
 
@@ -219,3 +226,33 @@ def test_linear_cross_entropy_options_are_accepted_and_warn_as_torch():
     assert wa == wb
     np.testing.assert_allclose(a, b, rtol=1e-12)
     np.testing.assert_allclose(ga, gb, rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_affine_grid_and_grid_sample_round_as_torch(dtype):
+    """affine_grid's base grid comes from torch's linspace in theta's dtype and each point sums its three (or four)
+    products in order; the image kernel of grid_sample rounds the unnormalised coordinate and bilinear's sum as
+    fused multiply-adds (Note [grid_sample's fused multiply-adds]). Off by an ulp, a coordinate meant for a pixel
+    centre falls to one side of it and the grid's gradient takes the other neighbours: a spatial transformer starts
+    at the identity, on exactly those centres."""
+    rng = np.random.default_rng(0)
+    for size in [(3, 2, 12, 24), (2, 1, 7, 5), (2, 1, 3, 4, 6)]:
+        d = len(size) - 2
+        theta = np.concatenate([np.eye(d, d + 1)[None], rng.normal(size=(size[0] - 1, d, d + 1))]).astype(dtype)
+        x = (1000 * rng.random(size)).astype(dtype)
+        for align_corners in (False, True):
+            results = []
+            for lib in (retrograd, torch):
+                grid = lib.nn.functional.affine_grid(lib.tensor(theta, requires_grad=True), size,
+                                                     align_corners=align_corners)
+                results.append([(0, grid.detach().numpy())])
+                for mode in ("bilinear", "nearest"):
+                    for padding_mode in ("zeros", "border", "reflection"):
+                        out = lib.nn.functional.grid_sample(lib.tensor(x), grid, mode=mode, padding_mode=padding_mode,
+                                                            align_corners=align_corners)
+                        results[-1].append((0, out.detach().numpy()))
+                        if mode == "bilinear" and d == 2:  # the identity's slopes: torch's neighbours, not rounding
+                            (g,) = lib.autograd.grad(out[:1].sum(), grid)
+                            results[-1].append((1e-3, g[:1].numpy()))
+            for (rtol, ours), (_, theirs) in zip(*results):
+                np.testing.assert_allclose(ours, theirs, rtol=rtol, atol=0)

@@ -143,3 +143,16 @@ def test_random_like_factories_draw_from_the_generator_given(name):
         return like(lib.ones(5, dtype=lib.float64), *args, generator=generator).numpy()
 
     np.testing.assert_array_equal(draw(retrograd), draw(torch))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_linspace_rounds_each_point_as_torch(dtype):
+    """torch's linspace counts up from start for the first half and down from end for the second, in the dtype,
+    one rounding each (Note [linspace's rounding]): every point is torch's bit for bit, where NumPy's float64
+    linspace rounded to float32 missed about a third of them."""
+    for start, end in [(-1, 1), (0, 1), (-3.7, 2.2), (5, -2), (1e-3, 1e5), (2, 2)]:
+        for steps in [*range(8), 16, 24, 33, 257, 1000]:
+            ours = retrograd.linspace(start, end, steps, dtype=getattr(retrograd, dtype)).numpy()
+            theirs = torch.linspace(start, end, steps, dtype=getattr(torch, dtype)).numpy()
+            assert ours.dtype == theirs.dtype
+            np.testing.assert_array_equal(ours, theirs, err_msg=f"linspace({start}, {end}, {steps})")

@@ -414,24 +414,31 @@ def prelu_kernel_backward(xp, g, x, w):
 # ============================================================================================
 
 
-def _inplace(input: Tensor, op: Op, params: tuple = ()) -> Tensor:
-    """Run an activation row and write its result into `input` (torch's `inplace=True`)."""
+def _refuse_non_tensor(name: str, input: object) -> None:
+    """torch's TypeError for an input that is not a tensor, in the words of its argument parser for `name`."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+
+
+def _inplace(name: str, input: Tensor, op: Op, params: tuple = ()) -> Tensor:
+    """Run an activation row and write its result into `input` (torch's `inplace=True`, which calls `name`_)."""
+    _refuse_non_tensor(f"{name}_", input)
     input._check_inplace()
     return input._become(apply(op, (input,), params))
 
 
-def _activation(out_of_place: Op, in_place: Op, input: Tensor, params: tuple, inplace: bool) -> Tensor:
-    return _inplace(input, in_place, params) if inplace else apply(out_of_place, (input,), params)
+def _activation(name: str, out_of_place: Op, in_place: Op, input: Tensor, params: tuple, inplace: bool) -> Tensor:
+    return _inplace(name, input, in_place, params) if inplace else apply(out_of_place, (input,), params)
 
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
     """value where input <= threshold, else input."""
-    return _activation(threshold_op, threshold_inplace, input, (threshold, value), inplace)
+    return _activation("threshold", threshold_op, threshold_inplace, input, (threshold, value), inplace)
 
 
 def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
     """In-place threshold (ThresholdBackward1)."""
-    return _inplace(input, threshold_inplace, (threshold, value))
+    return _inplace("threshold", input, threshold_inplace, (threshold, value))
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -441,11 +448,12 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
 
 def relu_(input: Tensor) -> Tensor:
     """In-place relu."""
-    return _inplace(input, _relu_row)
+    return _inplace("relu", input, _relu_row)
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     """min(max(input, 0), 6): torch runs it as hardtanh(input, 0, 6)."""
+    _refuse_non_tensor("relu6_" if inplace else "relu6", input)
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
@@ -453,7 +461,7 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
     """input clamped to [min_val, max_val]; unlike clamp, no gradient at the boundaries."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    return _activation(hardtanh_op, hardtanh_result, input, (min_val, max_val), inplace)
+    return _activation("hardtanh", hardtanh_op, hardtanh_result, input, (min_val, max_val), inplace)
 
 
 def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
@@ -462,7 +470,7 @@ def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Ten
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """input where positive, else negative_slope * input."""
-    return _activation(leaky_relu_op, leaky_relu_result, input, (negative_slope,), inplace)
+    return _activation("leaky_relu", leaky_relu_op, leaky_relu_result, input, (negative_slope,), inplace)
 
 
 def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
@@ -478,6 +486,7 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     a seed gives torch's slopes; not under vmap."""
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    _refuse_non_tensor("rrelu_" if inplace else "rrelu", input)
     x = input._data
     noise = None
     if training:
@@ -490,7 +499,7 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
         bounds = [float(np.dtype(dtype if dtype == np.float64 else np.float32).type(b)) for b in (lower, upper)]
         slopes[negative] = _torch_rng(None).uniform((int(negative.sum()),), np.float64, *bounds, fused=False)
         noise = xp.asarray(slopes, device=x.device)
-    return _activation(rrelu_op, rrelu_result, input, (noise, lower, upper, training), inplace)
+    return _activation("rrelu", rrelu_op, rrelu_result, input, (noise, lower, upper, training), inplace)
 
 
 def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False) -> Tensor:
@@ -500,7 +509,7 @@ def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, traini
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """input where positive, else alpha * (exp(input) - 1)."""
-    return _activation(elu_op, elu_result, input, (alpha, 1.0, 1.0), inplace)
+    return _activation("elu", elu_op, elu_result, input, (alpha, 1.0, 1.0), inplace)
 
 
 def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
@@ -509,7 +518,7 @@ def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """scale * elu(input, alpha) with the self-normalising constants (EluBackward0 in torch)."""
-    return _activation(elu_op, elu_result, input, (_SELU_ALPHA, _SELU_SCALE, 1.0), inplace)
+    return _activation("selu", elu_op, elu_result, input, (_SELU_ALPHA, _SELU_SCALE, 1.0), inplace)
 
 
 def selu_(input: Tensor) -> Tensor:
@@ -519,7 +528,7 @@ def selu_(input: Tensor) -> Tensor:
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """input where positive, else alpha * (exp(input / alpha) - 1)."""
-    return _activation(celu_op, celu_result, input, (alpha, 1.0, 1.0 / alpha), inplace)
+    return _activation("celu", celu_op, celu_result, input, (alpha, 1.0, 1.0 / alpha), inplace)
 
 
 def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
@@ -536,22 +545,22 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """x * sigmoid(x)."""
-    return _activation(silu_op, silu_op, input, (), inplace)
+    return _activation("silu", silu_op, silu_op, input, (), inplace)
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """x * tanh(softplus(x))."""
-    return _activation(mish_op, mish_op, input, (), inplace)
+    return _activation("mish", mish_op, mish_op, input, (), inplace)
 
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """relu6(x + 3) / 6."""
-    return _activation(hardsigmoid_op, hardsigmoid_op, input, (), inplace)
+    return _activation("hardsigmoid", hardsigmoid_op, hardsigmoid_op, input, (), inplace)
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """x * relu6(x + 3) / 6."""
-    return _activation(hardswish_op, hardswish_op, input, (), inplace)
+    return _activation("hardswish", hardswish_op, hardswish_op, input, (), inplace)
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:

@@ -104,7 +104,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import _dtype as D
-from .._creation import zeros
+from .._creation import _linspace_in, zeros
 from .._memory_format import channels_last, channels_last_3d, keeping_channels_last, laid_out, suggest_memory_format
 from .._tensor import Tensor, _wrap
 from .._xp import namespace
@@ -873,8 +873,13 @@ pixel_unshuffle_op.forward = keeping_channels_last(pixel_unshuffle_op.forward)
        theta="matmul(grad.reshape(grad.shape[0], -1, grad.shape[-1]).mT, constant_like(base, grad).flatten(0, -2))",
        jvp="affine_grid_generator_op(theta_t, base)")
 def affine_grid_generator_op(xp, theta, base):
-    """Each point of the base grid (*size, k), homogeneous coordinates, mapped by each theta (N, k-1, k)."""
-    points = xp.matmul(xp.asarray(base.reshape(-1, base.shape[-1]), device=theta.device), xp.matrix_transpose(theta))
+    """Each point of the base grid (*size, k), homogeneous coordinates, mapped by each theta (N, k-1, k): the k
+    products summed in order, each rounded, as torch's bmm of k-long rows does (a matmul may sum otherwise)."""
+    k = base.shape[-1]
+    flat = xp.asarray(base.reshape(1, -1, k), device=theta.device)
+    points = flat[..., :1] * theta[:, None, :, 0]
+    for c in range(1, k):
+        points = points + flat[..., c:c + 1] * theta[:, None, :, c]
     return xp.reshape(points, (theta.shape[0], *base.shape[:-1], theta.shape[1]))
 
 
@@ -887,9 +892,11 @@ def grid_sampler_op(xp, x, grid, mode, padding_mode, align_corners):
     n, c = x.shape[:2]
     out = xp.zeros((n, c, math.prod(grid.shape[1:-1])), dtype=x.dtype, device=x.device)
     flat_x = xp.reshape(x, (n, c, -1))
+    fused = grid.shape[-1] == 2 and mode == "bilinear"  # Note [grid_sample's fused multiply-adds]
     for corner in _grid_corners(xp, grid, x.shape[2:], mode, padding_mode, align_corners):
         picked = xp.take_along_axis(flat_x, corner.index[:, None, :], axis=2)
-        out += picked * (xp.astype(corner.inside, x.dtype) * corner.weight)[:, None, :]
+        weight = (xp.astype(corner.inside, x.dtype) * corner.weight)[:, None, :]
+        out = _fused_multiply_add(xp, picked, weight, out) if fused else out + picked * weight
     return xp.reshape(out, (n, c, *grid.shape[1:-1]))
 
 
@@ -919,11 +926,49 @@ def _reflect(xp, coord, low2: int, high2: int):
     return xp.where(odd, span - extra + low, extra + low), xp.where(odd, -sign, sign)
 
 
-def _source(xp, coord, size: int, padding_mode: str, align_corners: bool):
+# Note [grid_sample's fused multiply-adds]
+# torch's CPU grid_sample of images (4-d input) is the vectorized kernel of native/cpu/GridSamplerKernel.cpp,
+# which the compiler builds with fused multiply-adds on AVX2 and AVX-512: the unnormalised coordinate
+# (grid + 1) * (size / 2) - 0.5 (without align_corners) rounds once, and bilinear's sum
+# nw_val * nw + ne_val * ne + sw_val * sw + se_val * se is a chain of fmas from the first product. Rounded twice,
+# a coordinate that should land on a pixel centre lands an ulp to one side of it, and floor() picks the other
+# pair of neighbours: the values agree but the slopes (the grid's gradient) differ, and a spatial transformer
+# starting at the identity sits on exactly those centres. Volumes (5-d input) take the scalar kernel of
+# native/GridSampler.cpp, built without fma: ((grid + 1) * size - 1) / 2, the weights (low + 1 - x) or (x - low)
+# multiplied x * y * z, summed as written. Bicubic's coefficients and sums, also fused there, are left rounded as
+# written.
+def _fused_multiply_add(xp, a, b, c):
+    """a * b + c rounded once, for float32 or float64 arrays of any namespace (b and c arrays or numbers)."""
+    if a.dtype == xp.float32:  # the float64 product of two float32 values is exact; the sum rounded to float32
+        wide = xp.astype(a, xp.float64) * (xp.astype(b, xp.float64) if hasattr(b, "dtype") else b)
+        return xp.astype(wide + (xp.astype(c, xp.float64) if hasattr(c, "dtype") else c), xp.float32)
+    product = a * b
+    a_hi, a_lo = _veltkamp_split(a)
+    b_hi, b_lo = _veltkamp_split(b)
+    product_error = ((a_hi * b_hi - product) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo  # Dekker: exact
+    total = product + c
+    total_error = (product - (total - (total - product))) + (c - (total - product))  # Knuth's two-sum
+    return total + (total_error + product_error)
+
+
+def _veltkamp_split(x):
+    """float64 x as two halves of 26 bits whose products are exact."""
+    scaled = x * 134217729.0
+    high = scaled - (scaled - x)
+    return high, x - high
+
+
+def _source(xp, coord, size: int, padding_mode: str, align_corners: bool, fused: bool):
     """torch's grid_sampler_compute_source_index: the input coordinate a grid value points at, and its
-    derivative with respect to the grid value."""
+    derivative with respect to the grid value; `fused` for the image kernel's rounding (Note [grid_sample's
+    fused multiply-adds])."""
     scale = (size - 1) / 2 if align_corners else size / 2
-    coord = ((coord + 1) * (size - 1) / 2) if align_corners else (((coord + 1) * size - 1) / 2)
+    if align_corners:
+        coord = (coord + 1) * (size - 1) / 2
+    elif fused:
+        coord = _fused_multiply_add(xp, coord + 1, size / 2, -0.5)
+    else:
+        coord = ((coord + 1) * size - 1) / 2
     slope = xp.full(coord.shape, scale, dtype=coord.dtype, device=coord.device)
     if padding_mode == "reflection":
         coord, sign = _reflect(xp, coord, 0, 2 * (size - 1)) if align_corners else \
@@ -979,7 +1024,7 @@ def _grid_corners(xp, grid, spatial, mode: str, padding_mode: str, align_corners
     for k, size in enumerate(spatial):
         v = xp.reshape(values[..., d - 1 - k], (n, -1))  # the grid's components run x (the last dimension) first
         # the bicubic taps are padded one by one, the source coordinate is not
-        coord, slope = _source(xp, v, size, "zeros" if mode == "bicubic" else padding_mode, align_corners)
+        coord, slope = _source(xp, v, size, "zeros" if mode == "bicubic" else padding_mode, align_corners, d == 2)
         exact = coord
         if as_tensors:  # the coordinate as a function of the grid (its slope is piecewise constant)
             exact = (grid[..., d - 1 - k].reshape(n, -1) * constant_like(slope, grid)
@@ -994,14 +1039,16 @@ def _grid_corners(xp, grid, spatial, mode: str, padding_mode: str, align_corners
             weights, slopes = _grid_cubic_weights(fraction)
             options.append([(_tap_coordinate(xp, low + j - 1, size, padding_mode, align_corners), w, s * slope)
                             for j, (w, s) in enumerate(zip(weights, slopes))])
-        else:
-            options.append([(xp.astype(low, xp.int64), 1 - fraction, -slope),
+        else:  # the low neighbour's weight: 1 - fraction in the image kernel, (low + 1) - coordinate in the volume one
+            below = 1 - fraction if d == 2 else (constant_like(low + 1, grid) if as_tensors else low + 1) - exact
+            options.append([(xp.astype(low, xp.int64), below, -slope),
                             (xp.astype(low, xp.int64) + 1, fraction, slope)])
     corners = []
     for choice in itertools.product(*options):
         index, inside = _flat_index(xp, [c for c, _, _ in choice], spatial)
         factors = [f for _, f, _ in choice]
-        weight = math.prod(factors[1:], start=factors[0])
+        ordered = factors if d == 2 else factors[::-1]  # torch multiplies y * x for images, x * y * z for volumes
+        weight = math.prod(ordered[1:], start=ordered[0])
         slopes = None
         if mode != "nearest":  # d weight / d component (d - 1 - k): the k-th factor's slope times the others
             per_dim = [math.prod([f for j, f in enumerate(factors) if j != k], start=choice[k][2]) for k in range(d)]
@@ -1858,12 +1905,15 @@ def _align_corners_default(align_corners: bool | None) -> bool:
     return align_corners
 
 
-def _grid_steps(n: int, align_corners: bool) -> np.ndarray:
-    """n positions spanning [-1, 1] (pixel corners with align_corners, pixel centres without)."""
+def _grid_steps(n: int, align_corners: bool, np_dtype: np.dtype) -> np.ndarray:
+    """n positions spanning [-1, 1] (pixel corners with align_corners, pixel centres without), rounded as torch
+    rounds them: its linspace in the grid's dtype, then times n - 1 and over n, each in that dtype."""
+    if np_dtype not in (np.float32, np.float64):  # half precision: computed in float64, rounded once
+        return _grid_steps(n, align_corners, np.dtype(np.float64)).astype(np_dtype)
     if n <= 1:
-        return np.zeros(n)
-    steps = np.linspace(-1.0, 1.0, n)
-    return steps if align_corners else steps * (n - 1) / n
+        return np.zeros(n, dtype=np_dtype)
+    steps = _linspace_in(-1.0, 1.0, n, np_dtype)
+    return steps if align_corners else steps * np_dtype.type(n - 1) / np_dtype.type(n)
 
 
 def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None = None) -> Tensor:
@@ -1886,10 +1936,10 @@ def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None =
                       "of affine_grid for details.", UserWarning, stacklevel=2)
     elif min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
-    axes = [_grid_steps(n, align_corners) for n in spatial]  # (D,) H, W
+    axes = [_grid_steps(n, align_corners, theta.dtype.np) for n in spatial]  # (D,) H, W
     mesh = np.meshgrid(*axes, indexing="ij")
     base = np.stack([*reversed(mesh), np.ones_like(mesh[0])], axis=-1)  # x first, then y (then z), then 1
-    return apply(affine_grid_generator_op, (theta,), (base.astype(theta.dtype.np),))
+    return apply(affine_grid_generator_op, (theta,), (base,))
 
 
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",
