@@ -185,6 +185,11 @@ CASES = {
         e["b"], lib.tensor([[0, 1], [1, 0]]))),
     "cross_entropy_probabilities_ignore_index": (_pair, lambda lib, e: lib.nn.functional.cross_entropy(
         e["b"], lib.tensor([[0.0, 1.0], [1.0, 0.0]]), ignore_index=1)),
+    # ---- one_hot of an empty tensor: no value to infer the class count from (a MoE layer no token reaches) ----
+    "one_hot_empty_infers_classes": (lambda lib: {}, lambda lib, e: lib.nn.functional.one_hot(
+        lib.zeros(0, 2, dtype=lib.long))),
+    "one_hot_empty_zero_classes": (lambda lib: {}, lambda lib, e: lib.nn.functional.one_hot(
+        lib.zeros(0, dtype=lib.long), num_classes=0)),
     # ---- in-place ops that read memory they partly write ----
     "inplace_add_own_transpose": (_square, lambda lib, e: e["m"].add_(e["m"].t())),
     "inplace_transpose_add_base": (_square, lambda lib, e: e["m"].t().add_(e["m"])),

@@ -1216,15 +1216,18 @@ def _legacy(t: Tensor) -> str:
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
-    """int64 one-hot encoding along a new last dim (no gradient)."""
+    """int64 one-hot encoding along a new last dim (no gradient). An empty input needs a positive num_classes: it has
+    no values to infer it from, and torch refuses rather than return a size-0 class dim."""
     idx = tensor._data
     if tensor.dtype is not D.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if not idx.size and num_classes <= 0:
+        raise RuntimeError("Can not infer total number of classes from empty tensor.")
     high, least = _index_range(idx)
     if least < 0:
         raise RuntimeError("Class values must be non-negative.")
     if num_classes == -1:
-        num_classes = int(high) + 1 if idx.size else 0
+        num_classes = int(high) + 1
     elif idx.size and high >= num_classes:
         raise RuntimeError("Class values must be smaller than num_classes.")
     xp = namespace(idx)
