@@ -190,6 +190,23 @@ CASES = {
         lib.zeros(0, 2, dtype=lib.long))),
     "one_hot_empty_zero_classes": (lambda lib: {}, lambda lib, e: lib.nn.functional.one_hot(
         lib.zeros(0, dtype=lib.long), num_classes=0)),
+    # ---- index_add_ / index_reduce_ take int32 or int64 indices (even empty ones), index_copy_ only int64 ----
+    **{f"index_{name}": (lambda lib: {"m": lib.zeros(3, 3)}, action) for name, action in {
+        "add_float_index": lambda lib, e: e["m"].index_add_(0, lib.tensor([0.0]), lib.ones(1, 3)),
+        "add_empty_float_index": lambda lib, e: e["m"].index_add_(0, lib.tensor([]), lib.ones(0, 3)),
+        "add_short_index_wrong_count": lambda lib, e: lib.index_add(e["m"], 0, lib.tensor([0], dtype=lib.int16),
+                                                                    lib.ones(2, 3)),
+        "reduce_short_index": lambda lib, e: e["m"].index_reduce_(0, lib.tensor([1], dtype=lib.int16),
+                                                                  lib.ones(1, 3), "prod"),
+        "copy_int_index": lambda lib, e: e["m"].index_copy_(0, lib.tensor([1], dtype=lib.int32), lib.ones(1, 3)),
+        "copy_float_index_and_dtype": lambda lib, e: e["m"].index_copy_(0, lib.tensor([1.0]),
+                                                                        lib.ones(1, 3, dtype=lib.float64)),
+        "copy_matrix_index": lambda lib, e: e["m"].index_copy_(0, lib.tensor([[1]]), lib.ones(1, 3)),
+        "copy_source_dtype": lambda lib, e: e["m"].index_copy_(0, lib.tensor([1]), lib.ones(1, 3, dtype=lib.float64)),
+        "copy_scalar_source": lambda lib, e: e["m"].index_copy_(0, lib.tensor([0, 1]), lib.tensor(1.0)),
+        "copy_source_rank": lambda lib, e: e["m"].index_copy_(0, lib.tensor([1.0]), lib.ones(3)),
+        "copy_slice_shapes": lambda lib, e: e["m"].index_copy_(1, lib.tensor([1]), lib.ones(2, 1)),
+    }.items()},
     # ---- in-place ops that read memory they partly write ----
     "inplace_add_own_transpose": (_square, lambda lib, e: e["m"].add_(e["m"].t())),
     "inplace_transpose_add_base": (_square, lambda lib, e: e["m"].t().add_(e["m"])),
