@@ -80,6 +80,12 @@ def softmax_op(xp, x, dim):
     dim = dim if x.ndim else None  # a 0-d tensor is one element (CuPy refuses its axis 0)
     if not x.size:
         return A.copy(xp, x)
+    if x.dtype == np.float16:  # torch's kernel: float32, rounded once (Note [float16 sums] in ops/reduction.py)
+        return _softmax_forward(xp, x.astype(np.float32), dim).astype(np.float16)
+    return _softmax_forward(xp, x, dim)
+
+
+def _softmax_forward(xp: Any, x: Any, dim: int | None) -> Any:
     parts = _row_blocks(x, dim)
     with np.errstate(invalid="ignore"):  # a row of -inf is NaN without a warning, as torch's
         if parts is not None:
@@ -113,6 +119,12 @@ def log_softmax_op(xp, x, dim):
     dim = dim if x.ndim else None  # a 0-d tensor is one element (CuPy refuses its axis 0)
     if not x.size:
         return A.copy(xp, x)
+    if x.dtype == np.float16:  # torch's kernel: float32, rounded once (Note [float16 sums] in ops/reduction.py)
+        return _log_softmax_forward(xp, x.astype(np.float32), dim).astype(np.float16)
+    return _log_softmax_forward(xp, x, dim)
+
+
+def _log_softmax_forward(xp: Any, x: Any, dim: int | None) -> Any:
     with np.errstate(invalid="ignore"):  # a row of -inf is NaN without a warning, as torch's
         if not hasattr(x, "strides"):  # the standard's functions; NumPy's methods below skip their Python wrappers
             shifted = x - xp.max(x, axis=dim, keepdims=True)
