@@ -223,6 +223,7 @@ def logsumexp_op(xp, x, dim, keepdim, stored):
     float32 (Note [float16 sums]; bfloat16 comes widened, Note [bfloat16] in _dtype.py)."""
     if stored is not None:
         x = A.astype(xp, x, np.float32, copy=False)
+
     def rounded(a: Any) -> Any:
         return a if stored is None else A.astype(xp, A.astype(xp, a, stored), np.float32, copy=False)
 
