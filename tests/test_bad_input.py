@@ -207,6 +207,18 @@ CASES = {
         "copy_source_rank": lambda lib, e: e["m"].index_copy_(0, lib.tensor([1.0]), lib.ones(3)),
         "copy_slice_shapes": lambda lib, e: e["m"].index_copy_(1, lib.tensor([1]), lib.ones(2, 1)),
     }.items()},
+    # ---- selections torch's CPU kernels refuse for bool and complex (a boolean mask's topk, say) ----
+    **{f"select_{name}": (lambda lib: {}, action) for name, action in {
+        "topk_bool": lambda lib, e: lib.topk(lib.tensor([True, False, True]), 2),
+        "topk_bool_k_out_of_range": lambda lib, e: lib.tensor([True, False]).topk(3),
+        "topk_complex_0d": lambda lib, e: lib.tensor(1j).topk(1),
+        "kthvalue_bool": lambda lib, e: lib.ones(0, 3, dtype=lib.bool).kthvalue(1, dim=1),
+        "kthvalue_complex": lambda lib, e: lib.ones(3, dtype=lib.complex64).kthvalue(2),
+        "median_bool": lambda lib, e: lib.tensor(True).median(),
+        "median_dim_bool": lambda lib, e: lib.ones(2, 0, dtype=lib.bool).median(0),
+        "nanmedian_dim_complex": lambda lib, e: lib.ones(2, 3, dtype=lib.complex128).nanmedian(1),
+        "mode_complex": lambda lib, e: lib.ones(3, dtype=lib.complex64).mode(0),
+    }.items()},
     # ---- in-place ops that read memory they partly write ----
     "inplace_add_own_transpose": (_square, lambda lib, e: e["m"].add_(e["m"].t())),
     "inplace_transpose_add_base": (_square, lambda lib, e: e["m"].t().add_(e["m"])),

@@ -1105,10 +1105,14 @@ def cummin(input: Tensor, dim: int) -> tuple:
 
 def _median(input: Tensor, dim: int | None, keepdim: bool, name: str, whole: object, along: object,
             result_type: type) -> Tensor | tuple:
+    """median or nanmedian, refusing bool and complex as torch's kernels do (the whole one not when empty)."""
     if dim is None:
+        if input.numel():
+            _refuse_kinds(input._data.dtype, "median_cpu", "bc")
         return apply(whole, (input,))
     d = _wrap_dim(dim, input.ndim)
     _require_nonempty_dim(input, d, name)
+    _refuse_kinds(input._data.dtype, "median_out", "bc")
     return result_type(*apply(along, (input,), (d, keepdim)))
 
 
