@@ -164,7 +164,9 @@ HALF_REDUCTIONS = {
     "cumsum": lambda lib, x: x.cumsum(0)[-3:], "einsum": lambda lib, x: lib.einsum("ij,ij->j", x, x),
     "norm": lambda lib, x: lib.linalg.vector_norm(x, dim=0), "norm_3": lambda lib, x: x.norm(3, dim=0),
     "softmax": lambda lib, x: x.softmax(0)[:8], "log_softmax": lambda lib, x: x.log_softmax(0)[:8],
-    "logsumexp": lambda lib, x: x.logsumexp(0),
+    "logsumexp": lambda lib, x: x.logsumexp(0), "cumprod": lambda lib, x: (x / 8 + 1).cumprod(0)[[9, 99]],
+    "var": lambda lib, x: x.var(0), "std": lambda lib, x: x.T.std(1), "var_mean": lambda lib, x: lib.var_mean(x, 0)[0],
+    "std_mean": lambda lib, x: lib.std_mean(x, 0, correction=0)[0],
 }
 
 

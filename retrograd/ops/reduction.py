@@ -39,9 +39,10 @@ from .registry import apply, defop
 # torch's CPU kernels sum float16 in a float32 accumulator (its acc_type) and round the result once, whatever the
 # layout. NumPy's float16 add does so only along the contiguous inner axis (its pairwise loop); along any other
 # axis it adds into a float16 output element by element, which stalls at 2048 + 1 = 2048 (the column sums of a
-# (4096, 2) tensor of ones were 2048). So the float16 sums, cumulative sums and norms here ask NumPy for a
-# float32 accumulator and round the result once; softmax, log_softmax (ops/nn.py) and einsum (ops/linalg.py)
-# run on a float32 copy, as torch's kernels do. logsumexp is torch's composite, rounded op by op.
+# (4096, 2) tensor of ones were 2048). So the float16 sums, cumulative sums and products, variances and norms
+# here ask NumPy for a float32 accumulator and round the result once; softmax, log_softmax (ops/nn.py) and
+# einsum (ops/linalg.py) run on a float32 copy, as torch's kernels do. logsumexp is torch's composite, rounded
+# op by op.
 
 
 def _accumulator(x: Any, dtype: Any) -> Any:
@@ -190,7 +191,7 @@ def var_op(xp, x, dim, correction, keepdim):
        self="var_backward(std_to_var_grad(grad, result), self, dim, correction, keepdim)",
        jvp="std_to_var_grad(var_jvp(self_t, self, dim, correction, keepdim), result)")
 def std_op(xp, x, dim, correction, keepdim):
-    return xp.sqrt(variance(xp, x, dim, correction, keepdim))
+    return variance(xp, x, dim, correction, keepdim, root=True)
 
 
 @defop("var_mean", params=("dim", "correction", "keepdim"), outputs=2,
@@ -206,7 +207,7 @@ def var_mean_op(xp, x, dim, correction, keepdim):
             " + mean_backward(grads[1], self.shape, dim, keepdim)",
        jvp="(std_to_var_grad(var_jvp(self_t, self, dim, correction, keepdim), result0), self_t.mean(dim, keepdim))")
 def std_mean_op(xp, x, dim, correction, keepdim):
-    return xp.sqrt(variance(xp, x, dim, correction, keepdim)), A.mean(xp, x, dim, keepdim)
+    return variance(xp, x, dim, correction, keepdim, root=True), A.mean(xp, x, dim, keepdim)
 
 
 # ============================================================================================
@@ -303,8 +304,10 @@ def cumsum_op(xp, x, dim, dtype):
 @defop("cumprod", params=("dim", "dtype"), self="cumprod_backward(grad, self, result, dim)",
        jvp="cumprod_jvp(self_t, self, result, dim)")
 def cumprod_op(xp, x, dim, dtype):
-    return A.reshape(xp, xp.cumulative_prod(A.reshape(xp, x, -1) if x.ndim == 0 else x, axis=dim,
-                                            dtype=D.native(xp, dtype)), x.shape)
+    dtype = D.native(xp, dtype)
+    accumulator = _accumulator(x, dtype) if hasattr(x, "strides") else dtype
+    return _narrowed(A.reshape(xp, xp.cumulative_prod(A.reshape(xp, x, -1) if x.ndim == 0 else x, axis=dim,
+                                                      dtype=accumulator), x.shape), accumulator, dtype)
 
 
 @defop("cummax", params=("dim",), outputs=("values", "indices"), differentiable_outputs=(0,),
@@ -424,14 +427,21 @@ def index_of_extreme(xp, x, dim: int | Sequence[int] | None, keepdim: bool, find
     return A.reshape(xp, out, [1 if d in dims else n for d, n in enumerate(x.shape)]) if keepdim else out
 
 
-def variance(xp, x, dim: tuple | None, correction: float, keepdim: bool):
-    """Sum of squared deviations over (count - correction), as torch: a divisor <= 0 gives inf/nan."""
+def variance(xp, x, dim: tuple | None, correction: float, keepdim: bool, root: bool = False):
+    """Sum of squared deviations over (count - correction), as torch: a divisor <= 0 gives inf/nan; its square root
+    with `root`. float16 is computed in float32 and rounded once, as torch's kernel (Note [float16 sums])."""
+    half = hasattr(x, "strides") and x.dtype == np.float16
+    if half:
+        x = x.astype(np.float32)
     deviation = x - A.mean(xp, x, dim, True)
     squares = (deviation * xp.conj(deviation)).real if D.kind(x) == "c" else deviation * deviation
     divisor = builtins.max(reduced_numel(x.shape, dim) - correction, 0)
     with np.errstate(divide="ignore", invalid="ignore"):
         divisor = xp.asarray(divisor, dtype=squares.dtype, device=squares.device)
-        return xp.sum(squares, axis=dim, keepdims=keepdim) / divisor
+        out = xp.sum(squares, axis=dim, keepdims=keepdim) / divisor
+    if root:
+        out = xp.sqrt(out)
+    return out.astype(np.float16) if half else out
 
 
 def _complex32_variance(xp, z, dim: tuple | None, correction: float, keepdim: bool):
