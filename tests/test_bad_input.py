@@ -219,6 +219,17 @@ CASES = {
         "nanmedian_dim_complex": lambda lib, e: lib.ones(2, 3, dtype=lib.complex128).nanmedian(1),
         "mode_complex": lambda lib, e: lib.ones(3, dtype=lib.complex64).mode(0),
     }.items()},
+    # ---- distances: torch's checks in its order, its kernels float32/float64 only (off the matrix-product path) ----
+    **{f"distance_{name}": (lambda lib: {}, action) for name, action in {
+        "cdist_half": lambda lib, e: lib.cdist(lib.ones(3, 2, dtype=lib.float16), lib.ones(4, 2, dtype=lib.float16)),
+        "cdist_bfloat16_p1": lambda lib, e: lib.cdist(lib.ones(30, 2, dtype=lib.bfloat16),
+                                                      lib.ones(4, 2, dtype=lib.bfloat16), p=1),
+        "cdist_long": lambda lib, e: lib.cdist(lib.ones(3, 2, dtype=lib.long), lib.ones(4, 2, dtype=lib.long), p=-1),
+        "cdist_int_x2": lambda lib, e: lib.cdist(lib.ones(3, 2), lib.ones(4, 2, dtype=lib.int32)),
+        "cdist_mode_before_shapes": lambda lib, e: lib.cdist(lib.ones(3), lib.ones(4, 2), compute_mode="fast"),
+        "pdist_half": lambda lib, e: lib.pdist(lib.ones(3, 2, dtype=lib.float16)),
+        "pdist_long": lambda lib, e: lib.pdist(lib.ones(3, 2, dtype=lib.long), p=-1),
+    }.items()},
     # ---- in-place ops that read memory they partly write ----
     "inplace_add_own_transpose": (_square, lambda lib, e: e["m"].add_(e["m"].t())),
     "inplace_transpose_add_base": (_square, lambda lib, e: e["m"].t().add_(e["m"])),
