@@ -161,6 +161,7 @@ def test_scalar_exponents_round_as_torchs(exponent, dtype):
 HALF_REDUCTIONS = {
     "sum_dim": lambda lib, x: x.sum(0), "sum_transposed": lambda lib, x: x.T.sum(1),
     "sum_dtype": lambda lib, x: x.sum(0, dtype=lib.float16), "nansum": lambda lib, x: x.nansum(0),
+    "count_as_half": lambda lib, x: (x > -9).sum(0, dtype=lib.float16),
     "cumsum": lambda lib, x: x.cumsum(0)[-3:], "einsum": lambda lib, x: lib.einsum("ij,ij->j", x, x),
     "norm": lambda lib, x: lib.linalg.vector_norm(x, dim=0), "norm_3": lambda lib, x: x.norm(3, dim=0),
     "softmax": lambda lib, x: x.softmax(0)[:8], "log_softmax": lambda lib, x: x.log_softmax(0)[:8],

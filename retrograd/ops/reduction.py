@@ -47,7 +47,7 @@ from .registry import apply, defop
 
 def _accumulator(x: Any, dtype: Any) -> Any:
     """The dtype NumPy sums x in: float32 where the result is float16 (Note [float16 sums]), else `dtype`."""
-    if x.dtype == np.float16 and (dtype is None or np.dtype(dtype) == np.float16):
+    if (x.dtype == np.float16 if dtype is None else np.dtype(dtype) == np.float16):
         return np.float32
     return dtype
 
