@@ -191,6 +191,51 @@ CASES = {
         e["b"], lib.tensor([[0, 1], [1, 0]]))),
     "cross_entropy_probabilities_ignore_index": (_pair, lambda lib, e: lib.nn.functional.cross_entropy(
         e["b"], lib.tensor([[0.0, 1.0], [1.0, 0.0]]), ignore_index=1)),
+    # ---- one_hot of an empty tensor: no value to infer the class count from (a MoE layer no token reaches) ----
+    "one_hot_empty_infers_classes": (lambda lib: {}, lambda lib, e: lib.nn.functional.one_hot(
+        lib.zeros(0, 2, dtype=lib.long))),
+    "one_hot_empty_zero_classes": (lambda lib: {}, lambda lib, e: lib.nn.functional.one_hot(
+        lib.zeros(0, dtype=lib.long), num_classes=0)),
+    # ---- index_add_ / index_reduce_ take int32 or int64 indices (even empty ones), index_copy_ only int64 ----
+    **{f"index_{name}": (lambda lib: {"m": lib.zeros(3, 3)}, action) for name, action in {
+        "add_float_index": lambda lib, e: e["m"].index_add_(0, lib.tensor([0.0]), lib.ones(1, 3)),
+        "add_empty_float_index": lambda lib, e: e["m"].index_add_(0, lib.tensor([]), lib.ones(0, 3)),
+        "add_short_index_wrong_count": lambda lib, e: lib.index_add(e["m"], 0, lib.tensor([0], dtype=lib.int16),
+                                                                    lib.ones(2, 3)),
+        "reduce_short_index": lambda lib, e: e["m"].index_reduce_(0, lib.tensor([1], dtype=lib.int16),
+                                                                  lib.ones(1, 3), "prod"),
+        "copy_int_index": lambda lib, e: e["m"].index_copy_(0, lib.tensor([1], dtype=lib.int32), lib.ones(1, 3)),
+        "copy_float_index_and_dtype": lambda lib, e: e["m"].index_copy_(0, lib.tensor([1.0]),
+                                                                        lib.ones(1, 3, dtype=lib.float64)),
+        "copy_matrix_index": lambda lib, e: e["m"].index_copy_(0, lib.tensor([[1]]), lib.ones(1, 3)),
+        "copy_source_dtype": lambda lib, e: e["m"].index_copy_(0, lib.tensor([1]), lib.ones(1, 3, dtype=lib.float64)),
+        "copy_scalar_source": lambda lib, e: e["m"].index_copy_(0, lib.tensor([0, 1]), lib.tensor(1.0)),
+        "copy_source_rank": lambda lib, e: e["m"].index_copy_(0, lib.tensor([1.0]), lib.ones(3)),
+        "copy_slice_shapes": lambda lib, e: e["m"].index_copy_(1, lib.tensor([1]), lib.ones(2, 1)),
+    }.items()},
+    # ---- selections torch's CPU kernels refuse for bool and complex (a boolean mask's topk, say) ----
+    **{f"select_{name}": (lambda lib: {}, action) for name, action in {
+        "topk_bool": lambda lib, e: lib.topk(lib.tensor([True, False, True]), 2),
+        "topk_bool_k_out_of_range": lambda lib, e: lib.tensor([True, False]).topk(3),
+        "topk_complex_0d": lambda lib, e: lib.tensor(1j).topk(1),
+        "kthvalue_bool": lambda lib, e: lib.ones(0, 3, dtype=lib.bool).kthvalue(1, dim=1),
+        "kthvalue_complex": lambda lib, e: lib.ones(3, dtype=lib.complex64).kthvalue(2),
+        "median_bool": lambda lib, e: lib.tensor(True).median(),
+        "median_dim_bool": lambda lib, e: lib.ones(2, 0, dtype=lib.bool).median(0),
+        "nanmedian_dim_complex": lambda lib, e: lib.ones(2, 3, dtype=lib.complex128).nanmedian(1),
+        "mode_complex": lambda lib, e: lib.ones(3, dtype=lib.complex64).mode(0),
+    }.items()},
+    # ---- distances: torch's checks in its order, its kernels float32/float64 only (off the matrix-product path) ----
+    **{f"distance_{name}": (lambda lib: {}, action) for name, action in {
+        "cdist_half": lambda lib, e: lib.cdist(lib.ones(3, 2, dtype=lib.float16), lib.ones(4, 2, dtype=lib.float16)),
+        "cdist_bfloat16_p1": lambda lib, e: lib.cdist(lib.ones(30, 2, dtype=lib.bfloat16),
+                                                      lib.ones(4, 2, dtype=lib.bfloat16), p=1),
+        "cdist_long": lambda lib, e: lib.cdist(lib.ones(3, 2, dtype=lib.long), lib.ones(4, 2, dtype=lib.long), p=-1),
+        "cdist_int_x2": lambda lib, e: lib.cdist(lib.ones(3, 2), lib.ones(4, 2, dtype=lib.int32)),
+        "cdist_mode_before_shapes": lambda lib, e: lib.cdist(lib.ones(3), lib.ones(4, 2), compute_mode="fast"),
+        "pdist_half": lambda lib, e: lib.pdist(lib.ones(3, 2, dtype=lib.float16)),
+        "pdist_long": lambda lib, e: lib.pdist(lib.ones(3, 2, dtype=lib.long), p=-1),
+    }.items()},
     # ---- in-place ops that read memory they partly write ----
     "inplace_add_own_transpose": (_square, lambda lib, e: e["m"].add_(e["m"].t())),
     "inplace_transpose_add_base": (_square, lambda lib, e: e["m"].t().add_(e["m"])),

@@ -1029,6 +1029,8 @@ def _along_source(input: Tensor, dim: int, index: Tensor, source: Tensor, what: 
     if arr.ndim > 1:
         raise IndexError(f"{what}(): Index is supposed to be a vector, but got dim: {arr.ndim} with type: "
                          f"{_dtype_word(index.dtype)} and size: {list(arr.shape)}")
+    if index.dtype not in (D.int64, D.int32):  # even an empty one, unlike scatter's
+        raise RuntimeError(f"{what}(): Expected dtype int32/int64 for index but got: {_dtype_word(index.dtype)}")
     xp = namespace(arr)
     idx = A.astype(xp, A.reshape(xp, arr, -1), np.int64, copy=False)
     n = source._data.shape[d] if source._data.ndim else 1
@@ -1049,11 +1051,30 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
 
 
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
-    """A copy of input with the slices of source written at `index` along dim."""
+    """A copy of input with the slices of source written at `index` along dim, after torch's checks in torch's
+    order (ranks, then dtypes, then sizes). Its index must be int64: index_add and index_reduce also take int32."""
     d = _wrap_dim(dim, input._data.ndim)
-    xp = namespace(index._data)
-    idx = A.astype(xp, A.reshape(xp, index._data, -1), np.int64, copy=False)
-    n = source._data.shape[d] if source._data.ndim else 1
+    arr, src = index._data, source._data
+    if arr.ndim > 1:
+        raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {arr.ndim})")
+    if not src.ndim and arr.size != 1:
+        raise IndexError(f"index_copy_(): When source is scalar, index should have one element (got {arr.size})")
+    if src.ndim and input._data.ndim and src.ndim != input._data.ndim:
+        raise IndexError("index_copy_(): When source and destination are not scalars, their dimensionality must "
+                         f"match. Source dimensionality ({src.ndim}), destination dimensionality ({input._data.ndim})")
+    if index.dtype is not D.int64:
+        raise RuntimeError(f"index_copy_(): Expected a long tensor for index, but got {_dtype_word(index.dtype)}")
+    if source.dtype is not input.dtype:
+        raise RuntimeError("index_copy_(): self and source expected to have the same dtype, but got (self) "
+                           f"{_dtype_word(input.dtype)} and (source) {_dtype_word(source.dtype)}")
+    self_slice, source_slice = (shape[:d] + shape[d + 1:] for shape in (input._data.shape, src.shape))
+    if self_slice != source_slice:
+        raise RuntimeError("index_copy_(): Source/destination tensor must have same slice shapes. Destination slice "
+                           f"shape: {' '.join(map(str, self_slice))} at dimension {d} and source slice shape: "
+                           f"{' '.join(map(str, source_slice))} at dimension 0.")
+    xp = namespace(arr)
+    idx = A.astype(xp, A.reshape(xp, arr, -1), np.int64, copy=False)
+    n = src.shape[d] if src.ndim else 1
     if idx.size != n:
         raise IndexError(f"index_copy_(): Number of indices ({idx.size}) should be equal to source.size(dim) ({n})")
     _check_along(idx, input._data.shape[d] if input._data.ndim else 1, d, IndexError, "index_copy_(): ")

@@ -190,7 +190,10 @@ def cross_op(xp, a, b, dim):
        jvp="einsum_pair(equation, self_t, other) + (0 if other is None else einsum_pair(equation, self, other_t))")
 def einsum_op(xp, a, b, equation):
     if xp is np:
-        return np.einsum(equation, a) if b is None else np.einsum(equation, a, b)
+        operands = (a,) if b is None else (a, b)
+        if a.dtype == np.float16:  # float32 sums rounded once, as torch's bmm (Note [float16 sums] in reduction.py)
+            return np.einsum(equation, *operands, dtype=np.float32).astype(np.float16)
+        return np.einsum(equation, *operands)
     return _einsum_by_matmul(xp, equation, a, b)
 
 

@@ -81,6 +81,12 @@ def softmax_op(xp, x, dim):
     dim = dim if x.ndim else None  # a 0-d tensor is one element (CuPy refuses its axis 0)
     if not x.size:
         return A.copy(xp, x)
+    if x.dtype == np.float16:  # torch's kernel: float32, rounded once (Note [float16 sums] in ops/reduction.py)
+        return _softmax_forward(xp, x.astype(np.float32), dim).astype(np.float16)
+    return _softmax_forward(xp, x, dim)
+
+
+def _softmax_forward(xp: Any, x: Any, dim: int | None) -> Any:
     parts = _row_blocks(x, dim)
     with np.errstate(invalid="ignore"):  # a row of -inf is NaN without a warning, as torch's
         if parts is not None:
@@ -114,6 +120,12 @@ def log_softmax_op(xp, x, dim):
     dim = dim if x.ndim else None  # a 0-d tensor is one element (CuPy refuses its axis 0)
     if not x.size:
         return A.copy(xp, x)
+    if x.dtype == np.float16:  # torch's kernel: float32, rounded once (Note [float16 sums] in ops/reduction.py)
+        return _log_softmax_forward(xp, x.astype(np.float32), dim).astype(np.float16)
+    return _log_softmax_forward(xp, x, dim)
+
+
+def _log_softmax_forward(xp: Any, x: Any, dim: int | None) -> Any:
     with np.errstate(invalid="ignore"):  # a row of -inf is NaN without a warning, as torch's
         if not hasattr(x, "strides"):  # the standard's functions; NumPy's methods below skip their Python wrappers
             shifted = x - xp.max(x, axis=dim, keepdims=True)
@@ -1217,15 +1229,18 @@ def _legacy(t: Tensor) -> str:
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
-    """int64 one-hot encoding along a new last dim (no gradient)."""
+    """int64 one-hot encoding along a new last dim (no gradient). An empty input needs a positive num_classes: it has
+    no values to infer it from, and torch refuses rather than return a size-0 class dim."""
     idx = tensor._data
     if tensor.dtype is not D.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if not idx.size and num_classes <= 0:
+        raise RuntimeError("Can not infer total number of classes from empty tensor.")
     high, least = _index_range(idx)
     if least < 0:
         raise RuntimeError("Class values must be non-negative.")
     if num_classes == -1:
-        num_classes = int(high) + 1 if idx.size else 0
+        num_classes = int(high) + 1
     elif idx.size and high >= num_classes:
         raise RuntimeError("Class values must be smaller than num_classes.")
     xp = namespace(idx)
@@ -1674,25 +1689,39 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
 
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
           compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
-    """p-norm distance between each row of x1 (..., P, M) and each row of x2 (..., R, M)."""
+    """p-norm distance between each row of x1 (..., P, M) and each row of x2 (..., R, M). torch's checks come in
+    its order: the mode (in Python), the shapes, then, off the matrix-product path, the dtypes, p, and its kernel's
+    refusal of bfloat16 and float16 where it runs (some distance to compute)."""
+    modes = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist")
+    if compute_mode not in modes:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
     if x1.ndim < 2 or x2.ndim < 2:
         raise RuntimeError(f"cdist only supports at least 2D tensors, X{1 if x1.ndim < 2 else 2} got: "
                            f"{min(x1.ndim, x2.ndim)}D")
     if x1.shape[-1] != x2.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
-    if p < 0:
-        raise RuntimeError("cdist only supports non-negative p values")
-    modes = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist")
-    if compute_mode not in modes:
-        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
     rows1, rows2 = x1.shape[-2], x2.shape[-2]
     use_mm = p == 2 and (compute_mode == modes[1] or (compute_mode == modes[0] and (rows1 > 25 or rows2 > 25)))
     if not use_mm:
+        for name, x in (("X1", x1), ("X2", x2)):
+            if not x.is_floating_point():
+                raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
+                                   f"{D.scalar_type_name(x.dtype)}")
+        if p < 0:
+            raise RuntimeError("cdist only supports non-negative p values")
+        if x1.numel() and x2.numel():
+            _refuse_reduced_floats(x1.dtype, "cdist")
         return apply(cdist_op, (x1, x2), (float(p),))
     batch = np.broadcast_shapes(tuple(x1.shape[:-2]), tuple(x2.shape[:-2]))
     a = x1.expand(*batch, rows1, x1.shape[-1]).reshape(-1, rows1, x1.shape[-1]) if batch else x1
     b = x2.expand(*batch, rows2, x2.shape[-1]).reshape(-1, rows2, x2.shape[-1]) if batch else x2
     return apply(euclidean_dist_op, (a, b)).view(*batch, rows1, rows2)
+
+
+def _refuse_reduced_floats(dtype: D.dtype, kernel: str) -> None:
+    """The NotImplementedError of a torch CPU kernel dispatched over float32 and float64 only (pdist's, cdist's)."""
+    if dtype in (D.float16, D.bfloat16):
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{D.scalar_type_name(dtype)}\'')
 
 
 # ---- losses ---------------------------------------------------------------------------------

@@ -24,7 +24,15 @@ from .._tensor import Tensor, _wrap
 from . import arrays as A
 from .conv import max_pool_backward_op
 from .indexing import _index_range, index_add_op
-from .nn import _renorm_rows, cross_entropy, embedding_backward_op, linear, loss_reduce, pairwise_distance
+from .nn import (
+    _refuse_reduced_floats,
+    _renorm_rows,
+    cross_entropy,
+    embedding_backward_op,
+    linear,
+    loss_reduce,
+    pairwise_distance,
+)
 from .pointwise import where
 from .registry import apply, defop, namespace
 from .statistics import count_bins
@@ -445,8 +453,12 @@ def pdist(input: Tensor, p: float = 2) -> Tensor:
     """The p-norm distances between the rows of a 2-D input, pairs i < j in order: n (n - 1) / 2 values."""
     if input.ndim != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    if not input.is_floating_point():
+        raise RuntimeError("pdist only supports floating-point dtypes")
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
+    if input.shape[0] > 1 and input.shape[1]:  # where torch's kernel runs
+        _refuse_reduced_floats(input.dtype, "pdist")
     return apply(pdist_op, (input,), (float(p),))
 
 

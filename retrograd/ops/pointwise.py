@@ -1222,7 +1222,7 @@ def _refuse_kinds(dtype: np.dtype, kernel: str, kinds: str = "c") -> None:
     """torch's kernels with no version for these kinds of result (complex ordering, floor division of
     complex or bool) raise this; NumPy would compute."""
     if D.kind(dtype) in kinds:
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{D.SCALAR_TYPE_NAMES[dtype.name]}\'')
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{D.scalar_type_name(D.from_native(dtype))}\'')
 
 
 eq = _no_grad_binary("eq", "equal")

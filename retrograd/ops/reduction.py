@@ -35,13 +35,36 @@ from .registry import apply, defop
 # Sums and means
 # ============================================================================================
 
+# Note [float16 sums]
+# torch's CPU kernels sum float16 in a float32 accumulator (its acc_type) and round the result once, whatever the
+# layout. NumPy's float16 add does so only along the contiguous inner axis (its pairwise loop); along any other
+# axis it adds into a float16 output element by element, which stalls at 2048 + 1 = 2048 (the column sums of a
+# (4096, 2) tensor of ones were 2048). So the float16 sums, cumulative sums and products, variances and norms
+# here ask NumPy for a float32 accumulator and round the result once; softmax, log_softmax (ops/nn.py) and
+# einsum (ops/linalg.py) run on a float32 copy, as torch's kernels do. logsumexp is torch's composite, rounded
+# op by op.
+
+
+def _accumulator(x: Any, dtype: Any) -> Any:
+    """The dtype NumPy sums x in: float32 where the result is float16 (Note [float16 sums]), else `dtype`."""
+    if (x.dtype == np.float16 if dtype is None else np.dtype(dtype) == np.float16):
+        return np.float32
+    return dtype
+
+
+def _narrowed(summed: Any, accumulator: Any, dtype: Any) -> Any:
+    """A sum made in `accumulator` rounded back to float16 where _accumulator widened it."""
+    return summed.astype(np.float16) if accumulator is not dtype else summed
+
 
 @defop("sum_all", node="SumBackward0", params=("dtype",), self="grad.expand(self_shape)",
        jvp="self_t.sum().to(result.dtype)")
 def sum_all(xp, x, dtype):
     if not hasattr(x, "strides"):  # not NumPy-like: the standard's function
         return xp.sum(xp.astype(x, xp.int64) if D.kind(x) == "b" else x, dtype=D.native(xp, dtype))
-    return x.sum(dtype=dtype)  # the array's method: NumPy's module function adds a Python wrapper (~2 µs)
+    accumulator = _accumulator(x, dtype)
+    # the array's method: NumPy's module function adds a Python wrapper (~2 µs)
+    return _narrowed(x.sum(dtype=accumulator), accumulator, dtype)
 
 
 @defop("sum_dim", node="SumBackward1", params=("dim", "keepdim", "dtype"),
@@ -51,14 +74,18 @@ def sum_dim(xp, x, dim, keepdim, dtype):
     if not hasattr(x, "strides"):
         return xp.sum(xp.astype(x, xp.int64) if D.kind(x) == "b" else x, axis=dim, keepdims=keepdim,
                       dtype=D.native(xp, dtype))
-    return x.sum(axis=dim, keepdims=keepdim, dtype=dtype)
+    accumulator = _accumulator(x, dtype)
+    return _narrowed(x.sum(axis=dim, keepdims=keepdim, dtype=accumulator), accumulator, dtype)
 
 
 @defop("nansum", params=("dim", "keepdim", "dtype"),
        self="where(isnan(self), 0.0, restore_reduced_dims(grad, dim, keepdim, self.ndim).expand(self_shape))",
        jvp="where(isnan(self), 0.0, self_t).sum(dim, keepdim).to(result.dtype)")
 def nansum_op(xp, x, dim, keepdim, dtype):
-    return xp.sum(xp.where(xp.isnan(x), 0, x), axis=dim, keepdims=keepdim, dtype=D.native(xp, dtype))
+    dtype = D.native(xp, dtype)
+    accumulator = _accumulator(x, dtype) if hasattr(x, "strides") else dtype
+    return _narrowed(xp.sum(xp.where(xp.isnan(x), 0, x), axis=dim, keepdims=keepdim, dtype=accumulator),
+                     accumulator, dtype)
 
 
 @defop("mean_all", node="MeanBackward0", self="grad.expand(self_shape) / math.prod(self_shape)",
@@ -164,7 +191,7 @@ def var_op(xp, x, dim, correction, keepdim):
        self="var_backward(std_to_var_grad(grad, result), self, dim, correction, keepdim)",
        jvp="std_to_var_grad(var_jvp(self_t, self, dim, correction, keepdim), result)")
 def std_op(xp, x, dim, correction, keepdim):
-    return xp.sqrt(variance(xp, x, dim, correction, keepdim))
+    return variance(xp, x, dim, correction, keepdim, root=True)
 
 
 @defop("var_mean", params=("dim", "correction", "keepdim"), outputs=2,
@@ -180,7 +207,7 @@ def var_mean_op(xp, x, dim, correction, keepdim):
             " + mean_backward(grads[1], self.shape, dim, keepdim)",
        jvp="(std_to_var_grad(var_jvp(self_t, self, dim, correction, keepdim), result0), self_t.mean(dim, keepdim))")
 def std_mean_op(xp, x, dim, correction, keepdim):
-    return xp.sqrt(variance(xp, x, dim, correction, keepdim)), A.mean(xp, x, dim, keepdim)
+    return variance(xp, x, dim, correction, keepdim, root=True), A.mean(xp, x, dim, keepdim)
 
 
 # ============================================================================================
@@ -188,14 +215,26 @@ def std_mean_op(xp, x, dim, correction, keepdim):
 # ============================================================================================
 
 
-@defop("logsumexp", params=("dim", "keepdim"), promote="float",
+@defop("logsumexp", params=("dim", "keepdim", "stored"), promote="float",
        self="logsumexp_backward(grad, self, result, dim, keepdim)",
        jvp="logsumexp_jvp(self_t, self, dim, keepdim)")
-def logsumexp_op(xp, x, dim, keepdim):
+def logsumexp_op(xp, x, dim, keepdim, stored):
+    """log(sum(exp(x - max))) + max. torch composes it of ops (amax, sub, exp_, sum, log_, add_), so for a bfloat16
+    or float16 input (`stored`, its NumPy type) each step's result is rounded to it; the sum still accumulates in
+    float32 (Note [float16 sums]; bfloat16 comes widened, Note [bfloat16] in _dtype.py)."""
+    if stored is not None:
+        x = A.astype(xp, x, np.float32, copy=False)
+
+    def rounded(a: Any) -> Any:
+        return a if stored is None else A.astype(xp, A.astype(xp, a, stored), np.float32, copy=False)
+
     shift = A.max_from(xp, x, dim, True, -math.inf)
     shift = xp.where(xp.isfinite(shift), shift, 0)  # all -inf (or inf) slices: no shift
     with np.errstate(divide="ignore"):
-        out = xp.log(xp.sum(xp.exp(x - shift), axis=dim, keepdims=True)) + shift
+        sums = rounded(xp.sum(rounded(xp.exp(rounded(x - shift))), axis=dim, keepdims=True))
+        out = rounded(xp.log(sums)) + shift
+    if stored is not None:
+        out = A.astype(xp, out, stored, copy=False)
     return out if keepdim else A.reshape(xp, out, [n for i, n in enumerate(x.shape) if i not in dim])
 
 
@@ -209,6 +248,9 @@ def vector_norm_op(xp, x, ord, dim, keepdim):  # noqa: A002
             return np.asarray(np.sqrt(squares if keepdim else squares.reshape(
                 () if dim is None else tuple(n for i, n in enumerate(x.shape) if i not in dim))))
     a = xp.abs(x)
+    dtype = a.dtype
+    if dtype == np.float16:  # summed in float32 (Note [float16 sums]), powers too, as torch's kernel
+        a = a.astype(np.float32)
     if x.ndim == 0:  # a 0-d tensor reduces over its (one-element) dim 0 to a 0-d norm
         dim = None
     with np.errstate(divide="ignore"):
@@ -224,7 +266,7 @@ def vector_norm_op(xp, x, ord, dim, keepdim):  # noqa: A002
             out = xp.sum(a, axis=dim, keepdims=keepdim)
         else:
             out = xp.sum(a**ord, axis=dim, keepdims=keepdim) ** (1.0 / ord)
-    return A.astype(xp, xp.asarray(out), a.dtype, copy=False)
+    return A.astype(xp, xp.asarray(out), dtype, copy=False)
 
 
 _DOT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
@@ -253,15 +295,19 @@ def _rows_squared_norms(x: np.ndarray, dim: tuple[int, ...] | None) -> np.ndarra
 def cumsum_op(xp, x, dim, dtype):
     if not hasattr(x, "strides") and D.kind(x) == "b":  # the standard sums numbers only
         x = xp.astype(x, xp.int64)
-    return A.reshape(xp, xp.cumulative_sum(A.reshape(xp, x, -1) if x.ndim == 0 else x, axis=dim,
-                                           dtype=D.native(xp, dtype)), x.shape)
+    dtype = D.native(xp, dtype)
+    accumulator = _accumulator(x, dtype) if hasattr(x, "strides") else dtype
+    return _narrowed(A.reshape(xp, xp.cumulative_sum(A.reshape(xp, x, -1) if x.ndim == 0 else x, axis=dim,
+                                                     dtype=accumulator), x.shape), accumulator, dtype)
 
 
 @defop("cumprod", params=("dim", "dtype"), self="cumprod_backward(grad, self, result, dim)",
        jvp="cumprod_jvp(self_t, self, result, dim)")
 def cumprod_op(xp, x, dim, dtype):
-    return A.reshape(xp, xp.cumulative_prod(A.reshape(xp, x, -1) if x.ndim == 0 else x, axis=dim,
-                                            dtype=D.native(xp, dtype)), x.shape)
+    dtype = D.native(xp, dtype)
+    accumulator = _accumulator(x, dtype) if hasattr(x, "strides") else dtype
+    return _narrowed(A.reshape(xp, xp.cumulative_prod(A.reshape(xp, x, -1) if x.ndim == 0 else x, axis=dim,
+                                                      dtype=accumulator), x.shape), accumulator, dtype)
 
 
 @defop("cummax", params=("dim",), outputs=("values", "indices"), differentiable_outputs=(0,),
@@ -381,14 +427,21 @@ def index_of_extreme(xp, x, dim: int | Sequence[int] | None, keepdim: bool, find
     return A.reshape(xp, out, [1 if d in dims else n for d, n in enumerate(x.shape)]) if keepdim else out
 
 
-def variance(xp, x, dim: tuple | None, correction: float, keepdim: bool):
-    """Sum of squared deviations over (count - correction), as torch: a divisor <= 0 gives inf/nan."""
+def variance(xp, x, dim: tuple | None, correction: float, keepdim: bool, root: bool = False):
+    """Sum of squared deviations over (count - correction), as torch: a divisor <= 0 gives inf/nan; its square root
+    with `root`. float16 is computed in float32 and rounded once, as torch's kernel (Note [float16 sums])."""
+    half = hasattr(x, "strides") and x.dtype == np.float16
+    if half:
+        x = x.astype(np.float32)
     deviation = x - A.mean(xp, x, dim, True)
     squares = (deviation * xp.conj(deviation)).real if D.kind(x) == "c" else deviation * deviation
     divisor = builtins.max(reduced_numel(x.shape, dim) - correction, 0)
     with np.errstate(divide="ignore", invalid="ignore"):
         divisor = xp.asarray(divisor, dtype=squares.dtype, device=squares.device)
-        return xp.sum(squares, axis=dim, keepdims=keepdim) / divisor
+        out = xp.sum(squares, axis=dim, keepdims=keepdim) / divisor
+    if root:
+        out = xp.sqrt(out)
+    return out.astype(np.float16) if half else out
 
 
 def _complex32_variance(xp, z, dim: tuple | None, correction: float, keepdim: bool):
@@ -931,7 +984,8 @@ def std_mean(input: Tensor, dim: int | Sequence[int] | None = None, unbiased: bo
 
 def logsumexp(input: Tensor, dim: int | Sequence[int], keepdim: bool = False) -> Tensor:
     """log(sum(exp(x))) along dim, computed stably; its gradient is softmax(x) * grad."""
-    return apply(logsumexp_op, (input,), (_reduced_dims(dim, input.ndim), keepdim))
+    stored = input._data.dtype if input.dtype in (D.bfloat16, D.float16) else None
+    return apply(logsumexp_op, (input,), (_reduced_dims(dim, input.ndim), keepdim, stored))
 
 
 def vector_norm(x: Tensor, ord: float = 2, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,  # noqa: A002
@@ -1061,10 +1115,14 @@ def cummin(input: Tensor, dim: int) -> tuple:
 
 def _median(input: Tensor, dim: int | None, keepdim: bool, name: str, whole: object, along: object,
             result_type: type) -> Tensor | tuple:
+    """median or nanmedian, refusing bool and complex as torch's kernels do (the whole one not when empty)."""
     if dim is None:
+        if input.numel():
+            _refuse_kinds(input._data.dtype, "median_cpu", "bc")
         return apply(whole, (input,))
     d = _wrap_dim(dim, input.ndim)
     _require_nonempty_dim(input, d, name)
+    _refuse_kinds(input._data.dtype, "median_out", "bc")
     return result_type(*apply(along, (input,), (d, keepdim)))
 
 

@@ -18,6 +18,7 @@ from .. import _creation, _xp
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap_dim
 from . import arrays as A
+from .pointwise import _refuse_kinds
 from .reduction import return_type
 from .registry import apply, defop, namespace
 
@@ -507,6 +508,10 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
     size = input.shape[d] if input.ndim else 1
     if not 0 <= k <= size:
         raise RuntimeError("selected index k out of range")
+    kind = D.kind(input._data.dtype)
+    if kind in "bc":  # torch's own check, before any kernel (the leading space of the complex one is torch's too)
+        raise RuntimeError("topk does not support bool dtypes on CPU" if kind == "b"
+                           else " topk does not support complex dtypes on CPU")
     return return_types_topk(*apply(topk_op, (input,), (k, d, bool(largest), bool(sorted))))
 
 
@@ -518,6 +523,8 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tup
         raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
     if not 1 <= k <= size:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    if input.ndim:  # a 0-d input is its own k-th value, no kernel run
+        _refuse_kinds(input._data.dtype, "kthvalue_cpu", "bc")
     return return_types_kthvalue(*apply(kthvalue_op, (input,), (k, d, keepdim)))
 
 
@@ -526,6 +533,8 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> tuple:
     d = _wrap_dim(dim, input.ndim)
     if input.ndim and input.shape[d] == 0:
         raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
+    if input.ndim and input.numel():  # torch's kernel runs on neither
+        _refuse_kinds(input._data.dtype, "mode_cpu")
     return return_types_mode(*apply(mode_op, (input,), (d, keepdim)))
 
 
