@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -49,14 +50,15 @@ import numpy as np
 _F32, _F64 = np.float32, np.float64
 
 
-def fma(a: np.ndarray, b: float | np.ndarray, c: float | np.ndarray) -> np.ndarray:
-    """a * b + c rounded once, in a's dtype (float32 or float64), as a fused multiply-add gives."""
-    if a.dtype == _F32:  # the float64 product of two float32 values is exact; the sum is rounded to float32
-        total = a.astype(_F64)
-        total *= b
-        total += c
-        return total.astype(_F32)
-    b, c = np.asarray(b, _F64), np.asarray(c, _F64)
+def fma(a: Any, b: Any, c: Any, xp: Any = np) -> Any:
+    """a * b + c rounded once, in a's dtype (float32 or float64), as a fused multiply-add gives; b and c arrays or
+    numbers, the arrays of namespace `xp` (grid_sample's kernel rounds so too, ops/conv.py)."""
+    if a.dtype == xp.float32:  # the float64 product of two float32 values is exact; the sum is rounded to float32
+        total = xp.astype(a, xp.float64)
+        total *= _wide(b, xp)
+        total += _wide(c, xp)
+        return xp.astype(total, xp.float32)
+    b, c = _wide(b, xp), _wide(c, xp)
     product = a * b
     a_hi, a_lo = _split(a)
     b_hi, b_lo = _split(b)
@@ -66,7 +68,12 @@ def fma(a: np.ndarray, b: float | np.ndarray, c: float | np.ndarray) -> np.ndarr
     return total + (total_error + product_error)
 
 
-def _split(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _wide(value: Any, xp: Any) -> Any:
+    """An array as float64, a number (a NumPy scalar too) as a Python float: float64 arithmetic either way."""
+    return xp.astype(value, xp.float64, copy=False) if getattr(value, "ndim", 0) else float(value)
+
+
+def _split(x: Any) -> tuple[Any, Any]:
     """Veltkamp's split of float64 x into two halves of 26 bits whose product terms are exact."""
     scaled = x * 134217729.0
     high = scaled - (scaled - x)

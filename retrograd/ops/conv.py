@@ -106,6 +106,7 @@ import numpy as np
 from .. import _dtype as D
 from .._creation import _linspace_in, zeros
 from .._memory_format import channels_last, channels_last_3d, keeping_channels_last, laid_out, suggest_memory_format
+from .._random_streams import fma
 from .._tensor import Tensor, _wrap
 from .._xp import namespace
 from . import arrays as A
@@ -896,7 +897,7 @@ def grid_sampler_op(xp, x, grid, mode, padding_mode, align_corners):
     for corner in _grid_corners(xp, grid, x.shape[2:], mode, padding_mode, align_corners):
         picked = xp.take_along_axis(flat_x, corner.index[:, None, :], axis=2)
         weight = (xp.astype(corner.inside, x.dtype) * corner.weight)[:, None, :]
-        out = _fused_multiply_add(xp, picked, weight, out) if fused else out + picked * weight
+        out = fma(picked, weight, out, xp) if fused else out + picked * weight
     return xp.reshape(out, (n, c, *grid.shape[1:-1]))
 
 
@@ -937,27 +938,6 @@ def _reflect(xp, coord, low2: int, high2: int):
 # native/GridSampler.cpp, built without fma: ((grid + 1) * size - 1) / 2, the weights (low + 1 - x) or (x - low)
 # multiplied x * y * z, summed as written. Bicubic's coefficients and sums, also fused there, are left rounded as
 # written.
-def _fused_multiply_add(xp, a, b, c):
-    """a * b + c rounded once, for float32 or float64 arrays of any namespace (b and c arrays or numbers)."""
-    if a.dtype == xp.float32:  # the float64 product of two float32 values is exact; the sum rounded to float32
-        wide = xp.astype(a, xp.float64) * (xp.astype(b, xp.float64) if hasattr(b, "dtype") else b)
-        return xp.astype(wide + (xp.astype(c, xp.float64) if hasattr(c, "dtype") else c), xp.float32)
-    product = a * b
-    a_hi, a_lo = _veltkamp_split(a)
-    b_hi, b_lo = _veltkamp_split(b)
-    product_error = ((a_hi * b_hi - product) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo  # Dekker: exact
-    total = product + c
-    total_error = (product - (total - (total - product))) + (c - (total - product))  # Knuth's two-sum
-    return total + (total_error + product_error)
-
-
-def _veltkamp_split(x):
-    """float64 x as two halves of 26 bits whose products are exact."""
-    scaled = x * 134217729.0
-    high = scaled - (scaled - x)
-    return high, x - high
-
-
 def _source(xp, coord, size: int, padding_mode: str, align_corners: bool, fused: bool):
     """torch's grid_sampler_compute_source_index: the input coordinate a grid value points at, and its
     derivative with respect to the grid value; `fused` for the image kernel's rounding (Note [grid_sample's
@@ -966,7 +946,7 @@ def _source(xp, coord, size: int, padding_mode: str, align_corners: bool, fused:
     if align_corners:
         coord = (coord + 1) * (size - 1) / 2
     elif fused:
-        coord = _fused_multiply_add(xp, coord + 1, size / 2, -0.5)
+        coord = fma(coord + 1, size / 2, -0.5, xp)
     else:
         coord = ((coord + 1) * size - 1) / 2
     slope = xp.full(coord.shape, scale, dtype=coord.dtype, device=coord.device)
