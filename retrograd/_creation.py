@@ -792,9 +792,9 @@ def rand(*size: Any, generator: Generator | None = None, dtype: D.dtype | None =
     drawn = _device_draw("random", size, generator, dtype, device, requires_grad)
     if drawn is not None:
         return drawn
-    rng, shape, np_dtype = _torch_rng(generator), _shape(size), _np_dtype(dtype)
-    return _finish(_made(shape, np_dtype, "uniform_", lambda: rng.uniform(shape, np_dtype)), requires_grad, device,
-                   pin_memory)
+    rng, np_dtype = _torch_rng(generator), _np_dtype(dtype)
+    return _per_example(_shape(size), lambda shape: _finish(_made(
+        shape, np_dtype, "uniform_", lambda: rng.uniform(shape, np_dtype)), requires_grad, device, pin_memory))
 
 
 @composite("aten::randn")
@@ -805,9 +805,21 @@ def randn(*size: Any, generator: Generator | None = None, dtype: D.dtype | None 
     drawn = _device_draw("normal", size, generator, dtype, device, requires_grad)
     if drawn is not None:
         return drawn
-    rng, shape, np_dtype = _torch_rng(generator), _shape(size), _np_dtype(dtype)
-    return _finish(_made(shape, np_dtype, "normal_", lambda: rng.normal(shape, np_dtype)), requires_grad, device,
-                   pin_memory)
+    rng, np_dtype = _torch_rng(generator), _np_dtype(dtype)
+    return _per_example(_shape(size), lambda shape: _finish(_made(
+        shape, np_dtype, "normal_", lambda: rng.normal(shape, np_dtype)), requires_grad, device, pin_memory))
+
+
+# Note [random factories under vmap]
+# As torch's batching rules for rand, randn and randint (and their _like forms): inside vmap(randomness='different')
+# a factory draws one sample per example, the sizes of every running level whose randomness is 'different' leading
+# the shape (outermost first), and answers it batched at those levels; 'same' draws one sample for all examples
+# (an unbatched tensor); 'error' refuses (_torch_rng).
+def _per_example(shape: tuple, draw: Callable[[tuple], Tensor]) -> Tensor:
+    """draw(shape), or one draw per example inside vmap (Note [random factories under vmap])."""
+    if not any(level.randomness == "different" for level in transforms.vmap):
+        return draw(shape)
+    return transforms.vmap[-1].draw_per_example(draw, shape)
 
 
 def _device_draw(kind: str, size: Sequence, generator: Generator | None, dtype: D.dtype | None, device: Any,
@@ -840,8 +852,9 @@ def randint(low: int, high: int | Sequence[int] | None = None, size: Sequence[in
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     shape = _shape((size,)) if not isinstance(size, int) else (size,)
     rng, np_dtype = _torch_rng(generator), _np_dtype(dtype, D.int64)
-    data = _made(shape, np_dtype, "random_", lambda: rng.integers(int(low), int(high), shape).astype(np_dtype))
-    return _finish(data, requires_grad, device, pin_memory)
+    return _per_example(shape, lambda shape: _finish(_made(
+        shape, np_dtype, "random_", lambda: rng.integers(int(low), int(high), shape).astype(np_dtype)),
+        requires_grad, device, pin_memory))
 
 
 @composite("aten::randperm")

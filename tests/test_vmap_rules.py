@@ -251,6 +251,26 @@ def test_dropout_masks_follow_the_randomness_of_vmap(randomness):
 
     same(scenario)
 
+
+@pytest.mark.parametrize("randomness", ["different", "same"])
+@pytest.mark.parametrize("outer", [None, "different", "same"])
+def test_random_factories_follow_the_randomness_of_vmap(randomness, outer):
+    """rand, randn, randint, normal of numbers and the _like factories inside vmap draw torch's numbers: 'different'
+    one sample per example at each such level (before, every example got the same one), 'same' one for all
+    (Note [random factories under vmap])."""
+    def scenario(L):
+        def noisy(v):
+            return (v + L.rand(2) + L.randn(2, dtype=L.float64) + L.randint(0, 9, (2,)) + L.normal(1.0, 2.0, (2,))
+                    + L.randn_like(v) * L.rand_like(v) + L.randint_like(v, 5))
+
+        L.manual_seed(0)
+        f = L.func.vmap(noisy, randomness=randomness)
+        if outer is not None:
+            f = L.func.vmap(f, randomness=outer)
+        return f(t(L, X[:2, :3, 0, 0, :2] if outer else X[:3, 0, 0, 0, :2])), L.rand(2)
+
+    same(scenario)
+
 # ---- the tutorials' program ------------------------------------------------------------------------
 
 def test_tutorial_program_runs_without_the_loop(tmp_path):

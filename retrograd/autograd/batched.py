@@ -78,6 +78,13 @@ class Level:
     def __repr__(self) -> str:
         return f"Level({self.id}, size={self.size})"
 
+    @staticmethod
+    def draw_per_example(draw: Callable[[tuple], Tensor], shape: tuple) -> Tensor:
+        """A random factory's `draw(shape)` inside the running vmaps (Note [random factories under vmap]); reached
+        through a running level, so the factories below this module need not import it."""
+        levels = [level for level in transforms.vmap if level.randomness == "different"]
+        return make(draw(tuple(level.size for level in levels) + tuple(shape)), levels)
+
 
 def push_level(size: int, randomness: str = "error") -> Level:
     """Start a vmap level of `size` examples."""

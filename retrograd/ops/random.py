@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .. import _xp
-from .._creation import Generator, _torch_rng
+from .._creation import Generator, _per_example, _torch_rng
 from .._memory_format import memory_order
 from .._tensor import Tensor, _wrap
 from ..autograd.forward_ad import transforms
@@ -316,13 +316,12 @@ def normal(mean: Tensor | float, std: Tensor | float = 1.0, size: Any = None, *,
            dtype: D.dtype | None = None, device: Any = None, layout: Any = None, pin_memory: bool = False,
            requires_grad: bool = False) -> Tensor:
     """Samples of N(mean, std^2): mean and std tensors broadcast; with two numbers, `size` gives the shape."""
-    rng = _generator(generator)
     tensors = (isinstance(mean, Tensor), isinstance(std, Tensor))
-    if not any(tensors):
-        shape = tuple(size) if size is not None else ()
-        dt = (dtype or D.get_default_dtype()).np
-        out = _wrap(rng.normal(shape, dt, mean, std))
-        return out.requires_grad_() if requires_grad else out
+    if not any(tensors):  # a factory (Note [random factories under vmap])
+        rng, dt = _torch_rng(generator), (dtype or D.get_default_dtype()).np
+        return _per_example(tuple(size) if size is not None else (),
+                            lambda shape: _wrap(rng.normal(shape, dt, mean, std)).requires_grad_(requires_grad))
+    rng = _generator(generator)
     if tensors[1] and A.reduce(namespace(std._data), "any", std._data < 0):
         raise RuntimeError("normal expects all elements of std >= 0.0")
     if not tensors[1] and std < 0:
