@@ -3,8 +3,10 @@ nn.utils.weight_norm / spectral_norm against torch: state dict keys, reprs, erro
 state dict, the same parametrized weights, forward values and gradients (to the originals and buffers)."""
 
 import copy
+import linecache
 import pickle
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -310,6 +312,20 @@ def test_legacy_weight_norm_matches_torch():
             lib.nn.utils.remove_weight_norm(mod)
     assert list(r_mod.state_dict()) == list(t_mod.state_dict())
     close(r_mod.weight, t_mod.weight)
+
+
+def test_legacy_weight_norm_warns_once_from_inside_the_library_as_torch_does():
+    """Torch's warning names weight_norm's call of WeightNorm.apply, so calls from two user lines warn once."""
+    def warnings_of(lib):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("default")
+            lib.nn.utils.weight_norm(lib.nn.Linear(2, 2))
+            lib.nn.utils.weight_norm(lib.nn.Linear(2, 2))
+        return [(w.category, str(w.message), Path(w.filename).name, linecache.getline(w.filename, w.lineno).strip())
+                for w in caught]
+
+    theirs, ours = warnings_of(torch), warnings_of(retrograd)
+    assert len(theirs) == 1 and ours == theirs
 
 
 @pytest.mark.parametrize("train", [True, False])

@@ -27,8 +27,11 @@ class WeightNorm:
 
     @staticmethod
     def apply(module: Module, name: str, dim: int | None) -> WeightNorm:
+        # Note [where the legacy weight_norm warns]: torch deprecates WeightNorm.apply itself (typing_extensions'
+        # @deprecated), so its warning names apply's caller, weight_norm's line inside the library, not the user's
+        # line; one place for every call site means the default filter shows it once per process, as torch does.
         warnings.warn("`torch.nn.utils.weight_norm` is deprecated in favor of "
-                      "`torch.nn.utils.parametrizations.weight_norm`.", FutureWarning, stacklevel=3)
+                      "`torch.nn.utils.parametrizations.weight_norm`.", FutureWarning, stacklevel=2)
         for hook in module._forward_pre_hooks.values():
             if isinstance(hook, WeightNorm) and hook.name == name:
                 raise RuntimeError(f"Cannot register two weight_norm hooks on the same parameter {name}")
