@@ -271,6 +271,39 @@ def test_random_factories_follow_the_randomness_of_vmap(randomness, outer):
 
     same(scenario)
 
+
+SAMPLERS = {  # each called inside vmap on an example v (float64, shape (2,))
+    "normal_": lambda L, v: v.clone().normal_(1.0, 2.0), "uniform_": lambda L, v: v.clone().uniform_(-1, 1),
+    "bernoulli_": lambda L, v: v.clone().bernoulli_(0.3), "exponential_": lambda L, v: v.clone().exponential_(),
+    "random_": lambda L, v: v.clone().random_(0, 7), "unbatched normal_": lambda L, v: v + L.empty(2).normal_(),
+    "bernoulli": lambda L, v: L.bernoulli(v * 0 + 0.4), "normal of tensors": lambda L, v: L.normal(v, 1.0),
+    "multinomial": lambda L, v: L.multinomial(v.abs() + 0.1, 1).double(), "poisson": lambda L, v: L.poisson(v.abs()),
+}
+
+
+@pytest.mark.filterwarnings("ignore:There is a performance drop")  # 'different' loops over the examples here
+@pytest.mark.parametrize("randomness", ["different", "same"])
+@pytest.mark.parametrize("sampler", SAMPLERS)
+def test_samplers_follow_the_randomness_of_vmap_as_torch(sampler, randomness):
+    """In-place samplers under 'same' write one draw into every example (they raised), refuse an unbatched self
+    under 'different' (it silently drew one for all); samplers of a batched parameter refuse 'same' in torch's words
+    (Note [random samplers under vmap]). Under 'different' the in-place samplers and those of parameters loop over
+    the examples here: torch's shapes and distributions, not its numbers."""
+    def run(L):
+        L.manual_seed(0)
+        try:
+            return L.func.vmap(lambda v: SAMPLERS[sampler](L, v), randomness=randomness)(t(L, X[:3, 0, 0, 0, :2]))
+        except RuntimeError as e:
+            return str(e)
+
+    theirs, ours = run(torch), run(retrograd)
+    if isinstance(theirs, str) or sampler == "multinomial":  # multinomial under 'different' is not batched here
+        assert ours == theirs or sampler == "multinomial" and randomness == "different"
+    elif randomness == "same":
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    else:
+        assert tuple(ours.shape) == tuple(theirs.shape) and ours.dtype.is_floating_point
+
 # ---- the tutorials' program ------------------------------------------------------------------------
 
 def test_tutorial_program_runs_without_the_loop(tmp_path):

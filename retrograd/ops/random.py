@@ -12,6 +12,7 @@ gradients, under their own nodes (`NormalBackward0` for `x.normal_()`, `Bernoull
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -19,7 +20,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .. import _xp
-from .._creation import Generator, _per_example, _torch_rng
+from .._creation import Generator, _per_example, _torch_rng, empty
 from .._memory_format import memory_order
 from .._tensor import Tensor, _wrap
 from ..autograd.forward_ad import transforms
@@ -153,14 +154,45 @@ def standard_gamma_grad_op(xp, alpha, x):
 # ============================================================================================
 
 
-def _generator(generator: Generator | None) -> Generator:
-    """The generator a draw uses; torch's error inside vmap(randomness='error'). Under
-    randomness='different' each example draws its own numbers (the loop fallback); 'same' is not built."""
+# Note [random samplers under vmap]
+# torch's batching rules for the samplers look at the innermost running vmap level's randomness. An in-place
+# sampler (normal_, uniform_, bernoulli_, ...) under 'different' fills each example of a batched self with its own
+# numbers (here by the per-example loop, other numbers than torch's) and refuses an unbatched self, which would look
+# like 'same'; under 'same' it draws one sample of an example's shape and writes it into every example. A sampler of
+# tensor parameters (bernoulli(p), normal(mean, std), multinomial, poisson, ...) refuses 'same' for a batched
+# parameter. 'error' refuses every draw (_creation._torch_rng). The factories: Note [random factories under vmap].
+SAME_WITH_BATCHED_INPUT = ("Vmap does not currently support same randomness with a batched tensor input. Please file "
+                           "an issue with functorch")
+DIFFERENT_ON_UNBATCHED = ("vmap: Cannot ask for different inplace randomness on an unbatched tensor. This will appear "
+                          "like same randomness. If this is necessary for your usage, please file an issue with "
+                          "functorch.")
+
+
+def _generator(generator: Generator | None, *parameters: Any) -> Generator:
+    """The generator a draw uses, with vmap's rules for a sampler of tensor `parameters` (Note [random samplers
+    under vmap])."""
     rng = _torch_rng(generator)  # torch's error under randomness='error'
-    if any(level.randomness == "same" for level in transforms.vmap):
-        raise NotImplementedError("retrograd's vmap draws each example's numbers separately: randomness='same' "
-                                  "is not supported for random operations")
+    if transforms.vmap and transforms.vmap[-1].randomness == "same" and any(
+            transforms.vmap[-1] in getattr(t, "_levels", ()) for t in parameters):
+        raise RuntimeError(SAME_WITH_BATCHED_INPUT)
     return rng
+
+
+def _sampler_in_place(fill: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """An in-place sampler following vmap's randomness for self (Note [random samplers under vmap])."""
+
+    @functools.wraps(fill)
+    def sampler(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        if transforms.vmap:
+            level = transforms.vmap[-1]
+            batched = level in getattr(self, "_levels", ())
+            if level.randomness == "different" and not batched:
+                raise RuntimeError(DIFFERENT_ON_UNBATCHED)
+            if level.randomness == "same" and batched:
+                return self.copy_(sampler(empty(self.shape, dtype=self.dtype, device=self.device), *args, **kwargs))
+        return fill(self, *args, **kwargs)
+
+    return sampler
 
 
 def _number(value: float) -> str:
@@ -192,6 +224,7 @@ def _in_place(self: Tensor, row: Op, draw: Callable, others: tuple = ()) -> Tens
 # ============================================================================================
 
 
+@_sampler_in_place
 def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Generator | None = None) -> Tensor:
     """Fill self with samples of N(mean, std^2)."""
     _require_float(self, "normal_kernel_cpu")
@@ -203,6 +236,7 @@ def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Gen
                      lambda xp, x: _drawn(xp, rng.normal(x.shape, _host_dtype(x), mean, std, contiguous), x))
 
 
+@_sampler_in_place
 def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Generator | None = None, **bounds: float
              ) -> Tensor:
     """Fill self with samples of U[a, b) (torch's keywords `from` and `to` are accepted too)."""
@@ -215,6 +249,7 @@ def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Generat
     return _in_place(self, uniform_in_place, lambda xp, x: _drawn(xp, rng.uniform(x.shape, _host_dtype(x), a, b), x))
 
 
+@_sampler_in_place
 def exponential_(self: Tensor, lambd: float = 1.0, *, generator: Generator | None = None) -> Tensor:
     """Fill self with samples of Exp(lambd)."""
     if self.dtype.category < 2:
@@ -226,6 +261,7 @@ def exponential_(self: Tensor, lambd: float = 1.0, *, generator: Generator | Non
     return _in_place(self, exponential_in_place, lambda xp, x: _drawn(xp, rng.exponential(x.shape, lambd), x))
 
 
+@_sampler_in_place
 def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator: Generator | None = None) -> Tensor:
     """Fill self with samples of the Cauchy distribution about median, of scale sigma."""
     if D.kind(self._data) != "f":
@@ -238,6 +274,7 @@ def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator:
                      lambda xp, x: _drawn(xp, rng.cauchy(x.shape, median, sigma), x))
 
 
+@_sampler_in_place
 def geometric_(self: Tensor, p: float, *, generator: Generator | None = None) -> Tensor:
     """Fill self with the number of Bernoulli(p) trials up to the first success (1, 2, ...): any real dtype."""
     if not 0 < p < 1:
@@ -246,6 +283,7 @@ def geometric_(self: Tensor, p: float, *, generator: Generator | None = None) ->
     return _in_place(self, geometric_in_place, lambda xp, x: _drawn(xp, rng.geometric(x.shape, p), x))
 
 
+@_sampler_in_place
 def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator: Generator | None = None) -> Tensor:
     """Fill self with exp of samples of N(mean, std^2)."""
     _require_float(self, "log_normal_cpu")
@@ -255,6 +293,7 @@ def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator:
     return _in_place(self, log_normal_in_place, lambda xp, x: _drawn(xp, rng.log_normal(x.shape, mean, std), x))
 
 
+@_sampler_in_place
 def random_(self: Tensor, *bounds: int, generator: Generator | None = None, **named: int) -> Tensor:
     """Fill self with integers: random_(from, to) in [from, to), random_(to) in [0, to), random_() in
     [0, 2**mantissa] for floats and [0, max] for integers."""
@@ -288,6 +327,7 @@ def _drawn(xp: Any, values: Any, like: Any) -> Any:
     return A.astype(xp, xp.asarray(values, device=like.device), like.dtype)
 
 
+@_sampler_in_place
 def bernoulli_(self: Tensor, p: float | Tensor = 0.5, *, generator: Generator | None = None) -> Tensor:
     """Fill self with 1 (probability p) or 0; p a number or a tensor broadcastable to self."""
     rng = _generator(generator)
@@ -301,7 +341,7 @@ def bernoulli_(self: Tensor, p: float | Tensor = 0.5, *, generator: Generator | 
 
 def bernoulli(input: Tensor, p: float | None = None, *, generator: Generator | None = None) -> Tensor:
     """1 with probability input (elementwise), else 0; with a number p, every element uses p."""
-    rng = _generator(generator)
+    rng = _generator(generator, input)
     if p is not None:
         return apply(bernoulli_p_op, (input,), (lambda xp, x: _drawn(xp, rng.bernoulli(p, x.shape), x),))
     data = input._data
@@ -321,7 +361,7 @@ def normal(mean: Tensor | float, std: Tensor | float = 1.0, size: Any = None, *,
         rng, dt = _torch_rng(generator), (dtype or D.get_default_dtype()).np
         return _per_example(tuple(size) if size is not None else (),
                             lambda shape: _wrap(rng.normal(shape, dt, mean, std)).requires_grad_(requires_grad))
-    rng = _generator(generator)
+    rng = _generator(generator, mean, std)
     if tensors[1] and A.reduce(namespace(std._data), "any", std._data < 0):
         raise RuntimeError("normal expects all elements of std >= 0.0")
     if not tensors[1] and std < 0:
@@ -341,13 +381,13 @@ def normal(mean: Tensor | float, std: Tensor | float = 1.0, size: Any = None, *,
 
 def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
     """Samples of Poisson(input) (elementwise rates)."""
-    rng = _generator(generator)
+    rng = _generator(generator, input)
     return apply(poisson_op, (input,), (lambda xp, x: _drawn(xp, rng._rng.poisson(_on_host(x, x.shape)), x),))
 
 
 def binomial(count: Tensor, prob: Tensor, generator: Generator | None = None) -> Tensor:
     """Samples of Binomial(count, prob): successes in `count` trials (elementwise, broadcast)."""
-    rng = _generator(generator)
+    rng = _generator(generator, count, prob)
 
     def draw(xp: Any, n: Any, p: Any) -> Any:
         count, probability = _xp.transfer(n, "cpu", None), _xp.transfer(p, "cpu", None)
@@ -361,7 +401,7 @@ def _standard_gamma(input: Tensor, generator: Generator | None = None) -> Tensor
     """Samples of Gamma(input, 1), kept at least the dtype's tiny; differentiable by the implicit gradient
     (Note [implicit gamma gradient])."""
     _require_float(input, "gamma_cpu")
-    rng = _generator(generator)
+    rng = _generator(generator, input)
 
     def draw(xp: Any, alpha: Any) -> Any:
         host = _on_host(alpha, alpha.shape)
@@ -376,7 +416,7 @@ def _sample_dirichlet(input: Tensor, generator: Generator | None = None) -> Tens
     derivative is not implemented: backward raises)."""
     if input.dtype not in (D.float32, D.float64):
         raise NotImplementedError(f'"dirichlet" not implemented for \'{D.scalar_type_name(input.dtype)}\'')
-    rng = _generator(generator)
+    rng = _generator(generator, input)
 
     def draw(xp: Any, alpha: Any) -> Any:
         host = _on_host(alpha, alpha.shape)
@@ -395,7 +435,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
                 generator: Generator | None = None) -> Tensor:
     """Indices drawn from the categories of each row of probabilities (int64, no gradient), on the host (the generator
     is NumPy's), then moved to input's device."""
-    rng = _generator(generator)
+    rng = _generator(generator, input)
     data = _xp.transfer(input._data, "cpu", None)
     if data.ndim not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
