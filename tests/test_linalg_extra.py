@@ -76,6 +76,16 @@ def test_singular_tensorinv_raises_linalg_error():
         retrograd.linalg.tensorinv(retrograd.zeros(2, 2, 2, 2))
 
 
+def test_linalg_error_is_named_as_torchs_class():
+    """GP code that catches a failed Cholesky logs type(error).__name__; torch's class is torch._C._LinAlgError."""
+    def caught(lib):
+        with pytest.raises(lib.linalg.LinAlgError) as error:
+            lib.linalg.cholesky(-lib.eye(2))
+        return type(error.value).__name__, type(error.value).__module__, str(error.value)
+
+    assert caught(retrograd) == caught(torch)
+
+
 PHASE_LOSSES = {
     "eig_depends_on_phase": lambda lib, x: lib.linalg.eig(x)[1].real.sum(),
     "eig_does_not": lambda lib, x: lib.linalg.eig(x)[1].abs().sum() + lib.linalg.eig(x)[0].real.sum(),

@@ -47,8 +47,13 @@ from .registry import apply, autocast_unifies, defop, namespace, unrecorded_arra
 from .shape import cat, diag_embed, diagonal, reshape_alias_op, stack, tril, triu, unsafe_view
 
 
-class LinAlgError(RuntimeError):
-    """torch.linalg.LinAlgError: a matrix was singular or not positive-definite."""
+class _LinAlgError(RuntimeError):
+    """torch.linalg.LinAlgError: a matrix was singular or not positive-definite. Named as torch's class
+    (torch._C._LinAlgError) so that `type(error).__name__` and an uncaught error's last line print as torch's."""
+
+
+_LinAlgError.__module__ = "torch._C"
+LinAlgError = _LinAlgError
 
 
 # ============================================================================================
