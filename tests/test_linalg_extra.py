@@ -3,6 +3,8 @@ torch 2.13 (values, gradients and grad_fn names are checked by their op-database
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -74,6 +76,35 @@ def test_ldl_factor_ex_reports_singular_pivots():
 def test_singular_tensorinv_raises_linalg_error():
     with pytest.raises(retrograd.linalg.LinAlgError, match="the input matrix is singular"):
         retrograd.linalg.tensorinv(retrograd.zeros(2, 2, 2, 2))
+
+
+def test_linalg_error_is_named_as_torchs_class():
+    """GP code that catches a failed Cholesky logs type(error).__name__; torch's class is torch._C._LinAlgError."""
+    def caught(lib):
+        with pytest.raises(lib.linalg.LinAlgError) as error:
+            lib.linalg.cholesky(-lib.eye(2))
+        return type(error.value).__name__, type(error.value).__module__, str(error.value)
+
+    assert caught(retrograd) == caught(torch)
+
+
+@pytest.mark.parametrize("call", [lambda lib, K: lib.cholesky(K),
+                                  lambda lib, K: lib.triangular_solve(lib.ones(2, 1), K, upper=False)],
+                         ids=["cholesky", "triangular_solve"])
+def test_deprecated_factorisations_warn_as_torch_at_the_callers_line(call):
+    """Old GP tutorials still call torch.cholesky and torch.triangular_solve; torch warns once, at the user's line."""
+    def warned(lib):
+        lib.set_warn_always(True)
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                call(lib, lib.eye(2))
+        finally:
+            lib.set_warn_always(False)
+        return [(str(w.message), w.filename) for w in caught]
+
+    assert warned(retrograd) == warned(torch)
+    assert warned(torch)[0][1] == __file__
 
 
 PHASE_LOSSES = {

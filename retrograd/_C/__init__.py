@@ -13,6 +13,7 @@ from typing import Any
 from ..autograd import engine, grad_mode
 from ..autograd.forward_ad import _set_fwd_grad_enabled as _forward_ad_switch
 from ..autograd.graph import Node
+from ..ops.linalg import _LinAlgError  # noqa: F401 - torch._C._LinAlgError, torch.linalg.LinAlgError's own name
 from . import _autograd, _functions
 
 __all__ = ["_autograd", "_functions", "is_grad_enabled"]

@@ -36,6 +36,7 @@ import numpy as np
 from .. import _dtype as D
 from .._creation import arange, ones_like, randn
 from .._tensor import Tensor, _wrap, _wrap_dim
+from .._warn import warn_once_at_user
 from ..autograd import grad_mode
 from ..autograd.forward_ad import composite
 from . import arrays as A
@@ -47,8 +48,13 @@ from .registry import apply, autocast_unifies, defop, namespace, unrecorded_arra
 from .shape import cat, diag_embed, diagonal, reshape_alias_op, stack, tril, triu, unsafe_view
 
 
-class LinAlgError(RuntimeError):
-    """torch.linalg.LinAlgError: a matrix was singular or not positive-definite."""
+class _LinAlgError(RuntimeError):
+    """torch.linalg.LinAlgError: a matrix was singular or not positive-definite. Named as torch's class
+    (torch._C._LinAlgError) so that `type(error).__name__` and an uncaught error's last line print as torch's."""
+
+
+_LinAlgError.__module__ = "torch._C"
+LinAlgError = _LinAlgError
 
 
 # ============================================================================================
@@ -2524,10 +2530,11 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True, un
 def triangular_solve(input: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,
                      unitriangular: bool = False) -> tuple:
     """Deprecated torch.triangular_solve: (solution of op(A) X = input, a copy of A)."""
-    warnings.warn("torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangularand will be removed "
-                  "in a future PyTorch release.\ntorch.linalg.solve_triangular has its arguments reversed and does not "
-                  "return a copy of one of the inputs.\nX = torch.triangular_solve(B, A).solution\nshould be replaced "
-                  "with\nX = torch.linalg.solve_triangular(A, B).", UserWarning, stacklevel=2)
+    warn_once_at_user("torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangularand will be "
+                      "removed in a future PyTorch release.\ntorch.linalg.solve_triangular has its arguments reversed "
+                      "and does not return a copy of one of the inputs.\nX = torch.triangular_solve(B, A).solution\n"
+                      "should be replaced with\nX = torch.linalg.solve_triangular(A, B). (Triggered internally at "
+                      "/__w/pytorch/pytorch/aten/src/ATen/native/BatchLinearAlgebra.cpp:2273.)")
     for name, t in (("b", input), ("A", A)):
         if t._data.ndim < 2:
             raise RuntimeError(f"torch.triangular_solve: The input tensor {name} must have at least 2 dimensions.")
@@ -2611,6 +2618,13 @@ def linalg_cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
 
 def cholesky(input: Tensor, upper: bool = False) -> Tensor:
     """The deprecated torch.cholesky: linalg.cholesky under its own node (CholeskyBackward0)."""
+    warn_once_at_user("torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a future "
+                      "PyTorch release.\nL = torch.cholesky(A)\nshould be replaced with\nL = torch.linalg.cholesky(A)\n"
+                      "and\nU = torch.cholesky(A, upper=True)\nshould be replaced with\n"
+                      "U = torch.linalg.cholesky(A).mH\n"
+                      "This transform will produce equivalent results for all valid (symmetric positive definite) "
+                      "inputs. (Triggered internally at "
+                      "/__w/pytorch/pytorch/aten/src/ATen/native/BatchLinearAlgebra.cpp:1765.)")
     _check_legacy_matrix("cholesky", input, "cholesky_cpu")
     return apply(legacy_cholesky_op, (input,), (upper,))
 
