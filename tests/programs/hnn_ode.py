@@ -10,7 +10,8 @@ backward), beside a baseline MLP predicting the derivatives directly. A hand-wri
 `torch.stack` of the states, driving a neural-ODE `nn.Module` with `forward(t, y)`; both models fine-tuned by
 trajectory matching, backpropagating through the whole solve. `torch.no_grad()` rollouts compare the energy drift
 of the two models against the true energy, and `torch.autograd.functional.jacobian` of the learned vector fields at
-a point gives their trace (zero for a Hamiltonian field). Prints losses and energies step by step; `WEIGHTS=path`
+a point gives their trace (zero for a Hamiltonian field), checked against `torch.autograd.functional.hessian` of the
+learned H times the symplectic matrix. Prints losses and energies step by step; `WEIGHTS=path`
 shares the initial weights."""
 
 import numpy as np
@@ -188,4 +189,10 @@ for name, model in models.items():
     J = torch.autograd.functional.jacobian(lambda x: model.time_derivative(x.unsqueeze(0)).squeeze(0), point)
     print(f"{name} jacobian {J.shape} " + " ".join(f"{v:.6f}" for v in J.flatten().tolist())
           + f" trace {torch.trace(J).item():.6f}")
+# the HNN's Jacobian is the symplectic matrix times the Hessian of H: [[H_pq, H_pp], [-H_qq, -H_qp]]
+hessian = torch.autograd.functional.hessian(lambda x: hnn(x.unsqueeze(0)).sum(), point)
+symplectic = torch.tensor([[0.0, 1.0], [-1.0, 0.0]], dtype=DTYPE)
+J = torch.autograd.functional.jacobian(lambda x: hnn.time_derivative(x.unsqueeze(0)).squeeze(0), point)
+print("hessian " + " ".join(f"{v:.6f}" for v in hessian.flatten().tolist())
+      + f" matches symplectic jacobian {torch.allclose(symplectic @ hessian, J)}")
 print(f"learned H at point {hnn(point.unsqueeze(0)).item():.6f} true {true_energy(point.numpy()):.6f}")
