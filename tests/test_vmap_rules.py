@@ -172,6 +172,21 @@ def test_unsqueeze_of_examples_that_are_numbers():
     same(lambda L: L.func.vmap(lambda y: (y.unsqueeze(0), y.unsqueeze(-1).unsqueeze(0)))(t(L, TARGETS[:, 0])))
 
 
+def test_squeeze_of_one_dim_is_torchs_squeeze_of_dims():
+    """squeeze(dim) under vmap (one or two levels, any dim, of size 1 or not) is squeeze.dims, as torch's rule:
+    the graph a parameter sees ends in SqueezeBackward2, as an HNN's vmap(grad(lambda x: H(x).squeeze(-1))) shows."""
+    weight = RNG.standard_normal((1, 4))
+
+    def scenario(L):
+        w = t(L, weight).requires_grad_()
+        f = lambda x: ((x @ w.mT).squeeze(-1), x[None].squeeze(0), x.squeeze(1) * w.sum())  # noqa: E731
+        outs = L.func.vmap(f)(t(L, TABLE[:, :, :4])) + L.func.vmap(L.func.vmap(f))(t(L, X[:, :, 0, :, :4]))
+        return [(o, type(o.grad_fn).__name__) for o in outs]
+
+    same(lambda L: [o for o, _ in scenario(L)])
+    assert [n for _, n in scenario(retrograd)] == [n for _, n in scenario(torch)]
+
+
 def test_reshape_of_strided_examples():
     """A reshape that views non-contiguous memory (_reshape_alias) and its backward under jacrev."""
     f = lambda x: x.transpose(0, 1).reshape(2, 2, 49)  # noqa: E731

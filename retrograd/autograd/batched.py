@@ -687,6 +687,14 @@ def _squeeze_all(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
     return make(p.squeeze(dims) if dims else p.view(tuple(p.shape)), levels)
 
 
+def _squeeze_dim(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+    """squeeze(dim) as squeeze(dims) of the one shifted dim: torch's rule calls squeeze.dims (SqueezeBackward2)."""
+    x = args[0]
+    if x.ndim == 0:
+        return _along_dims(op, args, params, levels)
+    return make(align(x, levels).squeeze((_shift(params[0], len(levels), x.ndim),)), levels)
+
+
 # ---- matmul ------------------------------------------------------------------------------------
 
 def _matmul(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
@@ -1175,7 +1183,7 @@ RULES: dict[str, Callable] = {
     "view": _reshape, "_unsafe_view": _reshape, "expand": _expand, "permute": _permute, "permute_copy": _permute,
     "_unpack_dual_primal": _reshape,  # unpack_dual's view (forward_ad._identity_op), made on its first use
     "t": _t,
-    "squeeze": _squeeze_all, "select_backward": _with_sizes, "slice_backward": _with_sizes,
+    "squeeze": _squeeze_all, "squeeze_dim": _squeeze_dim, "select_backward": _with_sizes, "slice_backward": _with_sizes,
     "clone": _elementwise, "_to_copy": _elementwise, "copy_": _copy,
     "mm": _matmul, "mv": _matmul, "dot": _matmul, "bmm": _matmul, "outer": _matmul, "matmul_nd": _matmul,
     "matmul_vec_mat": _matmul,
