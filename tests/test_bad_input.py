@@ -213,6 +213,11 @@ CASES = {
         "copy_source_rank": lambda lib, e: e["m"].index_copy_(0, lib.tensor([1.0]), lib.ones(3)),
         "copy_slice_shapes": lambda lib, e: e["m"].index_copy_(1, lib.tensor([1]), lib.ones(2, 1)),
     }.items()},
+    # ---- a mask that does not broadcast with self: torch's size message, the mask as tensor a ----
+    "masked_fill_mask_shape": (lambda lib: {}, lambda lib, e: lib.ones(4, 3).masked_fill(
+        lib.eye(4, dtype=lib.bool), 0.0)),
+    "masked_fill_tensor_value_mask_shape": (lambda lib: {}, lambda lib, e: lib.masked_fill(
+        lib.ones(4, 3), lib.ones(5, 1, dtype=lib.bool), lib.tensor(2.0))),
     # ---- selections torch's CPU kernels refuse for bool and complex (a boolean mask's topk, say) ----
     **{f"select_{name}": (lambda lib: {}, action) for name, action in {
         "topk_bool": lambda lib, e: lib.topk(lib.tensor([True, False, True]), 2),

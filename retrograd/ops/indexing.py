@@ -27,7 +27,7 @@ from ..autograd import grad_mode
 from ..autograd.forward_ad import transforms as _transforms
 from . import arrays as A
 from .pointwise import where
-from .registry import apply, defop
+from .registry import _broadcast_error, apply, defop
 from .shape import alias_op, cat, select, select_op, slice_op, unsqueeze
 
 # ============================================================================================
@@ -1222,6 +1222,9 @@ def _bool_mask(mask: Tensor, what: str) -> np.ndarray:
 def masked_fill(input: Tensor, mask: Tensor, value: Tensor | complex) -> Tensor:
     """input with `value` where mask is True (no gradient through the masked places)."""
     m = _bool_mask(mask, "masked_fill_")
+    # the mask is not one of the op's inputs, so the registry cannot word its shape error: torch's, mask as tensor a
+    if error := _broadcast_error([m, input._data]):
+        raise error
     if isinstance(value, Tensor):
         if value._data.ndim != 0:
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "

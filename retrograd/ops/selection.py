@@ -264,7 +264,31 @@ def mode_order(rows: np.ndarray) -> np.ndarray:
             row_ranks = _xp.transfer(ranks[r, ...], "cpu", None)
             pairs = model_rows(row_ranks, False, std_sort)
             order[r, 0] = int(pairs[np.flatnonzero(row_ranks[pairs] == int(mode_key[r, 0]))[-1]])
+    if D.kind(rows) == "f":
+        for r in rows_where(xp.any(xp.isnan(rows), axis=1)):
+            order[r, 0] = nan_row_mode(_xp.transfer(rows[r, ...], "cpu", None).tolist())
     return order
+
+
+# Note [mode of a row with NaN]
+# torch's CPU mode std::sorts (value, index) pairs by the values' plain `<` and counts runs of `==`
+# values: NaN is neither below nor above anything, so it stays where the sort leaves it, and no two
+# NaNs make a run. A row with NaN is therefore replayed on its raw values (Python's float `<` is
+# C++'s), not on ranks, which would sort NaNs to the top as one value.
+
+
+def nan_row_mode(row: list) -> int:
+    """The position torch's mode reports for a row holding NaN (Note [mode of a row with NaN])."""
+    pairs = list(zip(row, range(len(row))))
+    std_sort(pairs)
+    best, best_count, count = 0, 0, 0
+    for i, (value, position) in enumerate(pairs):
+        count += 1
+        if i == len(pairs) - 1 or value != pairs[i + 1][0]:
+            if count > best_count:
+                best, best_count = position, count
+            count = 0
+    return best
 
 
 # Note [torch's order among equal values]

@@ -106,6 +106,8 @@ def mode_samples(rng):
         kink(ties(rng, 3, 16), 1, name="ties_16"),
         kink(ties(rng, 4, 40, values=6), name="ties_long"),
         kink(ties(rng, 40, 3, values=6), 0, True, name="ties_long_dim0_keepdim"),
+        kink(with_nan(ties(rng, 3, 9, values=3), (0, 2), (0, 5), (1, 0), (2, 1), (2, 3), (2, 7)), name="nan_short"),
+        kink(with_nan(ties(rng, 2, 40, values=4), (0, 5), (0, 30), (1, 9), (1, 10)), name="nan_long"),
         Sample((C(rng.integers(0, 4, size=(3, 30))),), name="int"),
     ]
 
