@@ -816,8 +816,8 @@ def randn(*size: Any, generator: Generator | None = None, dtype: D.dtype | None 
 # the shape (outermost first), and answers it batched at those levels; 'same' draws one sample for all examples
 # (an unbatched tensor); 'error' refuses (_torch_rng).
 def _per_example(shape: tuple, draw: Callable[[tuple], Tensor]) -> Tensor:
-    """draw(shape), or one draw per example inside vmap (Note [random factories under vmap])."""
-    if not any(level.randomness == "different" for level in transforms.vmap):
+    """draw(shape), or one draw per example inside vmap (Note [random factories under vmap]); dropout's masks too."""
+    if not (transforms.vmap and any(level.randomness == "different" for level in transforms.vmap)):
         return draw(shape)
     return transforms.vmap[-1].draw_per_example(draw, shape)
 

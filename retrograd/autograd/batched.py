@@ -80,7 +80,7 @@ class Level:
 
     @staticmethod
     def draw_per_example(draw: Callable[[tuple], Tensor], shape: tuple) -> Tensor:
-        """A random factory's `draw(shape)` inside the running vmaps (Note [random factories under vmap]); reached
+        """A random draw's `draw(shape)` inside the running vmaps (Note [random factories under vmap]); reached
         through a running level, so the factories below this module need not import it."""
         levels = [level for level in transforms.vmap if level.randomness == "different"]
         return make(draw(tuple(level.size for level in levels) + tuple(shape)), levels)

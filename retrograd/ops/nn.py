@@ -1271,19 +1271,14 @@ def _keep_mask(input: Tensor, p: float, feature: bool) -> np.ndarray | Tensor:
 
 # Note [dropout under vmap]
 # As torch's batching rule for dropout, the running vmap levels' randomness picks the mask: 'different' draws one
-# for every example (the batch dims of those levels lead the draw), also of an input that is not batched, 'same' one
-# mask for all examples (a size-1 dim for such a level), 'error' refuses. The draw is torch's CPU bernoulli over
-# that shape, row-major.
+# for every example, also of an input that is not batched, 'same' one mask for all examples, 'error' refuses: the
+# draw of a random factory (Note [random factories under vmap]), torch's CPU bernoulli row-major over the batch dims
+# of the 'different' levels and the mask's shape.
 
 def _batched_keep_mask(input: Tensor, p: float, shape: tuple) -> Tensor:
-    """The keep mask of a dropout inside vmap, batched at the running levels (Note [dropout under vmap])."""
-    from ..autograd import batched
-
+    """The keep mask of a dropout inside vmap, batched at its 'different' levels (Note [dropout under vmap])."""
     rng = _creation._torch_rng(None)  # torch's error under randomness='error'
-    levels = transforms.vmap
-    sizes = tuple(level.size if level.randomness == "different" else 1 for level in levels)
-    keep = rng.bernoulli(1 - p, sizes + shape).astype(input.dtype.np)
-    return batched.make(_wrap(keep), levels)
+    return _creation._per_example(shape, lambda shape: _wrap(rng.bernoulli(1 - p, shape).astype(input.dtype.np)))
 
 
 def _constant(value: np.ndarray | Tensor, like: Tensor) -> Tensor:
