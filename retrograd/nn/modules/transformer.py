@@ -69,24 +69,40 @@ _NESTED_PROTOTYPE = ("The PyTorch API of nested tensors is in prototype stage an
 
 def _why_not_sparsity_fast_path(encoder_layer: Module) -> str:
     """Why torch's encoder built on `encoder_layer` cannot use nested tensors, in torch's words ("" when it can)."""
-    enc_layer = "encoder_layer"
     if not isinstance(encoder_layer, TransformerEncoderLayer):
-        return f"{enc_layer} was not TransformerEncoderLayer"
+        return "encoder_layer was not TransformerEncoderLayer"
     if encoder_layer.norm_first:
-        return f"{enc_layer}.norm_first was True"
-    if not encoder_layer.self_attn.batch_first:
-        return f"{enc_layer}.self_attn.batch_first was not True(use batch_first for better inference performance)"
-    if not encoder_layer.self_attn._qkv_same_embed_dim:
-        return f"{enc_layer}.self_attn._qkv_same_embed_dim was not True"
-    if encoder_layer.self_attn.in_proj_bias is None:
-        return f"{enc_layer}.self_attn was passed bias=False"
-    if not encoder_layer.activation_relu_or_gelu:
-        return f"{enc_layer}.activation_relu_or_gelu was not True"
-    if encoder_layer.norm1.eps != encoder_layer.norm2.eps:
-        return f"{enc_layer}.norm1.eps was not equal to {enc_layer}.norm2.eps"
-    if encoder_layer.self_attn.num_heads % 2 == 1:
-        return f"{enc_layer}.self_attn.num_heads is odd"
+        return "encoder_layer.norm_first was True"
+    return _why_not_fused(encoder_layer)
+
+
+def _why_not_fused(layer: TransformerEncoderLayer) -> str:
+    """Why torch's fused kernel cannot run this encoder layer, in the words of the encoder's warning ("" when it
+    can): the conditions on the layer alone, which both fast paths share."""
+    attn = layer.self_attn
+    if not attn.batch_first:
+        return "encoder_layer.self_attn.batch_first was not True(use batch_first for better inference performance)"
+    if not attn._qkv_same_embed_dim:
+        return "encoder_layer.self_attn._qkv_same_embed_dim was not True"
+    if attn.in_proj_bias is None:
+        return "encoder_layer.self_attn was passed bias=False"
+    if not layer.activation_relu_or_gelu:
+        return "encoder_layer.activation_relu_or_gelu was not True"
+    if layer.norm1.eps != layer.norm2.eps:
+        return "encoder_layer.norm1.eps was not equal to encoder_layer.norm2.eps"
+    if attn.num_heads % 2 == 1:
+        return "encoder_layer.self_attn.num_heads is odd"
     return ""
+
+
+def _layer_wants_grad(layer: TransformerEncoderLayer, src: Tensor) -> bool:
+    """Whether autograd would record through the layer for `src` (grad on, and src or a weight requiring it): torch's
+    fast paths run only where it would not."""
+    attn = layer.self_attn
+    tensors = (src, attn.in_proj_weight, attn.in_proj_bias, attn.out_proj.weight, attn.out_proj.bias,
+               layer.norm1.weight, layer.norm1.bias, layer.norm2.weight, layer.norm2.bias,
+               layer.linear1.weight, layer.linear1.bias, layer.linear2.weight, layer.linear2.bias)
+    return grad_mode.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors)
 
 
 def _get_clones(module: Module, n: int) -> ModuleList:
@@ -152,17 +168,11 @@ class TransformerEncoderLayer(Module):
 
     def _takes_fast_path(self, src: Tensor) -> bool:
         """Whether torch's forward would run its fused encoder-layer kernel for this input."""
-        attn = self.self_attn
-        if not (mha.get_fastpath_enabled() and src.dim() == 3 and not self.training and attn.batch_first
-                and attn.in_proj_bias is not None and attn._qkv_same_embed_dim and self.activation_relu_or_gelu
-                and self.norm1.eps == self.norm2.eps and attn.num_heads % 2 == 0):
+        if not (mha.get_fastpath_enabled() and src.dim() == 3 and not self.training) or _why_not_fused(self):
             return False
         if any(getattr(m, "_forward_hooks", None) or getattr(m, "_forward_pre_hooks", None) for m in self.modules()):
             return False
-        tensors = (src, attn.in_proj_weight, attn.in_proj_bias, attn.out_proj.weight, attn.out_proj.bias,
-                   self.norm1.weight, self.norm1.bias, self.norm2.weight, self.norm2.bias,
-                   self.linear1.weight, self.linear1.bias, self.linear2.weight, self.linear2.bias)
-        return not (grad_mode.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors))
+        return not _layer_wants_grad(self, src)
 
     def _sa_block(self, x: Tensor, attn_mask: Tensor | None, key_padding_mask: Tensor | None,
                   is_causal: bool = False) -> Tensor:
@@ -295,11 +305,7 @@ class TransformerEncoder(Module):
         if not (mha.get_fastpath_enabled() and getattr(self, "use_nested_tensor", False) and not layer.training
                 and src.dim() == 3 and src_key_padding_mask is not None and mask is None):
             return None
-        attn = layer.self_attn
-        weights = (src, attn.in_proj_weight, attn.in_proj_bias, attn.out_proj.weight, attn.out_proj.bias,
-                   layer.norm1.weight, layer.norm1.bias, layer.norm2.weight, layer.norm2.bias,
-                   layer.linear1.weight, layer.linear1.bias, layer.linear2.weight, layer.linear2.bias)
-        if grad_mode.is_grad_enabled() and any(w is not None and w.requires_grad for w in weights):
+        if _layer_wants_grad(layer, src):
             return None
         kept = src_key_padding_mask == 0  # the additive mask: 0 where kept, -inf where padded
         dropped = C.arange(src.size(1)) >= kept.sum(1, keepdim=True)
