@@ -78,12 +78,18 @@ class NormAxes(NamedTuple):
 @defop("_softmax", node="SoftmaxBackward0", params=("dim",), self="softmax_backward_data(grad, result, dim)",
        jvp="result * (self_t - (self_t * result).sum(dim, True))")
 def softmax_op(xp, x, dim):
-    dim = dim if x.ndim else None  # a 0-d tensor is one element (CuPy refuses its axis 0)
+    return _along_rows(xp, x, dim, _softmax_forward)
+
+
+def _along_rows(xp: Any, x: Any, dim: int, forward: Any) -> Any:
+    """forward(xp, x, dim) of softmax or log_softmax as torch's kernels take it: a 0-d x is one element, an empty x
+    is copied, and float16 runs in float32, rounded once (Note [float16 sums] in ops/reduction.py)."""
+    dim = dim if x.ndim else None  # CuPy refuses a 0-d array's axis 0
     if not x.size:
         return A.copy(xp, x)
-    if x.dtype == np.float16:  # torch's kernel: float32, rounded once (Note [float16 sums] in ops/reduction.py)
-        return _softmax_forward(xp, x.astype(np.float32), dim).astype(np.float16)
-    return _softmax_forward(xp, x, dim)
+    if x.dtype == np.float16:
+        return forward(xp, x.astype(np.float32), dim).astype(np.float16)
+    return forward(xp, x, dim)
 
 
 def _softmax_forward(xp: Any, x: Any, dim: int | None) -> Any:
@@ -117,12 +123,7 @@ def softmax_backward_data(xp, g, r, dim):
        self="log_softmax_backward_data(grad, result, dim)",
        jvp="self_t - (self_t * exp(result)).sum(dim, True)")
 def log_softmax_op(xp, x, dim):
-    dim = dim if x.ndim else None  # a 0-d tensor is one element (CuPy refuses its axis 0)
-    if not x.size:
-        return A.copy(xp, x)
-    if x.dtype == np.float16:  # torch's kernel: float32, rounded once (Note [float16 sums] in ops/reduction.py)
-        return _log_softmax_forward(xp, x.astype(np.float32), dim).astype(np.float16)
-    return _log_softmax_forward(xp, x, dim)
+    return _along_rows(xp, x, dim, _log_softmax_forward)
 
 
 def _log_softmax_forward(xp: Any, x: Any, dim: int | None) -> Any:
