@@ -322,7 +322,14 @@ class Tensor:
         return self.dtype.is_signed
 
     def stride(self, dim: int | None = None) -> tuple | int:
-        strides = tuple(s // self._data.itemsize for s in self._data.strides)
+        if self._data.size or any(self._data.strides):
+            strides = tuple(s // self._data.itemsize for s in self._data.strides)
+        else:  # NumPy makes an empty array with zero strides; torch lays it out row-major, a size 0 counted as 1
+            strides, step = [], 1
+            for n in reversed(self._data.shape):
+                strides.insert(0, step)
+                step *= max(n, 1)
+            strides = tuple(strides)
         return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim)]
 
     def data_ptr(self) -> int:

@@ -234,6 +234,16 @@ def channels_last_models(L):
 
 
 @scenario
+def strides_of_empty_tensors(L):
+    """A tensor without elements has torch's row-major strides, a size 0 counted as 1 (NumPy's fresh empty arrays
+    have zero strides), made by a factory, an op, a reshape or a slice."""
+    tensors = [L.empty(0, 3), L.zeros(2, 0, 4), L.ones(2, 3, 0), L.empty(0), L.tensor([]), L.empty(0, 1, 0, 2),
+               L.zeros(0, 3).reshape(3, 0), L.ones(5, 3)[1:1], L.zeros(4, 5)[:, 5:], L.zeros(0, 3) + 1,
+               L.empty_permuted((2, 0, 4), (1, 2, 0))]
+    return [(t.stride(), t.stride(-1), t.is_contiguous()) for t in tensors]
+
+
+@scenario
 def clones_of_empty_tensors(L):
     """clone() of empty tensors, transposed, permuted or sliced among them, is an empty tensor of the same shape
     (their layout is not compared: torch keeps whatever strides the empty input had)."""
