@@ -33,7 +33,7 @@ from . import _layout, _xp, autograd
 from . import storage as _storage
 from ._warn import warn_once
 from .autograd import grad_mode
-from .autograd.forward_ad import current_tangent
+from .autograd.forward_ad import current_tangent, transforms
 from .autograd.graph import (
     AccumulateGrad,
     HookDict,
@@ -520,6 +520,14 @@ class Tensor:
     __hash__ = object.__hash__
 
     def __repr__(self) -> str:
+        if transforms.stack:  # inside torch.func transforms: printed with their wrappers
+            from .autograd.batched import wrapped_repr
+
+            return wrapped_repr(self)
+        return self._repr()
+
+    def _repr(self, autograd_suffix: list[str] | None = None) -> str:
+        """torch's text for this tensor; `autograd_suffix` replaces its own requires_grad / grad_fn item."""
         from ._printing import format_tensor  # loaded on the first repr
 
         dt = self.dtype
@@ -533,7 +541,9 @@ class Tensor:
         except RuntimeError:  # a view whose history torch refuses to regenerate: its repr says so
             extras.append("grad_fn=<Invalid>")
         else:
-            if fn is not None:
+            if autograd_suffix is not None:
+                extras.extend(autograd_suffix)
+            elif fn is not None:
                 extras.append(f"grad_fn=<{type(fn).__name__}>")  # torch prints the class name
             elif self._requires_grad:
                 extras.append("requires_grad=True")

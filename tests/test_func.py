@@ -504,3 +504,37 @@ def test_batched_tensor_repr_nests_as_torchs():
         return [text.replace("torch.", "").replace("retrograd.", "") for text in seen]
 
     assert scenario(retrograd) == scenario(torch)
+
+
+def test_tensors_print_their_grad_and_jvp_wrappers_as_torchs():
+    """Inside grad, vjp and jvp a tensor computed from the inputs prints torch's GradTrackingTensor around the tensor
+    as it is outside (its requires_grad / grad_fn there, no tangent), nested with vmap's BatchedTensor in the order
+    the transforms run, str as repr; the results outside print plain."""
+    def scenario(L):
+        seen = []
+        F = L.func
+
+        def look(x):
+            seen.append(repr(x))
+            seen.append(str(x * 2))
+            return x
+
+        def scalar(x):
+            return look(x).sin().sum()
+
+        ones = L.ones(2, dtype=L.float64)
+        seen.append(repr(F.grad(scalar)(ones)))
+        F.grad(scalar)(L.ones(2, dtype=L.float64, requires_grad=True))
+        F.grad(F.grad(scalar))(L.tensor(1.0))
+        F.grad(lambda x: F.vmap(look)(x.reshape(2, 1).expand(2, 3)).sum())(ones)
+        F.vmap(F.grad(scalar))(L.ones(3, 2))
+        F.vjp(look, ones)
+        F.jvp(look, (ones,), (ones,))
+        F.vmap(lambda x: F.jvp(look, (x,), (x,)))(L.ones(3, 2))
+        F.jvp(F.vmap(look), (L.ones(3, 2),), (L.ones(3, 2),))
+        F.grad(lambda x: F.jvp(look, (x,), (x,))[1].sum())(ones)
+        F.jacrev(look)(ones)
+        F.jacfwd(look)(ones)
+        return [text.replace("torch.", "").replace("retrograd.", "") for text in seen]
+
+    assert scenario(retrograd) == scenario(torch)

@@ -93,8 +93,14 @@ def _vjp_core(func: Callable, primals: tuple, has_aux: bool, context: str) -> tu
     lifted = [_lift(x) for x in flat]
     inner = _unflatten([f for f, _ in lifted], spec)
     aliases = [a for _, a in lifted]
-    with grad_mode.enable_grad():
-        result = func(*inner)
+    tracking = forward_ad.Tracking()
+    tracking.originals = {id(a): (a, x) for a, x in zip(aliases, flat)}
+    forward_ad.push_transform(tracking)
+    try:
+        with grad_mode.enable_grad():
+            result = func(*inner)
+    finally:
+        forward_ad.pop_transform(tracking)
     aux = None
     if has_aux:
         if not (isinstance(result, tuple) and len(result) == 2):
@@ -259,6 +265,8 @@ def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False, ha
         if not isinstance(t, Tensor):
             raise RuntimeError(f"{context}: Expected tangents to only contain Tensors, got {type(t)}")
     level = forward_ad._push_level()
+    tracking = forward_ad.Tracking(dual=level)
+    forward_ad.push_transform(tracking)
     try:
         duals = [forward_ad.make_dual_at(p, t, level) for p, t in zip(flat_p, flat_t)]
         result = func(*_unflatten(duals, spec_p))
@@ -278,6 +286,7 @@ def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False, ha
             outs.append(primal)
             tans.append(tangent)
     finally:
+        forward_ad.pop_transform(tracking)
         forward_ad._pop_level(level)
     tans = [zeros_like(o) if t is None else t for o, t in zip(outs, tans)]
     pair = (_unflatten(outs, spec), _unflatten(tans, spec))
