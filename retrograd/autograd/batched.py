@@ -1328,15 +1328,9 @@ def function_vmap(cls: type, args: tuple, kwargs: dict) -> Any:
     """Function.apply on batched arguments: the Function's own `vmap` rule, one level at a time
     (innermost first; the rule sees that level's batch dim, outer levels stay batched), or, with
     generate_vmap_rule=True, the Function applied per example and the results stacked."""
-    from .function import Function
-
     levels = _sorted({lv.id: lv for a in args for lv in levels_of(a)}.values())
     if not levels:
         return NotImplemented
-    if cls.setup_context is Function.setup_context:
-        raise RuntimeError("In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, jacrev, "
-                           "...), it must override the setup_context staticmethod. For more details, please see "
-                           "https://pytorch.org/docs/main/notes/extending.func.html")
     level = levels[-1]
     if "vmap" in _own_attributes(cls):
         peeled = [to_physical(a, (level,)) if any(lv is level for lv in levels_of(a)) else a for a in args]

@@ -22,6 +22,7 @@ from .._tensor import Size, Tensor
 from ..autograd import batched, forward_ad, grad_mode
 from ..autograd import grad as autograd_grad
 from ..autograd.batched import _flatten, _unflatten, vmap
+from ..autograd.graph import disable_saved_tensors_hooks
 from ..nn.modules.normalization import _BatchNorm
 
 # Note [transforms in transforms]
@@ -163,6 +164,22 @@ def _split_args(argnums: int | tuple, args: tuple) -> tuple[tuple, Callable]:
     return tuple(args[n] for n in numbers), rebuild
 
 
+_SAVED_HOOKS_MESSAGE = ("torch.func.{grad, vjp, jacrev, hessian} don't yet support saved tensor hooks. Please open an "
+                        "issue with your use case.")
+
+
+def _refusing_saved_tensor_hooks(transform: Callable) -> Callable:
+    """`transform` run where saved-tensor hooks raise, as torch's grad and vjp do: setting them inside f (a
+    checkpoint without reentry does) or calling the transform while some are set raises torch's message."""
+
+    @functools.wraps(transform)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        with disable_saved_tensors_hooks(_SAVED_HOOKS_MESSAGE):
+            return transform(*args, **kwargs)
+
+    return run
+
+
 def grad_and_value(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = False) -> Callable:
     """Like `grad`, also returning the value: `(grad, value)` (or `(grad, (value, aux))`).
 
@@ -171,6 +188,7 @@ def grad_and_value(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: 
     """
 
     @functools.wraps(func)
+    @_refusing_saved_tensor_hooks
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         context = "grad_and_value(f)(*args)"
         diff, rebuild = _split_args(argnums, args)
@@ -209,6 +227,7 @@ def grad(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = Fal
     return wrapper
 
 
+@_refusing_saved_tensor_hooks
 def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     """`(func(*primals), vjp_fn)`: vjp_fn(cotangents) gives the vector-Jacobian products.
 
