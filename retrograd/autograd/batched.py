@@ -85,6 +85,14 @@ class Level:
         levels = [level for level in transforms.vmap if level.randomness == "different"]
         return make(draw(tuple(level.size for level in levels) + tuple(shape)), levels)
 
+    @staticmethod
+    def draw_per_example_from(draw: Callable[[Tensor], Tensor], t: Tensor) -> Tensor:
+        """A random draw from a tensor parameter inside the running vmaps (Note [random samplers under vmap]):
+        `draw` of t's physical tensor with one leading dim per 'different' level (expanded where t is not batched
+        there; t is batched at no other level), batched back at those levels."""
+        levels = [level for level in transforms.vmap if level.randomness == "different"]
+        return make(draw(align(t, levels, full=True)), levels)
+
 
 def push_level(size: int, randomness: str = "error") -> Level:
     """Start a vmap level of `size` examples."""
