@@ -538,3 +538,23 @@ def test_tensors_print_their_grad_and_jvp_wrappers_as_torchs():
         return [text.replace("torch.", "").replace("retrograd.", "") for text in seen]
 
     assert scenario(retrograd) == scenario(torch)
+
+
+def test_values_returned_by_grad_and_vjp_do_not_require_grad_as_torchs():
+    """grad_and_value's value and vjp's output leave the transform cut from its graph (requires_grad False, as
+    torch's), still carrying an outer jvp's tangent and an outer graph when there is one."""
+    def scenario(L):
+        F = L.func
+        x = t(L, [0.5, 1.5])
+
+        def f(a):
+            return (a.sin() * 2).sum()
+
+        out = [F.grad_and_value(f)(x)[1], F.vjp(lambda a: a.exp(), x)[0],
+               F.vmap(F.grad_and_value(f))(x.expand(3, 2))[1]]
+        facts = [(o.requires_grad, o.grad_fn is None) for o in out]
+        tangent = F.jvp(lambda a: F.grad_and_value(f)(a)[1], (x,), (L.ones_like(x),))[1]
+        outer = F.grad_and_value(f)(x.clone().requires_grad_())[1]
+        return facts, structure([tangent, *out]), outer.requires_grad, type(outer.grad_fn).__name__
+
+    assert scenario(retrograd) == scenario(torch)

@@ -75,8 +75,13 @@ def _cut(t: Any, keep_graph: bool) -> Any:
     """A result without the graph through our aliases (tangents and batching stay)."""
     if keep_graph or not isinstance(t, Tensor):
         return t
-    with grad_mode.no_grad():
-        return t.view_as(t)
+    cut = t.detach()  # not a view made under no_grad: that would still require grad, as torch's does
+    source, target = (t._physical, cut._physical) if batched.is_batched(t) else (t, cut)
+    for level in forward_ad.transforms.levels:
+        tangent = forward_ad.get_tangent(source, level)
+        if tangent is not None:
+            forward_ad.set_tangent(target, level, tangent)
+    return cut
 
 
 def _physical_pair(output: Tensor, cotangent: Any, levels: tuple) -> tuple[Tensor, Any]:
