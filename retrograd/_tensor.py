@@ -526,8 +526,9 @@ class Tensor:
             return wrapped_repr(self)
         return self._repr()
 
-    def _repr(self, autograd_suffix: list[str] | None = None) -> str:
-        """torch's text for this tensor; `autograd_suffix` replaces its own requires_grad / grad_fn item."""
+    def _repr(self, autograd_suffix: list[str] | None = None, show: Callable[[Tensor], str] = repr) -> str:
+        """torch's text for this tensor; `autograd_suffix` replaces its own requires_grad / grad_fn item, `show`
+        prints its tangent."""
         from ._printing import format_tensor  # loaded on the first repr
 
         dt = self.dtype
@@ -550,7 +551,7 @@ class Tensor:
         if self._extra is not None and self._extra.get("fw_grad"):
             tangent = current_tangent(self)
             if tangent is not None:
-                extras.append(f"tangent={tangent}")
+                extras.append(f"tangent={show(tangent)}")
         data, where = self._data, None
         if type(data) is not _ndarray:  # another namespace's array: printed from a host copy
             place = _xp.locate(data)

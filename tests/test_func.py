@@ -535,6 +535,9 @@ def test_tensors_print_their_grad_and_jvp_wrappers_as_torchs():
         F.grad(lambda x: F.jvp(look, (x,), (x,))[1].sum())(ones)
         F.jacrev(look)(ones)
         F.jacfwd(look)(ones)
+        with L.autograd.forward_ad.dual_level():  # a public dual level's tangent is printed, as outside
+            dual = L.autograd.forward_ad.make_dual(ones, ones * 3)
+            F.grad(lambda x: scalar(x * dual))(ones)
         return [text.replace("torch.", "").replace("retrograd.", "") for text in seen]
 
     assert scenario(retrograd) == scenario(torch)

@@ -347,10 +347,16 @@ def wrapped_repr(t: Tensor) -> str:
                 headers.append(f"BatchedTensor(lvl={depth}, bdim=0, value=")
         elif _tracked(physical, entry):
             headers.append(f"GradTrackingTensor(lvl={depth}, value=")
-    text = physical._repr(_outside_suffix(physical))
+    text = _outside_repr(physical)
     for header in headers:
         text = f"{header}\n{textwrap.indent(text, '    ')}\n)"
     return text
+
+
+def _outside_repr(t: Tensor) -> str:
+    """The text of `t` outside every transform: no wrappers, its autograd suffix there, its tangent alike."""
+    physical = t._physical if type(t) is BatchedTensor else t
+    return physical._repr(_outside_suffix(physical), _outside_repr)
 
 
 def _reaches(t: Tensor, wanted: Callable[[Tensor], bool], nodes: set | frozenset = frozenset()) -> bool:
