@@ -33,7 +33,7 @@ from . import _layout, _xp, autograd
 from . import storage as _storage
 from ._warn import warn_once
 from .autograd import grad_mode
-from .autograd.forward_ad import current_tangent
+from .autograd.forward_ad import current_tangent, transforms
 from .autograd.graph import (
     AccumulateGrad,
     HookDict,
@@ -527,6 +527,15 @@ class Tensor:
     __hash__ = object.__hash__
 
     def __repr__(self) -> str:
+        if transforms.stack:  # inside torch.func transforms: printed with their wrappers
+            from .autograd.batched import wrapped_repr
+
+            return wrapped_repr(self)
+        return self._repr()
+
+    def _repr(self, autograd_suffix: list[str] | None = None, show: Callable[[Tensor], str] = repr) -> str:
+        """torch's text for this tensor; `autograd_suffix` replaces its own requires_grad / grad_fn item, `show`
+        prints its tangent."""
         from ._printing import format_tensor  # loaded on the first repr
 
         dt = self.dtype
@@ -540,14 +549,16 @@ class Tensor:
         except RuntimeError:  # a view whose history torch refuses to regenerate: its repr says so
             extras.append("grad_fn=<Invalid>")
         else:
-            if fn is not None:
+            if autograd_suffix is not None:
+                extras.extend(autograd_suffix)
+            elif fn is not None:
                 extras.append(f"grad_fn=<{type(fn).__name__}>")  # torch prints the class name
             elif self._requires_grad:
                 extras.append("requires_grad=True")
         if self._extra is not None and self._extra.get("fw_grad"):
             tangent = current_tangent(self)
             if tangent is not None:
-                extras.append(f"tangent={tangent}")
+                extras.append(f"tangent={show(tangent)}")
         data, where = self._data, None
         if type(data) is not _ndarray:  # another namespace's array: printed from a host copy
             place = _xp.locate(data)

@@ -462,3 +462,45 @@ def test_a_hooked_saved_input_comes_back_with_its_history():
         return seen, values(gx), values(x.grad), values(w.grad)
 
     assert scenario(retrograd) == scenario(torch)
+
+
+TRANSFORMS = {
+    "grad": lambda F, f, x: F.grad(f)(x),
+    "vjp": lambda F, f, x: F.vjp(f, x)[1](x.sum()),
+    "jacrev": lambda F, f, x: F.jacrev(f)(x),
+    "vmap of grad": lambda F, f, x: F.vmap(F.grad(f))(x.expand(3, 6)),
+    "jvp": lambda F, f, x: F.jvp(f, (x,), (x,)),
+    "vmap": lambda F, f, x: F.vmap(f)(x.expand(3, 6)),
+    "jacfwd": lambda F, f, x: F.jacfwd(f)(x),
+}
+
+
+@pytest.mark.parametrize("use_reentrant", [False, True])
+@pytest.mark.parametrize("transform", TRANSFORMS)
+def test_checkpoint_inside_func_transforms_as_torch(use_reentrant, transform):
+    """A checkpoint without reentry sets saved-tensor hooks, which torch.func's grad, vjp and jacrev refuse (jvp,
+    vmap and jacfwd compute); a reentrant one is an autograd.Function without setup_context, which every
+    transform refuses."""
+    def scenario(lib):
+        def f(x):
+            return lib.utils.checkpoint.checkpoint(lambda y: y.sin() * 2, x, use_reentrant=use_reentrant).sum()
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                out = TRANSFORMS[transform](lib.func, f, lib.tensor(X[0]))
+            except RuntimeError as e:
+                return type(e).__name__, str(e)
+        return [values(t) for t in (out if isinstance(out, tuple) else (out,))]
+
+    assert scenario(retrograd) == scenario(torch)
+
+
+def test_func_grad_refuses_saved_tensor_hooks_set_outside():
+    def scenario(lib):
+        with lib.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+            with pytest.raises(RuntimeError) as error:
+                lib.func.grad(lambda x: x.sin().sum())(lib.tensor(X[0]))
+        return str(error.value)
+
+    assert scenario(retrograd) == scenario(torch)

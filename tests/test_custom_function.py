@@ -270,3 +270,29 @@ def test_jvp_sees_what_forward_saved_for_it():
 
     for save in (True, False):
         assert scenario(retrograd, save) == scenario(torch, save)
+
+
+def test_a_function_without_setup_context_is_refused_by_every_func_transform():
+    """torch refuses such a Function whenever a torch.func transform runs, even on tensors the transform does not
+    see (an unbatched argument under vmap), and so refuses a module's full backward hook (one) under grad."""
+    def scenario(lib):
+        class Double(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+        module = lib.nn.Linear(3, 3).double()
+        module.register_full_backward_hook(lambda *a: None)
+        x = leaf(lib, grad=False)
+        F = lib.func
+        return [outcome(lambda: values(F.vmap(lambda b: Double.apply(x) + b)(x.expand(2, 3)))),
+                outcome(lambda: values(F.grad(lambda a: Double.apply(a).sum())(x))),
+                outcome(lambda: values(F.jvp(Double.apply, (x,), (x,))[1])),
+                outcome(lambda: values(F.grad(lambda a: module(a).sum())(x))),
+                outcome(lambda: values(Double.apply(x)))]
+
+    assert scenario(retrograd) == scenario(torch)

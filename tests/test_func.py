@@ -504,3 +504,60 @@ def test_batched_tensor_repr_nests_as_torchs():
         return [text.replace("torch.", "").replace("retrograd.", "") for text in seen]
 
     assert scenario(retrograd) == scenario(torch)
+
+
+def test_tensors_print_their_grad_and_jvp_wrappers_as_torchs():
+    """Inside grad, vjp and jvp a tensor computed from the inputs prints torch's GradTrackingTensor around the tensor
+    as it is outside (its requires_grad / grad_fn there, no tangent), nested with vmap's BatchedTensor in the order
+    the transforms run, str as repr; the results outside print plain."""
+    def scenario(L):
+        seen = []
+        F = L.func
+
+        def look(x):
+            seen.append(repr(x))
+            seen.append(str(x * 2))
+            return x
+
+        def scalar(x):
+            return look(x).sin().sum()
+
+        ones = L.ones(2, dtype=L.float64)
+        seen.append(repr(F.grad(scalar)(ones)))
+        F.grad(scalar)(L.ones(2, dtype=L.float64, requires_grad=True))
+        F.grad(F.grad(scalar))(L.tensor(1.0))
+        F.grad(lambda x: F.vmap(look)(x.reshape(2, 1).expand(2, 3)).sum())(ones)
+        F.vmap(F.grad(scalar))(L.ones(3, 2))
+        F.vjp(look, ones)
+        F.jvp(look, (ones,), (ones,))
+        F.vmap(lambda x: F.jvp(look, (x,), (x,)))(L.ones(3, 2))
+        F.jvp(F.vmap(look), (L.ones(3, 2),), (L.ones(3, 2),))
+        F.grad(lambda x: F.jvp(look, (x,), (x,))[1].sum())(ones)
+        F.jacrev(look)(ones)
+        F.jacfwd(look)(ones)
+        with L.autograd.forward_ad.dual_level():  # a public dual level's tangent is printed, as outside
+            dual = L.autograd.forward_ad.make_dual(ones, ones * 3)
+            F.grad(lambda x: scalar(x * dual))(ones)
+        return [text.replace("torch.", "").replace("retrograd.", "") for text in seen]
+
+    assert scenario(retrograd) == scenario(torch)
+
+
+def test_values_returned_by_grad_and_vjp_do_not_require_grad_as_torchs():
+    """grad_and_value's value and vjp's output leave the transform cut from its graph (requires_grad False, as
+    torch's), still carrying an outer jvp's tangent and an outer graph when there is one."""
+    def scenario(L):
+        F = L.func
+        x = t(L, [0.5, 1.5])
+
+        def f(a):
+            return (a.sin() * 2).sum()
+
+        out = [F.grad_and_value(f)(x)[1], F.vjp(lambda a: a.exp(), x)[0],
+               F.vmap(F.grad_and_value(f))(x.expand(3, 2))[1]]
+        facts = [(o.requires_grad, o.grad_fn is None) for o in out]
+        tangent = F.jvp(lambda a: F.grad_and_value(f)(a)[1], (x,), (L.ones_like(x),))[1]
+        outer = F.grad_and_value(f)(x.clone().requires_grad_())[1]
+        return facts, structure([tangent, *out]), outer.requires_grad, type(outer.grad_fn).__name__
+
+    assert scenario(retrograd) == scenario(torch)

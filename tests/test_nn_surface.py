@@ -3,8 +3,10 @@ hook), the lazy and sync norm layers, Fold/Unfold, the channel dropouts, and the
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -416,3 +418,42 @@ def test_factory_kwargs_and_the_deprecated_container():
             box = lib.nn.Container(fc=lib.nn.Linear(2, 3), act=lib.nn.ReLU())
         reprs.append((repr(box), list(box.state_dict())))
     assert reprs[0] == reprs[1]
+
+
+LEGACY_REDUCTION_CALLS = [  # (L, F) -> a loss given the deprecated flags; two of each, called from two lines
+    lambda L, F: F.mse_loss(L.ones(3), L.zeros(3), reduce=False),
+    lambda L, F: F.mse_loss(L.ones(3), L.zeros(3), reduce=False),
+    lambda L, F: F.l1_loss(L.ones(3), L.zeros(3), size_average=True),
+    lambda L, F: F.nll_loss(L.ones(2, 3), L.tensor([0, 1]), reduce=True),
+    lambda L, F: F.cross_entropy(L.ones(2, 3), L.tensor([0, 1]), size_average=False),
+    lambda L, F: F.binary_cross_entropy(L.full((3,), 0.5), L.zeros(3), reduce=True),
+    lambda L, F: F.kl_div(L.ones(3), L.zeros(3), reduce=True),
+    lambda L, F: F.margin_ranking_loss(L.ones(3), L.zeros(3), L.ones(3), reduce=True),
+    lambda L, F: F.multilabel_soft_margin_loss(L.ones(2, 3), L.ones(2, 3), reduce=True),
+    lambda L, F: L.nn.MSELoss(size_average=False),
+    lambda L, F: L.nn.CrossEntropyLoss(size_average=False),
+]
+
+
+def test_deprecated_size_average_and_reduce_warn_at_the_librarys_lines_as_torchs():
+    """torch's warning names its own line that translated the flags (a functional loss's, the one of
+    legacy_get_enum for some, _Loss.__init__'s), never the caller's; ours names ours alike, so the same calls share
+    a location, and under the default filter each location warns once per process whatever line calls it."""
+    def scenario(L):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for call in LEGACY_REDUCTION_CALLS:
+                call(L, L.nn.functional)
+        library = os.path.dirname(L.__file__)
+        assert all(w.filename.startswith(library) and w.category is UserWarning for w in caught)
+        places: dict = {}
+        shared = [places.setdefault((w.filename, w.lineno), len(places)) for w in caught]
+        with warnings.catch_warnings(record=True) as once:
+            warnings.simplefilter("default")
+            for call in LEGACY_REDUCTION_CALLS:
+                call(L, L.nn.functional)
+            for call in LEGACY_REDUCTION_CALLS:
+                call(L, L.nn.functional)
+        return [str(w.message) for w in caught], shared, [str(w.message) for w in once]
+
+    assert scenario(retrograd) == scenario(torch)

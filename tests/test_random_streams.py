@@ -243,6 +243,22 @@ def test_multinomial_is_torchs(dtype):
     assert_same(0, draw)
 
 
+def test_multinomial_without_replacement_draws_its_noise_in_memory_order():
+    """torch fills the Exp(1) noise like `empty_like(p)`, so a transposed p draws other numbers than a contiguous
+    one; a row with fewer nonzero categories than samples is drawn all the same (torch's CPU kernel checks only the
+    sums)."""
+    probabilities = np.random.default_rng(2).random((6, 5))
+    probabilities[1, 2] = 0  # drawn last by multinomial(p, 5) (torch's order of tied zeros is topk's: not tested)
+
+    def draw(lib):
+        p = lib.tensor(probabilities)
+        return [lib.multinomial(p, 3), lib.multinomial(p.t().contiguous().t(), 3), lib.multinomial(p, 5),
+                lib.multinomial(p, 1),
+                lib.multinomial(p.t().contiguous().t(), 1), lib.multinomial(p.t().contiguous().t(), 4, True)]
+
+    assert_same(0, draw)
+
+
 @pytest.mark.parametrize("method", ["normal_", "uniform_", "bernoulli_", "random_", "exponential_"])
 def test_a_strided_view_is_filled_in_memory_order(method):
     """torch's serial kernels walk a permuted view in memory order (and normal_ takes the scalar path)."""

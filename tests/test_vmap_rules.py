@@ -303,7 +303,7 @@ def test_samplers_follow_the_randomness_of_vmap_as_torch(sampler, randomness):
     """In-place samplers under 'same' write one draw into every example (they raised), refuse an unbatched self
     under 'different' (it silently drew one for all); samplers of a batched parameter refuse 'same' in torch's words
     (Note [random samplers under vmap]). Under 'different' the in-place samplers and those of parameters loop over
-    the examples here: torch's shapes and distributions, not its numbers."""
+    the examples here: torch's shapes and distributions, not its numbers; multinomial draws torch's numbers."""
     def run(L):
         L.manual_seed(0)
         try:
@@ -312,12 +312,55 @@ def test_samplers_follow_the_randomness_of_vmap_as_torch(sampler, randomness):
             return str(e)
 
     theirs, ours = run(torch), run(retrograd)
-    if isinstance(theirs, str) or sampler == "multinomial":  # multinomial under 'different' is not batched here
-        assert ours == theirs or sampler == "multinomial" and randomness == "different"
-    elif randomness == "same":
+    if isinstance(theirs, str):
+        assert ours == theirs
+    elif randomness == "same" or sampler == "multinomial":
         np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
     else:
         assert tuple(ours.shape) == tuple(theirs.shape) and ours.dtype.is_floating_point
+
+PROBABILITIES = np.array([[0.1, 0.2, 0.3, 0.4], [0.4, 0.3, 0.2, 0.1], [0.25, 0.25, 0.25, 0.0]])
+MULTINOMIAL_CASES = {  # L, probabilities (3, 4) -> a draw under vmap
+    "rows, with replacement": lambda L, p: L.func.vmap(lambda q: L.multinomial(q, 5, True), randomness="different")(p),
+    "rows, without": lambda L, p: L.func.vmap(lambda q: q.multinomial(3), randomness="different")(p),
+    "one sample": lambda L, p: L.func.vmap(lambda q: L.multinomial(q, 1), randomness="different")(p),
+    "matrices": lambda L, p: L.func.vmap(lambda q: L.multinomial(q, 2), randomness="different")(p.expand(2, 3, 4)),
+    "unbatched": lambda L, p: L.func.vmap(lambda z: L.multinomial(p, 2, True) + z, randomness="different")(
+        L.zeros(2, dtype=L.int64)),
+    "batch dim 1, without": lambda L, p: L.func.vmap(lambda q: L.multinomial(q, 2), in_dims=1,
+                                                     randomness="different")(p.t().contiguous()),
+    "nested": lambda L, p: L.func.vmap(L.func.vmap(lambda q: L.multinomial(q, 2, True), randomness="different"),
+                                       randomness="different")(p.expand(2, 3, 4)),
+    "inner different, outer same": lambda L, p: L.func.vmap(lambda z: L.func.vmap(
+        lambda q: L.multinomial(q, 2, True), randomness="different")(p) + z, randomness="same")(
+        L.zeros(2, dtype=L.int64)),
+    "inner same, outer different": lambda L, p: L.func.vmap(lambda q: L.func.vmap(
+        lambda z: L.multinomial(q, 2) + z, randomness="same")(L.zeros(3, dtype=L.int64)), randomness="different")(p),
+    "same, unbatched": lambda L, p: L.func.vmap(lambda z: L.multinomial(p, 2) + z, randomness="same")(
+        L.zeros(2, dtype=L.int64)),
+    "same, batched": lambda L, p: L.func.vmap(lambda q: L.multinomial(q, 2), randomness="same")(p),
+    "outer same, batched": lambda L, p: L.func.vmap(L.func.vmap(lambda q: L.multinomial(q, 2), randomness="different"),
+                                                    randomness="same")(p.expand(2, 3, 4)),
+    "error": lambda L, p: L.func.vmap(lambda q: L.multinomial(q, 2))(p),
+    "a zero probability drawn": lambda L, p: L.func.vmap(lambda q: L.multinomial(q, 4), randomness="different")(p),
+    "too many samples": lambda L, p: L.func.vmap(lambda q: L.multinomial(q, 5), randomness="different")(p),
+}
+
+
+@pytest.mark.parametrize("case", MULTINOMIAL_CASES)
+def test_multinomial_follows_the_randomness_of_vmap_with_torchs_numbers(case):
+    """multinomial of batched (or, under 'different', unbatched) probabilities draws each example's rows by torch's
+    batching rule, torch's numbers for the seed (Note [random samplers under vmap]); 'same' and 'error' as torch."""
+    def run(L):
+        L.manual_seed(0)
+        try:
+            drawn = MULTINOMIAL_CASES[case](L, L.tensor(PROBABILITIES))
+        except RuntimeError as e:
+            return str(e)
+        return tuple(drawn.shape), str(drawn.dtype), drawn.tolist()
+
+    assert run(retrograd) == run(torch)
+
 
 # ---- the tutorials' program ------------------------------------------------------------------------
 

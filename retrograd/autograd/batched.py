@@ -85,18 +85,28 @@ class Level:
         levels = [level for level in transforms.vmap if level.randomness == "different"]
         return make(draw(tuple(level.size for level in levels) + tuple(shape)), levels)
 
+    @staticmethod
+    def draw_per_example_from(draw: Callable[[Tensor], Tensor], t: Tensor) -> Tensor:
+        """A random draw from a tensor parameter inside the running vmaps (Note [random samplers under vmap]):
+        `draw` of t's physical tensor with one leading dim per 'different' level (expanded where t is not batched
+        there; t is batched at no other level), batched back at those levels."""
+        levels = [level for level in transforms.vmap if level.randomness == "different"]
+        return make(draw(align(t, levels, full=True)), levels)
+
 
 def push_level(size: int, randomness: str = "error") -> Level:
     """Start a vmap level of `size` examples."""
     level = Level(size, randomness)
     transforms.vmap = transforms.vmap + (level,)
     transforms.update()
+    forward_ad.push_transform(level)
     return level
 
 
 def pop_level(level: Level) -> None:
     transforms.vmap = tuple(lv for lv in transforms.vmap if lv is not level)
     transforms.update()
+    forward_ad.pop_transform(level)
 
 
 def _sorted(levels: Any) -> tuple:
@@ -245,14 +255,7 @@ class BatchedTensor(Tensor):
     __slots__ = ("_physical", "_levels")
 
     def __repr__(self) -> str:
-        """torch's nesting: a wrapper per level, the innermost vmap's outside, each numbered by its depth among the
-        running vmaps; the batch dims lead, so each wrapper's bdim is 0 (torch keeps a non-zero in_dim's)."""
-        running = transforms.vmap
-        inner = repr(self._physical)
-        for level in self._levels:
-            depth = running.index(level) + 1 if level in running else level.id
-            inner = f"BatchedTensor(lvl={depth}, bdim=0, value=\n{textwrap.indent(inner, '    ')}\n)"
-        return inner
+        return wrapped_repr(self)
 
     __str__ = __repr__
 
@@ -329,6 +332,74 @@ def _new_batched(name: str) -> Callable:
 
 for _name in ("new_zeros", "new_ones", "new_empty", "new_full", "new_empty_strided"):
     setattr(BatchedTensor, _name, _new_batched(_name))
+
+
+def wrapped_repr(t: Tensor) -> str:
+    """`t` printed as torch prints it inside the running transforms (Note [printing inside transforms]): a
+    wrapper per transform it is seen through, the innermost's outside. The batch dims of the physical tensor
+    lead, so each BatchedTensor's bdim is 0 (torch keeps a non-zero in_dim's)."""
+    physical = t._physical if type(t) is BatchedTensor else t
+    own = levels_of(t)
+    headers = []
+    for depth, entry in enumerate(transforms.stack, 1):
+        if type(entry) is Level:
+            if entry in own:
+                headers.append(f"BatchedTensor(lvl={depth}, bdim=0, value=")
+        elif _tracked(physical, entry):
+            headers.append(f"GradTrackingTensor(lvl={depth}, value=")
+    text = _outside_repr(physical)
+    for header in headers:
+        text = f"{header}\n{textwrap.indent(text, '    ')}\n)"
+    return text
+
+
+def _outside_repr(t: Tensor) -> str:
+    """The text of `t` outside every transform: no wrappers, its autograd suffix there, its tangent alike."""
+    physical = t._physical if type(t) is BatchedTensor else t
+    return physical._repr(_outside_suffix(physical), _outside_repr)
+
+
+def _reaches(t: Tensor, wanted: Callable[[Tensor], bool], nodes: set | frozenset = frozenset()) -> bool:
+    """Whether `t`, a leaf its graph reaches, satisfies `wanted`, or its graph passes one of `nodes` (ids)."""
+    if wanted(t):
+        return True
+    seen: set = set()
+    stack = [t.grad_fn] if t.grad_fn is not None else []
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        variable = getattr(node, "variable", None)
+        if id(node) in nodes or variable is not None and wanted(variable):
+            return True
+        stack.extend(child for child in node._next_nodes if child is not None)
+    return False
+
+
+def _tracked(physical: Tensor, entry: forward_ad.Tracking) -> bool:
+    """Whether a running grad/vjp sees `physical` (its graph reaches the inputs' aliases), or a jvp does (it carries
+    the jvp's tangent)."""
+    if entry.dual is not None:
+        tangents = forward_ad.tangents_of(physical)
+        return bool(tangents) and entry.dual in tangents
+    views = {id(alias.grad_fn) for alias, _ in entry.originals.values() if alias.grad_fn is not None}
+    return _reaches(physical, lambda leaf: id(leaf) in entry.originals, views)
+
+
+def _outside_suffix(physical: Tensor) -> list[str]:
+    """The autograd suffix of the tensor outside every transform: an input's own; `requires_grad=True` or
+    the grad_fn when the graph reaches a tensor that requires grad out there, nothing otherwise."""
+    entries = [e for e in transforms.stack if type(e) is not Level and e.dual is None]
+    for entry in entries:
+        alias = entry.originals.get(id(physical))
+        if alias is not None:
+            original = alias[1]
+            return _outside_suffix(original._physical if type(original) is BatchedTensor else original)
+    aliases = {key for entry in entries for key in entry.originals}
+    if not _reaches(physical, lambda leaf: leaf._requires_grad and leaf.grad_fn is None and id(leaf) not in aliases):
+        return []
+    return [f"grad_fn=<{type(physical.grad_fn).__name__}>" if physical.grad_fn is not None else "requires_grad=True"]
 
 
 def make(physical: Tensor, levels: Sequence[Level]) -> Tensor:
@@ -1271,15 +1342,9 @@ def function_vmap(cls: type, args: tuple, kwargs: dict) -> Any:
     """Function.apply on batched arguments: the Function's own `vmap` rule, one level at a time
     (innermost first; the rule sees that level's batch dim, outer levels stay batched), or, with
     generate_vmap_rule=True, the Function applied per example and the results stacked."""
-    from .function import Function
-
     levels = _sorted({lv.id: lv for a in args for lv in levels_of(a)}.values())
     if not levels:
         return NotImplemented
-    if cls.setup_context is Function.setup_context:
-        raise RuntimeError("In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, jacrev, "
-                           "...), it must override the setup_context staticmethod. For more details, please see "
-                           "https://pytorch.org/docs/main/notes/extending.func.html")
     level = levels[-1]
     if "vmap" in _own_attributes(cls):
         peeled = [to_physical(a, (level,)) if any(lv is level for lv in levels_of(a)) else a for a in args]

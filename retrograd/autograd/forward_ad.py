@@ -43,6 +43,7 @@ class _Transforms:
     saved_hooks: tuple = ()          # (pack, unpack) pairs of saved_tensors_hooks, innermost last
     profiler = None                  # the recording profiler (autograd/profiler.py, Note [profiler events])
     autocast: dict | None = None     # while torch.autocast('cpu') is on: {row name: dtype its inputs take}
+    stack: tuple = ()                # running func transforms, outermost first (Note [printing inside transforms])
 
     def __init__(self) -> None:
         self.active = False  # an instance attribute: the interpreter specialises its read (every op reads it)
@@ -52,6 +53,39 @@ class _Transforms:
 
 
 transforms = _Transforms()
+
+
+# Note [printing inside transforms]
+# torch.func wraps a tensor once per transform it is seen through, and prints the wrappers nested,
+# the innermost transform's outside: `GradTrackingTensor(lvl=2, value=\n    BatchedTensor(lvl=1,
+# bdim=0, value=\n        tensor(...)\n    )\n)`, each numbered by its depth among the running
+# transforms (vmap, grad, vjp and jvp alike), around the tensor as it is outside every transform.
+# retrograd wraps nothing: vmap's tensors are BatchedTensors, and grad, vjp and jvp differentiate
+# plain tensors. So `transforms.stack` keeps the running transforms in torch's order (vmap levels
+# and `Tracking` entries), and a tensor prints a GradTrackingTensor for a grad or vjp whose inputs
+# its graph reaches and for a jvp whose tangent it carries: the inputs and whatever was computed
+# from them. torch also wraps what does not depend on them (a factory, a detached tensor, a result
+# computed under no_grad or from closed-over tensors only); those print plain here.
+
+
+class Tracking:
+    """A running func.grad, vjp or jvp, as printing sees it: the aliases it differentiates (alias -> the
+    tensor given), or the dual level whose tangents mark its tensors (Note [printing inside transforms])."""
+
+    __slots__ = ("originals", "dual")
+
+    def __init__(self, dual: int | None = None) -> None:
+        self.originals: dict[int, tuple] = {}  # id(alias) -> (alias, the input it stands for)
+        self.dual = dual
+
+
+def push_transform(entry: object) -> None:
+    """A transform starts: `entry` (a vmap level or a Tracking) becomes the innermost."""
+    transforms.stack = transforms.stack + (entry,)
+
+
+def pop_transform(entry: object) -> None:
+    transforms.stack = tuple(e for e in transforms.stack if e is not entry)
 
 
 def composite(aten: str) -> Callable[[Callable], Callable]:

@@ -249,6 +249,10 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
             bound = inspect.signature(cls.forward).bind(*args, **kwargs)
             bound.apply_defaults()
             args, kwargs = bound.args, {}
+        if transforms.stack and cls.setup_context is Function.setup_context:
+            raise RuntimeError("In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, "
+                               "jacrev, ...), it must override the setup_context staticmethod. For more details, "
+                               "please see https://pytorch.org/docs/main/notes/extending.func.html")
         ctx = cls._backward_cls()
         if transforms.active:  # forward AD, vmap or saved-tensor hooks in use (registry's Note [transforms])
             return forward_ad.function_apply(cls, ctx, args, kwargs)

@@ -22,6 +22,7 @@ from .._tensor import Size, Tensor
 from ..autograd import batched, forward_ad, grad_mode
 from ..autograd import grad as autograd_grad
 from ..autograd.batched import _flatten, _unflatten, vmap
+from ..autograd.graph import disable_saved_tensors_hooks
 from ..nn.modules.normalization import _BatchNorm
 
 # Note [transforms in transforms]
@@ -74,8 +75,13 @@ def _cut(t: Any, keep_graph: bool) -> Any:
     """A result without the graph through our aliases (tangents and batching stay)."""
     if keep_graph or not isinstance(t, Tensor):
         return t
-    with grad_mode.no_grad():
-        return t.view_as(t)
+    cut = t.detach()  # not a view made under no_grad: that would still require grad, as torch's does
+    source, target = (t._physical, cut._physical) if batched.is_batched(t) else (t, cut)
+    for level in forward_ad.transforms.levels:
+        tangent = forward_ad.get_tangent(source, level)
+        if tangent is not None:
+            forward_ad.set_tangent(target, level, tangent)
+    return cut
 
 
 def _physical_pair(output: Tensor, cotangent: Any, levels: tuple) -> tuple[Tensor, Any]:
@@ -93,8 +99,14 @@ def _vjp_core(func: Callable, primals: tuple, has_aux: bool, context: str) -> tu
     lifted = [_lift(x) for x in flat]
     inner = _unflatten([f for f, _ in lifted], spec)
     aliases = [a for _, a in lifted]
-    with grad_mode.enable_grad():
-        result = func(*inner)
+    tracking = forward_ad.Tracking()
+    tracking.originals = {id(a): (a, x) for a, x in zip(aliases, flat)}
+    forward_ad.push_transform(tracking)
+    try:
+        with grad_mode.enable_grad():
+            result = func(*inner)
+    finally:
+        forward_ad.pop_transform(tracking)
     aux = None
     if has_aux:
         if not (isinstance(result, tuple) and len(result) == 2):
@@ -157,6 +169,22 @@ def _split_args(argnums: int | tuple, args: tuple) -> tuple[tuple, Callable]:
     return tuple(args[n] for n in numbers), rebuild
 
 
+_SAVED_HOOKS_MESSAGE = ("torch.func.{grad, vjp, jacrev, hessian} don't yet support saved tensor hooks. Please open an "
+                        "issue with your use case.")
+
+
+def _refusing_saved_tensor_hooks(transform: Callable) -> Callable:
+    """`transform` run where saved-tensor hooks raise, as torch's grad and vjp do: setting them inside f (a
+    checkpoint without reentry does) or calling the transform while some are set raises torch's message."""
+
+    @functools.wraps(transform)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        with disable_saved_tensors_hooks(_SAVED_HOOKS_MESSAGE):
+            return transform(*args, **kwargs)
+
+    return run
+
+
 def grad_and_value(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = False) -> Callable:
     """Like `grad`, also returning the value: `(grad, value)` (or `(grad, (value, aux))`).
 
@@ -165,6 +193,7 @@ def grad_and_value(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: 
     """
 
     @functools.wraps(func)
+    @_refusing_saved_tensor_hooks
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         context = "grad_and_value(f)(*args)"
         diff, rebuild = _split_args(argnums, args)
@@ -203,6 +232,7 @@ def grad(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = Fal
     return wrapper
 
 
+@_refusing_saved_tensor_hooks
 def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     """`(func(*primals), vjp_fn)`: vjp_fn(cotangents) gives the vector-Jacobian products.
 
@@ -259,6 +289,8 @@ def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False, ha
         if not isinstance(t, Tensor):
             raise RuntimeError(f"{context}: Expected tangents to only contain Tensors, got {type(t)}")
     level = forward_ad._push_level()
+    tracking = forward_ad.Tracking(dual=level)
+    forward_ad.push_transform(tracking)
     try:
         duals = [forward_ad.make_dual_at(p, t, level) for p, t in zip(flat_p, flat_t)]
         result = func(*_unflatten(duals, spec_p))
@@ -278,6 +310,7 @@ def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False, ha
             outs.append(primal)
             tans.append(tangent)
     finally:
+        forward_ad.pop_transform(tracking)
         forward_ad._pop_level(level)
     tans = [zeros_like(o) if t is None else t for o, t in zip(outs, tans)]
     pair = (_unflatten(outs, spec), _unflatten(tans, spec))

@@ -1073,15 +1073,34 @@ def _not_differentiable(function: str, **tensors: Tensor | None) -> None:
                                "This input cannot have requires_grad True.")
 
 
-def _reduction(size_average: bool | None, reduce: bool | None, reduction: str) -> str:
-    """The reduction, honouring the deprecated size_average/reduce flags as torch does."""
+# Note [the deprecated size_average and reduce]
+# torch translates the deprecated flags in torch/nn/_reduction.py, whose warning (stacklevel 2) names the line that
+# called it in torch's own code: each functional loss's own line, or, for the losses that go through legacy_get_enum,
+# the one line of legacy_get_enum; nn's losses name _Loss.__init__'s. So under the default filter each of those
+# places warns once per process (per reduction named), whatever the user's line. Our warnings name our lines in the
+# same way: the loss's call of _reduction, the one line of _warn_legacy_shared, _Loss.__init__'s call.
+LEGACY_REDUCTION_WARNING = "size_average and reduce args will be deprecated, please use reduction='{}' instead."
+
+
+def _reduction(size_average: bool | None, reduce: bool | None, reduction: str, shared_warning: bool = False) -> str:
+    """The reduction, honouring the deprecated size_average/reduce flags as torch does; their warning names the
+    calling loss's line, or with `shared_warning` (torch's losses that use legacy_get_enum) one line for all
+    (Note [the deprecated size_average and reduce])."""
     if size_average is not None or reduce is not None:
-        warnings.warn("size_average and reduce args will be deprecated, please use reduction='"
-                      f"{_legacy_reduction(size_average, reduce)}' instead.", UserWarning, stacklevel=3)
-        return _legacy_reduction(size_average, reduce)
+        legacy = _legacy_reduction(size_average, reduce)
+        if shared_warning:
+            _warn_legacy_shared(legacy)
+        else:
+            warnings.warn(LEGACY_REDUCTION_WARNING.format(legacy), UserWarning, stacklevel=2)
+        return legacy
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
     return reduction
+
+
+def _warn_legacy_shared(reduction: str) -> None:
+    """The deprecation warning at one line for every loss torch translates through legacy_get_enum."""
+    warnings.warn(LEGACY_REDUCTION_WARNING.format(reduction), UserWarning, stacklevel=1)
 
 
 def _legacy_reduction(size_average: bool | None, reduce: bool | None) -> str:
@@ -1809,7 +1828,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
                          size_average: bool | None = None, reduce: bool | None = None,
                          reduction: str = "mean") -> Tensor:
     """-w (t log x + (1 - t) log(1 - x)) with the logs clamped at -100, as torch."""
-    reduction = _reduction(size_average, reduce, reduction)
+    reduction = _reduction(size_average, reduce, reduction, shared_warning=True)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
                          f"({input.shape}) is deprecated. Please ensure they have the same size.")
@@ -1829,7 +1848,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
                                      size_average: bool | None = None, reduce: bool | None = None,
                                      reduction: str = "mean", pos_weight: Tensor | None = None) -> Tensor:
     """Sigmoid + binary cross-entropy in one stable node; pos_weight scales the positive term."""
-    reduction = _reduction(size_average, reduce, reduction)
+    reduction = _reduction(size_average, reduce, reduction, shared_warning=True)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
     _not_differentiable("binary_cross_entropy_with_logits", weight=weight, pos_weight=pos_weight)
@@ -1903,7 +1922,7 @@ def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None, redu
            reduction: str = "mean", log_target: bool = False) -> Tensor:
     """KL(target || exp(input)) pointwise: target (log target - input); 'batchmean' divides by the batch size."""
     if size_average is not None or reduce is not None:
-        reduction = _reduction(size_average, reduce, reduction)
+        reduction = _reduction(size_average, reduce, reduction, shared_warning=True)
     elif reduction == "mean":
         warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
                       "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
@@ -1924,7 +1943,7 @@ def _kl_div_pointwise(input: Tensor, target: Tensor, log_target: bool) -> Tensor
 def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
                      reduction: str = "mean") -> Tensor:
     """log(1 + exp(-y x)) for labels y = +-1."""
-    reduction = _reduction(size_average, reduce, reduction)
+    reduction = _reduction(size_average, reduce, reduction, shared_warning=True)
     _not_differentiable("soft_margin_loss", target=target)
     return apply(soft_margin_loss_op, (input, target), (reduction,))
 
@@ -1944,7 +1963,7 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | 
 def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0, weight: Tensor | None = None,
                       size_average: bool | None = None, reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """Multi-class hinge loss: sum over wrong classes of max(0, margin - x[y] + x[i])^p, over C."""
-    reduction = _reduction(size_average, reduce, reduction)
+    reduction = _reduction(size_average, reduce, reduction, shared_warning=True)
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
     _not_differentiable("multi_margin_loss", weight=weight)
@@ -1971,7 +1990,7 @@ def _check_margin_input(input: Tensor) -> None:
 def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
                            reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """Hinge loss between every listed target class (up to the first -1) and every other class, over C."""
-    reduction = _reduction(size_average, reduce, reduction)
+    reduction = _reduction(size_average, reduce, reduction, shared_warning=True)
     t = A.astype(namespace(target._data), target._data, np.int64)
     _check_margin_input(input)
     if input.ndim == 2 and t.shape != tuple(input.shape) or input.ndim < 2 and (t.ndim > 1 or t.size != input.numel()):
@@ -1985,7 +2004,7 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
                         size_average: bool | None = None, reduce: bool | None = None,
                         reduction: str = "mean") -> Tensor:
     """max(0, -y (x1 - x2) + margin)."""
-    reduction = _reduction(size_average, reduce, reduction)
+    reduction = _reduction(size_average, reduce, reduction, shared_warning=True)
     if not (input1.ndim == input2.ndim == target.ndim):
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
                            f"input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} ")
@@ -1995,7 +2014,7 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, size_average: bool | None = None,
                          reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """x where y = 1, max(0, margin - x) where y = -1."""
-    reduction = _reduction(size_average, reduce, reduction)
+    reduction = _reduction(size_average, reduce, reduction, shared_warning=True)
     zero = constant_like(0.0, input)
     margin_part = where(target != 1, clamp_min(margin - input, 0), zero)
     self_part = where(target != -1, input, zero)
@@ -2006,7 +2025,7 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
                           size_average: bool | None = None, reduce: bool | None = None,
                           reduction: str = "mean") -> Tensor:
     """1 - cos(x1, x2) where y = 1, max(0, cos(x1, x2) - margin) where y = -1."""
-    reduction = _reduction(size_average, reduce, reduction)
+    reduction = _reduction(size_average, reduce, reduction, shared_warning=True)
     dim = input1.ndim - 1
     prod = (input1 * input2).sum(dim)
     mag1 = (input1 * input1).sum(dim) + 1e-12
@@ -2021,7 +2040,7 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
                         eps: float = 1e-6, swap: bool = False, size_average: bool | None = None,
                         reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """max(0, margin + d(a, p) - d(a, n)) with pairwise distances (d(p, n) if smaller and swap)."""
-    reduction = _reduction(size_average, reduce, reduction)
+    reduction = _reduction(size_average, reduce, reduction, shared_warning=True)
     d_pos = pairwise_distance(anchor, positive, p, eps)
     d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:

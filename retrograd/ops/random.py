@@ -159,8 +159,12 @@ def standard_gamma_grad_op(xp, alpha, x):
 # sampler (normal_, uniform_, bernoulli_, ...) under 'different' fills each example of a batched self with its own
 # numbers (here by the per-example loop, other numbers than torch's) and refuses an unbatched self, which would look
 # like 'same'; under 'same' it draws one sample of an example's shape and writes it into every example. A sampler of
-# tensor parameters (bernoulli(p), normal(mean, std), multinomial, poisson, ...) refuses 'same' for a batched
-# parameter. 'error' refuses every draw (_creation._torch_rng). The factories: Note [random factories under vmap].
+# tensor parameters (bernoulli(p), normal(mean, std), multinomial, poisson, ...) refuses 'same' at any level where a
+# parameter is batched. 'error' refuses every draw (_creation._torch_rng). The factories: Note [random factories
+# under vmap]. multinomial, whose output shape is not its input's, has torch's own rule: under 'different' levels the
+# probabilities get one leading dim per such level (expanded where they are not batched), the rows of every example
+# are drawn by one multinomial of them all flattened to 2-d, outermost level first, as torch's rule folds each level
+# into the rows in turn: torch's numbers for the same seed.
 SAME_WITH_BATCHED_INPUT = ("Vmap does not currently support same randomness with a batched tensor input. Please file "
                            "an issue with functorch")
 DIFFERENT_ON_UNBATCHED = ("vmap: Cannot ask for different inplace randomness on an unbatched tensor. This will appear "
@@ -172,8 +176,8 @@ def _generator(generator: Generator | None, *parameters: Any) -> Generator:
     """The generator a draw uses, with vmap's rules for a sampler of tensor `parameters` (Note [random samplers
     under vmap])."""
     rng = _torch_rng(generator)  # torch's error under randomness='error'
-    if transforms.vmap and transforms.vmap[-1].randomness == "same" and any(
-            transforms.vmap[-1] in getattr(t, "_levels", ()) for t in parameters):
+    if any(level.randomness == "same" and level in getattr(t, "_levels", ()) for level in transforms.vmap
+           for t in parameters):
         raise RuntimeError(SAME_WITH_BATCHED_INPUT)
     return rng
 
@@ -436,9 +440,21 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     """Indices drawn from the categories of each row of probabilities (int64, no gradient), on the host (the generator
     is NumPy's), then moved to input's device."""
     rng = _generator(generator, input)
-    data = _xp.transfer(input._data, "cpu", None)
-    if data.ndim not in (1, 2):
+    if input.ndim not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if any(level.randomness == "different" for level in transforms.vmap):
+        def draw(probabilities: Tensor) -> Tensor:
+            rows = probabilities.reshape(-1, probabilities.shape[-1])
+            picks = _multinomial_draw(rows, num_samples, replacement, rng)
+            return picks.reshape(probabilities.shape[:-1] + (num_samples,))
+
+        return transforms.vmap[-1].draw_per_example_from(draw, input)
+    return _multinomial_draw(input, num_samples, replacement, rng)
+
+
+def _multinomial_draw(input: Tensor, num_samples: int, replacement: bool, rng: Generator) -> Tensor:
+    """multinomial of plain (not batched) probabilities, with torch's checks of them."""
+    data = _xp.transfer(input._data, "cpu", None)
     if D.kind(data) != "f":
         raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
                            f"{D.scalar_type_name(input.dtype)}")
@@ -452,9 +468,6 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     totals = rows.sum(axis=1)
     if (totals <= 0).any():
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    if not replacement and ((rows > 0).sum(axis=1) < num_samples).any():
-        raise RuntimeError("invalid multinomial distribution (with replacement=False, not enough non-negative "
-                           "category to sample)")
     probabilities = data.reshape(-1, data.shape[-1])
     if replacement and num_samples > 1:  # torch: a float64 uniform per sample, searched in the row's cumulative sums
         cumulative = np.cumsum(probabilities.astype(np.promote_types(data.dtype, np.float32)), axis=1)
@@ -463,8 +476,11 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
         uniforms = rng._unit(probabilities.size // probabilities.shape[1] * num_samples, True)
         picks = [np.searchsorted(row.astype(np.float64), u) for row, u in
                  zip(cumulative, uniforms.reshape(-1, num_samples))]
-    else:  # torch: the largest p / q for q ~ Exp(1) drawn in p's dtype (the Gumbel-max trick, exponentiated)
-        ratios = probabilities / rng.exponential(probabilities.shape, 1.0).astype(data.dtype)
+    else:  # torch: the largest p / q for q ~ Exp(1) drawn in p's dtype (the Gumbel-max trick, exponentiated), q
+        # filled in p's memory order (torch's empty_like(p).exponential_())
+        order = memory_order(probabilities)
+        noise = rng.exponential(tuple(probabilities.shape[d] for d in order), 1.0).transpose(np.argsort(order))
+        ratios = probabilities / noise.astype(data.dtype)
         picks = np.argsort(-ratios, axis=1, kind="stable")[:, :num_samples]
     picks = np.asarray(picks, dtype=np.int64).reshape(*data.shape[:-1], num_samples)
     return _wrap(_xp.transfer(picks, *_xp.locate(input._data)))

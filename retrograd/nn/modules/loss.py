@@ -27,7 +27,7 @@ def _legacy_reduction(size_average: bool | None, reduce: bool | None) -> str:
     reduce = True if reduce is None else reduce
     reduction = "mean" if size_average and reduce else "sum" if reduce else "none"
     warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{reduction}' instead.",
-                  stacklevel=4)
+                  stacklevel=2)  # _Loss.__init__'s line, as torch's (Note [the deprecated size_average and reduce])
     return reduction
 
 
