@@ -252,19 +252,19 @@ class Generator:
 
     def exponential(self, shape: tuple, lambd: float) -> np.ndarray:
         """exponential_(lambd) in float64: -1/lambd * log1p(-u)."""
-        return (-1.0 / lambd) * np.log1p(-self._unit(math.prod(shape), True)).reshape(shape)
+        return (-1.0 / lambd) * S.libm(math.log1p, -self._unit(math.prod(shape), True)).reshape(shape)
 
     def log_normal(self, shape: tuple, mean: float, std: float) -> np.ndarray:
         """log_normal_(mean, std) in float64: exp of the scalar normal draws."""
-        return np.exp(self._scalar_normals(math.prod(shape), mean, std)).reshape(shape)
+        return S.libm(math.exp, self._scalar_normals(math.prod(shape), mean, std)).reshape(shape)
 
     def cauchy(self, shape: tuple, median: float, sigma: float) -> np.ndarray:
         """cauchy_(median, sigma) in float64: median + sigma * tan(pi * (u - 1/2))."""
-        return median + sigma * np.tan(np.pi * (self._unit(math.prod(shape), True) - 0.5)).reshape(shape)
+        return median + sigma * S.libm(math.tan, np.pi * (self._unit(math.prod(shape), True) - 0.5)).reshape(shape)
 
     def geometric(self, shape: tuple, p: float) -> np.ndarray:
         """geometric_(p) in float64: ceil(log(u) / log1p(-p))."""
-        return np.ceil(np.log(self._unit(math.prod(shape), True)) / np.log1p(-p)).reshape(shape)
+        return np.ceil(S.libm(math.log, self._unit(math.prod(shape), True)) / math.log1p(-p)).reshape(shape)
 
 
 # Note [generator state]

@@ -25,8 +25,8 @@ import numpy as np
 #   the size is not a multiple of 16 the last 16 elements are drawn again and transformed as one more block.
 #   For float32 on x86 builds with AVX2 (AVX-512 included) the block runs avx_mathfun's Cephes polynomials in
 #   float32 with fused multiply-adds (`_log_ps`, `_sincos_ps`): reproduced operation by operation, they give
-#   torch's floats bit for bit. float64 uses libm's log, sin and cos; NumPy's log can differ from glibc's by one
-#   ulp in a few elements per thousand.
+#   torch's floats bit for bit. float64 uses the C library's log, sin and cos (Note [float64 draws through the C
+#   library]).
 # - normal below 16 elements (or non-contiguous) is the scalar Box-Muller in double: each pair of uniforms
 #   gives r cos(theta), and r sin(theta) is cached in the generator for the next scalar draw (it is part of the
 #   state, as torch's `next_double_normal_sample`).
@@ -48,6 +48,33 @@ import numpy as np
 #   that order (ops/random.py `_in_place`).
 
 _F32, _F64 = np.float32, np.float64
+
+# Note [float64 draws through the C library]
+# torch's samplers transform double uniforms with the C library's log, log1p, exp, tan, sin and cos. NumPy's own
+# float64 loops give the C library's results on x86-64 baseline and AVX2 (X86_V3) builds, but its AVX-512 (X86_V4)
+# log, log1p, exp and tan are other implementations: an ulp away in 0.4% (log) to 7% (log1p) of random inputs,
+# so a float64 randn or exponential_ differed from torch's in those elements on AVX-512 hosts. `libm` maps those
+# four over the elements with `math`'s functions, which are the C library's: exact on every host, at some tens of
+# ns an element. sin and cos agreed on all of 10^6 random angles at every level, and stay NumPy's.
+
+
+def libm(fn: Callable[[float], float], x: np.ndarray) -> np.ndarray:
+    """fn, one of `math`'s functions (the C library's), of each element of the float64 array x (Note [float64
+    draws through the C library]); where `math` raises (log(0), exp past the range), NumPy's inf or NaN."""
+    values = x.ravel().tolist()
+    try:
+        return np.fromiter(map(fn, values), np.float64, x.size).reshape(x.shape)
+    except (ValueError, OverflowError):
+        numpy_fn = getattr(np, fn.__name__)
+        with np.errstate(all="ignore"):
+            return np.array([_or_numpy(fn, numpy_fn, v) for v in values], np.float64).reshape(x.shape)
+
+
+def _or_numpy(fn: Callable[[float], float], numpy_fn: Any, value: float) -> float:
+    try:
+        return fn(value)
+    except (ValueError, OverflowError):
+        return float(numpy_fn(value))
 
 
 def fma(a: Any, b: Any, c: Any, xp: Any = np) -> Any:
@@ -150,7 +177,7 @@ def _box_muller_chunk(uniform: np.ndarray, mean: float, std: float) -> np.ndarra
         radius = np.sqrt(_F32(-2) * _log_ps(u1))
         sin, cos = _sincos_ps(_F32(2.0 * np.pi) * u2)
     else:
-        radius = np.sqrt(-2 * np.log(u1))
+        radius = np.sqrt(-2 * libm(math.log, u1))
         theta = 2.0 * np.pi * u2
         sin, cos = np.sin(theta), np.cos(theta)
     pairs = np.stack([radius * cos, radius * sin], axis=1).reshape(-1)
@@ -196,6 +223,6 @@ def sample_gamma(alpha: float, single: bool, uniform: Callable[[], float], norma
 
 def box_muller_pairs(u1: np.ndarray, u2: np.ndarray) -> np.ndarray:
     """normal_distribution<double>'s scalar transform: r cos(theta), r sin(theta) for each pair, interleaved."""
-    radius = np.sqrt(-2.0 * np.log1p(-u2))
+    radius = np.sqrt(-2.0 * libm(math.log1p, -u2))
     theta = 2.0 * np.pi * u1
     return np.stack([radius * np.cos(theta), radius * np.sin(theta)], axis=1).reshape(-1)

@@ -365,3 +365,18 @@ def test_sample_dirichlet_is_torchs(dtype):
     np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-6 if dtype == "float32" else F64_ULPS)
     np.testing.assert_array_equal(ours[1], theirs[1])
     assert ours[2:] == theirs[2:]
+
+
+@pytest.mark.parametrize("draw", [
+    lambda lib: lib.randn(20000, dtype=lib.float64),  # blocks of 16: log(1 - u)
+    lambda lib: lib.randn(200, 100, dtype=lib.float64).T.normal_(),  # strided: the scalar transform, log1p
+    lambda lib: lib.empty(20000, dtype=lib.float64).exponential_(1.5),
+    lambda lib: lib.empty(20000, dtype=lib.float64).log_normal_(0.5, 1.2),
+    lambda lib: lib.empty(20000, dtype=lib.float64).cauchy_(),
+    lambda lib: lib.empty(20000, dtype=lib.float64).geometric_(0.3),
+], ids=["randn", "strided normal_", "exponential_", "log_normal_", "cauchy_", "geometric_"])
+def test_float64_draws_are_torchs_bits_on_any_host(draw):
+    """float64 samplers transform uniforms with the C library's log, log1p, exp and tan, as torch's do, not with
+    NumPy's AVX-512 loops, which put a few percent of these draws an ulp away (Note [float64 draws through the C
+    library])."""
+    assert_same(7, draw)
