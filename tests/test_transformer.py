@@ -469,3 +469,28 @@ def test_multihead_attention_under_autocast_is_torchs_bfloat16():
         found.append((str(out.dtype), out.float().detach().numpy()))
     assert found[1][0] == found[0][0]
     np.testing.assert_array_equal(found[1][1], found[0][1])
+
+
+@pytest.mark.parametrize("masks", ["none", "causal", "padding"])
+@pytest.mark.parametrize("training", [False, True])
+def test_multihead_attention_with_and_without_weights_as_torch(masks, training):
+    """Where torch runs its native kernel (eval, no grad, batch-first self-attention) need_weights=False gives the
+    same bits as need_weights=True, the kernel computing the weights either way; off it the two are a rounding
+    apart (scaled_dot_product_attention against softmax and bmm). Reading the attention pattern with a hook that
+    sets need_weights must not change the output there."""
+    x = randn(6, 5, D_MODEL) * 3
+    kwargs = {"none": {}, "causal": {"attn_mask": causal(5, boolean=True)}, "padding": {"key_padding_mask": padding(
+        6, 5, (0, 1, 2, 0, 3, 1))}}[masks]
+    found = []
+    for lib, module in zip((torch, retrograd), _attention_twins(batch_first=True)):
+        module.train(training)
+        xs = lib.tensor(x)
+        lib_kwargs = {name: lib.tensor(value) for name, value in kwargs.items()}
+        with lib.no_grad():
+            without = module(xs, xs, xs, need_weights=False, **lib_kwargs)
+            with_weights = module(xs, xs, xs, need_weights=True, average_attn_weights=False, **lib_kwargs)
+        assert without[1] is None
+        found.append((bool(lib.equal(without[0], with_weights[0])), without[0].numpy(), with_weights[1].numpy()))
+    assert found[1][0] == found[0][0]
+    for ours, theirs in zip(found[1][1:], found[0][1:]):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
