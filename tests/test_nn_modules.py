@@ -903,3 +903,15 @@ def test_non_full_backward_hook_matches_torch(model):
                 np.testing.assert_allclose(our_grad, their_grad, rtol=1e-5, atol=1e-7)
     assert our_warnings == their_warnings
 
+
+def test_full_backward_hook_on_an_inplace_relu_is_refused_as_in_torch():
+    """A full backward hook hands forward a view made by BackwardHookFunction, which nn.ReLU(inplace=True) may not
+    write: torch's error names that Function (the node's name less its trailing 'Backward', not its first)."""
+    def run(lib):
+        relu = lib.nn.ReLU(inplace=True)
+        relu.register_full_backward_hook(lambda m, gi, go: None)
+        return _error(lambda: relu(lib.ones(2, requires_grad=True) * 2))
+
+    (theirs, their_warnings), (ours, our_warnings) = _each_library(run)
+    assert ours == theirs and ours[1].startswith("Output 0 of BackwardHookFunction is a view")
+    assert our_warnings == their_warnings
