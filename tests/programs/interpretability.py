@@ -6,20 +6,26 @@ Part 1: an MLP classifier (`nn.ReLU` modules) on four Gaussian blobs from NumPy'
 saliency (`x.requires_grad_()`, `out[range(n), target].sum().backward()`, `x.grad.abs()`), gradient x input,
 SmoothGrad (noise from `torch.randn_like`), integrated gradients (alphas from `torch.linspace`, `torch.autograd.grad`
 of the summed target outputs w.r.t. the scaled inputs, a trapezoid mean, the completeness gap printed) and guided
-backprop by `register_full_backward_hook` on each `nn.ReLU` returning `(torch.clamp(grad_input[0], min=0.0),)`.
+backprop by `register_full_backward_hook` on each `nn.ReLU` returning `(torch.clamp(grad_input[0], min=0.0),)`, and
+the older visualisation repositories' DeconvNet by the deprecated `register_backward_hook` on a `copy.deepcopy` of
+the model (a module holds one kind of backward hook).
 Part 2: a one-layer attention model (`nn.MultiheadAttention(batch_first=True)` under a causal mask, an MLP with an
-`nn.GELU` module, `nn.LayerNorm`) trained to copy the first token to the last position; then TransformerLens-style
-hooks: a cache of `output.detach()` from `register_forward_hook`, a `with_kwargs=True` pre-hook that rewrites
-`need_weights`/`average_attn_weights` to read the attention pattern and a `with_kwargs=True` forward hook that
-reads them back, zero and mean ablation by forward hooks returning a new output, patching a clean activation into a
-corrupted run at one position, a `register_forward_pre_hook` that projects a direction out of the unembedding's
+`nn.GELU` module, `nn.LayerNorm`, identity `HookPoint` modules) trained to copy the first token to the last position,
+summarised torchsummary-style by a global `torch.nn.modules.module.register_module_forward_hook`; then
+TransformerLens-style hooks: a cache of `output.detach()` from `register_forward_hook`, a `with_kwargs=True` pre-hook
+that rewrites `need_weights`/`average_attn_weights` to read the attention pattern and a `with_kwargs=True` forward hook
+that reads them back, zero and mean ablation by forward hooks returning a new output, patching a clean activation into a
+corrupted run at one position (hooks made by `functools.partial`), attribution patching with the gradients caught by
+full backward hooks and a tensor hook, a `register_forward_pre_hook` that projects a direction out of the unembedding's
 input, `handle.remove()`, logit differences under `torch.no_grad()`.
 Part 3: a sparse autoencoder on the cached MLP activations: pre-bias subtraction, ReLU encoder, decoder rows
 renormalised after each step (`W_dec.data = W_dec.data / W_dec.data.norm(dim=-1, keepdim=True)`), the gradient
 component parallel to the decoder rows removed before the step, MSE + L1 under Adam; prints the losses, L0
-(`(acts > 0).float().sum(-1).mean()`), dead latents and the loss with the reconstruction spliced in by a forward hook.
+(`(acts > 0).float().sum(-1).mean()`), dead latents, a `torch.histc` of log10 feature densities and the loss with the
+reconstruction spliced in by a forward hook.
 `WEIGHTS=path` shares the initial weights (tests/programs/_draws.py shares SmoothGrad's noise)."""
 
+import copy
 from functools import partial
 
 import numpy as np
@@ -121,6 +127,7 @@ for step in range(30):
         acc = (classifier(xs).argmax(dim=1) == ys).float().mean()
         print(f"classifier step {step} loss {loss.item():.6f} acc {acc.item():.4f}")
 classifier.eval()
+twin = copy.deepcopy(classifier)  # a module holds full or non-full backward hooks, never both
 
 inputs = xs[::8].clone()  # two examples per class
 n = inputs.shape[0]
@@ -177,11 +184,26 @@ def guided_backprop(model, x, target):
             h.remove()
 
 
+def deconvnet(model, x, target):
+    """The older visualisation repositories' form: the deprecated register_backward_hook on each ReLU, passing
+    back only the positive part of the gradient that reaches it (whatever the forward did)."""
+    def positive_grad_out(module, grad_input, grad_output):
+        return (F.relu(grad_output[0]),)
+
+    handles = [m.register_backward_hook(positive_grad_out) for m in model.modules() if isinstance(m, nn.ReLU)]
+    x = x.clone().requires_grad_()
+    model(x)[range(len(x)), target].sum().backward()
+    for h in handles:
+        h.remove()
+    return x.grad
+
+
 sal = saliency(classifier, inputs, target)
 gxi = input_x_gradient(classifier, inputs, target)
 sg = smoothgrad(classifier, inputs, target)
 ig = integrated_gradients(classifier, inputs, baseline, target)
 gbp = guided_backprop(classifier, inputs, target)
+deconv = deconvnet(twin, inputs, target)
 plain = saliency(classifier, inputs, target)  # the hooks are gone again
 with torch.no_grad():
     gap = ig.sum(dim=1) - (classifier(inputs)[range(n), target] - classifier(baseline)[range(n), target])
@@ -193,11 +215,28 @@ print(f"guided backprop sum {gbp.sum().item():.6f} negatives {(gbp < 0).sum().it
       f"hooks left {sum(len(m._backward_hooks) for m in classifier.modules())}")
 print(f"saliency unchanged after removal {torch.equal(plain, sal)}")
 cos = F.cosine_similarity(sal.flatten(), gbp.abs().flatten(), dim=0)
-print(f"saliency vs guided cosine {cos.item():.6f}")
+print(f"saliency vs guided cosine {cos.item():.6f} deconvnet sum {deconv.sum().item():.6f} "
+      f"abs {deconv.abs().sum().item():.6f}")
 
 # ---------------------------------------------------------------- part 2: hooks on a small attention model
 tokens_all = torch.from_numpy(rng.integers(0, VOCAB, (256, SEQ))).long()
 answers_all = tokens_all[:, 0]
+
+# a model summary as torchsummary-style code takes it: one forward with a hook on every module (here the global one)
+summary = []
+
+
+def summarise(module, args, output):
+    out = output[0] if isinstance(output, tuple) else output
+    own = sum(p.numel() for p in module.parameters(recurse=False))
+    summary.append(f"{type(module).__name__}{list(out.shape)}:{own}")
+
+
+handle = torch.nn.modules.module.register_module_forward_hook(summarise)
+with torch.no_grad():
+    model(tokens_all[:2])
+handle.remove()
+print("summary " + " ".join(summary))
 opt = torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.01)
 for step in range(60):
     batch = slice((step % 4) * 64, (step % 4 + 1) * 64)
@@ -392,6 +431,8 @@ with torch.no_grad():
     dead = ((acts > 0).sum(0) == 0).sum().item()
     print(f"sae explained variance {explained.item():.6f} dead latents {dead} "
           f"decoder norms {sae.W_dec.norm(dim=-1).min().item():.6f}")
+    log_density = torch.log10((acts > 0).float().mean(0) + 1e-10)
+    print(f"log10 feature density histogram {torch.histc(log_density, bins=5, min=-10, max=0).tolist()}")
 
 
 def splice(module, args, output):
