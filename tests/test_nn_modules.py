@@ -915,3 +915,29 @@ def test_full_backward_hook_on_an_inplace_relu_is_refused_as_in_torch():
     (theirs, their_warnings), (ours, our_warnings) = _each_library(run)
     assert ours == theirs and ours[1].startswith("Output 0 of BackwardHookFunction is a view")
     assert our_warnings == their_warnings
+
+
+def test_hook_tables_reset_to_plain_ordered_dicts_take_new_hooks():
+    """Old code resets a module's hooks by assigning `module._forward_hooks = OrderedDict()` (and the backward and
+    pre tables); hooks registered afterwards go in the new dicts and run, as in torch."""
+    from collections import OrderedDict
+
+    def run(lib):
+        module, seen = lib.nn.Linear(2, 2), []
+        module.register_forward_hook(lambda m, a, o: seen.append("dropped"))
+        for table in ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks"):
+            setattr(module, table, OrderedDict())
+        first = module.register_forward_hook(lambda m, a, o: o * 0)
+        module.register_forward_hook(lambda m, a, o: seen.append("after"), prepend=True)
+        module.register_forward_pre_hook(lambda m, a: seen.append("pre"))
+        module.register_full_backward_hook(lambda m, gi, go: seen.append(f"backward {tuple(go[0].shape)}"))
+        x = lib.ones(2, requires_grad=True)
+        out = module(x)
+        out.sum().backward()
+        first.remove()
+        return seen, out.tolist(), [type(getattr(module, t)).__name__ for t in ("_forward_hooks", "_backward_hooks")], \
+            len(module._forward_hooks)
+
+    (theirs, their_warnings), (ours, our_warnings) = _each_library(run)
+    assert ours == theirs
+    assert our_warnings == their_warnings

@@ -18,7 +18,7 @@ from typing import Any
 from ..._tensor import Tensor
 from ...autograd import grad_mode
 from ...autograd.function import Function
-from ...autograd.graph import HookDict, RemovableHandle
+from ...autograd.graph import HookDict, RemovableHandle, add_hook
 from ..parameter import Buffer, Parameter
 
 # Note [global module hooks]
@@ -840,8 +840,10 @@ def _type_name(value: Any) -> str:
     return type(value).__name__
 
 
-def _add_hook(hooks: HookDict, fn: Callable, prepend: bool) -> RemovableHandle:
-    handle = hooks.add(fn)
+def _add_hook(hooks: dict, fn: Callable, prepend: bool) -> RemovableHandle:
+    """Add fn to a module's table of hooks, first if `prepend`; the table may be a plain OrderedDict that old code
+    assigned to reset a module's hooks (`module._forward_hooks = OrderedDict()`), as torch allows."""
+    handle = add_hook(hooks, fn)
     if prepend:
         items = list(hooks.items())
         hooks.clear()
