@@ -494,3 +494,31 @@ def test_multihead_attention_with_and_without_weights_as_torch(masks, training):
     assert found[1][0] == found[0][0]
     for ours, theirs in zip(found[1][1:], found[0][1:]):
         np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("module", ["layer", "encoder", "attention"])
+@pytest.mark.parametrize("mode", ["no_grad", "grad"])
+def test_global_forward_hooks_see_the_modules_torch_calls(module, mode):
+    """Where torch runs its fused encoder-layer kernel (eval, no grad) it calls none of the layer's submodules, so a
+    global forward hook sees only the layers; with grad it sees every submodule, in torch's order."""
+    def run(lib):
+        lib.manual_seed(0)
+        if module == "attention":
+            model = lib.nn.MultiheadAttention(D_MODEL, NHEAD, batch_first=True)
+        else:
+            layer = encoder_layer(lib, batch_first=True)
+            model = layer if module == "layer" else lib.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+        model.eval()
+        seen = []
+        handle = lib.nn.modules.module.register_module_forward_hook(lambda m, a, o: seen.append(type(m).__name__))
+        x = lib.tensor(SRC_BF)
+        try:
+            with lib.no_grad() if mode == "no_grad" else lib.enable_grad():
+                model(x, x, x) if module == "attention" else model(x)
+        finally:
+            handle.remove()
+        return seen
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert run(retrograd) == run(torch)

@@ -8,8 +8,10 @@ Everything that walks the tree (named_parameters, state_dict, train, to, apply) 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
+import threading
 import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator
@@ -33,6 +35,7 @@ _global_forward_hooks_always_called: dict = {}
 _global_backward_pre_hooks = HookDict()
 _global_backward_hooks = HookDict()
 _global_is_full_backward_hook: bool | None = None
+_hooks_off = threading.local()  # .now: True inside _submodules_as_one_kernel(), in this thread
 _MIXED_BACKWARD_HOOKS = ("Cannot use both regular backward hooks and full backward hooks {where}. Please use only "
                          "one of them.")
 
@@ -75,6 +78,18 @@ def register_module_backward_hook(hook: Callable) -> RemovableHandle:
         raise RuntimeError(_MIXED_BACKWARD_HOOKS.format(where="as a global Module hook"))
     _global_is_full_backward_hook = False
     return _global_backward_hooks.add(hook)
+
+
+@contextlib.contextmanager
+def _submodules_as_one_kernel() -> Iterator[None]:
+    """Module calls inside run their forward only, no hook: for a module that computes through its submodules where
+    torch runs one fused kernel that calls none of them (so not even a global hook sees them)."""
+    before = getattr(_hooks_off, "now", False)
+    _hooks_off.now = True
+    try:
+        yield
+    finally:
+        _hooks_off.now = before
 
 
 def _warn_non_full_backward_hook(args: tuple, result: Any, node: Any) -> None:
@@ -621,7 +636,7 @@ class Module:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks
                 or _global_forward_pre_hooks or _global_forward_hooks or _global_backward_hooks
-                or _global_backward_pre_hooks):
+                or _global_backward_pre_hooks) or getattr(_hooks_off, "now", False):
             return self.forward(*args, **kwargs)
         result = None
         called_always_called_hooks = set()
