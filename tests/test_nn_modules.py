@@ -777,3 +777,167 @@ def test_recurrent_layers_record_torchs_last_nodes(mode, batch_first, shape):
     t_out.backward(torch.tensor(weights))
     r_out.backward(retrograd.tensor(weights))
     np.testing.assert_allclose(r_x.grad.numpy(), t_x.grad.numpy(), atol=1e-5)
+
+
+def _each_library(run):
+    """run(lib) under torch and retrograd, its warnings recorded; (result, warning texts) for each."""
+    found = []
+    for lib in (torch, retrograd):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = run(lib)
+        found.append((result, [(w.category.__name__, str(w.message)) for w in caught]))
+    return found
+
+
+def _error(call):
+    try:
+        call()
+    except Exception as e:  # noqa: BLE001 - the type and message are what is compared
+        return type(e).__name__, str(e)
+    return None
+
+
+def test_forward_hook_with_always_call_runs_when_forward_raises():
+    """A hook registered with always_call=True runs after forward raised, given the output so far (None); one that
+    raises then is silenced into a warning, and forward's exception propagates; the module's global always_call hooks
+    run first. A with_kwargs pre-hook that returns something other than (args, kwargs) is refused."""
+    def run(lib):
+        class Boom(lib.nn.Module):
+            def forward(self, x, scale=1.0):
+                raise ValueError("boom")
+
+        module, seen = Boom(), []
+        hooks = lib.nn.modules.module
+        handle = hooks.register_module_forward_hook(lambda m, a, o: seen.append(("global", o)), always_call=True)
+        module.register_forward_hook(lambda m, a, o: seen.append(("plain", o)))
+        module.register_forward_hook(lambda m, a, k, o: seen.append(("kwargs", k, o)), with_kwargs=True,
+                                     always_call=True)
+        module.register_forward_hook(lambda m, a, o: 1 / 0, always_call=True)
+        error = _error(lambda: module(lib.ones(1), scale=2.0))
+        handle.remove()
+        linear = lib.nn.Linear(1, 1)
+        linear.register_forward_pre_hook(lambda m, a, k: a, with_kwargs=True)
+        refused = _error(lambda: linear(lib.ones(1)))
+        return error, seen, refused[0], refused[1].split("tensor")[0]
+
+    (theirs, their_warnings), (ours, our_warnings) = _each_library(run)
+    assert ours == theirs
+    assert our_warnings == their_warnings
+
+
+def test_global_module_hooks_match_torch():
+    """register_module_forward_pre_hook, _forward_hook (with_kwargs), _full_backward_pre_hook and _full_backward_hook
+    run for every module, before the module's own hooks; removed, they stop."""
+    def run(lib):
+        hooks, order = lib.nn.modules.module, []
+        model = model_t if lib is torch else lib.nn.Sequential(lib.nn.Linear(3, 2), lib.nn.Tanh())
+        if lib is retrograd:
+            copy_state(model_t, model)
+        model[0].register_forward_hook(lambda m, a, o: order.append("own forward"))
+        model[0].register_full_backward_hook(lambda m, gi, go: order.append("own backward"))
+        handles = [
+            hooks.register_module_forward_pre_hook(lambda m, a: order.append(f"pre {type(m).__name__}")),
+            hooks.register_module_forward_hook(lambda m, a, k, o: order.append(f"fwd {type(m).__name__} {k}") or o * 2,
+                                               with_kwargs=True),
+            hooks.register_module_full_backward_pre_hook(lambda m, go: order.append(f"bpre {type(m).__name__}")),
+            hooks.register_module_full_backward_hook(lambda m, gi, go: order.append(f"bwd {type(m).__name__}")),
+        ]
+        x = lib.tensor([[1.0, -2.0, 0.5]], requires_grad=True)
+        out = model(x)
+        out.sum().backward()
+        for handle in handles:
+            handle.remove()
+        model(x)
+        return order, out.detach().numpy(), x.grad.numpy()
+
+    model_t = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.Tanh())
+    (theirs, their_warnings), (ours, our_warnings) = _each_library(run)
+    assert ours[0] == theirs[0]
+    for our_values, their_values in zip(ours[1:], theirs[1:]):
+        np.testing.assert_allclose(our_values, their_values, rtol=1e-6)
+    assert our_warnings == their_warnings
+
+
+@pytest.mark.parametrize("model", ["linear", "sequential", "tuple-output"])
+def test_non_full_backward_hook_matches_torch(model):
+    """The deprecated register_backward_hook hooks the node that made the output's first tensor: grad_input is that
+    node's input gradients (for Linear, AddmmBackward0's: bias, input, weight), with torch's FutureWarnings where
+    that is not the whole module; mixing it with full hooks on one module, or globally, is refused."""
+    def run(lib):
+        torch.manual_seed(0)
+        if model == "linear":
+            module = lib.nn.Linear(3, 2)
+        elif model == "sequential":
+            module = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.ReLU(), lib.nn.Linear(4, 2))
+        else:
+            module = lib.nn.GRU(3, 2, batch_first=True)
+        if lib is retrograd:
+            module.load_state_dict({k: retrograd.tensor(v.numpy()) for k, v in modules_t[model].state_dict().items()})
+        else:
+            module = modules_t[model]
+        seen = []
+        module.register_backward_hook(
+            lambda m, gi, go: seen.append([None if g is None else g.numpy().copy() for g in (*gi, *go)]))
+        x = lib.tensor(np.linspace(-1, 1, 6, dtype=np.float32).reshape(1, 2, 3), requires_grad=True)
+        out = module(x if model == "tuple-output" else x[0])
+        (out[0] if isinstance(out, tuple) else out).sum().backward()
+        mixed = _error(lambda: module.register_full_backward_hook(lambda *a: None))
+        hooks = lib.nn.modules.module
+        handle = hooks.register_module_full_backward_hook(lambda *a: None)
+        mixed_global = _error(lambda: hooks.register_module_backward_hook(lambda *a: None))
+        handle.remove()
+        return seen, mixed, mixed_global
+
+    torch.manual_seed(0)
+    modules_t = {"linear": torch.nn.Linear(3, 2),
+                 "sequential": torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2)),
+                 "tuple-output": torch.nn.GRU(3, 2, batch_first=True)}
+    (theirs, their_warnings), (ours, our_warnings) = _each_library(run)
+    assert ours[1:] == theirs[1:]
+    assert [[None if g is None else g.shape for g in call] for call in ours[0]] == \
+        [[None if g is None else g.shape for g in call] for call in theirs[0]]
+    for our_call, their_call in zip(ours[0], theirs[0]):
+        for our_grad, their_grad in zip(our_call, their_call):
+            if their_grad is not None:
+                np.testing.assert_allclose(our_grad, their_grad, rtol=1e-5, atol=1e-7)
+    assert our_warnings == their_warnings
+
+
+def test_full_backward_hook_on_an_inplace_relu_is_refused_as_in_torch():
+    """A full backward hook hands forward a view made by BackwardHookFunction, which nn.ReLU(inplace=True) may not
+    write: torch's error names that Function (the node's name less its trailing 'Backward', not its first)."""
+    def run(lib):
+        relu = lib.nn.ReLU(inplace=True)
+        relu.register_full_backward_hook(lambda m, gi, go: None)
+        return _error(lambda: relu(lib.ones(2, requires_grad=True) * 2))
+
+    (theirs, their_warnings), (ours, our_warnings) = _each_library(run)
+    assert ours == theirs and ours[1].startswith("Output 0 of BackwardHookFunction is a view")
+    assert our_warnings == their_warnings
+
+
+def test_hook_tables_reset_to_plain_ordered_dicts_take_new_hooks():
+    """Old code resets a module's hooks by assigning `module._forward_hooks = OrderedDict()` (and the backward and
+    pre tables); hooks registered afterwards go in the new dicts and run, as in torch."""
+    from collections import OrderedDict
+
+    def run(lib):
+        module, seen = lib.nn.Linear(2, 2), []
+        module.register_forward_hook(lambda m, a, o: seen.append("dropped"))
+        for table in ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks"):
+            setattr(module, table, OrderedDict())
+        first = module.register_forward_hook(lambda m, a, o: o * 0)
+        module.register_forward_hook(lambda m, a, o: seen.append("after"), prepend=True)
+        module.register_forward_pre_hook(lambda m, a: seen.append("pre"))
+        module.register_full_backward_hook(lambda m, gi, go: seen.append(f"backward {tuple(go[0].shape)}"))
+        x = lib.ones(2, requires_grad=True)
+        out = module(x)
+        out.sum().backward()
+        first.remove()
+        return seen, out.tolist(), [type(getattr(module, t)).__name__ for t in ("_forward_hooks", "_backward_hooks")], \
+            len(module._forward_hooks)
+
+    (theirs, their_warnings), (ours, our_warnings) = _each_library(run)
+    assert ours == theirs
+    assert our_warnings == their_warnings

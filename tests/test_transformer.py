@@ -469,3 +469,56 @@ def test_multihead_attention_under_autocast_is_torchs_bfloat16():
         found.append((str(out.dtype), out.float().detach().numpy()))
     assert found[1][0] == found[0][0]
     np.testing.assert_array_equal(found[1][1], found[0][1])
+
+
+@pytest.mark.parametrize("masks", ["none", "causal", "padding"])
+@pytest.mark.parametrize("training", [False, True])
+def test_multihead_attention_with_and_without_weights_as_torch(masks, training):
+    """Where torch runs its native kernel (eval, no grad, batch-first self-attention) need_weights=False gives the
+    same bits as need_weights=True, the kernel computing the weights either way; off it the two are a rounding
+    apart (scaled_dot_product_attention against softmax and bmm). Reading the attention pattern with a hook that
+    sets need_weights must not change the output there."""
+    x = randn(6, 5, D_MODEL) * 3
+    kwargs = {"none": {}, "causal": {"attn_mask": causal(5, boolean=True)}, "padding": {"key_padding_mask": padding(
+        6, 5, (0, 1, 2, 0, 3, 1))}}[masks]
+    found = []
+    for lib, module in zip((torch, retrograd), _attention_twins(batch_first=True)):
+        module.train(training)
+        xs = lib.tensor(x)
+        lib_kwargs = {name: lib.tensor(value) for name, value in kwargs.items()}
+        with lib.no_grad():
+            without = module(xs, xs, xs, need_weights=False, **lib_kwargs)
+            with_weights = module(xs, xs, xs, need_weights=True, average_attn_weights=False, **lib_kwargs)
+        assert without[1] is None
+        found.append((bool(lib.equal(without[0], with_weights[0])), without[0].numpy(), with_weights[1].numpy()))
+    assert found[1][0] == found[0][0]
+    for ours, theirs in zip(found[1][1:], found[0][1:]):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("module", ["layer", "encoder", "attention"])
+@pytest.mark.parametrize("mode", ["no_grad", "grad"])
+def test_global_forward_hooks_see_the_modules_torch_calls(module, mode):
+    """Where torch runs its fused encoder-layer kernel (eval, no grad) it calls none of the layer's submodules, so a
+    global forward hook sees only the layers; with grad it sees every submodule, in torch's order."""
+    def run(lib):
+        lib.manual_seed(0)
+        if module == "attention":
+            model = lib.nn.MultiheadAttention(D_MODEL, NHEAD, batch_first=True)
+        else:
+            layer = encoder_layer(lib, batch_first=True)
+            model = layer if module == "layer" else lib.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+        model.eval()
+        seen = []
+        handle = lib.nn.modules.module.register_module_forward_hook(lambda m, a, o: seen.append(type(m).__name__))
+        x = lib.tensor(SRC_BF)
+        try:
+            with lib.no_grad() if mode == "no_grad" else lib.enable_grad():
+                model(x, x, x) if module == "attention" else model(x)
+        finally:
+            handle.remove()
+        return seen
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert run(retrograd) == run(torch)

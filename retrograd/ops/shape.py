@@ -916,7 +916,7 @@ def view_rebase_message(view: Tensor, indirect: bool = False) -> str:
 def _forward_name(fn: object) -> str:
     """A node's name as torch's view errors give it: without 'Backward' and what follows (View, MyFn)."""
     name = getattr(fn, "forward_name", None) or fn.name()
-    return name[:name.index("Backward")] if "Backward" in name else name
+    return name[:name.rindex("Backward")] if "Backward" in name else name
 
 
 def check_inplace_view(view: Tensor, other_requires_grad: bool = False) -> None:

@@ -265,7 +265,7 @@ class MultiheadAttention(Module):
     def forward(self, query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Tensor | None = None,
                 need_weights: bool = True, attn_mask: Tensor | None = None, average_attn_weights: bool = True,
                 is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
-        fused = not need_weights and self._takes_fast_path(query, key, value, key_padding_mask, attn_mask)
+        native = self._takes_fast_path(query, key, value, key_padding_mask, attn_mask)
         transposed = self.batch_first and query.dim() == 3
         if transposed:  # as torch, one tensor stays one tensor (self-attention's single projection)
             if key is not value:
@@ -278,20 +278,23 @@ class MultiheadAttention(Module):
         out, weights = F.multi_head_attention_forward(
             query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias, self.bias_k,
             self.bias_v, self.add_zero_attn, self.dropout, self.out_proj.weight, self.out_proj.bias,
-            training=self.training, key_padding_mask=key_padding_mask, need_weights=need_weights,
+            training=self.training, key_padding_mask=key_padding_mask, need_weights=need_weights or native,
             attn_mask=attn_mask, use_separate_proj_weight=not self._qkv_same_embed_dim,
             q_proj_weight=self.q_proj_weight, k_proj_weight=self.k_proj_weight, v_proj_weight=self.v_proj_weight,
             average_attn_weights=average_attn_weights, is_causal=is_causal)
         out = out.transpose(0, 1) if transposed else out
-        return (_nan_where_hidden(out, key_padding_mask, attn_mask, self.num_heads) if fused else out), weights
+        return out, weights if need_weights else None
 
     # Note [MultiheadAttention's fast path and hidden rows]
     # In eval mode, without grad, for batch-first self-attention (one tensor as query, key and value) with an even
-    # head count and packed biased projections, torch runs its native kernel instead of the composite path. The two
-    # agree except for a query whose keys the masks hide entirely (a sequence that is all padding): the composite
-    # path's scaled_dot_product_attention gives it zero attention, the kernel NaN. (Float masks keep torch off its
-    # kernel here; TransformerEncoderLayer's fused path takes them, and gives NaN too.) retrograd always runs the
-    # composite path and writes NaN into such rows where torch would have run its kernel.
+    # head count and packed biased projections, torch runs its native kernel instead of the composite path. On the
+    # CPU that kernel always computes the weights (scores, masked softmax, their product with v), need_weights or
+    # not, so its output is the composite path's with need_weights=True: need_weights=False gives the same bits as
+    # True there (off the fast path the composite runs scaled_dot_product_attention instead, a rounding apart), and
+    # a query whose keys the masks hide entirely (a sequence that is all padding) gets NaN where
+    # scaled_dot_product_attention gives it zero attention. retrograd runs the composite path with the weights
+    # wherever torch would run its kernel. (Float masks keep torch off its kernel here; TransformerEncoderLayer's
+    # fused path takes them, and gives NaN too.)
 
     def _takes_fast_path(self, query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Tensor | None,
                          attn_mask: Tensor | None) -> bool:

@@ -8,8 +8,10 @@ Everything that walks the tree (named_parameters, state_dict, train, to, apply) 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
+import threading
 import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator
@@ -18,8 +20,111 @@ from typing import Any
 from ..._tensor import Tensor
 from ...autograd import grad_mode
 from ...autograd.function import Function
-from ...autograd.graph import HookDict, RemovableHandle
+from ...autograd.graph import HookDict, RemovableHandle, add_hook
 from ..parameter import Buffer, Parameter
+
+# Note [global module hooks]
+# register_module_forward_pre_hook and its kin put a hook in one of these tables; every module's call runs them
+# before its own hooks of the same kind, as torch's _call_impl does. A call with no hook anywhere goes straight to
+# forward. Backward hooks, global or per module, are either all full or all non-full (register_backward_hook's):
+# _global_is_full_backward_hook and Module._is_full_backward_hook are None until the first is registered.
+_global_forward_pre_hooks = HookDict()
+_global_forward_hooks = HookDict()
+_global_forward_hooks_with_kwargs: dict = {}
+_global_forward_hooks_always_called: dict = {}
+_global_backward_pre_hooks = HookDict()
+_global_backward_hooks = HookDict()
+_global_is_full_backward_hook: bool | None = None
+_hooks_off = threading.local()  # .now: True inside _submodules_as_one_kernel(), in this thread
+_MIXED_BACKWARD_HOOKS = ("Cannot use both regular backward hooks and full backward hooks {where}. Please use only "
+                         "one of them.")
+
+
+def register_module_forward_pre_hook(hook: Callable) -> RemovableHandle:
+    """hook(module, args) -> None or new args, run before every module's forward (before its own pre-hooks)."""
+    return _global_forward_pre_hooks.add(hook)
+
+
+def register_module_forward_hook(hook: Callable, *, with_kwargs: bool = False, always_call: bool = False
+                                 ) -> RemovableHandle:
+    """hook(module, args, output) -> None or a new output, run after every module's forward (before its own
+    forward hooks)."""
+    handle = _global_forward_hooks.add(hook)
+    if with_kwargs:
+        _global_forward_hooks_with_kwargs[handle.id] = True
+    if always_call:
+        _global_forward_hooks_always_called[handle.id] = True
+    return handle
+
+
+def register_module_full_backward_pre_hook(hook: Callable) -> RemovableHandle:
+    """hook(module, grad_output) -> None or new grad_output, for every module (before its own)."""
+    return _global_backward_pre_hooks.add(hook)
+
+
+def register_module_full_backward_hook(hook: Callable) -> RemovableHandle:
+    """hook(module, grad_input, grad_output) -> None or new grad_input, for every module (before its own)."""
+    global _global_is_full_backward_hook
+    if _global_is_full_backward_hook is False:
+        raise RuntimeError(_MIXED_BACKWARD_HOOKS.format(where="as a global Module hook"))
+    _global_is_full_backward_hook = True
+    return _global_backward_hooks.add(hook)
+
+
+def register_module_backward_hook(hook: Callable) -> RemovableHandle:
+    """The deprecated global form of Module.register_backward_hook."""
+    global _global_is_full_backward_hook
+    if _global_is_full_backward_hook is True:
+        raise RuntimeError(_MIXED_BACKWARD_HOOKS.format(where="as a global Module hook"))
+    _global_is_full_backward_hook = False
+    return _global_backward_hooks.add(hook)
+
+
+@contextlib.contextmanager
+def _submodules_as_one_kernel() -> Iterator[None]:
+    """Module calls inside run their forward only, no hook: for a module that computes through its submodules where
+    torch runs one fused kernel that calls none of them (so not even a global hook sees them)."""
+    before = getattr(_hooks_off, "now", False)
+    _hooks_off.now = True
+    try:
+        yield
+    finally:
+        _hooks_off.now = before
+
+
+def _warn_non_full_backward_hook(args: tuple, result: Any, node: Any) -> None:
+    """torch's FutureWarnings where a non-full backward hook's node is not the whole module: its grad_input or
+    grad_output then miss some gradients."""
+    def warn(message: str) -> None:
+        warnings.warn(message, FutureWarning, stacklevel=5)
+
+    outputs = (result,) if isinstance(result, Tensor) else result
+    if not (isinstance(outputs, tuple) and all(isinstance(r, Tensor) for r in outputs)):
+        warn("Using non-full backward hooks on a Module that does not return a single Tensor or a tuple of Tensors is "
+             "deprecated and will be removed in future versions. This hook will be missing some of the grad_output. "
+             "Please use register_full_backward_hook to get the documented behavior.")
+    elif not all(isinstance(a, Tensor) for a in args):
+        warn("Using non-full backward hooks on a Module that does not take as input a single Tensor or a tuple of "
+             "Tensors is deprecated and will be removed in future versions. This hook will be missing some of the "
+             "grad_input. Please use register_full_backward_hook to get the documented behavior.")
+    else:
+        _warn_if_not_one_node(args, outputs, node, warn)
+
+
+def _warn_if_not_one_node(args: tuple, outputs: tuple, node: Any, warn: Callable) -> None:
+    """The warnings for tensors in and out whose nodes are not the hooked node and its inputs."""
+    output_nodes = {r.grad_fn for r in outputs if r.grad_fn is not None}
+    if not output_nodes or (len(output_nodes) == 1 and node not in output_nodes):
+        warn("Using a non-full backward hook when outputs are nested in python data structure is deprecated and will "
+             "be removed in future versions. This hook will be missing some grad_output.")
+    elif len(output_nodes) > 1:
+        warn("Using a non-full backward hook when outputs are generated by different autograd Nodes is deprecated "
+             "and will be removed in future versions. This hook will be missing some grad_output. Please use "
+             "register_full_backward_hook to get the documented behavior.")
+    elif {a.grad_fn for a in args if a.grad_fn is not None} != {n for n, _ in node.next_functions}:
+        warn("Using a non-full backward hook when the forward contains multiple autograd Nodes is deprecated and "
+             "will be removed in future versions. This hook will be missing some grad_input. Please use "
+             "register_full_backward_hook to get the documented behavior.")
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -68,10 +173,12 @@ class Module:
         setattr_(self, "_modules", {})
         setattr_(self, "_forward_hooks", HookDict())
         setattr_(self, "_forward_hooks_with_kwargs", {})
+        setattr_(self, "_forward_hooks_always_called", {})
         setattr_(self, "_forward_pre_hooks", HookDict())
         setattr_(self, "_forward_pre_hooks_with_kwargs", {})
         setattr_(self, "_backward_hooks", HookDict())
         setattr_(self, "_backward_pre_hooks", HookDict())
+        setattr_(self, "_is_full_backward_hook", None)  # True or False once a backward hook is registered
         setattr_(self, "_state_dict_pre_hooks", HookDict())
         setattr_(self, "_state_dict_hooks", HookDict())
         setattr_(self, "_load_state_dict_pre_hooks", HookDict())
@@ -527,30 +634,103 @@ class Module:
 
     # ---- calling ----------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        for key, hook in list(self._forward_pre_hooks.items()):
-            if self._forward_pre_hooks_with_kwargs.get(key):
-                result = hook(self, args, kwargs)
-                if result is not None:
-                    args, kwargs = result
-            else:
-                result = hook(self, args)
-                if result is not None:
-                    args = result if isinstance(result, tuple) else (result,)
-        backward_hook = None
-        if self._backward_hooks or self._backward_pre_hooks:
-            backward_hook = _BackwardHook(self)
-            args = backward_hook.setup_input_hook(args)
-        output = self.forward(*args, **kwargs)
-        for key, hook in list(self._forward_hooks.items()):
-            if self._forward_hooks_with_kwargs.get(key):
-                result = hook(self, args, kwargs, output)
-            else:
-                result = hook(self, args, output)
-            if result is not None:
-                output = result
-        if backward_hook is not None:
-            output = backward_hook.setup_output_hook(output)
-        return output
+        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks
+                or _global_forward_pre_hooks or _global_forward_hooks or _global_backward_hooks
+                or _global_backward_pre_hooks) or getattr(_hooks_off, "now", False):
+            return self.forward(*args, **kwargs)
+        result = None
+        called_always_called_hooks = set()
+
+        def with_hooks() -> Any:
+            nonlocal args, kwargs, result
+            for key, hook in [*_global_forward_pre_hooks.items(), *self._forward_pre_hooks.items()]:
+                if key in self._forward_pre_hooks_with_kwargs:
+                    new = hook(self, args, kwargs)
+                    if new is not None:
+                        if not (isinstance(new, tuple) and len(new) == 2):
+                            raise RuntimeError("forward pre-hook must return None or a tuple of (new_args, "
+                                               f"new_kwargs), but got {new}.")
+                        args, kwargs = new
+                else:
+                    new = hook(self, args)
+                    if new is not None:
+                        args = new if isinstance(new, tuple) else (new,)
+            full_hooks, non_full_hooks = self._get_backward_hooks()
+            pre_hooks = [*_global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()]
+            backward_hook = None
+            if full_hooks or pre_hooks:
+                backward_hook = _BackwardHook(self, full_hooks, pre_hooks)
+                args = backward_hook.setup_input_hook(args)
+            result = self.forward(*args, **kwargs)
+            for key, hook in [*_global_forward_hooks.items(), *self._forward_hooks.items()]:
+                if key in self._forward_hooks_always_called or key in _global_forward_hooks_always_called:
+                    called_always_called_hooks.add(key)
+                if key in self._forward_hooks_with_kwargs or key in _global_forward_hooks_with_kwargs:
+                    new = hook(self, args, kwargs, result)
+                else:
+                    new = hook(self, args, result)
+                if new is not None:
+                    result = new
+            if backward_hook is not None:
+                if not isinstance(result, (Tensor, tuple)):
+                    warnings.warn("For backward hooks to be called, module output should be a Tensor or a tuple of "
+                                  f"Tensors but received {type(result)}", stacklevel=3)
+                result = backward_hook.setup_output_hook(result)
+            if non_full_hooks:
+                self._attach_non_full_backward_hooks(non_full_hooks, args, result)
+            return result
+
+        try:
+            return with_hooks()
+        except Exception:
+            self._run_always_called_hooks(called_always_called_hooks, args, kwargs, result)
+            raise
+
+    def _run_always_called_hooks(self, already_called: set, args: tuple, kwargs: dict, result: Any) -> None:
+        """After forward (or a hook) raised: the forward hooks registered with always_call=True that have not run
+        yet, global ones first, each given the output so far (None if forward raised); an exception of theirs is
+        turned into a warning so that forward's propagates."""
+        tables = ((_global_forward_hooks, _global_forward_hooks_always_called, "global module"),
+                  (self._forward_hooks, self._forward_hooks_always_called, "module"))
+        for hooks, always_called, kind in tables:
+            for key, hook in list(hooks.items()):
+                if key not in always_called or key in already_called:
+                    continue
+                try:
+                    if hooks is self._forward_hooks and key in self._forward_hooks_with_kwargs:
+                        new = hook(self, args, kwargs, result)
+                    else:
+                        new = hook(self, args, result)
+                    if new is not None:
+                        result = new
+                except Exception as e:
+                    warnings.warn(f"{kind} forward hook with ``always_call=True`` raised an exception that was "
+                                  f"silenced as another error was raised in forward: {e}", stacklevel=3)
+
+    def _get_backward_hooks(self) -> tuple[list, list]:
+        """The full and the non-full (register_backward_hook) backward hooks for a call, global ones first."""
+        full: list[Callable] = []
+        non_full: list[Callable] = []
+        for is_full, hooks in ((_global_is_full_backward_hook, _global_backward_hooks),
+                               (self._is_full_backward_hook, self._backward_hooks)):
+            if is_full is True:
+                full += hooks.values()
+            elif is_full is False:
+                non_full += hooks.values()
+        return full, non_full
+
+    def _attach_non_full_backward_hooks(self, hooks: list, args: tuple, result: Any) -> None:
+        """register_backward_hook's hooks go on the node of the output's first tensor, as hooks of that node
+        (so their grad_input is that node's input gradients, whatever the module did before it)."""
+        first = result
+        while not isinstance(first, Tensor):
+            first = next(v for v in first.values() if isinstance(v, Tensor)) if isinstance(first, dict) else first[0]
+        node = first.grad_fn
+        if node is None:
+            return
+        for hook in hooks:
+            node.register_hook(functools.partial(hook, self))
+        _warn_non_full_backward_hook(args, result, node)
 
     _call_impl = __call__
 
@@ -564,10 +744,13 @@ class Module:
 
     def register_forward_hook(self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False,
                               always_call: bool = False) -> RemovableHandle:
-        """hook(module, args, output) -> None or a new output, run after forward."""
+        """hook(module, args, output) -> None or a new output, run after forward (always_call: also when forward
+        raises, with the output so far)."""
         handle = _add_hook(self._forward_hooks, hook, prepend)
         if with_kwargs:
             self._forward_hooks_with_kwargs[handle._key] = True
+        if always_call:
+            self._forward_hooks_always_called[handle._key] = True
         return handle
 
     def register_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
@@ -599,7 +782,18 @@ class Module:
 
     def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
         """hook(module, grad_input, grad_output) -> None or new grad_input, once the input gradients are known."""
+        if self._is_full_backward_hook is False:
+            raise RuntimeError(_MIXED_BACKWARD_HOOKS.format(where="on a single Module"))
+        object.__setattr__(self, "_is_full_backward_hook", True)
         return _add_hook(self._backward_hooks, hook, prepend)
+
+    def register_backward_hook(self, hook: Callable) -> RemovableHandle:
+        """The deprecated form of register_full_backward_hook: hook(module, grad_input, grad_output) runs as a hook
+        of the node that made the output, so grad_input is that node's input gradients."""
+        if self._is_full_backward_hook is True:
+            raise RuntimeError(_MIXED_BACKWARD_HOOKS.format(where="on a single Module"))
+        object.__setattr__(self, "_is_full_backward_hook", False)
+        return _add_hook(self._backward_hooks, hook, False)
 
     def register_full_backward_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
         """hook(module, grad_output) -> None or new grad_output, before the module's gradients are computed."""
@@ -661,8 +855,10 @@ def _type_name(value: Any) -> str:
     return type(value).__name__
 
 
-def _add_hook(hooks: HookDict, fn: Callable, prepend: bool) -> RemovableHandle:
-    handle = hooks.add(fn)
+def _add_hook(hooks: dict, fn: Callable, prepend: bool) -> RemovableHandle:
+    """Add fn to a module's table of hooks, first if `prepend`; the table may be a plain OrderedDict that old code
+    assigned to reset a module's hooks (`module._forward_hooks = OrderedDict()`), as torch allows."""
+    handle = add_hook(hooks, fn)
     if prepend:
         items = list(hooks.items())
         hooks.clear()
@@ -691,8 +887,9 @@ class BackwardHookFunction(Function):
 class _BackwardHook:
     """Calls a module's full backward (pre-)hooks with the gradients of its outputs and inputs."""
 
-    def __init__(self, module: Module) -> None:
+    def __init__(self, module: Module, full_hooks: list, pre_hooks: list) -> None:
         self.module = module
+        self.full_hooks, self.pre_hooks = full_hooks, pre_hooks
         self.grad_outputs: tuple | None = None
         self.n_inputs = self.n_outputs = -1
         self.input_index: list | None = None
@@ -722,7 +919,7 @@ class _BackwardHook:
             if self.grad_outputs is None:
                 return None
             res = self._pack(self.input_index, grad_input, self.n_inputs)
-            for hook in list(self.module._backward_hooks.values()):
+            for hook in self.full_hooks:
                 out = hook(self.module, res, self.grad_outputs)
                 if out is None:
                     continue
@@ -740,7 +937,7 @@ class _BackwardHook:
     def setup_output_hook(self, output: Any) -> Any:
         def output_hook(_: tuple, grad_output: tuple) -> tuple | None:
             self.grad_outputs = self._pack(self.output_index, grad_output, self.n_outputs)
-            for hook in list(self.module._backward_pre_hooks.values()):
+            for hook in self.pre_hooks:
                 new = hook(self.module, self.grad_outputs)
                 if new is None:
                     continue
@@ -755,7 +952,7 @@ class _BackwardHook:
                               "generated/torch.nn.Module.html#torch.nn.Module.register_full_backward_hook for more "
                               "details.", stacklevel=5)
                 grad_inputs = (None,) * self.n_inputs
-                for hook in list(self.module._backward_hooks.values()):
+                for hook in self.full_hooks:
                     res = hook(self.module, grad_inputs, self.grad_outputs)
                     if res is not None and not (isinstance(res, tuple) and all(r is None for r in res)):
                         raise RuntimeError("Backward hook for Modules where no input requires gradient should always "
@@ -793,6 +990,6 @@ def bind_settings(owner: str, settings: tuple[tuple[str, Any], ...], args: tuple
     return values
 
 
-__all__ = [
+__all__ = [  # the family's classes, which torch.nn exports; the register_module_* functions stay here, as torch's
     "Module",
 ]

@@ -10,6 +10,7 @@ path; where torch's encoder would take its nested-tensor fast path, the result i
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import warnings
 from collections.abc import Callable
@@ -26,7 +27,7 @@ from .activation import GELU, MultiheadAttention, ReLU, _canonical_mask, _causal
 from .container import ModuleList
 from .dropout import Dropout
 from .linear import Linear
-from .module import Module
+from .module import Module, _submodules_as_one_kernel
 from .normalization import LayerNorm
 
 Activation = str | Callable[[Tensor], Tensor]
@@ -155,14 +156,17 @@ class TransformerEncoderLayer(Module):
         src_key_padding_mask = _canonical_mask(src_key_padding_mask, "src_key_padding_mask", src_mask, "src_mask",
                                                src.dtype)
         src_mask = _canonical_mask(src_mask, "src_mask", None, "", src.dtype)
-        x = src
-        if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
-            x = x + self._ff_block(self.norm2(x))
-        else:
-            x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
-            x = self.norm2(x + self._ff_block(x))
-        if self._takes_fast_path(src):  # Note [MultiheadAttention's fast path and hidden rows]
+        fused = self._takes_fast_path(src)
+        # torch's fused kernel calls no submodule, so their (global) hooks do not run
+        with _submodules_as_one_kernel() if fused else contextlib.nullcontext():
+            x = src
+            if self.norm_first:
+                x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
+                x = x + self._ff_block(self.norm2(x))
+            else:
+                x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
+                x = self.norm2(x + self._ff_block(x))
+        if fused:  # Note [MultiheadAttention's fast path and hidden rows]
             x = _nan_where_hidden(x, src_key_padding_mask, src_mask, self.self_attn.num_heads)
         return x
 
