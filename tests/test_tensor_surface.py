@@ -483,6 +483,16 @@ def numpy_keyword_names(L):
     return taken + [name(taken[0]), x.grad] + [r[:2] for r in refused]
 
 
+@scenario
+def split_keywords(L):
+    """Tensor.split names its sizes `split_size` (torch/_tensor.py; mamba-minimal passes them by keyword) and
+    torch.split `split_size_or_sections`; each refuses the other's name in torch's words."""
+    x = L.arange(6.0).requires_grad_()
+    pieces = x.split(split_size=[2, 4], dim=-1) + x.split(split_size=4) + L.split(x, split_size_or_sections=3)
+    refused = [outcome(lambda: x.split(split_size_or_sections=2)), outcome(lambda: L.split(x, split_size=2))]
+    return list(pieces) + [name(piece) for piece in pieces] + refused
+
+
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_same_as_torch(name: str) -> None:
     ours = outcome(lambda: SCENARIOS[name](retrograd))
