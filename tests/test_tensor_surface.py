@@ -484,6 +484,16 @@ def numpy_keyword_names(L):
 
 
 @scenario
+def concatenate_keywords(L):
+    """torch.concatenate, NumPy's name for cat, still names its dim `dim` (efficient-kan passes `dim=0`), and takes
+    `axis` as every parsed function does; both at once are refused in torch's words."""
+    x = L.arange(6.0).reshape(2, 3).requires_grad_()
+    joined = [L.concatenate([x, x], dim=1), L.concatenate([x, x], axis=0), L.concatenate([x, x]),
+              L.concat([x, x], axis=1)]
+    return joined + [name(joined[0]), outcome(lambda: L.concatenate([x, x], dim=0, axis=0))]
+
+
+@scenario
 def split_keywords(L):
     """Tensor.split names its sizes `split_size` (torch/_tensor.py; mamba-minimal passes them by keyword) and
     torch.split `split_size_or_sections`; each refuses the other's name in torch's words."""

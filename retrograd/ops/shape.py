@@ -1885,9 +1885,10 @@ def concat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     return cat(tensors, dim)
 
 
-def concatenate(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
-    """NumPy's name for cat."""
-    return cat(tensors, axis)
+def concatenate(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """NumPy's name for cat; its parameter is `dim` too, `axis` only as torch's parser takes it everywhere (Note
+    [NumPy's keyword names]): efficient-kan writes `torch.concatenate([...], dim=0)`."""
+    return cat(tensors, dim)
 
 
 def _stacking(name: str, tensors: Sequence[Tensor]) -> list[Tensor]:
