@@ -276,6 +276,19 @@ CASES = {
     "einsum_digit_label": (lambda lib: {}, lambda lib, e: lib.einsum("i1,1j->ij", lib.ones(2, 1), lib.ones(1, 3))),
     "einsum_output_symbol_after_spaces": (lambda lib: {}, lambda lib, e: lib.einsum("ab , bc -> a$", lib.ones(2, 3),
                                                                                     lib.ones(3, 4))),
+    # gels assumes full rank: an exact zero on its triangular factor's diagonal is torch's LinAlgError
+    **{f"lstsq_gels_{name}": (lambda lib: {}, action) for name, action in {
+        "zero_column": lambda lib, e: lib.linalg.lstsq(lib.tensor([[1.0, 0.0], [0.0, 0.0], [2.0, 0.0]]),
+                                                       lib.ones(3, 1), driver="gels"),
+        "batch_element": lambda lib, e: lib.linalg.lstsq(lib.tensor([[[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]],
+                                                                    [[1.0, 0.0], [0.0, 0.0], [0.0, 0.0]]]),
+                                                         lib.ones(2, 3), driver="gels"),
+        "wide_zero_row": lambda lib, e: lib.linalg.lstsq(lib.tensor([[1.0, 0.0, 0.0], [0.0, 0.0, 0.0]],
+                                                                    dtype=lib.complex64),
+                                                         lib.ones(2, dtype=lib.complex64), driver="gels"),
+    }.items()},
+    "lstsq_dtypes": (lambda lib: {}, lambda lib, e: lib.linalg.lstsq(lib.ones(2, 2),
+                                                                      lib.ones(2, 1, dtype=lib.float64))),
     "cat_nothing": (lambda lib: {}, lambda lib, e: lib.cat([])),
     "concatenate_nothing": (lambda lib: {}, lambda lib, e: lib.concatenate((), dim=0)),
     # ---- in-place ops that read memory they partly write ----

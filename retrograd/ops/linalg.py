@@ -2939,8 +2939,29 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
         raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
     if A.dtype is not B.dtype:
         raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same dtype, but got input's "
-                           f"dtype {A.dtype} and other's dtype {B.dtype}")
+                           f"dtype {D.scalar_type_name(A.dtype)} and other's dtype {D.scalar_type_name(B.dtype)}")
+    if driver == "gels":
+        _raise_info("torch.linalg.lstsq", _gels_info(A._data), _not_full_rank)
     return linalg_lstsq_result(*apply(lstsq_op, (A, B), (rcond, driver, vector)))
+
+
+def _gels_info(a: Any) -> Any:
+    """LAPACK gels's info for each matrix: 1 + the index of the first exact zero on the diagonal of the triangular
+    factor it solves with (R of A = QR, or of A^H where A is wide), 0 where there is none. gels assumes full rank
+    and stops there; the other drivers find the rank and solve regardless."""
+    xp = namespace(a)
+    m, n = a.shape[-2:]
+    if min(m, n) == 0:
+        return xp.zeros(a.shape[:-2], dtype=xp.int64)
+    r = xp.linalg.qr(a if m >= n else xp.conj(xp.matrix_transpose(a)))[1]
+    zero = (np.diagonal(r, 0, -2, -1) if xp is np else xp.linalg.diagonal(r)) == 0
+    first = xp.argmax(xp.astype(zero, xp.int8), axis=-1) + 1
+    return xp.where(xp.any(zero, axis=-1), first, 0)
+
+
+def _not_full_rank(info: int) -> str:
+    return (f"The least squares solution could not be computed because the input matrix does not have full rank "
+            f"(error code: {info}).")
 
 
 def matrix_exp(A: Tensor) -> Tensor:
