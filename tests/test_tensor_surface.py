@@ -486,11 +486,15 @@ def numpy_keyword_names(L):
 @scenario
 def concatenate_keywords(L):
     """torch.concatenate, NumPy's name for cat, still names its dim `dim` (efficient-kan passes `dim=0`), and takes
-    `axis` as every parsed function does; both at once are refused in torch's words."""
+    `axis` as every parsed function does; both at once, or NumPy's name beside a positional dim or keepdim, are
+    refused in torch's words."""
     x = L.arange(6.0).reshape(2, 3).requires_grad_()
     joined = [L.concatenate([x, x], dim=1), L.concatenate([x, x], axis=0), L.concatenate([x, x]),
-              L.concat([x, x], axis=1)]
-    return joined + [name(joined[0]), outcome(lambda: L.concatenate([x, x], dim=0, axis=0))]
+              L.concat([x, x], axis=1), x.mean(0, keepdims=True)]
+    refused = [outcome(call) for call in (lambda: L.concatenate([x, x], dim=0, axis=0),
+                                          lambda: L.cat([x, x], 0, axis=0), lambda: L.sum(x, 0, axis=0),
+                                          lambda: x.sum(0, True, keepdims=True))]
+    return joined + [name(joined[0])] + refused
 
 
 @scenario

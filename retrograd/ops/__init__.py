@@ -449,11 +449,13 @@ def _accepting_numpy_names(fn: Any, name: str) -> Any:
     aliases = {numpy: ours for ours, numpy in _NUMPY_NAMES.items() if ours in parameters}
     if not aliases:
         return fn
+    code = None if hasattr(fn, "__signature__") else getattr(inspect.unwrap(fn), "__code__", None)
+    positional = parameters[:code.co_argcount] if code is not None else ()  # what positional arguments fill
 
     @functools.wraps(fn)
     def accepting(*args: Any, **kwargs: Any) -> Any:
         if "axis" in kwargs or "keepdims" in kwargs:
-            kwargs = _renamed(kwargs, aliases, name)
+            kwargs = _renamed(kwargs, aliases, name, positional[:len(args)])
         return fn(*args, **kwargs)
     return accepting
 
@@ -472,12 +474,13 @@ def _parameter_names(fn: Any) -> tuple[str, ...]:
         return ()
 
 
-def _renamed(kwargs: dict, aliases: dict, name: str) -> dict:
-    """kwargs with NumPy's names replaced by ours; one given under both names is refused in torch's words."""
+def _renamed(kwargs: dict, aliases: dict, name: str, given: tuple = ()) -> dict:
+    """kwargs with NumPy's names replaced by ours; one given under both names, or by NumPy's beside a positional
+    argument for ours (the parameters `given`), is refused in torch's words."""
     renamed = {}
     for key, value in kwargs.items():
         ours = aliases.get(key, key)
-        if ours in renamed or ours != key and ours in kwargs:
+        if ours in renamed or ours != key and (ours in kwargs or ours in given):
             raise TypeError(f"{name}() got an unexpected keyword argument '{_NUMPY_NAMES[ours]}'")
         renamed[ours] = value
     return renamed
