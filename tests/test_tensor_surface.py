@@ -498,6 +498,25 @@ def concatenate_keywords(L):
 
 
 @scenario
+def attributes_set_by_scripts(L):
+    """A script's own attributes on tensors and parameters (Mamba's `A_log._no_weight_decay = True`, a weight-decay
+    filter reading them back): kept by pickle, by deepcopy of a tensor but not of a Parameter, and by a module's
+    dtype change; not by clones or views, as torch's."""
+    import copy
+    import pickle
+    tensor, module = L.ones(2), L.nn.Linear(2, 2)
+    tensor.tag = "x"
+    module.weight._no_weight_decay = True
+    decayed = [name for name, p in module.named_parameters() if not getattr(p, "_no_weight_decay", False)]
+    kept = [tensor.tag, tensor.__dict__, L.ones(1).__dict__, vars(module.weight), copy.deepcopy(tensor).tag,
+            pickle.loads(pickle.dumps(tensor)).tag, pickle.loads(pickle.dumps(module.weight))._no_weight_decay,
+            module.double().weight._no_weight_decay, "tag" in dir(tensor), decayed]
+    lost = [outcome(call) for call in (lambda: copy.deepcopy(module.weight)._no_weight_decay,
+                                       lambda: tensor.clone().tag, lambda: tensor.view(2).tag, lambda: tensor.other)]
+    return kept + lost
+
+
+@scenario
 def split_keywords(L):
     """Tensor.split names its sizes `split_size` (torch/_tensor.py; mamba-minimal passes them by keyword) and
     torch.split `split_size_or_sections`; each refuses the other's name in torch's words."""
