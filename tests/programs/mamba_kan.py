@@ -1,27 +1,31 @@
 """A small Mamba language model and a Kolmogorov-Arnold network, in the idioms of two public codebases, run unchanged
 under torch and under `python -m retrograd.run`.
 
-mamba-minimal (johnma2006/mamba-minimal): a `ModelArgs` dataclass whose `__post_init__` derives d_inner and
-dt_rank; `RMSNorm` (`x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight`); a `MambaBlock` whose
-`in_proj` output is `split` into x and res, a depthwise causal `nn.Conv1d(groups=d_inner, padding=d_conv - 1)` cut
-back to the sequence length, `F.silu`, `x_proj` split into (delta, B, C), `F.softplus(dt_proj(delta))`,
-`A = -torch.exp(A_log.float())` from `torch.log` of a repeated `arange`, and the selective scan as a Python loop over
-time with `torch.einsum("b l d, d n -> b l d n", ...)` for deltaA and deltaB_u, `torch.stack` of the ys and the D
-skip (einops' `rearrange` written as `permute`); residual blocks in an `nn.ModuleList`, the lm_head tied to the
-embedding. Trained by AdamW with gradient clipping on a toy copy task (random tokens, a separator, the tokens again;
-the loss only on the copy, `ignore_index=-100`) from NumPy's seeded generator, then mamba-minimal's `generate`:
-greedy by `torch.argmax` and sampled by `torch.topk` filtering (`probs[probs < values[:, -1, None]] = 0`,
-`probs.sum(axis=1, keepdims=True)`) and `torch.multinomial`.
+mamba-minimal (johnma2006/mamba-minimal): a `ModelArgs` dataclass whose `__post_init__` derives d_inner and dt_rank;
+`RMSNorm` (`x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight`); a `MambaBlock` whose `in_proj` output
+is `split` into x and res, a depthwise causal `nn.Conv1d(groups=d_inner, padding=d_conv - 1)` cut back to the
+sequence length, `F.silu`, `x_proj` split into (delta, B, C), `F.softplus(dt_proj(delta))`,
+`A = -torch.exp(A_log.float())` from `torch.log` of a repeated `arange`, and the selective scan as a Python loop
+over time with `torch.einsum("b l d, d n -> b l d n", ...)` for deltaA and deltaB_u, `torch.stack` of the ys and the
+D skip (einops' `rearrange` written as `permute`); residual blocks in an `nn.ModuleList`, the lm_head tied to the
+embedding; A_log and D marked `_no_weight_decay` (the official Mamba's attribute on the parameters), which picks the
+AdamW parameter groups. Trained by AdamW with gradient clipping on a toy copy task (random tokens, a separator, the
+tokens again; the loss only on the copy, `ignore_index=-100`) from NumPy's seeded generator, then mamba-minimal's
+`generate`: greedy by `torch.argmax` and sampled by `torch.topk` filtering
+(`probs[probs < values[:, -1, None]] = 0`, `probs.sum(axis=1, keepdims=True)`) and `torch.multinomial`; a checkpoint
+in the Hugging Face layout (`backbone.` keys) through `torch.save` and `torch.load(weights_only=True)`, loaded back
+with from_pretrained's key renaming.
 
-efficient-kan (Blealtan/efficient-kan): `KANLinear` with a grid buffer from `arange(...).expand(in, -1)
-.contiguous()`, B-spline bases by the Cox-de Boor recursion on it, `curve2coeff` by `torch.linalg.lstsq` on
-`torch.rand` noise at initialisation, `kaiming_uniform_` base and spline scaler weights, a SiLU base branch plus the
-spline branch through `F.linear`, `regularization_loss` (L1 plus entropy), and `update_grid` under
-`@torch.no_grad()` from the sorted batch (`torch.sort`, `torch.linspace(dtype=torch.int64)`, `torch.arange`,
-`torch.concatenate`, `torch.bmm`, `grid.copy_`). Made and fitted in float64 (`torch.set_default_dtype`, as pykan's
-tutorials) to f(x, y) = exp(sin(pi x) + y^2) by LBFGS with a closure and the strong Wolfe line search, the grid
-updated from the batch every other step, then fine-tuned by Adam. `WEIGHTS=path` shares the initial weights
-(tests/programs/_draws.py shares the sampling draws)."""
+efficient-kan (Blealtan/efficient-kan): `KANLinear` with a grid buffer from
+`arange(...).expand(in, -1).contiguous()`, B-spline bases by the Cox-de Boor recursion on it, `curve2coeff` by
+`torch.linalg.lstsq` on `torch.rand` noise at initialisation, `kaiming_uniform_` base and spline scaler weights, a
+SiLU base branch plus the spline branch through `F.linear`, `regularization_loss` (L1 plus entropy), and
+`update_grid` under `@torch.no_grad()` from the sorted batch (`torch.sort`, `torch.linspace(dtype=torch.int64)`,
+`torch.arange`, `torch.concatenate`, `torch.bmm`, `grid.copy_`). Made and fitted in float64
+(`torch.set_default_dtype`, as pykan's tutorials) to f(x, y) = exp(sin(pi x) + y^2) by LBFGS with a closure and the
+strong Wolfe line search, the grid updated from the batch every other step, then fine-tuned by AdamW under
+`ExponentialLR` and evaluated on a `torch.meshgrid(..., indexing="ij")` grid. `WEIGHTS=path` shares the initial
+weights (tests/programs/_draws.py shares the sampling draws)."""
 
 import io
 import math
@@ -80,7 +84,9 @@ class MambaBlock(nn.Module):
         self.dt_proj = nn.Linear(args.dt_rank, args.d_inner, bias=True)
         A = torch.arange(1, args.d_state + 1).unsqueeze(0).repeat(args.d_inner, 1)  # repeat 'n -> d n'
         self.A_log = nn.Parameter(torch.log(A))
+        self.A_log._no_weight_decay = True  # as the official Mamba marks them for its optimizer's groups
         self.D = nn.Parameter(torch.ones(args.d_inner))
+        self.D._no_weight_decay = True
         self.out_proj = nn.Linear(args.d_inner, args.d_model, bias=args.bias)
 
     def forward(self, x):
@@ -322,7 +328,11 @@ def copy_batch(batch_size):
     return inputs, targets
 
 
-optimizer = torch.optim.AdamW(mamba.parameters(), lr=1e-2, weight_decay=0.1)
+no_decay = [p for p in mamba.parameters() if getattr(p, "_no_weight_decay", False)]
+decay = [p for p in mamba.parameters() if not getattr(p, "_no_weight_decay", False)]
+optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}],
+                              lr=1e-2)
+print(f"mamba weight decay on {len(decay)} tensors, none on {len(no_decay)}")
 for step in range(MAMBA_STEPS):
     inputs, targets = copy_batch(BATCH)
     logits = mamba(inputs)
