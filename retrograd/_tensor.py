@@ -19,6 +19,7 @@ computation is delegated to the op table (`retrograd.ops`); methods are attached
 
 from __future__ import annotations
 
+import copy
 import itertools
 import operator
 import warnings
@@ -253,8 +254,9 @@ def has_views(tensor: Tensor) -> bool:
 class Tensor:
     """An n-dimensional array that can record the operations applied to it."""
 
+    # __dict__: a script's own attributes, as on torch's tensors (Mamba marks `A_log._no_weight_decay = True`)
     __slots__ = ("_data", "_requires_grad", "grad_fn", "_output_nr", "_grad", "_vc", "_base", "_extra",
-                 "__weakref__")
+                 "__weakref__", "__dict__")
     __array_priority__ = 1000  # Note [NumPy interop]: NumPy's operators defer to ours, as to torch's
 
     # ---- construction ---------------------------------------------------------------------
@@ -575,7 +577,7 @@ class Tensor:
         return format(repr(self), spec)
 
     def __reduce_ex__(self, protocol: int) -> tuple:
-        return (_rebuild, (self._data, self._requires_grad))
+        return (_rebuild, (self._data, self._requires_grad), self.__dict__ or None)
 
     def __deepcopy__(self, memo: dict) -> Tensor:
         if not self.is_leaf:
@@ -589,6 +591,8 @@ class Tensor:
         if self._grad is not None:
             out._grad = self._grad.__deepcopy__(memo)
         memo[id(self)] = out
+        if self.__dict__:  # the attributes a script set on it
+            out.__dict__.update(copy.deepcopy(self.__dict__, memo))
         return out
 
     # ---- autograd attributes --------------------------------------------------------------

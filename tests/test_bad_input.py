@@ -56,6 +56,12 @@ def _ints(lib):
     return {"i": lib.tensor([1, 2, 3]), "x": _leaf(lib)}
 
 
+def _mixed_dtypes(lib):
+    f, d = lib.float32, lib.float64
+    return {"f3": lib.ones(2, 3, 3, dtype=f), "d3": lib.ones(2, 3, 3, dtype=d), "f2": lib.ones(3, 3, dtype=f),
+            "d2": lib.ones(3, 3, dtype=d), "f1": lib.ones(3, dtype=f), "d1": lib.ones(3, dtype=d)}
+
+
 def _grad_set(lib):
     x = _leaf(lib)
     (x * x).sum().backward()
@@ -241,6 +247,50 @@ CASES = {
         "pdist_half": lambda lib, e: lib.pdist(lib.ones(3, 2, dtype=lib.float16)),
         "pdist_long": lambda lib, e: lib.pdist(lib.ones(3, 2, dtype=lib.long), p=-1),
     }.items()},
+    # ---- products of two dtypes: each refused in the words of the kernel torch reaches (mm, mv, bmm) ----
+    **{f"mixed_dtypes_{name}": (_mixed_dtypes, action) for name, action in {
+        "bmm": lambda lib, e: lib.bmm(e["f3"], e["d3"]),
+        "bmm_long_half": lambda lib, e: e["d3"].long().bmm(e["f3"].half()),
+        "matmul_batches": lambda lib, e: e["f3"] @ e["d3"],
+        "matmul_broadcast_batches": lambda lib, e: lib.ones(2, 2, 3, 3) @ e["d3"],
+        "matmul_batch_matrix": lambda lib, e: e["f3"] @ e["d2"],
+        "matmul_batch_vector": lambda lib, e: e["f3"] @ e["d1"],
+        "matmul_matrix_batch": lambda lib, e: e["f2"] @ e["d3"],
+        "matmul_grad_matrix_batch": lambda lib, e: e["f2"].requires_grad_() @ e["d3"],
+        "matmul_grad_vector_batch": lambda lib, e: e["f1"].requires_grad_() @ e["d3"],
+        "mv": lambda lib, e: lib.mv(e["d2"], e["f1"]),
+        "matmul_matrix_vector": lambda lib, e: e["f2"] @ e["d1"],
+        "baddbmm_batches": lambda lib, e: lib.baddbmm(e["f3"], e["f3"], e["d3"]),
+        "baddbmm_input": lambda lib, e: lib.baddbmm(e["d3"], e["f3"], e["f3"]),
+        "baddbmm_batch1": lambda lib, e: lib.baddbmm(e["f3"], e["d3"], e["f3"]),
+        # einsum contracts a pair by bmm where a label both have is summed between them (swapped where torch swaps)
+        "einsum_contraction": lambda lib, e: lib.einsum("b l d, b d n -> b l n", e["f3"], e["d3"]),
+        "einsum_swapped": lambda lib, e: lib.einsum("jk,ij->ki", e["f2"], e["d2"]),
+        "einsum_full_sum": lambda lib, e: lib.einsum("ij,ij->", e["d2"], e["f2"]),
+        "einsum_second_pair": lambda lib, e: lib.einsum("ij,jk,k->i", e["f2"], e["f2"], e["d1"]),
+        "einsum_long": lambda lib, e: lib.einsum("ij,j->i", e["d2"], e["f1"].long()),
+    }.items()},
+    "einsum_output_label_not_in_inputs": (lambda lib: {}, lambda lib, e: lib.einsum("ab,bc->ad", lib.ones(2, 3),
+                                                                                    lib.ones(3, 4))),
+    "einsum_output_label_twice": (lambda lib: {}, lambda lib, e: lib.einsum("ab->aa", lib.ones(2, 3))),
+    "einsum_digit_label": (lambda lib: {}, lambda lib, e: lib.einsum("i1,1j->ij", lib.ones(2, 1), lib.ones(1, 3))),
+    "einsum_output_symbol_after_spaces": (lambda lib: {}, lambda lib, e: lib.einsum("ab , bc -> a$", lib.ones(2, 3),
+                                                                                    lib.ones(3, 4))),
+    # gels assumes full rank: an exact zero on its triangular factor's diagonal is torch's LinAlgError
+    **{f"lstsq_gels_{name}": (lambda lib: {}, action) for name, action in {
+        "zero_column": lambda lib, e: lib.linalg.lstsq(lib.tensor([[1.0, 0.0], [0.0, 0.0], [2.0, 0.0]]),
+                                                       lib.ones(3, 1), driver="gels"),
+        "batch_element": lambda lib, e: lib.linalg.lstsq(lib.tensor([[[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]],
+                                                                    [[1.0, 0.0], [0.0, 0.0], [0.0, 0.0]]]),
+                                                         lib.ones(2, 3), driver="gels"),
+        "wide_zero_row": lambda lib, e: lib.linalg.lstsq(lib.tensor([[1.0, 0.0, 0.0], [0.0, 0.0, 0.0]],
+                                                                    dtype=lib.complex64),
+                                                         lib.ones(2, dtype=lib.complex64), driver="gels"),
+    }.items()},
+    "lstsq_dtypes": (lambda lib: {}, lambda lib, e: lib.linalg.lstsq(lib.ones(2, 2),
+                                                                      lib.ones(2, 1, dtype=lib.float64))),
+    "cat_nothing": (lambda lib: {}, lambda lib, e: lib.cat([])),
+    "concatenate_nothing": (lambda lib: {}, lambda lib, e: lib.concatenate((), dim=0)),
     # ---- in-place ops that read memory they partly write ----
     "inplace_add_own_transpose": (_square, lambda lib, e: e["m"].add_(e["m"].t())),
     "inplace_transpose_add_base": (_square, lambda lib, e: e["m"].t().add_(e["m"])),

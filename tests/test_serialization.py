@@ -227,6 +227,22 @@ def test_nested_containers_both_ways():
     assert from_torch["g"].is_leaf and from_torch["g"].requires_grad and from_torch["p"].requires_grad
 
 
+def test_attributes_set_on_tensors_and_parameters_both_ways():
+    """A script's attributes on a tensor or Parameter (Mamba's `A_log._no_weight_decay = True`) go into the file as
+    torch writes them (_rebuild_from_type_v2, _rebuild_parameter_with_state: the same pickle bytes) and come back in
+    either library, weights_only included; a tensor without any is written as before."""
+    def made(lib):
+        tensor, parameter = lib.arange(3.0), lib.nn.Parameter(lib.zeros(2))
+        tensor.tag, parameter._no_weight_decay = "x", True
+        return {"t": tensor, "p": parameter, "plain": lib.ones(1)}
+    ours, theirs = (zipfile.ZipFile(io.BytesIO(saved(lib, made(lib)))) for lib in (retrograd, torch))
+    assert ours.read("archive/data.pkl") == theirs.read("archive/data.pkl")
+    for saver, loader in ((torch, retrograd), (retrograd, torch), (retrograd, retrograd)):
+        loaded = loader.load(io.BytesIO(saved(saver, made(saver))), weights_only=True)
+        assert (loaded["t"].tag, loaded["p"]._no_weight_decay, loaded["plain"].__dict__) == ("x", True, {})
+        assert type(loaded["p"]).__name__ == "Parameter" and loaded["t"].tolist() == [0.0, 1.0, 2.0]
+
+
 @pytest.mark.parametrize("loader", ["torch", "retrograd"])
 def test_views_keep_sharing_their_storage(loader):
     lib = torch if loader == "retrograd" else retrograd  # the library that saves

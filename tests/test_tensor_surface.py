@@ -493,6 +493,49 @@ def numpy_keyword_names(L):
     return taken + [name(taken[0]), x.grad] + [r[:2] for r in refused]
 
 
+@scenario
+def concatenate_keywords(L):
+    """torch.concatenate, NumPy's name for cat, still names its dim `dim` (efficient-kan passes `dim=0`), and takes
+    `axis` as every parsed function does; both at once, or NumPy's name beside a positional dim or keepdim, are
+    refused in torch's words."""
+    x = L.arange(6.0).reshape(2, 3).requires_grad_()
+    joined = [L.concatenate([x, x], dim=1), L.concatenate([x, x], axis=0), L.concatenate([x, x]),
+              L.concat([x, x], axis=1), x.mean(0, keepdims=True)]
+    refused = [outcome(call) for call in (lambda: L.concatenate([x, x], dim=0, axis=0),
+                                          lambda: L.cat([x, x], 0, axis=0), lambda: L.sum(x, 0, axis=0),
+                                          lambda: x.sum(0, True, keepdims=True))]
+    return joined + [name(joined[0])] + refused
+
+
+@scenario
+def attributes_set_by_scripts(L):
+    """A script's own attributes on tensors and parameters (Mamba's `A_log._no_weight_decay = True`, a weight-decay
+    filter reading them back): kept by pickle, by deepcopy of a tensor but not of a Parameter, and by a module's
+    dtype change; not by clones or views, as torch's."""
+    import copy
+    import pickle
+    tensor, module = L.ones(2), L.nn.Linear(2, 2)
+    tensor.tag = "x"
+    module.weight._no_weight_decay = True
+    decayed = [name for name, p in module.named_parameters() if not getattr(p, "_no_weight_decay", False)]
+    kept = [tensor.tag, tensor.__dict__, L.ones(1).__dict__, vars(module.weight), copy.deepcopy(tensor).tag,
+            pickle.loads(pickle.dumps(tensor)).tag, pickle.loads(pickle.dumps(module.weight))._no_weight_decay,
+            module.double().weight._no_weight_decay, "tag" in dir(tensor), decayed]
+    lost = [outcome(call) for call in (lambda: copy.deepcopy(module.weight)._no_weight_decay,
+                                       lambda: tensor.clone().tag, lambda: tensor.view(2).tag, lambda: tensor.other)]
+    return kept + lost
+
+
+@scenario
+def split_keywords(L):
+    """Tensor.split names its sizes `split_size` (torch/_tensor.py; mamba-minimal passes them by keyword) and
+    torch.split `split_size_or_sections`; each refuses the other's name in torch's words."""
+    x = L.arange(6.0).requires_grad_()
+    pieces = x.split(split_size=[2, 4], dim=-1) + x.split(split_size=4) + L.split(x, split_size_or_sections=3)
+    refused = [outcome(lambda: x.split(split_size_or_sections=2)), outcome(lambda: L.split(x, split_size=2))]
+    return list(pieces) + [name(piece) for piece in pieces] + refused
+
+
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_same_as_torch(name: str) -> None:
     ours = outcome(lambda: SCENARIOS[name](retrograd))

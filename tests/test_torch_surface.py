@@ -24,6 +24,8 @@ LIBS = (torch, retrograd)
     "lib.backends.cudnn.enabled", "lib.backends.cudnn.benchmark", "lib.backends.cudnn.deterministic",
     "lib.backends.cudnn.allow_tf32", "lib.backends.cudnn.is_available()", "lib.backends.cuda.matmul.allow_tf32",
     "lib.backends.cuda.is_built()", "lib.backends.mps.is_available()", "lib.backends.mps.is_built()",
+    "lib.backends.opt_einsum.is_available()", "lib.backends.opt_einsum.get_opt_einsum()",
+    "lib.backends.opt_einsum.enabled", "lib.backends.opt_einsum.strategy",
     "lib.accelerator.is_available()", "lib.accelerator.device_count()", "lib.accelerator.current_accelerator()",
     "lib.is_autocast_enabled()", "lib.version.cuda",
 ])

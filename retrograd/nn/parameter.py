@@ -39,7 +39,14 @@ class Parameter(Tensor):
     __str__ = __repr__
 
     def __reduce_ex__(self, protocol: int) -> tuple:
-        return (_rebuild_parameter, (self._data, self._requires_grad))
+        return (_rebuild_parameter, (self._data, self._requires_grad), self.__dict__ or None)
+
+    def __deepcopy__(self, memo: dict) -> Parameter:
+        """A new Parameter of a copy of the values (and grad), without the attributes set on this one: torch's
+        Parameter.__deepcopy__ wraps a clone of its data."""
+        out = super().__deepcopy__(memo)
+        out.__dict__.clear()
+        return out
 
 
 def _rebuild_parameter(data: Any, requires_grad: bool) -> Parameter:

@@ -13,6 +13,7 @@ import importlib
 import inspect
 import math
 import types
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np_
@@ -159,7 +160,7 @@ _METHODS.update(
     mul=mul, multiply=mul, mv=mv, narrow=narrow, ne=ne, neg=neg, negative=neg, nonzero=nonzero, norm=norm,
     outer=outer, permute=permute, pow=pow, reciprocal=reciprocal, relu=relu, reshape=reshape, rsub=rsub,
     scatter=scatter, scatter_add=scatter_add, select=select, sgn=sgn, sigmoid=sigmoid, sign=sign, sin=sin,
-    softmax=softmax, split=split, sqrt=sqrt, square=square, squeeze=squeeze, sub=sub, subtract=sub, sum=sum,
+    softmax=softmax, sqrt=sqrt, square=square, squeeze=squeeze, sub=sub, subtract=sub, sum=sum,
     swapaxes=swapaxes, swapdims=swapdims, t=t, take_along_dim=take_along_dim, tanh=tanh, to=to,
     transpose=transpose, true_divide=div, type_as=type_as, unbind=unbind, unflatten=unflatten,
     unsqueeze=unsqueeze, view=view, where=lambda self, condition, other: where(condition, self, other),
@@ -227,8 +228,17 @@ def _as_subclass(self: Tensor, cls: type) -> Tensor:
     return out
 
 
-_METHODS.update(adjoint=_adjoint, argwhere=argwhere, float_power=float_power, float_power_=_float_power_,
-                fill_diagonal_=_fill_diagonal_, as_subclass=_as_subclass)
+def _split(self: Tensor, split_size: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
+    """Tensor.split: torch.split as a method, whose size parameter torch/_tensor.py names `split_size`
+    (mamba-minimal writes `x_and_res.split(split_size=[d, d], dim=-1)`), not `split_size_or_sections`."""
+    return split(self, split_size, dim)
+
+
+_split.__name__, _split.__qualname__ = "split", "Tensor.split"  # a wrong keyword is refused in torch's words
+
+
+_METHODS.update(adjoint=_adjoint, argwhere=argwhere, split=_split, float_power=float_power,
+                float_power_=_float_power_, fill_diagonal_=_fill_diagonal_, as_subclass=_as_subclass)
 
 
 def _pin_memory(tensor: Tensor) -> Tensor:
@@ -439,11 +449,13 @@ def _accepting_numpy_names(fn: Any, name: str) -> Any:
     aliases = {numpy: ours for ours, numpy in _NUMPY_NAMES.items() if ours in parameters}
     if not aliases:
         return fn
+    code = None if hasattr(fn, "__signature__") else getattr(inspect.unwrap(fn), "__code__", None)
+    positional = parameters[:code.co_argcount] if code is not None else ()  # what positional arguments fill
 
     @functools.wraps(fn)
     def accepting(*args: Any, **kwargs: Any) -> Any:
         if "axis" in kwargs or "keepdims" in kwargs:
-            kwargs = _renamed(kwargs, aliases, name)
+            kwargs = _renamed(kwargs, aliases, name, positional[:len(args)])
         return fn(*args, **kwargs)
     return accepting
 
@@ -462,12 +474,13 @@ def _parameter_names(fn: Any) -> tuple[str, ...]:
         return ()
 
 
-def _renamed(kwargs: dict, aliases: dict, name: str) -> dict:
-    """kwargs with NumPy's names replaced by ours; one given under both names is refused in torch's words."""
+def _renamed(kwargs: dict, aliases: dict, name: str, given: tuple = ()) -> dict:
+    """kwargs with NumPy's names replaced by ours; one given under both names, or by NumPy's beside a positional
+    argument for ours (the parameters `given`), is refused in torch's words."""
     renamed = {}
     for key, value in kwargs.items():
         ours = aliases.get(key, key)
-        if ours in renamed or ours != key and ours in kwargs:
+        if ours in renamed or ours != key and (ours in kwargs or ours in given):
             raise TypeError(f"{name}() got an unexpected keyword argument '{_NUMPY_NAMES[ours]}'")
         renamed[ours] = value
     return renamed

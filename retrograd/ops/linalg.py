@@ -1751,6 +1751,34 @@ def _mm_dtypes(a: Tensor, b: Tensor, first: str = "m1", second: str = "m2") -> N
                            f"{D.CPP_TYPE_NAMES[a.dtype.name]} != {D.CPP_TYPE_NAMES[b.dtype.name]}")
 
 
+def _bmm_dtypes(a: Tensor, b: Tensor) -> None:
+    """bmm's refusal of two dtypes, in its CPU kernel's words (naming the first operand's as the expected one)."""
+    if a.dtype is not b.dtype and not autocast_unifies(a, b):
+        raise RuntimeError(f"expected scalar type {D.scalar_type_name(a.dtype)} but found "
+                           f"{D.scalar_type_name(b.dtype)}")
+
+
+def _mv_dtypes(mat: Tensor, vec: Tensor) -> None:
+    """mv's refusal of two dtypes: torch's mv is addmv into a result of vec's dtype, and names all three."""
+    if mat.dtype is not vec.dtype and not autocast_unifies(mat, vec):
+        names = [D.scalar_type_name(t.dtype) for t in (vec, mat)]
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {names[0]}, {names[1]}, and "
+                           f"{names[0]}")
+
+
+def _matmul_dtypes(a: Tensor, b: Tensor) -> None:
+    """The refusal of two dtypes by the kernel torch's matmul reaches for these shapes (Note [matmul nodes]): mm or
+    mv on a folded operand (a batch times a matrix or vector; a matrix or vector that requires grad times a batch,
+    through the batch's transpose), else bmm."""
+    da, db = a._data.ndim, b._data.ndim
+    if db <= 2:
+        (_mm_dtypes if db == 2 else _mv_dtypes)(a, b)
+    elif da <= 2 and a._requires_grad:
+        (_mm_dtypes if da == 2 else _mv_dtypes)(b, a)
+    else:
+        _bmm_dtypes(a, b)
+
+
 # ============================================================================================
 # Public functions: products
 # ============================================================================================
@@ -1775,7 +1803,7 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
     if input._data.shape[1] != vec._data.shape[0]:
         raise RuntimeError(f"size mismatch, got input ({input._data.shape[0]}), mat ({input._data.shape[0]}x"
                            f"{input._data.shape[1]}), vec ({vec._data.shape[0]})")
-    _mm_dtypes(input, vec)
+    _mv_dtypes(input, vec)
     return apply(mv_op, (input, vec))
 
 
@@ -1815,7 +1843,7 @@ def _check_batches(a: Tensor, b: Tensor) -> None:
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     """Batched matrix product of (b, n, m) and (b, m, p) tensors."""
     _check_batches(input, mat2)
-    _mm_dtypes(input, mat2)
+    _bmm_dtypes(input, mat2)
     return apply(bmm_op, (input, mat2))
 
 
@@ -1880,7 +1908,7 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     inner_b = other._data.shape[-2] if db > 1 else other._data.shape[0]
     if inner_a != inner_b:
         raise _matmul_shape_error(input, other)
-    _mm_dtypes(input, other)
+    _matmul_dtypes(input, other)
     if da == 1 and db == 2:
         return apply(matmul_vec_mat, (input, other))
     _check_batch_broadcast(input._data.shape[:-2], other._data.shape[:-2] if db > 1 else ())
@@ -1986,7 +2014,11 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: complex = 1, alpha:
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: complex = 1, alpha: complex = 1) -> Tensor:
     """beta * input + alpha * (batch1 @ batch2), batch by batch."""
     _check_batches(batch1, batch2)
-    _check_scaled_product(input, batch1, batch2)
+    if input.dtype is not batch1.dtype and not autocast_unifies(input, batch1, batch2):
+        names = [D.CPP_TYPE_NAMES[t.dtype.name] for t in (input, batch1, batch2)]
+        raise RuntimeError(f"Input dtypes must be the same, got: input {names[0]}, batch1: {names[1]}, batch2: "
+                           f"{names[2]}")
+    _bmm_dtypes(batch1, batch2)
     _check_broadcast(input, batch1._data.shape[:2] + batch2._data.shape[2:])
     return apply(baddbmm_op, (input, batch1, batch2), (beta, alpha))
 
@@ -2170,6 +2202,11 @@ def _sublist_equation(args: tuple) -> tuple[str, list]:
 def _einsum_parse(equation: str, operands: list) -> tuple[list[str], str, list[Tensor]]:
     """Explicit single-letter labels per operand and for the output; ellipsis dims become fresh
     letters and their operands are unsqueezed/expanded to the broadcast shape."""
+    lhs, arrow, rhs = equation.partition("->")
+    for at, label in [(i, c) for i, c in enumerate(lhs)] + [(len(lhs) + 2 + i, c) for i, c in enumerate(rhs)]:
+        if label not in " .," and label not in string.ascii_letters:
+            raise RuntimeError(f"einsum(): invalid subscript given at index {at} in the equation string, subscripts "
+                               "must be in [a-zA-Z]")
     equation = equation.replace(" ", "")
     lhs, arrow, rhs = equation.partition("->")
     terms = lhs.split(",")
@@ -2205,8 +2242,11 @@ def _einsum_parse(equation: str, operands: list) -> tuple[list[str], str, list[T
         prepared.append(op)
     if arrow:
         out = rhs.replace("...", ellipsis)
-        for c in out:
-            if out.count(c) > 1:
+        for at, c in enumerate(out):
+            if c not in lhs and c not in ellipsis:
+                raise RuntimeError(f"einsum(): output subscript {c} does not appear in the equation for any input "
+                                   "operand")
+            if c in out[:at]:
                 raise RuntimeError(f"einsum(): output subscript {c} appears more than once in the output")
     else:
         counts = "".join(labels)
@@ -2218,6 +2258,22 @@ def _einsum_parse(equation: str, operands: list) -> tuple[list[str], str, list[T
                 raise RuntimeError(f"einsum(): subscript {c} has size {n} for operand {i} which does not broadcast "
                                    f"with previously seen size {sizes[c]}")
     return labels, out, prepared
+
+
+def _einsum_pair_dtypes(a: Tensor, a_labels: str, b: Tensor, b_labels: str, keep: str, order: str) -> None:
+    """torch contracts two operands by bmm where a label they both have (not broadcast) is summed between them, and
+    bmm refuses two dtypes, naming the operands in the order it takes them: swapped where all the dims only the
+    second has come before those only the first has (torch's sumproduct_pair). A pair with nothing summed between
+    them is a broadcast multiplication, which promotes."""
+    if a.dtype is b.dtype:
+        return
+    sizes_a, sizes_b = dict(zip(a_labels, a._data.shape)), dict(zip(b_labels, b._data.shape))
+    if not any(sizes_a[c] != 1 and sizes_b.get(c, 1) != 1 for c in sizes_a if c not in keep):
+        return
+    only_a = [order.index(c) for c in keep if sizes_a.get(c, 1) != 1 and sizes_b.get(c, 1) == 1]
+    only_b = [order.index(c) for c in keep if sizes_b.get(c, 1) != 1 and sizes_a.get(c, 1) == 1]
+    swapped = only_a and only_b and max(only_b) < min(only_a)
+    _bmm_dtypes(*((b, a) if swapped else (a, b)))
 
 
 def einsum(*args: Any) -> Tensor:
@@ -2235,10 +2291,12 @@ def einsum(*args: Any) -> Tensor:
     result, result_labels = operands[0], labels[0]
     if len(operands) == 1:
         return einsum_pair(f"{result_labels}->{out}", result, None)
+    order = out + "".join(sorted(set("".join(labels)) - set(out)))  # torch's dims: the output's, then A-Z, a-z
     for i in range(1, len(operands)):
         later = set(out).union(*labels[i + 1:])
         both = result_labels + labels[i]
         keep = out if i == len(operands) - 1 else "".join(dict.fromkeys(c for c in both if c in later))
+        _einsum_pair_dtypes(result, result_labels, operands[i], labels[i], keep, order)
         result = einsum_pair(f"{result_labels},{labels[i]}->{keep}", result, operands[i])
         result_labels = keep
     return result
@@ -2881,8 +2939,29 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
         raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
     if A.dtype is not B.dtype:
         raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same dtype, but got input's "
-                           f"dtype {A.dtype} and other's dtype {B.dtype}")
+                           f"dtype {D.scalar_type_name(A.dtype)} and other's dtype {D.scalar_type_name(B.dtype)}")
+    if driver == "gels":
+        _raise_info("torch.linalg.lstsq", _gels_info(A._data), _not_full_rank)
     return linalg_lstsq_result(*apply(lstsq_op, (A, B), (rcond, driver, vector)))
+
+
+def _gels_info(a: Any) -> Any:
+    """LAPACK gels's info for each matrix: 1 + the index of the first exact zero on the diagonal of the triangular
+    factor it solves with (R of A = QR, or of A^H where A is wide), 0 where there is none. gels assumes full rank
+    and stops there; the other drivers find the rank and solve regardless."""
+    xp = namespace(a)
+    m, n = a.shape[-2:]
+    if min(m, n) == 0:
+        return xp.zeros(a.shape[:-2], dtype=xp.int64)
+    r = xp.linalg.qr(a if m >= n else xp.conj(xp.matrix_transpose(a)))[1]
+    zero = (np.diagonal(r, 0, -2, -1) if xp is np else xp.linalg.diagonal(r)) == 0
+    first = xp.argmax(xp.astype(zero, xp.int8), axis=-1) + 1
+    return xp.where(xp.any(zero, axis=-1), first, 0)
+
+
+def _not_full_rank(info: int) -> str:
+    return (f"The least squares solution could not be computed because the input matrix does not have full rank "
+            f"(error code: {info}).")
 
 
 def matrix_exp(A: Tensor) -> Tensor:

@@ -1862,7 +1862,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Join tensors along an existing dim (1-d empty tensors are skipped, as torch allows)."""
     tensors = list(tensors)
     if not tensors:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     for i, t in enumerate(tensors):
         if t._data.ndim == 0:
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
@@ -1885,9 +1885,10 @@ def concat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     return cat(tensors, dim)
 
 
-def concatenate(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
-    """NumPy's name for cat."""
-    return cat(tensors, axis)
+def concatenate(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """NumPy's name for cat; its parameter is `dim` too, `axis` only as torch's parser takes it everywhere (Note
+    [NumPy's keyword names]): efficient-kan writes `torch.concatenate([...], dim=0)`."""
+    return cat(tensors, dim)
 
 
 def _stacking(name: str, tensors: Sequence[Tensor]) -> list[Tensor]:

@@ -100,17 +100,27 @@ def rebuild_parameter(data: Tensor, requires_grad: bool, backward_hooks: Any) ->
     return Parameter(data, bool(requires_grad))
 
 
+def _with_state(tensor: Tensor, state: Any) -> Tensor:
+    """torch._utils._set_obj_state: the attributes a script had set on the saved tensor, set again (a state of
+    (dict, slots) is torch's for objects with __slots__ of their own)."""
+    for attributes in (state if isinstance(state, tuple) else (state,)):
+        for name, value in (attributes or {}).items():
+            setattr(tensor, name, value)
+    return tensor
+
+
 def rebuild_parameter_with_state(data: Tensor, requires_grad: bool, backward_hooks: Any, state: Any) -> Parameter:
-    """torch._utils._rebuild_parameter_with_state: a Parameter whose extra Python attributes are dropped."""
-    return rebuild_parameter(data, requires_grad, backward_hooks)
+    """torch._utils._rebuild_parameter_with_state: a Parameter with the Python attributes set on the saved one."""
+    return _with_state(rebuild_parameter(data, requires_grad, backward_hooks), state)
 
 
 def rebuild_from_type_v2(func: Any, new_type: Any, args: tuple, state: Any) -> Any:
-    """torch._tensor._rebuild_from_type_v2, for plain tensors and parameters (retrograd has no tensor subclasses)."""
+    """torch._tensor._rebuild_from_type_v2, for plain tensors and parameters (retrograd has no tensor subclasses),
+    with the Python attributes set on the saved one."""
     result = func(*args)
     if new_type not in (Tensor, Parameter):
         raise RuntimeError(f"retrograd cannot load tensor subclass {new_type!r}")
-    return result
+    return _with_state(result, state)
 
 
 DEFAULT_GLOBALS: dict[str, Any] = {

@@ -41,6 +41,9 @@ _REBUILD_TENSOR = TorchGlobal("torch._utils", "_rebuild_tensor_v2")
 _REBUILD_TENSOR_V3 = TorchGlobal("torch._utils", "_rebuild_tensor_v3")
 _UNTYPED_STORAGE = TorchGlobal("torch.storage", "UntypedStorage")
 _REBUILD_PARAMETER = TorchGlobal("torch._utils", "_rebuild_parameter")
+# a tensor or Parameter carrying attributes a script set on it: rebuilt, then given them (its __dict__, the state)
+_REBUILD_PARAMETER_WITH_STATE = TorchGlobal("torch._utils", "_rebuild_parameter_with_state")
+_REBUILD_FROM_TYPE = TorchGlobal("torch._tensor", "_rebuild_from_type_v2")
 _SIZE = TorchGlobal("torch", "Size")
 _STORAGE_TYPES = {dt: TorchGlobal("torch", name) for dt, name in STORAGE_NAME_OF.items()}
 
@@ -100,16 +103,15 @@ class TorchPickler(pickle._Pickler):
         if isinstance(obj, TorchGlobal):
             return obj.name
         if isinstance(obj, Parameter):
-            return _REBUILD_PARAMETER, (Tensor.detach(obj), obj.requires_grad, OrderedDict())
+            args = (Tensor.detach(obj), obj.requires_grad, OrderedDict())
+            if obj.__dict__:
+                return _REBUILD_PARAMETER_WITH_STATE, (*args, obj.__dict__)
+            return _REBUILD_PARAMETER, args
+        if isinstance(obj, Tensor) and obj.__dict__:
+            rebuild, args = self._tensor_reduction(obj)
+            return _REBUILD_FROM_TYPE, (rebuild, Tensor, args, obj.__dict__)
         if isinstance(obj, Tensor):
-            data, location = obj._data, "cpu"
-            if type(data) is not np.ndarray:  # a device's array: its host copy in the file, its device named, as torch
-                location, data = str(obj.device), _xp.transfer(data, "cpu", None)
-            owner, offset, strides = _storage_view(data)
-            args = (self._storage(owner, location), offset, tuple(obj.shape), strides, obj.requires_grad, OrderedDict())
-            if obj.dtype not in _STORAGE_TYPES:
-                return _REBUILD_TENSOR_V3, (*args, obj.dtype)
-            return _REBUILD_TENSOR, args
+            return self._tensor_reduction(obj)
         if type(obj) is HookDict:  # a module's hook table: torch keeps its hooks in an OrderedDict
             return OrderedDict, (), None, None, iter(obj.items())
         if type(obj) is Size:
@@ -117,6 +119,17 @@ class TorchPickler(pickle._Pickler):
         if isinstance(obj, D.dtype):
             return obj.name
         return NotImplemented
+
+    def _tensor_reduction(self, obj: Tensor) -> tuple:
+        """torch's _rebuild_tensor_v2 (v3 for a dtype with no storage class) and its arguments for a plain tensor."""
+        data, location = obj._data, "cpu"
+        if type(data) is not np.ndarray:  # a device's array: its host copy in the file, its device named, as torch
+            location, data = str(obj.device), _xp.transfer(data, "cpu", None)
+        owner, offset, strides = _storage_view(data)
+        args = (self._storage(owner, location), offset, tuple(obj.shape), strides, obj.requires_grad, OrderedDict())
+        if obj.dtype not in _STORAGE_TYPES:
+            return _REBUILD_TENSOR_V3, (*args, obj.dtype)
+        return _REBUILD_TENSOR, args
 
     def save_global(self, obj: Any, name: str | None = None) -> None:
         """GLOBAL module name, under torch's name for retrograd's objects (no import check: torch may be absent)."""
