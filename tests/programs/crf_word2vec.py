@@ -1,26 +1,31 @@
-"""Three small NLP models from the classic PyTorch NLP sources, run unchanged under torch and under
-`python -m retrograd.run`. (1) The official "Advanced: Making Dynamic Decisions and the Bi-LSTM CRF" tutorial: a
-BiLSTM-CRF tagger on the tutorial's two toy sentences, with `log_sum_exp` written by `argmax` (`torch.max(vec, 1)`,
-`.item()`) and `torch.log(torch.sum(torch.exp(vec - max_score_broadcast)))`, the forward algorithm from
-`torch.full((1, tagset), -10000.)` one tag at a time (`view(1, -1).expand(1, n)`, `torch.cat(alphas_t)`),
-transitions `nn.Parameter(torch.randn(n, n))` with `.data[START, :] = -10000`, the LSTM's hidden state drawn by
-`torch.randn` on every call, `_score_sentence` by `torch.cat` and tensor indexing, Viterbi decoding with
-backpointers, trained by SGD with weight decay; it prints `model(sentence)` (a 0-d tensor and the decoded tags)
-before and after. (2) The official "NLP From Scratch: Classifying Names with a Character-Level RNN" tutorial: a
+"""Small NLP models from the classic PyTorch NLP sources, run unchanged under torch and under `python -m retrograd.run`.
+(1) The official "Advanced: Making Dynamic Decisions and the Bi-LSTM CRF" tutorial: a BiLSTM-CRF tagger on the
+tutorial's two toy sentences, with `log_sum_exp` written by `argmax` (`torch.max(vec, 1)`, `.item()`) and
+`torch.log(torch.sum(torch.exp(vec - max_score_broadcast)))`, the forward algorithm from `torch.full((1, tagset),
+-10000.)` one tag at a time (`view(1, -1).expand(1, n)`, `torch.cat(alphas_t)`), transitions
+`nn.Parameter(torch.randn(n, n))` with `.data[START, :] = -10000`, the LSTM's hidden state drawn by `torch.randn` on
+every call, `_score_sentence` by `torch.cat` and tensor indexing, Viterbi decoding with backpointers, trained by SGD
+with weight decay; it prints `model(sentence)` (a 0-d tensor and the decoded tags) before and after. Then the same
+sentences batched as the NER repositories do, through kmkurn/pytorch-crf's `CRF` layer: `pad_sequence`,
+`pack_padded_sequence(enforce_sorted=False)` / `pad_packed_sequence(total_length=...)` around a `batch_first` BiLSTM,
+the padding mask made `.byte()` (and pytorch-crf's own default `torch.ones_like(tags, dtype=torch.uint8)`), checked by
+`mask[:, 0].all()`, `torch.where(mask[i].unsqueeze(1), ...)` on it, `torch.logsumexp` over broadcast scores,
+`emissions[i, torch.arange(batch), tags[i]]`, Viterbi by `max(dim=1)` with `history[:seq_ends[idx]]`, the four
+reductions, Adam. (2) The official "NLP From Scratch: Classifying Names with a Character-Level RNN" tutorial: a
 hand-written RNN cell (`i2h` and `i2o` on `torch.cat((input, hidden), 1)`, `nn.LogSoftmax(dim=1)`), one-hot letter
-tensors filled by `tensor[li][0][letterToIndex(letter)] = 1`, `nn.NLLLoss`, the manual update
-`p.data.add_(p.grad.data, alpha=-learning_rate)`, predictions by `output.topk(3, 1, True)`. (3) Word2vec skip-gram
-with negative sampling as public implementations write it: input and output `nn.Embedding`s (uniform and zero
-init through `init.uniform_(weight.data, ...)`), negatives drawn by `torch.multinomial(unigram ** 0.75 / Z,
-k * batch, replacement=True)`, `torch.bmm` of the output vectors with `emb_u.unsqueeze(2)`, `torch.clamp`,
-`F.logsigmoid`, batches by `torch.randperm`, Adam (SparseAdam's sparse gradients are left out), and nearest
-neighbours by cosine similarity (`F.normalize`, `mm`, `topk`); then theeluwin/pytorch-sgns' variant: `FT`/`LT`
-aliases of `torch.FloatTensor`/`torch.LongTensor`, embedding weights replaced by `nn.Parameter(torch.cat([zeros,
-FT(n, d).uniform_(...)]))` with `padding_idx=0`, negatives by `torch.multinomial(FT(wf), ...)` or
-`FT(b, c * k).uniform_(0, V - 1).long()`, `torch.bmm(...).squeeze().sigmoid().log()` on `.neg()` vectors, over a
-shuffling DataLoader of a TensorDataset, ending in `weight.data.cpu().numpy()`. The corpus is drawn from NumPy's
-seeded generator; `WEIGHTS=path` shares the initial weights (tests/programs/_draws.py shares the randn and randperm
-draws; the multinomial and uniform_ draws come from the seeded generator in both)."""
+tensors filled by `tensor[li][0][letterToIndex(letter)] = 1`, `nn.NLLLoss`, the manual update `p.data.add_(p.grad.data,
+alpha=-learning_rate)`, predictions by `output.topk(3, 1, True)`. (3) Word2vec skip-gram with negative sampling as
+public implementations write it: input and output `nn.Embedding`s (uniform and zero init through
+`init.uniform_(weight.data, ...)`), negatives drawn by `torch.multinomial(unigram ** 0.75 / Z, k * batch,
+replacement=True)`, `torch.bmm` of the output vectors with `emb_u.unsqueeze(2)`, `torch.clamp`, `F.logsigmoid`, batches
+by `torch.randperm`, Adam (SparseAdam's sparse gradients are left out), and nearest neighbours by cosine similarity
+(`F.normalize`, `mm`, `topk`); then theeluwin/pytorch-sgns' variant: `FT`/`LT` aliases of
+`torch.FloatTensor`/`torch.LongTensor`, embedding weights replaced by `nn.Parameter(torch.cat([zeros,
+FT(n,d).uniform_(...)]))` with `padding_idx=0`, negatives by `torch.multinomial(FT(wf), ...)` or `FT(b, c *
+k).uniform_(0, V-1).long()`, `torch.bmm(...).squeeze().sigmoid().log()` on `.neg()` vectors, over a shuffling DataLoader
+of a TensorDataset, ending in `weight.data.cpu().numpy()`. The corpus is drawn from NumPy's seeded generator;
+`WEIGHTS=path` shares the initial weights (tests/programs/_draws.py shares the randn and randperm draws; the multinomial
+and uniform_ draws come from the seeded generator in both)."""
 
 import random
 
@@ -206,6 +211,153 @@ for sentence, tags in training_data:
             word_to_ix[word] = len(word_to_ix)
 
 tag_to_ix = {"B": 0, "I": 1, "O": 2, START_TAG: 3, STOP_TAG: 4}
+
+
+class CRF(nn.Module):
+    """kmkurn/pytorch-crf's CRF layer, batched: the normaliser by `torch.logsumexp` over broadcast scores, the
+    padding kept out by `torch.where(mask[i].unsqueeze(1), next_score, score)` on its default uint8 mask."""
+
+    def __init__(self, num_tags, batch_first=False):
+        super().__init__()
+        self.num_tags = num_tags
+        self.batch_first = batch_first
+        self.start_transitions = nn.Parameter(torch.empty(num_tags))
+        self.end_transitions = nn.Parameter(torch.empty(num_tags))
+        self.transitions = nn.Parameter(torch.empty(num_tags, num_tags))
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        nn.init.uniform_(self.start_transitions, -0.1, 0.1)
+        nn.init.uniform_(self.end_transitions, -0.1, 0.1)
+        nn.init.uniform_(self.transitions, -0.1, 0.1)
+
+    def __repr__(self):
+        return f"{self.__class__.__name__}(num_tags={self.num_tags})"
+
+    def forward(self, emissions, tags, mask=None, reduction="sum"):
+        self._validate(emissions, tags=tags, mask=mask)
+        if reduction not in ("none", "sum", "mean", "token_mean"):
+            raise ValueError(f"invalid reduction: {reduction}")
+        if mask is None:
+            mask = torch.ones_like(tags, dtype=torch.uint8)
+        if self.batch_first:
+            emissions = emissions.transpose(0, 1)
+            tags = tags.transpose(0, 1)
+            mask = mask.transpose(0, 1)
+        numerator = self._compute_score(emissions, tags, mask)
+        denominator = self._compute_normalizer(emissions, mask)
+        llh = numerator - denominator
+        if reduction == "none":
+            return llh
+        if reduction == "sum":
+            return llh.sum()
+        if reduction == "mean":
+            return llh.mean()
+        return llh.sum() / mask.float().sum()
+
+    def decode(self, emissions, mask=None):
+        self._validate(emissions, mask=mask)
+        if mask is None:
+            mask = emissions.new_ones(emissions.shape[:2], dtype=torch.uint8)
+        if self.batch_first:
+            emissions = emissions.transpose(0, 1)
+            mask = mask.transpose(0, 1)
+        return self._viterbi_decode(emissions, mask)
+
+    def _validate(self, emissions, tags=None, mask=None):
+        if emissions.dim() != 3:
+            raise ValueError(f"emissions must have dimension of 3, got {emissions.dim()}")
+        if emissions.size(2) != self.num_tags:
+            raise ValueError(f"expected last dimension of emissions is {self.num_tags}, got {emissions.size(2)}")
+        if mask is not None:
+            no_empty_seq = not self.batch_first and mask[0].all()
+            no_empty_seq_bf = self.batch_first and mask[:, 0].all()
+            if not no_empty_seq and not no_empty_seq_bf:
+                raise ValueError("mask of the first timestep must all be on")
+
+    def _compute_score(self, emissions, tags, mask):
+        seq_length, batch_size = tags.shape
+        mask = mask.float()
+        score = self.start_transitions[tags[0]]
+        score += emissions[0, torch.arange(batch_size), tags[0]]
+        for i in range(1, seq_length):
+            score += self.transitions[tags[i - 1], tags[i]] * mask[i]
+            score += emissions[i, torch.arange(batch_size), tags[i]] * mask[i]
+        seq_ends = mask.long().sum(dim=0) - 1
+        last_tags = tags[seq_ends, torch.arange(batch_size)]
+        score += self.end_transitions[last_tags]
+        return score
+
+    def _compute_normalizer(self, emissions, mask):
+        seq_length = emissions.size(0)
+        score = self.start_transitions + emissions[0]
+        for i in range(1, seq_length):
+            broadcast_score = score.unsqueeze(2)
+            broadcast_emissions = emissions[i].unsqueeze(1)
+            next_score = broadcast_score + self.transitions + broadcast_emissions
+            next_score = torch.logsumexp(next_score, dim=1)
+            score = torch.where(mask[i].unsqueeze(1), next_score, score)
+        score += self.end_transitions
+        return torch.logsumexp(score, dim=1)
+
+    def _viterbi_decode(self, emissions, mask):
+        seq_length, batch_size = mask.shape
+        score = self.start_transitions + emissions[0]
+        history = []
+        for i in range(1, seq_length):
+            broadcast_score = score.unsqueeze(2)
+            broadcast_emission = emissions[i].unsqueeze(1)
+            next_score = broadcast_score + self.transitions + broadcast_emission
+            next_score, indices = next_score.max(dim=1)
+            score = torch.where(mask[i].unsqueeze(1), next_score, score)
+            history.append(indices)
+        score += self.end_transitions
+        seq_ends = mask.long().sum(dim=0) - 1
+        best_tags_list = []
+        for idx in range(batch_size):
+            _, best_last_tag = score[idx].max(dim=0)
+            best_tags = [best_last_tag.item()]
+            for hist in reversed(history[:seq_ends[idx]]):
+                best_last_tag = hist[idx][best_tags[-1]]
+                best_tags.append(best_last_tag.item())
+            best_tags.reverse()
+            best_tags_list.append(best_tags)
+        return best_tags_list
+
+
+class BiLSTMCRFTagger(nn.Module):
+    """The NER repositories' batched tagger: padded batches through `pack_padded_sequence`, emissions into the CRF
+    with the padding mask made `.byte()` as pytorch-crf's older versions required."""
+
+    def __init__(self, vocab_size, num_tags, embedding_dim, hidden_dim, pad_idx=0):
+        super().__init__()
+        self.embedding = nn.Embedding(vocab_size, embedding_dim, padding_idx=pad_idx)
+        self.lstm = nn.LSTM(embedding_dim, hidden_dim // 2, batch_first=True, bidirectional=True)
+        self.hidden2tag = nn.Linear(hidden_dim, num_tags)
+        self.crf = CRF(num_tags, batch_first=True)
+        self.pad_idx = pad_idx
+
+    def _emissions(self, words, lengths):
+        packed = nn.utils.rnn.pack_padded_sequence(self.embedding(words), lengths, batch_first=True,
+                                                   enforce_sorted=False)
+        out, _ = self.lstm(packed)
+        out, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=words.size(1))
+        return self.hidden2tag(out)
+
+    def forward(self, words, lengths, tags):
+        mask = (words != self.pad_idx).byte()
+        return -self.crf(self._emissions(words, lengths), tags, mask=mask, reduction="mean")
+
+    def decode(self, words, lengths):
+        return self.crf.decode(self._emissions(words, lengths), mask=(words != self.pad_idx).byte())
+
+
+# the toy sentences padded into one batch (word 0 is padding, tag O pads the tags)
+batch_words = nn.utils.rnn.pad_sequence([torch.tensor([word_to_ix[w] + 1 for w in s]) for s, _ in training_data],
+                                        batch_first=True)
+batch_tags = nn.utils.rnn.pad_sequence([torch.tensor([tag_to_ix[t] for t in ts]) for _, ts in training_data],
+                                       batch_first=True, padding_value=tag_to_ix["O"])
+batch_lengths = torch.tensor([len(s) for s, _ in training_data])
 
 # ------------------------------------------------------------------------------------------- (2) char-level RNN
 
@@ -456,7 +608,10 @@ skip_gram = SkipGramModel(len(vocab), EMB_DIM)
 word2vec = Word2Vec(len(vocab) + 1, EMB_DIM)
 sgns = SGNS(word2vec, len(vocab) + 1, NEG, weights=np.concatenate([[0.0], counts]))
 sgns_uniform = SGNS(Word2Vec(len(vocab) + 1, EMB_DIM), len(vocab) + 1, NEG)
-share_initial_weights({"crf": model, "rnn": rnn, "skip_gram": skip_gram, "sgns": sgns, "sgns_uniform": sgns_uniform})
+tagger = BiLSTMCRFTagger(len(word_to_ix) + 1, 3, EMBEDDING_DIM, HIDDEN_DIM)
+print(tagger)
+share_initial_weights({"crf": model, "tagger": tagger, "rnn": rnn, "skip_gram": skip_gram, "sgns": sgns,
+                       "sgns_uniform": sgns_uniform})
 
 # the BiLSTM-CRF, as the tutorial goes
 optimizer = optim.SGD(model.parameters(), lr=0.05, weight_decay=1e-4)
@@ -483,6 +638,22 @@ with torch.no_grad():
     precheck_sent = prepare_sequence(training_data[0][0], word_to_ix)
     print(model(precheck_sent))
     print(model(prepare_sequence(training_data[1][0], word_to_ix))[1], training_data[1][1])
+
+# the batched BiLSTM-CRF (pytorch-crf), Adam on the mean negative log-likelihood
+tagger_optimizer = optim.Adam(tagger.parameters(), lr=0.05)
+for epoch in range(10):
+    tagger_optimizer.zero_grad()
+    loss = tagger(batch_words, batch_lengths, batch_tags)
+    loss.backward()
+    tagger_optimizer.step()
+    if epoch % 3 == 0:
+        emissions = tagger._emissions(batch_words, batch_lengths)
+        token_mean = tagger.crf(emissions, batch_tags, mask=(batch_words != 0).byte(), reduction="token_mean")
+        print(f"pytorch-crf epoch {epoch} loss {loss.item():.6f} token_mean {token_mean.item():.6f} "
+              f"unmasked {tagger.crf(emissions, batch_tags, reduction='none').tolist()}")
+with torch.no_grad():
+    print(tagger.decode(batch_words, batch_lengths), batch_lengths.tolist())
+    print(tagger.crf.transitions)
 
 # the char-level RNN, as the tutorial goes
 print(letterToTensor("J").nonzero())
