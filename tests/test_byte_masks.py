@@ -161,3 +161,32 @@ def test_index_put_refuses_an_int8_index():
     assert _outcome(lambda: retrograd.zeros(3).index_put_((retrograd.tensor([0], dtype=retrograd.int8),),
                                                           retrograd.tensor(5.))) == \
         _outcome(lambda: torch.zeros(3).index_put_((torch.tensor([0], dtype=torch.int8),), torch.tensor(5.)))
+
+
+INDEX_OPS = {
+    "index_select": lambda lib, i: lib.arange(6.).view(2, 3).index_select(1, i),
+    "index_fill": lambda lib, i: lib.arange(6.).view(2, 3).index_fill(1, i, 0.),
+    "index_add_": lambda lib, i: lib.arange(6.).view(2, 3).index_add_(1, i, lib.ones(2, 2)),
+}
+INDEXES = {
+    **{dtype: (lambda dtype: lambda lib: lib.tensor([0, 1]).to(getattr(lib, dtype)))(dtype)
+       for dtype in ("uint8", "int8", "int16", "int32", "int64", "uint16", "float32", "bool")},
+    "2-d int64": lambda lib: lib.zeros(2, 2, dtype=lib.int64), "2-d float": lambda lib: lib.zeros(2, 2),
+    "0-d int32": lambda lib: lib.tensor(1, dtype=lib.int32),
+}
+
+
+@pytest.mark.parametrize("index", INDEXES)
+@pytest.mark.parametrize("op", INDEX_OPS)
+def test_index_ops_take_the_index_dtypes_torch_takes_and_check_them_in_its_order(op, index):
+    assert _outcome(lambda: INDEX_OPS[op](retrograd, INDEXES[index](retrograd))) == \
+        _outcome(lambda: INDEX_OPS[op](torch, INDEXES[index](torch)))
+
+
+def test_index_reduce_warns_that_it_is_in_beta_after_checking_its_arguments(warn_always):
+    def calls(lib):
+        x = lib.arange(6.).view(2, 3)
+        return [_outcome(lambda: x.index_reduce(1, lib.tensor([0, 1]), lib.ones(2, 2), "sum")),
+                _outcome(lambda: x.index_reduce(1, lib.tensor([0, 1]), lib.ones(2, 2), "prod"))]
+
+    assert calls(retrograd) == calls(torch)

@@ -22,7 +22,7 @@ import numpy as np
 from .. import _dtype as D
 from .._creation import zeros
 from .._tensor import Tensor, _wrap, _wrap_dim
-from .._warn import user_stacklevel
+from .._warn import user_stacklevel, warn_once_at_user
 from .._xp import is_array, namespace
 from ..autograd import grad_mode
 from ..autograd.forward_ad import transforms as _transforms
@@ -995,10 +995,17 @@ def _index_put(target: Tensor, key: tuple, values: Tensor | complex, accumulate:
 
 
 def _index_vector(index: Tensor, what: str) -> np.ndarray:
+    """The index of index_select (int32 or int64; its shape checked first) or index_fill_ (int64 only; its dtype
+    checked first), flattened to int64, with each op's own refusals."""
     arr = index._data if isinstance(index, Tensor) else np.asarray(index)
-    if arr.ndim > 1:
+    if what == "index_fill_":
+        if D.of_array(arr) is not D.int64:
+            raise IndexError("index_fill_(): Expected dtype int64 for index.")
+        if arr.ndim > 1:
+            raise RuntimeError("Index has to be a vector/scalar")
+    elif arr.ndim > 1:
         raise IndexError(f"{what}(): Index is supposed to be a vector")
-    if D.kind(arr) not in "iu":
+    elif D.of_array(arr) not in (D.int32, D.int64):
         raise RuntimeError(f"{what}(): Expected dtype int32 or int64 for index")
     if hasattr(arr, "strides"):
         return arr.reshape(-1).astype(np.int64, copy=False)  # NumPy's methods skip its functions' wrappers
@@ -1206,6 +1213,8 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
     if shape:
         shape[d] = idx.size
     spread = namespace(idx).broadcast_to(A.reshape(namespace(idx), idx, shape), source._data.shape)
+    warn_once_at_user("index_reduce() is in beta and the API may change at any time. (Triggered internally at "
+                      "/__w/pytorch/pytorch/aten/src/ATen/native/TensorAdvancedIndexing.cpp:1523.)")
     return apply(index_reduce_op, (input, source), (d, spread, reduce, bool(include_self)))
 
 
