@@ -89,9 +89,9 @@ _SHORTCUT = "torch computes a 0-d or empty sample without reaching the kernel re
 _COMPOSITE = ("torch's composite calls a kernel with no unsigned version (neg, le, add) or checks an identity; "
               "retrograd's composes other rows")
 KNOWN = {
-    **dict.fromkeys(("__rmatmul__", "__rsub__", "addmv", "addr", "baddbmm", "bmm", "cartesian_prod", "clamp", "cross",
+    **dict.fromkeys(("__rmatmul__", "__rsub__", "addmv", "addr", "bmm", "cartesian_prod", "clamp", "cross",
                      "equal", "inner", "ldexp",
-                     "linalg.cross", "masked_scatter", "matmul", "mv", "native_dropout_backward",
+                     "linalg.cross", "masked_scatter", "matmul", "native_dropout_backward",
                      "nn.functional.bilinear", "nn.functional.conv1d", "nn.functional.conv2d",
                      "nn.functional.conv3d", "outer", "put", "rsub", "scatter_reduce.amax", "scatter_reduce.amin",
                      "scatter_reduce.mean", "scatter_reduce.prod", "scatter_reduce.sum", "searchsorted", "tensordot",
