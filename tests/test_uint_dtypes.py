@@ -90,7 +90,7 @@ _COMPOSITE = ("torch's composite calls a kernel with no unsigned version (neg, l
               "retrograd's composes other rows")
 KNOWN = {
     **dict.fromkeys(("__rmatmul__", "__rsub__", "addmv", "addr", "bmm", "cartesian_prod", "clamp", "cross",
-                     "equal", "index_fill", "index_put", "inner", "ldexp",
+                     "equal", "inner", "ldexp",
                      "linalg.cross", "masked_scatter", "matmul", "native_dropout_backward",
                      "nn.functional.bilinear", "nn.functional.conv1d", "nn.functional.conv2d",
                      "nn.functional.conv3d", "outer", "put", "rsub", "scatter_reduce.amax", "scatter_reduce.amin",

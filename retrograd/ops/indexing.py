@@ -22,6 +22,7 @@ import numpy as np
 from .. import _dtype as D
 from .._creation import zeros
 from .._tensor import Tensor, _wrap, _wrap_dim
+from .._warn import user_stacklevel, warn_once_at_user
 from .._xp import is_array, namespace
 from ..autograd import grad_mode
 from ..autograd.forward_ad import transforms as _transforms
@@ -629,7 +630,9 @@ def _sequence_as_tuple(key: object) -> bool:
             warnings.warn("Using a non-tuple sequence for multidimensional indexing is deprecated and will be "
                           "changed in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be "
                           "interpreted as tensor index, x[torch.tensor(seq)], which will result either in an error or "
-                          "a different result", UserWarning, stacklevel=4)
+                          "a different result (Triggered internally at "
+                          "/__w/pytorch/pytorch/torch/csrc/autograd/python_variable_indexing.cpp:349.)", UserWarning,
+                          stacklevel=user_stacklevel())
             return True
     return False
 
@@ -638,13 +641,16 @@ def _as_index(value: object) -> np.ndarray:
     """An index array from a tensor, list or array: integers as int64, masks as bool."""
     if isinstance(value, Tensor):
         arr = value._data
+        if value.dtype not in (D.int64, D.int32, D.uint8, D.bool_):  # torch takes other arrays and lists as int64
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
     else:
         arr = np.asarray(value)
         if arr.dtype == object:
             arr = np.asarray([v._data if isinstance(v, Tensor) else v for v in value])
-    if D.of_array(arr) is D.uint8:
-        warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead.",
-                      UserWarning, stacklevel=4)
+    if D.of_array(arr) is D.uint8:  # torch warns every time (TORCH_WARN), at the user's line
+        warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead. "
+                      "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/IndexingUtils.h:37.)",
+                      UserWarning, stacklevel=user_stacklevel())
         return arr != 0
     if D.kind(arr) == "b":
         return arr
@@ -675,7 +681,8 @@ def _parse_key(key: object) -> list:
         elif isinstance(k, (int, np.integer)):
             entries.append(int(k))
         elif isinstance(k, Tensor) and k._data.ndim == 0 and k.dtype.category < 2:
-            entries.append(bool(k._data) if k.dtype.category == 0 else int(k._data))
+            # a 0-d uint8 tensor is a mask, as a 0-d bool is (torch's applySlicing), and warns of nothing
+            entries.append(bool(k._data) if k.dtype.category == 0 or k.dtype is D.uint8 else int(k._data))
         elif isinstance(k, (Tensor, list, tuple, range, np.ndarray)):
             entries.append(_as_index(k))
         else:
@@ -842,6 +849,7 @@ def setitem(self: Tensor, key: object, value: Tensor | complex) -> None:
         raise TypeError(f"can't assign a {_type_name(value)} to a {D.tensor_type_name(self.dtype)}")
     if not isinstance(value, Tensor):
         value = D.checked(D.number(value), self._data.dtype, halves=False)
+    _refuse_byte_mask_fill(key if isinstance(key, tuple) else (key,), value, False)
     target, advanced = _index_views(self, _parse_key(key), lone_slice=False)
     if target is not self:
         target._extra_dict()["discarded"] = True  # no one sees this view after the write: no need to regenerate it
@@ -886,6 +894,19 @@ def _dtype_word(dt: D.dtype) -> str:
     return D.scalar_type_name(dt)
 
 
+def _refuse_byte_mask_fill(key: Sequence, value: Tensor | complex, accumulate: bool) -> None:
+    """torch writes a one-element value through a lone mask index (slices and integers around it) by masked_fill_
+    (canDispatchToMaskedFill), which refuses a uint8 mask: what old byte-mask code's `x[mask] = 0` gets now."""
+    if accumulate or (isinstance(value, Tensor) and value._data.size != 1):
+        return
+    advanced = [k for k in key if isinstance(k, Tensor) and k._data.ndim or isinstance(k, (list, range, np.ndarray))]
+    if len(advanced) != 1 or isinstance(advanced[0], (list, range)):  # a list of numbers is a long index
+        return
+    lone = advanced[0]._data if isinstance(advanced[0], Tensor) else advanced[0]  # an array: a tensor of its dtype
+    if D.of_array(lone) is D.uint8:
+        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype unsigned char")
+
+
 def _put_key(self: Tensor, indices: Sequence) -> tuple:
     if not isinstance(indices, (tuple, list)):
         raise TypeError("index_put(): argument 'indices' must be tuple of Tensors")
@@ -919,6 +940,8 @@ def _put_values(self: Tensor, key: tuple, values: Tensor | complex) -> Tensor | 
 
 def index_put(input: Tensor, indices: Sequence[Tensor], values: Tensor, accumulate: bool = False) -> Tensor:
     """A copy of input with values written (or added, accumulate=True) at the indexed places."""
+    if isinstance(indices, (tuple, list)):
+        _refuse_byte_mask_fill(indices, values, bool(accumulate))
     return _index_put(input, _put_key(input, indices), values, bool(accumulate))
 
 
@@ -926,6 +949,8 @@ def index_put_(input: Tensor, indices: Sequence[Tensor], values: Tensor, accumul
     """In-place index_put (IndexPutBackward0, or CopySlices on the base when input is a view)."""
     if not isinstance(values, Tensor):  # torch's words for the method (torch.index_put_ says position 3)
         raise TypeError(f"index_put_(): argument 'values' (position 2) must be Tensor, not {type(values).__name__}")
+    if isinstance(indices, (tuple, list)):
+        _refuse_byte_mask_fill(indices, values, bool(accumulate))
     return _index_put_inplace(input, _put_key(input, indices), values, bool(accumulate))
 
 
@@ -970,10 +995,17 @@ def _index_put(target: Tensor, key: tuple, values: Tensor | complex, accumulate:
 
 
 def _index_vector(index: Tensor, what: str) -> np.ndarray:
+    """The index of index_select (int32 or int64; its shape checked first) or index_fill_ (int64 only; its dtype
+    checked first), flattened to int64, with each op's own refusals."""
     arr = index._data if isinstance(index, Tensor) else np.asarray(index)
-    if arr.ndim > 1:
+    if what == "index_fill_":
+        if D.of_array(arr) is not D.int64:
+            raise IndexError("index_fill_(): Expected dtype int64 for index.")
+        if arr.ndim > 1:
+            raise RuntimeError("Index has to be a vector/scalar")
+    elif arr.ndim > 1:
         raise IndexError(f"{what}(): Index is supposed to be a vector")
-    if D.kind(arr) not in "iu":
+    elif D.of_array(arr) not in (D.int32, D.int64):
         raise RuntimeError(f"{what}(): Expected dtype int32 or int64 for index")
     if hasattr(arr, "strides"):
         return arr.reshape(-1).astype(np.int64, copy=False)  # NumPy's methods skip its functions' wrappers
@@ -1181,6 +1213,8 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
     if shape:
         shape[d] = idx.size
     spread = namespace(idx).broadcast_to(A.reshape(namespace(idx), idx, shape), source._data.shape)
+    warn_once_at_user("index_reduce() is in beta and the API may change at any time. (Triggered internally at "
+                      "/__w/pytorch/pytorch/aten/src/ATen/native/TensorAdvancedIndexing.cpp:1523.)")
     return apply(index_reduce_op, (input, source), (d, spread, reduce, bool(include_self)))
 
 
@@ -1213,10 +1247,22 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
 
 
 def _bool_mask(mask: Tensor, what: str) -> np.ndarray:
-    if mask.dtype is not D.bool_:
-        raise RuntimeError(f"{what} only supports boolean masks, but got mask with dtype {mask.dtype}"
-                           if what == "masked_fill_" else f"{what}: expected BoolTensor for mask")
-    return mask._data
+    """The array of a bool mask; torch's refusal of any other dtype, in each op's own words (masked_fill_ names
+    the C++ type, masked_scatter_ the ScalarType, after its deprecation warning for uint8)."""
+    if mask.dtype is D.bool_:
+        return mask._data
+    if what == "masked_fill_":
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{D.CPP_TYPE_NAMES[mask.dtype.name]}")
+    if what == "masked_scatter_":
+        if mask.dtype is D.uint8:
+            warnings.warn("masked_scatter_ received a mask with dtype torch.uint8, this behavior is now deprecated,"
+                          "please use a mask with dtype torch.bool instead. (Triggered internally at "
+                          "/__w/pytorch/pytorch/aten/src/ATen/native/TensorAdvancedIndexing.cpp:3130.)", UserWarning,
+                          stacklevel=user_stacklevel())
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype "
+                           f"{D.scalar_type_name(mask.dtype)}")
+    raise RuntimeError(f"{what}: expected BoolTensor for mask")
 
 
 def masked_fill(input: Tensor, mask: Tensor, value: Tensor | complex) -> Tensor:

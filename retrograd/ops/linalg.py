@@ -1751,34 +1751,6 @@ def _mm_dtypes(a: Tensor, b: Tensor, first: str = "m1", second: str = "m2") -> N
                            f"{D.CPP_TYPE_NAMES[a.dtype.name]} != {D.CPP_TYPE_NAMES[b.dtype.name]}")
 
 
-def _bmm_dtypes(a: Tensor, b: Tensor) -> None:
-    """bmm's refusal of two dtypes, in its CPU kernel's words (naming the first operand's as the expected one)."""
-    if a.dtype is not b.dtype and not autocast_unifies(a, b):
-        raise RuntimeError(f"expected scalar type {D.scalar_type_name(a.dtype)} but found "
-                           f"{D.scalar_type_name(b.dtype)}")
-
-
-def _mv_dtypes(mat: Tensor, vec: Tensor) -> None:
-    """mv's refusal of two dtypes: torch's mv is addmv into a result of vec's dtype, and names all three."""
-    if mat.dtype is not vec.dtype and not autocast_unifies(mat, vec):
-        names = [D.scalar_type_name(t.dtype) for t in (vec, mat)]
-        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {names[0]}, {names[1]}, and "
-                           f"{names[0]}")
-
-
-def _matmul_dtypes(a: Tensor, b: Tensor) -> None:
-    """The refusal of two dtypes by the kernel torch's matmul reaches for these shapes (Note [matmul nodes]): mm or
-    mv on a folded operand (a batch times a matrix or vector; a matrix or vector that requires grad times a batch,
-    through the batch's transpose), else bmm."""
-    da, db = a._data.ndim, b._data.ndim
-    if db <= 2:
-        (_mm_dtypes if db == 2 else _mv_dtypes)(a, b)
-    elif da <= 2 and a._requires_grad:
-        (_mm_dtypes if da == 2 else _mv_dtypes)(b, a)
-    else:
-        _bmm_dtypes(a, b)
-
-
 # ============================================================================================
 # Public functions: products
 # ============================================================================================
@@ -1803,8 +1775,19 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
     if input._data.shape[1] != vec._data.shape[0]:
         raise RuntimeError(f"size mismatch, got input ({input._data.shape[0]}), mat ({input._data.shape[0]}x"
                            f"{input._data.shape[1]}), vec ({vec._data.shape[0]})")
-    _mv_dtypes(input, vec)
+    if input.dtype is not vec.dtype and not autocast_unifies(input, vec):
+        raise _mv_dtype_error(input, vec)
     return apply(mv_op, (input, vec))
+
+
+def _mv_dtype_error(mat: Tensor, vec: Tensor) -> RuntimeError:
+    """torch's mv is addmv into a result of vec's dtype, and names the three dtypes (result, mat, vec)."""
+    return RuntimeError(f"addmv input tensors must have the same dtype, but got {D.scalar_type_name(vec.dtype)}, "
+                        f"{D.scalar_type_name(mat.dtype)}, and {D.scalar_type_name(vec.dtype)}")
+
+
+def _bmm_dtype_error(a: Tensor, b: Tensor) -> RuntimeError:
+    return RuntimeError(f"expected scalar type {D.scalar_type_name(a.dtype)} but found {D.scalar_type_name(b.dtype)}")
 
 
 def _check_vectors(name: str, a: Tensor, b: Tensor) -> None:
@@ -1843,7 +1826,8 @@ def _check_batches(a: Tensor, b: Tensor) -> None:
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     """Batched matrix product of (b, n, m) and (b, m, p) tensors."""
     _check_batches(input, mat2)
-    _bmm_dtypes(input, mat2)
+    if input.dtype is not mat2.dtype and not autocast_unifies(input, mat2):
+        raise _bmm_dtype_error(input, mat2)
     return apply(bmm_op, (input, mat2))
 
 
@@ -1870,6 +1854,25 @@ def _matmul_row(a: Tensor, b: Tensor) -> object:
         rows, cols = a._data.shape[-2], b._data.shape[-1]
         return matmul_folded_transpose if rows == 1 or cols == 1 or b._data.size == 0 else matmul_folded_clone
     return matmul_nd
+
+
+def _matmul_dtype_error(a: Tensor, b: Tensor) -> RuntimeError:
+    """The dtype message of the kernel torch's matmul reaches for operands of two dtypes (a batch on either side):
+    mm or mv on a batch folded against a matrix or vector (a batch of one that requires grad counts as a matrix), the
+    operands swapped where the matrix or vector on the left requires grad (folded through b^T), else bmm."""
+    (da, db), (sa, sb) = (a._data.ndim, b._data.ndim), (a._data.shape, b._data.shape)
+    one_left = da == db == 3 and sa[0] == 1 != sb[0] and a._requires_grad
+    one_right = da == db == 3 and sb[0] == 1 != sa[0] and b._requires_grad and not one_left
+    if db <= 2 or one_right:
+        folded, other = a, b
+    elif da <= 2 and a._requires_grad or one_left:
+        folded, other = b, a
+    else:
+        return _bmm_dtype_error(a, b)
+    if other._data.ndim == 1:
+        return _mv_dtype_error(folded, other)
+    return RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {D.CPP_TYPE_NAMES[folded.dtype.name]} != "
+                        f"{D.CPP_TYPE_NAMES[other.dtype.name]}")
 
 
 def _matmul_shape_error(a: Tensor, b: Tensor) -> RuntimeError:
@@ -1908,9 +1911,11 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     inner_b = other._data.shape[-2] if db > 1 else other._data.shape[0]
     if inner_a != inner_b:
         raise _matmul_shape_error(input, other)
-    _matmul_dtypes(input, other)
     if da == 1 and db == 2:
+        _mm_dtypes(input, other)  # torch: input.unsqueeze(0).mm(other)
         return apply(matmul_vec_mat, (input, other))
+    if input.dtype is not other.dtype and not autocast_unifies(input, other):
+        raise _matmul_dtype_error(input, other)
     _check_batch_broadcast(input._data.shape[:-2], other._data.shape[:-2] if db > 1 else ())
     row = _matmul_row(input, other)
     if db > 2 and da > 1 and row is matmul_nd:  # the batched product (bmm in torch)
@@ -2014,11 +2019,13 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: complex = 1, alpha:
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: complex = 1, alpha: complex = 1) -> Tensor:
     """beta * input + alpha * (batch1 @ batch2), batch by batch."""
     _check_batches(batch1, batch2)
-    if input.dtype is not batch1.dtype and not autocast_unifies(input, batch1, batch2):
-        names = [D.CPP_TYPE_NAMES[t.dtype.name] for t in (input, batch1, batch2)]
-        raise RuntimeError(f"Input dtypes must be the same, got: input {names[0]}, batch1: {names[1]}, batch2: "
-                           f"{names[2]}")
-    _bmm_dtypes(batch1, batch2)
+    if (input.dtype is not batch1.dtype or batch1.dtype is not batch2.dtype) \
+            and not autocast_unifies(input, batch1, batch2):
+        if input.dtype is not batch1.dtype:
+            raise RuntimeError(f"Input dtypes must be the same, got: input {D.CPP_TYPE_NAMES[input.dtype.name]}, "
+                               f"batch1: {D.CPP_TYPE_NAMES[batch1.dtype.name]}, batch2: "
+                               f"{D.CPP_TYPE_NAMES[batch2.dtype.name]}")
+        raise _bmm_dtype_error(batch1, batch2)
     _check_broadcast(input, batch1._data.shape[:2] + batch2._data.shape[2:])
     return apply(baddbmm_op, (input, batch1, batch2), (beta, alpha))
 
@@ -2273,7 +2280,8 @@ def _einsum_pair_dtypes(a: Tensor, a_labels: str, b: Tensor, b_labels: str, keep
     only_a = [order.index(c) for c in keep if sizes_a.get(c, 1) != 1 and sizes_b.get(c, 1) == 1]
     only_b = [order.index(c) for c in keep if sizes_b.get(c, 1) != 1 and sizes_a.get(c, 1) == 1]
     swapped = only_a and only_b and max(only_b) < min(only_a)
-    _bmm_dtypes(*((b, a) if swapped else (a, b)))
+    if not autocast_unifies(a, b):
+        raise _bmm_dtype_error(*((b, a) if swapped else (a, b)))
 
 
 def einsum(*args: Any) -> Tensor:

@@ -50,7 +50,7 @@ from .conv import (
 )
 from .indexing import _index_range, index_put_op, scatter_add_op
 from .linalg import addmm, matmul, matrix_norm
-from .pointwise import clamp_min, div_by_number, log, log1p, minimum, sigmoid, where, xlogy
+from .pointwise import _refuse_kinds, clamp_min, div_by_number, log, log1p, minimum, sigmoid, where, xlogy
 from .reduction import _reduced_dims, vector_norm_op
 from .registry import apply, autocast_input, defop, namespace, sum_to, unrecorded_arrays
 
@@ -78,15 +78,18 @@ class NormAxes(NamedTuple):
 @defop("_softmax", node="SoftmaxBackward0", params=("dim",), self="softmax_backward_data(grad, result, dim)",
        jvp="result * (self_t - (self_t * result).sum(dim, True))")
 def softmax_op(xp, x, dim):
-    return _along_rows(xp, x, dim, _softmax_forward)
+    return _along_rows(xp, x, dim, _softmax_forward, "softmax")
 
 
-def _along_rows(xp: Any, x: Any, dim: int, forward: Any) -> Any:
+def _along_rows(xp: Any, x: Any, dim: int, forward: Any, kernel: str) -> Any:
     """forward(xp, x, dim) of softmax or log_softmax as torch's kernels take it: a 0-d x is one element, an empty x
-    is copied, and float16 runs in float32, rounded once (Note [float16 sums] in ops/reduction.py)."""
-    dim = dim if x.ndim else None  # CuPy refuses a 0-d array's axis 0
+    is copied, integers, bools and complex numbers are refused by the kernel torch picks (its lastdim one along the
+    last dim), and float16 runs in float32, rounded once (Note [float16 sums] in ops/reduction.py)."""
     if not x.size:
         return A.copy(xp, x)
+    last = not x.ndim or dim == x.ndim - 1
+    _refuse_kinds(x.dtype, f"{kernel}_lastdim_kernel_impl" if last else f"{kernel}_kernel_impl", "buic")
+    dim = dim if x.ndim else None  # CuPy refuses a 0-d array's axis 0
     if x.dtype == np.float16:
         return forward(xp, x.astype(np.float32), dim).astype(np.float16)
     return forward(xp, x, dim)
@@ -123,7 +126,7 @@ def softmax_backward_data(xp, g, r, dim):
        self="log_softmax_backward_data(grad, result, dim)",
        jvp="self_t - (self_t * exp(result)).sum(dim, True)")
 def log_softmax_op(xp, x, dim):
-    return _along_rows(xp, x, dim, _log_softmax_forward)
+    return _along_rows(xp, x, dim, _log_softmax_forward, "log_softmax")
 
 
 def _log_softmax_forward(xp: Any, x: Any, dim: int | None) -> Any:
@@ -1627,6 +1630,22 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
 
 # ---- attention ------------------------------------------------------------------------------
 
+def _check_attention_inputs(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None) -> None:
+    """torch's validate_sdpa_input, before either path: one dtype for q, k and v, at least 2 dims each, and a mask
+    that is bool, float32 or query's dtype (an integer or uint8 mask is refused, never added)."""
+    names = [D.CPP_TYPE_NAMES[t.dtype.name] for t in (query, key, value)]
+    if query.dtype is not key.dtype or query.dtype is not value.dtype:
+        raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got query.dtype: {names[0]} "
+                           f"key.dtype: {names[1]} and value.dtype: {names[2]} instead.")
+    if min(query.ndim, key.ndim, value.ndim) < 2:
+        raise RuntimeError(f"Expected query, key, and value to all be  at least 2 dimensional, but got query.dim: "
+                           f"{query.ndim} key.dim: {key.ndim} and value.dim: {value.ndim} instead.")
+    if attn_mask is not None and attn_mask.dtype not in (D.bool_, D.float32, query.dtype):
+        raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query dtype, but got "
+                           f"attn_mask.dtype: {D.CPP_TYPE_NAMES[attn_mask.dtype.name]} and  query.dtype: {names[0]} "
+                           "instead.")
+
+
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
                                  dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
                                  enable_gqa: bool = False) -> Tensor:
@@ -1637,12 +1656,13 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     query, key, value = (autocast_input(t, row) for t in (query, key, value))
     if attn_mask is not None:
         attn_mask = autocast_input(attn_mask, row)
+    _check_attention_inputs(query, key, value, attn_mask)
     if enable_gqa and query.shape[-3] != key.shape[-3]:
         repeat = query.shape[-3] // key.shape[-3]
         key = key.repeat_interleave(repeat, -3)
         value = value.repeat_interleave(repeat, -3)
     length, source = query.shape[-2], key.shape[-2]
-    fused = (query.ndim == 4 and key.ndim == 4 and value.ndim == 4 and dropout_p == 0.0
+    fused = (query.ndim == 4 and key.ndim == 4 and value.ndim == 4 and dropout_p == 0.0 and query.is_floating_point()
              and query.shape[-1] == key.shape[-1] == value.shape[-1] and length > 0 and source > 0
              and not (attn_mask is not None and attn_mask.requires_grad))
     if is_causal and attn_mask is not None and not fused:  # the fused kernel applies both, the math path refuses

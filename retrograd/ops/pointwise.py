@@ -23,6 +23,7 @@ import numpy as np
 from .. import _dtype as D
 from .._creation import full, tensor, zeros_like
 from .._tensor import Tensor
+from .._warn import warn_once_at_user
 from . import arrays as A
 from .complex import conj, conj_physical, imag, real  # noqa: F401 - conj for the helpers; real/imag: Tensor.real
 from .registry import Op, apply, defop, linear_backward_op, namespace
@@ -1538,9 +1539,14 @@ def where(condition: Tensor, input: Tensor | complex | None = None, other: Tenso
 
         return nonzero(condition, as_tuple=True)
     cond = condition._data if isinstance(condition, Tensor) else condition
-    if D.kind(cond) != "b":
+    if condition.dtype is D.uint8:  # the byte masks of older code (pytorch-crf's default mask): nonzero is true
+        warn_once_at_user("where received a uint8 condition tensor. This behavior is deprecated and will be removed "
+                          "in a future version of PyTorch. Use a boolean condition instead. (Triggered internally at "
+                          "/__w/pytorch/pytorch/aten/src/ATen/native/TensorCompare.cpp:621.)")
+        cond = cond != 0
+    elif D.kind(cond) != "b":
         raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor with dtype "
-                           f"{condition.dtype}")
+                           f"{D.scalar_type_name(condition.dtype)}")
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         # a NumPy scalar gets a number's dtype (Note [operands])
         input = tensor(D.number(input), device=getattr(condition, "device", None))

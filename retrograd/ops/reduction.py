@@ -386,12 +386,17 @@ def hash_tensor_op(xp, x, dim, keepdim):
 
 @defop("all", params=("dim", "keepdim"))
 def all_op(xp, x, dim, keepdim):
-    return xp.all(x, axis=dim, keepdims=keepdim)
+    return _bytes_stay_bytes(xp, x, xp.all(x, axis=dim, keepdims=keepdim))
 
 
 @defop("any", params=("dim", "keepdim"))
 def any_op(xp, x, dim, keepdim):
-    return xp.any(x, axis=dim, keepdims=keepdim)
+    return _bytes_stay_bytes(xp, x, xp.any(x, axis=dim, keepdims=keepdim))
+
+
+def _bytes_stay_bytes(xp, x, truth):
+    """all/any of a uint8 tensor answer 0 or 1 in uint8, as torch's do (the byte masks from before torch.bool)."""
+    return A.astype(xp, truth, np.uint8) if D.of_array(x) is D.uint8 else truth
 
 
 # ============================================================================================
@@ -1162,12 +1167,12 @@ def hash_tensor(input: Tensor, dim: int | Sequence[int] | None = (), *, keepdim:
 
 
 def all(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001
-    """True where every element (along dim) is nonzero; bool result, no gradient."""
+    """True where every element (along dim) is nonzero; bool result (uint8 for uint8 input), no gradient."""
     return apply(all_op, (input,), (None if dim is None else _reduced_dims(dim, input.ndim), keepdim))
 
 
 def any(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001
-    """True where some element (along dim) is nonzero; bool result, no gradient."""
+    """True where some element (along dim) is nonzero; bool result (uint8 for uint8 input), no gradient."""
     return apply(any_op, (input,), (None if dim is None else _reduced_dims(dim, input.ndim), keepdim))
 
 

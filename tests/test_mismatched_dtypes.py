@@ -1,0 +1,106 @@
+"""Operands of dtypes the kernel does not take, against torch (found through an integer attention mask): each
+product names the dtypes in the words of the kernel torch's matmul reaches (mm, mv through addmv, bmm, baddbmm),
+scaled_dot_product_attention validates its inputs before either path (an integer mask is refused, never added), and
+softmax / log_softmax refuse integers, bools and complex numbers by the kernel torch picks. Each case compares the
+result's dtype and values, or the exception's type and message."""
+
+import pytest
+import torch
+
+import retrograd
+
+
+def _outcome(fn):
+    """('ok', dtype, values) or (exception type, message)."""
+    try:
+        out = fn()
+    except Exception as e:  # noqa: BLE001 - the exception itself is what is compared
+        return type(e).__name__, str(e)
+    return "ok", str(out.dtype), out.tolist()
+
+
+def _ones(lib, *shape, dtype="float32", grad=False):
+    return lib.ones(shape, dtype=getattr(lib, dtype), requires_grad=grad)
+
+
+PRODUCTS = {
+    "mm": lambda lib: lib.mm(_ones(lib, 2, 2), _ones(lib, 2, 2, dtype="float64")),
+    "mv": lambda lib: lib.mv(_ones(lib, 2, 2), _ones(lib, 2, dtype="float64")),
+    "mv long matrix": lambda lib: lib.mv(_ones(lib, 2, 2, dtype="int64"), _ones(lib, 2)),
+    "bmm": lambda lib: lib.bmm(_ones(lib, 2, 2, 2), _ones(lib, 2, 2, 2, dtype="float64")),
+    "bmm complex": lambda lib: lib.bmm(_ones(lib, 2, 2, 2, dtype="complex64"), _ones(lib, 2, 2, 2)),
+    "matmul 1@1": lambda lib: _ones(lib, 2) @ _ones(lib, 2, dtype="float64"),
+    "matmul 1@2": lambda lib: _ones(lib, 2) @ _ones(lib, 2, 2, dtype="float64"),
+    "matmul 2@1": lambda lib: _ones(lib, 2, 2) @ _ones(lib, 2, dtype="float64"),
+    "matmul 3@3": lambda lib: _ones(lib, 2, 2, 2) @ _ones(lib, 2, 2, 2, dtype="float64"),
+    "matmul 4@4": lambda lib: _ones(lib, 1, 2, 2, 2) @ _ones(lib, 1, 2, 2, 2, dtype="float64"),
+    "matmul 3@2": lambda lib: _ones(lib, 2, 2, 2) @ _ones(lib, 2, 2, dtype="float64"),
+    "matmul 3@1": lambda lib: _ones(lib, 2, 2, 2) @ _ones(lib, 2, dtype="float64"),
+    "matmul 4@2": lambda lib: _ones(lib, 2, 2, 2, 2) @ _ones(lib, 2, 2, dtype="float64"),
+    "matmul 2@3": lambda lib: _ones(lib, 2, 2) @ _ones(lib, 2, 2, 2, dtype="float64"),
+    "matmul 2@4": lambda lib: _ones(lib, 2, 2) @ _ones(lib, 2, 2, 2, 2, dtype="float64"),
+    "matmul 1@3": lambda lib: _ones(lib, 2) @ _ones(lib, 2, 2, 2, dtype="float64"),
+    "matmul 2 (grad) @3": lambda lib: _ones(lib, 2, 2, grad=True) @ _ones(lib, 2, 2, 2, dtype="float64"),
+    "matmul 1 (grad) @3": lambda lib: _ones(lib, 2, grad=True) @ _ones(lib, 2, 2, 2, dtype="float64"),
+    "matmul 2@3 (grad)": lambda lib: _ones(lib, 2, 2) @ _ones(lib, 2, 2, 2, dtype="float64", grad=True),
+    "matmul 3 (grad) @3": lambda lib: _ones(lib, 2, 2, 2, grad=True) @ _ones(lib, 2, 2, 2, dtype="float64"),
+    "matmul batch of one (grad) @3": lambda lib: _ones(lib, 1, 2, 2, grad=True) @ _ones(lib, 3, 2, 2, dtype="float64"),
+    "matmul 3 @ batch of one (grad)": lambda lib: _ones(lib, 3, 2, 2) @ _ones(lib, 1, 2, 2, dtype="float64", grad=True),
+    "baddbmm input": lambda lib: lib.baddbmm(_ones(lib, 2, 2, 2), _ones(lib, 2, 2, 2, dtype="float64"),
+                                            _ones(lib, 2, 2, 2, dtype="float64")),
+    "baddbmm batch2": lambda lib: lib.baddbmm(_ones(lib, 2, 2, 2), _ones(lib, 2, 2, 2),
+                                             _ones(lib, 2, 2, 2, dtype="float64")),
+    "baddbmm batch1": lambda lib: lib.baddbmm(_ones(lib, 2, 2, 2), _ones(lib, 2, 2, 2, dtype="float64"),
+                                             _ones(lib, 2, 2, 2)),
+    "baddbmm long input": lambda lib: lib.baddbmm(_ones(lib, 2, 2, dtype="int64"), _ones(lib, 2, 2, 2),
+                                                 _ones(lib, 2, 2, 2)),
+    "addbmm": lambda lib: lib.addbmm(_ones(lib, 2, 2), _ones(lib, 2, 2, 2, dtype="float64"),
+                                     _ones(lib, 2, 2, 2, dtype="float64")),
+}
+
+
+@pytest.mark.parametrize("case", PRODUCTS)
+def test_products_name_mismatched_dtypes_in_the_words_of_torchs_kernel(case):
+    assert _outcome(lambda: PRODUCTS[case](retrograd)) == _outcome(lambda: PRODUCTS[case](torch))
+
+
+def _attention(lib, dtype="float32", key_dtype=None, mask_dtype=None, shape=(1, 1, 2, 4), **kwargs):
+    q = lib.arange(8.).view(1, 1, 2, 4).to(getattr(lib, dtype)).reshape(shape) / 8
+    k = q.to(getattr(lib, key_dtype)) if key_dtype else q
+    mask = None if mask_dtype is None else lib.tensor([[1, 0], [1, 1]]).to(getattr(lib, mask_dtype))
+    return lib.nn.functional.scaled_dot_product_attention(q, k, q, attn_mask=mask, **kwargs)
+
+
+ATTENTION = {
+    "uint8 mask": dict(mask_dtype="uint8"), "int64 mask": dict(mask_dtype="int64"),
+    "int32 mask, causal": dict(mask_dtype="int32", is_causal=True), "uint8 mask, 3-d": dict(mask_dtype="uint8",
+                                                                                           shape=(1, 2, 4)),
+    "uint8 mask, dropout": dict(mask_dtype="uint8", dropout_p=0.5), "bool mask": dict(mask_dtype="bool"),
+    "float64 mask, float32 query": dict(mask_dtype="float64"),
+    "float32 mask, float64 query": dict(dtype="float64", mask_dtype="float32"),
+    "float16 mask, float64 query": dict(dtype="float64", mask_dtype="float16"),
+    "key of another dtype": dict(key_dtype="float64"),
+    "key of another dtype, integer mask": dict(key_dtype="float64", mask_dtype="int64"),
+    "1-d inputs": dict(shape=(8,), mask_dtype="int32"),
+    "integer inputs": dict(dtype="int64"), "integer inputs and mask": dict(dtype="int64", mask_dtype="int64"),
+    "bool inputs, 3-d": dict(dtype="bool", shape=(1, 2, 4)), "complex inputs": dict(dtype="complex64"),
+}
+
+
+@pytest.mark.parametrize("case", ATTENTION)
+def test_scaled_dot_product_attention_validates_its_inputs_as_torch(case):
+    outcomes = [_outcome(lambda: _attention(lib, **ATTENTION[case])) for lib in (retrograd, torch)]
+    if outcomes[1][0] == "ok":  # values to float32 accuracy
+        assert outcomes[0][:2] == outcomes[1][:2]
+        assert torch.tensor(outcomes[0][2]).allclose(torch.tensor(outcomes[1][2]), atol=1e-6)
+    else:
+        assert outcomes[0] == outcomes[1]
+
+
+@pytest.mark.parametrize("shape_and_dim", [((2, 3), -1), ((2, 3), 0), ((3, 1), 0), ((), 0), ((0, 3), 1)])
+@pytest.mark.parametrize("dtype", ["int64", "bool", "uint8", "complex64", "complex128", "float16", "float64"])
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_refuses_integers_bools_and_complex_by_torchs_kernel(name, dtype, shape_and_dim):
+    shape, dim = shape_and_dim
+    assert _outcome(lambda: getattr(retrograd, name)(_ones(retrograd, *shape, dtype=dtype), dim)) == \
+        _outcome(lambda: getattr(torch, name)(_ones(torch, *shape, dtype=dtype), dim))
