@@ -23,6 +23,7 @@ from ._legacy import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, Double
 from ._layout import layout, strided
 from ._memory_format import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
 from . import _tensor
+from . import meta as _meta  # the meta device, behind the array seam (retrograd/meta)
 from ._tensor import Size, Tensor, device
 from .storage import TypedStorage, UntypedStorage, is_storage
 from ._warn import is_warn_always_enabled, set_warn_always
