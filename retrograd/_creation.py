@@ -19,7 +19,7 @@ from . import _dtype as D
 from . import _random_streams as S
 from . import _xp
 from ._memory_format import like_order
-from ._tensor import NO_VERSION_COUNTER, Tensor, _wrap, on_device, placement
+from ._tensor import CPU, DEFAULT_DEVICE, NO_VERSION_COUNTER, Tensor, _wrap, on_device, placement
 from ._tensor import device as _device
 from ._warn import warn_once, warn_once_at_user
 from .autograd import grad_mode
@@ -374,7 +374,9 @@ def _finish(data: np.ndarray, requires_grad: bool, device: Any = None, pin_memor
                            "is available on this system.")
     if requires_grad and D.kind(data) not in "fc":
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
-    t = _new(data if device is None else on_device(data, device))
+    if device is None:  # the default device (Note [the default device]): None for the CPU
+        device = DEFAULT_DEVICE[-1]
+    t = _new(data if device is None or device is CPU else on_device(data, device))
     t._requires_grad = requires_grad
     return t
 
@@ -546,6 +548,7 @@ def _floats_truncated(data: Any, dtype: D.dtype) -> Any:
 
 def as_tensor(data: Any, dtype: D.dtype | None = None, device: Any = None) -> Tensor:
     """Like tensor(), but shares memory with a tensor or NumPy array of the right dtype."""
+    device = DEFAULT_DEVICE[-1] if device is None else device  # Note [the default device]
     if isinstance(data, Tensor):
         data = data if device is None else data.to(device)
         return data if dtype is None or data.dtype is dtype else data.to(dtype)
@@ -826,13 +829,17 @@ def _device_draw(kind: str, size: Sequence, generator: Generator | None, dtype: 
                  requires_grad: bool) -> Tensor | None:
     """Samples drawn by a device's own generator (Note [random numbers on a device] in _xp.py), or None: on the
     CPU, with an explicit generator, or where the backend has none."""
-    if device is None or generator is not None:
+    device = DEFAULT_DEVICE[-1] if device is None else device
+    if device is None:
         return None
     where = placement(device)
     if where[0] == "cpu":
         return None
+    found = _xp.backend(where[0])
+    if generator is not None and found.has_data:  # an explicit generator draws on the host (meta draws nothing)
+        return None
     _torch_rng(None)  # vmap's randomness checks
-    drawn = _xp.backend(where[0]).draw(kind, _shape(size), _np_dtype(dtype), where[1])
+    drawn = found.draw(kind, _shape(size), _np_dtype(dtype), where[1])
     if drawn is None:
         return None
     t = _new(drawn)
@@ -868,7 +875,9 @@ def randperm(n: int, *, generator: Generator | None = None, dtype: D.dtype | Non
 
 def _where(input: Tensor, device: Any) -> Any:
     """A `_like` factory's device: the one asked for, else input's (None, no transfer, for NumPy's arrays)."""
-    return device if device is not None or type(input._data) is np.ndarray else input.device
+    if device is not None:
+        return device
+    return CPU if type(input._data) is np.ndarray else input.device
 
 
 def _like(fn: Any, numpy_fn: Any, fill: str | None) -> Any:
@@ -883,7 +892,7 @@ def _like(fn: Any, numpy_fn: Any, fill: str | None) -> Any:
         if dtype is None and device is None and type(data) is np.ndarray and data.dtype.isbuiltin == 1:
             np_dtype = data.dtype
             return _laid_like(input, memory_format, lambda shape: _finish(
-                _made(shape, np_dtype, fill, lambda: numpy_fn(shape, np_dtype)), requires_grad, pin_memory=pin_memory))
+                _made(shape, np_dtype, fill, lambda: numpy_fn(shape, np_dtype)), requires_grad, CPU, pin_memory))
         return _laid_like(input, memory_format, lambda shape: fn(
             shape, dtype=dtype or input.dtype, requires_grad=requires_grad, device=_where(input, device),
             pin_memory=pin_memory))

@@ -207,6 +207,27 @@ def on_device(array: Any, where: Any) -> Any:
 
 CPU = device("cpu")
 
+# Note [the default device]
+# Factories (torch.empty, zeros, tensor, arange, ...) and so a module's parameters go, when no `device=` is given,
+# to the default device: the innermost `with torch.device(...)` block's, else set_default_device's, else the CPU.
+# The stack holds None for the CPU, so a factory's CPU default costs one test; the first entry is
+# set_default_device's. A `_like` factory follows its input's device instead, as torch's do.
+DEFAULT_DEVICE: list[device | None] = [None]
+
+
+def _enter_device(self: device) -> device:
+    """`with torch.device('meta'):` makes factories put their tensors there (Note [the default device])."""
+    DEFAULT_DEVICE.append(None if self.type == "cpu" else self)
+    return self
+
+
+def _exit_device(self: device, *exc: object) -> None:
+    DEFAULT_DEVICE.pop()
+
+
+device.__enter__ = _enter_device
+device.__exit__ = _exit_device
+
 
 # Note [NumPy interop]
 # As torch's Tensor, ours gives NumPy an `__array__` (which is `numpy()`: refused while the tensor

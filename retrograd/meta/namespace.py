@@ -7,8 +7,11 @@ as `xp.<name>`, each answering an array of the result's shape and dtype without 
 # matmul rule) and its dtype by running NumPy on 0-d zeros, so a meta tensor of any size costs nothing. Any other
 # name runs NumPy's function of that name on zero-stride stand-ins (`np.broadcast_to(np.zeros((), dtype), shape)`,
 # no memory of the input's size) under `np.errstate(all='ignore')`, and keeps only the result's shape and dtype.
-# A write into a meta array checks the value's shape against the target's and stores nothing. Reading elements
-# (NumPy's conversion, `bool`, `float`) raises, as torch's meta tensors do: no data.
+# A write into a meta array checks the value's shape against the target's and stores nothing. Forward code that
+# reads a value (`math.isnan(xp.sum(x))`, `if xp.any(...)`, `int(xp.max(counts))`) reads the stand-in's zero, as
+# torch's meta kernels skip their data checks; the functions whose result's shape depends on the elements (nonzero,
+# unique, bincount, a boolean mask) raise NotImplementedError, as torch's do, and so does NumPy's conversion. A
+# tensor's own `.item()`, `bool()` and `.tolist()` raise torch's errors before reaching here.
 
 from __future__ import annotations
 
@@ -22,7 +25,6 @@ import numpy as np
 from .._xp import Backend
 
 NO_DATA = "Cannot copy out of meta tensor; no data!"  # torch's NotImplementedError
-NO_ITEM = "Tensor.item() cannot be called on meta tensors"  # torch's RuntimeError for a number of one
 DEVICE = "meta"
 
 
@@ -92,9 +94,19 @@ class MetaArray:
         return self.shape[0]
 
     def __bool__(self) -> bool:
-        raise RuntimeError(NO_ITEM)
+        """False: forward code that tests a value (a NaN check) reads the stand-in's zero (Note [meta arrays])."""
+        return False
 
-    __float__ = __int__ = __complex__ = __index__ = __bool__
+    def __float__(self) -> float:
+        return 0.0
+
+    def __complex__(self) -> complex:
+        return 0j
+
+    def __int__(self) -> int:
+        return 0
+
+    __index__ = __int__
 
 
 def _stand_in(array: MetaArray) -> np.ndarray:
