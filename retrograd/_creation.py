@@ -381,6 +381,17 @@ def _finish(data: np.ndarray, requires_grad: bool, device: Any = None, pin_memor
     return t
 
 
+def _dataless(shape: tuple[int, ...], np_dtype: np.dtype, device: Any) -> Any:
+    """A factory's array made from its shape and dtype alone where its device holds no data (meta: no host array of
+    that size is made first, no random number drawn), else None."""
+    device = DEFAULT_DEVICE[-1] if device is None else device  # Note [the default device]
+    if device is None or device is CPU:
+        return None
+    where = placement(device)
+    found = None if where[0] == "cpu" else _xp.backend(where[0])
+    return None if found is None or found.has_data else found.xp.empty(shape, dtype=np_dtype)
+
+
 def _shape(size: Sequence) -> tuple[int, ...]:
     """Accept f(2, 3), f((2, 3)), f([2, 3]) and f(torch.Size([2, 3]))."""
     if len(size) == 1 and not isinstance(size[0], (int, np.integer)):
@@ -610,6 +621,8 @@ def _filled(fill: Any, size: Sequence, dtype: D.dtype | None, requires_grad: boo
             device: Any = None, pin_memory: bool = False) -> Tensor:
     np_dtype, shape = _np_dtype(dtype, default), _shape(size)
     fill = D.checked(fill, np_dtype, halves=math.prod(shape) != 1)  # Note [numbers out of a dtype's range]
+    if (data := _dataless(shape, np_dtype, device)) is not None:
+        return _finish(data, requires_grad, device, pin_memory)
     if np_dtype == D.NUMPY_COMPLEX32:  # NumPy would write the number into both parts (Note [complex32])
         return _finish(D.to_complex32(np.full(shape, fill, np.complex64)), requires_grad, device, pin_memory)
     return _finish(_made(shape, np_dtype, "fill_", lambda: np.full(shape, fill, dtype=np_dtype)), requires_grad,
@@ -620,8 +633,9 @@ def _filled(fill: Any, size: Sequence, dtype: D.dtype | None, requires_grad: boo
 def zeros(*size: Any, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False,
           layout: Any = None, pin_memory: bool = False) -> Tensor:
     shape, np_dtype = _shape(size), _np_dtype(dtype)
-    return _finish(_made(shape, np_dtype, "zero_", lambda: np.zeros(shape, np_dtype)), requires_grad, device,
-                   pin_memory)
+    data = _dataless(shape, np_dtype, device)
+    return _finish(_made(shape, np_dtype, "zero_", lambda: np.zeros(shape, np_dtype)) if data is None else data,
+                   requires_grad, device, pin_memory)
 
 
 @composite("aten::ones")
@@ -630,14 +644,17 @@ def ones(*size: Any, dtype: D.dtype | None = None, device: Any = None, requires_
     if dtype is D.complex32:  # NumPy would write 1 into both parts (Note [complex32])
         return _filled(1, size, dtype, requires_grad, device=device, pin_memory=pin_memory)
     shape, np_dtype = _shape(size), _np_dtype(dtype)
-    return _finish(_made(shape, np_dtype, "fill_", lambda: np.ones(shape, np_dtype)), requires_grad, device,
-                   pin_memory)
+    data = _dataless(shape, np_dtype, device)
+    return _finish(_made(shape, np_dtype, "fill_", lambda: np.ones(shape, np_dtype)) if data is None else data,
+                   requires_grad, device, pin_memory)
 
 
 @composite("aten::empty")
 def empty(*size: Any, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False,
           layout: Any = None, memory_format: Any = None, pin_memory: bool = False) -> Tensor:
-    return _finish(np.empty(_shape(size), dtype=_np_dtype(dtype)), requires_grad, device, pin_memory)
+    shape, np_dtype = _shape(size), _np_dtype(dtype)
+    data = _dataless(shape, np_dtype, device)
+    return _finish(np.empty(shape, dtype=np_dtype) if data is None else data, requires_grad, device, pin_memory)
 
 
 @composite("aten::empty_strided")
@@ -859,6 +876,8 @@ def randint(low: int, high: int | Sequence[int] | None = None, size: Sequence[in
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     shape = _shape((size,)) if not isinstance(size, int) else (size,)
     rng, np_dtype = _torch_rng(generator), _np_dtype(dtype, D.int64)
+    if (data := _dataless(shape, np_dtype, device)) is not None:
+        return _finish(data, requires_grad, device, pin_memory)
     return _per_example(shape, lambda shape: _finish(_made(
         shape, np_dtype, "random_", lambda: rng.integers(int(low), int(high), shape).astype(np_dtype)),
         requires_grad, device, pin_memory))
@@ -869,6 +888,8 @@ def randperm(n: int, *, generator: Generator | None = None, dtype: D.dtype | Non
              requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
     """A random permutation of 0..n-1 (torch's for the same seed)."""
     D.refuse_unsigned("randperm", dtype)
+    if (data := _dataless((n,), _np_dtype(dtype, D.int64), device)) is not None:
+        return _finish(data, requires_grad, device, pin_memory)
     return _finish(_torch_rng(generator).permutation(n).astype(_np_dtype(dtype, D.int64)), requires_grad, device,
                    pin_memory)
 

@@ -354,6 +354,8 @@ class Tensor:
         return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim)]
 
     def data_ptr(self) -> int:
+        if type(self._data) is not _ndarray and not _xp.has_data(self._data):
+            return 0  # a meta tensor's, as torch's: no memory
         return self._data.__array_interface__["data"][0]
 
     def const_data_ptr(self) -> int:

@@ -155,12 +155,26 @@ def _through_numpy(function: Callable) -> Callable:
     return call
 
 
+def _broadcast(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+    """The shapes broadcast together, with the RuntimeError torch's meta kernels give where they do not."""
+    common = [1] * max(map(len, shapes), default=0)
+    for position, shape in enumerate(shapes):
+        for dim in range(-1, -1 - len(shape), -1):
+            if common[dim] == 1:
+                common[dim] = shape[dim]
+            elif shape[dim] != 1 and shape[dim] != common[dim]:
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {shape[dim]} at {dim}! Mismatching "
+                                   f"argument at index {position} had torch.Size({list(shape)}); but expected shape "
+                                   f"should be broadcastable to {common}")
+    return tuple(common)
+
+
 def _elementwise(ufunc: np.ufunc) -> Callable:
     """A ufunc by the broadcasting rule, its dtype from NumPy on 0-d zeros (Note [meta arrays])."""
 
     def call(*args: Any, **kwargs: Any) -> Any:
         _no_host_arrays(args)
-        shape = np.broadcast_shapes(*(a.shape for a in args if type(a) is MetaArray))
+        shape = _broadcast(*(a.shape for a in args if type(a) is MetaArray))
         kwargs.pop("out", None)
         zeros = [np.zeros((), a.dtype) if type(a) is MetaArray else a for a in args]
         with np.errstate(all="ignore"):
@@ -177,7 +191,7 @@ def where(condition: Any, x1: Any, x2: Any) -> MetaArray:
     """The broadcast shape of the three; the dtype NumPy gives for the values."""
     args = (condition, x1, x2)
     _no_host_arrays(args)
-    shape = np.broadcast_shapes(*(np.shape(a) if type(a) is not MetaArray else a.shape for a in args))
+    shape = _broadcast(*(a.shape for a in args if type(a) is MetaArray))
     zeros = [np.zeros((), a.dtype) if type(a) is MetaArray else a for a in (x1, x2)]
     return MetaArray(shape, np.where(True, *zeros).dtype)
 
