@@ -193,7 +193,7 @@ class RNNBase(Module):
         if self.mode == "LSTM":
             shapes.append((self.num_layers * directions, batch, self.hidden_size))
         if hx is None:
-            states = [C.zeros(*s, dtype=input.dtype) for s in shapes]
+            states = [C.zeros(*s, dtype=input.dtype, device=input.device) for s in shapes]
         else:
             states = list(hx) if self.mode == "LSTM" else [hx]
             if not batched:
@@ -364,7 +364,7 @@ class _Cell(RNNCellBase):
         if not batched:
             input = input.unsqueeze(0)
         if hx is None:
-            zeros = C.zeros(input.shape[0], self.hidden_size, dtype=input.dtype)
+            zeros = C.zeros(input.shape[0], self.hidden_size, dtype=input.dtype, device=input.device)
             hx = (zeros, zeros) if self.mode == "LSTM" else zeros
         elif not batched:
             hx = tuple(h.unsqueeze(0) for h in hx) if self.mode == "LSTM" else hx.unsqueeze(0)
