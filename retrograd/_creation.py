@@ -895,7 +895,8 @@ def randperm(n: int, *, generator: Generator | None = None, dtype: D.dtype | Non
 
 
 def _where(input: Tensor, device: Any) -> Any:
-    """A `_like` factory's device: the one asked for, else input's (None, no transfer, for NumPy's arrays)."""
+    """A `_like` factory's device: the one asked for, else input's (CPU, which _finish tests by identity, for NumPy's
+    arrays), never the default device (Note [the default device])."""
     if device is not None:
         return device
     return CPU if type(input._data) is np.ndarray else input.device

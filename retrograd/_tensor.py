@@ -608,7 +608,8 @@ class Tensor:
                                "because of a torch.nn.utils.weight_norm usage, see "
                                "https://github.com/pytorch/pytorch/pull/103001")
         out = type(self).__new__(type(self))
-        _init(out, self._data.copy())
+        data = self._data  # NumPy's and CuPy's arrays copy themselves; another namespace's (meta's) through asarray
+        _init(out, data.copy() if hasattr(data, "copy") else _xp.namespace(data).asarray(data, copy=True))
         out._requires_grad = self._requires_grad
         if self._grad is not None:
             out._grad = self._grad.__deepcopy__(memo)

@@ -14,7 +14,9 @@ namespace]). This module imports nothing of retrograd, so every layer may load i
 # the GPUs it sees, looked up on first use (never at `import retrograd`), and absent without CuPy or a GPU,
 # as on a torch built without CUDA. `use(type, xp, devices)` puts another array-API library behind a device
 # type for a block: the tests put array_api_strict's non-host devices behind 'cuda', whose arrays refuse
-# NumPy's conversion as GPU arrays do, so every stray `np.` call on a tensor's array fails there.
+# NumPy's conversion as GPU arrays do, so every stray `np.` call on a tensor's array fails there. 'meta' is the
+# package retrograd/meta, which `register`s its backend on import: arrays of a shape and a dtype and no elements
+# (`has_data` False), on one device without an index (`indexed` False).
 
 from __future__ import annotations
 

@@ -56,6 +56,9 @@ def _cpu_default():
     "lib.ones(2, 3, device='meta')[0, 1:]", "lib.ones(2, 3, device='meta').max(1)",
     "lib.ones(4, 3, device='meta').reshape(2, -1)", "lib.ones(2, 3, device='meta').T",
     "list(lib.ones(2, 3, device='meta'))", "lib.ones(2).to('meta')", "lib.ones(2, device='meta:0')",
+    "lib.nn.Linear(2, 2).to('meta').weight.__deepcopy__({})", "lib.empty(2, 3, device='meta').half().sum(0)",
+    "lib.randint(0, 5, (3,), device='meta')", "lib.randperm(5, device='meta')",
+    "lib.full_like(lib.ones(2).to('meta'), 2)",
 ])
 def test_meta_tensors_print_as_torchs(expr):
     theirs, ours = both(f"repr({expr})")
