@@ -23,6 +23,7 @@ from ._legacy import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, Double
 from ._layout import layout, strided
 from ._memory_format import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
 from . import _tensor
+from . import meta as _meta  # the meta device, behind the array seam (retrograd/meta)
 from ._tensor import Size, Tensor, device
 from .storage import TypedStorage, UntypedStorage, is_storage
 from ._warn import is_warn_always_enabled, set_warn_always
@@ -314,14 +315,23 @@ _flags = {"matmul_precision": "highest", "deterministic": False, "warn_only": Fa
 
 
 def set_default_device(device: Any) -> None:
-    """Tensors are made on the CPU by default: a CPU (or None) is accepted; a device this machine lacks is refused
-    now, with the error a CPU-only torch gives at the first tensor made on it; another default is not built."""
-    if device is not None and _tensor.placement(device) != ("cpu", None):
-        raise NotImplementedError("retrograd makes tensors on the CPU by default; pass device= to place them")
+    """The device factories put tensors on when no `device=` is given (None: the CPU; Note [the default device]
+    in _tensor.py). A device this machine lacks is accepted, as torch accepts it; making a tensor there raises."""
+    where = None if device is None else _tensor.device(device)
+    _tensor.DEFAULT_DEVICE[0] = None if where is None or where.type == "cpu" else where
 
 
 def get_default_device() -> device:
-    return _tensor.CPU
+    """The device factories use now: the innermost `with torch.device(...)`'s, else set_default_device's; a CUDA
+    device without an index names the current one (torch's AssertionError without CUDA)."""
+    where = _tensor.DEFAULT_DEVICE[-1]
+    if where is None:
+        return _tensor.CPU
+    if where.type == "cuda" and where.index is None:
+        from . import cuda as _cuda  # a lazy submodule (Note [lazy submodules])
+
+        return _tensor.device("cuda", _cuda.current_device())
+    return where
 
 
 def set_float32_matmul_precision(precision: str) -> None:

@@ -19,7 +19,7 @@ from . import _dtype as D
 from . import _random_streams as S
 from . import _xp
 from ._memory_format import like_order
-from ._tensor import NO_VERSION_COUNTER, Tensor, _wrap, on_device, placement
+from ._tensor import CPU, DEFAULT_DEVICE, NO_VERSION_COUNTER, Tensor, _wrap, on_device, placement
 from ._tensor import device as _device
 from ._warn import warn_once, warn_once_at_user
 from .autograd import grad_mode
@@ -374,9 +374,22 @@ def _finish(data: np.ndarray, requires_grad: bool, device: Any = None, pin_memor
                            "is available on this system.")
     if requires_grad and D.kind(data) not in "fc":
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
-    t = _new(data if device is None else on_device(data, device))
+    if device is None:  # the default device (Note [the default device]): None for the CPU
+        device = DEFAULT_DEVICE[-1]
+    t = _new(data if device is None or device is CPU else on_device(data, device))
     t._requires_grad = requires_grad
     return t
+
+
+def _dataless(shape: tuple[int, ...], np_dtype: np.dtype, device: Any) -> Any:
+    """A factory's array made from its shape and dtype alone where its device holds no data (meta: no host array of
+    that size is made first, no random number drawn), else None."""
+    device = DEFAULT_DEVICE[-1] if device is None else device  # Note [the default device]
+    if device is None or device is CPU:
+        return None
+    where = placement(device)
+    found = None if where[0] == "cpu" else _xp.backend(where[0])
+    return None if found is None or found.has_data else found.xp.empty(shape, dtype=np_dtype)
 
 
 def _shape(size: Sequence) -> tuple[int, ...]:
@@ -546,6 +559,7 @@ def _floats_truncated(data: Any, dtype: D.dtype) -> Any:
 
 def as_tensor(data: Any, dtype: D.dtype | None = None, device: Any = None) -> Tensor:
     """Like tensor(), but shares memory with a tensor or NumPy array of the right dtype."""
+    device = DEFAULT_DEVICE[-1] if device is None else device  # Note [the default device]
     if isinstance(data, Tensor):
         data = data if device is None else data.to(device)
         return data if dtype is None or data.dtype is dtype else data.to(dtype)
@@ -607,6 +621,8 @@ def _filled(fill: Any, size: Sequence, dtype: D.dtype | None, requires_grad: boo
             device: Any = None, pin_memory: bool = False) -> Tensor:
     np_dtype, shape = _np_dtype(dtype, default), _shape(size)
     fill = D.checked(fill, np_dtype, halves=math.prod(shape) != 1)  # Note [numbers out of a dtype's range]
+    if (data := _dataless(shape, np_dtype, device)) is not None:
+        return _finish(data, requires_grad, device, pin_memory)
     if np_dtype == D.NUMPY_COMPLEX32:  # NumPy would write the number into both parts (Note [complex32])
         return _finish(D.to_complex32(np.full(shape, fill, np.complex64)), requires_grad, device, pin_memory)
     return _finish(_made(shape, np_dtype, "fill_", lambda: np.full(shape, fill, dtype=np_dtype)), requires_grad,
@@ -617,8 +633,9 @@ def _filled(fill: Any, size: Sequence, dtype: D.dtype | None, requires_grad: boo
 def zeros(*size: Any, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False,
           layout: Any = None, pin_memory: bool = False) -> Tensor:
     shape, np_dtype = _shape(size), _np_dtype(dtype)
-    return _finish(_made(shape, np_dtype, "zero_", lambda: np.zeros(shape, np_dtype)), requires_grad, device,
-                   pin_memory)
+    data = _dataless(shape, np_dtype, device)
+    return _finish(_made(shape, np_dtype, "zero_", lambda: np.zeros(shape, np_dtype)) if data is None else data,
+                   requires_grad, device, pin_memory)
 
 
 @composite("aten::ones")
@@ -627,14 +644,17 @@ def ones(*size: Any, dtype: D.dtype | None = None, device: Any = None, requires_
     if dtype is D.complex32:  # NumPy would write 1 into both parts (Note [complex32])
         return _filled(1, size, dtype, requires_grad, device=device, pin_memory=pin_memory)
     shape, np_dtype = _shape(size), _np_dtype(dtype)
-    return _finish(_made(shape, np_dtype, "fill_", lambda: np.ones(shape, np_dtype)), requires_grad, device,
-                   pin_memory)
+    data = _dataless(shape, np_dtype, device)
+    return _finish(_made(shape, np_dtype, "fill_", lambda: np.ones(shape, np_dtype)) if data is None else data,
+                   requires_grad, device, pin_memory)
 
 
 @composite("aten::empty")
 def empty(*size: Any, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False,
           layout: Any = None, memory_format: Any = None, pin_memory: bool = False) -> Tensor:
-    return _finish(np.empty(_shape(size), dtype=_np_dtype(dtype)), requires_grad, device, pin_memory)
+    shape, np_dtype = _shape(size), _np_dtype(dtype)
+    data = _dataless(shape, np_dtype, device)
+    return _finish(np.empty(shape, dtype=np_dtype) if data is None else data, requires_grad, device, pin_memory)
 
 
 @composite("aten::empty_strided")
@@ -826,13 +846,17 @@ def _device_draw(kind: str, size: Sequence, generator: Generator | None, dtype: 
                  requires_grad: bool) -> Tensor | None:
     """Samples drawn by a device's own generator (Note [random numbers on a device] in _xp.py), or None: on the
     CPU, with an explicit generator, or where the backend has none."""
-    if device is None or generator is not None:
+    device = DEFAULT_DEVICE[-1] if device is None else device
+    if device is None:
         return None
     where = placement(device)
     if where[0] == "cpu":
         return None
+    found = _xp.backend(where[0])
+    if generator is not None and found.has_data:  # an explicit generator draws on the host (meta draws nothing)
+        return None
     _torch_rng(None)  # vmap's randomness checks
-    drawn = _xp.backend(where[0]).draw(kind, _shape(size), _np_dtype(dtype), where[1])
+    drawn = found.draw(kind, _shape(size), _np_dtype(dtype), where[1])
     if drawn is None:
         return None
     t = _new(drawn)
@@ -852,6 +876,8 @@ def randint(low: int, high: int | Sequence[int] | None = None, size: Sequence[in
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     shape = _shape((size,)) if not isinstance(size, int) else (size,)
     rng, np_dtype = _torch_rng(generator), _np_dtype(dtype, D.int64)
+    if (data := _dataless(shape, np_dtype, device)) is not None:
+        return _finish(data, requires_grad, device, pin_memory)
     return _per_example(shape, lambda shape: _finish(_made(
         shape, np_dtype, "random_", lambda: rng.integers(int(low), int(high), shape).astype(np_dtype)),
         requires_grad, device, pin_memory))
@@ -862,13 +888,18 @@ def randperm(n: int, *, generator: Generator | None = None, dtype: D.dtype | Non
              requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
     """A random permutation of 0..n-1 (torch's for the same seed)."""
     D.refuse_unsigned("randperm", dtype)
+    if (data := _dataless((n,), _np_dtype(dtype, D.int64), device)) is not None:
+        return _finish(data, requires_grad, device, pin_memory)
     return _finish(_torch_rng(generator).permutation(n).astype(_np_dtype(dtype, D.int64)), requires_grad, device,
                    pin_memory)
 
 
 def _where(input: Tensor, device: Any) -> Any:
-    """A `_like` factory's device: the one asked for, else input's (None, no transfer, for NumPy's arrays)."""
-    return device if device is not None or type(input._data) is np.ndarray else input.device
+    """A `_like` factory's device: the one asked for, else input's (CPU, which _finish tests by identity, for NumPy's
+    arrays), never the default device (Note [the default device])."""
+    if device is not None:
+        return device
+    return CPU if type(input._data) is np.ndarray else input.device
 
 
 def _like(fn: Any, numpy_fn: Any, fill: str | None) -> Any:
@@ -883,7 +914,7 @@ def _like(fn: Any, numpy_fn: Any, fill: str | None) -> Any:
         if dtype is None and device is None and type(data) is np.ndarray and data.dtype.isbuiltin == 1:
             np_dtype = data.dtype
             return _laid_like(input, memory_format, lambda shape: _finish(
-                _made(shape, np_dtype, fill, lambda: numpy_fn(shape, np_dtype)), requires_grad, pin_memory=pin_memory))
+                _made(shape, np_dtype, fill, lambda: numpy_fn(shape, np_dtype)), requires_grad, CPU, pin_memory))
         return _laid_like(input, memory_format, lambda shape: fn(
             shape, dtype=dtype or input.dtype, requires_grad=requires_grad, device=_where(input, device),
             pin_memory=pin_memory))

@@ -247,3 +247,13 @@ def format_tensor(data: np.ndarray, *, dtype_name: str | None, extras: Sequence[
         suffixes.append(f"dtype=torch.{dtype_name}")
     suffixes.extend(extras)
     return _with_suffixes(_PREFIX + body, suffixes, indent)
+
+
+def format_without_data(shape: Sequence[int], *, dtype_name: str | None, extras: Sequence[str] = (),
+                        device: str) -> str:
+    """torch's repr text for a tensor with no elements to print (a meta tensor): `tensor(..., device='meta',
+    size=(2, 3))`, then the dtype when not the default float's (the caller decides) and ``extras``."""
+    suffixes = [f"device='{device}'", f"size={tuple(shape)}"]
+    if dtype_name is not None:
+        suffixes.append(f"dtype=torch.{dtype_name}")
+    return _with_suffixes(_PREFIX + "...", [*suffixes, *extras], len(_PREFIX))

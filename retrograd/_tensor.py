@@ -185,12 +185,14 @@ def placement(where: Any) -> tuple[str, int | None]:
     where = where if isinstance(where, device) else device("cpu" if where is None else where)
     if where.type == "cpu":
         return "cpu", None
-    found = _xp.backend(where.type) if where.type == "cuda" else None
+    found = _xp.backend(where.type)
     if found is None:
         if where.type == "cuda":
             raise AssertionError("Torch not compiled with CUDA enabled")  # torch's words on a CPU-only build
-        raise RuntimeError(f"retrograd computes on the CPU (and CUDA through CuPy); device {str(where)!r} is not "
-                           "available")
+        raise RuntimeError(f"retrograd computes on the CPU, on CUDA through CuPy and on meta; device "
+                           f"{str(where)!r} is not available")
+    if not found.indexed:  # meta: 'meta:0' places a tensor on device(type='meta'), as torch does
+        return where.type, None
     index = 0 if where.index is None else where.index
     if index >= len(found.devices):
         raise RuntimeError("CUDA error: invalid device ordinal")
@@ -205,6 +207,27 @@ def on_device(array: Any, where: Any) -> Any:
 
 
 CPU = device("cpu")
+
+# Note [the default device]
+# Factories (torch.empty, zeros, tensor, arange, ...) and so a module's parameters go, when no `device=` is given,
+# to the default device: the innermost `with torch.device(...)` block's, else set_default_device's, else the CPU.
+# The stack holds None for the CPU, so a factory's CPU default costs one test; the first entry is
+# set_default_device's. A `_like` factory follows its input's device instead, as torch's do.
+DEFAULT_DEVICE: list[device | None] = [None]
+
+
+def _enter_device(self: device) -> device:
+    """`with torch.device('meta'):` makes factories put their tensors there (Note [the default device])."""
+    DEFAULT_DEVICE.append(None if self.type == "cpu" else self)
+    return self
+
+
+def _exit_device(self: device, *exc: object) -> None:
+    DEFAULT_DEVICE.pop()
+
+
+device.__enter__ = _enter_device
+device.__exit__ = _exit_device
 
 
 # Note [NumPy interop]
@@ -308,6 +331,11 @@ class Tensor:
         return self.device.type == "cuda"
 
     @property
+    def is_meta(self) -> bool:
+        """Whether the tensor lives on the meta device (a shape and a dtype, no elements: retrograd/meta)."""
+        return type(self._data) is not _ndarray and self.device.type == "meta"
+
+    @property
     def layout(self) -> _layout.layout:
         return _layout.strided
 
@@ -335,6 +363,8 @@ class Tensor:
         return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim)]
 
     def data_ptr(self) -> int:
+        if type(self._data) is not _ndarray and not _xp.has_data(self._data):
+            return 0  # a meta tensor's, as torch's: no memory
         return self._data.__array_interface__["data"][0]
 
     def const_data_ptr(self) -> int:
@@ -456,10 +486,17 @@ class Tensor:
     def item(self) -> Any:
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
-        return D.widen(self._host()).reshape(()).item()
+        return D.widen(self._number_host()).reshape(()).item()
 
     def tolist(self) -> Any:
         return D.widen(self._host()).tolist()
+
+    def _number_host(self) -> np.ndarray:
+        """The one element's array on the host (item, bool): torch's RuntimeError for a tensor with no data."""
+        data = self._data
+        if type(data) is not _ndarray and not _xp.has_data(data):
+            raise RuntimeError(f"Tensor.item() cannot be called on {self.device.type} tensors")
+        return self._host()
 
     def _host(self) -> np.ndarray:
         """The elements as a NumPy array: the array itself on the CPU, a copy from another device."""
@@ -508,7 +545,7 @@ class Tensor:
     def __bool__(self) -> bool:
         if self._data.size != 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
-        return bool(self._host())
+        return bool(self._number_host())
 
     def __float__(self) -> float:
         _warn_scalar_of_grad(self)
@@ -564,6 +601,11 @@ class Tensor:
         data, where = self._data, None
         if type(data) is not _ndarray:  # another namespace's array: printed from a host copy
             place = _xp.locate(data)
+            if not _xp.has_data(data):  # a meta tensor: its shape, and its dtype unless the default float
+                from ._printing import format_without_data
+
+                return format_without_data(data.shape, dtype_name=None if dt is D.defaults.floating else dt.name,
+                                           extras=extras, device=str(device(*place)))
             data = _xp.transfer(data, "cpu", None)
             where = None if place[0] == "cpu" else str(device(*place))
         # complex32 printed as the complex64 it widens to exactly (Note [complex32])
@@ -586,7 +628,8 @@ class Tensor:
                                "because of a torch.nn.utils.weight_norm usage, see "
                                "https://github.com/pytorch/pytorch/pull/103001")
         out = type(self).__new__(type(self))
-        _init(out, self._data.copy())
+        data = self._data  # NumPy's and CuPy's arrays copy themselves; another namespace's (meta's) through asarray
+        _init(out, data.copy() if hasattr(data, "copy") else _xp.namespace(data).asarray(data, copy=True))
         out._requires_grad = self._requires_grad
         if self._grad is not None:
             out._grad = self._grad.__deepcopy__(memo)
@@ -892,7 +935,7 @@ class Tensor:
         autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 # layouts, devices and kinds of tensor retrograd has none of: torch's flags for them read False
-for _flag in ("is_sparse", "is_sparse_csr", "is_quantized", "is_nested", "is_meta", "is_mkldnn", "is_xpu", "is_mps",
+for _flag in ("is_sparse", "is_sparse_csr", "is_quantized", "is_nested", "is_mkldnn", "is_xpu", "is_mps",
               "is_ipu", "is_xla", "is_vulkan", "is_maia", "is_mtia"):
     setattr(Tensor, _flag, property(lambda self: False, doc=f"False: retrograd has no such tensors ({_flag})."))
 

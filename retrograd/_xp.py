@@ -14,7 +14,9 @@ namespace]). This module imports nothing of retrograd, so every layer may load i
 # the GPUs it sees, looked up on first use (never at `import retrograd`), and absent without CuPy or a GPU,
 # as on a torch built without CUDA. `use(type, xp, devices)` puts another array-API library behind a device
 # type for a block: the tests put array_api_strict's non-host devices behind 'cuda', whose arrays refuse
-# NumPy's conversion as GPU arrays do, so every stray `np.` call on a tensor's array fails there.
+# NumPy's conversion as GPU arrays do, so every stray `np.` call on a tensor's array fails there. 'meta' is the
+# package retrograd/meta, which `register`s its backend on import: arrays of a shape and a dtype and no elements
+# (`has_data` False), on one device without an index (`indexed` False).
 
 from __future__ import annotations
 
@@ -49,7 +51,11 @@ def is_array(value: object) -> bool:
 
 class Backend:
     """The arrays behind one torch device type: a namespace, the native device of each index, and the
-    copies to and from host (NumPy) memory."""
+    copies to and from host (NumPy) memory. `indexed`: its devices are numbered ('cuda:0'; meta's is not);
+    `has_data`: its arrays hold elements (meta's hold a shape and a dtype only)."""
+
+    indexed = True
+    has_data = True
 
     def __init__(self, device_type: str, xp: Any, devices: Sequence[Any]) -> None:
         self.type = device_type
@@ -166,8 +172,17 @@ def locate(array: Any) -> tuple[str, int | None]:
         if isinstance(found, Backend) and found.xp is xp:
             index = found.index_of(array)
             if index is not None:
-                return found.type, index
+                return found.type, index if found.indexed else None
     return "cpu", None
+
+
+def has_data(array: Any) -> bool:
+    """Whether `array` holds elements (a meta array holds a shape and a dtype only)."""
+    if type(array) is _ndarray:
+        return True
+    xp = namespace(array)
+    return next((found.has_data for found in _backends.values() if isinstance(found, Backend) and found.xp is xp),
+                True)
 
 
 def transfer(array: Any, device_type: str, index: int | None) -> Any:
@@ -179,7 +194,8 @@ def transfer(array: Any, device_type: str, index: int | None) -> Any:
     host = array if here[0] == "cpu" else _backends[here[0]].to_host(array)
     if device_type == "cpu":
         return host
-    if host.dtype.kind == "V":  # ml_dtypes' bfloat16, a NumPy type only (Note [bfloat16] in _dtype.py)
+    if host.dtype.kind == "V" and _backends[device_type].has_data:  # ml_dtypes' bfloat16, a NumPy type only (Note
+        # [bfloat16] in _dtype.py); a meta array keeps any dtype
         raise RuntimeError(no_bfloat16(_backends[device_type].xp))
     return _backends[device_type].from_host(host, index)
 
@@ -204,6 +220,11 @@ def seed_devices(seed: int) -> None:
     for found in _backends.values():
         if isinstance(found, Backend):
             found.seed(seed)
+
+
+def register(found: Backend) -> None:
+    """Put `found` behind its device type for good (the meta device's package registers itself on import)."""
+    _backends[found.type] = found
 
 
 @contextlib.contextmanager

@@ -27,6 +27,7 @@ from .._creation import zeros
 from .._memory_format import keeping_channels_last, memory_order
 from .._tensor import Tensor, _wrap, _wrap_dim
 from .._warn import warn_once
+from .._xp import has_data
 from ..autograd.forward_ad import composite, transforms
 from ..autograd.grad_mode import no_grad
 from . import arrays as A
@@ -1762,8 +1763,9 @@ def _refuse_reduced_floats(dtype: D.dtype, kernel: str) -> None:
 # ---- losses ---------------------------------------------------------------------------------
 
 def _check_target_classes(target: np.ndarray, classes: int, ignore_index: int) -> bool:
-    """torch's IndexError for a class index out of range; returns whether some target is ignore_index."""
-    if not target.size:
+    """torch's IndexError for a class index out of range; returns whether some target is ignore_index (neither for
+    a meta tensor's target, which holds no classes to check)."""
+    if not target.size or not has_data(target):
         return False
     xp = namespace(target)
     low, high = A.reduce(xp, "min", target), A.reduce(xp, "max", target)

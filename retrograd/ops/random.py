@@ -212,6 +212,8 @@ def _in_place(self: Tensor, row: Op, draw: Callable, others: tuple = ()) -> Tens
     """Write a draw into self, recorded under `row` when autograd is watching. torch fills a strided tensor
     in memory order, so on a permuted view (a transposed weight) the draw runs with self's dims in that order."""
     self._check_inplace()
+    if not _xp.has_data(self._data):  # a meta tensor: nothing to draw, and the generator stays as it was (as torch's)
+        return self._become(apply(row, (self, *others), (lambda xp, x, *rest: x,)))
     order = memory_order(self._data)
     if order != tuple(range(self.ndim)):
         inverse, draw_in_order = tuple(int(d) for d in np.argsort(order)), draw

@@ -1019,6 +1019,8 @@ def _forward_error(error: Exception, arrays: Sequence) -> Exception:
     """What a forward that failed on `arrays` raises: torch's error for tensors on two devices, its broadcasting
     error for a ValueError from shapes, else the forward's own error."""
     devices = list(dict.fromkeys(str(device(*locate(a))) for a in arrays if is_array(a)))
+    if len(devices) > 1 and "meta" in devices:  # torch's meta kernels check against the first input's device
+        return RuntimeError(f"Tensor on device {devices[1]} is not on the expected device {devices[0]}!")
     if len(devices) > 1:
         return RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
                             f"{devices[0]} and {devices[1]}!")

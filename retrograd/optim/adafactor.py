@@ -35,7 +35,7 @@ class Adafactor(Optimizer):
         if param.is_complex():
             raise RuntimeError("Adafactor does not support complex parameters")
         if not state:
-            state["step"] = C.tensor(0.0, dtype=float32)
+            state["step"] = C.tensor(0.0, dtype=float32, device="cpu")
             if grad.dim() > 1:  # the row factor reduces the last dimension, the column factor the one before
                 state["row_var"] = grad.new_zeros([*grad.shape[:-1], 1])
                 state["col_var"] = grad.new_zeros([*grad.shape[:-2], 1, grad.shape[-1]])

@@ -31,7 +31,7 @@ class Adagrad(Optimizer):
         super().__init__(params, defaults)
         for group in self.param_groups:  # torch creates Adagrad's state up front
             for p in group["params"]:
-                self.state[p]["step"] = C.tensor(0.0, dtype=float32)
+                self.state[p]["step"] = C.tensor(0.0, dtype=float32, device="cpu")
                 value = group["initial_accumulator_value"]  # both parts of a complex sum (Note [complex parameters])
                 self.state[p]["sum"] = C.full_like(p, complex(value, value) if p.is_complex() else value)
 

@@ -28,7 +28,7 @@ class ASGD(Optimizer):
 
     def _update(self, param: Tensor, grad: Tensor, state: dict, group: dict) -> None:
         if not state:
-            state["step"] = C.tensor(0.0, dtype=float32)
+            state["step"] = C.tensor(0.0, dtype=float32, device="cpu")
             state["eta"] = C.tensor(float(group["lr"]), dtype=float32)
             state["mu"] = C.tensor(1.0, dtype=float32)
             state["ax"] = C.zeros_like(param)

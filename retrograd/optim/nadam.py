@@ -31,7 +31,7 @@ class NAdam(Optimizer):
 
     def _update(self, param: Tensor, grad: Tensor, state: dict, group: dict) -> None:
         if not state:
-            state["step"] = C.tensor(0.0, dtype=float32)
+            state["step"] = C.tensor(0.0, dtype=float32, device="cpu")
             state["mu_product"] = C.tensor(1.0, dtype=float32)
             state["exp_avg"] = C.zeros_like(param)
             state["exp_avg_sq"] = C.zeros_like(param)

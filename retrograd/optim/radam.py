@@ -30,7 +30,7 @@ class RAdam(Optimizer):
 
     def _update(self, param: Tensor, grad: Tensor, state: dict, group: dict) -> None:
         if not state:
-            state["step"] = C.tensor(0.0, dtype=float32)
+            state["step"] = C.tensor(0.0, dtype=float32, device="cpu")
             state["exp_avg"] = C.zeros_like(param)
             state["exp_avg_sq"] = C.zeros_like(param)
         step = _next_step(state)

@@ -30,7 +30,7 @@ class RMSprop(Optimizer):
 
     def _update(self, param: Tensor, grad: Tensor, state: dict, group: dict) -> None:
         if not state:
-            state["step"] = C.tensor(0.0, dtype=float32)
+            state["step"] = C.tensor(0.0, dtype=float32, device="cpu")
             state["square_avg"] = C.zeros_like(param)
             if group["momentum"] > 0:
                 state["momentum_buffer"] = C.zeros_like(param)

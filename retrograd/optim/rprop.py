@@ -28,7 +28,7 @@ class Rprop(Optimizer):
 
     def _update(self, param: Tensor, grad: Tensor, state: dict, group: dict) -> None:
         if not state:
-            state["step"] = C.tensor(0.0, dtype=float32)
+            state["step"] = C.tensor(0.0, dtype=float32, device="cpu")
             state["prev"] = C.zeros_like(param)
             state["step_size"] = C.full_like(grad, group["lr"])
         _next_step(state)

@@ -38,13 +38,13 @@ class AdaptiveLogSoftmaxWithLoss(Module):
         self.shortlist_size = self.cutoffs[0]
         self.n_clusters = len(self.cutoffs) - 1
         self.head_size = self.shortlist_size + self.n_clusters
-        self.head = Linear(in_features, self.head_size, bias=head_bias, dtype=dtype)
+        self.head = Linear(in_features, self.head_size, bias=head_bias, device=device, dtype=dtype)
         self.tail = ModuleList()
         for i in range(self.n_clusters):
             hidden = int(in_features // (div_value ** (i + 1)))
-            self.tail.append(Sequential(Linear(in_features, hidden, bias=False, dtype=dtype),
+            self.tail.append(Sequential(Linear(in_features, hidden, bias=False, device=device, dtype=dtype),
                                         Linear(hidden, self.cutoffs[i + 1] - self.cutoffs[i], bias=False,
-                                               dtype=dtype)))
+                                               device=device, dtype=dtype)))
 
     def reset_parameters(self) -> None:
         self.head.reset_parameters()

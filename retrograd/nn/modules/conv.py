@@ -25,7 +25,7 @@ class _ConvNd(Module):
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
                  dilation: Any = 1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
-                 output_padding: Any = 0, dtype: Any = None) -> None:
+                 output_padding: Any = 0, device: Any = None, dtype: Any = None) -> None:
         super().__init__()
         parse = _ntuple(self.n_dims)
         kernel_size, stride, dilation = parse(kernel_size), parse(stride), parse(dilation)
@@ -53,9 +53,9 @@ class _ConvNd(Module):
         self.padding_mode = padding_mode
         self._reversed_padding_repeated_twice = self._pad_amounts()
         shape = (in_channels, out_channels // groups) if self.transposed else (out_channels, in_channels // groups)
-        self.weight = Parameter(C.empty(*shape, *kernel_size, dtype=dtype))
+        self.weight = Parameter(C.empty(*shape, *kernel_size, device=device, dtype=dtype))
         if bias:
-            self.bias = Parameter(C.empty(out_channels, dtype=dtype))
+            self.bias = Parameter(C.empty(out_channels, device=device, dtype=dtype))
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()
@@ -101,7 +101,7 @@ class _Conv(_ConvNd):
                  dilation: Any = 1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
                  device: Any = None, dtype: Any = None) -> None:
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
-                         padding_mode, dtype=dtype)
+                         padding_mode, device=device, dtype=dtype)
 
     def _conv_forward(self, input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
         conv = getattr(F, f"conv{self.n_dims}d")
@@ -141,7 +141,7 @@ class _ConvTransposeNd(_ConvNd):
         if padding_mode != "zeros":
             raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
-                         padding_mode, output_padding, dtype=dtype)
+                         padding_mode, output_padding, device=device, dtype=dtype)
 
     def _output_padding(self, input: Tensor, output_size: list[int] | None) -> tuple:
         """The output_padding that makes the result `output_size` (torch's rule and message)."""
@@ -198,12 +198,12 @@ class ConvTranspose3d(_ConvTransposeNd):
 class _LazyConvMixin(LazyModuleMixin):
     """in_channels = 0 and placeholder weight and bias until the first input gives the channels."""
 
-    def _make_lazy(self, out_channels: int, bias: bool, dtype: Any) -> None:
+    def _make_lazy(self, out_channels: int, bias: bool, device: Any, dtype: Any) -> None:
         """Called after the base constructor ran with in = out = 0 channels and no bias."""
-        self.weight = UninitializedParameter(dtype=dtype)
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
         self.out_channels = out_channels
         if bias:
-            self.bias = UninitializedParameter(dtype=dtype)
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
 
     def reset_parameters(self) -> None:
         if not self.has_uninitialized_params() and self.in_channels != 0:
@@ -232,8 +232,9 @@ class _LazyConv(_LazyConvMixin, _Conv):
     def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0, dilation: Any = 1,
                  groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device: Any = None,
                  dtype: Any = None) -> None:
-        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode, dtype=dtype)
-        self._make_lazy(out_channels, bias, dtype)
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode, device=device,
+                         dtype=dtype)
+        self._make_lazy(out_channels, bias, device, dtype)
 
 
 class _LazyConvTranspose(_LazyConvMixin, _ConvTransposeNd):
@@ -241,8 +242,8 @@ class _LazyConvTranspose(_LazyConvMixin, _ConvTransposeNd):
                  output_padding: Any = 0, groups: int = 1, bias: bool = True, dilation: Any = 1,
                  padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
         super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode,
-                         dtype=dtype)
-        self._make_lazy(out_channels, bias, dtype)
+                         device=device, dtype=dtype)
+        self._make_lazy(out_channels, bias, device, dtype)
 
 
 class LazyConv1d(_LazyConv):

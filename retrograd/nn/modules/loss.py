@@ -208,7 +208,8 @@ class LinearCrossEntropyLoss(_WeightedLoss):
         self.out_features = out_features
         self.ignore_index = ignore_index
         self.label_smoothing = label_smoothing
-        self.linear = Linear(in_features, math.prod(out_features, start=num_classes), bias=bias, dtype=dtype)
+        self.linear = Linear(in_features, math.prod(out_features, start=num_classes), bias=bias, device=device,
+                             dtype=dtype)
         self.options = options
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:

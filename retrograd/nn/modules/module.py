@@ -456,9 +456,10 @@ class Module:
                 p.grad.zero_()
 
     # ---- conversion -------------------------------------------------------------------------
-    def _apply(self, fn: Callable[[Tensor], Tensor]) -> Module:
-        """Replace each parameter's data, its gradient's data and each buffer by fn of them."""
-        for module in self.modules():
+    def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> Module:
+        """Replace each parameter's data, its gradient's data and each buffer by fn of them (of this module's own
+        only, without `recurse`)."""
+        for module in self.modules() if recurse else (self,):
             for param in module._parameters.values():
                 if param is None:
                     continue
@@ -503,6 +504,13 @@ class Module:
             raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
                             f"dtype={dtype}")
         return self._apply(lambda t: t.to(dtype) if t.is_floating_point() or t.is_complex() else t)
+
+    def to_empty(self, *, device: Any, recurse: bool = True) -> Module:
+        """Parameters and buffers (and gradients) replaced by uninitialised tensors of their shapes and dtypes on
+        `device`: the step after building a model on the meta device, before loading or initialising its values."""
+        from ..._creation import empty_like
+
+        return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
 
     def float(self) -> Module:
         from ... import float32
@@ -625,6 +633,11 @@ class Module:
                 errors.append(f"size mismatch for {key}: copying a param with shape {value.shape} from checkpoint, "
                               f"the shape in current model is {current.shape}.")
                 continue
+            if current.is_meta and not value.is_meta and not assign:
+                warnings.warn(f"for {key}: copying from a non-meta parameter in the checkpoint to a meta parameter in "
+                              "the current model, which is a no-op. (Did you mean to pass `assign=True` to assign "
+                              "items in the state dictionary to their corresponding key in the module instead of "
+                              "copying them in place?)", UserWarning, stacklevel=3)
             if assign:
                 new = Parameter(value.detach(), current.requires_grad) if isinstance(current, Parameter) else value
                 setattr(self, name, new)

@@ -19,12 +19,12 @@ from .lazy import LazyModuleMixin
 from .module import Module
 
 
-def _affine(module: Module, shape: tuple, affine: bool, bias: bool, dtype: Any) -> None:
+def _affine(module: Module, shape: tuple, affine: bool, bias: bool, device: Any, dtype: Any) -> None:
     """Register weight (ones) and bias (zeros) of `shape`, or None for both when not affine."""
     if affine:
-        module.weight = Parameter(C.empty(*shape, dtype=dtype))
+        module.weight = Parameter(C.empty(*shape, device=device, dtype=dtype))
         if bias:
-            module.bias = Parameter(C.empty(*shape, dtype=dtype))
+            module.bias = Parameter(C.empty(*shape, device=device, dtype=dtype))
         else:
             module.register_parameter("bias", None)
     else:
@@ -54,11 +54,11 @@ class _NormBase(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        _affine(self, (num_features,), affine, bias, dtype)
+        _affine(self, (num_features,), affine, bias, device, dtype)
         if track_running_stats:
-            self.register_buffer("running_mean", C.zeros(num_features, dtype=dtype))
-            self.register_buffer("running_var", C.ones(num_features, dtype=dtype))
-            self.register_buffer("num_batches_tracked", C.tensor(0, dtype=int64))
+            self.register_buffer("running_mean", C.zeros(num_features, device=device, dtype=dtype))
+            self.register_buffer("running_var", C.ones(num_features, device=device, dtype=dtype))
+            self.register_buffer("num_batches_tracked", C.tensor(0, dtype=int64, device=device))
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
@@ -237,13 +237,13 @@ class _LazyNormBase(LazyModuleMixin, _NormBase):
         self.affine = affine
         self.track_running_stats = track_running_stats
         if affine:
-            self.weight = UninitializedParameter(dtype=dtype)
+            self.weight = UninitializedParameter(device=device, dtype=dtype)
             if bias:
-                self.bias = UninitializedParameter(dtype=dtype)
+                self.bias = UninitializedParameter(device=device, dtype=dtype)
         if track_running_stats:
-            self.running_mean = UninitializedBuffer(dtype=dtype)
-            self.running_var = UninitializedBuffer(dtype=dtype)
-            self.num_batches_tracked = C.tensor(0, dtype=int64)
+            self.running_mean = UninitializedBuffer(device=device, dtype=dtype)
+            self.running_var = UninitializedBuffer(device=device, dtype=dtype)
+            self.num_batches_tracked = C.tensor(0, dtype=int64, device=device)
 
     def reset_parameters(self) -> None:
         if not self.has_uninitialized_params() and self.num_features != 0:
@@ -312,7 +312,7 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        _affine(self, self.normalized_shape, elementwise_affine, bias, dtype)
+        _affine(self, self.normalized_shape, elementwise_affine, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -338,7 +338,7 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        _affine(self, (num_channels,), affine, bias, dtype)
+        _affine(self, (num_channels,), affine, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -364,7 +364,7 @@ class RMSNorm(Module):
         self.eps = eps
         self.elementwise_affine = elementwise_affine
         if elementwise_affine:
-            self.weight = Parameter(C.empty(*self.normalized_shape, dtype=dtype))
+            self.weight = Parameter(C.empty(*self.normalized_shape, device=device, dtype=dtype))
         else:
             self.register_parameter("weight", None)
         self.reset_parameters()

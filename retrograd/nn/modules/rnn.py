@@ -156,7 +156,7 @@ class RNNBase(Module):
                 if proj_size > 0:
                     shapes.append(("weight_hr", (proj_size, hidden_size)))
                 for name, shape in shapes:
-                    setattr(self, name + suffix, Parameter(C.empty(*shape, dtype=dtype)))
+                    setattr(self, name + suffix, Parameter(C.empty(*shape, device=device, dtype=dtype)))
                     self._flat_weights_names.append(name + suffix)
         self.reset_parameters()
 
@@ -193,7 +193,7 @@ class RNNBase(Module):
         if self.mode == "LSTM":
             shapes.append((self.num_layers * directions, batch, self.hidden_size))
         if hx is None:
-            states = [C.zeros(*s, dtype=input.dtype) for s in shapes]
+            states = [C.zeros(*s, dtype=input.dtype, device=input.device) for s in shapes]
         else:
             states = list(hx) if self.mode == "LSTM" else [hx]
             if not batched:
@@ -294,7 +294,7 @@ class RNN(RNNBase):
             raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or 'relu'.")
         self.nonlinearity = nonlinearity
         super().__init__(modes[nonlinearity], input_size, hidden_size, num_layers, bias, batch_first, dropout,
-                         bidirectional, dtype=dtype)
+                         bidirectional, device=device, dtype=dtype)
 
 
 class LSTM(RNNBase):
@@ -304,7 +304,7 @@ class LSTM(RNNBase):
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
                  device: Any = None, dtype: Any = None) -> None:
         super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
-                         proj_size, dtype=dtype)
+                         proj_size, device=device, dtype=dtype)
 
 
 class GRU(RNNBase):
@@ -314,7 +314,7 @@ class GRU(RNNBase):
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
                  device: Any = None, dtype: Any = None) -> None:
         super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
-                         dtype=dtype)
+                         device=device, dtype=dtype)
 
 
 class RNNCellBase(Module):
@@ -326,11 +326,11 @@ class RNNCellBase(Module):
         super().__init__()
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
         gate_size = num_chunks * hidden_size
-        self.weight_ih = Parameter(C.empty(gate_size, input_size, dtype=dtype))
-        self.weight_hh = Parameter(C.empty(gate_size, hidden_size, dtype=dtype))
+        self.weight_ih = Parameter(C.empty(gate_size, input_size, device=device, dtype=dtype))
+        self.weight_hh = Parameter(C.empty(gate_size, hidden_size, device=device, dtype=dtype))
         if bias:
-            self.bias_ih = Parameter(C.empty(gate_size, dtype=dtype))
-            self.bias_hh = Parameter(C.empty(gate_size, dtype=dtype))
+            self.bias_ih = Parameter(C.empty(gate_size, device=device, dtype=dtype))
+            self.bias_hh = Parameter(C.empty(gate_size, device=device, dtype=dtype))
         else:
             self.register_parameter("bias_ih", None)
             self.register_parameter("bias_hh", None)
@@ -353,8 +353,9 @@ class _Cell(RNNCellBase):
 
     mode: str
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, dtype: Any = None) -> None:
-        super().__init__(input_size, hidden_size, bias, _GATES[self.mode], dtype=dtype)
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__(input_size, hidden_size, bias, _GATES[self.mode], device=device, dtype=dtype)
 
     def forward(self, input: Tensor, hx: Any = None) -> Any:
         if input.dim() not in (1, 2):
@@ -363,7 +364,7 @@ class _Cell(RNNCellBase):
         if not batched:
             input = input.unsqueeze(0)
         if hx is None:
-            zeros = C.zeros(input.shape[0], self.hidden_size, dtype=input.dtype)
+            zeros = C.zeros(input.shape[0], self.hidden_size, dtype=input.dtype, device=input.device)
             hx = (zeros, zeros) if self.mode == "LSTM" else zeros
         elif not batched:
             hx = tuple(h.unsqueeze(0) for h in hx) if self.mode == "LSTM" else hx.unsqueeze(0)
@@ -381,7 +382,7 @@ class RNNCell(_Cell):
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"Unknown nonlinearity: {nonlinearity}")
         self.mode = "RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU"
-        super().__init__(input_size, hidden_size, bias, dtype)
+        super().__init__(input_size, hidden_size, bias, device, dtype)
         self.nonlinearity = nonlinearity
 
 
@@ -392,7 +393,7 @@ class LSTMCell(_Cell):
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device: Any = None,
                  dtype: Any = None) -> None:
-        super().__init__(input_size, hidden_size, bias, dtype)
+        super().__init__(input_size, hidden_size, bias, device, dtype)
 
 
 class GRUCell(_Cell):
@@ -402,7 +403,7 @@ class GRUCell(_Cell):
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device: Any = None,
                  dtype: Any = None) -> None:
-        super().__init__(input_size, hidden_size, bias, dtype)
+        super().__init__(input_size, hidden_size, bias, device, dtype)
 
 
 __all__ = [

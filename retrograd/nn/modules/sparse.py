@@ -34,7 +34,8 @@ class Embedding(Module):
         self.norm_type = norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
         if _weight is None:
-            self.weight = Parameter(C.empty(num_embeddings, embedding_dim, dtype=dtype), requires_grad=not _freeze)
+            self.weight = Parameter(C.empty(num_embeddings, embedding_dim, device=device, dtype=dtype),
+                                    requires_grad=not _freeze)
             self.reset_parameters()
         else:
             if list(_weight.shape) != [num_embeddings, embedding_dim]:
@@ -99,7 +100,7 @@ class EmbeddingBag(Module):
                 padding_idx += num_embeddings
         self.padding_idx = padding_idx
         if _weight is None:
-            self.weight = Parameter(C.empty(num_embeddings, embedding_dim, dtype=dtype))
+            self.weight = Parameter(C.empty(num_embeddings, embedding_dim, device=device, dtype=dtype))
             self.reset_parameters()
         else:
             if list(_weight.shape) != [num_embeddings, embedding_dim]:
