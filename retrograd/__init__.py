@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins as _builtins
+import importlib as _importlib
 import math as _math
 import sys as _sys
 import warnings
@@ -22,8 +23,7 @@ from ._legacy import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, Double
                       LongTensor, ShortTensor)
 from ._layout import layout, strided
 from ._memory_format import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
-from . import _tensor
-from . import meta as _meta  # the meta device, behind the array seam (retrograd/meta)
+from . import _tensor, _xp
 from ._tensor import Size, Tensor, device
 from .storage import TypedStorage, UntypedStorage, is_storage
 from ._warn import is_warn_always_enabled, set_warn_always
@@ -49,6 +49,7 @@ inf, nan, pi, e = _math.inf, _math.nan, _math.pi, _math.e  # torch's constants
 newaxis = None
 from .version import __version__  # noqa: E402 - torch's format: "2.13.0+retrograd.0.1.0"
 
+_xp.provide("meta", lambda: _importlib.import_module(".meta", __name__).BACKEND)  # retrograd/meta, on first use
 _heap.keep_heap()  # glibc's heap stays mapped between steps (Note [heap kept between steps])
 
 

@@ -15,14 +15,14 @@ namespace]). This module imports nothing of retrograd, so every layer may load i
 # as on a torch built without CUDA. `use(type, xp, devices)` puts another array-API library behind a device
 # type for a block: the tests put array_api_strict's non-host devices behind 'cuda', whose arrays refuse
 # NumPy's conversion as GPU arrays do, so every stray `np.` call on a tensor's array fails there. 'meta' is the
-# package retrograd/meta, which `register`s its backend on import: arrays of a shape and a dtype and no elements
-# (`has_data` False), on one device without an index (`indexed` False).
+# package retrograd/meta, whose backend the package face `provide`s on first use: arrays of a shape and a dtype and
+# no elements (`has_data` False), on one device without an index (`indexed` False).
 
 from __future__ import annotations
 
 import contextlib
 import types
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -144,18 +144,26 @@ def _find_cupy() -> Backend | None:
 
 
 _NOT_LOOKED_UP = object()
-_backends: dict[str, Any] = {"cuda": _NOT_LOOKED_UP}
+_backends: dict[str, Any] = {}  # each device type's backend (None: none on this machine) once looked up
+_finders: dict[str, Callable[[], Backend | None]] = {"cuda": _find_cupy}  # how to look one up, on first use
 _seed: int | None = None  # the last manual_seed, for a backend looked up later (Note [random numbers on a device])
 
 
 def backend(device_type: str) -> Backend | None:
     """The backend of a non-CPU device type, or None where this machine has none."""
-    found = _backends.get(device_type)
+    found = _backends.get(device_type, _NOT_LOOKED_UP)
     if found is _NOT_LOOKED_UP:
-        found = _backends[device_type] = _find_cupy()
+        finder = _finders.get(device_type)
+        found = _backends[device_type] = None if finder is None else finder()
         if found is not None and _seed is not None:
             found.seed(_seed)
     return found
+
+
+def provide(device_type: str, finder: Callable[[], Backend | None]) -> None:
+    """Look up `device_type`'s backend by `finder` on its first use (the package face provides the meta device's
+    this way, so that neither `import retrograd` nor the core loads retrograd/meta)."""
+    _finders[device_type] = finder
 
 
 def namespaces() -> list[Any]:
@@ -220,11 +228,6 @@ def seed_devices(seed: int) -> None:
     for found in _backends.values():
         if isinstance(found, Backend):
             found.seed(seed)
-
-
-def register(found: Backend) -> None:
-    """Put `found` behind its device type for good (the meta device's package registers itself on import)."""
-    _backends[found.type] = found
 
 
 @contextlib.contextmanager

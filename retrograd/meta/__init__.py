@@ -3,15 +3,15 @@ initialisation (`with torch.device('meta'): model = Net()`, then `model.to_empty
 calls on a module whose own tensors are never read (torch.func's model ensembling).
 
 Its arrays (`MetaArray`) and their array-API namespace (`retrograd.meta.namespace`) live here, outside the core:
-this package plugs them in behind the device type 'meta' through the array seam (`_xp.register`), and nothing of
-the core imports it. Note [meta arrays] in namespace.py says how results find their shapes.
+the package face puts `BACKEND` behind the device type 'meta' through the array seam (`_xp.provide`), loading this
+package on the device's first use; nothing of the core imports it. Note [meta arrays] in namespace.py says how
+results find their shapes.
 """
 
 from __future__ import annotations
 
-from .. import _xp
 from .namespace import MetaArray, MetaBackend
 
-__all__ = ["MetaArray", "MetaBackend"]
+__all__ = ["BACKEND", "MetaArray", "MetaBackend"]
 
-_xp.register(MetaBackend())
+BACKEND = MetaBackend()
