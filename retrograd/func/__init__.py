@@ -21,7 +21,7 @@ from .. import eye, ones_like, stack, zeros, zeros_like
 from .._tensor import Size, Tensor
 from ..autograd import batched, forward_ad, grad_mode
 from ..autograd import grad as autograd_grad
-from ..autograd.batched import _flatten, _unflatten, vmap
+from ..autograd.batched import _flatten, _reaches, _unflatten, vmap
 from ..autograd.graph import disable_saved_tensors_hooks
 from ..nn.modules.normalization import _BatchNorm
 
@@ -57,18 +57,8 @@ def _reaches_outside(outputs: Sequence[Tensor], aliases: Sequence[Tensor]) -> bo
     if any(a.grad_fn is not None for a in aliases):
         return True
     own = {id(a) for a in aliases}
-    seen: set = set()
-    stack = [o.grad_fn for o in outputs if o.grad_fn is not None]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        variable = getattr(node, "variable", None)
-        if variable is not None and id(variable) not in own:
-            return True
-        stack.extend(child for child in node._next_nodes if child is not None)
-    return False
+    return any(o.grad_fn is not None and _reaches(o, lambda leaf: leaf.grad_fn is None and id(leaf) not in own)
+               for o in outputs)
 
 
 def _cut(t: Any, keep_graph: bool) -> Any:

@@ -64,19 +64,20 @@ def register_module_full_backward_pre_hook(hook: Callable) -> RemovableHandle:
 
 def register_module_full_backward_hook(hook: Callable) -> RemovableHandle:
     """hook(module, grad_input, grad_output) -> None or new grad_input, for every module (before its own)."""
-    global _global_is_full_backward_hook
-    if _global_is_full_backward_hook is False:
-        raise RuntimeError(_MIXED_BACKWARD_HOOKS.format(where="as a global Module hook"))
-    _global_is_full_backward_hook = True
-    return _global_backward_hooks.add(hook)
+    return _global_backward_hook(hook, full=True)
 
 
 def register_module_backward_hook(hook: Callable) -> RemovableHandle:
     """The deprecated global form of Module.register_backward_hook."""
+    return _global_backward_hook(hook, full=False)
+
+
+def _global_backward_hook(hook: Callable, full: bool) -> RemovableHandle:
+    """A global backward hook of one kind, full or deprecated: torch refuses to mix the two kinds."""
     global _global_is_full_backward_hook
-    if _global_is_full_backward_hook is True:
+    if _global_is_full_backward_hook is (not full):
         raise RuntimeError(_MIXED_BACKWARD_HOOKS.format(where="as a global Module hook"))
-    _global_is_full_backward_hook = False
+    _global_is_full_backward_hook = full
     return _global_backward_hooks.add(hook)
 
 
