@@ -13,7 +13,7 @@ import importlib
 import inspect
 import math
 import types
-from collections.abc import Sequence
+from collections.abc import Sequence as _Sequence  # not a public name of the op table
 from typing import Any
 
 import numpy as np_
@@ -228,7 +228,7 @@ def _as_subclass(self: Tensor, cls: type) -> Tensor:
     return out
 
 
-def _split(self: Tensor, split_size: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
+def _split(self: Tensor, split_size: int | _Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
     """Tensor.split: torch.split as a method, whose size parameter torch/_tensor.py names `split_size`
     (mamba-minimal writes `x_and_res.split(split_size=[d, d], dim=-1)`), not `split_size_or_sections`."""
     return split(self, split_size, dim)
