@@ -249,7 +249,9 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
             bound = inspect.signature(cls.forward).bind(*args, **kwargs)
             bound.apply_defaults()
             args, kwargs = bound.args, {}
-        if transforms.stack and cls.setup_context is Function.setup_context:
+        if cls.setup_context is Function.setup_context and any(getattr(entry, "randomness", None) != "legacy"
+                                                               for entry in transforms.stack):
+            # a torch.func transform runs (torch's legacy _vmap, gradcheck's batched check, runs the Function)
             raise RuntimeError("In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, "
                                "jacrev, ...), it must override the setup_context staticmethod. For more details, "
                                "please see https://pytorch.org/docs/main/notes/extending.func.html")
