@@ -21,6 +21,7 @@ import hashlib
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -82,8 +83,25 @@ def fetch(dest: str = CACHE) -> str:
             with open(os.path.join(staging, path), "wb") as f:
                 f.write(content)
     os.makedirs(os.path.dirname(dest), exist_ok=True)
-    os.replace(staging, dest)  # whole or not at all
+    try:
+        os.replace(staging, dest)  # whole or not at all
+    except OSError:  # another run (a second clone's CI) put the files there first: keep theirs if they check out
+        shutil.rmtree(staging)
+        if not _holds_the_files(dest):
+            raise
     return dest
+
+
+def _holds_the_files(folder: str) -> bool:
+    """Whether `folder` has every test file with its expected sha256."""
+    for path, want in FILES.items():
+        try:
+            with open(os.path.join(folder, path), "rb") as f:
+                if hashlib.sha256(f.read()).hexdigest() != want:
+                    return False
+        except OSError:
+            return False
+    return True
 
 
 def run_workers(tests: str, only: str) -> dict[str, dict]:
