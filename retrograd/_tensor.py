@@ -614,9 +614,11 @@ class Tensor:
     __str__ = __repr__
 
     def __format__(self, spec: str) -> str:
-        if self._data.ndim == 0:
-            return format(self.item(), spec)
-        return format(repr(self), spec)
+        """A plain 0-d tensor formats as its number; any other tensor (a Parameter, a meta tensor, more
+        dims) as an object, which refuses a non-empty spec with TypeError, as torch's does."""
+        if self._data.ndim == 0 and type(self) is Tensor and not self.is_meta:
+            return format(self.detach().item(), spec)
+        return object.__format__(self, spec)
 
     def __reduce_ex__(self, protocol: int) -> tuple:
         return (_rebuild, (self._data, self._requires_grad), self.__dict__ or None)

@@ -536,6 +536,30 @@ def split_keywords(L):
     return list(pieces) + [name(piece) for piece in pieces] + refused
 
 
+@scenario
+def format_specs(L):
+    """f-strings of tensors (a training loop's f"{loss:.4f}"): a plain 0-d tensor formats as its number, one that
+    requires grad too; a Parameter, a tensor with dims or a meta tensor formats as an object, its str() for an
+    empty spec and TypeError for any other."""
+    x = L.tensor(2.5, requires_grad=True)
+    weight = L.nn.Parameter(L.tensor(1.5))
+    shown = [f"{x:.3f}", f"{x * 2:>8.2f}", f"{L.tensor(3):03d}", f"{L.ones(2)}", format(weight, ""),
+             f"{L.ones((), device='meta')}"]
+    refused = [outcome(call) for call in (lambda: f"{weight:.2f}", lambda: f"{L.ones(2):.2f}",
+                                          lambda: f"{L.ones(2):>40}", lambda: f"{L.ones((), device='meta'):.2f}")]
+    return shown + refused
+
+
+@scenario
+def where_condition_not_a_tensor(L):
+    """torch.where's condition is a Tensor in every overload: a list or a bool is refused by the argument parser
+    (TypeError, its first line compared), not read as an array."""
+    x = L.ones(2)
+    refused = [outcome(call) for call in (lambda: L.where([True, False], x, L.zeros(2)), lambda: L.where(True, x, 0.0),
+                                          lambda: L.where(np.array([True, False]), x, x))]
+    return [(kind, what, text.splitlines()[0]) for kind, what, text in refused]
+
+
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_same_as_torch(name: str) -> None:
     ours = outcome(lambda: SCENARIOS[name](retrograd))

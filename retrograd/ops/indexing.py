@@ -28,7 +28,7 @@ from ..autograd import grad_mode
 from ..autograd.forward_ad import transforms as _transforms
 from . import arrays as A
 from .pointwise import where
-from .registry import _broadcast_error, apply, defop
+from .registry import _broadcast_error, apply, argument_type_name, defop
 from .shape import alias_op, cat, select, select_op, slice_op, unsqueeze
 
 # ============================================================================================
@@ -846,7 +846,7 @@ def setitem(self: Tensor, key: object, value: Tensor | complex) -> None:
     if key is True:  # torch writes x.unsqueeze(0) (a True in a tuple is an advanced index)
         key = None
     if not isinstance(value, (Tensor, bool, int, float, complex, np.number)):
-        raise TypeError(f"can't assign a {_type_name(value)} to a {D.tensor_type_name(self.dtype)}")
+        raise TypeError(f"can't assign a {argument_type_name(value)} to a {D.tensor_type_name(self.dtype)}")
     if not isinstance(value, Tensor):
         value = D.checked(D.number(value), self._data.dtype, halves=False)
     _refuse_byte_mask_fill(key if isinstance(key, tuple) else (key,), value, False)
@@ -867,11 +867,6 @@ def setitem(self: Tensor, key: object, value: Tensor | complex) -> None:
         target._check_inplace()
         data = self._data  # the value made where the tensor lives: a GPU array takes no host array
         fill_(target, _wrap(namespace(data).asarray(value, dtype=data.dtype, device=data.device)))
-
-
-def _type_name(value: object) -> str:
-    kind = type(value)
-    return kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
 
 
 def _drop_leading_ones(value: Tensor) -> Tensor:

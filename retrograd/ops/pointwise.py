@@ -26,7 +26,7 @@ from .._tensor import Tensor
 from .._warn import warn_once_at_user
 from . import arrays as A
 from .complex import conj, conj_physical, imag, real  # noqa: F401 - conj for the helpers; real/imag: Tensor.real
-from .registry import Op, apply, defop, linear_backward_op, namespace
+from .registry import Op, apply, argument_type_name, defop, linear_backward_op, namespace
 
 _ZERO_VJP = "zeros_like(grad)"  # step functions (floor, sign, ...): the gradient is zero, not undefined
 _ZERO_JVP = "zeros_like(self_t)"
@@ -1538,7 +1538,15 @@ def where(condition: Tensor, input: Tensor | complex | None = None, other: Tenso
         from .indexing import nonzero  # indexing imports this family at its top
 
         return nonzero(condition, as_tuple=True)
-    cond = condition._data if isinstance(condition, Tensor) else condition
+    if not isinstance(condition, Tensor):
+        got = ", ".join(argument_type_name(a) for a in (condition, input, other) if a is not None)
+        raise TypeError(f"where() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                        " * (Tensor condition)\n"
+                        " * (Tensor condition, Tensor input, Tensor other, *, Tensor out = None)\n"
+                        " * (Tensor condition, Number self, Tensor other)\n"
+                        " * (Tensor condition, Tensor input, Number other)\n"
+                        " * (Tensor condition, Number self, Number other)\n")
+    cond = condition._data
     if condition.dtype is D.uint8:  # the byte masks of older code (pytorch-crf's default mask): nonzero is true
         warn_once_at_user("where received a uint8 condition tensor. This behavior is deprecated and will be removed "
                           "in a future version of PyTorch. Use a boolean condition instead. (Triggered internally at "
