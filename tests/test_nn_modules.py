@@ -859,6 +859,38 @@ def test_global_module_hooks_match_torch():
     assert our_warnings == their_warnings
 
 
+def test_registration_hooks_match_torch():
+    """register_module_{parameter,buffer,module}_registration_hook see every registration (constructors',
+    assignments', register_*'s, Sequential's), in order, and a hook's return value replaces what is stored;
+    removed, they stop."""
+    def run(lib):
+        hooks, seen = lib.nn.modules.module, []
+
+        def swap_bias(module, name, value):
+            seen.append(("param", type(module).__name__, name, tuple(value.shape)))
+            if name == "bias":
+                return lib.nn.Parameter(lib.zeros(value.shape), requires_grad=False)
+
+        handles = [hooks.register_module_parameter_registration_hook(swap_bias),
+                   hooks.register_module_buffer_registration_hook(
+                       lambda m, n, b: seen.append(("buffer", type(m).__name__, n, b is None))),
+                   hooks.register_module_module_registration_hook(
+                       lambda m, n, sub: seen.append(("module", type(m).__name__, n, type(sub).__name__)))]
+        model = lib.nn.Sequential(lib.nn.Linear(2, 3), lib.nn.BatchNorm1d(3))
+        model.append(lib.nn.ReLU())
+        model.extra = lib.nn.Tanh()
+        model[0].register_buffer("scale", None)
+        model[0].weight = lib.nn.Parameter(lib.ones(3, 2))
+        for handle in handles:
+            handle.remove()
+        lib.nn.Linear(1, 1)
+        return seen, model[0].bias.requires_grad, model[0].weight.requires_grad
+
+    (theirs, their_warnings), (ours, our_warnings) = _each_library(run)
+    assert ours == theirs
+    assert our_warnings == their_warnings
+
+
 @pytest.mark.parametrize("model", ["linear", "sequential", "tuple-output"])
 def test_non_full_backward_hook_matches_torch(model):
     """The deprecated register_backward_hook hooks the node that made the output's first tensor: grad_input is that

@@ -81,6 +81,39 @@ def _global_backward_hook(hook: Callable, full: bool) -> RemovableHandle:
     return _global_backward_hooks.add(hook)
 
 
+# Note [registration hooks]
+# register_module_{buffer,module,parameter}_registration_hook put hook(module, name, value) -> None or a
+# replacement value in one of these tables; register_buffer, register_parameter, add_module and the assignments
+# that reach them (module.x = ...) run every hook of the kind, in registration order, before storing the value.
+_global_buffer_registration_hooks = HookDict()
+_global_module_registration_hooks = HookDict()
+_global_parameter_registration_hooks = HookDict()
+
+
+def register_module_buffer_registration_hook(hook: Callable) -> RemovableHandle:
+    """hook(module, name, buffer) -> None or a replacement, run whenever any module registers a buffer."""
+    return _global_buffer_registration_hooks.add(hook)
+
+
+def register_module_module_registration_hook(hook: Callable) -> RemovableHandle:
+    """hook(module, name, submodule) -> None or a replacement, run whenever any module registers a submodule."""
+    return _global_module_registration_hooks.add(hook)
+
+
+def register_module_parameter_registration_hook(hook: Callable) -> RemovableHandle:
+    """hook(module, name, param) -> None or a replacement, run whenever any module registers a parameter."""
+    return _global_parameter_registration_hooks.add(hook)
+
+
+def _registered(hooks: HookDict, module: Module, name: str, value: Any) -> Any:
+    """value as the registration hooks of one kind leave it (Note [registration hooks])."""
+    for hook in list(hooks.values()):
+        output = hook(module, name, value)
+        if output is not None:
+            value = output
+    return value
+
+
 @contextlib.contextmanager
 def _submodules_as_one_kernel() -> Iterator[None]:
     """Module calls inside run their forward only, no hook: for a module that computes through its submodules where
@@ -204,7 +237,7 @@ class Module:
         if isinstance(tensor, Buffer):
             persistent = tensor.persistent
             tensor = tensor.detach()
-        self._buffers[name] = tensor
+        self._buffers[name] = _registered(_global_buffer_registration_hooks, self, name, tensor)
         if persistent:
             self._non_persistent_buffers_set.discard(name)
         else:
@@ -222,7 +255,7 @@ class Module:
             raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be created "
                              f"explicitly. To express '{name}' as a function of another Tensor, compute the value in "
                              "the forward() method.")
-        self._parameters[name] = param
+        self._parameters[name] = _registered(_global_parameter_registration_hooks, self, name, param)
 
     def add_module(self, name: str, module: Module | None) -> None:
         """Add a child module, reachable as an attribute `name`."""
@@ -236,7 +269,7 @@ class Module:
             raise KeyError(f'module name can\'t contain ".", got: {name}')
         if name == "":
             raise KeyError('module name can\'t be empty string ""')
-        self._modules[name] = module
+        self._modules[name] = _registered(_global_module_registration_hooks, self, name, module)
 
     register_module = add_module
 
@@ -307,12 +340,12 @@ class Module:
             if "_modules" not in d:
                 raise AttributeError("cannot assign module before Module.__init__() call")
             self._forget(name, "_parameters", "_buffers")
-            d["_modules"][name] = value
+            d["_modules"][name] = _registered(_global_module_registration_hooks, self, name, value)
         elif "_modules" in d and name in d["_modules"]:
             if value is not None:
                 raise TypeError(f"cannot assign '{_type_name(value)}' as child module '{name}' "
                                 "(torch.nn.Module or None expected)")
-            d["_modules"][name] = value
+            d["_modules"][name] = _registered(_global_module_registration_hooks, self, name, value)
         elif isinstance(value, Buffer) or ("_buffers" in d and name in d["_buffers"]):
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{_type_name(value)}' as buffer '{name}' "
