@@ -731,6 +731,10 @@ class Tensor:
                     "specific dtype, or None to allow any dtype. Set grad_dtype with caution. Diverging the dtypes of "
                     "a tensor and its gradient may break downstream systems that assume they match."
                 )
+            if type(value._data) is not type(self._data) and value.device.type != self.device.type:
+                raise RuntimeError(f"attempting to assign a gradient with device type '{value.device.type}' to a "
+                                   f"tensor with device type '{self.device.type}'. Please ensure that the gradient "
+                                   "and the tensor are on the same device")
             if value._data.shape != self._data.shape:
                 raise RuntimeError(f"attempting to assign a gradient of size '{list(value._data.shape)}' to a tensor "
                                    f"of size '{list(self._data.shape)}'. Please ensure that the gradient and the "

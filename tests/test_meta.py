@@ -92,6 +92,12 @@ def test_meta_tensor_facts_are_torchs(expr):
     "lib.ones(2, 3, device='meta') + lib.ones(2, 3)", "lib.ones(2, 3) + lib.ones(2, 3, device='meta')",
     "lib.ones(2, 3, device='meta') * lib.ones(2, 3)", "lib.ones(2, 3) - lib.ones(2, 3, device='meta')",
     "lib.ones(2, device='meta').sum().item()", "lib.ones(2, 3, device='meta') + lib.ones(4, device='meta')",
+    "lib.cat([lib.ones(2, device='meta'), lib.ones(2)])", "lib.cat([lib.ones(2), lib.ones(2, device='meta')])",
+    "lib.stack([lib.ones(2, device='meta'), lib.ones(2)])", "lib.stack([lib.ones(2), lib.ones(2, device='meta')])",
+    "setattr(lib.ones(2, device='meta', requires_grad=True), 'grad', lib.ones(2))",
+    "setattr(lib.ones(2, requires_grad=True), 'grad', lib.ones(2, device='meta'))",
+    "setattr(lib.ones(2, device='meta', requires_grad=True), 'grad', lib.ones(2, dtype=lib.float64))",
+    "format(lib.ones((), device='meta'), '.2f')",
 ])
 def test_meta_tensors_refuse_as_torchs_do(expr):
     theirs, ours = errors(expr)

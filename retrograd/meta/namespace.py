@@ -155,6 +155,18 @@ def _through_numpy(function: Callable) -> Callable:
     return call
 
 
+def _joining(function: Callable) -> Callable:
+    """NumPy's joining `function` (concat, stack) on stand-ins, refusing a CPU array among the meta ones."""
+    through = _through_numpy(function)
+
+    def call(arrays: Sequence, /, *args: Any, **kwargs: Any) -> Any:
+        _no_host_arrays(arrays)
+        return through(arrays, *args, **kwargs)
+
+    call.__name__ = call.__qualname__ = function.__name__
+    return call
+
+
 def _broadcast(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     """The shapes broadcast together, with the RuntimeError torch's meta kernels give where they do not."""
     common = [1] * max(map(len, shapes), default=0)
@@ -293,6 +305,7 @@ class _Namespace(types.ModuleType):
 
 _OWN = {name: globals()[name] for name in ("where", "matmul", "reshape", "astype", "asarray", "empty", "zeros",
                                            "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like")}
+_OWN.update((name, _joining(getattr(np, name))) for name in ("concat", "concatenate", "stack"))
 _OWN.update((name, _data_dependent(name)) for name in ("nonzero", "unique_values", "unique_counts",
                                                           "unique_inverse", "unique_all", "bincount"))
 namespace = _Namespace("retrograd.meta.namespace", np, _OWN)

@@ -1018,13 +1018,19 @@ def _with_numbers_cast(op: Op, forward: Callable, error: OverflowError, arrays: 
 def _forward_error(error: Exception, arrays: Sequence) -> Exception:
     """What a forward that failed on `arrays` raises: torch's error for tensors on two devices, its broadcasting
     error for a ValueError from shapes, else the forward's own error."""
+    return _device_error(arrays) or ((_broadcast_error(arrays) or error) if isinstance(error, ValueError) else error)
+
+
+def _device_error(arrays: Sequence) -> RuntimeError | None:
+    """torch's error for arrays on two devices (its meta kernels check against the first input's device); None
+    when they share one."""
     devices = list(dict.fromkeys(str(device(*locate(a))) for a in arrays if is_array(a)))
-    if len(devices) > 1 and "meta" in devices:  # torch's meta kernels check against the first input's device
+    if len(devices) < 2:
+        return None
+    if "meta" in devices:
         return RuntimeError(f"Tensor on device {devices[1]} is not on the expected device {devices[0]}!")
-    if len(devices) > 1:
-        return RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
-                            f"{devices[0]} and {devices[1]}!")
-    return (_broadcast_error(arrays) or error) if isinstance(error, ValueError) else error
+    return RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
+                        f"{devices[0]} and {devices[1]}!")
 
 
 def _broadcast_error(arrays: list) -> RuntimeError | None:
@@ -1266,7 +1272,10 @@ def _apply_generic(op: Op, args: tuple, params: tuple = (), forward: Callable | 
         except Exception:
             if forward is op.forward and _has_opmath(inputs):  # complex32 beside another dtype: NumPy has no
                 return _apply_opmath(op, args, params)  # common type, torch's promotion has (Note [complex32])
-            raise
+            mixed = _device_error(arrays)
+            if mixed is None:
+                raise
+            raise mixed from None
     else:
         inputs = args
         arrays = _arrays(op, args)
