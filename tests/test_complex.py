@@ -444,3 +444,35 @@ def test_real_negative_base_to_a_complex_power(base):
         return g.detach().numpy()
 
     np.testing.assert_allclose(grads(retrograd), grads(torch), rtol=1e-12, atol=1e-15)
+
+
+CLAMPS = {
+    "clamp_number": lambda lib, z, x: lib.clamp(z, min=0.1),
+    "clamp_max_number": lambda lib, z, x: z.clamp(max=1.0),
+    "clamp_tensors": lambda lib, z, x: lib.clamp(z, min=lib.tensor(0.1), max=lib.tensor(1.0)),
+    "clamp_min_number": lambda lib, z, x: lib.clamp_min(z, 0.1),
+    "clamp_max_in_place": lambda lib, z, x: z.clone().clamp_max_(0.1),
+    "clip": lambda lib, z, x: lib.clip(z, 0, 1),
+    "clamp_empty": lambda lib, z, x: lib.clamp(z[:0], min=0.1),
+    "clamp_complex32": lambda lib, z, x: lib.clamp(z.to(lib.complex32), min=0.1),
+    "clamp_min_complex_number": lambda lib, z, x: lib.clamp_min(x, 0.1j),
+    "clamp_complex_number": lambda lib, z, x: lib.clamp(x, max=0.1j),
+    "clamp_in_place_complex_number": lambda lib, z, x: x.clone().clamp_(min=0.1j),
+    "clamp_complex_tensor_bound": lambda lib, z, x: lib.clamp(x, max=lib.tensor(0.1j)),
+    "clamp_complex_tensor_bounds": lambda lib, z, x: lib.clamp(x, min=lib.tensor(0.1j), max=lib.tensor(2j)),
+    "clamp_min_tensor": lambda lib, z, x: lib.clamp_min(z, lib.tensor(0.1)),
+    "clamp_max_tensor_in_place": lambda lib, z, x: z.clone().clamp_max_(lib.tensor(0.1)),
+}
+
+
+@pytest.mark.parametrize("call", CLAMPS.values(), ids=CLAMPS.keys())
+def test_clamp_refuses_complex_numbers_as_torch(call) -> None:
+    """Complex numbers have no order: a complex self (or complex number bound) is refused by clamp's own check,
+    a complex tensor bound by the max/min kernel the bounds dispatch to, each with torch's type and text."""
+    def refusal(lib):
+        z = lib.tensor(complex_array(3).astype("complex64"), requires_grad=True)
+        with pytest.raises(Exception) as info:
+            call(lib, z, lib.ones(3))
+        return type(info.value), str(info.value)
+
+    assert refusal(retrograd) == refusal(torch)

@@ -402,6 +402,8 @@ def clamp_op(xp, x, lo, hi):
        max="clamp_bound_grad(grad, self, min, max, False)",
        jvp="clamp_jvp(self, self_t, min, min_t, max, max_t)")
 def clamp_tensor(xp, x, lo, hi):
+    _refuse_kinds(x.dtype, "clamp_cpu" if hi is not None and lo is not None else
+                  "maximum_cpu" if lo is not None else "minimum_cpu")  # a complex bound: self was refused before
     return _clip(xp, x, lo, hi)
 
 
@@ -413,6 +415,7 @@ def clamp_min_op(xp, x, lo):
 @defop("clamp_min_tensor", node="ClampMinBackward1", inputs=("self", "min"), promote="binary",
        self="where(self >= min, grad, 0)", min="where(self < min, grad, 0)", jvp="where(self >= min, self_t, min_t)")
 def clamp_min_tensor(xp, x, lo):
+    _refuse_kinds(x.dtype, "maximum_cpu")
     return _clip(xp, x, lo, None)
 
 
@@ -424,7 +427,15 @@ def clamp_max_op(xp, x, hi):
 @defop("clamp_max_tensor", node="ClampMaxBackward1", inputs=("self", "max"), promote="binary",
        self="where(self <= max, grad, 0)", max="where(self > max, grad, 0)", jvp="where(self <= max, self_t, max_t)")
 def clamp_max_tensor(xp, x, hi):
+    _refuse_kinds(x.dtype, "minimum_cpu")
     return _clip(xp, x, None, hi)
+
+
+def _refuse_complex_clamp(input: Tensor, *bounds: object) -> None:
+    """Complex numbers have no order: torch's clamp checks refuse a complex self (or a complex number bound of
+    clamp_min and clamp_max, whose result would be complex) before any kernel, complex32 included."""
+    if input.is_complex() or builtins.any(isinstance(b, complex) for b in bounds):
+        raise NotImplementedError("clamp is not supported for complex types")
 
 
 def _clip(xp, x, lo, hi):
@@ -1335,6 +1346,7 @@ def clamp(input: Tensor, min: Tensor | float | None = None, max: Tensor | float 
     if not bounds:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if builtins.all(isinstance(b, Tensor) for b in bounds):
+        _refuse_complex_clamp(input)
         return apply(clamp_tensor, (input, min, max))
     if not builtins.all(_is_number(b) or isinstance(b, Tensor) and b.ndim == 0 for b in bounds):
         got = ", ".join(["Tensor"] + [type(b).__name__ for b in (min, max) if b is not None])
@@ -1342,6 +1354,9 @@ def clamp(input: Tensor, min: Tensor | float | None = None, max: Tensor | float 
                         " * (Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None)\n"
                         " * (Tensor input, Number min = None, Number max = None, *, Tensor out = None)\n")
     lo, hi = (b.item() if isinstance(b, Tensor) else b for b in (min, max))
+    _refuse_complex_clamp(input)
+    if builtins.any(isinstance(b, complex) for b in (lo, hi)):
+        raise RuntimeError("value cannot be converted to type double without overflow")  # clamp's double bounds
     return apply(clamp_op, (_promoted(input, lo, hi),), (lo, hi))
 
 
@@ -1352,6 +1367,7 @@ def clamp_min(input: Tensor, min: Tensor | float) -> Tensor:
     """max(input, min): ClampMinBackward1 for a tensor bound, ClampMinBackward0 for a number."""
     if isinstance(min, Tensor):
         return apply(clamp_min_tensor, (input, min))
+    _refuse_complex_clamp(input, min)
     return apply(clamp_min_op, (_promoted(input, min),), (min,))
 
 
@@ -1359,6 +1375,7 @@ def clamp_max(input: Tensor, max: Tensor | float) -> Tensor:
     """min(input, max): ClampMaxBackward1 for a tensor bound, ClampMaxBackward0 for a number."""
     if isinstance(max, Tensor):
         return apply(clamp_max_tensor, (input, max))
+    _refuse_complex_clamp(input, max)
     return apply(clamp_max_op, (_promoted(input, max),), (max,))
 
 
