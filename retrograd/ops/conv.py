@@ -108,6 +108,7 @@ from .._creation import _linspace_in, zeros
 from .._memory_format import channels_last, channels_last_3d, keeping_channels_last, laid_out, suggest_memory_format
 from .._random_streams import fma
 from .._tensor import Tensor, _wrap
+from .._warn import warn_once_at_user
 from .._xp import namespace
 from . import arrays as A
 from .registry import apply, defop
@@ -1215,6 +1216,10 @@ def _conv_padding(padding: str | int | Sequence[int], d: int, stride: tuple, dil
         if any(s != 1 for s in stride):
             raise RuntimeError("padding='same' is not supported for strided convolutions")
         totals = [dl * (k - 1) for dl, k in zip(dilation, kernel)]
+        if any(t % 2 for t in totals):
+            warn_once_at_user("Using padding='same' with even kernel lengths and odd dilation may require a "
+                              "zero-padded copy of the input be created (Triggered internally at "
+                              "/__w/pytorch/pytorch/aten/src/ATen/native/Convolution.cpp:1101.)")
         return tuple((t // 2, t - t // 2) for t in totals)
     pads = _ntuple(padding, d, "padding")
     if any(p < 0 for p in pads):
@@ -1653,8 +1658,12 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
         if mode == "circular" and (lo > x or hi > x):
             raise RuntimeError("Padding value causes wrapping around more than once.")
     indices = tuple(_source_index(x, lo, hi, mode) for x, (lo, hi) in zip(sizes, pairs))
-    op = GATHER_NODES["circular_pad"] if mode == "circular" else GATHER_NODES[f"{_PAD_NAMES[mode]}{d}d"]
-    return apply(op, (input,), (indices,))
+    if mode == "circular":  # torch's circular pad is copies of slices, for every dtype
+        return apply(GATHER_NODES["circular_pad"], (input,), (indices,))
+    kernel = f"{_PAD_NAMES[mode]}{d}d"
+    if input.dtype is D.bool_:  # torch's reflection and replication kernels have no boolean version
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+    return apply(GATHER_NODES[kernel], (input,), (indices,))
 
 
 # ---- resampling -----------------------------------------------------------------------------
