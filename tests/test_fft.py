@@ -164,6 +164,11 @@ ERRORS = [
     lambda m: m.stft(m.ones(20, dtype=m.float16), 8, 2, return_complex=True),
     lambda m: m.stft(m.ones(20, dtype=m.bfloat16), 8, 2, window=m.ones(8, dtype=m.bfloat16), return_complex=True),
     lambda m: m.istft(m.ones(5, 3, dtype=m.complex32), 8, 2, window=m.ones(8, dtype=m.float16)),
+    # fftshift's dims as torch wraps them (no dim of a 0-d tensor), and roll's need of a shift
+    lambda m: m.fft.fftshift(m.tensor(3.0), dim=-1),
+    lambda m: m.fft.ifftshift(m.ones(2, 3), dim=()),
+    lambda m: m.roll(m.ones(2, 3), shifts=[]),
+    lambda m: m.roll(m.tensor(3.0), 1, 0),
 ]
 
 
@@ -215,7 +220,8 @@ def test_stft_takes_a_half_signal_through_a_float_window():
 
 def test_stft_and_istft_warn_as_torch():
     """torch warns once per process (every time under set_warn_always) of a missing window, in stft and in
-    istft, and of stft's deprecated return_complex=False; a given window and return_complex=True are silent."""
+    istft, of stft's deprecated return_complex=False and of an istft length past the last frame (padded with
+    zeros); a given window, return_complex=True and a length within the frames are silent."""
     def warned(lib):
         lib.set_warn_always(True)
         signal, window = lib.linspace(-1, 1, 40).reshape(2, 20), lib.hann_window(8)
@@ -227,9 +233,11 @@ def test_stft_and_istft_warn_as_torch():
                 spectrum = lib.stft(signal, 8, 2, window=window, return_complex=True)
                 lib.istft(spectrum, 8, 2)
                 lib.istft(spectrum, 8, 2, window=window)
+                lib.istft(spectrum, 8, 2, window=window, length=20)
+                lib.istft(spectrum, 8, 2, window=window, length=25)  # past the last frame: zeros, with a warning
         finally:
             lib.set_warn_always(False)
         return [(w.category, str(w.message)) for w in caught]
 
-    assert len(warned(torch)) == 3
+    assert len(warned(torch)) == 4
     assert warned(retrograd) == warned(torch)

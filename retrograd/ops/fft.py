@@ -365,7 +365,7 @@ def _shift(input: Tensor, dim: int | Sequence[int] | None, inverse: bool) -> Ten
     from .shape import roll
 
     dims = list(range(input.ndim)) if dim is None else [dim] if isinstance(dim, int) else list(dim)
-    dims = [_wrap_dim(d, input.ndim) for d in dims]
+    dims = [_wrap(d, input.ndim) for d in dims]
     return roll(input, [(input.shape[d] + inverse) // 2 for d in dims], dims)
 
 
@@ -573,6 +573,9 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: 
     if input.ndim == 2:
         signal = signal.squeeze(0)
     if end > expected:
+        warn_once_at_user("The length of signal is shorter than the length parameter. Result is being padded with "
+                          "zeros in the tail. Please check your center and hop_length settings. (Triggered "
+                          "internally at /__w/pytorch/pytorch/aten/src/ATen/native/SpectralOps.cpp:1199.)")
         signal = pad(signal, [0, end - expected])
     return signal
 
