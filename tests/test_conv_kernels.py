@@ -164,3 +164,17 @@ def test_non_constant_padding_of_every_dtype_as_torch(dims, mode, dtype):
         return y.dtype is x.dtype, y.to(lib.int64).tolist() if dtype != "complex64" else y.real.tolist()
 
     assert padded(retrograd) == padded(torch)
+
+
+@pytest.mark.parametrize("d", [1, 2, 3])
+def test_transposed_output_padding_refusal_as_torch(d):
+    """An output padding as large as both stride and dilation is refused; torch names a 1-d convolution's numbers
+    as those of the 2-d one of height 1 it runs."""
+    def refusal(lib):
+        fn = getattr(lib.nn.functional, f"conv_transpose{d}d")
+        with pytest.raises(RuntimeError) as info:
+            fn(lib.ones(1, 2, *[5] * d), lib.ones(2, 1, *[3] * d), stride=2, dilation=(1,) * (d - 1) + (3,),
+               output_padding=(0,) * (d - 1) + (3,))
+        return str(info.value)
+
+    assert refusal(retrograd) == refusal(torch)

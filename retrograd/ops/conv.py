@@ -1270,11 +1270,12 @@ def _convolution(d: int, name: str, input: Tensor, weight: Tensor, bias: Tensor 
     if transposed:
         extra = _ntuple(output_padding, d, "output_padding")
         if any(op >= s and op >= dl for op, s, dl in zip(extra, stride_t, dilation_t)):
-            names = ("height", "width") if d == 2 else ("depth", "height", "width") if d == 3 else ("width",)
-            raise RuntimeError("output padding must be smaller than either stride or dilation, but got "
-                               + " ".join(f"output_padding_{n}: {v}" for n, v in zip(names, extra)) + " "
-                               + " ".join(f"stride_{n}: {v}" for n, v in zip(names, stride_t)) + " "
-                               + " ".join(f"dilation_{n}: {v}" for n, v in zip(names, dilation_t)))
+            # torch runs a 1-d transposed convolution as a 2-d one of height 1, and reports it so
+            shown = [(0, *extra), (1, *stride_t), (1, *dilation_t)] if d == 1 else [extra, stride_t, dilation_t]
+            names = ("depth", "height", "width") if d == 3 else ("height", "width")
+            raise RuntimeError("output padding must be smaller than either stride or dilation, but got " + " ".join(
+                f"{what}_{n}: {v}" for what, values in zip(("output_padding", "stride", "dilation"), shown)
+                for n, v in zip(names, values)))
     out = apply(convolution_op, (input, weight, bias), (win, groups, transposed, extra))
     return out.squeeze(0) if unbatched else out
 
