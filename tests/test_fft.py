@@ -164,6 +164,21 @@ ERRORS = [
     lambda m: m.stft(m.ones(20, dtype=m.float16), 8, 2, return_complex=True),
     lambda m: m.stft(m.ones(20, dtype=m.bfloat16), 8, 2, window=m.ones(8, dtype=m.bfloat16), return_complex=True),
     lambda m: m.istft(m.ones(5, 3, dtype=m.complex32), 8, 2, window=m.ones(8, dtype=m.float16)),
+    # a complex signal or window has no one-sided spectrum
+    lambda m: m.stft(m.ones(20, dtype=m.complex64), 8, 2, window=m.ones(8), onesided=True, return_complex=True),
+    lambda m: m.stft(m.ones(20), 8, 2, window=m.ones(8, dtype=m.complex64), onesided=True, return_complex=True),
+    # istft's checks in torch's order, each with its call in the text (an empty one first; then the dims of
+    # view_as_real(input): a 1-d spectrum has no bins dim)
+    lambda m: m.istft(m.ones(5, 0, dtype=m.complex64), 8, 2, window=m.ones(8)),
+    lambda m: m.istft(m.ones(5, dtype=m.complex64), 8, 2, window=m.ones(8)),
+    lambda m: m.istft(m.tensor(1j), 8, 2, window=m.ones(8)),
+    lambda m: m.istft(m.ones(1, 2, 5, 3, dtype=m.complex64), 8, 2, window=m.ones(8)),
+    lambda m: m.istft(m.ones(5, 3, dtype=m.complex64), 8, 2, window=m.ones(8), onesided=False),
+    lambda m: m.istft(m.ones(8, 3, dtype=m.complex128), 8, 2, window=m.ones(8), onesided=True, length=9),
+    lambda m: m.istft(m.ones(5, 3, dtype=m.complex64), 8, 9, window=m.ones(8)),
+    lambda m: m.istft(m.ones(5, 3, dtype=m.complex64), 8, 2, win_length=9),
+    lambda m: m.istft(m.ones(5, 3, dtype=m.complex64), 8, 2, window=m.ones(2, 4)),
+    lambda m: m.istft(m.ones(5, 3, dtype=m.complex64), 8, 2, window=m.zeros(8), center=False),
     # fftshift's dims as torch wraps them (no dim of a 0-d tensor), and roll's need of a shift
     lambda m: m.fft.fftshift(m.tensor(3.0), dim=-1),
     lambda m: m.fft.ifftshift(m.ones(2, 3), dim=()),

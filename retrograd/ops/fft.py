@@ -500,6 +500,8 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: i
     onesided = not complex_input if onesided is None else onesided
     normalization = 1 if normalized else 0
     if complex_input:
+        if onesided:
+            raise RuntimeError("Cannot have onesided output if window or input is complex")
         out = apply(fft_c2c_op, (frames,), ((2,), normalization, True))
     else:
         out = apply(fft_r2c_op, (frames,), ((2,), normalization, onesided))
@@ -524,25 +526,33 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: 
     if not input.is_complex():
         raise RuntimeError("istft requires a complex-valued input tensor matching the output from stft with "
                            "return_complex=True.")
+    # torch reads the frames and bins as dims -2 and -3 of view_as_real(input), before any check
+    real_ndim = input.ndim + 1
+    if real_ndim < 3:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-real_ndim}, {real_ndim - 1}], but "
+                         f"got {-2 if real_ndim < 2 else -3})")
+    prefix = (f"istft({D.aten_type_name(input.dtype)}{list(input.shape)}, n_fft={n_fft}, hop_length={hop_length}, "
+              f"win_length={win_length}, window={_tensor_repr(window)}, center={_flag(center)}, "
+              f"normalized={_flag(normalized)}, onesided={_flag(onesided)}, length={length}, "
+              f"return_complex={_flag(return_complex)}) ")
     if input.numel() == 0:
-        raise RuntimeError("istft input tensor cannot be empty.")
-    if input.ndim not in (2, 3):
-        raise RuntimeError(f"istft: expected a tensor with 3 or 4 dimensions of complex dtype, but got {input.ndim}")
+        raise RuntimeError(prefix + ": input tensor cannot be empty.")
+    if real_ndim not in (3, 4):
+        raise RuntimeError(prefix + f": expected a tensor with 3 or 4 dimensions, but got {real_ndim}")
     bins, n_frames = input.shape[-2:]
     half = bins != n_fft if onesided is None else onesided  # a one-sided spectrum
     if half and n_fft // 2 + 1 != bins:
-        raise RuntimeError(f"istft: expected the frequency dimension (3rd to the last) of the input tensor to match "
-                           f"n_fft / 2 + 1 when onesided=True, but got {bins}")
+        raise RuntimeError(prefix + ": expected the frequency dimension (3rd to the last) of the input tensor to "
+                                    f"match n_fft / 2 + 1 when onesided=True, but got {bins}")
     if not half and n_fft != bins:
-        raise RuntimeError(f"istft: expected the frequency dimension (3rd to the last) of the input tensor to match "
-                           f"n_fft when onesided=False, but got {bins}")
+        raise RuntimeError(prefix + ": expected the frequency dimension (3rd to the last) of the input tensor to "
+                                    f"match n_fft when onesided=False, but got {bins}")
     if not 0 < hop_length <= win_length:
-        raise RuntimeError("istft: expected 0 < hop_length <= win_length")
+        raise RuntimeError(prefix + ": expected 0 < hop_length <= win_length")
     if not 0 < win_length <= n_fft:
-        raise RuntimeError("istft: expected 0 < win_length <= n_fft")
+        raise RuntimeError(prefix + ": expected 0 < win_length <= n_fft")
     if window is not None and (window.ndim != 1 or window.shape[0] != win_length):
-        raise RuntimeError(f"istft: expected a 1D window tensor of size equal to win_length={win_length}, but got "
-                           f"window with size {list(window.shape)}")
+        raise RuntimeError(prefix + ": Invalid window shape. window has to be 1D and length of `win_length`")
     padded = _centred_window(window, win_length, n_fft, input.dtype.to_real(), input.device)
     spectrum = (input.unsqueeze(0) if input.ndim == 2 else input).transpose(1, 2)  # (channel, frames, bins)
     _refuse_half_precision(spectrum)
@@ -564,11 +574,7 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: 
     end = start + length if length is not None else -(n_fft // 2) if center else expected
     signal, envelope = signal[:, start:end], envelope[:, start:end]
     if bool((envelope.abs().min() < 1e-11)._data):
-        raise RuntimeError(f"istft({D.aten_type_name(input.dtype)}{list(input.shape)}, n_fft={n_fft}, "
-                           f"hop_length={hop_length}, win_length={win_length}, window={_tensor_repr(window)}, "
-                           f"center={_flag(center)}, normalized={_flag(normalized)}, onesided={_flag(onesided)}, "
-                           f"length={length}, return_complex={_flag(return_complex)}) window overlap add min: 1\n"
-                           "[ CPUBoolType{} ]")
+        raise RuntimeError(prefix + "window overlap add min: 1\n[ CPUBoolType{} ]")
     signal = signal / envelope
     if input.ndim == 2:
         signal = signal.squeeze(0)
