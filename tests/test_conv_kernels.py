@@ -178,3 +178,18 @@ def test_transposed_output_padding_refusal_as_torch(d):
         return str(info.value)
 
     assert refusal(retrograd) == refusal(torch)
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+@pytest.mark.parametrize("shape", [(1, 1, 0), (1, 0, 5), (0, 1, 5), (1, 0), (0, 5), (1, 1, 5, 0), (0, 1, 5, 5, 5)])
+def test_non_constant_padding_of_empty_inputs_as_torch(shape, mode):
+    """Reflection and replication pad refuse an empty dim other than the batch's before their padding-size check;
+    circular padding copies slices of whatever is there."""
+    def padded(lib):
+        x = lib.ones(shape)
+        try:
+            return tuple(lib.nn.functional.pad(x, (1, 1) * (x.ndim - 2 if x.ndim > 2 else 1), mode=mode).shape)
+        except RuntimeError as error:
+            return str(error)
+
+    assert padded(retrograd) == padded(torch)

@@ -1649,7 +1649,11 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
             f"Padding size {len(pad)} is not supported for {nd}D input tensor.\nSupported combinations for "
             "non-constant padding:\n  - 2D or 3D input: padding size = 2 (pads last dimension)\n  - 3D or 4D input: "
             "padding size = 4 (pads last 2 dimensions)\n  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
-    sizes = input._data.shape[-d:]
+    shape = input._data.shape
+    if mode != "circular" and 0 in (shape[1:] if nd == d + 2 else shape):  # only a batch may be empty
+        raise RuntimeError(f"Expected {d + 1}D or {d + 2}D (batch mode) tensor with possibly 0 batch size and other "
+                           f"non-zero dimensions for input, but got: {list(shape)}")
+    sizes = shape[-d:]
     pairs = [(pad[2 * (d - 1 - i)], pad[2 * (d - 1 - i) + 1]) for i in range(d)]
     for i, (x, (lo, hi)) in reversed(list(enumerate(zip(sizes, pairs)))):  # the last dim first, as torch
         if mode == "reflect" and (lo >= x or hi >= x):
