@@ -476,3 +476,55 @@ def test_clamp_refuses_complex_numbers_as_torch(call) -> None:
         return type(info.value), str(info.value)
 
     assert refusal(retrograd) == refusal(torch)
+
+
+REAL_ONLY = {
+    "relu": lambda lib, F, z: F.relu(z), "relu_": lambda lib, F, z: F.relu_(z.clone()),
+    "relu6": lambda lib, F, z: F.relu6(z), "hardtanh_": lambda lib, F, z: F.hardtanh_(z.clone()),
+    "threshold": lambda lib, F, z: F.threshold(z, 0.1, 0.0), "leaky_relu": lambda lib, F, z: F.leaky_relu(z),
+    "rrelu": lambda lib, F, z: F.rrelu(z), "rrelu_training": lambda lib, F, z: F.rrelu(z, training=True),
+    "elu": lambda lib, F, z: F.elu(z), "celu_": lambda lib, F, z: F.celu(z.clone(), inplace=True),
+    "selu": lambda lib, F, z: F.selu(z), "gelu_tanh": lambda lib, F, z: F.gelu(z, approximate="tanh"),
+    "mish": lambda lib, F, z: F.mish(z), "softplus": lambda lib, F, z: F.softplus(z),
+    "logsigmoid": lambda lib, F, z: F.logsigmoid(z), "hardsigmoid": lambda lib, F, z: F.hardsigmoid(z),
+    "hardswish_": lambda lib, F, z: F.hardswish(z.clone(), inplace=True),
+    "softshrink": lambda lib, F, z: F.softshrink(z),
+    "hardshrink": lambda lib, F, z: F.hardshrink(z), "glu": lambda lib, F, z: F.glu(z),
+    "logit": lambda lib, F, z: lib.logit(z, eps=1e-6), "mse_loss": lambda lib, F, z: F.mse_loss(z, z * 2),
+    "smooth_l1_loss": lambda lib, F, z: F.smooth_l1_loss(z, z), "huber_loss": lambda lib, F, z: F.huber_loss(z, z),
+    "bce_with_logits": lambda lib, F, z: F.binary_cross_entropy_with_logits(z, z),
+    "multilabel_soft_margin": lambda lib, F, z: F.multilabel_soft_margin_loss(z[None], z[None]),
+    "hinge_embedding": lambda lib, F, z: F.hinge_embedding_loss(z, lib.ones(2)),
+    "kl_div": lambda lib, F, z: F.kl_div(z, z, reduction="batchmean"),
+    "cosine_similarity": lambda lib, F, z: F.cosine_similarity(z[None], z[None]),
+    "prelu": lambda lib, F, z: F.prelu(z, lib.tensor([0.25 + 0j])),
+    "prelu_mixed": lambda lib, F, z: F.prelu(z, lib.tensor([0.25])),
+    "prelu_long": lambda lib, F, z: F.prelu(lib.ones(0, 3, dtype=lib.long), lib.tensor([1])),
+    "cosine_similarity_long": lambda lib, F, z: F.cosine_similarity(lib.ones(2, 3, dtype=lib.long),
+                                                                    lib.ones(2, 3, dtype=lib.long)),
+}
+
+
+@pytest.mark.parametrize("call", REAL_ONLY.values(), ids=REAL_ONLY.keys())
+def test_real_only_activations_and_losses_refuse_complex_as_torch(call) -> None:
+    """torch's kernels of the rectifiers, smooth activations and losses exist for real types only (relu and
+    hardtanh are clamps in torch): a complex input is refused with torch's words, where NumPy would compute."""
+    def refusal(lib):
+        z = lib.tensor([1 + 1j, -2j], dtype=lib.complex64)
+        with pytest.raises(Exception) as info:
+            call(lib, lib.nn.functional, z)
+        return type(info.value), str(info.value)
+
+    assert refusal(retrograd) == refusal(torch)
+
+
+@pytest.mark.parametrize("name", ["softsign", "tanhshrink", "silu", "l1_loss", "soft_margin_loss"])
+def test_activations_and_losses_torch_computes_on_complex(name) -> None:
+    """The compositions torch computes on complex numbers stay computed."""
+    def value(lib):
+        z = lib.tensor([1 + 1j, -2j], dtype=lib.complex64)
+        fn = getattr(lib.nn.functional, name)
+        out = fn(z, z * 2) if name.endswith("loss") else fn(z)
+        return np.round(out.detach().numpy(), 5).tolist()
+
+    assert value(retrograd) == value(torch)

@@ -292,6 +292,7 @@ def sigmoid_backward(xp, g, r):
 @defop("logit", params=("eps",), promote="float", self="logit_backward(grad, self, eps)",
        jvp="logit_backward(self_t, self, eps)")
 def logit_op(xp, x, eps):
+    _refuse_kinds(x.dtype, "logit_cpu")
     if eps is not None:
         x = xp.clip(x, eps, 1 - eps)
     return xp.log(x / (1 - x))
@@ -300,6 +301,7 @@ def logit_op(xp, x, eps):
 @defop("relu", node="ReluBackward0", self="threshold_backward(grad, result, 0)",
        jvp="threshold_backward(self_t, result, 0)")
 def relu(xp, x):
+    refuse_unordered(x.dtype)  # torch's relu is clamp_min(self, 0)
     return A.astype(xp, A.with_scalar(xp.maximum, x, 0), x.dtype, copy=False)
 
 
@@ -429,6 +431,12 @@ def clamp_max_op(xp, x, hi):
 def clamp_max_tensor(xp, x, hi):
     _refuse_kinds(x.dtype, "minimum_cpu")
     return _clip(xp, x, None, hi)
+
+
+def refuse_unordered(dtype: np.dtype) -> None:
+    """clamp's check, which the clamps in other names (relu, hardtanh) run on their kernels' arrays too."""
+    if D.kind(dtype) == "c":
+        raise NotImplementedError("clamp is not supported for complex types")
 
 
 def _refuse_complex_clamp(input: Tensor, *bounds: object) -> None:
