@@ -497,7 +497,7 @@ def bce_op(xp, x, t, w, reduction):
        jvp="loss_reduce(bce_logits_input_grad(1, self, target, weight, pos_weight, 'none') * self_t"
            " + bce_logits_target_grad(1, self, target, weight, pos_weight, 'none') * target_t, reduction)")
 def bce_with_logits_op(xp, x, t, w, pw, reduction):
-    _refuse_kinds(x.dtype, "log_sigmoid_cpu")
+    _refuse_kinds(x, "log_sigmoid_cpu")
     log_sig_neg = xp.logaddexp(0, -x)  # log(1 + exp(-x)), stable for |x| large
     if pw is None:
         loss = (1 - t) * x + log_sig_neg
@@ -513,7 +513,7 @@ def bce_with_logits_op(xp, x, t, w, pw, reduction):
        target="-2 * (self - target) * reduced_grad(grad, reduction, self_shape, target_shape)",
        jvp="loss_reduce(2 * (self - target) * (self_t - target_t), reduction)")
 def mse_loss_op(xp, x, t, reduction):
-    _refuse_kinds(x.dtype, "mse_cpu")
+    _refuse_kinds(x, "mse_cpu")
     d = x - t
     return _reduce(xp, d * d, reduction)
 
@@ -523,7 +523,7 @@ def mse_loss_op(xp, x, t, reduction):
        target="-smooth_l1_slope(self - target, beta) * reduced_grad(grad, reduction, self_shape, target_shape)",
        jvp="loss_reduce(smooth_l1_slope(self - target, beta) * (self_t - target_t), reduction)")
 def smooth_l1_loss_op(xp, x, t, reduction, beta):
-    _refuse_kinds(x.dtype, "smooth_l1_cpu")
+    _refuse_kinds(x, "smooth_l1_cpu")
     d = xp.abs(x - t)
     return _reduce(xp, A.astype(xp, xp.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), d.dtype, copy=False),
                    reduction)
@@ -534,7 +534,7 @@ def smooth_l1_loss_op(xp, x, t, reduction, beta):
        target="-huber_slope(self - target, delta) * reduced_grad(grad, reduction, self_shape, target_shape)",
        jvp="loss_reduce(huber_slope(self - target, delta) * (self_t - target_t), reduction)")
 def huber_loss_op(xp, x, t, reduction, delta):
-    _refuse_kinds(x.dtype, "huber_cpu")
+    _refuse_kinds(x, "huber_cpu")
     d = xp.abs(x - t)
     return _reduce(xp, A.astype(xp, xp.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)), d.dtype, copy=False),
                    reduction)
