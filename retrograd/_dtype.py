@@ -278,6 +278,14 @@ def tensor_type_name(dt: dtype | np.dtype) -> str:
     return f"torch.{scalar_type_name(dt)}Tensor"
 
 
+def aten_type_name(dt: dtype | np.dtype) -> str:
+    """The name ATen's Type::toString gives a CPU tensor's type in error texts (stft's): the legacy name for the
+    eight dtypes that had a legacy tensor class, CPU<ScalarType>Type for the others (CPUBoolType)."""
+    if dt.name in ("uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"):
+        return tensor_type_name(dt)
+    return f"CPU{scalar_type_name(dt)}Type"
+
+
 CPP_TYPE_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
                   "int32": "int", "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
                   "float32": "float", "float64": "double", "complex32": "c10::complex<c10::Half>",

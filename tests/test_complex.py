@@ -444,3 +444,87 @@ def test_real_negative_base_to_a_complex_power(base):
         return g.detach().numpy()
 
     np.testing.assert_allclose(grads(retrograd), grads(torch), rtol=1e-12, atol=1e-15)
+
+
+CLAMPS = {
+    "clamp_number": lambda lib, z, x: lib.clamp(z, min=0.1),
+    "clamp_max_number": lambda lib, z, x: z.clamp(max=1.0),
+    "clamp_tensors": lambda lib, z, x: lib.clamp(z, min=lib.tensor(0.1), max=lib.tensor(1.0)),
+    "clamp_min_number": lambda lib, z, x: lib.clamp_min(z, 0.1),
+    "clamp_max_in_place": lambda lib, z, x: z.clone().clamp_max_(0.1),
+    "clip": lambda lib, z, x: lib.clip(z, 0, 1),
+    "clamp_empty": lambda lib, z, x: lib.clamp(z[:0], min=0.1),
+    "clamp_complex32": lambda lib, z, x: lib.clamp(z.to(lib.complex32), min=0.1),
+    "clamp_min_complex_number": lambda lib, z, x: lib.clamp_min(x, 0.1j),
+    "clamp_complex_number": lambda lib, z, x: lib.clamp(x, max=0.1j),
+    "clamp_in_place_complex_number": lambda lib, z, x: x.clone().clamp_(min=0.1j),
+    "clamp_complex_tensor_bound": lambda lib, z, x: lib.clamp(x, max=lib.tensor(0.1j)),
+    "clamp_complex_tensor_bounds": lambda lib, z, x: lib.clamp(x, min=lib.tensor(0.1j), max=lib.tensor(2j)),
+    "clamp_min_tensor": lambda lib, z, x: lib.clamp_min(z, lib.tensor(0.1)),
+    "clamp_max_tensor_in_place": lambda lib, z, x: z.clone().clamp_max_(lib.tensor(0.1)),
+}
+
+
+@pytest.mark.parametrize("call", CLAMPS.values(), ids=CLAMPS.keys())
+def test_clamp_refuses_complex_numbers_as_torch(call) -> None:
+    """Complex numbers have no order: a complex self (or complex number bound) is refused by clamp's own check,
+    a complex tensor bound by the max/min kernel the bounds dispatch to, each with torch's type and text."""
+    def refusal(lib):
+        z = lib.tensor(complex_array(3).astype("complex64"), requires_grad=True)
+        with pytest.raises(Exception) as info:
+            call(lib, z, lib.ones(3))
+        return type(info.value), str(info.value)
+
+    assert refusal(retrograd) == refusal(torch)
+
+
+REAL_ONLY = {
+    "relu": lambda lib, F, z: F.relu(z), "relu_": lambda lib, F, z: F.relu_(z.clone()),
+    "relu6": lambda lib, F, z: F.relu6(z), "hardtanh_": lambda lib, F, z: F.hardtanh_(z.clone()),
+    "threshold": lambda lib, F, z: F.threshold(z, 0.1, 0.0), "leaky_relu": lambda lib, F, z: F.leaky_relu(z),
+    "rrelu": lambda lib, F, z: F.rrelu(z), "rrelu_training": lambda lib, F, z: F.rrelu(z, training=True),
+    "elu": lambda lib, F, z: F.elu(z), "celu_": lambda lib, F, z: F.celu(z.clone(), inplace=True),
+    "selu": lambda lib, F, z: F.selu(z), "gelu_tanh": lambda lib, F, z: F.gelu(z, approximate="tanh"),
+    "mish": lambda lib, F, z: F.mish(z), "softplus": lambda lib, F, z: F.softplus(z),
+    "logsigmoid": lambda lib, F, z: F.logsigmoid(z), "hardsigmoid": lambda lib, F, z: F.hardsigmoid(z),
+    "hardswish_": lambda lib, F, z: F.hardswish(z.clone(), inplace=True),
+    "softshrink": lambda lib, F, z: F.softshrink(z),
+    "hardshrink": lambda lib, F, z: F.hardshrink(z), "glu": lambda lib, F, z: F.glu(z),
+    "logit": lambda lib, F, z: lib.logit(z, eps=1e-6), "mse_loss": lambda lib, F, z: F.mse_loss(z, z * 2),
+    "smooth_l1_loss": lambda lib, F, z: F.smooth_l1_loss(z, z), "huber_loss": lambda lib, F, z: F.huber_loss(z, z),
+    "bce_with_logits": lambda lib, F, z: F.binary_cross_entropy_with_logits(z, z),
+    "multilabel_soft_margin": lambda lib, F, z: F.multilabel_soft_margin_loss(z[None], z[None]),
+    "hinge_embedding": lambda lib, F, z: F.hinge_embedding_loss(z, lib.ones(2)),
+    "kl_div": lambda lib, F, z: F.kl_div(z, z, reduction="batchmean"),
+    "cosine_similarity": lambda lib, F, z: F.cosine_similarity(z[None], z[None]),
+    "prelu": lambda lib, F, z: F.prelu(z, lib.tensor([0.25 + 0j])),
+    "prelu_mixed": lambda lib, F, z: F.prelu(z, lib.tensor([0.25])),
+    "prelu_long": lambda lib, F, z: F.prelu(lib.ones(0, 3, dtype=lib.long), lib.tensor([1])),
+    "cosine_similarity_long": lambda lib, F, z: F.cosine_similarity(lib.ones(2, 3, dtype=lib.long),
+                                                                    lib.ones(2, 3, dtype=lib.long)),
+}
+
+
+@pytest.mark.parametrize("call", REAL_ONLY.values(), ids=REAL_ONLY.keys())
+def test_real_only_activations_and_losses_refuse_complex_as_torch(call) -> None:
+    """torch's kernels of the rectifiers, smooth activations and losses exist for real types only (relu and
+    hardtanh are clamps in torch): a complex input is refused with torch's words, where NumPy would compute."""
+    def refusal(lib):
+        z = lib.tensor([1 + 1j, -2j], dtype=lib.complex64)
+        with pytest.raises(Exception) as info:
+            call(lib, lib.nn.functional, z)
+        return type(info.value), str(info.value)
+
+    assert refusal(retrograd) == refusal(torch)
+
+
+@pytest.mark.parametrize("name", ["softsign", "tanhshrink", "silu", "l1_loss", "soft_margin_loss"])
+def test_activations_and_losses_torch_computes_on_complex(name) -> None:
+    """The compositions torch computes on complex numbers stay computed."""
+    def value(lib):
+        z = lib.tensor([1 + 1j, -2j], dtype=lib.complex64)
+        fn = getattr(lib.nn.functional, name)
+        out = fn(z, z * 2) if name.endswith("loss") else fn(z)
+        return np.round(out.detach().numpy(), 5).tolist()
+
+    assert value(retrograd) == value(torch)

@@ -2,6 +2,8 @@
 split in parts, flat rows with their junk positions, and non-finite inputs, whose junk reads must not leak
 into the weight gradient."""
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -125,3 +127,69 @@ def test_outputs_and_input_gradients_are_contiguous_as_torchs(case):
         return [(t.is_contiguous(), t.stride(), t.view(t.size(0), -1).shape) for t in (y, g)]
 
     assert layouts(retrograd) == layouts(torch)
+
+
+def test_same_padding_with_an_odd_total_warns_as_torch():
+    """padding='same' pads asymmetrically where dilation * (kernel - 1) is odd (an even kernel, odd dilation);
+    torch warns of the copy that costs, once per process, and not for symmetric padding."""
+    def warned(lib):
+        lib.set_warn_always(True)
+        x = lib.ones(1, 2, 9)
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                for kernel, dilation in ((3, 1), (4, 2), (4, 1), (2, 3)):
+                    lib.nn.functional.conv1d(x, lib.ones(2, 2, kernel), padding="same", dilation=dilation)
+                lib.nn.functional.conv2d(lib.ones(1, 1, 5, 5), lib.ones(1, 1, 3, 2), padding="same")
+        finally:
+            lib.set_warn_always(False)
+        return [(w.category, str(w.message), w.filename) for w in caught]
+
+    assert len(warned(torch)) == 3
+    assert warned(retrograd) == warned(torch)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "uint16", "uint64", "complex64"])
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+@pytest.mark.parametrize("dims", [1, 2, 3])
+def test_non_constant_padding_of_every_dtype_as_torch(dims, mode, dtype):
+    """Circular padding is copies of slices in torch, so it takes every dtype; the reflection and replication
+    kernels have no boolean nor wide unsigned version and refuse them with torch's text."""
+    def padded(lib):
+        x = lib.arange(1 * 2 * 5 ** dims).reshape(1, 2, *[5] * dims).to(getattr(lib, dtype))
+        try:
+            y = lib.nn.functional.pad(x, (2, 1) * dims, mode=mode)
+        except NotImplementedError as error:
+            return str(error)
+        return y.dtype is x.dtype, y.to(lib.int64).tolist() if dtype != "complex64" else y.real.tolist()
+
+    assert padded(retrograd) == padded(torch)
+
+
+@pytest.mark.parametrize("d", [1, 2, 3])
+def test_transposed_output_padding_refusal_as_torch(d):
+    """An output padding as large as both stride and dilation is refused; torch names a 1-d convolution's numbers
+    as those of the 2-d one of height 1 it runs."""
+    def refusal(lib):
+        fn = getattr(lib.nn.functional, f"conv_transpose{d}d")
+        with pytest.raises(RuntimeError) as info:
+            fn(lib.ones(1, 2, *[5] * d), lib.ones(2, 1, *[3] * d), stride=2, dilation=(1,) * (d - 1) + (3,),
+               output_padding=(0,) * (d - 1) + (3,))
+        return str(info.value)
+
+    assert refusal(retrograd) == refusal(torch)
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+@pytest.mark.parametrize("shape", [(1, 1, 0), (1, 0, 5), (0, 1, 5), (1, 0), (0, 5), (1, 1, 5, 0), (0, 1, 5, 5, 5)])
+def test_non_constant_padding_of_empty_inputs_as_torch(shape, mode):
+    """Reflection and replication pad refuse an empty dim other than the batch's before their padding-size check;
+    circular padding copies slices of whatever is there."""
+    def padded(lib):
+        x = lib.ones(shape)
+        try:
+            return tuple(lib.nn.functional.pad(x, (1, 1) * (x.ndim - 2 if x.ndim > 2 else 1), mode=mode).shape)
+        except RuntimeError as error:
+            return str(error)
+
+    assert padded(retrograd) == padded(torch)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -152,6 +153,37 @@ ERRORS = [
     lambda m: m.fft.rfftn(m.ones(2, 3), dim=()),
     lambda m: m.fft.fftfreq(4, dtype=m.int64),
     lambda m: m.fft.fftfreq(4, dtype=m.complex64),
+    # stft checks its input's dtype after centring (the padded length in the text), before its dims; ATen names
+    # the types without a legacy tensor class CPU<ScalarType>Type
+    lambda m: m.stft(m.arange(20), 8, 2, window=m.ones(8), return_complex=True),
+    lambda m: m.stft(m.ones(1, 1, 20, dtype=m.bool), 8, 2, window=m.ones(8, dtype=m.bool), return_complex=True),
+    lambda m: m.stft(m.ones(1, 1, 20, dtype=m.complex64), 8, 2, window=m.ones(8, dtype=m.uint16),
+                     center=False),
+    lambda m: m.stft(m.ones(20, dtype=m.int32), 80, 2, center=False, return_complex=True),
+    # half-precision frames reach the FFT kernel, past torch.fft's own dtype check
+    lambda m: m.stft(m.ones(20, dtype=m.float16), 8, 2, return_complex=True),
+    lambda m: m.stft(m.ones(20, dtype=m.bfloat16), 8, 2, window=m.ones(8, dtype=m.bfloat16), return_complex=True),
+    lambda m: m.istft(m.ones(5, 3, dtype=m.complex32), 8, 2, window=m.ones(8, dtype=m.float16)),
+    # a complex signal or window has no one-sided spectrum
+    lambda m: m.stft(m.ones(20, dtype=m.complex64), 8, 2, window=m.ones(8), onesided=True, return_complex=True),
+    lambda m: m.stft(m.ones(20), 8, 2, window=m.ones(8, dtype=m.complex64), onesided=True, return_complex=True),
+    # istft's checks in torch's order, each with its call in the text (an empty one first; then the dims of
+    # view_as_real(input): a 1-d spectrum has no bins dim)
+    lambda m: m.istft(m.ones(5, 0, dtype=m.complex64), 8, 2, window=m.ones(8)),
+    lambda m: m.istft(m.ones(5, dtype=m.complex64), 8, 2, window=m.ones(8)),
+    lambda m: m.istft(m.tensor(1j), 8, 2, window=m.ones(8)),
+    lambda m: m.istft(m.ones(1, 2, 5, 3, dtype=m.complex64), 8, 2, window=m.ones(8)),
+    lambda m: m.istft(m.ones(5, 3, dtype=m.complex64), 8, 2, window=m.ones(8), onesided=False),
+    lambda m: m.istft(m.ones(8, 3, dtype=m.complex128), 8, 2, window=m.ones(8), onesided=True, length=9),
+    lambda m: m.istft(m.ones(5, 3, dtype=m.complex64), 8, 9, window=m.ones(8)),
+    lambda m: m.istft(m.ones(5, 3, dtype=m.complex64), 8, 2, win_length=9),
+    lambda m: m.istft(m.ones(5, 3, dtype=m.complex64), 8, 2, window=m.ones(2, 4)),
+    lambda m: m.istft(m.ones(5, 3, dtype=m.complex64), 8, 2, window=m.zeros(8), center=False),
+    # fftshift's dims as torch wraps them (no dim of a 0-d tensor), and roll's need of a shift
+    lambda m: m.fft.fftshift(m.tensor(3.0), dim=-1),
+    lambda m: m.fft.ifftshift(m.ones(2, 3), dim=()),
+    lambda m: m.roll(m.ones(2, 3), shifts=[]),
+    lambda m: m.roll(m.tensor(3.0), 1, 0),
 ]
 
 
@@ -190,3 +222,37 @@ def test_stft_records_torchs_in_place_nodes_and_runs_under_vmap(batched):
                 np.round(g.numpy(), 9).tolist(), tuple(mapped.shape), round(mapped.abs().sum().item(), 9))
 
     assert scenario(retrograd) == scenario(torch)
+
+
+def test_stft_takes_a_half_signal_through_a_float_window():
+    """The window's product promotes the frames before the FFT: a float16 signal under a float32 window is fine."""
+    def spectrum(lib):
+        y = lib.stft(lib.arange(20.0).half(), 8, 2, window=lib.hann_window(8), return_complex=True)
+        return y.dtype is lib.complex64, np.round(y.abs().numpy(), 3).tolist()
+
+    assert spectrum(retrograd) == spectrum(torch)
+
+
+def test_stft_and_istft_warn_as_torch():
+    """torch warns once per process (every time under set_warn_always) of a missing window, in stft and in
+    istft, of stft's deprecated return_complex=False and of an istft length past the last frame (padded with
+    zeros); a given window, return_complex=True and a length within the frames are silent."""
+    def warned(lib):
+        lib.set_warn_always(True)
+        signal, window = lib.linspace(-1, 1, 40).reshape(2, 20), lib.hann_window(8)
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                lib.stft(signal, 8, 2, return_complex=True)
+                lib.stft(signal, 8, 2, window=window, return_complex=False)
+                spectrum = lib.stft(signal, 8, 2, window=window, return_complex=True)
+                lib.istft(spectrum, 8, 2)
+                lib.istft(spectrum, 8, 2, window=window)
+                lib.istft(spectrum, 8, 2, window=window, length=20)
+                lib.istft(spectrum, 8, 2, window=window, length=25)  # past the last frame: zeros, with a warning
+        finally:
+            lib.set_warn_always(False)
+        return [(w.category, str(w.message)) for w in caught]
+
+    assert len(warned(torch)) == 4
+    assert warned(retrograd) == warned(torch)

@@ -97,7 +97,7 @@ KNOWN = {
                      "scatter_reduce.mean", "scatter_reduce.prod", "scatter_reduce.sum", "searchsorted", "tensordot",
                      "vdot"), _MIXED),
     **dict.fromkeys(("combinations", "count_nonzero", "einsum", "index_select", "isin", "nn.functional.linear",
-                     "nn.functional.pad.circular", "sum_to_size"), _SHORTCUT),
+                     "sum_to_size"), _SHORTCUT),
     **dict.fromkeys(("masked.amax", "masked.amin", "masked.argmax", "masked.argmin", "masked.logsumexp",
                      "nn.functional.margin_ranking_loss", "nn.functional.poisson_nll_loss",
                      "nn.functional.softmin.with_dtype"), _COMPOSITE),

@@ -25,7 +25,7 @@ from .._creation import _torch_rng
 from .._tensor import Tensor
 from ..autograd.forward_ad import transforms
 from . import arrays as A
-from .pointwise import _horner, erf, sigmoid, tanh, where, zero_where
+from .pointwise import _horner, _refuse_kinds, erf, refuse_unordered, sigmoid, tanh, where, zero_where
 from .pointwise import relu as _relu_row
 from .registry import Op, apply, defop, linear_backward_op, namespace
 from .shape import cat
@@ -41,6 +41,7 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 @defop("threshold", params=("threshold", "value"), self="threshold_backward(grad, self, threshold)",
        jvp="threshold_backward(self_t, self, threshold)")
 def threshold_op(xp, x, threshold, value):
+    _refuse_kinds(x, "threshold_cpu")
     return xp.where(x <= threshold, xp.asarray(value, dtype=x.dtype, device=x.device), x)
 
 
@@ -51,6 +52,7 @@ threshold_inplace = threshold_op.alias("threshold_", "ThresholdBackward1")
 @defop("leaky_relu", params=("negative_slope",), self="leaky_relu_backward(grad, self, negative_slope)",
        jvp="leaky_relu_backward(self_t, self, negative_slope)")
 def leaky_relu_op(xp, x, negative_slope):
+    _refuse_kinds(x, "leaky_relu_cpu")
     return xp.where(x > 0, x, x * xp.asarray(negative_slope, dtype=x.dtype, device=x.device))
 
 
@@ -64,6 +66,7 @@ def leaky_relu_result(xp, x, negative_slope):
 @defop("hardtanh", params=("min_val", "max_val"), self="hardtanh_backward(grad, self, min_val, max_val)",
        jvp="hardtanh_backward(self_t, self, min_val, max_val)")
 def hardtanh_op(xp, x, min_val, max_val):
+    refuse_unordered(x)  # torch's hardtanh is a clamp
     low, high = (xp.asarray(v, dtype=x.dtype, device=x.device) for v in (min_val, max_val))
     return xp.minimum(xp.maximum(x, low), high)
 
@@ -215,6 +218,8 @@ def rrelu_with_noise_backward(xp, g, x, noise, lower, upper, training):
        self="rrelu_with_noise_backward(grad, self, noise, lower, upper, training)",
        jvp="rrelu_with_noise_backward(self_t, self, noise, lower, upper, training)")
 def rrelu_op(xp, x, noise, lower, upper, training):
+    if training:  # eval mode is leaky_relu's, which refuses for itself
+        _refuse_kinds(x, "rrelu_with_noise_out_cpu")
     return x * noise if training else leaky_relu_op.forward(xp, x, (lower + upper) / 2)
 
 
@@ -234,6 +239,7 @@ def rrelu_result(xp, x, noise, lower, upper, training):
        self="elu_backward(grad, self, alpha, scale, input_scale, False)",
        jvp="elu_backward(self_t, self, alpha, scale, input_scale, False)")
 def elu_op(xp, x, alpha, scale, input_scale):
+    _refuse_kinds(x, "elu_cpu")
     negative = (scale * alpha) * xp.expm1(x * input_scale)
     return A.astype(xp, xp.where(x > 0, x * scale, negative), x.dtype, copy=False)
 
@@ -256,6 +262,7 @@ celu_result = elu_result.alias("celu_result", "CeluBackward1")
 @defop("gelu", params=("approximate",), self="gelu_backward(grad, self, approximate)",
        jvp="gelu_backward(self_t, self, approximate)")
 def gelu_op(xp, x, approximate):
+    _refuse_kinds(x, "GeluKernelImpl")
     return A.blockwise(lambda v: _gelu(xp, v, approximate), x)  # Note [blockwise passes]
 
 
@@ -315,12 +322,14 @@ def silu_op(xp, x):
 
 @defop("mish", self="grad * mish_derivative(self)", jvp="self_t * mish_derivative(self)")
 def mish_op(xp, x):
+    _refuse_kinds(x, "mish_cpu")
     return x * xp.tanh(_softplus(xp, x, 1.0, 20.0))
 
 
 @defop("softplus", params=("beta", "threshold"), self="softplus_backward(grad, self, beta, threshold)",
        jvp="softplus_backward(self_t, self, beta, threshold)")
 def softplus_op(xp, x, beta, threshold):
+    _refuse_kinds(x, "softplus_cpu")
     return _softplus(xp, x, beta, threshold)
 
 
@@ -334,6 +343,7 @@ def _softplus(xp, x, beta, threshold):
 @defop("log_sigmoid", node="LogSigmoidBackward0", self="log_sigmoid_backward(grad, self)",
        jvp="log_sigmoid_backward(self_t, self)")
 def log_sigmoid_op(xp, x):
+    _refuse_kinds(x, "log_sigmoid_cpu")
     return A.astype(xp, xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x))), x.dtype, copy=False)
 
 
@@ -345,17 +355,20 @@ def log_sigmoid_op(xp, x):
 @defop("hardsigmoid", self="hardsigmoid_backward(grad, self)",
        jvp="where((self > -3) & (self < 3), self_t / 6, 0)")
 def hardsigmoid_op(xp, x):
+    _refuse_kinds(x, "hardsigmoid_cpu")
     return xp.minimum(xp.maximum(x + 3, 0), 6) / 6
 
 
 @defop("hardswish", self="hardswish_backward(grad, self)", jvp="hardswish_backward(self_t, self)")
 def hardswish_op(xp, x):
+    _refuse_kinds(x, "hardswish_cpu")
     return x * xp.minimum(xp.maximum(x + 3, 0), 6) / 6
 
 
 @defop("softshrink", params=("lambd",), self="softshrink_backward(grad, self, lambd)",
        jvp="softshrink_backward(self_t, self, lambd)")
 def softshrink_op(xp, x, lambd):
+    _refuse_kinds(x, "softshrink_check")
     lam = xp.asarray(lambd, dtype=x.dtype, device=x.device)
     return xp.where(x > lam, x - lam, xp.where(x < -lam, x + lam, xp.zeros((), dtype=x.dtype, device=x.device)))
 
@@ -363,6 +376,7 @@ def softshrink_op(xp, x, lambd):
 @defop("hardshrink", params=("lambd",), self="hardshrink_backward(grad, self, lambd)",
        jvp="hardshrink_backward(self_t, self, lambd)")
 def hardshrink_op(xp, x, lambd):
+    _refuse_kinds(x, "hardshrink_cpu")
     return xp.where((x >= -lambd) & (x <= lambd), xp.zeros((), dtype=x.dtype, device=x.device), x)
 
 
@@ -373,6 +387,7 @@ def hardshrink_op(xp, x, lambd):
 
 @defop("glu", params=("dim",), self="glu_backward(grad, self, dim)", jvp="glu_jvp(self_t, self, dim)")
 def glu_op(xp, x, dim):
+    _refuse_kinds(x, "glu_cpu")
     a, b = _halves(x, dim)
     return a * sigmoid.forward(xp, b)
 
@@ -382,6 +397,7 @@ def glu_op(xp, x, dim):
        jvp="where(self >= 0, self_t, prelu_channels(weight, self.ndim) * self_t + "  # torch: >= here, > above
            "prelu_channels(weight_t, self.ndim) * self)")
 def prelu_op(xp, x, w):
+    _refuse_kinds(x, "prelu_cpu", "iubc")  # torch's kernel is for floating types only
     w = A.reshape(xp, w, _channel_shape(w.size, x.ndim))
     return xp.where(x > 0, x, w * x)
 
@@ -611,6 +627,9 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """input where positive, else weight * input, weight per channel (dim 1) or shared."""
     if not isinstance(weight, Tensor):
         raise TypeError(f"prelu(): argument 'weight' (position 2) must be Tensor, not {type(weight).__name__}")
+    if input.dtype is not weight.dtype:
+        raise RuntimeError(f"prelu: Type promoting not supported. Got {D.scalar_type_name(input.dtype)} and "
+                           f"{D.scalar_type_name(weight.dtype)}")
     count = weight.numel()
     channels = input.shape[1] if input.ndim >= 2 else 1
     if count != 1 and count != channels:

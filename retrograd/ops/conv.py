@@ -108,6 +108,7 @@ from .._creation import _linspace_in, zeros
 from .._memory_format import channels_last, channels_last_3d, keeping_channels_last, laid_out, suggest_memory_format
 from .._random_streams import fma
 from .._tensor import Tensor, _wrap
+from .._warn import warn_once_at_user
 from .._xp import namespace
 from . import arrays as A
 from .registry import apply, defop
@@ -1215,6 +1216,10 @@ def _conv_padding(padding: str | int | Sequence[int], d: int, stride: tuple, dil
         if any(s != 1 for s in stride):
             raise RuntimeError("padding='same' is not supported for strided convolutions")
         totals = [dl * (k - 1) for dl, k in zip(dilation, kernel)]
+        if any(t % 2 for t in totals):
+            warn_once_at_user("Using padding='same' with even kernel lengths and odd dilation may require a "
+                              "zero-padded copy of the input be created (Triggered internally at "
+                              "/__w/pytorch/pytorch/aten/src/ATen/native/Convolution.cpp:1101.)")
         return tuple((t // 2, t - t // 2) for t in totals)
     pads = _ntuple(padding, d, "padding")
     if any(p < 0 for p in pads):
@@ -1265,11 +1270,12 @@ def _convolution(d: int, name: str, input: Tensor, weight: Tensor, bias: Tensor 
     if transposed:
         extra = _ntuple(output_padding, d, "output_padding")
         if any(op >= s and op >= dl for op, s, dl in zip(extra, stride_t, dilation_t)):
-            names = ("height", "width") if d == 2 else ("depth", "height", "width") if d == 3 else ("width",)
-            raise RuntimeError("output padding must be smaller than either stride or dilation, but got "
-                               + " ".join(f"output_padding_{n}: {v}" for n, v in zip(names, extra)) + " "
-                               + " ".join(f"stride_{n}: {v}" for n, v in zip(names, stride_t)) + " "
-                               + " ".join(f"dilation_{n}: {v}" for n, v in zip(names, dilation_t)))
+            # torch runs a 1-d transposed convolution as a 2-d one of height 1, and reports it so
+            shown = [(0, *extra), (1, *stride_t), (1, *dilation_t)] if d == 1 else [extra, stride_t, dilation_t]
+            names = ("depth", "height", "width") if d == 3 else ("height", "width")
+            raise RuntimeError("output padding must be smaller than either stride or dilation, but got " + " ".join(
+                f"{what}_{n}: {v}" for what, values in zip(("output_padding", "stride", "dilation"), shown)
+                for n, v in zip(names, values)))
     out = apply(convolution_op, (input, weight, bias), (win, groups, transposed, extra))
     return out.squeeze(0) if unbatched else out
 
@@ -1643,7 +1649,11 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
             f"Padding size {len(pad)} is not supported for {nd}D input tensor.\nSupported combinations for "
             "non-constant padding:\n  - 2D or 3D input: padding size = 2 (pads last dimension)\n  - 3D or 4D input: "
             "padding size = 4 (pads last 2 dimensions)\n  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
-    sizes = input._data.shape[-d:]
+    shape = input._data.shape
+    if mode != "circular" and 0 in (shape[1:] if nd == d + 2 else shape):  # only a batch may be empty
+        raise RuntimeError(f"Expected {d + 1}D or {d + 2}D (batch mode) tensor with possibly 0 batch size and other "
+                           f"non-zero dimensions for input, but got: {list(shape)}")
+    sizes = shape[-d:]
     pairs = [(pad[2 * (d - 1 - i)], pad[2 * (d - 1 - i) + 1]) for i in range(d)]
     for i, (x, (lo, hi)) in reversed(list(enumerate(zip(sizes, pairs)))):  # the last dim first, as torch
         if mode == "reflect" and (lo >= x or hi >= x):
@@ -1653,8 +1663,12 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
         if mode == "circular" and (lo > x or hi > x):
             raise RuntimeError("Padding value causes wrapping around more than once.")
     indices = tuple(_source_index(x, lo, hi, mode) for x, (lo, hi) in zip(sizes, pairs))
-    op = GATHER_NODES["circular_pad"] if mode == "circular" else GATHER_NODES[f"{_PAD_NAMES[mode]}{d}d"]
-    return apply(op, (input,), (indices,))
+    if mode == "circular":  # torch's circular pad is copies of slices, for every dtype
+        return apply(GATHER_NODES["circular_pad"], (input,), (indices,))
+    kernel = f"{_PAD_NAMES[mode]}{d}d"
+    if input.dtype is D.bool_:  # torch's reflection and replication kernels have no boolean version
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+    return apply(GATHER_NODES[kernel], (input,), (indices,))
 
 
 # ---- resampling -----------------------------------------------------------------------------

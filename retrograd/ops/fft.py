@@ -20,6 +20,7 @@ import numpy as np
 from .. import _dtype as D
 from .._creation import ones, tensor
 from .._tensor import Tensor, _wrap_dim
+from .._warn import warn_once_at_user
 from . import arrays as A
 from .complex import conj, conj_physical, real, view_as_real
 from .conv import pad
@@ -364,7 +365,7 @@ def _shift(input: Tensor, dim: int | Sequence[int] | None, inverse: bool) -> Ten
     from .shape import roll
 
     dims = list(range(input.ndim)) if dim is None else [dim] if isinstance(dim, int) else list(dim)
-    dims = [_wrap_dim(d, input.ndim) for d in dims]
+    dims = [_wrap(d, input.ndim) for d in dims]
     return roll(input, [(input.shape[d] + inverse) // 2 for d in dims], dims)
 
 
@@ -416,7 +417,7 @@ del _name
 
 
 def _tensor_repr(t: Tensor | None) -> str:
-    return "None" if t is None else f"{D.tensor_type_name(t.dtype)}{{{list(t.shape)}}}"
+    return "None" if t is None else f"{D.aten_type_name(t.dtype)}{{{list(t.shape)}}}"
 
 
 def _flag(value: bool | None) -> str:
@@ -429,6 +430,13 @@ def _centred_window(window: Tensor | None, win_length: int, n_fft: int, dtype: D
         window = ones(win_length, dtype=dtype, device=device)
     left = (n_fft - win_length) // 2
     return window if win_length == n_fft else pad(window, [left, n_fft - win_length - left])
+
+
+def _refuse_half_precision(frames: Tensor) -> None:
+    """stft and istft reach ATen's FFT kernels without torch.fft's dtype check, so half, bfloat16 and complex32
+    frames meet the CPU kernel's own refusal (complex32 is reported by its real part's name)."""
+    if frames.dtype in (D.float16, D.bfloat16, D.complex32):
+        raise RuntimeError(f"MKL FFT doesn't support tensors of type: {D.scalar_type_name(frames.dtype.to_real())}")
 
 
 def stft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: int | None = None,
@@ -446,14 +454,28 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: i
         input = input.view(input.shape[-original_ndim:])
     hop_length = n_fft // 4 if hop_length is None else hop_length
     win_length = n_fft if win_length is None else win_length
-    prefix = (f"stft({D.tensor_type_name(input.dtype)}{list(input.shape)}, n_fft={n_fft}, hop_length={hop_length}, "
+    prefix = (f"stft({D.aten_type_name(input.dtype)}{list(input.shape)}, n_fft={n_fft}, hop_length={hop_length}, "
               f"win_length={win_length}, window={_tensor_repr(window)}, normalized={_flag(normalized)}, "
               f"onesided={_flag(onesided)}, return_complex={_flag(return_complex)}, "
               f"align_to_window={_flag(align_to_window)}) : ")
+    if window is None:
+        warn_once_at_user("A window was not provided. A rectangular window will be applied,which is known to cause "
+                          "spectral leakage. Other windows such as torch.hann_window or torch.hamming_window are "
+                          "recommended to reduce spectral leakage.To suppress this warning and use a rectangular "
+                          "window, explicitly set `window=torch.ones(n_fft, device=<device>)`. (Triggered internally "
+                          "at /__w/pytorch/pytorch/aten/src/ATen/native/SpectralOps.cpp:835.)")
     complex_given = input.is_complex() or (window is not None and window.is_complex())
     if return_complex is None and not complex_given:
         raise RuntimeError("stft requires the return_complex parameter be given for real inputs, and will further "
                            "require that return_complex=True in a future PyTorch release.")
+    if return_complex is False:
+        warn_once_at_user("stft with return_complex=False is deprecated. In a future pytorch release, stft will "
+                          "return complex tensors for all inputs, and return_complex=False will raise an error.\n"
+                          "Note: you can still call torch.view_as_real on the complex output to recover the old "
+                          "return format. (Triggered internally at "
+                          "/__w/pytorch/pytorch/aten/src/ATen/native/SpectralOps.cpp:874.)")
+    if not (input.dtype.is_floating_point or input.is_complex()):
+        raise RuntimeError(prefix + "expected a tensor of floating point or complex values")
     if input.ndim not in (1, 2):
         raise RuntimeError(prefix + "expected a 1D or 2D tensor")
     signal = input.unsqueeze(0) if input.ndim == 1 else input
@@ -473,10 +495,13 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: i
     frames = signal.unfold(1, n_fft, hop_length)  # (batch, frames, n_fft)
     if window is not None or win_length < n_fft:  # no window: a rectangular one of win_length samples
         frames = frames * _centred_window(window, win_length, n_fft, signal.dtype, signal.device)
+    _refuse_half_precision(frames)
     complex_input = frames.is_complex()
     onesided = not complex_input if onesided is None else onesided
     normalization = 1 if normalized else 0
     if complex_input:
+        if onesided:
+            raise RuntimeError("Cannot have onesided output if window or input is complex")
         out = apply(fft_c2c_op, (frames,), ((2,), normalization, True))
     else:
         out = apply(fft_r2c_op, (frames,), ((2,), normalization, onesided))
@@ -493,30 +518,44 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: 
     squared window (torch.istft)."""
     hop_length = n_fft // 4 if hop_length is None else hop_length
     win_length = n_fft if win_length is None else win_length
+    if window is None:
+        warn_once_at_user("A window was not provided. A rectangular window will be applied.Please provide the same "
+                          "window used by stft to make the inversion lossless.To suppress this warning and use a "
+                          "rectangular window, explicitly set `window=torch.ones(n_fft, device=<device>)`. (Triggered "
+                          "internally at /__w/pytorch/pytorch/aten/src/ATen/native/SpectralOps.cpp:1035.)")
     if not input.is_complex():
         raise RuntimeError("istft requires a complex-valued input tensor matching the output from stft with "
                            "return_complex=True.")
+    # torch reads the frames and bins as dims -2 and -3 of view_as_real(input), before any check
+    real_ndim = input.ndim + 1
+    if real_ndim < 3:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-real_ndim}, {real_ndim - 1}], but "
+                         f"got {-2 if real_ndim < 2 else -3})")
+    prefix = (f"istft({D.aten_type_name(input.dtype)}{list(input.shape)}, n_fft={n_fft}, hop_length={hop_length}, "
+              f"win_length={win_length}, window={_tensor_repr(window)}, center={_flag(center)}, "
+              f"normalized={_flag(normalized)}, onesided={_flag(onesided)}, length={length}, "
+              f"return_complex={_flag(return_complex)}) ")
     if input.numel() == 0:
-        raise RuntimeError("istft input tensor cannot be empty.")
-    if input.ndim not in (2, 3):
-        raise RuntimeError(f"istft: expected a tensor with 3 or 4 dimensions of complex dtype, but got {input.ndim}")
+        raise RuntimeError(prefix + ": input tensor cannot be empty.")
+    if real_ndim not in (3, 4):
+        raise RuntimeError(prefix + f": expected a tensor with 3 or 4 dimensions, but got {real_ndim}")
     bins, n_frames = input.shape[-2:]
     half = bins != n_fft if onesided is None else onesided  # a one-sided spectrum
     if half and n_fft // 2 + 1 != bins:
-        raise RuntimeError(f"istft: expected the frequency dimension (3rd to the last) of the input tensor to match "
-                           f"n_fft / 2 + 1 when onesided=True, but got {bins}")
+        raise RuntimeError(prefix + ": expected the frequency dimension (3rd to the last) of the input tensor to "
+                                    f"match n_fft / 2 + 1 when onesided=True, but got {bins}")
     if not half and n_fft != bins:
-        raise RuntimeError(f"istft: expected the frequency dimension (3rd to the last) of the input tensor to match "
-                           f"n_fft when onesided=False, but got {bins}")
+        raise RuntimeError(prefix + ": expected the frequency dimension (3rd to the last) of the input tensor to "
+                                    f"match n_fft when onesided=False, but got {bins}")
     if not 0 < hop_length <= win_length:
-        raise RuntimeError("istft: expected 0 < hop_length <= win_length")
+        raise RuntimeError(prefix + ": expected 0 < hop_length <= win_length")
     if not 0 < win_length <= n_fft:
-        raise RuntimeError("istft: expected 0 < win_length <= n_fft")
+        raise RuntimeError(prefix + ": expected 0 < win_length <= n_fft")
     if window is not None and (window.ndim != 1 or window.shape[0] != win_length):
-        raise RuntimeError(f"istft: expected a 1D window tensor of size equal to win_length={win_length}, but got "
-                           f"window with size {list(window.shape)}")
+        raise RuntimeError(prefix + ": Invalid window shape. window has to be 1D and length of `win_length`")
     padded = _centred_window(window, win_length, n_fft, input.dtype.to_real(), input.device)
     spectrum = (input.unsqueeze(0) if input.ndim == 2 else input).transpose(1, 2)  # (channel, frames, bins)
+    _refuse_half_precision(spectrum)
     normalization = 1 if normalized else 2
     if return_complex:
         if half:
@@ -535,15 +574,14 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: 
     end = start + length if length is not None else -(n_fft // 2) if center else expected
     signal, envelope = signal[:, start:end], envelope[:, start:end]
     if bool((envelope.abs().min() < 1e-11)._data):
-        raise RuntimeError(f"istft(CPU{D.scalar_type_name(input.dtype)}Type{list(input.shape)}, n_fft={n_fft}, "
-                           f"hop_length={hop_length}, win_length={win_length}, window={_tensor_repr(window)}, "
-                           f"center={_flag(center)}, normalized={_flag(normalized)}, onesided={_flag(onesided)}, "
-                           f"length={length}, return_complex={_flag(return_complex)}) window overlap add min: 1\n"
-                           "[ CPUBoolType{} ]")
+        raise RuntimeError(prefix + "window overlap add min: 1\n[ CPUBoolType{} ]")
     signal = signal / envelope
     if input.ndim == 2:
         signal = signal.squeeze(0)
     if end > expected:
+        warn_once_at_user("The length of signal is shorter than the length parameter. Result is being padded with "
+                          "zeros in the tail. Please check your center and hop_length settings. (Triggered "
+                          "internally at /__w/pytorch/pytorch/aten/src/ATen/native/SpectralOps.cpp:1199.)")
         signal = pad(signal, [0, end - expected])
     return signal
 

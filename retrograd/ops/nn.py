@@ -497,6 +497,7 @@ def bce_op(xp, x, t, w, reduction):
        jvp="loss_reduce(bce_logits_input_grad(1, self, target, weight, pos_weight, 'none') * self_t"
            " + bce_logits_target_grad(1, self, target, weight, pos_weight, 'none') * target_t, reduction)")
 def bce_with_logits_op(xp, x, t, w, pw, reduction):
+    _refuse_kinds(x, "log_sigmoid_cpu")
     log_sig_neg = xp.logaddexp(0, -x)  # log(1 + exp(-x)), stable for |x| large
     if pw is None:
         loss = (1 - t) * x + log_sig_neg
@@ -512,6 +513,7 @@ def bce_with_logits_op(xp, x, t, w, pw, reduction):
        target="-2 * (self - target) * reduced_grad(grad, reduction, self_shape, target_shape)",
        jvp="loss_reduce(2 * (self - target) * (self_t - target_t), reduction)")
 def mse_loss_op(xp, x, t, reduction):
+    _refuse_kinds(x, "mse_cpu")
     d = x - t
     return _reduce(xp, d * d, reduction)
 
@@ -521,6 +523,7 @@ def mse_loss_op(xp, x, t, reduction):
        target="-smooth_l1_slope(self - target, beta) * reduced_grad(grad, reduction, self_shape, target_shape)",
        jvp="loss_reduce(smooth_l1_slope(self - target, beta) * (self_t - target_t), reduction)")
 def smooth_l1_loss_op(xp, x, t, reduction, beta):
+    _refuse_kinds(x, "smooth_l1_cpu")
     d = xp.abs(x - t)
     return _reduce(xp, A.astype(xp, xp.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), d.dtype, copy=False),
                    reduction)
@@ -531,6 +534,7 @@ def smooth_l1_loss_op(xp, x, t, reduction, beta):
        target="-huber_slope(self - target, delta) * reduced_grad(grad, reduction, self_shape, target_shape)",
        jvp="loss_reduce(huber_slope(self - target, delta) * (self_t - target_t), reduction)")
 def huber_loss_op(xp, x, t, reduction, delta):
+    _refuse_kinds(x, "huber_cpu")
     d = xp.abs(x - t)
     return _reduce(xp, A.astype(xp, xp.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)), d.dtype, copy=False),
                    reduction)
@@ -1708,6 +1712,10 @@ def _clamped_unrecorded(t: Tensor, low: float) -> Tensor:
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """``x1 . x2 / (max(|x1|, eps) max(|x2|, eps))`` along dim; each input is divided by its norm first, as torch."""
+    common = D.result_type(x1, x2)
+    if not common.is_floating_point:
+        raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
+                           f"{D.scalar_type_name(common)}")
     a, b = _broadcast_pair(x1, x2)
     d = _wrap_dim(dim, a.ndim)
 
@@ -1952,6 +1960,8 @@ def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None, redu
                       UserWarning, stacklevel=2)
     elif reduction not in ("batchmean", "none", "sum"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
+    if input.is_complex() or target.is_complex():
+        raise RuntimeError("kl_div: Complex inputs not supported.")
     loss = _kl_div_pointwise(input, target, log_target)
     if reduction == "batchmean":
         return loss.sum() / input.shape[0] if input.ndim else loss.sum()

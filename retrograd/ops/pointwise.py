@@ -17,6 +17,7 @@ import builtins
 import cmath
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -292,6 +293,7 @@ def sigmoid_backward(xp, g, r):
 @defop("logit", params=("eps",), promote="float", self="logit_backward(grad, self, eps)",
        jvp="logit_backward(self_t, self, eps)")
 def logit_op(xp, x, eps):
+    _refuse_kinds(x, "logit_cpu")
     if eps is not None:
         x = xp.clip(x, eps, 1 - eps)
     return xp.log(x / (1 - x))
@@ -300,6 +302,7 @@ def logit_op(xp, x, eps):
 @defop("relu", node="ReluBackward0", self="threshold_backward(grad, result, 0)",
        jvp="threshold_backward(self_t, result, 0)")
 def relu(xp, x):
+    refuse_unordered(x)  # torch's relu is clamp_min(self, 0)
     return A.astype(xp, A.with_scalar(xp.maximum, x, 0), x.dtype, copy=False)
 
 
@@ -402,6 +405,8 @@ def clamp_op(xp, x, lo, hi):
        max="clamp_bound_grad(grad, self, min, max, False)",
        jvp="clamp_jvp(self, self_t, min, min_t, max, max_t)")
 def clamp_tensor(xp, x, lo, hi):
+    _refuse_kinds(x, "clamp_cpu" if hi is not None and lo is not None else
+                  "maximum_cpu" if lo is not None else "minimum_cpu")  # a complex bound: self was refused before
     return _clip(xp, x, lo, hi)
 
 
@@ -413,6 +418,7 @@ def clamp_min_op(xp, x, lo):
 @defop("clamp_min_tensor", node="ClampMinBackward1", inputs=("self", "min"), promote="binary",
        self="where(self >= min, grad, 0)", min="where(self < min, grad, 0)", jvp="where(self >= min, self_t, min_t)")
 def clamp_min_tensor(xp, x, lo):
+    _refuse_kinds(x, "maximum_cpu")
     return _clip(xp, x, lo, None)
 
 
@@ -424,7 +430,21 @@ def clamp_max_op(xp, x, hi):
 @defop("clamp_max_tensor", node="ClampMaxBackward1", inputs=("self", "max"), promote="binary",
        self="where(self <= max, grad, 0)", max="where(self > max, grad, 0)", jvp="where(self <= max, self_t, max_t)")
 def clamp_max_tensor(xp, x, hi):
+    _refuse_kinds(x, "minimum_cpu")
     return _clip(xp, x, None, hi)
+
+
+def refuse_unordered(array: Any) -> None:
+    """clamp's check, which the clamps in other names (relu, hardtanh) run on their kernels' arrays too."""
+    if D.kind(array) == "c":
+        raise NotImplementedError("clamp is not supported for complex types")
+
+
+def _refuse_complex_clamp(input: Tensor, *bounds: object) -> None:
+    """Complex numbers have no order: torch's clamp checks refuse a complex self (or a complex number bound of
+    clamp_min and clamp_max, whose result would be complex) before any kernel, complex32 included."""
+    if input.is_complex() or builtins.any(isinstance(b, complex) for b in bounds):
+        raise NotImplementedError("clamp is not supported for complex types")
 
 
 def _clip(xp, x, lo, hi):
@@ -1230,10 +1250,11 @@ def _no_grad_binary(name: str, ufunc: str, ordered: bool = False, logical: bool 
     return defop(name, inputs=("self", "other"), promote="binary")(forward)
 
 
-def _refuse_kinds(dtype: np.dtype, kernel: str, kinds: str = "c") -> None:
+def _refuse_kinds(dtype: np.dtype | Any, kernel: str, kinds: str = "c") -> None:
     """torch's kernels with no version for these kinds of result (complex ordering, floor division of
-    complex or bool) raise this; NumPy would compute."""
+    complex or bool) raise this; NumPy would compute. A kernel passes its array itself (D.kind's quick case)."""
     if D.kind(dtype) in kinds:
+        dtype = getattr(dtype, "dtype", dtype)
         raise NotImplementedError(f'"{kernel}" not implemented for \'{D.scalar_type_name(D.from_native(dtype))}\'')
 
 
@@ -1335,6 +1356,7 @@ def clamp(input: Tensor, min: Tensor | float | None = None, max: Tensor | float 
     if not bounds:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if builtins.all(isinstance(b, Tensor) for b in bounds):
+        _refuse_complex_clamp(input)
         return apply(clamp_tensor, (input, min, max))
     if not builtins.all(_is_number(b) or isinstance(b, Tensor) and b.ndim == 0 for b in bounds):
         got = ", ".join(["Tensor"] + [type(b).__name__ for b in (min, max) if b is not None])
@@ -1342,6 +1364,9 @@ def clamp(input: Tensor, min: Tensor | float | None = None, max: Tensor | float 
                         " * (Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None)\n"
                         " * (Tensor input, Number min = None, Number max = None, *, Tensor out = None)\n")
     lo, hi = (b.item() if isinstance(b, Tensor) else b for b in (min, max))
+    _refuse_complex_clamp(input)
+    if builtins.any(isinstance(b, complex) for b in (lo, hi)):
+        raise RuntimeError("value cannot be converted to type double without overflow")  # clamp's double bounds
     return apply(clamp_op, (_promoted(input, lo, hi),), (lo, hi))
 
 
@@ -1352,6 +1377,7 @@ def clamp_min(input: Tensor, min: Tensor | float) -> Tensor:
     """max(input, min): ClampMinBackward1 for a tensor bound, ClampMinBackward0 for a number."""
     if isinstance(min, Tensor):
         return apply(clamp_min_tensor, (input, min))
+    _refuse_complex_clamp(input, min)
     return apply(clamp_min_op, (_promoted(input, min),), (min,))
 
 
@@ -1359,6 +1385,7 @@ def clamp_max(input: Tensor, max: Tensor | float) -> Tensor:
     """min(input, max): ClampMaxBackward1 for a tensor bound, ClampMaxBackward0 for a number."""
     if isinstance(max, Tensor):
         return apply(clamp_max_tensor, (input, max))
+    _refuse_complex_clamp(input, max)
     return apply(clamp_max_op, (_promoted(input, max),), (max,))
 
 

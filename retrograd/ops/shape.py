@@ -2138,9 +2138,13 @@ def roll(input: Tensor, shifts: int | Sequence[int], dims: int | Sequence[int] |
     """Shift elements cyclically along dims (over the flattened tensor when dims is None)."""
     shifts = (shifts,) if isinstance(shifts, (int, np.integer)) else tuple(shifts)
     dims = () if dims is None else (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
+    if not shifts:
+        raise RuntimeError("`shifts` required")
     if len(shifts) != len(dims) and not (not dims and len(shifts) == 1):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
     n = input._data.ndim
+    if n == 0 and dims:  # torch wraps roll's dims without the scalar's dim 0 / -1
+        raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
     return apply(roll_op, (input,), (tuple(int(s) for s in shifts), tuple(_wrap_dim(d, n) for d in dims)))
 
 

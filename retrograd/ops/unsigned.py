@@ -28,9 +28,10 @@ from .. import _dtype as D
 UNSIGNED_ROWS = frozenset({
     # made, copied, converted, viewed, reshaped, selected, filled
     "_reshape_alias", "_to_copy", "_to_device", "_unsafe_view", "alias", "alias_copy", "as_strided", "as_strided_",
-    "as_strided_copy", "as_strided_scatter", "cat", "clone", "conj", "conj_physical", "constant_pad_nd", "copy_",
-    "copy_slices", "diag_embed", "diagonal", "diagonal_copy", "diagonal_scatter", "expand", "expand_copy", "fill",
-    "fill_out", "fill_tensor", "fill_tensor_out", "index", "narrow_copy", "permute", "permute_copy", "repeat", "roll",
+    "as_strided_copy", "as_strided_scatter", "cat", "circular_pad", "clone", "conj", "conj_physical",
+    "constant_pad_nd", "copy_", "copy_slices", "diag_embed", "diagonal", "diagonal_copy", "diagonal_scatter", "expand",
+    "expand_copy", "fill", "fill_out", "fill_tensor", "fill_tensor_out", "index", "narrow_copy", "permute",
+    "permute_copy", "repeat", "roll",
     "rot90", "select", "select_scatter", "slice", "slice_scatter", "split", "split_with_sizes",
     "split_with_sizes_copy", "squeeze", "squeeze_", "squeeze_copy", "squeeze_dim", "squeeze_dim_", "squeeze_dim_copy",
     "squeeze_dims", "squeeze_dims_", "squeeze_dims_copy", "stack", "t", "t_", "t_copy", "transpose", "transpose_",
