@@ -660,6 +660,21 @@ def test_clip_grad_value_and_vector_conversion_match_torch():
         np.testing.assert_allclose(a, b, rtol=1e-6)
 
 
+@pytest.mark.parametrize("foreach", [None, False, True])
+def test_clip_grad_value_refuses_parameters_without_gradients_as_torch_does(foreach):
+    """Before the first backward there is no gradient to clamp: torch's grouping of the (empty) gradient list
+    raises, unlike clip_grad_norm_, which returns a zero norm."""
+    errors = []
+    for lib in (torch, retrograd):
+        layer = lib.nn.Linear(2, 2)
+        for parameters in (layer.parameters(), [], layer.weight):
+            with pytest.raises(RuntimeError) as caught:
+                lib.nn.utils.clip_grad_value_(parameters, 0.1, foreach=foreach)
+            errors.append(str(caught.value))
+    assert errors[3:] == errors[:3]
+    assert "nested_tensorlist[0].empty()" in errors[0]
+
+
 def test_clip_grad_norm_refuses_non_finite_when_asked():
     p = retrograd.nn.Parameter(retrograd.ones(2))
     p.grad = retrograd.tensor([float("inf"), 1.0])
