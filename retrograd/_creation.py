@@ -451,7 +451,7 @@ def _infer(data: Any, exact: bool = False) -> np.ndarray:
     for _ in range(sum(_arrays_met(v) for v in numpy_values if isinstance(v, np.ndarray)) if arr.size else 0):
         warn_once_at_user("Creating a tensor from a list of numpy.ndarrays is extremely slow. Please consider "
                           "converting the list to a single numpy.ndarray with numpy.array() before converting to a "
-                          "tensor.")
+                          "tensor. (Triggered internally at /__w/pytorch/pytorch/torch/csrc/utils/tensor_new.cpp:252.)")
     if exact:
         return arr
     if numpy_values:  # each NumPy scalar or array counts with its own dtype, Python numbers with torch's
