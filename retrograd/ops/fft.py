@@ -20,6 +20,7 @@ import numpy as np
 from .. import _dtype as D
 from .._creation import ones, tensor
 from .._tensor import Tensor, _wrap_dim
+from .._warn import warn_once_at_user
 from . import arrays as A
 from .complex import conj, conj_physical, real, view_as_real
 from .conv import pad
@@ -444,6 +445,12 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: i
         extended = [1] * (3 - input.ndim) + list(input.shape)
         input = pad(input.view(extended), [n_fft // 2, n_fft // 2], pad_mode)
         input = input.view(input.shape[-original_ndim:])
+    if window is None:  # torch's C++ stft warns once per process, after the padding and before its checks
+        warn_once_at_user("A window was not provided. A rectangular window will be applied,which is known to cause "
+                          "spectral leakage. Other windows such as torch.hann_window or torch.hamming_window are "
+                          "recommended to reduce spectral leakage.To suppress this warning and use a rectangular "
+                          "window, explicitly set `window=torch.ones(n_fft, device=<device>)`. (Triggered internally "
+                          "at /__w/pytorch/pytorch/aten/src/ATen/native/SpectralOps.cpp:835.)")
     hop_length = n_fft // 4 if hop_length is None else hop_length
     win_length = n_fft if win_length is None else win_length
     prefix = (f"stft({D.tensor_type_name(input.dtype)}{list(input.shape)}, n_fft={n_fft}, hop_length={hop_length}, "
@@ -491,30 +498,40 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: 
           length: int | None = None, return_complex: bool = False) -> Tensor:
     """The inverse of stft: each frame's inverse FFT, windowed, overlapped and added, divided by the summed
     squared window (torch.istft)."""
+    if window is None:
+        warn_once_at_user("A window was not provided. A rectangular window will be applied.Please provide the same "
+                          "window used by stft to make the inversion lossless.To suppress this warning and use a "
+                          "rectangular window, explicitly set `window=torch.ones(n_fft, device=<device>)`. (Triggered "
+                          "internally at /__w/pytorch/pytorch/aten/src/ATen/native/SpectralOps.cpp:1035.)")
     hop_length = n_fft // 4 if hop_length is None else hop_length
     win_length = n_fft if win_length is None else win_length
     if not input.is_complex():
         raise RuntimeError("istft requires a complex-valued input tensor matching the output from stft with "
                            "return_complex=True.")
+    # torch's checks name the call: the input as its C++ type, CPUComplexFloatType[9, 5]
+    prefix = (f"istft({input.device.type.upper()}{D.scalar_type_name(input.dtype)}Type{list(input.shape)}, "
+              f"n_fft={n_fft}, hop_length={hop_length}, win_length={win_length}, window={_tensor_repr(window)}, "
+              f"center={_flag(center)}, normalized={_flag(normalized)}, onesided={_flag(onesided)}, "
+              f"length={length}, return_complex={_flag(return_complex)}) : ")
     if input.numel() == 0:
-        raise RuntimeError("istft input tensor cannot be empty.")
-    if input.ndim not in (2, 3):
-        raise RuntimeError(f"istft: expected a tensor with 3 or 4 dimensions of complex dtype, but got {input.ndim}")
+        raise RuntimeError(prefix + "input tensor cannot be empty.")
+    _wrap_dim(-3, input.ndim + 1)  # torch reads the frequency size off view_as_real(input) before the next check
+    if input.ndim not in (2, 3):  # torch counts the dimensions of view_as_real(input)
+        raise RuntimeError(prefix + f"expected a tensor with 3 or 4 dimensions, but got {input.ndim + 1}")
     bins, n_frames = input.shape[-2:]
     half = bins != n_fft if onesided is None else onesided  # a one-sided spectrum
     if half and n_fft // 2 + 1 != bins:
-        raise RuntimeError(f"istft: expected the frequency dimension (3rd to the last) of the input tensor to match "
+        raise RuntimeError(prefix + "expected the frequency dimension (3rd to the last) of the input tensor to match "
                            f"n_fft / 2 + 1 when onesided=True, but got {bins}")
     if not half and n_fft != bins:
-        raise RuntimeError(f"istft: expected the frequency dimension (3rd to the last) of the input tensor to match "
+        raise RuntimeError(prefix + "expected the frequency dimension (3rd to the last) of the input tensor to match "
                            f"n_fft when onesided=False, but got {bins}")
     if not 0 < hop_length <= win_length:
-        raise RuntimeError("istft: expected 0 < hop_length <= win_length")
+        raise RuntimeError(prefix + "expected 0 < hop_length <= win_length")
     if not 0 < win_length <= n_fft:
-        raise RuntimeError("istft: expected 0 < win_length <= n_fft")
+        raise RuntimeError(prefix + "expected 0 < win_length <= n_fft")
     if window is not None and (window.ndim != 1 or window.shape[0] != win_length):
-        raise RuntimeError(f"istft: expected a 1D window tensor of size equal to win_length={win_length}, but got "
-                           f"window with size {list(window.shape)}")
+        raise RuntimeError(prefix + "Invalid window shape. window has to be 1D and length of `win_length`")
     padded = _centred_window(window, win_length, n_fft, input.dtype.to_real(), input.device)
     spectrum = (input.unsqueeze(0) if input.ndim == 2 else input).transpose(1, 2)  # (channel, frames, bins)
     normalization = 1 if normalized else 2
