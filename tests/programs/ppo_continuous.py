@@ -17,7 +17,7 @@ Adam(eps=1e-5) whose learning rate is annealed through `optimizer.param_groups[0
 
 Part two, discrete PPO: five actions (push left, right, down, up, or nothing), `Categorical(logits=...)`,
 minibatches from `torch.randperm`, and `torch.distributions.kl_divergence` between the rollout's policy and the
-updated one as the early-stopping test.
+updated one, as a penalty in the loss (differentiated) and as the early-stopping test.
 
 Part three, SAC: a squashed-Gaussian actor (`rsample`, the manual correction
 `log_prob -= torch.log(1 - a.pow(2) + 1e-6)`, checked against `TransformedDistribution(Normal, [TanhTransform()])`),
@@ -168,7 +168,8 @@ class Agent(nn.Module):
 
 
 def train_ppo(agent, name, num_updates=4, update_epochs=3, num_minibatches=4, gamma=0.99, gae_lambda=0.95,
-              clip_coef=0.2, ent_coef=0.0, vf_coef=0.5, max_grad_norm=0.5, learning_rate=3e-3, target_kl=0.05):
+              clip_coef=0.2, ent_coef=0.0, vf_coef=0.5, max_grad_norm=0.5, learning_rate=3e-3, target_kl=0.05,
+              kl_coef=0.0):
     env = PointMass(NUM_ENVS)
     obs_rms, reward_scaler = RunningMeanStd((OBS_DIM,)), ReturnScaler(gamma)
     optimizer = torch.optim.Adam(agent.parameters(), lr=learning_rate, eps=1e-5)
@@ -265,6 +266,10 @@ def train_ppo(agent, name, num_updates=4, update_epochs=3, num_minibatches=4, ga
 
                 entropy_loss = entropy.mean()
                 loss = pg_loss - ent_coef * entropy_loss + v_loss * vf_coef
+                if kl_coef:  # the PPO paper's adaptive-KL variant, a fixed coefficient here
+                    old_mb = Categorical(logits=old_dist.logits[mb_inds])
+                    kl_penalty = kl_divergence(old_mb, agent.distribution(b_obs[mb_inds])).mean()
+                    loss = loss + kl_coef * kl_penalty
 
                 optimizer.zero_grad()
                 loss.backward()
@@ -557,6 +562,6 @@ torch.set_default_dtype(torch.float64)
 share_initial_weights({"ppo": continuous_agent, "ppo_discrete": discrete_agent, "sac": actor_critic,
                        "spinup": spinup_ac})
 train_ppo(continuous_agent, "ppo")
-train_ppo(discrete_agent, "ppo_discrete", ent_coef=0.01)
+train_ppo(discrete_agent, "ppo_discrete", ent_coef=0.01, kl_coef=0.5)
 train_sac(actor_critic)
 train_spinup_ppo(spinup_ac)
