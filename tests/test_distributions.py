@@ -709,6 +709,17 @@ def test_sample_n_warns_its_deprecation_as_torch_does():
     assert seen[0][0][2] == __file__
 
 
+def test_star_import_binds_torchs_names():
+    """`from torch.distributions import *` binds torch's __all__: not the constraints and transforms submodules nor
+    the relaxed distributions' ExpRelaxedCategorical and LogitRelaxedBernoulli, which live in their own modules."""
+    assert sorted(retrograd.distributions.__all__) == sorted(torch.distributions.__all__)
+    D = retrograd.distributions
+    assert D.constraints.real is D.constraints.real and D.transforms.TanhTransform is D.TanhTransform
+    assert not hasattr(D, "ExpRelaxedCategorical") and not hasattr(torch.distributions, "ExpRelaxedCategorical")
+    assert D.relaxed_categorical.ExpRelaxedCategorical.__name__ == "ExpRelaxedCategorical"
+    assert D.relaxed_bernoulli.LogitRelaxedBernoulli.__name__ == "LogitRelaxedBernoulli"
+
+
 def test_loads_lazily_as_torch_distributions():
     code = ("import sys, retrograd as torch; assert 'retrograd.distributions' not in sys.modules; "
             "from torch.distributions import Normal; d = torch.distributions.Normal(0.0, 1.0); "
