@@ -546,7 +546,10 @@ def test_module_list_dict_and_parameter_containers_match_torch():
         holder = nn.Module()
         holder.ml, holder.md, holder.pl, holder.pd = ml, md, pl, pd
         return (repr(ml), repr(md), len(ml), list(md.keys()), [n for n, _ in holder.named_parameters()],
-                [type(p).__name__ for p in pl], len(pd), "v" in pd, repr(pl))
+                [type(p).__name__ for p in pl], len(pd), "v" in pd, repr(pl),
+                # one entry stays on the container's line; a dict names the legacy type (torch.DoubleTensor)
+                repr(pd), repr(holder), repr(nn.ParameterList([lib.ones(2)])),
+                repr(nn.ParameterDict({"a": lib.ones(2, dtype=lib.float64), "b": 3})), repr(nn.ParameterDict({"a": 1})))
 
     r, t = build(retrograd), build(torch)
     assert r == t
