@@ -21,7 +21,7 @@ from . import _xp
 from ._memory_format import like_order
 from ._tensor import CPU, DEFAULT_DEVICE, NO_VERSION_COUNTER, Tensor, _wrap, on_device, placement
 from ._tensor import device as _device
-from ._warn import warn_once, warn_once_at_user
+from ._warn import warn_once_at_user
 from .autograd import grad_mode
 from .autograd.forward_ad import composite, transforms
 from .storage import mark_root
@@ -427,7 +427,7 @@ def _infer(data: Any, exact: bool = False) -> np.ndarray:
     if isinstance(data, Tensor):
         return data._data.copy()
     if isinstance(data, np.ndarray):
-        D.from_numpy_dtype(data.dtype)
+        checked_array(data, aliased=False)
         return data.copy()
     numpy_values = []
     if isinstance(data, (list, tuple)):
@@ -451,7 +451,7 @@ def _infer(data: Any, exact: bool = False) -> np.ndarray:
     for _ in range(sum(_arrays_met(v) for v in numpy_values if isinstance(v, np.ndarray)) if arr.size else 0):
         warn_once_at_user("Creating a tensor from a list of numpy.ndarrays is extremely slow. Please consider "
                           "converting the list to a single numpy.ndarray with numpy.array() before converting to a "
-                          "tensor.")
+                          "tensor. (Triggered internally at /__w/pytorch/pytorch/torch/csrc/utils/tensor_new.cpp:252.)")
     if exact:
         return arr
     if numpy_values:  # each NumPy scalar or array counts with its own dtype, Python numbers with torch's
@@ -557,7 +557,7 @@ def _floats_truncated(data: Any, dtype: D.dtype) -> Any:
     return data
 
 
-def as_tensor(data: Any, dtype: D.dtype | None = None, device: Any = None) -> Tensor:
+def as_tensor(data: Any, *, dtype: D.dtype | None = None, device: Any = None) -> Tensor:
     """Like tensor(), but shares memory with a tensor or NumPy array of the right dtype."""
     device = DEFAULT_DEVICE[-1] if device is None else device  # Note [the default device]
     if isinstance(data, Tensor):
@@ -565,19 +565,39 @@ def as_tensor(data: Any, dtype: D.dtype | None = None, device: Any = None) -> Te
         return data if dtype is None or data.dtype is dtype else data.to(dtype)
     if device is not None and placement(device) != ("cpu", None):
         return tensor(data, dtype=dtype, device=device)
-    if isinstance(data, np.ndarray) and (dtype is None or data.dtype == _np_dtype(dtype)):
-        D.from_numpy_dtype(data.dtype)
-        return _new(data)
+    if isinstance(data, np.ndarray):
+        checked_array(data, aliased=True)  # torch aliases it first, then casts
+        if dtype is None or data.dtype == _np_dtype(dtype):
+            return _new(data)
     return tensor(data, dtype=dtype)
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
     """A tensor sharing memory with `array` (changes show through both ways)."""
     if not isinstance(array, np.ndarray):
-        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
-    D.from_numpy_dtype(array.dtype)
+        from .ops.registry import argument_type_name  # ops load after this module
+
+        raise TypeError(f"expected np.ndarray (got {argument_type_name(array)})")
+    checked_array(array, aliased=True)
     mark_root(array)
     return _new(array)
+
+
+def checked_array(array: np.ndarray, aliased: bool) -> None:
+    """Refuse a NumPy array as a tensor's data where torch does: a dtype torch lacks, a negative stride (np.flip's
+    views); a read-only array (np.broadcast_to's, an image's np.asarray) is warned about, once per process, where
+    the tensor aliases it (`aliased`: from_numpy, as_tensor, the legacy constructors; not tensor(), which copies)."""
+    D.from_numpy_dtype(array.dtype)
+    if aliased and not array.flags.writeable:
+        warn_once_at_user("The given NumPy array is not writable, and PyTorch does not support non-writable tensors. "
+                          "This means writing to this tensor will result in undefined behavior. You may want to copy "
+                          "the array to protect its data or make it writable before converting it to a tensor. This "
+                          "type of warning will be suppressed for the rest of this program. (Triggered internally at "
+                          "/__w/pytorch/pytorch/torch/csrc/utils/tensor_numpy.cpp:213.)")
+    if any(stride < 0 for stride in array.strides):
+        raise ValueError("At least one stride in the given numpy array is negative, and tensors with negative strides "
+                         "are not currently supported. (You can probably work around this by making a copy of your "
+                         "array  with array.copy().) ")
 
 
 # Note [factory events]
@@ -1126,10 +1146,12 @@ def frombuffer(buffer: Any, *, dtype: D.dtype, count: int = -1, offset: int = 0,
         raise ValueError(f"requested buffer length ({count} * {size} bytes) after offset ({offset} bytes) must not be "
                          f"greater than actual buffer length ({length} bytes)")
     if memoryview(buffer).readonly:
-        warn_once("The given buffer is not writable, and PyTorch does not support non-writable tensors. This means "
-                  "you can write to the underlying (supposedly non-writable) buffer using the tensor. You may want to "
-                  "copy the buffer to protect its data or make it writable before converting it to a tensor. This "
-                  "type of warning will be suppressed for the rest of this program.", UserWarning, stacklevel=2)
+        warn_once_at_user("The given buffer is not writable, and PyTorch does not support non-writable tensors. "
+                          "This means you can write to the underlying (supposedly non-writable) buffer using the "
+                          "tensor. You may want to copy the buffer to protect its data or make it writable before "
+                          "converting it to a tensor. This type of warning will be suppressed for the rest of this "
+                          "program. (Triggered internally at "
+                          "/__w/pytorch/pytorch/torch/csrc/utils/tensor_new.cpp:1556.)")
     return _finish(np.frombuffer(buffer, dtype=dtype.np, count=count, offset=offset), requires_grad)
 
 

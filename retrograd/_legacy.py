@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from . import _dtype as D
-from ._creation import _shape, tensor
+from ._creation import _shape, checked_array, tensor
 from ._tensor import Size, Tensor, _wrap
 
 
@@ -26,6 +26,8 @@ def legacy_new(dtype: D.dtype, args: tuple) -> Tensor:
         if data.dtype is not dtype:
             raise TypeError(f"expected {_options(dtype)} (got {_options(data.dtype)})")
         return data.detach()
+    if isinstance(data, np.ndarray):  # torch aliases the array before copying it: a read-only one is warned about
+        checked_array(data, aliased=True)
     return tensor(data, dtype=dtype)
 
 

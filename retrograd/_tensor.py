@@ -286,6 +286,10 @@ class Tensor:
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         """`Tensor(data)` or `Tensor(2, 3)` (uninitialised float32), as torch's legacy constructor."""
         if len(args) == 1 and not isinstance(args[0], int):
+            if isinstance(args[0], np.ndarray):  # torch's checks of an array it aliases (it copies after)
+                from ._creation import checked_array  # creation builds on this module
+
+                checked_array(args[0], aliased=True)
             data = np.array(args[0], dtype=D.defaults.floating.np)
         else:
             data = np.zeros(tuple(args), dtype=D.defaults.floating.np)

@@ -24,8 +24,11 @@ def is_warn_always_enabled() -> bool:
 
 def warn_once(message: str, category: type[Warning] = UserWarning, stacklevel: int = 2) -> None:
     """warnings.warn the first time this message comes in this process, or every time under warn-always;
-    `stacklevel` counts from the caller, as warnings.warn's does."""
-    if _policy["always"] or message not in _warned:
+    `stacklevel` counts from the caller, as warnings.warn's does. A warning given under warn-always does not count
+    as the once: TORCH_WARN_ONCE's static flag is set only on its own branch, so it warns again once after."""
+    if _policy["always"]:
+        warnings.warn(message, category, stacklevel=stacklevel + 1)
+    elif message not in _warned:
         _warned.add(message)
         warnings.warn(message, category, stacklevel=stacklevel + 1)
 

@@ -224,6 +224,18 @@ CASES = {
         lib.eye(4, dtype=lib.bool), 0.0)),
     "masked_fill_tensor_value_mask_shape": (lambda lib: {}, lambda lib, e: lib.masked_fill(
         lib.ones(4, 3), lib.ones(5, 1, dtype=lib.bool), lib.tensor(2.0))),
+    # ---- three operands that do not broadcast: torch folds them in order, tensor a the shape so far ----
+    **{f"broadcast_{name}": (lambda lib: {}, action) for name, action in {
+        "where_condition": lambda lib, e: lib.where(lib.ones(2, dtype=lib.bool), lib.ones(2, 3), lib.ones(2, 3)),
+        "where_condition_first": lambda lib, e: lib.where(lib.ones(2, 1, dtype=lib.bool), lib.ones(3), lib.ones(4)),
+        "where_other": lambda lib, e: lib.where(lib.ones(2, 3, dtype=lib.bool), lib.ones(3), lib.ones(4, 3)),
+        "where_scalar": lambda lib, e: lib.where(lib.ones(3, dtype=lib.bool), 1.0, lib.ones(2)),
+        "where_method": lambda lib, e: lib.ones(2, 3).where(lib.ones(2, dtype=lib.bool), 0.0),
+        "addcmul_third": lambda lib, e: lib.addcmul(lib.ones(3), lib.ones(3), lib.ones(2)),
+        "addcmul_fold": lambda lib, e: lib.addcmul(lib.ones(2, 1), lib.ones(3), lib.ones(4)),
+        "addcdiv_second": lambda lib, e: lib.addcdiv(lib.ones(3), lib.ones(2), lib.ones(3)),
+        "lerp_weight": lambda lib, e: lib.lerp(lib.ones(3), lib.ones(3), lib.ones(2)),
+    }.items()},
     # ---- selections torch's CPU kernels refuse for bool and complex (a boolean mask's topk, say) ----
     **{f"select_{name}": (lambda lib: {}, action) for name, action in {
         "topk_bool": lambda lib, e: lib.topk(lib.tensor([True, False, True]), 2),

@@ -136,6 +136,29 @@ def test_once_differentiable_refuses_a_second_derivative():
     assert scenario(retrograd) == scenario(torch)
 
 
+def test_mark_shared_storage_is_a_deprecated_no_op():
+    """Old Functions still call ctx.mark_shared_storage: torch warns FutureWarning at that line and goes on."""
+    seen = []
+    for lib in (torch, retrograd):
+        class Twice(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.mark_shared_storage((x, x))
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad * 2
+
+        x = leaf(lib)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            Twice.apply(x).sum().backward()
+        seen.append([(w.category, str(w.message), w.filename, w.lineno) for w in caught] + [values(x.grad)])
+    assert seen[1] == seen[0]
+    assert seen[0][0][0] is FutureWarning
+
+
 def test_legacy_api_and_defaults():
     def scenario(lib):
         class Legacy(lib.autograd.Function):

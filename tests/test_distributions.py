@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -694,6 +695,29 @@ def test_enumerate_support_and_distribution_helpers():
     assert repr(T.Independent(D.Normal(retrograd.zeros(2), retrograd.ones(2)), 1)) == repr(
         torch.distributions.Independent(torch.distributions.Normal(torch.zeros(2), torch.ones(2)), 1))
     assert repr(D.Normal(0.0, 1.0)) == repr(torch.distributions.Normal(0.0, 1.0))
+
+
+def test_sample_n_warns_its_deprecation_as_torch_does():
+    """Category, words and the line it points at (the caller's), and the samples' shape."""
+    seen = []
+    for lib in (torch, retrograd):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            samples = lib.distributions.Normal(lib.zeros(3), 1.0).sample_n(2)
+        seen.append([(w.category, str(w.message), w.filename, w.lineno) for w in caught] + [tuple(samples.shape)])
+    assert seen[1] == seen[0]
+    assert seen[0][0][2] == __file__
+
+
+def test_star_import_binds_torchs_names():
+    """`from torch.distributions import *` binds torch's __all__: not the constraints and transforms submodules nor
+    the relaxed distributions' ExpRelaxedCategorical and LogitRelaxedBernoulli, which live in their own modules."""
+    assert sorted(retrograd.distributions.__all__) == sorted(torch.distributions.__all__)
+    D = retrograd.distributions
+    assert D.constraints.real is D.constraints.real and D.transforms.TanhTransform is D.TanhTransform
+    assert not hasattr(D, "ExpRelaxedCategorical") and not hasattr(torch.distributions, "ExpRelaxedCategorical")
+    assert D.relaxed_categorical.ExpRelaxedCategorical.__name__ == "ExpRelaxedCategorical"
+    assert D.relaxed_bernoulli.LogitRelaxedBernoulli.__name__ == "LogitRelaxedBernoulli"
 
 
 def test_loads_lazily_as_torch_distributions():

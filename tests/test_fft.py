@@ -184,6 +184,18 @@ ERRORS = [
     lambda m: m.fft.ifftshift(m.ones(2, 3), dim=()),
     lambda m: m.roll(m.ones(2, 3), shifts=[]),
     lambda m: m.roll(m.tensor(3.0), 1, 0),
+    # istft's checks name the call, the input as its C++ type (CPUComplexFloatType[9, 0])
+    lambda m: m.istft(m.ones(9, 0, dtype=m.complex64), 16),
+    lambda m: m.istft(m.ones(5, dtype=m.complex64), 16),
+    lambda m: m.istft(m.ones(2, 2, 9, 5, dtype=m.complex64), 16),
+    lambda m: m.istft(m.ones(8, 5, dtype=m.complex128), 16, window=m.ones(16)),
+    lambda m: m.istft(m.ones(8, 5, dtype=m.complex128), 16, window=m.ones(16, dtype=m.float64), onesided=True,
+                      length=7, center=False, normalized=True, return_complex=True),
+    lambda m: m.istft(m.ones(9, 5, dtype=m.complex64), 16, onesided=False),
+    lambda m: m.istft(m.ones(9, 5, dtype=m.complex64), 16, hop_length=0),
+    lambda m: m.istft(m.ones(9, 5, dtype=m.complex64), 16, win_length=20),
+    lambda m: m.istft(m.ones(9, 5, dtype=m.complex64), 16, window=m.ones(3)),
+    lambda m: m.istft(m.ones(9, 5), 16),
 ]
 
 
@@ -194,6 +206,29 @@ def test_errors_as_torch(call) -> None:
     with pytest.raises(type(theirs.value)) as ours:
         call(retrograd)
     assert str(ours.value) == str(theirs.value)
+
+
+def test_stft_and_istft_without_a_window_warn_as_torch():
+    """A rectangular window by default: each warns its own words (once per process, every time under
+    set_warn_always), istft before any check of its input; a given window silences both."""
+    seen = []
+    for lib in (torch, retrograd):
+        was = lib.is_warn_always_enabled()
+        lib.set_warn_always(True)
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                spectrum = lib.stft(lib.ones(64), 16, return_complex=True)
+                lib.istft(spectrum, 16)
+                with pytest.raises(RuntimeError):
+                    lib.istft(spectrum[:3], 16)
+                lib.istft(lib.stft(lib.ones(64), 16, window=lib.ones(16), return_complex=True), 16,
+                          window=lib.ones(16))
+        finally:
+            lib.set_warn_always(was)
+        seen.append([(w.category, str(w.message)) for w in caught])
+    assert seen[1] == seen[0]
+    assert len(seen[0]) == 3
 
 
 def test_out_and_torch_mapping() -> None:

@@ -143,3 +143,23 @@ def test_complex_phase_checks_match_torch(name):
             assert ours == expected
         else:
             np.testing.assert_allclose(ours, expected, rtol=1e-9, atol=1e-12)
+
+
+def test_cross_without_dim_and_lu_solve_warn_once_at_the_callers_line_as_torch():
+    """Both deprecations are torch's C++ TORCH_WARN_ONCE: once per process, whole words with where torch raised
+    them, at the line that called; under set_warn_always on every call."""
+    seen = []
+    for lib in (torch, retrograd):
+        was = lib.is_warn_always_enabled()
+        lib.set_warn_always(True)
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                crossed = lib.cross(lib.eye(3), lib.ones(3, 3))
+                solved = lib.lu_solve(lib.ones(2, 1), *lib.linalg.lu_factor(2 * lib.eye(2)))
+        finally:
+            lib.set_warn_always(was)
+        seen.append(([(w.category, str(w.message), w.filename) for w in caught],
+                     crossed.numpy().tolist(), solved.numpy().tolist()))
+    assert seen[1] == seen[0]
+    assert len(seen[0][0]) == 2 and all(filename == __file__ for _, _, filename in seen[0][0])

@@ -546,7 +546,10 @@ def test_module_list_dict_and_parameter_containers_match_torch():
         holder = nn.Module()
         holder.ml, holder.md, holder.pl, holder.pd = ml, md, pl, pd
         return (repr(ml), repr(md), len(ml), list(md.keys()), [n for n, _ in holder.named_parameters()],
-                [type(p).__name__ for p in pl], len(pd), "v" in pd, repr(pl))
+                [type(p).__name__ for p in pl], len(pd), "v" in pd, repr(pl),
+                # one entry stays on the container's line; a dict names the legacy type (torch.DoubleTensor)
+                repr(pd), repr(holder), repr(nn.ParameterList([lib.ones(2)])),
+                repr(nn.ParameterDict({"a": lib.ones(2, dtype=lib.float64), "b": 3})), repr(nn.ParameterDict({"a": 1})))
 
     r, t = build(retrograd), build(torch)
     assert r == t
@@ -658,6 +661,21 @@ def test_clip_grad_value_and_vector_conversion_match_torch():
         outs.append([p.grad.numpy().copy() for p in params] + [p.detach().numpy().copy() for p in params])
     for a, b in zip(*outs):
         np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+@pytest.mark.parametrize("foreach", [None, False, True])
+def test_clip_grad_value_refuses_parameters_without_gradients_as_torch_does(foreach):
+    """Before the first backward there is no gradient to clamp: torch's grouping of the (empty) gradient list
+    raises, unlike clip_grad_norm_, which returns a zero norm."""
+    errors = []
+    for lib in (torch, retrograd):
+        layer = lib.nn.Linear(2, 2)
+        for parameters in (layer.parameters(), [], layer.weight):
+            with pytest.raises(RuntimeError) as caught:
+                lib.nn.utils.clip_grad_value_(parameters, 0.1, foreach=foreach)
+            errors.append(str(caught.value))
+    assert errors[3:] == errors[:3]
+    assert "nested_tensorlist[0].empty()" in errors[0]
 
 
 def test_clip_grad_norm_refuses_non_finite_when_asked():

@@ -1,6 +1,8 @@
 """Upsample, UpsamplingNearest2d, UpsamplingBilinear2d, PixelShuffle, PixelUnshuffle and LazyLinear against
 torch: reprs, attributes, forward values and gradients (inputs and parameters), and LazyLinear's materialisation."""
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -170,3 +172,23 @@ def test_interpolate_integer_dtypes_as_torch(dtype, ndim, kwargs):
         return
     ours = retrograd.nn.functional.interpolate(retrograd.tensor(x).to(getattr(retrograd, dtype)), size=size, **kwargs)
     np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_deprecated_upsample_functions_warn_at_the_callers_line_as_torch():
+    """F.upsample, upsample_nearest and upsample_bilinear are interpolate under a deprecation warning each call; the
+    Upsample modules call interpolate and stay silent."""
+    seen = []
+    for lib in (torch, retrograd):
+        F, image = lib.nn.functional, lib.arange(4.0).reshape(1, 1, 2, 2)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            outs = [F.upsample(image, scale_factor=2), F.upsample_nearest(image, size=3),
+                    F.upsample_bilinear(image, scale_factor=2), lib.nn.Upsample(scale_factor=2)(image),
+                    lib.nn.UpsamplingBilinear2d(scale_factor=2)(image)]
+            with pytest.raises(ValueError):
+                F.upsample(image)
+        seen.append(([(w.category, str(w.message), w.filename) for w in caught], [o.numpy() for o in outs]))
+    assert seen[1][0] == seen[0][0]
+    assert len(seen[0][0]) == 4 and all(filename == __file__ for _, _, filename in seen[0][0])
+    for ours, theirs in zip(seen[1][1], seen[0][1]):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-6)

@@ -3,6 +3,7 @@ values and gradients agree with torch's."""
 
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -203,3 +204,21 @@ def test_float32_log2_and_log10_round_as_torchs(name):
     theirs, ours = (getattr(lib, name)(lib.from_numpy(sweep.copy())).numpy() for lib in LIBS)
     assert np.mean(ours != theirs) < 1e-3
     np.testing.assert_allclose(ours, theirs, rtol=2e-7)
+
+
+def test_a_divisor_of_no_degrees_of_freedom_warns_torchs_whole_message():
+    """std/var of one sample (an advantage batch of one) and cov of one observation warn as torch's C++ does, with
+    where it was raised; each is warned once per call, at the caller's line."""
+    cases = [lambda L: L.ones(1).std(), lambda L: L.ones(2, 1).var(1), lambda L: L.std_mean(L.ones(1)),
+             lambda L: L.var_mean(L.ones(3), correction=3), lambda L: L.ones(3, dtype=L.float64).var(0, correction=5),
+             lambda L: L.cov(L.ones(2, 1))]
+    seen = {}
+    for lib in (torch, retrograd):
+        seen[lib] = []
+        for case in cases:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", UserWarning)
+                case(lib)
+            seen[lib].append([(w.category, str(w.message), w.filename) for w in caught if w.category is UserWarning])
+    assert seen[retrograd] == seen[torch]
+    assert all(len(w) == 1 and w[0][2] == __file__ for w in seen[torch])

@@ -209,3 +209,13 @@ def test_functional_call_is_also_in_nn_utils_stateless_with_torch_warning():
         assert net.weight.abs().sum().item() > 0  # its own weight is back
     close(outs[1], outs[0])
     assert messages[0] == messages[1]
+
+
+def test_star_import_binds_swa_utils_as_torchs():
+    """`from torch.optim import *` binds the swa_utils submodule, which torch lists in its __all__ (retrograd lacks
+    only swap_in_optimizer_params_and_state, a tracing tool)."""
+    assert "swa_utils" in retrograd.optim.__all__
+    assert set(retrograd.optim.__all__) <= set(torch.optim.__all__)
+    namespace = {}
+    exec("from retrograd.optim import *", namespace)
+    assert namespace["swa_utils"].AveragedModel is retrograd.optim.swa_utils.AveragedModel

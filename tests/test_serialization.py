@@ -134,8 +134,12 @@ def test_files_of_the_earlier_retrograd_format_stay_readable():
     assert back["w"].tolist() == [0.0, 1.0, 2.0] and back["n"][0] == 3 and np.isnan(back["n"][1])
 
 
-def test_negative_strides_are_saved_as_a_copy():
-    flipped = retrograd.from_numpy(np.arange(6.0)[::-1])
+def test_a_flipped_array_saves_once_copied():
+    """torch.from_numpy refuses a negative stride (np.flip's views), so a flipped array reaches a checkpoint copied."""
+    for lib in (torch, retrograd):
+        with pytest.raises(ValueError, match="^At least one stride in the given numpy array is negative"):
+            lib.from_numpy(np.arange(6.0)[::-1])
+    flipped = retrograd.from_numpy(np.arange(6.0)[::-1].copy())
     assert round_trip(flipped).tolist() == [5.0, 4.0, 3.0, 2.0, 1.0, 0.0]
     assert torch.load(io.BytesIO(saved(retrograd, flipped))).tolist() == [5.0, 4.0, 3.0, 2.0, 1.0, 0.0]
 

@@ -9,6 +9,8 @@ what was raised.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -95,10 +97,52 @@ def tensor_from_a_list_of_numpy_arrays(L):
             empty = L.tensor([np.ones(0)])
     finally:
         L.set_warn_always(was)
-    messages = {(w.category.__name__, str(w.message).split(" (Triggered")[0], w.filename) for w in caught}
+    messages = {(w.category.__name__, str(w.message), w.filename) for w in caught}  # with torch's C++ source line
     zero_d = [outcome(lambda: L.tensor(data)) for data in ([np.array(1.5)], [np.array(1.5), 2.0], [2.0, np.array(1.5)],
                                                             ([np.array(2)],), [np.array([1.5])])]
     return made + [empty, silent, len(caught), sorted(messages)] + zero_d
+
+
+@scenario
+def arrays_with_negative_strides_are_refused(L):
+    """np.flip's views: every constructor that takes the array itself refuses a negative stride (a size-1 one too);
+    a flipped array inside a list, an empty one and a copy are taken."""
+    flipped, grid = np.arange(6.0)[::-1], np.fliplr(np.arange(6.0).reshape(2, 3))
+    calls = [lambda: L.from_numpy(flipped), lambda: L.as_tensor(flipped), lambda: L.as_tensor(flipped, dtype=L.float32),
+             lambda: L.tensor(flipped), lambda: L.tensor(grid, dtype=L.float32), lambda: L.asarray(grid),
+             lambda: L.Tensor(flipped), lambda: L.DoubleTensor(grid), lambda: L.zeros(1).new_tensor(flipped),
+             lambda: L.zeros(1).new(flipped), lambda: L.from_numpy(flipped[:1]), lambda: L.tensor([flipped]),
+             lambda: L.from_numpy(np.zeros(0)[::-1]), lambda: L.from_numpy(flipped.copy()),
+             lambda: L.from_numpy(np.float64(1.0)), lambda: L.from_numpy([1.0]), lambda: L.from_numpy(L.ones(1)),
+             lambda: L.as_tensor(flipped.copy(), L.float32)]  # dtype and device are keywords only
+    return [outcome(call) for call in calls]
+
+
+@scenario
+def read_only_arrays_warn_once_where_aliased(L):
+    """A read-only array (np.broadcast_to's, an image's np.asarray) warns where torch aliases it before any copy
+    (not tensor() or new_tensor()), before refusing a negative stride; every time under set_warn_always (once per
+    process otherwise: test_warnings_under_warn_always_leave_the_once_to_come)."""
+    read_only = np.ones(3)
+    read_only.flags.writeable = False
+    calls = [lambda: L.from_numpy(read_only), lambda: L.as_tensor(read_only),
+             lambda: L.as_tensor(read_only, dtype=L.int64), lambda: L.tensor(read_only), lambda: L.asarray(read_only),
+             lambda: L.Tensor(read_only),
+             lambda: L.zeros(1).new_tensor(read_only), lambda: L.zeros(1).new(read_only),
+             lambda: L.from_numpy(np.broadcast_to(np.ones(1), (3,))), lambda: L.from_numpy(read_only[::-1]),
+             lambda: L.frombuffer(b"\x00\x00\x80\x3f", dtype=L.float32)]
+    was = L.is_warn_always_enabled()
+    seen = []
+    try:
+        L.set_warn_always(True)
+        for call in calls:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                made = outcome(call)
+            seen.append((made, [(w.category.__name__, str(w.message), w.filename == __file__) for w in caught]))
+    finally:
+        L.set_warn_always(was)
+    return seen
 
 
 @scenario
@@ -599,3 +643,26 @@ def test_degrees_of_freedom_warnings_name_the_callers_line(call):
                 for w in caught]
 
     assert warned(retrograd) == warned(torch)
+
+
+WARN_ONCE_AFTER_ALWAYS = """
+import warnings, numpy as np, {lib} as torch
+warnings.simplefilter("always")
+read_only = np.ones(3)
+read_only.flags.writeable = False
+torch.set_warn_always(True)
+with warnings.catch_warnings(record=True) as always:
+    torch.from_numpy(read_only), torch.from_numpy(read_only)
+torch.set_warn_always(False)
+with warnings.catch_warnings(record=True) as after:
+    torch.from_numpy(read_only), torch.as_tensor(read_only), torch.Tensor(read_only)
+print(len(always), len(after))
+"""
+
+
+def test_warnings_under_warn_always_leave_the_once_to_come():
+    """TORCH_WARN_ONCE sets its flag only when it warns as the once: after set_warn_always(False) the warning still
+    comes, once (a fresh process each, the flag being per process)."""
+    counts = [subprocess.run([sys.executable, "-c", WARN_ONCE_AFTER_ALWAYS.format(lib=lib)], capture_output=True,
+                             text=True, check=True).stdout for lib in ("torch", "retrograd")]
+    assert counts[1] == counts[0] == "2 1\n"

@@ -44,6 +44,12 @@ class FunctionCtx:
         """These inputs were modified in place by forward (and are returned as outputs)."""
         self._dirty = {id(t) for t in tensors}
 
+    def mark_shared_storage(self, *pairs: Any) -> None:
+        """Deprecated and a no-op, as in torch (shared storages are tracked by themselves); torch's
+        `@deprecated` decorator warns FutureWarning at the caller's line."""
+        warnings.warn("`mark_shared_storage` is deprecated. Tensors with shared storages are automatically tracked. "
+                      "Note that calls to `set_()` are not tracked", FutureWarning, stacklevel=2)
+
     def set_materialize_grads(self, value: bool) -> None:
         """Whether undefined output gradients reach backward as zeros (True) or None."""
         self._materialize = value

@@ -14,14 +14,14 @@ import sys
 
 from . import (
     compound,
-    constraints,
+    constraints,  # noqa: F401 - an attribute as torch's, which `import *` does not bind (not in __all__)
     continuous,
     discrete,
     distribution,
     matrix,
     multivariate_normal,
     transformed,
-    transforms,
+    transforms,  # noqa: F401 - as constraints
 )
 from .compound import Independent, MixtureSameFamily
 from .constraint_registry import biject_to, transform_to
@@ -57,14 +57,12 @@ from .kl import kl_divergence, register_kl
 from .matrix import LKJCholesky, Wishart
 from .multivariate_normal import LowRankMultivariateNormal, MultivariateNormal
 from .transformed import (
-    ExpRelaxedCategorical,
     Gumbel,
     HalfCauchy,
     HalfNormal,
     InverseGamma,
     Kumaraswamy,
     LogisticNormal,
-    LogitRelaxedBernoulli,
     LogNormal,
     Pareto,
     RelaxedBernoulli,
@@ -98,17 +96,17 @@ from .transforms import (
 __all__ = [
     "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform", "Categorical", "Cauchy",
     "Chi2", "ComposeTransform", "ContinuousBernoulli", "CorrCholeskyTransform", "CumulativeDistributionTransform",
-    "Dirichlet", "Distribution", "ExpRelaxedCategorical", "ExpTransform", "Exponential", "ExponentialFamily",
+    "Dirichlet", "Distribution", "ExpTransform", "Exponential", "ExponentialFamily",
     "FisherSnedecor", "Gamma", "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
     "Independent", "IndependentTransform", "InverseGamma", "Kumaraswamy", "LKJCholesky", "Laplace", "LogNormal",
-    "LogisticNormal", "LogitRelaxedBernoulli", "LowRankMultivariateNormal", "LowerCholeskyTransform",
+    "LogisticNormal", "LowRankMultivariateNormal", "LowerCholeskyTransform",
     "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
     "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "PositiveDefiniteTransform", "PowerTransform",
     "RelaxedBernoulli", "RelaxedOneHotCategorical", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
     "SoftplusTransform", "StackTransform", "StickBreakingTransform", "StudentT", "TanhTransform", "Transform",
-    "TransformedDistribution", "Uniform", "VonMises", "Weibull", "Wishart", "biject_to", "constraints",
-    "identity_transform", "kl_divergence", "register_kl", "transform_to", "transforms",
-]
+    "TransformedDistribution", "Uniform", "VonMises", "Weibull", "Wishart", "biject_to", "identity_transform",
+    "kl_divergence", "register_kl", "transform_to",
+]  # torch's: `import *` binds neither the submodules nor the relaxed distributions' Exp/Logit bases
 
 # torch defines each distribution in a module of its own (torch.distributions.normal, ...); here they are grouped
 # by kind, and torch's module names are registered as aliases of the modules that hold them, so that

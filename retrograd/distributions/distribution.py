@@ -226,7 +226,8 @@ class Distribution:
         raise NotImplementedError
 
     def sample_n(self, n: int) -> Tensor:
-        warnings.warn("sample_n will be deprecated. Use .sample((n,)) instead", UserWarning, stacklevel=2)
+        """n samples, deprecated: torch's `@deprecated` decorator warns FutureWarning at the caller's line."""
+        warnings.warn("`sample_n(n)` will be deprecated. Use `sample((n,))` instead.", FutureWarning, stacklevel=2)
         return self.sample(retrograd.Size((n,)))
 
     def log_prob(self, value: Tensor) -> Tensor:

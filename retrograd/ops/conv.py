@@ -108,7 +108,7 @@ from .._creation import _linspace_in, zeros
 from .._memory_format import channels_last, channels_last_3d, keeping_channels_last, laid_out, suggest_memory_format
 from .._random_streams import fma
 from .._tensor import Tensor, _wrap
-from .._warn import warn_once_at_user
+from .._warn import user_stacklevel, warn_once_at_user
 from .._xp import namespace
 from . import arrays as A
 from .registry import apply, defop
@@ -1850,22 +1850,31 @@ def _check_resampled_dtype(input: Tensor, mode: str, antialias: bool) -> None:
     raise NotImplementedError(f"\"{kernel}\" not implemented for '{D.scalar_type_name(dtype)}'")
 
 
+def _warn_deprecated(name: str) -> None:
+    """The upsample functions' deprecation, warned on every call at the caller's line, as torch's."""
+    warnings.warn(f"`nn.functional.{name}` is deprecated. Use `nn.functional.interpolate` instead.", UserWarning,
+                  stacklevel=user_stacklevel())
+
+
 def upsample(input: Tensor, size: int | Sequence[int] | None = None,
              scale_factor: float | Sequence[float] | None = None, mode: str = "nearest",
              align_corners: bool | None = None) -> Tensor:
     """Deprecated spelling of interpolate."""
+    _warn_deprecated("upsample")
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
 def upsample_nearest(input: Tensor, size: int | Sequence[int] | None = None,
                      scale_factor: float | Sequence[float] | None = None) -> Tensor:
     """Deprecated spelling of interpolate(..., mode='nearest')."""
+    _warn_deprecated("upsample_nearest")
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
 def upsample_bilinear(input: Tensor, size: int | Sequence[int] | None = None,
                       scale_factor: float | Sequence[float] | None = None) -> Tensor:
     """Deprecated spelling of interpolate(..., mode='bilinear', align_corners=True)."""
+    _warn_deprecated("upsample_bilinear")
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 

@@ -2068,9 +2068,10 @@ def linalg_cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
 def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
     """torch.cross: linalg.cross, where dim defaults to the first dimension of size 3."""
     if dim is None:
-        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
-                      "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree "
-                      "with that of linalg.cross in a future release.", UserWarning, stacklevel=2)
+        warn_once_at_user("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the "
+                          "dim explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to "
+                          "agree with that of linalg.cross in a future release. (Triggered internally at "
+                          "/__w/pytorch/pytorch/aten/src/ATen/native/Cross.cpp:63.)")
         dim = next((i for i, n in enumerate(input._data.shape) if n == 3), None)
         if dim is None:
             raise RuntimeError("no dimension of size 3 in input")
@@ -2651,10 +2652,11 @@ def linalg_lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True,
 
 def lu_solve(input: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
     """Deprecated torch.lu_solve: linalg.lu_solve with its arguments reversed."""
-    warnings.warn("torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be removed in a future "
-                  "PyTorch release.\nNote that torch.linalg.lu_solve has its arguments reversed.\nX = "
-                  "torch.lu_solve(B, LU, pivots)\nshould be replaced with\nX = torch.linalg.lu_solve(LU, pivots, B)",
-                  UserWarning, stacklevel=2)
+    warn_once_at_user("torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be removed in a "
+                      "future PyTorch release.\nNote that torch.linalg.lu_solve has its arguments reversed.\nX = "
+                      "torch.lu_solve(B, LU, pivots)\nshould be replaced with\nX = torch.linalg.lu_solve(LU, pivots, "
+                      "B) (Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/"
+                      "BatchLinearAlgebra.cpp:2230.)")
     return linalg_lu_solve(LU_data, LU_pivots, input)
 
 

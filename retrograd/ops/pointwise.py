@@ -27,7 +27,7 @@ from .._tensor import Tensor
 from .._warn import warn_once_at_user
 from . import arrays as A
 from .complex import conj, conj_physical, imag, real  # noqa: F401 - conj for the helpers; real/imag: Tensor.real
-from .registry import Op, apply, argument_type_name, defop, linear_backward_op, namespace
+from .registry import Op, _broadcast_error, apply, argument_type_name, defop, linear_backward_op, namespace
 
 _ZERO_VJP = "zeros_like(grad)"  # step functions (floor, sign, ...): the gradient is zero, not undefined
 _ZERO_JVP = "zeros_like(self_t)"
@@ -1585,6 +1585,9 @@ def where(condition: Tensor, input: Tensor | complex | None = None, other: Tenso
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         # a NumPy scalar gets a number's dtype (Note [operands])
         input = tensor(D.number(input), device=getattr(condition, "device", None))
+    operands = [cond] + [x._data for x in (input, other) if isinstance(x, Tensor)]
+    if len({x.shape for x in operands}) > 1 and (error := _broadcast_error(operands)):  # the condition broadcasts too
+        raise error
     return apply(where_op, (input, other), (cond,))
 
 

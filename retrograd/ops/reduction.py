@@ -958,7 +958,8 @@ def _correction(name: str, input: Tensor, dim: object, unbiased: bool | None, co
     dims = None if dim is None and not keepdim else _reduced_dims(dim, input.ndim)
     if reduced_numel(input.shape, dims) - correction <= 0:
         warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
-                      "reduction factor (input numel divided by output numel).", UserWarning,
+                      "reduction factor (input numel divided by output numel). (Triggered internally at "
+                      "/__w/pytorch/pytorch/aten/src/ATen/native/ReduceOps.cpp:1861.)", UserWarning,
                       stacklevel=user_stacklevel())
     return dims, correction, keepdim
 

@@ -1034,18 +1034,23 @@ def _device_error(arrays: Sequence) -> RuntimeError | None:
 
 
 def _broadcast_error(arrays: list) -> RuntimeError | None:
-    """torch's message for shapes that do not broadcast (None if they do)."""
+    """torch's message for shapes that do not broadcast (None if they do): like torch's TensorIterator it folds the
+    operands in order, tensor a being the shape broadcast so far (addcmul's third operand, where's condition)."""
     shapes = [a.shape for a in arrays if hasattr(a, "shape")]
     if len(shapes) < 2:
         return None
-    a, b = shapes[0], shapes[1]
-    n = max(len(a), len(b))
-    for i in range(1, n + 1):
-        x = a[-i] if i <= len(a) else 1
-        y = b[-i] if i <= len(b) else 1
-        if x != y and x != 1 and y != 1:
-            return RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
-                                f"non-singleton dimension {n - i}")
+    a = shapes[0]
+    for b in shapes[1:]:
+        n = max(len(a), len(b))
+        merged = []
+        for i in range(1, n + 1):  # from the last dimension, as torch's infer_size
+            x = a[-i] if i <= len(a) else 1
+            y = b[-i] if i <= len(b) else 1
+            if x != y and x != 1 and y != 1:
+                return RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
+                                    f"non-singleton dimension {n - i}")
+            merged.append(y if x == 1 else x)
+        a = tuple(reversed(merged))
     return None
 
 

@@ -18,6 +18,7 @@ import numpy as np
 from .. import _creation
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap, _wrap_dim
+from .._warn import user_stacklevel
 from . import arrays as A
 from .complex import complex as make_complex
 from .indexing import index_add_op
@@ -178,7 +179,8 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
         dof = total - correction
     if bool(dof._data <= 0):
         warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
-                      "observations.", UserWarning, stacklevel=2)
+                      "observations. (Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/"
+                      "Correlation.cpp:129.)", UserWarning, stacklevel=user_stacklevel())
         dof = _creation.zeros_like(dof)
     centred = x - mean.unsqueeze(1)
     return (centred @ (centred * w if w is not None else centred).t().conj()).true_divide(dof).squeeze()

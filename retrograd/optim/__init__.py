@@ -28,4 +28,4 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = ["ASGD", "LBFGS", "SGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax", "Muon", "NAdam",
-           "Optimizer", "RAdam", "RMSprop", "Rprop", "SparseAdam", "lr_scheduler"]
+           "Optimizer", "RAdam", "RMSprop", "Rprop", "SparseAdam", "lr_scheduler", "swa_utils"]

@@ -219,12 +219,16 @@ class ModuleDict(Module):
             self[key] = module
 
 
-def _parameter_line(key: str, value: Any) -> str:
+def _parameter_line(key: str, value: Any, legacy_type: bool) -> str:
+    """One entry of a ParameterList's or ParameterDict's extra_repr, as torch writes it: indented by two spaces
+    (Module's repr indents again what spans lines, and keeps one line inline), the dtype as torch.float32 in a
+    list and as the legacy torch.FloatTensor in a dict, an accelerator's device named."""
     if isinstance(value, Tensor):
         size = "x".join(str(s) for s in value.shape)
         kind = "Parameter containing" if isinstance(value, Parameter) else "Tensor"
-        return f"({key}): {kind}: [{value.dtype} of size {size}]"
-    return f"({key}): Object of type: {type(value).__name__}"
+        device = f" ({value.device})" if value.device.type == "cuda" else ""
+        return f"  ({key}): {kind}: [{value.type() if legacy_type else value.dtype} of size {size}{device}]"
+    return f"  ({key}): Object of type: {type(value).__name__}"
 
 
 class ParameterList(Module):
@@ -265,11 +269,7 @@ class ParameterList(Module):
         return self
 
     def extra_repr(self) -> str:
-        return "\n".join(_parameter_line(str(i), p) for i, p in enumerate(self))
-
-    def __repr__(self) -> str:
-        lines = self.extra_repr()
-        return "ParameterList(" + ("\n    " + lines.replace("\n", "\n    ") + "\n" if lines else "") + ")"
+        return "\n".join(_parameter_line(str(i), p, legacy_type=False) for i, p in enumerate(self))
 
 
 class ParameterDict(Module):
@@ -323,7 +323,7 @@ class ParameterDict(Module):
             self[key] = value
 
     def extra_repr(self) -> str:
-        return "\n".join(_parameter_line(k, v) for k, v in self.items())
+        return "\n".join(_parameter_line(k, v, legacy_type=True) for k, v in self.items())
 
 
 __all__ = [

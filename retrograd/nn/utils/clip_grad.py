@@ -82,8 +82,14 @@ def clip_grad_norm(parameters: Tensor | Iterable[Tensor], max_norm: float, norm_
 
 
 def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float, foreach: bool | None = None) -> None:
-    """Clamp every gradient element into [-clip_value, clip_value] in place."""
+    """Clamp every gradient element into [-clip_value, clip_value] in place. With no gradient at all (before the
+    first backward) it raises torch's RuntimeError: torch groups the gradients by device and dtype first, and its
+    C++ grouping refuses an empty list, whether or not foreach is asked for."""
     clip_value = float(clip_value)
+    grads = _grads(parameters)
+    if not grads:
+        raise RuntimeError("Expected !nested_tensorlist[0].empty() to be true, but got false.  (Could this error "
+                           "message be improved?  If so, please report an enhancement request to PyTorch.)")
     with no_grad():
-        for g in _grads(parameters):
+        for g in grads:
             g.clamp_(min=-clip_value, max=clip_value)
