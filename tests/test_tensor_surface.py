@@ -560,6 +560,20 @@ def where_condition_not_a_tensor(L):
     return [(kind, what, text.splitlines()[0]) for kind, what, text in refused]
 
 
+@scenario
+def where_gradients(L):
+    """torch.where's gradient flows to input where the condition holds and to other elsewhere, in reverse and in
+    forward mode (the rule reads the condition the kernel kept as an array)."""
+    a = L.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    b = L.tensor([4.0, 5.0, -6.0], requires_grad=True)
+    out = L.where(a > 0, a, b)
+    (out * L.tensor([1.0, 10.0, 100.0])).sum().backward()
+    with L.autograd.forward_ad.dual_level():
+        dual = L.autograd.forward_ad.make_dual(L.ones(3), L.tensor([1.0, 2.0, 3.0]))
+        tangent = L.autograd.forward_ad.unpack_dual(L.where(L.tensor([True, False, True]), dual, 0.0)).tangent
+    return [out.grad_fn.name(), a.grad.tolist(), b.grad.tolist(), tangent.tolist()]
+
+
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_same_as_torch(name: str) -> None:
     ours = outcome(lambda: SCENARIOS[name](retrograd))
