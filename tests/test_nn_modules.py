@@ -233,6 +233,14 @@ def test_module_matches_torch(name, args, kwargs, inputs, call, train, atol):
     run_case(name, args, kwargs, inputs, call, train, atol)
 
 
+@pytest.mark.parametrize("name", ["ReLU", "ReLU6", "LeakyReLU", "ELU", "CELU", "SELU", "SiLU", "Mish", "Hardsigmoid",
+                                  "Hardswish", "Hardtanh", "RReLU"])
+def test_in_place_activation_repr_matches_torch(name):
+    """MobileNetV3's nn.Hardswish(inplace=True) prints as Hardswish() in torch (no extra_repr), ReLU(inplace=True)
+    says so."""
+    assert repr(getattr(retrograd.nn, name)(inplace=True)) == repr(getattr(torch.nn, name)(inplace=True))
+
+
 def test_sequential_cnn_matches_torch():
     def build(lib):
         nn = lib.nn
