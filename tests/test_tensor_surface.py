@@ -234,6 +234,25 @@ def channels_last_models(L):
 
 
 @scenario
+def global_pool_of_channels_last(L):
+    """MobileNet's squeeze-and-excitation pools a channels_last activation to 1x1: torch takes the mean and restrides
+    it in place (as_strided_, AsStridedBackward1, version 1) for a channels_last input only; the gradient is the
+    mean's."""
+    F = L.nn.functional
+    rows = L.rand(2, 3, 4, 5, requires_grad=True)
+    seen = []
+    for x in (rows.contiguous(memory_format=L.channels_last), rows,
+              L.rand(2, 3, 2, 4, 5).contiguous(memory_format=L.channels_last_3d)):
+        y = F.adaptive_avg_pool2d(x, 1) if x.dim() == 4 else F.adaptive_avg_pool3d(x, (1, 1, 1))
+        seen += [y.grad_fn.name() if y.grad_fn else None, y.stride(), y._version]
+    y = L.nn.AdaptiveAvgPool2d((1, 1))(rows.contiguous(memory_format=L.channels_last))
+    (y * L.arange(3.0).view(1, 3, 1, 1)).sum().backward()
+    with L.no_grad():
+        quiet = F.adaptive_avg_pool2d(rows.contiguous(memory_format=L.channels_last), 1)
+    return seen + [y.grad_fn.next_functions[0][0].name(), rows.grad, quiet.stride(), quiet._version]
+
+
+@scenario
 def strides_of_empty_tensors(L):
     """A tensor without elements has torch's row-major strides, a size 0 counted as 1 (NumPy's fresh empty arrays
     have zero strides), made by a factory, an op, a reshape or a slice."""
