@@ -447,6 +447,30 @@ def test_apply_and_get_submodule():
         model.get_submodule("heads.zzz")
 
 
+def test_set_submodule_swaps_layers_as_torchs():
+    """set_submodule (conv-BN folding, pruning): replaces or adds a module under an existing parent; refuses an empty
+    target, a non-module, a missing parent, a missing name under strict and a non-module in the way, with torch's
+    exception types and messages."""
+
+    def swaps(lib):
+        model = composite(lib)
+        model.set_submodule("features.1", lib.nn.Identity())
+        model.set_submodule("heads.c", lib.nn.Tanh())
+        model.set_submodule("extra_head", lib.nn.Linear(2, 2), strict=False)
+        refused = []
+        for call in (lambda: model.set_submodule("", lib.nn.ReLU()), lambda: model.set_submodule("features.0", 3),
+                     lambda: model.set_submodule("nothing.here", lib.nn.ReLU()),
+                     lambda: model.set_submodule("features.7", lib.nn.ReLU(), strict=True),
+                     lambda: model.set_submodule("scale", lib.nn.ReLU())):
+            try:
+                call()
+            except (ValueError, AttributeError) as error:
+                refused.append((type(error).__name__, str(error)))
+        return [repr(model.features), repr(model.heads), repr(model.extra_head), refused]
+
+    assert swaps(retrograd) == swaps(torch)
+
+
 def test_deepcopy_gives_independent_parameters():
     model = retrograd.nn.Sequential(retrograd.nn.Linear(2, 2), retrograd.nn.BatchNorm1d(2))
     clone = copy.deepcopy(model)
