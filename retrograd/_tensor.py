@@ -630,8 +630,7 @@ class Tensor:
                                "because of a torch.nn.utils.weight_norm usage, see "
                                "https://github.com/pytorch/pytorch/pull/103001")
         out = type(self).__new__(type(self))
-        data = self._data  # NumPy's and CuPy's arrays copy themselves; another namespace's (meta's) through asarray
-        _init(out, data.copy() if hasattr(data, "copy") else _xp.namespace(data).asarray(data, copy=True))
+        _init(out, self._deepcopied_data())
         out._requires_grad = self._requires_grad
         if self._grad is not None:
             out._grad = self._grad.__deepcopy__(memo)
@@ -639,6 +638,15 @@ class Tensor:
         if self.__dict__:  # the attributes a script set on it
             out.__dict__.update(copy.deepcopy(self.__dict__, memo))
         return out
+
+    def _deepcopied_data(self) -> Any:
+        """The array of a deep copy: NumPy's over a copy of the whole storage with the same strides and offset, as
+        torch's deepcopy copies the storage; CuPy's arrays copy themselves, another namespace's (meta's) through
+        asarray."""
+        data = self._data
+        if type(data) is np.ndarray:
+            return _storage.copied_with_storage(data)
+        return data.copy() if hasattr(data, "copy") else _xp.namespace(data).asarray(data, copy=True)
 
     # ---- autograd attributes --------------------------------------------------------------
     @property

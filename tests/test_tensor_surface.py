@@ -9,6 +9,7 @@ what was raised.
 
 from __future__ import annotations
 
+import copy
 import warnings
 
 import numpy as np
@@ -250,6 +251,25 @@ def global_pool_of_channels_last(L):
     with L.no_grad():
         quiet = F.adaptive_avg_pool2d(rows.contiguous(memory_format=L.channels_last), 1)
     return seen + [y.grad_fn.next_functions[0][0].name(), rows.grad, quiet.stride(), quiet._version]
+
+
+@scenario
+def deepcopy_keeps_layouts(L):
+    """copy.deepcopy (AveragedModel's copy of a channels_last model): a tensor's copy keeps its strides and storage
+    offset over a copied storage, a Parameter's copy is a preserve_format clone without the grad."""
+    seen = []
+    for t in (L.arange(10.0)[::2], L.arange(12.0).view(3, 4)[1:], L.arange(6.0).view(2, 3).t(),
+              L.rand(2, 3, 4, 5).contiguous(memory_format=L.channels_last)):
+        c = copy.deepcopy(t)
+        seen += [c.stride(), c.storage_offset(), c.untyped_storage().nbytes(), c.equal(t)]
+    weight = L.nn.Parameter(L.rand(4, 3, 2, 2).contiguous(memory_format=L.channels_last))
+    weight.grad = L.ones(4, 3, 2, 2)
+    sliced = L.nn.Parameter(L.arange(10.0)[::2], requires_grad=False)
+    copies = copy.deepcopy([weight, sliced, weight])
+    source = L.arange(4.0)
+    copy.deepcopy(source).add_(1)
+    return seen + [(type(c).__name__, c.stride(), c.storage_offset(), c.grad, c.requires_grad) for c in copies] + [
+        copies[0] is copies[2], source]
 
 
 @scenario
