@@ -613,6 +613,19 @@ def where_gradients(L):
     return [out.grad_fn.name(), a.grad.tolist(), b.grad.tolist(), tangent.tolist()]
 
 
+def test_grad_of_a_non_leaf_warns_as_torch():
+    """Reading .grad of a non-leaf (a script's `print(hidden.grad)`) warns with torch's text, its C++ suffix
+    included, and gives None."""
+    seen = []
+    for lib in (retrograd, torch):
+        hidden = lib.ones(2, requires_grad=True) * 2
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            grad = hidden.grad
+        seen.append((grad, [(w.category.__name__, str(w.message)) for w in caught]))
+    assert seen[0] == seen[1]
+
+
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_same_as_torch(name: str) -> None:
     ours = outcome(lambda: SCENARIOS[name](retrograd))
