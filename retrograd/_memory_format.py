@@ -107,11 +107,13 @@ def preserved(array: np.ndarray) -> np.ndarray:
     an array with gaps or a broadcast dim gets dense strides in `memory_order`, torch's `infer_dense_strides`."""
     if array.flags.c_contiguous and 1 not in array.shape:  # (NumPy's flag ignores the strides of size-1 dims)
         return array.copy()
-    if _is_permuted_dense(array):  # its own strides: the dims by decreasing stride, ties kept in dim order
-        order = sorted(range(array.ndim), key=lambda d: -array.strides[d])
-    else:
-        order = list(memory_order(array))
-    return _copied_in_order(array, order)
+    if array.size and type(array) is np.ndarray and _is_permuted_dense(array):
+        # its own strides, a size-1 dim's too (a depthwise weight's (9, 1, 3, 1) in channels_last), as torch's
+        # empty_like keeps a non-overlapping dense tensor's
+        copied = np.ndarray(array.shape, array.dtype, buffer=np.empty(array.size, array.dtype), strides=array.strides)
+        copied[...] = array
+        return copied
+    return _copied_in_order(array, list(memory_order(array)))
 
 
 def _copied_in_order(array: np.ndarray, order: Sequence[int]) -> np.ndarray:

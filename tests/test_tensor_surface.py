@@ -254,6 +254,16 @@ def global_pool_of_channels_last(L):
 
 
 @scenario
+def clone_keeps_strides_of_size_one_dims(L):
+    """clone() (preserve_format) and deepcopy of a Parameter keep a dense tensor's strides exactly, a size-1 dim's
+    included: a depthwise conv weight (C, 1, k, k) in channels_last stays (9, 1, 3, 1), a transposed column too."""
+    weight = L.nn.Conv2d(4, 4, 3, groups=4).to(memory_format=L.channels_last).weight
+    tensors = [weight, L.ones(2, 1, 4).transpose(0, 2), L.ones(3, 1).t(), L.ones(1, 3, 1, 1).permute(2, 3, 0, 1)]
+    return [(t.stride(), t.clone().stride(), t.clone().is_contiguous()) for t in tensors] + [
+        copy.deepcopy(weight).stride()]
+
+
+@scenario
 def deepcopy_keeps_layouts(L):
     """copy.deepcopy (AveragedModel's copy of a channels_last model): a tensor's copy keeps its strides and storage
     offset over a copied storage, a Parameter's copy is a preserve_format clone without the grad."""
