@@ -255,12 +255,15 @@ def global_pool_of_channels_last(L):
 
 @scenario
 def clone_keeps_strides_of_size_one_dims(L):
-    """clone() (preserve_format) and deepcopy of a Parameter keep a dense tensor's strides exactly, a size-1 dim's
-    included: a depthwise conv weight (C, 1, k, k) in channels_last stays (9, 1, 3, 1), a transposed column too."""
+    """clone() (preserve_format), a dtype cast and deepcopy of a Parameter keep a dense tensor's strides exactly, a
+    size-1 dim's included: a depthwise conv weight (C, 1, k, k) in channels_last stays (9, 1, 3, 1) (through
+    `model.to(torch.float64, memory_format=torch.channels_last)` too), a transposed column too."""
     weight = L.nn.Conv2d(4, 4, 3, groups=4).to(memory_format=L.channels_last).weight
     tensors = [weight, L.ones(2, 1, 4).transpose(0, 2), L.ones(3, 1).t(), L.ones(1, 3, 1, 1).permute(2, 3, 0, 1)]
+    casts = [weight.double(), weight.to(L.float16), L.ones(3, 1).t().double(), weight.to(L.bfloat16),
+             L.nn.Conv2d(4, 4, 3, groups=4).to(L.float64, memory_format=L.channels_last).weight]
     return [(t.stride(), t.clone().stride(), t.clone().is_contiguous()) for t in tensors] + [
-        copy.deepcopy(weight).stride()]
+        copy.deepcopy(weight).stride()] + [(str(t.dtype), t.stride()) for t in casts]
 
 
 @scenario
