@@ -107,11 +107,29 @@ def preserved(array: np.ndarray) -> np.ndarray:
     an array with gaps or a broadcast dim gets dense strides in `memory_order`, torch's `infer_dense_strides`."""
     if array.flags.c_contiguous and 1 not in array.shape:  # (NumPy's flag ignores the strides of size-1 dims)
         return array.copy()
-    if _is_permuted_dense(array):  # its own strides: the dims by decreasing stride, ties kept in dim order
-        order = sorted(range(array.ndim), key=lambda d: -array.strides[d])
-    else:
-        order = list(memory_order(array))
-    return _copied_in_order(array, order)
+    if array.size and type(array) is np.ndarray and _is_permuted_dense(array):
+        # its own strides, a size-1 dim's too (a depthwise weight's (9, 1, 3, 1) in channels_last), as torch's
+        # empty_like keeps a non-overlapping dense tensor's
+        return _copied_with_strides(array, array.strides)
+    return _copied_in_order(array, list(memory_order(array)))
+
+
+def cast_preserved(cast: Any, source: Any) -> Any:
+    """`cast`, a copy of `source` in another dtype, with source's strides (in elements) when source is dense, a
+    size-1 dim's included, as torch's preserve_format casts lay it out (NumPy's astype picks its own there)."""
+    if type(cast) is not np.ndarray or source.flags.c_contiguous and 1 not in source.shape or not cast.size:
+        return cast
+    strides = tuple(s // source.itemsize * cast.itemsize for s in source.strides)
+    if cast.strides == strides or not _is_permuted_dense(source):
+        return cast
+    return _copied_with_strides(cast, strides)
+
+
+def _copied_with_strides(array: np.ndarray, strides: tuple[int, ...]) -> np.ndarray:
+    """A copy of a dense `array` laid out with `strides` (in bytes, dense in some order of the dims)."""
+    copied = np.ndarray(array.shape, array.dtype, buffer=np.empty(array.size, array.dtype), strides=strides)
+    copied[...] = array
+    return copied
 
 
 def _copied_in_order(array: np.ndarray, order: Sequence[int]) -> np.ndarray:

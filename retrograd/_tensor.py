@@ -634,8 +634,7 @@ class Tensor:
                                "because of a torch.nn.utils.weight_norm usage, see "
                                "https://github.com/pytorch/pytorch/pull/103001")
         out = type(self).__new__(type(self))
-        data = self._data  # NumPy's and CuPy's arrays copy themselves; another namespace's (meta's) through asarray
-        _init(out, data.copy() if hasattr(data, "copy") else _xp.namespace(data).asarray(data, copy=True))
+        _init(out, self._deepcopied_data())
         out._requires_grad = self._requires_grad
         if self._grad is not None:
             out._grad = self._grad.__deepcopy__(memo)
@@ -643,6 +642,15 @@ class Tensor:
         if self.__dict__:  # the attributes a script set on it
             out.__dict__.update(copy.deepcopy(self.__dict__, memo))
         return out
+
+    def _deepcopied_data(self) -> Any:
+        """The array of a deep copy: NumPy's over a copy of the whole storage with the same strides and offset, as
+        torch's deepcopy copies the storage; CuPy's arrays copy themselves, another namespace's (meta's) through
+        asarray."""
+        data = self._data
+        if type(data) is np.ndarray:
+            return _storage.copied_with_storage(data)
+        return data.copy() if hasattr(data, "copy") else _xp.namespace(data).asarray(data, copy=True)
 
     # ---- autograd attributes --------------------------------------------------------------
     @property
@@ -713,7 +721,8 @@ class Tensor:
                 "won't be populated during autograd.backward(). If you indeed want the .grad field to be populated "
                 "for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf "
                 "Tensor by mistake, make sure you access the leaf Tensor instead. See "
-                "github.com/pytorch/pytorch/pull/30531 for more information.",
+                "github.com/pytorch/pytorch/pull/30531 for more information. (Triggered internally at "
+                "/__w/pytorch/pytorch/build/aten/src/ATen/core/TensorBody.h:493.)",  # torch's C++ warning's suffix
                 UserWarning,
                 stacklevel=2,
             )

@@ -237,6 +237,18 @@ def storage_extent(data: np.ndarray) -> tuple[int, int]:
     return (data.__array_interface__["data"][0] - low) // data.itemsize, size // data.itemsize
 
 
+def copied_with_storage(data: np.ndarray) -> np.ndarray:
+    """`data` laid over a copy of its whole storage, at the same offset with the same strides: torch's
+    Tensor.__deepcopy__ copies the storage and sets the tensor's geometry on the copy (a channels_last or
+    transposed tensor, a slice with its offset, keep theirs)."""
+    root = root_array(data)
+    storage = UntypedStorage(root)
+    memory = np.empty(storage.nbytes() // root.itemsize, root.dtype)  # the root's dtype, as torch.save reads a root
+    memory.view(np.uint8)[:] = storage._bytes()
+    offset = data.__array_interface__["data"][0] - storage.data_ptr()
+    return np.ndarray(data.shape, data.dtype, buffer=memory, offset=offset, strides=data.strides)
+
+
 def is_shared_memory(data: np.ndarray) -> bool:
     """Whether an array's storage is memory mapped shared (share_memory_'s, or a shared file map)."""
     if not isinstance(data, np.ndarray):

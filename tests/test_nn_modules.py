@@ -233,6 +233,14 @@ def test_module_matches_torch(name, args, kwargs, inputs, call, train, atol):
     run_case(name, args, kwargs, inputs, call, train, atol)
 
 
+@pytest.mark.parametrize("name", ["ReLU", "ReLU6", "LeakyReLU", "ELU", "CELU", "SELU", "SiLU", "Mish", "Hardsigmoid",
+                                  "Hardswish", "Hardtanh", "RReLU"])
+def test_in_place_activation_repr_matches_torch(name):
+    """MobileNetV3's nn.Hardswish(inplace=True) prints as Hardswish() in torch (no extra_repr), ReLU(inplace=True)
+    says so."""
+    assert repr(getattr(retrograd.nn, name)(inplace=True)) == repr(getattr(torch.nn, name)(inplace=True))
+
+
 def test_sequential_cnn_matches_torch():
     def build(lib):
         nn = lib.nn
@@ -437,6 +445,30 @@ def test_apply_and_get_submodule():
     assert model.get_buffer("features.1.running_mean") is model.features[1].running_mean
     with pytest.raises(AttributeError):
         model.get_submodule("heads.zzz")
+
+
+def test_set_submodule_swaps_layers_as_torchs():
+    """set_submodule (conv-BN folding, pruning): replaces or adds a module under an existing parent; refuses an empty
+    target, a non-module, a missing parent, a missing name under strict and a non-module in the way, with torch's
+    exception types and messages."""
+
+    def swaps(lib):
+        model = composite(lib)
+        model.set_submodule("features.1", lib.nn.Identity())
+        model.set_submodule("heads.c", lib.nn.Tanh())
+        model.set_submodule("extra_head", lib.nn.Linear(2, 2), strict=False)
+        refused = []
+        for call in (lambda: model.set_submodule("", lib.nn.ReLU()), lambda: model.set_submodule("features.0", 3),
+                     lambda: model.set_submodule("nothing.here", lib.nn.ReLU()),
+                     lambda: model.set_submodule("features.7", lib.nn.ReLU(), strict=True),
+                     lambda: model.set_submodule("scale", lib.nn.ReLU())):
+            try:
+                call()
+            except (ValueError, AttributeError) as error:
+                refused.append((type(error).__name__, str(error)))
+        return [repr(model.features), repr(model.heads), repr(model.extra_head), refused]
+
+    assert swaps(retrograd) == swaps(torch)
 
 
 def test_deepcopy_gives_independent_parameters():

@@ -410,6 +410,17 @@ def test_repr_matches_torch():
     assert repr(r) == repr(t)
 
 
+def test_repr_of_two_param_groups_matches_torch():
+    """timm's no-weight-decay group beside the decayed one: torch prints a blank line between the groups."""
+
+    def shown(lib):
+        groups = [{"params": [lib.nn.Parameter(lib.ones(1))], "weight_decay": 0.0},
+                  {"params": [lib.nn.Parameter(lib.ones(2, 2))]}]
+        return repr(lib.optim.AdamW(groups, lr=0.01, weight_decay=0.05))
+
+    assert shown(retrograd) == shown(torch)
+
+
 # --------------------------------------------------------------------------------------------
 # Learning-rate schedules
 # --------------------------------------------------------------------------------------------

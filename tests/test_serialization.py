@@ -261,6 +261,15 @@ def test_views_keep_sharing_their_storage(loader):
     assert back["flat"].tolist() == [5.0, 6.0, 7.0, 8.0]
 
 
+def test_a_scalar_view_of_another_dtype_loads_in_torch():
+    """A 0-d tensor whose storage holds another dtype (an element of a reinterpreted tensor) is saved as a copy of
+    its own: 0-d, as torch reads it (a copy with a dim made torch refuse the size and stride)."""
+    for lib in (retrograd, torch):
+        element = lib.arange(4, dtype=lib.int32).view(lib.float32)[1]
+        back = torch.load(io.BytesIO(saved(lib, {"e": element})), weights_only=True)["e"]
+        assert (back.shape, back.stride(), back.view(torch.int32).item()) == ((), (), 1)
+
+
 MODULES = [
     lambda nn: nn.Linear(4, 3),
     lambda nn: nn.Conv2d(2, 3, 3, padding=1),

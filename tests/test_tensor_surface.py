@@ -9,6 +9,7 @@ what was raised.
 
 from __future__ import annotations
 
+import copy
 import subprocess
 import sys
 import warnings
@@ -275,6 +276,57 @@ def channels_last_models(L):
     seen += [F.pixel_shuffle(shuffled, 2).stride(), F.pixel_unshuffle(cl_rows[:, :, :4], 2).stride(),
              L.autograd.grad(F.pixel_shuffle(shuffled, 2), shuffled, L.rand(2, 2, 6, 6))[0].stride()]
     return seen
+
+
+@scenario
+def global_pool_of_channels_last(L):
+    """MobileNet's squeeze-and-excitation pools a channels_last activation to 1x1: torch takes the mean and restrides
+    it in place (as_strided_, AsStridedBackward1, version 1) for a channels_last input only; the gradient is the
+    mean's."""
+    F = L.nn.functional
+    rows = L.rand(2, 3, 4, 5, requires_grad=True)
+    seen = []
+    for x in (rows.contiguous(memory_format=L.channels_last), rows,
+              L.rand(2, 3, 2, 4, 5).contiguous(memory_format=L.channels_last_3d)):
+        y = F.adaptive_avg_pool2d(x, 1) if x.dim() == 4 else F.adaptive_avg_pool3d(x, (1, 1, 1))
+        seen += [y.grad_fn.name() if y.grad_fn else None, y.stride(), y._version]
+    y = L.nn.AdaptiveAvgPool2d((1, 1))(rows.contiguous(memory_format=L.channels_last))
+    (y * L.arange(3.0).view(1, 3, 1, 1)).sum().backward()
+    with L.no_grad():
+        quiet = F.adaptive_avg_pool2d(rows.contiguous(memory_format=L.channels_last), 1)
+    return seen + [y.grad_fn.next_functions[0][0].name(), rows.grad, quiet.stride(), quiet._version]
+
+
+@scenario
+def clone_keeps_strides_of_size_one_dims(L):
+    """clone() (preserve_format), a dtype cast and deepcopy of a Parameter keep a dense tensor's strides exactly, a
+    size-1 dim's included: a depthwise conv weight (C, 1, k, k) in channels_last stays (9, 1, 3, 1) (through
+    `model.to(torch.float64, memory_format=torch.channels_last)` too), a transposed column too."""
+    weight = L.nn.Conv2d(4, 4, 3, groups=4).to(memory_format=L.channels_last).weight
+    tensors = [weight, L.ones(2, 1, 4).transpose(0, 2), L.ones(3, 1).t(), L.ones(1, 3, 1, 1).permute(2, 3, 0, 1)]
+    casts = [weight.double(), weight.to(L.float16), L.ones(3, 1).t().double(), weight.to(L.bfloat16),
+             L.nn.Conv2d(4, 4, 3, groups=4).to(L.float64, memory_format=L.channels_last).weight]
+    return [(t.stride(), t.clone().stride(), t.clone().is_contiguous()) for t in tensors] + [
+        copy.deepcopy(weight).stride()] + [(str(t.dtype), t.stride()) for t in casts]
+
+
+@scenario
+def deepcopy_keeps_layouts(L):
+    """copy.deepcopy (AveragedModel's copy of a channels_last model): a tensor's copy keeps its strides and storage
+    offset over a copied storage, a Parameter's copy is a preserve_format clone without the grad."""
+    seen = []
+    for t in (L.arange(10.0)[::2], L.arange(12.0).view(3, 4)[1:], L.arange(6.0).view(2, 3).t(),
+              L.rand(2, 3, 4, 5).contiguous(memory_format=L.channels_last)):
+        c = copy.deepcopy(t)
+        seen += [c.stride(), c.storage_offset(), c.untyped_storage().nbytes(), c.equal(t)]
+    weight = L.nn.Parameter(L.rand(4, 3, 2, 2).contiguous(memory_format=L.channels_last))
+    weight.grad = L.ones(4, 3, 2, 2)
+    sliced = L.nn.Parameter(L.arange(10.0)[::2], requires_grad=False)
+    copies = copy.deepcopy([weight, sliced, weight])
+    source = L.arange(4.0)
+    copy.deepcopy(source).add_(1)
+    return seen + [(type(c).__name__, c.stride(), c.storage_offset(), c.grad, c.requires_grad) for c in copies] + [
+        copies[0] is copies[2], source]
 
 
 @scenario
@@ -603,6 +655,33 @@ def where_condition_not_a_tensor(L):
     refused = [outcome(call) for call in (lambda: L.where([True, False], x, L.zeros(2)), lambda: L.where(True, x, 0.0),
                                           lambda: L.where((True, False), 1.0, x))]
     return [(kind, what, text.splitlines()[0]) for kind, what, text in refused]
+
+
+@scenario
+def where_gradients(L):
+    """torch.where's gradient flows to input where the condition holds and to other elsewhere, in reverse and in
+    forward mode (the rule reads the condition the kernel kept as an array)."""
+    a = L.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    b = L.tensor([4.0, 5.0, -6.0], requires_grad=True)
+    out = L.where(a > 0, a, b)
+    (out * L.tensor([1.0, 10.0, 100.0])).sum().backward()
+    with L.autograd.forward_ad.dual_level():
+        dual = L.autograd.forward_ad.make_dual(L.ones(3), L.tensor([1.0, 2.0, 3.0]))
+        tangent = L.autograd.forward_ad.unpack_dual(L.where(L.tensor([True, False, True]), dual, 0.0)).tangent
+    return [out.grad_fn.name(), a.grad.tolist(), b.grad.tolist(), tangent.tolist()]
+
+
+def test_grad_of_a_non_leaf_warns_as_torch():
+    """Reading .grad of a non-leaf (a script's `print(hidden.grad)`) warns with torch's text, its C++ suffix
+    included, and gives None."""
+    seen = []
+    for lib in (retrograd, torch):
+        hidden = lib.ones(2, requires_grad=True) * 2
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            grad = hidden.grad
+        seen.append((grad, [(w.category.__name__, str(w.message)) for w in caught]))
+    assert seen[0] == seen[1]
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))

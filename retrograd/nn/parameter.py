@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._memory_format import preserve_format
 from .._tensor import Tensor
 
 
@@ -42,11 +43,12 @@ class Parameter(Tensor):
         return (_rebuild_parameter, (self._data, self._requires_grad), self.__dict__ or None)
 
     def __deepcopy__(self, memo: dict) -> Parameter:
-        """A new Parameter of a copy of the values (and grad), without the attributes set on this one: torch's
-        Parameter.__deepcopy__ wraps a clone of its data."""
-        out = super().__deepcopy__(memo)
-        out.__dict__.clear()
-        return out
+        """A new Parameter around a clone of the data in its layout (a channels_last weight stays channels_last), with
+        no grad and none of the attributes set on this one: torch's Parameter.__deepcopy__ (an EMA's copy of a model
+        that has trained has no grads)."""
+        if id(self) not in memo:
+            memo[id(self)] = type(self)(self.data.clone(memory_format=preserve_format), self.requires_grad)
+        return memo[id(self)]
 
 
 def _rebuild_parameter(data: Any, requires_grad: bool) -> Parameter:

@@ -1531,7 +1531,12 @@ def _averaging_matrix(size: int, out: int) -> np.ndarray:
 def _adaptive_avg_pool(input: Tensor, d: int, output_size: object) -> Tensor:
     out = _adaptive_size(input, d, output_size, f"adaptive_avg_pool{d}d")
     if all(o == 1 for o in out):  # torch takes the mean (MeanBackward1)
-        return input.mean(tuple(range(-d, 0)), keepdim=True)
+        mean = input.mean(tuple(range(-d, 0)), keepdim=True)
+        if d > 1 and suggest_memory_format(input._data) in (channels_last, channels_last_3d):
+            # torch then restrides it in place as channels_last (its node becomes AsStridedBackward1)
+            channels = mean.shape[1]
+            mean.as_strided_(mean.shape, (channels, 1) + (channels,) * d)
+        return mean
     matrices = tuple(_averaging_matrix(x, o) for x, o in zip(input._data.shape[-d:], out))
     return apply(SEPARABLE_NODES[f"adaptive_avg_pool{d}d"], (input,), (matrices,))
 

@@ -1224,8 +1224,8 @@ def addcdiv_op(xp, x, t1, t2, value):
 
 
 @defop("where", node="WhereBackward0", inputs=("self", "other"), params=("condition",), promote="binary",
-       self="where(condition, grad, 0)", other="where(condition, 0, grad)",
-       jvp="where(condition, self_t, other_t)")
+       self="where(_wrap(condition), grad, 0)", other="where(_wrap(condition), 0, grad)",
+       jvp="where(_wrap(condition), self_t, other_t)")  # condition is a param: the kernel's bool array
 def where_op(xp, a, b, condition):
     if hasattr(a, "dtype") != hasattr(b, "dtype"):  # a number beside a tensor: torch's Scalar overload checks it
         D.check_fits(b, a.dtype, halves=False) if hasattr(a, "dtype") else D.check_fits(a, b.dtype, halves=False)

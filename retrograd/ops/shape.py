@@ -19,7 +19,7 @@ import numpy as np
 from .. import _dtype as D
 from .. import _xp
 from .._creation import empty_strided, tensor, zeros
-from .._memory_format import contiguous_format, is_laid_out, laid_out, memory_format, preserve_format
+from .._memory_format import cast_preserved, contiguous_format, is_laid_out, laid_out, memory_format, preserve_format
 from .._tensor import Size, Tensor, _wrap, _wrap_dim, live_views, make_stale
 from ..autograd import grad_mode
 from ..autograd.forward_ad import only_levels, set_tangent
@@ -193,7 +193,7 @@ def to_copy(xp, x, dtype, memory_format):
     if not hasattr(x, "strides"):
         return xp.astype(x, D.native(xp, dtype))
     out = A.astype(xp, x, dtype)
-    return out if memory_format is None else laid_out(out, memory_format)
+    return cast_preserved(out, x) if memory_format is None else laid_out(out, memory_format)
 
 
 @defop("_to_device", node="ToCopyBackward0", params=("device", "source"), self="to_device(grad, source, device)",

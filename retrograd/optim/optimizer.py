@@ -279,12 +279,12 @@ class Optimizer:
 
     def __repr__(self) -> str:
         text = self.__class__.__name__ + " ("
-        for i, group in enumerate(self.param_groups):
-            text += f"\nParameter Group {i}"
+        for i, group in enumerate(self.param_groups):  # each group opens and ends a line: a blank line between two
+            text += f"\nParameter Group {i}\n"
             for key in sorted(group):
                 if key != "params":
-                    text += f"\n    {key}: {group[key]}"
-        return text + "\n)"
+                    text += f"    {key}: {group[key]}\n"
+        return text + ")"
 
 
 def _cast_state(key: str, value: Any, param: Tensor) -> Any:

@@ -72,7 +72,7 @@ def _storage_view(array: np.ndarray) -> tuple[np.ndarray, int, tuple]:
         strides = array.strides
         if offset_bytes % itemsize == 0 and all(s >= 0 and s % itemsize == 0 for s in strides):
             return root, offset_bytes // itemsize, tuple(s // itemsize for s in strides)
-    copy = np.ascontiguousarray(array)
+    copy = array.copy(order="C")  # (np.ascontiguousarray would give a 0-d array a dim)
     return copy, 0, tuple(s // itemsize for s in copy.strides)
 
 

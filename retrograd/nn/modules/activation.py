@@ -26,6 +26,7 @@ class _Activation(Module):
     function: str
     settings: tuple[tuple[str, Any], ...] = ()  # (name, default) in torch's positional order
     has_inplace = False
+    shows_inplace = True  # whether the repr says inplace=True (torch's Hardsigmoid and Hardswish have no extra_repr)
     required = 0  # how many leading settings have no default
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -42,7 +43,7 @@ class _Activation(Module):
 
     def extra_repr(self) -> str:
         parts = [f"{n}={getattr(self, n)!r}" for n, _ in self.settings]
-        if self.has_inplace and self.inplace:
+        if self.has_inplace and self.inplace and self.shows_inplace:
             parts.append("inplace=True")
         return ", ".join(parts)
 
@@ -89,11 +90,11 @@ class Mish(_Activation):
 
 
 class Hardsigmoid(_Activation):
-    function, has_inplace = "hardsigmoid", True
+    function, has_inplace, shows_inplace = "hardsigmoid", True, False
 
 
 class Hardswish(_Activation):
-    function, has_inplace = "hardswish", True
+    function, has_inplace, shows_inplace = "hardswish", True, False
 
 
 class Hardtanh(_Activation):

@@ -296,6 +296,21 @@ class Module:
                 raise AttributeError(f"`{item}` is not an nn.Module")
         return mod
 
+    def set_submodule(self, target: str, module: Module, strict: bool = False) -> None:
+        """Put `module` at dotted path `target` (how pruning, quantisation and conv-BN folding code swaps a layer):
+        its parent must exist; with `strict`, so must the module it replaces."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        parent_path, _, name = target.rpartition(".")
+        parent = self.get_submodule(parent_path)
+        if strict and not hasattr(parent, name):
+            raise AttributeError(f"{parent._get_name()} has no attribute `{name}`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError(f"`{name}` is not an nn.Module")
+        setattr(parent, name, module)
+
     def get_parameter(self, target: str) -> Parameter:
         """The parameter at dotted path `target`."""
         module_path, _, name = target.rpartition(".")
