@@ -19,7 +19,17 @@ from . import _dtype as D
 from . import _random_streams as S
 from . import _xp
 from ._memory_format import like_order
-from ._tensor import CPU, DEFAULT_DEVICE, NO_VERSION_COUNTER, Tensor, _wrap, on_device, placement
+from ._tensor import (
+    CPU,
+    DEFAULT_DEVICE,
+    NO_VERSION_COUNTER,
+    Tensor,
+    _wrap,
+    argument_type_name,
+    checked_array,
+    on_device,
+    placement,
+)
 from ._tensor import device as _device
 from ._warn import warn_once_at_user
 from .autograd import grad_mode
@@ -575,29 +585,10 @@ def as_tensor(data: Any, *, dtype: D.dtype | None = None, device: Any = None) ->
 def from_numpy(array: np.ndarray) -> Tensor:
     """A tensor sharing memory with `array` (changes show through both ways)."""
     if not isinstance(array, np.ndarray):
-        from .ops.registry import argument_type_name  # ops load after this module
-
         raise TypeError(f"expected np.ndarray (got {argument_type_name(array)})")
     checked_array(array, aliased=True)
     mark_root(array)
     return _new(array)
-
-
-def checked_array(array: np.ndarray, aliased: bool) -> None:
-    """Refuse a NumPy array as a tensor's data where torch does: a dtype torch lacks, a negative stride (np.flip's
-    views); a read-only array (np.broadcast_to's, an image's np.asarray) is warned about, once per process, where
-    the tensor aliases it (`aliased`: from_numpy, as_tensor, the legacy constructors; not tensor(), which copies)."""
-    D.from_numpy_dtype(array.dtype)
-    if aliased and not array.flags.writeable:
-        warn_once_at_user("The given NumPy array is not writable, and PyTorch does not support non-writable tensors. "
-                          "This means writing to this tensor will result in undefined behavior. You may want to copy "
-                          "the array to protect its data or make it writable before converting it to a tensor. This "
-                          "type of warning will be suppressed for the rest of this program. (Triggered internally at "
-                          "/__w/pytorch/pytorch/torch/csrc/utils/tensor_numpy.cpp:213.)")
-    if any(stride < 0 for stride in array.strides):
-        raise ValueError("At least one stride in the given numpy array is negative, and tensors with negative strides "
-                         "are not currently supported. (You can probably work around this by making a copy of your "
-                         "array  with array.copy().) ")
 
 
 # Note [factory events]

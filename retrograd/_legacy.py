@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 
 from . import _dtype as D
-from ._creation import _shape, checked_array, tensor
-from ._tensor import Size, Tensor, _wrap
+from ._creation import _shape, tensor
+from ._tensor import Size, Tensor, _wrap, checked_array
 
 
 def legacy_new(dtype: D.dtype, args: tuple) -> Tensor:

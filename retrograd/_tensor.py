@@ -32,7 +32,7 @@ import numpy as np
 from . import _dtype as D
 from . import _layout, _xp, autograd
 from . import storage as _storage
-from ._warn import warn_once
+from ._warn import warn_once, warn_once_at_user
 from .autograd import grad_mode
 from .autograd.forward_ad import current_tangent, transforms
 from .autograd.graph import (
@@ -287,8 +287,6 @@ class Tensor:
         """`Tensor(data)` or `Tensor(2, 3)` (uninitialised float32), as torch's legacy constructor."""
         if len(args) == 1 and not isinstance(args[0], int):
             if isinstance(args[0], np.ndarray):  # torch's checks of an array it aliases (it copies after)
-                from ._creation import checked_array  # creation builds on this module
-
                 checked_array(args[0], aliased=True)
             data = np.array(args[0], dtype=D.defaults.floating.np)
         else:
@@ -996,6 +994,32 @@ def _stale_getattr(self: Tensor, name: str) -> Any:
     if name == "grad_fn" and self._extra is not None and "stale" in self._extra:
         raise RuntimeError(self._view_rebase_message(indirect=True))  # bound by the op table (ops/__init__)
     raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+
+def argument_type_name(value: object) -> str:
+    """How torch's argument parser names an argument's type in its TypeErrors: Tensor, a builtin bare (list,
+    float), any other with its module (numpy.ndarray)."""
+    if isinstance(value, Tensor):
+        return "Tensor"
+    kind = type(value)
+    return kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
+
+
+def checked_array(array: np.ndarray, aliased: bool) -> None:
+    """Refuse a NumPy array as a tensor's data where torch does: a dtype torch lacks, a negative stride (np.flip's
+    views); a read-only array (np.broadcast_to's, an image's np.asarray) is warned about, once per process, where
+    the tensor aliases it (`aliased`: from_numpy, as_tensor, the legacy constructors; not tensor(), which copies)."""
+    D.from_numpy_dtype(array.dtype)
+    if aliased and not array.flags.writeable:
+        warn_once_at_user("The given NumPy array is not writable, and PyTorch does not support non-writable tensors. "
+                          "This means writing to this tensor will result in undefined behavior. You may want to copy "
+                          "the array to protect its data or make it writable before converting it to a tensor. This "
+                          "type of warning will be suppressed for the rest of this program. (Triggered internally at "
+                          "/__w/pytorch/pytorch/torch/csrc/utils/tensor_numpy.cpp:213.)")
+    if any(stride < 0 for stride in array.strides):
+        raise ValueError("At least one stride in the given numpy array is negative, and tensors with negative strides "
+                         "are not currently supported. (You can probably work around this by making a copy of your "
+                         "array  with array.copy().) ")
 
 
 def _init(t: Tensor, data: np.ndarray) -> None:

@@ -21,14 +21,14 @@ import numpy as np
 
 from .. import _dtype as D
 from .._creation import zeros
-from .._tensor import Tensor, _wrap, _wrap_dim
+from .._tensor import Tensor, _wrap, _wrap_dim, argument_type_name
 from .._warn import user_stacklevel, warn_once_at_user
 from .._xp import is_array, namespace
 from ..autograd import grad_mode
 from ..autograd.forward_ad import transforms as _transforms
 from . import arrays as A
 from .pointwise import where
-from .registry import _broadcast_error, apply, argument_type_name, defop
+from .registry import _broadcast_error, apply, defop
 from .shape import alias_op, cat, select, select_op, slice_op, unsqueeze
 
 # ============================================================================================

@@ -23,11 +23,11 @@ import numpy as np
 
 from .. import _dtype as D
 from .._creation import full, tensor, zeros_like
-from .._tensor import Tensor
+from .._tensor import Tensor, argument_type_name
 from .._warn import warn_once_at_user
 from . import arrays as A
 from .complex import conj, conj_physical, imag, real  # noqa: F401 - conj for the helpers; real/imag: Tensor.real
-from .registry import Op, _broadcast_error, apply, argument_type_name, defop, linear_backward_op, namespace
+from .registry import Op, _broadcast_error, apply, defop, linear_backward_op, namespace
 
 _ZERO_VJP = "zeros_like(grad)"  # step functions (floor, sign, ...): the gradient is zero, not undefined
 _ZERO_JVP = "zeros_like(self_t)"
@@ -1565,7 +1565,7 @@ def where(condition: Tensor, input: Tensor | complex | None = None, other: Tenso
         from .indexing import nonzero  # indexing imports this family at its top
 
         return nonzero(condition, as_tuple=True)
-    if not hasattr(condition, "dtype"):  # a list, a bool: refused by torch's parser (arrays: the rows' own masks)
+    if not hasattr(condition, "dtype"):  # a list, a bool: refused by torch's parser (NumPy arrays are let through)
         got = ", ".join(argument_type_name(a) for a in (condition, input, other) if a is not None)
         raise TypeError(f"where() received an invalid combination of arguments - got ({got}), but expected one of:\n"
                         " * (Tensor condition)\n"

@@ -1054,15 +1054,6 @@ def _broadcast_error(arrays: list) -> RuntimeError | None:
     return None
 
 
-def argument_type_name(value: object) -> str:
-    """How torch's argument parser names an argument's type in its TypeErrors: Tensor, a builtin bare (list,
-    float), any other with its module (numpy.ndarray)."""
-    if isinstance(value, Tensor):
-        return "Tensor"
-    kind = type(value)
-    return kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
-
-
 def apply(op: Op, args: tuple, params: tuple = ()) -> Tensor | tuple:
     """Run `op` on tensors `args` with non-tensor `params`; record a node when autograd needs one."""
     try:

@@ -107,6 +107,8 @@ def register_module_parameter_registration_hook(hook: Callable) -> RemovableHand
 
 def _registered(hooks: HookDict, module: Module, name: str, value: Any) -> Any:
     """value as the registration hooks of one kind leave it (Note [registration hooks])."""
+    if not hooks:
+        return value
     for hook in list(hooks.values()):
         output = hook(module, name, value)
         if output is not None:
