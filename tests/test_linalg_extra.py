@@ -89,8 +89,9 @@ def test_linalg_error_is_named_as_torchs_class():
 
 
 @pytest.mark.parametrize("call", [lambda lib, K: lib.cholesky(K),
-                                  lambda lib, K: lib.triangular_solve(lib.ones(2, 1), K, upper=False)],
-                         ids=["cholesky", "triangular_solve"])
+                                  lambda lib, K: lib.triangular_solve(lib.ones(2, 1), K, upper=False),
+                                  lambda lib, K: lib.qr(K, some=False)],
+                         ids=["cholesky", "triangular_solve", "qr"])
 def test_deprecated_factorisations_warn_as_torch_at_the_callers_line(call):
     """Old GP tutorials still call torch.cholesky and torch.triangular_solve; torch warns once, at the user's line."""
     def warned(lib):
@@ -105,6 +106,27 @@ def test_deprecated_factorisations_warn_as_torch_at_the_callers_line(call):
 
     assert warned(retrograd) == warned(torch)
     assert warned(torch)[0][1] == __file__
+
+
+@pytest.mark.parametrize("call", [lambda lib, A: lib.matrix_rank(A), lambda lib, A: lib.solve(A, A),
+                                  lambda lib, A: lib.lstsq(A, A), lambda lib, A: lib.symeig(A, eigenvectors=True),
+                                  lambda lib, A: lib.eig(A), lambda lib, A: A.solve(A), lambda lib, A: A.lstsq(A),
+                                  lambda lib, A: A.symeig(), lambda lib, A: A.eig(True)],
+                         ids=["matrix_rank", "solve", "lstsq", "symeig", "eig", "Tensor.solve", "Tensor.lstsq",
+                              "Tensor.symeig", "Tensor.eig"])
+def test_functions_removed_in_1_9_raise_torchs_replacement_text(call):
+    """Code written for torch 1.8 (torch.solve(B, A), torch.symeig) meets torch's RuntimeError naming the linalg
+    call."""
+    def raised(lib):
+        with pytest.raises(RuntimeError) as error:
+            call(lib, lib.eye(3))
+        return str(error.value)
+
+    assert raised(retrograd) == raised(torch)
+
+
+def test_tensor_matrix_rank_is_gone_as_in_torch():
+    assert hasattr(retrograd.eye(2), "matrix_rank") == hasattr(torch.eye(2), "matrix_rank") is False
 
 
 PHASE_LOSSES = {

@@ -47,7 +47,8 @@ for _family in FAMILIES:
 for _module in _modules:
     for _name in getattr(_module, "__all__", ()):
         globals()[_name] = getattr(_module, _name)
-pointwise, reduction, shape = (importlib.import_module(f"{__name__}.{m}") for m in ("pointwise", "reduction", "shape"))
+linalg, pointwise, reduction, shape = (importlib.import_module(f"{__name__}.{m}")
+                                     for m in ("linalg", "pointwise", "reduction", "shape"))
 from . import inplace  # noqa: E402
 from .aten import aten  # noqa: E402 - torch.ops.aten
 from .indexing import getitem, setitem  # noqa: E402
@@ -148,6 +149,8 @@ _METHODS: dict = {}
 for _module in _modules:
     for _name in getattr(_module, "METHODS", ()):
         _METHODS[_name] = getattr(_module, _name)
+globals().update(linalg.REMOVED)  # Note [removed linear algebra]; Tensor.matrix_rank is gone entirely
+_METHODS.update((_name, _fn) for _name, _fn in linalg.REMOVED.items() if _name != "matrix_rank")
 _METHODS.update(
     abs=abs, absolute=abs, add=add, all=all, amax=amax, amin=amin, any=any, argmax=argmax, argmin=argmin,
     bmm=bmm, broadcast_to=broadcast_to, chunk=chunk, clamp=clamp, clamp_max=clamp_max, clamp_min=clamp_min,

@@ -2787,6 +2787,11 @@ def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True, unpa
 
 def qr(input: Tensor, some: bool = True) -> tuple:
     """The deprecated torch.qr: linalg.qr, reduced unless some=False."""
+    warn_once_at_user("torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future PyTorch "
+                      "release.\nThe boolean parameter 'some' has been replaced with a string parameter 'mode'.\n"
+                      "Q, R = torch.qr(A, some)\nshould be replaced with\n"
+                      "Q, R = torch.linalg.qr(A, 'reduced' if some else 'complete') (Triggered internally at "
+                      "/__w/pytorch/pytorch/aten/src/ATen/native/BatchLinearAlgebra.cpp:2505.)")
     return qr_result(*linalg_qr(input, "reduced" if some else "complete"))
 
 
@@ -3092,6 +3097,50 @@ def matrix_rank(A: Tensor, tol: float | None = None, hermitian: bool = False, *,
     largest = max_from(xp, values, -1, False, 0.0)
     threshold = xp.maximum(atol_value, rtol_value * largest)
     return _wrap(xp.astype(xp.count_nonzero(values > threshold[..., None], axis=-1), xp.int64))
+
+
+# Note [removed linear algebra]
+# torch.matrix_rank, solve, lstsq, symeig and eig were removed in 1.9 but are still names in torch (and
+# Tensor.solve, lstsq, symeig, eig methods): calling one raises RuntimeError with the replacement, which
+# code written for old torch meets first. One message each, torch's words.
+_REMOVED = "This function was deprecated since version 1.9 and is now removed."
+_REMOVED_MESSAGES = {
+    "matrix_rank": f"{_REMOVED}\nPlease use the `torch.linalg.matrix_rank` function instead. The parameter 'symmetric' "
+                   "was renamed in `torch.linalg.matrix_rank()` to 'hermitian'.",
+    "solve": f"{_REMOVED} `torch.solve` is deprecated in favor of `torch.linalg.solve`. `torch.linalg.solve` has its "
+             "arguments reversed and does not return the LU factorization.\n\nTo get the LU factorization see "
+             "`torch.lu`, which can be used with `torch.lu_solve` or `torch.lu_unpack`.\nX = torch.solve(B, "
+             "A).solution should be replaced with:\nX = torch.linalg.solve(A, B)",
+    "lstsq": f"{_REMOVED} `torch.lstsq` is deprecated in favor of `torch.linalg.lstsq`.\n`torch.linalg.lstsq` has "
+             "reversed arguments and does not return the QR decomposition in the returned tuple (although it returns "
+             "other information about the problem).\n\nTo get the QR decomposition consider using "
+             "`torch.linalg.qr`.\n\nThe returned solution in `torch.lstsq` stored the residuals of the solution in "
+             "the last m - n columns of the returned value whenever m > n. In torch.linalg.lstsq, the residuals are "
+             "in the field 'residuals' of the returned named tuple.\n\nThe unpacking of the solution, as in\nX, _ "
+             "= torch.lstsq(B, A).solution[:A.size(1)]\nshould be replaced with:\nX = torch.linalg.lstsq(A, "
+             "B).solution",
+    "symeig": f"{_REMOVED} The default behavior has changed from using the upper triangular portion of the matrix by "
+              "default to using the lower triangular portion.\n\nL, _ = torch.symeig(A, upper=upper) should be "
+              "replaced with:\nL = torch.linalg.eigvalsh(A, UPLO='U' if upper else 'L')\n\nand\n\nL, V = "
+              "torch.symeig(A, eigenvectors=True) should be replaced with:\nL, V = torch.linalg.eigh(A, UPLO='U' if "
+              "upper else 'L')",
+    "eig": f"{_REMOVED} `torch.linalg.eig` returns complex tensors of dtype `cfloat` or `cdouble` rather than real "
+           "tensors mimicking complex tensors.\n\nL, _ = torch.eig(A) should be replaced with:\nL_complex = "
+           "torch.linalg.eigvals(A)\n\nand\n\nL, V = torch.eig(A, eigenvectors=True) should be replaced "
+           "with:\nL_complex, V_complex = torch.linalg.eig(A)",
+}
+
+
+def _removed(name: str) -> Callable[..., Any]:
+    """torch.<name>, removed in 1.9: raises with the replacement (Note [removed linear algebra])."""
+    def removed(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(_REMOVED_MESSAGES[name])
+    removed.__name__ = removed.__qualname__ = name
+    removed.__doc__ = "Removed in torch 1.9; raises RuntimeError naming its replacement."
+    return removed
+
+
+REMOVED = {name: _removed(name) for name in _REMOVED_MESSAGES}
 
 
 __all__ = ["addbmm", "addmm", "addmv", "addr", "baddbmm", "bmm", "chain_matmul", "cholesky", "cholesky_inverse",
