@@ -648,12 +648,12 @@ def format_specs(L):
 
 @scenario
 def where_condition_not_a_tensor(L):
-    """torch.where's condition is a Tensor in every overload: a list or a bool is refused by the argument parser
-    (TypeError, its first line compared), not read as an array. (An ndarray is let through: the rule table's own
-    formulas pass their saved masks as arrays.)"""
+    """torch.where's condition is a Tensor in every overload: a list, a bool or a NumPy array is refused by the
+    argument parser (TypeError, its first line compared), not read as an array."""
     x = L.ones(2)
     refused = [outcome(call) for call in (lambda: L.where([True, False], x, L.zeros(2)), lambda: L.where(True, x, 0.0),
-                                          lambda: L.where((True, False), 1.0, x))]
+                                          lambda: L.where((True, False), 1.0, x),
+                                          lambda: L.where(np.array([True, False]), x, L.zeros(2)))]
     return [(kind, what, text.splitlines()[0]) for kind, what, text in refused]
 
 

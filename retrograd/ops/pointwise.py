@@ -1565,7 +1565,7 @@ def where(condition: Tensor, input: Tensor | complex | None = None, other: Tenso
         from .indexing import nonzero  # indexing imports this family at its top
 
         return nonzero(condition, as_tuple=True)
-    if not hasattr(condition, "dtype"):  # a list, a bool: refused by torch's parser (NumPy arrays are let through)
+    if not isinstance(condition, Tensor):  # a list, a bool, a NumPy array: refused by torch's parser
         got = ", ".join(argument_type_name(a) for a in (condition, input, other) if a is not None)
         raise TypeError(f"where() received an invalid combination of arguments - got ({got}), but expected one of:\n"
                         " * (Tensor condition)\n"
@@ -1573,7 +1573,7 @@ def where(condition: Tensor, input: Tensor | complex | None = None, other: Tenso
                         " * (Tensor condition, Number self, Tensor other)\n"
                         " * (Tensor condition, Tensor input, Number other)\n"
                         " * (Tensor condition, Number self, Number other)\n")
-    cond = condition._data if isinstance(condition, Tensor) else condition
+    cond = condition._data
     if condition.dtype is D.uint8:  # the byte masks of older code (pytorch-crf's default mask): nonzero is true
         warn_once_at_user("where received a uint8 condition tensor. This behavior is deprecated and will be removed "
                           "in a future version of PyTorch. Use a boolean condition instead. (Triggered internally at "
