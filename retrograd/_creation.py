@@ -417,8 +417,11 @@ def _shape(size: Sequence) -> tuple[int, ...]:
 
 
 def _np_dtype(dtype: D.dtype | None, default: D.dtype | None = None) -> np.dtype:
+    """The NumPy dtype a factory makes its memory in (complex32's first memory warns, as torch's)."""
     if dtype is None:
         return (default or D.defaults.floating).np
+    if dtype is D.complex32:
+        D.warn_experimental_complex32()
     if isinstance(dtype, D.dtype):
         return dtype.np
     return D.from_numpy_dtype(np.dtype(dtype)).np

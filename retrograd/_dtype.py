@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from . import _xp
+from ._warn import warn_once_at_user
 
 
 class dtype:  # noqa: N801 - torch spells it in lower case
@@ -172,12 +173,19 @@ def widen(array: object) -> object:
     return complex32_parts(array).astype(np.float32, order="C").view(np.complex64)[..., 0]
 
 
+def warn_experimental_complex32() -> None:
+    """torch's warning, once per process, as memory for complex32 values is made (its EmptyTensor.cpp)."""
+    warn_once_at_user("ComplexHalf support is experimental and many operators don't support it yet. (Triggered "
+                      "internally at /__w/pytorch/pytorch/aten/src/ATen/EmptyTensor.cpp:54.)")
+
+
 def to_complex32(array: object) -> np.ndarray:
     """A complex32 array of `array`'s values (numbers, bool, integer, floating or complex), each part rounded to
     float16 once; complex128 and float64 through complex64 first, as torch converts (Note [complex32])."""
     array = widen(np.asarray(array))
     if array.dtype == NUMPY_COMPLEX32:
         return array
+    warn_experimental_complex32()
     values = array.astype(np.complex64) if array.dtype != np.complex64 else array
     out = np.empty(values.shape, NUMPY_COMPLEX32)
     parts = complex32_parts(out)

@@ -8,6 +8,8 @@ round once); where torch raises, retrograd raises the same error type and text.
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -235,3 +237,42 @@ def test_a_torch_file_of_complex32_tensors_loads_and_saves_as_torch_does():
     for key, expected in data.items():
         assert back[key].dtype == expected.dtype and back[key].stride() == expected.stride(), key
         np.testing.assert_array_equal(values(back[key]), values(expected), err_msg=key)
+
+
+COMPLEX32_WARNING = """
+import warnings, {lib} as torch
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    torch.zeros(2, dtype=torch.complex32)
+    torch.ones(2).to(torch.chalf)
+    torch.randn(3, dtype=torch.chalf) + 1
+print([(str(w.message), w.filename) for w in caught])
+"""
+
+
+def test_complex32_memory_warns_once_per_process_at_the_callers_line():
+    """torch warns that ComplexHalf is experimental the first time complex32 memory is made, at the user's line
+    (a fresh process each: the warning is given once)."""
+    def warned(lib):
+        return subprocess.run([sys.executable, "-c", COMPLEX32_WARNING.format(lib=lib)], capture_output=True,
+                              text=True, check=True).stdout
+
+    assert warned("retrograd") == warned("torch")
+    assert "ComplexHalf support is experimental" in warned("torch")
+
+
+@pytest.mark.parametrize("make", [lambda L: L.empty(2, dtype=L.complex32), lambda L: L.full((2,), 1j, dtype=L.chalf),
+                                  lambda L: L.tensor([1 + 2j], dtype=L.chalf), lambda L: L.zeros(2).type(L.chalf)],
+                         ids=["empty", "full", "tensor", "type"])
+def test_complex32_factories_warn_under_warn_always(make):
+    def messages(lib):
+        lib.set_warn_always(True)
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                make(lib)
+        finally:
+            lib.set_warn_always(False)
+        return {(str(w.message), w.filename) for w in caught}
+
+    assert messages(retrograd) == messages(torch)
