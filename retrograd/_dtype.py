@@ -301,6 +301,14 @@ CPP_TYPE_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char
                   "uint16": "short unsigned int", "uint32": "unsigned int", "uint64": "long unsigned int"}
 
 
+def check_cast(result: dtype, out: dtype) -> None:
+    """torch's refusal to write a result into memory of a lower category (a float result into an integer
+    output or self); within a category it casts."""
+    if result.category > out.category:
+        raise RuntimeError(f"result type {scalar_type_name(result)} can't be cast to the desired output type "
+                           f"{scalar_type_name(out)}")
+
+
 def refuse_unsigned(kernel: str, dt: dtype) -> None:
     """torch's error from `kernel`, which has no version for the wide unsigned dtypes (Note [unsigned dtypes] in
     ops/unsigned.py), if `dt` is one of them."""

@@ -44,10 +44,7 @@ def become(self: Tensor, result: Tensor) -> Tensor:
         shape = result._data.physical.shape  # vmap: a batched result for an unbatched self, torch's shapes
     if shape != data.shape:
         raise RuntimeError(f"output with shape {list(data.shape)} doesn't match the broadcast shape {list(shape)}")
-    rdt = result.dtype
-    if rdt.category > self.dtype.category:
-        raise RuntimeError(f"result type {D.scalar_type_name(rdt)} can't be cast to the desired output type "
-                           f"{D.scalar_type_name(self.dtype)}")
+    D.check_cast(result.dtype, self.dtype)
     node = result.grad_fn
     if node is not None and self._base is not None and not self._requires_grad:  # another input requires grad
         check_inplace_view(self, other_requires_grad=True)

@@ -497,7 +497,7 @@ def bce_op(xp, x, t, w, reduction):
        jvp="loss_reduce(bce_logits_input_grad(1, self, target, weight, pos_weight, 'none') * self_t"
            " + bce_logits_target_grad(1, self, target, weight, pos_weight, 'none') * target_t, reduction)")
 def bce_with_logits_op(xp, x, t, w, pw, reduction):
-    _refuse_kinds(x, "log_sigmoid_cpu")
+    _refuse_kinds(x, "log_sigmoid_cpu", "buic")
     log_sig_neg = xp.logaddexp(0, -x)  # log(1 + exp(-x)), stable for |x| large
     if pw is None:
         loss = (1 - t) * x + log_sig_neg
@@ -505,25 +505,25 @@ def bce_with_logits_op(xp, x, t, w, pw, reduction):
         loss = (1 - t) * x + (1 + (pw - 1) * t) * log_sig_neg
     if w is not None:
         loss = loss * w
-    return _reduce(xp, A.astype(xp, loss, x.dtype, copy=False), reduction)
+    return _reduce(xp, A.astype(xp, loss, t.dtype, copy=False), reduction)  # torch computes in place on 1 - target
 
 
-@defop("mse_loss", inputs=("self", "target"), params=("reduction",),
+@defop("mse_loss", inputs=("self", "target"), params=("reduction",), promote="binary",
        self="2 * (self - target) * reduced_grad(grad, reduction, self_shape, target_shape)",
        target="-2 * (self - target) * reduced_grad(grad, reduction, self_shape, target_shape)",
        jvp="loss_reduce(2 * (self - target) * (self_t - target_t), reduction)")
 def mse_loss_op(xp, x, t, reduction):
-    _refuse_kinds(x, "mse_cpu")
+    _refuse_kinds(x, "mse_cpu", "buic")  # promoted: integers with a float target are computed
     d = x - t
     return _reduce(xp, d * d, reduction)
 
 
-@defop("smooth_l1_loss", inputs=("self", "target"), params=("reduction", "beta"),
+@defop("smooth_l1_loss", inputs=("self", "target"), params=("reduction", "beta"), promote="binary",
        self="smooth_l1_slope(self - target, beta) * reduced_grad(grad, reduction, self_shape, target_shape)",
        target="-smooth_l1_slope(self - target, beta) * reduced_grad(grad, reduction, self_shape, target_shape)",
        jvp="loss_reduce(smooth_l1_slope(self - target, beta) * (self_t - target_t), reduction)")
 def smooth_l1_loss_op(xp, x, t, reduction, beta):
-    _refuse_kinds(x, "smooth_l1_cpu")
+    _refuse_kinds(x, "smooth_l1_cpu", "buic")
     d = xp.abs(x - t)
     return _reduce(xp, A.astype(xp, xp.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), d.dtype, copy=False),
                    reduction)
@@ -534,10 +534,10 @@ def smooth_l1_loss_op(xp, x, t, reduction, beta):
        target="-huber_slope(self - target, delta) * reduced_grad(grad, reduction, self_shape, target_shape)",
        jvp="loss_reduce(huber_slope(self - target, delta) * (self_t - target_t), reduction)")
 def huber_loss_op(xp, x, t, reduction, delta):
-    _refuse_kinds(x, "huber_cpu")
+    _refuse_kinds(x, "huber_cpu", "buic")
     d = xp.abs(x - t)
-    return _reduce(xp, A.astype(xp, xp.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)), d.dtype, copy=False),
-                   reduction)
+    return _reduce(xp, A.astype(xp, xp.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)), x.dtype, copy=False),
+                   reduction)  # in input's dtype: torch's kernel writes into a tensor like input
 
 
 @defop("soft_margin_loss", inputs=("self", "target"), params=("reduction",),
@@ -1863,7 +1863,11 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
                          f"({input.shape}) is deprecated. Please ensure they have the same size.")
     _not_differentiable("binary_cross_entropy", weight=weight)
+    if target.dtype is not input.dtype:  # torch's kernel takes target in input's dtype, never converts it
+        raise RuntimeError(f"Found dtype {D.scalar_type_name(target.dtype)} but expected "
+                           f"{D.scalar_type_name(input.dtype)}")
     x = input._data
+    _refuse_kinds(x, "binary_cross_entropy", "buic")  # before its range checks, as torch's dispatch
     xp = namespace(x)
     if x.size and A.reduce(xp, "any", (x < 0) | (x > 1)):
         raise RuntimeError("all elements of input should be between 0 and 1")
@@ -1882,6 +1886,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
     _not_differentiable("binary_cross_entropy_with_logits", weight=weight, pos_weight=pos_weight)
+    D.check_cast(D.promote_types(input.dtype, target.dtype), target.dtype)  # the loss is made in target's dtype
     return apply(bce_with_logits_op, (input, target, weight, pos_weight), (reduction,))
 
 
@@ -1937,6 +1942,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     _warn_size(input, target)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    D.check_cast(D.promote_types(input.dtype, target.dtype), input.dtype)  # written into a tensor like input
     a, b = _broadcast_pair(input, target)
     if weight is not None:
         return _weighted(apply(huber_loss_op, (a, b), ("none", float(delta))), input, weight, reduction, False)

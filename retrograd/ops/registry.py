@@ -2000,10 +2000,7 @@ def _flat(values: tuple) -> tuple:
 
 
 def _write_out(result: Tensor, out: Tensor) -> None:
-    rdt, odt = result.dtype, out.dtype
-    if rdt.category > odt.category:
-        raise RuntimeError(f"result type {D.scalar_type_name(rdt)} can't be cast to the desired output type "
-                           f"{D.scalar_type_name(odt)}")
+    D.check_cast(result.dtype, out.dtype)
     if out._data.shape != result._data.shape:
         if out._data.size:
             warnings.warn(f"An output with one or more elements was resized since it had shape {list(out.shape)}, "
