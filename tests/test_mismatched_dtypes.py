@@ -104,3 +104,28 @@ def test_softmax_refuses_integers_bools_and_complex_by_torchs_kernel(name, dtype
     shape, dim = shape_and_dim
     assert _outcome(lambda: getattr(retrograd, name)(_ones(retrograd, *shape, dtype=dtype), dim)) == \
         _outcome(lambda: getattr(torch, name)(_ones(torch, *shape, dtype=dtype), dim))
+
+
+CONV_DTYPES = [("float32", "float64", None), ("float64", "float32", None), ("float32", "float64", "float64"),
+               ("float32", "float32", "float64"), ("float64", "float32", "float32"), ("float16", "float32", None),
+               ("bfloat16", "float32", None), ("float32", "float16", None), ("int64", "float32", None),
+               ("float32", "bfloat16", None), ("float32", "float32", "int64"), ("int64", "int64", None)]
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+@pytest.mark.parametrize("groups", [1, 2])
+@pytest.mark.parametrize("conv", ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d"])
+@pytest.mark.parametrize("dtypes", CONV_DTYPES, ids=["/".join(map(str, d)) for d in CONV_DTYPES])
+def test_convolution_refuses_a_weight_or_bias_of_another_dtype_in_the_words_of_torchs_backend(dtypes, conv, groups,
+                                                                                               batch):
+    """A model moved to double given float input (or the reverse) is refused, worded by the backend torch picks
+    (Note [convolution dtypes]); a transposed convolution's bias of another dtype is let through, as torch's."""
+    nd = 1 if conv.endswith("1d") else 2
+
+    def run(lib):
+        x = _ones(lib, batch, 2, *(5,) * nd, dtype=dtypes[0])
+        w = _ones(lib, 2, 2 // groups, *(2,) * nd, dtype=dtypes[1])
+        b = None if dtypes[2] is None else _ones(lib, 2, dtype=dtypes[2])
+        return _outcome(lambda: getattr(lib.nn.functional, conv)(x, w, b, groups=groups))
+
+    assert run(retrograd) == run(torch)

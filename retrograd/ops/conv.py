@@ -1276,8 +1276,52 @@ def _convolution(d: int, name: str, input: Tensor, weight: Tensor, bias: Tensor 
             raise RuntimeError("output padding must be smaller than either stride or dilation, but got " + " ".join(
                 f"{what}_{n}: {v}" for what, values in zip(("output_padding", "stride", "dilation"), shown)
                 for n, v in zip(names, values)))
+    _check_dtypes(input, weight, bias, win, groups, transposed)
     out = apply(convolution_op, (input, weight, bias), (win, groups, transposed, extra))
     return out.squeeze(0) if unbatched else out
+
+
+# Note [convolution dtypes]
+# torch convolves operands of one dtype only, and its refusal of a weight or bias of another dtype (a model
+# moved to double given float input) is worded by the backend it picked: a non-transposed convolution first
+# checks its bias in C++ type names ("Input type (float) and bias type (double)"); oneDNN (bfloat16 input,
+# and float32 input by _uses_onednn's size rule) names the legacy tensor types; the native kernels say
+# "expected scalar type Float but found Double" of the weight and let a transposed convolution's bias of
+# another dtype through. The size rule also asks for several threads when a 1x1 kernel, unstrided and
+# undilated, meets a batch under 16; torch's default on any machine of more than one core is taken, so that
+# part always holds.
+
+
+def _check_dtypes(input: Tensor, weight: Tensor, bias: Tensor | None, win: Window, groups: int,
+                  transposed: bool) -> None:
+    """torch's refusal of a weight or bias whose dtype is not the input's (Note [convolution dtypes])."""
+    it, wt, bt = input.dtype, weight.dtype, None if bias is None else bias.dtype
+    if wt is it and bt in (None, it):
+        return
+    if not transposed and bt not in (None, it):
+        raise RuntimeError(f"Input type ({D.CPP_TYPE_NAMES[it.name]}) and bias type ({D.CPP_TYPE_NAMES[bt.name]}) "
+                           "should be the same")
+    if _uses_onednn(input, weight, win, groups):
+        for name, dt in (("weight", wt), ("bias", bt)):
+            if dt not in (None, it):
+                raise RuntimeError(f"Input type ({D.aten_type_name(it)}) and {name} type ({D.aten_type_name(dt)}) "
+                                   f"should be the same or input should be a MKLDNN tensor and {name} is a dense "
+                                   "tensor")
+    elif wt is not it:
+        raise RuntimeError(f"expected scalar type {D.scalar_type_name(it)} but found {D.scalar_type_name(wt)}")
+
+
+def _uses_onednn(input: Tensor, weight: Tensor, win: Window, groups: int) -> bool:
+    """Whether torch's CPU convolution picks oneDNN: always for bfloat16, for float32 by its size rule on the
+    operands seen as 2-d (a 1-d convolution has height 1)."""
+    if input.dtype is D.bfloat16:
+        return True
+    if input.dtype is not D.float32:
+        return False
+    shape, kernel = input._data.shape, weight._data.shape[2:]
+    if len(kernel) == 1:
+        shape, kernel = (*shape[:2], 1, shape[2]), (1, *kernel)
+    return groups > 1 or (kernel[-1] > 3 and kernel[-2] > 3) or shape[0] > 1 or math.prod(shape[:4]) > 20480
 
 
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: int | Sequence[int] = 1,
