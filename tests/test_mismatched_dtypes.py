@@ -129,3 +129,32 @@ def test_convolution_refuses_a_weight_or_bias_of_another_dtype_in_the_words_of_t
         return _outcome(lambda: getattr(lib.nn.functional, conv)(x, w, b, groups=groups))
 
     assert run(retrograd) == run(torch)
+
+
+NORMS = {
+    "layer_norm": lambda lib, x, w, b: lib.nn.functional.layer_norm(x, (4,), w, b),
+    "group_norm": lambda lib, x, w, b: lib.nn.functional.group_norm(x, 2, w, b),
+    "batch_norm_train": lambda lib, x, w, b: lib.nn.functional.batch_norm(x, lib.zeros(4, dtype=b.dtype),
+                                                                          lib.ones(4, dtype=b.dtype), w, None, True),
+    "batch_norm_eval": lambda lib, x, w, b: lib.nn.functional.batch_norm(x, lib.zeros(4, dtype=b.dtype),
+                                                                         lib.ones(4, dtype=b.dtype), w, w, False),
+    "instance_norm": lambda lib, x, w, b: lib.nn.functional.instance_norm(x.reshape(2, 4, 2), weight=w, bias=b),
+}
+NORM_DTYPES = [("float32", "float64", "float64"), ("float64", "float32", "float32"), ("float32", "float32", "float64"),
+               ("float16", "float32", "float32"), ("bfloat16", "float32", "float64"), ("float32", "float16", "float16"),
+               ("float16", "float32", "float16"), ("float64", "float64", "float64")]
+
+
+@pytest.mark.parametrize("dtypes", NORM_DTYPES, ids=["/".join(d) for d in NORM_DTYPES])
+@pytest.mark.parametrize("norm", list(NORMS))
+def test_normalisations_take_parameters_of_inputs_dtype_or_float32_beside_half(norm, dtypes):
+    """A double model given float input is refused as torch's mixed-dtype rule words it ("expect parameter to have
+    scalar type of Float", "all inputs must share same datatype."), a later parameter of another dtype by the
+    kernel's "expected scalar type"; float32 parameters beside half or bfloat16 input compute in the input's dtype."""
+    def run(lib):
+        x = (lib.arange(16.0).reshape(4, 4) % 5).to(getattr(lib, dtypes[0]))
+        w, b = (lib.full((4,), 0.5, dtype=getattr(lib, dt)) for dt in dtypes[1:])
+        outcome = _outcome(lambda: NORMS[norm](lib, x, w, b))
+        return outcome[:2]  # the error, or "ok" and the dtype (half results round apart: values compared elsewhere)
+
+    assert run(retrograd) == run(torch)

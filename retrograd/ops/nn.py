@@ -1439,6 +1439,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         if t is not None and t.numel() != channels:
             raise RuntimeError(f"{name} should contain {channels} elements not {t.numel()}")
     _wrap_dim(1, x.ndim)  # torch's IndexError for the channel dim of a 1-d input
+    _check_norm_dtypes(input, weight, bias, running_mean, running_var)
     if training:
         count = x.size // channels
         frozen = None
@@ -1487,6 +1488,22 @@ def _batch_norm_in_ops(input: Tensor, running_mean: Tensor | None, running_var: 
     if weight is not None:
         out = out * weight.reshape(shape)
     return out if bias is None else out + bias.reshape(shape)
+
+
+def _check_norm_dtypes(input: Tensor, *parameters: Tensor | None) -> None:
+    """torch's CPU normalisations take parameters (affine, then running statistics) of input's dtype, or all
+    float32 beside a half or bfloat16 input, told apart by the first one given (its mixed_dtype.h)."""
+    given = [p.dtype for p in parameters if p is not None]
+    if all(dt is input.dtype for dt in given):
+        return
+    if given[0] is not input.dtype:
+        if any(dt is not D.float32 for dt in given):
+            raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+        if input.dtype not in (D.float16, D.bfloat16):
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+        return
+    other = next(dt for dt in given if dt is not input.dtype)
+    raise RuntimeError(f"expected scalar type {D.scalar_type_name(input.dtype)} but found {D.scalar_type_name(other)}")
 
 
 def _update_running(running_mean: Tensor | None, running_var: Tensor | None, mean: np.ndarray, var: np.ndarray,
@@ -1540,6 +1557,7 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Ten
     >>> layer_norm(x, (x.shape[-1],), weight, bias)
     """
     shape = _normalized_shape(input, normalized_shape, "layer_norm")
+    _check_norm_dtypes(input, weight, bias)
     k = len(shape)
     axes = NormAxes(tuple(input.shape), tuple(range(input.ndim - k, input.ndim)), shape, shape)
     return apply(native_norm_op, (input, weight, bias), (axes, eps))
@@ -1554,6 +1572,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
     if c % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
                            f"shape {list(input.shape)} and num_groups={num_groups}")
+    _check_norm_dtypes(input, weight, bias)
     axes = NormAxes((n, num_groups, -1), (2,), _channel_view(input.shape), (c,))
     return apply(native_group_norm_op, (input, weight, bias), (axes, eps))
 
