@@ -4,6 +4,9 @@ scaled_dot_product_attention validates its inputs before either path (an integer
 softmax / log_softmax refuse integers, bools and complex numbers by the kernel torch picks. Each case compares the
 result's dtype and values, or the exception's type and message."""
 
+import warnings
+
+import numpy as np
 import pytest
 import torch
 
@@ -158,3 +161,32 @@ def test_normalisations_take_parameters_of_inputs_dtype_or_float32_beside_half(n
         return outcome[:2]  # the error, or "ok" and the dtype (half results round apart: values compared elsewhere)
 
     assert run(retrograd) == run(torch)
+
+
+RMS_DTYPES = [("float32", "float32"), ("float16", "float32"), ("float32", "float64"), ("float16", None),
+              ("bfloat16", "bfloat16"), ("bfloat16", None), ("float64", "float64")]
+
+
+@pytest.mark.parametrize("dtypes", RMS_DTYPES, ids=["/".join(map(str, d)) for d in RMS_DTYPES])
+def test_rms_norm_computes_half_in_float32_and_casts_back_as_torchs_composite(dtypes):
+    """torch's rms_norm takes half and bfloat16 through float32 (its eps too) and casts the result to input's dtype
+    (ToCopyBackward0); a weight of another dtype warns that the fused kernel is not used."""
+    def run(lib):
+        lib.set_warn_always(True)
+        x = (lib.arange(6.0).reshape(2, 3) / 7 + 0.3).to(getattr(lib, dtypes[0])).requires_grad_()
+        w = None if dtypes[1] is None else (lib.arange(3.0) / 5 + 0.5).to(getattr(lib, dtypes[1])).requires_grad_()
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                y = lib.nn.functional.rms_norm(x, (3,), w)
+        finally:
+            lib.set_warn_always(False)
+        y.sum().backward()
+        tiny = lib.nn.functional.rms_norm(lib.tensor([[1e-4, 2e-4, 3e-4]]).to(x.dtype), (3,))
+        return ((y.dtype, y.grad_fn.name(), x.grad.dtype, [str(c.message) for c in caught]),
+                [t.detach().double().numpy() for t in (y, x.grad, tiny)])
+
+    (ours, our_values), (theirs, their_values) = run(retrograd), run(torch)
+    assert str(ours) == str(theirs)
+    for a, b in zip(our_values, their_values):
+        np.testing.assert_allclose(a, b, rtol={"float64": 1e-12, "float32": 1e-5}.get(dtypes[0], 1e-2))

@@ -26,7 +26,7 @@ from .. import _dtype as D
 from .._creation import zeros
 from .._memory_format import keeping_channels_last, memory_order
 from .._tensor import Tensor, _wrap, _wrap_dim
-from .._warn import warn_once
+from .._warn import warn_once, warn_once_at_user
 from .._xp import has_data
 from ..autograd.forward_ad import composite, transforms
 from ..autograd.grad_mode import no_grad
@@ -1619,13 +1619,20 @@ def native_group_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
 
 def rms_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | None = None,
              eps: float | None = None) -> Tensor:
-    """x / sqrt(mean(x^2) + eps) over the last dims, times weight (composed, as torch)."""
+    """x / sqrt(mean(x^2) + eps) over the last dims, times weight, composed as torch's: half and bfloat16 in
+    float32 (eps float32's by default), the result cast back to input's dtype."""
     shape = _normalized_shape(input, normalized_shape, "rms_norm")
+    if weight is not None and weight.dtype is not input.dtype:
+        warn_once_at_user(f"Mismatch dtype between input and weight: input dtype = {D.CPP_TYPE_NAMES[input.dtype.name]}"
+                          f", weight dtype = {D.CPP_TYPE_NAMES[weight.dtype.name]}, Cannot dispatch to fused "
+                          "implementation. (Triggered internally at "
+                          "/__w/pytorch/pytorch/aten/src/ATen/native/layer_norm.cpp:346.)")
+    x = input.float() if input.dtype in (D.float16, D.bfloat16) else input
     if eps is None:
-        eps = D.finfo(input.dtype).eps
+        eps = D.finfo(x.dtype).eps
     dims = tuple(range(-len(shape), 0))
-    out = input * (input.pow(2).mean(dims, keepdim=True) + eps).rsqrt()
-    return out * weight if weight is not None else out
+    out = x * (x.pow(2).mean(dims, keepdim=True) + eps).rsqrt()
+    return (out * weight if weight is not None else out).type_as(input)
 
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Tensor | None = None) -> Tensor:
