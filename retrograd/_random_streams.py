@@ -78,13 +78,13 @@ def _or_numpy(fn: Callable[[float], float], numpy_fn: Any, value: float) -> floa
 
 
 def fma(a: Any, b: Any, c: Any, xp: Any = np) -> Any:
-    """a * b + c rounded once, in a's dtype (float32 or float64), as a fused multiply-add gives; b and c arrays or
+    """a * b + c rounded once, in a's dtype (a float dtype), as a fused multiply-add gives; b and c arrays or
     numbers, the arrays of namespace `xp` (grid_sample's kernel rounds so too, ops/conv.py)."""
-    if a.dtype == xp.float32:  # the float64 product of two float32 values is exact; the sum is rounded to float32
+    if a.dtype != xp.float64:  # the float64 product of two narrower values is exact; the sum is rounded once
         total = xp.astype(a, xp.float64)
         total *= _wide(b, xp)
         total += _wide(c, xp)
-        return xp.astype(total, xp.float32)
+        return xp.astype(total, a.dtype)
     b, c = _wide(b, xp), _wide(c, xp)
     product = a * b
     a_hi, a_lo = _split(a)

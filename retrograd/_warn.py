@@ -22,14 +22,15 @@ def is_warn_always_enabled() -> bool:
     return _policy["always"]
 
 
-def warn_once(message: str, category: type[Warning] = UserWarning, stacklevel: int = 2) -> None:
-    """warnings.warn the first time this message comes in this process, or every time under warn-always;
-    `stacklevel` counts from the caller, as warnings.warn's does. A warning given under warn-always does not count
-    as the once: TORCH_WARN_ONCE's static flag is set only on its own branch, so it warns again once after."""
+def warn_once(message: str, category: type[Warning] = UserWarning, stacklevel: int = 2, key: str | None = None) -> None:
+    """warnings.warn the first time this message (or this `key`: one TORCH_WARN_ONCE whose words vary) comes in this
+    process, or every time under warn-always; `stacklevel` counts from the caller, as warnings.warn's does. A warning
+    given under warn-always does not count as the once: TORCH_WARN_ONCE's static flag is set only on its own branch,
+    so it warns again once after."""
     if _policy["always"]:
         warnings.warn(message, category, stacklevel=stacklevel + 1)
-    elif message not in _warned:
-        _warned.add(message)
+    elif (key or message) not in _warned:
+        _warned.add(key or message)
         warnings.warn(message, category, stacklevel=stacklevel + 1)
 
 
@@ -43,7 +44,7 @@ def user_stacklevel() -> int:
     return level
 
 
-def warn_once_at_user(message: str, category: type[Warning] = UserWarning) -> None:
+def warn_once_at_user(message: str, category: type[Warning] = UserWarning, key: str | None = None) -> None:
     """warn_once, attributed to the innermost frame outside retrograd, where torch's C++ warnings point (the
     Python line that called into torch), however deep inside retrograd the warning is raised."""
-    warn_once(message, category, stacklevel=user_stacklevel())
+    warn_once(message, category, stacklevel=user_stacklevel(), key=key)

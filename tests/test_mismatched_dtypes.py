@@ -190,3 +190,36 @@ def test_rms_norm_computes_half_in_float32_and_casts_back_as_torchs_composite(dt
     assert str(ours) == str(theirs)
     for a, b in zip(our_values, their_values):
         np.testing.assert_allclose(a, b, rtol={"float64": 1e-12, "float32": 1e-5}.get(dtypes[0], 1e-2))
+
+
+GRID_DTYPES = [("int64", "float32"), ("float32", "int64"), ("float32", "float64"), ("float64", "float32"),
+               ("float16", "float32"), ("bool", "bool"), ("complex64", "complex64"), ("float16", "float16")]
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("rank", [2, 3])
+@pytest.mark.parametrize("dtypes", GRID_DTYPES, ids=["/".join(d) for d in GRID_DTYPES])
+def test_grid_sample_refuses_kinds_then_a_grid_of_another_dtype(dtypes, rank, mode):
+    """Integer, bool and complex input by the kernel's name, then a grid whose dtype is not the input's; half input
+    with a half grid samples (it gave NaN: its fused multiply-add split half values as doubles)."""
+    def run(lib):
+        x = lib.arange(3.0 ** rank).reshape(1, 1, *(3,) * rank).to(getattr(lib, dtypes[0]))
+        grid = (lib.arange(2.0 ** rank * rank).reshape(1, *(2,) * rank, rank) / 2 ** rank - 0.4)
+        return _outcome(lambda: lib.nn.functional.grid_sample(x, grid.to(getattr(lib, dtypes[1])), mode=mode,
+                                                              align_corners=False))
+
+    ours, theirs = run(retrograd), run(torch)
+    assert ours[:2] == theirs[:2]
+    if ours[0] == "ok":  # half rounds each step in torch's kernel, once in retrograd's
+        np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-2)
+
+
+@pytest.mark.parametrize("dtypes", [("float64", "float32", "float32", None), ("float32", "float32", "float32", "int64"),
+                                    ("float32", "float32", "float16", None), ("int64", "int64", "int64", None)])
+def test_bilinear_wants_one_dtype_before_checking_sizes(dtypes):
+    def run(lib):
+        x1, x2, w = (lib.ones(shape, dtype=getattr(lib, dt)) for shape, dt in zip(((2, 3), (2, 3), (4, 3, 3)), dtypes))
+        b = None if dtypes[3] is None else lib.ones(4, dtype=getattr(lib, dtypes[3]))
+        return _outcome(lambda: lib.nn.functional.bilinear(x1, x2, w, b))
+
+    assert run(retrograd) == run(torch)

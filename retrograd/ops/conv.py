@@ -111,6 +111,7 @@ from .._tensor import Tensor, _wrap
 from .._warn import user_stacklevel, warn_once_at_user
 from .._xp import namespace
 from . import arrays as A
+from .pointwise import _refuse_kinds
 from .registry import apply, defop
 from .shape import stack
 
@@ -2036,6 +2037,10 @@ def _grid_sampler(input: Tensor, grid: Tensor, interpolation_mode: int, padding_
                            f"sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
     if mode == "bicubic" and d != 2:
         raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+    _refuse_kinds(input._data, "grid_sampler_2d_cpu_kernel_impl" if d == 2 else "grid_sampler3d_cpu", "buic")
+    if grid.dtype is not input.dtype:
+        raise RuntimeError(f"expected scalar type {D.scalar_type_name(input.dtype)} but found "
+                           f"{D.scalar_type_name(grid.dtype)}")
     return apply(grid_sampler_op if d == 2 else grid_sampler_3d_op, (input, grid), (mode, padding_mode, align_corners))
 
 

@@ -1191,6 +1191,10 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """y_k = x1 . W_k . x2 + b_k over the last dims."""
+    named = {"input1": input1, "input2": input2, "weight": weight, "bias": bias}
+    if len({t.dtype for t in named.values() if t is not None}) > 1:  # torch checks this first
+        raise RuntimeError("All tensors must have the same dtype, got " + ", ".join(
+            f"{name}: {D.CPP_TYPE_NAMES[t.dtype.name]}" for name, t in named.items() if t is not None))
     if input1.ndim != input2.ndim:
         raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.ndim} and {input2.ndim}")
     for a, b in zip(input1.shape[:-1], input2.shape[:-1]):
@@ -1626,7 +1630,7 @@ def rms_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | No
         warn_once_at_user(f"Mismatch dtype between input and weight: input dtype = {D.CPP_TYPE_NAMES[input.dtype.name]}"
                           f", weight dtype = {D.CPP_TYPE_NAMES[weight.dtype.name]}, Cannot dispatch to fused "
                           "implementation. (Triggered internally at "
-                          "/__w/pytorch/pytorch/aten/src/ATen/native/layer_norm.cpp:346.)")
+                          "/__w/pytorch/pytorch/aten/src/ATen/native/layer_norm.cpp:346.)", key="rms_norm dtypes")
     x = input.float() if input.dtype in (D.float16, D.bfloat16) else input
     if eps is None:
         eps = D.finfo(x.dtype).eps
