@@ -121,3 +121,27 @@ def test_a_failed_pruning_leaves_the_module_as_it_was():
         prune_of(retrograd).l1_unstructured(linear, "bias", amount=6)
     assert sorted(n for n, _ in linear.named_parameters()) == ["bias", "weight"]
     assert not prune_of(retrograd).is_pruned(linear)
+
+
+@pytest.mark.parametrize(("method", "patched"), [("random_unstructured", "rand_like"), ("random_structured", "rand")])
+def test_random_pruning_draws_through_the_package_namespace(method, patched, monkeypatch):
+    """torch's random methods call `torch.rand_like` / `torch.rand` at each pruning, so a program that replaces them
+    (a mock, a replay of recorded draws) chooses the mask; retrograd's look theirs up the same way."""
+    masks = []
+    for lib in LIBS:
+        draws = iter([0.9, 0.1, 0.8, 0.2, 0.7, 0.3])
+        fixed = lambda *shape_or_tensor, lib=lib, draws=draws: lib.tensor(  # noqa: E731
+            [next(draws) for _ in range(5)])
+        monkeypatch.setattr(lib, patched, fixed)
+        conv, linear = model(lib)
+        if method == "random_unstructured":
+            prune_of(lib).random_unstructured(linear, "bias", amount=2)
+            masks.append(linear.bias_mask.tolist())
+        else:
+            prune_of(lib).random_structured(linear, "weight", amount=2, dim=0)
+            masks.append(linear.weight_mask.tolist())
+    assert masks[0] == masks[1]
+    # the two largest draws (0.9, 0.8) prune entries 0 and 2; the two smallest (0.1, 0.2) prune rows 1 and 3
+    kept = [0.0, 1.0, 0.0, 1.0, 1.0] if method == "random_unstructured" else [[float(row % 2 == 0)] * 6
+                                                                              for row in range(5)]
+    assert masks[0] == kept

@@ -3,7 +3,9 @@
 Pruning `name` of a module moves the parameter to `name_orig`, keeps the mask as the buffer `name_mask`, and sets
 `name` to `name_orig * name_mask` before every forward (the method is the module's forward pre-hook), so the
 gradient reaches the kept entries of `name_orig` only. Pruning the same tensor again combines the masks in a
-PruningContainer; `remove` makes the pruning permanent. Random methods draw from torch's generator, as torch's do.
+PruningContainer; `remove` makes the pruning permanent. Random methods draw from torch's generator, as torch's do,
+and through the package's `rand_like` / `rand` looked up at each call, as torch's call `torch.rand_like`: a program that
+wraps or replaces those (tests/programs/_draws.py replaying torch's draws, a test's mock) decides their masks too.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from __future__ import annotations
 import numbers
 from collections.abc import Iterable, Iterator
 from typing import Any
+
+import retrograd
 
 from ... import _creation as C
 from ..._tensor import Tensor
@@ -190,7 +194,7 @@ class RandomUnstructured(_ByAmount):
         count = self._count(t.nelement())
         mask = default_mask.clone()
         if count:
-            mask.view(-1)[C.rand_like(t).view(-1).topk(count).indices] = 0
+            mask.view(-1)[retrograd.rand_like(t).view(-1).topk(count).indices] = 0
         return mask
 
     @classmethod
@@ -248,7 +252,7 @@ class RandomStructured(_Structured):
     """Zero `amount` slices along `dim` chosen at random."""
 
     def _kept_slices(self, t: Tensor, slices: int, count: int) -> Tensor:
-        draws = C.rand(slices)
+        draws = retrograd.rand(slices)
         return draws > draws.kthvalue(count).values
 
     @classmethod
