@@ -103,6 +103,12 @@ def test_a_pruned_models_state_dict_is_torchs():
     lambda lib, p, c, m: p.remove(m, "weight"),
     lambda lib, p, c, m: p.global_unstructured([(m, "weight")], pruning_method=p.LnStructured, amount=1, n=2),
     lambda lib, p, c, m: p.global_unstructured(5, pruning_method=p.L1Unstructured, amount=1),
+    lambda lib, p, c, m: p.l1_unstructured(m, "weight", amount=1, importance_scores=lib.ones(3)),
+    lambda lib, p, c, m: p.L1Unstructured(0.5).prune(lib.ones(4), importance_scores=lib.ones(3)),
+    lambda lib, p, c, m: p.custom_from_mask(m, "weight", mask=lib.ones(3)),
+    lambda lib, p, c, m: p.BasePruningMethod(),
+    lambda lib, p, c, m: p.L1Unstructured(0.2).apply_mask(m),
+    lambda lib, p, c, m: p.PruningContainer(p.L1Unstructured(0.1), p.L1Unstructured(0.2)),
 ])
 def test_errors_are_torchs(call):
     raised = []
@@ -145,3 +151,22 @@ def test_random_pruning_draws_through_the_package_namespace(method, patched, mon
     kept = [0.0, 1.0, 0.0, 1.0, 1.0] if method == "random_unstructured" else [[float(row % 2 == 0)] * 6
                                                                               for row in range(5)]
     assert masks[0] == kept
+
+
+def test_a_method_without_pruning_type_prunes_alone_but_not_after_another():
+    """Neither BasePruningMethod nor PruningContainer has a PRUNING_TYPE in torch: a subclass that leaves it out
+    prunes a tensor once, and pruning that tensor again fails on the missing attribute, with the earlier hook already
+    taken off the module (torch's order), which retrograd's must match."""
+    facts = []
+    for lib in LIBS:
+        prune = prune_of(lib)
+        untyped = type("Untyped", (prune.BasePruningMethod,), {
+            "compute_mask": lambda self, t, default_mask: default_mask * (t.abs() > 0.5)})
+        _, linear = model(lib)
+        untyped.apply(linear, "weight")
+        first = (linear.weight_mask.tolist(), len(linear._forward_pre_hooks))
+        with pytest.raises(AttributeError) as error:
+            untyped.apply(linear, "weight")
+        facts.append((first, str(error.value), len(linear._forward_pre_hooks),
+                      sorted(n for n, _ in linear.named_parameters()), hasattr(prune.PruningContainer, "PRUNING_TYPE")))
+    assert facts[0] == facts[1]

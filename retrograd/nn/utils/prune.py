@@ -11,6 +11,7 @@ wraps or replaces those (tests/programs/_draws.py replaying torch's draws, a tes
 from __future__ import annotations
 
 import numbers
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -23,19 +24,20 @@ from .convert_parameters import parameters_to_vector
 from .weight_norm import remove_hook_of
 
 
-class BasePruningMethod:
-    """A way to choose a mask for a tensor (subclasses define `compute_mask`); applied, it is the pruned module's
-    forward pre-hook that recomputes the pruned tensor."""
+class BasePruningMethod(ABC):
+    """A way to choose a mask for a tensor (subclasses define `compute_mask` and `PRUNING_TYPE`); applied, it is the
+    pruned module's forward pre-hook that recomputes the pruned tensor. As in torch, neither has a default: a subclass
+    without `PRUNING_TYPE` fails when combined with another pruning, and `_tensor_name` is set by `apply`."""
 
-    PRUNING_TYPE = "unstructured"  # or "structured" (whole slices along `dim`) or "global"
-    _tensor_name: str | None = None
+    PRUNING_TYPE: str  # "unstructured", "structured" (whole slices along `dim`) or "global"
+    _tensor_name: str
 
     def __call__(self, module: Module, inputs: Any) -> None:
         setattr(module, self._tensor_name, self.apply_mask(module))
 
+    @abstractmethod
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
         """The mask for `t` given the mask it already has (ones when unpruned)."""
-        raise NotImplementedError
 
     def apply_mask(self, module: Module) -> Tensor:
         """The pruned tensor: the original times its mask."""
@@ -53,7 +55,8 @@ class BasePruningMethod:
         if importance_scores is None:
             importance_scores = orig
         elif importance_scores.shape != orig.shape:
-            raise AssertionError(f"importance_scores should have the same shape as parameter {name} of {module}")
+            raise AssertionError(f"importance_scores should have the same shape as parameter {name} of {module}, "
+                                 f"got {importance_scores.shape} vs {orig.shape}")
         first = not isinstance(method, PruningContainer)
         if first:
             module.register_parameter(name + "_orig", orig)
@@ -73,6 +76,9 @@ class BasePruningMethod:
 
     def prune(self, t: Tensor, default_mask: Tensor | None = None, importance_scores: Tensor | None = None) -> Tensor:
         """`t` with this method's mask applied, without touching any module."""
+        if importance_scores is not None and importance_scores.shape != t.shape:
+            raise AssertionError(f"importance_scores should have the same shape as tensor t, got "
+                                 f"{importance_scores.shape} vs {t.shape}")
         scores = t if importance_scores is None else importance_scores
         mask = C.ones_like(t) if default_mask is None else default_mask
         return t * self.compute_mask(scores, default_mask=mask)
@@ -164,6 +170,8 @@ class PruningContainer(BasePruningMethod):
 class Identity(BasePruningMethod):
     """Prunes nothing: the mask stays all ones."""
 
+    PRUNING_TYPE = "unstructured"
+
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
         return default_mask
 
@@ -174,6 +182,8 @@ class Identity(BasePruningMethod):
 
 class _ByAmount(BasePruningMethod):
     """A method that prunes `amount` entries or slices: a count, or a fraction of the candidates."""
+
+    PRUNING_TYPE = "unstructured"  # entries; _Structured's are slices
 
     def __init__(self, amount: int | float) -> None:
         _check_amount(amount)
@@ -288,8 +298,8 @@ class CustomFromMask(BasePruningMethod):
 
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
         if default_mask.shape != self.mask.shape:
-            raise AssertionError(f"mask of shape {tuple(self.mask.shape)} for a tensor of shape "
-                                 f"{tuple(default_mask.shape)}")
+            raise AssertionError(f"default_mask shape {default_mask.shape} must match self.mask shape "
+                                 f"{self.mask.shape}")
         return default_mask * self.mask.to(dtype=default_mask.dtype)
 
     @classmethod
