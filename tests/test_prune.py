@@ -170,3 +170,21 @@ def test_a_method_without_pruning_type_prunes_alone_but_not_after_another():
         facts.append((first, str(error.value), len(linear._forward_pre_hooks),
                       sorted(n for n, _ in linear.named_parameters()), hasattr(prune.PruningContainer, "PRUNING_TYPE")))
     assert facts[0] == facts[1]
+
+
+def test_the_hooks_attributes_are_torchs_in_torchs_order():
+    """`vars(hook)` / `hook.__dict__`, which scripts print to see how a tensor was pruned: the same attributes,
+    values and order for each method and for the container of a tensor pruned twice."""
+    seen = []
+    for lib in LIBS:
+        prune = prune_of(lib)
+        conv, linear = model(lib)
+        prune.ln_structured(conv, "weight", amount=1, n=2, dim=0)
+        prune.random_structured(conv, "weight", amount=1, dim=1)
+        prune.l1_unstructured(linear, "bias", amount=2)
+        prune.custom_from_mask(linear, "weight", mask=lib.ones(5, 6))
+        hooks = [*conv._forward_pre_hooks.values(), *conv._forward_pre_hooks[next(iter(conv._forward_pre_hooks))],
+                 *linear._forward_pre_hooks.values()]
+        seen.append([(type(hook).__name__, [(k, v if k not in ("_pruning_methods", "mask") else len(v))
+                                            for k, v in vars(hook).items()]) for hook in hooks])
+    assert seen[0] == seen[1]

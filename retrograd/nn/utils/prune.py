@@ -274,8 +274,8 @@ class LnStructured(_Structured):
     """Zero the `amount` slices along `dim` of smallest L`n` norm."""
 
     def __init__(self, amount: int | float, n: int | float | str, dim: int = -1) -> None:
-        super().__init__(amount, dim)
-        self.n = n
+        _ByAmount.__init__(self, amount)
+        self.n, self.dim = n, dim  # in torch's order: vars(method) lists amount, n, dim
 
     def _kept_slices(self, t: Tensor, slices: int, count: int) -> Tensor:
         dim = self.dim % t.dim()
