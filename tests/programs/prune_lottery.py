@@ -158,6 +158,7 @@ for hook in module._forward_pre_hooks.values():
     if hook._tensor_name == "weight":  # select out the correct hook
         break
 print(type(hook).__name__, [type(method).__name__ for method in hook], len(hook))
+print([vars(method) for method in hook])
 print(list(module._forward_pre_hooks))
 print(module)
 print(model.state_dict().keys())
