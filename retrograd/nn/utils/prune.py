@@ -361,7 +361,8 @@ def global_unstructured(parameters: Iterable[tuple[Module, str]], pruning_method
         importance_scores = {}
     if not isinstance(importance_scores, dict):
         raise TypeError("global_unstructured(): importance_scores must be of type dict")
-    parameters = list(parameters)
+    # `parameters` is read three times, as torch reads it: a generator is spent after the first, and the masks'
+    # empty cat raises torch's ValueError
     scores = parameters_to_vector([importance_scores.get((module, name), getattr(module, name))
                                    for module, name in parameters])
     masks = parameters_to_vector([getattr(module, name + "_mask") if hasattr(module, name + "_mask")
