@@ -551,14 +551,21 @@ class Tensor:
 
     def __float__(self) -> float:
         _warn_scalar_of_grad(self)
-        return float(self.item())
+        return float(self._python_scalar())
 
     def __int__(self) -> int:
-        return int(self.item())
+        return int(self._python_scalar())
 
     def __complex__(self) -> complex:
         _warn_scalar_of_grad(self)
-        return complex(self.item())
+        return complex(self._python_scalar())
+
+    def _python_scalar(self) -> Any:
+        """The one element, for float(), int() and complex(): torch raises a ValueError for any other count there
+        (item's is a RuntimeError)."""
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return self.item()
 
     def __index__(self) -> int:
         if self.dtype.category >= 2 or self._data.size != 1:
@@ -962,7 +969,8 @@ def _warn_scalar_of_grad(tensor: Tensor) -> None:
     is on (LBFGS reads its closure's loss so under no_grad, silently)."""
     if tensor._requires_grad and grad_mode._state.enabled:
         warn_once("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
-                  "Consider using tensor.detach() first.", UserWarning, stacklevel=3)
+                  "Consider using tensor.detach() first. (Triggered internally at /__w/pytorch/pytorch/torch/csrc/"
+                  "autograd/generated/python_variable_methods.cpp:822.)", UserWarning, stacklevel=3)
 
 
 # Note [stale views]

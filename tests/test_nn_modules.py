@@ -6,6 +6,7 @@ Each case builds the same module in both libraries, copies torch's initial state
 """
 
 import copy
+import importlib
 import math
 import warnings
 
@@ -1023,3 +1024,34 @@ def test_hook_tables_reset_to_plain_ordered_dicts_take_new_hooks():
     (theirs, their_warnings), (ours, our_warnings) = _each_library(run)
     assert ours == theirs
     assert our_warnings == their_warnings
+
+
+@pytest.mark.parametrize("replacement", ["pruned", "parametrized", "plain tensor"])
+@pytest.mark.parametrize("mode", ["LSTM", "GRU"])
+def test_a_recurrent_weight_replaced_by_a_computed_tensor_is_the_one_the_forward_uses(mode, replacement):
+    """weight_hh_l0 pruned (torch.nn.utils.prune sets it before each forward), under a parametrization, or deleted and
+    set as a plain tensor: torch's RNNs run with what the attribute holds (RNNBase.__setattr__ keeps its
+    _flat_weights in step), so the outputs and the gradient reaching the original weight are torch's."""
+    x = randn(2, 5, 3)
+    state = None
+    results = []
+    for lib in (torch, retrograd):
+        prune = importlib.import_module(f"{lib.__name__}.nn.utils.prune")
+        parametrize = importlib.import_module(f"{lib.__name__}.nn.utils.parametrize")
+        module = getattr(lib.nn, mode)(3, 4, batch_first=True)
+        if state is None:
+            state = {k: v.detach().numpy().copy() for k, v in module.state_dict().items()}
+        module.load_state_dict({k: lib.from_numpy(v.copy()) for k, v in state.items()})
+        if replacement == "pruned":
+            prune.l1_unstructured(module, "weight_hh_l0", amount=0.5)
+        elif replacement == "parametrized":
+            parametrize.register_parametrization(module, "weight_hh_l0", type("Halve", (lib.nn.Module,), {
+                "forward": lambda self, w: w * 0.5})())
+        else:
+            del module.weight_hh_l0
+            module.weight_hh_l0 = lib.from_numpy(state["weight_hh_l0"].copy()) * 0.25
+        out, _ = module(lib.from_numpy(x))
+        out.pow(2).sum().backward()
+        results.append((out.detach().numpy(), module.weight_ih_l0.grad.numpy()))
+    for ours, theirs in zip(results[1], results[0]):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)

@@ -174,6 +174,22 @@ def test_float_of_a_tensor_that_requires_grad_warns_once_as_torch():
                            check=True).stderr for lib in ("torch", "retrograd")]
     assert [run.count("UserWarning: Converting a tensor with requires_grad=True to a scalar") for run in runs] == [1, 1]
     assert [run.startswith("<string>:8: ") for run in runs] == [True, True]  # at line 8, after no_grad, not in it
+    assert runs[0] == runs[1]  # torch's words, its C++ suffix included
+
+
+@pytest.mark.parametrize("convert", [float, int, complex, lambda t: "%.2f" % t])  # noqa: UP031
+@pytest.mark.parametrize("shape", [(3,), (0,), (2, 2)])
+def test_a_python_scalar_of_a_tensor_not_of_one_element_is_torchs_value_error(convert, shape):
+    """float(t), int(t), complex(t) and %-formatting refuse a tensor of any other count than one with torch's
+    ValueError (a loop's `float(loss_per_sample)`); t.item() says a RuntimeError instead."""
+    raised = []
+    for lib in LIBS:
+        with pytest.raises(ValueError) as error:
+            convert(lib.ones(shape))
+        with pytest.raises(RuntimeError) as item_error:
+            lib.ones(shape).item()
+        raised.append((str(error.value), str(item_error.value)))
+    assert raised[0] == raised[1]
 
 
 NUMPY_WRAPS = """

@@ -103,6 +103,15 @@ def test_a_pruned_models_state_dict_is_torchs():
     lambda lib, p, c, m: p.remove(m, "weight"),
     lambda lib, p, c, m: p.global_unstructured([(m, "weight")], pruning_method=p.LnStructured, amount=1, n=2),
     lambda lib, p, c, m: p.global_unstructured(5, pruning_method=p.L1Unstructured, amount=1),
+    # torch reads the pairs more than once: a generator is spent by the first reading
+    lambda lib, p, c, m: p.global_unstructured(((mod, "weight") for mod in (c, m)), pruning_method=p.L1Unstructured,
+                                               amount=1),
+    lambda lib, p, c, m: p.l1_unstructured(m, "weight", amount=1, importance_scores=lib.ones(3)),
+    lambda lib, p, c, m: p.L1Unstructured(0.5).prune(lib.ones(4), importance_scores=lib.ones(3)),
+    lambda lib, p, c, m: p.custom_from_mask(m, "weight", mask=lib.ones(3)),
+    lambda lib, p, c, m: p.BasePruningMethod(),
+    lambda lib, p, c, m: p.L1Unstructured(0.2).apply_mask(m),
+    lambda lib, p, c, m: p.PruningContainer(p.L1Unstructured(0.1), p.L1Unstructured(0.2)),
 ])
 def test_errors_are_torchs(call):
     raised = []
@@ -121,3 +130,64 @@ def test_a_failed_pruning_leaves_the_module_as_it_was():
         prune_of(retrograd).l1_unstructured(linear, "bias", amount=6)
     assert sorted(n for n, _ in linear.named_parameters()) == ["bias", "weight"]
     assert not prune_of(retrograd).is_pruned(linear)
+
+
+@pytest.mark.parametrize(("method", "patched"), [("random_unstructured", "rand_like"), ("random_structured", "rand")])
+def test_random_pruning_draws_through_the_package_namespace(method, patched, monkeypatch):
+    """torch's random methods call `torch.rand_like` / `torch.rand` at each pruning, so a program that replaces them
+    (a mock, a replay of recorded draws) chooses the mask; retrograd's look theirs up the same way."""
+    masks = []
+    for lib in LIBS:
+        draws = iter([0.9, 0.1, 0.8, 0.2, 0.7, 0.3])
+        fixed = lambda *shape_or_tensor, lib=lib, draws=draws: lib.tensor(  # noqa: E731
+            [next(draws) for _ in range(5)])
+        monkeypatch.setattr(lib, patched, fixed)
+        conv, linear = model(lib)
+        if method == "random_unstructured":
+            prune_of(lib).random_unstructured(linear, "bias", amount=2)
+            masks.append(linear.bias_mask.tolist())
+        else:
+            prune_of(lib).random_structured(linear, "weight", amount=2, dim=0)
+            masks.append(linear.weight_mask.tolist())
+    assert masks[0] == masks[1]
+    # the two largest draws (0.9, 0.8) prune entries 0 and 2; the two smallest (0.1, 0.2) prune rows 1 and 3
+    kept = [0.0, 1.0, 0.0, 1.0, 1.0] if method == "random_unstructured" else [[float(row % 2 == 0)] * 6
+                                                                              for row in range(5)]
+    assert masks[0] == kept
+
+
+def test_a_method_without_pruning_type_prunes_alone_but_not_after_another():
+    """Neither BasePruningMethod nor PruningContainer has a PRUNING_TYPE in torch: a subclass that leaves it out
+    prunes a tensor once, and pruning that tensor again fails on the missing attribute, with the earlier hook already
+    taken off the module (torch's order), which retrograd's must match."""
+    facts = []
+    for lib in LIBS:
+        prune = prune_of(lib)
+        untyped = type("Untyped", (prune.BasePruningMethod,), {
+            "compute_mask": lambda self, t, default_mask: default_mask * (t.abs() > 0.5)})
+        _, linear = model(lib)
+        untyped.apply(linear, "weight")
+        first = (linear.weight_mask.tolist(), len(linear._forward_pre_hooks))
+        with pytest.raises(AttributeError) as error:
+            untyped.apply(linear, "weight")
+        facts.append((first, str(error.value), len(linear._forward_pre_hooks),
+                      sorted(n for n, _ in linear.named_parameters()), hasattr(prune.PruningContainer, "PRUNING_TYPE")))
+    assert facts[0] == facts[1]
+
+
+def test_the_hooks_attributes_are_torchs_in_torchs_order():
+    """`vars(hook)` / `hook.__dict__`, which scripts print to see how a tensor was pruned: the same attributes,
+    values and order for each method and for the container of a tensor pruned twice."""
+    seen = []
+    for lib in LIBS:
+        prune = prune_of(lib)
+        conv, linear = model(lib)
+        prune.ln_structured(conv, "weight", amount=1, n=2, dim=0)
+        prune.random_structured(conv, "weight", amount=1, dim=1)
+        prune.l1_unstructured(linear, "bias", amount=2)
+        prune.custom_from_mask(linear, "weight", mask=lib.ones(5, 6))
+        hooks = [*conv._forward_pre_hooks.values(), *conv._forward_pre_hooks[next(iter(conv._forward_pre_hooks))],
+                 *linear._forward_pre_hooks.values()]
+        seen.append([(type(hook).__name__, [(k, v if k not in ("_pruning_methods", "mask") else len(v))
+                                            for k, v in vars(hook).items()]) for hook in hooks])
+    assert seen[0] == seen[1]

@@ -611,7 +611,8 @@ Tensor.__rfloordiv__ = _operator(_rfloordiv)
 Tensor.__mod__ = _operator(_mod)
 Tensor.__rmod__ = _operator(_rmod)
 Tensor.__rdiv__ = _operator(_rdiv)
-Tensor.to_sparse = _to_sparse
+Tensor.to_sparse = Tensor.to_sparse_coo = Tensor.to_sparse_csr = Tensor.to_sparse_csc = _to_sparse
+Tensor.to_sparse_bsr = Tensor.to_sparse_bsc = _to_sparse
 Tensor.__pow__ = _operator(pow)
 Tensor.__rpow__ = _operator(_rpow)
 Tensor.__matmul__ = lambda self, other: matmul(self, other) if isinstance(other, Tensor) else NotImplemented

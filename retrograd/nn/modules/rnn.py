@@ -170,10 +170,12 @@ class RNNBase(Module):
         return [[getattr(self, n) for n in names[i:i + per]] for i in range(0, len(names), per)]
 
     def _weights(self, layer: int, direction: int) -> tuple:
+        """The layer's weights as attributes, not only as parameters: a pruned weight (torch.nn.utils.prune), one
+        under weight_norm or a parametrization is a tensor its hook or property recomputes, which torch's forward
+        uses (its `__setattr__` keeps `_flat_weights` up to date)."""
         suffix = f"_l{layer}" + ("_reverse" if direction == 1 else "")
-        get = self._parameters.get
-        return (get("weight_ih" + suffix), get("bias_ih" + suffix), get("weight_hh" + suffix),
-                get("bias_hh" + suffix), get("weight_hr" + suffix))
+        return tuple(getattr(self, kind + suffix, None) for kind in ("weight_ih", "bias_ih", "weight_hh", "bias_hh",
+                                                                     "weight_hr"))
 
     def _check_input(self, input: Tensor) -> None:
         """torch's check_input: the input's dtype is the weights' (unless autocast is on), its last size input_size."""

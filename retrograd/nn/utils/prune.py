@@ -3,14 +3,19 @@
 Pruning `name` of a module moves the parameter to `name_orig`, keeps the mask as the buffer `name_mask`, and sets
 `name` to `name_orig * name_mask` before every forward (the method is the module's forward pre-hook), so the
 gradient reaches the kept entries of `name_orig` only. Pruning the same tensor again combines the masks in a
-PruningContainer; `remove` makes the pruning permanent. Random methods draw from torch's generator, as torch's do.
+PruningContainer; `remove` makes the pruning permanent. Random methods draw from torch's generator, as torch's do,
+and through the package's `rand_like` / `rand` looked up at each call, as torch's call `torch.rand_like`: a program that
+wraps or replaces those (tests/programs/_draws.py replaying torch's draws, a test's mock) decides their masks too.
 """
 
 from __future__ import annotations
 
 import numbers
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from typing import Any
+
+import retrograd
 
 from ... import _creation as C
 from ..._tensor import Tensor
@@ -19,19 +24,20 @@ from .convert_parameters import parameters_to_vector
 from .weight_norm import remove_hook_of
 
 
-class BasePruningMethod:
-    """A way to choose a mask for a tensor (subclasses define `compute_mask`); applied, it is the pruned module's
-    forward pre-hook that recomputes the pruned tensor."""
+class BasePruningMethod(ABC):
+    """A way to choose a mask for a tensor (subclasses define `compute_mask` and `PRUNING_TYPE`); applied, it is the
+    pruned module's forward pre-hook that recomputes the pruned tensor. As in torch, neither has a default: a subclass
+    without `PRUNING_TYPE` fails when combined with another pruning, and `_tensor_name` is set by `apply`."""
 
-    PRUNING_TYPE = "unstructured"  # or "structured" (whole slices along `dim`) or "global"
-    _tensor_name: str | None = None
+    PRUNING_TYPE: str  # "unstructured", "structured" (whole slices along `dim`) or "global"
+    _tensor_name: str
 
     def __call__(self, module: Module, inputs: Any) -> None:
         setattr(module, self._tensor_name, self.apply_mask(module))
 
+    @abstractmethod
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
         """The mask for `t` given the mask it already has (ones when unpruned)."""
-        raise NotImplementedError
 
     def apply_mask(self, module: Module) -> Tensor:
         """The pruned tensor: the original times its mask."""
@@ -49,7 +55,8 @@ class BasePruningMethod:
         if importance_scores is None:
             importance_scores = orig
         elif importance_scores.shape != orig.shape:
-            raise AssertionError(f"importance_scores should have the same shape as parameter {name} of {module}")
+            raise AssertionError(f"importance_scores should have the same shape as parameter {name} of {module}, "
+                                 f"got {importance_scores.shape} vs {orig.shape}")
         first = not isinstance(method, PruningContainer)
         if first:
             module.register_parameter(name + "_orig", orig)
@@ -69,6 +76,9 @@ class BasePruningMethod:
 
     def prune(self, t: Tensor, default_mask: Tensor | None = None, importance_scores: Tensor | None = None) -> Tensor:
         """`t` with this method's mask applied, without touching any module."""
+        if importance_scores is not None and importance_scores.shape != t.shape:
+            raise AssertionError(f"importance_scores should have the same shape as tensor t, got "
+                                 f"{importance_scores.shape} vs {t.shape}")
         scores = t if importance_scores is None else importance_scores
         mask = C.ones_like(t) if default_mask is None else default_mask
         return t * self.compute_mask(scores, default_mask=mask)
@@ -160,6 +170,8 @@ class PruningContainer(BasePruningMethod):
 class Identity(BasePruningMethod):
     """Prunes nothing: the mask stays all ones."""
 
+    PRUNING_TYPE = "unstructured"
+
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
         return default_mask
 
@@ -170,6 +182,8 @@ class Identity(BasePruningMethod):
 
 class _ByAmount(BasePruningMethod):
     """A method that prunes `amount` entries or slices: a count, or a fraction of the candidates."""
+
+    PRUNING_TYPE = "unstructured"  # entries; _Structured's are slices
 
     def __init__(self, amount: int | float) -> None:
         _check_amount(amount)
@@ -190,7 +204,7 @@ class RandomUnstructured(_ByAmount):
         count = self._count(t.nelement())
         mask = default_mask.clone()
         if count:
-            mask.view(-1)[C.rand_like(t).view(-1).topk(count).indices] = 0
+            mask.view(-1)[retrograd.rand_like(t).view(-1).topk(count).indices] = 0
         return mask
 
     @classmethod
@@ -248,7 +262,7 @@ class RandomStructured(_Structured):
     """Zero `amount` slices along `dim` chosen at random."""
 
     def _kept_slices(self, t: Tensor, slices: int, count: int) -> Tensor:
-        draws = C.rand(slices)
+        draws = retrograd.rand(slices)
         return draws > draws.kthvalue(count).values
 
     @classmethod
@@ -260,8 +274,8 @@ class LnStructured(_Structured):
     """Zero the `amount` slices along `dim` of smallest L`n` norm."""
 
     def __init__(self, amount: int | float, n: int | float | str, dim: int = -1) -> None:
-        super().__init__(amount, dim)
-        self.n = n
+        _ByAmount.__init__(self, amount)
+        self.n, self.dim = n, dim  # in torch's order: vars(method) lists amount, n, dim
 
     def _kept_slices(self, t: Tensor, slices: int, count: int) -> Tensor:
         dim = self.dim % t.dim()
@@ -284,8 +298,8 @@ class CustomFromMask(BasePruningMethod):
 
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
         if default_mask.shape != self.mask.shape:
-            raise AssertionError(f"mask of shape {tuple(self.mask.shape)} for a tensor of shape "
-                                 f"{tuple(default_mask.shape)}")
+            raise AssertionError(f"default_mask shape {default_mask.shape} must match self.mask shape "
+                                 f"{self.mask.shape}")
         return default_mask * self.mask.to(dtype=default_mask.dtype)
 
     @classmethod
@@ -347,7 +361,8 @@ def global_unstructured(parameters: Iterable[tuple[Module, str]], pruning_method
         importance_scores = {}
     if not isinstance(importance_scores, dict):
         raise TypeError("global_unstructured(): importance_scores must be of type dict")
-    parameters = list(parameters)
+    # `parameters` is read three times, as torch reads it: a generator is spent after the first, and the masks'
+    # empty cat raises torch's ValueError
     scores = parameters_to_vector([importance_scores.get((module, name), getattr(module, name))
                                    for module, name in parameters])
     masks = parameters_to_vector([getattr(module, name + "_mask") if hasattr(module, name + "_mask")
