@@ -41,7 +41,7 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 @defop("threshold", params=("threshold", "value"), self="threshold_backward(grad, self, threshold)",
        jvp="threshold_backward(self_t, self, threshold)")
 def threshold_op(xp, x, threshold, value):
-    _refuse_kinds(x, "threshold_cpu")
+    _refuse_kinds(x, "threshold_cpu", "bc")
     return xp.where(x <= threshold, xp.asarray(value, dtype=x.dtype, device=x.device), x)
 
 
@@ -52,7 +52,7 @@ threshold_inplace = threshold_op.alias("threshold_", "ThresholdBackward1")
 @defop("leaky_relu", params=("negative_slope",), self="leaky_relu_backward(grad, self, negative_slope)",
        jvp="leaky_relu_backward(self_t, self, negative_slope)")
 def leaky_relu_op(xp, x, negative_slope):
-    _refuse_kinds(x, "leaky_relu_cpu")
+    _refuse_kinds(x, "leaky_relu_cpu", "buic")
     return xp.where(x > 0, x, x * xp.asarray(negative_slope, dtype=x.dtype, device=x.device))
 
 
@@ -66,7 +66,7 @@ def leaky_relu_result(xp, x, negative_slope):
 @defop("hardtanh", params=("min_val", "max_val"), self="hardtanh_backward(grad, self, min_val, max_val)",
        jvp="hardtanh_backward(self_t, self, min_val, max_val)")
 def hardtanh_op(xp, x, min_val, max_val):
-    refuse_unordered(x)  # torch's hardtanh is a clamp
+    refuse_unordered(x, "Bool inputs not supported for hardtanh")  # torch's hardtanh is a clamp
     low, high = (xp.asarray(v, dtype=x.dtype, device=x.device) for v in (min_val, max_val))
     return xp.minimum(xp.maximum(x, low), high)
 
@@ -219,7 +219,7 @@ def rrelu_with_noise_backward(xp, g, x, noise, lower, upper, training):
        jvp="rrelu_with_noise_backward(self_t, self, noise, lower, upper, training)")
 def rrelu_op(xp, x, noise, lower, upper, training):
     if training:  # eval mode is leaky_relu's, which refuses for itself
-        _refuse_kinds(x, "rrelu_with_noise_out_cpu")
+        _refuse_kinds(x, "rrelu_with_noise_out_cpu", "buic")
     return x * noise if training else leaky_relu_op.forward(xp, x, (lower + upper) / 2)
 
 
@@ -239,7 +239,7 @@ def rrelu_result(xp, x, noise, lower, upper, training):
        self="elu_backward(grad, self, alpha, scale, input_scale, False)",
        jvp="elu_backward(self_t, self, alpha, scale, input_scale, False)")
 def elu_op(xp, x, alpha, scale, input_scale):
-    _refuse_kinds(x, "elu_cpu")
+    _refuse_kinds(x, "elu_cpu", "buic")
     negative = (scale * alpha) * xp.expm1(x * input_scale)
     return A.astype(xp, xp.where(x > 0, x * scale, negative), x.dtype, copy=False)
 
@@ -262,7 +262,7 @@ celu_result = elu_result.alias("celu_result", "CeluBackward1")
 @defop("gelu", params=("approximate",), self="gelu_backward(grad, self, approximate)",
        jvp="gelu_backward(self_t, self, approximate)")
 def gelu_op(xp, x, approximate):
-    _refuse_kinds(x, "GeluKernelImpl")
+    _refuse_kinds(x, "GeluKernelImpl", "buic")
     return A.blockwise(lambda v: _gelu(xp, v, approximate), x)  # Note [blockwise passes]
 
 
@@ -317,19 +317,20 @@ _NORMAL_CDF_TANH_P = (0.7978847301964266, 0.036334435623928685, -3.4623632713735
 
 @defop("silu", self="silu_backward(grad, self)", jvp="silu_backward(self_t, self)")
 def silu_op(xp, x):
+    _refuse_kinds(x, "silu_cpu", "bui")
     return x * sigmoid.forward(xp, x)
 
 
 @defop("mish", self="grad * mish_derivative(self)", jvp="self_t * mish_derivative(self)")
 def mish_op(xp, x):
-    _refuse_kinds(x, "mish_cpu")
+    _refuse_kinds(x, "mish_cpu", "buic")
     return x * xp.tanh(_softplus(xp, x, 1.0, 20.0))
 
 
 @defop("softplus", params=("beta", "threshold"), self="softplus_backward(grad, self, beta, threshold)",
        jvp="softplus_backward(self_t, self, beta, threshold)")
 def softplus_op(xp, x, beta, threshold):
-    _refuse_kinds(x, "softplus_cpu")
+    _refuse_kinds(x, "softplus_cpu", "buic")
     return _softplus(xp, x, beta, threshold)
 
 
@@ -355,20 +356,20 @@ def log_sigmoid_op(xp, x):
 @defop("hardsigmoid", self="hardsigmoid_backward(grad, self)",
        jvp="where((self > -3) & (self < 3), self_t / 6, 0)")
 def hardsigmoid_op(xp, x):
-    _refuse_kinds(x, "hardsigmoid_cpu")
+    _refuse_kinds(x, "hardsigmoid_cpu", "buic")
     return xp.minimum(xp.maximum(x + 3, 0), 6) / 6
 
 
 @defop("hardswish", self="hardswish_backward(grad, self)", jvp="hardswish_backward(self_t, self)")
 def hardswish_op(xp, x):
-    _refuse_kinds(x, "hardswish_cpu")
+    _refuse_kinds(x, "hardswish_cpu", "buic")
     return x * xp.minimum(xp.maximum(x + 3, 0), 6) / 6
 
 
 @defop("softshrink", params=("lambd",), self="softshrink_backward(grad, self, lambd)",
        jvp="softshrink_backward(self_t, self, lambd)")
 def softshrink_op(xp, x, lambd):
-    _refuse_kinds(x, "softshrink_check")
+    _refuse_kinds(x, "softshrink_check", "buic")
     lam = xp.asarray(lambd, dtype=x.dtype, device=x.device)
     return xp.where(x > lam, x - lam, xp.where(x < -lam, x + lam, xp.zeros((), dtype=x.dtype, device=x.device)))
 
@@ -376,7 +377,7 @@ def softshrink_op(xp, x, lambd):
 @defop("hardshrink", params=("lambd",), self="hardshrink_backward(grad, self, lambd)",
        jvp="hardshrink_backward(self_t, self, lambd)")
 def hardshrink_op(xp, x, lambd):
-    _refuse_kinds(x, "hardshrink_cpu")
+    _refuse_kinds(x, "hardshrink_cpu", "buic")
     return xp.where((x >= -lambd) & (x <= lambd), xp.zeros((), dtype=x.dtype, device=x.device), x)
 
 
@@ -387,7 +388,7 @@ def hardshrink_op(xp, x, lambd):
 
 @defop("glu", params=("dim",), self="glu_backward(grad, self, dim)", jvp="glu_jvp(self_t, self, dim)")
 def glu_op(xp, x, dim):
-    _refuse_kinds(x, "glu_cpu")
+    _refuse_kinds(x, "glu_cpu", "buic")
     a, b = _halves(x, dim)
     return a * sigmoid.forward(xp, b)
 

@@ -1297,8 +1297,8 @@ def _check_dtypes(input: Tensor, weight: Tensor, bias: Tensor | None, win: Windo
                   transposed: bool) -> None:
     """torch's refusal of a weight or bias whose dtype is not the input's (Note [convolution dtypes])."""
     it, wt, bt = input.dtype, weight.dtype, None if bias is None else bias.dtype
-    if wt is it and bt in (None, it):
-        return
+    if wt is it and bt in (None, it) or transposed and it in (D.uint16, D.uint32, D.uint64):
+        return  # the transposed kernels refuse the wide unsigned types first (ops/unsigned.py)
     if not transposed and bt not in (None, it):
         raise RuntimeError(f"Input type ({D.CPP_TYPE_NAMES[it.name]}) and bias type ({D.CPP_TYPE_NAMES[bt.name]}) "
                            "should be the same")
@@ -1448,8 +1448,18 @@ def _check_pool_input(input: Tensor, d: int, name: str) -> None:
 def _max_pool(input: Tensor, d: int, kernel_size: object, stride: object, padding: object, dilation: object,
               ceil_mode: bool, return_indices: bool) -> Tensor | tuple[Tensor, Tensor]:
     win, out = _pool_window(input, d, kernel_size, stride, padding, dilation, ceil_mode)
+    _refuse_pool_dtype(input, f"max_pool{d}d", "bc")
     values, indices = apply(max_pool_op if d == 2 else max_pool3d_op, (input,), (win, out))
     return (values, indices) if return_indices else values
+
+
+def _refuse_pool_dtype(input: Tensor, kernel: str, kinds: str, int64: bool = True, halves: bool = False) -> None:
+    """torch's refusal of a dtype its pooling kernel has no loop for: these `kinds`, the integer types but int64
+    when `int64` is False (the average pools keep a loop for it), float16 and bfloat16 when `halves`."""
+    dtype, kind = input.dtype, D.kind(input._data)
+    if kind in kinds or not int64 and kind in "iu" and dtype is not D.int64 or \
+            halves and dtype in (D.float16, D.bfloat16):
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{D.scalar_type_name(dtype)}\'')
 
 
 def _as_2d(value: object, pad: int, name: str) -> tuple[int, int] | None:
@@ -1525,6 +1535,8 @@ def _avg_pool(input: Tensor, d: int, kernel_size: object, stride: object, paddin
             end = np.minimum(start + k, x + p)
             counts = end - start if count_include_pad else np.minimum(end, x) - np.maximum(start, 0)
             divisor = divisor * counts.reshape((-1,) + (1,) * (d - 1 - i))
+    _refuse_pool_dtype(input, "avg_pool2d" if d == 2 else "avg_pool3d_out_frame", "bc", int64=False,
+                       halves=d == 3)
     return apply(avg_pool_op if d == 2 else avg_pool3d_op, (input,), (win, out, divisor))
 
 
@@ -1582,6 +1594,7 @@ def _adaptive_avg_pool(input: Tensor, d: int, output_size: object) -> Tensor:
             channels = mean.shape[1]
             mean.as_strided_(mean.shape, (channels, 1) + (channels,) * d)
         return mean
+    _refuse_pool_dtype(input, "adaptive_avg_pool2d" if d == 2 else "adaptive_avg_pool3d_cpu", "biuc")
     matrices = tuple(_averaging_matrix(x, o) for x, o in zip(input._data.shape[-d:], out))
     return apply(SEPARABLE_NODES[f"adaptive_avg_pool{d}d"], (input,), (matrices,))
 
@@ -1604,6 +1617,7 @@ def adaptive_avg_pool3d(input: Tensor, output_size: int | Sequence[int | None]) 
 
 def _adaptive_max_pool(input: Tensor, d: int, output_size: object, return_indices: bool) -> Tensor | tuple:
     out = _adaptive_size(input, d, output_size, f"adaptive_max_pool{d}d")
+    _refuse_pool_dtype(input, "adaptive_max_pool2d" if d == 2 else "adaptive_max_pool3d_cpu", "biuc")
     values, indices = apply(adaptive_max_pool_op if d == 2 else adaptive_max_pool3d_op, (input,), (out,))
     return (values, indices) if return_indices else values
 

@@ -302,7 +302,7 @@ def logit_op(xp, x, eps):
 @defop("relu", node="ReluBackward0", self="threshold_backward(grad, result, 0)",
        jvp="threshold_backward(self_t, result, 0)")
 def relu(xp, x):
-    refuse_unordered(x)  # torch's relu is clamp_min(self, 0)
+    refuse_unordered(x, "Boolean inputs not supported for relu")  # torch's relu is clamp_min(self, 0)
     return A.astype(xp, A.with_scalar(xp.maximum, x, 0), x.dtype, copy=False)
 
 
@@ -434,10 +434,14 @@ def clamp_max_tensor(xp, x, hi):
     return _clip(xp, x, None, hi)
 
 
-def refuse_unordered(array: Any) -> None:
-    """clamp's check, which the clamps in other names (relu, hardtanh) run on their kernels' arrays too."""
-    if D.kind(array) == "c":
+def refuse_unordered(array: Any, refused_bool: str | None = None) -> None:
+    """clamp's check, which the clamps in other names (relu, hardtanh) run on their kernels' arrays too; those
+    refuse bool in their own words, `refused_bool`."""
+    kind = D.kind(array)
+    if kind == "c":
         raise NotImplementedError("clamp is not supported for complex types")
+    if kind == "b" and refused_bool:
+        raise RuntimeError(refused_bool)
 
 
 def _refuse_complex_clamp(input: Tensor, *bounds: object) -> None:
