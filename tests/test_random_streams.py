@@ -298,6 +298,22 @@ def test_gamma_dirichlet_and_beta_draws_are_torchs(seed, dtype):
     assert_same(seed, draw)
 
 
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_cauchy_and_von_mises_draws_are_torchs(seed, dtype):
+    """Cauchy (and HalfCauchy) samples by cauchy_, which takes a float64 uniform whatever the dtype; VonMises by
+    torch's rejection rounds, in which a later round's accepted proposal replaces an earlier one; the stream after
+    them is still torch's."""
+    def draw(lib):
+        D, dtype_ = lib.distributions, getattr(lib, dtype)
+        loc, scale = lib.tensor([0.0, 1.0, -2.0], dtype=dtype_), lib.tensor([1.0, 2.0, 0.5], dtype=dtype_)
+        return [D.Cauchy(loc, scale).rsample((4,)), D.HalfCauchy(scale).sample((2,)),
+                D.VonMises(loc, lib.tensor([1.0, 2.0, 1e-6], dtype=dtype_)).sample((5,)), lib.rand(3, dtype=dtype_)]
+
+    # tan and the float64 trigonometry of VonMises round as NumPy's libm does
+    assert_same(seed, draw, rtol=1e-6 if dtype == "float32" else F64_ULPS)
+
+
 @pytest.mark.parametrize("p", [0.3, 0.5])
 def test_dropout_fills_its_mask_in_the_inputs_memory_order(p):
     """torch's dropout draws its mask into empty_like(input), which keeps a permuted input's layout (a broadcast dim

@@ -151,9 +151,8 @@ class Cauchy(_LocScale):
         return retrograd.full(self._extended_shape(), math.inf, dtype=self.loc.dtype)
 
     def rsample(self, sample_shape: _size = ()) -> Tensor:
-        with retrograd.no_grad():  # the standard Cauchy by inverting its cdf
-            u = retrograd.rand(self._extended_shape(sample_shape), dtype=self.loc.dtype)
-            eps = retrograd.tan(math.pi * (u - 0.5))
+        # cauchy_ as torch: tan(pi (u - 1/2)) of a float64 uniform whatever the dtype (rand's float32 takes 24 bits)
+        eps = self.loc.new_empty(self._extended_shape(sample_shape)).cauchy_()
         return self.loc + eps * self.scale
 
     def log_prob(self, value: Tensor) -> Tensor:
@@ -728,7 +727,8 @@ class VonMises(Distribution):
 
     def sample(self, sample_shape: _size = ()) -> Tensor:
         """Best and Fisher (1979): a wrapped Cauchy proposal with parameter r, accepted by a squeeze test or the
-        exact test; each draw repeats until it is accepted."""
+        exact test, rounds of proposals for every element until each has been accepted once; as torch's, a later
+        round's accepted proposal replaces an earlier one (so the draws are torch's)."""
         shape = self._extended_shape(sample_shape)
         with retrograd.no_grad():
             kappa = self.concentration.detach().double()
@@ -742,7 +742,7 @@ class VonMises(Distribution):
                 z = retrograd.cos(math.pi * u1)
                 f = (1 + proposal_r * z) / (proposal_r + z)
                 c = kappa * (proposal_r - f)
-                accept = ~done & (((c * (2 - c) - u2) > 0) | ((c / u2).log() + 1 - c >= 0))
+                accept = ((c * (2 - c) - u2) > 0) | ((c / u2).log() + 1 - c >= 0)
                 x = retrograd.where(accept, (u3 - 0.5).sign() * f.acos(), x)
                 done = done | accept
             angle = (x + math.pi + self.loc.detach().double()) % (2 * math.pi) - math.pi
