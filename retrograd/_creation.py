@@ -191,12 +191,23 @@ class Generator:
         return values[:n] if (mean, std) == (0, 1) else S.fma(values[:n], std, mean)
 
     def gamma(self, alpha: np.ndarray, double: bool) -> np.ndarray:
-        """_standard_gamma's draws (float64 values): torch's `sample_gamma` for each alpha in C order, its uniforms
-        and normals of normal_distribution<double> (the cached sine shared with other scalar draws). A draw takes a
-        varying number of words, so a chunk is read ahead and the engine then set just past the words used."""
+        """_standard_gamma's draws (float64 values): torch's `sample_gamma` for each alpha."""
+        with np.errstate(over="ignore"):  # float32 arithmetic on a tiny alpha overflows to inf, as in C
+            return self._serial(alpha, 6, lambda a, uniform, normal: S.sample_gamma(a, not double, uniform, normal))
+
+    def poisson(self, rates: np.ndarray) -> np.ndarray:
+        """torch.poisson's draws (float64 values): torch's `sample_poisson` for each rate."""
+        return self._serial(rates, 4, lambda rate, uniform, normal: S.sample_poisson(rate, uniform))
+
+    def _serial(self, values: np.ndarray, words_each: int, sample: Callable) -> np.ndarray:
+        """ATen's scalar samplers, run by cpu_serial_kernel on each value in C order: `sample(value, uniform,
+        normal)` with the uniforms of uniform_real_distribution<double> and the normals of normal_distribution<double>
+        (the cached sine shared with other scalar draws). A draw takes a varying number of words, so a chunk is read
+        ahead and the engine then set just past the words used, also when a sampler raises part way, as torch's
+        stream then stands."""
         engine, saved = self._engine(), self._engine().state
-        flat = np.ascontiguousarray(alpha, np.float64).reshape(-1).tolist()
-        words, taken = self._words(6 * len(flat) + 8).tolist(), 0
+        flat = np.ascontiguousarray(values, np.float64).reshape(-1).tolist()
+        words, taken = self._words(words_each * len(flat) + 8).tolist(), 0
 
         def uniform() -> float:  # uniform_real_distribution<double>: the low 53 bits of random64() times 2**-53
             nonlocal taken
@@ -214,11 +225,12 @@ class Generator:
             self._next_normal = radius * math.sin(theta)
             return radius * math.cos(theta)
 
-        with np.errstate(over="ignore"):  # float32 arithmetic on a tiny alpha overflows to inf, as in C
-            out = [S.sample_gamma(a, not double, uniform, normal) for a in flat]
-        engine.state = saved
-        self._words(taken)
-        return np.array(out, np.float64).reshape(alpha.shape)
+        try:
+            out = [sample(value, uniform, normal) for value in flat]
+        finally:
+            engine.state = saved
+            self._words(taken)
+        return np.array(out, np.float64).reshape(values.shape)
 
     def integers(self, low: int, high: int, shape: tuple) -> np.ndarray:
         """random_(low, high): random() % (high - low) + low, from random64() when the range is 2**28 or more."""

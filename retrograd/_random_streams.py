@@ -43,6 +43,8 @@ import numpy as np
 # - _standard_gamma (and _sample_dirichlet, on float64 draws) runs `sample_gamma` on each element in turn:
 #   Marsaglia and Tsang's rejection on double uniforms (random64) and scalar double normals (the cached sine
 #   shared), alpha below 1 boosted by one more uniform, so a draw takes a varying number of words (`sample_gamma`).
+# - poisson runs `sample_poisson` on each element in turn the same way: below rate 10 a product of double uniforms,
+#   from 10 Hörmann's transformed rejection on pairs of them.
 # - Kernels outside native/cpu (rrelu's, gamma's) are compiled without fma, so their multiply-add rounds twice.
 # - A serial kernel walks a strided tensor in memory order, so in-place samplers on a transposed view draw in
 #   that order (ops/random.py `_in_place`).
@@ -219,6 +221,46 @@ def sample_gamma(alpha: float, single: bool, uniform: Callable[[], float], norma
             sample = rounded(scale * d * v)
             tiny = _TINY_F if single else _TINY_D
             return sample if tiny < sample else tiny
+
+
+def _int64(value: float) -> int:
+    """C's (int64_t) cast of a double on x86: out of range, infinite or NaN gives INT64_MIN (cvttsd2si)."""
+    return int(value) if -(2.0**63) <= value < 2.0**63 else -(2**63)
+
+
+def sample_poisson(rate: float, uniform: Callable[[], float]) -> int:
+    """One Poisson(rate) draw as ATen's `sample_poisson` makes it (native/Distributions.cpp, NumPy's legacy
+    algorithms): from rate 10 Hörmann's transformed rejection (PTRS) on pairs of double uniforms, below it the
+    product of uniforms until it falls to exp(-rate). A negative or NaN rate raises torch's error."""
+    if not rate >= 0:
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    if rate == 0:
+        return 0
+    if rate < 10:
+        count, product, floor = 0, 1.0, math.exp(-rate)
+        while True:
+            product *= uniform()
+            if product <= floor:
+                return count
+            count += 1
+    root, log_rate = math.sqrt(rate), math.log(rate)
+    b = 0.931 + 2.53 * root
+    a = -0.059 + 0.02483 * b
+    inv_alpha = 1.1239 + 1.1328 / (b - 3.4)
+    vr = 0.9277 - 3.6224 / (b - 2)
+    with np.errstate(all="ignore"):  # C's double arithmetic: U = -0.5 divides by zero into -inf, as torch's does
+        while True:
+            u = uniform() - 0.5
+            v = uniform()
+            us = 0.5 - abs(u)
+            k = _int64(float(np.floor((2 * a / np.float64(us) + b) * u + rate + 0.43)))
+            if us >= 0.07 and v <= vr:
+                return k
+            if k < 0 or (us < 0.013 and v > us):
+                continue
+            log_v = math.log(v) if v > 0 else -math.inf
+            if log_v + math.log(inv_alpha) - math.log(a / (us * us) + b) <= -rate + k * log_rate - math.lgamma(k + 1.0):
+                return k
 
 
 def box_muller_pairs(u1: np.ndarray, u2: np.ndarray) -> np.ndarray:

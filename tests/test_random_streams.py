@@ -300,6 +300,38 @@ def test_gamma_dirichlet_and_beta_draws_are_torchs(seed, dtype):
 
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_poisson_draws_are_torchs(seed, dtype):
+    """poisson is ATen's sample_poisson on each rate in turn: a product of double uniforms below rate 10, Hörmann's
+    transformed rejection from it (an infinite rate gives INT64_MIN, as torch's cast); Poisson and NegativeBinomial
+    sample through it, and the stream after them is still torch's."""
+    rates = [0.0, 1e-3, 0.3, 2.0, 9.99, 10.0, 25.0, 1e3, 1e6, float("inf")]
+
+    def draw(lib):
+        dtype_ = getattr(lib, dtype)
+        return [lib.poisson(lib.tensor(rates, dtype=dtype_)), lib.randn(3, dtype=dtype_),
+                lib.poisson(lib.tensor([[3.0, 40.0], [0.5, 12.0]], dtype=dtype_).t()),
+                lib.distributions.Poisson(lib.tensor([3.0, 30.0], dtype=dtype_)).sample((4,)),
+                lib.distributions.NegativeBinomial(5, probs=lib.tensor([0.3, 0.6], dtype=dtype_)).sample((3,)),
+                lib.rand(3, dtype=dtype_)]
+
+    assert_same(seed, draw)
+
+
+def test_poisson_errors_as_torch():
+    """A negative or NaN rate raises torch's error part way, the draws of the rates before it taken."""
+    def draw(lib):
+        for rate in (-1.0, float("nan")):
+            with pytest.raises(RuntimeError, match="^invalid Poisson rate, expected rate to be non-negative$"):
+                lib.poisson(lib.tensor([4.0, 20.0, rate]))
+        with pytest.raises(NotImplementedError, match="^\"poisson_cpu\" not implemented for 'Long'$"):
+            lib.poisson(lib.tensor([1, 2]))
+        return lib.rand(3)
+
+    assert_same(0, draw)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_cauchy_and_von_mises_draws_are_torchs(seed, dtype):
     """Cauchy (and HalfCauchy) samples by cauchy_, which takes a float64 uniform whatever the dtype; VonMises by
     torch's rejection rounds, in which a later round's accepted proposal replaces an earlier one; the stream after

@@ -2,8 +2,8 @@
 
 The draws come from retrograd's generator (`manual_seed` seeds it), which is torch's CPU mt19937 with
 torch's arithmetic (Note [torch's CPU random streams]): normal_, uniform_, random_, bernoulli, exponential_,
-cauchy_, log_normal_, geometric_, multinomial and _standard_gamma give torch's numbers for the same seed; poisson
-and binomial draw from the same stream with NumPy's algorithms, so their numbers differ from torch's.
+cauchy_, log_normal_, geometric_, multinomial, _standard_gamma and poisson give torch's numbers for the same seed;
+binomial draws from the same stream with NumPy's algorithm, so its numbers differ from torch's.
 A sample has no gradient, but torch records the samplers on tensors that require grad, with zero
 gradients, under their own nodes (`NormalBackward0` for `x.normal_()`, `BernoulliBackward1` for
 `x.bernoulli_(p_tensor)`, ...). Every row here is one mechanism, `_sampler_row`: its forward runs the `draw` it is given
@@ -546,9 +546,10 @@ def normal(mean: Tensor | float, std: Tensor | float = 1.0, size: Any = None, *,
 
 
 def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
-    """Samples of Poisson(input) (elementwise rates)."""
+    """Samples of Poisson(input) (elementwise rates): torch's numbers for the same seed."""
+    _require_float(input, "poisson_cpu")
     rng = _generator(generator, input)
-    return apply(poisson_op, (input,), (lambda xp, x: _drawn(xp, rng._rng.poisson(_on_host(x, x.shape)), x),))
+    return apply(poisson_op, (input,), (lambda xp, x: _drawn(xp, rng.poisson(_on_host(x, x.shape)), x),))
 
 
 def binomial(count: Tensor, prob: Tensor, generator: Generator | None = None) -> Tensor:
