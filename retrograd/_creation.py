@@ -193,21 +193,26 @@ class Generator:
     def gamma(self, alpha: np.ndarray, double: bool) -> np.ndarray:
         """_standard_gamma's draws (float64 values): torch's `sample_gamma` for each alpha."""
         with np.errstate(over="ignore"):  # float32 arithmetic on a tiny alpha overflows to inf, as in C
-            return self._serial(alpha, 6, lambda a, uniform, normal: S.sample_gamma(a, not double, uniform, normal))
+            return self._serial(lambda a, uniform, normal: S.sample_gamma(a, not double, uniform, normal), 6, alpha)
 
     def poisson(self, rates: np.ndarray) -> np.ndarray:
         """torch.poisson's draws (float64 values): torch's `sample_poisson` for each rate."""
-        return self._serial(rates, 4, lambda rate, uniform, normal: S.sample_poisson(rate, uniform))
+        return self._serial(lambda rate, uniform, normal: S.sample_poisson(rate, uniform), 4, rates)
 
-    def _serial(self, values: np.ndarray, words_each: int, sample: Callable) -> np.ndarray:
-        """ATen's scalar samplers, run by cpu_serial_kernel on each value in C order: `sample(value, uniform,
-        normal)` with the uniforms of uniform_real_distribution<double> and the normals of normal_distribution<double>
-        (the cached sine shared with other scalar draws). A draw takes a varying number of words, so a chunk is read
-        ahead and the engine then set just past the words used, also when a sampler raises part way, as torch's
-        stream then stands."""
+    def binomial(self, count: np.ndarray, prob: np.ndarray, double: bool) -> np.ndarray:
+        """torch.binomial's draws (float64 values): torch's `sample_binomial` for each count and prob."""
+        return self._serial(lambda n, p, uniform, normal: S.sample_binomial(n, p, not double, uniform), 4, count, prob)
+
+    def _serial(self, sample: Callable, words_each: int, *parameters: np.ndarray) -> np.ndarray:
+        """ATen's scalar samplers, run by cpu_serial_kernel on each element of the broadcast parameters in C order:
+        `sample(*element's parameters, uniform, normal)` with the uniforms of uniform_real_distribution<double> and
+        the normals of normal_distribution<double> (the cached sine shared with other scalar draws). A draw takes a
+        varying number of words, so a chunk is read ahead and the engine then set just past the words used, also
+        when a sampler raises part way, as torch's stream then stands."""
+        broadcast = np.broadcast_arrays(*(np.asarray(p, np.float64) for p in parameters))
+        rows = list(zip(*(b.reshape(-1).tolist() for b in broadcast)))
         engine, saved = self._engine(), self._engine().state
-        flat = np.ascontiguousarray(values, np.float64).reshape(-1).tolist()
-        words, taken = self._words(words_each * len(flat) + 8).tolist(), 0
+        words, taken = self._words(words_each * len(rows) + 8).tolist(), 0
 
         def uniform() -> float:  # uniform_real_distribution<double>: the low 53 bits of random64() times 2**-53
             nonlocal taken
@@ -226,11 +231,11 @@ class Generator:
             return radius * math.cos(theta)
 
         try:
-            out = [sample(value, uniform, normal) for value in flat]
+            out = [sample(*row, uniform, normal) for row in rows]
         finally:
             engine.state = saved
             self._words(taken)
-        return np.array(out, np.float64).reshape(values.shape)
+        return np.array(out, np.float64).reshape(broadcast[0].shape)
 
     def integers(self, low: int, high: int, shape: tuple) -> np.ndarray:
         """random_(low, high): random() % (high - low) + low, from random64() when the range is 2**28 or more."""

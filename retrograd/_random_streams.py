@@ -43,8 +43,8 @@ import numpy as np
 # - _standard_gamma (and _sample_dirichlet, on float64 draws) runs `sample_gamma` on each element in turn:
 #   Marsaglia and Tsang's rejection on double uniforms (random64) and scalar double normals (the cached sine
 #   shared), alpha below 1 boosted by one more uniform, so a draw takes a varying number of words (`sample_gamma`).
-# - poisson runs `sample_poisson` on each element in turn the same way: below rate 10 a product of double uniforms,
-#   from 10 Hörmann's transformed rejection on pairs of them.
+# - poisson and binomial run `sample_poisson` and `sample_binomial` on each element in turn the same way (Hörmann's
+#   transformed rejections on pairs of double uniforms, or a product of uniforms, or sums of geometric draws).
 # - Kernels outside native/cpu (rrelu's, gamma's) are compiled without fma, so their multiply-add rounds twice.
 # - A serial kernel walks a strided tensor in memory order, so in-place samplers on a transposed view draw in
 #   that order (ops/random.py `_in_place`).
@@ -260,6 +260,88 @@ def sample_poisson(rate: float, uniform: Callable[[], float]) -> int:
                 continue
             log_v = math.log(v) if v > 0 else -math.inf
             if log_v + math.log(inv_alpha) - math.log(a / (us * us) + b) <= -rate + k * log_rate - math.lgamma(k + 1.0):
+                return k
+
+
+_STIRLING_TAILS = (0.0810614667953272, 0.0413406959554092, 0.0276779256849983, 0.02079067210376509,
+                   0.0166446911898211, 0.0138761288230707, 0.0118967099458917, 0.0104112652619720,
+                   0.00925546218271273, 0.00833056343336287)
+
+
+def _c_log(x: float) -> float:
+    """C's log: -inf at 0 and nan below, where Python's raises."""
+    return math.log(x) if x > 0 else (-math.inf if x == 0 else math.nan)
+
+
+def _stirling_approx_tail(k: float) -> float:
+    """log k! less Stirling's approximation: a table to 9, its series beyond."""
+    if k <= 9:
+        return _STIRLING_TAILS[int(k)]
+    kp1sq = (k + 1) * (k + 1)
+    return (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1)
+
+
+def sample_binomial(count: float, prob: float, single: bool, uniform: Callable[[], float]) -> float:
+    """One Binomial(count, prob) draw as ATen's `sample_binomial` makes it (native/Distributions.h, after
+    TensorFlow's): for the smaller of prob and 1 - prob, Hörmann's BTRS when count times it is 10 or more, else
+    inversion by sums of geometric draws; double uniforms, the parameters' own arithmetic in float32 when `single`
+    (a float tensor's scalar_t), as torch rounds it."""
+    rounded = (lambda v: float(_F32(v))) if single else float
+    if count <= 0.0 or prob <= 0.0:
+        return 0.0
+    if prob >= 1.0:
+        return count
+    if prob <= 0.5:
+        if rounded(count * prob) >= 10.0:
+            return _btrs(count, prob, rounded, uniform)
+        return _binomial_inversion(count, prob, rounded, uniform)
+    if prob > 0.5:
+        q = rounded(1.0 - prob)
+        if rounded(count * q) >= 10.0:
+            return rounded(count - _btrs(count, q, rounded, uniform))
+        return rounded(count - _binomial_inversion(count, q, rounded, uniform))
+    return math.nan
+
+
+def _binomial_inversion(count: float, prob: float, rounded: Callable, uniform: Callable[[], float]) -> float:
+    """The number of geometric(prob) waiting times that fit in count trials."""
+    geom_sum, num_geom = 0.0, 0.0
+    logprob = rounded(math.log1p(-prob))
+    while True:
+        geom = _c_log(uniform()) / logprob
+        geom_sum += math.ceil(geom) if math.isfinite(geom) else geom
+        if geom_sum > count:
+            return num_geom
+        num_geom = rounded(num_geom + 1)
+
+
+def _btrs(count: float, prob: float, rounded: Callable, uniform: Callable[[], float]) -> float:
+    """Hörmann's transformed rejection with squeeze (BTRS) as torch writes it, the log of the ratio included."""
+    stddev = rounded(math.sqrt(rounded(rounded(count * prob) * rounded(1 - prob))))
+    b = 1.15 + 2.53 * stddev
+    a = -0.0873 + 0.0248 * b + 0.01 * prob
+    c = rounded(count * prob) + 0.5
+    v_r = 0.92 - 4.2 / b
+    r = rounded(prob / rounded(1 - prob))
+    alpha = (2.83 + 5.1 / b) * stddev
+    m = math.floor(rounded(rounded(count + 1) * prob))
+    with np.errstate(all="ignore"):  # C's double arithmetic: U = -0.5 divides by zero into -inf
+        while True:
+            u = uniform() - 0.5
+            v = uniform()
+            us = 0.5 - abs(u)
+            k = rounded(float(np.floor((2 * a / np.float64(us) + b) * u + c)))
+            if k < 0 or k > count:
+                continue
+            if us >= 0.07 and v <= v_r:
+                return k
+            left = count - k  # scalar_t arithmetic
+            bound = ((m + 0.5) * math.log((m + 1) / (r * (count - m + 1)))
+                     + rounded(count + 1) * math.log((count - m + 1) / rounded(rounded(left) + 1))
+                     + (k + 0.5) * math.log(r * rounded(rounded(left) + 1) / rounded(k + 1))
+                     + _stirling_approx_tail(m) + _stirling_approx_tail(count - m)
+                     - _stirling_approx_tail(k) - _stirling_approx_tail(rounded(left)))
+            if _c_log(v * alpha / (a / (us * us) + b)) <= bound:
                 return k
 
 

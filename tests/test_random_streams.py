@@ -317,6 +317,40 @@ def test_poisson_draws_are_torchs(seed, dtype):
     assert_same(seed, draw)
 
 
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_binomial_draws_are_torchs(seed, dtype):
+    """binomial is ATen's sample_binomial on each (count, prob) in turn: BTRS where count times the smaller of prob
+    and 1 - prob is 10 or more, else inversion by geometric waiting times, the parameters' arithmetic in float32
+    for float tensors; Binomial samples through it, and the stream after it is still torch's."""
+    grid = np.random.default_rng(seed % 2**32)
+    counts = np.concatenate([grid.integers(0, 60, 60), grid.integers(0, 5000, 20), [0, 1, 1e6, 50, 7]])
+    probs = np.concatenate([grid.uniform(0, 1, 80), [0.3, 1.0, 0.5, 0.0, 0.999]])
+
+    def draw(lib):
+        dtype_ = getattr(lib, dtype)
+        return [lib.binomial(lib.tensor(counts, dtype=dtype_), lib.tensor(probs, dtype=dtype_)),
+                lib.randn(3, dtype=dtype_),
+                lib.distributions.Binomial(lib.tensor(20.0, dtype=dtype_),
+                                           probs=lib.tensor([0.3, 0.7, 0.02], dtype=dtype_)).sample((5,)),
+                lib.binomial(lib.tensor([3.0, 40.0], dtype=dtype_), lib.tensor(0.6, dtype=dtype_)),
+                lib.rand(3, dtype=dtype_)]
+
+    assert_same(seed, draw)
+
+
+def test_binomial_errors_as_torch():
+    for lib in (retrograd, torch):
+        with pytest.raises(ValueError, match="^binomial only supports floating-point dtypes for prob, got: Long$"):
+            lib.binomial(lib.tensor([3.0]), lib.tensor([1]))
+        with pytest.raises(ValueError, match="^binomial only supports floating-point dtypes for count, got: Int$"):
+            lib.binomial(lib.tensor([3], dtype=lib.int32), lib.tensor([0.5]))
+        with pytest.raises(RuntimeError, match="^Found dtype Float but expected Half$"):
+            lib.binomial(lib.tensor([3.0], dtype=lib.float16), lib.tensor([0.5]))
+        with pytest.raises(NotImplementedError, match="^\"binomial_cpu\" not implemented for 'Half'$"):
+            lib.binomial(*(lib.tensor([3.0], dtype=lib.float16),) * 2)
+
+
 def test_poisson_errors_as_torch():
     """A negative or NaN rate raises torch's error part way, the draws of the rates before it taken."""
     def draw(lib):

@@ -2,8 +2,8 @@
 
 The draws come from retrograd's generator (`manual_seed` seeds it), which is torch's CPU mt19937 with
 torch's arithmetic (Note [torch's CPU random streams]): normal_, uniform_, random_, bernoulli, exponential_,
-cauchy_, log_normal_, geometric_, multinomial, _standard_gamma and poisson give torch's numbers for the same seed;
-binomial draws from the same stream with NumPy's algorithm, so its numbers differ from torch's.
+cauchy_, log_normal_, geometric_, multinomial, _standard_gamma, poisson and binomial give torch's numbers for the
+same seed.
 A sample has no gradient, but torch records the samplers on tensors that require grad, with zero
 gradients, under their own nodes (`NormalBackward0` for `x.normal_()`, `BernoulliBackward1` for
 `x.bernoulli_(p_tensor)`, ...). Every row here is one mechanism, `_sampler_row`: its forward runs the `draw` it is given
@@ -553,13 +553,23 @@ def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
 
 
 def binomial(count: Tensor, prob: Tensor, generator: Generator | None = None) -> Tensor:
-    """Samples of Binomial(count, prob): successes in `count` trials (elementwise, broadcast)."""
+    """Samples of Binomial(count, prob): successes in `count` trials (elementwise, broadcast), torch's numbers for
+    the same seed."""
+    for name, tensor in (("count", count), ("prob", prob)):
+        if tensor.dtype.category < 2:
+            raise ValueError(f"binomial only supports floating-point dtypes for {name}, got: "
+                             f"{D.scalar_type_name(tensor.dtype)}")
+    if prob.dtype != count.dtype:
+        raise RuntimeError(f"Found dtype {D.scalar_type_name(prob.dtype)} but expected "
+                           f"{D.scalar_type_name(count.dtype)}")
+    if count.dtype not in (D.float32, D.float64):
+        raise NotImplementedError(f'"binomial_cpu" not implemented for \'{D.scalar_type_name(count.dtype)}\'')
     rng = _generator(generator, count, prob)
 
     def draw(xp: Any, n: Any, p: Any) -> Any:
         count, probability = _xp.transfer(n, "cpu", None), _xp.transfer(p, "cpu", None)
-        drawn = rng._rng.binomial(count.astype(np.int64), probability).astype(np.result_type(count, probability))
-        return xp.asarray(drawn, device=n.device)
+        drawn = rng.binomial(count, probability, count.dtype == np.float64)
+        return xp.asarray(drawn.astype(np.result_type(count, probability)), device=n.device)
 
     return apply(binomial_op, (count, prob), (draw,))
 
