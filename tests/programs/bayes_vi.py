@@ -14,7 +14,8 @@ whose `scale_tril` comes from `transform_to(constraints.lower_cholesky)` or `tor
 `log_abs_det_jacobian`, and a log-normal prior scale by `TransformedDistribution(Normal, ExpTransform())`. A small
 hierarchical model whose posteriors are `Gamma`, `Beta` and `Dirichlet`, sampled by `rsample` (the implicit
 gradient through gamma draws, Dirichlet's through `_dirichlet_grad`) and scored by `Poisson`, `Binomial` and
-`Categorical` likelihoods with closed-form KLs. Adam throughout on small NumPy-seeded data; prints the ELBO, KL and
+`Categorical` likelihoods with closed-form KLs, checked by posterior predictive draws (`Poisson`, `Binomial` and
+`Categorical` `.sample()`). Adam throughout on small NumPy-seeded data; prints the ELBO, KL and
 accuracy a few times and some distributions' repr, mean, variance and shapes. The noise comes from torch's generator
 (`WEIGHTS=path` shares the initial weights, tests/programs/_draws.py the `randn_like` draws)."""
 
@@ -461,3 +462,14 @@ print(f"q_topic {q_topic} mean {q_topic.mean.detach().double().numpy().round(3).
       f"event_shape {tuple(q_topic.event_shape)} entropy {q_topic.entropy().item():.5f}")
 print(f"data rates {counts.mean(1).double().numpy().round(3).tolist()} word freq "
       f"{torch.bincount(words, minlength=4).div(40).double().numpy().round(3).tolist()}")
+# posterior predictive checks: replicated data drawn through the fitted posteriors
+with torch.no_grad():
+    replicated_counts = Poisson(q_rate.sample((200,)).unsqueeze(-1).expand(200, GROUPS, 6)).sample()
+    replicated_successes = Binomial(trials, probs=q_coin.sample((200,))).sample()
+    replicated_words = Categorical(probs=q_topic.sample((200,))).sample((40,))
+    tail_probability = (replicated_counts.mean(-1) >= counts.mean(-1)).float().mean(0)
+print(f"predictive counts mean {replicated_counts.mean().item():.4f} std {replicated_counts.std().item():.4f} "
+      f"P(T_rep >= T_obs) {tail_probability.double().numpy().round(3).tolist()}")
+word_freq = torch.bincount(replicated_words.flatten(), minlength=4).div(replicated_words.numel())
+print(f"predictive successes {replicated_successes.mean(0).double().numpy().round(3).tolist()} observed "
+      f"{successes.double().numpy().tolist()} word freq {word_freq.double().numpy().round(4).tolist()}")
