@@ -4,6 +4,7 @@ uniform, normal, integer and gamma samples (Note [torch's CPU random streams]). 
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -223,9 +224,9 @@ def sample_gamma(alpha: float, single: bool, uniform: Callable[[], float], norma
             return sample if tiny < sample else tiny
 
 
-def _int64(value: float) -> int:
-    """C's (int64_t) cast of a double on x86: out of range, infinite or NaN gives INT64_MIN (cvttsd2si)."""
-    return int(value) if -(2.0**63) <= value < 2.0**63 else -(2**63)
+def _floor_int64(value: float) -> int:
+    """C's (int64_t) floor(value) on x86: out of range, infinite or NaN gives INT64_MIN (cvttsd2si)."""
+    return math.floor(value) if -(2.0**63) <= value < 2.0**63 else -(2**63)
 
 
 def sample_poisson(rate: float, uniform: Callable[[], float]) -> int:
@@ -248,19 +249,19 @@ def sample_poisson(rate: float, uniform: Callable[[], float]) -> int:
     a = -0.059 + 0.02483 * b
     inv_alpha = 1.1239 + 1.1328 / (b - 3.4)
     vr = 0.9277 - 3.6224 / (b - 2)
-    with np.errstate(all="ignore"):  # C's double arithmetic: U = -0.5 divides by zero into -inf, as torch's does
-        while True:
-            u = uniform() - 0.5
-            v = uniform()
-            us = 0.5 - abs(u)
-            k = _int64(float(np.floor((2 * a / np.float64(us) + b) * u + rate + 0.43)))
-            if us >= 0.07 and v <= vr:
-                return k
-            if k < 0 or (us < 0.013 and v > us):
-                continue
-            log_v = math.log(v) if v > 0 else -math.inf
-            if log_v + math.log(inv_alpha) - math.log(a / (us * us) + b) <= -rate + k * log_rate - math.lgamma(k + 1.0):
-                return k
+    while True:
+        u = uniform() - 0.5
+        v = uniform()
+        us = 0.5 - abs(u)
+        if us == 0:  # u = -1/2: C divides by zero into k = INT64_MIN, which the tests below reject
+            continue
+        k = _floor_int64((2 * a / us + b) * u + rate + 0.43)
+        if us >= 0.07 and v <= vr:
+            return k
+        if k < 0 or (us < 0.013 and v > us):
+            continue
+        if _c_log(v) + math.log(inv_alpha) - math.log(a / (us * us) + b) <= -rate + k * log_rate - math.lgamma(k + 1.0):
+            return k
 
 
 _STIRLING_TAILS = (0.0810614667953272, 0.0413406959554092, 0.0276779256849983, 0.02079067210376509,
@@ -286,19 +287,19 @@ def sample_binomial(count: float, prob: float, single: bool, uniform: Callable[[
     TensorFlow's): for the smaller of prob and 1 - prob, Hörmann's BTRS when count times it is 10 or more, else
     inversion by sums of geometric draws; double uniforms, the parameters' own arithmetic in float32 when `single`
     (a float tensor's scalar_t), as torch rounds it."""
-    rounded = (lambda v: float(_F32(v))) if single else float
+    rounded = _rounding(single)
     if count <= 0.0 or prob <= 0.0:
         return 0.0
     if prob >= 1.0:
         return count
     if prob <= 0.5:
         if rounded(count * prob) >= 10.0:
-            return _btrs(count, prob, rounded, uniform)
+            return _btrs(count, prob, single, uniform)
         return _binomial_inversion(count, prob, rounded, uniform)
     if prob > 0.5:
         q = rounded(1.0 - prob)
         if rounded(count * q) >= 10.0:
-            return rounded(count - _btrs(count, q, rounded, uniform))
+            return rounded(count - _btrs(count, q, single, uniform))
         return rounded(count - _binomial_inversion(count, q, rounded, uniform))
     return math.nan
 
@@ -315,8 +316,10 @@ def _binomial_inversion(count: float, prob: float, rounded: Callable, uniform: C
         num_geom = rounded(num_geom + 1)
 
 
-def _btrs(count: float, prob: float, rounded: Callable, uniform: Callable[[], float]) -> float:
-    """Hörmann's transformed rejection with squeeze (BTRS) as torch writes it, the log of the ratio included."""
+@functools.lru_cache(maxsize=64)
+def _btrs_constants(count: float, prob: float, single: bool) -> tuple:
+    """BTRS's constants for one (count, prob), computed once for the many draws that usually share them."""
+    rounded = _rounding(single)
     stddev = rounded(math.sqrt(rounded(rounded(count * prob) * rounded(1 - prob))))
     b = 1.15 + 2.53 * stddev
     a = -0.0873 + 0.0248 * b + 0.01 * prob
@@ -325,24 +328,38 @@ def _btrs(count: float, prob: float, rounded: Callable, uniform: Callable[[], fl
     r = rounded(prob / rounded(1 - prob))
     alpha = (2.83 + 5.1 / b) * stddev
     m = math.floor(rounded(rounded(count + 1) * prob))
-    with np.errstate(all="ignore"):  # C's double arithmetic: U = -0.5 divides by zero into -inf
-        while True:
-            u = uniform() - 0.5
-            v = uniform()
-            us = 0.5 - abs(u)
-            k = rounded(float(np.floor((2 * a / np.float64(us) + b) * u + c)))
-            if k < 0 or k > count:
-                continue
-            if us >= 0.07 and v <= v_r:
-                return k
-            left = count - k  # scalar_t arithmetic
-            bound = ((m + 0.5) * math.log((m + 1) / (r * (count - m + 1)))
-                     + rounded(count + 1) * math.log((count - m + 1) / rounded(rounded(left) + 1))
-                     + (k + 0.5) * math.log(r * rounded(rounded(left) + 1) / rounded(k + 1))
-                     + _stirling_approx_tail(m) + _stirling_approx_tail(count - m)
-                     - _stirling_approx_tail(k) - _stirling_approx_tail(rounded(left)))
-            if _c_log(v * alpha / (a / (us * us) + b)) <= bound:
-                return k
+    mode_term = (m + 0.5) * math.log((m + 1) / (r * (count - m + 1)))
+    return (b, a, c, v_r, r, alpha, m, mode_term, rounded(count + 1), _stirling_approx_tail(m),
+            _stirling_approx_tail(count - m))
+
+
+def _btrs(count: float, prob: float, single: bool, uniform: Callable[[], float]) -> float:
+    """Hörmann's transformed rejection with squeeze (BTRS) as torch writes it, the log of the ratio included."""
+    b, a, c, v_r, r, alpha, m, mode_term, count_plus_one, tail_m, tail_rest = _btrs_constants(count, prob, single)
+    # float32 arithmetic on whole numbers below 2**24 is exact, so only a fractional or huge count needs rounding
+    rounded = _rounding(single and not (count.is_integer() and count < 2**24))
+    while True:
+        u = uniform() - 0.5
+        v = uniform()
+        us = 0.5 - abs(u)
+        if us == 0:  # u = -1/2: C divides by zero into k = -inf, rejected
+            continue
+        k = rounded(math.floor((2 * a / us + b) * u + c))
+        if k < 0 or k > count:
+            continue
+        if us >= 0.07 and v <= v_r:
+            return k
+        left = rounded(count - k)  # scalar_t arithmetic
+        bound = (mode_term + count_plus_one * math.log((count - m + 1) / rounded(left + 1))
+                 + (k + 0.5) * math.log(r * rounded(left + 1) / rounded(k + 1))
+                 + tail_m + tail_rest - _stirling_approx_tail(k) - _stirling_approx_tail(left))
+        if _c_log(v * alpha / (a / (us * us) + b)) <= bound:
+            return k
+
+
+def _rounding(single: bool) -> Callable[[float], float]:
+    """Rounding to a float tensor's scalar_t (float32) when `single`, else nothing (double)."""
+    return (lambda v: float(_F32(v))) if single else float
 
 
 def box_muller_pairs(u1: np.ndarray, u2: np.ndarray) -> np.ndarray:

@@ -324,8 +324,9 @@ def test_binomial_draws_are_torchs(seed, dtype):
     and 1 - prob is 10 or more, else inversion by geometric waiting times, the parameters' arithmetic in float32
     for float tensors; Binomial samples through it, and the stream after it is still torch's."""
     grid = np.random.default_rng(seed % 2**32)
-    counts = np.concatenate([grid.integers(0, 60, 60), grid.integers(0, 5000, 20), [0, 1, 1e6, 50, 7]])
-    probs = np.concatenate([grid.uniform(0, 1, 80), [0.3, 1.0, 0.5, 0.0, 0.999]])
+    counts = np.concatenate([grid.integers(0, 60, 60), grid.integers(0, 5000, 20), grid.uniform(0, 100, 20),
+                             [0, 1, 1e6, 50, 7, 2**24 + 3, 3e7]])  # fractional and beyond float32's whole numbers
+    probs = np.concatenate([grid.uniform(0, 1, 100), [0.3, 1.0, 0.5, 0.0, 0.999, 0.4, 0.001]])
 
     def draw(lib):
         dtype_ = getattr(lib, dtype)
