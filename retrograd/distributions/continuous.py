@@ -459,7 +459,7 @@ class FisherSnedecor(Distribution):
         return t1 + t2 - t3
 
 
-def _dirichlet_backward(x: Tensor, concentration: Tensor, grad_output: Tensor) -> Tensor:
+def _Dirichlet_backward(x: Tensor, concentration: Tensor, grad_output: Tensor) -> Tensor:  # noqa: N802 - torch's name
     """The gradient of a Dirichlet draw x with respect to its concentration, by the Beta marginals."""
     total = concentration.sum(-1, True).expand_as(concentration)
     grad = retrograd._dirichlet_grad(x, concentration, total)
@@ -479,7 +479,7 @@ class _Dirichlet(Function):
     @once_differentiable
     def backward(ctx: FunctionCtx, grad_output: Tensor) -> Tensor:
         x, concentration = ctx.saved_tensors
-        return _dirichlet_backward(x, concentration, grad_output)
+        return _Dirichlet_backward(x, concentration, grad_output)
 
 
 class Dirichlet(ExponentialFamily):
