@@ -193,7 +193,7 @@ def _libm(xp, fn, *args):
     return fn(*(a.astype(np.float64) for a in args)).astype(args[0].dtype)
 
 
-def _digamma(xp, x):
+def _digamma_one(xp, x):
     """ATen's digamma_one (Cephes) as the Beta gradients call it: x and its recurrence in x's dtype, the sum in
     float64, the result rounded to x's dtype; torch's float32 digamma differences differ from the exact ones."""
     pole = (x == 0) | ((x < 0) & (x == xp.floor(x)))
@@ -220,7 +220,7 @@ def _digamma(xp, x):
 
 def _beta_grad_alpha_small(xp, x, alpha, beta):
     """d x / d alpha scaled by 1 / (1 - x), x ~ Beta(alpha, beta) near 0: ten terms of the cdf's series in x."""
-    factor = _digamma(xp, alpha) - _digamma(xp, alpha + beta) - _libm(xp, xp.log, x)
+    factor = _digamma_one(xp, alpha) - _digamma_one(xp, alpha + beta) - _libm(xp, xp.log, x)
     numer = xp.ones_like(x)
     series = numer / alpha * (factor + 1 / alpha)
     for i in range(1, 11):
@@ -233,7 +233,7 @@ def _beta_grad_alpha_small(xp, x, alpha, beta):
 
 def _beta_grad_beta_small(xp, x, alpha, beta):
     """The same with respect to beta, x near 0: eight terms of the series (torch's sign)."""
-    factor = _digamma(xp, alpha + beta) - _digamma(xp, beta)
+    factor = _digamma_one(xp, alpha + beta) - _digamma_one(xp, beta)
     numer, betas, dbetas, series = xp.ones_like(x), xp.ones_like(x), xp.zeros_like(x), factor / alpha
     for i in range(1, 9):
         numer = numer * (-x / i)
@@ -304,7 +304,7 @@ def dirichlet_grad_op(xp, x, alpha, total):
         out[near_one] = -_beta_grad_beta_small(xp, 1 - x[near_one], beta[near_one], alpha[near_one])
         x64, alpha64, total64 = (a[large] for a in wide)
         out[large] = _beta_grad_alpha_mid(xp, x64, alpha64, total64 - alpha64)
-        difference = (_digamma(xp, total[rest]) - _digamma(xp, alpha[rest])).astype(np.float64)
+        difference = (_digamma_one(xp, total[rest]) - _digamma_one(xp, alpha[rest])).astype(np.float64)
         out[rest] = _beta_grad_rational(xp, *(a[rest] for a in wide), difference)
     return out
 
