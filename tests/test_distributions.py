@@ -942,3 +942,46 @@ def test_generalized_pareto_special_cases_and_survival():
     for method in ("log_survival_function", "log_cdf"):
         np.testing.assert_allclose(getattr(ours, method)(retrograd.tensor([0.5, 4.0])).numpy(),
                                    getattr(theirs, method)(torch.tensor([0.5, 4.0])).numpy(), rtol=1e-6)
+
+
+def test_is_all_true_answers_for_every_example_under_vmap():
+    """torch._is_all_true / _is_any_true give one unbatched 0-d bool tensor, under vmap over every example at once,
+    so a distribution's validation can branch on it there: torch.func.hessian of a log joint built from validated
+    distributions runs, and an invalid example still fails the check with torch's ValueError."""
+    data = np.array([[1.0, 2.0], [-1.0, 3.0]])
+
+    def answers(lib):
+        seen = []
+
+        def check(v):
+            every, some = lib._is_all_true(v > 0), lib._is_any_true(v > 2)
+            seen.append((type(every).__name__, tuple(every.shape), bool(every), bool(some)))
+            return v * 2
+
+        lib.func.vmap(check)(lib.tensor(data))
+        lib.func.vmap(lib.func.vmap(check))(lib.tensor(data).unsqueeze(0).expand(3, 2, 2))
+        return seen + [bool(lib._is_all_true(lib.tensor([], dtype=lib.bool)))]
+
+    assert answers(retrograd) == answers(torch) == [("Tensor", (), False, True)] * 2 + [True]
+    for lib in (retrograd, torch):
+        with pytest.raises(RuntimeError, match="^self.scalar_type\\(\\) == at::kBool INTERNAL ASSERT FAILED"):
+            lib._is_all_true(lib.tensor([1, 0]))
+
+    def hessian(lib):
+        X = lib.tensor(rng.standard_normal((12, 3)))
+        y = (X[:, 0] > 0).double()
+        prior = lib.distributions.Normal(lib.zeros(3, dtype=lib.float64), lib.ones(3, dtype=lib.float64))
+
+        def neg_log_joint(w):
+            return -(lib.distributions.Bernoulli(logits=X @ w).log_prob(y).sum() + prior.log_prob(w).sum())
+
+        return lib.func.hessian(neg_log_joint)(lib.tensor([0.3, -0.2, 0.1], dtype=lib.float64)).numpy()
+
+    state = rng.bit_generator.state
+    ours = hessian(retrograd)
+    rng.bit_generator.state = state
+    np.testing.assert_allclose(ours, hessian(torch), rtol=1e-12)
+    for lib in (retrograd, torch):
+        with pytest.raises(ValueError, match="^Expected parameter scale .* to satisfy the constraint GreaterThan"):
+            lib.func.vmap(lambda m, lib=lib: lib.distributions.Normal(0.0, m).log_prob(lib.zeros(2)))(
+                lib.tensor(data))
