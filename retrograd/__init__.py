@@ -33,7 +33,8 @@ from .ops import *  # noqa: F403 - the op table is the public namespace
 from .ops import __all__ as _ops_all
 from .ops.complex import _conj, _neg_view
 from .ops.nn_extra import _weight_norm, _weight_norm_interface, norm_except_dim
-from .ops.random import _sample_dirichlet, _standard_gamma, _standard_gamma_grad
+from .ops.random import _dirichlet_grad, _sample_dirichlet, _standard_gamma, _standard_gamma_grad
+from .ops.reduction import _is_all_true, _is_any_true
 from .ops.selection import _unique, _unique2
 from . import autograd  # noqa: E402
 from . import ops as _ops  # noqa: E402

@@ -191,12 +191,28 @@ class Generator:
         return values[:n] if (mean, std) == (0, 1) else S.fma(values[:n], std, mean)
 
     def gamma(self, alpha: np.ndarray, double: bool) -> np.ndarray:
-        """_standard_gamma's draws (float64 values): torch's `sample_gamma` for each alpha in C order, its uniforms
-        and normals of normal_distribution<double> (the cached sine shared with other scalar draws). A draw takes a
-        varying number of words, so a chunk is read ahead and the engine then set just past the words used."""
+        """_standard_gamma's draws (float64 values): torch's `sample_gamma` for each alpha."""
+        with np.errstate(over="ignore"):  # float32 arithmetic on a tiny alpha overflows to inf, as in C
+            return self._serial(lambda a, uniform, normal: S.sample_gamma(a, not double, uniform, normal), 6, alpha)
+
+    def poisson(self, rates: np.ndarray) -> np.ndarray:
+        """torch.poisson's draws (float64 values): torch's `sample_poisson` for each rate."""
+        return self._serial(lambda rate, uniform, normal: S.sample_poisson(rate, uniform), 4, rates)
+
+    def binomial(self, count: np.ndarray, prob: np.ndarray, double: bool) -> np.ndarray:
+        """torch.binomial's draws (float64 values): torch's `sample_binomial` for each count and prob."""
+        return self._serial(lambda n, p, uniform, normal: S.sample_binomial(n, p, not double, uniform), 4, count, prob)
+
+    def _serial(self, sample: Callable, words_each: int, *parameters: np.ndarray) -> np.ndarray:
+        """ATen's scalar samplers, run by cpu_serial_kernel on each element of the broadcast parameters in C order:
+        `sample(*element's parameters, uniform, normal)` with the uniforms of uniform_real_distribution<double> and
+        the normals of normal_distribution<double> (the cached sine shared with other scalar draws). A draw takes a
+        varying number of words, so a chunk is read ahead and the engine then set just past the words used, also
+        when a sampler raises part way, as torch's stream then stands."""
+        broadcast = np.broadcast_arrays(*(np.asarray(p, np.float64) for p in parameters))
+        rows = list(zip(*(b.reshape(-1).tolist() for b in broadcast)))
         engine, saved = self._engine(), self._engine().state
-        flat = np.ascontiguousarray(alpha, np.float64).reshape(-1).tolist()
-        words, taken = self._words(6 * len(flat) + 8).tolist(), 0
+        words, taken = self._words(words_each * len(rows) + 8).tolist(), 0
 
         def uniform() -> float:  # uniform_real_distribution<double>: the low 53 bits of random64() times 2**-53
             nonlocal taken
@@ -214,11 +230,12 @@ class Generator:
             self._next_normal = radius * math.sin(theta)
             return radius * math.cos(theta)
 
-        with np.errstate(over="ignore"):  # float32 arithmetic on a tiny alpha overflows to inf, as in C
-            out = [S.sample_gamma(a, not double, uniform, normal) for a in flat]
-        engine.state = saved
-        self._words(taken)
-        return np.array(out, np.float64).reshape(alpha.shape)
+        try:
+            out = [sample(*row, uniform, normal) for row in rows]
+        finally:
+            engine.state = saved
+            self._words(taken)
+        return np.array(out, np.float64).reshape(broadcast[0].shape)
 
     def integers(self, low: int, high: int, shape: tuple) -> np.ndarray:
         """random_(low, high): random() % (high - low) + low, from random64() when the range is 2**28 or more."""

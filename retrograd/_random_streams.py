@@ -4,6 +4,7 @@ uniform, normal, integer and gamma samples (Note [torch's CPU random streams]). 
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -43,6 +44,8 @@ import numpy as np
 # - _standard_gamma (and _sample_dirichlet, on float64 draws) runs `sample_gamma` on each element in turn:
 #   Marsaglia and Tsang's rejection on double uniforms (random64) and scalar double normals (the cached sine
 #   shared), alpha below 1 boosted by one more uniform, so a draw takes a varying number of words (`sample_gamma`).
+# - poisson and binomial run `sample_poisson` and `sample_binomial` on each element in turn the same way (Hörmann's
+#   transformed rejections on pairs of double uniforms, or a product of uniforms, or sums of geometric draws).
 # - Kernels outside native/cpu (rrelu's, gamma's) are compiled without fma, so their multiply-add rounds twice.
 # - A serial kernel walks a strided tensor in memory order, so in-place samplers on a transposed view draw in
 #   that order (ops/random.py `_in_place`).
@@ -219,6 +222,144 @@ def sample_gamma(alpha: float, single: bool, uniform: Callable[[], float], norma
             sample = rounded(scale * d * v)
             tiny = _TINY_F if single else _TINY_D
             return sample if tiny < sample else tiny
+
+
+def _floor_int64(value: float) -> int:
+    """C's (int64_t) floor(value) on x86: out of range, infinite or NaN gives INT64_MIN (cvttsd2si)."""
+    return math.floor(value) if -(2.0**63) <= value < 2.0**63 else -(2**63)
+
+
+def sample_poisson(rate: float, uniform: Callable[[], float]) -> int:
+    """One Poisson(rate) draw as ATen's `sample_poisson` makes it (native/Distributions.cpp, NumPy's legacy
+    algorithms): from rate 10 Hörmann's transformed rejection (PTRS) on pairs of double uniforms, below it the
+    product of uniforms until it falls to exp(-rate). A negative or NaN rate raises torch's error."""
+    if not rate >= 0:
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    if rate == 0:
+        return 0
+    if rate < 10:
+        count, product, floor = 0, 1.0, math.exp(-rate)
+        while True:
+            product *= uniform()
+            if product <= floor:
+                return count
+            count += 1
+    root, log_rate = math.sqrt(rate), math.log(rate)
+    b = 0.931 + 2.53 * root
+    a = -0.059 + 0.02483 * b
+    inv_alpha = 1.1239 + 1.1328 / (b - 3.4)
+    vr = 0.9277 - 3.6224 / (b - 2)
+    while True:
+        u = uniform() - 0.5
+        v = uniform()
+        us = 0.5 - abs(u)
+        if us == 0:  # u = -1/2: C divides by zero into k = INT64_MIN, which the tests below reject
+            continue
+        k = _floor_int64((2 * a / us + b) * u + rate + 0.43)
+        if us >= 0.07 and v <= vr:
+            return k
+        if k < 0 or (us < 0.013 and v > us):
+            continue
+        if _c_log(v) + math.log(inv_alpha) - math.log(a / (us * us) + b) <= -rate + k * log_rate - math.lgamma(k + 1.0):
+            return k
+
+
+_STIRLING_TAILS = (0.0810614667953272, 0.0413406959554092, 0.0276779256849983, 0.02079067210376509,
+                   0.0166446911898211, 0.0138761288230707, 0.0118967099458917, 0.0104112652619720,
+                   0.00925546218271273, 0.00833056343336287)
+
+
+def _c_log(x: float) -> float:
+    """C's log: -inf at 0 and nan below, where Python's raises."""
+    return math.log(x) if x > 0 else (-math.inf if x == 0 else math.nan)
+
+
+def _stirling_approx_tail(k: float) -> float:
+    """log k! less Stirling's approximation: a table to 9, its series beyond."""
+    if k <= 9:
+        return _STIRLING_TAILS[int(k)]
+    kp1sq = (k + 1) * (k + 1)
+    return (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1)
+
+
+def sample_binomial(count: float, prob: float, single: bool, uniform: Callable[[], float]) -> float:
+    """One Binomial(count, prob) draw as ATen's `sample_binomial` makes it (native/Distributions.h, after
+    TensorFlow's): for the smaller of prob and 1 - prob, Hörmann's BTRS when count times it is 10 or more, else
+    inversion by sums of geometric draws; double uniforms, the parameters' own arithmetic in float32 when `single`
+    (a float tensor's scalar_t), as torch rounds it."""
+    rounded = _rounding(single)
+    if count <= 0.0 or prob <= 0.0:
+        return 0.0
+    if prob >= 1.0:
+        return count
+    if prob <= 0.5:
+        if rounded(count * prob) >= 10.0:
+            return _btrs(count, prob, single, uniform)
+        return _binomial_inversion(count, prob, rounded, uniform)
+    if prob > 0.5:
+        q = rounded(1.0 - prob)
+        if rounded(count * q) >= 10.0:
+            return rounded(count - _btrs(count, q, single, uniform))
+        return rounded(count - _binomial_inversion(count, q, rounded, uniform))
+    return math.nan
+
+
+def _binomial_inversion(count: float, prob: float, rounded: Callable, uniform: Callable[[], float]) -> float:
+    """The number of geometric(prob) waiting times that fit in count trials."""
+    geom_sum, num_geom = 0.0, 0.0
+    logprob = rounded(math.log1p(-prob))
+    while True:
+        geom = _c_log(uniform()) / logprob
+        geom_sum += math.ceil(geom) if math.isfinite(geom) else geom
+        if geom_sum > count:
+            return num_geom
+        num_geom = rounded(num_geom + 1)
+
+
+@functools.lru_cache(maxsize=64)
+def _btrs_constants(count: float, prob: float, single: bool) -> tuple:
+    """BTRS's constants for one (count, prob), computed once for the many draws that usually share them."""
+    rounded = _rounding(single)
+    stddev = rounded(math.sqrt(rounded(rounded(count * prob) * rounded(1 - prob))))
+    b = 1.15 + 2.53 * stddev
+    a = -0.0873 + 0.0248 * b + 0.01 * prob
+    c = rounded(count * prob) + 0.5
+    v_r = 0.92 - 4.2 / b
+    r = rounded(prob / rounded(1 - prob))
+    alpha = (2.83 + 5.1 / b) * stddev
+    m = math.floor(rounded(rounded(count + 1) * prob))
+    mode_term = (m + 0.5) * math.log((m + 1) / (r * (count - m + 1)))
+    return (b, a, c, v_r, r, alpha, m, mode_term, rounded(count + 1), _stirling_approx_tail(m),
+            _stirling_approx_tail(count - m))
+
+
+def _btrs(count: float, prob: float, single: bool, uniform: Callable[[], float]) -> float:
+    """Hörmann's transformed rejection with squeeze (BTRS) as torch writes it, the log of the ratio included."""
+    b, a, c, v_r, r, alpha, m, mode_term, count_plus_one, tail_m, tail_rest = _btrs_constants(count, prob, single)
+    # float32 arithmetic on whole numbers below 2**24 is exact, so only a fractional or huge count needs rounding
+    rounded = _rounding(single and not (count.is_integer() and count < 2**24))
+    while True:
+        u = uniform() - 0.5
+        v = uniform()
+        us = 0.5 - abs(u)
+        if us == 0:  # u = -1/2: C divides by zero into k = -inf, rejected
+            continue
+        k = rounded(math.floor((2 * a / us + b) * u + c))
+        if k < 0 or k > count:
+            continue
+        if us >= 0.07 and v <= v_r:
+            return k
+        left = rounded(count - k)  # scalar_t arithmetic
+        bound = (mode_term + count_plus_one * math.log((count - m + 1) / rounded(left + 1))
+                 + (k + 0.5) * math.log(r * rounded(left + 1) / rounded(k + 1))
+                 + tail_m + tail_rest - _stirling_approx_tail(k) - _stirling_approx_tail(left))
+        if _c_log(v * alpha / (a / (us * us) + b)) <= bound:
+            return k
+
+
+def _rounding(single: bool) -> Callable[[float], float]:
+    """Rounding to a float tensor's scalar_t (float32) when `single`, else nothing (double)."""
+    return (lambda v: float(_F32(v))) if single else float
 
 
 def box_muller_pairs(u1: np.ndarray, u2: np.ndarray) -> np.ndarray:

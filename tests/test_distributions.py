@@ -350,7 +350,7 @@ def test_standard_gamma_grad_matches_torch_and_the_exact_implicit_gradient():
 
 def test_gamma_family_rsample_gradients():
     """Gamma draws carry the implicit gradient: d x / d concentration = _standard_gamma_grad(alpha, x * rate) /
-    rate and d x / d rate = -x / rate; Beta and Dirichlet draws get gradients through them."""
+    rate and d x / d rate = -x / rate."""
     conc = retrograd.tensor(POSITIVE, requires_grad=True)
     rate = retrograd.tensor(SCALE, requires_grad=True)
     retrograd.manual_seed(5)
@@ -361,11 +361,70 @@ def test_gamma_family_rsample_gradients():
     expected = torch._standard_gamma_grad(torch.tensor(POSITIVE), torch.tensor(x * SCALE)).numpy() / SCALE
     np.testing.assert_allclose(conc.grad.numpy(), expected, rtol=1e-12)
     np.testing.assert_allclose(rate.grad.numpy(), -x / SCALE, rtol=1e-12)
-    for dist in (retrograd.distributions.Beta(conc, rate), retrograd.distributions.Dirichlet(conc)):
-        conc.grad = None
-        sample = dist.rsample((2,))
-        (sample * retrograd.tensor(np.arange(1.0, 1.0 + sample.numel()).reshape(tuple(sample.shape)))).sum().backward()
-        assert conc.grad is not None and np.isfinite(conc.grad.numpy()).all() and conc.grad.numpy().any()
+
+
+def _beta_grad_grid(dtype):
+    """(x, alpha, total) reaching each of _dirichlet_grad's four approximations: x near 0 or 1, alpha and beta
+    both large, and the rational fit between; x drawn from the Beta marginal, as a Dirichlet draw's coordinate."""
+    grid = np.random.default_rng(1)
+    total = np.exp(grid.uniform(math.log(0.05), math.log(200.0), 4000))
+    alpha = total * grid.uniform(0.001, 0.999, 4000)
+    x = np.clip(grid.beta(alpha, total - alpha), 1e-6, 1 - 1e-6)
+    return tuple(v.astype(dtype) for v in (x, alpha, total))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_dirichlet_grad_matches_torch(dtype):
+    """torch's four approximations, their branches and their rounding: float32 evaluates the series in float32 with
+    torch's float32 digammas, so it agrees with torch's to an ulp or two, not only to the approximations' accuracy."""
+    x, alpha, total = _beta_grad_grid(dtype)
+    boundary = total * x * (1 - x)
+    assert ((x <= 0.5) & (boundary < 2.5)).sum() > 500 and ((x >= 0.5) & (boundary < 0.75)).sum() > 500
+    assert ((alpha > 6) & (total - alpha > 6) & (boundary >= 2.5)).sum() > 500
+    ours = retrograd._dirichlet_grad(*(retrograd.from_numpy(v) for v in (x, alpha, total)))
+    theirs = torch._dirichlet_grad(*(torch.from_numpy(v) for v in (x, alpha, total)))
+    assert str(ours.dtype) == str(theirs.dtype)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-11 if dtype == np.float64 else 2e-6)
+    # broadcasting, and the digamma's reflection and poles where alpha is not positive
+    odd = [np.array(v, dtype=dtype) for v in ([0.3, 0.0, 1.0, 0.5, 0.2], [-0.5, 1.0, 2.0, 0.0, 3.0], 2.0)]
+    np.testing.assert_allclose(retrograd._dirichlet_grad(*map(retrograd.from_numpy, odd)).numpy(),
+                               torch._dirichlet_grad(*(torch.from_numpy(v).expand(5) for v in odd)).numpy(),
+                               rtol=2e-6)
+
+
+def test_dirichlet_grad_errors_as_torch():
+    for lib in (retrograd, torch):
+        x = lib.tensor([0.2, 0.5], requires_grad=True)
+        grad = lib._dirichlet_grad(x, lib.tensor([1.0, 2.0]), lib.tensor([3.0, 3.0]))
+        assert type(grad.grad_fn).__name__ == "NotImplemented"
+        with pytest.raises(RuntimeError, match="derivative for aten::_dirichlet_grad is not implemented"):
+            grad.sum().backward()
+        with pytest.raises(RuntimeError, match="^Found dtype Double but expected Float$"):
+            lib._dirichlet_grad(x, lib.tensor([1.0, 2.0], dtype=lib.float64), lib.tensor([3.0, 3.0]))
+        with pytest.raises(NotImplementedError, match="^\"_dirichlet_grad_cpu\" not implemented for 'Long'$"):
+            lib._dirichlet_grad(*(lib.tensor([1, 2]),) * 3)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_dirichlet_and_beta_rsample_are_torchs(dtype):
+    """From the same seed, Dirichlet's and Beta's reparameterised draws and their gradients are torch's: torch's
+    _Dirichlet function, whose backward differentiates each coordinate through its Beta marginal by _dirichlet_grad."""
+    results = []
+    for lib in (retrograd, torch):
+        lib.manual_seed(3)
+        concentration = lib.tensor([[0.4, 1.5, 7.0], [9.0, 8.0, 0.9]], dtype=getattr(lib, dtype), requires_grad=True)
+        c0 = lib.tensor([2.0, 0.3, 12.0], dtype=getattr(lib, dtype), requires_grad=True)
+        dirichlet = lib.distributions.Dirichlet(concentration).rsample((4,))
+        beta = lib.distributions.Beta(concentration[0], c0).rsample((5,))
+        weights = lib.arange(1.0, 1.0 + dirichlet.numel(), dtype=dirichlet.dtype).reshape(dirichlet.shape)
+        ((dirichlet * weights).sum() + beta.square().sum()).backward()
+        results.append((dirichlet, beta, concentration.grad, c0.grad))
+        assert type(dirichlet.grad_fn).__name__ == "_DirichletBackward"
+        assert type(beta.grad_fn.next_functions[0][0]).__name__ == "_DirichletBackward"
+    for ours, theirs in zip(*results):
+        assert str(ours.dtype) == str(theirs.dtype)
+        np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-5 if dtype == "float32"
+                                   else 1e-12)
 
 
 def test_standard_gamma_rows():
@@ -883,3 +942,46 @@ def test_generalized_pareto_special_cases_and_survival():
     for method in ("log_survival_function", "log_cdf"):
         np.testing.assert_allclose(getattr(ours, method)(retrograd.tensor([0.5, 4.0])).numpy(),
                                    getattr(theirs, method)(torch.tensor([0.5, 4.0])).numpy(), rtol=1e-6)
+
+
+def test_is_all_true_answers_for_every_example_under_vmap():
+    """torch._is_all_true / _is_any_true give one unbatched 0-d bool tensor, under vmap over every example at once,
+    so a distribution's validation can branch on it there: torch.func.hessian of a log joint built from validated
+    distributions runs, and an invalid example still fails the check with torch's ValueError."""
+    data = np.array([[1.0, 2.0], [-1.0, 3.0]])
+
+    def answers(lib):
+        seen = []
+
+        def check(v):
+            every, some = lib._is_all_true(v > 0), lib._is_any_true(v > 2)
+            seen.append((type(every).__name__, tuple(every.shape), bool(every), bool(some)))
+            return v * 2
+
+        lib.func.vmap(check)(lib.tensor(data))
+        lib.func.vmap(lib.func.vmap(check))(lib.tensor(data).unsqueeze(0).expand(3, 2, 2))
+        return seen + [bool(lib._is_all_true(lib.tensor([], dtype=lib.bool)))]
+
+    assert answers(retrograd) == answers(torch) == [("Tensor", (), False, True)] * 2 + [True]
+    for lib in (retrograd, torch):
+        with pytest.raises(RuntimeError, match="^self.scalar_type\\(\\) == at::kBool INTERNAL ASSERT FAILED"):
+            lib._is_all_true(lib.tensor([1, 0]))
+
+    def hessian(lib):
+        X = lib.tensor(rng.standard_normal((12, 3)))
+        y = (X[:, 0] > 0).double()
+        prior = lib.distributions.Normal(lib.zeros(3, dtype=lib.float64), lib.ones(3, dtype=lib.float64))
+
+        def neg_log_joint(w):
+            return -(lib.distributions.Bernoulli(logits=X @ w).log_prob(y).sum() + prior.log_prob(w).sum())
+
+        return lib.func.hessian(neg_log_joint)(lib.tensor([0.3, -0.2, 0.1], dtype=lib.float64)).numpy()
+
+    state = rng.bit_generator.state
+    ours = hessian(retrograd)
+    rng.bit_generator.state = state
+    np.testing.assert_allclose(ours, hessian(torch), rtol=1e-12)
+    for lib in (retrograd, torch):
+        with pytest.raises(ValueError, match="^Expected parameter scale .* to satisfy the constraint GreaterThan"):
+            lib.func.vmap(lambda m, lib=lib: lib.distributions.Normal(0.0, m).log_prob(lib.zeros(2)))(
+                lib.tensor(data))

@@ -298,6 +298,89 @@ def test_gamma_dirichlet_and_beta_draws_are_torchs(seed, dtype):
     assert_same(seed, draw)
 
 
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_poisson_draws_are_torchs(seed, dtype):
+    """poisson is ATen's sample_poisson on each rate in turn: a product of double uniforms below rate 10, Hörmann's
+    transformed rejection from it (an infinite rate gives INT64_MIN, as torch's cast); Poisson and NegativeBinomial
+    sample through it, and the stream after them is still torch's."""
+    rates = [0.0, 1e-3, 0.3, 2.0, 9.99, 10.0, 25.0, 1e3, 1e6, float("inf")]
+
+    def draw(lib):
+        dtype_ = getattr(lib, dtype)
+        return [lib.poisson(lib.tensor(rates, dtype=dtype_)), lib.randn(3, dtype=dtype_),
+                lib.poisson(lib.tensor([[3.0, 40.0], [0.5, 12.0]], dtype=dtype_).t()),
+                lib.distributions.Poisson(lib.tensor([3.0, 30.0], dtype=dtype_)).sample((4,)),
+                lib.distributions.NegativeBinomial(5, probs=lib.tensor([0.3, 0.6], dtype=dtype_)).sample((3,)),
+                lib.rand(3, dtype=dtype_)]
+
+    assert_same(seed, draw)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_binomial_draws_are_torchs(seed, dtype):
+    """binomial is ATen's sample_binomial on each (count, prob) in turn: BTRS where count times the smaller of prob
+    and 1 - prob is 10 or more, else inversion by geometric waiting times, the parameters' arithmetic in float32
+    for float tensors; Binomial samples through it, and the stream after it is still torch's."""
+    grid = np.random.default_rng(seed % 2**32)
+    counts = np.concatenate([grid.integers(0, 60, 60), grid.integers(0, 5000, 20), grid.uniform(0, 100, 20),
+                             [0, 1, 1e6, 50, 7, 2**24 + 3, 3e7]])  # fractional and beyond float32's whole numbers
+    probs = np.concatenate([grid.uniform(0, 1, 100), [0.3, 1.0, 0.5, 0.0, 0.999, 0.4, 0.001]])
+
+    def draw(lib):
+        dtype_ = getattr(lib, dtype)
+        return [lib.binomial(lib.tensor(counts, dtype=dtype_), lib.tensor(probs, dtype=dtype_)),
+                lib.randn(3, dtype=dtype_),
+                lib.distributions.Binomial(lib.tensor(20.0, dtype=dtype_),
+                                           probs=lib.tensor([0.3, 0.7, 0.02], dtype=dtype_)).sample((5,)),
+                lib.binomial(lib.tensor([3.0, 40.0], dtype=dtype_), lib.tensor(0.6, dtype=dtype_)),
+                lib.rand(3, dtype=dtype_)]
+
+    assert_same(seed, draw)
+
+
+def test_binomial_errors_as_torch():
+    for lib in (retrograd, torch):
+        with pytest.raises(ValueError, match="^binomial only supports floating-point dtypes for prob, got: Long$"):
+            lib.binomial(lib.tensor([3.0]), lib.tensor([1]))
+        with pytest.raises(ValueError, match="^binomial only supports floating-point dtypes for count, got: Int$"):
+            lib.binomial(lib.tensor([3], dtype=lib.int32), lib.tensor([0.5]))
+        with pytest.raises(RuntimeError, match="^Found dtype Float but expected Half$"):
+            lib.binomial(lib.tensor([3.0], dtype=lib.float16), lib.tensor([0.5]))
+        with pytest.raises(NotImplementedError, match="^\"binomial_cpu\" not implemented for 'Half'$"):
+            lib.binomial(*(lib.tensor([3.0], dtype=lib.float16),) * 2)
+
+
+def test_poisson_errors_as_torch():
+    """A negative or NaN rate raises torch's error part way, the draws of the rates before it taken."""
+    def draw(lib):
+        for rate in (-1.0, float("nan")):
+            with pytest.raises(RuntimeError, match="^invalid Poisson rate, expected rate to be non-negative$"):
+                lib.poisson(lib.tensor([4.0, 20.0, rate]))
+        with pytest.raises(NotImplementedError, match="^\"poisson_cpu\" not implemented for 'Long'$"):
+            lib.poisson(lib.tensor([1, 2]))
+        return lib.rand(3)
+
+    assert_same(0, draw)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_cauchy_and_von_mises_draws_are_torchs(seed, dtype):
+    """Cauchy (and HalfCauchy) samples by cauchy_, which takes a float64 uniform whatever the dtype; VonMises by
+    torch's rejection rounds, in which a later round's accepted proposal replaces an earlier one; the stream after
+    them is still torch's."""
+    def draw(lib):
+        D, dtype_ = lib.distributions, getattr(lib, dtype)
+        loc, scale = lib.tensor([0.0, 1.0, -2.0], dtype=dtype_), lib.tensor([1.0, 2.0, 0.5], dtype=dtype_)
+        return [D.Cauchy(loc, scale).rsample((4,)), D.HalfCauchy(scale).sample((2,)),
+                D.VonMises(loc, lib.tensor([1.0, 2.0, 1e-6], dtype=dtype_)).sample((5,)), lib.rand(3, dtype=dtype_)]
+
+    # tan and the float64 trigonometry of VonMises round as NumPy's libm does
+    assert_same(seed, draw, rtol=1e-6 if dtype == "float32" else F64_ULPS)
+
+
 @pytest.mark.parametrize("p", [0.3, 0.5])
 def test_dropout_fills_its_mask_in_the_inputs_memory_order(p):
     """torch's dropout draws its mask into empty_like(input), which keeps a permuted input's layout (a broadcast dim

@@ -386,4 +386,4 @@ def test_ops_that_still_loop():
     assert len(looping) <= LOOPING_OPS, f"{len(looping)} ops loop under vmap (was {LOOPING_OPS}): {looping}"
 
 
-LOOPING_OPS = 67
+LOOPING_OPS = 68  # _dirichlet_grad joined: torch has no batching rule for it either (its fallback warns)

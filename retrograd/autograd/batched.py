@@ -141,6 +141,12 @@ def _dynamic_shape(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
     raise _dynamic_shape_error(op.name)
 
 
+def _every_example(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+    """_is_all_true / _is_any_true: one unbatched answer over every example, as torch's rule gives (a check that
+    fails for any example fails)."""
+    return _apply(op, (align(args[0], levels, full=True),), params)
+
+
 def _refused(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
     raise RuntimeError(f"vmap: {op.name} works on each example's memory layout (storage offsets and strides), so "
                        "it has no batching rule; compute it outside vmap.")
@@ -1288,6 +1294,7 @@ RULES: dict[str, Callable] = {
     "copy_slices": _loop, "as_strided": _refused, "as_strided_copy": _refused,
     "as_strided_scatter": _refused,
     "alias": _elementwise, "repeat": _repeat, "einsum": _einsum,
+    "_is_all_true": _every_example, "_is_any_true": _every_example,
     "diagonal_backward": _with_sizes, "unfold_backward": _with_sizes,
     "scatter_reduce": _gather_scatter, "index_reduce": _gather_scatter, "scatter_value": _gather_scatter,
     "scatter_reduce_legacy": _gather_scatter,

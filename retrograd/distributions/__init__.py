@@ -4,9 +4,9 @@ gradients, Bayesian models), with torch's classes, constraints, transforms and K
 Built on retrograd's public ops, so log_prob, entropy, moments, cdf/icdf and KL give torch's numbers and
 gradients (checked against torch in tests/test_distributions.py); `rsample` is reparameterised, so gradients
 flow from samples to parameters. Samples come from retrograd's generator, which draws torch's numbers
-(Note [torch's CPU random streams]): Normal, Uniform, Bernoulli, Categorical, Exponential, MultivariateNormal, ...
-sample torch's values for the same seed (those built on log or exp to within float rounding); Gamma-based, Poisson
-and Binomial samples do not. Validation follows torch (on unless `python -O` or
+(Note [torch's CPU random streams]): Normal, Uniform, Bernoulli, Categorical, Exponential, MultivariateNormal,
+Gamma, Beta, Dirichlet, Poisson, Binomial, ... sample torch's values for the same seed (those built on log or exp
+to within float rounding). Validation follows torch (on unless `python -O` or
 `Distribution.set_default_validate_args(False)`), with its ValueError texts.
 """
 

@@ -3,13 +3,13 @@ exponential.py, gamma.py, chi2.py, studentT.py, beta.py, dirichlet.py, generaliz
 same parameters, constraints and formulas, so log_prob, entropy, moments, cdf and icdf and their gradients are
 torch's numbers.
 
-rsample is reparameterised: location-scale families transform standard noise; Gamma (and through it Chi2,
-StudentT, Dirichlet and Beta) draws with `_standard_gamma`, whose gradient is the implicit one torch uses
-(Note [implicit gamma gradient] in ops/random.py). Dirichlet normalises float64 Gamma draws, as torch's
-`_sample_dirichlet` does, so its samples are torch's, but its sample's gradient is the Gamma draws' implicit gradient
-carried through the normalisation, not torch's `_dirichlet_grad` of the marginal Beta CDF: a different, equally
-unbiased estimator. VonMises has no rsample (nor has torch's): its rejection sampler draws in float64 until every
-draw is accepted.
+rsample is reparameterised: location-scale families transform standard noise; Gamma (and through it Chi2 and
+StudentT) draws with `_standard_gamma`, whose gradient is the implicit one torch uses (Note [implicit gamma gradient]
+in ops/random.py). Dirichlet (and through it Beta) draws by `_sample_dirichlet` (normalised float64 Gamma draws,
+torch's samples) under torch's `_Dirichlet` function, whose backward is `_dirichlet_grad` of each coordinate's Beta
+marginal (Note [Dirichlet reparameterised gradient]), not the Gamma draws' gradient carried through the
+normalisation: torch's estimator, so torch's gradients. VonMises has no rsample (nor has torch's): its rejection
+sampler draws in float64 until every draw is accepted.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import retrograd
 
 from .. import _dtype as D
 from .._tensor import Tensor
+from ..autograd.function import Function, FunctionCtx, once_differentiable
 from . import constraints
 from .distribution import (
     Distribution,
@@ -150,9 +151,8 @@ class Cauchy(_LocScale):
         return retrograd.full(self._extended_shape(), math.inf, dtype=self.loc.dtype)
 
     def rsample(self, sample_shape: _size = ()) -> Tensor:
-        with retrograd.no_grad():  # the standard Cauchy by inverting its cdf
-            u = retrograd.rand(self._extended_shape(sample_shape), dtype=self.loc.dtype)
-            eps = retrograd.tan(math.pi * (u - 0.5))
+        # cauchy_ as torch: tan(pi (u - 1/2)) of a float64 uniform whatever the dtype (rand's float32 takes 24 bits)
+        eps = self.loc.new_empty(self._extended_shape(sample_shape)).cauchy_()
         return self.loc + eps * self.scale
 
     def log_prob(self, value: Tensor) -> Tensor:
@@ -459,6 +459,29 @@ class FisherSnedecor(Distribution):
         return t1 + t2 - t3
 
 
+def _Dirichlet_backward(x: Tensor, concentration: Tensor, grad_output: Tensor) -> Tensor:  # noqa: N802 - torch's name
+    """The gradient of a Dirichlet draw x with respect to its concentration, by the Beta marginals."""
+    total = concentration.sum(-1, True).expand_as(concentration)
+    grad = retrograd._dirichlet_grad(x, concentration, total)
+    return grad * (grad_output - (x * grad_output).sum(-1, True))
+
+
+class _Dirichlet(Function):
+    """Dirichlet.rsample's draw as torch's: `_sample_dirichlet` forward, `_dirichlet_backward` once-differentiable."""
+
+    @staticmethod
+    def forward(ctx: FunctionCtx, concentration: Tensor) -> Tensor:
+        x = retrograd._sample_dirichlet(concentration)
+        ctx.save_for_backward(x, concentration)
+        return x
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx: FunctionCtx, grad_output: Tensor) -> Tensor:
+        x, concentration = ctx.saved_tensors
+        return _Dirichlet_backward(x, concentration, grad_output)
+
+
 class Dirichlet(ExponentialFamily):
     """The Dirichlet distribution over the simplex, with a positive `concentration` vector."""
 
@@ -474,9 +497,7 @@ class Dirichlet(ExponentialFamily):
         super().__init__(concentration.shape[:-1], concentration.shape[-1:], validate_args=validate_args)
 
     def rsample(self, sample_shape: _size = ()) -> Tensor:
-        concentration = self.concentration.expand(self._extended_shape(sample_shape))
-        gammas = retrograd._standard_gamma(concentration.double())  # as torch's _sample_dirichlet: double draws,
-        return (gammas / gammas.sum(-1, True)).to(concentration.dtype)  # normalised, then rounded to the dtype
+        return _Dirichlet.apply(self.concentration.expand(self._extended_shape(sample_shape)))
 
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:
@@ -706,7 +727,8 @@ class VonMises(Distribution):
 
     def sample(self, sample_shape: _size = ()) -> Tensor:
         """Best and Fisher (1979): a wrapped Cauchy proposal with parameter r, accepted by a squeeze test or the
-        exact test; each draw repeats until it is accepted."""
+        exact test, rounds of proposals for every element until each has been accepted once; as torch's, a later
+        round's accepted proposal replaces an earlier one (so the draws are torch's)."""
         shape = self._extended_shape(sample_shape)
         with retrograd.no_grad():
             kappa = self.concentration.detach().double()
@@ -720,7 +742,7 @@ class VonMises(Distribution):
                 z = retrograd.cos(math.pi * u1)
                 f = (1 + proposal_r * z) / (proposal_r + z)
                 c = kappa * (proposal_r - f)
-                accept = ~done & (((c * (2 - c) - u2) > 0) | ((c / u2).log() + 1 - c >= 0))
+                accept = ((c * (2 - c) - u2) > 0) | ((c / u2).log() + 1 - c >= 0)
                 x = retrograd.where(accept, (u3 - 0.5).sign() * f.acos(), x)
                 done = done | accept
             angle = (x + math.pi + self.loc.detach().double()) % (2 * math.pi) - math.pi

@@ -161,7 +161,7 @@ class Distribution:
             if param not in self.__dict__ and isinstance(getattr(type(self), param), lazy_property):
                 continue  # not constructed: it is computed from a checked one
             value = getattr(self, param)
-            if not bool(constraint.check(value).all()):
+            if not retrograd._is_all_true(constraint.check(value)):
                 raise ValueError(f"Expected parameter {param} ({type(value).__name__} of shape {tuple(value.shape)}) "
                                  f"of distribution {self!r} to satisfy the constraint {constraint!r}, but found "
                                  f"invalid values:\n{value}")
@@ -272,7 +272,7 @@ class Distribution:
                           "initialize the distribution with `validate_args=False` to turn off validation.",
                           stacklevel=2)
             return
-        if not bool(support.check(value).all()):
+        if not retrograd._is_all_true(support.check(value)):
             raise ValueError(f"Expected value argument ({type(value).__name__} of shape {tuple(value.shape)}) to be "
                              f"within the support ({support!r}) of the distribution {self!r}, but found invalid "
                              f"values:\n{value}")

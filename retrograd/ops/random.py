@@ -2,8 +2,8 @@
 
 The draws come from retrograd's generator (`manual_seed` seeds it), which is torch's CPU mt19937 with
 torch's arithmetic (Note [torch's CPU random streams]): normal_, uniform_, random_, bernoulli, exponential_,
-cauchy_, log_normal_, geometric_, multinomial and _standard_gamma give torch's numbers for the same seed; poisson
-and binomial draw from the same stream with NumPy's algorithms, so their numbers differ from torch's.
+cauchy_, log_normal_, geometric_, multinomial, _standard_gamma, poisson and binomial give torch's numbers for the
+same seed.
 A sample has no gradient, but torch records the samplers on tensors that require grad, with zero
 gradients, under their own nodes (`NormalBackward0` for `x.normal_()`, `BernoulliBackward1` for
 `x.bernoulli_(p_tensor)`, ...). Every row here is one mechanism, `_sampler_row`: its forward runs the `draw` it is given
@@ -147,6 +147,166 @@ def standard_gamma_grad_op(xp, alpha, x):
                       xp.where(large, _gamma_grad_large_alpha(xp, safe(large, a, 9.0), safe(large, v, 1.0)),
                                _gamma_grad_rational(xp, a, safe(~small, v, 1.0))))
     return result.astype(np.result_type(alpha, x))
+
+
+# Note [Dirichlet reparameterised gradient]
+# torch differentiates a Dirichlet draw x (normalised Gamma draws) not through its Gamma draws but coordinate by
+# coordinate through its Beta(alpha, total - alpha) marginal: `_dirichlet_grad(x, alpha, total)` is the implicit
+# gradient -(dF/dalpha) / f / (1 - x) of the Beta cdf F, which the backward of `Dirichlet.rsample` combines as
+# grad * (grad_output - (x * grad_output).sum(-1)). It is evaluated (aten/src/ATen/native/Distributions.h) by four
+# approximations chosen by x and boundary = total x (1 - x): ten terms of the cdf's series in x for x <= 0.5 and
+# boundary < 2.5, eight terms of its series in 1 - x for x >= 0.5 and boundary < 0.75 (both in x's own dtype, as
+# torch, so float32 rounds as it does), Rice's saddle-point expansion for alpha and beta both above 6, else a
+# rational correction to x (digamma(total) - digamma(alpha)) / beta; the last two in float64. The digammas are
+# rounded to x's dtype, as torch's digamma_one returns them. Like torch's, its own derivative is not implemented.
+
+_DIRICHLET_GRAD_P = np.array([
+    [[1.003668233, -0.01061107488, -0.0657888334, 0.01201642863],
+     [0.6336835991, -0.3557432599, 0.05486251648, -0.001465281033],
+     [-0.03276231906, 0.004474107445, 0.002429354597, -0.0001557569013]],
+    [[0.221950385, -0.3187676331, 0.01799915743, 0.01074823814],
+     [-0.2951249643, 0.06219954479, 0.01535556598, 0.001550077057],
+     [0.02155310298, 0.004170831599, 0.001292462449, 6.976601077e-05]],
+    [[-0.05980841433, 0.008441916499, 0.01085618172, 0.002319392565],
+     [0.02911413504, 0.01400243777, -0.002721828457, 0.000751041181],
+     [0.005900514878, -0.001936558688, -9.495446725e-06, 5.385558597e-05]]])
+_DIRICHLET_GRAD_Q = np.array([
+    [[1, -0.02924021934, -0.04438342661, 0.007285809825],
+     [0.6357567472, -0.3473456711, 0.05454656494, -0.002407477521],
+     [-0.03301322327, 0.004845219414, 0.00231480583, -0.0002307248149]],
+    [[0.5925320577, -0.1757678135, 0.01505928619, 0.000564515273],
+     [0.1014815858, -0.06589186703, 0.01272886114, -0.0007316646956],
+     [-0.007258481865, 0.001096195486, 0.0003934994223, -4.12701925e-05]],
+    [[0.06469649321, -0.0236701437, 0.002902096474, -5.896963079e-05],
+     [0.001925008108, -0.002869809258, 0.0008000589141, -6.063713228e-05],
+     [-0.0003477407336, 6.959756487e-05, 1.097287507e-05, -1.650964693e-06]]])
+
+
+_DIGAMMA_ASYMPTOTIC = (8.33333333333333333333E-2, -2.10927960927960927961E-2, 7.57575757575757575758E-3,
+                       -4.16666666666666666667E-3, 3.96825396825396825397E-3, -8.33333333333333333333E-3,
+                       8.33333333333333333333E-2)
+
+
+def _libm(xp, fn, *args):
+    """fn in float64, rounded once to the first argument's dtype: C's logf and powf are (nearly always) correctly
+    rounded, NumPy's float32 loops can be an ulp off, which the Beta series amplify."""
+    return fn(*(a.astype(np.float64) for a in args)).astype(args[0].dtype)
+
+
+def _digamma_one(xp, x):
+    """ATen's digamma_one (Cephes) as the Beta gradients call it: x and its recurrence in x's dtype, the sum in
+    float64, the result rounded to x's dtype; torch's float32 digamma differences differ from the exact ones."""
+    pole = (x == 0) | ((x < 0) & (x == xp.floor(x)))
+    reflected = x < 0
+    pi = x.dtype.type(np.pi)
+    additional = xp.where(reflected, -pi / _libm(xp, xp.tan, pi * x), 0.0)
+    x = xp.where(reflected, 1 - x, x)
+    result = xp.zeros(x.shape, dtype=np.float64)
+    while True:
+        below = x < 10
+        if not A.reduce(xp, "any", below):
+            break
+        result = xp.where(below, result - 1 / x, result)
+        x = xp.where(below, x + 1, x)
+    z = 1.0 / (x * x).astype(np.float64)
+    polynomial = xp.zeros_like(z)
+    for coefficient in _DIGAMMA_ASYMPTOTIC:
+        polynomial = polynomial * z + coefficient
+    asymptotic = xp.where(x < 1e17, z * polynomial, 0.0)
+    out = xp.where(x == 10, result + 2.25175258906672110764, result + _libm(xp, xp.log, x) - 0.5 / x - asymptotic)
+    out = xp.where(pole, xp.inf, out + additional)
+    return out.astype(x.dtype)
+
+
+def _beta_grad_alpha_small(xp, x, alpha, beta):
+    """d x / d alpha scaled by 1 / (1 - x), x ~ Beta(alpha, beta) near 0: ten terms of the cdf's series in x."""
+    factor = _digamma_one(xp, alpha) - _digamma_one(xp, alpha + beta) - _libm(xp, xp.log, x)
+    numer = xp.ones_like(x)
+    series = numer / alpha * (factor + 1 / alpha)
+    for i in range(1, 11):
+        numer = numer * ((i - beta) * x / i)
+        denom = alpha + i
+        series = series + numer / denom * (factor + 1 / denom)
+    result = x * _libm(xp, xp.pow, 1 - x, -beta) * series
+    return xp.where(xp.isnan(result), 0.0, result)
+
+
+def _beta_grad_beta_small(xp, x, alpha, beta):
+    """The same with respect to beta, x near 0: eight terms of the series (torch's sign)."""
+    factor = _digamma_one(xp, alpha + beta) - _digamma_one(xp, beta)
+    numer, betas, dbetas, series = xp.ones_like(x), xp.ones_like(x), xp.zeros_like(x), factor / alpha
+    for i in range(1, 9):
+        numer = numer * (-x / i)
+        dbetas = dbetas * (beta - i) + betas
+        betas = betas * (beta - i)
+        series = series + numer / (alpha + i) * (dbetas + factor * betas)
+    result = -_libm(xp, xp.pow, 1 - x, 1 - beta) * series
+    return xp.where(xp.isnan(result), 0.0, result)
+
+
+def _beta_grad_alpha_mid(xp, x, alpha, beta):
+    """Rice's saddle-point expansion for alpha and beta both large (a polynomial within 0.1 std of the mean)."""
+    total = alpha + beta
+    mean = alpha / total
+    std = xp.sqrt(alpha * beta / (total + 1)) / total
+    near = (mean - 0.1 * std <= x) & (x <= mean + 0.1 * std)
+    poly = 47 * x * (beta * beta) * (beta * beta) + alpha * (
+        (43 + 20 * (16 + 27 * beta) * x) * (beta * beta) * beta + alpha * (
+            3 * (59 + 180 * beta - 90 * x) * (beta * beta) + alpha * (
+                (453 + 1620 * beta * (1 - x) - 455 * x) * beta + alpha * (8 * (1 - x) * (135 * beta - 11)))))
+    prefactor_num = (1 + 12 * alpha) * (1 + 12 * beta) / (total * total)
+    prefactor_den = 12960 * alpha * alpha * alpha * beta * beta * (1 + 12 * total)
+    polynomial = prefactor_num / (1 - x) * poly / prefactor_den
+    prefactor = -x / xp.sqrt(2 * alpha * beta / total)
+    stirling = ((1 + 1 / (12 * alpha) + 1 / (288 * alpha * alpha)) * (1 + 1 / (12 * beta) + 1 / (288 * beta * beta))
+                / (1 + 1 / (12 * total) + 1 / (288 * total * total)))
+    term1_num = 2 * (alpha * alpha) * (x - 1) + alpha * beta * (x - 1) - x * (beta * beta)
+    axbx = alpha * (x - 1) + beta * x
+    term1 = term1_num / (xp.sqrt(2 * alpha / beta) * total ** 1.5 * axbx * axbx)
+    term2 = 0.5 * xp.log(alpha / (total * x))
+    term3 = xp.sqrt(8 * alpha * beta / total) / (beta * x + alpha * (x - 1))
+    term4 = (beta * xp.log(beta / (total * (1 - x))) + alpha * xp.log(alpha / (total * x))) ** -1.5
+    term1234 = term1 + term2 * (term3 + xp.where(x < mean, term4, -term4))
+    return xp.where(near, polynomial, stirling * prefactor * term1234)
+
+
+def _beta_grad_rational(xp, x, alpha, total, digamma_difference):
+    """The rational correction to x (digamma(total) - digamma(alpha)) / beta, fitted to the exact gradient."""
+    u = xp.log(x)
+    a = xp.log(alpha) - u
+    b = xp.log(total) - a
+    p, q = xp.zeros_like(x), xp.zeros_like(x)
+    for i, pow_u in enumerate((1.0, u, u * u)):
+        for j, pow_a in enumerate((1.0, a, a * a)):
+            ua = pow_u * pow_a
+            cp, cq = _DIRICHLET_GRAD_P[i, j], _DIRICHLET_GRAD_Q[i, j]
+            p = p + ua * (cp[0] + b * (cp[1] + b * (cp[2] + b * cp[3])))
+            q = q + ua * (cq[0] + b * (cq[1] + b * (cq[2] + b * cq[3])))
+    return p / q * (x * digamma_difference / (total - alpha))
+
+
+@defop("_dirichlet_grad", inputs=("x", "alpha", "total"), node="NotImplemented",
+       x="derivative_not_implemented('aten::_dirichlet_grad')",
+       alpha="derivative_not_implemented('aten::_dirichlet_grad')",
+       total="derivative_not_implemented('aten::_dirichlet_grad')")
+def dirichlet_grad_op(xp, x, alpha, total):
+    x, alpha, total = xp.broadcast_arrays(x, alpha, total)
+    beta = total - alpha
+    boundary = total * x * (1 - x)
+    near_zero = (x <= 0.5) & (boundary < 2.5)
+    near_one = ~near_zero & (x >= 0.5) & (boundary < 0.75)
+    large = ~near_zero & ~near_one & (alpha > 6) & (beta > 6)
+    rest = ~(near_zero | near_one | large)
+    out = xp.zeros_like(x)
+    wide = [a.astype(np.float64) for a in (x, alpha, total)]
+    with np.errstate(all="ignore"):
+        out[near_zero] = _beta_grad_alpha_small(xp, x[near_zero], alpha[near_zero], beta[near_zero])
+        out[near_one] = -_beta_grad_beta_small(xp, 1 - x[near_one], beta[near_one], alpha[near_one])
+        x64, alpha64, total64 = (a[large] for a in wide)
+        out[large] = _beta_grad_alpha_mid(xp, x64, alpha64, total64 - alpha64)
+        difference = (_digamma_one(xp, total[rest]) - _digamma_one(xp, alpha[rest])).astype(np.float64)
+        out[rest] = _beta_grad_rational(xp, *(a[rest] for a in wide), difference)
+    return out
 
 
 # ============================================================================================
@@ -386,19 +546,30 @@ def normal(mean: Tensor | float, std: Tensor | float = 1.0, size: Any = None, *,
 
 
 def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
-    """Samples of Poisson(input) (elementwise rates)."""
+    """Samples of Poisson(input) (elementwise rates): torch's numbers for the same seed."""
+    _require_float(input, "poisson_cpu")
     rng = _generator(generator, input)
-    return apply(poisson_op, (input,), (lambda xp, x: _drawn(xp, rng._rng.poisson(_on_host(x, x.shape)), x),))
+    return apply(poisson_op, (input,), (lambda xp, x: _drawn(xp, rng.poisson(_on_host(x, x.shape)), x),))
 
 
 def binomial(count: Tensor, prob: Tensor, generator: Generator | None = None) -> Tensor:
-    """Samples of Binomial(count, prob): successes in `count` trials (elementwise, broadcast)."""
+    """Samples of Binomial(count, prob): successes in `count` trials (elementwise, broadcast), torch's numbers for
+    the same seed."""
+    for name, tensor in (("count", count), ("prob", prob)):
+        if tensor.dtype.category < 2:
+            raise ValueError(f"binomial only supports floating-point dtypes for {name}, got: "
+                             f"{D.scalar_type_name(tensor.dtype)}")
+    if prob.dtype != count.dtype:
+        raise RuntimeError(f"Found dtype {D.scalar_type_name(prob.dtype)} but expected "
+                           f"{D.scalar_type_name(count.dtype)}")
+    if count.dtype not in (D.float32, D.float64):
+        raise NotImplementedError(f'"binomial_cpu" not implemented for \'{D.scalar_type_name(count.dtype)}\'')
     rng = _generator(generator, count, prob)
 
     def draw(xp: Any, n: Any, p: Any) -> Any:
         count, probability = _xp.transfer(n, "cpu", None), _xp.transfer(p, "cpu", None)
-        drawn = rng._rng.binomial(count.astype(np.int64), probability).astype(np.result_type(count, probability))
-        return xp.asarray(drawn, device=n.device)
+        drawn = rng.binomial(count, probability, count.dtype == np.float64)
+        return xp.asarray(drawn.astype(np.result_type(count, probability)), device=n.device)
 
     return apply(binomial_op, (count, prob), (draw,))
 
@@ -435,6 +606,18 @@ def _sample_dirichlet(input: Tensor, generator: Generator | None = None) -> Tens
 def _standard_gamma_grad(self: Tensor, output: Tensor) -> Tensor:
     """d output / d self for output ~ Gamma(self, 1), by the implicit gradient (Note [implicit gamma gradient])."""
     return apply(standard_gamma_grad_op, (self, output))
+
+
+def _dirichlet_grad(x: Tensor, alpha: Tensor, total: Tensor) -> Tensor:
+    """d x / d alpha for a Dirichlet draw x through its Beta(alpha, total - alpha) marginal, scaled by 1 / (1 - x):
+    what Dirichlet.rsample's backward uses (Note [Dirichlet reparameterised gradient])."""
+    if x.dtype not in (D.float32, D.float64):
+        raise NotImplementedError(f'"_dirichlet_grad_cpu" not implemented for \'{D.scalar_type_name(x.dtype)}\'')
+    for other in (alpha, total):
+        if other.dtype != x.dtype:
+            raise RuntimeError(f"Found dtype {D.scalar_type_name(other.dtype)} but expected "
+                               f"{D.scalar_type_name(x.dtype)}")
+    return apply(dirichlet_grad_op, (x, alpha, total))
 
 
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
@@ -488,6 +671,7 @@ def _multinomial_draw(input: Tensor, num_samples: int, replacement: bool, rng: G
     return _wrap(_xp.transfer(picks, *_xp.locate(input._data)))
 
 
-__all__ = ["_standard_gamma", "_standard_gamma_grad", "bernoulli", "binomial", "multinomial", "normal", "poisson"]
+__all__ = ["_dirichlet_grad", "_standard_gamma", "_standard_gamma_grad", "bernoulli", "binomial", "multinomial",
+           "normal", "poisson"]
 METHODS = ["bernoulli", "bernoulli_", "cauchy_", "exponential_", "geometric_", "log_normal_", "multinomial", "normal_",
            "random_", "uniform_"]

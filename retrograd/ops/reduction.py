@@ -394,6 +394,16 @@ def any_op(xp, x, dim, keepdim):
     return _bytes_stay_bytes(xp, x, xp.any(x, axis=dim, keepdims=keepdim))
 
 
+@defop("_is_all_true")
+def is_all_true_op(xp, x):
+    return xp.all(x)
+
+
+@defop("_is_any_true")
+def is_any_true_op(xp, x):
+    return xp.any(x)
+
+
 def _bytes_stay_bytes(xp, x, truth):
     """all/any of a uint8 tensor answer 0 or 1 in uint8, as torch's do (the byte masks from before torch.bool)."""
     return A.astype(xp, truth, np.uint8) if D.of_array(x) is D.uint8 else truth
@@ -1177,10 +1187,28 @@ def any(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = F
     return apply(any_op, (input,), (None if dim is None else _reduced_dims(dim, input.ndim), keepdim))
 
 
-__all__ = ["all", "amax", "amin", "aminmax", "any", "argmax", "argmin", "count_nonzero", "cummax", "cummin", "cumprod",
-           "cumsum", "cumulative_trapezoid", "diff", "hash_tensor", "trapezoid", "trapz", "logsumexp", "max", "mean",
-           "median", "min", "nanmean", "nanmedian", "nansum", "norm", "prod", "std", "std_mean", "sum", "var",
-           "var_mean"]
+def _is_all_true(input: Tensor) -> Tensor:
+    """Whether every element of a bool tensor is True, as a 0-d bool tensor. Under vmap it answers for every
+    example at once, unbatched, so that a check (a distribution's validation) can branch on it, as torch's can."""
+    return apply(is_all_true_op, (_truth_values(input),))
+
+
+def _is_any_true(input: Tensor) -> Tensor:
+    """Whether some element of a bool tensor is True, as _is_all_true answers."""
+    return apply(is_any_true_op, (_truth_values(input),))
+
+
+def _truth_values(input: Tensor) -> Tensor:
+    if input.dtype is not D.bool_:  # torch's own words: an internal assert of its kernel
+        raise RuntimeError('self.scalar_type() == at::kBool INTERNAL ASSERT FAILED at "/__w/pytorch/pytorch/aten/src/'
+                           'ATen/native/ReduceOps.cpp":2144, please report a bug to PyTorch. ')
+    return input
+
+
+__all__ = ["_is_all_true", "_is_any_true", "all", "amax", "amin", "aminmax", "any", "argmax", "argmin", "count_nonzero",
+           "cummax", "cummin", "cumprod", "cumsum", "cumulative_trapezoid", "diff", "hash_tensor", "trapezoid", "trapz",
+           "logsumexp", "max", "mean", "median", "min", "nanmean", "nanmedian", "nansum", "norm", "prod", "std",
+           "std_mean", "sum", "var", "var_mean"]
 METHODS = ["aminmax", "count_nonzero", "cummax", "cummin", "cumprod", "cumsum", "diff", "hash_tensor", "logsumexp",
            "median", "nanmean", "nanmedian", "nansum", "prod", "std", "var"]
 INPLACE = ["cumsum", "cumprod"]
