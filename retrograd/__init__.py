@@ -31,6 +31,7 @@ from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled, i
                                  set_grad_enabled)
 from .ops import *  # noqa: F403 - the op table is the public namespace
 from .ops import __all__ as _ops_all
+from .ops.linalg import REMOVED as _REMOVED
 from .ops.complex import _conj, _neg_view
 from .ops.nn_extra import _weight_norm, _weight_norm_interface, norm_except_dim
 from .ops.random import _dirichlet_grad, _sample_dirichlet, _standard_gamma, _standard_gamma_grad
@@ -419,6 +420,7 @@ def __dir__() -> list[str]:
 
 
 _ops.registry.finalize(_ops._formula_namespace())
+globals().update(_REMOVED)  # torch.symeig and the rest removed in 1.9: torch's names, not in its __all__
 for _name in _ops_all:  # Note [out=]: torch's functions take out= (rows take it themselves), methods do not
     if callable(globals()[_name]) and not isinstance(globals()[_name], _ops.registry.Op):
         globals()[_name] = _ops.registry.accepting_out(globals()[_name], _name)

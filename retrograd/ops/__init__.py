@@ -149,7 +149,8 @@ _METHODS: dict = {}
 for _module in _modules:
     for _name in getattr(_module, "METHODS", ()):
         _METHODS[_name] = getattr(_module, _name)
-globals().update(linalg.REMOVED)  # Note [removed linear algebra]; Tensor.matrix_rank is gone entirely
+# Note [removed linear algebra]: the package binds the functions (outside __all__, as torch's); Tensor.matrix_rank
+# is gone entirely
 _METHODS.update((_name, _fn) for _name, _fn in linalg.REMOVED.items() if _name != "matrix_rank")
 _METHODS.update(
     abs=abs, absolute=abs, add=add, all=all, amax=amax, amin=amin, any=any, argmax=argmax, argmin=argmin,
