@@ -1846,14 +1846,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     _not_differentiable("nll_loss_forward", weight=weight)
     t = target._data
     x = input._data
-    if target.dtype not in (D.int64, D.uint8):
-        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_legacy(target)}")
-    if x.ndim < 1:
-        raise ValueError(f"Expected 1 or more dimensions (got {x.ndim})")
-    if x.ndim > 1 and t.shape[:1] != x.shape[:1]:
-        raise ValueError(f"Expected input batch_size ({x.shape[0]}) to match target batch_size ({t.shape[0]}).")
-    if x.ndim > 2 and t.shape != x.shape[:1] + x.shape[2:]:
-        raise RuntimeError(f"size mismatch (got input: {list(x.shape)} , target: {list(t.shape)}")
+    _check_nll_shapes(x.shape, t.shape, target.dtype)
     ignored = _check_target_classes(t, x.shape[1 if x.ndim > 1 else 0], ignore_index)
     w = None if weight is None else A.astype(namespace(x), weight._data, x.dtype)
     params = (A.astype(namespace(t), t, np.int64, copy=False), w, reduction, ignore_index if ignored else None)
@@ -1861,6 +1854,30 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
         return apply(nll_loss_op, (input,), params)
     loss = apply(nll_loss2d_op, (input,), params)  # torch views K-d inputs as 2-d images, and views back
     return loss.view(*t.shape) if reduction == "none" and x.ndim != 4 else loss
+
+
+def _check_nll_shapes(shape: tuple[int, ...], target_shape: tuple[int, ...], target_dtype: D.dtype) -> None:
+    """nll_loss's checks of the input and target shapes and the target's dtype, in torch's order: the batch
+    sizes first (a 0-d target's counts as 0), then by the input's rank those of its 1-2d kernel (a 0-d or 1-d
+    target: a (N, 1) target, the usual slip, is refused), its 4-d image kernel, or its K-d reshape onto that."""
+    if len(shape) < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {len(shape)})")
+    targets = target_shape[0] if target_shape else 0
+    if len(shape) != 1 and shape[0] != targets:
+        raise ValueError(f"Expected input batch_size ({shape[0]}) to match target batch_size ({targets}).")
+    if len(shape) == 4 and len(target_shape) != 3:
+        raise RuntimeError(f"only batches of spatial targets supported (3D tensors) but got targets of dimension: "
+                           f"{len(target_shape)}")
+    if len(shape) > 2 and len(shape) != 4 and target_shape[1:] != shape[2:]:
+        raise RuntimeError(f"Expected target size {[shape[0], *shape[2:]]}, got {list(target_shape)}")
+    if len(shape) <= 2 and len(target_shape) > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if target_dtype not in (D.int64, D.uint8):
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {D.scalar_type_name(target_dtype)}")
+    if len(shape) == 1 and len(target_shape) == 1 and targets != 1:
+        raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {targets}")
+    if len(shape) == 4 and target_shape != shape[:1] + shape[2:]:
+        raise RuntimeError(f"size mismatch (got input: {list(shape)} , target: {list(target_shape)}")
 
 
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
