@@ -22,7 +22,9 @@ gold.view(-1, 1), 1)`), SGD with momentum and weight decay under `CosineAnnealin
 (`group_idx[sqrdists > radius ** 2] = N`, `sort`, the first neighbour filling the mask), `sample_and_group(_all)`,
 set abstraction by `Conv2d` + `BatchNorm2d` and `torch.max(new_points, 2)[0]`, provider's random point dropout,
 scaling and shifting on `points.data.numpy()`, and the per-class test accuracy over `np.unique(target.cpu())`.
-Evaluation in `eval()` mode under `torch.no_grad()`. `WEIGHTS=path` shares the initial weights
+Evaluation in `eval()` mode under `torch.no_grad()`. Trained in float64 (`torch.set_default_dtype`, under which
+`torch.Tensor(points)` and the float32 identities promote): Adam on these batch-normed nets turns float32's rounding
+into different runs within a few steps. `WEIGHTS=path` shares the initial weights
 (tests/programs/_draws.py shares the shuffles and the sampling starts)."""
 # ruff: noqa: UP008, UP031, UP032, UP034 - the repositories' own super(Class, self), %-format and .format logging
 
@@ -636,6 +638,7 @@ with torch.no_grad():
         print(f"test batch {i} nll {F.nll_loss(pred, target).item():.6f} "
               f"ortho {(trans @ trans.transpose(1, 2) - torch.eye(3)).abs().max().item():.6f}")
 print("final accuracy {:.6f}".format(total_correct / float(total_testset)))
+print("learnt input transform of the last test cloud:", trans[-1], sep="\n")
 
 # the dense head: label each point by whether it lies above its cloud's centre (invariant to the rotation about y)
 optimizer = optim.Adam(segmenter.parameters(), lr=0.01)
