@@ -197,6 +197,23 @@ CASES = {
         e["b"], lib.tensor([[0, 1], [1, 0]]))),
     "cross_entropy_probabilities_ignore_index": (_pair, lambda lib, e: lib.nn.functional.cross_entropy(
         e["b"], lib.tensor([[0.0, 1.0], [1.0, 0.0]]), ignore_index=1)),
+    # ---- nll_loss's shape checks, in torch's order: an (N, 1) target (DataLoader's labels not squeezed) is refused
+    **{f"nll_loss_{name}": (lambda lib: {}, lambda lib, e, shapes=shapes: lib.nn.functional.nll_loss(
+        lib.zeros(shapes[0]), lib.zeros(shapes[1], dtype=shapes[2](lib)))) for name, shapes in {
+        "column_target": ((3, 4), (3, 1), lambda lib: lib.long),
+        "column_float_target": ((3, 4), (3, 1), lambda lib: lib.float32),
+        "matrix_target_of_a_vector": ((4,), (2, 2), lambda lib: lib.long),
+        "two_targets_of_a_vector": ((4,), (2,), lambda lib: lib.long),
+        "two_float_targets_of_a_vector": ((4,), (2,), lambda lib: lib.float32),
+        "scalar_target_of_a_batch": ((3, 4), (), lambda lib: lib.long),
+        "image_target_of_two_dims": ((3, 4, 5, 6), (3, 5), lambda lib: lib.long),
+        "image_float_target_of_other_size": ((3, 4, 5, 6), (3, 5, 7), lambda lib: lib.float32),
+        "image_target_of_other_size": ((3, 4, 5, 6), (3, 5, 7), lambda lib: lib.long),
+        "sequence_target_of_other_size": ((3, 4, 5), (3, 6), lambda lib: lib.float32),
+        "volume_target_of_fewer_dims": ((3, 4, 5, 2, 2), (3, 5, 2), lambda lib: lib.long),
+    }.items()},
+    "cross_entropy_column_target": (lambda lib: {}, lambda lib, e: lib.nn.functional.cross_entropy(
+        lib.zeros(3, 4), lib.zeros(3, 1, dtype=lib.long))),
     # ---- one_hot of an empty tensor: no value to infer the class count from (a MoE layer no token reaches) ----
     "one_hot_empty_infers_classes": (lambda lib: {}, lambda lib, e: lib.nn.functional.one_hot(
         lib.zeros(0, 2, dtype=lib.long))),

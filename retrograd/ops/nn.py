@@ -59,9 +59,9 @@ from .registry import apply, autocast_input, defop, namespace, sum_to, unrecorde
 class NormAxes(NamedTuple):
     """How a normalisation standardises: statistics over `dims` of the input seen as `layout`; weight and
     bias (of shape `params`) broadcast as `affine`; `frozen` = (mean, var) arrays in the layout to use
-    instead of the input's statistics (batch norm in eval mode); `moments` = the input's own (mean, biased
-    var), when the caller has taken them already (batch norm's running statistics), so the forward does not
-    take them again."""
+    instead of the input's statistics (batch norm in eval mode); `moments` = the input's own (mean, invstd) in the
+    layout, which batch norm takes before the forward (Note [float32 batch-norm statistics]) and its backward
+    reuses, as torch's save_mean and save_invstd."""
 
     layout: tuple[int, ...]
     dims: tuple[int, ...]
@@ -250,15 +250,14 @@ def native_norm_op(xp, x, w, b, axes, eps):
             and all(p is None or type(p) is np.ndarray and p.dtype == x.dtype for p in (w, b)):
         return _layer_norm_rows(x, w, b, axes, eps)
     xs = A.reshape(xp, x, axes.layout)
-    mean, var = axes.frozen or axes.moments or _moments(xp, xs, axes.dims)
-    scale = 1 / xp.sqrt(var + eps)
+    if axes.moments is not None:
+        mean, scale = axes.moments
+    else:
+        mean, var = axes.frozen or _moments(xp, xs, axes.dims)
+        scale = 1 / xp.sqrt(var + eps)
     if len(scale.shape) == len(axes.affine) and all(a in (1, n) for a, n in zip(axes.affine, scale.shape)):
         # weight and bias per statistic (batch norm): y = x * scale + shift in two passes, as torch's kernel
-        if w is not None:
-            scale = scale * A.reshape(xp, w, axes.affine)
-        shift = -mean * scale
-        if b is not None:
-            shift = shift + A.reshape(xp, b, axes.affine)
+        scale, shift = _batch_norm_terms(xp, mean, scale, w, b, axes.affine)
         y = xs * scale
         y += shift
         return A.astype(xp, y, x.dtype, copy=False)
@@ -296,23 +295,66 @@ def _moments(xp, xs, dims: tuple[int, ...]):
     return mean, A.reduce(xp, "mean", centered, dims, True)
 
 
-def _channel_moments(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """_moments of each channel of (N, C, ...) (batch norm's), kept as (1, C, 1, ...): the sums as a
-    matrix-vector product and the squares as one dot per row, two passes and one temporary in all (float32
-    and float64; other dtypes through _moments)."""
-    if type(x) is not np.ndarray or x.dtype not in (np.float32, np.float64) or x.ndim < 2:
-        return _moments(namespace(x), x, (0, *range(2, x.ndim)))
+# Note [float32 batch-norm statistics]
+# torch's CPU batch norm accumulates a float32 input's sums in double (its acc_type for float): the mean is the
+# double sum over the count, rounded; the variance's sum adds the float32 squares (x - mean)^2 in double and is
+# rounded, then divided by the count in float32 (var_sum / n, a float over an integer); save_invstd is
+# 1 / sqrt(var + eps) in double, rounded; the running statistics are momentum * stat + (1 - momentum) * running
+# in float32, with the unbiased variance var_sum / (n - 1) in float32 and its product momentum * var added
+# unrounded (fused; the mean's is rounded first, as measured against torch 2.13's wheel). The output is
+# input * alpha + beta per channel,
+# alpha = invstd * weight and beta = bias - mean * alpha in one rounding (the kernel's multiply-add is fused).
+# Float32 sums (BLAS's, NumPy's) drift by a few ulps on off-centre channels (a ReLU's or a conv bias's output),
+# which the normalisation multiplies by invstd, so the statistics are taken torch's way. The output's own
+# multiply-add is not fused here (NumPy has none; in float64 it would take three times as long), so it is rounded
+# twice, within an ulp of input * alpha of torch's. The backward sums each (sample, channel) plane in float32
+# and adds the planes in double, as torch's kernel does (Note [unrecorded batch-norm backward]). Float64 inputs
+# accumulate in float64 both ways; other dtypes, and arrays that are not NumPy's, take _moments.
+
+
+def _channel_statistics(x: Any, eps: float) -> tuple[Any, Any, Any]:
+    """Batch norm's (mean, invstd) of each channel of (N, C, ...) in the layout (1, C, 1, ...), and the unbiased
+    variance per channel for the running estimate, rounded as torch's CPU kernel rounds them (Note [float32
+    batch-norm statistics]): two passes and one temporary, the sums in float64."""
+    count = x.size // x.shape[1]
+    if type(x) is not np.ndarray or x.dtype not in (np.float32, np.float64):
+        xp = namespace(x)
+        mean, var = _moments(xp, x, (0, *range(2, x.ndim)))
+        return mean, 1 / xp.sqrt(var + eps), A.reshape(xp, var, -1) * (count / (count - 1))
     rows = x.reshape(*x.shape[:2], -1)
-    count = rows.shape[0] * rows.shape[2]
-    mean = _channel_sums(rows) / count
+    mean = (_wide_channel_sums(rows) / count).astype(x.dtype)
     centered = rows - mean[:, None]
-    var = np.vecdot(centered, centered).sum(0) / count
-    return mean.reshape(_channel_view(x.shape)), var.reshape(_channel_view(x.shape))
+    centered *= centered
+    var_sum = _wide_channel_sums(centered).astype(x.dtype)
+    var = var_sum / x.dtype.type(count)
+    invstd = (1 / np.sqrt(var.astype(np.float64) + eps)).astype(x.dtype)
+    view = _channel_view(x.shape)
+    return mean.reshape(view), invstd.reshape(view), var_sum / x.dtype.type(count - 1)
 
 
 def _channel_sums(rows: np.ndarray) -> np.ndarray:
     """Sum over dims 0 and 2 of (N, C, S): a matrix-vector product per sample (no temporary, BLAS speed)."""
     return (rows @ np.ones(rows.shape[2], dtype=rows.dtype)).sum(0)
+
+
+def _wide_channel_sums(rows: np.ndarray) -> np.ndarray:
+    """_channel_sums accumulated in float64, as torch's CPU kernels accumulate float32 (Note [float32 batch-norm
+    statistics])."""
+    return _channel_sums(rows) if rows.dtype == np.float64 else rows.sum(axis=(0, 2), dtype=np.float64)
+
+
+def _batch_norm_terms(xp: Any, mean: Any, invstd: Any, w: Any, b: Any, affine: tuple[int, ...]) -> tuple[Any, Any]:
+    """Batch norm's per-channel (alpha, beta) with output = input * alpha + beta: alpha = invstd * weight, beta =
+    bias - mean * alpha rounded once for float32, as torch's fused multiply-add rounds it (Note [float32 batch-norm
+    statistics]; the product of two float32s is exact in float64)."""
+    alpha = invstd if w is None else invstd * A.reshape(xp, w, affine)
+    if b is None:
+        return alpha, -mean * alpha
+    bias = A.reshape(xp, b, affine)
+    if alpha.dtype != xp.float32 or mean.dtype != xp.float32 or bias.dtype != xp.float32:
+        return alpha, bias - mean * alpha
+    wide = [A.astype(xp, t, xp.float64) for t in (bias, mean, alpha)]
+    return alpha, A.astype(xp, wide[0] - wide[1] * wide[2], xp.float32)
 
 
 native_group_norm_op = native_norm_op.alias("native_group_norm", "NativeGroupNormBackward0")
@@ -756,10 +798,11 @@ def _through_statistics(t: Tensor, xhat: Tensor, axes: NormAxes) -> Tensor:
 # differentiated again; run one by one they take about ten passes over the input, most with a fresh
 # temporary, and recompute the statistics the forward took. When nothing records them (grad mode off in
 # backward: create_graph=False, and no forward-mode level, vmap or saved-tensor hook active) they are
-# computed in NumPy instead, from the forward's (mean, variance), which the node keeps in its NormAxes
-# parameter: one pass for sum(grad), one for sum(grad * (x - mean)), and the input's gradient
-# grad * a + (x - mean) * b + c with per-channel a, b, c, in two fresh arrays. Same formula as the
-# recorded path (the biased variance's invstd, the sums over their count), rounded differently.
+# computed in NumPy instead, from the forward's (mean, invstd), which the node keeps in its NormAxes
+# parameter: one pass for sum(grad), one for sum(grad * (x - mean)), each summed per (sample, channel) plane
+# and the planes added in float64, and the input's gradient in torch's CPU kernel's order,
+# (grad - sum / n - (x - mean) * k) * invstd * weight with k = dot * invstd^2 / n, in two fresh arrays. Same
+# formula as the recorded path (the biased variance's invstd, the sums over their count), rounded as torch's.
 
 
 def _batch_statistics(input: Tensor, axes: NormAxes) -> bool:
@@ -769,8 +812,8 @@ def _batch_statistics(input: Tensor, axes: NormAxes) -> bool:
         tuple(i for i, n in enumerate(axes.affine) if n == 1) == tuple(axes.dims)
 
 
-def _batch_norm_grads_unrecorded(grad: Tensor, input: Tensor, weight: Tensor | None, moments: tuple | None,
-                                 eps: float) -> tuple[Tensor, Tensor, Tensor] | None:
+def _batch_norm_grads_unrecorded(grad: Tensor, input: Tensor, weight: Tensor | None,
+                                 moments: tuple | None) -> tuple[Tensor, Tensor, Tensor] | None:
     """Note [unrecorded batch-norm backward]: batch norm's three gradients in NumPy from the forward's saved
     statistics, when nothing records them; None when they must be differentiable ops."""
     arrays = unrecorded_arrays(grad, input, *(() if weight is None else (weight,)))
@@ -778,19 +821,21 @@ def _batch_norm_grads_unrecorded(grad: Tensor, input: Tensor, weight: Tensor | N
         return None
     g, x = arrays[:2]
     n, c = x.shape[:2]
-    mean, var = moments
+    mean, invstd = moments
     centered = (x - mean).reshape(n, c, -1)
     rows = g.reshape(n, c, -1)
     count = n * rows.shape[2]
-    invstd = 1 / np.sqrt(var.reshape(c) + eps)
-    bias_grad = _channel_sums(rows)
-    dot = np.vecdot(rows, centered).sum(0)  # sum(grad * (x - mean)) per channel, one pass
-    scale = invstd if weight is None else invstd * weight._data
-    input_grad = rows * scale[:, None]
-    centered *= (-scale * invstd * invstd * dot / count)[:, None]
-    input_grad += centered
-    input_grad += (-scale * bias_grad / count)[:, None]
-    return _wrap(input_grad.reshape(x.shape)), _wrap(dot * invstd), _wrap(bias_grad)
+    invstd = invstd.reshape(c)
+    wide = np.float64 if x.dtype in (np.float32, np.float64) else x.dtype  # torch's CPU acc_type
+    sums = (rows @ np.ones(rows.shape[2], dtype=rows.dtype)).sum(0, dtype=wide)  # planes by BLAS, then added
+    dot = np.vecdot(rows, centered).sum(0, dtype=wide)  # sum(grad * (x - mean)) per channel, one pass
+    centered *= (dot.astype(x.dtype) * invstd * invstd / x.dtype.type(count))[:, None]
+    input_grad = rows - (sums / count).astype(x.dtype)[:, None]
+    input_grad -= centered
+    input_grad *= invstd[:, None]
+    if weight is not None:
+        input_grad *= weight._data[:, None]
+    return _wrap(input_grad.reshape(x.shape)), _wrap((dot * invstd).astype(x.dtype)), _wrap(sums.astype(x.dtype))
 
 
 # Note [unrecorded layer-norm backward]
@@ -846,7 +891,7 @@ def norm_grads(grad: Tensor, input: Tensor, weight: Tensor | None, axes: NormAxe
     xhat * mean(g' * xhat)), g' = grad * weight. Where the statistics are taken over the same elements as those
     sums (batch norm), the two means are those sums over their count, so they are not taken again."""
     if _batch_statistics(input, axes):
-        fast = _batch_norm_grads_unrecorded(grad, input, weight, axes.moments, eps)
+        fast = _batch_norm_grads_unrecorded(grad, input, weight, axes.moments)
         if fast is not None:
             return fast
     elif _layer_statistics(input, axes):
@@ -1445,14 +1490,11 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     _wrap_dim(1, x.ndim)  # torch's IndexError for the channel dim of a 1-d input
     _check_norm_dtypes(input, weight, bias, running_mean, running_var)
     if training:
-        count = x.size // channels
         frozen = None
-        moments = _channel_moments(x)
+        mean, invstd, unbiased_var = _channel_statistics(x, eps)
+        moments = (mean, invstd)
         if running_mean is not None or running_var is not None:
-            mean, var = moments
-            xp = namespace(x)
-            _update_running(running_mean, running_var, A.reshape(xp, mean, -1),
-                            A.reshape(xp, var, -1) * (count / (count - 1)), momentum)
+            _update_running(running_mean, running_var, A.reshape(namespace(x), mean, -1), unbiased_var, momentum)
     else:
         shape, xp = _channel_view(x.shape), namespace(x)
         frozen = tuple(A.copy(xp, A.reshape(xp, t._data, shape)) for t in (running_mean, running_var))
@@ -1510,12 +1552,21 @@ def _check_norm_dtypes(input: Tensor, *parameters: Tensor | None) -> None:
     raise RuntimeError(f"expected scalar type {D.scalar_type_name(input.dtype)} but found {D.scalar_type_name(other)}")
 
 
-def _update_running(running_mean: Tensor | None, running_var: Tensor | None, mean: np.ndarray, var: np.ndarray,
+def _update_running(running_mean: Tensor | None, running_var: Tensor | None, mean: Any, var: Any,
                     momentum: float) -> None:
+    """running = momentum * stat + (1 - momentum) * running in place, in the running statistics' dtype, as torch's
+    CPU kernel takes it: for a float32 variance the product momentum * stat is added without rounding (the kernel's
+    multiply-add is fused there, Note [float32 batch-norm statistics])."""
     for running, stat in ((running_mean, mean), (running_var, var)):
         if running is not None:
+            xp = namespace(running._data)
             running._data *= 1 - momentum
-            running._data += A.astype(namespace(stat), momentum * stat, running._data.dtype)
+            if running is running_var and running._data.dtype == xp.float32 and stat.dtype == xp.float32:
+                # the product of float32 momentum and stat is exact in float64, so the sum is rounded once
+                wide = float(np.float32(momentum)) * A.astype(xp, stat, xp.float64) + running._data
+                running._data[...] = A.astype(xp, wide, xp.float32)
+            else:
+                running._data += A.astype(xp, momentum * stat, running._data.dtype)
             running._bump_version()
 
 
@@ -1602,12 +1653,13 @@ def native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
     """batch_norm, with the batch mean and 1/std per channel in training (empty tensors in evaluation; no
     gradient)."""
     xp = namespace(input._data)
-    stats = _moments(xp, input._data, (0, *range(2, input.ndim))) if training else None
+    if training and not input._data.size:
+        raise RuntimeError(f"input tensor must have at least one element, but got input_sizes = {list(input.shape)}")
     out = batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
-    if stats is None:
+    if not training:
         return out, *(_wrap(xp.empty(0, dtype=input._data.dtype, device=input._data.device)) for _ in range(2))
-    mean, var = (A.reshape(xp, a, -1) for a in stats)
-    return out, _wrap(mean), _wrap(A.astype(xp, 1 / xp.sqrt(var + eps), input._data.dtype, copy=False))
+    mean, invstd = (A.reshape(xp, a, -1) for a in _channel_statistics(input._data, eps)[:2])
+    return out, _wrap(mean), _wrap(A.astype(xp, invstd, input._data.dtype, copy=False))
 
 
 def native_group_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None, N: int, C: int,  # noqa: N803
@@ -1824,14 +1876,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     _not_differentiable("nll_loss_forward", weight=weight)
     t = target._data
     x = input._data
-    if target.dtype not in (D.int64, D.uint8):
-        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_legacy(target)}")
-    if x.ndim < 1:
-        raise ValueError(f"Expected 1 or more dimensions (got {x.ndim})")
-    if x.ndim > 1 and t.shape[:1] != x.shape[:1]:
-        raise ValueError(f"Expected input batch_size ({x.shape[0]}) to match target batch_size ({t.shape[0]}).")
-    if x.ndim > 2 and t.shape != x.shape[:1] + x.shape[2:]:
-        raise RuntimeError(f"size mismatch (got input: {list(x.shape)} , target: {list(t.shape)}")
+    _check_nll_shapes(x.shape, t.shape, target.dtype)
     ignored = _check_target_classes(t, x.shape[1 if x.ndim > 1 else 0], ignore_index)
     w = None if weight is None else A.astype(namespace(x), weight._data, x.dtype)
     params = (A.astype(namespace(t), t, np.int64, copy=False), w, reduction, ignore_index if ignored else None)
@@ -1839,6 +1884,30 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
         return apply(nll_loss_op, (input,), params)
     loss = apply(nll_loss2d_op, (input,), params)  # torch views K-d inputs as 2-d images, and views back
     return loss.view(*t.shape) if reduction == "none" and x.ndim != 4 else loss
+
+
+def _check_nll_shapes(shape: tuple[int, ...], target_shape: tuple[int, ...], target_dtype: D.dtype) -> None:
+    """nll_loss's checks of the input and target shapes and the target's dtype, in torch's order: the batch
+    sizes first (a 0-d target's counts as 0), then by the input's rank those of its 1-2d kernel (a 0-d or 1-d
+    target: a (N, 1) target, the usual slip, is refused), its 4-d image kernel, or its K-d reshape onto that."""
+    if len(shape) < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {len(shape)})")
+    targets = target_shape[0] if target_shape else 0
+    if len(shape) != 1 and shape[0] != targets:
+        raise ValueError(f"Expected input batch_size ({shape[0]}) to match target batch_size ({targets}).")
+    if len(shape) == 4 and len(target_shape) != 3:
+        raise RuntimeError(f"only batches of spatial targets supported (3D tensors) but got targets of dimension: "
+                           f"{len(target_shape)}")
+    if len(shape) > 2 and len(shape) != 4 and target_shape[1:] != shape[2:]:
+        raise RuntimeError(f"Expected target size {[shape[0], *shape[2:]]}, got {list(target_shape)}")
+    if len(shape) <= 2 and len(target_shape) > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if target_dtype not in (D.int64, D.uint8):
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {D.scalar_type_name(target_dtype)}")
+    if len(shape) == 1 and len(target_shape) == 1 and targets != 1:
+        raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {targets}")
+    if len(shape) == 4 and target_shape != shape[:1] + shape[2:]:
+        raise RuntimeError(f"size mismatch (got input: {list(shape)} , target: {list(target_shape)}")
 
 
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
