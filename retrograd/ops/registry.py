@@ -59,7 +59,13 @@ from ..autograd.graph import (
     saved_state,
 )
 from . import complex32
-from .unsigned import UNSIGNED_ROWS, UNSIGNED_TYPES, refuse_row  # noqa: F401 - UNSIGNED_TYPES: generated
+from .unsigned import (  # noqa: F401 - UNSIGNED_TYPES, UNSIGNED_OR_BOOL: generated code's
+    BOOL_REFUSED_ROWS,
+    UNSIGNED_OR_BOOL,
+    UNSIGNED_ROWS,
+    UNSIGNED_TYPES,
+    refuse_row,
+)
 
 _ndarray = np.ndarray
 _INT64 = np.dtype(np.int64)
@@ -413,10 +419,12 @@ class Op:
         to_opmath = f"        if {special}:  # after promotion\n            return _apply_opmath(op, {args}, params)"
         refuses = self.name not in UNSIGNED_ROWS and self.promote != "float"  # torch's refusal (ops/unsigned.py); a
         # float op has converted an unsigned input already, as torch's do
+        bool_refused = self.name in BOOL_REFUSED_ROWS  # one more type in the set looked up
         if self.promote is None:
             lines += [f"    {d} = {x}._data if t{k} else {x}" for k, (x, d) in enumerate(zip(xs, ds))]
             if opmath and refuses:  # one set lookup finds the unsigned types, bfloat16 and complex32
-                lines += ["    if type(d0) is not _ndarray or d0.dtype.type in _SPECIAL_TYPES:",
+                special = "_SPECIAL_OR_BOOL" if bool_refused else "_SPECIAL_TYPES"
+                lines += [f"    if type(d0) is not _ndarray or d0.dtype.type in {special}:",
                           "        if type(d0) is _ndarray and d0.dtype.isbuiltin != 1:",
                           f"            return _apply_opmath(op, {args}, params)",
                           "        refuse_row(op.name, d0, params)"]
@@ -456,7 +464,8 @@ class Op:
             call = (f"NUMPY_FUNCTION({', '.join(ds)}{out_array}) if type(d0) is _ndarray "
                     f"else forward(namespace_of(({', '.join(ds)},)), {', '.join(ds)}{params})")
         if refuses:
-            lines += ["    if type(d0) is not _ndarray or d0.dtype.type in UNSIGNED_TYPES:",
+            refused = "UNSIGNED_OR_BOOL" if bool_refused else "UNSIGNED_TYPES"
+            lines += [f"    if type(d0) is not _ndarray or d0.dtype.type in {refused}:",
                       "        refuse_row(op.name, d0, params)"]
         lines += ["    try:",
                   f"        result = {call}",
@@ -1313,6 +1322,7 @@ _BFLOAT16_FLOAT32_OUTPUTS = {"_scaled_dot_product_flash_attention_for_cpu": (1,)
 
 
 _SPECIAL_TYPES = D.SPECIAL_TYPES  # the NumPy scalar types the entry points send on (one set lookup)
+_SPECIAL_OR_BOOL = _SPECIAL_TYPES | {np.bool_}  # and bool, for the rows that refuse it (ops/unsigned.py)
 
 
 def _has_opmath(tensors: Sequence) -> bool:

@@ -101,17 +101,32 @@ EMPTY_SKIPS = frozenset({"amax", "amin", "argmax", "argmin", "circular_pad", "co
 
 UNSIGNED_TYPES = frozenset(dt.np.type for dt in D.UNSIGNED_WIDE)  # NumPy's scalar types of them
 
+# rows whose CPU kernel has no loop for bool either (the products, abs, remainder, pow, ...): they refuse it in the
+# same words, with the same kernel names; NumPy would compute
+BOOL_REFUSED_ROWS = frozenset({
+    "abs", "addbmm", "addcmul", "addmm", "addmv", "baddbmm", "bmm", "div_rounding", "dot", "fmod", "linalg_cross",
+    "mm", "mv", "neg", "pow", "pow_scalar_base", "pow_tensor", "remainder", "vdot",
+})  # (with a number, remainder and fmod promote bool to int64 first; addr has a bool loop)
+BOOL_MESSAGES = {"neg": "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a "
+                        "mask, use the `~` or `logical_not()` operator instead."}  # a RuntimeError of its own words
+UNSIGNED_OR_BOOL = UNSIGNED_TYPES | {np.bool_}
+
 
 def refuse_row(row: str, array: object, params: tuple) -> None:
     """torch's error for row `row` (not in UNSIGNED_ROWS) run on `array` with `params`, where torch's kernel would
-    see a wide unsigned dtype: not for a 0-d or empty input torch copies or skips, nor for a flip that keeps the
-    innermost (unit-stride) dim in place (torch flips the others by copying, with no kernel of its own)."""
-    if not _unsigned(array) or array.ndim == 0 and row in ZERO_DIM_COPIES or array.size == 0 and row in EMPTY_SKIPS:
+    see a wide unsigned dtype, or bool for a row in BOOL_REFUSED_ROWS: not for a 0-d or empty input torch copies or
+    skips, nor for a flip that keeps the innermost (unit-stride) dim in place (torch flips the others by copying,
+    with no kernel of its own)."""
+    refused = _unsigned(array) or row in BOOL_REFUSED_ROWS and getattr(array, "dtype", None) == np.bool_
+    if not refused or array.ndim == 0 and row in ZERO_DIM_COPIES or array.size == 0 and row in EMPTY_SKIPS:
         return
     if row == "flip" and all(array.strides[d] != array.itemsize for d in params[0]):
         return
+    if row in BOOL_MESSAGES and array.dtype == np.bool_:
+        raise RuntimeError(BOOL_MESSAGES[row])
     kernel = KERNELS.get(row, row + "_cpu")
-    D.refuse_unsigned(kernel if isinstance(kernel, str) else kernel(array, params), D.FROM_NUMPY[array.dtype])
+    kernel = kernel if isinstance(kernel, str) else kernel(array, params)
+    raise NotImplementedError(f"\"{kernel}\" not implemented for '{D.scalar_type_name(D.FROM_NUMPY[array.dtype])}'")
 
 
 def _unsigned(array: object) -> bool:
