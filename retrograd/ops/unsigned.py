@@ -1,8 +1,9 @@
-"""Which rows of the rule table run on torch's wide unsigned dtypes (uint16, uint32, uint64), and the words of
-torch's refusal for the others (Note [unsigned dtypes]).
+"""Which rows of the rule table run on torch's wide unsigned dtypes (uint16, uint32, uint64), which refuse bool too,
+and the words of torch's refusal for the others (Note [unsigned dtypes]).
 
 The registry's entry points read this table: a row not in UNSIGNED_ROWS whose first input is (after promotion) a
-tensor of one of those dtypes raises torch's `"<kernel>" not implemented for 'UInt64'` before NumPy computes.
+tensor of one of those dtypes, or bool for a row in BOOL_REFUSED_ROWS, raises torch's
+`"<kernel>" not implemented for 'UInt64'` (or the row's own words) before NumPy computes.
 """
 
 from __future__ import annotations
