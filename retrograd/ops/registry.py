@@ -59,13 +59,7 @@ from ..autograd.graph import (
     saved_state,
 )
 from . import complex32
-from .unsigned import (  # noqa: F401 - UNSIGNED_TYPES, UNSIGNED_OR_BOOL: generated code's
-    BOOL_REFUSED_ROWS,
-    UNSIGNED_OR_BOOL,
-    UNSIGNED_ROWS,
-    UNSIGNED_TYPES,
-    refuse_row,
-)
+from .unsigned import UNSIGNED_TYPES, refuse_row, refused_types
 
 _ndarray = np.ndarray
 _INT64 = np.dtype(np.int64)
@@ -417,14 +411,14 @@ class Op:
         opmath = not self.is_view and self.name not in _BFLOAT16_BITS and "draw" not in self.params
         special = " or ".join(f"type({d}) is _ndarray and {d}.dtype.isbuiltin != 1" for d in ds)
         to_opmath = f"        if {special}:  # after promotion\n            return _apply_opmath(op, {args}, params)"
-        refuses = self.name not in UNSIGNED_ROWS and self.promote != "float"  # torch's refusal (ops/unsigned.py); a
-        # float op has converted an unsigned input already, as torch's do
-        bool_refused = self.name in BOOL_REFUSED_ROWS  # one more type in the set looked up
+        refuses = bool(refused_types(self.name)) and self.promote != "float"  # torch's refusals (ops/unsigned.py):
+        # a float op has converted an unsigned input already, as torch's do
         if self.promote is None:
             lines += [f"    {d} = {x}._data if t{k} else {x}" for k, (x, d) in enumerate(zip(xs, ds))]
-            if opmath and refuses:  # one set lookup finds the unsigned types, bfloat16 and complex32
-                special = "_SPECIAL_OR_BOOL" if bool_refused else "_SPECIAL_TYPES"
-                lines += [f"    if type(d0) is not _ndarray or d0.dtype.type in {special}:",
+            if opmath and refuses:  # one set lookup finds the unsigned types, bfloat16 and complex32 (a live set:
+                # bfloat16's type joins it when ml_dtypes loads), one more the bool and complex types a row refuses
+                more = " or d0.dtype.type in REFUSED" if refused_types(self.name) - UNSIGNED_TYPES else ""
+                lines += [f"    if type(d0) is not _ndarray or d0.dtype.type in _SPECIAL_TYPES{more}:",
                           "        if type(d0) is _ndarray and d0.dtype.isbuiltin != 1:",
                           f"            return _apply_opmath(op, {args}, params)",
                           "        refuse_row(op.name, d0, params)"]
@@ -464,8 +458,7 @@ class Op:
             call = (f"NUMPY_FUNCTION({', '.join(ds)}{out_array}) if type(d0) is _ndarray "
                     f"else forward(namespace_of(({', '.join(ds)},)), {', '.join(ds)}{params})")
         if refuses:
-            refused = "UNSIGNED_OR_BOOL" if bool_refused else "UNSIGNED_TYPES"
-            lines += [f"    if type(d0) is not _ndarray or d0.dtype.type in {refused}:",
+            lines += ["    if type(d0) is not _ndarray or d0.dtype.type in REFUSED:",
                       "        refuse_row(op.name, d0, params)"]
         lines += ["    try:",
                   f"        result = {call}",
@@ -1219,8 +1212,9 @@ def _generate(name: str, lines: list[str], **scope: object) -> Callable:
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # readable tracebacks
     op = scope["op"]
     scalar_node_class = op.scalar_overload and op.scalar_overload.node_class  # Note [scalar overloads]
+    refused = refused_types(op.name)  # the types its entry point refuses, in one set (ops/unsigned.py)
     namespace = dict(globals(), forward=op.forward, node_class=op.node_class, scalar_node_class=scalar_node_class,
-                     **scope)
+                     REFUSED=refused, **scope)
     exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - generated from our own rule table
     return namespace["run"]
 
@@ -1285,7 +1279,7 @@ def _apply_generic(op: Op, args: tuple, params: tuple = (), forward: Callable | 
         inputs = args
         arrays = _arrays(op, args)
         first = arrays[0]
-        if op.name not in UNSIGNED_ROWS and op.promote != "float":
+        if op.promote != "float":
             refuse_row(op.name, first, params)
         try:
             result = forward(np if type(first) is _ndarray else namespace_of(arrays), *arrays, *params)
@@ -1322,7 +1316,6 @@ _BFLOAT16_FLOAT32_OUTPUTS = {"_scaled_dot_product_flash_attention_for_cpu": (1,)
 
 
 _SPECIAL_TYPES = D.SPECIAL_TYPES  # the NumPy scalar types the entry points send on (one set lookup)
-_SPECIAL_OR_BOOL = _SPECIAL_TYPES | {np.bool_}  # and bool, for the rows that refuse it (ops/unsigned.py)
 
 
 def _has_opmath(tensors: Sequence) -> bool:

@@ -102,35 +102,64 @@ EMPTY_SKIPS = frozenset({"amax", "amin", "argmax", "argmin", "circular_pad", "co
 
 UNSIGNED_TYPES = frozenset(dt.np.type for dt in D.UNSIGNED_WIDE)  # NumPy's scalar types of them
 
-# rows whose CPU kernel has no loop for bool either (the products, abs, remainder, pow, ...): they refuse it in the
-# same words, with the same kernel names; NumPy would compute
-BOOL_REFUSED_ROWS = frozenset({
-    "abs", "addbmm", "addcmul", "addmm", "addmv", "baddbmm", "bmm", "div_rounding", "dot", "fmod", "linalg_cross",
-    "mm", "mv", "neg", "pow", "pow_scalar_base", "pow_tensor", "remainder", "vdot",
-})  # (with a number, remainder and fmod promote bool to int64 first; addr has a bool loop)
-BOOL_MESSAGES = {"neg": "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a "
-                        "mask, use the `~` or `logical_not()` operator instead."}  # a RuntimeError of its own words
-UNSIGNED_OR_BOOL = UNSIGNED_TYPES | {np.bool_}
+# Note [bool and complex refusals]
+# Some rows' CPU kernels have no loop for bool (the products, abs, pow, remainder, the roundings) or for complex
+# numbers (every ordering: max, min, sort, argmax, cummax; nansum; the roundings), where NumPy computes (complex
+# numbers by its lexicographic order). They refuse them as the unsigned types: by the kernel's name, or, a pair,
+# in the error and words of their own. The entry points look these types up in the same one set as the unsigned
+# ones (refused_types), so the rows that take them pay nothing more.
+_ORDERLESS = "not implemented for complex tensors."
+_SORT = (RuntimeError, " Sort does not support complex dtypes on CPU")
+BOOL_REFUSALS: dict[str, str | tuple[type[Exception], str]] = {
+    **{row: KERNELS.get(row, row + "_cpu") for row in (  # (with a number, remainder and fmod promote bool first)
+        "abs", "addbmm", "addcmul", "addmm", "addmv", "baddbmm", "bmm", "dot", "fmod", "linalg_cross", "mm", "mv",
+        "pow", "pow_scalar_base", "pow_tensor", "remainder", "vdot")},
+    "div_rounding": KERNELS["div_rounding"], "round": "round_vml_cpu", "ceil": "ceil_vml_cpu",
+    "floor": "floor_vml_cpu", "trunc": "trunc_vml_cpu",
+    "neg": (RuntimeError, "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert "
+                          "a mask, use the `~` or `logical_not()` operator instead."),
+    "argmax": (RuntimeError, "argmax(): does not support bool input"),
+    "argmin": (RuntimeError, "argmin(): does not support bool input"),
+}
+COMPLEX_REFUSALS: dict[str, str | tuple[type[Exception], str]] = {
+    "amax": "max_values_cpu", "amin": "min_values_cpu", "aminmax": "aminmax_cpu", "cummax": "cummax_cpu",
+    "cummin": "cummin_cpu", "max_all": "max_all", "min_all": "min_all", "round": "round_vml_cpu",
+    "maximum": (RuntimeError, f"maximum {_ORDERLESS}"), "minimum": (RuntimeError, f"minimum {_ORDERLESS}"),
+    "fmax": (RuntimeError, f"fmax {_ORDERLESS}"), "fmin": (RuntimeError, f"fmin {_ORDERLESS}"),
+    "max_dim": (RuntimeError, "max(): does not support complex input"),
+    "min_dim": (RuntimeError, "min(): does not support complex input"),
+    "argmax": (RuntimeError, "argmax(): does not support complex input"),
+    "argmin": (RuntimeError, "argmin(): does not support complex input"),
+    "sort": _SORT, "sort_stable": _SORT, "argsort": _SORT,
+    "nansum": (RuntimeError, "nansum on CPU does not support complex inputs"),
+    **{row: (NotImplementedError, f"{row} is not supported for complex inputs") for row in ("ceil", "floor", "trunc")},
+}
+
+
+def refused_types(row: str) -> frozenset:
+    """The NumPy scalar types row `row` refuses (Notes [unsigned dtypes], [bool and complex refusals])."""
+    return frozenset((set() if row in UNSIGNED_ROWS else UNSIGNED_TYPES)
+                     | ({np.bool_} if row in BOOL_REFUSALS else set())
+                     | ({np.complex64, np.complex128} if row in COMPLEX_REFUSALS else set()))
 
 
 def refuse_row(row: str, array: object, params: tuple) -> None:
-    """torch's error for row `row` (not in UNSIGNED_ROWS) run on `array` with `params`, where torch's kernel would
-    see a wide unsigned dtype, or bool for a row in BOOL_REFUSED_ROWS: not for a 0-d or empty input torch copies or
-    skips, nor for a flip that keeps the innermost (unit-stride) dim in place (torch flips the others by copying,
-    with no kernel of its own)."""
-    refused = _unsigned(array) or row in BOOL_REFUSED_ROWS and getattr(array, "dtype", None) == np.bool_
-    if not refused or array.ndim == 0 and row in ZERO_DIM_COPIES or array.size == 0 and row in EMPTY_SKIPS:
+    """torch's error for row `row` run on `array` with `params`, where torch's kernel would see a dtype it has no
+    loop for (refused_types): not for a 0-d or empty input torch copies or skips, nor for a flip that keeps the
+    innermost (unit-stride) dim in place (torch flips the others by copying, with no kernel of its own)."""
+    dtype = getattr(array, "dtype", None)
+    if not isinstance(dtype, np.dtype):  # NumPy's or CuPy's arrays
+        return
+    if dtype.type in UNSIGNED_TYPES:
+        refusal = None if row in UNSIGNED_ROWS else KERNELS.get(row, row + "_cpu")
+    else:
+        refusal = BOOL_REFUSALS.get(row) if dtype == np.bool_ else COMPLEX_REFUSALS.get(row) if dtype.kind == "c" \
+            else None
+    if refusal is None or array.ndim == 0 and row in ZERO_DIM_COPIES or array.size == 0 and row in EMPTY_SKIPS:
         return
     if row == "flip" and all(array.strides[d] != array.itemsize for d in params[0]):
         return
-    if row in BOOL_MESSAGES and array.dtype == np.bool_:
-        raise RuntimeError(BOOL_MESSAGES[row])
-    kernel = KERNELS.get(row, row + "_cpu")
-    kernel = kernel if isinstance(kernel, str) else kernel(array, params)
-    raise NotImplementedError(f"\"{kernel}\" not implemented for '{D.scalar_type_name(D.FROM_NUMPY[array.dtype])}'")
-
-
-def _unsigned(array: object) -> bool:
-    """Whether `array` (NumPy's, CuPy's; anything else is not) holds a wide unsigned type."""
-    dtype = getattr(array, "dtype", None)
-    return isinstance(dtype, np.dtype) and dtype.type in UNSIGNED_TYPES
+    if isinstance(refusal, tuple):
+        raise refusal[0](refusal[1])
+    kernel = refusal if isinstance(refusal, str) else refusal(array, params)
+    raise NotImplementedError(f"\"{kernel}\" not implemented for '{D.scalar_type_name(D.FROM_NUMPY[dtype])}'")
