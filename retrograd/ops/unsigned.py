@@ -103,25 +103,29 @@ EMPTY_SKIPS = frozenset({"amax", "amin", "argmax", "argmin", "circular_pad", "co
 UNSIGNED_TYPES = frozenset(dt.np.type for dt in D.UNSIGNED_WIDE)  # NumPy's scalar types of them
 
 # Note [bool and complex refusals]
-# Some rows' CPU kernels have no loop for bool (the products, abs, pow, remainder, the roundings) or for complex
-# numbers (every ordering: max, min, sort, argmax, cummax; nansum; the roundings), where NumPy computes (complex
-# numbers by its lexicographic order). They refuse them as the unsigned types: by the kernel's name, or, a pair,
-# in the error and words of their own. The entry points look these types up in the same one set as the unsigned
-# ones (refused_types), so the rows that take them pay nothing more.
+# Some rows' CPU kernels have no loop for bool (the products, abs, pow, remainder, the roundings), for complex
+# numbers (every ordering: max, min, sort, argmax, cummax; nansum; the roundings, unique) or for integers (the
+# normalisations), where NumPy computes (complex numbers by its lexicographic order). They refuse them as the
+# unsigned types: by the kernel's name, or, a pair, in the error and words of their own. The entry points look these
+# types up in one set beside the unsigned ones (refused_types), so the rows that take them pay nothing more.
 _ORDERLESS = "not implemented for complex tensors."
 _SORT = (RuntimeError, " Sort does not support complex dtypes on CPU")
+_NORMS = {"native_layer_norm": "LayerNormKernelImpl", "native_group_norm": "GroupNormKernelImpl",
+          "native_batch_norm": "batch_norm"}
 BOOL_REFUSALS: dict[str, str | tuple[type[Exception], str]] = {
     **{row: KERNELS.get(row, row + "_cpu") for row in (  # (with a number, remainder and fmod promote bool first)
         "abs", "addbmm", "addcmul", "addmm", "addmv", "baddbmm", "bmm", "dot", "fmod", "linalg_cross", "mm", "mv",
-        "pow", "pow_scalar_base", "pow_tensor", "remainder", "vdot")},
-    "div_rounding": KERNELS["div_rounding"], "round": "round_vml_cpu", "ceil": "ceil_vml_cpu",
-    "floor": "floor_vml_cpu", "trunc": "trunc_vml_cpu",
+        "pow", "pow_scalar_base", "pow_tensor", "remainder", "searchsorted", "trace", "vdot")},
+    **_NORMS, "div_rounding": KERNELS["div_rounding"], "round": "round_vml_cpu", "ceil": "ceil_vml_cpu",
+    "floor": "floor_vml_cpu", "trunc": "trunc_vml_cpu", "clamp_tensor": "clamp_cpu", "index_reduce": "index_func_",
+    "max_unpool2d": "max_unpool2d", "max_unpool3d": "max_unpool3d",
     "neg": (RuntimeError, "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert "
                           "a mask, use the `~` or `logical_not()` operator instead."),
     "argmax": (RuntimeError, "argmax(): does not support bool input"),
     "argmin": (RuntimeError, "argmin(): does not support bool input"),
 }
 COMPLEX_REFUSALS: dict[str, str | tuple[type[Exception], str]] = {
+    **_NORMS, **dict.fromkeys(("_unique", "_unique2", "unique_consecutive", "unique_dim"), "unique"),
     "amax": "max_values_cpu", "amin": "min_values_cpu", "aminmax": "aminmax_cpu", "cummax": "cummax_cpu",
     "cummin": "cummin_cpu", "max_all": "max_all", "min_all": "min_all", "round": "round_vml_cpu",
     "maximum": (RuntimeError, f"maximum {_ORDERLESS}"), "minimum": (RuntimeError, f"minimum {_ORDERLESS}"),
@@ -134,13 +138,19 @@ COMPLEX_REFUSALS: dict[str, str | tuple[type[Exception], str]] = {
     "nansum": (RuntimeError, "nansum on CPU does not support complex inputs"),
     **{row: (NotImplementedError, f"{row} is not supported for complex inputs") for row in ("ceil", "floor", "trunc")},
 }
+INTEGER_REFUSALS: dict[str, str | tuple[type[Exception], str]] = dict(_NORMS)
+_REFUSALS = {"b": BOOL_REFUSALS, "c": COMPLEX_REFUSALS, "i": INTEGER_REFUSALS, "u": INTEGER_REFUSALS}  # by kind
+_TYPES = {"b": {np.bool_}, "c": {np.complex64, np.complex128},
+          "i": {np.int8, np.int16, np.int32, np.int64, np.uint8}}
 
 
 def refused_types(row: str) -> frozenset:
     """The NumPy scalar types row `row` refuses (Notes [unsigned dtypes], [bool and complex refusals])."""
-    return frozenset((set() if row in UNSIGNED_ROWS else UNSIGNED_TYPES)
-                     | ({np.bool_} if row in BOOL_REFUSALS else set())
-                     | ({np.complex64, np.complex128} if row in COMPLEX_REFUSALS else set()))
+    refused = set() if row in UNSIGNED_ROWS else set(UNSIGNED_TYPES)
+    for kind, table in (("b", BOOL_REFUSALS), ("c", COMPLEX_REFUSALS), ("i", INTEGER_REFUSALS)):
+        if row in table:
+            refused |= _TYPES[kind]
+    return frozenset(refused)
 
 
 def refuse_row(row: str, array: object, params: tuple) -> None:
@@ -151,14 +161,16 @@ def refuse_row(row: str, array: object, params: tuple) -> None:
     if not isinstance(dtype, np.dtype):  # NumPy's or CuPy's arrays
         return
     if dtype.type in UNSIGNED_TYPES:
-        refusal = None if row in UNSIGNED_ROWS else KERNELS.get(row, row + "_cpu")
+        if row in UNSIGNED_ROWS or array.ndim == 0 and row in ZERO_DIM_COPIES or array.size == 0 and row in EMPTY_SKIPS:
+            return
+        if row == "flip" and all(array.strides[d] != array.itemsize for d in params[0]):
+            return
+        refusal = KERNELS.get(row, row + "_cpu")
     else:
-        refusal = BOOL_REFUSALS.get(row) if dtype == np.bool_ else COMPLEX_REFUSALS.get(row) if dtype.kind == "c" \
-            else None
-    if refusal is None or array.ndim == 0 and row in ZERO_DIM_COPIES or array.size == 0 and row in EMPTY_SKIPS:
-        return
-    if row == "flip" and all(array.strides[d] != array.itemsize for d in params[0]):
-        return
+        refusal = _REFUSALS.get(dtype.kind, {}).get(row)
+        if refusal is None or isinstance(refusal, str) and (array.ndim == 0 and row in ZERO_DIM_COPIES
+                                                            or array.size == 0 and row in EMPTY_SKIPS):
+            return  # a kernel's name: torch copies or skips those inputs before the kernel as for unsigned ones
     if isinstance(refusal, tuple):
         raise refusal[0](refusal[1])
     kernel = refusal if isinstance(refusal, str) else refusal(array, params)
