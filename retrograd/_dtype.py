@@ -446,8 +446,8 @@ def number(value: object) -> object:
 # fills a one-element tensor); float64, complex128 and bool take every number. NumPy does neither: it refuses
 # an int operand beyond the dtype (OverflowError) and casts a fill value silently, so both are decided here.
 
-_CHECKED_TYPE_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
-                       "uint16": "uint16_t", "uint32": "uint32_t", "float16": "c10::Half",
+_CHECKED_TYPE_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
+                       "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t", "float16": "c10::Half",
                        "bfloat16": "c10::BFloat16", "float32": "float", "complex64": "c10::complex<float>"}
 _LARGEST = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38, "float32": float(np.finfo(np.float32).max),
             "complex64": float(np.finfo(np.float32).max)}  # the largest finite value of each
@@ -475,7 +475,11 @@ def fits(value: object, np_dtype: np.dtype, halves: bool = True) -> bool:
 def check_fits(value: object, np_dtype: np.dtype, halves: bool = True) -> None:
     """Raise torch's error when a number argument does not fit the tensor's dtype (Note [numbers out of a dtype's
     range]); torch checks no float16 or bfloat16 number it first makes a 0-d tensor (`where`, `x[i] = v`): not
-    `halves` then."""
+    `halves` then. An int beyond int64 and uint64 does not even parse as a number argument, whatever the dtype."""
+    if type(value) is int and value < -(1 << 63):
+        raise OverflowError("can't convert negative int to unsigned")
+    if type(value) is int and value >= 1 << 64:
+        raise OverflowError("int too big to convert")
     if not fits(value, np_dtype, halves):
         name = (np_dtype if isinstance(np_dtype, np.dtype) else from_native(np_dtype).np).name
         raise RuntimeError(f"value cannot be converted to type {_CHECKED_TYPE_NAMES[name]} without overflow")

@@ -11,7 +11,7 @@ from dtype_sweep import assert_same_outcome, outcome
 
 import retrograd
 
-INTEGER = ("uint8", "int8", "int16", "int32")
+INTEGER = ("uint8", "int8", "int16", "int32", "int64")
 NUMBERS = (300, -1, -129, 2**40, 70000, 1.0e10, -1.0, float("nan"), float("inf"), 2.5)
 
 
@@ -103,3 +103,18 @@ def test_integer_division_by_zero_raises_as_torch_does(op, dt):
     for divisor_is_tensor in (True, False):
         assert_same_outcome(outcome(run, retrograd, divisor_is_tensor), outcome(run, torch, divisor_is_tensor),
                             f"{op} {dt} by {'a tensor' if divisor_is_tensor else 'a number'} with a zero")
+
+
+@pytest.mark.parametrize("v", (-1, 2**64 - 1, 2**64, -1.0, 2.0**65, float("inf"), float("nan"), 7))
+def test_uint64_fills_take_numbers_as_torch_does(v):
+    for case in ("full", "fill_"):
+        assert_same_outcome(outcome(_run, case, retrograd, "uint64", v), outcome(_run, case, torch, "uint64", v),
+                            f"{case} uint64 {v!r}")
+
+
+@pytest.mark.parametrize("dt", ("uint8", "int64", "uint64", "float32", "float64"))
+@pytest.mark.parametrize("v", (2**64, -(2**63) - 1, 2**63, -(2**63), -(2.0**63)))
+def test_ints_beyond_64_bits_do_not_parse_as_torch(v, dt):
+    for case in ("full", "fill_"):
+        assert_same_outcome(outcome(_run, case, retrograd, dt, v), outcome(_run, case, torch, dt, v),
+                            f"{case} {dt} {v!r}")

@@ -39,12 +39,13 @@ def multi_head_attention_forward(
     from .. import cat, zeros
     from .modules.activation import _canonical_mask, _pad_last
 
-    batched = query.dim() == 3
+    batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
     if not batched:  # (L, E): a batch of one
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
         if key_padding_mask is not None:
             key_padding_mask = key_padding_mask.unsqueeze(0)
     tgt_len, bsz, embed_dim = query.shape
+    src_len = key.shape[0]
     key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask", attn_mask, "attn_mask", query.dtype)
     if is_causal and attn_mask is None:
         raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
@@ -59,13 +60,19 @@ def multi_head_attention_forward(
     head_dim = embed_dim // num_heads
     if head_dim * num_heads != embed_dim:
         raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    if use_separate_proj_weight and key.shape[:2] != value.shape[:2]:
+        raise AssertionError(f"key's sequence and batch dims {key.shape[:2]} do not match value's {value.shape[:2]}")
+    if not use_separate_proj_weight and key.shape != value.shape:
+        raise AssertionError(f"key shape {key.shape} does not match value shape {value.shape}")
     if use_separate_proj_weight:
         bq, bk, bv = (None,) * 3 if in_proj_bias is None else in_proj_bias.chunk(3)
         q, k, v = linear(query, q_proj_weight, bq), linear(key, k_proj_weight, bk), linear(value, v_proj_weight, bv)
     else:
         q, k, v = _in_projection_packed(query, key, value, in_proj_weight, in_proj_bias)
-    if attn_mask is not None and attn_mask.dim() == 2:
-        attn_mask = attn_mask.unsqueeze(0)
+    if attn_mask is not None:
+        _check_attn_mask_shape(attn_mask, (tgt_len, src_len), (bsz * num_heads, tgt_len, src_len))
+        if attn_mask.dim() == 2:
+            attn_mask = attn_mask.unsqueeze(0)
     if bias_k is not None and bias_v is not None:
         k, v = cat([k, bias_k.repeat(1, bsz, 1)]), cat([v, bias_v.repeat(1, bsz, 1)])
         attn_mask, key_padding_mask = _pad_last(attn_mask), _pad_last(key_padding_mask)
@@ -78,6 +85,11 @@ def multi_head_attention_forward(
         attn_mask, key_padding_mask = _pad_last(attn_mask), _pad_last(key_padding_mask)
     src_len = k.shape[1]
     if key_padding_mask is not None:  # merged into attn_mask, per head
+        if key_padding_mask.shape[0] != bsz:
+            raise AssertionError(f"Expected key_padded_mask.shape[0] to be {bsz}, but got {key_padding_mask.shape[0]}")
+        if key_padding_mask.shape[1] != src_len:
+            raise AssertionError(f"Expected key_padded_mask.shape[1] to be {src_len}, "
+                                 f"but got {key_padding_mask.shape[1]}")
         key_padding_mask = key_padding_mask.view(bsz, 1, 1, src_len).expand(-1, num_heads, -1, -1).reshape(
             bsz * num_heads, 1, src_len)
         attn_mask = key_padding_mask if attn_mask is None else attn_mask + key_padding_mask
@@ -107,6 +119,42 @@ def multi_head_attention_forward(
     if average_attn_weights:
         weights = weights.mean(1)
     return out, (weights if batched else weights.squeeze(0))
+
+
+def _mha_shape_check(query: _Tensor, key: _Tensor, value: _Tensor, key_padding_mask: _Tensor | None,
+                     attn_mask: _Tensor | None, num_heads: int) -> bool:
+    """Whether multi-head attention's inputs are batched (3-D query) or not (2-D), after torch's checks of the
+    dimensions of the query, key, value and masks, in its order and words (AssertionError, as torch raises)."""
+    if query.dim() not in (2, 3):
+        raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but received {query.dim()}-D query "
+                             "tensor")
+    batched = query.dim() == 3
+    kind, padding_dim = ("batched (3-D)", 2) if batched else ("unbatched (2-D)", 1)
+    if key.dim() != query.dim() or value.dim() != query.dim():
+        raise AssertionError(f"For {kind} `query`, expected `key` and `value` to be {query.dim()}-D but found "
+                             f"{key.dim()}-D and {value.dim()}-D tensors respectively")
+    if key_padding_mask is not None and key_padding_mask.dim() != padding_dim:
+        raise AssertionError(f"For {kind} `query`, expected `key_padding_mask` to be `None` or {padding_dim}-D but "
+                             f"found {key_padding_mask.dim()}-D tensor instead")
+    if attn_mask is not None and attn_mask.dim() not in (2, 3):
+        raise AssertionError(f"For {kind} `query`, expected `attn_mask` to be `None`, 2-D or 3-D but found "
+                             f"{attn_mask.dim()}-D tensor instead")
+    if not batched and attn_mask is not None and attn_mask.dim() == 3:
+        expected_shape = (num_heads, query.shape[0], key.shape[0])
+        if attn_mask.shape != expected_shape:
+            raise AssertionError(f"Expected `attn_mask` shape to be {expected_shape} but got {attn_mask.shape}")
+    return batched
+
+
+def _check_attn_mask_shape(attn_mask: _Tensor, correct_2d_size: tuple[int, int],
+                           correct_3d_size: tuple[int, int, int]) -> None:
+    """Raise torch's RuntimeError when an attention mask is not (L, S) or (N * heads, L, S)."""
+    if attn_mask.dim() == 2 and attn_mask.shape != correct_2d_size:
+        raise RuntimeError(f"The shape of the 2D attn_mask is {attn_mask.shape}, but should be {correct_2d_size}.")
+    if attn_mask.dim() == 3 and attn_mask.shape != correct_3d_size:
+        raise RuntimeError(f"The shape of the 3D attn_mask is {attn_mask.shape}, but should be {correct_3d_size}.")
+    if attn_mask.dim() not in (2, 3):
+        raise RuntimeError(f"attn_mask's dimension {attn_mask.dim()} is not supported")
 
 
 def _in_projection_packed(q: _Tensor, k: _Tensor, v: _Tensor, w: _Tensor,

@@ -906,6 +906,8 @@ def rsub_op(xp, a, b, alpha):
 
 def _scaled(xp, value, alpha):
     """alpha * value; a Python number stays one, so it does not promote the other operand."""
+    if hasattr(value, "dtype") and value.dtype.kind == "b":  # in bool, alpha * value is value unless alpha is 0
+        return xp.logical_and(value, bool(alpha))
     return xp.multiply(value, alpha) if hasattr(value, "dtype") else value * alpha
 
 
@@ -1398,13 +1400,29 @@ _ALPHA_ONE = (1,)  # the params of a plain + or -, shared by their nodes: one tr
 
 def add(input: Tensor, other: Tensor | complex, *, alpha: complex = 1) -> Tensor:
     """input + alpha * other, broadcasting."""
+    _check_alpha(input, other, alpha)
     return apply(add_op, (input, other), _ALPHA_ONE if type(alpha) is int and alpha == 1 else (D.number(alpha),))
 
 
 def sub(input: Tensor, other: Tensor | complex, *, alpha: complex = 1) -> Tensor:
     """input - alpha * other, broadcasting."""
     _refuse_bool_subtraction(input, other)
+    _check_alpha(input, other, alpha)
     return apply(sub_op, (input, other), _ALPHA_ONE if type(alpha) is int and alpha == 1 else (D.number(alpha),))
+
+
+def _check_alpha(input: Tensor, other: object, alpha: object) -> None:
+    """torch's alpha_check against the result's dtype: a bool alpha only for a bool result, a float one only for a
+    floating or complex result, a complex one only for a complex result (NumPy would promote instead)."""
+    if type(alpha) is int:
+        return
+    category = D.result_type(input, other).category  # bool < int < float < complex
+    if type(alpha) is bool and category != 0:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if category < 2 and not isinstance(alpha, (bool, int, np.integer)):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    if category < 3 and isinstance(alpha, complex):
+        raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex number.")
 
 
 def _refuse_bool_subtraction(input: Tensor, other: object) -> None:
@@ -1428,6 +1446,7 @@ subtract = sub
 def rsub(input: Tensor, other: Tensor | complex, *, alpha: complex = 1) -> Tensor:
     """other - alpha * input."""
     _refuse_bool_subtraction(input, other)
+    _check_alpha(input, other, alpha)
     return apply(rsub_op if isinstance(other, Tensor) else rsub_scalar, (input, other), (D.number(alpha),))
 
 
