@@ -906,7 +906,7 @@ def rsub_op(xp, a, b, alpha):
 
 def _scaled(xp, value, alpha):
     """alpha * value; a Python number stays one, so it does not promote the other operand."""
-    if hasattr(value, "dtype") and value.dtype.kind == "b":  # in bool, alpha * value is value unless alpha is 0
+    if hasattr(value, "dtype") and value.dtype == xp.bool:  # in bool, alpha * value is value unless alpha is 0
         return xp.logical_and(value, bool(alpha))
     return xp.multiply(value, alpha) if hasattr(value, "dtype") else value * alpha
 

@@ -703,8 +703,9 @@ def logsumexp_backward(grad: Tensor, self: Tensor, result: Tensor, dim: Sequence
 
 
 def logsumexp_jvp(t: Tensor, self: Tensor, dim: Sequence[int], keepdim: bool) -> Tensor:
-    """Tangent of logsumexp: the softmax-weighted mean of the tangent (NaN over an empty dim, as in torch)."""
-    weights = exp(self - self.amax(dim, keepdim=True)) if self.numel() else exp(self)
+    """Tangent of logsumexp: the softmax-weighted mean of the tangent (NaN over an empty dim, as in torch). A complex
+    input is shifted by the largest real part, as torch's forward does (there is no max of complex numbers)."""
+    weights = exp(self - self.real.amax(dim, keepdim=True)) if self.numel() else exp(self)
     return (weights * t).sum(dim, keepdim=keepdim) / weights.sum(dim, keepdim=keepdim)
 
 
