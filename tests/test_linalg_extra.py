@@ -185,3 +185,45 @@ def test_cross_without_dim_and_lu_solve_warn_once_at_the_callers_line_as_torch()
                      crossed.numpy().tolist(), solved.numpy().tolist()))
     assert seen[1] == seen[0]
     assert len(seen[0][0]) == 2 and all(filename == __file__ for _, _, filename in seen[0][0])
+
+
+LOW_PRECISION_CALLS = {
+    "det": lambda L, a: L.linalg.det(a), "slogdet": lambda L, a: L.linalg.slogdet(a),
+    "logdet": lambda L, a: L.logdet(a), "inv": lambda L, a: L.linalg.inv(a), "inverse": lambda L, a: L.inverse(a),
+    "solve": lambda L, a: L.linalg.solve(a, a), "lu_factor": lambda L, a: L.linalg.lu_factor(a),
+    "lu": lambda L, a: L.linalg.lu(a), "qr": lambda L, a: L.linalg.qr(a), "geqrf": lambda L, a: L.geqrf(a),
+    "cholesky": lambda L, a: L.linalg.cholesky(a), "eig": lambda L, a: L.linalg.eigvals(a),
+    "eigh": lambda L, a: L.linalg.eigh(a), "svd": lambda L, a: L.linalg.svd(a),
+    "svdvals": lambda L, a: L.linalg.svdvals(a), "pinv": lambda L, a: L.linalg.pinv(a, hermitian=True),
+    "lstsq": lambda L, a: L.linalg.lstsq(a, a), "matrix_norm_nuc": lambda L, a: L.linalg.matrix_norm(a, "nuc"),
+    "norm_2": lambda L, a: L.linalg.norm(a, 2), "cond": lambda L, a: L.linalg.cond(a),
+    "matrix_power": lambda L, a: L.linalg.matrix_power(a, -2),
+    "tensorsolve": lambda L, a: L.linalg.tensorsolve(a, a[0]),
+    "solve_triangular": lambda L, a: L.linalg.solve_triangular(a, a, upper=True),
+    "householder_product": lambda L, a: L.linalg.householder_product(a, a[:, 0]),
+    "ormqr": lambda L, a: L.ormqr(a, a[:, 0], a), "ldl_factor": lambda L, a: L.linalg.ldl_factor(a),
+    "cholesky_solve": lambda L, a: L.cholesky_solve(a, a), "cholesky_inverse": lambda L, a: L.cholesky_inverse(a),
+    "vander": lambda L, a: L.linalg.vander(a[0]),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("name", LOW_PRECISION_CALLS)
+def test_low_precision_linear_algebra_is_refused_as_torch(name, dtype):
+    """A model cast to half that calls into linalg meets torch's words, not NumPy's TypeError (float16) nor a
+    float32 answer (bfloat16)."""
+    def refused(lib):
+        a = (lib.eye(3, dtype=lib.float64) * 2 + 0.1).to(getattr(lib, dtype))
+        return failure(lib, lambda _: LOW_PRECISION_CALLS[name](lib, a))
+
+    assert refused(retrograd) == refused(torch)
+
+
+def test_float16_matrix_exp_is_computed_in_float32_and_rounded():
+    """torch's float16 matrix_exp runs its Padé steps in half and overflows (NaN beside A = 0.7 N(0, 1)); retrograd
+    computes it in float32 and rounds once, as for bfloat16: checked against float64."""
+    a = np.random.default_rng(0).standard_normal((4, 5, 5)) * 0.7
+    exact = torch.linalg.matrix_exp(torch.tensor(a))
+    half = retrograd.linalg.matrix_exp(retrograd.tensor(a).half())
+    assert half.dtype == retrograd.float16
+    torch.testing.assert_close(torch.tensor(half.double().numpy()), exact, rtol=2e-3, atol=2e-3)

@@ -223,3 +223,40 @@ def test_bilinear_wants_one_dtype_before_checking_sizes(dtypes):
         return _outcome(lambda: lib.nn.functional.bilinear(x1, x2, w, b))
 
     assert run(retrograd) == run(torch)
+
+
+# integer-only ops on floats, real-only ops on complex numbers: torch names its kernel (NumPy's TypeError leaked)
+NO_LOOP = {
+    "and_float": lambda lib: _ones(lib, 3) & _ones(lib, 3),
+    "or_half_number": lambda lib: _ones(lib, 3, dtype="float16") | 1,
+    "xor_bfloat16": lambda lib: _ones(lib, 3, dtype="bfloat16") ^ _ones(lib, 3, dtype="bfloat16"),
+    "bitwise_not_double": lambda lib: lib.bitwise_not(_ones(lib, 3, dtype="float64")),
+    "invert_complex": lambda lib: _ones(lib, 3, dtype="complex64").bitwise_not_(),
+    "lshift_bfloat16": lambda lib: _ones(lib, 3, dtype="bfloat16") << 1,
+    "gcd_bfloat16": lambda lib: lib.gcd(_ones(lib, 3, dtype="bfloat16"), _ones(lib, 3, dtype="bfloat16")),
+    "atan2_complex": lambda lib: lib.atan2(_ones(lib, 3, dtype="complex64"), _ones(lib, 3, dtype="complex64")),
+    "copysign_complex_number": lambda lib: lib.copysign(_ones(lib, 3, dtype="complex128"), 2.0),
+    "remainder_complex": lambda lib: _ones(lib, 3, dtype="complex64") % _ones(lib, 3, dtype="complex64"),
+    "fmod_complex_number": lambda lib: lib.fmod(_ones(lib, 3, dtype="complex64"), 2),
+    "div_trunc_complex": lambda lib: lib.div(_ones(lib, 3, dtype="complex64"), 2, rounding_mode="trunc"),
+    "signbit_complex": lambda lib: lib.signbit(_ones(lib, 2, dtype="complex64")),
+    "atan2_double": lambda lib: lib.atan2(_ones(lib, 3, dtype="float64"), _ones(lib, 3, dtype="float64")),
+    "and_int_bool": lambda lib: _ones(lib, 3, dtype="int64") & _ones(lib, 3, dtype="bool"),
+    "frac_bool": lambda lib: lib.frac(_ones(lib, 3, dtype="bool")),
+    "lerp_bool": lambda lib: lib.lerp(_ones(lib, 3, dtype="bool"), _ones(lib, 3, dtype="bool"), 0.5),
+    "nll_loss_bool": lambda lib: lib.nn.functional.nll_loss(_ones(lib, 2, 3, dtype="bool"), lib.zeros(2).long()),
+    "frac_int": lambda lib: lib.frac(_ones(lib, 3, dtype="int32")),
+    "erf_complex": lambda lib: lib.erf(_ones(lib, 3, dtype="complex64")),
+    "erf_complex_0d": lambda lib: lib.erf(_ones(lib, dtype="complex128")),
+    "trigamma_complex": lambda lib: lib.polygamma(1, _ones(lib, 3, dtype="complex64")),
+    "deg2rad_complex": lambda lib: lib.deg2rad(_ones(lib, 3, dtype="complex64")),
+    "xlogy_complex_number": lambda lib: lib.xlogy(_ones(lib, 3, dtype="complex64"), 2.0),
+    "exponential_complex": lambda lib: _ones(lib, 3, dtype="complex64").exponential_(),
+    "bessel_j0_half": lambda lib: lib.special.bessel_j0(_ones(lib, 3, dtype="float16")),
+    "erf_uint16": lambda lib: lib.erf(_ones(lib, 3, dtype="uint16")),
+}
+
+
+@pytest.mark.parametrize("name", NO_LOOP)
+def test_ops_without_a_loop_for_the_dtype_raise_as_torch(name):
+    assert _outcome(lambda: NO_LOOP[name](retrograd)) == _outcome(lambda: NO_LOOP[name](torch))

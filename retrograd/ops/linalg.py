@@ -46,6 +46,7 @@ from .pointwise import log, where
 from .reduction import amax, amin, return_type, vector_norm
 from .registry import apply, autocast_unifies, defop, namespace, unrecorded_arrays
 from .shape import cat, diag_embed, diagonal, reshape_alias_op, stack, tril, triu, unsafe_view
+from .unsigned import LOW_PRECISION
 
 
 class _LinAlgError(RuntimeError):
@@ -691,6 +692,8 @@ def lstsq_op(xp, a, b, rcond, driver, vector):
 @defop("linalg_matrix_exp", self="matrix_exp_differential(self, grad, adjoint=True)",
        jvp="matrix_exp_differential(self, self_t, adjoint=False)")
 def matrix_exp_op(xp, a):
+    if a.dtype == np.float16:  # NumPy's solve has no float16: in float32, rounded once (as bfloat16's opmath)
+        return A.astype(xp, expm_kernel(xp, A.astype(xp, a, np.float32)), np.float16)
     return expm_kernel(xp, a)
 
 
@@ -1649,6 +1652,13 @@ def _check_float(name: str, *tensors: Tensor) -> None:
                                f"{D.scalar_type_name(t.dtype)}")
 
 
+def _check_precision(name: str, A: Tensor) -> None:
+    """A composite that refuses float16 and bfloat16 before its LAPACK-backed parts (Note [low-precision linear
+    algebra] in ops/unsigned.py)."""
+    if A.dtype is D.float16 or A.dtype is D.bfloat16:
+        raise RuntimeError(LOW_PRECISION.format(name, D.scalar_type_name(A.dtype)))
+
+
 def householder_product_backward(grad: Tensor, input: Tensor, tau: Tensor) -> tuple[Tensor, Tensor]:
     """With Q = H_1 ... H_k = L_i H_i R_i and K_i = L_i^H [grad, 0] R_i^H: d tau_i = -(v^H K_i v) and
     d v_i = -(conj(tau_i) K_i v + tau_i K_i^H v), whose entries below the diagonal are column i's gradient."""
@@ -2508,9 +2518,12 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
     return result if increasing else result.flip(1)
 
 
+_NO_VANDER = (D.bool_, D.float16, D.bfloat16, D.complex32)  # torch's check names the types it takes
+
+
 def linalg_vander(x: Tensor, N: int | None = None) -> Tensor:
     """The Vandermonde matrix of x: columns x^0, x^1, ..., x^(N-1) (a column of ones, then cumprod, as torch)."""
-    if D.kind(x._data) not in "fciu" or x.dtype is D.bool_:
+    if D.kind(x._data) not in "fciu" or x.dtype in _NO_VANDER:
         raise RuntimeError(f"linalg.vander supports floating point, complex, and integer tensors, but got "
                            f"{D.scalar_type_name(x.dtype)}")
     column = x.unsqueeze(-1) if x.ndim == 0 else x
@@ -2546,6 +2559,7 @@ def slogdet(input: Tensor) -> tuple:
 def logdet(input: Tensor) -> Tensor:
     """log det, nan for a negative determinant (composed from slogdet as torch does)."""
     _check_matrix("logdet", input)
+    _check_precision("logdet", input)
     sign, logabsdet = linalg_slogdet(input)
     if input.is_complex():
         return log(sign) + logabsdet
@@ -3025,6 +3039,8 @@ def matrix_norm(A: Tensor, ord: float | str = "fro", dim: Sequence[int] = (-2, -
     if ord not in ("fro", "nuc") and (isinstance(ord, str) or abs(ord) not in (1, 2, math.inf)):
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     _check_float("linalg.matrix_norm", A)
+    if ord == "nuc" or ord in (2, -2):
+        _check_precision("linalg.matrix_norm", A)
     if ord == "fro":
         return vector_norm(A, 2, dims, keepdim, dtype=dtype)
     if dtype is not None:

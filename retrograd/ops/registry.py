@@ -59,7 +59,7 @@ from ..autograd.graph import (
     saved_state,
 )
 from . import complex32
-from .unsigned import UNSIGNED_TYPES, refuse_row, refused_types
+from .unsigned import BFLOAT16_REFUSED_ROWS, UNSIGNED_TYPES, refuse_row, refused_types
 
 _ndarray = np.ndarray
 _INT64 = np.dtype(np.int64)
@@ -411,8 +411,7 @@ class Op:
         opmath = not self.is_view and self.name not in _BFLOAT16_BITS and "draw" not in self.params
         special = " or ".join(f"type({d}) is _ndarray and {d}.dtype.isbuiltin != 1" for d in ds)
         to_opmath = f"        if {special}:  # after promotion\n            return _apply_opmath(op, {args}, params)"
-        refuses = bool(refused_types(self.name)) and self.promote != "float"  # torch's refusals (ops/unsigned.py):
-        # a float op has converted an unsigned input already, as torch's do
+        refuses = bool(refused_types(self.name, self.promote == "float"))  # torch's refusals (ops/unsigned.py)
         if self.promote is None:
             lines += [f"    {d} = {x}._data if t{k} else {x}" for k, (x, d) in enumerate(zip(xs, ds))]
             if opmath and refuses:  # one set lookup finds the unsigned types, bfloat16 and complex32 (a live set:
@@ -1212,7 +1211,7 @@ def _generate(name: str, lines: list[str], **scope: object) -> Callable:
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # readable tracebacks
     op = scope["op"]
     scalar_node_class = op.scalar_overload and op.scalar_overload.node_class  # Note [scalar overloads]
-    refused = refused_types(op.name)  # the types its entry point refuses, in one set (ops/unsigned.py)
+    refused = refused_types(op.name, op.promote == "float")  # its entry point's refused types (ops/unsigned.py)
     namespace = dict(globals(), forward=op.forward, node_class=op.node_class, scalar_node_class=scalar_node_class,
                      REFUSED=refused, **scope)
     exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - generated from our own rule table
@@ -1279,7 +1278,7 @@ def _apply_generic(op: Op, args: tuple, params: tuple = (), forward: Callable | 
         inputs = args
         arrays = _arrays(op, args)
         first = arrays[0]
-        if op.promote != "float":
+        if refused_types(op.name, op.promote == "float"):
             refuse_row(op.name, first, params)
         try:
             result = forward(np if type(first) is _ndarray else namespace_of(arrays), *arrays, *params)
@@ -1386,6 +1385,10 @@ def _apply_bfloat16(op: Op, args: tuple, params: tuple) -> Tensor | tuple:
     """apply() where a bfloat16 tensor takes part, as torch's CPU kernels compute: the forward runs on float32
     copies of the bfloat16 arrays (so sums and products accumulate in float32), and its floating results are
     rounded to bfloat16 once, unless the op's `dtype` asks for another (Note [bfloat16] in _dtype.py)."""
+    if op.name in BFLOAT16_REFUSED_ROWS:  # torch has no bfloat16 loop for them (Note [low-precision linear algebra])
+        first = next((v._data for v in _flat(args) if isinstance(v, Tensor) and _is_bfloat16(v._data)), None)
+        if first is not None:
+            refuse_row(op.name, first, params)
     wanted = params[op.params.index("dtype")] if "dtype" in op.params else None
     rounds = wanted is None or wanted is D.bfloat16
     widen = _widened if op.name in _BFLOAT16_FLOAT_NUMBERS else _opmath

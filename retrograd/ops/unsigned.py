@@ -1,5 +1,6 @@
-"""Which rows of the rule table run on torch's wide unsigned dtypes (uint16, uint32, uint64), which refuse bool too,
-and the words of torch's refusal for the others (Note [unsigned dtypes]).
+"""Which rows of the rule table run on torch's wide unsigned dtypes (uint16, uint32, uint64), which refuse bool,
+complex numbers, integers, floats or half-precision floats too, and the words of torch's refusal for the others
+(Notes [unsigned dtypes], [bool and complex refusals], [low-precision linear algebra]).
 
 The registry's entry points read this table: a row not in UNSIGNED_ROWS whose first input is (after promotion) a
 tensor of one of those dtypes, or bool for a row in BOOL_REFUSED_ROWS, raises torch's
@@ -8,6 +9,7 @@ tensor of one of those dtypes, or bool for a row in BOOL_REFUSED_ROWS, raises to
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
@@ -104,27 +106,33 @@ UNSIGNED_TYPES = frozenset(dt.np.type for dt in D.UNSIGNED_WIDE)  # NumPy's scal
 
 # Note [bool and complex refusals]
 # Some rows' CPU kernels have no loop for bool (the products, abs, pow, remainder, the roundings), for complex
-# numbers (every ordering: max, min, sort, argmax, cummax; nansum; the roundings, unique) or for integers (the
-# normalisations), where NumPy computes (complex numbers by its lexicographic order). They refuse them as the
+# numbers (every ordering: max, min, sort, argmax, cummax; nansum; the roundings, unique; remainder, atan2 and the
+# bitwise ops), for integers (the normalisations) or for floats (the bitwise ops, shifts, gcd), where NumPy computes
+# (complex numbers by its lexicographic order) or raises a TypeError of its own. They refuse them as the
 # unsigned types: by the kernel's name, or, a pair, in the error and words of their own. The entry points look these
-# types up in one set beside the unsigned ones (refused_types), so the rows that take them pay nothing more.
+# types up in one set beside the unsigned ones (refused_types), so the rows that take them pay nothing more. (atan2
+# and copysign, float rows that convert integers first, refuse complex numbers in their forwards.)
+# a refusal: the kernel's name, an (error type, words) pair, or a function of the input and params giving either
+Refusal = str | tuple[type[Exception], str] | Callable[[np.ndarray, tuple], str | tuple[type[Exception], str]]
 _ORDERLESS = "not implemented for complex tensors."
 _SORT = (RuntimeError, " Sort does not support complex dtypes on CPU")
 _NORMS = {"native_layer_norm": "LayerNormKernelImpl", "native_group_norm": "GroupNormKernelImpl",
           "native_batch_norm": "batch_norm"}
-BOOL_REFUSALS: dict[str, str | tuple[type[Exception], str]] = {
+_FLOATS_ONLY = {"frac": "frac_cpu", "lerp": "lerp_kernel_scalar", "lerp_tensor": "lerp_kernel_tensor",
+                "nll_loss": "nll_loss_out_frame"}  # no loop for bool nor integers
+BOOL_REFUSALS: dict[str, Refusal] = {
     **{row: KERNELS.get(row, row + "_cpu") for row in (  # (with a number, remainder and fmod promote bool first)
         "abs", "addbmm", "addcmul", "addmm", "addmv", "baddbmm", "bmm", "dot", "fmod", "linalg_cross", "mm", "mv",
         "pow", "pow_scalar_base", "pow_tensor", "remainder", "searchsorted", "trace", "vdot")},
     **_NORMS, "div_rounding": KERNELS["div_rounding"], "round": "round_vml_cpu", "ceil": "ceil_vml_cpu",
     "floor": "floor_vml_cpu", "trunc": "trunc_vml_cpu", "clamp_tensor": "clamp_cpu", "index_reduce": "index_func_",
-    "max_unpool2d": "max_unpool2d", "max_unpool3d": "max_unpool3d",
+    "max_unpool2d": "max_unpool2d", "max_unpool3d": "max_unpool3d", **_FLOATS_ONLY,
     "neg": (RuntimeError, "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert "
                           "a mask, use the `~` or `logical_not()` operator instead."),
     "argmax": (RuntimeError, "argmax(): does not support bool input"),
     "argmin": (RuntimeError, "argmin(): does not support bool input"),
 }
-COMPLEX_REFUSALS: dict[str, str | tuple[type[Exception], str]] = {
+COMPLEX_REFUSALS: dict[str, Refusal] = {
     **_NORMS, **dict.fromkeys(("_unique", "_unique2", "unique_consecutive", "unique_dim"), "unique"),
     "amax": "max_values_cpu", "amin": "min_values_cpu", "aminmax": "aminmax_cpu", "cummax": "cummax_cpu",
     "cummin": "cummin_cpu", "max_all": "max_all", "min_all": "min_all", "round": "round_vml_cpu",
@@ -134,22 +142,81 @@ COMPLEX_REFUSALS: dict[str, str | tuple[type[Exception], str]] = {
     "min_dim": (RuntimeError, "min(): does not support complex input"),
     "argmax": (RuntimeError, "argmax(): does not support complex input"),
     "argmin": (RuntimeError, "argmin(): does not support complex input"),
-    "sort": _SORT, "sort_stable": _SORT, "argsort": _SORT,
+    "sort": _SORT, "sort_stable": _SORT, "argsort": _SORT, "searchsorted": KERNELS["searchsorted"],
+    "erf": "erf_vml_cpu", "erfc": "erfc_vml_cpu", "erfinv": "erfinv_vml_cpu", "lgamma": "lgamma_vml_cpu",
+    "digamma": "digamma", "polygamma": lambda x, params: ("digamma", "trigamma", "polygamma")[min(params[0], 2)],
+    "log_normal_": "log_normal_cpu", "nll_loss": "nll_loss_out_frame",
+    **{row: (RuntimeError, f"{row} is not supported for complex tensors.") for row in ("deg2rad", "rad2deg")},
+    "exponential_": lambda x, params: (RuntimeError, "Exponential distribution is a continuous probability "
+                                       f"distribution. dtype must be a floating point but you specified "
+                                       f"{_type_name(x.dtype)}"),
     "nansum": (RuntimeError, "nansum on CPU does not support complex inputs"),
     **{row: (NotImplementedError, f"{row} is not supported for complex inputs") for row in ("ceil", "floor", "trunc")},
 }
-INTEGER_REFUSALS: dict[str, str | tuple[type[Exception], str]] = dict(_NORMS)
-_REFUSALS = {"b": BOOL_REFUSALS, "c": COMPLEX_REFUSALS, "i": INTEGER_REFUSALS, "u": INTEGER_REFUSALS}  # by kind
+INTEGER_REFUSALS: dict[str, Refusal] = {**_NORMS, **_FLOATS_ONLY}
+_BITWISE = {row: row + "_cpu" for row in ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not")}
+_INTEGRAL = {**_BITWISE, "bitwise_left_shift": "lshift_cpu", "bitwise_right_shift": "rshift_cpu", "gcd": "gcd_cpu",
+             "lcm": "lcm_cpu"}
+FLOAT_REFUSALS: dict[str, Refusal] = dict(_INTEGRAL)  # NumPy's TypeError otherwise
+COMPLEX_REFUSALS.update(_INTEGRAL, signbit=(NotImplementedError, "signbit is not implemented for complex tensors."),
+                        **{row: KERNELS[row] for row in ("div_rounding", "fmod", "fmod_scalar", "remainder",
+                                                         "remainder_scalar", "remainder_scalar_self")})
+
+# Note [low-precision linear algebra]
+# torch's LAPACK kernels have no float16 or bfloat16 loop, and its linalg functions refuse those dtypes by the
+# kernel's name or in words of their own; NumPy's linalg raises a TypeError of its own for float16 and would
+# compute bfloat16 in float32 (the opmath road, Note [bfloat16]). Both dtypes are refused from this table: float16
+# by the entry points' set lookup, bfloat16 where the opmath road starts (registry._apply_bfloat16).
+LOW_PRECISION = "{}: Low precision dtypes not supported. Got {}"
+
+
+def _low_precision(where: str) -> Callable[[np.ndarray, tuple], tuple[type[Exception], str]]:
+    return lambda array, params: (RuntimeError, LOW_PRECISION.format(where, _type_name(array.dtype)))
+
+
+def _pinv_refusal(array: np.ndarray, params: tuple) -> tuple[type[Exception], str]:
+    shape = ", ".join(map(str, array.shape))
+    return RuntimeError, (f"linalg.pinv({_type_name(array.dtype)}{{[{shape}]}}): expected a tensor with 2 or more "
+                          "dimensions of float, double, cfloat or cdouble types")
+
+
+LOW_PRECISION_REFUSALS: dict[str, Refusal] = {
+    **dict.fromkeys(("linalg_det", "linalg_solve_ex", "linalg_lu_factor_ex", "linalg_lu"), "lu_cpu"),
+    **dict.fromkeys(("linalg_qr", "geqrf"), "geqrf_cpu"),
+    **dict.fromkeys(("linalg_cholesky_ex", "cholesky"), "cholesky_cpu"),
+    **dict.fromkeys(("linalg_solve_triangular", "triangular_solve"), "triangular_solve_cpu"),
+    "linalg_eig": "linalg_eig_out_cpu", "linalg_eigh": "linalg_eigh_cpu", "linalg_svd": "linalg_svd_cpu",
+    "linalg_householder_product": "orgqr_cpu", "ormqr": "ormqr_cpu", "linalg_ldl_factor_ex": "ldl_factor_kernel_cpu",
+    "cholesky_inverse": "cholesky_inverse_out_cpu", "cholesky_solve": "cholesky_solve_cpu",
+    "linalg_lu_solve": "linalg.lu_solve_cpu",
+    "linalg_inv_ex": _low_precision("linalg.inv"), "linalg_slogdet": _low_precision("linalg.slogdet"),
+    "linalg_pinv": _pinv_refusal,
+    "linalg_lstsq": (RuntimeError, "This function doesn't handle types other than float and double"),
+}
+# the rows that refuse bfloat16, tested where its opmath road starts
+BFLOAT16_REFUSED_ROWS = frozenset(FLOAT_REFUSALS) | frozenset(LOW_PRECISION_REFUSALS)
+_REFUSALS = {"b": BOOL_REFUSALS, "c": COMPLEX_REFUSALS, "i": INTEGER_REFUSALS, "u": INTEGER_REFUSALS,
+             "f": FLOAT_REFUSALS}  # by kind
 _TYPES = {"b": {np.bool_}, "c": {np.complex64, np.complex128},
-          "i": {np.int8, np.int16, np.int32, np.int64, np.uint8}}
+          "i": {np.int8, np.int16, np.int32, np.int64, np.uint8}, "f": {np.float16, np.float32, np.float64}}
 
 
-def refused_types(row: str) -> frozenset:
-    """The NumPy scalar types row `row` refuses (Notes [unsigned dtypes], [bool and complex refusals])."""
-    refused = set() if row in UNSIGNED_ROWS else set(UNSIGNED_TYPES)
-    for kind, table in (("b", BOOL_REFUSALS), ("c", COMPLEX_REFUSALS), ("i", INTEGER_REFUSALS)):
+def _type_name(dtype: np.dtype) -> str:
+    return D.scalar_type_name(D.FROM_NUMPY[dtype])
+
+
+@functools.cache
+def refused_types(row: str, floating: bool = False) -> frozenset:
+    """The NumPy scalar types row `row` refuses (Notes [unsigned dtypes], [bool and complex refusals],
+    [low-precision linear algebra]); a `floating` row's (promote="float") inputs come converted from the unsigned
+    types, as torch's do."""
+    refused = set() if row in UNSIGNED_ROWS or floating else set(UNSIGNED_TYPES)
+    for kind, table in (("b", BOOL_REFUSALS), ("c", COMPLEX_REFUSALS), ("i", INTEGER_REFUSALS),
+                        ("f", FLOAT_REFUSALS)):
         if row in table:
             refused |= _TYPES[kind]
+    if row in LOW_PRECISION_REFUSALS:
+        refused.add(np.float16)
     return frozenset(refused)
 
 
@@ -167,11 +234,15 @@ def refuse_row(row: str, array: object, params: tuple) -> None:
             return
         refusal = KERNELS.get(row, row + "_cpu")
     else:
-        refusal = _REFUSALS.get(dtype.kind, {}).get(row)
+        kind = "f" if dtype is D.NUMPY_BFLOAT16 else dtype.kind
+        refusal = _REFUSALS.get(kind, {}).get(row)
+        if refusal is None and kind == "f" and dtype.itemsize == 2:
+            refusal = LOW_PRECISION_REFUSALS.get(row)
         if refusal is None or isinstance(refusal, str) and (array.ndim == 0 and row in ZERO_DIM_COPIES
                                                             or array.size == 0 and row in EMPTY_SKIPS):
             return  # a kernel's name: torch copies or skips those inputs before the kernel as for unsigned ones
+    if callable(refusal):
+        refusal = refusal(array, params)
     if isinstance(refusal, tuple):
         raise refusal[0](refusal[1])
-    kernel = refusal if isinstance(refusal, str) else refusal(array, params)
-    raise NotImplementedError(f"\"{kernel}\" not implemented for '{D.scalar_type_name(D.FROM_NUMPY[dtype])}'")
+    raise NotImplementedError(f"\"{refusal}\" not implemented for '{_type_name(dtype)}'")
