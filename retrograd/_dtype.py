@@ -316,6 +316,13 @@ def refuse_unsigned(kernel: str, dt: dtype) -> None:
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_type_name(dt)}'")
 
 
+def refuse_integral(kernel: str, dt: dtype | None) -> None:
+    """torch's error from `kernel`, a sampler of a continuous distribution with no version for bool or integers, if
+    `dt` is one of them (the wide unsigned dtypes too)."""
+    if dt is not None and dt.category < 2:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_type_name(dt)}'")
+
+
 def refuse_complex32(kernel: str, dt: dtype | None) -> None:
     """torch's error from `kernel`, which has no ComplexHalf version (Note [complex32]), if `dt` is complex32."""
     if dt is complex32:

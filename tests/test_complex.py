@@ -108,6 +108,7 @@ BINARY = {
     "lerp": lambda m, a, b: m.lerp(a, b, 0.3),
     "addcmul": lambda m, a, b: m.addcmul(a, a, b, value=0.5),
     "addcdiv": lambda m, a, b: m.addcdiv(a, a, b, value=2),
+    "logaddexp": lambda m, a, b: m.logaddexp(a, b),
 }
 
 
@@ -528,3 +529,11 @@ def test_activations_and_losses_torch_computes_on_complex(name) -> None:
         return np.round(out.detach().numpy(), 5).tolist()
 
     assert value(retrograd) == value(torch)
+
+
+def test_logaddexp_at_infinite_real_parts_as_torch() -> None:
+    """torch's complex logaddexp keeps the smaller operand when both real parts are -inf, and NaN stays NaN."""
+    a = np.array([complex(-np.inf, 0), complex(np.inf, 0), complex(np.nan, 0), 1 + 2j])
+    b = np.array([complex(-np.inf, 1), complex(np.inf, 2), 1j, complex(-np.inf, 0)])
+    got = retrograd.logaddexp(retrograd.tensor(a), retrograd.tensor(b)).numpy()
+    np.testing.assert_array_equal(got, torch.logaddexp(torch.tensor(a), torch.tensor(b)).numpy())

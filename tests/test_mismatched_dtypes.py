@@ -254,6 +254,21 @@ NO_LOOP = {
     "exponential_complex": lambda lib: _ones(lib, 3, dtype="complex64").exponential_(),
     "bessel_j0_half": lambda lib: lib.special.bessel_j0(_ones(lib, 3, dtype="float16")),
     "erf_uint16": lambda lib: lib.erf(_ones(lib, 3, dtype="uint16")),
+    "frac_complex": lambda lib: lib.frac(_ones(lib, 3, dtype="complex64")),
+    "polar_half": lambda lib: lib.polar(_ones(lib, 3, dtype="float16"), _ones(lib, 3, dtype="float16")),
+    "masked_amax_bool": lambda lib: lib.masked.amax(_ones(lib, 3, dtype="bool"), 0, mask=_ones(lib, 3, dtype="bool")),
+    "masked_softmax_bool": lambda lib: lib.masked.softmax(_ones(lib, 3, dtype="bool"), 0,
+                                                          mask=_ones(lib, 3, dtype="bool")),
+    # and the words torch's composites check dtypes with
+    "trapezoid_bool_points": lambda lib: lib.trapezoid(_ones(lib, 3, dtype="float64"), _ones(lib, 3, dtype="bool")),
+    "cumulative_trapezoid_bool": lambda lib: lib.cumulative_trapezoid(_ones(lib, 3, dtype="bool"), _ones(lib, 3)),
+    "vdot_mixed": lambda lib: lib.vdot(_ones(lib, 3, dtype="bool"), _ones(lib, 3, dtype="float64")),
+    "tensordot_mixed": lambda lib: lib.tensordot(_ones(lib, 2, 3), _ones(lib, 3, 2, dtype="float64"), 1),
+    "inner_mixed": lambda lib: lib.inner(_ones(lib, 3, dtype="bool"), _ones(lib, 3, dtype="float64")),
+    "scatter_reduce_mixed": lambda lib: lib.zeros(3, dtype=lib.complex64).scatter_reduce(
+        0, lib.zeros(3).long(), _ones(lib, 3, dtype="float64"), "sum"),
+    "var_mean_bool": lambda lib: lib.var_mean(_ones(lib, 3, dtype="bool")),
+    "std_mean_int": lambda lib: lib.std_mean(_ones(lib, 3, dtype="int64"), dim=0),
 }
 
 

@@ -34,11 +34,11 @@ def _reduction_identity(op_name: str, input: Tensor, *args: Any) -> Tensor | Non
     if op_name in ("amax", "argmax", "logaddexp", "logsumexp"):
         if dtype.is_floating_point or dtype.is_complex:
             return _creation.tensor(-math.inf, dtype=dtype)
-        return _creation.tensor(_integer_bound(dtype, min), dtype=dtype)
+        return _creation.tensor(_integer_bound(op_name, dtype, min), dtype=dtype)
     if op_name in ("amin", "argmin"):
         if dtype.is_floating_point:
             return _creation.tensor(math.inf, dtype=dtype)
-        return _creation.tensor(_integer_bound(dtype, max), dtype=dtype)
+        return _creation.tensor(_integer_bound(op_name, dtype, max), dtype=dtype)
     if op_name == "norm":
         ord = args[0] if args else 2
         return _creation.tensor(math.inf if ord == -math.inf else 0, dtype=dtype)
@@ -49,9 +49,11 @@ def _reduction_identity(op_name: str, input: Tensor, *args: Any) -> Tensor | Non
     raise NotImplementedError(f"identity of {op_name} on {dtype} input")
 
 
-def _integer_bound(dtype: D.dtype, which: Any) -> int:
+def _integer_bound(op_name: str, dtype: D.dtype, which: Any) -> int:
     import numpy as np
 
+    if dtype is D.bool_:
+        raise NotImplementedError(f"identity of {op_name} on {dtype} input")
     info = np.iinfo(dtype.np)
     return int(info.min if which is min else info.max)
 

@@ -1820,7 +1820,7 @@ def dot(input: Tensor, tensor: Tensor) -> Tensor:
 
 def vdot(input: Tensor, other: Tensor) -> Tensor:
     """Inner product conjugating the first vector: sum(conj(input) * other)."""
-    _check_vectors("vdot", input, other)
+    _check_vectors("dot", input, other)  # torch's vdot checks with dot's words
     return apply(vdot_op, (input, other))
 
 
@@ -2118,6 +2118,8 @@ def tensordot(a: Tensor, b: Tensor, dims: int | Sequence = 2, out: None = None) 
         dims_a, dims_b = ([d] if isinstance(d, int) else list(d) for d in dims)
     if len(dims_a) != len(dims_b):
         raise RuntimeError("both dimension lists should have same length")
+    if a.dtype is not b.dtype and not autocast_unifies(a, b):
+        raise RuntimeError("both inputs should have same dtype")
     for da_, db_ in zip(dims_a, dims_b):  # a size-1 contracted dim broadcasts: the other side is summed over it
         if b._data.shape[db_] == 1:
             a = a.sum(da_, keepdim=True)

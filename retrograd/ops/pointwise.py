@@ -81,9 +81,7 @@ round_half_even = defop("round", self=_ZERO_VJP, jvp=_ZERO_JVP)(_rounding("round
 
 
 @defop("round_decimals", node="RoundBackward1", params=("decimals",), self=_ZERO_VJP, jvp=_ZERO_JVP)
-def round_decimals(xp, x, decimals):
-    if D.kind(x) in "iub":
-        return A.copy(xp, x)
+def round_decimals(xp, x, decimals):  # floats only (ops/unsigned.py refuses the others, as torch)
     if hasattr(x, "strides"):
         return xp.round(x, decimals)
     scale = 10.0 ** builtins.abs(decimals)  # as NumPy: round x * 10^d (or x / 10^-d), then scale back
@@ -1178,7 +1176,18 @@ xlogy_scalar_other = xlogy_op.alias("xlogy_scalar_other", "XlogyBackward2")
        self="grad / conj(1 + exp(other - self))", other="grad / conj(1 + exp(self - other))",
        jvp="self_t / (1 + exp(other - self)) + other_t / (1 + exp(self - other))")
 def logaddexp_op(xp, a, b):
-    return xp.logaddexp(a, b)
+    if D.kind(a) != "c":  # both promoted alike
+        return xp.logaddexp(a, b)
+    # NumPy has no complex logaddexp: torch's, larger real part first, max + log1p(exp(min - max)); two infinite
+    # real parts of one sign give the smaller at -inf and log(exp(min) + exp(max)) at +inf (NaN stays NaN)
+    first = xp.real(a) >= xp.real(b)
+    high, low = xp.where(first, a, b), xp.where(first, b, a)
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = high + xp.log1p(xp.exp(low - high))
+        both = ~xp.isfinite(xp.real(low)) & (xp.real(low) == xp.real(high))
+        if A.reduce(xp, "any", both):
+            out = xp.where(both, xp.where(xp.real(low) < 0, low, xp.log(xp.exp(low) + xp.exp(high))), out)
+    return out
 
 
 @defop("logaddexp2", inputs=("self", "other"), promote="float",

@@ -964,7 +964,8 @@ def _correction(name: str, input: Tensor, dim: object, unbiased: bool | None, co
         raise TypeError(f"{name}() received an invalid combination of arguments - got both 'unbiased' and "
                         "'correction'")
     if input.dtype.category < 2:
-        raise RuntimeError("std and var only support floating point and complex dtypes")
+        raise RuntimeError(f"{name if name.endswith('_mean') else 'std and var'} only support floating point and "
+                           "complex dtypes")
     correction = (1 if unbiased is None or unbiased else 0) if correction is None else correction
     dims = None if dim is None and not keepdim else _reduced_dims(dim, input.ndim)
     if reduced_numel(input.shape, dims) - correction <= 0:
@@ -1060,13 +1061,20 @@ def _sample_spacing(y: Tensor, x: Tensor, d: int) -> Tensor:
     return x.narrow(d, 1, x.shape[d] - 1) - x.narrow(d, 0, x.shape[d] - 1)
 
 
-def _trapezoid_setup(y: Tensor, dim: int) -> tuple[int, Tensor | None]:
+def _refuse_bool_samples(name: str, y: Tensor, x: Tensor | None) -> None:
+    """torch's trapezoid rules take no bool samples nor points (its words name both when points are given)."""
+    points = isinstance(x, Tensor)
+    if y.dtype is D.bool_ or points and x.dtype is D.bool_:
+        raise RuntimeError(f"{name}: received a bool input for {'`x` or `y`' if points else '`y`'}, but bool is not "
+                           "supported")
+
+
+def _trapezoid_setup(y: Tensor, x: Tensor | None, dim: int) -> tuple[int, Tensor | None]:
     """The wrapped dim, and the result when there are no samples (zeros, as NumPy)."""
     from .. import _creation
 
     d = _wrap_dim(dim, y.ndim)
-    if y.dtype is D.bool_:
-        raise RuntimeError("trapezoid: received a bool input for `y`, but bool is not supported")
+    _refuse_bool_samples("trapezoid", y, x)
     if y.shape[d] == 0:
         return d, _creation.zeros(tuple(n for i, n in enumerate(y.shape) if i != d), dtype=y.dtype)
     return d, None
@@ -1083,7 +1091,7 @@ def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None, di
     """The trapezoidal rule along dim: samples y at points x, or spaced dx apart (1 by default)."""
     if x is not None and dx is not None:
         raise TypeError("trapezoid() received an invalid combination of arguments: pass either x or dx")
-    d, empty = _trapezoid_setup(y, dim)
+    d, empty = _trapezoid_setup(y, x, dim)
     if empty is not None:
         return empty
     ends = y.narrow(d, 1, y.shape[d] - 1) + y.narrow(d, 0, y.shape[d] - 1)
@@ -1100,8 +1108,7 @@ def trapz(y: Tensor, x: Tensor | None = None, *, dx: float | None = None, dim: i
 def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None, dim: int = -1) -> Tensor:
     """The running trapezoidal rule along dim: one value per interval."""
     d = _wrap_dim(dim, y.ndim)
-    if y.dtype is D.bool_:
-        raise RuntimeError("cumulative_trapezoid: received a bool input for `y`, but bool is not supported")
+    _refuse_bool_samples("cumulative_trapezoid", y, x)
     if y.shape[d] == 0:
         return y.clone()
     ends = y.narrow(d, 0, y.shape[d] - 1) + y.narrow(d, 1, y.shape[d] - 1)

@@ -65,6 +65,7 @@ def _convolution_kernel(x: np.ndarray, params: tuple) -> str:
 # the kernel torch's refusal names, where it is not "<row>_cpu": a name, or a function of the input and params
 KERNELS: dict[str, str | Callable[[np.ndarray, tuple], str]] = {
     "div_rounding": lambda x, params: f"div_{params[0]}_cpu", "convolution": _convolution_kernel,
+    "round_decimals": lambda x, params: "round_vml_cpu" if params[0] == 0 else "round_cpu",
     "_log_softmax": "log_softmax_lastdim_kernel_impl", "_softmax": "softmax_lastdim_kernel_impl", "abs": "abs_cpu",
     "add": "add_stub", "add_scalar": "add_stub", "addbmm": "addmm_impl_cpu_", "addcmul": "addcmul_cpu_out",
     "addmm": "addmm_impl_cpu_", "addmv": "addmv_impl_cpu", "addr": "addr_cpu", "amax": "max_values_cpu",
@@ -100,7 +101,9 @@ KERNELS: dict[str, str | Callable[[np.ndarray, tuple], str]] = {
 ZERO_DIM_COPIES = frozenset({"cummax", "cummin", "flip", "kthvalue", "max_dim", "min_dim", "mode", "topk"})
 EMPTY_SKIPS = frozenset({"amax", "amin", "argmax", "argmin", "circular_pad", "count_nonzero", "cummax", "cummin",
                          "flip", "gather", "index_select", "masked_select", "max_dim", "min_dim", "mm", "mode",
-                         "pixel_shuffle", "pixel_unshuffle", "searchsorted", "tril", "triu"})
+                         "pixel_shuffle", "pixel_unshuffle", "searchsorted", "tril", "triu", "bernoulli",
+                         "geometric_", "log_normal_", "normal_", "normal_tensor_float", "normal_float_tensor",
+                         "normal_tensor_tensor"})
 
 UNSIGNED_TYPES = frozenset(dt.np.type for dt in D.UNSIGNED_WIDE)  # NumPy's scalar types of them
 
@@ -113,20 +116,40 @@ UNSIGNED_TYPES = frozenset(dt.np.type for dt in D.UNSIGNED_WIDE)  # NumPy's scal
 # types up in one set beside the unsigned ones (refused_types), so the rows that take them pay nothing more. (atan2
 # and copysign, float rows that convert integers first, refuse complex numbers in their forwards.)
 # a refusal: the kernel's name, an (error type, words) pair, or a function of the input and params giving either
-Refusal = str | tuple[type[Exception], str] | Callable[[np.ndarray, tuple], str | tuple[type[Exception], str]]
+# (or None where torch has a loop for those params)
+Refusal = str | tuple[type[Exception], str] | Callable[[np.ndarray, tuple], str | tuple[type[Exception], str] | None]
 _ORDERLESS = "not implemented for complex tensors."
 _SORT = (RuntimeError, " Sort does not support complex dtypes on CPU")
 _NORMS = {"native_layer_norm": "LayerNormKernelImpl", "native_group_norm": "GroupNormKernelImpl",
           "native_batch_norm": "batch_norm"}
-_FLOATS_ONLY = {"frac": "frac_cpu", "lerp": "lerp_kernel_scalar", "lerp_tensor": "lerp_kernel_tensor",
-                "nll_loss": "nll_loss_out_frame"}  # no loop for bool nor integers
+def _continuous(name: str, array: np.ndarray) -> tuple[type[Exception], str]:
+    return RuntimeError, (f"{name} distribution is a continuous probability distribution. dtype must be a floating "
+                          f"point but you specified {_type_name(array.dtype)}")
+
+
+# float rows (promote="float") whose torch kernels take floating inputs only: refused before the conversion
+FLOAT_ROWS_REFUSING_INTEGERS = frozenset({"hypot", "logaddexp", "logaddexp2", "igamma", "igammac"})
+_FLOATS_ONLY = {  # kernels with no loop for bool nor integers
+    "round_decimals": KERNELS["round_decimals"], "frac": "frac_cpu", "lerp": "lerp_kernel_scalar",
+    "lerp_tensor": "lerp_kernel_tensor", "nll_loss": "nll_loss_out_frame",
+    "multi_margin_loss": "multi_margin_loss_cpu_kernel", "max_pool2d_with_indices_backward": "max_pool2d_backward",
+    **{row: row + "_cpu" for row in FLOAT_ROWS_REFUSING_INTEGERS}}
 BOOL_REFUSALS: dict[str, Refusal] = {
     **{row: KERNELS.get(row, row + "_cpu") for row in (  # (with a number, remainder and fmod promote bool first)
         "abs", "addbmm", "addcmul", "addmm", "addmv", "baddbmm", "bmm", "dot", "fmod", "linalg_cross", "mm", "mv",
         "pow", "pow_scalar_base", "pow_tensor", "remainder", "searchsorted", "trace", "vdot")},
     **_NORMS, "div_rounding": KERNELS["div_rounding"], "round": "round_vml_cpu", "ceil": "ceil_vml_cpu",
     "floor": "floor_vml_cpu", "trunc": "trunc_vml_cpu", "clamp_tensor": "clamp_cpu", "index_reduce": "index_func_",
-    "max_unpool2d": "max_unpool2d", "max_unpool3d": "max_unpool3d", **_FLOATS_ONLY,
+    "max_unpool2d": "max_unpool2d", "max_unpool3d": "max_unpool3d", **_FLOATS_ONLY, "triangular_solve":
+    "triangular_solve_cpu", "convolution": lambda x, params: "slow_conv3d_cpu" if x.ndim == 5 and not params[2]
+    else _convolution_kernel(x, params),
+    # the samplers of continuous distributions
+    **dict.fromkeys(("normal_", "normal_tensor_float", "normal_float_tensor", "normal_tensor_tensor"),
+                    "normal_kernel_cpu"),
+    "uniform_": "check_uniform_bounds", "geometric_": "geometric_cpu", "log_normal_": "log_normal_cpu",
+    "bernoulli": "bernoulli_tensor_cpu_p_", "exponential_": lambda x, params: _continuous("Exponential", x),
+    "cauchy_": (RuntimeError, "Cauchy distribution is a continuous probability distribution. dtype must be a "
+                              "floating point but you specified bool"),
     "neg": (RuntimeError, "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert "
                           "a mask, use the `~` or `logical_not()` operator instead."),
     "argmax": (RuntimeError, "argmax(): does not support bool input"),
@@ -145,15 +168,19 @@ COMPLEX_REFUSALS: dict[str, Refusal] = {
     "sort": _SORT, "sort_stable": _SORT, "argsort": _SORT, "searchsorted": KERNELS["searchsorted"],
     "erf": "erf_vml_cpu", "erfc": "erfc_vml_cpu", "erfinv": "erfinv_vml_cpu", "lgamma": "lgamma_vml_cpu",
     "digamma": "digamma", "polygamma": lambda x, params: ("digamma", "trigamma", "polygamma")[min(params[0], 2)],
-    "log_normal_": "log_normal_cpu", "nll_loss": "nll_loss_out_frame",
+    "log_normal_": "log_normal_cpu", "nll_loss": "nll_loss_out_frame", "frac": "frac_cpu",
+    "scatter_reduce": lambda x, params: f"scatter_gather_tensor_cpu_reduce_{params[2]}" if params[2] in ("amax", "amin")
+    else None,
+    **{row: row + "_cpu" for row in ("hypot", "logaddexp2", "igamma", "igammac")},
+    "round_decimals": _FLOATS_ONLY["round_decimals"],
     **{row: (RuntimeError, f"{row} is not supported for complex tensors.") for row in ("deg2rad", "rad2deg")},
-    "exponential_": lambda x, params: (RuntimeError, "Exponential distribution is a continuous probability "
-                                       f"distribution. dtype must be a floating point but you specified "
-                                       f"{_type_name(x.dtype)}"),
+    "exponential_": lambda x, params: _continuous("Exponential", x),
     "nansum": (RuntimeError, "nansum on CPU does not support complex inputs"),
     **{row: (NotImplementedError, f"{row} is not supported for complex inputs") for row in ("ceil", "floor", "trunc")},
 }
-INTEGER_REFUSALS: dict[str, Refusal] = {**_NORMS, **_FLOATS_ONLY}
+INTEGER_REFUSALS: dict[str, Refusal] = {**_NORMS, **_FLOATS_ONLY, "max_unpool2d": "max_unpool2d",
+                                         "max_unpool3d": "max_unpool3d", "im2col": "im2col_out_cpu",
+                                         "col2im": "col2im_out_cpu"}
 _BITWISE = {row: row + "_cpu" for row in ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not")}
 _INTEGRAL = {**_BITWISE, "bitwise_left_shift": "lshift_cpu", "bitwise_right_shift": "rshift_cpu", "gcd": "gcd_cpu",
              "lcm": "lcm_cpu"}
@@ -192,6 +219,7 @@ LOW_PRECISION_REFUSALS: dict[str, Refusal] = {
     "linalg_inv_ex": _low_precision("linalg.inv"), "linalg_slogdet": _low_precision("linalg.slogdet"),
     "linalg_pinv": _pinv_refusal,
     "linalg_lstsq": (RuntimeError, "This function doesn't handle types other than float and double"),
+    "polar": "polar_cpu",  # not linear algebra, but no float16 loop either (torch.polar refuses bfloat16 first)
 }
 # the rows that refuse bfloat16, tested where its opmath road starts
 BFLOAT16_REFUSED_ROWS = frozenset(FLOAT_REFUSALS) | frozenset(LOW_PRECISION_REFUSALS)
@@ -243,6 +271,8 @@ def refuse_row(row: str, array: object, params: tuple) -> None:
             return  # a kernel's name: torch copies or skips those inputs before the kernel as for unsigned ones
     if callable(refusal):
         refusal = refusal(array, params)
+        if refusal is None:  # torch has a loop for these params
+            return
     if isinstance(refusal, tuple):
         raise refusal[0](refusal[1])
     raise NotImplementedError(f"\"{refusal}\" not implemented for '{_type_name(dtype)}'")
