@@ -96,11 +96,10 @@ KNOWN = {
                      "linalg.solve_triangular", "masked_scatter", "matmul", "nn.functional.conv1d",
                      "nn.functional.conv2d", "nn.functional.conv3d", "nn.functional.conv_transpose1d",
                      "nn.functional.conv_transpose2d", "nn.functional.conv_transpose3d", "tensordot",
-                     "triangular_solve", "vdot"), _MIXED),
-    **dict.fromkeys(("einsum", "ldexp", "linalg.vander", "linalg.vecdot", "logdet", "lu_solve", "nn.functional.linear",
+                     "triangular_solve"), _MIXED),
+    **dict.fromkeys(("einsum", "ldexp", "linalg.vecdot", "logdet", "lu_solve", "nn.functional.linear",
                      "nn.functional.rms_norm", "norm.nuc", "sum_to_size"), _COMPOSITE),
     **dict.fromkeys(("normal.in_place", "rand_like", "randn_like", "uniform"), _RANDOM),
-    "logaddexp": "retrograd's logaddexp has no complex version (complex64 neither)",
     "renorm": "torch fails an internal assert (AccumulateType has no ComplexHalf); retrograd refuses as for a kernel",
     "to_sparse": "retrograd has no sparse tensors",
 }
