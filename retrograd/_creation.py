@@ -839,8 +839,7 @@ def logspace(start: float | Tensor, end: float | Tensor, steps: int, base: float
 def rand(*size: Any, generator: Generator | None = None, dtype: D.dtype | None = None, device: Any = None,
          requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
     """Uniform samples from [0, 1) (torch's numbers for the same seed)."""
-    if math.prod(_shape(size)):  # torch fills an empty tensor without its kernel
-        D.refuse_integral("check_uniform_bounds", dtype)
+    D.refuse_integral("check_uniform_bounds", dtype)  # (checked before the kernel looks at the size)
     drawn = _device_draw("random", size, generator, dtype, device, requires_grad)
     if drawn is not None:
         return drawn
@@ -853,7 +852,7 @@ def rand(*size: Any, generator: Generator | None = None, dtype: D.dtype | None =
 def randn(*size: Any, generator: Generator | None = None, dtype: D.dtype | None = None, device: Any = None,
           requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
     """Standard normal samples (torch's numbers for the same seed)."""
-    if math.prod(_shape(size)):  # torch fills an empty tensor without its kernel
+    if math.prod(_shape(size)):  # torch's normal kernel leaves an empty tensor alone
         D.refuse_integral("normal_kernel_cpu", dtype)
     drawn = _device_draw("normal", size, generator, dtype, device, requires_grad)
     if drawn is not None:

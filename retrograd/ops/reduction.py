@@ -789,11 +789,13 @@ def _whole(dim: object) -> bool:
     return dim is None or (not isinstance(dim, (int, Tensor)) and len(dim) == 0)
 
 
-def _accumulate_dtype(input: Tensor, dtype: D.dtype | None, kernel: str) -> object:
+def _accumulate_dtype(input: Tensor, dtype: D.dtype | None, kernel: str, bool_loop: bool = True) -> object:
     """The NumPy dtype sums and products accumulate in: `dtype`, or int64 for integer/bool input. torch's `kernel`
-    has no wide unsigned accumulator (Note [unsigned dtypes])."""
+    has no wide unsigned accumulator (Note [unsigned dtypes]), and the scans' none for bool (`bool_loop`)."""
     if dtype is not None:
         D.refuse_unsigned(kernel, dtype)
+        if dtype is D.bool_ and not bool_loop:
+            raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
         return dtype.np
     data = input._data
     if type(data) is np.ndarray and data.dtype.kind in "fc":  # the common case, without the dtype look-up
@@ -1119,12 +1121,14 @@ def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None
 
 def cumsum(input: Tensor, dim: int, *, dtype: D.dtype | None = None) -> Tensor:
     """Running sum along dim (int and bool inputs sum in int64)."""
-    return apply(cumsum_op, (input,), (_wrap_dim(dim, input.ndim), _accumulate_dtype(input, dtype, "cumsum_out_cpu")))
+    accumulate = _accumulate_dtype(input, dtype, "cumsum_out_cpu", bool_loop=False)
+    return apply(cumsum_op, (input,), (_wrap_dim(dim, input.ndim), accumulate))
 
 
 def cumprod(input: Tensor, dim: int, *, dtype: D.dtype | None = None) -> Tensor:
     """Running product along dim; the gradient is exact with zeros."""
-    return apply(cumprod_op, (input,), (_wrap_dim(dim, input.ndim), _accumulate_dtype(input, dtype, "cumprod_out_cpu")))
+    accumulate = _accumulate_dtype(input, dtype, "cumprod_out_cpu", bool_loop=False)
+    return apply(cumprod_op, (input,), (_wrap_dim(dim, input.ndim), accumulate))
 
 
 def cummax(input: Tensor, dim: int) -> tuple:

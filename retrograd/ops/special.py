@@ -31,16 +31,11 @@ _SQRT_2PI = math.sqrt(2 * math.pi)
 _MACHEP = 2.0 ** -53
 
 
-# torch's real-only kernels that have a float16 loop (the others refuse float16 by name)
-_HALF_KERNELS = frozenset({"i0_vml_cpu", "i0e_cpu", "i1_cpu", "i1e_cpu", "entr_cpu", "xlog1py_cpu"})
-
-
 def _real_kernel(xp, name: str, fn: Callable, *arrays, **kwargs):
-    """Run a float64 kernel of one or two arrays; complex inputs, and float16 ones where torch's kernel has no loop
-    for them, get torch's error."""
+    """Run a float64 kernel of one or two arrays; complex inputs get torch's error for a real-only kernel (half
+    precision where torch's kernel has no loop for it: ops/unsigned.py)."""
     for a in arrays:
-        if getattr(a, "dtype", None) is not None and (D.kind(a) == "c" or a.dtype == np.float16
-                                                      and name not in _HALF_KERNELS):
+        if getattr(a, "dtype", None) is not None and D.kind(a) == "c":
             raise NotImplementedError(f"\"{name}\" not implemented for '{D.scalar_type_name(a.dtype)}'")
     if len(arrays) == 1:
         return _special(xp, functools.partial(fn, **kwargs), arrays[0])

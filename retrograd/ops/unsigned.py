@@ -133,6 +133,9 @@ _FLOATS_ONLY = {  # kernels with no loop for bool nor integers
     "round_decimals": KERNELS["round_decimals"], "frac": "frac_cpu", "lerp": "lerp_kernel_scalar",
     "lerp_tensor": "lerp_kernel_tensor", "nll_loss": "nll_loss_out_frame",
     "multi_margin_loss": "multi_margin_loss_cpu_kernel", "max_pool2d_with_indices_backward": "max_pool2d_backward",
+    "multilabel_margin_loss": "multilabel_margin_loss_forward_out_frame", "bernoulli": "bernoulli_tensor_cpu_p_",
+    **dict.fromkeys(("normal_tensor_float", "normal_float_tensor", "normal_tensor_tensor"), "normal_kernel_cpu"),
+    "linalg_householder_product": "orgqr_cpu", "ormqr": "ormqr_cpu",
     **{row: row + "_cpu" for row in FLOAT_ROWS_REFUSING_INTEGERS}}
 BOOL_REFUSALS: dict[str, Refusal] = {
     **{row: KERNELS.get(row, row + "_cpu") for row in (  # (with a number, remainder and fmod promote bool first)
@@ -144,10 +147,9 @@ BOOL_REFUSALS: dict[str, Refusal] = {
     "triangular_solve_cpu", "convolution": lambda x, params: "slow_conv3d_cpu" if x.ndim == 5 and not params[2]
     else _convolution_kernel(x, params),
     # the samplers of continuous distributions
-    **dict.fromkeys(("normal_", "normal_tensor_float", "normal_float_tensor", "normal_tensor_tensor"),
-                    "normal_kernel_cpu"),
-    "uniform_": "check_uniform_bounds", "geometric_": "geometric_cpu", "log_normal_": "log_normal_cpu",
-    "bernoulli": "bernoulli_tensor_cpu_p_", "exponential_": lambda x, params: _continuous("Exponential", x),
+    "normal_": "normal_kernel_cpu", "uniform_": "check_uniform_bounds", "geometric_": "geometric_cpu",
+    "log_normal_": "log_normal_cpu", "exponential_": lambda x, params: _continuous("Exponential", x),
+    "_ctc_loss": "ctc_loss_cpu",
     "cauchy_": (RuntimeError, "Cauchy distribution is a continuous probability distribution. dtype must be a "
                               "floating point but you specified bool"),
     "neg": (RuntimeError, "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert "
@@ -169,6 +171,9 @@ COMPLEX_REFUSALS: dict[str, Refusal] = {
     "erf": "erf_vml_cpu", "erfc": "erfc_vml_cpu", "erfinv": "erfinv_vml_cpu", "lgamma": "lgamma_vml_cpu",
     "digamma": "digamma", "polygamma": lambda x, params: ("digamma", "trigamma", "polygamma")[min(params[0], 2)],
     "log_normal_": "log_normal_cpu", "nll_loss": "nll_loss_out_frame", "frac": "frac_cpu",
+    "geometric_": "geometric_cpu", "bernoulli": "bernoulli_tensor_cpu_self_", "max_unpool2d": "max_unpool2d",
+    "max_unpool3d": "max_unpool3d", "multilabel_margin_loss": "multilabel_margin_loss_forward_out_frame",
+    "normal_float_tensor": (RuntimeError, "normal expects standard deviation to be non-complex"),
     "scatter_reduce": lambda x, params: f"scatter_gather_tensor_cpu_reduce_{params[2]}" if params[2] in ("amax", "amin")
     else None,
     **{row: row + "_cpu" for row in ("hypot", "logaddexp2", "igamma", "igammac")},
@@ -192,8 +197,9 @@ COMPLEX_REFUSALS.update(_INTEGRAL, signbit=(NotImplementedError, "signbit is not
 # Note [low-precision linear algebra]
 # torch's LAPACK kernels have no float16 or bfloat16 loop, and its linalg functions refuse those dtypes by the
 # kernel's name or in words of their own; NumPy's linalg raises a TypeError of its own for float16 and would
-# compute bfloat16 in float32 (the opmath road, Note [bfloat16]). Both dtypes are refused from this table: float16
-# by the entry points' set lookup, bfloat16 where the opmath road starts (registry._apply_bfloat16).
+# compute bfloat16 in float32 (the opmath road, Note [bfloat16]). The same holds for a few other kernels (the
+# special functions retrograd computes in float64, multi-margin loss, polar). Both dtypes are refused from this
+# table: float16 by the entry points' set lookup, bfloat16 where the opmath road starts (registry._apply_bfloat16).
 LOW_PRECISION = "{}: Low precision dtypes not supported. Got {}"
 
 
@@ -219,7 +225,17 @@ LOW_PRECISION_REFUSALS: dict[str, Refusal] = {
     "linalg_inv_ex": _low_precision("linalg.inv"), "linalg_slogdet": _low_precision("linalg.slogdet"),
     "linalg_pinv": _pinv_refusal,
     "linalg_lstsq": (RuntimeError, "This function doesn't handle types other than float and double"),
-    "polar": "polar_cpu",  # not linear algebra, but no float16 loop either (torch.polar refuses bfloat16 first)
+    "polar": "polar_cpu",  # torch.polar refuses bfloat16 first, in words of its own
+    "multi_margin_loss": "multi_margin_loss_cpu_kernel",
+    # the special functions computed in float64 (ops/special.py) whose torch kernels have no half loop either
+    **{f"special_{name}": f"{name}_cpu" for name in (
+        "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_i0", "modified_bessel_i1",
+        "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
+        "spherical_bessel_j0", "erfcx", "log_ndtr", "ndtri", "zeta", "chebyshev_polynomial_t",
+        "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
+        "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w",
+        "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p")},
+    **dict.fromkeys(("special_zeta_scalar_self", "special_zeta_scalar_other"), "zeta_cpu"),
 }
 # the rows that refuse bfloat16, tested where its opmath road starts
 BFLOAT16_REFUSED_ROWS = frozenset(FLOAT_REFUSALS) | frozenset(LOW_PRECISION_REFUSALS)
