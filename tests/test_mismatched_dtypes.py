@@ -274,6 +274,11 @@ NO_LOOP = {
     "geometric_complex": lambda lib: _ones(lib, 3, dtype="complex64").geometric_(0.5),
     "max_unpool_complex": lambda lib: lib.nn.functional.max_unpool1d(_ones(lib, 1, 1, 3, dtype="complex64"),
                                                                      lib.zeros(1, 1, 3).long(), 1),
+    "hypot_int": lambda lib: lib.hypot(_ones(lib, 3, dtype="int64"), _ones(lib, 3, dtype="int64")),
+    "mvlgamma_bool": lambda lib: lib.mvlgamma(_ones(lib, 3, dtype="bool"), 1),
+    "mvlgamma_int": lambda lib: lib.mvlgamma(_ones(lib, 3, dtype="int64") * 3, 2),
+    "normalize_bool": lambda lib: lib.nn.functional.normalize(_ones(lib, 2, 3, dtype="bool")),
+    "renorm_int": lambda lib: lib.renorm(_ones(lib, 2, 2, dtype="int64"), 2, 0, 1.0),
     # and the words torch's composites check dtypes with
     "trapezoid_bool_points": lambda lib: lib.trapezoid(_ones(lib, 3, dtype="float64"), _ones(lib, 3, dtype="bool")),
     "cumulative_trapezoid_bool": lambda lib: lib.cumulative_trapezoid(_ones(lib, 3, dtype="bool"), _ones(lib, 3)),

@@ -52,7 +52,7 @@ from .conv import (
 from .indexing import _index_range, index_put_op, scatter_add_op
 from .linalg import addmm, matmul, matrix_norm
 from .pointwise import _refuse_kinds, clamp_min, div_by_number, log, log1p, minimum, sigmoid, where, xlogy
-from .reduction import _reduced_dims, vector_norm_op
+from .reduction import _reduced_dims, check_vector_norm_input, vector_norm_op
 from .registry import apply, autocast_input, defop, namespace, sum_to, unrecorded_arrays
 
 
@@ -1693,6 +1693,7 @@ def rms_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | No
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Tensor | None = None) -> Tensor:
     """input / max(||input||_p, eps) along dim."""
+    check_vector_norm_input(input)
     denom = clamp_min(apply(norm_op, (input,), (float(p), (_wrap_dim(dim, input.ndim),), True)), eps)
     return input / denom.expand_as(input)
 

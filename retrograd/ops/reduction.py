@@ -1008,14 +1008,19 @@ def logsumexp(input: Tensor, dim: int | Sequence[int], keepdim: bool = False) ->
     return apply(logsumexp_op, (input,), (_reduced_dims(dim, input.ndim), keepdim, stored))
 
 
+def check_vector_norm_input(x: Tensor) -> None:
+    """torch's vector norm, and its composites (normalize, renorm), take floating or complex tensors only."""
+    if x.dtype.category < 2:
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. "
+                           f"Got {D.scalar_type_name(x.dtype)}")
+
+
 def vector_norm(x: Tensor, ord: float = 2, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,  # noqa: A002
                 dtype: D.dtype | None = None) -> Tensor:
     """The vector p-norm over all elements or along `dim` (torch.linalg.vector_norm)."""
     if dtype is not None:
         x = x.to(dtype)
-    if x.dtype.category < 2:
-        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. "
-                           f"Got {D.scalar_type_name(x.dtype)}")
+    check_vector_norm_input(x)
     dims = None if _whole(dim) and not keepdim else _reduced_dims(dim, x.ndim)
     return apply(vector_norm_op, (x,), (float(ord), dims, keepdim))
 

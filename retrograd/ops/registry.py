@@ -59,7 +59,7 @@ from ..autograd.graph import (
     saved_state,
 )
 from . import complex32
-from .unsigned import BFLOAT16_REFUSED_ROWS, FLOAT_ROWS_REFUSING_INTEGERS, UNSIGNED_TYPES, refuse_row, refused_types
+from .unsigned import BFLOAT16_REFUSED_ROWS, CHECKED_BEFORE_CONVERSION, UNSIGNED_TYPES, refuse_row, refused_types
 
 _ndarray = np.ndarray
 _INT64 = np.dtype(np.int64)
@@ -919,7 +919,7 @@ def _arrays(op: Op, args: tuple) -> list:
                 return [a._data if isinstance(a, Tensor) else a for a in args]
     target = D.result_type(*args)
     if mode == "float" and target.category < 2:
-        if op.name in FLOAT_ROWS_REFUSING_INTEGERS:  # torch's kernel converts nothing (ops/unsigned.py)
+        if op.name in CHECKED_BEFORE_CONVERSION:  # refused before conversion, as torch (ops/unsigned.py)
             refuse_row(op.name, next((a._data for a in args if isinstance(a, Tensor) and a.dtype is target), None), ())
         target = D.defaults.floating
     return _cpu_scalars_moved([_cast(a._data, target) if isinstance(a, Tensor)

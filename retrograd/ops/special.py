@@ -805,6 +805,8 @@ def sinc(input: Tensor) -> Tensor:
 
 def mvlgamma(input: Tensor, p: int) -> Tensor:
     """The multivariate log-gamma of dimension p: sum_j lgamma(x - j/2) + p (p - 1) / 4 log pi."""
+    if input.dtype is D.bool_:
+        raise RuntimeError("The input tensor may not be a boolean tensor.")
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
     return apply(mvlgamma_op, (input,), (int(p),))

@@ -23,7 +23,7 @@ from . import arrays as A
 from .complex import complex as make_complex
 from .indexing import index_add_op
 from .pointwise import _refuse_kinds, conj, real, where
-from .reduction import _dims, norm_backward, norm_jvp, return_type, vector_norm, vector_norm_op
+from .reduction import _dims, check_vector_norm_input, norm_backward, norm_jvp, return_type, vector_norm, vector_norm_op
 from .registry import apply, defop, namespace
 from .shape import cat
 
@@ -129,6 +129,7 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
         raise RuntimeError("renorm: non-positive-norm not supported")
     if maxnorm < 0:
         raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm:g}")
+    check_vector_norm_input(input)
     dim = _wrap_dim(dim, input.ndim)
     return apply(renorm_op, (input,), (float(p), tuple(d for d in range(input.ndim) if d != dim), maxnorm))
 

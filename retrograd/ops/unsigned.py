@@ -127,16 +127,16 @@ def _continuous(name: str, array: np.ndarray) -> tuple[type[Exception], str]:
                           f"point but you specified {_type_name(array.dtype)}")
 
 
-# float rows (promote="float") whose torch kernels take floating inputs only: refused before the conversion
-FLOAT_ROWS_REFUSING_INTEGERS = frozenset({"hypot", "logaddexp", "logaddexp2", "igamma", "igammac"})
+# float rows (promote="float") whose torch kernels take floats only: bool and integers refused before conversion
+CHECKED_BEFORE_CONVERSION = frozenset({"hypot", "logaddexp", "logaddexp2", "igamma", "igammac"})
 _FLOATS_ONLY = {  # kernels with no loop for bool nor integers
     "round_decimals": KERNELS["round_decimals"], "frac": "frac_cpu", "lerp": "lerp_kernel_scalar",
     "lerp_tensor": "lerp_kernel_tensor", "nll_loss": "nll_loss_out_frame",
     "multi_margin_loss": "multi_margin_loss_cpu_kernel", "max_pool2d_with_indices_backward": "max_pool2d_backward",
     "multilabel_margin_loss": "multilabel_margin_loss_forward_out_frame", "bernoulli": "bernoulli_tensor_cpu_p_",
     **dict.fromkeys(("normal_tensor_float", "normal_float_tensor", "normal_tensor_tensor"), "normal_kernel_cpu"),
-    "linalg_householder_product": "orgqr_cpu", "ormqr": "ormqr_cpu",
-    **{row: row + "_cpu" for row in FLOAT_ROWS_REFUSING_INTEGERS}}
+    "linalg_householder_product": "orgqr_cpu", "ormqr": "ormqr_cpu", "_ctc_loss": "ctc_loss_cpu",
+    **{row: row + "_cpu" for row in CHECKED_BEFORE_CONVERSION}}
 BOOL_REFUSALS: dict[str, Refusal] = {
     **{row: KERNELS.get(row, row + "_cpu") for row in (  # (with a number, remainder and fmod promote bool first)
         "abs", "addbmm", "addcmul", "addmm", "addmv", "baddbmm", "bmm", "dot", "fmod", "linalg_cross", "mm", "mv",
@@ -149,7 +149,6 @@ BOOL_REFUSALS: dict[str, Refusal] = {
     # the samplers of continuous distributions
     "normal_": "normal_kernel_cpu", "uniform_": "check_uniform_bounds", "geometric_": "geometric_cpu",
     "log_normal_": "log_normal_cpu", "exponential_": lambda x, params: _continuous("Exponential", x),
-    "_ctc_loss": "ctc_loss_cpu",
     "cauchy_": (RuntimeError, "Cauchy distribution is a continuous probability distribution. dtype must be a "
                               "floating point but you specified bool"),
     "neg": (RuntimeError, "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert "
@@ -173,6 +172,7 @@ COMPLEX_REFUSALS: dict[str, Refusal] = {
     "log_normal_": "log_normal_cpu", "nll_loss": "nll_loss_out_frame", "frac": "frac_cpu",
     "geometric_": "geometric_cpu", "bernoulli": "bernoulli_tensor_cpu_self_", "max_unpool2d": "max_unpool2d",
     "max_unpool3d": "max_unpool3d", "multilabel_margin_loss": "multilabel_margin_loss_forward_out_frame",
+    "multi_margin_loss": "multi_margin_loss_cpu_kernel",
     "normal_float_tensor": (RuntimeError, "normal expects standard deviation to be non-complex"),
     "scatter_reduce": lambda x, params: f"scatter_gather_tensor_cpu_reduce_{params[2]}" if params[2] in ("amax", "amin")
     else None,
@@ -227,6 +227,7 @@ LOW_PRECISION_REFUSALS: dict[str, Refusal] = {
     "linalg_lstsq": (RuntimeError, "This function doesn't handle types other than float and double"),
     "polar": "polar_cpu",  # torch.polar refuses bfloat16 first, in words of its own
     "multi_margin_loss": "multi_margin_loss_cpu_kernel",
+    "multilabel_margin_loss": "multilabel_margin_loss_forward_out_frame",
     # the special functions computed in float64 (ops/special.py) whose torch kernels have no half loop either
     **{f"special_{name}": f"{name}_cpu" for name in (
         "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_i0", "modified_bessel_i1",
