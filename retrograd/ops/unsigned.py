@@ -3,7 +3,7 @@ complex numbers, integers, floats or half-precision floats too, and the words of
 (Notes [unsigned dtypes], [bool and complex refusals], [low-precision linear algebra]).
 
 The registry's entry points read this table: a row not in UNSIGNED_ROWS whose first input is (after promotion) a
-tensor of one of those dtypes, or bool for a row in BOOL_REFUSED_ROWS, raises torch's
+tensor of one of those dtypes, or of a kind a row's table refuses (BOOL_REFUSALS, ...), raises torch's
 `"<kernel>" not implemented for 'UInt64'` (or the row's own words) before NumPy computes.
 """
 
@@ -115,6 +115,7 @@ UNSIGNED_TYPES = frozenset(dt.np.type for dt in D.UNSIGNED_WIDE)  # NumPy's scal
 # unsigned types: by the kernel's name, or, a pair, in the error and words of their own. The entry points look these
 # types up in one set beside the unsigned ones (refused_types), so the rows that take them pay nothing more. (atan2
 # and copysign, float rows that convert integers first, refuse complex numbers in their forwards.)
+
 # a refusal: the kernel's name, an (error type, words) pair, or a function of the input and params giving either
 # (or None where torch has a loop for those params)
 Refusal = str | tuple[type[Exception], str] | Callable[[np.ndarray, tuple], str | tuple[type[Exception], str] | None]
@@ -122,18 +123,22 @@ _ORDERLESS = "not implemented for complex tensors."
 _SORT = (RuntimeError, " Sort does not support complex dtypes on CPU")
 _NORMS = {"native_layer_norm": "LayerNormKernelImpl", "native_group_norm": "GroupNormKernelImpl",
           "native_batch_norm": "batch_norm"}
-def _continuous(name: str, array: np.ndarray) -> tuple[type[Exception], str]:
-    return RuntimeError, (f"{name} distribution is a continuous probability distribution. dtype must be a floating "
-                          f"point but you specified {_type_name(array.dtype)}")
+_UNPOOLS = {"max_unpool2d": "max_unpool2d", "max_unpool3d": "max_unpool3d"}
+_MARGINS = {"multi_margin_loss": "multi_margin_loss_cpu_kernel",
+            "multilabel_margin_loss": "multilabel_margin_loss_forward_out_frame"}
+
+
+def _exponential(array: np.ndarray, params: tuple) -> tuple[type[Exception], str]:
+    return RuntimeError, ("Exponential distribution is a continuous probability distribution. dtype must be a "
+                          f"floating point but you specified {_type_name(array.dtype)}")
 
 
 # float rows (promote="float") whose torch kernels take floats only: bool and integers refused before conversion
 CHECKED_BEFORE_CONVERSION = frozenset({"hypot", "logaddexp", "logaddexp2", "igamma", "igammac"})
 _FLOATS_ONLY = {  # kernels with no loop for bool nor integers
     "round_decimals": KERNELS["round_decimals"], "frac": "frac_cpu", "lerp": "lerp_kernel_scalar",
-    "lerp_tensor": "lerp_kernel_tensor", "nll_loss": "nll_loss_out_frame",
-    "multi_margin_loss": "multi_margin_loss_cpu_kernel", "max_pool2d_with_indices_backward": "max_pool2d_backward",
-    "multilabel_margin_loss": "multilabel_margin_loss_forward_out_frame", "bernoulli": "bernoulli_tensor_cpu_p_",
+    "lerp_tensor": "lerp_kernel_tensor", "nll_loss": "nll_loss_out_frame", **_MARGINS, **_UNPOOLS,
+    "max_pool2d_with_indices_backward": "max_pool2d_backward", "bernoulli": "bernoulli_tensor_cpu_p_",
     **dict.fromkeys(("normal_tensor_float", "normal_float_tensor", "normal_tensor_tensor"), "normal_kernel_cpu"),
     "linalg_householder_product": "orgqr_cpu", "ormqr": "ormqr_cpu", "_ctc_loss": "ctc_loss_cpu",
     **{row: row + "_cpu" for row in CHECKED_BEFORE_CONVERSION}}
@@ -143,12 +148,12 @@ BOOL_REFUSALS: dict[str, Refusal] = {
         "pow", "pow_scalar_base", "pow_tensor", "remainder", "searchsorted", "trace", "vdot")},
     **_NORMS, "div_rounding": KERNELS["div_rounding"], "round": "round_vml_cpu", "ceil": "ceil_vml_cpu",
     "floor": "floor_vml_cpu", "trunc": "trunc_vml_cpu", "clamp_tensor": "clamp_cpu", "index_reduce": "index_func_",
-    "max_unpool2d": "max_unpool2d", "max_unpool3d": "max_unpool3d", **_FLOATS_ONLY, "triangular_solve":
+    **_FLOATS_ONLY, "triangular_solve":
     "triangular_solve_cpu", "convolution": lambda x, params: "slow_conv3d_cpu" if x.ndim == 5 and not params[2]
     else _convolution_kernel(x, params),
     # the samplers of continuous distributions
     "normal_": "normal_kernel_cpu", "uniform_": "check_uniform_bounds", "geometric_": "geometric_cpu",
-    "log_normal_": "log_normal_cpu", "exponential_": lambda x, params: _continuous("Exponential", x),
+    "log_normal_": "log_normal_cpu", "exponential_": _exponential,
     "cauchy_": (RuntimeError, "Cauchy distribution is a continuous probability distribution. dtype must be a "
                               "floating point but you specified bool"),
     "neg": (RuntimeError, "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert "
@@ -170,21 +175,18 @@ COMPLEX_REFUSALS: dict[str, Refusal] = {
     "erf": "erf_vml_cpu", "erfc": "erfc_vml_cpu", "erfinv": "erfinv_vml_cpu", "lgamma": "lgamma_vml_cpu",
     "digamma": "digamma", "polygamma": lambda x, params: ("digamma", "trigamma", "polygamma")[min(params[0], 2)],
     "log_normal_": "log_normal_cpu", "nll_loss": "nll_loss_out_frame", "frac": "frac_cpu",
-    "geometric_": "geometric_cpu", "bernoulli": "bernoulli_tensor_cpu_self_", "max_unpool2d": "max_unpool2d",
-    "max_unpool3d": "max_unpool3d", "multilabel_margin_loss": "multilabel_margin_loss_forward_out_frame",
-    "multi_margin_loss": "multi_margin_loss_cpu_kernel",
+    "geometric_": "geometric_cpu", "bernoulli": "bernoulli_tensor_cpu_self_", **_UNPOOLS, **_MARGINS,
     "normal_float_tensor": (RuntimeError, "normal expects standard deviation to be non-complex"),
     "scatter_reduce": lambda x, params: f"scatter_gather_tensor_cpu_reduce_{params[2]}" if params[2] in ("amax", "amin")
     else None,
     **{row: row + "_cpu" for row in ("hypot", "logaddexp2", "igamma", "igammac")},
-    "round_decimals": _FLOATS_ONLY["round_decimals"],
+    "round_decimals": KERNELS["round_decimals"],
     **{row: (RuntimeError, f"{row} is not supported for complex tensors.") for row in ("deg2rad", "rad2deg")},
-    "exponential_": lambda x, params: _continuous("Exponential", x),
+    "exponential_": _exponential,
     "nansum": (RuntimeError, "nansum on CPU does not support complex inputs"),
     **{row: (NotImplementedError, f"{row} is not supported for complex inputs") for row in ("ceil", "floor", "trunc")},
 }
-INTEGER_REFUSALS: dict[str, Refusal] = {**_NORMS, **_FLOATS_ONLY, "max_unpool2d": "max_unpool2d",
-                                         "max_unpool3d": "max_unpool3d", "im2col": "im2col_out_cpu",
+INTEGER_REFUSALS: dict[str, Refusal] = {**_NORMS, **_FLOATS_ONLY, "im2col": "im2col_out_cpu",
                                          "col2im": "col2im_out_cpu"}
 _BITWISE = {row: row + "_cpu" for row in ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not")}
 _INTEGRAL = {**_BITWISE, "bitwise_left_shift": "lshift_cpu", "bitwise_right_shift": "rshift_cpu", "gcd": "gcd_cpu",
@@ -226,8 +228,7 @@ LOW_PRECISION_REFUSALS: dict[str, Refusal] = {
     "linalg_pinv": _pinv_refusal,
     "linalg_lstsq": (RuntimeError, "This function doesn't handle types other than float and double"),
     "polar": "polar_cpu",  # torch.polar refuses bfloat16 first, in words of its own
-    "multi_margin_loss": "multi_margin_loss_cpu_kernel",
-    "multilabel_margin_loss": "multilabel_margin_loss_forward_out_frame",
+    **_MARGINS,
     # the special functions computed in float64 (ops/special.py) whose torch kernels have no half loop either
     **{f"special_{name}": f"{name}_cpu" for name in (
         "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_i0", "modified_bessel_i1",
