@@ -26,6 +26,7 @@ from ._tensor import (
     Tensor,
     _wrap,
     argument_type_name,
+    as_sizes,
     checked_array,
     on_device,
     placement,
@@ -419,15 +420,10 @@ def _dataless(shape: tuple[int, ...], np_dtype: np.dtype, device: Any) -> Any:
     return None if found is None or found.has_data else found.xp.empty(shape, dtype=np_dtype)
 
 
-def _shape(size: Sequence) -> tuple[int, ...]:
-    """Accept f(2, 3), f((2, 3)), f([2, 3]) and f(torch.Size([2, 3]))."""
-    if len(size) == 1 and not isinstance(size[0], (int, np.integer)):
-        size = tuple(size[0])
-    for s in size:
-        if not isinstance(s, (int, np.integer)) and not (isinstance(s, Tensor) and s.ndim == 0):
-            raise TypeError(f"empty(): argument 'size' must be tuple of ints, but found element of type "
-                            f"{type(s).__name__}")
-    out = tuple(map(int, size))
+def _shape(size: Sequence, function: str = "empty") -> tuple[int, ...]:
+    """A factory's shape: f(2, 3), f((2, 3)), f([2, 3]) or f(torch.Size([2, 3])), none negative (`function`: the
+    factory torch's TypeError names)."""
+    out = as_sizes(size, function)
     if out and min(out) < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(out)}: {list(out)}")
     return out
@@ -663,7 +659,7 @@ def _filled(fill: Any, size: Sequence, dtype: D.dtype | None, requires_grad: boo
 @composite("aten::zeros")
 def zeros(*size: Any, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False,
           layout: Any = None, pin_memory: bool = False) -> Tensor:
-    shape, np_dtype = _shape(size), _np_dtype(dtype)
+    shape, np_dtype = _shape(size, "zeros"), _np_dtype(dtype)
     data = _dataless(shape, np_dtype, device)
     return _finish(_made(shape, np_dtype, "zero_", lambda: np.zeros(shape, np_dtype)) if data is None else data,
                    requires_grad, device, pin_memory)
@@ -674,7 +670,7 @@ def ones(*size: Any, dtype: D.dtype | None = None, device: Any = None, requires_
          layout: Any = None, pin_memory: bool = False) -> Tensor:
     if dtype is D.complex32:  # NumPy would write 1 into both parts (Note [complex32])
         return _filled(1, size, dtype, requires_grad, device=device, pin_memory=pin_memory)
-    shape, np_dtype = _shape(size), _np_dtype(dtype)
+    shape, np_dtype = _shape(size, "ones"), _np_dtype(dtype)
     data = _dataless(shape, np_dtype, device)
     return _finish(_made(shape, np_dtype, "fill_", lambda: np.ones(shape, np_dtype)) if data is None else data,
                    requires_grad, device, pin_memory)
@@ -844,7 +840,7 @@ def rand(*size: Any, generator: Generator | None = None, dtype: D.dtype | None =
     if drawn is not None:
         return drawn
     rng, np_dtype = _torch_rng(generator), _np_dtype(dtype)
-    return _per_example(_shape(size), lambda shape: _finish(_made(
+    return _per_example(_shape(size, "rand"), lambda shape: _finish(_made(
         shape, np_dtype, "uniform_", lambda: rng.uniform(shape, np_dtype)), requires_grad, device, pin_memory))
 
 
@@ -852,13 +848,13 @@ def rand(*size: Any, generator: Generator | None = None, dtype: D.dtype | None =
 def randn(*size: Any, generator: Generator | None = None, dtype: D.dtype | None = None, device: Any = None,
           requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
     """Standard normal samples (torch's numbers for the same seed)."""
-    if math.prod(_shape(size)):  # torch's normal kernel leaves an empty tensor alone
+    if math.prod(_shape(size, "randn")):  # torch's normal kernel leaves an empty tensor alone
         D.refuse_integral("normal_kernel_cpu", dtype)
     drawn = _device_draw("normal", size, generator, dtype, device, requires_grad)
     if drawn is not None:
         return drawn
     rng, np_dtype = _torch_rng(generator), _np_dtype(dtype)
-    return _per_example(_shape(size), lambda shape: _finish(_made(
+    return _per_example(_shape(size, "randn"), lambda shape: _finish(_made(
         shape, np_dtype, "normal_", lambda: rng.normal(shape, np_dtype)), requires_grad, device, pin_memory))
 
 

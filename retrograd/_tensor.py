@@ -1074,8 +1074,43 @@ def _rebuild(data: np.ndarray, requires_grad: bool) -> Tensor:
     return t
 
 
+def as_int(value: Any, argument: str) -> int:
+    """`value` as torch's argument parser takes an int: a Python int or anything with __index__ (NumPy's integers,
+    a one-element integer tensor); a bool or a float is refused with a TypeError naming the argument, where
+    Python's own operations would take it as 1 or truncate it."""
+    if type(value) is int:
+        return value
+    if isinstance(value, (bool, np.bool_)) or not hasattr(type(value), "__index__"):
+        raise TypeError(f"argument '{argument}' must be int, not {type(value).__name__}")
+    return operator.index(value)
+
+
+def as_sizes(args: tuple, function: str, argument: str = "size") -> tuple[int, ...]:
+    """A shape given as varargs `f(2, 3)` or as one tuple or list `f((2, 3))`, `f(torch.Size(...))`, its elements ints
+    as torch's argument parser takes them: a float or a bool is refused with torch's TypeError, not truncated, and
+    so is any other container (an array, a range, a tensor of sizes)."""
+    if len(args) == 1 and not isinstance(args[0], int):
+        if isinstance(args[0], (tuple, list)):
+            args = tuple(args[0])
+        else:
+            try:  # one size: a NumPy integer, a one-element integer tensor
+                return (operator.index(args[0]),)
+            except TypeError:
+                raise TypeError(f"{function}(): argument '{argument}' (position 1) must be tuple of ints, not "
+                                f"{argument_type_name(args[0])}") from None
+    if all(type(s) is int for s in args):
+        return args
+    for i, s in enumerate(args):
+        if isinstance(s, (bool, np.bool_)) or not hasattr(type(s), "__index__"):
+            raise TypeError(f"{function}(): argument '{argument}' (position 1) must be tuple of ints, but found "
+                            f"element of type {type(s).__name__} at pos {i}")
+    return tuple(map(operator.index, args))
+
+
 def _wrap_dim(dim: int, ndim: int) -> int:
     """A dim in [-ndim, ndim) as a non-negative index, with torch's IndexError otherwise."""
+    if type(dim) is not int:
+        dim = as_int(dim, "dim")
     n = max(ndim, 1)
     if not -n <= dim < n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")

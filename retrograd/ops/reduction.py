@@ -769,10 +769,10 @@ def _dims(dim: int | Sequence[int] | None, ndim: int) -> tuple[int, ...] | None:
     if dim is None:
         return None
     if isinstance(dim, (int, np.integer)) or (isinstance(dim, Tensor) and dim.ndim == 0):
-        return (_wrap_dim(int(dim), ndim),)
-    out = tuple(sorted({_wrap_dim(int(d), ndim) for d in dim}))
+        return (_wrap_dim(dim, ndim),)
+    out = tuple(sorted({_wrap_dim(d, ndim) for d in dim}))
     if len(out) != len(tuple(dim)):
-        raise RuntimeError(f"dim {_wrap_dim(int(next(iter(dim))), ndim)} appears multiple times in the list of dims")
+        raise RuntimeError(f"dim {_wrap_dim(next(iter(dim)), ndim)} appears multiple times in the list of dims")
     return out
 
 

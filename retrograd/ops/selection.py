@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import _creation, _xp
 from .. import _dtype as D
-from .._tensor import Tensor, _wrap_dim
+from .._tensor import Tensor, _wrap_dim, as_int
 from . import arrays as A
 from .pointwise import _refuse_kinds
 from .reduction import return_type
@@ -528,7 +528,7 @@ def msort(input: Tensor) -> Tensor:
 
 def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> tuple:  # noqa: A002
     """The k largest (or smallest) values along dim and their indices."""
-    d = _wrap_dim(dim, input.ndim)
+    k, d = as_int(k, "k"), _wrap_dim(dim, input.ndim)
     size = input.shape[d] if input.ndim else 1
     if not 0 <= k <= size:
         raise RuntimeError("selected index k out of range")

@@ -20,7 +20,7 @@ from .. import _dtype as D
 from .. import _xp
 from .._creation import empty_strided, tensor, zeros
 from .._memory_format import cast_preserved, contiguous_format, is_laid_out, laid_out, memory_format, preserve_format
-from .._tensor import Size, Tensor, _wrap, _wrap_dim, live_views, make_stale
+from .._tensor import Size, Tensor, _wrap, _wrap_dim, as_int, as_sizes, live_views, make_stale
 from ..autograd import grad_mode
 from ..autograd.forward_ad import only_levels, set_tangent
 from ..autograd.graph import Node, edge_of, move_retains_grad
@@ -1125,17 +1125,6 @@ def as_strided_tangent(tangent: Tensor, geometry: _AsStrided) -> Tensor:
 # ============================================================================================
 
 
-def _sizes(args: tuple) -> tuple:
-    """A shape given as varargs `f(2, 3)` or as one sequence `f((2, 3))`."""
-    if len(args) == 1:
-        first = args[0]
-        if type(first) is int:
-            return args
-        if not isinstance(first, (int, np.integer)):
-            return tuple(map(int, first))
-    return tuple(map(int, args))
-
-
 def _infer_shape(shape: Sequence[int], numel: int) -> tuple[int, ...]:
     """Resolve a single -1 in a target shape, with torch's error for impossible shapes."""
     shape = tuple(map(int, shape))
@@ -1156,8 +1145,8 @@ def _infer_shape(shape: Sequence[int], numel: int) -> tuple[int, ...]:
 
 def _dim_list(dims: int | Sequence[int], ndim: int) -> tuple[int, ...]:
     """Dims wrapped to [0, ndim), refusing repeats with torch's message."""
-    dims = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
-    wrapped = tuple(_wrap_dim(int(d), ndim) for d in dims)
+    dims = (dims,) if hasattr(type(dims), "__index__") else tuple(dims)
+    wrapped = tuple(_wrap_dim(d, ndim) for d in dims)
     for i, d in enumerate(wrapped):
         if d in wrapped[:i]:
             raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
@@ -1217,13 +1206,13 @@ def _storage_offset(a: Any) -> int:
 
 
 def _viewed(input: Tensor, *shape: int) -> tuple[Op, tuple, tuple]:
-    return view_op, (input,), (_infer_shape(_sizes(shape), input._data.size),)
+    return view_op, (input,), (_infer_shape(as_sizes(shape, "view"), input._data.size),)
 
 
 def reshape(input: Tensor, *shape: int) -> Tensor:
     """As torch: a view of contiguous memory (ViewBackward0), a view of other strided memory when the layout
     allows it (ReshapeAliasBackward0), else a copy (UnsafeViewBackward0)."""
-    target = _infer_shape(_sizes(shape), input._data.size)
+    target = _infer_shape(as_sizes(shape, "reshape", "shape"), input._data.size)
     if not hasattr(input._data, "strides") or input._data.flags.c_contiguous:
         return apply(view_op, (input,), (target,))
     trial = input._data.view()
@@ -1303,7 +1292,7 @@ def permute(input: Tensor, *dims: int) -> Tensor:
 
 
 def _permuted(input: Tensor, *dims: int) -> tuple[Op, tuple, tuple]:
-    dims = _sizes(dims)
+    dims = as_sizes(dims, "permute", "dims")
     n = input._data.ndim
     if len(dims) != n:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
@@ -1368,7 +1357,7 @@ def expand(input: Tensor, *sizes: int) -> Tensor:
 
 
 def _expanded(input: Tensor, *sizes: int, implicit: bool = False) -> tuple[Op, tuple, tuple]:
-    sizes = _sizes(sizes)
+    sizes = as_sizes(sizes, "expand")
     shape = input._data.shape
     lead = len(sizes) - len(shape)
     if lead >= 0 and sizes[lead:] == shape and (not lead or min(sizes) >= 0):  # new leading dims only (sum's VJP)
@@ -1593,7 +1582,7 @@ def _narrowed(input: Tensor, dim: int, start: int | Tensor, length: int) -> tupl
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = _wrap_dim(dim, input._data.ndim)
     size = input._data.shape[d]
-    start = int(start)
+    start, length = as_int(start, "start"), as_int(length, "length")
     if not -size <= start <= size:
         raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
     if start < 0:
@@ -2064,7 +2053,7 @@ def tensor_split(input: Tensor, indices_or_sections: int | Sequence[int] | Tenso
 
 def repeat(input: Tensor, *sizes: int) -> Tensor:
     """Tile the tensor sizes[i] times along each dim (extra leading sizes add dims)."""
-    sizes = _sizes(sizes)
+    sizes = as_sizes(sizes, "repeat", "repeats")
     shape = input._data.shape
     if len(sizes) < len(shape):
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor")
@@ -2116,7 +2105,7 @@ def repeat_interleave(input: Tensor, repeats: int | Tensor | None = None, dim: i
 
 def flip(input: Tensor, dims: int | Sequence[int], *more_dims: int) -> Tensor:
     """Reverse the order of elements along the given dims (a copy)."""
-    dims = _sizes((dims, *more_dims)) if more_dims else _sizes((dims,))
+    dims = as_sizes((dims, *more_dims) if more_dims else (dims,), "flip", "dims")
     return apply(flip_op, (input,), (_dim_list(dims, input._data.ndim),))
 
 
