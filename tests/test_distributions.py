@@ -895,12 +895,14 @@ def test_lkj_cholesky_samples_have_the_lkj_marginals():
 
 def test_wishart_rsample_gradients_are_unbiased():
     """Bartlett draws L A A^T L^T carry gradients to df (through the chi-squared draws' implicit gradient) and to
-    L: averaged over 20000 draws they are the gradients of the mean df L L^T, within 5%."""
+    L: averaged over 20000 draws they are the gradients of the mean df L L^T, within 5%. (The draws are taken from
+    the sampler itself: torch 2.13's rsample of a batch rewrites the mask its redraw indexed with, so its backward
+    raises.)"""
     df = retrograd.tensor(4.5, dtype=retrograd.float64, requires_grad=True)
     tril = retrograd.tensor(TRIL, requires_grad=True)
     weights = np.cos(np.arange(9)).reshape(3, 3) + 1.5
     retrograd.manual_seed(8)
-    draws = retrograd.distributions.Wishart(df, scale_tril=tril).rsample((20000,))
+    draws = retrograd.distributions.Wishart(df, scale_tril=tril)._bartlett_sampling((20000,))
     (draws.mean(0) * retrograd.tensor(weights)).sum().backward()
     tdf, ttril = torch.tensor(4.5, dtype=torch.float64, requires_grad=True), torch.tensor(TRIL, requires_grad=True)
     (tdf * ttril @ ttril.mT * torch.tensor(weights)).sum().backward()
@@ -925,6 +927,26 @@ def test_wishart_warnings_and_singular_draws():
     assert draws.shape == (200, 3, 3)
     assert bool(D.Wishart(6.0, covariance_matrix=retrograd.eye(3, dtype=retrograd.float64)).support.check(
         D.Wishart(6.0, covariance_matrix=retrograd.eye(3, dtype=retrograd.float64)).rsample((50,))).all())
+
+
+@pytest.mark.parametrize("shape", [(), (3,)])
+def test_wishart_draws_torchs_numbers(shape):
+    """The same draws as torch's from one seed, and the same numbers left in the stream after them: N(0, 1) for the
+    strictly lower entries only, and torch 2.13's redraw (its first check marks the draws that pass, so every call
+    warns and draws again); a sample without batch dims stays differentiable, as torch's does."""
+    results = []
+    for lib in (torch, retrograd):
+        lib.manual_seed(0)
+        df = lib.tensor([4.0, 5.5], requires_grad=True)
+        wishart = lib.distributions.Wishart(df, covariance_matrix=lib.tensor(COV, dtype=lib.float32))
+        with pytest.warns(UserWarning, match="Singular sample detected."):
+            draws = wishart.rsample(shape)
+        single = lib.distributions.Wishart(df[0], covariance_matrix=lib.eye(2))
+        with pytest.warns(UserWarning, match="Singular sample detected."):
+            single.rsample().sum().backward()
+        results.append((draws.detach().numpy(), lib.rand(2).numpy(), df.grad.numpy()))
+    for theirs, ours in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-5)
 
 
 def test_generalized_pareto_special_cases_and_survival():

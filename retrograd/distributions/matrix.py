@@ -180,30 +180,37 @@ class Wishart(_CholeskyScale, ExponentialFamily):
         return self._df_matrix(self.df) * (covariance.pow(2) + diagonal.unsqueeze(-1) * diagonal.unsqueeze(-2))
 
     def _bartlett_sampling(self, sample_shape: _size) -> Tensor:
-        """L A A^T L^T, with A lower triangular: sqrt of chi-squared draws on the diagonal, N(0, 1) below it."""
-        shape = retrograd.Size(sample_shape) + self._matrix_shape()
+        """L A A^T L^T, with A lower triangular: sqrt of chi-squared draws on the diagonal, N(0, 1) below it (drawn
+        for the strictly lower entries only, row by row, as torch draws them)."""
+        p = self._event_shape[-1]
         diagonal = self._dist_chi2.rsample(sample_shape).sqrt()
-        diagonal = diagonal.clamp(min=D.finfo(diagonal.dtype).eps)
-        noise = retrograd.diag_embed(diagonal) + _standard_normal(shape, diagonal.dtype).tril(-1)
+        noise = retrograd.diag_embed(diagonal.clamp(min=D.finfo(diagonal.dtype).eps))
+        rows, cols = retrograd.tril_indices(p, p, offset=-1)
+        below = retrograd.Size(sample_shape) + self._batch_shape + (p * (p - 1) // 2,)
+        noise[..., rows, cols] = _standard_normal(below, noise.dtype)
         factor = self._unbroadcasted_scale_tril @ noise
         return factor @ factor.mT
 
     def rsample(self, sample_shape: _size = (), max_try_correction: int | None = None) -> Tensor:
-        """A reparameterised sample. A draw that is not positive definite in floating point (likely when
-        df < p) is redrawn, with a warning, up to `max_try_correction` (10) times; one may still be returned."""
+        """A reparameterised sample; draws found singular are redrawn, with a warning, up to `max_try_correction` (10)
+        times, and one may still be returned. As in torch 2.13, whose first test marks the draws that pass the
+        positive-definite check: every call warns and draws its samples twice (the same random numbers as torch)."""
         sample = self._bartlett_sampling(sample_shape)
         batch_dims = tuple(range(-len(self._batch_shape), 0))
-        for attempt in range(10 if max_try_correction is None else max_try_correction):
-            is_singular = ~self.support.check(sample.detach())
-            if batch_dims:
-                is_singular = is_singular.any(dim=batch_dims)
-            if not bool(is_singular.any()):
-                break
-            if attempt == 0:
-                warnings.warn("Singular sample detected.", stacklevel=2)
-            redrawn = self._bartlett_sampling(sample_shape)
-            sample = retrograd.where(is_singular.view(is_singular.shape + (1,) * (sample.dim() - is_singular.dim())),
-                                     redrawn, sample)
+        redraw = self.support.check(sample)
+        if batch_dims:
+            redraw = redraw.amax(batch_dims)
+        if redraw.any():
+            warnings.warn("Singular sample detected.", stacklevel=2)
+            for _ in range(10 if max_try_correction is None else max_try_correction):
+                redrawn = self._bartlett_sampling(redraw[redraw].shape)
+                sample[redraw] = redrawn
+                still = ~self.support.check(redrawn)
+                if batch_dims:
+                    still = still.amax(batch_dims)
+                redraw[redraw.clone()] = still
+                if not redraw.any():
+                    break
         return sample
 
     def log_prob(self, value: Tensor) -> Tensor:

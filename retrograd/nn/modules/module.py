@@ -605,11 +605,17 @@ class Module:
     # ---- state ------------------------------------------------------------------------------
     def state_dict(self, *args: Any, destination: dict | None = None, prefix: str = "", keep_vars: bool = False
                    ) -> OrderedDict:
-        """Parameters and persistent buffers by dotted name (detached unless keep_vars)."""
+        """Parameters and persistent buffers by dotted name (detached unless keep_vars). As torch's, the dict's
+        `_metadata` holds each module's `{'version': _version}` by its dotted name, which load_state_dict hands
+        to that module's _load_from_state_dict (how a module converts checkpoints of its older versions)."""
         if args:  # torch's deprecated positional form: (destination, prefix, keep_vars)
             destination, prefix, keep_vars = (*args, *(destination, prefix, keep_vars)[len(args):])
         if destination is None:
             destination = OrderedDict()
+            destination._metadata = OrderedDict()
+        local_metadata = dict(version=self._version)
+        if hasattr(destination, "_metadata"):
+            destination._metadata[prefix[:-1]] = local_metadata
         for hook in list(self._state_dict_pre_hooks.values()):
             hook(self, prefix, keep_vars)
         self._save_to_state_dict(destination, prefix, keep_vars)
@@ -617,7 +623,7 @@ class Module:
             if module is not None:
                 module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
         for hook in list(self._state_dict_hooks.values()):
-            result = hook(self, destination, prefix, {})
+            result = hook(self, destination, prefix, local_metadata)
             if result is not None:
                 destination = result
         return destination
@@ -634,15 +640,21 @@ class Module:
         """Copy parameters and buffers from `state_dict` (strict: the keys must match exactly)."""
         if not isinstance(state_dict, dict):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        metadata = getattr(state_dict, "_metadata", None)
         state_dict = OrderedDict(state_dict)
+        if metadata is not None:
+            state_dict._metadata = metadata
         missing: list[str] = []
         unexpected: list[str] = []
         errors: list[str] = []
         for prefix, module in self.named_modules():
+            local_metadata = {} if metadata is None else metadata.get(prefix, {})
+            if assign:
+                local_metadata["assign_to_params_buffers"] = assign
             prefix = prefix + "." if prefix else ""
             for hook in list(module._load_state_dict_pre_hooks.values()):
-                hook(state_dict, prefix, {}, strict, missing, unexpected, errors)
-            module._load_from_state_dict(state_dict, prefix, missing, errors, assign)
+                hook(state_dict, prefix, local_metadata, strict, missing, unexpected, errors)
+            module._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing, unexpected, errors)
         expected: dict = {}  # the state dict's keys, without running its hooks
         for prefix, module in self.named_modules(remove_duplicate=False):
             module._save_to_state_dict(expected, prefix + "." if prefix else "", True)
@@ -664,9 +676,11 @@ class Module:
                 self._get_name(), "\n\t".join(errors)))
         return _IncompatibleKeys(missing, unexpected)
 
-    def _load_from_state_dict(self, state_dict: dict, prefix: str, missing: list, errors: list,
-                              assign: bool = False) -> None:
-        """Copy this module's own entries (not its children's); subclasses may add defaults first."""
+    def _load_from_state_dict(self, state_dict: dict, prefix: str, local_metadata: dict, strict: bool,
+                              missing_keys: list, unexpected_keys: list, error_msgs: list) -> None:
+        """Copy this module's own entries (not its children's), in torch's signature: a subclass may rename or add
+        entries first, by the version in `local_metadata`. Keys nothing takes are found after every module ran."""
+        missing, errors, assign = missing_keys, error_msgs, local_metadata.get("assign_to_params_buffers", False)
         persistent = {k: v for k, v in self._buffers.items() if k not in self._non_persistent_buffers_set}
         for name, current in itertools.chain(self._parameters.items(), persistent.items()):
             key = prefix + name

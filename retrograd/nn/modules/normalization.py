@@ -81,13 +81,16 @@ class _NormBase(Module):
             expected = " or ".join(f"{d}D" for d in self.input_dims)
             raise ValueError(f"expected {expected} input (got {input.dim()}D input)")
 
-    def _load_from_state_dict(self, state_dict: dict, prefix: str, missing: list, errors: list,
-                              assign: bool = False) -> None:
+    def _load_from_state_dict(self, state_dict: dict, prefix: str, local_metadata: dict, strict: bool,
+                              missing_keys: list, unexpected_keys: list, error_msgs: list) -> None:
         key = prefix + "num_batches_tracked"
-        if self.track_running_stats and key not in state_dict:  # checkpoints from before the counter existed
+        version = local_metadata.get("version")
+        if (version is None or version < 2) and self.track_running_stats and key not in state_dict:
+            # a checkpoint from before the counter existed (version 1, or a dict without metadata)
             state_dict[key] = self.num_batches_tracked if self.num_batches_tracked is not None else \
                 C.tensor(0, dtype=int64)
-        super()._load_from_state_dict(state_dict, prefix, missing, errors, assign)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                      error_msgs)
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "

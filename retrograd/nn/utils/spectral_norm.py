@@ -1,8 +1,9 @@
 """The legacy torch.nn.utils.spectral_norm: parameter name_orig, buffers name_u and name_v, and a forward
 pre-hook that sets `name` = name_orig / sigma before each call, refining u and v by power iteration in training.
 
-torch also records a version number in the state dict's metadata to convert checkpoints of its first version;
-retrograd's state dicts carry no metadata, so that conversion is not done."""
+Its version is recorded in the state dict's metadata as torch records it (`{'spectral_norm': {'weight.version': 1}}`);
+torch's conversion of checkpoints from before that version (version 0, which kept the normalised weight and no
+`_v`) is not done."""
 
 from __future__ import annotations
 
@@ -83,7 +84,22 @@ class SpectralNorm:
         module.register_buffer(fn.name + "_u", u)
         module.register_buffer(fn.name + "_v", v)
         module.register_forward_pre_hook(fn)
+        module._register_state_dict_hook(SpectralNormStateDictHook(fn))
         return fn
+
+
+class SpectralNormStateDictHook:
+    """state_dict's hook: the metadata entry `spectral_norm` -> {'<name>.version': SpectralNorm._version}."""
+
+    def __init__(self, fn: SpectralNorm) -> None:
+        self.fn = fn
+
+    def __call__(self, module: Module, state_dict: dict, prefix: str, local_metadata: dict) -> None:
+        versions = local_metadata.setdefault("spectral_norm", {})
+        key = self.fn.name + ".version"
+        if key in versions:
+            raise RuntimeError(f"Unexpected key in metadata['spectral_norm']: {key}")
+        versions[key] = self.fn._version
 
 
 def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int = 1, eps: float = 1e-12,
@@ -96,5 +112,9 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
 
 
 def remove_spectral_norm(module: Module, name: str = "weight") -> Module:
-    """Make module.<name> a plain parameter again, holding its current value."""
-    return remove_reparametrization(module, name, SpectralNorm, "spectral_norm")
+    """Make module.<name> a plain parameter again, holding its current value (and drop its metadata hook)."""
+    remove_reparametrization(module, name, SpectralNorm, "spectral_norm")
+    for key, hook in list(module._state_dict_hooks.items()):
+        if isinstance(hook, SpectralNormStateDictHook) and hook.fn.name == name:
+            del module._state_dict_hooks[key]
+    return module
