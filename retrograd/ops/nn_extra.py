@@ -1,6 +1,6 @@
 """Rule table: the less common torch.nn.functional kernels and losses (channel_shuffle, pdist, embedding_bag,
-ctc_loss, fractional max pooling, max unpooling) and the composites torch builds on existing rows
-(linear_cross_entropy, triplet_margin_with_distance_loss).
+ctc_loss, fractional max pooling, max unpooling), fake quantization for quantization-aware training, and the
+composites torch builds on existing rows (linear_cross_entropy, triplet_margin_with_distance_loss).
 
 Where torch declares no derivative of a backward (pdist's, ctc_loss's), the backward is a row of its own whose
 derivative raises torch's error, so a second derivative fails as it does in torch. ctc_loss's gradient is torch's:
@@ -33,7 +33,7 @@ from .nn import (
     loss_reduce,
     pairwise_distance,
 )
-from .pointwise import where
+from .pointwise import _refuse_kinds, where
 from .registry import apply, defop, namespace
 from .statistics import count_bins
 
@@ -917,7 +917,77 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *
                          ignore_index=-100 if ignore_index is None else ignore_index, label_smoothing=label_smoothing)
 
 
-__all__ = ["channel_shuffle", "native_channel_shuffle", "pdist", "embedding_bag", "ctc_loss"]
+# ============================================================================================
+# Fake quantization (quantization-aware training): rows and public functions
+# ============================================================================================
+
+
+@defop("fake_quantize_per_tensor_affine_cachemask", node="FakeQuantizePerTensorAffineCachemaskBackward0",
+       params=("scale", "zero_point", "quant_min", "quant_max"), outputs=("output", "mask"),
+       differentiable_outputs=(0,), self="grad * mask", jvp="self_t * mask")
+def fake_quantize_op(xp, x, scale, zero_point, quant_min, quant_max):
+    """x rounded to the integer grid of `scale` offset by `zero_point`, clamped to [quant_min, quant_max] and mapped
+    back (scale and zero_point numbers, or arrays shaped to broadcast along a channel dim); the mask marks the
+    elements whose grid value lies in the range, where the straight-through gradient passes. As torch's kernel:
+    x times 1 / scale (rounded to float32), rounded half to even, a float zero point added before the rounding and
+    an integer one after; the result scaled back in float32 whatever x's dtype."""
+    _refuse_kinds(x, "fake_quantize_tensor_cachemask_kernel_type_handling", "buic")
+    compute = np.float64 if x.dtype == np.float64 else np.float32
+    scale = xp.asarray(scale, dtype=np.float32)
+    zero = xp.asarray(zero_point)
+    shifted = A.astype(xp, x, compute, copy=False) * A.astype(xp, 1 / scale, compute)
+    if D.kind(zero.dtype) == "f":
+        grid = xp.round(shifted + A.astype(xp, zero, compute))
+    else:
+        grid = xp.round(shifted) + A.astype(xp, zero, compute)
+    mask = (grid >= quant_min) & (grid <= quant_max)
+    out = A.astype(xp, xp.clip(grid, quant_min, quant_max) - A.astype(xp, zero, compute), np.float32) * scale
+    return A.astype(xp, out, x.dtype, copy=False), mask
+
+
+fake_quantize_tensor_qparams_op = fake_quantize_op.alias("_fake_quantize_per_tensor_affine_cachemask_tensor_qparams",
+                                                        "FakeQuantizePerTensorAffineCachemaskTensorQparamsBackward0")
+fake_quantize_per_channel_op = fake_quantize_op.alias("fake_quantize_per_channel_affine_cachemask",
+                                                      "FakeQuantizePerChannelAffineCachemaskBackward0")
+
+
+def _check_quant_range(quant_min: int, quant_max: int) -> None:
+    if quant_min > quant_max:  # (torch's message, with the spaces of its source line)
+        raise RuntimeError("`quant_min` should be less than or         equal to `quant_max`.")
+
+
+def fake_quantize_per_tensor_affine(input: Tensor, scale: float | Tensor, zero_point: int | Tensor, quant_min: int,
+                                    quant_max: int) -> Tensor:
+    """Quantize and dequantize with one scale and zero point: round(x / scale) + zero_point clamped to
+    [quant_min, quant_max], then back; the gradient passes where the value was in range (straight through)."""
+    _check_quant_range(quant_min, quant_max)
+    op = fake_quantize_tensor_qparams_op if isinstance(scale, Tensor) else fake_quantize_op
+    scale, zero_point = (float(scale), int(zero_point))
+    if not quant_min <= zero_point <= quant_max:
+        raise RuntimeError("`zero_point` must be between `quant_min` and `quant_max`.")
+    return apply(op, (input,), (scale, zero_point, quant_min, quant_max))[0]
+
+
+def fake_quantize_per_channel_affine(input: Tensor, scale: Tensor, zero_point: Tensor, axis: int, quant_min: int,
+                                     quant_max: int) -> Tensor:
+    """fake_quantize_per_tensor_affine with a scale and zero point per index of dim `axis`."""
+    _check_quant_range(quant_min, quant_max)
+    if zero_point.dtype not in (D.int32, D.float32, D.float16):
+        raise RuntimeError(f"Zero-point must be Int32, Float or Half, found {D.scalar_type_name(zero_point.dtype)}")
+    if not 0 <= axis < input.dim():
+        raise RuntimeError("`axis` must be between 0 and number of dimensions of input")
+    if scale.dim() != 1 or zero_point.dim() != 1 or scale.numel() != input.size(axis) or \
+            zero_point.numel() != input.size(axis):
+        raise RuntimeError("dimensions of scale and zero-point are not consistent with input tensor")
+    if zero_point.dtype is D.int32 and not bool(((zero_point >= quant_min) & (zero_point <= quant_max)).all()):
+        raise RuntimeError("`zero_point` must be between `quant_min` and `quant_max`.")
+    along = (-1,) + (1,) * (input.dim() - axis - 1)
+    params = (scale.detach()._data.reshape(along), zero_point.detach()._data.reshape(along), quant_min, quant_max)
+    return apply(fake_quantize_per_channel_op, (input,), params)[0]
+
+
+__all__ = ["channel_shuffle", "native_channel_shuffle", "pdist", "embedding_bag", "ctc_loss",
+           "fake_quantize_per_tensor_affine", "fake_quantize_per_channel_affine"]
 FUNCTIONAL = ["channel_shuffle", "native_channel_shuffle", "pdist", "embedding_bag", "ctc_loss",
               "triplet_margin_with_distance_loss", "linear_cross_entropy", "fractional_max_pool2d",
               "fractional_max_pool3d", "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices",

@@ -59,7 +59,7 @@ def replay(path, script, args):
                 theirs = retrograd.tensor(next(draws), dtype=out.dtype)
             if theirs.shape != out.shape:
                 raise AssertionError(f"{function.__name__} drew {tuple(out.shape)}, torch drew {tuple(theirs.shape)}")
-            return theirs
+            return theirs.requires_grad_(out.requires_grad)  # randn(..., requires_grad=True): a leaf to train
         return wrapper
 
     creation.randperm, creation.randint = replaying(creation.randperm), replaying(creation.randint)  # samplers' too
