@@ -541,3 +541,18 @@ def test_the_bfloat16_dtype_as_a_value_crosses_both_ways():
     assert theirs == {"dtype": retrograd.bfloat16, "half": retrograd.float16}
     ours = torch.load(io.BytesIO(saved(retrograd, {"dtype": retrograd.bfloat16})))
     assert ours == {"dtype": torch.bfloat16}
+
+
+@pytest.mark.parametrize("saver", ["torch", "retrograd"])
+def test_loaded_views_keep_their_storage_offset_and_shared_storage(saver):
+    """Views saved together load as views of one storage, with torch's offsets, strides and storage sizes."""
+    lib = {"torch": torch, "retrograd": retrograd}[saver]
+    base = lib.arange(10.0)
+    data = saved(lib, [base[2:5], base[:3], base.view(2, 5).t()])
+    results = []
+    for loader in (torch, retrograd):
+        a, b, c = loader.load(io.BytesIO(data))
+        shared = a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr() == c.untyped_storage().data_ptr()
+        a[0] = 100.0
+        results.append((a.storage_offset(), a.untyped_storage().nbytes(), shared, c.stride(), b.tolist()))
+    assert results[0] == results[1] == (2, 40, True, (1, 5), [0.0, 1.0, 100.0])

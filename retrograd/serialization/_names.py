@@ -72,7 +72,10 @@ def rebuild_tensor_v2(storage: LoadedStorage, storage_offset: int, size: tuple, 
         if last >= flat.size:
             raise RuntimeError(f"a tensor in the file (size {list(size)}, stride {list(stride)}, offset "
                                f"{storage_offset}) reaches element {last} of a storage of {flat.size} elements")
-        view = np.lib.stride_tricks.as_strided(flat[storage_offset:], size, [s * flat.itemsize for s in stride])
+        # an ndarray over the storage's own array (as_strided's would hide it behind a DummyArray base): its storage
+        # offset and the storage other tensors of the file share stay visible (storage_offset(), untyped_storage())
+        view = np.ndarray(size, flat.dtype, buffer=flat, offset=storage_offset * flat.itemsize,
+                          strides=[s * flat.itemsize for s in stride])
     else:
         view = np.empty(size, flat.dtype)
     t = _wrap(view if storage.device is None else on_device(view, storage.device))

@@ -56,16 +56,16 @@ class StorageRef:
 
 
 # Note [which storage a tensor views]
-# A retrograd tensor is a NumPy array, perhaps a view of another. Its storage is the last array
-# up its `.base` chain; when that array is one contiguous block of the tensor's dtype, the tensor
-# is saved as (offset, strides) into it, so views saved together load sharing memory, as in torch.
-# Anything else (negative strides, a reinterpreted dtype, a strided buffer) is saved as a
-# contiguous copy of its own.
+# A retrograd tensor is a NumPy array, perhaps a view of another. Its storage is the last array of
+# its dtype up its `.base` chain (a loaded tensor's chain ends in the file's bytes, of another
+# dtype); when that array is one contiguous block, the tensor is saved as (offset, strides) into
+# it, so views saved together load sharing memory, as in torch. Anything else (negative strides, a
+# strided buffer) is saved as a contiguous copy of its own.
 def _storage_view(array: np.ndarray) -> tuple[np.ndarray, int, tuple]:
     """(the array owning the storage, storage offset, strides), offset and strides in elements."""
     root = array
-    while isinstance(root.base, np.ndarray):
-        root = root.base
+    while isinstance(root.base, np.ndarray) and root.base.dtype == array.dtype:  # (a loaded storage's own array, not
+        root = root.base  # the file's bytes it was read from)
     itemsize = array.itemsize
     if root.dtype == array.dtype and (root.flags.c_contiguous or root.flags.f_contiguous) and root.size:
         offset_bytes = array.__array_interface__["data"][0] - root.__array_interface__["data"][0]
