@@ -222,3 +222,31 @@ def test_a_divisor_of_no_degrees_of_freedom_warns_torchs_whole_message():
             seen[lib].append([(w.category, str(w.message), w.filename) for w in caught if w.category is UserWarning])
     assert seen[retrograd] == seen[torch]
     assert all(len(w) == 1 and w[0][2] == __file__ for w in seen[torch])
+
+
+INFINITE_REDUCTIONS = """
+import numpy as np
+import {lib} as torch
+torch.manual_seed(0)
+x = torch.tensor([float("inf"), -float("inf"), 1.0], requires_grad=True)
+big = torch.tensor([3e38, 3e38, 1.0, 2.0])
+cases = [x.sum(), x.mean(), x.cumsum(0), x.cumprod(0), x.var(), x.std(), torch.nansum(x), torch.nanmean(x),
+         big.sum(), big.view(2, 2).sum(0), big.mean(), big.half().float().prod(), torch.nn.Linear(3, 2)(x).sum(),
+         big.to(torch.float16).mean(), torch.tensor([60000.0, 60000.0], dtype=torch.float16).sum()]
+for y in cases:
+    print(y.dtype, y.detach().numpy().tolist())
+x.sum().backward()
+{numpy}
+"""
+
+
+@pytest.mark.parametrize("numpy_too", [False, True])
+def test_sums_and_means_through_infinities_warn_as_little_as_torch(numpy_too: bool) -> None:
+    """inf - inf in a sum, a mean or a running sum, and sums that overflow, give torch's inf and nan with no
+    RuntimeWarning (Note [reductions through the ufunc]); the user's own NumPy reductions keep their warnings."""
+    numpy_line = "np.array([np.inf, -np.inf]).sum()" if numpy_too else ""
+    runs = {lib: subprocess.run([sys.executable, "-c", INFINITE_REDUCTIONS.format(lib=lib, numpy=numpy_line)],
+                                capture_output=True, text=True, check=True) for lib in ("torch", "retrograd")}
+    assert runs["retrograd"].stdout == runs["torch"].stdout
+    assert runs["torch"].stderr.count("RuntimeWarning") == int(numpy_too)
+    assert runs["retrograd"].stderr.count("RuntimeWarning") == int(numpy_too)

@@ -51,21 +51,44 @@ def reshape(xp: Any, x: Any, *shape: Any) -> Any:
     return xp.reshape(x, tuple(shape[0]) if len(shape) == 1 and not isinstance(shape[0], int) else shape)
 
 
-def reduce(xp: Any, name: str, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    """x reduced by the standard's `name` (sum, prod, mean, max, min, any, all) over `axis`."""
+# Note [reductions through the ufunc]
+# An ndarray's sum, prod, max, min, any and all (and np.sum, np.mean, np.cumsum) are Python functions of NumPy's
+# around the ufunc's reduce or accumulate: a RuntimeWarning from the loop (inf - inf in a sum, an overflow) is then
+# raised from NumPy's frame, which Note [floating-point warnings]'s filter for retrograd's frames does not reach,
+# and torch computes the same inf or nan silently. NumPy's own arrays go to the ufunc itself, the same loop (the
+# same dtypes, the same pairwise sums), so the warning is raised from retrograd's frame and silenced.
+_UFUNCS = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum, "any": np.logical_or,
+           "all": np.logical_and}
+
+
+def reduce(xp: Any, name: str, x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None) -> Any:
+    """x reduced by the standard's `name` (sum, prod, mean, max, min, any, all) over `axis`, sums and products in
+    `dtype` if given (Note [reductions through the ufunc])."""
+    if type(x) is np.ndarray:
+        if name == "mean":
+            return mean(xp, x, axis, keepdims)
+        return _UFUNCS[name].reduce(x, axis=axis, keepdims=keepdims, dtype=dtype)
+    options = {} if dtype is None else {"dtype": dtype}
     if hasattr(x, "strides"):  # whole-array reductions take no arguments (vmap's batched views read them all)
         method = getattr(x, name)
-        return method() if axis is None and not keepdims else method(axis=axis, keepdims=keepdims)
-    return getattr(xp, name)(x, axis=axis, keepdims=keepdims)
+        return method(**options) if axis is None and not keepdims else method(axis=axis, keepdims=keepdims, **options)
+    return getattr(xp, name)(x, axis=axis, keepdims=keepdims, **options)
 
 
 def mean(xp: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """x's mean over `axis`; a mean of no elements is NaN without NumPy's "Mean of empty slice" warning, as in
-    torch (the warning names NumPy's frame, so Note [floating-point warnings]'s filter misses it)."""
+    torch (the warning names NumPy's frame, so Note [floating-point warnings]'s filter misses it). NumPy's arrays:
+    np.mean's own steps (float16 summed in float32, integers in float64), through the ufunc (Note [reductions
+    through the ufunc])."""
     if x.size == 0:
         axes = range(x.ndim) if axis is None else (axis,) if isinstance(axis, int) else axis
         with np.errstate(invalid="ignore", divide="ignore"):  # 0 / 0 where the mean covers no elements
             return xp.sum(x, axis=axis, keepdims=keepdims) / math.prod(x.shape[d] for d in axes)
+    if type(x) is np.ndarray:
+        wide = np.float64 if x.dtype.kind in "biu" else np.float32 if x.dtype == np.float16 else None
+        total = np.add.reduce(x, axis=axis, keepdims=keepdims, dtype=wide)
+        out = total / (x.size // total.size)
+        return out.astype(np.float16) if x.dtype == np.float16 else out
     return xp.mean(x, axis=axis, keepdims=keepdims)
 
 

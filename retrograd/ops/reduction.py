@@ -63,8 +63,7 @@ def sum_all(xp, x, dtype):
     if not hasattr(x, "strides"):  # not NumPy-like: the standard's function
         return xp.sum(xp.astype(x, xp.int64) if D.kind(x) == "b" else x, dtype=D.native(xp, dtype))
     accumulator = _accumulator(x, dtype)
-    # the array's method: NumPy's module function adds a Python wrapper (~2 µs)
-    return _narrowed(x.sum(dtype=accumulator), accumulator, dtype)
+    return _narrowed(A.reduce(xp, "sum", x, dtype=accumulator), accumulator, dtype)
 
 
 @defop("sum_dim", node="SumBackward1", params=("dim", "keepdim", "dtype"),
@@ -75,7 +74,7 @@ def sum_dim(xp, x, dim, keepdim, dtype):
         return xp.sum(xp.astype(x, xp.int64) if D.kind(x) == "b" else x, axis=dim, keepdims=keepdim,
                       dtype=D.native(xp, dtype))
     accumulator = _accumulator(x, dtype)
-    return _narrowed(x.sum(axis=dim, keepdims=keepdim, dtype=accumulator), accumulator, dtype)
+    return _narrowed(A.reduce(xp, "sum", x, dim, keepdim, accumulator), accumulator, dtype)
 
 
 @defop("nansum", params=("dim", "keepdim", "dtype"),
@@ -84,8 +83,7 @@ def sum_dim(xp, x, dim, keepdim, dtype):
 def nansum_op(xp, x, dim, keepdim, dtype):
     dtype = D.native(xp, dtype)
     accumulator = _accumulator(x, dtype) if hasattr(x, "strides") else dtype
-    return _narrowed(xp.sum(xp.where(xp.isnan(x), 0, x), axis=dim, keepdims=keepdim, dtype=accumulator),
-                     accumulator, dtype)
+    return _narrowed(A.reduce(xp, "sum", xp.where(xp.isnan(x), 0, x), dim, keepdim, accumulator), accumulator, dtype)
 
 
 @defop("mean_all", node="MeanBackward0", self="grad.expand(self_shape) / math.prod(self_shape)",
@@ -297,8 +295,7 @@ def cumsum_op(xp, x, dim, dtype):
         x = xp.astype(x, xp.int64)
     dtype = D.native(xp, dtype)
     accumulator = _accumulator(x, dtype) if hasattr(x, "strides") else dtype
-    return _narrowed(A.reshape(xp, xp.cumulative_sum(A.reshape(xp, x, -1) if x.ndim == 0 else x, axis=dim,
-                                                     dtype=accumulator), x.shape), accumulator, dtype)
+    return _narrowed(_running(xp, "sum", x, dim, accumulator), accumulator, dtype)
 
 
 @defop("cumprod", params=("dim", "dtype"), self="cumprod_backward(grad, self, result, dim)",
@@ -306,8 +303,18 @@ def cumsum_op(xp, x, dim, dtype):
 def cumprod_op(xp, x, dim, dtype):
     dtype = D.native(xp, dtype)
     accumulator = _accumulator(x, dtype) if hasattr(x, "strides") else dtype
-    return _narrowed(A.reshape(xp, xp.cumulative_prod(A.reshape(xp, x, -1) if x.ndim == 0 else x, axis=dim,
-                                                      dtype=accumulator), x.shape), accumulator, dtype)
+    return _narrowed(_running(xp, "prod", x, dim, accumulator), accumulator, dtype)
+
+
+def _running(xp: Any, kind: str, x: Any, dim: int, dtype: Any) -> Any:
+    """The cumulative sum or product ("sum", "prod") of x along dim in dtype: NumPy's arrays through the ufunc's
+    accumulate (Note [reductions through the ufunc] in ops/arrays.py), others through the standard's function."""
+    flat = A.reshape(xp, x, -1) if x.ndim == 0 else x
+    if type(flat) is np.ndarray:
+        out = (np.add if kind == "sum" else np.multiply).accumulate(flat, axis=dim, dtype=dtype)
+    else:
+        out = getattr(xp, f"cumulative_{kind}")(flat, axis=dim, dtype=dtype)
+    return A.reshape(xp, out, x.shape)
 
 
 @defop("cummax", params=("dim",), outputs=("values", "indices"), differentiable_outputs=(0,),
