@@ -457,3 +457,24 @@ def test_deprecated_size_average_and_reduce_warn_at_the_librarys_lines_as_torchs
         return [str(w.message) for w in caught], shared, [str(w.message) for w in once]
 
     assert scenario(retrograd) == scenario(torch)
+
+
+@pytest.mark.parametrize("batched,size", [(True, (20, 20)), (False, [20, 20]), (True, "Size")])
+def test_conv_transpose_output_size_message_prints_the_sizes_as_given(batched, size):
+    messages = []
+    for lib in (torch, retrograd):
+        x = lib.zeros((2, 4, 5, 6) if batched else (4, 5, 6))
+        requested = lib.Size([2, 2, 20, 20]) if size == "Size" else size
+        with pytest.raises(ValueError) as caught:
+            lib.nn.ConvTranspose2d(4, 2, 3, stride=2)(x, output_size=requested)
+        messages.append(str(caught.value))
+    assert messages[0] == messages[1]
+
+
+def test_full_backward_hook_warning_points_at_the_users_line():
+    for lib in (torch, retrograd):
+        module = lib.nn.Linear(2, 2)
+        module.register_full_backward_hook(lambda *args: None)
+        with pytest.warns(UserWarning, match="Full backward hook is firing") as caught:
+            module(lib.ones(1, 2)).sum().backward()
+        assert caught[0].filename == __file__

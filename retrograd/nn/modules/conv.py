@@ -149,8 +149,7 @@ class _ConvTransposeNd(_ConvNd):
             return self.output_padding
         n = self.n_dims
         leading = 2 if input.dim() == n + 2 else 1
-        output_size = list(output_size)
-        if len(output_size) == leading + n:
+        if len(output_size) == leading + n:  # (the sizes keep their type: torch's message prints them as given)
             output_size = output_size[leading:]
         if len(output_size) != n:
             raise ValueError(f"ConvTranspose{n}D: for {input.dim()}D input, output_size must have {n} or "
@@ -159,9 +158,9 @@ class _ConvTransposeNd(_ConvNd):
                      + self.dilation[d] * (self.kernel_size[d] - 1) + 1 for d in range(n)]
         max_sizes = [m + s - 1 for m, s in zip(min_sizes, self.stride)]
         for size, lo, hi in zip(output_size, min_sizes, max_sizes):
-            if size < lo or size > hi:
+            if size < lo or size > hi:  # (the input's sizes from dim 2, even unbatched, as torch prints them)
                 raise ValueError(f"requested an output size of {output_size}, but valid sizes range from {min_sizes} "
-                                 f"to {max_sizes} (for an input of {input.size()[leading:]})")
+                                 f"to {max_sizes} (for an input of {input.size()[2:]})")
         return tuple(s - m for s, m in zip(output_size, min_sizes))
 
     def forward(self, input: Tensor, output_size: list[int] | None = None) -> Tensor:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..._tensor import Tensor
+from ..._warn import user_stacklevel
 from ...autograd import grad_mode
 from ...autograd.function import Function
 from ...autograd.graph import HookDict, RemovableHandle, add_hook
@@ -1028,7 +1029,7 @@ class _BackwardHook:
                 warnings.warn("Full backward hook is firing when gradients are computed with respect to module "
                               "outputs since no inputs require gradients. See https://docs.pytorch.org/docs/main/"
                               "generated/torch.nn.Module.html#torch.nn.Module.register_full_backward_hook for more "
-                              "details.", stacklevel=5)
+                              "details.", stacklevel=user_stacklevel())
                 grad_inputs = (None,) * self.n_inputs
                 for hook in self.full_hooks:
                     res = hook(self.module, grad_inputs, self.grad_outputs)
