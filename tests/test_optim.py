@@ -878,3 +878,18 @@ def test_non_leaf_parameters_are_refused_unless_they_retain_grad_or_the_optimize
         lib.optim.SGD([p], lr=0.1, differentiable=True)
         p.retain_grad()
         lib.optim.SGD([p], lr=0.1)
+
+
+@pytest.mark.parametrize("name", ["Adam", "AdamW", "NAdam", "RAdam"])
+def test_first_moment_is_torchs_lerp_from_the_nearer_end(name):
+    """exp_avg.lerp_(grad, 1 - beta1) takes the gradient's end when 1 - beta1 >= 0.5: with beta1 = 0 the first moment
+    is the gradient itself, bit for bit, in torch and here (the other end's formula is an ulp off from step 2)."""
+    for lib in (torch, retrograd):
+        lib.manual_seed(0)
+        w = lib.randn(1000, requires_grad=True)
+        optimizer = getattr(lib.optim, name)([w], lr=0.1, betas=(0.0, 0.9))
+        for _ in range(3):
+            optimizer.zero_grad()
+            (w.sin() * 3.7).sum().backward()
+            optimizer.step()
+            assert lib.equal(optimizer.state[w]["exp_avg"], w.grad)

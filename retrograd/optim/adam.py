@@ -91,7 +91,7 @@ def _adam_step(xp: Any, param: Any, grad: Any, exp_avg: Any, exp_avg_sq: Any, ma
 
 def _update_moments(param: Any, grad: Any, exp_avg: Any, exp_avg_sq: Any, group: dict) -> Any:
     """How Adam, NAdam and RAdam begin a step, in place on arrays or tensors: decoupled weight decay (one write to
-    param), then the running means of the direction (one write: torch's lerp_ where 1 - beta1 < 0.5) and of its
+    param), then the running means of the direction (one write: torch's lerp_) and of its
     square (two: mul_ and addcmul_). Returns the direction (the gradient after maximize and L2 weight decay)."""
     beta1, beta2 = group["betas"]
     weight_decay = group["weight_decay"]
@@ -102,7 +102,10 @@ def _update_moments(param: Any, grad: Any, exp_avg: Any, exp_avg_sq: Any, group:
         grad = -grad
     if weight_decay != 0 and not decoupled:
         grad = grad + param * weight_decay
-    exp_avg += (grad - exp_avg) * (1 - beta1)
+    if 1 - beta1 < 0.5:  # lerp_'s rounding: from the nearer end (beta1 = 0 keeps exactly the gradient)
+        exp_avg += (grad - exp_avg) * (1 - beta1)
+    else:
+        exp_avg[...] = grad - (grad - exp_avg) * beta1
     exp_avg_sq *= beta2
     exp_avg_sq += grad * grad * (1 - beta2)
     return grad
