@@ -30,14 +30,15 @@ CASES = [("gpt.py",), ("gpt.py", "--manual-attention"), ("lstm_lm.py",), ("lbfgs
          ("gp_regression.py",), ("hnn_ode.py",), ("siamese_metric.py",), ("interpretability.py",),
          ("mamba_kan.py",), ("crf_word2vec.py",), ("vocoder_stft.py",),
          ("ppo_continuous.py",), ("mobilenet_timm.py",), ("prune_lottery.py",), ("bayes_vi.py",), ("pointnet.py",),
-         ("transformer_translate.py",)]
+         ("transformer_translate.py",), ("qat_ste.py",), ("sngan_ema.py",)]
 # their batches, noise or actions come from torch's random draws
 DRAWING = {"infinite_sampler.py", "classifier.py", "vae.py", "policy.py", "dcgan.py", "wgan_gp.py", "mingpt_sort.py",
            "fno_heat.py", "tabular.py", "ctc_speech.py", "ddpm.py", "gnn.py", "llama.py", "vit_distill.py",
            "unet_seg.py", "realnvp_flow.py", "simclr.py", "tiny_detector.py", "text_classify.py",
            "stn_style.py", "moe_recsys.py", "tcn_forecast.py", "interpretability.py",
            "mamba_kan.py", "crf_word2vec.py", "ppo_continuous.py",
-           "mobilenet_timm.py", "prune_lottery.py", "bayes_vi.py", "pointnet.py", "transformer_translate.py"}
+           "mobilenet_timm.py", "prune_lottery.py", "bayes_vi.py", "pointnet.py", "transformer_translate.py",
+           "qat_ste.py", "sngan_ema.py"}
 UNSEEDED = {"classifier.py", "packed_rnn.py"}  # they never call torch.manual_seed
 RUNS = [(case, True) for case in CASES] + [(case, False) for case in CASES if case[0] not in UNSEEDED]
 
