@@ -72,3 +72,24 @@ def test_bad_arguments_raise_torchs_error(case):
             REFUSED[case](lib)
         caught.append((type(error.value), str(error.value).splitlines()[0]))
     assert caught[0] == caught[1]
+
+
+def test_under_vmap_each_example_is_quantized_alone():
+    """vmap's elementwise rule (the per-channel scales broadcast from the right, past the batch dim) gives what
+    each example gives alone, values and straight-through gradients."""
+    rng = np.random.default_rng(3)
+    x = retrograd.tensor(rng.standard_normal((4, 3, 5)), dtype=retrograd.float32)
+    scale, zero = retrograd.tensor([0.1, 0.2, 0.3]), retrograd.tensor([0, 1, -1], dtype=retrograd.int32)
+
+    def per_channel(v):
+        return retrograd.fake_quantize_per_channel_affine(v, scale, zero, 0, -8, 7)
+
+    def per_tensor(v):
+        return retrograd.fake_quantize_per_tensor_affine(v, 0.1, 2, -8, 7)
+
+    for quantize in (per_channel, per_tensor):
+        slope_of = retrograd.func.grad(lambda v, quantize=quantize: quantize(v).sum())
+        batched, slopes = retrograd.func.vmap(quantize)(x), retrograd.func.vmap(slope_of)(x)
+        for k in range(x.shape[0]):
+            np.testing.assert_array_equal(batched[k].numpy(), quantize(x[k]).numpy())
+            np.testing.assert_array_equal(slopes[k].numpy(), slope_of(x[k]).numpy())

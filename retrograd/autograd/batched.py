@@ -1294,6 +1294,8 @@ RULES: dict[str, Callable] = {
     "copy_slices": _loop, "as_strided": _refused, "as_strided_copy": _refused,
     "as_strided_scatter": _refused,
     "alias": _elementwise, "repeat": _repeat, "einsum": _einsum,
+    **dict.fromkeys(("fake_quantize_per_tensor_affine_cachemask", "fake_quantize_per_channel_affine_cachemask",
+                     "_fake_quantize_per_tensor_affine_cachemask_tensor_qparams"), _elementwise),
     "_is_all_true": _every_example, "_is_any_true": _every_example,
     "diagonal_backward": _with_sizes, "unfold_backward": _with_sizes,
     "scatter_reduce": _gather_scatter, "index_reduce": _gather_scatter, "scatter_value": _gather_scatter,

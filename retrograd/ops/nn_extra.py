@@ -924,7 +924,7 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *
 
 @defop("fake_quantize_per_tensor_affine_cachemask", node="FakeQuantizePerTensorAffineCachemaskBackward0",
        params=("scale", "zero_point", "quant_min", "quant_max"), outputs=("output", "mask"),
-       differentiable_outputs=(0,), self="grad * mask", jvp="self_t * mask")
+       differentiable_outputs=(0,), self="grad * mask")  # (no forward AD: torch declares none)
 def fake_quantize_op(xp, x, scale, zero_point, quant_min, quant_max):
     """x rounded to the integer grid of `scale` offset by `zero_point`, clamped to [quant_min, quant_max] and mapped
     back (scale and zero_point numbers, or arrays shaped to broadcast along a channel dim); the mask marks the
@@ -932,16 +932,16 @@ def fake_quantize_op(xp, x, scale, zero_point, quant_min, quant_max):
     x times 1 / scale (rounded to float32), rounded half to even, a float zero point added before the rounding and
     an integer one after; the result scaled back in float32 whatever x's dtype."""
     _refuse_kinds(x, "fake_quantize_tensor_cachemask_kernel_type_handling", "buic")
-    compute = np.float64 if x.dtype == np.float64 else np.float32
-    scale = xp.asarray(scale, dtype=np.float32)
-    zero = xp.asarray(zero_point)
+    compute = xp.float64 if x.dtype == xp.float64 else xp.float32
+    scale = xp.asarray(scale, dtype=xp.float32, device=x.device)
+    zero = xp.asarray(zero_point, device=x.device)
     shifted = A.astype(xp, x, compute, copy=False) * A.astype(xp, 1 / scale, compute)
-    if D.kind(zero.dtype) == "f":
+    if D.kind(zero) == "f":
         grid = xp.round(shifted + A.astype(xp, zero, compute))
     else:
         grid = xp.round(shifted) + A.astype(xp, zero, compute)
     mask = (grid >= quant_min) & (grid <= quant_max)
-    out = A.astype(xp, xp.clip(grid, quant_min, quant_max) - A.astype(xp, zero, compute), np.float32) * scale
+    out = A.astype(xp, xp.clip(grid, quant_min, quant_max) - A.astype(xp, zero, compute), xp.float32) * scale
     return A.astype(xp, out, x.dtype, copy=False), mask
 
 
@@ -982,7 +982,7 @@ def fake_quantize_per_channel_affine(input: Tensor, scale: Tensor, zero_point: T
     if zero_point.dtype is D.int32 and not bool(((zero_point >= quant_min) & (zero_point <= quant_max)).all()):
         raise RuntimeError("`zero_point` must be between `quant_min` and `quant_max`.")
     along = (-1,) + (1,) * (input.dim() - axis - 1)
-    params = (scale.detach()._data.reshape(along), zero_point.detach()._data.reshape(along), quant_min, quant_max)
+    params = (*(A.reshape(namespace(t._data), t._data, along) for t in (scale, zero_point)), quant_min, quant_max)
     return apply(fake_quantize_per_channel_op, (input,), params)[0]
 
 

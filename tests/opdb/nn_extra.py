@@ -1,5 +1,5 @@
 """Op database rows: the less common nn functionals (retrograd/ops/nn_extra.py): channel_shuffle, pdist,
-embedding_bag, ctc_loss, triplet_margin_with_distance_loss and linear_cross_entropy.
+embedding_bag, ctc_loss, triplet_margin_with_distance_loss, linear_cross_entropy and fake quantization.
 
 torch declares no second derivative of pdist and ctc_loss and no forward AD of pdist, embedding_bag and ctc_loss;
 their rows say so (tests/test_nn_extra.py checks the errors). ctc_loss's gradient is torch's, correct through
@@ -107,6 +107,19 @@ OPS = [
     OpInfo(F("max_unpool1d"), unpool_samples(1)),
     OpInfo(F("max_unpool2d"), unpool_samples(2)),
     OpInfo(F("max_unpool3d"), unpool_samples(3)),
+    # the straight-through gradient (grad where the value was in range) is torch's, not the derivative of the
+    # rounding: compared with torch's backward only; torch declares no forward AD
+    OpInfo("fake_quantize_per_tensor_affine",
+           lambda rng: [Sample((rand(rng, 4, 5), 0.125, 2, -8, 7), name="numbers", gradcheck=False),
+                        Sample((rand(rng, 3, 4), C(np.array(0.25, np.float32)), C(np.array(-1, np.int32)), -4, 3),
+                               name="tensor_qparams", gradcheck=False)], forward_ad=False),
+    OpInfo("fake_quantize_per_channel_affine",
+           lambda rng: [Sample((rand(rng, 3, 4, 2), C(np.array([0.1, 0.2, 0.3, 0.05], np.float32)),
+                                C(np.array([0, 1, -1, 2], np.int32)), 1, -8, 7), name="int_zero_points",
+                               gradcheck=False),
+                        Sample((rand(rng, 2, 3), C(np.array([0.5, 0.25], np.float32)),
+                                C(np.array([0.5, -1.0], np.float32)), 0, -4, 3), name="float_zero_points",
+                               gradcheck=False)], forward_ad=False),
     OpInfo(F("channel_shuffle"), lambda rng: [Sample((rand(rng, 2, 6, 3), 3), name="3d"),
                                               Sample((rand(rng, 1, 4, 2, 2), 2), name="4d")],
            aliases=("native_channel_shuffle",)),
