@@ -1074,13 +1074,17 @@ def _rebuild(data: np.ndarray, requires_grad: bool) -> Tensor:
     return t
 
 
+def _takes_as_int(value: Any) -> bool:
+    """Whether torch's argument parser takes `value` as an int: anything with __index__ (NumPy's integers, a
+    one-element integer tensor) but a bool; not a float, which Python's int() would truncate."""
+    return not isinstance(value, (bool, np.bool_)) and hasattr(type(value), "__index__")
+
+
 def as_int(value: Any, argument: str) -> int:
-    """`value` as torch's argument parser takes an int: a Python int or anything with __index__ (NumPy's integers,
-    a one-element integer tensor); a bool or a float is refused with a TypeError naming the argument, where
-    Python's own operations would take it as 1 or truncate it."""
+    """`value` as torch's argument parser takes an int (_takes_as_int), else a TypeError naming the argument."""
     if type(value) is int:
         return value
-    if isinstance(value, (bool, np.bool_)) or not hasattr(type(value), "__index__"):
+    if not _takes_as_int(value):
         raise TypeError(f"argument '{argument}' must be int, not {type(value).__name__}")
     return operator.index(value)
 
@@ -1101,7 +1105,7 @@ def as_sizes(args: tuple, function: str, argument: str = "size") -> tuple[int, .
     if all(type(s) is int for s in args):
         return args
     for i, s in enumerate(args):
-        if isinstance(s, (bool, np.bool_)) or not hasattr(type(s), "__index__"):
+        if not _takes_as_int(s):
             raise TypeError(f"{function}(): argument '{argument}' (position 1) must be tuple of ints, but found "
                             f"element of type {type(s).__name__} at pos {i}")
     return tuple(map(operator.index, args))
