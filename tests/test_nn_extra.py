@@ -234,7 +234,7 @@ def test_affine_grid_and_grid_sample_round_as_torch(dtype):
     products in order; the image kernel of grid_sample rounds the unnormalised coordinate and bilinear's sum as
     fused multiply-adds (Note [grid_sample's fused multiply-adds]). Off by an ulp, a coordinate meant for a pixel
     centre falls to one side of it and the grid's gradient takes the other neighbours: a spatial transformer starts
-    at the identity, on exactly those centres."""
+    at the identity, on exactly those centres, which are compared exactly; the random thetas to a few ulps."""
     rng = np.random.default_rng(0)
     for size in [(3, 2, 12, 24), (2, 1, 7, 5), (2, 1, 3, 4, 6)]:
         d = len(size) - 2
@@ -255,4 +255,8 @@ def test_affine_grid_and_grid_sample_round_as_torch(dtype):
                             (g,) = lib.autograd.grad(out[:1].sum(), grid)
                             results[-1].append((1e-3, g[:1].numpy()))
             for (rtol, ours), (_, theirs) in zip(*results):
-                np.testing.assert_allclose(ours, theirs, rtol=rtol, atol=0)
+                np.testing.assert_allclose(ours[:1], theirs[:1], rtol=rtol, atol=0)
+                # the random thetas: torch's own sums of products round by the host's kernels (a fused
+                # multiply-add where the CPU has one), so an ulp either way of the grid, carried through the samples
+                near = {"float32": 1e-5, "float64": 1e-13}[dtype] * np.abs(theirs[1:]).max(initial=0)
+                np.testing.assert_allclose(ours[1:], theirs[1:], rtol=0, atol=near)

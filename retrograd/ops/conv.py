@@ -1290,7 +1290,9 @@ def _convolution(d: int, name: str, input: Tensor, weight: Tensor, bias: Tensor 
 # "expected scalar type Float but found Double" of the weight and let a transposed convolution's bias of
 # another dtype through. The size rule also asks for several threads when a 1x1 kernel, unstrided and
 # undilated, meets a batch under 16; torch's default on any machine of more than one core is taken, so that
-# part always holds.
+# part always holds. For half-precision inputs torch's choice depends on the CPU (oneDNN only where it has kernels
+# for the dtype: AVX-512 for bfloat16, AVX512-FP16 or AMX-FP16 for float16); retrograd words them as on the
+# common host, with bfloat16 kernels and no float16 ones, whatever machine it runs on.
 
 
 def _check_dtypes(input: Tensor, weight: Tensor, bias: Tensor | None, win: Window, groups: int,
