@@ -28,7 +28,7 @@ from ..autograd import grad_mode
 from ..autograd.forward_ad import transforms as _transforms
 from . import arrays as A
 from .pointwise import where
-from .registry import _broadcast_error, apply, defop
+from .registry import _broadcast_error, apply, defop, keep_index_versions
 from .shape import alias_op, cat, select, select_op, slice_op, unsqueeze
 
 # ============================================================================================
@@ -787,10 +787,16 @@ def getitem(self: Tensor, key: object) -> Tensor:
     if advanced is None:
         return apply(alias_op, (out,)) if out is self else out
     try:
-        return apply(index_op, (out,), (advanced,))
+        return keep_index_versions(apply(index_op, (out,), (advanced,)), *_index_tensors(key))
     except IndexError:
         _explain_index_error(advanced, out._data.shape)
         raise
+
+
+def _index_tensors(key: object) -> tuple:
+    """The tensors of an indexing key that index as arrays, which torch saves with the node (Note [index tensors])."""
+    entries = key if isinstance(key, (tuple, list)) else (key,)
+    return tuple(k for k in entries if isinstance(k, Tensor) and k._data.ndim)
 
 
 def fill_(self: Tensor, value: Tensor | complex) -> Tensor:
@@ -854,7 +860,8 @@ def setitem(self: Tensor, key: object, value: Tensor | complex) -> None:
     if target is not self:
         target._extra_dict()["discarded"] = True  # no one sees this view after the write: no need to regenerate it
     if advanced is not None:
-        _index_put_inplace(target, advanced, _drop_leading_ones(value) if isinstance(value, Tensor) else value, False)
+        keep_index_versions(_index_put_inplace(target, advanced, _drop_leading_ones(value) if isinstance(value, Tensor)
+                                               else value, False), *_index_tensors(key))
     elif isinstance(value, Tensor):  # torch's copy_to: equal sizes copy, a 0-d value fills, else an expanded copy
         if value._data.shape == target._data.shape:
             target.copy_(value)
@@ -937,7 +944,7 @@ def index_put(input: Tensor, indices: Sequence[Tensor], values: Tensor, accumula
     """A copy of input with values written (or added, accumulate=True) at the indexed places."""
     if isinstance(indices, (tuple, list)):
         _refuse_byte_mask_fill(indices, values, bool(accumulate))
-    return _index_put(input, _put_key(input, indices), values, bool(accumulate))
+    return keep_index_versions(_index_put(input, _put_key(input, indices), values, bool(accumulate)), *indices)
 
 
 def index_put_(input: Tensor, indices: Sequence[Tensor], values: Tensor, accumulate: bool = False) -> Tensor:
@@ -946,7 +953,8 @@ def index_put_(input: Tensor, indices: Sequence[Tensor], values: Tensor, accumul
         raise TypeError(f"index_put_(): argument 'values' (position 2) must be Tensor, not {type(values).__name__}")
     if isinstance(indices, (tuple, list)):
         _refuse_byte_mask_fill(indices, values, bool(accumulate))
-    return _index_put_inplace(input, _put_key(input, indices), values, bool(accumulate))
+    return keep_index_versions(_index_put_inplace(input, _put_key(input, indices), values, bool(accumulate)),
+                               *indices)
 
 
 def _indexed_shape(shape: tuple, key: tuple) -> tuple:
@@ -1038,7 +1046,7 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
         raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {idx.size} value(s)")
     size = input._data.shape[d] if input._data.ndim else 1
     if not idx.size:
-        return apply(index_select_op, (input,), (d, idx))
+        return keep_index_versions(apply(index_select_op, (input,), (d, idx)), index)
     if not size and input._data.ndim > 1:
         raise RuntimeError("index_select(): self indexing axis dim should be positive")
     high, least = _index_range(idx)
@@ -1047,7 +1055,7 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
             raise IndexError("index out of range in self")
         raise RuntimeError(f"INDICES element is out of DATA bounds, id={high if high >= size else least} "
                            f"axis_dim={size}")
-    return apply(index_select_op, (input,), (d, idx))
+    return keep_index_versions(apply(index_select_op, (input,), (d, idx)), index)
 
 
 def _along_source(input: Tensor, dim: int, index: Tensor, source: Tensor, what: str) -> tuple[int, np.ndarray]:
@@ -1074,7 +1082,7 @@ def _along_source(input: Tensor, dim: int, index: Tensor, source: Tensor, what: 
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: complex = 1) -> Tensor:
     """A copy of input with alpha * source added at `index` along dim (duplicates add up)."""
     d, idx = _along_source(input, dim, index, source, "index_add_")
-    return apply(index_add_op, (input, source), (d, idx, alpha))
+    return keep_index_versions(apply(index_add_op, (input, source), (d, idx, alpha)), index)
 
 
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
@@ -1105,7 +1113,7 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
     if idx.size != n:
         raise IndexError(f"index_copy_(): Number of indices ({idx.size}) should be equal to source.size(dim) ({n})")
     _check_along(idx, input._data.shape[d] if input._data.ndim else 1, d, IndexError, "index_copy_(): ")
-    return apply(index_copy_op, (input, source), (d, idx))
+    return keep_index_versions(apply(index_copy_op, (input, source), (d, idx)), index)
 
 
 def index_fill(input: Tensor, dim: int, index: Tensor, value: Tensor | complex) -> Tensor:
@@ -1119,9 +1127,9 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Tensor | complex) 
         if value._data.ndim:
             raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                                f"{value._data.ndim} dimension(s).")
-        return apply(index_fill_tensor_op, (input, value), (d, idx))
+        return keep_index_versions(apply(index_fill_tensor_op, (input, value), (d, idx)), index)
     D.check_fits(value, input._data.dtype)
-    return apply(index_fill_op, (input,), (d, idx, value))
+    return keep_index_versions(apply(index_fill_op, (input,), (d, idx, value)), index)
 
 
 # ============================================================================================
@@ -1156,7 +1164,7 @@ def _scatter_index(input: Tensor, dim: int, index: Tensor, src: Tensor | None, w
 def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
     """out[i][j] = input[index[i][j]][j] (for dim=0): values picked along dim."""
     d, idx = _scatter_index(input, dim, index, None, "gather")
-    return apply(gather_op, (input,), (d, idx))
+    return keep_index_versions(apply(gather_op, (input,), (d, idx)), index)
 
 
 def scatter(input: Tensor, dim: int, index: Tensor, src: Tensor | complex | None = None, *,
@@ -1171,11 +1179,11 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: Tensor | complex | None
     if reduce is not None:
         if reduce not in ("add", "multiply"):
             raise RuntimeError(f"reduce argument must be either add or multiply. Got {reduce}")
-        return apply(scatter_reduce_legacy, (input, src), (d, idx, reduce))
+        return keep_index_versions(apply(scatter_reduce_legacy, (input, src), (d, idx, reduce)), index)
     if tensor_src is None:
         D.check_fits(src, input._data.dtype)
-        return apply(scatter_value_op, (input,), (d, idx, src))
-    return apply(scatter_op, (input, src), (d, idx))
+        return keep_index_versions(apply(scatter_value_op, (input,), (d, idx, src)), index)
+    return keep_index_versions(apply(scatter_op, (input, src), (d, idx)), index)
 
 
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
@@ -1183,7 +1191,7 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     if src.dtype is not input.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     d, idx = _scatter_index(input, dim, index, src, "scatter")
-    return apply(scatter_add_op, (input, src), (d, idx))
+    return keep_index_versions(apply(scatter_add_op, (input, src), (d, idx)), index)
 
 
 def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
@@ -1194,7 +1202,7 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
     if src.dtype is not input.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")  # torch's words
     d, idx = _scatter_index(input, dim, index, src, "scatter")
-    return apply(scatter_reduce_op, (input, src), (d, idx, reduce, bool(include_self)))
+    return keep_index_versions(apply(scatter_reduce_op, (input, src), (d, idx, reduce, bool(include_self))), index)
 
 
 def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,
@@ -1210,7 +1218,7 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
     spread = namespace(idx).broadcast_to(A.reshape(namespace(idx), idx, shape), source._data.shape)
     warn_once_at_user("index_reduce() is in beta and the API may change at any time. (Triggered internally at "
                       "/__w/pytorch/pytorch/aten/src/ATen/native/TensorAdvancedIndexing.cpp:1523.)")
-    return apply(index_reduce_op, (input, source), (d, spread, reduce, bool(include_self)))
+    return keep_index_versions(apply(index_reduce_op, (input, source), (d, spread, reduce, bool(include_self))), index)
 
 
 def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
@@ -1270,14 +1278,14 @@ def masked_fill(input: Tensor, mask: Tensor, value: Tensor | complex) -> Tensor:
         if value._data.ndim != 0:
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                                f"{value._data.ndim} dimension(s).")
-        return apply(masked_fill_tensor_op, (input, value), (m,))
+        return keep_index_versions(apply(masked_fill_tensor_op, (input, value), (m,)), mask)
     D.check_fits(value, input._data.dtype)
-    return apply(masked_fill_op, (input,), (m, value))
+    return keep_index_versions(apply(masked_fill_op, (input,), (m, value)), mask)
 
 
 def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     """The elements where mask is True (input and mask broadcast together), as a 1-d tensor."""
-    return apply(masked_select_op, (input,), (_bool_mask(mask, "masked_select"),))
+    return keep_index_versions(apply(masked_select_op, (input,), (_bool_mask(mask, "masked_select"),)), mask)
 
 
 def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
@@ -1286,7 +1294,7 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     xp = namespace(m)
     if int(xp.count_nonzero(xp.broadcast_to(m, np.broadcast_shapes(m.shape, input._data.shape)))) > source._data.size:
         raise RuntimeError("Number of elements of source < number of ones in mask")
-    return apply(masked_scatter_op, (input, source), (m,))
+    return keep_index_versions(apply(masked_scatter_op, (input, source), (m,)), mask)
 
 
 def _flat_index(input: Tensor, index: Tensor) -> np.ndarray:
@@ -1303,7 +1311,7 @@ def _flat_index(input: Tensor, index: Tensor) -> np.ndarray:
 
 def take(input: Tensor, index: Tensor) -> Tensor:
     """The elements of the flattened input at `index`, in index's shape."""
-    return apply(take_op, (input,), (_flat_index(input, index),))
+    return keep_index_versions(apply(take_op, (input,), (_flat_index(input, index),)), index)
 
 
 def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
@@ -1314,7 +1322,7 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
     if source.dtype is not input.dtype:
         raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got self.dtype = "
                            f"{_dtype_word(input.dtype)} and source.dtype = {_dtype_word(source.dtype)}")
-    return apply(put_op, (input, source), (_flat_index(input, index), bool(accumulate)))
+    return keep_index_versions(apply(put_op, (input, source), (_flat_index(input, index), bool(accumulate))), index)
 
 
 def nonzero(input: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:

@@ -53,7 +53,7 @@ from .indexing import _index_range, index_put_op, scatter_add_op
 from .linalg import addmm, matmul, matrix_norm
 from .pointwise import _refuse_kinds, clamp_min, div_by_number, log, log1p, minimum, sigmoid, where, xlogy
 from .reduction import _reduced_dims, check_vector_norm_input, vector_norm_op
-from .registry import apply, autocast_input, defop, namespace, sum_to, unrecorded_arrays
+from .registry import apply, autocast_input, defop, keep_index_versions, namespace, sum_to, unrecorded_arrays
 
 
 class NormAxes(NamedTuple):
@@ -1283,8 +1283,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
         raise IndexError("index out of range in self")
     if max_norm is not None:
         _renorm_rows(weight, namespace(indices).unique_values(indices), max_norm, norm_type)
-    indices = A.astype(namespace(indices), indices, np.int64)
-    return apply(embedding_op, (weight,), (indices, padding_idx, scale_grad_by_freq))
+    indices = A.astype(namespace(indices), indices, np.int64, copy=False)
+    return keep_index_versions(apply(embedding_op, (weight,), (indices, padding_idx, scale_grad_by_freq)), input)
 
 
 def _renorm_rows(weight: Tensor, rows: np.ndarray, max_norm: float, norm_type: float) -> None:
@@ -1882,8 +1882,9 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     w = None if weight is None else A.astype(namespace(x), weight._data, x.dtype)
     params = (A.astype(namespace(t), t, np.int64, copy=False), w, reduction, ignore_index if ignored else None)
     if x.ndim <= 2:
-        return apply(nll_loss_op, (input,), params)
-    loss = apply(nll_loss2d_op, (input,), params)  # torch views K-d inputs as 2-d images, and views back
+        return keep_index_versions(apply(nll_loss_op, (input,), params), target)
+    # torch views K-d inputs as 2-d images, and views back
+    loss = keep_index_versions(apply(nll_loss2d_op, (input,), params), target)
     return loss.view(*t.shape) if reduction == "none" and x.ndim != 4 else loss
 
 
@@ -2115,7 +2116,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     if input.ndim < 2:  # one sample: a 0-d input is one class; a 1-element target makes it a batch of one
         input = input.reshape((1,) * t.ndim + (-1,))
     _check_target_classes(t, input.shape[-1], -100)
-    return apply(multi_margin_loss_op, (input, weight), (t, p, float(margin), reduction))
+    return keep_index_versions(apply(multi_margin_loss_op, (input, weight), (t, p, float(margin), reduction)), target)
 
 
 def _check_margin_input(input: Tensor) -> None:
@@ -2135,7 +2136,7 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | N
         raise RuntimeError(f"inconsistent target size: {list(t.shape)} for input of size: {list(input.shape)}")
     if input.ndim < 2:  # one sample: its target is a vector of its classes (a 0-d input is one class)
         input, t = input.reshape(-1), t.reshape(-1)
-    return apply(multilabel_margin_loss_op, (input,), (t, reduction))
+    return keep_index_versions(apply(multilabel_margin_loss_op, (input,), (t, reduction)), target)
 
 
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,

@@ -34,7 +34,7 @@ from .nn import (
     pairwise_distance,
 )
 from .pointwise import _refuse_kinds, where
-from .registry import apply, defop, namespace
+from .registry import apply, defop, keep_index_versions, namespace
 from .statistics import count_bins
 
 # ============================================================================================
@@ -678,7 +678,7 @@ def _unpool(input: Tensor, indices: Tensor, size: list[int]) -> Tensor:
                            f"{'x'.join(str(n) for n in size)})")
     d = len(size)
     shape = (*input.shape[:input.ndim - d], *size)
-    return apply(max_unpool_op if d == 2 else max_unpool3d_op, (input,), (flat, shape, d))
+    return keep_index_versions(apply(max_unpool_op if d == 2 else max_unpool3d_op, (input,), (flat, shape, d)), indices)
 
 
 def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,

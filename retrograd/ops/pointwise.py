@@ -27,7 +27,7 @@ from .._tensor import Tensor, argument_type_name
 from .._warn import warn_once_at_user
 from . import arrays as A
 from .complex import conj, conj_physical, imag, real  # noqa: F401 - conj for the helpers; real/imag: Tensor.real
-from .registry import Op, _broadcast_error, apply, defop, linear_backward_op, namespace
+from .registry import Op, _broadcast_error, apply, defop, keep_index_versions, linear_backward_op, namespace
 
 _ZERO_VJP = "zeros_like(grad)"  # step functions (floor, sign, ...): the gradient is zero, not undefined
 _ZERO_JVP = "zeros_like(self_t)"
@@ -1623,7 +1623,7 @@ def where(condition: Tensor, input: Tensor | complex | None = None, other: Tenso
     operands = [cond] + [x._data for x in (input, other) if isinstance(x, Tensor)]
     if len({x.shape for x in operands}) > 1 and (error := _broadcast_error(operands)):  # the condition broadcasts too
         raise error
-    return apply(where_op, (input, other), (cond,))
+    return keep_index_versions(apply(where_op, (input, other), (cond,)), condition)
 
 
 def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:

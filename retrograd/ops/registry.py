@@ -593,7 +593,7 @@ class Op:
 class OpNode(Node):
     """A node recorded by `apply`: what its op's formulas read, and the generated backward."""
 
-    __slots__ = ("_kept", "_versions", "_params", "_in_meta", "_out_meta", "_result")
+    __slots__ = ("_kept", "_versions", "_params", "_in_meta", "_out_meta", "_result", "_index_versions")
     op: Op
     forward_name: str
     _packed = False  # True in the classes of nodes whose saved tensors went through saved-tensor hooks
@@ -739,14 +739,14 @@ FREED_MESSAGE = (
 
 def modified_message(tensor: Tensor, expected: int, node: Node) -> str:
     """torch's text for a saved tensor that an in-place op changed after it was saved."""
-    kind = D.tensor_type_name(tensor.dtype)[len("torch."):]
+    kind = D.aten_type_name(tensor.dtype)  # torch.LongTensor, CPUBoolType
     shape = ", ".join(str(n) for n in tensor.shape)
     creator = tensor.grad_fn
     origin = f", which is output {tensor._output_nr} of {getattr(creator, 'forward_name', creator.name())}," \
         if creator is not None else ""  # torch names no origin for a leaf
     return (
         f"one of the variables needed for gradient computation has been modified by an inplace operation: "
-        f"[torch.{kind} [{shape}]]{origin} is at version {tensor._version_value()}; expected version "
+        f"[{kind} [{shape}]]{origin} is at version {tensor._version_value()}; expected version "
         f"{expected} instead. Hint: enable anomaly detection to find the operation that failed to compute "
         "its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False)."
     )
@@ -1892,6 +1892,53 @@ def pack_function_saved(ctx: Node) -> None:
         packed.append((item, version))
     ctx._kept = packed
     ctx.__class__ = _hooked_node_class(type(ctx))
+
+
+# Note [index tensors]
+# torch saves an op's index, mask and target tensors with its node, as it saves any tensor a formula reads,
+# and refuses backward once one of them was changed in place. Our rows take them as params: the bare arrays
+# the NumPy forward reads, which share the tensors' memory, so `y = x[idx]; idx[0] = 1` would change the
+# gradient silently. The public function hands those tensors to `keep_index_versions`, which moves the node
+# just recorded to a subclass of its class that checks their versions before its backward runs (a class
+# swap, as saved-tensor hooks make one: nodes without index tensors pay nothing).
+
+_INDEX_CHECKING: dict[type, type] = {}
+
+
+def keep_index_versions(result: Tensor | tuple, *indices: Tensor | None) -> Tensor | tuple:
+    """Have the node that just made `result` refuse backward once one of `indices` changes in place (Note [index
+    tensors]); returns `result`. Nothing to do when no node was recorded or it holds no index array."""
+    if not grad_mode._state.enabled:  # no node recorded now (grad_fn, if any, is an earlier op's)
+        return result
+    node = (result[0] if type(result) is tuple else result).grad_fn
+    node = getattr(node, "fn", node)  # an in-place op on a view: CopySlices wraps the op's node
+    if not isinstance(node, OpNode) or not _holds_array(node._params):
+        return result
+    kept = tuple((t, t._version_value()) for t in indices if isinstance(t, Tensor))
+    if kept:
+        node.__class__ = _index_checking_class(type(node))
+        node._index_versions = kept
+    return result
+
+
+def _index_checking_class(cls: type) -> type:
+    """`cls` whose backward first checks the versions of the node's index tensors (same name, so grad_fn reads
+    the same), and which lets them go with the rest of what the node saved."""
+    checking = _INDEX_CHECKING.get(cls)
+    if checking is None:
+        def apply(self: OpNode, grads: list, wanted: tuple | None = None) -> list:
+            for tensor, version in self._index_versions:
+                if tensor._version_value() != version:
+                    raise RuntimeError(modified_message(tensor, version, self))
+            return cls.apply(self, grads, wanted)
+
+        def release(self: OpNode) -> None:
+            cls.release(self)
+            self._index_versions = ()
+
+        checking = _INDEX_CHECKING[cls] = type(cls.__name__, (cls,), {
+            "__slots__": (), "apply": apply, "release": release})
+    return checking
 
 
 _HOOKED: dict[type, type] = {}
