@@ -656,7 +656,26 @@ def _filled(fill: Any, size: Sequence, dtype: D.dtype | None, requires_grad: boo
                    device, pin_memory)
 
 
+def _size_by_keyword(factory: Callable) -> Callable:
+    """torch's `f(*size, ...)` factories (zeros, ones, empty, rand, randn) also take the size as `size=`:
+    `zeros(size=(2, 3))`, as torch's argument parser reads its `IntArrayRef size`."""
+    name = factory.__name__
+
+    @functools.wraps(factory)
+    def taking_size(*size: Any, **options: Any) -> Tensor:
+        if "size" in options:
+            if size:
+                raise TypeError(f"{name}() got multiple values for argument 'size'")
+            size = (options.pop("size"),)
+            if not isinstance(size[0], (tuple, list)):  # by name, one int is not a size (torch.Size is a tuple)
+                raise TypeError(f"{name}(): argument 'size' must be tuple of ints, not {argument_type_name(size[0])}")
+        return factory(*size, **options)
+
+    return taking_size
+
+
 @composite("aten::zeros")
+@_size_by_keyword
 def zeros(*size: Any, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False,
           layout: Any = None, pin_memory: bool = False) -> Tensor:
     shape, np_dtype = _shape(size, "zeros"), _np_dtype(dtype)
@@ -666,6 +685,7 @@ def zeros(*size: Any, dtype: D.dtype | None = None, device: Any = None, requires
 
 
 @composite("aten::ones")
+@_size_by_keyword
 def ones(*size: Any, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False,
          layout: Any = None, pin_memory: bool = False) -> Tensor:
     if dtype is D.complex32:  # NumPy would write 1 into both parts (Note [complex32])
@@ -677,6 +697,7 @@ def ones(*size: Any, dtype: D.dtype | None = None, device: Any = None, requires_
 
 
 @composite("aten::empty")
+@_size_by_keyword
 def empty(*size: Any, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False,
           layout: Any = None, memory_format: Any = None, pin_memory: bool = False) -> Tensor:
     shape, np_dtype = _shape(size), _np_dtype(dtype)
@@ -832,6 +853,7 @@ def logspace(start: float | Tensor, end: float | Tensor, steps: int, base: float
 
 
 @composite("aten::rand")
+@_size_by_keyword
 def rand(*size: Any, generator: Generator | None = None, dtype: D.dtype | None = None, device: Any = None,
          requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
     """Uniform samples from [0, 1) (torch's numbers for the same seed)."""
@@ -845,6 +867,7 @@ def rand(*size: Any, generator: Generator | None = None, dtype: D.dtype | None =
 
 
 @composite("aten::randn")
+@_size_by_keyword
 def randn(*size: Any, generator: Generator | None = None, dtype: D.dtype | None = None, device: Any = None,
           requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
     """Standard normal samples (torch's numbers for the same seed)."""

@@ -24,6 +24,8 @@ REFUSED = {
     "ones(float, int)": lambda lib: lib.ones(2.0, 3),
     "ones((int, float))": lambda lib: lib.ones((2, 3.0)),
     "randn(float)": lambda lib: lib.randn(2.0),
+    "randn(int, size=)": lambda lib: lib.randn(2, size=(3,)),
+    "rand(size=int)": lambda lib: lib.rand(size=4),
     "new_zeros(float)": lambda lib: lib.ones(2).new_zeros(2.0),
     "unsqueeze(bool)": lambda lib: lib.ones(2, 4).unsqueeze(True),
     "unsqueeze(float)": lambda lib: lib.ones(2, 4).unsqueeze(0.0),
@@ -56,6 +58,8 @@ SAME_MESSAGE = {
     "ones(ndarray)": lambda lib: lib.ones(np.array([2, 3])),
     "randn(tensor of sizes)": lambda lib: lib.randn(lib.tensor([2, 3])),
     "reshape(ndarray)": lambda lib: lib.ones(2, 4).reshape(np.array([4, 2])),
+    "zeros(int, size=)": lambda lib: lib.zeros(2, size=(3,)),
+    "zeros(size=int)": lambda lib: lib.zeros(size=4),
 }
 
 
@@ -84,6 +88,13 @@ ACCEPTED = {
     "narrow(int, tensor, int)": lambda lib: lib.arange(6.0).narrow(0, lib.tensor(1), 2),
     "topk(np.int64)": lambda lib: lib.arange(5.0).topk(np.int64(2)).values,
     "flip(np.int64)": lambda lib: lib.arange(4.0).flip(np.int64(0)),
+    "zeros(size=tuple)": lambda lib: lib.zeros(size=(2, 3)),
+    "ones(size=list)": lambda lib: lib.ones(size=[2, 3], dtype=lib.float64),
+    "empty(size=Size).zero_()": lambda lib: lib.empty(size=lib.Size([3])).zero_(),
+    "rand(size=tuple).shape": lambda lib: lib.tensor(lib.rand(size=(2, 3)).shape),
+    "randn(size=list).shape": lambda lib: lib.tensor(lib.randn(size=[4]).shape),
+    "new_zeros(size=tuple)": lambda lib: lib.ones(2).new_zeros(size=(2, 3)),
+    "new_full(size=, fill_value=)": lambda lib: lib.ones(2).new_full(size=(2,), fill_value=7.0),
 }
 
 

@@ -110,10 +110,10 @@ def _new_like(factory: str) -> Any:
     pin_memory options."""
 
     def method(self: Tensor, *args: Any, dtype: D.dtype | None = None, device: Any = None,
-               requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
+               requires_grad: bool = False, layout: Any = None, pin_memory: bool = False, **named: Any) -> Tensor:
         where = device if device is not None or type(self._data) is np_.ndarray else self.device
         return getattr(_creation, factory)(*args, dtype=dtype or self.dtype, device=where, requires_grad=requires_grad,
-                                           pin_memory=pin_memory)
+                                           pin_memory=pin_memory, **named)  # size=, fill_value=: torch's names
 
     method.__name__ = f"new_{factory}"
     return method
