@@ -561,3 +561,40 @@ def test_values_returned_by_grad_and_vjp_do_not_require_grad_as_torchs():
         return facts, structure([tangent, *out]), outer.requires_grad, type(outer.grad_fn).__name__
 
     assert scenario(retrograd) == scenario(torch)
+
+
+def _flags(value):
+    """Each tensor's requires_grad and grad_fn name, in the value's structure."""
+    if isinstance(value, (tuple, list)):
+        return [_flags(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _flags(v) for k, v in value.items()}
+    return value.requires_grad, type(value.grad_fn).__name__
+
+
+AUX = {
+    "grad": lambda L, x, w: L.func.grad(lambda a: ((a * a).sum(), a.sum()), has_aux=True)(x)[1],
+    "grad_and_value": lambda L, x, w: L.func.grad_and_value(lambda a: ((a * a).sum(), {"m": a * 2}),
+                                                            has_aux=True)(x)[1],
+    "vjp": lambda L, x, w: L.func.vjp(lambda a: (a.sin(), [a.sum(), a.cos()]), x, has_aux=True)[2],
+    "jacrev": lambda L, x, w: L.func.jacrev(lambda a: (a.sin(), a.sum()), has_aux=True)(x)[1],
+    "vmap(grad)": lambda L, x, w: L.func.vmap(L.func.grad(lambda a: ((a * a).sum(), a.sum()), has_aux=True))(
+        x.expand(2, 3))[1],
+    "aux of a tensor outside": lambda L, x, w: L.func.grad(lambda a: ((a * w).sum(), (a * w).sum()), has_aux=True)(x),
+    "nested aux": lambda L, x, w: L.func.grad(lambda b: L.func.grad(lambda a: ((a * b).sum(), (a * b).sum()),
+                                                                    has_aux=True)(x)[1])(x * 1),
+    "nested value": lambda L, x, w: L.func.grad(lambda b: L.func.grad_and_value(lambda a: (a * b).sum())(x)[1])(x),
+}
+
+
+@pytest.mark.parametrize("case", AUX)
+def test_aux_and_values_leave_the_transform_without_its_graph(case):
+    """has_aux's aux, like the value, comes back without the graph inside the transform (a plain tensor, unless it
+    depends on a tensor outside that requires grad): `.numpy()` works on it, as on torch's."""
+    found = []
+    for lib in (torch, retrograd):
+        x = lib.ones(3, dtype=lib.float64)
+        w = lib.full((3,), 2.0, dtype=lib.float64, requires_grad=True)
+        out = AUX[case](lib, x, w)
+        found.append((_flags(out), structure(out)))
+    assert found[1] == found[0]

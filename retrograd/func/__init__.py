@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import math
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -51,13 +52,19 @@ def _lift(x: Tensor) -> tuple[Tensor, Tensor]:
     return batched.make(alias, levels), alias
 
 
+# the aliases of transforms that have returned: an outer transform's result may still lead to them (an inner
+# grad's value or aux, kept for the outer one), but they are no one's input any more, so they are not "outside"
+_FINISHED_ALIASES: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # id -> alias
+
+
 def _reaches_outside(outputs: Sequence[Tensor], aliases: Sequence[Tensor]) -> bool:
-    """Whether the graph of `outputs` depends on something that requires grad besides `aliases`
-    (an outer grad differentiates through our results: they must keep their graph)."""
+    """Whether the graph of `outputs` depends on something that requires grad besides `aliases` and the aliases of
+    finished inner transforms (an outer grad differentiates through our results: they must keep their graph)."""
     if any(a.grad_fn is not None for a in aliases):
         return True
     own = {id(a) for a in aliases}
-    return any(o.grad_fn is not None and _reaches(o, lambda leaf: leaf.grad_fn is None and id(leaf) not in own)
+    return any(o.grad_fn is not None and _reaches(o, lambda leaf: leaf.grad_fn is None and id(leaf) not in own
+                                                  and _FINISHED_ALIASES.get(id(leaf)) is not leaf)
                for o in outputs)
 
 
@@ -106,9 +113,19 @@ def _vjp_core(func: Callable, primals: tuple, has_aux: bool, context: str) -> tu
             if not isinstance(leaf, Tensor):
                 raise RuntimeError(f"Expected tensors, got unsupported type {type(leaf)}")
     outs = [o for o in _flatten(result)[0] if isinstance(o, Tensor)]
-    keep = grad_mode.is_grad_enabled() and _reaches_outside([_physical_pair(o, None, levels)[0] for o in outs],
-                                                            aliases)
+    keep = _keeps_graph(outs, aliases, levels)
+    if has_aux:  # aux leaves the transform as the value does: without the graph through our aliases
+        leaves, aux_spec = _flatten(aux)
+        aux = _unflatten([_cut(a, _keeps_graph([a], aliases, levels)) for a in leaves], aux_spec)
+    _FINISHED_ALIASES.update((id(a), a) for a in aliases)
     return result, aux, aliases, flat, keep, levels
+
+
+def _keeps_graph(outputs: list, aliases: list, levels: tuple) -> bool:
+    """Whether outputs of the transformed function keep their graph: some lead to tensors outside the transform
+    that require grad (an outer transform's or the caller's), under grad mode."""
+    return grad_mode.is_grad_enabled() and _reaches_outside([_physical_pair(o, None, levels)[0] for o in outputs],
+                                                            aliases)
 
 
 def _engine_grads(outputs: list, cotangents: list, core: tuple, retain: bool) -> list:
