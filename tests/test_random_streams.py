@@ -463,3 +463,16 @@ def test_float64_draws_are_torchs_bits_on_any_host(draw):
     NumPy's AVX-512 loops, which put a few percent of these draws an ulp away (Note [float64 draws through the C
     library])."""
     assert_same(7, draw)
+
+
+@pytest.mark.parametrize("seed", SEEDS[:2])
+def test_gumbel_softmax_draws_torchs_noise(seed):
+    """gumbel_softmax's noise is -log of exponential_ draws into empty_like(logits), as torch's: the same samples
+    (soft and hard) from a seed, and the stream after them still torch's."""
+    def draw(lib):
+        logits = lib.randn(4, 7, dtype=lib.float64)
+        soft = lib.nn.functional.gumbel_softmax(logits, tau=0.7)
+        hard = lib.nn.functional.gumbel_softmax(logits.float().t(), tau=0.5, hard=True, dim=0)
+        return [soft, hard, lib.rand(3)]
+
+    assert_same(seed, draw, rtol=F64_ULPS * 8)

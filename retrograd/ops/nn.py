@@ -24,7 +24,7 @@ import numpy as np
 from .. import _creation
 from .. import _dtype as D
 from .._creation import zeros
-from .._memory_format import keeping_channels_last, memory_order
+from .._memory_format import contiguous_format, keeping_channels_last, memory_order
 from .._tensor import Tensor, _wrap, _wrap_dim
 from .._warn import warn_once, warn_once_at_user
 from .._xp import has_data
@@ -1203,8 +1203,8 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: 
 
 def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1) -> Tensor:
     """softmax((logits + Gumbel noise) / tau); hard=True gives one-hot samples with the soft gradient."""
-    uniform = _creation.rand(*logits.shape, dtype=logits.dtype, device=logits.device)
-    gumbels = -(-uniform.log()).log()  # -log(Exponential(1))
+    # -log(Exponential(1)), drawn as torch draws it: into a row-major empty_like (its legacy_contiguous_format)
+    gumbels = -_creation.empty_like(logits, memory_format=contiguous_format).exponential_().log()
     soft = softmax((logits + gumbels) / tau, dim)
     if not hard:
         return soft
