@@ -22,7 +22,14 @@ from ._dtype import (bfloat16, bool_ as bool, complex32, complex64, complex128, 
 from ._legacy import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor,
                       LongTensor, ShortTensor)
 from ._layout import layout, strided
-from ._memory_format import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
+from ._memory_format import (
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    legacy_contiguous_format,
+    memory_format,
+    preserve_format,
+)
 from . import _tensor, _xp
 from ._tensor import Size, Tensor, device
 from .storage import TypedStorage, UntypedStorage, is_storage

@@ -28,6 +28,7 @@ class memory_format:  # noqa: N801 - torch's name
 
 contiguous_format = memory_format("contiguous_format")
 preserve_format = memory_format("preserve_format")
+legacy_contiguous_format = contiguous_format  # torch's name for it in its older Python code (the same object)
 channels_last = memory_format("channels_last", 4)
 channels_last_3d = memory_format("channels_last_3d", 5)
 

@@ -212,7 +212,9 @@ def memory_formats(L):
             a.to(memory_format=L.contiguous_format) is a, b.to(memory_format=L.preserve_format) is b,
             a.to(L.float64, memory_format=L.channels_last).stride(),
             L.ones(1, 2, 3, 4, 5).contiguous(memory_format=L.channels_last_3d).stride(),
-            outcome(lambda: L.ones(2, 3).contiguous(memory_format=L.channels_last))]
+            outcome(lambda: L.ones(2, 3).contiguous(memory_format=L.channels_last)),
+            repr(L.legacy_contiguous_format), L.legacy_contiguous_format is L.contiguous_format,
+            L.empty_like(b, memory_format=L.legacy_contiguous_format).stride()]
     b.sum().backward()
     return seen + [a.grad]
 
