@@ -217,6 +217,8 @@ COMMON = {
     "cosine_similarity": lambda L, a, b: L.nn.functional.cosine_similarity(a, b, dim=-1),  # clamped norms
     "gather": lambda L, x, i: L.gather(x, 1, i.remainder(4)),  # the index's bounds checked over every example
     "take_along_dim": lambda L, x, i: L.take_along_dim(x, i, 1),
+    "roll": lambda L, x, w: x.roll(3) * w.sum(),  # each example's flattening rolled
+    "roll_dims": lambda L, x, w: x.roll((1, -2), (0, -1)) * w.sum(),
 }
 COMMON_ARGS = {"layer_norm": (X, W), "group_norm": (X, W), "embedding": (TOKENS, TABLE), "take": (X, TOKENS),
                "solve_triangular": (MATRICES, X[:, 0, 0, :4]), "solve": (MATRICES, X[:, 0, 0, :4, 0]),
@@ -224,7 +226,7 @@ COMMON_ARGS = {"layer_norm": (X, W), "group_norm": (X, W), "embedding": (TOKENS,
                "attention": (X[:, 0, :, :5, :4], X[:, 1, :, :6, :4]), "lstsq": (MATRICES[:, :, :3], X[:, 0, 0, :4]),
                "addr": (MATRICES, X[:, 0, 0, :2, :4]), "weight_norm": (MATRICES, X[:, 0, 0, :4, :1]),
                "weight_norm_last_dim": (MATRICES, X[:, 0, 0, :4, :1]), "cosine_similarity": (X, X[:, 1]),
-               "gather": (TABLE, ALONG), "take_along_dim": (TABLE, ALONG)}
+               "gather": (TABLE, ALONG), "take_along_dim": (TABLE, ALONG), "roll": (X, W), "roll_dims": (X, W)}
 
 
 @pytest.mark.parametrize("in_dims", [(0, None), (None, 0), (0, 0)])
@@ -387,3 +389,12 @@ def test_ops_that_still_loop():
 
 
 LOOPING_OPS = 68  # _dirichlet_grad joined: torch has no batching rule for it either (its fallback warns)
+
+
+def test_roll_of_numbers_under_vmap_leaves_them_alone():
+    """roll of a 0-d example is that number, as outside vmap. torch's rule rolls the batch instead (vmap(lambda a:
+    a.roll(1))(arange(3.)) gives [2., 0., 1.] under torch 2.13): retrograd keeps roll's meaning, with no warning."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = retrograd.func.vmap(lambda a: a.roll(1))(retrograd.arange(3.0))
+    assert out.tolist() == [0.0, 1.0, 2.0]

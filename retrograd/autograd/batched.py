@@ -945,6 +945,18 @@ def _repeat(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
     return make(_apply(op, (p,), ((1,) * k + tuple(repeats),)), levels)
 
 
+def _roll(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
+    """roll along dims shifts them past the batch dims; a roll of the flattened example (no dims) rolls each
+    example's flattening, the last dim of the physical tensor seen as (batch dims, elements)."""
+    shifts, dims = params
+    if dims:
+        return _along_dims(op, args, params, levels)
+    k = len(levels)
+    p = align(args[0], levels, full=True)
+    rolled = _apply(op, (p.reshape(tuple(p.shape[:k]) + (-1,)),), (shifts, (k,)))
+    return make(rolled.reshape(tuple(p.shape)), levels)
+
+
 def _composite(build: Callable) -> Callable:
     """A rule that re-expresses the op with other (batched) ops: build(*inputs, *params)."""
     def rule(op: Any, args: tuple, params: tuple, levels: tuple) -> Any:
@@ -1293,7 +1305,7 @@ RULES: dict[str, Callable] = {
     **dict.fromkeys(("cholesky_solve", "linalg_solve_ex", "linalg_solve_triangular", "triangular_solve"), _solve),
     "copy_slices": _loop, "as_strided": _refused, "as_strided_copy": _refused,
     "as_strided_scatter": _refused,
-    "alias": _elementwise, "repeat": _repeat, "einsum": _einsum,
+    "alias": _elementwise, "repeat": _repeat, "roll": _roll, "einsum": _einsum,
     **dict.fromkeys(("fake_quantize_per_tensor_affine_cachemask", "fake_quantize_per_channel_affine_cachemask",
                      "_fake_quantize_per_tensor_affine_cachemask_tensor_qparams"), _elementwise),
     "_is_all_true": _every_example, "_is_any_true": _every_example,
