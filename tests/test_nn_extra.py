@@ -260,3 +260,18 @@ def test_affine_grid_and_grid_sample_round_as_torch(dtype):
                 # multiply-add where the CPU has one), so an ulp either way of the grid, carried through the samples
                 near = {"float32": 1e-5, "float64": 1e-13}[dtype] * np.abs(theirs[1:]).max(initial=0)
                 np.testing.assert_allclose(ours[1:], theirs[1:], rtol=0, atol=near)
+
+
+def test_affine_grid_saves_its_size_not_the_grid():
+    """torch's AffineGridGeneratorBackward0 saves the size and align_corners, nothing freed by backward: a grid
+    reused by several losses takes a backward from each without retain_graph, with torch's gradient."""
+    grads, saved = [], []
+    for lib in (torch, retrograd):
+        theta = lib.tensor(np.random.default_rng(1).normal(size=(2, 2, 3)), requires_grad=True)
+        grid = lib.nn.functional.affine_grid(theta, (2, 1, 4, 5), align_corners=False)
+        saved.append((grid.grad_fn._saved_size, grid.grad_fn._saved_align_corners))
+        (grid ** 2).sum().backward()
+        grid.sum().backward()
+        grads.append(theta.grad.numpy())
+    assert saved[1] == saved[0]
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-12)
