@@ -65,7 +65,7 @@ class Records:
     def __getitem__(self, i):
         return {"id": i, "score": i / 2, "name": f"n{i}", "flag": i % 2 == 0,
                 "pair": (self.lib.tensor([i, i + 1.0]), np.arange(3) * i), "point": Point(i, float(i)),
-                "seq": [i, 2 * i]}
+                "seq": [i, 2 * i], "tagged": (f"t{i}", i)}
 
 
 def test_default_collate_matches_torch():

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import collections.abc
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -22,7 +22,7 @@ from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 from .worker import Workers
 
 
-def default_collate(batch: list) -> Any:
+def default_collate(batch: Sequence) -> Any:
     """Merge a list of samples into a batch (stacking tensors along a new first dimension)."""
     from ... import stack
 
@@ -51,11 +51,11 @@ def default_collate(batch: list) -> Any:
         except TypeError:  # a mapping type that cannot be built from a dict
             return collated
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):  # namedtuple
-        return type(elem)(*(default_collate(list(samples)) for samples in zip(*batch)))
+        return type(elem)(*(default_collate(samples) for samples in zip(*batch)))
     if isinstance(elem, collections.abc.Sequence):
         if any(len(e) != len(elem) for e in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
-        transposed = [default_collate(list(samples)) for samples in zip(*batch)]
+        transposed = [default_collate(samples) for samples in zip(*batch)]  # strings stay zip's tuples, as torch's
         if isinstance(elem, tuple):
             return transposed  # torch gives a list for tuples (backwards compatibility)
         try:
