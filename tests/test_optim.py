@@ -163,6 +163,21 @@ def test_rprop_matches_torch_in_float64(options):
         np.testing.assert_allclose(ours, theirs, rtol=1e-12)
 
 
+def test_rprop_ignores_a_groups_weight_decay_as_torch():
+    """Rprop has no weight decay: a `weight_decay` key in a parameter group (generic decay/no-decay groups) is
+    ignored by torch's, and by retrograd's."""
+    def fit(lib):
+        w = lib.nn.Parameter(lib.tensor([1.0, -2.0, 3.0], dtype=lib.float64))
+        opt = lib.optim.Rprop([{"params": [w], "weight_decay": 0.5}], lr=0.1)
+        for _ in range(6):
+            opt.zero_grad()
+            ((w - 0.5) ** 2).sum().backward()
+            opt.step()
+        return w.detach().numpy()
+
+    np.testing.assert_allclose(fit(retrograd), fit(torch), rtol=1e-12)
+
+
 def test_param_groups_have_their_own_hyper_parameters():
     t_model, r_model = twin(mlp)
     x, y = batch(mlp)

@@ -8,7 +8,7 @@ from typing import Any
 from .. import _creation as C
 from .. import float32
 from .._tensor import Tensor
-from .optimizer import Optimizer, _check, _direction, _next_step, _saved_copy
+from .optimizer import Optimizer, _check, _next_step, _saved_copy
 
 
 class Rprop(Optimizer):
@@ -32,7 +32,7 @@ class Rprop(Optimizer):
             state["prev"] = C.zeros_like(param)
             state["step_size"] = C.full_like(grad, group["lr"])
         _next_step(state)
-        grad = _direction(grad, param, group)
+        grad = -grad if group["maximize"] else grad  # no weight decay: torch's Rprop ignores a group's weight_decay
         etaminus, etaplus = group["etas"]
         sign = grad.mul(_saved_copy(state["prev"], group)).sign()
         factor = sign.masked_fill(sign.gt(0), etaplus).masked_fill(sign.lt(0), etaminus).masked_fill(sign.eq(0), 1)
