@@ -874,13 +874,13 @@ pixel_unshuffle_op.forward = keeping_channels_last(pixel_unshuffle_op.forward)
 
 @defop("affine_grid_generator", inputs=("theta",), params=("size", "align_corners"),
        theta="matmul(grad.reshape(grad.shape[0], -1, grad.shape[-1]).mT, "
-             "constant_like(affine_base(size, align_corners, grad._data.dtype), grad).flatten(0, -2))",
+             "constant_like(affine_base(size, align_corners, grad.dtype), grad).flatten(0, -2))",
        jvp="affine_grid_generator_op(theta_t, size, align_corners)")
 def affine_grid_generator_op(xp, theta, size, align_corners):
     """Each point of the base grid (*size, k), homogeneous coordinates, mapped by each theta (N, k-1, k): the k
     products summed in order, each rounded, as torch's bmm of k-long rows does (a matmul may sum otherwise). The
     node saves the size and align_corners, as torch's: the base grid is made again for the backward."""
-    base = affine_base(size, align_corners, theta.dtype)
+    base = affine_base(size, align_corners, D.of_array(theta))
     k = base.shape[-1]
     flat = xp.asarray(base.reshape(1, -1, k), device=theta.device)
     points = flat[..., :1] * theta[:, None, :, 0]
@@ -2011,10 +2011,10 @@ def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None =
     return apply(affine_grid_generator_op, (theta,), (tuple(size), align_corners))
 
 
-def affine_base(size: Sequence[int], align_corners: bool, np_dtype: np.dtype) -> np.ndarray:
-    """affine_grid's base grid for the (N, C, (D,) H, W) `size`: each point's homogeneous coordinates (x first, then y
-    (then z), then 1) in [-1, 1], rounded as torch rounds them (_grid_steps)."""
-    axes = [_grid_steps(n, align_corners, np.dtype(np_dtype)) for n in size[2:]]  # (D,) H, W
+def affine_base(size: Sequence[int], align_corners: bool, dtype: D.dtype) -> np.ndarray:
+    """affine_grid's base grid for the (N, C, (D,) H, W) `size` in `dtype`: each point's homogeneous coordinates (x
+    first, then y (then z), then 1) in [-1, 1], rounded as torch rounds them (_grid_steps)."""
+    axes = [_grid_steps(n, align_corners, np.dtype(dtype.np)) for n in size[2:]]  # (D,) H, W
     mesh = np.meshgrid(*axes, indexing="ij")
     return np.stack([*reversed(mesh), np.ones_like(mesh[0])], axis=-1)
 
