@@ -40,7 +40,19 @@ CALLS = [
     lambda lib: lib.linalg.ldl_solve(*lib.linalg.ldl_factor(lib.eye(3)), lib.ones(3)),
     lambda lib: lib.linalg.ldl_solve(*lib.linalg.ldl_factor(lib.eye(3)), lib.ones(2, 1)),
     lambda lib: lib.linalg.ldl_solve(*lib.linalg.ldl_factor(lib.eye(3)), lib.ones(3, 1).double()),
+    lambda lib: lib.linalg.matrix_power(lib.tensor([[1, 1], [0, 1]]), -1),  # the inverse refuses integers
+    lambda lib: lib.linalg.matrix_power(lib.tensor([[True, False], [True, True]]), 3),  # so does a bool product
+    lambda lib: lib.linalg.matrix_power(lib.ones(2, 3, dtype=lib.int32), 2),
 ]
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 5])
+@pytest.mark.parametrize("dtype", ["int64", "uint8"])
+def test_integer_matrix_power_is_torchs_product(n, dtype):
+    """linalg.matrix_power takes integer matrices for n >= 0 (products only), as torch's does."""
+    ours, theirs = (lib.linalg.matrix_power(lib.tensor([[[1, 1], [0, 1]], [[2, 0], [1, 1]]], dtype=getattr(lib, dtype)),
+                                            n) for lib in (retrograd, torch))
+    assert (ours.tolist(), str(ours.dtype)) == (theirs.tolist(), str(theirs.dtype))
 
 
 def failure(lib, call):

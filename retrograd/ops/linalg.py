@@ -1724,14 +1724,15 @@ def cholesky_inverse_jvp(factor_t: Tensor, factor: Tensor, upper: bool, inverse:
     return -matmul(inverse, matmul(product + product.mH, inverse))
 
 
-def _check_matrix(name: str, A: Tensor, square: bool = True, arg: str = "A") -> None:
-    """At least 2 dims (and square), floating point, in torch's words."""
+def _check_matrix(name: str, A: Tensor, square: bool = True, arg: str = "A", floating: bool = True) -> None:
+    """At least 2 dims (and square), floating point (unless not `floating`), in torch's words."""
     if A._data.ndim < 2:
         raise RuntimeError(f"{name}: The input tensor {arg} must have at least 2 dimensions.")
     if square and A._data.shape[-1] != A._data.shape[-2]:
         rows, cols = A._data.shape[-2:]
         raise RuntimeError(f"{name}: {arg} must be batches of square matrices, but they are {rows} by {cols} matrices")
-    _check_float(name, A)
+    if floating:
+        _check_float(name, A)
 
 
 def _check_same_dtype(name: str, A: Tensor, B: Tensor) -> None:
@@ -3002,8 +3003,9 @@ def matrix_exp(A: Tensor) -> Tensor:
 
 
 def matrix_power(A: Tensor, n: int) -> Tensor:
-    """A^n by repeated squaring; n < 0 inverts first, n == 0 gives identities (zero gradient), as torch."""
-    _check_matrix("linalg.matrix_power", A)
+    """A^n by repeated squaring; n < 0 inverts first, n == 0 gives identities (zero gradient), as torch. Integer
+    matrices take a power n >= 0 (products only; the inverse refuses them, in linalg.inv's words)."""
+    _check_matrix("linalg.matrix_power", A, floating=False)
     if n == 0:
         return apply(matrix_power_zero, (A,))
     if n < 0:
