@@ -1,6 +1,8 @@
 """torch.nn.attention: SDPBackend and sdpa_kernel as torch has them; retrograd's one math kernel runs under
 every backend choice."""
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -174,3 +176,17 @@ def test_attention_aten_row_returns_output_and_log_sum_exp():
         results[lib] = out.detach().numpy(), lse.numpy()
     for a, b in zip(results[retrograd], results[torch]):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_deprecated_sdp_kernel_sets_the_flags_for_its_block_as_torch():
+    """torch.backends.cuda.sdp_kernel (2023-era LLM code): a FutureWarning, the backends' flags for the block only."""
+    seen = []
+    for lib in (torch, retrograd):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with lib.backends.cuda.sdp_kernel(enable_flash=False, enable_mem_efficient=False) as context:
+                inside = (context, lib.backends.cuda.flash_sdp_enabled(), lib.backends.cuda.math_sdp_enabled(),
+                          lib.backends.cuda.mem_efficient_sdp_enabled(), lib.backends.cuda.cudnn_sdp_enabled())
+        after = (lib.backends.cuda.flash_sdp_enabled(), lib.backends.cuda.mem_efficient_sdp_enabled())
+        seen.append((inside, after, [(w.category, str(w.message)) for w in caught]))
+    assert seen[1] == seen[0]

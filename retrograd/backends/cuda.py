@@ -1,5 +1,8 @@
 """torch.backends.cuda: CUDA matmul and attention flags with torch's defaults; CUDA is never built in."""
 
+import contextlib
+import warnings
+from collections.abc import Iterator
 from types import SimpleNamespace
 
 matmul = SimpleNamespace(allow_tf32=False, allow_fp16_reduced_precision_reduction=True,
@@ -41,3 +44,24 @@ def enable_cudnn_sdp(enabled: bool) -> None:
 
 def cudnn_sdp_enabled() -> bool:
     return _sdp["cudnn"]
+
+
+def sdp_kernel(enable_flash: bool = True, enable_math: bool = True, enable_mem_efficient: bool = True,
+               enable_cudnn: bool = True) -> contextlib.AbstractContextManager:
+    """torch's deprecated context manager (a FutureWarning): only the attention backends enabled here for the block,
+    the flags restored after; nn.attention.sdpa_kernel is its successor."""
+    warnings.warn("`torch.backends.cuda.sdp_kernel()` is deprecated. In the future, this context manager will be "
+                  "removed. Please see `torch.nn.attention.sdpa_kernel()` for the new context manager, with updated "
+                  "signature.", FutureWarning, stacklevel=2)
+    return _sdp_flags({"flash": enable_flash, "math": enable_math, "mem_efficient": enable_mem_efficient,
+                       "cudnn": enable_cudnn})
+
+
+@contextlib.contextmanager
+def _sdp_flags(flags: dict) -> Iterator[dict]:
+    previous = dict(_sdp)
+    _sdp.update({name: bool(on) for name, on in flags.items()})
+    try:
+        yield {}
+    finally:
+        _sdp.update(previous)
