@@ -190,3 +190,17 @@ def test_deprecated_sdp_kernel_sets_the_flags_for_its_block_as_torch():
         after = (lib.backends.cuda.flash_sdp_enabled(), lib.backends.cuda.mem_efficient_sdp_enabled())
         seen.append((inside, after, [(w.category, str(w.message)) for w in caught]))
     assert seen[1] == seen[0]
+
+
+@pytest.mark.parametrize(("q", "k", "mask", "options"), [
+    ((1, 2, 3, 4), (1, 2, 5, 4), (3, 3), {}), ((2, 3, 4), (2, 5, 4), (3, 3), {}),
+    ((1, 2, 3, 4), (1, 2, 5, 4), (4, 1, 1), {}), ((1, 2, 3, 4), (1, 2, 5, 4), (3, 3), {"dropout_p": 0.5})])
+def test_a_mask_that_does_not_broadcast_to_the_scores_is_refused_in_torchs_words(q, k, mask, options):
+    """The scores (..., L, S) are tensor a of torch's broadcast error, the mask tensor b, on either path."""
+    messages = []
+    for lib in (torch, retrograd):
+        with pytest.raises(RuntimeError) as error:
+            lib.nn.functional.scaled_dot_product_attention(lib.ones(q), lib.ones(k), lib.ones(k),
+                                                           attn_mask=lib.ones(mask, dtype=lib.bool), **options)
+        messages.append(str(error.value))
+    assert messages[1] == messages[0]

@@ -53,7 +53,16 @@ from .indexing import _index_range, index_put_op, scatter_add_op
 from .linalg import addmm, matmul, matrix_norm
 from .pointwise import _refuse_kinds, clamp_min, div_by_number, log, log1p, minimum, sigmoid, where, xlogy
 from .reduction import _reduced_dims, check_vector_norm_input, vector_norm_op
-from .registry import apply, autocast_input, defop, keep_index_versions, namespace, sum_to, unrecorded_arrays
+from .registry import (
+    _broadcast_error,
+    apply,
+    autocast_input,
+    defop,
+    keep_index_versions,
+    namespace,
+    sum_to,
+    unrecorded_arrays,
+)
 
 
 class NormAxes(NamedTuple):
@@ -1734,6 +1743,18 @@ def _check_attention_inputs(query: Tensor, key: Tensor, value: Tensor, attn_mask
                            "instead.")
 
 
+def _check_attention_mask(query: Tensor, key: Tensor, attn_mask: Tensor) -> None:
+    """torch's error for a mask that does not broadcast to the scores (..., L, S), the scores being its tensor a."""
+    try:
+        batch = np.broadcast_shapes(tuple(query.shape[:-2]), tuple(key.shape[:-2]))
+    except ValueError:
+        return  # query and key refuse first, in their own words
+    scores = np.broadcast_to(np.empty((), bool), (*batch, query.shape[-2], key.shape[-2]))
+    error = _broadcast_error([scores, attn_mask._data])
+    if error is not None:
+        raise error
+
+
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
                                  dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
                                  enable_gqa: bool = False) -> Tensor:
@@ -1749,6 +1770,8 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
         repeat = query.shape[-3] // key.shape[-3]
         key = key.repeat_interleave(repeat, -3)
         value = value.repeat_interleave(repeat, -3)
+    if attn_mask is not None:
+        _check_attention_mask(query, key, attn_mask)
     length, source = query.shape[-2], key.shape[-2]
     fused = (query.ndim == 4 and key.ndim == 4 and value.ndim == 4 and dropout_p == 0.0 and query.is_floating_point()
              and query.shape[-1] == key.shape[-1] == value.shape[-1] and length > 0 and source > 0
