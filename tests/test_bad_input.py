@@ -349,6 +349,11 @@ CASES = {
         "running_var_size": lambda lib, e: lib.nn.functional.batch_norm(lib.ones(2, 4), e["mean"].repeat(2)[:4],
                                                                         lib.ones(3)),
     }.items()},
+    # ---- NumPy arrays of types torch has no dtype for, named by their scalar type ----
+    **{f"numpy_{name}_{how}": (lambda lib: {}, lambda lib, e, array=array, how=how: getattr(lib, how)(array()))
+       for name, array in (("str", lambda: np.array(["a"])), ("bytes", lambda: np.array([b"a"])),
+                           ("object", lambda: np.array([None], dtype=object)))
+       for how in ("tensor", "from_numpy")},
 }
 
 
@@ -387,3 +392,25 @@ def test_misuse_matches_torch(case: str) -> None:
             assert after[key][1] is None, f"{key}.grad created by the failed call"
         else:
             np.testing.assert_array_equal(after[key][1], grad, err_msg=f"{key}.grad changed by the failed call")
+
+
+def test_scatter_with_reduce_warns_of_its_deprecation_once_as_torch():
+    """scatter's reduce= with a tensor src is deprecated: torch warns once per process (a number src not at all).
+    retrograd's once is reset here; torch's may have gone off earlier in this process, and is compared when not."""
+    import warnings
+
+    from retrograd import _warn
+
+    seen = []
+    for lib in (torch, retrograd):
+        _warn._warned.difference_update({w for w in _warn._warned if w.startswith("The reduce argument of")})
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            lib.zeros(3).scatter_(0, lib.tensor([0, 0]), 2.0, reduce="add")
+            values = [lib.zeros(3).scatter(0, lib.tensor([0, 0]), lib.ones(2), reduce=r).tolist()
+                      for r in ("add", "multiply")]
+        seen.append((values, [str(w.message) for w in caught]))
+    assert seen[1][0] == seen[0][0]
+    assert len(seen[1][1]) == 1 and seen[1][1][0].startswith("The reduce argument of torch.scatter with Tensor src")
+    if seen[0][1]:
+        assert seen[1][1] == seen[0][1]

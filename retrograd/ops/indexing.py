@@ -1179,6 +1179,11 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: Tensor | complex | None
     if reduce is not None:
         if reduce not in ("add", "multiply"):
             raise RuntimeError(f"reduce argument must be either add or multiply. Got {reduce}")
+        if tensor_src is not None:
+            warn_once_at_user("The reduce argument of torch.scatter with Tensor src is deprecated and will be removed "
+                              "in a future PyTorch release. Use torch.scatter_reduce instead for more reduction "
+                              "options. (Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/"
+                              "TensorAdvancedIndexing.cpp:225.)")
         return keep_index_versions(apply(scatter_reduce_legacy, (input, src), (d, idx, reduce)), index)
     if tensor_src is None:
         D.check_fits(src, input._data.dtype)
