@@ -349,6 +349,8 @@ CASES = {
         "running_var_size": lambda lib, e: lib.nn.functional.batch_norm(lib.ones(2, 4), e["mean"].repeat(2)[:4],
                                                                         lib.ones(3)),
     }.items()},
+    "quantile_too_large": (lambda lib: {}, lambda lib, e: lib.quantile(lib.zeros(2 ** 24 + 1), 0.5)),
+    "nanquantile_too_large_along_dim": (lambda lib: {}, lambda lib, e: lib.zeros(2, 2 ** 24 + 1).nanquantile(0.5, 1)),
     # ---- NumPy arrays of types torch has no dtype for, named by their scalar type ----
     **{f"numpy_{name}_{how}": (lambda lib: {}, lambda lib, e, array=array, how=how: getattr(lib, how)(array()))
        for name, array in (("str", lambda: np.array(["a"])), ("bytes", lambda: np.array([b"a"])),

@@ -228,6 +228,9 @@ def _quantile(input: Tensor, q: Tensor | float, dim: int | None, keepdim: bool, 
         if not 0 <= q <= 1:
             raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {q:g}")
         q = _creation.tensor(q, dtype=input.dtype, device=input.device)
+    ranked = input.numel() if dim is None or input.ndim == 0 else input.shape[_wrap_dim(dim, input.ndim)]
+    if ranked > 2 ** 24:  # torch's limit on the values ranked: beyond it a float32 rank is not exact
+        raise RuntimeError("quantile() input tensor is too large")
     if input.numel() == 0:
         raise RuntimeError("quantile() input tensor must be non-empty")
     if interpolation not in _INTERPOLATIONS:
