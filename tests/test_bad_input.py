@@ -416,3 +416,27 @@ def test_scatter_with_reduce_warns_of_its_deprecation_once_as_torch():
     assert len(seen[1][1]) == 1 and seen[1][1][0].startswith("The reduce argument of torch.scatter with Tensor src")
     if seen[0][1]:
         assert seen[1][1] == seen[0][1]
+
+
+def test_searchsorted_of_non_contiguous_tensors_warns_once_as_torch():
+    """torch copies a non-contiguous input or boundary tensor and says so, once per program for each; retrograd's
+    once is reset here, torch's compared when this process had not seen it yet."""
+    import warnings
+
+    from retrograd import _warn
+
+    seen = []
+    for lib in (torch, retrograd):
+        _warn._warned.difference_update({w for w in _warn._warned if w.startswith("torch.searchsorted(): ")})
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            x = lib.arange(6.0).view(3, 2)
+            values = [lib.bucketize(x[:, 1], lib.tensor([1.0, 3.0])).tolist(),
+                      lib.searchsorted(lib.tensor([1.0, 3.0, 5.0, 7.0])[::2], x[:, 1]).tolist(),
+                      lib.searchsorted(lib.tensor([[1.0, 3.0], [2.0, 4.0]]).t(), lib.ones(2, 1)).tolist()]
+        seen.append((values, [str(w.message) for w in caught]))
+    assert seen[1][0] == seen[0][0]
+    assert [m[:50] for m in seen[1][1]] == ["torch.searchsorted(): input value tensor is non-co",
+                                            "torch.searchsorted(): boundary tensor is non-conti"]
+    if len(seen[0][1]) == 2:
+        assert seen[1][1] == seen[0][1]

@@ -17,6 +17,7 @@ import numpy as np
 from .. import _creation, _xp
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap_dim, as_int
+from .._warn import warn_once_at_user
 from . import arrays as A
 from .pointwise import _refuse_kinds
 from .reduction import return_type
@@ -573,6 +574,13 @@ def searchsorted(sorted_sequence: Tensor, input: Tensor | float, *, out_int32: b
             raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, got side of left "
                                "while right was True")
         right = side == "right"
+    for tensor, what, line in ((input, "input value", 32), (sorted_sequence, "boundary", 38)):
+        if isinstance(tensor, Tensor) and not tensor.is_contiguous():  # torch copies it, and says so once
+            warn_once_at_user(f"torch.searchsorted(): {what} tensor is non-contiguous, this will lower the performance "
+                              "due to extra data copy when converting non-contiguous tensor to contiguous, please use "
+                              f"contiguous {what} tensor if possible. This message will only appear once per program. "
+                              f"(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/"
+                              f"BucketizationUtils.h:{line}.)")
     if sorter is not None:
         sorted_sequence = sorted_sequence.gather(-1, sorter)
     values = input if isinstance(input, Tensor) else _creation.tensor(input, dtype=sorted_sequence.dtype,
