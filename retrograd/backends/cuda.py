@@ -59,6 +59,8 @@ def sdp_kernel(enable_flash: bool = True, enable_math: bool = True, enable_mem_e
 
 @contextlib.contextmanager
 def _sdp_flags(flags: dict) -> Iterator[dict]:
+    """The attention backends' flags set to `flags` for a block, restored after (sdp_kernel, nn.attention's
+    sdpa_kernel)."""
     previous = dict(_sdp)
     _sdp.update({name: bool(on) for name, on in flags.items()})
     try:

@@ -39,11 +39,9 @@ class SDPBackend(enum.Enum):
         return self.value
 
 
-# backend: (setter, getter) of the flag torch.backends.cuda reports for it
-_FLAGS = {SDPBackend.MATH: (_cuda.enable_math_sdp, _cuda.math_sdp_enabled),
-          SDPBackend.FLASH_ATTENTION: (_cuda.enable_flash_sdp, _cuda.flash_sdp_enabled),
-          SDPBackend.EFFICIENT_ATTENTION: (_cuda.enable_mem_efficient_sdp, _cuda.mem_efficient_sdp_enabled),
-          SDPBackend.CUDNN_ATTENTION: (_cuda.enable_cudnn_sdp, _cuda.cudnn_sdp_enabled)}
+# backend: the name of the flag torch.backends.cuda reports for it
+_FLAGS = {SDPBackend.MATH: "math", SDPBackend.FLASH_ATTENTION: "flash", SDPBackend.EFFICIENT_ATTENTION: "mem_efficient",
+          SDPBackend.CUDNN_ATTENTION: "cudnn"}
 
 
 @contextlib.contextmanager
@@ -54,14 +52,8 @@ def sdpa_kernel(backends: list[SDPBackend] | SDPBackend, set_priority: bool = Fa
         raise AssertionError("Backend must be an instance of SDPBackend or a list of SDPBackend instances, got "
                              f"{type(backends).__name__}")
     chosen = [backends] if isinstance(backends, SDPBackend) else backends
-    previous = {backend: enabled() for backend, (_, enabled) in _FLAGS.items()}
-    try:
-        for backend, (enable, _) in _FLAGS.items():
-            enable(backend in chosen)
-        yield {}
-    finally:
-        for backend, (enable, _) in _FLAGS.items():
-            enable(previous[backend])
+    with _cuda._sdp_flags({flag: backend in chosen for backend, flag in _FLAGS.items()}) as context:
+        yield context
 
 
 _FLASH_IMPLS = ["FA3", "FA4"]  # torch's names; neither is built here
