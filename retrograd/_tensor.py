@@ -1093,22 +1093,46 @@ def as_sizes(args: tuple, function: str, argument: str = "size") -> tuple[int, .
     """A shape given as varargs `f(2, 3)` or as one tuple or list `f((2, 3))`, `f(torch.Size(...))`, its elements ints
     as torch's argument parser takes them: a float or a bool is refused with torch's TypeError, not truncated, and
     so is any other container (an array, a range, a tensor of sizes)."""
-    if len(args) == 1 and not isinstance(args[0], int):
+    if len(args) == 1 and type(args[0]) is not int:
         if isinstance(args[0], (tuple, list)):
             args = tuple(args[0])
         else:
-            try:  # one size: a NumPy integer, a one-element integer tensor
-                return (operator.index(args[0]),)
+            try:  # one size: a NumPy integer, a one-element integer tensor (not a bool, which has __index__ too)
+                if _takes_as_int(args[0]):
+                    return (operator.index(args[0]),)
             except TypeError:
-                raise TypeError(f"{function}(): argument '{argument}' (position 1) must be tuple of ints, not "
-                                f"{argument_type_name(args[0])}") from None
-    if all(type(s) is int for s in args):
-        return args
-    for i, s in enumerate(args):
-        if not _takes_as_int(s):
-            raise TypeError(f"{function}(): argument '{argument}' (position 1) must be tuple of ints, but found "
-                            f"element of type {type(s).__name__} at pos {i}")
-    return tuple(map(operator.index, args))
+                pass
+            raise TypeError(f"{function}(): argument '{argument}' (position 1) must be tuple of ints, not "
+                            f"{argument_type_name(args[0])}")
+    return _ints_of(args, function, argument, 1)
+
+
+def int_list(value: Any, function: str, argument: str, position: int | None = None) -> tuple[int, ...]:
+    """An int-list parameter given as one value, a keyword or a function form's positional (`torch.flip(x, (1,))`):
+    a tuple, list or torch.Size of ints. A bare number is refused as torch's parser refuses it: only a method
+    whose one parameter is the list gathers varargs (`x.flip(1)`, as_sizes)."""
+    if not isinstance(value, (tuple, list)):
+        where = f"'{argument}'" if position is None else f"'{argument}' (position {position})"
+        raise TypeError(f"{function}(): argument {where} must be tuple of ints, not {argument_type_name(value)}")
+    return _ints_of(tuple(value), function, argument, position)
+
+
+def _ints_of(values: tuple, function: str, argument: str, position: int | None) -> tuple[int, ...]:
+    """The elements of an int list as ints. torch's parser types the list by its first element, so a float or
+    bool there refuses the argument, and one further on fails as the list is unpacked (which takes a bool as an
+    int), with another message."""
+    if all(type(s) is int for s in values):
+        return values
+    for i, s in enumerate(values):
+        if _takes_as_int(s) or (i and type(s) is bool):
+            continue
+        if i == 0:
+            where = f"'{argument}'" if position is None else f"'{argument}' (position {position})"
+            raise TypeError(f"{function}(): argument {where} must be tuple of ints, but found element of type "
+                            f"{type(s).__name__} at pos 0")
+        raise TypeError(f"{function}(): argument '{argument}' failed to unpack the object at pos {i + 1} with error "
+                        f"\"type must be tuple of ints,but got {type(s).__name__}\"")
+    return tuple(map(operator.index, values))
 
 
 def _wrap_dim(dim: int, ndim: int) -> int:

@@ -60,6 +60,23 @@ SAME_MESSAGE = {
     "reshape(ndarray)": lambda lib: lib.ones(2, 4).reshape(np.array([4, 2])),
     "zeros(int, size=)": lambda lib: lib.zeros(2, size=(3,)),
     "zeros(size=int)": lambda lib: lib.zeros(size=4),
+    # an int list's later element fails as the list is unpacked: another message than the first element's
+    "zeros(int, float)": lambda lib: lib.zeros(1, 0.5),
+    "view(int, float)": lambda lib: lib.ones(2, 4).view(4, 2.0),
+    "flip(bool)": lambda lib: lib.ones(2, 4).flip(True),
+    "pad((float, int))": lambda lib: lib.nn.functional.pad(lib.ones(2, 4), (1.5, 1)),
+    "pad(int)": lambda lib: lib.nn.functional.pad(lib.ones(2, 4), 1),
+    "unflatten(int, int)": lambda lib: lib.ones(2, 4).unflatten(1, 4),
+    # only a method gathers varargs for its one int-list parameter; a function takes the list alone
+    "torch.flip(int)": lambda lib: lib.flip(lib.ones(2, 4), 1),
+    "torch.permute(int, int)": lambda lib: lib.permute(lib.ones(2, 4), 1, 0),
+    "torch.reshape(int)": lambda lib: lib.reshape(lib.ones(2, 4), 8),
+    "torch.tile(int)": lambda lib: lib.tile(lib.ones(2, 4), 2),
+    "torch.reshape(x, (int, float))": lambda lib: lib.reshape(lib.ones(2, 4), (8, 1.0)),
+    "permute(float, int)": lambda lib: lib.ones(2, 4).permute(1.0, 0),
+    "permute()": lambda lib: lib.ones(2, 4).permute(),
+    "tile(int, dims=)": lambda lib: lib.ones(2, 4).tile(2, dims=(2,)),
+    "flip(dim=int)": lambda lib: lib.ones(2, 4).flip(dim=0),
 }
 
 
@@ -95,6 +112,17 @@ ACCEPTED = {
     "randn(size=list).shape": lambda lib: lib.tensor(lib.randn(size=[4]).shape),
     "new_zeros(size=tuple)": lambda lib: lib.ones(2).new_zeros(size=(2, 3)),
     "new_full(size=, fill_value=)": lambda lib: lib.ones(2).new_full(size=(2,), fill_value=7.0),
+    "ones(int, bool)": lambda lib: lib.ones(2, True),
+    "tile(int)": lambda lib: lib.arange(6.0).view(2, 3).tile(2),
+    "tile(int, int)": lambda lib: lib.arange(6.0).view(2, 3).tile(2, 1),
+    "flip(int, int)": lambda lib: lib.arange(6.0).view(2, 3).flip(0, 1),
+    "permute(dims=list)": lambda lib: lib.arange(6.0).view(2, 3).permute(dims=[1, 0]),
+    "torch.permute(x, dims=tuple)": lambda lib: lib.permute(lib.arange(6.0).view(2, 3), dims=(1, 0)),
+    "reshape(shape=list)": lambda lib: lib.arange(6.0).reshape(shape=[3, 2]),
+    "torch.reshape(x, shape=tuple)": lambda lib: lib.reshape(lib.arange(6.0), shape=(3, 2)),
+    "flip(dims=list)": lambda lib: lib.arange(6.0).view(2, 3).flip(dims=[0]),
+    "torch.tile(x, dims=tuple)": lambda lib: lib.tile(lib.arange(3.0), dims=(2,)),
+    "view(size=tuple)": lambda lib: lib.arange(6.0).view(size=(3, 2)),
 }
 
 

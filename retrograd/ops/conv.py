@@ -107,7 +107,7 @@ from .. import _dtype as D
 from .._creation import _linspace_in, zeros
 from .._memory_format import channels_last, channels_last_3d, keeping_channels_last, laid_out, suggest_memory_format
 from .._random_streams import fma
-from .._tensor import Tensor, _wrap
+from .._tensor import Tensor, _wrap, int_list
 from .._warn import user_stacklevel, warn_once_at_user
 from .._xp import namespace
 from . import arrays as A
@@ -1699,7 +1699,7 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
     Modes: 'constant' (value), 'reflect' (mirror without the edge), 'replicate' (repeat the edge),
     'circular' (wrap around).
     """
-    pad = [int(p) for p in pad]
+    pad = int_list(pad, "pad", "pad", 2)
     if len(pad) % 2:
         raise RuntimeError("Padding length must be divisible by 2")
     d = len(pad) // 2

@@ -20,7 +20,7 @@ from .. import _dtype as D
 from .. import _xp
 from .._creation import empty_strided, tensor, zeros
 from .._memory_format import cast_preserved, contiguous_format, is_laid_out, laid_out, memory_format, preserve_format
-from .._tensor import Size, Tensor, _wrap, _wrap_dim, as_int, as_sizes, live_views, make_stale
+from .._tensor import Size, Tensor, _takes_as_int, _wrap, _wrap_dim, as_int, as_sizes, int_list, live_views, make_stale
 from ..autograd import grad_mode
 from ..autograd.forward_ad import only_levels, set_tangent
 from ..autograd.graph import Node, edge_of, move_retains_grad
@@ -1153,11 +1153,13 @@ def _dim_list(dims: int | Sequence[int], ndim: int) -> tuple[int, ...]:
     return wrapped
 
 
-def view(input: Tensor, *shape: int, dtype: D.dtype | None = None) -> Tensor:
-    """The same memory seen with another shape, or as elements of another dtype (its bits reinterpreted; a
-    different element size changes the last dim), no copy; errors when impossible."""
+def view(input: Tensor, *shape: int, dtype: D.dtype | None = None, size: Sequence[int] | None = None) -> Tensor:
+    """The same memory seen with another shape (varargs or `size=`), or as elements of another dtype (its bits
+    reinterpreted; a different element size changes the last dim), no copy; errors when impossible."""
     if len(shape) == 1 and isinstance(shape[0], D.dtype):
         shape, dtype = (), shape[0]
+    if size is not None:
+        shape = (int_list(size, "view", "size"),)
     if dtype is None:
         return apply(*_viewed(input, *shape))
     refusal = _view_dtype_refusal(input, dtype)
@@ -1209,10 +1211,10 @@ def _viewed(input: Tensor, *shape: int) -> tuple[Op, tuple, tuple]:
     return view_op, (input,), (_infer_shape(as_sizes(shape, "view"), input._data.size),)
 
 
-def reshape(input: Tensor, *shape: int) -> Tensor:
+def _reshaped(input: Tensor, shape: tuple[int, ...]) -> Tensor:
     """As torch: a view of contiguous memory (ViewBackward0), a view of other strided memory when the layout
     allows it (ReshapeAliasBackward0), else a copy (UnsafeViewBackward0)."""
-    target = _infer_shape(as_sizes(shape, "reshape", "shape"), input._data.size)
+    target = _infer_shape(shape, input._data.size)
     if not hasattr(input._data, "strides") or input._data.flags.c_contiguous:
         return apply(view_op, (input,), (target,))
     trial = input._data.view()
@@ -1232,7 +1234,7 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Merge dims start_dim..end_dim into one."""
     shape = input._data.shape
     if not shape:
-        return reshape(input, 1)
+        return reshape(input, (1,))
     s = _wrap_dim(start_dim, len(shape))
     e = _wrap_dim(end_dim, len(shape))
     if s > e:
@@ -1246,7 +1248,7 @@ def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
     """Split dim into several dims of the given sizes (one may be -1)."""
     shape = input._data.shape
     d = _wrap_dim(dim, len(shape))
-    sizes = tuple(int(s) for s in sizes)
+    sizes = int_list(sizes, "unflatten", "sizes", 2)  # the method's position: nn.Unflatten and most code call it
     if not sizes:
         raise RuntimeError("unflatten: sizes must be non-empty")
     if -1 not in sizes and math.prod(sizes) != shape[d]:
@@ -1286,13 +1288,12 @@ def _transposed_matrix(input: Tensor) -> tuple[Op, tuple, tuple]:
     return t_op, (input,), ()
 
 
-def permute(input: Tensor, *dims: int) -> Tensor:
+def _permute(input: Tensor, dims: tuple[int, ...]) -> Tensor:
     """Reorder dims (a view)."""
-    return apply(*_permuted(input, *dims))
+    return apply(*_permuted(input, dims))
 
 
-def _permuted(input: Tensor, *dims: int) -> tuple[Op, tuple, tuple]:
-    dims = as_sizes(dims, "permute", "dims")
+def _permuted(input: Tensor, dims: Sequence[int]) -> tuple[Op, tuple, tuple]:
     n = input._data.ndim
     if len(dims) != n:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
@@ -1911,7 +1912,7 @@ def dstack(tensors: Sequence[Tensor]) -> Tensor:
 def column_stack(tensors: Sequence[Tensor]) -> Tensor:
     """Join as columns: 0-d and 1-d inputs become (n, 1) columns, then hstack."""
     tensors = _stacking("column_stack", tensors)
-    return hstack([reshape(t, t._data.size, 1) if t._data.ndim <= 1 else t for t in tensors])
+    return hstack([reshape(t, (t._data.size, 1)) if t._data.ndim <= 1 else t for t in tensors])
 
 
 def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
@@ -2065,10 +2066,43 @@ def repeat(input: Tensor, *sizes: int) -> Tensor:
     return apply(repeat_op, (input,), (sizes,))
 
 
-def tile(input: Tensor, dims: Sequence[int]) -> Tensor:
+def _tile(input: Tensor, dims: tuple[int, ...]) -> Tensor:
     """repeat, with dims padded by leading ones when shorter than the tensor's rank."""
-    dims = tuple(dims)
     return repeat(input, (1,) * (input._data.ndim - len(dims)) + dims)
+
+
+def _int_list_forms(op: Callable[[Tensor, tuple[int, ...]], Tensor], name: str, argument: str
+                    ) -> tuple[Callable, Callable]:
+    """torch.<name>(input, <argument>) and Tensor.<name> for an op whose one parameter is an int list. torch's
+    parser takes the list as one positional or by keyword in both forms, and gathers varargs in the method only
+    (`x.permute(1, 0)`, `x.tile(2)`), so the function refuses a bare int (`torch.flip(x, 1)`)."""
+    def int_list_of(args: tuple, keyword: dict, method: bool) -> tuple[int, ...]:
+        if args and argument in keyword:
+            raise TypeError(f"{name}() got multiple values for argument '{argument}'")
+        if not args and argument not in keyword:
+            raise TypeError(f'{name}() missing 1 required positional arguments: "{argument}"')
+        if set(keyword) - {argument}:
+            raise TypeError(f"{name}() got an unexpected keyword argument '{min(set(keyword) - {argument})}'")
+        if keyword:
+            return int_list(keyword[argument], name, argument)
+        if not method:
+            if len(args) > 1:
+                raise TypeError(f"{name}() takes 2 positional arguments but {len(args) + 1} were given")
+            return int_list(args[0], name, argument, 2)
+        if len(args) > 1 and not _takes_as_int(args[0]):  # varargs only when the first is an int
+            raise TypeError(f"{name}() takes 1 positional argument but {len(args)} were given")
+        return as_sizes(args, name, argument)
+
+    def function(input: Tensor, *args: Any, **keyword: Any) -> Tensor:
+        return op(input, int_list_of(args, keyword, False))
+
+    def method(self: Tensor, *args: Any, **keyword: Any) -> Tensor:
+        return op(self, int_list_of(args, keyword, True))
+
+    for form in function, method:
+        form.__name__ = form.__qualname__ = name
+        form.__doc__ = f"{op.__doc__} torch.{name}(input, {argument}); Tensor.{name}(*{argument}) also."
+    return function, method
 
 
 def repeat_interleave(input: Tensor, repeats: int | Tensor | None = None, dim: int | None = None, *,
@@ -2103,9 +2137,8 @@ def repeat_interleave(input: Tensor, repeats: int | Tensor | None = None, dim: i
     return index_select(input, d, _wrap(xp.repeat(xp.arange(n, dtype=xp.int64, device=counts.device), counts)))
 
 
-def flip(input: Tensor, dims: int | Sequence[int], *more_dims: int) -> Tensor:
+def _flip(input: Tensor, dims: tuple[int, ...]) -> Tensor:
     """Reverse the order of elements along the given dims (a copy)."""
-    dims = as_sizes((dims, *more_dims) if more_dims else (dims,), "flip", "dims")
     return apply(flip_op, (input,), (_dim_list(dims, input._data.ndim),))
 
 
@@ -2113,14 +2146,14 @@ def fliplr(input: Tensor) -> Tensor:
     """flip along dim 1 (left/right)."""
     if input._data.ndim < 2:
         raise RuntimeError("Input must be >= 2-d.")
-    return flip(input, 1)
+    return _flip(input, (1,))
 
 
 def flipud(input: Tensor) -> Tensor:
     """flip along dim 0 (up/down)."""
     if input._data.ndim < 1:
         raise RuntimeError("Input must be >= 1-d.")
-    return flip(input, 0)
+    return _flip(input, (0,))
 
 
 def roll(input: Tensor, shifts: int | Sequence[int], dims: int | Sequence[int] | None = None) -> Tensor:
@@ -2283,6 +2316,11 @@ def triu(input: Tensor, diagonal: int = 0) -> Tensor:
     return _triangle(triu_op, "triu", input, diagonal)
 
 
+permute, PERMUTE_METHOD = _int_list_forms(_permute, "permute", "dims")
+reshape, RESHAPE_METHOD = _int_list_forms(_reshaped, "reshape", "shape")
+flip, FLIP_METHOD = _int_list_forms(_flip, "flip", "dims")
+tile, TILE_METHOD = _int_list_forms(_tile, "tile", "dims")
+
 __all__ = ["alias_copy", "as_strided_copy", "diagonal_copy", "expand_copy", "narrow_copy", "permute_copy",
            "squeeze_copy", "t_copy", "transpose_copy", "unbind_copy", "unfold_copy", "unsqueeze_copy", "view_copy",
            "split_with_sizes_copy", "split_copy", "select_copy", "slice_copy", "select_scatter", "slice_scatter",
@@ -2298,8 +2336,8 @@ __all__ = ["alias_copy", "as_strided_copy", "diagonal_copy", "expand_copy", "nar
            "unsafe_split_with_sizes", "unsqueeze", "view", "vstack"]
 METHODS = ["narrow_copy", "as_strided_scatter", "diagonal_scatter", "select_scatter", "slice_scatter",
            "as_strided", "as_strided_", "diag", "diag_embed", "diagflat", "diagonal", "dsplit", "hsplit", "positive",
-           "sum_to_size", "vsplit", "flip", "fliplr", "flipud", "is_contiguous",
+           "sum_to_size", "vsplit", "fliplr", "flipud", "is_contiguous",
            "ravel", "repeat", "repeat_interleave", "roll", "rot90", "split_with_sizes", "squeeze_", "swapaxes_",
-           "swapdims_", "t_", "tensor_split", "tile", "transpose_", "tril", "triu", "unfold", "unsafe_chunk",
+           "swapdims_", "t_", "tensor_split", "transpose_", "tril", "triu", "unfold", "unsafe_chunk",
            "unsafe_split", "unsafe_split_with_sizes", "unsqueeze_"]
 INPLACE = ["tril", "triu"]
