@@ -257,3 +257,32 @@ def test_result_type_as_torch(a):
         if a[1] is not None and b[1] is not None and expected != torch.bool:  # an op promotes the same way
             got = retrograd.add(_promotion_operand(retrograd, a), _promotion_operand(retrograd, b)).dtype
             assert str(got) == str(expected), (a, b)
+
+
+AUGMENTED = {"+=": operator.iadd, "-=": operator.isub, "*=": operator.imul, "/=": operator.itruediv,
+             "//=": operator.ifloordiv, "%=": operator.imod, "**=": operator.ipow, "&=": operator.iand,
+             "|=": operator.ior, "^=": operator.ixor, "<<=": operator.ilshift, ">>=": operator.irshift}
+
+
+@pytest.mark.parametrize("dtype", ["int64", "float32", "bool"])
+@pytest.mark.parametrize("symbol", AUGMENTED)
+def test_augmented_assignment_writes_in_place_as_torch(dtype, symbol):
+    """`view op= other` changes the tensor itself (so its base too) and keeps its identity, or raises as torch:
+    without the in-place dunder Python would rebind the name to an out-of-place result."""
+    outcomes = []
+    for lib in LIBS:
+        base = lib.tensor([6, -7, 8, 9], dtype=getattr(lib, dtype))
+        view = base[1:3]
+        other = lib.tensor([2, 3], dtype=getattr(lib, dtype)) if dtype != "bool" else lib.tensor([True, False])
+
+        def update(view=view, other=other):
+            result = AUGMENTED[symbol](view, other)
+            return lib.tensor([*base.tolist(), result is view], dtype=lib.float64)
+        outcomes.append(_outcome(update))
+    assert _same(*outcomes), f"{dtype} {symbol}: {outcomes}"
+
+
+def test_reversed_iterates_the_first_dim_backwards_as_torch():
+    for lib in LIBS:
+        assert [t.tolist() for t in reversed(lib.arange(4).view(2, 2))] == [[2, 3], [0, 1]]
+        assert reversed(lib.tensor(5.0)).tolist() == 5.0

@@ -643,6 +643,17 @@ Tensor.__isub__ = lambda self, other: Tensor.sub_(self, other)
 Tensor.__imul__ = lambda self, other: Tensor.mul_(self, other)
 Tensor.__itruediv__ = lambda self, other: Tensor.div_(self, other)
 Tensor.__ipow__ = lambda self, other: Tensor.pow_(self, other)
+# without these Python would fall back to `x = x & y`, rebinding the name and leaving views and aliases unchanged
+Tensor.__iand__ = lambda self, other: Tensor.bitwise_and_(self, other)
+Tensor.__ior__ = lambda self, other: Tensor.bitwise_or_(self, other)
+Tensor.__ixor__ = lambda self, other: Tensor.bitwise_xor_(self, other)
+Tensor.__ifloordiv__ = lambda self, other: Tensor.floor_divide_(self, other)
+Tensor.__imod__ = lambda self, other: Tensor.remainder_(self, other)
+Tensor.__idiv__ = Tensor.__itruediv__
+Tensor.__div__ = Tensor.__truediv__
+Tensor.__nonzero__ = Tensor.__bool__
+Tensor.__long__ = Tensor.__int__
+Tensor.__reversed__ = lambda self: self if self.ndim == 0 else self.flip(0)
 
 
 def _formula_namespace() -> dict:
