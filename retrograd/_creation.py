@@ -24,6 +24,7 @@ from ._tensor import (
     DEFAULT_DEVICE,
     NO_VERSION_COUNTER,
     Tensor,
+    _warn_scalar_of_grad,
     _wrap,
     argument_type_name,
     as_sizes,
@@ -455,18 +456,14 @@ def _infer(data: Any, exact: bool = False) -> np.ndarray:
     if isinstance(data, np.ndarray):
         checked_array(data, aliased=False)
         return data.copy()
-    numpy_values = []
+    typed = []  # the values that count with a dtype of their own: NumPy scalars and arrays, tensors
     if isinstance(data, (list, tuple)):
-        first = data  # torch sizes the tensor down the first items, taking an array for a sequence: len(0-d) fails
-        while (isinstance(first, (list, tuple)) or isinstance(first, np.ndarray) and first.ndim) and len(first):
-            first = first[0]
-        if isinstance(first, np.ndarray) and not first.ndim:
-            raise TypeError("len() of unsized object")
         flat = _flat(data)
-        if any(isinstance(v, Tensor) for v in flat):
-            data = _unwrap(data)
-            flat = _flat(data)
-        numpy_values = [v for v in flat if isinstance(v, (np.generic, np.ndarray))]
+        typed = [v for v in flat if isinstance(v, (np.generic, np.ndarray, Tensor))]
+        if any(isinstance(v, Tensor) for v in typed):
+            data = _tensors_read(data)
+        elif isinstance(_first_leaf(data)[0], np.ndarray):
+            raise TypeError("len() of unsized object")
     arr = np.array(data)
     if arr.dtype == object:
         raise TypeError("can't convert data of mixed or ragged types to a tensor")
@@ -474,15 +471,15 @@ def _infer(data: Any, exact: bool = False) -> np.ndarray:
     if kind not in "biufc":
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
     # torch's copy loop says it once per process for every array it meets (under set_warn_always, every time)
-    for _ in range(sum(_arrays_met(v) for v in numpy_values if isinstance(v, np.ndarray)) if arr.size else 0):
+    for _ in range(sum(_arrays_met(v) for v in typed if isinstance(v, np.ndarray)) if arr.size else 0):
         warn_once_at_user("Creating a tensor from a list of numpy.ndarrays is extremely slow. Please consider "
                           "converting the list to a single numpy.ndarray with numpy.array() before converting to a "
                           "tensor. (Triggered internally at /__w/pytorch/pytorch/torch/csrc/utils/tensor_new.cpp:252.)")
     if exact:
         return arr
-    if numpy_values:  # each NumPy scalar or array counts with its own dtype, Python numbers with torch's
-        dtypes = [D.from_numpy_dtype(v.dtype) if isinstance(v, (np.generic, np.ndarray)) else D.scalar_dtype(v)
-                  for v in flat]
+    if typed:  # each NumPy scalar or array and each tensor counts with its own dtype, Python numbers with torch's
+        dtypes = [v.dtype if isinstance(v, Tensor) else D.from_numpy_dtype(v.dtype)
+                  if isinstance(v, (np.generic, np.ndarray)) else D.scalar_dtype(v) for v in flat]
         return arr.astype(functools.reduce(D.promote_types, dtypes).np)
     if kind == "f" and not _has_numpy_float(data):
         arr = arr.astype(D.defaults.floating.np)
@@ -512,11 +509,31 @@ def _flat(data: Any) -> list:
     return out
 
 
-def _unwrap(data: Any) -> Any:
-    if isinstance(data, (list, tuple)):
-        return [_unwrap(v) for v in data]
+def _first_leaf(data: Any) -> tuple[Any, int]:
+    """The first item down nested data and the number of dims above it: torch sizes a tensor made from data down
+    its first items, taking a list, tuple or array for a sequence and anything else (a tensor too) for a value."""
+    first, depth = data, 0
+    while isinstance(first, (list, tuple)) or isinstance(first, np.ndarray) and first.ndim:
+        depth += 1
+        if not len(first):
+            break
+        first = first[0]
+    return first, depth
+
+
+def _tensors_read(data: Any, depth: int | None = None) -> Any:
+    """Nested data with its tensors read as torch reads them: a tensor where the dims (found down the first
+    items) end is a number, its one element (torch's ValueError for more, its warning if it requires grad, as
+    float(t) gives); a tensor above that depth is a sequence of its rows, as an array there is."""
+    if depth is None:
+        depth = _first_leaf(data)[1]
     if isinstance(data, Tensor):
-        return data._data.tolist() if data.ndim else data._data.item()
+        if depth:
+            return data._data.tolist()
+        _warn_scalar_of_grad(data)
+        return data._python_scalar()
+    if isinstance(data, (list, tuple)) and depth:
+        return [_tensors_read(v, depth - 1) for v in data]
     return data
 
 
@@ -534,7 +551,7 @@ def tensor(data: Any, *, dtype: D.dtype | None = None, device: Any = None, requi
     arr = _infer(data, exact=dtype is not None)
     if dtype is not None and not isinstance(data, (Tensor, np.ndarray)):
         if arr.size and arr.dtype.kind == "f" and dtype.np.kind in "iu" and not _floats_fit(arr, dtype):
-            arr = _infer(_floats_truncated(_unwrap(data), dtype), exact=True)
+            arr = _infer(_floats_truncated(_tensors_read(data), dtype), exact=True)
         _check_numbers(arr, dtype)
     if dtype is not None:
         arr = _converted(arr, dtype)

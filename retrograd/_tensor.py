@@ -32,7 +32,7 @@ import numpy as np
 from . import _dtype as D
 from . import _layout, _xp, autograd
 from . import storage as _storage
-from ._warn import warn_once, warn_once_at_user
+from ._warn import warn_once_at_user
 from .autograd import grad_mode
 from .autograd.forward_ad import current_tangent, transforms
 from .autograd.graph import (
@@ -968,9 +968,9 @@ def _warn_scalar_of_grad(tensor: Tensor) -> None:
     """torch's warning (once per process) for float()/complex() of a tensor that requires grad, while grad mode
     is on (LBFGS reads its closure's loss so under no_grad, silently)."""
     if tensor._requires_grad and grad_mode._state.enabled:
-        warn_once("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
-                  "Consider using tensor.detach() first. (Triggered internally at /__w/pytorch/pytorch/torch/csrc/"
-                  "autograd/generated/python_variable_methods.cpp:822.)", UserWarning, stacklevel=3)
+        warn_once_at_user("Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
+                          "behavior.\nConsider using tensor.detach() first. (Triggered internally at "
+                          "/__w/pytorch/pytorch/torch/csrc/autograd/generated/python_variable_methods.cpp:822.)")
 
 
 # Note [stale views]

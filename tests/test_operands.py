@@ -90,6 +90,14 @@ def test_operator_operands_as_torch(dtype, symbol, name):
     "lib.tensor([np.float64(1), 2.0])", "lib.tensor([np.float32(1), 2.0])", "lib.tensor([np.int32(1), 2])",
     "lib.tensor([np.float16(1), 2])", "lib.tensor([[np.float64(1)], [2.0]])", "lib.tensor([np.int64(1), 2.5])",
     "lib.tensor([np.float32(1), lib.tensor(2.0)])",
+    # a tensor where the dims (found down the first items) end is one number; above that, a sequence of its rows
+    "lib.tensor([lib.tensor([0.5]), lib.tensor([1.5])])", "lib.tensor([lib.ones(2), lib.ones(2)])",
+    "lib.tensor([lib.ones(1, 2)])", "lib.tensor([lib.zeros(0)])", "lib.as_tensor([lib.tensor([0.5]), t[:1]])",
+    "lib.tensor([lib.tensor(1, dtype=lib.int32), 2])", "lib.tensor([lib.tensor(1.5, dtype=lib.float64), 2])",
+    "lib.tensor([lib.tensor(1, dtype=lib.int32), lib.tensor(2, dtype=lib.int16)])",
+    "lib.tensor([[lib.tensor(1.0), 2.0], [3.0, lib.tensor([4.0])]])", "lib.tensor((b[0], b[1]))",
+    "lib.tensor([np.array([1.0, 2.0]), t])", "lib.tensor([t, np.array([1.0, 2.0])])", "lib.tensor([i[2], 2.5])",
+    "lib.tensor([lib.tensor(0.1, dtype=lib.float64)], dtype=lib.float32)", "lib.tensor([[i[0]], [i[1]]])",
 ])
 def test_number_arguments_as_torch(call):
     outcomes = []
@@ -179,6 +187,15 @@ def test_float_of_a_tensor_that_requires_grad_warns_once_as_torch():
     assert [run.count("UserWarning: Converting a tensor with requires_grad=True to a scalar") for run in runs] == [1, 1]
     assert [run.startswith("<string>:8: ") for run in runs] == [True, True]  # at line 8, after no_grad, not in it
     assert runs[0] == runs[1]  # torch's words, its C++ suffix included
+
+
+def test_a_tensor_made_from_tensors_that_require_grad_warns_as_torch():
+    """tensor() reads a one-element tensor inside a list as a number, with float()'s warning, at the user's line."""
+    code = "import {lib} as torch\nt = torch.ones(2, requires_grad=True)\nprint(torch.tensor([t[0], t[1]]))\n"
+    runs = [subprocess.run([sys.executable, "-W", "always", "-c", code.format(lib=lib)], capture_output=True,
+                           text=True, check=True) for lib in ("torch", "retrograd")]
+    assert runs[0].stderr == runs[1].stderr and runs[0].stderr.startswith("<string>:3: UserWarning: Converting")
+    assert runs[0].stdout == runs[1].stdout
 
 
 @pytest.mark.parametrize("convert", [float, int, complex, lambda t: "%.2f" % t])  # noqa: UP031
