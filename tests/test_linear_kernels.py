@@ -92,3 +92,37 @@ def test_batch_times_matrix_folds_like_torch(batch, matrix, transposed):
         found.append([t.detach().numpy() for t in (out, x.grad, w.grad)])
     for ours, theirs in zip(*reversed(found)):
         np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12)
+
+
+FLOAT16_PRODUCTS = {
+    "linear": lambda lib, c, a, b: lib.nn.functional.linear(a, b.t(), c[0]),
+    "addmm, scaled": lambda lib, c, a, b: lib.addmm(c, a, b, beta=0.5, alpha=2.0),
+    "addmv": lambda lib, c, a, b: lib.addmv(c[:, 0], a, b[:, 0]),
+    "baddbmm": lambda lib, c, a, b: lib.baddbmm(c[None], a[None], b[None]),
+}
+
+
+@pytest.mark.parametrize("case", FLOAT16_PRODUCTS)
+def test_float16_products_with_an_added_term_round_once_as_torch(case):
+    """torch's CPU kernels keep half's sums and the added term in float and round once: (nearly) every element is
+    the exactly computed result rounded to float16, where rounding the product and then the sum misses about a
+    quarter of them. Counted, not compared bit for bit: the sums' order (so a rare tie) is the host BLAS's."""
+    rng = np.random.default_rng(0)
+    c, a, b = (rng.standard_normal(shape).astype(np.float16) for shape in ((64, 48), (64, 96), (96, 48)))
+    for lib in (torch, retrograd):
+        got = FLOAT16_PRODUCTS[case](lib, *(lib.tensor(v) for v in (c, a, b)))
+        exact = FLOAT16_PRODUCTS[case](lib, *(lib.tensor(v.astype(np.float64)) for v in (c, a, b)))
+        assert got.dtype == lib.float16
+        assert np.mean(got.numpy() == exact.numpy().astype(np.float16)) > 0.99, lib.__name__
+
+
+def test_float16_addbmm_rounds_after_each_batch_as_torch():
+    """torch's addbmm is an addmm per batch into the result, so float16 rounds once per batch."""
+    rng = np.random.default_rng(1)
+    c, a, b = (rng.standard_normal(shape).astype(np.float16) for shape in ((16, 8), (3, 16, 24), (3, 24, 8)))
+    ours, theirs = (lib.addbmm(*(lib.tensor(v) for v in (c, a, b)), beta=0.5).numpy() for lib in (retrograd, torch))
+    stepwise = c * np.float16(0.5)
+    for a_batch, b_batch in zip(a, b):
+        stepwise = (stepwise.astype(np.float32) + a_batch.astype(np.float32) @ b_batch.astype(np.float32)).astype(
+            np.float16)
+    assert np.mean(ours == stepwise) > 0.99 and np.mean(theirs == stepwise) > 0.99

@@ -137,7 +137,7 @@ matmul_folded_transpose = matmul_nd.alias("matmul_folded_transpose", "TransposeB
        mat2="addmm_grads(grad, self_shape, mat1, mat2, beta, alpha, mat2_transposed, grad_input_mask)[2]",
        jvp="self_t * beta + (mat1_t.mm(mat2) + mat1.mm(mat2_t)) * alpha")
 def addmm_op(xp, c, a, b, beta, alpha, mat2_transposed):
-    return add_scaled(xp, c, xp.matmul(a, b), beta, alpha)
+    return add_product(xp, c, a, b, beta, alpha)
 
 
 @defop("addmv", inputs=("self", "mat", "vec"), params=("beta", "alpha"),
@@ -145,7 +145,7 @@ def addmm_op(xp, c, a, b, beta, alpha, mat2_transposed):
        vec="scale_by(conj(mat).t().mv(grad), alpha)",
        jvp="self_t * beta + (mat_t.mv(vec) + mat.mv(vec_t)) * alpha")
 def addmv_op(xp, c, a, v, beta, alpha):
-    return add_scaled(xp, c, xp.matmul(a, v), beta, alpha)
+    return add_product(xp, c, a, v, beta, alpha)
 
 
 @defop("addr", inputs=("self", "vec1", "vec2"), params=("beta", "alpha"),
@@ -161,7 +161,7 @@ def addr_op(xp, c, a, b, beta, alpha):
        batch2="scale_by(conj(batch1).transpose(1, 2).bmm(grad), alpha)",
        jvp="self_t * beta + (batch1_t.bmm(batch2) + batch1.bmm(batch2_t)) * alpha")
 def baddbmm_op(xp, c, a, b, beta, alpha):
-    return add_scaled(xp, c, xp.matmul(a, b), beta, alpha)
+    return add_product(xp, c, a, b, beta, alpha)
 
 
 @defop("addbmm", inputs=("self", "batch1", "batch2"), params=("beta", "alpha"),
@@ -170,7 +170,7 @@ def baddbmm_op(xp, c, a, b, beta, alpha):
        batch2="scale_by(conj(batch1).transpose(1, 2).bmm(grad.expand(batch2_shape[:1] + grad.shape)), alpha)",
        jvp="self_t * beta + (batch1_t.bmm(batch2) + batch1.bmm(batch2_t)).sum(0) * alpha")
 def addbmm_op(xp, c, a, b, beta, alpha):
-    return add_scaled(xp, c, A.reduce(xp, "sum", xp.matmul(a, b), 0), beta, alpha)
+    return add_product(xp, c, a, b, beta, alpha, batches_summed=True)
 
 
 @defop("trace", self="trace_backward(grad, self_shape)", jvp="trace(self_t)")
@@ -1417,6 +1417,21 @@ def matrix_exp_differential(A: Tensor, G: Tensor, adjoint: bool) -> Tensor:
 # ============================================================================================
 # NumPy kernels (forwards NumPy has no function for)
 # ============================================================================================
+
+
+def add_product(xp: Any, c: Any, a: Any, b: Any, beta: complex, alpha: complex, batches_summed: bool = False) -> Any:
+    """beta * c + alpha * (a @ b), the product's batches summed for addbmm. float16 goes through float32 and is
+    rounded once, as torch's CPU BLAS kernels keep half's sums and the added c in float (Note [float16 sums]);
+    torch's addbmm adds one batch at a time (an addmm each), so its float16 rounds after each."""
+    if a.dtype != np.float16:
+        product = xp.matmul(a, b)
+        return add_scaled(xp, c, A.reduce(xp, "sum", product, 0) if batches_summed else product, beta, alpha)
+    if batches_summed:
+        for a_batch, b_batch in zip(a, b):
+            c, beta = add_product(xp, c, a_batch, b_batch, beta, alpha), 1
+        return c if len(a) else add_scaled(xp, c, xp.zeros(c.shape, dtype=c.dtype), beta, alpha)
+    c, a, b = (A.astype(xp, v, np.float32) for v in (c, a, b))
+    return A.astype(xp, add_scaled(xp, c, xp.matmul(a, b), beta, alpha), np.float16)
 
 
 def add_scaled(xp: Any, c: np.ndarray, product: np.ndarray, beta: complex, alpha: complex) -> np.ndarray:
