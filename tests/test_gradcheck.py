@@ -293,3 +293,33 @@ def test_undefined_gradients_reach_hooks_and_zero_tangents_match_absent_ones():
                                                            check_backward_ad=False))[0][0])
 
     assert scenario(retrograd) == scenario(torch) == ("GradcheckError", False, "GradcheckError")
+
+
+def _wrong_square(lib):
+    class Square(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 2
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 3 * g * x
+    return Square.apply
+
+
+@pytest.mark.parametrize("fast_mode", [False, True])
+def test_failure_message_and_random_stream_as_torch(fast_mode):
+    """Fast mode's random directions are torch's (its own generator, Note [gradcheck's random vectors]), so the
+    failure shows torch's numbers; gradgradcheck's grad_outputs come from the global generator as torch's, so
+    a script's draws after it are torch's too."""
+    outcomes = []
+    for lib in (torch, retrograd):
+        lib.manual_seed(0)
+        x = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+        with pytest.raises(Exception) as caught:
+            lib.autograd.gradcheck(_wrong_square(lib), (x,), fast_mode=fast_mode)
+        lib.autograd.gradgradcheck(lambda t, lib=lib: t ** 3, (x,), fast_mode=fast_mode)
+        outcomes.append((type(caught.value).__name__, str(caught.value), lib.rand(3).tolist()))
+    assert outcomes[0] == outcomes[1]

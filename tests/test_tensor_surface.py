@@ -519,7 +519,8 @@ def assert_close_messages(L):
 
 @scenario
 def make_tensor_properties(L):
-    """Values are random (each library draws its own): shapes, dtypes, ranges and layouts are compared."""
+    """Shapes, dtypes, ranges and layouts, and the values: drawn as torch's from the seeded global generator."""
+    L.manual_seed(0)
     make = L.testing.make_tensor
     floats, ints = make((2, 3), dtype=L.float32, device="cpu"), make(4, 5, dtype=L.int64, device="cpu", low=0, high=3)
     flags = make((2, 3), dtype=L.float64, device="cpu", noncontiguous=True, requires_grad=True)
@@ -528,7 +529,11 @@ def make_tensor_properties(L):
             make((2,), dtype=L.complex64, device="cpu").dtype, flags.stride(), flags.is_contiguous(),
             flags.requires_grad, bool((make((50,), dtype=L.int64, device="cpu", exclude_zero=True) != 0).all()),
             make((2, 3, 4, 5), dtype=L.float32, device="cpu", memory_format=L.channels_last).stride(),
-            outcome(lambda: make((2,), dtype=L.float32, device="cpu", low=3, high=1))]
+            outcome(lambda: make((2,), dtype=L.float32, device="cpu", low=3, high=1)),
+            *(make((2, 3), dtype=dtype, device="cpu").tolist() for dtype in (L.float16, L.complex64, L.uint8, L.bool)),
+            make((3,), dtype=L.float32, device="cpu", low=-1e39, high=1e39).tolist(),  # drawn at half scale
+            outcome(lambda: make((2,), dtype=L.uint8, device="cpu", low=300, high=400)),
+            outcome(lambda: make((2,), dtype=L.int64, device="cpu", requires_grad=True)), L.rand(2).tolist()]
 
 
 @scenario

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from .. import _creation  # partly loaded while autograd loads (read at call time)
+from .. import _dtype as D
 from . import forward_ad
 
 
@@ -303,11 +304,11 @@ def _check_undefined_forward(func: Callable, inputs: tuple) -> None:
     """Each input's tangent, given as zeros or not given at all (a plain tensor), must lead to the
     same output tangents (torch's _test_undefined_forward_mode)."""
     from ..ops.pointwise import allclose  # the op table loads after autograd
-    rng = np.random.default_rng(0)
+    generator = _creation.Generator()  # Note [gradcheck's random vectors]
     with forward_ad.dual_level():
         duals = list(_dual_inputs(inputs))
         for k in _wanted(inputs):
-            forward_ad.unpack_dual(duals[k]).tangent.copy_(_tensor(_random_unit(rng, inputs[k], real=False)))
+            forward_ad.unpack_dual(duals[k]).tangent.copy_(_tensor(_random_unit(generator, inputs[k], real=False)))
         for k in _wanted(inputs):
             kept = duals[k]
             duals[k] = _dual_inputs((inputs[k],))[0]
@@ -348,12 +349,18 @@ def _real_and_imag_outputs(func: Callable) -> tuple[Callable, Callable]:
     return part("real"), part("imag")
 
 
-def _random_unit(rng: np.random.Generator, x: Any, real: bool = True) -> np.ndarray:
-    """A random non-negative direction of norm 1 with x's shape (real dtype for real=True)."""
-    dtype = np.float64 if real and x.is_complex() else x._data.dtype
-    v = rng.random(x.numel())
+# Note [gradcheck's random vectors]
+# Fast mode's directions u and cotangents v are torch's: float32 `rand` draws from a generator of their own, made
+# afresh for each check (so torch's default seed), cast to the input's or output's dtype (a complex input's u
+# real) and scaled to norm 1. The user's global generator is left alone there, while gradgradcheck's random
+# grad_outputs come from it, by make_tensor in [-1, 1), as torch's do: a script's draws after either are torch's.
+
+def _random_unit(generator: Any, x: Any, real: bool = True) -> np.ndarray:
+    """A random non-negative direction of norm 1 with x's shape (real dtype for real=True), drawn as torch's."""
+    dtype = x.dtype.to_real() if real else x.dtype
+    v = _creation.rand(x.numel(), generator=generator)._data.astype(dtype.np)
     norm = np.linalg.norm(v)
-    return (v / norm if norm else v).astype(dtype).reshape(x._data.shape)
+    return (v / norm.astype(v.dtype) if norm else v).reshape(x._data.shape)
 
 
 # --------------------------------------------------------------------------------------------
@@ -391,11 +398,11 @@ def _fast_backward(func: Callable, inputs: tuple, outs: tuple, outputs: tuple, p
                    eps: float, atol: float, rtol: float, nondet_tol: float, check_grad_dtypes: bool,
                    part: str | None) -> None:
     """v^T J u from one VJP per output against v^T (J u) from one directional difference per input."""
-    rng = np.random.default_rng(0)
+    generator = _creation.Generator()  # Note [gradcheck's random vectors]
     like = _floating(outs)
-    directions = {i: (_random_unit(rng, inputs[i]), _random_unit(rng, inputs[i]) if inputs[i].is_complex() else None)
-                  for i in wanted}
-    vs = [_random_unit(rng, o, real=False) for o in outputs]
+    directions = {i: (_random_unit(generator, inputs[i]),
+                      _random_unit(generator, inputs[i]) if inputs[i].is_complex() else None) for i in wanted}
+    vs = [_random_unit(generator, o, real=False) for o in outputs]
     numerical = {}
     for i, (ur, ui) in directions.items():
         ju = _central_difference(func, inputs, i, ur, eps, like)
@@ -436,7 +443,7 @@ def _check_forward(func: Callable, inputs: tuple, eps: float, atol: float, rtol:
     for complex inputs)."""
     wanted = _wanted(inputs)
     outs = _as_tuple(func(*inputs))
-    rng = np.random.default_rng(0)
+    generator = _creation.Generator()  # Note [gradcheck's random vectors]
     for n_in, i in enumerate(wanted):
         x = inputs[i]
         parts = ("real", "imaginary") if x.is_complex() else (None,)
@@ -444,7 +451,7 @@ def _check_forward(func: Callable, inputs: tuple, eps: float, atol: float, rtol:
             imaginary = part == "imaginary"
             scale = 1j if imaginary else 1
             if fast_mode:
-                u = _random_unit(rng, x)
+                u = _random_unit(generator, x)
                 numerical = [c[:, None] for c in _central_difference(func, inputs, i, scale * u, eps, _floating(outs))]
                 analytical = [c[:, None] for c in _jvp_columns(func, inputs, i, [scale * u], check_grad_dtypes)[0]]
                 tol = atol * u.sum()
@@ -658,15 +665,11 @@ def gradgradcheck(func: Callable, inputs: Any, grad_outputs: Any = None, *, eps:
         raise AssertionError("Setting check_batched_grad=True requires check_rev_over_rev to be True")
     inputs = _as_tuple(inputs)
     if grad_outputs is None:
-        rng = np.random.default_rng(0)
-        grad_outputs = []
-        for o in _differentiable(func(*inputs)):
-            dtype = o._data.dtype if o.dtype.category >= 2 else np.float64
-            values = rng.uniform(-1, 1, o.shape) + (1j * rng.uniform(-1, 1, o.shape) if dtype.kind == "c" else 0)
-            v = _tensor(np.asarray(values, dtype=dtype))
-            if gen_non_contig_grad_outputs and v.ndim:
-                v = _tensor(np.repeat(v._data[..., None], 2, axis=-1))[..., 0]
-            grad_outputs.append(v.requires_grad_())
+        from ..testing import make_tensor  # a user's tool, above autograd (Note [gradcheck's random vectors])
+
+        grad_outputs = [make_tensor(o.shape, dtype=o.dtype if o.dtype.category >= 2 else D.float64, low=-1, high=1,
+                                    requires_grad=True, noncontiguous=gen_non_contig_grad_outputs)
+                        for o in _differentiable(func(*inputs))]
     grad_outputs = _as_tuple(grad_outputs)
     n = len(grad_outputs)
     wanted_inputs = set(_wanted(inputs))

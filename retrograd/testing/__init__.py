@@ -4,15 +4,15 @@ tolerances per dtype and its failure messages)."""
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from .. import _creation
+from .. import _creation, empty, finfo, randint, view_as_real
 from .. import _dtype as D
-from .._memory_format import laid_out
-from .._tensor import Tensor, _wrap
+from .._tensor import Tensor
 
 __all__ = ["assert_close", "make_tensor"]
 
@@ -20,47 +20,75 @@ __all__ = ["assert_close", "make_tensor"]
 _TOLERANCES = {"float16": (1e-3, 1e-5), "float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7),
                "complex64": (1.3e-6, 1e-5), "complex128": (1e-7, 1e-7)}
 _NUMBER_DTYPES = {float: D.float64, complex: D.complex128}  # Python numbers compare in double precision
-_RANGES = {"floating": (-9.0, 9.0), "integral": (-9, 10), "uint8": (0, 10)}
 
 
 def make_tensor(*shape: Any, dtype: D.dtype, device: Any = None, low: float | None = None, high: float | None = None,
                 requires_grad: bool = False, noncontiguous: bool = False, exclude_zero: bool = False,
                 memory_format: Any = None) -> Tensor:
-    """A tensor of `shape` filled with values drawn uniformly from [low, high) (by default [-9, 9) for
-    floating and complex dtypes, whose real and imaginary parts are drawn apart, and [-9, 10) for
-    integers), from retrograd's generator; non-contiguous (every other element of a wider last dim)
-    or in `memory_format` on request."""
+    """A tensor of `shape` with values drawn uniformly from [low, high), by default [-9, 9) for floating dtypes
+    (a complex one's parts drawn apart) and [-9, 10) for integers, clamped to the dtype's range. It draws as
+    torch's does (randint, or uniform_ into an empty tensor) from the global generator, so the numbers and the
+    generator's state after it are torch's; non-contiguous is every other element of a wider last dim."""
     size = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], Sequence) else tuple(shape)
-    kind = dtype.np.kind
-    if low is not None and high is not None and low >= high:
-        raise ValueError(f"`low` must be less than `high`, but got {low} >= {high}")
-    rng = _creation._rng(None)
-    if kind == "b":
-        data = rng.integers(0, 2, size=size).astype(bool)
-    elif kind in "iu":
-        lo, hi = _RANGES["uint8" if kind == "u" else "integral"]
-        lo = lo if low is None else math.ceil(low)
-        hi = hi if high is None else math.ceil(high)
-        data = rng.integers(lo, hi, size=size).astype(dtype.np)
+    if noncontiguous and memory_format is not None:
+        raise ValueError(f"The parameters `noncontiguous` and `memory_format` are mutually exclusive, but got "
+                         f"noncontiguous={noncontiguous} and memory_format={memory_format}")
+    floating = dtype.category >= 2
+    if requires_grad and not floating:
+        raise ValueError(f"`requires_grad=True` is not supported for boolean and integral dtypes, but got "
+                         f"dtype={dtype}")
+    noncontiguous = noncontiguous and math.prod(size) > 1
+    if noncontiguous:
+        size = (*size[:-1], 2 * size[-1])
+    if floating:
+        info = finfo(dtype)
+        low, high = _bounds(dtype, low, high, info.min, info.max, -9, 9)
+        result = empty(size, dtype=dtype, device=device)
+        drawn = view_as_real(result) if dtype.category == 3 else result  # a complex one's parts interleaved
+        if high - low >= info.max:  # uniform_ takes a range up to the dtype's max: drawn at half scale
+            drawn.uniform_(low / 2, high / 2).mul_(2)
+        else:
+            drawn.uniform_(low, high)
     else:
-        lo, hi = _RANGES["floating"]
-        lo, hi = (lo if low is None else low), (hi if high is None else high)
-        data = rng.uniform(lo, hi, size=size)
-        if kind == "c":
-            data = data + 1j * rng.uniform(lo, hi, size=size)
-        data = data.astype(dtype.np)
-    if exclude_zero:
-        data[data == 0] = 1 if kind in "iub" else np.finfo(dtype.np).tiny
-    if noncontiguous and data.size > 1:
-        wide = np.zeros(size[:-1] + (2 * size[-1],), dtype.np)
-        wide[..., ::2] = data
-        data = wide[..., ::2]
+        limits = (0, 2, 0, 2) if dtype is D.bool_ else (*_integer_limits(dtype), -9, 10)
+        low, high = _bounds(dtype, low, high, *limits)
+        result = randint(low, high, size, dtype=dtype, device=device)
+    if noncontiguous:
+        result = result[..., 1::2]
     elif memory_format is not None:
-        data = laid_out(data, memory_format)
-    out = _wrap(data)
-    if requires_grad:
-        out.requires_grad_(True)
-    return out
+        result = result.clone(memory_format=memory_format)
+    if exclude_zero:
+        result[result == 0] = 1 if not floating else finfo(dtype).tiny
+    if floating:
+        result.requires_grad = requires_grad
+    return result
+
+
+def _integer_limits(dtype: D.dtype) -> tuple[int, int]:
+    """[lowest, highest + 1) of an integer dtype; int64's highest itself, as torch's make_tensor takes it."""
+    info = np.iinfo(dtype.np)
+    return int(info.min), int(info.max) + (dtype is not D.int64)
+
+
+def _bounds(dtype: D.dtype, low: float | None, high: float | None, lowest: float, highest: float,
+            default_low: float, default_high: float) -> tuple[float, float]:
+    """make_tensor's [low, high): the defaults for None, torch's checks and warning, clamped to the dtype's range
+    and rounded up to integers for integer and bool dtypes."""
+    low = default_low if low is None else low
+    high = default_high if high is None else high
+    if any(isinstance(v, float) and math.isnan(v) for v in (low, high)):
+        raise ValueError(f"`low` and `high` cannot be NaN, but got low={low} and high={high}")
+    if low == high and dtype.category >= 2:
+        warnings.warn("Passing `low==high` to `torch.testing.make_tensor` for floating or complex types is "
+                      "deprecated since 2.1 and will be removed in 2.3. Use `torch.full(...)` instead.",
+                      FutureWarning, stacklevel=3)
+    elif low >= high:
+        raise ValueError(f"`low` must be less than `high`, but got {low} >= {high}")
+    elif high < lowest or low >= highest:
+        raise ValueError(f"The value interval specified by `low` and `high` is [{low}, {high}), but {dtype} only "
+                         f"supports [{lowest}, {highest})")
+    low, high = min(max(low, lowest), highest), min(max(high, lowest), highest)
+    return (math.ceil(low), math.ceil(high)) if dtype.category < 2 else (low, high)
 
 
 def assert_close(actual: Any, expected: Any, *, allow_subclasses: bool = True, rtol: float | None = None,
