@@ -250,3 +250,47 @@ def test_sums_and_means_through_infinities_warn_as_little_as_torch(numpy_too: bo
     assert runs["retrograd"].stdout == runs["torch"].stdout
     assert runs["torch"].stderr.count("RuntimeWarning") == int(numpy_too)
     assert runs["retrograd"].stderr.count("RuntimeWarning") == int(numpy_too)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_remainder_keeps_torchs_sign_of_zero(dtype):
+    """torch's remainder is fmod plus the divisor where a non-zero result's sign differs: a zero keeps the
+    dividend's sign (-6.0 % 3 is -0.0), where NumPy's remainder gives it the divisor's."""
+    rng = np.random.default_rng(0)
+    divisors = rng.choice([-3.0, -1.0, -0.5, 0.5, 1.0, 3.0, np.inf, -np.inf], 200)
+    dividends = np.concatenate([rng.integers(-8, 8, 100) * 1.5, rng.standard_normal(100) * 10])
+    dividends[:4] = [0.0, -0.0, np.nan, np.inf]
+    results = []
+    for lib in LIBS:
+        a, b = (lib.tensor(v, dtype=getattr(lib, dtype)) for v in (dividends, divisors))
+        results.append([(a % b).numpy(), lib.remainder(a, 3.0).numpy(), lib.remainder(a[:3], -1.0).numpy()])
+    for ours, theirs in zip(results[1], results[0]):
+        np.testing.assert_array_equal(ours, theirs)
+        np.testing.assert_array_equal(np.signbit(ours), np.signbit(theirs))
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int8"])
+def test_integer_powers_with_negative_tensor_exponents_as_torch(dtype):
+    """torch's integer pow gives 0 for a negative exponent, but 1 for a base of 1 and +-1 for -1 (NumPy refuses)."""
+    base, exponent = [2, 1, -1, 0, -2, 3, -1, 1, 5], [-1, -2, -3, -1, -2, 0, -4, 7, 2]
+    results = []
+    for lib in LIBS:
+        b, e = (lib.tensor(v, dtype=getattr(lib, dtype)) for v in (base, exponent))
+        results.append([(b ** e).tolist(), lib.pow(b, e).dtype == getattr(lib, dtype), (2 ** e).tolist(),
+                        lib.pow(b[:1], e[:1]).tolist()])
+    assert results[0] == results[1]
+
+
+def test_deprecated_transposes_and_complex_casts_warn_as_torch():
+    """x.T on other ranks than 2, x.H, x.mT and x.mH on 0-d and a cast of complex values to a real dtype warn once
+    each with torch's words, at the user's line; mT, mH and H refuse the ranks torch refuses."""
+    code = ("import warnings\nwarnings.simplefilter('always')\nimport {lib} as torch\n"
+            "x, s, z = torch.ones(2, 3, 4), torch.tensor(2.0), torch.tensor([1 + 2j])\n"
+            "x.T; x.T; s.T; s.H; z.to(torch.float32); z.float(); z.real; torch.ones(2, 3).T\n"
+            "s.mT; s.mH\n"
+            "for f in (lambda: x.H, lambda: torch.ones(3).H, lambda: torch.ones(3).mT, lambda: torch.ones(3).mH):\n"
+            "    try:\n        f()\n    except RuntimeError as e:\n        print(e)\n")
+    runs = [subprocess.run([sys.executable, "-c", code.format(lib=lib)], capture_output=True, text=True, check=True)
+            for lib in ("torch", "retrograd")]
+    assert runs[0].stderr.count("UserWarning") == 6
+    assert (runs[0].stdout, runs[0].stderr) == (runs[1].stdout, runs[1].stderr)

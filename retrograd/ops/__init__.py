@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np_
 
-from .. import _creation, _memory_format
+from .. import _creation, _memory_format, _warn
 from .. import _dtype as D
 from .._creation import _shape
 from .._legacy import TYPES as _TYPES
@@ -511,11 +511,60 @@ Tensor.resize_ = _resize_
 Tensor.resize_as_ = _resize_as_
 Tensor.__getitem__ = getitem
 Tensor.__setitem__ = setitem
-Tensor.T = property(lambda self: permute(self, tuple(range(self.ndim - 1, -1, -1))) if self.ndim != 2
-                    else permute(self, (1, 0)))
-Tensor.mT = property(lambda self: transpose(self, -2, -1))
-Tensor.H = property(lambda self: conj(Tensor.T.fget(self)))
-Tensor.mH = property(lambda self: conj(transpose(self, -2, -1)))
+
+
+def _reversed_dims(self: Tensor) -> Tensor:
+    """x.T: the dims reversed, with torch's deprecation warnings (once each) for any rank but 2."""
+    if self.ndim == 2:
+        return permute(self, (1, 0))
+    if self.ndim:
+        _warn.warn_once_at_user(
+            "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated and it will "
+            "throw an error in a future release. Consider `x.mT` to transpose batches of matrices or "
+            "`x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor. (Triggered "
+            "internally at /__w/pytorch/pytorch/aten/src/ATen/native/TensorShape.cpp:4314.)")
+    else:
+        _warn.warn_once_at_user("Tensor.T is deprecated on 0-D tensors. This function is the identity in these "
+                                "cases. (Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/"
+                                "TensorShape.cpp:4321.)")
+    return permute(self, tuple(range(self.ndim - 1, -1, -1)))
+
+
+def _matrices_transposed(name: str) -> Any:
+    """x.mT or x.mH: the last two dims swapped (conjugated for mH), refusing fewer than two as torch does."""
+    hermitian = name == "mH"
+
+    def swapped(self: Tensor) -> Tensor:
+        if self.ndim == 1:
+            raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of matrices. Got "
+                               f"{self.ndim}-D tensor.")
+        if not self.ndim:  # torch warns once and gives the identity (the conjugate for mH)
+            _warn.warn_once_at_user(
+                f"Tensor.{name} is deprecated on 0-D tensors. "
+                f"{'Consider using x.conj().' if hermitian else 'This function is the identity in these cases.'} "
+                f"(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/TensorShape.cpp:"
+                f"{4382 if hermitian else 4373}.)")
+            return conj(self) if hermitian else self
+        out = transpose(self, -2, -1)
+        return conj(out) if hermitian else out
+    return property(swapped)
+
+
+def _adjoint_of_matrix(self: Tensor) -> Tensor:
+    """x.H: the conjugate transpose of a matrix; torch refuses other ranks but 0, where it warns (once)."""
+    if self.ndim not in (0, 2):
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor."
+                           f"{' For batches of matrices, consider using tensor.mH' if self.ndim > 2 else ''}")
+    if not self.ndim:
+        _warn.warn_once_at_user("Tensor.H is deprecated on 0-D tensors. Consider using x.conj(). (Triggered "
+                                "internally at /__w/pytorch/pytorch/aten/src/ATen/native/TensorShape.cpp:4335.)")
+    return conj(permute(self, tuple(range(self.ndim - 1, -1, -1))))
+
+
+Tensor.T = property(_reversed_dims)
+Tensor.mT = _matrices_transposed("mT")
+Tensor.H = property(_adjoint_of_matrix)
+Tensor.mH = _matrices_transposed("mH")
 Tensor.real = property(lambda self: self if not self.is_complex() else _real(self))
 Tensor.imag = property(lambda self: _imag(self))
 

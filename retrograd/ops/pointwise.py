@@ -1019,36 +1019,53 @@ _EXPONENT_KERNELS = {
        jvp="conj(pow_backward(conj(self_t), self, exponent) + "
            "pow_exponent_backward(conj(exponent_t), self, exponent, result))")
 def pow_tensor(xp, x, e):
-    return xp.pow(x, e)
+    return _power(xp, x, e)
 
 
 @defop("pow_scalar_base", node="PowBackward2", inputs=("exponent",), params=("self",), promote="binary",
        exponent="pow_exponent_backward(grad, self, exponent, result)",
        jvp="conj(pow_exponent_backward(conj(exponent_t), self, exponent, result))")
 def pow_scalar_base(xp, e, base):
-    return xp.pow(xp.asarray(base, dtype=e.dtype, device=e.device), e)
+    return _power(xp, xp.asarray(base, dtype=e.dtype, device=e.device), e)
+
+
+def _power(xp, x, e):
+    """x ** e elementwise. An integer one with negative exponents is torch's kernel's, where NumPy refuses it:
+    0, but 1 for a base of 1 and -1 or 1 by the exponent's parity for a base of -1."""
+    if D.kind(e) != "i" or not xp.any(negative := e < 0):
+        return xp.pow(x, e)
+    odd = A.astype(xp, e % 2, x.dtype)
+    reciprocal = xp.where(x == 1, 1, 0) + xp.where(x == -1, 1 - 2 * odd, 0)
+    return xp.where(negative, A.astype(xp, reciprocal, x.dtype), xp.pow(x, xp.where(negative, 0, e)))
 
 
 @defop("remainder", node="RemainderBackward1", inputs=("self", "other"), promote="binary",
        self="grad", other="-grad * div(self, other, rounding_mode='floor')",
        jvp="self_t - other_t * div(self, other, rounding_mode='floor')")
 def remainder_op(xp, a, b):
-    _refuse_integer_zero(xp, a, b)
-    return xp.remainder(a, b)
+    return _remainder(xp, a, b)
 
 
 @defop("remainder_scalar", node="RemainderBackward0", inputs=("self", "other"), promote="binary",
        self="grad", jvp="self_t")
 def remainder_scalar(xp, a, b):
-    _refuse_integer_zero(xp, a, b)
-    return xp.remainder(a, b)
+    return _remainder(xp, a, b)
 
 
 @defop("remainder_scalar_self", node=_NOT_IMPLEMENTED, inputs=("self", "other"), promote="binary",
        other="not_implemented('remainder')", jvp="not_implemented('remainder')")
 def remainder_scalar_self(xp, a, b):
+    return _remainder(xp, a, b)
+
+
+def _remainder(xp, a, b):
+    """a mod b with the sign of b, as torch's kernel: fmod, plus b where a non-zero result has the other sign, so
+    that a zero result keeps a's sign (-6.0 % 3 is -0.0; NumPy's remainder gives a zero b's sign)."""
     _refuse_integer_zero(xp, a, b)
-    return xp.remainder(a, b)
+    if not any(hasattr(v, "dtype") and D.kind(v) == "f" for v in (a, b)):
+        return xp.remainder(a, b)
+    result = xp.fmod(a, b)
+    return xp.where((result != 0) & ((result < 0) != (b < 0)), result + b, result)
 
 
 @defop("fmod", node="FmodBackward1", inputs=("self", "other"), promote="binary",

@@ -21,6 +21,7 @@ from .. import _xp
 from .._creation import empty_strided, tensor, zeros
 from .._memory_format import cast_preserved, contiguous_format, is_laid_out, laid_out, memory_format, preserve_format
 from .._tensor import Size, Tensor, _takes_as_int, _wrap, _wrap_dim, as_int, as_sizes, int_list, live_views, make_stale
+from .._warn import warn_once_at_user
 from ..autograd import grad_mode
 from ..autograd.forward_ad import only_levels, set_tangent
 from ..autograd.graph import Node, edge_of, move_retains_grad
@@ -190,6 +191,11 @@ def clone_op(xp, x, memory_format):
        self="cast_to(real(grad) if D.kind(self_dtype) != 'c' else grad, self_dtype)",
        jvp="cast_to(self_t, dtype)")
 def to_copy(xp, x, dtype, memory_format):
+    if D.kind(x) == "c" and dtype.kind != "c" and dtype.names is None:  # to a real dtype (complex32 has names):
+        # torch's copy warns once; NumPy's own warning is not given
+        warn_once_at_user("Casting complex values to real discards the imaginary part (Triggered internally at "
+                          "/__w/pytorch/pytorch/aten/src/ATen/native/Copy.cpp:307.)")
+        x = xp.real(x)
     if not hasattr(x, "strides"):
         return xp.astype(x, D.native(xp, dtype))
     out = A.astype(xp, x, dtype)
