@@ -356,6 +356,19 @@ CASES = {
        for name, array in (("str", lambda: np.array(["a"])), ("bytes", lambda: np.array([b"a"])),
                            ("object", lambda: np.array([None], dtype=object)))
        for how in ("tensor", "from_numpy")},
+    # ---- the _ex factorisations name themselves when they raise; index_add's and index_reduce's bounds ----
+    "cholesky_ex_check_errors": (lambda lib: {}, lambda lib, e: lib.linalg.cholesky_ex(
+        lib.tensor([[1.0, 2.0], [2.0, 1.0]]), check_errors=True)),
+    "inv_ex_check_errors": (lambda lib: {}, lambda lib, e: lib.linalg.inv_ex(lib.zeros(2, 2), check_errors=True)),
+    "linalg_norm_fro_of_vector": (lambda lib: {}, lambda lib, e: lib.linalg.norm(lib.ones(3), "fro")),
+    "solve_triangular_without_upper": (lambda lib: {}, lambda lib, e: lib.linalg.solve_triangular(lib.eye(2),
+                                                                                                    lib.eye(2))),
+    "index_add_vector_out_of_range": (lambda lib: {"x": _leaf(lib)}, lambda lib, e: e["x"].detach().index_add_(
+        0, lib.tensor([-4]), lib.ones(1))),
+    "index_add_rows_out_of_range": (lambda lib: {}, lambda lib, e: lib.zeros(3, 2).index_add(
+        0, lib.tensor([-1]), lib.ones(1, 2))),
+    "index_reduce_out_of_range": (lambda lib: {}, lambda lib, e: lib.zeros(3, 2).index_reduce(
+        1, lib.tensor([2]), lib.ones(3, 1), "prod")),
 }
 
 

@@ -1075,7 +1075,11 @@ def _along_source(input: Tensor, dim: int, index: Tensor, source: Tensor, what: 
     if source.dtype is not input.dtype:
         raise RuntimeError(f"{what}(): self ({_dtype_word(input.dtype)}) and source ({_dtype_word(source.dtype)}) "
                            "must have the same scalar type")
-    _check_along(idx, input._data.shape[d] if input._data.ndim else 1, d, RuntimeError)
+    size = input._data.shape[d] if input._data.ndim else 1
+    if what == "index_add_" and input._data.ndim > 1:  # torch's kernel on more dims checks as index_select's
+        _check_along(idx, size, d, RuntimeError)
+    elif idx.size and not 0 <= min(_index_range(idx)) <= max(_index_range(idx)) < size:  # its 1-d path, index_reduce
+        raise IndexError("index out of range in self")
     return d, idx
 
 

@@ -2371,16 +2371,21 @@ def _singular_pivot(order: int) -> str:
 
 def inv_ex(A: Tensor, *, check_errors: bool = False) -> tuple:
     """(inverse, info): info[i] > 0 marks a singular matrix instead of raising."""
+    return _inverse(A, "linalg.inv_ex" if check_errors else None)
+
+
+def _inverse(A: Tensor, raised_by: str | None) -> tuple:
+    """inv_ex's (inverse, info), raising for a singular matrix in the name of the function `raised_by`, if any."""
     _check_matrix("linalg.inv", A)
     inverse, info = apply(inv_ex_op, (A,))
-    if check_errors:
-        _raise_info("linalg.inv", info._data, _singular_pivot)
+    if raised_by:
+        _raise_info(raised_by, info._data, _singular_pivot)
     return linalg_inv_ex_result(inverse, info)
 
 
 def inv(A: Tensor) -> Tensor:
     """The inverse of a (batch of) square matrices; raises LinAlgError for singular ones."""
-    return inv_ex(A, check_errors=True)[0]
+    return _inverse(A, "linalg.inv")[0]
 
 
 def inverse(input: Tensor) -> Tensor:
@@ -2612,8 +2617,11 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     return solve_ex(A, B, left=left, check_errors=True)[0]
 
 
-def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True, unitriangular: bool = False) -> Tensor:
-    """Solve AX = B (or XA = B) reading only A's upper or lower triangle."""
+def solve_triangular(A: Tensor, B: Tensor, *, upper: bool | None = None, left: bool = True,
+                     unitriangular: bool = False) -> Tensor:
+    """Solve AX = B (or XA = B) reading only A's upper or lower triangle (`upper` is required, as in torch)."""
+    if upper is None:
+        raise TypeError('linalg_solve_triangular() missing 1 required positional arguments: "upper"')
     _check_matrix("linalg.solve_triangular", A)
     if B._data.ndim < 2:
         raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 dimensions.")
@@ -2699,10 +2707,15 @@ def lu_solve(input: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
 
 def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -> tuple:
     """(L, info) with A = L L^H; info > 0 is the order of a leading minor that is not positive-definite."""
+    return _cholesky(A, upper, "linalg.cholesky_ex" if check_errors else None)
+
+
+def _cholesky(A: Tensor, upper: bool, raised_by: str | None) -> tuple:
+    """cholesky_ex's (L, info), raising for a matrix not positive-definite in the name of `raised_by`, if any."""
     _check_matrix("linalg.cholesky", A)
     factor, info = apply(cholesky_ex_op, (A,), (upper,))
-    if check_errors:
-        _raise_info("linalg.cholesky", info._data, _not_positive_definite)
+    if raised_by:
+        _raise_info(raised_by, info._data, _not_positive_definite)
     return linalg_cholesky_ex_result(factor, info)
 
 
@@ -2713,7 +2726,7 @@ def _not_positive_definite(order: int) -> str:
 
 def linalg_cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
     """torch.linalg.cholesky: the Cholesky factor of a Hermitian positive-definite matrix (lower, or upper = L^H)."""
-    return cholesky_ex(A, upper=upper, check_errors=True)[0]
+    return _cholesky(A, upper, "linalg.cholesky")[0]
 
 
 def cholesky(input: Tensor, upper: bool = False) -> Tensor:
@@ -3087,8 +3100,8 @@ def linalg_norm(A: Tensor, ord: float | str | None = None, dim: int | Sequence[i
     elif ord is not None and A._data.ndim not in (1, 2):
         raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got "
                            f"{A._data.ndim}D.")
-    if ord is not None and (len(dim) == 2 if dim is not None else A._data.ndim == 2):
-        return matrix_norm(A, ord, dim or (0, 1), keepdim, dtype=dtype)
+    if ord is not None and (isinstance(ord, str) or (len(dim) == 2 if dim is not None else A._data.ndim == 2)):
+        return matrix_norm(A, ord, dim or (-2, -1), keepdim, dtype=dtype)  # 'fro' and 'nuc' are matrix norms
     return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
 
 

@@ -371,7 +371,8 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
         length = builtins.max(minlength, int(A.reduce(xp, "max", data)) + 1)
     if weights is None:
         return _wrap(A.astype(xp, count_bins(xp, data, length), xp.int64))
-    dtype = weights._data.dtype if D.kind(weights._data) == "f" else D.native(xp, np.float64)
+    # torch sums float and double weights in their dtype, any other (half, integers, bool) in double
+    dtype = weights._data.dtype if weights.dtype in (D.float32, D.float64) else D.native(xp, np.float64)
     return _wrap(A.astype(xp, count_bins(xp, data, length, A.astype(xp, weights._data, D.native(xp, np.float64))),
                           dtype))
 
@@ -479,8 +480,8 @@ def histogramdd(input: Tensor, bins: int | Sequence[int] | Sequence[Tensor], *,
                                        f"{high:g} for dimension {k}")
             elif column.shape[0]:
                 low, high = float(A.reduce(xp, "min", column)), float(A.reduce(xp, "max", column))
-            else:
-                low, high = 0.0, 0.0
+            else:  # no values: torch's edges span [0, 1]
+                low, high = 0.0, 1.0
             if low == high:
                 low, high = low - 0.5, high + 0.5
             if not (math.isfinite(low) and math.isfinite(high)):
