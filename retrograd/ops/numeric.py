@@ -10,6 +10,7 @@ NotImplemented node, whose backward raises.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -30,12 +31,23 @@ return_types_frexp = return_type("frexp", ("mantissa", "exponent"))
 def _integer_row(name: str, kernel: str, compute: Callable) -> Op:
     """A row over two integer operands (promoted alike) that refuses bool, float and complex as torch does."""
     def forward(xp, a, b):
-        a, b = (xp.full_like(b, a) if not hasattr(a, "dtype") else a,  # a Python number: on the array's device
-                xp.full_like(a, b) if not hasattr(b, "dtype") else b)
+        if not hasattr(a, "dtype") or not hasattr(b, "dtype"):  # a Python number: an array like the other operand's
+            a, b = _with_number(xp, a, b)
         _refuse_kinds(a.dtype, kernel, kinds="bfc")
         return compute(xp, a, b)
 
     return defop(name, inputs=("self", "other"), promote="binary")(forward)
+
+
+def _with_number(xp: Any, a: Any, b: Any) -> tuple[Any, Any]:
+    """Both operands as arrays when one is a Python number: of the array's dtype, or of the number's when its
+    category is higher (a bool array with an int is int64, an int array with a float is float), as torch promotes."""
+    array, number = (a, b) if hasattr(a, "dtype") else (b, a)
+    dt, number_dt = D.of_array(array), D.scalar_dtype(number)
+    if number_dt.category > dt.category:
+        array, dt = A.astype(xp, array, D.native(xp, number_dt)), number_dt
+    filled = xp.full_like(array, number)  # on the array's device
+    return (array, filled) if hasattr(a, "dtype") else (filled, array)
 
 
 def _shift(xp, a, b, left: bool):
