@@ -88,6 +88,25 @@ def _lu(lib):
     return {"a": a, "lu": factors, "piv": pivots, "singular": lib.tensor([[1.0, 2.0], [2.0, 4.0]])}
 
 
+def _function_output_modified(lib):
+    class Exp(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x.exp()
+            ctx.save_for_backward(y)
+            return y
+
+        @staticmethod
+        def backward(ctx, grad):
+            (y,) = ctx.saved_tensors
+            return grad * y
+
+    x = _leaf(lib)
+    y = Exp.apply(x)
+    y.mul_(2)
+    return {"x": x, "y": y}
+
+
 # name -> (setup(lib) -> dict of tensors, action(lib, env))
 CASES = {
     # ---- the error texts of OPS.md ----
@@ -367,6 +386,7 @@ CASES = {
         0, lib.tensor([-4]), lib.ones(1))),
     "index_add_rows_out_of_range": (lambda lib: {}, lambda lib, e: lib.zeros(3, 2).index_add(
         0, lib.tensor([-1]), lib.ones(1, 2))),
+    "function_output_modified": (_function_output_modified, lambda lib, e: e["y"].sum().backward()),
     "index_reduce_out_of_range": (lambda lib: {}, lambda lib, e: lib.zeros(3, 2).index_reduce(
         1, lib.tensor([2]), lib.ones(3, 1), "prod")),
 }

@@ -737,12 +737,18 @@ FREED_MESSAGE = (
 )
 
 
+def forward_name(fn: object) -> str:
+    """A node's name as torch's errors give it: without 'Backward' and what follows (Exp, View, a Function's MyFn)."""
+    name = getattr(fn, "forward_name", None) or fn.name()
+    return name[:name.rindex("Backward")] if "Backward" in name else name
+
+
 def modified_message(tensor: Tensor, expected: int, node: Node) -> str:
     """torch's text for a saved tensor that an in-place op changed after it was saved."""
     kind = D.aten_type_name(tensor.dtype)  # torch.LongTensor, CPUBoolType
     shape = ", ".join(str(n) for n in tensor.shape)
     creator = tensor.grad_fn
-    origin = f", which is output {tensor._output_nr} of {getattr(creator, 'forward_name', creator.name())}," \
+    origin = f", which is output {tensor._output_nr} of {forward_name(creator)}," \
         if creator is not None else ""  # torch names no origin for a leaf
     return (
         f"one of the variables needed for gradient computation has been modified by an inplace operation: "

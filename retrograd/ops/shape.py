@@ -38,6 +38,7 @@ from .registry import (
     apply,
     creation_meta,
     defop,
+    forward_name,
     unrecorded_arrays,
 )
 from .registry import sum_to as _sum_to
@@ -907,7 +908,7 @@ def view_rebase_message(view: Tensor, indirect: bool = False) -> str:
     meta = creation_meta(view)
     fn = recorded_grad_fn(view)
     modified = "its base or another view of its base has been" if indirect else "is being"
-    origin = None if fn is None else f"Output {view._output_nr} of {_forward_name(fn)}"
+    origin = None if fn is None else f"Output {view._output_nr} of {forward_name(fn)}"
     if meta in (INFERENCE, NO_GRAD) or fn is None:
         prefix = "A view was created in" if fn is None else f"{origin} is a view of a view which was created in"
         if meta == INFERENCE:
@@ -917,12 +918,6 @@ def view_rebase_message(view: Tensor, indirect: bool = False) -> str:
     else:
         head = f"{origin} is a view and {modified} modified inplace."
     return head + _REBASE_ADVICE[meta]
-
-
-def _forward_name(fn: object) -> str:
-    """A node's name as torch's view errors give it: without 'Backward' and what follows (View, MyFn)."""
-    name = getattr(fn, "forward_name", None) or fn.name()
-    return name[:name.rindex("Backward")] if "Backward" in name else name
 
 
 def check_inplace_view(view: Tensor, other_requires_grad: bool = False) -> None:
