@@ -386,6 +386,11 @@ CASES = {
         0, lib.tensor([-4]), lib.ones(1))),
     "index_add_rows_out_of_range": (lambda lib: {}, lambda lib, e: lib.zeros(3, 2).index_add(
         0, lib.tensor([-1]), lib.ones(1, 2))),
+    "cdist_mixed_dtypes": (lambda lib: {}, lambda lib, e: lib.cdist(lib.ones(2, 3), lib.ones(2, 3).double())),
+    "cdist_mixed_dtypes_by_products": (lambda lib: {}, lambda lib, e: lib.cdist(lib.ones(30, 3),
+                                                                                 lib.ones(30, 3).double())),
+    "repeat_interleave_matrix_of_repeats": (lambda lib: {}, lambda lib, e: lib.repeat_interleave(
+        lib.ones(2), lib.tensor([[1, 2]]))),
     "function_output_modified": (_function_output_modified, lambda lib, e: e["y"].sum().backward()),
     "index_reduce_out_of_range": (lambda lib: {}, lambda lib, e: lib.zeros(3, 2).index_reduce(
         1, lib.tensor([2]), lib.ones(3, 1), "prod")),

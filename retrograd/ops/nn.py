@@ -1861,7 +1861,13 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
             raise RuntimeError("cdist only supports non-negative p values")
         if x1.numel() and x2.numel():
             _refuse_reduced_floats(x1.dtype, "cdist")
+        if x2.dtype is not x1.dtype:  # its kernel reads both as x1's type
+            raise RuntimeError(f"expected scalar type {D.scalar_type_name(x1.dtype)} but found "
+                               f"{D.scalar_type_name(x2.dtype)}")
         return apply(cdist_op, (x1, x2), (float(p),))
+    if x2.dtype is not x1.dtype:  # the matrix product's refusal
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {D.CPP_TYPE_NAMES[x1.dtype.name]} != "
+                           f"{D.CPP_TYPE_NAMES[x2.dtype.name]}")
     batch = np.broadcast_shapes(tuple(x1.shape[:-2]), tuple(x2.shape[:-2]))
     a = x1.expand(*batch, rows1, x1.shape[-1]).reshape(-1, rows1, x1.shape[-1]) if batch else x1
     b = x2.expand(*batch, rows2, x2.shape[-1]).reshape(-1, rows2, x2.shape[-1]) if batch else x2

@@ -2124,6 +2124,8 @@ def repeat_interleave(input: Tensor, repeats: int | Tensor | None = None, dim: i
         shape[d + 1] = int(repeats)
         return flatten(clone(expand(wide, shape)), d, d + 1)
     n = input._data.shape[d]
+    if repeats._data.ndim > 1:
+        raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
     xp = _xp.namespace(repeats._data)
     counts = A.reshape(xp, repeats._data, -1)
     if counts.size == 1:
