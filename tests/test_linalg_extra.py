@@ -239,3 +239,34 @@ def test_float16_matrix_exp_is_computed_in_float32_and_rounded():
     half = retrograd.linalg.matrix_exp(retrograd.tensor(a).half())
     assert half.dtype == retrograd.float16
     torch.testing.assert_close(torch.tensor(half.double().numpy()), exact, rtol=2e-3, atol=2e-3)
+
+
+SINGULAR = {"rank one": [[1.0, 2.0], [2.0, 4.0]], "zeros": [[0.0] * 3] * 3, "one zero pivot": [[1.0, 0.0], [0.0, 0.0]],
+            "dependent rows": [[2.0, 1.0, 0.0], [4.0, 2.0, 0.0], [1.0, 1.0, 1.0]]}
+
+
+@pytest.mark.parametrize("name", SINGULAR)
+@pytest.mark.parametrize("function", ["slogdet", "logdet"])
+def test_log_determinant_gradient_at_a_singular_matrix_is_not_an_error(name, function):
+    """torch solves with the forward's LU there, dividing by its zero pivot: the gradient is not finite, and no
+    error is raised. Which entries come out inf, nan or finite is the BLAS's order of operations (undefined, and
+    MKL's differs by shape), so only that is compared."""
+    grads = []
+    for lib in (torch, retrograd):
+        A = lib.tensor(SINGULAR[name], dtype=lib.float64, requires_grad=True)
+        value = lib.linalg.slogdet(A)[1] if function == "slogdet" else lib.logdet(A)
+        value.backward()
+        grads.append(A.grad.numpy())
+    assert [np.isfinite(grad).all() for grad in grads] == [False, False]
+
+
+def test_solve_triangular_with_a_zero_on_the_diagonal_divides_by_it():
+    """BLAS's substitution divides by the zero (infinities, NaNs from 0/0), where LAPACK's solve would raise."""
+    L = [[2.0, 0.0, 0.0], [1.0, 0.0, 0.0], [3.0, 1.0, 4.0]]
+    results = []
+    for lib in (torch, retrograd):
+        out = lib.linalg.solve_triangular(lib.tensor(L, dtype=lib.float64),
+                                          lib.tensor([[1.0, 0.0], [2.0, 0.0], [3.0, 1.0]], dtype=lib.float64),
+                                          upper=False)
+        results.append(out.numpy())
+    np.testing.assert_array_equal(results[0], results[1])

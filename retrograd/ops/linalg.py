@@ -933,7 +933,12 @@ def slogdet_backward(grad_sign: Tensor, grad_logabsdet: Tensor, A: Tensor, sign:
     if A.is_complex():
         g = g - 1j * (grad_sign.conj() * sign).imag
     n = A.shape[-1]
-    return solve(A.mH, diag_embed(g.unsqueeze(-1).expand(g.shape + (n,))))
+    rhs = diag_embed(g.unsqueeze(-1).expand(g.shape + (n,)))
+    try:
+        return solve(A.mH, rhs)
+    except LinAlgError:  # exactly singular: torch solves with the forward's LU and its zero pivot (infinities)
+        LU, pivots, _ = lu_factor_ex(A)
+        return linalg_lu_solve(LU, pivots, rhs, adjoint=True)
 
 
 def slogdet_jvp(A_t: Tensor, A: Tensor, sign: Tensor) -> tuple:
@@ -1563,8 +1568,24 @@ def triangular_solve_kernel(xp: Any, a: np.ndarray, b: np.ndarray, upper: bool, 
     if not left:
         tri, b = A.matrix_transpose(xp, tri), A.matrix_transpose(xp, b)
     batch = np.broadcast_shapes(tri.shape[:-2], b.shape[:-2])
-    x = xp.linalg.solve(xp.broadcast_to(tri, batch + tri.shape[-2:]), xp.broadcast_to(b, batch + b.shape[-2:]))
+    tri, b = xp.broadcast_to(tri, batch + tri.shape[-2:]), xp.broadcast_to(b, batch + b.shape[-2:])
+    try:
+        x = xp.linalg.solve(tri, b)
+    except np.linalg.LinAlgError:  # a zero on the diagonal: BLAS's substitution divides by it, it does not raise
+        x = _substituted(xp, tri, b, upper if left else not upper)
     return A.matrix_transpose(xp, x) if not left else x
+
+
+def _substituted(xp: Any, tri: np.ndarray, b: np.ndarray, upper: bool) -> np.ndarray:
+    """X with tri X = B by substitution, a row at a time as trsm goes, so a zero on the diagonal gives
+    infinities and NaNs (0 / 0 too, as MKL's trsm, which torch's CPU wheels call), not an error."""
+    x = A.copy(xp, b)
+    n = tri.shape[-1]
+    for k in range(n - 1, -1, -1) if upper else range(n):
+        x[..., k, :] /= tri[..., k, k, None]
+        rest = slice(0, k) if upper else slice(k + 1, n)
+        x[..., rest, :] -= tri[..., rest, k, None] * x[..., k, None, :]
+    return x
 
 
 def cholesky_kernel(xp: Any, a: np.ndarray) -> tuple:
