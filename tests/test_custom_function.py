@@ -319,3 +319,21 @@ def test_a_function_without_setup_context_is_refused_by_every_func_transform():
                 outcome(lambda: values(Double.apply(x)))]
 
     assert scenario(retrograd) == scenario(torch)
+
+
+def test_a_functions_node_prints_as_torchs():
+    """torch prints a Function's node as the Python class it makes in torch.autograd.function; an op's node bare."""
+    reprs = []
+    for lib in (torch, retrograd):
+        class Square(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * x
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad
+
+        x = lib.ones(2, requires_grad=True)
+        reprs.append([repr(node).split(" object at ")[0] for node in (Square.apply(x).grad_fn, (x * 2).grad_fn)])
+    assert reprs[0] == reprs[1] == ["<torch.autograd.function.SquareBackward", "<MulBackward0"]

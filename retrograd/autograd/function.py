@@ -72,6 +72,10 @@ class BackwardCFunction(Node, FunctionCtx):
         self._forward_saved: tuple | None = None  # while jvp runs: what forward saved for it
         self.needs_input_grad: tuple = ()
 
+    def __repr__(self) -> str:
+        """As torch prints a Function's node: a Python class of torch.autograd.function (ops' nodes print bare)."""
+        return f"<torch.autograd.function.{type(self).__name__} object at {hex(id(self))}>"
+
     @property
     def saved_tensors(self) -> tuple:
         from ..ops.registry import (  # the op table loads after autograd's core
