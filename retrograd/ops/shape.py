@@ -2102,7 +2102,7 @@ def _int_list_forms(op: Callable[[Tensor, tuple[int, ...]], Tensor], name: str, 
 
     for form in function, method:
         form.__name__ = form.__qualname__ = name
-        form.__doc__ = f"{op.__doc__} torch.{name}(input, {argument}); Tensor.{name}(*{argument}) also."
+        form.__doc__ = f"{op.__doc__} ``torch.{name}(input, {argument})``; ``Tensor.{name}(*{argument})`` also."
     return function, method
 
 
