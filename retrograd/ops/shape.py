@@ -34,6 +34,7 @@ from .registry import (
     MULTI_OUTPUT,
     NO_GRAD,
     Op,
+    _broadcast_error,
     apply,
     creation_meta,
     defop,
@@ -1411,7 +1412,11 @@ def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
     """Each tensor expanded to their common shape (a tensor already of that shape is returned as it is)."""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
-    shape = np.broadcast_shapes(*(t._data.shape for t in tensors))
+    arrays = [t._data for t in tensors]
+    try:
+        shape = np.broadcast_shapes(*(x.shape for x in arrays))
+    except ValueError:
+        raise _broadcast_error(arrays) from None
     return tuple(t if t._data.shape == shape else expand(t, shape) for t in tensors)
 
 
