@@ -40,6 +40,7 @@ CASES = {
                            lambda lib, x: lib.nn.functional.nll_loss(x.log_softmax(dim=1), lib.tensor([1]))),
     "norm_tiny": ([1e-30, -1e-30], lambda lib, x: x.norm()),
     "exp_overflow": ([100.0, 1000.0], lambda lib, x: x.exp()),
+    "atan2_origin": (([0.0, -0.0, 0.0, 1e-30, 3.0], [0.0, 0.0, -0.0, 1e-30, -4.0]), lambda lib, y, x: lib.atan2(y, x)),
 }
 
 
