@@ -45,7 +45,7 @@ from .arrays import reduce as reduce_array
 from .pointwise import log, where
 from .reduction import amax, amin, return_type, vector_norm
 from .registry import apply, autocast_unifies, defop, namespace, unrecorded_arrays
-from .shape import cat, diag_embed, diagonal, reshape_alias_op, stack, tril, triu, unsafe_view
+from .shape import cat, diag_embed, diagonal, diagonal_scatter, reshape_alias_op, stack, tril, triu, unsafe_view
 from .unsigned import LOW_PRECISION
 
 
@@ -786,8 +786,9 @@ def matmul_grad_right(grad: Tensor, self: Tensor, other_ndim: int) -> Tensor:
 
 
 def trace_backward(grad: Tensor, shape: tuple) -> Tensor:
-    """The gradient of trace: grad on the diagonal, zeros elsewhere."""
-    return grad * eye_of(shape[-2], shape[-1], grad)
+    """The gradient of trace: grad written on the diagonal of zeros, as torch's (not grad times an identity, which
+    would make an inf gradient NaN off the diagonal and a negative one -0.)."""
+    return diagonal_scatter(grad.new_zeros(shape), grad.expand(min(shape)))
 
 
 def einsum_pair(equation: str, a: Tensor, b: Tensor | None) -> Tensor:
@@ -798,7 +799,7 @@ def einsum_pair(equation: str, a: Tensor, b: Tensor | None) -> Tensor:
 def einsum_operand_grad(grad: Tensor, equation: str, which: int, shape: tuple, other: Tensor | None) -> Tensor:
     """The gradient of one operand of an einsum step: an einsum of grad with the other operand (conjugated).
 
-    Labels the operand repeats (a diagonal) are placed back on the diagonal with identity masks;
+    Labels the operand repeats (a diagonal) are placed back on the diagonal of zeros;
     labels only it has were summed in the forward, so its gradient is constant along them.
     """
     inputs, out = equation.split("->")
@@ -817,18 +818,14 @@ def einsum_operand_grad(grad: Tensor, equation: str, which: int, shape: tuple, o
         if c not in wanted:
             g = g.unsqueeze(i)
     g = g.expand(tuple(size[c] for c in unique))
-    # lay the unique labels out as the operand's dims, repeated labels as size-1 dims masked by eye
-    first = {}
-    view_shape = []
+    # each later occurrence of a repeated label: a new dim with g placed on its diagonal with the first occurrence,
+    # zeros elsewhere (diag_embed, not a product with an identity, so an inf stays off the zeros)
+    first: dict[str, int] = {}
     for i, c in enumerate(mine):
-        view_shape.append(size[c] if c not in first else 1)
-        first.setdefault(c, i)
-    g = g.reshape(tuple(view_shape)) if len(mine) != len(unique) else g
-    for i, c in enumerate(mine):
-        if first[c] != i:
-            mask_shape = [1] * len(mine)
-            mask_shape[first[c]] = mask_shape[i] = size[c]
-            g = g * eye_of(size[c], size[c], g).reshape(tuple(mask_shape))
+        if c in first:
+            g = diag_embed(g.movedim(first[c], -1), 0, first[c], i)
+        else:
+            first[c] = i
     return g
 
 
