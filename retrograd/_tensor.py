@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import numbers
 import operator
 import warnings
 import weakref
@@ -543,6 +544,13 @@ class Tensor:
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
         return iter(self.unbind(0))
+
+    def __contains__(self, element: Any) -> bool:
+        """`element in tensor`: whether any element equals a tensor or a number (not iteration, which would compare
+        whole rows), as torch's."""
+        if isinstance(element, (Tensor, numbers.Number)):
+            return bool((element == self).any().item())
+        raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a {type(element)}.")
 
     def __bool__(self) -> bool:
         if self._data.size != 1:

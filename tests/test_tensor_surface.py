@@ -485,6 +485,16 @@ def prod_double_backward_with_two_zeros_in_one_place(L):
 
 
 @scenario
+def membership_compares_elements(L):
+    """`x in tensor` asks whether any element equals x (a number, or a tensor broadcast against it), a 0-d tensor
+    included; anything else is refused with torch's RuntimeError."""
+    grid = L.tensor([[1, 2], [3, 4]])
+    return [outcome(lambda: element in grid)
+            for element in (3, 5, 3.0, True, L.tensor([3, 4]), L.tensor([3, 5]), np.float64(2), "a", [1], None)] + [
+        3 in L.tensor(3), float("nan") in L.tensor([float("nan")]), 1 in L.ones(0)]
+
+
+@scenario
 def scatter_and_index_reduce_on_integers_and_bools(L):
     """An integer mean floor-divides, include_self=False starts amax/amin from the dtype's least/greatest value
     (False/True for bool, not a cast infinity), integer sums wrap before the mean; bool means and complex
