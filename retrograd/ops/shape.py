@@ -1432,6 +1432,11 @@ def meshgrid(*tensors: Tensor, indexing: str | None = None) -> tuple[Tensor, ...
     if indexing is None:
         warn_once("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.")
         indexing = "ij"
+    for a, b in zip(tensors, tensors[1:]):  # no promotion: the grids keep their tensors' dtypes
+        if a.dtype is not b.dtype:
+            raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+        if a.device != b.device:
+            raise RuntimeError("meshgrid expects all tensors to have the same device")
     if indexing not in ("xy", "ij"):
         raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
     for t in tensors:
