@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import numbers
 import operator
 import warnings
 import weakref
@@ -544,6 +545,13 @@ class Tensor:
             raise TypeError("iteration over a 0-d tensor")
         return iter(self.unbind(0))
 
+    def __contains__(self, element: Any) -> bool:
+        """`element in tensor`: whether any element equals a tensor or a number (not iteration, which would compare
+        whole rows), as torch's."""
+        if isinstance(element, (Tensor, numbers.Number)):
+            return bool((element == self).any().item())
+        raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a {type(element)}.")
+
     def __bool__(self) -> bool:
         if self._data.size != 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
@@ -1004,13 +1012,18 @@ def _stale_getattr(self: Tensor, name: str) -> Any:
     raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
 
+_HEAP_TYPE = 1 << 9  # CPython's Py_TPFLAGS_HEAPTYPE: a class made at run time (by a class statement)
+
+
 def argument_type_name(value: object) -> str:
-    """How torch's argument parser names an argument's type in its TypeErrors: Tensor, a builtin bare (list,
-    float), any other with its module (numpy.ndarray)."""
+    """How torch's argument parser names an argument's type in its TypeErrors, CPython's tp_name: Tensor, a builtin
+    or a class defined in Python bare (list, float, Fraction), an extension's with its module (numpy.ndarray)."""
     if isinstance(value, Tensor):
         return "Tensor"
     kind = type(value)
-    return kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
+    if kind.__module__ == "builtins" or kind.__flags__ & _HEAP_TYPE:
+        return kind.__name__
+    return f"{kind.__module__}.{kind.__name__}"
 
 
 def checked_array(array: np.ndarray, aliased: bool) -> None:

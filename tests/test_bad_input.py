@@ -321,6 +321,12 @@ CASES = {
     "einsum_output_label_not_in_inputs": (lambda lib: {}, lambda lib, e: lib.einsum("ab,bc->ad", lib.ones(2, 3),
                                                                                     lib.ones(3, 4))),
     "einsum_output_label_twice": (lambda lib: {}, lambda lib, e: lib.einsum("ab->aa", lib.ones(2, 3))),
+    # sizes: a size 1 broadcasts, so the size a later operand is refused against is the last other than 1
+    "einsum_label_sizes": (lambda lib: {}, lambda lib, e: lib.einsum("ij,jk,kl", lib.ones(2, 3), lib.ones(1, 4),
+                                                                     lib.ones(5, 2))),
+    "einsum_repeated_label_sizes": (lambda lib: {}, lambda lib, e: lib.einsum("ii->i", lib.ones(3, 1))),
+    "einsum_ellipsis_sizes": (lambda lib: {}, lambda lib, e: lib.einsum("...i,...i", lib.ones(5, 2, 3),
+                                                                        lib.ones(4, 3))),
     "einsum_digit_label": (lambda lib: {}, lambda lib, e: lib.einsum("i1,1j->ij", lib.ones(2, 1), lib.ones(1, 3))),
     "einsum_output_symbol_after_spaces": (lambda lib: {}, lambda lib, e: lib.einsum("ab , bc -> a$", lib.ones(2, 3),
                                                                                     lib.ones(3, 4))),

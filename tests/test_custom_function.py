@@ -75,6 +75,31 @@ def test_outputs_that_are_inputs_non_tensors_or_non_differentiable():
         assert scenario(retrograd, materialize) == scenario(torch, materialize)
 
 
+@pytest.mark.parametrize("saved", [3, "s", [1.0], np.float64(1.0), None])
+def test_save_for_backward_takes_tensors_and_none_only(saved):
+    """A non-tensor saved is refused with torch's TypeError once forward has returned (forward itself runs on),
+    only where a graph is recorded; None is kept and read back."""
+    def scenario(lib):
+        ran = []
+
+        class Keep(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x, saved)
+                ran.append("forward")
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                ran.append(type(ctx.saved_tensors[1]).__name__)
+                return g
+
+        untracked = values(Keep.apply(leaf(lib, grad=False)))
+        return untracked, outcome(lambda: Keep.apply(leaf(lib)).sum().backward()), ran
+
+    assert scenario(retrograd) == scenario(torch)
+
+
 def test_mark_dirty():
     def scenario(lib, case):
         class AddOne(lib.autograd.Function):

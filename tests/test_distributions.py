@@ -427,6 +427,22 @@ def test_dirichlet_and_beta_rsample_are_torchs(dtype):
                                    else 1e-12)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_dirichlet_and_beta_samples_clamped_as_torch(dtype):
+    """Small concentrations: a normalised draw is kept within [tiny, the float below 1], as torch's, so the
+    bits match and log_prob stays finite."""
+    results = []
+    for lib in (retrograd, torch):
+        lib.manual_seed(0)
+        dirichlet = lib.distributions.Dirichlet(lib.tensor([0.01, 0.02, 0.05], dtype=getattr(lib, dtype)))
+        draws = dirichlet.sample((6,))
+        beta = lib.distributions.Beta(*lib.tensor([0.01, 0.001], dtype=getattr(lib, dtype))).sample((6,))
+        results.append([draws.numpy(), dirichlet.log_prob(draws).numpy(), beta.numpy()])
+    for ours, theirs in zip(*results):
+        assert np.isfinite(ours).all()
+        np.testing.assert_array_equal(ours, theirs)
+
+
 def test_standard_gamma_rows():
     alpha = retrograd.tensor([0.5, 2.0, 10.0], dtype=retrograd.float64, requires_grad=True)
     out = retrograd._standard_gamma(alpha)

@@ -2,6 +2,9 @@
 one-element integer tensors are ints; a float or a bool is refused with a TypeError, where Python's own int() or
 indexing would truncate the float or take the bool as 0 or 1 and compute something silently."""
 
+import collections
+import fractions
+
 import numpy as np
 import pytest
 import torch
@@ -58,6 +61,9 @@ SAME_MESSAGE = {
     "ones(ndarray)": lambda lib: lib.ones(np.array([2, 3])),
     "randn(tensor of sizes)": lambda lib: lib.randn(lib.tensor([2, 3])),
     "reshape(ndarray)": lambda lib: lib.ones(2, 4).reshape(np.array([4, 2])),
+    # a class defined in Python is named bare, as CPython's tp_name (an extension's carries its module)
+    "reshape(Fraction)": lambda lib: lib.ones(2, 4).reshape(fractions.Fraction(8)),
+    "reshape(OrderedDict)": lambda lib: lib.ones(2, 4).reshape(collections.OrderedDict()),
     "zeros(int, size=)": lambda lib: lib.zeros(2, size=(3,)),
     "zeros(size=int)": lambda lib: lib.zeros(size=4),
     # an int list's later element fails as the list is unpacked: another message than the first element's

@@ -1,6 +1,8 @@
 """Numerical stability: losses and activations at extreme inputs stay finite wherever torch's do, and their
 values and gradients agree with torch's."""
 
+import functools
+import math
 import subprocess
 import sys
 import warnings
@@ -40,6 +42,7 @@ CASES = {
                            lambda lib, x: lib.nn.functional.nll_loss(x.log_softmax(dim=1), lib.tensor([1]))),
     "norm_tiny": ([1e-30, -1e-30], lambda lib, x: x.norm()),
     "exp_overflow": ([100.0, 1000.0], lambda lib, x: x.exp()),
+    "atan2_origin": (([0.0, -0.0, 0.0, 1e-30, 3.0], [0.0, 0.0, -0.0, 1e-30, -4.0]), lambda lib, y, x: lib.atan2(y, x)),
 }
 
 
@@ -156,6 +159,31 @@ def test_scalar_exponents_round_as_torchs(exponent, dtype):
         assert np.array_equal(ours.numpy(), theirs.numpy())
     else:  # float32: torch's vectorised sqrt and pow may differ from NumPy's in the last bit
         np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=2e-7 if dtype == "float32" else 1e-15)
+
+
+# trace or an einsum equation -> (operand shape, output shape): ops whose gradient lies on a diagonal
+DIAGONAL_GRADIENTS = {
+    "trace": ((2, 4), ()), "ii": ((3, 3), ()), "ii->i": ((3, 3), (3,)), "iij->ij": ((2, 2, 3), (2, 3)),
+    "...ii->...i": ((4, 2, 2), (4, 2)), "iji->j": ((2, 3, 2), (3,)), "iii->i": ((2, 2, 2), (2,)),
+    "jii->ij": ((3, 2, 2), (2, 3)),
+}
+
+
+@pytest.mark.parametrize("cotangent", [float("inf"), -1.0])
+@pytest.mark.parametrize("name", sorted(DIAGONAL_GRADIENTS))
+def test_diagonal_gradients_are_written_on_zeros(name, cotangent):
+    """The gradient is written on the diagonal of zeros, as torch's: not a product with an identity, which made an
+    inf NaN and a negative -0. off the diagonal. Second derivatives stay right."""
+    shape, out_shape = DIAGONAL_GRADIENTS[name]
+    grads = []
+    for lib in LIBS:
+        x = lib.arange(1.0, 1.0 + math.prod(shape), dtype=lib.float64).reshape(shape).requires_grad_()
+        op = lib.trace if name == "trace" else functools.partial(lib.einsum, name)
+        grads.append(lib.autograd.grad(op(x), x, lib.full(out_shape, cotangent, dtype=lib.float64))[0].numpy())
+        if lib is retrograd:
+            assert lib.autograd.gradgradcheck(op, (x,))
+    np.testing.assert_array_equal(grads[0], grads[1])
+    np.testing.assert_array_equal(np.signbit(grads[0]), np.signbit(grads[1]))
 
 
 # float16 reductions along an axis NumPy does not sum pairwise: torch accumulates in float32 (Note [float16 sums])

@@ -1,7 +1,7 @@
 """Shape helpers and creation functions built for PyTorch's OpInfo entries (block_diag, combinations, broadcast_shapes,
-unravel_index, tril/triu_indices, scalar_tensor, empty_permuted, nonzero_static, constant_pad_nd, grid_sampler_2d/3d,
-__rdiv__, __rmod__) against torch where the op database and the sweep do not reach: argument errors (types and
-texts), edge cases, and the layouts retrograd refuses with a clear error (sparse)."""
+broadcast_tensors, unravel_index, tril/triu_indices, scalar_tensor, empty_permuted, nonzero_static, constant_pad_nd,
+grid_sampler_2d/3d, __rdiv__, __rmod__) against torch where the op database and the sweep do not reach: argument errors
+(types and texts), edge cases, and the layouts retrograd refuses with a clear error (sparse)."""
 
 from __future__ import annotations
 
@@ -26,6 +26,9 @@ ERRORS = [
     lambda lib: lib.broadcast_shapes((2, 3), (-1,)),
     lambda lib: lib.broadcast_shapes((2, 1), (3, 4), (5, 1)),
     lambda lib: lib.broadcast_shapes(2.5),
+    lambda lib: lib.broadcast_tensors(lib.zeros(3), lib.ones(2)),
+    lambda lib: lib.broadcast_tensors(lib.zeros(5, 3), lib.ones(2, 1, 1), lib.ones(2)),
+    lambda lib: lib.distributions.Normal(lib.zeros(3), lib.ones(2)),
     lambda lib: lib.unravel_index(lib.tensor([1.0]), (2, 2)),
     lambda lib: lib.unravel_index(lib.tensor([True]), (2, 2)),
     lambda lib: lib.unravel_index(lib.tensor([1]), (2, -2)),

@@ -485,6 +485,38 @@ def prod_double_backward_with_two_zeros_in_one_place(L):
 
 
 @scenario
+def membership_compares_elements(L):
+    """`x in tensor` asks whether any element equals x (a number, or a tensor broadcast against it), a 0-d tensor
+    included; anything else is refused with torch's RuntimeError."""
+    grid = L.tensor([[1, 2], [3, 4]])
+    return [outcome(lambda: element in grid)
+            for element in (3, 5, 3.0, True, L.tensor([3, 4]), L.tensor([3, 5]), np.float64(2), "a", [1], None)] + [
+        3 in L.tensor(3), float("nan") in L.tensor([float("nan")]), 1 in L.ones(0)]
+
+
+@scenario
+def scatter_and_index_reduce_on_integers_and_bools(L):
+    """An integer mean floor-divides, include_self=False starts amax/amin from the dtype's least/greatest value
+    (False/True for bool, not a cast infinity), integer sums wrap before the mean; bool means and complex
+    index_reduce refuse by torch's kernel names."""
+    index, seen = L.tensor([0, 0, 1, 1]), []
+    for dtype, values in ((L.int64, [1, 2, -3, -4]), (L.int8, [1, 2, -3, -4]), (L.uint8, [1, 2, 7, 250]),
+                          (L.bool, [True, False, False, False])):
+        src = L.tensor(values, dtype=dtype)
+        for reduce in ("sum", "prod", "mean", "amax", "amin"):
+            for include_self in (True, False):
+                start = L.tensor([5, 0, 0]).to(dtype)
+                seen.append(outcome(lambda: start.scatter_reduce(0, index, src, reduce, include_self=include_self)))
+                if reduce != "sum":
+                    seen.append(outcome(lambda: start.index_reduce(0, index, src, reduce, include_self=include_self)))
+    complex_ones = L.ones(2, dtype=L.complex64)
+    for include_self in (True, False):
+        seen.append(outcome(lambda: complex_ones.index_reduce(0, index[:2], complex_ones, "amax",
+                                                              include_self=include_self)))
+    return seen
+
+
+@scenario
 def igamma_is_differentiable_in_other_only(L):
     a = L.tensor([0.5, 2.0, 30.0], dtype=L.float64, requires_grad=True)
     x = L.tensor([1.0, 2.0, 29.9], dtype=L.float64, requires_grad=True)

@@ -378,13 +378,18 @@ class InplaceFunction(Function):
 
 
 def _pack_saved(tensors: tuple, outputs: tuple) -> list:
-    """Saved inputs keep their version; saved outputs avoid a node -> tensor -> node cycle."""
+    """Saved inputs keep their version; saved outputs avoid a node -> tensor -> node cycle. Anything but a tensor
+    or None is refused, as torch refuses it once forward has returned."""
+    from .._tensor import Tensor, argument_type_name
     from ..ops.registry import SavedOutput  # the op table loads after autograd's core
 
     packed = []
-    for t in tensors:
+    for i, t in enumerate(tensors):
         if t is None:
             packed.append((None, None))
+        elif not isinstance(t, Tensor):
+            raise TypeError(f"save_for_backward can only save variables, but argument {i} is of type "
+                            f"{argument_type_name(t)}")
         elif any(t is o for o in outputs) and t.grad_fn is not None:
             packed.append((SavedOutput(t), None))
         else:

@@ -16,6 +16,7 @@ import math
 import operator
 import warnings
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -274,6 +275,22 @@ scatter_reduce_legacy.node_class.name = lambda node: "torch::autograd::NotImplem
 _IDENTITY = {"sum": 0, "mean": 0, "prod": 1, "amax": -np.inf, "amin": np.inf}
 
 
+def _identity(xp: Any, reduce: str, x: Any) -> int | float | bool:
+    """The value a place starts from when include_self is False, as torch's: amax's and amin's -inf and inf where
+    x's dtype has them, else its least and greatest value (False and True for bool)."""
+    identity, kind = _IDENTITY[reduce], D.kind(x)
+    if kind == "b":
+        return bool(identity > 0)
+    if kind in "iu" and math.isinf(identity):
+        return xp.iinfo(x.dtype).min if identity < 0 else xp.iinfo(x.dtype).max
+    return identity
+
+
+def _mean_of(total: Any, counts: Any) -> Any:
+    """A place's total over its count: floor division for integers, as torch's div_(count, "floor")."""
+    return total // counts if D.kind(total) in "iu" else total / counts
+
+
 @defop("scatter_reduce", inputs=("self", "src"), params=("dim", "index", "reduce", "include_self"),
        self="scatter_reduce_backward(grad, self, src, result, dim, index, reduce, include_self)[0]",
        src="scatter_reduce_backward(grad, self, src, result, dim, index, reduce, include_self)[1]",
@@ -285,11 +302,11 @@ def scatter_reduce_op(xp, x, src, dim, index, reduce, include_self):
     out = A.copy(xp, x)
     target, places, src = _scatter_target(out, src, dim, index)
     if not include_self:
-        target[places] = _IDENTITY[reduce]
+        target[places] = _identity(xp, reduce, x)
     {"sum": xp.add, "mean": xp.add, "prod": xp.multiply, "amax": xp.maximum, "amin": xp.minimum}[reduce].at(
         target, places, src)
     if reduce == "mean":
-        target /= _scatter_counts(x.shape, dim, index, include_self).reshape(target.shape)
+        target[...] = _mean_of(target, _scatter_counts(x.shape, dim, index, include_self).reshape(target.shape))
     return out
 
 
@@ -369,14 +386,12 @@ def _scatter_compared(xp, x, src, dim, index, reduce, include_self=True):
         written = xp.take_along_axis(src, xp.clip(last, 0, None), axis=-1)
         out[region] = xp.where(last >= 0, written, base)
         return xp.moveaxis(out, -1, dim)
-    identity = _IDENTITY[reduce]
-    if D.kind(x) in "iu" and math.isinf(identity):  # an integer's least or greatest value
-        identity = xp.iinfo(x.dtype).min if identity < 0 else xp.iinfo(x.dtype).max
-    identity = xp.asarray(identity, dtype=x.dtype, device=x.device)
+    identity = xp.asarray(_identity(xp, reduce, x), dtype=x.dtype, device=x.device)
     combined = getattr(xp, _COMBINED[reduce])(xp.where(hits, src[..., None], identity), axis=-2)
+    combined = A.astype(xp, combined, x.dtype, copy=False)  # an integer sum wraps as torch's, before a mean's division
     if reduce == "mean":
         count = A.reduce(xp, "sum", A.astype(xp, hits, x.dtype), -2) + int(include_self)
-        combined = (combined + base if include_self else combined) / xp.maximum(count, 1)
+        combined = _mean_of(combined + base if include_self else combined, xp.maximum(count, 1))
     elif include_self:
         combined = getattr(xp, _MERGED[reduce])(base, combined)
     out[region] = xp.where(xp.any(hits, axis=-2), A.astype(xp, combined, x.dtype, copy=False), base)

@@ -45,7 +45,7 @@ from .arrays import reduce as reduce_array
 from .pointwise import log, where
 from .reduction import amax, amin, return_type, vector_norm
 from .registry import apply, autocast_unifies, defop, namespace, unrecorded_arrays
-from .shape import cat, diag_embed, diagonal, reshape_alias_op, stack, tril, triu, unsafe_view
+from .shape import cat, diag_embed, diagonal, diagonal_scatter, reshape_alias_op, stack, tril, triu, unsafe_view
 from .unsigned import LOW_PRECISION
 
 
@@ -786,8 +786,9 @@ def matmul_grad_right(grad: Tensor, self: Tensor, other_ndim: int) -> Tensor:
 
 
 def trace_backward(grad: Tensor, shape: tuple) -> Tensor:
-    """The gradient of trace: grad on the diagonal, zeros elsewhere."""
-    return grad * eye_of(shape[-2], shape[-1], grad)
+    """The gradient of trace: grad written on the diagonal of zeros, as torch's (not grad times an identity, which
+    would make an inf gradient NaN off the diagonal and a negative one -0.)."""
+    return diagonal_scatter(grad.new_zeros(shape), grad.expand(min(shape)))
 
 
 def einsum_pair(equation: str, a: Tensor, b: Tensor | None) -> Tensor:
@@ -798,7 +799,7 @@ def einsum_pair(equation: str, a: Tensor, b: Tensor | None) -> Tensor:
 def einsum_operand_grad(grad: Tensor, equation: str, which: int, shape: tuple, other: Tensor | None) -> Tensor:
     """The gradient of one operand of an einsum step: an einsum of grad with the other operand (conjugated).
 
-    Labels the operand repeats (a diagonal) are placed back on the diagonal with identity masks;
+    Labels the operand repeats (a diagonal) are placed back on the diagonal of zeros;
     labels only it has were summed in the forward, so its gradient is constant along them.
     """
     inputs, out = equation.split("->")
@@ -817,18 +818,14 @@ def einsum_operand_grad(grad: Tensor, equation: str, which: int, shape: tuple, o
         if c not in wanted:
             g = g.unsqueeze(i)
     g = g.expand(tuple(size[c] for c in unique))
-    # lay the unique labels out as the operand's dims, repeated labels as size-1 dims masked by eye
-    first = {}
-    view_shape = []
+    # each later occurrence of a repeated label: a new dim with g placed on its diagonal with the first occurrence,
+    # zeros elsewhere (diag_embed, not a product with an identity, so an inf stays off the zeros)
+    first: dict[str, int] = {}
     for i, c in enumerate(mine):
-        view_shape.append(size[c] if c not in first else 1)
-        first.setdefault(c, i)
-    g = g.reshape(tuple(view_shape)) if len(mine) != len(unique) else g
-    for i, c in enumerate(mine):
-        if first[c] != i:
-            mask_shape = [1] * len(mine)
-            mask_shape[first[c]] = mask_shape[i] = size[c]
-            g = g * eye_of(size[c], size[c], g).reshape(tuple(mask_shape))
+        if c in first:
+            g = diag_embed(g.movedim(first[c], -1), 0, first[c], i)
+        else:
+            first[c] = i
     return g
 
 
@@ -2257,8 +2254,9 @@ def _sublist_equation(args: tuple) -> tuple[str, list]:
 
 
 def _einsum_parse(equation: str, operands: list) -> tuple[list[str], str, list[Tensor]]:
-    """Explicit single-letter labels per operand and for the output; ellipsis dims become fresh
-    letters and their operands are unsqueezed/expanded to the broadcast shape."""
+    """Explicit single-letter labels per operand and for the output; ellipsis dims become fresh letters and their
+    operands are unsqueezed to the widest ellipsis. Sizes are checked as torch's: a dim of size 1 broadcasts (against
+    another operand's label or ellipsis dim, by `_einsum_broadcast` at each pair), a repeated label's sizes match."""
     lhs, arrow, rhs = equation.partition("->")
     for at, label in [(i, c) for i, c in enumerate(lhs)] + [(len(lhs) + 2 + i, c) for i, c in enumerate(rhs)]:
         if label not in " .," and label not in string.ascii_letters:
@@ -2283,20 +2281,14 @@ def _einsum_parse(equation: str, operands: list) -> tuple[list[str], str, list[T
         ranks.append(op._data.ndim - named if "..." in term else 0)
     width = max(ranks, default=0)
     ellipsis = "".join(spare[:width])
-    batch_shapes = [op._data.shape[term.index("..."):term.index("...") + r] if "..." in term else ()
-                    for term, op, r in zip(terms, operands, ranks)]
-    batch = np.broadcast_shapes(*batch_shapes) if batch_shapes else ()
-    labels, prepared = [], []
+    own_labels = [term.replace("...", ellipsis[width - r:]) for term, r in zip(terms, ranks)]  # right-aligned
+    _einsum_check_sizes(own_labels, operands, ellipsis)
+    prepared = []
     for term, op, r in zip(terms, operands, ranks):
-        if "..." in term:
-            at = term.index("...")
-            for _ in range(width - r):
-                op = op.unsqueeze(at)
-            target = op._data.shape[:at] + batch + op._data.shape[at + width:]
-            op = op.expand(target) if target != op._data.shape else op
-            term = term.replace("...", ellipsis)
-        labels.append(term)
+        for _ in range(width - r if "..." in term else 0):
+            op = op.unsqueeze(term.index("..."))
         prepared.append(op)
+    labels = [term.replace("...", ellipsis) for term in terms]
     if arrow:
         out = rhs.replace("...", ellipsis)
         for at, c in enumerate(out):
@@ -2308,13 +2300,36 @@ def _einsum_parse(equation: str, operands: list) -> tuple[list[str], str, list[T
     else:
         counts = "".join(labels)
         out = ellipsis + "".join(sorted(c for c in set(counts) if counts.count(c) == 1 and c not in ellipsis))
-    sizes: dict = {}
-    for i, (term, op) in enumerate(zip(labels, prepared)):
-        for c, n in zip(term, op._data.shape):
-            if sizes.setdefault(c, n) != n:
-                raise RuntimeError(f"einsum(): subscript {c} has size {n} for operand {i} which does not broadcast "
-                                   f"with previously seen size {sizes[c]}")
     return labels, out, prepared
+
+
+def _einsum_check_sizes(labels: list[str], operands: list, ellipsis: str) -> None:
+    """torch's size checks, operand by operand and dim by dim: a label (or a dim the ellipsis covers, labelled from
+    `ellipsis`) sized other than 1 must agree with the last such size seen, and a repeated label's dims must match."""
+    seen: dict[str, int] = {}
+    for i, (term, op) in enumerate(zip(labels, operands)):
+        shape, first = op._data.shape, {}
+        for dim, (c, n) in enumerate(zip(term, shape)):
+            if c in first:
+                if n != shape[first[c]]:
+                    raise RuntimeError(f"einsum(): subscript {c} is repeated for operand {i} but the sizes don't "
+                                       f"match, {n} != {shape[first[c]]}")
+                continue
+            first[c] = dim
+            if n != 1 and seen.setdefault(c, n) != n:
+                if c in ellipsis:  # torch's text has no space before "has"
+                    raise RuntimeError(f"einsum(): dimension {dim} covered by ellipsis in operand {i}has size {n} "
+                                       f"which does not broadcast with previously seen ellipsis with size {seen[c]} "
+                                       "for the respective dimension")
+                raise RuntimeError(f"einsum(): subscript {c} has size {n} for operand {i} which does not broadcast "
+                                   f"with previously seen size {seen[c]}")
+
+
+def _einsum_broadcast(x: Tensor, labels: str, other_sizes: dict) -> Tensor:
+    """x with each dim of size 1 expanded to the size its label has in the other operand of a pair, as torch
+    broadcasts them (the expand's backward sums the gradient back to x's shape)."""
+    target = tuple(other_sizes.get(c, 1) if n == 1 else n for c, n in zip(labels, x._data.shape))
+    return x if target == x._data.shape else x.expand(target)
 
 
 def _einsum_pair_dtypes(a: Tensor, a_labels: str, b: Tensor, b_labels: str, keep: str, order: str) -> None:
@@ -2355,7 +2370,9 @@ def einsum(*args: Any) -> Tensor:
         both = result_labels + labels[i]
         keep = out if i == len(operands) - 1 else "".join(dict.fromkeys(c for c in both if c in later))
         _einsum_pair_dtypes(result, result_labels, operands[i], labels[i], keep, order)
-        result = einsum_pair(f"{result_labels},{labels[i]}->{keep}", result, operands[i])
+        left, right = dict(zip(result_labels, result._data.shape)), dict(zip(labels[i], operands[i]._data.shape))
+        result = einsum_pair(f"{result_labels},{labels[i]}->{keep}", _einsum_broadcast(result, result_labels, right),
+                             _einsum_broadcast(operands[i], labels[i], left))
         result_labels = keep
     return result
 

@@ -1131,7 +1131,7 @@ def fmin_op(xp, a, b):
 
 
 @defop("atan2", inputs=("self", "other"), promote="float",
-       self="grad * other / (self * self + other * other)", other="-grad * self / (self * self + other * other)",
+       self="grad * other * atan2_recip_norm(self, other)", other="grad * -self * atan2_recip_norm(self, other)",
        jvp="(self_t * other - other_t * self) / (self * self + other * other)")
 def atan2_op(xp, a, b):
     _refuse_kinds(a, "atan2_cpu")  # both promoted alike
@@ -1772,6 +1772,13 @@ def pow_exponent_backward(grad: Tensor, self: Tensor | complex, exponent: Tensor
         return grad * where(nonnegative, 0.0, conj(result * log_zero))
     complex_log = isinstance(self, builtins.complex) or result.is_complex()
     return grad * conj(result * (cmath.log(self) if complex_log else math.log(self)))
+
+
+def atan2_recip_norm(self: Tensor, other: Tensor) -> Tensor:
+    """1 / (self**2 + other**2) for atan2's gradient, 0 where that is inf (at the origin), as torch's
+    atan2_backward masks it: the gradient there is 0 rather than NaN."""
+    recip = reciprocal(self * self + other * other)
+    return where(isinf(recip), 0, recip)
 
 
 def tie_weight(mine: Tensor, theirs: Tensor | complex) -> Tensor:

@@ -589,8 +589,9 @@ def _standard_gamma(input: Tensor, generator: Generator | None = None) -> Tensor
 
 def _sample_dirichlet(input: Tensor, generator: Generator | None = None) -> Tensor:
     """Samples of Dirichlet(input) along the last dim, as torch's: Gamma draws in float64 (the same stream as
-    _standard_gamma's in double), each normalised by its row's sum, rounded to input's dtype. No gradient (torch's
-    derivative is not implemented: backward raises)."""
+    _standard_gamma's in double), each normalised by its row's sum, rounded to input's dtype and kept within
+    [tiny, the float below 1] so that log_prob stays finite for small concentrations (a NaN gives tiny, as C's
+    std::max does). No gradient (torch's derivative is not implemented: backward raises)."""
     if input.dtype not in (D.float32, D.float64):
         raise NotImplementedError(f'"dirichlet" not implemented for \'{D.scalar_type_name(input.dtype)}\'')
     rng = _generator(generator, input)
@@ -598,7 +599,10 @@ def _sample_dirichlet(input: Tensor, generator: Generator | None = None) -> Tens
     def draw(xp: Any, alpha: Any) -> Any:
         host = _on_host(alpha, alpha.shape)
         gammas = rng.gamma(host, True)
-        return _drawn(xp, gammas / gammas.sum(-1, keepdims=True), alpha)
+        rounded = (gammas / gammas.sum(-1, keepdims=True)).astype(host.dtype)
+        tiny, below_one = np.finfo(host.dtype).tiny, np.nextafter(host.dtype.type(1), host.dtype.type(0))
+        at_least_tiny = np.where(tiny < rounded, rounded, tiny)
+        return _drawn(xp, np.where(at_least_tiny < below_one, at_least_tiny, below_one), alpha)
 
     return apply(sample_dirichlet_op, (input,), (draw,))
 

@@ -35,6 +35,7 @@ from .registry import (
     MULTI_OUTPUT,
     NO_GRAD,
     Op,
+    _broadcast_error,
     apply,
     creation_meta,
     defop,
@@ -1412,7 +1413,11 @@ def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
     """Each tensor expanded to their common shape (a tensor already of that shape is returned as it is)."""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
-    shape = np.broadcast_shapes(*(t._data.shape for t in tensors))
+    arrays = [t._data for t in tensors]
+    try:
+        shape = np.broadcast_shapes(*(x.shape for x in arrays))
+    except ValueError:
+        raise _broadcast_error(arrays) from None
     return tuple(t if t._data.shape == shape else expand(t, shape) for t in tensors)
 
 
@@ -1428,6 +1433,11 @@ def meshgrid(*tensors: Tensor, indexing: str | None = None) -> tuple[Tensor, ...
     if indexing is None:
         warn_once("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.")
         indexing = "ij"
+    for a, b in zip(tensors, tensors[1:]):  # no promotion: the grids keep their tensors' dtypes
+        if a.dtype is not b.dtype:
+            raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+        if a.device != b.device:
+            raise RuntimeError("meshgrid expects all tensors to have the same device")
     if indexing not in ("xy", "ij"):
         raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
     for t in tensors:

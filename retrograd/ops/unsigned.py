@@ -142,12 +142,19 @@ _FLOATS_ONLY = {  # kernels with no loop for bool nor integers
     **dict.fromkeys(("normal_tensor_float", "normal_float_tensor", "normal_tensor_tensor"), "normal_kernel_cpu"),
     "linalg_householder_product": "orgqr_cpu", "ormqr": "ormqr_cpu", "_ctc_loss": "ctc_loss_cpu",
     **{row: row + "_cpu" for row in CHECKED_BEFORE_CONVERSION}}
+def _index_reduce_kernel(array: np.ndarray, params: tuple) -> str:
+    """index_reduce's kernel for bool and complex (neither has a loop): another when include_self is False."""
+    return "index_func_" if params[3] else "index_reduce_func_exclude_input_init"
+
+
 BOOL_REFUSALS: dict[str, Refusal] = {
     **{row: KERNELS.get(row, row + "_cpu") for row in (  # (with a number, remainder and fmod promote bool first)
         "abs", "addbmm", "addcmul", "addmm", "addmv", "baddbmm", "bmm", "dot", "fmod", "linalg_cross", "mm", "mv",
         "pow", "pow_scalar_base", "pow_tensor", "remainder", "searchsorted", "trace", "vdot")},
     **_NORMS, "div_rounding": KERNELS["div_rounding"], "round": "round_vml_cpu", "ceil": "ceil_vml_cpu",
-    "floor": "floor_vml_cpu", "trunc": "trunc_vml_cpu", "clamp_tensor": "clamp_cpu", "index_reduce": "index_func_",
+    "floor": "floor_vml_cpu", "trunc": "trunc_vml_cpu", "clamp_tensor": "clamp_cpu",
+    "index_reduce": _index_reduce_kernel,
+    "scatter_reduce": lambda x, params: "scatter_gather_tensor_cpu_reduce_mean" if params[2] == "mean" else None,
     **_FLOATS_ONLY, "triangular_solve":
     "triangular_solve_cpu", "convolution": lambda x, params: "slow_conv3d_cpu" if x.ndim == 5 and not params[2]
     else _convolution_kernel(x, params),
@@ -178,7 +185,7 @@ COMPLEX_REFUSALS: dict[str, Refusal] = {
     "geometric_": "geometric_cpu", "bernoulli": "bernoulli_tensor_cpu_self_", **_UNPOOLS, **_MARGINS,
     "normal_float_tensor": (RuntimeError, "normal expects standard deviation to be non-complex"),
     "scatter_reduce": lambda x, params: f"scatter_gather_tensor_cpu_reduce_{params[2]}" if params[2] in ("amax", "amin")
-    else None,
+    else None, "index_reduce": _index_reduce_kernel,
     **{row: row + "_cpu" for row in ("hypot", "logaddexp2", "igamma", "igammac")},
     "round_decimals": KERNELS["round_decimals"],
     **{row: (RuntimeError, f"{row} is not supported for complex tensors.") for row in ("deg2rad", "rad2deg")},

@@ -112,7 +112,10 @@ def einsum_samples(rng):
              ("...ij,...jk->...ik", [(2, 1, 2, 3), (4, 3, 2)], "ellipsis_broadcast"),
              ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 2)], "three_operands"),
              ("iij,kj->ik", [(2, 2, 3), (4, 3)], "diagonal_and_contract"), ("ij,k->ijk", [(2, 3), (2,)], "sum_free"),
-             ("ijk,jl->li", [(2, 3, 4), (3, 5)], "own_label_summed")]
+             ("ijk,jl->li", [(2, 3, 4), (3, 5)], "own_label_summed"),
+             ("bij,bjk->bik", [(1, 2, 3), (4, 3, 5)], "label_broadcast"),
+             ("ij,jk", [(2, 1), (3, 4)], "contracted_size_one"),
+             ("...ij,...jk->...ik", [(2, 1, 2, 1), (4, 3, 2)], "ellipsis_and_label_broadcast")]
     return [Sample((eq, *[rand(rng, *s) for s in shapes]), name=name) for eq, shapes, name in cases]
 
 
