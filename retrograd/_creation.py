@@ -462,7 +462,7 @@ def _infer(data: Any, exact: bool = False) -> np.ndarray:
         typed = [v for v in flat if isinstance(v, (np.generic, np.ndarray, Tensor))]
         if any(isinstance(v, Tensor) for v in typed):
             data = _tensors_read(data)
-        elif isinstance(_first_leaf(data)[0], np.ndarray):
+        elif isinstance(first := _first_leaf(data)[0], np.ndarray) and not first.ndim:  # a 0-d array first
             raise TypeError("len() of unsized object")
     arr = np.array(data)
     if arr.dtype == object:
