@@ -397,6 +397,8 @@ CASES = {
                                                                                  lib.ones(30, 3).double())),
     "repeat_interleave_matrix_of_repeats": (lambda lib: {}, lambda lib, e: lib.repeat_interleave(
         lib.ones(2), lib.tensor([[1, 2]]))),
+    **{f"einsum_dots_{equation}": (lambda lib: {}, lambda lib, e, equation=equation: lib.einsum(
+        equation, lib.ones(2, 3))) for equation in ("......i->i", "..i->i", "...ij->..ij", "...ij->......ij")},
     "function_output_modified": (_function_output_modified, lambda lib, e: e["y"].sum().backward()),
     "index_reduce_out_of_range": (lambda lib: {}, lambda lib, e: lib.zeros(3, 2).index_reduce(
         1, lib.tensor([2]), lib.ones(3, 1), "prod")),

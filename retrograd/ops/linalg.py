@@ -2253,6 +2253,20 @@ def _sublist_equation(args: tuple) -> tuple[str, list]:
     return equation, [args[2 * i] for i in range(pairs)]
 
 
+def _einsum_check_dots(term: str, where: str) -> None:
+    """torch's refusal of a '.' outside one ellipsis in an operand's or the output's subscripts."""
+    at = term.find(".")
+    if at == -1:
+        return
+    output = where == "output"
+    if term[at:at + 3] != "...":
+        raise RuntimeError(f"einsum(): found '.' for {where} that is not part of any ellipsis"
+                           + (" (...)" if output else ""))
+    if "." in term[at + 3:]:
+        raise RuntimeError("einsum(): found '.' for output but an ellipsis (...) was already found" if output else
+                           f"einsum(): found '.' for {where} for which an ellipsis was already found")
+
+
 def _einsum_parse(equation: str, operands: list) -> tuple[list[str], str, list[Tensor]]:
     """Explicit single-letter labels per operand and for the output; ellipsis dims become fresh letters and their
     operands are unsqueezed to the widest ellipsis. Sizes are checked as torch's: a dim of size 1 broadcasts (against
@@ -2269,6 +2283,9 @@ def _einsum_parse(equation: str, operands: list) -> tuple[list[str], str, list[T
         raise RuntimeError("einsum(): fewer operands were provided than specified in the equation")
     if len(terms) < len(operands):
         raise RuntimeError("einsum(): more operands were provided than specified in the equation")
+    for k, term in enumerate(terms):
+        _einsum_check_dots(term, f"operand {k}")
+    _einsum_check_dots(rhs, "output")
     used = set(equation) - set(".,->")
     spare = [c for c in string.ascii_letters if c not in used]
     ranks = []
