@@ -179,6 +179,10 @@ class device:  # noqa: N801 - torch's name
     def __hash__(self) -> int:
         return hash((self.type, self.index))
 
+    def __reduce__(self) -> tuple:
+        """Pickled as torch pickles a device, device(type[, index]), so either library loads the other's."""
+        return device, (self.type,) if self.index is None else (self.type, self.index)
+
 
 def placement(where: Any) -> tuple[str, int | None]:
     """The torch device (type, index) a tensor goes to for `device=where`; torch's AssertionError where this

@@ -73,6 +73,24 @@ def test_default_collate_matches_torch():
                                                                                       batch_size=2)
 
 
+@pytest.mark.parametrize("batch", [[1, 2.5], [True, False], [3, 4], [np.float32(1), np.float32(2)], [0.5, 1]],
+                         ids=["int then float", "bools", "ints", "numpy floats", "floats"])
+def test_default_collate_of_numbers_infers_torchs_dtype(batch):
+    """torch stacks Python ints by torch.tensor's own inference (a float later in the batch makes it float32), floats
+    as float64; each element's values survive."""
+    ours, theirs = rdata.default_collate(batch), tdata.default_collate(batch)
+    assert (str(ours.dtype), ours.tolist()) == (str(theirs.dtype), theirs.tolist())
+
+
+def test_default_convert_makes_numpy_scalars_tensors_as_torch():
+    """What a batch_size=None loader yields: NumPy scalars become 0-d tensors, NumPy strings and string arrays stay."""
+    data = [np.float64(1.0), np.int64(3), np.bool_(True), np.str_("a"), np.array(["x"]), np.float32(2)]
+    def described(values):
+        return [(type(v).__name__, str(getattr(v, "dtype", "")), v.tolist()) for v in values]
+
+    assert described(rdata.default_convert(data)) == described(tdata.default_convert(data))
+
+
 def test_collate_errors_on_ragged_lists():
     batch = [[1, 2], [1]]
     for collate in (tdata.default_collate, rdata.default_collate):

@@ -544,6 +544,30 @@ def test_the_bfloat16_dtype_as_a_value_crosses_both_ways():
 
 
 @pytest.mark.parametrize("saver", ["torch", "retrograd"])
+def test_devices_cross_both_ways(saver):
+    """A torch.device in a checkpoint (a config's) is pickled as torch's, device(type[, index]): either loads it."""
+    writer, reader = ({"torch": torch, "retrograd": retrograd}[name] for name in (saver, {"torch": "retrograd",
+                                                                                         "retrograd": "torch"}[saver]))
+    loaded = reader.load(io.BytesIO(saved(writer, {"cpu": writer.device("cpu"), "gpu": writer.device("cuda", 1)})))
+    assert loaded == {"cpu": reader.device("cpu"), "gpu": reader.device("cuda", 1)}
+
+
+@pytest.mark.parametrize("saver", ["torch", "retrograd"])
+@pytest.mark.parametrize("dtype", ["bfloat16", "complex32", "float16"])
+def test_loaded_half_tensors_print_and_compute(saver, dtype):
+    """A loaded tensor of the dtypes retrograd tells by their NumPy dtype object (bfloat16, complex32) prints,
+    converts and computes as one made in memory does, whichever library wrote the file."""
+    lib = {"torch": torch, "retrograd": retrograd}[saver]
+    values = [1.5, -2.25]
+    loaded = retrograd.load(io.BytesIO(saved(lib, {"w": lib.tensor(values).to(getattr(lib, dtype))})))["w"]
+    made = retrograd.tensor(values).to(getattr(retrograd, dtype))
+    assert repr(loaded) == repr(made)
+    assert loaded.to(retrograd.complex64).tolist() == made.to(retrograd.complex64).tolist()
+    if dtype != "complex32":  # complex32 has no arithmetic in torch either
+        assert (loaded + 1).tolist() == (made + 1).tolist()
+
+
+@pytest.mark.parametrize("saver", ["torch", "retrograd"])
 def test_loaded_views_keep_their_storage_offset_and_shared_storage(saver):
     """Views saved together load as views of one storage, with torch's offsets, strides and storage sizes."""
     lib = {"torch": torch, "retrograd": retrograd}[saver]

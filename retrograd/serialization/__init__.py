@@ -204,7 +204,10 @@ def _read_storage(reader: ArchiveReader, key: str, storage_type: StorageType, nu
         flat = np.memmap(mmap_path, file_dtype, mode="c", offset=reader.data_offset(f"data/{key}"), shape=(numel,))
     else:
         flat = np.frombuffer(bytearray(reader.read(f"data/{key}")), np.uint8).view(file_dtype)
-    return LoadedStorage(flat.astype(storage_type.dtype.np, copy=False))
+    native = flat.astype(storage_type.dtype.np, copy=False)
+    # NumPy keeps the file's dtype object when it equals the native one ('<bfloat16'), but retrograd tells bfloat16
+    # and complex32 arrays by their dtype object's identity: the canonical object goes on the array
+    return LoadedStorage(native if native.dtype is storage_type.dtype.np else native.view(storage_type.dtype.np))
 
 
 def _location(location: str, map_location: Any) -> str:

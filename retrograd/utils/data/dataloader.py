@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ... import _creation as C
-from ... import float64, int64
+from ... import float64
 from ..._tensor import Tensor
 from .dataset import Dataset, IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
@@ -40,8 +40,8 @@ def default_collate(batch: Sequence) -> Any:
         return C.tensor(batch)
     if isinstance(elem, float):
         return C.tensor(batch, dtype=float64)
-    if isinstance(elem, int):
-        return C.tensor(batch, dtype=int64)
+    if isinstance(elem, int):  # torch.tensor infers the dtype: [1, 2.5] is float32, [True, False] bool
+        return C.tensor(batch)
     if isinstance(elem, (str, bytes)):
         return batch
     if isinstance(elem, collections.abc.Mapping):
@@ -67,9 +67,10 @@ def default_collate(batch: Sequence) -> Any:
 
 
 def default_convert(data: Any) -> Any:
-    """What batch_size=None yields: NumPy arrays become tensors, containers are converted inside."""
-    if isinstance(data, np.ndarray) and data.dtype.kind not in "OSU":
-        return C.as_tensor(data)
+    """What batch_size=None yields: NumPy arrays and scalars become tensors (not arrays of strings or objects, nor
+    NumPy's strings), containers are converted inside."""
+    if isinstance(data, (np.ndarray, np.generic)) and not isinstance(data, (np.str_, np.bytes_)):
+        return data if isinstance(data, np.ndarray) and data.dtype.kind in "OSU" else C.as_tensor(data)
     if isinstance(data, collections.abc.Mapping):
         return {k: default_convert(v) for k, v in data.items()}
     if isinstance(data, tuple) and hasattr(data, "_fields"):
