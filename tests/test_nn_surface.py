@@ -49,7 +49,7 @@ def test_torch_import_path_exists_in_torch(statement):
 def test_torch_import_paths_under_the_hook():
     code = ("import retrograd.run as r; r.install()\n" + "\n".join(IMPORTS) +
             "\nimport torch, torch.nn.modules.batchnorm as b, retrograd\n"
-            "assert b._BatchNorm is retrograd.nn.modules.normalization._BatchNorm\n"
+            "assert b._BatchNorm is retrograd.nn.modules.batchnorm._BatchNorm\n"
             "assert isinstance(torch.nn.SyncBatchNorm(2), b._BatchNorm)\nprint('ok')")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.stdout.strip() == "ok", done.stderr

@@ -1,5 +1,7 @@
 """retrograd.save / retrograd.load speak torch's file format: both directions against torch, and hostile input."""
 
+import importlib
+import inspect
 import io
 import json
 import os
@@ -580,3 +582,29 @@ def test_loaded_views_keep_their_storage_offset_and_shared_storage(saver):
         a[0] = 100.0
         results.append((a.storage_offset(), a.untyped_storage().nbytes(), shared, c.stride(), b.tolist()))
     assert results[0] == results[1] == (2, 40, True, (1, 5), [0.0, 1.0, 100.0])
+
+
+def test_classes_name_the_module_torch_defines_them_in():
+    """Each class of torch.nn, torch.optim, torch.distributions and torch.utils.data names torch's module as its
+    own (`__module__`): a whole model, optimizer or distribution pickled here loads in torch, and printed class
+    paths are torch's. (LinearCrossEntropyOptions, an options record, lives in no module of torch's name here.)"""
+    differ = []
+    for path in ("nn", "optim", "optim.lr_scheduler", "distributions", "utils.data"):
+        theirs, ours = (importlib.import_module(f"{lib}.{path}") for lib in ("torch", "retrograd"))
+        for name, cls in vars(theirs).items():
+            mine = getattr(ours, name, None)
+            if inspect.isclass(cls) and inspect.isclass(mine) and name != "LinearCrossEntropyOptions" and \
+                    mine.__module__ != cls.__module__.replace("torch", "retrograd", 1):
+                differ.append((name, mine.__module__, cls.__module__))
+    assert differ == []
+
+
+def test_a_whole_model_and_distribution_pickled_here_load_in_torch():
+    """torch.save of the objects themselves (weights_only=False to load): torch finds every class at its own path."""
+    model = retrograd.nn.Sequential(retrograd.nn.Conv2d(4, 4, 1), retrograd.nn.BatchNorm2d(4),
+                                    retrograd.nn.InstanceNorm2d(4), retrograd.nn.PixelShuffle(2))
+    optimizer = retrograd.optim.AdamW(model.parameters())
+    normal = retrograd.distributions.Normal(retrograd.zeros(2), retrograd.ones(2))
+    loaded = torch.load(io.BytesIO(saved(retrograd, [model, optimizer, normal])), weights_only=False)
+    assert [type(m).__name__ for m in loaded[0]] == ["Conv2d", "BatchNorm2d", "InstanceNorm2d", "PixelShuffle"]
+    assert type(loaded[1]) is torch.optim.AdamW and type(loaded[2]) is torch.distributions.Normal

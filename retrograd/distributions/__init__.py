@@ -13,14 +13,8 @@ to within float rounding). Validation follows torch (on unless `python -O` or
 import sys
 
 from . import (
-    compound,
     constraints,  # noqa: F401 - an attribute as torch's, which `import *` does not bind (not in __all__)
-    continuous,
-    discrete,
     distribution,
-    matrix,
-    multivariate_normal,
-    transformed,
     transforms,  # noqa: F401 - as constraints
 )
 from .compound import Independent, MixtureSameFamily
@@ -109,22 +103,31 @@ __all__ = [
 ]  # torch's: `import *` binds neither the submodules nor the relaxed distributions' Exp/Logit bases
 
 # torch defines each distribution in a module of its own (torch.distributions.normal, ...); here they are grouped
-# by kind, and torch's module names are registered as aliases of the modules that hold them, so that
-# `from torch.distributions.normal import Normal` runs unchanged.
-_TORCH_MODULE_NAMES = {
-    compound: ["independent", "mixture_same_family"],
-    continuous: ["beta", "cauchy", "chi2", "dirichlet", "exponential", "fishersnedecor", "gamma", "generalized_pareto",
-                 "laplace", "normal", "studentT", "uniform", "von_mises"],
-    discrete: ["bernoulli", "binomial", "categorical", "continuous_bernoulli", "geometric", "multinomial",
-               "negative_binomial", "one_hot_categorical", "poisson"],
-    distribution: ["exp_family", "utils"],
-    matrix: ["lkj_cholesky", "wishart"],
-    multivariate_normal: ["lowrank_multivariate_normal"],
-    transformed: ["gumbel", "half_cauchy", "half_normal", "inverse_gamma", "kumaraswamy", "log_normal",
-                  "logistic_normal", "pareto", "relaxed_bernoulli", "relaxed_categorical", "transformed_distribution",
-                  "weibull"],
+# by kind. torch's module names are registered as aliases of the modules that hold them, so that
+# `from torch.distributions.normal import Normal` runs unchanged, and each class names torch's module as its own
+# (`__module__`): a pickled distribution then loads in torch, and messages print torch's class paths.
+_TORCH_MODULES = {
+    "independent": ["Independent"], "mixture_same_family": ["MixtureSameFamily"], "beta": ["Beta"],
+    "cauchy": ["Cauchy"], "chi2": ["Chi2"], "dirichlet": ["Dirichlet"], "exponential": ["Exponential"],
+    "fishersnedecor": ["FisherSnedecor"], "gamma": ["Gamma"], "generalized_pareto": ["GeneralizedPareto"],
+    "laplace": ["Laplace"], "normal": ["Normal"], "studentT": ["StudentT"], "uniform": ["Uniform"],
+    "von_mises": ["VonMises"], "bernoulli": ["Bernoulli"], "binomial": ["Binomial"], "categorical": ["Categorical"],
+    "continuous_bernoulli": ["ContinuousBernoulli"], "geometric": ["Geometric"], "multinomial": ["Multinomial"],
+    "negative_binomial": ["NegativeBinomial"], "one_hot_categorical": ["OneHotCategorical",
+                                                                       "OneHotCategoricalStraightThrough"],
+    "poisson": ["Poisson"], "exp_family": ["ExponentialFamily"], "lkj_cholesky": ["LKJCholesky"],
+    "wishart": ["Wishart"], "lowrank_multivariate_normal": ["LowRankMultivariateNormal"], "gumbel": ["Gumbel"],
+    "half_cauchy": ["HalfCauchy"], "half_normal": ["HalfNormal"], "inverse_gamma": ["InverseGamma"],
+    "kumaraswamy": ["Kumaraswamy"], "log_normal": ["LogNormal"], "logistic_normal": ["LogisticNormal"],
+    "pareto": ["Pareto"], "relaxed_bernoulli": ["RelaxedBernoulli"],
+    "relaxed_categorical": ["RelaxedOneHotCategorical"], "transformed_distribution": ["TransformedDistribution"],
+    "weibull": ["Weibull"],
 }
-for _module, _names in _TORCH_MODULE_NAMES.items():
-    for _name in _names:
-        sys.modules.setdefault(f"{__name__}.{_name}", _module)
-        globals().setdefault(_name, _module)  # torch.distributions.normal is an attribute too
+for _name, _classes in _TORCH_MODULES.items():
+    _module = sys.modules[globals()[_classes[0]].__module__]  # the module that holds them
+    sys.modules.setdefault(f"{__name__}.{_name}", _module)
+    globals().setdefault(_name, _module)  # torch.distributions.normal is an attribute too
+    for _class in _classes:
+        globals()[_class].__module__ = f"{__name__}.{_name}"
+sys.modules.setdefault(f"{__name__}.utils", distribution)
+globals().setdefault("utils", distribution)

@@ -24,7 +24,7 @@ from ..autograd import batched, forward_ad, grad_mode
 from ..autograd import grad as autograd_grad
 from ..autograd.batched import _flatten, _reaches, _unflatten, vmap
 from ..autograd.graph import disable_saved_tensors_hooks
-from ..nn.modules.normalization import _BatchNorm
+from ..nn.modules.batchnorm import _BatchNorm
 
 # Note [transforms in transforms]
 # grad / vjp differentiate with the one autograd engine, so they must not confuse their own

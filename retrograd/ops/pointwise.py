@@ -1059,13 +1059,16 @@ def remainder_scalar_self(xp, a, b):
 
 
 def _remainder(xp, a, b):
-    """a mod b with the sign of b, as torch's kernel: fmod, plus b where a non-zero result has the other sign, so
-    that a zero result keeps a's sign (-6.0 % 3 is -0.0; NumPy's remainder gives a zero b's sign)."""
+    """a mod b with the sign of b. torch's kernel is fmod, plus b where a non-zero result has the other sign, as
+    the standard's remainder, except that a zero result keeps fmod's sign, a's (-6.0 % 3 is -0.0), where the
+    standard's gives it b's."""
     _refuse_integer_zero(xp, a, b)
+    result = xp.remainder(a, b)
     if not any(hasattr(v, "dtype") and D.kind(v) == "f" for v in (a, b)):
-        return xp.remainder(a, b)
-    result = xp.fmod(a, b)
-    return xp.where((result != 0) & ((result < 0) != (b < 0)), result + b, result)
+        return result
+    if not hasattr(a, "dtype"):  # a number (remainder_scalar_self): its sign as an array the standard takes
+        a = xp.asarray(a, dtype=result.dtype, device=result.device)
+    return xp.where(result == 0, xp.copysign(result, a), result)
 
 
 @defop("fmod", node="FmodBackward1", inputs=("self", "other"), promote="binary",

@@ -1,4 +1,4 @@
-"""Adam and AdamW (decoupled weight decay), with amsgrad and maximize, in torch's arithmetic order."""
+"""Adam, with amsgrad, maximize and decoupled weight decay (AdamW, adamw.py), in torch's arithmetic order."""
 
 from __future__ import annotations
 
@@ -144,15 +144,3 @@ def _arrays(tensors: tuple, step: Tensor, group: dict) -> tuple | None:
     if type(count) is not np.ndarray or count.ndim or not count.flags.writeable:
         return None
     return arrays
-
-
-class AdamW(Adam):
-    """Adam with decoupled weight decay: ``p *= 1 - lr * weight_decay`` before the Adam step."""
-
-    def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
-                 eps: float = 1e-8, weight_decay: float = 1e-2, amsgrad: bool = False, *, maximize: bool = False,
-                 foreach: bool | None = None, capturable: bool = False, differentiable: bool = False,
-                 fused: bool | None = None) -> None:
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
-                         capturable=capturable, differentiable=differentiable, fused=fused,
-                         decoupled_weight_decay=True)

@@ -14,8 +14,8 @@ from .. import _creation as C
 from .. import _dtype as D
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
+from ..nn.modules.batchnorm import _BatchNorm
 from ..nn.modules.module import Module
-from ..nn.modules.normalization import _BatchNorm
 from .lr_scheduler import LRScheduler, _per_group, _warn_get_lr_called_within_step
 from .optimizer import Optimizer
 

@@ -3,6 +3,7 @@
 from . import (
     activation,
     adaptive,
+    batchnorm,
     channelshuffle,
     container,
     conv,
@@ -10,11 +11,13 @@ from . import (
     dropout,
     flatten,
     fold,
+    instancenorm,
     linear,
     loss,
     module,
     normalization,
     padding,
+    pixelshuffle,
     pooling,
     rnn,
     sparse,
@@ -22,8 +25,9 @@ from . import (
     upsampling,
 )
 
-_FAMILIES = (module, container, linear, activation, conv, pooling, padding, dropout, flatten, fold, normalization,
-             sparse, rnn, transformer, loss, distance, channelshuffle, upsampling, adaptive)
+_FAMILIES = (module, container, linear, activation, conv, pooling, padding, dropout, flatten, fold, batchnorm,
+             instancenorm, normalization, sparse, rnn, transformer, loss, distance, channelshuffle, upsampling,
+             pixelshuffle, adaptive)
 for _family in _FAMILIES:
     for _name in _family.__all__:
         globals()[_name] = getattr(_family, _name)

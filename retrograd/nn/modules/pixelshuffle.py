@@ -1,5 +1,38 @@
-"""torch.nn.modules.pixelshuffle: PixelShuffle and PixelUnshuffle live with Upsample (upsampling.py)."""
+"""torch.nn.modules.pixelshuffle: PixelShuffle and PixelUnshuffle, which move channels into space and back."""
 
-from .upsampling import PixelShuffle, PixelUnshuffle
+from __future__ import annotations
+
+from ..._tensor import Tensor
+from .. import functional as F
+from .module import Module
+
+
+class PixelShuffle(Module):
+    """``(*, C r^2, H, W)`` -> ``(*, C, H r, W r)``."""
+
+    def __init__(self, upscale_factor: int) -> None:
+        super().__init__()
+        self.upscale_factor = upscale_factor
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.pixel_shuffle(input, self.upscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"upscale_factor={self.upscale_factor}"
+
+
+class PixelUnshuffle(Module):
+    """``(*, C, H r, W r)`` -> ``(*, C r^2, H, W)``, the inverse of PixelShuffle."""
+
+    def __init__(self, downscale_factor: int) -> None:
+        super().__init__()
+        self.downscale_factor = downscale_factor
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.pixel_unshuffle(input, self.downscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"downscale_factor={self.downscale_factor}"
+
 
 __all__ = ["PixelShuffle", "PixelUnshuffle"]

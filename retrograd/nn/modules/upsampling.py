@@ -1,5 +1,5 @@
-"""Upsample (with UpsamplingNearest2d, UpsamplingBilinear2d) and PixelShuffle/PixelUnshuffle: functional
-interpolate and pixel_(un)shuffle as layers, with torch's attributes and reprs."""
+"""Upsample (with UpsamplingNearest2d, UpsamplingBilinear2d): functional interpolate as layers, with torch's
+attributes and reprs (PixelShuffle and PixelUnshuffle are in pixelshuffle.py, as in torch)."""
 
 from __future__ import annotations
 
@@ -49,32 +49,4 @@ class UpsamplingBilinear2d(Upsample):
         super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
 
 
-class PixelShuffle(Module):
-    """``(*, C r^2, H, W)`` -> ``(*, C, H r, W r)``."""
-
-    def __init__(self, upscale_factor: int) -> None:
-        super().__init__()
-        self.upscale_factor = upscale_factor
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.pixel_shuffle(input, self.upscale_factor)
-
-    def extra_repr(self) -> str:
-        return f"upscale_factor={self.upscale_factor}"
-
-
-class PixelUnshuffle(Module):
-    """``(*, C, H r, W r)`` -> ``(*, C r^2, H, W)``, the inverse of PixelShuffle."""
-
-    def __init__(self, downscale_factor: int) -> None:
-        super().__init__()
-        self.downscale_factor = downscale_factor
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.pixel_unshuffle(input, self.downscale_factor)
-
-    def extra_repr(self) -> str:
-        return f"downscale_factor={self.downscale_factor}"
-
-
-__all__ = ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle"]
+__all__ = ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
