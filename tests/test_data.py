@@ -402,3 +402,33 @@ def test_chain_and_stack_datasets_match_torch():
         with pytest.raises(ValueError, match="but both types are given"):
             data.StackDataset(x, b=y)
     assert results[0] == results[1]
+
+
+def test_the_loaders_iterator_has_a_length_and_its_settings_are_fixed_as_torchs():
+    """iter(loader) has len() (progress bars read it); an IterableDataset names the option it got; a negative
+    timeout and setting what decides the batches after the loader is made are refused, with torch's words."""
+    class Stream(tdata.IterableDataset):
+        def __iter__(self):
+            return iter(range(5))
+
+    class OurStream(rdata.IterableDataset):
+        def __iter__(self):
+            return iter(range(5))
+
+    outcomes = []
+    for data, stream in ((tdata, Stream), (rdata, OurStream)):
+        seen = []
+        batches = iter(data.DataLoader(range(10), batch_size=4))
+        seen.append((len(batches), len(list(batches))))
+        for make in (lambda: data.DataLoader(stream(), shuffle=True), lambda: data.DataLoader(stream(), sampler=[0]),
+                     lambda: data.DataLoader(stream(), batch_sampler=[[0]]),
+                     lambda: data.DataLoader(range(3), timeout=-1),
+                     lambda: setattr(data.DataLoader(range(3)), "batch_size", 2),
+                     lambda: setattr(data.DataLoader(range(3)), "num_workers", 0)):
+            try:
+                make()
+                seen.append("ok")
+            except ValueError as error:
+                seen.append(str(error))
+        outcomes.append(seen)
+    assert outcomes[0] == outcomes[1]

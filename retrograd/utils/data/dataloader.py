@@ -80,6 +80,25 @@ def default_convert(data: Any) -> Any:
     return data
 
 
+_FIXED_AFTER_INIT = ("batch_size", "batch_sampler", "sampler", "drop_last", "dataset", "persistent_workers")
+
+
+class _LoaderIterator:
+    """What iterating a DataLoader gives, as torch's iterator object: the batches, and len() as the loader's."""
+
+    def __init__(self, batches: Iterator[Any], loader: DataLoader) -> None:
+        self._batches, self._loader = batches, loader
+
+    def __iter__(self) -> _LoaderIterator:
+        return self
+
+    def __next__(self) -> Any:
+        return next(self._batches)
+
+    def __len__(self) -> int:
+        return len(self._loader)
+
+
 class DataLoader:
     """Iterate over a dataset in batches.
 
@@ -96,6 +115,8 @@ class DataLoader:
         if num_workers < 0:
             raise ValueError("num_workers option should be non-negative; use num_workers=0 to disable "
                              "multiprocessing.")
+        if timeout < 0:
+            raise ValueError("timeout option should be non-negative")
         if num_workers == 0 and prefetch_factor is not None:
             raise ValueError("prefetch_factor option could only be specified in multiprocessing.let num_workers > 0 "
                              "to enable multiprocessing, otherwise set prefetch_factor to None.")
@@ -111,9 +132,11 @@ class DataLoader:
         self.drop_last = drop_last
         self.generator = generator
         iterable = isinstance(dataset, IterableDataset)
-        if iterable and (shuffle not in (None, False) or sampler is not None or batch_sampler is not None):
-            raise ValueError("DataLoader with IterableDataset: expected unspecified shuffle, sampler or batch_sampler "
-                             "option")
+        if iterable:  # torch names the first of the options an IterableDataset takes none of
+            for option, value in (("shuffle", shuffle), ("sampler", sampler), ("batch_sampler", batch_sampler)):
+                if value not in (None, False):
+                    raise ValueError(f"DataLoader with IterableDataset: expected unspecified {option} option, but "
+                                     f"got {option}={value}")
         if sampler is not None and shuffle:
             raise ValueError("sampler option is mutually exclusive with shuffle")
         if batch_sampler is not None:
@@ -134,6 +157,13 @@ class DataLoader:
         self.batch_sampler = batch_sampler
         self.collate_fn = collate_fn or (default_collate if batch_size is not None or batch_sampler is not None
                                          else default_convert)
+        self._initialized = True
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        """torch refuses to change what decides the batches once the loader is made."""
+        if name in _FIXED_AFTER_INIT and self.__dict__.get("_initialized"):
+            raise ValueError(f"{name} attribute should not be set after {type(self).__name__} is initialized")
+        super().__setattr__(name, value)
 
     def __iter__(self) -> Iterator[Any]:
         if self.pin_memory:  # torch's words where no accelerator is found (always, here)
@@ -144,7 +174,7 @@ class DataLoader:
             base_seed = int(C._torch_rng(self.generator).bits((), np.int64))
             if self.num_workers:
                 self._workers = Workers(self.num_workers, base_seed, self.dataset, self.worker_init_fn)
-        return self._batches(self._workers) if self.num_workers else self._batches_here()
+        return _LoaderIterator(self._batches(self._workers) if self.num_workers else self._batches_here(), self)
 
     def _batches_here(self) -> Iterator[Any]:
         if isinstance(self.dataset, IterableDataset):
