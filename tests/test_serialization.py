@@ -6,6 +6,7 @@ import io
 import json
 import os
 import pickle
+import re
 import struct
 import subprocess
 import sys
@@ -456,9 +457,32 @@ def state_bytes() -> bytes:
 
 
 @pytest.mark.parametrize("cut", [0, 1, 3, 10, 100, 400, 1000, -200, -22, -1])
-def test_truncated_files_give_a_clear_error(cut):
-    with pytest.raises(RuntimeError, match="corrupt or truncated|not a file written by"):
-        retrograd.load(io.BytesIO(state_bytes()[:cut]))
+def test_truncated_files_give_a_clear_error_of_torchs_type(cut):
+    """Nothing to read is torch's EOFError, a start that is neither a zip nor a pickle its UnpicklingError, a cut
+    archive its RuntimeError; each says what is wrong."""
+    errors = []
+    for lib in (torch, retrograd):
+        with pytest.raises((RuntimeError, pickle.UnpicklingError, EOFError)) as caught:
+            lib.load(io.BytesIO(state_bytes()[:cut]))
+        errors.append(caught.value)
+    assert type(errors[1]) is type(errors[0])
+    assert re.search("corrupt or truncated|not a file written by|is empty", str(errors[1]))
+
+
+def test_misused_save_and_load_arguments_raise_as_torch():
+    """A file object without write/seek, a map_location that is no mapping (torch calls it) and a missing directory
+    give torch's exceptions and words."""
+    outcomes = []
+    for lib in (torch, retrograd):
+        seen = []
+        for misuse in (lambda: lib.save(lib.ones(1), 5), lambda: lib.load(5),
+                       lambda: lib.load(io.BytesIO(saved(lib, lib.ones(1))), map_location=5),
+                       lambda: lib.save(lib.ones(1), os.path.join("no_such_directory_here", "x.pt"))):
+            with pytest.raises(Exception) as caught:
+                misuse()
+            seen.append((type(caught.value).__name__, str(caught.value)))
+        outcomes.append(seen)
+    assert outcomes[0] == outcomes[1]
 
 
 def test_random_bytes_give_a_clear_error():

@@ -70,6 +70,8 @@ def save(obj: Any, f: FileLike, pickle_module: Any = pickle, pickle_protocol: in
         raise RuntimeError("retrograd.save: the object is nested too deeply to pickle (Python's recursion limit "
                            "was reached, as torch.save would reach it)") from None
     if not isinstance(f, (str, os.PathLike)):
+        if not hasattr(f, "write"):
+            raise AttributeError("expected 'f' to be string, path, or a file-like object with a 'write' attribute")
         if hasattr(f, "seekable") and f.seekable() and f.tell() == 0:
             _write_archive(f, "archive", buffer.getbuffer(), pickler, _disable_byteorder_record)
         else:
@@ -78,6 +80,8 @@ def save(obj: Any, f: FileLike, pickle_module: Any = pickle, pickle_protocol: in
             f.write(stream.getbuffer())
         return
     path = os.fspath(f)
+    if not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+        raise RuntimeError(f"Parent directory {os.path.dirname(path)} does not exist.")
     handle, temp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp",
                                     dir=os.path.dirname(os.path.abspath(path)))
     try:
@@ -121,7 +125,13 @@ def load(f: FileLike, map_location: Any = None, pickle_module: Any = None, *, we
     weights_only = True if weights_only is None else bool(weights_only)
     if weights_only and pickle_module is not None:
         raise RuntimeError("Can not safely load weights when explicit pickle_module is specified")
+    if map_location is not None and not isinstance(map_location, (str, dict, device)) and not callable(map_location):
+        raise TypeError(f"'{type(map_location).__name__}' object is not callable")  # torch calls what it cannot map by
     is_path = isinstance(f, (str, os.PathLike))
+    if not is_path and not hasattr(f, "seek"):
+        raise AttributeError(f"'{type(f).__name__}' object has no attribute 'seek'. You can only torch.load from a "
+                             "file that is seekable. Please pre-load the data into a buffer like io.BytesIO and try "
+                             "to load from it instead.")
     if mmap and not is_path:
         raise ValueError("f must be a file path in order to use the mmap argument")
     name = os.fspath(f) if is_path else getattr(f, "name", "<stream>")
@@ -140,13 +150,15 @@ def _load_stream(stream: IO[bytes], name: str, map_location: Any, weights_only: 
     stream.seek(start)
     head = stream.read(4)
     stream.seek(start)
+    if not head:  # torch's unpickler runs out of input
+        raise EOFError(f"retrograd.load: {name} is empty (nothing left to read from where it stands)")
+    if head != _ZIP_MAGIC and head[:1] != pickle.PROTO:
+        raise pickle.UnpicklingError(f"retrograd.load: {name} is not a file written by torch.save or retrograd.save "
+                                     f"(it is neither a zip archive nor a pickle; it starts with {head!r})")
     try:
         if head == _ZIP_MAGIC:
             return _load_zip(stream, size, name, map_location, weights_only, mmap_path)
-        if head[:1] == pickle.PROTO:
-            return _load_plain_pickle(stream.read(), name, weights_only)
-        raise RuntimeError(f"retrograd.load: {name} is not a file written by torch.save or retrograd.save (it is "
-                           f"neither a zip archive nor a pickle; it starts with {head!r})")
+        return _load_plain_pickle(stream.read(), name, weights_only)
     except WeightsUnpicklerError as error:
         raise pickle.UnpicklingError(weights_only_message(str(error))) from None
     except (zipfile.BadZipFile, zipfile.LargeZipFile, pickle.UnpicklingError, EOFError, KeyError, IndexError,
