@@ -588,6 +588,30 @@ def test_module_list_dict_and_parameter_containers_match_torch():
     assert r == t
 
 
+def test_only_module_list_folds_repeated_children_in_its_repr():
+    """torch writes '(0-1): 2 x Linear(...)' inside a ModuleList only (without a subclass's extra_repr); every
+    other module, Sequential included, prints each child on its own line, and a blank extra_repr line stays blank."""
+    def reprs(lib):
+        nn = lib.nn
+
+        class Tagged(nn.ModuleList):
+            def extra_repr(self):
+                return "tag"
+
+        class TwoLines(nn.Module):
+            def extra_repr(self):
+                return "a\n\nb"
+
+        holder = nn.Module()
+        holder.pair = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 2))
+        holder.blocks = Tagged([nn.Sequential(nn.Linear(1, 1)), nn.Sequential(nn.Linear(1, 1)), nn.ReLU(),
+                                TwoLines(), TwoLines()])
+        holder.named = nn.ModuleDict({"1": nn.ReLU(), "2": nn.ReLU()})
+        return repr(holder), repr(Tagged()), repr(nn.Sequential())
+
+    assert reprs(retrograd) == reprs(torch)
+
+
 # --------------------------------------------------------------------------------------------
 # Initialisation
 # --------------------------------------------------------------------------------------------

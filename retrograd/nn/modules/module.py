@@ -178,10 +178,11 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
 
 
 def _addindent(text: str, spaces: int) -> str:
+    """text with every line after the first indented by `spaces`; blank lines stay empty, as torch's."""
     lines = text.split("\n")
     if len(lines) == 1:
         return text
-    return lines[0] + "\n" + "\n".join(" " * spaces + line for line in lines[1:])
+    return lines[0] + "\n" + "\n".join(" " * spaces + line if line.strip() else "" for line in lines[1:])
 
 
 class Module:
@@ -887,35 +888,21 @@ class Module:
         return ""
 
     def __repr__(self) -> str:
-        lines = [line for line in self.extra_repr().split("\n") if line] if self.extra_repr() else []
-        children = [(name, repr(module)) for name, module in self._modules.items()]
-        children_lines = _grouped_child_lines(children)
-        lines += children_lines
-        main = self._get_name() + "("
-        if lines:
-            if len(lines) == 1 and not children_lines:
-                main += lines[0]
-            else:
-                main += "\n  " + "\n  ".join(lines) + "\n"
-        return main + ")"
+        """Name(extra_repr) on one line, or the extra_repr's lines and '(name): child' per child, one a line."""
+        extra_repr = self.extra_repr()
+        extra_lines = extra_repr.split("\n") if extra_repr else []
+        child_lines = [f"({name}): {_addindent(repr(module), 2)}" for name, module in self._modules.items()]
+        return _module_repr(self._get_name(), extra_lines, child_lines)
 
 
-def _grouped_child_lines(children: list[tuple[str, str]]) -> list[str]:
-    """'(name): repr' per child, with runs of identical children written '(0-2): 3 x Linear(...)' as torch."""
-    lines = []
-    i = 0
-    while i < len(children):
-        j = i
-        while j + 1 < len(children) and children[j + 1][1] == children[i][1] and \
-                all(n.isdigit() for n in (children[i][0], children[j + 1][0])):
-            j += 1
-        text = _addindent(children[i][1], 2)
-        if j > i:
-            lines.append(f"({children[i][0]}-{children[j][0]}): {j - i + 1} x {text}")
-        else:
-            lines.append(f"({children[i][0]}): {text}")
-        i = j + 1
-    return lines
+def _module_repr(name: str, extra_lines: list[str], child_lines: list[str]) -> str:
+    """torch's layout of a module's repr: one line for a lone extra_repr line, else one indented line each."""
+    lines = extra_lines + child_lines
+    if not lines:
+        return name + "()"
+    if len(extra_lines) == 1 and not child_lines:
+        return f"{name}({extra_lines[0]})"
+    return name + "(\n  " + "\n  ".join(lines) + "\n)"
 
 
 def _in_place_only(hook: Callable) -> Callable:
