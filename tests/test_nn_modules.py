@@ -354,6 +354,54 @@ def test_load_state_dict_reports_like_torch(entries, kwargs):
     assert load_errors(retrograd, {k: retrograd.zeros(s) for k, s in entries.items()}, **kwargs) == expected
 
 
+def test_load_state_dict_walks_modules_as_torch():
+    """torch recurses through _modules: each child's pre-hooks see a dict of its own entries, post-hooks run after
+    the children, unexpected keys come per module (root first), _load_from_state_dict is told strict=True even under
+    strict=False, and a module registered twice loads under each name (the last entry wins)."""
+    def walk(lib):
+        nn = lib.nn
+        seen = []
+        net = nn.Sequential(nn.Linear(1, 1), nn.Sequential(nn.Linear(1, 1)))
+        for name, module in net.named_modules():
+            module.register_load_state_dict_pre_hook(
+                lambda mod, sd, prefix, md, strict, *lists, name=name: seen.append(("pre", name, sorted(sd), strict)))
+            module.register_load_state_dict_post_hook(
+                lambda mod, keys, name=name: seen.append(("post", name, list(keys.missing_keys),
+                                                          list(keys.unexpected_keys))))
+        seen.append(str(net.load_state_dict({"b.x": lib.ones(1), "0.weight": lib.ones(1, 1), "zz": lib.ones(1),
+                                             "1.0.q": lib.ones(1), "1.x.y": lib.ones(1)}, strict=False)))
+        try:
+            net.load_state_dict({"1.extra": lib.ones(1), **net.state_dict(), "0.extra": lib.ones(1),
+                                 "root": lib.ones(1)})
+        except RuntimeError as e:
+            seen.append(str(e))
+        shared = nn.Linear(1, 1)
+        shared.register_load_state_dict_post_hook(lambda mod, keys: seen.append(len(keys.missing_keys)))
+        seq = nn.Sequential(shared, nn.ReLU(), shared)
+        seen.append(str(seq.load_state_dict({"0.weight": lib.zeros(1, 1)}, strict=False)))
+        seq.load_state_dict({"0.weight": lib.zeros(1, 1), "0.bias": lib.zeros(1), "2.weight": lib.ones(1, 1),
+                             "2.bias": lib.ones(1)})
+        seen.append(shared.bias.tolist())
+        return seen
+
+    assert walk(retrograd) == walk(torch)
+
+
+def test_load_state_dict_entry_rules_match_torch():
+    """A 1-element checkpoint entry loads into a 0-d buffer (0.3-era checkpoints); assign=True keeps a given
+    Parameter object, with the module's requires_grad."""
+    def load(lib):
+        holder = lib.nn.Module()
+        holder.register_buffer("scale", lib.tensor(1.0))
+        holder.load_state_dict({"scale": lib.tensor([3.0])})
+        linear = lib.nn.Linear(1, 1)
+        given = lib.nn.Parameter(lib.ones(1, 1), requires_grad=False)
+        linear.load_state_dict({"weight": given, "bias": lib.ones(1)}, assign=True)
+        return holder.scale.shape, holder.scale.item(), linear.weight is given, linear.weight.requires_grad
+
+    assert load(retrograd) == load(torch)
+
+
 def test_load_state_dict_assign_replaces_parameters():
     model = retrograd.nn.Linear(2, 2)
     weight = retrograd.ones(2, 2)

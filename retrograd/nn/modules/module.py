@@ -14,7 +14,7 @@ import itertools
 import threading
 import warnings
 from collections import OrderedDict, namedtuple
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from ..._tensor import Tensor
@@ -22,7 +22,7 @@ from ..._warn import user_stacklevel
 from ...autograd import grad_mode
 from ...autograd.function import Function
 from ...autograd.graph import HookDict, RemovableHandle, add_hook
-from ..parameter import Buffer, Parameter
+from ..parameter import Buffer, Parameter, is_lazy
 
 # Note [global module hooks]
 # register_module_forward_pre_hook and its kin put a hook in one of these tables; every module's call runs them
@@ -631,6 +631,7 @@ class Module:
         return destination
 
     def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
+        """This module's own entries (not its children's): parameters and persistent buffers."""
         for name, param in self._parameters.items():
             if param is not None:
                 destination[prefix + name] = param if keep_vars else param.detach()
@@ -638,9 +639,13 @@ class Module:
             if buf is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = buf if keep_vars else buf.detach()
 
-    def load_state_dict(self, state_dict: dict, strict: bool = True, assign: bool = False) -> _IncompatibleKeys:
-        """Copy parameters and buffers from `state_dict` (strict: the keys must match exactly)."""
-        if not isinstance(state_dict, dict):
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False
+                        ) -> _IncompatibleKeys:
+        """Copy parameters and buffers from `state_dict` (strict: the keys must match exactly).
+
+        As torch's, it walks `_modules` (a module registered under two names loads under each), hands each child
+        the entries under its prefix in a dict of their own, and runs a module's post-hooks after its children."""
+        if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         metadata = getattr(state_dict, "_metadata", None)
         state_dict = OrderedDict(state_dict)
@@ -649,24 +654,26 @@ class Module:
         missing: list[str] = []
         unexpected: list[str] = []
         errors: list[str] = []
-        for prefix, module in self.named_modules():
-            local_metadata = {} if metadata is None else metadata.get(prefix, {})
+
+        def load(module: Module, local_state_dict: dict, prefix: str = "") -> None:
+            local_metadata = {} if metadata is None else metadata.get(prefix[:-1], {})
             if assign:
                 local_metadata["assign_to_params_buffers"] = assign
-            prefix = prefix + "." if prefix else ""
-            for hook in list(module._load_state_dict_pre_hooks.values()):
-                hook(state_dict, prefix, local_metadata, strict, missing, unexpected, errors)
-            module._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing, unexpected, errors)
-        expected: dict = {}  # the state dict's keys, without running its hooks
-        for prefix, module in self.named_modules(remove_duplicate=False):
-            module._save_to_state_dict(expected, prefix + "." if prefix else "", True)
-        unexpected += [k for k in state_dict if k not in expected and k not in unexpected]
-        for module in self.modules():
+            # strict is always True here, as torch passes it: load_state_dict(strict=False) only reports
+            module._load_from_state_dict(local_state_dict, prefix, local_metadata, True, missing, unexpected, errors)
+            for name, child in module._modules.items():
+                if child is not None:
+                    child_prefix = prefix + name + "."
+                    load(child, {k: v for k, v in local_state_dict.items() if k.startswith(child_prefix)},
+                         child_prefix)
+            incompatible_keys = _IncompatibleKeys(missing, unexpected)
             for hook in list(module._load_state_dict_post_hooks.values()):
-                if hook(module, _IncompatibleKeys(missing, unexpected)) is not None:
+                if hook(module, incompatible_keys) is not None:
                     raise AssertionError("Hooks registered with ``register_load_state_dict_post_hook`` are not "
                                          "expected to return new values, if incompatible_keys need to be modified, "
                                          "it should be done inplace.")
+
+        load(self, state_dict)
         if strict:
             if unexpected:
                 errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
@@ -675,42 +682,66 @@ class Module:
                 errors.insert(0, "Missing key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in missing)))
         if errors:
             raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
-                self._get_name(), "\n\t".join(errors)))
+                type(self).__name__, "\n\t".join(errors)))
         return _IncompatibleKeys(missing, unexpected)
 
     def _load_from_state_dict(self, state_dict: dict, prefix: str, local_metadata: dict, strict: bool,
                               missing_keys: list, unexpected_keys: list, error_msgs: list) -> None:
-        """Copy this module's own entries (not its children's), in torch's signature: a subclass may rename or add
-        entries first, by the version in `local_metadata`. Keys nothing takes are found after every module ran."""
-        missing, errors, assign = missing_keys, error_msgs, local_metadata.get("assign_to_params_buffers", False)
+        """Run the load pre-hooks, then copy this module's own entries (not its children's),
+        in torch's signature: a subclass may rename or add entries first, by the version in `local_metadata`.
+        Under `strict`, a key under `prefix` that names neither an entry nor a child is unexpected."""
+        for hook in list(self._load_state_dict_pre_hooks.values()):
+            hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
         persistent = {k: v for k, v in self._buffers.items() if k not in self._non_persistent_buffers_set}
-        for name, current in itertools.chain(self._parameters.items(), persistent.items()):
+        local_state = {k: v for k, v in itertools.chain(self._parameters.items(), persistent.items()) if v is not None}
+        for name, current in local_state.items():
             key = prefix + name
-            if current is None:
-                continue
-            if key not in state_dict:
-                missing.append(key)
-                continue
-            value = state_dict[key]
-            if not isinstance(value, Tensor):
-                errors.append(f'While copying the parameter named "{key}", expected torch.Tensor or Tensor-like '
+            if key in state_dict:
+                self._load_entry(name, key, current, state_dict[key], local_metadata, error_msgs)
+            elif strict:
+                missing_keys.append(key)
+        if strict:
+            for key in state_dict:
+                if key.startswith(prefix):
+                    head, dot, _ = key[len(prefix):].partition(".")
+                    if head not in (self._modules if dot else local_state):
+                        unexpected_keys.append(key)
+
+    def _load_entry(self, name: str, key: str, current: Tensor, value: Any, local_metadata: dict,
+                    error_msgs: list) -> None:
+        """Copy (or with assign, set) one parameter or buffer from the state dict's `value`, or say why not."""
+        if not isinstance(value, Tensor):
+            error_msgs.append(f'While copying the parameter named "{key}", expected torch.Tensor or Tensor-like '
                               f"object from checkpoint but received {type(value)}")
-                continue
-            if value.shape != current.shape:
-                errors.append(f"size mismatch for {key}: copying a param with shape {value.shape} from checkpoint, "
+            return
+        lazy = is_lazy(current)
+        if not lazy and current.dim() == 0 and value.shape == (1,):  # a 0.3-era checkpoint's scalars were 1-d
+            value = value[0]
+        if not lazy and value.shape != current.shape:
+            error_msgs.append(f"size mismatch for {key}: copying a param with shape {value.shape} from checkpoint, "
                               f"the shape in current model is {current.shape}.")
-                continue
-            if current.is_meta and not value.is_meta and not assign:
-                warnings.warn(f"for {key}: copying from a non-meta parameter in the checkpoint to a meta parameter in "
-                              "the current model, which is a no-op. (Did you mean to pass `assign=True` to assign "
-                              "items in the state dictionary to their corresponding key in the module instead of "
-                              "copying them in place?)", UserWarning, stacklevel=3)
-            if assign:
-                new = Parameter(value.detach(), current.requires_grad) if isinstance(current, Parameter) else value
-                setattr(self, name, new)
-            else:
-                with grad_mode.no_grad():
+            return
+        assign = local_metadata.get("assign_to_params_buffers", False)
+        if current.is_meta and not value.is_meta and not assign:
+            warnings.warn(f"for {key}: copying from a non-meta parameter in the checkpoint to a meta parameter in "
+                          "the current model, which is a no-op. (Did you mean to pass `assign=True` to assign "
+                          "items in the state dictionary to their corresponding key in the module instead of "
+                          "copying them in place?)", UserWarning, stacklevel=3)
+        try:
+            with grad_mode.no_grad():
+                if not assign:
                     current.copy_(value)
+                    return
+                if isinstance(current, Parameter):
+                    if isinstance(value, Parameter):
+                        value.requires_grad_(current.requires_grad)
+                    else:
+                        value = Parameter(value, requires_grad=current.requires_grad)
+                setattr(self, name, value)
+        except Exception as ex:  # noqa: BLE001 - torch reports any failure to copy as a load error
+            error_msgs.append(f'While copying the parameter named "{key}", whose dimensions in the model are '
+                              f"{current.size()} and whose dimensions in the checkpoint are {value.size()}, an "
+                              f"exception occurred : {ex.args}.")
 
     # ---- calling ----------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
