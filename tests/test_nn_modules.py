@@ -402,6 +402,54 @@ def test_load_state_dict_entry_rules_match_torch():
     assert load(retrograd) == load(torch)
 
 
+def test_extra_state_is_saved_and_loaded_as_torchs():
+    """A module that defines get_extra_state saves it as '<prefix>_extra_state'; set_extra_state gets it back, and
+    strict loading reports the key missing (defined, absent) or unexpected (not defined, present)."""
+    def extra(lib):
+        nn = lib.nn
+
+        class Counter(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(1, 1)
+                self.step = 0
+
+            def get_extra_state(self):
+                return {"step": self.step}
+
+            def set_extra_state(self, state):
+                self.step = state["step"]
+
+        class SavesOnly(nn.Module):
+            def get_extra_state(self):
+                return 5
+
+        out = []
+        net = nn.Sequential(Counter(), nn.ReLU())
+        net[0].step = 7
+        state = net.state_dict()
+        out += [list(state), state["0._extra_state"]]
+        fresh = nn.Sequential(Counter(), nn.ReLU())
+        out += [str(fresh.load_state_dict(state)), fresh[0].step]
+        without = {k: v for k, v in state.items() if k != "0._extra_state"}
+        out.append(str(fresh.load_state_dict(without, strict=False)))
+        for model, entries in ((fresh, without), (SavesOnly(), SavesOnly().state_dict()),
+                               (nn.Sequential(nn.Linear(1, 1)), {"0._extra_state": 1, "0.weight": lib.ones(1, 1),
+                                                                 "0.bias": lib.ones(1)})):
+            try:
+                model.load_state_dict(entries)
+            except RuntimeError as e:
+                out.append(str(e))
+        for call in (lambda: nn.Module().get_extra_state(), lambda: nn.Module().set_extra_state(1)):
+            try:
+                call()
+            except RuntimeError as e:
+                out.append(str(e))
+        return out
+
+    assert extra(retrograd) == extra(torch)
+
+
 def test_load_state_dict_assign_replaces_parameters():
     model = retrograd.nn.Linear(2, 2)
     weight = retrograd.ones(2, 2)

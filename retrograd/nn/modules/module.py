@@ -37,6 +37,7 @@ _global_backward_pre_hooks = HookDict()
 _global_backward_hooks = HookDict()
 _global_is_full_backward_hook: bool | None = None
 _hooks_off = threading.local()  # .now: True inside _submodules_as_one_kernel(), in this thread
+_EXTRA_STATE_KEY_SUFFIX = "_extra_state"  # a module's get_extra_state() result in its state dict
 _MIXED_BACKWARD_HOOKS = ("Cannot use both regular backward hooks and full backward hooks {where}. Please use only "
                          "one of them.")
 
@@ -631,13 +632,29 @@ class Module:
         return destination
 
     def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
-        """This module's own entries (not its children's): parameters and persistent buffers."""
+        """This module's own entries (not its children's): parameters, persistent buffers and, when the class
+        defines get_extra_state, its result under '<prefix>_extra_state'."""
         for name, param in self._parameters.items():
             if param is not None:
                 destination[prefix + name] = param if keep_vars else param.detach()
         for name, buf in self._buffers.items():
             if buf is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = buf if keep_vars else buf.detach()
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
+
+    def get_extra_state(self) -> Any:
+        """What a subclass saves beside its tensors (any picklable object): define it with set_extra_state, and
+        state_dict() holds it as '<prefix>_extra_state'."""
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be called. Please file "
+                           "an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml to "
+                           "report this bug.")
+
+    def set_extra_state(self, state: Any) -> None:
+        """Restore what get_extra_state saved; load_state_dict calls it with the '<prefix>_extra_state' entry."""
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be called. Please file "
+                           "an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml to "
+                           "report this bug.")
 
     def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False
                         ) -> _IncompatibleKeys:
@@ -687,7 +704,7 @@ class Module:
 
     def _load_from_state_dict(self, state_dict: dict, prefix: str, local_metadata: dict, strict: bool,
                               missing_keys: list, unexpected_keys: list, error_msgs: list) -> None:
-        """Run the load pre-hooks, then copy this module's own entries (not its children's),
+        """Run the load pre-hooks, then copy this module's own entries (not its children's) and its extra state,
         in torch's signature: a subclass may rename or add entries first, by the version in `local_metadata`.
         Under `strict`, a key under `prefix` that names neither an entry nor a child is unexpected."""
         for hook in list(self._load_state_dict_pre_hooks.values()):
@@ -700,9 +717,17 @@ class Module:
                 self._load_entry(name, key, current, state_dict[key], local_metadata, error_msgs)
             elif strict:
                 missing_keys.append(key)
+        extra_state_key = prefix + _EXTRA_STATE_KEY_SUFFIX
+        if type(self).set_extra_state is not Module.set_extra_state:
+            if extra_state_key in state_dict:
+                self.set_extra_state(state_dict[extra_state_key])
+            elif strict:
+                missing_keys.append(extra_state_key)
+        elif strict and extra_state_key in state_dict:
+            unexpected_keys.append(extra_state_key)
         if strict:
             for key in state_dict:
-                if key.startswith(prefix):
+                if key.startswith(prefix) and key != extra_state_key:
                     head, dot, _ = key[len(prefix):].partition(".")
                     if head not in (self._modules if dot else local_state):
                         unexpected_keys.append(key)
