@@ -411,6 +411,7 @@ def errors(fn):
     lambda lib, p: lib.optim.SGD([("w", p)], lr=0.1).add_param_group({"params": [lib.nn.Parameter(lib.ones(1))]}),
     lambda lib, p: lib.optim.SGD([p], lr=0.1).add_param_group({"params": [("v", lib.nn.Parameter(lib.ones(1)))]}),
     lambda lib, p: lib.optim.lr_scheduler.ReduceLROnPlateau(lib.optim.SGD([p]), factor=2.0),
+    lambda lib, p: lib.optim.lr_scheduler.StepLR(lib.optim.SGD([p]), 2, last_epoch=5),
     lambda lib, p: lib.optim.lr_scheduler.ReduceLROnPlateau(lib.optim.SGD([p]), mode="up"),
     lambda lib, p: lib.optim.LBFGS([p], lr=-0.5),
     lambda lib, p: lib.optim.LBFGS([p], lr=lib.tensor([0.5, 0.5])),
