@@ -201,6 +201,24 @@ def test_functional_call_details():
     assert same(scenario)[0] == "ok"
 
 
+def test_functional_call_strict_lists_keys_sorted_as_torch():
+    """strict=True names the unexpected and the missing keys each sorted (tied names each count without
+    tie_weights), in torch's message."""
+    def scenario(L):
+        class Tied(L.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.b, self.a = L.nn.Linear(1, 1), L.nn.Linear(1, 1)
+                self.a.weight = self.b.weight
+                self.register_buffer("z", L.ones(1))
+
+        given = {"b.weight": L.ones(1, 1), "a.bias": L.ones(1), "b.bias": L.ones(1), "z": L.ones(1)}
+        return [outcome(lambda: L.func.functional_call(Tied(), values, L.ones(1), strict=True, tie_weights=tie))
+                for values, tie in (({"x": L.ones(1), "c": L.ones(1)}, True), (given, False))]
+
+    same(scenario)
+
+
 def test_functional_call_sets_attributes_as_torch():
     """Names that are not parameters or buffers go through setattr, as torch's: a weight_norm'd layer's "weight"
     is used as given (through right_inverse), a plain tensor attribute is replaced, a non-tensor value or attribute

@@ -354,6 +354,102 @@ def test_load_state_dict_reports_like_torch(entries, kwargs):
     assert load_errors(retrograd, {k: retrograd.zeros(s) for k, s in entries.items()}, **kwargs) == expected
 
 
+def test_load_state_dict_walks_modules_as_torch():
+    """torch recurses through _modules: each child's pre-hooks see a dict of its own entries, post-hooks run after
+    the children, unexpected keys come per module (root first), _load_from_state_dict is told strict=True even under
+    strict=False, and a module registered twice loads under each name (the last entry wins)."""
+    def walk(lib):
+        nn = lib.nn
+        seen = []
+        net = nn.Sequential(nn.Linear(1, 1), nn.Sequential(nn.Linear(1, 1)))
+        for name, module in net.named_modules():
+            module.register_load_state_dict_pre_hook(
+                lambda mod, sd, prefix, md, strict, *lists, name=name: seen.append(("pre", name, sorted(sd), strict)))
+            module.register_load_state_dict_post_hook(
+                lambda mod, keys, name=name: seen.append(("post", name, list(keys.missing_keys),
+                                                          list(keys.unexpected_keys))))
+        seen.append(str(net.load_state_dict({"b.x": lib.ones(1), "0.weight": lib.ones(1, 1), "zz": lib.ones(1),
+                                             "1.0.q": lib.ones(1), "1.x.y": lib.ones(1)}, strict=False)))
+        try:
+            net.load_state_dict({"1.extra": lib.ones(1), **net.state_dict(), "0.extra": lib.ones(1),
+                                 "root": lib.ones(1)})
+        except RuntimeError as e:
+            seen.append(str(e))
+        shared = nn.Linear(1, 1)
+        shared.register_load_state_dict_post_hook(lambda mod, keys: seen.append(len(keys.missing_keys)))
+        seq = nn.Sequential(shared, nn.ReLU(), shared)
+        seen.append(str(seq.load_state_dict({"0.weight": lib.zeros(1, 1)}, strict=False)))
+        seq.load_state_dict({"0.weight": lib.zeros(1, 1), "0.bias": lib.zeros(1), "2.weight": lib.ones(1, 1),
+                             "2.bias": lib.ones(1)})
+        seen.append(shared.bias.tolist())
+        return seen
+
+    assert walk(retrograd) == walk(torch)
+
+
+def test_load_state_dict_entry_rules_match_torch():
+    """A 1-element checkpoint entry loads into a 0-d buffer (0.3-era checkpoints); assign=True keeps a given
+    Parameter object, with the module's requires_grad."""
+    def load(lib):
+        holder = lib.nn.Module()
+        holder.register_buffer("scale", lib.tensor(1.0))
+        holder.load_state_dict({"scale": lib.tensor([3.0])})
+        linear = lib.nn.Linear(1, 1)
+        given = lib.nn.Parameter(lib.ones(1, 1), requires_grad=False)
+        linear.load_state_dict({"weight": given, "bias": lib.ones(1)}, assign=True)
+        return holder.scale.shape, holder.scale.item(), linear.weight is given, linear.weight.requires_grad
+
+    assert load(retrograd) == load(torch)
+
+
+def test_extra_state_is_saved_and_loaded_as_torchs():
+    """A module that defines get_extra_state saves it as '<prefix>_extra_state'; set_extra_state gets it back, and
+    strict loading reports the key missing (defined, absent) or unexpected (not defined, present)."""
+    def extra(lib):
+        nn = lib.nn
+
+        class Counter(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(1, 1)
+                self.step = 0
+
+            def get_extra_state(self):
+                return {"step": self.step}
+
+            def set_extra_state(self, state):
+                self.step = state["step"]
+
+        class SavesOnly(nn.Module):
+            def get_extra_state(self):
+                return 5
+
+        out = []
+        net = nn.Sequential(Counter(), nn.ReLU())
+        net[0].step = 7
+        state = net.state_dict()
+        out += [list(state), state["0._extra_state"]]
+        fresh = nn.Sequential(Counter(), nn.ReLU())
+        out += [str(fresh.load_state_dict(state)), fresh[0].step]
+        without = {k: v for k, v in state.items() if k != "0._extra_state"}
+        out.append(str(fresh.load_state_dict(without, strict=False)))
+        for model, entries in ((fresh, without), (SavesOnly(), SavesOnly().state_dict()),
+                               (nn.Sequential(nn.Linear(1, 1)), {"0._extra_state": 1, "0.weight": lib.ones(1, 1),
+                                                                 "0.bias": lib.ones(1)})):
+            try:
+                model.load_state_dict(entries)
+            except RuntimeError as e:
+                out.append(str(e))
+        for call in (lambda: nn.Module().get_extra_state(), lambda: nn.Module().set_extra_state(1)):
+            try:
+                call()
+            except RuntimeError as e:
+                out.append(str(e))
+        return out
+
+    assert extra(retrograd) == extra(torch)
+
+
 def test_load_state_dict_assign_replaces_parameters():
     model = retrograd.nn.Linear(2, 2)
     weight = retrograd.ones(2, 2)
@@ -586,6 +682,30 @@ def test_module_list_dict_and_parameter_containers_match_torch():
 
     r, t = build(retrograd), build(torch)
     assert r == t
+
+
+def test_only_module_list_folds_repeated_children_in_its_repr():
+    """torch writes '(0-1): 2 x Linear(...)' inside a ModuleList only (without a subclass's extra_repr); every
+    other module, Sequential included, prints each child on its own line, and a blank extra_repr line stays blank."""
+    def reprs(lib):
+        nn = lib.nn
+
+        class Tagged(nn.ModuleList):
+            def extra_repr(self):
+                return "tag"
+
+        class TwoLines(nn.Module):
+            def extra_repr(self):
+                return "a\n\nb"
+
+        holder = nn.Module()
+        holder.pair = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 2))
+        holder.blocks = Tagged([nn.Sequential(nn.Linear(1, 1)), nn.Sequential(nn.Linear(1, 1)), nn.ReLU(),
+                                TwoLines(), TwoLines()])
+        holder.named = nn.ModuleDict({"1": nn.ReLU(), "2": nn.ReLU()})
+        return repr(holder), repr(Tagged()), repr(nn.Sequential())
+
+    assert reprs(retrograd) == reprs(torch)
 
 
 # --------------------------------------------------------------------------------------------

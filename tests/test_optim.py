@@ -405,7 +405,13 @@ def errors(fn):
     lambda lib, p: lib.optim.SGD([{"params": {p}}], lr=0.1),
     lambda lib, p: lib.optim.SGD([{"params": [p]}, {"params": [p]}], lr=0.1),
     lambda lib, p: lib.optim.SGD([p * 2], lr=0.1),
+    lambda lib, p: lib.optim.SGD([3], lr=0.1),
+    lambda lib, p: lib.optim.SGD([p], lr=0.1).add_param_group([p]),
+    lambda lib, p: lib.optim.SGD([("w", p), lib.nn.Parameter(lib.ones(1))], lr=0.1),
+    lambda lib, p: lib.optim.SGD([("w", p)], lr=0.1).add_param_group({"params": [lib.nn.Parameter(lib.ones(1))]}),
+    lambda lib, p: lib.optim.SGD([p], lr=0.1).add_param_group({"params": [("v", lib.nn.Parameter(lib.ones(1)))]}),
     lambda lib, p: lib.optim.lr_scheduler.ReduceLROnPlateau(lib.optim.SGD([p]), factor=2.0),
+    lambda lib, p: lib.optim.lr_scheduler.StepLR(lib.optim.SGD([p]), 2, last_epoch=5),
     lambda lib, p: lib.optim.lr_scheduler.ReduceLROnPlateau(lib.optim.SGD([p]), mode="up"),
     lambda lib, p: lib.optim.LBFGS([p], lr=-0.5),
     lambda lib, p: lib.optim.LBFGS([p], lr=lib.tensor([0.5, 0.5])),
@@ -434,6 +440,31 @@ def test_repr_of_two_param_groups_matches_torch():
         return repr(lib.optim.AdamW(groups, lr=0.01, weight_decay=0.05))
 
     assert shown(retrograd) == shown(torch)
+
+
+def test_named_parameters_keep_their_names_as_torchs():
+    """AdamW(model.named_parameters()) (torch >= 2.6): the names go to group["param_names"], into state_dict and
+    the repr; a loaded state dict's names replace the group's, a state dict without names keeps them."""
+    def named(lib):
+        model = lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.Linear(2, 1))
+        opt = lib.optim.AdamW([{"params": model[0].named_parameters()},
+                               {"params": list(model[1].named_parameters()), "lr": 0.5}], lr=1e-3)
+        model(lib.ones(1, 2)).sum().backward()
+        opt.step()
+        saved = opt.state_dict()
+        p = lib.nn.Parameter(lib.ones(1))
+        keeps = lib.optim.SGD([("w", p)], lr=0.1)
+        keeps.load_state_dict(lib.optim.SGD([p], lr=0.2).state_dict())
+        takes = lib.optim.SGD([p], lr=0.1)
+        takes.load_state_dict(lib.optim.SGD([("v", p)], lr=0.3).state_dict())
+        def without_tensors(group):
+            return [(k, v) for k, v in group.items() if k != "params"], list(group).index("params")
+
+        return ([list(g.items()) for g in saved["param_groups"]], sorted(saved["state"]), repr(opt),
+                without_tensors(keeps.param_groups[0]), without_tensors(takes.param_groups[0]),
+                list(takes.state_dict()["param_groups"][0].items()))
+
+    assert named(retrograd) == named(torch)
 
 
 # --------------------------------------------------------------------------------------------

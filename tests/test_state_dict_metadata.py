@@ -2,7 +2,9 @@
 overrides to convert checkpoints of its older versions, as real programs do when they rename a layer."""
 
 import io
+from collections import OrderedDict
 
+import numpy as np
 import pytest
 import torch
 
@@ -91,3 +93,48 @@ def test_assign_reaches_load_from_state_dict_through_the_metadata():
         probe = Probe(2, 2)
         probe.load_state_dict({"weight": lib.ones(2, 2), "bias": lib.zeros(2)}, assign=True)
         assert seen == [True] and probe.weight.sum().item() == 4.0
+
+
+def _version_0_checkpoint():
+    """A legacy spectral_norm checkpoint of version 0, made with torch: the normalised weight kept, no weight_v."""
+    torch.manual_seed(0)
+    layer = torch.nn.utils.spectral_norm(torch.nn.Linear(3, 4))
+    for _ in range(3):
+        layer(torch.randn(2, 3))
+    state = layer.state_dict()
+    entries = {k: v.numpy() for k, v in state.items() if k != "weight_v"}
+    entries["weight"] = layer.weight.detach().numpy().copy()
+    return entries, {k: dict(v) for k, v in state._metadata.items()}
+
+
+@pytest.mark.parametrize("drop", [None, "weight_u"])
+def test_legacy_spectral_norm_converts_a_version_0_checkpoint_as_torch(drop):
+    """torch solves for the weight_v that reproduces the saved normalised weight; with a key absent it reports the
+    keys it needed as missing."""
+    entries, metadata = _version_0_checkpoint()
+    metadata[""]["spectral_norm"] = {"weight.version": 0}
+    results = []
+    for lib in LIBS:
+        state = OrderedDict((k, lib.tensor(v)) for k, v in entries.items() if k != drop)
+        state._metadata = metadata
+        layer = lib.nn.utils.spectral_norm(lib.nn.Linear(3, 4))
+        loaded = str(layer.load_state_dict(state, strict=False))
+        results.append((loaded, layer.weight_v.detach().numpy() if drop is None else None))
+    assert results[0][0] == results[1][0]
+    if drop is None:
+        assert results[1][0] == "<All keys matched successfully>"
+        np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-5, atol=1e-6)
+
+
+def test_remove_spectral_norm_also_drops_its_load_hook():
+    """A deliberate difference (README, Limits): torch's remove_spectral_norm misses its load pre-hook (wrapped, so
+    not found), which then refuses the plain layer's own state dict; retrograd removes it."""
+    outcomes = []
+    for lib in LIBS:
+        layer = lib.nn.utils.remove_spectral_norm(lib.nn.utils.spectral_norm(lib.nn.Linear(3, 4)))
+        try:
+            outcomes.append(str(layer.load_state_dict(layer.state_dict())))
+        except RuntimeError as error:
+            outcomes.append(str(error))
+    assert 'Missing key(s) in state_dict: "weight_orig", "weight_u"' in outcomes[0]
+    assert outcomes[1] == "<All keys matched successfully>"

@@ -525,17 +525,18 @@ def _tied(module: Any, values: dict) -> dict:
 
 
 def _check_strict(module: Any, values: dict) -> None:
-    names = [n for n, _ in module.named_parameters()] + [n for n, _ in module.named_buffers()]
-    missing = [n for n in names if n not in values]
-    unexpected = [n for n in values if n not in names]
-    if missing or unexpected:
-        parts = []
-        if unexpected:
-            parts.append("Unexpected key(s): " + ", ".join(f"'{n}'" for n in unexpected) + ".")
-        if missing:
-            parts.append("Missing key(s): " + ", ".join(f"'{n}'" for n in missing) + ".")
-        raise RuntimeError(f"Error(s) in reparametrizing for {type(module).__name__}:"
-                           "\n\t" + "\n\t".join(parts))
+    """strict=True: torch's RuntimeError when `values` misses a parameter or buffer name (tied names each count) or
+    has a name that is neither; each list sorted, as torch's NamedMemberAccessor.check_keys gives them."""
+    names = {n for n, _ in module.named_parameters(remove_duplicate=False)} | {
+        n for n, _ in module.named_buffers(remove_duplicate=False)}
+    missing, unexpected = sorted(names - set(values)), sorted(set(values) - names)
+    parts = []
+    if unexpected:
+        parts.append(f"Unexpected key(s): {', '.join(map(repr, unexpected))}.")
+    if missing:
+        parts.append(f"Missing key(s): {', '.join(map(repr, missing))}.")
+    if parts:
+        raise RuntimeError(f"Error(s) in reparametrizing for {module._get_name()}:\n\t" + "\n\t".join(parts))
 
 
 def linearize(func: Callable, *primals: Any) -> tuple[Any, Callable]:

@@ -19,7 +19,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any, TypeAlias
 
-from .. import view_as_complex, view_as_real
+from .. import typename, view_as_complex, view_as_real
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad, set_grad_enabled
 from ..autograd.graph import HookDict, RemovableHandle
@@ -127,18 +127,25 @@ class Optimizer:
     def add_param_group(self, param_group: dict) -> None:
         """Add a group of parameters with its own hyper-parameters (missing ones come from the defaults)."""
         if not isinstance(param_group, dict):
-            raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
+            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
         params = param_group["params"]
         if isinstance(params, Tensor):
-            param_group["params"] = [params]
+            params = [params]
         elif isinstance(params, set):
             raise TypeError("optimizer parameters need to be organized in ordered collections, but the ordering of "
                             "tensors in sets will change between runs. Please use a list instead.")
-        else:
-            param_group["params"] = list(params)
+        # (name, tensor) pairs, as model.named_parameters() gives, keep their names in group["param_names"], which
+        # state_dict saves; torch wants every group and every param named, or none.
+        params = list(params)
+        param_group["params"] = [p[1] if isinstance(p, tuple) else p for p in params]
+        names = [p[0] for p in params if isinstance(p, tuple)]
+        if names:
+            if len(names) != len(params):
+                raise ValueError("all optimizer params should be with/without names. Some param names are missing")
+            param_group["param_names"] = names
         for param in param_group["params"]:
             if not isinstance(param, Tensor):
-                raise TypeError(f"optimizer can only optimize Tensors, but one of the params is {type(param)}")
+                raise TypeError(f"optimizer can only optimize Tensors, but one of the params is {typename(param)}")
             if not (param.is_leaf or param.retains_grad or self.defaults.get("differentiable")):
                 raise ValueError("can't optimize a non-leaf Tensor")
         for name, default in self.defaults.items():
@@ -151,6 +158,10 @@ class Optimizer:
             warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will "
                           "cause an error; see github.com/pytorch/pytorch/issues/40967 for more information",
                           stacklevel=3)
+        for group in self.param_groups:
+            if ("param_names" in param_group) != ("param_names" in group):
+                raise ValueError("all optimizer param groups should be with/without names. cannot add param group "
+                                 f"{'with' if 'param_names' in param_group else 'without'} names to the optimizer")
         existing = {id(p) for group in self.param_groups for p in group["params"]}
         if existing & {id(p) for p in param_group["params"]}:
             raise ValueError("some parameters appear in more than one parameter group")
@@ -247,7 +258,8 @@ class Optimizer:
         return state_dict
 
     def load_state_dict(self, state_dict: dict) -> None:
-        """Restore state saved by state_dict(); tensors are cast to each parameter's dtype (step stays as saved)."""
+        """Restore state saved by state_dict(); tensors are cast to each parameter's dtype (step stays as saved).
+        Saved param_names replace the group's; a saved group without names keeps the group's own."""
         state_dict = copy.deepcopy(state_dict)
         for pre_hook in self._optimizer_load_state_dict_pre_hooks.values():
             result = pre_hook(self, state_dict)
@@ -265,7 +277,7 @@ class Optimizer:
             if key in by_index:
                 param = by_index[key]
                 self.state[param] = {k: _cast_state(k, v, param) for k, v in value.items()}
-        self.param_groups = [{**s, "params": g["params"]} for g, s in zip(self.param_groups, saved_groups)]
+        self.param_groups = [_restored_group(g, s) for g, s in zip(self.param_groups, saved_groups)]
         for post_hook in self._optimizer_load_state_dict_post_hooks.values():
             post_hook(self)
 
@@ -285,6 +297,14 @@ class Optimizer:
                 if key != "params":
                     text += f"    {key}: {group[key]}\n"
         return text + ")"
+
+
+def _restored_group(group: dict, saved: dict) -> dict:
+    """A saved group with the optimizer's own params, and its own param_names when the saved group has none."""
+    restored = {**saved, "params": group["params"]}
+    if "param_names" in group and "param_names" not in saved:
+        restored["param_names"] = group["param_names"]
+    return restored
 
 
 def _cast_state(key: str, value: Any, param: Tensor) -> Any:

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..._tensor import Tensor
 from ..parameter import Parameter
-from .module import Module
+from .module import Module, _addindent, _module_repr
 
 
 def _index(idx: int, size: int, kind: str) -> int:
@@ -146,6 +146,20 @@ class ModuleList(Module):
 
     def __iadd__(self, modules: Iterable[Module]) -> ModuleList:
         return self.extend(modules)
+
+    def __repr__(self) -> str:
+        """One line per run of equal reprs, '(0-2): 3 x Linear(...)' for a run of three, as torch's (which writes
+        no extra_repr, even a subclass's)."""
+        runs: list[list] = []  # [first index, last index, repr]
+        for i, module in enumerate(self):
+            text = repr(module)
+            if runs and runs[-1][2] == text:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i, text])
+        lines = [_addindent(f"({first}): {text}" if first == last else
+                            f"({first}-{last}): {last - first + 1} x {text}", 2) for first, last, text in runs]
+        return _module_repr(self._get_name(), [], lines)
 
     def __add__(self, other: Iterable[Module]) -> ModuleList:
         return ModuleList([*self, *other])

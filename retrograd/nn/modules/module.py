@@ -14,7 +14,7 @@ import itertools
 import threading
 import warnings
 from collections import OrderedDict, namedtuple
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from ..._tensor import Tensor
@@ -22,7 +22,7 @@ from ..._warn import user_stacklevel
 from ...autograd import grad_mode
 from ...autograd.function import Function
 from ...autograd.graph import HookDict, RemovableHandle, add_hook
-from ..parameter import Buffer, Parameter
+from ..parameter import Buffer, Parameter, is_lazy
 
 # Note [global module hooks]
 # register_module_forward_pre_hook and its kin put a hook in one of these tables; every module's call runs them
@@ -37,6 +37,7 @@ _global_backward_pre_hooks = HookDict()
 _global_backward_hooks = HookDict()
 _global_is_full_backward_hook: bool | None = None
 _hooks_off = threading.local()  # .now: True inside _submodules_as_one_kernel(), in this thread
+_EXTRA_STATE_KEY_SUFFIX = "_extra_state"  # a module's get_extra_state() result in its state dict
 _MIXED_BACKWARD_HOOKS = ("Cannot use both regular backward hooks and full backward hooks {where}. Please use only "
                          "one of them.")
 
@@ -178,10 +179,11 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
 
 
 def _addindent(text: str, spaces: int) -> str:
+    """text with every line after the first indented by `spaces`; blank lines stay empty, as torch's."""
     lines = text.split("\n")
     if len(lines) == 1:
         return text
-    return lines[0] + "\n" + "\n".join(" " * spaces + line for line in lines[1:])
+    return lines[0] + "\n" + "\n".join(" " * spaces + line if line.strip() else "" for line in lines[1:])
 
 
 class Module:
@@ -630,16 +632,37 @@ class Module:
         return destination
 
     def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
+        """This module's own entries (not its children's): parameters, persistent buffers and, when the class
+        defines get_extra_state, its result under '<prefix>_extra_state'."""
         for name, param in self._parameters.items():
             if param is not None:
                 destination[prefix + name] = param if keep_vars else param.detach()
         for name, buf in self._buffers.items():
             if buf is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = buf if keep_vars else buf.detach()
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
 
-    def load_state_dict(self, state_dict: dict, strict: bool = True, assign: bool = False) -> _IncompatibleKeys:
-        """Copy parameters and buffers from `state_dict` (strict: the keys must match exactly)."""
-        if not isinstance(state_dict, dict):
+    def get_extra_state(self) -> Any:
+        """What a subclass saves beside its tensors (any picklable object): define it with set_extra_state, and
+        state_dict() holds it as '<prefix>_extra_state'."""
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be called. Please file "
+                           "an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml to "
+                           "report this bug.")
+
+    def set_extra_state(self, state: Any) -> None:
+        """Restore what get_extra_state saved; load_state_dict calls it with the '<prefix>_extra_state' entry."""
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be called. Please file "
+                           "an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml to "
+                           "report this bug.")
+
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False
+                        ) -> _IncompatibleKeys:
+        """Copy parameters and buffers from `state_dict` (strict: the keys must match exactly).
+
+        As torch's, it walks `_modules` (a module registered under two names loads under each), hands each child
+        the entries under its prefix in a dict of their own, and runs a module's post-hooks after its children."""
+        if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         metadata = getattr(state_dict, "_metadata", None)
         state_dict = OrderedDict(state_dict)
@@ -648,24 +671,26 @@ class Module:
         missing: list[str] = []
         unexpected: list[str] = []
         errors: list[str] = []
-        for prefix, module in self.named_modules():
-            local_metadata = {} if metadata is None else metadata.get(prefix, {})
+
+        def load(module: Module, local_state_dict: dict, prefix: str = "") -> None:
+            local_metadata = {} if metadata is None else metadata.get(prefix[:-1], {})
             if assign:
                 local_metadata["assign_to_params_buffers"] = assign
-            prefix = prefix + "." if prefix else ""
-            for hook in list(module._load_state_dict_pre_hooks.values()):
-                hook(state_dict, prefix, local_metadata, strict, missing, unexpected, errors)
-            module._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing, unexpected, errors)
-        expected: dict = {}  # the state dict's keys, without running its hooks
-        for prefix, module in self.named_modules(remove_duplicate=False):
-            module._save_to_state_dict(expected, prefix + "." if prefix else "", True)
-        unexpected += [k for k in state_dict if k not in expected and k not in unexpected]
-        for module in self.modules():
+            # strict is always True here, as torch passes it: load_state_dict(strict=False) only reports
+            module._load_from_state_dict(local_state_dict, prefix, local_metadata, True, missing, unexpected, errors)
+            for name, child in module._modules.items():
+                if child is not None:
+                    child_prefix = prefix + name + "."
+                    load(child, {k: v for k, v in local_state_dict.items() if k.startswith(child_prefix)},
+                         child_prefix)
+            incompatible_keys = _IncompatibleKeys(missing, unexpected)
             for hook in list(module._load_state_dict_post_hooks.values()):
-                if hook(module, _IncompatibleKeys(missing, unexpected)) is not None:
+                if hook(module, incompatible_keys) is not None:
                     raise AssertionError("Hooks registered with ``register_load_state_dict_post_hook`` are not "
                                          "expected to return new values, if incompatible_keys need to be modified, "
                                          "it should be done inplace.")
+
+        load(self, state_dict)
         if strict:
             if unexpected:
                 errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
@@ -674,42 +699,74 @@ class Module:
                 errors.insert(0, "Missing key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in missing)))
         if errors:
             raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
-                self._get_name(), "\n\t".join(errors)))
+                type(self).__name__, "\n\t".join(errors)))
         return _IncompatibleKeys(missing, unexpected)
 
     def _load_from_state_dict(self, state_dict: dict, prefix: str, local_metadata: dict, strict: bool,
                               missing_keys: list, unexpected_keys: list, error_msgs: list) -> None:
-        """Copy this module's own entries (not its children's), in torch's signature: a subclass may rename or add
-        entries first, by the version in `local_metadata`. Keys nothing takes are found after every module ran."""
-        missing, errors, assign = missing_keys, error_msgs, local_metadata.get("assign_to_params_buffers", False)
+        """Run the load pre-hooks, then copy this module's own entries (not its children's) and its extra state,
+        in torch's signature: a subclass may rename or add entries first, by the version in `local_metadata`.
+        Under `strict`, a key under `prefix` that names neither an entry nor a child is unexpected."""
+        for hook in list(self._load_state_dict_pre_hooks.values()):
+            hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
         persistent = {k: v for k, v in self._buffers.items() if k not in self._non_persistent_buffers_set}
-        for name, current in itertools.chain(self._parameters.items(), persistent.items()):
+        local_state = {k: v for k, v in itertools.chain(self._parameters.items(), persistent.items()) if v is not None}
+        for name, current in local_state.items():
             key = prefix + name
-            if current is None:
-                continue
-            if key not in state_dict:
-                missing.append(key)
-                continue
-            value = state_dict[key]
-            if not isinstance(value, Tensor):
-                errors.append(f'While copying the parameter named "{key}", expected torch.Tensor or Tensor-like '
+            if key in state_dict:
+                self._load_entry(name, key, current, state_dict[key], local_metadata, error_msgs)
+            elif strict:
+                missing_keys.append(key)
+        extra_state_key = prefix + _EXTRA_STATE_KEY_SUFFIX
+        if type(self).set_extra_state is not Module.set_extra_state:
+            if extra_state_key in state_dict:
+                self.set_extra_state(state_dict[extra_state_key])
+            elif strict:
+                missing_keys.append(extra_state_key)
+        elif strict and extra_state_key in state_dict:
+            unexpected_keys.append(extra_state_key)
+        if strict:
+            for key in state_dict:
+                if key.startswith(prefix) and key != extra_state_key:
+                    head, dot, _ = key[len(prefix):].partition(".")
+                    if head not in (self._modules if dot else local_state):
+                        unexpected_keys.append(key)
+
+    def _load_entry(self, name: str, key: str, current: Tensor, value: Any, local_metadata: dict,
+                    error_msgs: list) -> None:
+        """Copy (or with assign, set) one parameter or buffer from the state dict's `value`, or say why not."""
+        if not isinstance(value, Tensor):
+            error_msgs.append(f'While copying the parameter named "{key}", expected torch.Tensor or Tensor-like '
                               f"object from checkpoint but received {type(value)}")
-                continue
-            if value.shape != current.shape:
-                errors.append(f"size mismatch for {key}: copying a param with shape {value.shape} from checkpoint, "
+            return
+        lazy = is_lazy(current)
+        if not lazy and current.dim() == 0 and value.shape == (1,):  # a 0.3-era checkpoint's scalars were 1-d
+            value = value[0]
+        if not lazy and value.shape != current.shape:
+            error_msgs.append(f"size mismatch for {key}: copying a param with shape {value.shape} from checkpoint, "
                               f"the shape in current model is {current.shape}.")
-                continue
-            if current.is_meta and not value.is_meta and not assign:
-                warnings.warn(f"for {key}: copying from a non-meta parameter in the checkpoint to a meta parameter in "
-                              "the current model, which is a no-op. (Did you mean to pass `assign=True` to assign "
-                              "items in the state dictionary to their corresponding key in the module instead of "
-                              "copying them in place?)", UserWarning, stacklevel=3)
-            if assign:
-                new = Parameter(value.detach(), current.requires_grad) if isinstance(current, Parameter) else value
-                setattr(self, name, new)
-            else:
-                with grad_mode.no_grad():
+            return
+        assign = local_metadata.get("assign_to_params_buffers", False)
+        if current.is_meta and not value.is_meta and not assign:
+            warnings.warn(f"for {key}: copying from a non-meta parameter in the checkpoint to a meta parameter in "
+                          "the current model, which is a no-op. (Did you mean to pass `assign=True` to assign "
+                          "items in the state dictionary to their corresponding key in the module instead of "
+                          "copying them in place?)", UserWarning, stacklevel=3)
+        try:
+            with grad_mode.no_grad():
+                if not assign:
                     current.copy_(value)
+                    return
+                if isinstance(current, Parameter):
+                    if isinstance(value, Parameter):
+                        value.requires_grad_(current.requires_grad)
+                    else:
+                        value = Parameter(value, requires_grad=current.requires_grad)
+                setattr(self, name, value)
+        except Exception as ex:  # noqa: BLE001 - torch reports any failure to copy as a load error
+            error_msgs.append(f'While copying the parameter named "{key}", whose dimensions in the model are '
+                              f"{current.size()} and whose dimensions in the checkpoint are {value.size()}, an "
+                              f"exception occurred : {ex.args}.")
 
     # ---- calling ----------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -887,35 +944,21 @@ class Module:
         return ""
 
     def __repr__(self) -> str:
-        lines = [line for line in self.extra_repr().split("\n") if line] if self.extra_repr() else []
-        children = [(name, repr(module)) for name, module in self._modules.items()]
-        children_lines = _grouped_child_lines(children)
-        lines += children_lines
-        main = self._get_name() + "("
-        if lines:
-            if len(lines) == 1 and not children_lines:
-                main += lines[0]
-            else:
-                main += "\n  " + "\n  ".join(lines) + "\n"
-        return main + ")"
+        """Name(extra_repr) on one line, or the extra_repr's lines and '(name): child' per child, one a line."""
+        extra_repr = self.extra_repr()
+        extra_lines = extra_repr.split("\n") if extra_repr else []
+        child_lines = [f"({name}): {_addindent(repr(module), 2)}" for name, module in self._modules.items()]
+        return _module_repr(self._get_name(), extra_lines, child_lines)
 
 
-def _grouped_child_lines(children: list[tuple[str, str]]) -> list[str]:
-    """'(name): repr' per child, with runs of identical children written '(0-2): 3 x Linear(...)' as torch."""
-    lines = []
-    i = 0
-    while i < len(children):
-        j = i
-        while j + 1 < len(children) and children[j + 1][1] == children[i][1] and \
-                all(n.isdigit() for n in (children[i][0], children[j + 1][0])):
-            j += 1
-        text = _addindent(children[i][1], 2)
-        if j > i:
-            lines.append(f"({children[i][0]}-{children[j][0]}): {j - i + 1} x {text}")
-        else:
-            lines.append(f"({children[i][0]}): {text}")
-        i = j + 1
-    return lines
+def _module_repr(name: str, extra_lines: list[str], child_lines: list[str]) -> str:
+    """torch's layout of a module's repr: one line for a lone extra_repr line, else one indented line each."""
+    lines = extra_lines + child_lines
+    if not lines:
+        return name + "()"
+    if len(extra_lines) == 1 and not child_lines:
+        return f"{name}({extra_lines[0]})"
+    return name + "(\n  " + "\n  ".join(lines) + "\n)"
 
 
 def _in_place_only(hook: Callable) -> Callable:

@@ -1,9 +1,9 @@
 """The legacy torch.nn.utils.spectral_norm: parameter name_orig, buffers name_u and name_v, and a forward
 pre-hook that sets `name` = name_orig / sigma before each call, refining u and v by power iteration in training.
 
-Its version is recorded in the state dict's metadata as torch records it (`{'spectral_norm': {'weight.version': 1}}`);
-torch's conversion of checkpoints from before that version (version 0, which kept the normalised weight and no
-`_v`) is not done."""
+Its version is recorded in the state dict's metadata as torch records it (`{'spectral_norm': {'weight.version': 1}}`),
+and a checkpoint from before that version (version 0, which kept the normalised weight and no `_v`) is converted on
+load as torch converts it."""
 
 from __future__ import annotations
 
@@ -52,6 +52,13 @@ class SpectralNorm:
                 u, v = u.clone(), v.clone()
         return weight / u.dot(weight_mat.mv(v))
 
+    def _solve_v_and_rescale(self, weight_mat: Tensor, u: Tensor, target_sigma: Tensor) -> Tensor:
+        """A v with u = normalize(W v) and u . (W v) = sigma (pinverse, in case W^T W is singular)."""
+        from ... import dot, linalg, mv
+
+        v = linalg.multi_dot([weight_mat.t().mm(weight_mat).pinverse(), weight_mat.t(), u.unsqueeze(1)]).squeeze(1)
+        return v.mul_(target_sigma / dot(u, mv(weight_mat, v)))
+
     def remove(self, module: Module) -> None:
         with no_grad():
             weight = self.compute_weight(module, do_power_iteration=False)
@@ -85,7 +92,37 @@ class SpectralNorm:
         module.register_buffer(fn.name + "_v", v)
         module.register_forward_pre_hook(fn)
         module._register_state_dict_hook(SpectralNormStateDictHook(fn))
+        module._register_load_state_dict_pre_hook(SpectralNormLoadStateDictPreHook(fn))
         return fn
+
+
+class SpectralNormLoadStateDictPreHook:
+    """load_state_dict's pre-hook: a version-0 checkpoint (name, name_orig, name_u; no name_v) gets the name_v
+    that reproduces its normalised weight: sigma = mean(W_orig / W), and v solves W_orig v = u scaled to it."""
+
+    def __init__(self, fn: SpectralNorm) -> None:
+        self.fn = fn
+
+    def __call__(self, state_dict: dict, prefix: str, local_metadata: dict, strict: bool, missing_keys: list,
+                 unexpected_keys: list, error_msgs: list) -> None:
+        fn = self.fn
+        version = local_metadata.get("spectral_norm", {}).get(fn.name + ".version", None)
+        if version is not None and version >= 1:
+            return
+        weight_key = prefix + fn.name
+        if version is None and weight_key not in state_dict and all(
+                weight_key + suffix in state_dict for suffix in ("_orig", "_u", "_v")):
+            return  # a current checkpoint without metadata (a dict made by hand)
+        absent = [weight_key + suffix for suffix in ("_orig", "", "_u") if weight_key + suffix not in state_dict]
+        if absent:
+            if strict:
+                missing_keys.extend(absent)
+            return
+        with no_grad():
+            weight_orig = state_dict[weight_key + "_orig"]
+            sigma = (weight_orig / state_dict.pop(weight_key)).mean()
+            weight_mat = fn.reshape_weight_to_matrix(weight_orig)
+            state_dict[weight_key + "_v"] = fn._solve_v_and_rescale(weight_mat, state_dict[weight_key + "_u"], sigma)
 
 
 class SpectralNormStateDictHook:
@@ -112,9 +149,12 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
 
 
 def remove_spectral_norm(module: Module, name: str = "weight") -> Module:
-    """Make module.<name> a plain parameter again, holding its current value (and drop its metadata hook)."""
+    """Make module.<name> a plain parameter again, holding its current value (and drop its state dict hooks)."""
     remove_reparametrization(module, name, SpectralNorm, "spectral_norm")
     for key, hook in list(module._state_dict_hooks.items()):
         if isinstance(hook, SpectralNormStateDictHook) and hook.fn.name == name:
             del module._state_dict_hooks[key]
+    for key, hook in list(module._load_state_dict_pre_hooks.items()):
+        if isinstance(hook, SpectralNormLoadStateDictPreHook) and hook.fn.name == name:
+            del module._load_state_dict_pre_hooks[key]
     return module
