@@ -91,7 +91,7 @@ _COMPOSITE = ("torch's composite reaches another kernel or check first (or skips
 _RANDOM = ("complex draws fill both parts as torch's do (complex64 matches), but some complex32 elements differ from "
            "torch's (not investigated)")
 KNOWN = {
-    **dict.fromkeys(("__rmatmul__", "addmv", "addr", "bmm", "cartesian_prod", "cholesky_solve", "cross",
+    **dict.fromkeys(("__rmatmul__", "addmv", "addr", "bmm", "cholesky_solve", "cross",
                      "dot", "index_copy", "inner", "linalg.cross", "linalg.lstsq", "linalg.lstsq.grad_oriented",
                      "linalg.solve_triangular", "masked_scatter", "matmul", "nn.functional.conv1d",
                      "nn.functional.conv2d", "nn.functional.conv3d", "nn.functional.conv_transpose1d",

@@ -89,7 +89,7 @@ _SHORTCUT = "torch computes a 0-d or empty sample without reaching the kernel re
 _COMPOSITE = ("torch's composite calls a kernel with no unsigned version (neg, le, add) or checks an identity; "
               "retrograd's composes other rows")
 KNOWN = {
-    **dict.fromkeys(("__rmatmul__", "__rsub__", "addmv", "addr", "bmm", "cartesian_prod", "clamp", "cross",
+    **dict.fromkeys(("__rmatmul__", "__rsub__", "addmv", "addr", "bmm", "clamp", "cross",
                      "equal", "inner", "ldexp",
                      "linalg.cross", "masked_scatter", "matmul", "native_dropout_backward",
                      "nn.functional.bilinear", "nn.functional.conv3d", "outer", "put", "rsub", "searchsorted",
