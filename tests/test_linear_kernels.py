@@ -126,3 +126,25 @@ def test_float16_addbmm_rounds_after_each_batch_as_torch():
         stepwise = (stepwise.astype(np.float32) + a_batch.astype(np.float32) @ b_batch.astype(np.float32)).astype(
             np.float16)
     assert np.mean(ours == stepwise) > 0.99 and np.mean(theirs == stepwise) > 0.99
+
+
+def test_a_step_between_two_backwards_through_a_layer_is_no_error_unless_torchs():
+    """AddmmBackward0 keeps the weight only when its input wants a gradient, as torch's: a first layer's two
+    losses (a GAN's discriminator on real and fake batches) may be stepped between their backwards; when the input
+    wants a gradient the weight was saved, and the step then makes backward refuse in both."""
+    outcomes = []
+    for lib in (torch, retrograd):
+        lib.manual_seed(0)
+        layer = lib.nn.Linear(3, 2)
+        optimizer = lib.optim.SGD(layer.parameters(), lr=0.1)
+        first, second = layer(lib.randn(4, 3)).pow(2).mean(), layer(lib.randn(4, 3)).abs().mean()
+        first.backward()
+        optimizer.step()
+        second.backward()
+        third = layer(lib.randn(4, 3, requires_grad=True)).sum()
+        optimizer.step()
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            third.backward()
+        outcomes.append([layer.weight.grad.numpy().copy(), layer.bias.grad.numpy().copy()])
+    for ours, theirs in zip(outcomes[1], outcomes[0]):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-7)

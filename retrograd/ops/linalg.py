@@ -132,9 +132,8 @@ matmul_folded_transpose = matmul_nd.alias("matmul_folded_transpose", "TransposeB
 
 
 @defop("addmm", inputs=("self", "mat1", "mat2"), params=("beta", "alpha", "mat2_transposed"),
-       self="addmm_grads(grad, self_shape, mat1, mat2, beta, alpha, mat2_transposed, grad_input_mask)[0]",
-       mat1="addmm_grads(grad, self_shape, mat1, mat2, beta, alpha, mat2_transposed, grad_input_mask)[1]",
-       mat2="addmm_grads(grad, self_shape, mat1, mat2, beta, alpha, mat2_transposed, grad_input_mask)[2]",
+       self="addmm_self_grad(grad, self_shape, beta)", mat1="addmm_mat1_grad(grad, mat2, alpha)",
+       mat2="addmm_mat2_grad(grad, mat1, alpha, mat2_transposed)",
        jvp="self_t * beta + (mat1_t.mm(mat2) + mat1.mm(mat2_t)) * alpha")
 def addmm_op(xp, c, a, b, beta, alpha, mat2_transposed):
     return add_product(xp, c, a, b, beta, alpha)
@@ -719,32 +718,41 @@ def scale_by(grad: Tensor, factor: complex) -> Tensor:
 # the engine's sum_to), grad @ mat2^T and mat1^T @ grad. Written as differentiable ops they are about eight
 # dispatched ops (two conj, three t, two mm, the sum and its view), a cost that is all of the node's on a
 # small layer. When nothing records them (unrecorded_arrays: no create_graph, no forward-mode level, vmap
-# or saved-tensor hook) and beta and alpha are 1, addmm_grads computes them in NumPy in one call: the same
-# products on the same operands and layouts as the ops' (so the same BLAS calls and bits), the bias's sum
-# over the same axis, and the weight's gradient still handed on as the transpose of its product that
-# mat2_grad makes (NumPy's, not the view op: Note [unrecorded transposes] in shape.py), so that
-# AccumulateGrad keeps it as before.
+# or saved-tensor hook) and the scale is 1, each of the row's three formulas computes its gradient in NumPy:
+# the same products on the same operands and layouts as the ops' (so the same BLAS calls and bits), the bias's
+# sum over the same axis, and the weight's gradient still handed on as the transpose of its product that
+# mat2_grad makes (NumPy's, not the view op: Note [unrecorded transposes] in shape.py), so that AccumulateGrad
+# keeps it as before. Each formula reads only the operand its product needs, so the node keeps mat2 only when
+# mat1 wants a gradient and mat1 only when mat2 does, as torch's: an input that needs none (a first layer's
+# batch) leaves the weight unsaved, and an optimizer step between two backwards through the layer is no error.
 
 
-def addmm_grads(grad: Tensor, self_shape: tuple, mat1: Tensor, mat2: Tensor, beta: complex, alpha: complex,
-                mat2_transposed: bool, grad_input_mask: tuple) -> tuple:
-    """The (self, mat1, mat2) gradients of addmm that grad_input_mask asks for, None for the others (Note
-    [unrecorded addmm backward])."""
-    want_self, want_mat1, want_mat2 = grad_input_mask
-    arrays = unrecorded_arrays(grad, mat1, mat2) if beta == 1 and alpha == 1 else None
+def addmm_self_grad(grad: Tensor, self_shape: tuple, beta: complex) -> Tensor:
+    """addmm's gradient of self (a linear layer's bias): beta * grad, summed over the rows here when unrecorded
+    (Note [unrecorded addmm backward]); any other shape goes to the engine's sum_to."""
+    arrays = unrecorded_arrays(grad) if beta == 1 else None
     if arrays is None:
-        return (scale_by(grad, beta) if want_self else None,
-                scale_by(grad.mm(mat2.conj().t()), alpha) if want_mat1 else None,
-                scale_by(mat2_grad(grad, mat1, mat2_transposed), alpha) if want_mat2 else None)
-    g, a, b = arrays
-    self_grad = None
-    if want_self:  # a linear layer's bias: the sum over rows that sum_to would take; any other shape goes to it
-        self_grad = _wrap(g.sum(axis=0)) if g.ndim == 2 and tuple(self_shape) == g.shape[1:] else grad
-    mat1_grad = _wrap(np.matmul(g, b.T)) if want_mat1 else None
-    mat2_grad_ = None
-    if want_mat2:
-        mat2_grad_ = _wrap(np.matmul(g.T, a).T if mat2_transposed else np.matmul(a.T, g))
-    return self_grad, mat1_grad, mat2_grad_
+        return scale_by(grad, beta)
+    g = arrays[0]
+    return _wrap(g.sum(axis=0)) if g.ndim == 2 and tuple(self_shape) == g.shape[1:] else grad
+
+
+def addmm_mat1_grad(grad: Tensor, mat2: Tensor, alpha: complex) -> Tensor:
+    """addmm's gradient of mat1: alpha * grad @ mat2^H (Note [unrecorded addmm backward])."""
+    arrays = unrecorded_arrays(grad, mat2) if alpha == 1 else None
+    if arrays is None:
+        return scale_by(grad.mm(mat2.conj().t()), alpha)
+    g, b = arrays
+    return _wrap(np.matmul(g, b.T))
+
+
+def addmm_mat2_grad(grad: Tensor, mat1: Tensor, alpha: complex, mat2_transposed: bool) -> Tensor:
+    """addmm's gradient of mat2: alpha * mat1^H @ grad, in mat2's layout (Note [unrecorded addmm backward])."""
+    arrays = unrecorded_arrays(grad, mat1) if alpha == 1 else None
+    if arrays is None:
+        return scale_by(mat2_grad(grad, mat1, mat2_transposed), alpha)
+    g, a = arrays
+    return _wrap(np.matmul(g.T, a).T if mat2_transposed else np.matmul(a.T, g))
 
 
 def mat2_grad(grad: Tensor, mat1: Tensor, mat2_transposed: bool) -> Tensor:
