@@ -305,3 +305,28 @@ def test_reversed_iterates_the_first_dim_backwards_as_torch():
     for lib in LIBS:
         assert [t.tolist() for t in reversed(lib.arange(4).view(2, 2))] == [[2, 3], [0, 1]]
         assert reversed(lib.tensor(5.0)).tolist() == 5.0
+
+
+SCALE_FIRST = """
+import warnings
+import {lib} as torch
+p = torch.ones(3); g = torch.full((3,), 2.0); d = torch.full((3,), 4.0)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    out = [p.clone().add_(-0.1, g), p.add(2, g), torch.add(p, 2, g), p.sub(2, g), p.clone().sub_(2, g),
+           torch.sub(p, 2, g), p.clone().addcmul_(1, g, g), p.addcmul(0.5, g, g), torch.addcmul(p, 0.5, g, g),
+           p.clone().addcdiv_(-0.1, g, d), torch.addcdiv(p, 0.5, g, d), p.add(2, 3), torch.add(p, 2, 3)]
+print([o.tolist() for o in out], [str(w.message) for w in caught])
+x = torch.ones(2, requires_grad=True)
+y = x.add(3, x)
+y.sum().backward()
+print(x.grad, y.grad_fn.name())
+"""
+
+
+def test_deprecated_scale_first_overloads_run_and_warn_once_as_torch():
+    """Old optimizer code's `p.add_(-lr, g)` and `addcmul_(value, t1, t2)`: torch still takes the scale first,
+    as methods, in place and as functions, warning once per process (Note [deprecated scale-first overloads])."""
+    runs = [subprocess.run([sys.executable, "-c", SCALE_FIRST.format(lib=lib)], capture_output=True, text=True,
+                           check=True).stdout for lib in ("torch", "retrograd")]
+    assert runs[0] == runs[1] and "This overload of add_ is deprecated" in runs[0]

@@ -502,6 +502,41 @@ for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _fn)
 for _name in _INPLACE:
     setattr(Tensor, _name + "_", _inplace(_METHODS[_name], _name + "_"))
+
+
+# Note [deprecated scale-first overloads]
+# torch still takes the signatures that gave the scale first: add(Number alpha, Tensor other) and sub's,
+# addcmul(Number value, Tensor tensor1, Tensor tensor2) and addcdiv's, as methods, in place and as functions (the
+# input first). Old optimizer code runs on them (`p.data.add_(-lr, d_p)`, `exp_avg_sq.addcmul_(1 - beta2, g, g)`).
+# torch's argument parser warns when it meets one, once per process for all of them, naming the overload met.
+_SCALE_FIRST = {"add": ("alpha", ("other",)), "sub": ("alpha", ("other",)),
+                "addcmul": ("value", ("tensor1", "tensor2")), "addcdiv": ("value", ("tensor1", "tensor2"))}
+
+
+def _scale_first(fn: Any, name: str, scale: str, tensors: tuple, method: bool) -> Any:
+    """`fn` also taking torch's deprecated overload with the scale first (Note [deprecated scale-first overloads])."""
+    operands = ", ".join(f"Tensor {t}" for t in tensors)
+    head, tail = ("", "") if method else ("Tensor input, ", ", Tensor out = None")
+    star = ", *" if tail else ""
+    message = (f"This overload of {name} is deprecated:\n\t{name}({head}Number {scale}, {operands}{star}{tail})"
+               f"\nConsider using one of the following signatures instead:\n\t{name}({head}{operands}, *, "
+               f"Number {scale} = 1{tail}) (Triggered internally at /__w/pytorch/pytorch/torch/csrc/utils/"
+               "python_arg_parser.cpp:1841.)")
+    count = 2 + len(tensors)
+
+    @functools.wraps(fn)
+    def overloaded(*args: Any, **kwargs: Any) -> Any:
+        if len(args) == count and not isinstance(args[1], Tensor):
+            _warn.warn_once_at_user(message, key="deprecated scale-first overload")
+            return fn(args[0], *args[2:], **{scale: args[1]}, **kwargs)
+        return fn(*args, **kwargs)
+    return overloaded
+
+
+for _name, (_scale, _tensors) in _SCALE_FIRST.items():
+    globals()[_name] = _scale_first(globals()[_name], _name, _scale, _tensors, method=False)
+    for _method in (_name, _name + "_"):
+        setattr(Tensor, _method, _scale_first(getattr(Tensor, _method), _method, _scale, _tensors, method=True))
 Tensor._check_inplace = inplace.check_inplace
 Tensor._become = inplace.become
 Tensor._view_rebase_message = shape.view_rebase_message
