@@ -719,7 +719,7 @@ def _index_views(x: Tensor, entries: list, lone_slice: bool) -> tuple[Tensor, tu
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
     out, dim = x, 0
     advanced: list = []  # one entry per dim of `out` up to the last advanced one
-    for e in entries:
+    for position, e in enumerate(entries):  # torch's bounds error names the entry's place in the key
         if e is Ellipsis:
             skip = ndim - specified
             advanced += [slice(None)] * skip
@@ -731,7 +731,7 @@ def _index_views(x: Tensor, entries: list, lone_slice: bool) -> tuple[Tensor, tu
         elif isinstance(e, int):
             size = out._data.shape[dim]
             if not -size <= e < size:
-                raise IndexError(f"index {e} is out of bounds for dimension {dim} with size {size}")
+                raise IndexError(f"index {e} is out of bounds for dimension {position} with size {size}")
             out = select(out, dim, e)
         elif isinstance(e, slice):
             size = out._data.shape[dim]
