@@ -401,6 +401,8 @@ CASES = {
         equation, lib.ones(2, 3))) for equation in ("......i->i", "..i->i", "...ij->..ij", "...ij->......ij")},
     **{f"index_out_of_range_{key}": (lambda lib: {}, lambda lib, e, key=key: eval(  # noqa: S307 - the key's text
         f"lib.zeros(3, 4, 5){key}")) for key in ("[0, 4]", "[None, 0, 6]", "[..., 7]", "[1, None, 4]")},
+    **{f"embedding_{dtype}_indices": (lambda lib: {}, lambda lib, e, dtype=dtype: lib.nn.functional.embedding(
+        lib.tensor([1, 0]).to(getattr(lib, dtype)), lib.ones(3, 2))) for dtype in ("uint8", "int16", "bool")},
     "function_output_modified": (_function_output_modified, lambda lib, e: e["y"].sum().backward()),
     "index_reduce_out_of_range": (lambda lib: {}, lambda lib, e: lib.zeros(3, 2).index_reduce(
         1, lib.tensor([2]), lib.ones(3, 1), "prod")),

@@ -1278,9 +1278,9 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
     """Rows of `weight` at the indices `input`; padding_idx's row gets no gradient; max_norm renormalises
     the looked-up rows of weight in place (no gradient), as torch does. The gradient is always dense."""
     indices = input._data
-    if D.kind(indices) not in "iu":
+    if input.dtype not in (D.int64, D.int32):
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
-                           f"Long, Int; but got torch.{_legacy(input)}Tensor instead (while checking arguments for "
+                           f"Long, Int; but got {D.aten_type_name(input.dtype)} instead (while checking arguments for "
                            "embedding)")
     n = weight.shape[0]
     if padding_idx is not None:
