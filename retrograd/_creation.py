@@ -464,12 +464,13 @@ def _infer(data: Any, exact: bool = False) -> np.ndarray:
             data = _tensors_read(data)
         elif isinstance(first := _first_leaf(data)[0], np.ndarray) and not first.ndim:  # a 0-d array first
             raise TypeError("len() of unsized object")
-    arr = np.array(data)
-    if arr.dtype == object:
-        raise TypeError("can't convert data of mixed or ragged types to a tensor")
+    try:
+        arr = np.array(data)
+    except ValueError:  # ragged
+        arr = None
+    if arr is None or arr.dtype.kind not in "biufc" or not exact and not typed and _beyond_int64(arr, data):
+        arr = _read_as_torch(data, infer=not exact)
     kind = arr.dtype.kind
-    if kind not in "biufc":
-        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
     # torch's copy loop says it once per process for every array it meets (under set_warn_always, every time)
     for _ in range(sum(_arrays_met(v) for v in typed if isinstance(v, np.ndarray)) if arr.size else 0):
         warn_once_at_user("Creating a tensor from a list of numpy.ndarrays is extremely slow. Please consider "
@@ -490,6 +491,79 @@ def _infer(data: Any, exact: bool = False) -> np.ndarray:
     if arr.size == 0 and kind == "f":
         arr = arr.astype(D.defaults.floating.np)
     return arr
+
+
+# Note [data NumPy does not take]
+# tensor() hands nested data to NumPy, which builds the array in one call. Where NumPy refuses (ragged lists),
+# makes an array of objects or strings, or holds Python ints beyond int64 as uint64 or floats, the data is read
+# again as torch reads it, for torch's error or its result: the sizes down the first items (a string is a
+# sequence of itself, so too many dimensions), each value's dtype (nothing inferred from None, a dict, a set),
+# then every sequence's length against those sizes and each number against the dtype (an int beyond int64
+# overflows; a float beside it makes it a float). Nothing is read when a size is 0: torch makes the empty tensor.
+_MAX_DIMS = 64
+
+
+def _beyond_int64(arr: np.ndarray, data: Any) -> bool:
+    """Whether NumPy held Python ints beyond int64 as uint64, or as floats beside other ints only."""
+    if arr.dtype.kind == "u":
+        return True
+    return arr.dtype.kind == "f" and isinstance(data, (list, tuple)) and not any(
+        isinstance(v, float) for v in _flat(data)) and any(type(v) is int for v in _flat(data))
+
+
+def _is_sequence(value: Any) -> bool:
+    return isinstance(value, (list, tuple, str, bytes)) or isinstance(value, np.ndarray) and value.ndim > 0
+
+
+def _read_as_torch(data: Any, infer: bool) -> np.ndarray:
+    """Data NumPy does not take, read as torch reads it: torch's error, or its array (Note [data NumPy does not
+    take]); `infer`: the dtype comes from the values (no dtype was given)."""
+    if isinstance(data, (str, bytes)):  # a string given whole is a value of no dtype, not a sequence
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    sizes, item = [], data
+    while _is_sequence(item):
+        sizes.append(len(item))
+        if len(sizes) > _MAX_DIMS:
+            raise ValueError(f"too many dimensions '{type(item).__name__}'")
+        if not len(item):
+            break
+        item = item[0]
+    dtype = _inferred_dtype(data) if infer else None
+    if 0 in sizes:
+        return np.zeros(sizes, (dtype or D.defaults.floating).np)
+    _check_nesting(data, sizes, 0, dtype)
+    return np.array(data, dtype=(dtype or D.float64).np)
+
+
+def _inferred_dtype(value: Any) -> D.dtype:
+    """torch's infer_scalar_type of nested data: its numbers' dtypes promoted; a string or another object refused."""
+    if isinstance(value, (bool, int, float, complex)):
+        return D.scalar_dtype(value)
+    if isinstance(value, (np.generic, np.ndarray)):
+        return D.from_numpy_dtype(value.dtype)
+    if isinstance(value, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type(value).__name__}'")
+    if isinstance(value, (list, tuple)):
+        return functools.reduce(D.promote_types, map(_inferred_dtype, value)) if value else D.defaults.floating
+    raise RuntimeError(f"Could not infer dtype of {type(value).__name__}")
+
+
+def _check_nesting(value: Any, sizes: list, dim: int, dtype: D.dtype | None) -> None:
+    """torch's checks as it copies nested data: a sequence of the size found at each dim, a number at the last."""
+    if dim < len(sizes):
+        if not _is_sequence(value):
+            raise TypeError("not a sequence")
+        if len(value) != sizes[dim]:
+            raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} (got {len(value)})")
+        for item in value:
+            _check_nesting(item, sizes, dim + 1, dtype)
+        return
+    integral = dtype is not None and dtype.category < 2
+    if _is_sequence(value):
+        raise TypeError(f"'{type(value).__name__}' object cannot be interpreted as an integer" if integral else
+                        f"must be real number, not {type(value).__name__}")
+    if integral and type(value) is int and not -2 ** 63 <= value < 2 ** 63:
+        raise ValueError("Overflow when unpacking long long")
 
 
 def _arrays_met(array: np.ndarray) -> int:

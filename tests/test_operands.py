@@ -98,6 +98,13 @@ def test_operator_operands_as_torch(dtype, symbol, name):
     "lib.tensor([[lib.tensor(1.0), 2.0], [3.0, lib.tensor([4.0])]])", "lib.tensor((b[0], b[1]))",
     "lib.tensor([np.array([1.0, 2.0]), t])", "lib.tensor([t, np.array([1.0, 2.0])])", "lib.tensor([i[2], 2.5])",
     "lib.tensor([lib.tensor(0.1, dtype=lib.float64)], dtype=lib.float32)", "lib.tensor([[i[0]], [i[1]]])",
+    # data NumPy does not take, read as torch reads it (Note [data NumPy does not take])
+    "lib.tensor([[1, 2], [3]])", "lib.tensor([[1, 2], 3])", "lib.tensor([1, [2]])",
+    "lib.tensor([[[1, 2]], [[3, 4], [5, 6]]])", "lib.tensor([[], [1]])", "lib.tensor(['a'])", "lib.tensor('a')",
+    "lib.tensor(None)", "lib.tensor([1, None])",
+    "lib.tensor({'a': 1})", "lib.tensor([2 ** 63])", "lib.tensor([-2 ** 63 - 1])", "lib.tensor([1, 2 ** 63])",
+    "lib.tensor([1.5, 2 ** 70])", "lib.tensor([2 ** 63], dtype=lib.float32)", "lib.tensor([1, 'a'])",
+    "lib.tensor([[1, 2], [3]], dtype=lib.float64)", "lib.as_tensor([[1, 2], [3]])", "lib.tensor([1.0, [2.0]])",
     # a shift's Python number promotes as any operand: a bool tensor shifted by an int is int64
     "b << 1", "b >> 1", "1 << b", "b << True", "i << 1.5", "lib.bitwise_right_shift(8, i)", "b.bitwise_left_shift(2)",
 ])
