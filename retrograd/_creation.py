@@ -456,7 +456,7 @@ def _infer(data: Any, exact: bool = False) -> np.ndarray:
     if isinstance(data, np.ndarray):
         checked_array(data, aliased=False)
         return data.copy()
-    typed = []  # the values that count with a dtype of their own: NumPy scalars and arrays, tensors
+    typed, flat = [], []  # the values that count with a dtype of their own: NumPy scalars and arrays, tensors
     if isinstance(data, (list, tuple)):
         flat = _flat(data)
         typed = [v for v in flat if isinstance(v, (np.generic, np.ndarray, Tensor))]
@@ -468,7 +468,7 @@ def _infer(data: Any, exact: bool = False) -> np.ndarray:
         arr = np.array(data)
     except ValueError:  # ragged
         arr = None
-    if arr is None or arr.dtype.kind not in "biufc" or not exact and not typed and _beyond_int64(arr, data):
+    if arr is None or arr.dtype.kind not in "biufc" or not exact and not typed and _beyond_int64(arr, flat):
         arr = _read_as_torch(data, infer=not exact)
     kind = arr.dtype.kind
     # torch's copy loop says it once per process for every array it meets (under set_warn_always, every time)
@@ -503,12 +503,12 @@ def _infer(data: Any, exact: bool = False) -> np.ndarray:
 _MAX_DIMS = 64
 
 
-def _beyond_int64(arr: np.ndarray, data: Any) -> bool:
-    """Whether NumPy held Python ints beyond int64 as uint64, or as floats beside other ints only."""
+def _beyond_int64(arr: np.ndarray, flat: list) -> bool:
+    """Whether NumPy held Python ints beyond int64 as uint64, or as floats beside other ints only (`flat`: the
+    data's values, when it is nested)."""
     if arr.dtype.kind == "u":
         return True
-    return arr.dtype.kind == "f" and isinstance(data, (list, tuple)) and not any(
-        isinstance(v, float) for v in _flat(data)) and any(type(v) is int for v in _flat(data))
+    return arr.dtype.kind == "f" and not any(isinstance(v, float) for v in flat) and any(type(v) is int for v in flat)
 
 
 def _is_sequence(value: Any) -> bool:
