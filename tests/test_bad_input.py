@@ -403,6 +403,18 @@ CASES = {
         f"lib.zeros(3, 4, 5){key}")) for key in ("[0, 4]", "[None, 0, 6]", "[..., 7]", "[1, None, 4]")},
     **{f"embedding_{dtype}_indices": (lambda lib: {}, lambda lib, e, dtype=dtype: lib.nn.functional.embedding(
         lib.tensor([1, 0]).to(getattr(lib, dtype)), lib.ones(3, 2))) for dtype in ("uint8", "int16", "bool")},
+    **{f"interpolate_{name}": (lambda lib: {}, lambda lib, e, call=call: call(lib, lib.nn.functional.interpolate))
+       for name, call in {
+           "size_of_too_few_dims": lambda lib, f: f(lib.ones(1, 3, 8, 8), size=(8,)),
+           "size_of_too_many_dims": lambda lib, f: f(lib.ones(3, 8, 8), size=(16, 16)),
+           "matrix_input": lambda lib, f: f(lib.ones(8, 8), scale_factor=2),
+           "six_dims": lambda lib, f: f(lib.ones(1, 1, 2, 2, 2, 2), size=4),
+           "size_zero": lambda lib, f: f(lib.ones(1, 3, 8, 8), size=0),
+           "negative_scale": lambda lib, f: f(lib.ones(1, 3, 8), scale_factor=-1),
+           "float_in_size": lambda lib, f: f(lib.ones(1, 3, 8, 8), size=(16, 16.5)),
+           "bicubic_of_five_dims": lambda lib, f: f(lib.ones(1, 1, 2, 2, 2), scale_factor=2, mode="bicubic"),
+           "scale_of_too_few_dims": lambda lib, f: f(lib.ones(1, 3, 8, 8), scale_factor=(2,)),
+       }.items()},
     "function_output_modified": (_function_output_modified, lambda lib, e: e["y"].sum().backward()),
     "index_reduce_out_of_range": (lambda lib: {}, lambda lib, e: lib.zeros(3, 2).index_reduce(
         1, lib.tensor([2]), lib.ones(3, 1), "prod")),

@@ -107,7 +107,7 @@ from .. import _dtype as D
 from .._creation import _linspace_in, zeros
 from .._memory_format import channels_last, channels_last_3d, keeping_channels_last, laid_out, suggest_memory_format
 from .._random_streams import fma
-from .._tensor import Tensor, _wrap, int_list
+from .._tensor import Tensor, _takes_as_int, _wrap, int_list
 from .._warn import user_stacklevel, warn_once_at_user
 from .._xp import namespace
 from . import arrays as A
@@ -1844,21 +1844,29 @@ def interpolate(input: Tensor, size: int | Sequence[int] | None = None,
     if mode in ("nearest", "area", "nearest-exact") and align_corners is not None:
         raise ValueError("align_corners option can only be set with the interpolating modes: "
                          "linear | bilinear | bicubic | trilinear")
-    if mode in _LINEAR_MODES and _LINEAR_MODES[mode] != d and not antialias:
-        raise NotImplementedError(f"Got {input._data.ndim}D input, but {mode} mode needs {_LINEAR_MODES[mode] + 2}D "
-                                  "input")
     if size is not None and scale_factor is not None:
         raise ValueError("only one of size or scale_factor should be defined")
     spatial = input._data.shape[2:]
     if size is not None:
+        if isinstance(size, (list, tuple)):
+            if len(size) != d:
+                raise ValueError(f"Input and output must have the same number of spatial dimensions, but got input "
+                                 f"with spatial dimensions of {list(spatial)} and output size of {size}. Please "
+                                 "provide input tensor in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, "
+                                 "...,oK) format.")
+            if not all(_takes_as_int(n) for n in size):
+                raise TypeError(f"expected size to be one of int or Tuple[int] or Tuple[int, int] or Tuple[int, int, "
+                                f"int], but got size with types {[type(n) for n in size]}")
         out = _ntuple(size, d, "size", "interpolate")
         scales: tuple = (None,) * d
     elif scale_factor is not None:
+        if isinstance(scale_factor, (list, tuple)) and len(scale_factor) != d:
+            raise ValueError(f"Input and scale_factor must have the same number of spatial dimensions, but got input "
+                             f"with spatial dimensions of {list(spatial)} and scale_factor of shape {scale_factor}. "
+                             "Please provide input tensor in (N, C, d1, d2, ...,dK) format and scale_factor in (s1, "
+                             "s2, ...,sK) format.")
         scales = tuple(float(s) for s in (scale_factor if isinstance(scale_factor, (list, tuple))
                                           else (scale_factor,) * d))
-        if len(scales) != d:
-            raise ValueError(f"Input and scale_factor must have the same number of spatial dimensions, but got input "
-                             f"with spatial dimensions of {list(spatial)} and scale_factor of shape {list(scales)}.")
         out = tuple(math.floor(x * s) for x, s in zip(spatial, scales))
         if recompute_scale_factor:
             scales = (None,) * d
@@ -1873,6 +1881,12 @@ def interpolate(input: Tensor, size: int | Sequence[int] | None = None,
         if not antialias:
             raise ValueError("Lanczos mode requires antialias=True")
     _check_resampled_dtype(input, mode, antialias)
+    _check_resampled_rank(input, mode, antialias)
+    if mode != "area" and min(out, default=1) <= 0:  # the upsampling kernels' check
+        labels = "DHW"[3 - d:]
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input ("
+                           f"{', '.join(f'{a}: {n}' for a, n in zip(labels, spatial))}){' and' if d == 1 else ''} "
+                           f"output ({', '.join(f'{a}: {n}' for a, n in zip(labels, out))})")
     if mode == "area":
         return _adaptive_avg_pool(input, d, out) if d > 1 else adaptive_avg_pool1d(input, out)
     if mode in ("nearest", "nearest-exact"):
@@ -1894,6 +1908,21 @@ def interpolate(input: Tensor, size: int | Sequence[int] | None = None,
     name = {"linear": "upsample_linear1d", "bilinear": "upsample_bilinear2d", "bicubic": "upsample_bicubic2d",
             "trilinear": "upsample_trilinear3d", "lanczos": "upsample_lanczos2d"}[mode] + ("_aa" if antialias else "")
     return apply(SEPARABLE_NODES[name], (input,), (matrices,))
+
+
+def _check_resampled_rank(input: Tensor, mode: str, antialias: bool) -> None:
+    """torch's refusals of an input whose rank the mode has no kernel for: a specific one for the linear family's
+    neighbours (a 3-d input to bilinear), else its generic one (any rank but 3 to 5, bicubic on 5-d)."""
+    ndim = input._data.ndim
+    wanted = _LINEAR_MODES.get(mode)
+    if wanted is None or antialias or ndim - 2 == wanted:
+        if 3 <= ndim <= 5 or antialias:
+            return
+    elif mode != "bicubic" and 3 <= ndim <= 5:
+        raise NotImplementedError(f"Got {ndim}D input, but {mode} mode needs {wanted + 2}D input")
+    raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {ndim}D) for the modes: "
+                              f"nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact "
+                              f"(got {mode})")
 
 
 def _check_resampled_dtype(input: Tensor, mode: str, antialias: bool) -> None:
