@@ -415,6 +415,21 @@ CASES = {
            "bicubic_of_five_dims": lambda lib, f: f(lib.ones(1, 1, 2, 2, 2), scale_factor=2, mode="bicubic"),
            "scale_of_too_few_dims": lambda lib, f: f(lib.ones(1, 3, 8, 8), scale_factor=(2,)),
        }.items()},
+    **{f"zero_{name}": (lambda lib: {}, lambda lib, e, call=call: call(lib, lib.nn.functional, lib.ones))
+       for name, call in {
+           "conv1d_kernel": lambda lib, f, ones: f.conv1d(ones(1, 3, 5), ones(2, 3, 0)),
+           "conv2d_kernel": lambda lib, f, ones: f.conv2d(ones(1, 3, 5, 5), ones(2, 3, 0, 3)),
+           "conv3d_kernel": lambda lib, f, ones: f.conv3d(ones(1, 3, 5, 5, 5), ones(2, 3, 0, 0, 0)),
+           "conv1d_dilation": lambda lib, f, ones: f.conv1d(ones(1, 3, 5), ones(2, 3, 3), dilation=0),
+           "max_pool1d_stride": lambda lib, f, ones: f.max_pool1d(ones(1, 3, 5), 2, stride=0),
+           "max_pool1d_dilation": lambda lib, f, ones: f.max_pool1d(ones(1, 3, 5), 2, dilation=0),
+           "max_pool1d_output": lambda lib, f, ones: f.max_pool1d(ones(1, 3, 1), 2),
+           "max_pool2d_stride": lambda lib, f, ones: f.max_pool2d(ones(1, 3, 5, 5), 2, stride=0),
+           "max_pool2d_dilation": lambda lib, f, ones: f.max_pool2d(ones(1, 3, 5, 5), 2, dilation=0),
+           "max_pool3d_dilation": lambda lib, f, ones: f.max_pool3d(ones(1, 3, 5, 5, 5), 2, dilation=0),
+           "avg_pool1d_stride": lambda lib, f, ones: f.avg_pool1d(ones(1, 3, 5), 2, stride=0),
+           "avg_pool3d_stride": lambda lib, f, ones: f.avg_pool3d(ones(1, 3, 5, 5, 5), 2, stride=0),
+       }.items()},
     "function_output_modified": (_function_output_modified, lambda lib, e: e["y"].sum().backward()),
     "index_reduce_out_of_range": (lambda lib: {}, lambda lib, e: lib.zeros(3, 2).index_reduce(
         1, lib.tensor([2]), lib.ones(3, 1), "prod")),

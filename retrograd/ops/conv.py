@@ -1244,9 +1244,13 @@ def _convolution(d: int, name: str, input: Tensor, weight: Tensor, bias: Tensor 
     dilation_t = _ntuple(dilation, d, "dilation")
     if any(s <= 0 for s in stride_t):
         raise RuntimeError("non-positive stride is not supported")
-    if any(dl <= 0 for dl in dilation_t):
-        raise RuntimeError("dilation should be greater than zero")
+    if any(dl <= 0 for dl in dilation_t):  # torch's 1-d convolutions run as 2-d ones of height 1
+        raise RuntimeError(f"dilation should be greater than zero, but got {[1] * (d == 1) + list(dilation_t)}")
     kernel = w.shape[2:]
+    if 0 in kernel:
+        raise RuntimeError("kernel size should be greater than zero, but got" + (
+            f": {' x '.join(map(str, kernel))} (TxHxW)" if d == 3 else " "
+            f"kernel_height: {kernel[0] if d == 2 else 1} kernel_width: {kernel[-1]}"))
     pads = _conv_padding(padding, d, stride_t, dilation_t, kernel)
     channels = input._data.shape[1]
     if transposed:
@@ -1415,6 +1419,11 @@ def _pool_window(input: Tensor, d: int, kernel_size: object, stride: object, pad
     stride_t = kernel if stride is None or stride == [] or stride == () else _ntuple(stride, d, "stride", "pooling")
     pads = _ntuple(padding, d, "padding", "pooling")
     dil = _ntuple(dilation, d, "dilation", "pooling")
+    if 0 in stride_t:
+        raise RuntimeError("stride should not be zero")
+    if any(dl <= 0 for dl in dil):
+        raise RuntimeError("dilation should be greater than zero, but got " + " ".join(
+            f"dilation{axis}: {dl}" for axis, dl in zip("THW"[3 - d:], dil)))
     for p, k, dl in zip(pads, kernel, dil):
         if p > (dl * (k - 1) + 1) // 2:
             raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p}, "
@@ -1483,8 +1492,28 @@ def max_pool1d(input: Tensor, kernel_size: int | Sequence[int], stride: int | Se
                return_indices: bool = False) -> Tensor | tuple[Tensor, Tensor]:
     """Largest value of each window of (N, C, L); the gradient goes to the argmax."""
     _check_pool_input(input, 1, "max_pool1d")
+    _check_max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode)
     return _on_2d(_max_pool, input, 2, _as_2d(kernel_size, 1, "kernel_size"), _as_2d(stride, 1, "stride"),
                   _as_2d(padding, 0, "padding"), _as_2d(dilation, 1, "dilation"), ceil_mode, return_indices)
+
+
+def _check_max_pool1d(input: Tensor, kernel_size: object, stride: object, padding: object, dilation: object,
+                      ceil_mode: bool) -> None:
+    """max_pool1d's own checks, in its words, before it runs as a 2-d pool."""
+    (k,) = _ntuple(kernel_size, 1, "kernel_size", "pooling")
+    (s,) = (k,) if stride is None or stride == [] or stride == () else _ntuple(stride, 1, "stride", "pooling")
+    (p,), (dl,) = _ntuple(padding, 1, "padding", "pooling"), _ntuple(dilation, 1, "dilation", "pooling")
+    for name, value in (("kernel_size", k), ("stride", s), ("dilation", dl)):
+        if value <= 0:
+            raise RuntimeError(f"max_pool1d() {name} must be greater than zero, but got {value}")
+    if p < 0 or p > k // 2:
+        return  # the 2-d pool's own refusal follows
+    length = input._data.shape[-1]
+    out = (length + 2 * p - dl * (k - 1) - 1 + (s - 1 if ceil_mode else 0)) // s + 1
+    if ceil_mode and (out - 1) * s >= length + p:
+        out -= 1
+    if out <= 0:
+        raise RuntimeError(f"max_pool1d() Invalid computed output size: {out}")
 
 
 def max_pool2d(input: Tensor, kernel_size: int | Sequence[int], stride: int | Sequence[int] | None = None,
