@@ -430,6 +430,19 @@ CASES = {
            "avg_pool1d_stride": lambda lib, f, ones: f.avg_pool1d(ones(1, 3, 5), 2, stride=0),
            "avg_pool3d_stride": lambda lib, f, ones: f.avg_pool3d(ones(1, 3, 5, 5, 5), 2, stride=0),
        }.items()},
+    **{f"adaptive_{name}": (lambda lib: {}, lambda lib, e, call=call: call(lib.nn.functional, lib.ones))
+       for name, call in {
+           "avg_pool2d_negative": lambda f, ones: f.adaptive_avg_pool2d(ones(1, 3, 5, 5), -1),
+           "avg_pool3d_negative": lambda f, ones: f.adaptive_avg_pool3d(ones(1, 3, 5, 5, 5), (2, -1, 2)),
+           "avg_pool1d_negative": lambda f, ones: f.adaptive_avg_pool1d(ones(1, 3, 5), -1),
+           "max_pool2d_negative": lambda f, ones: f.adaptive_max_pool2d(ones(1, 3, 5, 5), -1),
+           "max_pool1d_negative": lambda f, ones: f.adaptive_max_pool1d(ones(1, 3, 5), -1),
+           "avg_pool2d_empty": lambda f, ones: f.adaptive_avg_pool2d(ones(1, 3, 0, 4), 2),
+           "avg_pool2d_unbatched_empty": lambda f, ones: f.adaptive_avg_pool2d(ones(3, 0, 4), 2),
+           "avg_pool1d_empty": lambda f, ones: f.adaptive_avg_pool1d(ones(1, 3, 0), 2),
+           "max_pool1d_empty": lambda f, ones: f.adaptive_max_pool1d(ones(1, 3, 0), 2),
+           "max_pool3d_empty": lambda f, ones: f.adaptive_max_pool3d(ones(1, 3, 0, 4, 4), 2),
+       }.items()},
     "function_output_modified": (_function_output_modified, lambda lib, e: e["y"].sum().backward()),
     "index_reduce_out_of_range": (lambda lib: {}, lambda lib, e: lib.zeros(3, 2).index_reduce(
         1, lib.tensor([2]), lib.ones(3, 1), "prod")),

@@ -1607,7 +1607,22 @@ def _adaptive_size(input: Tensor, d: int, output_size: object, name: str) -> tup
         else tuple(output_size)
     if len(sizes) != d:
         raise RuntimeError(f"{name}: output_size must be {d}")
-    return tuple(x if o is None else int(o) for o, x in zip(sizes, input._data.shape[-d:]))
+    out = tuple(x if o is None else int(o) for o, x in zip(sizes, input._data.shape[-d:]))
+    if name == "adaptive_avg_pool1d":  # torch checks the rest as the 2-d pool it runs
+        return out
+    shape = input._data.shape
+    if min(out) < 0 and name != "adaptive_max_pool1d":  # that one's is the 2-d pool's, which it runs
+        if "max" in name:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {min(out)}: "
+                               f"{list(shape[:-d]) + list(out)}")
+        shown = ", ".join(map(str, out[:2])) + "".join(f",{o}" for o in out[2:])  # torch's own spacing
+        raise RuntimeError(f"{name}: elements of output_size must be greater than or equal to 0 but received "
+                           f"{{{shown}}}")
+    for dim in range(len(shape) - d - 1, len(shape)):  # the channels and spatial dims
+        if not shape[dim]:
+            raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch dimensions, but "
+                               f"input has sizes {list(shape)} with dimension {dim} being empty")
+    return out
 
 
 def _averaging_matrix(size: int, out: int) -> np.ndarray:
