@@ -443,6 +443,16 @@ CASES = {
            "max_pool1d_empty": lambda f, ones: f.adaptive_max_pool1d(ones(1, 3, 0), 2),
            "max_pool3d_empty": lambda f, ones: f.adaptive_max_pool3d(ones(1, 3, 0, 4, 4), 2),
        }.items()},
+    **{f"shape_{name}": (lambda lib: {}, lambda lib, e, call=call: call(lib.nn.functional, lib.ones))
+       for name, call in {
+           "pad_narrowing_below_zero": lambda f, ones: f.pad(ones(3), (-2, -2)),
+           "pad_narrowing_then_padding": lambda f, ones: f.pad(ones(3), (-4, 1)),
+           "pixel_shuffle_of_a_matrix": lambda f, ones: f.pixel_shuffle(ones(4, 4), 2),
+           "pixel_unshuffle_of_a_matrix": lambda f, ones: f.pixel_unshuffle(ones(4, 4), 2),
+           "conv_transpose1d_too_small": lambda f, ones: f.conv_transpose1d(ones(1, 8, 2), ones(8, 3, 1), padding=3),
+           "conv_transpose2d_too_small": lambda f, ones: f.conv_transpose2d(ones(1, 8, 2, 2), ones(8, 3, 1, 1),
+                                                                            padding=1),
+       }.items()},
     "function_output_modified": (_function_output_modified, lambda lib, e: e["y"].sum().backward()),
     "index_reduce_out_of_range": (lambda lib: {}, lambda lib, e: lib.zeros(3, 2).index_reduce(
         1, lib.tensor([2]), lib.ones(3, 1), "prod")),

@@ -1284,6 +1284,12 @@ def _convolution(d: int, name: str, input: Tensor, weight: Tensor, bias: Tensor 
             raise RuntimeError("output padding must be smaller than either stride or dilation, but got " + " ".join(
                 f"{what}_{n}: {v}" for what, values in zip(("output_padding", "stride", "dilation"), shown)
                 for n, v in zip(names, values)))
+        size = _transposed_size(input._data.shape[2:], win, extra)
+        if min(size, default=1) <= 0:  # shown as torch shows it, a 1-d one as 2-d of height 1
+            lead = (1,) * (d == 1)
+            raise RuntimeError(f"Given input size per channel: ({_shape_str(lead + input._data.shape[2:])}). "
+                               f"Calculated output size per channel: ({_shape_str(lead + size)}). Output size is "
+                               "too small")
     _check_dtypes(input, weight, bias, win, groups, transposed)
     out = apply(convolution_op, (input, weight, bias), (win, groups, transposed, extra))
     return out.squeeze(0) if unbatched else out
@@ -1752,6 +1758,10 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
         raise RuntimeError("Padding length should be less than or equal to two times the input dimension but got "
                            f"padding length {len(pad)} and input of dimension {nd}")
     if mode == "constant":
+        sizes = input._data.shape[::-1]
+        if any(n + min(lo, 0) + min(hi, 0) < 0 for n, lo, hi in zip(sizes, pad[::2], pad[1::2])):  # torch narrows
+            # by the negative pads before it pads by the others
+            raise RuntimeError("narrow(): length must be non-negative.")
         return apply(constant_pad_nd_op, (input,), (tuple(pad), 0 if value is None else value))
     if mode not in ("reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
@@ -2022,6 +2032,7 @@ def upsample_bilinear(input: Tensor, size: int | Sequence[int] | None = None,
 
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     """(*, C*r*r, H, W) -> (*, C, H*r, W*r)."""
+    _check_shuffle_rank(input, "pixel_shuffle")
     c = input._data.shape[-3]
     r = upscale_factor
     if c % (r * r):
@@ -2032,6 +2043,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
 
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     """(*, C, H*r, W*r) -> (*, C*r*r, H, W), the inverse of pixel_shuffle."""
+    _check_shuffle_rank(input, "pixel_unshuffle")
     h, w = input._data.shape[-2:]
     r = downscale_factor
     for name, n in (("height", h), ("width", w)):
@@ -2039,6 +2051,12 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
             raise RuntimeError(f"pixel_unshuffle expects {name} to be divisible by downscale_factor, but "
                                f"input.size({-2 if name == 'height' else -1})={n} is not divisible by {r}")
     return apply(pixel_unshuffle_op, (input,), (r,))
+
+
+def _check_shuffle_rank(input: Tensor, name: str) -> None:
+    if input._data.ndim < 3:
+        raise RuntimeError(f"{name} expects input to have at least 3 dimensions, but got input with "
+                           f"{input._data.ndim} dimension(s)")
 
 
 def _align_corners_default(align_corners: bool | None) -> bool:
