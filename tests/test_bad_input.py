@@ -453,6 +453,17 @@ CASES = {
            "conv_transpose2d_too_small": lambda f, ones: f.conv_transpose2d(ones(1, 8, 2, 2), ones(8, 3, 1, 1),
                                                                             padding=1),
        }.items()},
+    **{f"recurrent_{name}": (lambda lib: {}, lambda lib, e, call=call: call(lib.nn, lib.zeros))
+       for name, call in {
+           "lstm_hidden_size": lambda nn, z: nn.LSTM(4, 5, 2)(z(3, 2, 4), (z(1, 2, 5), z(2, 2, 5))),
+           "lstm_cell_size": lambda nn, z: nn.LSTM(4, 5, 2)(z(3, 2, 4), (z(2, 2, 5), z(1, 2, 5))),
+           "lstm_hidden_rank": lambda nn, z: nn.LSTM(4, 5, 2)(z(3, 2, 4), (z(2, 5), z(2, 5))),
+           "lstm_unbatched_hidden_rank": lambda nn, z: nn.LSTM(4, 5, 2)(z(3, 4), (z(2, 1, 5), z(2, 1, 5))),
+           "lstm_three_states": lambda nn, z: nn.LSTM(4, 5, 2)(z(3, 2, 4), (z(2, 2, 5), z(2, 2, 5), z(2, 2, 5))),
+           "gru_hidden_rank": lambda nn, z: nn.GRU(4, 5, 2)(z(3, 2, 4), z(2, 5)),
+           "gru_unbatched_hidden_rank": lambda nn, z: nn.GRU(4, 5, 2)(z(3, 4), z(2, 1, 5)),
+           "gru_hidden_size": lambda nn, z: nn.GRU(4, 5, 2)(z(3, 2, 4), z(1, 2, 5)),
+       }.items()},
     "function_output_modified": (_function_output_modified, lambda lib, e: e["y"].sum().backward()),
     "index_reduce_out_of_range": (lambda lib: {}, lambda lib, e: lib.zeros(3, 2).index_reduce(
         1, lib.tensor([2]), lib.ones(3, 1), "prod")),

@@ -187,8 +187,9 @@ class RNNBase(Module):
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, got "
                                f"{input.shape[-1]}")
 
-    def _initial_state(self, input: Tensor, hx: Any, batch: int, batched: bool) -> list:
-        """Per (layer, direction): the initial state (h, or (h, c) for LSTM), checked against torch's shapes."""
+    def _initial_state(self, input: Tensor, hx: Any, batch: int, batched: bool, packed: Any) -> list:
+        """Per (layer, direction): the initial state (h, or (h, c) for LSTM), checked against torch's shapes
+        (`packed`: the input's batch sizes when it was a PackedSequence, else None)."""
         directions = 2 if self.bidirectional else 1
         real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
         shapes = [(self.num_layers * directions, batch, real_hidden)]
@@ -197,12 +198,23 @@ class RNNBase(Module):
         if hx is None:
             states = [C.zeros(*s, dtype=input.dtype, device=input.device) for s in shapes]
         else:
-            states = list(hx) if self.mode == "LSTM" else [hx]
+            lstm = self.mode == "LSTM"
+            states = list(hx) if lstm else [hx]
+            if packed is None:  # torch checks an unpacked input's hidden state's rank first
+                rank, kind = (3, "batched 3-D") if batched else (2, "unbatched 2-D")
+                ranks = [s.dim() for s in states[:2]]
+                if any(n != rank for n in ranks):
+                    raise RuntimeError(f"For {kind} input, hx and cx should also be {rank}-D but got ({ranks[0]}-D, "
+                                       f"{ranks[1]}-D) tensors" if lstm else
+                                       f"For {kind} input, hx should also be {rank}-D but got {ranks[0]}-D tensor")
             if not batched:
                 states = [s.unsqueeze(1) for s in states]
-            for s, expected in zip(states, shapes):
+            for k, (s, expected) in enumerate(zip(states, shapes)):
                 if tuple(s.shape) != expected:
-                    raise RuntimeError(f"Expected hidden size {expected}, got {list(s.shape)}")
+                    raise RuntimeError(f"Expected hidden{f'[{k}]' if lstm else ''} size {expected}, got "
+                                       f"{list(s.shape)}")
+            if lstm and len(states) != 2:
+                raise RuntimeError("lstm expects two hidden states")
         if self.mode == "LSTM":
             return [(states[0][i], states[1][i]) for i in range(shapes[0][0])]
         return [states[0][i] for i in range(shapes[0][0])]
@@ -231,7 +243,7 @@ class RNNBase(Module):
             sizes = [batch] * input.shape[0]
             layer_input = input
         self._check_input(layer_input)
-        states = self._initial_state(layer_input, hx, batch, batched)
+        states = self._initial_state(layer_input, hx, batch, batched, batch_sizes if packed else None)
         directions = 2 if self.bidirectional else 1
         finals = []
         for layer in range(self.num_layers):
