@@ -463,6 +463,12 @@ CASES = {
            "gru_hidden_rank": lambda nn, z: nn.GRU(4, 5, 2)(z(3, 2, 4), z(2, 5)),
            "gru_unbatched_hidden_rank": lambda nn, z: nn.GRU(4, 5, 2)(z(3, 4), z(2, 1, 5)),
            "gru_hidden_size": lambda nn, z: nn.GRU(4, 5, 2)(z(3, 2, 4), z(1, 2, 5)),
+           "lstm_cell_input_size": lambda nn, z: nn.LSTMCell(4, 5)(z(3, 6)),
+           "lstm_cell_batch": lambda nn, z: nn.LSTMCell(4, 5)(z(3, 4), (z(2, 5), z(2, 5))),
+           "lstm_cell_second_state_size": lambda nn, z: nn.LSTMCell(4, 5)(z(3, 4), (z(3, 5), z(3, 6))),
+           "lstm_cell_state_rank": lambda nn, z: nn.LSTMCell(4, 5)(z(3, 4), (z(1, 3, 5), z(1, 3, 5))),
+           "gru_cell_state_rank": lambda nn, z: nn.GRUCell(4, 5)(z(3, 4), z(1, 3, 5)),
+           "rnn_cell_unbatched_state": lambda nn, z: nn.RNNCell(4, 5)(z(4), z(1, 5)),
        }.items()},
     "function_output_modified": (_function_output_modified, lambda lib, e: e["y"].sum().backward()),
     "index_reduce_out_of_range": (lambda lib: {}, lambda lib, e: lib.zeros(3, 2).index_reduce(

@@ -374,18 +374,37 @@ class _Cell(RNNCellBase):
     def forward(self, input: Tensor, hx: Any = None) -> Any:
         if input.dim() not in (1, 2):
             raise ValueError(f"{type(self).__name__}: Expected input to be 1D or 2D, got {input.dim()}D instead")
+        lstm = self.mode == "LSTM"
+        for k, h in enumerate(() if hx is None else hx if lstm else (hx,)):
+            if h.dim() not in (1, 2):
+                raise ValueError(f"{type(self).__name__}: Expected {f'hx[{k}]' if lstm else 'hidden'} to be 1D or 2D, "
+                                 f"got {h.dim()}D instead")
         batched = input.dim() == 2
         if not batched:
             input = input.unsqueeze(0)
         if hx is None:
             zeros = C.zeros(input.shape[0], self.hidden_size, dtype=input.dtype, device=input.device)
-            hx = (zeros, zeros) if self.mode == "LSTM" else zeros
+            hx = (zeros, zeros) if lstm else zeros
         elif not batched:
-            hx = tuple(h.unsqueeze(0) for h in hx) if self.mode == "LSTM" else hx.unsqueeze(0)
+            hx = tuple(h.unsqueeze(0) for h in hx) if lstm else hx.unsqueeze(0)
+        self._check_step(input, hx if lstm else (hx,))
         out = _rnn_step(self.mode, F.linear(input, self.weight_ih, self.bias_ih), hx, self.weight_hh, self.bias_hh)
         if not batched:
             out = tuple(o.squeeze(0) for o in out) if self.mode == "LSTM" else out.squeeze(0)
         return out
+
+
+    def _check_step(self, input: Tensor, states: tuple) -> None:
+        """torch's checks of one step's sizes: the input's features, then each state's batch and features."""
+        if input.shape[1] != self.input_size:
+            raise RuntimeError(f"input has inconsistent input_size: got {input.shape[1]} expected {self.input_size}")
+        for k, h in enumerate(states):
+            if h.shape[0] != input.shape[0]:
+                raise RuntimeError(f"Input batch size {input.shape[0]} doesn't match hidden{k} batch size "
+                                   f"{h.shape[0]}")
+            if h.shape[1] != self.hidden_size:
+                raise RuntimeError(f"hidden{k} has inconsistent hidden_size: got {h.shape[1]}, expected "
+                                   f"{self.hidden_size}")
 
 
 class RNNCell(_Cell):
