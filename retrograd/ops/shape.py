@@ -2088,20 +2088,20 @@ def _int_list_forms(op: Callable[[Tensor, tuple[int, ...]], Tensor], name: str, 
     parser takes the list as one positional or by keyword in both forms, and gathers varargs in the method only
     (`x.permute(1, 0)`, `x.tile(2)`), so the function refuses a bare int (`torch.flip(x, 1)`)."""
     def int_list_of(args: tuple, keyword: dict, method: bool) -> tuple[int, ...]:
-        if args and argument in keyword:
-            raise TypeError(f"{name}() got multiple values for argument '{argument}'")
-        if not args and argument not in keyword:
-            raise TypeError(f'{name}() missing 1 required positional arguments: "{argument}"')
-        if set(keyword) - {argument}:
-            raise TypeError(f"{name}() got an unexpected keyword argument '{min(set(keyword) - {argument})}'")
-        if keyword:
+        if keyword or not args:  # the keyword, or torch's refusals of what is missing or given twice
+            if args and argument in keyword:
+                raise TypeError(f"{name}() got multiple values for argument '{argument}'")
+            if not args and argument not in keyword:
+                raise TypeError(f'{name}() missing 1 required positional arguments: "{argument}"')
+            if set(keyword) - {argument}:
+                raise TypeError(f"{name}() got an unexpected keyword argument '{min(set(keyword) - {argument})}'")
             return int_list(keyword[argument], name, argument)
         if not method:
             if len(args) > 1:
                 raise TypeError(f"{name}() takes 2 positional arguments but {len(args) + 1} were given")
             return int_list(args[0], name, argument, 2)
-        if len(args) > 1 and not _takes_as_int(args[0]):  # varargs only when the first is an int
-            raise TypeError(f"{name}() takes 1 positional argument but {len(args)} were given")
+        if len(args) > 1 and type(args[0]) is not int and not _takes_as_int(args[0]):  # varargs only when the
+            raise TypeError(f"{name}() takes 1 positional argument but {len(args)} were given")  # first is an int
         return as_sizes(args, name, argument)
 
     def function(input: Tensor, *args: Any, **keyword: Any) -> Tensor:
