@@ -462,7 +462,7 @@ def _infer(data: Any, exact: bool = False) -> np.ndarray:
         typed = [v for v in flat if isinstance(v, (np.generic, np.ndarray, Tensor))]
         if any(isinstance(v, Tensor) for v in typed):
             data = _tensors_read(data)
-        elif isinstance(first := _first_leaf(data)[0], np.ndarray) and not first.ndim:  # a 0-d array first
+        elif isinstance(first := _leading_sizes(data)[1], np.ndarray) and not first.ndim:  # a 0-d array first
             raise TypeError("len() of unsized object")
     try:
         arr = np.array(data)
@@ -479,9 +479,7 @@ def _infer(data: Any, exact: bool = False) -> np.ndarray:
     if exact:
         return arr
     if typed:  # each NumPy scalar or array and each tensor counts with its own dtype, Python numbers with torch's
-        dtypes = [v.dtype if isinstance(v, Tensor) else D.from_numpy_dtype(v.dtype)
-                  if isinstance(v, (np.generic, np.ndarray)) else D.scalar_dtype(v) for v in flat]
-        return arr.astype(functools.reduce(D.promote_types, dtypes).np)
+        return arr.astype(_inferred_dtype(flat).np)
     if kind == "f" and not _has_numpy_float(data):
         arr = arr.astype(D.defaults.floating.np)
     elif kind == "c" and not _has_numpy_float(data):
@@ -511,8 +509,11 @@ def _beyond_int64(arr: np.ndarray, flat: list) -> bool:
     return arr.dtype.kind == "f" and not any(isinstance(v, float) for v in flat) and any(type(v) is int for v in flat)
 
 
-def _is_sequence(value: Any) -> bool:
-    return isinstance(value, (list, tuple, str, bytes)) or isinstance(value, np.ndarray) and value.ndim > 0
+def _is_sequence(value: Any, strings: bool = True) -> bool:
+    """Whether torch reads `value` in nested data as a sequence: a list, tuple or array (not 0-d), and a string,
+    which is a sequence of itself, where `strings` says so."""
+    return isinstance(value, (list, tuple)) or isinstance(value, np.ndarray) and value.ndim > 0 or \
+        strings and isinstance(value, (str, bytes))
 
 
 def _read_as_torch(data: Any, infer: bool) -> np.ndarray:
@@ -520,14 +521,7 @@ def _read_as_torch(data: Any, infer: bool) -> np.ndarray:
     take]); `infer`: the dtype comes from the values (no dtype was given)."""
     if isinstance(data, (str, bytes)):  # a string given whole is a value of no dtype, not a sequence
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
-    sizes, item = [], data
-    while _is_sequence(item):
-        sizes.append(len(item))
-        if len(sizes) > _MAX_DIMS:
-            raise ValueError(f"too many dimensions '{type(item).__name__}'")
-        if not len(item):
-            break
-        item = item[0]
+    sizes = _leading_sizes(data, strings=True)[0]
     dtype = _inferred_dtype(data) if infer else None
     if 0 in sizes:
         return np.zeros(sizes, (dtype or D.defaults.floating).np)
@@ -536,11 +530,14 @@ def _read_as_torch(data: Any, infer: bool) -> np.ndarray:
 
 
 def _inferred_dtype(value: Any) -> D.dtype:
-    """torch's infer_scalar_type of nested data: its numbers' dtypes promoted; a string or another object refused."""
+    """torch's infer_scalar_type of nested data: its numbers' dtypes promoted (a tensor's, a NumPy value's and a
+    Python number's torch default); a string or another object refused."""
+    if isinstance(value, Tensor):
+        return value.dtype
+    if isinstance(value, (np.generic, np.ndarray)):  # before the numbers: np.float64 is a float
+        return D.from_numpy_dtype(value.dtype)
     if isinstance(value, (bool, int, float, complex)):
         return D.scalar_dtype(value)
-    if isinstance(value, (np.generic, np.ndarray)):
-        return D.from_numpy_dtype(value.dtype)
     if isinstance(value, (str, bytes)):
         raise TypeError(f"new(): invalid data type '{type(value).__name__}'")
     if isinstance(value, (list, tuple)):
@@ -583,16 +580,17 @@ def _flat(data: Any) -> list:
     return out
 
 
-def _first_leaf(data: Any) -> tuple[Any, int]:
-    """The first item down nested data and the number of dims above it: torch sizes a tensor made from data down
-    its first items, taking a list, tuple or array for a sequence and anything else (a tensor too) for a value."""
-    first, depth = data, 0
-    while isinstance(first, (list, tuple)) or isinstance(first, np.ndarray) and first.ndim:
-        depth += 1
-        if not len(first):
+def _leading_sizes(data: Any, strings: bool = False) -> tuple[list[int], Any]:
+    """The sizes torch reads down nested data's first items, and the item where they end (a tensor is a value)."""
+    sizes, item = [], data
+    while _is_sequence(item, strings):
+        sizes.append(len(item))
+        if len(sizes) > _MAX_DIMS:
+            raise ValueError(f"too many dimensions '{type(item).__name__}'")
+        if not len(item):
             break
-        first = first[0]
-    return first, depth
+        item = item[0]
+    return sizes, item
 
 
 def _tensors_read(data: Any, depth: int | None = None) -> Any:
@@ -600,7 +598,7 @@ def _tensors_read(data: Any, depth: int | None = None) -> Any:
     items) end is a number, its one element (torch's ValueError for more, its warning if it requires grad, as
     float(t) gives); a tensor above that depth is a sequence of its rows, as an array there is."""
     if depth is None:
-        depth = _first_leaf(data)[1]
+        depth = len(_leading_sizes(data)[0])
     if isinstance(data, Tensor):
         if depth:
             return data._data.tolist()

@@ -380,7 +380,7 @@ class InplaceFunction(Function):
 def _pack_saved(tensors: tuple, outputs: tuple) -> list:
     """Saved inputs keep their version; saved outputs avoid a node -> tensor -> node cycle. Anything but a tensor
     or None is refused, as torch refuses it once forward has returned."""
-    from .._tensor import Tensor, argument_type_name
+    from .._tensor import Tensor, argument_type_name  # _tensor imports autograd at its top
     from ..ops.registry import SavedOutput  # the op table loads after autograd's core
 
     packed = []

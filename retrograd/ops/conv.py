@@ -1435,12 +1435,7 @@ def _pool_window(input: Tensor, d: int, kernel_size: object, stride: object, pad
             raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p}, "
                                f"kernel_size={k} and dilation={dl}")
     spatial = input._data.shape[-d:]
-    out = []
-    for x, k, s, p, dl in zip(spatial, kernel, stride_t, pads, dil):
-        o = (x + 2 * p - dl * (k - 1) - 1 + (s - 1 if ceil_mode else 0)) // s + 1
-        if ceil_mode and (o - 1) * s >= x + p:
-            o -= 1
-        out.append(o)
+    out = [_pooled_size(x, k, s, p, dl, ceil_mode) for x, k, s, p, dl in zip(spatial, kernel, stride_t, pads, dil)]
     if any(o <= 0 for o in out):
         lead = input._data.shape[-d - 1] if input._data.ndim > d else 1
         raise RuntimeError(f"Given input size: ({'x'.join(map(str, (lead, *spatial)))}). Calculated output size: "
@@ -1503,6 +1498,13 @@ def max_pool1d(input: Tensor, kernel_size: int | Sequence[int], stride: int | Se
                   _as_2d(padding, 0, "padding"), _as_2d(dilation, 1, "dilation"), ceil_mode, return_indices)
 
 
+def _pooled_size(x: int, k: int, s: int, p: int, dl: int, ceil_mode: bool) -> int:
+    """A pool's output size along one dim, torch's formula: ceil_mode lets the last window hang over, unless it
+    would start in the padding."""
+    out = (x + 2 * p - dl * (k - 1) - 1 + (s - 1 if ceil_mode else 0)) // s + 1
+    return out - 1 if ceil_mode and (out - 1) * s >= x + p else out
+
+
 def _check_max_pool1d(input: Tensor, kernel_size: object, stride: object, padding: object, dilation: object,
                       ceil_mode: bool) -> None:
     """max_pool1d's own checks, in its words, before it runs as a 2-d pool."""
@@ -1514,10 +1516,7 @@ def _check_max_pool1d(input: Tensor, kernel_size: object, stride: object, paddin
             raise RuntimeError(f"max_pool1d() {name} must be greater than zero, but got {value}")
     if p < 0 or p > k // 2:
         return  # the 2-d pool's own refusal follows
-    length = input._data.shape[-1]
-    out = (length + 2 * p - dl * (k - 1) - 1 + (s - 1 if ceil_mode else 0)) // s + 1
-    if ceil_mode and (out - 1) * s >= length + p:
-        out -= 1
+    out = _pooled_size(input._data.shape[-1], k, s, p, dl, ceil_mode)
     if out <= 0:
         raise RuntimeError(f"max_pool1d() Invalid computed output size: {out}")
 
@@ -1969,10 +1968,9 @@ def _check_resampled_rank(input: Tensor, mode: str, antialias: bool) -> None:
     neighbours (a 3-d input to bilinear), else its generic one (any rank but 3 to 5, bicubic on 5-d)."""
     ndim = input._data.ndim
     wanted = _LINEAR_MODES.get(mode)
-    if wanted is None or antialias or ndim - 2 == wanted:
-        if 3 <= ndim <= 5 or antialias:
-            return
-    elif mode != "bicubic" and 3 <= ndim <= 5:
+    if antialias or 3 <= ndim <= 5 and wanted in (None, ndim - 2):
+        return
+    if 3 <= ndim <= 5 and mode != "bicubic":
         raise NotImplementedError(f"Got {ndim}D input, but {mode} mode needs {wanted + 2}D input")
     raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {ndim}D) for the modes: "
                               f"nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact "

@@ -187,9 +187,9 @@ class RNNBase(Module):
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, got "
                                f"{input.shape[-1]}")
 
-    def _initial_state(self, input: Tensor, hx: Any, batch: int, batched: bool, packed: Any) -> list:
+    def _initial_state(self, input: Tensor, hx: Any, batch: int, batched: bool, packed: bool) -> list:
         """Per (layer, direction): the initial state (h, or (h, c) for LSTM), checked against torch's shapes
-        (`packed`: the input's batch sizes when it was a PackedSequence, else None)."""
+        (`packed`: the input was a PackedSequence)."""
         directions = 2 if self.bidirectional else 1
         real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
         shapes = [(self.num_layers * directions, batch, real_hidden)]
@@ -200,7 +200,7 @@ class RNNBase(Module):
         else:
             lstm = self.mode == "LSTM"
             states = list(hx) if lstm else [hx]
-            if packed is None:  # torch checks an unpacked input's hidden state's rank first
+            if not packed:  # torch checks an unpacked input's hidden state's rank first
                 rank, kind = (3, "batched 3-D") if batched else (2, "unbatched 2-D")
                 ranks = [s.dim() for s in states[:2]]
                 if any(n != rank for n in ranks):
@@ -243,7 +243,7 @@ class RNNBase(Module):
             sizes = [batch] * input.shape[0]
             layer_input = input
         self._check_input(layer_input)
-        states = self._initial_state(layer_input, hx, batch, batched, batch_sizes if packed else None)
+        states = self._initial_state(layer_input, hx, batch, batched, packed)
         directions = 2 if self.bidirectional else 1
         finals = []
         for layer in range(self.num_layers):
@@ -390,9 +390,8 @@ class _Cell(RNNCellBase):
         self._check_step(input, hx if lstm else (hx,))
         out = _rnn_step(self.mode, F.linear(input, self.weight_ih, self.bias_ih), hx, self.weight_hh, self.bias_hh)
         if not batched:
-            out = tuple(o.squeeze(0) for o in out) if self.mode == "LSTM" else out.squeeze(0)
+            out = tuple(o.squeeze(0) for o in out) if lstm else out.squeeze(0)
         return out
-
 
     def _check_step(self, input: Tensor, states: tuple) -> None:
         """torch's checks of one step's sizes: the input's features, then each state's batch and features."""

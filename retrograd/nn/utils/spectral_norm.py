@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ... import linalg
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from .. import functional as F
@@ -54,10 +55,8 @@ class SpectralNorm:
 
     def _solve_v_and_rescale(self, weight_mat: Tensor, u: Tensor, target_sigma: Tensor) -> Tensor:
         """A v with u = normalize(W v) and u . (W v) = sigma (pinverse, in case W^T W is singular)."""
-        from ... import dot, linalg, mv
-
         v = linalg.multi_dot([weight_mat.t().mm(weight_mat).pinverse(), weight_mat.t(), u.unsqueeze(1)]).squeeze(1)
-        return v.mul_(target_sigma / dot(u, mv(weight_mat, v)))
+        return v.mul_(target_sigma / u.dot(weight_mat.mv(v)))
 
     def remove(self, module: Module) -> None:
         with no_grad():
