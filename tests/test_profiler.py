@@ -338,3 +338,18 @@ def test_filling_factories_allocate_then_fill_as_torch_records():
 
     theirs, ours = (inner_events(lib, profiler) for lib, profiler in _libraries())
     assert ours == theirs
+
+
+def test_a_profiled_backward_runs_the_kernels_it_runs_unprofiled():
+    """The profiler only watches: a batch norm's backward without create_graph runs its one NumPy kernel under it
+    too (Note [unrecorded batch-norm backward]), as torch's runs one, not the differentiable formulas' ops."""
+    def ops_under_the_node(lib, legacy_profiler):
+        x = lib.randn(4, 3, 5, 5, requires_grad=True)
+        with legacy_profiler.profile() as prof:
+            lib.nn.functional.batch_norm(x, None, None, training=True).sum().backward()
+        return {e.name for e in prof.function_events
+                if e.cpu_parent is not None and e.cpu_parent.name == "NativeBatchNormBackward0"}
+
+    theirs = ops_under_the_node(torch, torch.autograd.profiler)
+    assert theirs == {"aten::native_batch_norm_backward"}  # the oracle: one kernel
+    assert ops_under_the_node(retrograd, legacy) <= theirs

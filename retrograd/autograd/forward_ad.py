@@ -38,6 +38,8 @@ class _Transforms:
     """What changes every op: open dual levels, running vmap levels, saved-tensor hooks, a profiler, CPU autocast."""
 
     active = False                   # the flag registry.apply checks; true iff one of the below is set
+    changes_ops = False              # true iff one that changes what ops compute or record is set (all but the
+    #                                  profiler, which only watches): registry.unrecorded_arrays reads it
     levels: tuple = ()               # visible dual levels (ints), outermost first
     vmap: tuple = ()                 # running vmap levels (batched.Level), outermost first
     saved_hooks: tuple = ()          # (pack, unpack) pairs of saved_tensors_hooks, innermost last
@@ -47,9 +49,11 @@ class _Transforms:
 
     def __init__(self) -> None:
         self.active = False  # an instance attribute: the interpreter specialises its read (every op reads it)
+        self.changes_ops = False
 
     def update(self) -> None:
-        self.active = bool(self.levels or self.vmap or self.saved_hooks or self.profiler is not None or self.autocast)
+        self.changes_ops = bool(self.levels or self.vmap or self.saved_hooks or self.autocast)
+        self.active = self.changes_ops or self.profiler is not None
 
 
 transforms = _Transforms()

@@ -1613,9 +1613,10 @@ def snapshot_saved_self(node: object, tensor: Tensor) -> None:
 
 def unrecorded_arrays(*tensors: Tensor) -> tuple[np.ndarray, ...] | None:
     """The tensors' arrays where a backward formula may compute them in NumPy, outside the graph: nothing records
-    it (grad mode off, as in a backward without create_graph, and no forward-mode level, vmap or saved-tensor hook
-    active) and all are NumPy float32 or float64 arrays of one dtype; None where it must run differentiable ops."""
-    if _grad_state.enabled or _transforms.active:
+    it (grad mode off, as in a backward without create_graph, and no forward-mode level, vmap, saved-tensor hook
+    or autocast active; a profiler only watches, so it profiles what runs without it) and all are NumPy float32 or
+    float64 arrays of one dtype; None where it must run differentiable ops."""
+    if _grad_state.enabled or _transforms.changes_ops:
         return None
     arrays = tuple([t._data for t in tensors])
     first = arrays[0]
