@@ -56,7 +56,10 @@ from .graph import AccumulateGrad
 # runs and passes the calls on to an `autograd.trace` that held it before. Each thread keeps its
 # own stack of open events: an event's parent is the one open when it began, and its self time
 # is its time less its children's. A composite function (forward_ad.composite) opens its event
-# around its body with the profiler left on, so the rows it runs record inside it.
+# around its body with the profiler left on, so the rows it runs record inside it. The profiler only
+# watches: `transforms.changes_ops` stays off for it, so a backward formula's NumPy kernel for the
+# unrecorded case (registry.unrecorded_arrays) runs under it as without it, and the profile shows
+# that kernel's time, not that of the differentiable formulas the unprofiled run never takes.
 
 
 def _format_time(time_us: float) -> str:
