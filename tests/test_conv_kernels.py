@@ -37,15 +37,39 @@ def test_batch_parts_match_torch(monkeypatch, kwargs, part_bytes):
         np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-10)
 
 
+ROW_STACKED = [((3, 3), {"padding": 1}), ((3, 3), {"padding": (2, 0), "dilation": 2}),
+               ((2, 5), {"padding": (1, 2), "dilation": (2, 1)}), ((4, 1), {})]
+
+
+@pytest.mark.parametrize("kernel, kwargs", ROW_STACKED)
+@pytest.mark.parametrize("part_bytes", [1, 1 << 30])
+def test_row_stacked_columns_match_torch(monkeypatch, kernel, kwargs, part_bytes):
+    """Note [row-stacked columns]: 16 channels in and out take that path forward and backward; any kernel shape,
+    dilation and padding, and any split of the batch, give torch's values."""
+    monkeypatch.setattr(conv, "_PART_BYTES", part_bytes)
+    stacked_products = []
+    product = conv._stacked_product_into
+    monkeypatch.setattr(conv, "_stacked_product_into", lambda *args: stacked_products.append(product(*args)))
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((3, 16, 7, 9))
+    w = rng.standard_normal((16, 16, *kernel))
+    b = rng.standard_normal(16)
+    for ours, theirs in zip(conv_grads(retrograd, x, w, b, **kwargs), conv_grads(torch, x, w, b, **kwargs)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-10)
+    assert len(stacked_products) >= 2  # the forward's and the backward's
+
+
+@pytest.mark.parametrize("channels", [(8, 4), (16, 16)])  # flat rows; row-stacked columns
 @pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
-def test_non_finite_input_stays_where_torch_puts_it(bad):
+def test_non_finite_input_stays_where_torch_puts_it(bad, channels):
     """A non-finite input element reaches the same outputs and weight-gradient entries as in torch; the junk
     positions of flat rows (which read it too) are never multiplied into the result."""
+    c, f = channels
     rng = np.random.default_rng(1)
-    x = rng.standard_normal((2, 8, 6, 6))
+    x = rng.standard_normal((2, c, 6, 6))
     x[1, 3, 2, 5] = bad  # the last column: the junk positions at the end of the row before read it
-    w = rng.standard_normal((4, 8, 3, 3))
-    b = rng.standard_normal(4)
+    w = rng.standard_normal((f, c, 3, 3))
+    b = rng.standard_normal(f)
     for ours, theirs in zip(conv_grads(retrograd, x, w, b, padding=1), conv_grads(torch, x, w, b, padding=1)):
         np.testing.assert_array_equal(np.isnan(ours), np.isnan(theirs))
         np.testing.assert_array_equal(np.isinf(ours), np.isinf(theirs))
@@ -53,14 +77,16 @@ def test_non_finite_input_stays_where_torch_puts_it(bad):
         np.testing.assert_allclose(ours[finite], theirs[finite], rtol=1e-10, atol=1e-10)
 
 
+@pytest.mark.parametrize("channels", [(6, 5), (16, 16)])  # flat rows; row-stacked columns
 @pytest.mark.parametrize("bad", [np.inf, np.nan])
-def test_non_finite_gradient_stays_where_torch_puts_it(bad):
+def test_non_finite_gradient_stays_where_torch_puts_it(bad, channels):
     """A non-finite incoming gradient reaches the same input- and weight-gradient entries as in torch, NaN where
     it meets x's zero padding (Note [one im2col for both gradients]: then the two kernels run separately)."""
+    c, f = channels
     rng = np.random.default_rng(3)
-    x = rng.standard_normal((2, 6, 6, 6))
-    w = rng.standard_normal((5, 6, 3, 3))
-    g = rng.standard_normal((2, 5, 6, 6))
+    x = rng.standard_normal((2, c, 6, 6))
+    w = rng.standard_normal((f, c, 3, 3))
+    g = rng.standard_normal((2, f, 6, 6))
     g[0, 2, 3, 5] = bad  # the last column: junk positions of the row before read it
     grads = []
     for lib in LIBS:
