@@ -8,7 +8,8 @@
    must run it.
 3. Start from the roots; a node runs once every consumer has sent its gradient (its count hits
    zero), leaf accumulators first, then the node made last (Note [execution order]). Pending
-   gradients wait in a dict and are dropped as soon as they are used.
+   gradients wait in a dict and are dropped as soon as they are used; a second one for the same
+   input is added into the first when nothing else sees it (graph.sum_gradients).
 4. After a node runs, what it saved is released unless retain_graph.
 5. At the end, the callbacks queued during the pass run (Variable._execution_engine.queue_callback).
 Rules run with grad mode on only when create_graph, so higher derivatives come for free.
@@ -25,7 +26,7 @@ from typing import Any
 
 from . import grad_mode
 from .forward_ad import transforms
-from .graph import AccumulateGrad, Node, accumulate_into, anomaly, edge_of, running_node
+from .graph import AccumulateGrad, Node, accumulate_into, anomaly, edge_of, running_node, sum_gradients
 
 # Note [execution order]
 # torch's engine takes, among the nodes whose gradients are complete, a leaf's AccumulateGrad
@@ -188,7 +189,7 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, retain_graph: bool, 
                         buf = buffers[child] = [None] * len(meta)
                         buf[nr] = g
                 elif g is not None:
-                    buf[nr] = g if buf[nr] is None else buf[nr] + g
+                    buf[nr] = g if buf[nr] is None else sum_gradients(buf[nr], g)
                 if count == 1:
                     if type(child) is AccumulateGrad:
                         leaves.append(child)

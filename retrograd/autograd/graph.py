@@ -230,6 +230,22 @@ def accumulate_into(tensor: Tensor, grad: Tensor | None) -> None:
                 raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
 
+def sum_gradients(old: Tensor, new: Tensor) -> Tensor:
+    """old + new, two gradients meeting in the engine's buffer of a node: added into old's memory when nothing
+    records the sum and nothing but that buffer refers to old or its array (torch's InputBuffer accumulates in
+    place too), as an LSTM's recurrent weight gathers one gradient per time step; else a new tensor. References
+    counted: the buffer's, the argument's and getrefcount's own (for the array: old's, `data`'s, getrefcount's)."""
+    data, other = old._data, new._data
+    if (not _grad_state.enabled and type(old) is type(new) is _tensor.Tensor and old._extra is None
+            and new._extra is None and old._base is None and old.grad_fn is None and type(data) is type(other)
+            and getattr(data, "base", True) is None and data.dtype == other.dtype and data.shape == other.shape
+            and getattr(getattr(data, "flags", None), "writeable", True)
+            and sys.getrefcount(old) <= 3 and sys.getrefcount(data) <= 3):
+        data += other
+        return old
+    return old + new
+
+
 def _stealable(grad: Tensor) -> bool:
     """True when nothing but the engine refers to `grad` or its memory, so `.grad` may keep it
     without a copy (torch's rule too). References counted here: the engine's list, the argument
