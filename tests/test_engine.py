@@ -692,3 +692,29 @@ def test_double_backward_through_an_in_place_op_on_a_freed_view():
 
     for op in ("relu_", "sigmoid_", "tanh_", "exp_"):
         np.testing.assert_allclose(scenario(retrograd, op), scenario(torch, op), rtol=1e-12)
+
+
+def test_gradients_meeting_at_a_node_are_summed_without_touching_what_others_hold():
+    """The engine adds a second gradient into the first one's memory only when nothing else refers to it
+    (graph.sum_gradients): a gradient a custom backward also keeps keeps its value, and the sums are torch's."""
+    def run(lib):
+        kept = []
+
+        class Keep(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.clone()
+
+            @staticmethod
+            def backward(ctx, g):
+                out = g * 2
+                kept.append((out, out.detach().clone()))
+                return out
+
+        x = lib.tensor([1.0, -2.0, 3.0], requires_grad=True)
+        y = x * 1.5  # its node receives three gradients, the first one kept by Keep (made last, it runs first)
+        (y * 4 + lib.sin(y) + Keep.apply(y) * 3).sum().backward()
+        assert all(lib.equal(value, copy) for value, copy in kept)
+        return x.grad.numpy()
+
+    np.testing.assert_allclose(run(retrograd), run(torch), rtol=1e-6)
