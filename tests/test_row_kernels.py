@@ -1,6 +1,6 @@
 """Row kernels at sizes that take their NumPy fast paths, against torch: softmax and log_softmax by blocks of rows
-(ops/nn.py, Note [softmax rows in blocks]) with their backward and double backward, and the 2-norm as one dot per
-row (ops/reduction.py, _rows_squared_norms)."""
+(ops/nn.py, Note [softmax rows in blocks]) with their backward and double backward, the 2-norm as one dot per
+row (ops/reduction.py, _rows_squared_norms), and the LSTM layer's fused cell (Note [fused LSTM cell])."""
 
 import warnings
 
@@ -66,3 +66,50 @@ def test_row_max_by_halving_is_max(width):
     x[3, width // 2] = np.nan
     x[4] = -np.inf
     assert np.array_equal(_row_max(x), x.max(axis=1, keepdims=True), equal_nan=True)
+
+
+def _lstm_cell_by_ops(lib, gates, c):
+    """The LSTM step the fused row stands for, written with torch's ops."""
+    i, f, g, o = gates.chunk(4, -1)
+    c = lib.sigmoid(f) * c + lib.sigmoid(i) * lib.tanh(g)
+    return lib.sigmoid(o) * lib.tanh(c), c
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("create_graph", [False, True])  # the NumPy kernel; the differentiable formula
+def test_fused_lstm_cell_is_the_ops_it_fuses(dtype, create_graph):
+    """Note [fused LSTM cell]: h and c' are the bits of the ops it fuses; its gradients, first order (either path)
+    and second, are those of torch's ops."""
+    from retrograd.ops.nn import fused_lstm_cell
+    rng = np.random.default_rng(5)
+    gates, c = (rng.standard_normal(shape).astype(dtype) * 2 for shape in ((6, 4 * 7), (6, 7)))
+    grad_h, grad_c = (rng.standard_normal((6, 7)).astype(dtype) for _ in range(2))
+    fused = fused_lstm_cell(retrograd.tensor(gates), retrograd.tensor(c))
+    by_ops = _lstm_cell_by_ops(retrograd, retrograd.tensor(gates), retrograd.tensor(c))
+    for ours, theirs in zip(fused, by_ops):
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+    def grads(lib, cell):
+        z, cx = lib.tensor(gates, requires_grad=True), lib.tensor(c, requires_grad=True)
+        h, c_next = cell(z, cx)
+        first = lib.autograd.grad((h, c_next), (z, cx), (lib.tensor(grad_h), lib.tensor(grad_c)),
+                                  create_graph=create_graph)
+        if not create_graph:
+            return [t.numpy() for t in first]
+        second = lib.autograd.grad((first[0] * first[0]).sum() + (first[1] * lib.tensor(grad_c)).sum(), (z, cx))
+        return [t.detach().numpy() for t in (*first, *second)]
+
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    theirs_all = grads(torch, lambda z, cx: _lstm_cell_by_ops(torch, z, cx))
+    for ours, theirs in zip(grads(retrograd, fused_lstm_cell), theirs_all):
+        np.testing.assert_allclose(ours, theirs, rtol=tol, atol=tol)
+
+
+def test_fused_lstm_cell_passes_gradcheck_and_forward_mode():
+    """Finite differences in float64 for its gradients, their gradients and its forward-mode tangents."""
+    from retrograd.ops.nn import fused_lstm_cell
+    rng = np.random.default_rng(6)
+    gates = retrograd.tensor(rng.standard_normal((3, 8)), requires_grad=True)
+    c = retrograd.tensor(rng.standard_normal((3, 2)), requires_grad=True)
+    assert retrograd.autograd.gradcheck(fused_lstm_cell, (gates, c), check_forward_ad=True)
+    assert retrograd.autograd.gradgradcheck(fused_lstm_cell, (gates, c))

@@ -63,6 +63,7 @@ from .registry import (
     sum_to,
     unrecorded_arrays,
 )
+from .shape import cat
 
 
 class NormAxes(NamedTuple):
@@ -2371,6 +2372,79 @@ def _aten_adaptive_max_pool1d(input: Tensor, output_size: Sequence[int]) -> tupl
 
 def _aten_affine_grid_generator(theta: Tensor, size: Sequence[int], align_corners: bool) -> Tensor:
     return affine_grid(theta, size, align_corners)
+
+
+# Note [fused LSTM cell]
+# nn.LSTM's loop takes each step's gates through one row, torch's fused cell (ThnnFusedLstmCellBackward0, the
+# kernel torch's LSTMCell runs on CUDA): (gates, c) -> (h, c'), c' = sigmoid(f) c + sigmoid(i) tanh(g) and
+# h = sigmoid(o) tanh(c'), the gates (N, 4H) in torch's order i, f, g, o. Its forward makes the ufunc calls of
+# those ops in their order, so h and c' are the bits the ten ops gave, and a step records one node where it
+# recorded ten (the LSTM language model's training step: 1,400 nodes fewer). Its backward is differentiable ops
+# (double backward through an LSTM), or, when nothing records it, one NumPy kernel (the rule of Note [unrecorded
+# batch-norm backward]). The LSTMCell module keeps torch's CPU ops, so its graph is torch's (MulBackward0 ...).
+
+
+@defop("_thnn_fused_lstm_cell", node="ThnnFusedLstmCellBackward0", inputs=("input_gates", "cx"), outputs=("hy", "cy"),
+       input_gates="fused_lstm_cell_backward(grads[0], grads[1], input_gates, cx, cy)[0]",
+       cx="fused_lstm_cell_backward(grads[0], grads[1], input_gates, cx, cy)[1]",
+       jvp="fused_lstm_cell_jvp(input_gates_t, cx_t, input_gates, cx, cy)")
+def fused_lstm_cell_op(xp, gates, cx):
+    """One LSTM step's (h, c') from its gates and cell state (Note [fused LSTM cell])."""
+    n = cx.shape[-1]
+    i, f, g, o = (gates[..., k * n:(k + 1) * n] for k in range(4))
+    cy = xp.add(xp.multiply(sigmoid.forward(xp, f), cx), xp.multiply(sigmoid.forward(xp, i), xp.tanh(g)))
+    return xp.multiply(sigmoid.forward(xp, o), xp.tanh(cy)), cy
+
+
+def fused_lstm_cell_backward(grad_hy: Tensor, grad_cy: Tensor, gates: Tensor, cx: Tensor,
+                             cy: Tensor) -> tuple[Tensor, Tensor]:
+    """(d gates, d cx) of the fused LSTM cell, with dc' = grad_cy + grad_hy o (1 - tanh(c')^2): the gates' sigmoid and
+    tanh derivatives times dc' g, dc' c, dc' i and grad_hy tanh(c'); dc' f for c. NumPy when nothing records it."""
+    arrays = unrecorded_arrays(grad_hy, grad_cy, gates, cx, cy)
+    if arrays is not None:
+        return _fused_lstm_cell_backward_arrays(*arrays)
+    i, f, g, o = gates.chunk(4, -1)
+    i, f, g, o = i.sigmoid(), f.sigmoid(), g.tanh(), o.sigmoid()
+    tanh_cy = cy.tanh()
+    d_cy = grad_cy + grad_hy * o * (1 - tanh_cy * tanh_cy)
+    d_gates = cat([d_cy * g * i * (1 - i), d_cy * cx * f * (1 - f), d_cy * i * (1 - g * g),
+                   grad_hy * tanh_cy * o * (1 - o)], -1)
+    return d_gates, d_cy * f
+
+
+def _fused_lstm_cell_backward_arrays(grad_hy, grad_cy, gates, cx, cy) -> tuple[Tensor, Tensor]:
+    """fused_lstm_cell_backward's formula on NumPy's arrays, the gates' gradient written in place by quarter."""
+    n = cx.shape[-1]
+    i, f, o = (sigmoid.forward(np, gates[..., k * n:(k + 1) * n]) for k in (0, 1, 3))
+    g = np.tanh(gates[..., 2 * n:3 * n])
+    tanh_cy = np.tanh(cy)
+    d_cy = 1 - tanh_cy * tanh_cy
+    d_cy *= o
+    d_cy *= grad_hy
+    d_cy += grad_cy
+    d_gates = np.empty(gates.shape, dtype=gates.dtype)
+    for k, (gate, factor) in enumerate(((i, g), (f, cx), (g, i), (o, tanh_cy))):
+        quarter = d_gates[..., k * n:(k + 1) * n]
+        np.multiply(d_cy if k < 3 else grad_hy, factor, out=quarter)
+        quarter *= 1 - gate * gate if k == 2 else gate * (1 - gate)
+    return _wrap(d_gates), _wrap(d_cy * f)
+
+
+def fused_lstm_cell_jvp(gates_t: Tensor, cx_t: Tensor, gates: Tensor, cx: Tensor,
+                        cy: Tensor) -> tuple[Tensor, Tensor]:
+    """The fused LSTM cell's tangents (h', c') for the tangents of its gates and cell state."""
+    i, f, g, o = gates.chunk(4, -1)
+    i_t, f_t, g_t, o_t = gates_t.chunk(4, -1)
+    i, f, g, o = i.sigmoid(), f.sigmoid(), g.tanh(), o.sigmoid()
+    cy_t = f * cx_t + cx * f * (1 - f) * f_t + g * i * (1 - i) * i_t + i * (1 - g * g) * g_t
+    tanh_cy = cy.tanh()
+    return tanh_cy * o * (1 - o) * o_t + o * (1 - tanh_cy * tanh_cy) * cy_t, cy_t
+
+
+def fused_lstm_cell(gates: Tensor, cx: Tensor) -> tuple[Tensor, Tensor]:
+    """One LSTM step's (h, c') from its gates (N, 4H), in torch's order i, f, g, o, and cell state (N, H), in one
+    node (Note [fused LSTM cell])."""
+    return apply(fused_lstm_cell_op, (gates, cx), ())
 
 
 def _check_cell(input: Tensor, hidden: Sequence[Tensor], w_ih: Tensor, w_hh: Tensor) -> None:

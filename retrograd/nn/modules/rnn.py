@@ -15,6 +15,7 @@ from ... import _creation as C
 from ... import is_autocast_enabled
 from ..._tensor import Tensor
 from ...ops.linalg import addmm
+from ...ops.nn import fused_lstm_cell
 from ...ops.shape import cat, stack
 from .. import functional as F
 from .. import init
@@ -44,9 +45,13 @@ def _rnn_step(mode: str, x_proj: Tensor, state: Any, w_hh: Tensor, b_hh: Tensor 
     [recurrent product folded]; not for GRU)."""
     if mode == "LSTM":
         h, c = state
-        i, f, g, o = _recurrent_sum(x_proj, h, w_hh, b_hh, folded).chunk(4, -1)
-        c = F.sigmoid(f) * c + F.sigmoid(i) * F.tanh(g)
-        h = F.sigmoid(o) * F.tanh(c)
+        gates = _recurrent_sum(x_proj, h, w_hh, b_hh, folded)
+        if folded:  # the layer's loop: one node a step (Note [fused LSTM cell] in ops/nn.py)
+            h, c = fused_lstm_cell(gates, c)
+        else:  # the cell module: torch's CPU ops, so its graph is torch's
+            i, f, g, o = gates.chunk(4, -1)
+            c = F.sigmoid(f) * c + F.sigmoid(i) * F.tanh(g)
+            h = F.sigmoid(o) * F.tanh(c)
         return (h if w_hr is None else F.linear(h, w_hr)), c
     if mode == "GRU":
         xr, xz, xn = x_proj.chunk(3, -1)
