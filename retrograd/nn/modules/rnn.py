@@ -13,6 +13,7 @@ from typing import Any
 
 from ... import _creation as C
 from ... import is_autocast_enabled
+from ..._dtype import float32, float64
 from ..._tensor import Tensor
 from ...ops.linalg import addmm
 from ...ops.nn import fused_lstm_cell
@@ -23,6 +24,7 @@ from ..parameter import Parameter
 from .module import Module
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
+_FUSED_CELL_DTYPES = (float32, float64)  # where the fused cell's ufuncs are the ops' own (Note [fused LSTM cell])
 
 
 # --------------------------------------------------------------------------------------------
@@ -46,9 +48,9 @@ def _rnn_step(mode: str, x_proj: Tensor, state: Any, w_hh: Tensor, b_hh: Tensor 
     if mode == "LSTM":
         h, c = state
         gates = _recurrent_sum(x_proj, h, w_hh, b_hh, folded)
-        if folded:  # the layer's loop: one node a step (Note [fused LSTM cell] in ops/nn.py)
+        if folded and gates.dtype in _FUSED_CELL_DTYPES:  # the layer's loop: one node a step (Note [fused LSTM cell])
             h, c = fused_lstm_cell(gates, c)
-        else:  # the cell module: torch's CPU ops, so its graph is torch's
+        else:  # the cell module (torch's CPU ops, so its graph is torch's), and half precision (the ops' rounding)
             i, f, g, o = gates.chunk(4, -1)
             c = F.sigmoid(f) * c + F.sigmoid(i) * F.tanh(g)
             h = F.sigmoid(o) * F.tanh(c)
