@@ -113,3 +113,25 @@ def test_fused_lstm_cell_passes_gradcheck_and_forward_mode():
     c = retrograd.tensor(rng.standard_normal((3, 2)), requires_grad=True)
     assert retrograd.autograd.gradcheck(fused_lstm_cell, (gates, c), check_forward_ad=True)
     assert retrograd.autograd.gradgradcheck(fused_lstm_cell, (gates, c))
+
+
+def test_fused_lstm_cell_under_vmap_is_each_example_stacked():
+    """vmap batches the fused cell by its leading dims (the gates are split along the last), gates and cell state
+    batched or not, and its vjp too."""
+    from retrograd.ops.nn import fused_lstm_cell
+    rng = np.random.default_rng(7)
+    gates, c = retrograd.tensor(rng.standard_normal((5, 3, 8))), retrograd.tensor(rng.standard_normal((5, 3, 2)))
+    for in_dims, c_arg in (((0, 0), c), ((0, None), c[0])):
+        batched = retrograd.func.vmap(fused_lstm_cell, in_dims=in_dims)(gates, c_arg)
+        for k in range(2):
+            looped = retrograd.stack([fused_lstm_cell(gates[b], c_arg[b] if in_dims[1] == 0 else c_arg)[k]
+                                      for b in range(5)])
+            np.testing.assert_allclose(batched[k].numpy(), looped.numpy(), rtol=1e-15, atol=1e-15)
+
+    def first_cell_gradient(z, cx):
+        _, vjp = retrograd.func.vjp(fused_lstm_cell, z, cx)
+        return vjp((retrograd.ones_like(cx), retrograd.ones_like(cx)))[0]
+
+    batched = retrograd.func.vmap(first_cell_gradient)(gates, c)
+    looped = retrograd.stack([first_cell_gradient(gates[b], c[b]) for b in range(5)])
+    np.testing.assert_allclose(batched.numpy(), looped.numpy(), rtol=1e-15, atol=1e-15)

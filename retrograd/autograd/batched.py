@@ -1300,6 +1300,7 @@ RULES: dict[str, Callable] = {
     "embedding_dense_backward": _embedding_backward, "take": _take, "grid_sampler_2d": _batch_rows,
     "grid_sampler_3d": _batch_rows, "_scaled_dot_product_flash_attention_for_cpu": _attention,
     "linalg_lstsq": _solve, "addr": _scaled_sum(lambda a, b: a.outer(b)), "native_dropout_backward": _elementwise,
+    "_thnn_fused_lstm_cell": _elementwise,  # its gates split along the last dim, which batch dims in front leave alone
     **dict.fromkeys(("cholesky", "cholesky_inverse", "geqrf", "linalg_eig", "linalg_householder_product",
                      "linalg_ldl_factor_ex", "matrix_power_zero", "ormqr"), _trailing_matrices),
     **dict.fromkeys(("cholesky_solve", "linalg_solve_ex", "linalg_solve_triangular", "triangular_solve"), _solve),

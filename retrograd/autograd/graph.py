@@ -239,6 +239,7 @@ def sum_gradients(old: Tensor, new: Tensor) -> Tensor:
     if (not _grad_state.enabled and type(old) is type(new) is _tensor.Tensor and old._extra is None
             and new._extra is None and old._base is None and old.grad_fn is None and type(data) is type(other)
             and getattr(data, "base", True) is None and data.dtype == other.dtype and data.shape == other.shape
+            and data.dtype.kind in "fc" and data.dtype.itemsize >= 4  # NumPy's own sum (not half's, not complex32's)
             and getattr(getattr(data, "flags", None), "writeable", True)
             and sys.getrefcount(old) <= 3 and sys.getrefcount(data) <= 3):
         data += other
