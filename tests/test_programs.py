@@ -44,13 +44,16 @@ RUNS = [(case, True) for case in CASES] + [(case, False) for case in CASES if ca
 
 
 def run(script_and_args: tuple[str, ...], weights: Path | None, through_retrograd: bool, cwd: Path) -> str:
-    """The program's output under torch or retrograd; with `weights`, its initial weights and draws shared."""
+    """The program's output under torch or retrograd; with `weights`, its initial weights and draws shared. Both run
+    with one thread whatever the machine has or an earlier test left in the environment: torch's sums split over
+    threads round otherwise, which flips a near-tie in transformer_translate.py's greedy decoding (two threads)."""
     if weights is not None and script_and_args[0] in DRAWING:
         mode = "replay" if through_retrograd else "record"
         launcher = [sys.executable, str(PROGRAMS / "_draws.py"), mode, str(cwd / "draws.json")]
     else:
         launcher = [sys.executable, "-m", "retrograd.run"] if through_retrograd else [sys.executable]
     env = {name: value for name, value in os.environ.items() if name != "WEIGHTS"}
+    env.update(dict.fromkeys(("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"), "1"))
     if weights is not None:
         env["WEIGHTS"] = str(weights)
     out = subprocess.run(launcher + [str(PROGRAMS / script_and_args[0]), *script_and_args[1:]], capture_output=True,
