@@ -105,10 +105,9 @@ with 2 MiB of L2 a core, 2 MiB parts made a 16-channel layer's forward on a batc
 its backward 9.0, 1 MiB parts 4.5 and 7.5, and the ResNet step of the benchmarks 91 -> 82 ms; 512 KiB parts
 were no faster, and smaller ones add Python-level steps per call). For the same reason a kernel allocates
 its result before its temporaries, so that they are freed on top of the heap rather than leaving a hole
-below the result. On a device (CuPy) none of this
-holds: its memory pool keeps freed blocks, and each part costs kernel launches, so parts there take
-up to `_DEVICE_PART_BYTES` (a batch of 128 CIFAR-sized 64-channel inputs in parts of one sample was
-130x torch's time).
+below the result. On a device (CuPy) none of this holds: its memory pool keeps freed blocks, and each part
+costs kernel launches, so parts there take up to `_DEVICE_PART_BYTES` (a batch of 128 CIFAR-sized
+64-channel inputs in parts of one sample was 130x torch's time).
 """
 
 from __future__ import annotations
