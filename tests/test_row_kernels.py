@@ -1,7 +1,9 @@
 """Row kernels at sizes that take their NumPy fast paths, against torch: softmax and log_softmax by blocks of rows
-(ops/nn.py, Note [softmax rows in blocks]) with their backward and double backward, the 2-norm as one dot per
-row (ops/reduction.py, _rows_squared_norms), and the LSTM layer's fused cell (Note [fused LSTM cell])."""
+(ops/nn.py, Note [softmax rows in blocks], Note [softmax without the shift]) with their backward and double
+backward, the 2-norm as one dot per row (ops/reduction.py, _rows_squared_norms), and the LSTM layer's fused cell
+(Note [fused LSTM cell])."""
 
+import math
 import warnings
 
 import numpy as np
@@ -42,6 +44,35 @@ def test_softmax_by_blocks_matches_torch(name, shape, dim, dtype):
     tol = 1e-4 if dtype == np.float32 else 1e-10
     for ours, theirs in zip(*results):
         np.testing.assert_allclose(ours, theirs, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("offset", [0.0, -95.0, "near the limit"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_softmax_without_the_shift_matches_torch(offset, dtype):
+    """Note [softmax without the shift]: blocks of narrow rows taken as exp(x) / sum, and the rows it takes again
+    with the shift: all -inf (NaN), a NaN, sums under 1 (every exp subnormal or 0 at -95), a +inf in the block
+    (the whole block shifted); torch's values to its own rounding, relative where they are normal, no warning."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((32, 4, 64, 64)) * 3
+    i, j = np.triu_indices(64, 1)
+    x[..., i, j] = -np.inf  # causal attention's masked scores
+    if offset == "near the limit":  # the largest element just under the bound, in each block
+        x += math.log(np.finfo(dtype).max) - math.log(64) - 1.5 - np.max(x)
+    else:
+        x += offset
+    rows = x.reshape(-1, 64)
+    rows[3] = -np.inf
+    rows[4000, 7] = np.nan
+    rows[6000:6010] -= 200  # sums under 1 in a block that is otherwise unshifted
+    rows[8000, 5] = np.inf
+    x = x.astype(dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ours = retrograd.softmax(retrograd.tensor(x), -1).numpy()
+    theirs = torch.softmax(torch.tensor(x), -1).numpy()
+    np.testing.assert_array_equal(np.isnan(ours), np.isnan(theirs))
+    np.testing.assert_allclose(ours, theirs, rtol=1e-5 if dtype == np.float32 else 1e-13,
+                               atol=np.finfo(dtype).tiny)
 
 
 @pytest.mark.parametrize("shape", [(), (7,), (3, 4), (2, 3, 40), (0, 3)])
