@@ -162,6 +162,33 @@ def test_attention_backward_from_the_log_sum_exp_is_torchs(dtype, case):
             np.testing.assert_allclose(a, b, **tolerance)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("offset", [0.0, 70.0, 200.0])
+def test_attention_without_the_shift_is_torchs(dtype, offset):
+    """Note [softmax without the shift] in the fused row: scores taken unshifted (offset 0 and 70 in float32, all
+    in float64), rows taken again with the shift (far below the others: their exps underflow; masked from every
+    key), and whole calls shifted (float32 scores near 200, where exp overflows): torch's output, log-sum-exp and
+    gradients."""
+    rng = np.random.default_rng(4)
+    arrays = [rng.standard_normal((2, 3, 6, 8)) for _ in range(3)]
+    mask = np.zeros((6, 6))
+    mask[1] -= 300.0  # every score of the row far below exp's range
+    mask[2] = -np.inf
+    mask += offset  # what the scores' scale and mask add to every row
+    tolerance = {"float32": {"rtol": 1e-4, "atol": 1e-5}, "float64": {"rtol": 1e-10, "atol": 1e-12}}[dtype]
+
+    def run(lib):
+        q, k, v = (lib.tensor(a, dtype=getattr(lib, dtype)).requires_grad_() for a in arrays)
+        out = lib.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=lib.tensor(mask,
+                                                                                          dtype=getattr(lib, dtype)))
+        logsumexp = out.grad_fn._saved_logsumexp
+        grads = lib.autograd.grad(out, (q, k, v), lib.ones_like(out))
+        return [t.detach().double().numpy() for t in (out, logsumexp, *grads)]
+
+    for ours, theirs in zip(run(retrograd), run(torch)):
+        np.testing.assert_allclose(ours, theirs, **tolerance)
+
+
 def test_attention_aten_row_returns_output_and_log_sum_exp():
     """torch.ops.aten._scaled_dot_product_flash_attention_for_cpu: (output, logsumexp), the second without a
     gradient; a bfloat16 query's log-sum-exp in float32, as torch's."""

@@ -236,7 +236,10 @@ def _shifted_rows(rows: np.ndarray, out: np.ndarray, scratch: np.ndarray | None,
 # subnormal belongs to an output below float's smallest normal, where torch's result is subnormal too. The
 # other rows differ from torch's exp(x - max) / sum by exp's and the division's roundings: exp of the unrounded
 # x, where torch's x - max is rounded first (relative errors up to |x - max| * 2^-24, 1e-6 at 20 below the
-# maximum). log_softmax keeps the shift, as its log of the sum needs it.
+# maximum). log_softmax keeps the shift, as its log of the sum needs it. The fused attention row takes its scores
+# so too where no narrow dtype stores the exponentials (their rounding is torch's only after the shift): its
+# log-sum-exp is then log(sum) with top 0, and a row masked from every key is one of those taken again; a causal
+# (32, 4, 64, 32) float32 attention's forward: 2.87 -> 2.25 ms.
 
 
 def _unshifted_limit(rows: np.ndarray) -> float | None:
@@ -462,21 +465,7 @@ def attention_op(xp, q, k, v, dropout_p, is_causal, attn_mask, scale, stored):
     mask = attention_mask(xp, attn_mask, is_causal, q, k)
     if mask is not None:
         s = s + A.astype(xp, mask, compute, copy=False)
-    rows = type(s) is np.ndarray and s.flags.c_contiguous  # NumPy's rows: in place, by the softmax helpers
-    flat = s.reshape(-1, s.shape[-1]) if rows else s
-    top = _row_max(flat) if rows else xp.max(s, axis=-1, keepdims=True)
-    empty = top == -math.inf  # a row every key is masked from: zeros, as torch's kernel gives
-    some_empty = A.reduce(xp, "any", empty)
-    if some_empty:
-        top = xp.where(empty, xp.zeros_like(top), top)
-    if rows:
-        flat -= top
-        e = np.exp(s, out=s)
-    else:
-        e = xp.exp(s - top)
-    sums = _row_sums(flat) if rows else A.reduce(xp, "sum", e, -1, True)
-    if some_empty:  # their exponentials are all 0: divided by 1, not by their 0 sum
-        sums = xp.where(empty, xp.ones_like(sums), sums)
+    e, sums, top = _attention_exponentials(xp, s, shift=stored is not None)
     if stored is not None:
         e = A.astype(xp, A.astype(xp, e, stored), compute)
     out = xp.matmul(e, v)
@@ -491,6 +480,37 @@ def attention_op(xp, q, k, v, dropout_p, is_causal, attn_mask, scale, stored):
         laid[...] = out
         return laid, logsumexp
     return A.astype(xp, out, dtype, copy=False), logsumexp
+
+
+def _attention_exponentials(xp, s: Any, shift: bool) -> tuple[Any, Any, Any]:
+    """(exp(s - top), each row's sum of those, top) for the scores s: top each row's maximum, or 0 where the rows
+    may go unshifted (Note [softmax without the shift]; not if `shift`); a row every key is masked from has top 0,
+    exponentials 0 and sum 1 (zeros out, as torch's kernel gives). NumPy's C-contiguous scores are overwritten."""
+    rows = type(s) is np.ndarray and s.flags.c_contiguous  # NumPy's rows: in place, by the softmax helpers
+    flat = s.reshape(-1, s.shape[-1]) if rows else s
+    limit = None if shift or not rows else _unshifted_limit(flat)
+    if limit is not None and flat.max() < limit:  # False for a NaN
+        e = np.exp(flat)
+        sums = _row_sums(e)
+        top = np.zeros_like(sums)
+        redo = np.flatnonzero(~(sums[:, 0] >= 1))  # NaN too
+        if redo.size:
+            e[redo], sums[redo], top[redo] = _attention_exponentials(xp, flat[redo], shift=True)
+        return e.reshape(s.shape), sums, top
+    top = _row_max(flat) if rows else xp.max(s, axis=-1, keepdims=True)
+    empty = top == -math.inf
+    some_empty = A.reduce(xp, "any", empty)
+    if some_empty:
+        top = xp.where(empty, xp.zeros_like(top), top)
+    if rows:
+        flat -= top
+        e = np.exp(s, out=s)
+    else:
+        e = xp.exp(s - top)
+    sums = _row_sums(flat) if rows else A.reduce(xp, "sum", e, -1, True)
+    if some_empty:  # their exponentials are all 0: divided by 1, not by their 0 sum
+        sums = xp.where(empty, xp.ones_like(sums), sums)
+    return e, sums, top
 
 
 def _attention_scale(scale: float | None, query: Any) -> float:
@@ -512,12 +532,13 @@ def attention_mask(xp, attn_mask: Any, is_causal: bool, query: Any, key: Any) ->
 
 # Note [attention in torch's order]
 # The fused attention row follows torch's CPU flash kernel: the scores in float32 at least, their exponentials after
-# each row's maximum, the rows' sums of those, the exponentials rounded to the query's dtype when it is narrower
-# (torch's kernel stores them so for its second GEMM), their product with v, and that divided by the sums. Dividing
-# the (L, E) product, not the (L, S) probabilities, is the order that gives torch's bfloat16 numbers, and a pass
-# fewer. A row whose every key is masked gives zeros (and zero gradients), where softmax alone gives NaN. The output
-# is laid out as the query when the query's last dim is dense (MultiheadAttention's heads are (L, N, H, E) in
-# memory): torch's is, and its permute and reshape back to (L N, H E) are then views, not a copy.
+# each row's maximum (or unshifted: Note [softmax without the shift]), the rows' sums of those, the exponentials rounded
+# to the query's dtype when it is narrower (torch's kernel stores them so for its second GEMM), their product with v,
+# and that divided by the sums. Dividing the (L, E) product, not the (L, S) probabilities, is the order that gives
+# torch's bfloat16 numbers, and a pass fewer. A row whose every key is masked gives zeros (and zero gradients), where
+# softmax alone gives NaN. The output is laid out as the query when the query's last dim is dense (MultiheadAttention's
+# heads are (L, N, H, E) in memory): torch's is, and its permute and reshape back to (L N, H E) are then views, not a
+# copy.
 
 
 # ============================================================================================
