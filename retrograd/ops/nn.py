@@ -485,7 +485,7 @@ def attention_op(xp, q, k, v, dropout_p, is_causal, attn_mask, scale, stored):
 def _attention_exponentials(xp, s: Any, shift: bool) -> tuple[Any, Any, Any]:
     """(exp(s - top), each row's sum of those, top) for the scores s: top each row's maximum, or 0 where the rows
     may go unshifted (Note [softmax without the shift]; not if `shift`); a row every key is masked from has top 0,
-    exponentials 0 and sum 1 (zeros out, as torch's kernel gives). NumPy's C-contiguous scores are overwritten."""
+    exponentials 0 and sum 1 (zeros out, as torch's kernel gives). NumPy's C-contiguous scores may be overwritten."""
     rows = type(s) is np.ndarray and s.flags.c_contiguous  # NumPy's rows: in place, by the softmax helpers
     flat = s.reshape(-1, s.shape[-1]) if rows else s
     limit = None if shift or not rows else _unshifted_limit(flat)
