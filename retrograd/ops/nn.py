@@ -251,13 +251,19 @@ def _unshifted_limit(rows: np.ndarray) -> float | None:
     return math.log(np.finfo(rows.dtype).max) - math.log(width) - 1
 
 
+def _unshifted_exp(rows: np.ndarray, out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(exp(rows), each row's sum as a column, the indices of the rows to take again with the shift: a sum under 1
+    or NaN) (Note [softmax without the shift])."""
+    e = np.exp(rows, out=out)
+    sums = _row_sums(e)
+    return e, sums, np.flatnonzero(~(sums[:, 0] >= 1))
+
+
 def _unshifted_softmax(rows: np.ndarray, out: np.ndarray) -> None:
     """softmax of each row into out as exp(x) / sum, rows whose sum is under 1 with the shift (Note [softmax
     without the shift])."""
-    e = np.exp(rows, out=out)
-    sums = _row_sums(e)
+    e, sums, redo = _unshifted_exp(rows, out)
     e /= sums
-    redo = np.flatnonzero(~(sums[:, 0] >= 1))  # NaN too
     if redo.size:
         again = np.empty((redo.size, rows.shape[1]), dtype=rows.dtype)
         _shifted_rows(rows[redo], again, None, log=False)
@@ -490,10 +496,8 @@ def _attention_exponentials(xp, s: Any, shift: bool) -> tuple[Any, Any, Any]:
     flat = s.reshape(-1, s.shape[-1]) if rows else s
     limit = None if shift or not rows else _unshifted_limit(flat)
     if limit is not None and flat.max() < limit:  # False for a NaN
-        e = np.exp(flat)
-        sums = _row_sums(e)
+        e, sums, redo = _unshifted_exp(flat)
         top = np.zeros_like(sums)
-        redo = np.flatnonzero(~(sums[:, 0] >= 1))  # NaN too
         if redo.size:
             e[redo], sums[redo], top[redo] = _attention_exponentials(xp, flat[redo], shift=True)
         return e.reshape(s.shape), sums, top
