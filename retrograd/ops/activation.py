@@ -148,7 +148,8 @@ def elu_backward(xp, g, x, alpha, scale, input_scale, is_result):
 @_smooth_backward_op("gelu_backward", ("approximate",))
 def gelu_backward(xp, g, x, approximate):
     """grad times d gelu (not in place: grad may carry batch dimensions that x does not, batched grads)."""
-    return A.blockwise(lambda grad, v: grad * _gelu_slope(xp, v, approximate), g, x)  # Note [blockwise passes]
+    return A.blockwise(lambda grad, v, out: A.product(grad, _gelu_slope(xp, v, approximate), out),
+                       g, x)  # Note [blockwise passes]
 
 
 def _gelu_slope(xp, x, approximate):
@@ -263,17 +264,15 @@ celu_result = elu_result.alias("celu_result", "CeluBackward1")
        jvp="gelu_backward(self_t, self, approximate)")
 def gelu_op(xp, x, approximate):
     _refuse_kinds(x, "GeluKernelImpl", "buic")
-    return A.blockwise(lambda v: _gelu(xp, v, approximate), x)  # Note [blockwise passes]
+    return A.blockwise(lambda v, out: _gelu(xp, v, approximate, out), x)  # Note [blockwise passes]
 
 
-def _gelu(xp, x, approximate):
-    """x Phi(x), or torch's tanh approximation of it."""
+def _gelu(xp, x, approximate, out):
+    """x Phi(x), or torch's tanh approximation of it; the exact one into out, when given (A.blockwise)."""
     if approximate == "tanh":
         inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)
         return 0.5 * x * (1 + xp.tanh(inner))
-    out = _normal_cdf(xp, x)
-    out *= x
-    return out
+    return A.product(_normal_cdf(xp, x), x, out)
 
 
 def _normal_cdf(xp, x, square=None):

@@ -248,8 +248,18 @@ arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, aco
        output="-2 * conj(grad) * grad_output * conj(output)",
        jvp="tanh_backward(grad_output_t, output) - 2 * grad_output * conj(output * output_t)")
 def tanh_backward(xp, g, r):
-    local = 1 - r * r
-    return g * (xp.conj(local) if D.kind(local) == "c" else local)  # NumPy's conj of a real array is a copy
+    if D.kind(r) == "c":
+        return g * xp.conj(1 - r * r)
+    return A.blockwise(_times_tanh_slope, g, r)  # Note [blockwise passes]
+
+
+def _times_tanh_slope(g, r, out):
+    """g (1 - r^2) for a real r, in three passes; into out when given (A.blockwise)."""
+    if out is None:
+        return g * (1 - r * r)
+    np.multiply(r, r, out=out)
+    np.subtract(1, out, out=out)
+    return np.multiply(g, out, out=out)
 
 
 # ============================================================================================
@@ -281,11 +291,16 @@ def sigmoid(xp, x):
        jvp="sigmoid_backward(grad_output_t, output) + grad_output * conj((1 - 2 * output) * output_t)")
 def sigmoid_backward(xp, g, r):
     if D.kind(r) != "c":  # NumPy's conj of a real array is a copy
-        local = 1 - r
-        local *= r
-        return g * local
+        return A.blockwise(_times_sigmoid_slope, g, r)  # Note [blockwise passes]
     rc = xp.conj(r)
     return g * rc * (1 - rc)
+
+
+def _times_sigmoid_slope(g, r, out):
+    """g (1 - r) r for a real r, in three passes; into out when given (A.blockwise)."""
+    local = 1 - r if out is None else np.subtract(1, r, out=out)
+    local *= r
+    return g * local if out is None else np.multiply(g, local, out=out)
 
 
 @defop("logit", params=("eps",), promote="float", self="logit_backward(grad, self, eps)",
