@@ -207,6 +207,7 @@ def accumulate(xp: Any, combine: Any, x: Any, axis: int) -> Any:
 # too: tanh's and sigmoid's backward, three passes, 1.2 -> 0.67 ms for (2048, 512) float32 read from memory
 # (torch 0.48); exact GELU's forward and backward 8-10%.
 _BLOCK_ELEMENTS = 1 << 16
+BLOCKWISE_MIN_ELEMENTS = 2 * _BLOCK_ELEMENTS  # up to this size an array goes whole: fewer than three blocks
 
 
 def blockwise(fn: Any, *arrays: Any) -> Any:
@@ -214,7 +215,7 @@ def blockwise(fn: Any, *arrays: Any) -> Any:
     shape and dtype (Note [blockwise passes]); fn on the whole arrays, with out None, for anything else. fn
     returns its result, which it may write into `out` (the result's block, after the first) to spare a copy."""
     first = arrays[0]
-    if first.size <= 2 * _BLOCK_ELEMENTS or any(type(a) is not np.ndarray or a.shape != first.shape or
+    if first.size <= BLOCKWISE_MIN_ELEMENTS or any(type(a) is not np.ndarray or a.shape != first.shape or
                                                  a.dtype != first.dtype or not a.flags.c_contiguous for a in arrays):
         return fn(*arrays, None)
     flat = [a.reshape(-1) for a in arrays]
@@ -251,7 +252,7 @@ def with_scalar(ufunc: Any, x: Any, value: float) -> Any:
     these take two arrays, and a scalar (or any broadcast) operand runs the plain loop, about three times
     slower (ReLU's forward), so on large float arrays the value is a block of an array and x goes through it
     block by block (Note [blockwise passes]; the same elements, the same bits)."""
-    if type(x) is not np.ndarray or x.dtype.kind != "f" or x.size <= 2 * _BLOCK_ELEMENTS or not x.flags.c_contiguous:
+    if type(x) is not np.ndarray or x.dtype.kind != "f" or x.size <= BLOCKWISE_MIN_ELEMENTS or not x.flags.c_contiguous:
         return ufunc(x, value)
     operand = np.full(_BLOCK_ELEMENTS, value, dtype=x.dtype)
     out = np.empty(x.shape, dtype=x.dtype)

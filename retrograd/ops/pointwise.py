@@ -250,6 +250,8 @@ arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, aco
 def tanh_backward(xp, g, r):
     if D.kind(r) == "c":
         return g * xp.conj(1 - r * r)
+    if r.size <= A.BLOCKWISE_MIN_ELEMENTS:  # spares blockwise's call on small arrays (a quarter of a 0-d node)
+        return _times_tanh_slope(g, r, None)
     return A.blockwise(_times_tanh_slope, g, r)  # Note [blockwise passes]
 
 
@@ -291,6 +293,8 @@ def sigmoid(xp, x):
        jvp="sigmoid_backward(grad_output_t, output) + grad_output * conj((1 - 2 * output) * output_t)")
 def sigmoid_backward(xp, g, r):
     if D.kind(r) != "c":  # NumPy's conj of a real array is a copy
+        if r.size <= A.BLOCKWISE_MIN_ELEMENTS:  # as tanh_backward
+            return _times_sigmoid_slope(g, r, None)
         return A.blockwise(_times_sigmoid_slope, g, r)  # Note [blockwise passes]
     rc = xp.conj(r)
     return g * rc * (1 - rc)
