@@ -355,20 +355,20 @@ def zero_where(xp, mask, values):
        jvp="2 / math.sqrt(math.pi) * exp(-self.pow(2)) * self_t")
 def erf(xp, x):
     if x.dtype == np.float32:  # in float32, as torch computes it (Note [erf, erfc, erfinv in a few NumPy passes])
-        return _erf_float32(xp, x)
-    return _special(xp, _erf, x)
+        return A.blockwise(lambda v, out: _erf_float32(xp, v), x)
+    return _special(xp, _erf, x, blocks=True)
 
 
 @defop("erfc", promote="float", self="-2 / math.sqrt(math.pi) * exp(-self.pow(2)) * grad",
        jvp="-2 / math.sqrt(math.pi) * exp(-self.pow(2)) * self_t")
 def erfc(xp, x):
-    return _special(xp, _erfc, x)
+    return _special(xp, _erfc, x, blocks=True)
 
 
 @defop("erfinv", promote="float", self="0.5 * math.sqrt(math.pi) * exp(result.pow(2)) * grad",
        jvp="0.5 * math.sqrt(math.pi) * exp(result.pow(2)) * self_t")
 def erfinv(xp, x):
-    return _special(xp, _erfinv, x)
+    return _special(xp, _erfinv, x, blocks=True)
 
 
 @defop("lgamma", promote="float", self="grad * digamma(self)", jvp="self_t * digamma(self)")
@@ -504,11 +504,13 @@ _BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617
 _EULER_GAMMA = 0.57721566490153286061
 
 
-def _special(xp, fn: Callable, x, *args):
-    """Run a special function on a flat float64 copy of x; the result has x's shape and dtype."""
+def _special(xp, fn: Callable, x, *args, blocks: bool = False):
+    """Run a special function on a flat float64 copy of x; the result has x's shape and dtype. `blocks`: fn is
+    elementwise in a fixed sequence of passes (no loop until all elements converge), so it runs by blocks (Note
+    [blockwise passes]; Note [erf, erfc, erfinv in a few NumPy passes])."""
     flat = A.reshape(xp, A.astype(xp, x, np.float64), -1)
     with np.errstate(all="ignore"):
-        out = fn(xp, flat, *args)
+        out = A.blockwise(lambda v, _: fn(xp, v, *args), flat) if blocks else fn(xp, flat, *args)
     return A.astype(xp, A.reshape(xp, out, x.shape), x.dtype, copy=False)
 
 
@@ -542,6 +544,9 @@ def _special(xp, fn: Callable, x, *args):
 # rationalised so that small |y| does not cancel), then Halley steps on erf(x) = |y|, written
 # with erfc from |y| = 0.5 so that nothing cancels near |y| = 1. Three steps: within 1 ulp of
 # mpmath on [-1, 1] (two leave up to 12 ulp next to |y| = 1, where the guess is poorest).
+# All three are a fixed sequence of elementwise passes, so they run by blocks of the flat array (Note
+# [blockwise passes]; the same bits): float64 erf of 2^20 elements 32 -> 21 ms (torch's 1.1: its
+# kernel evaluates one polynomial per element, where this pays for the gathers of `_piecewise`).
 
 # fdlibm s_erf.c's coefficients, lowest degree first (R, S; P, Q; R, S of the two tail fits)
 _ERX = 8.45062911510467529297e-01
