@@ -353,3 +353,22 @@ def test_a_profiled_backward_runs_the_kernels_it_runs_unprofiled():
     theirs = ops_under_the_node(torch, torch.autograd.profiler)
     assert theirs == {"aten::native_batch_norm_backward"}  # the oracle: one kernel
     assert ops_under_the_node(retrograd, legacy) <= theirs
+
+
+def test_a_profiled_optimizer_step_writes_in_place_as_unprofiled():
+    """An SGD step's `add_(grad, alpha=-lr)` under no_grad writes into the parameter under the profiler too (Note
+    [unrecorded in-place arithmetic]): its event is torch's `aten::add_`, with no out-of-place add or copy inside."""
+    def events(lib, profiler):
+        p = lib.nn.Parameter(lib.ones(3, 4))
+        p.grad = lib.full((3, 4), 0.5)
+        before = p.data_ptr() if lib is torch else p._data.ctypes.data
+        with profiler.profile(record_shapes=True) as prof:
+            with lib.no_grad():
+                p.add_(p.grad, alpha=-0.5)
+        after = p.data_ptr() if lib is torch else p._data.ctypes.data
+        assert after == before and p.tolist() == [[0.75] * 4] * 3
+        return [(e.name, e.input_shapes[:2]) for e in prof.events() if e.name.startswith("aten::")]
+
+    theirs, ours = (events(lib, profiler) for lib, profiler in _libraries())
+    assert theirs == [("aten::add_", [[3, 4], [3, 4]])]
+    assert ours == theirs

@@ -59,7 +59,9 @@ from .graph import AccumulateGrad
 # around its body with the profiler left on, so the rows it runs record inside it. The profiler only
 # watches: `transforms.changes_ops` stays off for it, so a backward formula's NumPy kernel for the
 # unrecorded case (registry.unrecorded_arrays) runs under it as without it, and the profile shows
-# that kernel's time, not that of the differentiable formulas the unprofiled run never takes.
+# that kernel's time, not that of the differentiable formulas the unprofiled run never takes. So does
+# an in-place method's direct write under no_grad (an optimizer's `add_`: `run_write` gives it its
+# event), where the profile once showed an out-of-place add and a copy.
 
 
 def _format_time(time_us: float) -> str:
@@ -446,6 +448,22 @@ class _Recording:
             event.sequence_nr = node._seq  # its backward's events carry the number too (node_starting)
             self._forward_threads[node._seq] = event.thread
         return out
+
+    def run_write(self, name: str, operands: tuple, write: Callable[..., bool], *args: Any) -> bool:
+        """An in-place method's direct write under no_grad (`add_`: ops/__init__, Note [unrecorded in-place
+        arithmetic]), write(*args), inside its event, as the unprofiled run takes it; when the write declines,
+        the event goes and the method's general path records its own."""
+        shapes = [list(getattr(x, "shape", ())) for x in operands] if self.record_shapes else None
+        event = self.begin(aten_name(name), shapes)
+        try:
+            written = write(*args)
+        finally:
+            self.end(event)
+        if not written:
+            self.events.remove(event)
+            if event.cpu_parent is not None:
+                event.cpu_parent.cpu_children.remove(event)
+        return written
 
     def run_composite(self, name: str, fn: Callable, args: tuple, kwargs: dict) -> Any:
         """Run a composite op (forward_ad.composite) inside an event of its own; the rows it runs record inside."""

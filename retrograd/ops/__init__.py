@@ -276,8 +276,13 @@ def _inplace(fn: Any, name: str) -> Any:
     memory = name not in _UNCHECKED_MEMORY
 
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-        if ufunc is not None and _direct_inplace(self, ufunc, args, kwargs):
-            return self
+        if ufunc is not None and len(args) == 1:
+            if not _transforms.active:
+                if _direct_inplace(self, ufunc, args, kwargs):
+                    return self
+            elif _transforms.profiler is not None and not _transforms.changes_ops and _transforms.profiler.run_write(
+                    name, (self, *args), _direct_inplace, self, ufunc, args, kwargs):
+                return self  # the profiler only watches: the same write, inside its event
         self._check_inplace((*args, *kwargs.values()), memory)
         return self._become(fn(self, *args, **kwargs))
 
@@ -287,10 +292,9 @@ def _inplace(fn: Any, name: str) -> Any:
 
 
 def _direct_inplace(self: Tensor, ufunc: str, args: tuple, kwargs: dict) -> bool:
-    """Do `self <op>= other` in place with NumPy when nothing needs recording; False otherwise, and then
-    the general path runs (Note [unrecorded in-place arithmetic])."""
-    if len(args) != 1 or _transforms.active:
-        return False
+    """Do `self <op>= other` in place with NumPy when nothing needs recording (no transform but a profiler
+    is on, and `args` is the one operand); False otherwise, and then the general path runs (Note [unrecorded
+    in-place arithmetic])."""
     alpha = 1
     if kwargs:
         if len(kwargs) > 1 or "alpha" not in kwargs:
