@@ -1,5 +1,5 @@
 """Elementwise formulas that run by cache-sized blocks on large NumPy arrays (ops/arrays.py, Note [blockwise
-passes]): the erf family, GELU, and tanh's, sigmoid's and GELU's backward give the bits they give on pieces under
+passes]): the erf family, GELU, and tanh's, sigmoid's and GELU's backward give what they give on pieces under
 the blocks' threshold (which run whole), and torch's values."""
 
 import numpy as np
@@ -27,13 +27,15 @@ def _run(lib, name, x, g):
 
 @pytest.mark.parametrize("name", ["erf", "erfc", "erfinv", "gelu", *BACKWARDS])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_blockwise_formulas_give_the_bits_of_whole_pieces_and_torchs_values(name, dtype):
+def test_blockwise_formulas_give_what_whole_pieces_give_and_torchs_values(name, dtype):
     rng = np.random.default_rng(7)
     x = rng.uniform(-0.999, 0.999, SIZE) if name == "erfinv" else rng.standard_normal(SIZE) * 3
     x, g = x.astype(dtype), rng.standard_normal(SIZE).astype(dtype)
     whole = _run(retrograd, name, x, g)
     pieces = np.concatenate([_run(retrograd, name, x[i:i + PIECE], g[i:i + PIECE]) for i in range(0, SIZE, PIECE)])
-    np.testing.assert_array_equal(whole, pieces)
+    # the same ufunc calls on the same elements: the same bits where NumPy's SIMD loops treat every lane alike (this
+    # machine's); within an ulp on any, as the erf family's gathered pieces put elements in other lanes
+    np.testing.assert_array_max_ulp(whole, pieces, maxulp=1)
     tolerance = {"rtol": 2e-5, "atol": 1e-6} if dtype == np.float32 else {"rtol": 1e-12, "atol": 1e-14}
     if name == "gelu" and dtype == np.float32:  # left of -3, 1 + tanh (torch's 1 + erf) cancels: both are off by
         tolerance["atol"] = 3e-6  # up to 1e-6 there (Note [float32 normal cdf])
