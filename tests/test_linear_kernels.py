@@ -148,3 +148,41 @@ def test_a_step_between_two_backwards_through_a_layer_is_no_error_unless_torchs(
         outcomes.append([layer.weight.grad.numpy().copy(), layer.bias.grad.numpy().copy()])
     for ours, theirs in zip(outcomes[1], outcomes[0]):
         np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-7)
+
+
+FEW_ROW_CASES = {  # input shape, weight shape (out, in): Note [few-row products] in ops/arrays.py
+    "an LSTM step's hidden state": ((20, 200), (800, 200)),
+    "two rows": ((2, 784), (512, 784)),
+    "a small batch, deep": ((64, 784), (512, 784)),
+    "a small batch, shallow": ((33, 128), (384, 128)),
+    "folded 3-d input": ((2, 8, 128), (384, 128)),
+    "one row": ((1, 256), (256, 256)),
+    "small weight": ((16, 64), (10, 64)),
+}
+
+
+@pytest.mark.parametrize("case", FEW_ROW_CASES)
+@pytest.mark.parametrize("form", ["linear", "matmul by the transpose", "matmul, weight stored (in, out)"])
+def test_few_row_products_match_torch_in_values_gradients_and_layout(case, form):
+    """x @ W.T with few rows goes through W @ x.T (Note [few-row products]) in the forward and in a backward whose
+    product has that form: torch's values and gradients within float32 rounding, and its strides."""
+    x_shape, w_shape = FEW_ROW_CASES[case]
+    rng = np.random.default_rng(8)
+    x, w = rng.standard_normal(x_shape).astype(np.float32), rng.standard_normal(w_shape).astype(np.float32)
+    b = rng.standard_normal(w_shape[0]).astype(np.float32)
+    g = rng.standard_normal((*x_shape[:-1], w_shape[0])).astype(np.float32)
+    found = []
+    for lib in (torch, retrograd):
+        tx, tb = lib.tensor(x, requires_grad=True), lib.tensor(b, requires_grad=True)
+        tw = lib.tensor(w.T.copy() if form.endswith("(in, out)") else w, requires_grad=True)
+        if form == "linear":
+            out = lib.nn.functional.linear(tx, tw, tb)
+        else:
+            out = (tx @ (tw if form.endswith("(in, out)") else tw.t())) + tb
+        out.backward(lib.tensor(g))
+        found.append([(t.detach().numpy(), t.stride()) for t in (out, tx.grad, tw.grad, tb.grad)])
+    for (theirs, their_stride), (ours, our_stride) in zip(*found):
+        assert our_stride == their_stride
+        # sums of up to 784 products of unit normals (up to about 100 in size): float32 rounding, summed in BLAS's
+        # own orders, leaves up to a few 1e-5 on every element, cancelled ones too
+        np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-4)

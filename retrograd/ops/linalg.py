@@ -66,7 +66,7 @@ LinAlgError = _LinAlgError
 @defop("mm", inputs=("self", "mat2"), params=("mat2_transposed",), self="grad.mm(conj(mat2).t())",
        mat2="mat2_grad(grad, self, mat2_transposed)", jvp="self_t.mm(mat2) + self.mm(mat2_t)")
 def mm_op(xp, a, b, mat2_transposed):
-    return xp.matmul(a, b)
+    return A.matmul(xp, a, b)
 
 
 @defop("mv", inputs=("self", "vec"), self="outer(grad, conj(vec))", vec="mv_vec_grad(self, grad)",
@@ -122,8 +122,8 @@ def outer_op(xp, a, b):
 def matmul_nd(xp, a, b):
     if a.ndim > 2 and b.ndim == 2:  # a batch times a matrix: one GEMM over the batch folded into rows, as torch folds
         rows = math.prod(a.shape[:-1])  # not -1: an empty inner dim leaves it undetermined
-        return xp.reshape(xp.matmul(xp.reshape(a, (rows, a.shape[-1])), b), a.shape[:-1] + b.shape[-1:])
-    return xp.matmul(a, b)
+        return xp.reshape(A.matmul(xp, xp.reshape(a, (rows, a.shape[-1])), b), a.shape[:-1] + b.shape[-1:])
+    return A.matmul(xp, a, b)
 
 
 matmul_vec_mat = matmul_nd.alias("matmul_vec_mat", "SqueezeBackward4")
@@ -743,7 +743,7 @@ def addmm_mat1_grad(grad: Tensor, mat2: Tensor, alpha: complex) -> Tensor:
     if arrays is None:
         return scale_by(grad.mm(mat2.conj().t()), alpha)
     g, b = arrays
-    return _wrap(np.matmul(g, b.T))
+    return _wrap(A.matmul(np, g, b.T))
 
 
 def addmm_mat2_grad(grad: Tensor, mat1: Tensor, alpha: complex, mat2_transposed: bool) -> Tensor:
@@ -1434,7 +1434,7 @@ def add_product(xp: Any, c: Any, a: Any, b: Any, beta: complex, alpha: complex, 
     rounded once, as torch's CPU BLAS kernels keep half's sums and the added c in float (Note [float16 sums]);
     torch's addbmm adds one batch at a time (an addmm each), so its float16 rounds after each."""
     if a.dtype != np.float16:
-        product = xp.matmul(a, b)
+        product = A.matmul(xp, a, b)
         return add_scaled(xp, c, A.reduce(xp, "sum", product, 0) if batches_summed else product, beta, alpha)
     if batches_summed:
         for a_batch, b_batch in zip(a, b):
