@@ -89,14 +89,16 @@ def test_two_norm_matches_torch(shape, dim, keepdim, dtype):
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5 if dtype == np.float32 else 1e-12)
 
 
-@pytest.mark.parametrize("width", [1, 3, 64, 65, 511, 512, 513])
-def test_row_max_by_halving_is_max(width):
-    from retrograd.ops.nn import _row_max
+@pytest.mark.parametrize("width", [1, 3, 48, 49, 64, 65, 511, 512, 513])
+def test_rows_maxima_are_numpys(width):
+    """Each row's maximum as the softmaxes take it (Note [narrow rows' extremes]): transposed columns, halving or
+    NumPy's reduction by width, NaN and a row of -inf included."""
+    from retrograd.ops import arrays as A
 
     x = np.random.default_rng(2).standard_normal((40, width)).astype(np.float32)
     x[3, width // 2] = np.nan
     x[4] = -np.inf
-    assert np.array_equal(_row_max(x), x.max(axis=1, keepdims=True), equal_nan=True)
+    assert np.array_equal(A.reduce(np, "max", x, -1, True), x.max(axis=1, keepdims=True), equal_nan=True)
 
 
 def _lstm_cell_by_ops(lib, gates, c):
