@@ -91,7 +91,7 @@ def reduce(xp: Any, name: str, x: Any, axis: Any = None, keepdims: bool = False,
 TRANSPOSED_WIDTH, HALVED_WIDTH = 48, 64
 
 
-def row_extremes(ufunc: Any, rows: np.ndarray) -> np.ndarray:
+def _row_extremes(ufunc: Any, rows: np.ndarray) -> np.ndarray:
     """Each row's maximum or minimum (ufunc np.maximum or np.minimum) of a C-contiguous (R, w) block of at most
     HALVED_WIDTH columns, as a column (Note [narrow rows' extremes])."""
     if rows.shape[1] <= TRANSPOSED_WIDTH:
@@ -111,11 +111,11 @@ def _narrow_row_extremes(ufunc: Any, x: np.ndarray, keepdims: bool) -> np.ndarra
     width = x.shape[-1]
     rows = x.reshape(-1, width)
     if x.size <= _BLOCK_ELEMENTS:
-        out = row_extremes(ufunc, rows)
+        out = _row_extremes(ufunc, rows)
     else:
         out = np.empty((rows.shape[0], 1), dtype=x.dtype)
         for part in blocks(rows.shape[0], width):
-            out[part] = row_extremes(ufunc, rows[part])
+            out[part] = _row_extremes(ufunc, rows[part])
     return out.reshape(x.shape[:-1] + ((1,) if keepdims else ()))
 
 
@@ -165,9 +165,10 @@ def dot(xp: Any, a: Any, b: Any) -> Any:
 # as W @ x.T and one copy lays it out in C order; the same dot products in the same order (every case measured
 # gave the same bits). One thread, this host's SkylakeX kernels, us: (20, 200) @ (200, 800) 111 -> 86 (an LSTM
 # step's), (8, 784) @ (784, 512) 249 -> 134, (32, 128) @ (128, 384) 47 -> 38, (64, 784) @ (784, 512) 521 -> 460;
-# the MLP step of batch 64 spends 110 us less in its first two layers. It lost from 48 to 64 rows when the inner
-# dimension is under 512 and from about 96 rows when it is more, for a W of fewer than 32,768 elements (the
-# copy's fixed cost), and in float64 and complex128; one row is BLAS's matrix-vector product either way.
+# the MLP step of batch 64 spends 110 us less in its first two layers. It lost from about 64 rows when the inner
+# dimension is under 512 and from about 128 when it is more (so the bounds are 32 and 64 rows), for a W of fewer
+# than 32,768 elements (the copy's fixed cost), and in float64 and complex128; one row is BLAS's matrix-vector
+# product either way.
 FEW_ROWS, FEW_ROWS_DEEP, DEEP_INNER, LARGE_WEIGHT = 32, 64, 512, 1 << 15
 
 
