@@ -66,8 +66,8 @@ def test_narrow_rows_extremes_are_numpys(width, rows, dtype):
 
 @pytest.mark.parametrize("shape", [(4096, 10), (64, 3, 48), (16, 4, 64, 63)])
 def test_softmaxes_of_narrow_rows_match_torch(shape):
-    """softmax, log_softmax and cross-entropy over narrow rows (their maxima by Note [narrow rows' extremes]):
-    torch's values and gradients, a row of -inf giving NaN as torch's."""
+    """softmax and log_softmax over narrow rows (their maxima by Note [narrow rows' extremes]): torch's values and
+    gradients, a row of -inf giving NaN as torch's."""
     rng = np.random.default_rng(3)
     x = (rng.standard_normal(shape) * 4).astype(np.float32)
     x[1] = -np.inf
