@@ -219,3 +219,22 @@ def test_non_constant_padding_of_empty_inputs_as_torch(shape, mode):
             return str(error)
 
     assert padded(retrograd) == padded(torch)
+
+
+class _FreshMemory:
+    """A namespace other than NumPy whose arrays carry NumPy's dtypes, as CuPy's do, and whose `empty` is
+    memory holding garbage (NaN here), as a GPU's fresh memory may."""
+
+    @staticmethod
+    def empty(shape, dtype, device):
+        return np.full(shape, np.nan, dtype=dtype)
+
+
+def test_another_librarys_padding_is_written_after_a_numpy_request_of_its_shape():
+    """The scratch buffer's border is NumPy's alone: after NumPy's padded copy of a shape, another library's
+    padded copy of the same shape writes its own border (its memory is fresh; CuPy's conv1d read garbage there)."""
+    x = np.arange(6.0).reshape(1, 2, 3)
+    expected = np.pad(x, ((0, 0), (0, 0), (2, 2)))
+    np.testing.assert_array_equal(conv._padded(np, x, ((2, 2),), 0.0, "pad"), expected)
+    np.testing.assert_array_equal(conv._padded(_FreshMemory, x, ((2, 2),), 0.0, "pad"), expected)
+    np.testing.assert_array_equal(conv._padded(np, x, ((2, 2),), 0.0, "pad"), expected)

@@ -178,13 +178,15 @@ class _Scratch(threading.local):
     def bordered(self, xp, name: str | None, shape: tuple[int, ...], like, border: tuple) -> tuple[object, bool]:
         """`array(...)` for a padded copy whose border (the padding and its value) is `border`, and whether the
         border is already there: the buffer's last request was this very one and only its interior was written
-        since, as when the parts of a batch, or the steps of a training loop, pad inputs of one shape."""
+        since, as when the parts of a batch, or the steps of a training loop, pad inputs of one shape. Only NumPy's
+        requests use the buffers: another library's array is fresh memory, whatever the last NumPy request was."""
         key = (shape, like.dtype, border)
-        bordered = name is not None and self.borders.get(name) == key
+        last = self.borders.get(name)  # before `array` forgets it
         out = self.array(xp, name, shape, like)
-        if name is not None and xp is np and out.nbytes <= _SCRATCH_LIMIT:  # in the buffer, not memory of its own
-            self.borders[name] = key
-        return out, bordered
+        if name is None or xp is not np or out.nbytes > _SCRATCH_LIMIT:  # memory of its own, border unwritten
+            return out, False
+        self.borders[name] = key
+        return out, last == key
 
     def array(self, xp, name: str | None, shape: tuple[int, ...], like):
         """An uninitialised array of `like`'s dtype and device. For NumPy's arrays, in the buffer `name` (if one
