@@ -63,7 +63,7 @@ from .registry import (
     sum_to,
     unrecorded_arrays,
 )
-from .shape import cat
+from .shape import cat, stack
 
 
 class NormAxes(NamedTuple):
@@ -2476,7 +2476,8 @@ def fused_lstm_cell_backward(grad_hy: Tensor, grad_cy: Tensor, gates: Tensor, cx
     tanh derivatives times dc' g, dc' c, dc' i and grad_hy tanh(c'); dc' f for c. NumPy when nothing records it."""
     arrays = unrecorded_arrays(grad_hy, grad_cy, gates, cx, cy)
     if arrays is not None:
-        return _fused_lstm_cell_backward_arrays(*arrays)
+        d_gates, d_cx = _fused_lstm_cell_backward_arrays(*arrays)
+        return _wrap(d_gates), _wrap(d_cx)
     i, f, g, o = gates.chunk(4, -1)
     i, f, g, o = i.sigmoid(), f.sigmoid(), g.tanh(), o.sigmoid()
     tanh_cy = cy.tanh()
@@ -2486,7 +2487,7 @@ def fused_lstm_cell_backward(grad_hy: Tensor, grad_cy: Tensor, gates: Tensor, cx
     return d_gates, d_cy * f
 
 
-def _fused_lstm_cell_backward_arrays(grad_hy, grad_cy, gates, cx, cy) -> tuple[Tensor, Tensor]:
+def _fused_lstm_cell_backward_arrays(grad_hy, grad_cy, gates, cx, cy) -> tuple[np.ndarray, np.ndarray]:
     """fused_lstm_cell_backward's formula on NumPy's arrays, the gates' gradient written in place by quarter."""
     n = cx.shape[-1]
     i, f, o = (sigmoid.forward(np, gates[..., k * n:(k + 1) * n]) for k in (0, 1, 3))
@@ -2501,7 +2502,8 @@ def _fused_lstm_cell_backward_arrays(grad_hy, grad_cy, gates, cx, cy) -> tuple[T
         quarter = d_gates[..., k * n:(k + 1) * n]
         np.multiply(d_cy if k < 3 else grad_hy, factor, out=quarter)
         quarter *= 1 - gate * gate if k == 2 else gate * (1 - gate)
-    return _wrap(d_gates), _wrap(d_cy * f)
+    d_cy *= f
+    return d_gates, d_cy
 
 
 def fused_lstm_cell_jvp(gates_t: Tensor, cx_t: Tensor, gates: Tensor, cx: Tensor,
@@ -2519,6 +2521,132 @@ def fused_lstm_cell(gates: Tensor, cx: Tensor) -> tuple[Tensor, Tensor]:
     """One LSTM step's (h, c') from its gates (N, 4H), in torch's order i, f, g, o, and cell state (N, H), in one
     node (Note [fused LSTM cell])."""
     return apply(fused_lstm_cell_op, (gates, cx), ())
+
+
+# Note [LSTM layer]
+# On the CPU in float32 torch's nn.LSTM runs each layer and direction as one node, oneDNN's MkldnnRnnLayerBackward0
+# (aten's mkldnn_rnn_layer: input, weight_ih, weight_hh, bias_ih, bias_hh, hx, cx -> output, hy, cy, workspace),
+# unless the layer has projections or the input is packed. retrograd runs that row there too. Its forward is the
+# loop of Notes [recurrent product folded] and [fused LSTM cell] on NumPy's arrays: one product projects the whole
+# sequence (both biases added once), then each step one recurrent product and the cell's ufuncs, the bits the
+# per-step ops give. The workspace (torch's is oneDNN's bytes, uint8; so is this one) holds each step's gates before
+# their activations and its cell state. The backward walks the steps in reverse with one small product each (the
+# gates' gradient by W_hh) and takes the weights', the biases' and the input's gradients for the whole sequence in
+# one product each, where the per-step graph made two products, an add into W_hh's gradient and three nodes a step.
+# Under create_graph it recomputes the steps with the differentiable per-step ops and walks them back with
+# differentiable ops, as torch's differentiable_lstm_backward does; forward mode is refused, as torch refuses it.
+# The node saves what its backward reads (the inputs, the output, the workspace and the direction); torch's also
+# keeps the layer's other arguments and the last (h, c).
+
+_LSTM_MODE = 2  # oneDNN's (and cuDNN's) number for an LSTM
+_LSTM_GRADS = ("lstm_layer_grads(grads, input, weight0, weight1, weight2, weight3, hx_, cx_, result0, result3, "
+               "reverse, grad_input_mask)")
+
+
+@defop("mkldnn_rnn_layer", node="MkldnnRnnLayerBackward0",
+       inputs=("input", "weight0", "weight1", "weight2", "weight3", "hx_", "cx_"),
+       params=("reverse", "batch_sizes", "mode", "hidden_size", "num_layers", "has_biases", "bidirectional",
+               "batch_first", "train"),
+       outputs=("result0", "result1", "result2", "result3"), differentiable_outputs=(0, 1, 2), materialize_grads=False,
+       input=_LSTM_GRADS + "[0]", weight0=_LSTM_GRADS + "[1]", weight1=_LSTM_GRADS + "[2]",
+       weight2=_LSTM_GRADS + "[3]", weight3=_LSTM_GRADS + "[3]", hx_=_LSTM_GRADS + "[4]", cx_=_LSTM_GRADS + "[5]")
+def lstm_layer_op(xp, x, w_ih, w_hh, b_ih, b_hh, hx, cx, reverse, batch_sizes, mode, hidden_size, num_layers,
+                  has_biases, bidirectional, batch_first, train):
+    """One LSTM layer and direction over a (L, N, I) sequence (Note [LSTM layer]): the outputs (L, N, H), the last
+    (h, c) and the workspace. NumPy's arrays only, as oneDNN's node is the CPU's: nn.LSTM runs it there alone."""
+    steps, n = x.shape[:2]
+    size = hx.shape[-1]
+    proj = A.matmul(np, x.reshape(steps * n, -1), w_ih.T).reshape(steps, n, -1)
+    if b_ih is not None:
+        proj += b_ih + b_hh
+    work = np.empty((steps, n, 5 * size), dtype=x.dtype)
+    out = np.empty((steps, n, size), dtype=x.dtype)
+    h, c = hx, cx
+    for t in _lstm_order(steps, reverse):
+        gates = work[t, :, :4 * size]
+        np.add(proj[t], A.matmul(np, h, w_hh.T), out=gates)
+        h, c = fused_lstm_cell_op.forward(np, gates, c)
+        work[t, :, 4 * size:] = c
+        out[t] = h
+    return out, h, c, work.reshape(-1).view(np.uint8)
+
+
+def _lstm_order(steps: int, reverse: bool) -> range:
+    """The steps in the order a direction runs them."""
+    return range(steps - 1, -1, -1) if reverse else range(steps)
+
+
+def lstm_layer_grads(grads: Sequence[Tensor | None], input: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None,
+                     b_hh: Tensor | None, hx: Tensor, cx: Tensor, output: Tensor, work: Tensor, reverse: bool,
+                     mask: Sequence[bool]) -> tuple:
+    """The LSTM layer's (input, weight_ih, weight_hh, bias, hx, cx) gradients for the gradients of its (output, hy,
+    cy), any of them None (Note [LSTM layer]); the bias's is both biases'. `mask` says which inputs want one."""
+    g_out, g_hy, g_cy = grads[:3]
+    arrays = unrecorded_arrays(input, w_ih, w_hh, hx, cx, output, *(g for g in grads[:3] if g is not None))
+    if arrays is not None:
+        return _lstm_layer_grads_arrays(*(None if g is None else g._data for g in grads[:3]), *arrays[:6],
+                                        work._data, reverse, mask)
+    steps, size = input.shape[0], hx.shape[-1]
+    proj = linear(input, w_ih, None if b_ih is None else b_ih + b_hh)
+    w_t = w_hh.t()
+    h, c, saved = hx, cx, []
+    for t in _lstm_order(steps, reverse):  # the forward again, recorded
+        gates = addmm(proj[t], h, w_t)
+        h_next, c_next = fused_lstm_cell(gates, c)
+        saved.append((t, gates, h, c, c_next))
+        h, c = h_next, c_next
+    dh = _creation.zeros_like(hx) if g_hy is None else g_hy
+    dc = _creation.zeros_like(cx) if g_cy is None else g_cy
+    d_gates, h_prev = [None] * steps, [None] * steps
+    for t, gates, h, c, c_next in reversed(saved):
+        if g_out is not None:
+            dh = dh + g_out[t]
+        d_gates[t], dc = fused_lstm_cell_backward(dh, dc, gates, c, c_next)
+        h_prev[t] = h
+        dh = d_gates[t].mm(w_hh)
+    flat = stack(d_gates).reshape(-1, 4 * size)
+    return (matmul(flat, w_ih).reshape(*input.shape[:2], -1), flat.t().mm(input.reshape(flat.shape[0], -1)),
+            flat.t().mm(stack(h_prev).reshape(flat.shape[0], -1)), flat.sum(0), dh, dc)
+
+
+def _lstm_layer_grads_arrays(g_out, g_hy, g_cy, x, w_ih, w_hh, hx, cx, output, work, reverse: bool,
+                             mask: Sequence[bool]) -> tuple:
+    """lstm_layer_grads on NumPy's arrays: the steps in reverse, one product each, then one product per weight."""
+    steps, n, size = output.shape
+    work = work.view(x.dtype).reshape(steps, n, 5 * size)
+    order = _lstm_order(steps, reverse)
+    d_gates = np.empty((steps, n, 4 * size), dtype=x.dtype)
+    dh = np.zeros_like(hx) if g_hy is None else g_hy
+    dc = np.zeros_like(cx) if g_cy is None else g_cy
+    for k in range(steps - 1, -1, -1):
+        t = order[k]
+        c = cx if k == 0 else work[order[k - 1], :, 4 * size:]
+        d_gates[t], dc = _fused_lstm_cell_backward_arrays(dh if g_out is None else dh + g_out[t], dc,
+                                                          work[t, :, :4 * size], c, work[t, :, 4 * size:])
+        dh = A.matmul(np, d_gates[t], w_hh)
+    flat = d_gates.reshape(-1, 4 * size)
+    input_grad = _wrap(A.matmul(np, flat, w_ih).reshape(steps, n, -1)) if mask[0] else None
+    ih_grad = _wrap(flat.T @ x.reshape(flat.shape[0], -1)) if mask[1] else None
+    hh_grad = None
+    if mask[2]:  # each step's previous h: the step before's output, hx for the first
+        before = np.empty_like(output)
+        first, rest, earlier = (-1, slice(0, -1), slice(1, None)) if reverse else (0, slice(1, None), slice(0, -1))
+        before[first] = hx
+        before[rest] = output[earlier]
+        hh_grad = _wrap(flat.T @ before.reshape(flat.shape[0], -1))
+    bias_grad = _wrap(np.ones(flat.shape[0], dtype=x.dtype) @ flat) if mask[3] or mask[4] else None
+    return input_grad, ih_grad, hh_grad, bias_grad, _wrap(dh), _wrap(dc)
+
+
+def lstm_layer(input: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None, b_hh: Tensor | None, hx: Tensor,
+               cx: Tensor, reverse: bool, num_layers: int, bidirectional: bool, batch_first: bool,
+               train: bool) -> tuple[Tensor, Tensor, Tensor]:
+    """One float32 LSTM layer and direction over a (L, N, I) sequence as torch's oneDNN node (Note [LSTM layer]):
+    (output, h, c)."""
+    out, h, c, _ = apply(lstm_layer_op, (input, w_ih, w_hh, b_ih, b_hh, hx, cx),
+                         (reverse, (), _LSTM_MODE, hx.shape[-1], num_layers, b_ih is not None, bidirectional,
+                          batch_first, train))
+    return out, h, c
 
 
 def _check_cell(input: Tensor, hidden: Sequence[Tensor], w_ih: Tensor, w_hh: Tensor) -> None:

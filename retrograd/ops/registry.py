@@ -1703,7 +1703,10 @@ def _propagate_tangents(op: Op, inputs: Sequence, params: tuple, outs: tuple) ->
             if not op.vjp_src:
                 return  # not differentiable (comparisons, indices): no tangent either
             raise NotImplementedError(f"Trying to use forward AD with {op.name} that does not support it because it "
-                                      "has not been implemented yet.")
+                                      "has not been implemented yet.\nPlease file an issue to PyTorch at https://github"
+                                      ".com/pytorch/pytorch/issues/new?template=feature-request.yml so that we can "
+                                      "prioritize its implementation or submit a PR adding the implementation to "
+                                      "derivatives.yaml")
         with forward_ad.hidden_levels(level):
             result = op.jvp(inputs, tangents, params, outs)
             wanted = op.differentiable_outputs or range(len(outs))

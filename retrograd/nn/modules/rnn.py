@@ -15,8 +15,10 @@ from ... import _creation as C
 from ... import is_autocast_enabled
 from ..._dtype import float32, float64
 from ..._tensor import Tensor
+from ..._warn import warn_once_at_user
+from ...backends import mkldnn
 from ...ops.linalg import addmm
-from ...ops.nn import fused_lstm_cell
+from ...ops.nn import fused_lstm_cell, lstm_layer
 from ...ops.shape import cat, stack
 from .. import functional as F
 from .. import init
@@ -257,14 +259,21 @@ class RNNBase(Module):
             outputs = []
             for direction in range(directions):
                 w_ih, b_ih, w_hh, b_hh, w_hr = self._weights(layer, direction)
+                state = states[layer * directions + direction]
+                if self._one_node(layer_input, packed, (w_ih, w_hh, b_ih, b_hh, *state)):
+                    output, h, c = lstm_layer(layer_input, w_ih, w_hh, b_ih, b_hh, *state, direction == 1,
+                                              self.num_layers, self.bidirectional, self.batch_first, self.training)
+                    outputs.append(output)
+                    finals.append((h, c))
+                    continue
                 folded = self.mode != "GRU"  # Note [recurrent product folded]
                 if folded:
                     proj = F.linear(layer_input, w_ih, None if b_ih is None else b_ih + b_hh)
                     w_hh, b_hh = w_hh.t(), None
                 else:
                     proj = F.linear(layer_input, w_ih, b_ih)
-                steps, state = _run_direction(self.mode, proj, sizes, packed, states[layer * directions + direction],
-                                              w_hh, b_hh, w_hr, direction == 1, folded)
+                steps, state = _run_direction(self.mode, proj, sizes, packed, state, w_hh, b_hh, w_hr, direction == 1,
+                                              folded)
                 outputs.append(cat(steps) if packed else stack(steps))
                 finals.append(state)
             layer_input = outputs[0] if directions == 1 else cat(outputs, -1)
@@ -286,6 +295,19 @@ class RNNBase(Module):
             output = output.squeeze(0 if self.batch_first else 1)
             hidden = tuple(h.squeeze(1) for h in hidden) if self.mode == "LSTM" else hidden.squeeze(1)
         return output, hidden
+
+    def _one_node(self, input: Tensor, packed: bool, tensors: tuple) -> bool:
+        """Whether torch runs this layer as one oneDNN node (Note [LSTM layer] in ops/nn.py): an LSTM without
+        projections over an unpacked, non-empty float32 input on the CPU, its weights and state float32 there too,
+        unless torch.backends.mkldnn.enabled is off. With projections torch warns once that oneDNN cannot, as here."""
+        onednn = mkldnn.enabled and self.mode == "LSTM" and not packed and input.numel() > 0 and \
+            not is_autocast_enabled("cpu") and all(t is None or t.dtype is float32 and t.device.type == "cpu"
+                                                   for t in (input, *tensors))
+        if onednn and self.proj_size:
+            warn_once_at_user("LSTM with projections is not supported with oneDNN. Using default implementation. "
+                              "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/RNN.cpp:1512.)",
+                              key="LSTM projections")
+        return onednn and not self.proj_size
 
     def extra_repr(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"
