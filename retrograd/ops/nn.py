@@ -2448,14 +2448,15 @@ def _aten_affine_grid_generator(theta: Tensor, size: Sequence[int], align_corner
 
 
 # Note [fused LSTM cell]
-# nn.LSTM's loop takes each step's gates through one row, torch's fused cell (ThnnFusedLstmCellBackward0, the
-# kernel torch's LSTMCell runs on CUDA): (gates, c) -> (h, c'), c' = sigmoid(f) c + sigmoid(i) tanh(g) and
-# h = sigmoid(o) tanh(c'), the gates (N, 4H) in torch's order i, f, g, o. Its forward makes the ufunc calls of
-# those ops in their order, so in float32 and float64 h and c' are the bits the ten ops gave (the layer keeps the
-# ops in half precision, where the ops' own rounding differs), and a step records one node where it recorded ten
-# (the LSTM language model's training step: 1,400 nodes fewer). Its backward is differentiable ops
-# (double backward through an LSTM), or, when nothing records it, one NumPy kernel (the rule of Note [unrecorded
-# batch-norm backward]). The LSTMCell module keeps torch's CPU ops, so its graph is torch's (MulBackward0 ...).
+# nn.LSTM's loop, where the layer is not one node (Note [LSTM layer]: float64, projections, packed input, another
+# device), takes each step's gates through one row, torch's fused cell (ThnnFusedLstmCellBackward0, the kernel
+# torch's LSTMCell runs on CUDA), whose forward and unrecorded backward the layer's row runs too: (gates, c) ->
+# (h, c'), c' = sigmoid(f) c + sigmoid(i) tanh(g) and h = sigmoid(o) tanh(c'), the gates (N, 4H) in torch's order
+# i, f, g, o. Its forward makes the ufunc calls of those ops in their order, so in float32 and float64 h and c' are
+# the bits the ten ops gave (the layer keeps the ops in half precision, where the ops' own rounding differs), and a
+# step records one node where it recorded ten. Its backward is differentiable ops (double backward through an
+# LSTM), or, when nothing records it, one NumPy kernel (the rule of Note [unrecorded batch-norm backward]). The
+# LSTMCell module keeps torch's CPU ops, so its graph is torch's (MulBackward0 ...).
 
 
 @defop("_thnn_fused_lstm_cell", node="ThnnFusedLstmCellBackward0", inputs=("input_gates", "cx"), outputs=("hy", "cy"),
