@@ -260,7 +260,7 @@ class RNNBase(Module):
             for direction in range(directions):
                 w_ih, b_ih, w_hh, b_hh, w_hr = self._weights(layer, direction)
                 state = states[layer * directions + direction]
-                if self._one_node(layer_input, packed, (w_ih, w_hh, b_ih, b_hh, *state)):
+                if self.mode == "LSTM" and self._one_node(layer_input, packed, (w_ih, w_hh, b_ih, b_hh, *state)):
                     output, h, c = lstm_layer(layer_input, w_ih, w_hh, b_ih, b_hh, *state, direction == 1,
                                               self.num_layers, self.bidirectional, self.batch_first, self.training)
                     outputs.append(output)
@@ -297,12 +297,11 @@ class RNNBase(Module):
         return output, hidden
 
     def _one_node(self, input: Tensor, packed: bool, tensors: tuple) -> bool:
-        """Whether torch runs this layer as one oneDNN node (Note [LSTM layer] in ops/nn.py): an LSTM without
-        projections over an unpacked, non-empty float32 input on the CPU, its weights and state float32 there too,
-        unless torch.backends.mkldnn.enabled is off. With projections torch warns once that oneDNN cannot, as here."""
-        onednn = mkldnn.enabled and self.mode == "LSTM" and not packed and input.numel() > 0 and \
-            not is_autocast_enabled("cpu") and all(t is None or t.dtype is float32 and t.device.type == "cpu"
-                                                   for t in (input, *tensors))
+        """Whether torch runs this LSTM layer as one oneDNN node (Note [LSTM layer] in ops/nn.py): no projections,
+        an unpacked, non-empty float32 input on the CPU, its weights and state float32 there too, unless
+        torch.backends.mkldnn.enabled is off. With projections torch warns once that oneDNN cannot, as here."""
+        onednn = mkldnn.enabled and not packed and input.numel() > 0 and not is_autocast_enabled("cpu") and all(
+            t is None or t.dtype is float32 and t.device.type == "cpu" for t in (input, *tensors))
         if onednn and self.proj_size:
             warn_once_at_user("LSTM with projections is not supported with oneDNN. Using default implementation. "
                               "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/RNN.cpp:1512.)",
